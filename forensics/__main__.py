@@ -1,0 +1,4 @@
+"""`python -m forensics ...` runs the CLI."""
+from .cli import main
+
+main()

@@ -1,0 +1,152 @@
+"""The whole analysis of a run: discover -> ingest -> timeline -> checkpoints -> analyzers -> causes.
+
+`analyze(path)` returns an `Analysis`, the one object the CLI renders (text, JSON, HTML) and a
+notebook user holds. Its `to_dict()` is the `analyze --json` contract.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from . import __version__
+from .checkpoints.types import CheckpointInfo
+from .config import RunConfig, Thresholds
+from .findings import Cause, Finding, Skipped, sort_findings
+from .run import RunLayout, discover
+from .timeline import Timeline, build_timeline
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Analysis:
+    """Everything forensics learned about one run.
+
+    Fields:
+        path: the run folder (or file) analyzed.
+        status: "healthy", "warning" or "broken".
+        findings: every finding, sorted by step.
+        first_incident: the earliest finding that explains the rest, or None.
+        timeline: the unified Timeline (long DataFrame in `.frame`, `.wide()` for step x metric).
+        checkpoints: what the check of each checkpoint found, by step.
+        config: the run's own configuration with provenance.
+        causes: likely causes, most confident first.
+        skipped: files that could not be read, and why.
+        layout: the files found, by kind.
+    """
+
+    path: Path
+    status: str
+    findings: list[Finding]
+    first_incident: Finding | None
+    timeline: Timeline
+    checkpoints: list[CheckpointInfo] = field(default_factory=list)
+    config: RunConfig = field(default_factory=RunConfig)
+    causes: list[Cause] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    layout: RunLayout | None = None
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    @property
+    def last_good_checkpoint(self) -> CheckpointInfo | None:
+        """The newest checkpoint that reads `ok` and comes before the first bad one."""
+        first_bad = self.first_bad_checkpoint
+        good = [c for c in self.checkpoints if c.status == "ok"
+                and (first_bad is None or _step(c) < _step(first_bad))]
+        return good[-1] if good else None
+
+    @property
+    def first_bad_checkpoint(self) -> CheckpointInfo | None:
+        bad = [c for c in self.checkpoints if c.status == "nonfinite"]
+        return bad[0] if bad else None
+
+    def findings_frame(self) -> pd.DataFrame:
+        """One row per finding: kind, severity, step, end_step, metric, message, abandoned, caused_by."""
+        cols = ["kind", "severity", "step", "end_step", "metric", "message", "abandoned", "caused_by"]
+        return pd.DataFrame([{c: getattr(f, c) for c in cols} for f in self.findings], columns=cols)
+
+    @property
+    def checkpoints_frame(self) -> pd.DataFrame:
+        """One row per checkpoint: name, step, status, path, nonfinite tensors and blocks."""
+        cols = ["name", "step", "status", "path", "n_nonfinite_tensors", "nonfinite_blocks", "reason"]
+        rows = [{"name": c.name, "step": c.step, "status": c.status, "path": str(c.ref.path),
+                 "n_nonfinite_tensors": len(c.nonfinite_tensors), "nonfinite_blocks": list(c.nonfinite_blocks),
+                 "reason": c.reason} for c in self.checkpoints]
+        return pd.DataFrame(rows, columns=cols)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `analyze --json` contract (fields may be added, never renamed or dropped)."""
+        last_good, first_bad = self.last_good_checkpoint, self.first_bad_checkpoint
+        return {
+            "status": self.status,
+            "first_incident": self.first_incident.to_dict() if self.first_incident else None,
+            "findings": [f.to_dict() for f in self.findings],
+            "segments": [s.to_dict() for s in self.timeline.segments],
+            "skipped": [s.to_dict() for s in self.skipped],
+            "checkpoints": [c.to_dict() for c in self.checkpoints],
+            "last_good_checkpoint": last_good.to_dict() if last_good else None,
+            "first_bad_checkpoint": first_bad.to_dict() if first_bad else None,
+            "causes": [c.to_dict() for c in self.causes],
+            "config_missing": list(self.config.missing),
+            "path": str(self.path),
+            "version": __version__,
+            "created": self.created,
+        }
+
+
+def _step(c: CheckpointInfo) -> int:
+    return c.step if c.step is not None else -1
+
+
+def load_timeline(path, progress: Progress | None = None) -> Timeline:
+    """Read every training log under `path` into one Timeline, without touching checkpoints."""
+    from .ingest import read_logs
+
+    layout = discover(path)
+    records, skipped = read_logs(layout, progress)
+    timeline = build_timeline(records)
+    timeline.skipped = layout.skipped + skipped
+    return timeline
+
+
+def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool = True,
+            workers: int | None = None, progress: Progress | None = None) -> Analysis:
+    """Analyze the run at `path` (a run folder or one log file) and return an Analysis.
+
+    Raises NotARunDirectory when nothing under `path` can be read.
+    """
+    from .analyzers import run_all, status_of, first_incident_of
+    from .causes import infer_causes
+    from .checkpoints import check_run_checkpoints, weight_findings
+    from .errors import NotARunDirectory
+    from .ingest import read_logs
+    from .ingest.run_config import read_run_config
+
+    thresholds = thresholds or Thresholds()
+    layout = discover(path)
+    if layout.is_empty():
+        raise NotARunDirectory(path)
+    records, skipped = read_logs(layout, progress)
+    skipped = layout.skipped + skipped
+    timeline = build_timeline(records)
+    checkpoints: list[CheckpointInfo] = []
+    if check_checkpoints and layout.weight_files:
+        checkpoints, ck_skipped = check_run_checkpoints(layout, thresholds, workers=workers, progress=progress)
+        skipped += ck_skipped
+    if not records and not checkpoints:
+        reasons = "; ".join(str(s) for s in skipped) or "no training logs or checkpoints found"
+        raise NotARunDirectory(path, f"nothing readable ({reasons})")
+    findings = run_all(timeline, thresholds) + weight_findings(checkpoints, timeline, thresholds)
+    findings = sort_findings(findings)
+    config = read_run_config(layout, timeline)
+    causes = infer_causes(config, timeline, findings, checkpoints, thresholds)
+    return Analysis(
+        path=Path(path), status=status_of(findings), findings=findings,
+        first_incident=first_incident_of(findings), timeline=timeline, checkpoints=checkpoints,
+        config=config, causes=causes, skipped=skipped, layout=layout, thresholds=thresholds,
+    )

@@ -1,0 +1,102 @@
+"""Plain data types of the checkpoint side, shared by readers, scans, bisect and reports."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+# Checkpoint status values of the --json contract.
+STATUSES = ("ok", "nonfinite", "unreadable", "empty")
+
+# Columns of a per-tensor stats DataFrame (scan --csv has at least these, in this order).
+STATS_COLUMNS = [
+    "name", "block", "dtype", "shape", "numel", "n_nan", "n_inf", "absmax", "l2", "mean", "std",
+    "zero_frac", "fp16_headroom", "file",
+]
+
+
+@dataclass(frozen=True)
+class CheckpointRef:
+    """Where one checkpoint lives: a folder (or single file) and the weight files in it.
+
+    Fields:
+        name: folder or file name (`checkpoint-3600`, `ckpt-12`, `global_step500`, `model.safetensors`).
+        step: training step from the name (or trainer_state.json inside), None if unknown.
+        path: the folder, or the file for a single-file checkpoint.
+        files: the weight files to read (shards, adapters, .bin/.pt), sorted.
+        kind: "safetensors", "sharded", "adapter", "torch", "deepspeed" or "mixed".
+    """
+
+    name: str
+    step: int | None
+    path: Path
+    files: tuple[Path, ...]
+    kind: str = "safetensors"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "step": self.step, "path": str(self.path)}
+
+
+@dataclass
+class CheckpointInfo:
+    """What a check of one checkpoint found.
+
+    Fields:
+        ref: the checkpoint.
+        status: "ok", "nonfinite", "unreadable" or "empty".
+        nonfinite_tensors: names of tensors holding NaN or Inf (all, or up to the first for a quick check).
+        nonfinite_blocks: their blocks (`model.layers.21`), in block order.
+        reason: why it is unreadable or empty, else None.
+        stats: per-tensor stats (STATS_COLUMNS) when a full scan was done, else None.
+        full_scan: True when every tensor was read to the end.
+        extra: counters read beside the weights (DeepSpeed skipped_steps, scaler scale, ...).
+    """
+
+    ref: CheckpointRef
+    status: str
+    nonfinite_tensors: list[str] = field(default_factory=list)
+    nonfinite_blocks: list[str] = field(default_factory=list)
+    reason: str | None = None
+    stats: pd.DataFrame | None = None
+    full_scan: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.ref.name
+
+    @property
+    def step(self) -> int | None:
+        return self.ref.step
+
+    @property
+    def is_bad(self) -> bool:
+        return self.status == "nonfinite"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.ref.name,
+            "step": self.ref.step,
+            "path": str(self.ref.path),
+            "status": self.status,
+            "nonfinite_tensors": list(self.nonfinite_tensors),
+            "nonfinite_blocks": list(self.nonfinite_blocks),
+            "reason": self.reason,
+            "full_scan": self.full_scan,
+            "extra": dict(self.extra),
+        }
+
+
+@dataclass
+class BisectResult:
+    """What `bisect` found between two checkpoints (its to_dict() is the bisect --json contract)."""
+
+    last_good: CheckpointRef | None
+    first_bad: CheckpointInfo | None
+    probed: list[tuple[CheckpointRef, str]]          # (checkpoint, "ok" | "bad" | "unreadable") in probe order
+    window: tuple[int | None, int | None]
+    changes: pd.DataFrame                             # tensor, block, rel_change, ... largest first
+    findings: list = field(default_factory=list)      # analyze findings inside the window
+    candidates: list[CheckpointRef] = field(default_factory=list)

@@ -1,0 +1,103 @@
+"""Two kinds of configuration: the run's own (`RunConfig`) and ours (`Thresholds`).
+
+`RunConfig` holds what the run was set up with (learning rate, warm-up, clipping, precision,
+DeepSpeed, quantization, adapters), each value with the file that said it, so a report can
+quote its evidence and point out where two files disagree.
+
+`Thresholds` holds every number the analyzers and evidence rules judge by, in one place.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Every threshold the detectors use. Override with `dataclasses.replace(Thresholds(), ...)`."""
+
+    # grad_norm spike: robust z-score over a rolling window of earlier steps.
+    spike_window: int = 20           # logged points in the baseline window
+    spike_min_history: int = 5       # no spike is judged before this many points
+    spike_factor: float = 5.0        # value / rolling median must exceed this ...
+    spike_mad_z: float = 8.0         # ... and the robust z-score (MAD) this
+    spike_recover_factor: float = 2.0  # recovered when back under this x the baseline
+    spike_recover_points: int = 3      # ... for this many logged points in a row
+    # loss spike / divergence
+    loss_spike_factor: float = 2.0   # loss / rolling median above this (and MAD z above spike_mad_z)
+    divergence_factor: float = 1.5   # sustained: loss stays above this x its running minimum ...
+    divergence_points: int = 5       # ... for this many logged points until the end
+    # loss collapse
+    collapse_abs: float = 1e-3       # loss at or below this counts as (near) zero
+    collapse_points: int = 3         # ... for this many logged points in a row
+    early_collapse_points: int = 10  # collapse within the first N logged points is "early"
+    # fp16 / loss scale
+    loss_scale_floor: float = 1.0    # DeepSpeed's default min_loss_scale
+    overflow_storm_count: int = 5    # this many consecutive overflows is a storm
+    fp16_max: float = 65504.0
+    fp16_headroom_warn: float = 0.1  # absmax above this fraction of fp16_max is "near the limit"
+    # checkpoint judgement
+    absmax_bound: float | None = None  # optional extra "bad" criterion for checkpoints
+    # cause evidence
+    full_ft_lr_high: float = 5e-5    # peak LR above this on full fine-tuning is suspect
+    lora_lr_high: float = 1e-3       # ... and above this on LoRA/QLoRA
+    late_blocks_fraction: float = 0.25  # damage only in the last quarter of blocks is "late blocks"
+
+
+@dataclass(frozen=True)
+class ConfigValue:
+    """One configuration value and the file (and key) it came from."""
+
+    value: Any
+    source: str
+
+
+@dataclass
+class RunConfig:
+    """The run's configuration as read from its own files, with provenance.
+
+    `values[key]` lists every (value, source) seen for a key, first the most authoritative.
+    Keys use the TrainingArguments names where one exists (learning_rate, warmup_steps,
+    warmup_ratio, max_grad_norm, fp16, bf16, lr_scheduler_type, ...), plus
+    `ds.<dotted key>` for DeepSpeed, `model.<key>` for config.json, `adapter.<key>` for
+    adapter_config.json and `quant.<key>` for quantization_config.
+    """
+
+    values: dict[str, list[ConfigValue]] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # what was looked for and not found / not readable
+
+    def add(self, key: str, value: Any, source: str) -> None:
+        self.values.setdefault(key, []).append(ConfigValue(value, source))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        seen = self.values.get(key)
+        return seen[0].value if seen else default
+
+    def source_of(self, key: str) -> str | None:
+        seen = self.values.get(key)
+        return seen[0].source if seen else None
+
+    def conflicts(self) -> dict[str, list[ConfigValue]]:
+        """Keys whose sources disagree."""
+        out = {}
+        for key, seen in self.values.items():
+            distinct = {repr(v.value) for v in seen}
+            if len(distinct) > 1:
+                out[key] = seen
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "values": {k: [{"value": v.value, "source": v.source} for v in seen] for k, seen in self.values.items()},
+            "sources": list(self.sources),
+            "missing": list(self.missing),
+        }
+
+
+def threshold_names() -> list[str]:
+    return [f.name for f in fields(Thresholds)]
+
+
+def with_overrides(base: Thresholds, **overrides) -> Thresholds:
+    return replace(base, **overrides)

@@ -1,0 +1,38 @@
+"""The one exception tree of forensics.
+
+The library raises these; only the CLI turns them into one-line messages. Errors of the
+libraries we call (json, struct, protobuf, safetensors, torch) are wrapped where a file is
+read, so a caller never has to know which parser failed.
+"""
+from __future__ import annotations
+
+
+class ForensicsError(Exception):
+    """Base class of every error forensics raises on purpose."""
+
+
+class UnreadableFile(ForensicsError):
+    """A file could not be read or parsed; `path` names it and `reason` says why."""
+
+    def __init__(self, path, reason: str):
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+class NotARunDirectory(ForensicsError):
+    """The path holds nothing forensics knows how to read."""
+
+    def __init__(self, path, reason: str = "no training logs or checkpoints found"):
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+class NoCheckpoints(ForensicsError):
+    """A checkpoint operation found no checkpoint to work on."""
+
+    def __init__(self, path, reason: str = "no checkpoint found"):
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")

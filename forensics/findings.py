@@ -1,0 +1,131 @@
+"""What analyzers emit and reports consume: findings and skipped files.
+
+A `Finding` is one event in a run (a NaN, a spike, a collapse). Its `to_dict()` is the
+`--json` contract: fields may be added, never renamed or dropped.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SEVERITIES = ("info", "warning", "error")
+
+# The kinds named by the --json contract; analyzers may add more, never rename these.
+KINDS = (
+    "nonfinite_metric",
+    "masked_nan_loss",
+    "loss_collapse",
+    "grad_norm_spike",
+    "loss_spike",
+    "divergence",
+    "loss_scale_overflow",
+    "skipped_steps",
+    "nonfinite_weights",
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing that happened in a run.
+
+    Fields:
+        kind: what happened (one of KINDS or a newer kind).
+        severity: "info", "warning" or "error".
+        step: the first step where it shows.
+        message: one plain sentence for a person.
+        end_step: the last step it covers, or None for a point event.
+        metric: the timeline metric it was seen in, if any.
+        evidence: the numbers behind it (JSON-safe values).
+        abandoned: True when it happened only in an attempt that a resume threw away.
+        caused_by: index-free link to an earlier finding: "<kind>@<step>", or None.
+    """
+
+    kind: str
+    severity: str
+    step: int
+    message: str
+    end_step: int | None = None
+    metric: str | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+    abandoned: bool = False
+    caused_by: str | None = None
+
+    def __post_init__(self):
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, not {self.severity!r}")
+
+    @property
+    def key(self) -> str:
+        """A short handle other findings use in `caused_by`."""
+        return f"{self.kind}@{self.step}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: plain types only, NaN/Inf written as strings so the JSON stays valid."""
+        d = asdict(self)
+        d["step"] = int(self.step)
+        d["end_step"] = None if self.end_step is None else int(self.end_step)
+        d["evidence"] = json_safe(self.evidence)
+        return d
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file that could not be read, and why; the rest of the analysis went on without it."""
+
+    path: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+def json_safe(value: Any) -> Any:
+    """Turn numpy scalars, tuples and non-finite floats into values `json.dumps` writes as valid JSON."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (ValueError, TypeError):
+            return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def sort_findings(findings: list[Finding]) -> list[Finding]:
+    """Findings by step; at the same step, errors before warnings before info."""
+    rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
+    return sorted(findings, key=lambda f: (f.step, rank[f.severity], f.kind))
+
+
+CONFIDENCES = ("likely", "possible")
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A likely cause of what went wrong, with the evidence it rests on and the change to try.
+
+    Fields:
+        cause: short id (`lr_too_high`, `fp16_overflow`, `qlora_double_quant`, ...).
+        confidence: "likely" or "possible".
+        evidence: plain sentences, each naming a value, step or file.
+        suggestion: what to change.
+        title: a short human title.
+    """
+
+    cause: str
+    confidence: str
+    evidence: list[str]
+    suggestion: str
+    title: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cause": self.cause, "confidence": self.confidence, "evidence": list(self.evidence),
+                "suggestion": self.suggestion, "title": self.title}

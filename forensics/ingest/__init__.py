@@ -1,0 +1,57 @@
+"""Readers of training logs: one module per source format, each `read(path) -> LogRecords`.
+
+Every reader raises `UnreadableFile` (never a parser's own error) for a file it cannot read;
+`read_logs` turns those into `Skipped` entries and goes on with the rest.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+from ..errors import UnreadableFile
+from ..findings import Skipped
+from ..run import RunLayout
+from ..timeline import LogRecords
+
+
+def _readers() -> list[tuple[str, Callable[[Path], LogRecords]]]:
+    from . import jsonl, llamafactory, stdout, swift, tensorboard, trainer_state
+    return [
+        ("trainer_states", trainer_state.read),
+        ("tensorboard", tensorboard.read),
+        ("llamafactory_logs", llamafactory.read),
+        ("swift_logs", swift.read),
+        ("jsonl_logs", jsonl.read),
+        ("text_logs", stdout.read),
+    ]
+
+
+def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) -> tuple[list[LogRecords], list[Skipped]]:
+    """Read every log file of a run; bad files become Skipped entries, never exceptions."""
+    records: list[LogRecords] = []
+    skipped: list[Skipped] = []
+    for attr, read in _readers():
+        for path in getattr(layout, attr):
+            if progress:
+                progress(str(path))
+            try:
+                rec = read(path)
+            except UnreadableFile as err:
+                skipped.append(Skipped(err.path, err.reason))
+                continue
+            except OSError as err:  # permission, vanished file: name it and go on
+                skipped.append(Skipped(str(path), (err.strerror or str(err)).lower()))
+                continue
+            if rec.frame.empty and not rec.texts and attr == "text_logs":
+                continue  # a text file without a single training line is not a log
+            records.append(rec)
+    return records, skipped
+
+
+def file_mtime(path: Path) -> float:
+    """The file's mtime, or NaN if it cannot be read."""
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return float("nan")

@@ -1,0 +1,178 @@
+"""Find what a run left on disk: which files of which kind are where. Read-only.
+
+`discover(path)` walks a run folder once (or takes a single file) and sorts what it finds
+into a `RunLayout`. It opens no file except to sniff the first bytes of text logs and JSON
+files whose name does not say what they are.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import NotARunDirectory
+from .findings import Skipped
+
+# Folders that never hold a run's logs and can be huge.
+_SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints", "node_modules", ".venv", "venv", ".cache"}
+
+_TB_EVENT = re.compile(r"^events\.out\.tfevents\.")
+_TEXT_LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md"}
+_WEIGHT_SUFFIXES = {".safetensors", ".bin", ".pt", ".pth"}
+# .bin/.pt files that are not model weights.
+_NOT_WEIGHTS = re.compile(
+    r"^(training_args\.bin|optimizer\.(pt|bin)|scheduler\.pt|scaler\.pt|rng_state(_\d+)?\.pth|"
+    r".*optim_states\.pt|pytorch_model_fsdp\.bin\.metadata)$"
+)
+_SNIFF_BYTES = 1 << 16
+
+
+@dataclass
+class RunLayout:
+    """The files of one run, by kind. Paths are absolute; lists are sorted.
+
+    Fields:
+        root: the folder analyzed (or the folder of the single file given).
+        trainer_states: every trainer_state.json (root and checkpoints).
+        tensorboard: every TensorBoard event file, at any depth.
+        llamafactory_logs, swift_logs, jsonl_logs: the JSONL training logs by flavour.
+        text_logs: captured stdout / log files that contain training log lines.
+        weight_files: every file that may hold model weights (grouped into checkpoints later).
+        config_files: training_args.bin, config.json, adapter_config.json, DeepSpeed configs,
+            args.json, training_args.yaml, scaler.pt, DeepSpeed optimizer states.
+        skipped: what could not be looked at (no permission, symlink loop, ...).
+    """
+
+    root: Path
+    trainer_states: list[Path] = field(default_factory=list)
+    tensorboard: list[Path] = field(default_factory=list)
+    llamafactory_logs: list[Path] = field(default_factory=list)
+    swift_logs: list[Path] = field(default_factory=list)
+    jsonl_logs: list[Path] = field(default_factory=list)
+    text_logs: list[Path] = field(default_factory=list)
+    weight_files: list[Path] = field(default_factory=list)
+    config_files: list[Path] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def log_files(self) -> list[Path]:
+        return (self.trainer_states + self.tensorboard + self.llamafactory_logs + self.swift_logs
+                + self.jsonl_logs + self.text_logs)
+
+    def is_empty(self) -> bool:
+        return not (self.log_files or self.weight_files)
+
+    def sort(self) -> None:
+        for name in ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs",
+                     "text_logs", "weight_files", "config_files"):
+            setattr(self, name, sorted(set(getattr(self, name))))
+
+
+def discover(path) -> RunLayout:
+    """Sort the files under `path` (a run folder or one file) by kind.
+
+    Raises NotARunDirectory when the path does not exist or holds nothing readable.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "trainer_state.json").write_text("{}")
+    >>> [p.name for p in discover(d).trainer_states]
+    ['trainer_state.json']
+    """
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise NotARunDirectory(path, "no such file or folder")
+    if path.is_file():
+        layout = RunLayout(root=path.parent.resolve())
+        _classify(path.resolve(), layout, explicit=True)
+    else:
+        layout = RunLayout(root=path.resolve())
+        _walk(layout.root, layout)
+    layout.sort()
+    return layout
+
+
+def _walk(root: Path, layout: RunLayout) -> None:
+    seen_dirs: set[tuple[int, int]] = set()
+
+    def on_error(err: OSError) -> None:
+        layout.skipped.append(Skipped(str(err.filename or root), _os_reason(err)))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=on_error, followlinks=True):
+        try:
+            st = os.stat(dirpath)
+        except OSError as err:
+            on_error(err)
+            dirnames[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen_dirs:  # a symlink loop or a second link to a folder
+            layout.skipped.append(Skipped(dirpath, "folder already visited (symlink loop?); not read twice"))
+            dirnames[:] = []
+            continue
+        seen_dirs.add((st.st_dev, st.st_ino))
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        for name in sorted(filenames):
+            _classify(Path(dirpath) / name, layout, explicit=False)
+
+
+def _os_reason(err: OSError) -> str:
+    return (err.strerror or str(err)).lower()
+
+
+def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
+    name = path.name
+    suffix = path.suffix.lower()
+    if name == "trainer_state.json":
+        layout.trainer_states.append(path)
+    elif _TB_EVENT.match(name):
+        layout.tensorboard.append(path)
+    elif name == "trainer_log.jsonl":
+        layout.llamafactory_logs.append(path)
+    elif name == "logging.jsonl":
+        layout.swift_logs.append(path)
+    elif suffix == ".jsonl":
+        layout.jsonl_logs.append(path)
+    elif _is_config(name):
+        layout.config_files.append(path)
+    elif suffix in _WEIGHT_SUFFIXES and not _NOT_WEIGHTS.match(name):
+        layout.weight_files.append(path)
+    elif name.endswith(".index.json") and ("safetensors" in name or "pytorch_model" in name):
+        layout.weight_files.append(path)
+    elif suffix in _TEXT_LOG_SUFFIXES or (explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
+        if explicit or _looks_like_training_log(path, layout):
+            layout.text_logs.append(path)
+    elif explicit and suffix == ".json":
+        # A JSON file given by name: treat it like a trainer_state.json (it may be renamed).
+        layout.trainer_states.append(path)
+
+
+_CONFIG_NAMES = {
+    "training_args.bin", "config.json", "adapter_config.json", "args.json", "training_args.yaml",
+    "training_args.yml", "scaler.pt", "latest", "all_results.json", "train_results.json",
+}
+
+
+def _is_config(name: str) -> bool:
+    if name in _CONFIG_NAMES or name.endswith("optim_states.pt"):
+        return True
+    lowered = name.lower()
+    return lowered.endswith(".json") and ("ds_config" in lowered or "deepspeed" in lowered or "zero" in lowered)
+
+
+# What a captured stdout of a training run contains: HF dict lines or DeepSpeed overflow lines.
+_LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:|OVERFLOW!|loss scale""")
+
+
+def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+            if _LOG_HINT.search(head):
+                return True
+            size = os.fstat(fh.fileno()).st_size
+            if size > _SNIFF_BYTES:  # logs often start with banners; look at the tail as well
+                fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES))
+                return bool(_LOG_HINT.search(fh.read(_SNIFF_BYTES)))
+    except OSError as err:
+        layout.skipped.append(Skipped(str(path), _os_reason(err)))
+    return False

@@ -1,0 +1,318 @@
+"""The unified timeline: every logged scalar of a run in one long DataFrame.
+
+Ingestors return `LogRecords` (one per file); `build_timeline` merges them:
+
+* metric names are mapped to one vocabulary (`train/loss`, `loss` -> `loss`; `eval/loss`,
+  `eval_loss` -> `eval_loss`; `lr`, `learning_rate` -> `learning_rate`);
+* a file whose step goes backwards holds several attempts; a later attempt of the same kind
+  of log supersedes the earlier one from its first step on, and the rows it replaced are kept
+  but marked `abandoned` (an incident there happened in a thrown-away attempt);
+* the same point seen in several files (trainer_state.json and its float32 copy in
+  TensorBoard, the copy of log_history in every checkpoint) is kept once, from the most
+  precise source.
+
+NaN and Inf are data: never dropped, never filled.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+COLUMNS = ["step", "metric", "value", "source", "format", "wall_time", "segment", "abandoned"]
+
+# Lower is more precise: trainer_state.json keeps full float64, TensorBoard float32.
+FORMAT_PRIORITY = {
+    "trainer_state": 0,
+    "swift": 1,
+    "llamafactory": 1,
+    "jsonl": 2,
+    "stdout": 3,
+    "deepspeed": 3,
+    "tensorboard": 4,
+}
+
+# mtimes closer than this are treated as equal (a fresh git clone or a copy gives every
+# file nearly the same mtime, so it cannot tell which checkpoint was written last).
+MTIME_RESOLUTION_S = 2.0
+
+_ALIASES = {
+    "lr": "learning_rate",
+    "learning-rate": "learning_rate",
+    "train_lr": "learning_rate",
+    "grad_norm_total": "grad_norm",
+    "gradient_norm": "grad_norm",
+    "total_norm": "grad_norm",
+    "current_loss": "loss",
+}
+
+
+def canonical_metric(name: str) -> str:
+    """Map a logged key or TensorBoard tag to the timeline's metric vocabulary.
+
+    >>> [canonical_metric(t) for t in ("train/loss", "eval/loss", "lr", "train/train_loss")]
+    ['loss', 'eval_loss', 'learning_rate', 'train_loss']
+    """
+    name = name.strip()
+    if name.startswith("train/"):
+        name = name[len("train/"):]
+    elif name.startswith("eval/"):
+        name = "eval_" + name[len("eval/"):]
+    elif name.startswith("test/"):
+        name = "test_" + name[len("test/"):]
+    return _ALIASES.get(name, name)
+
+
+def empty_frame() -> pd.DataFrame:
+    """The frame an ingestor returns when a file holds no scalar."""
+    return pd.DataFrame({
+        "step": pd.Series(dtype="int64"),
+        "metric": pd.Series(dtype="object"),
+        "value": pd.Series(dtype="float64"),
+        "wall_time": pd.Series(dtype="float64"),
+    })
+
+
+@dataclass
+class LogRecords:
+    """What an ingestor read from one file.
+
+    Fields:
+        source: the file's path.
+        format: "trainer_state", "tensorboard", "llamafactory", "swift", "jsonl", "stdout", ...
+        frame: columns step (int64), metric (canonical name), value (float64), wall_time
+            (float64 seconds since the epoch, NaN where the file has none), in file order.
+        texts: free texts the file holds (TensorBoard `args` and `model_config` summaries).
+        meta: format facts worth keeping (logging_steps, max_steps, global_step, ...).
+        mtime: the file's modification time, to order files that carry no wall time.
+    """
+
+    source: str
+    format: str
+    frame: pd.DataFrame
+    texts: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    mtime: float = math.nan
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One attempt in one file: the steps it logged, and whether a resume threw part of it away."""
+
+    id: int
+    source: str
+    format: str
+    first_step: int
+    last_step: int
+    n_points: int
+    abandoned: bool
+    abandoned_from_step: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "format": self.format,
+            "first_step": self.first_step,
+            "last_step": self.last_step,
+            "n_points": self.n_points,
+            "abandoned": self.abandoned,
+            "abandoned_from_step": self.abandoned_from_step,
+        }
+
+
+class Timeline:
+    """A run's scalars as a long DataFrame (`frame`, columns COLUMNS) plus its segments.
+
+    >>> t = Timeline.empty()
+    >>> t.wide().shape
+    (0, 0)
+    """
+
+    def __init__(self, frame: pd.DataFrame, segments: list[Segment], texts: dict[str, str] | None = None,
+                 meta: dict[str, dict] | None = None):
+        self.frame = frame
+        self.segments = segments
+        self.texts = texts or {}
+        self.meta = meta or {}
+
+    @classmethod
+    def empty(cls) -> "Timeline":
+        frame = empty_frame().assign(source=pd.Series(dtype="object"), format=pd.Series(dtype="object"),
+                                     segment=pd.Series(dtype="int64"), abandoned=pd.Series(dtype="bool"))
+        return cls(frame[COLUMNS], [])
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def __repr__(self) -> str:
+        return f"<Timeline {len(self.frame)} points, {len(self.metrics)} metrics, {len(self.segments)} segments>"
+
+    @property
+    def metrics(self) -> list[str]:
+        return sorted(self.frame["metric"].unique().tolist())
+
+    def final(self) -> pd.DataFrame:
+        """The history that stands: abandoned rows left out, one row per (step, metric), most precise source."""
+        rows = self.frame[~self.frame["abandoned"]]
+        return _one_per_step_metric(rows)
+
+    def abandoned(self) -> pd.DataFrame:
+        """The rows that a later attempt replaced, one per (segment, step, metric)."""
+        rows = self.frame[self.frame["abandoned"]]
+        return rows.drop_duplicates(["segment", "step", "metric"], keep="last")
+
+    def wide(self, include_abandoned: bool = False) -> pd.DataFrame:
+        """Step x metric DataFrame of the final history (NaN/Inf kept; a gap is NaN too).
+
+        With include_abandoned=True the abandoned attempts come along, indexed by (segment, step).
+        """
+        if include_abandoned:
+            rows = self.frame.drop_duplicates(["segment", "step", "metric"], keep="last")
+            return rows.pivot(index=["segment", "step"], columns="metric", values="value").sort_index()
+        rows = self.final()
+        if rows.empty:
+            return pd.DataFrame()
+        wide = rows.pivot(index="step", columns="metric", values="value").sort_index()
+        wide.columns.name = None
+        return wide
+
+    def series(self, metric: str, include_abandoned: bool = False) -> pd.Series:
+        """One metric of the final history as a Series indexed by step (empty if never logged)."""
+        rows = self.final() if not include_abandoned else self.frame
+        rows = rows[rows["metric"] == metric]
+        return pd.Series(rows["value"].to_numpy(), index=rows["step"].to_numpy(), name=metric, dtype="float64")
+
+    def to_csv(self, path) -> None:
+        """Write the long frame (every row, abandoned ones marked) as CSV; NaN/Inf as `nan`/`inf`."""
+        self.frame.to_csv(path, index=False, na_rep="nan")
+
+
+def _one_per_step_metric(rows: pd.DataFrame) -> pd.DataFrame:
+    if rows.empty:
+        return rows
+    prio = rows["format"].map(FORMAT_PRIORITY).fillna(9)
+    order = np.lexsort((prio.to_numpy(), rows["metric"].to_numpy().astype(str), rows["step"].to_numpy()))
+    rows = rows.iloc[order]
+    return rows.drop_duplicates(["step", "metric"], keep="first")
+
+
+def build_timeline(records: list[LogRecords]) -> Timeline:
+    """Merge what the ingestors read into one Timeline (see the module docstring)."""
+    pieces, seg_rows = [], []
+    for rec in records:
+        if rec.frame.empty:
+            continue
+        frame = rec.frame.reset_index(drop=True)
+        steps = frame["step"].to_numpy()
+        # A step below the one before it starts a new attempt (a resume or a new session);
+        # eval and summary entries repeat their train step, so equal steps do not count.
+        attempt = np.concatenate([[0], np.cumsum(np.diff(steps) < 0)])
+        for a in np.unique(attempt):
+            part = frame[attempt == a]
+            seg_id = len(seg_rows)
+            seg_rows.append({
+                "id": seg_id, "source": rec.source, "format": rec.format,
+                "first_step": int(part["step"].iloc[0]), "last_step": int(part["step"].max()),
+                "start": _start_key(part, rec, int(a)),
+            })
+            pieces.append(part.assign(source=rec.source, format=rec.format, segment=seg_id))
+    if not pieces:
+        timeline = Timeline.empty()
+        timeline.texts, timeline.meta = _texts_and_meta(records)
+        return timeline
+    frame = pd.concat(pieces, ignore_index=True)
+    abandoned = _mark_superseded(frame, seg_rows)
+    frame["abandoned"] = abandoned
+    frame = _drop_duplicate_points(frame)
+    frame["step"] = frame["step"].astype("int64")
+    segments = _segments(frame, seg_rows)
+    texts, meta = _texts_and_meta(records)
+    return Timeline(frame[COLUMNS].reset_index(drop=True), segments, texts, meta)
+
+
+def _start_key(part: pd.DataFrame, rec: LogRecords, attempt: int) -> tuple:
+    """Sort key for 'which attempt came later' within one kind of log.
+
+    TensorBoard rows carry wall times: the attempt's first one says when it started. Files
+    without wall times are ordered by mtime (when clearly apart), then by how far they got.
+    """
+    wall = part["wall_time"].to_numpy(dtype="float64")
+    wall = wall[np.isfinite(wall)]
+    if wall.size:
+        return (float(wall.min()), 0, attempt)
+    mtime = rec.mtime if math.isfinite(rec.mtime) else 0.0
+    bucket = math.floor(mtime / MTIME_RESOLUTION_S)
+    return (float(bucket), int(rec.meta.get("global_step", part["step"].max())), attempt)
+
+
+def _mark_superseded(frame: pd.DataFrame, seg_rows: list[dict]) -> np.ndarray:
+    """Rows of an earlier attempt at or past a later attempt's first step (same kind of log) are abandoned."""
+    abandoned = np.zeros(len(frame), dtype=bool)
+    seg = frame["segment"].to_numpy()
+    step = frame["step"].to_numpy()
+    by_format: dict[str, list[dict]] = {}
+    for s in seg_rows:
+        by_format.setdefault(s["format"], []).append(s)
+    for segs in by_format.values():
+        segs = sorted(segs, key=lambda s: s["start"])
+        # Walk from the newest attempt back: everything older at or past its first step was replaced.
+        cut = math.inf
+        for s in reversed(segs):
+            if cut < math.inf:
+                abandoned |= (seg == s["id"]) & (step >= cut)
+            cut = min(cut, s["first_step"])
+    return abandoned
+
+
+def _drop_duplicate_points(frame: pd.DataFrame) -> pd.DataFrame:
+    """Keep one row per (step, metric, float32 value): standing rows first, then the most precise source."""
+    v32 = frame["value"].to_numpy(dtype="float64").astype("float32")
+    prio = frame["format"].map(FORMAT_PRIORITY).fillna(9).to_numpy()
+    keyed = frame.assign(_v32=v32, _prio=prio)
+    keyed = keyed.sort_values(["abandoned", "_prio", "segment"], kind="stable", ascending=[True, True, False])
+    keyed = keyed.drop_duplicates(["step", "metric", "_v32"], keep="first")
+    return keyed.sort_index().drop(columns=["_v32", "_prio"])
+
+
+def _segments(frame: pd.DataFrame, seg_rows: list[dict]) -> list[Segment]:
+    """The segments that still hold rows after de-duplication, with their abandoned part."""
+    out = []
+    grouped = frame.groupby("segment", sort=True)
+    for seg_id, rows in grouped:
+        info = seg_rows[int(seg_id)]
+        dropped = rows.loc[rows["abandoned"], "step"]
+        out.append(Segment(
+            id=int(seg_id), source=info["source"], format=info["format"],
+            first_step=info["first_step"], last_step=info["last_step"], n_points=len(rows),
+            abandoned=bool(len(dropped)), abandoned_from_step=int(dropped.min()) if len(dropped) else None,
+        ))
+    return out
+
+
+def _texts_and_meta(records: list[LogRecords]) -> tuple[dict[str, str], dict[str, dict]]:
+    texts: dict[str, str] = {}
+    meta: dict[str, dict] = {}
+    for rec in records:
+        for key, text in rec.texts.items():
+            texts.setdefault(key, text)
+        if rec.meta:
+            meta[rec.source] = rec.meta
+    return texts, meta
+
+
+_STEP_IN_NAME = re.compile(r"(?:checkpoint|ckpt|global_step|step|iter)[-_]?(\d+)$", re.IGNORECASE)
+
+
+def step_from_name(name: str) -> int | None:
+    """The step number in a checkpoint folder or file name, or None.
+
+    >>> [step_from_name(n) for n in ("checkpoint-3600", "ckpt_12", "global_step500", "final")]
+    [3600, 12, 500, None]
+    """
+    stem = re.sub(r"\.(safetensors|bin|pt|pth)$", "", name)
+    m = _STEP_IN_NAME.search(stem)
+    return int(m.group(1)) if m else None
