@@ -150,3 +150,36 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
         first_incident=first_incident_of(findings), timeline=timeline, checkpoints=checkpoints,
         config=config, causes=causes, skipped=skipped, layout=layout, thresholds=thresholds,
     )
+
+
+def bisect(a, b, criterion: str | None = None, progress: Progress | None = None):
+    """Find the last good and first bad checkpoint between checkpoints `a` and `b`.
+
+    The run's logs (found next to the checkpoints) are read too, so the result lists what the
+    metrics did inside the window. Returns a BisectResult; `bisect_to_dict(result)` is the
+    `bisect --json` contract.
+    """
+    from .analyzers import run_all
+    from .checkpoints import bisect as bisect_checkpoints
+    from .checkpoints import open_checkpoint, parse_criterion
+
+    ref_a, ref_b = open_checkpoint(a), open_checkpoint(b)
+    timeline = _timeline_near(ref_a.path, ref_b.path)
+    findings = sort_findings(run_all(timeline, Thresholds())) if len(timeline) else []
+    return bisect_checkpoints(ref_a, ref_b, criterion=parse_criterion(criterion), timeline=timeline,
+                              findings=findings, progress=progress)
+
+
+def _timeline_near(*paths: Path) -> Timeline:
+    """The timeline of the run folder that holds these checkpoints (empty when it has no logs)."""
+    from .ingest import read_logs
+
+    parents = [Path(p).resolve().parent if Path(p).resolve().is_dir() else Path(p).resolve().parent.parent
+               for p in paths]
+    root = parents[0] if all(p == parents[0] for p in parents) else None
+    if root is None:
+        return Timeline.empty()
+    layout = discover(root)
+    layout.weight_files = []
+    records, _ = read_logs(layout)
+    return build_timeline(records)
