@@ -79,6 +79,23 @@ class Analysis:
                  "reason": c.reason} for c in self.checkpoints]
         return pd.DataFrame(rows, columns=cols)
 
+    def plot(self):
+        """The report's main figure (loss, grad_norm, learning rate, findings marked) as a matplotlib Figure."""
+        from .report import main_figure
+
+        return main_figure(self)
+
+    def _repr_html_(self) -> str:
+        from .report import summary_html
+
+        return summary_html(self)
+
+    def __repr__(self) -> str:
+        first = self.first_incident
+        what = f", first incident {first.kind} at step {first.step}" if first else ""
+        return (f"<Analysis {self.status}: {len(self.findings)} findings{what}, "
+                f"{len(self.checkpoints)} checkpoints, {len(self.skipped)} skipped>")
+
     def to_dict(self) -> dict[str, Any]:
         """The `analyze --json` contract (fields may be added, never renamed or dropped)."""
         last_good, first_bad = self.last_good_checkpoint, self.first_bad_checkpoint

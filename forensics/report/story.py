@@ -1,0 +1,236 @@
+"""The story of a run: the four answers of INCIDENTS.md as plain data, for any renderer.
+
+`build_story(analysis)` turns an `Analysis` into a `Story` (verdict, headline and four
+`Answer`s of plain sentences and bullets). The HTML report, the CLI's terminal output and
+the notebook all render the same Story, so it holds strings only, no markup.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ..checkpoints.types import CheckpointInfo
+from ..findings import Finding
+
+VERDICTS = {"healthy": "Healthy", "warning": "Warning", "broken": "Broken"}
+
+QUESTIONS = (
+    "Is the run healthy? What went wrong first, and at which step?",
+    "What followed from it?",
+    "Which checkpoints are safe?",
+    "What most likely caused it, and what to change?",
+)
+
+# Config keys worth quoting when no cause could be pinned down (INCIDENTS.md's usual suspects).
+KNOWN_KEYS = ("learning_rate", "warmup_steps", "warmup_ratio", "lr_scheduler_type", "max_grad_norm",
+              "fp16", "bf16", "quant.bnb_4bit_use_double_quant", "ds.communication_data_type")
+
+MAX_CHAIN = 8
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One of the four answers: the question, a few plain sentences and optional bullets."""
+
+    question: str
+    paragraphs: tuple[str, ...]
+    bullets: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"question": self.question, "paragraphs": list(self.paragraphs), "bullets": list(self.bullets)}
+
+
+@dataclass(frozen=True)
+class Story:
+    """What a report says, renderer-neutral.
+
+    Fields:
+        status: "healthy", "warning" or "broken" (as Analysis.status).
+        verdict: the status as a word for people ("Broken").
+        headline: one sentence: the verdict and the first thing that went wrong.
+        answers: the four answers, in INCIDENTS.md order.
+    """
+
+    status: str
+    verdict: str
+    headline: str
+    answers: tuple[Answer, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "verdict": self.verdict, "headline": self.headline,
+                "answers": [a.to_dict() for a in self.answers]}
+
+    def to_text(self) -> str:
+        """The story as plain text lines (what a terminal shows)."""
+        lines = [f"{self.verdict}: {self.headline}"]
+        for i, answer in enumerate(self.answers, 1):
+            lines += ["", f"{i}. {answer.question}"]
+            lines += [f"   {p}" for p in answer.paragraphs]
+            lines += [f"   - {b}" for b in answer.bullets]
+        return "\n".join(lines)
+
+
+def build_story(analysis) -> Story:
+    """The verdict, a headline and the four answers for `analysis`.
+
+    >>> from forensics.analysis import Analysis
+    >>> from forensics.timeline import Timeline
+    >>> build_story(Analysis(path=".", status="healthy", findings=[], first_incident=None,
+    ...                      timeline=Timeline.empty())).verdict
+    'Healthy'
+    """
+    answers = (
+        _answer_health(analysis),
+        _answer_chain(analysis),
+        _answer_checkpoints(analysis),
+        _answer_cause(analysis),
+    )
+    verdict = VERDICTS.get(analysis.status, analysis.status.capitalize())
+    return Story(status=analysis.status, verdict=verdict, headline=_headline(analysis), answers=answers)
+
+
+def _headline(analysis) -> str:
+    first = analysis.first_incident
+    if first is None:
+        if analysis.status == "healthy":
+            return "Nothing went wrong in the logs or checkpoints that were read."
+        return "Something looks off, but no single first incident was found."
+    return f"First sign of trouble at step {first.step}: {first.message}"
+
+
+def _answer_health(analysis) -> Answer:
+    first = analysis.first_incident
+    abandoned = [f for f in analysis.findings if f.abandoned]
+    if first is None and analysis.status == "healthy":
+        paragraphs = ["Yes. No finding was raised in the logs or checkpoints that were read."]
+    elif first is None:
+        paragraphs = [f"Not quite: the run is marked {analysis.status}, with {len(analysis.findings)} "
+                      "finding(s) but no single first incident."]
+    else:
+        state = "is broken" if analysis.status == "broken" else "needs a look"
+        paragraphs = [f"No, the run {state}. The first thing that went wrong was at step {first.step}: "
+                      f"{first.message}"]
+    if abandoned:
+        paragraphs.append(f"{len(abandoned)} finding(s) happened only in attempts that a resume threw away "
+                          "and do not affect the final history.")
+    return Answer(QUESTIONS[0], tuple(paragraphs))
+
+
+def incident_chain(findings: list[Finding], first: Finding | None) -> list[Finding]:
+    """The findings that followed `first`: those linked to it through `caused_by`, in step order.
+
+    Without any `caused_by` link, the later standing (not abandoned) warnings and errors stand in.
+    """
+    if first is None:
+        return []
+    linked_keys, chain = {first.key}, []
+    for f in findings:  # findings are sorted by step, so a cause comes before its effects
+        if f is not first and f.caused_by in linked_keys:
+            chain.append(f)
+            linked_keys.add(f.key)
+    if chain:
+        return chain
+    return [f for f in findings if f is not first and not f.abandoned and f.severity != "info"
+            and f.step >= first.step]
+
+
+def _answer_chain(analysis) -> Answer:
+    chain = incident_chain(analysis.findings, analysis.first_incident)
+    if analysis.first_incident is None:
+        return Answer(QUESTIONS[1], ("Nothing: there was no incident to follow.",))
+    if not chain:
+        return Answer(QUESTIONS[1], ("Nothing else was found after it.",))
+    bullets = tuple(f"step {f.step}: {f.message}" for f in chain[:MAX_CHAIN])
+    paragraphs = [f"{len(chain)} later finding(s) followed from it:"]
+    if len(chain) > MAX_CHAIN:
+        paragraphs.append(f"(the first {MAX_CHAIN} are listed; the findings table has them all)")
+    return Answer(QUESTIONS[1], tuple(paragraphs), bullets)
+
+
+def _answer_checkpoints(analysis) -> Answer:
+    checkpoints: list[CheckpointInfo] = analysis.checkpoints
+    if not checkpoints:
+        return Answer(QUESTIONS[2], ("No checkpoint was checked (none was found, or the check was turned off).",))
+    last_good, first_bad = analysis.last_good_checkpoint, analysis.first_bad_checkpoint
+    paragraphs = []
+    if first_bad is None:
+        paragraphs.append(f"All {len(checkpoints)} readable checkpoint(s) hold finite weights."
+                          if last_good else "No checkpoint could be confirmed good.")
+    else:
+        safe = f"{last_good.name} (step {last_good.step}) is the last good one" if last_good \
+            else "no checkpoint before it is good"
+        paragraphs.append(f"{first_bad.name} (step {first_bad.step}) is the first with non-finite weights; {safe}.")
+        if first_bad.nonfinite_blocks:
+            paragraphs.append(f"Damaged in {first_bad.name}: {block_ranges(first_bad.nonfinite_blocks)} "
+                              f"({len(first_bad.nonfinite_tensors)} tensor(s) with NaN or Inf).")
+        later_bad = [c for c in checkpoints if c.is_bad and c is not first_bad]
+        if later_bad:
+            paragraphs.append(f"{len(later_bad)} later checkpoint(s) are damaged too; do not resume from them.")
+    bullets = tuple(f"{c.name}: {c.status}" + (f" ({c.reason})" if c.reason else "")
+                    for c in checkpoints if c.status in ("unreadable", "empty"))
+    return Answer(QUESTIONS[2], tuple(paragraphs), bullets)
+
+
+def _answer_cause(analysis) -> Answer:
+    if analysis.causes:
+        paragraphs = []
+        bullets = []
+        for cause in analysis.causes:
+            title = cause.title or cause.cause
+            paragraphs.append(f"{title} ({cause.confidence}). What to change: {cause.suggestion}")
+            bullets += [f"{title}: {e}" for e in cause.evidence]
+        return Answer(QUESTIONS[3], tuple(paragraphs), tuple(bullets))
+    if analysis.status == "healthy":
+        return Answer(QUESTIONS[3], ("Nothing to explain.",))
+    paragraphs = ["No cause could be pinned down from the run's own files."]
+    known = list(_known_config(analysis.config))
+    if known:
+        paragraphs.append("What is known of its configuration:")
+    missing = list(analysis.config.missing)
+    bullets = known + ([f"not found: {', '.join(missing)}"] if missing else [])
+    if missing:
+        paragraphs.append("Some evidence was missing; saving it with the run would help next time.")
+    return Answer(QUESTIONS[3], tuple(paragraphs), tuple(bullets))
+
+
+def _known_config(config) -> Iterable[str]:
+    for key in KNOWN_KEYS:
+        if key in config.values:
+            yield f"{key} = {config.get(key)!r} (from {config.source_of(key)})"
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key that orders numbers inside names by value (`layers.2` before `layers.10`)."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in re.split(r"(\d+)", name or "") if part)
+
+
+_INDEXED = re.compile(r"^(?P<prefix>.*?)(?P<idx>\d+)$")
+
+
+def block_ranges(blocks: Iterable[str]) -> str:
+    """Blocks written compactly: consecutive indices of one container joined as a range.
+
+    >>> block_ranges(["transformer.h.23", "transformer.h.21", "transformer.h.22", "lm_head"])
+    'lm_head, transformer.h.21-23'
+    """
+    groups: dict[str, list[int]] = {}
+    plain: list[str] = []
+    for block in sorted(set(blocks), key=natural_key):
+        m = _INDEXED.match(block)
+        if m:
+            groups.setdefault(m["prefix"], []).append(int(m["idx"]))
+        else:
+            plain.append(block)
+    parts = plain + [prefix + run for prefix, idx in groups.items() for run in _runs(idx)]
+    return ", ".join(sorted(parts, key=natural_key))
+
+
+def _runs(indices: list[int]) -> list[str]:
+    runs, start = [], indices[0]
+    for prev, cur in zip(indices, indices[1:] + [None]):
+        if cur is None or cur != prev + 1:
+            runs.append(str(start) if start == prev else f"{start}-{prev}")
+            start = cur
+    return runs
