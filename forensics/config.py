@@ -23,17 +23,27 @@ class Thresholds:
     spike_mad_z: float = 8.0         # ... and the robust z-score (MAD) this
     spike_recover_factor: float = 2.0  # recovered when back under this x the baseline
     spike_recover_points: int = 3      # ... for this many logged points in a row
+    spike_early_factor: float = 20.0   # with fewer than spike_min_history earlier points, only a jump this big counts
+    chain_window_points: int = 10      # a spike at most this many logged points before a NaN/collapse is linked to it
+    spike_storm_count: int = 3         # this many spikes, each within spike_storm_gap points of the last, are one storm
+    spike_storm_gap: int = 100         # logged points between spikes that still makes them one unstable stretch
     # loss spike / divergence
-    loss_spike_factor: float = 2.0   # loss / rolling median above this (and MAD z above spike_mad_z)
+    loss_spike_factor: float = 3.0   # loss / rolling median above this (and MAD z above spike_mad_z)
     divergence_factor: float = 1.5   # sustained: loss stays above this x its running minimum ...
     divergence_points: int = 5       # ... for this many logged points until the end
+    divergence_max_recovery: float = 0.5  # ... and has come back less than this fraction from its peak
+    loss_spike_recover_factor: float = 1.25  # a loss spike is over when loss is back under this x the baseline
     # loss collapse
     collapse_abs: float = 1e-3       # loss at or below this counts as (near) zero
     collapse_points: int = 3         # ... for this many logged points in a row
     early_collapse_points: int = 10  # collapse within the first N logged points is "early"
+    collapse_window: int = 5         # logged points before the fall that give the level it fell from
+    collapse_drop_factor: float = 100.0  # a fall from >= this x collapse_abs in one logging interval is sudden
     # fp16 / loss scale
     loss_scale_floor: float = 1.0    # DeepSpeed's default min_loss_scale
     overflow_storm_count: int = 5    # this many consecutive overflows is a storm
+    scaler_warmup_steps: int = 10    # overflows/skipped steps this close to a (re)start are the scaler calibrating
+    skipped_max_run: int = 3         # at most this many non-finite grad_norms in a row can be skipped steps
     fp16_max: float = 65504.0
     fp16_headroom_warn: float = 0.1  # absmax above this fraction of fp16_max is "near the limit"
     # checkpoint judgement
@@ -42,6 +52,8 @@ class Thresholds:
     full_ft_lr_high: float = 5e-5    # peak LR above this on full fine-tuning is suspect
     lora_lr_high: float = 1e-3       # ... and above this on LoRA/QLoRA
     late_blocks_fraction: float = 0.25  # damage only in the last quarter of blocks is "late blocks"
+    early_blocks_fraction: float = 0.1  # damage only in embeddings / the first tenth of blocks is "early blocks"
+    warmup_peak_fraction: float = 0.9   # first logged LR at or above this x the peak means no warm-up
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,121 @@
+"""The metric analyzers: every detector over a run's timeline, the chain, the verdict.
+
+    findings = run_all(timeline, Thresholds())
+    status_of(findings)          # "healthy" | "warning" | "broken"
+    first_incident_of(findings)  # the finding that explains the rest, or None
+
+Each detector is a pure function `(metrics, thresholds) -> list[Finding]` in its own module,
+reading `Metrics` (one Series per metric, only logged points, NaN kept; see `metrics`).
+They run on the final history and again on each attempt a resume threw away; findings from
+those attempts are marked `abandoned` and are never worse than a warning.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+
+from ..config import Thresholds
+from ..findings import Finding, sort_findings
+from ..timeline import Timeline
+from .chain import link_chain
+from .collapse import detect_loss_collapse
+from .divergence import detect_divergence
+from .grad_spike import detect_grad_norm_spikes
+from .loss_spike import detect_loss_spikes
+from .masked_nan import detect_masked_nan_loss
+from .metrics import Metrics, metrics_from_rows
+from .nonfinite import detect_nonfinite_metrics
+from .overflow import detect_loss_scale_overflow
+from .skipped_steps import detect_skipped_steps, skipped_step_points
+
+__all__ = ["run_all", "analyze_metrics", "status_of", "first_incident_of", "metrics_from_rows"]
+
+DETECTORS = (
+    detect_skipped_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
+    detect_loss_spikes, detect_divergence, detect_loss_scale_overflow,
+)
+
+
+def analyze_metrics(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """Every detector over one history, chain linked; returns the findings sorted."""
+    skipped = skipped_step_points(metrics, thresholds)
+    findings = detect_nonfinite_metrics(metrics, thresholds, skipped)
+    for detect in DETECTORS:
+        findings += detect(metrics, thresholds)
+    return sort_findings(link_chain(findings, metrics, thresholds))
+
+
+def run_all(timeline: Timeline, thresholds: Thresholds) -> list[Finding]:
+    """Findings of the final history plus those of every abandoned attempt, sorted by step."""
+    findings = analyze_metrics(metrics_from_rows(timeline.final()), thresholds)
+    seen: set[tuple] = set()
+    for from_step, rows in _abandoned_histories(timeline):
+        thrown = [f for f in analyze_metrics(metrics_from_rows(rows), thresholds) if f.step >= from_step]
+        kept_keys = {f.key for f in thrown}
+        for f in thrown:
+            key = (f.kind, f.step, f.metric)
+            if key not in seen:
+                seen.add(key)
+                findings.append(_as_abandoned(f, kept_keys))
+    return sort_findings(findings)
+
+
+def _abandoned_histories(timeline: Timeline) -> list[tuple[int, pd.DataFrame]]:
+    """For each attempt a resume cut short: (first thrown-away step, the history as it saw it).
+
+    The history is the final rows before the cut (what it stood on) plus its own thrown-away rows.
+    """
+    out = []
+    abandoned = timeline.abandoned()
+    if abandoned.empty:
+        return out
+    final = timeline.final()
+    for _, rows in abandoned.groupby("segment", sort=True):
+        cut = int(rows["step"].min())
+        history = pd.concat([final[final["step"] < cut], rows], ignore_index=True)
+        out.append((cut, history))
+    return out
+
+
+def _as_abandoned(f: Finding, kept_keys: set[str]) -> Finding:
+    """The finding marked abandoned, at most a warning, its cause kept only if that was kept too."""
+    message = f.message.rstrip(".") + ", in an attempt that a resume later threw away."
+    return replace(f, abandoned=True, severity="warning" if f.severity == "error" else f.severity,
+                   message=message, caused_by=f.caused_by if f.caused_by in kept_keys else None)
+
+
+def status_of(findings: list[Finding]) -> str:
+    """"broken" if any standing error, "warning" if any warning or error, else "healthy" (info does not count)."""
+    if any(f.severity == "error" and not f.abandoned for f in findings):
+        return "broken"
+    if any(f.severity in ("warning", "error") for f in findings):
+        return "warning"
+    return "healthy"
+
+
+def first_incident_of(findings: list[Finding]) -> Finding | None:
+    """The finding that explains the rest, or None when nothing is worse than info.
+
+    The first standing error walked back along `caused_by` to the root of its chain; else the
+    first standing warning (walked back the same way); abandoned findings only when nothing else.
+    """
+    ordered = sort_findings(findings)
+    for abandoned in (False, True):
+        for severity in ("error", "warning"):
+            pick = next((f for f in ordered if f.severity == severity and f.abandoned == abandoned), None)
+            if pick is not None:
+                return _root_of(pick, ordered)
+    return None
+
+
+def _root_of(finding: Finding, findings: list[Finding]) -> Finding:
+    by_key = {(f.key, f.abandoned): f for f in findings}
+    seen = {finding.key}
+    while finding.caused_by is not None:
+        cause = by_key.get((finding.caused_by, finding.abandoned))
+        if cause is None or cause.key in seen:
+            break
+        seen.add(cause.key)
+        finding = cause
+    return finding

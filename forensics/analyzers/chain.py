@@ -1,0 +1,68 @@
+"""The chain: which finding explains which (`caused_by`), and what that does to severities.
+
+Rules, applied to the findings of one history:
+
+1. Non-finite metrics: the earliest one is the root (at the same step a NaN `loss` comes
+   before the NaN `grad_norm` it produced, and both before eval/other metrics); every later
+   non-finite metric and a masked NaN loss are caused by it.
+2. A grad_norm spike shortly before a breaking event (the root non-finite metric, a masked NaN
+   loss with no root, a loss collapse, a divergence) is its cause when the event comes within
+   `chain_window_points` logged grad_norm points of it or before it settled. The spike then
+   takes the event's severity: a spike that led to a NaN or a collapse is an error.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..config import Thresholds
+from ..findings import Finding
+from .metrics import GRAD_NORM, LOSS, Metrics
+
+_BREAKING = ("loss_collapse", "divergence", "masked_nan_loss")
+_NONFINITE_ORDER = {LOSS: 0, GRAD_NORM: 1}
+
+
+def link_chain(findings: list[Finding], metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """The same findings with `caused_by` set and linked spikes raised; order kept."""
+    found = list(findings)
+    root = _link_nonfinite(found)
+    for i, effect in enumerate(found):
+        breaking = effect is root or (effect.kind in _BREAKING and effect.caused_by is None)
+        if not breaking:
+            continue
+        j = _spike_before(found, effect, metrics, thresholds)
+        if j is None:
+            continue
+        found[i] = replace(effect, caused_by=found[j].key)
+        if effect.severity == "error":
+            found[j] = replace(found[j], severity="error")
+    return found
+
+
+def _link_nonfinite(found: list[Finding]) -> Finding | None:
+    """Point every later non-finite metric and masked loss at the root; return the root (or None)."""
+    nonfinite = [f for f in found if f.kind == "nonfinite_metric"]
+    if not nonfinite:
+        return None
+    root = min(nonfinite, key=lambda f: (f.step, _NONFINITE_ORDER.get(f.metric, 2), f.metric or ""))
+    for i, f in enumerate(found):
+        if f is root or f.caused_by is not None:
+            continue
+        if f.kind == "nonfinite_metric" or (f.kind == "masked_nan_loss" and root.step <= f.step):
+            found[i] = replace(f, caused_by=root.key)
+    return root
+
+
+def _spike_before(found: list[Finding], effect: Finding, metrics: Metrics, thresholds: Thresholds) -> int | None:
+    """Index of the latest grad_norm spike that explains `effect`, or None."""
+    grad = metrics.get(GRAD_NORM)
+    best = None
+    for j, f in enumerate(found):
+        if f.kind != "grad_norm_spike" or f.step > effect.step:
+            continue
+        between = 0 if grad is None else int(((grad.index > f.step) & (grad.index <= effect.step)).sum())
+        unsettled = f.evidence.get("recovered_at") is None or f.evidence["recovered_at"] >= effect.step
+        if between <= thresholds.chain_window_points or unsettled:
+            if best is None or f.step > found[best].step:
+                best = j
+    return best

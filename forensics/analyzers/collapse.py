@@ -1,0 +1,102 @@
+"""Loss at (near) zero: a genuine collapse, no learning signal at all, or plain memorization.
+
+A stretch of at least `collapse_points` logged losses at or below `collapse_abs` (masked NaN
+zeros and NaN/Inf left out) is judged by how the loss got there:
+
+* `no_learning_signal`: loss and grad_norm both exactly 0 from the first logged point: the
+  model never had anything to learn from (every label masked to -100, an empty target).
+* `loss_collapse`: the loss fell suddenly -- from a level of at least
+  `collapse_drop_factor * collapse_abs` (median of the `collapse_window` points before) to the
+  floor in one logging interval -- or grad_norm went to exactly 0 with it. Memorization never
+  makes grad_norm exactly 0 and descends through the levels in between. "early" when it starts
+  within the first `early_collapse_points` logged points (INCIDENTS.md case 5).
+* `memorization` (info): a gradual descent to ~0 with a finite non-zero grad_norm, such as a
+  small dataset learned by heart; a 4.x Trainer rounds such a loss to 0.0 (4 decimals).
+
+Errors when the stretch lasts to the end of the log; warnings when the loss comes back.
+Preference/RL logs (rewards/*, logps/*) are skipped: their loss sits near zero by design.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..config import Thresholds
+from ..findings import Finding
+from .metrics import GRAD_NORM, LOSS, Metrics, fmt, is_preference_log, real_loss
+
+
+def near_zero_runs(loss: pd.Series, thresholds: Thresholds) -> list[tuple[int, int]]:
+    """(start, stop) positions of stretches of >= collapse_points losses at or below collapse_abs."""
+    low = loss.to_numpy() <= thresholds.collapse_abs
+    runs, i = [], 0
+    while i < len(low):
+        if not low[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(low) and low[j]:
+            j += 1
+        if j - i >= thresholds.collapse_points:
+            runs.append((i, j))
+        i = j
+    return runs
+
+
+def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """Findings for each genuine collapse, plus one `memorization` info for the first gradual one."""
+    if LOSS not in metrics or is_preference_log(metrics):
+        return []
+    loss = real_loss(metrics)
+    grad = metrics.get(GRAD_NORM)
+    findings: list[Finding] = []
+    for start, stop in near_zero_runs(loss, thresholds):
+        found = _judge(loss, grad, start, stop, thresholds)
+        if found.kind == "memorization" and any(f.kind == "memorization" for f in findings):
+            continue
+        findings.append(found)
+    return findings
+
+
+def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thresholds: Thresholds) -> Finding:
+    steps = loss.index
+    first, last = int(steps[start]), int(steps[stop - 1])
+    to_end = stop == len(loss)
+    zero_grad = _grad_all_zero(grad, steps[start:stop])
+    before = loss.iloc[max(0, start - thresholds.collapse_window):start]
+    level = float(before.median()) if len(before) else None
+    sudden = level is not None and level >= thresholds.collapse_drop_factor * thresholds.collapse_abs
+    severity = "error" if to_end else "warning"
+    span = "to the end of the log" if to_end else f"through step {last}"
+    evidence = {"n_points": stop - start, "to_end": to_end, "grad_norm_zero": zero_grad,
+                "level_before": level, "value": float(loss.iloc[start]), "position": start}
+    all_zero = bool(np.all(loss.iloc[start:stop].to_numpy() == 0.0))
+    if level is None and (zero_grad or (all_zero and grad is None)):
+        what = "loss and grad_norm are" if zero_grad else "loss is (grad_norm not logged)"
+        message = (f"{what} exactly 0 from the first logged step {first} {span}: "
+                   f"the model has nothing to learn from (labels all masked?).")
+        return Finding("no_learning_signal", severity, first, message, end_step=last, metric=LOSS, evidence=evidence)
+    if sudden or zero_grad:
+        early = start < thresholds.early_collapse_points
+        how = (f"fell from about {fmt(level)} to {fmt(loss.iloc[start])}" if sudden
+               else f"reached {fmt(loss.iloc[start])}")
+        grad_note = " with grad_norm exactly 0" if zero_grad else ""
+        if grad is None and all_zero:
+            # Without grad_norm an exact 0.0 cannot be told from HF's NaN filter (masked_nan).
+            grad_note = " (grad_norm not logged: an exact 0.0 may be HF's NaN filter hiding a NaN loss)"
+        message = (f"{'early ' if early else ''}loss collapse: loss {how} at step {first}{grad_note} "
+                   f"and stays at or below {fmt(thresholds.collapse_abs)} {span}.")
+        evidence.update(early=early, sudden=sudden, grad_norm_logged=grad is not None)
+        return Finding("loss_collapse", severity, first, message, end_step=last,
+                       metric=LOSS, evidence=evidence)
+    message = (f"loss descends gradually to {fmt(loss.iloc[start])} at step {first} with a finite non-zero "
+               f"grad_norm: memorization of a small dataset (a 4.x Trainer rounds it to 0.0), not a failure.")
+    return Finding("memorization", "info", first, message, end_step=last, metric=LOSS, evidence=evidence)
+
+
+def _grad_all_zero(grad: pd.Series | None, steps: pd.Index) -> bool:
+    """True when grad_norm was logged at these steps and is exactly 0 at every one of them."""
+    if grad is None:
+        return False
+    seen = grad.reindex(steps).dropna()
+    return bool(len(seen)) and bool(np.all(seen.to_numpy() == 0.0))

@@ -1,0 +1,42 @@
+"""Masked NaN loss: `loss` logged as exactly 0.0 next to a non-finite `grad_norm`.
+
+With `logging_nan_inf_filter=True` (the default) the Trainer leaves NaN/Inf step losses out
+of its running sum; when a whole logging window is NaN the sum stays 0 and the logged loss is
+exactly 0.0 (see INCIDENTS.md). So 0.0 next to a NaN grad_norm is a NaN loss, not a perfect
+fit. Loss 0.0 with a finite grad_norm is something else (`collapse`: no learning signal or a
+rounded tiny loss), and is not reported here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import Thresholds
+from ..findings import Finding
+from .metrics import GRAD_NORM, LOSS, Metrics, fmt, masked_loss_steps
+
+
+def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """One `masked_nan_loss` finding from the first masked step, or [].
+
+    Severity error when the masking lasts to the last logged loss (the run never recovered),
+    warning when real losses come back.
+    """
+    masked = masked_loss_steps(metrics)
+    if masked.empty:
+        return []
+    loss, grad = metrics[LOSS], metrics[GRAD_NORM]
+    first, last = int(masked.min()), int(masked.max())
+    to_end = bool(loss.index[-1] in masked)
+    real_before = loss[(loss.index < first) & np.isfinite(loss.to_numpy()) & (loss.to_numpy() != 0.0)]
+    prior = (f"last real loss {fmt(real_before.iloc[-1])} at step {int(real_before.index[-1])}"
+             if len(real_before) else "no real loss logged before")
+    span = "to the end of the log" if to_end else f"through step {last}"
+    message = (f"loss is logged as 0.0 from step {first} {span} while grad_norm is {fmt(grad.loc[first])} "
+               f"({len(masked)} point(s), {prior}): HF's NaN filter is hiding a NaN loss.")
+    evidence = {
+        "n_points": int(len(masked)), "grad_norm": float(grad.loc[first]), "to_end": to_end,
+        "last_real_loss": float(real_before.iloc[-1]) if len(real_before) else None,
+        "last_real_loss_step": int(real_before.index[-1]) if len(real_before) else None,
+    }
+    return [Finding("masked_nan_loss", "error" if to_end else "warning", first, message,
+                    end_step=last, metric=LOSS, evidence=evidence)]

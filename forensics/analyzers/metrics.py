@@ -1,0 +1,133 @@
+"""What a run logged, metric by metric: the series every detector reads.
+
+A wide step x metric frame cannot tell a gap from a logged NaN (an eval step has no `loss`,
+a summary step has no `grad_norm`), so detectors read `Metrics` instead: one Series per
+metric holding only the points that were logged, NaN and Inf kept, indexed by step in order.
+
+Also here: the facts several detectors share (which losses HF's NaN filter masked, whether
+the log is a preference/RL run, where the learning-rate schedule restarted) and the number
+format used in every message.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+Metrics = Mapping[str, pd.Series]
+
+LOSS = "loss"
+GRAD_NORM = "grad_norm"
+LR = "learning_rate"
+
+# DPO/KTO/ORPO log rewards/* and logps/*, GRPO/PPO rewards/*/mean, reward, kl: their
+# "loss" sits near zero or below it by design, so it is not judged like an LM loss.
+_PREFERENCE_PREFIXES = ("rewards/", "logps/", "objective/", "policy/")
+_PREFERENCE_KEYS = ("reward", "reward_std", "kl")
+
+
+def metrics_from_rows(rows: pd.DataFrame) -> dict[str, pd.Series]:
+    """Long timeline rows (step, metric, value) -> {metric: Series of logged values by step}.
+
+    Returns float64 Series sorted by step, one value per step (the last one logged).
+
+    >>> rows = pd.DataFrame({"step": [2, 1, 2], "metric": ["loss", "loss", "grad_norm"],
+    ...                      "value": [0.5, 1.0, float("nan")]})
+    >>> m = metrics_from_rows(rows)
+    >>> list(m["loss"].index), bool(np.isnan(m["grad_norm"].iloc[0]))
+    ([1, 2], True)
+    """
+    out: dict[str, pd.Series] = {}
+    if rows.empty:
+        return out
+    for name, part in rows.groupby("metric", sort=True):
+        part = part.sort_values("step", kind="stable").drop_duplicates("step", keep="last")
+        out[str(name)] = pd.Series(part["value"].to_numpy(dtype="float64"),
+                                   index=part["step"].to_numpy(dtype="int64"), name=str(name))
+    return out
+
+
+def metrics_from_wide(wide: pd.DataFrame) -> dict[str, pd.Series]:
+    """A step x metric frame -> Metrics, reading every NaN cell as a gap (use only for finite data)."""
+    return {str(c): wide[c].dropna().astype("float64") for c in wide.columns}
+
+
+def is_preference_log(metrics: Metrics) -> bool:
+    """True for DPO/GRPO/PPO-style logs (rewards/*, logps/*, reward, kl keys)."""
+    return any(name.startswith(_PREFERENCE_PREFIXES) or name in _PREFERENCE_KEYS for name in metrics)
+
+
+def masked_loss_steps(metrics: Metrics) -> pd.Index:
+    """Steps where loss is exactly 0.0 (or -0.0) next to a non-finite grad_norm: HF's NaN filter at work."""
+    loss, grad = metrics.get(LOSS), metrics.get(GRAD_NORM)
+    if loss is None or grad is None:
+        return pd.Index([], dtype="int64")
+    zero = loss.index[loss.to_numpy() == 0.0]
+    bad_grad = grad.index[~np.isfinite(grad.to_numpy())]
+    return zero.intersection(bad_grad)
+
+
+def real_loss(metrics: Metrics) -> pd.Series:
+    """The finite loss values that are real measurements: masked 0.0s and NaN/Inf left out."""
+    loss = metrics.get(LOSS)
+    if loss is None:
+        return pd.Series(dtype="float64")
+    loss = loss[np.isfinite(loss.to_numpy())]
+    return loss.drop(masked_loss_steps(metrics), errors="ignore")
+
+
+def finite(series: pd.Series) -> pd.Series:
+    """The finite points of a series."""
+    return series[np.isfinite(series.to_numpy())]
+
+
+def lr_restart_steps(metrics: Metrics) -> list[int]:
+    """Steps where the learning-rate schedule starts over (a new training phase or session).
+
+    A restart is the rate at exactly 0 after being positive with a new warm-up after it, or
+    jumping up by more than half after it had been decaying. A warm-up from the start is not
+    a restart, nor is a schedule decaying to 0 at the run's last step.
+    """
+    lr = metrics.get(LR)
+    if lr is None or len(lr) < 3:
+        return []
+    values, steps = lr.to_numpy(), lr.index.to_numpy()
+    restarts = []
+    for i in range(2, len(values)):
+        before, prev, cur = values[i - 2], values[i - 1], values[i]
+        decaying = prev < before
+        rewarm = cur == 0 and i + 1 < len(values) and values[i + 1] > 0
+        if (prev > 0 and rewarm) or (decaying and prev > 0 and cur > 1.5 * prev):
+            restarts.append(int(steps[i]))
+    return restarts
+
+
+def restart_near(series: pd.Series, step: int, restarts: list[int], points: int) -> int | None:
+    """The restart at or shortly before `step`: at most `points` logged points of `series` after it."""
+    for r in reversed(restarts):
+        if r <= step and int(((series.index > r) & (series.index <= step)).sum()) <= points:
+            return r
+    return None
+
+
+def fmt(value: float) -> str:
+    """A number as a message shows it: 4 significant digits, NaN/Inf spelled out, big integers whole.
+
+    >>> [fmt(v) for v in (1.3, 0.000123, 65536.0, float("nan"), float("-inf"), 2.5e-07)]
+    ['1.3', '0.000123', '65536', 'NaN', '-Inf', '2.5e-07']
+    """
+    value = float(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Inf" if value > 0 else "-Inf"
+    if abs(value) >= 1e4 and value == int(value):
+        return str(int(value))
+    return f"{value:.4g}"
+
+
+def position_of(series: pd.Series, step: int) -> int:
+    """The 0-based position of `step` among the series' logged points."""
+    return int(np.searchsorted(series.index.to_numpy(), step))

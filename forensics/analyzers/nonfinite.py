@@ -1,0 +1,77 @@
+"""Non-finite metrics: the first step where a loss, grad_norm or reward went NaN/Inf.
+
+One finding per metric. It is an error when the metric never comes back to a finite value
+(to the end of its history: the model is damaged), a warning when it does. Non-finite
+grad_norms that are skipped fp16 steps (see `skipped_steps`) are left to that detector.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..config import Thresholds
+from ..findings import Finding
+from .metrics import GRAD_NORM, Metrics, fmt
+
+_WATCHED_PREFIXES = ("rewards/", "logps/", "logits/")
+_WATCHED_NAMES = (GRAD_NORM, "kl", "reward")
+
+
+def is_watched(name: str) -> bool:
+    """True for metrics whose NaN/Inf means trouble: losses, grad_norm, preference rewards/logps/logits.
+
+    >>> [is_watched(n) for n in ("loss", "eval_loss", "grad_norm", "rewards/chosen", "learning_rate", "rewards/r/std")]
+    [True, True, True, True, False, False]
+    """
+    if name.endswith("/std"):
+        return False  # TRL's per-reward std is NaN by design when a group has a single completion
+    return name.endswith("loss") or name in _WATCHED_NAMES or name.startswith(_WATCHED_PREFIXES)
+
+
+def detect_nonfinite_metrics(metrics: Metrics, thresholds: Thresholds,
+                             skipped_steps: Iterable[int] = ()) -> list[Finding]:
+    """A `nonfinite_metric` finding for each watched metric that has a NaN/Inf point.
+
+    `skipped_steps` (grad_norm points explained as skipped fp16 steps) are not counted.
+    Returns findings in metric-name order.
+    """
+    skipped = set(int(s) for s in skipped_steps)
+    findings = []
+    for name in sorted(metrics):
+        if not is_watched(name):
+            continue
+        series = metrics[name]
+        bad = ~np.isfinite(series.to_numpy())
+        if name == GRAD_NORM and skipped:
+            bad &= ~series.index.isin(list(skipped))
+        if bad.any():
+            findings.append(_finding(name, series, bad))
+    return findings
+
+
+def _finding(name: str, series: pd.Series, bad: np.ndarray) -> Finding:
+    steps, values = series.index.to_numpy(), series.to_numpy()
+    first = int(np.argmax(bad))
+    last_bad = int(len(bad) - 1 - np.argmax(bad[::-1]))
+    before = np.isfinite(values[:first])
+    last_finite = (float(values[:first][before][-1]), int(steps[:first][before][-1])) if before.any() else None
+    after = np.isfinite(values[last_bad + 1:])
+    recovered_at = int(steps[last_bad + 1:][after][0]) if after.any() else None
+    ends_finite = bool(np.isfinite(values[-1]))
+    word = fmt(values[first])
+    prior = f"last finite {fmt(last_finite[0])} at step {last_finite[1]}" if last_finite else "never finite before"
+    if ends_finite:
+        message = (f"{name} is {word} at step {int(steps[first])} ({int(bad.sum())} non-finite point(s) "
+                   f"through step {int(steps[last_bad])}, {prior}) and finite again from step {recovered_at}.")
+    else:
+        message = f"{name} is {word} from step {int(steps[first])} on ({prior})."
+    evidence = {
+        "metric": name, "value": float(values[first]), "n_nonfinite": int(bad.sum()),
+        "last_finite": last_finite[0] if last_finite else None,
+        "last_finite_step": last_finite[1] if last_finite else None,
+        "recovered": ends_finite, "recovered_at": recovered_at if ends_finite else None,
+    }
+    return Finding("nonfinite_metric", "warning" if ends_finite else "error", int(steps[first]), message,
+                   end_step=int(steps[last_bad]), metric=name, evidence=evidence)

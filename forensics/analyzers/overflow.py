@@ -1,0 +1,91 @@
+"""DeepSpeed fp16 overflow storms, from the `OVERFLOW! ... reducing to Y` lines of a captured log.
+
+Metrics read (written by the stdout ingestor): `loss_scale` (the scale after each overflow),
+`overflow` (one point per overflow step) and `loss_scale_at_minimum` (DeepSpeed's "Current
+loss scale already at minimum ... Exiting run.").
+
+A dynamic loss scaler overflows now and then by design: it starts at 2**16, halves on each
+overflow and tries doubling again every `loss_scale_window` steps. A few isolated overflows
+are normal (one info finding). A storm -- `overflow_storm_count` overflows on consecutive
+steps, or the scale falling to its floor -- means every step is being skipped: warning, and
+an error when the scale hit the floor (DeepSpeed stops the run there).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import Thresholds
+from ..findings import Finding
+from .metrics import Metrics, fmt
+
+SCALE, OVERFLOW, AT_MINIMUM = "loss_scale", "overflow", "loss_scale_at_minimum"
+
+
+def overflow_steps(metrics: Metrics) -> list[int]:
+    """Steps with an overflow: the `overflow` points, else the steps where the loss scale fell."""
+    if OVERFLOW in metrics:
+        ov = metrics[OVERFLOW]
+        return [int(s) for s in ov.index[ov.to_numpy() > 0]]
+    scale = metrics.get(SCALE)
+    if scale is None:
+        return []
+    values = scale.to_numpy()
+    return [int(s) for s, prev, cur in zip(scale.index[1:], values[:-1], values[1:]) if cur < prev]
+
+
+def longest_consecutive_run(steps: list[int]) -> tuple[int, int]:
+    """(first step, length) of the longest stretch of overflows on consecutive steps."""
+    best, start, length = (steps[0], 1) if steps else (0, 0), None, 0
+    for i, s in enumerate(steps):
+        if i and s - steps[i - 1] <= 1:
+            length += 1
+        else:
+            start, length = s, 1
+        if length > best[1]:
+            best = (start, length)
+    return best
+
+
+def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """One `loss_scale_overflow` finding: error at the floor, warning for a storm, info for a few."""
+    steps = overflow_steps(metrics)
+    floor_step = _floor_step(metrics, thresholds)
+    if not steps and floor_step is None:
+        return []
+    storm_start, storm_len = longest_consecutive_run(steps)
+    scale = metrics.get(SCALE)
+    lowest = float(np.nanmin(scale.to_numpy())) if scale is not None and len(scale) else None
+    evidence = {"n_overflows": len(steps), "first_step": steps[0] if steps else None, "longest_run": storm_len,
+                "longest_run_start": storm_start if steps else None, "lowest_scale": lowest, "floor_step": floor_step}
+    if floor_step is not None:
+        message = (f"the fp16 loss scale fell to its floor {fmt(lowest if lowest is not None else thresholds.loss_scale_floor)}"
+                   f" at step {floor_step} after {len(steps)} overflow(s): every step overflows and DeepSpeed "
+                   f"stops the run there.")
+        first = steps[0] if steps else floor_step
+        return [Finding("loss_scale_overflow", "error", first, message, end_step=floor_step, metric=SCALE,
+                        evidence=evidence)]
+    if storm_len >= thresholds.overflow_storm_count:
+        message = (f"fp16 overflow storm: {storm_len} overflows in a row from step {storm_start} "
+                   f"({len(steps)} in all, loss scale down to {fmt(lowest) if lowest is not None else 'unknown'}).")
+        return [Finding("loss_scale_overflow", "warning", storm_start, message,
+                        end_step=storm_start + storm_len - 1, metric=SCALE, evidence=evidence)]
+    message = (f"{len(steps)} isolated fp16 overflow(s) from step {steps[0]} (loss scale down to "
+               f"{fmt(lowest) if lowest is not None else 'unknown'}): normal dynamic loss scaling.")
+    return [Finding("loss_scale_overflow", "info", steps[0], message, metric=SCALE, evidence=evidence)]
+
+
+def _floor_step(metrics: Metrics, thresholds: Thresholds) -> int | None:
+    """The first step where the scale is at or under its floor, or DeepSpeed said it is at its minimum."""
+    candidates = []
+    at_min = metrics.get(AT_MINIMUM)
+    if at_min is not None:
+        hit = at_min.index[at_min.to_numpy() > 0]
+        if len(hit):
+            candidates.append(int(hit[0]))
+    scale = metrics.get(SCALE)
+    if scale is not None:
+        hit = scale.index[scale.to_numpy() <= thresholds.loss_scale_floor]
+        if len(hit):
+            candidates.append(int(hit[0]))
+    return min(candidates) if candidates else None
+

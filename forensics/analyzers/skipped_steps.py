@@ -1,0 +1,107 @@
+"""Skipped optimizer steps: the fp16 loss scaler throwing away a step whose gradients overflowed.
+
+With fp16 (no DeepSpeed) Accelerate's GradScaler skips the optimizer step on an overflow and
+the Trainer then skips the scheduler too; nothing is logged about it. What shows: `grad_norm`
+is inf/NaN at a logging step while `loss` is finite (and not HF's masked 0.0), the learning
+rate stalls, and the next grad_norm is finite again. That is the scaler working, not a broken
+run. A fresh scaler starts at 2**16 and halves on each overflow, so a few skips right after a
+(re)start are it calibrating (info); skips later in the run are worth a look (warning).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..config import Thresholds
+from ..findings import Finding
+from .metrics import GRAD_NORM, LOSS, LR, Metrics, fmt, lr_restart_steps, position_of
+
+
+def skipped_step_points(metrics: Metrics, thresholds: Thresholds) -> list[int]:
+    """Steps whose non-finite grad_norm is a skipped step: short run, finite loss, finite grad_norm after.
+
+    Returns the steps in order (empty when grad_norm or loss was never logged).
+    """
+    grad, loss = metrics.get(GRAD_NORM), metrics.get(LOSS)
+    if grad is None or loss is None:
+        return []
+    bad = ~np.isfinite(grad.to_numpy())
+    steps = grad.index.to_numpy()
+    out: list[int] = []
+    i = 0
+    while i < len(bad):
+        if not bad[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(bad) and bad[j]:
+            j += 1
+        run = [int(s) for s in steps[i:j]]
+        recovers = j < len(bad)  # a finite grad_norm follows
+        if recovers and len(run) <= thresholds.skipped_max_run and all(_real_finite_loss(loss, s) for s in run):
+            out.extend(run)
+        i = j
+    return out
+
+
+def _real_finite_loss(loss: pd.Series, step: int) -> bool:
+    if step not in loss.index:
+        return False
+    value = float(loss.loc[step])
+    return bool(np.isfinite(value)) and value != 0.0
+
+
+def lr_stalled(metrics: Metrics, step: int) -> bool | None:
+    """Whether the learning rate advanced less than usual into `step` (None when it cannot be told).
+
+    With logging every N steps one skipped step leaves the rate (N-1)/N of the way, so the
+    change is compared with the mean of its neighbours' changes.
+    """
+    lr = metrics.get(LR)
+    if lr is None or step not in lr.index or len(lr) < 3:
+        return None
+    i = position_of(lr, step)
+    if i == 0:
+        return bool(lr.iloc[0] == 0.0) or None
+    delta = abs(float(lr.iloc[i] - lr.iloc[i - 1]))
+    if delta == 0.0:
+        return True
+    around = [abs(float(lr.iloc[k] - lr.iloc[k - 1])) for k in (i - 1, i + 1) if 1 <= k < len(lr)]
+    expected = float(np.mean(around)) if around else 0.0
+    if expected == 0.0:
+        return None  # constant schedule around here: a stall cannot be seen
+    interval = max(int(lr.index[i] - lr.index[i - 1]), 1)
+    return bool(delta < expected * (1 - 0.5 / interval))
+
+
+def _near_restart(step: int, starts: list[int], window: int) -> bool:
+    return any(0 <= step - s < window for s in starts)
+
+
+def detect_skipped_steps(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """One finding for all skipped optimizer steps (or none).
+
+    Returns [] when there are none; else one `skipped_steps` Finding, info when every skip is
+    within `scaler_warmup_steps` of the run's first step or a learning-rate restart, else warning.
+    """
+    steps = skipped_step_points(metrics, thresholds)
+    if not steps:
+        return []
+    grad = metrics[GRAD_NORM]
+    starts = [int(grad.index[0])] + lr_restart_steps(metrics)
+    calibrating = all(_near_restart(s, starts, thresholds.scaler_warmup_steps) for s in steps)
+    stalls = [lr_stalled(metrics, s) for s in steps]
+    shown = ", ".join(str(s) for s in steps[:8]) + (" ..." if len(steps) > 8 else "")
+    lr_note = " and a learning rate that did not advance" if any(stalls) else ""
+    if calibrating:
+        verdict = "the fp16 loss scaler calibrating after a (re)start skipped those optimizer steps"
+    else:
+        verdict = "the fp16 loss scaler skipped those optimizer steps and the run went on"
+    message = (f"grad_norm was non-finite at {len(steps)} isolated step(s) ({shown}) with a finite loss"
+               f"{lr_note}: {verdict}.")
+    evidence = {
+        "steps": steps, "count": len(steps), "grad_norm": [fmt(grad.loc[s]) for s in steps],
+        "loss": [float(metrics[LOSS].loc[s]) for s in steps], "lr_stalled": stalls, "at_restart": calibrating,
+    }
+    return [Finding("skipped_steps", "info" if calibrating else "warning", steps[0], message,
+                    end_step=steps[-1] if len(steps) > 1 else None, metric=GRAD_NORM, evidence=evidence)]

@@ -1,0 +1,535 @@
+"""The metric analyzers: every detector firing and silent, the chain, the verdict.
+
+Series are built the way runs log them (seeded noise around a decaying loss, HF logging every N
+steps, eval entries at their own steps) with incidents planted at known steps; the expected
+step and numbers come from where and how they were planted.
+"""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forensics.analyzers import analyze_metrics, first_incident_of, run_all, status_of
+from forensics.analyzers.collapse import detect_loss_collapse
+from forensics.analyzers.divergence import detect_divergence
+from forensics.analyzers.grad_spike import detect_grad_norm_spikes
+from forensics.analyzers.loss_spike import detect_loss_spikes
+from forensics.analyzers.masked_nan import detect_masked_nan_loss
+from forensics.analyzers.metrics import fmt, lr_restart_steps, metrics_from_rows
+from forensics.analyzers.nonfinite import detect_nonfinite_metrics
+from forensics.analyzers.overflow import detect_loss_scale_overflow
+from forensics.analyzers.skipped_steps import detect_skipped_steps, lr_stalled
+from forensics.config import Thresholds
+from forensics.findings import Finding
+from forensics.timeline import LogRecords, build_timeline
+
+TH = Thresholds()
+NAN = math.nan
+
+
+import numpy as np
+import pandas as pd
+
+
+def steps(n: int, every: int = 1) -> np.ndarray:
+    """Logging steps every, 2*every, ... (HF logs at global_step % logging_steps == 0)."""
+    return np.arange(1, n + 1, dtype="int64") * every
+
+
+def decaying_loss(n: int, seed: int, start: float = 2.5, end: float = 0.8, tau: float = 80.0,
+                  noise: float = 0.04) -> np.ndarray:
+    """end + (start - end) * exp(-i / tau), times lognormal batch noise of relative size `noise`."""
+    rng = np.random.default_rng(seed)
+    i = np.arange(n)
+    return (end + (start - end) * np.exp(-i / tau)) * np.exp(rng.normal(0.0, noise, n))
+
+
+def noisy_grad_norm(n: int, seed: int, level: float = 1.0, sigma: float = 0.3) -> np.ndarray:
+    """A healthy grad_norm: `level` times lognormal noise (sigma in log space)."""
+    rng = np.random.default_rng(seed)
+    return level * np.exp(rng.normal(0.0, sigma, n))
+
+
+def linear_lr(n: int, peak: float = 2e-4, warmup: int = 5) -> np.ndarray:
+    """Linear warm-up to `peak` over `warmup` points, then linear decay to 0 (HF 'linear')."""
+    i = np.arange(1, n + 1, dtype="float64")
+    up = peak * i / warmup
+    down = peak * (n - i) / max(n - warmup, 1)
+    return np.where(i <= warmup, up, down)
+
+
+def metrics(step_index: np.ndarray, **series) -> dict[str, pd.Series]:
+    """{name: Series(values, index=steps)} over one set of logging steps."""
+    return {name: pd.Series(np.asarray(v, dtype="float64"), index=step_index, name=name) for name, v in series.items()}
+
+
+def long_rows(metric_map: dict[str, pd.Series]) -> pd.DataFrame:
+    """Metrics -> the (step, metric, value, wall_time) frame an ingestor returns."""
+    parts = [pd.DataFrame({"step": s.index.to_numpy(dtype="int64"), "metric": name,
+                           "value": s.to_numpy(dtype="float64")}) for name, s in metric_map.items()]
+    frame = pd.concat(parts, ignore_index=True).sort_values("step", kind="stable").reset_index(drop=True)
+    frame["wall_time"] = np.nan
+    return frame
+
+
+def in_file_order(*frames: pd.DataFrame) -> pd.DataFrame:
+    """Train and eval rows as one log_history holds them: by step, train entry before eval entry."""
+    return pd.concat(frames, ignore_index=True).sort_values("step", kind="stable").reset_index(drop=True)
+
+
+def healthy(n: int, seed: int, every: int = 10) -> dict[str, pd.Series]:
+    st = steps(n, every)
+    return metrics(st, loss=decaying_loss(n, seed), grad_norm=noisy_grad_norm(n, seed + 100),
+                   learning_rate=linear_lr(n))
+
+
+def kinds(findings: list[Finding]) -> list[str]:
+    return [f.kind for f in findings]
+
+
+# ---------------------------------------------------------------- healthy runs: silence
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_noisy_healthy_run_gives_no_finding_at_all(seed):
+    assert analyze_metrics(healthy(400, seed), TH) == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_noisy_but_stable_grad_norm_is_not_a_spike_storm(seed):
+    n = 3000
+    st = steps(n)
+    # heavier noise than a real per-step grad_norm, on a slow downward drift
+    grad = noisy_grad_norm(n, seed, sigma=0.35) * np.linspace(3.0, 1.0, n)
+    assert detect_grad_norm_spikes(metrics(st, grad_norm=grad), TH) == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_per_step_batch_noise_on_the_loss_is_not_a_loss_spike(seed):
+    n = 3000
+    m = metrics(steps(n), loss=decaying_loss(n, seed, noise=0.12, tau=600))
+    assert detect_loss_spikes(m, TH) == []
+    assert detect_divergence(m, TH) == []
+
+
+# ---------------------------------------------------------------- non-finite metrics
+
+def test_nan_grad_norm_that_never_recovers_is_an_error_from_the_planted_step():
+    n, nan_at = 60, 41
+    st = steps(n, 10)
+    grad = noisy_grad_norm(n, 1)
+    grad[nan_at:] = NAN
+    found = detect_nonfinite_metrics(metrics(st, loss=decaying_loss(n, 1), grad_norm=grad), TH)
+    assert len(found) == 1
+    f = found[0]
+    assert (f.kind, f.severity, f.metric, f.step) == ("nonfinite_metric", "error", "grad_norm", st[nan_at])
+    assert f.evidence["last_finite"] == grad[nan_at - 1]
+    assert f.evidence["last_finite_step"] == st[nan_at - 1]
+    assert f.evidence["n_nonfinite"] == n - nan_at
+    assert f.message == (f"grad_norm is NaN from step {st[nan_at]} on "
+                         f"(last finite {fmt(grad[nan_at - 1])} at step {st[nan_at - 1]}).")
+
+
+def test_a_nonfinite_loss_that_comes_back_is_a_warning_with_its_recovery_step():
+    n, bad = 80, 30
+    st = steps(n, 5)
+    loss = decaying_loss(n, 2)
+    loss[bad] = math.inf
+    found = detect_nonfinite_metrics(metrics(st, loss=loss, grad_norm=noisy_grad_norm(n, 2)), TH)
+    assert [(f.metric, f.severity, f.step) for f in found] == [("loss", "warning", st[bad])]
+    assert found[0].evidence["recovered_at"] == st[bad + 1]
+    assert found[0].evidence["value"] == math.inf
+
+
+def test_eval_entries_at_their_own_steps_are_not_read_as_nan_gaps():
+    # train logs every 10 steps, eval every 25: the wide view has NaN loss at 25, 75, ...
+    n = 30
+    train = metrics(steps(n, 10), loss=decaying_loss(n, 3), grad_norm=noisy_grad_norm(n, 3))
+    eval_steps = np.arange(25, 301, 25)
+    evals = metrics(eval_steps, eval_loss=decaying_loss(len(eval_steps), 4, end=1.0))
+    rows = in_file_order(long_rows(train), long_rows(evals))
+    timeline = build_timeline([LogRecords("trainer_state.json", "trainer_state", rows, mtime=0.0)])
+    assert timeline.wide()["loss"].isna().any()  # the trap: gaps are NaN in the wide view
+    assert run_all(timeline, TH) == []
+
+
+def test_eval_loss_nan_is_found_at_the_first_eval_that_went_nan():
+    eval_steps = np.arange(50, 501, 50)
+    values = decaying_loss(len(eval_steps), 5)
+    values[6:] = NAN  # eval at step 350 on
+    found = detect_nonfinite_metrics(metrics(eval_steps, eval_loss=values), TH)
+    assert [(f.metric, f.step, f.severity) for f in found] == [("eval_loss", 350, "error")]
+
+
+# ---------------------------------------------------------------- masked NaN, zero loss, memorization
+
+def hf_nan_run(n: int, nan_at: int, every: int = 5, seed: int = 7) -> tuple[np.ndarray, dict[str, pd.Series]]:
+    """HF logging after a NaN from position nan_at: the window it starts in still averages finite
+    losses, every later window is all NaN so the filter logs 0.0 (alternating -0.0 to check zero)."""
+    st = steps(n, every)
+    loss, grad = decaying_loss(n, seed), noisy_grad_norm(n, seed)
+    grad[nan_at:] = NAN
+    loss[nan_at + 1:] = [0.0 if i % 2 else -0.0 for i in range(n - nan_at - 1)]
+    return st, metrics(st, loss=loss, grad_norm=grad, learning_rate=linear_lr(n))
+
+
+def test_loss_zero_next_to_nan_grad_norm_is_a_masked_nan_to_the_end():
+    st, m = hf_nan_run(60, 20)
+    found = detect_masked_nan_loss(m, TH)
+    assert len(found) == 1
+    f = found[0]
+    assert (f.kind, f.severity, f.step, f.end_step) == ("masked_nan_loss", "error", st[21], st[-1])
+    assert f.evidence["n_points"] == 60 - 21
+    assert f.evidence["last_real_loss_step"] == st[20]  # the partial window's finite average
+
+
+def test_masked_nan_that_ends_is_a_warning():
+    st, m = hf_nan_run(60, 20)
+    m["loss"].iloc[40:] = 0.5
+    m["grad_norm"].iloc[40:] = 1.0
+    found = detect_masked_nan_loss(m, TH)
+    assert [(f.severity, f.step, f.end_step) for f in found] == [("warning", st[21], st[39])]
+
+
+def test_zero_loss_with_zero_grad_norm_is_no_learning_signal_not_a_masked_nan():
+    n = 50
+    st = steps(n, 10)
+    m = metrics(st, loss=np.zeros(n), grad_norm=np.zeros(n), learning_rate=linear_lr(n))
+    assert detect_masked_nan_loss(m, TH) == []
+    found = detect_loss_collapse(m, TH)
+    assert [(f.kind, f.severity, f.step) for f in found] == [("no_learning_signal", "error", st[0])]
+
+
+def test_a_rounded_tiny_loss_on_a_small_dataset_is_memorization_not_nan():
+    n = 70
+    st = steps(n)
+    i = np.arange(n)
+    loss = np.round(2.0 * np.exp(-i / 5.0), 4)  # a 4.x Trainer rounds to 4 decimals: reaches 0.0
+    grad = 0.5 * np.exp(-i / 20.0)
+    m = metrics(st, loss=loss, grad_norm=grad, learning_rate=linear_lr(n))
+    assert (loss == 0.0).any()
+    first_low = int(np.argmax(loss <= TH.collapse_abs))
+    found = analyze_metrics(m, TH)
+    assert [(f.kind, f.severity, f.step) for f in found] == [("memorization", "info", st[first_low])]
+    assert status_of(found) == "healthy"
+
+
+def test_early_collapse_after_a_grad_norm_jump_is_linked_to_the_jump():
+    # INCIDENTS.md case 5: grad_norm jumps to thousands in the first steps, then grad_norm and loss go to 0.
+    n = 40
+    st = steps(n)
+    grad = np.array([1.1, 1.3, 3500.0, 4200.0] + [0.0] * (n - 4))
+    loss = np.array([2.1, 2.0, 2.3, 1.9] + [0.0] * (n - 4))
+    found = analyze_metrics(metrics(st, loss=loss, grad_norm=grad, learning_rate=linear_lr(n)), TH)
+    by_kind = {f.kind: f for f in found}
+    collapse, spike = by_kind["loss_collapse"], by_kind["grad_norm_spike"]
+    assert (collapse.step, collapse.severity, collapse.evidence["early"]) == (st[4], "error", True)
+    assert collapse.evidence["grad_norm_zero"] is True
+    assert (spike.step, spike.severity) == (st[2], "error")
+    assert collapse.caused_by == spike.key
+    assert first_incident_of(found) == spike
+    assert status_of(found) == "broken"
+
+
+def test_a_sudden_late_collapse_with_a_finite_grad_norm_is_a_collapse_not_memorization():
+    n, at = 150, 100
+    st = steps(n, 10)
+    loss = decaying_loss(n, 8)
+    loss[at:] = 2e-4 * np.exp(np.random.default_rng(8).normal(0, 0.1, n - at))
+    grad = noisy_grad_norm(n, 8)
+    grad[at:] *= 0.01
+    found = detect_loss_collapse(metrics(st, loss=loss, grad_norm=grad), TH)
+    assert [(f.kind, f.severity, f.step) for f in found] == [("loss_collapse", "error", st[at])]
+    assert found[0].evidence["early"] is False and found[0].evidence["sudden"] is True
+
+
+def test_a_collapse_the_loss_comes_back_from_is_a_warning():
+    n, at = 150, 100
+    st = steps(n, 10)
+    loss = decaying_loss(n, 9)
+    loss[at:at + 5] = 0.0
+    grad = noisy_grad_norm(n, 9)
+    grad[at:at + 5] = 0.0
+    found = detect_loss_collapse(metrics(st, loss=loss, grad_norm=grad), TH)
+    assert [(f.kind, f.severity, f.step, f.end_step) for f in found] == [("loss_collapse", "warning", st[at], st[at + 4])]
+
+
+def test_preference_and_rl_logs_are_not_judged_for_collapse_or_loss_spikes():
+    n = 200
+    st = steps(n)
+    rng = np.random.default_rng(10)
+    loss = rng.normal(0, 1e-7, n)  # GRPO: loss ~0 by design, exact zeros included
+    loss[::7] = 0.0
+    grad = noisy_grad_norm(n, 10, level=0.08)
+    grad[::7] = 0.0
+    m = metrics(st, loss=loss, grad_norm=grad, **{"rewards/format_reward/mean": rng.uniform(0, 2, n)})
+    assert detect_loss_collapse(m, TH) == []
+    assert detect_loss_spikes(m, TH) == []
+    assert detect_divergence(m, TH) == []
+    dpo = metrics(st, loss=0.69 * np.exp(-np.arange(n) / 20), **{"rewards/chosen": rng.normal(0, 1, n)})
+    assert detect_loss_collapse(dpo, TH) == []
+
+
+# ---------------------------------------------------------------- grad_norm spikes
+
+def test_a_recovering_grad_norm_spike_is_a_warning_with_its_factor_and_recovery():
+    n, at = 200, 120
+    st = steps(n, 10)
+    grad = noisy_grad_norm(n, 11, sigma=0.2)
+    baseline = float(np.median(grad[at - TH.spike_window:at]))
+    grad[at] = 30 * baseline
+    found = detect_grad_norm_spikes(metrics(st, grad_norm=grad), TH)
+    assert len(found) == 1
+    f = found[0]
+    assert (f.step, f.severity) == (st[at], "warning")
+    assert f.evidence["baseline"] == pytest.approx(baseline)
+    assert f.evidence["factor"] == pytest.approx(30.0)
+    assert (f.evidence["recovered"], f.evidence["recovered_at"]) == (True, st[at + 1])
+
+
+def test_close_spikes_are_one_storm_named_by_the_largest():
+    n = 300
+    st = steps(n)
+    grad = noisy_grad_norm(n, 12, sigma=0.2)
+    planted = {100: 20.0, 115: 60.0, 130: 25.0, 145: 15.0}
+    for pos, mult in planted.items():
+        grad[pos] = mult * float(np.median(grad[pos - TH.spike_window:pos]))
+    found = detect_grad_norm_spikes(metrics(st, grad_norm=grad), TH)
+    assert len(found) == 1
+    f = found[0]
+    assert f.evidence["storm"] is True and f.evidence["n_spikes"] == 4
+    assert f.step == st[100] and f.evidence["peak_step"] == st[115]
+    assert f.evidence["spike_steps"] == [int(st[p]) for p in planted]
+
+
+def test_a_spike_right_before_nan_is_an_error_and_the_root_of_the_chain():
+    n, at, nan_at = 120, 80, 83
+    st = steps(n, 5)
+    loss, grad = decaying_loss(n, 13), noisy_grad_norm(n, 13, sigma=0.2)
+    grad[at] = 40 * float(np.median(grad[at - TH.spike_window:at]))
+    grad[at + 1:nan_at] *= 8
+    grad[nan_at:] = NAN
+    loss[nan_at + 1:] = 0.0
+    found = analyze_metrics(metrics(st, loss=loss, grad_norm=grad, learning_rate=linear_lr(n)), TH)
+    spike = next(f for f in found if f.kind == "grad_norm_spike")
+    nan = next(f for f in found if f.kind == "nonfinite_metric")
+    masked = next(f for f in found if f.kind == "masked_nan_loss")
+    assert (spike.step, spike.severity) == (st[at], "error")
+    assert (nan.step, nan.caused_by) == (st[nan_at], spike.key)
+    assert (masked.step, masked.caused_by) == (st[nan_at + 1], nan.key)
+    assert first_incident_of(found) == spike
+
+
+def test_a_spike_long_before_a_nan_it_recovered_from_is_not_its_cause():
+    n, at, nan_at = 200, 40, 150
+    st = steps(n, 5)
+    grad = noisy_grad_norm(n, 14, sigma=0.2)
+    grad[at] = 40 * float(np.median(grad[at - TH.spike_window:at]))
+    grad[nan_at:] = NAN
+    found = analyze_metrics(metrics(st, loss=decaying_loss(n, 14), grad_norm=grad), TH)
+    spike = next(f for f in found if f.kind == "grad_norm_spike")
+    nan = next(f for f in found if f.kind == "nonfinite_metric")
+    assert spike.severity == "warning" and nan.caused_by is None
+    assert first_incident_of(found) == nan
+
+
+# ---------------------------------------------------------------- loss spikes and divergence
+
+def test_a_planted_loss_spike_is_found_and_recovers():
+    n, at = 300, 150
+    st = steps(n, 10)
+    loss = decaying_loss(n, 15)
+    baseline = float(np.median(loss[at - TH.spike_window:at]))
+    loss[at] = 5 * baseline
+    found = detect_loss_spikes(metrics(st, loss=loss, learning_rate=linear_lr(n)), TH)
+    assert [(f.kind, f.severity, f.step) for f in found] == [("loss_spike", "warning", st[at])]
+    assert found[0].evidence["factor"] == pytest.approx(5.0)
+    assert found[0].evidence["recovered_at"] == st[at + 1]
+
+
+def test_a_loss_jump_at_a_learning_rate_restart_is_a_new_phase_not_an_incident():
+    n, at = 200, 100
+    st = steps(n)
+    loss = np.concatenate([decaying_loss(at, 16, start=2.0, end=0.05), decaying_loss(n - at, 17, start=3.0)])
+    # phase 1 decays to 0 at its last step, phase 2 warms up again; the end of phase 2 is no restart
+    lr = np.concatenate([linear_lr(at), linear_lr(n - at)])
+    m = metrics(st, loss=loss, learning_rate=lr)
+    assert lr_restart_steps(m) == [st[at - 1]]
+    found = detect_loss_spikes(m, TH)
+    assert [(f.severity, f.step, f.evidence["lr_restart"]) for f in found] == [("info", st[at], st[at - 1])]
+    assert detect_divergence(m, TH) == []
+
+
+def test_a_loss_that_rises_and_stays_up_to_the_end_diverges():
+    n, at = 160, 100
+    st = steps(n, 10)
+    rng = np.random.default_rng(18)
+    loss = np.where(np.arange(n) < at, 1.0, 4.0) * np.exp(rng.normal(0, 0.02, n))
+    found = detect_divergence(metrics(st, loss=loss), TH)
+    assert [(f.kind, f.severity, f.step, f.end_step) for f in found] == [("divergence", "error", st[at], st[-1])]
+
+
+def test_a_jump_the_loss_comes_back_down_from_is_not_a_divergence():
+    n, at = 200, 100
+    st = steps(n, 10)
+    rng = np.random.default_rng(19)
+    i = np.arange(n)
+    level = np.where(i < at, 1.0, 1.0 + 3.0 * np.exp(-(i - at) / 15.0))
+    loss = level * np.exp(rng.normal(0, 0.02, n))
+    assert detect_divergence(metrics(st, loss=loss), TH) == []
+
+
+# ---------------------------------------------------------------- DeepSpeed overflow
+
+def overflow_metrics(overflow_steps: list[int], start_scale: float = 65536.0) -> dict[str, pd.Series]:
+    st = np.asarray(overflow_steps, dtype="int64")
+    scale = start_scale / 2.0 ** np.arange(1, len(st) + 1)
+    return metrics(st, overflow=np.ones(len(st)), loss_scale=scale)
+
+
+def test_a_loss_scale_falling_to_its_floor_is_an_error():
+    ov = list(range(100, 120))  # halving from 65536 each step: 1.0 after 16 overflows (step 115)
+    found = detect_loss_scale_overflow(overflow_metrics(ov), TH)
+    assert [(f.severity, f.step, f.evidence["floor_step"]) for f in found] == [("error", 100, 115)]
+
+
+def test_consecutive_overflows_without_reaching_the_floor_are_a_storm_warning():
+    ov = [10, 11] + list(range(500, 506))
+    found = detect_loss_scale_overflow(overflow_metrics(ov), TH)
+    assert [(f.severity, f.step, f.evidence["longest_run"]) for f in found] == [("warning", 500, 6)]
+
+
+def test_a_few_isolated_overflows_are_normal_dynamic_scaling():
+    found = detect_loss_scale_overflow(overflow_metrics([1, 2, 1000, 2000]), TH)
+    assert [(f.severity, f.step) for f in found] == [("info", 1)]
+    assert detect_loss_scale_overflow(healthy(50, 0), TH) == []
+
+
+# ---------------------------------------------------------------- skipped optimizer steps
+
+def test_an_isolated_nan_grad_norm_with_a_stalled_lr_is_a_skipped_step_not_a_broken_run():
+    n, at = 200, 150
+    st = steps(n)
+    m = healthy(n, 20, every=1)
+    m["grad_norm"].iloc[at] = math.inf
+    m["learning_rate"].iloc[at] = m["learning_rate"].iloc[at - 1]  # the scheduler did not step
+    found = analyze_metrics(m, TH)
+    assert [(f.kind, f.severity, f.step) for f in found] == [("skipped_steps", "warning", st[at])]
+    assert found[0].evidence["lr_stalled"] == [True]
+    assert status_of(found) == "warning"
+
+
+def test_skipped_steps_right_after_the_start_are_the_scaler_calibrating():
+    m = healthy(100, 21, every=1)
+    m["grad_norm"].iloc[[0, 1, 5]] = NAN
+    found = analyze_metrics(m, TH)
+    assert [(f.kind, f.severity, f.evidence["steps"]) for f in found] == [("skipped_steps", "info", [1, 2, 6])]
+    assert status_of(found) == "healthy"
+
+
+def test_with_logging_every_ten_steps_one_skip_leaves_the_lr_nine_tenths_of_the_way():
+    per_step = linear_lr(1000, peak=1e-4, warmup=10)
+    logged = np.arange(10, 1001, 10)
+    lr = per_step[logged - 1].copy()
+    lr[50] = per_step[logged[50] - 2]  # one skipped scheduler step in the window ending at step 510
+    m = metrics(logged, learning_rate=lr)
+    assert lr_stalled(m, int(logged[50])) is True
+    assert lr_stalled(m, int(logged[60])) is False
+
+
+def test_nan_grad_norm_to_the_end_is_not_a_skipped_step():
+    n = 100
+    m = healthy(n, 22, every=1)
+    m["grad_norm"].iloc[90:] = NAN
+    assert detect_skipped_steps(m, TH) == []
+    assert [f.severity for f in detect_nonfinite_metrics(m, TH)] == ["error"]
+
+
+# ---------------------------------------------------------------- verdict and first incident
+
+def finding(kind, severity, step, abandoned=False, caused_by=None):
+    return Finding(kind, severity, step, f"{kind} at {step}.", abandoned=abandoned, caused_by=caused_by)
+
+
+def test_status_counts_standing_errors_as_broken_and_ignores_info():
+    assert status_of([]) == "healthy"
+    assert status_of([finding("memorization", "info", 5)]) == "healthy"
+    assert status_of([finding("skipped_steps", "warning", 5)]) == "warning"
+    assert status_of([finding("nonfinite_metric", "error", 5)]) == "broken"
+    assert status_of([finding("nonfinite_metric", "warning", 5, abandoned=True)]) == "warning"
+
+
+def test_first_incident_walks_back_the_chain_and_prefers_standing_findings():
+    spike = finding("grad_norm_spike", "error", 40)
+    nan = finding("nonfinite_metric", "error", 50, caused_by=spike.key)
+    masked = finding("masked_nan_loss", "error", 55, caused_by=nan.key)
+    early_warning = finding("loss_spike", "warning", 10)
+    old = finding("nonfinite_metric", "warning", 5, abandoned=True)
+    assert first_incident_of([old, early_warning, masked, nan, spike]) == spike
+    assert first_incident_of([old, early_warning]) == early_warning
+    assert first_incident_of([old, finding("memorization", "info", 1)]) == old
+    assert first_incident_of([finding("memorization", "info", 1)]) is None
+
+
+def test_a_nan_run_logged_like_hf_gives_the_chain_from_the_first_nan_step():
+    # logging every 5, eval every 50 at the same steps as train logs; NaN injected at step 52
+    n = 40
+    st = steps(n, 5)
+    _, m = hf_nan_run(n, 10)  # grad NaN from step 55, loss finite at 55, 0.0 from 60
+    eval_steps = np.arange(50, 201, 50)
+    evals = decaying_loss(len(eval_steps), 23, end=1.0)
+    evals[1:] = NAN  # eval at 100 on
+    rows = in_file_order(long_rows(m), long_rows(metrics(eval_steps, eval_loss=evals)))
+    found = run_all(build_timeline([LogRecords("trainer_state.json", "trainer_state", rows, mtime=0.0)]), TH)
+    by = {(f.kind, f.metric): f for f in found}
+    root = by[("nonfinite_metric", "grad_norm")]
+    assert (root.step, root.severity) == (st[10], "error") == (55, "error")
+    assert by[("masked_nan_loss", "loss")].step == 60 and by[("masked_nan_loss", "loss")].caused_by == root.key
+    assert by[("nonfinite_metric", "eval_loss")].step == 100
+    assert by[("nonfinite_metric", "eval_loss")].caused_by == root.key
+    assert status_of(found) == "broken" and first_incident_of(found) == root
+
+
+def test_an_incident_in_an_attempt_a_resume_threw_away_is_only_a_warning():
+    def tb(step_list, loss, grad, wall0):
+        m = metrics(np.asarray(step_list), loss=loss, grad_norm=grad)
+        rows = long_rows(m)
+        rows["wall_time"] = wall0 + rows["step"].to_numpy(dtype="float64")
+        return rows
+    first = tb(range(10, 80, 10), [3, 2.5, 2, 1.8, 1.7, 0.0, 0.0], [1, 1.1, 0.9, 1, NAN, NAN, NAN], 1000.0)
+    second = tb(range(50, 110, 10), [1.7, 1.6, 1.5, 1.4, 1.3, 1.2], [1, 0.9, 1.1, 1, 0.95, 1.05], 5000.0)
+    timeline = build_timeline([LogRecords("runs/a/ev", "tensorboard", first), LogRecords("runs/b/ev", "tensorboard", second)])
+    found = run_all(timeline, TH)
+    assert found and all(f.abandoned for f in found)
+    nan = next(f for f in found if f.kind == "nonfinite_metric")
+    assert (nan.step, nan.severity, nan.metric) == (50, "warning", "grad_norm")
+    assert "threw away" in nan.message
+    masked = next(f for f in found if f.kind == "masked_nan_loss")
+    assert masked.caused_by == nan.key and masked.severity == "warning"
+    assert status_of(found) == "warning"
+    assert first_incident_of(found) == nan
+
+
+def test_metrics_from_rows_keeps_only_logged_points_and_their_nan():
+    rows = pd.DataFrame({"step": [10, 20, 20, 25], "metric": ["loss", "loss", "grad_norm", "eval_loss"],
+                         "value": [1.0, NAN, 2.0, 0.5]})
+    m = metrics_from_rows(rows)
+    assert list(m["loss"].index) == [10, 20] and math.isnan(m["loss"].loc[20])
+    assert list(m["eval_loss"].index) == [25]
+
+
+def test_a_jump_over_the_factor_but_within_a_wide_spread_is_not_a_spike():
+    # batches of very different sizes: grad_norm spread evenly over [0.05, 2.0], no tail of its own
+    n, at = 200, 120
+    st = steps(n)
+    rng = np.random.default_rng(24)
+    grad = np.concatenate([rng.permutation(np.linspace(0.05, 2.0, 20)) for _ in range(n // 20)])
+    window = grad[at - TH.spike_window:at]
+    median = float(np.median(window))
+    spread = 1.4826 * float(np.median(np.abs(window - median)))
+    wide_jump = median + 7.0 * spread          # under the robust z of 8 ...
+    assert wide_jump > TH.spike_factor * median  # ... though over the factor of 5
+    grad[at] = wide_jump
+    assert detect_grad_norm_spikes(metrics(st, grad_norm=grad), TH) == []
+    grad[at] = median + 20.0 * spread          # over both: a spike
+    assert [f.step for f in detect_grad_norm_spikes(metrics(st, grad_norm=grad), TH)] == [st[at]]
