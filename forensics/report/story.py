@@ -50,24 +50,31 @@ class Story:
         verdict: the status as a word for people ("Broken").
         headline: one sentence: the verdict and the first thing that went wrong.
         answers: the four answers, in INCIDENTS.md order.
+        next_step: one sentence: where to look next or what to do.
     """
 
     status: str
     verdict: str
     headline: str
     answers: tuple[Answer, ...] = field(default_factory=tuple)
+    next_step: str = ""
 
     def to_dict(self) -> dict:
         return {"status": self.status, "verdict": self.verdict, "headline": self.headline,
-                "answers": [a.to_dict() for a in self.answers]}
+                "answers": [a.to_dict() for a in self.answers], "next_step": self.next_step}
+
+    def sections(self) -> list[tuple[str, list[str]]]:
+        """(numbered question, lines) per answer: paragraphs, then bullets prefixed with "- "."""
+        return [(f"{i}. {a.question}", list(a.paragraphs) + [f"- {b}" for b in a.bullets])
+                for i, a in enumerate(self.answers, 1)]
 
     def to_text(self) -> str:
         """The story as plain text lines (what a terminal shows)."""
         lines = [f"{self.verdict}: {self.headline}"]
-        for i, answer in enumerate(self.answers, 1):
-            lines += ["", f"{i}. {answer.question}"]
-            lines += [f"   {p}" for p in answer.paragraphs]
-            lines += [f"   - {b}" for b in answer.bullets]
+        for title, body in self.sections():
+            lines += ["", title] + [f"   {line}" for line in body]
+        if self.next_step:
+            lines += ["", self.next_step]
         return "\n".join(lines)
 
 
@@ -87,7 +94,8 @@ def build_story(analysis) -> Story:
         _answer_cause(analysis),
     )
     verdict = VERDICTS.get(analysis.status, analysis.status.capitalize())
-    return Story(status=analysis.status, verdict=verdict, headline=_headline(analysis), answers=answers)
+    return Story(status=analysis.status, verdict=verdict, headline=_headline(analysis), answers=answers,
+                 next_step=_next_step(analysis))
 
 
 def _headline(analysis) -> str:
@@ -97,6 +105,23 @@ def _headline(analysis) -> str:
             return "Nothing went wrong in the logs or checkpoints that were read."
         return "Something looks off, but no single first incident was found."
     return f"First sign of trouble at step {first.step}: {first.message}"
+
+
+def _next_step(analysis) -> str:
+    """What to do now: the top cause's change, where to resume from, or which steps to look at."""
+    first, last_good = analysis.first_incident, analysis.last_good_checkpoint
+    if analysis.status == "healthy" and first is None:
+        return "Nothing to do."
+    parts = []
+    if analysis.causes:
+        parts.append(analysis.causes[0].suggestion.rstrip("."))
+    if analysis.first_bad_checkpoint is not None and last_good is not None:
+        parts.append(f"resume from {last_good.name} (step {last_good.step}), not from a later checkpoint")
+    if not parts and first is not None:
+        parts.append(f"look at the steps around {first.step} (the report's zoomed plot shows them)")
+    if not parts:
+        parts.append("read the findings one by one")
+    return "Next: " + "; ".join(parts) + "."
 
 
 def _answer_health(analysis) -> Answer:
@@ -124,11 +149,13 @@ def incident_chain(findings: list[Finding], first: Finding | None) -> list[Findi
     """
     if first is None:
         return []
-    linked_keys, chain = {first.key}, []
-    for f in findings:  # findings are sorted by step, so a cause comes before its effects
-        if f is not first and f.caused_by in linked_keys:
-            chain.append(f)
-            linked_keys.add(f.key)
+    # Follow links until nothing new joins: at one step an effect may sort before its cause.
+    linked_keys, grew = {first.key}, True
+    while grew:
+        new = {f.key for f in findings if f.caused_by in linked_keys} - linked_keys
+        linked_keys |= new
+        grew = bool(new)
+    chain = [f for f in findings if f is not first and f.key in linked_keys and f.key != first.key]
     if chain:
         return chain
     return [f for f in findings if f is not first and not f.abandoned and f.severity != "info"
@@ -234,3 +261,16 @@ def _runs(indices: list[int]) -> list[str]:
             runs.append(str(start) if start == prev else f"{start}-{prev}")
             start = cur
     return runs
+
+
+def elide(name: str, limit: int = 28) -> str:
+    """`name` cut to `limit` characters with an ellipsis in the middle (the tail holds the step or index).
+
+    >>> elide("checkpoint-with-a-very-long-name-12000", 20)
+    'checkpoi…-name-12000'
+    """
+    name = str(name)
+    if len(name) <= limit:
+        return name
+    tail = (limit - 1) * 3 // 5
+    return name[:limit - 1 - tail] + "…" + name[-tail:]

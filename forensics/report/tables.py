@@ -1,0 +1,131 @@
+"""The report's tables as lists of plain string rows (the template only lays them out).
+
+Every value here may come from a run's files; the template escapes it (autoescape), so these
+functions only choose and format, never add markup.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from .story import block_ranges, natural_key
+
+MAX_ROWS = 1000      # findings / checkpoints / skipped rows shown; more are counted, not listed
+WORST_TENSORS = 25
+MAX_CHANGES = 50
+
+
+def fmt(value: Any) -> str:
+    """A cell: numbers short (NaN/Inf spelled out), None as empty, lists joined."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Inf" if value > 0 else "-Inf"
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(fmt(v) for v in value)
+    if hasattr(value, "item"):  # numpy scalars
+        return fmt(value.item())
+    return str(value)
+
+
+def finding_rows(findings) -> list[dict[str, str]]:
+    return [{"step": fmt(f.step) + (f"-{f.end_step}" if f.end_step not in (None, f.step) else ""),
+             "severity": f.severity, "kind": f.kind, "metric": fmt(f.metric), "message": f.message,
+             "abandoned": fmt(f.abandoned), "caused_by": fmt(f.caused_by)}
+            for f in findings[:MAX_ROWS]]
+
+
+def checkpoint_rows(checkpoints) -> list[dict[str, str]]:
+    return [{"name": c.name, "step": fmt(c.step), "status": c.status,
+             "blocks": block_ranges(c.nonfinite_blocks) if c.nonfinite_blocks else "",
+             "tensors": fmt(len(c.nonfinite_tensors)) if c.nonfinite_tensors else "",
+             "scan": "full" if c.full_scan else "quick", "reason": fmt(c.reason), "path": str(c.ref.path)}
+            for c in checkpoints[:MAX_ROWS]]
+
+
+def skipped_rows(skipped) -> list[dict[str, str]]:
+    return [{"path": s.path, "reason": s.reason} for s in skipped[:MAX_ROWS]]
+
+
+WORST_COLUMNS = ["name", "block", "dtype", "shape", "n_nan", "n_inf", "absmax", "fp16_headroom"]
+
+
+def worst_tensor_rows(ckpt) -> list[dict[str, str]]:
+    """The first bad checkpoint's worst tensors: most NaN/Inf first, then largest absmax."""
+    if ckpt is None:
+        return []
+    if ckpt.stats is None or not len(ckpt.stats):
+        # A quick check names the bad tensors only.
+        return [{"name": name} for name in sorted(ckpt.nonfinite_tensors, key=natural_key)[:WORST_TENSORS]]
+    stats = ckpt.stats
+    bad = stats["n_nan"].fillna(0) + stats["n_inf"].fillna(0)
+    order = stats.assign(_bad=bad, _abs=stats["absmax"].fillna(-math.inf)).sort_values(
+        ["_bad", "_abs"], ascending=False, kind="stable")
+    cols = [c for c in WORST_COLUMNS if c in stats.columns]
+    return [{c: fmt(row[c]) for c in cols} for _, row in order.head(WORST_TENSORS).iterrows()]
+
+
+def layout_rows(layout) -> list[dict[str, str]]:
+    """The files read, by kind (paths relative to the run folder where they lie inside it)."""
+    if layout is None:
+        return []
+    kinds = ["trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "text_logs",
+             "config_files", "weight_files"]
+    rows = []
+    for kind in kinds:
+        for path in getattr(layout, kind, [])[:MAX_ROWS]:
+            rows.append({"kind": kind.replace("_", " "), "path": _relative(path, layout.root)})
+    return rows
+
+
+def _relative(path, root) -> str:
+    try:
+        return str(path.relative_to(root))
+    except (ValueError, AttributeError):
+        return str(path)
+
+
+def change_rows(changes: pd.DataFrame | None) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a bisect changes table (largest change first, as given)."""
+    if changes is None or changes.empty:
+        return [], []
+    head = changes.head(MAX_CHANGES)
+    return [str(c) for c in head.columns], [[fmt(v) for v in row] for row in head.itertuples(index=False)]
+
+
+def damaged_by_block(ckpt, changes: pd.DataFrame | None = None) -> list[dict[str, str]]:
+    """The non-finite tensors of `ckpt` grouped by block: [{"block", "count", "tensors"}]."""
+    if ckpt is None or not ckpt.nonfinite_tensors:
+        return []
+    block_of = _known_blocks(ckpt, changes)
+    groups: dict[str, list[str]] = {}
+    for name in ckpt.nonfinite_tensors:
+        groups.setdefault(block_of.get(name) or _guess_block(name, ckpt.nonfinite_blocks), []).append(name)
+    return [{"block": b, "count": str(len(t)), "tensors": ", ".join(sorted(t, key=natural_key))}
+            for b, t in sorted(groups.items(), key=lambda kv: natural_key(kv[0]))]
+
+
+def _known_blocks(ckpt, changes) -> dict[str, str]:
+    """Tensor -> block from the scan stats or the changes table, where either names it."""
+    known: dict[str, str] = {}
+    for frame, name_col in ((changes, "tensor"), (ckpt.stats, "name")):
+        if frame is not None and len(frame) and {name_col, "block"} <= set(frame.columns):
+            for name, block in zip(frame[name_col], frame["block"]):
+                if isinstance(block, str) and block:
+                    known.setdefault(str(name), block)
+    return known
+
+
+def _guess_block(name: str, blocks) -> str:
+    for block in blocks:
+        if name.startswith(block + ".") or ("." + block + ".") in name:
+            return block
+    return "(outside blocks)"
