@@ -1,0 +1,55 @@
+"""Name the likely cause of a broken run from its own configuration, metrics and checkpoints.
+
+`infer_causes(...)` runs every rule (each a small function `rule(facts) -> Cause | None`) and
+returns the causes that fired, "likely" before "possible", and within a confidence in the
+order of RULES: settings that explain a whole class of failure (precision, quantization)
+first, then the learning rate, then where the damage is, then contributing settings.
+
+A run with no error-level finding and no bad checkpoint gets nothing above "possible".
+Without a readable config the rules that need it stay silent and the metric- and
+checkpoint-based ones still speak; `RunConfig.missing` says what was not there.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..checkpoints.types import CheckpointInfo
+from ..config import RunConfig, Thresholds
+from ..findings import Cause, Finding
+from ..timeline import Timeline
+from .damage import early_blocks, late_blocks, masked_nan_loss, zero_loss_zero_grad
+from .evidence import Facts
+from .optimization import clipping_cannot_help, lr_too_high, no_clipping, no_warmup
+from .precision import deepspeed_precision_conflict, fp16_overflow, qlora_double_quant
+
+RULES = (
+    deepspeed_precision_conflict,
+    qlora_double_quant,
+    fp16_overflow,
+    lr_too_high,
+    late_blocks,
+    early_blocks,
+    masked_nan_loss,
+    zero_loss_zero_grad,
+    no_warmup,
+    no_clipping,
+    clipping_cannot_help,
+)
+
+
+def infer_causes(config: RunConfig, timeline: Timeline, findings: list[Finding],
+                 checkpoints: list[CheckpointInfo], thresholds: Thresholds | None = None) -> list[Cause]:
+    """The causes the evidence supports, most confident first (see the module docstring).
+
+    >>> infer_causes(RunConfig(), Timeline.empty(), [], [], Thresholds())
+    []
+    """
+    facts = Facts(config, timeline, list(findings), list(checkpoints), thresholds or Thresholds())
+    fired = [cause for rule in RULES if (cause := rule(facts)) is not None]
+    if not facts.broken:  # nothing broke: no cause can be more than a possibility
+        fired = [replace(c, confidence="possible") for c in fired]
+    order = {rule.__name__: i for i, rule in enumerate(RULES)}
+    return sorted(fired, key=lambda c: (c.confidence != "likely", order.get(c.cause, len(RULES))))
+
+
+__all__ = ["infer_causes", "RULES"]

@@ -1,0 +1,123 @@
+"""Cause rules read from where the damage is: which blocks went non-finite, and what a 0.0 loss means.
+
+Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
+"""
+from __future__ import annotations
+
+import math
+
+from ..findings import Cause
+from .evidence import (Facts, block_index, first_bad_checkpoint, is_embedding, last_good_before, masked_loss_steps,
+                       number_of_blocks, precision_sources, said, zero_loss_zero_grad_steps)
+
+
+def _damage(facts: Facts):
+    """(first bad checkpoint, damaged block indices, damaged non-block tensor names, n_blocks, why n) or None."""
+    bad = first_bad_checkpoint(facts)
+    if bad is None:
+        return None
+    names = list(bad.nonfinite_blocks) + list(bad.nonfinite_tensors)
+    indices = sorted({i for i in map(block_index, names) if i is not None})
+    others = sorted({n for n in bad.nonfinite_tensors if block_index(n) is None})
+    n_blocks, why = number_of_blocks(facts)
+    return bad, indices, others, n_blocks, why
+
+
+def _where(facts: Facts, bad) -> list[str]:
+    good = last_good_before(facts, bad)
+    sentence = f"first bad checkpoint {bad.name}" + (f" (step {bad.step})" if bad.step is not None else "")
+    return [sentence + (f"; last good {good.name} (step {good.step})" if good else "")]
+
+
+def late_blocks(facts: Facts) -> Cause | None:
+    """Non-finite weights only in the last `late_blocks_fraction` of the blocks (nothing before, no embeddings)."""
+    found = _damage(facts)
+    if found is None:
+        return None
+    bad, indices, others, n_blocks, why = found
+    if not indices or others or not n_blocks or len(indices) >= n_blocks:
+        return None
+    first_late = n_blocks - max(1, math.ceil(n_blocks * facts.thresholds.late_blocks_fraction))
+    if indices[0] < first_late:
+        return None
+    blocks = [b for b in bad.nonfinite_blocks if block_index(b) is not None] or [str(i) for i in indices]
+    evidence = _where(facts, bad) + [
+        f"non-finite values only in {', '.join(blocks)}: the last {len(indices)} of {n_blocks} blocks ({why})",
+        f"{len(bad.nonfinite_tensors)} non-finite tensor(s), e.g. {', '.join(bad.nonfinite_tensors[:3])}",
+    ]
+    return Cause(
+        cause="late_blocks", confidence="likely" if facts.broken else "possible", evidence=evidence,
+        suggestion=("The blocks next to the output took the largest updates: lower the learning rate (1e-5 to 5e-5), "
+                    "clip with max_grad_norm=1.0, add warm-up, and check labels and masks; resume from the last good "
+                    "checkpoint."),
+        title=f"Damage confined to the last blocks ({blocks[0]} to {blocks[-1]})",
+    )
+
+
+def early_blocks(facts: Facts) -> Cause | None:
+    """Non-finite weights only in the embeddings and/or the first `early_blocks_fraction` of the blocks."""
+    found = _damage(facts)
+    if found is None:
+        return None
+    bad, indices, others, n_blocks, why = found
+    embeddings = [n for n in others if is_embedding(n)]
+    if others != embeddings or not (indices or embeddings):
+        return None
+    if indices:
+        if not n_blocks or len(indices) >= n_blocks:
+            return None
+        last_early = max(1, math.ceil(n_blocks * facts.thresholds.early_blocks_fraction)) - 1
+        if indices[-1] > last_early:
+            return None
+    parts = ([f"embeddings ({', '.join(embeddings[:3])})"] if embeddings else []) + \
+            ([f"block(s) {', '.join(map(str, indices))} of {n_blocks} ({why})"] if indices else [])
+    return Cause(
+        cause="early_blocks", confidence="possible",
+        evidence=_where(facts, bad) + [f"non-finite values only in the {' and the first '.join(parts)}"],
+        suggestion=("Damage at the input side: check the tokenizer and input ids (tokens added without initialising "
+                    "their embeddings, ids past the vocabulary), the embedding learning rate, and fp16 overflow in "
+                    "the first layer."),
+        title="Damage in the embeddings / first blocks",
+    )
+
+
+def masked_nan_loss(facts: Facts) -> Cause | None:
+    """loss logged as exactly 0.0 next to a NaN grad_norm: HF's logging_nan_inf_filter hid a NaN loss."""
+    steps = masked_loss_steps(facts.timeline)
+    flagged = facts.of_kind("masked_nan_loss")
+    if not steps and not flagged:
+        return None
+    first = steps[0] if steps else flagged[0].step
+    evidence = [f"loss is logged as exactly 0.0 where grad_norm is NaN/Inf, from step {first}"
+                + (f" ({len(steps)} logged steps)" if steps else "")]
+    nan_filter = facts.config.get("logging_nan_inf_filter")
+    if nan_filter is not None:
+        evidence.append(said(facts.config, "logging_nan_inf_filter"))
+    evidence.append("with the filter on, a NaN step loss adds the running average (0 after each log) instead of "
+                    "itself, so a window of NaN losses logs 0.0: the loss was NaN, the model did not fit the data")
+    return Cause(
+        cause="masked_nan_loss", confidence="likely", evidence=evidence,
+        suggestion=(f"Read loss 0.0 from step {first} on as NaN: the run diverged there. Resume from a checkpoint "
+                    "before it; logging_nan_inf_filter=False makes the NaN visible in the log."),
+        title="loss 0.0 is a hidden NaN (logging_nan_inf_filter)",
+    )
+
+
+def zero_loss_zero_grad(facts: Facts) -> Cause | None:
+    """loss 0.0 with a finite grad_norm of 0.0: no learning signal (labels all masked?), not a NaN."""
+    steps = zero_loss_zero_grad_steps(facts.timeline)
+    flagged = facts.of_kind("no_learning_signal")
+    if not steps and not flagged:
+        return None
+    first = steps[0] if steps else flagged[0].step
+    evidence = [f"loss and grad_norm both exactly 0.0 from step {first}" + (f" ({len(steps)} logged steps)" if steps else "")]
+    fp16_ds = precision_sources(facts.config, "fp16") and any(k.startswith("ds.") for k in facts.config.values)
+    if fp16_ds:
+        evidence.append("under DeepSpeed fp16, grad_norm is also logged as 0.0 when every step overflowed (the norm "
+                        "is never computed), so this may be the overflow rather than the data")
+    return Cause(
+        cause="zero_loss_zero_grad", confidence="possible" if fp16_ds else "likely", evidence=evidence,
+        suggestion=("Check labels and masks: every label -100 (a chat template or completion-only collator that "
+                    "matched nothing, truncation cutting off all answers) gives no loss and no gradient."),
+        title="No learning signal: loss and grad_norm 0.0",
+    )

@@ -1,0 +1,158 @@
+"""Cause rules about numeric precision: FP16 overflow, DeepSpeed precision settings, QLoRA double quantization.
+
+Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
+"""
+from __future__ import annotations
+
+from ..findings import Cause
+from .evidence import Facts, fmt, masked_loss_steps, nonfinite_steps, precision_sources, said
+
+_FP32_NAMES = ("fp32", "float32", "torch.float32", "float", "fp32_comm")
+
+
+def fp16_overflow(facts: Facts) -> Cause | None:
+    """fp16 on, with loss-scale collapse, skipped steps, near-limit weights or non-finite values."""
+    on = precision_sources(facts.config, "fp16")
+    if not on or not facts.troubled:
+        return None
+    strong = _loss_scale_evidence(facts) + _near_limit_weights(facts)
+    nonfinite = _nonfinite_sentences(facts)
+    evidence = [f"fp16 mixed precision was on: {', '.join(on)}"] + strong + nonfinite
+    likely = facts.broken and bool(strong or nonfinite)
+    return Cause(
+        cause="fp16_overflow", confidence="likely" if likely else "possible", evidence=evidence,
+        suggestion=("Train in bf16 (bf16=True) where the hardware has it (Ampere or newer); otherwise fp32, or keep "
+                    "fp16 with SDPA/flash attention, a lower learning rate and max_grad_norm=1.0."),
+        title="FP16 overflow (range max 65504)",
+    )
+
+
+def _loss_scale_evidence(facts: Facts) -> list[str]:
+    t, out = facts.thresholds, []
+    overflows = facts.of_kind("loss_scale_overflow")
+    if overflows:
+        out.append(f"loss-scale overflows from step {overflows[0].step} ({len(overflows)} finding(s))")
+    skipped = facts.of_kind("skipped_steps")
+    if skipped:
+        out.append(f"optimizer steps skipped from step {skipped[0].step}")
+    scale = facts.series("loss_scale")
+    if len(scale.dropna()) and float(scale.min()) <= t.loss_scale_floor:
+        out.append(f"logged loss_scale fell to {fmt(scale.min())} (step {int(scale.idxmin())})")
+    state_scale = facts.config.get("state.loss_scale")
+    if isinstance(state_scale, (int, float)) and state_scale <= t.loss_scale_floor:
+        out.append(f"saved loss scale {said(facts.config, 'state.loss_scale')} is at the floor (it starts at 65536)")
+    skipped_steps = facts.config.get("state.skipped_steps")
+    if isinstance(skipped_steps, int) and skipped_steps > 0:
+        out.append(f"DeepSpeed skipped {skipped_steps} steps on overflow ({facts.config.source_of('state.skipped_steps')})")
+    for info in facts.checkpoints:
+        count = info.extra.get("skipped_steps")
+        if isinstance(count, int) and count > 0 and not isinstance(skipped_steps, int):
+            out.append(f"{info.name}: DeepSpeed skipped_steps={count}")
+            break
+    return out
+
+
+def _near_limit_weights(facts: Facts) -> list[str]:
+    t = facts.thresholds
+    limit = t.fp16_headroom_warn * t.fp16_max
+    for info in sorted(facts.checkpoints, key=lambda c: c.step if c.step is not None else -1):
+        stats = info.stats
+        if stats is None or "absmax" not in stats:
+            continue
+        near = stats[stats["absmax"].astype("float64") >= limit].sort_values("absmax", ascending=False)
+        if len(near):
+            names = ", ".join(f"{r['name']} ({fmt(r['absmax'])})" for _, r in near.head(3).iterrows())
+            return [f"{info.name}: {len(near)} tensor(s) with |w| at or above {fmt(limit)} "
+                    f"({t.fp16_headroom_warn:.0%} of the fp16 limit {fmt(t.fp16_max)}): {names}"]
+    return []
+
+
+def _nonfinite_sentences(facts: Facts) -> list[str]:
+    out = []
+    for metric in ("loss", "grad_norm"):
+        bad = nonfinite_steps(facts.series(metric))
+        if bad:
+            out.append(f"{metric} non-finite at {len(bad)} logged step(s) from step {bad[0]}")
+    masked = masked_loss_steps(facts.timeline)
+    if masked:
+        out.append(f"loss logged as 0.0 next to a non-finite grad_norm from step {masked[0]} (a masked NaN loss)")
+    if facts.of_kind("nonfinite_weights") or any(c.is_bad for c in facts.checkpoints):
+        out.append("checkpoint weights went non-finite")
+    return out
+
+
+def deepspeed_precision_conflict(facts: Facts) -> Cause | None:
+    """communication_data_type fp32 next to fp16/bf16 training, or fp16/bf16 settings that disagree."""
+    c = facts.config
+    if not any(k.startswith("ds.") for k in c.values):
+        return None
+    evidence = _comm_dtype_evidence(facts) + _mixed_flag_evidence(facts)
+    if not evidence:
+        return None
+    evidence += _early_trouble(facts)
+    return Cause(
+        cause="deepspeed_precision_conflict", confidence="likely" if facts.broken else "possible",
+        evidence=evidence,
+        suggestion=("Remove communication_data_type from the DeepSpeed config (let DeepSpeed pick it) and make "
+                    "fp16.enabled / bf16.enabled agree with the training arguments (\"auto\" does that)."),
+        title="DeepSpeed precision settings conflict",
+    )
+
+
+def _comm_dtype_evidence(facts: Facts) -> list[str]:
+    comm = facts.config.get("ds.communication_data_type")
+    if not isinstance(comm, str) or comm.lower() not in _FP32_NAMES:
+        return []
+    half = precision_sources(facts.config, "fp16") + precision_sources(facts.config, "bf16")
+    if not half:
+        return []
+    return [f"{said(facts.config, 'ds.communication_data_type')} while training in half precision: {', '.join(half)}"]
+
+
+def _mixed_flag_evidence(facts: Facts) -> list[str]:
+    c, out = facts.config, []
+    for kind in ("fp16", "bf16"):
+        args, ds = c.get(kind), c.get(f"ds.{kind}.enabled")
+        if isinstance(args, bool) and isinstance(ds, bool) and args != ds:
+            out.append(f"{said(c, kind)} but {said(c, f'ds.{kind}.enabled')}")
+    if c.get("ds.fp16.enabled") is True and c.get("ds.bf16.enabled") is True:
+        out.append("the DeepSpeed config enables both fp16 and bf16")
+    wants = [k for k in ("fp16", "bf16") if c.get(k) is True]
+    if wants and c.get("ds.fp16.enabled") in (None, False) and c.get("ds.bf16.enabled") in (None, False) \
+            and not out:
+        out.append(f"{said(c, wants[0])} but the DeepSpeed config enables neither fp16 nor bf16")
+    return out
+
+
+def _early_trouble(facts: Facts) -> list[str]:
+    out = []
+    spikes = facts.of_kind("grad_norm_spike")
+    if spikes:
+        peak = spikes[0].evidence.get("value")
+        out.append(f"grad_norm spiked at step {spikes[0].step}" + (f" to {fmt(peak)}" if peak is not None else ""))
+    collapses = facts.of_kind("loss_collapse", "no_learning_signal")
+    if collapses:
+        out.append(f"then the loss collapsed to 0 from step {collapses[0].step}")
+    return out
+
+
+def qlora_double_quant(facts: Facts) -> Cause | None:
+    """bitsandbytes 4-bit double quantization on, next to a non-finite grad_norm."""
+    c = facts.config
+    if c.get("quant.bnb_4bit_use_double_quant") is not True:
+        return None
+    bad = nonfinite_steps(facts.series("grad_norm"))
+    flagged = [f for f in facts.of_kind("nonfinite_metric", "masked_nan_loss") if f.metric in (None, "grad_norm", "loss")]
+    if not bad and not flagged:
+        return None
+    first = bad[0] if bad else flagged[0].step
+    evidence = [f"{said(c, 'quant.bnb_4bit_use_double_quant')}", f"grad_norm non-finite from step {first}"
+                + (f" ({len(bad)} logged steps)" if bad else "")]
+    evidence += [said(c, k) for k in ("quant.bnb_4bit_compute_dtype", "learning_rate", "max_grad_norm") if c.get(k) is not None]
+    return Cause(
+        cause="qlora_double_quant", confidence="likely" if facts.broken else "possible", evidence=evidence,
+        suggestion=("Turn double quantization off (bnb_4bit_use_double_quant=False; LLaMA-Factory double_quantization: "
+                    "false), lower the learning rate, keep gradient clipping on, or fine-tune a pre-quantized "
+                    "AWQ/GPTQ base instead."),
+        title="QLoRA double quantization with non-finite gradients",
+    )

@@ -1,0 +1,334 @@
+"""Readers of a run's configuration files, each returning flat `RunConfig` keys -> values.
+
+Key names (see `forensics.config.RunConfig`): TrainingArguments names as they are
+(`learning_rate`, `max_grad_norm`, `fp16`, ...), `ds.<dotted>` for DeepSpeed, `model.<key>`
+for config.json, `quant.<key>` for its quantization_config, `adapter.<key>` for
+adapter_config.json, `method` where a framework names it ("full", "lora", "qlora"), and
+`state.<key>` for counters saved beside a checkpoint (loss scale, skipped steps).
+
+Every reader raises UnreadableFile (never a json/pickle error) on bad input. Nothing here
+executes code: torch-pickled files go through the inert unpickler in `training_args`.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import UnreadableFile
+from .training_args import read_training_args, safe_unpickle_torch_file
+
+# config.json keys that other architectures spell differently (GPT-2: n_layer, n_embd).
+_MODEL_ALIASES = {"n_layer": "num_hidden_layers", "num_layers": "num_hidden_layers", "n_embd": "hidden_size",
+                  "d_model": "hidden_size", "n_head": "num_attention_heads", "n_inner": "intermediate_size"}
+
+
+def read_json_object(path) -> dict:
+    """A JSON file holding one object, as a dict (NaN/Infinity tokens allowed, as Python writes them)."""
+    try:
+        with open(path, "rb") as fh:
+            value = json.loads(fh.read().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UnreadableFile(path, "not UTF-8 text") from None
+    except json.JSONDecodeError as err:
+        raise UnreadableFile(path, f"invalid JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
+    if not isinstance(value, dict):
+        raise UnreadableFile(path, f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def flatten(prefix: str, value: dict) -> dict[str, Any]:
+    """Nested dicts as dotted keys under `prefix`: {"fp16": {"enabled": 1}} -> {"ds.fp16.enabled": 1}."""
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        dotted = f"{prefix}.{key}"
+        if isinstance(item, dict) and item:
+            out.update(flatten(dotted, item))
+        else:
+            out[dotted] = item
+    return out
+
+
+# --- Hugging Face: training_args.bin, config.json, adapter_config.json -----------------------
+
+def training_args_values(args: dict) -> dict[str, Any]:
+    """TrainingArguments fields (private ones left out) plus the resolved DeepSpeed config it holds."""
+    # Private fields are runtime state; `*_token` fields are secrets (HF masks them in the TB text too).
+    out = {k: _without_class(v) for k, v in args.items()
+           if not k.startswith("_") and not k.endswith("_token") and k not in ("hf_deepspeed_config", "deepspeed_plugin")}
+    ds = args.get("hf_deepspeed_config")
+    if isinstance(ds, dict) and isinstance(ds.get("config"), dict):
+        out.update(deepspeed_values(ds["config"]))
+    if isinstance(args.get("deepspeed"), dict):
+        out.update(deepspeed_values(args["deepspeed"]))
+    if "_n_gpu" in args:
+        out["n_gpu"] = args["_n_gpu"]
+    return out
+
+
+def _without_class(value: Any) -> Any:
+    """A pickled object's fields without the `__class__` name, so it compares equal to its JSON form."""
+    if isinstance(value, dict):
+        return {k: _without_class(v) for k, v in value.items() if k != "__class__"}
+    return value
+
+
+def read_training_args_values(path) -> dict[str, Any]:
+    """`training_args.bin` as RunConfig keys (see `training_args_values`)."""
+    return training_args_values(read_training_args(path))
+
+
+def model_config_values(config: dict) -> dict[str, Any]:
+    """config.json as `model.<key>` (scalars and short lists) and `quant.<key>` (its quantization_config)."""
+    out: dict[str, Any] = {}
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    for source in (text, config):  # top-level keys win over a VLM's text_config
+        for key, value in source.items():
+            if isinstance(value, (dict,)) or (isinstance(value, list) and len(value) > 8):
+                continue
+            out[f"model.{_MODEL_ALIASES.get(key, key)}"] = value
+            out[f"model.{key}"] = value
+    quant = config.get("quantization_config")
+    if isinstance(quant, dict):
+        out.update({f"quant.{k}": v for k, v in quant.items() if not k.startswith("_")})
+    return out
+
+
+def read_model_config(path) -> dict[str, Any]:
+    return model_config_values(read_json_object(path))
+
+
+def read_adapter_config(path) -> dict[str, Any]:
+    """adapter_config.json (PEFT) as `adapter.<key>`."""
+    config = read_json_object(path)
+    if "peft_type" not in config and "r" not in config:
+        raise UnreadableFile(path, "no peft_type or r: not a PEFT adapter_config.json")
+    return {f"adapter.{k}": v for k, v in config.items() if not isinstance(v, dict)}
+
+
+# --- DeepSpeed ---------------------------------------------------------------------------------
+
+def deepspeed_values(config: dict) -> dict[str, Any]:
+    """A DeepSpeed config as `ds.<dotted>` keys; the legacy `bfloat16` section is read as `bf16`."""
+    config = dict(config)
+    if "bfloat16" in config and "bf16" not in config:
+        config["bf16"] = config.pop("bfloat16")
+    return flatten("ds", config)
+
+
+def read_deepspeed_config(path) -> dict[str, Any]:
+    config = read_json_object(path)
+    if not _looks_like_deepspeed(config):
+        raise UnreadableFile(path, "none of the DeepSpeed keys (zero_optimization, fp16, bf16, "
+                                   "train_micro_batch_size_per_gpu, ...): not a DeepSpeed config")
+    return deepspeed_values(config)
+
+
+_DS_KEYS = {"zero_optimization", "fp16", "bf16", "bfloat16", "train_micro_batch_size_per_gpu", "train_batch_size",
+            "gradient_clipping", "communication_data_type", "gradient_accumulation_steps", "optimizer", "scheduler"}
+
+
+def _looks_like_deepspeed(config: dict) -> bool:
+    return bool(_DS_KEYS & set(config))
+
+
+def read_optim_states(path) -> dict[str, Any]:
+    """DeepSpeed `*optim_states.pt`: the embedded ds_config as `ds.*`, plus its loss scaler as `state.*`."""
+    content = safe_unpickle_torch_file(path)
+    if not isinstance(content, dict) or "optimizer_state_dict" not in content:
+        raise UnreadableFile(path, "no optimizer_state_dict: not a DeepSpeed optimizer states file")
+    out: dict[str, Any] = {}
+    if isinstance(content.get("ds_config"), dict):
+        out.update(deepspeed_values(content["ds_config"]))
+    if "ds_version" in content:
+        out["state.ds_version"] = content["ds_version"]
+    optim = content["optimizer_state_dict"]
+    if isinstance(optim, dict):
+        scaler = optim.get("loss_scaler")
+        if isinstance(scaler, dict) and _is_number(scaler.get("cur_scale")):
+            out["state.loss_scale"] = float(scaler["cur_scale"])
+        if isinstance(optim.get("overflow"), bool):
+            out["state.overflow"] = optim["overflow"]
+    return out
+
+
+def read_model_states(path) -> dict[str, Any]:
+    """DeepSpeed `*model_states.pt`: `state.skipped_steps` (fp16 overflow skips), `state.global_steps`."""
+    content = safe_unpickle_torch_file(path)
+    if not isinstance(content, dict) or not ({"skipped_steps", "global_steps"} & set(content)):
+        raise UnreadableFile(path, "no skipped_steps or global_steps: not a DeepSpeed model states file")
+    return {f"state.{k}": content[k] for k in ("skipped_steps", "global_steps", "global_samples")
+            if isinstance(content.get(k), int)}
+
+
+def read_scaler(path) -> dict[str, Any]:
+    """`scaler.pt` (torch GradScaler state_dict): `state.loss_scale` and its growth tracker."""
+    content = safe_unpickle_torch_file(path)
+    if not isinstance(content, dict) or not _is_number(content.get("scale")):
+        raise UnreadableFile(path, "no numeric 'scale': not a GradScaler state")
+    out = {"state.loss_scale": float(content["scale"])}
+    if _is_number(content.get("_growth_tracker")):
+        out["state.scaler_growth_tracker"] = int(content["_growth_tracker"])
+    return out
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# --- LLaMA-Factory training_args.yaml and ms-swift args.json ------------------------------------
+
+_SAME_NAMES = ("learning_rate", "lr_scheduler_type", "warmup_ratio", "warmup_steps", "max_grad_norm", "fp16", "bf16",
+               "optim", "gradient_accumulation_steps", "per_device_train_batch_size", "logging_steps", "weight_decay",
+               "num_train_epochs", "max_steps", "seed", "deepspeed", "logging_nan_inf_filter", "save_steps")
+
+
+def llamafactory_values(args: dict) -> dict[str, Any]:
+    """LLaMA-Factory arguments (training_args.yaml) as RunConfig keys, with its defaults made explicit."""
+    out = {k: args[k] for k in _SAME_NAMES if k in args}
+    out.update(_quantization(args.get("quantization_bit"), args.get("quantization_method", "bnb"),
+                             args.get("double_quantization", True)))  # LLaMA-Factory's default is True
+    if args.get("pure_bf16"):
+        out["bf16"] = True
+    for ours, theirs in (("adapter.r", "lora_rank"), ("adapter.lora_alpha", "lora_alpha"),
+                         ("model.name_or_path", "model_name_or_path")):
+        if theirs in args:
+            out[ours] = args[theirs]
+    method = _method(args.get("finetuning_type"), args.get("quantization_bit"))
+    if method:
+        out["method"] = method
+    return out
+
+
+def swift_values(args: dict) -> dict[str, Any]:
+    """ms-swift `args.json` (v2 names sft_type/dtype/quantization_bit, v3+ train_type/torch_dtype/quant_bits)."""
+    out = {k: args[k] for k in _SAME_NAMES if k in args and not isinstance(args[k], dict)}
+    bits = args.get("quant_bits", args.get("quantization_bit"))
+    out.update(_quantization(bits, args.get("quant_method", "bnb"), args.get("bnb_4bit_use_double_quant", True)))
+    if isinstance(args.get("deepspeed"), dict):
+        out.update(deepspeed_values(args["deepspeed"]))
+    dtype = args.get("torch_dtype", args.get("dtype"))
+    if dtype:
+        out["model.torch_dtype"] = dtype
+    for ours, theirs in (("adapter.r", "lora_rank"), ("adapter.lora_alpha", "lora_alpha"), ("model.name_or_path", "model")):
+        if theirs in args and not isinstance(args[theirs], dict):
+            out[ours] = args[theirs]
+    method = _method(args.get("train_type", args.get("sft_type")), bits)
+    if method:
+        out["method"] = method
+    return out
+
+
+def _quantization(bits: Any, method: Any, double_quant: Any) -> dict[str, Any]:
+    if bits in (None, "", 0, "None"):
+        return {}
+    bits = int(bits) if str(bits).isdigit() else bits
+    out = {"quant.bits": bits, "quant.quant_method": "bitsandbytes" if method in ("bnb", "bitsandbytes") else method,
+           "quant.load_in_4bit": bits == 4, "quant.load_in_8bit": bits == 8}
+    if bits == 4 and out["quant.quant_method"] == "bitsandbytes":
+        out["quant.bnb_4bit_use_double_quant"] = bool(double_quant)
+    return out
+
+
+def _method(kind: Any, bits: Any) -> str | None:
+    if not isinstance(kind, str):
+        return None
+    kind = kind.lower()
+    if kind == "full":
+        return "full"
+    if kind in ("lora", "qlora", "longlora", "adalora", "dora", "lora+", "loraplus", "pissa", "olora"):
+        return "qlora" if kind == "qlora" or bits not in (None, "", 0, "None") else "lora"
+    return kind
+
+
+def read_llamafactory_yaml(path) -> dict[str, Any]:
+    return llamafactory_values(read_flat_yaml(path))
+
+
+def read_swift_args(path) -> dict[str, Any]:
+    return swift_values(read_json_object(path))
+
+
+# --- the flat YAML LLaMA-Factory writes (yaml.dump of a dict of scalars) --------------------------
+
+_KEY_LINE = re.compile(r"^([A-Za-z_][\w.\-]*)\s*:(?:\s+(.*))?$")
+
+
+def read_flat_yaml(path) -> dict[str, Any]:
+    """A flat `key: value` YAML file (plus `- item` lists and one nested level) as a dict.
+
+    PyYAML is not a dependency; LLaMA-Factory's `training_args.yaml` is a `yaml.dump` of a
+    flat dict, which this reads exactly. Raises UnreadableFile on anything else.
+    """
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise UnreadableFile(path, "not UTF-8 text") from None
+    out: dict[str, Any] = {}
+    current: str | None = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = _strip_comment(raw).rstrip()
+        if not line.strip() or line.strip() == "---":
+            continue
+        if raw[0] in " \t-" and current is not None:
+            _add_nested(out, current, line.strip(), path, number)
+            continue
+        match = _KEY_LINE.match(line)
+        if not match:
+            raise UnreadableFile(path, f"line {number} is not 'key: value' YAML: {raw.strip()[:60]!r}")
+        current = match.group(1)
+        out[current] = None if match.group(2) is None else _scalar(match.group(2).strip())
+    return out
+
+
+def _add_nested(out: dict, key: str, line: str, path, number: int) -> None:
+    if line.startswith("- ") or line == "-":
+        if not isinstance(out.get(key), list):
+            out[key] = []
+        out[key].append(_scalar(line[1:].strip()))
+        return
+    match = _KEY_LINE.match(line)
+    if not match:
+        raise UnreadableFile(path, f"line {number} is not 'key: value' YAML: {line[:60]!r}")
+    if not isinstance(out.get(key), dict):
+        out[key] = {}
+    out[key][match.group(1)] = None if match.group(2) is None else _scalar(match.group(2).strip())
+
+
+def _strip_comment(line: str) -> str:
+    if line.lstrip().startswith("#"):
+        return ""
+    if "'" in line or '"' in line:
+        return line  # a quoted value may hold '#'; yaml.dump never adds comments anyway
+    return re.sub(r"\s+#.*$", "", line)
+
+
+_BOOLS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+
+
+def _scalar(text: str) -> Any:
+    """One YAML 1.1 plain or quoted scalar (PyYAML's resolution rules for the common cases)."""
+    if len(text) >= 2 and text[0] == text[-1] == "'":
+        return text[1:-1].replace("''", "'")
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return text[1:-1]
+    if text.startswith("[") and text.endswith("]"):
+        return [_scalar(t.strip()) for t in text[1:-1].split(",") if t.strip()]
+    lowered = text.lower()
+    if lowered in ("null", "~", ""):
+        return None
+    if lowered in _BOOLS:
+        return _BOOLS[lowered]
+    if lowered in (".inf", "+.inf", "-.inf", ".nan"):
+        return {".nan": math.nan, "-.inf": -math.inf}.get(lowered, math.inf)
+    for kind in (int, float):
+        try:
+            return kind(text.replace("_", ""))
+        except ValueError:
+            pass
+    return text

@@ -1,0 +1,294 @@
+"""Gather a run's configuration from every file that states it into one `RunConfig`.
+
+Sources, most authoritative first (`RunConfig.values[key]` keeps that order):
+training_args.bin (the run root, then the newest checkpoint first), the TensorBoard `args`
+text, LLaMA-Factory training_args.yaml and ms-swift args.json, DeepSpeed configs (embedded in
+`*optim_states.pt`, files in the run folder, the file named by the `deepspeed` argument when
+it exists), config.json and the TensorBoard `model_config` text, adapter_config.json. Counters
+saved beside checkpoints (`state.*`: loss scale, skipped steps) come from the newest file only.
+
+DeepSpeed "auto" values are resolved from the training arguments the way HF does
+(transformers/integrations/deepspeed.py `fill_match`). Derived facts: `method` ("full",
+"lora", "qlora") and `n_params` (see `_estimate_params`). What was looked for and not found
+or not readable goes to `RunConfig.missing`, one line per problem.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from ..config import RunConfig
+from ..errors import UnreadableFile
+from ..run import RunLayout
+from ..timeline import Timeline, step_from_name
+from . import config_files as cf
+
+_IGNORED = {"latest", "all_results.json", "train_results.json", "eval_results.json"}
+
+
+def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
+    """Read every configuration source of the run; bad files become `missing` lines, never errors."""
+    config = RunConfig()
+    by_kind = _config_files_by_kind(layout)
+    for path in by_kind["training_args"]:
+        _read_into(config, layout, path, cf.read_training_args_values)
+    _read_text(config, timeline, "args", cf.training_args_values)
+    for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("swift", cf.read_swift_args)):
+        for path in by_kind[kind]:
+            _read_into(config, layout, path, reader)
+    for path in by_kind["optim_states"]:
+        _read_into(config, layout, path, cf.read_optim_states)
+    for path in by_kind["deepspeed"] + _named_deepspeed_file(config, layout, by_kind["deepspeed"]):
+        _read_into(config, layout, path, cf.read_deepspeed_config)
+    for path in by_kind["model_config"]:
+        _read_into(config, layout, path, cf.read_model_config)
+    _read_text(config, timeline, "model_config", cf.model_config_values)
+    for path in by_kind["adapter"]:
+        _read_into(config, layout, path, cf.read_adapter_config)
+    for path in by_kind["scaler"] + by_kind["model_states"]:
+        _read_into(config, layout, path, _checkpoint_reader(path))
+    _derive_method(config, layout)
+    _derive_n_params(config, layout)
+    _note_absent_sources(config)
+    return config
+
+
+# --- which file is what, in which order ---------------------------------------------------------
+
+def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
+    kinds: dict[str, list[Path]] = {k: [] for k in ("training_args", "llamafactory", "swift", "optim_states", "deepspeed",
+                                                    "model_config", "adapter", "scaler", "model_states")}
+    for path in layout.config_files:
+        kind = _kind_of(path.name)
+        if kind:
+            kinds[kind].append(path)
+    kinds["model_states"] = [p for p in layout.weight_files if p.name.endswith("model_states.pt")]
+    for kind in kinds:
+        kinds[kind].sort(key=_newest_first)
+    # Counters describe the end of the run: only the newest file of each kind counts.
+    for kind in ("scaler", "model_states", "optim_states"):
+        kinds[kind] = kinds[kind][:1]
+    return kinds
+
+
+def _kind_of(name: str) -> str | None:
+    lowered = name.lower()
+    if name in _IGNORED:
+        return None
+    if name == "training_args.bin":
+        return "training_args"
+    if lowered in ("training_args.yaml", "training_args.yml"):
+        return "llamafactory"
+    if name == "args.json":
+        return "swift"
+    if name == "config.json":
+        return "model_config"
+    if name == "adapter_config.json":
+        return "adapter"
+    if name == "scaler.pt":
+        return "scaler"
+    if name.endswith("optim_states.pt"):
+        return "optim_states"
+    return "deepspeed" if lowered.endswith(".json") else None
+
+
+def _step_of(path: Path) -> int | None:
+    for part in reversed(path.parts[:-1]):
+        step = step_from_name(part)
+        if step is not None:
+            return step
+    return None
+
+
+def _newest_first(path: Path) -> tuple:
+    """The run root's own file first (the final save), then checkpoints from the newest step down."""
+    step = _step_of(path)
+    return (0, 0, str(path)) if step is None else (1, -step, str(path))
+
+
+def _checkpoint_reader(path: Path) -> Callable[[Path], dict]:
+    return cf.read_scaler if path.name == "scaler.pt" else cf.read_model_states
+
+
+# --- reading and recording ----------------------------------------------------------------------
+
+def _relative(layout: RunLayout, path: Path) -> str:
+    try:
+        return os.path.relpath(path, layout.root)
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+def _read_into(config: RunConfig, layout: RunLayout, path: Path, reader: Callable[[Path], dict]) -> None:
+    source = _relative(layout, path)
+    try:
+        values = reader(path)
+    except UnreadableFile as err:
+        config.missing.append(f"{source}: {err.reason}")
+        return
+    except OSError as err:
+        config.missing.append(f"{source}: {(err.strerror or str(err)).lower()}")
+        return
+    _record(config, values, source)
+
+
+def _read_text(config: RunConfig, timeline: Timeline, name: str, to_values: Callable[[dict], dict]) -> None:
+    text = next((t for k, t in timeline.texts.items() if k.split("/")[0] == name), None)
+    if text is None:
+        return
+    source = f"TensorBoard '{name}' text"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        config.missing.append(f"{source}: not JSON ({err.msg} at line {err.lineno})")
+        return
+    if not isinstance(value, dict):
+        config.missing.append(f"{source}: expected a JSON object")
+        return
+    _record(config, to_values(value), source)
+
+
+def _record(config: RunConfig, values: dict[str, Any], source: str) -> None:
+    for key, value in values.items():
+        if value == "auto" and key.startswith("ds."):
+            value, source_of_value = _resolve_auto(config, key, source)
+            if value == "auto" and key in config.values:
+                continue  # a resolved value (e.g. the ds_config embedded in the optimizer states) is known
+        else:
+            source_of_value = source
+        if not any(_same(value, seen.value) for seen in config.values.get(key, [])):
+            config.add(key, value, source_of_value)
+    if source not in config.sources:
+        config.sources.append(source)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return type(a) is type(b) and a == b or (_number(a) and _number(b) and a == b)
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+# HF fills these DeepSpeed "auto" values from TrainingArguments (integrations/deepspeed.py).
+_AUTO_FROM_ARGS: dict[str, Callable[[RunConfig], Any]] = {
+    "ds.gradient_clipping": lambda c: c.get("max_grad_norm"),
+    "ds.fp16.enabled": lambda c: _either(c, "fp16", "fp16_full_eval"),
+    "ds.bf16.enabled": lambda c: _either(c, "bf16", "bf16_full_eval"),
+    "ds.train_micro_batch_size_per_gpu": lambda c: c.get("per_device_train_batch_size"),
+    "ds.gradient_accumulation_steps": lambda c: c.get("gradient_accumulation_steps"),
+    "ds.optimizer.params.lr": lambda c: c.get("learning_rate"),
+    "ds.optimizer.params.eps": lambda c: c.get("adam_epsilon"),
+    "ds.optimizer.params.weight_decay": lambda c: c.get("weight_decay"),
+    "ds.scheduler.params.warmup_max_lr": lambda c: c.get("learning_rate"),
+}
+
+
+def _either(config: RunConfig, *keys: str) -> Any:
+    seen = [config.get(k) for k in keys if config.get(k) is not None]
+    return any(bool(v) for v in seen) if seen else None
+
+
+def _resolve_auto(config: RunConfig, key: str, source: str) -> tuple[Any, str]:
+    fill = _AUTO_FROM_ARGS.get(key)
+    value = fill(config) if fill else None
+    if value is None:
+        return "auto", source
+    return value, f"{source} ('auto', filled from the training arguments as HF does)"
+
+
+def _named_deepspeed_file(config: RunConfig, layout: RunLayout, found: list[Path]) -> list[Path]:
+    """The DeepSpeed config the `deepspeed` argument names, if it exists on this machine and was not read yet."""
+    named = config.get("deepspeed")
+    if not isinstance(named, str) or not named.strip():
+        return []
+    candidates = [Path(named).expanduser(), layout.root / named, layout.root / Path(named).name]
+    seen = {p.resolve() for p in found}
+    for candidate in candidates:
+        try:
+            if candidate.is_file():
+                return [] if candidate.resolve() in seen else [candidate]
+        except OSError:
+            continue
+    if not any(k.startswith("ds.") for k in config.values):
+        config.missing.append(f"DeepSpeed config {named!r} named by the 'deepspeed' argument "
+                              f"({config.source_of('deepspeed')}) was not found: DeepSpeed settings unknown")
+    return []
+
+
+# --- derived facts ------------------------------------------------------------------------------
+
+def _derive_method(config: RunConfig, layout: RunLayout) -> None:
+    """`method`: "qlora" (4-bit base + adapter), "lora" (adapter files or config), "full" (whole-model weights)."""
+    names = [p.name for p in layout.weight_files]
+    adapter_files = [n for n in names if n.startswith("adapter_model")]
+    full_files = [n for n in names if n.startswith(("model", "pytorch_model")) or n.endswith("model_states.pt")]
+    quant4 = config.get("quant.load_in_4bit") is True or config.get("quant.bits") == 4
+    if adapter_files or config.get("adapter.peft_type") or config.get("adapter.r"):
+        why = adapter_files[0] if adapter_files else "adapter_config.json"
+        method, source = ("qlora", f"derived: {why} with a 4-bit quantized base") if quant4 else ("lora", f"derived: {why}")
+    elif quant4:
+        method, source = "qlora", "derived: 4-bit quantization_config (a 4-bit base cannot be trained in full)"
+    elif full_files:
+        method, source = "full", f"derived: whole-model weights ({full_files[0]}) and no adapter"
+    else:
+        return
+    if config.get("method") is None:
+        config.add("method", method, source)
+    elif config.get("method") != method:
+        config.add("method", method, source)  # shows as a conflict: the framework said otherwise
+
+
+def _derive_n_params(config: RunConfig, layout: RunLayout) -> None:
+    for path in layout.weight_files:
+        if path.name.endswith(".safetensors.index.json"):
+            try:
+                total = cf.read_json_object(path).get("metadata", {}).get("total_parameters")
+            except (UnreadableFile, OSError):
+                continue
+            if isinstance(total, int) and total > 0:
+                config.add("n_params", total, f"{_relative(layout, path)} (metadata.total_parameters)")
+                return
+    estimate = _estimate_params(config)
+    if estimate:
+        config.add("n_params", estimate, f"estimate from {config.source_of('model.hidden_size')} "
+                                         "(hidden_size, num_hidden_layers, intermediate_size, vocab_size)")
+
+
+_UNGATED_MLP = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2", "bert", "t5"}
+
+
+def _estimate_params(config: RunConfig) -> int | None:
+    """Parameters of a decoder from its config, to within a few percent (norms and biases left out).
+
+    Per block: attention q and o (h*h each) plus k and v (h*kv_dim each, kv_dim = h*kv_heads/heads),
+    MLP 3*h*I for gated MLPs (Llama, Qwen2, Mistral), 2*h*I for GPT-style, 1.5*h*I for Qwen-1
+    (its intermediate_size counts both w1 and w2); plus V*h embeddings, doubled unless tied.
+    """
+    h, layers, vocab = (config.get(f"model.{k}") for k in ("hidden_size", "num_hidden_layers", "vocab_size"))
+    if not all(_number(v) and v > 0 for v in (h, layers, vocab)):
+        return None
+    inter = config.get("model.intermediate_size") or 4 * h
+    heads = config.get("model.num_attention_heads") or 1
+    kv_heads = config.get("model.num_key_value_heads") or heads
+    model_type = str(config.get("model.model_type", "")).lower()
+    attn = 2 * h * h + 2 * h * (h * kv_heads / heads)
+    mlp = 1.5 * h * inter if model_type == "qwen" else (2 if model_type in _UNGATED_MLP else 3) * h * inter
+    tied = config.get("model.tie_word_embeddings", model_type in ("gpt2",))
+    embed = vocab * h * (1 if tied else 2)
+    return int(layers * (attn + mlp) + embed)
+
+
+def _note_absent_sources(config: RunConfig) -> None:
+    args_keys = ("learning_rate", "max_grad_norm", "fp16", "bf16")
+    if not any(config.get(k) is not None for k in args_keys):
+        config.missing.append("no readable training_args.bin, TensorBoard 'args' text, LLaMA-Factory training_args.yaml "
+                              "or ms-swift args.json: learning rate, warm-up, clipping and precision settings unknown")
+    if not any(k.startswith("model.") for k in config.values):
+        config.missing.append("no readable config.json or TensorBoard 'model_config' text: "
+                              "model size, dtype and quantization unknown")

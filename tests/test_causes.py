@@ -1,0 +1,297 @@
+"""Each cause rule fires on its evidence and stays silent without it; infer_causes orders and caps them."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from forensics.causes import infer_causes
+from forensics.checkpoints.types import CheckpointInfo, CheckpointRef
+from forensics.config import RunConfig, Thresholds
+from forensics.findings import Finding
+from forensics.timeline import LogRecords, Timeline, build_timeline
+
+NAN = math.nan
+
+
+def timeline(**metrics: dict[int, float]) -> Timeline:
+    rows = [(step, metric, value) for metric, points in metrics.items() for step, value in points.items()]
+    rows.sort()
+    frame = pd.DataFrame({"step": pd.Series([r[0] for r in rows], dtype="int64"), "metric": [r[1] for r in rows],
+                          "value": pd.Series([r[2] for r in rows], dtype="float64"), "wall_time": NAN})
+    return build_timeline([LogRecords(source="trainer_state.json", format="trainer_state", frame=frame)])
+
+
+def config(**values) -> RunConfig:
+    c = RunConfig()
+    for key, value in values.items():
+        c.add(key.replace("__", "."), value, "training_args.bin")
+    return c
+
+
+def error(kind="nonfinite_metric", step=10, metric="grad_norm") -> Finding:
+    return Finding(kind=kind, severity="error", step=step, message=f"{kind} at {step}", metric=metric)
+
+
+def checkpoint(step, blocks=(), tensors=(), stats=None) -> CheckpointInfo:
+    ref = CheckpointRef(name=f"checkpoint-{step}", step=step, path=Path(f"/run/checkpoint-{step}"), files=())
+    return CheckpointInfo(ref=ref, status="nonfinite" if blocks or tensors else "ok",
+                          nonfinite_blocks=list(blocks), nonfinite_tensors=list(tensors), stats=stats)
+
+
+def causes(cfg=None, tl=None, findings=(), checkpoints=(), **overrides):
+    return infer_causes(cfg or RunConfig(), tl or Timeline.empty(), list(findings), list(checkpoints),
+                        Thresholds(**overrides))
+
+
+def by_id(found) -> dict:
+    return {c.cause: c for c in found}
+
+
+CONSTANT_LR = {s: 3e-4 for s in range(1, 21)}
+NAN_GRAD = timeline(learning_rate=CONSTANT_LR, loss={s: 2.0 if s < 10 else 0.0 for s in range(1, 21)},
+                    grad_norm={s: 1.0 if s < 10 else NAN for s in range(1, 21)})
+
+
+# --- learning rate --------------------------------------------------------------------------
+
+def test_lr_too_high_for_full_fine_tuning():
+    found = by_id(causes(config(learning_rate=3e-4, method="full"), NAN_GRAD, [error()]))
+    lr = found["lr_too_high"]
+    assert lr.confidence == "likely"
+    assert any("0.0003" in e for e in lr.evidence) and any("full fine-tuning" in e for e in lr.evidence)
+
+
+def test_lr_fine_for_full_fine_tuning_is_silent():
+    tl = timeline(learning_rate={1: 1e-5, 2: 1e-5}, grad_norm={1: 1.0, 2: NAN})
+    assert "lr_too_high" not in by_id(causes(config(learning_rate=1e-5, method="full"), tl, [error()]))
+
+
+@pytest.mark.parametrize("lr, fires", [(3e-4, False), (3e-3, True)])
+def test_lr_limit_for_lora(lr, fires):
+    found = by_id(causes(config(learning_rate=lr, method="lora"), NAN_GRAD, [error()]))
+    assert ("lr_too_high" in found) is fires
+
+
+def test_lr_unknown_method_is_only_possible():
+    found = by_id(causes(RunConfig(), NAN_GRAD, [error()]))
+    assert found["lr_too_high"].confidence == "possible"
+    assert any("method unknown" in e for e in found["lr_too_high"].evidence)
+
+
+def test_lr_without_trouble_is_silent():
+    healthy = timeline(learning_rate=CONSTANT_LR, loss={s: 2.0 - s / 100 for s in range(1, 21)})
+    assert causes(config(learning_rate=3e-4, method="full"), healthy) == []
+
+
+# --- warm-up and clipping -------------------------------------------------------------------
+
+def test_no_warmup_fires_on_a_flat_start():
+    found = by_id(causes(config(method="full"), NAN_GRAD, [error()]))
+    assert found["no_warmup"].confidence == "possible"
+    assert any("first logged step 1" in e for e in found["no_warmup"].evidence)
+
+
+def test_no_warmup_silent_on_a_ramp():
+    ramp = timeline(learning_rate={s: 3e-4 * min(1.0, s / 10) for s in range(1, 21)}, grad_norm={1: 1.0, 2: NAN})
+    assert "no_warmup" not in by_id(causes(RunConfig(), ramp, [error()]))
+
+
+def test_no_warmup_silent_when_configured():
+    assert "no_warmup" not in by_id(causes(config(warmup_steps=100), NAN_GRAD, [error()]))
+
+
+def test_no_clipping_fires():
+    found = by_id(causes(config(max_grad_norm=0.0), NAN_GRAD, [error()]))
+    assert "max_grad_norm=0" in found["no_clipping"].evidence[0]
+
+
+def test_clipping_on_is_silent_but_cannot_help_with_nan():
+    found = by_id(causes(config(max_grad_norm=1.0), NAN_GRAD, [error()]))
+    assert "no_clipping" not in found
+    assert "step 10" in found["clipping_cannot_help"].evidence[1]
+
+
+def test_clipping_cannot_help_silent_with_finite_gradients():
+    finite = timeline(grad_norm={1: 1.0, 2: 50.0}, loss={1: 2.0, 2: 9.0})
+    found = by_id(causes(config(max_grad_norm=1.0), finite, [error("loss_spike", 2, "loss")]))
+    assert "clipping_cannot_help" not in found
+
+
+def test_deepspeed_clipping_is_the_one_in_force():
+    cfg = config(max_grad_norm=1.0, ds__gradient_clipping=0.0)
+    assert "no_clipping" in by_id(causes(cfg, NAN_GRAD, [error()]))
+
+
+# --- precision ------------------------------------------------------------------------------
+
+def test_fp16_overflow_likely_with_scale_collapse():
+    cfg = config(fp16=True)
+    cfg.add("state.loss_scale", 1.0, "checkpoint-20/scaler.pt")
+    cause = by_id(causes(cfg, NAN_GRAD, [error()]))["fp16_overflow"]
+    assert cause.confidence == "likely"
+    assert any("checkpoint-20/scaler.pt" in e for e in cause.evidence)
+    assert "bf16" in cause.suggestion
+
+
+def test_fp16_overflow_names_near_limit_weights():
+    stats = pd.DataFrame({"name": ["model.layers.0.mlp.down_proj.weight", "model.norm.weight"],
+                          "absmax": [60000.0, 1.0]})
+    ck = checkpoint(10, stats=stats)
+    cause = by_id(causes(config(fp16=True), NAN_GRAD, [error()], [ck]))["fp16_overflow"]
+    assert any("model.layers.0.mlp.down_proj.weight" in e for e in cause.evidence)
+    assert not any("model.norm.weight" in e for e in cause.evidence)
+
+
+@pytest.mark.parametrize("cfg", [config(bf16=True), config(fp16=False), RunConfig()])
+def test_fp16_overflow_silent_without_fp16(cfg):
+    assert "fp16_overflow" not in by_id(causes(cfg, NAN_GRAD, [error()]))
+
+
+def test_deepspeed_fp32_communication_with_fp16():
+    cfg = config(fp16=True, ds__fp16__enabled=True, ds__communication_data_type="fp32")
+    spike = Finding("grad_norm_spike", "warning", 3, "spike", metric="grad_norm", evidence={"value": 3000.0})
+    collapse = Finding("loss_collapse", "error", 5, "collapse", metric="loss")
+    found = causes(cfg, timeline(loss={1: 2.0, 5: 0.0}, grad_norm={1: 1.0, 3: 3000.0, 5: 0.0}), [spike, collapse])
+    assert found[0].cause == "deepspeed_precision_conflict" and found[0].confidence == "likely"
+    assert any("communication_data_type='fp32'" in e for e in found[0].evidence)
+    assert any("step 3" in e for e in found[0].evidence)
+
+
+@pytest.mark.parametrize("cfg", [
+    config(fp16=True, ds__fp16__enabled=True),                          # no communication_data_type
+    config(ds__communication_data_type="fp32", ds__zero_optimization__stage=2),  # fp32 training: no conflict
+    config(fp16=True, ds__fp16__enabled=True, ds__communication_data_type="fp16"),
+])
+def test_deepspeed_conflict_silent(cfg):
+    assert "deepspeed_precision_conflict" not in by_id(causes(cfg, NAN_GRAD, [error()]))
+
+
+@pytest.mark.parametrize("cfg, phrase", [
+    (config(fp16=True, ds__fp16__enabled=False), "fp16=True"),
+    (config(ds__fp16__enabled=True, ds__bf16__enabled=True), "both fp16 and bf16"),
+    (config(bf16=True, ds__zero_optimization__stage=3), "enables neither"),
+])
+def test_deepspeed_mixed_flags(cfg, phrase):
+    cause = by_id(causes(cfg, NAN_GRAD, [error()]))["deepspeed_precision_conflict"]
+    assert any(phrase in e for e in cause.evidence)
+
+
+def test_qlora_double_quant_with_nan_grad_norm():
+    cfg = config(quant__bnb_4bit_use_double_quant=True, quant__load_in_4bit=True, method="qlora", learning_rate=2e-4)
+    found = causes(cfg, NAN_GRAD, [error()])
+    assert found[0].cause == "qlora_double_quant" and found[0].confidence == "likely"
+    assert any("step 10" in e for e in found[0].evidence)
+
+
+@pytest.mark.parametrize("dq, tl", [(False, NAN_GRAD), (True, timeline(grad_norm={1: 1.0, 2: 2.0}, loss={1: 2.0, 2: 9.0}))])
+def test_qlora_double_quant_silent(dq, tl):
+    cfg = config(quant__bnb_4bit_use_double_quant=dq, method="qlora")
+    assert "qlora_double_quant" not in by_id(causes(cfg, tl, [error("loss_spike", 2, "loss")]))
+
+
+# --- what a 0.0 loss means --------------------------------------------------------------------
+
+def test_masked_nan_loss_explained():
+    cause = by_id(causes(config(logging_nan_inf_filter=True), NAN_GRAD, [error()]))["masked_nan_loss"]
+    assert cause.confidence == "likely"
+    assert "from step 10 (11 logged steps)" in cause.evidence[0]
+    assert any("logging_nan_inf_filter=True" in e for e in cause.evidence)
+
+
+def test_zero_loss_with_zero_grad_points_at_labels():
+    tl = timeline(loss={1: 2.0, 2: 0.0, 3: 0.0}, grad_norm={1: 1.0, 2: 0.0, 3: 0.0})
+    found = by_id(causes(RunConfig(), tl, [error("no_learning_signal", 2, "loss")]))
+    assert "masked_nan_loss" not in found
+    assert found["zero_loss_zero_grad"].confidence == "likely" and "labels" in found["zero_loss_zero_grad"].suggestion
+
+
+def test_zero_loss_zero_grad_under_deepspeed_fp16_is_only_possible():
+    tl = timeline(loss={1: 2.0, 2: 0.0}, grad_norm={1: 1.0, 2: 0.0})
+    found = by_id(causes(config(fp16=True, ds__fp16__enabled=True), tl, [error("loss_collapse", 2, "loss")]))
+    assert found["zero_loss_zero_grad"].confidence == "possible"
+
+
+def test_zero_loss_silent_when_loss_is_real():
+    tl = timeline(loss={1: 2.0, 2: 1.5}, grad_norm={1: 1.0, 2: 0.9})
+    found = by_id(causes(RunConfig(), tl, [error("loss_spike", 2, "loss")]))
+    assert "masked_nan_loss" not in found and "zero_loss_zero_grad" not in found
+
+
+# --- where the damage is ----------------------------------------------------------------------
+
+QWEN1_LATE = [f"transformer.h.{i}" for i in (21, 22, 23)]
+
+
+def test_late_blocks_in_qwen1_names():
+    cfg = config(model__num_hidden_layers=24)
+    bad = checkpoint(200, QWEN1_LATE, [f"{b}.attn.c_attn.weight" for b in QWEN1_LATE])
+    cause = by_id(causes(cfg, Timeline.empty(), [], [checkpoint(100), bad]))["late_blocks"]
+    assert cause.confidence == "likely"
+    assert "transformer.h.21, transformer.h.22, transformer.h.23: the last 3 of 24 blocks" in cause.evidence[1]
+    assert "last good checkpoint-100" in cause.evidence[0]
+
+
+@pytest.mark.parametrize("blocks, tensors", [
+    (["model.layers.2", "model.layers.21"], []),                          # one early block too
+    (["model.layers.22"], ["model.embed_tokens.weight", "model.layers.22.mlp.up_proj.weight"]),  # embeddings too
+    ([f"model.layers.{i}" for i in range(24)], []),                       # everything
+])
+def test_late_blocks_silent(blocks, tensors):
+    found = by_id(causes(config(model__num_hidden_layers=24), Timeline.empty(), [], [checkpoint(10, blocks, tensors)]))
+    assert "late_blocks" not in found
+
+
+def test_late_blocks_counts_blocks_from_stats_without_config():
+    stats = pd.DataFrame({"name": [f"model.layers.{i}.mlp.up_proj.weight" for i in range(8)], "absmax": 1.0})
+    bad = checkpoint(10, ["model.layers.7"], ["model.layers.7.mlp.up_proj.weight"], stats=stats)
+    cause = by_id(causes(RunConfig(), Timeline.empty(), [], [bad]))["late_blocks"]
+    assert "the last 1 of 8 blocks" in cause.evidence[1]
+
+
+def test_embedding_and_first_block_damage_named():
+    bad = checkpoint(10, ["model.layers.0"], ["model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight"])
+    found = by_id(causes(config(model__num_hidden_layers=24), Timeline.empty(), [], [bad]))
+    assert "late_blocks" not in found
+    assert "embeddings (model.embed_tokens.weight)" in found["early_blocks"].evidence[1]
+
+
+def test_early_blocks_silent_in_the_middle():
+    bad = checkpoint(10, ["model.layers.12"], ["model.layers.12.mlp.up_proj.weight"])
+    assert "early_blocks" not in by_id(causes(config(model__num_hidden_layers=24), Timeline.empty(), [], [bad]))
+
+
+# --- ordering and caps ------------------------------------------------------------------------
+
+def test_likely_before_possible_and_rule_order():
+    cfg = config(learning_rate=3e-4, method="full", max_grad_norm=0.0, fp16=True, ds__fp16__enabled=True,
+                 ds__communication_data_type="fp32")
+    found = causes(cfg, NAN_GRAD, [error()])
+    ids = [c.cause for c in found]
+    assert ids[:3] == ["deepspeed_precision_conflict", "fp16_overflow", "lr_too_high"]
+    confidences = [c.confidence for c in found]
+    assert confidences == sorted(confidences, key=lambda c: c != "likely")
+
+
+def test_run_without_errors_gets_nothing_above_possible():
+    warning = Finding("grad_norm_spike", "warning", 5, "recovered spike", metric="grad_norm")
+    tl = timeline(learning_rate=CONSTANT_LR, grad_norm={s: 50.0 if s == 5 else 1.0 for s in range(1, 21)})
+    found = causes(config(learning_rate=3e-4, method="full", max_grad_norm=0.0), tl, [warning])
+    assert found and all(c.confidence == "possible" for c in found)
+
+
+def test_no_config_still_explains_metrics_and_checkpoints():
+    bad = checkpoint(20, ["model.layers.23"], ["model.layers.23.mlp.up_proj.weight"])
+    stats = pd.DataFrame({"name": [f"model.layers.{i}.mlp.up_proj.weight" for i in range(24)], "absmax": 1.0})
+    bad.stats = stats
+    found = by_id(causes(RunConfig(), NAN_GRAD, [error()], [bad]))
+    assert {"masked_nan_loss", "late_blocks", "lr_too_high"} <= set(found)
+    assert found["lr_too_high"].confidence == "possible"
+
+
+def test_causes_are_json_ready():
+    import json
+    found = causes(config(learning_rate=3e-4, method="full"), NAN_GRAD, [error()])
+    json.dumps([c.to_dict() for c in found])

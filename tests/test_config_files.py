@@ -1,0 +1,297 @@
+"""Configuration readers (config_files) and the RunConfig they feed (run_config), on files made by the real writers."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from forensics.errors import UnreadableFile
+from forensics.ingest import config_files as cf
+from forensics.ingest.run_config import read_run_config
+from forensics.run import discover
+from forensics.timeline import Timeline
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+
+def _tiny_qwen2_config(**extra):
+    return transformers.Qwen2Config(hidden_size=64, num_hidden_layers=3, intermediate_size=128, num_attention_heads=4,
+                                    num_key_value_heads=2, vocab_size=1000, **extra)
+
+
+def _training_args(**kw):
+    kw.setdefault("report_to", [])
+    return transformers.TrainingArguments(output_dir="/tmp/unused-forensics-out", **kw)
+
+
+# --- config.json / adapter_config.json ------------------------------------------------------------
+
+def test_model_config_with_quantization(tmp_path):
+    config = _tiny_qwen2_config()
+    config.quantization_config = transformers.BitsAndBytesConfig(
+        load_in_4bit=True, bnb_4bit_use_double_quant=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype="bfloat16")
+    config.save_pretrained(tmp_path)
+    values = cf.read_model_config(tmp_path / "config.json")
+    assert values["model.model_type"] == "qwen2"
+    assert values["model.num_hidden_layers"] == 3 and values["model.hidden_size"] == 64
+    assert values["quant.bnb_4bit_use_double_quant"] is True and values["quant.load_in_4bit"] is True
+    assert values["quant.quant_method"] == "bitsandbytes"
+
+
+def test_gpt2_names_map_to_common_keys(tmp_path):
+    transformers.GPT2Config(n_layer=5, n_embd=32, n_head=4, vocab_size=100).save_pretrained(tmp_path)
+    values = cf.read_model_config(tmp_path / "config.json")
+    assert values["model.num_hidden_layers"] == 5 and values["model.hidden_size"] == 32
+
+
+def test_adapter_config_from_peft(tmp_path):
+    peft = pytest.importorskip("peft")
+    peft.LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj"]).save_pretrained(tmp_path)
+    values = cf.read_adapter_config(tmp_path / "adapter_config.json")
+    assert values["adapter.peft_type"] == "LORA" and values["adapter.r"] == 8 and values["adapter.lora_alpha"] == 16
+
+
+@pytest.mark.parametrize("text, reason", [("{not json", "invalid JSON"), ("[1, 2]", "JSON object"),
+                                          ('{"hello": 1}', "PEFT")])
+def test_bad_adapter_config(tmp_path, text, reason):
+    path = tmp_path / "adapter_config.json"
+    path.write_text(text)
+    with pytest.raises(UnreadableFile, match=reason):
+        cf.read_adapter_config(path)
+
+
+# --- DeepSpeed ---------------------------------------------------------------------------------
+
+def test_deepspeed_config_flattened(tmp_path):
+    path = tmp_path / "ds_config.json"
+    path.write_text(json.dumps({"fp16": {"enabled": True, "loss_scale": 0}, "bfloat16": {"enabled": False},
+                                "communication_data_type": "fp32", "zero_optimization": {"stage": 2},
+                                "gradient_clipping": 1.0}))
+    values = cf.read_deepspeed_config(path)
+    assert values["ds.fp16.enabled"] is True and values["ds.fp16.loss_scale"] == 0
+    assert values["ds.bf16.enabled"] is False  # the legacy 'bfloat16' section
+    assert values["ds.communication_data_type"] == "fp32" and values["ds.zero_optimization.stage"] == 2
+
+
+def test_json_that_is_not_deepspeed(tmp_path):
+    path = tmp_path / "zero_shot_results.json"
+    path.write_text('{"accuracy": 0.5}')
+    with pytest.raises(UnreadableFile, match="not a DeepSpeed config"):
+        cf.read_deepspeed_config(path)
+
+
+class DynamicLossScaler:
+    """Stands in for deepspeed.runtime.fp16.loss_scaler.DynamicLossScaler (DeepSpeed is not installed)."""
+
+    def __init__(self, cur_scale):
+        self.cur_scale, self.cur_iter, self.last_overflow_iter = cur_scale, 40, 39
+
+
+def test_optim_states_embedded_config_and_scaler(tmp_path):
+    path = tmp_path / "zero_pp_rank_0_mp_rank_00_optim_states.pt"
+    ds_config = {"fp16": {"enabled": True}, "communication_data_type": "fp32", "train_micro_batch_size_per_gpu": 1}
+    torch.save({"optimizer_state_dict": {"loss_scaler": DynamicLossScaler(1.0), "overflow": True,
+                                         "base_optimizer_state": {"state": {0: {"exp_avg": torch.zeros(2)}}}},
+                "ds_config": ds_config, "ds_version": "0.14.0"}, path)
+    values = cf.read_optim_states(path)
+    assert values["ds.communication_data_type"] == "fp32" and values["ds.fp16.enabled"] is True
+    assert values["state.loss_scale"] == 1.0 and values["state.overflow"] is True
+    assert values["state.ds_version"] == "0.14.0"
+
+
+def test_model_states_skipped_steps(tmp_path):
+    path = tmp_path / "mp_rank_00_model_states.pt"
+    torch.save({"module": {"w": torch.zeros(2)}, "skipped_steps": 12, "global_steps": 30, "global_samples": 240}, path)
+    assert cf.read_model_states(path) == {"state.skipped_steps": 12, "state.global_steps": 30,
+                                          "state.global_samples": 240}
+
+
+def test_scaler_from_a_real_grad_scaler(tmp_path):
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 16)
+    param = torch.nn.Parameter(torch.ones(2))
+    optimizer = torch.optim.SGD([param], lr=0.1)
+    overflows = 3
+    for _ in range(overflows):
+        scaler.scale(param.sum()).backward()
+        param.grad.fill_(float("inf"))  # an overflowing gradient: the step is skipped, the scale halved
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+    torch.save(scaler.state_dict(), tmp_path / "scaler.pt")
+    assert cf.read_scaler(tmp_path / "scaler.pt")["state.loss_scale"] == 2.0 ** 16 / 2 ** overflows
+
+
+def test_scaler_without_scale_is_unreadable(tmp_path):
+    torch.save({"something": 1}, tmp_path / "scaler.pt")
+    with pytest.raises(UnreadableFile, match="scale"):
+        cf.read_scaler(tmp_path / "scaler.pt")
+
+
+# --- LLaMA-Factory and ms-swift -----------------------------------------------------------------
+
+LF_ARGS = {"stage": "sft", "do_train": True, "model_name_or_path": "Qwen/Qwen2-72B-Instruct", "finetuning_type": "lora",
+           "quantization_bit": 4, "lora_target": "all", "lora_rank": 8, "learning_rate": 5.0e-5,
+           "lr_scheduler_type": "cosine", "warmup_ratio": 0.1, "max_grad_norm": 1.0, "bf16": True,
+           "deepspeed": "cache/ds_z3_config.json", "report_to": "none", "template": "qwen",
+           "dataset": "alpaca_zh_demo,identity", "output_dir": "saves/Qwen2-72B/lora/train_2024", "val_size": 0.0,
+           "optim": "adamw_torch", "plot_loss": True, "include_num_input_tokens_seen": False, "eval_steps": None,
+           "modules": ["a", "b c"], "quoted": "a: b # not a comment"}
+
+
+def test_flat_yaml_reads_what_pyyaml_writes(tmp_path):
+    yaml = pytest.importorskip("yaml")
+    path = tmp_path / "training_args.yaml"
+    path.write_text(yaml.dump(LF_ARGS))
+    assert cf.read_flat_yaml(path) == yaml.safe_load(path.read_text())
+
+
+def test_llamafactory_values(tmp_path):
+    yaml = pytest.importorskip("yaml")
+    path = tmp_path / "training_args.yaml"
+    path.write_text(yaml.dump(LF_ARGS))
+    values = cf.read_llamafactory_yaml(path)
+    assert values["method"] == "qlora" and values["learning_rate"] == 5e-5 and values["max_grad_norm"] == 1.0
+    assert values["quant.bnb_4bit_use_double_quant"] is True  # LLaMA-Factory's default when not written
+    assert values["adapter.r"] == 8 and values["deepspeed"] == "cache/ds_z3_config.json"
+
+
+def test_llamafactory_double_quant_off_and_full():
+    values = cf.llamafactory_values({"finetuning_type": "full", "learning_rate": 1e-5})
+    assert values["method"] == "full" and "quant.bnb_4bit_use_double_quant" not in values
+    off = cf.llamafactory_values({"finetuning_type": "lora", "quantization_bit": 4, "double_quantization": False})
+    assert off["quant.bnb_4bit_use_double_quant"] is False and off["method"] == "qlora"
+
+
+def test_bad_yaml_is_unreadable(tmp_path):
+    path = tmp_path / "training_args.yaml"
+    path.write_text("learning_rate: 1e-4\nthis line has no colon\n")
+    with pytest.raises(UnreadableFile, match="line 2"):
+        cf.read_flat_yaml(path)
+
+
+def test_swift_args(tmp_path):
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps({"model": "Qwen/Qwen2.5-7B-Instruct", "train_type": "lora", "torch_dtype": "bfloat16",
+                                "quant_bits": 4, "quant_method": "bnb", "bnb_4bit_use_double_quant": True,
+                                "learning_rate": 1e-4, "max_grad_norm": 1.0, "warmup_ratio": 0.05, "lora_rank": 8,
+                                "deepspeed": {"zero_optimization": {"stage": 2}, "bf16": {"enabled": "auto"}}}))
+    values = cf.read_swift_args(path)
+    assert values["method"] == "qlora" and values["quant.bnb_4bit_use_double_quant"] is True
+    assert values["model.torch_dtype"] == "bfloat16" and values["ds.zero_optimization.stage"] == 2
+    assert values["learning_rate"] == 1e-4 and values["adapter.r"] == 8
+
+
+# --- read_run_config ------------------------------------------------------------------------------
+
+def _timeline_with_texts(**texts) -> Timeline:
+    timeline = Timeline.empty()
+    timeline.texts = dict(texts)
+    return timeline
+
+
+@pytest.fixture
+def ds_run(tmp_path):
+    """A run folder: training_args.bin naming ds_config.json (fp16/clipping 'auto', fp32 communication), config.json."""
+    args = _training_args(learning_rate=1e-5, fp16=True, max_grad_norm=1.0)
+    args.deepspeed = "ds_config.json"  # set after init: DeepSpeed is not installed here
+    torch.save(args, tmp_path / "training_args.bin")
+    (tmp_path / "checkpoint-2").mkdir()
+    torch.save(args, tmp_path / "checkpoint-2" / "training_args.bin")
+    (tmp_path / "ds_config.json").write_text(json.dumps({
+        "fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"}, "gradient_clipping": "auto",
+        "communication_data_type": "fp32", "zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": "auto"}))
+    _tiny_qwen2_config().save_pretrained(tmp_path)
+    (tmp_path / "trainer_state.json").write_text('{"log_history": []}')
+    return tmp_path
+
+
+def test_run_config_sources_and_auto(ds_run):
+    config = read_run_config(discover(ds_run), _timeline_with_texts())
+    assert config.get("learning_rate") == 1e-5 and config.source_of("learning_rate") == "training_args.bin"
+    assert config.get("ds.fp16.enabled") is True and "auto" in config.source_of("ds.fp16.enabled")
+    assert config.get("ds.bf16.enabled") is False
+    assert config.get("ds.gradient_clipping") == 1.0
+    assert config.get("ds.communication_data_type") == "fp32"
+    assert config.get("model.num_hidden_layers") == 3
+    assert len(config.values["learning_rate"]) == 1  # the checkpoint copy agrees and adds no second value
+    assert {"training_args.bin", "checkpoint-2/training_args.bin", "ds_config.json", "config.json"} <= set(config.sources)
+    assert config.missing == []
+    assert config.conflicts() == {}
+
+
+def test_run_config_shows_conflicts(ds_run):
+    tb_args = json.dumps({"learning_rate": 3e-4, "fp16": True})
+    config = read_run_config(discover(ds_run), _timeline_with_texts(args=tb_args))
+    conflict = config.conflicts()["learning_rate"]
+    assert [(v.value, v.source) for v in conflict] == [(1e-5, "training_args.bin"), (3e-4, "TensorBoard 'args' text")]
+
+
+def test_run_config_missing_evidence(tmp_path):
+    args = _training_args(learning_rate=1e-5)
+    args.deepspeed = "/nonexistent/ds_z3.json"
+    torch.save(args, tmp_path / "training_args.bin")
+    (tmp_path / "adapter_config.json").write_text("{broken")
+    config = read_run_config(discover(tmp_path), _timeline_with_texts(model_config="not json"))
+    text = "\n".join(config.missing)
+    assert "adapter_config.json: invalid JSON" in text
+    assert "'/nonexistent/ds_z3.json'" in text and "not found" in text
+    assert "TensorBoard 'model_config' text: not JSON" in text
+    assert "no readable config.json" in text
+
+
+def test_run_config_nothing_readable(tmp_path):
+    (tmp_path / "training_args.bin").write_bytes(b"garbage")
+    config = read_run_config(discover(tmp_path), _timeline_with_texts())
+    assert config.values == {}
+    assert any(line.startswith("training_args.bin: ") for line in config.missing)
+    assert any("learning rate, warm-up, clipping and precision settings unknown" in line for line in config.missing)
+
+
+def test_tensorboard_texts_are_read(tmp_path):
+    (tmp_path / "trainer_state.json").write_text('{"log_history": []}')
+    args = _training_args(learning_rate=2e-4, bf16=True, use_cpu=True)
+    model = _tiny_qwen2_config()
+    config = read_run_config(discover(tmp_path), _timeline_with_texts(args=args.to_json_string(),
+                                                                      model_config=model.to_json_string()))
+    assert config.get("learning_rate") == 2e-4 and config.get("bf16") is True
+    assert config.source_of("learning_rate") == "TensorBoard 'args' text"
+    assert config.get("model.model_type") == "qwen2"
+
+
+@pytest.mark.parametrize("files, method", [
+    (["adapter_model.safetensors"], "lora"),
+    (["model.safetensors"], "full"),
+    ([], None),
+])
+def test_method_from_weight_files(tmp_path, files, method):
+    (tmp_path / "trainer_state.json").write_text('{"log_history": []}')
+    for name in files:
+        (tmp_path / name).write_bytes(b"")
+    config = read_run_config(discover(tmp_path), _timeline_with_texts())
+    assert config.get("method") == method
+
+
+def test_method_qlora_from_quantized_model_config(tmp_path):
+    config = _tiny_qwen2_config()
+    config.quantization_config = transformers.BitsAndBytesConfig(load_in_4bit=True)
+    config.save_pretrained(tmp_path)
+    (tmp_path / "adapter_model.safetensors").write_bytes(b"")
+    assert read_run_config(discover(tmp_path), _timeline_with_texts()).get("method") == "qlora"
+
+
+def test_n_params_estimate_close_to_the_real_model(tmp_path):
+    config = _tiny_qwen2_config(tie_word_embeddings=False)
+    config.save_pretrained(tmp_path)
+    real = sum(p.numel() for p in transformers.Qwen2ForCausalLM(config).parameters())
+    estimate = read_run_config(discover(tmp_path), _timeline_with_texts()).get("n_params")
+    assert abs(estimate - real) / real < 0.03
+
+
+def test_n_params_from_the_shard_index(tmp_path):
+    model = transformers.Qwen2ForCausalLM(_tiny_qwen2_config())
+    model.save_pretrained(tmp_path, max_shard_size="100KB")
+    assert (tmp_path / "model.safetensors.index.json").exists()
+    config = read_run_config(discover(tmp_path), _timeline_with_texts())
+    assert config.get("n_params") == model.num_parameters()
+    assert "total_parameters" in config.source_of("n_params")
