@@ -271,7 +271,9 @@ def _mark_superseded(frame: pd.DataFrame, seg_rows: list[dict]) -> np.ndarray:
 def _drop_duplicate_points(frame: pd.DataFrame) -> pd.DataFrame:
     """Keep one row per (step, metric, float32 value): standing rows first, then the most precise source."""
     v32 = frame["value"].to_numpy(dtype="float64").astype("float32")
-    prio = frame["format"].map(FORMAT_PRIORITY).fillna(9).to_numpy()
+    # Map the few distinct formats, not every row (a per-row .map is most of the time at 1M rows).
+    codes, formats = pd.factorize(frame["format"])
+    prio = np.array([FORMAT_PRIORITY.get(f, 9) for f in formats], dtype="int64")[codes]
     keyed = frame.assign(_v32=v32, _prio=prio)
     keyed = keyed.sort_values(["abandoned", "_prio", "segment"], kind="stable", ascending=[True, True, False])
     keyed = keyed.drop_duplicates(["step", "metric", "_v32"], keep="first")

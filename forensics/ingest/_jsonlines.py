@@ -1,0 +1,121 @@
+"""Shared reading of JSON-lines training logs (LLaMA-Factory, ms-swift, generic JSONL).
+
+`parse_lines(path)` yields the objects of a .jsonl file; `records_frame(rows)` turns
+(step, {key: value}) pairs into the timeline's long frame. Rules shared by the three readers:
+
+* a cut last line (a run still being written) is dropped with a warning; a bad line in the
+  middle is skipped with a warning; a file with no valid line at all raises UnreadableFile;
+* numbers are metrics (bare `NaN`/`Infinity` tokens included, json.dumps writes them);
+  strings are metrics only when they are numbers ("0.5", "nan"); times like "0:09:01",
+  percentages like "12.50%", lists and objects are not.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..errors import UnreadableFile
+from ..timeline import canonical_metric, empty_frame
+
+MAX_STEP = 2 ** 62  # a step must fit the timeline's int64 column
+
+
+def parse_lines(path: Path) -> tuple[list[dict], list[str]]:
+    """The JSON objects of the file in order, and warnings about lines that were not."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise UnreadableFile(path, f"not UTF-8 text (byte {err.start}); not a JSON-lines log") from None
+    lines = text.splitlines()
+    objects: list[dict] = []
+    bad: list[int] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            bad.append(number)
+            continue
+        if isinstance(obj, dict):
+            objects.append(obj)
+        else:
+            bad.append(number)
+    if not objects:
+        raise UnreadableFile(path, "no JSON object on any line; not a JSON-lines log")
+    return objects, _warnings(bad, len(lines), text.endswith("\n"))
+
+
+def _warnings(bad: list[int], n_lines: int, ends_with_newline: bool) -> list[str]:
+    warnings = []
+    if bad and bad[-1] == n_lines and not ends_with_newline:
+        warnings.append(f"last line ({n_lines}) is cut (the run may still be writing); dropped")
+        bad = bad[:-1]
+    if bad:
+        shown = ", ".join(map(str, bad[:5])) + (" ..." if len(bad) > 5 else "")
+        warnings.append(f"{len(bad)} lines are not JSON objects (lines {shown}); skipped")
+    return warnings
+
+
+def as_number(value) -> float | None:
+    """A metric value: a JSON number, or a string holding one ("0", "nan", "2e-05"); else None."""
+    if type(value) is float or type(value) is int:
+        return float(value) if abs(value) < 2 ** 1023 or type(value) is float else math.copysign(math.inf, value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def records_frame(rows: Iterable[tuple[int, dict]], skip_keys: frozenset = frozenset()) -> pd.DataFrame:
+    """Long frame (step, metric, value, wall_time=NaN) of (step, entry) pairs, in order."""
+    steps: list[int] = []
+    metrics: list[str] = []
+    values: list[float] = []
+    names: dict[str, str] = {}
+    for step, entry in rows:
+        for key, raw in entry.items():
+            if key in skip_keys:
+                continue
+            value = as_number(raw)
+            if value is None:
+                continue
+            name = names.get(key)
+            if name is None:
+                name = names[key] = canonical_metric(key)
+            steps.append(step)
+            metrics.append(name)
+            values.append(value)
+    if not steps:
+        return empty_frame()
+    return pd.DataFrame({
+        "step": np.array(steps, dtype=np.int64),
+        "metric": np.array(metrics, dtype=object),
+        "value": np.array(values, dtype=np.float64),
+        "wall_time": np.full(len(steps), math.nan),
+    })
+
+
+def int_step(value) -> int | None:
+    """A step from a JSON value: an int, a whole float, or a numeric string; else None."""
+    if type(value) is int:
+        return value if abs(value) < MAX_STEP else None
+    number = as_number(value) if not isinstance(value, bool) else None
+    if number is not None and math.isfinite(number) and number == int(number) and abs(number) < MAX_STEP:
+        return int(number)
+    return None
+
+
+def step_of_fraction(value) -> tuple[int | None, int | None]:
+    """ms-swift's "10/100" -> (10, 100); anything else -> (None, None)."""
+    if isinstance(value, str) and "/" in value:
+        done, _, total = value.partition("/")
+        return int_step(done), int_step(total)
+    return int_step(value), None

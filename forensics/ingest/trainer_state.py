@@ -1,0 +1,137 @@
+"""Reader of Hugging Face `trainer_state.json` (TrainerState.save_to_json, FORMATS.md section 2).
+
+`read(path)` returns one LogRecords: one row per numeric key of every `log_history` entry
+(train entries, eval entries, the end-of-run summary whose `train_loss`/`train_runtime` keep
+their own names), in file order, steps from each entry's "step" (inferred from the order for very
+old files that lack it). `meta` holds the state's own fields (global_step, max_steps,
+logging_steps, eval_steps, save_steps, num_train_epochs, train_batch_size,
+best_model_checkpoint) where the file has them.
+
+The file is not strict JSON: HF writes bare `NaN`, `Infinity` and `-Infinity`, which Python's
+json module reads as floats; they are kept as they are.
+"""
+from __future__ import annotations
+
+import json
+import math
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import UnreadableFile
+from ..timeline import LogRecords, canonical_metric, empty_frame
+from . import file_mtime
+
+FORMAT = "trainer_state"
+META_KEYS = ("global_step", "max_steps", "logging_steps", "eval_steps", "save_steps", "num_train_epochs",
+             "train_batch_size", "best_model_checkpoint", "best_metric", "epoch")
+
+
+def read(path: Path) -> LogRecords:
+    """The log_history of one trainer_state.json as timeline rows (see the module docstring).
+
+    Raises UnreadableFile for a file that is not UTF-8 JSON (a cut tail included) or has no
+    `log_history` list.
+    """
+    path = Path(path)
+    state = _load(path)
+    history = state.get("log_history")
+    if history is None:
+        history = []
+    if not isinstance(history, list):
+        raise UnreadableFile(path, "'log_history' is not a list; not a trainer_state.json")
+    frame, meta = _history_frame(history, state.get("logging_steps"))
+    meta.update({k: state[k] for k in META_KEYS if k in state and _is_plain(state[k])})
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path))
+
+
+def _load(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            state = json.loads(fh.read().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UnreadableFile(path, "not UTF-8 text; not a trainer_state.json") from None
+    except json.JSONDecodeError as err:
+        raise UnreadableFile(path, f"invalid JSON at line {err.lineno} column {err.colno} "
+                                   f"({err.msg}); the file may be cut") from None
+    except RecursionError:
+        raise UnreadableFile(path, "JSON nested too deeply") from None
+    if not isinstance(state, dict):
+        raise UnreadableFile(path, "the JSON is not an object; not a trainer_state.json")
+    return state
+
+
+def _is_plain(value) -> bool:
+    return value is None or isinstance(value, (int, float, str))
+
+
+def _history_frame(history: list, logging_steps) -> tuple[pd.DataFrame, dict]:
+    """All entries at once: keys and values flattened in C (itertools), then numpy masks.
+
+    Per-entry Python work is what makes a 200k-entry history slow, so a Python loop runs only
+    for files whose entries lack "step" (very old ones).
+    """
+    meta: dict = {"entries": len(history)}
+    entries = [e for e in history if type(e) is dict]
+    if len(entries) != len(history):
+        meta["warnings"] = [f"{len(history) - len(entries)} log_history entries are not objects; skipped"]
+    if not entries:
+        return empty_frame(), meta
+    sizes = np.fromiter(map(len, entries), np.int64, len(entries))
+    keys = np.fromiter(chain.from_iterable(entries), object, int(sizes.sum()))
+    values = np.fromiter(chain.from_iterable(map(dict.values, entries)), object, len(keys))
+    types = np.fromiter(map(type, values), object, len(values))
+    numeric = (types == float) | (types == int)  # exact types: a bool is not a metric
+    key_code, key_names = pd.factorize(keys)
+    entry_of = np.repeat(np.arange(len(entries)), sizes)
+    is_step = numeric & (keys == "step")
+    steps, inferred = _entry_steps(entries, entry_of[is_step], _floats(values[is_step]), logging_steps)
+    if inferred:
+        meta["step_inferred"] = inferred
+    keep = numeric & (keys != "step")
+    names = np.array([canonical_metric(str(k)) for k in key_names], dtype=object)
+    frame = pd.DataFrame({
+        "step": steps[entry_of[keep]],
+        "metric": names[key_code[keep]],
+        "value": _floats(values[keep]),
+        "wall_time": np.full(int(keep.sum()), math.nan),
+    })
+    return frame, meta
+
+
+def _floats(values: np.ndarray) -> np.ndarray:
+    """An object array of Python ints and floats as float64 (an int too big for it becomes +-inf)."""
+    try:
+        return values.astype(np.float64)
+    except OverflowError:
+        return np.array([float(v) if abs(v) < 2 ** 1023 else math.copysign(math.inf, v) for v in values],
+                        dtype=np.float64)
+
+
+def _entry_steps(entries: list, with_step: np.ndarray, step_values: np.ndarray,
+                 logging_steps) -> tuple[np.ndarray, str]:
+    """Each entry's step: its own "step", else (very old files) inferred from the order.
+
+    An entry without a whole-number step comes one logging interval after the train entry
+    before it; an eval or summary entry shares the step of the entry before it.
+    """
+    steps = np.zeros(len(entries), dtype=np.int64)
+    known = np.zeros(len(entries), dtype=bool)
+    whole = np.isfinite(step_values) & (step_values == np.round(step_values)) & (np.abs(step_values) < 2.0 ** 62)
+    steps[with_step[whole]] = step_values[whole].astype(np.int64)
+    known[with_step[whole]] = True
+    if known.all():
+        return steps, ""
+    every = logging_steps if type(logging_steps) is int and 0 < logging_steps < 2 ** 31 else 1
+    last = 0
+    for i in np.flatnonzero(~known).tolist():
+        last = int(steps[i - 1]) if i else 0
+        steps[i] = last + every if _is_train_entry(entries[i]) or i == 0 else last
+    missing = int((~known).sum())
+    return steps, f"{missing} entries without 'step': position x logging_steps ({every})"
+
+
+def _is_train_entry(entry: dict) -> bool:
+    return "loss" in entry or not any(k.startswith(("eval_", "train_")) for k in entry)

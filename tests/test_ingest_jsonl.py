@@ -1,0 +1,114 @@
+"""LLaMA-Factory, ms-swift and generic JSON-lines readers, on lines built as their writers build them."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from forensics.errors import UnreadableFile
+from forensics.ingest import jsonl, llamafactory, swift
+
+
+def _values(frame, metric):
+    rows = frame[frame["metric"] == metric]
+    return rows["step"].tolist(), rows["value"].tolist()
+
+
+def _lf_line(step, total, loss=None, eval_loss=None, lr=None, epoch=0.0, lr_key="lr"):
+    """LogCallback.on_log of LLaMA-Factory (FORMATS.md section 7): None values dropped, json.dumps."""
+    logs = dict(current_steps=step, total_steps=total, loss=loss, eval_loss=eval_loss, predict_loss=None,
+                reward=None, accuracy=None, epoch=epoch, percentage=round(step / total * 100, 2),
+                elapsed_time="0:09:01", remaining_time="5:29:08")
+    logs[lr_key] = lr
+    return json.dumps({k: v for k, v in logs.items() if v is not None}) + "\n"
+
+
+def test_llamafactory_train_eval_and_final_lines(tmp_path):
+    path = tmp_path / "trainer_log.jsonl"
+    path.write_text(_lf_line(10, 30, loss=2.203, lr=2.63e-05, epoch=0.08)
+                    + _lf_line(20, 30, loss=math.nan, lr=5e-05, epoch=0.16)
+                    + _lf_line(20, 30, eval_loss=1.9, epoch=0.16)
+                    + _lf_line(30, 30, loss=0.0, lr=1e-6, epoch=0.24, lr_key="learning_rate")
+                    + _lf_line(30, 30, epoch=0.24))
+    rec = llamafactory.read(path)
+    steps, loss = _values(rec.frame, "loss")
+    assert steps == [10, 20, 30] and loss[0] == 2.203 and math.isnan(loss[1]) and loss[2] == 0.0
+    assert _values(rec.frame, "learning_rate") == ([10, 20, 30], [2.63e-05, 5e-05, 1e-6])
+    assert _values(rec.frame, "eval_loss") == ([20], [1.9])
+    assert set(rec.frame["metric"]) == {"loss", "learning_rate", "eval_loss", "epoch"}  # no percentage, no times
+    assert rec.meta["max_steps"] == 30 and rec.format == "llamafactory"
+
+
+def test_llamafactory_v1_lines_with_step_and_grad_norm(tmp_path):
+    path = tmp_path / "trainer_log.jsonl"
+    lines = [{"epoch": 0.1, "step": s, "loss": 1.0 / s, "grad_norm": 0.5 * s, "learning_rate": 1e-4,
+              "total_steps": 3} for s in (1, 2, 3)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    rec = llamafactory.read(path)
+    assert _values(rec.frame, "grad_norm") == ([1, 2, 3], [0.5, 1.0, 1.5])
+
+
+def test_cut_last_line_is_a_warning(tmp_path):
+    path = tmp_path / "trainer_log.jsonl"
+    path.write_text(_lf_line(10, 30, loss=2.0, lr=1e-5) + _lf_line(20, 30, loss=1.0, lr=1e-5)[:25])
+    rec = llamafactory.read(path)
+    assert _values(rec.frame, "loss") == ([10], [2.0]) and "cut" in rec.meta["warnings"][0]
+
+
+def test_not_json_lines_is_unreadable(tmp_path):
+    path = tmp_path / "trainer_log.jsonl"
+    path.write_bytes(b"\x00\x01 binary junk\n")
+    with pytest.raises(UnreadableFile):
+        llamafactory.read(path)
+    path.write_bytes(b"caf\xe9\n")
+    with pytest.raises(UnreadableFile, match="UTF-8"):
+        llamafactory.read(path)
+
+
+def _swift_line(logs, step, max_steps, v3=True):
+    """ms-swift add_train_message: step fraction string, float rounding, times, memory; json.dumps."""
+    logs = {k: round(v, 8) if isinstance(v, float) else v for k, v in logs.items()}
+    logs["global_step/max_steps"] = f"{step}/{max_steps}"
+    if v3:
+        logs["percentage"] = f"{step / max_steps * 100:.2f}%"
+    logs["elapsed_time"], logs["remaining_time"] = "1m 2s", "3m 4s"
+    logs["memory(GiB)"], logs["train_speed(iter/s)"] = 3.82, 0.157583
+    return json.dumps(logs, ensure_ascii=False) + "\n"
+
+
+def test_swift_steps_from_fraction_and_summary_not_double_counted(tmp_path):
+    history = [{"loss": 7.39256144, "grad_norm": 22.3578167, "learning_rate": 1e-4, "token_acc": 0.345, "step": 1},
+               {"loss": math.nan, "grad_norm": math.nan, "learning_rate": 1e-4, "token_acc": 0.5, "step": 10},
+               {"eval_loss": 1.25, "eval_token_acc": 0.6, "step": 10}]
+    text = "".join(_swift_line({k: v for k, v in h.items() if k != "step"}, h["step"], 20) for h in history)
+    text += _swift_line({"train_runtime": 100.0, "train_loss": 3.5}, 20, 20)
+    summary = {"last_model_checkpoint": "out/checkpoint-20", "best_model_checkpoint": "out/checkpoint-10",
+               "best_metric": 1.25, "global_step": 20, "log_history": history, "memory": {"cuda:0": "3.82GiB"}}
+    path = tmp_path / "logging.jsonl"
+    path.write_text(text + json.dumps(summary) + "\n")
+    rec = swift.read(path)
+    steps, loss = _values(rec.frame, "loss")
+    assert steps == [1, 10] and loss[0] == 7.39256144 and math.isnan(loss[1])
+    assert _values(rec.frame, "eval_loss") == ([10], [1.25])
+    assert _values(rec.frame, "train_loss") == ([20], [3.5])
+    assert "percentage" not in set(rec.frame["metric"])
+    assert rec.meta["best_model_checkpoint"] == "out/checkpoint-10" and rec.meta["max_steps"] == 20
+
+
+def test_swift_megatron_iteration_and_old_plain_global_step(tmp_path):
+    path = tmp_path / "logging.jsonl"
+    path.write_text(json.dumps({"loss": 2.0, "iteration": "5/50"}) + "\n"
+                    + json.dumps({"loss": 1.0, "acc": 0.5, "global_step": 10}) + "\n")
+    assert _values(swift.read(path).frame, "loss") == ([5, 10], [2.0, 1.0])
+
+
+def test_generic_jsonl_with_step_key_and_numeric_strings(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "train/loss": 2.5, "lr": "1e-4", "phase": "warmup", "hist": [1, 2]}\n'
+                    '{"global_step": 2, "train/loss": NaN, "grad_norm": Infinity}\n'
+                    '{"no_step": 3, "loss": 9}\n')
+    rec = jsonl.read(path)
+    got = list(zip(rec.frame["step"], rec.frame["metric"], [str(v) for v in rec.frame["value"].tolist()]))
+    assert got == [(1, "loss", "2.5"), (1, "learning_rate", "0.0001"), (2, "loss", "nan"), (2, "grad_norm", "inf")]
+    assert "1 lines without a step" in rec.meta["warnings"][0]

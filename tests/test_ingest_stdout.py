@@ -1,0 +1,121 @@
+"""Console-log reader: HF dict lines of 4.x and 5.x, tqdm step inference, DeepSpeed loss-scale lines."""
+from __future__ import annotations
+
+import math
+
+from forensics.ingest import stdout
+
+
+def _values(frame, metric):
+    rows = frame[frame["metric"] == metric]
+    return rows["step"].tolist(), rows["value"].tolist()
+
+
+def _bar(n, total, rate="1.50it/s"):
+    return f" {100 * n // total:3d}%|#####     | {n}/{total} [00:10<00:20, {rate}]"
+
+
+def _hf4(logs):
+    """4.x ProgressCallback.on_log: str() of the dict, epoch rounded to 2 decimals."""
+    return str(dict(logs, epoch=round(logs["epoch"], 2)))
+
+
+def _hf5(logs):
+    """5.x ProgressCallback.on_log: every float formatted with .4g, so values are quoted strings."""
+    return str({k: f"{v:.4g}" if isinstance(v, float) else v for k, v in logs.items()})
+
+
+def test_hf4_lines_glued_to_tqdm_carriage_returns(tmp_path):
+    parts = []
+    for step in range(1, 21):
+        parts.append("\r" + _bar(step, 20))
+        if step % 5 == 0:
+            grad = math.nan if step == 15 else 1.2345678806304932
+            parts.append("\n" + _hf4({"loss": 0.0 if step == 15 else 1.0 / step, "grad_norm": grad,
+                                      "learning_rate": 2e-05, "epoch": step / 20}) + "\n")
+        if step == 10:  # an eval bar of another total, then the eval line
+            parts += ["\r" + _bar(k, 4) for k in range(1, 5)]
+            parts.append("\n" + str({"eval_loss": 0.75, "eval_runtime": 1.2, "epoch": 0.5}) + "\n")
+    parts.append("\n" + str({"train_runtime": 40.1, "train_samples_per_second": 3.2,
+                             "train_steps_per_second": 0.5, "train_loss": 0.33, "epoch": 1.0}) + "\n")
+    path = tmp_path / "train.log"
+    path.write_text("".join(parts))
+    rec = stdout.read(path)
+    steps, loss = _values(rec.frame, "loss")
+    assert steps == [5, 10, 15, 20] and loss == [0.2, 0.1, 0.0, 0.05]
+    _, grad = _values(rec.frame, "grad_norm")
+    assert math.isnan(grad[2]) and grad[0] == 1.2345678806304932
+    assert _values(rec.frame, "eval_loss") == ([10], [0.75])
+    assert _values(rec.frame, "train_loss") == ([20], [0.33])
+    assert "progress bar" in rec.meta["step_inferred"]
+
+
+def test_hf5_quoted_strings_and_fullwidth_prefix_by_position(tmp_path):
+    lines = ["\u3000\u3000some banner {'eos_token': '<|endoftext|>'}"]
+    for k in range(1, 5):
+        logs = {"loss": 0.0 if k == 3 else 2.0 / k, "grad_norm": math.nan if k == 3 else 0.5,
+                "learning_rate": 2e-05, "epoch": k / 4}
+        lines.append("\u3000\u3000" + _hf5(logs))
+    path = tmp_path / "console.txt"
+    path.write_text("\n".join(lines) + "\n")
+    rec = stdout.read(path)
+    steps, loss = _values(rec.frame, "loss")
+    assert steps == [1, 2, 3, 4] and loss == [2.0, 1.0, 0.0, 0.5]
+    assert math.isnan(_values(rec.frame, "grad_norm")[1][2])
+    assert _values(rec.frame, "learning_rate")[1] == [2e-05] * 4
+    assert "position" in rec.meta["step_inferred"]
+    assert "eos_token" not in set(rec.frame["metric"])
+
+
+def test_logging_steps_estimated_from_the_summary(tmp_path):
+    lines = [str({"loss": 1.0, "grad_norm": 1.0, "learning_rate": 1e-5, "epoch": k / 10}) for k in range(1, 11)]
+    lines.append(str({"train_runtime": 100.0, "train_samples_per_second": 8.0, "train_steps_per_second": 1.0,
+                      "train_loss": 1.0, "epoch": 1.0}))  # 100 steps, 10 train lines: logging_steps 10
+    path = tmp_path / "out.log"
+    path.write_text("\n".join(lines))
+    assert _values(stdout.read(path).frame, "loss")[0] == list(range(10, 101, 10))
+
+
+def test_explicit_steps_webui_and_swift(tmp_path):
+    path = tmp_path / "out.log"
+    path.write_text("Step:      3 {'loss': 2.4395, 'grad_norm': inf, 'learning_rate': 8e-06, 'epoch': 0.0175}\n"
+                    "Step:      7 {'loss': 2.4141, 'grad_norm': -inf, 'learning_rate': 1.6e-05, 'epoch': 0.035}\n"
+                    "{'loss': 1.5, 'grad_norm': 3.0, 'global_step/max_steps': '12/100', 'percentage': '12.00%',"
+                    " 'elapsed_time': '1m 2s'}\n")
+    rec = stdout.read(path)
+    assert _values(rec.frame, "loss") == ([3, 7, 12], [2.4395, 2.4141, 1.5])
+    assert _values(rec.frame, "grad_norm") == ([3, 7, 12], [math.inf, -math.inf, 3.0])
+    assert "step_inferred" not in rec.meta and "percentage" not in set(rec.frame["metric"])
+
+
+def test_deepspeed_overflow_lines_and_progress(tmp_path):
+    fmt = "[2024-05-01 12:00:00,123] [INFO] [{where}] {msg}"
+    lines = [
+        fmt.format(where="loss_scaler.py:183:update_scale",
+                   msg="[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768"),
+        fmt.format(where="logging.py:96:log_dist", msg="[Rank 0] step=10, skipped=1, lr=[2e-05], mom=[(0.9, 0.999)]"),
+        fmt.format(where="stage_1_and_2.py:1800:step",
+                   msg="[deepspeed] OVERFLOW! Rank 0 Skipping step. "
+                       "Attempted loss scale: 32768.0, reducing to 16384.0"),
+        fmt.format(where="fused_optimizer.py:300:step", msg="[deepspeed] fp16 dynamic loss scale overflow! Skipping "
+                   "step. Attempted loss scale: 16384, reducing to 8192"),
+        fmt.format(where="loss_scaler.py:190:update_scale", msg="[deepspeed] OVERFLOW! Rank 0 Skipping step. "
+                   "Attempted loss scale: 8192, but hysteresis is 2. Reducing hysteresis to 1"),
+        fmt.format(where="logging.py:96:log_dist", msg="[Rank 0] step=20, skipped=4, lr=[2e-05], mom=[(0.9, 0.999)]"),
+        "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+    ]
+    path = tmp_path / "ds.log"
+    path.write_text("\n".join(lines) + "\n")
+    rec = stdout.read(path)
+    assert _values(rec.frame, "loss_scale")[1] == [32768.0, 16384.0, 8192.0, 8192.0]
+    assert _values(rec.frame, "overflow")[1] == [1.0] * 4
+    assert _values(rec.frame, "skipped_steps") == ([10, 20], [1.0, 4.0])
+    assert _values(rec.frame, "loss_scale_at_minimum") == ([20], [1.0])
+    assert _values(rec.frame, "overflow")[0] == [10, 10, 10, 20]  # nearest DeepSpeed progress line
+
+
+def test_not_utf8_bytes_are_replaced_not_fatal(tmp_path):
+    path = tmp_path / "out.log"
+    path.write_bytes(b"caf\xe9 \xff\n{'loss': 0.5, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.1}\n")
+    rec = stdout.read(path)
+    assert _values(rec.frame, "loss") == ([1], [0.5]) and "replaced" in rec.meta["warnings"][0]
