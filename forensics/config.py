@@ -52,6 +52,7 @@ class Thresholds:
     full_ft_lr_high: float = 5e-5    # peak LR above this on full fine-tuning is suspect
     lora_lr_high: float = 1e-3       # ... and above this on LoRA/QLoRA
     late_blocks_fraction: float = 0.25  # damage only in the last quarter of blocks is "late blocks"
+    late_blocks_min_blocks: int = 8     # ... judged only on models with at least this many blocks
     early_blocks_fraction: float = 0.1  # damage only in embeddings / the first tenth of blocks is "early blocks"
     warmup_peak_fraction: float = 0.9   # first logged LR at or above this x the peak means no warm-up
 

@@ -244,6 +244,11 @@ def test_late_blocks_silent(blocks, tensors):
     assert "late_blocks" not in found
 
 
+def test_late_blocks_silent_on_a_model_too_small_to_have_late_blocks():
+    bad = checkpoint(10, ["model.layers.1"], ["model.layers.1.mlp.up_proj.weight"])
+    assert "late_blocks" not in by_id(causes(config(model__num_hidden_layers=2), Timeline.empty(), [], [bad]))
+
+
 def test_late_blocks_counts_blocks_from_stats_without_config():
     stats = pd.DataFrame({"name": [f"model.layers.{i}.mlp.up_proj.weight" for i in range(8)], "absmax": 1.0})
     bad = checkpoint(10, ["model.layers.7"], ["model.layers.7.mlp.up_proj.weight"], stats=stats)

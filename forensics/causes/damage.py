@@ -35,7 +35,9 @@ def late_blocks(facts: Facts) -> Cause | None:
     if found is None:
         return None
     bad, indices, others, n_blocks, why = found
-    if not indices or others or not n_blocks or len(indices) >= n_blocks:
+    # "The last quarter" of a model with a handful of blocks says nothing about where damage starts.
+    too_few = not n_blocks or n_blocks < facts.thresholds.late_blocks_min_blocks
+    if not indices or others or too_few or len(indices) >= n_blocks:
         return None
     first_late = n_blocks - max(1, math.ceil(n_blocks * facts.thresholds.late_blocks_fraction))
     if indices[0] < first_late:
@@ -50,7 +52,8 @@ def late_blocks(facts: Facts) -> Cause | None:
         suggestion=("The blocks next to the output took the largest updates: lower the learning rate (1e-5 to 5e-5), "
                     "clip with max_grad_norm=1.0, add warm-up, and check labels and masks; resume from the last good "
                     "checkpoint."),
-        title=f"Damage confined to the last blocks ({blocks[0]} to {blocks[-1]})",
+        title=("Damage confined to the last blocks ("
+               + (blocks[0] if len(blocks) == 1 else f"{blocks[0]} to {blocks[-1]}") + ")"),
     )
 
 

@@ -199,14 +199,19 @@ def _answer_checkpoints(analysis) -> Answer:
     return Answer(QUESTIONS[2], tuple(paragraphs), bullets)
 
 
+MAX_EVIDENCE = 3
+
+
 def _answer_cause(analysis) -> Answer:
     if analysis.causes:
-        paragraphs = []
-        bullets = []
-        for cause in analysis.causes:
-            title = cause.title or cause.cause
-            paragraphs.append(f"{title} ({cause.confidence}). What to change: {cause.suggestion}")
-            bullets += [f"{title}: {e}" for e in cause.evidence]
+        likely = [c for c in analysis.causes if c.confidence == "likely"]
+        possible = [c for c in analysis.causes if c.confidence != "likely"]
+        paragraphs = [f"{c.title or c.cause} (likely). What to change: {c.suggestion}" for c in likely]
+        if possible:
+            lead = "Also possible" if likely else "Possible"
+            paragraphs.append(f"{lead}: " + "; ".join(c.title or c.cause for c in possible) + ".")
+        # The evidence of the likely causes only, a few lines each: the report's causes table has it all.
+        bullets = [f"{c.title or c.cause}: {e}" for c in likely for e in c.evidence[:MAX_EVIDENCE]]
         return Answer(QUESTIONS[3], tuple(paragraphs), tuple(bullets))
     if analysis.status == "healthy":
         return Answer(QUESTIONS[3], ("Nothing to explain.",))
