@@ -22,6 +22,25 @@ from .timeline import Timeline, build_timeline
 Progress = Callable[[str], None]
 
 
+class CheckpointList(list):
+    """`Analysis.checkpoints`: a plain list of CheckpointInfo, by step, that can also be a table.
+
+    `.frame` is the DataFrame (one row per checkpoint: name, step, status, path, n_nonfinite_tensors,
+    nonfinite_blocks, reason); a notebook shows that table (escaped) instead of the list.
+    """
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        cols = ["name", "step", "status", "path", "n_nonfinite_tensors", "nonfinite_blocks", "reason"]
+        rows = [{"name": c.name, "step": c.step, "status": c.status, "path": str(c.ref.path),
+                 "n_nonfinite_tensors": len(c.nonfinite_tensors), "nonfinite_blocks": list(c.nonfinite_blocks),
+                 "reason": c.reason} for c in self]
+        return pd.DataFrame(rows, columns=cols)
+
+    def _repr_html_(self) -> str:
+        return self.frame.to_html(escape=True, index=False)  # names and reasons come from files: escaped
+
+
 @dataclass
 class Analysis:
     """Everything forensics learned about one run.
@@ -32,7 +51,8 @@ class Analysis:
         findings: every finding, sorted by step.
         first_incident: the earliest finding that explains the rest, or None.
         timeline: the unified Timeline (long DataFrame in `.frame`, `.wide()` for step x metric).
-        checkpoints: what the check of each checkpoint found, by step.
+        checkpoints: what the check of each checkpoint found, by step (a list of CheckpointInfo;
+            `.frame` is the same as a DataFrame).
         config: the run's own configuration with provenance.
         causes: likely causes, most confident first.
         skipped: files that could not be read, and why.
@@ -52,9 +72,20 @@ class Analysis:
     thresholds: Thresholds = field(default_factory=Thresholds)
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
+    def __post_init__(self):
+        if not isinstance(self.checkpoints, CheckpointList):
+            self.checkpoints = CheckpointList(self.checkpoints)
+
     @property
     def last_good_checkpoint(self) -> CheckpointInfo | None:
-        """The newest checkpoint that reads `ok` and comes before the first bad one."""
+        """The newest checkpoint that reads `ok` and comes before the first bad one (a CheckpointInfo), or None.
+
+        >>> import forensics
+        >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
+        >>> a = analyze(run)
+        >>> a.last_good_checkpoint.name, a.first_bad_checkpoint.name
+        ('checkpoint-20', 'checkpoint-40')
+        """
         first_bad = self.first_bad_checkpoint
         good = [c for c in self.checkpoints if c.status == "ok"
                 and (first_bad is None or _step(c) < _step(first_bad))]
@@ -62,25 +93,54 @@ class Analysis:
 
     @property
     def first_bad_checkpoint(self) -> CheckpointInfo | None:
+        """The earliest checkpoint holding NaN/Inf weights (a CheckpointInfo), or None."""
         bad = [c for c in self.checkpoints if c.status == "nonfinite"]
         return bad[0] if bad else None
 
     def findings_frame(self) -> pd.DataFrame:
-        """One row per finding: kind, severity, step, end_step, metric, message, abandoned, caused_by."""
+        """A DataFrame, one row per finding: kind, severity, step, end_step, metric, message, abandoned, caused_by.
+
+        `caused_by` ("<kind>@<step>") links a finding to the earlier one it followed from.
+
+        >>> import forensics
+        >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
+        >>> a = analyze(run)
+        >>> f = a.findings_frame()
+        >>> f[["kind", "step", "metric"]].values.tolist()[:2]
+        [['masked_nan_loss', 35, 'loss'], ['nonfinite_metric', 35, 'grad_norm']]
+        >>> f.loc[f["kind"] == "masked_nan_loss", "caused_by"].tolist()
+        ['nonfinite_metric@35']
+        """
         cols = ["kind", "severity", "step", "end_step", "metric", "message", "abandoned", "caused_by"]
         return pd.DataFrame([{c: getattr(f, c) for c in cols} for f in self.findings], columns=cols)
 
     @property
     def checkpoints_frame(self) -> pd.DataFrame:
-        """One row per checkpoint: name, step, status, path, nonfinite tensors and blocks."""
-        cols = ["name", "step", "status", "path", "n_nonfinite_tensors", "nonfinite_blocks", "reason"]
-        rows = [{"name": c.name, "step": c.step, "status": c.status, "path": str(c.ref.path),
-                 "n_nonfinite_tensors": len(c.nonfinite_tensors), "nonfinite_blocks": list(c.nonfinite_blocks),
-                 "reason": c.reason} for c in self.checkpoints]
-        return pd.DataFrame(rows, columns=cols)
+        """A DataFrame, one row per checkpoint: name, step, status, path, n_nonfinite_tensors,
+        nonfinite_blocks, reason (the same as `checkpoints.frame`).
+
+        >>> import forensics
+        >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
+        >>> a = analyze(run)
+        >>> a.checkpoints_frame[["name", "status", "nonfinite_blocks"]].values.tolist()
+        [['checkpoint-20', 'ok', []], ['checkpoint-40', 'nonfinite', ['model.layers.1']], \
+['checkpoint-60', 'nonfinite', ['model.layers.1']]]
+        """
+        return CheckpointList(self.checkpoints).frame
 
     def plot(self):
-        """The report's main figure (loss, grad_norm, learning rate, findings marked) as a matplotlib Figure."""
+        """The report's main figure (loss, grad_norm, learning rate, findings marked) as a matplotlib Figure.
+
+        The Figure is built without pyplot, so nothing global changes; a notebook shows it when it is
+        the cell's value, `fig.savefig("run.png")` writes it.
+
+        >>> import forensics
+        >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
+        >>> a = analyze(run)
+        >>> fig = a.plot()
+        >>> type(fig).__module__, len(fig.axes) > 0
+        ('matplotlib.figure', True)
+        """
         from .report import main_figure
 
         return main_figure(self)
@@ -121,7 +181,19 @@ def _step(c: CheckpointInfo) -> int:
 
 
 def load_timeline(path, progress: Progress | None = None) -> Timeline:
-    """Read every training log under `path` into one Timeline, without touching checkpoints."""
+    """Read every training log under `path` into one Timeline, without touching checkpoints.
+
+    Returns a Timeline (`.frame` long: step, metric, value, source, ...; `.wide()` step x metric);
+    files that could not be read are in its `.skipped`. Faster than `analyze` on a big run.
+
+    >>> import json, tempfile
+    >>> run = Path(tempfile.mkdtemp())
+    >>> history = [{"step": 10, "loss": 2.5, "learning_rate": 1e-5}, {"step": 20, "loss": 2.25, "learning_rate": 1e-5}]
+    >>> _ = (run / "trainer_state.json").write_text(json.dumps({"global_step": 20, "log_history": history}))
+    >>> t = load_timeline(run)
+    >>> t.metrics, t.series("loss").tolist()
+    (['learning_rate', 'loss'], [2.5, 2.25])
+    """
     from .ingest import read_logs
 
     layout = discover(path)
@@ -135,7 +207,27 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
             workers: int | None = None, progress: Progress | None = None) -> Analysis:
     """Analyze the run at `path` (a run folder or one log file) and return an Analysis.
 
-    Raises NotARunDirectory when nothing under `path` can be read.
+    Args:
+        path: the run's output folder (trainer_state.json, runs/, checkpoint-*/ ...) or one log file.
+        thresholds: detector thresholds (default Thresholds()).
+        check_checkpoints: False skips reading weight files (logs only).
+        workers: processes per checkpoint check (default: os.cpu_count()).
+        progress: called with a short line as files are read.
+
+    Returns an Analysis: `status`, `first_incident`, `findings` (and `findings_frame()`), `timeline`,
+    `checkpoints` (and `.frame`), `config`, `causes`, `skipped`. Raises NotARunDirectory when nothing
+    under `path` can be read. Example, a run whose loss HF logged as 0.0 while grad_norm was NaN:
+
+    >>> import json, tempfile
+    >>> run = Path(tempfile.mkdtemp())
+    >>> history = [{"step": s, "loss": 2.0 - s / 100, "grad_norm": 1.0} for s in (10, 20, 30)]
+    >>> history += [{"step": s, "loss": 0.0, "grad_norm": float("nan")} for s in (40, 50, 60)]
+    >>> _ = (run / "trainer_state.json").write_text(json.dumps({"global_step": 60, "log_history": history}))
+    >>> a = analyze(run)
+    >>> a.status, a.first_incident.kind, a.first_incident.step
+    ('broken', 'nonfinite_metric', 40)
+    >>> a.findings_frame()[["kind", "step", "metric"]].values.tolist()
+    [['masked_nan_loss', 40, 'loss'], ['nonfinite_metric', 40, 'grad_norm']]
     """
     from .analyzers import run_all, status_of, first_incident_of
     from .causes import infer_causes
@@ -172,9 +264,23 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
 def bisect(a, b, criterion: str | None = None, progress: Progress | None = None):
     """Find the last good and first bad checkpoint between checkpoints `a` and `b`.
 
-    The run's logs (found next to the checkpoints) are read too, so the result lists what the
-    metrics did inside the window. Returns a BisectResult; `bisect_to_dict(result)` is the
+    `a` and `b` are checkpoint folders or weight files of one run; the checkpoints between them are
+    probed by a binary search. The run's logs (found next to the checkpoints) are read too, so the
+    result lists what the metrics did inside the window. `criterion` ("absmax>1e4") also counts
+    finite but huge weights as bad.
+
+    Returns a BisectResult: `last_good` (CheckpointRef), `first_bad` (CheckpointInfo with every
+    damaged tensor and block), `window` (steps), `changes` (DataFrame, last good -> first bad, largest
+    first), `findings` and `window_summary` of the window, `probed`. `bisect_to_dict(result)` is the
     `bisect --json` contract.
+
+    >>> import forensics
+    >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
+    >>> r = bisect(run / "checkpoint-20", run / "checkpoint-60")
+    >>> r.last_good.name, r.first_bad.name, r.window
+    ('checkpoint-20', 'checkpoint-40', (20, 40))
+    >>> [f.kind for f in r.findings], r.window_summary["grad_norm"]["first_nonfinite_step"]
+    (['masked_nan_loss', 'nonfinite_metric'], 35)
     """
     from .analyzers import run_all
     from .checkpoints import bisect as bisect_checkpoints

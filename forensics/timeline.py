@@ -151,12 +151,45 @@ class Timeline:
     def __repr__(self) -> str:
         return f"<Timeline {len(self.frame)} points, {len(self.metrics)} metrics, {len(self.segments)} segments>"
 
+    def _repr_html_(self) -> str:
+        """A notebook view: counts, then per metric its points, step range, non-finite count and last value.
+
+        Metric names come from the run's files, so every cell is HTML-escaped.
+        """
+        n_abandoned = sum(s.abandoned for s in self.segments)
+        head = (f"<p><strong>Timeline</strong>: {len(self.frame)} points, {len(self.metrics)} metrics, "
+                f"{len(self.segments)} segments ({n_abandoned} with abandoned steps). "
+                "<code>.wide()</code> is step x metric, <code>.frame</code> the long table.</p>")
+        rows = self.final()
+        if rows.empty:
+            return head
+        rows = rows.sort_values("step", kind="stable")
+        rows = rows.assign(nonfinite=~np.isfinite(rows["value"].to_numpy(dtype="float64")))
+        per = rows.groupby("metric").agg(points=("value", "size"), first_step=("step", "min"),
+                                         last_step=("step", "max"), nonfinite=("nonfinite", "sum"))
+        per["first_nonfinite_step"] = rows[rows["nonfinite"]].groupby("metric")["step"].min()
+        per["first_nonfinite_step"] = per["first_nonfinite_step"].astype("Int64")
+        # Formatted as text so a NaN last value reads "nan" rather than the blank of a missing cell.
+        last = rows.drop_duplicates("metric", keep="last").set_index("metric")["value"]
+        per["last_value"] = last.map("{:.6g}".format)
+        return head + per.to_html(escape=True, na_rep="")
+
     @property
     def metrics(self) -> list[str]:
         return sorted(self.frame["metric"].unique().tolist())
 
     def final(self) -> pd.DataFrame:
-        """The history that stands: abandoned rows left out, one row per (step, metric), most precise source."""
+        """The history that stands: abandoned rows left out, one row per (step, metric), most precise source.
+
+        Returns a long DataFrame with the columns of `frame` (step, metric, value, source, format,
+        wall_time, segment, abandoned), sorted by step.
+
+        >>> frame = pd.DataFrame({"step": [10, 20, 20], "metric": ["loss", "loss", "grad_norm"],
+        ...                       "value": [2.5, 0.0, float("nan")], "wall_time": float("nan")})
+        >>> t = build_timeline([LogRecords("trainer_state.json", "trainer_state", frame)])
+        >>> t.final()[["step", "metric", "value"]].values.tolist()
+        [[10, 'loss', 2.5], [20, 'grad_norm', nan], [20, 'loss', 0.0]]
+        """
         rows = self.frame[~self.frame["abandoned"]]
         return _one_per_step_metric(rows)
 
@@ -168,7 +201,17 @@ class Timeline:
     def wide(self, include_abandoned: bool = False) -> pd.DataFrame:
         """Step x metric DataFrame of the final history (NaN/Inf kept; a gap is NaN too).
 
-        With include_abandoned=True the abandoned attempts come along, indexed by (segment, step).
+        Indexed by step, one column per metric; slice a window with `.loc[first:last]`. With
+        include_abandoned=True the abandoned attempts come along, indexed by (segment, step).
+
+        >>> frame = pd.DataFrame({"step": [10, 20, 20], "metric": ["loss", "loss", "grad_norm"],
+        ...                       "value": [2.5, 0.0, float("nan")], "wall_time": float("nan")})
+        >>> t = build_timeline([LogRecords("trainer_state.json", "trainer_state", frame)])
+        >>> t.wide()  # doctest: +NORMALIZE_WHITESPACE
+              grad_norm  loss
+        step
+        10          NaN   2.5
+        20          NaN   0.0
         """
         if include_abandoned:
             rows = self.frame.drop_duplicates(["segment", "step", "metric"], keep="last")
@@ -181,7 +224,14 @@ class Timeline:
         return wide
 
     def series(self, metric: str, include_abandoned: bool = False) -> pd.Series:
-        """One metric of the final history as a Series indexed by step (empty if never logged)."""
+        """One metric of the final history as a float Series indexed by step (empty if never logged).
+
+        >>> frame = pd.DataFrame({"step": [10, 20, 20], "metric": ["loss", "loss", "grad_norm"],
+        ...                       "value": [2.5, 0.0, float("nan")], "wall_time": float("nan")})
+        >>> t = build_timeline([LogRecords("trainer_state.json", "trainer_state", frame)])
+        >>> t.series("loss").to_dict()
+        {10: 2.5, 20: 0.0}
+        """
         rows = self.final() if not include_abandoned else self.frame
         rows = rows[rows["metric"] == metric]
         return pd.Series(rows["value"].to_numpy(), index=rows["step"].to_numpy(), name=metric, dtype="float64")

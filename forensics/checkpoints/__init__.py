@@ -1,0 +1,41 @@
+"""Checkpoints: find them, check them for NaN/Inf, scan their tensors, diff them, bisect them.
+
+    >>> from pathlib import Path
+    >>> import forensics
+    >>> from forensics.checkpoints import find_checkpoints, quick_check, scan_checkpoint, bisect
+    >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
+    >>> refs = find_checkpoints(run)                    # [CheckpointRef], by step
+    >>> [(r.name, r.step) for r in refs]
+    [('checkpoint-20', 20), ('checkpoint-40', 40), ('checkpoint-60', 60)]
+    >>> [quick_check(r).status for r in refs]           # "ok" | "nonfinite" | "bad" | "unreadable" | "empty"
+    ['ok', 'nonfinite', 'nonfinite']
+    >>> stats = scan_checkpoint(refs[-1])               # DataFrame, one row per tensor (SCAN_COLUMNS)
+    >>> stats.loc[stats["n_nan"] > 0, "block"].unique().tolist()
+    ['model.layers.1']
+    >>> bisect(refs[0], refs[-1]).first_bad.name        # first_bad is a CheckpointInfo
+    'checkpoint-40'
+
+Module map: readers.py / safetensors_file.py / torch_file.py read weight files; dtypes.py and
+stats.py turn raw bit chunks into stats; units.py spreads the work over processes; scan.py
+checks one checkpoint; layout.py finds them; diff.py and bisection.py compare them;
+run_checks.py is what `analyze` calls.
+"""
+from .bisection import bisect, bisect_to_dict, window_summary
+from .blocks import block_of, block_sort_key, blocks_in_order, strip_wrappers
+from .criterion import Criterion, parse_criterion
+from .diff import DIFF_COLUMNS, diff_checkpoints
+from .layout import find_checkpoints, open_checkpoint, siblings_between
+from .run_checks import check_run_checkpoints, weight_findings
+from .scan import SCAN_COLUMNS, quick_check, scan_checkpoint
+from .types import STATS_COLUMNS, STATUSES, BisectResult, CheckpointInfo, CheckpointRef
+from .units import DEFAULT_CHUNK_BYTES
+
+__all__ = [
+    "block_of", "block_sort_key", "blocks_in_order", "strip_wrappers",
+    "find_checkpoints", "open_checkpoint", "siblings_between",
+    "quick_check", "scan_checkpoint", "check_run_checkpoints", "weight_findings",
+    "diff_checkpoints", "bisect", "bisect_to_dict", "window_summary",
+    "Criterion", "parse_criterion",
+    "CheckpointRef", "CheckpointInfo", "BisectResult",
+    "STATS_COLUMNS", "SCAN_COLUMNS", "DIFF_COLUMNS", "STATUSES", "DEFAULT_CHUNK_BYTES",
+]

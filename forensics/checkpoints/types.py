@@ -27,6 +27,7 @@ class CheckpointRef:
         path: the folder, or the file for a single-file checkpoint.
         files: the weight files to read (shards, adapters, .bin/.pt), sorted.
         kind: "safetensors", "sharded", "adapter", "torch", "deepspeed" or "mixed".
+        aux_files: DeepSpeed `*model_states.pt` beside the weights, read for their counters only.
     """
 
     name: str
@@ -34,6 +35,7 @@ class CheckpointRef:
     path: Path
     files: tuple[Path, ...]
     kind: str = "safetensors"
+    aux_files: tuple[Path, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "step": self.step, "path": str(self.path)}
@@ -100,3 +102,15 @@ class BisectResult:
     changes: pd.DataFrame                             # tensor, block, rel_change, ... largest first
     findings: list = field(default_factory=list)      # analyze findings inside the window
     candidates: list[CheckpointRef] = field(default_factory=list)
+    window_summary: dict = field(default_factory=dict)  # metric -> points, first/last/max, first NaN/Inf step
+    criterion: str = "non-finite only"                  # what counted as bad besides NaN/Inf
+
+    def _repr_html_(self) -> str:
+        """A notebook view: the verdict, probes, damaged blocks, largest changes and the window's findings.
+
+        Rendered by the report's own template and Jinja environment (autoescape), like `bisect --html`.
+        """
+        from ..report.html import _bisect_context, _environment
+
+        body = _environment().get_template("bisect_body.html").render(b=_bisect_context(self))
+        return f'<div class="forensics-bisect">{body}</div>'

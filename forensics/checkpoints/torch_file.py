@@ -1,0 +1,124 @@
+"""Read `.bin` / `.pt` / `.pth` state dicts with `torch.load(weights_only=True)`, torch imported lazily.
+
+Files from `torch.save` (zip format) are memory-mapped, so a tensor's bytes are read only
+when its chunks are. DeepSpeed `*model_states.pt` keep the weights under `module`; their
+counters (`skipped_steps`, `global_steps`) are read with `read_deepspeed_counters`, which
+executes nothing and needs no torch.
+"""
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..errors import UnreadableFile
+from .dtypes import TORCH_CODES, Scratch
+from .readers import TensorEntry, chunk_elements
+
+TORCH_HINT = "install torch to read .bin/.pt (pip install 'forensics[torch]')"
+# Keys under which a saved dict keeps its state dict (DeepSpeed: module; others: state_dict, model).
+_STATE_KEYS = ("module", "state_dict", "model")
+DEEPSPEED_COUNTERS = ("skipped_steps", "global_steps", "global_samples", "dp_world_size", "mp_world_size")
+
+
+def import_torch(path):
+    """torch, or UnreadableFile(path, install hint) when it is not installed."""
+    try:
+        import torch
+    except ImportError:
+        raise UnreadableFile(path, TORCH_HINT) from None
+    return torch
+
+
+class TorchFile:
+    """A torch-saved state dict: `entries` (TensorEntry) and `chunks()`, like SafetensorsFile."""
+
+    shareable = False  # loading it again in a worker would cost a torch import and a torch.load
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self._torch = import_torch(self.path)
+        tensors = _tensors_of(_load(self._torch, self.path), self._torch)
+        self.metadata: dict = {}
+        self.entries: list[TensorEntry] = []
+        self._flat: dict[str, Any] = {}
+        for name, tensor in tensors.items():
+            dtype = str(tensor.dtype).removeprefix("torch.")
+            code = TORCH_CODES.get(dtype)
+            problem = None if code else f"dtype {dtype} is not supported; not checked"
+            self.entries.append(TensorEntry(name, code or dtype, tuple(tensor.shape), tensor.numel(),
+                                            str(self.path), 0, problem))
+            self._flat[name] = tensor
+
+    def chunks(self, entry: TensorEntry, start: int, stop: int, scratch: Scratch) -> Iterator[np.ndarray]:
+        info = entry.info
+        flat = self._flat[entry.name].detach().reshape(-1)
+        as_int = {1: self._torch.uint8, 2: self._torch.int16, 4: self._torch.int32, 8: self._torch.int64}[info.itemsize]
+        per = chunk_elements(entry, scratch)
+        for pos in range(start, stop, per):
+            part = flat[pos:min(pos + per, stop)]
+            yield part.view(as_int).numpy().view(info.bits)
+
+    def close(self) -> None:
+        self._flat.clear()
+
+
+def _load(torch, path: Path):
+    try:
+        try:
+            return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        except RuntimeError as err:
+            if "mmap" not in str(err):
+                raise
+            # A legacy (pre-zip) file cannot be memory-mapped: load it whole.
+            return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else "refused"
+        raise UnreadableFile(path, f"torch.load(weights_only=True) refused it: it holds more than tensors ({first})") from None
+    except OSError as err:
+        raise UnreadableFile(path, (err.strerror or str(err)).lower()) from None
+    except Exception as err:  # zip/pickle damage surfaces as RuntimeError, EOFError, ValueError, ...
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UnreadableFile(path, f"damaged or truncated torch file ({first})") from None
+
+
+def _tensors_of(obj, torch) -> dict[str, Any]:
+    """The state dict inside what torch.load returned: a flat {name: tensor}."""
+    if isinstance(obj, dict):
+        for key in _STATE_KEYS:
+            inner = obj.get(key)
+            if isinstance(inner, dict) and any(isinstance(v, torch.Tensor) for v in inner.values()):
+                return _tensors_of(inner, torch)
+    out: dict[str, Any] = {}
+    _collect(obj, "", out, torch, depth=0)
+    return out
+
+
+def _collect(obj, prefix: str, out: dict, torch, depth: int) -> None:
+    if isinstance(obj, torch.Tensor):
+        out[prefix or "tensor"] = obj
+    elif isinstance(obj, dict) and depth < 8:
+        for key, value in obj.items():
+            _collect(value, f"{prefix}.{key}" if prefix else str(key), out, torch, depth + 1)
+    elif isinstance(obj, (list, tuple)) and depth < 8:
+        for i, value in enumerate(obj):
+            _collect(value, f"{prefix}.{i}" if prefix else str(i), out, torch, depth + 1)
+
+
+def read_deepspeed_counters(path) -> dict[str, int]:
+    """`skipped_steps`, `global_steps`, ... of a DeepSpeed `*model_states.pt`, read without executing it.
+
+    Returns only the counters found (an empty dict when the reader is unavailable). Raises
+    UnreadableFile when the file cannot be read.
+    """
+    try:
+        from ..ingest.training_args import safe_unpickle_torch_file
+    except ImportError:
+        return {}
+    state = safe_unpickle_torch_file(path)
+    if not isinstance(state, dict):
+        return {}
+    return {key: state[key] for key in DEEPSPEED_COUNTERS
+            if isinstance(state.get(key), int) and not isinstance(state.get(key), bool)}
