@@ -122,12 +122,12 @@ def parallel_everything(monkeypatch):
     monkeypatch.setattr(units, "PARALLEL_FROM_BYTES", 0)
     monkeypatch.setattr(units, "MIN_UNIT_BYTES", 1 << 16)
     pools = []
-    real = units._run_pool
+    real = units.map_in_pool
 
-    def counted(unit_list, job, workers, report):
-        pools.append((len(unit_list), workers))
-        return real(unit_list, job, workers, report)
-    monkeypatch.setattr(units, "_run_pool", counted)
+    def counted(fn, tasks, workers, *args):
+        pools.append((len(tasks), workers))
+        return real(fn, tasks, workers, *args)
+    monkeypatch.setattr(units, "map_in_pool", counted)
     return pools
 
 
@@ -145,7 +145,7 @@ def test_parallel_scan_equals_inline_scan(tmp_path, parallel_everything):
     for col in ("n_nan", "n_inf", "absmax", "zero_frac"):
         assert list(inline[col]) == list(parallel[col])
     for col in ("l2", "mean", "std"):
-        np.testing.assert_allclose(inline[col], parallel[col], rtol=1e-9)  # other row groupings
+        np.testing.assert_allclose(inline[col], parallel[col], rtol=1e-7)  # float32 rows grouped otherwise
     for name, t in tensors.items():
         _assert_row(parallel.set_index("name").loc[name], reference(t))
 

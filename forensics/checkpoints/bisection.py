@@ -121,12 +121,12 @@ def _compare(last_good, first_bad, ra, rb, criterion, workers, progress) -> tupl
     if first_bad is None:  # all good: what moved across the range
         if last_good is None or last_good.path == ra.path:
             return None, empty
-        return None, diff_checkpoints(ra, last_good)
+        return None, diff_checkpoints(ra, last_good, workers=workers)
     if last_good is None:
         return quick_check(first_bad, criterion, stop_at_first=False, workers=workers), empty
     if progress:
         progress(f"comparing {last_good.name} with {first_bad.name}")
-    changes = diff_checkpoints(last_good, first_bad)
+    changes = diff_checkpoints(last_good, first_bad, workers=workers)
     bad = sorted(changes.loc[changes["n_nonfinite_b"] > 0, "tensor"], key=block_sort_key)
     status = "nonfinite" if bad else "bad"
     info = CheckpointInfo(first_bad, status, nonfinite_tensors=bad, nonfinite_blocks=blocks_in_order(bad))

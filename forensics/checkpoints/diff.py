@@ -3,22 +3,28 @@
     >>> diff_checkpoints("ckpt-3000", "ckpt-3600").head()          # doctest: +SKIP
               tensor            block  rel_change  became_nonfinite ...
 
-Both checkpoints are streamed chunk by chunk in step (same element ranges side by side), so
-memory stays bounded by the chunk size whatever the checkpoints weigh.
+Both checkpoints are streamed chunk by chunk side by side (the same element range of a tensor
+from each), so memory stays bounded by the chunk size whatever they weigh; tensors are split
+into units and compared across processes like a scan (units.py).
 """
 from __future__ import annotations
 
 import math
+import os
+from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
+from ..findings import Skipped
 from .blocks import block_of, block_sort_key
-from .dtypes import WIDEN, Scratch, magnitude_value
+from .dtypes import WIDEN, WIDEN_FOR_SUMS, Scratch, magnitude_value
+from .readers import open_weight_file
 from .scan import as_ref, close_files, open_files
-from .stats import Partial, full_chunk, stats_row
-from .units import DEFAULT_CHUNK_BYTES
+from .stats import Partial, f32_sums_safe, full_chunk, quick_chunk, stats_row, sum_of_squares
+from .units import DEFAULT_CHUNK_BYTES, map_in_pool, split_entries, unit_target, worth_a_pool
 
 DIFF_COLUMNS = [
     "tensor", "block", "rel_change", "rel_change_finite", "became_nonfinite", "n_nonfinite_a", "n_nonfinite_b",
@@ -26,15 +32,17 @@ DIFF_COLUMNS = [
 ]
 
 
-def diff_checkpoints(a, b, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES, progress=None) -> pd.DataFrame:
+def diff_checkpoints(a, b, *, workers: int | None = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> pd.DataFrame:
     """One row per tensor name of either checkpoint (columns DIFF_COLUMNS), largest change first.
 
     rel_change is ||b - a|| / ||a|| in float64 over the elements finite in both, except that it
     is inf when b holds a NaN/Inf where a was finite (rel_change_finite keeps the finite part).
     became_nonfinite: a is all finite, b is not. A tensor in only one checkpoint gets a note
-    and that side's counts. Raises UnreadableFile when either checkpoint has no readable file.
+    and that side's counts. Files that cannot be read are in `frame.attrs["skipped"]`; when
+    either checkpoint has no readable file, UnreadableFile is raised.
     """
     ra, rb = as_ref(a), as_ref(b)
+    workers = workers or os.cpu_count() or 1
     files_a, skipped_a = open_files(ra)
     files_b, skipped_b = open_files(rb)
     try:
@@ -43,92 +51,140 @@ def diff_checkpoints(a, b, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES, progress=N
                 raise UnreadableFile(skipped[0].path, skipped[0].reason)
         side_a = {e.name: (wf, e) for wf in files_a for e in wf.entries}
         side_b = {e.name: (wf, e) for wf in files_b for e in wf.entries}
-        scratch_a, scratch_b = Scratch(chunk_bytes), Scratch(chunk_bytes)
-        rows = []
-        for name in sorted(side_a.keys() | side_b.keys(), key=block_sort_key):
-            if progress:
-                progress(f"diff {name}")
-            rows.append(_diff_row(name, side_a.get(name), side_b.get(name), scratch_a, scratch_b))
+        pairs = [n for n in side_a.keys() & side_b.keys() if _comparable(side_a[n][1], side_b[n][1])]
+        sums, errors = _run_pairs(pairs, side_a, side_b, workers, chunk_bytes)
+        scratch = Scratch(chunk_bytes)
+        rows = [_row(n, side_a.get(n), side_b.get(n), sums.get(n), scratch)
+                for n in sorted(side_a.keys() | side_b.keys(), key=block_sort_key)]
     finally:
         close_files(files_a + files_b)
     frame = pd.DataFrame(rows, columns=DIFF_COLUMNS)
-    frame.attrs["skipped"] = skipped_a + skipped_b
+    frame.attrs["skipped"] = skipped_a + skipped_b + errors
     order = frame["rel_change"].fillna(-1.0)
     return frame.assign(_o=order).sort_values(["_o", "n_nonfinite_b"], ascending=False, kind="stable") \
         .drop(columns="_o").reset_index(drop=True)
 
 
-def _diff_row(name: str, a, b, scratch_a: Scratch, scratch_b: Scratch) -> dict:
-    row = dict.fromkeys(DIFF_COLUMNS, math.nan)
-    row.update(tensor=name, block=block_of(name), became_nonfinite=False, note=None, n_nonfinite_a=0, n_nonfinite_b=0)
-    entry = (b or a)[1]
-    row.update(dtype=entry.dtype, shape=entry.shape)
-    if a is None or b is None:
-        return _one_side(row, a or b, "a" if a else "b", scratch_a if a else scratch_b)
-    (wa, ea), (wb, eb) = a, b
-    if ea.problem or eb.problem:
-        row["note"] = ea.problem or eb.problem
-    elif ea.shape != eb.shape:
-        row["note"] = f"shape changed from {list(ea.shape)} to {list(eb.shape)}"
-    elif not (ea.info.is_float and eb.info.is_float):
-        row["note"] = "integer type: not compared"
-    else:
-        row.update(_compare(wa, ea, wb, eb, scratch_a, scratch_b))
-    return row
+def _comparable(ea, eb) -> bool:
+    return (ea.info is not None and eb.info is not None and ea.info.is_float and eb.info.is_float
+            and ea.shape == eb.shape and ea.numel > 0)
 
 
-def _one_side(row: dict, side, which: str, scratch: Scratch) -> dict:
-    wf, entry = side
-    row["note"] = f"only in {which}"
-    if entry.info is None or not entry.numel:
-        return row
-    part = Partial()
-    for bits in wf.chunks(entry, 0, entry.numel, scratch):
-        full_chunk(entry.info, bits, scratch, part)
-    stats = stats_row(entry, part)
-    row.update({f"n_nonfinite_{which}": part.n_nan + part.n_inf, f"absmax_{which}": stats["absmax"],
-                f"l2_{which}": stats["l2"]})
-    return row
+@dataclass(frozen=True)
+class PairUnit:
+    """Element ranges of tensors that live in `file_a` on one side and `file_b` on the other."""
+
+    file_a: str
+    file_b: str
+    pieces: tuple
+    nbytes: int
 
 
-def _compare(wa, ea, wb, eb, scratch_a: Scratch, scratch_b: Scratch) -> dict:
-    acc = _PairSums()
-    for bits_a, bits_b in zip(wa.chunks(ea, 0, ea.numel, scratch_a), wb.chunks(eb, 0, eb.numel, scratch_b)):
-        acc.add(ea.info, bits_a, scratch_a, eb.info, bits_b, scratch_b)
-    return acc.row(ea, eb)
+@dataclass
+class PairResult:
+    sums: list = field(default_factory=list)  # [(tensor name, PairSums)]
+    error: tuple[str, str] | None = None       # (file, reason)
 
 
-class _PairSums:
-    """Sums over chunk pairs: ||a||^2, ||b||^2, ||b - a||^2 where both are finite, counts, absmax bits."""
+def _run_pairs(names, side_a, side_b, workers: int, chunk_bytes: int):
+    """PairSums per tensor name, and Skipped-like entries for files that failed mid-read."""
+    groups: dict[tuple, list] = {}
+    for name in sorted(names, key=lambda n: (side_a[n][1].file, side_a[n][1].offset)):
+        groups.setdefault((side_a[name][0], side_b[name][0]), []).append(side_a[name][1])
+    total = sum(e.nbytes for entries in groups.values() for e in entries)
+    target = unit_target(total, workers)
+    units, inline = [], []
+    for (wa, wb), entries in groups.items():
+        shareable = getattr(wa, "shareable", False) and getattr(wb, "shareable", False)
+        for u in split_entries(str(wa.path), entries, target if shareable else total + 1, chunk_bytes):
+            (units if shareable else inline).append(PairUnit(str(wa.path), str(wb.path), u.pieces, u.nbytes))
+    if not worth_a_pool(workers, len(units), sum(u.nbytes for u in units)):
+        inline, units = units + inline, []
+    work = partial(compare_unit, chunk_bytes=chunk_bytes)
+    results = map_in_pool(work, units, workers) if units else []
+    opened = {str(wf.path): wf for wf, _ in list(side_a.values()) + list(side_b.values())}
+    results += [compare_unit(u, chunk_bytes, opened.get(u.file_a), opened.get(u.file_b)) for u in inline]
+    sums: dict[str, PairSums] = {}
+    for result in results:
+        for name, part in result.sums:
+            sums.setdefault(name, PairSums()).merge(part)
+    errors = [Skipped(*r.error) for r in results if r.error]
+    return sums, errors
+
+
+def compare_unit(unit: PairUnit, chunk_bytes: int, wf_a=None, wf_b=None) -> PairResult:
+    """PairSums of every piece of `unit`; a read error ends up in `result.error`, never raised."""
+    result = PairResult()
+    own = [wf is None for wf in (wf_a, wf_b)]
+    try:
+        wf_a = wf_a or open_weight_file(unit.file_a)
+        wf_b = wf_b or open_weight_file(unit.file_b)
+        entries_a = {e.name: e for e in wf_a.entries}
+        entries_b = {e.name: e for e in wf_b.entries}
+        scratch_a, scratch_b = Scratch(chunk_bytes), Scratch(chunk_bytes)
+        for piece in unit.pieces:
+            ea, eb = entries_a[piece.name], entries_b[piece.name]
+            sums = PairSums()
+            for bits_a, bits_b in zip(wf_a.chunks(ea, piece.start, piece.stop, scratch_a),
+                                      wf_b.chunks(eb, piece.start, piece.stop, scratch_b)):
+                sums.add(ea.info, bits_a, scratch_a, eb.info, bits_b, scratch_b)
+            result.sums.append((piece.name, sums))
+    except UnreadableFile as err:
+        result.error = (err.path, err.reason)
+    finally:
+        for wf, mine in zip((wf_a, wf_b), own):
+            if mine and wf is not None:
+                wf.close()
+    return result
+
+
+class PairSums:
+    """Additive sums over chunk pairs: ||a||^2, ||b||^2 and ||b - a||^2 where both are finite, counts, absmax bits."""
 
     def __init__(self):
+        self.numel = 0
         self.sq_a = self.sq_b = self.sq_a_both = self.sq_diff = 0.0
         self.n_bad_a = self.n_bad_b = self.n_new_bad = 0
         self.top_a = self.top_b = -1
 
+    def merge(self, other: "PairSums") -> None:
+        for key in ("numel", "sq_a", "sq_b", "sq_a_both", "sq_diff", "n_bad_a", "n_bad_b", "n_new_bad"):
+            setattr(self, key, getattr(self, key) + getattr(other, key))
+        self.top_a, self.top_b = max(self.top_a, other.top_a), max(self.top_b, other.top_b)
+
     def add(self, info_a, bits_a, scratch_a, info_b, bits_b, scratch_b) -> None:
+        self.numel += bits_a.size
+        bad_a, top_a = quick_chunk(info_a, bits_a)
+        bad_b, top_b = quick_chunk(info_b, bits_b)
+        if bad_a or bad_b:
+            self._add_with_nonfinite(info_a, bits_a, scratch_a, info_b, bits_b, scratch_b)
+            return
+        self.top_a, self.top_b = max(self.top_a, top_a), max(self.top_b, top_b)
+        # The same element order on both sides is all a difference needs.
+        widen = WIDEN_FOR_SUMS if info_a.code == info_b.code else WIDEN
+        va, vb = widen[info_a.code](bits_a, scratch_a), widen[info_b.code](bits_b, scratch_b)
+        if not (f32_sums_safe(info_a, top_a) and f32_sums_safe(info_b, top_b)) or va.dtype != vb.dtype:
+            va, vb = va.astype(np.float64), vb.astype(np.float64)
+        sq = sum_of_squares(va)
+        self.sq_a += sq
+        self.sq_a_both += sq
+        self.sq_b += sum_of_squares(vb)
+        self.sq_diff += sum_of_squares(np.subtract(vb, va, out=vb))
+
+    def _add_with_nonfinite(self, info_a, bits_a, scratch_a, info_b, bits_b, scratch_b) -> None:
         fin_a, top_a = _finite_mask(info_a, bits_a, scratch_a)
         fin_b, top_b = _finite_mask(info_b, bits_b, scratch_b)
         self.top_a, self.top_b = max(self.top_a, top_a), max(self.top_b, top_b)
         va = WIDEN[info_a.code](bits_a, scratch_a).astype(np.float64)
         vb = WIDEN[info_b.code](bits_b, scratch_b).astype(np.float64)
-        if fin_a is not None or fin_b is not None:
-            both = _and(fin_a, fin_b)
-            self.n_bad_a += 0 if fin_a is None else int(va.size - np.count_nonzero(fin_a))
-            self.n_bad_b += 0 if fin_b is None else int(vb.size - np.count_nonzero(fin_b))
-            if fin_b is not None:  # NaN/Inf in b where a was finite
-                self.n_new_bad += int(np.count_nonzero(~fin_b if fin_a is None else ~fin_b & fin_a))
-            self.sq_a += _sumsq(va[fin_a] if fin_a is not None else va)
-            self.sq_b += _sumsq(vb[fin_b] if fin_b is not None else vb)
-            va, vb = va[both], vb[both]
-            self.sq_a_both += _sumsq(va)
-        else:
-            sq = _sumsq(va)
-            self.sq_a += sq
-            self.sq_a_both += sq
-            self.sq_b += _sumsq(vb)
-        np.subtract(vb, va, out=vb)
-        self.sq_diff += _sumsq(vb)
+        self.n_bad_a += int(fin_a.size - np.count_nonzero(fin_a))
+        self.n_bad_b += int(fin_b.size - np.count_nonzero(fin_b))
+        self.n_new_bad += int(np.count_nonzero(~fin_b & fin_a))  # NaN/Inf in b where a was finite
+        both = fin_a & fin_b
+        self.sq_a += sum_of_squares(va[fin_a])
+        self.sq_b += sum_of_squares(vb[fin_b])
+        self.sq_a_both += sum_of_squares(va[both])
+        self.sq_diff += sum_of_squares(vb[both] - va[both])
 
     def row(self, ea, eb) -> dict:
         diff = math.sqrt(self.sq_diff)
@@ -145,21 +201,43 @@ class _PairSums:
         }
 
 
-def _finite_mask(info, bits, scratch) -> tuple[np.ndarray | None, int]:
-    """(mask of finite elements, or None when all are; largest finite magnitude bits)."""
+def _finite_mask(info, bits, scratch) -> tuple[np.ndarray, int]:
+    """(mask of the finite elements, largest finite magnitude bits or -1)."""
     mag = np.bitwise_and(bits, info.mag_mask, out=scratch.array("mag", info.bits, bits.size))
-    top = int(mag.max())
-    if top < info.nonfinite_from:
-        return None, top
     finite = mag < info.nonfinite_from
     return finite, int(mag[finite].max()) if finite.any() else -1
 
 
-def _and(fin_a, fin_b) -> np.ndarray:
-    if fin_a is None:
-        return fin_b
-    return fin_a if fin_b is None else fin_a & fin_b
+def _row(name: str, a, b, sums: PairSums | None, scratch: Scratch) -> dict:
+    row = dict.fromkeys(DIFF_COLUMNS, math.nan)
+    row.update(tensor=name, block=block_of(name), became_nonfinite=False, note=None, n_nonfinite_a=0, n_nonfinite_b=0)
+    entry = (b or a)[1]
+    row.update(dtype=entry.dtype, shape=entry.shape)
+    if a is None or b is None:
+        return _one_side(row, a or b, "a" if a else "b", scratch)
+    ea, eb = a[1], b[1]
+    if sums is not None and sums.numel == ea.numel:
+        row.update(sums.row(ea, eb))
+    elif ea.problem or eb.problem:
+        row["note"] = ea.problem or eb.problem
+    elif ea.shape != eb.shape:
+        row["note"] = f"shape changed from {list(ea.shape)} to {list(eb.shape)}"
+    elif ea.numel and not (ea.info.is_float and eb.info.is_float):
+        row["note"] = "integer type: not compared"
+    elif ea.numel:
+        row["note"] = "not fully read (see skipped files)"
+    return row
 
 
-def _sumsq(values: np.ndarray) -> float:
-    return float(np.einsum("i,i->", values, values))  # float64 values, float64 accumulation
+def _one_side(row: dict, side, which: str, scratch: Scratch) -> dict:
+    wf, entry = side
+    row["note"] = f"only in {which}"
+    if entry.info is None or not entry.numel:
+        return row
+    part = Partial()
+    for bits in wf.chunks(entry, 0, entry.numel, scratch):
+        full_chunk(entry.info, bits, scratch, part)
+    stats = stats_row(entry, part)
+    row.update({f"n_nonfinite_{which}": part.n_nan + part.n_inf, f"absmax_{which}": stats["absmax"],
+                f"l2_{which}": stats["l2"]})
+    return row

@@ -111,8 +111,7 @@ def full_chunk(info: DtypeInfo, bits: np.ndarray, scratch: Scratch, part: Partia
         values = WIDEN_FOR_SUMS[info.code](bits, scratch)
     else:
         values = WIDEN[info.code](bits, scratch)[finite]
-    lo, hi = _F32_SAFE.get(info.code, (0, math.inf))
-    s1, s2 = _moments(values if lo <= top <= hi else values.astype(np.float64))
+    s1, s2 = _moments(values if f32_sums_safe(info, top) else values.astype(np.float64))
     part.s1 += s1
     part.s2 += s2
 
@@ -125,18 +124,27 @@ def _integer_chunk(info: DtypeInfo, bits: np.ndarray, part: Partial) -> None:
 
 def _moments(values: np.ndarray) -> tuple[float, float]:
     """(sum, sum of squares) in float64 from rows of ROW elements summed in the array's own type."""
-    k = values.size
-    r = k - k % ROW
-    s1 = s2 = 0.0
-    if r:
-        rows = values[:r].reshape(-1, ROW)
-        s1 = float(np.einsum("ij->i", rows).sum(dtype=np.float64))
-        s2 = float(np.einsum("ij,ij->i", rows, rows).sum(dtype=np.float64))
-    if r < k:
-        tail = values[r:].astype(np.float64)
-        s1 += float(tail.sum())
-        s2 += float(np.einsum("i,i->", tail, tail))
-    return s1, s2
+    rows, tail = _rows(values)
+    s1 = float(np.einsum("ij->i", rows).sum(dtype=np.float64)) + float(tail.sum())
+    return s1, sum_of_squares(values)
+
+
+def sum_of_squares(values: np.ndarray) -> float:
+    """Sum of squares in float64, from row sums of ROW elements in the array's own type."""
+    rows, tail = _rows(values)
+    return float(np.einsum("ij,ij->i", rows, rows).sum(dtype=np.float64)) + float(np.einsum("i,i->", tail, tail))
+
+
+def _rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`values` as full rows of ROW elements, and the rest widened to float64."""
+    r = values.size - values.size % ROW
+    return values[:r].reshape(-1, ROW), values[r:].astype(np.float64)
+
+
+def f32_sums_safe(info: DtypeInfo, top: int) -> bool:
+    """Whether float32 row sums of squares can hold values with magnitude bits up to `top`."""
+    lo, hi = _F32_SAFE.get(info.code, (0, math.inf))
+    return lo <= top <= hi
 
 
 def needs_shifted_pass(entry: TensorEntry, part: Partial) -> bool:

@@ -15,6 +15,7 @@ import sys
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable
 
 from ..errors import UnreadableFile
@@ -75,11 +76,10 @@ class UnitResult:
 
 
 def plan_units(files: list[WeightFile], workers: int, chunk_bytes: int, floats_only: bool = False) -> list[Unit]:
-    """Units of about total / (8 x workers) bytes (clamped), tensors split at chunk boundaries."""
+    """Units of `unit_target` bytes over every file; torch files make one unit each, read inline."""
     entries = [(wf, e) for wf in files for e in wf.entries
                if e.info is not None and e.numel and (e.info.is_float or not floats_only)]
-    total = sum(e.nbytes for _, e in entries)
-    target = min(max(total // max(1, 8 * workers), MIN_UNIT_BYTES), MAX_UNIT_BYTES)
+    target = unit_target(sum(e.nbytes for _, e in entries), workers)
     units: list[Unit] = []
     for wf in files:
         mine = [e for f, e in entries if f is wf]
@@ -87,11 +87,17 @@ def plan_units(files: list[WeightFile], workers: int, chunk_bytes: int, floats_o
             units.append(Unit(str(wf.path), tuple(Piece(e.name, 0, e.numel) for e in mine),
                               sum(e.nbytes for e in mine), inline=True))
             continue
-        units.extend(_split(str(wf.path), mine, target, chunk_bytes))
+        units.extend(split_entries(str(wf.path), mine, target, chunk_bytes))
     return units
 
 
-def _split(path: str, entries, target: int, chunk_bytes: int) -> list[Unit]:
+def unit_target(total_bytes: int, workers: int) -> int:
+    """Bytes per unit: about 8 units per worker, within [MIN_UNIT_BYTES, MAX_UNIT_BYTES]."""
+    return min(max(total_bytes // max(1, 8 * workers), MIN_UNIT_BYTES), MAX_UNIT_BYTES)
+
+
+def split_entries(path: str, entries, target: int, chunk_bytes: int) -> list[Unit]:
+    """Units of about `target` bytes over `entries` (in order), splitting large tensors into pieces."""
     units, pieces, size = [], [], 0
     for e in entries:
         start = 0
@@ -115,18 +121,23 @@ def run_units(units: list[Unit], job: Job, open_files: dict[str, WeightFile], wo
     """Run every unit; results in completion order. `open_files` are reused for inline units."""
     pooled = [u for u in units if not u.inline]
     inline = [u for u in units if u.inline]
-    if workers <= 1 or len(pooled) <= 1 or sum(u.nbytes for u in pooled) < PARALLEL_FROM_BYTES:
+    if not worth_a_pool(workers, len(pooled), sum(u.nbytes for u in pooled)):
         inline, pooled = units, []
     results: list[UnitResult] = []
     report = _reporter(progress, label, len(units))
     if pooled:
-        results += _run_pool(pooled, job, min(workers, len(pooled)), report)
+        stop_if = (lambda r: r.found_bad) if job.stop_at_first else None
+        results += map_in_pool(partial(run_unit, job=job), pooled, workers, report, stop_if)
     for unit in inline:
         if job.stop_at_first and any(r.found_bad for r in results):
             break
         results.append(run_unit(unit, job, open_files.get(unit.file)))
         report(results[-1])
     return results
+
+
+def worth_a_pool(workers: int, n_tasks: int, nbytes: int) -> bool:
+    return workers > 1 and n_tasks > 1 and nbytes >= PARALLEL_FROM_BYTES
 
 
 def _reporter(progress, label: str, total: int) -> Callable[[UnitResult], None]:
@@ -139,22 +150,29 @@ def _reporter(progress, label: str, total: int) -> Callable[[UnitResult], None]:
     return report
 
 
-def _run_pool(units: list[Unit], job: Job, workers: int, report) -> list[UnitResult]:
+def map_in_pool(fn: Callable, tasks: list, workers: int, on_result: Callable | None = None,
+                stop_if: Callable | None = None) -> list:
+    """fn(task) for every task in a pool of up to `workers` processes; results in completion order.
+
+    When `stop_if(result)` is true, the workers still running are told to stop (see _STOP) and
+    the tasks not yet started are dropped.
+    """
     ctx = _mp_context()
     stop = ctx.Event()
     results = []
     with warnings.catch_warnings():
         # Python >= 3.12 warns about fork() in a process with threads (BLAS); the workers use none.
         warnings.simplefilter("ignore", DeprecationWarning)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=_init_worker,
                                  initargs=(stop,)) as pool:
-            futures = [pool.submit(run_unit, unit, job) for unit in units]
+            futures = [pool.submit(fn, task) for task in tasks]
             for future in as_completed(futures):
-                if future.cancelled():  # left out after another unit found a bad tensor
+                if future.cancelled():  # dropped after stop_if
                     continue
                 results.append(future.result())
-                report(results[-1])
-                if job.stop_at_first and results[-1].found_bad:
+                if on_result:
+                    on_result(results[-1])
+                if stop_if is not None and stop_if(results[-1]):
                     stop.set()
                     for f in futures:
                         f.cancel()

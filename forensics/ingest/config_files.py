@@ -18,25 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UnreadableFile
+from ._jsonfile import read_json_object
 from .training_args import read_training_args, safe_unpickle_torch_file
 
 # config.json keys that other architectures spell differently (GPT-2: n_layer, n_embd).
 _MODEL_ALIASES = {"n_layer": "num_hidden_layers", "num_layers": "num_hidden_layers", "n_embd": "hidden_size",
                   "d_model": "hidden_size", "n_head": "num_attention_heads", "n_inner": "intermediate_size"}
-
-
-def read_json_object(path) -> dict:
-    """A JSON file holding one object, as a dict (NaN/Infinity tokens allowed, as Python writes them)."""
-    try:
-        with open(path, "rb") as fh:
-            value = json.loads(fh.read().decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UnreadableFile(path, "not UTF-8 text") from None
-    except json.JSONDecodeError as err:
-        raise UnreadableFile(path, f"invalid JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
-    if not isinstance(value, dict):
-        raise UnreadableFile(path, f"expected a JSON object, found {type(value).__name__}")
-    return value
 
 
 def flatten(prefix: str, value: dict) -> dict[str, Any]:

@@ -12,7 +12,6 @@ json module reads as floats; they are kept as they are.
 """
 from __future__ import annotations
 
-import json
 import math
 from itertools import chain
 from pathlib import Path
@@ -23,6 +22,7 @@ import pandas as pd
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from . import file_mtime
+from ._jsonfile import read_json_object
 
 FORMAT = "trainer_state"
 META_KEYS = ("global_step", "max_steps", "logging_steps", "eval_steps", "save_steps", "num_train_epochs",
@@ -36,7 +36,7 @@ def read(path: Path) -> LogRecords:
     `log_history` list.
     """
     path = Path(path)
-    state = _load(path)
+    state = read_json_object(path, "a trainer_state.json")
     history = state.get("log_history")
     if history is None:
         history = []
@@ -45,22 +45,6 @@ def read(path: Path) -> LogRecords:
     frame, meta = _history_frame(history, state.get("logging_steps"))
     meta.update({k: state[k] for k in META_KEYS if k in state and _is_plain(state[k])})
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path))
-
-
-def _load(path: Path) -> dict:
-    try:
-        with open(path, "rb") as fh:
-            state = json.loads(fh.read().decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UnreadableFile(path, "not UTF-8 text; not a trainer_state.json") from None
-    except json.JSONDecodeError as err:
-        raise UnreadableFile(path, f"invalid JSON at line {err.lineno} column {err.colno} "
-                                   f"({err.msg}); the file may be cut") from None
-    except RecursionError:
-        raise UnreadableFile(path, "JSON nested too deeply") from None
-    if not isinstance(state, dict):
-        raise UnreadableFile(path, "the JSON is not an object; not a trainer_state.json")
-    return state
 
 
 def _is_plain(value) -> bool:
