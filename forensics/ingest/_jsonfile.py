@@ -27,5 +27,5 @@ def read_json_object(path, what: str = "") -> dict:
     except RecursionError:
         raise UnreadableFile(path, "JSON nested too deeply") from None
     if not isinstance(value, dict):
-        raise UnreadableFile(path, f"the JSON is not an object (found {type(value).__name__}){suffix}")
+        raise UnreadableFile(path, f"the JSON is not an object (expected a JSON object, found {type(value).__name__}){suffix}")
     return value
