@@ -57,6 +57,15 @@ def test_bf16_bit_patterns_decode_as_the_spec_says(tmp_path):
     _assert_row(row, reference(t))  # the largest finite value squared overflows float32: float64 path
 
 
+def test_f16_bit_patterns_including_subnormals(tmp_path):
+    # smallest subnormal, its negative, largest finite, -Inf, NaN, 1.0, -2.0, a subnormal near the normals
+    words = np.array([0x0001, 0x8001, 0x7BFF, 0xFC00, 0x7E00, 0x3C00, 0xC000, 0x03FF], dtype=np.uint16)
+    t = torch.tensor(words.view(np.int16)).view(torch.float16)
+    row = scan_checkpoint(save_tensors(tmp_path / "m.safetensors", {"w": t}), workers=1).iloc[0]
+    assert (row["n_nan"], row["n_inf"], row["absmax"]) == (1, 1, 65504.0)
+    _assert_row(row, reference(t))
+
+
 def test_float8_types(tmp_path):
     e4 = torch.tensor([0x38, 0x7F, 0xFF, 0x7E, 0x00, 0xB8], dtype=torch.uint8).view(torch.float8_e4m3fn)
     e5 = torch.tensor([0x3C, 0x7C, 0xFC, 0x7D, 0x00, 0xBC], dtype=torch.uint8).view(torch.float8_e5m2)

@@ -211,6 +211,5 @@ def _extra(info: CheckpointInfo) -> dict:
 
 
 def _change(row: dict) -> dict:
-    row = dict(row)
-    row["shape"] = list(row["shape"]) if isinstance(row.get("shape"), tuple) else row.get("shape")
+    """A changes row for JSON: a value that does not apply (NaN) becomes null; json_safe does the rest."""
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}

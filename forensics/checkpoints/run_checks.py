@@ -17,6 +17,7 @@ from ..findings import Finding, Skipped
 from .blocks import blocks_in_order
 from .criterion import Criterion
 from .layout import find_checkpoints
+from .readers import os_reason
 from .scan import quick_check, scan_checkpoint
 from .torch_file import read_deepspeed_counters
 from .types import CheckpointInfo
@@ -77,7 +78,7 @@ def _deepspeed_counters(ref) -> tuple[dict, list[Skipped]]:
         except UnreadableFile as err:
             return {}, [Skipped(err.path, err.reason)]
         except OSError as err:
-            return {}, [Skipped(str(path), (err.strerror or str(err)).lower())]
+            return {}, [Skipped(str(path), os_reason(err))]
         if counters:
             return {**counters, "file": str(path)}, []
     return {}, []

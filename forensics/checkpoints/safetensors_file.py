@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import UnreadableFile
 from .dtypes import DTYPES, Scratch
-from .readers import TensorEntry, chunk_elements
+from .readers import TensorEntry, chunk_elements, os_reason
 
 MAX_HEADER_BYTES = 100_000_000  # safetensors' own MAX_HEADER_SIZE
 
@@ -33,7 +33,7 @@ class SafetensorsFile:
         try:
             self._fh = open(self.path, "rb", buffering=0)
         except OSError as err:
-            raise UnreadableFile(self.path, (err.strerror or str(err)).lower()) from None
+            raise UnreadableFile(self.path, os_reason(err)) from None
         try:
             self.entries, self.metadata = read_header(self._fh, self.path)
         except BaseException:
@@ -58,7 +58,7 @@ class SafetensorsFile:
             try:
                 got = self._fh.readinto(view)
             except OSError as err:
-                raise UnreadableFile(self.path, f"read error in tensor {name}: {(err.strerror or str(err)).lower()}") from None
+                raise UnreadableFile(self.path, f"read error in tensor {name}: {os_reason(err)}") from None
             if not got:
                 raise UnreadableFile(self.path, f"truncated: the file ended inside tensor {name} while reading it")
             view = view[got:]

@@ -22,7 +22,7 @@ from ..findings import Skipped
 from .blocks import block_sort_key, blocks_in_order
 from .criterion import parse_criterion
 from .layout import open_checkpoint
-from .readers import WeightFile, open_weight_file
+from .readers import WeightFile, open_weight_file, os_reason
 from .stats import Partial, needs_shifted_pass, stats_row
 from .types import STATS_COLUMNS, CheckpointInfo, CheckpointRef
 from .units import DEFAULT_CHUNK_BYTES, Job, Piece, Unit, plan_units, run_units
@@ -176,7 +176,7 @@ def open_files(ref: CheckpointRef) -> tuple[list[WeightFile], list[Skipped]]:
         except UnreadableFile as err:
             skipped.append(Skipped(err.path, err.reason))
         except OSError as err:
-            skipped.append(Skipped(str(path), (err.strerror or str(err)).lower()))
+            skipped.append(Skipped(str(path), os_reason(err)))
     return files, skipped
 
 

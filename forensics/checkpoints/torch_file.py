@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import UnreadableFile
 from .dtypes import TORCH_CODES, Scratch
-from .readers import TensorEntry, chunk_elements
+from .readers import TensorEntry, chunk_elements, os_reason
 
 TORCH_HINT = "install torch to read .bin/.pt (pip install 'forensics[torch]')"
 # Keys under which a saved dict keeps its state dict (DeepSpeed: module; others: state_dict, model).
@@ -75,13 +75,23 @@ def _load(torch, path: Path):
             # A legacy (pre-zip) file cannot be memory-mapped: load it whole.
             return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else "refused"
-        raise UnreadableFile(path, f"torch.load(weights_only=True) refused it: it holds more than tensors ({first})") from None
+        raise UnreadableFile(path, f"torch.load(weights_only=True) refused it ({_refusal(err)}): it holds more "
+                                   "than tensors, or is damaged") from None
     except OSError as err:
-        raise UnreadableFile(path, (err.strerror or str(err)).lower()) from None
+        raise UnreadableFile(path, os_reason(err)) from None
     except Exception as err:  # zip/pickle damage surfaces as RuntimeError, EOFError, ValueError, ...
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise UnreadableFile(path, f"damaged or truncated torch file ({first})") from None
+
+
+_GENERIC_ADVICE = ("Weights only load failed", "Please file an issue", "Check the documentation", "(1)", "(2)")
+
+
+def _refusal(err: Exception) -> str:
+    """The line of torch's weights-only error that names the problem (the others are generic advice)."""
+    text = str(err).replace("WeightsUnpickler error:", "\n")
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith(_GENERIC_ADVICE)]
+    return lines[0][:200] if lines else "refused"
 
 
 def _tensors_of(obj, torch) -> dict[str, Any]:

@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-# Checkpoint status values of the --json contract.
-STATUSES = ("ok", "nonfinite", "unreadable", "empty")
+# Checkpoint status values of the --json contract. "bad" (finite, but over a bound the user set:
+# Thresholds.absmax_bound, bisect --criterion) appears only when such a bound is given.
+STATUSES = ("ok", "nonfinite", "unreadable", "empty", "bad")
 
 # Columns of a per-tensor stats DataFrame (scan --csv has at least these, in this order).
 STATS_COLUMNS = [
@@ -47,7 +48,7 @@ class CheckpointInfo:
 
     Fields:
         ref: the checkpoint.
-        status: "ok", "nonfinite", "unreadable" or "empty".
+        status: "ok", "nonfinite", "unreadable" or "empty" ("bad" when a user-set bound fails).
         nonfinite_tensors: names of tensors holding NaN or Inf (all, or up to the first for a quick check).
         nonfinite_blocks: their blocks (`model.layers.21`), in block order.
         reason: why it is unreadable or empty, else None.
