@@ -229,7 +229,8 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
     >>> a.findings_frame()[["kind", "step", "metric"]].values.tolist()
     [['masked_nan_loss', 40, 'loss'], ['nonfinite_metric', 40, 'grad_norm']]
     """
-    from .analyzers import run_all, status_of, first_incident_of
+    from .analyzers import first_incident_of, run_all, status_of
+    from .analyzers.chain import link_weight_damage
     from .causes import infer_causes
     from .checkpoints import check_run_checkpoints, weight_findings
     from .errors import NotARunDirectory
@@ -251,7 +252,7 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
         reasons = "; ".join(str(s) for s in skipped) or "no training logs or checkpoints found"
         raise NotARunDirectory(path, f"nothing readable ({reasons})")
     findings = run_all(timeline, thresholds) + weight_findings(checkpoints, timeline, thresholds)
-    findings = sort_findings(findings)
+    findings = sort_findings(link_weight_damage(findings))
     config = read_run_config(layout, timeline)
     causes = infer_causes(config, timeline, findings, checkpoints, thresholds)
     return Analysis(

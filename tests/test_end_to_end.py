@@ -34,6 +34,14 @@ def test_nan_run_first_incident_step_and_checkpoints(nan_run):
     assert a.first_bad_checkpoint.nonfinite_blocks == list(facts.poisoned_blocks)
     weights = [f for f in a.findings if f.kind == "nonfinite_weights"]
     assert weights and weights[0].step == facts.checkpoints[facts.first_bad_checkpoint]["step"]
+    assert root_of(weights[0], a.findings) == a.first_incident  # the damage joins the incident chain
+
+
+def root_of(finding, findings):
+    by_key = {f.key: f for f in findings}
+    while finding.caused_by in by_key:
+        finding = by_key[finding.caused_by]
+    return finding
 
 
 def test_spike_run_is_a_warning_with_a_recovered_spike_at_the_injected_step(spike_run):

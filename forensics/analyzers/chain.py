@@ -66,3 +66,21 @@ def _spike_before(found: list[Finding], effect: Finding, metrics: Metrics, thres
             if best is None or f.step > found[best].step:
                 best = j
     return best
+
+
+def link_weight_damage(findings: list[Finding]) -> list[Finding]:
+    """Link non-finite checkpoint weights to the metric incident that came at or before them.
+
+    The weights went bad through the updates the logs saw: the latest standing metric error at or
+    before the checkpoint's step (its chain root is found by `caused_by`) explains them.
+    """
+    metric_errors = [f for f in findings if f.severity == "error" and not f.abandoned
+                     and f.kind != "nonfinite_weights"]
+    out = []
+    for f in findings:
+        if f.kind == "nonfinite_weights" and f.caused_by is None:
+            before = [m for m in metric_errors if m.step <= f.step]
+            if before:
+                f = replace(f, caused_by=max(before, key=lambda m: m.step).key)
+        out.append(f)
+    return out
