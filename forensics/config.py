@@ -23,6 +23,7 @@ class Thresholds:
     spike_mad_z: float = 8.0         # ... and the robust z-score (MAD) this
     spike_recover_factor: float = 2.0  # recovered when back under this x the baseline
     spike_recover_points: int = 3      # ... for this many logged points in a row
+    spike_warn_factor: float = 10.0    # a lone spike that recovers is a warning only from this factor up (else info)
     spike_early_factor: float = 20.0   # with fewer than spike_min_history earlier points, only a jump this big counts
     chain_window_points: int = 10      # a spike at most this many logged points before a NaN/collapse is linked to it
     spike_storm_count: int = 3         # this many spikes, each within spike_storm_gap points of the last, are one storm

@@ -533,3 +533,16 @@ def test_a_jump_over_the_factor_but_within_a_wide_spread_is_not_a_spike():
     assert detect_grad_norm_spikes(metrics(st, grad_norm=grad), TH) == []
     grad[at] = median + 20.0 * spread          # over both: a spike
     assert [f.step for f in detect_grad_norm_spikes(metrics(st, grad_norm=grad), TH)] == [st[at]]
+
+
+def test_a_small_grad_norm_bump_that_settles_at_once_is_info_not_a_warning():
+    n, at = 300, 150
+    st = steps(n)
+    rng = np.random.default_rng(7)
+    grad = 1.0 + 0.05 * rng.standard_normal(n)
+    grad[at] = 6.0  # 6x the median: over the spike bar, under spike_warn_factor
+    found = detect_grad_norm_spikes(metrics(st, grad_norm=grad, learning_rate=linear_lr(n)), TH)
+    assert [(f.kind, f.severity, f.step) for f in found] == [("grad_norm_spike", "info", st[at])]
+    grad[at] = 30.0  # a big one stays a warning even when it settles
+    found = detect_grad_norm_spikes(metrics(st, grad_norm=grad, learning_rate=linear_lr(n)), TH)
+    assert [(f.kind, f.severity, f.step) for f in found] == [("grad_norm_spike", "warning", st[at])]

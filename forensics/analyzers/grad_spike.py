@@ -28,4 +28,5 @@ def detect_grad_norm_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Fi
     if grad is None:
         return []
     spikes = find_spikes(grad, grad_spike_rule(thresholds))
-    return spike_findings("grad_norm_spike", GRAD_NORM, grad, spikes, metrics, thresholds)
+    return spike_findings("grad_norm_spike", GRAD_NORM, grad, spikes, metrics, thresholds,
+                          warn_factor=thresholds.spike_warn_factor)

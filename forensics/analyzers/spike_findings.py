@@ -15,8 +15,11 @@ from .spikes import Spike, aftermath, group_evidence, group_spikes, largest
 
 
 def spike_findings(kind: str, metric: str, series: pd.Series, spikes: list[Spike], metrics: Metrics,
-                   thresholds: Thresholds) -> list[Finding]:
-    """Findings of `kind` for the spikes found in `series` (the logged `metric`)."""
+                   thresholds: Thresholds, warn_factor: float = 0.0) -> list[Finding]:
+    """Findings of `kind` for the spikes found in `series` (the logged `metric`).
+
+    A lone spike that settles at once and stays under `warn_factor` x its baseline is info, not a warning.
+    """
     restarts = lr_restart_steps(metrics)
     findings, incidents = [], []
     for spike in spikes:
@@ -29,7 +32,7 @@ def spike_findings(kind: str, metric: str, series: pd.Series, spikes: list[Spike
         if len(group) >= thresholds.spike_storm_count:
             findings.append(_storm(kind, metric, group))
         else:
-            findings.extend(_single(kind, metric, s) for s in group)
+            findings.extend(_single(kind, metric, s, warn_factor) for s in group)
     return findings
 
 
@@ -42,11 +45,14 @@ def _factor(value: float) -> str:
     return f"{value:.1f}x" if value < 10 else f"{value:.0f}x"
 
 
-def _single(kind: str, metric: str, spike: Spike) -> Finding:
+def _single(kind: str, metric: str, spike: Spike, warn_factor: float) -> Finding:
     peak = f", peak {fmt(spike.peak)} at step {spike.peak_step}" if spike.peak_step != spike.step else ""
     message = (f"{metric} spikes to {fmt(spike.value)} at step {spike.step}, {_factor(spike.factor)} its recent "
                f"median {fmt(spike.baseline)}{peak}; {aftermath(spike)}.")
-    return Finding(kind, "warning", spike.step, message, end_step=_end(spike), metric=metric,
+    # Long healthy runs logged every step have the odd batch whose grad_norm is a few times the
+    # median; one that settles at once is worth showing, not worth a warning.
+    bump = spike.recovered and spike.peak / spike.baseline < warn_factor
+    return Finding(kind, "info" if bump else "warning", spike.step, message, end_step=_end(spike), metric=metric,
                    evidence=group_evidence([spike]))
 
 
