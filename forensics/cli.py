@@ -66,7 +66,8 @@ def cli():
 
 
 @cli.command()
-@click.argument("path", type=click.Path(path_type=Path))
+# Input paths: readable=False leaves permission checks to the readers, which name the file in one line.
+@click.argument("path", type=click.Path(path_type=Path, readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the stable contract) on stdout.")
 @click.option("--html", "html_path", is_flag=False, flag_value="report.html", default=None,
               type=click.Path(path_type=Path), help="Write a self-contained HTML report (default name: report.html).")
@@ -102,7 +103,7 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers):
 
 
 @cli.command()
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path, readable=False))
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write the long timeline as CSV.")
 @click.option("--wide", is_flag=True, help="Write/print the step x metric view instead of the long one.")
 @_fail_cleanly
@@ -127,7 +128,7 @@ def timeline(path, csv_path, wide):
 
 
 @cli.command()
-@click.argument("checkpoint", type=click.Path(path_type=Path))
+@click.argument("checkpoint", type=click.Path(path_type=Path, readable=False))
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write one row per tensor as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-tensor stats as JSON.")
 @click.option("--workers", type=int, default=None, help="Processes (default: all cores).")
@@ -140,6 +141,8 @@ def scan(checkpoint, csv_path, as_json, workers):
     progress = _progress()
     stats = scan_checkpoint(checkpoint, workers=workers, progress=progress)
     _end_progress(progress)
+    for skipped in stats.attrs.get("skipped", []):  # a shard missing or damaged: the stats are partial
+        click.echo(f"skipped {skipped}", err=True)
     if csv_path is not None:
         stats.to_csv(csv_path, index=False, na_rep="nan")
     if as_json:
@@ -155,8 +158,8 @@ def scan(checkpoint, csv_path, as_json, workers):
 
 
 @cli.command()
-@click.argument("a", type=click.Path(path_type=Path))
-@click.argument("b", type=click.Path(path_type=Path))
+@click.argument("a", type=click.Path(path_type=Path, readable=False))
+@click.argument("b", type=click.Path(path_type=Path, readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
 @click.option("--top", type=int, default=20, show_default=True, help="Tensors to show in the text output.")
 @_fail_cleanly
@@ -175,8 +178,8 @@ def diff(a, b, as_json, top):
 
 
 @cli.command()
-@click.argument("a", type=click.Path(path_type=Path))
-@click.argument("b", type=click.Path(path_type=Path))
+@click.argument("a", type=click.Path(path_type=Path, readable=False))
+@click.argument("b", type=click.Path(path_type=Path, readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the stable contract) on stdout.")
 @click.option("--html", "html_path", is_flag=False, flag_value="bisect.html", default=None,
               type=click.Path(path_type=Path), help="Write a self-contained HTML page (default name: bisect.html).")

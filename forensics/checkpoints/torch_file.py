@@ -90,8 +90,9 @@ _GENERIC_ADVICE = ("Weights only load failed", "Please file an issue", "Check th
 def _refusal(err: Exception) -> str:
     """The line of torch's weights-only error that names the problem (the others are generic advice)."""
     text = str(err).replace("WeightsUnpickler error:", "\n")
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith(_GENERIC_ADVICE)]
-    return lines[0][:200] if lines else "refused"
+    lines = [line.strip() for line in text.splitlines()]
+    named = [line for line in lines if line and not line.startswith(_GENERIC_ADVICE)]
+    return named[0][:200] if named else "refused"
 
 
 def _tensors_of(obj, torch) -> dict[str, Any]:

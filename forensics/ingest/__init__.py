@@ -28,7 +28,11 @@ def _readers() -> list[tuple[str, Callable[[Path], LogRecords]]]:
 
 
 def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) -> tuple[list[LogRecords], list[Skipped]]:
-    """Read every log file of a run; bad files become Skipped entries, never exceptions."""
+    """Read every log file of a run; bad files become Skipped entries, never exceptions.
+
+    A file read only in part (a cut tail, a damaged record) is kept and also gets a Skipped line
+    saying what was left out.
+    """
     records: list[LogRecords] = []
     skipped: list[Skipped] = []
     for attr, read in _readers():
@@ -45,6 +49,8 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
                 continue
             if rec.frame.empty and not rec.texts and attr == "text_logs":
                 continue  # a text file without a single training line is not a log
+            if rec.meta.get("warnings"):  # a cut or damaged file read in part: say so, one line
+                skipped.append(Skipped(str(path), "partly read: " + "; ".join(rec.meta["warnings"])))
             records.append(rec)
     return records, skipped
 

@@ -139,7 +139,8 @@ def frame_records(views: ByteViews) -> Framing:
         if problem:
             cut = problem.startswith("cut")
             broken = not cut
-            warnings.append(f"{problem} at byte {pos} of {size}; kept the records before it")
+            kept = "; kept the records before it" if pos else ""
+            warnings.append(f"{problem} at byte {pos} of {size}{kept}")
             break
         out_starts.append(np.array([pos + _HEADER], dtype=np.int64))
         out_lengths.append(np.array([length], dtype=np.int64))

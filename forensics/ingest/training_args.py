@@ -180,6 +180,9 @@ def _load_object(path: Path) -> Any:
                 raise UnreadableFile(path, f"data.pkl is {member.file_size} bytes; too large for a config pickle")
             return _InertUnpickler(io.BytesIO(archive.read(member))).load()
     with open(path, "rb") as fh:
+        if fh.read(4) == b"PK\x03\x04":  # a zip without its end (central directory): cut while written
+            raise zipfile.BadZipFile("no central directory")
+        fh.seek(0)
         unpickler = _InertUnpickler(fh)
         first = unpickler.load()
         if not (isinstance(first, int) and first == _TORCH_MAGIC):
