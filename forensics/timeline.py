@@ -138,6 +138,7 @@ class Timeline:
         self.segments = segments
         self.texts = texts or {}
         self.meta = meta or {}
+        self._final: tuple[pd.DataFrame, pd.DataFrame] | None = None
 
     @classmethod
     def empty(cls) -> "Timeline":
@@ -190,8 +191,11 @@ class Timeline:
         >>> t.final()[["step", "metric", "value"]].values.tolist()
         [[10, 'loss', 2.5], [20, 'grad_norm', nan], [20, 'loss', 0.0]]
         """
-        rows = self.frame[~self.frame["abandoned"]]
-        return _one_per_step_metric(rows)
+        # Every detector asks for it: compute once per frame object (treat the result as read-only).
+        if self._final is None or self._final[0] is not self.frame:
+            rows = self.frame[~self.frame["abandoned"]]
+            self._final = (self.frame, _one_per_step_metric(rows))
+        return self._final[1]
 
     def abandoned(self) -> pd.DataFrame:
         """The rows that a later attempt replaced, one per (segment, step, metric)."""
