@@ -59,6 +59,18 @@ def _dump_json(data) -> None:
     click.echo(json.dumps(data, indent=2, allow_nan=False, default=str))
 
 
+def _emit(data: dict | None, text, html_path) -> None:
+    """Print the JSON contract (when `data` is given) or the text rendering, naming the HTML file written."""
+    if data is not None:
+        if html_path is not None:
+            data["html"] = str(html_path)
+        _dump_json(data)
+        return
+    click.echo(text())
+    if html_path is not None:
+        click.echo(f"HTML report: {html_path}")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="forensics")
 def cli():
@@ -87,17 +99,9 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers):
         from .report import write_html
 
         write_html(result, html_path)
-    if as_json:
-        data = result.to_dict()
-        if html_path is not None:
-            data["html"] = str(html_path)
-        _dump_json(data)
-    else:
-        from .render import analysis_text
+    from .render import analysis_text
 
-        click.echo(analysis_text(result))
-        if html_path is not None:
-            click.echo(f"HTML report: {html_path}")
+    _emit(result.to_dict() if as_json else None, lambda: analysis_text(result), html_path)
     failing = {"broken": {"broken"}, "warning": {"broken", "warning"}}[fail_on]
     sys.exit(EXIT_BROKEN if result.status in failing else EXIT_OK)
 
@@ -200,14 +204,7 @@ def bisect(a, b, as_json, html_path, criterion):
         from .report import write_bisect_html
 
         write_bisect_html(result, html_path)
-    if as_json:
-        if html_path is not None:
-            data["html"] = str(html_path)
-        _dump_json(data)
-    else:
-        click.echo(bisect_text(data))
-        if html_path is not None:
-            click.echo(f"HTML report: {html_path}")
+    _emit(data if as_json else None, lambda: bisect_text(data), html_path)
     sys.exit(EXIT_BROKEN if data.get("first_bad") else EXIT_OK)
 
 

@@ -23,24 +23,13 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, Metrics, fmt, is_preference_log, real_loss
+from .metrics import GRAD_NORM, LOSS, Metrics, fmt, is_preference_log, real_loss, true_runs
 
 
 def near_zero_runs(loss: pd.Series, thresholds: Thresholds) -> list[tuple[int, int]]:
     """(start, stop) positions of stretches of >= collapse_points losses at or below collapse_abs."""
     low = loss.to_numpy() <= thresholds.collapse_abs
-    runs, i = [], 0
-    while i < len(low):
-        if not low[i]:
-            i += 1
-            continue
-        j = i
-        while j < len(low) and low[j]:
-            j += 1
-        if j - i >= thresholds.collapse_points:
-            runs.append((i, j))
-        i = j
-    return runs
+    return [(i, j) for i, j in true_runs(low) if j - i >= thresholds.collapse_points]
 
 
 def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:

@@ -131,3 +131,14 @@ def fmt(value: float) -> str:
 def position_of(series: pd.Series, step: int) -> int:
     """The 0-based position of `step` among the series' logged points."""
     return int(np.searchsorted(series.index.to_numpy(), step))
+
+
+def true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) positions of each stretch of consecutive True values, in order.
+
+    >>> true_runs(np.array([False, True, True, False, True]))
+    [(1, 3), (4, 5)]
+    """
+    padded = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]

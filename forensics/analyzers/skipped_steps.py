@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, LR, Metrics, fmt, lr_restart_steps, position_of
+from .metrics import GRAD_NORM, LOSS, LR, Metrics, fmt, lr_restart_steps, position_of, true_runs
 
 
 def skipped_step_points(metrics: Metrics, thresholds: Thresholds) -> list[int]:
@@ -28,19 +28,11 @@ def skipped_step_points(metrics: Metrics, thresholds: Thresholds) -> list[int]:
     bad = ~np.isfinite(grad.to_numpy())
     steps = grad.index.to_numpy()
     out: list[int] = []
-    i = 0
-    while i < len(bad):
-        if not bad[i]:
-            i += 1
-            continue
-        j = i
-        while j < len(bad) and bad[j]:
-            j += 1
+    for i, j in true_runs(bad):
         run = [int(s) for s in steps[i:j]]
         recovers = j < len(bad)  # a finite grad_norm follows
         if recovers and len(run) <= thresholds.skipped_max_run and all(_real_finite_loss(loss, s) for s in run):
             out.extend(run)
-        i = j
     return out
 
 
