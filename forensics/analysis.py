@@ -15,7 +15,7 @@ import pandas as pd
 from . import __version__
 from .checkpoints.types import CheckpointInfo
 from .config import RunConfig, Thresholds
-from .findings import Cause, Finding, Skipped, sort_findings
+from .findings import Cause, Finding, Skipped, json_safe, sort_findings
 from .run import RunLayout, discover
 from .timeline import Timeline, build_timeline
 
@@ -170,6 +170,8 @@ class Analysis:
             "first_bad_checkpoint": first_bad.to_dict() if first_bad else None,
             "causes": [c.to_dict() for c in self.causes],
             "config_missing": list(self.config.missing),
+            "config_conflicts": json_safe({key: [{"value": v.value, "source": v.source} for v in seen]
+                                           for key, seen in self.config.conflicts().items()}),
             "path": str(self.path),
             "version": __version__,
             "created": self.created,

@@ -232,6 +232,21 @@ def test_report_page_structure():
     assert body_rows(dom, "files-table") == 5
 
 
+def test_report_lists_causes_and_flags_config_sources_that_disagree():
+    analysis = broken_analysis()
+    analysis.config.add("fp16", True, "/runs/demo/training_args.bin")
+    analysis.config.add("fp16", False, "/runs/demo/ds_config.json")
+    dom = parse(render_html(analysis))
+    assert body_rows(dom, "causes-table") == len(analysis.causes)
+    rows = dom.by_id("config-table").find_all("tbody")[0].find_all("tr")
+    flagged = [r.find_all("td")[0].text_content() for r in rows if r.attrs.get("class") == "conflict"]
+    assert flagged == ["fp16", "fp16"]
+    unflagged = [r.find_all("td")[0].text_content() for r in rows if r.attrs.get("class") != "conflict"]
+    assert unflagged == ["learning_rate"]
+    story = build_story(analysis)
+    assert any("disagree on fp16" in b for b in story.answers[3].bullets)
+
+
 def test_sections_come_in_the_documented_order():
     dom = parse(render_html(broken_analysis()))
     ids = [n.attrs["id"] for n in dom.iter() if n.tag == "section"]

@@ -212,6 +212,7 @@ def _answer_cause(analysis) -> Answer:
             paragraphs.append(f"{lead}: " + "; ".join(c.title or c.cause for c in possible) + ".")
         # The evidence of the likely causes only, a few lines each: the report's causes table has it all.
         bullets = [f"{c.title or c.cause}: {e}" for c in likely for e in c.evidence[:MAX_EVIDENCE]]
+        bullets += list(_conflicts(analysis.config))
         return Answer(QUESTIONS[3], tuple(paragraphs), tuple(bullets))
     if analysis.status == "healthy":
         return Answer(QUESTIONS[3], ("Nothing to explain.",))
@@ -220,10 +221,16 @@ def _answer_cause(analysis) -> Answer:
     if known:
         paragraphs.append("What is known of its configuration:")
     missing = list(analysis.config.missing)
-    bullets = known + ([f"not found: {', '.join(missing)}"] if missing else [])
+    bullets = known + list(_conflicts(analysis.config)) + ([f"not found: {', '.join(missing)}"] if missing else [])
     if missing:
         paragraphs.append("Some evidence was missing; saving it with the run would help next time.")
     return Answer(QUESTIONS[3], tuple(paragraphs), tuple(bullets))
+
+
+def _conflicts(config) -> Iterable[str]:
+    for key, seen in config.conflicts().items():
+        said = "; ".join(f"{v.value!r} in {v.source}" for v in seen)
+        yield f"the run's files disagree on {key}: {said}"
 
 
 def _known_config(config) -> Iterable[str]:

@@ -51,6 +51,34 @@ def checkpoint_rows(checkpoints) -> list[dict[str, str]]:
             for c in checkpoints[:MAX_ROWS]]
 
 
+def cause_rows(causes) -> list[dict[str, Any]]:
+    """One row per cause: title, confidence, every piece of evidence, the change to try."""
+    return [{"title": c.title or c.cause, "cause": c.cause, "confidence": c.confidence,
+             "evidence": list(c.evidence), "suggestion": c.suggestion} for c in causes]
+
+
+# The configuration keys the report lists first: the ones the cause rules read.
+CONFIG_KEYS = ("method", "learning_rate", "lr_scheduler_type", "warmup_steps", "warmup_ratio", "max_grad_norm",
+               "fp16", "bf16", "logging_nan_inf_filter", "optim", "gradient_accumulation_steps",
+               "model.model_type", "model.torch_dtype", "model.dtype", "model.num_hidden_layers", "n_params",
+               "quant.load_in_4bit", "quant.bnb_4bit_use_double_quant", "adapter.peft_type", "adapter.r",
+               "ds.fp16.enabled", "ds.bf16.enabled", "ds.communication_data_type", "ds.gradient_clipping",
+               "ds.zero_optimization.stage", "state.loss_scale", "state.skipped_steps")
+
+
+def config_rows(config) -> list[dict[str, str]]:
+    """The run's configuration that matters for diagnosis: key, value, source, and whether sources disagree."""
+    conflicts = config.conflicts()
+    rows = []
+    for key in CONFIG_KEYS:
+        for i, seen in enumerate(config.values.get(key, [])):
+            if i and key not in conflicts:
+                break  # agreeing copies from other files add nothing
+            rows.append({"key": key, "value": fmt(seen.value), "source": seen.source,
+                         "conflict": "sources disagree" if key in conflicts else ""})
+    return rows
+
+
 def skipped_rows(skipped) -> list[dict[str, str]]:
     return [{"path": s.path, "reason": s.reason} for s in skipped[:MAX_ROWS]]
 
