@@ -41,6 +41,18 @@ OURS_TS = ("import sys; from forensics.ingest import trainer_state; from forensi
            "t = build_timeline([trainer_state.read(sys.argv[1])]); "
            "assert 'torch' not in sys.modules, 'torch imported'; print(len(t.frame))")
 BARE_JSON = "import sys, json; print(len(json.load(open(sys.argv[1]))['log_history']))"
+# The same comparison inside one warm process (imports paid before timing), A B A B ...
+IN_PROCESS_TS = """
+import json, statistics, sys, time
+from forensics.ingest import trainer_state
+from forensics.timeline import build_timeline
+bare, ours = [], []
+for _ in range(int(sys.argv[2])):
+    t0 = time.perf_counter(); json.load(open(sys.argv[1])); t1 = time.perf_counter()
+    build_timeline([trainer_state.read(sys.argv[1])]); t2 = time.perf_counter()
+    bare.append(t1 - t0); ours.append(t2 - t1)
+print(statistics.median(bare), statistics.median(ours))
+"""
 
 
 def train_value(tag: str, step: int) -> float:
@@ -162,6 +174,10 @@ def main() -> None:
     print(f"\ntrainer_state.json: {ts_file} ({ts_file.stat().st_size / 1e6:.1f} MB, {args.entries} entries)")
     ts_times = time_interleaved({"bare json.load": BARE_JSON, "ours (to timeline)": OURS_TS}, ts_file, args.repeats)
     report("trainer_state.json", ts_times, "bare json.load")
+    out = subprocess.run([sys.executable, "-c", IN_PROCESS_TS, str(ts_file), str(args.repeats)], check=True,
+                         capture_output=True, text=True).stdout.split()
+    bare, ours = float(out[0]), float(out[1])
+    print(f"  in one warm process (imports excluded): json.load {bare:.3f}s, ours {ours:.3f}s, x{ours / bare:.2f}")
 
 
 def _expected_points(points: int) -> int:
