@@ -87,8 +87,9 @@ class Analysis:
         ('checkpoint-20', 'checkpoint-40')
         """
         first_bad = self.first_bad_checkpoint
+        # A checkpoint of unknown step cannot be placed before the first bad one.
         good = [c for c in self.checkpoints if c.status == "ok"
-                and (first_bad is None or _step(c) < _step(first_bad))]
+                and (first_bad is None or (c.step is not None and _step(c) < _step(first_bad)))]
         return good[-1] if good else None
 
     @property
