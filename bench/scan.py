@@ -213,7 +213,9 @@ def run_process(argv: list[str], env: dict) -> dict:
     done.set()
     sampler.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
+    # `forensics scan` exits 1 when it finds NaN/Inf, which this checkpoint holds by design.
+    expected = (0, 1) if argv[1:3] == ["-m", "forensics"] else (0,)
+    if proc.returncode not in expected:
         raise SystemExit(f"{argv[:3]} failed ({proc.returncode}):\n{err.decode()[-3000:]}")
     lines = out.decode().strip().splitlines()
     result = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {"work_s": math.nan}
