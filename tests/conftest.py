@@ -62,49 +62,18 @@ def _build(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, R
     return path, make_run(path, FIXTURE_SPECS[name])
 
 
-@pytest.fixture(scope="session")
-def healthy_run(tmp_path_factory):
-    return _build(tmp_path_factory, "healthy")
+def _run_fixture(name: str):
+    """A session fixture `<name>_run` returning (path, facts) of the run FIXTURE_SPECS[name] describes."""
+    @pytest.fixture(scope="session", name=f"{name}_run")
+    def built(tmp_path_factory):
+        return _build(tmp_path_factory, name)
+
+    return built
 
 
-@pytest.fixture(scope="session")
-def nan_run(tmp_path_factory):
-    return _build(tmp_path_factory, "nan")
-
-
-@pytest.fixture(scope="session")
-def spike_run(tmp_path_factory):
-    return _build(tmp_path_factory, "spike")
-
-
-@pytest.fixture(scope="session")
-def lr_blowup_run(tmp_path_factory):
-    return _build(tmp_path_factory, "lr_blowup")
-
-
-@pytest.fixture(scope="session")
-def collapse_run(tmp_path_factory):
-    return _build(tmp_path_factory, "collapse")
-
-
-@pytest.fixture(scope="session")
-def resumed_run(tmp_path_factory):
-    return _build(tmp_path_factory, "resumed")
-
-
-@pytest.fixture(scope="session")
-def bf16_run(tmp_path_factory):
-    return _build(tmp_path_factory, "bf16")
-
-
-@pytest.fixture(scope="session")
-def gpt2_run(tmp_path_factory):
-    return _build(tmp_path_factory, "gpt2")
-
-
-@pytest.fixture(scope="session")
-def lora_run(tmp_path_factory):
-    return _build(tmp_path_factory, "lora")
+# healthy_run, nan_run, spike_run, lr_blowup_run, collapse_run, resumed_run, bf16_run, gpt2_run, lora_run
+for _name in FIXTURE_SPECS:
+    globals()[f"{_name}_run"] = _run_fixture(_name)
 
 
 @pytest.fixture(scope="session")
