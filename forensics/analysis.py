@@ -113,7 +113,10 @@ class Analysis:
         ['nonfinite_metric@35']
         """
         cols = ["kind", "severity", "step", "end_step", "metric", "message", "abandoned", "caused_by"]
-        return pd.DataFrame([{c: getattr(f, c) for c in cols} for f in self.findings], columns=cols)
+        # Columns that may hold None stay object, so None stays None (a string column makes it NaN).
+        dtypes = {"step": "int64", "abandoned": "bool"}
+        return pd.DataFrame({c: pd.Series([getattr(f, c) for f in self.findings], dtype=dtypes.get(c, object))
+                             for c in cols})
 
     @property
     def checkpoints_frame(self) -> pd.DataFrame:

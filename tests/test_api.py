@@ -127,6 +127,10 @@ def test_findings_frame_has_one_row_per_finding_and_the_documented_columns(analy
                                    "caused_by"]
     assert frame["kind"].tolist() == [f.kind for f in analysis.findings]
     assert FACTS["first_masked_loss_step"] in frame.loc[frame["kind"] == "masked_nan_loss", "step"].tolist()
+    assert frame["step"].dtype == "int64"
+    # a root of the chain has no cause: None, not NaN
+    assert frame["caused_by"].tolist() == [f.caused_by for f in analysis.findings]
+    assert None in frame["caused_by"].tolist()
 
 
 def test_checkpoints_stay_a_list_and_have_a_frame(analysis):
