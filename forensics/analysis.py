@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from . import __version__
-from .checkpoints.types import CheckpointInfo
+from .checkpoints.types import CheckpointInfo, first_bad_of, last_good_before_of
 from .config import RunConfig, Thresholds
 from .findings import Cause, Finding, Skipped, json_safe, sort_findings
 from .run import RunLayout, discover
@@ -86,17 +86,12 @@ class Analysis:
         >>> a.last_good_checkpoint.name, a.first_bad_checkpoint.name
         ('checkpoint-20', 'checkpoint-40')
         """
-        first_bad = self.first_bad_checkpoint
-        # A checkpoint of unknown step cannot be placed before the first bad one.
-        good = [c for c in self.checkpoints if c.status == "ok"
-                and (first_bad is None or (c.step is not None and _step(c) < _step(first_bad)))]
-        return good[-1] if good else None
+        return last_good_before_of(self.checkpoints, self.first_bad_checkpoint)
 
     @property
     def first_bad_checkpoint(self) -> CheckpointInfo | None:
         """The earliest checkpoint holding NaN/Inf weights (a CheckpointInfo), or None."""
-        bad = [c for c in self.checkpoints if c.status == "nonfinite"]
-        return bad[0] if bad else None
+        return first_bad_of(self.checkpoints)
 
     def findings_frame(self) -> pd.DataFrame:
         """A DataFrame, one row per finding: kind, severity, step, end_step, metric, message, abandoned, caused_by.
@@ -180,10 +175,6 @@ class Analysis:
             "version": __version__,
             "created": self.created,
         }
-
-
-def _step(c: CheckpointInfo) -> int:
-    return c.step if c.step is not None else -1
 
 
 def load_timeline(path, progress: Progress | None = None) -> Timeline:

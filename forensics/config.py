@@ -8,7 +8,7 @@ quote its evidence and point out where two files disagree.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -108,10 +108,3 @@ class RunConfig:
             "missing": list(self.missing),
         }
 
-
-def threshold_names() -> list[str]:
-    return [f.name for f in fields(Thresholds)]
-
-
-def with_overrides(base: Thresholds, **overrides) -> Thresholds:
-    return replace(base, **overrides)

@@ -22,6 +22,11 @@ KINDS = (
     "loss_scale_overflow",
     "skipped_steps",
     "nonfinite_weights",
+    "no_learning_signal",
+    "memorization",
+    "weights_over_bound",
+    "weights_near_fp16_limit",
+    "empty_checkpoint",
 )
 
 

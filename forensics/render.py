@@ -8,6 +8,7 @@ import math
 
 import pandas as pd
 
+from .checkpoints.blocks import block_sort_key
 from .timeline import Timeline
 
 _MARK = {"healthy": "HEALTHY", "warning": "WARNING", "broken": "BROKEN"}
@@ -57,7 +58,7 @@ def scan_text(stats: pd.DataFrame, checkpoint, rows: int = 15) -> str:
     n_bad = stats[(stats["n_nan"] > 0) | (stats["n_inf"] > 0)]
     lines = [f"{checkpoint}: {len(stats)} tensors, {int(stats['numel'].sum()):,} values"]
     if len(n_bad):
-        blocks = sorted({b for b in n_bad["block"] if isinstance(b, str)}, key=_natural)
+        blocks = sorted({b for b in n_bad["block"] if isinstance(b, str)}, key=block_sort_key)
         lines.append(f"NON-FINITE: {len(n_bad)} tensors hold NaN/Inf"
                      + (f" in blocks {', '.join(blocks)}" if blocks else ""))
         cols = ["name", "dtype", "n_nan", "n_inf", "absmax"]
@@ -116,8 +117,3 @@ def _ckpt(c) -> str:
         return "none"
     return f"{c['name']} (step {c['step']})"
 
-
-def _natural(name: str):
-    import re
-
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]

@@ -49,11 +49,6 @@ def metrics_from_rows(rows: pd.DataFrame) -> dict[str, pd.Series]:
     return out
 
 
-def metrics_from_wide(wide: pd.DataFrame) -> dict[str, pd.Series]:
-    """A step x metric frame -> Metrics, reading every NaN cell as a gap (use only for finite data)."""
-    return {str(c): wide[c].dropna().astype("float64") for c in wide.columns}
-
-
 def is_preference_log(metrics: Metrics) -> bool:
     """True for DPO/GRPO/PPO-style logs (rewards/*, logps/*, reward, kl keys)."""
     return any(name.startswith(_PREFERENCE_PREFIXES) or name in _PREFERENCE_KEYS for name in metrics)

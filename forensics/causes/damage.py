@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 from ..findings import Cause
-from .evidence import (Facts, block_index, first_bad_checkpoint, is_embedding, last_good_before, masked_loss_steps,
+from ..checkpoints.blocks import block_index
+from .evidence import (Facts, first_bad_checkpoint, is_embedding, last_good_before, masked_loss_steps,
                        number_of_blocks, precision_sources, said, zero_loss_zero_grad_steps)
 
 
@@ -86,7 +87,7 @@ def early_blocks(facts: Facts) -> Cause | None:
 
 def masked_nan_loss(facts: Facts) -> Cause | None:
     """loss logged as exactly 0.0 next to a NaN grad_norm: HF's logging_nan_inf_filter hid a NaN loss."""
-    steps = masked_loss_steps(facts.timeline)
+    steps = masked_loss_steps(facts)
     flagged = facts.of_kind("masked_nan_loss")
     if not steps and not flagged:
         return None
@@ -108,7 +109,7 @@ def masked_nan_loss(facts: Facts) -> Cause | None:
 
 def zero_loss_zero_grad(facts: Facts) -> Cause | None:
     """loss 0.0 with a finite grad_norm of 0.0: no learning signal (labels all masked?), not a NaN."""
-    steps = zero_loss_zero_grad_steps(facts.timeline)
+    steps = zero_loss_zero_grad_steps(facts)
     flagged = facts.of_kind("no_learning_signal")
     if not steps and not flagged:
         return None

@@ -8,18 +8,19 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
-from ..checkpoints.types import CheckpointInfo
+from ..analyzers.metrics import Metrics, metrics_from_rows
+from ..analyzers.metrics import masked_loss_steps as masked_loss_index
+from ..analyzers.skipped_steps import skipped_step_points
+from ..checkpoints.blocks import block_index
+from ..checkpoints.types import CheckpointInfo, first_bad_of, last_good_before_of
 from ..config import RunConfig, Thresholds
 from ..findings import Finding
 from ..timeline import Timeline
-
-NONFINITE_KINDS = ("nonfinite_metric", "masked_nan_loss", "nonfinite_weights")
-INSTABILITY_KINDS = NONFINITE_KINDS + ("grad_norm_spike", "loss_spike", "divergence", "loss_collapse",
-                                       "loss_scale_overflow", "skipped_steps", "no_learning_signal")
 
 
 @dataclass
@@ -53,6 +54,19 @@ class Facts:
     def series(self, metric: str) -> pd.Series:
         return self.timeline.series(metric)
 
+    @cached_property
+    def metrics(self) -> Metrics:
+        """The final history as the analyzers see it: each metric's logged points only (no gap is a NaN)."""
+        return metrics_from_rows(self.timeline.final())
+
+    def nonfinite_steps(self, metric: str) -> list[int]:
+        """Logged steps where `metric` is NaN/Inf, less the fp16 steps the loss scaler skipped harmlessly."""
+        series = self.metrics.get(metric)
+        if series is None:
+            return []
+        skipped = set(skipped_step_points(self.metrics, self.thresholds))
+        return [s for s in nonfinite_steps(series) if s not in skipped]
+
 
 def fmt(value) -> str:
     """A number as a report writes it: 3e-04 -> '0.0003', 65536.0 -> '65536'."""
@@ -76,23 +90,18 @@ def nonfinite_steps(series: pd.Series) -> list[int]:
     return [int(s) for s in series.index[~np.isfinite(values)]]
 
 
-def masked_loss_steps(timeline: Timeline) -> list[int]:
+def masked_loss_steps(facts: Facts) -> list[int]:
     """Steps where loss is logged as exactly 0.0 while grad_norm is NaN/Inf (HF's NaN filter at work)."""
-    wide = timeline.wide()
-    if "loss" not in wide or "grad_norm" not in wide:
-        return []
-    loss, grad = wide["loss"].to_numpy(dtype="float64"), wide["grad_norm"].to_numpy(dtype="float64")
-    hit = (loss == 0.0) & ~np.isfinite(grad) & ~np.isnan(loss)
-    return [int(s) for s in wide.index[hit]]
+    return [int(s) for s in masked_loss_index(facts.metrics)]
 
 
-def zero_loss_zero_grad_steps(timeline: Timeline) -> list[int]:
-    """Steps where loss and grad_norm are both exactly 0.0: no learning signal at all."""
-    wide = timeline.wide()
-    if "loss" not in wide or "grad_norm" not in wide:
+def zero_loss_zero_grad_steps(facts: Facts) -> list[int]:
+    """Steps where loss and grad_norm are both logged as exactly 0.0: no learning signal at all."""
+    loss, grad = facts.metrics.get("loss"), facts.metrics.get("grad_norm")
+    if loss is None or grad is None:
         return []
-    hit = (wide["loss"].to_numpy(dtype="float64") == 0.0) & (wide["grad_norm"].to_numpy(dtype="float64") == 0.0)
-    return [int(s) for s in wide.index[hit]]
+    zero_loss = loss.index[loss.to_numpy() == 0.0]
+    return [int(s) for s in zero_loss.intersection(grad.index[grad.to_numpy() == 0.0])]
 
 
 def lr_points(timeline: Timeline) -> pd.Series:
@@ -142,15 +151,7 @@ def precision_sources(config: RunConfig, kind: str) -> list[str]:
 
 # --- blocks -----------------------------------------------------------------------------------
 
-_WRAPPERS = re.compile(r"^(?:module\.|_orig_mod\.|_fsdp_wrapped_module\.|_checkpoint_wrapped_module\.|base_model\.model\.)+")
-_BLOCK = re.compile(r"^(?P<prefix>(?:\w+\.)*?)(?P<container>layers|h|blocks|block|layer)\.(?P<idx>\d+)(?:\.|$)")
 _EMBEDDING = re.compile(r"(embed_tokens|wte|wpe|word_embeddings|embed_in|shared)\b")
-
-
-def block_index(name: str) -> int | None:
-    """The block number in a block or tensor name (`model.layers.21`, `transformer.h.21.attn...`), or None."""
-    match = _BLOCK.match(_WRAPPERS.sub("", name))
-    return int(match.group("idx")) if match else None
 
 
 def is_embedding(name: str) -> bool:
@@ -172,11 +173,8 @@ def number_of_blocks(facts: Facts) -> tuple[int | None, str]:
 
 
 def first_bad_checkpoint(facts: Facts) -> CheckpointInfo | None:
-    bad = [c for c in facts.checkpoints if c.is_bad]
-    return min(bad, key=lambda c: -1 if c.step is None else c.step) if bad else None
+    return first_bad_of(facts.checkpoints)
 
 
 def last_good_before(facts: Facts, bad: CheckpointInfo) -> CheckpointInfo | None:
-    good = [c for c in facts.checkpoints if c.status == "ok" and c.step is not None
-            and bad.step is not None and c.step < bad.step]
-    return max(good, key=lambda c: c.step) if good else None
+    return last_good_before_of(facts.checkpoints, bad)

@@ -5,7 +5,7 @@ Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
 from __future__ import annotations
 
 from ..findings import Cause
-from .evidence import Facts, fmt, lr_points, max_finite, nonfinite_steps, peak_lr, said
+from .evidence import Facts, first_bad_checkpoint, fmt, lr_points, max_finite, peak_lr, said
 
 _ADAPTER_METHODS = ("lora", "qlora")
 
@@ -67,16 +67,14 @@ def _lr_advice(facts: Facts, method: str | None) -> str:
 
 def _trouble_sentences(facts: Facts) -> list[str]:
     out = []
-    grad = facts.series("grad_norm")
-    bad = nonfinite_steps(grad)
+    bad = facts.nonfinite_steps("grad_norm")
     if bad:
         out.append(f"grad_norm first non-finite at step {bad[0]}")
     spikes = facts.of_kind("grad_norm_spike")
     if spikes:
         out.append(f"grad_norm spiked at step {spikes[0].step}")
-    bad_ckpt = [c for c in facts.checkpoints if c.is_bad]
-    if bad_ckpt:
-        first = min(bad_ckpt, key=lambda c: c.step if c.step is not None else -1)
+    first = first_bad_checkpoint(facts)
+    if first is not None:
         out.append(f"first checkpoint with non-finite weights: {first.name}")
     return out
 
@@ -139,7 +137,7 @@ def no_clipping(facts: Facts) -> Cause | None:
 def clipping_cannot_help(facts: Facts) -> Cause | None:
     """Clipping was on, yet grad_norm went NaN/Inf: a non-finite gradient cannot be clipped."""
     clip = _clipping(facts)
-    bad = nonfinite_steps(facts.series("grad_norm"))
+    bad = facts.nonfinite_steps("grad_norm")
     if clip is None or clip[0] in (None, 0, 0.0) or not bad:
         return None
     return Cause(

@@ -5,7 +5,7 @@ Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
 from __future__ import annotations
 
 from ..findings import Cause
-from .evidence import Facts, fmt, masked_loss_steps, nonfinite_steps, precision_sources, said
+from .evidence import Facts, fmt, masked_loss_steps, precision_sources, said
 
 _FP32_NAMES = ("fp32", "float32", "torch.float32", "float", "fp32_comm")
 
@@ -70,10 +70,10 @@ def _near_limit_weights(facts: Facts) -> list[str]:
 def _nonfinite_sentences(facts: Facts) -> list[str]:
     out = []
     for metric in ("loss", "grad_norm"):
-        bad = nonfinite_steps(facts.series(metric))
+        bad = facts.nonfinite_steps(metric)
         if bad:
             out.append(f"{metric} non-finite at {len(bad)} logged step(s) from step {bad[0]}")
-    masked = masked_loss_steps(facts.timeline)
+    masked = masked_loss_steps(facts)
     if masked:
         out.append(f"loss logged as 0.0 next to a non-finite grad_norm from step {masked[0]} (a masked NaN loss)")
     if facts.of_kind("nonfinite_weights") or any(c.is_bad for c in facts.checkpoints):
@@ -141,7 +141,7 @@ def qlora_double_quant(facts: Facts) -> Cause | None:
     c = facts.config
     if c.get("quant.bnb_4bit_use_double_quant") is not True:
         return None
-    bad = nonfinite_steps(facts.series("grad_norm"))
+    bad = facts.nonfinite_steps("grad_norm")
     flagged = [f for f in facts.of_kind("nonfinite_metric", "masked_nan_loss") if f.metric in (None, "grad_norm", "loss")]
     if not bad and not flagged:
         return None

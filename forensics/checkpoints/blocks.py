@@ -21,7 +21,9 @@ _LEADING_WRAPPER = re.compile(
 )
 _INNER_WRAPPER = re.compile(r"(?:_fsdp_wrapped_module|_checkpoint_wrapped_module|_orig_mod)\.")
 # The first block container in the name: prefix (the tower), container, index, rest.
-_BLOCK = re.compile(r"^(?P<prefix>(?:\w+\.)*?)(?P<container>layers|h|blocks|block|layer)\.(?P<idx>\d+)\.(?P<rest>.+)$")
+_BLOCK_START = r"^(?P<prefix>(?:\w+\.)*?)(?P<container>layers|h|blocks|block|layer)\.(?P<idx>\d+)"
+_BLOCK = re.compile(_BLOCK_START + r"\.(?P<rest>.+)$")
+_BLOCK_OR_TENSOR = re.compile(_BLOCK_START + r"(?:\.|$)")  # a block name itself, or a tensor in it
 _DIGITS = re.compile(r"(\d+)")
 
 
@@ -54,6 +56,16 @@ def block_of(name: str) -> str | None:
     if m is None:
         return None
     return f"{m.group('prefix')}{m.group('container')}.{m.group('idx')}"
+
+
+def block_index(name: str) -> int | None:
+    """The block number of a tensor or block name (`transformer.h.21...`, `model.layers.21`), or None.
+
+    >>> block_index("model.layers.21"), block_index("transformer.h.3.mlp.w1.weight"), block_index("lm_head.weight")
+    (21, 3, None)
+    """
+    m = _BLOCK_OR_TENSOR.match(strip_wrappers(name))
+    return int(m.group("idx")) if m else None
 
 
 def block_sort_key(name: str) -> tuple:

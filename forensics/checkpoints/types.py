@@ -115,3 +115,18 @@ class BisectResult:
 
         body = _environment().get_template("bisect_body.html").render(b=_bisect_context(self))
         return f'<div class="forensics-bisect">{body}</div>'
+
+
+def first_bad_of(checkpoints) -> CheckpointInfo | None:
+    """The first checkpoint holding NaN/Inf weights, in the given order (by step, unknown steps last)."""
+    return next((c for c in checkpoints if c.status == "nonfinite"), None)
+
+
+def last_good_before_of(checkpoints, bad: CheckpointInfo | None) -> CheckpointInfo | None:
+    """The newest checkpoint that reads ok and comes before `bad` (any ok one when `bad` is None).
+
+    A checkpoint of unknown step cannot be placed before a bad one, so it never qualifies then.
+    """
+    good = [c for c in checkpoints if c.status == "ok"
+            and (bad is None or (c.step is not None and bad.step is not None and c.step < bad.step))]
+    return good[-1] if good else None

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from ..checkpoints.blocks import block_sort_key as natural_key  # names sort with numbers by value
 from ..checkpoints.types import CheckpointInfo
 from ..findings import Finding
 
@@ -237,12 +238,6 @@ def _known_config(config) -> Iterable[str]:
     for key in KNOWN_KEYS:
         if key in config.values:
             yield f"{key} = {config.get(key)!r} (from {config.source_of(key)})"
-
-
-def natural_key(name: str) -> tuple:
-    """Sort key that orders numbers inside names by value (`layers.2` before `layers.10`)."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
-                 for part in re.split(r"(\d+)", name or "") if part)
 
 
 _INDEXED = re.compile(r"^(?P<prefix>.*?)(?P<idx>\d+)$")
