@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from forensics.analyzers import run_all, status_of
 from forensics.causes import infer_causes
 from forensics.checkpoints.types import CheckpointInfo, CheckpointRef
 from forensics.config import RunConfig, Thresholds
@@ -300,3 +301,30 @@ def test_causes_are_json_ready():
     import json
     found = causes(config(learning_rate=3e-4, method="full"), NAN_GRAD, [error()])
     json.dumps([c.to_dict() for c in found])
+
+
+# --- the rules read the facts the analyzers settled --------------------------------------------
+
+def test_fp16_skipped_steps_on_a_healthy_run_are_not_blamed_on_quantization_or_clipping():
+    steps = range(1, 200)
+    tl = timeline(loss={s: 2.0 - s / 1000 for s in steps}, learning_rate={s: 1e-5 for s in steps},
+                  grad_norm={s: math.inf if s in (2, 3) else 1.0 for s in steps})  # the loss scaler calibrating
+    findings = run_all(tl, Thresholds())
+    assert status_of(findings) == "healthy"
+    cfg = config(max_grad_norm=1.0, fp16=True, quant__bnb_4bit_use_double_quant=True)
+    found = by_id(causes(cfg, tl, findings))
+    assert "qlora_double_quant" not in found and "clipping_cannot_help" not in found
+
+
+def test_a_loss_of_zero_where_grad_norm_was_not_logged_is_no_masked_nan():
+    tl = timeline(loss={10: 2.0, 20: 1.0, 30: 0.0}, grad_norm={10: 1.0, 20: 0.5})
+    assert "masked_nan_loss" not in by_id(causes(tl=tl))
+
+
+def test_a_bad_checkpoint_of_unknown_step_does_not_displace_the_first_bad_one():
+    layers = [f"model.layers.{i}" for i in range(32)]
+    final = CheckpointInfo(ref=CheckpointRef(name="final", step=None, path=Path("/run/final"), files=()),
+                           status="nonfinite", nonfinite_blocks=layers, nonfinite_tensors=[f"{b}.mlp.w" for b in layers])
+    ordered = [checkpoint(20), checkpoint(40, layers[30:], [f"{b}.mlp.w" for b in layers[30:]]), final]
+    found = by_id(causes(config(model__num_hidden_layers=32), checkpoints=ordered))
+    assert "checkpoint-40" in found["late_blocks"].evidence[0]
