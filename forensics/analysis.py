@@ -241,12 +241,13 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
     records, skipped = read_logs(layout, progress)
     skipped = layout.skipped + skipped
     timeline = build_timeline(records)
+    timeline.skipped = skipped
     checkpoints: list[CheckpointInfo] = []
     if check_checkpoints and layout.weight_files:
         checkpoints, ck_skipped = check_run_checkpoints(layout, thresholds, workers=workers, progress=progress)
         skipped += ck_skipped
-    if not records and not checkpoints:
-        reasons = "; ".join(str(s) for s in skipped) or "no training logs or checkpoints found"
+    if timeline.frame.empty and not checkpoints:  # files found, but not one metric or weight in them
+        reasons = "; ".join(str(s) for s in skipped) or "no training metric or checkpoint weight in the files found"
         raise NotARunDirectory(path, f"nothing readable ({reasons})")
     findings = run_all(timeline, thresholds) + weight_findings(checkpoints, timeline, thresholds)
     findings = sort_findings(link_weight_damage(findings))

@@ -122,11 +122,9 @@ def timeline(path, csv_path, wide):
     for skipped in tl.skipped:
         click.echo(f"skipped {skipped}", err=True)
     if csv_path is not None:
-        if wide:
-            tl.wide().to_csv(csv_path, na_rep="nan")
-        else:
-            tl.to_csv(csv_path)
-        click.echo(f"wrote {len(tl.wide()) if wide else len(tl.frame)} rows to {csv_path}")
+        table = tl.wide() if wide else tl.frame
+        table.to_csv(csv_path, na_rep="nan", index=wide)
+        click.echo(f"wrote {len(table)} rows to {csv_path}")
     else:
         click.echo(timeline_text(tl, wide=wide))
 

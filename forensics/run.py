@@ -148,15 +148,19 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
 
 _CONFIG_NAMES = {
     "training_args.bin", "config.json", "adapter_config.json", "args.json", "training_args.yaml",
-    "training_args.yml", "scaler.pt", "latest", "all_results.json", "train_results.json",
+    "training_args.yml", "scaler.pt",
 }
+
+
+# ds_config.json, deepspeed_config.json, ds_z3_config.json, zero2.json, zero_stage3_offload.json ...
+_DEEPSPEED_CONFIG = re.compile(r"ds_|deepspeed|zero_?(stage_?)?[0-3]")
 
 
 def _is_config(name: str) -> bool:
     if name in _CONFIG_NAMES or name.endswith("optim_states.pt"):
         return True
     lowered = name.lower()
-    return lowered.endswith(".json") and ("ds_config" in lowered or "deepspeed" in lowered or "zero" in lowered)
+    return lowered.endswith(".json") and bool(_DEEPSPEED_CONFIG.search(lowered))
 
 
 # What a captured stdout of a training run contains: HF dict lines or DeepSpeed overflow lines.

@@ -139,6 +139,7 @@ class Timeline:
         self.texts = texts or {}
         self.meta = meta or {}
         self._final: tuple[pd.DataFrame, pd.DataFrame] | None = None
+        self.skipped: list = []  # files that could not be read (Skipped), set by whoever read the run
 
     @classmethod
     def empty(cls) -> "Timeline":
@@ -303,26 +304,24 @@ def _start_key(part: pd.DataFrame, rec: LogRecords, attempt: int) -> tuple:
         return (float(wall.min()), 0, attempt)
     mtime = rec.mtime if math.isfinite(rec.mtime) else 0.0
     bucket = math.floor(mtime / MTIME_RESOLUTION_S)
-    return (float(bucket), int(rec.meta.get("global_step", part["step"].max())), attempt)
+    global_step = rec.meta.get("global_step")
+    reached = global_step if type(global_step) is int else int(part["step"].max())  # null/str in odd files
+    return (float(bucket), reached, attempt)
 
 
 def _mark_superseded(frame: pd.DataFrame, seg_rows: list[dict]) -> np.ndarray:
     """Rows of an earlier attempt at or past a later attempt's first step (same kind of log) are abandoned."""
-    abandoned = np.zeros(len(frame), dtype=bool)
-    seg = frame["segment"].to_numpy()
-    step = frame["step"].to_numpy()
+    # cut[segment]: the lowest first step of any newer attempt of the same kind of log (inf: none).
+    cut = np.full(len(seg_rows), np.inf)
     by_format: dict[str, list[dict]] = {}
     for s in seg_rows:
         by_format.setdefault(s["format"], []).append(s)
     for segs in by_format.values():
-        segs = sorted(segs, key=lambda s: s["start"])
-        # Walk from the newest attempt back: everything older at or past its first step was replaced.
-        cut = math.inf
-        for s in reversed(segs):
-            if cut < math.inf:
-                abandoned |= (seg == s["id"]) & (step >= cut)
-            cut = min(cut, s["first_step"])
-    return abandoned
+        newest_first = math.inf
+        for s in sorted(segs, key=lambda s: s["start"], reverse=True):
+            cut[s["id"]] = newest_first
+            newest_first = min(newest_first, s["first_step"])
+    return frame["step"].to_numpy() >= cut[frame["segment"].to_numpy()]
 
 
 def _drop_duplicate_points(frame: pd.DataFrame) -> pd.DataFrame:

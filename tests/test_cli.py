@@ -160,3 +160,30 @@ def test_checkpoint_commands_on_a_missing_path_exit_2_without_traceback(tmp_path
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
+
+
+def test_a_run_whose_files_hold_no_metric_is_nothing_readable_not_healthy(tmp_path):
+    (tmp_path / "trainer_state.json").write_text('{"global_step": 0, "log_history": []}')
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "HEALTHY" not in result.output and "no training metric" in result.output
+
+
+@pytest.mark.parametrize("global_step", ["null", '"final"', "12.5"])
+def test_an_odd_global_step_does_not_stop_the_analysis(tmp_path, global_step):
+    (tmp_path / "trainer_state.json").write_text(
+        '{"global_step": %s, "log_history": [{"step": 10, "loss": 1.0}, {"step": 20, "loss": 0.9}]}' % global_step)
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["status"] == "healthy"
+
+
+def test_the_analysis_timeline_lists_the_files_it_skipped(tmp_path):
+    import forensics
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(SAMPLES / "healthy", run_dir)
+    bad = run_dir / "trainer_log.jsonl"
+    bad.write_bytes(b"\xff\xfe not a log")
+    a = forensics.analyze(run_dir, check_checkpoints=False)
+    assert [s.path for s in a.timeline.skipped] == [s.path for s in a.skipped] == [str(bad)]

@@ -26,9 +26,6 @@ from ..run import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
 
-_IGNORED = {"latest", "all_results.json", "train_results.json", "eval_results.json"}
-
-
 def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     """Read every configuration source of the run; bad files become `missing` lines, never errors."""
     config = RunConfig()
@@ -76,8 +73,6 @@ def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
 
 def _kind_of(name: str) -> str | None:
     lowered = name.lower()
-    if name in _IGNORED:
-        return None
     if name == "training_args.bin":
         return "training_args"
     if lowered in ("training_args.yaml", "training_args.yml"):
