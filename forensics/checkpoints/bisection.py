@@ -54,7 +54,7 @@ def bisect(a, b, criterion=None, timeline=None, findings=None, progress: Progres
     candidates = [ra, *siblings_between(ra, rb), rb] if ra.path != rb.path else [ra]
     search = _Search(candidates, lambda ref: quick_check(ref, criterion, workers=workers), progress)
     last_good, first_bad = search.run()
-    bad_info, changes = _compare(last_good, first_bad, ra, rb, criterion, workers, progress)
+    bad_info, changes = _compare(last_good, first_bad, search.infos.get(first_bad), ra, criterion, workers, progress)
     window = _window(last_good, first_bad, ra, rb)
     if findings is None and timeline is not None:
         findings = _timeline_findings(timeline)
@@ -73,9 +73,10 @@ class _Search:
         self.check = check
         self.progress = progress
         self.probed: list[tuple[CheckpointRef, str]] = []
+        self.infos: dict[CheckpointRef, CheckpointInfo] = {}
 
     def verdict(self, ref: CheckpointRef) -> str:
-        info = self.check(ref)
+        info = self.infos[ref] = self.check(ref)
         verdict = {"ok": "ok", "nonfinite": "bad", "bad": "bad"}.get(info.status, "unreadable")
         self.probed.append((ref, verdict))
         if self.progress:
@@ -115,8 +116,14 @@ class _Search:
         return None
 
 
-def _compare(last_good, first_bad, ra, rb, criterion, workers, progress) -> tuple[CheckpointInfo | None, pd.DataFrame]:
-    """(first bad with every damaged tensor named, changes last good -> first bad, largest first)."""
+def _compare(last_good, first_bad, probe: CheckpointInfo | None, ra, criterion, workers,
+             progress) -> tuple[CheckpointInfo | None, pd.DataFrame]:
+    """(first bad with every damaged tensor named, changes last good -> first bad, largest first).
+
+    The probe's verdict on the first bad checkpoint stands; the diff adds the damaged tensors it
+    did not name (a quick check stops at the first), and the probe keeps those the diff cannot
+    compare (a tensor whose shape changed).
+    """
     empty = pd.DataFrame(columns=DIFF_COLUMNS)
     if first_bad is None:  # all good: what moved across the range
         if last_good is None or last_good.path == ra.path:
@@ -127,8 +134,9 @@ def _compare(last_good, first_bad, ra, rb, criterion, workers, progress) -> tupl
     if progress:
         progress(f"comparing {last_good.name} with {first_bad.name}")
     changes = diff_checkpoints(last_good, first_bad, workers=workers)
-    bad = sorted(changes.loc[changes["n_nonfinite_b"] > 0, "tensor"], key=block_sort_key)
-    status = "nonfinite" if bad else "bad"
+    found = set(changes.loc[changes["n_nonfinite_b"] > 0, "tensor"]) | set(probe.nonfinite_tensors if probe else ())
+    bad = sorted(found, key=block_sort_key)
+    status = "nonfinite" if bad else "bad"  # the probe said bad: if nothing is NaN/Inf, the criterion did
     info = CheckpointInfo(first_bad, status, nonfinite_tensors=bad, nonfinite_blocks=blocks_in_order(bad))
     if not bad:  # bad by the criterion only: name the tensors over the bound
         info.extra["over_bound_tensors"] = [t for t, m in zip(changes["tensor"], changes["absmax_b"])

@@ -21,7 +21,7 @@ from ..errors import UnreadableFile
 from ..findings import Skipped
 from .blocks import block_of, block_sort_key
 from .dtypes import WIDEN, WIDEN_FOR_SUMS, Scratch, magnitude_value
-from .readers import open_weight_file
+from .readers import chunk_elements, open_weight_file
 from .scan import as_ref, close_files, open_files
 from .stats import Partial, f32_sums_safe, full_chunk, quick_chunk, stats_row, sum_of_squares
 from .units import DEFAULT_CHUNK_BYTES, map_in_pool, split_entries, unit_target, worth_a_pool
@@ -125,9 +125,14 @@ def compare_unit(unit: PairUnit, chunk_bytes: int, wf_a=None, wf_b=None) -> Pair
         for piece in unit.pieces:
             ea, eb = entries_a[piece.name], entries_b[piece.name]
             sums = PairSums()
-            for bits_a, bits_b in zip(wf_a.chunks(ea, piece.start, piece.stop, scratch_a),
-                                      wf_b.chunks(eb, piece.start, piece.stop, scratch_b)):
-                sums.add(ea.info, bits_a, scratch_a, eb.info, bits_b, scratch_b)
+            # Each side's chunk length depends on its item size (F32 vs BF16): step both through the
+            # same element ranges, each no longer than either side's chunk.
+            per = min(chunk_elements(ea, scratch_a), chunk_elements(eb, scratch_b))
+            for start in range(piece.start, piece.stop, per):
+                stop = min(start + per, piece.stop)
+                for bits_a, bits_b in zip(wf_a.chunks(ea, start, stop, scratch_a),
+                                          wf_b.chunks(eb, start, stop, scratch_b)):
+                    sums.add(ea.info, bits_a, scratch_a, eb.info, bits_b, scratch_b)
             result.sums.append((piece.name, sums))
     except UnreadableFile as err:
         result.error = (err.path, err.reason)
@@ -169,7 +174,8 @@ class PairSums:
         self.sq_a += sq
         self.sq_a_both += sq
         self.sq_b += sum_of_squares(vb)
-        self.sq_diff += sum_of_squares(np.subtract(vb, va, out=vb))
+        # Into scratch, never into vb: for F32/F64 vb may be the reader's own memory (a loaded tensor).
+        self.sq_diff += sum_of_squares(np.subtract(vb, va, out=scratch_b.array("diff", vb.dtype, vb.size)))
 
     def _add_with_nonfinite(self, info_a, bits_a, scratch_a, info_b, bits_b, scratch_b) -> None:
         fin_a, top_a = _finite_mask(info_a, bits_a, scratch_a)

@@ -20,7 +20,7 @@ from .layout import find_checkpoints
 from .readers import os_reason
 from .scan import quick_check, scan_checkpoint
 from .torch_file import read_deepspeed_counters
-from .types import CheckpointInfo
+from .types import CheckpointInfo, first_bad_of, last_good_before_of
 
 Progress = Callable[[str], None]
 MAX_EVIDENCE_TENSORS = 50
@@ -57,13 +57,16 @@ def check_run_checkpoints(layout, thresholds: Thresholds, workers: int | None = 
 
 
 def _worth_full_stats(infos: list[CheckpointInfo]) -> list[CheckpointInfo]:
-    """The last good, the first bad and the final checkpoint (each once)."""
-    first_bad = next((i for i in infos if i.status in ("nonfinite", "bad")), None)
-    before = infos[: infos.index(first_bad)] if first_bad else infos
-    last_good = next((i for i in reversed(before) if i.status == "ok"), None)
+    """The last good, the first bad (NaN/Inf, then over the bound) and the final checkpoint (each once).
+
+    First bad and last good are chosen by the same rule the findings and the report use.
+    """
+    first_bad = first_bad_of(infos)
+    over_bound = next((i for i in infos if i.status == "bad"), None)
+    last_good = last_good_before_of(infos, first_bad)
     final = next((i for i in reversed(infos) if i.status in ("ok", "nonfinite", "bad")), None)
     chosen = []
-    for info in (last_good, first_bad, final):
+    for info in (last_good, first_bad, over_bound, final):
         if info is not None and all(info is not c for c in chosen):
             chosen.append(info)
     return chosen
@@ -116,9 +119,8 @@ def _first_bad(checkpoints: list[CheckpointInfo], fallback: int) -> Finding | No
     bad = [c for c in checkpoints if c.status == "nonfinite"]
     if not bad:
         return None
-    first = bad[0]
-    good = [c for c in checkpoints[: checkpoints.index(first)] if c.status == "ok"]
-    last_good = good[-1] if good else None
+    first = bad[0]  # the same rule as first_bad_of
+    last_good = last_good_before_of(checkpoints, first)
     blocks = first.nonfinite_blocks
     where = f"in {len(blocks)} block(s) ({_span(blocks)})" if blocks else "outside the repeated blocks"
     safe = f"{last_good.name} (step {last_good.step}) is the last good one" if last_good \

@@ -123,10 +123,13 @@ def first_bad_of(checkpoints) -> CheckpointInfo | None:
 
 
 def last_good_before_of(checkpoints, bad: CheckpointInfo | None) -> CheckpointInfo | None:
-    """The newest checkpoint that reads ok and comes before `bad` (any ok one when `bad` is None).
+    """The newest checkpoint that reads ok and comes before `bad` in the given order (by step,
+    unknown steps last); any ok one when `bad` is None.
 
-    A checkpoint of unknown step cannot be placed before a bad one, so it never qualifies then.
+    A checkpoint of unknown step cannot be placed before a bad one of known step, so it never
+    qualifies then.
     """
-    good = [c for c in checkpoints if c.status == "ok"
-            and (bad is None or (c.step is not None and bad.step is not None and c.step < bad.step))]
+    checkpoints = list(checkpoints)
+    before = checkpoints[: checkpoints.index(bad)] if bad is not None else checkpoints
+    good = [c for c in before if c.status == "ok" and (bad is None or bad.step is None or c.step is not None)]
     return good[-1] if good else None
