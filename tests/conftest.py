@@ -1,4 +1,4 @@
-"""Shared pytest fixtures: runs trained by the real transformers.Trainer, and the real-world log corpus.
+"""Shared pytest fixtures: runs trained by the real transformers.Trainer.
 
 Each `*_run` fixture trains its run once per test session (on first use) into a tmp_path_factory folder
 and returns `(path, facts)`: the run folder and the `runmaker.RunFacts` saying how it was made. Seeds
@@ -74,12 +74,3 @@ def _run_fixture(name: str):
 # healthy_run, nan_run, spike_run, lr_blowup_run, collapse_run, resumed_run, bf16_run, gpt2_run, lora_run
 for _name in FIXTURE_SPECS:
     globals()[f"{_name}_run"] = _run_fixture(_name)
-
-
-@pytest.fixture(scope="session")
-def realworld_dir() -> Path:
-    """The public real-world logs in ../shared/realworld/ (skips when that folder is absent)."""
-    path = Path(__file__).resolve().parents[2] / "shared" / "realworld"
-    if not path.is_dir():
-        pytest.skip(f"{path} not found (the real-world corpus lives beside the repository)")
-    return path

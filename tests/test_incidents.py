@@ -6,14 +6,15 @@ the tool's output.
 """
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+import forensics  # noqa: E402
+from forensics.analyzers import run_all  # noqa: E402
 from forensics.causes import infer_causes  # noqa: E402
+from forensics.checkpoints import check_run_checkpoints  # noqa: E402
 from forensics.config import Thresholds  # noqa: E402
 from forensics.ingest import read_logs  # noqa: E402
 from forensics.ingest.run_config import read_run_config  # noqa: E402
@@ -28,46 +29,16 @@ def incident(request, tmp_path_factory):
     return CASES[request.param](tmp_path_factory.mktemp(request.param) / "run")
 
 
-def _optional(module: str, name: str):
-    """A pipeline piece another part of the project provides, or None while it does not exist yet."""
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
-
-
 def _diagnose(path):
     """read_run_config + infer_causes on the run, with the project's analyzers and checkpoint check."""
     layout = discover(path)
     records, _ = read_logs(layout)
     timeline = build_timeline(records)
     thresholds = Thresholds()
-    run_all = _optional("forensics.analyzers", "run_all")
-    check = _optional("forensics.checkpoints", "check_run_checkpoints")
-    findings = run_all(timeline, thresholds) if run_all else []
-    checkpoints = check(layout, thresholds)[0] if check else _scan_checkpoints(path)
+    findings = run_all(timeline, thresholds)
+    checkpoints, _ = check_run_checkpoints(layout, thresholds, workers=1)
     config = read_run_config(layout, timeline)
     return config, infer_causes(config, timeline, findings, checkpoints, thresholds)
-
-
-def _scan_checkpoints(path):
-    """Until the checkpoint helper exists: NaN/Inf tensors of each checkpoint-N, read with safetensors."""
-    import re
-
-    import torch
-    from safetensors.torch import load_file
-
-    from forensics.checkpoints.types import CheckpointInfo, CheckpointRef
-
-    infos = []
-    for folder in sorted(path.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1])):
-        files = tuple(sorted(folder.glob("*.safetensors")))
-        bad = [n for f in files for n, t in load_file(f).items() if not bool(torch.isfinite(t.float()).all())]
-        blocks = sorted({m.group(0) for n in bad if (m := re.match(r"^(?:\w+\.)*?(?:layers|h)\.\d+", n))},
-                        key=lambda b: int(b.rsplit(".", 1)[1]))
-        ref = CheckpointRef(folder.name, int(folder.name.split("-")[1]), folder, files)
-        infos.append(CheckpointInfo(ref, "nonfinite" if bad else "ok", bad, blocks))
-    return infos
 
 
 def test_config_evidence_is_read(incident):
@@ -106,21 +77,13 @@ def test_case_specific_evidence(incident):
 
 
 def test_analyze_names_the_cause_step_and_blocks(incident):
-    """End to end through forensics.analyze (needs every part of the pipeline)."""
-    for module, name in (("forensics.analyzers", "run_all"), ("forensics.analyzers", "status_of"),
-                         ("forensics.analyzers", "first_incident_of"),
-                         ("forensics.checkpoints", "check_run_checkpoints"), ("forensics.checkpoints", "weight_findings")):
-        if _optional(module, name) is None:
-            pytest.skip(f"{module}.{name} does not exist yet")
-    import forensics
-
-    analysis = forensics.analyze(incident.path)
+    """End to end through forensics.analyze."""
+    analysis = forensics.analyze(incident.path, workers=1)
     facts = incident.facts
     assert analysis.status == "broken"
     assert analysis.causes[0].cause == incident.cause
-    first_step = facts.first_nonfinite_step
-    if first_step is not None:
-        assert analysis.first_incident is not None and analysis.first_incident.step <= first_step
+    # The first NaN where there is one; else (case 5) the injected early spike that starts the collapse.
+    assert analysis.first_incident.step == (facts.first_nonfinite_step or facts.injected[0]["log_step"])
     if facts.first_bad_checkpoint:
         assert analysis.first_bad_checkpoint.name == facts.first_bad_checkpoint
         assert analysis.last_good_checkpoint.name == facts.last_good_checkpoint

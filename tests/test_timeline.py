@@ -46,7 +46,8 @@ def test_nan_and_inf_are_kept_in_the_wide_view():
     assert list(wide.index) == [1, 2, 3]
 
 
-def test_a_resume_in_tensorboard_marks_the_replaced_steps_of_the_first_attempt_abandoned():
+@pytest.mark.parametrize("first_listed", ["later attempt", "earlier attempt"])
+def test_a_resume_in_tensorboard_marks_the_replaced_steps_of_the_first_attempt_abandoned(first_listed):
     # attempt 1 logs steps 10..70 and goes NaN at 50; attempt 2 resumes from checkpoint-40 and logs 50..100.
     a1 = LogRecords("runs/a/events", "tensorboard",
                     frame([10, 20, 30, 40, 50, 60, 70], "loss", [3, 2.5, 2, 1.8, math.nan, math.nan, math.nan],
@@ -54,7 +55,7 @@ def test_a_resume_in_tensorboard_marks_the_replaced_steps_of_the_first_attempt_a
     a2 = LogRecords("runs/b/events", "tensorboard",
                     frame([50, 60, 70, 80, 90, 100], "loss", [1.7, 1.6, 1.5, 1.4, 1.3, 1.2],
                           wall=[200, 201, 202, 203, 204, 205]))
-    tl = build_timeline([a2, a1])  # input order must not matter: wall time decides
+    tl = build_timeline([a2, a1] if first_listed == "later attempt" else [a1, a2])  # wall time decides
     final = tl.series("loss")
     assert list(final.index) == [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
     assert not final.isna().any()

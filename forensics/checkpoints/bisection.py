@@ -1,10 +1,13 @@
 """`bisect`: the last good and first bad checkpoint between two, what broke, what the logs say.
 
-    >>> r = bisect("output/checkpoint-3000", "output/checkpoint-3600")   # doctest: +SKIP
-    >>> r.last_good.name, r.first_bad.name, r.first_bad.nonfinite_blocks  # doctest: +SKIP
-    ('checkpoint-3400', 'checkpoint-3500', ['model.layers.21'])
-    >>> bisect_to_dict(r)["window"]                                       # doctest: +SKIP
-    {'from_step': 3400, 'to_step': 3500}
+    >>> from pathlib import Path
+    >>> import forensics
+    >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
+    >>> r = bisect(run / "checkpoint-20", run / "checkpoint-60", workers=1)
+    >>> r.last_good.name, r.first_bad.name, r.first_bad.nonfinite_blocks
+    ('checkpoint-20', 'checkpoint-40', ['model.layers.1'])
+    >>> bisect_to_dict(r)["window"]
+    {'from_step': 20, 'to_step': 40}
 
 The checkpoints of the same run whose step lies between the two are the candidates. The
 newest is probed first, then the oldest, then a binary search between them: O(log n) quick

@@ -1,7 +1,11 @@
 """Compare two checkpoints tensor by tensor: which moved, by how much, which went non-finite.
 
-    >>> diff_checkpoints("ckpt-3000", "ckpt-3600").head()          # doctest: +SKIP
-              tensor            block  rel_change  became_nonfinite ...
+    >>> from pathlib import Path
+    >>> import forensics
+    >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
+    >>> d = diff_checkpoints(run / "checkpoint-20", run / "checkpoint-40", workers=1)
+    >>> sorted(set(d.loc[d["became_nonfinite"], "block"]))
+    ['model.layers.1']
 
 Both checkpoints are streamed chunk by chunk side by side (the same element range of a tensor
 from each), so memory stays bounded by the chunk size whatever they weigh; tensors are split

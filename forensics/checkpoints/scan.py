@@ -1,10 +1,15 @@
 """Check one checkpoint: `quick_check` (is anything NaN/Inf?) and `scan_checkpoint` (stats per tensor).
 
+    >>> from pathlib import Path
+    >>> import forensics
+    >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
     >>> from forensics.checkpoints import quick_check, scan_checkpoint
-    >>> info = quick_check("output/checkpoint-3600")          # doctest: +SKIP
-    >>> info.status, info.nonfinite_blocks                      # doctest: +SKIP
-    ('nonfinite', ['model.layers.21'])
-    >>> scan_checkpoint("output/checkpoint-3600").head()       # doctest: +SKIP
+    >>> info = quick_check(run / "checkpoint-40", stop_at_first=False, workers=1)
+    >>> info.status, info.nonfinite_blocks
+    ('nonfinite', ['model.layers.1'])
+    >>> stats = scan_checkpoint(run / "checkpoint-40", workers=1)
+    >>> int((stats["n_nan"] + stats["n_inf"] > 0).sum()) == len(info.nonfinite_tensors)
+    True
 
 Both read the weight files in bounded chunks (units.py, stats.py), across processes when
 the checkpoint is large enough to pay for them.
