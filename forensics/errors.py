@@ -7,6 +7,11 @@ read, so a caller never has to know which parser failed.
 from __future__ import annotations
 
 
+def os_reason(err: OSError) -> str:
+    """An OSError as a short lower-case reason ("no such file or directory", "permission denied")."""
+    return (err.strerror or str(err)).lower()
+
+
 class ForensicsError(Exception):
     """Base class of every error forensics raises on purpose."""
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import NotARunDirectory
+from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
 
 # Folders that never hold a run's logs and can be huge.
@@ -96,7 +96,7 @@ def _walk(root: Path, layout: RunLayout) -> None:
     seen_dirs: set[tuple[int, int]] = set()
 
     def on_error(err: OSError) -> None:
-        layout.skipped.append(Skipped(str(err.filename or root), _os_reason(err)))
+        layout.skipped.append(Skipped(str(err.filename or root), os_reason(err)))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=on_error, followlinks=True):
         try:
@@ -113,10 +113,6 @@ def _walk(root: Path, layout: RunLayout) -> None:
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
         for name in sorted(filenames):
             _classify(Path(dirpath) / name, layout, explicit=False)
-
-
-def _os_reason(err: OSError) -> str:
-    return (err.strerror or str(err)).lower()
 
 
 def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
@@ -178,5 +174,5 @@ def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:
                 fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES))
                 return bool(_LOG_HINT.search(fh.read(_SNIFF_BYTES)))
     except OSError as err:
-        layout.skipped.append(Skipped(str(path), _os_reason(err)))
+        layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False

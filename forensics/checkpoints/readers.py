@@ -78,11 +78,6 @@ def open_weight_file(path) -> WeightFile:
     return SafetensorsFile(path)
 
 
-def os_reason(err: OSError) -> str:
-    """An OSError as a short lower-case reason ("no such file or directory", "permission denied")."""
-    return (err.strerror or str(err)).lower()
-
-
 def chunk_elements(entry: TensorEntry, scratch: Scratch) -> int:
     """How many elements of `entry` one chunk holds (a multiple of 256 where the budget allows)."""
     n = max(1, scratch.chunk_bytes // entry.info.itemsize)

@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Callable
 
 from ..config import Thresholds
-from ..errors import UnreadableFile
+from ..errors import UnreadableFile, os_reason
 from ..findings import Finding, Skipped
 from .blocks import blocks_in_order
 from .criterion import Criterion
 from .layout import find_checkpoints
-from .readers import os_reason
 from .scan import quick_check, scan_checkpoint
 from .torch_file import read_deepspeed_counters
 from .types import CheckpointInfo, first_bad_of, last_good_before_of

@@ -13,9 +13,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..errors import UnreadableFile
+from ..errors import UnreadableFile, os_reason
 from .dtypes import TORCH_CODES, Scratch
-from .readers import TensorEntry, chunk_elements, os_reason
+from .readers import TensorEntry, chunk_elements
 
 TORCH_HINT = "install torch to read .bin/.pt (pip install 'forensics[torch]')"
 # Keys under which a saved dict keeps its state dict (DeepSpeed: module; others: state_dict, model).

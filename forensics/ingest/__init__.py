@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from ..errors import UnreadableFile
+from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from ..run import RunLayout
 from ..timeline import LogRecords
@@ -45,7 +45,7 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
                 skipped.append(Skipped(err.path, err.reason))
                 continue
             except OSError as err:  # permission, vanished file: name it and go on
-                skipped.append(Skipped(str(path), (err.strerror or str(err)).lower()))
+                skipped.append(Skipped(str(path), os_reason(err)))
                 continue
             if rec.frame.empty and not rec.texts and attr == "text_logs":
                 continue  # a text file without a single training line is not a log

@@ -134,7 +134,7 @@ def read_optim_states(path) -> dict[str, Any]:
     optim = content["optimizer_state_dict"]
     if isinstance(optim, dict):
         scaler = optim.get("loss_scaler")
-        if isinstance(scaler, dict) and _is_number(scaler.get("cur_scale")):
+        if isinstance(scaler, dict) and is_number(scaler.get("cur_scale")):
             out["state.loss_scale"] = float(scaler["cur_scale"])
         if isinstance(optim.get("overflow"), bool):
             out["state.overflow"] = optim["overflow"]
@@ -153,15 +153,15 @@ def read_model_states(path) -> dict[str, Any]:
 def read_scaler(path) -> dict[str, Any]:
     """`scaler.pt` (torch GradScaler state_dict): `state.loss_scale` and its growth tracker."""
     content = safe_unpickle_torch_file(path)
-    if not isinstance(content, dict) or not _is_number(content.get("scale")):
+    if not isinstance(content, dict) or not is_number(content.get("scale")):
         raise UnreadableFile(path, "no numeric 'scale': not a GradScaler state")
     out = {"state.loss_scale": float(content["scale"])}
-    if _is_number(content.get("_growth_tracker")):
+    if is_number(content.get("_growth_tracker")):
         out["state.scaler_growth_tracker"] = int(content["_growth_tracker"])
     return out
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..config import RunConfig
-from ..errors import UnreadableFile
+from ..errors import UnreadableFile, os_reason
 from ..run import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
@@ -125,7 +125,7 @@ def _read_into(config: RunConfig, layout: RunLayout, path: Path, reader: Callabl
         config.missing.append(f"{source}: {err.reason}")
         return
     except OSError as err:
-        config.missing.append(f"{source}: {(err.strerror or str(err)).lower()}")
+        config.missing.append(f"{source}: {os_reason(err)}")
         return
     _record(config, values, source)
 
@@ -163,11 +163,7 @@ def _record(config: RunConfig, values: dict[str, Any], source: str) -> None:
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
-    return type(a) is type(b) and a == b or (_number(a) and _number(b) and a == b)
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return type(a) is type(b) and a == b or (cf.is_number(a) and cf.is_number(b) and a == b)
 
 
 # HF fills these DeepSpeed "auto" values from TrainingArguments (integrations/deepspeed.py).
@@ -233,10 +229,8 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
         method, source = "full", f"derived: whole-model weights ({full_files[0]}) and no adapter"
     else:
         return
-    if config.get("method") is None:
+    if config.get("method") != method:  # a second value shows as a conflict: the framework said otherwise
         config.add("method", method, source)
-    elif config.get("method") != method:
-        config.add("method", method, source)  # shows as a conflict: the framework said otherwise
 
 
 def _derive_n_params(config: RunConfig, layout: RunLayout) -> None:
@@ -266,7 +260,7 @@ def _estimate_params(config: RunConfig) -> int | None:
     (its intermediate_size counts both w1 and w2); plus V*h embeddings, doubled unless tied.
     """
     h, layers, vocab = (config.get(f"model.{k}") for k in ("hidden_size", "num_hidden_layers", "vocab_size"))
-    if not all(_number(v) and v > 0 for v in (h, layers, vocab)):
+    if not all(cf.is_number(v) and v > 0 for v in (h, layers, vocab)):
         return None
     inter = config.get("model.intermediate_size") or 4 * h
     heads = config.get("model.num_attention_heads") or 1
