@@ -11,27 +11,12 @@ import pandas as pd
 from .checkpoints.blocks import block_sort_key
 from .timeline import Timeline
 
-_MARK = {"healthy": "HEALTHY", "warning": "WARNING", "broken": "BROKEN"}
-
-
 def analysis_text(analysis) -> str:
-    """The verdict, the first incident, the chain, checkpoints, causes, skipped files, where to look next."""
+    """The verdict, the four answers, one line per skipped file, and where to look next."""
     from .report import build_story
 
-    story = build_story(analysis)
-    lines = [f"{_MARK[analysis.status]}: {story.headline}", ""]
-    for title, body in story.sections():
-        if not body:
-            continue
-        lines.append(f"{title}")
-        lines.extend(f"  {line}" for line in body)
-        lines.append("")
-    for skipped in analysis.skipped:
-        lines.append(f"skipped {skipped.path}: {skipped.reason}")
-    if analysis.skipped:
-        lines.append("")
-    lines.append(story.next_step)
-    return "\n".join(lines).rstrip() + "\n"
+    skipped = [f"skipped {s.path}: {s.reason}" for s in analysis.skipped]
+    return build_story(analysis).to_text(notes=skipped)
 
 
 def timeline_text(timeline: Timeline, wide: bool = False, rows: int = 20) -> str:

@@ -128,7 +128,7 @@ def test_story_of_a_healthy_run():
     assert story.verdict == "Healthy"
     assert story.answers[0].paragraphs[0].startswith("Yes.")
     assert "All 1 readable checkpoint(s) hold finite weights." == story.answers[2].paragraphs[0]
-    assert story.to_text().startswith("Healthy: ")
+    assert story.to_text().startswith("HEALTHY: ")
 
 
 def test_block_ranges_and_natural_order():

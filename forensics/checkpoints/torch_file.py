@@ -7,7 +7,9 @@ executes nothing and needs no torch.
 """
 from __future__ import annotations
 
+import os
 import pickle
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -121,15 +123,19 @@ def _collect(obj, prefix: str, out: dict, torch, depth: int) -> None:
 def read_deepspeed_counters(path) -> dict[str, int]:
     """`skipped_steps`, `global_steps`, ... of a DeepSpeed `*model_states.pt`, read without executing it.
 
-    Returns only the counters found (an empty dict when the reader is unavailable). Raises
-    UnreadableFile when the file cannot be read.
+    Returns only the counters found. Raises UnreadableFile when the file cannot be read. The
+    checkpoint check and the run configuration both ask for them: the file is unpickled once.
     """
-    try:
-        from ..ingest.training_args import safe_unpickle_torch_file
-    except ImportError:
-        return {}
+    st = os.stat(path)
+    return dict(_counters(str(path), st.st_mtime_ns, st.st_size))
+
+
+@lru_cache(maxsize=64)
+def _counters(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, int], ...]:
+    from ..ingest.training_args import safe_unpickle_torch_file
+
     state = safe_unpickle_torch_file(path)
     if not isinstance(state, dict):
-        return {}
-    return {key: state[key] for key in DEEPSPEED_COUNTERS
-            if isinstance(state.get(key), int) and not isinstance(state.get(key), bool)}
+        return ()
+    return tuple((key, state[key]) for key in DEEPSPEED_COUNTERS
+                 if isinstance(state.get(key), int) and not isinstance(state.get(key), bool))

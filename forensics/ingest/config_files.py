@@ -143,11 +143,12 @@ def read_optim_states(path) -> dict[str, Any]:
 
 def read_model_states(path) -> dict[str, Any]:
     """DeepSpeed `*model_states.pt`: `state.skipped_steps` (fp16 overflow skips), `state.global_steps`."""
-    content = safe_unpickle_torch_file(path)
-    if not isinstance(content, dict) or not ({"skipped_steps", "global_steps"} & set(content)):
+    from ..checkpoints.torch_file import read_deepspeed_counters
+
+    counters = read_deepspeed_counters(path)
+    if not ({"skipped_steps", "global_steps"} & set(counters)):
         raise UnreadableFile(path, "no skipped_steps or global_steps: not a DeepSpeed model states file")
-    return {f"state.{k}": content[k] for k in ("skipped_steps", "global_steps", "global_samples")
-            if isinstance(content.get(k), int)}
+    return {f"state.{k}": counters[k] for k in ("skipped_steps", "global_steps", "global_samples") if k in counters}
 
 
 def read_scaler(path) -> dict[str, Any]:

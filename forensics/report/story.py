@@ -69,14 +69,18 @@ class Story:
         return [(f"{i}. {a.question}", list(a.paragraphs) + [f"- {b}" for b in a.bullets])
                 for i, a in enumerate(self.answers, 1)]
 
-    def to_text(self) -> str:
-        """The story as plain text lines (what a terminal shows)."""
-        lines = [f"{self.verdict}: {self.headline}"]
+    def to_text(self, notes: Iterable[str] = ()) -> str:
+        """The story as plain text lines (what a terminal shows); `notes` go just before the next step."""
+        lines = [f"{self.verdict.upper()}: {self.headline}"]
         for title, body in self.sections():
-            lines += ["", title] + [f"   {line}" for line in body]
+            if body:
+                lines += ["", title] + [f"  {line}" for line in body]
+        notes = list(notes)
+        if notes:
+            lines += [""] + notes
         if self.next_step:
             lines += ["", self.next_step]
-        return "\n".join(lines)
+        return "\n".join(lines) + "\n"
 
 
 def build_story(analysis) -> Story:
