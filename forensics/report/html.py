@@ -105,7 +105,7 @@ def _bisect_context(result) -> dict:
         "probed": [{"name": ref.name, "step": tables.fmt(ref.step), "verdict": verdict}
                    for ref, verdict in result.probed],
         "n_candidates": len(result.candidates),
-        "damaged": tables.damaged_by_block(first_bad, result.changes),
+        "damaged": tables.damaged_by_block(first_bad),
         "change_header": header,
         "changes": change_rows,
         "n_changes": 0 if result.changes is None else len(result.changes),

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..checkpoints.blocks import block_of
 from .story import block_ranges, natural_key
 
 MAX_ROWS = 1000      # findings / checkpoints / skipped rows shown; more are counted, not listed
@@ -129,31 +130,13 @@ def change_rows(changes: pd.DataFrame | None) -> tuple[list[str], list[list[str]
     return [str(c) for c in head.columns], [[fmt(v) for v in row] for row in head.itertuples(index=False)]
 
 
-def damaged_by_block(ckpt, changes: pd.DataFrame | None = None) -> list[dict[str, str]]:
+def damaged_by_block(ckpt) -> list[dict[str, str]]:
     """The non-finite tensors of `ckpt` grouped by block: [{"block", "count", "tensors"}]."""
     if ckpt is None or not ckpt.nonfinite_tensors:
         return []
-    block_of = _known_blocks(ckpt, changes)
     groups: dict[str, list[str]] = {}
     for name in ckpt.nonfinite_tensors:
-        groups.setdefault(block_of.get(name) or _guess_block(name, ckpt.nonfinite_blocks), []).append(name)
+        groups.setdefault(block_of(name) or "(outside blocks)", []).append(name)
     return [{"block": b, "count": str(len(t)), "tensors": ", ".join(sorted(t, key=natural_key))}
             for b, t in sorted(groups.items(), key=lambda kv: natural_key(kv[0]))]
 
-
-def _known_blocks(ckpt, changes) -> dict[str, str]:
-    """Tensor -> block from the scan stats or the changes table, where either names it."""
-    known: dict[str, str] = {}
-    for frame, name_col in ((changes, "tensor"), (ckpt.stats, "name")):
-        if frame is not None and len(frame) and {name_col, "block"} <= set(frame.columns):
-            for name, block in zip(frame[name_col], frame["block"]):
-                if isinstance(block, str) and block:
-                    known.setdefault(str(name), block)
-    return known
-
-
-def _guess_block(name: str, blocks) -> str:
-    for block in blocks:
-        if name.startswith(block + ".") or ("." + block + ".") in name:
-            return block
-    return "(outside blocks)"
