@@ -1,7 +1,8 @@
 """Shared reading of JSON-lines training logs (LLaMA-Factory, ms-swift, generic JSONL).
 
-`parse_lines(path)` yields the objects of a .jsonl file; `records_frame(rows)` turns
-(step, {key: value}) pairs into the timeline's long frame. Rules shared by the three readers:
+`read_jsonl(...)` is the whole reader, told by each format which keys hold the step and which
+are bookkeeping; `parse_lines(path)` yields the objects of a .jsonl file; `records_frame(rows)`
+turns (step, {key: value}) pairs into the timeline's long frame. Rules shared by the readers:
 
 * a cut last line (a run still being written) is dropped with a warning; a bad line in the
   middle is skipped with a warning; a file with no valid line at all raises UnreadableFile;
@@ -14,13 +15,13 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
-from ..timeline import canonical_metric, empty_frame
+from ..timeline import LogRecords, canonical_metric, empty_frame
 
 MAX_STEP = 2 ** 62  # a step must fit the timeline's int64 column
 
@@ -119,3 +120,52 @@ def step_of_fraction(value) -> tuple[int | None, int | None]:
         done, _, total = value.partition("/")
         return int_step(done), int_step(total)
     return int_step(value), None
+
+
+# A hook for lines that are not log entries (ms-swift's closing summary): it may fill `meta` and
+# returns True when the line is consumed.
+LineHook = Callable[[dict, dict], bool]
+
+
+def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozenset, what: str,
+               other_line: LineHook | None = None) -> LogRecords:
+    """One LogRecords: the metrics of every line at the step its first present step key gives.
+
+    `what` ends the error when no line has a step ("... not an ms-swift logging.jsonl"). `meta`
+    holds the line count, max_steps (from "N/M" steps or a total_steps key) and warnings.
+    """
+    from . import file_mtime
+
+    path = Path(path)
+    objects, warnings = parse_lines(path)
+    meta: dict = {"lines": len(objects)}
+    rows, no_step = [], 0
+    for obj in objects:
+        if other_line is not None and other_line(obj, meta):
+            continue
+        step, total = first_step(obj, step_keys)
+        if step is None:
+            no_step += 1
+            continue
+        total = total if total is not None else int_step(obj.get("total_steps"))
+        if total is not None:
+            meta["max_steps"] = total
+        rows.append((step, obj))
+    if not rows:
+        raise UnreadableFile(path, f"no line has a step ({', '.join(step_keys[:3])}); {what}")
+    if no_step:
+        warnings.append(f"{no_step} lines without a step; skipped")
+    if warnings:
+        meta["warnings"] = warnings
+    return LogRecords(source=str(path), format=fmt, frame=records_frame(rows, not_metrics), meta=meta,
+                      mtime=file_mtime(path))
+
+
+def first_step(obj: dict, keys: tuple[str, ...]) -> tuple[int | None, int | None]:
+    """(step, total) from the first of `keys` that holds a step (an int or an "N/M" string)."""
+    for key in keys:
+        if key in obj:
+            step, total = step_of_fraction(obj[key])
+            if step is not None:
+                return step, total
+    return None, None

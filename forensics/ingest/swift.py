@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import UnreadableFile
 from ..timeline import LogRecords
-from . import file_mtime
-from ._jsonlines import parse_lines, records_frame, step_of_fraction
+from ._jsonlines import read_jsonl
 
 FORMAT = "swift"
 STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step")
@@ -29,35 +27,12 @@ def read(path: Path) -> LogRecords:
 
     Raises UnreadableFile when no line carries a step.
     """
-    path = Path(path)
-    objects, warnings = parse_lines(path)
-    meta: dict = {"lines": len(objects)}
-    rows, no_step = [], 0
-    for obj in objects:
-        if "log_history" in obj:  # the closing summary: its history duplicates the lines above
-            meta.update({k: obj[k] for k in SUMMARY_META if isinstance(obj.get(k), (int, float, str))})
-            continue
-        step, total = _step(obj)
-        if step is None:
-            no_step += 1
-            continue
-        if total is not None:
-            meta["max_steps"] = total
-        rows.append((step, obj))
-    if not rows:
-        raise UnreadableFile(path, "no line has global_step/max_steps or iteration; not an ms-swift logging.jsonl")
-    if no_step:
-        warnings.append(f"{no_step} lines without a step; skipped")
-    if warnings:
-        meta["warnings"] = warnings
-    return LogRecords(source=str(path), format=FORMAT, frame=records_frame(rows, NOT_METRICS), meta=meta,
-                      mtime=file_mtime(path))
+    return read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not an ms-swift logging.jsonl", _summary_line)
 
 
-def _step(obj: dict) -> tuple[int | None, int | None]:
-    for key in STEP_KEYS:
-        if key in obj:
-            step, total = step_of_fraction(obj[key])
-            if step is not None:
-                return step, total
-    return None, None
+def _summary_line(obj: dict, meta: dict) -> bool:
+    """The closing summary: its log_history duplicates the lines above, so only its facts are kept."""
+    if "log_history" not in obj:
+        return False
+    meta.update({k: obj[k] for k in SUMMARY_META if isinstance(obj.get(k), (int, float, str))})
+    return True
