@@ -125,7 +125,7 @@ class Analysis:
         [['checkpoint-20', 'ok', []], ['checkpoint-40', 'nonfinite', ['model.layers.1']], \
 ['checkpoint-60', 'nonfinite', ['model.layers.1']]]
         """
-        return CheckpointList(self.checkpoints).frame
+        return self.checkpoints.frame
 
     def plot(self):
         """The report's main figure (loss, grad_norm, learning rate, findings marked) as a matplotlib Figure.

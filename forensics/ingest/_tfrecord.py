@@ -79,19 +79,12 @@ class ByteViews:
 
     PAD = 32
 
-    def __init__(self, data: bytes | bytearray, size: int | None = None):
-        """`data` must hold the file's `size` bytes followed by at least PAD zero bytes, or be
-        the bare file content (then it is copied once into a padded buffer)."""
-        if size is None:
-            size = len(data)
-            padded = bytearray(size + self.PAD)
-            padded[:size] = data
-            data = padded
+    def __init__(self, data: bytearray, size: int):
+        """`data` holds the file's `size` bytes followed by at least PAD zero bytes (see of_file)."""
         self.size = size
         self.raw = data
         n = len(data)
         self.u8 = np.frombuffer(data, dtype=np.uint8)
-        self.u16 = np.ndarray((n - 1,), dtype="<u2", buffer=data, strides=(1,))
         self.u32 = np.ndarray((n - 3,), dtype="<u4", buffer=data, strides=(1,))
         self.u64 = np.ndarray((n - 7,), dtype="<u8", buffer=data, strides=(1,))
         self.f32 = np.ndarray((n - 3,), dtype="<f4", buffer=data, strides=(1,))

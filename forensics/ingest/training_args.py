@@ -219,9 +219,7 @@ def _plain_container(obj: Any, depth: int, active: set) -> Any:
         return obj.qualname()
     if isinstance(obj, _Stub):
         return _plain_stub(obj, depth, active)
-    if isinstance(obj, (slice, range, bytearray)):
-        return repr(obj)
-    return repr(obj)
+    return repr(obj)  # slice, range, bytearray and anything else: its text
 
 
 def _plain_key(key: Any) -> Any:
