@@ -5,7 +5,6 @@ the file or source that said it, so a rule can write evidence sentences that nam
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -14,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..analyzers.metrics import Metrics, metrics_from_rows
+from ..analyzers.metrics import fmt as fmt_number
 from ..analyzers.metrics import masked_loss_steps as masked_loss_index
 from ..analyzers.skipped_steps import skipped_step_points
 from ..checkpoints.blocks import block_index
@@ -69,13 +69,10 @@ class Facts:
 
 
 def fmt(value) -> str:
-    """A number as a report writes it: 3e-04 -> '0.0003', 65536.0 -> '65536'."""
+    """A value as evidence writes it: numbers as the findings write them (3e-04 -> '0.0003'), strings quoted."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
         return repr(value) if isinstance(value, str) else str(value)
-    value = float(value)
-    if math.isnan(value) or math.isinf(value):
-        return str(value)
-    return f"{value:g}"
+    return fmt_number(value)
 
 
 def said(config: RunConfig, key: str) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..analyzers.metrics import fmt as fmt_number
 from ..checkpoints.blocks import block_of
 from .story import block_ranges, natural_key
 
@@ -25,11 +26,7 @@ def fmt(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else ""
     if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Inf" if value > 0 else "-Inf"
-        return f"{value:.4g}"
+        return fmt_number(value)
     if isinstance(value, (list, tuple)):
         return ", ".join(fmt(v) for v in value)
     if hasattr(value, "item"):  # numpy scalars
