@@ -28,6 +28,11 @@ _NOT_WEIGHTS = re.compile(
 _SNIFF_BYTES = 1 << 16
 
 
+# The RunLayout lists of log files, in the order they are read, and then every list of files.
+LOG_KINDS = ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "text_logs")
+FILE_KINDS = LOG_KINDS + ("config_files", "weight_files")
+
+
 @dataclass
 class RunLayout:
     """The files of one run, by kind. Paths are absolute; lists are sorted.
@@ -57,15 +62,13 @@ class RunLayout:
 
     @property
     def log_files(self) -> list[Path]:
-        return (self.trainer_states + self.tensorboard + self.llamafactory_logs + self.swift_logs
-                + self.jsonl_logs + self.text_logs)
+        return [path for kind in LOG_KINDS for path in getattr(self, kind)]
 
     def is_empty(self) -> bool:
         return not (self.log_files or self.weight_files)
 
     def sort(self) -> None:
-        for name in ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs",
-                     "text_logs", "weight_files", "config_files"):
+        for name in FILE_KINDS:
             setattr(self, name, sorted(set(getattr(self, name))))
 
 

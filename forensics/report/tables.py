@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..analyzers.metrics import fmt as fmt_number
 from ..checkpoints.blocks import block_of
+from ..run import FILE_KINDS
 from .story import block_ranges, natural_key
 
 MAX_ROWS = 1000      # findings / checkpoints / skipped rows shown; more are counted, not listed
@@ -103,10 +104,8 @@ def layout_rows(layout) -> list[dict[str, str]]:
     """The files read, by kind (paths relative to the run folder where they lie inside it)."""
     if layout is None:
         return []
-    kinds = ["trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "text_logs",
-             "config_files", "weight_files"]
     rows = []
-    for kind in kinds:
+    for kind in FILE_KINDS:
         for path in getattr(layout, kind, [])[:MAX_ROWS]:
             rows.append({"kind": kind.replace("_", " "), "path": _relative(path, layout.root)})
     return rows
