@@ -48,6 +48,29 @@ _ALIASES = {
     "gradient_norm": "grad_norm",
     "total_norm": "grad_norm",
     "current_loss": "loss",
+    # Megatron TensorBoard tags and console keys (megatron/training/training.py training_log)
+    "lm loss": "loss",
+    "lm loss validation": "eval_loss",
+    "lm loss validation ppl": "eval_ppl",
+    "grad-norm": "grad_norm",
+    "loss-scale": "loss_scale",
+    "num-zeros": "num_zeros",
+    "params-norm": "params_norm",
+    "skipped-train-samples": "skipped_train_samples",
+    "batch-size": "global_batch_size",
+    "world-size": "world_size",
+    "iteration-time": "iteration_time_s",
+    # NeMo (Lightning self.log names)
+    "reduced_train_loss": "loss",
+    "val_loss": "eval_loss",
+    "train_step_timing in s": "train_step_timing",
+    # OLMo / OLMo-core console and W&B names
+    "CrossEntropyLoss": "loss",
+    "CE loss": "loss",
+    "optim/total_grad_norm": "grad_norm",
+    "optim/total grad norm": "grad_norm",
+    "optim/learning_rate_group0": "learning_rate",
+    "optim/LR (group 0)": "learning_rate",
 }
 
 
@@ -89,6 +112,8 @@ class LogRecords:
         texts: free texts the file holds (TensorBoard `args` and `model_config` summaries).
         meta: format facts worth keeping (logging_steps, max_steps, global_step, ...).
         mtime: the file's modification time, to order files that carry no wall time.
+        console_kinds: the pre-training console formats a text log holds ("megatron", "olmo",
+            "torchtitan"), in the order first seen; a hint of the framework for the run profile.
     """
 
     source: str
@@ -97,6 +122,7 @@ class LogRecords:
     texts: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     mtime: float = math.nan
+    console_kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ import pandas as pd
 
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from . import file_mtime
+from ._frames import without_unit_loss_scale
+from .pretrain_lines import ANSI, OlmoBlock, StepLine, parse_line
 
 FORMAT = "stdout"
 
@@ -54,19 +56,30 @@ def read(path: Path) -> LogRecords:
     path = Path(path)
     raw = path.read_bytes()
     text = raw.decode("utf-8", errors="replace")
-    events = _scan(text)
+    events = _scan(ANSI.sub("", text) if "\x1b" in text else text)
     meta: dict = {}
+    warnings = []
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
-        meta["warnings"] = ["bytes that are not UTF-8 were replaced"]
+        warnings.append("bytes that are not UTF-8 were replaced")
+    warnings += _step_line_warnings(events)
+    if warnings:
+        meta["warnings"] = warnings
     frame = _frame(events, meta)
-    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path))
+    kinds = tuple(dict.fromkeys(e[1].kind for e in events if e[0] == "line"))
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
+                      console_kinds=kinds)
 
 
 def _scan(text: str) -> list[tuple]:
     """Everything of interest, in file order: ('bar', n, total), ('dict', step|None, pairs),
     ('overflow', new_scale|None), ('ds_step', step, skipped), ('at_minimum',)."""
     events: list[tuple] = []
-    for piece in re.split(r"[\r\n]", text):
+    pieces = re.split(r"[\r\n]", text)
+    olmo = OlmoBlock()
+    for index, piece in enumerate(pieces):
+        record = olmo.feed(piece) or parse_line(piece, last_line=index == len(pieces) - 1)
+        if record is not None:
+            events.append(("line", record))
         if "{" in piece:
             for m in _DICT.finditer(piece):
                 pairs = _pairs(m.group("body"))
@@ -84,7 +97,35 @@ def _scan(text: str) -> list[tuple]:
                 events.append(("ds_step", int(m.group("step")), int(m.group("skipped"))))
         if _AT_MINIMUM in piece:
             events.append(("at_minimum",))
-    return events
+    last = olmo.close()
+    if last is not None:
+        events.append(("line", last))
+    return _without_rank_copies(events)
+
+
+def _without_rank_copies(events: list[tuple]) -> list[tuple]:
+    """Drop a step line that repeats one already seen at the same step (every rank printing it).
+
+    Only copies within one stretch of the same step go; a resume that logs a step again later
+    (after other steps) is kept, so the timeline still sees the attempt.
+    """
+    out, seen, current = [], set(), None
+    for event in events:
+        if event[0] == "line":
+            record: StepLine = event[1]
+            if record.step != current:
+                current, seen = record.step, set()
+            key = (record.kind, record.metrics)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(event)
+    return out
+
+
+def _step_line_warnings(events: list[tuple]) -> list[str]:
+    cut = [e[1] for e in events if e[0] == "line" and e[1].cut]
+    return [f"the last line (step {r.step}) is cut mid-write; its complete fields were kept" for r in cut]
 
 
 def _pairs(body: str) -> dict | None:
@@ -123,11 +164,16 @@ def _frame(events: list[tuple], meta: dict) -> pd.DataFrame:
             rows.append((event[1], "skipped_steps", float(event[2])))
         elif event[0] == "at_minimum":
             rows.append((ds[i], "loss_scale_at_minimum", 1.0))
+        elif event[0] == "line":
+            rows.extend((event[1].step, name, value) for name, value in event[1].metrics)
+            if event[1].total is not None:
+                meta["max_steps"] = event[1].total
     if not rows:
         return empty_frame()
     steps, metrics, values = zip(*rows)
-    return pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
-                         "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(rows), math.nan)})
+    frame = pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
+                          "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(rows), math.nan)})
+    return without_unit_loss_scale(frame)
 
 
 def _training_bar_total(events: list[tuple]) -> int | None:

@@ -1,0 +1,27 @@
+"""Clean-ups of a reader's long frame that more than one reader needs."""
+from __future__ import annotations
+
+import pandas as pd
+
+# Megatron writes its twins of every TensorBoard tag against consumed samples (or tokens), not
+# iterations: the same values on another x-axis, which would read as far-off steps.
+OTHER_AXIS_SUFFIXES = (" vs samples", " vs tokens")
+
+
+def without_unit_loss_scale(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame without `loss_scale` rows when the scale is 1.0 at every point.
+
+    Megatron prints (and writes to TensorBoard) a loss scale of 1.0 for bf16 and fp32 runs,
+    which have no dynamic scaler; kept, it would read as an fp16 scale sitting at its floor.
+    A scale that moved and then reached 1.0 is a real floor and is kept.
+    """
+    is_scale = (frame["metric"] == "loss_scale").to_numpy()
+    if is_scale.any() and (frame["value"].to_numpy()[is_scale] == 1.0).all():
+        return frame[~is_scale].reset_index(drop=True)
+    return frame
+
+
+def without_other_axis_twins(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame without Megatron's `<tag> vs samples` / `vs tokens` twins (see OTHER_AXIS_SUFFIXES)."""
+    twin = frame["metric"].str.endswith(OTHER_AXIS_SUFFIXES).to_numpy(dtype=bool)
+    return frame[~twin].reset_index(drop=True) if twin.any() else frame

@@ -1,0 +1,222 @@
+"""Console logs of the pre-training stacks: Megatron-LM / Megatron-DeepSpeed iteration lines,
+OLMo step blocks, torchtitan step lines, and Megatron / NeMo TensorBoard tags.
+
+The excerpts in tests/console_samples/ are real public logs (PROVENANCE.md there); expected
+values are read off their lines. Lines built here follow the printing code cited next to them.
+"""
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+import forensics
+from forensics.ingest import read_logs, stdout, tensorboard
+from forensics.run import discover
+
+SAMPLES = Path(__file__).parent / "console_samples"
+FP16_SLURM = SAMPLES / "megatron_gpt2_fp16_slurm.out"
+BLOOM = SAMPLES / "bloom_176b_bf16_rank_prefixed.log"
+
+
+def _series(frame, metric):
+    rows = frame[frame["metric"] == metric]
+    return dict(zip(rows["step"].tolist(), rows["value"].tolist()))
+
+
+def _megatron_line(iteration, loss, scale, grad, skipped=0, nan=0, total=1000):
+    """One line as Megatron-LM's training_log prints it (megatron/training/training.py: fields
+    `key: value |`, lm loss as .6E, loss scale .1f, grad norm .3f, counts as 3d)."""
+    fields = [f" iteration {iteration:8d}/{total:8d} |", f" consumed samples: {iteration * 4:12d} |",
+              " elapsed time per iteration (ms): 1379.8 |", " learning rate: 1.471E-04 |",
+              " global batch size:     4 |"]
+    if loss is not None:
+        fields.append(f" lm loss: {loss:.6E} |")
+    fields.append(f" loss scale: {scale:.1f} |")
+    if grad is not None:
+        fields.append(f" grad norm: {grad:.3f} |")
+    fields += [f" number of skipped iterations: {skipped:3d} |", f" number of nan iterations: {nan:3d} |"]
+    return "".join(fields)
+
+
+def test_megatron_fp16_slurm_log_reads_every_field():
+    rec = stdout.read(FP16_SLURM)
+    assert rec.console_kinds == ("megatron",)
+    assert rec.meta["max_steps"] == 1000 and "warnings" not in rec.meta
+    loss = _series(rec.frame, "loss")
+    assert sorted(loss) == list(range(20, 201, 10))  # iteration 10: every step skipped, no lm loss printed
+    assert loss[20] == 12.03115 and loss[200] == 7.365868
+    assert _series(rec.frame, "skipped_iterations")[10] == 10.0
+    assert [_series(rec.frame, "loss_scale")[s] for s in (10, 20, 30, 40)] == [8388608.0, 32768.0, 16384.0, 16384.0]
+    grad = _series(rec.frame, "grad_norm")
+    assert 10 not in grad and 20 not in grad and grad[30] == 16.999
+    assert _series(rec.frame, "eval_loss") == {100: 8.017406, 200: 7.487306}
+    assert _series(rec.frame, "eval_ppl")[100] == 3033.3
+    assert _series(rec.frame, "learning_rate")[10] == 0.0
+    assert _series(rec.frame, "consumed_samples")[200] == 800.0
+    assert _series(rec.frame, "nan_iterations")[30] == 0.0
+
+
+def test_megatron_slurm_out_is_found_and_its_fp16_warmup_is_normal_scaling(tmp_path):
+    """The .out of a Slurm job is discovered as a log; the scaler's warm-up (scale halving from
+    2**32 over the first ~20 iterations, then steady) is an info finding, not an incident."""
+    shutil.copy(FP16_SLURM, tmp_path / "slurm-1809579.out")
+    assert [p.name for p in discover(tmp_path).text_logs] == ["slurm-1809579.out"]
+    result = forensics.analyze(tmp_path, check_checkpoints=False)
+    overflow = [f for f in result.findings if f.kind == "loss_scale_overflow"]
+    assert len(overflow) == 1 and overflow[0].severity == "info" and overflow[0].step == 20
+    assert overflow[0].evidence["n_overflows"] == 2
+    assert result.status == "healthy"
+
+
+def test_megatron_rank_prefixed_bf16_lines():
+    rec = stdout.read(BLOOM)
+    assert _series(rec.frame, "loss") == {31214: 2.198845, 31215: 2.220424, 31216: 2.595213,
+                                          31217: 2.241558, 31218: 2.345279}
+    assert _series(rec.frame, "grad_norm")[31218] == 145.119
+    assert _series(rec.frame, "iteration_time_s")[31214] == 106.46
+    assert _series(rec.frame, "samples_per_second")[31215] == 19.338
+    assert _series(rec.frame, "consumed_tokens")[31214] == 97829879808.0
+    assert "loss_scale" not in set(rec.frame["metric"])  # bf16 prints no loss scale
+
+
+def test_constant_unit_loss_scale_is_no_scaler_but_a_fall_to_one_is_the_floor(tmp_path):
+    bf16 = tmp_path / "bf16.log"
+    bf16.write_text("\n".join(_megatron_line(i, 6.0 - i / 100, 1.0, 1.5) for i in range(10, 110, 10)) + "\n")
+    assert "loss_scale" not in set(stdout.read(bf16).frame["metric"])
+    assert not [f for f in forensics.analyze(bf16).findings if f.kind == "loss_scale_overflow"]
+
+    fp16 = tmp_path / "fp16.log"
+    scales = [65536.0, 65536.0, 8192.0, 512.0, 16.0, 1.0, 1.0]
+    lines = [_megatron_line(10 * (k + 1), 3.0, s, 2.0 if s > 1 else None, skipped=0 if s == 65536.0 else 10)
+             for k, s in enumerate(scales)]
+    fp16.write_text("\n".join(lines) + "\n")
+    overflow = [f for f in forensics.analyze(fp16).findings if f.kind == "loss_scale_overflow"]
+    assert len(overflow) == 1 and overflow[0].severity == "error" and overflow[0].evidence["floor_step"] == 60
+
+
+def test_megatron_nan_loss_is_a_nonfinite_incident(tmp_path):
+    """bf16 does not skip an iteration whose loss is NaN: the interval's average prints as NAN."""
+    lines = [_megatron_line(i, 5.0 - i / 100, 1.0, 1.2) for i in range(10, 60, 10)]
+    lines += [_megatron_line(i, math.nan, 1.0, math.nan) for i in range(60, 90, 10)]
+    assert " lm loss: NAN |" in lines[-1] and " grad norm: nan |" in lines[-1]
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines) + "\n")
+    result = forensics.analyze(path)
+    assert result.status == "broken"
+    assert result.first_incident.kind == "nonfinite_metric" and result.first_incident.step == 60
+
+
+def test_megatron_log_cut_mid_line_keeps_the_complete_fields(tmp_path):
+    text = FP16_SLURM.read_text()
+    last = text.rindex(" iteration      200/")
+    cut_at = text.index("lm loss:", last) + len("lm loss: 7.36")  # inside the loss value
+    path = tmp_path / "slurm-1.out"
+    path.write_text(text[:cut_at])
+    rec = stdout.read(path)
+    assert 200 not in _series(rec.frame, "loss")  # the cut field is not read
+    assert _series(rec.frame, "consumed_samples")[200] == 800.0  # the fields before it are
+    assert rec.meta["warnings"] == ["the last line (step 200) is cut mid-write; its complete fields were kept"]
+    _, skipped = read_logs(discover(tmp_path))
+    assert len(skipped) == 1 and skipped[0].path == str(path) and "step 200" in skipped[0].reason
+
+
+def test_olmo_step_blocks():
+    rec = stdout.read(SAMPLES / "olmo_1b_steps.log")
+    assert rec.console_kinds == ("olmo",) and rec.meta["max_steps"] == 739328
+    assert _series(rec.frame, "loss") == {1: 11.25, 2: 10.73, 3: 10.64, 4: 10.95, 5: 10.49, 6: 10.07}
+    assert _series(rec.frame, "Perplexity")[1] == 76631.0  # thousands commas
+    assert _series(rec.frame, "throughput/total_tokens")[6] == 25165824.0
+
+
+def test_olmo_one_line_form_and_olmo_core_names(tmp_path):
+    path = tmp_path / "olmo.log"
+    path.write_text("[step=10/100] train/CrossEntropyLoss=2.5 optim/total_grad_norm=0.75\n"
+                    "[step=20/100,epoch=0]\n    train/CE loss=2.25\n    optim/total grad norm=nan\n"
+                    "    optim/LR (group 0)=0.0003\nsome other line\n")
+    rec = stdout.read(path)
+    assert _series(rec.frame, "loss") == {10: 2.5, 20: 2.25}
+    grad = _series(rec.frame, "grad_norm")
+    assert grad[10] == 0.75 and math.isnan(grad[20])
+    assert _series(rec.frame, "learning_rate") == {20: 0.0003}
+
+
+# torchtitan's Color (torchtitan/tools/logging-era utils: `Color.red = "\033[31m"`, ...) as
+# MetricsProcessor.log puts it around each field.
+_COLOURS = {"step": "\033[31m", "loss": "\033[32m", "grad_norm": "\033[33m", "memory": "\033[36m",
+            "tps": "\033[34m", "tflops": "\033[36m", "mfu": "\033[35m"}
+
+
+def _coloured(line: str) -> str:
+    for key, code in _COLOURS.items():
+        line = line.replace(f" {key}:", f" {code}{key}:", 1)
+    return line.rstrip("\n") + "\033[39m\n"
+
+
+def test_torchtitan_lines_with_ansi_colours_and_rank_copies(tmp_path):
+    path = tmp_path / "titan.log"
+    path.write_text("".join(_coloured(line) for line in
+                            (SAMPLES / "torchtitan_debug_model_ranks.log").read_text().splitlines(keepends=True)))
+    assert "\033[32mloss:" in path.read_text()
+    rec = stdout.read(path)
+    assert rec.console_kinds == ("torchtitan",)
+    assert _series(rec.frame, "loss") == {1: 8.1661, 2: 6.1098, 3: 4.7947, 20: 11.8347}  # step 20 printed twice
+    assert _series(rec.frame, "grad_norm")[2] == 4.6416
+    assert _series(rec.frame, "tps")[2] == 177138.0
+    assert _series(rec.frame, "memory_gib")[20] == 69.83
+    assert (rec.frame["step"] == 20).sum() == 6  # one copy of the six fields
+
+
+def test_resumed_megatron_log_keeps_both_attempts(tmp_path):
+    """Rank copies are dropped only within one stretch of a step: a resume that logs step 20
+    again after step 30 is a second attempt for the timeline."""
+    lines = [_megatron_line(s, 3.0 - s / 100, 1.0, 1.0) for s in (10, 20, 30)]
+    lines += [_megatron_line(s, 2.5 - s / 100, 1.0, 1.25) for s in (20, 30, 40)]
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines) + "\n")
+    timeline = forensics.load_timeline(path)
+    assert len(timeline.segments) == 2 and timeline.segments[0].abandoned
+
+
+def test_megatron_and_nemo_tensorboard_tags(tmp_path):
+    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    writer = SummaryWriter(str(tmp_path / "megatron"))
+    for it in (10, 20, 30):  # megatron/training/training.py training_log: tag at iteration, twin at samples
+        for tag, value in (("lm loss", 4.0 - it / 100), ("grad-norm", 1.5), ("loss-scale", 65536.0 / it),
+                           ("num-zeros", 3.0), ("params-norm", 250.0), ("skipped-train-samples", 0.0),
+                           ("learning-rate", 1e-4)):
+            writer.add_scalar(tag, value, it)
+            writer.add_scalar(tag + " vs samples", value, it * 512)
+    writer.add_scalar("lm loss validation", 3.9, 30)
+    writer.close()
+    (megatron_file,) = (tmp_path / "megatron").glob("events.out.tfevents.*")
+    frame = tensorboard.read(megatron_file).frame
+    assert set(frame["step"]) == {10, 20, 30}  # no point on the samples axis
+    assert _series(frame, "loss") == pytest.approx({10: 3.9, 20: 3.8, 30: 3.7})
+    assert _series(frame, "loss_scale")[30] == pytest.approx(65536.0 / 30)
+    assert {"grad_norm", "num_zeros", "params_norm", "skipped_train_samples", "learning_rate", "eval_loss"} \
+        <= set(frame["metric"])
+
+    writer = SummaryWriter(str(tmp_path / "nemo"))
+    for step in (1, 2, 3):  # NeMo: megatron_gpt_model.py training_step self.log names
+        for tag, value in (("reduced_train_loss", 2.0 / step), ("grad_norm", 0.5), ("lr", 3e-4),
+                           ("train_step_timing in s", 1.25), ("val_loss", 2.5)):
+            writer.add_scalar(tag, value, step)
+    writer.close()
+    (nemo_file,) = (tmp_path / "nemo").glob("events.out.tfevents.*")
+    frame = tensorboard.read(nemo_file).frame
+    assert _series(frame, "loss") == pytest.approx({1: 2.0, 2: 1.0, 3: 2.0 / 3})
+    assert {"grad_norm", "learning_rate", "train_step_timing", "eval_loss"} <= set(frame["metric"])
+
+
+def test_unit_loss_scale_in_tensorboard_is_dropped(tmp_path):
+    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    writer = SummaryWriter(str(tmp_path))
+    for it in (1, 2, 3):
+        writer.add_scalar("lm loss", 5.0, it)
+        writer.add_scalar("loss-scale", 1.0, it)
+    writer.close()
+    (path,) = tmp_path.glob("events.out.tfevents.*")
+    assert set(tensorboard.read(path).frame["metric"]) == {"loss"}
