@@ -114,6 +114,8 @@ class LogRecords:
         mtime: the file's modification time, to order files that carry no wall time.
         console_kinds: the pre-training console formats a text log holds ("megatron", "olmo",
             "torchtitan"), in the order first seen; a hint of the framework for the run profile.
+        notes: what the reader did to the file's records that a reader of the report must know
+            (a log written by two processes, de-duplicated); each becomes one Skipped-style line.
     """
 
     source: str
@@ -123,6 +125,7 @@ class LogRecords:
     meta: dict[str, Any] = field(default_factory=dict)
     mtime: float = math.nan
     console_kinds: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
                 continue  # a text file without a single training line is not a log
             if rec.meta.get("warnings"):  # a cut or damaged file read in part: say so, one line
                 skipped.append(Skipped(str(path), "partly read: " + "; ".join(rec.meta["warnings"])))
+            skipped.extend(Skipped(str(path), note) for note in rec.notes)
             records.append(rec)
     return records, skipped
 
