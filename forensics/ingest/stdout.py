@@ -188,14 +188,38 @@ def _training_bar_total(events: list[tuple]) -> int | None:
 
 
 def _dict_steps(events: list[tuple], train_total: int | None) -> tuple[dict[int, int], str]:
-    """Step of every dict event (by index): explicit, else the training bar, else the position."""
+    """Step of every dict event (by index): explicit, else the training bar, else the position.
+
+    When the bars disagree with the dicts' own epochs, stdout was block-buffered (nohup, a pipe)
+    while tqdm wrote to unbuffered stderr: the dicts come out in bursts, after bars that ran
+    ahead. Their order is still right, so the bars are not used for them then.
+    """
+    steps, how = _steps_by_rules(events, train_total, use_bars=True)
+    if _bars_run_ahead(events, steps):
+        steps, how = _steps_by_rules(events, train_total, use_bars=False)
+        how += "; the progress bars ran ahead of the buffered dict lines (their epochs say so), so not used"
+    return steps, how
+
+
+def _bars_run_ahead(events: list[tuple], steps: dict[int, int]) -> bool:
+    """Whether two train dicts without a step of their own got steps that their epochs contradict:
+    the same step for different epochs, or a later epoch at a lower step."""
+    seen: list[tuple[int, float]] = []
+    for i, event in enumerate(events):
+        pairs = event[2] if event[0] == "dict" else {}
+        if "loss" in pairs and "epoch" in pairs and event[1] is None and _explicit_step(pairs) is None:
+            seen.append((steps[i], pairs["epoch"]))
+    return any((s2 == s1 and e2 != e1) or (s2 < s1 and e2 > e1) for (s1, e1), (s2, e2) in zip(seen, seen[1:]))
+
+
+def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool) -> tuple[dict[int, int], str]:
     steps: dict[int, int] = {}
     rules: Counter = Counter()
     bar_n = None
     n_train, last = 0, 0
     every = _logging_steps_estimate(events, train_total)
     for i, event in enumerate(events):
-        if event[0] == "bar" and event[2] == train_total:
+        if event[0] == "bar" and event[2] == train_total and use_bars:
             bar_n = event[1]
         if event[0] != "dict":
             continue
