@@ -100,6 +100,25 @@ def empty_frame() -> pd.DataFrame:
     })
 
 
+@dataclass(frozen=True)
+class Banner:
+    """What a console log says about the run itself in a banner line, for the run profile.
+
+    kind: "peft" (PEFT's print_trainable_parameters: `trainable params: X || all params: Y ||
+    trainable%: Z`) or "unsloth" (Unsloth's `==((====))==` block: its model-loading banner or its
+    training banner, which states `Number of trainable parameters = X`).
+    text: the banner as printed (one line, or the block's lines joined by newlines): the evidence.
+    trainable_params, all_params: the counts it states, None where it states none.
+    source: the log file.
+    """
+
+    kind: str
+    text: str
+    trainable_params: int | None = None
+    all_params: int | None = None
+    source: str = ""
+
+
 @dataclass
 class LogRecords:
     """What an ingestor read from one file.
@@ -116,6 +135,7 @@ class LogRecords:
             "torchtitan"), in the order first seen; a hint of the framework for the run profile.
         notes: what the reader did to the file's records that a reader of the report must know
             (a log written by two processes, de-duplicated); each becomes one Skipped-style line.
+        banners: the Unsloth / PEFT banners a console log printed (see Banner), in file order.
     """
 
     source: str
@@ -126,6 +146,7 @@ class LogRecords:
     mtime: float = math.nan
     console_kinds: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    banners: tuple[Banner, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -169,6 +190,7 @@ class Timeline:
         self.meta = meta or {}
         self._final: tuple[pd.DataFrame, pd.DataFrame] | None = None
         self.skipped: list = []  # files that could not be read (Skipped), set by whoever read the run
+        self.banners: tuple[Banner, ...] = ()  # every log's banners (LogRecords.banners), in file order
 
     @classmethod
     def empty(cls) -> "Timeline":
@@ -310,6 +332,7 @@ def build_timeline(records: list[LogRecords]) -> Timeline:
     if not pieces:
         timeline = Timeline.empty()
         timeline.texts, timeline.meta = _texts_and_meta(records)
+        timeline.banners = tuple(b for rec in records for b in rec.banners)
         return timeline
     frame = pd.concat(pieces, ignore_index=True)
     abandoned = _mark_superseded(frame, seg_rows)
@@ -318,7 +341,9 @@ def build_timeline(records: list[LogRecords]) -> Timeline:
     frame["step"] = frame["step"].astype("int64")
     segments = _segments(frame, seg_rows)
     texts, meta = _texts_and_meta(records)
-    return Timeline(frame[COLUMNS].reset_index(drop=True), segments, texts, meta)
+    timeline = Timeline(frame[COLUMNS].reset_index(drop=True), segments, texts, meta)
+    timeline.banners = tuple(b for rec in records for b in rec.banners)
+    return timeline
 
 
 def _start_key(part: pd.DataFrame, rec: LogRecords, attempt: int) -> tuple:

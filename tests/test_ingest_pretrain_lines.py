@@ -220,3 +220,30 @@ def test_unit_loss_scale_in_tensorboard_is_dropped(tmp_path):
     writer.close()
     (path,) = tmp_path.glob("events.out.tfevents.*")
     assert set(tensorboard.read(path).frame["metric"]) == {"loss"}
+
+
+def test_unsloth_and_peft_banners_are_kept_as_typed_facts(tmp_path):
+    train = stdout.read(SAMPLES / "unsloth_train_banner.log")
+    (banner,) = train.banners
+    assert (banner.kind, banner.trainable_params, banner.all_params) == ("unsloth", 41943040, None)
+    assert banner.text.startswith("==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1")
+    assert banner.text.endswith("Number of trainable parameters = 41,943,040")
+
+    (load,) = stdout.read(SAMPLES / "unsloth_load_banner.log").banners
+    assert load.kind == "unsloth" and "Bfloat16 = TRUE" in load.text and load.trainable_params is None
+
+    (peft,) = stdout.read(SAMPLES / "peft_trainable_line.log").banners
+    assert (peft.kind, peft.trainable_params, peft.all_params) == ("peft", 3784704, 467772416)
+    assert peft.text == "trainable params: 3,784,704 || all params: 467,772,416 || trainable%: 0.8091"
+
+    # a log holding the banner and training lines: the banner reaches the timeline
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "train.log").write_text((SAMPLES / "peft_trainable_line.log").read_text()
+                                   + (SAMPLES / "bloom_176b_bf16_rank_prefixed.log").read_text())
+    timeline = forensics.load_timeline(run)
+    assert [b.kind for b in timeline.banners] == ["peft"] and timeline.banners[0].source == str(run / "train.log")
+
+
+def test_no_banner_in_an_ordinary_log():
+    assert stdout.read(FP16_SLURM).banners == ()

@@ -34,6 +34,7 @@ import pandas as pd
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from . import file_mtime
 from ._frames import without_unit_loss_scale
+from .banners import find_banners
 from .pretrain_lines import ANSI, OlmoBlock, StepLine, parse_line
 
 FORMAT = "stdout"
@@ -56,7 +57,8 @@ def read(path: Path) -> LogRecords:
     path = Path(path)
     raw = path.read_bytes()
     text = raw.decode("utf-8", errors="replace")
-    events = _scan(ANSI.sub("", text) if "\x1b" in text else text)
+    text = ANSI.sub("", text) if "\x1b" in text else text
+    events = _scan(text)
     meta: dict = {}
     warnings = []
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
@@ -66,8 +68,9 @@ def read(path: Path) -> LogRecords:
         meta["warnings"] = warnings
     frame = _frame(events, meta)
     kinds = tuple(dict.fromkeys(e[1].kind for e in events if e[0] == "line"))
+    banners = find_banners(text.splitlines(), str(path)) if "trainable" in text or "Unsloth" in text else ()
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
-                      console_kinds=kinds)
+                      console_kinds=kinds, banners=banners)
 
 
 def _scan(text: str) -> list[tuple]:
