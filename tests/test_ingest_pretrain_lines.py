@@ -247,3 +247,15 @@ def test_unsloth_and_peft_banners_are_kept_as_typed_facts(tmp_path):
 
 def test_no_banner_in_an_ordinary_log():
     assert stdout.read(FP16_SLURM).banners == ()
+
+
+def test_nemo_lightning_bars(tmp_path):
+    shutil.copy(SAMPLES / "nemo_lightning_bars.log", tmp_path / "nemo_log_globalrank-0_localrank-0.txt")
+    (path,) = discover(tmp_path).text_logs
+    rec = stdout.read(path)
+    assert rec.console_kinds == ("nemo",)
+    # reduced_train_loss, not Lightning's smoothed `loss=7.75`; the step is NeMo's global_step, or
+    # for `global_step=2e+3` (3 digits) the bar's 2000 batches - 1
+    assert _series(rec.frame, "loss") == {188: 7.56, 189: 7.56, 190: 7.91, 1999: 0.139}
+    assert _series(rec.frame, "eval_loss") == {1999: 0.212}
+    assert _series(rec.frame, "train_step_timing") == {1999: 68.7}

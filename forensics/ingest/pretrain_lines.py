@@ -1,4 +1,4 @@
-"""Console lines of the pre-training stacks, each with its own step: Megatron, OLMo, torchtitan.
+"""Console lines of the pre-training stacks, each with its own step: Megatron, OLMo, NeMo, torchtitan.
 
 `parse_line(line)` turns one console line (ANSI colour codes already removed) into a
 `StepLine` or None; `OlmoBlock` gathers OLMo's multi-line records. The stdout reader calls
@@ -16,6 +16,10 @@ both and puts the rows in file order with its other events.
   header, then one `    name=value` line per metric; values above 1000 carry thousands
   commas. OLMo-core prints the same shape with names such as `train/CE loss`. Pairs on the
   header line itself (`[step=N] train/CrossEntropyLoss=2.1 optim/total_grad_norm=0.4`) count too.
+* NeMo (PyTorch Lightning's TQDMProgressBar with NeMo's logged metrics in the postfix):
+  `Epoch 0: 47%|...| 7/15 [06:19<07:13, reduced_train_loss=11.50, global_step=5.000,
+  consumed_samples=12288.0, train_step_timing in s=49.50]`; reduced_train_loss -> loss,
+  lr -> learning_rate, val_loss -> eval_loss; Lightning's own smoothed `loss` is left out.
 * torchtitan (torchtitan/components/metrics.py `MetricsProcessor.log`):
   `step: N  loss: X  grad_norm: Y  memory: 20.21GiB(21.27%)  tps: 1,016  tflops: 58.88  mfu: 5.95%`.
 
@@ -59,6 +63,13 @@ _OLMO_HEADER = re.compile(r"\[step=(\d{1,18})(?:/(\d{1,18}))?[^\]]*\]")
 _OLMO_INLINE_PAIR = re.compile(r"(?<![\w/])([A-Za-z][\w/.()-]*)=(\S+)")
 _OLMO_BLOCK_LINE = re.compile(r"^\s+([A-Za-z][^=]*?)=(\S+)\s*$")
 
+# Lightning's bar: `Epoch E: 47%|####| N/M [06:19<07:13, reduced_train_loss=11.50, global_step=5.000, ...]`
+# or, without a length, `Epoch E: : Nit [00:04, 4.36s/it, ...]`.
+_NEMO_BAR = re.compile(r"Epoch (\d+):[^\[\r\n]*?\b(\d+)(?:/(\d+)|it)\s*\[([^\]]*reduced_train_loss=[^\]]*)\]")
+_NEMO_PAIR = re.compile(r"([A-Za-z_][\w/ ]*?)=([^,\]]+)")
+# Lightning's own `loss` is a running mean over the bar's window, `global_step` the step itself.
+_NEMO_SKIP = {"loss", "v_num", "global_step", "consumed_samples"}
+
 _TITAN = re.compile(r"\bstep:\s*(\d{1,18})(?:/(\d{1,18}))?\s+(?:=\s*[\d.]+%\s+)?loss:\s")
 _TITAN_PAIR = re.compile(r"([a-z_]+):\s*(\S+)")
 _TITAN_NAMES = {"memory": "memory_gib", "mfu": "mfu_pct"}  # max reserved GiB; % of peak FLOPS
@@ -66,7 +77,7 @@ _TITAN_NAMES = {"memory": "memory_gib", "mfu": "mfu_pct"}  # max reserved GiB; %
 
 @dataclass(frozen=True)
 class StepLine:
-    """One console record: its kind ("megatron", "olmo", "torchtitan"), step, total steps if
+    """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan"), step, total steps if
     printed, the metrics in print order, and whether a cut tail lost fields."""
 
     kind: str
@@ -96,6 +107,8 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
         m = _MEGATRON_VALIDATION.search(line)
         if m:
             return _megatron(line[m.end():], int(m.group(1)), None, "eval_", last_line)
+    if "reduced_train_loss=" in line:
+        return _nemo_bar(line)
     if "loss:" in line and "step:" in line:
         m = _TITAN.search(line)
         if m:
@@ -129,6 +142,29 @@ def _megatron_name(key: str) -> str:
 
 def _snake(key: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", key.lower()).strip("_")
+
+
+def _nemo_bar(line: str) -> StepLine | None:
+    """The last NeMo bar state on a line (tqdm redraws with \\r; the reader splits on it too).
+
+    Its step is NeMo's printed `global_step` when it is exact ("5.000", "188.0"); when tqdm cut
+    it to 3 significant digits ("2e+3"), the bar's `epoch x M + N - 1` (M batches per epoch).
+    """
+    matches = list(_NEMO_BAR.finditer(line))
+    if not matches:
+        return None
+    m = matches[-1]
+    raw = {k.strip(): v.strip() for k, v in _NEMO_PAIR.findall(m.group(4))}
+    pairs = {k: number(v) for k, v in raw.items()}
+    printed = raw.get("global_step", "e")
+    if "e" not in printed.lower() and pairs["global_step"] is not None:  # exact: "5.000", "188.0"
+        step = int(round(pairs["global_step"]))
+    elif m.group(3):
+        step = int(m.group(1)) * int(m.group(3)) + int(m.group(2)) - 1
+    else:
+        return None
+    metrics = tuple((canonical_metric(k), v) for k, v in pairs.items() if v is not None and k not in _NEMO_SKIP)
+    return StepLine("nemo", step, None, metrics) if metrics else None
 
 
 def _titan(text: str, step: int, total: int | None) -> StepLine | None:
