@@ -259,3 +259,25 @@ def test_nemo_lightning_bars(tmp_path):
     assert _series(rec.frame, "loss") == {188: 7.56, 189: 7.56, 190: 7.91, 1999: 0.139}
     assert _series(rec.frame, "eval_loss") == {1999: 0.212}
     assert _series(rec.frame, "train_step_timing") == {1999: 68.7}
+
+
+def test_megatron_deepspeed_overflow_lines_take_the_iteration_they_belong_to():
+    rec = stdout.read(SAMPLES / "megatron_deepspeed_104b_overflows.log")
+    overflow = _series(rec.frame, "overflow")
+    assert sorted(overflow) == [17062, 17063, 17064, 17065, 17067, 17068]
+    scale = _series(rec.frame, "loss_scale")
+    assert scale[17063] == 524288.0 and scale[17068] == 32768.0
+    assert _series(rec.frame, "loss")[17062] == 4.374269
+    result = forensics.analyze(SAMPLES / "megatron_deepspeed_104b_overflows.log")
+    (finding,) = [f for f in result.findings if f.kind == "loss_scale_overflow"]
+    assert finding.step == 17062 and finding.evidence["n_overflows"] == 6
+
+
+@pytest.mark.parametrize("prefix", ["0: ", "[rank7]: ", "[lrdn3321:3]: [2025-03-31 05:54:07]"])
+def test_megatron_lines_behind_launcher_prefixes(tmp_path, prefix):
+    """srun --label (`0: `), torchrun's `[rank7]:` and a host:rank tag with Megatron's timestamp."""
+    lines = [line for line in FP16_SLURM.read_text().splitlines() if " iteration " in line]
+    path = tmp_path / "job.out"
+    path.write_text("".join(prefix + line + "\n" for line in lines))
+    assert _series(stdout.read(path).frame, "loss") == _series(stdout.read(FP16_SLURM).frame, "loss")
+    assert [p.name for p in discover(tmp_path).text_logs] == ["job.out"]

@@ -269,12 +269,14 @@ def _logging_steps_estimate(events: list[tuple], train_total: int | None) -> int
 
 
 def _deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, int]:
-    """Step of each overflow / at-minimum event: training bar n + 1, else the nearest DeepSpeed
-    `step=N` line (before or after), else the running count of such events."""
+    """Step of each overflow / at-minimum event: training bar n + 1, else the next Megatron
+    iteration line (Megatron-DeepSpeed prints the overflow during the iteration that line then
+    reports), else the nearest DeepSpeed `step=N` line (before or after), else the running count."""
     targets = [i for i, e in enumerate(events) if e[0] in ("overflow", "at_minimum")]
     if not targets:
         return {}
     progress = [i for i, e in enumerate(events) if e[0] == "ds_step"]
+    iteration_after = _next_megatron_step(events)
     bar_n, bar_at = None, {}
     for i, event in enumerate(events):
         if event[0] == "bar" and (train_total is None or event[2] == train_total):
@@ -284,9 +286,23 @@ def _deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, 
     for count, i in enumerate(targets, 1):
         if bar_at[i] is not None:
             out[i] = bar_at[i] + 1
+        elif iteration_after.get(i) is not None:
+            out[i] = iteration_after[i]
         elif progress:
             nearest = min(progress, key=lambda p: abs(p - i))
             out[i] = events[nearest][1]
         else:
             out[i] = count
+    return out
+
+
+def _next_megatron_step(events: list[tuple]) -> dict[int, int | None]:
+    """For each event index, the step of the first Megatron iteration line after it (or None)."""
+    out: dict[int, int | None] = {}
+    step = None
+    for i in range(len(events) - 1, -1, -1):
+        out[i] = step
+        event = events[i]
+        if event[0] == "line" and event[1].kind == "megatron" and not event[1].metrics[0][0].startswith("eval_"):
+            step = event[1].step
     return out
