@@ -31,13 +31,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..timeline import canonical_metric
 
+# Every step line holds one of these; a log holding none needs no line-by-line look.
+STEP_LINE_MARKERS = ("iteration", "[step=", "step:", "reduced_train_loss=")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 
 _MEGATRON_ITERATION = re.compile(r"\biteration\s+(\d{1,18})\s*/\s*(\d{1,18})\s*\|")
+_MEGATRON_FIELD = re.compile(r"\s*([^|:]+?)\s*:([^|]*)\|")
 _MEGATRON_VALIDATION = re.compile(r"validation loss at iteration\s+(\d{1,18})\b[^|]*\|")
 # Megatron's field names -> the timeline's (the loss keys go through `_loss_name`).
 _MEGATRON_KEYS = {
@@ -89,6 +93,10 @@ class StepLine:
 
 def number(text: str) -> float | None:
     """The number a field starts with ("1.552E+00", "76,631", "NAN", "13372.8/13364.7"); else None."""
+    try:
+        return float(text)  # the usual case, fast
+    except ValueError:
+        pass
     m = _NUMBER.match(text.strip())
     if not m:
         return None
@@ -117,18 +125,18 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
 
 
 def _megatron(fields: str, step: int, total: int | None, prefix: str, last_line: bool) -> StepLine | None:
-    *closed, tail = fields.split("|")
     metrics = []
-    for part in closed:
-        key, sep, value = part.partition(":")
-        parsed = number(value) if sep else None
+    for key, value in _MEGATRON_FIELD.findall(fields):  # only fields closed by "|"
+        parsed = number(value)
         if parsed is not None:
-            metrics.append((prefix + _megatron_name(key.strip()), parsed))
+            metrics.append((prefix + _megatron_name(key), parsed))
     if not metrics:
         return None
-    return StepLine("megatron", step, total, tuple(metrics), cut=last_line and bool(tail.strip()))
+    cut = last_line and bool(fields[fields.rfind("|") + 1:].strip())
+    return StepLine("megatron", step, total, tuple(metrics), cut=cut)
 
 
+@lru_cache(maxsize=256)
 def _megatron_name(key: str) -> str:
     lowered = key.lower()
     if lowered in _MEGATRON_KEYS:

@@ -35,7 +35,7 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from . import file_mtime
 from ._frames import without_unit_loss_scale
 from .banners import find_banners
-from .pretrain_lines import ANSI, OlmoBlock, StepLine, parse_line
+from .pretrain_lines import ANSI, STEP_LINE_MARKERS, OlmoBlock, StepLine, parse_line
 
 FORMAT = "stdout"
 
@@ -79,9 +79,10 @@ def _scan(text: str) -> list[tuple]:
     events: list[tuple] = []
     pieces = re.split(r"[\r\n]", text)
     olmo = OlmoBlock()
+    step_lines = any(marker in text for marker in STEP_LINE_MARKERS)  # most logs have none: skip the work
     for index, piece in enumerate(pieces):
-        record = olmo.feed(piece) or parse_line(piece, last_line=index == len(pieces) - 1)
-        if record is not None:
+        record = step_lines and (olmo.feed(piece) or parse_line(piece, last_line=index == len(pieces) - 1))
+        if record:
             events.append(("line", record))
         if "{" in piece:
             for m in _DICT.finditer(piece):
