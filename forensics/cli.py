@@ -8,6 +8,7 @@ text, JSON or HTML. Library errors (ForensicsError) become one line on stderr an
     forensics scan ./output/checkpoint-3600 [--csv stats.csv] [--json]
     forensics diff ckpt-3000 ckpt-3600
     forensics bisect ckpt-3000 ckpt-3600 [--json] [--html bisect.html]
+    forensics compare ./run-good/ ./run-bad/ [--json] [--html compare.html]
 """
 from __future__ import annotations
 
@@ -204,6 +205,34 @@ def bisect(a, b, as_json, html_path, criterion):
         write_bisect_html(result, html_path)
     _emit(data if as_json else None, lambda: bisect_text(data), html_path)
     sys.exit(EXIT_BROKEN if data.get("first_bad") else EXIT_OK)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the stable contract) on stdout.")
+@click.option("--html", "html_path", is_flag=False, flag_value="compare.html", default=None,
+              type=click.Path(path_type=Path), help="Write a self-contained HTML page (default name: compare.html).")
+@click.option("--no-checkpoints", is_flag=True, help="Read the logs and configuration only; do not open checkpoints.")
+@_fail_cleanly
+def compare(paths, as_json, html_path, no_checkpoints):
+    """Compare runs: configuration differences ranked by risk, where the runs part, verdicts side by side.
+
+    Example: forensics compare ./run-bf16/ ./run-fp16/ --html compare.html
+    """
+    from .compare import compare as run_compare
+    from .report.compare_text import comparison_text
+
+    if len(paths) < 2:
+        raise click.UsageError("compare needs at least two run folders")
+    progress = _progress()
+    result = run_compare(list(paths), check_checkpoints=not no_checkpoints, progress=progress)
+    _end_progress(progress)
+    if html_path is not None:
+        from .report.compare_html import write_compare_html
+
+        write_compare_html(result, html_path)
+    _emit(result.to_dict() if as_json else None, lambda: comparison_text(result), html_path)
+    sys.exit(EXIT_BROKEN if any(r.status == "broken" for r in result.runs) else EXIT_OK)
 
 
 def main():
