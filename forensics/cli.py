@@ -9,6 +9,7 @@ text, JSON or HTML. Library errors (ForensicsError) become one line on stderr an
     forensics diff ckpt-3000 ckpt-3600
     forensics bisect ckpt-3000 ckpt-3600 [--json] [--html bisect.html]
     forensics compare ./run-good/ ./run-bad/ [--json] [--html compare.html]
+    forensics watch ./output/ [--json-lines] [--fail-on error]
 """
 from __future__ import annotations
 
@@ -233,6 +234,42 @@ def compare(paths, as_json, html_path, no_checkpoints):
         write_compare_html(result, html_path)
     _emit(result.to_dict() if as_json else None, lambda: comparison_text(result), html_path)
     sys.exit(EXIT_BROKEN if any(r.status == "broken" for r in result.runs) else EXIT_OK)
+
+
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path, readable=False))
+@click.option("--interval", type=click.FloatRange(min=0), default=5.0, show_default=True, help="Seconds between polls.")
+@click.option("--json-lines", "json_lines", is_flag=True, help="One JSON object per finding or checkpoint, per line.")
+@click.option("--fail-on", type=click.Choice(["warning", "error"]), default=None,
+              help="Stop with exit 1 at the first finding of this severity or worse.")
+@click.option("--max-polls", type=click.IntRange(min=1), default=None, help="Stop after this many polls.")
+@click.option("--no-checkpoints", is_flag=True, help="Follow the logs only; do not check new checkpoints.")
+@_fail_cleanly
+def watch(path, interval, json_lines, fail_on, max_polls, no_checkpoints):
+    """Follow a running job's folder and print each new finding once, as `analyze` words it.
+
+    Exit 1 when an error-level finding was reported (or one at --fail-on), 0 otherwise; Ctrl-C stops.
+    Example: forensics watch ./output/ --fail-on error --interval 30
+    """
+    from .watch import at_least, watch as follow
+
+    worst_seen = False
+    try:
+        for result in follow(path, interval=interval, max_polls=max_polls, check_checkpoints=not no_checkpoints):
+            for event in result.checkpoints:
+                click.echo(json.dumps(event.to_dict()) if json_lines
+                           else f"checkpoint {event.name}: {event.status}")
+            for f in result.findings:
+                click.echo(json.dumps({"event": "finding", **f.to_dict()}, allow_nan=False) if json_lines
+                           else f"step {f.step}  {f.severity:<7}  {f.kind}: {f.message}")
+                worst_seen |= f.severity == "error"
+                if fail_on and at_least(f, fail_on):
+                    sys.exit(EXIT_BROKEN)
+            for s in result.skipped:
+                click.echo(f"forensics: skipped {s}", err=True)
+    except KeyboardInterrupt:
+        pass
+    sys.exit(EXIT_BROKEN if worst_seen else EXIT_OK)
 
 
 def main():

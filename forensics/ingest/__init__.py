@@ -27,6 +27,11 @@ def _readers() -> list[tuple[str, Callable[[Path], LogRecords]]]:
     ]
 
 
+def reader_for(kind: str) -> Callable[[Path], LogRecords]:
+    """The reader of one RunLayout log kind ("trainer_states", "tensorboard", "text_logs", ...)."""
+    return dict(_readers())[kind]
+
+
 def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) -> tuple[list[LogRecords], list[Skipped]]:
     """Read every log file of a run; bad files become Skipped entries, never exceptions.
 
