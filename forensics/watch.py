@@ -27,7 +27,7 @@ from .findings import Finding, Skipped, sort_findings
 from .ingest import reader_for
 from .ingest.tail import APPENDED_KINDS, LogTail, TailReader, identity_of
 from .run import RunLayout, discover
-from .timeline import build_timeline
+from .timeline import Timeline, build_timeline
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 _FOLLOWED_KINDS = ("trainer_states",) + APPENDED_KINDS
@@ -145,6 +145,8 @@ class Watcher:
             return None
         tail = self._tails.get(identity)
         if tail is None:
+            if kind == "trainer_states":  # rewritten by rename at each save: the new file supersedes the old
+                self._tails = {k: t for k, t in self._tails.items() if t.path != path}
             tail = self._tails[identity] = LogTail(path=path, kind=kind, identity=identity)
         tail.path = path  # a rotated log keeps its inode under a new name
         return tail
@@ -175,10 +177,12 @@ class Watcher:
 
     # --- analysis -----------------------------------------------------------------------------
 
-    def _analyze(self) -> tuple[list[Finding], int | None]:
-        """Findings of the newest window, and the step before which findings were judged earlier."""
-        from .checkpoints import weight_findings
+    def timeline(self) -> Timeline:
+        """The timeline of the newest window (the whole run while it is shorter than the window)."""
+        return self._window()[0]
 
+    def _window(self) -> tuple[Timeline, int | None]:
+        """The newest window's timeline, and the step before which findings were judged in earlier polls."""
         records, cut = [], None
         for tail in self._tails.values():
             rec, truncated = tail.records(self.window_rows)
@@ -188,7 +192,13 @@ class Watcher:
             if truncated and len(rec.frame) > self.margin_rows:
                 edge = int(rec.frame["step"].iloc[self.margin_rows])
                 cut = edge if cut is None else max(cut, edge)
-        timeline = build_timeline(records)
+        return build_timeline(records), cut
+
+    def _analyze(self) -> tuple[list[Finding], int | None]:
+        """Findings of the newest window, and the step before which findings were judged earlier."""
+        from .checkpoints import weight_findings
+
+        timeline, cut = self._window()
         findings = run_all(timeline, self.thresholds) if len(timeline) else []
         checked = sorted(self._checked.values(), key=lambda c: (c.step is None, c.step or 0))
         findings += weight_findings(checked, timeline, self.thresholds)

@@ -125,6 +125,24 @@ def test_a_restarted_job_starts_a_new_segment_not_a_finding(tmp_path):
         fh.write("".join(json.dumps(r) + "\n" for r in rows[9:]))
     result = w.poll()
     assert [f for f in result.findings if f.severity != "info"] == []
+    segments = w.timeline().segments
+    assert [(s.first_step, s.last_step) for s in segments] == [(1, 20), (10, 20)]  # as analyze reads it
+    w.close()
+
+
+def test_trainer_state_replaced_by_rename_supersedes_the_old_one(tmp_path):
+    def save(steps, losses):
+        tmp = tmp_path / "trainer_state.json.tmp"
+        history = [{"step": s, "loss": v, "grad_norm": 1.0} for s, v in zip(steps, losses)]
+        tmp.write_text(json.dumps({"global_step": steps[-1], "log_history": history}))
+        tmp.rename(tmp_path / "trainer_state.json")
+
+    w = Watcher(tmp_path, check_checkpoints=False)
+    save([10, 20], [2.0, 1.9])
+    w.poll()
+    save([10, 20, 30], [2.0, 1.9, float("nan")])
+    assert [(f.kind, f.step) for f in w.poll().findings] == [("nonfinite_metric", 30)]
+    assert len(w.timeline().segments) == 1 and len(w._tails) == 1
     w.close()
 
 
