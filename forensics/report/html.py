@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from .. import __version__
+from .._version import __version__
 from .damage import damage_map_figure
 from .plots import figure_data_uri, main_figure
 from .story import build_story, block_ranges
