@@ -39,15 +39,16 @@ def timeline_table(timeline: Timeline, root: Path | None = None, wide: bool = Fa
     if wide:
         return _wide(timeline)
     frame = timeline.frame
+    # Text columns as categoricals: a few distinct strings over a million rows, written as dictionaries.
     codes, sources = pd.factorize(frame["source"])
-    relative = np.array([_relative(s, root) for s in sources], dtype=object)
+    relative = pd.Categorical.from_codes(codes, categories=[_relative(s, root) for s in sources])
     wall = frame["wall_time"].to_numpy(dtype="float64")
     return pd.DataFrame({
         "step": frame["step"].to_numpy(),
-        "metric": frame["metric"].to_numpy(),
+        "metric": pd.Categorical(frame["metric"]),
         "value": _nullable(frame["value"].to_numpy(dtype="float64"), np.zeros(len(frame), bool)),
-        "source": relative[codes] if len(codes) else np.array([], dtype=object),
-        "format": frame["format"].to_numpy(),
+        "source": relative,
+        "format": pd.Categorical(frame["format"]),
         "wall_time": _nullable(wall, np.isnan(wall)),
         "segment": frame["segment"].to_numpy(),
         "abandoned": frame["abandoned"].to_numpy(),
@@ -92,7 +93,8 @@ def write_table(table: pd.DataFrame, path: Path, fmt: str) -> None:
         import pyarrow.csv as pacsv
 
         # Booleans as pandas writes them (True/False), so a CSV reads the same with or without pyarrow.
-        as_text = {c: np.where(table[c].to_numpy(), "True", "False") for c in table.columns if table[c].dtype == bool}
+        as_text = {c: pd.Categorical.from_codes(table[c].to_numpy().astype("int8"), categories=["False", "True"])
+                   for c in table.columns if table[c].dtype == bool}
         pacsv.write_csv(_arrow(table.assign(**as_text)), path)
     else:
         _pandas_csv(table, path)
