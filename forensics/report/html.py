@@ -94,6 +94,8 @@ def write_bisect_html(result, path) -> Path:
 
 
 def _bisect_context(result) -> dict:
+    from .bisect_plot import bisect_figure
+
     first_bad = result.first_bad
     header, change_rows = tables.change_rows(result.changes)
     lo, hi = result.window
@@ -110,6 +112,7 @@ def _bisect_context(result) -> dict:
         "changes": change_rows,
         "n_changes": 0 if result.changes is None else len(result.changes),
         "window_findings": tables.finding_rows(result.findings),
+        "picture": _data_uri_or_none(bisect_figure(result)),
     }
 
 
