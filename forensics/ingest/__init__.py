@@ -40,10 +40,12 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
     """
     records: list[LogRecords] = []
     skipped: list[Skipped] = []
+    total, done = len(layout.log_files), 0
     for attr, read in _readers():
         for path in getattr(layout, attr):
+            done += 1
             if progress:
-                progress(str(path))
+                progress(f"reading log {done} of {total}: {path.name}")
             try:
                 rec = read(path)
             except UnreadableFile as err:
