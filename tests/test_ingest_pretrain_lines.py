@@ -281,3 +281,19 @@ def test_megatron_lines_behind_launcher_prefixes(tmp_path, prefix):
     path.write_text("".join(prefix + line + "\n" for line in lines))
     assert _series(stdout.read(path).frame, "loss") == _series(stdout.read(FP16_SLURM).frame, "loss")
     assert [p.name for p in discover(tmp_path).text_logs] == ["job.out"]
+
+
+def test_cli_reads_a_megatron_deepspeed_stdout_instead_of_nothing_readable(tmp_path):
+    """Issue 11: a Megatron-DeepSpeed stdout gave "nothing readable", exit 2."""
+    import json
+
+    from click.testing import CliRunner
+
+    from forensics.cli import cli
+
+    shutil.copy(SAMPLES / "megatron_deepspeed_104b_overflows.log", tmp_path / "tr8b-104B.out")
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert "loss_scale_overflow" in [f["kind"] for f in report["findings"]]
+    assert report["skipped"] == []
