@@ -297,3 +297,14 @@ def test_cli_reads_a_megatron_deepspeed_stdout_instead_of_nothing_readable(tmp_p
     report = json.loads(result.output)
     assert "loss_scale_overflow" in [f["kind"] for f in report["findings"]]
     assert report["skipped"] == []
+
+
+def test_torchtitan_line_with_its_total_and_percentage():
+    """A torchtitan fork's `step: N/M = P%` form (a public note's excerpt, find_string hit id 17629747077)."""
+    from forensics.ingest.pretrain_lines import parse_line
+
+    line = ("[rank0]:2025-04-01 00:25:47,084 - root - INFO - step: 640/644 = 99.3789%  loss:  6.2116  "
+            "memory: 87.04GiB(93.48%)  tps: 52,142  mfu: 3.09%")
+    record = parse_line(line)
+    assert (record.kind, record.step, record.total) == ("torchtitan", 640, 644)
+    assert dict(record.metrics) == {"loss": 6.2116, "memory_gib": 87.04, "tps": 52142.0, "mfu_pct": 3.09}
