@@ -308,3 +308,13 @@ def test_torchtitan_line_with_its_total_and_percentage():
     record = parse_line(line)
     assert (record.kind, record.step, record.total) == ("torchtitan", 640, 644)
     assert dict(record.metrics) == {"loss": 6.2116, "memory_gib": 87.04, "tps": 52142.0, "mfu_pct": 3.09}
+
+
+def test_a_log_that_starts_at_the_scale_floor_keeps_its_scale(tmp_path):
+    """Resumed with the fp16 scale already at min_loss_scale 1.0, iterations still skipped: an
+    fp16 scaler at its floor (bf16 never skips), so the scale is kept and the floor is found."""
+    path = tmp_path / "resumed.log"
+    path.write_text("\n".join(_megatron_line(i, 3.0, 1.0, None, skipped=10) for i in range(10, 60, 10)) + "\n")
+    assert set(_series(stdout.read(path).frame, "loss_scale").values()) == {1.0}
+    overflow = [f for f in forensics.analyze(path).findings if f.kind == "loss_scale_overflow"]
+    assert len(overflow) == 1 and overflow[0].severity == "error"

@@ -13,10 +13,13 @@ def without_unit_loss_scale(frame: pd.DataFrame) -> pd.DataFrame:
 
     Megatron prints (and writes to TensorBoard) a loss scale of 1.0 for bf16 and fp32 runs,
     which have no dynamic scaler; kept, it would read as an fp16 scale sitting at its floor.
-    A scale that moved and then reached 1.0 is a real floor and is kept.
+    A scale that moved and then reached 1.0 is a real floor and is kept, and so is a constant
+    1.0 next to skipped iterations: only an fp16 scaler skips (a log that starts at the floor).
     """
-    is_scale = (frame["metric"] == "loss_scale").to_numpy()
-    if is_scale.any() and (frame["value"].to_numpy()[is_scale] == 1.0).all():
+    metric, value = frame["metric"].to_numpy(), frame["value"].to_numpy()
+    is_scale = metric == "loss_scale"
+    skipped = (metric == "skipped_iterations") & (value > 0)
+    if is_scale.any() and (value[is_scale] == 1.0).all() and not skipped.any():
         return frame[~is_scale].reset_index(drop=True)
     return frame
 
