@@ -318,3 +318,16 @@ def test_a_log_that_starts_at_the_scale_floor_keeps_its_scale(tmp_path):
     assert set(_series(stdout.read(path).frame, "loss_scale").values()) == {1.0}
     overflow = [f for f in forensics.analyze(path).findings if f.kind == "loss_scale_overflow"]
     assert len(overflow) == 1 and overflow[0].severity == "error"
+
+
+def test_megatron_printed_arguments_are_the_run_config(tmp_path):
+    shutil.copy(SAMPLES / "megatron_gpt2_fp16_arguments.out", tmp_path / "slurm-1809579.out")
+    result = forensics.analyze(tmp_path, check_checkpoints=False)
+    config = result.config
+    assert (config.get("fp16"), config.get("bf16")) == (True, False)
+    assert config.get("learning_rate") == 0.00015 and config.get("max_grad_norm") == 1.0
+    assert config.get("warmup_ratio") == 0.01 and config.get("warmup_steps") is None  # fraction wins in Megatron
+    assert config.get("min_loss_scale") == 1.0 and config.get("initial_loss_scale") == 4294967296
+    assert config.get("model.num_hidden_layers") == 40 and config.get("lr_scheduler_type") == "cosine"
+    assert config.source_of("fp16") == "console log 'arguments' block"
+    assert _series(result.timeline.frame, "loss")[200] == 7.365868  # the iteration lines still read

@@ -23,6 +23,7 @@ are not UTF-8 are replaced, never fatal.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -34,6 +35,7 @@ import pandas as pd
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from . import file_mtime
 from ._frames import without_unit_loss_scale
+from . import megatron_args
 from .banners import find_banners
 from .pretrain_lines import ANSI, STEP_LINE_MARKERS, OlmoBlock, StepLine, parse_line
 
@@ -69,8 +71,16 @@ def read(path: Path) -> LogRecords:
     frame = _frame(events, meta)
     kinds = tuple(dict.fromkeys(e[1].kind for e in events if e[0] == "line"))
     banners = find_banners(text.splitlines(), str(path)) if "trainable" in text or "Unsloth" in text else ()
-    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
-                      console_kinds=kinds, banners=banners)
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
+                      mtime=file_mtime(path), console_kinds=kinds, banners=banners)
+
+
+def _argument_texts(text: str) -> dict[str, str]:
+    """Megatron's printed arguments as texts[megatron_args.TEXT_KEY] (JSON), when the log has them."""
+    if "end of arguments" not in text:
+        return {}
+    args = megatron_args.parse_block(text.splitlines())
+    return {megatron_args.TEXT_KEY: json.dumps(args)} if args else {}
 
 
 def _scan(text: str) -> list[tuple]:
