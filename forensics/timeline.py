@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .metric_names import canonical_metric  # noqa: F401  (the readers' one name map, re-exported)
+
 COLUMNS = ["step", "metric", "value", "source", "format", "wall_time", "segment", "abandoned"]
 
 # Lower is more precise: trainer_state.json keeps full float64, TensorBoard float32.
@@ -39,56 +41,6 @@ FORMAT_PRIORITY = {
 # mtimes closer than this are treated as equal (a fresh git clone or a copy gives every
 # file nearly the same mtime, so it cannot tell which checkpoint was written last).
 MTIME_RESOLUTION_S = 2.0
-
-_ALIASES = {
-    "lr": "learning_rate",
-    "learning-rate": "learning_rate",
-    "train_lr": "learning_rate",
-    "grad_norm_total": "grad_norm",
-    "gradient_norm": "grad_norm",
-    "total_norm": "grad_norm",
-    "current_loss": "loss",
-    # Megatron TensorBoard tags and console keys (megatron/training/training.py training_log)
-    "lm loss": "loss",
-    "lm loss validation": "eval_loss",
-    "lm loss validation ppl": "eval_ppl",
-    "grad-norm": "grad_norm",
-    "loss-scale": "loss_scale",
-    "num-zeros": "num_zeros",
-    "params-norm": "params_norm",
-    "skipped-train-samples": "skipped_train_samples",
-    "batch-size": "global_batch_size",
-    "world-size": "world_size",
-    "iteration-time": "iteration_time_s",
-    # NeMo (Lightning self.log names)
-    "reduced_train_loss": "loss",
-    "val_loss": "eval_loss",
-    "train_step_timing in s": "train_step_timing",
-    # OLMo / OLMo-core console and W&B names
-    "CrossEntropyLoss": "loss",
-    "CE loss": "loss",
-    "optim/total_grad_norm": "grad_norm",
-    "optim/total grad norm": "grad_norm",
-    "optim/learning_rate_group0": "learning_rate",
-    "optim/LR (group 0)": "learning_rate",
-}
-
-
-def canonical_metric(name: str) -> str:
-    """Map a logged key or TensorBoard tag to the timeline's metric vocabulary.
-
-    >>> [canonical_metric(t) for t in ("train/loss", "eval/loss", "lr", "train/train_loss")]
-    ['loss', 'eval_loss', 'learning_rate', 'train_loss']
-    """
-    name = name.strip()
-    if name.startswith("train/"):
-        name = name[len("train/"):]
-    elif name.startswith("eval/"):
-        name = "eval_" + name[len("eval/"):]
-    elif name.startswith("test/"):
-        name = "test_" + name[len("test/"):]
-    return _ALIASES.get(name, name)
-
 
 def empty_frame() -> pd.DataFrame:
     """The frame an ingestor returns when a file holds no scalar."""
