@@ -143,6 +143,7 @@ class Timeline:
         self._final: tuple[pd.DataFrame, pd.DataFrame] | None = None
         self.skipped: list = []  # files that could not be read (Skipped), set by whoever read the run
         self.banners: tuple[Banner, ...] = ()  # every log's banners (LogRecords.banners), in file order
+        self.console_kinds: tuple[str, ...] = ()  # pre-training console formats seen (LogRecords.console_kinds)
 
     @classmethod
     def empty(cls) -> "Timeline":
@@ -284,7 +285,7 @@ def build_timeline(records: list[LogRecords]) -> Timeline:
     if not pieces:
         timeline = Timeline.empty()
         timeline.texts, timeline.meta = _texts_and_meta(records)
-        timeline.banners = tuple(b for rec in records for b in rec.banners)
+        _set_console_facts(timeline, records)
         return timeline
     frame = pd.concat(pieces, ignore_index=True)
     abandoned = _mark_superseded(frame, seg_rows)
@@ -294,8 +295,14 @@ def build_timeline(records: list[LogRecords]) -> Timeline:
     segments = _segments(frame, seg_rows)
     texts, meta = _texts_and_meta(records)
     timeline = Timeline(frame[COLUMNS].reset_index(drop=True), segments, texts, meta)
-    timeline.banners = tuple(b for rec in records for b in rec.banners)
+    _set_console_facts(timeline, records)
     return timeline
+
+
+def _set_console_facts(timeline: Timeline, records: list[LogRecords]) -> None:
+    """What the console logs said about the run itself, for the run profile."""
+    timeline.banners = tuple(b for rec in records for b in rec.banners)
+    timeline.console_kinds = tuple(dict.fromkeys(k for rec in records for k in rec.console_kinds))
 
 
 def _start_key(part: pd.DataFrame, rec: LogRecords, attempt: int) -> tuple:

@@ -243,6 +243,7 @@ def test_unsloth_and_peft_banners_are_kept_as_typed_facts(tmp_path):
                                    + (SAMPLES / "bloom_176b_bf16_rank_prefixed.log").read_text())
     timeline = forensics.load_timeline(run)
     assert [b.kind for b in timeline.banners] == ["peft"] and timeline.banners[0].source == str(run / "train.log")
+    assert timeline.console_kinds == ("megatron",)
 
 
 def test_no_banner_in_an_ordinary_log():
