@@ -174,8 +174,7 @@ MIN_COPY_SHARE = 0.25
 def _one_writer(rows: list[tuple[int, dict]], not_metrics: frozenset) -> tuple[list[tuple[int, dict]], tuple[str, ...]]:
     """The rows with the second writer's copies left out, and a note saying so, when the file
     was written by two processes at once (see COPY_WINDOW); else the rows as they are."""
-    keys = [(step, _metric_items(entry, not_metrics)) for step, entry in rows]
-    copies = [i for i, key in enumerate(keys) if key in keys[max(0, i - COPY_WINDOW):i]]
+    copies = _copies(rows, not_metrics)
     if len(copies) < 3 or len(copies) < MIN_COPY_SHARE * len(rows):
         return rows, ()
     dropped = set(copies)
@@ -184,6 +183,16 @@ def _one_writer(rows: list[tuple[int, dict]], not_metrics: frozenset) -> tuple[l
             f"(same step and values; two processes writing one log, or a logger attached twice); "
             f"one copy of each was kept, not read as resumes")
     return kept, (note,)
+
+
+def _copies(rows: list[tuple[int, dict]], not_metrics: frozenset) -> list[int]:
+    """Indexes of rows that repeat one at most COPY_WINDOW rows above (same step, same metrics)."""
+    out = []
+    for i, (step, entry) in enumerate(rows):
+        before = [e for s, e in rows[max(0, i - COPY_WINDOW):i] if s == step]  # cheap: most rows have none
+        if before and _metric_items(entry, not_metrics) in [_metric_items(e, not_metrics) for e in before]:
+            out.append(i)
+    return out
 
 
 def _metric_items(entry: dict, not_metrics: frozenset) -> tuple:
