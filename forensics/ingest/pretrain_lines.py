@@ -90,6 +90,14 @@ class StepLine:
     metrics: tuple[tuple[str, float], ...]
     cut: bool = False
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.metrics)
+
+    @property
+    def values(self) -> tuple[float, ...]:
+        return tuple(value for _, value in self.metrics)
+
 
 def number(text: str) -> float | None:
     """The number a field starts with ("1.552E+00", "76,631", "NAN", "13372.8/13364.7"); else None."""

@@ -164,29 +164,35 @@ def _frame(events: list[tuple], meta: dict) -> pd.DataFrame:
     dict_steps, how = _dict_steps(events, train_total)
     if how:
         meta["step_inferred"] = how
-    rows: list[tuple[int, str, float]] = []
+    steps: list[int] = []
+    metrics: list[str] = []
+    values: list[float] = []
+
+    def add(step: int, names, numbers) -> None:
+        metrics.extend(names)
+        values.extend(numbers)
+        steps.extend([step] * (len(metrics) - len(steps)))
+
     ds = _deepspeed_steps(events, train_total)
     for i, event in enumerate(events):
         if event[0] == "dict":
-            for key, value in event[2].items():
-                if key not in _EXPLICIT_STEP_KEYS:
-                    rows.append((dict_steps[i], canonical_metric(key), value))
+            pairs = [(canonical_metric(k), v) for k, v in event[2].items() if k not in _EXPLICIT_STEP_KEYS]
+            add(dict_steps[i], [k for k, _ in pairs], [v for _, v in pairs])
         elif event[0] == "overflow":
-            rows.append((ds[i], "overflow", 1.0))
-            rows.append((ds[i], "loss_scale", event[1]))
+            add(ds[i], ("overflow", "loss_scale"), (1.0, event[1]))
         elif event[0] == "ds_step":
-            rows.append((event[1], "skipped_steps", float(event[2])))
+            add(event[1], ("skipped_steps",), (float(event[2]),))
         elif event[0] == "at_minimum":
-            rows.append((ds[i], "loss_scale_at_minimum", 1.0))
+            add(ds[i], ("loss_scale_at_minimum",), (1.0,))
         elif event[0] == "line":
-            rows.extend((event[1].step, name, value) for name, value in event[1].metrics)
-            if event[1].total is not None:
-                meta["max_steps"] = event[1].total
-    if not rows:
+            record: StepLine = event[1]
+            add(record.step, record.names, record.values)
+            if record.total is not None:
+                meta["max_steps"] = record.total
+    if not steps:
         return empty_frame()
-    steps, metrics, values = zip(*rows)
     frame = pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
-                          "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(rows), math.nan)})
+                          "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(steps), math.nan)})
     return without_unit_loss_scale(frame)
 
 
