@@ -167,7 +167,7 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
 # Two processes appending to one log (each node's local rank 0, or the same job started twice)
 # write the same all-reduced record within a few lines of each other; a resume replays records
 # only after a whole stretch of later steps. So a copy must follow its original closely.
-COPY_WINDOW = 4
+COPY_WINDOW = 8
 MIN_COPY_SHARE = 0.25
 
 
