@@ -308,7 +308,7 @@ def bisect(a, b, as_json, html_path, criterion):
     sys.exit(EXIT_BROKEN if data.get("first_bad") else EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the stable contract) on stdout.")
 @click.option("--html", "html_path", is_flag=False, flag_value="compare.html", default=None,
@@ -325,6 +325,7 @@ def compare(paths, as_json, html_path, no_checkpoints):
 
     if len(paths) < 2:
         raise click.UsageError("compare needs at least two run folders")
+    _writable(html_path, "--html")
     progress = _progress()
     result = run_compare(list(paths), check_checkpoints=not no_checkpoints, progress=progress)
     _end_progress(progress)
@@ -336,7 +337,7 @@ def compare(paths, as_json, html_path, no_checkpoints):
     sys.exit(EXIT_BROKEN if any(r.status == "broken" for r in result.runs) else EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES)
 @click.argument("path", type=click.Path(path_type=Path, readable=False))
 @click.option("--interval", type=click.FloatRange(min=0), default=5.0, show_default=True, help="Seconds between polls.")
 @click.option("--json-lines", "json_lines", is_flag=True, help="One JSON object per finding or checkpoint, per line.")
