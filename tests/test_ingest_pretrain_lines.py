@@ -332,3 +332,19 @@ def test_megatron_printed_arguments_are_the_run_config(tmp_path):
     assert config.get("model.num_hidden_layers") == 40 and config.get("lr_scheduler_type") == "cosine"
     assert config.source_of("fp16") == "console log 'arguments' block"
     assert _series(result.timeline.frame, "loss")[200] == 7.365868  # the iteration lines still read
+
+
+def test_megatron_deepspeed_pipeline_placeholders_are_not_read_as_values(tmp_path):
+    """`loss scale: -1.0` and `grad norm: 0.000` on every line are placeholders, not a scale at
+    its floor and a model that does not learn; `lm-loss` is the loss."""
+    path = SAMPLES / "megatron_deepspeed_pipeline_placeholders.out"
+    frame = stdout.read(path).frame
+    assert _series(frame, "loss")[1] == 12.44238 and _series(frame, "loss")[4] == 43.05696
+    assert "loss_scale" not in set(frame["metric"]) and "grad_norm" not in set(frame["metric"])
+    assert not [f for f in forensics.analyze(path).findings if f.kind == "loss_scale_overflow"]
+
+
+def test_a_megatron_grad_norm_of_zero_while_the_loss_is_flat_is_kept(tmp_path):
+    path = tmp_path / "flat.log"
+    path.write_text("\n".join(_megatron_line(i, 2.0, 1.0, 0.0) for i in range(10, 60, 10)) + "\n")
+    assert set(_series(stdout.read(path).frame, "grad_norm").values()) == {0.0}

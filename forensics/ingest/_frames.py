@@ -28,3 +28,19 @@ def without_other_axis_twins(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame without Megatron's `<tag> vs samples` / `vs tokens` twins (see OTHER_AXIS_SUFFIXES)."""
     twin = frame["metric"].str.endswith(OTHER_AXIS_SUFFIXES).to_numpy(dtype=bool)
     return frame[~twin].reset_index(drop=True) if twin.any() else frame
+
+
+def without_placeholders(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame without the values Megatron prints when another engine owns them.
+
+    Under DeepSpeed's pipeline engine, Megatron-DeepSpeed prints `loss scale: -1.0` and
+    `grad norm: 0.000` on every line: DeepSpeed scales and clips, Megatron never sees either.
+    A scale is never <= 0, and a gradient norm of exactly 0 at every point while the loss
+    moves cannot be (a changing loss needs non-zero updates), so both are left out.
+    """
+    metric, value = frame["metric"].to_numpy(), frame["value"].to_numpy()
+    drop = (metric == "loss_scale") & (value <= 0)
+    grad, loss = metric == "grad_norm", metric == "loss"
+    if grad.any() and (value[grad] == 0).all() and len(set(value[loss].tolist())) > 1:
+        drop |= grad
+    return frame[~drop].reset_index(drop=True) if drop.any() else frame

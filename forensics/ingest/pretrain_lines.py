@@ -146,7 +146,7 @@ def _megatron(fields: str, step: int, total: int | None, prefix: str, last_line:
 
 @lru_cache(maxsize=256)
 def _megatron_name(key: str) -> str:
-    lowered = key.lower()
+    lowered = key.lower().replace("-", " ")  # Megatron-DeepSpeed forks print `lm-loss`
     if lowered in _MEGATRON_KEYS:
         return _MEGATRON_KEYS[lowered]
     for suffix, name in ((" loss value", "loss"), (" loss ppl", "ppl"), (" loss", "loss")):

@@ -34,7 +34,7 @@ import pandas as pd
 
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from . import file_mtime
-from ._frames import without_unit_loss_scale
+from ._frames import without_placeholders, without_unit_loss_scale
 from . import megatron_args
 from .banners import find_banners
 from .pretrain_lines import ANSI, STEP_LINE_MARKERS, OlmoBlock, StepLine, parse_line
@@ -69,7 +69,7 @@ def read(path: Path) -> LogRecords:
     if warnings:
         meta["warnings"] = warnings
     frame = _frame(events, meta)
-    kinds = tuple(dict.fromkeys(e[1].kind for e in events if e[0] == "line"))
+    kinds = kinds_of(events)
     banners = find_banners(text.splitlines(), str(path)) if "trainable" in text or "Unsloth" in text else ()
     return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
                       mtime=file_mtime(path), console_kinds=kinds, banners=banners)
@@ -115,6 +115,11 @@ def _scan(text: str) -> list[tuple]:
     if last is not None:
         events.append(("line", last))
     return _without_rank_copies(events)
+
+
+def kinds_of(events: list[tuple]) -> tuple[str, ...]:
+    """The kinds of step line among the events ("megatron", "olmo", ...), in the order first seen."""
+    return tuple(dict.fromkeys(e[1].kind for e in events if e[0] == "line"))
 
 
 def _without_rank_copies(events: list[tuple]) -> list[tuple]:
@@ -193,7 +198,7 @@ def _frame(events: list[tuple], meta: dict) -> pd.DataFrame:
         return empty_frame()
     frame = pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
                           "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(steps), math.nan)})
-    return without_unit_loss_scale(frame)
+    return without_unit_loss_scale(without_placeholders(frame) if "megatron" in kinds_of(events) else frame)
 
 
 def _training_bar_total(events: list[tuple]) -> int | None:
