@@ -18,7 +18,7 @@ from .blocks import blocks_in_order
 from .criterion import Criterion
 from .layout import find_checkpoints
 from .scan import quick_check, scan_checkpoint
-from .torch_file import read_deepspeed_counters
+from ..torchpickle import read_deepspeed_counters
 from .types import CheckpointInfo, first_bad_of, last_good_before_of
 
 Progress = Callable[[str], None]
