@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import UnreadableFile, os_reason
 from .dtypes import TORCH_CODES, Scratch
-from .readers import TensorEntry, chunk_elements
+from .entries import TensorEntry, chunk_elements
 
 TORCH_HINT = "install torch to read .bin/.pt (pip install 'forensics[torch]')"
 # Keys under which a saved dict keeps its state dict (DeepSpeed: module; others: state_dict, model).
