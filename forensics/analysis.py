@@ -229,7 +229,8 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
     from .analyzers import first_incident_of, run_all, status_of
     from .analyzers.chain import link_weight_damage
     from .causes import infer_causes
-    from .checkpoints import check_run_checkpoints, weight_findings
+    from .analyzers.weights import weight_findings
+    from .checkpoints import check_run_checkpoints
     from .errors import NotARunDirectory
     from .ingest import read_logs
     from .ingest.run_config import read_run_config

@@ -18,14 +18,14 @@
 Module map: readers.py / safetensors_file.py / torch_file.py read weight files; dtypes.py and
 stats.py turn raw bit chunks into stats; units.py spreads the work over processes; scan.py
 checks one checkpoint; layout.py finds them; diff.py and bisection.py compare them;
-run_checks.py is what `analyze` calls.
+run_checks.py is what `analyze` calls (the findings about weights are `analyzers.weights`).
 """
 from .bisection import bisect, bisect_to_dict, window_summary
 from .blocks import block_of, block_sort_key, blocks_in_order, strip_wrappers
 from .criterion import Criterion, parse_criterion
 from .diff import DIFF_COLUMNS, diff_checkpoints
 from .layout import find_checkpoints, open_checkpoint, siblings_between
-from .run_checks import check_run_checkpoints, weight_findings
+from .run_checks import check_run_checkpoints
 from .scan import SCAN_COLUMNS, quick_check, scan_checkpoint
 from .types import STATS_COLUMNS, STATUSES, BisectResult, CheckpointInfo, CheckpointRef
 from .units import DEFAULT_CHUNK_BYTES
@@ -33,7 +33,7 @@ from .units import DEFAULT_CHUNK_BYTES
 __all__ = [
     "block_of", "block_sort_key", "blocks_in_order", "strip_wrappers",
     "find_checkpoints", "open_checkpoint", "siblings_between",
-    "quick_check", "scan_checkpoint", "check_run_checkpoints", "weight_findings",
+    "quick_check", "scan_checkpoint", "check_run_checkpoints",
     "diff_checkpoints", "bisect", "bisect_to_dict", "window_summary",
     "Criterion", "parse_criterion",
     "CheckpointRef", "CheckpointInfo", "BisectResult",
