@@ -41,9 +41,10 @@ A walk through a shipped sample run that breaks (`sample_runs/` is in the source
 """
 __version__ = "0.1.0"
 
-from .analysis import Analysis, analyze, bisect, load_timeline  # noqa: E402
+from .analysis import Analysis, analyze, load_timeline  # noqa: E402
+from .bisection import BisectResult, bisect  # noqa: E402
 from .checkpoints import (  # noqa: E402
-    BisectResult, CheckpointInfo, CheckpointRef, diff_checkpoints, find_checkpoints, quick_check, scan_checkpoint,
+    CheckpointInfo, CheckpointRef, diff_checkpoints, find_checkpoints, quick_check, scan_checkpoint,
 )
 from .config import RunConfig, Thresholds  # noqa: E402
 from .errors import ForensicsError, NoCheckpoints, NotARunDirectory, UnreadableFile  # noqa: E402

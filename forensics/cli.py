@@ -190,13 +190,12 @@ def diff(a, b, as_json, top):
 @_fail_cleanly
 def bisect(a, b, as_json, html_path, criterion):
     """Find the last good and first bad checkpoint between A and B, and what broke."""
-    from .analysis import bisect as run_bisect
-    from .checkpoints import bisect_to_dict
+    from .bisection import bisect as run_bisect
     from .render import bisect_text
 
     progress = _progress()
     result = run_bisect(a, b, criterion=criterion, progress=progress)
-    data = bisect_to_dict(result)
+    data = result.to_dict()
     _end_progress(progress)
     if html_path is not None:
         from .report import write_bisect_html
