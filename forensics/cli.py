@@ -99,7 +99,7 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers):
         from .report import write_html
 
         write_html(result, html_path)
-    from .render import analysis_text
+    from .report.text import analysis_text
 
     _emit(result.to_dict() if as_json else None, lambda: analysis_text(result), html_path)
     failing = {"broken": {"broken"}, "warning": {"broken", "warning"}}[fail_on]
@@ -114,7 +114,7 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers):
 def timeline(path, csv_path, wide):
     """Read every log of a run into one timeline (step, metric, value, source, segment, abandoned)."""
     from .analysis import load_timeline
-    from .render import timeline_text
+    from .report.text import timeline_text
 
     progress = _progress()
     tl = load_timeline(path, progress=progress)
@@ -138,7 +138,7 @@ def timeline(path, csv_path, wide):
 def scan(checkpoint, csv_path, as_json, workers):
     """Per-tensor stats of one checkpoint: NaN/Inf counts, absmax, L2, mean, std, zeros, FP16 headroom."""
     from .checkpoints import scan_checkpoint
-    from .render import scan_text
+    from .report.text import scan_text
 
     progress = _progress()
     stats = scan_checkpoint(checkpoint, workers=workers, progress=progress)
@@ -168,7 +168,7 @@ def scan(checkpoint, csv_path, as_json, workers):
 def diff(a, b, as_json, top):
     """Which tensors moved between two checkpoints, by how much, and which went non-finite."""
     from .checkpoints import diff_checkpoints
-    from .render import diff_text
+    from .report.text import diff_text
 
     changes = diff_checkpoints(a, b)
     if as_json:
@@ -191,7 +191,7 @@ def diff(a, b, as_json, top):
 def bisect(a, b, as_json, html_path, criterion):
     """Find the last good and first bad checkpoint between A and B, and what broke."""
     from .bisection import bisect as run_bisect
-    from .render import bisect_text
+    from .report.text import bisect_text
 
     progress = _progress()
     result = run_bisect(a, b, criterion=criterion, progress=progress)

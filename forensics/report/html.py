@@ -15,7 +15,8 @@ import jinja2
 from .. import __version__
 from .damage import damage_map_figure
 from .plots import figure_data_uri, main_figure
-from .story import build_story, block_ranges
+from .notation import block_ranges
+from .story import build_story
 from . import tables
 
 
