@@ -1,4 +1,4 @@
-"""Regenerate sample_runs/: small runs made by the real transformers.Trainer (tests/runmaker.py).
+"""Regenerate sample_runs/: small runs made by the real transformers.Trainer (tests/support/runmaker.py).
 
     python scripts/make_sample_runs.py              # rewrites every sample run (about a minute on CPU)
     python scripts/make_sample_runs.py nan_masked   # just one
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from runmaker import (EarlyCollapse, LossSpike, LrBlowup, NanInjection, Resume, RunSpec,  # noqa: E402
+from support.runmaker import (EarlyCollapse, LossSpike, LrBlowup, NanInjection, Resume, RunSpec,  # noqa: E402
                       make_run)
 
 OUT = ROOT / "sample_runs"
@@ -86,7 +86,7 @@ def make_sample(name: str) -> None:
 def write_readme() -> None:
     lines = ["# Sample runs", "",
              "Made by the real `transformers.Trainer` on tiny models (no downloads) with",
-             "`python scripts/make_sample_runs.py`; the generator is `tests/runmaker.py`.",
+             "`python scripts/make_sample_runs.py`; the generator is `tests/support/runmaker.py`.",
              "`<name>.facts.json` beside each folder says how it was made (the expected first incident",
              "step, last good / first bad checkpoint, the training arguments).", "",
              "| run | what happened |", "|---|---|"]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from checkpoint_files import checkpoint_series, poison, qwen2_state, save_tensors
+from support.checkpoint_files import checkpoint_series, poison, qwen2_state, save_tensors
 from forensics.analysis import load_timeline
 from forensics.bisection import bisect_checkpoints as bisect
 from forensics.bisection import bisect_to_dict

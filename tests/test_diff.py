@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from checkpoint_files import save_tensors, torch
+from support.checkpoint_files import save_tensors, torch
 from forensics.bisection import bisect_checkpoints as bisect
 from forensics.checkpoints import diff_checkpoints, quick_check
 from forensics.checkpoints.diff import PairUnit, compare_unit

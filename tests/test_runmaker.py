@@ -1,4 +1,4 @@
-"""The runs made by tests/runmaker.py have the properties their specs claim.
+"""The runs made by tests/support/runmaker.py have the properties their specs claim.
 
 Checked with plain readers only (json, safetensors, tensorboard's event protos), never with forensics
 code, so a forensics test that trusts these runs trusts the real Trainer, not our own tool. Expected
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_SPECS
-from runmaker import LossSpike, LrBlowup, RunSpec, make_run
+from support.fixture_runs import FIXTURE_SPECS
+from support.runmaker import LossSpike, LrBlowup, RunSpec, make_run
 
 # Block of a tensor name as saved on disk (PEFT files carry `base_model.model.`).
 _BLOCK = re.compile(r"^(?:base_model\.model\.)?((?:model\.layers|transformer\.h)\.\d+)\.")

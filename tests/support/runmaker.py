@@ -10,7 +10,7 @@ logged number passes through HF's own code: the NaN filter, the grad-norm comput
 which checkpoints were saved before and after, the training arguments), taken from the spec and from
 the Trainer's own in-memory state, never from reading the files back. Tests compare tools against them.
 
-    python -c "from tests.runmaker import *; print(make_run('/tmp/r', RunSpec(incidents=(NanInjection(31),))))"
+    PYTHONPATH=tests python -c "from support.runmaker import *; print(make_run('/tmp/r', RunSpec(incidents=(NanInjection(31),))))"
 """
 from __future__ import annotations
 
@@ -22,10 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-try:  # imported as tests.runmaker, or with tests/ on sys.path (pytest's rootdir conftest, the script)
-    from . import runmaker_loop as loop
-except ImportError:
-    import runmaker_loop as loop
+from . import runmaker_loop as loop
 
 
 # ---------------------------------------------------------------- what to inject, and when
