@@ -289,8 +289,7 @@ def bisect(a, b, as_json, html_path, criterion):
 
     Exit 1 when a bad checkpoint is found. Example: forensics bisect ./output/checkpoint-3000 ./output/checkpoint-3600
     """
-    from .analysis import bisect as run_bisect
-    from .checkpoints import bisect_to_dict
+    from .bisection import bisect as run_bisect
     from .checkpoints.criterion import parse_criterion
     from .render import bisect_text
 
@@ -298,7 +297,7 @@ def bisect(a, b, as_json, html_path, criterion):
     _writable(html_path, "--html")
     progress = _progress()
     result = run_bisect(a, b, criterion=criterion, progress=progress)
-    data = bisect_to_dict(result)
+    data = result.to_dict()
     _end_progress(progress)
     if html_path is not None:
         from .report import write_bisect_html

@@ -26,10 +26,11 @@ FIXTURE_SPECS: dict[str, RunSpec] = dict(
     nan=replace(_BASE, seed=102, incidents=(NanInjection(step=21),)),
     # loss x1000 at step 25 (a logging step): grad_norm spike ~1000x, clipped, recovers; all checkpoints finite
     spike=replace(_BASE, seed=103, incidents=(LossSpike(step=25),)),
-    # LR 3e-3 -> 10 at step 15, constant schedule, no clipping: loss diverges, later non-finite;
+    # LR 3e-3 -> 10 at step 15, constant schedule, no clipping, weight_decay 1 (weights x9 per step, far
+    # past decoupled decay's stability edge): loss and grad_norm jump at 20, non-finite by step 60 on any machine;
     # no root trainer_state.json (the run was killed, save_state never ran)
-    lr_blowup=replace(_BASE, seed=104, max_steps=50, lr_scheduler_type="constant",
-                      max_grad_norm=0.0, save_state=False,
+    lr_blowup=replace(_BASE, seed=104, max_steps=70, lr_scheduler_type="constant",
+                      max_grad_norm=0.0, weight_decay=1.0, save_state=False,
                       incidents=(LrBlowup(step=15, lr=10.0),)),
     # case 5: grad_norm ~1e4 at steps 2-4, then loss 0.0 and grad_norm 0.0 to the end; logging every step
     collapse=replace(_BASE, seed=105, max_steps=20, logging_steps=1,

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from forensics.report import (block_ranges, build_story, damage_map_figure, main_figure, natural_key,
                               render_bisect_html, render_html, summary_html, write_html)
-from forensics.checkpoints.types import BisectResult
+from forensics.bisection import BisectResult
 from forensics.findings import Finding
 from forensics.report.plots import ZOOM_POINTS
 from forensics.timeline import LogRecords, build_timeline

@@ -93,6 +93,12 @@ def write_bisect_html(result, path) -> Path:
     return path
 
 
+def bisect_fragment_html(result) -> str:
+    """A bisect result as an HTML fragment (for a notebook): the bisect page's body, autoescaped."""
+    body = _environment().get_template("bisect_body.html").render(b=_bisect_context(result))
+    return f'<div class="forensics-bisect">{body}</div>'
+
+
 def _bisect_context(result) -> dict:
     from .bisect_plot import bisect_figure
 
