@@ -152,7 +152,7 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers):
         from .report import write_html
 
         write_html(result, html_path)
-    from .render import analysis_text
+    from .report.text import analysis_text
 
     _emit(result.to_dict() if as_json else None, lambda: analysis_text(result), html_path)
     failing = {"broken": {"broken"}, "warning": {"broken", "warning"}}[fail_on]
@@ -183,7 +183,7 @@ def timeline(path, csv_path, parquet_path, wide):
     """
     from .analysis import load_timeline
     from .export import timeline_table, write_table
-    from .render import timeline_text
+    from .report.text import timeline_text
 
     _writable(csv_path, "--csv")
     _writable(parquet_path, "--parquet")
@@ -218,7 +218,7 @@ def scan(checkpoint, csv_path, as_json, workers):
     Exit 1 when a tensor holds NaN/Inf. Example: forensics scan ./output/checkpoint-3600 --csv stats.csv
     """
     from .checkpoints import scan_checkpoint
-    from .render import scan_text
+    from .report.text import scan_text
 
     _writable(csv_path, "--csv")
     progress = _progress()
@@ -252,7 +252,7 @@ def diff(a, b, as_json, top):
     Exit 1 when B holds NaN/Inf. Example: forensics diff ./output/checkpoint-3000 ./output/checkpoint-3600
     """
     from .checkpoints import diff_checkpoints
-    from .render import diff_text
+    from .report.text import diff_text
 
     changes = diff_checkpoints(a, b)
     _same_model(changes, a, b)
@@ -289,16 +289,15 @@ def bisect(a, b, as_json, html_path, criterion):
 
     Exit 1 when a bad checkpoint is found. Example: forensics bisect ./output/checkpoint-3000 ./output/checkpoint-3600
     """
-    from .analysis import bisect as run_bisect
-    from .checkpoints import bisect_to_dict
+    from .bisection import bisect as run_bisect
     from .checkpoints.criterion import parse_criterion
-    from .render import bisect_text
+    from .report.text import bisect_text
 
     parse_criterion(criterion)  # a criterion it cannot read fails here, before any checkpoint is opened
     _writable(html_path, "--html")
     progress = _progress()
     result = run_bisect(a, b, criterion=criterion, progress=progress)
-    data = bisect_to_dict(result)
+    data = result.to_dict()
     _end_progress(progress)
     if html_path is not None:
         from .report import write_bisect_html
