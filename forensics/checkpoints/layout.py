@@ -15,8 +15,10 @@ from pathlib import Path
 from ..errors import NoCheckpoints, NotARunDirectory
 from ..run import RunLayout, discover
 from ..timeline import step_from_name
+from .blocks import block_sort_key
 from .readers import TORCH_SUFFIXES
 from .types import CheckpointRef
+from .zero import ZERO_OPTIM_FILE
 
 _DEEPSPEED_TAG = re.compile(r"^global_step\d+$")
 _DEEPSPEED_STATES = re.compile(r"model_states\.pt$")
@@ -34,7 +36,8 @@ def find_checkpoints(root_or_layout) -> list[CheckpointRef]:
     """
     layout = root_or_layout if isinstance(root_or_layout, RunLayout) else discover(root_or_layout)
     groups: dict[Path, list[Path]] = {}
-    for path in layout.weight_files:
+    zero_partitions = [p for p in layout.config_files if ZERO_OPTIM_FILE.search(p.name)]
+    for path in layout.weight_files + zero_partitions:
         groups.setdefault(_home(path, layout.root), []).append(path)
     refs = [_ref_of(home, files) for home, files in groups.items()]
     return sorted((r for r in refs if r is not None), key=_order)
@@ -74,10 +77,14 @@ def _ref_of(home: Path, files: list[Path]) -> CheckpointRef | None:
 
 
 def _choose_files(files: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(weight files to read, DeepSpeed model_states read for counters): safetensors over torch files."""
+    """(weight files to read, DeepSpeed model_states read for counters): safetensors over torch files,
+    and a bare ZeRO save's model states with every rank's optimizer partition."""
     deepspeed = sorted(f for f in files if _DEEPSPEED_STATES.search(f.name))
+    partitions = [f for f in files if ZERO_OPTIM_FILE.search(f.name)]
     safetensors = _with_index_shards(files, ".safetensors")
-    torch_files = _with_index_shards([f for f in files if f not in deepspeed], TORCH_SUFFIXES)
+    torch_files = _with_index_shards([f for f in files if f not in deepspeed + partitions], TORCH_SUFFIXES)
+    if not (safetensors or torch_files) and partitions:
+        return deepspeed + sorted(partitions, key=lambda f: block_sort_key(f.name)), deepspeed
     return (safetensors or torch_files), deepspeed
 
 
@@ -101,7 +108,7 @@ def shards_of_index(index: Path) -> list[str]:
 
 def _kind_of(weights: list[Path], indexed: bool = False) -> str:
     names = [w.name for w in weights]
-    if all(_DEEPSPEED_STATES.search(n) for n in names):
+    if all(_DEEPSPEED_STATES.search(n) or ZERO_OPTIM_FILE.search(n) for n in names):
         return "deepspeed"
     if all(n.lower().endswith(TORCH_SUFFIXES) for n in names):
         return "torch"

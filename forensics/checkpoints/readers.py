@@ -71,6 +71,9 @@ class WeightFile(Protocol):
 def open_weight_file(path) -> WeightFile:
     """Open a `.safetensors`, `.bin`, `.pt` or `.pth` weight file; raises UnreadableFile if it cannot be read."""
     path = Path(path)
+    if path.name.endswith(("optim_states.pt", "model_states.pt")):
+        from .zero import ZeroModelStates, ZeroRankFile
+        return ZeroRankFile(path) if path.name.endswith("optim_states.pt") else ZeroModelStates(path)
     if path.suffix.lower() in TORCH_SUFFIXES:
         from .torch_file import TorchFile
         return TorchFile(path)

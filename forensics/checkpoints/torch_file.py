@@ -39,10 +39,12 @@ class TorchFile:
 
     shareable = False  # loading it again in a worker would cost a torch import and a torch.load
 
-    def __init__(self, path):
+    def __init__(self, path, tensors: dict[str, Any] | None = None):
+        """Load `path`; or, with `tensors` ({name: tensor} already loaded from it), just index them."""
         self.path = Path(path)
         self._torch = import_torch(self.path)
-        tensors = _tensors_of(_load(self._torch, self.path), self._torch)
+        if tensors is None:
+            tensors = _tensors_of(_load(self._torch, self.path), self._torch)
         self.metadata: dict = {}
         self.entries: list[TensorEntry] = []
         self._flat: dict[str, Any] = {}

@@ -105,6 +105,10 @@ def _bytearray(*args):
     return bytearray(data) if isinstance(data, bytes) else bytearray()
 
 
+class _OrderedDict(dict):
+    """OrderedDict read as a dict that also takes the attributes pickled with it (a state dict's `_metadata`)."""
+
+
 # The only globals that are not stubbed. Each builds plain data from plain data and
 # cannot reach the interpreter (no eval/exec/getattr/__import__/open).
 _ALLOWED = {
@@ -115,7 +119,7 @@ _ALLOWED = {
     ("builtins", "range"): range,
     ("builtins", "bytearray"): _bytearray,
     ("__builtin__", "set"): set,
-    ("collections", "OrderedDict"): dict,
+    ("collections", "OrderedDict"): _OrderedDict,
     ("_codecs", "encode"): _latin1_bytes,
 }
 

@@ -1,0 +1,79 @@
+"""Write DeepSpeed ZeRO-1/2/3 checkpoints with real DeepSpeed on CPU (gloo, 2 ranks), tiny model.
+
+    DS_ACCELERATOR=cpu python -m torch.distributed.run --nproc_per_node 2 \
+        scripts/make_zero_checkpoints.py OUT [STAGE ...]
+
+For each stage S (default 1 2 3) it trains a 3-block model in bf16 and saves
+`OUT/zero{S}/global_step2` (clean) and `OUT/zero{S}/global_step3`, where after the third step
+the fp32 master copy of `layers.1.weight` got one NaN, element NAN_AT of the flattened
+parameter (held by rank 1), through DeepSpeed's own `safe_set_full_fp32_param`; the bf16
+module weights stay finite, as when an optimizer step blew up after the 16-bit copy was made.
+`OUT/zero{S}/facts.json` says so. Expected values in the tests come from here.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import torch
+
+NAN_PARAM = "layers.1.weight"
+NAN_AT = 40  # of 8*8 = 64 elements: the second half, which the last rank holds at every stage
+
+
+class Tiny(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Linear(6, 8)
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(3))
+        self.head = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        x = self.embed(x)
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return self.head(x)
+
+
+def train_and_save(stage: int, out: str) -> None:
+    import deepspeed
+    from deepspeed.utils import safe_get_full_fp32_param, safe_set_full_fp32_param
+
+    torch.manual_seed(0)
+    model = Tiny()
+    config = {"train_micro_batch_size_per_gpu": 2, "gradient_clipping": 1.0, "bf16": {"enabled": True},
+              "zero_optimization": {"stage": stage}, "zero_allow_untested_optimizer": True}
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    engine, *_ = deepspeed.initialize(model=model, optimizer=optimizer, config=config)
+    folder = os.path.join(out, f"zero{stage}")
+    for step in (1, 2, 3):
+        x = torch.randn(2, 6, dtype=torch.bfloat16)
+        loss = engine(x).float().pow(2).mean()
+        engine.backward(loss)
+        engine.step()
+        if step == 3:
+            param = dict(engine.module.named_parameters())[NAN_PARAM]
+            full = safe_get_full_fp32_param(param)
+            full.view(-1)[NAN_AT] = float("nan")
+            safe_set_full_fp32_param(param, full)
+        if step >= 2:
+            engine.save_checkpoint(folder)
+    if torch.distributed.get_rank() == 0:
+        facts = {"stage": stage, "world_size": 2, "clean": "global_step2", "damaged": "global_step3",
+                 "nan_param": NAN_PARAM, "nan_index": NAN_AT, "nan_rank": 1, "sixteen_bit_finite": True}
+        with open(os.path.join(folder, "facts.json"), "w") as fh:
+            json.dump(facts, fh)
+
+
+def main() -> None:
+    import deepspeed
+
+    out = sys.argv[1]
+    deepspeed.init_distributed(dist_backend="gloo")
+    for stage in [int(s) for s in sys.argv[2:]] or [1, 2, 3]:
+        train_and_save(stage, out)
+
+
+if __name__ == "__main__":
+    main()
