@@ -8,7 +8,8 @@ For each stage S (default 1 2 3) it trains a 3-block model in bf16 and saves
 the fp32 master copy of `layers.1.weight` got one NaN, element NAN_AT of the flattened
 parameter (held by rank 1), through DeepSpeed's own `safe_set_full_fp32_param`; the bf16
 module weights stay finite, as when an optimizer step blew up after the 16-bit copy was made.
-`OUT/zero{S}/facts.json` says so. Expected values in the tests come from here.
+`OUT/zero{S}/facts.json` says so, and `OUT/zero{S}.global_stepN.fp32.pt` holds DeepSpeed's own
+zero_to_fp32 reconstruction of each tag. Expected values in the tests come from here.
 """
 from __future__ import annotations
 
@@ -59,11 +60,22 @@ def train_and_save(stage: int, out: str) -> None:
             safe_set_full_fp32_param(param, full)
         if step >= 2:
             engine.save_checkpoint(folder)
+    torch.distributed.barrier()
     if torch.distributed.get_rank() == 0:
+        _save_reference(folder)
         facts = {"stage": stage, "world_size": 2, "clean": "global_step2", "damaged": "global_step3",
                  "nan_param": NAN_PARAM, "nan_index": NAN_AT, "nan_rank": 1, "sixteen_bit_finite": True}
         with open(os.path.join(folder, "facts.json"), "w") as fh:
             json.dump(facts, fh)
+
+
+def _save_reference(folder: str) -> None:
+    """DeepSpeed's own reconstruction of each tag's fp32 weights, beside the run: `<folder>.<tag>.fp32.pt`."""
+    from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint
+
+    for tag in ("global_step2", "global_step3"):
+        state = get_fp32_state_dict_from_zero_checkpoint(folder, tag=tag)
+        torch.save({k: v.float().contiguous() for k, v in state.items()}, f"{folder}.{tag}.fp32.pt")
 
 
 def main() -> None:

@@ -63,12 +63,15 @@ def inert_torch_load(path) -> Any:
     >>> obj["args"].qualname, obj["args"].field("lr"), obj["w"].tolist()
     ('argparse.Namespace', 0.1, [1.0, 1.0])
     """
-    from .torch_file import import_torch
+    from .torch_file import import_torch, load_weights_only
 
     path = Path(path)
     torch = import_torch(path)
     try:
         names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+    except Exception:  # a legacy (pre-zip) or plain pickle: only the weights-only load is left
+        return load_weights_only(torch, path)
+    try:
         stand_ins = [(_record_class(n), n) for n in names]
         with torch.serialization.safe_globals(stand_ins):
             return torch.load(path, map_location="cpu", weights_only=True, mmap=True)

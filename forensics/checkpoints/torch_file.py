@@ -44,7 +44,7 @@ class TorchFile:
         self.path = Path(path)
         self._torch = import_torch(self.path)
         if tensors is None:
-            tensors = _tensors_of(_load(self._torch, self.path), self._torch)
+            tensors = _tensors_of(load_weights_only(self._torch, self.path), self._torch)
         self.metadata: dict = {}
         self.entries: list[TensorEntry] = []
         self._flat: dict[str, Any] = {}
@@ -69,7 +69,8 @@ class TorchFile:
         self._flat.clear()
 
 
-def _load(torch, path: Path):
+def load_weights_only(torch, path: Path):
+    """torch.load(weights_only=True), memory-mapped where the format allows; raises UnreadableFile."""
     try:
         try:
             return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
