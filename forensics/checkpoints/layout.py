@@ -81,7 +81,7 @@ def _choose_files(files: list[Path]) -> tuple[list[Path], list[Path]]:
     and a bare ZeRO save's model states with every rank's optimizer partition."""
     deepspeed = sorted(f for f in files if _DEEPSPEED_STATES.search(f.name))
     partitions = [f for f in files if ZERO_OPTIM_FILE.search(f.name)]
-    safetensors = _with_index_shards(files, ".safetensors")
+    safetensors = _with_index_shards(files, ".safetensors") + sorted(f for f in files if f.name == ".metadata")
     torch_files = _with_index_shards([f for f in files if f not in deepspeed + partitions], TORCH_SUFFIXES)
     if not (safetensors or torch_files) and partitions:
         return deepspeed + sorted(partitions, key=lambda f: block_sort_key(f.name)), deepspeed
@@ -110,6 +110,8 @@ def _kind_of(weights: list[Path], indexed: bool = False) -> str:
     names = [w.name for w in weights]
     if all(_DEEPSPEED_STATES.search(n) or ZERO_OPTIM_FILE.search(n) for n in names):
         return "deepspeed"
+    if all(n == ".metadata" for n in names):
+        return "dcp"
     if all(n.lower().endswith(TORCH_SUFFIXES) for n in names):
         return "torch"
     if all(n.startswith("adapter_model") for n in names):

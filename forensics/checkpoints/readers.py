@@ -71,6 +71,9 @@ class WeightFile(Protocol):
 def open_weight_file(path) -> WeightFile:
     """Open a `.safetensors`, `.bin`, `.pt` or `.pth` weight file; raises UnreadableFile if it cannot be read."""
     path = Path(path)
+    if path.name == ".metadata":
+        from .dcp_file import DcpFile
+        return DcpFile(path)
     if path.name.endswith(("optim_states.pt", "model_states.pt")):
         from .zero import ZeroModelStates, ZeroRankFile
         return ZeroRankFile(path) if path.name.endswith("optim_states.pt") else ZeroModelStates(path)

@@ -27,7 +27,8 @@ class CheckpointRef:
         step: training step from the name (or trainer_state.json inside), None if unknown.
         path: the folder, or the file for a single-file checkpoint.
         files: the weight files to read (shards, adapters, .bin/.pt), sorted.
-        kind: "safetensors", "sharded", "adapter", "torch", "deepspeed" or "mixed".
+        kind: "safetensors", "sharded", "adapter", "torch", "deepspeed", "dcp" (torch.distributed.checkpoint
+            folders: FSDP, torchtitan, Megatron torch_dist) or "mixed".
         aux_files: DeepSpeed `*model_states.pt` beside the weights, read for their counters only.
     """
 

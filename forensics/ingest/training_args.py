@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import pickle
+from contextlib import contextmanager
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,8 +156,24 @@ def safe_unpickle_torch_file(path) -> Any:
     {'scale': 1024.0}
     """
     path = Path(path)
-    try:
+    with _pickle_errors(path):
         return to_plain(_load_object(path))
+
+
+def inert_unpickle_bytes(raw: bytes, path) -> Any:
+    """What a pickle stream builds with every global stubbed and no storage read (before `to_plain`).
+
+    Raises UnreadableFile naming `path` when the stream is not a readable pickle.
+    """
+    with _pickle_errors(Path(path)):
+        return _InertUnpickler(io.BytesIO(raw)).load()
+
+
+@contextmanager
+def _pickle_errors(path: Path):
+    """Turn what a malformed pickle raises into one UnreadableFile naming `path`."""
+    try:
+        yield
     except UnreadableFile:
         raise
     except OSError:
