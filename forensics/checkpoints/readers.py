@@ -74,6 +74,9 @@ def open_weight_file(path) -> WeightFile:
     if path.name == ".metadata":
         from .dcp_file import DcpFile
         return DcpFile(path)
+    if path.name == "model_optim_rng.pt":
+        from .megatron import MegatronFile
+        return MegatronFile(path)
     if path.name.endswith(("optim_states.pt", "model_states.pt")):
         from .zero import ZeroModelStates, ZeroRankFile
         return ZeroRankFile(path) if path.name.endswith("optim_states.pt") else ZeroModelStates(path)
