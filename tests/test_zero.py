@@ -123,3 +123,23 @@ def test_deepspeed_is_never_imported(zero_runs):
 def test_open_checkpoint_of_a_tag_folder(zero_runs):
     ref = open_checkpoint(zero_runs / "zero1" / "global_step3")
     assert ref.step == 3 and ref.kind == "deepspeed"
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_master_and_16bit_disagreement_is_said_with_the_rank(zero_runs, stage):
+    info = quick_check(zero_runs / f"zero{stage}" / "global_step3", stop_at_first=False, workers=1)
+    damaged = {rank_of(f) for f in info.nonfinite_files}
+    assert damaged == {1}  # only rank 1's partition holds the NaN
+    if stage < 3:
+        assert info.copy_disagreements == [
+            "layers.1.weight: the fp32 master copy holds NaN/Inf (rank 1) while the 16-bit weights are finite"]
+    else:  # ZeRO-3 saves no 16-bit weights: nothing to compare
+        assert info.copy_disagreements == []
+    result = analyze(zero_runs / f"zero{stage}")
+    finding = next(f for f in result.findings if f.kind == "nonfinite_weights")
+    assert finding.evidence["copy_disagreements"] == info.copy_disagreements
+
+
+def test_clean_checkpoint_has_no_disagreement(zero_runs):
+    info = quick_check(zero_runs / "zero2" / "global_step2", stop_at_first=False, workers=1)
+    assert info.nonfinite_files == {} and info.copy_disagreements == []

@@ -56,6 +56,8 @@ class CheckpointInfo:
         stats: per-tensor stats (STATS_COLUMNS) when a full scan was done, else None.
         full_scan: True when every tensor was read to the end.
         extra: counters read beside the weights (DeepSpeed skipped_steps, scaler scale, ...).
+        nonfinite_files: file -> its tensors holding NaN or Inf (which DeepSpeed / Megatron rank holds them).
+        copy_disagreements: ZeRO parameters whose fp32 master and 16-bit copies disagree about being finite.
     """
 
     ref: CheckpointRef
@@ -66,6 +68,8 @@ class CheckpointInfo:
     stats: pd.DataFrame | None = None
     full_scan: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    nonfinite_files: dict[str, list[str]] = field(default_factory=dict)
+    copy_disagreements: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -90,6 +94,8 @@ class CheckpointInfo:
             "reason": self.reason,
             "full_scan": self.full_scan,
             "extra": dict(self.extra),
+            "nonfinite_files": {f: list(n) for f, n in self.nonfinite_files.items()},
+            "copy_disagreements": list(self.copy_disagreements),
         }
 
 
