@@ -19,6 +19,7 @@ import os
 import sys
 
 import torch
+from tiny_model import Tiny  # scripts/ is on sys.path when a script here runs
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 import torch.multiprocessing as mp
@@ -26,20 +27,6 @@ import torch.multiprocessing as mp
 NAN_PARAM = "layers.1.weight"
 NAN_AT = 3  # of rank 1's local shard (rows 4..7 of the 8x8 weight): element 35 of the full tensor
 WORLD = 2
-
-
-class Tiny(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embed = torch.nn.Linear(6, 8)
-        self.layers = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(3))
-        self.head = torch.nn.Linear(8, 4)
-
-    def forward(self, x):
-        x = self.embed(x)
-        for layer in self.layers:
-            x = torch.tanh(layer(x))
-        return self.head(x)
 
 
 def _save(rank: int, out: str, step: int, model, optimizer) -> None:

@@ -18,23 +18,10 @@ import os
 import sys
 
 import torch
+from tiny_model import Tiny  # scripts/ is on sys.path when a script here runs
 
 NAN_PARAM = "layers.1.weight"
 NAN_AT = 40  # of 8*8 = 64 elements: the second half, which the last rank holds at every stage
-
-
-class Tiny(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embed = torch.nn.Linear(6, 8)
-        self.layers = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(3))
-        self.head = torch.nn.Linear(8, 4)
-
-    def forward(self, x):
-        x = self.embed(x)
-        for layer in self.layers:
-            x = torch.tanh(layer(x))
-        return self.head(x)
 
 
 def train_and_save(stage: int, out: str) -> None:
