@@ -84,3 +84,54 @@ def test_analyze_tells_the_story(tmp_path):
     assert result.last_good_checkpoint.name == "iter_0000200"
     assert result.first_bad_checkpoint.nonfinite_blocks == ["decoder.layers.1"]
     assert not result.skipped
+
+
+def write_torch_dist_run(root: Path, iterations=(100, 200), nan_from: int = 200) -> Path:
+    """Megatron `--ckpt-format torch_dist` folders: real DCP files (torch.distributed.checkpoint.save,
+    one process) under Megatron's key names (dist_checkpointing/optimizer.py
+    `make_sharded_optimizer_tensor`: `optimizer.state.{exp_avg,exp_avg_sq,fp32_param}.<model key>`),
+    plus `common.pt` (strategies/common.py COMMON_STATE_FNAME) and `metadata.json` (core.py CONFIG_FNAME)."""
+    import json
+
+    import torch.distributed.checkpoint as dcp
+
+    args = argparse.Namespace(lr=3e-4, clip_grad=1.0, bf16=True, ckpt_format="torch_dist")
+    for it in iterations:
+        model = {k: v.float() for k, v in _model(0, it).items() if v is not None}
+        state = dict(model)
+        for key, value in model.items():
+            state[f"optimizer.state.exp_avg.{key}"] = value * 0.1
+            state[f"optimizer.state.exp_avg_sq.{key}"] = value * value
+            state[f"optimizer.state.fp32_param.{key}"] = value.clone()
+        if it >= nan_from:
+            state[NAN_TENSOR][0, 1] = float("inf")
+            state[f"optimizer.state.exp_avg.{NAN_TENSOR}"][2, 2] = float("nan")
+        folder = root / f"iter_{it:07d}"
+        dcp.save(state, checkpoint_id=folder, no_dist=True)
+        torch.save({"args": args, "iteration": it, "checkpoint_version": 3.0}, folder / "common.pt")
+        (folder / "metadata.json").write_text(json.dumps({"sharded_backend": "torch_dist",
+                                                          "sharded_backend_version": 1}))
+    (root / "latest_checkpointed_iteration.txt").write_text(str(iterations[-1]))
+    return root
+
+
+@pytest.mark.filterwarnings("ignore:torch.distributed is disabled")
+def test_torch_dist_names_moments_per_parameter(tmp_path):
+    run = write_torch_dist_run(tmp_path / "run")
+    ref = open_checkpoint(run / "iter_0000200")
+    assert ref.kind == "dcp" and ref.step == 200
+    stats = scan_checkpoint(ref, workers=1)
+    bad = stats[stats["n_nan"] + stats["n_inf"] > 0].set_index("name")
+    assert sorted(bad.index) == sorted([NAN_TENSOR, NAN_TENSOR + ".exp_avg"])
+    assert int(bad.loc[NAN_TENSOR, "n_inf"]) == 1 and int(bad.loc[NAN_TENSOR + ".exp_avg", "n_nan"]) == 1
+    assert set(bad["block"]) == {"decoder.layers.1"}
+    assert {NAN_TENSOR + ".fp32", NAN_TENSOR + ".exp_avg_sq"} <= set(stats["name"])
+
+
+@pytest.mark.filterwarnings("ignore:torch.distributed is disabled")
+def test_analyze_a_torch_dist_run(tmp_path):
+    run = write_torch_dist_run(tmp_path / "run", iterations=(100, 200, 300), nan_from=300)
+    result = analyze(run)
+    assert result.status == "broken"
+    assert (result.last_good_checkpoint.name, result.first_bad_checkpoint.name) == ("iter_0000200", "iter_0000300")
+    assert result.first_bad_checkpoint.nonfinite_blocks == ["decoder.layers.1"]

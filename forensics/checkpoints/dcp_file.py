@@ -15,12 +15,15 @@ chunk size. The per-tensor stats do not depend on element order, so a tensor's e
 visited chunk after chunk.
 
 Names: `model.<fqn>` becomes `<fqn>`, `optimizer.state.<fqn>.<key>` becomes `<fqn>.<key>`
-(the planner's path tuples keep FQNs that hold dots whole); other keys stay as saved.
+(the planner's path tuples keep FQNs that hold dots whole), Megatron torch_dist's
+`optimizer.state.{exp_avg,exp_avg_sq,fp32_param}.<key>` becomes `<key>.{exp_avg,exp_avg_sq,fp32}`;
+other keys stay as saved.
 """
 from __future__ import annotations
 
 import io
 import os
+import re
 import struct
 import zipfile
 from dataclasses import dataclass
@@ -36,6 +39,8 @@ from .readers import TensorEntry, chunk_elements
 
 METADATA_NAME = ".metadata"
 _MAX_METADATA_BYTES = 512 << 20
+# Megatron dist_checkpointing/optimizer.py make_sharded_optimizer_tensor: f"{prefix}.{model_param.key}"
+_MEGATRON_OPTIMIZER_KEY = re.compile(r"^optimizer\.state\.(?P<role>exp_avg_sq|exp_avg|fp32_param)\.(?P<param>.+)$")
 _ZIP_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... file name length, extra field length
 
 
@@ -140,7 +145,13 @@ def entry_name(key: str, path) -> str:
     'layers.0.weight'
     >>> entry_name("optimizer.state.layers.0.weight.exp_avg", ["optimizer", "state", "layers.0.weight", "exp_avg"])
     'layers.0.weight.exp_avg'
+    >>> entry_name("optimizer.state.fp32_param.decoder.layers.1.mlp.linear_fc1.weight", None)  # Megatron torch_dist
+    'decoder.layers.1.mlp.linear_fc1.weight.fp32'
     """
+    megatron = _MEGATRON_OPTIMIZER_KEY.match(key)
+    if megatron:
+        role = "fp32" if megatron.group("role") == "fp32_param" else megatron.group("role")
+        return f"{megatron.group('param')}.{role}"
     if not isinstance(path, list) or not all(isinstance(p, (str, int)) for p in path) or len(path) < 2:
         return key
     parts = [str(p) for p in path]
