@@ -12,6 +12,7 @@ output is the same as a local run's.
 """
 from __future__ import annotations
 
+import logging
 import os
 from contextlib import contextmanager
 from typing import Callable
@@ -56,8 +57,9 @@ def _connect(address: str, workers: int | None):
         raise SchedulerUnreachable(address, "the distributed package is not installed "
                                             "(pip install 'forensics[dask]')") from None
     if address == "local":
+        # silence_logs: the workers' connection-closed noise at shutdown is not the user's business
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
         return Client(cluster), cluster
     try:
         return Client(address, timeout=_CONNECT_TIMEOUT), None
