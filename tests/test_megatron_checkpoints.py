@@ -135,3 +135,13 @@ def test_analyze_a_torch_dist_run(tmp_path):
     assert result.status == "broken"
     assert (result.last_good_checkpoint.name, result.first_bad_checkpoint.name) == ("iter_0000200", "iter_0000300")
     assert result.first_bad_checkpoint.nonfinite_blocks == ["decoder.layers.1"]
+
+
+@pytest.mark.parametrize("writer", ["legacy", "torch_dist"])
+@pytest.mark.filterwarnings("ignore:torch.distributed is disabled")
+def test_args_namespace_is_the_run_config(tmp_path, writer):
+    run = (write_megatron_run if writer == "legacy" else write_torch_dist_run)(tmp_path / "run")
+    config = analyze(run).config
+    assert config.get("learning_rate") == 3e-4 and config.get("max_grad_norm") == 1.0
+    assert config.get("bf16") is True
+    assert config.get("megatron.ckpt_format") == ("torch_dist" if writer == "torch_dist" else None)
