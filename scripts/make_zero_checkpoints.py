@@ -3,7 +3,8 @@
     DS_ACCELERATOR=cpu python -m torch.distributed.run --nproc_per_node 2 \
         scripts/make_zero_checkpoints.py OUT [STAGE ...]
 
-For each stage S (default 1 2 3) it trains a 3-block model in bf16 and saves
+For each stage S (default 1 2 3) it trains a 3-block model in bf16 (ZeRO-3 with sub_group_size
+100, so each rank's fp32 partition is cut into several sub-groups) and saves
 `OUT/zero{S}/global_step2` (clean) and `OUT/zero{S}/global_step3`, where after the third step
 the fp32 master copy of `layers.1.weight` got one NaN, element NAN_AT of the flattened
 parameter (held by rank 1), through DeepSpeed's own `safe_set_full_fp32_param`; the bf16
@@ -32,6 +33,8 @@ def train_and_save(stage: int, out: str) -> None:
     model = Tiny()
     config = {"train_micro_batch_size_per_gpu": 2, "gradient_clipping": 1.0, "bf16": {"enabled": True},
               "zero_optimization": {"stage": stage}, "zero_allow_untested_optimizer": True}
+    if stage == 3:  # several fp32 sub-groups per rank (default 1e9 elements: one), as in large models
+        config["zero_optimization"]["sub_group_size"] = 100
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
     engine, *_ = deepspeed.initialize(model=model, optimizer=optimizer, config=config)
     folder = os.path.join(out, f"zero{stage}")

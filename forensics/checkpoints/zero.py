@@ -140,24 +140,30 @@ def _add_fragment(out: dict, name: str, start: int, numel: int, flat, moments: d
 
 
 def _zero3_fragments(path: Path, inner: dict) -> dict[str, Any]:
-    """{entry name: 1-D tensor view} of one ZeRO-3 rank, from its own model_states' `param_shapes`."""
-    torch = _torch(path)
+    """{entry name: 1-D tensor view} of one ZeRO-3 rank, from its own model_states' `param_shapes`.
+
+    A parameter's piece lies inside one sub-group (DeepSpeed forms sub-groups of whole parameters),
+    so each is a view of that sub-group's flat tensor: nothing is concatenated or copied.
+    """
     rank, world = rank_of(path), _world_size(inner.get("partition_count"))
     if rank is None or world is None:
         raise UnreadableFile(path, "cannot tell this ZeRO-3 file's rank or the partition count")
     shapes = _param_shapes(_model_states_beside(path, rank))
-    flat = torch.cat([t.reshape(-1) for t in inner["fp32_flat_groups"]]) if len(inner["fp32_flat_groups"]) > 1 \
-        else inner["fp32_flat_groups"][0].reshape(-1)
-    moments = _zero3_moments(inner.get("optimizer_state_dict"), torch)
+    groups = [t.reshape(-1) for t in inner["fp32_flat_groups"]]
+    moments = _zero3_moments(inner.get("optimizer_state_dict"), len(groups))
     out: dict[str, Any] = {}
-    offset = 0
+    group, offset = 0, 0  # the sub-group the next piece is in, and where in it
     for name, numel in shapes:
         per_rank = math.ceil(numel / world)
-        mine = min(per_rank, max(0, numel - rank * per_rank))  # only the last rank holds padding
-        if offset + per_rank > flat.numel():
+        while group < len(groups) and offset + per_rank > groups[group].numel():
+            if offset != groups[group].numel():
+                raise UnreadableFile(path, f"{name} straddles two fp32 sub-groups: param_shapes do not match")
+            group, offset = group + 1, 0
+        if group == len(groups):
             raise UnreadableFile(path, f"fp32 partition ends before {name}: param_shapes do not match")
+        mine = min(per_rank, max(0, numel - rank * per_rank))  # only the last rank holds padding
         if mine:
-            _add_fragment(out, name, offset, mine, flat, moments)
+            _add_fragment(out, name, offset, mine, groups[group], moments.get(group, {}))
         offset += per_rank
     return out
 
@@ -168,18 +174,12 @@ def _world_size(partition_count) -> int | None:
     return partition_count if isinstance(partition_count, int) and partition_count > 0 else None
 
 
-def _zero3_moments(nested, torch) -> dict:
-    """The ZeRO-3 moments, each concatenated over sub-groups like `fp32_flat_groups`."""
+def _zero3_moments(nested, n_groups: int) -> dict[int, dict]:
+    """{sub-group: {"exp_avg": flat, ...}} of ZeRO-3, laid out like `fp32_flat_groups[k]`."""
     state = nested.get("state") if isinstance(nested, dict) else None
     if not isinstance(state, dict) or not state:
         return {}  # offloaded to NVMe/CPU swap: not in the file
-    groups = [state[k] for k in sorted(state) if isinstance(state[k], dict)]
-    out = {}
-    for key in MOMENTS:
-        parts = [g[key].reshape(-1) for g in groups if isinstance(g.get(key), torch.Tensor)]
-        if len(parts) == len(groups):
-            out[key] = torch.cat(parts) if len(parts) > 1 else parts[0]
-    return out
+    return {k: s for k, s in state.items() if isinstance(k, int) and k < n_groups and isinstance(s, dict)}
 
 
 def _model_states_beside(path: Path, rank: int) -> Path:
