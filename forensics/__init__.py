@@ -39,16 +39,38 @@ A walk through a shipped sample run that breaks (`sample_runs/` is in the source
 >>> type(a.plot()).__name__
 'Figure'
 """
-__version__ = "0.1.0"
+import importlib
 
-from .analysis import Analysis, analyze, bisect, load_timeline  # noqa: E402
-from .checkpoints import (  # noqa: E402
-    BisectResult, CheckpointInfo, CheckpointRef, diff_checkpoints, find_checkpoints, quick_check, scan_checkpoint,
-)
-from .config import RunConfig, Thresholds  # noqa: E402
-from .errors import ForensicsError, NoCheckpoints, NotARunDirectory, UnreadableFile  # noqa: E402
-from .findings import Cause, Finding, Skipped  # noqa: E402
-from .timeline import Timeline  # noqa: E402
+from ._version import __version__
+
+# Public names and the module that defines each. They are imported on first use (PEP 562), so
+# `import forensics`, `forensics --version` and `--help` stay fast: pandas, numpy and matplotlib
+# load only when an analysis is asked for.
+_EXPORTS = {
+    "analyze": ".analysis", "load_timeline": ".analysis", "bisect": ".analysis", "Analysis": ".analysis",
+    "BisectResult": ".checkpoints", "CheckpointInfo": ".checkpoints", "CheckpointRef": ".checkpoints",
+    "diff_checkpoints": ".checkpoints", "find_checkpoints": ".checkpoints", "quick_check": ".checkpoints",
+    "scan_checkpoint": ".checkpoints",
+    "RunConfig": ".config", "Thresholds": ".config",
+    "ForensicsError": ".errors", "NoCheckpoints": ".errors", "NotARunDirectory": ".errors", "UnreadableFile": ".errors",
+    "Cause": ".findings", "Finding": ".findings", "Skipped": ".findings",
+    "Timeline": ".timeline",
+    "compare": ".compare", "Comparison": ".compare",
+}
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'forensics' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # the next access is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
 
 __all__ = [
     # functions

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from . import __version__
+from ._version import __version__
 from .checkpoints.types import CheckpointInfo, first_bad_of, last_good_before_of
 from .config import RunConfig, Thresholds
 from .findings import Cause, Finding, Skipped, json_safe, sort_findings

@@ -8,18 +8,23 @@ text, JSON or HTML. Library errors (ForensicsError) become one line on stderr an
     forensics scan ./output/checkpoint-3600 [--csv stats.csv] [--json]
     forensics diff ckpt-3000 ckpt-3600
     forensics bisect ckpt-3000 ckpt-3600 [--json] [--html bisect.html]
+    forensics compare ./run-good/ ./run-bad/ [--json] [--html compare.html]
+    forensics watch ./output/ [--json-lines] [--fail-on error]
 """
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
+import time
 from functools import wraps
 from pathlib import Path
 
 import click
 
-from . import __version__
-from .errors import ForensicsError
+from ._version import __version__
+from .errors import BadOption, BadOutputPath, ForensicsError
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
 
@@ -51,20 +56,54 @@ def _fanned_out(dask: str | None, workers: int | None = None):
 
 
 def _progress():
-    """A progress callback writing one self-overwriting line to stderr, or None when stderr is no terminal."""
+    """A progress callback writing one self-overwriting line to stderr, or None when stderr is no terminal.
+
+    Messages that say "N of M" get an estimate of the time left, from the pace since that count began.
+    """
     if not sys.stderr.isatty():
         return None
+    started: dict[int, tuple[float, int]] = {}
 
     def report(message: str) -> None:
         text = message if len(message) < 70 else "..." + message[-67:]
-        click.echo(f"\r\x1b[2K  reading {text}", err=True, nl=False)
+        click.echo(f"\r\x1b[2K  {text}{_eta(message, started)}", err=True, nl=False)
 
     return report
+
+
+_N_OF_M = re.compile(r"(\d+) of (\d+)")
+
+
+def _eta(message: str, started: dict[int, tuple[float, int]]) -> str:
+    """ ", about 12 s left" for an "N of M" message once the count has moved, else ""."""
+    m = _N_OF_M.search(message)
+    if not m:
+        return ""
+    done, total = int(m.group(1)), int(m.group(2))
+    now = time.monotonic()
+    t0, first = started.setdefault(total, (now, done))
+    if done <= first or done >= total:
+        return ""
+    left = (now - t0) / (done - first) * (total - done)
+    return f", about {left:.0f} s left" if left < 120 else f", about {left / 60:.0f} min left"
 
 
 def _end_progress(progress) -> None:
     if progress is not None:
         click.echo("\r\x1b[2K", err=True, nl=False)
+
+
+def _writable(path: Path | None, option: str) -> None:
+    """Check before any work that `path` can be written: its folder exists and it is not a folder itself."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise BadOutputPath(path, f"{option} takes a file name, and this is a folder")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise BadOutputPath(path, f"{option}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise BadOutputPath(path, f"{option}: the folder {parent} is not writable")
 
 
 def _dump_json(data) -> None:
@@ -83,15 +122,24 @@ def _emit(data: dict | None, text, html_path) -> None:
         click.echo(f"HTML report: {html_path}")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_CODES = ("Exit codes (every command): 0 clean (healthy, or nothing wrong found), 1 findings (a broken run, "
+              "NaN/Inf weights, a bad checkpoint), 2 usage error or nothing readable.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
 @click.version_option(__version__, prog_name="forensics")
 def cli():
-    """Explain why an LLM training or fine-tuning run broke, from what it left on disk."""
+    """Explain why an LLM training or fine-tuning run broke, from what it left on disk.
+
+    \b
+    forensics analyze ./output/              verdict, first incident, chain, checkpoints, cause
+    forensics bisect ckpt-3000 ckpt-3600     last good and first bad checkpoint
+    """
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES + " --fail-on warning makes a warning exit 1 too.")
 # Input paths: readable=False leaves permission checks to the readers, which name the file in one line.
-@click.argument("path", type=click.Path(path_type=Path, readable=False))
+@click.argument("path", required=False, type=click.Path(path_type=Path, readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the stable contract) on stdout.")
 @click.option("--html", "html_path", is_flag=False, flag_value="report.html", default=None,
               type=click.Path(path_type=Path), help="Write a self-contained HTML report (default name: report.html).")
@@ -102,9 +150,14 @@ def cli():
 @_dask_option
 @_fail_cleanly
 def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, dask):
-    """Analyze a run folder (HF Trainer output, LLaMA-Factory, ms-swift, logs) or one log file."""
+    """Analyze a run folder (HF Trainer output, LLaMA-Factory, ms-swift, logs) or one log file.
+
+    Example: forensics analyze ./output/ --html report.html
+    """
     from .analysis import analyze as run_analysis
 
+    _html_not_the_run(path, html_path)
+    _writable(html_path, "--html")
     progress = _progress()
     with _fanned_out(dask, workers):
         result = run_analysis(path, check_checkpoints=not no_checkpoints, workers=workers, progress=progress)
@@ -120,30 +173,54 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, dask):
     sys.exit(EXIT_BROKEN if result.status in failing else EXIT_OK)
 
 
-@cli.command()
+def _html_not_the_run(path: Path | None, html_path: Path | None) -> None:
+    """`analyze --html ./output/`: the folder was taken as the report's name; say what was meant."""
+    if path is None and html_path is not None and html_path.is_dir():
+        raise BadOption(f"--html takes the report's file name, and {html_path} is a folder; to analyze it and "
+                        f"write report.html, put the folder first: forensics analyze {html_path} --html")
+    if path is None:
+        raise BadOption("which run? Name its folder: forensics analyze ./output/")
+
+
+@cli.command(epilog=EXIT_CODES)
 @click.argument("path", type=click.Path(path_type=Path, readable=False))
-@click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write the long timeline as CSV.")
+@click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write the timeline as CSV.")
+@click.option("--parquet", "parquet_path", type=click.Path(path_type=Path),
+              help="Write the timeline as Parquet (needs pyarrow: the `export` extra).")
 @click.option("--wide", is_flag=True, help="Write/print the step x metric view instead of the long one.")
 @_fail_cleanly
-def timeline(path, csv_path, wide):
-    """Read every log of a run into one timeline (step, metric, value, source, segment, abandoned)."""
+def timeline(path, csv_path, parquet_path, wide):
+    """Read every log of a run into one timeline (step, metric, value, source, segment, abandoned).
+
+    In the files, a logged NaN reads `nan` and a value never logged is empty; sources are relative
+    to the run folder. Example: forensics timeline ./output/ --csv timeline.csv
+    """
     from .analysis import load_timeline
+    from .export import timeline_table, write_table
     from .render import timeline_text
 
+    _writable(csv_path, "--csv")
+    _writable(parquet_path, "--parquet")
+    if parquet_path is not None:
+        from .export import _require_pyarrow
+
+        _require_pyarrow("--parquet")
     progress = _progress()
     tl = load_timeline(path, progress=progress)
     _end_progress(progress)
     for skipped in tl.skipped:
         click.echo(f"skipped {skipped}", err=True)
-    if csv_path is not None:
-        table = tl.wide() if wide else tl.frame
-        table.to_csv(csv_path, na_rep="nan", index=wide)
-        click.echo(f"wrote {len(table)} rows to {csv_path}")
-    else:
+    root = Path(path).resolve() if Path(path).is_dir() else Path(path).resolve().parent
+    for out, fmt in ((csv_path, "csv"), (parquet_path, "parquet")):
+        if out is not None:
+            table = timeline_table(tl, root=root, wide=wide)
+            write_table(table, out, fmt)
+            click.echo(f"wrote {len(table)} rows to {out}")
+    if csv_path is None and parquet_path is None:
         click.echo(timeline_text(tl, wide=wide))
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES)
 @click.argument("checkpoint", type=click.Path(path_type=Path, readable=False))
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write one row per tensor as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-tensor stats as JSON.")
@@ -151,10 +228,14 @@ def timeline(path, csv_path, wide):
 @_dask_option
 @_fail_cleanly
 def scan(checkpoint, csv_path, as_json, workers, dask):
-    """Per-tensor stats of one checkpoint: NaN/Inf counts, absmax, L2, mean, std, zeros, FP16 headroom."""
+    """Per-tensor stats of one checkpoint: NaN/Inf counts, absmax, L2, mean, std, zeros, FP16 headroom.
+
+    Exit 1 when a tensor holds NaN/Inf. Example: forensics scan ./output/checkpoint-3600 --csv stats.csv
+    """
     from .checkpoints import scan_checkpoint
     from .render import scan_text
 
+    _writable(csv_path, "--csv")
     progress = _progress()
     with _fanned_out(dask, workers):
         stats = scan_checkpoint(checkpoint, workers=workers, progress=progress)
@@ -175,7 +256,7 @@ def scan(checkpoint, csv_path, as_json, workers, dask):
     sys.exit(EXIT_BROKEN if bad else EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES)
 @click.argument("a", type=click.Path(path_type=Path, readable=False))
 @click.argument("b", type=click.Path(path_type=Path, readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
@@ -183,21 +264,36 @@ def scan(checkpoint, csv_path, as_json, workers, dask):
 @_dask_option
 @_fail_cleanly
 def diff(a, b, as_json, top, dask):
-    """Which tensors moved between two checkpoints, by how much, and which went non-finite."""
+    """Which tensors moved between two checkpoints, by how much, and which went non-finite.
+
+    Exit 1 when B holds NaN/Inf. Example: forensics diff ./output/checkpoint-3000 ./output/checkpoint-3600
+    """
     from .checkpoints import diff_checkpoints
     from .render import diff_text
 
     with _fanned_out(dask):
         changes = diff_checkpoints(a, b)
+    _same_model(changes, a, b)
     if as_json:
         from .findings import json_safe
 
         _dump_json(json_safe(changes.to_dict(orient="records")))
     else:
         click.echo(diff_text(changes, a, b, top))
+    nonfinite_b = int(changes["n_nonfinite_b"].fillna(0).sum()) if len(changes) else 0
+    sys.exit(EXIT_BROKEN if nonfinite_b else EXIT_OK)
 
 
-@cli.command()
+def _same_model(changes, a, b) -> None:
+    """Two checkpoints of different models share few tensor names: comparing them tensor by tensor means nothing."""
+    total = len(changes)
+    shared = int(changes["note"].isna().sum()) if total else 0
+    if total and shared < total / 2:
+        raise BadOption(f"{a} and {b} share {shared} of {total} tensor names: they are not checkpoints of one "
+                        "model, so a tensor-by-tensor diff would mean nothing")
+
+
+@cli.command(epilog=EXIT_CODES)
 @click.argument("a", type=click.Path(path_type=Path, readable=False))
 @click.argument("b", type=click.Path(path_type=Path, readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the stable contract) on stdout.")
@@ -208,11 +304,17 @@ def diff(a, b, as_json, top, dask):
 @_dask_option
 @_fail_cleanly
 def bisect(a, b, as_json, html_path, criterion, dask):
-    """Find the last good and first bad checkpoint between A and B, and what broke."""
+    """Find the last good and first bad checkpoint between A and B, and what broke.
+
+    Exit 1 when a bad checkpoint is found. Example: forensics bisect ./output/checkpoint-3000 ./output/checkpoint-3600
+    """
     from .analysis import bisect as run_bisect
     from .checkpoints import bisect_to_dict
+    from .checkpoints.criterion import parse_criterion
     from .render import bisect_text
 
+    parse_criterion(criterion)  # a criterion it cannot read fails here, before any checkpoint is opened
+    _writable(html_path, "--html")
     progress = _progress()
     with _fanned_out(dask):
         result = run_bisect(a, b, criterion=criterion, progress=progress)
@@ -226,5 +328,81 @@ def bisect(a, b, as_json, html_path, criterion, dask):
     sys.exit(EXIT_BROKEN if data.get("first_bad") else EXIT_OK)
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the stable contract) on stdout.")
+@click.option("--html", "html_path", is_flag=False, flag_value="compare.html", default=None,
+              type=click.Path(path_type=Path), help="Write a self-contained HTML page (default name: compare.html).")
+@click.option("--no-checkpoints", is_flag=True, help="Read the logs and configuration only; do not open checkpoints.")
+@_fail_cleanly
+def compare(paths, as_json, html_path, no_checkpoints):
+    """Compare runs: configuration differences ranked by risk, where the runs part, verdicts side by side.
+
+    Example: forensics compare ./run-bf16/ ./run-fp16/ --html compare.html
+    """
+    from .compare import compare as run_compare
+    from .report.compare_text import comparison_text
+
+    if len(paths) < 2:
+        raise click.UsageError("compare needs at least two run folders")
+    progress = _progress()
+    result = run_compare(list(paths), check_checkpoints=not no_checkpoints, progress=progress)
+    _end_progress(progress)
+    if html_path is not None:
+        from .report.compare_html import write_compare_html
+
+        write_compare_html(result, html_path)
+    _emit(result.to_dict() if as_json else None, lambda: comparison_text(result), html_path)
+    sys.exit(EXIT_BROKEN if any(r.status == "broken" for r in result.runs) else EXIT_OK)
+
+
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path, readable=False))
+@click.option("--interval", type=click.FloatRange(min=0), default=5.0, show_default=True, help="Seconds between polls.")
+@click.option("--json-lines", "json_lines", is_flag=True, help="One JSON object per finding or checkpoint, per line.")
+@click.option("--fail-on", type=click.Choice(["warning", "error"]), default=None,
+              help="Stop with exit 1 at the first finding of this severity or worse.")
+@click.option("--max-polls", type=click.IntRange(min=1), default=None, help="Stop after this many polls.")
+@click.option("--no-checkpoints", is_flag=True, help="Follow the logs only; do not check new checkpoints.")
+@_fail_cleanly
+def watch(path, interval, json_lines, fail_on, max_polls, no_checkpoints):
+    """Follow a running job's folder and print each new finding once, as `analyze` words it.
+
+    Exit 1 when an error-level finding was reported (or one at --fail-on), 0 otherwise; Ctrl-C stops.
+    Example: forensics watch ./output/ --fail-on error --interval 30
+    """
+    from .watch import at_least, watch as follow
+
+    worst_seen = False
+    try:
+        for result in follow(path, interval=interval, max_polls=max_polls, check_checkpoints=not no_checkpoints):
+            for event in result.checkpoints:
+                click.echo(json.dumps(event.to_dict()) if json_lines
+                           else f"checkpoint {event.name}: {event.status}")
+            for f in result.findings:
+                click.echo(json.dumps({"event": "finding", **f.to_dict()}, allow_nan=False) if json_lines
+                           else f"step {f.step}  {f.severity:<7}  {f.kind}: {f.message}")
+                worst_seen |= f.severity == "error"
+                if fail_on and at_least(f, fail_on):
+                    sys.exit(EXIT_BROKEN)
+            for s in result.skipped:
+                click.echo(f"forensics: skipped {s}", err=True)
+    except KeyboardInterrupt:
+        pass
+    sys.exit(EXIT_BROKEN if worst_seen else EXIT_OK)
+
+
 def main():
-    cli(prog_name="forensics")
+    """The console entry point: click's usage errors as one line (exit 2), like our own errors."""
+    try:
+        code = cli.main(prog_name="forensics", standalone_mode=False)
+    except click.UsageError as err:
+        hint = f" (see: forensics {err.ctx.info_name} --help)" if err.ctx is not None and err.ctx.parent else ""
+        click.echo(f"forensics: {err.format_message()}{hint}", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.Abort:
+        sys.exit(130)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)

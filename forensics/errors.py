@@ -43,6 +43,19 @@ class NoCheckpoints(ForensicsError):
         super().__init__(f"{self.path}: {reason}")
 
 
+class BadOption(ForensicsError, ValueError):
+    """An option's value is not one forensics understands (the message lists what it accepts)."""
+
+
+class BadOutputPath(ForensicsError):
+    """A file forensics was asked to write cannot be written there; checked before any work is done."""
+
+    def __init__(self, path, reason: str):
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
 class SchedulerUnreachable(ForensicsError):
     """The Dask scheduler given with --dask cannot be used; `reason` says why."""
 

@@ -65,8 +65,11 @@ def diff_text(changes: pd.DataFrame, a, b, top: int = 20) -> str:
         went_bad = changes[changes["became_nonfinite"]]
         if len(went_bad):
             lines.append(f"{len(went_bad)} tensors became non-finite")
-    cols = [c for c in ("tensor", "block", "rel_change", "became_nonfinite") if c in changes]
-    lines.append(changes[cols].head(top).to_string(index=False))
+    shown = changes.head(top)
+    # A tensor that went NaN/Inf has no finite relative change: say what happened instead of "inf".
+    change = [("NaN/Inf" if bad else f"{rel:.3g}") for rel, bad in zip(shown["rel_change"], shown["became_nonfinite"])]
+    table = pd.DataFrame({"tensor": shown["tensor"], "block": shown["block"].fillna("-"), "change": change})
+    lines.append(table.to_string(index=False))
     return "\n".join(lines)
 
 

@@ -123,7 +123,7 @@ def assert_inert_and_complete(result: dict, image_ids: list[str]) -> None:
 def test_broken_run_report_renders_with_all_images(tmp_path):
     page = render_html(broken_analysis(), bisect=bisect_result())
     screenshot(page, "report_broken", tmp_path)
-    assert_inert_and_complete(harness_result(page, tmp_path), ["main-plot", "damage-plot"])
+    assert_inert_and_complete(harness_result(page, tmp_path), ["main-plot", "damage-plot", "bisect-plot"])
 
 
 def test_hostile_report_executes_nothing(tmp_path):
@@ -135,7 +135,7 @@ def test_hostile_report_executes_nothing(tmp_path):
 def test_bisect_page_renders(tmp_path):
     page = render_bisect_html(bisect_result())
     screenshot(page, "bisect", tmp_path)
-    assert_inert_and_complete(harness_result(page, tmp_path), [])
+    assert_inert_and_complete(harness_result(page, tmp_path), ["bisect-plot"])
 
 
 def test_harness_catches_unescaped_payloads(tmp_path):

@@ -148,7 +148,7 @@ def test_diff_lists_the_tensors_that_went_nonfinite():
     f = facts("nan_masked")
     good, bad = f["last_good_checkpoint"], f["first_bad_checkpoint"]
     result = run("diff", SAMPLES / "nan_masked" / good, SAMPLES / "nan_masked" / bad, "--json")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # the second checkpoint holds NaN: a finding, as in every command
     rows = json.loads(result.output)
     went_bad = {r["block"] for r in rows if r["became_nonfinite"]}
     assert went_bad == set(f["checkpoints"][bad]["nonfinite_blocks"])

@@ -149,7 +149,7 @@ def test_main_figure_marks_nonfinite_points_abandoned_attempts_and_checkpoints()
     ax_loss, ax_grad, ax_lr, ax_ckpt, ax_zoom = fig.axes[:5]
     assert ax_grad.get_yscale() == "log"
     nan_steps = steps(NAN_FROM, LAST_STEP)
-    (nan_marks,) = _lines(ax_grad, "NaN (top edge)")
+    (nan_marks,) = _lines(ax_grad, "NaN (band)")
     assert list(nan_marks.get_xdata()) == list(nan_steps)
     # The first attempt's loss from the resume step to its end is drawn apart, dashed.
     (abandoned,) = _lines(ax_loss, "abandoned attempt")
@@ -175,11 +175,31 @@ def test_zoom_stays_near_the_start_of_a_long_incident():
 def test_main_figure_marks_zero_grad_norm_on_the_log_axis():
     analysis = healthy_analysis()
     frame = analysis.timeline.frame
-    zero_rows = (frame["metric"] == "grad_norm") & (frame["step"] >= 390)
-    frame.loc[zero_rows, "value"] = 0.0
+    grad = frame["metric"] == "grad_norm"
+    frame.loc[grad & (frame["step"] == 100), "value"] = 500.0  # three decades: a log axis shows it
+    frame.loc[grad & (frame["step"] >= 390), "value"] = 0.0
     ax_grad = main_figure(analysis).axes[1]
-    (marks,) = _lines(ax_grad, "0 or below on a log axis (bottom edge)")
+    assert ax_grad.get_yscale() == "log"
+    (marks,) = _lines(ax_grad, "0 or below on a log axis (band)")
     assert list(marks.get_xdata()) == [390, 400]
+
+
+def test_grad_norm_over_a_narrow_range_is_drawn_on_a_linear_axis():
+    ax_grad = main_figure(healthy_analysis()).axes[1]  # grad_norm within a few x of itself: noise on a log axis
+    assert ax_grad.get_yscale() == "linear"
+
+
+def test_masked_nan_loss_is_drawn_on_the_band_not_as_a_fall_to_zero():
+    analysis = broken_analysis()
+    masked = [f for f in analysis.findings if f.kind == "masked_nan_loss"]
+    assert masked  # the fixture holds one: loss 0.0 next to a NaN grad_norm from NAN_FROM
+    ax_loss = main_figure(analysis).axes[0]
+    (loss_line,) = [ln for ln in _lines(ax_loss, "loss")]
+    drawn = dict(zip(loss_line.get_xdata(), loss_line.get_ydata()))
+    for f in masked:
+        assert np.isnan(drawn[f.step]), "a masked NaN is drawn as a value"
+    (band,) = _lines(ax_loss, "NaN logged as 0.0 (band)")
+    assert masked[0].step in list(band.get_xdata())
 
 
 def test_main_figure_of_a_healthy_run_has_no_zoom_panel():

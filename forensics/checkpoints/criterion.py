@@ -11,6 +11,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from ..errors import BadOption
+
 _ABSMAX = re.compile(r"^\s*(?:absmax\s*>\s*)?(?P<bound>[-+0-9.eE]+|inf)\s*$", re.IGNORECASE)
 
 
@@ -39,8 +41,12 @@ def parse_criterion(text) -> Criterion:
         return Criterion(absmax_above=float(text))
     m = _ABSMAX.match(str(text))
     if m is None:
-        raise ValueError(f"unknown criterion {text!r}: write it as absmax>BOUND, e.g. absmax>1e4")
-    bound = float(m.group("bound"))
+        raise BadOption(f"unknown criterion {text!r}: the one metric a criterion can use is absmax, "
+                        "written absmax>BOUND (e.g. absmax>1e4)")
+    try:
+        bound = float(m.group("bound"))
+    except ValueError:
+        bound = math.nan
     if math.isnan(bound):
-        raise ValueError(f"criterion bound is not a number: {text!r}")
+        raise BadOption(f"criterion bound is not a number: {text!r} (write it as absmax>BOUND, e.g. absmax>1e4)")
     return Criterion(absmax_above=bound)

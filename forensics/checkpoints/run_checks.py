@@ -34,9 +34,10 @@ def check_run_checkpoints(layout, thresholds: Thresholds, workers: int | None = 
     """
     criterion = Criterion(thresholds.absmax_bound)
     infos, skipped = [], []
-    for ref in find_checkpoints(layout):
+    refs = find_checkpoints(layout)
+    for i, ref in enumerate(refs, 1):
         if progress:
-            progress(f"checking {ref.name}")
+            progress(f"checking checkpoint {i} of {len(refs)}: {ref.name}")
         info = quick_check(ref, criterion, stop_at_first=False, workers=workers)
         skipped += [Skipped(s["path"], s["reason"]) for s in info.extra.get("unreadable_files", [])]
         counters, problems = _deepspeed_counters(ref)
@@ -44,9 +45,10 @@ def check_run_checkpoints(layout, thresholds: Thresholds, workers: int | None = 
             info.extra["deepspeed"] = counters
         skipped += problems
         infos.append(info)
-    for info in _worth_full_stats(infos):
+    worth = _worth_full_stats(infos)
+    for i, info in enumerate(worth, 1):
         if progress:
-            progress(f"scanning {info.name}")
+            progress(f"scanning checkpoint {i} of {len(worth)}: {info.name}")
         try:
             info.stats = scan_checkpoint(info.ref, workers=workers)
             info.full_scan = True

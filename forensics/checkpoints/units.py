@@ -149,7 +149,7 @@ def _reporter(progress, label: str, total: int) -> Callable[[UnitResult], None]:
     def report(result: UnitResult) -> None:
         done[0] += 1
         if progress:
-            progress(f"{label}: {done[0]}/{total} parts read ({os.path.basename(result.file)})")
+            progress(f"{label}: part {done[0]} of {total} read ({os.path.basename(result.file)})")
     return report
 
 

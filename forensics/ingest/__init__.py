@@ -27,6 +27,11 @@ def _readers() -> list[tuple[str, Callable[[Path], LogRecords]]]:
     ]
 
 
+def reader_for(kind: str) -> Callable[[Path], LogRecords]:
+    """The reader of one RunLayout log kind ("trainer_states", "tensorboard", "text_logs", ...)."""
+    return dict(_readers())[kind]
+
+
 def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) -> tuple[list[LogRecords], list[Skipped]]:
     """Read every log file of a run; bad files become Skipped entries, never exceptions.
 
@@ -35,10 +40,12 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
     """
     records: list[LogRecords] = []
     skipped: list[Skipped] = []
+    total, done = len(layout.log_files), 0
     for attr, read in _readers():
         for path in getattr(layout, attr):
+            done += 1
             if progress:
-                progress(str(path))
+                progress(f"reading log {done} of {total}: {path.name}")
             try:
                 rec = read(path)
             except UnreadableFile as err:

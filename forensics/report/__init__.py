@@ -4,10 +4,25 @@
     print(build_story(analysis).to_text())
     write_html(analysis, "report.html")
 """
-from .damage import damage_map_figure
-from .html import render_bisect_html, render_html, summary_html, write_bisect_html, write_html
-from .plots import figure_data_uri, main_figure
-from .story import Answer, Story, block_ranges, build_story, natural_key
+import importlib
+
+# Imported on first use: the text report needs the story, not matplotlib (plots, damage, html).
+_EXPORTS = {
+    "damage_map_figure": ".damage", "figure_data_uri": ".plots", "main_figure": ".plots",
+    "render_bisect_html": ".html", "render_html": ".html", "summary_html": ".html", "write_bisect_html": ".html",
+    "write_html": ".html", "Answer": ".story", "Story": ".story", "block_ranges": ".story", "build_story": ".story",
+    "natural_key": ".story",
+}
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'forensics.report' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "build_story", "Story", "Answer", "main_figure", "damage_map_figure", "figure_data_uri",

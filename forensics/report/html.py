@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from .. import __version__
+from .._version import __version__
 from .damage import damage_map_figure
 from .plots import figure_data_uri, main_figure
 from .story import build_story, block_ranges
@@ -94,6 +94,8 @@ def write_bisect_html(result, path) -> Path:
 
 
 def _bisect_context(result) -> dict:
+    from .bisect_plot import bisect_figure
+
     first_bad = result.first_bad
     header, change_rows = tables.change_rows(result.changes)
     lo, hi = result.window
@@ -110,6 +112,7 @@ def _bisect_context(result) -> dict:
         "changes": change_rows,
         "n_changes": 0 if result.changes is None else len(result.changes),
         "window_findings": tables.finding_rows(result.findings),
+        "picture": _data_uri_or_none(bisect_figure(result)),
     }
 
 

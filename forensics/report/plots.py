@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import base64
 import io
+import weakref
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
 
 from .story import elide
 
@@ -28,7 +30,7 @@ SHORT_LABELS = {
     "grad_norm_spike": "grad spike", "loss_spike": "loss spike", "divergence": "divergence",
     "loss_scale_overflow": "overflow", "skipped_steps": "skipped", "nonfinite_weights": "bad weights",
 }
-ZOOM_POINTS = 15      # logged points shown on each side of the first incident
+ZOOM_POINTS = 10      # logged points shown on each side of the first incident
 MAX_MARKED = 200      # findings drawn as lines; beyond that the plot turns to noise
 DPI = 90
 
@@ -47,32 +49,57 @@ def main_figure(analysis) -> Figure:
     and, when there is a first incident, a zoomed panel around it.
     """
     first = analysis.first_incident
-    fig = Figure(figsize=(11, 12 if first else 9), layout="constrained")
-    ratios = [3, 3, 2, 0.7] + ([3.2] if first else [])
+    fig = Figure(figsize=(11, 13 if first else 9), layout="constrained")
+    ratios = [3, 3, 2, 0.7] + ([4.5] if first else [])
     grid = fig.add_gridspec(len(ratios), 1, height_ratios=ratios)
     ax_loss = fig.add_subplot(grid[0])
     axes = [ax_loss] + [fig.add_subplot(grid[i], sharex=ax_loss) for i in (1, 2, 3)]
     ax_loss, ax_grad, ax_lr, ax_ckpt = axes
     timeline = analysis.timeline
-    _draw_metric(ax_loss, timeline, "loss")
+    masked = masked_loss_steps(analysis)
+    _draw_metric(ax_loss, timeline, "loss", masked=masked)
     _draw_metric(ax_loss, timeline, "eval_loss", style="o", primary=False)
-    _draw_metric(ax_grad, timeline, "grad_norm", log=True)
+    _draw_metric(ax_grad, timeline, "grad_norm", log=wants_log(timeline.series("grad_norm")))
     _draw_metric(ax_lr, timeline, "learning_rate")
     for ax in (ax_loss, ax_grad, ax_lr):
         _mark_findings(ax, analysis.findings)
+    _finish_bands(ax_loss, ax_grad, ax_lr)
     _label_findings(ax_loss, analysis.findings, first)
     _draw_checkpoints(ax_ckpt, analysis)
     ax_ckpt.set_xlabel("step")
     _shared_legend(fig, ax_loss)
     if first:
-        _draw_zoom(fig.add_subplot(grid[4]), analysis)
+        _draw_zoom(fig, grid[4], analysis, masked)
     return fig
 
 
-def _draw_metric(ax, timeline, metric, log=False, style="-", primary=True) -> None:
-    """One metric: the final history solid, abandoned attempts dashed, non-finite values as edge marks.
+LOG_MIN_DECADES = 1.5  # a log axis only when the values span at least this many decades
+
+
+def wants_log(series) -> bool:
+    """Log scale only where it shows something: positive values over more than LOG_MIN_DECADES decades."""
+    values = series.to_numpy(dtype="float64")
+    values = values[np.isfinite(values) & (values > 0)]
+    return values.size > 1 and np.log10(values.max() / values.min()) >= LOG_MIN_DECADES
+
+
+def masked_loss_steps(analysis) -> np.ndarray:
+    """Steps whose logged loss 0.0 is a NaN hidden by HF's filter (the masked_nan_loss findings' spans)."""
+    loss = analysis.timeline.series("loss")
+    steps = []
+    for f in analysis.findings:
+        if f.kind == "masked_nan_loss":
+            end = f.end_step if f.end_step is not None else f.step
+            window = loss[(loss.index >= f.step) & (loss.index <= end)]
+            steps += window.index[window.to_numpy() == 0.0].tolist()
+    return np.array(sorted(set(steps)), dtype="int64")
+
+
+def _draw_metric(ax, timeline, metric, log=False, style="-", primary=True, masked=None) -> None:
+    """One metric: the final history solid, abandoned attempts dashed, non-finite values on the band.
 
     A secondary metric (eval_loss on the loss panel) gets a small legend instead of the axis label.
+    `masked`: steps whose logged value stands for a hidden NaN; they go on the band, not on the line.
     """
     series = timeline.series(metric)
     color = METRIC_COLORS.get(metric, "#333333")
@@ -87,7 +114,7 @@ def _draw_metric(ax, timeline, metric, log=False, style="-", primary=True) -> No
         if primary:
             ax.text(0.5, 0.5, f"{metric} was not logged", transform=ax.transAxes, ha="center", color="#888")
         return
-    _plot_values(ax, series.index.to_numpy(), series.to_numpy(), log, color, style, metric)
+    _plot_values(ax, series.index.to_numpy(), series.to_numpy(), log, color, style, metric, masked=masked)
     for _, rows in _abandoned_rows(timeline, metric):
         _plot_values(ax, rows["step"].to_numpy(), rows["value"].to_numpy(dtype="float64"), log, "#9e9e9e",
                      "--", "abandoned attempt", alpha=0.6)
@@ -99,28 +126,55 @@ def _abandoned_rows(timeline, metric):
     return rows.sort_values("step").groupby("segment", sort=True)
 
 
-def _plot_values(ax, steps, values, log, color, style, label, alpha=1.0) -> None:
-    """Plot finite values (breaking the line at gaps); mark the rest on the axis edges."""
+BAND = 0.9  # values are drawn below this fraction of a panel's height; the band above holds what has no value
+
+
+def _plot_values(ax, steps, values, log, color, style, label, alpha=1.0, masked=None) -> None:
+    """Plot finite values (breaking the line at gaps); what has no value goes on the band at the top.
+
+    The band, above the data, holds NaN, +Inf, -Inf, values a log axis cannot show, and masked
+    points (a logged 0.0 that stands for a NaN loss): each a marker of its own, never a value.
+    """
     order = np.argsort(steps, kind="stable")
     steps, values = steps[order], values[order]
-    shown = np.isfinite(values) & ((values > 0) if log else True)
+    hidden = np.isin(steps, masked) if masked is not None and len(masked) else np.zeros(len(steps), bool)
+    shown = np.isfinite(values) & ((values > 0) if log else True) & ~hidden
     drawn = np.where(shown, values, np.nan)  # NaN breaks the line where a value cannot be drawn
     if style == "o":
         ax.plot(steps, drawn, "o", ms=3, color=color, alpha=alpha, label=label)
     else:
         ax.plot(steps, drawn, style, lw=1.2, color=color, alpha=alpha, label=label)
-    edge = ax.get_xaxis_transform()  # x in data, y in axes fraction: the marks sit on the frame
     marks = [
-        (np.isnan(values), 1.0, "v", "#c62828", "NaN (top edge)"),
-        (np.isposinf(values), 1.0, "^", "#7f0000", "+Inf (top edge)"),
-        (np.isneginf(values), 0.0, "v", "#7f0000", "-Inf (bottom edge)"),
-        (np.isfinite(values) & (values <= 0) if log else np.zeros(len(values), bool),
-         0.0, "s", "#ef6c00", "0 or below on a log axis (bottom edge)"),
+        (np.isnan(values) & ~hidden, "v", "#c62828", "NaN (band)"),
+        (np.isposinf(values), "^", "#7f0000", "+Inf (band)"),
+        (np.isneginf(values), "v", "#7f0000", "-Inf (band)"),
+        (hidden, "X", "#6a1b9a", "NaN logged as 0.0 (band)"),
+        (np.isfinite(values) & (values <= 0) & ~hidden if log else np.zeros(len(values), bool), "s", "#ef6c00",
+         "0 or below on a log axis (band)"),
     ]
-    for mask, y, marker, mcolor, mlabel in marks:
-        if mask.any():
-            ax.plot(steps[mask], np.full(mask.sum(), y), marker, ms=6, color=mcolor, alpha=alpha,
-                    transform=edge, clip_on=False, label=mlabel, zorder=5)
+    if any(mask.any() for mask, _, _, _ in marks):
+        _BANDED.add(ax)
+        band = ax.get_xaxis_transform()  # x in data, y in axes fraction
+        for mask, marker, mcolor, mlabel in marks:
+            if mask.any():
+                ax.plot(steps[mask], np.full(mask.sum(), (1 + BAND) / 2), marker, ms=6, color=mcolor, alpha=alpha,
+                        transform=band, clip_on=False, zorder=5, label=mlabel)
+
+
+_BANDED: "weakref.WeakSet" = weakref.WeakSet()  # panels that have points on the band, to shade when drawn
+
+
+def _finish_bands(*axes) -> None:
+    """Shade the band at the top of each panel that uses it and lift the y-limit so the data stays below it."""
+    for ax in axes:
+        if ax not in _BANDED:
+            continue
+        ax.add_patch(Rectangle((0, BAND), 1, 1 - BAND, transform=ax.transAxes, color="#eeeeee", zorder=0, lw=0))
+        lo, hi = ax.get_ylim()
+        if ax.get_yscale() == "log" and lo > 0:
+            ax.set_ylim(lo, lo * (hi / lo) ** (1 / BAND))
+        else:
+            ax.set_ylim(lo, lo + (hi - lo) / BAND)
 
 
 def _mark_findings(ax, findings) -> None:
@@ -182,31 +236,40 @@ def _shared_legend(fig, ax_top) -> None:
                 Line2D([], [], color=CHECKPOINT_COLORS["nonfinite"], marker="|", ls="", ms=10, mew=3,
                        label="damaged ckpt"),
                 Line2D([], [], color="#9e9e9e", ls="--", label="abandoned attempt"),
-                Line2D([], [], color="#c62828", marker="v", ls="", label="NaN (on the edge)"),
-                Line2D([], [], color="#7f0000", marker="^", ls="", label="Inf (on the edge)")]
+                Line2D([], [], color="#c62828", marker="v", ls="", label="NaN (grey band)"),
+                Line2D([], [], color="#7f0000", marker="^", ls="", label="Inf (grey band)"),
+                Line2D([], [], color="#6a1b9a", marker="X", ls="", label="loss logged 0.0 for a NaN (grey band)"),
+                Line2D([], [], color="#ef6c00", marker="s", ls="", label="0 or below on a log axis (grey band)")]
     fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8, frameon=False)
 
 
-def _draw_zoom(ax, analysis) -> None:
-    """Loss (left axis) and grad_norm (right, log) around the first incident."""
+def _draw_zoom(fig, cell, analysis, masked) -> None:
+    """Loss and grad_norm around the first incident, one panel each, scaled to the window's own values."""
     first = analysis.first_incident
     lo, hi = _zoom_window(analysis.timeline, first)
-    timeline = analysis.timeline
-    # Padded so the finding labels above the panel do not run into the title.
-    ax.set_title(f"Around the first incident (step {first.step})", fontsize=10, loc="left", pad=42)
-    for metric, axis, log in (("loss", ax, False), ("grad_norm", ax.twinx(), True)):
-        series = timeline.series(metric)
+    sub = cell.subgridspec(2, 1, hspace=0.08)
+    ax_loss = fig.add_subplot(sub[0])
+    ax_grad = fig.add_subplot(sub[1], sharex=ax_loss)
+    ax_loss.set_title(f"Zoom: steps {lo} to {hi}, around the first incident ({SHORT_LABELS.get(first.kind, first.kind)} "
+                      f"at step {first.step})", fontsize=10, loc="left", parse_math=False)
+    for ax, metric in ((ax_loss, "loss"), (ax_grad, "grad_norm")):
+        series = analysis.timeline.series(metric)
         series = series[(series.index >= lo) & (series.index <= hi)]
-        axis.set_ylabel(metric, color=METRIC_COLORS[metric])
+        ax.set_ylabel(metric, color=METRIC_COLORS[metric])
+        if series.empty:
+            ax.text(0.5, 0.5, f"{metric} was not logged here", transform=ax.transAxes, ha="center", color="#888")
+            continue
+        log = metric == "grad_norm" and wants_log(series)
         if log:
-            axis.set_yscale("log")
-        if not series.empty:
-            _plot_values(axis, series.index.to_numpy(), series.to_numpy(), log, METRIC_COLORS[metric], ".-", metric)
-    inside = [f for f in analysis.findings if lo <= f.step <= hi]
-    _mark_findings(ax, inside)
-    ax.set_xlim(lo - 0.5, hi + 0.5)
-    _label_findings(ax, inside, first, max_labels=8)
-    ax.set_xlabel("step")
+            ax.set_yscale("log")
+        _plot_values(ax, series.index.to_numpy(), series.to_numpy(), log, METRIC_COLORS[metric], ".-", metric,
+                     masked=masked if metric == "loss" else None)
+        ax.axvline(first.step, color=SEVERITY_COLORS.get(first.severity, "#757575"), lw=1.5, zorder=2)
+        _finish_bands(ax)
+    ax_loss.annotate(f"first incident: step {first.step}", (first.step, 0.02), xycoords=ax_loss.get_xaxis_transform(),
+                     xytext=(4, 0), textcoords="offset points", fontsize=8, parse_math=False)
+    ax_grad.set_xlim(lo - 0.5, hi + 0.5)
+    ax_grad.set_xlabel("step")
 
 
 def _zoom_window(timeline, first) -> tuple[int, int]:

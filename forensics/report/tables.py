@@ -17,7 +17,7 @@ from .story import block_ranges, natural_key
 
 MAX_ROWS = 1000      # findings / checkpoints / skipped rows shown; more are counted, not listed
 WORST_TENSORS = 25
-MAX_CHANGES = 50
+MAX_CHANGES = 25
 
 
 def fmt(value: Any) -> str:
@@ -118,12 +118,24 @@ def _relative(path, root) -> str:
         return str(path)
 
 
+# The columns of the bisect changes table a page can hold; the JSON keeps every column.
+CHANGE_COLUMNS = {"tensor": "tensor", "block": "block", "rel_change": "change", "absmax_a": "absmax before",
+                  "absmax_b": "absmax after", "n_nonfinite_b": "NaN/Inf after"}
+
+
 def change_rows(changes: pd.DataFrame | None) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a bisect changes table (largest change first, as given)."""
+    """Header and rows of a bisect changes table (largest change first, as given), in six columns."""
     if changes is None or changes.empty:
         return [], []
     head = changes.head(MAX_CHANGES)
-    return [str(c) for c in head.columns], [[fmt(v) for v in row] for row in head.itertuples(index=False)]
+    cols = [c for c in CHANGE_COLUMNS if c in head.columns]
+    rows = []
+    for row in head[cols].itertuples(index=False):
+        cells = dict(zip(cols, row))
+        if "rel_change" in cells and cells.get("n_nonfinite_b"):
+            cells["rel_change"] = "NaN/Inf"  # no finite relative change: say what happened
+        rows.append([fmt(cells[c]) if c != "block" or cells[c] else "-" for c in cols])
+    return [CHANGE_COLUMNS[c] for c in cols], rows
 
 
 def damaged_by_block(ckpt) -> list[dict[str, str]]:
