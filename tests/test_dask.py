@@ -38,8 +38,9 @@ def _json(args) -> tuple[int, object]:
 
 
 def _without_timings(data):
+    """The JSON without what depends on the clock: durations and the report's creation time."""
     if isinstance(data, dict):
-        return {k: _without_timings(v) for k, v in data.items() if "seconds" not in k and k != "elapsed"}
+        return {k: _without_timings(v) for k, v in data.items() if "seconds" not in k and k not in ("elapsed", "created")}
     if isinstance(data, list):
         return [_without_timings(v) for v in data]
     return data
