@@ -8,13 +8,11 @@ itself gathered are the reference.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from bigstack_support import ROOT, free_port, run_script
 
 from forensics.analysis import analyze
 from forensics.checkpoints import bisect, open_checkpoint, scan_checkpoint
@@ -23,16 +21,12 @@ from forensics.checkpoints.dtypes import Scratch
 from forensics.errors import UnreadableFile
 
 torch = pytest.importorskip("torch")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def dcp_runs(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dcp")
-    env = dict(os.environ, DCP_PORT="29533", OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_dcp_checkpoints.py"), str(out)],
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_script([str(ROOT / "scripts" / "make_dcp_checkpoints.py"), str(out)], {"DCP_PORT": str(free_port())})
     return out
 
 

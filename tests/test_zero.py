@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from bigstack_support import ROOT, free_port, run_script
 
 from forensics.analysis import analyze
 from forensics.checkpoints import bisect
 from forensics.checkpoints import open_checkpoint, quick_check, scan_checkpoint
 from forensics.checkpoints.zero import param_of, rank_of
 
-ROOT = Path(__file__).resolve().parents[1]
 STAGES = (1, 2, 3)
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None,
@@ -31,11 +30,8 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None,
 @pytest.fixture(scope="module")
 def zero_runs(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("zero")
-    env = dict(os.environ, DS_ACCELERATOR="cpu", OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29517",
-           str(ROOT / "scripts" / "make_zero_checkpoints.py"), str(out)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_script(["-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(free_port()),
+                str(ROOT / "scripts" / "make_zero_checkpoints.py"), str(out)], {"DS_ACCELERATOR": "cpu"})
     return out
 
 
