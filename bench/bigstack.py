@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's forensics, not an installed one
+from scan import shard_plan  # noqa: E402  (bench/ is the script's folder)
 
 HIDDEN, INTER, LAYERS, VOCAB, KV_ROWS = 16384, 53248, 126, 128256, 8 * 128
 MAX_SHARD = 5_000_000_000  # save_pretrained's default max_shard_size ("5GB")
@@ -55,23 +56,11 @@ def llama405b_tensors() -> list[tuple[str, tuple[int, ...]]]:
     return out + [("model.norm.weight", (HIDDEN,)), ("lm_head.weight", (VOCAB, HIDDEN))]
 
 
-def shard_plan(tensors) -> list[list[tuple[str, tuple[int, ...]]]]:
-    shards, current, size = [], [], 0
-    for name, shape in tensors:
-        nbytes = math.prod(shape) * 2
-        if current and size + nbytes > MAX_SHARD:
-            shards.append(current)
-            current, size = [], 0
-        current.append((name, shape))
-        size += nbytes
-    return shards + [current]
-
-
 def make_layout(folder: Path, dense: int) -> list[Path]:
     """Write (or reuse) the 405B checkpoint, sparse but for the first `dense` shards; return the shards."""
     folder.mkdir(parents=True, exist_ok=True)
     tensors = llama405b_tensors()
-    shards = shard_plan(tensors)
+    shards = shard_plan(tensors, MAX_SHARD)
     paths, weight_map = [], {}
     for i, shard in enumerate(shards):
         path = folder / f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors"
