@@ -47,8 +47,9 @@ from ._version import __version__
 # `import forensics`, `forensics --version` and `--help` stay fast: pandas, numpy and matplotlib
 # load only when an analysis is asked for.
 _EXPORTS = {
-    "analyze": ".analysis", "load_timeline": ".analysis", "bisect": ".analysis", "Analysis": ".analysis",
-    "BisectResult": ".checkpoints", "CheckpointInfo": ".checkpoints", "CheckpointRef": ".checkpoints",
+    "analyze": ".analysis", "load_timeline": ".analysis", "Analysis": ".analysis",
+    "bisect": ".bisection", "BisectResult": ".bisection",
+    "CheckpointInfo": ".checkpoints", "CheckpointRef": ".checkpoints",
     "diff_checkpoints": ".checkpoints", "find_checkpoints": ".checkpoints", "quick_check": ".checkpoints",
     "scan_checkpoint": ".checkpoints",
     "RunConfig": ".config", "Thresholds": ".config",

@@ -229,7 +229,8 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
     from .analyzers import first_incident_of, run_all, status_of
     from .analyzers.chain import link_weight_damage
     from .causes import infer_causes
-    from .checkpoints import check_run_checkpoints, weight_findings
+    from .analyzers.weights import weight_findings
+    from .checkpoints import check_run_checkpoints
     from .errors import NotARunDirectory
     from .ingest import read_logs
     from .ingest.run_config import read_run_config
@@ -258,50 +259,3 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
         first_incident=first_incident_of(findings), timeline=timeline, checkpoints=checkpoints,
         config=config, causes=causes, skipped=skipped, layout=layout, thresholds=thresholds,
     )
-
-
-def bisect(a, b, criterion: str | None = None, progress: Progress | None = None):
-    """Find the last good and first bad checkpoint between checkpoints `a` and `b`.
-
-    `a` and `b` are checkpoint folders or weight files of one run; the checkpoints between them are
-    probed by a binary search. The run's logs (found next to the checkpoints) are read too, so the
-    result lists what the metrics did inside the window. `criterion` ("absmax>1e4") also counts
-    finite but huge weights as bad.
-
-    Returns a BisectResult: `last_good` (CheckpointRef), `first_bad` (CheckpointInfo with every
-    damaged tensor and block), `window` (steps), `changes` (DataFrame, last good -> first bad, largest
-    first), `findings` and `window_summary` of the window, `probed`. `bisect_to_dict(result)` is the
-    `bisect --json` contract.
-
-    >>> import forensics
-    >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
-    >>> r = bisect(run / "checkpoint-20", run / "checkpoint-60")
-    >>> r.last_good.name, r.first_bad.name, r.window
-    ('checkpoint-20', 'checkpoint-40', (20, 40))
-    >>> [f.kind for f in r.findings], r.window_summary["grad_norm"]["first_nonfinite_step"]
-    (['masked_nan_loss', 'nonfinite_metric'], 35)
-    """
-    from .analyzers import run_all
-    from .checkpoints import bisect as bisect_checkpoints
-    from .checkpoints import open_checkpoint, parse_criterion
-
-    ref_a, ref_b = open_checkpoint(a), open_checkpoint(b)
-    timeline = _timeline_near(ref_a.path, ref_b.path)
-    findings = sort_findings(run_all(timeline, Thresholds())) if len(timeline) else []
-    return bisect_checkpoints(ref_a, ref_b, criterion=parse_criterion(criterion), timeline=timeline,
-                              findings=findings, progress=progress)
-
-
-def _timeline_near(*paths: Path) -> Timeline:
-    """The timeline of the run folder that holds these checkpoints (empty when it has no logs)."""
-    from .ingest import read_logs
-
-    parents = [Path(p).resolve().parent if Path(p).resolve().is_dir() else Path(p).resolve().parent.parent
-               for p in paths]
-    root = parents[0] if all(p == parents[0] for p in parents) else None
-    if root is None:
-        return Timeline.empty()
-    layout = discover(root)
-    layout.weight_files = []
-    records, _ = read_logs(layout)
-    return build_timeline(records)

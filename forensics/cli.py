@@ -166,7 +166,7 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, dask):
         from .report import write_html
 
         write_html(result, html_path)
-    from .render import analysis_text
+    from .report.text import analysis_text
 
     _emit(result.to_dict() if as_json else None, lambda: analysis_text(result), html_path)
     failing = {"broken": {"broken"}, "warning": {"broken", "warning"}}[fail_on]
@@ -197,7 +197,7 @@ def timeline(path, csv_path, parquet_path, wide):
     """
     from .analysis import load_timeline
     from .export import timeline_table, write_table
-    from .render import timeline_text
+    from .report.text import timeline_text
 
     _writable(csv_path, "--csv")
     _writable(parquet_path, "--parquet")
@@ -233,7 +233,7 @@ def scan(checkpoint, csv_path, as_json, workers, dask):
     Exit 1 when a tensor holds NaN/Inf. Example: forensics scan ./output/checkpoint-3600 --csv stats.csv
     """
     from .checkpoints import scan_checkpoint
-    from .render import scan_text
+    from .report.text import scan_text
 
     _writable(csv_path, "--csv")
     progress = _progress()
@@ -269,7 +269,7 @@ def diff(a, b, as_json, top, dask):
     Exit 1 when B holds NaN/Inf. Example: forensics diff ./output/checkpoint-3000 ./output/checkpoint-3600
     """
     from .checkpoints import diff_checkpoints
-    from .render import diff_text
+    from .report.text import diff_text
 
     with _fanned_out(dask):
         changes = diff_checkpoints(a, b)
@@ -308,17 +308,16 @@ def bisect(a, b, as_json, html_path, criterion, dask):
 
     Exit 1 when a bad checkpoint is found. Example: forensics bisect ./output/checkpoint-3000 ./output/checkpoint-3600
     """
-    from .analysis import bisect as run_bisect
-    from .checkpoints import bisect_to_dict
+    from .bisection import bisect as run_bisect
     from .checkpoints.criterion import parse_criterion
-    from .render import bisect_text
+    from .report.text import bisect_text
 
     parse_criterion(criterion)  # a criterion it cannot read fails here, before any checkpoint is opened
     _writable(html_path, "--html")
     progress = _progress()
     with _fanned_out(dask):
         result = run_bisect(a, b, criterion=criterion, progress=progress)
-    data = bisect_to_dict(result)
+    data = result.to_dict()
     _end_progress(progress)
     if html_path is not None:
         from .report import write_bisect_html
@@ -328,7 +327,7 @@ def bisect(a, b, as_json, html_path, criterion, dask):
     sys.exit(EXIT_BROKEN if data.get("first_bad") else EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the stable contract) on stdout.")
 @click.option("--html", "html_path", is_flag=False, flag_value="compare.html", default=None,
@@ -345,6 +344,7 @@ def compare(paths, as_json, html_path, no_checkpoints):
 
     if len(paths) < 2:
         raise click.UsageError("compare needs at least two run folders")
+    _writable(html_path, "--html")
     progress = _progress()
     result = run_compare(list(paths), check_checkpoints=not no_checkpoints, progress=progress)
     _end_progress(progress)
@@ -356,7 +356,7 @@ def compare(paths, as_json, html_path, no_checkpoints):
     sys.exit(EXIT_BROKEN if any(r.status == "broken" for r in result.runs) else EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES)
 @click.argument("path", type=click.Path(path_type=Path, readable=False))
 @click.option("--interval", type=click.FloatRange(min=0), default=5.0, show_default=True, help="Seconds between polls.")
 @click.option("--json-lines", "json_lines", is_flag=True, help="One JSON object per finding or checkpoint, per line.")

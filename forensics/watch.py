@@ -196,7 +196,7 @@ class Watcher:
 
     def _analyze(self) -> tuple[list[Finding], int | None]:
         """Findings of the newest window, and the step before which findings were judged earlier."""
-        from .checkpoints import weight_findings
+        from .analyzers.weights import weight_findings
 
         timeline, cut = self._window()
         findings = run_all(timeline, self.thresholds) if len(timeline) else []

@@ -1,4 +1,4 @@
-"""Regenerate sample_runs/: small runs made by the real transformers.Trainer (tests/runmaker.py).
+"""Regenerate sample_runs/: small runs made by the real transformers.Trainer (tests/support/runmaker.py).
 
     python scripts/make_sample_runs.py              # rewrites every sample run (about a minute on CPU)
     python scripts/make_sample_runs.py nan_masked   # just one
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from runmaker import (EarlyCollapse, LossSpike, LrBlowup, NanInjection, Resume, RunSpec,  # noqa: E402
+from support.runmaker import (EarlyCollapse, LossSpike, LrBlowup, NanInjection, Resume, RunSpec,  # noqa: E402
                       make_run)
 
 OUT = ROOT / "sample_runs"
@@ -44,10 +44,12 @@ SAMPLES: dict[str, tuple[RunSpec, str]] = {
         "checkpoint-60; attempt 2 resumes from checkpoint-40 without the NaN, rewrites checkpoint-60 and "
         "ends at 80. Two runs/ folders; the root trainer_state.json holds attempt 2's history only."),
     "lr_blowup": (
-        replace(_LEAN, max_steps=80, lr_scheduler_type="constant", max_grad_norm=0.0, save_state=False,
-                incidents=(LrBlowup(step=20, lr=5.0),)),
-        "LR 3e-3 raised to 5.0 at step 20, no clipping: the loss jumps and stays high, grad_norm grows "
-        "until it is non-finite; no root trainer_state.json (save_state never ran, as after a kill)."),
+        replace(_LEAN, max_steps=80, lr_scheduler_type="constant", max_grad_norm=0.0, weight_decay=1.0,
+                save_state=False, incidents=(LrBlowup(step=20, lr=10.0),)),
+        "LR 3e-3 raised to 10 at step 20, no clipping, weight_decay 1.0: AdamW's decoupled decay then "
+        "multiplies the weights by -9 every step, so the loss and grad_norm jump and the run goes "
+        "non-finite on any machine (by step 66 at the latest); no root trainer_state.json (save_state "
+        "never ran, as after a kill)."),
     "early_collapse": (
         replace(_LEAN, max_steps=30, logging_steps=1, save_steps=10, lr_scheduler_type="constant",
                 incidents=(EarlyCollapse(),)),
@@ -84,7 +86,7 @@ def make_sample(name: str) -> None:
 def write_readme() -> None:
     lines = ["# Sample runs", "",
              "Made by the real `transformers.Trainer` on tiny models (no downloads) with",
-             "`python scripts/make_sample_runs.py`; the generator is `tests/runmaker.py`.",
+             "`python scripts/make_sample_runs.py`; the generator is `tests/support/runmaker.py`.",
              "`<name>.facts.json` beside each folder says how it was made (the expected first incident",
              "step, last good / first bad checkpoint, the training arguments).", "",
              "| run | what happened |", "|---|---|"]

@@ -253,4 +253,4 @@ def test_bisect_html_escapes_hostile_checkpoint_and_tensor_names(hostile_run):
     assert result.first_bad.nonfinite_tensors == [EVIL_TENSOR]
     html = result._repr_html_()
     _assert_escaped(html, "<b onmouseover", "&lt;b onmouseover=alert(1)&gt;checkpoint-4")
-    _assert_escaped(html, "<img", "&lt;img src=x onerror=alert(2)&gt;.weight")
+    _assert_escaped(html, "<img src=x", "&lt;img src=x onerror=alert(2)&gt;.weight")

@@ -1,4 +1,4 @@
-"""The bad-input corpus (tests/badinput.py) against `analyze` and `forensics scan`.
+"""The bad-input corpus (tests/support/badinput.py) against `analyze` and `forensics scan`.
 
 Each case puts one bad file into a copy of sample_runs/nan_masked and checks that:
   * analyze gives exactly one line for it, naming the file, with the reason the damage implies;
@@ -28,7 +28,7 @@ import forensics
 from forensics.cli import cli
 
 sys.path.insert(0, str(Path(__file__).parent))
-import badinput  # noqa: E402
+from support import badinput  # noqa: E402
 
 pytest.importorskip("torch")  # the corpus starts from torch.save and SummaryWriter output
 

@@ -6,9 +6,11 @@ import math
 
 import pytest
 
-from checkpoint_files import checkpoint_series, poison, qwen2_state, save_tensors
+from support.checkpoint_files import checkpoint_series, poison, qwen2_state, save_tensors
 from forensics.analysis import load_timeline
-from forensics.checkpoints import bisect, bisect_to_dict, block_sort_key, open_checkpoint
+from forensics.bisection import bisect_checkpoints as bisect
+from forensics.bisection import bisect_to_dict
+from forensics.checkpoints import block_sort_key, open_checkpoint
 from forensics.findings import Finding
 
 STEPS = list(range(100, 1700, 100))  # 16 checkpoints
@@ -121,3 +123,19 @@ def test_bisect_on_real_trainer_runs_with_the_timeline(run, request):
     assert min(firsts) == facts.first_nonfinite_step
     assert any(f.step == facts.first_nonfinite_step for f in result.findings)
     json.dumps(bisect_to_dict(result), allow_nan=False)
+
+
+def test_a_bisect_result_is_frozen_prints_one_line_and_shows_itself_in_html(tmp_path):
+    import dataclasses
+
+    folders = checkpoint_series(tmp_path, STEPS[:8], poison_from=500)
+    result = bisect(folders[0], folders[-1], workers=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.window = (0, 0)
+    text = str(result)
+    assert "\n" not in text and len(text) < 300
+    assert "last good checkpoint-400" in text and "first bad checkpoint-500" in text
+    assert "model.layers.2" in text
+    html = result._repr_html_()
+    assert html.startswith('<div class="forensics-bisect">') and "checkpoint-500" in html
+    assert result.to_dict() == bisect_to_dict(result)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from checkpoint_files import save_tensors, torch
+from support.checkpoint_files import save_tensors, torch
 from forensics.checkpoints import find_checkpoints, open_checkpoint, quick_check, siblings_between
 from forensics.errors import NoCheckpoints
 from forensics.run import discover

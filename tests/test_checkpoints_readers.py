@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from checkpoint_files import qwen2_state, raw_safetensors, reference, save_tensors, torch
+from support.checkpoint_files import qwen2_state, raw_safetensors, reference, save_tensors, torch
 from forensics.checkpoints import check_run_checkpoints, find_checkpoints, quick_check, scan_checkpoint
 from forensics.checkpoints.readers import open_weight_file
 from forensics.config import Thresholds

@@ -11,9 +11,10 @@ import math
 import numpy as np
 import pytest
 
-from checkpoint_files import checkpoint_series, qwen1_state, qwen2_state, save_tensors, torch
+from support.checkpoint_files import checkpoint_series, qwen1_state, qwen2_state, save_tensors, torch
+from forensics.analyzers.weights import weight_findings
 from forensics.checkpoints import (check_run_checkpoints, diff_checkpoints, find_checkpoints, quick_check,
-                                   scan_checkpoint, weight_findings)
+                                   scan_checkpoint)
 from forensics.config import Thresholds
 from forensics.timeline import Timeline
 

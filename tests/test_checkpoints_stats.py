@@ -7,7 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from checkpoint_files import bf16_from_bits, reference, save_tensors, torch
+from support.checkpoint_files import bf16_from_bits, reference, save_tensors, torch
 from forensics.checkpoints import STATS_COLUMNS, quick_check, scan_checkpoint
 from forensics.checkpoints import units
 

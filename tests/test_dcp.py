@@ -12,10 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bigstack_support import ROOT, free_port, run_script
+from support.bigstack import ROOT, free_port, run_script
 
 from forensics.analysis import analyze
-from forensics.checkpoints import bisect, open_checkpoint, scan_checkpoint
+from forensics.bisection import bisect
+from forensics.checkpoints import open_checkpoint, scan_checkpoint
 from forensics.checkpoints.dcp_file import DcpFile
 from forensics.checkpoints.dtypes import Scratch
 from forensics.errors import UnreadableFile
@@ -80,7 +81,7 @@ def test_analyze_and_bisect_a_dcp_run(dcp_runs, layout):
     assert result.first_bad_checkpoint.nonfinite_blocks == ["layers.1"]
     folders = [run / "checkpoint" / "step-2", run / "checkpoint" / "step-3"] if layout == "titan" \
         else [run / "checkpoint-2", run / "checkpoint-3"]
-    found = bisect(*folders, workers=1)
+    found = bisect(*folders)
     assert found.last_good.step == 2 and found.first_bad.step == 3
 
 

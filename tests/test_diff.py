@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from checkpoint_files import save_tensors, torch
-from forensics.checkpoints import bisect, diff_checkpoints, quick_check
+from support.checkpoint_files import save_tensors, torch
+from forensics.bisection import bisect_checkpoints as bisect
+from forensics.checkpoints import diff_checkpoints, quick_check
 from forensics.checkpoints.diff import PairUnit, compare_unit
 from forensics.checkpoints.dtypes import WIDEN, Scratch
 from forensics.checkpoints.readers import open_weight_file

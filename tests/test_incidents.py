@@ -1,6 +1,6 @@
 """The five incidents of INCIDENTS.md: the expected cause comes first, from the run's own files.
 
-Runs come from tests/incidents.py (the real Trainer on CPU, plus real writers for what a CPU cannot
+Runs come from tests/support/incidents.py (the real Trainer on CPU, plus real writers for what a CPU cannot
 run). Expected causes, steps and blocks come from how each run was made (RunFacts), never from
 the tool's output.
 """
@@ -21,7 +21,7 @@ from forensics.ingest.run_config import read_run_config  # noqa: E402
 from forensics.run import discover  # noqa: E402
 from forensics.timeline import build_timeline  # noqa: E402
 
-from incidents import CASES  # noqa: E402  (tests/ is on sys.path, as for runmaker)
+from support.incidents import CASES  # noqa: E402
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))

@@ -20,9 +20,11 @@ import pytest
 from click.testing import CliRunner
 
 import forensics
-from forensics.checkpoints.torch_file import TorchFile, read_deepspeed_counters
+from forensics.checkpoints.torch_file import TorchFile
+from forensics.torchpickle import read_deepspeed_counters
 from forensics.cli import cli
 from forensics.errors import ForensicsError, UnreadableFile
+from forensics import torchpickle
 from forensics.ingest import config_files, training_args
 
 torch = pytest.importorskip("torch")
@@ -138,7 +140,7 @@ def test_torch_load_weights_only_refuses_them(kind, writer, tmp_path, marker):
 def test_the_inert_unpickler_reads_them_as_plain_data(kind, writer, tmp_path, marker):
     evil = payload(kind, marker)
     path = write(tmp_path / "mp_rank_00_model_states.pt", {"skipped_steps": 2, "global_steps": 7, "evil": evil}, writer)
-    value = training_args.safe_unpickle_torch_file(path)
+    value = torchpickle.safe_unpickle_torch_file(path)
     assert value["skipped_steps"] == 2 and value["global_steps"] == 7
     assert _plain(value["evil"])  # the call is data (its arguments), never a result of running it
     assert read_deepspeed_counters(path) == {"skipped_steps": 2, "global_steps": 7}

@@ -1,7 +1,7 @@
 """Property tests of the parsers: whatever the bytes, only our own errors, and memory bounded by the file.
 
 Hypothesis builds safetensors headers, TensorBoard files and trainer_state documents - made up
-from scratch, or real writer output (tests/badinput.py) with bytes flipped, cut, inserted and
+from scratch, or real writer output (tests/support/badinput.py) with bytes flipped, cut, inserted and
 size fields set to absurd values - and checks that each reader either returns or raises a
 ForensicsError, and that tracemalloc's peak while reading stays a small multiple of the file
 size: a reader that allocated what a size field claims (2**60 bytes) would fail here or die.
@@ -27,7 +27,7 @@ from forensics.errors import ForensicsError
 from forensics.ingest import tensorboard, trainer_state
 
 sys.path.insert(0, str(Path(__file__).parent))
-import badinput  # noqa: E402
+from support import badinput  # noqa: E402
 
 pytest.importorskip("torch")  # the TensorBoard seed file comes from torch's SummaryWriter
 

@@ -57,9 +57,11 @@ def _commands(run: Path, out: Path) -> list[tuple[list[str], list[Path], set[int
         (["timeline", run, "--csv", out / "wide.csv", "--wide"], [out / "wide.csv"], {0}),
         (["scan", c40, "--csv", out / "stats.csv", "--workers", "1"], [out / "stats.csv"], {1}),
         (["scan", c20 / "model.safetensors", "--json", "--workers", "1"], [], {0}),
-        (["diff", c20, c40], [], {0}),
-        (["diff", c20, c60, "--json"], [], {0}),
+        (["diff", c20, c40], [], {1}),  # checkpoint-40 holds NaN: a finding
+        (["diff", c20, c60, "--json"], [], {1}),
         (["bisect", c20, c60, "--json", "--html", out / "bisect.html"], [out / "bisect.html"], {1}),
+        (["compare", run, run, "--json", "--html", out / "compare.html"], [out / "compare.html"], {1}),
+        (["watch", run, "--max-polls", "2", "--interval", "0"], [], {1}),
     ]
 
 

@@ -15,9 +15,10 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from forensics.report import (block_ranges, build_story, damage_map_figure, main_figure, natural_key,
-                              render_bisect_html, render_html, summary_html, write_html)
-from forensics.checkpoints.types import BisectResult
+from forensics.bisection import BisectResult
+from forensics.checkpoints.blocks import block_sort_key
+from forensics.report import (block_ranges, build_story, damage_map_figure, main_figure, render_bisect_html,
+                              render_html, story_text, summary_html, write_html)
 from forensics.findings import Finding
 from forensics.report.plots import ZOOM_POINTS
 from forensics.timeline import LogRecords, build_timeline
@@ -128,11 +129,11 @@ def test_story_of_a_healthy_run():
     assert story.verdict == "Healthy"
     assert story.answers[0].paragraphs[0].startswith("Yes.")
     assert "All 1 readable checkpoint(s) hold finite weights." == story.answers[2].paragraphs[0]
-    assert story.to_text().startswith("HEALTHY: ")
+    assert story_text(story).startswith("HEALTHY: ")
 
 
 def test_block_ranges_and_natural_order():
-    assert sorted(["layers.10", "layers.2", "layers.1"], key=natural_key) == ["layers.1", "layers.2", "layers.10"]
+    assert sorted(["layers.10", "layers.2", "layers.1"], key=block_sort_key) == ["layers.1", "layers.2", "layers.10"]
     assert block_ranges(["model.layers.3", "model.layers.1", "model.layers.2", "model.layers.7"]) == \
         "model.layers.1-3, model.layers.7"
 

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from forensics.analysis import Analysis
-from forensics.checkpoints.types import STATS_COLUMNS, BisectResult, CheckpointInfo, CheckpointRef
+from forensics.bisection import BisectResult
+from forensics.checkpoints.types import STATS_COLUMNS, CheckpointInfo, CheckpointRef
 from forensics.config import RunConfig
 from forensics.findings import Cause, Finding, Skipped, sort_findings
 from forensics.run import RunLayout

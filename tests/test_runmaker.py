@@ -1,4 +1,4 @@
-"""The runs made by tests/runmaker.py have the properties their specs claim.
+"""The runs made by tests/support/runmaker.py have the properties their specs claim.
 
 Checked with plain readers only (json, safetensors, tensorboard's event protos), never with forensics
 code, so a forensics test that trusts these runs trusts the real Trainer, not our own tool. Expected
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_SPECS
-from runmaker import LossSpike, RunSpec, make_run
+from support.fixture_runs import FIXTURE_SPECS
+from support.runmaker import LossSpike, LrBlowup, RunSpec, make_run
 
 # Block of a tensor name as saved on disk (PEFT files carry `base_model.model.`).
 _BLOCK = re.compile(r"^(?:base_model\.model\.)?((?:model\.layers|transformer\.h)\.\d+)\.")
@@ -139,6 +139,13 @@ def test_spike_run_grad_norm_jumps_at_the_spike_step_and_recovers(spike_run):
     assert facts.spike_steps == (spike.step,) and facts.expected_status == "warning"
 
 
+def test_an_lr_blowup_that_might_stay_finite_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="weight_decay"):
+        make_run(tmp_path / "a", RunSpec(incidents=(LrBlowup(step=10, lr=10.0),)))  # no weight decay
+    with pytest.raises(ValueError, match="max_steps"):
+        make_run(tmp_path / "b", RunSpec(max_steps=30, weight_decay=1.0, incidents=(LrBlowup(step=10, lr=10.0),)))
+
+
 def test_a_loss_spike_off_the_logging_grid_is_refused(tmp_path):
     with pytest.raises(ValueError, match="not a logging step"):
         make_run(tmp_path / "run", RunSpec(logging_steps=5, incidents=(LossSpike(step=12),)))
@@ -150,11 +157,15 @@ def test_lr_blowup_run_logs_the_new_lr_and_diverges_to_nonfinite(lr_blowup_run):
     path, facts = lr_blowup_run
     (blowup,) = FIXTURE_SPECS["lr_blowup"].incidents
     assert not (path / "trainer_state.json").exists() and not facts.has_root_trainer_state
-    logs = _train_logs(_state(path / "checkpoint-50"))
+    logs = _train_logs(_state(path / "checkpoint-70"))
     assert all(e["learning_rate"] == (blowup.lr if s >= blowup.step else 3e-3) for s, e in logs.items())
     assert logs[facts.injected[0]["log_step"]]["loss"] > 10 * logs[blowup.step - 5]["loss"]
     nonfinite = [s for s, e in logs.items() if not math.isfinite(e["grad_norm"])]
     assert nonfinite and nonfinite[0] == facts.first_nonfinite_step > blowup.step
+    # certain, not chaotic: the decay factor |1 - lr*wd| grows the weights past fp32 within this bound
+    spec = FIXTURE_SPECS["lr_blowup"]
+    assert facts.first_nonfinite_step <= blowup.step + blowup.overflow_steps(spec.weight_decay) + spec.logging_steps
+    assert all(not math.isfinite(e["grad_norm"]) for s, e in logs.items() if s >= nonfinite[0])
     assert facts.lr_change_step == blowup.step and facts.expected_status == "broken"
 
 

@@ -8,7 +8,8 @@ import zipfile
 import pytest
 
 from forensics.errors import UnreadableFile
-from forensics.ingest.training_args import TensorPlaceholder, read_training_args, safe_unpickle_torch_file
+from forensics.ingest.training_args import read_training_args
+from forensics.torchpickle import TensorPlaceholder, safe_unpickle_torch_file
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from bigstack_support import ROOT, free_port, run_script
+from support.bigstack import ROOT, free_port, run_script
 
 from forensics.analysis import analyze
-from forensics.checkpoints import bisect
+from forensics.bisection import bisect
 from forensics.checkpoints import open_checkpoint, quick_check, scan_checkpoint
 from forensics.checkpoints.zero import param_of, rank_of
 
@@ -67,7 +67,7 @@ def test_master_fragments_joined_over_ranks_equal_zero_to_fp32(zero_runs, stage,
 @pytest.mark.parametrize("stage", STAGES)
 def test_scan_names_the_tensor_the_block_and_the_rank(zero_runs, stage):
     facts = json.loads((zero_runs / f"zero{stage}" / "facts.json").read_text())
-    stats = scan_checkpoint(zero_runs / f"zero{stage}" / "global_step3", workers=1)
+    stats = scan_checkpoint(zero_runs / f"zero{stage}" / "global_step3")
     bad = stats[stats["n_nan"] + stats["n_inf"] > 0]
     assert list(bad["name"]) == [facts["nan_param"] + ".fp32"]
     assert list(bad["block"]) == ["layers.1"]
@@ -84,7 +84,7 @@ def test_scan_names_the_tensor_the_block_and_the_rank(zero_runs, stage):
 
 @pytest.mark.parametrize("stage", STAGES)
 def test_clean_tag_is_ok(zero_runs, stage):
-    info = quick_check(zero_runs / f"zero{stage}" / "global_step2", stop_at_first=False, workers=1)
+    info = quick_check(zero_runs / f"zero{stage}" / "global_step2", stop_at_first=False)
     assert info.status == "ok" and info.ref.kind == "deepspeed"
     assert len([f for f in info.ref.files if f.name.endswith("optim_states.pt")]) == 2
 
@@ -102,7 +102,7 @@ def test_analyze_tells_the_story_of_a_zero_run(zero_runs, stage):
 @pytest.mark.parametrize("stage", (2, 3))
 def test_bisect_between_global_steps(zero_runs, stage):
     run = zero_runs / f"zero{stage}"
-    result = bisect(run / "global_step2", run / "global_step3", workers=1)
+    result = bisect(run / "global_step2", run / "global_step3")
     assert result.last_good.name == "global_step2" and result.first_bad.name == "global_step3"
     assert result.first_bad.nonfinite_tensors == ["layers.1.weight.fp32"]
 
@@ -123,7 +123,7 @@ def test_open_checkpoint_of_a_tag_folder(zero_runs):
 
 @pytest.mark.parametrize("stage", STAGES)
 def test_master_and_16bit_disagreement_is_said_with_the_rank(zero_runs, stage):
-    info = quick_check(zero_runs / f"zero{stage}" / "global_step3", stop_at_first=False, workers=1)
+    info = quick_check(zero_runs / f"zero{stage}" / "global_step3", stop_at_first=False)
     damaged = {rank_of(f) for f in info.nonfinite_files}
     assert damaged == {1}  # only rank 1's partition holds the NaN
     if stage < 3:
@@ -137,5 +137,5 @@ def test_master_and_16bit_disagreement_is_said_with_the_rank(zero_runs, stage):
 
 
 def test_clean_checkpoint_has_no_disagreement(zero_runs):
-    info = quick_check(zero_runs / "zero2" / "global_step2", stop_at_first=False, workers=1)
+    info = quick_check(zero_runs / "zero2" / "global_step2", stop_at_first=False)
     assert info.nonfinite_files == {} and info.copy_disagreements == []

@@ -2,7 +2,7 @@
 
     >>> from pathlib import Path
     >>> import forensics
-    >>> from forensics.checkpoints import find_checkpoints, quick_check, scan_checkpoint, bisect
+    >>> from forensics.checkpoints import find_checkpoints, quick_check, scan_checkpoint
     >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
     >>> refs = find_checkpoints(run)                    # [CheckpointRef], by step
     >>> [(r.name, r.step) for r in refs]
@@ -12,30 +12,29 @@
     >>> stats = scan_checkpoint(refs[-1])               # DataFrame, one row per tensor (SCAN_COLUMNS)
     >>> stats.loc[stats["n_nan"] > 0, "block"].unique().tolist()
     ['model.layers.1']
-    >>> bisect(refs[0], refs[-1]).first_bad.name        # first_bad is a CheckpointInfo
-    'checkpoint-40'
 
 Module map: readers.py / safetensors_file.py / torch_file.py read weight files; dtypes.py and
 stats.py turn raw bit chunks into stats; units.py spreads the work over processes; scan.py
-checks one checkpoint; layout.py finds them; diff.py and bisection.py compare them;
-run_checks.py is what `analyze` calls.
+checks one checkpoint; layout.py finds them; diff.py compares two; bisection.py is the pure
+search for the first bad one (the bisect use case is the top-level `forensics.bisection`);
+run_checks.py is what `analyze` calls (the findings about weights are `analyzers.weights`).
 """
-from .bisection import bisect, bisect_to_dict, window_summary
+from .bisection import BinarySearch, candidates_between, first_bad_in_full, search_window
 from .blocks import block_of, block_sort_key, blocks_in_order, strip_wrappers
 from .criterion import Criterion, parse_criterion
 from .diff import DIFF_COLUMNS, diff_checkpoints
 from .layout import find_checkpoints, open_checkpoint, siblings_between
-from .run_checks import check_run_checkpoints, weight_findings
+from .run_checks import check_run_checkpoints
 from .scan import SCAN_COLUMNS, quick_check, scan_checkpoint
-from .types import STATS_COLUMNS, STATUSES, BisectResult, CheckpointInfo, CheckpointRef
+from .types import STATS_COLUMNS, STATUSES, CheckpointInfo, CheckpointRef
 from .units import DEFAULT_CHUNK_BYTES
 
 __all__ = [
     "block_of", "block_sort_key", "blocks_in_order", "strip_wrappers",
     "find_checkpoints", "open_checkpoint", "siblings_between",
-    "quick_check", "scan_checkpoint", "check_run_checkpoints", "weight_findings",
-    "diff_checkpoints", "bisect", "bisect_to_dict", "window_summary",
+    "quick_check", "scan_checkpoint", "check_run_checkpoints",
+    "diff_checkpoints", "BinarySearch", "candidates_between", "first_bad_in_full", "search_window",
     "Criterion", "parse_criterion",
-    "CheckpointRef", "CheckpointInfo", "BisectResult",
+    "CheckpointRef", "CheckpointInfo",
     "STATS_COLUMNS", "SCAN_COLUMNS", "DIFF_COLUMNS", "STATUSES", "DEFAULT_CHUNK_BYTES",
 ]

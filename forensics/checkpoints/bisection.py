@@ -1,73 +1,44 @@
-"""`bisect`: the last good and first bad checkpoint between two, what broke, what the logs say.
+"""The pure search of `bisect`: which checkpoint between two is the last good and which the first bad.
 
-    >>> from pathlib import Path
-    >>> import forensics
-    >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
-    >>> r = bisect(run / "checkpoint-20", run / "checkpoint-60", workers=1)
-    >>> r.last_good.name, r.first_bad.name, r.first_bad.nonfinite_blocks
-    ('checkpoint-20', 'checkpoint-40', ['model.layers.1'])
-    >>> bisect_to_dict(r)["window"]
-    {'from_step': 20, 'to_step': 40}
+Knows checkpoints only (no findings, logs or reports): the use case that adds the run's logs and
+findings, and the result type, are `forensics.bisection`.
 
-The checkpoints of the same run whose step lies between the two are the candidates. The
-newest is probed first, then the oldest, then a binary search between them: O(log n) quick
-checks, each stopping at the first bad tensor. A checkpoint that cannot be read is left out
-of the search and shows as "unreadable" in `probed`. The last good and first bad are then
-compared in full (diff_checkpoints), and the findings and metrics of the window between
-their steps are attached.
+The checkpoints of the same run whose step lies between the two are the candidates. The newest is
+probed first, then the oldest, then a binary search between them: O(log n) quick checks, each
+stopping at the first bad tensor. A checkpoint that cannot be read is left out of the search and
+shows as "unreadable" in `probed`. The last good and first bad are then compared in full
+(diff_checkpoints) to name every damaged tensor.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import pandas as pd
 
-from ..findings import json_safe
-from .blocks import block_of, block_sort_key, blocks_in_order
-from .criterion import parse_criterion
+from .blocks import block_sort_key, blocks_in_order
 from .diff import DIFF_COLUMNS, diff_checkpoints
 from .layout import siblings_between
-from .scan import as_ref, quick_check
-from .types import BisectResult, CheckpointInfo, CheckpointRef
+from .scan import quick_check
+from .types import CheckpointInfo, CheckpointRef
 
 Progress = Callable[[str], None]
-WINDOW_METRICS = ("loss", "grad_norm", "learning_rate", "eval_loss")
+Probe = Callable[[CheckpointRef], CheckpointInfo]
 
 
-def bisect(a, b, criterion=None, timeline=None, findings=None, progress: Progress | None = None, *,
-           workers: int | None = None) -> BisectResult:
-    """Find the last good and first bad checkpoint between `a` and `b` (folders, files or CheckpointRefs).
-
-    Args:
-        a, b: the two checkpoints; their order does not matter when both have steps.
-        criterion: what else counts as bad (see criterion.parse_criterion), e.g. "absmax>1e4".
-        timeline: the run's Timeline; its metrics inside the window go to `window_summary`.
-        findings: analyze's findings; those whose step lies in (last_good.step, first_bad.step] are
-            kept. When None and a timeline is given, the metric analyzers are run on it.
-        progress: called with a short line per probe.
-        workers: processes per quick check (default: os.cpu_count()).
-
-    Returns a BisectResult; `bisect_to_dict` gives the `bisect --json` contract.
-    """
-    ra, rb = as_ref(a), as_ref(b)
-    if ra.step is not None and rb.step is not None and ra.step > rb.step:
-        ra, rb = rb, ra
-    criterion = parse_criterion(criterion)
-    candidates = [ra, *siblings_between(ra, rb), rb] if ra.path != rb.path else [ra]
-    search = _Search(candidates, lambda ref: quick_check(ref, criterion, workers=workers), progress)
-    last_good, first_bad = search.run()
-    bad_info, changes = _compare(last_good, first_bad, search.infos.get(first_bad), ra, criterion, workers, progress)
-    window = _window(last_good, first_bad, ra, rb)
-    if findings is None and timeline is not None:
-        findings = _timeline_findings(timeline)
-    return BisectResult(last_good=last_good, first_bad=bad_info, probed=search.probed, window=window,
-                        changes=changes, findings=_in_window(findings or [], window), candidates=candidates,
-                        window_summary=window_summary(timeline, window) if timeline is not None else {},
-                        criterion=criterion.describe())
+def candidates_between(ra: CheckpointRef, rb: CheckpointRef) -> list[CheckpointRef]:
+    """`ra`, the checkpoints of the same run between the two (by step), and `rb`; `[ra]` when they are one."""
+    return [ra, *siblings_between(ra, rb), rb] if ra.path != rb.path else [ra]
 
 
-class _Search:
+def search_window(last_good: CheckpointRef | None, first_bad: CheckpointRef | None,
+                  ra: CheckpointRef, rb: CheckpointRef) -> tuple[int | None, int | None]:
+    """The steps (last good, first bad] the damage happened in; the whole range when nothing is bad."""
+    if first_bad is None:
+        return ra.step, rb.step
+    return (last_good.step if last_good else None), first_bad.step
+
+
+class BinarySearch:
     """Binary search over `candidates` (by step) with a probe that says ok / bad / unreadable."""
 
     def __init__(self, candidates: list[CheckpointRef], check: Callable[[CheckpointRef], CheckpointInfo],
@@ -119,7 +90,7 @@ class _Search:
         return None
 
 
-def _compare(last_good, first_bad, probe: CheckpointInfo | None, ra, criterion, workers,
+def first_bad_in_full(last_good, first_bad, probe: CheckpointInfo | None, ra, criterion, workers,
              progress) -> tuple[CheckpointInfo | None, pd.DataFrame]:
     """(first bad with every damaged tensor named, changes last good -> first bad, largest first).
 
@@ -145,82 +116,3 @@ def _compare(last_good, first_bad, probe: CheckpointInfo | None, ra, criterion, 
         info.extra["over_bound_tensors"] = [t for t, m in zip(changes["tensor"], changes["absmax_b"])
                                             if criterion.is_bad(m)]
     return info, changes
-
-
-def _timeline_findings(timeline) -> list:
-    from ..analyzers import run_all
-    from ..config import Thresholds
-    return run_all(timeline, Thresholds())
-
-
-def _window(last_good, first_bad, ra, rb) -> tuple[int | None, int | None]:
-    if first_bad is None:
-        return ra.step, rb.step
-    return (last_good.step if last_good else None), first_bad.step
-
-
-def _in_window(findings: list, window: tuple[int | None, int | None]) -> list:
-    lo, hi = window
-    return [f for f in findings if (lo is None or f.step > lo) and (hi is None or f.step <= hi)]
-
-
-def window_summary(timeline, window: tuple[int | None, int | None]) -> dict:
-    """Per metric inside (from_step, to_step]: points, first/last/max value and step, first NaN/Inf step."""
-    lo, hi = window
-    out = {}
-    for metric in WINDOW_METRICS:
-        series = timeline.series(metric)
-        if lo is not None:
-            series = series[series.index > lo]
-        if hi is not None:
-            series = series[series.index <= hi]
-        if series.empty:
-            continue
-        finite = series[series.map(math.isfinite)]
-        bad = series[~series.map(math.isfinite)]
-        out[metric] = {
-            "points": int(series.size),
-            "first": float(series.iloc[0]), "last": float(series.iloc[-1]),
-            "max": float(finite.max()) if finite.size else None,
-            "max_step": int(finite.idxmax()) if finite.size else None,
-            "first_nonfinite_step": int(bad.index[0]) if bad.size else None,
-        }
-    return out
-
-
-def bisect_to_dict(result: BisectResult) -> dict:
-    """The `bisect --json` contract (fields may be added, never renamed)."""
-    first_bad = result.first_bad
-    changes = result.changes if result.changes is not None else pd.DataFrame(columns=DIFF_COLUMNS)
-    damaged: dict[str, list[str]] = {}
-    if first_bad is not None:
-        for t in first_bad.nonfinite_tensors:
-            damaged.setdefault(_block_or_other(t), []).append(t)
-    return json_safe({
-        "last_good": result.last_good.to_dict() if result.last_good else None,
-        "first_bad": None if first_bad is None else {
-            **first_bad.ref.to_dict(), "status": first_bad.status,
-            "nonfinite_tensors": list(first_bad.nonfinite_tensors),
-            "nonfinite_blocks": list(first_bad.nonfinite_blocks), **_extra(first_bad)},
-        "probed": [{**ref.to_dict(), "verdict": verdict} for ref, verdict in result.probed],
-        "window": {"from_step": result.window[0], "to_step": result.window[1]},
-        "findings": [f.to_dict() for f in result.findings],
-        "changes": [_change(r) for r in changes.to_dict("records")],
-        "damaged_blocks": [{"block": b, "tensors": t} for b, t in damaged.items()],
-        "candidates": [ref.to_dict() for ref in result.candidates],
-        "window_summary": result.window_summary,
-        "criterion": result.criterion,
-    })
-
-
-def _block_or_other(tensor: str) -> str:
-    return block_of(tensor) or "(outside blocks)"
-
-
-def _extra(info: CheckpointInfo) -> dict:
-    return {"over_bound_tensors": info.extra["over_bound_tensors"]} if "over_bound_tensors" in info.extra else {}
-
-
-def _change(row: dict) -> dict:
-    """A changes row for JSON: a value that does not apply (NaN) becomes null; json_safe does the rest."""
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}

@@ -33,9 +33,9 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import UnreadableFile, os_reason
-from ..ingest.training_args import StoragePlaceholder, inert_unpickle_bytes, to_plain
+from ..torchpickle import StoragePlaceholder, inert_unpickle_bytes, to_plain
 from .dtypes import TORCH_CODES, Scratch
-from .readers import TensorEntry, chunk_elements
+from .entries import TensorEntry, chunk_elements
 
 METADATA_NAME = ".metadata"
 _MAX_METADATA_BYTES = 512 << 20

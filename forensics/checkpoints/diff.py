@@ -25,7 +25,8 @@ from ..errors import UnreadableFile
 from ..findings import Skipped
 from .blocks import block_of, block_sort_key
 from .dtypes import WIDEN, WIDEN_FOR_SUMS, Scratch, magnitude_value
-from .readers import chunk_elements, open_weight_file
+from .entries import chunk_elements
+from .readers import open_weight_file
 from .scan import as_ref, close_files, open_files
 from .stats import Partial, f32_sums_safe, full_chunk, quick_chunk, stats_row, sum_of_squares
 from .units import DEFAULT_CHUNK_BYTES, map_in_pool, split_entries, unit_target, worth_a_pool

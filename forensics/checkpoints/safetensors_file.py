@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import UnreadableFile, os_reason
 from .dtypes import DTYPES, Scratch
-from .readers import TensorEntry, chunk_elements
+from .entries import TensorEntry, chunk_elements
 
 MAX_HEADER_BYTES = 100_000_000  # safetensors' own MAX_HEADER_SIZE
 

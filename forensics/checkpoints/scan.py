@@ -27,7 +27,8 @@ from ..findings import Skipped
 from .blocks import block_sort_key, blocks_in_order
 from .criterion import parse_criterion
 from .layout import open_checkpoint
-from .readers import WeightFile, open_weight_file
+from .entries import WeightFile
+from .readers import open_weight_file
 from .stats import Partial, needs_shifted_pass, stats_row
 from .types import STATS_COLUMNS, CheckpointInfo, CheckpointRef
 from .units import DEFAULT_CHUNK_BYTES, Job, Piece, Unit, plan_units, run_units

@@ -28,7 +28,7 @@ import numpy as np
 
 from .blocks import block_of
 from .dtypes import WIDEN, WIDEN_FOR_SUMS, DtypeInfo, Scratch, magnitude_value
-from .readers import TensorEntry
+from .entries import TensorEntry
 
 FP16_MAX = 65504.0
 ROW = 256  # float32 accumulation length: short enough to keep row sums exact to ~1e-7

@@ -2,14 +2,12 @@
 
 Files from `torch.save` (zip format) are memory-mapped, so a tensor's bytes are read only
 when its chunks are. DeepSpeed `*model_states.pt` keep the weights under `module`; their
-counters (`skipped_steps`, `global_steps`) are read with `read_deepspeed_counters`, which
-executes nothing and needs no torch.
+counters (`skipped_steps`, `global_steps`) are read with `torchpickle.read_deepspeed_counters`,
+which executes nothing and needs no torch.
 """
 from __future__ import annotations
 
-import os
 import pickle
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -17,12 +15,11 @@ import numpy as np
 
 from ..errors import UnreadableFile, os_reason
 from .dtypes import TORCH_CODES, Scratch
-from .readers import TensorEntry, chunk_elements
+from .entries import TensorEntry, chunk_elements
 
 TORCH_HINT = "install torch to read .bin/.pt (pip install 'forensics[torch]')"
 # Keys under which a saved dict keeps its state dict (DeepSpeed: module; others: state_dict, model).
 _STATE_KEYS = ("module", "state_dict", "model")
-DEEPSPEED_COUNTERS = ("skipped_steps", "global_steps", "global_samples", "dp_world_size", "mp_world_size")
 
 
 def import_torch(path):
@@ -121,24 +118,3 @@ def _collect(obj, prefix: str, out: dict, torch, depth: int) -> None:
     elif isinstance(obj, (list, tuple)) and depth < 8:
         for i, value in enumerate(obj):
             _collect(value, f"{prefix}.{i}" if prefix else str(i), out, torch, depth + 1)
-
-
-def read_deepspeed_counters(path) -> dict[str, int]:
-    """`skipped_steps`, `global_steps`, ... of a DeepSpeed `*model_states.pt`, read without executing it.
-
-    Returns only the counters found. Raises UnreadableFile when the file cannot be read. The
-    checkpoint check and the run configuration both ask for them: the file is unpickled once.
-    """
-    st = os.stat(path)
-    return dict(_counters(str(path), st.st_mtime_ns, st.st_size))
-
-
-@lru_cache(maxsize=64)
-def _counters(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, int], ...]:
-    from ..ingest.training_args import safe_unpickle_torch_file
-
-    state = safe_unpickle_torch_file(path)
-    if not isinstance(state, dict):
-        return ()
-    return tuple((key, state[key]) for key in DEEPSPEED_COUNTERS
-                 if isinstance(state.get(key), int) and not isinstance(state.get(key), bool))

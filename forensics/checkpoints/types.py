@@ -99,31 +99,6 @@ class CheckpointInfo:
         }
 
 
-@dataclass
-class BisectResult:
-    """What `bisect` found between two checkpoints (its to_dict() is the bisect --json contract)."""
-
-    last_good: CheckpointRef | None
-    first_bad: CheckpointInfo | None
-    probed: list[tuple[CheckpointRef, str]]          # (checkpoint, "ok" | "bad" | "unreadable") in probe order
-    window: tuple[int | None, int | None]
-    changes: pd.DataFrame                             # tensor, block, rel_change, ... largest first
-    findings: list = field(default_factory=list)      # analyze findings inside the window
-    candidates: list[CheckpointRef] = field(default_factory=list)
-    window_summary: dict = field(default_factory=dict)  # metric -> points, first/last/max, first NaN/Inf step
-    criterion: str = "non-finite only"                  # what counted as bad besides NaN/Inf
-
-    def _repr_html_(self) -> str:
-        """A notebook view: the verdict, probes, damaged blocks, largest changes and the window's findings.
-
-        Rendered by the report's own template and Jinja environment (autoescape), like `bisect --html`.
-        """
-        from ..report.html import _bisect_context, _environment
-
-        body = _environment().get_template("bisect_body.html").render(b=_bisect_context(self))
-        return f'<div class="forensics-bisect">{body}</div>'
-
-
 def first_bad_of(checkpoints) -> CheckpointInfo | None:
     """The first checkpoint holding NaN/Inf weights, in the given order (by step, unknown steps last)."""
     return next((c for c in checkpoints if c.status == "nonfinite"), None)

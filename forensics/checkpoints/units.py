@@ -21,8 +21,9 @@ from typing import Callable
 from ..errors import UnreadableFile
 from .criterion import Criterion
 from .dtypes import Scratch, magnitude_value
+from .entries import WeightFile
 from .fanout import active_client, map_on_dask
-from .readers import WeightFile, open_weight_file
+from .readers import open_weight_file
 from .stats import Partial, full_chunk, quick_chunk, shifted_chunk
 
 # Raw bytes per chunk: a chunk and its float32 widening stay in cache, and numpy's per-call

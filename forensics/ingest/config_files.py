@@ -19,7 +19,8 @@ from typing import Any
 
 from ..errors import UnreadableFile
 from ._jsonfile import read_json_object
-from .training_args import read_training_args, safe_unpickle_torch_file
+from ..torchpickle import safe_unpickle_torch_file
+from .training_args import read_training_args
 
 # config.json keys that other architectures spell differently (GPT-2: n_layer, n_embd).
 _MODEL_ALIASES = {"n_layer": "num_hidden_layers", "num_layers": "num_hidden_layers", "n_embd": "hidden_size",
@@ -143,7 +144,7 @@ def read_optim_states(path) -> dict[str, Any]:
 
 def read_model_states(path) -> dict[str, Any]:
     """DeepSpeed `*model_states.pt`: `state.skipped_steps` (fp16 overflow skips), `state.global_steps`."""
-    from ..checkpoints.torch_file import read_deepspeed_counters
+    from ..torchpickle import read_deepspeed_counters
 
     counters = read_deepspeed_counters(path)
     if not ({"skipped_steps", "global_steps"} & set(counters)):

@@ -1,7 +1,7 @@
-"""The report: the story of a run (plain data), its plots, and the self-contained HTML page.
+"""The report: the story of a run (plain data), its text and its self-contained HTML page.
 
-    from forensics.report import build_story, write_html
-    print(build_story(analysis).to_text())
+    from forensics.report import build_story, story_text, write_html
+    print(story_text(build_story(analysis)))
     write_html(analysis, "report.html")
 """
 import importlib
@@ -10,8 +10,8 @@ import importlib
 _EXPORTS = {
     "damage_map_figure": ".damage", "figure_data_uri": ".plots", "main_figure": ".plots",
     "render_bisect_html": ".html", "render_html": ".html", "summary_html": ".html", "write_bisect_html": ".html",
-    "write_html": ".html", "Answer": ".story", "Story": ".story", "block_ranges": ".story", "build_story": ".story",
-    "natural_key": ".story",
+    "write_html": ".html", "Answer": ".story", "Story": ".story", "build_story": ".story",
+    "block_ranges": ".notation", "elide": ".notation", "story_text": ".text", "analysis_text": ".text",
 }
 
 
@@ -25,6 +25,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "build_story", "Story", "Answer", "main_figure", "damage_map_figure", "figure_data_uri",
-    "render_html", "write_html", "summary_html", "render_bisect_html", "write_bisect_html", "block_ranges", "natural_key",
+    "build_story", "Story", "Answer", "story_text", "analysis_text", "main_figure", "damage_map_figure",
+    "figure_data_uri", "render_html", "write_html", "summary_html", "render_bisect_html", "write_bisect_html",
+    "block_ranges", "elide",
 ]

@@ -15,7 +15,8 @@ from matplotlib.colors import LogNorm, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from .story import elide, natural_key
+from ..checkpoints.blocks import block_sort_key
+from .notation import elide
 
 NOT_SCANNED, FINITE_NO_STATS, FINITE, NONFINITE = 0, 1, 2, 3
 STATE_COLORS = {NOT_SCANNED: "#eeeeee", FINITE_NO_STATS: "#a5d6a7", NONFINITE: "#c62828"}
@@ -37,7 +38,7 @@ class DamageMatrix:
 def damage_matrix(checkpoints) -> DamageMatrix | None:
     """The grid for `checkpoints` (in step order), or None when no block is known in any of them."""
     per_ckpt = [_block_view(c) for c in checkpoints]
-    blocks = sorted({b for view, _ in per_ckpt for b in view}, key=natural_key)
+    blocks = sorted({b for view, _ in per_ckpt for b in view}, key=block_sort_key)
     if not blocks:
         return None
     states = np.full((len(blocks), len(checkpoints)), NOT_SCANNED, dtype=int)

@@ -15,7 +15,8 @@ import jinja2
 from .._version import __version__
 from .damage import damage_map_figure
 from .plots import figure_data_uri, main_figure
-from .story import build_story, block_ranges
+from .notation import block_ranges
+from .story import build_story
 from . import tables
 
 
@@ -91,6 +92,12 @@ def write_bisect_html(result, path) -> Path:
     path = Path(path)
     path.write_text(render_bisect_html(result), encoding="utf-8")
     return path
+
+
+def bisect_fragment_html(result) -> str:
+    """A bisect result as an HTML fragment (for a notebook): the bisect page's body, autoescaped."""
+    body = _environment().get_template("bisect_body.html").render(b=_bisect_context(result))
+    return f'<div class="forensics-bisect">{body}</div>'
 
 
 def _bisect_context(result) -> dict:

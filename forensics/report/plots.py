@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
-from .story import elide
+from .notation import elide
 
 SEVERITY_COLORS = {"error": "#c62828", "warning": "#ef6c00", "info": "#757575"}
 CHECKPOINT_COLORS = {"ok": "#2e7d32", "nonfinite": "#c62828", "unreadable": "#9e9e9e", "empty": "#9e9e9e"}

@@ -6,13 +6,12 @@ the notebook all render the same Story, so it holds strings only, no markup.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from ..checkpoints.blocks import block_sort_key as natural_key  # names sort with numbers by value
 from ..checkpoints.types import CheckpointInfo
 from ..findings import Finding
+from .notation import block_ranges
 
 VERDICTS = {"healthy": "Healthy", "warning": "Warning", "broken": "Broken"}
 
@@ -68,19 +67,6 @@ class Story:
         """(numbered question, lines) per answer: paragraphs, then bullets prefixed with "- "."""
         return [(f"{i}. {a.question}", list(a.paragraphs) + [f"- {b}" for b in a.bullets])
                 for i, a in enumerate(self.answers, 1)]
-
-    def to_text(self, notes: Iterable[str] = ()) -> str:
-        """The story as plain text lines (what a terminal shows); `notes` go just before the next step."""
-        lines = [f"{self.verdict.upper()}: {self.headline}"]
-        for title, body in self.sections():
-            if body:
-                lines += ["", title] + [f"  {line}" for line in body]
-        notes = list(notes)
-        if notes:
-            lines += [""] + notes
-        if self.next_step:
-            lines += ["", self.next_step]
-        return "\n".join(lines) + "\n"
 
 
 def build_story(analysis) -> Story:
@@ -242,46 +228,3 @@ def _known_config(config) -> Iterable[str]:
     for key in KNOWN_KEYS:
         if key in config.values:
             yield f"{key} = {config.get(key)!r} (from {config.source_of(key)})"
-
-
-_INDEXED = re.compile(r"^(?P<prefix>.*?)(?P<idx>\d+)$")
-
-
-def block_ranges(blocks: Iterable[str]) -> str:
-    """Blocks written compactly: consecutive indices of one container joined as a range.
-
-    >>> block_ranges(["transformer.h.23", "transformer.h.21", "transformer.h.22", "lm_head"])
-    'lm_head, transformer.h.21-23'
-    """
-    groups: dict[str, list[int]] = {}
-    plain: list[str] = []
-    for block in sorted(set(blocks), key=natural_key):
-        m = _INDEXED.match(block)
-        if m:
-            groups.setdefault(m["prefix"], []).append(int(m["idx"]))
-        else:
-            plain.append(block)
-    parts = plain + [prefix + run for prefix, idx in groups.items() for run in _runs(idx)]
-    return ", ".join(sorted(parts, key=natural_key))
-
-
-def _runs(indices: list[int]) -> list[str]:
-    runs, start = [], indices[0]
-    for prev, cur in zip(indices, indices[1:] + [None]):
-        if cur is None or cur != prev + 1:
-            runs.append(str(start) if start == prev else f"{start}-{prev}")
-            start = cur
-    return runs
-
-
-def elide(name: str, limit: int = 28) -> str:
-    """`name` cut to `limit` characters with an ellipsis in the middle (the tail holds the step or index).
-
-    >>> elide("checkpoint-with-a-very-long-name-12000", 20)
-    'checkpoi…-name-12000'
-    """
-    name = str(name)
-    if len(name) <= limit:
-        return name
-    tail = (limit - 1) * 3 // 5
-    return name[:limit - 1 - tail] + "…" + name[-tail:]

@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 
 from ..analyzers.metrics import fmt as fmt_number
-from ..checkpoints.blocks import block_of
+from ..checkpoints.blocks import block_of, block_sort_key
 from ..run import FILE_KINDS
-from .story import block_ranges, natural_key
+from .notation import block_ranges
 
 MAX_ROWS = 1000      # findings / checkpoints / skipped rows shown; more are counted, not listed
 WORST_TENSORS = 25
@@ -91,7 +91,7 @@ def worst_tensor_rows(ckpt) -> list[dict[str, str]]:
         return []
     if ckpt.stats is None or not len(ckpt.stats):
         # A quick check names the bad tensors only.
-        return [{"name": name} for name in sorted(ckpt.nonfinite_tensors, key=natural_key)[:WORST_TENSORS]]
+        return [{"name": name} for name in sorted(ckpt.nonfinite_tensors, key=block_sort_key)[:WORST_TENSORS]]
     stats = ckpt.stats
     bad = stats["n_nan"].fillna(0) + stats["n_inf"].fillna(0)
     order = stats.assign(_bad=bad, _abs=stats["absmax"].fillna(-math.inf)).sort_values(
@@ -145,6 +145,6 @@ def damaged_by_block(ckpt) -> list[dict[str, str]]:
     groups: dict[str, list[str]] = {}
     for name in ckpt.nonfinite_tensors:
         groups.setdefault(block_of(name) or "(outside blocks)", []).append(name)
-    return [{"block": b, "count": str(len(t)), "tensors": ", ".join(sorted(t, key=natural_key))}
-            for b, t in sorted(groups.items(), key=lambda kv: natural_key(kv[0]))]
+    return [{"block": b, "count": str(len(t)), "tensors": ", ".join(sorted(t, key=block_sort_key))}
+            for b, t in sorted(groups.items(), key=lambda kv: block_sort_key(kv[0]))]
 

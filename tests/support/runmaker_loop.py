@@ -220,7 +220,8 @@ def training_args(out_dir: Path, spec):
     kwargs = dict(
         output_dir=str(out_dir), max_steps=spec.max_steps, per_device_train_batch_size=spec.batch_size,
         learning_rate=spec.learning_rate, warmup_steps=spec.warmup_steps, lr_scheduler_type=spec.lr_scheduler_type,
-        max_grad_norm=spec.max_grad_norm, optim=spec.optim, logging_steps=spec.logging_steps,
+        max_grad_norm=spec.max_grad_norm, optim=spec.optim, weight_decay=spec.weight_decay,
+        logging_steps=spec.logging_steps,
         save_steps=spec.save_steps, save_only_model=spec.save_only_model, seed=spec.seed,
         bf16=spec.weights_dtype == "bfloat16", report_to=["tensorboard"], use_cpu=True,
         dataloader_num_workers=0, disable_tqdm=True,

@@ -1,4 +1,4 @@
-"""Builders for the five runs of INCIDENTS.md, made with the real Trainer (tests/runmaker.py) on CPU.
+"""Builders for the five runs of INCIDENTS.md, made with the real Trainer (tests/support/runmaker.py) on CPU.
 
 Each builder trains a tiny model with the incident's own settings recorded by the real writers
 (TrainingArguments -> training_args.bin and the TensorBoard `args` text, model.config -> config.json
@@ -25,12 +25,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-try:
-    from . import runmaker as rm
-    from . import runmaker_loop as loop
-except ImportError:
-    import runmaker as rm
-    import runmaker_loop as loop
+from . import runmaker as rm
+from . import runmaker_loop as loop
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,36 @@
-"""Plain-text renderings for the terminal: short, readable, one screen.
+"""The text report: plain-text renderings for the terminal, short, readable, one screen.
 
-The CLI prints these; a notebook user gets the same text from `str(...)` of the results.
+The CLI prints these; the HTML report beside it (`html.py`) tells the same story as a page.
 """
 from __future__ import annotations
 
 import math
+from typing import Iterable
 
 import pandas as pd
 
-from .checkpoints.blocks import block_sort_key
-from .timeline import Timeline
+from ..checkpoints.blocks import block_sort_key
+from ..timeline import Timeline
+from .story import Story, build_story
 
 def analysis_text(analysis) -> str:
     """The verdict, the four answers, one line per skipped file, and where to look next."""
-    from .report import build_story
-
     skipped = [f"skipped {s.path}: {s.reason}" for s in analysis.skipped]
-    return build_story(analysis).to_text(notes=skipped)
+    return story_text(build_story(analysis), notes=skipped)
+
+
+def story_text(story: Story, notes: Iterable[str] = ()) -> str:
+    """The story as plain text lines (what a terminal shows); `notes` go just before the next step."""
+    lines = [f"{story.verdict.upper()}: {story.headline}"]
+    for title, body in story.sections():
+        if body:
+            lines += ["", title] + [f"  {line}" for line in body]
+    notes = list(notes)
+    if notes:
+        lines += [""] + notes
+    if story.next_step:
+        lines += ["", story.next_step]
+    return "\n".join(lines) + "\n"
 
 
 def timeline_text(timeline: Timeline, wide: bool = False, rows: int = 20) -> str:

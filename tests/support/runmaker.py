@@ -10,7 +10,7 @@ logged number passes through HF's own code: the NaN filter, the grad-norm comput
 which checkpoints were saved before and after, the training arguments), taken from the spec and from
 the Trainer's own in-memory state, never from reading the files back. Tests compare tools against them.
 
-    python -c "from tests.runmaker import *; print(make_run('/tmp/r', RunSpec(incidents=(NanInjection(31),))))"
+    PYTHONPATH=tests python -c "from support.runmaker import *; print(make_run('/tmp/r', RunSpec(incidents=(NanInjection(31),))))"
 """
 from __future__ import annotations
 
@@ -22,10 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-try:  # imported as tests.runmaker, or with tests/ on sys.path (pytest's rootdir conftest, the script)
-    from . import runmaker_loop as loop
-except ImportError:
-    import runmaker_loop as loop
+from . import runmaker_loop as loop
 
 
 # ---------------------------------------------------------------- what to inject, and when
@@ -96,7 +93,15 @@ class LossSpike(_Incident):
 class LrBlowup(_Incident):
     """From `step` on the optimizer runs at `lr` (the scheduler's base LR is changed too, so its
     schedule goes on from the new value), as a wrong LR or a broken scheduler does: the loss diverges,
-    and without clipping (max_grad_norm=0) and a constant schedule it goes non-finite."""
+    and with weight decay past its stability edge it goes non-finite on any machine.
+
+    Why certain: AdamW bounds each Adam update by about the LR, so whether a tiny fp32 model overflows
+    from a high LR alone is chaotic (CPU float kernels, transformers version). Its decoupled weight
+    decay is not bounded: every step multiplies each decayed weight by (1 - lr * weight_decay). Past
+    lr * weight_decay = 2 that factor's size exceeds 1, so the weights grow geometrically whatever the
+    gradients do, and leave fp32 within `overflow_steps` steps; `_check_spec` refuses a spec whose
+    factor is too small, or whose run too short, for that to be certain.
+    """
 
     step: int
     lr: float = 5.0
@@ -107,6 +112,19 @@ class LrBlowup(_Incident):
 
     def first_visible_step(self) -> int:
         return self.step + 1  # the loss of `step` was computed with the weights from before the change
+
+    def growth(self, weight_decay: float) -> float:
+        """The factor every decayed weight is multiplied by each step once the change acts: |1 - lr*wd|
+        (the Adam update, about the LR, is small beside it once the weights have grown past the LR)."""
+        return abs(1.0 - self.lr * weight_decay)
+
+    def overflow_steps(self, weight_decay: float) -> int:
+        """Steps after `step` by which the decayed weights have left the fp32 range (3.4e38) by construction;
+        in practice the forward pass overflows well before the weights do."""
+        return math.ceil(math.log(_FP32_MAX) / math.log(self.growth(weight_decay)))
+
+
+_FP32_MAX = 3.4028234663852886e38
 
 
 @dataclass(frozen=True)
@@ -157,6 +175,7 @@ class RunSpec:
     lr_scheduler_type: str = "linear"
     max_grad_norm: float = 1.0
     optim: str = "adamw_torch"
+    weight_decay: float = 0.0  # AdamW's decoupled decay; a LrBlowup needs lr * weight_decay well past 2
     logging_steps: int = 5
     save_steps: int = 20
     seed: int = 0
@@ -267,8 +286,21 @@ def _check_spec(spec: RunSpec) -> None:
         if isinstance(incident, LossSpike) and incident.step % spec.logging_steps:
             raise ValueError(f"LossSpike step {incident.step} is not a logging step (every {spec.logging_steps}): "
                              "HF logs the grad_norm of the last step of a window only, so the spike would not show")
+        if isinstance(incident, LrBlowup):
+            _check_blowup(incident, spec)
     if spec.resume and spec.resume.from_checkpoint % spec.save_steps:
         raise ValueError(f"no checkpoint-{spec.resume.from_checkpoint} to resume from (save_steps={spec.save_steps})")
+
+
+def _check_blowup(blowup: LrBlowup, spec: RunSpec) -> None:
+    """Refuse a blow-up that might stay finite: decay too weak to grow the weights, or too few steps."""
+    if blowup.growth(spec.weight_decay) < 4.0:
+        raise ValueError(f"LrBlowup lr={blowup.lr} with weight_decay={spec.weight_decay}: lr * weight_decay "
+                         "must be at least 5 for the weights to grow geometrically past fp32")
+    last = blowup.step + blowup.overflow_steps(spec.weight_decay) + spec.logging_steps
+    if last > spec.max_steps:
+        raise ValueError(f"LrBlowup at step {blowup.step} overflows by step {last} at the latest; "
+                         f"max_steps={spec.max_steps} is too short for the non-finite log to be certain")
 
 
 def _wait_for_next_second() -> None:

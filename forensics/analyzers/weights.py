@@ -1,0 +1,111 @@
+"""Findings about a run's weights, judged from what `checkpoints.check_run_checkpoints` measured.
+
+`weight_findings` turns the checkpoint verdicts into Findings: `nonfinite_weights` (the first bad
+checkpoint), `weights_over_bound` (a user bound), `weights_near_fp16_limit` and `empty_checkpoint`.
+`checkpoints/` reads and measures; judging happens here, beside the log analyzers.
+"""
+from __future__ import annotations
+
+from ..checkpoints.blocks import blocks_in_order
+from ..checkpoints.types import CheckpointInfo, last_good_before_of
+from ..config import Thresholds
+from ..findings import Finding
+
+MAX_EVIDENCE_TENSORS = 50
+
+
+def weight_findings(checkpoints: list[CheckpointInfo], timeline, thresholds: Thresholds) -> list[Finding]:
+    """Findings about the weights; an empty list for healthy checkpoints."""
+    if not checkpoints:
+        return []
+    fallback = _last_step(timeline)
+    out = []
+    first_bad = _first_bad(checkpoints, fallback)
+    if first_bad is not None:
+        out.append(first_bad)
+    over = next((c for c in checkpoints if c.status == "bad"), None)
+    if over is not None:
+        out.append(_over_bound(over, thresholds, fallback))
+    out += _near_fp16_limit(checkpoints, thresholds, fallback)
+    out += [_empty(c, fallback) for c in checkpoints if c.status == "empty"]
+    return out
+
+
+def _step(info: CheckpointInfo, fallback: int) -> int:
+    return info.step if info.step is not None else fallback
+
+
+def _last_step(timeline) -> int:
+    frame = getattr(timeline, "frame", None)
+    if frame is None or frame.empty:
+        return 0
+    return int(frame["step"].max())
+
+
+def _first_bad(checkpoints: list[CheckpointInfo], fallback: int) -> Finding | None:
+    bad = [c for c in checkpoints if c.status == "nonfinite"]
+    if not bad:
+        return None
+    first = bad[0]  # the same rule as first_bad_of
+    last_good = last_good_before_of(checkpoints, first)
+    blocks = first.nonfinite_blocks
+    where = f"in {len(blocks)} block(s) ({_span(blocks)})" if blocks else "outside the repeated blocks"
+    safe = f"{last_good.name} (step {last_good.step}) is the last good one" if last_good \
+        else "no earlier checkpoint reads clean"
+    message = (f"Checkpoint {first.name} (step {first.step}) holds NaN/Inf weights in "
+               f"{len(first.nonfinite_tensors)} tensor(s) {where}; {safe}.")
+    if first.copy_disagreements:
+        message += " ZeRO copies disagree: " + "; ".join(first.copy_disagreements[:3]) + "."
+    evidence = {
+        "checkpoint": first.name, "path": str(first.ref.path), "checkpoint_step": first.step,
+        "last_good": last_good.name if last_good else None, "last_good_step": last_good.step if last_good else None,
+        "nonfinite_blocks": list(blocks), "n_nonfinite_tensors": len(first.nonfinite_tensors),
+        "nonfinite_tensors": first.nonfinite_tensors[:MAX_EVIDENCE_TENSORS],
+        "later_bad_checkpoints": [c.name for c in bad[1:]],
+        "copy_disagreements": list(first.copy_disagreements),
+        "nonfinite_files": sorted(first.nonfinite_files),
+    }
+    if first.stats is not None:
+        evidence["n_nan"] = int(first.stats["n_nan"].sum())
+        evidence["n_inf"] = int(first.stats["n_inf"].sum())
+    end = bad[-1].step if len(bad) > 1 and bad[-1].step is not None else None
+    return Finding("nonfinite_weights", "error", _step(first, fallback), message, end_step=end, evidence=evidence)
+
+
+def _span(blocks: list[str]) -> str:
+    return blocks[0] if len(blocks) == 1 else f"{blocks[0]} ... {blocks[-1]}"
+
+
+def _over_bound(info: CheckpointInfo, thresholds: Thresholds, fallback: int) -> Finding:
+    tensors = info.extra.get("over_bound_tensors", [])
+    message = (f"Checkpoint {info.name} (step {info.step}) has {len(tensors)} tensor(s) with |value| above "
+               f"{thresholds.absmax_bound:g}, the bound set for this analysis.")
+    return Finding("weights_over_bound", "error", _step(info, fallback), message,
+                   evidence={"checkpoint": info.name, "bound": thresholds.absmax_bound,
+                             "tensors": tensors[:MAX_EVIDENCE_TENSORS], "blocks": blocks_in_order(tensors)})
+
+
+def _near_fp16_limit(checkpoints: list[CheckpointInfo], thresholds: Thresholds, fallback: int) -> list[Finding]:
+    """The first fully scanned checkpoint with finite weights above fp16_headroom_warn x fp16_max."""
+    limit = thresholds.fp16_headroom_warn * thresholds.fp16_max
+    for info in checkpoints:
+        if info.stats is None or info.stats.empty:
+            continue
+        near = info.stats[info.stats["absmax"] > limit].sort_values("absmax", ascending=False)
+        if near.empty:
+            continue
+        top = float(near["absmax"].iloc[0])
+        message = (f"Checkpoint {info.name} (step {info.step}) has {len(near)} tensor(s) with finite weights above "
+                   f"{limit:g} (largest {top:g}, {thresholds.fp16_max / top:.2g}x below the fp16 limit "
+                   f"{thresholds.fp16_max:g}); in fp16 these overflow easily.")
+        return [Finding("weights_near_fp16_limit", "warning", _step(info, fallback), message, evidence={
+            "checkpoint": info.name, "limit": limit, "largest_absmax": top,
+            "tensors": near["name"].head(MAX_EVIDENCE_TENSORS).tolist(),
+            "blocks": blocks_in_order(near["name"].tolist())})]
+    return []
+
+
+def _empty(info: CheckpointInfo, fallback: int) -> Finding:
+    return Finding("empty_checkpoint", "warning", _step(info, fallback),
+                   f"Checkpoint {info.name} holds no weights: {info.reason}.",
+                   evidence={"checkpoint": info.name, "path": str(info.ref.path), "reason": info.reason})
