@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from support.bigstack import ROOT, free_port, run_script
 
 from forensics.analysis import analyze
@@ -19,6 +20,8 @@ from forensics.bisection import bisect
 from forensics.checkpoints import open_checkpoint, scan_checkpoint
 from forensics.checkpoints.dcp_file import DcpFile
 from forensics.checkpoints.dtypes import Scratch
+from forensics.checkpoints.scan import NOT_FULLY_READ
+from forensics.cli import cli
 from forensics.errors import UnreadableFile
 
 torch = pytest.importorskip("torch")
@@ -93,7 +96,10 @@ def test_a_missing_distcp_file_is_one_clear_line(dcp_runs, tmp_path):
     stats = scan_checkpoint(folder, workers=1)
     skipped = stats.attrs["skipped"]
     assert [s.reason for s in skipped] == ["its data file __1_0.distcp: no such file or directory"]
-    assert stats.loc[stats["name"] == "layers.1.weight", "note"].iloc[0] == "not fully read (see skipped files)"
+    assert stats.loc[stats["name"] == "layers.1.weight", "note"].iloc[0] == NOT_FULLY_READ
+    result = CliRunner().invoke(cli, ["scan", str(folder)])
+    assert "tensors not fully read (see the skipped lines): no verdict on them" in result.stdout
+    assert "all values read are finite" in result.stdout and "all values finite" not in result.stdout
 
 
 def test_a_damaged_metadata_is_unreadable(tmp_path):

@@ -36,6 +36,7 @@ from .zero_copies import copy_disagreements
 
 Progress = Callable[[str], None]
 SCAN_COLUMNS = STATS_COLUMNS + ["note"]
+NOT_FULLY_READ = "not fully read (see skipped files)"  # the note of a row whose data could not all be read
 
 
 def as_ref(path_or_ref) -> CheckpointRef:
@@ -149,7 +150,7 @@ def _row(entry, part: Partial | None, shifted: dict, shift: dict) -> dict:
     key = (entry.file, entry.name)
     if entry.info is not None and entry.numel and (part is None or part.numel != entry.numel):
         row = stats_row(entry, None)
-        row["note"] = "not fully read (see skipped files)"
+        row["note"] = NOT_FULLY_READ
         return row
     return stats_row(entry, part, shifted.get(key), shift.get(key, 0.0))
 
