@@ -78,3 +78,24 @@ def test_unreachable_scheduler_is_one_line(tmp_path):
     assert result.exit_code == 2
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("forensics: cannot use the Dask scheduler tcp://127.0.0.1:9: ")
+
+
+def _fails_once(task):
+    """Doubles x, but raises the first time it meets each x (a marker file remembers): a lost task."""
+    folder, x = task
+    marker = Path(folder) / f"tried-{x}"
+    if not marker.exists():
+        marker.touch()
+        raise OSError(f"worker lost while on {x}")
+    return 2 * x
+
+
+def test_a_failed_task_is_retried_and_results_keep_task_order(scheduler, tmp_path):
+    from forensics.checkpoints.fanout import map_on_dask
+
+    address, client = scheduler
+    seen = []
+    with dask_scheduler(address) as own:
+        results = map_on_dask(own, _fails_once, [(str(tmp_path), x) for x in range(8)], on_result=seen.append)
+    assert results == [2 * x for x in range(8)]  # every task failed once and came back on its retry
+    assert sorted(seen) == results and len(list(tmp_path.glob("tried-*"))) == 8
