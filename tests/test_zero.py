@@ -139,3 +139,31 @@ def test_master_and_16bit_disagreement_is_said_with_the_rank(zero_runs, stage):
 def test_clean_checkpoint_has_no_disagreement(zero_runs):
     info = quick_check(zero_runs / "zero2" / "global_step2", stop_at_first=False)
     assert info.nonfinite_files == {} and info.copy_disagreements == []
+
+
+def _hf_deepspeed_run(zero_runs: Path, root: Path) -> Path:
+    """The HF Trainer + DeepSpeed layout (checkpoint-N/ holding the saved model, `latest` and
+    global_stepN/) around the real ZeRO-2 tags; model.safetensors is the tag's own bf16 module."""
+    import shutil
+
+    import torch
+    from safetensors.torch import save_file
+
+    for step in (2, 3):
+        folder = root / f"checkpoint-{step}"
+        shutil.copytree(zero_runs / "zero2" / f"global_step{step}", folder / f"global_step{step}")
+        (folder / "latest").write_text(f"global_step{step}")
+        module = torch.load(folder / f"global_step{step}" / "mp_rank_00_model_states.pt", weights_only=True)["module"]
+        save_file({k: v.contiguous() for k, v in module.items()}, str(folder / "model.safetensors"))
+    return root
+
+
+def test_hf_deepspeed_checkpoint_with_a_finite_model_file_but_nan_master_is_not_safe(zero_runs, tmp_path):
+    run = _hf_deepspeed_run(zero_runs, tmp_path / "run")
+    info = quick_check(run / "checkpoint-3", stop_at_first=False, workers=1)
+    assert info.ref.kind == "safetensors"  # the saved model comes first; the partitions are read beside it
+    assert info.status == "nonfinite" and info.nonfinite_tensors == ["layers.1.weight.fp32"]
+    assert info.copy_disagreements == [
+        "layers.1.weight: the fp32 master copy holds NaN/Inf (rank 1) while the 16-bit weights are finite"]
+    result = analyze(run)
+    assert (result.last_good_checkpoint.name, result.first_bad_checkpoint.name) == ("checkpoint-2", "checkpoint-3")

@@ -72,20 +72,22 @@ def _ref_of(home: Path, files: list[Path]) -> CheckpointRef | None:
     if step is None:
         step = trainer_state_step(home)
     indexed = any(f.name.endswith(".index.json") for f in files)
-    kind = _kind_of(weights, indexed) if weights else "deepspeed"
+    primary = [w for w in weights if not ZERO_OPTIM_FILE.search(w.name)] or weights
+    kind = _kind_of(primary, indexed) if weights else "deepspeed"
     return CheckpointRef(home.name, step, home, tuple(weights or aux), kind, aux_files=tuple(aux) if weights else ())
 
 
 def _choose_files(files: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(weight files to read, DeepSpeed model_states read for counters): safetensors over torch files,
-    and a bare ZeRO save's model states with every rank's optimizer partition."""
+    """(weight files to read, DeepSpeed model_states read for counters): safetensors over torch files (a
+    bare ZeRO save: its model states), then every rank's ZeRO partition. The partitions are read
+    beside the saved model too (HF Trainer + DeepSpeed): a resume loads the fp32 master copy and the
+    moments from them, so a checkpoint whose model file is finite is safe only if they are."""
     deepspeed = sorted(f for f in files if _DEEPSPEED_STATES.search(f.name))
-    partitions = [f for f in files if ZERO_OPTIM_FILE.search(f.name)]
+    partitions = sorted((f for f in files if ZERO_OPTIM_FILE.search(f.name)), key=lambda f: block_sort_key(str(f)))
     safetensors = _with_index_shards(files, ".safetensors") + sorted(f for f in files if f.name == ".metadata")
     torch_files = _with_index_shards([f for f in files if f not in deepspeed + partitions], TORCH_SUFFIXES)
-    if not (safetensors or torch_files) and partitions:
-        return deepspeed + sorted(partitions, key=lambda f: block_sort_key(f.name)), deepspeed
-    return (safetensors or torch_files), deepspeed
+    primary = safetensors or torch_files or (deepspeed if partitions else [])
+    return (primary + partitions if primary or partitions else []), deepspeed
 
 
 def _with_index_shards(files: list[Path], suffixes) -> list[Path]:

@@ -101,6 +101,8 @@ def _load_dict(path) -> dict:
 def _zero12_fragments(path: Path, inner: dict) -> dict[str, Any]:
     """{entry name: 1-D tensor view} from `param_slice_mappings` (ZeRO-1/2, BF16_Optimizer)."""
     flats = inner.get("single_partition_of_fp32_groups")
+    if flats is None:
+        return {}  # no fp32 partition saved (offloaded optimizer): nothing of the weights to check here
     mappings = inner.get("param_slice_mappings")
     if not isinstance(flats, list) or not isinstance(mappings, list) or len(mappings) != len(flats):
         raise UnreadableFile(path, "no param_slice_mappings beside the fp32 partitions (DeepSpeed older than "
