@@ -144,4 +144,5 @@ def test_args_namespace_is_the_run_config(tmp_path, writer):
     config = analyze(run).config
     assert config.get("learning_rate") == 3e-4 and config.get("max_grad_norm") == 1.0
     assert config.get("bf16") is True
-    assert config.get("megatron.ckpt_format") == ("torch_dist" if writer == "torch_dist" else None)
+    if writer == "legacy":  # the Namespace's lr_warmup_iters, with no warm-up fraction beside it
+        assert config.get("warmup_steps") == 50

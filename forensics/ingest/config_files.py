@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import UnreadableFile
 from ._jsonfile import read_json_object
 from ..torchpickle import safe_unpickle_torch_file
+from . import megatron_args
 from .training_args import read_training_args
 
 # config.json keys that other architectures spell differently (GPT-2: n_layer, n_embd).
@@ -152,30 +153,13 @@ def read_model_states(path) -> dict[str, Any]:
     return {f"state.{k}": counters[k] for k in ("skipped_steps", "global_steps", "global_samples") if k in counters}
 
 
-# Megatron-LM argument names (megatron/training/arguments.py) -> the RunConfig (TrainingArguments) key.
-_MEGATRON_ARGS = {
-    "lr": "learning_rate", "min_lr": "min_learning_rate", "clip_grad": "max_grad_norm",
-    "lr_warmup_iters": "warmup_steps", "lr_warmup_fraction": "warmup_ratio", "lr_decay_style": "lr_scheduler_type",
-    "train_iters": "max_steps", "weight_decay": "weight_decay", "adam_beta1": "adam_beta1",
-    "adam_beta2": "adam_beta2", "adam_eps": "adam_epsilon", "bf16": "bf16", "fp16": "fp16",
-    "micro_batch_size": "per_device_train_batch_size", "seed": "seed",
-}
-
-
-def megatron_args_values(args: dict) -> dict[str, Any]:
-    """Megatron's `args` Namespace as RunConfig keys: the shared ones renamed, every field as `megatron.<name>`."""
-    out = {f"megatron.{k}": v for k, v in args.items() if not k.startswith("_") and not isinstance(v, (dict, list))}
-    out.update({key: args[name] for name, key in _MEGATRON_ARGS.items() if args.get(name) is not None})
-    return out
-
-
 def read_megatron_args(path) -> dict[str, Any]:
     """The `args` Namespace of a Megatron `model_optim_rng.pt` or torch_dist `common.pt`, read inertly."""
     content = safe_unpickle_torch_file(path)
     args = content.get("args") if isinstance(content, dict) else None
     if not isinstance(args, dict) or args.get("__class__") != "argparse.Namespace":
         raise UnreadableFile(path, "no argparse Namespace under 'args': not a Megatron checkpoint")
-    return megatron_args_values({k: v for k, v in args.items() if k != "__class__"})
+    return megatron_args.config_values({k: v for k, v in args.items() if k != "__class__"})
 
 
 def read_scaler(path) -> dict[str, Any]:
