@@ -27,7 +27,8 @@ class CheckpointRef:
         step: training step from the name (or trainer_state.json inside), None if unknown.
         path: the folder, or the file for a single-file checkpoint.
         files: the weight files to read (shards, adapters, .bin/.pt), sorted.
-        kind: "safetensors", "sharded", "adapter", "torch", "deepspeed" or "mixed".
+        kind: "safetensors", "sharded", "adapter", "torch", "deepspeed", "dcp" (torch.distributed.checkpoint
+            folders: FSDP, torchtitan, Megatron torch_dist) or "mixed".
         aux_files: DeepSpeed `*model_states.pt` beside the weights, read for their counters only.
     """
 
@@ -55,6 +56,8 @@ class CheckpointInfo:
         stats: per-tensor stats (STATS_COLUMNS) when a full scan was done, else None.
         full_scan: True when every tensor was read to the end.
         extra: counters read beside the weights (DeepSpeed skipped_steps, scaler scale, ...).
+        nonfinite_files: file -> its tensors holding NaN or Inf (which DeepSpeed / Megatron rank holds them).
+        copy_disagreements: ZeRO parameters whose fp32 master and 16-bit copies disagree about being finite.
     """
 
     ref: CheckpointRef
@@ -65,6 +68,8 @@ class CheckpointInfo:
     stats: pd.DataFrame | None = None
     full_scan: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    nonfinite_files: dict[str, list[str]] = field(default_factory=dict)
+    copy_disagreements: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -89,6 +94,8 @@ class CheckpointInfo:
             "reason": self.reason,
             "full_scan": self.full_scan,
             "extra": dict(self.extra),
+            "nonfinite_files": {f: list(n) for f, n in self.nonfinite_files.items()},
+            "copy_disagreements": list(self.copy_disagreements),
         }
 
 
