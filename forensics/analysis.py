@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ._version import __version__
-from .checkpoints.types import CheckpointInfo, first_bad_of, last_good_before_of
+from .checkpoints.types import CheckpointInfo, first_bad_of
 from .config import RunConfig, Thresholds
 from .findings import Cause, Finding, Skipped, json_safe, sort_findings
 from .run import RunLayout, discover
@@ -78,7 +78,9 @@ class Analysis:
 
     @property
     def last_good_checkpoint(self) -> CheckpointInfo | None:
-        """The newest checkpoint that reads `ok` and comes before the first bad one (a CheckpointInfo), or None.
+        """The last checkpoint safe to resume from (a CheckpointInfo), or None: finite, and saved before the
+        first incident that harms the weights (non-finite gradients, divergence onset, collapse), not merely
+        finite. A finite checkpoint saved later carries `after_incident_step` in the JSON.
 
         >>> import forensics
         >>> run = Path(forensics.__file__).parents[1] / "sample_runs" / "nan_masked"
@@ -86,7 +88,16 @@ class Analysis:
         >>> a.last_good_checkpoint.name, a.first_bad_checkpoint.name
         ('checkpoint-20', 'checkpoint-40')
         """
-        return last_good_before_of(self.checkpoints, self.first_bad_checkpoint)
+        from .analyzers.weights import safe_checkpoint
+
+        return safe_checkpoint(self.checkpoints, self.findings)
+
+    @property
+    def incident_step(self) -> int | None:
+        """The step of the first incident that harms the weights (checkpoints from then on are not safe)."""
+        from .analyzers.weights import harm_step
+
+        return harm_step(self.findings)
 
     @property
     def first_bad_checkpoint(self) -> CheckpointInfo | None:
@@ -155,6 +166,13 @@ class Analysis:
         return (f"<Analysis {self.status}: {len(self.findings)} findings{what}, "
                 f"{len(self.checkpoints)} checkpoints, {len(self.skipped)} skipped>")
 
+    def _checkpoint_dict(self, checkpoint: CheckpointInfo) -> dict[str, Any]:
+        """A checkpoint's JSON, with `after_incident_step`: the incident it was saved after (finite, but not safe)."""
+        incident = self.incident_step
+        after = checkpoint.status == "ok" and incident is not None and (checkpoint.step is None
+                                                                        or checkpoint.step >= incident)
+        return {**checkpoint.to_dict(), "after_incident_step": incident if after else None}
+
     def to_dict(self) -> dict[str, Any]:
         """The `analyze --json` contract (fields may be added, never renamed or dropped)."""
         last_good, first_bad = self.last_good_checkpoint, self.first_bad_checkpoint
@@ -164,7 +182,7 @@ class Analysis:
             "findings": [f.to_dict() for f in self.findings],
             "segments": [s.to_dict() for s in self.timeline.segments],
             "skipped": [s.to_dict() for s in self.skipped],
-            "checkpoints": [c.to_dict() for c in self.checkpoints],
+            "checkpoints": [self._checkpoint_dict(c) for c in self.checkpoints],
             "last_good_checkpoint": last_good.to_dict() if last_good else None,
             "first_bad_checkpoint": first_bad.to_dict() if first_bad else None,
             "causes": [c.to_dict() for c in self.causes],

@@ -59,7 +59,9 @@ def test_lr_blowup_is_broken_and_starts_where_the_lr_changed(lr_blowup_run):
     a = forensics.analyze(path, workers=1)
     assert not facts.has_root_trainer_state  # the crashed-run layout: only checkpoint copies and TB
     assert a.status == "broken"
-    assert a.first_incident.step == facts.injected[0]["log_step"]
+    # The root is the logged jump of the learning rate itself, at or before the first loss it spoiled.
+    assert a.first_incident.kind == "lr_anomaly"
+    assert facts.lr_change_step <= a.first_incident.step <= facts.injected[0]["log_step"]
     causes = [c.cause for c in a.causes if c.confidence == "likely"]
     assert "lr_too_high" in causes
 

@@ -5,7 +5,11 @@ Rules, applied to the findings of one history:
 1. Non-finite metrics: the earliest one is the root (at the same step a NaN `loss` comes
    before the NaN `grad_norm` it produced, and both before eval/other metrics); every later
    non-finite metric and a masked NaN loss are caused by it.
-2. A grad_norm spike shortly before a breaking event (the root non-finite metric, a masked NaN
+2. A learning-rate jump outside the schedule (`lr_anomaly` with a factor) shortly before a
+   grad_norm spike, a divergence or the root non-finite metric is their cause, within
+   `chain_window_points` logged points; it takes the effect's severity (a jump that blew the
+   run up is the first incident, as in LR 0.0028 -> 5.0 then NaN).
+3. A grad_norm spike shortly before a breaking event (the root non-finite metric, a masked NaN
    loss with no root, a loss collapse, a divergence) is its cause when the event comes within
    `chain_window_points` logged grad_norm points of it or before it settled. The spike then
    takes the event's severity: a spike that led to a NaN or a collapse is an error.
@@ -16,9 +20,10 @@ from dataclasses import replace
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, Metrics
+from .metrics import GRAD_NORM, LOSS, LR, Metrics
 
 _BREAKING = ("loss_collapse", "divergence", "masked_nan_loss")
+_AFTER_LR_JUMP = ("grad_norm_spike", "loss_spike", "divergence", "nonfinite_metric")
 _NONFINITE_ORDER = {LOSS: 0, GRAD_NORM: 1}
 
 
@@ -36,6 +41,24 @@ def link_chain(findings: list[Finding], metrics: Metrics, thresholds: Thresholds
         found[i] = replace(effect, caused_by=found[j].key)
         if effect.severity == "error":
             found[j] = replace(found[j], severity="error")
+    return _link_lr_jumps(found, metrics, thresholds)
+
+
+def _link_lr_jumps(found: list[Finding], metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """Point the first spike, divergence or non-finite root after a learning-rate jump at that jump."""
+    lr = metrics.get(LR)
+    for j, jump in enumerate(found):
+        if jump.kind != "lr_anomaly" or "factor" not in jump.evidence:
+            continue
+        for i, effect in enumerate(found):
+            if effect.caused_by is not None or effect.kind not in _AFTER_LR_JUMP or effect.step < jump.step:
+                continue
+            between = 0 if lr is None else int(((lr.index > jump.step) & (lr.index <= effect.step)).sum())
+            if between <= thresholds.chain_window_points:
+                found[i] = replace(effect, caused_by=jump.key)
+                if effect.severity == "error":
+                    found[j] = replace(found[j], severity="error")
+                break
     return found
 
 
@@ -72,10 +95,13 @@ def link_weight_damage(findings: list[Finding]) -> list[Finding]:
     """Link non-finite checkpoint weights to the metric incident that came at or before them.
 
     The weights went bad through the updates the logs saw: the latest standing metric error at or
-    before the checkpoint's step (its chain root is found by `caused_by`) explains them.
+    before the checkpoint's step (its chain root is found by `caused_by`) explains them. A masked
+    NaN loss is what HF's logging filter made of non-finite gradients: it hid the cause, it did
+    not cause the damage, so it is passed over whenever the non-finite metric itself is there.
     """
-    metric_errors = [f for f in findings if f.severity == "error" and not f.abandoned
-                     and f.kind != "nonfinite_weights"]
+    errors = [f for f in findings if f.severity == "error" and not f.abandoned and f.kind != "nonfinite_weights"]
+    causal = [f for f in errors if f.kind != "masked_nan_loss"]
+    metric_errors = causal or errors
     out = []
     for f in findings:
         if f.kind == "nonfinite_weights" and f.caused_by is None:

@@ -109,3 +109,37 @@ def _empty(info: CheckpointInfo, fallback: int) -> Finding:
     return Finding("empty_checkpoint", "warning", _step(info, fallback),
                    f"Checkpoint {info.name} holds no weights: {info.reason}.",
                    evidence={"checkpoint": info.name, "path": str(info.ref.path), "reason": info.reason})
+
+
+# Incidents after which the weights cannot be trusted, even where they are still finite.
+WEIGHT_HARMING = ("nonfinite_metric", "masked_nan_loss", "divergence", "loss_collapse", "nonfinite_weights")
+_TRAINING_METRICS = (None, "loss", "grad_norm")
+
+
+def harm_step(findings: list[Finding]) -> int | None:
+    """The step of the first standing error that harms the weights (non-finite training metrics, a masked
+    NaN loss, divergence onset, a collapse, NaN/Inf weights), or None."""
+    steps = [f.step for f in findings if f.kind in WEIGHT_HARMING and f.severity == "error" and not f.abandoned
+             and f.metric in _TRAINING_METRICS + ("learning_rate",)]
+    return min(steps) if steps else None
+
+
+def safe_checkpoint(checkpoints: list[CheckpointInfo], findings: list[Finding]) -> CheckpointInfo | None:
+    """The last checkpoint that is really safe to resume from: finite, and saved before the first incident
+    that harms the weights (not merely finite). Checkpoints of unknown step qualify only without an incident.
+
+    >>> from pathlib import Path
+    >>> from forensics.checkpoints.types import CheckpointRef
+    >>> ck = [CheckpointInfo(CheckpointRef(f"checkpoint-{s}", s, Path("."), ()), "ok") for s in (10, 20, 30)]
+    >>> div = Finding("divergence", "error", 25, "loss diverges from step 25")
+    >>> safe_checkpoint(ck, [div]).name
+    'checkpoint-20'
+    """
+    first_bad = next((c for c in checkpoints if c.status == "nonfinite"), None)
+    good = last_good_before_of(checkpoints, first_bad)
+    incident = harm_step(findings)
+    if good is None or incident is None:
+        return good
+    before = [c for c in checkpoints if c.status == "ok" and c.step is not None and c.step < incident
+              and (first_bad is None or first_bad.step is None or c.step < first_bad.step)]
+    return before[-1] if before else None

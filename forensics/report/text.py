@@ -95,11 +95,18 @@ def _checkpoint_rows(analysis) -> list[str]:
         rows += _row("Damaged blocks", f"{block_ranges(bad.nonfinite_blocks)} in {bad.name} "
                                        f"({plural(len(bad.nonfinite_tensors), 'tensor')} with NaN/Inf)")
     later = [c.name for c in analysis.checkpoints if c.is_bad and c is not bad]
-    if bad is None:
+    incident = analysis.incident_step
+    unsafe = [c.name for c in analysis.checkpoints if c.status == "ok" and incident is not None
+              and (c.step is None or c.step >= incident)]
+    if bad is None and incident is None:
         rows += _row("Checkpoints", f"{plural(len(analysis.checkpoints), 'checkpoint')} checked, all finite")
-    else:
-        safe = f"{good.name} (step {good.step})" if good else "none before the damage"
-        rows += _row("Last good", safe + f"; damaged from {bad.name}" + (f" on ({len(later)} more)" if later else ""))
+        return rows
+    safe = f"{good.name} (step {good.step})" if good else f"none saved before step {incident}"
+    if bad is not None:
+        safe += f"; damaged from {bad.name}" + (f" on ({len(later)} more)" if later else "")
+    if unsafe:
+        safe += f"; finite, but after the incident at step {incident}: {', '.join(unsafe)}"
+    rows += _row("Last good", safe)
     return rows
 
 
