@@ -41,7 +41,7 @@ class CheckpointList(list):
         return self.frame.to_html(escape=True, index=False)  # names and reasons come from files: escaped
 
 
-@dataclass
+@dataclass(frozen=True)
 class Analysis:
     """Everything forensics learned about one run.
 
@@ -73,8 +73,8 @@ class Analysis:
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     def __post_init__(self):
-        if not isinstance(self.checkpoints, CheckpointList):
-            self.checkpoints = CheckpointList(self.checkpoints)
+        if not isinstance(self.checkpoints, CheckpointList):  # frozen: set once, here, as the constructor would
+            object.__setattr__(self, "checkpoints", CheckpointList(self.checkpoints))
 
     @property
     def last_good_checkpoint(self) -> CheckpointInfo | None:

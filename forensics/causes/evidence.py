@@ -41,7 +41,7 @@ class Facts:
     @property
     def broken(self) -> bool:
         """An error-level finding or a checkpoint with non-finite weights."""
-        return any(f.severity == "error" for f in self.live_findings) or any(c.is_bad for c in self.checkpoints)
+        return any(f.severity == "error" for f in self.live_findings) or any(c.is_nonfinite for c in self.checkpoints)
 
     @property
     def troubled(self) -> bool:

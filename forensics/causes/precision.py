@@ -45,7 +45,7 @@ def _loss_scale_evidence(facts: Facts) -> list[str]:
     if isinstance(skipped_steps, int) and skipped_steps > 0:
         out.append(f"DeepSpeed skipped {skipped_steps} steps on overflow ({facts.config.source_of('state.skipped_steps')})")
     for info in facts.checkpoints:
-        count = info.extra.get("skipped_steps")
+        count = info.deepspeed.skipped_steps if info.deepspeed is not None else None
         if isinstance(count, int) and count > 0 and not isinstance(skipped_steps, int):
             out.append(f"{info.name}: DeepSpeed skipped_steps={count}")
             break
@@ -76,7 +76,7 @@ def _nonfinite_sentences(facts: Facts) -> list[str]:
     masked = masked_loss_steps(facts)
     if masked:
         out.append(f"loss logged as 0.0 next to a non-finite grad_norm from step {masked[0]} (a masked NaN loss)")
-    if facts.of_kind("nonfinite_weights") or any(c.is_bad for c in facts.checkpoints):
+    if facts.of_kind("nonfinite_weights") or any(c.is_nonfinite for c in facts.checkpoints):
         out.append("checkpoint weights went non-finite")
     return out
 

@@ -56,7 +56,7 @@ def quick_check(ref, criterion=None, *, stop_at_first: bool = True, workers: int
 
     Returns a CheckpointInfo with status "ok", "nonfinite", "bad" (finite, but fails `criterion`),
     "unreadable" (reason says which file and why) or "empty" (no tensors: e.g. the 40-byte
-    adapter of a ZeRO-3 save). `full_scan` stays False; `extra["stopped_early"]` says whether
+    adapter of a ZeRO-3 save). `full_scan` stays False; `stopped_early` says whether
     tensors were left unread.
     """
     ref = as_ref(ref)
@@ -66,7 +66,7 @@ def quick_check(ref, criterion=None, *, stop_at_first: bool = True, workers: int
     try:
         empty = _empty_reason(ref, files)
         if empty and not skipped:
-            return CheckpointInfo(ref, "empty", reason=empty, extra={"criterion": criterion.describe()})
+            return CheckpointInfo(ref, "empty", reason=empty, criterion=criterion.describe())
         job = Job("quick", chunk_bytes, criterion, stop_at_first)
         results = run_units(plan_units(files, workers, chunk_bytes, floats_only=True), job,
                             {str(wf.path): wf for wf in files}, workers, progress, ref.name)
@@ -76,16 +76,10 @@ def quick_check(ref, criterion=None, *, stop_at_first: bool = True, workers: int
         unchecked = [e.name for wf in files for e in wf.entries if e.problem]
     finally:
         close_files(files)
-    info = CheckpointInfo(ref, _status(nonfinite, over, skipped), nonfinite_tensors=nonfinite,
-                          nonfinite_blocks=blocks_in_order(nonfinite), reason=_reason(skipped))
-    info.extra.update(stopped_early=bool(stop_at_first and (nonfinite or over)), criterion=criterion.describe())
-    if over:
-        info.extra["over_bound_tensors"] = over
-    if unchecked:
-        info.extra["unchecked_tensors"] = unchecked
-    if skipped:
-        info.extra["unreadable_files"] = [s.to_dict() for s in skipped]
-    return info
+    return CheckpointInfo(ref, _status(nonfinite, over, skipped), nonfinite_tensors=nonfinite,
+                          nonfinite_blocks=blocks_in_order(nonfinite), reason=_reason(skipped),
+                          criterion=criterion.describe(), stopped_early=bool(stop_at_first and (nonfinite or over)),
+                          over_bound_tensors=over or None, unchecked_tensors=unchecked, unreadable_files=tuple(skipped))
 
 
 def _status(nonfinite, over, skipped) -> str:
