@@ -217,14 +217,15 @@ def scan(checkpoint, csv_path, as_json, workers):
 
     Exit 1 when a tensor holds NaN/Inf. Example: forensics scan ./output/checkpoint-3600 --csv stats.csv
     """
-    from .checkpoints import scan_checkpoint
+    from .checkpoints import scan_table
     from .report.text import scan_text
 
     _writable(csv_path, "--csv")
     progress = _progress()
-    stats = scan_checkpoint(checkpoint, workers=workers, progress=progress)
+    table = scan_table(checkpoint, workers=workers, progress=progress)
+    stats = table.frame
     _end_progress(progress)
-    for skipped in stats.attrs.get("skipped", []):  # a shard missing or damaged: the stats are partial
+    for skipped in table.skipped:  # a shard missing or damaged: the stats are partial
         click.echo(f"skipped {skipped}", err=True)
     if csv_path is not None:
         stats.to_csv(csv_path, index=False, na_rep="nan")

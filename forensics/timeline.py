@@ -77,7 +77,7 @@ def empty_frame() -> pd.DataFrame:
     })
 
 
-@dataclass
+@dataclass(frozen=True)
 class LogRecords:
     """What an ingestor read from one file.
 
@@ -89,6 +89,7 @@ class LogRecords:
         texts: free texts the file holds (TensorBoard `args` and `model_config` summaries).
         meta: format facts worth keeping (logging_steps, max_steps, global_step, ...).
         mtime: the file's modification time, to order files that carry no wall time.
+        warnings: why the file was read only in part (cut, bad checksum, lines without a step), if it was.
     """
 
     source: str
@@ -97,6 +98,7 @@ class LogRecords:
     texts: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     mtime: float = math.nan
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

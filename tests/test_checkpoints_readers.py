@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from forensics.causes import infer_causes
-from forensics.checkpoints import check_run_checkpoints, find_checkpoints, quick_check, scan_checkpoint
+from forensics.checkpoints import check_run_checkpoints, find_checkpoints, quick_check, scan_checkpoint, scan_table
 from forensics.checkpoints.readers import open_weight_file
 from forensics.config import RunConfig, Thresholds
 from forensics.errors import UnreadableFile
@@ -70,9 +70,9 @@ def test_a_bad_shard_does_not_stop_the_others(tmp_path):
     info = quick_check(tmp_path, workers=1, stop_at_first=False)
     assert info.status == "nonfinite" and info.nonfinite_blocks == ["model.layers.0"]
     assert "model-00002-of-00002.safetensors" in info.reason
-    frame = scan_checkpoint(tmp_path, workers=1)
-    assert list(frame["name"]) == ["model.layers.0.w"]
-    assert [s.path for s in frame.attrs["skipped"]] == [str(tmp_path / "model-00002-of-00002.safetensors")]
+    table = scan_table(tmp_path, workers=1)
+    assert list(table.frame["name"]) == ["model.layers.0.w"] == list(scan_checkpoint(tmp_path, workers=1)["name"])
+    assert [s.path for s in table.skipped] == [str(tmp_path / "model-00002-of-00002.safetensors")]
 
 
 def test_unsupported_dtype_is_reported_not_a_crash(tmp_path):

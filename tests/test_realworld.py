@@ -63,7 +63,7 @@ def test_case_reads_cleanly_with_the_known_facts(case):
     assert skipped == [] and layout.skipped == []
     assert [r.format for r in records] == [fmt]
     rec = records[0]
-    assert not rec.meta.get("warnings")
+    assert not rec.warnings
     rows = rec.frame[rec.frame["metric"] == "loss"]
     assert len(rows) == n_loss
     assert (int(rows["step"].iloc[0]), int(rows["step"].iloc[-1])) == (first, last)

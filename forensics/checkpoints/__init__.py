@@ -22,17 +22,18 @@ run_checks.py is what `analyze` calls (the findings about weights are `analyzers
 from .bisection import BinarySearch, candidates_between, first_bad_in_full, search_window
 from .blocks import block_of, block_sort_key, blocks_in_order, strip_wrappers
 from .criterion import Criterion, parse_criterion
-from .diff import DIFF_COLUMNS, diff_checkpoints
+from .diff import DIFF_COLUMNS, diff_checkpoints, diff_table
 from .layout import find_checkpoints, open_checkpoint, siblings_between
 from .run_checks import check_run_checkpoints
-from .scan import SCAN_COLUMNS, quick_check, scan_checkpoint
-from .types import STATS_COLUMNS, STATUSES, CheckpointInfo, CheckpointRef
+from .scan import SCAN_COLUMNS, quick_check, scan_checkpoint, scan_table
+from .types import STATS_COLUMNS, STATUSES, CheckpointInfo, CheckpointRef, DeepSpeedCounters, TensorTable
 from .units import DEFAULT_CHUNK_BYTES
 
 __all__ = [
     "block_of", "block_sort_key", "blocks_in_order", "strip_wrappers",
     "find_checkpoints", "open_checkpoint", "siblings_between",
-    "quick_check", "scan_checkpoint", "check_run_checkpoints",
+    "quick_check", "scan_checkpoint", "scan_table", "diff_table", "TensorTable", "DeepSpeedCounters",
+    "check_run_checkpoints",
     "diff_checkpoints", "BinarySearch", "candidates_between", "first_bad_in_full", "search_window",
     "Criterion", "parse_criterion",
     "CheckpointRef", "CheckpointInfo",

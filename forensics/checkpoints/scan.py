@@ -30,7 +30,7 @@ from .layout import open_checkpoint
 from .entries import WeightFile
 from .readers import open_weight_file
 from .stats import Partial, needs_shifted_pass, stats_row
-from .types import STATS_COLUMNS, CheckpointInfo, CheckpointRef
+from .types import STATS_COLUMNS, CheckpointInfo, CheckpointRef, TensorTable
 from .units import DEFAULT_CHUNK_BYTES, Job, Piece, Unit, plan_units, run_units
 
 Progress = Callable[[str], None]
@@ -96,13 +96,20 @@ def _reason(skipped: list[Skipped]) -> str | None:
 
 def scan_checkpoint(path_or_ref, workers: int | None = None, progress: Progress | None = None, *,
                     chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> pd.DataFrame:
-    """Stats of every tensor: one row each, columns STATS_COLUMNS plus `note`.
+    """Stats of every tensor: one row each, columns STATS_COLUMNS plus `note` (see `scan_table`,
+    which also says which weight files could not be read)."""
+    return scan_table(path_or_ref, workers, progress, chunk_bytes=chunk_bytes).frame
+
+
+def scan_table(path_or_ref, workers: int | None = None, progress: Progress | None = None, *,
+               chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> TensorTable:
+    """Stats of every tensor: `frame` has one row each, columns STATS_COLUMNS plus `note`.
 
     n_nan/n_inf count non-finite elements; absmax, l2, mean and std (population, ddof=0) are
     of the finite values, accumulated in float64; zero_frac counts +-0.0; fp16_headroom is
     65504 / absmax (below 1: the tensor overflows in fp16). Integer and bool tensors get
     counts and absmax only. Rows are in file order. Files that cannot be read are listed in
-    `frame.attrs["skipped"]` (Skipped entries); when none can be read, UnreadableFile is raised.
+    `skipped` (Skipped entries); when none can be read, UnreadableFile is raised.
 
     Args:
         path_or_ref: a checkpoint folder, weight file or CheckpointRef.
@@ -126,9 +133,7 @@ def scan_checkpoint(path_or_ref, workers: int | None = None, progress: Progress 
         rows = [_row(e, parts.get((e.file, e.name)), shifted, shift) for wf in files for e in wf.entries]
     finally:
         close_files(files)
-    frame = pd.DataFrame(rows, columns=SCAN_COLUMNS)
-    frame.attrs["skipped"] = skipped
-    return frame
+    return TensorTable(pd.DataFrame(rows, columns=SCAN_COLUMNS), tuple(skipped))
 
 
 def _row(entry, part: Partial | None, shifted: dict, shift: dict) -> dict:

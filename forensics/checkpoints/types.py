@@ -45,6 +45,15 @@ class CheckpointRef:
 
 
 @dataclass(frozen=True)
+class TensorTable:
+    """Per-tensor rows of a scan or a diff, and the weight files that could not be read (the rows are
+    then partial: a shard missing or damaged)."""
+
+    frame: pd.DataFrame
+    skipped: tuple[Skipped, ...] = ()
+
+
+@dataclass(frozen=True)
 class DeepSpeedCounters:
     """The counters of a checkpoint's DeepSpeed `*model_states.pt` (each None when the file lacks it).
 

@@ -56,8 +56,8 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
                 continue
             if rec.frame.empty and not rec.texts and attr == "text_logs":
                 continue  # a text file without a single training line is not a log
-            if rec.meta.get("warnings"):  # a cut or damaged file read in part: say so, one line
-                skipped.append(Skipped(str(path), "partly read: " + "; ".join(rec.meta["warnings"])))
+            if rec.warnings:  # a cut or damaged file read in part: say so, one line
+                skipped.append(Skipped(str(path), "partly read: " + "; ".join(rec.warnings)))
             records.append(rec)
     return records, skipped
 

@@ -155,10 +155,8 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
         raise UnreadableFile(path, f"no line has a step ({', '.join(step_keys[:3])}); {what}")
     if no_step:
         warnings.append(f"{no_step} lines without a step; skipped")
-    if warnings:
-        meta["warnings"] = warnings
     return LogRecords(source=str(path), format=fmt, frame=records_frame(rows, not_metrics), meta=meta,
-                      mtime=file_mtime(path))
+                      mtime=file_mtime(path), warnings=tuple(warnings))
 
 
 def first_step(obj: dict, keys: tuple[str, ...]) -> tuple[int | None, int | None]:

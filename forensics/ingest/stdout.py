@@ -56,10 +56,10 @@ def read(path: Path) -> LogRecords:
     text = raw.decode("utf-8", errors="replace")
     events = _scan(text)
     meta: dict = {}
-    if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
-        meta["warnings"] = ["bytes that are not UTF-8 were replaced"]
+    replaced = "\ufffd" in text and b"\xef\xbf\xbd" not in raw
     frame = _frame(events, meta)
-    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path))
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
+                      warnings=("bytes that are not UTF-8 were replaced",) if replaced else ())
 
 
 def _scan(text: str) -> list[tuple]:

@@ -15,7 +15,7 @@ through tensorboard's compiled `event_pb2`, one record at a time.
 
 Checks: every record's length CRC and payload CRC are verified. A cut last record (a run still
 being written) or a broken record in the middle ends the read with a note in
-`meta["warnings"]`; what came before is kept. A file with no readable record at all raises
+`warnings`; what came before is kept. A file with no readable record at all raises
 UnreadableFile.
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ def read(path: Path) -> LogRecords:
     """Every scalar and text summary of one event file (see the module docstring).
 
     Returns a LogRecords with format "tensorboard"; `meta["records"]` counts the records read and
-    `meta["warnings"]` says why the read stopped early, when it did. Raises UnreadableFile when
+    `warnings` says why the read stopped early, when it did. Raises UnreadableFile when
     not a single record can be read.
     """
     path = Path(path)
@@ -66,10 +66,8 @@ def read(path: Path) -> LogRecords:
     columns, texts, slow_warnings = _decode(views, starts, lengths)
     warnings += slow_warnings
     meta = {"records": int(len(starts))}
-    if warnings:
-        meta["warnings"] = warnings
     return LogRecords(source=str(path), format=FORMAT, frame=columns, texts=texts, meta=meta,
-                      mtime=file_mtime(path))
+                      mtime=file_mtime(path), warnings=tuple(warnings))
 
 
 def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray):
