@@ -230,9 +230,9 @@ def scan(checkpoint, csv_path, as_json, workers):
     if csv_path is not None:
         stats.to_csv(csv_path, index=False, na_rep="nan")
     if as_json:
-        from .findings import json_safe
+        from .findings import json_records
 
-        _dump_json(json_safe(stats.to_dict(orient="records")))
+        _dump_json(json_records(stats))
     else:
         click.echo(scan_text(stats, checkpoint))
         if csv_path is not None:
@@ -258,9 +258,9 @@ def diff(a, b, as_json, top):
     changes = diff_checkpoints(a, b)
     _same_model(changes, a, b)
     if as_json:
-        from .findings import json_safe
+        from .findings import json_records
 
-        _dump_json(json_safe(changes.to_dict(orient="records")))
+        _dump_json(json_records(changes))
     else:
         click.echo(diff_text(changes, a, b, top))
     nonfinite_b = int(changes["n_nonfinite_b"].fillna(0).sum()) if len(changes) else 0

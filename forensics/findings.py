@@ -104,6 +104,16 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def json_records(frame) -> list[dict]:
+    """The rows of a DataFrame as JSON-ready dicts. A missing value in a text column (pandas 3 keeps
+    it as NaN in its string dtype) becomes null, never the text "nan"; numbers go through json_safe."""
+    text = [c for c in frame.columns if frame[c].dtype.kind not in "biufcmM"]
+    plain = frame.astype({c: object for c in text})
+    for c in text:
+        plain[c] = plain[c].where(frame[c].notna(), None)
+    return json_safe(plain.to_dict(orient="records"))
+
+
 def sort_findings(findings: list[Finding]) -> list[Finding]:
     """Findings by step; at the same step, errors before warnings before info."""
     rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
