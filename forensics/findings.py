@@ -141,6 +141,10 @@ class Cause:
     suggestion: str
     title: str = ""
 
+    def __post_init__(self):
+        if self.confidence not in CONFIDENCES:
+            raise ValueError(f"Cause confidence must be one of {CONFIDENCES}, not {self.confidence!r}")
+
     def to_dict(self) -> dict[str, Any]:
         return {"cause": self.cause, "confidence": self.confidence, "evidence": list(self.evidence),
                 "suggestion": self.suggestion, "title": self.title}

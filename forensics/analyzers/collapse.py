@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, Metrics, fmt, is_preference_log, real_loss, true_runs
+from .metrics import GRAD_NORM, LOSS, Metrics, format_number, is_preference_log, real_loss, true_runs
 
 
 def near_zero_runs(loss: pd.Series, thresholds: Thresholds) -> list[tuple[int, int]]:
@@ -67,18 +67,18 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
         return Finding("no_learning_signal", severity, first, message, end_step=last, metric=LOSS, evidence=evidence)
     if sudden or zero_grad:
         early = start < thresholds.early_collapse_points
-        how = (f"fell from about {fmt(level)} to {fmt(loss.iloc[start])}" if sudden
-               else f"reached {fmt(loss.iloc[start])}")
+        how = (f"fell from about {format_number(level)} to {format_number(loss.iloc[start])}" if sudden
+               else f"reached {format_number(loss.iloc[start])}")
         grad_note = " with grad_norm exactly 0" if zero_grad else ""
         if grad is None and all_zero:
             # Without grad_norm an exact 0.0 cannot be told from HF's NaN filter (masked_nan).
             grad_note = " (grad_norm not logged: an exact 0.0 may be HF's NaN filter hiding a NaN loss)"
         message = (f"{'early ' if early else ''}loss collapse: loss {how} at step {first}{grad_note} "
-                   f"and stays at or below {fmt(thresholds.collapse_abs)} {span}.")
+                   f"and stays at or below {format_number(thresholds.collapse_abs)} {span}.")
         evidence.update(early=early, sudden=sudden, grad_norm_logged=grad is not None)
         return Finding("loss_collapse", severity, first, message, end_step=last,
                        metric=LOSS, evidence=evidence)
-    message = (f"loss descends gradually to {fmt(loss.iloc[start])} at step {first} with a finite non-zero "
+    message = (f"loss descends gradually to {format_number(loss.iloc[start])} at step {first} with a finite non-zero "
                f"grad_norm: memorization of a small dataset (a 4.x Trainer rounds it to 0.0), not a failure.")
     return Finding("memorization", "info", first, message, end_step=last, metric=LOSS, evidence=evidence)
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LOSS, Metrics, fmt, is_preference_log, lr_restart_steps, real_loss
+from .metrics import LOSS, Metrics, format_number, is_preference_log, lr_restart_steps, real_loss
 
 
 def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -37,8 +37,8 @@ def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]
     rise_step = int(loss.index[rise_pos])
     if _restart_near(metrics, loss, rise_pos, start):
         return []
-    message = (f"loss diverges from step {rise_step}: it rises from a low of about {fmt(floor)} and stays "
-               f"above {fmt(limit)} to the end of the log (about {fmt(end_level)} at the end).")
+    message = (f"loss diverges from step {rise_step}: it rises from a low of about {format_number(floor)} and stays "
+               f"above {format_number(limit)} to the end of the log (about {format_number(end_level)} at the end).")
     evidence = {"floor": floor, "end_level": end_level, "peak": peak, "factor": end_level / floor if floor else None,
                 "n_points": len(values) - rise_pos}
     return [Finding("divergence", "error", rise_step, message, end_step=int(loss.index[-1]), metric=LOSS,

@@ -118,6 +118,10 @@ class CheckpointInfo:
     unreadable_files: tuple[Skipped, ...] = ()
     deepspeed: DeepSpeedCounters | None = None
 
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"CheckpointInfo status must be one of {STATUSES}, not {self.status!r}")
+
     @property
     def name(self) -> str:
         return self.ref.name
