@@ -39,8 +39,7 @@ A walk through a shipped sample run that breaks (`sample_runs/` is in the source
 >>> type(a.plot()).__name__
 'Figure'
 """
-import importlib
-
+from ._lazy import lazy_exports
 from ._version import __version__
 
 # Public names and the module that defines each. They are imported on first use (PEP 562), so
@@ -59,18 +58,7 @@ _EXPORTS = {
     "compare": ".compare", "Comparison": ".compare",
 }
 
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'forensics' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next access is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

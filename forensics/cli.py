@@ -135,8 +135,9 @@ def cli():
               help="Exit 1 on this status or worse.")
 @click.option("--no-checkpoints", is_flag=True, help="Read the logs only; do not open checkpoints.")
 @click.option("--workers", type=int, default=None, help="Processes for checkpoint scans (default: all cores).")
+@click.option("-v", "--verbose", is_flag=True, help="After the one-screen summary, the four answers in full.")
 @_fail_cleanly
-def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers):
+def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose):
     """Analyze a run folder (HF Trainer output, LLaMA-Factory, ms-swift, logs) or one log file.
 
     Example: forensics analyze ./output/ --html report.html
@@ -154,7 +155,7 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers):
         write_html(result, html_path)
     from .report.text import analysis_text
 
-    _emit(result.to_dict() if as_json else None, lambda: analysis_text(result), html_path)
+    _emit(result.to_dict() if as_json else None, lambda: analysis_text(result, verbose=verbose), html_path)
     failing = {"broken": {"broken"}, "warning": {"broken", "warning"}}[fail_on]
     sys.exit(EXIT_BROKEN if result.status in failing else EXIT_OK)
 

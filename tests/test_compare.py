@@ -16,8 +16,8 @@ pytest.importorskip("transformers")
 
 from click.testing import CliRunner  # noqa: E402
 
-import incidents as inc  # noqa: E402  (tests/ is on sys.path)
-import runmaker as rm  # noqa: E402
+from support import incidents as inc  # noqa: E402
+from support import runmaker as rm  # noqa: E402
 from forensics.cli import cli  # noqa: E402
 from forensics.compare import compare  # noqa: E402
 

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 import forensics
 from forensics.cli import cli
 from forensics.watch import Watcher, _same_event
-from replay import replay
+from support.replay import replay
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted(p for p in (ROOT / "sample_runs").iterdir() if p.is_dir())
@@ -168,7 +168,7 @@ def test_cli_missing_folder_is_one_line_exit_2(tmp_path):
 def test_writer_process_and_watcher_side_by_side(tmp_path):
     """A real writer process replays a run while the watcher polls on its own clock."""
     src, dst = ROOT / "sample_runs" / "spike_recovers", tmp_path / "live"
-    writer = subprocess.Popen([sys.executable, str(Path(__file__).with_name("replay.py")), str(src), str(dst),
+    writer = subprocess.Popen([sys.executable, str(Path(__file__).parent / "support" / "replay.py"), str(src), str(dst),
                                "--delay", "0.02"])
     dst.mkdir(exist_ok=True)
     with Watcher(dst, check_checkpoints=False) as w:

@@ -19,15 +19,22 @@ checks one checkpoint; layout.py finds them; diff.py compares two; bisection.py 
 search for the first bad one (the bisect use case is the top-level `forensics.bisection`);
 run_checks.py is what `analyze` calls (the findings about weights are `analyzers.weights`).
 """
-from .bisection import BinarySearch, candidates_between, first_bad_in_full, search_window
-from .blocks import block_of, block_sort_key, blocks_in_order, strip_wrappers
-from .criterion import Criterion, parse_criterion
-from .diff import DIFF_COLUMNS, diff_checkpoints, diff_table
-from .layout import find_checkpoints, open_checkpoint, siblings_between
-from .run_checks import check_run_checkpoints
-from .scan import SCAN_COLUMNS, quick_check, scan_checkpoint, scan_table
-from .types import STATS_COLUMNS, STATUSES, CheckpointInfo, CheckpointRef, DeepSpeedCounters, TensorTable
-from .units import DEFAULT_CHUNK_BYTES
+from .._lazy import lazy_exports
+
+# Imported on first use: `analyze` needs the scan, not diff or the bisect search.
+_EXPORTS = {
+    **dict.fromkeys(("BinarySearch", "candidates_between", "first_bad_in_full", "search_window"), ".bisection"),
+    **dict.fromkeys(("block_of", "block_sort_key", "blocks_in_order", "strip_wrappers"), ".blocks"),
+    **dict.fromkeys(("Criterion", "parse_criterion"), ".criterion"),
+    **dict.fromkeys(("DIFF_COLUMNS", "diff_checkpoints", "diff_table"), ".diff"),
+    **dict.fromkeys(("find_checkpoints", "open_checkpoint", "siblings_between"), ".layout"),
+    "check_run_checkpoints": ".run_checks",
+    **dict.fromkeys(("SCAN_COLUMNS", "quick_check", "scan_checkpoint", "scan_table"), ".scan"),
+    **dict.fromkeys(("STATS_COLUMNS", "STATUSES", "CheckpointInfo", "CheckpointRef", "DeepSpeedCounters", "TensorTable"),
+                    ".types"),
+    "DEFAULT_CHUNK_BYTES": ".units",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "block_of", "block_sort_key", "blocks_in_order", "strip_wrappers",

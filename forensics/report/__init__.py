@@ -4,7 +4,7 @@
     print(story_text(build_story(analysis)))
     write_html(analysis, "report.html")
 """
-import importlib
+from .._lazy import lazy_exports
 
 # Imported on first use: the text report needs the story, not matplotlib (plots, damage, html).
 _EXPORTS = {
@@ -14,14 +14,7 @@ _EXPORTS = {
     "block_ranges": ".notation", "elide": ".notation", "story_text": ".text", "analysis_text": ".text",
 }
 
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'forensics.report' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

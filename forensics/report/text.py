@@ -5,18 +5,136 @@ The CLI prints these; the HTML report beside it (`html.py`) tells the same story
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Iterable
 
 import pandas as pd
 
 from ..checkpoints.blocks import block_sort_key
 from ..timeline import Timeline
-from .story import Story, build_story
+from .notation import block_ranges, plural
+from .story import Story, build_story, incident_chain
 
-def analysis_text(analysis) -> str:
-    """The verdict, the four answers, one line per skipped file, and where to look next."""
+WIDTH = 100     # columns of the text report
+LABEL = 16      # width of the label column
+MAX_THEN = 4    # chain links shown before "... N more"
+MAX_INFO = 5    # info findings shown, one line each
+
+
+def analysis_text(analysis, verbose: bool = False) -> str:
+    """The text report: one screen for a clear case; `verbose` adds the four answers in full.
+
+    One screen: the verdict and run profile, the first incident, what followed, the damaged
+    blocks, the last good checkpoint, the likely cause with its evidence and what to do, one line
+    per info finding, and a count of the skipped files.
+    """
+    brief = brief_text(analysis)
+    if not verbose:
+        return brief
     skipped = [f"skipped {s.path}: {s.reason}" for s in analysis.skipped]
-    return story_text(build_story(analysis), notes=skipped)
+    return brief + "\n" + story_text(build_story(analysis), notes=skipped)
+
+
+def brief_text(analysis) -> str:
+    """The one-screen text report (about 25 lines of at most WIDTH columns for a single incident)."""
+    first = analysis.first_incident
+    head = f"{analysis.status.upper()}: " + (f"first sign of trouble at step {first.step}" if first
+                                               else build_story(analysis).headline)
+    lines = _wrap("", head, indent=0)
+    lines += _row("Run", _profile_line(analysis))
+    lines.append("")
+    if first is not None:
+        lines += _row("First incident", f"step {first.step}: {first.message}")
+        chain = incident_chain(analysis.findings, first)
+        for i, f in enumerate(chain[:MAX_THEN]):
+            lines += _row("Then" if i == 0 else "", f"step {f.step}: {f.message}")
+        if len(chain) > MAX_THEN:
+            lines += _row("", f"... and {len(chain) - MAX_THEN} more (--verbose)")
+    lines += _checkpoint_rows(analysis)
+    lines += _cause_rows(analysis)
+    info = [f for f in analysis.findings if f.severity == "info"]
+    for i, f in enumerate(info[:MAX_INFO]):
+        lines += _row("Info" if i == 0 else "", f"step {f.step}: {f.message}", clip=True)
+    if len(info) > MAX_INFO:
+        lines += _row("", f"... and {len(info) - MAX_INFO} more info findings (--verbose)")
+    if analysis.skipped:
+        lines += _row("Skipped", f"{plural(len(analysis.skipped), 'file')} could not be read in full (--verbose "
+                                 "names them)")
+    return "\n".join(lines) + "\n"
+
+
+def _profile_line(analysis) -> str:
+    profile = getattr(analysis, "run_profile", None)
+    if profile is None:
+        return "profile unknown"
+    d = profile.to_dict() if hasattr(profile, "to_dict") else dict(profile)
+    parts = [f"{k} {d[k]}" for k in ("method", "objective", "precision", "framework")
+             if d.get(k) not in (None, "unknown")]
+    if d.get("model_params"):
+        parts.append(f"~{_params(d['model_params'])} parameters")
+    unknown = [k for k in ("method", "objective", "precision", "framework") if d.get(k) in (None, "unknown")]
+    if unknown:
+        parts.append("unknown: " + ", ".join(unknown))
+    return "; ".join(parts)
+
+
+def _params(n: int) -> str:
+    for size, unit in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if n >= size:
+            return f"{n / size:.3g}{unit}"
+    return str(n)
+
+
+def _checkpoint_rows(analysis) -> list[str]:
+    if not analysis.checkpoints:
+        return []
+    good, bad = analysis.last_good_checkpoint, analysis.first_bad_checkpoint
+    rows = []
+    if bad is not None and bad.nonfinite_blocks:
+        rows += _row("Damaged blocks", f"{block_ranges(bad.nonfinite_blocks)} in {bad.name} "
+                                       f"({plural(len(bad.nonfinite_tensors), 'tensor')} with NaN/Inf)")
+    later = [c.name for c in analysis.checkpoints if c.is_bad and c is not bad]
+    if bad is None:
+        rows += _row("Checkpoints", f"{plural(len(analysis.checkpoints), 'checkpoint')} checked, all finite")
+    else:
+        safe = f"{good.name} (step {good.step})" if good else "none before the damage"
+        rows += _row("Last good", safe + f"; damaged from {bad.name}" + (f" on ({len(later)} more)" if later else ""))
+    return rows
+
+
+def _cause_rows(analysis) -> list[str]:
+    causes = analysis.causes
+    if not causes:
+        return [] if analysis.status == "healthy" else _row("Cause", "not pinned down from the run's own files "
+                                                                      "(--verbose lists what is known)")
+    top, rest = causes[0], causes[1:]
+    rows = _row("Cause", f"{top.title or top.cause} ({top.confidence})")
+    for e in top.evidence[:2]:
+        rows += _row("", f"- {e}", clip=True)
+    rows += _row("What to do", _next(analysis, top))
+    if rest:
+        rows += _row("Also", "; ".join(f"{c.title or c.cause} ({c.confidence})" for c in rest), clip=True)
+    return rows
+
+
+def _next(analysis, top) -> str:
+    text = top.suggestion.rstrip(".")
+    good = analysis.last_good_checkpoint
+    if analysis.first_bad_checkpoint is not None and good is not None and "resume" not in text.lower():
+        text += f"; resume from {good.name} (step {good.step})"
+    return text + "."
+
+
+def _row(label: str, text: str, clip: bool = False) -> list[str]:
+    lines = _wrap(label.ljust(LABEL), text, indent=LABEL)
+    if clip and len(lines) > 1:
+        return [lines[0][:WIDTH - 1] + "…"]
+    return lines
+
+
+def _wrap(prefix: str, text: str, indent: int) -> list[str]:
+    return textwrap.wrap(text, width=WIDTH, initial_indent=prefix, subsequent_indent=" " * indent,
+                         break_on_hyphens=False) or [prefix.rstrip()]
 
 
 def story_text(story: Story, notes: Iterable[str] = ()) -> str:

@@ -8,7 +8,7 @@ each logged step is complete, that step; between two yields a watcher can poll. 
 - checkpoint folders, once the replay reaches their step: first half of each file, a yield
   (so a poll sees a checkpoint being written), then the rest; the root trainer_state.json last.
 
-As a process: `python tests/replay.py SRC DST [--delay SECONDS]` (a writer beside a live watcher).
+As a process: `python tests/support/replay.py SRC DST [--delay SECONDS]` (a writer beside a live watcher).
 """
 from __future__ import annotations
 

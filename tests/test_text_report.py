@@ -1,0 +1,58 @@
+"""The text report as a terminal shows it: one screen for a clear case, the rest behind --verbose.
+
+Expected contents come from how each sample run was made (its `.facts.json`), not from the tool.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from forensics.cli import cli
+from forensics.report.story import QUESTIONS
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
+RUNS = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir())
+
+
+def _text(run: str, *extra: str) -> str:
+    return CliRunner().invoke(cli, ["analyze", str(SAMPLES / run), "--workers", "1", *extra]).output
+
+
+def _facts(run: str) -> dict:
+    return json.loads((SAMPLES / f"{run}.facts.json").read_text())
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_a_sample_run_fits_one_screen(run):
+    lines = _text(run).splitlines()
+    assert len(lines) <= 25, "\n".join(lines)
+    assert max(len(line) for line in lines) <= 100
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_the_summary_says_the_verdict_first_incident_and_last_good_checkpoint(run):
+    facts, text = _facts(run), _text(run)
+    assert text.startswith(facts["expected_status"].upper() + ":")
+    if facts["first_nonfinite_step"] is not None and facts["expected_status"] == "broken":
+        assert "First incident" in text
+    if facts["last_good_checkpoint"] and facts["first_bad_checkpoint"]:
+        (line,) = [ln for ln in text.splitlines() if ln.startswith("Last good")]
+        assert facts["last_good_checkpoint"] in line and facts["first_bad_checkpoint"] in line
+
+
+def test_damaged_blocks_use_the_one_range_notation():
+    facts, text = _facts("qwen1_names"), _text("qwen1_names")
+    bad = facts["checkpoints"][facts["first_bad_checkpoint"]]["nonfinite_blocks"]
+    assert sorted(bad) == ["transformer.h.21", "transformer.h.22", "transformer.h.23"]
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("Damaged blocks")]
+    assert "transformer.h.21-23" in line
+
+
+def test_verbose_adds_the_four_answers_in_full():
+    short, full = _text("nan_masked"), _text("nan_masked", "--verbose")
+    assert full.startswith(short)
+    for question in QUESTIONS:
+        assert question in full and question not in short
