@@ -93,7 +93,7 @@ def _checkpoint_rows(analysis) -> list[str]:
     if bad is not None and bad.nonfinite_blocks:
         rows += _row("Damaged blocks", f"{block_ranges(bad.nonfinite_blocks)} in {bad.name} "
                                        f"({plural(len(bad.nonfinite_tensors), 'tensor')} with NaN/Inf)")
-    later = [c.name for c in analysis.checkpoints if c.is_bad and c is not bad]
+    later = [c.name for c in analysis.checkpoints if c.is_nonfinite and c is not bad]
     if bad is None:
         rows += _row("Checkpoints", f"{plural(len(analysis.checkpoints), 'checkpoint')} checked, all finite")
     else:
