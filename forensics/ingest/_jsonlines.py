@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
+from ._filetime import file_mtime
 
 MAX_STEP = 2 ** 62  # a step must fit the timeline's int64 column
 
@@ -134,7 +135,6 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
     `what` ends the error when no line has a step ("... not an ms-swift logging.jsonl"). `meta`
     holds the line count, max_steps (from "N/M" steps or a total_steps key) and warnings.
     """
-    from . import file_mtime
 
     path = Path(path)
     objects, warnings = parse_lines(path)

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..timeline import LogRecords, canonical_metric, empty_frame
-from . import file_mtime
+from ._filetime import file_mtime
 
 FORMAT = "stdout"
 

@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
-from . import file_mtime
+from ._filetime import file_mtime
 from ._tfrecord import ByteViews, frame_records, payload_crc_ok
 
 FORMAT = "tensorboard"

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
-from . import file_mtime
+from ._filetime import file_mtime
 from ._jsonfile import read_json_object
 
 FORMAT = "trainer_state"

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import __version__
+from .._version import __version__
+from ..analyzers.parting import PARTING_METRICS
 from .html import _environment
 from .plots import figure_data_uri
 from .tables import cell_text
@@ -21,8 +22,6 @@ _LOG_METRICS = {"grad_norm", "loss_scale"}
 
 def overlay_figure(comparison) -> Figure | None:
     """One panel per shared metric, every run drawn on it, each parting point marked."""
-    from ..compare import PARTING_METRICS
-
     analyses = comparison.analyses
     metrics = [m for m in PARTING_METRICS if all(m in a.timeline.metrics for a in analyses)]
     if not metrics:
