@@ -2,6 +2,8 @@
 
 Each command parses its arguments, calls one library function and renders the result as
 text, JSON or HTML. Library errors (ForensicsError) become one line on stderr and exit 2.
+Each command imports what it needs inside its function, so `forensics --help` and a command
+that reads no weights start without pandas, numpy or matplotlib (bench/startup.py measures it).
 
     forensics analyze ./output/ [--json] [--html [report.html]] [--fail-on warning]
     forensics timeline ./output/ --csv timeline.csv

@@ -81,7 +81,7 @@ class Comparison:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        from .report.compare_html import render_compare_html
+        from .report.compare_html import render_compare_html  # matplotlib: only when shown
 
         return render_compare_html(self, fragment=True)
 
