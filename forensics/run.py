@@ -162,8 +162,10 @@ def _is_config(name: str) -> bool:
     return lowered.endswith(".json") and bool(_DEEPSPEED_CONFIG.search(lowered))
 
 
-# What a captured stdout of a training run contains: HF dict lines or DeepSpeed overflow lines.
-_LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:|OVERFLOW!|loss scale""")
+# What a captured stdout of a training run contains: HF dict lines, DeepSpeed overflow lines,
+# Megatron iteration lines, OLMo step headers, torchtitan step lines, NeMo's Lightning bars.
+_LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:|OVERFLOW!|loss scale"""
+                       rb"""|iteration\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss=""")
 
 
 def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .metric_names import canonical_metric  # noqa: F401  (the readers' one name map, re-exported)
+
 COLUMNS = ["step", "metric", "value", "source", "format", "wall_time", "segment", "abandoned"]
 
 # Lower is more precise: trainer_state.json keeps full float64, TensorBoard float32.
@@ -40,33 +42,6 @@ FORMAT_PRIORITY = {
 # file nearly the same mtime, so it cannot tell which checkpoint was written last).
 MTIME_RESOLUTION_S = 2.0
 
-_ALIASES = {
-    "lr": "learning_rate",
-    "learning-rate": "learning_rate",
-    "train_lr": "learning_rate",
-    "grad_norm_total": "grad_norm",
-    "gradient_norm": "grad_norm",
-    "total_norm": "grad_norm",
-    "current_loss": "loss",
-}
-
-
-def canonical_metric(name: str) -> str:
-    """Map a logged key or TensorBoard tag to the timeline's metric vocabulary.
-
-    >>> [canonical_metric(t) for t in ("train/loss", "eval/loss", "lr", "train/train_loss")]
-    ['loss', 'eval_loss', 'learning_rate', 'train_loss']
-    """
-    name = name.strip()
-    if name.startswith("train/"):
-        name = name[len("train/"):]
-    elif name.startswith("eval/"):
-        name = "eval_" + name[len("eval/"):]
-    elif name.startswith("test/"):
-        name = "test_" + name[len("test/"):]
-    return _ALIASES.get(name, name)
-
-
 def empty_frame() -> pd.DataFrame:
     """The frame an ingestor returns when a file holds no scalar."""
     return pd.DataFrame({
@@ -75,6 +50,25 @@ def empty_frame() -> pd.DataFrame:
         "value": pd.Series(dtype="float64"),
         "wall_time": pd.Series(dtype="float64"),
     })
+
+
+@dataclass(frozen=True)
+class Banner:
+    """What a console log says about the run itself in a banner line, for the run profile.
+
+    kind: "peft" (PEFT's print_trainable_parameters: `trainable params: X || all params: Y ||
+    trainable%: Z`) or "unsloth" (Unsloth's `==((====))==` block: its model-loading banner or its
+    training banner, which states `Number of trainable parameters = X`).
+    text: the banner as printed (one line, or the block's lines joined by newlines): the evidence.
+    trainable_params, all_params: the counts it states, None where it states none.
+    source: the log file.
+    """
+
+    kind: str
+    text: str
+    trainable_params: int | None = None
+    all_params: int | None = None
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,6 +84,11 @@ class LogRecords:
         meta: format facts worth keeping (logging_steps, max_steps, global_step, ...).
         mtime: the file's modification time, to order files that carry no wall time.
         warnings: why the file was read only in part (cut, bad checksum, lines without a step), if it was.
+        console_kinds: the pre-training console formats a text log holds ("megatron", "olmo",
+            "torchtitan"), in the order first seen; a hint of the framework for the run profile.
+        notes: what the reader did to the file's records that a reader of the report must know
+            (a log written by two processes, de-duplicated); each becomes one Skipped-style line.
+        banners: the Unsloth / PEFT banners a console log printed (see Banner), in file order.
     """
 
     source: str
@@ -99,6 +98,9 @@ class LogRecords:
     meta: dict[str, Any] = field(default_factory=dict)
     mtime: float = math.nan
     warnings: tuple[str, ...] = ()
+    console_kinds: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    banners: tuple[Banner, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,8 @@ class Timeline:
         self.meta = meta or {}
         self._final: tuple[pd.DataFrame, pd.DataFrame] | None = None
         self.skipped: list = []  # files that could not be read (Skipped), set by whoever read the run
+        self.banners: tuple[Banner, ...] = ()  # every log's banners (LogRecords.banners), in file order
+        self.console_kinds: tuple[str, ...] = ()  # pre-training console formats seen (LogRecords.console_kinds)
 
     @classmethod
     def empty(cls) -> "Timeline":
@@ -283,6 +287,7 @@ def build_timeline(records: list[LogRecords]) -> Timeline:
     if not pieces:
         timeline = Timeline.empty()
         timeline.texts, timeline.meta = _texts_and_meta(records)
+        _set_console_facts(timeline, records)
         return timeline
     frame = pd.concat(pieces, ignore_index=True)
     abandoned = _mark_superseded(frame, seg_rows)
@@ -291,7 +296,15 @@ def build_timeline(records: list[LogRecords]) -> Timeline:
     frame["step"] = frame["step"].astype("int64")
     segments = _segments(frame, seg_rows)
     texts, meta = _texts_and_meta(records)
-    return Timeline(frame[COLUMNS].reset_index(drop=True), segments, texts, meta)
+    timeline = Timeline(frame[COLUMNS].reset_index(drop=True), segments, texts, meta)
+    _set_console_facts(timeline, records)
+    return timeline
+
+
+def _set_console_facts(timeline: Timeline, records: list[LogRecords]) -> None:
+    """What the console logs said about the run itself, for the run profile."""
+    timeline.banners = tuple(b for rec in records for b in rec.banners)
+    timeline.console_kinds = tuple(dict.fromkeys(k for rec in records for k in rec.console_kinds))
 
 
 def _start_key(part: pd.DataFrame, rec: LogRecords, attempt: int) -> tuple:

@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "forensics"
 
 # Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "_lazy", "errors", "findings", "config", "torchpickle"),   # plain types and helpers
+    ("_version", "_lazy", "errors", "findings", "config", "torchpickle", "metric_names"),  # types, helpers
     ("run", "timeline", "ingest", "checkpoints", "export"),                 # read and measure
     ("analyzers", "causes", "profile"),                                     # judge
     ("report",),                                                            # render
@@ -32,7 +32,7 @@ def _module_name(path: Path) -> str:
 
 
 def _imports(path: Path, modules: set[str]) -> set[str]:
-    """The package modules `path` imports (a `from x import name` of a submodule counts as that module)."""
+    """The package modules `path` imports (`from x import name` of a submodule counts as that submodule)."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     out: set[str] = set()
@@ -40,7 +40,9 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
         if isinstance(node, ast.ImportFrom):
             base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
             target = ".".join(base + ([node.module] if node.module else []))
-            out |= {t for t in [target] + [f"{target}.{a.name}" for a in node.names] if t in modules}
+            submodules = {f"{target}.{a.name}" for a in node.names} & modules
+            # `from . import megatron_args` depends on that submodule, not on the package's __init__.
+            out |= submodules or ({target} & modules)
         elif isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name in modules}
     out.discard(name)

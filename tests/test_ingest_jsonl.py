@@ -112,3 +112,45 @@ def test_generic_jsonl_with_step_key_and_numeric_strings(tmp_path):
     got = list(zip(rec.frame["step"], rec.frame["metric"], [str(v) for v in rec.frame["value"].tolist()]))
     assert got == [(1, "loss", "2.5"), (1, "learning_rate", "0.0001"), (2, "loss", "nan"), (2, "grad_norm", "inf")]
     assert "1 lines without a step" in rec.warnings[0]
+
+
+def _two_writers(total=200):
+    """Two processes appending LogCallback lines for the same steps (each node's local rank 0 of a
+    2-node job): the all-reduced loss is the same in both, their elapsed times differ. For the
+    first 20 steps they write in turn (each step twice), then writer B lags one line behind A."""
+    line = {s: (lambda who, s=s: _lf_line(s, total, loss=round(3.0 - s / 100, 4), lr=2e-5, epoch=s / total)
+                .replace('"0:09:01"', f'"0:0{who}:{s % 60:02d}"')) for s in range(1, total + 1)}
+    out = []
+    for s in range(1, 21):
+        out += [line[s](1), line[s](2)]
+    for s in range(21, total + 1):
+        out += [line[s](1), line[s - 1](2)] if s > 21 else [line[s](1)]
+    out.append(line[total](2))
+    return "".join(out)
+
+
+def test_llamafactory_log_of_two_writers_is_read_once_with_one_note(tmp_path):
+    from forensics.ingest import read_logs
+    from forensics.run import discover
+    from forensics.timeline import build_timeline
+
+    path = tmp_path / "trainer_log.jsonl"
+    path.write_text(_two_writers())
+    rec = llamafactory.read(path)
+    steps, loss = _values(rec.frame, "loss")
+    assert steps == list(range(1, 201)) and loss == [round(3.0 - s / 100, 4) for s in range(1, 201)]
+    assert len(rec.notes) == 1 and rec.notes[0].startswith("records written twice: 200 of its 400 lines")
+    records, skipped = read_logs(discover(tmp_path))
+    assert [s.reason for s in skipped] == list(rec.notes)
+    assert len(build_timeline(records).segments) == 1  # not ~180 resumes
+
+
+def test_a_resume_that_replays_the_same_values_is_not_taken_for_two_writers(tmp_path):
+    """A resume from checkpoint-50 after step 80 logs steps 51.. again with the same (rounded)
+    values: the copies come 30 lines after their originals, so they stay a second attempt."""
+    path = tmp_path / "trainer_log.jsonl"
+    steps = list(range(1, 81)) + list(range(51, 101))
+    path.write_text("".join(_lf_line(s, 100, loss=round(3.0 - s / 100, 4), lr=2e-5) for s in steps))
+    rec = llamafactory.read(path)
+    assert rec.notes == ()
+    assert _values(rec.frame, "loss")[0] == steps

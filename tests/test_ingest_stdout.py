@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from forensics.ingest import stdout
 
 
@@ -119,3 +121,62 @@ def test_not_utf8_bytes_are_replaced_not_fatal(tmp_path):
     path.write_bytes(b"caf\xe9 \xff\n{'loss': 0.5, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.1}\n")
     rec = stdout.read(path)
     assert _values(rec.frame, "loss") == ([1], [0.5]) and "replaced" in rec.warnings[0]
+
+
+_NOHUP_RUN = """
+import json, sys
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+torch.manual_seed(0)
+model = GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=64, n_positions=32))
+data = [{"input_ids": torch.arange(16) % 64, "labels": torch.arange(16) % 64} for _ in range(64)]
+args = TrainingArguments(output_dir=sys.argv[1], max_steps=60, logging_steps=5, per_device_train_batch_size=4,
+                         learning_rate=1e-3, report_to=[], use_cpu=True, save_strategy="no", disable_tqdm=False,
+                         dataloader_num_workers=0)
+trainer = Trainer(model=model, args=args, train_dataset=data)
+trainer.train()
+json.dump(trainer.state.log_history, open(sys.argv[2], "w"))
+"""
+
+
+def test_nohup_capture_of_a_real_trainer_gives_each_dict_its_own_step(tmp_path):
+    """`python train.py > nohup.out 2>&1`: stdout (ProgressCallback's tqdm.write of each dict) is
+    block-buffered into the file, stderr (the bars) is not, so every dict line lands after the
+    last bar 60/60. Each dict keeps the step the Trainer logged it at (its history)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("transformers")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    log = tmp_path / "nohup.out"
+    with open(log, "wb") as out:
+        subprocess.run([sys.executable, "-c", _NOHUP_RUN, str(tmp_path / "out"), str(tmp_path / "history.json")],
+                       stdout=out, stderr=subprocess.STDOUT, env=env, check=True, timeout=300)
+    text = log.read_text()
+    assert text.rindex("60/60") < text.index("{'loss'")  # the dicts came after every bar
+    history = [e for e in json.loads((tmp_path / "history.json").read_text()) if "loss" in e]
+    rec = stdout.read(log)
+    steps, loss = _values(rec.frame, "loss")
+    assert steps == [e["step"] for e in history] == list(range(5, 61, 5))
+    assert loss == pytest.approx([e["loss"] for e in history], rel=1e-3)  # printed with .4g
+    assert "ran ahead" in rec.meta["step_inferred"]
+
+
+def test_buffered_bursts_in_mid_run_are_not_given_the_bar_before_them(tmp_path):
+    """The buffer flushing mid-run: three dicts (steps 5, 10, 15) come out after bar 17."""
+    parts = []
+    pending = []
+    for step in range(1, 31):
+        parts.append("\r" + _bar(step, 30))
+        if step % 5 == 0:
+            pending.append(_hf5({"loss": 3.0 - step / 10, "learning_rate": 2e-05, "epoch": step / 30}))
+        if step in (17, 30):
+            parts.append("\n" + "\n".join(pending) + "\n")
+            pending = []
+    path = tmp_path / "nohup.out"
+    path.write_text("".join(parts))
+    steps, loss = _values(stdout.read(path).frame, "loss")
+    assert steps == [5, 10, 15, 20, 25, 30]
+    assert loss == pytest.approx([3.0 - s / 10 for s in steps])

@@ -103,3 +103,33 @@ def test_bad_files_raise_unreadable(tmp_path, content, reason):
 def test_empty_log_history_gives_empty_frame(tmp_path):
     rec = trainer_state.read(_save(tmp_path / "trainer_state.json", [], global_step=0))
     assert rec.frame.empty and list(rec.frame.columns) == ["step", "metric", "value", "wall_time"]
+
+
+def test_state_cut_mid_write_is_read_to_its_last_complete_entry(tmp_path):
+    """A run still writing: 60 entries saved, the file ends inside entry 51 -> 50 read, one warning."""
+    history = [{"epoch": k / 60, "grad_norm": 1.0 + k / 100, "learning_rate": 2e-5, "loss": 3.0 - k / 40,
+                "step": k} for k in range(1, 61)]
+    full = tmp_path / "full.json"
+    _save(full, history, global_step=60, max_steps=60, logging_steps=1, epoch=1.0)
+    text = full.read_text()
+    entry_51 = text.index('"step": 51')
+    path = tmp_path / "trainer_state.json"
+    path.write_text(text[:entry_51 + 5])  # part-way through entry 51
+    rec = trainer_state.read(path)
+    loss = rec.frame[rec.frame["metric"] == "loss"]
+    assert loss["step"].tolist() == list(range(1, 51))
+    assert loss["value"].tolist() == [3.0 - k / 40 for k in range(1, 51)]
+    assert list(rec.warnings) == ["cut mid-write (the run may still be writing it): read its 50 complete "
+                                    "log_history entries"]
+    assert rec.meta["global_step"] == 60 and rec.meta["epoch"] == 1.0  # keys before log_history
+    assert "max_steps" not in rec.meta  # written after log_history: lost with the tail
+
+
+def test_state_cut_before_any_complete_entry_is_unreadable(tmp_path):
+    full = tmp_path / "full.json"
+    _save(full, [{"loss": 1.0, "step": 1}], global_step=1)
+    text = full.read_text()
+    path = tmp_path / "trainer_state.json"
+    path.write_text(text[:text.index('"step": 1')])
+    with pytest.raises(UnreadableFile, match="the file may be cut"):
+        trainer_state.read(path)

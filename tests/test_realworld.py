@@ -36,8 +36,9 @@ FACTS = {
     "lf-qwen2.5-7b-lora-medical": ("llamafactory", 675, 10, 6750, (6750, 1.5999)),
     "lf-sft-graduate-agent": ("llamafactory", 37, 10, 370, (10, 122.1416)),
     "swift-deepseek-r1-qwen3-8b-lora": ("swift", 44, 1, 430, (1, 20.53074074)),
-    # every log line of this old ms-swift file is written twice (5911 loss lines, 2956 steps)
-    "swift-internvl2-full-ft-long": ("swift", 5911, 1, 14775, (1, 5.04565144)),
+    # every log line of this old ms-swift file is written twice (5911 loss lines, 2956 steps):
+    # one copy of each is read, with one note saying so
+    "swift-internvl2-full-ft-long": ("swift", 2956, 1, 14775, (1, 5.04565144)),
     # W&B console capture after step 1500; steps from the tqdm bar (the dict at bar 1503 is
     # trainer_state's step 1503: loss 1.4405)
     "llama3-8b-unsloth-mobility-stdout": ("stdout", 429, 1503, 4000, (1503, 1.4405)),
@@ -45,6 +46,8 @@ FACTS = {
     "qwen1.5-0.5b-lora-muice-stdout": ("stdout", 282, 10, 2820, (2820, 0.6449)),
     "llama3.2-1b-webui-training-pro-notes": ("stdout", 171, 3, 683, (683, 2.4082)),
 }
+
+WRITTEN_TWICE = {"swift-internvl2-full-ft-long": ["records written twice"]}
 
 
 def _cases():
@@ -60,7 +63,7 @@ def test_case_reads_cleanly_with_the_known_facts(case):
     fmt, n_loss, first, last, (step, loss) = FACTS[case]
     layout = discover(REALWORLD / case)
     records, skipped = read_logs(layout)
-    assert skipped == [] and layout.skipped == []
+    assert [s.reason.split(":")[0] for s in skipped] == WRITTEN_TWICE.get(case, []) and layout.skipped == []
     assert [r.format for r in records] == [fmt]
     rec = records[0]
     assert not rec.warnings

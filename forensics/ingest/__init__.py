@@ -53,9 +53,10 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
             except OSError as err:  # permission, vanished file: name it and go on
                 skipped.append(Skipped(str(path), os_reason(err)))
                 continue
-            if rec.frame.empty and not rec.texts and attr == "text_logs":
+            if rec.frame.empty and not rec.texts and not rec.banners and attr == "text_logs":
                 continue  # a text file without a single training line is not a log
             if rec.warnings:  # a cut or damaged file read in part: say so, one line
                 skipped.append(Skipped(str(path), "partly read: " + "; ".join(rec.warnings)))
+            skipped.extend(Skipped(str(path), note) for note in rec.notes)
             records.append(rec)
     return records, skipped

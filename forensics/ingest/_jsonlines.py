@@ -6,6 +6,8 @@ turns (step, {key: value}) pairs into the timeline's long frame. Rules shared by
 
 * a cut last line (a run still being written) is dropped with a warning; a bad line in the
   middle is skipped with a warning; a file with no valid line at all raises UnreadableFile;
+* a file two processes wrote at once (each record twice, close together, then interleaved) is
+  de-duplicated with one note (`LogRecords.notes`), not read as hundreds of resumes;
 * numbers are metrics (bare `NaN`/`Infinity` tokens included, json.dumps writes them);
   strings are metrics only when they are numbers ("0.5", "nan"); times like "0:09:01",
   percentages like "12.50%", lists and objects are not.
@@ -133,7 +135,7 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
     """One LogRecords: the metrics of every line at the step its first present step key gives.
 
     `what` ends the error when no line has a step ("... not an ms-swift logging.jsonl"). `meta`
-    holds the line count, max_steps (from "N/M" steps or a total_steps key) and warnings.
+    holds the line count and max_steps (from "N/M" steps or a total_steps key); `warnings` the lines skipped.
     """
 
     path = Path(path)
@@ -155,8 +157,44 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
         raise UnreadableFile(path, f"no line has a step ({', '.join(step_keys[:3])}); {what}")
     if no_step:
         warnings.append(f"{no_step} lines without a step; skipped")
+    rows, notes = _one_writer(rows, not_metrics)
     return LogRecords(source=str(path), format=fmt, frame=records_frame(rows, not_metrics), meta=meta,
-                      mtime=file_mtime(path), warnings=tuple(warnings))
+                      mtime=file_mtime(path), notes=notes, warnings=tuple(warnings))
+
+
+# Two processes appending to one log (each node's local rank 0, or the same job started twice)
+# write the same all-reduced record within a few lines of each other; a resume replays records
+# only after a whole stretch of later steps. So a copy must follow its original closely.
+COPY_WINDOW = 8
+MIN_COPY_SHARE = 0.25
+
+
+def _one_writer(rows: list[tuple[int, dict]], not_metrics: frozenset) -> tuple[list[tuple[int, dict]], tuple[str, ...]]:
+    """The rows with the second writer's copies left out, and a note saying so, when the file
+    was written by two processes at once (see COPY_WINDOW); else the rows as they are."""
+    copies = _copies(rows, not_metrics)
+    if len(copies) < 3 or len(copies) < MIN_COPY_SHARE * len(rows):
+        return rows, ()
+    dropped = set(copies)
+    kept = [row for i, row in enumerate(rows) if i not in dropped]
+    note = (f"records written twice: {len(copies)} of its {len(rows)} lines repeat one a few lines above "
+            f"(same step and values; two processes writing one log, or a logger attached twice); "
+            f"one copy of each was kept, not read as resumes")
+    return kept, (note,)
+
+
+def _copies(rows: list[tuple[int, dict]], not_metrics: frozenset) -> list[int]:
+    """Indexes of rows that repeat one at most COPY_WINDOW rows above (same step, same metrics)."""
+    out = []
+    for i, (step, entry) in enumerate(rows):
+        before = [e for s, e in rows[max(0, i - COPY_WINDOW):i] if s == step]  # cheap: most rows have none
+        if before and _metric_items(entry, not_metrics) in [_metric_items(e, not_metrics) for e in before]:
+            out.append(i)
+    return out
+
+
+def _metric_items(entry: dict, not_metrics: frozenset) -> tuple:
+    return tuple(sorted((k, str(v)) for k, v in entry.items() if k not in not_metrics))
 
 
 def first_step(obj: dict, keys: tuple[str, ...]) -> tuple[int | None, int | None]:

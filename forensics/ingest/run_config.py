@@ -2,7 +2,7 @@
 
 Sources, most authoritative first (`RunConfig.values[key]` keeps that order):
 training_args.bin (the run root, then the newest checkpoint first), the TensorBoard `args`
-text, LLaMA-Factory training_args.yaml and ms-swift args.json, DeepSpeed configs (embedded in
+text, Megatron's printed arguments in a console log, LLaMA-Factory training_args.yaml and ms-swift args.json, DeepSpeed configs (embedded in
 `*optim_states.pt`, files in the run folder, the file named by the `deepspeed` argument when
 it exists), config.json and the TensorBoard `model_config` text, adapter_config.json. Counters
 saved beside checkpoints (`state.*`: loss scale, skipped steps) come from the newest file only.
@@ -25,6 +25,7 @@ from ..errors import UnreadableFile, os_reason
 from ..run import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
+from . import megatron_args
 
 def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     """Read every configuration source of the run; bad files become `missing` lines, never errors."""
@@ -33,6 +34,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     for path in by_kind["training_args"]:
         _read_into(config, layout, path, cf.read_training_args_values)
     _read_text(config, timeline, "args", cf.training_args_values)
+    _read_text(config, timeline, megatron_args.TEXT_KEY, megatron_args.config_values, "console log 'arguments' block")
     for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("swift", cf.read_swift_args)):
         for path in by_kind[kind]:
             _read_into(config, layout, path, reader)
@@ -130,11 +132,12 @@ def _read_into(config: RunConfig, layout: RunLayout, path: Path, reader: Callabl
     _record(config, values, source)
 
 
-def _read_text(config: RunConfig, timeline: Timeline, name: str, to_values: Callable[[dict], dict]) -> None:
+def _read_text(config: RunConfig, timeline: Timeline, name: str, to_values: Callable[[dict], dict],
+               source: str = "") -> None:
     text = next((t for k, t in timeline.texts.items() if k.split("/")[0] == name), None)
     if text is None:
         return
-    source = f"TensorBoard '{name}' text"
+    source = source or f"TensorBoard '{name}' text"
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:

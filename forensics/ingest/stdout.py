@@ -23,6 +23,7 @@ are not UTF-8 are replaced, never fatal.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -33,6 +34,10 @@ import pandas as pd
 
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
+from ._frames import without_placeholders, without_unit_loss_scale
+from . import megatron_args
+from .banners import find_banners
+from .pretrain_lines import ANSI, STEP_LINE_MARKERS, OlmoBlock, StepLine, parse_line
 
 FORMAT = "stdout"
 
@@ -54,19 +59,40 @@ def read(path: Path) -> LogRecords:
     path = Path(path)
     raw = path.read_bytes()
     text = raw.decode("utf-8", errors="replace")
+    text = ANSI.sub("", text) if "\x1b" in text else text
     events = _scan(text)
     meta: dict = {}
-    replaced = "\ufffd" in text and b"\xef\xbf\xbd" not in raw
+    warnings = []
+    if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+        warnings.append("bytes that are not UTF-8 were replaced")
+    warnings += _step_line_warnings(events)
     frame = _frame(events, meta)
-    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
-                      warnings=("bytes that are not UTF-8 were replaced",) if replaced else ())
+    kinds = kinds_of(events)
+    banners = find_banners(text.splitlines(), str(path)) if "trainable" in text or "Unsloth" in text else ()
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
+                      mtime=file_mtime(path), console_kinds=kinds, banners=banners,
+                      warnings=tuple(warnings))
+
+
+def _argument_texts(text: str) -> dict[str, str]:
+    """Megatron's printed arguments as texts[megatron_args.TEXT_KEY] (JSON), when the log has them."""
+    if "end of arguments" not in text:
+        return {}
+    args = megatron_args.parse_block(text.splitlines())
+    return {megatron_args.TEXT_KEY: json.dumps(args)} if args else {}
 
 
 def _scan(text: str) -> list[tuple]:
     """Everything of interest, in file order: ('bar', n, total), ('dict', step|None, pairs),
     ('overflow', new_scale|None), ('ds_step', step, skipped), ('at_minimum',)."""
     events: list[tuple] = []
-    for piece in re.split(r"[\r\n]", text):
+    pieces = re.split(r"[\r\n]", text)
+    olmo = OlmoBlock()
+    step_lines = any(marker in text for marker in STEP_LINE_MARKERS)  # most logs have none: skip the work
+    for index, piece in enumerate(pieces):
+        record = step_lines and (olmo.feed(piece) or parse_line(piece, last_line=index == len(pieces) - 1))
+        if record:
+            events.append(("line", record))
         if "{" in piece:
             for m in _DICT.finditer(piece):
                 pairs = _pairs(m.group("body"))
@@ -84,7 +110,40 @@ def _scan(text: str) -> list[tuple]:
                 events.append(("ds_step", int(m.group("step")), int(m.group("skipped"))))
         if _AT_MINIMUM in piece:
             events.append(("at_minimum",))
-    return events
+    last = olmo.close()
+    if last is not None:
+        events.append(("line", last))
+    return _without_rank_copies(events)
+
+
+def kinds_of(events: list[tuple]) -> tuple[str, ...]:
+    """The kinds of step line among the events ("megatron", "olmo", ...), in the order first seen."""
+    return tuple(dict.fromkeys(e[1].kind for e in events if e[0] == "line"))
+
+
+def _without_rank_copies(events: list[tuple]) -> list[tuple]:
+    """Drop a step line that repeats one already seen at the same step (every rank printing it).
+
+    Only copies within one stretch of the same step go; a resume that logs a step again later
+    (after other steps) is kept, so the timeline still sees the attempt.
+    """
+    out, seen, current = [], set(), None
+    for event in events:
+        if event[0] == "line":
+            record: StepLine = event[1]
+            if record.step != current:
+                current, seen = record.step, set()
+            key = (record.kind, record.metrics)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(event)
+    return out
+
+
+def _step_line_warnings(events: list[tuple]) -> list[str]:
+    cut = [e[1] for e in events if e[0] == "line" and e[1].cut]
+    return [f"the last line (step {r.step}) is cut mid-write; its complete fields were kept" for r in cut]
 
 
 def _pairs(body: str) -> dict | None:
@@ -109,25 +168,36 @@ def _frame(events: list[tuple], meta: dict) -> pd.DataFrame:
     dict_steps, how = _dict_steps(events, train_total)
     if how:
         meta["step_inferred"] = how
-    rows: list[tuple[int, str, float]] = []
+    steps: list[int] = []
+    metrics: list[str] = []
+    values: list[float] = []
+
+    def add(step: int, names, numbers) -> None:
+        metrics.extend(names)
+        values.extend(numbers)
+        steps.extend([step] * (len(metrics) - len(steps)))
+
     ds = _deepspeed_steps(events, train_total)
     for i, event in enumerate(events):
         if event[0] == "dict":
-            for key, value in event[2].items():
-                if key not in _EXPLICIT_STEP_KEYS:
-                    rows.append((dict_steps[i], canonical_metric(key), value))
+            pairs = [(canonical_metric(k), v) for k, v in event[2].items() if k not in _EXPLICIT_STEP_KEYS]
+            add(dict_steps[i], [k for k, _ in pairs], [v for _, v in pairs])
         elif event[0] == "overflow":
-            rows.append((ds[i], "overflow", 1.0))
-            rows.append((ds[i], "loss_scale", event[1]))
+            add(ds[i], ("overflow", "loss_scale"), (1.0, event[1]))
         elif event[0] == "ds_step":
-            rows.append((event[1], "skipped_steps", float(event[2])))
+            add(event[1], ("skipped_steps",), (float(event[2]),))
         elif event[0] == "at_minimum":
-            rows.append((ds[i], "loss_scale_at_minimum", 1.0))
-    if not rows:
+            add(ds[i], ("loss_scale_at_minimum",), (1.0,))
+        elif event[0] == "line":
+            record: StepLine = event[1]
+            add(record.step, record.names, record.values)
+            if record.total is not None:
+                meta["max_steps"] = record.total
+    if not steps:
         return empty_frame()
-    steps, metrics, values = zip(*rows)
-    return pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
-                         "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(rows), math.nan)})
+    frame = pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
+                          "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(steps), math.nan)})
+    return without_unit_loss_scale(without_placeholders(frame) if "megatron" in kinds_of(events) else frame)
 
 
 def _training_bar_total(events: list[tuple]) -> int | None:
@@ -142,14 +212,38 @@ def _training_bar_total(events: list[tuple]) -> int | None:
 
 
 def _dict_steps(events: list[tuple], train_total: int | None) -> tuple[dict[int, int], str]:
-    """Step of every dict event (by index): explicit, else the training bar, else the position."""
+    """Step of every dict event (by index): explicit, else the training bar, else the position.
+
+    When the bars disagree with the dicts' own epochs, stdout was block-buffered (nohup, a pipe)
+    while tqdm wrote to unbuffered stderr: the dicts come out in bursts, after bars that ran
+    ahead. Their order is still right, so the bars are not used for them then.
+    """
+    steps, how = _steps_by_rules(events, train_total, use_bars=True)
+    if _bars_run_ahead(events, steps):
+        steps, how = _steps_by_rules(events, train_total, use_bars=False)
+        how += "; the progress bars ran ahead of the buffered dict lines (their epochs say so), so not used"
+    return steps, how
+
+
+def _bars_run_ahead(events: list[tuple], steps: dict[int, int]) -> bool:
+    """Whether two train dicts without a step of their own got steps that their epochs contradict:
+    the same step for different epochs, or a later epoch at a lower step."""
+    seen: list[tuple[int, float]] = []
+    for i, event in enumerate(events):
+        pairs = event[2] if event[0] == "dict" else {}
+        if "loss" in pairs and "epoch" in pairs and event[1] is None and _explicit_step(pairs) is None:
+            seen.append((steps[i], pairs["epoch"]))
+    return any((s2 == s1 and e2 != e1) or (s2 < s1 and e2 > e1) for (s1, e1), (s2, e2) in zip(seen, seen[1:]))
+
+
+def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool) -> tuple[dict[int, int], str]:
     steps: dict[int, int] = {}
     rules: Counter = Counter()
     bar_n = None
     n_train, last = 0, 0
     every = _logging_steps_estimate(events, train_total)
     for i, event in enumerate(events):
-        if event[0] == "bar" and event[2] == train_total:
+        if event[0] == "bar" and event[2] == train_total and use_bars:
             bar_n = event[1]
         if event[0] != "dict":
             continue
@@ -196,12 +290,14 @@ def _logging_steps_estimate(events: list[tuple], train_total: int | None) -> int
 
 
 def _deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, int]:
-    """Step of each overflow / at-minimum event: training bar n + 1, else the nearest DeepSpeed
-    `step=N` line (before or after), else the running count of such events."""
+    """Step of each overflow / at-minimum event: training bar n + 1, else the next Megatron
+    iteration line (Megatron-DeepSpeed prints the overflow during the iteration that line then
+    reports), else the nearest DeepSpeed `step=N` line (before or after), else the running count."""
     targets = [i for i, e in enumerate(events) if e[0] in ("overflow", "at_minimum")]
     if not targets:
         return {}
     progress = [i for i, e in enumerate(events) if e[0] == "ds_step"]
+    iteration_after = _next_megatron_step(events)
     bar_n, bar_at = None, {}
     for i, event in enumerate(events):
         if event[0] == "bar" and (train_total is None or event[2] == train_total):
@@ -211,9 +307,23 @@ def _deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, 
     for count, i in enumerate(targets, 1):
         if bar_at[i] is not None:
             out[i] = bar_at[i] + 1
+        elif iteration_after.get(i) is not None:
+            out[i] = iteration_after[i]
         elif progress:
             nearest = min(progress, key=lambda p: abs(p - i))
             out[i] = events[nearest][1]
         else:
             out[i] = count
+    return out
+
+
+def _next_megatron_step(events: list[tuple]) -> dict[int, int | None]:
+    """For each event index, the step of the first Megatron iteration line after it (or None)."""
+    out: dict[int, int | None] = {}
+    step = None
+    for i in range(len(events) - 1, -1, -1):
+        out[i] = step
+        event = events[i]
+        if event[0] == "line" and event[1].kind == "megatron" and not event[1].metrics[0][0].startswith("eval_"):
+            step = event[1].step
     return out

@@ -13,6 +13,11 @@ the `scalars` plugin metadata) - is decoded for all records at once by checking 
 bytes. Every other record (text, histograms, several values in one event, TF2 layouts) goes
 through tensorboard's compiled `event_pb2`, one record at a time.
 
+Megatron's tags and NeMo's Lightning names map onto the timeline's (`canonical_metric`: `lm loss`
+-> loss, `grad-norm` -> grad_norm, `loss-scale` -> loss_scale, `reduced_train_loss` -> loss, ...);
+Megatron's `<tag> vs samples` twins (the same values against consumed samples) are left out, and
+a loss scale of 1.0 throughout (bf16/fp32: no scaler) is not kept (see `_frames`).
+
 Checks: every record's length CRC and payload CRC are verified. A cut last record (a run still
 being written) or a broken record in the middle ends the read with a note in
 `warnings`; what came before is kept. A file with no readable record at all raises
@@ -29,6 +34,7 @@ import pandas as pd
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
+from ._frames import without_other_axis_twins, without_unit_loss_scale
 from ._tfrecord import ByteViews, frame_records, payload_crc_ok
 
 FORMAT = "tensorboard"
@@ -64,6 +70,7 @@ def read(path: Path) -> LogRecords:
         reason = warnings[0] if warnings else "no TensorBoard record found"
         raise UnreadableFile(path, f"not a readable TensorBoard event file: {reason}")
     columns, texts, slow_warnings = _decode(views, starts, lengths)
+    columns = without_unit_loss_scale(without_other_axis_twins(columns))
     warnings += slow_warnings
     meta = {"records": int(len(starts))}
     return LogRecords(source=str(path), format=FORMAT, frame=columns, texts=texts, meta=meta,

@@ -12,6 +12,7 @@ json module reads as floats; they are kept as they are.
 """
 from __future__ import annotations
 
+import json
 import math
 from itertools import chain
 from pathlib import Path
@@ -32,11 +33,20 @@ META_KEYS = ("global_step", "max_steps", "logging_steps", "eval_steps", "save_st
 def read(path: Path) -> LogRecords:
     """The log_history of one trainer_state.json as timeline rows (see the module docstring).
 
-    Raises UnreadableFile for a file that is not UTF-8 JSON (a cut tail included) or has no
-    `log_history` list.
+    A file cut mid-write is read up to its last complete `log_history` entry, with a warning
+    (see `complete_part`). Raises UnreadableFile for a file that is not UTF-8 JSON with at least
+    one complete entry, or has no `log_history` list.
     """
     path = Path(path)
-    state = read_json_object(path, "a trainer_state.json")
+    cut_note = None
+    try:
+        state = read_json_object(path, "a trainer_state.json")
+    except UnreadableFile:
+        state = complete_part(path)
+        if state is None:
+            raise
+        cut_note = (f"cut mid-write (the run may still be writing it): read its {len(state['log_history'])} "
+                    f"complete log_history entries")
     history = state.get("log_history")
     if history is None:
         history = []
@@ -45,7 +55,49 @@ def read(path: Path) -> LogRecords:
     frame, meta, warnings = _history_frame(history, state.get("logging_steps"))
     meta.update({k: state[k] for k in META_KEYS if k in state and _is_plain(state[k])})
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
-                      warnings=warnings)
+                      warnings=((cut_note,) if cut_note else ()) + warnings)
+
+
+def complete_part(path: Path) -> dict | None:
+    """What a cut trainer_state.json still holds: the fields before `log_history` and every
+    complete entry of it; None when not even one entry is complete.
+
+    TrainerState.save_to_json writes `json.dumps(..., indent=2, sort_keys=True)` in one go, so a
+    file read while it is written (or left by a killed run) ends part-way; the keys before
+    "log_history" (best_*, epoch, eval_steps, global_step, ...) come first in sorted order.
+    """
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    key = text.find('"log_history"')
+    start = text.find("[", key) + 1 if key >= 0 else 0
+    if key < 0 or start == 0:
+        return None
+    entries = _complete_entries(text, start)
+    if not entries:
+        return None
+    try:
+        head = json.loads(text[:key] + '"log_history": []}')
+    except (json.JSONDecodeError, RecursionError):
+        head = {}
+    return {**(head if isinstance(head, dict) else {}), "log_history": entries}
+
+
+def _complete_entries(text: str, pos: int) -> list:
+    """The JSON values of a list from `pos` on, up to the first one that is cut or broken."""
+    decoder = json.JSONDecoder()
+    entries = []
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text) or text[pos] == "]":
+            return entries
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except (json.JSONDecodeError, RecursionError):
+            return entries
+        entries.append(value)
 
 
 def _is_plain(value) -> bool:

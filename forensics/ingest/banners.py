@@ -1,0 +1,40 @@
+"""Banners a console log prints about the run itself: PEFT's trainable-parameter line and
+Unsloth's `==((====))==` blocks. They say the method (an adapter: few trainable parameters),
+the framework (Unsloth) and the model size, which the run profile reads (`Banner`).
+
+* PEFT `PeftModel.print_trainable_parameters()`:
+  `trainable params: 3,784,704 || all params: 467,772,416 || trainable%: 0.8091`.
+* Unsloth, on loading the model: `==((====))==  Unsloth 2024.8: Fast Llama patching. ...` and
+  four more lines (GPU, Pytorch, `Bfloat16 = FALSE`, licence); on training:
+  `==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1` and four more lines, the
+  last `"-____-"     Number of trainable parameters = 41,943,040`.
+"""
+from __future__ import annotations
+
+import re
+
+from ..timeline import Banner
+
+_PEFT = re.compile(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+)")
+_UNSLOTH_HEAD = "==((====))==  Unsloth"
+_UNSLOTH_LINES = 5
+_UNSLOTH_TRAINABLE = re.compile(r"Number of trainable parameters\s*=\s*([\d,]+)")
+
+
+def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
+    """Every PEFT and Unsloth banner in `lines` (a log split into lines), in order."""
+    found = []
+    for i, line in enumerate(lines):
+        if "trainable params" in line:
+            m = _PEFT.search(line)
+            if m:
+                found.append(Banner("peft", line.strip(), _count(m.group(1)), _count(m.group(2)), source))
+        elif _UNSLOTH_HEAD in line:
+            block = [x.rstrip() for x in lines[i:i + _UNSLOTH_LINES]]
+            m = next((m for x in block if (m := _UNSLOTH_TRAINABLE.search(x))), None)
+            found.append(Banner("unsloth", "\n".join(block), _count(m.group(1)) if m else None, None, source))
+    return tuple(found)
+
+
+def _count(text: str) -> int:
+    return int(text.replace(",", ""))

@@ -1,0 +1,57 @@
+"""The timeline's metric vocabulary: every logged key or TensorBoard tag mapped to one name.
+
+`train/loss`, `loss`, Megatron's `lm loss`, NeMo's `reduced_train_loss`, OLMo's
+`train/CrossEntropyLoss` -> `loss`; `eval/loss`, `eval_loss`, `val_loss` -> `eval_loss`;
+`lr`, `learning_rate`, `learning-rate` -> `learning_rate`; and so on. Names not listed keep their
+own spelling (after the `train/` / `eval/` / `test/` prefix is turned into ours).
+"""
+from __future__ import annotations
+
+_ALIASES = {
+    "lr": "learning_rate",
+    "learning-rate": "learning_rate",
+    "train_lr": "learning_rate",
+    "grad_norm_total": "grad_norm",
+    "gradient_norm": "grad_norm",
+    "total_norm": "grad_norm",
+    "current_loss": "loss",
+    # Megatron TensorBoard tags and console keys (megatron/training/training.py training_log)
+    "lm loss": "loss",
+    "lm loss validation": "eval_loss",
+    "lm loss validation ppl": "eval_ppl",
+    "grad-norm": "grad_norm",
+    "loss-scale": "loss_scale",
+    "num-zeros": "num_zeros",
+    "params-norm": "params_norm",
+    "skipped-train-samples": "skipped_train_samples",
+    "batch-size": "global_batch_size",
+    "world-size": "world_size",
+    "iteration-time": "iteration_time_s",
+    # NeMo (Lightning self.log names)
+    "reduced_train_loss": "loss",
+    "val_loss": "eval_loss",
+    "train_step_timing in s": "train_step_timing",
+    # OLMo / OLMo-core console and W&B names
+    "CrossEntropyLoss": "loss",
+    "CE loss": "loss",
+    "optim/total_grad_norm": "grad_norm",
+    "optim/total grad norm": "grad_norm",
+    "optim/learning_rate_group0": "learning_rate",
+    "optim/LR (group 0)": "learning_rate",
+}
+
+
+def canonical_metric(name: str) -> str:
+    """Map a logged key or TensorBoard tag to the timeline's metric vocabulary.
+
+    >>> [canonical_metric(t) for t in ("train/loss", "eval/loss", "lr", "train/train_loss")]
+    ['loss', 'eval_loss', 'learning_rate', 'train_loss']
+    """
+    name = name.strip()
+    if name.startswith("train/"):
+        name = name[len("train/"):]
+    elif name.startswith("eval/"):
+        name = "eval_" + name[len("eval/"):]
+    elif name.startswith("test/"):
+        name = "test_" + name[len("test/"):]
+    return _ALIASES.get(name, name)

@@ -1,0 +1,350 @@
+"""Console logs of the pre-training stacks: Megatron-LM / Megatron-DeepSpeed iteration lines,
+OLMo step blocks, torchtitan step lines, and Megatron / NeMo TensorBoard tags.
+
+The excerpts in tests/console_samples/ are real public logs (PROVENANCE.md there); expected
+values are read off their lines. Lines built here follow the printing code cited next to them.
+"""
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+import forensics
+from forensics.ingest import read_logs, stdout, tensorboard
+from forensics.run import discover
+
+SAMPLES = Path(__file__).parent / "console_samples"
+FP16_SLURM = SAMPLES / "megatron_gpt2_fp16_slurm.out"
+BLOOM = SAMPLES / "bloom_176b_bf16_rank_prefixed.log"
+
+
+def _series(frame, metric):
+    rows = frame[frame["metric"] == metric]
+    return dict(zip(rows["step"].tolist(), rows["value"].tolist()))
+
+
+def _megatron_line(iteration, loss, scale, grad, skipped=0, nan=0, total=1000):
+    """One line as Megatron-LM's training_log prints it (megatron/training/training.py: fields
+    `key: value |`, lm loss as .6E, loss scale .1f, grad norm .3f, counts as 3d)."""
+    fields = [f" iteration {iteration:8d}/{total:8d} |", f" consumed samples: {iteration * 4:12d} |",
+              " elapsed time per iteration (ms): 1379.8 |", " learning rate: 1.471E-04 |",
+              " global batch size:     4 |"]
+    if loss is not None:
+        fields.append(f" lm loss: {loss:.6E} |")
+    fields.append(f" loss scale: {scale:.1f} |")
+    if grad is not None:
+        fields.append(f" grad norm: {grad:.3f} |")
+    fields += [f" number of skipped iterations: {skipped:3d} |", f" number of nan iterations: {nan:3d} |"]
+    return "".join(fields)
+
+
+def test_megatron_fp16_slurm_log_reads_every_field():
+    rec = stdout.read(FP16_SLURM)
+    assert rec.console_kinds == ("megatron",)
+    assert rec.meta["max_steps"] == 1000 and not rec.warnings
+    loss = _series(rec.frame, "loss")
+    assert sorted(loss) == list(range(20, 201, 10))  # iteration 10: every step skipped, no lm loss printed
+    assert loss[20] == 12.03115 and loss[200] == 7.365868
+    assert _series(rec.frame, "skipped_iterations")[10] == 10.0
+    assert [_series(rec.frame, "loss_scale")[s] for s in (10, 20, 30, 40)] == [8388608.0, 32768.0, 16384.0, 16384.0]
+    grad = _series(rec.frame, "grad_norm")
+    assert 10 not in grad and 20 not in grad and grad[30] == 16.999
+    assert _series(rec.frame, "eval_loss") == {100: 8.017406, 200: 7.487306}
+    assert _series(rec.frame, "eval_ppl")[100] == 3033.3
+    assert _series(rec.frame, "learning_rate")[10] == 0.0
+    assert _series(rec.frame, "consumed_samples")[200] == 800.0
+    assert _series(rec.frame, "nan_iterations")[30] == 0.0
+
+
+def test_megatron_slurm_out_is_found_and_its_fp16_warmup_is_normal_scaling(tmp_path):
+    """The .out of a Slurm job is discovered as a log; the scaler's warm-up (scale halving from
+    2**32 over the first ~20 iterations, then steady) is an info finding, not an incident."""
+    shutil.copy(FP16_SLURM, tmp_path / "slurm-1809579.out")
+    assert [p.name for p in discover(tmp_path).text_logs] == ["slurm-1809579.out"]
+    result = forensics.analyze(tmp_path, check_checkpoints=False)
+    overflow = [f for f in result.findings if f.kind == "loss_scale_overflow"]
+    assert len(overflow) == 1 and overflow[0].severity == "info" and overflow[0].step == 20
+    assert overflow[0].evidence["n_overflows"] == 2
+    assert result.status != "broken"
+
+
+def test_megatron_rank_prefixed_bf16_lines():
+    rec = stdout.read(BLOOM)
+    assert _series(rec.frame, "loss") == {31214: 2.198845, 31215: 2.220424, 31216: 2.595213,
+                                          31217: 2.241558, 31218: 2.345279}
+    assert _series(rec.frame, "grad_norm")[31218] == 145.119
+    assert _series(rec.frame, "iteration_time_s")[31214] == 106.46
+    assert _series(rec.frame, "samples_per_second")[31215] == 19.338
+    assert _series(rec.frame, "consumed_tokens")[31214] == 97829879808.0
+    assert "loss_scale" not in set(rec.frame["metric"])  # bf16 prints no loss scale
+
+
+def test_constant_unit_loss_scale_is_no_scaler_but_a_fall_to_one_is_the_floor(tmp_path):
+    bf16 = tmp_path / "bf16.log"
+    bf16.write_text("\n".join(_megatron_line(i, 6.0 - i / 100, 1.0, 1.5) for i in range(10, 110, 10)) + "\n")
+    assert "loss_scale" not in set(stdout.read(bf16).frame["metric"])
+    assert not [f for f in forensics.analyze(bf16).findings if f.kind == "loss_scale_overflow"]
+
+    fp16 = tmp_path / "fp16.log"
+    scales = [65536.0, 65536.0, 8192.0, 512.0, 16.0, 1.0, 1.0]
+    lines = [_megatron_line(10 * (k + 1), 3.0, s, 2.0 if s > 1 else None, skipped=0 if s == 65536.0 else 10)
+             for k, s in enumerate(scales)]
+    fp16.write_text("\n".join(lines) + "\n")
+    overflow = [f for f in forensics.analyze(fp16).findings if f.kind == "loss_scale_overflow"]
+    assert len(overflow) == 1 and overflow[0].severity == "error" and overflow[0].evidence["floor_step"] == 60
+
+
+def test_megatron_nan_loss_is_a_nonfinite_incident(tmp_path):
+    """bf16 does not skip an iteration whose loss is NaN: the interval's average prints as NAN."""
+    lines = [_megatron_line(i, 5.0 - i / 100, 1.0, 1.2) for i in range(10, 60, 10)]
+    lines += [_megatron_line(i, math.nan, 1.0, math.nan) for i in range(60, 90, 10)]
+    assert " lm loss: NAN |" in lines[-1] and " grad norm: nan |" in lines[-1]
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines) + "\n")
+    result = forensics.analyze(path)
+    assert result.status == "broken"
+    assert result.first_incident.kind == "nonfinite_metric" and result.first_incident.step == 60
+
+
+def test_megatron_log_cut_mid_line_keeps_the_complete_fields(tmp_path):
+    text = FP16_SLURM.read_text()
+    last = text.rindex(" iteration      200/")
+    cut_at = text.index("lm loss:", last) + len("lm loss: 7.36")  # inside the loss value
+    path = tmp_path / "slurm-1.out"
+    path.write_text(text[:cut_at])
+    rec = stdout.read(path)
+    assert 200 not in _series(rec.frame, "loss")  # the cut field is not read
+    assert _series(rec.frame, "consumed_samples")[200] == 800.0  # the fields before it are
+    assert list(rec.warnings) == ["the last line (step 200) is cut mid-write; its complete fields were kept"]
+    _, skipped = read_logs(discover(tmp_path))
+    assert len(skipped) == 1 and skipped[0].path == str(path) and "step 200" in skipped[0].reason
+
+
+def test_olmo_step_blocks():
+    rec = stdout.read(SAMPLES / "olmo_1b_steps.log")
+    assert rec.console_kinds == ("olmo",) and rec.meta["max_steps"] == 739328
+    assert _series(rec.frame, "loss") == {1: 11.25, 2: 10.73, 3: 10.64, 4: 10.95, 5: 10.49, 6: 10.07}
+    assert _series(rec.frame, "Perplexity")[1] == 76631.0  # thousands commas
+    assert _series(rec.frame, "throughput/total_tokens")[6] == 25165824.0
+
+
+def test_olmo_one_line_form_and_olmo_core_names(tmp_path):
+    path = tmp_path / "olmo.log"
+    path.write_text("[step=10/100] train/CrossEntropyLoss=2.5 optim/total_grad_norm=0.75\n"
+                    "[step=20/100,epoch=0]\n    train/CE loss=2.25\n    optim/total grad norm=nan\n"
+                    "    optim/LR (group 0)=0.0003\nsome other line\n")
+    rec = stdout.read(path)
+    assert _series(rec.frame, "loss") == {10: 2.5, 20: 2.25}
+    grad = _series(rec.frame, "grad_norm")
+    assert grad[10] == 0.75 and math.isnan(grad[20])
+    assert _series(rec.frame, "learning_rate") == {20: 0.0003}
+
+
+# torchtitan's Color (torchtitan/tools/logging-era utils: `Color.red = "\033[31m"`, ...) as
+# MetricsProcessor.log puts it around each field.
+_COLOURS = {"step": "\033[31m", "loss": "\033[32m", "grad_norm": "\033[33m", "memory": "\033[36m",
+            "tps": "\033[34m", "tflops": "\033[36m", "mfu": "\033[35m"}
+
+
+def _coloured(line: str) -> str:
+    for key, code in _COLOURS.items():
+        line = line.replace(f" {key}:", f" {code}{key}:", 1)
+    return line.rstrip("\n") + "\033[39m\n"
+
+
+def test_torchtitan_lines_with_ansi_colours_and_rank_copies(tmp_path):
+    path = tmp_path / "titan.log"
+    path.write_text("".join(_coloured(line) for line in
+                            (SAMPLES / "torchtitan_debug_model_ranks.log").read_text().splitlines(keepends=True)))
+    assert "\033[32mloss:" in path.read_text()
+    rec = stdout.read(path)
+    assert rec.console_kinds == ("torchtitan",)
+    assert _series(rec.frame, "loss") == {1: 8.1661, 2: 6.1098, 3: 4.7947, 20: 11.8347}  # step 20 printed twice
+    assert _series(rec.frame, "grad_norm")[2] == 4.6416
+    assert _series(rec.frame, "tps")[2] == 177138.0
+    assert _series(rec.frame, "memory_gib")[20] == 69.83
+    assert (rec.frame["step"] == 20).sum() == 6  # one copy of the six fields
+
+
+def test_resumed_megatron_log_keeps_both_attempts(tmp_path):
+    """Rank copies are dropped only within one stretch of a step: a resume that logs step 20
+    again after step 30 is a second attempt for the timeline."""
+    lines = [_megatron_line(s, 3.0 - s / 100, 1.0, 1.0) for s in (10, 20, 30)]
+    lines += [_megatron_line(s, 2.5 - s / 100, 1.0, 1.25) for s in (20, 30, 40)]
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines) + "\n")
+    timeline = forensics.load_timeline(path)
+    assert len(timeline.segments) == 2 and timeline.segments[0].abandoned
+
+
+def test_megatron_and_nemo_tensorboard_tags(tmp_path):
+    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    writer = SummaryWriter(str(tmp_path / "megatron"))
+    for it in (10, 20, 30):  # megatron/training/training.py training_log: tag at iteration, twin at samples
+        for tag, value in (("lm loss", 4.0 - it / 100), ("grad-norm", 1.5), ("loss-scale", 65536.0 / it),
+                           ("num-zeros", 3.0), ("params-norm", 250.0), ("skipped-train-samples", 0.0),
+                           ("learning-rate", 1e-4)):
+            writer.add_scalar(tag, value, it)
+            writer.add_scalar(tag + " vs samples", value, it * 512)
+    writer.add_scalar("lm loss validation", 3.9, 30)
+    writer.close()
+    (megatron_file,) = (tmp_path / "megatron").glob("events.out.tfevents.*")
+    frame = tensorboard.read(megatron_file).frame
+    assert set(frame["step"]) == {10, 20, 30}  # no point on the samples axis
+    assert _series(frame, "loss") == pytest.approx({10: 3.9, 20: 3.8, 30: 3.7})
+    assert _series(frame, "loss_scale")[30] == pytest.approx(65536.0 / 30)
+    assert {"grad_norm", "num_zeros", "params_norm", "skipped_train_samples", "learning_rate", "eval_loss"} \
+        <= set(frame["metric"])
+
+    writer = SummaryWriter(str(tmp_path / "nemo"))
+    for step in (1, 2, 3):  # NeMo: megatron_gpt_model.py training_step self.log names
+        for tag, value in (("reduced_train_loss", 2.0 / step), ("grad_norm", 0.5), ("lr", 3e-4),
+                           ("train_step_timing in s", 1.25), ("val_loss", 2.5)):
+            writer.add_scalar(tag, value, step)
+    writer.close()
+    (nemo_file,) = (tmp_path / "nemo").glob("events.out.tfevents.*")
+    frame = tensorboard.read(nemo_file).frame
+    assert _series(frame, "loss") == pytest.approx({1: 2.0, 2: 1.0, 3: 2.0 / 3})
+    assert {"grad_norm", "learning_rate", "train_step_timing", "eval_loss"} <= set(frame["metric"])
+
+
+def test_unit_loss_scale_in_tensorboard_is_dropped(tmp_path):
+    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    writer = SummaryWriter(str(tmp_path))
+    for it in (1, 2, 3):
+        writer.add_scalar("lm loss", 5.0, it)
+        writer.add_scalar("loss-scale", 1.0, it)
+    writer.close()
+    (path,) = tmp_path.glob("events.out.tfevents.*")
+    assert set(tensorboard.read(path).frame["metric"]) == {"loss"}
+
+
+def test_unsloth_and_peft_banners_are_kept_as_typed_facts(tmp_path):
+    train = stdout.read(SAMPLES / "unsloth_train_banner.log")
+    (banner,) = train.banners
+    assert (banner.kind, banner.trainable_params, banner.all_params) == ("unsloth", 41943040, None)
+    assert banner.text.startswith("==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1")
+    assert banner.text.endswith("Number of trainable parameters = 41,943,040")
+
+    (load,) = stdout.read(SAMPLES / "unsloth_load_banner.log").banners
+    assert load.kind == "unsloth" and "Bfloat16 = TRUE" in load.text and load.trainable_params is None
+
+    (peft,) = stdout.read(SAMPLES / "peft_trainable_line.log").banners
+    assert (peft.kind, peft.trainable_params, peft.all_params) == ("peft", 3784704, 467772416)
+    assert peft.text == "trainable params: 3,784,704 || all params: 467,772,416 || trainable%: 0.8091"
+
+    # a log holding the banner and training lines: the banner reaches the timeline
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "train.log").write_text((SAMPLES / "peft_trainable_line.log").read_text()
+                                   + (SAMPLES / "bloom_176b_bf16_rank_prefixed.log").read_text())
+    timeline = forensics.load_timeline(run)
+    assert [b.kind for b in timeline.banners] == ["peft"] and timeline.banners[0].source == str(run / "train.log")
+    assert timeline.console_kinds == ("megatron",)
+
+
+def test_no_banner_in_an_ordinary_log():
+    assert stdout.read(FP16_SLURM).banners == ()
+
+
+def test_nemo_lightning_bars(tmp_path):
+    shutil.copy(SAMPLES / "nemo_lightning_bars.log", tmp_path / "nemo_log_globalrank-0_localrank-0.txt")
+    (path,) = discover(tmp_path).text_logs
+    rec = stdout.read(path)
+    assert rec.console_kinds == ("nemo",)
+    # reduced_train_loss, not Lightning's smoothed `loss=7.75`; the step is NeMo's global_step, or
+    # for `global_step=2e+3` (3 digits) the bar's 2000 batches - 1
+    assert _series(rec.frame, "loss") == {188: 7.56, 189: 7.56, 190: 7.91, 1999: 0.139}
+    assert _series(rec.frame, "eval_loss") == {1999: 0.212}
+    assert _series(rec.frame, "train_step_timing") == {1999: 68.7}
+
+
+def test_megatron_deepspeed_overflow_lines_take_the_iteration_they_belong_to():
+    rec = stdout.read(SAMPLES / "megatron_deepspeed_104b_overflows.log")
+    overflow = _series(rec.frame, "overflow")
+    assert sorted(overflow) == [17062, 17063, 17064, 17065, 17067, 17068]
+    scale = _series(rec.frame, "loss_scale")
+    assert scale[17063] == 524288.0 and scale[17068] == 32768.0
+    assert _series(rec.frame, "loss")[17062] == 4.374269
+    result = forensics.analyze(SAMPLES / "megatron_deepspeed_104b_overflows.log")
+    (finding,) = [f for f in result.findings if f.kind == "loss_scale_overflow"]
+    assert finding.step == 17062 and finding.evidence["n_overflows"] == 6
+
+
+@pytest.mark.parametrize("prefix", ["0: ", "[rank7]: ", "[lrdn3321:3]: [2025-03-31 05:54:07]"])
+def test_megatron_lines_behind_launcher_prefixes(tmp_path, prefix):
+    """srun --label (`0: `), torchrun's `[rank7]:` and a host:rank tag with Megatron's timestamp."""
+    lines = [line for line in FP16_SLURM.read_text().splitlines() if " iteration " in line]
+    path = tmp_path / "job.out"
+    path.write_text("".join(prefix + line + "\n" for line in lines))
+    assert _series(stdout.read(path).frame, "loss") == _series(stdout.read(FP16_SLURM).frame, "loss")
+    assert [p.name for p in discover(tmp_path).text_logs] == ["job.out"]
+
+
+def test_cli_reads_a_megatron_deepspeed_stdout_instead_of_nothing_readable(tmp_path):
+    """Issue 11: a Megatron-DeepSpeed stdout gave "nothing readable", exit 2."""
+    import json
+
+    from click.testing import CliRunner
+
+    from forensics.cli import cli
+
+    shutil.copy(SAMPLES / "megatron_deepspeed_104b_overflows.log", tmp_path / "tr8b-104B.out")
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert "loss_scale_overflow" in [f["kind"] for f in report["findings"]]
+    assert report["skipped"] == []
+
+
+def test_torchtitan_line_with_its_total_and_percentage():
+    """A torchtitan fork's `step: N/M = P%` form (a public note's excerpt, find_string hit id 17629747077)."""
+    from forensics.ingest.pretrain_lines import parse_line
+
+    line = ("[rank0]:2025-04-01 00:25:47,084 - root - INFO - step: 640/644 = 99.3789%  loss:  6.2116  "
+            "memory: 87.04GiB(93.48%)  tps: 52,142  mfu: 3.09%")
+    record = parse_line(line)
+    assert (record.kind, record.step, record.total) == ("torchtitan", 640, 644)
+    assert dict(record.metrics) == {"loss": 6.2116, "memory_gib": 87.04, "tps": 52142.0, "mfu_pct": 3.09}
+
+
+def test_a_log_that_starts_at_the_scale_floor_keeps_its_scale(tmp_path):
+    """Resumed with the fp16 scale already at min_loss_scale 1.0, iterations still skipped: an
+    fp16 scaler at its floor (bf16 never skips), so the scale is kept and the floor is found."""
+    path = tmp_path / "resumed.log"
+    path.write_text("\n".join(_megatron_line(i, 3.0, 1.0, None, skipped=10) for i in range(10, 60, 10)) + "\n")
+    assert set(_series(stdout.read(path).frame, "loss_scale").values()) == {1.0}
+    overflow = [f for f in forensics.analyze(path).findings if f.kind == "loss_scale_overflow"]
+    assert len(overflow) == 1 and overflow[0].severity == "error"
+
+
+def test_megatron_printed_arguments_are_the_run_config(tmp_path):
+    shutil.copy(SAMPLES / "megatron_gpt2_fp16_arguments.out", tmp_path / "slurm-1809579.out")
+    result = forensics.analyze(tmp_path, check_checkpoints=False)
+    config = result.config
+    assert (config.get("fp16"), config.get("bf16")) == (True, False)
+    assert config.get("learning_rate") == 0.00015 and config.get("max_grad_norm") == 1.0
+    assert config.get("warmup_ratio") == 0.01 and config.get("warmup_steps") is None  # fraction wins in Megatron
+    assert config.get("min_loss_scale") == 1.0 and config.get("initial_loss_scale") == 4294967296
+    assert config.get("model.num_hidden_layers") == 40 and config.get("lr_scheduler_type") == "cosine"
+    assert config.source_of("fp16") == "console log 'arguments' block"
+    assert _series(result.timeline.frame, "loss")[200] == 7.365868  # the iteration lines still read
+
+
+def test_megatron_deepspeed_pipeline_placeholders_are_not_read_as_values(tmp_path):
+    """`loss scale: -1.0` and `grad norm: 0.000` on every line are placeholders, not a scale at
+    its floor and a model that does not learn; `lm-loss` is the loss."""
+    path = SAMPLES / "megatron_deepspeed_pipeline_placeholders.out"
+    frame = stdout.read(path).frame
+    assert _series(frame, "loss")[1] == 12.44238 and _series(frame, "loss")[4] == 43.05696
+    assert "loss_scale" not in set(frame["metric"]) and "grad_norm" not in set(frame["metric"])
+    assert not [f for f in forensics.analyze(path).findings if f.kind == "loss_scale_overflow"]
+
+
+def test_a_megatron_grad_norm_of_zero_while_the_loss_is_flat_is_kept(tmp_path):
+    path = tmp_path / "flat.log"
+    path.write_text("\n".join(_megatron_line(i, 2.0, 1.0, 0.0) for i in range(10, 60, 10)) + "\n")
+    assert set(_series(stdout.read(path).frame, "grad_norm").values()) == {0.0}
