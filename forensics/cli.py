@@ -231,7 +231,7 @@ def scan(checkpoint, csv_path, as_json, workers):
     for skipped in table.skipped:  # a shard missing or damaged: the stats are partial
         click.echo(f"skipped {skipped}", err=True)
     if csv_path is not None:
-        stats.to_csv(csv_path, index=False, na_rep="nan")
+        _text_cells_blank(stats).to_csv(csv_path, index=False, na_rep="nan")
     if as_json:
         from .findings import json_records
 
@@ -268,6 +268,14 @@ def diff(a, b, as_json, top):
         click.echo(diff_text(changes, a, b, top))
     nonfinite_b = int(changes["n_nonfinite_b"].fillna(0).sum()) if len(changes) else 0
     sys.exit(EXIT_BROKEN if nonfinite_b else EXIT_OK)
+
+
+def _text_cells_blank(frame):
+    """`frame` with missing text cells (a tensor outside every block, no note) empty, so that "nan" in
+    the CSV only ever marks a number that is NaN."""
+    from .findings import text_columns
+
+    return frame.assign(**{c: frame[c].astype(object).where(frame[c].notna(), "") for c in text_columns(frame)})
 
 
 def _same_model(changes, a, b) -> None:

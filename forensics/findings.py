@@ -104,10 +104,15 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def text_columns(frame) -> list[str]:
+    """The columns of a DataFrame that hold text or objects, not numbers, booleans or times."""
+    return [c for c in frame.columns if frame[c].dtype.kind not in "biufcmM"]
+
+
 def json_records(frame) -> list[dict]:
     """The rows of a DataFrame as JSON-ready dicts. A missing value in a text column (pandas 3 keeps
     it as NaN in its string dtype) becomes null, never the text "nan"; numbers go through json_safe."""
-    text = [c for c in frame.columns if frame[c].dtype.kind not in "biufcmM"]
+    text = text_columns(frame)
     plain = frame.astype({c: object for c in text})
     for c in text:
         plain[c] = plain[c].where(frame[c].notna(), None)

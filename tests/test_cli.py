@@ -120,6 +120,9 @@ def test_scan_csv_has_the_documented_columns_and_finds_the_nan_blocks(tmp_path):
     assert cols == list(rows[0])[:len(cols)]
     bad_blocks = sorted({r["block"] for r in rows if int(r["n_nan"]) + int(r["n_inf"]) > 0})
     assert bad_blocks == f["checkpoints"][f["first_bad_checkpoint"]]["nonfinite_blocks"]
+    outside = {r["name"]: r["block"] for r in rows if not r["name"].startswith(f["block_prefix"] + ".")}
+    assert outside == dict.fromkeys(("lm_head.weight", "model.embed_tokens.weight", "model.norm.weight"), "")
+    assert {r["note"] for r in rows} == {""}  # no tensor of this checkpoint has a note
 
 
 def test_scan_of_a_healthy_checkpoint_exits_0():
