@@ -69,15 +69,7 @@ def make_checkpoint(folder: Path, layers: int, seed: int = 0) -> dict:
     tensors = qwen2_tensors(layers)
     plant = {f"model.layers.{layers - 3}.mlp.down_proj.weight": ("nan", 1000),
              f"model.layers.{layers - 2}.self_attn.o_proj.weight": ("inf", 10)}
-    shards, current, size = [], [], 0
-    for name, shape in tensors:
-        nbytes = math.prod(shape) * 2
-        if current and size + nbytes > SHARD_BYTES:
-            shards.append(current)
-            current, size = [], 0
-        current.append((name, shape))
-        size += nbytes
-    shards.append(current)
+    shards = shard_plan(tensors, SHARD_BYTES)
     reference, weight_map = {}, {}
     for i, shard in enumerate(shards):
         fname = f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors"
@@ -86,6 +78,20 @@ def make_checkpoint(folder: Path, layers: int, seed: int = 0) -> dict:
     index = {"metadata": {"total_size": sum(math.prod(s) * 2 for _, s in tensors)}, "weight_map": weight_map}
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     return reference
+
+
+def shard_plan(tensors, max_bytes: int) -> list[list[tuple[str, tuple[int, ...]]]]:
+    """BF16 tensors cut into shards in order, as save_pretrained cuts them: a new shard when the
+    next tensor would pass `max_bytes`."""
+    shards, current, size = [], [], 0
+    for name, shape in tensors:
+        nbytes = math.prod(shape) * 2
+        if current and size + nbytes > max_bytes:
+            shards.append(current)
+            current, size = [], 0
+        current.append((name, shape))
+        size += nbytes
+    return shards + [current]
 
 
 def _write_shard(path: Path, shard, rng, pool, norm_pool, plant, reference) -> None:

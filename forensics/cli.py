@@ -45,6 +45,18 @@ def _fail_cleanly(command):
     return wrapper
 
 
+_dask_option = click.option(
+    "--dask", "dask", default=None, metavar="SCHEDULER",
+    help="Run the checkpoint reading as Dask tasks: tcp://host:port of a scheduler whose workers see the "
+         "same files, or 'local' for a cluster on this machine (needs forensics[dask]).")
+
+
+def _fanned_out(dask: str | None, workers: int | None = None):
+    from .checkpoints.fanout import dask_scheduler
+
+    return dask_scheduler(dask, workers)
+
+
 def _progress():
     """A progress callback writing one self-overwriting line to stderr, or None when stderr is no terminal.
 
@@ -138,8 +150,9 @@ def cli():
 @click.option("--no-checkpoints", is_flag=True, help="Read the logs only; do not open checkpoints.")
 @click.option("--workers", type=int, default=None, help="Processes for checkpoint scans (default: all cores).")
 @click.option("-v", "--verbose", is_flag=True, help="After the one-screen summary, the four answers in full.")
+@_dask_option
 @_fail_cleanly
-def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose):
+def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose, dask):
     """Analyze a run folder (HF Trainer output, LLaMA-Factory, ms-swift, logs) or one log file.
 
     Example: forensics analyze ./output/ --html report.html
@@ -149,7 +162,8 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose)
     _html_not_the_run(path, html_path)
     _writable(html_path, "--html")
     progress = _progress()
-    result = run_analysis(path, check_checkpoints=not no_checkpoints, workers=workers, progress=progress)
+    with _fanned_out(dask, workers):
+        result = run_analysis(path, check_checkpoints=not no_checkpoints, workers=workers, progress=progress)
     _end_progress(progress)
     if html_path is not None:
         from .report import write_html
@@ -214,8 +228,9 @@ def timeline(path, csv_path, parquet_path, wide):
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write one row per tensor as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-tensor stats as JSON.")
 @click.option("--workers", type=int, default=None, help="Processes (default: all cores).")
+@_dask_option
 @_fail_cleanly
-def scan(checkpoint, csv_path, as_json, workers):
+def scan(checkpoint, csv_path, as_json, workers, dask):
     """Per-tensor stats of one checkpoint: NaN/Inf counts, absmax, L2, mean, std, zeros, FP16 headroom.
 
     Exit 1 when a tensor holds NaN/Inf. Example: forensics scan ./output/checkpoint-3600 --csv stats.csv
@@ -225,7 +240,8 @@ def scan(checkpoint, csv_path, as_json, workers):
 
     _writable(csv_path, "--csv")
     progress = _progress()
-    table = scan_table(checkpoint, workers=workers, progress=progress)
+    with _fanned_out(dask, workers):
+        table = scan_table(checkpoint, workers=workers, progress=progress)
     stats = table.frame
     _end_progress(progress)
     for skipped in table.skipped:  # a shard missing or damaged: the stats are partial
@@ -249,8 +265,9 @@ def scan(checkpoint, csv_path, as_json, workers):
 @click.argument("b", type=click.Path(path_type=Path, readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
 @click.option("--top", type=int, default=20, show_default=True, help="Tensors to show in the text output.")
+@_dask_option
 @_fail_cleanly
-def diff(a, b, as_json, top):
+def diff(a, b, as_json, top, dask):
     """Which tensors moved between two checkpoints, by how much, and which went non-finite.
 
     Exit 1 when B holds NaN/Inf. Example: forensics diff ./output/checkpoint-3000 ./output/checkpoint-3600
@@ -258,7 +275,8 @@ def diff(a, b, as_json, top):
     from .checkpoints import diff_checkpoints
     from .report.text import diff_text
 
-    changes = diff_checkpoints(a, b)
+    with _fanned_out(dask):
+        changes = diff_checkpoints(a, b)
     _same_model(changes, a, b)
     if as_json:
         from .findings import json_records
@@ -295,8 +313,9 @@ def _same_model(changes, a, b) -> None:
               type=click.Path(path_type=Path), help="Write a self-contained HTML page (default name: bisect.html).")
 @click.option("--criterion", default=None, metavar="EXPR",
               help="What else counts as bad beyond NaN/Inf, e.g. 'absmax>1e4'.")
+@_dask_option
 @_fail_cleanly
-def bisect(a, b, as_json, html_path, criterion):
+def bisect(a, b, as_json, html_path, criterion, dask):
     """Find the last good and first bad checkpoint between A and B, and what broke.
 
     Exit 1 when a bad checkpoint is found. Example: forensics bisect ./output/checkpoint-3000 ./output/checkpoint-3600
@@ -308,7 +327,8 @@ def bisect(a, b, as_json, html_path, criterion):
     parse_criterion(criterion)  # a criterion it cannot read fails here, before any checkpoint is opened
     _writable(html_path, "--html")
     progress = _progress()
-    result = run_bisect(a, b, criterion=criterion, progress=progress)
+    with _fanned_out(dask):
+        result = run_bisect(a, b, criterion=criterion, progress=progress)
     data = result.to_dict()
     _end_progress(progress)
     if html_path is not None:

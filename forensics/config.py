@@ -33,6 +33,7 @@ class Thresholds:
     divergence_factor: float = 1.5   # sustained: loss stays above this x its running minimum ...
     divergence_points: int = 5       # ... for this many logged points until the end
     divergence_max_recovery: float = 0.5  # ... and has come back less than this fraction from its peak
+    divergence_min_rise: float = 0.1      # ... and ends at least this far (in loss units) above its low
     loss_spike_recover_factor: float = 1.25  # a loss spike is over when loss is back under this x the baseline
     # loss collapse
     collapse_abs: float = 1e-3       # loss at or below this counts as (near) zero
@@ -40,6 +41,19 @@ class Thresholds:
     early_collapse_points: int = 10  # collapse within the first N logged points is "early"
     collapse_window: int = 5         # logged points before the fall that give the level it fell from
     collapse_drop_factor: float = 100.0  # a fall from >= this x collapse_abs in one logging interval is sudden
+    memorization_gap_level: float = 0.1  # memorization goes on across brief bumps that stay under this loss
+    # values a loss cannot take; learning-rate anomalies
+    impossible_loss_tolerance: float = 1e-6  # a cross-entropy below -this is impossible (float noise aside)
+    lr_jump_factor: float = 10.0     # a logged LR above this x the highest before is outside the schedule
+    lr_zero_points: int = 5          # LR exactly 0 for this many points mid-run (and a tenth of the log)
+    # never learned: the loss at the random-guess level (ln 2, ln vocab) and nothing moving
+    never_learned_points: int = 5       # logged points needed to judge
+    never_learned_tolerance: float = 0.005  # within this of ln 2 counts as "at ln 2"
+    never_learned_spread: float = 0.03  # a fresh-head loss moving less than this fraction of its level is flat
+    never_learned_still: float = 1e-3   # a loss changing by at most this never moved
+    # evidence of learning (no "healthy" without it)
+    learning_min_points: int = 3      # fewer finite loss points cannot show learning
+    learning_min_fall: float = 0.02   # the last tenth's median below the first tenth's by this fraction
     # fp16 / loss scale
     loss_scale_floor: float = 1.0    # DeepSpeed's default min_loss_scale
     overflow_storm_count: int = 5    # this many consecutive overflows is a storm

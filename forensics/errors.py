@@ -54,3 +54,12 @@ class BadOutputPath(ForensicsError):
         self.path = str(path)
         self.reason = reason
         super().__init__(f"{self.path}: {reason}")
+
+
+class SchedulerUnreachable(ForensicsError):
+    """The Dask scheduler given with --dask cannot be used; `reason` says why."""
+
+    def __init__(self, address: str, reason: str):
+        self.address = address
+        self.reason = reason
+        super().__init__(f"cannot use the Dask scheduler {address}: {reason}")

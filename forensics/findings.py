@@ -27,6 +27,11 @@ KINDS = (
     "weights_over_bound",
     "weights_near_fp16_limit",
     "empty_checkpoint",
+    "zero_loss_unexplained",
+    "impossible_loss",
+    "lr_anomaly",
+    "never_learned",
+    "no_learning_evidence",
 )
 
 

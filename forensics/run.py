@@ -135,6 +135,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.config_files.append(path)
     elif suffix in _WEIGHT_SUFFIXES and not _NOT_WEIGHTS.match(name):
         layout.weight_files.append(path)
+    elif name == ".metadata":  # a torch.distributed.checkpoint folder (its .distcp files are read through it)
+        layout.weight_files.append(path)
     elif name.endswith(".index.json") and ("safetensors" in name or "pytorch_model" in name):
         layout.weight_files.append(path)
     elif suffix in _TEXT_LOG_SUFFIXES or (explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):

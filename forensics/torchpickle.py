@@ -26,6 +26,7 @@ import io
 import os
 import pickle
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -111,6 +112,10 @@ def _bytearray(*args):
     return bytearray(data) if isinstance(data, bytes) else bytearray()
 
 
+class _OrderedDict(dict):
+    """OrderedDict read as a dict that also takes the attributes pickled with it (a state dict's `_metadata`)."""
+
+
 # The only globals that are not stubbed. Each builds plain data from plain data and
 # cannot reach the interpreter (no eval/exec/getattr/__import__/open).
 _ALLOWED = {
@@ -121,7 +126,7 @@ _ALLOWED = {
     ("builtins", "range"): range,
     ("builtins", "bytearray"): _bytearray,
     ("__builtin__", "set"): set,
-    ("collections", "OrderedDict"): dict,
+    ("collections", "OrderedDict"): _OrderedDict,
     ("_codecs", "encode"): _latin1_bytes,
 }
 
@@ -157,8 +162,24 @@ def safe_unpickle_torch_file(path) -> Any:
     {'scale': 1024.0}
     """
     path = Path(path)
-    try:
+    with _pickle_errors(path):
         return to_plain(_load_object(path))
+
+
+def inert_unpickle_bytes(raw: bytes, path) -> Any:
+    """What a pickle stream builds with every global stubbed and no storage read (before `to_plain`).
+
+    Raises UnreadableFile naming `path` when the stream is not a readable pickle.
+    """
+    with _pickle_errors(Path(path)):
+        return _InertUnpickler(io.BytesIO(raw)).load()
+
+
+@contextmanager
+def _pickle_errors(path: Path):
+    """Turn what a malformed pickle raises into one UnreadableFile naming `path`."""
+    try:
+        yield
     except UnreadableFile:
         raise
     except OSError:

@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 
 import pandas as pd
 
-from .analyzers import run_all
+from .analyzers import SUMMARY_KINDS, run_all
 from .analyzers.chain import link_weight_damage
 from .config import Thresholds
 from .errors import NotARunDirectory, UnreadableFile
@@ -208,6 +208,8 @@ class Watcher:
         findings, cut = analyzed
         fresh = []
         for f in findings:
+            if f.kind in SUMMARY_KINDS:
+                continue  # a judgement of the whole log ("no evidence it learned"), not an event to report live
             if cut is not None and f.step < cut:
                 continue  # at the window's edge its baseline is cut short; it was judged in earlier polls
             if not any(_same_event(f, r) for r in self._reported + fresh):

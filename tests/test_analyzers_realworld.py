@@ -111,8 +111,10 @@ def test_the_mobility_run_blow_up_around_step_2000_is_reported_as_a_warning():
 
 
 def test_memorization_and_rl_logs_are_not_collapses():
+    # 889 epochs on a tiny dataset, loss exactly 0.0 from step 20, grad_norm never logged: memorization,
+    # a hidden NaN and masked labels all log 0.0 here, so the log cannot tell which (a warning, not healthy).
     wizard = findings_of("wizardlm-13b-qlora-tiny-dataset")
-    assert [(f.kind, f.severity, f.step) for f in wizard] == [("memorization", "info", 20)]
+    assert [(f.kind, f.severity, f.step, f.end_step) for f in wizard] == [("zero_loss_unexplained", "warning", 20, 1000)]
     for case in ("qwen3.5-4b-lora-grpo-telelogs", "gemma-2b-it-lora-prompt-recovery"):
         assert not any(f.kind in ("loss_collapse", "no_learning_signal", "memorization") for f in findings_of(case))
 

@@ -175,7 +175,8 @@ def test_a_run_whose_files_hold_no_metric_is_nothing_readable_not_healthy(tmp_pa
 @pytest.mark.parametrize("global_step", ["null", '"final"', "12.5"])
 def test_an_odd_global_step_does_not_stop_the_analysis(tmp_path, global_step):
     (tmp_path / "trainer_state.json").write_text(
-        '{"global_step": %s, "log_history": [{"step": 10, "loss": 1.0}, {"step": 20, "loss": 0.9}]}' % global_step)
+        '{"global_step": %s, "log_history": [{"step": 10, "loss": 1.0}, {"step": 20, "loss": 0.9}, '
+        '{"step": 30, "loss": 0.8}]}' % global_step)
     result = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["status"] == "healthy"

@@ -294,7 +294,8 @@ def test_cli_reads_a_megatron_deepspeed_stdout_instead_of_nothing_readable(tmp_p
 
     shutil.copy(SAMPLES / "megatron_deepspeed_104b_overflows.log", tmp_path / "tr8b-104B.out")
     result = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--json"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    # Read, not "nothing readable" (exit 2); the excerpt's loss jumps 2.67 -> 4.37 and stays: judged broken.
+    assert result.exit_code in (0, 1), result.output
     report = json.loads(result.output)
     assert "loss_scale_overflow" in [f["kind"] for f in report["findings"]]
     assert report["skipped"] == []

@@ -99,6 +99,8 @@ def test_analyze_runs_nothing_from_hostile_pickles(kind, writer, tmp_path, marke
     assert not marker.exists()
     skipped = {Path(s["path"]).resolve(): s["reason"] for s in d["skipped"]}
     for name in ("bin", "pt", "model_states"):  # weight files: torch.load(weights_only=True) refuses them
+        if name == "model_states" and writer == "torch_zip":
+            continue  # read with inert stand-ins for its globals (checkpoints/inert_load.py): nothing ran
         assert "weights_only=True) refused it" in skipped[files[name].resolve()], (name, d["skipped"])
     missing = {line.split(": ", 1)[0]: line for line in d["config_missing"]}
     for name in ("training_args", "scaler"):  # config pickles: read inertly, then refused as not what they claim

@@ -22,18 +22,25 @@ from .chain import link_chain
 from .collapse import detect_loss_collapse
 from .divergence import detect_divergence
 from .grad_spike import detect_grad_norm_spikes
+from .impossible_loss import detect_impossible_loss
+from .learning_evidence import detect_no_learning_evidence
+from .lr_anomaly import detect_lr_anomalies
 from .loss_spike import detect_loss_spikes
 from .masked_nan import detect_masked_nan_loss
 from .metrics import Metrics, metrics_from_rows
+from .never_learned import detect_never_learned
 from .nonfinite import detect_nonfinite_metrics
 from .overflow import detect_loss_scale_overflow
 from .skipped_steps import detect_skipped_steps, skipped_step_points
 
 __all__ = ["run_all", "analyze_metrics", "status_of", "first_incident_of", "metrics_from_rows"]
 
+SUMMARY_KINDS = frozenset({"no_learning_evidence"})
+
 DETECTORS = (
     detect_skipped_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
-    detect_loss_spikes, detect_divergence, detect_loss_scale_overflow,
+    detect_loss_spikes, detect_divergence, detect_loss_scale_overflow, detect_impossible_loss, detect_lr_anomalies,
+    detect_never_learned,
 )
 
 
@@ -48,7 +55,10 @@ def analyze_metrics(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
 
 def run_all(timeline: Timeline, thresholds: Thresholds) -> list[Finding]:
     """Findings of the final history plus those of every abandoned attempt, sorted by step."""
-    findings = analyze_metrics(metrics_from_rows(timeline.final()), thresholds)
+    final = metrics_from_rows(timeline.final())
+    findings = analyze_metrics(final, thresholds)
+    if not any(f.severity == "error" for f in findings):  # a broken run needs no proof it did not learn
+        findings += detect_no_learning_evidence(final, thresholds)
     seen: set[tuple] = set()
     for from_step, rows in _abandoned_histories(timeline):
         thrown = [f for f in analyze_metrics(metrics_from_rows(rows), thresholds) if f.step >= from_step]
@@ -100,7 +110,9 @@ def first_incident_of(findings: list[Finding]) -> Finding | None:
     The first standing error walked back along `caused_by` to the root of its chain; else the
     first standing warning (walked back the same way); abandoned findings only when nothing else.
     """
-    ordered = sort_findings(findings)
+    # A summary of the whole log ("no evidence it learned") is not an event: it is first only when alone.
+    ordered = [f for f in sort_findings(findings) if f.kind not in SUMMARY_KINDS]
+    ordered += [f for f in sort_findings(findings) if f.kind in SUMMARY_KINDS]
     for abandoned in (False, True):
         for severity in ("error", "warning"):
             pick = next((f for f in ordered if f.severity == severity and f.abandoned == abandoned), None)

@@ -10,13 +10,21 @@ zeros and NaN/Inf left out) is judged by how the loss got there:
   floor in one logging interval -- or grad_norm went to exactly 0 with it. Memorization never
   makes grad_norm exactly 0 and descends through the levels in between. "early" when it starts
   within the first `early_collapse_points` logged points (INCIDENTS.md case 5).
-* `memorization` (info): a gradual descent to ~0 with a finite non-zero grad_norm, such as a
-  small dataset learned by heart; a 4.x Trainer rounds such a loss to 0.0 (4 decimals).
+* `memorization` (warning, VERDICTS.md): a gradual descent to ~0 with a finite non-zero
+  grad_norm, such as a small dataset learned by heart; a 4.x Trainer rounds such a loss to 0.0
+  (4 decimals). Its span runs over every near-zero stretch that follows while the loss stays
+  low in between (under `memorization_gap_level`, or for no more than `collapse_points` points),
+  so it ends where the memorization ends.
+* `zero_loss_unexplained` (warning): the same gradual descent to exactly 0.0 with no grad_norm
+  logged. Memorization, a NaN hidden by HF's filter and labels all masked all log 0.0; without
+  grad_norm the log cannot tell them apart, and the finding says what to log to tell.
 
 Errors when the stretch lasts to the end of the log; warnings when the loss comes back.
 Preference/RL logs (rewards/*, logps/*) are skipped: their loss sits near zero by design.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -39,12 +47,34 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     loss = real_loss(metrics)
     grad = metrics.get(GRAD_NORM)
     findings: list[Finding] = []
-    for start, stop in near_zero_runs(loss, thresholds):
+    runs = near_zero_runs(loss, thresholds)
+    for start, stop in runs:
         found = _judge(loss, grad, start, stop, thresholds)
-        if found.kind == "memorization" and any(f.kind == "memorization" for f in findings):
-            continue
+        if found.kind in _GRADUAL:
+            if any(f.kind in _GRADUAL for f in findings):
+                continue  # one gradual descent: the first finding already spans the later stretches
+            found = _extend_span(found, loss, runs, start, thresholds)
         findings.append(found)
     return findings
+
+
+_GRADUAL = ("memorization", "zero_loss_unexplained")
+
+
+def _extend_span(found: Finding, loss: pd.Series, runs: list[tuple[int, int]], start: int,
+                 thresholds: Thresholds) -> Finding:
+    """The gradual finding stretched over the near-zero stretches after it, while the loss stays low between them."""
+    values = loss.to_numpy()
+    stop = next(j for i, j in runs if i == start)
+    for i, j in runs:
+        brief = i - stop <= thresholds.collapse_points  # a batch or two that the model had not learned yet
+        if i >= stop and (brief or np.all(values[stop:i] < thresholds.memorization_gap_level)):
+            stop = j
+    end = int(loss.index[stop - 1])
+    to_end = stop == len(loss)
+    evidence = {**found.evidence, "n_points": stop - start, "to_end": to_end}
+    return replace(found, end_step=end, evidence=evidence,
+                   message=found.message.replace("{span}", "to the end of the log" if to_end else f"until step {end}"))
 
 
 def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thresholds: Thresholds) -> Finding:
@@ -78,9 +108,18 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
         evidence.update(early=early, sudden=sudden, grad_norm_logged=grad is not None)
         return Finding("loss_collapse", severity, first, message, end_step=last,
                        metric=LOSS, evidence=evidence)
+    if grad is None:
+        message = (f"loss descends to {format_number(loss.iloc[start])} at step {first} and stays near 0 {{span}}, and "
+                   "grad_norm was not logged: memorization of a small dataset, a NaN hidden by HF's NaN filter "
+                   "and labels all masked all log 0.0, and this log cannot tell them apart. To tell: log "
+                   "grad_norm (transformers 4.38 and later do), set logging_nan_inf_filter=False, and check "
+                   "the eval loss.")
+        return Finding("zero_loss_unexplained", "warning", first, message, end_step=last, metric=LOSS,
+                       evidence=evidence)
     message = (f"loss descends gradually to {format_number(loss.iloc[start])} at step {first} with a finite non-zero "
-               f"grad_norm: memorization of a small dataset (a 4.x Trainer rounds it to 0.0), not a failure.")
-    return Finding("memorization", "info", first, message, end_step=last, metric=LOSS, evidence=evidence)
+               f"grad_norm and stays near 0 {{span}}: the training data is learned by heart (memorization; "
+               f"a 4.x Trainer rounds such a loss to 0.0). Check the eval loss and the dataset size.")
+    return Finding("memorization", "warning", first, message, end_step=last, metric=LOSS, evidence=evidence)
 
 
 def _grad_all_zero(grad: pd.Series | None, steps: pd.Index) -> bool:

@@ -1,12 +1,18 @@
-"""Divergence: the training loss rises and stays up to the end of the log.
+"""Divergence: the training loss rises many-fold over its own earlier level and does not come back.
 
-The loss is smoothed with a trailing rolling median (`spike_window` points), so single noisy
-batches neither start nor end a divergence. It diverges when the smoothed loss stays above
-`divergence_factor` x its own running minimum for the last `divergence_points` points or
-more, and at the end has come back less than `divergence_max_recovery` of the way from its
-peak to that minimum (a loss that jumps and then falls again is a spike or a new phase, not
-a divergence). A rise that starts at a learning-rate restart is a new training phase.
-Always an error: it lasts to the end by definition. Preference/RL logs are skipped.
+Works the same on a 10-point log and a 10,000-point one. The loss is smoothed with a centred
+rolling median whose width grows with the log (a tenth of its points, 3 to 51), so per-step
+noise on small batches and heavy-tailed batches neither start nor end a divergence. The run
+diverges when, over its last `divergence_points` points (fewer on a short log: a fifth of it,
+at least 2):
+* every smoothed value stays above `divergence_factor` x the lowest smoothed level before, and
+* the end level (median of those raw points) is above that level by at least
+  `divergence_min_rise` (a loss moving from 0.05 to 0.1 is noise, not a divergence), and
+* the loss has come back less than `divergence_max_recovery` of the way from its peak (a loss
+  that jumps and falls again is a spike or a new phase).
+The onset is where the loss leaves its trend: the first point after the lowest smoothed level
+that rises above it by more than the log's own noise. A rise that starts at a learning-rate
+restart is a new phase. Always an error. Preference/RL logs are skipped.
 """
 from __future__ import annotations
 
@@ -17,54 +23,64 @@ from ..config import Thresholds
 from ..findings import Finding
 from .metrics import LOSS, Metrics, format_number, is_preference_log, lr_restart_steps, real_loss
 
+_MIN_POINTS = 5
+
 
 def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """One `divergence` finding (error) from the step the loss last stood at its normal level, or []."""
+    """One `divergence` finding (error) from the step the loss left its trend, or []."""
     if LOSS not in metrics or is_preference_log(metrics):
         return []
     loss = real_loss(metrics)
-    rise = _sustained_rise(loss, thresholds)
-    if rise is None:
+    if len(loss) < _MIN_POINTS:
         return []
-    start, floor, peak = rise
-    values = loss.to_numpy()
-    end_level = float(np.median(values[-thresholds.divergence_points:]))
+    values = loss.to_numpy(dtype="float64")
+    smooth = smoothed(values)
+    tail = _tail_points(len(values), thresholds)
+    floor_pos = int(np.argmin(smooth[:len(values) - tail]))
+    floor = float(smooth[floor_pos])
+    end_level = float(np.median(values[-tail:]))
+    limit = thresholds.divergence_factor * floor
+    if floor <= 0 or not np.all(smooth[-tail:] > limit) or end_level - floor < thresholds.divergence_min_rise:
+        return []
+    peak = float(np.max(smooth[floor_pos:]))
     if peak > floor and (peak - end_level) / (peak - floor) >= thresholds.divergence_max_recovery:
         return []
-    limit = thresholds.divergence_factor * floor
-    normal = np.nonzero(values[:start] <= limit)[0]
-    rise_pos = int(normal[-1]) + 1 if len(normal) else 0
-    rise_step = int(loss.index[rise_pos])
-    if _restart_near(metrics, loss, rise_pos, start):
+    onset = _onset(values, smooth, floor_pos)
+    if _restart_near(metrics, loss, onset):
         return []
+    rise_step = int(loss.index[onset])
     message = (f"loss diverges from step {rise_step}: it rises from a low of about {format_number(floor)} and stays "
-               f"above {format_number(limit)} to the end of the log (about {format_number(end_level)} at the end).")
-    evidence = {"floor": floor, "end_level": end_level, "peak": peak, "factor": end_level / floor if floor else None,
-                "n_points": len(values) - rise_pos}
+               f"above {format_number(limit)} to the end of the log (about {format_number(end_level)} at the end, "
+               f"{format_number(end_level / floor)}x the low).")
+    evidence = {"floor": floor, "floor_step": int(loss.index[floor_pos]), "end_level": end_level, "peak": peak,
+                "factor": end_level / floor, "n_points": len(values) - onset}
     return [Finding("divergence", "error", rise_step, message, end_step=int(loss.index[-1]), metric=LOSS,
                     evidence=evidence)]
 
 
-def _sustained_rise(loss: pd.Series, thresholds: Thresholds) -> tuple[int, float, float] | None:
-    """(position where the smoothed loss starts staying high, its running minimum then, its peak after)."""
-    if len(loss) < thresholds.spike_min_history + thresholds.divergence_points:
-        return None
-    smooth = loss.rolling(thresholds.spike_window, min_periods=thresholds.spike_min_history).median().to_numpy()
-    floor = pd.Series(smooth).cummin().shift(1).to_numpy()
-    with np.errstate(invalid="ignore"):
-        above = smooth > thresholds.divergence_factor * floor
-    above = np.where(np.isnan(floor) | (floor <= 0), False, above)
-    if not above[-1]:
-        return None
-    stays = np.nonzero(~above)[0]
-    start = int(stays[-1]) + 1 if len(stays) else 0
-    if len(above) - start < thresholds.divergence_points:
-        return None
-    return start, float(floor[start]), float(np.nanmax(smooth[start:]))
+def smoothed(values: np.ndarray) -> np.ndarray:
+    """Centred rolling median, a tenth of the log wide (odd, 3 to 51 points)."""
+    width = int(min(51, max(3, len(values) // 10)))
+    width += 1 - width % 2
+    return pd.Series(values).rolling(width, center=True, min_periods=1).median().to_numpy()
 
 
-def _restart_near(metrics: Metrics, loss: pd.Series, rise_pos: int, start: int) -> bool:
-    """True when the learning-rate schedule restarted between the last normal point and the rise."""
-    lo = int(loss.index[max(rise_pos - 1, 0)])
-    hi = int(loss.index[start])
+def _tail_points(n: int, thresholds: Thresholds) -> int:
+    """How many last points must stay up: `divergence_points`, or a fifth of a short log (at least 2)."""
+    return int(min(thresholds.divergence_points, max(2, n // 5)))
+
+
+def _onset(values: np.ndarray, smooth: np.ndarray, floor_pos: int) -> int:
+    """The first point after the low that rises above it by more than the log's own noise."""
+    lo, hi = max(0, floor_pos - 50), floor_pos + 51
+    noise = float(np.median(np.abs(values[lo:hi] - smooth[lo:hi]))) * 1.4826  # scatter around the trend at the low
+    margin = max(3 * noise, 0.02 * abs(smooth[floor_pos]))
+    above = np.flatnonzero(smooth[floor_pos + 1:] > smooth[floor_pos] + margin)
+    return floor_pos + 1 + int(above[0]) if len(above) else floor_pos + 1
+
+
+def _restart_near(metrics: Metrics, loss: pd.Series, onset: int) -> bool:
+    """True when the learning-rate schedule restarted within two logged points of the onset."""
+    lo = int(loss.index[max(onset - 2, 0)])
+    hi = int(loss.index[min(onset + 1, len(loss) - 1)])
     return any(lo <= r <= hi for r in lr_restart_steps(metrics))

@@ -54,12 +54,16 @@ def _first_bad(checkpoints: list[CheckpointInfo], fallback: int) -> Finding | No
         else "no earlier checkpoint reads clean"
     message = (f"Checkpoint {first.name} (step {first.step}) holds NaN/Inf weights in "
                f"{len(first.nonfinite_tensors)} tensor(s) {where}; {safe}.")
+    if first.copy_disagreements:
+        message += " ZeRO copies disagree: " + "; ".join(first.copy_disagreements[:3]) + "."
     evidence = {
         "checkpoint": first.name, "path": str(first.ref.path), "checkpoint_step": first.step,
         "last_good": last_good.name if last_good else None, "last_good_step": last_good.step if last_good else None,
         "nonfinite_blocks": list(blocks), "n_nonfinite_tensors": len(first.nonfinite_tensors),
         "nonfinite_tensors": first.nonfinite_tensors[:MAX_EVIDENCE_TENSORS],
         "later_bad_checkpoints": [c.name for c in bad[1:]],
+        "copy_disagreements": list(first.copy_disagreements),
+        "nonfinite_files": sorted(first.nonfinite_files),
     }
     if first.stats is not None:
         evidence["n_nan"] = int(first.stats["n_nan"].sum())

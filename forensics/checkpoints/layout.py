@@ -15,8 +15,10 @@ from pathlib import Path
 from ..errors import NoCheckpoints, NotARunDirectory
 from ..run import RunLayout, discover
 from ..timeline import step_from_name
+from .blocks import block_sort_key
 from .readers import TORCH_SUFFIXES
 from .types import CheckpointRef
+from .zero import ZERO_OPTIM_FILE
 
 _DEEPSPEED_TAG = re.compile(r"^global_step\d+$")
 _DEEPSPEED_STATES = re.compile(r"model_states\.pt$")
@@ -34,7 +36,8 @@ def find_checkpoints(root_or_layout) -> list[CheckpointRef]:
     """
     layout = root_or_layout if isinstance(root_or_layout, RunLayout) else discover(root_or_layout)
     groups: dict[Path, list[Path]] = {}
-    for path in layout.weight_files:
+    zero_partitions = [p for p in layout.config_files if ZERO_OPTIM_FILE.search(p.name)]
+    for path in layout.weight_files + zero_partitions:
         groups.setdefault(_home(path, layout.root), []).append(path)
     refs = [_ref_of(home, files) for home, files in groups.items()]
     return sorted((r for r in refs if r is not None), key=_order)
@@ -69,16 +72,22 @@ def _ref_of(home: Path, files: list[Path]) -> CheckpointRef | None:
     if step is None:
         step = trainer_state_step(home)
     indexed = any(f.name.endswith(".index.json") for f in files)
-    kind = _kind_of(weights, indexed) if weights else "deepspeed"
+    primary = [w for w in weights if not ZERO_OPTIM_FILE.search(w.name)] or weights
+    kind = _kind_of(primary, indexed) if weights else "deepspeed"
     return CheckpointRef(home.name, step, home, tuple(weights or aux), kind, aux_files=tuple(aux) if weights else ())
 
 
 def _choose_files(files: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(weight files to read, DeepSpeed model_states read for counters): safetensors over torch files."""
+    """(weight files to read, DeepSpeed model_states read for counters): safetensors over torch files (a
+    bare ZeRO save: its model states), then every rank's ZeRO partition. The partitions are read
+    beside the saved model too (HF Trainer + DeepSpeed): a resume loads the fp32 master copy and the
+    moments from them, so a checkpoint whose model file is finite is safe only if they are."""
     deepspeed = sorted(f for f in files if _DEEPSPEED_STATES.search(f.name))
-    safetensors = _with_index_shards(files, ".safetensors")
-    torch_files = _with_index_shards([f for f in files if f not in deepspeed], TORCH_SUFFIXES)
-    return (safetensors or torch_files), deepspeed
+    partitions = sorted((f for f in files if ZERO_OPTIM_FILE.search(f.name)), key=lambda f: block_sort_key(str(f)))
+    safetensors = _with_index_shards(files, ".safetensors") + sorted(f for f in files if f.name == ".metadata")
+    torch_files = _with_index_shards([f for f in files if f not in deepspeed + partitions], TORCH_SUFFIXES)
+    primary = safetensors or torch_files or (deepspeed if partitions else [])
+    return (primary + partitions if primary or partitions else []), deepspeed
 
 
 def _with_index_shards(files: list[Path], suffixes) -> list[Path]:
@@ -101,8 +110,10 @@ def shards_of_index(index: Path) -> list[str]:
 
 def _kind_of(weights: list[Path], indexed: bool = False) -> str:
     names = [w.name for w in weights]
-    if all(_DEEPSPEED_STATES.search(n) for n in names):
+    if all(_DEEPSPEED_STATES.search(n) or ZERO_OPTIM_FILE.search(n) for n in names):
         return "deepspeed"
+    if all(n == ".metadata" for n in names):
+        return "dcp"
     if all(n.lower().endswith(TORCH_SUFFIXES) for n in names):
         return "torch"
     if all(n.startswith("adapter_model") for n in names):

@@ -23,6 +23,15 @@ TORCH_SUFFIXES = (".bin", ".pt", ".pth")
 def open_weight_file(path) -> WeightFile:
     """Open a `.safetensors`, `.bin`, `.pt` or `.pth` weight file; raises UnreadableFile if it cannot be read."""
     path = Path(path)
+    if path.name == ".metadata":
+        from .dcp_file import DcpFile
+        return DcpFile(path)
+    if path.name == "model_optim_rng.pt":
+        from .megatron import MegatronFile
+        return MegatronFile(path)
+    if path.name.endswith(("optim_states.pt", "model_states.pt")):
+        from .zero import ZeroModelStates, ZeroRankFile
+        return ZeroRankFile(path) if path.name.endswith("optim_states.pt") else ZeroModelStates(path)
     if path.suffix.lower() in TORCH_SUFFIXES:
         return TorchFile(path)
     return SafetensorsFile(path)

@@ -32,9 +32,11 @@ from .readers import open_weight_file
 from .stats import Partial, needs_shifted_pass, stats_row
 from .types import STATS_COLUMNS, CheckpointInfo, CheckpointRef, TensorTable
 from .units import DEFAULT_CHUNK_BYTES, Job, Piece, Unit, plan_units, run_units
+from .zero_copies import copy_disagreements
 
 Progress = Callable[[str], None]
 SCAN_COLUMNS = STATS_COLUMNS + ["note"]
+NOT_FULLY_READ = "not fully read (see skipped files)"  # the note of a row whose data could not all be read
 
 
 def as_ref(path_or_ref) -> CheckpointRef:
@@ -74,10 +76,16 @@ def quick_check(ref, criterion=None, *, stop_at_first: bool = True, workers: int
         over = sorted({n for r in results for n in r.over_bound}, key=block_sort_key)
         skipped += [Skipped(r.file, r.error) for r in results if r.error]
         unchecked = [e.name for wf in files for e in wf.entries if e.problem]
+        names = {e.name for wf in files for e in wf.entries}
     finally:
         close_files(files)
+    by_file: dict[str, list[str]] = {}
+    for r in results:
+        by_file.setdefault(r.file, []).extend(r.nonfinite)
+    by_file = {f: sorted(set(n), key=block_sort_key) for f, n in sorted(by_file.items()) if n}
     return CheckpointInfo(ref, _status(nonfinite, over, skipped), nonfinite_tensors=nonfinite,
                           nonfinite_blocks=blocks_in_order(nonfinite), reason=_reason(skipped),
+                          nonfinite_files=by_file, copy_disagreements=copy_disagreements(by_file, names),
                           criterion=criterion.describe(), stopped_early=bool(stop_at_first and (nonfinite or over)),
                           over_bound_tensors=over or None, unchecked_tensors=unchecked, unreadable_files=tuple(skipped))
 
@@ -140,7 +148,7 @@ def _row(entry, part: Partial | None, shifted: dict, shift: dict) -> dict:
     key = (entry.file, entry.name)
     if entry.info is not None and entry.numel and (part is None or part.numel != entry.numel):
         row = stats_row(entry, None)
-        row["note"] = "not fully read (see skipped files)"
+        row["note"] = NOT_FULLY_READ
         return row
     return stats_row(entry, part, shifted.get(key), shift.get(key, 0.0))
 

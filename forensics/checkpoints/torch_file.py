@@ -36,10 +36,12 @@ class TorchFile:
 
     shareable = False  # loading it again in a worker would cost a torch import and a torch.load
 
-    def __init__(self, path):
+    def __init__(self, path, tensors: dict[str, Any] | None = None):
+        """Load `path`; or, with `tensors` ({name: tensor} already loaded from it), just index them."""
         self.path = Path(path)
         self._torch = import_torch(self.path)
-        tensors = _tensors_of(_load(self._torch, self.path), self._torch)
+        if tensors is None:
+            tensors = _tensors_of(load_weights_only(self._torch, self.path), self._torch)
         self.metadata: dict = {}
         self.entries: list[TensorEntry] = []
         self._flat: dict[str, Any] = {}
@@ -64,7 +66,8 @@ class TorchFile:
         self._flat.clear()
 
 
-def _load(torch, path: Path):
+def load_weights_only(torch, path: Path):
+    """torch.load(weights_only=True), memory-mapped where the format allows; raises UnreadableFile."""
     try:
         try:
             return torch.load(path, map_location="cpu", weights_only=True, mmap=True)

@@ -29,7 +29,8 @@ class CheckpointRef:
         step: training step from the name (or trainer_state.json inside), None if unknown.
         path: the folder, or the file for a single-file checkpoint.
         files: the weight files to read (shards, adapters, .bin/.pt), sorted.
-        kind: "safetensors", "sharded", "adapter", "torch", "deepspeed" or "mixed".
+        kind: "safetensors", "sharded", "adapter", "torch", "deepspeed", "dcp" (torch.distributed.checkpoint
+            folders: FSDP, torchtitan, Megatron torch_dist) or "mixed".
         aux_files: DeepSpeed `*model_states.pt` beside the weights, read for their counters only.
     """
 
@@ -102,6 +103,8 @@ class CheckpointInfo:
         unchecked_tensors: tensors of a dtype that cannot be checked.
         unreadable_files: files of the checkpoint that could not be read (the rest was checked).
         deepspeed: the counters of its DeepSpeed model_states file, None when it has none.
+        nonfinite_files: file -> its tensors holding NaN or Inf (which DeepSpeed / Megatron rank holds them).
+        copy_disagreements: ZeRO parameters whose fp32 master and 16-bit copies disagree about being finite.
     """
 
     ref: CheckpointRef
@@ -117,6 +120,8 @@ class CheckpointInfo:
     unchecked_tensors: list[str] = field(default_factory=list)
     unreadable_files: tuple[Skipped, ...] = ()
     deepspeed: DeepSpeedCounters | None = None
+    nonfinite_files: dict[str, list[str]] = field(default_factory=dict)
+    copy_disagreements: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -146,6 +151,8 @@ class CheckpointInfo:
             "reason": self.reason,
             "full_scan": self.full_scan,
             "extra": self._extra_dict(),
+            "nonfinite_files": {f: list(n) for f, n in self.nonfinite_files.items()},
+            "copy_disagreements": list(self.copy_disagreements),
         }
 
     def _extra_dict(self) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from ..errors import UnreadableFile
 from .criterion import Criterion
 from .dtypes import Scratch, magnitude_value
 from .entries import WeightFile
+from .fanout import active_client, map_on_dask
 from .readers import open_weight_file
 from .stats import Partial, full_chunk, quick_chunk, shifted_chunk
 
@@ -138,6 +139,8 @@ def run_units(units: list[Unit], job: Job, open_files: dict[str, WeightFile], wo
 
 
 def worth_a_pool(workers: int, n_tasks: int, nbytes: int) -> bool:
+    if active_client() is not None:  # a Dask cluster was asked for: every shareable unit goes there
+        return n_tasks > 0
     return workers > 1 and n_tasks > 1 and nbytes >= PARALLEL_FROM_BYTES
 
 
@@ -153,11 +156,16 @@ def _reporter(progress, label: str, total: int) -> Callable[[UnitResult], None]:
 
 def map_in_pool(fn: Callable, tasks: list, workers: int, on_result: Callable | None = None,
                 stop_if: Callable | None = None) -> list:
-    """fn(task) for every task in a pool of up to `workers` processes; results in completion order.
+    """fn(task) for every task in a pool of up to `workers` processes (or on the Dask cluster of an
+    enclosing `fanout.dask_scheduler` block); results in task order, so sums merge the same way
+    whichever worker finished first.
 
     When `stop_if(result)` is true, the workers still running are told to stop (see _STOP) and
     the tasks not yet started are dropped.
     """
+    client = active_client()
+    if client is not None:
+        return map_on_dask(client, fn, tasks, on_result, stop_if)
     ctx = _mp_context()
     stop = ctx.Event()
     results = []
@@ -167,17 +175,18 @@ def map_in_pool(fn: Callable, tasks: list, workers: int, on_result: Callable | N
         with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=_init_worker,
                                  initargs=(stop,)) as pool:
             futures = [pool.submit(fn, task) for task in tasks]
+            order = {f: i for i, f in enumerate(futures)}
             for future in as_completed(futures):
                 if future.cancelled():  # dropped after stop_if
                     continue
-                results.append(future.result())
+                results.append((order[future], future.result()))
                 if on_result:
-                    on_result(results[-1])
-                if stop_if is not None and stop_if(results[-1]):
+                    on_result(results[-1][1])
+                if stop_if is not None and stop_if(results[-1][1]):
                     stop.set()
                     for f in futures:
                         f.cancel()
-    return results
+    return [result for _, result in sorted(results, key=lambda pair: pair[0])]
 
 
 def _mp_context():

@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import UnreadableFile
 from ._jsonfile import read_json_object
 from ..torchpickle import safe_unpickle_torch_file
+from . import megatron_args
 from .training_args import read_training_args
 
 # config.json keys that other architectures spell differently (GPT-2: n_layer, n_embd).
@@ -150,6 +151,15 @@ def read_model_states(path) -> dict[str, Any]:
     if not ({"skipped_steps", "global_steps"} & set(counters)):
         raise UnreadableFile(path, "no skipped_steps or global_steps: not a DeepSpeed model states file")
     return {f"state.{k}": counters[k] for k in ("skipped_steps", "global_steps", "global_samples") if k in counters}
+
+
+def read_megatron_args(path) -> dict[str, Any]:
+    """The `args` Namespace of a Megatron `model_optim_rng.pt` or torch_dist `common.pt`, read inertly."""
+    content = safe_unpickle_torch_file(path)
+    args = content.get("args") if isinstance(content, dict) else None
+    if not isinstance(args, dict) or args.get("__class__") != "argparse.Namespace":
+        raise UnreadableFile(path, "no argparse Namespace under 'args': not a Megatron checkpoint")
+    return megatron_args.config_values({k: v for k, v in args.items() if k != "__class__"})
 
 
 def read_scaler(path) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Sources, most authoritative first (`RunConfig.values[key]` keeps that order):
 training_args.bin (the run root, then the newest checkpoint first), the TensorBoard `args`
-text, Megatron's printed arguments in a console log, LLaMA-Factory training_args.yaml and ms-swift args.json, DeepSpeed configs (embedded in
+text, Megatron's printed arguments in a console log, LLaMA-Factory training_args.yaml and ms-swift
+args.json, Megatron's `args` (newest `model_optim_rng.pt` or torch_dist `common.pt`), DeepSpeed configs (embedded in
 `*optim_states.pt`, files in the run folder, the file named by the `deepspeed` argument when
 it exists), config.json and the TensorBoard `model_config` text, adapter_config.json. Counters
 saved beside checkpoints (`state.*`: loss scale, skipped steps) come from the newest file only.
@@ -40,6 +41,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
             _read_into(config, layout, path, reader)
     for path in by_kind["optim_states"]:
         _read_into(config, layout, path, cf.read_optim_states)
+    for path in by_kind["megatron"]:
+        _read_into(config, layout, path, cf.read_megatron_args)
     for path in by_kind["deepspeed"] + _named_deepspeed_file(config, layout, by_kind["deepspeed"]):
         _read_into(config, layout, path, cf.read_deepspeed_config)
     for path in by_kind["model_config"]:
@@ -59,16 +62,18 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
 
 def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
     kinds: dict[str, list[Path]] = {k: [] for k in ("training_args", "llamafactory", "swift", "optim_states", "deepspeed",
-                                                    "model_config", "adapter", "scaler", "model_states")}
+                                                    "model_config", "adapter", "scaler", "model_states", "megatron")}
     for path in layout.config_files:
         kind = _kind_of(path.name)
         if kind:
             kinds[kind].append(path)
     kinds["model_states"] = [p for p in layout.weight_files if p.name.endswith("model_states.pt")]
+    # Megatron's args: every rank's file repeats them, so the newest one is enough
+    kinds["megatron"] = [p for p in layout.weight_files if p.name in ("model_optim_rng.pt", "common.pt")]
     for kind in kinds:
         kinds[kind].sort(key=_newest_first)
     # Counters describe the end of the run: only the newest file of each kind counts.
-    for kind in ("scaler", "model_states", "optim_states"):
+    for kind in ("scaler", "model_states", "optim_states", "megatron"):
         kinds[kind] = kinds[kind][:1]
     return kinds
 

@@ -11,6 +11,7 @@ from typing import Iterable
 import pandas as pd
 
 from ..checkpoints.blocks import block_sort_key
+from ..checkpoints.scan import NOT_FULLY_READ
 from ..timeline import Timeline
 from .notation import block_ranges, plural
 from .story import Story, build_story, incident_chain
@@ -180,8 +181,11 @@ def scan_text(stats: pd.DataFrame, checkpoint, rows: int = 15) -> str:
                      + (f" in blocks {', '.join(blocks)}" if blocks else ""))
         cols = ["name", "dtype", "n_nan", "n_inf", "absmax"]
         lines.append(n_bad[cols].head(rows).to_string(index=False))
-    else:
-        lines.append("all values finite")
+    unread = int((stats["note"] == NOT_FULLY_READ).sum()) if "note" in stats else 0
+    if unread:  # a shard or data file missing: finite-looking rows may not have been read at all
+        lines.append(f"{unread} tensors not fully read (see the skipped lines): no verdict on them")
+    if not len(n_bad):
+        lines.append("all values read are finite" if unread else "all values finite")
     lines.append("largest magnitudes:")
     top = stats.sort_values("absmax", ascending=False).head(min(rows, 5))
     lines.append(top[["name", "dtype", "absmax", "l2", "std", "fp16_headroom"]].to_string(index=False))
