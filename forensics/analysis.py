@@ -13,9 +13,17 @@ from typing import Any, Callable
 import pandas as pd
 
 from ._version import __version__
+from .analyzers import first_incident_of, run_all, status_of
+from .analyzers.chain import link_weight_damage
+from .analyzers.weights import harm_step, safe_checkpoint, weight_findings
+from .causes import infer_causes
+from .checkpoints.run_checks import check_run_checkpoints
 from .checkpoints.types import CheckpointInfo, first_bad_of
 from .config import RunConfig, Thresholds
+from .errors import NotARunDirectory
 from .findings import Cause, Finding, Skipped, json_safe, sort_findings
+from .ingest import read_logs
+from .ingest.run_config import read_run_config
 from .run import RunLayout, discover
 from .timeline import Timeline, build_timeline
 
@@ -41,7 +49,7 @@ class CheckpointList(list):
         return self.frame.to_html(escape=True, index=False)  # names and reasons come from files: escaped
 
 
-@dataclass
+@dataclass(frozen=True)
 class Analysis:
     """Everything forensics learned about one run.
 
@@ -73,8 +81,8 @@ class Analysis:
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     def __post_init__(self):
-        if not isinstance(self.checkpoints, CheckpointList):
-            self.checkpoints = CheckpointList(self.checkpoints)
+        if not isinstance(self.checkpoints, CheckpointList):  # frozen: set once, here, as the constructor would
+            object.__setattr__(self, "checkpoints", CheckpointList(self.checkpoints))
 
     @property
     def last_good_checkpoint(self) -> CheckpointInfo | None:
@@ -88,15 +96,11 @@ class Analysis:
         >>> a.last_good_checkpoint.name, a.first_bad_checkpoint.name
         ('checkpoint-20', 'checkpoint-40')
         """
-        from .analyzers.weights import safe_checkpoint
-
         return safe_checkpoint(self.checkpoints, self.findings)
 
     @property
     def incident_step(self) -> int | None:
         """The step of the first incident that harms the weights (checkpoints from then on are not safe)."""
-        from .analyzers.weights import harm_step
-
         return harm_step(self.findings)
 
     @property
@@ -151,7 +155,7 @@ class Analysis:
         >>> type(fig).__module__, len(fig.axes) > 0
         ('matplotlib.figure', True)
         """
-        from .report import main_figure
+        from .report import main_figure  # matplotlib: imported only when a figure is asked for
 
         return main_figure(self)
 
@@ -209,8 +213,6 @@ def load_timeline(path, progress: Progress | None = None) -> Timeline:
     >>> t.metrics, t.series("loss").tolist()
     (['learning_rate', 'loss'], [2.5, 2.25])
     """
-    from .ingest import read_logs
-
     layout = discover(path)
     records, skipped = read_logs(layout, progress)
     timeline = build_timeline(records)
@@ -244,15 +246,6 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
     >>> a.findings_frame()[["kind", "step", "metric"]].values.tolist()
     [['masked_nan_loss', 40, 'loss'], ['nonfinite_metric', 40, 'grad_norm']]
     """
-    from .analyzers import first_incident_of, run_all, status_of
-    from .analyzers.chain import link_weight_damage
-    from .causes import infer_causes
-    from .analyzers.weights import weight_findings
-    from .checkpoints import check_run_checkpoints
-    from .errors import NotARunDirectory
-    from .ingest import read_logs
-    from .ingest.run_config import read_run_config
-
     thresholds = thresholds or Thresholds()
     layout = discover(path)
     if layout.is_empty():

@@ -210,7 +210,7 @@ def window_summary(timeline: Timeline, window: tuple[int | None, int | None]) ->
 
 
 def _first_bad_dict(info: CheckpointInfo) -> dict:
-    over = {"over_bound_tensors": info.extra["over_bound_tensors"]} if "over_bound_tensors" in info.extra else {}
+    over = {"over_bound_tensors": list(info.over_bound_tensors)} if info.over_bound_tensors is not None else {}
     return {**info.ref.to_dict(), "status": info.status, "nonfinite_tensors": list(info.nonfinite_tensors),
             "nonfinite_blocks": list(info.nonfinite_blocks), **over}
 

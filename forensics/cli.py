@@ -2,6 +2,8 @@
 
 Each command parses its arguments, calls one library function and renders the result as
 text, JSON or HTML. Library errors (ForensicsError) become one line on stderr and exit 2.
+Each command imports what it needs inside its function, so `forensics --help` and a command
+that reads no weights start without pandas, numpy or matplotlib (bench/startup.py measures it).
 
     forensics analyze ./output/ [--json] [--html [report.html]] [--fail-on warning]
     forensics timeline ./output/ --csv timeline.csv
@@ -233,22 +235,23 @@ def scan(checkpoint, csv_path, as_json, workers, dask):
 
     Exit 1 when a tensor holds NaN/Inf. Example: forensics scan ./output/checkpoint-3600 --csv stats.csv
     """
-    from .checkpoints import scan_checkpoint
+    from .checkpoints import scan_table
     from .report.text import scan_text
 
     _writable(csv_path, "--csv")
     progress = _progress()
     with _fanned_out(dask, workers):
-        stats = scan_checkpoint(checkpoint, workers=workers, progress=progress)
+        table = scan_table(checkpoint, workers=workers, progress=progress)
+    stats = table.frame
     _end_progress(progress)
-    for skipped in stats.attrs.get("skipped", []):  # a shard missing or damaged: the stats are partial
+    for skipped in table.skipped:  # a shard missing or damaged: the stats are partial
         click.echo(f"skipped {skipped}", err=True)
     if csv_path is not None:
-        stats.to_csv(csv_path, index=False, na_rep="nan")
+        _text_cells_blank(stats).to_csv(csv_path, index=False, na_rep="nan")
     if as_json:
-        from .findings import json_safe
+        from .findings import json_records
 
-        _dump_json(json_safe(stats.to_dict(orient="records")))
+        _dump_json(json_records(stats))
     else:
         click.echo(scan_text(stats, checkpoint))
         if csv_path is not None:
@@ -276,13 +279,21 @@ def diff(a, b, as_json, top, dask):
         changes = diff_checkpoints(a, b)
     _same_model(changes, a, b)
     if as_json:
-        from .findings import json_safe
+        from .findings import json_records
 
-        _dump_json(json_safe(changes.to_dict(orient="records")))
+        _dump_json(json_records(changes))
     else:
         click.echo(diff_text(changes, a, b, top))
     nonfinite_b = int(changes["n_nonfinite_b"].fillna(0).sum()) if len(changes) else 0
     sys.exit(EXIT_BROKEN if nonfinite_b else EXIT_OK)
+
+
+def _text_cells_blank(frame):
+    """`frame` with missing text cells (a tensor outside every block, no note) empty, so that "nan" in
+    the CSV only ever marks a number that is NaN."""
+    from .findings import text_columns
+
+    return frame.assign(**{c: frame[c].astype(object).where(frame[c].notna(), "") for c in text_columns(frame)})
 
 
 def _same_model(changes, a, b) -> None:

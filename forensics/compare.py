@@ -16,14 +16,13 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 
 from .analysis import Analysis, analyze
-from .analyzers.parting import Parting, parting_point
+from .analyzers.parting import PARTING_METRICS, Parting, parting_point
 from .causes.config_risk import RankedDifference, rank_differences
 from .findings import json_safe
 
 Progress = Callable[[str], None]
 
 # Metrics compared for the parting point, in the order a reader wants them.
-PARTING_METRICS = ("loss", "grad_norm", "learning_rate", "eval_loss", "loss_scale")
 _STATUS_ORDER = {"broken": 0, "warning": 1, "healthy": 2}
 
 
@@ -82,7 +81,7 @@ class Comparison:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        from .report.compare_html import render_compare_html
+        from .report.compare_html import render_compare_html  # matplotlib: only when shown
 
         return render_compare_html(self, fragment=True)
 

@@ -115,10 +115,3 @@ class RunConfig:
                 out[key] = seen
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "values": {k: [{"value": v.value, "source": v.source} for v in seen] for k, seen in self.values.items()},
-            "sources": list(self.sources),
-            "missing": list(self.missing),
-        }
-

@@ -109,6 +109,21 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def text_columns(frame) -> list[str]:
+    """The columns of a DataFrame that hold text or objects, not numbers, booleans or times."""
+    return [c for c in frame.columns if frame[c].dtype.kind not in "biufcmM"]
+
+
+def json_records(frame) -> list[dict]:
+    """The rows of a DataFrame as JSON-ready dicts. A missing value in a text column (pandas 3 keeps
+    it as NaN in its string dtype) becomes null, never the text "nan"; numbers go through json_safe."""
+    text = text_columns(frame)
+    plain = frame.astype({c: object for c in text})
+    for c in text:
+        plain[c] = plain[c].where(frame[c].notna(), None)
+    return json_safe(plain.to_dict(orient="records"))
+
+
 def sort_findings(findings: list[Finding]) -> list[Finding]:
     """Findings by step; at the same step, errors before warnings before info."""
     rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
@@ -135,6 +150,10 @@ class Cause:
     evidence: list[str]
     suggestion: str
     title: str = ""
+
+    def __post_init__(self):
+        if self.confidence not in CONFIDENCES:
+            raise ValueError(f"Cause confidence must be one of {CONFIDENCES}, not {self.confidence!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return {"cause": self.cause, "confidence": self.confidence, "evidence": list(self.evidence),

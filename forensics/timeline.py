@@ -71,7 +71,7 @@ class Banner:
     source: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class LogRecords:
     """What an ingestor read from one file.
 
@@ -83,6 +83,7 @@ class LogRecords:
         texts: free texts the file holds (TensorBoard `args` and `model_config` summaries).
         meta: format facts worth keeping (logging_steps, max_steps, global_step, ...).
         mtime: the file's modification time, to order files that carry no wall time.
+        warnings: why the file was read only in part (cut, bad checksum, lines without a step), if it was.
         console_kinds: the pre-training console formats a text log holds ("megatron", "olmo",
             "torchtitan"), in the order first seen; a hint of the framework for the run profile.
         notes: what the reader did to the file's records that a reader of the report must know
@@ -96,6 +97,7 @@ class LogRecords:
     texts: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     mtime: float = math.nan
+    warnings: tuple[str, ...] = ()
     console_kinds: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     banners: tuple[Banner, ...] = ()

@@ -16,7 +16,7 @@ from forensics.analyzers.divergence import detect_divergence
 from forensics.analyzers.grad_spike import detect_grad_norm_spikes
 from forensics.analyzers.loss_spike import detect_loss_spikes
 from forensics.analyzers.masked_nan import detect_masked_nan_loss
-from forensics.analyzers.metrics import fmt, lr_restart_steps, metrics_from_rows
+from forensics.analyzers.metrics import format_number, lr_restart_steps, metrics_from_rows
 from forensics.analyzers.nonfinite import detect_nonfinite_metrics
 from forensics.analyzers.overflow import detect_loss_scale_overflow
 from forensics.analyzers.skipped_steps import detect_skipped_steps, lr_stalled
@@ -127,7 +127,7 @@ def test_nan_grad_norm_that_never_recovers_is_an_error_from_the_planted_step():
     assert f.evidence["last_finite_step"] == st[nan_at - 1]
     assert f.evidence["n_nonfinite"] == n - nan_at
     assert f.message == (f"grad_norm is NaN from step {st[nan_at]} on "
-                         f"(last finite {fmt(grad[nan_at - 1])} at step {st[nan_at - 1]}).")
+                         f"(last finite {format_number(grad[nan_at - 1])} at step {st[nan_at - 1]}).")
 
 
 def test_a_nonfinite_loss_that_comes_back_is_a_warning_with_its_recovery_step():

@@ -254,3 +254,24 @@ def test_bisect_html_escapes_hostile_checkpoint_and_tensor_names(hostile_run):
     html = result._repr_html_()
     _assert_escaped(html, "<b onmouseover", "&lt;b onmouseover=alert(1)&gt;checkpoint-4")
     _assert_escaped(html, "<img src=x", "&lt;img src=x onerror=alert(2)&gt;.weight")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "sample_runs").iterdir() if p.is_dir()))
+def test_every_finding_kind_and_status_on_the_sample_runs_is_one_the_contract_names(name):
+    from forensics.checkpoints.types import STATUSES
+    from forensics.findings import CONFIDENCES, KINDS, SEVERITIES
+
+    a = forensics.analyze(ROOT / "sample_runs" / name, workers=1)
+    assert {f.kind for f in a.findings} <= set(KINDS)
+    assert {f.severity for f in a.findings} <= set(SEVERITIES)
+    assert {c.status for c in a.checkpoints} <= set(STATUSES)
+    assert {c.confidence for c in a.causes} <= set(CONFIDENCES)
+
+
+def test_a_cause_or_checkpoint_with_a_value_outside_the_contract_is_refused():
+    from forensics.checkpoints.types import CheckpointInfo, CheckpointRef
+
+    with pytest.raises(ValueError, match="confidence"):
+        forensics.Cause("lr_too_high", "certain", [], "")
+    with pytest.raises(ValueError, match="status"):
+        CheckpointInfo(CheckpointRef("c", 1, Path("c"), ()), "broken")

@@ -82,7 +82,7 @@ def test_criterion_beyond_nonfinite(tmp_path):
     result = bisect(a, b, criterion="absmax>5e3", workers=1)
     assert (result.last_good.name, result.first_bad.name) == ("checkpoint-400", "checkpoint-500")
     assert result.first_bad.status == "bad"
-    assert result.first_bad.extra["over_bound_tensors"] == ["model.layers.0.mlp.down_proj.weight"]
+    assert result.first_bad.over_bound_tensors == ["model.layers.0.mlp.down_proj.weight"]
     assert bisect_to_dict(result)["criterion"] == "absmax > 5000"
 
 

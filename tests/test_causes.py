@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -291,7 +292,7 @@ def test_run_without_errors_gets_nothing_above_possible():
 def test_no_config_still_explains_metrics_and_checkpoints():
     bad = checkpoint(20, ["model.layers.23"], ["model.layers.23.mlp.up_proj.weight"])
     stats = pd.DataFrame({"name": [f"model.layers.{i}.mlp.up_proj.weight" for i in range(24)], "absmax": 1.0})
-    bad.stats = stats
+    bad = replace(bad, stats=stats)
     found = by_id(causes(RunConfig(), NAN_GRAD, [error()], [bad]))
     assert {"masked_nan_loss", "late_blocks", "lr_too_high"} <= set(found)
     assert found["lr_too_high"].confidence == "possible"

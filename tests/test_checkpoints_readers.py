@@ -3,15 +3,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
+import pandas as pd
 import pytest
 
-from support.checkpoint_files import qwen2_state, raw_safetensors, reference, save_tensors, torch
-from forensics.checkpoints import check_run_checkpoints, find_checkpoints, quick_check, scan_checkpoint
+from forensics.causes import infer_causes
+from forensics.checkpoints import check_run_checkpoints, find_checkpoints, quick_check, scan_checkpoint, scan_table
 from forensics.checkpoints.readers import open_weight_file
-from forensics.config import Thresholds
+from forensics.config import RunConfig, Thresholds
 from forensics.errors import UnreadableFile
+from forensics.findings import Finding
+from forensics.timeline import LogRecords, build_timeline
+from support.checkpoint_files import deepspeed_checkpoint, qwen2_state, raw_safetensors, reference, save_tensors, torch
 
 GOOD_HEADER = {"w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}, "__metadata__": {"format": "pt"}}
 DATA = bytes(16)
@@ -54,7 +59,7 @@ def test_corrupt_safetensors_is_reported_in_one_line(tmp_path, case):
     info = quick_check(path, workers=1)
     assert info.status == "unreadable"
     assert words in info.reason and "\n" not in info.reason
-    assert info.extra["unreadable_files"][0]["path"] == str(path)
+    assert info.unreadable_files[0].path == str(path)
     with pytest.raises(UnreadableFile, match="model.safetensors"):
         scan_checkpoint(path, workers=1)
 
@@ -65,9 +70,9 @@ def test_a_bad_shard_does_not_stop_the_others(tmp_path):
     info = quick_check(tmp_path, workers=1, stop_at_first=False)
     assert info.status == "nonfinite" and info.nonfinite_blocks == ["model.layers.0"]
     assert "model-00002-of-00002.safetensors" in info.reason
-    frame = scan_checkpoint(tmp_path, workers=1)
-    assert list(frame["name"]) == ["model.layers.0.w"]
-    assert [s.path for s in frame.attrs["skipped"]] == [str(tmp_path / "model-00002-of-00002.safetensors")]
+    table = scan_table(tmp_path, workers=1)
+    assert list(table.frame["name"]) == ["model.layers.0.w"] == list(scan_checkpoint(tmp_path, workers=1)["name"])
+    assert [s.path for s in table.skipped] == [str(tmp_path / "model-00002-of-00002.safetensors")]
 
 
 def test_unsupported_dtype_is_reported_not_a_crash(tmp_path):
@@ -78,7 +83,7 @@ def test_unsupported_dtype_is_reported_not_a_crash(tmp_path):
     assert "C64 is not supported" in rows.loc["c", "note"]
     assert rows.loc["w", "absmax"] == 0.0 and rows.loc["w", "zero_frac"] == 1.0
     info = quick_check(path, workers=1)
-    assert info.status == "ok" and info.extra["unchecked_tensors"] == ["c"]
+    assert info.status == "ok" and info.unchecked_tensors == ["c"]
 
 
 def test_empty_zero3_adapter_is_empty_not_ok(tmp_path):
@@ -147,21 +152,10 @@ def test_truncated_torch_file(tmp_path):
     assert info.status == "unreadable" and "\n" not in info.reason
 
 
-def _deepspeed_checkpoint(folder, step, state, with_weights=True, extra=None):
-    if with_weights:
-        save_tensors(folder / "model.safetensors", state)
-    states = {"module": state, "skipped_steps": 3, "global_steps": step, "global_samples": step * 8,
-              "dp_world_size": 1, "mp_world_size": 1, "ds_config": {"fp16": {"enabled": True}}, "ds_version": "0.14.0",
-              **(extra or {})}
-    (folder / f"global_step{step}").mkdir(parents=True, exist_ok=True)
-    torch.save(states, folder / f"global_step{step}" / "mp_rank_00_model_states.pt")
-    (folder / "latest").write_text(f"global_step{step}")
-
-
 def test_deepspeed_states_belong_to_their_checkpoint_and_give_counters(tmp_path):
     state = qwen2_state()
-    _deepspeed_checkpoint(tmp_path / "checkpoint-10", 10, state)
-    _deepspeed_checkpoint(tmp_path / "checkpoint-20", 20, state, with_weights=False)
+    deepspeed_checkpoint(tmp_path / "checkpoint-10", 10, state)
+    deepspeed_checkpoint(tmp_path / "checkpoint-20", 20, state, with_weights=False)
     refs = find_checkpoints(tmp_path)
     assert [(r.name, r.step, r.kind) for r in refs] == [("checkpoint-10", 10, "safetensors"),
                                                         ("checkpoint-20", 20, "deepspeed")]
@@ -170,17 +164,35 @@ def test_deepspeed_states_belong_to_their_checkpoint_and_give_counters(tmp_path)
     assert skipped == []
     assert [i.status for i in infos] == ["ok", "ok"]
     for info, step in zip(infos, (10, 20)):
-        counters = info.extra["deepspeed"]
-        assert (counters["skipped_steps"], counters["global_steps"], counters["global_samples"]) == (3, step, step * 8)
+        counters = info.deepspeed
+        assert (counters.skipped_steps, counters.global_steps, counters.global_samples) == (3, step, step * 8)
 
 
 def test_deepspeed_states_that_weights_only_refuses(tmp_path):
     # Megatron-DeepSpeed saves an argparse.Namespace beside the module: weights_only refuses it, the
     # inert load reads it (the Namespace as a Record) and checks the module weights.
-    _deepspeed_checkpoint(tmp_path / "checkpoint-30", 30, qwen2_state(), with_weights=False,
-                          extra={"args": argparse.Namespace(lr=1e-4)})
+    deepspeed_checkpoint(tmp_path / "checkpoint-30", 30, qwen2_state(), with_weights=False,
+                         extra={"args": argparse.Namespace(lr=1e-4)})
     infos, skipped = check_run_checkpoints(tmp_path, Thresholds(), workers=1)
     assert infos[0].status == "ok" and not skipped
-    assert infos[0].extra["deepspeed"]["skipped_steps"] == 3
+    assert infos[0].deepspeed.skipped_steps == 3
     stats = scan_checkpoint(tmp_path / "checkpoint-30", workers=1)
     assert sorted(stats["name"]) == sorted(qwen2_state())
+
+
+@pytest.mark.parametrize("skipped_steps", [7, 0])
+def test_deepspeed_skipped_steps_of_a_checkpoint_reach_the_fp16_cause_evidence(tmp_path, skipped_steps):
+    # The run config has no state.skipped_steps (no model_states read for it): the checkpoint's own counter
+    # is the only place the overflow skips show, and the fp16 cause must cite it (issue 16: it never did).
+    deepspeed_checkpoint(tmp_path / "checkpoint-20", 20, qwen2_state(), skipped_steps=skipped_steps)
+    infos, _ = check_run_checkpoints(tmp_path, Thresholds(), workers=1)
+    assert infos[0].deepspeed.skipped_steps == skipped_steps
+    cfg = RunConfig()
+    cfg.add("fp16", True, "training_args.bin")
+    grad_nan = pd.DataFrame({"step": pd.Series([5, 10], dtype="int64"), "metric": "grad_norm",
+                             "value": [1.0, math.nan], "wall_time": math.nan})
+    timeline = build_timeline([LogRecords(source="trainer_state.json", format="trainer_state", frame=grad_nan)])
+    findings = [Finding("nonfinite_metric", "error", 10, "grad_norm is NaN", metric="grad_norm")]
+    [cause] = [c for c in infer_causes(cfg, timeline, findings, infos, Thresholds()) if c.cause == "fp16_overflow"]
+    cited = "checkpoint-20: DeepSpeed skipped_steps=7"
+    assert (cited in cause.evidence) == (skipped_steps > 0), cause.evidence

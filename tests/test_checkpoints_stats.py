@@ -170,12 +170,12 @@ def test_parallel_quick_check_finds_and_stops(tmp_path, parallel_everything):
     assert every.nonfinite_blocks == ["model.layers.2", "model.layers.6"]
     first = quick_check(path, workers=2, chunk_bytes=1 << 14)
     assert first.status == "nonfinite" and set(first.nonfinite_tensors) <= {"model.layers.2.w", "model.layers.6.w"}
-    assert first.extra["stopped_early"]
+    assert first.stopped_early
 
 
 def test_criterion_absmax_bound(tmp_path):
     path = save_tensors(tmp_path / "m.safetensors", {"a": torch.tensor([1.0, -2.0]), "b": torch.tensor([7e4, 1.0])})
     assert quick_check(path, workers=1).status == "ok"
     info = quick_check(path, "absmax>1e4", workers=1)
-    assert info.status == "bad" and info.extra["over_bound_tensors"] == ["b"]
+    assert info.status == "bad" and info.over_bound_tensors == ["b"]
     assert quick_check(path, 1e5, workers=1).status == "ok"

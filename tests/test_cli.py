@@ -120,6 +120,9 @@ def test_scan_csv_has_the_documented_columns_and_finds_the_nan_blocks(tmp_path):
     assert cols == list(rows[0])[:len(cols)]
     bad_blocks = sorted({r["block"] for r in rows if int(r["n_nan"]) + int(r["n_inf"]) > 0})
     assert bad_blocks == f["checkpoints"][f["first_bad_checkpoint"]]["nonfinite_blocks"]
+    outside = {r["name"]: r["block"] for r in rows if not r["name"].startswith(f["block_prefix"] + ".")}
+    assert outside == dict.fromkeys(("lm_head.weight", "model.embed_tokens.weight", "model.norm.weight"), "")
+    assert {r["note"] for r in rows} == {""}  # no tensor of this checkpoint has a note
 
 
 def test_scan_of_a_healthy_checkpoint_exits_0():
@@ -188,3 +191,18 @@ def test_the_analysis_timeline_lists_the_files_it_skipped(tmp_path):
     bad.write_bytes(b"\xff\xfe not a log")
     a = forensics.analyze(run_dir, check_checkpoints=False)
     assert [s.path for s in a.timeline.skipped] == [s.path for s in a.skipped] == [str(bad)]
+
+
+@pytest.mark.parametrize("command", ["scan", "diff"])
+def test_a_tensor_outside_every_block_has_block_null_in_json_never_the_text_nan(command):
+    f = facts("nan_masked")
+    good, bad = f["last_good_checkpoint"], f["first_bad_checkpoint"]
+    paths = [SAMPLES / "nan_masked" / bad] if command == "scan" else [SAMPLES / "nan_masked" / good,
+                                                                     SAMPLES / "nan_masked" / bad]
+    rows = json.loads(run(command, *paths, "--json").output)
+    key = "name" if command == "scan" else "tensor"
+    blocks = {r[key]: r["block"] for r in rows}
+    # The run's model (runmaker: Qwen2, untied) has these three tensors outside model.layers.N.
+    assert {n: blocks[n] for n in ("lm_head.weight", "model.embed_tokens.weight", "model.norm.weight")} == \
+        dict.fromkeys(("lm_head.weight", "model.embed_tokens.weight", "model.norm.weight"))
+    assert set(f["blocks"]) <= set(blocks.values()) and "nan" not in blocks.values()

@@ -17,6 +17,7 @@ from support.bigstack import ROOT, free_port, run_script
 
 from forensics.analysis import analyze
 from forensics.bisection import bisect
+from forensics.checkpoints.scan import scan_table
 from forensics.checkpoints import open_checkpoint, scan_checkpoint
 from forensics.checkpoints.dcp_file import DcpFile
 from forensics.checkpoints.dtypes import Scratch
@@ -93,8 +94,8 @@ def test_a_missing_distcp_file_is_one_clear_line(dcp_runs, tmp_path):
 
     folder = Path(shutil.copytree(dcp_runs / "titan" / "checkpoint" / "step-3", tmp_path / "step-3"))
     (folder / "__1_0.distcp").unlink()
-    stats = scan_checkpoint(folder, workers=1)
-    skipped = stats.attrs["skipped"]
+    table = scan_table(folder, workers=1)
+    stats, skipped = table.frame, table.skipped
     assert [s.reason for s in skipped] == ["its data file __1_0.distcp: no such file or directory"]
     assert stats.loc[stats["name"] == "layers.1.weight", "note"].iloc[0] == NOT_FULLY_READ
     result = CliRunner().invoke(cli, ["scan", str(folder)])

@@ -6,7 +6,7 @@ import pytest
 
 from support.checkpoint_files import save_tensors, torch
 from forensics.bisection import bisect_checkpoints as bisect
-from forensics.checkpoints import diff_checkpoints, quick_check
+from forensics.checkpoints import diff_checkpoints, diff_table, quick_check
 from forensics.checkpoints.diff import PairUnit, compare_unit
 from forensics.checkpoints.dtypes import WIDEN, Scratch
 from forensics.checkpoints.readers import open_weight_file
@@ -47,3 +47,16 @@ def test_bisect_keeps_a_nan_the_diff_cannot_compare(tmp_path):
     assert result.first_bad.status == "nonfinite"
     assert result.first_bad.nonfinite_tensors == ["model.layers.0.w"]
     assert result.first_bad.nonfinite_blocks == ["model.layers.0"]
+
+
+def test_a_damaged_shard_is_named_in_the_diff_tables_skipped_files(tmp_path):
+    for step in (10, 20):
+        save_tensors(tmp_path / f"checkpoint-{step}" / "model-00001-of-00002.safetensors", {"a": torch.ones(4) * step})
+        save_tensors(tmp_path / f"checkpoint-{step}" / "model-00002-of-00002.safetensors", {"b": torch.ones(4)})
+    damaged = tmp_path / "checkpoint-20" / "model-00002-of-00002.safetensors"
+    damaged.write_bytes(b"\x00" * 5)
+    table = diff_table(tmp_path / "checkpoint-10", tmp_path / "checkpoint-20", workers=1)
+    assert [s.path for s in table.skipped] == [str(damaged)]
+    row = table.frame.set_index("tensor").loc["a"]
+    assert row["rel_change"] == pytest.approx(1.0)  # ||20 - 10|| / ||10||
+    assert table.frame.equals(diff_checkpoints(tmp_path / "checkpoint-10", tmp_path / "checkpoint-20", workers=1))

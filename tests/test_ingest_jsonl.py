@@ -53,7 +53,7 @@ def test_cut_last_line_is_a_warning(tmp_path):
     path = tmp_path / "trainer_log.jsonl"
     path.write_text(_lf_line(10, 30, loss=2.0, lr=1e-5) + _lf_line(20, 30, loss=1.0, lr=1e-5)[:25])
     rec = llamafactory.read(path)
-    assert _values(rec.frame, "loss") == ([10], [2.0]) and "cut" in rec.meta["warnings"][0]
+    assert _values(rec.frame, "loss") == ([10], [2.0]) and "cut" in rec.warnings[0]
 
 
 def test_not_json_lines_is_unreadable(tmp_path):
@@ -111,7 +111,7 @@ def test_generic_jsonl_with_step_key_and_numeric_strings(tmp_path):
     rec = jsonl.read(path)
     got = list(zip(rec.frame["step"], rec.frame["metric"], [str(v) for v in rec.frame["value"].tolist()]))
     assert got == [(1, "loss", "2.5"), (1, "learning_rate", "0.0001"), (2, "loss", "nan"), (2, "grad_norm", "inf")]
-    assert "1 lines without a step" in rec.meta["warnings"][0]
+    assert "1 lines without a step" in rec.warnings[0]
 
 
 def _two_writers(total=200):

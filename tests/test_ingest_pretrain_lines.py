@@ -44,7 +44,7 @@ def _megatron_line(iteration, loss, scale, grad, skipped=0, nan=0, total=1000):
 def test_megatron_fp16_slurm_log_reads_every_field():
     rec = stdout.read(FP16_SLURM)
     assert rec.console_kinds == ("megatron",)
-    assert rec.meta["max_steps"] == 1000 and "warnings" not in rec.meta
+    assert rec.meta["max_steps"] == 1000 and not rec.warnings
     loss = _series(rec.frame, "loss")
     assert sorted(loss) == list(range(20, 201, 10))  # iteration 10: every step skipped, no lm loss printed
     assert loss[20] == 12.03115 and loss[200] == 7.365868
@@ -118,7 +118,7 @@ def test_megatron_log_cut_mid_line_keeps_the_complete_fields(tmp_path):
     rec = stdout.read(path)
     assert 200 not in _series(rec.frame, "loss")  # the cut field is not read
     assert _series(rec.frame, "consumed_samples")[200] == 800.0  # the fields before it are
-    assert rec.meta["warnings"] == ["the last line (step 200) is cut mid-write; its complete fields were kept"]
+    assert list(rec.warnings) == ["the last line (step 200) is cut mid-write; its complete fields were kept"]
     _, skipped = read_logs(discover(tmp_path))
     assert len(skipped) == 1 and skipped[0].path == str(path) and "step 200" in skipped[0].reason
 

@@ -120,7 +120,7 @@ def test_not_utf8_bytes_are_replaced_not_fatal(tmp_path):
     path = tmp_path / "out.log"
     path.write_bytes(b"caf\xe9 \xff\n{'loss': 0.5, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.1}\n")
     rec = stdout.read(path)
-    assert _values(rec.frame, "loss") == ([1], [0.5]) and "replaced" in rec.meta["warnings"][0]
+    assert _values(rec.frame, "loss") == ([1], [0.5]) and "replaced" in rec.warnings[0]
 
 
 _NOHUP_RUN = """

@@ -40,7 +40,7 @@ def test_simple_value_scalars_come_back_as_float32_with_nan(tmp_path):
     assert math.isnan(grad[6]) and grad[5] == 6.0
     assert set(rec.frame["metric"]) == {"loss", "grad_norm", "learning_rate"}
     assert rec.frame["wall_time"].notna().all()
-    assert rec.format == "tensorboard" and "warnings" not in rec.meta
+    assert rec.format == "tensorboard" and not rec.warnings
 
 
 def test_tensor_form_float_and_double(tmp_path):
@@ -107,7 +107,7 @@ def test_cut_last_record_is_a_warning_not_an_error(tmp_path):
     data, recs = _records(path)
     path.write_bytes(data[:-7])
     rec = tensorboard.read(path)
-    assert "cut" in rec.meta["warnings"][0]
+    assert "cut" in rec.warnings[0]
     assert len(rec.frame) == 20 * 3 - 1  # only the last scalar is lost
 
 
@@ -119,7 +119,7 @@ def test_broken_record_in_the_middle_keeps_what_came_before(tmp_path):
     broken[pos + 8] ^= 0xFF  # its length checksum
     path.write_bytes(bytes(broken))
     rec = tensorboard.read(path)
-    assert len(rec.frame) == 30 and "checksum" in rec.meta["warnings"][0]
+    assert len(rec.frame) == 30 and "checksum" in rec.warnings[0]
 
 
 def test_payload_checksum_mismatch_stops_there(tmp_path):
@@ -130,7 +130,7 @@ def test_payload_checksum_mismatch_stops_there(tmp_path):
     broken[pos + 12 + n - 1] ^= 0x01  # last payload byte (part of the float)
     path.write_bytes(bytes(broken))
     rec = tensorboard.read(path)
-    assert len(rec.frame) == 9 and "checksum" in rec.meta["warnings"][0]
+    assert len(rec.frame) == 9 and "checksum" in rec.warnings[0]
 
 
 def test_event_without_wall_time_is_still_found(tmp_path):

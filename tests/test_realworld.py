@@ -66,7 +66,7 @@ def test_case_reads_cleanly_with_the_known_facts(case):
     assert [s.reason.split(":")[0] for s in skipped] == WRITTEN_TWICE.get(case, []) and layout.skipped == []
     assert [r.format for r in records] == [fmt]
     rec = records[0]
-    assert not rec.meta.get("warnings")
+    assert not rec.warnings
     rows = rec.frame[rec.frame["metric"] == "loss"]
     assert len(rows) == n_loss
     assert (int(rows["step"].iloc[0]), int(rows["step"].iloc[-1])) == (first, last)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import matplotlib.image
@@ -168,7 +169,7 @@ def test_main_figure_marks_nonfinite_points_abandoned_attempts_and_checkpoints()
 def test_zoom_stays_near_the_start_of_a_long_incident():
     analysis = healthy_analysis()
     collapse = Finding("loss_collapse", "error", 20, "loss fell to 0", end_step=LAST_STEP, metric="loss")
-    analysis.findings, analysis.first_incident, analysis.status = [collapse], collapse, "broken"
+    analysis = replace(analysis, findings=[collapse], first_incident=collapse, status="broken")
     ax_zoom = main_figure(analysis).axes[4]
     assert ax_zoom.get_xlim() == (LOG_EVERY - 0.5, 20 + ZOOM_POINTS * LOG_EVERY + 0.5)
 
@@ -225,8 +226,7 @@ def test_damage_map_states_follow_the_checkpoints():
 
 def test_damage_map_is_none_without_block_information():
     assert damage_map_figure(healthy_analysis()) is None  # one quick-checked ok checkpoint: no block known
-    analysis = broken_analysis()
-    analysis.checkpoints = []
+    analysis = replace(broken_analysis(), checkpoints=[])
     assert damage_map_figure(analysis) is None
 
 
@@ -333,7 +333,7 @@ def test_report_size_stays_under_2_mb(tmp_path, n_steps):
     noisy = np.random.default_rng(0).random(3 * n_steps)   # noise: the worst case for PNG compression
     frame = pd.DataFrame({"step": np.repeat(s, 3), "metric": ["loss", "grad_norm", "learning_rate"] * n_steps,
                           "value": noisy, "wall_time": np.nan})
-    analysis.timeline = build_timeline([LogRecords("/x/trainer_state.json", "trainer_state", frame)])
+    analysis = replace(analysis, timeline=build_timeline([LogRecords("/x/trainer_state.json", "trainer_state", frame)]))
     path = write_html(analysis, tmp_path / "report.html")
     assert path.stat().st_size < 2 * 1024 * 1024
 
@@ -358,9 +358,10 @@ def test_notebook_summary_is_escaped():
 def test_report_of_checkpoints_only_quick_checked():
     """No logs at all, and the bad checkpoint only quick-checked: the page still answers from what there is."""
     analysis = broken_analysis()
-    analysis.timeline = build_timeline([])
+    quick = [replace(c, stats=None, full_scan=False) if c is analysis.first_bad_checkpoint else c
+             for c in analysis.checkpoints]
+    analysis = replace(analysis, timeline=build_timeline([]), checkpoints=quick)
     bad = analysis.first_bad_checkpoint
-    bad.stats, bad.full_scan = None, False
     dom = parse(render_html(analysis))
     decode_image(dom.by_id("main-plot").attrs["src"])
     assert body_rows(dom, "worst-table") == len(bad.nonfinite_tensors)   # names only, from the quick check

@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, Metrics, fmt, is_preference_log, real_loss, true_runs
+from .metrics import GRAD_NORM, LOSS, Metrics, format_number, is_preference_log, real_loss, true_runs
 
 
 def near_zero_runs(loss: pd.Series, thresholds: Thresholds) -> list[tuple[int, int]]:
@@ -97,26 +97,26 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
         return Finding("no_learning_signal", severity, first, message, end_step=last, metric=LOSS, evidence=evidence)
     if sudden or zero_grad:
         early = start < thresholds.early_collapse_points
-        how = (f"fell from about {fmt(level)} to {fmt(loss.iloc[start])}" if sudden
-               else f"reached {fmt(loss.iloc[start])}")
+        how = (f"fell from about {format_number(level)} to {format_number(loss.iloc[start])}" if sudden
+               else f"reached {format_number(loss.iloc[start])}")
         grad_note = " with grad_norm exactly 0" if zero_grad else ""
         if grad is None and all_zero:
             # Without grad_norm an exact 0.0 cannot be told from HF's NaN filter (masked_nan).
             grad_note = " (grad_norm not logged: an exact 0.0 may be HF's NaN filter hiding a NaN loss)"
         message = (f"{'early ' if early else ''}loss collapse: loss {how} at step {first}{grad_note} "
-                   f"and stays at or below {fmt(thresholds.collapse_abs)} {span}.")
+                   f"and stays at or below {format_number(thresholds.collapse_abs)} {span}.")
         evidence.update(early=early, sudden=sudden, grad_norm_logged=grad is not None)
         return Finding("loss_collapse", severity, first, message, end_step=last,
                        metric=LOSS, evidence=evidence)
     if grad is None:
-        message = (f"loss descends to {fmt(loss.iloc[start])} at step {first} and stays near 0 {{span}}, and "
+        message = (f"loss descends to {format_number(loss.iloc[start])} at step {first} and stays near 0 {{span}}, and "
                    "grad_norm was not logged: memorization of a small dataset, a NaN hidden by HF's NaN filter "
                    "and labels all masked all log 0.0, and this log cannot tell them apart. To tell: log "
                    "grad_norm (transformers 4.38 and later do), set logging_nan_inf_filter=False, and check "
                    "the eval loss.")
         return Finding("zero_loss_unexplained", "warning", first, message, end_step=last, metric=LOSS,
                        evidence=evidence)
-    message = (f"loss descends gradually to {fmt(loss.iloc[start])} at step {first} with a finite non-zero "
+    message = (f"loss descends gradually to {format_number(loss.iloc[start])} at step {first} with a finite non-zero "
                f"grad_norm and stays near 0 {{span}}: the training data is learned by heart (memorization; "
                f"a 4.x Trainer rounds such a loss to 0.0). Check the eval loss and the dataset size.")
     return Finding("memorization", "warning", first, message, end_step=last, metric=LOSS, evidence=evidence)

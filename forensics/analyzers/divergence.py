@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LOSS, Metrics, fmt, is_preference_log, lr_restart_steps, real_loss
+from .metrics import LOSS, Metrics, format_number, is_preference_log, lr_restart_steps, real_loss
 
 _MIN_POINTS = 5
 
@@ -49,9 +49,9 @@ def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]
     if _restart_near(metrics, loss, onset):
         return []
     rise_step = int(loss.index[onset])
-    message = (f"loss diverges from step {rise_step}: it rises from a low of about {fmt(floor)} and stays "
-               f"above {fmt(limit)} to the end of the log (about {fmt(end_level)} at the end, "
-               f"{fmt(end_level / floor)}x the low).")
+    message = (f"loss diverges from step {rise_step}: it rises from a low of about {format_number(floor)} and stays "
+               f"above {format_number(limit)} to the end of the log (about {format_number(end_level)} at the end, "
+               f"{format_number(end_level / floor)}x the low).")
     evidence = {"floor": floor, "floor_step": int(loss.index[floor_pos]), "end_level": end_level, "peak": peak,
                 "factor": end_level / floor, "n_points": len(values) - onset}
     return [Finding("divergence", "error", rise_step, message, end_step=int(loss.index[-1]), metric=LOSS,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LOSS, Metrics, fmt, is_preference_log, real_loss
+from .metrics import LOSS, Metrics, format_number, is_preference_log, real_loss
 
 
 def detect_impossible_loss(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -25,7 +25,7 @@ def detect_impossible_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
         return []
     first, lowest = int(negative.index[0]), float(negative.min())
     message = (f"loss is negative at {len(negative)} logged {'step' if len(negative) == 1 else 'steps'} from step "
-               f"{first} (lowest {fmt(lowest)}): a cross-entropy cannot be below 0, so the loss function or its "
+               f"{first} (lowest {format_number(lowest)}): a cross-entropy cannot be below 0, so the loss function or its "
                "logging is off (a fused or approximate kernel, a custom loss) and the curve near 0 cannot be "
                "read as learning.")
     evidence = {"n_points": int(len(negative)), "lowest": lowest, "lowest_step": int(negative.idxmin()),

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LOSS, Metrics, finite, fmt, is_preference_log, real_loss
+from .metrics import LOSS, Metrics, finite, format_number, is_preference_log, real_loss
 
 EVAL_LOSS = "eval_loss"
 
@@ -36,7 +36,7 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
     if len(eval_loss) >= 2 and _fell(eval_loss, thresholds)[0]:
         return []
-    message = (f"the loss did not fall: about {fmt(head)} over the first logged points and {fmt(tail)} over the "
+    message = (f"the loss did not fall: about {format_number(head)} over the first logged points and {format_number(tail)} over the "
                f"last ({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}), and no eval loss "
                "fell either: no evidence the run learned. Check the learning rate, that the loss covers the "
                "answer tokens, and whether training started from an already trained model.")

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LR, Metrics, finite, fmt, true_runs
+from .metrics import LR, Metrics, finite, format_number, true_runs
 
 
 def detect_lr_anomalies(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -33,8 +33,8 @@ def _jumps(lr, thresholds: Thresholds) -> list[Finding]:
     ratio = np.divide(values[1:], peak_before, out=np.zeros(len(values) - 1), where=peak_before > 0)
     out = []
     for i in np.flatnonzero(ratio > thresholds.lr_jump_factor) + 1:
-        message = (f"learning rate jumps from {fmt(values[i - 1])} to {fmt(values[i])} at step {int(steps[i])}, "
-                   f"{fmt(ratio[i - 1])}x the highest rate logged before: outside any warm-up or schedule "
+        message = (f"learning rate jumps from {format_number(values[i - 1])} to {format_number(values[i])} at step {int(steps[i])}, "
+                   f"{format_number(ratio[i - 1])}x the highest rate logged before: outside any warm-up or schedule "
                    "(a resume with another rate, or a misread setting?).")
         out.append(Finding("lr_anomaly", "warning", int(steps[i]), message, metric=LR,
                            evidence={"before": float(values[i - 1]), "after": float(values[i]),

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, Metrics, fmt, masked_loss_steps
+from .metrics import GRAD_NORM, LOSS, Metrics, format_number, masked_loss_steps
 
 
 def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -28,10 +28,10 @@ def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     first, last = int(masked.min()), int(masked.max())
     to_end = bool(loss.index[-1] in masked)
     real_before = loss[(loss.index < first) & np.isfinite(loss.to_numpy()) & (loss.to_numpy() != 0.0)]
-    prior = (f"last real loss {fmt(real_before.iloc[-1])} at step {int(real_before.index[-1])}"
+    prior = (f"last real loss {format_number(real_before.iloc[-1])} at step {int(real_before.index[-1])}"
              if len(real_before) else "no real loss logged before")
     span = "to the end of the log" if to_end else f"through step {last}"
-    message = (f"loss is logged as 0.0 from step {first} {span} while grad_norm is {fmt(grad.loc[first])} "
+    message = (f"loss is logged as 0.0 from step {first} {span} while grad_norm is {format_number(grad.loc[first])} "
                f"({len(masked)} point(s), {prior}): HF's NaN filter is hiding a NaN loss.")
     evidence = {
         "n_points": int(len(masked)), "grad_norm": float(grad.loc[first]), "to_end": to_end,

@@ -107,10 +107,10 @@ def restart_near(series: pd.Series, step: int, restarts: list[int], points: int)
     return None
 
 
-def fmt(value: float) -> str:
+def format_number(value: float) -> str:
     """A number as a message shows it: 4 significant digits, NaN/Inf spelled out, big integers whole.
 
-    >>> [fmt(v) for v in (1.3, 0.000123, 65536.0, float("nan"), float("-inf"), 2.5e-07)]
+    >>> [format_number(v) for v in (1.3, 0.000123, 65536.0, float("nan"), float("-inf"), 2.5e-07)]
     ['1.3', '0.000123', '65536', 'NaN', '-Inf', '2.5e-07']
     """
     value = float(value)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, Metrics, finite, fmt, is_preference_log, real_loss
+from .metrics import GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, real_loss
 
 LN2 = math.log(2)
 FRESH_HEAD_RANGE = (9.0, 13.0)  # ln(8k) .. ln(440k): the loss of uniform guessing over a vocabulary
@@ -60,8 +60,8 @@ def _at_fresh_head(metrics: Metrics, loss, values, thresholds: Thresholds) -> li
     why = _stillness(metrics, values, thresholds)
     if spread > thresholds.never_learned_spread or why is None:
         return []
-    message = (f"the model never learned: the loss stays at about {fmt(level)} (about ln of a vocabulary of "
-               f"{fmt(math.exp(level))} tokens: uniform guessing, as from a fresh output head) from step "
+    message = (f"the model never learned: the loss stays at about {format_number(level)} (about ln of a vocabulary of "
+               f"{format_number(math.exp(level))} tokens: uniform guessing, as from a fresh output head) from step "
                f"{int(loss.index[0])} to step {int(loss.index[-1])}, and {why}. Check that the weights were "
                "loaded, that parameters require gradients and that the learning rate is not 0.")
     return [_finding(loss, message, {"level": level, "reason": why, "spread": float(spread)})]
@@ -75,7 +75,7 @@ def _stillness(metrics: Metrics, values, thresholds: Thresholds) -> str | None:
         if len(g) and np.all(g == 0.0):
             return "grad_norm is exactly 0 at every logged step"
     if np.ptp(values) <= thresholds.never_learned_still:
-        return f"the loss does not move at all (it changes by at most {fmt(np.ptp(values))})"
+        return f"the loss does not move at all (it changes by at most {format_number(np.ptp(values))})"
     return None
 
 

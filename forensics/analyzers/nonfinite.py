@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, Metrics, fmt
+from .metrics import GRAD_NORM, Metrics, format_number
 
 _WATCHED_PREFIXES = ("rewards/", "logps/", "logits/")
 _WATCHED_NAMES = (GRAD_NORM, "kl", "reward")
@@ -60,8 +60,8 @@ def _finding(name: str, series: pd.Series, bad: np.ndarray) -> Finding:
     after = np.isfinite(values[last_bad + 1:])
     recovered_at = int(steps[last_bad + 1:][after][0]) if after.any() else None
     ends_finite = bool(np.isfinite(values[-1]))
-    word = fmt(values[first])
-    prior = f"last finite {fmt(last_finite[0])} at step {last_finite[1]}" if last_finite else "never finite before"
+    word = format_number(values[first])
+    prior = f"last finite {format_number(last_finite[0])} at step {last_finite[1]}" if last_finite else "never finite before"
     if ends_finite:
         message = (f"{name} is {word} at step {int(steps[first])} ({int(bad.sum())} non-finite point(s) "
                    f"through step {int(steps[last_bad])}, {prior}) and finite again from step {recovered_at}.")

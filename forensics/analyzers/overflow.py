@@ -16,7 +16,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import Metrics, fmt
+from .metrics import Metrics, format_number
 
 SCALE, OVERFLOW, AT_MINIMUM = "loss_scale", "overflow", "loss_scale_at_minimum"
 
@@ -58,7 +58,7 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
     evidence = {"n_overflows": len(steps), "first_step": steps[0] if steps else None, "longest_run": storm_len,
                 "longest_run_start": storm_start if steps else None, "lowest_scale": lowest, "floor_step": floor_step}
     if floor_step is not None:
-        message = (f"the fp16 loss scale fell to its floor {fmt(lowest if lowest is not None else thresholds.loss_scale_floor)}"
+        message = (f"the fp16 loss scale fell to its floor {format_number(lowest if lowest is not None else thresholds.loss_scale_floor)}"
                    f" at step {floor_step} after {len(steps)} overflow(s): every step overflows and DeepSpeed "
                    f"stops the run there.")
         first = steps[0] if steps else floor_step
@@ -66,11 +66,11 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
                         evidence=evidence)]
     if storm_len >= thresholds.overflow_storm_count:
         message = (f"fp16 overflow storm: {storm_len} overflows in a row from step {storm_start} "
-                   f"({len(steps)} in all, loss scale down to {fmt(lowest) if lowest is not None else 'unknown'}).")
+                   f"({len(steps)} in all, loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}).")
         return [Finding("loss_scale_overflow", "warning", storm_start, message,
                         end_step=storm_start + storm_len - 1, metric=SCALE, evidence=evidence)]
     message = (f"{len(steps)} isolated fp16 overflow(s) from step {steps[0]} (loss scale down to "
-               f"{fmt(lowest) if lowest is not None else 'unknown'}): normal dynamic loss scaling.")
+               f"{format_number(lowest) if lowest is not None else 'unknown'}): normal dynamic loss scaling.")
     return [Finding("loss_scale_overflow", "info", steps[0], message, metric=SCALE, evidence=evidence)]
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+# The metrics where two runs are compared for the step they part (compare, and its report).
+PARTING_METRICS = ("loss", "grad_norm", "learning_rate", "eval_loss", "loss_scale")
 _MAD_TO_SIGMA = 1.4826
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, LR, Metrics, fmt, lr_restart_steps, position_of, true_runs
+from .metrics import GRAD_NORM, LOSS, LR, Metrics, format_number, lr_restart_steps, position_of, true_runs
 
 
 def skipped_step_points(metrics: Metrics, thresholds: Thresholds) -> list[int]:
@@ -92,7 +92,7 @@ def detect_skipped_steps(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     message = (f"grad_norm was non-finite at {len(steps)} isolated step(s) ({shown}) with a finite loss"
                f"{lr_note}: {verdict}.")
     evidence = {
-        "steps": steps, "count": len(steps), "grad_norm": [fmt(grad.loc[s]) for s in steps],
+        "steps": steps, "count": len(steps), "grad_norm": [format_number(grad.loc[s]) for s in steps],
         "loss": [float(metrics[LOSS].loc[s]) for s in steps], "lr_stalled": stalls, "at_restart": calibrating,
     }
     return [Finding("skipped_steps", "info" if calibrating else "warning", steps[0], message,

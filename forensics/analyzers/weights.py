@@ -77,7 +77,7 @@ def _span(blocks: list[str]) -> str:
 
 
 def _over_bound(info: CheckpointInfo, thresholds: Thresholds, fallback: int) -> Finding:
-    tensors = info.extra.get("over_bound_tensors", [])
+    tensors = info.over_bound_tensors or []
     message = (f"Checkpoint {info.name} (step {info.step}) has {len(tensors)} tensor(s) with |value| above "
                f"{thresholds.absmax_bound:g}, the bound set for this analysis.")
     return Finding("weights_over_bound", "error", _step(info, fallback), message,

@@ -8,7 +8,7 @@ import math
 
 from ..findings import Cause
 from ..checkpoints.blocks import block_index
-from .evidence import (Facts, first_bad_checkpoint, is_embedding, last_good_before, masked_loss_steps,
+from .evidence import (Facts, first_bad_checkpoint, is_embedding, last_good_before,
                        number_of_blocks, precision_sources, said, zero_loss_zero_grad_steps)
 
 
@@ -87,7 +87,7 @@ def early_blocks(facts: Facts) -> Cause | None:
 
 def masked_nan_loss(facts: Facts) -> Cause | None:
     """loss logged as exactly 0.0 next to a NaN grad_norm: HF's logging_nan_inf_filter hid a NaN loss."""
-    steps = masked_loss_steps(facts)
+    steps = facts.masked_nan_steps
     flagged = facts.of_kind("masked_nan_loss")
     if not steps and not flagged:
         return None

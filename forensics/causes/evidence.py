@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from ..analyzers.metrics import Metrics, metrics_from_rows
-from ..analyzers.metrics import fmt as fmt_number
-from ..analyzers.metrics import masked_loss_steps as masked_loss_index
+from ..analyzers.metrics import format_number
+from ..analyzers.metrics import masked_loss_steps
 from ..analyzers.skipped_steps import skipped_step_points
 from ..checkpoints.blocks import block_index
 from ..checkpoints.types import CheckpointInfo, first_bad_of, last_good_before_of
@@ -41,7 +41,7 @@ class Facts:
     @property
     def broken(self) -> bool:
         """An error-level finding or a checkpoint with non-finite weights."""
-        return any(f.severity == "error" for f in self.live_findings) or any(c.is_bad for c in self.checkpoints)
+        return any(f.severity == "error" for f in self.live_findings) or any(c.is_nonfinite for c in self.checkpoints)
 
     @property
     def troubled(self) -> bool:
@@ -59,6 +59,11 @@ class Facts:
         """The final history as the analyzers see it: each metric's logged points only (no gap is a NaN)."""
         return metrics_from_rows(self.timeline.final())
 
+    @cached_property
+    def masked_nan_steps(self) -> list[int]:
+        """Steps where loss is logged as exactly 0.0 while grad_norm is NaN/Inf (HF's NaN filter at work)."""
+        return [int(s) for s in masked_loss_steps(self.metrics)]
+
     def nonfinite_steps(self, metric: str) -> list[int]:
         """Logged steps where `metric` is NaN/Inf, less the fp16 steps the loss scaler skipped harmlessly."""
         series = self.metrics.get(metric)
@@ -68,16 +73,16 @@ class Facts:
         return [s for s in nonfinite_steps(series) if s not in skipped]
 
 
-def fmt(value) -> str:
+def evidence_value(value) -> str:
     """A value as evidence writes it: numbers as the findings write them (3e-04 -> '0.0003'), strings quoted."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
         return repr(value) if isinstance(value, str) else str(value)
-    return fmt_number(value)
+    return format_number(value)
 
 
 def said(config: RunConfig, key: str) -> str:
     """'key=value (source)' for an evidence sentence."""
-    return f"{key}={fmt(config.get(key))} ({config.source_of(key)})"
+    return f"{key}={evidence_value(config.get(key))} ({config.source_of(key)})"
 
 
 # --- timeline facts -------------------------------------------------------------------------
@@ -85,11 +90,6 @@ def said(config: RunConfig, key: str) -> str:
 def nonfinite_steps(series: pd.Series) -> list[int]:
     values = series.to_numpy(dtype="float64")
     return [int(s) for s in series.index[~np.isfinite(values)]]
-
-
-def masked_loss_steps(facts: Facts) -> list[int]:
-    """Steps where loss is logged as exactly 0.0 while grad_norm is NaN/Inf (HF's NaN filter at work)."""
-    return [int(s) for s in masked_loss_index(facts.metrics)]
 
 
 def zero_loss_zero_grad_steps(facts: Facts) -> list[int]:
@@ -114,7 +114,7 @@ def peak_lr(facts: Facts) -> tuple[float | None, list[str]]:
     lr = lr_points(facts.timeline)
     if len(lr):
         step = int(lr.idxmax())
-        seen.append((float(lr.max()), f"logged learning_rate peaked at {fmt(lr.max())} (step {step})"))
+        seen.append((float(lr.max()), f"logged learning_rate peaked at {evidence_value(lr.max())} (step {step})"))
     for key in ("learning_rate", "ds.optimizer.params.lr", "ds.scheduler.params.warmup_max_lr"):
         value = facts.config.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:

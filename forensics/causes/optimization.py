@@ -5,7 +5,7 @@ Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
 from __future__ import annotations
 
 from ..findings import Cause
-from .evidence import Facts, first_bad_checkpoint, fmt, lr_points, max_finite, peak_lr, said
+from .evidence import Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr, said
 
 _ADAPTER_METHODS = ("lora", "qlora")
 
@@ -27,7 +27,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
     else:
         evidence.append("fine-tuning method unknown (no adapter or model weight files, no framework config): "
                         "judged against the full fine-tuning limit")
-    evidence.append(f"peak LR {fmt(peak)} is {peak / limit:.0f}x the {fmt(limit)} that "
+    evidence.append(f"peak LR {evidence_value(peak)} is {peak / limit:.0f}x the {evidence_value(limit)} that "
                     f"{_method_name(method or 'full')} usually tolerates")
     size = _model_size(facts)
     if size:
@@ -37,7 +37,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
     return Cause(
         cause="lr_too_high", confidence="likely" if facts.broken and sure else "possible",
         evidence=evidence, suggestion=_lr_advice(facts, method),
-        title=f"Learning rate {fmt(peak)} too high for {_method_name(method or 'full')}",
+        title=f"Learning rate {evidence_value(peak)} too high for {_method_name(method or 'full')}",
     )
 
 
@@ -89,8 +89,8 @@ def no_warmup(facts: Facts) -> Cause | None:
         first_step, first = int(lr.index[0]), float(lr.iloc[0])
         if first < facts.thresholds.warmup_peak_fraction * float(lr.max()):
             return None
-        evidence.append(f"learning_rate was already {fmt(first)} at the first logged step {first_step} "
-                        f"(peak {fmt(lr.max())}): no warm-up")
+        evidence.append(f"learning_rate was already {evidence_value(first)} at the first logged step {first_step} "
+                        f"(peak {evidence_value(lr.max())}): no warm-up")
     settings = [said(facts.config, k) for k in ("warmup_steps", "warmup_ratio") if facts.config.get(k) is not None]
     if not evidence and not settings:
         return None
@@ -126,7 +126,7 @@ def no_clipping(facts: Facts) -> Cause | None:
     evidence = [f"{clip[1]}: gradients were never clipped"]
     top = max_finite(facts.series("grad_norm"))
     if top:
-        evidence.append(f"largest finite grad_norm {fmt(top[0])} at step {top[1]}")
+        evidence.append(f"largest finite grad_norm {evidence_value(top[0])} at step {top[1]}")
     return Cause(
         cause="no_clipping", confidence="possible", evidence=evidence,
         suggestion="Clip gradients: max_grad_norm=1.0 (DeepSpeed: gradient_clipping 1.0 or \"auto\").",

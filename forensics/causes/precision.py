@@ -5,7 +5,7 @@ Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
 from __future__ import annotations
 
 from ..findings import Cause
-from .evidence import Facts, fmt, masked_loss_steps, precision_sources, said
+from .evidence import Facts, evidence_value, precision_sources, said
 
 _FP32_NAMES = ("fp32", "float32", "torch.float32", "float", "fp32_comm")
 
@@ -37,7 +37,7 @@ def _loss_scale_evidence(facts: Facts) -> list[str]:
         out.append(f"optimizer steps skipped from step {skipped[0].step}")
     scale = facts.series("loss_scale")
     if len(scale.dropna()) and float(scale.min()) <= t.loss_scale_floor:
-        out.append(f"logged loss_scale fell to {fmt(scale.min())} (step {int(scale.idxmin())})")
+        out.append(f"logged loss_scale fell to {evidence_value(scale.min())} (step {int(scale.idxmin())})")
     state_scale = facts.config.get("state.loss_scale")
     if isinstance(state_scale, (int, float)) and state_scale <= t.loss_scale_floor:
         out.append(f"saved loss scale {said(facts.config, 'state.loss_scale')} is at the floor (it starts at 65536)")
@@ -45,7 +45,7 @@ def _loss_scale_evidence(facts: Facts) -> list[str]:
     if isinstance(skipped_steps, int) and skipped_steps > 0:
         out.append(f"DeepSpeed skipped {skipped_steps} steps on overflow ({facts.config.source_of('state.skipped_steps')})")
     for info in facts.checkpoints:
-        count = info.extra.get("skipped_steps")
+        count = info.deepspeed.skipped_steps if info.deepspeed is not None else None
         if isinstance(count, int) and count > 0 and not isinstance(skipped_steps, int):
             out.append(f"{info.name}: DeepSpeed skipped_steps={count}")
             break
@@ -61,9 +61,9 @@ def _near_limit_weights(facts: Facts) -> list[str]:
             continue
         near = stats[stats["absmax"].astype("float64") >= limit].sort_values("absmax", ascending=False)
         if len(near):
-            names = ", ".join(f"{r['name']} ({fmt(r['absmax'])})" for _, r in near.head(3).iterrows())
-            return [f"{info.name}: {len(near)} tensor(s) with |w| at or above {fmt(limit)} "
-                    f"({t.fp16_headroom_warn:.0%} of the fp16 limit {fmt(t.fp16_max)}): {names}"]
+            names = ", ".join(f"{r['name']} ({evidence_value(r['absmax'])})" for _, r in near.head(3).iterrows())
+            return [f"{info.name}: {len(near)} tensor(s) with |w| at or above {evidence_value(limit)} "
+                    f"({t.fp16_headroom_warn:.0%} of the fp16 limit {evidence_value(t.fp16_max)}): {names}"]
     return []
 
 
@@ -73,10 +73,10 @@ def _nonfinite_sentences(facts: Facts) -> list[str]:
         bad = facts.nonfinite_steps(metric)
         if bad:
             out.append(f"{metric} non-finite at {len(bad)} logged step(s) from step {bad[0]}")
-    masked = masked_loss_steps(facts)
+    masked = facts.masked_nan_steps
     if masked:
         out.append(f"loss logged as 0.0 next to a non-finite grad_norm from step {masked[0]} (a masked NaN loss)")
-    if facts.of_kind("nonfinite_weights") or any(c.is_bad for c in facts.checkpoints):
+    if facts.of_kind("nonfinite_weights") or any(c.is_nonfinite for c in facts.checkpoints):
         out.append("checkpoint weights went non-finite")
     return out
 
@@ -129,7 +129,7 @@ def _early_trouble(facts: Facts) -> list[str]:
     spikes = facts.of_kind("grad_norm_spike")
     if spikes:
         peak = spikes[0].evidence.get("value")
-        out.append(f"grad_norm spiked at step {spikes[0].step}" + (f" to {fmt(peak)}" if peak is not None else ""))
+        out.append(f"grad_norm spiked at step {spikes[0].step}" + (f" to {evidence_value(peak)}" if peak is not None else ""))
     collapses = facts.of_kind("loss_collapse", "no_learning_signal")
     if collapses:
         out.append(f"then the loss collapsed to 0 from step {collapses[0].step}")

@@ -26,11 +26,12 @@ _EXPORTS = {
     **dict.fromkeys(("BinarySearch", "candidates_between", "first_bad_in_full", "search_window"), ".bisection"),
     **dict.fromkeys(("block_of", "block_sort_key", "blocks_in_order", "strip_wrappers"), ".blocks"),
     **dict.fromkeys(("Criterion", "parse_criterion"), ".criterion"),
-    **dict.fromkeys(("DIFF_COLUMNS", "diff_checkpoints"), ".diff"),
+    **dict.fromkeys(("DIFF_COLUMNS", "diff_checkpoints", "diff_table"), ".diff"),
     **dict.fromkeys(("find_checkpoints", "open_checkpoint", "siblings_between"), ".layout"),
     "check_run_checkpoints": ".run_checks",
-    **dict.fromkeys(("SCAN_COLUMNS", "quick_check", "scan_checkpoint"), ".scan"),
-    **dict.fromkeys(("STATS_COLUMNS", "STATUSES", "CheckpointInfo", "CheckpointRef"), ".types"),
+    **dict.fromkeys(("SCAN_COLUMNS", "quick_check", "scan_checkpoint", "scan_table"), ".scan"),
+    **dict.fromkeys(("STATS_COLUMNS", "STATUSES", "CheckpointInfo", "CheckpointRef", "DeepSpeedCounters", "TensorTable"),
+                    ".types"),
     "DEFAULT_CHUNK_BYTES": ".units",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -38,7 +39,8 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
     "block_of", "block_sort_key", "blocks_in_order", "strip_wrappers",
     "find_checkpoints", "open_checkpoint", "siblings_between",
-    "quick_check", "scan_checkpoint", "check_run_checkpoints",
+    "quick_check", "scan_checkpoint", "scan_table", "diff_table", "TensorTable", "DeepSpeedCounters",
+    "check_run_checkpoints",
     "diff_checkpoints", "BinarySearch", "candidates_between", "first_bad_in_full", "search_window",
     "Criterion", "parse_criterion",
     "CheckpointRef", "CheckpointInfo",

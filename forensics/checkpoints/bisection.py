@@ -111,8 +111,8 @@ def first_bad_in_full(last_good, first_bad, probe: CheckpointInfo | None, ra, cr
     found = set(changes.loc[changes["n_nonfinite_b"] > 0, "tensor"]) | set(probe.nonfinite_tensors if probe else ())
     bad = sorted(found, key=block_sort_key)
     status = "nonfinite" if bad else "bad"  # the probe said bad: if nothing is NaN/Inf, the criterion did
-    info = CheckpointInfo(first_bad, status, nonfinite_tensors=bad, nonfinite_blocks=blocks_in_order(bad))
-    if not bad:  # bad by the criterion only: name the tensors over the bound
-        info.extra["over_bound_tensors"] = [t for t, m in zip(changes["tensor"], changes["absmax_b"])
-                                            if criterion.is_bad(m)]
+    # bad by the criterion only: name the tensors over the bound
+    over = None if bad else [t for t, m in zip(changes["tensor"], changes["absmax_b"]) if criterion.fails(m)]
+    info = CheckpointInfo(first_bad, status, nonfinite_tensors=bad, nonfinite_blocks=blocks_in_order(bad),
+                          over_bound_tensors=over)
     return info, changes

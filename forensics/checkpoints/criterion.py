@@ -20,13 +20,13 @@ _ABSMAX = re.compile(r"^\s*(?:absmax\s*>\s*)?(?P<bound>[-+0-9.eE]+|inf)\s*$", re
 class Criterion:
     """A checkpoint is bad when any float tensor's largest finite |value| exceeds `absmax_above`.
 
-    A tensor that fails it is listed in `CheckpointInfo.extra["over_bound_tensors"]` and the
+    A tensor that fails it is listed in `CheckpointInfo.over_bound_tensors` and the
     checkpoint's status is "bad" (non-finite values still make it "nonfinite").
     """
 
     absmax_above: float | None = None
 
-    def is_bad(self, absmax: float) -> bool:
+    def fails(self, absmax: float) -> bool:
         return self.absmax_above is not None and absmax > self.absmax_above
 
     def describe(self) -> str:

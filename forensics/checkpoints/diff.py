@@ -29,6 +29,7 @@ from .entries import chunk_elements
 from .readers import open_weight_file
 from .scan import as_ref, close_files, open_files
 from .stats import Partial, f32_sums_safe, full_chunk, quick_chunk, stats_row, sum_of_squares
+from .types import TensorTable
 from .units import DEFAULT_CHUNK_BYTES, map_in_pool, split_entries, unit_target, worth_a_pool
 
 DIFF_COLUMNS = [
@@ -38,12 +39,18 @@ DIFF_COLUMNS = [
 
 
 def diff_checkpoints(a, b, *, workers: int | None = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> pd.DataFrame:
-    """One row per tensor name of either checkpoint (columns DIFF_COLUMNS), largest change first.
+    """One row per tensor name of either checkpoint (columns DIFF_COLUMNS), largest change first (see
+    `diff_table`, which also says which weight files could not be read)."""
+    return diff_table(a, b, workers=workers, chunk_bytes=chunk_bytes).frame
+
+
+def diff_table(a, b, *, workers: int | None = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> TensorTable:
+    """`frame`: one row per tensor name of either checkpoint (columns DIFF_COLUMNS), largest change first.
 
     rel_change is ||b - a|| / ||a|| in float64 over the elements finite in both, except that it
     is inf when b holds a NaN/Inf where a was finite (rel_change_finite keeps the finite part).
     became_nonfinite: a is all finite, b is not. A tensor in only one checkpoint gets a note
-    and that side's counts. Files that cannot be read are in `frame.attrs["skipped"]`; when
+    and that side's counts. Files that cannot be read are in `skipped`; when
     either checkpoint has no readable file, UnreadableFile is raised.
     """
     ra, rb = as_ref(a), as_ref(b)
@@ -64,10 +71,10 @@ def diff_checkpoints(a, b, *, workers: int | None = None, chunk_bytes: int = DEF
     finally:
         close_files(files_a + files_b)
     frame = pd.DataFrame(rows, columns=DIFF_COLUMNS)
-    frame.attrs["skipped"] = skipped_a + skipped_b + errors
     order = frame["rel_change"].fillna(-1.0)
-    return frame.assign(_o=order).sort_values(["_o", "n_nonfinite_b"], ascending=False, kind="stable") \
+    ordered = frame.assign(_o=order).sort_values(["_o", "n_nonfinite_b"], ascending=False, kind="stable") \
         .drop(columns="_o").reset_index(drop=True)
+    return TensorTable(ordered, tuple(skipped_a + skipped_b + errors))
 
 
 def _comparable(ea, eb) -> bool:

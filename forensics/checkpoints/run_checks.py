@@ -6,6 +6,7 @@ adds full per-tensor stats to the last good, the first bad and the final one. Ju
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -16,7 +17,7 @@ from .criterion import Criterion
 from .layout import find_checkpoints
 from ..torchpickle import read_deepspeed_counters
 from .scan import quick_check, scan_checkpoint
-from .types import CheckpointInfo, first_bad_of, last_good_before_of
+from .types import CheckpointInfo, DeepSpeedCounters, first_bad_of, last_good_before_of
 
 Progress = Callable[[str], None]
 
@@ -26,7 +27,7 @@ def check_run_checkpoints(layout, thresholds: Thresholds, workers: int | None = 
     """Check every checkpoint of a run (a RunLayout or a folder); returns (infos by step, skipped files).
 
     Unreadable checkpoints come back with status "unreadable" and each bad file as a Skipped.
-    DeepSpeed counters (skipped_steps, global_steps, ...) go to `info.extra["deepspeed"]`.
+    DeepSpeed counters (skipped_steps, global_steps, ...) go to `info.deepspeed`.
     """
     criterion = Criterion(thresholds.absmax_bound)
     infos, skipped = [], []
@@ -35,22 +36,25 @@ def check_run_checkpoints(layout, thresholds: Thresholds, workers: int | None = 
         if progress:
             progress(f"checking checkpoint {i} of {len(refs)}: {ref.name}")
         info = quick_check(ref, criterion, stop_at_first=False, workers=workers)
-        skipped += [Skipped(s["path"], s["reason"]) for s in info.extra.get("unreadable_files", [])]
+        skipped += info.unreadable_files
         counters, problems = _deepspeed_counters(ref)
-        if counters:
-            info.extra["deepspeed"] = counters
         skipped += problems
-        infos.append(info)
+        infos.append(replace(info, deepspeed=counters))
     worth = _worth_full_stats(infos)
-    for i, info in enumerate(worth, 1):
-        if progress:
-            progress(f"scanning checkpoint {i} of {len(worth)}: {info.name}")
-        try:
-            info.stats = scan_checkpoint(info.ref, workers=workers)
-            info.full_scan = True
-        except UnreadableFile:
-            pass  # already reported by the quick check
-    return infos, skipped
+    scanned = {id(info): _with_full_stats(info, f"{i} of {len(worth)}", workers, progress)
+               for i, info in enumerate(worth, 1)}
+    return [scanned.get(id(info), info) for info in infos], skipped
+
+
+def _with_full_stats(info: CheckpointInfo, count: str, workers: int | None,
+                     progress: Progress | None) -> CheckpointInfo:
+    """`info` with the per-tensor stats of a full scan; unchanged when it cannot be read."""
+    if progress:
+        progress(f"scanning checkpoint {count}: {info.name}")
+    try:
+        return replace(info, stats=scan_checkpoint(info.ref, workers=workers), full_scan=True)
+    except UnreadableFile:
+        return info  # already reported by the quick check
 
 
 def _worth_full_stats(infos: list[CheckpointInfo]) -> list[CheckpointInfo]:
@@ -69,16 +73,16 @@ def _worth_full_stats(infos: list[CheckpointInfo]) -> list[CheckpointInfo]:
     return chosen
 
 
-def _deepspeed_counters(ref) -> tuple[dict, list[Skipped]]:
+def _deepspeed_counters(ref) -> tuple[DeepSpeedCounters | None, list[Skipped]]:
     """Counters of the checkpoint's DeepSpeed model_states (rank 0 first), and unreadable ones."""
     paths = ref.aux_files or (ref.files if ref.kind == "deepspeed" else ())
     for path in sorted(paths, key=lambda p: Path(p).name):
         try:
             counters = read_deepspeed_counters(path)
         except UnreadableFile as err:
-            return {}, [Skipped(err.path, err.reason)]
+            return None, [Skipped(err.path, err.reason)]
         except OSError as err:
-            return {}, [Skipped(str(path), os_reason(err))]
+            return None, [Skipped(str(path), os_reason(err))]
         if counters:
-            return {**counters, "file": str(path)}, []
-    return {}, []
+            return DeepSpeedCounters.from_counters(counters, str(path)), []
+    return None, []

@@ -30,7 +30,7 @@ from .layout import open_checkpoint
 from .entries import WeightFile
 from .readers import open_weight_file
 from .stats import Partial, needs_shifted_pass, stats_row
-from .types import STATS_COLUMNS, CheckpointInfo, CheckpointRef
+from .types import STATS_COLUMNS, CheckpointInfo, CheckpointRef, TensorTable
 from .units import DEFAULT_CHUNK_BYTES, Job, Piece, Unit, plan_units, run_units
 from .zero_copies import copy_disagreements
 
@@ -58,7 +58,7 @@ def quick_check(ref, criterion=None, *, stop_at_first: bool = True, workers: int
 
     Returns a CheckpointInfo with status "ok", "nonfinite", "bad" (finite, but fails `criterion`),
     "unreadable" (reason says which file and why) or "empty" (no tensors: e.g. the 40-byte
-    adapter of a ZeRO-3 save). `full_scan` stays False; `extra["stopped_early"]` says whether
+    adapter of a ZeRO-3 save). `full_scan` stays False; `stopped_early` says whether
     tensors were left unread.
     """
     ref = as_ref(ref)
@@ -68,7 +68,7 @@ def quick_check(ref, criterion=None, *, stop_at_first: bool = True, workers: int
     try:
         empty = _empty_reason(ref, files)
         if empty and not skipped:
-            return CheckpointInfo(ref, "empty", reason=empty, extra={"criterion": criterion.describe()})
+            return CheckpointInfo(ref, "empty", reason=empty, criterion=criterion.describe())
         job = Job("quick", chunk_bytes, criterion, stop_at_first)
         results = run_units(plan_units(files, workers, chunk_bytes, floats_only=True), job,
                             {str(wf.path): wf for wf in files}, workers, progress, ref.name)
@@ -83,18 +83,11 @@ def quick_check(ref, criterion=None, *, stop_at_first: bool = True, workers: int
     for r in results:
         by_file.setdefault(r.file, []).extend(r.nonfinite)
     by_file = {f: sorted(set(n), key=block_sort_key) for f, n in sorted(by_file.items()) if n}
-    info = CheckpointInfo(ref, _status(nonfinite, over, skipped), nonfinite_tensors=nonfinite,
+    return CheckpointInfo(ref, _status(nonfinite, over, skipped), nonfinite_tensors=nonfinite,
                           nonfinite_blocks=blocks_in_order(nonfinite), reason=_reason(skipped),
-                          nonfinite_files=by_file,
-                          copy_disagreements=copy_disagreements(by_file, names))
-    info.extra.update(stopped_early=bool(stop_at_first and (nonfinite or over)), criterion=criterion.describe())
-    if over:
-        info.extra["over_bound_tensors"] = over
-    if unchecked:
-        info.extra["unchecked_tensors"] = unchecked
-    if skipped:
-        info.extra["unreadable_files"] = [s.to_dict() for s in skipped]
-    return info
+                          nonfinite_files=by_file, copy_disagreements=copy_disagreements(by_file, names),
+                          criterion=criterion.describe(), stopped_early=bool(stop_at_first and (nonfinite or over)),
+                          over_bound_tensors=over or None, unchecked_tensors=unchecked, unreadable_files=tuple(skipped))
 
 
 def _status(nonfinite, over, skipped) -> str:
@@ -111,13 +104,20 @@ def _reason(skipped: list[Skipped]) -> str | None:
 
 def scan_checkpoint(path_or_ref, workers: int | None = None, progress: Progress | None = None, *,
                     chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> pd.DataFrame:
-    """Stats of every tensor: one row each, columns STATS_COLUMNS plus `note`.
+    """Stats of every tensor: one row each, columns STATS_COLUMNS plus `note` (see `scan_table`,
+    which also says which weight files could not be read)."""
+    return scan_table(path_or_ref, workers, progress, chunk_bytes=chunk_bytes).frame
+
+
+def scan_table(path_or_ref, workers: int | None = None, progress: Progress | None = None, *,
+               chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> TensorTable:
+    """Stats of every tensor: `frame` has one row each, columns STATS_COLUMNS plus `note`.
 
     n_nan/n_inf count non-finite elements; absmax, l2, mean and std (population, ddof=0) are
     of the finite values, accumulated in float64; zero_frac counts +-0.0; fp16_headroom is
     65504 / absmax (below 1: the tensor overflows in fp16). Integer and bool tensors get
     counts and absmax only. Rows are in file order. Files that cannot be read are listed in
-    `frame.attrs["skipped"]` (Skipped entries); when none can be read, UnreadableFile is raised.
+    `skipped` (Skipped entries); when none can be read, UnreadableFile is raised.
 
     Args:
         path_or_ref: a checkpoint folder, weight file or CheckpointRef.
@@ -141,9 +141,7 @@ def scan_checkpoint(path_or_ref, workers: int | None = None, progress: Progress 
         rows = [_row(e, parts.get((e.file, e.name)), shifted, shift) for wf in files for e in wf.entries]
     finally:
         close_files(files)
-    frame = pd.DataFrame(rows, columns=SCAN_COLUMNS)
-    frame.attrs["skipped"] = skipped
-    return frame
+    return TensorTable(pd.DataFrame(rows, columns=SCAN_COLUMNS), tuple(skipped))
 
 
 def _row(entry, part: Partial | None, shifted: dict, shift: dict) -> dict:

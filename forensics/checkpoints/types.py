@@ -7,6 +7,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..findings import Skipped
+
 # Checkpoint status values of the --json contract. "bad" (finite, but over a bound the user set:
 # Thresholds.absmax_bound, bisect --criterion) appears only when such a bound is given.
 STATUSES = ("ok", "nonfinite", "unreadable", "empty", "bad")
@@ -43,7 +45,47 @@ class CheckpointRef:
         return {"name": self.name, "step": self.step, "path": str(self.path)}
 
 
-@dataclass
+@dataclass(frozen=True)
+class TensorTable:
+    """Per-tensor rows of a scan or a diff, and the weight files that could not be read (the rows are
+    then partial: a shard missing or damaged)."""
+
+    frame: pd.DataFrame
+    skipped: tuple[Skipped, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeepSpeedCounters:
+    """The counters of a checkpoint's DeepSpeed `*model_states.pt` (each None when the file lacks it).
+
+    Fields:
+        file: the model_states file read (rank 0 first).
+        skipped_steps: optimizer steps DeepSpeed skipped on an fp16 overflow, cumulative.
+        global_steps, global_samples: steps and samples trained when it was saved.
+        dp_world_size, mp_world_size: data- and model-parallel ranks.
+    """
+
+    file: str
+    skipped_steps: int | None = None
+    global_steps: int | None = None
+    global_samples: int | None = None
+    dp_world_size: int | None = None
+    mp_world_size: int | None = None
+
+    @classmethod
+    def from_counters(cls, counters: dict[str, int], file: str) -> "DeepSpeedCounters":
+        return cls(file=file, **{k: v for k, v in counters.items() if k in _COUNTER_NAMES})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The counters found, then the file (the `extra.deepspeed` object of the --json contract)."""
+        found = {k: getattr(self, k) for k in _COUNTER_NAMES if getattr(self, k) is not None}
+        return {**found, "file": self.file}
+
+
+_COUNTER_NAMES = ("skipped_steps", "global_steps", "global_samples", "dp_world_size", "mp_world_size")
+
+
+@dataclass(frozen=True)
 class CheckpointInfo:
     """What a check of one checkpoint found.
 
@@ -55,7 +97,12 @@ class CheckpointInfo:
         reason: why it is unreadable or empty, else None.
         stats: per-tensor stats (STATS_COLUMNS) when a full scan was done, else None.
         full_scan: True when every tensor was read to the end.
-        extra: counters read beside the weights (DeepSpeed skipped_steps, scaler scale, ...).
+        criterion: what counted as bad besides NaN/Inf ("non-finite only", "absmax > 10000"), None if unchecked.
+        stopped_early: True when a quick check stopped at the first bad tensor; None if not a quick check.
+        over_bound_tensors: finite tensors failing the user's bound (status "bad"); None when none was named.
+        unchecked_tensors: tensors of a dtype that cannot be checked.
+        unreadable_files: files of the checkpoint that could not be read (the rest was checked).
+        deepspeed: the counters of its DeepSpeed model_states file, None when it has none.
         nonfinite_files: file -> its tensors holding NaN or Inf (which DeepSpeed / Megatron rank holds them).
         copy_disagreements: ZeRO parameters whose fp32 master and 16-bit copies disagree about being finite.
     """
@@ -67,9 +114,18 @@ class CheckpointInfo:
     reason: str | None = None
     stats: pd.DataFrame | None = None
     full_scan: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    criterion: str | None = None
+    stopped_early: bool | None = None
+    over_bound_tensors: list[str] | None = None
+    unchecked_tensors: list[str] = field(default_factory=list)
+    unreadable_files: tuple[Skipped, ...] = ()
+    deepspeed: DeepSpeedCounters | None = None
     nonfinite_files: dict[str, list[str]] = field(default_factory=dict)
     copy_disagreements: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"CheckpointInfo status must be one of {STATUSES}, not {self.status!r}")
 
     @property
     def name(self) -> str:
@@ -80,7 +136,8 @@ class CheckpointInfo:
         return self.ref.step
 
     @property
-    def is_bad(self) -> bool:
+    def is_nonfinite(self) -> bool:
+        """It holds NaN/Inf weights (status "nonfinite"; a finite checkpoint over a user bound is not)."""
         return self.status == "nonfinite"
 
     def to_dict(self) -> dict[str, Any]:
@@ -93,10 +150,27 @@ class CheckpointInfo:
             "nonfinite_blocks": list(self.nonfinite_blocks),
             "reason": self.reason,
             "full_scan": self.full_scan,
-            "extra": dict(self.extra),
+            "extra": self._extra_dict(),
             "nonfinite_files": {f: list(n) for f, n in self.nonfinite_files.items()},
             "copy_disagreements": list(self.copy_disagreements),
         }
+
+    def _extra_dict(self) -> dict[str, Any]:
+        """The `extra` object of the --json contract, built from the typed fields (same keys as ever)."""
+        out: dict[str, Any] = {}
+        if self.stopped_early is not None:
+            out["stopped_early"] = self.stopped_early
+        if self.criterion is not None:
+            out["criterion"] = self.criterion
+        if self.over_bound_tensors:
+            out["over_bound_tensors"] = list(self.over_bound_tensors)
+        if self.unchecked_tensors:
+            out["unchecked_tensors"] = list(self.unchecked_tensors)
+        if self.unreadable_files:
+            out["unreadable_files"] = [s.to_dict() for s in self.unreadable_files]
+        if self.deepspeed is not None:
+            out["deepspeed"] = self.deepspeed.to_dict()
+        return out
 
 
 def first_bad_of(checkpoints) -> CheckpointInfo | None:

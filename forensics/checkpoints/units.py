@@ -249,6 +249,6 @@ def _quick_piece(wf, entry, piece: Piece, scratch: Scratch, job: Job, result: Un
         n_chunks += 1
         if n_chunks % 16 == 0 and _STOP is not None and _STOP.is_set():
             return
-    if job.criterion.absmax_above is not None and job.criterion.is_bad(magnitude_value(entry.info, top)):
+    if job.criterion.absmax_above is not None and job.criterion.fails(magnitude_value(entry.info, top)):
         result.over_bound.append(entry.name)
 

@@ -5,7 +5,6 @@ Every reader raises `UnreadableFile` (never a parser's own error) for a file it 
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable
 
@@ -13,10 +12,10 @@ from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from ..run import RunLayout
 from ..timeline import LogRecords
+from . import jsonl, llamafactory, stdout, swift, tensorboard, trainer_state
 
 
 def _readers() -> list[tuple[str, Callable[[Path], LogRecords]]]:
-    from . import jsonl, llamafactory, stdout, swift, tensorboard, trainer_state
     return [
         ("trainer_states", trainer_state.read),
         ("tensorboard", tensorboard.read),
@@ -56,16 +55,8 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
                 continue
             if rec.frame.empty and not rec.texts and not rec.banners and attr == "text_logs":
                 continue  # a text file without a single training line is not a log
-            if rec.meta.get("warnings"):  # a cut or damaged file read in part: say so, one line
-                skipped.append(Skipped(str(path), "partly read: " + "; ".join(rec.meta["warnings"])))
+            if rec.warnings:  # a cut or damaged file read in part: say so, one line
+                skipped.append(Skipped(str(path), "partly read: " + "; ".join(rec.warnings)))
             skipped.extend(Skipped(str(path), note) for note in rec.notes)
             records.append(rec)
     return records, skipped
-
-
-def file_mtime(path: Path) -> float:
-    """The file's mtime, or NaN if it cannot be read."""
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return float("nan")

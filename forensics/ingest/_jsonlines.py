@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
+from ._filetime import file_mtime
 
 MAX_STEP = 2 ** 62  # a step must fit the timeline's int64 column
 
@@ -134,9 +135,8 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
     """One LogRecords: the metrics of every line at the step its first present step key gives.
 
     `what` ends the error when no line has a step ("... not an ms-swift logging.jsonl"). `meta`
-    holds the line count, max_steps (from "N/M" steps or a total_steps key) and warnings.
+    holds the line count and max_steps (from "N/M" steps or a total_steps key); `warnings` the lines skipped.
     """
-    from . import file_mtime
 
     path = Path(path)
     objects, warnings = parse_lines(path)
@@ -157,11 +157,9 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
         raise UnreadableFile(path, f"no line has a step ({', '.join(step_keys[:3])}); {what}")
     if no_step:
         warnings.append(f"{no_step} lines without a step; skipped")
-    if warnings:
-        meta["warnings"] = warnings
     rows, notes = _one_writer(rows, not_metrics)
     return LogRecords(source=str(path), format=fmt, frame=records_frame(rows, not_metrics), meta=meta,
-                      mtime=file_mtime(path), notes=notes)
+                      mtime=file_mtime(path), notes=notes, warnings=tuple(warnings))
 
 
 # Two processes appending to one log (each node's local rank 0, or the same job started twice)

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..timeline import LogRecords, canonical_metric, empty_frame
-from . import file_mtime
+from ._filetime import file_mtime
 from ._frames import without_placeholders, without_unit_loss_scale
 from . import megatron_args
 from .banners import find_banners
@@ -66,13 +66,12 @@ def read(path: Path) -> LogRecords:
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
         warnings.append("bytes that are not UTF-8 were replaced")
     warnings += _step_line_warnings(events)
-    if warnings:
-        meta["warnings"] = warnings
     frame = _frame(events, meta)
     kinds = kinds_of(events)
     banners = find_banners(text.splitlines(), str(path)) if "trainable" in text or "Unsloth" in text else ()
     return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
-                      mtime=file_mtime(path), console_kinds=kinds, banners=banners)
+                      mtime=file_mtime(path), console_kinds=kinds, banners=banners,
+                      warnings=tuple(warnings))
 
 
 def _argument_texts(text: str) -> dict[str, str]:

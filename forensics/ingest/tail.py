@@ -73,7 +73,7 @@ class LogTail:
         frames = [c.frame for c in taken if not c.frame.empty]
         frame = pd.concat(frames, ignore_index=True) if frames else empty_frame()
         texts = {k: v for c in taken for k, v in c.texts.items()}
-        meta = {k: v for c in taken for k, v in c.meta.items() if k != "warnings"}
+        meta = {k: v for c in taken for k, v in c.meta.items()}
         record = LogRecords(source=str(self.path), format=taken[-1].format, frame=frame, texts=texts, meta=meta,
                             mtime=_mtime(self.path))
         return record, len(taken) < len(self.chunks)

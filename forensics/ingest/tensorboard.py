@@ -20,7 +20,7 @@ a loss scale of 1.0 throughout (bf16/fp32: no scaler) is not kept (see `_frames`
 
 Checks: every record's length CRC and payload CRC are verified. A cut last record (a run still
 being written) or a broken record in the middle ends the read with a note in
-`meta["warnings"]`; what came before is kept. A file with no readable record at all raises
+`warnings`; what came before is kept. A file with no readable record at all raises
 UnreadableFile.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ import pandas as pd
 
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
-from . import file_mtime
+from ._filetime import file_mtime
 from ._frames import without_other_axis_twins, without_unit_loss_scale
 from ._tfrecord import ByteViews, frame_records, payload_crc_ok
 
@@ -50,7 +50,7 @@ def read(path: Path) -> LogRecords:
     """Every scalar and text summary of one event file (see the module docstring).
 
     Returns a LogRecords with format "tensorboard"; `meta["records"]` counts the records read and
-    `meta["warnings"]` says why the read stopped early, when it did. Raises UnreadableFile when
+    `warnings` says why the read stopped early, when it did. Raises UnreadableFile when
     not a single record can be read.
     """
     path = Path(path)
@@ -73,10 +73,8 @@ def read(path: Path) -> LogRecords:
     columns = without_unit_loss_scale(without_other_axis_twins(columns))
     warnings += slow_warnings
     meta = {"records": int(len(starts))}
-    if warnings:
-        meta["warnings"] = warnings
     return LogRecords(source=str(path), format=FORMAT, frame=columns, texts=texts, meta=meta,
-                      mtime=file_mtime(path))
+                      mtime=file_mtime(path), warnings=tuple(warnings))
 
 
 def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray):

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
-from . import file_mtime
+from ._filetime import file_mtime
 from ._jsonfile import read_json_object
 
 FORMAT = "trainer_state"
@@ -52,11 +52,10 @@ def read(path: Path) -> LogRecords:
         history = []
     if not isinstance(history, list):
         raise UnreadableFile(path, "'log_history' is not a list; not a trainer_state.json")
-    frame, meta = _history_frame(history, state.get("logging_steps"))
+    frame, meta, warnings = _history_frame(history, state.get("logging_steps"))
     meta.update({k: state[k] for k in META_KEYS if k in state and _is_plain(state[k])})
-    if cut_note:
-        meta["warnings"] = [cut_note] + meta.get("warnings", [])
-    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path))
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
+                      warnings=((cut_note,) if cut_note else ()) + warnings)
 
 
 def complete_part(path: Path) -> dict | None:
@@ -105,7 +104,7 @@ def _is_plain(value) -> bool:
     return value is None or isinstance(value, (int, float, str))
 
 
-def _history_frame(history: list, logging_steps) -> tuple[pd.DataFrame, dict]:
+def _history_frame(history: list, logging_steps) -> tuple[pd.DataFrame, dict, tuple[str, ...]]:
     """All entries at once: keys and values flattened in C (itertools), then numpy masks.
 
     Per-entry Python work is what makes a 200k-entry history slow, so a Python loop runs only
@@ -113,10 +112,10 @@ def _history_frame(history: list, logging_steps) -> tuple[pd.DataFrame, dict]:
     """
     meta: dict = {"entries": len(history)}
     entries = [e for e in history if type(e) is dict]
-    if len(entries) != len(history):
-        meta["warnings"] = [f"{len(history) - len(entries)} log_history entries are not objects; skipped"]
+    warnings = ((f"{len(history) - len(entries)} log_history entries are not objects; skipped",)
+                if len(entries) != len(history) else ())
     if not entries:
-        return empty_frame(), meta
+        return empty_frame(), meta, warnings
     sizes = np.fromiter(map(len, entries), np.int64, len(entries))
     keys = np.fromiter(chain.from_iterable(entries), object, int(sizes.sum()))
     values = np.fromiter(chain.from_iterable(map(dict.values, entries)), object, len(keys))
@@ -136,7 +135,7 @@ def _history_frame(history: list, logging_steps) -> tuple[pd.DataFrame, dict]:
         "value": _floats(values[keep]),
         "wall_time": np.full(int(keep.sum()), math.nan),
     })
-    return frame, meta
+    return frame, meta, warnings
 
 
 def _floats(values: np.ndarray) -> np.ndarray:

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import __version__
+from .._version import __version__
+from ..analyzers.parting import PARTING_METRICS
 from .html import _environment
 from .plots import figure_data_uri
-from .tables import fmt
+from .tables import cell_text
 
 RUN_COLORS = ("#2e7d32", "#c62828", "#1565c0", "#6a1b9a", "#ef6c00", "#00838f")
 _LOG_METRICS = {"grad_norm", "loss_scale"}
@@ -21,8 +22,6 @@ _LOG_METRICS = {"grad_norm", "loss_scale"}
 
 def overlay_figure(comparison) -> Figure | None:
     """One panel per shared metric, every run drawn on it, each parting point marked."""
-    from ..compare import PARTING_METRICS
-
     analyses = comparison.analyses
     metrics = [m for m in PARTING_METRICS if all(m in a.timeline.metrics for a in analyses)]
     if not metrics:
@@ -67,12 +66,12 @@ def compare_context(comparison) -> dict:
                             if r.first_incident else "none"),
                   "profile": _profile_line(r.run_profile), "reference": i == comparison.reference}
                  for i, r in enumerate(comparison.runs)],
-        "diff": [{"key": d.key, "risk": d.risk, "why": d.why, "cells": [fmt(v) for v in d.values]}
+        "diff": [{"key": d.key, "risk": d.risk, "why": d.why, "cells": [cell_text(v) for v in d.values]}
                  for d in comparison.config_diff],
-        "parted": [{"metric": p.metric, "run": p.run + 1, "reference": p.reference + 1, "step": fmt(p.step),
-                    "axis": p.axis, "value": fmt(p.value), "reference_value": fmt(p.reference_value),
-                    "band": f"{fmt(p.band[0])} .. {fmt(p.band[1])}"} for p in comparison.parted],
-        "blocks": [{k: fmt(v) for k, v in row.items()} for row in comparison.block_diff.to_dict(orient="records")],
+        "parted": [{"metric": p.metric, "run": p.run + 1, "reference": p.reference + 1, "step": cell_text(p.step),
+                    "axis": p.axis, "value": cell_text(p.value), "reference_value": cell_text(p.reference_value),
+                    "band": f"{cell_text(p.band[0])} .. {cell_text(p.band[1])}"} for p in comparison.parted],
+        "blocks": [{k: cell_text(v) for k, v in row.items()} for row in comparison.block_diff.to_dict(orient="records")],
         "overlay": figure_data_uri(fig) if fig is not None else None,
     }
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .tables import fmt
+from .tables import cell_text
 
 MAX_ROWS = 12  # differences shown; the rest are counted (all of them are in --json and --html)
 
@@ -20,7 +20,7 @@ def comparison_text(comparison) -> str:
     lines.append("Configuration differences, most likely to matter first:" if shown
                  else "No configuration difference that can matter.")
     for d in shown:
-        values = " | ".join(fmt(v) for v in d.values)
+        values = " | ".join(cell_text(v) for v in d.values)
         lines.append(f"  [{d.risk}] {d.key}: {values}")
         lines.append(f"      {d.why}")
     rest = len(comparison.config_diff) - len(shown)
@@ -30,9 +30,9 @@ def comparison_text(comparison) -> str:
     if comparison.parted:
         lines.append("Where the runs part:")
         for p in comparison.parted:
-            how = "goes non-finite" if p.nonfinite else f"{fmt(p.value)} outside {fmt(p.band[0])}..{fmt(p.band[1])}"
+            how = "goes non-finite" if p.nonfinite else f"{cell_text(p.value)} outside {cell_text(p.band[0])}..{cell_text(p.band[1])}"
             lines.append(f"  {p.metric}: run {p.run + 1} at step {p.step} ({how}; run {p.reference + 1}: "
-                         f"{fmt(p.reference_value)})")
+                         f"{cell_text(p.reference_value)})")
     else:
         lines.append("No shared metric leaves the reference run's band.")
     return "\n".join(lines)

@@ -110,8 +110,8 @@ def _bisect_context(result) -> dict:
         "last_good": _ref_row(result.last_good),
         "first_bad": _ref_row(first_bad.ref) if first_bad else None,
         "bad_blocks": block_ranges(first_bad.nonfinite_blocks) if first_bad and first_bad.nonfinite_blocks else "",
-        "window": (tables.fmt(lo), tables.fmt(hi)),
-        "probed": [{"name": ref.name, "step": tables.fmt(ref.step), "verdict": verdict}
+        "window": (tables.cell_text(lo), tables.cell_text(hi)),
+        "probed": [{"name": ref.name, "step": tables.cell_text(ref.step), "verdict": verdict}
                    for ref, verdict in result.probed],
         "n_candidates": len(result.candidates),
         "damaged": tables.damaged_by_block(first_bad),
@@ -126,4 +126,4 @@ def _bisect_context(result) -> dict:
 def _ref_row(ref) -> dict | None:
     if ref is None:
         return None
-    return {"name": ref.name, "step": tables.fmt(ref.step), "path": str(ref.path)}
+    return {"name": ref.name, "step": tables.cell_text(ref.step), "path": str(ref.path)}

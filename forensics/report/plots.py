@@ -56,7 +56,7 @@ def main_figure(analysis) -> Figure:
     axes = [ax_loss] + [fig.add_subplot(grid[i], sharex=ax_loss) for i in (1, 2, 3)]
     ax_loss, ax_grad, ax_lr, ax_ckpt = axes
     timeline = analysis.timeline
-    masked = masked_loss_steps(analysis)
+    masked = hidden_nan_steps(analysis)
     _draw_metric(ax_loss, timeline, "loss", masked=masked)
     _draw_metric(ax_loss, timeline, "eval_loss", style="o", primary=False)
     _draw_metric(ax_grad, timeline, "grad_norm", log=wants_log(timeline.series("grad_norm")))
@@ -83,7 +83,7 @@ def wants_log(series) -> bool:
     return values.size > 1 and np.log10(values.max() / values.min()) >= LOG_MIN_DECADES
 
 
-def masked_loss_steps(analysis) -> np.ndarray:
+def hidden_nan_steps(analysis) -> np.ndarray:
     """Steps whose logged loss 0.0 is a NaN hidden by HF's filter (the masked_nan_loss findings' spans)."""
     loss = analysis.timeline.series("loss")
     steps = []

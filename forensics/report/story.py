@@ -182,7 +182,7 @@ def _answer_checkpoints(analysis) -> Answer:
         if first_bad.nonfinite_blocks:
             paragraphs.append(f"Damaged in {first_bad.name}: {block_ranges(first_bad.nonfinite_blocks)} "
                               f"({len(first_bad.nonfinite_tensors)} tensor(s) with NaN or Inf).")
-        later_bad = [c for c in checkpoints if c.is_bad and c is not first_bad]
+        later_bad = [c for c in checkpoints if c.is_nonfinite and c is not first_bad]
         if later_bad:
             paragraphs.append(f"{len(later_bad)} later checkpoint(s) are damaged too; do not resume from them.")
     incident = analysis.incident_step

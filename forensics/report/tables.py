@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..analyzers.metrics import fmt as fmt_number
+from ..analyzers.metrics import format_number
 from ..checkpoints.blocks import block_of, block_sort_key
 from ..run import FILE_KINDS
 from .notation import block_ranges
@@ -20,33 +20,33 @@ WORST_TENSORS = 25
 MAX_CHANGES = 25
 
 
-def fmt(value: Any) -> str:
+def cell_text(value: Any) -> str:
     """A cell: numbers short (NaN/Inf spelled out), None as empty, lists joined."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "yes" if value else ""
     if isinstance(value, float):
-        return fmt_number(value)
+        return format_number(value)
     if isinstance(value, (list, tuple)):
-        return ", ".join(fmt(v) for v in value)
+        return ", ".join(cell_text(v) for v in value)
     if hasattr(value, "item"):  # numpy scalars
-        return fmt(value.item())
+        return cell_text(value.item())
     return str(value)
 
 
 def finding_rows(findings) -> list[dict[str, str]]:
-    return [{"step": fmt(f.step) + (f"-{f.end_step}" if f.end_step not in (None, f.step) else ""),
-             "severity": f.severity, "kind": f.kind, "metric": fmt(f.metric), "message": f.message,
-             "abandoned": fmt(f.abandoned), "caused_by": fmt(f.caused_by)}
+    return [{"step": cell_text(f.step) + (f"-{f.end_step}" if f.end_step not in (None, f.step) else ""),
+             "severity": f.severity, "kind": f.kind, "metric": cell_text(f.metric), "message": f.message,
+             "abandoned": cell_text(f.abandoned), "caused_by": cell_text(f.caused_by)}
             for f in findings[:MAX_ROWS]]
 
 
 def checkpoint_rows(checkpoints) -> list[dict[str, str]]:
-    return [{"name": c.name, "step": fmt(c.step), "status": c.status,
+    return [{"name": c.name, "step": cell_text(c.step), "status": c.status,
              "blocks": block_ranges(c.nonfinite_blocks) if c.nonfinite_blocks else "",
-             "tensors": fmt(len(c.nonfinite_tensors)) if c.nonfinite_tensors else "",
-             "scan": "full" if c.full_scan else "quick", "reason": fmt(c.reason), "path": str(c.ref.path)}
+             "tensors": cell_text(len(c.nonfinite_tensors)) if c.nonfinite_tensors else "",
+             "scan": "full" if c.full_scan else "quick", "reason": cell_text(c.reason), "path": str(c.ref.path)}
             for c in checkpoints[:MAX_ROWS]]
 
 
@@ -73,7 +73,7 @@ def config_rows(config) -> list[dict[str, str]]:
         for i, seen in enumerate(config.values.get(key, [])):
             if i and key not in conflicts:
                 break  # agreeing copies from other files add nothing
-            rows.append({"key": key, "value": fmt(seen.value), "source": seen.source,
+            rows.append({"key": key, "value": cell_text(seen.value), "source": seen.source,
                          "conflict": "sources disagree" if key in conflicts else ""})
     return rows
 
@@ -97,7 +97,7 @@ def worst_tensor_rows(ckpt) -> list[dict[str, str]]:
     order = stats.assign(_bad=bad, _abs=stats["absmax"].fillna(-math.inf)).sort_values(
         ["_bad", "_abs"], ascending=False, kind="stable")
     cols = [c for c in WORST_COLUMNS if c in stats.columns]
-    return [{c: fmt(row[c]) for c in cols} for _, row in order.head(WORST_TENSORS).iterrows()]
+    return [{c: cell_text(row[c]) for c in cols} for _, row in order.head(WORST_TENSORS).iterrows()]
 
 
 def layout_rows(layout) -> list[dict[str, str]]:
@@ -134,7 +134,7 @@ def change_rows(changes: pd.DataFrame | None) -> tuple[list[str], list[list[str]
         cells = dict(zip(cols, row))
         if "rel_change" in cells and cells.get("n_nonfinite_b"):
             cells["rel_change"] = "NaN/Inf"  # no finite relative change: say what happened
-        rows.append([fmt(cells[c]) if c != "block" or cells[c] else "-" for c in cols])
+        rows.append([cell_text(cells[c]) if c != "block" or cells[c] else "-" for c in cols])
     return [CHANGE_COLUMNS[c] for c in cols], rows
 
 

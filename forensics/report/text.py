@@ -94,7 +94,7 @@ def _checkpoint_rows(analysis) -> list[str]:
     if bad is not None and bad.nonfinite_blocks:
         rows += _row("Damaged blocks", f"{block_ranges(bad.nonfinite_blocks)} in {bad.name} "
                                        f"({plural(len(bad.nonfinite_tensors), 'tensor')} with NaN/Inf)")
-    later = [c.name for c in analysis.checkpoints if c.is_bad and c is not bad]
+    later = [c.name for c in analysis.checkpoints if c.is_nonfinite and c is not bad]
     incident = analysis.incident_step
     unsafe = [c.name for c in analysis.checkpoints if c.status == "ok" and incident is not None
               and (c.step is None or c.step >= incident)]

@@ -11,7 +11,7 @@ No binary blob is checked in.
 
 `Case.where` says where that line must appear: "skipped" (analyze's `skipped`), "config" (a
 configuration file: analyze's `config_missing`) or "unchecked" (a tensor whose dtype is unknown:
-the checkpoint's `extra["unchecked_tensors"]`). `Case.scan` marks weight files: `forensics scan`
+the checkpoint's `unchecked_tensors`). `Case.scan` marks weight files: `forensics scan`
 of that one file must exit 2 with one line on stderr.
 
 The run the cases go into is a copy of sample_runs/nan_masked (its own files are only read, to

@@ -114,3 +114,16 @@ def checkpoint_series(root: Path, steps, poison_from: int | None, prefix: str = 
         (folder / "trainer_state.json").write_text(json.dumps({"global_step": step, "log_history": []}))
         folders.append(folder)
     return folders
+
+
+def deepspeed_checkpoint(folder, step, state, with_weights=True, extra=None, skipped_steps=3):
+    """A DeepSpeed-style checkpoint folder: model.safetensors (optional) beside global_step{step}/
+    mp_rank_00_model_states.pt written by torch.save with DeepSpeed's counters, and `latest`."""
+    if with_weights:
+        save_tensors(folder / "model.safetensors", state)
+    states = {"module": state, "skipped_steps": skipped_steps, "global_steps": step, "global_samples": step * 8,
+              "dp_world_size": 1, "mp_world_size": 1, "ds_config": {"fp16": {"enabled": True}}, "ds_version": "0.14.0",
+              **(extra or {})}
+    (folder / f"global_step{step}").mkdir(parents=True, exist_ok=True)
+    torch.save(states, folder / f"global_step{step}" / "mp_rank_00_model_states.pt")
+    (folder / "latest").write_text(f"global_step{step}")
