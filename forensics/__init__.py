@@ -55,7 +55,7 @@ _EXPORTS = {
     "ForensicsError": ".errors", "NoCheckpoints": ".errors", "NotARunDirectory": ".errors", "UnreadableFile": ".errors",
     "Cause": ".findings", "Finding": ".findings", "Skipped": ".findings",
     "Timeline": ".timeline",
-    "compare": ".compare", "Comparison": ".compare",
+    "compare": ".compare", "Comparison": ".compare", "RunProfile": ".profile",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

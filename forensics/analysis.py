@@ -24,6 +24,7 @@ from .errors import NotARunDirectory
 from .findings import Cause, Finding, Skipped, json_safe, sort_findings
 from .ingest import read_logs
 from .ingest.run_config import read_run_config
+from .profile import RunProfile, run_profile
 from .run import RunLayout, discover
 from .timeline import Timeline, build_timeline
 
@@ -78,6 +79,7 @@ class Analysis:
     skipped: list[Skipped] = field(default_factory=list)
     layout: RunLayout | None = None
     thresholds: Thresholds = field(default_factory=Thresholds)
+    run_profile: RunProfile = field(default_factory=RunProfile)
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     def __post_init__(self):
@@ -190,6 +192,7 @@ class Analysis:
             "last_good_checkpoint": last_good.to_dict() if last_good else None,
             "first_bad_checkpoint": first_bad.to_dict() if first_bad else None,
             "causes": [c.to_dict() for c in self.causes],
+            "run_profile": self.run_profile.to_dict(),
             "config_missing": list(self.config.missing),
             "config_conflicts": json_safe({key: [{"value": v.value, "source": v.source} for v in seen]
                                            for key, seen in self.config.conflicts().items()}),
@@ -264,9 +267,10 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
     findings = run_all(timeline, thresholds) + weight_findings(checkpoints, timeline, thresholds)
     findings = sort_findings(link_weight_damage(findings))
     config = read_run_config(layout, timeline)
-    causes = infer_causes(config, timeline, findings, checkpoints, thresholds)
+    profile = run_profile(layout, config, timeline)
+    causes = infer_causes(config, timeline, findings, checkpoints, thresholds, profile)
     return Analysis(
         path=Path(path), status=status_of(findings), findings=findings,
         first_incident=first_incident_of(findings), timeline=timeline, checkpoints=checkpoints,
-        config=config, causes=causes, skipped=skipped, layout=layout, thresholds=thresholds,
+        config=config, causes=causes, skipped=skipped, layout=layout, thresholds=thresholds, run_profile=profile,
     )

@@ -271,7 +271,7 @@ def test_report_lists_causes_and_flags_config_sources_that_disagree():
 def test_sections_come_in_the_documented_order():
     dom = parse(render_html(broken_analysis()))
     ids = [n.attrs["id"] for n in dom.iter() if n.tag == "section"]
-    assert ids == ["verdict", "answers", "plots", "damage", "tables", "provenance"]
+    assert ids == ["verdict", "run-profile", "answers", "plots", "damage", "tables", "provenance"]
 
 
 def test_report_is_self_contained():

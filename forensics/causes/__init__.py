@@ -16,10 +16,11 @@ from dataclasses import replace
 from ..checkpoints.types import CheckpointInfo
 from ..config import RunConfig, Thresholds
 from ..findings import Cause, Finding
+from ..profile import RunProfile
 from ..timeline import Timeline
 from .damage import early_blocks, late_blocks, masked_nan_loss, zero_loss_zero_grad
 from .evidence import Facts
-from .optimization import clipping_cannot_help, lr_too_high, no_clipping, no_warmup
+from .optimization import clipping_cannot_help, lr_too_high, no_clipping, no_warmup, sudden_break
 from .precision import deepspeed_precision_conflict, fp16_overflow, qlora_double_quant
 
 RULES = (
@@ -34,17 +35,19 @@ RULES = (
     no_warmup,
     no_clipping,
     clipping_cannot_help,
+    sudden_break,
 )
 
 
 def infer_causes(config: RunConfig, timeline: Timeline, findings: list[Finding],
-                 checkpoints: list[CheckpointInfo], thresholds: Thresholds | None = None) -> list[Cause]:
+                 checkpoints: list[CheckpointInfo], thresholds: Thresholds | None = None,
+                 profile: RunProfile | None = None) -> list[Cause]:
     """The causes the evidence supports, most confident first (see the module docstring).
 
     >>> infer_causes(RunConfig(), Timeline.empty(), [], [], Thresholds())
     []
     """
-    facts = Facts(config, timeline, list(findings), list(checkpoints), thresholds or Thresholds())
+    facts = Facts(config, timeline, list(findings), list(checkpoints), thresholds or Thresholds(), profile)
     fired = [cause for rule in RULES if (cause := rule(facts)) is not None]
     if not facts.broken:  # nothing broke: no cause can be more than a possibility
         fired = [replace(c, confidence="possible") for c in fired]

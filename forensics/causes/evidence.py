@@ -20,6 +20,7 @@ from ..checkpoints.blocks import block_index
 from ..checkpoints.types import CheckpointInfo, first_bad_of, last_good_before_of
 from ..config import RunConfig, Thresholds
 from ..findings import Finding
+from ..profile import RunProfile
 from ..timeline import Timeline
 
 
@@ -32,6 +33,7 @@ class Facts:
     findings: list[Finding]
     checkpoints: list[CheckpointInfo]
     thresholds: Thresholds
+    profile: RunProfile | None = None  # what kind of run (method, objective, size): advice fits it
 
     @property
     def live_findings(self) -> list[Finding]:

@@ -4,65 +4,138 @@ Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..findings import Cause
 from .evidence import Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr, said
+from .lr_ranges import LrRange, lr_range
 
-_ADAPTER_METHODS = ("lora", "qlora")
+FAR_OUT = 5.0  # a peak rate this many times the range's ceiling is evidence by itself
+_NAMES = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA", "peft": "PEFT adapters"}
 
 
 def lr_too_high(facts: Facts) -> Cause | None:
-    """Peak LR above what the fine-tuning method tolerates (full: full_ft_lr_high; LoRA/QLoRA: lora_lr_high)."""
+    """Peak LR above the ceiling of the range recipes use for this run's method, objective and size.
+
+    An unknown method is said to be unknown: the run is judged against both ranges (too high only
+    past the full fine-tuning ceiling, and sure only past the adapter one) and both are given.
+    "likely" only when the run's own metrics show a precursor (the learning rate jumped, the loss
+    rose, grad_norm climbed before the break); a sudden break leaves it "possible".
+    """
     if not facts.troubled:
         return None
     peak, where = peak_lr(facts)
     if peak is None:
         return None
-    method = facts.config.get("method")
-    limit = facts.thresholds.lora_lr_high if method in _ADAPTER_METHODS else facts.thresholds.full_ft_lr_high
-    if peak <= limit:
+    method, objective, n_params = _profile_of(facts)
+    ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
+        if method == "unknown" else [lr_range(method, objective, n_params)]
+    if peak <= ranges[0].ceiling:
         return None
-    evidence = list(where)
-    if method:
-        evidence.append(f"method: {_method_name(method)} ({facts.config.source_of('method')})")
-    else:
-        evidence.append("fine-tuning method unknown (no adapter or model weight files, no framework config): "
-                        "judged against the full fine-tuning limit")
-    evidence.append(f"peak LR {evidence_value(peak)} is {peak / limit:.0f}x the {evidence_value(limit)} that "
-                    f"{_method_name(method or 'full')} usually tolerates")
-    size = _model_size(facts)
-    if size:
-        evidence.append(size)
+    sure = method != "unknown" or peak > ranges[-1].ceiling
+    evidence = list(where) + _method_sentences(facts, method, ranges)
+    precursor = lr_precursor(facts)
+    evidence.append(precursor or "no precursor in the logs (no LR jump, no rising loss or grad_norm before the break)")
     evidence += _trouble_sentences(facts)
-    sure = method is not None or peak > facts.thresholds.lora_lr_high
+    far = peak >= FAR_OUT * ranges[-1].ceiling  # so far out of every recipe that the rate alone is evidence
+    if far and precursor is None:
+        evidence.append(f"peak {evidence_value(peak)} is {peak / ranges[-1].ceiling:.0f}x the top of the range: "
+                        "too far out for any recipe")
+    likely = facts.broken and sure and (precursor is not None or far)
     return Cause(
-        cause="lr_too_high", confidence="likely" if facts.broken and sure else "possible",
-        evidence=evidence, suggestion=_lr_advice(facts, method),
-        title=f"Learning rate {evidence_value(peak)} too high for {_method_name(method or 'full')}",
+        cause="lr_too_high", confidence="likely" if likely else "possible",
+        evidence=evidence, suggestion=_lr_advice(facts, method, ranges),
+        title=f"Learning rate {evidence_value(peak)} too high for {_run_name(method, objective, n_params)}",
     )
 
 
-def _method_name(method: str) -> str:
-    return {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}.get(method, str(method))
+def _profile_of(facts: Facts) -> tuple[str, str, int | None]:
+    p = facts.profile
+    method = p.method if p is not None else (facts.config.get("method") or "unknown")
+    n = p.model_params if p is not None else facts.config.get("n_params")
+    return method, p.objective if p is not None else "unknown", n if isinstance(n, (int, float)) else None
 
 
-def _model_size(facts: Facts) -> str | None:
-    n = facts.config.get("n_params")
-    if not isinstance(n, (int, float)) or n <= 0:
+def _run_name(method: str, objective: str, n_params: int | None) -> str:
+    what = _NAMES.get(method, "a run of unknown method")
+    if objective in ("preference", "rl"):
+        what += f" ({objective})"
+    return what + (f" of a {_size(n_params)} model" if n_params else "")
+
+
+def _size(n: float) -> str:
+    return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
+
+
+def _method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[str]:
+    if method == "unknown":
+        return [f"fine-tuning method unknown (no adapter files, framework config, banner or name says it): recipes "
+                f"use {ranges[0].describe()} for full fine-tuning ({ranges[0].source}) and {ranges[1].describe()} "
+                f"for LoRA/QLoRA ({ranges[1].source})"]
+    where = (facts.profile.evidence.get("method") if facts.profile else None) or facts.config.source_of("method")
+    return [f"method: {_NAMES.get(method, method)} ({where})",
+            f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"]
+
+
+def _lr_advice(facts: Facts, method: str, ranges: list[LrRange]) -> str:
+    if method == "unknown":
+        target = (f"the method is unknown: {ranges[0].describe()} if this was full fine-tuning, "
+                  f"{ranges[1].describe()} if it trained LoRA/QLoRA adapters")
+    else:
+        target = f"{ranges[0].describe()} for {_NAMES.get(method, method)}"
+    clip = "max_grad_norm=0.3 to 1.0" if method in ("lora", "qlora", "peft") else "max_grad_norm=1.0"
+    advice = f"Lower the learning rate ({target}), warm up over the first 3-10% of steps, clip with {clip}"
+    if facts.broken:
+        advice += ", and resume from the last good checkpoint"
+    return advice + "."
+
+
+def lr_precursor(facts: Facts) -> str | None:
+    """What in the run's own metrics points at the learning rate before the break, or None (a sudden break)."""
+    jumps = [f for f in facts.of_kind("lr_anomaly") if "factor" in f.evidence]
+    if jumps:
+        return f"the learning rate jumped {evidence_value(jumps[0].evidence['factor'])}x at step {jumps[0].step}"
+    divergence = facts.of_kind("divergence")
+    if divergence:
+        return f"the loss rose from step {divergence[0].step} before anything else broke"
+    incident = next((f for f in facts.live_findings if f.severity == "error"), None)
+    grad = facts.series("grad_norm")
+    if incident is None or grad.empty:
         return None
-    size = f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
-    return f"model size about {size} parameters ({facts.config.source_of('n_params')})"
+    before = grad[(grad.index < incident.step) & np.isfinite(grad.to_numpy())]
+    if len(before) < 6:
+        return None
+    recent, baseline = float(np.median(before.iloc[-3:])), float(np.median(before.iloc[:-3]))
+    if baseline > 0 and recent >= 2 * baseline:
+        return (f"grad_norm climbed from about {evidence_value(baseline)} to {evidence_value(recent)} over the "
+                f"logged points before step {incident.step}")
+    spikes = [f for f in facts.of_kind("grad_norm_spike") if f.step <= incident.step]
+    if spikes:
+        return f"grad_norm spiked at step {spikes[-1].step} before the break"
+    return None
 
 
-def _lr_advice(facts: Facts, method: str | None) -> str:
-    if method in _ADAPTER_METHODS:
-        return ("Lower the learning rate to 1e-4 to 2e-4 for LoRA/QLoRA, with warm-up (warmup_ratio 0.03) and "
-                "max_grad_norm=0.3 to 1.0; resume from the last good checkpoint.")
-    n = facts.config.get("n_params")
-    small = isinstance(n, (int, float)) and n < 3e9
-    target = "1e-5 to 5e-5" if small else "1e-5 to 1e-6 for a multi-billion-parameter model"
-    return (f"Lower the learning rate by one to two orders of magnitude ({target} for full fine-tuning), "
-            "add warm-up (warmup_ratio 0.03 to 0.1) and cosine decay, clip with max_grad_norm=1.0, "
-            "and resume from the last good checkpoint.")
+def sudden_break(facts: Facts) -> Cause | None:
+    """NaN/Inf out of a calm run: flat grad_norm until the break points at data or numerics, not the LR."""
+    if not facts.broken:
+        return None
+    incident = next((f for f in facts.live_findings if f.severity == "error"), None)
+    if incident is None or incident.kind not in ("nonfinite_metric", "masked_nan_loss") or lr_precursor(facts):
+        return None
+    grad = facts.series("grad_norm")
+    before = grad[(grad.index < incident.step) & np.isfinite(grad.to_numpy())]
+    if len(before) < 3:
+        return None
+    return Cause(
+        cause="sudden_break", confidence="possible",
+        evidence=[f"grad_norm stayed near {evidence_value(float(np.median(before)))} (at most "
+                  f"{evidence_value(float(before.max()))}) up to step {int(before.index[-1])} and was non-finite "
+                  f"at step {incident.step}: nothing built up before the break"],
+        suggestion=(f"Look at the batches just before step {incident.step} (an empty or corrupt sample, a sequence "
+                    "longer than the model was set up for, labels all -100), at precision (an fp16 overflow: use "
+                    "bf16) and at custom kernels; a lower learning rate alone is unlikely to fix a sudden break."),
+        title="A sudden break with no precursor: data or numerics",
+    )
 
 
 def _trouble_sentences(facts: Facts) -> list[str]:

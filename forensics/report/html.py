@@ -16,6 +16,7 @@ from .._version import __version__
 from .damage import damage_map_figure
 from .plots import figure_data_uri, main_figure
 from .notation import block_ranges
+from .text import profile_line
 from .story import build_story
 from . import tables
 
@@ -43,6 +44,8 @@ def render_html(analysis, bisect=None) -> str:
     context = {
         "title": f"forensics: {Path(analysis.path).name or analysis.path}",
         "story": build_story(analysis),
+        "profile_line": profile_line(analysis.run_profile),
+        "profile_evidence": sorted(analysis.run_profile.evidence.items()),
         "run_path": str(analysis.path),
         "main_plot": figure_data_uri(main_figure(analysis)),
         "damage_plot": _data_uri_or_none(damage_map_figure(analysis)),

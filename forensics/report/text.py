@@ -42,13 +42,13 @@ def brief_text(analysis) -> str:
     head = f"{analysis.status.upper()}: " + (f"first sign of trouble at step {first.step}" if first
                                                else build_story(analysis).headline)
     lines = _wrap("", head, indent=0)
-    lines += _row("Run", _profile_line(analysis))
+    lines += _row("Run", profile_line(analysis.run_profile))
     lines.append("")
     if first is not None:
         lines += _row("First incident", f"step {first.step}: {first.message}")
         chain = incident_chain(analysis.findings, first)
         for i, f in enumerate(chain[:MAX_THEN]):
-            lines += _row("Then" if i == 0 else "", f"step {f.step}: {f.message}")
+            lines += _row("Then" if i == 0 else "", f"step {f.step}: {f.message}", max_lines=2)
         if len(chain) > MAX_THEN:
             lines += _row("", f"... and {len(chain) - MAX_THEN} more (--verbose)")
     lines += _checkpoint_rows(analysis)
@@ -64,11 +64,9 @@ def brief_text(analysis) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _profile_line(analysis) -> str:
-    profile = getattr(analysis, "run_profile", None)
-    if profile is None:
-        return "profile unknown"
-    d = profile.to_dict() if hasattr(profile, "to_dict") else dict(profile)
+def profile_line(profile) -> str:
+    """The run profile in one line: what is known, then what is unknown."""
+    d = profile.to_dict()
     parts = [f"{k} {d[k]}" for k in ("method", "objective", "precision", "framework")
              if d.get(k) not in (None, "unknown")]
     if d.get("model_params"):
@@ -133,10 +131,11 @@ def _next(analysis, top) -> str:
     return text + "."
 
 
-def _row(label: str, text: str, clip: bool = False) -> list[str]:
+def _row(label: str, text: str, clip: bool = False, max_lines: int | None = None) -> list[str]:
     lines = _wrap(label.ljust(LABEL), text, indent=LABEL)
-    if clip and len(lines) > 1:
-        return [lines[0][:WIDTH - 1] + "…"]
+    limit = 1 if clip else max_lines
+    if limit is not None and len(lines) > limit:
+        return lines[:limit - 1] + [lines[limit - 1][:WIDTH - 1] + "…"]
     return lines
 
 

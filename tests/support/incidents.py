@@ -12,6 +12,8 @@ is added with the real writers next to what the Trainer wrote, and said so at th
    inf from step 31, the update is skipped as the GradScaler does, and each checkpoint gets the
    `scaler.pt` of a real GradScaler driven through the same successes and overflows.
 4. GPT-2 layout (`transformer.h.N`, as Qwen-1) with 24 blocks, LR 1e-4; NaN confined to h.21-h.23.
+   The NaN is injected with no precursor in the logs, so the damage pattern (late blocks) is the
+   likely cause and the learning rate (2x the top of the full fine-tuning range) only possible.
 5. DeepSpeed (cannot run here): the grad_norm spike and collapse come from the loop; the run folder
    gets the DeepSpeed config (communication_data_type fp32), the training args naming it, the
    `global_stepN/` model and optimizer states with skipped_steps and the embedded config, and a
@@ -140,7 +142,7 @@ def case4_late_blocks(out: Path) -> IncidentRun:
                       incidents=(rm.NanInjection(step=31, blocks=(21, 22, 23), confine=True),))
     facts = rm.make_run(out, spec)
     blocks = tuple(f"transformer.h.{i}" for i in (21, 22, 23))
-    return IncidentRun(out, facts, "lr_too_high", also=("late_blocks", "masked_nan_loss"), blocks=blocks)
+    return IncidentRun(out, facts, "late_blocks", also=("lr_too_high", "masked_nan_loss"), blocks=blocks)
 
 
 # DeepSpeed's own constants: fp16 starts at 2**initial_scale_power (16) and halves per overflow.

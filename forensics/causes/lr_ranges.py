@@ -1,0 +1,63 @@
+"""Learning-rate ranges that published recipes use, by fine-tuning method, objective and model size.
+
+A small table with its sources, so advice can say "for QLoRA on a 70B model, 1e-4" instead of one
+range for every run. Each row: (method, objective, largest model size in parameters it applies
+to, typical low, typical high, the source). `ceiling` is the rate above which it is too high.
+
+Sources. Checked in stored copies of the public text (search, 2026-11-23):
+- Stanford Alpaca README (tatsu-lab/stanford_alpaca, "Fine-tuning"): LLaMA-7B full fine-tune at 2e-5.
+- ms-swift docs, GRPO.md (modelscope/ms-swift PR 3050): the GRPO example's rate lowered 2e-5 -> 2e-6.
+- NVIDIA NeMo RL GRPO configuration page: lr 5e-6 (Nemotron Nano 9B).
+Recalled, not checked here (treat as typical values, not citations):
+- Alpaca's 13B rate (1e-5); Llama 2 paper SFT at 2e-5.
+- QLoRA paper hyperparameters: 2e-4 for 7B/13B, 1e-4 for 33B/65B, max_grad_norm 0.3; LoRA/PEFT/Unsloth
+  examples at 1e-4 to 3e-4.
+- DPO paper and TRL's DPOConfig default around 1e-6 for full DPO; LoRA DPO recipes 5e-6 to 5e-5.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_ANY = float("inf")
+
+
+@dataclass(frozen=True)
+class LrRange:
+    method: str          # "full" or "adapter" (LoRA, QLoRA and other PEFT)
+    objective: str       # "sft" (also pre-training continuation), "preference" or "rl"
+    max_params: float    # applies to models up to this size
+    low: float
+    high: float
+    source: str
+
+    @property
+    def ceiling(self) -> float:
+        """Above this the rate is too high: the top of the range for full fine-tuning (every weight moves),
+        three times it for adapters (LoRA runs at 3e-4 to 5e-4 are common and healthy)."""
+        return self.high if self.method == "full" else 3 * self.high
+
+    def describe(self) -> str:
+        return f"{self.low:g} to {self.high:g}"
+
+
+TABLE = (
+    LrRange("full", "sft", 3e9, 1e-5, 5e-5, "Alpaca / Llama 2 SFT recipes (small models tolerate the top end)"),
+    LrRange("full", "sft", 10e9, 1e-5, 2e-5, "Stanford Alpaca README (LLaMA-7B: 2e-5)"),
+    LrRange("full", "sft", _ANY, 5e-6, 1e-5, "Alpaca-style recipes for 13B and up (1e-5; recalled)"),
+    LrRange("adapter", "sft", 20e9, 1e-4, 2e-4, "QLoRA paper (7B and 13B: 2e-4; recalled), PEFT/Unsloth examples"),
+    LrRange("adapter", "sft", _ANY, 5e-5, 1e-4, "QLoRA paper (33B and 65B: 1e-4; recalled)"),
+    LrRange("full", "preference", _ANY, 5e-7, 1e-6, "DPO paper, TRL DPOConfig default (about 1e-6; recalled)"),
+    LrRange("adapter", "preference", _ANY, 5e-6, 5e-5, "LoRA DPO recipes (recalled)"),
+    LrRange("full", "rl", _ANY, 1e-6, 5e-6, "ms-swift GRPO docs (2e-6), NeMo RL GRPO (5e-6)"),
+    LrRange("adapter", "rl", _ANY, 2e-6, 2e-5, "GRPO LoRA recipes (about 5e-6; recalled)"),
+)
+
+
+def lr_range(method: str, objective: str, n_params: int | None) -> LrRange:
+    """The row for a method ("full", "lora", "qlora", "peft") and objective; the largest-model row when the size is unknown."""
+    kind = "full" if method == "full" else "adapter"
+    goal = objective if objective in ("preference", "rl") else "sft"
+    rows = [r for r in TABLE if r.method == kind and r.objective == goal]
+    if n_params is None:
+        return rows[0] if kind == "adapter" else rows[1]  # the common 7B-class rows
+    return next(r for r in rows if n_params <= r.max_params)

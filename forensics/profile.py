@@ -1,0 +1,201 @@
+"""The run profile: what kind of run this was, stated up front, each field with its evidence.
+
+`run_profile(layout, config, timeline)` reads what analyze already has and says:
+* method: "full" | "lora" | "qlora" | "peft" | "unknown" (adapter files and adapter_config.json,
+  a 4-bit quantization config, LLaMA-Factory `finetuning_type` / ms-swift `train_type`, PEFT's and
+  Unsloth's banners in the console, then words in the run's own names: "qlora", "lora", "full");
+* objective: "sft" | "pretrain" | "preference" | "rl" | "reward" | "unknown", with `algorithm`
+  ("dpo", "kto", "orpo", "grpo", "ppo", ...): the metric names TRL logs (rewards/chosen, logps/*:
+  preference; completion_length, reward, kl: RL), LLaMA-Factory's `stage`, pre-training consoles
+  (Megatron, OLMo, torchtitan, NeMo), then the run's names;
+* model_params: the checkpoint index's total, the model config, PEFT's "all params", or a size
+  in the run's names ("Qwen2-7B", "llama-3-8b", "1.5B"), else None;
+* precision: "bf16" | "fp16" | "fp32" | "unknown" from the training arguments / DeepSpeed config;
+* framework: "llamafactory" | "swift" | "unsloth" | "trl" | "megatron" | ... | "hf_trainer" | "unknown".
+Unknown stays unknown: a field nothing points at is "unknown" (None for model_params), never a guess.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import RunConfig
+from .run import RunLayout
+from .timeline import Timeline
+
+UNKNOWN = "unknown"
+
+_PREFERENCE_ALGOS = (("kto", ("rewards/chosen_sum", "logps/chosen_sum")), ("orpo", ("log_odds_ratio", "nll_loss")),
+                     ("dpo", ("rewards/margins", "rewards/chosen", "logps/chosen")))
+_RL_KEYS = ("completion_length", "completions/mean_length", "reward", "reward_std", "frac_reward_zero_std")
+_PPO_KEYS = ("objective/kl", "policy/approxkl_avg", "ppo/mean_scores", "objective/rlhf_reward")
+_STAGES = {"sft": ("sft", None), "pt": ("pretrain", None), "rm": ("reward", None), "dpo": ("preference", "dpo"),
+           "kto": ("preference", "kto"), "orpo": ("preference", "orpo"), "simpo": ("preference", "simpo"),
+           "ppo": ("rl", "ppo"), "grpo": ("rl", "grpo")}
+_NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("preference", "dpo")),
+                    ("kto", ("preference", "kto")), ("orpo", ("preference", "orpo")), ("sft", ("sft", None)),
+                    ("pretrain", ("pretrain", None)))
+_SIZE = re.compile(r"(?<![a-z0-9.])(\d{1,4}(?:\.\d{1,2})?)\s?([bm])(?![a-z0-9])", re.IGNORECASE)
+_NAME_KEYS = ("model.name_or_path", "model._name_or_path", "output_dir", "run_name", "logging_dir", "hub_model_id")
+
+
+@dataclass(frozen=True)
+class RunProfile:
+    """What kind of run this was. Fields say "unknown" (model_params None) where nothing points at a value.
+
+    `evidence` maps each known field to the file, metric or name that said it.
+    """
+
+    method: str = UNKNOWN
+    objective: str = UNKNOWN
+    algorithm: str | None = None
+    model_params: int | None = None
+    precision: str = UNKNOWN
+    framework: str = UNKNOWN
+    evidence: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `run_profile` of `analyze --json`."""
+        return {"method": self.method, "objective": self.objective, "algorithm": self.algorithm,
+                "model_params": self.model_params, "precision": self.precision, "framework": self.framework,
+                "evidence": dict(self.evidence)}
+
+    @property
+    def unknown(self) -> list[str]:
+        """The fields nothing pointed at."""
+        values = {"method": self.method, "objective": self.objective, "precision": self.precision,
+                  "framework": self.framework, "model_params": self.model_params}
+        return [k for k, v in values.items() if v in (UNKNOWN, None)]
+
+
+def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline) -> RunProfile:
+    """The profile of a run from what analyze read (layout, configuration, timeline metric names and banners)."""
+    names = _names(layout, config)
+    evidence: dict[str, str] = {}
+    method = _method(config, timeline, names, evidence)
+    objective, algorithm = _objective(config, timeline, names, evidence)
+    return RunProfile(method=method, objective=objective, algorithm=algorithm,
+                      model_params=_model_params(config, timeline, names, evidence),
+                      precision=_precision(config, evidence), framework=_framework(layout, config, timeline,
+                                                                                       objective, evidence),
+                      evidence=evidence)
+
+
+def _names(layout: RunLayout | None, config: RunConfig) -> list[tuple[str, str]]:
+    """(text, where) of the run's own names: its folder, its log files, model and output names in its config."""
+    out = []
+    if layout is not None:
+        out.append((str(layout.root), "the run folder's path"))
+        out += [(str(p.relative_to(layout.root)), "a log file's path") for p in layout.log_files
+                if p.is_relative_to(layout.root)]
+    for key in _NAME_KEYS:
+        value = config.get(key)
+        if isinstance(value, str):
+            out.append((value, f"{key} ({config.source_of(key)})"))
+    return out
+
+
+def _word_in(names: list[tuple[str, str]], word: str) -> str | None:
+    pattern = re.compile(rf"(?<![a-z]){word}(?![a-z])", re.IGNORECASE)
+    return next((f"'{word}' in {where}: {text}" for text, where in names if pattern.search(text)), None)
+
+
+def _method(config: RunConfig, timeline: Timeline, names, evidence: dict) -> str:
+    said = config.get("method")
+    if said in ("full", "lora", "qlora", "peft"):
+        evidence["method"] = str(config.source_of("method"))
+        return said
+    for banner in timeline.banners:
+        if banner.trainable_params and banner.all_params and banner.trainable_params < 0.5 * banner.all_params:
+            evidence["method"] = f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} of " \
+                                 f"{banner.all_params:,} parameters trainable"
+            return "lora"
+    for word, method in (("qlora", "qlora"), ("lora", "lora"), ("full", "full")):
+        found = _word_in(names, word)
+        if found:
+            evidence["method"] = found
+            return method
+    return UNKNOWN
+
+
+def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> tuple[str, str | None]:
+    metrics = set(timeline.metrics)
+    ppo = [k for k in _PPO_KEYS if k in metrics]
+    rl = [k for k in metrics if k in _RL_KEYS or (k.startswith("rewards/") and k.endswith("/mean"))]
+    if ppo or rl:  # before the pairwise names: GRPO logs rewards/<func>/mean, never rewards/chosen
+        evidence["objective"] = f"metrics {', '.join(sorted(ppo or rl)[:3])} in the log (RL fine-tuning)"
+        return "rl", "ppo" if ppo else "grpo"
+    for algo, keys in _PREFERENCE_ALGOS:
+        hit = [k for k in keys if k in metrics]
+        if hit and (algo != "kto" or "rewards/margins" not in metrics):
+            evidence["objective"] = f"metrics {', '.join(hit)} in the log (TRL's {algo.upper()} names)"
+            return "preference", algo
+    stage = config.get("stage") or config.get("rlhf_type")
+    if isinstance(stage, str) and stage.lower() in _STAGES:
+        evidence["objective"] = f"stage {stage} ({config.source_of('stage') or config.source_of('rlhf_type')})"
+        return _STAGES[stage.lower()]
+    if timeline.console_kinds:
+        evidence["objective"] = f"{timeline.console_kinds[0]} pre-training console log"
+        return "pretrain", None
+    for word, (objective, algo) in _NAME_OBJECTIVES:
+        found = _word_in(names, word)
+        if found:
+            evidence["objective"] = found
+            return objective, algo
+    return UNKNOWN, None
+
+
+def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict) -> int | None:
+    n = config.get("n_params")
+    if isinstance(n, (int, float)) and n > 0:
+        evidence["model_params"] = str(config.source_of("n_params"))
+        return int(n)
+    for banner in timeline.banners:
+        if banner.all_params:
+            evidence["model_params"] = f"{banner.kind} banner in {banner.source}"
+            return int(banner.all_params)
+    for text, where in names:
+        m = _SIZE.search(text.replace("_", "-"))
+        if m:
+            size = float(m.group(1)) * (1e9 if m.group(2).lower() == "b" else 1e6)
+            if 1e7 <= size <= 2e12:
+                evidence["model_params"] = f"'{m.group(0)}' in {where}: {text}"
+                return int(size)
+    return None
+
+
+def _precision(config: RunConfig, evidence: dict) -> str:
+    for key, name in (("bf16", "bf16"), ("ds.bf16.enabled", "bf16"), ("fp16", "fp16"), ("ds.fp16.enabled", "fp16")):
+        if config.get(key) is True:
+            evidence["precision"] = f"{key}=True ({config.source_of(key)})"
+            return name
+    if config.get("fp16") is False and config.get("bf16") is False:
+        evidence["precision"] = f"fp16 and bf16 both off ({config.source_of('fp16')})"
+        return "fp32"
+    return UNKNOWN
+
+
+def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, objective: str,
+               evidence: dict) -> str:
+    kinds = [] if layout is None else [k for k in ("llamafactory_logs", "swift_logs") if getattr(layout, k)]
+    if kinds:
+        name = {"llamafactory_logs": "llamafactory", "swift_logs": "swift"}[kinds[0]]
+        evidence["framework"] = f"{getattr(layout, kinds[0])[0].name} ({name}'s log)"
+        return name
+    if any(b.kind == "unsloth" for b in timeline.banners):
+        evidence["framework"] = "Unsloth banner in the console log"
+        return "unsloth"
+    if timeline.console_kinds:
+        evidence["framework"] = f"{timeline.console_kinds[0]} console lines"
+        return timeline.console_kinds[0]
+    if layout is not None and layout.trainer_states:
+        if objective in ("preference", "rl"):
+            evidence["framework"] = "trainer_state.json with TRL's metric names"
+            return "trl"
+        evidence["framework"] = "trainer_state.json (Hugging Face Trainer)"
+        return "hf_trainer"
+    if any(k.startswith("ds.") for k in config.values):
+        evidence["framework"] = "a DeepSpeed config"
+        return "deepspeed"
+    return UNKNOWN

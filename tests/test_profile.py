@@ -1,0 +1,124 @@
+"""The run profile (what kind of run) and advice that fits it.
+
+Profiles are checked on real public logs where the log's own content says the answer (TRL metric
+names, the PEFT banner, the framework's log format) and on runs the real Trainer made; advice is
+checked against the rule of issue 11: a LoRA run never gets a full fine-tuning rate, an unknown
+method is said to be unknown with both ranges, "likely" needs a precursor, and a run that
+recovered gets no resume advice.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import forensics
+from forensics.causes import infer_causes
+from forensics.config import RunConfig, Thresholds
+from forensics.findings import Finding
+from forensics.profile import RunProfile
+from forensics.timeline import LogRecords, build_timeline
+
+import pandas as pd
+
+REALWORLD = Path(__file__).resolve().parents[1].parent / "shared" / "realworld"
+
+
+def _real(case: str):
+    path = REALWORLD / case
+    if not path.is_dir():
+        pytest.skip(f"{path} not present (../shared/realworld sits beside the checkout in CI)")
+    return forensics.analyze(path).run_profile
+
+
+def test_trl_metric_names_say_dpo_and_grpo():
+    dpo, grpo = _real("gemma-2b-it-lora-prompt-recovery"), _real("qwen3.5-4b-lora-grpo-telelogs")
+    assert (dpo.objective, dpo.algorithm, dpo.framework) == ("preference", "dpo", "trl")
+    assert (grpo.objective, grpo.algorithm, grpo.framework) == ("rl", "grpo", "trl")
+    assert "rewards/margins" in dpo.evidence["objective"] and "completion_length" in grpo.evidence["objective"]
+
+
+def test_the_peft_banner_gives_the_model_size():
+    p = _real("qwen1.5-0.5b-lora-muice-stdout")
+    assert p.model_params == 467_772_416 and "banner" in p.evidence["model_params"]
+
+
+@pytest.mark.parametrize("case, framework", [("lf-qwen2.5-7b-lora-medical", "llamafactory"),
+                                             ("swift-deepseek-r1-qwen3-8b-lora", "swift"),
+                                             ("mistral-7b-lora-sft", "hf_trainer")])
+def test_the_log_format_gives_the_framework(case, framework):
+    assert _real(case).framework == framework
+
+
+def test_unknown_stays_unknown(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    history = [{"step": s, "loss": 3.0 - s / 10} for s in range(1, 11)]
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 10, "log_history": history}))
+    p = forensics.analyze(run).run_profile
+    assert (p.method, p.objective, p.precision, p.model_params) == ("unknown", "unknown", "unknown", None)
+    assert set(p.unknown) == {"method", "objective", "precision", "model_params"}
+    assert forensics.analyze(run).to_dict()["run_profile"]["method"] == "unknown"
+
+
+def test_a_real_trainer_lora_run_is_profiled_from_its_adapter_files(lora_run):
+    path, facts = lora_run
+    p = forensics.analyze(path, workers=1).run_profile
+    assert p.method == "lora" and "adapter" in p.evidence["method"]
+    assert p.framework == "hf_trainer"
+    assert p.precision == ("bf16" if facts.training_args.get("bf16") else "fp32")
+
+
+# ---------------------------------------------------------------- advice that fits the profile
+
+def _timeline(loss: dict, grad: dict, lr: dict):
+    rows = [(s, m, v) for m, d in (("loss", loss), ("grad_norm", grad), ("learning_rate", lr)) for s, v in d.items()]
+    frame = pd.DataFrame(sorted(rows), columns=["step", "metric", "value"]).assign(wall_time=float("nan"))
+    return build_timeline([LogRecords("trainer_state.json", "trainer_state", frame)])
+
+
+STEPS = range(1, 21)
+CALM_THEN_NAN = dict(loss={s: 2.0 - s / 100 if s < 15 else 0.0 for s in STEPS},
+                     grad={s: 1.0 if s < 15 else float("nan") for s in STEPS})
+NAN_AT_15 = [Finding("nonfinite_metric", "error", 15, "grad_norm is NaN", metric="grad_norm")]
+
+
+def _causes(lr: float, profile: RunProfile, findings=NAN_AT_15, **series):
+    tl = _timeline(series.get("loss", CALM_THEN_NAN["loss"]), series.get("grad", CALM_THEN_NAN["grad"]),
+                   {s: lr for s in STEPS})
+    return {c.cause: c for c in infer_causes(RunConfig(), tl, findings, [], Thresholds(), profile)}
+
+
+def test_a_lora_run_is_never_told_a_full_fine_tuning_rate():
+    found = _causes(5e-3, RunProfile(method="lora", model_params=7_000_000_000))
+    lr = found["lr_too_high"]
+    assert "1e-4" in lr.suggestion or "0.0001" in lr.suggestion
+    assert "full fine-tuning" not in lr.suggestion and "1e-05" not in lr.suggestion
+    assert "lr_too_high" not in _causes(3e-4, RunProfile(method="lora", model_params=7_000_000_000))
+
+
+def test_an_unknown_method_is_said_and_both_ranges_are_given():
+    lr = _causes(2e-3, RunProfile())["lr_too_high"]
+    assert "method is unknown" in lr.suggestion and "LoRA" in lr.suggestion and "full fine-tuning" in lr.suggestion
+    assert any("method unknown" in e for e in lr.evidence)
+
+
+def test_a_sudden_break_is_not_blamed_on_the_learning_rate():
+    found = _causes(5e-5, RunProfile(method="full", model_params=7_000_000_000))
+    assert found["lr_too_high"].confidence == "possible"  # 2.5x the range but no precursor in the logs
+    assert found["sudden_break"].cause == "sudden_break" and "data" in found["sudden_break"].title
+
+
+def test_a_rising_grad_norm_makes_the_learning_rate_likely():
+    rising = {s: 1.0 if s < 11 else 2.0 ** (s - 9) for s in range(1, 15)} | {s: float("nan") for s in range(15, 21)}
+    found = _causes(5e-5, RunProfile(method="full", model_params=7_000_000_000), grad=rising)
+    assert found["lr_too_high"].confidence == "likely" and "sudden_break" not in found
+
+
+def test_a_run_that_recovered_gets_no_resume_advice():
+    spike = [Finding("grad_norm_spike", "warning", 10, "grad_norm spiked and recovered", metric="grad_norm")]
+    calm = {s: 1.0 for s in STEPS}
+    found = _causes(5e-3, RunProfile(method="full"), findings=spike, loss={s: 2.0 - s / 50 for s in STEPS},
+                    grad=calm)
+    assert found and all("resume" not in c.suggestion.lower() for c in found.values())
