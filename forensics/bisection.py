@@ -32,7 +32,7 @@ from .checkpoints.layout import open_checkpoint
 from .checkpoints.scan import as_ref, quick_check
 from .checkpoints.types import CheckpointInfo, CheckpointRef
 from .config import Thresholds
-from .findings import Finding, json_safe, sort_findings
+from .findings import Finding, json_safe, plural, sort_findings
 from .ingest import read_logs
 from .run import discover
 from .timeline import Timeline, build_timeline
@@ -86,7 +86,7 @@ class BisectResult:
 
     def __str__(self) -> str:
         """One line: the verdict, not the data (print `to_dict()` or the report for that)."""
-        probes = f"{len(self.probed)} probe(s) over {len(self.candidates)} checkpoint(s)"
+        probes = f"{plural(len(self.probed), 'probe')} over {plural(len(self.candidates), 'checkpoint')}"
         if self.first_bad is None:
             good = f"; newest good {self.last_good.name}" if self.last_good else ""
             return f"bisect: no bad checkpoint{good} ({probes})"
@@ -94,7 +94,7 @@ class BisectResult:
         where = f" in {', '.join(blocks[:3])}{' ...' if len(blocks) > 3 else ''}" if blocks else ""
         good = f"{self.last_good.name} (step {self.last_good.step})" if self.last_good else "none"
         return (f"bisect: last good {good}, first bad {self.first_bad.name} (step {self.first_bad.step}){where}; "
-                f"{len(self.findings)} finding(s) in the window ({probes})")
+                f"{plural(len(self.findings), 'finding')} in the window ({probes})")
 
     def _repr_html_(self) -> str:
         """A notebook view, rendered by the report (`report.html`, autoescaped) like `bisect --html`."""

@@ -158,3 +158,12 @@ class Cause:
     def to_dict(self) -> dict[str, Any]:
         return {"cause": self.cause, "confidence": self.confidence, "evidence": list(self.evidence),
                 "suggestion": self.suggestion, "title": self.title}
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`n` and the word in the right number: "1 tensor", "12 tensors" (never "tensor(s)").
+
+    >>> plural(1, "tensor"), plural(12, "tensor"), plural(2, "entry", "entries")
+    ('1 tensor', '12 tensors', '2 entries')
+    """
+    return f"{n} {word if n == 1 else (many or word + 's')}"

@@ -108,7 +108,7 @@ def test_story_of_a_broken_run_answers_the_four_questions():
     assert f"step {SPIKE_STEP}" in story.headline
     health, chain, ckpts, cause = story.answers
     assert f"step {SPIKE_STEP}" in health.paragraphs[0]
-    assert "1 finding(s) happened only in attempts" in health.paragraphs[1]
+    assert "1 finding happened only in attempts" in health.paragraphs[1]
     # The chain follows caused_by links from the spike, in step order; the abandoned spike is not in it.
     assert [b.split(":")[0] for b in chain.bullets] == [f"step {NAN_FROM}", f"step {NAN_FROM}", f"step {LAST_STEP}"]
     assert "checkpoint-300 (step 300) is the last good one" in ckpts.paragraphs[0]
@@ -129,7 +129,7 @@ def test_story_of_a_healthy_run():
     story = build_story(healthy_analysis())
     assert story.verdict == "Healthy"
     assert story.answers[0].paragraphs[0].startswith("Yes.")
-    assert "All 1 readable checkpoint(s) hold finite weights." == story.answers[2].paragraphs[0]
+    assert "The one readable checkpoint holds finite weights." == story.answers[2].paragraphs[0]
     assert story_text(story).startswith("HEALTHY: ")
 
 

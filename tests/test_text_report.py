@@ -56,3 +56,8 @@ def test_verbose_adds_the_four_answers_in_full():
     assert full.startswith(short)
     for question in QUESTIONS:
         assert question in full and question not in short
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_no_maybe_plurals_in_what_a_person_reads(run):
+    assert "(s)" not in _text(run, "--verbose")

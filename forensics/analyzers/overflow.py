@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import Thresholds
-from ..findings import Finding
+from ..findings import Finding, plural
 from .metrics import Metrics, format_number
 
 SCALE, OVERFLOW, AT_MINIMUM = "loss_scale", "overflow", "loss_scale_at_minimum"
@@ -59,7 +59,7 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
                 "longest_run_start": storm_start if steps else None, "lowest_scale": lowest, "floor_step": floor_step}
     if floor_step is not None:
         message = (f"the fp16 loss scale fell to its floor {format_number(lowest if lowest is not None else thresholds.loss_scale_floor)}"
-                   f" at step {floor_step} after {len(steps)} overflow(s): every step overflows and DeepSpeed "
+                   f" at step {floor_step} after {plural(len(steps), 'overflow')}: every step overflows and DeepSpeed "
                    f"stops the run there.")
         first = steps[0] if steps else floor_step
         return [Finding("loss_scale_overflow", "error", first, message, end_step=floor_step, metric=SCALE,
@@ -69,7 +69,7 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
                    f"({len(steps)} in all, loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}).")
         return [Finding("loss_scale_overflow", "warning", storm_start, message,
                         end_step=storm_start + storm_len - 1, metric=SCALE, evidence=evidence)]
-    message = (f"{len(steps)} isolated fp16 overflow(s) from step {steps[0]} (loss scale down to "
+    message = (f"{plural(len(steps), 'isolated fp16 overflow')} from step {steps[0]} (loss scale down to "
                f"{format_number(lowest) if lowest is not None else 'unknown'}): normal dynamic loss scaling.")
     return [Finding("loss_scale_overflow", "info", steps[0], message, metric=SCALE, evidence=evidence)]
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import Thresholds
-from ..findings import Finding
+from ..findings import Finding, plural
 from .metrics import GRAD_NORM, LOSS, LR, Metrics, format_number, lr_restart_steps, position_of, true_runs
 
 
@@ -89,7 +89,7 @@ def detect_skipped_steps(metrics: Metrics, thresholds: Thresholds) -> list[Findi
         verdict = "the fp16 loss scaler calibrating after a (re)start skipped those optimizer steps"
     else:
         verdict = "the fp16 loss scaler skipped those optimizer steps and the run went on"
-    message = (f"grad_norm was non-finite at {len(steps)} isolated step(s) ({shown}) with a finite loss"
+    message = (f"grad_norm was non-finite at {plural(len(steps), 'isolated step')} ({shown}) with a finite loss"
                f"{lr_note}: {verdict}.")
     evidence = {
         "steps": steps, "count": len(steps), "grad_norm": [format_number(grad.loc[s]) for s in steps],

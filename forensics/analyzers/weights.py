@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..checkpoints.blocks import blocks_in_order
 from ..checkpoints.types import CheckpointInfo, last_good_before_of
 from ..config import Thresholds
-from ..findings import Finding
+from ..findings import Finding, plural
 
 MAX_EVIDENCE_TENSORS = 50
 
@@ -49,11 +49,11 @@ def _first_bad(checkpoints: list[CheckpointInfo], fallback: int) -> Finding | No
     first = bad[0]  # the same rule as first_bad_of
     last_good = last_good_before_of(checkpoints, first)
     blocks = first.nonfinite_blocks
-    where = f"in {len(blocks)} block(s) ({_span(blocks)})" if blocks else "outside the repeated blocks"
+    where = f"in {plural(len(blocks), 'block')} ({_span(blocks)})" if blocks else "outside the repeated blocks"
     safe = f"{last_good.name} (step {last_good.step}) is the last good one" if last_good \
         else "no earlier checkpoint reads clean"
     message = (f"Checkpoint {first.name} (step {first.step}) holds NaN/Inf weights in "
-               f"{len(first.nonfinite_tensors)} tensor(s) {where}; {safe}.")
+               f"{plural(len(first.nonfinite_tensors), 'tensor')} {where}; {safe}.")
     if first.copy_disagreements:
         message += " ZeRO copies disagree: " + "; ".join(first.copy_disagreements[:3]) + "."
     evidence = {
@@ -78,7 +78,7 @@ def _span(blocks: list[str]) -> str:
 
 def _over_bound(info: CheckpointInfo, thresholds: Thresholds, fallback: int) -> Finding:
     tensors = info.over_bound_tensors or []
-    message = (f"Checkpoint {info.name} (step {info.step}) has {len(tensors)} tensor(s) with |value| above "
+    message = (f"Checkpoint {info.name} (step {info.step}) has {plural(len(tensors), 'tensor')} with |value| above "
                f"{thresholds.absmax_bound:g}, the bound set for this analysis.")
     return Finding("weights_over_bound", "error", _step(info, fallback), message,
                    evidence={"checkpoint": info.name, "bound": thresholds.absmax_bound,
@@ -95,7 +95,7 @@ def _near_fp16_limit(checkpoints: list[CheckpointInfo], thresholds: Thresholds, 
         if near.empty:
             continue
         top = float(near["absmax"].iloc[0])
-        message = (f"Checkpoint {info.name} (step {info.step}) has {len(near)} tensor(s) with finite weights above "
+        message = (f"Checkpoint {info.name} (step {info.step}) has {plural(len(near), 'tensor')} with finite weights above "
                    f"{limit:g} (largest {top:g}, {thresholds.fp16_max / top:.2g}x below the fp16 limit "
                    f"{thresholds.fp16_max:g}); in fp16 these overflow easily.")
         return [Finding("weights_near_fp16_limit", "warning", _step(info, fallback), message, evidence={

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..findings import Cause
+from ..findings import Cause, plural
 from ..checkpoints.blocks import block_index
 from .evidence import (Facts, first_bad_checkpoint, is_embedding, last_good_before,
                        number_of_blocks, precision_sources, said, zero_loss_zero_grad_steps)
@@ -46,7 +46,7 @@ def late_blocks(facts: Facts) -> Cause | None:
     blocks = [b for b in bad.nonfinite_blocks if block_index(b) is not None] or [str(i) for i in indices]
     evidence = _where(facts, bad) + [
         f"non-finite values only in {', '.join(blocks)}: the last {len(indices)} of {n_blocks} blocks ({why})",
-        f"{len(bad.nonfinite_tensors)} non-finite tensor(s), e.g. {', '.join(bad.nonfinite_tensors[:3])}",
+        f"{plural(len(bad.nonfinite_tensors), 'non-finite tensor')}, e.g. {', '.join(bad.nonfinite_tensors[:3])}",
     ]
     return Cause(
         cause="late_blocks", confidence="likely" if facts.broken else "possible", evidence=evidence,
@@ -74,7 +74,7 @@ def early_blocks(facts: Facts) -> Cause | None:
         if indices[-1] > last_early:
             return None
     parts = ([f"embeddings ({', '.join(embeddings[:3])})"] if embeddings else []) + \
-            ([f"block(s) {', '.join(map(str, indices))} of {n_blocks} ({why})"] if indices else [])
+            ([f"{'block' if len(indices) == 1 else 'blocks'} {', '.join(map(str, indices))} of {n_blocks} ({why})"] if indices else [])
     return Cause(
         cause="early_blocks", confidence="possible",
         evidence=_where(facts, bad) + [f"non-finite values only in the {' and the first '.join(parts)}"],

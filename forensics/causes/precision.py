@@ -4,7 +4,7 @@ Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
 """
 from __future__ import annotations
 
-from ..findings import Cause
+from ..findings import Cause, plural
 from .evidence import Facts, evidence_value, precision_sources, said
 
 _FP32_NAMES = ("fp32", "float32", "torch.float32", "float", "fp32_comm")
@@ -31,7 +31,7 @@ def _loss_scale_evidence(facts: Facts) -> list[str]:
     t, out = facts.thresholds, []
     overflows = facts.of_kind("loss_scale_overflow")
     if overflows:
-        out.append(f"loss-scale overflows from step {overflows[0].step} ({len(overflows)} finding(s))")
+        out.append(f"loss-scale overflows from step {overflows[0].step} ({plural(len(overflows), 'finding')})")
     skipped = facts.of_kind("skipped_steps")
     if skipped:
         out.append(f"optimizer steps skipped from step {skipped[0].step}")
@@ -62,7 +62,7 @@ def _near_limit_weights(facts: Facts) -> list[str]:
         near = stats[stats["absmax"].astype("float64") >= limit].sort_values("absmax", ascending=False)
         if len(near):
             names = ", ".join(f"{r['name']} ({evidence_value(r['absmax'])})" for _, r in near.head(3).iterrows())
-            return [f"{info.name}: {len(near)} tensor(s) with |w| at or above {evidence_value(limit)} "
+            return [f"{info.name}: {plural(len(near), 'tensor')} with |w| at or above {evidence_value(limit)} "
                     f"({t.fp16_headroom_warn:.0%} of the fp16 limit {evidence_value(t.fp16_max)}): {names}"]
     return []
 
@@ -72,7 +72,7 @@ def _nonfinite_sentences(facts: Facts) -> list[str]:
     for metric in ("loss", "grad_norm"):
         bad = facts.nonfinite_steps(metric)
         if bad:
-            out.append(f"{metric} non-finite at {len(bad)} logged step(s) from step {bad[0]}")
+            out.append(f"{metric} non-finite at {plural(len(bad), 'logged step')} from step {bad[0]}")
     masked = facts.masked_nan_steps
     if masked:
         out.append(f"loss logged as 0.0 next to a non-finite grad_norm from step {masked[0]} (a masked NaN loss)")

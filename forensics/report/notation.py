@@ -8,6 +8,7 @@ import re
 from typing import Iterable
 
 from ..checkpoints.blocks import block_sort_key
+from ..findings import plural  # noqa: F401  (re-exported: the report's notation)
 
 
 _INDEXED = re.compile(r"^(?P<prefix>.*?)(?P<idx>\d+)$")
@@ -52,11 +53,3 @@ def elide(name: str, limit: int = 28) -> str:
     tail = (limit - 1) * 3 // 5
     return name[:limit - 1 - tail] + "…" + name[-tail:]
 
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """`n` and the word in the right number: "1 tensor", "12 tensors" (never "tensor(s)").
-
-    >>> plural(1, "tensor"), plural(12, "tensor"), plural(2, "entry", "entries")
-    ('1 tensor', '12 tensors', '2 entries')
-    """
-    return f"{n} {word if n == 1 else (many or word + 's')}"

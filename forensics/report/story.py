@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..checkpoints.types import CheckpointInfo
-from ..findings import Finding
+from ..findings import Finding, plural
 from .notation import block_ranges
 
 VERDICTS = {"healthy": "Healthy", "warning": "Warning", "broken": "Broken"}
@@ -121,14 +121,14 @@ def _answer_health(analysis) -> Answer:
     if first is None and analysis.status == "healthy":
         paragraphs = ["Yes. No finding was raised in the logs or checkpoints that were read."]
     elif first is None:
-        paragraphs = [f"Not quite: the run is marked {analysis.status}, with {len(analysis.findings)} "
-                      "finding(s) but no single first incident."]
+        paragraphs = [f"Not quite: the run is marked {analysis.status}, with {plural(len(analysis.findings), 'finding')} "
+                      "but no single first incident."]
     else:
         state = "is broken" if analysis.status == "broken" else "needs a look"
         paragraphs = [f"No, the run {state}. The first thing that went wrong was at step {first.step}: "
                       f"{first.message}"]
     if abandoned:
-        paragraphs.append(f"{len(abandoned)} finding(s) happened only in attempts that a resume threw away "
+        paragraphs.append(f"{plural(len(abandoned), 'finding')} happened only in attempts that a resume threw away "
                           "and do not affect the final history.")
     return Answer(QUESTIONS[0], tuple(paragraphs))
 
@@ -160,7 +160,7 @@ def _answer_chain(analysis) -> Answer:
     if not chain:
         return Answer(QUESTIONS[1], ("Nothing else was found after it.",))
     bullets = tuple(f"step {f.step}: {f.message}" for f in chain[:MAX_CHAIN])
-    paragraphs = [f"{len(chain)} later finding(s) followed from it:"]
+    paragraphs = [f"{plural(len(chain), 'later finding')} followed from it:"]
     if len(chain) > MAX_CHAIN:
         paragraphs.append(f"(the first {MAX_CHAIN} are listed; the findings table has them all)")
     return Answer(QUESTIONS[1], tuple(paragraphs), bullets)
@@ -173,7 +173,8 @@ def _answer_checkpoints(analysis) -> Answer:
     last_good, first_bad = analysis.last_good_checkpoint, analysis.first_bad_checkpoint
     paragraphs = []
     if first_bad is None:
-        paragraphs.append(f"All {len(checkpoints)} readable checkpoint(s) hold finite weights."
+        paragraphs.append(("The one readable checkpoint holds finite weights." if len(checkpoints) == 1 else
+                           f"All {len(checkpoints)} readable checkpoints hold finite weights.")
                           if last_good else "No checkpoint could be confirmed good.")
     else:
         safe = f"{last_good.name} (step {last_good.step}) is the last good one" if last_good \
@@ -181,10 +182,10 @@ def _answer_checkpoints(analysis) -> Answer:
         paragraphs.append(f"{first_bad.name} (step {first_bad.step}) is the first with non-finite weights; {safe}.")
         if first_bad.nonfinite_blocks:
             paragraphs.append(f"Damaged in {first_bad.name}: {block_ranges(first_bad.nonfinite_blocks)} "
-                              f"({len(first_bad.nonfinite_tensors)} tensor(s) with NaN or Inf).")
+                              f"({plural(len(first_bad.nonfinite_tensors), 'tensor')} with NaN or Inf).")
         later_bad = [c for c in checkpoints if c.is_nonfinite and c is not first_bad]
         if later_bad:
-            paragraphs.append(f"{len(later_bad)} later checkpoint(s) are damaged too; do not resume from them.")
+            paragraphs.append(f"{plural(len(later_bad), 'later checkpoint')} are damaged too; do not resume from them.")
     incident = analysis.incident_step
     unsafe = [c.name for c in checkpoints if c.status == "ok" and incident is not None
               and (c.step is None or c.step >= incident)]
