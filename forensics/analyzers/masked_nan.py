@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import Thresholds
-from ..findings import Finding
+from ..findings import Finding, plural
 from .metrics import GRAD_NORM, LOSS, Metrics, format_number, masked_loss_steps
 
 
@@ -32,7 +32,7 @@ def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
              if len(real_before) else "no real loss logged before")
     span = "to the end of the log" if to_end else f"through step {last}"
     message = (f"loss is logged as 0.0 from step {first} {span} while grad_norm is {format_number(grad.loc[first])} "
-               f"({len(masked)} point(s), {prior}): HF's NaN filter is hiding a NaN loss.")
+               f"({plural(len(masked), 'point')}, {prior}): HF's NaN filter is hiding a NaN loss.")
     evidence = {
         "n_points": int(len(masked)), "grad_norm": float(grad.loc[first]), "to_end": to_end,
         "last_real_loss": float(real_before.iloc[-1]) if len(real_before) else None,

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import Thresholds
-from ..findings import Finding
+from ..findings import Finding, plural
 from .metrics import GRAD_NORM, Metrics, format_number
 
 _WATCHED_PREFIXES = ("rewards/", "logps/", "logits/")
@@ -63,7 +63,7 @@ def _finding(name: str, series: pd.Series, bad: np.ndarray) -> Finding:
     word = format_number(values[first])
     prior = f"last finite {format_number(last_finite[0])} at step {last_finite[1]}" if last_finite else "never finite before"
     if ends_finite:
-        message = (f"{name} is {word} at step {int(steps[first])} ({int(bad.sum())} non-finite point(s) "
+        message = (f"{name} is {word} at step {int(steps[first])} ({plural(int(bad.sum()), 'non-finite point')} "
                    f"through step {int(steps[last_bad])}, {prior}) and finite again from step {recovered_at}.")
     else:
         message = f"{name} is {word} from step {int(steps[first])} on ({prior})."

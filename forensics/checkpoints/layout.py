@@ -154,7 +154,7 @@ def open_checkpoint(path) -> CheckpointRef:
         return own[0]
     if refs:
         names = ", ".join(r.name for r in refs[:5]) + (", ..." if len(refs) > 5 else "")
-        raise NoCheckpoints(path, f"holds no weights of its own but {len(refs)} checkpoint(s) inside ({names}); "
+        raise NoCheckpoints(path, f"holds no weights of its own but {len(refs)} {'checkpoint' if len(refs) == 1 else 'checkpoints'} inside ({names}); "
                                   "name one of them")
     raise NoCheckpoints(path, "no weight files (.safetensors, .bin, .pt) found")
 
