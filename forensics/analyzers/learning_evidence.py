@@ -5,7 +5,7 @@ LM loss that evidence is the loss (or the eval loss) ending clearly below where 
 median of the last tenth of the logged points below the median of the first tenth by at least
 `learning_min_fall`. When it did not, or when only a couple of points were logged, the run gets
 a `no_learning_evidence` warning that says what was seen. Preference and RL logs are judged by
-`never_learned` (their loss is not an LM loss).
+`never_learned` (their loss is not an LM loss), except that a couple of points are too few for them too.
 """
 from __future__ import annotations
 
@@ -20,9 +20,11 @@ EVAL_LOSS = "eval_loss"
 
 def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `no_learning_evidence` warning when the log does not show the loss falling, or []."""
-    if LOSS not in metrics or is_preference_log(metrics):
+    if LOSS not in metrics:
         return []
     loss = real_loss(metrics)
+    if is_preference_log(metrics) and len(loss) >= thresholds.learning_min_points:
+        return []  # judged by never_learned: their loss is not an LM loss that must fall
     if len(loss) < thresholds.learning_min_points:
         if len(loss) == 0:
             return []

@@ -54,10 +54,13 @@ TABLE = (
 
 
 def lr_range(method: str, objective: str, n_params: int | None) -> LrRange:
-    """The row for a method ("full", "lora", "qlora", "peft") and objective; the largest-model row when the size is unknown."""
+    """The row for a method ("full", "lora", "qlora", "peft"), objective and size (the 7B-class row when unknown).
+
+    >>> [lr_range(m, o, None).describe() for m, o in (("full", "sft"), ("lora", "sft"), ("full", "rl"))]
+    ['1e-05 to 2e-05', '0.0001 to 0.0002', '1e-06 to 5e-06']
+    """
     kind = "full" if method == "full" else "adapter"
     goal = objective if objective in ("preference", "rl") else "sft"
     rows = [r for r in TABLE if r.method == kind and r.objective == goal]
-    if n_params is None:
-        return rows[0] if kind == "adapter" else rows[1]  # the common 7B-class rows
-    return next(r for r in rows if n_params <= r.max_params)
+    size = 7e9 if n_params is None else n_params  # unknown size: the common 7B-class row
+    return next(r for r in rows if size <= r.max_params)

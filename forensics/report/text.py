@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..checkpoints.blocks import block_sort_key
 from ..checkpoints.scan import NOT_FULLY_READ
+from ..analyzers import SUMMARY_KINDS
 from ..timeline import Timeline
 from .notation import block_ranges, plural
 from .story import Story, build_story, incident_chain
@@ -39,13 +40,15 @@ def analysis_text(analysis, verbose: bool = False) -> str:
 def brief_text(analysis) -> str:
     """The one-screen text report (about 25 lines of at most WIDTH columns for a single incident)."""
     first = analysis.first_incident
-    head = f"{analysis.status.upper()}: " + (f"first sign of trouble at step {first.step}" if first
+    summary = first is not None and first.kind in SUMMARY_KINDS  # a judgement of the log, not an event
+    head = f"{analysis.status.upper()}: " + ("the log does not show that the run learned" if summary else
+                                               f"first sign of trouble at step {first.step}" if first
                                                else build_story(analysis).headline)
     lines = _wrap("", head, indent=0)
     lines += _row("Run", profile_line(analysis.run_profile))
     lines.append("")
     if first is not None:
-        lines += _row("First incident", f"step {first.step}: {first.message}")
+        lines += _row("What is unknown" if summary else "First incident", f"step {first.step}: {first.message}")
         chain = incident_chain(analysis.findings, first)
         for i, f in enumerate(chain[:MAX_THEN]):
             lines += _row("Then" if i == 0 else "", f"step {f.step}: {f.message}", max_lines=2)
