@@ -7,6 +7,7 @@ checkpoint), `weights_over_bound` (a user bound), `weights_near_fp16_limit` and 
 from __future__ import annotations
 
 from ..checkpoints.blocks import blocks_in_order
+from ..checkpoints.blocks import block_ranges
 from ..checkpoints.types import CheckpointInfo, last_good_before_of
 from ..config import Thresholds
 from ..findings import Finding, plural
@@ -49,7 +50,7 @@ def _first_bad(checkpoints: list[CheckpointInfo], fallback: int) -> Finding | No
     first = bad[0]  # the same rule as first_bad_of
     last_good = last_good_before_of(checkpoints, first)
     blocks = first.nonfinite_blocks
-    where = f"in {plural(len(blocks), 'block')} ({_span(blocks)})" if blocks else "outside the repeated blocks"
+    where = f"in {plural(len(blocks), 'block')} ({block_ranges(blocks)})" if blocks else "outside the repeated blocks"
     safe = f"{last_good.name} (step {last_good.step}) is the last good one" if last_good \
         else "no earlier checkpoint reads clean"
     message = (f"Checkpoint {first.name} (step {first.step}) holds NaN/Inf weights in "
@@ -70,10 +71,6 @@ def _first_bad(checkpoints: list[CheckpointInfo], fallback: int) -> Finding | No
         evidence["n_inf"] = int(first.stats["n_inf"].sum())
     end = bad[-1].step if len(bad) > 1 and bad[-1].step is not None else None
     return Finding("nonfinite_weights", "error", _step(first, fallback), message, end_step=end, evidence=evidence)
-
-
-def _span(blocks: list[str]) -> str:
-    return blocks[0] if len(blocks) == 1 else f"{blocks[0]} ... {blocks[-1]}"
 
 
 def _over_bound(info: CheckpointInfo, thresholds: Thresholds, fallback: int) -> Finding:

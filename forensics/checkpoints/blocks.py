@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Iterable
 
 _LEADING_WRAPPER = re.compile(
     r"^(?:module\.|_orig_mod\.|_fsdp_wrapped_module\.|_checkpoint_wrapped_module\.|base_model\.model\.)"
@@ -86,3 +87,33 @@ def blocks_in_order(tensor_names) -> list[str]:
     blocks = {block_of(n) for n in tensor_names}
     blocks.discard(None)
     return sorted(blocks, key=block_sort_key)
+
+
+_INDEXED = re.compile(r"^(?P<prefix>.*?)(?P<idx>\d+)$")
+
+
+def block_ranges(blocks: Iterable[str]) -> str:
+    """Blocks written compactly: consecutive indices of one container joined as a range.
+
+    >>> block_ranges(["transformer.h.23", "transformer.h.21", "transformer.h.22", "lm_head"])
+    'lm_head, transformer.h.21-23'
+    """
+    groups: dict[str, list[int]] = {}
+    plain: list[str] = []
+    for block in sorted(set(blocks), key=block_sort_key):
+        m = _INDEXED.match(block)
+        if m:
+            groups.setdefault(m["prefix"], []).append(int(m["idx"]))
+        else:
+            plain.append(block)
+    parts = plain + [prefix + run for prefix, idx in groups.items() for run in _runs(idx)]
+    return ", ".join(sorted(parts, key=block_sort_key))
+
+
+def _runs(indices: list[int]) -> list[str]:
+    runs, start = [], indices[0]
+    for prev, cur in zip(indices, indices[1:] + [None]):
+        if cur is None or cur != prev + 1:
+            runs.append(str(start) if start == prev else f"{start}-{prev}")
+            start = cur
+    return runs
