@@ -51,6 +51,9 @@ class Thresholds:
     never_learned_tolerance: float = 0.005  # within this of ln 2 counts as "at ln 2"
     never_learned_spread: float = 0.03  # a fresh-head loss moving less than this fraction of its level is flat
     never_learned_still: float = 1e-3   # a loss changing by at most this never moved
+    # overfitting: the eval loss rising above its best while the training loss falls
+    overfit_points: int = 3           # the last this many eval losses ...
+    overfit_rise: float = 0.3         # ... all more than this fraction above the best before them
     # evidence of learning (no "healthy" without it)
     learning_min_points: int = 3      # fewer finite loss points cannot show learning
     learning_min_fall: float = 0.02   # the last tenth's median below the first tenth's by this fraction

@@ -32,6 +32,7 @@ KINDS = (
     "lr_anomaly",
     "never_learned",
     "no_learning_evidence",
+    "overfitting",
 )
 
 

@@ -257,6 +257,9 @@ def test_a_learning_rate_jump_above_the_schedule_is_flagged_a_restart_is_not():
     found = [f for f in analyze_metrics(metrics(st, loss=np.linspace(3, 1, n), learning_rate=lr), TH)
              if f.kind == "lr_anomaly"]
     assert [(f.severity, f.step) for f in found] == [("warning", st[25])]
+    warmup = np.concatenate([[1.7e-9, 1.7e-8, 3.4e-8, 5.2e-8], np.full(n - 4, 5e-7)])  # a sparse real DPO warm-up
+    assert not [f for f in analyze_metrics(metrics(st, loss=np.linspace(3, 1, n), learning_rate=warmup), TH)
+                if f.kind == "lr_anomaly"]
     restarts = np.tile(np.linspace(1e-4, 1e-6, 10), 4)  # cosine with restarts: back to the peak, never above
     assert not [f for f in analyze_metrics(metrics(st, loss=np.linspace(3, 1, n), learning_rate=restarts), TH)
                 if f.kind == "lr_anomaly"]
@@ -678,3 +681,16 @@ def test_a_loss_that_does_not_fall_is_no_evidence_of_learning():
                          "wall_time": np.nan})
     found = run_all(build_timeline([LogRecords("trainer_state.json", "trainer_state", rows)]), TH)
     assert [f.kind for f in found] == ["no_learning_evidence"] and status_of(found) == "warning"
+
+
+def test_an_eval_loss_climbing_well_above_its_best_is_overfitting_and_a_falling_one_is_not():
+    n = 40
+    st = steps(n, every=10)
+    train = np.linspace(2.0, 0.3, n)
+    evals = {s: v for s, v in zip(st[::5], [1.5, 1.1, 0.9, 1.0, 1.3, 1.4, 1.5, 1.6])}
+    m = metrics(st, loss=train, grad_norm=np.ones(n))
+    m["eval_loss"] = pd.Series(evals, dtype="float64")
+    (f,) = [f for f in analyze_metrics(m, TH) if f.kind == "overfitting"]
+    assert (f.severity, f.step) == ("warning", st[10]) and "overfitting" in f.message
+    m["eval_loss"] = pd.Series({s: 1.5 - 0.1 * i for i, s in enumerate(st[::5])}, dtype="float64")
+    assert not [f for f in analyze_metrics(m, TH) if f.kind == "overfitting"]

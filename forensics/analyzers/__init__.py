@@ -30,6 +30,7 @@ from .masked_nan import detect_masked_nan_loss
 from .metrics import Metrics, metrics_from_rows
 from .never_learned import detect_never_learned
 from .nonfinite import detect_nonfinite_metrics
+from .overfitting import detect_overfitting
 from .overflow import detect_loss_scale_overflow
 from .skipped_steps import detect_skipped_steps, skipped_step_points
 
@@ -40,7 +41,7 @@ SUMMARY_KINDS = frozenset({"no_learning_evidence"})
 DETECTORS = (
     detect_skipped_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
     detect_loss_spikes, detect_divergence, detect_loss_scale_overflow, detect_impossible_loss, detect_lr_anomalies,
-    detect_never_learned,
+    detect_never_learned, detect_overfitting,
 )
 
 

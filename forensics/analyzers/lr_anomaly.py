@@ -2,7 +2,8 @@
 
 A schedule warms up, holds, decays, maybe restarts -- but never to more than its own peak.
 A logged rate more than `lr_jump_factor` times the highest rate logged before it is a jump
-outside the schedule (a resume with another rate, a misread config: 0.0028 -> 5.0). A rate of
+outside the schedule (a resume with another rate, a misread config: 0.0028 -> 5.0), unless
+every rate so far rose step by step: that is the warm-up ramp, logged sparsely. A rate of
 exactly 0 for at least `lr_zero_points` logged points (and at least a tenth of the log) in the
 middle of the run means no update was made there. Both are warnings: the owner should know,
 and a jump is also where a divergence that follows it started.
@@ -33,6 +34,8 @@ def _jumps(lr, thresholds: Thresholds) -> list[Finding]:
     ratio = np.divide(values[1:], peak_before, out=np.zeros(len(values) - 1), where=peak_before > 0)
     out = []
     for i in np.flatnonzero(ratio > thresholds.lr_jump_factor) + 1:
+        if np.all(np.diff(values[:i + 1]) > 0):
+            continue  # still the warm-up ramp from near 0 (1e-9 at step 1, 1e-8 at step 10): not a jump
         message = (f"learning rate jumps from {format_number(values[i - 1])} to {format_number(values[i])} at step {int(steps[i])}, "
                    f"{format_number(ratio[i - 1])}x the highest rate logged before: outside any warm-up or schedule "
                    "(a resume with another rate, or a misread setting?).")
