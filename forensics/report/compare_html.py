@@ -4,15 +4,13 @@ comes from a run's files is escaped by the template's autoescape).
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._version import __version__
 from ..analyzers.parting import PARTING_METRICS
-from .html import _environment
+from .html import render_page, write_page
 from .plots import figure_data_uri
 from .tables import cell_text
 
@@ -86,13 +84,9 @@ def _profile_line(profile: dict | None) -> str:
 def render_compare_html(comparison, fragment: bool = False) -> str:
     """The compare page as one self-contained HTML string (`fragment=True`: the body only, for a notebook)."""
     name = "compare_body.html" if fragment else "compare.html"
-    return _environment().get_template(name).render(
-        title="forensics compare", c=compare_context(comparison), version=__version__,
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    return render_page(name, "forensics compare", c=compare_context(comparison))
 
 
 def write_compare_html(comparison, path) -> Path:
     """Write the compare page to `path` and return the path written."""
-    path = Path(path)
-    path.write_text(render_compare_html(comparison), encoding="utf-8")
-    return path
+    return write_page(render_compare_html(comparison), path)

@@ -83,18 +83,27 @@ def write_html(analysis, path, bisect=None) -> Path:
     return path
 
 
+def render_page(template: str, title: str, **context) -> str:
+    """A standalone page from one template of the report (version and time stamped like the report)."""
+    return _environment().get_template(template).render(
+        title=title, version=__version__, created=datetime.now(timezone.utc).isoformat(timespec="seconds"), **context)
+
+
+def write_page(text: str, path) -> Path:
+    """Write a rendered page to `path` (UTF-8) and return the path written."""
+    path = Path(path)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def render_bisect_html(result) -> str:
     """The page of `forensics bisect --html`: last good / first bad, probes, damage and the window's findings."""
-    return _environment().get_template("bisect.html").render(
-        title="forensics bisect", bisect=_bisect_context(result), version=__version__,
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    return render_page("bisect.html", "forensics bisect", bisect=_bisect_context(result))
 
 
 def write_bisect_html(result, path) -> Path:
     """Write the bisect page for `result` to `path` and return the path written."""
-    path = Path(path)
-    path.write_text(render_bisect_html(result), encoding="utf-8")
-    return path
+    return write_page(render_bisect_html(result), path)
 
 
 def bisect_fragment_html(result) -> str:
