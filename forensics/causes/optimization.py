@@ -42,10 +42,11 @@ def lr_too_high(facts: Facts) -> Cause | None:
         evidence.append(f"peak {evidence_value(peak)} is {peak / ranges[-1].ceiling:.0f}x the top of the range: "
                         "too far out for any recipe")
     likely = facts.broken and sure and (precursor is not None or far)
+    title = (f"Learning rate {evidence_value(peak)} too high for {_run_name(method, objective, n_params)}" if sure
+             else f"Learning rate {evidence_value(peak)}: too high if this was full fine-tuning (method unknown)")
     return Cause(
         cause="lr_too_high", confidence="likely" if likely else "possible",
-        evidence=evidence, suggestion=_lr_advice(facts, method, ranges),
-        title=f"Learning rate {evidence_value(peak)} too high for {_run_name(method, objective, n_params)}",
+        evidence=evidence, suggestion=_lr_advice(facts, method, ranges, peak), title=title,
     )
 
 
@@ -77,15 +78,18 @@ def _method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[
             f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"]
 
 
-def _lr_advice(facts: Facts, method: str, ranges: list[LrRange]) -> str:
-    if method == "unknown":
-        target = (f"the method is unknown: {ranges[0].describe()} if this was full fine-tuning, "
-                  f"{ranges[1].describe()} if it trained LoRA/QLoRA adapters")
-    else:
-        target = f"{ranges[0].describe()} for {_NAMES.get(method, method)}"
+def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) -> str:
     clip = "max_grad_norm=0.3 to 1.0" if method in ("lora", "qlora", "peft") else "max_grad_norm=1.0"
-    advice = f"Lower the learning rate ({target}), warm up over the first 3-10% of steps, clip with {clip}"
-    if facts.broken:
+    if method == "unknown" and peak <= ranges[-1].ceiling:
+        advice = (f"The method is unknown and decides this: for full fine-tuning lower the learning rate to "
+                  f"{ranges[0].describe()}; for LoRA/QLoRA adapters {evidence_value(peak)} is within the usual "
+                  f"{ranges[1].describe()}, so look elsewhere first. Either way warm up and clip with {clip}")
+    else:
+        target = (f"{ranges[0].describe()} for full fine-tuning, {ranges[1].describe()} for LoRA/QLoRA adapters "
+                  "(the method is unknown)" if method == "unknown"
+                  else f"{ranges[0].describe()} for {_NAMES.get(method, method)}")
+        advice = f"Lower the learning rate ({target}), warm up over the first 3-10% of steps, clip with {clip}"
+    if facts.broken and facts.checkpoints:
         advice += ", and resume from the last good checkpoint"
     return advice + "."
 
