@@ -24,6 +24,7 @@ from .errors import NotARunDirectory
 from .findings import Cause, Finding, Skipped, json_safe, sort_findings
 from .ingest import read_logs
 from .ingest.run_config import read_run_config
+from .ingest.trackers import choose_run
 from .profile import RunProfile, run_profile
 from .run import RunLayout, discover
 from .timeline import Timeline, build_timeline
@@ -193,6 +194,7 @@ class Analysis:
             "first_bad_checkpoint": first_bad.to_dict() if first_bad else None,
             "causes": [c.to_dict() for c in self.causes],
             "run_profile": self.run_profile.to_dict(),
+            "tracker_runs": [run.to_dict() for run in self.timeline.tracker_runs],
             "config_missing": list(self.config.missing),
             "config_conflicts": json_safe({key: [{"value": v.value, "source": v.source} for v in seen]
                                            for key, seen in self.config.conflicts().items()}),
@@ -202,8 +204,11 @@ class Analysis:
         }
 
 
-def load_timeline(path, progress: Progress | None = None) -> Timeline:
+def load_timeline(path, progress: Progress | None = None, run: str | None = None) -> Timeline:
     """Read every training log under `path` into one Timeline, without touching checkpoints.
+
+    `run` picks one W&B / MLflow run where the folder holds several (its id or name); see
+    `forensics.ingest.trackers` (SeveralRuns is raised when several are there and none is named).
 
     Returns a Timeline (`.frame` long: step, metric, value, source, ...; `.wide()` step x metric);
     files that could not be read are in its `.skipped`. Faster than `analyze` on a big run.
@@ -218,13 +223,14 @@ def load_timeline(path, progress: Progress | None = None) -> Timeline:
     """
     layout = discover(path)
     records, skipped = read_logs(layout, progress)
+    records, left_out = choose_run(records, run, str(path))
     timeline = build_timeline(records)
-    timeline.skipped = layout.skipped + skipped
+    timeline.skipped = layout.skipped + skipped + left_out
     return timeline
 
 
 def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool = True,
-            workers: int | None = None, progress: Progress | None = None) -> Analysis:
+            workers: int | None = None, progress: Progress | None = None, run: str | None = None) -> Analysis:
     """Analyze the run at `path` (a run folder or one log file) and return an Analysis.
 
     Args:
@@ -233,6 +239,9 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
         check_checkpoints: False skips reading weight files (logs only).
         workers: processes per checkpoint check (default: os.cpu_count()).
         progress: called with a short line as files are read.
+        run: the W&B / MLflow run to analyze (its id, the start of it, or its name) where the folder
+            holds several; SeveralRuns is raised when it holds several and `run` is None
+            (`forensics.store.analyze_each` analyzes each).
 
     Returns an Analysis: `status`, `first_incident`, `findings` (and `findings_frame()`), `timeline`,
     `checkpoints` (and `.frame`), `config`, `causes`, `skipped`. Raises NotARunDirectory when nothing
@@ -249,18 +258,26 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
     >>> a.findings_frame()[["kind", "step", "metric"]].values.tolist()
     [['masked_nan_loss', 40, 'loss'], ['nonfinite_metric', 40, 'grad_norm']]
     """
-    thresholds = thresholds or Thresholds()
     layout = discover(path)
     if layout.is_empty():
         raise NotARunDirectory(path)
     records, skipped = read_logs(layout, progress)
-    skipped = layout.skipped + skipped
+    records, left_out = choose_run(records, run, str(path))
+    return analyze_records(path, layout, records, layout.skipped + skipped + left_out, thresholds,
+                           check_checkpoints, workers, progress)
+
+
+def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skipped], thresholds: Thresholds | None = None,
+                    check_checkpoints: bool = True, workers: int | None = None,
+                    progress: Progress | None = None) -> Analysis:
+    """The analysis of logs already read (`records`, LogRecords of the layout's files) and the layout's checkpoints."""
+    thresholds = thresholds or Thresholds()
     timeline = build_timeline(records)
     timeline.skipped = skipped
     checkpoints: list[CheckpointInfo] = []
     if check_checkpoints and layout.weight_files:
         checkpoints, ck_skipped = check_run_checkpoints(layout, thresholds, workers=workers, progress=progress)
-        skipped += ck_skipped
+        skipped = skipped + ck_skipped
     if timeline.frame.empty and not checkpoints:  # files found, but not one metric or weight in them
         reasons = "; ".join(str(s) for s in skipped) or "no training metric or checkpoint weight in the files found"
         raise NotARunDirectory(path, f"nothing readable ({reasons})")

@@ -51,6 +51,12 @@ _dask_option = click.option(
          "same files, or 'local' for a cluster on this machine (needs forensics[dask]).")
 
 
+_run_option = click.option(
+    "--run", "run", default=None, metavar="ID_OR_NAME",
+    help="The W&B or MLflow run to read where the folder holds several: its id (or its first 4+ characters) "
+         "or its name.")
+
+
 def _fanned_out(dask: str | None, workers: int | None = None):
     from .checkpoints.fanout import dask_scheduler
 
@@ -150,20 +156,31 @@ def cli():
 @click.option("--no-checkpoints", is_flag=True, help="Read the logs only; do not open checkpoints.")
 @click.option("--workers", type=int, default=None, help="Processes for checkpoint scans (default: all cores).")
 @click.option("-v", "--verbose", is_flag=True, help="After the one-screen summary, the four answers in full.")
+@_run_option
 @_dask_option
 @_fail_cleanly
-def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose, dask):
-    """Analyze a run folder (HF Trainer output, LLaMA-Factory, ms-swift, logs) or one log file.
+def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose, run, dask):
+    """Analyze a run folder (HF Trainer output, LLaMA-Factory, ms-swift, W&B, MLflow, logs) or one log file.
 
+    A W&B folder or MLflow store holding several runs gets one verdict line per run (--json: see
+    forensics/store.py); --run names the one to analyze in full.
     Example: forensics analyze ./output/ --html report.html
     """
     from .analysis import analyze as run_analysis
+    from .errors import SeveralRuns
 
     _html_not_the_run(path, html_path)
     _writable(html_path, "--html")
     progress = _progress()
-    with _fanned_out(dask, workers):
-        result = run_analysis(path, check_checkpoints=not no_checkpoints, workers=workers, progress=progress)
+    try:
+        with _fanned_out(dask, workers):
+            result = run_analysis(path, check_checkpoints=not no_checkpoints, workers=workers, progress=progress,
+                                  run=run)
+    except SeveralRuns:
+        if html_path is not None:
+            raise
+        _end_progress(progress)
+        _analyze_each(path, as_json, fail_on)
     _end_progress(progress)
     if html_path is not None:
         from .report import write_html
@@ -174,6 +191,17 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose,
     _emit(result.to_dict() if as_json else None, lambda: analysis_text(result, verbose=verbose), html_path)
     failing = {"broken": {"broken"}, "warning": {"broken", "warning"}}[fail_on]
     sys.exit(EXIT_BROKEN if result.status in failing else EXIT_OK)
+
+
+def _analyze_each(path: Path, as_json: bool, fail_on: str) -> None:
+    """One verdict line per run of a tracker store (see forensics/store.py), and the exit code of the worst."""
+    from .report.store_text import store_text
+    from .store import analyze_each
+
+    store = analyze_each(path)
+    _emit(store.to_dict() if as_json else None, lambda: store_text(store), None)
+    failing = {"broken": {"broken"}, "warning": {"broken", "warning"}}[fail_on]
+    sys.exit(EXIT_BROKEN if store.status in failing else EXIT_OK)
 
 
 def _html_not_the_run(path: Path | None, html_path: Path | None) -> None:
@@ -191,8 +219,9 @@ def _html_not_the_run(path: Path | None, html_path: Path | None) -> None:
 @click.option("--parquet", "parquet_path", type=click.Path(path_type=Path),
               help="Write the timeline as Parquet (needs pyarrow: the `export` extra).")
 @click.option("--wide", is_flag=True, help="Write/print the step x metric view instead of the long one.")
+@_run_option
 @_fail_cleanly
-def timeline(path, csv_path, parquet_path, wide):
+def timeline(path, csv_path, parquet_path, wide, run):
     """Read every log of a run into one timeline (step, metric, value, source, segment, abandoned).
 
     In the files, a logged NaN reads `nan` and a value never logged is empty; sources are relative
@@ -209,7 +238,7 @@ def timeline(path, csv_path, parquet_path, wide):
 
         _require_pyarrow("--parquet")
     progress = _progress()
-    tl = load_timeline(path, progress=progress)
+    tl = load_timeline(path, progress=progress, run=run)
     _end_progress(progress)
     for skipped in tl.skipped:
         click.echo(f"skipped {skipped}", err=True)

@@ -63,3 +63,26 @@ class SchedulerUnreachable(ForensicsError):
         self.address = address
         self.reason = reason
         super().__init__(f"cannot use the Dask scheduler {address}: {reason}")
+
+
+class SeveralRuns(ForensicsError):
+    """The folder holds several runs of one experiment tracker (W&B, MLflow) and nothing says which.
+
+    `runs` are the runs (TrackerRun), `labels` how each is named in the message.
+    """
+
+    def __init__(self, path, runs, labels: list[str]):
+        self.path = str(path)
+        self.runs = list(runs)
+        shown = ", ".join(labels[:8]) + (", ..." if len(labels) > 8 else "")
+        super().__init__(f"{self.path}: {len(labels)} tracker runs ({shown}); name one with --run ID_OR_NAME")
+
+
+class NoSuchRun(ForensicsError):
+    """`--run` names no run of the folder's experiment trackers; the message lists the runs there are."""
+
+    def __init__(self, path, selector: str, labels: list[str]):
+        self.path = str(path)
+        self.selector = selector
+        shown = ", ".join(labels[:8]) + (", ..." if len(labels) > 8 else "")
+        super().__init__(f"{self.path}: no run named {selector!r}; the runs here: {shown}")

@@ -15,7 +15,8 @@ from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
 
 # Folders that never hold a run's logs and can be huge.
-_SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints", "node_modules", ".venv", "venv", ".cache"}
+# MLflow's `.trash` holds deleted experiments.
+_SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints", "node_modules", ".venv", "venv", ".cache", ".trash"}
 
 _TB_EVENT = re.compile(r"^events\.out\.tfevents\.")
 _TEXT_LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md"}
@@ -29,7 +30,8 @@ _SNIFF_BYTES = 1 << 16
 
 
 # The RunLayout lists of log files, in the order they are read, and then every list of files.
-LOG_KINDS = ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "text_logs")
+LOG_KINDS = ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "text_logs",
+             "wandb_logs", "wandb_folders", "mlflow_runs", "mlflow_dbs")
 FILE_KINDS = LOG_KINDS + ("config_files", "weight_files")
 
 
@@ -43,6 +45,11 @@ class RunLayout:
         tensorboard: every TensorBoard event file, at any depth.
         llamafactory_logs, swift_logs, jsonl_logs: the JSONL training logs by flavour.
         text_logs: captured stdout / log files that contain training log lines.
+        wandb_logs: every W&B run log (`run-<id>.wandb`), online or offline run.
+        wandb_folders: W&B run folders without a `.wandb` log (deleted, or not copied): their
+            `files/wandb-summary.json` and `files/config.yaml` are what is left of the run.
+        mlflow_runs: the run folders of MLflow file stores (`mlruns/<experiment>/<run_id>/`).
+        mlflow_dbs: SQLite files (`mlflow.db`, ...): MLflow SQL stores, or some other program's database.
         weight_files: every file that may hold model weights (grouped into checkpoints later).
         config_files: training_args.bin, config.json, adapter_config.json, DeepSpeed configs,
             args.json, training_args.yaml, scaler.pt, DeepSpeed optimizer states.
@@ -56,6 +63,10 @@ class RunLayout:
     swift_logs: list[Path] = field(default_factory=list)
     jsonl_logs: list[Path] = field(default_factory=list)
     text_logs: list[Path] = field(default_factory=list)
+    wandb_logs: list[Path] = field(default_factory=list)
+    wandb_folders: list[Path] = field(default_factory=list)
+    mlflow_runs: list[Path] = field(default_factory=list)
+    mlflow_dbs: list[Path] = field(default_factory=list)
     weight_files: list[Path] = field(default_factory=list)
     config_files: list[Path] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
@@ -113,9 +124,39 @@ def _walk(root: Path, layout: RunLayout) -> None:
             dirnames[:] = []
             continue
         seen_dirs.add((st.st_dev, st.st_ino))
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not _wandb_link(dirpath, d))
+        _note_tracker_folder(Path(dirpath), dirnames, filenames, layout)
         for name in sorted(filenames):
-            _classify(Path(dirpath) / name, layout, explicit=False)
+            if not _tracker_own_file(dirpath, name):
+                _classify(Path(dirpath) / name, layout, explicit=False)
+
+
+# --- experiment trackers' folders ---------------------------------------------------------------
+
+_WANDB_RUN_DIR = re.compile(r"^(offline-)?run-\d{8}_\d{6}-.+$|^latest-run$")
+
+
+def _wandb_link(dirpath: str, name: str) -> bool:
+    """W&B's `latest-run` link (and the `latest-run.<pid>` links it leaves while switching it)
+    points at a run folder that is read under its own name: not followed."""
+    return name.startswith("latest-run") and os.path.islink(os.path.join(dirpath, name))
+
+
+def _note_tracker_folder(folder: Path, dirnames: list[str], filenames: list[str], layout: RunLayout) -> None:
+    """An MLflow file-store run folder, or a W&B run folder whose `.wandb` log is gone; prunes
+    what is read through them (MLflow's metrics/params/tags, W&B's own debug logs)."""
+    if "meta.yaml" in filenames and ("metrics" in dirnames or "params" in dirnames):
+        layout.mlflow_runs.append(folder)
+        dirnames[:] = [d for d in dirnames if d not in ("metrics", "params", "tags")]
+    elif _WANDB_RUN_DIR.match(folder.name) and "files" in dirnames:
+        if not any(name.endswith(".wandb") for name in filenames):
+            layout.wandb_folders.append(folder)
+        dirnames[:] = [d for d in dirnames if d not in ("logs", "tmp")]
+
+
+def _tracker_own_file(dirpath: str, name: str) -> bool:
+    """W&B's debug logs in `wandb/`: its own diagnostics, never the training's output."""
+    return name.startswith("debug") and name.endswith(".log") and os.path.basename(dirpath) == "wandb"
 
 
 def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
@@ -125,6 +166,10 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.trainer_states.append(path)
     elif _TB_EVENT.match(name):
         layout.tensorboard.append(path)
+    elif suffix == ".wandb":
+        layout.wandb_logs.append(path)
+    elif suffix in _SQLITE_SUFFIXES and _is_sqlite(path, layout):
+        layout.mlflow_dbs.append(path)
     elif name == "trainer_log.jsonl":
         layout.llamafactory_logs.append(path)
     elif name == "logging.jsonl":
@@ -145,6 +190,19 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif explicit and suffix == ".json":
         # A JSON file given by name: treat it like a trainer_state.json (it may be renamed).
         layout.trainer_states.append(path)
+
+
+_SQLITE_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _is_sqlite(path: Path, layout: RunLayout) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    except OSError as err:
+        layout.skipped.append(Skipped(str(path), os_reason(err)))
+        return False
 
 
 _CONFIG_NAMES = {

@@ -12,10 +12,12 @@ from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from ..run import RunLayout
 from ..timeline import LogRecords
-from . import jsonl, llamafactory, stdout, swift, tensorboard, trainer_state
+from . import jsonl, llamafactory, mlflow_files, mlflow_sqlite, stdout, swift, tensorboard, trainer_state, wandb, wandb_files
+
+Reader = Callable[[Path], "LogRecords | list[LogRecords]"]
 
 
-def _readers() -> list[tuple[str, Callable[[Path], LogRecords]]]:
+def _readers() -> list[tuple[str, Reader]]:
     return [
         ("trainer_states", trainer_state.read),
         ("tensorboard", tensorboard.read),
@@ -23,10 +25,14 @@ def _readers() -> list[tuple[str, Callable[[Path], LogRecords]]]:
         ("swift_logs", swift.read),
         ("jsonl_logs", jsonl.read),
         ("text_logs", stdout.read),
+        ("wandb_logs", wandb.read),
+        ("wandb_folders", wandb_files.read),
+        ("mlflow_runs", mlflow_files.read),
+        ("mlflow_dbs", mlflow_sqlite.read_all),  # one LogRecords per run in the store
     ]
 
 
-def reader_for(kind: str) -> Callable[[Path], LogRecords]:
+def reader_for(kind: str) -> Reader:
     """The reader of one RunLayout log kind ("trainer_states", "tensorboard", "text_logs", ...)."""
     return dict(_readers())[kind]
 
@@ -46,17 +52,22 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
             if progress:
                 progress(f"reading log {done} of {total}: {path.name}")
             try:
-                rec = read(path)
+                read_here = read(path)
             except UnreadableFile as err:
                 skipped.append(Skipped(err.path, err.reason))
                 continue
             except OSError as err:  # permission, vanished file: name it and go on
                 skipped.append(Skipped(str(path), os_reason(err)))
                 continue
-            if rec.frame.empty and not rec.texts and not rec.banners and attr == "text_logs":
-                continue  # a text file without a single training line is not a log
-            if rec.warnings:  # a cut or damaged file read in part: say so, one line
-                skipped.append(Skipped(str(path), "partly read: " + "; ".join(rec.warnings)))
-            skipped.extend(Skipped(str(path), note) for note in rec.notes)
-            records.append(rec)
+            for rec in read_here if isinstance(read_here, list) else [read_here]:
+                _keep(rec, attr, records, skipped)
     return records, skipped
+
+
+def _keep(rec: LogRecords, kind: str, records: list[LogRecords], skipped: list[Skipped]) -> None:
+    if rec.frame.empty and not rec.texts and not rec.banners and kind == "text_logs":
+        return  # a text file without a single training line is not a log
+    if rec.warnings:  # a cut or damaged file read in part: say so, one line
+        skipped.append(Skipped(rec.source, "partly read: " + "; ".join(rec.warnings)))
+    skipped.extend(Skipped(rec.source, note) for note in rec.notes)
+    records.append(rec)

@@ -278,7 +278,7 @@ def read_flat_yaml(path) -> dict[str, Any]:
         if not match:
             raise UnreadableFile(path, f"line {number} is not 'key: value' YAML: {raw.strip()[:60]!r}")
         current = match.group(1)
-        out[current] = None if match.group(2) is None else _scalar(match.group(2).strip())
+        out[current] = None if match.group(2) is None else yaml_scalar(match.group(2).strip())
     return out
 
 
@@ -286,14 +286,14 @@ def _add_nested(out: dict, key: str, line: str, path, number: int) -> None:
     if line.startswith("- ") or line == "-":
         if not isinstance(out.get(key), list):
             out[key] = []
-        out[key].append(_scalar(line[1:].strip()))
+        out[key].append(yaml_scalar(line[1:].strip()))
         return
     match = _KEY_LINE.match(line)
     if not match:
         raise UnreadableFile(path, f"line {number} is not 'key: value' YAML: {line[:60]!r}")
     if not isinstance(out.get(key), dict):
         out[key] = {}
-    out[key][match.group(1)] = None if match.group(2) is None else _scalar(match.group(2).strip())
+    out[key][match.group(1)] = None if match.group(2) is None else yaml_scalar(match.group(2).strip())
 
 
 def _strip_comment(line: str) -> str:
@@ -307,7 +307,7 @@ def _strip_comment(line: str) -> str:
 _BOOLS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
 
 
-def _scalar(text: str) -> Any:
+def yaml_scalar(text: str) -> Any:
     """One YAML 1.1 plain or quoted scalar (PyYAML's resolution rules for the common cases)."""
     if len(text) >= 2 and text[0] == text[-1] == "'":
         return text[1:-1].replace("''", "'")
@@ -317,7 +317,7 @@ def _scalar(text: str) -> Any:
         except json.JSONDecodeError:
             return text[1:-1]
     if text.startswith("[") and text.endswith("]"):
-        return [_scalar(t.strip()) for t in text[1:-1].split(",") if t.strip()]
+        return [yaml_scalar(t.strip()) for t in text[1:-1].split(",") if t.strip()]
     lowered = text.lower()
     if lowered in ("null", "~", ""):
         return None

@@ -27,6 +27,9 @@ from ..run import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
 from . import megatron_args
+from .mlflow_store import PARAMS_TEXT
+from .tracker_config import tracker_config_values
+from .wandb import CONFIG_TEXT
 
 def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     """Read every configuration source of the run; bad files become `missing` lines, never errors."""
@@ -36,6 +39,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
         _read_into(config, layout, path, cf.read_training_args_values)
     _read_text(config, timeline, "args", cf.training_args_values)
     _read_text(config, timeline, megatron_args.TEXT_KEY, megatron_args.config_values, "console log 'arguments' block")
+    _read_tracker_configs(config, layout, timeline)
     for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("swift", cf.read_swift_args)):
         for path in by_kind[kind]:
             _read_into(config, layout, path, reader)
@@ -152,6 +156,24 @@ def _read_text(config: RunConfig, timeline: Timeline, name: str, to_values: Call
         config.missing.append(f"{source}: expected a JSON object")
         return
     _record(config, to_values(value), source)
+
+
+_TRACKER_TEXTS = {CONFIG_TEXT: ("W&B config", False), PARAMS_TEXT: ("MLflow params", True)}
+
+
+def _read_tracker_configs(config: RunConfig, layout: RunLayout, timeline: Timeline) -> None:
+    """W&B configs and MLflow params (texts keyed `<kind>/<file they came from>`), as the HF Trainer logged them."""
+    for key, text in timeline.texts.items():
+        kind, _, where = key.partition("/")
+        if kind not in _TRACKER_TEXTS:
+            continue
+        what, values_are_text = _TRACKER_TEXTS[kind]
+        source = f"{_relative(layout, Path(where.split('#')[0]))} ({what})"
+        try:
+            values = json.loads(text)
+        except json.JSONDecodeError:  # written by our own reader: cannot happen, but never fail a report on it
+            continue
+        _record(config, tracker_config_values(values, values_are_text), source)
 
 
 def _record(config: RunConfig, values: dict[str, Any], source: str) -> None:
@@ -284,8 +306,9 @@ def _estimate_params(config: RunConfig) -> int | None:
 def _note_absent_sources(config: RunConfig) -> None:
     args_keys = ("learning_rate", "max_grad_norm", "fp16", "bf16")
     if not any(config.get(k) is not None for k in args_keys):
-        config.missing.append("no readable training_args.bin, TensorBoard 'args' text, LLaMA-Factory training_args.yaml "
-                              "or ms-swift args.json: learning rate, warm-up, clipping and precision settings unknown")
+        config.missing.append("no readable training_args.bin, TensorBoard 'args' text, LLaMA-Factory training_args.yaml, "
+                              "ms-swift args.json, W&B config or MLflow params: learning rate, warm-up, clipping and "
+                              "precision settings unknown")
     if not any(k.startswith("model.") for k in config.values):
         config.missing.append("no readable config.json or TensorBoard 'model_config' text: "
                               "model size, dtype and quantization unknown")

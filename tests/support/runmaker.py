@@ -187,6 +187,7 @@ class RunSpec:
     shard_size: str | None = None  # e.g. "20KB": every checkpoint re-saved as shards + index
     checkpoint_prefix: str = "checkpoint"  # "ckpt": folders renamed ckpt-N after training
     lora: bool = False  # real peft LoRA (r=4) on the attention projections; adapter checkpoints
+    report_to: tuple[str, ...] = ("tensorboard",)  # HF's trackers; "wandb"/"mlflow" need their env (see trackers.py)
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,8 @@ class RunFacts:
         attempts: per attempt: first_step, last_step, resumed_from, abandoned, checkpoints_saved.
         has_root_trainer_state: whether save_state() wrote the root trainer_state.json.
         expected_status: the verdict the run was built to earn ("healthy", "warning", "broken").
+        log_history: the Trainer's own `state.log_history` at the end (in memory, not read back), one
+            dict per log call, NaN kept.
     """
 
     path: str
@@ -237,6 +240,7 @@ class RunFacts:
     attempts: tuple[dict[str, Any], ...]
     has_root_trainer_state: bool
     expected_status: str
+    log_history: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The facts as plain JSON-able values."""
@@ -344,7 +348,7 @@ def _facts(out_dir: Path, spec: RunSpec, trainer, attempts: list, histories: lis
         checkpoints=checkpoints, last_good_checkpoint=last_good, first_bad_checkpoint=first_bad,
         overwritten_checkpoints=_overwritten(saved_by_attempt, spec.checkpoint_prefix),
         attempts=tuple(attempts), has_root_trainer_state=spec.save_state,
-        expected_status=_expected_status(spec),
+        expected_status=_expected_status(spec), log_history=tuple(dict(e) for e in histories[-1]),
     )
 
 

@@ -1,0 +1,71 @@
+"""An experiment tracker's copy of a run's configuration (W&B config, MLflow params) as RunConfig keys.
+
+The HF Trainer gives both trackers one flat dict: the model config's keys, then the
+TrainingArguments' (which win on a clash), `model/num_parameters` (W&B) and, for a PEFT model,
+`peft_config` (W&B: {adapter name: LoraConfig fields}). W&B keeps the values as JSON; MLflow as
+the `str()` of each value (`"0.003"`, `"False"`, `"None"`, `"['wandb']"`), read back with
+`ast.literal_eval`, which builds literals only and runs nothing. Other frameworks log their own
+keys; the ones named like TrainingArguments (`learning_rate`, `max_grad_norm`, `bf16`, ...) are
+read the same way, the rest are kept under their own names.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from .config_files import model_config_values, training_args_values
+
+# Keys of a transformers model config (PretrainedConfig.to_dict) that the HF callbacks mix into
+# the same dict as the TrainingArguments: read as `model.<key>`, as config.json would be.
+MODEL_KEYS = frozenset({
+    "model_type", "architectures", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+    "num_key_value_heads", "intermediate_size", "max_position_embeddings", "tie_word_embeddings", "torch_dtype",
+    "dtype", "quantization_config", "_name_or_path", "transformers_version", "use_cache", "_attn_implementation",
+    "head_dim", "rope_theta", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "hidden_act",
+    "initializer_range", "n_layer", "n_embd", "n_head", "n_inner", "n_positions", "d_model", "num_layers",
+    "text_config", "sliding_window", "rope_scaling", "attention_dropout",
+})
+_LONGEST_LITERAL = 8000  # MLflow's param limit; a longer string is not a value HF logged
+
+
+def tracker_config_values(config: dict[str, Any], values_are_text: bool = False) -> dict[str, Any]:
+    """RunConfig keys -> values of a tracker's config dict (MLflow params: `values_are_text=True`).
+
+    >>> tracker_config_values({"learning_rate": "0.003", "bf16": "False", "hidden_size": "32"}, values_are_text=True)
+    {'model.hidden_size': 32, 'learning_rate': 0.003, 'bf16': False}
+    """
+    if values_are_text:
+        config = {key: literal(value) for key, value in config.items()}
+    model = {k: v for k, v in config.items() if k in MODEL_KEYS}
+    args = {k: v for k, v in config.items() if k not in MODEL_KEYS and k not in ("peft_config", "model/num_parameters")}
+    out = model_config_values(model) if model else {}
+    out.update(training_args_values(args))
+    if isinstance(config.get("model/num_parameters"), int) and config["model/num_parameters"] > 0:
+        out["n_params"] = config["model/num_parameters"]
+    out.update(_adapter_values(config.get("peft_config")))
+    return out
+
+
+def literal(text: Any) -> Any:
+    """A str()-ed Python value back as the value (numbers, booleans, None, lists, dicts); other text as it is.
+
+    >>> [literal(t) for t in ("0.003", "False", "None", "['wandb', 'mlflow']", "linear")]
+    [0.003, False, None, ['wandb', 'mlflow'], 'linear']
+    """
+    if not isinstance(text, str) or len(text) > _LONGEST_LITERAL:
+        return text
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+
+
+def _adapter_values(peft_config: Any) -> dict[str, Any]:
+    """W&B's `peft_config` ({adapter name: its fields}) as `adapter.<key>`, like adapter_config.json."""
+    if not isinstance(peft_config, dict) or not peft_config:
+        return {}
+    first = next(iter(peft_config.values()))
+    fields = first if isinstance(first, dict) else peft_config
+    if "peft_type" not in fields and "r" not in fields:
+        return {}
+    return {f"adapter.{k}": v for k, v in fields.items() if not isinstance(v, dict)}

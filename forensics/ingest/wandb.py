@@ -1,0 +1,224 @@
+"""Reader of a W&B run log (`wandb/run-<date>-<id>/run-<id>.wandb`, online or offline run).
+
+The `.wandb` file is the full record of a run: W&B writes every `wandb.log` row, every config
+update and the run's summary there first, and syncs from it. It is a record log (framing in
+`_wandb_log`) of `wandb_internal.Record` protobuf messages; the few messages and fields read here
+(field numbers from wandb/proto/wandb_internal.proto in github.com/wandb/wandb) are:
+
+    Record        2 history, 3 summary, 5 config, 12 metric, 17 run, 18 exit
+    HistoryRecord 1 item (HistoryItem: 1 key, 2 nested_key, 16 value_json)
+    ConfigRecord  1 update, 2 remove (ConfigItem: 1 key, 2 nested_key, 16 value_json)
+    RunRecord     1 run_id, 3 project, 4 config, 8 display_name, 17 start_time (1 seconds, 2 nanos)
+    MetricRecord  1 name, 2 glob_name, 4 step_metric (what `define_metric` set as the x-axis)
+    RunExitRecord 1 exit_code
+
+so the `wandb` package is not needed (it is large, and its reader is internal API). Older W&B
+versions put a history key in `key`, newer ones (wandb-core) in `nested_key`: both are read.
+
+Step: the run's declared step metric (HF's WandbCallback declares `train/global_step` for every
+metric), else `train/global_step` / `trainer/global_step` where logged, else W&B's own `_step`.
+A row without the step metric takes the last value seen, as W&B's `step_sync` does. Metric names
+map as everywhere (`train/loss` -> loss, `eval/loss` -> eval_loss); `_timestamp` is the wall time.
+
+The config (the run's hyperparameters: HF logs its TrainingArguments and the model config) goes
+to `texts["wandb_config/<path of the log>"]` as JSON, read into RunConfig by `run_config`.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterator
+
+import pandas as pd
+
+from ..errors import UnreadableFile, os_reason
+from ..timeline import LogRecords, TrackerRun, canonical_metric, empty_frame
+from . import _protowire as wire
+from ._filetime import file_mtime
+from ._wandb_log import check_header, messages
+
+FORMAT = "wandb"
+CONFIG_TEXT = "wandb_config"
+_HISTORY, _CONFIG, _METRIC, _RUN, _EXIT = 2, 5, 12, 17, 18
+# Keys W&B or HF use as a step counter: the axis, not a metric.
+STEP_KEYS = ("train/global_step", "trainer/global_step", "global_step")
+
+
+def read(path: Path) -> LogRecords:
+    """One W&B run log as timeline rows, its config as a text, and the run it belongs to.
+
+    Returns LogRecords with format "wandb" and `tracker_run` set; `warnings` says what was
+    damaged or cut. Raises UnreadableFile for a file that is not a W&B run log.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise UnreadableFile(path, os_reason(err)) from None
+    check_header(data, path)
+    raw, problems = messages(data)
+    log = _decode(raw, problems)
+    frame, unplaced = _history_frame(log["history"], _step_key(log))
+    if unplaced:
+        problems.append(f"{unplaced} history rows logged before the first {_step_key(log)} value; left out")
+    run = TrackerRun(kind="wandb", store=str(path.parent.parent), run_id=log["run_id"] or _id_from_name(path),
+                     name=log["name"], experiment=log["project"], status=_status(log["exit_code"]),
+                     folder=str(path.parent))
+    meta = {"run_id": run.run_id, "step_metric": _step_key(log), "exit_code": log["exit_code"]}
+    texts = {f"{CONFIG_TEXT}/{path}": json.dumps(log["config"], default=str)} if log["config"] else {}
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=texts, meta=meta, mtime=file_mtime(path),
+                      warnings=tuple(problems), tracker_run=run)
+
+
+def _id_from_name(path: Path) -> str:
+    """`run-<id>.wandb` -> id (a log cut before its run record still names its run)."""
+    stem = path.stem
+    return stem[len("run-"):] if stem.startswith("run-") else stem
+
+
+def _status(exit_code: int | None) -> str:
+    if exit_code is None:
+        return "unfinished"
+    return "finished" if exit_code == 0 else "failed"
+
+
+# --- protobuf messages -> plain values ----------------------------------------------------------
+
+def _decode(raw: list[bytes], problems: list[str]) -> dict[str, Any]:
+    log: dict[str, Any] = {"history": [], "config": {}, "step_metric": None, "run_id": "", "name": "",
+                           "project": "", "exit_code": None}
+    bad = 0
+    for message in raw:
+        try:
+            _take_record(message, log)
+        except wire.WireError:
+            bad += 1
+    if bad:
+        problems.append(f"{bad} records are not valid W&B messages; skipped")
+    return log
+
+
+def _take_record(message: bytes, log: dict[str, Any]) -> None:
+    for number, _, value in wire.fields(message):
+        if not isinstance(value, bytes) and number != _EXIT:
+            continue
+        if number == _HISTORY:
+            log["history"].append(dict(_items(value, item_field=1)))
+        elif number == _CONFIG:
+            _update_config(log["config"], value)
+        elif number == _RUN:
+            _take_run(value, log)
+        elif number == _METRIC:
+            _take_metric(value, log)
+        elif number == _EXIT:
+            log["exit_code"] = _exit_code(value)
+
+
+def _items(message: bytes, item_field: int) -> Iterator[tuple[str, Any]]:
+    """(key, value) of each HistoryItem / ConfigItem / SummaryItem under `item_field`."""
+    for number, _, item in wire.fields(message):
+        if number == item_field and isinstance(item, bytes):
+            yield _item(item)
+
+
+def _item(item: bytes) -> tuple[str, Any]:
+    key, nested, value_json = "", [], "null"
+    for number, _, value in wire.fields(item):
+        if number == 1:
+            key = wire.text(value)
+        elif number == 2:
+            nested.append(wire.text(value))
+        elif number == 16:
+            value_json = wire.text(value)
+    try:
+        value = json.loads(value_json)  # W&B writes NaN / Infinity as bare tokens, which json reads
+    except (json.JSONDecodeError, RecursionError):
+        value = None
+    return key or ".".join(nested), value
+
+
+def _update_config(config: dict[str, Any], message: bytes) -> None:
+    for number, _, item in wire.fields(message):
+        if number in (1, 2) and isinstance(item, bytes):
+            key, value = _item(item)
+            if number == 1:
+                config[key] = value
+            else:
+                config.pop(key, None)
+
+
+def _take_run(message: bytes, log: dict[str, Any]) -> None:
+    for number, _, value in wire.fields(message):
+        if number == 1:
+            log["run_id"] = wire.text(value)
+        elif number == 3:
+            log["project"] = wire.text(value)
+        elif number == 8:
+            log["name"] = wire.text(value)
+        elif number == 4 and isinstance(value, bytes):
+            _update_config(log["config"], value)
+
+
+def _take_metric(message: bytes, log: dict[str, Any]) -> None:
+    """`define_metric("*", step_metric=S)` sets the x-axis of every metric: that S is the step."""
+    glob = step = ""
+    for number, _, value in wire.fields(message):
+        if number == 2:
+            glob = wire.text(value)
+        elif number == 4:
+            step = wire.text(value)
+    if glob == "*" and step:
+        log["step_metric"] = step
+
+
+def _exit_code(message: int | bytes) -> int:
+    if not isinstance(message, bytes):
+        return 0
+    for number, _, value in wire.fields(message):
+        if number == 1 and isinstance(value, int):
+            return wire.signed(value)
+    return 0  # proto3 leaves a zero exit code out
+
+
+# --- rows -> frame ------------------------------------------------------------------------------
+
+def _step_key(log: dict[str, Any]) -> str:
+    if log["step_metric"]:
+        return log["step_metric"]
+    logged = {k for row in log["history"] for k in row}
+    return next((k for k in STEP_KEYS if k in logged), "_step")
+
+
+def _history_frame(history: list[dict[str, Any]], step_key: str) -> tuple[pd.DataFrame, int]:
+    """Every numeric value of every history row at its step; and how many rows had no step yet."""
+    steps, metrics, values, walls = [], [], [], []
+    last_step, unplaced = None, 0
+    for row in history:
+        step = _number(row.get(step_key))
+        if step is not None and math.isfinite(step):
+            last_step = int(step)
+        if last_step is None:
+            unplaced += 1
+            continue
+        wall = _number(row.get("_timestamp"))
+        for key, value in row.items():
+            number = _number(value)
+            if number is None or key == step_key or key in STEP_KEYS or key.startswith("_"):
+                continue
+            steps.append(last_step)
+            metrics.append(canonical_metric(key))
+            values.append(number)
+            walls.append(math.nan if wall is None else wall)
+    if not steps:
+        return empty_frame(), unplaced
+    return pd.DataFrame({"step": pd.Series(steps, dtype="int64"), "metric": metrics,
+                         "value": pd.Series(values, dtype="float64"),
+                         "wall_time": pd.Series(walls, dtype="float64")}), unplaced
+
+
+def _number(value: Any) -> float | None:
+    """A logged number as a float (NaN/Inf kept); None for text, tables, images, booleans."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)

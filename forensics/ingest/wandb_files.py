@@ -1,0 +1,106 @@
+"""What is left of a W&B run folder without its `.wandb` log: `files/wandb-summary.json` and `files/config.yaml`.
+
+W&B's sender writes both beside the log of an online run (offline runs get them at `wandb sync`):
+
+* `wandb-summary.json`: the last value of every metric (HF's final `train/loss`, `train/grad_norm`,
+  `train/global_step`, ...) plus W&B's own `_step`, `_runtime`, `_timestamp` and `_wandb`; read
+  as one point at the summary's step (the step metric's last value, else `_step`).
+* `config.yaml`: the config, one top-level key per value: `key:` then an indented `value: <scalar>`
+  (and, before W&B 0.17, `desc: null`). Values that are whole mappings or lists (`_wandb`, a
+  nested `peft_config`) are left out: PyYAML is not a dependency, and the scalars are what the
+  cause rules read.
+
+The log, when present, holds all of this and more; `run.discover` lists a folder here only when
+it has no `.wandb` file.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import UnreadableFile
+from ..timeline import LogRecords, TrackerRun, canonical_metric, empty_frame
+from ._filetime import file_mtime
+from ._jsonfile import read_json_object
+from .config_files import yaml_scalar
+from .wandb import CONFIG_TEXT, STEP_KEYS
+
+FORMAT = "wandb_summary"
+_TOP_KEY = re.compile(r"^([^\s#:][^:]*):\s*$")
+_VALUE_LINE = re.compile(r"^\s+value:(?:\s+(.*))?$")
+
+
+def read(folder: Path) -> LogRecords:
+    """The summary point and the config of a W&B run folder with no `.wandb` log.
+
+    Raises UnreadableFile when neither file can be read.
+    """
+    folder = Path(folder)
+    summary_path, config_path = folder / "files" / "wandb-summary.json", folder / "files" / "config.yaml"
+    problems: list[str] = []
+    summary = _read_or_note(summary_path, read_json_object, problems)
+    config = _read_or_note(config_path, read_config_yaml, problems)
+    if summary is None and config is None:
+        raise UnreadableFile(folder, "a W&B run folder without a readable .wandb log, wandb-summary.json "
+                                     "or config.yaml; " + "; ".join(problems))
+    run = TrackerRun(kind="wandb", store=str(folder.parent), run_id=folder.name.rsplit("-", 1)[-1], folder=str(folder))
+    texts = {f"{CONFIG_TEXT}/{config_path}": json.dumps(config, default=str)} if config else {}
+    notes = ("no .wandb log in this W&B run folder: only the summary (the last value of each metric) "
+             "and the config were read",)
+    return LogRecords(source=str(summary_path if summary is not None else config_path), format=FORMAT,
+                      frame=_summary_frame(summary or {}), texts=texts, mtime=file_mtime(folder),
+                      warnings=tuple(problems), notes=notes, tracker_run=run)
+
+
+def _read_or_note(path: Path, reader, problems: list[str]) -> Any:
+    if not path.exists():
+        return None
+    try:
+        return reader(path)
+    except (UnreadableFile, OSError) as err:
+        problems.append(f"{path.name}: {getattr(err, 'reason', err)}")
+        return None
+
+
+def _summary_frame(summary: dict[str, Any]) -> pd.DataFrame:
+    step_key = next((k for k in STEP_KEYS + ("_step",) if _is_number(summary.get(k))), None)
+    if step_key is None:
+        return empty_frame()
+    step = int(summary[step_key])
+    wall = float(summary["_timestamp"]) if _is_number(summary.get("_timestamp")) else math.nan
+    points = [(canonical_metric(k), float(v)) for k, v in summary.items()
+              if _is_number(v) and not k.startswith("_") and k not in STEP_KEYS]
+    return pd.DataFrame({"step": pd.Series([step] * len(points), dtype="int64"), "metric": [m for m, _ in points],
+                         "value": pd.Series([v for _, v in points], dtype="float64"),
+                         "wall_time": pd.Series([wall] * len(points), dtype="float64")})
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def read_config_yaml(path: Path) -> dict[str, Any]:
+    """W&B's `config.yaml` as {key: value} for the keys whose value is a scalar (see the module docstring)."""
+    try:
+        lines = Path(path).read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise UnreadableFile(path, "not UTF-8 text") from None
+    out: dict[str, Any] = {}
+    key = None
+    for line in lines:
+        top = _TOP_KEY.match(line)
+        if top:
+            key = top.group(1).strip().strip("'\"")
+            continue
+        value = _VALUE_LINE.match(line)
+        if key is not None and value and value.group(1) is not None:
+            out[key] = yaml_scalar(value.group(1).strip())
+            key = None
+    if not out and lines:
+        raise UnreadableFile(path, "no 'key:' / 'value: ...' entries: not a W&B config.yaml")
+    return out

@@ -1,0 +1,42 @@
+"""The text of `forensics analyze STORE` for a W&B folder or MLflow store holding several runs: one line each."""
+from __future__ import annotations
+
+from ..analyzers import SUMMARY_KINDS
+from .notation import plural
+from .text import WIDTH
+
+_TRACKERS = {"wandb": "W&B", "mlflow": "MLflow"}
+
+
+def store_text(store) -> str:
+    """A head line, then per run: tracker, id, name, the tracker's status, and the verdict with its first incident."""
+    runs = store.runs
+    lines = [f"{plural(len(runs), 'run')} in {store.path}, each analyzed from its own logs "
+             "(checkpoints not opened). For one run's full report: forensics analyze PATH --run ID", ""]
+    id_width = min(max(len(v.run.run_id) for v in runs), 32)
+    names = [v.run.name if v.run.name != v.run.run_id else "" for v in runs]
+    name_width = min(max(len(n) for n in names), 24)
+    for verdict, name in zip(runs, names):
+        run = verdict.run
+        head = (f"{_TRACKERS.get(run.kind, run.kind):<6} {run.run_id[:32]:<{id_width}}  {name[:24]:<{name_width}}  "
+                f"{run.status or '?':<10}  ")
+        lines.append(_clip(head + _verdict(verdict)))
+    if store.skipped:
+        lines += ["", f"{plural(len(store.skipped), 'file')} could not be read in full (--json lists them)"]
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(verdict) -> str:
+    analysis = verdict.analysis
+    if analysis is None:
+        return f"-- {verdict.reason}"
+    first = analysis.first_incident
+    if first is None:
+        return analysis.status.upper()
+    if first.kind in SUMMARY_KINDS:
+        return f"{analysis.status.upper()}: {first.message}"
+    return f"{analysis.status.upper()}: step {first.step}: {first.message}"
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= WIDTH else line[:WIDTH - 1] + "…"
