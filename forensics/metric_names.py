@@ -15,6 +15,9 @@ _ALIASES = {
     "gradient_norm": "grad_norm",
     "total_norm": "grad_norm",
     "current_loss": "loss",
+    # OpenAI fine-tuning results as W&B's OpenAI integration logs them (per step; not HF's `train_loss` average)
+    "training_loss": "loss",
+    "validation_loss": "eval_loss",
     # Megatron TensorBoard tags and console keys (megatron/training/training.py training_log)
     "lm loss": "loss",
     "lm loss validation": "eval_loss",

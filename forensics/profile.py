@@ -195,6 +195,10 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
             return "trl"
         evidence["framework"] = "trainer_state.json (Hugging Face Trainer)"
         return "hf_trainer"
+    tracker_source = config.source_of("per_device_train_batch_size") or ""
+    if tracker_source.endswith(("(W&B config)", "(MLflow params)")):  # TrainingArguments, as HF's callbacks log them
+        evidence["framework"] = f"Hugging Face TrainingArguments in {tracker_source}"
+        return "trl" if objective in ("preference", "rl") else "hf_trainer"
     if any(k.startswith("ds.") for k in config.values):
         evidence["framework"] = "a DeepSpeed config"
         return "deepspeed"

@@ -35,3 +35,32 @@ def _run_fixture(name: str):
 # healthy_run, nan_run, spike_run, lr_blowup_run, collapse_run, resumed_run, bf16_run, gpt2_run, lora_run
 for _name in FIXTURE_SPECS:
     globals()[f"{_name}_run"] = _run_fixture(_name)
+
+
+# Runs the real Trainer reported to W&B (offline) and MLflow (support/trackers.py): (folder, facts), the
+# Trainer's output in folder/output, the trackers' files beside it.
+def _tracker_fixture(name: str, spec_name: str, trackers: tuple[str, ...], mlflow_store: str | None,
+                     extreme_values: bool = False):
+    @pytest.fixture(scope="session", name=name)
+    def built(tmp_path_factory):
+        pytest.importorskip("transformers")
+        for package in {"wandb": "wandb", "mlflow": "mlflow"}.keys() & set(trackers):
+            pytest.importorskip(package)
+        from support import trackers as tr
+
+        folder = tmp_path_factory.mktemp("trackers") / name
+        facts = tr.make_tracker_run(folder, getattr(tr, spec_name), trackers, mlflow_store)
+        if extreme_values:
+            tr.log_extreme_values(folder, mlflow_store)
+        return folder, facts
+
+    return built
+
+
+# NaN from step 21 (grad_norm NaN, loss logged 0.0 from 25): TensorBoard, W&B and an MLflow file store
+tracker_nan_run = _tracker_fixture("tracker_nan_run", "NAN_SPEC", ("tensorboard", "wandb", "mlflow"), "file")
+# the same run, to an MLflow SQLite store that also holds a second run ("extreme-values": Inf, -Inf, NaN)
+tracker_nan_sqlite_run = _tracker_fixture("tracker_nan_sqlite_run", "NAN_SPEC", ("mlflow",), "sqlite",
+                                          extreme_values=True)
+# nothing injected: W&B and an MLflow SQLite store
+tracker_healthy_run = _tracker_fixture("tracker_healthy_run", "HEALTHY_SPEC", ("wandb", "mlflow"), "sqlite")

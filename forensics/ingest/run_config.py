@@ -173,7 +173,12 @@ def _read_tracker_configs(config: RunConfig, layout: RunLayout, timeline: Timeli
             values = json.loads(text)
         except json.JSONDecodeError:  # written by our own reader: cannot happen, but never fail a report on it
             continue
-        _record(config, tracker_config_values(values, values_are_text), source)
+        values = tracker_config_values(values, values_are_text)
+        method = values.pop("method", None)
+        _record(config, values, source)
+        if method and config.get("method") is None:
+            config.add("method", method, f"derived: {source} has no peft_config, which HF's WandbCallback logs "
+                                         "for every PEFT model")
 
 
 def _record(config: RunConfig, values: dict[str, Any], source: str) -> None:
@@ -274,7 +279,7 @@ def _derive_n_params(config: RunConfig, layout: RunLayout) -> None:
                 config.add("n_params", total, f"{_relative(layout, path)} (metadata.total_parameters)")
                 return
     estimate = _estimate_params(config)
-    if estimate:
+    if estimate and config.get("n_params") is None:  # a count the run logged (W&B config) beats an estimate
         config.add("n_params", estimate, f"estimate from {config.source_of('model.hidden_size')} "
                                          "(hidden_size, num_hidden_layers, intermediate_size, vocab_size)")
 

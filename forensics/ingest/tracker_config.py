@@ -2,7 +2,8 @@
 
 The HF Trainer gives both trackers one flat dict: the model config's keys, then the
 TrainingArguments' (which win on a clash), `model/num_parameters` (W&B) and, for a PEFT model,
-`peft_config` (W&B: {adapter name: LoraConfig fields}). W&B keeps the values as JSON; MLflow as
+`peft_config` (W&B: {adapter name: LoraConfig fields}); a W&B config of HF's without one says
+the whole model was trained (`method` "full"). W&B keeps the values as JSON; MLflow as
 the `str()` of each value (`"0.003"`, `"False"`, `"None"`, `"['wandb']"`), read back with
 `ast.literal_eval`, which builds literals only and runs nothing. Other frameworks log their own
 keys; the ones named like TrainingArguments (`learning_rate`, `max_grad_norm`, `bf16`, ...) are
@@ -36,14 +37,22 @@ def tracker_config_values(config: dict[str, Any], values_are_text: bool = False)
     """
     if values_are_text:
         config = {key: literal(value) for key, value in config.items()}
-    model = {k: v for k, v in config.items() if k in MODEL_KEYS}
+    model = {k: v for k, v in config.items() if k in MODEL_KEYS and v is not None}  # None: set when saved
     args = {k: v for k, v in config.items() if k not in MODEL_KEYS and k not in ("peft_config", "model/num_parameters")}
     out = model_config_values(model) if model else {}
     out.update(training_args_values(args))
     if isinstance(config.get("model/num_parameters"), int) and config["model/num_parameters"] > 0:
         out["n_params"] = config["model/num_parameters"]
     out.update(_adapter_values(config.get("peft_config")))
+    if _hf_wandb_config_of_full_model(config):
+        out["method"] = "full"
     return out
+
+
+def _hf_wandb_config_of_full_model(config: dict[str, Any]) -> bool:
+    """HF's WandbCallback logged this config (`model/num_parameters` and the TrainingArguments are its
+    own) and no `peft_config`, which it logs for every PEFT model: the whole model was trained."""
+    return "model/num_parameters" in config and "learning_rate" in config and "peft_config" not in config
 
 
 def literal(text: Any) -> Any:

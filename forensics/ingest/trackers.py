@@ -9,9 +9,9 @@ run of each (one job seen by several trackers, merged like trainer_state.json an
 * `--run SELECTOR` (a run id, the first 4+ characters of one, or a run name): the runs it names
   (every tracker's, so HF's `run_name`, which W&B and MLflow both take, picks the job in both),
   and the folder's other logs. Naming no run raises NoSuchRun, listing the runs there are.
-* no selector, at most one run per tracker: all of them, with the other logs.
-* no selector, several runs of one tracker, and other logs (trainer_state.json, TensorBoard,
-  ...): the other logs only; the runs left out are named in one `Skipped` line per store.
+* no selector: the run of each tracker that has one run, with the other logs; a tracker with
+  several runs is left out when anything else is read (trainer_state.json, TensorBoard, another
+  tracker's one run), and its runs are named in one `Skipped` line per store.
 * no selector, several runs, nothing else: SeveralRuns, listing them (the CLI then gives one
   verdict line per run, see `forensics.store`).
 
@@ -65,12 +65,12 @@ def _inside(path: str, folder: str) -> bool:
 
 
 def _default_runs(runs: list[TrackerRun], has_other_logs: bool, where: str) -> list[TrackerRun]:
+    """A tracker with one run: that run. One with several: left out when anything else is read, else SeveralRuns."""
     live = [r for r in runs if r.status != "deleted"]
     kinds = [r.kind for r in live]
-    if all(kinds.count(k) == 1 for k in kinds):
-        return live
-    if has_other_logs:
-        return []
+    single = [r for r in live if kinds.count(r.kind) == 1]
+    if len(single) == len(live) or has_other_logs or single:
+        return single
     raise SeveralRuns(where, live, [run_label(r) for r in live])
 
 

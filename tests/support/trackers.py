@@ -7,8 +7,9 @@ MLflow's `folder/mlruns/` or `folder/mlflow.db`. Every number in them went throu
 WandbCallback / MLflowCallback and the trackers' own writers. The RunFacts it returns carry the
 trainer's in-memory `log_history`, which tests compare the tracker files against.
 
-`log_extreme_values(folder, mlflow_store)` adds one more MLflow run, logged with mlflow's own API,
-holding +Inf, -Inf, NaN and the largest double (the SQL store writes Inf as the largest double).
+`log_extreme_values(folder, mlflow_store)` adds an MLflow run (to the store in `folder`, new or not),
+logged with mlflow's own API, holding +Inf, -Inf, NaN and the largest double (the SQL store
+writes Inf as the largest double).
 
     PYTHONPATH=tests python -c "from support.trackers import *; make_tracker_run('/tmp/t', NAN_SPEC, ('wandb',), None)"
 """
