@@ -6,6 +6,7 @@ from .notation import plural
 from .text import WIDTH
 
 _TRACKERS = {"wandb": "W&B", "mlflow": "MLflow"}
+_ID = 12  # characters of a run id shown: MLflow's are 32; --run takes any unique start of 4 or more
 
 
 def store_text(store) -> str:
@@ -13,12 +14,12 @@ def store_text(store) -> str:
     runs = store.runs
     lines = [f"{plural(len(runs), 'run')} in {store.path}, each analyzed from its own logs "
              "(checkpoints not opened). For one run's full report: forensics analyze PATH --run ID", ""]
-    id_width = min(max(len(v.run.run_id) for v in runs), 32)
+    id_width = min(max(len(v.run.run_id) for v in runs), _ID)
     names = [v.run.name if v.run.name != v.run.run_id else "" for v in runs]
     name_width = min(max(len(n) for n in names), 24)
     for verdict, name in zip(runs, names):
         run = verdict.run
-        head = (f"{_TRACKERS.get(run.kind, run.kind):<6} {run.run_id[:32]:<{id_width}}  {name[:24]:<{name_width}}  "
+        head = (f"{_TRACKERS.get(run.kind, run.kind):<6} {run.run_id[:_ID]:<{id_width}}  {name[:24]:<{name_width}}  "
                 f"{run.status or '?':<10}  ")
         lines.append(_clip(head + _verdict(verdict)))
     if store.skipped:

@@ -48,6 +48,12 @@ def make_tracker_run(folder: str | Path, spec: RunSpec, trackers: tuple[str, ...
         env.update({"MLFLOW_TRACKING_URI": mlflow_uri(folder, mlflow_store or "file"),
                     "MLFLOW_ALLOW_FILE_STORE": "true"})  # mlflow 3 asks before it writes its older file store
     with _environment(env):
+        if "mlflow" in trackers:
+            import mlflow
+
+            # HF's MLflowCallback reads MLFLOW_TRACKING_URI only while no URI is set in the process (a fresh
+            # process, as a training script is); a second run in this one would log to the first one's store.
+            mlflow.set_tracking_uri(env["MLFLOW_TRACKING_URI"])
         try:
             return make_run(folder / "output", replace(spec, report_to=tuple(trackers)))
         finally:
