@@ -33,6 +33,7 @@ KINDS = (
     "never_learned",
     "no_learning_evidence",
     "overfitting",
+    "source_disagreement",
 )
 
 

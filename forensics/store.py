@@ -22,9 +22,9 @@ from .config import Thresholds
 from .errors import NotARunDirectory
 from .findings import Skipped
 from .ingest import read_logs
-from .ingest.trackers import records_of
+from .ingest.trackers import records_of, tracker_runs
 from .run import discover
-from .timeline import TrackerRun, tracker_runs
+from .tracker_run import TrackerRun
 
 _SEVERITY = {"healthy": 0, "warning": 1, "broken": 2}
 

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .metric_names import canonical_metric  # noqa: F401  (the readers' one name map, re-exported)
+from .tracker_run import TrackerRun, distinct_runs  # noqa: F401  (re-exported: the readers build them)
 
 COLUMNS = ["step", "metric", "value", "source", "format", "wall_time", "segment", "abandoned"]
 
@@ -72,46 +73,6 @@ class Banner:
     trainable_params: int | None = None
     all_params: int | None = None
     source: str = ""
-
-
-@dataclass(frozen=True)
-class TrackerRun:
-    """One run of an experiment tracker (W&B, MLflow) that a log belongs to, so one can be chosen
-    when a store holds several.
-
-    kind: "wandb" or "mlflow".
-    store: the folder or file holding the tracker's runs: W&B's `wandb/` folder, MLflow's
-        `mlruns/` folder or its SQLite file.
-    run_id: the tracker's id of the run (W&B's 8-character id, MLflow's 32-hex run id).
-    name: its display name ("" when it has none).
-    experiment: the W&B project or the MLflow experiment's name ("" when unknown).
-    status: "finished", "failed", "killed", "running", "unfinished" (the log has no end: still
-        running, or the process died) or "deleted" (in MLflow, not yet garbage-collected), as the
-        tracker's files say; "" when they do not say.
-    folder: the run's own folder (W&B `run-<date>-<id>/`, MLflow `<experiment>/<run_id>/`); every
-        file under it belongs to this run. "" for a run inside a SQLite file.
-    """
-
-    kind: str
-    store: str
-    run_id: str
-    name: str = ""
-    experiment: str = ""
-    status: str = ""
-    folder: str = ""
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        """What makes two logs the same run: a resumed W&B run writes a new folder under the same id."""
-        return (self.kind, self.store, self.run_id)
-
-    def matches(self, selector: str) -> bool:
-        """Whether `--run SELECTOR` names this run: its id (or a unique start of it, 4+ characters) or its name."""
-        return selector in (self.run_id, self.name) or (len(selector) >= 4 and self.run_id.startswith(selector))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "store": self.store, "run_id": self.run_id, "name": self.name,
-                "experiment": self.experiment, "status": self.status, "folder": self.folder}
 
 
 @dataclass(frozen=True)
@@ -351,24 +312,7 @@ def _set_console_facts(timeline: Timeline, records: list[LogRecords]) -> None:
     """What the console logs said about the run itself, for the run profile; the tracker runs read."""
     timeline.banners = tuple(b for rec in records for b in rec.banners)
     timeline.console_kinds = tuple(dict.fromkeys(k for rec in records for k in rec.console_kinds))
-    timeline.tracker_runs = tuple(tracker_runs(records))
-
-
-def tracker_runs(records: list[LogRecords]) -> list[TrackerRun]:
-    """The distinct tracker runs among `records`, in the order first read.
-
-    A W&B run resumed into new folders (or copied to `latest-run/`) is one run: its folder is the
-    first one read, its name the first one given, its status that of its last log read.
-    """
-    runs: dict[tuple, TrackerRun] = {}
-    for rec in records:
-        run = rec.tracker_run
-        if run is None:
-            continue
-        seen = runs.get(run.key)
-        runs[run.key] = run if seen is None else replace(seen, name=seen.name or run.name,
-                                                         status=run.status or seen.status)
-    return list(runs.values())
+    timeline.tracker_runs = tuple(distinct_runs(rec.tracker_run for rec in records if rec.tracker_run is not None))
 
 
 def _start_key(part: pd.DataFrame, rec: LogRecords, attempt: int) -> tuple:

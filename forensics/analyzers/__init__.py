@@ -33,10 +33,13 @@ from .nonfinite import detect_nonfinite_metrics
 from .overfitting import detect_overfitting
 from .overflow import detect_loss_scale_overflow
 from .skipped_steps import detect_skipped_steps, skipped_step_points
+from .sources import detect_source_disagreements
 
 __all__ = ["run_all", "analyze_metrics", "status_of", "first_incident_of", "metrics_from_rows"]
 
 SUMMARY_KINDS = frozenset({"no_learning_evidence"})
+# Findings about the log files rather than the training: first only when no event is worse or as bad.
+ABOUT_THE_LOGS = SUMMARY_KINDS | {"source_disagreement"}
 
 DETECTORS = (
     detect_skipped_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
@@ -57,7 +60,7 @@ def analyze_metrics(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
 def run_all(timeline: Timeline, thresholds: Thresholds) -> list[Finding]:
     """Findings of the final history plus those of every abandoned attempt, sorted by step."""
     final = metrics_from_rows(timeline.final())
-    findings = analyze_metrics(final, thresholds)
+    findings = analyze_metrics(final, thresholds) + detect_source_disagreements(timeline)
     if not any(f.severity == "error" for f in findings):  # a broken run needs no proof it did not learn
         findings += detect_no_learning_evidence(final, thresholds)
     seen: set[tuple] = set()
@@ -111,9 +114,10 @@ def first_incident_of(findings: list[Finding]) -> Finding | None:
     The first standing error walked back along `caused_by` to the root of its chain; else the
     first standing warning (walked back the same way); abandoned findings only when nothing else.
     """
-    # A summary of the whole log ("no evidence it learned") is not an event: it is first only when alone.
-    ordered = [f for f in sort_findings(findings) if f.kind not in SUMMARY_KINDS]
-    ordered += [f for f in sort_findings(findings) if f.kind in SUMMARY_KINDS]
+    # A summary of the whole log ("no evidence it learned") or two files disagreeing is not an event:
+    # it is first only when no event is as bad.
+    ordered = [f for f in sort_findings(findings) if f.kind not in ABOUT_THE_LOGS]
+    ordered += [f for f in sort_findings(findings) if f.kind in ABOUT_THE_LOGS]
     for abandoned in (False, True):
         for severity in ("error", "warning"):
             pick = next((f for f in ordered if f.severity == severity and f.abandoned == abandoned), None)

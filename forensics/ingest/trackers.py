@@ -23,7 +23,8 @@ from __future__ import annotations
 import os
 from ..errors import NoSuchRun, SeveralRuns
 from ..findings import Skipped, plural
-from ..timeline import LogRecords, TrackerRun, tracker_runs
+from ..timeline import LogRecords, TrackerRun
+from ..tracker_run import distinct_runs
 
 TRACKER_NAMES = {"wandb": "W&B", "mlflow": "MLflow"}
 
@@ -93,3 +94,8 @@ def records_of(records: list[LogRecords], run: TrackerRun) -> list[LogRecords]:
     """The records of one tracker run alone: its own logs and the files inside its folder."""
     runs = tracker_runs(records)
     return [rec for rec in records if _owner(rec, runs) == run.key]
+
+
+def tracker_runs(records: list[LogRecords]) -> list[TrackerRun]:
+    """The distinct tracker runs the records belong to, in the order read."""
+    return distinct_runs(rec.tracker_run for rec in records if rec.tracker_run is not None)

@@ -54,6 +54,9 @@ def brief_text(analysis) -> str:
             lines += _row("Then" if i == 0 else "", f"step {f.step}: {f.message}", max_lines=2)
         if len(chain) > MAX_THEN:
             lines += _row("", f"... and {len(chain) - MAX_THEN} more (--verbose)")
+    disagreeing = [f for f in analysis.findings if f.kind == "source_disagreement" and f is not first]
+    for i, f in enumerate(disagreeing[:2]):  # the verdict stands on one file's values: say which, and who disagrees
+        lines += _row("Files disagree" if i == 0 else "", f"step {f.step}: {f.message}", max_lines=3)
     lines += _checkpoint_rows(analysis)
     lines += _cause_rows(analysis)
     info = [f for f in analysis.findings if f.severity == "info"]
