@@ -15,10 +15,12 @@ import pandas as pd
 from ._version import __version__
 from .analyzers import first_incident_of, run_all, status_of
 from .analyzers.chain import link_weight_damage
-from .analyzers.weights import harm_step, safe_checkpoint, weight_findings
+from .analyzers.optimizer_state import optimizer_findings, update_precursor
+from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings
 from .causes import infer_causes
 from .checkpoints.run_checks import check_run_checkpoints
 from .checkpoints.types import CheckpointInfo, first_bad_of
+from .checkpoints.updates import UpdateStep, checkpoint_updates
 from .config import RunConfig, Thresholds
 from .errors import NotARunDirectory
 from .findings import Cause, Finding, Skipped, json_safe, sort_findings
@@ -67,6 +69,7 @@ class Analysis:
         causes: likely causes, most confident first.
         skipped: files that could not be read, and why.
         layout: the files found, by kind.
+        updates: per block, how far the weights moved between consecutive checkpoints (UpdateStep).
     """
 
     path: Path
@@ -81,6 +84,7 @@ class Analysis:
     layout: RunLayout | None = None
     thresholds: Thresholds = field(default_factory=Thresholds)
     run_profile: RunProfile = field(default_factory=RunProfile)
+    updates: tuple[UpdateStep, ...] = ()
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     def __post_init__(self):
@@ -194,6 +198,7 @@ class Analysis:
             "first_bad_checkpoint": first_bad.to_dict() if first_bad else None,
             "causes": [c.to_dict() for c in self.causes],
             "run_profile": self.run_profile.to_dict(),
+            "updates": [u.to_dict() for u in self.updates],
             "tracker_runs": [run.to_dict() for run in self.timeline.tracker_runs],
             "config_missing": list(self.config.missing),
             "config_conflicts": json_safe({key: [{"value": v.value, "source": v.source} for v in seen]
@@ -275,13 +280,17 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
     timeline = build_timeline(records)
     timeline.skipped = skipped
     checkpoints: list[CheckpointInfo] = []
+    updates: list[UpdateStep] = []
     if check_checkpoints and layout.weight_files:
         checkpoints, ck_skipped = check_run_checkpoints(layout, thresholds, workers=workers, progress=progress)
-        skipped = skipped + ck_skipped
+        updates, not_compared = checkpoint_updates(checkpoints, workers=workers, progress=progress)
+        skipped = skipped + ck_skipped + [Skipped(str(path), problem) for problem in not_compared]
     if timeline.frame.empty and not checkpoints:  # files found, but not one metric or weight in them
         reasons = "; ".join(str(s) for s in skipped) or "no training metric or checkpoint weight in the files found"
         raise NotARunDirectory(path, f"nothing readable ({reasons})")
     findings = run_all(timeline, thresholds) + weight_findings(checkpoints, timeline, thresholds)
+    findings += optimizer_findings(checkpoints, last_step(timeline))
+    findings += update_precursor(updates, checkpoints, findings)
     findings = sort_findings(link_weight_damage(findings))
     config = read_run_config(layout, timeline)
     profile = run_profile(layout, config, timeline)
@@ -290,4 +299,5 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
         path=Path(path), status=status_of(findings), findings=findings,
         first_incident=first_incident_of(findings), timeline=timeline, checkpoints=checkpoints,
         config=config, causes=causes, skipped=skipped, layout=layout, thresholds=thresholds, run_profile=profile,
+        updates=tuple(updates),
     )

@@ -34,6 +34,8 @@ KINDS = (
     "no_learning_evidence",
     "overfitting",
     "source_disagreement",
+    "nonfinite_optimizer_state",
+    "update_precursor",
 )
 
 

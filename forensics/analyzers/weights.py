@@ -19,7 +19,7 @@ def weight_findings(checkpoints: list[CheckpointInfo], timeline, thresholds: Thr
     """Findings about the weights; an empty list for healthy checkpoints."""
     if not checkpoints:
         return []
-    fallback = _last_step(timeline)
+    fallback = last_step(timeline)
     out = []
     first_bad = _first_bad(checkpoints, fallback)
     if first_bad is not None:
@@ -36,7 +36,8 @@ def _step(info: CheckpointInfo, fallback: int) -> int:
     return info.step if info.step is not None else fallback
 
 
-def _last_step(timeline) -> int:
+def last_step(timeline) -> int:
+    """The last logged step (0 for an empty timeline): where a checkpoint of unknown step is placed."""
     frame = getattr(timeline, "frame", None)
     if frame is None or frame.empty:
         return 0
@@ -109,20 +110,25 @@ def _empty(info: CheckpointInfo, fallback: int) -> Finding:
 
 
 # Incidents after which the weights cannot be trusted, even where they are still finite.
-WEIGHT_HARMING = ("nonfinite_metric", "masked_nan_loss", "divergence", "loss_collapse", "nonfinite_weights")
+WEIGHT_HARMING = ("nonfinite_metric", "masked_nan_loss", "divergence", "loss_collapse", "nonfinite_weights",
+                  "nonfinite_optimizer_state")
 _TRAINING_METRICS = (None, "loss", "grad_norm")
+# The weights themselves moved many-fold more than before: later checkpoints hold what that did to them.
+_WEIGHTS_LEFT_HISTORY = ("update_precursor",)
 
 
 def harm_step(findings: list[Finding]) -> int | None:
     """The step of the first standing error that harms the weights (non-finite training metrics, a masked
-    NaN loss, divergence onset, a collapse, NaN/Inf weights), or None."""
-    steps = [f.step for f in findings if f.kind in WEIGHT_HARMING and f.severity == "error" and not f.abandoned
-             and f.metric in _TRAINING_METRICS + ("learning_rate",)]
+    NaN loss, divergence onset, a collapse, NaN/Inf weights or optimizer state), or of a checkpoint where the
+    weights' update ratio left its history (update_precursor); None when there is none."""
+    steps = [f.step for f in findings if not f.abandoned and f.metric in _TRAINING_METRICS + ("learning_rate",)
+             and (f.kind in WEIGHT_HARMING and f.severity == "error" or f.kind in _WEIGHTS_LEFT_HISTORY)]
     return min(steps) if steps else None
 
 
 def safe_checkpoint(checkpoints: list[CheckpointInfo], findings: list[Finding]) -> CheckpointInfo | None:
-    """The last checkpoint that is really safe to resume from: finite, and saved before the first incident
+    """The last checkpoint that is really safe to resume from: finite weights, a finite optimizer state where
+    one was saved (a resume loads it: NaN moments poison the run again), and saved before the first incident
     that harms the weights (not merely finite). Checkpoints of unknown step qualify only without an incident.
 
     >>> from pathlib import Path
@@ -132,6 +138,7 @@ def safe_checkpoint(checkpoints: list[CheckpointInfo], findings: list[Finding]) 
     >>> safe_checkpoint(ck, [div]).name
     'checkpoint-20'
     """
+    checkpoints = [c for c in checkpoints if c.optimizer_finite is not False]
     first_bad = next((c for c in checkpoints if c.status == "nonfinite"), None)
     good = last_good_before_of(checkpoints, first_bad)
     incident = harm_step(findings)

@@ -117,3 +117,23 @@ def _runs(indices: list[int]) -> list[str]:
             runs.append(str(start) if start == prev else f"{start}-{prev}")
             start = cur
     return runs
+
+
+def module_of(tensor: str) -> str:
+    """The block of a tensor, or else its module: embeddings, final norm and lm_head keep their own name.
+
+    >>> module_of("model.layers.3.mlp.up_proj.weight"), module_of("lm_head.weight")
+    ('model.layers.3', 'lm_head')
+    """
+    return block_of(tensor) or tensor.rsplit(".", 1)[0]
+
+
+def module_sort_key(module: str) -> tuple:
+    """Embeddings first, then the blocks in order, then the rest (final norm, lm_head).
+
+    >>> sorted(["lm_head", "model.layers.1", "model.embed_tokens", "model.layers.0"], key=module_sort_key)
+    ['model.embed_tokens', 'model.layers.0', 'model.layers.1', 'lm_head']
+    """
+    if block_of(module + ".x") is not None:
+        return (1, block_sort_key(module))
+    return (0 if "embed" in module or module.endswith(("wte", "wpe")) else 2, block_sort_key(module))

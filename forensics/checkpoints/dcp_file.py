@@ -24,7 +24,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import struct
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,15 +32,15 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import UnreadableFile, os_reason
-from ..torchpickle import StoragePlaceholder, inert_unpickle_bytes, to_plain
+from ..torchpickle import inert_unpickle_bytes, to_plain
 from .dtypes import TORCH_CODES, Scratch
 from .entries import TensorEntry, chunk_elements
+from .torch_zip import member_data_start, tensor_location
 
 METADATA_NAME = ".metadata"
 _MAX_METADATA_BYTES = 512 << 20
 # Megatron dist_checkpointing/optimizer.py make_sharded_optimizer_tensor: f"{prefix}.{model_param.key}"
 _MEGATRON_OPTIMIZER_KEY = re.compile(r"^optimizer\.state\.(?P<role>exp_avg_sq|exp_avg|fp32_param)\.(?P<param>.+)$")
-_ZIP_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... file name length, extra field length
 
 
 @dataclass(frozen=True)
@@ -241,29 +240,11 @@ def _blob_data_offset(fh, span: ChunkSpan, itemsize: int) -> tuple[int, int]:
     try:
         archive = zipfile.ZipFile(_Window(fh, span.offset, span.length))
         pkl = next(n for n in archive.namelist() if n.endswith("data.pkl"))
-        storage, storage_offset = _tensor_location(inert_unpickle_bytes(archive.read(pkl), span.file))
+        storage, storage_offset, _ = tensor_location(inert_unpickle_bytes(archive.read(pkl), span.file))
         member = archive.getinfo(f"{pkl[: -len('data.pkl')]}data/{storage.key}")
+        start = member_data_start(fh, span.offset, member)
     except (zipfile.BadZipFile, StopIteration, KeyError, OSError, ValueError) as err:
         raise UnreadableFile(span.file, f"chunk at byte {span.offset} is not a readable torch.save blob ({err})") from None
-    if member.compress_type != zipfile.ZIP_STORED:
-        raise UnreadableFile(span.file, f"chunk at byte {span.offset} is compressed; not supported")
-    fh.seek(span.offset + member.header_offset)
-    sig, name_len, extra_len = _ZIP_LOCAL_HEADER.unpack(fh.read(_ZIP_LOCAL_HEADER.size))
-    if sig != b"PK\x03\x04":
-        raise UnreadableFile(span.file, f"chunk at byte {span.offset}: damaged zip entry")
-    start = span.offset + member.header_offset + _ZIP_LOCAL_HEADER.size + name_len + extra_len
     if (storage_offset + span.numel) * itemsize > member.file_size:
         raise UnreadableFile(span.file, f"chunk at byte {span.offset} holds fewer elements than .metadata says")
     return start + storage_offset * itemsize, member.file_size // itemsize
-
-
-def _tensor_location(obj) -> tuple[StoragePlaceholder, int]:
-    """(storage, element offset) of the contiguous tensor a torch.save blob holds."""
-    args = getattr(obj, "_stub_args", ())
-    if len(args) < 4 or not isinstance(args[0], StoragePlaceholder) or not isinstance(args[1], int):
-        raise ValueError("no plain tensor in it")
-    size, stride = to_plain(args[2]), to_plain(args[3])
-    expected = [int(np.prod(size[i + 1:], dtype=np.int64)) for i in range(len(size))]
-    if [s for s, d in zip(stride, size) if d > 1] != [e for e, d in zip(expected, size) if d > 1]:
-        raise ValueError("a non-contiguous tensor")
-    return args[0], args[1]

@@ -15,6 +15,7 @@ from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from .criterion import Criterion
 from .layout import find_checkpoints
+from .optimizer_stats import OptimizerState, read_optimizer_state
 from ..torchpickle import read_deepspeed_counters
 from .scan import quick_check, scan_checkpoint
 from .types import CheckpointInfo, DeepSpeedCounters, first_bad_of, last_good_before_of
@@ -27,7 +28,8 @@ def check_run_checkpoints(layout, thresholds: Thresholds, workers: int | None = 
     """Check every checkpoint of a run (a RunLayout or a folder); returns (infos by step, skipped files).
 
     Unreadable checkpoints come back with status "unreadable" and each bad file as a Skipped.
-    DeepSpeed counters (skipped_steps, global_steps, ...) go to `info.deepspeed`.
+    DeepSpeed counters (skipped_steps, global_steps, ...) go to `info.deepspeed`, the measured
+    optimizer state (HF Trainer's optimizer.pt) to `info.optimizer`.
     """
     criterion = Criterion(thresholds.absmax_bound)
     infos, skipped = [], []
@@ -39,7 +41,11 @@ def check_run_checkpoints(layout, thresholds: Thresholds, workers: int | None = 
         skipped += info.unreadable_files
         counters, problems = _deepspeed_counters(ref)
         skipped += problems
-        infos.append(replace(info, deepspeed=counters))
+        optimizer, problem = _optimizer_state(ref, progress)
+        if problem:
+            skipped.append(problem)
+        infos.append(replace(info, deepspeed=counters, optimizer=optimizer,
+                             optimizer_problem=problem.reason if problem else None))
     worth = _worth_full_stats(infos)
     scanned = {id(info): _with_full_stats(info, f"{i} of {len(worth)}", workers, progress)
                for i, info in enumerate(worth, 1)}
@@ -86,3 +92,13 @@ def _deepspeed_counters(ref) -> tuple[DeepSpeedCounters | None, list[Skipped]]:
         if counters:
             return DeepSpeedCounters.from_counters(counters, str(path)), []
     return None, []
+
+
+def _optimizer_state(ref, progress: Progress | None) -> tuple[OptimizerState | None, Skipped | None]:
+    """The measured optimizer state beside the checkpoint (None without one), or why it cannot be read."""
+    try:
+        return read_optimizer_state(ref, progress=progress), None
+    except UnreadableFile as err:
+        return None, Skipped(err.path, err.reason)
+    except OSError as err:
+        return None, Skipped(str(ref.path), os_reason(err))

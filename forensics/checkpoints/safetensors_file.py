@@ -35,10 +35,14 @@ class SafetensorsFile:
         except OSError as err:
             raise UnreadableFile(self.path, os_reason(err)) from None
         try:
-            self.entries, self.metadata = read_header(self._fh, self.path)
+            self._index()
         except BaseException:
             self._fh.close()
             raise
+
+    def _index(self) -> None:
+        """Set `entries` and `metadata` from the open file (a reader of another layout overrides this)."""
+        self.entries, self.metadata = read_header(self._fh, self.path)
 
     def chunks(self, entry: TensorEntry, start: int, stop: int, scratch: Scratch) -> Iterator[np.ndarray]:
         info = entry.info

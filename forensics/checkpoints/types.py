@@ -105,6 +105,8 @@ class CheckpointInfo:
         deepspeed: the counters of its DeepSpeed model_states file, None when it has none.
         nonfinite_files: file -> its tensors holding NaN or Inf (which DeepSpeed / Megatron rank holds them).
         copy_disagreements: ZeRO parameters whose fp32 master and 16-bit copies disagree about being finite.
+        optimizer: the measured optimizer state saved beside it (`optimizer_stats.OptimizerState`), None
+            when there is none; `optimizer_problem` says why one could not be read.
     """
 
     ref: CheckpointRef
@@ -122,6 +124,8 @@ class CheckpointInfo:
     deepspeed: DeepSpeedCounters | None = None
     nonfinite_files: dict[str, list[str]] = field(default_factory=dict)
     copy_disagreements: list[str] = field(default_factory=list)
+    optimizer: Any = None
+    optimizer_problem: str | None = None
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -134,6 +138,11 @@ class CheckpointInfo:
     @property
     def step(self) -> int | None:
         return self.ref.step
+
+    @property
+    def optimizer_finite(self) -> bool | None:
+        """Whether its saved optimizer moments are all finite; None when it has no readable optimizer state."""
+        return None if self.optimizer is None else self.optimizer.is_finite
 
     @property
     def is_nonfinite(self) -> bool:
@@ -153,6 +162,8 @@ class CheckpointInfo:
             "extra": self._extra_dict(),
             "nonfinite_files": {f: list(n) for f, n in self.nonfinite_files.items()},
             "copy_disagreements": list(self.copy_disagreements),
+            "optimizer": self.optimizer.to_dict() if self.optimizer is not None else None,
+            "optimizer_problem": self.optimizer_problem,
         }
 
     def _extra_dict(self) -> dict[str, Any]:

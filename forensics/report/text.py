@@ -98,6 +98,9 @@ def _checkpoint_rows(analysis) -> list[str]:
     if bad is not None and bad.nonfinite_blocks:
         rows += _row("Damaged blocks", f"{block_ranges(bad.nonfinite_blocks)} in {bad.name} "
                                        f"({plural(len(bad.nonfinite_tensors), 'tensor')} with NaN/Inf)")
+    precursor = next((f for f in analysis.findings if f.kind == "update_precursor"), None)
+    if precursor is not None:
+        rows += _row("Heading there", precursor.message, max_lines=2)
     later = [c.name for c in analysis.checkpoints if c.is_nonfinite and c is not bad]
     incident = analysis.incident_step
     unsafe = [c.name for c in analysis.checkpoints if c.status == "ok" and incident is not None
@@ -110,6 +113,11 @@ def _checkpoint_rows(analysis) -> list[str]:
         safe += f"; damaged from {bad.name}" + (f" on ({len(later)} more)" if later else "")
     if unsafe:
         safe += f"; finite, but after the incident at step {incident}: {', '.join(unsafe)}"
+    poisoned = [c.name for c in analysis.checkpoints if c.optimizer_finite is False and not c.is_nonfinite]
+    if poisoned:
+        safe += f"; finite weights but NaN/Inf optimizer state: {', '.join(poisoned)}"
+    elif good is not None and good.optimizer_finite:
+        safe += "; its optimizer state is finite too"
     rows += _row("Last good", safe)
     return rows
 

@@ -243,8 +243,11 @@ class RunFacts:
     log_history: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The facts as plain JSON-able values."""
-        return json.loads(json.dumps(asdict(self), default=str))
+        """The facts as plain JSON-able values (a NaN/Inf of the log history as the string "nan"/"inf")."""
+        facts = asdict(self)
+        facts["log_history"] = [{k: v if not isinstance(v, float) or math.isfinite(v) else str(v) for k, v in e.items()}
+                                for e in facts["log_history"]]
+        return json.loads(json.dumps(facts, default=str))
 
     def write_json(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")

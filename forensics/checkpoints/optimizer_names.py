@@ -1,0 +1,169 @@
+"""Which parameter each index of a saved optimizer state is.
+
+A torch optimizer saves parameters by index only. The HF Trainer (`Trainer.create_optimizer`)
+builds two param groups from the model's trainable parameters in module order
+(`named_parameters()`): those that get weight decay, then those that don't (biases and norm
+weights: `get_decay_parameter_names`), so the indices run 0..k-1 over the first group and k.. over
+the second. A LoRA run holds only the adapter's parameters.
+
+The checkpoint's own weight files name the parameters but not their module order (safetensors
+sorts its header), so the order is rebuilt and checked by shape, index by index:
+
+1. "name order": blocks in order, and inside a block the usual module order (attention before the
+   MLP, q/k/v/o, gate/up/down, weight before bias). When two parameters of one block and group
+   share a shape, the shapes cannot tell them apart: the block is right, the name may not be, and
+   the mapping says so.
+2. "model definition": the model's own `named_parameters()`, built on torch's meta device from the
+   checkpoint's `config.json` (needs torch and transformers; no weights are allocated), tried when
+   the name order is ambiguous.
+3. "indices": neither fits; rows keep the index and no block is claimed.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .blocks import block_of, block_sort_key, strip_wrappers
+
+# transformers Trainer.get_decay_parameter_names (5.x): names matching these (lower-cased) get no decay.
+_NO_DECAY_NAMES = re.compile(r"bias|layernorm|rmsnorm|(?:^|\.)norm(?:$|\.)|_norm(?:$|\.)")
+# nn.LayerNorm modules that the name patterns miss (GPT-2's ln_1 / ln_2 / ln_f): excluded by type there.
+_LAYERNORM_MODULES = re.compile(r"(?:^|\.)ln_\w+\.")
+# Older transformers (< 4.39): only biases and LayerNorm modules.
+_OLD_NO_DECAY = re.compile(r"bias|layernorm|(?:^|\.)ln_\w+\.")
+
+
+def _no_decay_now(name: str) -> bool:
+    low = name.lower()
+    return bool(_NO_DECAY_NAMES.search(low) or _LAYERNORM_MODULES.search(low))
+
+
+def _no_decay_old(name: str) -> bool:
+    return bool(_OLD_NO_DECAY.search(name.lower()))
+
+
+_DECAY_RULES: tuple[Callable[[str], bool], ...] = (_no_decay_now, _no_decay_old)
+
+# Module order inside a block, as the common model files register their submodules.
+_PART_RANK = {part: rank for rank, part in enumerate((
+    "ln_1", "self_attn", "attn", "attention", "self_attention", "q_proj", "k_proj", "v_proj", "qkv_proj",
+    "query_key_value", "c_attn", "o_proj", "dense", "c_proj", "ln_2", "mlp", "feed_forward", "ffn", "gate_proj",
+    "up_proj", "gate_up_proj", "c_fc", "down_proj", "input_layernorm", "post_attention_layernorm",
+    "lora_A", "lora_B", "weight", "bias"))}
+_EMBEDDING = re.compile(r"embed|wte|wpe|word_embeddings|tok_embeddings")
+
+
+@dataclass(frozen=True)
+class NameMapping:
+    """Parameter names by optimizer index, and how they were found.
+
+    Fields:
+        names: index -> parameter name (empty when `how` is "indices").
+        how: "name order", "model definition" or "indices".
+        note: what a reader should know (ambiguous names, why it fell back), "" when nothing.
+    """
+
+    names: dict[int, str]
+    how: str
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"how": self.how, "note": self.note or None}
+
+
+def map_parameter_names(group_params: list[tuple[int, ...]], shapes: dict[int, tuple[int, ...] | None],
+                        weights: dict[str, tuple[int, ...]], config_folder: Path | None = None) -> NameMapping:
+    """Names for the optimizer's indices.
+
+    Args:
+        group_params: each param group's indices, in group order.
+        shapes: index -> the shape of its saved moments (None when it has no state yet).
+        weights: the checkpoint's trainable tensors, name -> shape (the adapter's for a LoRA run).
+        config_folder: the checkpoint folder, for the model-definition order (config.json).
+    """
+    names = list(weights)
+    ordered = sorted(names, key=_name_order_key)
+    mapping = _fit(ordered, group_params, shapes, weights)
+    if mapping is not None:
+        ambiguous = _ambiguous_blocks(mapping, group_params, shapes)
+        if not ambiguous:
+            return NameMapping(mapping, "name order")
+        defined = _defined_order(config_folder, set(names)) if config_folder is not None else None
+        exact = _fit(defined, group_params, shapes, weights) if defined else None
+        if exact is not None:
+            return NameMapping(exact, "model definition")
+        return NameMapping(mapping, "name order", (
+            f"in {len(ambiguous)} block(s) some parameters share a shape, so their names may be swapped; "
+            "per-block figures are exact (install transformers for exact names)"))
+    return NameMapping({}, "indices", (
+        f"the {sum(len(g) for g in group_params)} optimizer entries do not match the checkpoint's "
+        f"{len(weights)} tensors in count and shape; shown by index, without blocks"))
+
+
+def _name_order_key(name: str) -> tuple:
+    plain = strip_wrappers(name)
+    block = block_of(plain)
+    if block is None:
+        stage = 0 if _EMBEDDING.search(plain) else 2
+        return (stage, (), (), plain)
+    rest = plain[len(block) + 1:].split(".")
+    ranks = tuple(_PART_RANK.get(part, len(_PART_RANK)) for part in rest)
+    return (1, block_sort_key(block), ranks, plain)
+
+
+def _fit(ordered: list[str] | None, group_params, shapes, weights) -> dict[int, str] | None:
+    """{index: name} when some decay rule splits `ordered` into the saved groups shape for shape."""
+    if not ordered:
+        return None
+    for no_decay in _DECAY_RULES:
+        if len(group_params) == 2:
+            split = [[n for n in ordered if not no_decay(n)], [n for n in ordered if no_decay(n)]]
+        elif len(group_params) == 1:
+            split = [ordered]
+        else:
+            return None
+        if any(len(names) != len(indices) for names, indices in zip(split, group_params)):
+            continue
+        mapping = {i: n for names, indices in zip(split, group_params) for i, n in zip(indices, names)}
+        if all(shapes.get(i) in (None, tuple(weights[n])) for i, n in mapping.items()):
+            return mapping
+    return None
+
+
+def _ambiguous_blocks(mapping: dict[int, str], group_params, shapes) -> set[str]:
+    """Blocks where two parameters of one group share a shape (the shapes cannot order them)."""
+    seen: dict[tuple, int] = {}
+    ambiguous = set()
+    for group, indices in enumerate(group_params):
+        for i in indices:
+            key = (group, block_of(mapping[i]), shapes.get(i))
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] > 1:
+                ambiguous.add(str(key[1]))
+    return ambiguous
+
+
+def _defined_order(folder: Path, known: set[str]) -> list[str] | None:
+    """The trainable parameter names in module order from the model class of `folder/config.json`,
+    built on the meta device; None when torch/transformers are missing or the model cannot be built."""
+    if not (folder / "config.json").is_file():
+        return None
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        return None
+    try:
+        config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
+        architecture = (getattr(config, "architectures", None) or [None])[0]
+        cls = getattr(transformers, architecture, None) if architecture else None
+        if cls is None:
+            return None
+        with torch.device("meta"):
+            model = cls(config)
+        order = [name for name, _ in model.named_parameters()]
+    except Exception:  # any model the installed transformers cannot build: fall back, never fail the scan
+        return None
+    return [n for n in order if n in known] if set(order) >= known else None

@@ -1,0 +1,254 @@
+"""Measure a checkpoint's Adam state, parameter by parameter and block by block.
+
+For each parameter, its first and second moments m, v (and its weights W, read from the
+checkpoint's own weight files) are read together in bounded chunks, and with the bias
+corrections of its `step` (torch.optim.Adam/AdamW: m̂ = m/(1-β1^t), v̂ = v/(1-β2^t)) we sum:
+
+- the elements where m or v is NaN/Inf (a resume from such a state re-poisons the run);
+- Σm², Σv² (the RMS of the moments);
+- elements with √v̂ < ε: updates dominated by Adam's epsilon (SIGNALS.md #9, Wortsman et al. 2023);
+- elements with |u| > 0.9, u = m̂/(√v̂+ε): saturated, sign-like updates (SIGNALS.md #10, Molybog et al. 2023);
+- Σ(u + wd·W)² and ΣW²: AdamW's next step moves W by lr·(u + wd·W), so
+  update_ratio = lr·‖u + wd·W‖/‖W‖ is the per-step update-to-weight ratio (SIGNALS.md #12).
+
+Elements where m, v or W are non-finite are counted and left out of the sums. Skipped optimizer
+steps (fp16 overflows: the scaler skips `optimizer.step()`, so Adam's `step` stops) are the
+trainer's global step minus the optimizer's.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from ..errors import UnreadableFile
+from .blocks import block_of, module_of, module_sort_key
+from .dtypes import WIDEN, Scratch
+from .entries import TensorEntry, WeightFile
+from .optimizer_file import MOMENTS, OptimizerFile, ParamGroup, optimizer_file_of
+from .optimizer_names import NameMapping, map_parameter_names
+from .readers import open_weight_file
+from .types import CheckpointRef
+from .units import DEFAULT_CHUNK_BYTES
+
+SATURATED = 0.9  # |m̂/(√v̂+ε)| above this counts as a saturated (sign-like) update
+_SUMS = ("numel", "n_nonfinite_m", "n_nonfinite_v", "n_nonfinite_w", "n_excluded", "sq_m", "sq_v", "n_eps", "n_saturated",
+         "n_corrected", "sq_update", "sq_w")
+BLOCK_COLUMNS = ["block", "elements", "nonfinite", "m_rms", "v_rms", "eps_dominated", "saturated", "update_ratio"]
+
+
+@dataclass(frozen=True)
+class OptimizerState:
+    """What the optimizer state of one checkpoint holds, measured.
+
+    Fields:
+        file: the optimizer state file.
+        step: the optimizer's own step count (the largest of its parameters'), None if not saved.
+        trainer_step: the trainer's global step at the save (the checkpoint's), None if unknown.
+        groups: the param groups as saved (lr, betas, eps, weight_decay).
+        mapping: how indices were matched to parameter names.
+        tensors: one row per parameter (index, name, block, the sums above and their ratios).
+        blocks: one row per block, or per module outside the blocks (BLOCK_COLUMNS).
+        nonfinite_tensors: moments holding NaN/Inf, as `<parameter>.exp_avg` / `.exp_avg_sq`.
+        problems: moments that could not be read, with why.
+    """
+
+    file: str
+    step: int | None
+    trainer_step: int | None
+    groups: tuple[ParamGroup, ...]
+    mapping: NameMapping
+    tensors: pd.DataFrame
+    blocks: pd.DataFrame
+    nonfinite_tensors: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def skipped_steps(self) -> int | None:
+        """Optimizer steps the trainer counted but Adam never took (fp16 overflow skips), or None."""
+        if self.step is None or self.trainer_step is None:
+            return None
+        return max(self.trainer_step - self.step, 0)
+
+    @property
+    def is_finite(self) -> bool:
+        return not self.nonfinite_tensors
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `optimizer` object of a checkpoint in `analyze --json`."""
+        return {
+            "file": self.file, "step": self.step, "skipped_steps": self.skipped_steps,
+            "nonfinite_tensors": list(self.nonfinite_tensors),
+            "mapping": self.mapping.to_dict(), "groups": [g.to_dict() for g in self.groups],
+            "blocks": [{k: _json_number(v) for k, v in row.items()} for row in self.blocks.to_dict("records")],
+            "problems": list(self.problems),
+        }
+
+
+def _json_number(value):
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+                         progress: Callable[[str], None] | None = None) -> OptimizerState | None:
+    """Measure the optimizer state saved beside checkpoint `ref`; None when it has none.
+
+    Raises UnreadableFile when the optimizer file cannot be read at all.
+    """
+    folder = ref.path if ref.path.is_dir() else ref.path.parent
+    path = optimizer_file_of(folder)
+    if path is None:
+        return None
+    opt = OptimizerFile(path)
+    weight_files = _open_weights(ref)
+    try:
+        weights = {e.name: (wf, e) for wf in weight_files for e in wf.entries if e.info is not None and e.info.is_float}
+        groups = [g.params for g in opt.groups] or [tuple(opt.params)]
+        shapes = {i: p.shape for i, p in opt.params.items()}
+        mapping = map_parameter_names(groups, shapes, {n: e.shape for n, (_, e) in weights.items()}, folder)
+        opt.name_entries(mapping.names)
+        rows, problems = [], [f"{e.name}: {e.problem}" for e in opt.entries if e.problem]
+        group_of = {i: g for g in opt.groups for i in g.params}
+        for n, (index, state) in enumerate(opt.params.items(), 1):
+            if progress and n % 50 == 0:
+                progress(f"optimizer state {n} of {len(opt.params)}")
+            name = mapping.names.get(index)
+            w = weights.get(name) if name else None
+            rows.append({"index": index, "name": name or str(index), "block": module_of(name) if name else None,
+                         **_measure(opt, state, w, group_of.get(index), chunk_bytes)})
+    finally:
+        opt.close()
+        for wf in weight_files:
+            wf.close()
+    tensors = _with_ratios(pd.DataFrame(rows, columns=["index", "name", "block", *_SUMS]), opt.groups, group_of)
+    steps = [p.step for p in opt.params.values() if p.step is not None]
+    nonfinite = [f"{row.name}.{key}" for row in tensors.itertuples()
+                 for key, n in (("exp_avg", row.n_nonfinite_m), ("exp_avg_sq", row.n_nonfinite_v)) if n]
+    return OptimizerState(str(path), int(max(steps)) if steps else None, ref.step, opt.groups, mapping,
+                          tensors, _per_block(tensors, group_of, opt.groups), nonfinite, problems)
+
+
+def _open_weights(ref: CheckpointRef) -> list[WeightFile]:
+    """The checkpoint's weight files that open (W for the update ratio); the others are left out."""
+    out = []
+    for path in ref.files:
+        try:
+            out.append(open_weight_file(path))
+        except UnreadableFile:
+            continue  # the weight check reports it; the ratio is then unknown for its tensors
+    return out
+
+
+def _measure(opt: OptimizerFile, state, weight, group: ParamGroup | None, chunk_bytes: int) -> dict[str, float]:
+    sums = dict.fromkeys(_SUMS, 0.0)
+    m, v = state.exp_avg, state.exp_avg_sq
+    if m is None or v is None or m.problem or v.problem or m.numel != v.numel:
+        return {k: math.nan for k in _SUMS}
+    w_file, w_entry = weight if weight is not None and weight[1].numel == m.numel else (None, None)
+    bc = _bias_corrections(state.step, group)
+    scratches = [Scratch(chunk_bytes) for _ in range(3)]
+    per = max(256, chunk_bytes // 8)
+    for pos in range(0, m.numel, per):
+        stop = min(pos + per, m.numel)
+        mv = _values(opt, m, pos, stop, scratches[0])
+        vv = _values(opt, v, pos, stop, scratches[1])
+        wv = _values(w_file, w_entry, pos, stop, scratches[2]) if w_entry is not None else None
+        _add_chunk(sums, mv, vv, wv, bc, group)
+    return sums
+
+
+def _values(wf, entry: TensorEntry, start: int, stop: int, scratch: Scratch) -> np.ndarray:
+    """Elements [start, stop) of `entry` as float64."""
+    parts = [WIDEN[entry.dtype](bits, scratch).astype(np.float64) for bits in wf.chunks(entry, start, stop, scratch)]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _bias_corrections(step: float | None, group: ParamGroup | None) -> tuple[float, float] | None:
+    if not step or group is None or group.betas is None:
+        return None
+    b1, b2 = group.betas
+    return 1.0 - b1 ** step, 1.0 - b2 ** step
+
+
+def _add_chunk(sums: dict, m: np.ndarray, v: np.ndarray, w: np.ndarray | None, bc, group: ParamGroup | None) -> None:
+    sums["numel"] += m.size
+    finite_m, finite_v = np.isfinite(m), np.isfinite(v)
+    sums["n_nonfinite_m"] += m.size - int(np.count_nonzero(finite_m))
+    sums["n_nonfinite_v"] += v.size - int(np.count_nonzero(finite_v))
+    ok = finite_m & finite_v
+    if w is not None:
+        finite_w = np.isfinite(w)
+        sums["n_nonfinite_w"] += w.size - int(np.count_nonzero(finite_w))
+        ok &= finite_w
+    sums["n_excluded"] += m.size - int(np.count_nonzero(ok))
+    m, v = m[ok], v[ok]
+    sums["sq_m"] += float(np.dot(m, m))
+    sums["sq_v"] += float(np.dot(v, v))
+    if bc is None or group.eps is None:
+        return
+    root_v = np.sqrt(np.maximum(v, 0.0) / bc[1])
+    u = (m / bc[0]) / (root_v + group.eps)
+    sums["n_corrected"] += u.size
+    sums["n_eps"] += int(np.count_nonzero(root_v < group.eps))
+    sums["n_saturated"] += int(np.count_nonzero(np.abs(u) > SATURATED))
+    if w is not None:
+        w = w[ok]
+        step = u + group.weight_decay * w if group.decoupled else u
+        sums["sq_update"] += float(np.dot(step, step))
+        sums["sq_w"] += float(np.dot(w, w))
+
+
+def _with_ratios(tensors: pd.DataFrame, groups, group_of: dict[int, ParamGroup]) -> pd.DataFrame:
+    out = tensors.copy()
+    finite = out["numel"] - out["n_excluded"]
+    out["m_rms"] = np.sqrt(out["sq_m"] / finite.where(finite > 0))
+    out["v_rms"] = np.sqrt(out["sq_v"] / finite.where(finite > 0))
+    corrected = out["n_corrected"].where(out["n_corrected"] > 0)
+    out["eps_dominated"] = out["n_eps"] / corrected
+    out["saturated"] = out["n_saturated"] / corrected
+    lr = out["index"].map(lambda i: group_of[i].lr if i in group_of and group_of[i].lr is not None else math.nan)
+    out["update_ratio"] = lr * np.sqrt(out["sq_update"]) / np.sqrt(out["sq_w"].where(out["sq_w"] > 0))
+    return out
+
+
+def _per_block(tensors: pd.DataFrame, group_of, groups) -> pd.DataFrame:
+    """Sums per block, then the same ratios; the update ratio pools the blocks' params of one LR."""
+    if tensors.empty or tensors["block"].isna().all():
+        return pd.DataFrame(columns=BLOCK_COLUMNS)
+    rows = []
+    for block, part in tensors.dropna(subset=["block"]).groupby("block", sort=False):
+        s = part[list(_SUMS)].sum()
+        finite = s["numel"] - s["n_excluded"]
+        lrs = {group_of[i].lr for i in part["index"] if i in group_of}
+        lr = lrs.pop() if len(lrs) == 1 else math.nan
+        rows.append({
+            "block": block, "elements": int(s["numel"]),
+            "nonfinite": int(s["n_nonfinite_m"] + s["n_nonfinite_v"]),
+            "m_rms": math.sqrt(s["sq_m"] / finite) if finite > 0 else math.nan,
+            "v_rms": math.sqrt(s["sq_v"] / finite) if finite > 0 else math.nan,
+            "eps_dominated": s["n_eps"] / s["n_corrected"] if s["n_corrected"] else math.nan,
+            "saturated": s["n_saturated"] / s["n_corrected"] if s["n_corrected"] else math.nan,
+            "update_ratio": lr * math.sqrt(s["sq_update"] / s["sq_w"]) if s["sq_w"] > 0 and lr == lr else math.nan,
+        })
+    frame = pd.DataFrame(rows, columns=BLOCK_COLUMNS)
+    return frame.sort_values("block", key=lambda col: col.map(module_sort_key)).reset_index(drop=True)
+
+
+def split_state(frame: pd.DataFrame) -> pd.DataFrame:
+    """A scan frame of an optimizer file: `name` becomes the parameter name, `state` the moment, and
+    `block` follows the parameter."""
+    out = frame.copy()
+    pattern = r"^(?P<param>.+)\.(?P<state>" + "|".join(sorted(MOMENTS, key=len, reverse=True)) + r")$"
+    parts = out["name"].str.extract(pattern)
+    has = parts["param"].notna()
+    out.loc[has, "name"] = parts.loc[has, "param"]
+    out.insert(out.columns.get_loc("name") + 1, "state", parts["state"].where(has, None))
+    out["block"] = out["name"].map(lambda n: block_of(n))
+    return out
