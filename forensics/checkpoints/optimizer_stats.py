@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -28,6 +29,7 @@ from ..errors import UnreadableFile
 from .blocks import block_of, module_of, module_sort_key
 from .dtypes import WIDEN, Scratch
 from .entries import TensorEntry, WeightFile
+from .layout import open_checkpoint
 from .optimizer_file import MOMENTS, OptimizerFile, ParamGroup, optimizer_file_of
 from .optimizer_names import NameMapping, map_parameter_names
 from .readers import open_weight_file
@@ -107,12 +109,10 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
     if path is None:
         return None
     opt = OptimizerFile(path)
-    weight_files = _open_weights(ref)
+    weight_files = _open_weights(ref.files)
     try:
         weights = {e.name: (wf, e) for wf in weight_files for e in wf.entries if e.info is not None and e.info.is_float}
-        groups = [g.params for g in opt.groups] or [tuple(opt.params)]
-        shapes = {i: p.shape for i, p in opt.params.items()}
-        mapping = map_parameter_names(groups, shapes, {n: e.shape for n, (_, e) in weights.items()}, folder)
+        mapping = _mapping(opt, {n: e.shape for n, (_, e) in weights.items()}, folder)
         opt.name_entries(mapping.names)
         rows, problems = [], [f"{e.name}: {e.problem}" for e in opt.entries if e.problem]
         group_of = {i: g for g in opt.groups for i in g.params}
@@ -135,10 +135,31 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
                           tensors, _per_block(tensors, group_of, opt.groups), nonfinite, problems)
 
 
-def _open_weights(ref: CheckpointRef) -> list[WeightFile]:
-    """The checkpoint's weight files that open (W for the update ratio); the others are left out."""
+def _mapping(opt: OptimizerFile, weights: dict[str, tuple[int, ...]], folder: Path) -> NameMapping:
+    groups = [g.params for g in opt.groups] or [tuple(opt.params)]
+    return map_parameter_names(groups, {i: p.shape for i, p in opt.params.items()}, weights, folder)
+
+
+def optimizer_names(opt: OptimizerFile) -> NameMapping:
+    """Parameter names for an optimizer file from the checkpoint weights in its own folder."""
+    folder = opt.path.parent
+    try:
+        files = open_checkpoint(folder).files
+    except (UnreadableFile, OSError, ValueError):
+        files = ()
+    weight_files = _open_weights(files)
+    try:
+        weights = {e.name: e.shape for wf in weight_files for e in wf.entries if e.info is not None and e.info.is_float}
+    finally:
+        for wf in weight_files:
+            wf.close()
+    return _mapping(opt, weights, folder)
+
+
+def _open_weights(paths) -> list[WeightFile]:
+    """The weight files that open (W for the update ratio); the others are left out."""
     out = []
-    for path in ref.files:
+    for path in paths:
         try:
             out.append(open_weight_file(path))
         except UnreadableFile:
@@ -241,14 +262,15 @@ def _per_block(tensors: pd.DataFrame, group_of, groups) -> pd.DataFrame:
     return frame.sort_values("block", key=lambda col: col.map(module_sort_key)).reset_index(drop=True)
 
 
-def split_state(frame: pd.DataFrame) -> pd.DataFrame:
-    """A scan frame of an optimizer file: `name` becomes the parameter name, `state` the moment, and
-    `block` follows the parameter."""
+def split_state(frame: pd.DataFrame, mapping: NameMapping) -> pd.DataFrame:
+    """A scan frame of an optimizer file (rows named `<index>.<moment>`): `name` becomes the parameter's
+    name (its index where the mapping has none), `state` the moment, and `block` follows the parameter."""
     out = frame.copy()
     pattern = r"^(?P<param>.+)\.(?P<state>" + "|".join(sorted(MOMENTS, key=len, reverse=True)) + r")$"
     parts = out["name"].str.extract(pattern)
     has = parts["param"].notna()
-    out.loc[has, "name"] = parts.loc[has, "param"]
+    names = {str(i): n for i, n in mapping.names.items()}
+    out.loc[has, "name"] = parts.loc[has, "param"].map(lambda p: names.get(p, p))
     out.insert(out.columns.get_loc("name") + 1, "state", parts["state"].where(has, None))
-    out["block"] = out["name"].map(lambda n: block_of(n))
+    out["block"] = out["name"].map(block_of) if mapping.names else None
     return out

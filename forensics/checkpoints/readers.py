@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .entries import WeightFile
+from .optimizer_file import OPTIMIZER_FILE_NAMES, OptimizerFile
 from .safetensors_file import SafetensorsFile
 from .torch_file import TorchFile  # torch itself is imported only when a .bin/.pt file is opened
 
@@ -32,6 +33,8 @@ def open_weight_file(path) -> WeightFile:
     if path.name.endswith(("optim_states.pt", "model_states.pt")):
         from .zero import ZeroModelStates, ZeroRankFile
         return ZeroRankFile(path) if path.name.endswith("optim_states.pt") else ZeroModelStates(path)
+    if path.name in OPTIMIZER_FILE_NAMES:
+        return OptimizerFile(path)  # a torch optimizer state dict, read without torch
     if path.suffix.lower() in TORCH_SUFFIXES:
         return TorchFile(path)
     return SafetensorsFile(path)

@@ -28,6 +28,8 @@ from .blocks import block_sort_key, blocks_in_order
 from .criterion import parse_criterion
 from .layout import open_checkpoint
 from .entries import WeightFile
+from .optimizer_file import OptimizerFile
+from .optimizer_stats import optimizer_names, split_state
 from .readers import open_weight_file
 from .stats import Partial, needs_shifted_pass, stats_row
 from .types import STATS_COLUMNS, CheckpointInfo, CheckpointRef, TensorTable
@@ -139,9 +141,13 @@ def scan_table(path_or_ref, workers: int | None = None, progress: Progress | Non
         parts = _merge(results)
         shift, shifted = _shifted_pass(files, parts, chunk_bytes)
         rows = [_row(e, parts.get((e.file, e.name)), shifted, shift) for wf in files for e in wf.entries]
+        optimizer = next((wf for wf in files if isinstance(wf, OptimizerFile)), None)
+        mapping = optimizer_names(optimizer) if optimizer is not None else None
     finally:
         close_files(files)
-    return TensorTable(pd.DataFrame(rows, columns=SCAN_COLUMNS), tuple(skipped))
+    frame = pd.DataFrame(rows, columns=SCAN_COLUMNS)
+    # An optimizer state: rows per moment, named by parameter (state: exp_avg / exp_avg_sq).
+    return TensorTable(split_state(frame, mapping) if mapping is not None else frame, tuple(skipped))
 
 
 def _row(entry, part: Partial | None, shifted: dict, shift: dict) -> dict:

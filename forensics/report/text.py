@@ -199,7 +199,7 @@ def scan_text(stats: pd.DataFrame, checkpoint, rows: int = 15) -> str:
         blocks = sorted({b for b in n_bad["block"] if isinstance(b, str)}, key=block_sort_key)
         lines.append(f"NON-FINITE: {len(n_bad)} tensors hold NaN/Inf"
                      + (f" in blocks {', '.join(blocks)}" if blocks else ""))
-        cols = ["name", "dtype", "n_nan", "n_inf", "absmax"]
+        cols = _with_state(stats, ["name", "dtype", "n_nan", "n_inf", "absmax"])
         lines.append(n_bad[cols].head(rows).to_string(index=False))
     unread = int((stats["note"] == NOT_FULLY_READ).sum()) if "note" in stats else 0
     if unread:  # a shard or data file missing: finite-looking rows may not have been read at all
@@ -208,8 +208,13 @@ def scan_text(stats: pd.DataFrame, checkpoint, rows: int = 15) -> str:
         lines.append("all values read are finite" if unread else "all values finite")
     lines.append("largest magnitudes:")
     top = stats.sort_values("absmax", ascending=False).head(min(rows, 5))
-    lines.append(top[["name", "dtype", "absmax", "l2", "std", "fp16_headroom"]].to_string(index=False))
+    lines.append(top[_with_state(stats, ["name", "dtype", "absmax", "l2", "std", "fp16_headroom"])].to_string(index=False))
     return "\n".join(lines)
+
+
+def _with_state(stats: pd.DataFrame, cols: list[str]) -> list[str]:
+    """An optimizer state's rows also say which moment they are (exp_avg / exp_avg_sq)."""
+    return cols[:1] + ["state"] + cols[1:] if "state" in stats else cols
 
 
 def diff_text(changes: pd.DataFrame, a, b, top: int = 20) -> str:

@@ -42,6 +42,10 @@ FIXTURE_SPECS: dict[str, RunSpec] = dict(
     gpt2=replace(_BASE, seed=108, arch="gpt2", num_layers=24, max_steps=12,
                  logging_steps=2, save_steps=4, save_only_model=True, checkpoint_prefix="ckpt",
                  incidents=(NanInjection(step=7, blocks=(21, 22, 23)),)),
+    # the LR jumps to 10 at step 21 (weight decay 1.0 past its edge); a checkpoint every 5 steps with its optimizer
+    # state: checkpoint-25 and -30 finite but blown up, first NaN logged at step 34, checkpoint-35 first bad
+    blowup_dense=replace(_BASE, seed=104, max_steps=65, logging_steps=1, save_steps=5, lr_scheduler_type="constant",
+                         max_grad_norm=0.0, weight_decay=1.0, incidents=(LrBlowup(step=21, lr=10.0),)),
     # peft LoRA (r=4, q_proj/v_proj): adapter_model.safetensors; last block's adapters NaN before step 16
     lora=replace(_BASE, seed=109, max_steps=30, learning_rate=1e-2, lora=True,
                  incidents=(NanInjection(step=16),)),
