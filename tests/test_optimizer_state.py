@@ -264,3 +264,14 @@ def test_unmatched_shapes_fall_back_to_indices(blowup_dense_run, tmp_path):
     state = read_optimizer_state(open_checkpoint(folder))
     assert state.mapping.how == "indices" and "do not match" in state.mapping.note
     assert state.blocks.empty
+
+
+def test_report_shows_where_the_weights_were_heading(blowup_dense_run, tmp_path):
+    path, _ = blowup_dense_run
+    page = tmp_path / "report.html"
+    out = subprocess.run([sys.executable, "-m", "forensics", "analyze", str(path), "--html", str(page)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1, out.stderr
+    html = page.read_text()
+    assert 'id="updates-plot" src="data:image/png;base64,' in html
+    assert 'id="precursor"' in html and "update ratio" in html

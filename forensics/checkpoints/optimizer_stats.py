@@ -199,30 +199,39 @@ def _bias_corrections(step: float | None, group: ParamGroup | None) -> tuple[flo
 
 
 def _add_chunk(sums: dict, m: np.ndarray, v: np.ndarray, w: np.ndarray | None, bc, group: ParamGroup | None) -> None:
+    """Add one chunk's counts and sums (m, v, w are float64 copies of this chunk: changed in place)."""
     sums["numel"] += m.size
     finite_m, finite_v = np.isfinite(m), np.isfinite(v)
-    sums["n_nonfinite_m"] += m.size - int(np.count_nonzero(finite_m))
-    sums["n_nonfinite_v"] += v.size - int(np.count_nonzero(finite_v))
-    ok = finite_m & finite_v
+    bad_m, bad_v = m.size - int(np.count_nonzero(finite_m)), v.size - int(np.count_nonzero(finite_v))
+    sums["n_nonfinite_m"] += bad_m
+    sums["n_nonfinite_v"] += bad_v
+    ok = None if not (bad_m or bad_v) else finite_m & finite_v
     if w is not None:
         finite_w = np.isfinite(w)
-        sums["n_nonfinite_w"] += w.size - int(np.count_nonzero(finite_w))
-        ok &= finite_w
-    sums["n_excluded"] += m.size - int(np.count_nonzero(ok))
-    m, v = m[ok], v[ok]
+        bad_w = w.size - int(np.count_nonzero(finite_w))
+        sums["n_nonfinite_w"] += bad_w
+        if bad_w:
+            ok = finite_w if ok is None else ok & finite_w
+    if ok is not None:  # the rare chunk with NaN/Inf: its finite elements only
+        sums["n_excluded"] += m.size - int(np.count_nonzero(ok))
+        m, v, w = m[ok], v[ok], (w[ok] if w is not None else None)
     sums["sq_m"] += float(np.dot(m, m))
     sums["sq_v"] += float(np.dot(v, v))
     if bc is None or group.eps is None:
         return
-    root_v = np.sqrt(np.maximum(v, 0.0) / bc[1])
-    u = (m / bc[0]) / (root_v + group.eps)
-    sums["n_corrected"] += u.size
+    root_v = np.maximum(v, 0.0, out=v)
+    root_v *= 1.0 / bc[1]
+    np.sqrt(root_v, out=root_v)
     sums["n_eps"] += int(np.count_nonzero(root_v < group.eps))
-    sums["n_saturated"] += int(np.count_nonzero(np.abs(u) > SATURATED))
+    root_v += group.eps
+    u = np.divide(m, root_v, out=m)
+    u *= 1.0 / bc[0]
+    sums["n_corrected"] += u.size
+    sums["n_saturated"] += int(np.count_nonzero(np.abs(u, out=root_v) > SATURATED))
     if w is not None:
-        w = w[ok]
-        step = u + group.weight_decay * w if group.decoupled else u
-        sums["sq_update"] += float(np.dot(step, step))
+        if group.decoupled and group.weight_decay:
+            u += group.weight_decay * w
+        sums["sq_update"] += float(np.dot(u, u))
         sums["sq_w"] += float(np.dot(w, w))
 
 

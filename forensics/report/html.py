@@ -15,6 +15,7 @@ import jinja2
 from .._version import __version__
 from .damage import damage_map_figure
 from .plots import figure_data_uri, main_figure
+from .updates_plot import updates_figure
 from .notation import block_ranges
 from .text import profile_line
 from .story import build_story
@@ -49,6 +50,8 @@ def render_html(analysis, bisect=None) -> str:
         "run_path": str(analysis.path),
         "main_plot": figure_data_uri(main_figure(analysis)),
         "damage_plot": _data_uri_or_none(damage_map_figure(analysis)),
+        "updates_plot": _data_uri_or_none(updates_figure(analysis)),
+        "precursor": next((f.message for f in analysis.findings if f.kind == "update_precursor"), None),
         "findings": tables.finding_rows(analysis.findings),
         "n_findings": len(analysis.findings),
         "checkpoints": tables.checkpoint_rows(analysis.checkpoints),

@@ -1,0 +1,84 @@
+"""Heat maps of where the weights were heading: per block, over checkpoints.
+
+Left: the update ratio per step between consecutive checkpoints (‖W2−W1‖/‖W1‖ ÷ steps, from
+`Analysis.updates`). Right, when optimizer states were saved: Adam's own per-step update ratio
+lr·‖u + wd·W‖/‖W‖ at each checkpoint. Both on a log colour scale, blocks as rows; the precursor's
+cell is outlined. `updates_figure(analysis)` returns None when there is nothing to draw.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.colors import LogNorm
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from ..checkpoints.blocks import module_sort_key
+from .notation import elide
+
+CMAP = "magma_r"
+
+
+def update_grid(analysis) -> tuple[list[str], list[str], np.ndarray] | None:
+    """(rows, columns, values): per-step update ratios between checkpoints, NaN where unknown."""
+    steps = [u for u in analysis.updates if u.blocks]
+    if not steps:
+        return None
+    rows = sorted({m for u in steps for m in u.blocks}, key=module_sort_key)
+    grid = np.full((len(rows), len(steps)), np.nan)
+    for j, u in enumerate(steps):
+        for i, m in enumerate(rows):
+            r = u.blocks.get(m, math.nan)
+            grid[i, j] = r / u.steps if r == r and m not in u.nonfinite_blocks else math.nan
+    return rows, [u.to_name for u in steps], grid
+
+
+def optimizer_grid(analysis) -> tuple[list[str], list[str], np.ndarray] | None:
+    """(rows, columns, values): Adam's per-step update ratio per block at each checkpoint that kept its state."""
+    kept = [c for c in analysis.checkpoints if c.optimizer is not None and not c.optimizer.blocks.empty]
+    if not kept:
+        return None
+    rows = sorted({b for c in kept for b in c.optimizer.blocks["block"]}, key=module_sort_key)
+    grid = np.full((len(rows), len(kept)), np.nan)
+    for j, c in enumerate(kept):
+        ratios = dict(zip(c.optimizer.blocks["block"], c.optimizer.blocks["update_ratio"]))
+        for i, b in enumerate(rows):
+            grid[i, j] = ratios.get(b, math.nan)
+    return rows, [c.name for c in kept], grid
+
+
+def updates_figure(analysis) -> Figure | None:
+    grids = [(title, g) for title, g in (("weights moved per step, between checkpoints", update_grid(analysis)),
+                                         ("Adam's next step, from the saved moments", optimizer_grid(analysis)))
+             if g is not None]
+    if not grids:
+        return None
+    height = max(len(g[0]) for _, g in grids)
+    fig = Figure(figsize=(5.2 * len(grids), 1.2 + 0.28 * height), layout="constrained")
+    precursor = next((f for f in analysis.findings if f.kind == "update_precursor"), None)
+    for k, (title, (rows, cols, grid)) in enumerate(grids):
+        ax = fig.add_subplot(1, len(grids), k + 1)
+        positive = grid[np.isfinite(grid) & (grid > 0)]
+        if positive.size == 0:
+            ax.set_axis_off()
+            continue
+        norm = LogNorm(vmin=positive.min(), vmax=max(positive.max(), positive.min() * 10))
+        image = ax.imshow(np.where(grid > 0, grid, np.nan), aspect="auto", cmap=CMAP, norm=norm,
+                          interpolation="nearest")
+        ax.set_yticks(range(len(rows)), [elide(r, 28) for r in rows], fontsize=7)
+        ax.set_xticks(range(len(cols)), cols, rotation=60, ha="right", fontsize=7)
+        ax.set_title(title, fontsize=9)
+        fig.colorbar(image, ax=ax, shrink=0.8, label="update ratio per step")
+        _outline(ax, precursor, rows, cols)
+    return fig
+
+
+def _outline(ax, precursor, rows: list[str], cols: list[str]) -> None:
+    """A box around the precursor's cell, where this grid has it."""
+    if precursor is None:
+        return
+    block, checkpoint = precursor.evidence.get("block"), precursor.evidence.get("checkpoint")
+    if block in rows and checkpoint in cols:
+        i, j = rows.index(block), cols.index(checkpoint)
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#00b0ff", linewidth=2))
