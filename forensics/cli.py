@@ -433,6 +433,36 @@ def watch(path, interval, json_lines, fail_on, max_polls, no_checkpoints):
     sys.exit(EXIT_BROKEN if worst_seen else EXIT_OK)
 
 
+@cli.command(epilog=EXIT_CODES)
+@click.argument("checkpoint", type=click.Path(path_type=Path))
+@click.option("--text", "text", type=click.Path(path_type=Path), default=None,
+              help="A text file to probe with (needs the tokenizer in the folder); default: random token ids.")
+@click.option("--dtype", default="auto", show_default=True, help="auto (the config's dtype), fp16, bf16 or fp32.")
+@click.option("--tokens", default=32, show_default=True, type=click.IntRange(1, 8192), help="Probe length.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random probe.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@_fail_cleanly
+def replay(checkpoint, text, dtype, tokens, seed, as_json):
+    """Run one probe batch through a checkpoint and name the first module whose output overflows.
+
+    What DebugUnderflowOverflow does in a live run, after the fact: forward hooks record each
+    module's output abs-max in the run's dtype (or --dtype); the first module past the dtype's
+    limit or NaN/Inf is named, with the modules before it. Needs torch and transformers.
+    Example: forensics replay ./output/checkpoint-3600 --dtype fp16
+    """
+    from .replay import replay as run_replay
+
+    result = run_replay(checkpoint, text=text, dtype=dtype, tokens=tokens, seed=seed)
+    if as_json:
+        _dump_json(result.to_dict())
+    else:
+        click.echo(str(result))
+        for frame in result.frames:
+            flag = "  <- first" if frame.module == result.first_bad else ""
+            click.echo(f"  {frame.module:60} absmax {frame.absmax:<12.4g} non-finite {frame.nonfinite}{flag}")
+    sys.exit(EXIT_BROKEN if result.first_bad else EXIT_OK)
+
+
 def main():
     """The console entry point: click's usage errors as one line (exit 2), like our own errors."""
     try:

@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("run", "timeline", "ingest", "checkpoints", "export"),                 # read and measure
     ("analyzers", "causes", "profile"),                                     # judge
     ("report",),                                                            # render
-    ("analysis", "bisection", "compare", "watch", "store"),                 # use cases
+    ("analysis", "bisection", "compare", "watch", "store", "replay"),                 # use cases
     ("cli", "__main__", "forensics"),                                       # shells and the package
 )
 LOWER = ("run", "timeline", "ingest", "checkpoints")
