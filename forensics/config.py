@@ -26,6 +26,7 @@ class Thresholds:
     spike_warn_factor: float = 10.0    # a lone spike that recovers is a warning only from this factor up (else info)
     spike_early_factor: float = 20.0   # with fewer than spike_min_history earlier points, only a jump this big counts
     chain_window_points: int = 10      # a spike at most this many logged points before a NaN/collapse is linked to it
+    spike_quiet_loss_factor: float = 20.0  # a recovered grad_norm spike under this x, the loss unmoved, is info
     spike_storm_count: int = 3         # this many spikes, each within spike_storm_gap points of the last, are one storm
     spike_storm_gap: int = 100         # logged points between spikes that still makes them one unstable stretch
     # loss spike / divergence
@@ -42,6 +43,7 @@ class Thresholds:
     collapse_window: int = 5         # logged points before the fall that give the level it fell from
     collapse_drop_factor: float = 100.0  # a fall from >= this x collapse_abs in one logging interval is sudden
     memorization_gap_level: float = 0.1  # memorization goes on across brief bumps that stay under this loss
+    memorization_level: float = 0.02  # without an eval loss, a training loss this low (after falling 10x) is memorized
     # values a loss cannot take; learning-rate anomalies
     impossible_loss_tolerance: float = 1e-6  # a cross-entropy below -this is impossible (float noise aside)
     lr_jump_factor: float = 10.0     # a logged LR above this x the highest before is outside the schedule
@@ -54,6 +56,7 @@ class Thresholds:
     # overfitting: the eval loss rising above its best while the training loss falls
     overfit_points: int = 3           # the last this many eval losses ...
     overfit_rise: float = 0.3         # ... all more than this fraction above the best before them
+    overfit_steady_rise: float = 0.15  # or: rising at each of the last overfit_points + 1 evals, ending this far above
     # evidence of learning (no "healthy" without it)
     learning_min_points: int = 3      # fewer finite loss points cannot show learning
     learning_min_fall: float = 0.02   # the last tenth's median below the first tenth's by this fraction

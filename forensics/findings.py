@@ -36,6 +36,7 @@ KINDS = (
     "source_disagreement",
     "nonfinite_optimizer_state",
     "update_precursor",
+    "reward_decline",
 )
 
 

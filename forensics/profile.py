@@ -11,7 +11,7 @@
 * model_params: the checkpoint index's total, the model config, PEFT's "all params", or a size
   in the run's names ("Qwen2-7B", "llama-3-8b", "1.5B"), else None;
 * precision: "bf16" | "fp16" | "fp32" | "unknown" from the training arguments / DeepSpeed config;
-* framework: "llamafactory" | "swift" | "unsloth" | "trl" | "megatron" | ... | "hf_trainer" | "unknown".
+* framework: "llamafactory" | "swift" | "unsloth" | "webui" | "trl" | "megatron" | ... | "hf_trainer" | "unknown".
 Unknown stays unknown: a field nothing points at is "unknown" (None for model_params), never a guess.
 """
 from __future__ import annotations
@@ -30,6 +30,8 @@ _PREFERENCE_ALGOS = (("kto", ("rewards/chosen_sum", "logps/chosen_sum")), ("orpo
                      ("dpo", ("rewards/margins", "rewards/chosen", "logps/chosen")))
 _RL_KEYS = ("completion_length", "completions/mean_length", "reward", "reward_std", "frac_reward_zero_std")
 _PPO_KEYS = ("objective/kl", "policy/approxkl_avg", "ppo/mean_scores", "objective/rlhf_reward")
+# Logged by TRL's SFTTrainer only (the plain Trainer computes no token accuracy).
+_TRL_SFT_KEYS = ("mean_token_accuracy", "eval_mean_token_accuracy")
 _STAGES = {"sft": ("sft", None), "pt": ("pretrain", None), "rm": ("reward", None), "dpo": ("preference", "dpo"),
            "kto": ("preference", "kto"), "orpo": ("preference", "orpo"), "simpo": ("preference", "simpo"),
            "ppo": ("rl", "ppo"), "grpo": ("rl", "grpo")}
@@ -37,7 +39,8 @@ _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("
                     ("kto", ("preference", "kto")), ("orpo", ("preference", "orpo")), ("sft", ("sft", None)),
                     ("pretrain", ("pretrain", None)))
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d{1,4}(?:\.\d{1,2})?)\s?([bm])(?![a-z0-9])", re.IGNORECASE)
-_NAME_KEYS = ("model.name_or_path", "model._name_or_path", "output_dir", "run_name", "logging_dir", "hub_model_id")
+_NAME_KEYS = ("model.name_or_path", "model._name_or_path", "output_dir", "run_name", "logging_dir", "hub_model_id",
+              "best_model_checkpoint", "adapter.base_model_name_or_path")
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,9 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict) -> str
         evidence["method"] = str(config.source_of("method"))
         return said
     for banner in timeline.banners:
+        if banner.kind == "webui":
+            evidence["method"] = f"text-generation-webui LoRA training in {banner.source} (it trains LoRA adapters only)"
+            return "lora"
         if banner.trainable_params and banner.all_params and banner.trainable_params < 0.5 * banner.all_params:
             evidence["method"] = f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} of " \
                                  f"{banner.all_params:,} parameters trainable"
@@ -131,6 +137,10 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> 
         if hit and (algo != "kto" or "rewards/margins" not in metrics):
             evidence["objective"] = f"metrics {', '.join(hit)} in the log (TRL's {algo.upper()} names)"
             return "preference", algo
+    sft = [k for k in _TRL_SFT_KEYS if k in metrics]
+    if sft:
+        evidence["objective"] = f"metric {sft[0]} in the log (TRL's SFTTrainer)"
+        return "sft", None
     stage = config.get("stage") or config.get("rlhf_type")
     if isinstance(stage, str) and stage.lower() in _STAGES:
         evidence["objective"] = f"stage {stage} ({config.source_of('stage') or config.source_of('rlhf_type')})"
@@ -186,11 +196,15 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if any(b.kind == "unsloth" for b in timeline.banners):
         evidence["framework"] = "Unsloth banner in the console log"
         return "unsloth"
+    webui = next((b for b in timeline.banners if b.kind == "webui"), None)
+    if webui is not None:
+        evidence["framework"] = f"text-generation-webui in {webui.source}: {webui.text[:120]}"
+        return "webui"
     if timeline.console_kinds:
         evidence["framework"] = f"{timeline.console_kinds[0]} console lines"
         return timeline.console_kinds[0]
     if layout is not None and layout.trainer_states:
-        if objective in ("preference", "rl"):
+        if objective in ("preference", "rl") or any(k in timeline.metrics for k in _TRL_SFT_KEYS):
             evidence["framework"] = "trainer_state.json with TRL's metric names"
             return "trl"
         evidence["framework"] = "trainer_state.json (Hugging Face Trainer)"

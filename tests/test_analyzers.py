@@ -694,3 +694,104 @@ def test_an_eval_loss_climbing_well_above_its_best_is_overfitting_and_a_falling_
     assert (f.severity, f.step) == ("warning", st[10]) and "overfitting" in f.message
     m["eval_loss"] = pd.Series({s: 1.5 - 0.1 * i for i, s in enumerate(st[::5])}, dtype="float64")
     assert not [f for f in analyze_metrics(m, TH) if f.kind == "overfitting"]
+
+
+# ---------------------------------------------------------------- what the real-run corpus taught (2026-11-24)
+
+def test_memorization_without_eval_loss_fires_only_when_the_low_loss_lasts_to_the_end():
+    n = 300
+    st = steps(n, 10)
+    loss = decaying_loss(n, 31, start=4.0, end=0.004, tau=30.0)
+    (f,) = [f for f in detect_loss_collapse(metrics(st, loss=loss), TH) if f.kind == "memorization"]
+    assert f.severity == "warning" and f.end_step == st[-1] and loss[list(st).index(f.step)] <= TH.memorization_level
+    # the same descent with an eval loss logged: overfitting judges, not this rule
+    evals = metrics(st, loss=loss, eval_loss=np.full(n, 0.005))
+    assert not [f for f in detect_loss_collapse(evals, TH) if f.kind == "memorization"]
+    # a phase that memorized and then met new data is not the final state
+    later = np.concatenate([loss, decaying_loss(100, 32, start=2.0, end=1.0)])
+    assert not detect_loss_collapse(metrics(steps(n + 100, 10), loss=later), TH)
+    # a loss that is small from the start never descended
+    assert not detect_loss_collapse(metrics(st, loss=np.full(n, 0.01)), TH)
+
+
+def test_overfitting_is_found_in_a_named_eval_set():
+    n = 40
+    st = steps(n, 100)
+    train = decaying_loss(n, 33, start=2.0, end=0.05, tau=8.0)
+    evals = np.concatenate([np.linspace(2.0, 1.0, 5), np.linspace(1.1, 2.5, n - 5)])
+    found = [f for f in analyze_metrics(metrics(st, loss=train, eval_g0_loss=evals), TH) if f.kind == "overfitting"]
+    assert [(f.metric, f.step) for f in found] == [("eval_g0_loss", st[4])]
+    flat = metrics(st, loss=train, eval_g0_loss=np.linspace(2.0, 1.0, n))
+    assert not [f for f in analyze_metrics(flat, TH) if f.kind == "overfitting"]
+
+
+def test_a_grad_norm_spike_the_loss_ignores_is_info_and_one_it_follows_is_a_warning():
+    n, at = 300, 150
+    st = steps(n, 10)
+    loss = decaying_loss(n, 34)
+    grad = noisy_grad_norm(n, 35, sigma=0.2)
+    grad[at] = 12 * float(np.median(grad[at - TH.spike_window:at]))
+    (quiet,) = detect_grad_norm_spikes(metrics(st, loss=loss, grad_norm=grad), TH)
+    assert quiet.severity == "info" and "did not react" in quiet.message
+    loss[at:at + 2] *= 4
+    (felt,) = detect_grad_norm_spikes(metrics(st, loss=loss, grad_norm=grad), TH)
+    assert felt.severity == "warning"
+
+
+def test_single_batch_loss_spikes_in_a_per_step_log_are_info_but_a_lasting_one_is_a_warning():
+    n = 600
+    st = steps(n, 1)
+    loss = decaying_loss(n, 36, tau=200.0, noise=0.03)
+    for at in (200, 400):
+        loss[at] *= 4
+    found = detect_loss_spikes(metrics(st, loss=loss), TH)
+    assert [(f.severity, f.evidence.get("single_batches")) for f in found] == [("info", True)]
+    loss[450:460] *= 4
+    found = detect_loss_spikes(metrics(st, loss=loss), TH)
+    assert any(f.severity == "warning" and 450 <= f.step <= 452 for f in found)
+    # logged every 10 steps, one point is ten batches: still a warning
+    every10 = decaying_loss(n, 37, tau=200.0, noise=0.03)
+    every10[300] *= 4
+    assert [f.severity for f in detect_loss_spikes(metrics(steps(n, 10), loss=every10), TH)] == ["warning"]
+
+
+def _grpo(reward: np.ndarray) -> dict[str, pd.Series]:
+    n = len(reward)
+    return metrics(steps(n, 5), loss=np.zeros(n), reward=reward, reward_std=np.full(n, 0.3),
+                   **{"completions/clipped_ratio": np.linspace(0.5, 1.0, n)})
+
+
+def test_a_reward_that_gives_back_its_gain_is_a_warning_and_a_rising_one_is_not():
+    from forensics.analyzers.reward_decline import detect_reward_decline
+
+    rng = np.random.default_rng(38)
+    n = 48
+    rise_fall = np.concatenate([np.linspace(0.2, 0.9, n // 2), np.linspace(0.9, 0.1, n // 2)]) + rng.normal(0, 0.05, n)
+    (f,) = detect_reward_decline(_grpo(rise_fall), TH)
+    assert f.kind == "reward_decline" and f.severity == "warning" and "clipped_ratio" in f.message
+    assert abs(f.step - 5 * (n // 2)) <= 5 * (n // 8)
+    rising = np.linspace(0.2, 0.9, n) + rng.normal(0, 0.05, n)
+    assert detect_reward_decline(_grpo(rising), TH) == []
+    noisy_flat = 0.5 + rng.normal(0, 0.2, n)
+    assert detect_reward_decline(_grpo(noisy_flat), TH) == []
+
+
+def test_an_eval_only_log_with_two_points_is_not_evidence_of_learning():
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence
+
+    (f,) = detect_no_learning_evidence(metrics(np.array([4, 8]), eval_loss=[6.55, 4.62]), TH)
+    assert f.severity == "warning" and "no training loss" in f.message
+    many = metrics(steps(10, 10), eval_loss=np.linspace(3.0, 2.0, 10))
+    assert detect_no_learning_evidence(many, TH) == []
+
+
+def test_a_loss_that_moves_within_its_noise_is_not_evidence_of_learning():
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence
+
+    rng = np.random.default_rng(39)
+    n = 100
+    flat = 2.15 - np.linspace(0, 0.05, n) + rng.normal(0, 0.1, n)
+    flat[0] = 2.25
+    assert [f.kind for f in detect_no_learning_evidence(metrics(steps(n, 10), loss=flat), TH)] == ["no_learning_evidence"]
+    short = np.array([3.26, 3.17, 3.19, 3.11, 3.19, 3.08, 3.07, 3.02, 2.92, 2.95, 3.02, 3.0])
+    assert detect_no_learning_evidence(metrics(steps(12, 10), loss=short), TH) == []

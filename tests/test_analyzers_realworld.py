@@ -125,3 +125,24 @@ def test_a_multi_phase_log_is_healthy_its_loss_jumps_are_phase_starts():
     jumps = [f.step for f in found if f.kind == "loss_spike"]
     lr = {e["step"]: e["learning_rate"] for e in history("tinyllama-1.1b-lora-rpg-multiphase") if "learning_rate" in e}
     assert jumps and all(lr[s] == 0.0 or lr.get(s - 1) == 0.0 for s in jumps)
+
+
+@pytest.mark.parametrize("case", ["llama31-8b-unsloth-lora-60step-a", "llama31-8b-unsloth-lora-60step-b"])
+def test_unsloth_60_step_runs_memorize_to_the_end_and_log_impossible_negative_losses(case):
+    """Both 60-step Unsloth logs fall to ~0 and below: memorization must run to the last logged step (60),
+    and the negative values (a cross-entropy cannot be below 0) must be flagged where the file has them."""
+    entries = [e for e in history(case) if "loss" in e]
+    negative = [e["step"] for e in entries if e["loss"] < 0]
+    found = findings_of(case)
+    (memo,) = [f for f in found if f.kind == "memorization"]
+    assert memo.end_step == entries[-1]["step"] == 60
+    (impossible,) = [f for f in found if f.kind == "impossible_loss"]
+    assert negative and impossible.step == negative[0] and impossible.end_step == negative[-1]
+
+
+def test_the_webui_log_is_profiled_as_a_webui_lora_run():
+    import forensics
+
+    profile = forensics.analyze(REALWORLD / "llama3.2-1b-webui-training-pro-notes").run_profile
+    assert (profile.framework, profile.method) == ("webui", "lora")
+    assert "text-generation-webui" in profile.evidence["framework"]

@@ -275,3 +275,18 @@ def test_report_shows_where_the_weights_were_heading(blowup_dense_run, tmp_path)
     html = page.read_text()
     assert 'id="updates-plot" src="data:image/png;base64,' in html
     assert 'id="precursor"' in html and "update ratio" in html
+
+
+def test_attention_bound_and_norms_between_checkpoints_agree_with_torch(blowup_dense_run):
+    path, _ = blowup_dense_run
+    a = forensics.analyze(path)
+    step = next(u for u in a.updates if u.to_name == "checkpoint-20")
+    w = safetensors_torch.load_file(path / "checkpoint-20" / "model.safetensors")
+    for layer in ("model.layers.0", "model.layers.1"):
+        q, k = w[f"{layer}.self_attn.q_proj.weight"].double(), w[f"{layer}.self_attn.k_proj.weight"].double()
+        gain = float(w[f"{layer}.input_layernorm.weight"].double().abs().max())
+        assert step.attention_bound_to[layer] == pytest.approx(float(q.norm() * k.norm()) * gain ** 2, rel=1e-5)
+    assert step.norms_to["model.embed_tokens"] == pytest.approx(float(w["model.embed_tokens.weight"].double().norm()),
+                                                                rel=1e-5)
+    data = a.to_dict()["updates"]
+    assert {"norms_to", "attention_bound_to"} <= set(data[0])

@@ -23,8 +23,10 @@ def _expected(case: str) -> dict:
     return json.loads((CORPUS / "expected" / f"{case}.json").read_text())
 
 
-def _case(case: str):
-    disagrees = _expected(case).get("tool_disagrees")
+def _case(case: str, field: str = "tool_disagrees"):
+    """A case as a test parameter; strict xfail where the judgement says the tool disagrees on this point
+    (`tool_disagrees`: status or first incident; `profile_disagrees`: the run profile)."""
+    disagrees = _expected(case).get(field)
     return pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=disagrees) if disagrees else ())
 
 
@@ -40,7 +42,7 @@ def test_status_and_first_incident(case):
         assert abs(a.first_incident.step - first["step"]) <= first.get("step_tolerance", 0)
 
 
-@pytest.mark.parametrize("case", [_case(c) for c in CASE_NAMES])
+@pytest.mark.parametrize("case", [_case(c, "profile_disagrees") for c in CASE_NAMES])
 def test_run_profile_where_the_files_say_it(case):
     expected, profile = _expected(case)["run_profile"], forensics.analyze(CORPUS / case).run_profile.to_dict()
     for field, value in expected.items():

@@ -32,7 +32,8 @@ from .never_learned import detect_never_learned
 from .nonfinite import detect_nonfinite_metrics
 from .overfitting import detect_overfitting
 from .overflow import detect_loss_scale_overflow
-from .skipped_steps import detect_skipped_steps, skipped_step_points
+from .reward_decline import detect_reward_decline
+from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped_step_points
 from .sources import detect_source_disagreements
 
 __all__ = ["run_all", "analyze_metrics", "status_of", "first_incident_of", "metrics_from_rows"]
@@ -42,9 +43,9 @@ SUMMARY_KINDS = frozenset({"no_learning_evidence"})
 ABOUT_THE_LOGS = SUMMARY_KINDS | {"source_disagreement"}
 
 DETECTORS = (
-    detect_skipped_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
+    detect_skipped_steps, detect_zero_grad_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
     detect_loss_spikes, detect_divergence, detect_loss_scale_overflow, detect_impossible_loss, detect_lr_anomalies,
-    detect_never_learned, detect_overfitting,
+    detect_never_learned, detect_overfitting, detect_reward_decline,
 )
 
 

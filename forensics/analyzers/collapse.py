@@ -32,6 +32,7 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from .metrics import GRAD_NORM, LOSS, Metrics, format_number, is_preference_log, real_loss, true_runs
+from .overfitting import eval_loss_names
 
 
 def near_zero_runs(loss: pd.Series, thresholds: Thresholds) -> list[tuple[int, int]]:
@@ -55,7 +56,34 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
                 continue  # one gradual descent: the first finding already spans the later stretches
             found = _extend_span(found, loss, runs, start, thresholds)
         findings.append(found)
+    if not findings and not eval_loss_names(metrics):
+        findings += _memorized_without_eval(loss, thresholds)
     return findings
+
+
+def _memorized_without_eval(loss: pd.Series, thresholds: Thresholds) -> list[Finding]:
+    """A loss that fell gradually to a small fraction of where it started and stays under
+    `memorization_level` to the end of the log, with no eval loss to say the model generalises: memorization.
+
+    (With an eval loss, `overfitting` judges: a low eval loss means the task itself is that easy.)"""
+    low = loss.to_numpy() <= thresholds.memorization_level
+    runs = [(i, j) for i, j in true_runs(low) if j - i >= thresholds.collapse_points]
+    if not runs:
+        return []
+    start, stop = runs[0]
+    k = max(1, len(loss) // 10)
+    head = max(float(loss.iloc[:k].median()), float(loss.iloc[0]))
+    if start == 0 or head < 10 * thresholds.memorization_level:
+        return []  # no descent to speak of: a loss that is simply small from the start
+    first = int(loss.index[start])
+    message = (f"loss falls from about {format_number(head)} to {format_number(loss.iloc[start])} at step {first} and "
+               f"stays under {format_number(thresholds.memorization_level)} {{span}}, and no eval loss was logged: "
+               "the training data is most likely learned by heart (memorization). Log an eval loss to see "
+               "whether the model still generalises; fewer epochs or more data if it does not.")
+    found = _extend_span(Finding("memorization", "warning", first, message, metric=LOSS, evidence={
+        "head": head, "value": float(loss.iloc[start]), "eval_loss_logged": False}), loss, runs, start, thresholds)
+    # Judged as the run ended: a phase that memorized and was followed by new data is not the final state.
+    return [found] if found.evidence["to_end"] else []
 
 
 _GRADUAL = ("memorization", "zero_loss_unexplained")
@@ -108,7 +136,7 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
         evidence.update(early=early, sudden=sudden, grad_norm_logged=grad is not None)
         return Finding("loss_collapse", severity, first, message, end_step=last,
                        metric=LOSS, evidence=evidence)
-    if grad is None:
+    if grad is None and bool(np.any(loss.iloc[start:stop].to_numpy() == 0.0)):  # exact zeros: NaN filter or memorized?
         message = (f"loss descends to {format_number(loss.iloc[start])} at step {first} and stays near 0 {{span}}, and "
                    "grad_norm was not logged: memorization of a small dataset, a NaN hidden by HF's NaN filter "
                    "and labels all masked all log 0.0, and this log cannot tell them apart. To tell: log "
@@ -116,8 +144,10 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
                    "the eval loss.")
         return Finding("zero_loss_unexplained", "warning", first, message, end_step=last, metric=LOSS,
                        evidence=evidence)
-    message = (f"loss descends gradually to {format_number(loss.iloc[start])} at step {first} with a finite non-zero "
-               f"grad_norm and stays near 0 {{span}}: the training data is learned by heart (memorization; "
+    # Logged values above 0 are real losses: HF's NaN filter and all-masked labels both log exactly 0.0.
+    why = "with a finite non-zero grad_norm" if grad is not None else "with values above 0 (real losses)"
+    message = (f"loss descends gradually to {format_number(loss.iloc[start])} at step {first} {why} "
+               f"and stays near 0 {{span}}: the training data is learned by heart (memorization; "
                f"a 4.x Trainer rounds such a loss to 0.0). Check the eval loss and the dataset size.")
     return Finding("memorization", "warning", first, message, end_step=last, metric=LOSS, evidence=evidence)
 

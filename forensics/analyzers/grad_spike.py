@@ -2,15 +2,20 @@
 
 A recovered spike is a warning. Several spikes in a row (`spike_storm_count`, each within
 `spike_storm_gap` points of the last) are one unstable stretch and one finding, named by its
-largest spike. A jump right at a learning-rate restart is a new training phase (info). A
+largest spike. A jump right at a learning-rate restart is a new training phase (info), and so is a
+recovered spike the loss did not react to (the heavy tail of a steady run's grad_norm). A
 spike followed by non-finite values or a collapse is made an error by the chain linking in
 `chain`, which also records it as their cause.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pandas as pd
+
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, Metrics
+from .metrics import GRAD_NORM, LOSS, Metrics, format_number, real_loss
 from .spike_findings import spike_findings
 from .spikes import SpikeRule, find_spikes
 
@@ -28,5 +33,27 @@ def detect_grad_norm_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Fi
     if grad is None:
         return []
     spikes = find_spikes(grad, grad_spike_rule(thresholds))
-    return spike_findings("grad_norm_spike", GRAD_NORM, grad, spikes, metrics, thresholds,
-                          warn_factor=thresholds.spike_warn_factor)
+    findings = spike_findings("grad_norm_spike", GRAD_NORM, grad, spikes, metrics, thresholds,
+                              warn_factor=thresholds.spike_warn_factor)
+    loss = real_loss(metrics) if LOSS in metrics else None
+    return [_unless_loss_steady(f, loss, thresholds) for f in findings]
+
+
+def _unless_loss_steady(finding: Finding, loss: pd.Series | None, thresholds: Thresholds) -> Finding:
+    """A grad_norm spike that recovered while the loss did not react at all is the heavy tail of a
+    healthy run's grad_norm (VERDICTS.md), shown as info rather than a warning."""
+    if finding.severity != "warning" or loss is None or not finding.evidence.get("recovered", True):
+        return finding
+    if finding.evidence.get("factor", float("inf")) >= thresholds.spike_quiet_loss_factor:
+        return finding  # that large a jump is worth a look whatever the loss did
+    end = finding.end_step if finding.end_step is not None else finding.step
+    before = loss[loss.index < finding.step].iloc[-thresholds.spike_window:]
+    during = loss[(loss.index >= finding.step) & (loss.index <= end)]
+    if len(before) < thresholds.spike_min_history or during.empty:
+        return finding
+    if float(during.max()) > thresholds.loss_spike_recover_factor * float(before.median()):
+        return finding
+    note = (f"; the loss did not react (at most {format_number(float(during.max()))} against a recent median of "
+            f"{format_number(float(before.median()))}): the heavy tail of a steady run's grad_norm")
+    return replace(finding, severity="info", message=finding.message.rstrip(".") + note + ".",
+                   evidence={**finding.evidence, "loss_reacted": False})

@@ -21,7 +21,7 @@ EVAL_LOSS = "eval_loss"
 def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `no_learning_evidence` warning when the log does not show the loss falling, or []."""
     if LOSS not in metrics:
-        return []
+        return _eval_only(metrics, thresholds)
     loss = real_loss(metrics)
     if is_preference_log(metrics) and len(loss) >= thresholds.learning_min_points:
         return []  # judged by never_learned: their loss is not an LM loss that must fall
@@ -47,9 +47,55 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
 
 
 def _fell(series, thresholds: Thresholds) -> tuple[bool, float, float]:
-    """Whether the last tenth ends below where the log started (its first tenth, or its very first point)."""
+    """Whether the last tenth ends clearly below where the log started (its first tenth, or its very first
+    point, for a loss learned within the first tenth): by `learning_min_fall` of it, and by more than the
+    loss's own point-to-point noise could explain (3 standard errors)."""
     values = series.to_numpy(dtype="float64")
     k = max(1, len(values) // 10)
-    head = max(float(np.median(values[:k])), float(values[0]))  # a loss learned within the first tenth fell too
-    tail = float(np.median(values[-k:]))
-    return tail < head - thresholds.learning_min_fall * abs(head), head, tail
+    first, head_median, tail = float(values[0]), float(np.median(values[:k])), float(np.median(values[-k:]))
+    sigma = _noise(values)
+    # The median of k points varies by about 1.25 sigma / sqrt(k); one point by sigma.
+    by_median = _clear_fall(head_median, tail, 3 * 1.2533 * sigma * np.sqrt(2 / k), thresholds)
+    by_first = _clear_fall(first, tail, 3 * sigma * np.sqrt(1 + 1.5708 / k), thresholds)
+    return by_median or by_first or _falling_trend(values, sigma, thresholds), max(head_median, first), tail
+
+
+def _falling_trend(values: np.ndarray, sigma: float, thresholds: Thresholds) -> bool:
+    """A short or noisy log whose least-squares line falls, over the whole log, by more than
+    `learning_min_fall` of where it starts and by 3 standard errors of that fall."""
+    n = len(values)
+    if n < 3:
+        return False
+    x = np.arange(n, dtype="float64")
+    slope, intercept = np.polyfit(x, values, 1)
+    fall = -slope * (n - 1)
+    se = sigma * (n - 1) / np.sqrt(n * (n * n - 1) / 12)
+    return fall > thresholds.learning_min_fall * abs(intercept) and fall > 3 * se
+
+
+def _clear_fall(head: float, tail: float, noise: float, thresholds: Thresholds) -> bool:
+    return tail < head - thresholds.learning_min_fall * abs(head) and head - tail > noise
+
+
+def _noise(values: np.ndarray) -> float:
+    """The loss's point-to-point spread around its own trend (robust: MAD of the detrended differences)."""
+    diffs = np.diff(values)
+    if len(diffs) < 2:
+        return 0.0
+    return float(1.4826 * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2))
+
+
+def _eval_only(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """A log with eval losses but no training loss (logging_steps longer than the run): the eval loss
+    is the only evidence, and a couple of points are too few."""
+    evals = finite(metrics.get(EVAL_LOSS)) if EVAL_LOSS in metrics else None
+    if evals is None or len(evals) == 0:
+        return []
+    if len(evals) >= thresholds.learning_min_points and _fell(evals, thresholds)[0]:
+        return []
+    seen = ", ".join(format_number(v) for v in evals.iloc[:4])
+    message = (f"no training loss was logged (logging_steps longer than the run?) and the eval loss alone "
+               f"({len(evals)} {'point' if len(evals) == 1 else 'points'}: {seen}) is too little to tell whether "
+               "the run learned: log the training loss (a smaller logging_steps).")
+    return [Finding("no_learning_evidence", "warning", int(evals.index[0]), message, end_step=int(evals.index[-1]),
+                    metric=EVAL_LOSS, evidence={"n_points": int(len(evals)), "training_loss_logged": False})]

@@ -7,7 +7,8 @@
   more later are worth a look (warning).
 - `update_precursor` (warning): the first checkpoint where a block's update ratio leaves its own
   history many-fold (SIGNALS.md #12, #13): between consecutive checkpoints ‖W2−W1‖/‖W1‖ per step,
-  or Adam's per-step ratio lr·‖u + wd·W‖/‖W‖ from the saved moments. Named when it comes before the
+  or Adam's per-step ratio lr·‖u + wd·W‖/‖W‖ from the saved moments, or the per-step growth of a
+  layer's attention-logit bound (`checkpoints.updates.attention_bound`). Named when it comes before the
   first NaN/Inf (or in a run with none), as "where the run was heading".
 """
 from __future__ import annotations
@@ -22,6 +23,9 @@ from ..findings import Finding, plural
 from .metrics import format_number
 
 PRECURSOR_JUMP = 10.0  # a block's ratio this many times its own earlier median leaves its history
+BOUND_GROWTH_MIN = 0.05  # ... and an attention-logit bound must grow by 5% a step or more (healthy runs: far less)
+_WHAT = {"weights between checkpoints": "update ratio", "optimizer state": "Adam's update ratio",
+         "attention-logit bound growth": "attention-logit bound growth per step"}
 CALIBRATION_SKIPS = 20  # torch's GradScaler starts at 2**16: a dozen or so halvings are it calibrating
 NONFINITE_KINDS = ("nonfinite_metric", "masked_nan_loss", "nonfinite_weights", "nonfinite_optimizer_state")
 
@@ -90,7 +94,9 @@ def update_precursor(updates: list[UpdateStep], checkpoints: list[CheckpointInfo
     """The first block whose update ratio leaves its own history before the first NaN/Inf, as a warning."""
     limit = _first_nonfinite_step(findings)
     jumps = [j for j in (_first_jump(_weight_series(updates), "weights between checkpoints"),
-                         _first_jump(_optimizer_series(checkpoints), "optimizer state")) if j is not None]
+                         _first_jump(_optimizer_series(checkpoints), "optimizer state"),
+                         _first_jump(_bound_series(updates), "attention-logit bound growth",
+                                     BOUND_GROWTH_MIN)) if j is not None]
     jumps = [j for j in jumps if limit is None or j.step < limit]
     if not jumps:
         return []
@@ -102,7 +108,7 @@ def update_precursor(updates: list[UpdateStep], checkpoints: list[CheckpointInfo
     others, compared = len(jump.jumped) - 1, len(jump.compared) - 1
     together = ("; every other block jumped with it" if others and others == compared
                 else f"; {plural(others, 'other block')} of {compared} jumped with it" if others else "")
-    message = (f"{jump.module}: update ratio {format_number(jump.factor)}x its own earlier median at {jump.checkpoint} "
+    message = (f"{jump.module}: {_WHAT[jump.source]} {format_number(jump.factor)}x its own earlier median at {jump.checkpoint} "
                f"(step {jump.step}){peers}{when}{together} ({jump.source}).")
     return [Finding("update_precursor", "warning", jump.step, message, evidence={
         "block": jump.module, "checkpoint": jump.checkpoint, "factor": jump.factor, "update_ratio": jump.ratio,
@@ -121,6 +127,18 @@ def _weight_series(updates: list[UpdateStep]) -> list[tuple[int, str, dict[str, 
             for u in updates if not u.nonfinite_blocks]
 
 
+def _bound_series(updates: list[UpdateStep]) -> list[tuple[int, str, dict[str, float]]]:
+    """(step, checkpoint, layer -> growth of its attention-logit bound per step) between finite checkpoints:
+    a layer whose bound suddenly grows many times faster than before is heading for one-hot attention."""
+    out = []
+    for u in updates:
+        growth = {m: (u.attention_bound_to[m] / u.attention_bound_from[m]) ** (1 / u.steps)
+                  for m in u.attention_bound_to if u.attention_bound_from.get(m) and u.attention_bound_to[m] > 0}
+        # the per-step growth factor minus 1: ~0 when steady, so a jump stands out against its history
+        out.append((u.to_step, u.to_name, {m: g - 1 for m, g in growth.items() if g > 1}))
+    return out
+
+
 def _optimizer_series(checkpoints: list[CheckpointInfo]) -> list[tuple[int, str, dict[str, float]]]:
     out = []
     for c in checkpoints:
@@ -133,14 +151,15 @@ def _optimizer_series(checkpoints: list[CheckpointInfo]) -> list[tuple[int, str,
     return out
 
 
-def _first_jump(series, source: str) -> _Jump | None:
-    """The first point where some module's ratio is PRECURSOR_JUMP x its median over the earlier points."""
+def _first_jump(series, source: str, at_least: float = 0.0) -> _Jump | None:
+    """The first point where some module's ratio is PRECURSOR_JUMP x its median over the earlier points
+    (and at least `at_least`)."""
     for k in range(1, len(series)):
         step, name, now = series[k]
         found = []
         for module, ratio in now.items():
             history = [s[2][module] for s in series[:k] if s[2].get(module, 0) > 0]
-            if history and ratio >= PRECURSOR_JUMP * statistics.median(history):
+            if history and ratio >= max(at_least, PRECURSOR_JUMP * statistics.median(history)):
                 found.append((ratio / statistics.median(history), module, ratio, statistics.median(history)))
         if found:
             factor, module, ratio, median = max(found)

@@ -3,9 +3,12 @@
 A warning (VERDICTS.md lists memorization, its extreme): the weights are finite and training
 "works", but the checkpoints after the eval minimum generalise worse. It fires when the last
 `overfit_points` eval losses all sit more than `overfit_rise` above the best eval loss before
-them (the message says whether the training loss kept falling: overfitting proper).
+them, or rose at each of the last `overfit_points` + 1 evals to end `overfit_steady_rise` above it
+(the message says whether the training loss kept falling: overfitting proper).
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -16,16 +19,32 @@ from .metrics import LOSS, Metrics, finite, format_number, real_loss
 EVAL_LOSS = "eval_loss"
 
 
+# HF Trainer with several eval sets (eval_dataset={"g0": ..., ...}) logs eval_<name>_loss for each.
+_NAMED_EVAL_LOSS = re.compile(r"^eval_.+_loss$")
+
+
+def eval_loss_names(metrics: Metrics) -> list[str]:
+    """The eval losses of the log: `eval_loss`, then each named eval set's `eval_<name>_loss`."""
+    named = sorted(m for m in metrics if _NAMED_EVAL_LOSS.match(m) and m != EVAL_LOSS)
+    return ([EVAL_LOSS] if EVAL_LOSS in metrics else []) + named
+
+
 def detect_overfitting(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """One `overfitting` warning from the step of the best eval loss, or []."""
-    evals = finite(metrics.get(EVAL_LOSS, real_loss(metrics).iloc[:0]))
+    """One `overfitting` warning from the step of the best eval loss (of the eval set that shows it
+    first, where there are several), or []."""
+    found = [f for name in eval_loss_names(metrics) for f in _overfitting(metrics, name, thresholds)]
+    return [min(found, key=lambda f: f.step)] if found else []
+
+
+def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Finding]:
+    evals = finite(metrics.get(name, real_loss(metrics).iloc[:0]))
     k = thresholds.overfit_points
     if len(evals) < k + 2 or LOSS not in metrics:
         return []
     values = evals.to_numpy()
     best_pos = int(np.argmin(values[:-k]))
     best = float(values[best_pos])
-    if best <= 0 or not np.all(values[-k:] > best * (1 + thresholds.overfit_rise)):
+    if best <= 0 or not (np.all(values[-k:] > best * (1 + thresholds.overfit_rise)) or _steady_rise(values, best, thresholds)):
         return []
     train = real_loss(metrics)
     best_step, last_step = int(evals.index[best_pos]), int(evals.index[-1])
@@ -35,9 +54,15 @@ def detect_overfitting(metrics: Metrics, thresholds: Thresholds) -> list[Finding
     end = float(np.median(values[-k:]))
     trend = ("while the training loss keeps falling: overfitting" if train_fell else
              "and the training loss did not improve either: the later updates made the model worse")
-    message = (f"eval_loss is lowest at step {best_step} ({format_number(best)}) and rises to about "
+    message = (f"{name} is lowest at step {best_step} ({format_number(best)}) and rises to about "
                f"{format_number(end)} by step {last_step} ({format_number(end / best)}x) {trend}. The checkpoint "
                f"near step {best_step} generalises best; fewer epochs, a lower learning rate, more data or "
                "regularisation would help.")
-    return [Finding("overfitting", "warning", best_step, message, end_step=last_step, metric=EVAL_LOSS,
+    return [Finding("overfitting", "warning", best_step, message, end_step=last_step, metric=name,
                     evidence={"best_eval_loss": best, "best_step": best_step, "end_eval_loss": end})]
+
+
+def _steady_rise(values: np.ndarray, best: float, thresholds: Thresholds) -> bool:
+    """The eval loss went up at each of the last `overfit_points` + 1 evals and ends well above its best."""
+    tail = values[-(thresholds.overfit_points + 1):]
+    return bool(np.all(np.diff(tail) > 0)) and tail[-1] > best * (1 + thresholds.overfit_steady_rise)

@@ -97,3 +97,36 @@ def detect_skipped_steps(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     }
     return [Finding("skipped_steps", "info" if calibrating else "warning", steps[0], message,
                     end_step=steps[-1] if len(steps) > 1 else None, metric=GRAD_NORM, evidence=evidence)]
+
+
+def detect_zero_grad_steps(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """grad_norm exactly 0 at isolated logged steps whose loss is finite and non-zero, between non-zero values:
+    no gradient reached the weights there, so those updates did not happen (a step skipped on an overflow by
+    a scaler that reports 0, or a batch with nothing to learn). One warning, or info when all sit where a
+    loss scaler calibrates; [] when there are none."""
+    grad, loss = metrics.get(GRAD_NORM), metrics.get(LOSS)
+    if grad is None or loss is None:
+        return []
+    values = grad.to_numpy(dtype="float64")
+    zero = values == 0.0
+    if not zero.any() or zero.mean() > 0.5:
+        return []  # grad_norm mostly 0: a collapse or a frozen model, judged elsewhere
+    steps = grad.index.to_numpy()
+    found: list[int] = []
+    for i, j in true_runs(zero):
+        run = [int(s) for s in steps[i:j]]
+        if 0 < i and j < len(values) and len(run) <= thresholds.skipped_max_run \
+                and all(_real_finite_loss(loss, s) for s in run):
+            found.extend(run)
+    if not found:
+        return []
+    starts = [int(grad.index[0])] + lr_restart_steps(metrics)
+    calibrating = all(_near_restart(s, starts, thresholds.scaler_warmup_steps) for s in found)
+    shown = ", ".join(str(s) for s in found[:8]) + (" ..." if len(found) > 8 else "")
+    message = (f"grad_norm is exactly 0 at {plural(len(found), 'isolated step')} ({shown}) while the loss there is "
+               "finite and non-zero and grad_norm is not 0 around them: no gradient reached the weights, so those "
+               "updates did not happen (a loss scaler that reports a skipped step as 0, or batches with nothing "
+               "to learn). Check the fp16 / DeepSpeed overflow messages of the run.")
+    return [Finding("skipped_steps", "info" if calibrating else "warning", found[0], message,
+                    end_step=found[-1] if len(found) > 1 else None, metric=GRAD_NORM,
+                    evidence={"steps": found, "count": len(found), "grad_norm_zero": True, "at_restart": calibrating})]

@@ -1,14 +1,16 @@
-"""How much each block moved between consecutive checkpoints (SIGNALS.md #13).
+"""How much each block moved between consecutive checkpoints (SIGNALS.md #13), and how its norms grew.
 
 For checkpoints A then B of one run, per block (or module outside the blocks: embeddings, final
 norm, lm_head): update_ratio = ‖W_B − W_A‖ / ‖W_A‖ over all the block's weight tensors (elements
-finite on both sides), and max|W| on each side, against which a dtype's limit can be read. Pairs
+finite on both sides), max|W| on each side (against which a dtype's limit can be read), ‖W‖ (the
+embedding and lm_head drift), and a bound on each layer's attention logits (`attention_bound`). Pairs
 are taken in step order up to the first checkpoint holding NaN/Inf; the diff reads both sides in
 bounded chunks (`diff.diff_table`).
 """
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -31,6 +33,8 @@ class UpdateStep:
         blocks: block -> ‖W_to − W_from‖ / ‖W_from‖ (finite elements), in block order.
         absmax_from, absmax_to: block -> the largest finite |W| on each side.
         nonfinite_blocks: blocks holding NaN/Inf in `to`.
+        norms_to: block -> ‖W_to‖ over its tensors (embedding and lm_head drift read from these).
+        attention_bound_from, attention_bound_to: block -> `attention_bound` on each side (blocks with q/k only).
     """
 
     from_name: str
@@ -41,6 +45,9 @@ class UpdateStep:
     absmax_from: dict[str, float] = field(default_factory=dict)
     absmax_to: dict[str, float] = field(default_factory=dict)
     nonfinite_blocks: tuple[str, ...] = ()
+    norms_to: dict[str, float] = field(default_factory=dict)
+    attention_bound_from: dict[str, float] = field(default_factory=dict)
+    attention_bound_to: dict[str, float] = field(default_factory=dict)
 
     @property
     def steps(self) -> int:
@@ -51,7 +58,9 @@ class UpdateStep:
         return {"from": self.from_name, "to": self.to_name, "from_step": self.from_step, "to_step": self.to_step,
                 "blocks": {b: _finite_or_none(r) for b, r in self.blocks.items()},
                 "absmax_to": {b: _finite_or_none(v) for b, v in self.absmax_to.items()},
-                "nonfinite_blocks": list(self.nonfinite_blocks)}
+                "nonfinite_blocks": list(self.nonfinite_blocks),
+                "norms_to": {b: _finite_or_none(v) for b, v in self.norms_to.items()},
+                "attention_bound_to": {b: _finite_or_none(v) for b, v in self.attention_bound_to.items()}}
 
 
 def _finite_or_none(value: float) -> float | None:
@@ -84,16 +93,40 @@ def checkpoint_updates(checkpoints: list[CheckpointInfo], workers: int | None = 
 def _update_step(a: CheckpointInfo, b: CheckpointInfo, frame: pd.DataFrame) -> UpdateStep:
     both = frame[frame["note"].isna()].copy()
     both["module"] = both["tensor"].map(module_of)
-    blocks, absmax_a, absmax_b, bad = {}, {}, {}, []
+    blocks, absmax_a, absmax_b, norms, bound_a, bound_b, bad = {}, {}, {}, {}, {}, {}, []
     for module, part in both.groupby("module", sort=False):
         base = math.sqrt(float((part["l2_a"] ** 2).sum()))
         diff = math.sqrt(float((part["l2_diff"] ** 2).sum()))
         blocks[module] = diff / base if base else math.nan
         absmax_a[module] = float(part["absmax_a"].max())
         absmax_b[module] = float(part["absmax_b"].max())
+        norms[module] = math.sqrt(float((part["l2_b"] ** 2).sum()))
+        bound_a[module], bound_b[module] = attention_bound(part, "a"), attention_bound(part, "b")
         if (part["n_nonfinite_b"] > 0).any():
             bad.append(module)
+            norms[module], bound_b[module] = math.nan, None  # over the finite part only: no measure of the block
     order = sorted(blocks, key=module_sort_key)
     return UpdateStep(a.name, b.name, a.step, b.step, {m: blocks[m] for m in order},
                       {m: absmax_a[m] for m in order}, {m: absmax_b[m] for m in order},
-                      tuple(m for m in order if m in bad))
+                      tuple(m for m in order if m in bad), {m: norms[m] for m in order},
+                      {m: bound_a[m] for m in order if bound_a[m] is not None},
+                      {m: bound_b[m] for m in order if bound_b[m] is not None})
+
+
+# The query/key projections and the norm in front of them, by the names the common model files use.
+_QUERY = re.compile(r"(?:^|\.)(?:q_proj|query|wq|q)\.weight$")
+_KEY = re.compile(r"(?:^|\.)(?:k_proj|key|wk|k)\.weight$")
+_PRE_ATTENTION_NORM = re.compile(r"(?:^|\.)(?:input_layernorm|ln_1|attention_norm|norm1)\.weight$")
+
+
+def attention_bound(block: pd.DataFrame, side: str) -> float | None:
+    """An upper bound on the block's attention logits, for its trend (SIGNALS.md #7): ‖W_q‖·‖W_k‖·max|γ|²,
+    with Frobenius norms (≥ the spectral norms of the derived bound, so looser, and free from the diff's
+    sums) and γ the pre-attention norm's gain (1 where the block has none named). None without q and k."""
+    names = block["tensor"]
+    q, k = block[names.str.contains(_QUERY)], block[names.str.contains(_KEY)]
+    if q.empty or k.empty:
+        return None
+    gain = block.loc[names.str.contains(_PRE_ATTENTION_NORM), f"absmax_{side}"]
+    g = float(gain.max()) if not gain.empty and gain.notna().all() else 1.0
+    return math.sqrt(float((q[f"l2_{side}"] ** 2).sum())) * math.sqrt(float((k[f"l2_{side}"] ** 2).sum())) * g * g

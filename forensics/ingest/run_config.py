@@ -15,6 +15,8 @@ or not readable goes to `RunConfig.missing`, one line per problem.
 """
 from __future__ import annotations
 
+import re
+
 import json
 import math
 import os
@@ -56,10 +58,20 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
         _read_into(config, layout, path, cf.read_adapter_config)
     for path in by_kind["scaler"] + by_kind["model_states"]:
         _read_into(config, layout, path, _checkpoint_reader(path))
+    _read_best_checkpoint(config, timeline)
     _derive_method(config, layout)
     _derive_n_params(config, layout)
     _note_absent_sources(config)
     return config
+
+
+def _read_best_checkpoint(config: RunConfig, timeline: Timeline) -> None:
+    """trainer_state.json's `best_model_checkpoint`: the output folder's path, which often names the model and
+    method (`./eduadvisor-tinyllama-lora/checkpoint-50`) when nothing else in the run does."""
+    for source, meta in timeline.meta.items():
+        value = meta.get("best_model_checkpoint")
+        if isinstance(value, str) and value and config.get("best_model_checkpoint") is None:
+            config.add("best_model_checkpoint", value, source)
 
 
 # --- which file is what, in which order ---------------------------------------------------------
@@ -249,12 +261,17 @@ def _named_deepspeed_file(config: RunConfig, layout: RunLayout, found: list[Path
 
 # --- derived facts ------------------------------------------------------------------------------
 
+_FOUR_BIT_BASE = re.compile(r"bnb-4bit|(?<![a-z0-9])4bit(?![a-z0-9])|nf4", re.IGNORECASE)
+
+
 def _derive_method(config: RunConfig, layout: RunLayout) -> None:
     """`method`: "qlora" (4-bit base + adapter), "lora" (adapter files or config), "full" (whole-model weights)."""
     names = [p.name for p in layout.weight_files]
     adapter_files = [n for n in names if n.startswith("adapter_model")]
     full_files = [n for n in names if n.startswith(("model", "pytorch_model")) or n.endswith("model_states.pt")]
-    quant4 = config.get("quant.load_in_4bit") is True or config.get("quant.bits") == 4
+    base = str(config.get("adapter.base_model_name_or_path") or "")
+    quant4 = (config.get("quant.load_in_4bit") is True or config.get("quant.bits") == 4
+              or bool(_FOUR_BIT_BASE.search(base)))  # unsloth/...-bnb-4bit: the base was saved 4-bit
     if adapter_files or config.get("adapter.peft_type") or config.get("adapter.r"):
         why = adapter_files[0] if adapter_files else "adapter_config.json"
         method, source = ("qlora", f"derived: {why} with a 4-bit quantized base") if quant4 else ("lora", f"derived: {why}")

@@ -36,7 +36,7 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_placeholders, without_unit_loss_scale
 from . import megatron_args
-from .banners import find_banners
+from .banners import find_banners, may_hold_banners
 from .pretrain_lines import ANSI, STEP_LINE_MARKERS, OlmoBlock, StepLine, parse_line
 
 FORMAT = "stdout"
@@ -68,7 +68,7 @@ def read(path: Path) -> LogRecords:
     warnings += _step_line_warnings(events)
     frame = _frame(events, meta)
     kinds = kinds_of(events)
-    banners = find_banners(text.splitlines(), str(path)) if "trainable" in text or "Unsloth" in text else ()
+    banners = find_banners(text.splitlines(), str(path)) if may_hold_banners(text) else ()
     return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
                       mtime=file_mtime(path), console_kinds=kinds, banners=banners,
                       warnings=tuple(warnings))
