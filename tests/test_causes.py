@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import forensics
 from forensics.analyzers import run_all, status_of
 from forensics.causes import infer_causes
 from forensics.checkpoints.types import CheckpointInfo, CheckpointRef
@@ -329,3 +330,22 @@ def test_a_bad_checkpoint_of_unknown_step_does_not_displace_the_first_bad_one():
     ordered = [checkpoint(20), checkpoint(40, layers[30:], [f"{b}.mlp.w" for b in layers[30:]]), final]
     found = by_id(causes(config(model__num_hidden_layers=32), checkpoints=ordered))
     assert "checkpoint-40" in found["late_blocks"].evidence[0]
+
+
+_CORPUS = Path(__file__).resolve().parent / "realworld"
+
+
+def test_memorization_alone_gets_no_learning_rate_or_warm_up_cause():
+    """GeoLLM (a real prefix-tuning run at LR 0.02 that memorized its data over 131 epochs): lowering the
+    learning rate or warming it up is not the fix for memorization, so neither cause is offered."""
+    a = forensics.analyze(_CORPUS / "AriesChen-UPC_GeoLLM")
+    assert a.first_incident.kind == "memorization"
+    assert not {"lr_too_high", "no_warmup"} & {c.cause for c in a.causes}
+
+
+def test_an_unknown_method_rate_above_the_adapter_range_is_not_called_within_it():
+    """Chaos-Economy (real GRPO, peak LR 4.9e-5, method unknown): above the adapter range for RL
+    (2e-06 to 2e-05) but under its ceiling; the advice must not say the rate is within the range."""
+    a = forensics.analyze(_CORPUS / "Rusheel86_Chaos-Economy")
+    (lr,) = [c for c in a.causes if c.cause == "lr_too_high"]
+    assert "is above the usual 2e-06 to 2e-05" in lr.suggestion and "is within the usual" not in lr.suggestion

@@ -24,6 +24,14 @@ from ..profile import RunProfile
 from ..timeline import Timeline
 
 
+# Findings of a run that became unstable (see Facts.unstable).
+INSTABILITY_KINDS = frozenset({
+    "nonfinite_metric", "masked_nan_loss", "loss_collapse", "grad_norm_spike", "loss_spike", "divergence",
+    "loss_scale_overflow", "skipped_steps", "nonfinite_weights", "weights_over_bound", "weights_near_fp16_limit",
+    "lr_anomaly", "nonfinite_optimizer_state", "update_precursor", "reward_decline",
+})
+
+
 @dataclass
 class Facts:
     """Everything a rule may use; `broken` and `troubled` summarise how bad the run is."""
@@ -49,6 +57,14 @@ class Facts:
     def troubled(self) -> bool:
         """Anything at warning level or worse: something to explain."""
         return self.broken or any(f.severity in ("warning", "error") for f in self.live_findings)
+
+    @property
+    def unstable(self) -> bool:
+        """Trouble an optimizer setting (learning rate, warm-up, clipping) can explain: something blew up,
+        spiked or went non-finite, or the weights or the reward ran away. Memorization, overfitting and a log
+        that shows no learning are not this kind: a lower rate or a warm-up is not their fix."""
+        return any(c.is_nonfinite for c in self.checkpoints) or any(
+            f.kind in INSTABILITY_KINDS and f.severity in ("warning", "error") for f in self.live_findings)
 
     def of_kind(self, *kinds: str) -> list[Finding]:
         return [f for f in self.live_findings if f.kind in kinds]

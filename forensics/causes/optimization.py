@@ -22,7 +22,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
     "likely" only when the run's own metrics show a precursor (the learning rate jumped, the loss
     rose, grad_norm climbed before the break); a sudden break leaves it "possible".
     """
-    if not facts.troubled:
+    if not facts.unstable:
         return None
     peak, where = peak_lr(facts)
     if peak is None:
@@ -82,8 +82,8 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
     clip = "max_grad_norm=0.3 to 1.0" if method in ("lora", "qlora", "peft") else "max_grad_norm=1.0"
     if method == "unknown" and peak <= ranges[-1].ceiling:
         advice = (f"The method is unknown and decides this: for full fine-tuning lower the learning rate to "
-                  f"{ranges[0].describe()}; for LoRA/QLoRA adapters {evidence_value(peak)} is within the usual "
-                  f"{ranges[1].describe()}, so look elsewhere first. Either way warm up and clip with {clip}")
+                  f"{ranges[0].describe()}; for LoRA/QLoRA adapters {evidence_value(peak)} "
+                  f"{_against(peak, ranges[1])}, so look elsewhere first. Either way warm up and clip with {clip}")
     else:
         target = (f"{ranges[0].describe()} for full fine-tuning, {ranges[1].describe()} for LoRA/QLoRA adapters "
                   "(the method is unknown)" if method == "unknown"
@@ -92,6 +92,15 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
     if facts.broken and facts.checkpoints:
         advice += ", and resume from the last good checkpoint"
     return advice + "."
+
+
+def _against(peak: float, rng: LrRange) -> str:
+    """Where `peak` sits against an adapter range it does not exceed the ceiling of, in words."""
+    if peak < rng.low:
+        return f"is below the usual {rng.describe()}"
+    if peak <= rng.high:
+        return f"is within the usual {rng.describe()}"
+    return f"is above the usual {rng.describe()} but within what adapter runs often use (up to {evidence_value(rng.ceiling)})"
 
 
 def lr_precursor(facts: Facts) -> str | None:
@@ -158,7 +167,7 @@ def _trouble_sentences(facts: Facts) -> list[str]:
 
 def no_warmup(facts: Facts) -> Cause | None:
     """The learning rate was at its peak from the first logged step (or the config sets no warm-up)."""
-    if not facts.troubled or _warmup_configured(facts):
+    if not facts.unstable or _warmup_configured(facts):
         return None
     lr = lr_points(facts.timeline)
     evidence = []
@@ -198,7 +207,7 @@ def _clipping(facts: Facts) -> tuple[object, str] | None:
 def no_clipping(facts: Facts) -> Cause | None:
     """Gradient clipping was off (max_grad_norm 0/None) in a run whose gradients grew or went non-finite."""
     clip = _clipping(facts)
-    if not facts.troubled or clip is None or (clip[0] not in (None, 0, 0.0)):
+    if not facts.unstable or clip is None or (clip[0] not in (None, 0, 0.0)):
         return None
     evidence = [f"{clip[1]}: gradients were never clipped"]
     top = max_finite(facts.series("grad_norm"))

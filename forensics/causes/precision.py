@@ -13,7 +13,7 @@ _FP32_NAMES = ("fp32", "float32", "torch.float32", "float", "fp32_comm")
 def fp16_overflow(facts: Facts) -> Cause | None:
     """fp16 on, with loss-scale collapse, skipped steps, near-limit weights or non-finite values."""
     on = precision_sources(facts.config, "fp16")
-    if not on or not facts.troubled:
+    if not on or not facts.unstable:
         return None
     strong = _loss_scale_evidence(facts) + _near_limit_weights(facts)
     nonfinite = _nonfinite_sentences(facts)
