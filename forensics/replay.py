@@ -86,6 +86,7 @@ class ReplayResult:
         reason: "overflow" (Inf, or past the limit) or "nan"; None when nothing is.
         input_was_bad: the first bad module's input was already NaN/Inf: the bad values came from code that runs
             in its parent module between its children (attention's softmax, a residual add), not from it.
+        origin: where the bad values most likely arose: first_bad, or its parent when input_was_bad.
         frames: the module calls before the first bad one, and it (empty when none is bad).
         largest: the module outputs with the largest finite abs-max, largest first.
         missing_weights: weights the checkpoint lacked, left at their random init (then the replay means little).
@@ -105,6 +106,7 @@ class ReplayResult:
     first_bad: str | None
     reason: str | None
     input_was_bad: bool
+    origin: str | None
     frames: tuple[Frame, ...]
     largest: tuple[Frame, ...]
     missing_weights: tuple[str, ...] = ()
@@ -114,7 +116,7 @@ class ReplayResult:
                 "dtype": self.dtype, "dtype_source": self.dtype_source, "limit": self.limit,
                 "device": self.device, "memory_gib": self.memory_gib, "tokens": self.tokens, "probe": self.probe,
                 "modules": self.modules, "first_bad": self.first_bad, "reason": self.reason,
-                "input_was_bad": self.input_was_bad, "frames": [f.to_dict() for f in self.frames],
+                "input_was_bad": self.input_was_bad, "origin": self.origin, "frames": [f.to_dict() for f in self.frames],
                 "largest": [f.to_dict() for f in self.largest], "missing_weights": list(self.missing_weights)}
 
     def __str__(self) -> str:
@@ -124,7 +126,9 @@ class ReplayResult:
             return (f"{self.checkpoint}: no module output past the {self.dtype} limit {self.limit:.6g} or NaN/Inf "
                     f"({self.modules} outputs, {self.probe}, {self.tokens} tokens){peak}")
         what = "is NaN" if self.reason == "nan" else f"overflows {self.dtype} (past {self.limit:.6g})"
-        came = ": its input was already NaN/Inf, look at its parent's own code" if self.input_was_bad else ""
+        after = f" after {self.frames[-2].module}" if len(self.frames) > 1 else ""
+        came = (f"; its input was already NaN/Inf, so it came from {self.origin}'s own code{after}"
+                if self.input_was_bad else "")
         return f"{self.checkpoint}: {self.first_bad} is the first module whose output {what}{came}"
 
 
@@ -179,6 +183,11 @@ def _check_folder(folder: Path) -> bool:
     if (folder / "adapter_config.json").is_file() and not has_model:
         return True
     if not (folder / "config.json").is_file():
+        steps = [d for d in folder.iterdir() if d.is_dir() and d.name.startswith("checkpoint-")
+                 and d.name[len("checkpoint-"):].isdigit() and (d / "config.json").is_file()]
+        if steps:
+            last = max(steps, key=lambda d: int(d.name[len("checkpoint-"):]))
+            raise NoCheckpoints(folder, f"a run folder: replay one of its {len(steps)} checkpoints, e.g. {last}")
         raise NoCheckpoints(folder, "no config.json: not a transformers model folder")
     return False
 
@@ -507,7 +516,9 @@ def _result(folder: Path, base: Path | None, config, dtype: str, source: str, de
     for i, call in enumerate(calls):
         if call.past(limit):
             reason = "overflow" if call.inf or not call.nan else "nan"
+            parent = call.module.rpartition(".")[0] or "(model)"
             return ReplayResult(**common, first_bad=call.module, reason=reason,
                                 input_was_bad=call.input_nonfinite > 0,
+                                origin=parent if call.input_nonfinite else call.module,
                                 frames=tuple(calls[max(0, i - shown + 1): i + 1]))
-    return ReplayResult(**common, first_bad=None, reason=None, input_was_bad=False, frames=())
+    return ReplayResult(**common, first_bad=None, reason=None, input_was_bad=False, origin=None, frames=())

@@ -27,7 +27,7 @@ SIZES = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_la
 DOWN_1 = "model.layers.1.mlp.down_proj"
 FRAME_KEYS = {"module", "type", "absmax", "nonfinite", "nan", "inf", "input_absmax", "input_nonfinite"}
 RESULT_KEYS = {"checkpoint", "base_model", "model_type", "dtype", "dtype_source", "limit", "device", "memory_gib",
-               "tokens", "probe", "modules", "first_bad", "reason", "input_was_bad", "frames", "largest",
+               "tokens", "probe", "modules", "first_bad", "reason", "input_was_bad", "origin", "frames", "largest",
                "missing_weights"}
 
 
@@ -88,6 +88,7 @@ def test_the_scaled_down_proj_is_named_first(tmp_path, family):
     folder = _model(tmp_path, "scaled", _overflow_layer_1, family=family)
     result = replay(folder, dtype="fp16")
     assert result.first_bad == DOWN_1 and result.reason == "overflow" and not result.input_was_bad
+    assert result.origin == DOWN_1
     assert result.frames[-1].module == DOWN_1 and result.frames[-1].inf > 0
     # the frames before it: the same MLP's gate, activation and up projection, all in range
     assert {f.module for f in result.frames[-4:-1]} == {f"model.layers.1.mlp.{m}" for m in ("gate_proj", "act_fn",
@@ -127,6 +128,22 @@ def test_nan_weights_are_named_non_finite(tmp_path, family):
     assert result.frames[-1].nan > 0 and all(f.nonfinite == 0 for f in result.frames[:-1])
     out = _invoke(folder, "--json")
     assert out.exit_code == 1 and json.loads(out.stdout)["first_bad"] == "model.layers.2.self_attn.o_proj"
+
+
+@pytest.mark.parametrize("family", ["llama", "qwen2"])
+def test_an_overflow_between_modules_is_put_on_their_parent(tmp_path, family):
+    def residual(model):
+        # embeddings at 40000 and layer 0's attention output at 30720, both in fp16's range: their sum,
+        # the residual add in the decoder layer's own forward, is not
+        model.model.embed_tokens.weight.fill_(40000.0)
+        model.model.layers[0].self_attn.v_proj.weight.fill_(0.1)
+        model.model.layers[0].self_attn.o_proj.weight.fill_(300.0)
+
+    result = replay(_model(tmp_path, "residual", residual, family=family), dtype="fp16")
+    assert result.first_bad == "model.layers.0.post_attention_layernorm" and result.input_was_bad
+    assert result.origin == "model.layers.0" and result.frames[-2].module == "model.layers.0.self_attn"
+    assert result.frames[-2].absmax == 30720 and result.frames[-2].nonfinite == 0
+    assert "came from model.layers.0's own code after model.layers.0.self_attn" in str(result)
 
 
 def test_auto_dtype_is_the_runs(tmp_path):
@@ -215,6 +232,24 @@ def test_an_adapter_is_replayed_on_its_local_base(tmp_path):
     assert replay(base).first_bad is None  # the base alone is healthy: the NaN is the adapter's
 
 
+def test_an_adapter_whose_base_is_in_the_hub_cache(tmp_path, monkeypatch):
+    import shutil
+
+    from huggingface_hub import constants
+
+    base, adapter = _lora(tmp_path, lambda lora: None)
+    cache, commit = tmp_path / "hub", "0123456789abcdef0123456789abcdef01234567"
+    (cache / "models--some-org--tiny" / "refs").mkdir(parents=True)
+    (cache / "models--some-org--tiny" / "refs" / "main").write_text(commit)
+    shutil.copytree(base, cache / "models--some-org--tiny" / "snapshots" / commit)
+    shutil.rmtree(base)
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    (adapter / "adapter_config.json").write_text(json.dumps({**config, "base_model_name_or_path": "some-org/tiny"}))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    result = replay(adapter)
+    assert result.base_model.endswith(commit) and result.first_bad is None and result.modules > 40
+
+
 def test_an_adapter_whose_base_is_not_here(tmp_path):
     base, adapter = _lora(tmp_path, lambda lora: None)
     config = json.loads((adapter / "adapter_config.json").read_text())
@@ -250,7 +285,7 @@ def test_without_transformers_one_line_names_the_extra(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("case", ["missing", "no_config", "adapter_only", "bad_dtype", "text_no_tokenizer",
-                                  "text_missing", "too_many_tokens", "damaged_weights"])
+                                  "text_missing", "too_many_tokens", "damaged_weights", "run_folder"])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, case):
     folder = tmp_path / "x"
     args = [folder]
@@ -260,6 +295,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, case):
     elif case == "adapter_only":
         folder.mkdir()
         (folder / "adapter_config.json").write_text("{}")
+    elif case == "run_folder":
+        for step in (500, 1000):
+            _model(folder, f"checkpoint-{step}")
     elif case == "damaged_weights":
         folder = _model(tmp_path, "ok")
         (folder / "model.safetensors").write_bytes((folder / "model.safetensors").read_bytes()[:5000])
@@ -273,6 +311,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, case):
     out = _subprocess(*args) if case in ("missing", "bad_dtype") else _invoke(*args)
     if case == "text_no_tokenizer":
         assert "--text needs the tokenizer in the checkpoint folder" in out.stderr
+    if case == "run_folder":
+        assert out.stderr.strip().endswith(f"replay one of its 2 checkpoints, e.g. {folder / 'checkpoint-1000'}")
     code = out.returncode if case in ("missing", "bad_dtype") else out.exit_code
     assert code == 2, out.stderr
     lines = out.stderr.strip().splitlines()
