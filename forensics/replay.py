@@ -26,6 +26,7 @@ import contextlib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -148,10 +149,10 @@ def replay(path, text: Path | str | None = None, dtype: str = "auto", tokens: in
     content = _read_text(Path(text)) if text is not None else None
     torch, transformers = _import()
     model_folder = _base_folder(folder) if adapter else folder
-    config = _config(model_folder, transformers)
-    name, source = (asked, "--dtype") if asked else _run_dtype(folder, config)
-    device, need = _place(folder, model_folder, config, name, tokens, torch)
     with _quiet(transformers):
+        config = _config(model_folder, transformers)
+        name, source = (asked, "--dtype") if asked else _run_dtype(folder, config)
+        device, need = _place(folder, model_folder, config, name, tokens, torch)
         model, missing = _load(folder, model_folder, adapter, name, device, torch, transformers)
         ids, probe = _probe(folder, model_folder, content, text, tokens, seed, config, torch, transformers)
     calls = _forward(folder, model, ids.to(device), torch)
@@ -183,10 +184,9 @@ def _check_folder(folder: Path) -> bool:
     if (folder / "adapter_config.json").is_file() and not has_model:
         return True
     if not (folder / "config.json").is_file():
-        steps = [d for d in folder.iterdir() if d.is_dir() and d.name.startswith("checkpoint-")
-                 and d.name[len("checkpoint-"):].isdigit() and (d / "config.json").is_file()]
+        steps = [d for d in folder.iterdir() if d.is_dir() and (d / "config.json").is_file()]
         if steps:
-            last = max(steps, key=lambda d: int(d.name[len("checkpoint-"):]))
+            last = max(steps, key=lambda d: (int(re.search(r"(\d*)$", d.name).group(1) or -1), d.name))
             raise NoCheckpoints(folder, f"a run folder: replay one of its {len(steps)} checkpoints, e.g. {last}")
         raise NoCheckpoints(folder, "no config.json: not a transformers model folder")
     return False
