@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import BadOption, NoCheckpoints, UnreadableFile
+from .errors import BadOption, NoCheckpoints, UnreadableFile, os_reason
 
 DTYPES = {"fp16": "float16", "float16": "float16", "half": "float16",
           "bf16": "bfloat16", "bfloat16": "bfloat16",
@@ -157,7 +157,7 @@ def replay(path, text: Path | str | None = None, dtype: str = "auto", tokens: in
         ids, probe = _probe(folder, model_folder, content, text, tokens, seed, config, torch, transformers)
     calls = _forward(folder, model, ids.to(device), torch)
     return _result(folder, model_folder if adapter else None, config, name, source, device, need,
-                   int(ids.shape[1]), probe, calls, frames, missing)
+                   int(ids.shape[1]), probe, calls, max(1, frames), missing)
 
 
 def _dtype_asked(dtype: str) -> str | None:
@@ -180,7 +180,10 @@ def _check_folder(folder: Path) -> bool:
     """True for a PEFT adapter folder (adapter_config.json and no full model weights), False for a model folder."""
     if not folder.is_dir():
         raise NoCheckpoints(folder, "no such checkpoint folder" if not folder.exists() else "not a folder")
-    has_model = any(not f.name.startswith("adapter_model") for f in _weight_files(folder))
+    try:
+        has_model = any(not f.name.startswith("adapter_model") for f in _weight_files(folder))
+    except OSError as err:
+        raise UnreadableFile(folder, os_reason(err)) from None
     if (folder / "adapter_config.json").is_file() and not has_model:
         return True
     if not (folder / "config.json").is_file():
@@ -227,7 +230,7 @@ def _read_text(path: Path) -> str:
     try:
         content = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror.lower() if isinstance(err, OSError) and err.strerror else str(err)
+        reason = os_reason(err) if isinstance(err, OSError) else "not UTF-8 text"
         raise UnreadableFile(path, f"cannot read the probe text ({reason})") from None
     if not content.strip():
         raise UnreadableFile(path, "the probe text is empty")
