@@ -12,6 +12,7 @@ that reads no weights start without pandas, numpy or matplotlib (bench/startup.p
     forensics bisect ckpt-3000 ckpt-3600 [--json] [--html bisect.html]
     forensics compare ./run-good/ ./run-bad/ [--json] [--html compare.html]
     forensics watch ./output/ [--json-lines] [--fail-on error]
+    forensics replay ./output/checkpoint-3600 [--dtype fp16] [--text probe.txt] [--json]
 """
 from __future__ import annotations
 
@@ -437,8 +438,9 @@ def watch(path, interval, json_lines, fail_on, max_polls, no_checkpoints):
 @click.argument("checkpoint", type=click.Path(path_type=Path))
 @click.option("--text", "text", type=click.Path(path_type=Path), default=None,
               help="A text file to probe with (needs the tokenizer in the folder); default: random token ids.")
-@click.option("--dtype", default="auto", show_default=True, help="auto (the config's dtype), fp16, bf16 or fp32.")
-@click.option("--tokens", default=32, show_default=True, type=click.IntRange(1, 8192), help="Probe length.")
+@click.option("--dtype", default="auto", show_default=True,
+              help="fp16, bf16 or fp32; auto: the run's (training_args.bin's fp16/bf16, else config.json's).")
+@click.option("--tokens", default=32, show_default=True, type=click.IntRange(1, 1 << 20), help="Probe length.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random probe.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @_fail_cleanly
@@ -446,8 +448,11 @@ def replay(checkpoint, text, dtype, tokens, seed, as_json):
     """Run one probe batch through a checkpoint and name the first module whose output overflows.
 
     What DebugUnderflowOverflow does in a live run, after the fact: forward hooks record each
-    module's output abs-max in the run's dtype (or --dtype); the first module past the dtype's
-    limit or NaN/Inf is named, with the modules before it. Needs torch and transformers.
+    module's output abs-max and NaN/Inf count in the run's dtype (or --dtype); the first module
+    past the dtype's limit (fp16: 65504) or NaN/Inf is named, with the modules that ran before it.
+    A PEFT adapter is replayed on its base model when that is on this machine. Needs torch and
+    transformers (forensics[replay]); CUDA when there, else the CPU; nothing is downloaded.
+    Exit 1 when a module's output is past the limit or NaN/Inf, 0 otherwise.
     Example: forensics replay ./output/checkpoint-3600 --dtype fp16
     """
     from .replay import replay as run_replay
@@ -457,9 +462,18 @@ def replay(checkpoint, text, dtype, tokens, seed, as_json):
         _dump_json(result.to_dict())
     else:
         click.echo(str(result))
-        for frame in result.frames:
-            flag = "  <- first" if frame.module == result.first_bad else ""
-            click.echo(f"  {frame.module:60} absmax {frame.absmax:<12.4g} non-finite {frame.nonfinite}{flag}")
+        if result.missing_weights:
+            click.echo(f"  warning: {len(result.missing_weights)} weights missing from the checkpoint (random "
+                       f"init): {', '.join(result.missing_weights[:3])}")
+        shown = result.frames or result.largest
+        click.echo(f"  {'dtype ' + result.dtype + ' (' + result.dtype_source + '), ' + result.device}; "
+                   + ("the modules that ran up to it:" if result.frames else "the largest outputs:"))
+        for f in shown:
+            flag = "  <- first" if f is shown[-1] and result.frames else ""
+            out = "-" if f.absmax is None else f"{f.absmax:.4g}"
+            seen = "-" if f.input_absmax is None else f"{f.input_absmax:.4g}"
+            click.echo(f"  {f.module:48} {f.type:22} in {seen:>10}{'!' if f.input_nonfinite else ' '} "
+                       f"out {out:>10}  nan {f.nan:<6} inf {f.inf:<6}{flag}".rstrip())
     sys.exit(EXIT_BROKEN if result.first_bad else EXIT_OK)
 
 
