@@ -99,3 +99,17 @@ def test_a_failed_task_is_retried_and_results_keep_task_order(scheduler, tmp_pat
         results = map_on_dask(own, _fails_once, [(str(tmp_path), x) for x in range(8)], on_result=seen.append)
     assert results == [2 * x for x in range(8)]  # every task failed once and came back on its retry
     assert sorted(seen) == results and len(list(tmp_path.glob("tried-*"))) == 8
+
+
+def test_optimizer_state_measured_on_the_cluster_equals_the_local_measure(scheduler, blowup_dense_run):
+    from forensics.checkpoints.layout import open_checkpoint
+    from forensics.checkpoints.optimizer_stats import read_optimizer_state
+
+    address, client = scheduler
+    ref = open_checkpoint(blowup_dense_run[0] / "checkpoint-25")
+    local = read_optimizer_state(ref, workers=1)
+    with distributed.get_task_stream(client) as stream, dask_scheduler(address):
+        remote = read_optimizer_state(ref)
+    assert remote.tensors.equals(local.tensors) and remote.blocks.equals(local.blocks)
+    assert remote.nonfinite_tensors == local.nonfinite_tensors
+    assert any("measure_batch" in str(t.get("key", "")) for t in stream.data)  # it ran as Dask tasks

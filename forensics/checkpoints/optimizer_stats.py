@@ -18,6 +18,7 @@ trainer's global step minus the optimizer's.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -34,7 +35,7 @@ from .optimizer_file import MOMENTS, OptimizerFile, ParamGroup, optimizer_file_o
 from .optimizer_names import NameMapping, map_parameter_names
 from .readers import open_weight_file
 from .types import CheckpointRef
-from .units import DEFAULT_CHUNK_BYTES
+from .units import DEFAULT_CHUNK_BYTES, map_in_pool, worth_a_pool
 
 SATURATED = 0.9  # |m̂/(√v̂+ε)| above this counts as a saturated (sign-like) update
 _SUMS = ("numel", "n_nonfinite_m", "n_nonfinite_v", "n_nonfinite_w", "n_excluded", "sq_m", "sq_v", "n_eps", "n_saturated",
@@ -99,10 +100,13 @@ def _json_number(value):
 
 
 def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-                         progress: Callable[[str], None] | None = None) -> OptimizerState | None:
+                         progress: Callable[[str], None] | None = None,
+                         workers: int | None = None) -> OptimizerState | None:
     """Measure the optimizer state saved beside checkpoint `ref`; None when it has none.
 
-    Raises UnreadableFile when the optimizer file cannot be read at all.
+    Parameters are measured in batches, across up to `workers` processes (default: every core) or
+    on the Dask cluster of an enclosing `fanout.dask_scheduler` block, when the state is big enough
+    to pay for it. Raises UnreadableFile when the optimizer file cannot be read at all.
     """
     folder = ref.path if ref.path.is_dir() else ref.path.parent
     path = optimizer_file_of(folder)
@@ -111,28 +115,80 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
     opt = OptimizerFile(path)
     weight_files = _open_weights(ref.files)
     try:
-        weights = {e.name: (wf, e) for wf in weight_files for e in wf.entries if e.info is not None and e.info.is_float}
-        mapping = _mapping(opt, {n: e.shape for n, (_, e) in weights.items()}, folder)
-        opt.name_entries(mapping.names)
-        rows, problems = [], [f"{e.name}: {e.problem}" for e in opt.entries if e.problem]
-        group_of = {i: g for g in opt.groups for i in g.params}
-        for n, (index, state) in enumerate(opt.params.items(), 1):
-            if progress and n % 50 == 0:
-                progress(f"optimizer state {n} of {len(opt.params)}")
-            name = mapping.names.get(index)
-            w = weights.get(name) if name else None
-            rows.append({"index": index, "name": name or str(index), "block": module_of(name) if name else None,
-                         **_measure(opt, state, w, group_of.get(index), chunk_bytes)})
+        shapes = {e.name: e.shape for wf in weight_files for e in wf.entries if e.info is not None and e.info.is_float}
+        mapping = _mapping(opt, shapes, folder)
+        problems = [f"{e.name}: {e.problem}" for e in opt.entries if e.problem]
+        nbytes = sum(e.nbytes for e in opt.entries)
     finally:
         opt.close()
         for wf in weight_files:
             wf.close()
+    group_of = {i: g for g in opt.groups for i in g.params}
+    batches = _batches(str(path), tuple(str(f) for f in ref.files), opt, mapping, group_of, chunk_bytes,
+                       workers or os.cpu_count() or 1)
+    done = [0]
+
+    def report(rows: list) -> None:
+        done[0] += len(rows)
+        if progress:
+            progress(f"optimizer state {done[0]} of {len(opt.params)}")
+
+    if worth_a_pool(workers or os.cpu_count() or 1, len(batches), nbytes):
+        results = map_in_pool(measure_batch, batches, workers or os.cpu_count() or 1, on_result=report)
+    else:
+        results = [measure_batch(b) for b in batches]
+    rows = [row for batch in results for row in batch]
     tensors = _with_ratios(pd.DataFrame(rows, columns=["index", "name", "block", *_SUMS]), opt.groups, group_of)
     steps = [p.step for p in opt.params.values() if p.step is not None]
     nonfinite = [f"{row.name}.{key}" for row in tensors.itertuples()
                  for key, n in (("exp_avg", row.n_nonfinite_m), ("exp_avg_sq", row.n_nonfinite_v)) if n]
     return OptimizerState(str(path), int(max(steps)) if steps else None, ref.step, opt.groups, mapping,
                           tensors, _per_block(tensors, group_of, opt.groups), nonfinite, problems)
+
+
+@dataclass(frozen=True)
+class OptimizerBatch:
+    """Parameters of one optimizer file to measure in one task (picklable: files by path)."""
+
+    path: str
+    weight_files: tuple[str, ...]
+    params: tuple[tuple[int, str | None, ParamGroup | None], ...]  # (index, name, group)
+    chunk_bytes: int
+
+
+def _batches(path: str, weight_files: tuple[str, ...], opt: OptimizerFile, mapping: NameMapping,
+             group_of: dict, chunk_bytes: int, workers: int) -> list[OptimizerBatch]:
+    """The parameters in batches of about equal bytes, a few per worker so that the slowest one matters less."""
+    sizes = {i: sum(e.nbytes for e in (p.exp_avg, p.exp_avg_sq) if e is not None) for i, p in opt.params.items()}
+    target = max(sum(sizes.values()) // max(4 * workers, 1), 1)
+    out, current, held = [], [], 0
+    for index in opt.params:
+        current.append((index, mapping.names.get(index), group_of.get(index)))
+        held += sizes[index]
+        if held >= target:
+            out.append(OptimizerBatch(path, weight_files, tuple(current), chunk_bytes))
+            current, held = [], 0
+    if current:
+        out.append(OptimizerBatch(path, weight_files, tuple(current), chunk_bytes))
+    return out
+
+
+def measure_batch(batch: OptimizerBatch) -> list[dict]:
+    """Rows (index, name, block, the sums) of one batch; opens its files itself, so it runs in any process."""
+    opt = OptimizerFile(batch.path)
+    weight_files = _open_weights(batch.weight_files)
+    try:
+        weights = {e.name: (wf, e) for wf in weight_files for e in wf.entries if e.info is not None and e.info.is_float}
+        rows = []
+        for index, name, group in batch.params:
+            state = opt.params[index]
+            rows.append({"index": index, "name": name or str(index), "block": module_of(name) if name else None,
+                         **_measure(opt, state, weights.get(name) if name else None, group, batch.chunk_bytes)})
+        return rows
+    finally:
+        opt.close()
+        for wf in weight_files:
+            wf.close()
 
 
 def _mapping(opt: OptimizerFile, weights: dict[str, tuple[int, ...]], folder: Path) -> NameMapping:

@@ -41,7 +41,7 @@ def check_run_checkpoints(layout, thresholds: Thresholds, workers: int | None = 
         skipped += info.unreadable_files
         counters, problems = _deepspeed_counters(ref)
         skipped += problems
-        optimizer, problem = _optimizer_state(ref, progress)
+        optimizer, problem = _optimizer_state(ref, progress, workers)
         if problem:
             skipped.append(problem)
         infos.append(replace(info, deepspeed=counters, optimizer=optimizer,
@@ -94,10 +94,11 @@ def _deepspeed_counters(ref) -> tuple[DeepSpeedCounters | None, list[Skipped]]:
     return None, []
 
 
-def _optimizer_state(ref, progress: Progress | None) -> tuple[OptimizerState | None, Skipped | None]:
+def _optimizer_state(ref, progress: Progress | None,
+                     workers: int | None) -> tuple[OptimizerState | None, Skipped | None]:
     """The measured optimizer state beside the checkpoint (None without one), or why it cannot be read."""
     try:
-        return read_optimizer_state(ref, progress=progress), None
+        return read_optimizer_state(ref, progress=progress, workers=workers), None
     except UnreadableFile as err:
         return None, Skipped(err.path, err.reason)
     except OSError as err:
