@@ -4,7 +4,9 @@ The cases and their provenance are in tests/realworld/ (PROVENANCE.md); each exp
 written from the file's own numbers before the tool ran on it. Checked: the status, the first incident
 (kind and step, within the tolerance written down), and every run-profile field not left "unknown".
 A case where the tool is still wrong keeps its judgement and says so in `tool_disagrees` (what the tool
-says instead): it is a strict expected failure, so fixing the tool makes the test say so.
+says instead about the status or first incident) or `profile_disagrees` (about the run profile): each
+makes its own test a strict expected failure, so fixing the tool makes the test say so, and a case whose
+status the tool gets wrong still has its run profile checked (and the other way round).
 """
 from __future__ import annotations
 
