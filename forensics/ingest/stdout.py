@@ -10,7 +10,8 @@
 * The step of a dict: an explicit one (`Step: N`, `'global_step/max_steps': '10/100'`); else the
   nearest training progress bar fragment before it (`| 10/100 [..., 1.2it/s]`, bars of other
   totals - eval, tokenizing - are ignored); else its position x logging_steps, logging_steps
-  estimated from the run's total steps when the log tells them. `meta["step_inferred"]` says
+  estimated from the run's total steps when the log tells them; where it does not, its own
+  `epoch` x the steps per epoch of the Trainer's banner (`Num Epochs`, `Total optimization steps`). `meta["step_inferred"]` says
   which rule gave the steps when it was not explicit.
 * DeepSpeed: `OVERFLOW! ... Attempted loss scale: X, reducing to Y` (and the float, fused-optimizer
   and hysteresis variants) -> `overflow` = 1 and `loss_scale` = the new scale; `step=N, skipped=K`
@@ -66,7 +67,7 @@ def read(path: Path) -> LogRecords:
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
         warnings.append("bytes that are not UTF-8 were replaced")
     warnings += _step_line_warnings(events)
-    frame = _frame(events, meta)
+    frame = _frame(events, meta, _steps_per_epoch(text))
     kinds = kinds_of(events)
     banners = find_banners(text.splitlines(), str(path)) if may_hold_banners(text) else ()
     return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
@@ -163,9 +164,9 @@ def _pairs(body: str) -> dict | None:
     return pairs
 
 
-def _frame(events: list[tuple], meta: dict) -> pd.DataFrame:
+def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None) -> pd.DataFrame:
     train_total = _training_bar_total(events)
-    dict_steps, how = _dict_steps(events, train_total)
+    dict_steps, how = _dict_steps(events, train_total, per_epoch)
     if how:
         meta["step_inferred"] = how
     steps: list[int] = []
@@ -211,16 +212,30 @@ def _training_bar_total(events: list[tuple]) -> int | None:
     return seen.most_common(1)[0][0] if seen else None
 
 
-def _dict_steps(events: list[tuple], train_total: int | None) -> tuple[dict[int, int], str]:
+_NUM_EPOCHS = re.compile(r"Num Epochs = ([\d,]+)")
+_TOTAL_OPT_STEPS = re.compile(r"Total optimization steps = ([\d,]+)")
+
+
+def _steps_per_epoch(text: str) -> float | None:
+    """Optimizer steps per epoch from the HF Trainer's `***** Running training *****` banner, or None."""
+    epochs, total = _NUM_EPOCHS.search(text), _TOTAL_OPT_STEPS.search(text)
+    if not epochs or not total:
+        return None
+    e, t = int(epochs.group(1).replace(",", "")), int(total.group(1).replace(",", ""))
+    return t / e if e > 0 and t > 0 else None
+
+
+def _dict_steps(events: list[tuple], train_total: int | None,
+                per_epoch: float | None = None) -> tuple[dict[int, int], str]:
     """Step of every dict event (by index): explicit, else the training bar, else the position.
 
     When the bars disagree with the dicts' own epochs, stdout was block-buffered (nohup, a pipe)
     while tqdm wrote to unbuffered stderr: the dicts come out in bursts, after bars that ran
     ahead. Their order is still right, so the bars are not used for them then.
     """
-    steps, how = _steps_by_rules(events, train_total, use_bars=True)
+    steps, how = _steps_by_rules(events, train_total, use_bars=True, per_epoch=per_epoch)
     if _bars_run_ahead(events, steps):
-        steps, how = _steps_by_rules(events, train_total, use_bars=False)
+        steps, how = _steps_by_rules(events, train_total, use_bars=False, per_epoch=per_epoch)
         how += "; the progress bars ran ahead of the buffered dict lines (their epochs say so), so not used"
     return steps, how
 
@@ -236,7 +251,8 @@ def _bars_run_ahead(events: list[tuple], steps: dict[int, int]) -> bool:
     return any((s2 == s1 and e2 != e1) or (s2 < s1 and e2 > e1) for (s1, e1), (s2, e2) in zip(seen, seen[1:]))
 
 
-def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool) -> tuple[dict[int, int], str]:
+def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool,
+                    per_epoch: float | None = None) -> tuple[dict[int, int], str]:
     steps: dict[int, int] = {}
     rules: Counter = Counter()
     bar_n = None
@@ -253,6 +269,9 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
         step = event[1] if event[1] is not None else _explicit_step(pairs)
         if step is None and bar_n is not None:
             step, rule = bar_n, "the training progress bar before each line"
+        elif step is None and every == 1 and per_epoch and is_train and "epoch" in pairs:
+            # no bar and no clean logging interval: the dict's own epoch x the banner's steps per epoch
+            step, rule = max(1, round(pairs["epoch"] * per_epoch)), f"epoch x {per_epoch:g} steps per epoch"
         elif step is None:
             step = n_train * every if is_train else last
             rule = f"position x logging_steps ({every})"
