@@ -11,8 +11,9 @@ Rules, applied to the findings of one history:
    run up is the first incident, as in LR 0.0028 -> 5.0 then NaN).
 3. A grad_norm spike shortly before a breaking event (the root non-finite metric, a masked NaN
    loss with no root, a loss collapse, a divergence) is its cause when the event comes within
-   `chain_window_points` logged grad_norm points of it or before it settled. The spike then
-   takes the event's severity: a spike that led to a NaN or a collapse is an error.
+   `chain_window_points` logged grad_norm points of it or before it settled; for a divergence a
+   loss spike counts the same way. The spike then takes the event's severity: a spike that led
+   to a NaN, a collapse or a divergence is an error.
 """
 from __future__ import annotations
 
@@ -77,13 +78,15 @@ def _link_nonfinite(found: list[Finding]) -> Finding | None:
 
 
 def _spike_before(found: list[Finding], effect: Finding, metrics: Metrics, thresholds: Thresholds) -> int | None:
-    """Index of the latest grad_norm spike that explains `effect`, or None."""
-    grad = metrics.get(GRAD_NORM)
+    """Index of the latest spike that explains `effect` (a grad_norm spike; for a divergence, a loss spike
+    too: a loss that jumped and never settled before it diverged), or None."""
+    kinds = ("grad_norm_spike", "loss_spike") if effect.kind == "divergence" else ("grad_norm_spike",)
     best = None
     for j, f in enumerate(found):
-        if f.kind != "grad_norm_spike" or f.step > effect.step:
+        if f.kind not in kinds or f.step > effect.step:
             continue
-        between = 0 if grad is None else int(((grad.index > f.step) & (grad.index <= effect.step)).sum())
+        series = metrics.get(GRAD_NORM if f.kind == "grad_norm_spike" else LOSS)
+        between = 0 if series is None else int(((series.index > f.step) & (series.index <= effect.step)).sum())
         unsettled = f.evidence.get("recovered_at") is None or f.evidence["recovered_at"] >= effect.step
         if between <= thresholds.chain_window_points or unsettled:
             if best is None or f.step > found[best].step:

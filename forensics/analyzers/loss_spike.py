@@ -21,7 +21,8 @@ def loss_spike_rule(thresholds: Thresholds) -> SpikeRule:
     return SpikeRule(window=thresholds.spike_window, min_history=thresholds.spike_min_history,
                      factor=thresholds.loss_spike_factor, mad_z=thresholds.spike_mad_z,
                      recover_factor=thresholds.loss_spike_recover_factor,
-                     recover_points=thresholds.spike_recover_points)
+                     recover_points=thresholds.spike_recover_points,
+                     early_factor=thresholds.loss_spike_early_factor)
 
 
 def detect_loss_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
