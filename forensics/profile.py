@@ -196,6 +196,10 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if any(b.kind == "unsloth" for b in timeline.banners):
         evidence["framework"] = "Unsloth banner in the console log"
         return "unsloth"
+    factory = next((b for b in timeline.banners if b.kind == "llamafactory"), None)
+    if factory is not None:
+        evidence["framework"] = f"LLaMA-Factory's log line in {factory.source}: {factory.text[:120]}"
+        return "llamafactory"
     webui = next((b for b in timeline.banners if b.kind == "webui"), None)
     if webui is not None:
         evidence["framework"] = f"text-generation-webui in {webui.source}: {webui.text[:120]}"
@@ -210,9 +214,13 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
         evidence["framework"] = "trainer_state.json (Hugging Face Trainer)"
         return "hf_trainer"
     tracker_source = config.source_of("per_device_train_batch_size") or ""
-    if tracker_source.endswith(("(W&B config)", "(MLflow params)")):  # TrainingArguments, as HF's callbacks log them
+    # TrainingArguments, as HF's callbacks log them (W&B, MLflow, TensorBoard's 'args' text summary)
+    if tracker_source.endswith(("(W&B config)", "(MLflow params)", "TensorBoard 'args' text")):
         evidence["framework"] = f"Hugging Face TrainingArguments in {tracker_source}"
         return "trl" if objective in ("preference", "rl") else "hf_trainer"
+    if objective in ("preference", "rl") and evidence.get("objective", "").startswith("metrics "):
+        evidence["framework"] = f"TRL's metric names ({evidence['objective']})"
+        return "trl"
     if any(k.startswith("ds.") for k in config.values):
         evidence["framework"] = "a DeepSpeed config"
         return "deepspeed"

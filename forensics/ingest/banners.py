@@ -19,6 +19,7 @@ _PEFT = re.compile(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+
 _UNSLOTH_HEAD = "==((====))==  Unsloth"
 _UNSLOTH_LINES = 5
 _UNSLOTH_TRAINABLE = re.compile(r"Number of trainable parameters\s*=\s*([\d,]+)")
+_LLAMAFACTORY = re.compile(r"^\[\w+\|[\d\- :]+\] (?:llamafactory\.\S+:\d+|parser\.py:\d+) >> Process rank: \d+.*compute dtype")
 _WEBUI = re.compile(r"LoRA training run is completed|text-generation-webui/extensions/Training_PRO|Training_PRO/script\.py")
 
 
@@ -34,6 +35,8 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
             block = [x.rstrip() for x in lines[i:i + _UNSLOTH_LINES]]
             m = next((m for x in block if (m := _UNSLOTH_TRAINABLE.search(x))), None)
             found.append(Banner("unsloth", "\n".join(block), _count(m.group(1)) if m else None, None, source))
+        elif _LLAMAFACTORY.search(line) and not any(b.kind == "llamafactory" for b in found):
+            found.append(Banner("llamafactory", line.strip()[:300], None, None, source))
         elif _WEBUI.search(line) and not any(b.kind == "webui" for b in found):
             found.append(Banner("webui", line.strip()[:300], None, None, source))
     return tuple(found)
@@ -41,7 +44,7 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
 
 def may_hold_banners(text: str) -> bool:
     """A cheap test before splitting a log into lines to look for banners."""
-    return "trainable" in text or "Unsloth" in text or "LoRA training run" in text or "Training_PRO" in text
+    return any(mark in text for mark in ("trainable", "Unsloth", "LoRA training run", "Training_PRO", "compute dtype"))
 
 
 def _count(text: str) -> int:

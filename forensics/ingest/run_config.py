@@ -59,10 +59,22 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     for path in by_kind["scaler"] + by_kind["model_states"]:
         _read_into(config, layout, path, _checkpoint_reader(path))
     _read_best_checkpoint(config, timeline)
+    _read_console_facts(config, timeline)
     _derive_method(config, layout)
     _derive_n_params(config, layout)
     _note_absent_sources(config)
     return config
+
+
+def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
+    """Precision and model size a console log states (`ingest.stdout.console_facts`), where nothing else did."""
+    for source, meta in timeline.meta.items():
+        precision = meta.get("console_precision")
+        if precision and config.get(precision) is None:
+            config.add(precision, True, f"{source}: {meta.get('console_precision_line', '')}")
+        n = meta.get("console_n_params")
+        if isinstance(n, int) and config.get("n_params") is None:
+            config.add("n_params", n, f"{source}: {meta.get('console_n_params_line', '')}")
 
 
 def _read_best_checkpoint(config: RunConfig, timeline: Timeline) -> None:

@@ -68,6 +68,7 @@ def read(path: Path) -> LogRecords:
         warnings.append("bytes that are not UTF-8 were replaced")
     warnings += _step_line_warnings(events)
     frame = _frame(events, meta, _steps_per_epoch(text))
+    meta.update(console_facts(text))
     kinds = kinds_of(events)
     banners = find_banners(text.splitlines(), str(path)) if may_hold_banners(text) else ()
     return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
@@ -210,6 +211,31 @@ def _training_bar_total(events: list[tuple]) -> int | None:
         elif event[0] == "dict" and "loss" in event[2] and last_bar is not None:
             seen[last_bar] += 1
     return seen.most_common(1)[0][0] if seen else None
+
+
+# What a console log prints about the run's setup, for the run configuration (see `console_facts`).
+_DS_PRECISION = re.compile(r"^.*?\b(bfloat16|fp16)_enabled\s*\.{3,}\s*True\s*$", re.MULTILINE)
+_AMP_PRECISION = re.compile(r"precision='amp_(bf16|fp16)'|compute dtype: torch\.(bfloat16|float16)\b")
+_TOTAL_PARAMS = re.compile(r"^.*?Total number of parameters:\s*([\d,]{4,})\s*$", re.MULTILINE)
+
+
+def console_facts(text: str) -> dict:
+    """Setup facts a console log states, with the line that states them: DeepSpeed's config print
+    (`bfloat16_enabled ..... True`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
+    `compute dtype: torch.bfloat16`, and OLMo's parameter count
+    (`Total number of parameters: 1,279,787,008`). Keys: `console_precision` ("bf16" | "fp16"),
+    `console_n_params`, each with `<key>_line`."""
+    out: dict = {}
+    m = _DS_PRECISION.search(text) or _AMP_PRECISION.search(text)
+    if m:
+        found = next(g for g in m.groups() if g)
+        out["console_precision"] = "bf16" if found in ("bfloat16", "bf16") else "fp16"
+        out["console_precision_line"] = m.group(0).strip()[-160:]
+    m = _TOTAL_PARAMS.search(text)
+    if m:
+        out["console_n_params"] = int(m.group(1).replace(",", ""))
+        out["console_n_params_line"] = m.group(0).strip()[-160:]
+    return out
 
 
 _NUM_EPOCHS = re.compile(r"Num Epochs = ([\d,]+)")
