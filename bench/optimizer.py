@@ -10,11 +10,14 @@ parameter, then times whole processes, interleaved (A B C, A B C, ...):
 
   weights    `python -m forensics scan <ckpt>/model.safetensors --json` (the weight scan)
   opt-scan   `python -m forensics scan <ckpt>/optimizer.pt --json` (per-moment rows, like the weight scan)
-  opt-state  read_optimizer_state: m, v and W read together, per-block figures (what `analyze` does)
+  opt-state  read_optimizer_state: m, v and W read together, per-block figures (what `analyze` does),
+             in batches over a process per core
+  opt-state-1  the same in one process (workers=1)
 
 GB/s is the bytes each variant reads (weights: the safetensors file; opt-scan: optimizer.pt;
 opt-state: optimizer.pt + the weights) over the median wall time of the whole process; peak RSS is
-the largest process of its tree (os.wait4). Files are page-cached after the first round. The machine
+the largest process of its tree (os.wait4; pool workers are reaped by their parent, so theirs is not
+included: each holds one batch's chunk buffers, like the parent). Files are page-cached after the first round. The machine
 is shared: compare within one run.
 """
 from __future__ import annotations
@@ -67,7 +70,7 @@ STATE = r'''
 import sys
 from forensics.checkpoints.layout import open_checkpoint
 from forensics.checkpoints.optimizer_stats import read_optimizer_state
-s = read_optimizer_state(open_checkpoint(sys.argv[1]))
+s = read_optimizer_state(open_checkpoint(sys.argv[1]), workers=int(sys.argv[2]) if len(sys.argv) > 2 else None)
 print(len(s.tensors), s.blocks["update_ratio"].median())
 '''
 
@@ -124,6 +127,7 @@ def main() -> None:
             "weights": ([sys.executable, "-m", "forensics", "scan", str(folder / "model.safetensors"), "--json"], w_bytes),
             "opt-scan": ([sys.executable, "-m", "forensics", "scan", str(folder / "optimizer.pt"), "--json"], o_bytes),
             "opt-state": ([sys.executable, "-c", STATE, str(folder)], o_bytes + w_bytes),
+            "opt-state-1": ([sys.executable, "-c", STATE, str(folder), "1"], o_bytes + w_bytes),
         }
         times: dict[str, list[float]] = {k: [] for k in variants}
         rss: dict[str, int] = dict.fromkeys(variants, 0)
