@@ -10,7 +10,7 @@ pickle is read by the inert unpickler (nothing runs, torch is not needed); each 
 then read straight from its uncompressed zip member in bounded chunks, as for a safetensors file,
 so memory stays at one chunk buffer whatever the file's size.
 
-Entries are named `<index>.exp_avg` / `<index>.exp_avg_sq` until `name_entries` gives the names.
+Entries are named `<index>.exp_avg` / `<index>.exp_avg_sq`; `optimizer_names` maps indices to names.
 """
 from __future__ import annotations
 
@@ -122,26 +122,11 @@ class OptimizerFile(SafetensorsFile):
             return None
         return float(np.frombuffer(bytes(raw), dtype=_SCALAR_TYPES[entry.dtype])[0])
 
-    def name_entries(self, names: dict[int, str]) -> None:
-        """Rename the entries `<name>.exp_avg` / `<name>.exp_avg_sq` from {index: parameter name}."""
-        renamed = {}
-        for index, state in self.params.items():
-            moments = {key: _renamed(getattr(state, key), names.get(index, str(index)), key) for key in MOMENTS}
-            renamed[index] = ParamState(index, state.step, moments["exp_avg"], moments["exp_avg_sq"])
-        self.params = renamed
-        self.entries = [e for p in self.params.values() for e in (p.exp_avg, p.exp_avg_sq) if e is not None]
-
 
 _SCALAR_TYPES = {"F32": "<f4", "F64": "<f8", "I64": "<i8", "I32": "<i4", "F16": "<f2"}
 # Storage class names (FloatStorage) and their dtypes; typed storages of torch >= 2 pickle the dtype name.
 _STORAGE_DTYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
                    "Long": "int64", "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8", "Bool": "bool"}
-
-
-def _renamed(entry: TensorEntry | None, name: str, key: str) -> TensorEntry | None:
-    if entry is None:
-        return None
-    return TensorEntry(f"{name}.{key}", entry.dtype, entry.shape, entry.numel, entry.file, entry.offset, entry.problem)
 
 
 def _read_pickle(fh, path: Path) -> tuple[dict, dict[str, zipfile.ZipInfo]]:

@@ -138,12 +138,12 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
     else:
         results = [measure_batch(b) for b in batches]
     rows = [row for batch in results for row in batch]
-    tensors = _with_ratios(pd.DataFrame(rows, columns=["index", "name", "block", *_SUMS]), opt.groups, group_of)
+    tensors = _with_ratios(pd.DataFrame(rows, columns=["index", "name", "block", *_SUMS]), group_of)
     steps = [p.step for p in opt.params.values() if p.step is not None]
     nonfinite = [f"{row.name}.{key}" for row in tensors.itertuples()
                  for key, n in (("exp_avg", row.n_nonfinite_m), ("exp_avg_sq", row.n_nonfinite_v)) if n]
     return OptimizerState(str(path), int(max(steps)) if steps else None, ref.step, opt.groups, mapping,
-                          tensors, _per_block(tensors, group_of, opt.groups), nonfinite, problems)
+                          tensors, _per_block(tensors, group_of), nonfinite, problems)
 
 
 @dataclass(frozen=True)
@@ -291,7 +291,7 @@ def _add_chunk(sums: dict, m: np.ndarray, v: np.ndarray, w: np.ndarray | None, b
         sums["sq_w"] += float(np.dot(w, w))
 
 
-def _with_ratios(tensors: pd.DataFrame, groups, group_of: dict[int, ParamGroup]) -> pd.DataFrame:
+def _with_ratios(tensors: pd.DataFrame, group_of: dict[int, ParamGroup]) -> pd.DataFrame:
     out = tensors.copy()
     finite = out["numel"] - out["n_excluded"]
     out["m_rms"] = np.sqrt(out["sq_m"] / finite.where(finite > 0))
@@ -304,7 +304,7 @@ def _with_ratios(tensors: pd.DataFrame, groups, group_of: dict[int, ParamGroup])
     return out
 
 
-def _per_block(tensors: pd.DataFrame, group_of, groups) -> pd.DataFrame:
+def _per_block(tensors: pd.DataFrame, group_of: dict[int, ParamGroup]) -> pd.DataFrame:
     """Sums per block, then the same ratios; the update ratio pools the blocks' params of one LR."""
     if tensors.empty or tensors["block"].isna().all():
         return pd.DataFrame(columns=BLOCK_COLUMNS)
