@@ -10,9 +10,8 @@ parameter, then times whole processes, interleaved (A B C, A B C, ...):
 
   weights    `python -m forensics scan <ckpt>/model.safetensors --json` (the weight scan)
   opt-scan   `python -m forensics scan <ckpt>/optimizer.pt --json` (per-moment rows, like the weight scan)
-  opt-state  read_optimizer_state: m, v and W read together, per-block figures (what `analyze` does),
-             in batches over a process per core
-  opt-state-1  the same in one process (workers=1)
+  opt-state  read_optimizer_state: m, v and W read together, per-block figures (what `analyze` does)
+  opt-state-1  the same with workers=1 (the same path since it stopped using a process pool locally)
 
 GB/s is the bytes each variant reads (weights: the safetensors file; opt-scan: optimizer.pt;
 opt-state: optimizer.pt + the weights) over the median wall time of the whole process; peak RSS is

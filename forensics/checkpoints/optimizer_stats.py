@@ -35,6 +35,7 @@ from .optimizer_file import MOMENTS, OptimizerFile, ParamGroup, optimizer_file_o
 from .optimizer_names import NameMapping, map_parameter_names
 from .readers import open_weight_file
 from .types import CheckpointRef
+from .fanout import active_client
 from .units import DEFAULT_CHUNK_BYTES, map_in_pool, worth_a_pool
 
 SATURATED = 0.9  # |m̂/(√v̂+ε)| above this counts as a saturated (sign-like) update
@@ -104,9 +105,9 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
                          workers: int | None = None) -> OptimizerState | None:
     """Measure the optimizer state saved beside checkpoint `ref`; None when it has none.
 
-    Parameters are measured in batches, across up to `workers` processes (default: every core) or
-    on the Dask cluster of an enclosing `fanout.dask_scheduler` block, when the state is big enough
-    to pay for it. Raises UnreadableFile when the optimizer file cannot be read at all.
+    Parameters are measured in batches: in this process (whose sums use every core through BLAS), or
+    as tasks on the Dask cluster of an enclosing `fanout.dask_scheduler` block. Raises UnreadableFile
+    when the optimizer file cannot be read at all.
     """
     folder = ref.path if ref.path.is_dir() else ref.path.parent
     path = optimizer_file_of(folder)
@@ -133,10 +134,16 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
         if progress:
             progress(f"optimizer state {done[0]} of {len(opt.params)}")
 
-    if worth_a_pool(workers or os.cpu_count() or 1, len(batches), nbytes):
+    # Locally one process: its float64 sums already run on every core through BLAS, and a process pool
+    # on top of that was 2.6x slower (bench/optimizer.py). A Dask cluster of a --dask block spreads the
+    # batches over machines.
+    if active_client() is not None and worth_a_pool(workers or os.cpu_count() or 1, len(batches), nbytes):
         results = map_in_pool(measure_batch, batches, workers or os.cpu_count() or 1, on_result=report)
     else:
-        results = [measure_batch(b) for b in batches]
+        results = []
+        for batch in batches:
+            results.append(measure_batch(batch))
+            report(results[-1])
     rows = [row for batch in results for row in batch]
     tensors = _with_ratios(pd.DataFrame(rows, columns=["index", "name", "block", *_SUMS]), group_of)
     steps = [p.step for p in opt.params.values() if p.step is not None]
@@ -257,22 +264,16 @@ def _bias_corrections(step: float | None, group: ParamGroup | None) -> tuple[flo
 def _add_chunk(sums: dict, m: np.ndarray, v: np.ndarray, w: np.ndarray | None, bc, group: ParamGroup | None) -> None:
     """Add one chunk's counts and sums (m, v, w are float64 copies of this chunk: changed in place)."""
     sums["numel"] += m.size
-    finite_m, finite_v = np.isfinite(m), np.isfinite(v)
-    bad_m, bad_v = m.size - int(np.count_nonzero(finite_m)), v.size - int(np.count_nonzero(finite_v))
-    sums["n_nonfinite_m"] += bad_m
-    sums["n_nonfinite_v"] += bad_v
-    ok = None if not (bad_m or bad_v) else finite_m & finite_v
-    if w is not None:
-        finite_w = np.isfinite(w)
-        bad_w = w.size - int(np.count_nonzero(finite_w))
-        sums["n_nonfinite_w"] += bad_w
-        if bad_w:
-            ok = finite_w if ok is None else ok & finite_w
-    if ok is not None:  # the rare chunk with NaN/Inf: its finite elements only
-        sums["n_excluded"] += m.size - int(np.count_nonzero(ok))
-        m, v, w = m[ok], v[ok], (w[ok] if w is not None else None)
-    sums["sq_m"] += float(np.dot(m, m))
-    sums["sq_v"] += float(np.dot(v, v))
+    # Squares of values read from 16/32-bit floats cannot overflow float64: a non-finite sum means a NaN/Inf
+    # element, so the masks are built only for the rare chunk that has one.
+    sq_m, sq_v = float(np.dot(m, m)), float(np.dot(v, v))
+    sq_w = float(np.dot(w, w)) if w is not None else 0.0
+    if not (math.isfinite(sq_m) and math.isfinite(sq_v) and math.isfinite(sq_w)):
+        m, v, w = _finite_part(sums, m, v, w)
+        sq_m, sq_v = float(np.dot(m, m)), float(np.dot(v, v))
+        sq_w = float(np.dot(w, w)) if w is not None else 0.0
+    sums["sq_m"] += sq_m
+    sums["sq_v"] += sq_v
     if bc is None or group.eps is None:
         return
     root_v = np.maximum(v, 0.0, out=v)
@@ -288,7 +289,21 @@ def _add_chunk(sums: dict, m: np.ndarray, v: np.ndarray, w: np.ndarray | None, b
         if group.decoupled and group.weight_decay:
             u += group.weight_decay * w
         sums["sq_update"] += float(np.dot(u, u))
-        sums["sq_w"] += float(np.dot(w, w))
+        sums["sq_w"] += sq_w
+
+
+def _finite_part(sums: dict, m: np.ndarray, v: np.ndarray, w: np.ndarray | None):
+    """Count the chunk's NaN/Inf elements; return m, v, w where all three are finite."""
+    finite_m, finite_v = np.isfinite(m), np.isfinite(v)
+    sums["n_nonfinite_m"] += m.size - int(np.count_nonzero(finite_m))
+    sums["n_nonfinite_v"] += v.size - int(np.count_nonzero(finite_v))
+    ok = finite_m & finite_v
+    if w is not None:
+        finite_w = np.isfinite(w)
+        sums["n_nonfinite_w"] += w.size - int(np.count_nonzero(finite_w))
+        ok &= finite_w
+    sums["n_excluded"] += m.size - int(np.count_nonzero(ok))
+    return m[ok], v[ok], (w[ok] if w is not None else None)
 
 
 def _with_ratios(tensors: pd.DataFrame, group_of: dict[int, ParamGroup]) -> pd.DataFrame:
