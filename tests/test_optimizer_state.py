@@ -290,3 +290,16 @@ def test_attention_bound_and_norms_between_checkpoints_agree_with_torch(blowup_d
                                                                 rel=1e-5)
     data = a.to_dict()["updates"]
     assert {"norms_to", "attention_bound_to"} <= set(data[0])
+
+
+def test_over_the_read_budget_only_the_key_checkpoints_have_their_optimizer_measured(blowup_dense_run):
+    from dataclasses import replace as with_
+
+    from forensics.config import Thresholds
+
+    path, facts = blowup_dense_run
+    a = forensics.analyze(path, thresholds=with_(Thresholds(), optimizer_read_budget=1))
+    measured = [c.name for c in a.checkpoints if c.optimizer is not None]
+    assert facts.last_good_checkpoint in measured and facts.first_bad_checkpoint in measured
+    assert a.checkpoints[-1].name in measured and len(measured) <= 3
+    assert any("not measured" in s.reason and "budget" in s.reason for s in a.skipped)

@@ -15,6 +15,7 @@ from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from .criterion import Criterion
 from .layout import find_checkpoints
+from .optimizer_file import optimizer_file_of
 from .optimizer_stats import OptimizerState, read_optimizer_state
 from ..torchpickle import read_deepspeed_counters
 from .scan import quick_check, scan_checkpoint
@@ -41,15 +42,47 @@ def check_run_checkpoints(layout, thresholds: Thresholds, workers: int | None = 
         skipped += info.unreadable_files
         counters, problems = _deepspeed_counters(ref)
         skipped += problems
-        optimizer, problem = _optimizer_state(ref, progress, workers)
-        if problem:
-            skipped.append(problem)
-        infos.append(replace(info, deepspeed=counters, optimizer=optimizer,
-                             optimizer_problem=problem.reason if problem else None))
+        infos.append(replace(info, deepspeed=counters))
+    infos = _with_optimizer_states(infos, thresholds, workers, progress, skipped)
     worth = _worth_full_stats(infos)
     scanned = {id(info): _with_full_stats(info, f"{i} of {len(worth)}", workers, progress)
                for i, info in enumerate(worth, 1)}
     return [scanned.get(id(info), info) for info in infos], skipped
+
+
+def _with_optimizer_states(infos: list[CheckpointInfo], thresholds: Thresholds, workers: int | None,
+                           progress: Progress | None, skipped: list[Skipped]) -> list[CheckpointInfo]:
+    """`infos` with their measured optimizer states: every checkpoint's while all of them together stay
+    within `thresholds.optimizer_read_budget` bytes, else only those of the checkpoints that matter most
+    (last good, first bad, final), with a note of the others left unread."""
+    files = {id(i): optimizer_file_of(i.ref.path if i.ref.path.is_dir() else i.ref.path.parent) for i in infos}
+    sizes = {k: _size(f) for k, f in files.items() if f is not None}
+    chosen = {id(i) for i in infos}
+    if sum(sizes.values()) > thresholds.optimizer_read_budget:
+        chosen = {id(i) for i in _worth_full_stats(infos)}
+        left = [i.name for i in infos if id(i) in sizes and id(i) not in chosen]
+        if left:
+            skipped.append(Skipped(str(infos[0].ref.path.parent), (
+                f"optimizer states of {len(left)} checkpoints not measured ({sum(sizes.values()) >> 30} GiB in all, "
+                f"over the {thresholds.optimizer_read_budget >> 30} GiB budget): {', '.join(left[:5])}"
+                + (" ..." if len(left) > 5 else ""))))
+    out = []
+    for info in infos:
+        if id(info) not in sizes or id(info) not in chosen:
+            out.append(info)
+            continue
+        optimizer, problem = _optimizer_state(info.ref, progress, workers)
+        if problem:
+            skipped.append(problem)
+        out.append(replace(info, optimizer=optimizer, optimizer_problem=problem.reason if problem else None))
+    return out
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _with_full_stats(info: CheckpointInfo, count: str, workers: int | None,
