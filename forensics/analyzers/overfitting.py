@@ -3,7 +3,7 @@
 A warning (VERDICTS.md lists memorization, its extreme): the weights are finite and training
 "works", but the checkpoints after the eval minimum generalise worse. It fires when the last
 `overfit_points` eval losses all sit more than `overfit_rise` above the best eval loss before
-them, or rose at each of the last `overfit_points` + 1 evals to end `overfit_steady_rise` above it
+them, or climbed over the last `overfit_points` + 1 evals to end `overfit_steady_rise` above it
 (the message says whether the training loss kept falling: overfitting proper).
 """
 from __future__ import annotations
@@ -63,6 +63,9 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
 
 
 def _steady_rise(values: np.ndarray, best: float, thresholds: Thresholds) -> bool:
-    """The eval loss went up at each of the last `overfit_points` + 1 evals and ends well above its best."""
+    """The eval loss ends well above its best (`overfit_steady_rise`), the last `overfit_points` + 1 evals all
+    at least half that far above it, and higher at the end of them than at their start: a climb, not noise."""
     tail = values[-(thresholds.overfit_points + 1):]
-    return bool(np.all(np.diff(tail) > 0)) and tail[-1] > best * (1 + thresholds.overfit_steady_rise)
+    rise = thresholds.overfit_steady_rise
+    return (bool(np.all(tail > best * (1 + rise / 2))) and tail[-1] > best * (1 + rise)
+            and tail[-1] > tail[0])
