@@ -795,3 +795,17 @@ def test_a_loss_that_moves_within_its_noise_is_not_evidence_of_learning():
     assert [f.kind for f in detect_no_learning_evidence(metrics(steps(n, 10), loss=flat), TH)] == ["no_learning_evidence"]
     short = np.array([3.26, 3.17, 3.19, 3.11, 3.19, 3.08, 3.07, 3.02, 2.92, 2.95, 3.02, 3.0])
     assert detect_no_learning_evidence(metrics(steps(12, 10), loss=short), TH) == []
+
+
+def test_an_eval_loss_that_climbs_with_noise_to_15_percent_above_its_best_is_overfitting():
+    n = 30
+    st = steps(n, 100)
+    train = decaying_loss(n, 40, start=4.0, end=0.6, tau=10.0)
+    best = 1.78
+    evals = np.concatenate([np.linspace(2.0, best, 6), best * np.array(
+        [1.01, 1.03, 1.02, 1.05, 1.06, 1.08, 1.07, 1.10, 1.12, 1.11, 1.13, 1.15, 1.14, 1.16, 1.17, 1.16, 1.18,
+         1.17, 1.19, 1.18, 1.20, 1.19, 1.21, 1.20])])
+    (f,) = [f for f in analyze_metrics(metrics(st, loss=train, eval_loss=evals), TH) if f.kind == "overfitting"]
+    assert f.step == st[5]
+    noisy_flat = best * (1 + 0.04 * np.sin(np.arange(n)))
+    assert not [f for f in analyze_metrics(metrics(st, loss=train, eval_loss=noisy_flat), TH) if f.kind == "overfitting"]
