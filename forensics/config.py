@@ -46,6 +46,8 @@ class Thresholds:
     collapse_drop_factor: float = 100.0  # a fall from >= this x collapse_abs in one logging interval is sudden
     memorization_gap_level: float = 0.1  # memorization goes on across brief bumps that stay under this loss
     memorization_level: float = 0.02  # without an eval loss, a training loss this low (after falling 10x) is memorized
+    memorization_epochs: float = 10.0  # ... and after this many epochs over the data, already a loss this low:
+    memorization_level_many_epochs: float = 0.1
     # values a loss cannot take; learning-rate anomalies
     impossible_loss_tolerance: float = 1e-6  # a cross-entropy below -this is impossible (float noise aside)
     lr_jump_factor: float = 10.0     # a logged LR above this x the highest before is outside the schedule

@@ -809,3 +809,30 @@ def test_an_eval_loss_that_climbs_with_noise_to_15_percent_above_its_best_is_ove
     assert f.step == st[5]
     noisy_flat = best * (1 + 0.04 * np.sin(np.arange(n)))
     assert not [f for f in analyze_metrics(metrics(st, loss=train, eval_loss=noisy_flat), TH) if f.kind == "overfitting"]
+
+
+def test_grpo_groups_with_no_reward_spread_are_no_learning_signal_and_a_rising_reward_is_not():
+    from forensics.analyzers.dead_reward import detect_dead_reward_signal
+
+    n = 100
+    st = steps(n)
+    live = np.zeros(n, dtype=bool)
+    live[[0, 1, 8, 9, 10, 40, 70]] = True
+    frac = np.where(live, 0.75, 1.0)
+    reward = np.where(live, 0.0625, 0.0)
+    (f,) = detect_dead_reward_signal(metrics(st, frac_reward_zero_std=frac, reward=reward,
+                                             grad_norm=np.where(live, 0.08, 0.0008)), TH)
+    assert (f.kind, f.severity, f.step) == ("no_learning_signal", "error", st[2])
+    healthy = metrics(st, frac_reward_zero_std=np.full(n, 0.2), reward=np.linspace(0.2, 0.8, n))
+    assert detect_dead_reward_signal(healthy, TH) == []
+
+
+def test_after_many_epochs_a_loss_settled_under_0_1_without_eval_is_memorization():
+    n = 200
+    st = steps(n, 10)
+    loss = decaying_loss(n, 41, start=3.0, end=0.05, tau=30.0, noise=0.05)
+    few = metrics(st, loss=loss, epoch=np.linspace(0.1, 3.0, n))
+    assert not [f for f in detect_loss_collapse(few, TH) if f.kind == "memorization"]
+    many = metrics(st, loss=loss, epoch=np.linspace(0.2, 24.0, n))
+    (f,) = [f for f in detect_loss_collapse(many, TH) if f.kind == "memorization"]
+    assert f.evidence["level"] == TH.memorization_level_many_epochs and f.end_step == st[-1]

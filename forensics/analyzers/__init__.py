@@ -32,6 +32,7 @@ from .never_learned import detect_never_learned
 from .nonfinite import detect_nonfinite_metrics
 from .overfitting import detect_overfitting
 from .overflow import detect_loss_scale_overflow
+from .dead_reward import detect_dead_reward_signal
 from .reward_decline import detect_reward_decline
 from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped_step_points
 from .sources import detect_source_disagreements
@@ -45,7 +46,7 @@ ABOUT_THE_LOGS = SUMMARY_KINDS | {"source_disagreement"}
 DETECTORS = (
     detect_skipped_steps, detect_zero_grad_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
     detect_loss_spikes, detect_divergence, detect_loss_scale_overflow, detect_impossible_loss, detect_lr_anomalies,
-    detect_never_learned, detect_overfitting, detect_reward_decline,
+    detect_never_learned, detect_overfitting, detect_reward_decline, detect_dead_reward_signal,
 )
 
 

@@ -83,8 +83,8 @@ def _spike_before(found: list[Finding], effect: Finding, metrics: Metrics, thres
     kinds = ("grad_norm_spike", "loss_spike") if effect.kind == "divergence" else ("grad_norm_spike",)
     best = None
     for j, f in enumerate(found):
-        if f.kind not in kinds or f.step > effect.step:
-            continue
+        if f.kind not in kinds or f.step > effect.step or (f.kind == "loss_spike" and f.step == effect.step):
+            continue  # a loss "spike" starting with the divergence is its onset: the divergence names it
         series = metrics.get(GRAD_NORM if f.kind == "grad_norm_spike" else LOSS)
         between = 0 if series is None else int(((series.index > f.step) & (series.index <= effect.step)).sum())
         unsettled = f.evidence.get("recovered_at") is None or f.evidence["recovered_at"] >= effect.step

@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, Metrics, format_number, is_preference_log, real_loss, true_runs
+from .metrics import GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, real_loss, true_runs
 from .overfitting import eval_loss_names
 
 
@@ -56,34 +56,53 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
                 continue  # one gradual descent: the first finding already spans the later stretches
             found = _extend_span(found, loss, runs, start, thresholds)
         findings.append(found)
+    level = memorization_level(metrics, thresholds)
     if not findings and not eval_loss_names(metrics):
-        findings += _memorized_without_eval(loss, thresholds)
+        findings += _memorized_without_eval(loss, level, thresholds)
     return findings
 
 
-def _memorized_without_eval(loss: pd.Series, thresholds: Thresholds) -> list[Finding]:
-    """A loss that fell gradually to a small fraction of where it started and stays under
-    `memorization_level` to the end of the log, with no eval loss to say the model generalises: memorization.
+def memorization_level(metrics: Metrics, thresholds: Thresholds) -> float:
+    """The training loss under which a log without eval is memorizing: `memorization_level`, or after
+    `memorization_epochs` epochs over the same data (the log's own `epoch`) the looser many-epochs level."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    many = epochs is not None and len(epochs) and float(epochs.max()) >= thresholds.memorization_epochs
+    return thresholds.memorization_level_many_epochs if many else thresholds.memorization_level
+
+
+def _settled_from(loss: pd.Series, level: float) -> int | None:
+    """Position from which the loss has settled under `level`: it is under it there, in nine of ten points
+    after, and at the end of the log; None when it never settles."""
+    values = loss.to_numpy()
+    low = values <= level
+    if len(values) == 0 or not low[-1]:
+        return None
+    share_after = np.cumsum(low[::-1])[::-1] / np.arange(len(values), 0, -1)
+    candidates = np.flatnonzero(low & (share_after >= 0.9))
+    return int(candidates[0]) if len(candidates) else None
+
+
+def _memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds) -> list[Finding]:
+    """A loss that fell gradually to a small fraction of where it started and settled under the memorization
+    `level` to the end of the log, with no eval loss to say the model generalises: memorization.
 
     (With an eval loss, `overfitting` judges: a low eval loss means the task itself is that easy.)"""
-    low = loss.to_numpy() <= thresholds.memorization_level
-    runs = [(i, j) for i, j in true_runs(low) if j - i >= thresholds.collapse_points]
-    if not runs:
-        return []
-    start, stop = runs[0]
+    start = _settled_from(loss, level)
+    if start is None or len(loss) - start < max(thresholds.collapse_points, 0.1 * len(loss)):
+        return []  # never settled, or only over the last few points: not yet the run's final state
     k = max(1, len(loss) // 10)
     head = max(float(loss.iloc[:k].median()), float(loss.iloc[0]))
-    if start == 0 or head < 10 * thresholds.memorization_level:
-        return []  # no descent to speak of: a loss that is simply small from the start
+    if start == 0 or head < 10 * float(loss.iloc[start]):
+        return []  # no tenfold descent: a loss that is simply small from the start
     first = int(loss.index[start])
     message = (f"loss falls from about {format_number(head)} to {format_number(loss.iloc[start])} at step {first} and "
-               f"stays under {format_number(thresholds.memorization_level)} {{span}}, and no eval loss was logged: "
+               f"stays under {format_number(level)} to the end of the log, and no eval loss was logged: "
                "the training data is most likely learned by heart (memorization). Log an eval loss to see "
                "whether the model still generalises; fewer epochs or more data if it does not.")
-    found = _extend_span(Finding("memorization", "warning", first, message, metric=LOSS, evidence={
-        "head": head, "value": float(loss.iloc[start]), "eval_loss_logged": False}), loss, runs, start, thresholds)
-    # Judged as the run ended: a phase that memorized and was followed by new data is not the final state.
-    return [found] if found.evidence["to_end"] else []
+    # Settled to the end by construction: a phase that memorized and then met new data is not the final state.
+    return [Finding("memorization", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS, evidence={
+        "head": head, "value": float(loss.iloc[start]), "level": level, "eval_loss_logged": False,
+        "to_end": True})]
 
 
 _GRADUAL = ("memorization", "zero_loss_unexplained")

@@ -1,0 +1,60 @@
+"""GRPO with no learning signal: every completion of a prompt got the same reward.
+
+GRPO's advantage is each completion's reward minus its group's mean, over the group's std. When
+all completions of every prompt score the same (TRL logs `frac_reward_zero_std` = 1.0, or
+`reward_std` = 0), every advantage is 0 and so is the gradient: the policy cannot learn, whatever
+the loss shows (it is ~0 by construction). SIGNALS.md #20: the alarm is `frac_reward_zero_std` at 1
+(with grad_norm ~0), not a loss near 0. An error (VERDICTS.md: a run that never learned) when that
+holds at most logged steps and the reward does not rise over the run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import Thresholds
+from ..findings import Finding
+from .metrics import GRAD_NORM, Metrics, finite, format_number
+
+ZERO_STD = "frac_reward_zero_std"
+REWARD_STD = "reward_std"
+DEAD_SHARE = 0.8  # at least this share of the logged steps without any reward spread
+
+
+def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """One `no_learning_signal` error for a GRPO log whose reward groups (nearly) never differ, or []."""
+    dead = _dead_points(metrics)
+    if dead is None or len(dead) < thresholds.learning_min_points or dead.mean() < DEAD_SHARE:
+        return []
+    reward = finite(metrics["reward"]) if "reward" in metrics else None
+    if reward is not None and len(reward) >= 4:
+        k = max(1, len(reward) // 4)
+        start, end = float(reward.iloc[:k].median()), float(reward.iloc[-k:].median())
+        if end > start + 0.1 * max(abs(start), 1e-3) and end > start:
+            return []  # the reward rose anyway: some signal got through
+    steps = dead.index[dead.to_numpy()]
+    first = int(steps[0])
+    grad = finite(metrics[GRAD_NORM]).reindex(steps).dropna() if GRAD_NORM in metrics else None
+    grad_note = (f"; grad_norm there is about {format_number(float(np.median(grad)))}"
+                 if grad is not None and len(grad) else "")
+    reward_note = (f"; the reward stays at about {format_number(float(reward.median()))}"
+                   if reward is not None and len(reward) else "")
+    message = (f"every completion of a prompt got the same reward at {int(dead.sum())} of {len(dead)} logged steps "
+               f"(from step {first}): with no spread in a group, GRPO's advantages are 0 and so is the gradient"
+               f"{grad_note}{reward_note}. The run had no learning signal. Make the reward tell completions apart "
+               "(partial credit), sample more or more varied completions (num_generations, temperature), or use "
+               "prompts the model sometimes solves.")
+    return [Finding("no_learning_signal", "error", first, message, end_step=int(dead.index[-1]), metric=ZERO_STD
+                    if ZERO_STD in metrics else REWARD_STD,
+                    evidence={"dead_steps": int(dead.sum()), "logged_steps": int(len(dead)),
+                              "share": float(dead.mean())})]
+
+
+def _dead_points(metrics: Metrics):
+    """Boolean Series: logged steps where no reward group had any spread; None for a log without the keys."""
+    if ZERO_STD in metrics:
+        frac = finite(metrics[ZERO_STD])
+        return frac >= 0.999 if len(frac) else None
+    if REWARD_STD in metrics and "reward" in metrics:
+        std = finite(metrics[REWARD_STD])
+        return std <= 0.0 if len(std) else None
+    return None
