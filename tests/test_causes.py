@@ -349,3 +349,11 @@ def test_an_unknown_method_rate_above_the_adapter_range_is_not_called_within_it(
     a = forensics.analyze(_CORPUS / "Rusheel86_Chaos-Economy")
     (lr,) = [c for c in a.causes if c.cause == "lr_too_high"]
     assert "is above the usual 2e-06 to 2e-05" in lr.suggestion and "is within the usual" not in lr.suggestion
+
+
+def test_grpo_without_reward_spread_is_told_about_the_reward_not_about_masked_labels():
+    """aaravarora01 (real TRL GRPO: frac_reward_zero_std 1.0 at 84 of 100 steps, grad_norm ~0.001, never
+    exactly 0): the cause is the reward without spread; 'every label -100' would send the owner the wrong way."""
+    a = forensics.analyze(_CORPUS / "aaravarora01_agent-memory-redteam")
+    causes = [c.cause for c in a.causes]
+    assert causes[0] == "no_reward_spread" and "zero_loss_zero_grad" not in causes

@@ -18,7 +18,7 @@ from ..config import RunConfig, Thresholds
 from ..findings import Cause, Finding
 from ..profile import RunProfile
 from ..timeline import Timeline
-from .damage import early_blocks, late_blocks, masked_nan_loss, zero_loss_zero_grad
+from .damage import early_blocks, late_blocks, masked_nan_loss, no_reward_spread, zero_loss_zero_grad
 from .evidence import Facts
 from .optimization import clipping_cannot_help, lr_too_high, no_clipping, no_warmup, sudden_break
 from .precision import deepspeed_precision_conflict, fp16_overflow, qlora_double_quant
@@ -32,6 +32,7 @@ RULES = (
     early_blocks,
     masked_nan_loss,
     zero_loss_zero_grad,
+    no_reward_spread,
     no_warmup,
     no_clipping,
     clipping_cannot_help,

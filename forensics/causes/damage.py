@@ -107,10 +107,31 @@ def masked_nan_loss(facts: Facts) -> Cause | None:
     )
 
 
+# The GRPO detector's no_learning_signal (analyzers.dead_reward): rewards without spread, not masked labels.
+_REWARD_SPREAD_METRICS = ("frac_reward_zero_std", "reward_std")
+
+
+def no_reward_spread(facts: Facts) -> Cause | None:
+    """GRPO groups whose completions all got the same reward: zero advantages, zero gradient."""
+    flagged = [f for f in facts.of_kind("no_learning_signal") if f.metric in _REWARD_SPREAD_METRICS]
+    if not flagged:
+        return None
+    f = flagged[0]
+    return Cause(
+        cause="no_reward_spread", confidence="likely",
+        evidence=[f"{f.metric} shows no reward spread within the groups at {f.evidence.get('dead_steps')} of "
+                  f"{f.evidence.get('logged_steps')} logged steps, from step {f.step}"],
+        suggestion=("Make the reward tell completions apart (partial credit instead of all-or-nothing), sample more "
+                    "or more varied completions per prompt (num_generations, temperature), or train on prompts the "
+                    "model sometimes solves; a learning-rate change cannot help while every advantage is 0."),
+        title="GRPO rewards without spread: no advantage, no gradient",
+    )
+
+
 def zero_loss_zero_grad(facts: Facts) -> Cause | None:
     """loss 0.0 with a finite grad_norm of 0.0: no learning signal (labels all masked?), not a NaN."""
     steps = zero_loss_zero_grad_steps(facts)
-    flagged = facts.of_kind("no_learning_signal")
+    flagged = [f for f in facts.of_kind("no_learning_signal") if f.metric not in _REWARD_SPREAD_METRICS]
     if not steps and not flagged:
         return None
     first = steps[0] if steps else flagged[0].step
