@@ -98,6 +98,15 @@ class Skipped:
         return f"{self.path}: {self.reason}"
 
 
+def number_or_null(value: Any) -> Any:
+    """A measurement for JSON: numpy scalars as Python numbers, NaN/Inf as null (no value), the rest as is."""
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def json_safe(value: Any) -> Any:
     """Turn numpy scalars, tuples and non-finite floats into values `json.dumps` writes as valid JSON."""
     if isinstance(value, dict):

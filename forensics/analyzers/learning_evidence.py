@@ -13,7 +13,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LOSS, Metrics, finite, format_number, is_preference_log, real_loss
+from .metrics import LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
 
 EVAL_LOSS = "eval_loss"
 
@@ -53,7 +53,7 @@ def _fell(series, thresholds: Thresholds) -> tuple[bool, float, float]:
     values = series.to_numpy(dtype="float64")
     k = max(1, len(values) // 10)
     first, head_median, tail = float(values[0]), float(np.median(values[:k])), float(np.median(values[-k:]))
-    sigma = _noise(values)
+    sigma = point_noise(values)
     # The median of k points varies by about 1.25 sigma / sqrt(k); one point by sigma.
     by_median = _clear_fall(head_median, tail, 3 * 1.2533 * sigma * np.sqrt(2 / k), thresholds)
     by_first = _clear_fall(first, tail, 3 * sigma * np.sqrt(1 + 1.5708 / k), thresholds)
@@ -75,14 +75,6 @@ def _falling_trend(values: np.ndarray, sigma: float, thresholds: Thresholds) -> 
 
 def _clear_fall(head: float, tail: float, noise: float, thresholds: Thresholds) -> bool:
     return tail < head - thresholds.learning_min_fall * abs(head) and head - tail > noise
-
-
-def _noise(values: np.ndarray) -> float:
-    """The loss's point-to-point spread around its own trend (robust: MAD of the detrended differences)."""
-    diffs = np.diff(values)
-    if len(diffs) < 2:
-        return 0.0
-    return float(1.4826 * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2))
 
 
 def _eval_only(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:

@@ -137,3 +137,12 @@ def true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
     padded = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
     edges = np.flatnonzero(padded[1:] != padded[:-1])
     return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
+
+
+def point_noise(values) -> float:
+    """A series' point-to-point spread around its own trend, robustly: the MAD of its detrended differences,
+    scaled to a standard deviation per point (0 for fewer than three points)."""
+    diffs = np.diff(np.asarray(values, dtype="float64"))
+    if len(diffs) < 2:
+        return 0.0
+    return float(1.4826 * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2))

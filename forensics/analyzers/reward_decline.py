@@ -11,11 +11,10 @@ completion hits the length limit (completions/clipped_ratio near 1) is a common 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import Metrics, finite, format_number
+from .metrics import Metrics, finite, format_number, point_noise
 
 REWARD_KEYS = ("reward", "rewards/mean", "objective/rlhf_reward", "ppo/mean_scores")
 CLIPPED = "completions/clipped_ratio"
@@ -35,7 +34,7 @@ def detect_reward_decline(metrics: Metrics, thresholds: Thresholds) -> list[Find
     start, end = float(reward.iloc[:window].median()), float(reward.iloc[-window:].median())
     peak_step = int(level.idxmax())
     peak = float(level.max())
-    noise = _noise(reward) / np.sqrt(window)
+    noise = point_noise(reward) / np.sqrt(window)
     gained, lost = peak - start, peak - end
     if lost <= 0.5 * max(gained, 0.0) or lost <= 3 * noise or peak_step >= int(reward.index[-window]):
         return []
@@ -46,12 +45,6 @@ def detect_reward_decline(metrics: Metrics, thresholds: Thresholds) -> list[Find
     return [Finding("reward_decline", "warning", peak_step, message, end_step=int(reward.index[-1]), metric=name,
                     evidence={"start": start, "peak": peak, "peak_step": peak_step, "end": end,
                               "noise": float(noise), "window": window})]
-
-
-def _noise(series: pd.Series) -> float:
-    """The reward's point-to-point spread (robust): the std a single logged point has around its level."""
-    diffs = np.diff(series.to_numpy(dtype="float64"))
-    return float(1.4826 * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2)) if len(diffs) else 0.0
 
 
 def _clipped_note(metrics: Metrics) -> str:

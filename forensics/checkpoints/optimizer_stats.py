@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
+from ..findings import number_or_null
 from .blocks import block_of, module_of, module_sort_key
 from .dtypes import WIDEN, Scratch
 from .entries import TensorEntry, WeightFile
@@ -36,7 +37,7 @@ from .optimizer_names import NameMapping, map_parameter_names
 from .readers import open_weight_file
 from .types import CheckpointRef
 from .fanout import active_client
-from .units import DEFAULT_CHUNK_BYTES, map_in_pool, worth_a_pool
+from .units import DEFAULT_CHUNK_BYTES, map_in_pool
 
 SATURATED = 0.9  # |m̂/(√v̂+ε)| above this counts as a saturated (sign-like) update
 _SUMS = ("numel", "n_nonfinite_m", "n_nonfinite_v", "n_nonfinite_w", "n_excluded", "sq_m", "sq_v", "n_eps", "n_saturated",
@@ -87,17 +88,9 @@ class OptimizerState:
             "file": self.file, "step": self.step, "skipped_steps": self.skipped_steps,
             "nonfinite_tensors": list(self.nonfinite_tensors),
             "mapping": self.mapping.to_dict(), "groups": [g.to_dict() for g in self.groups],
-            "blocks": [{k: _json_number(v) for k, v in row.items()} for row in self.blocks.to_dict("records")],
+            "blocks": [{k: number_or_null(v) for k, v in row.items()} for row in self.blocks.to_dict("records")],
             "problems": list(self.problems),
         }
-
-
-def _json_number(value):
-    if isinstance(value, (float, np.floating)):
-        return None if math.isnan(value) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
 
 
 def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
@@ -119,7 +112,6 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
         shapes = {e.name: e.shape for wf in weight_files for e in wf.entries if e.info is not None and e.info.is_float}
         mapping = _mapping(opt, shapes, folder)
         problems = [f"{e.name}: {e.problem}" for e in opt.entries if e.problem]
-        nbytes = sum(e.nbytes for e in opt.entries)
     finally:
         opt.close()
         for wf in weight_files:
@@ -137,7 +129,7 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
     # Locally one process: its float64 sums already run on every core through BLAS, and a process pool
     # on top of that was 2.6x slower (bench/optimizer.py). A Dask cluster of a --dask block spreads the
     # batches over machines.
-    if active_client() is not None and worth_a_pool(workers or os.cpu_count() or 1, len(batches), nbytes):
+    if active_client() is not None and batches:
         results = map_in_pool(measure_batch, batches, workers or os.cpu_count() or 1, on_result=report)
     else:
         results = []

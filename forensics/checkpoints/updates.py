@@ -17,6 +17,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..errors import UnreadableFile
+from ..findings import number_or_null
 from .blocks import module_of, module_sort_key
 from .diff import diff_table
 from .types import CheckpointInfo
@@ -56,15 +57,11 @@ class UpdateStep:
     def to_dict(self) -> dict[str, Any]:
         """One entry of `updates` in `analyze --json`."""
         return {"from": self.from_name, "to": self.to_name, "from_step": self.from_step, "to_step": self.to_step,
-                "blocks": {b: _finite_or_none(r) for b, r in self.blocks.items()},
-                "absmax_to": {b: _finite_or_none(v) for b, v in self.absmax_to.items()},
+                "blocks": {b: number_or_null(r) for b, r in self.blocks.items()},
+                "absmax_to": {b: number_or_null(v) for b, v in self.absmax_to.items()},
                 "nonfinite_blocks": list(self.nonfinite_blocks),
-                "norms_to": {b: _finite_or_none(v) for b, v in self.norms_to.items()},
-                "attention_bound_to": {b: _finite_or_none(v) for b, v in self.attention_bound_to.items()}}
-
-
-def _finite_or_none(value: float) -> float | None:
-    return float(value) if value == value and not math.isinf(value) else None
+                "norms_to": {b: number_or_null(v) for b, v in self.norms_to.items()},
+                "attention_bound_to": {b: number_or_null(v) for b, v in self.attention_bound_to.items()}}
 
 
 def checkpoint_updates(checkpoints: list[CheckpointInfo], workers: int | None = None,
