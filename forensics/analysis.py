@@ -283,7 +283,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
     updates: list[UpdateStep] = []
     if check_checkpoints and layout.weight_files:
         checkpoints, ck_skipped = check_run_checkpoints(layout, thresholds, workers=workers, progress=progress)
-        updates, not_compared = checkpoint_updates(checkpoints, workers=workers, progress=progress)
+        updates, not_compared = checkpoint_updates(checkpoints, workers=workers, progress=progress,
+                                                   budget=thresholds.updates_read_budget)
         skipped = skipped + ck_skipped + [Skipped(str(path), problem) for problem in not_compared]
     if timeline.frame.empty and not checkpoints:  # files found, but not one metric or weight in them
         reasons = "; ".join(str(s) for s in skipped) or "no training metric or checkpoint weight in the files found"

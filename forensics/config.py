@@ -26,6 +26,7 @@ class Thresholds:
     spike_warn_factor: float = 10.0    # a lone spike that recovers is a warning only from this factor up (else info)
     spike_early_factor: float = 20.0   # with fewer than spike_min_history earlier points, only a jump this big counts
     chain_window_points: int = 10      # a spike at most this many logged points before a NaN/collapse is linked to it
+    updates_read_budget: int = 256 << 30  # weights read again for the update ratios between checkpoints
     optimizer_read_budget: int = 64 << 30  # over this many bytes of optimizer.pt in all, only key checkpoints' are read
     spike_quiet_loss_factor: float = 20.0  # a recovered grad_norm spike under this x, the loss unmoved, is info
     spike_storm_count: int = 3         # this many spikes, each within spike_storm_gap points of the last, are one storm

@@ -303,3 +303,17 @@ def test_over_the_read_budget_only_the_key_checkpoints_have_their_optimizer_meas
     assert facts.last_good_checkpoint in measured and facts.first_bad_checkpoint in measured
     assert a.checkpoints[-1].name in measured and len(measured) <= 3
     assert any("not measured" in s.reason and "budget" in s.reason for s in a.skipped)
+
+
+def test_over_the_update_budget_only_the_pairs_nearest_the_first_bad_checkpoint_are_compared(blowup_dense_run):
+    from forensics.checkpoints.run_checks import check_run_checkpoints
+    from forensics.checkpoints.updates import checkpoint_updates
+    from forensics.config import Thresholds
+
+    path, _ = blowup_dense_run
+    infos, _ = check_run_checkpoints(path, Thresholds(), workers=1)
+    every, _ = checkpoint_updates(infos, workers=1)
+    pair_bytes = 2 * (path / "checkpoint-30" / "model.safetensors").stat().st_size
+    few, notes = checkpoint_updates(infos, workers=1, budget=2 * pair_bytes)
+    assert [u.to_name for u in few] == [u.to_name for u in every][-2:] == ["checkpoint-30", "checkpoint-35"]
+    assert len(notes) == 1 and "not compared" in notes[0]

@@ -65,16 +65,21 @@ class UpdateStep:
 
 
 def checkpoint_updates(checkpoints: list[CheckpointInfo], workers: int | None = None,
-                       progress: Callable[[str], None] | None = None) -> tuple[list[UpdateStep], list[str]]:
+                       progress: Callable[[str], None] | None = None,
+                       budget: int | None = None) -> tuple[list[UpdateStep], list[str]]:
     """UpdateSteps between consecutive readable checkpoints of known step, up to the first non-finite one;
-    and the pairs that could not be compared, with why."""
+    and the pairs that could not be compared, with why.
+
+    Each pair reads both checkpoints again. With a `budget` (bytes read in all), the pairs nearest the
+    first non-finite checkpoint (or the end) are kept, where a precursor would show; the rest are named."""
     known = [c for c in checkpoints if c.step is not None and c.status in _READABLE]
     pairs = []
     for a, b in zip(known, known[1:]):
         if a.status == "nonfinite":
             break
         pairs.append((a, b))
-    out, problems = [], []
+    pairs, problems = _within_budget(pairs, budget)
+    out = []
     for i, (a, b) in enumerate(pairs, 1):
         if progress:
             progress(f"comparing checkpoints {i} of {len(pairs)}: {a.name} -> {b.name}")
@@ -85,6 +90,32 @@ def checkpoint_updates(checkpoints: list[CheckpointInfo], workers: int | None = 
             continue
         out.append(_update_step(a, b, table.frame))
     return out, problems
+
+
+def _within_budget(pairs: list, budget: int | None) -> tuple[list, list[str]]:
+    if budget is None:
+        return pairs, []
+    kept, spent = [], 0
+    for a, b in reversed(pairs):
+        cost = _bytes(a) + _bytes(b)
+        if kept and spent + cost > budget:
+            break
+        kept.insert(0, (a, b))
+        spent += cost
+    left = len(pairs) - len(kept)
+    note = [f"{left} earlier checkpoint pairs not compared (over the {budget >> 30} GiB reading budget of the "
+            f"update ratios); compared from {kept[0][0].name} on"] if left and kept else []
+    return kept, note
+
+
+def _bytes(info: CheckpointInfo) -> int:
+    total = 0
+    for path in info.ref.files:
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue
+    return total
 
 
 def _update_step(a: CheckpointInfo, b: CheckpointInfo, frame: pd.DataFrame) -> UpdateStep:
