@@ -357,3 +357,13 @@ def test_grpo_without_reward_spread_is_told_about_the_reward_not_about_masked_la
     a = forensics.analyze(_CORPUS / "aaravarora01_agent-memory-redteam")
     causes = [c.cause for c in a.causes]
     assert causes[0] == "no_reward_spread" and "zero_loss_zero_grad" not in causes
+
+
+def test_a_healthy_grpo_log_with_zero_losses_is_not_told_its_labels_are_masked():
+    """qwen3.5-4b-lora-grpo-telelogs (shared real GRPO log: loss 0.0 at 63 of 200 steps by construction,
+    grad_norm 0.0 at 4 of them): the masked-labels cause fits SFT, never a GRPO loss."""
+    shared = Path(__file__).resolve().parents[2] / "shared" / "realworld"
+    case = (shared if shared.is_dir() else Path("/work/shared/realworld")) / "qwen3.5-4b-lora-grpo-telelogs"
+    if not case.is_dir():
+        pytest.skip("../shared/realworld is not there")
+    assert "zero_loss_zero_grad" not in [c.cause for c in forensics.analyze(case).causes]

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..analyzers.metrics import Metrics, metrics_from_rows
 from ..analyzers.metrics import format_number
-from ..analyzers.metrics import masked_loss_steps
+from ..analyzers.metrics import is_preference_log, masked_loss_steps
 from ..analyzers.skipped_steps import skipped_step_points
 from ..checkpoints.blocks import block_index
 from ..checkpoints.types import CheckpointInfo, first_bad_of, last_good_before_of
@@ -113,8 +113,8 @@ def nonfinite_steps(series: pd.Series) -> list[int]:
 def zero_loss_zero_grad_steps(facts: Facts) -> list[int]:
     """Steps where loss and grad_norm are both logged as exactly 0.0: no learning signal at all."""
     loss, grad = facts.metrics.get("loss"), facts.metrics.get("grad_norm")
-    if loss is None or grad is None:
-        return []
+    if loss is None or grad is None or is_preference_log(facts.metrics):
+        return []  # a DPO/GRPO loss sits at 0 by construction; a zero gradient there is the reward's matter
     zero_loss = loss.index[loss.to_numpy() == 0.0]
     return [int(s) for s in zero_loss.intersection(grad.index[grad.to_numpy() == 0.0])]
 
