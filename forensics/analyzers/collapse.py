@@ -222,10 +222,12 @@ def _dated_from_settling(found: Finding, descent: pd.Series, floor: float) -> Fi
 def _unless_first_epoch(found: Finding, metrics: Metrics) -> Finding:
     """A loss at ~0 before the first epoch ended cannot be memorization (no example was seen twice): the log
     cannot say what it is, so it is `zero_loss_unexplained` with what to check."""
-    epoch = _epoch_at(finite(metrics["epoch"]) if "epoch" in metrics else None, found.step)
+    # judged where the loss reached ~0, not where its descent levelled off (which can be a little earlier)
+    near_zero = int(found.evidence.get("near_zero_step", found.step))
+    epoch = _epoch_at(finite(metrics["epoch"]) if "epoch" in metrics else None, near_zero)
     if epoch is None or epoch >= 1.0:
         return found
-    message = (f"loss near 0 from step {found.step}, at epoch {epoch:.2g}: no example had been seen twice, so this "
+    message = (f"loss near 0 from step {near_zero}, at epoch {epoch:.2g}: no example had been seen twice, so this "
                "is not memorization. Trivially predictable targets (the answer inside the prompt, a fixed template) "
                "or a loss computed over too few tokens give this; check a few training examples and their labels.")
     return replace(found, kind="zero_loss_unexplained", message=message, evidence={**found.evidence, "epoch": epoch})

@@ -150,21 +150,21 @@ _WORSE = 1.25  # ... and a loss that ends this many times its level before that 
 def _unrecovered_blow_up(metrics: Metrics, loss: pd.Series, thresholds: Thresholds) -> list[Finding]:
     """A blow-up the run never came back from, though the loss fell part of the way: grad_norm jumps to
     `_BLOWN` x its early level and is still there at the end (median of the last tenth), and the loss ends
-    `_WORSE` x its level before the jump. The run as it ended is worse than it was before: an error, from
-    the jump."""
+    `_WORSE` x its level just before the jump. The run as it ended is worse than it was before: an error,
+    from the jump. An earlier blow-up the run came all the way back from (grad_norm and loss both back at
+    their level before it) is not the one dated."""
     grad = finite(metrics.get(GRAD_NORM, pd.Series(dtype="float64")))
     if len(grad) < 4 * _START_POINTS or len(loss) < 4 * _START_POINTS:
         return []
     k = max(_START_POINTS, len(grad) // 10)
     early = float(grad.iloc[:k].median())
-    blown = np.flatnonzero(grad.to_numpy() > _BLOWN * early)
-    if early <= 0 or not len(blown) or float(grad.iloc[-k:].median()) < _BLOWN * early:
+    if early <= 0 or float(grad.iloc[-k:].median()) < _BLOWN * early:
         return []
-    jump = int(grad.index[blown[0]])
-    before, end_level = loss[loss.index < jump], float(loss.iloc[-max(_START_POINTS, len(loss) // 10):].median())
-    if len(before) < _START_POINTS:
+    found = _blow_up_not_come_back_from(grad, loss, _BLOWN * early, max(_START_POINTS, len(loss) // 10))
+    if found is None:
         return []
-    level = float(before.median())
+    jump, level = found
+    end_level = float(loss.iloc[-max(_START_POINTS, len(loss) // 10):].median())
     if level <= 0 or end_level < _WORSE * level or end_level - level < thresholds.divergence_min_rise \
             or _restart_near(metrics, loss, position_of(loss, jump)):
         return []
@@ -174,7 +174,35 @@ def _unrecovered_blow_up(metrics: Metrics, loss: pd.Series, thresholds: Threshol
                f"before ({format_number(end_level / level)}x) and grad_norm is still about "
                f"{format_number(float(grad.iloc[-k:].median()))} at the end. The weights at the end are worse than before "
                f"step {jump}.")
-    evidence = {"floor": level, "floor_step": int(before.index[0]), "end_level": end_level, "peak": float(loss.max()),
+    evidence = {"floor": level, "floor_step": int(loss.index[loss.index < jump][-1]), "end_level": end_level, "peak": float(loss.max()),
                 "factor": end_level / level, "n_points": int((loss.index >= jump).sum()), "grad_norm_early": early,
                 "grad_norm_end": float(grad.iloc[-k:].median())}
     return [Finding("divergence", "error", jump, message, end_step=int(loss.index[-1]), metric=LOSS, evidence=evidence)]
+
+
+_BACK = 1.05  # a loss within this x its level before a blow-up has come back from it
+
+
+def _blow_up_not_come_back_from(grad: pd.Series, loss: pd.Series, limit: float, k: int) -> tuple[int, float] | None:
+    """(step, loss level just before it) of the first grad_norm above `limit` that the run did not come all
+    the way back from: no later point where the smoothed grad_norm is under `limit` and the smoothed loss is
+    within `_BACK` x the level of the `k` points before the jump. None when there is no such jump."""
+    values = grad.to_numpy(dtype="float64")
+    grad_back = pd.Series(smoothed(values) <= limit, index=grad.index)
+    loss_level = pd.Series(smoothed(loss.to_numpy(dtype="float64")), index=loss.index)
+    pos = 0
+    while True:
+        blown = np.flatnonzero(values[pos:] > limit)
+        if not len(blown):
+            return None
+        jump = int(grad.index[pos + int(blown[0])])
+        before = loss[loss.index < jump].iloc[-k:]
+        if len(before) < _START_POINTS:
+            return None
+        level = float(before.median())
+        # the loss level carried to each grad_norm step after the jump (the two may be logged at other steps)
+        after = loss_level[loss_level.index > jump].reindex(grad.index[grad.index > jump], method="ffill")
+        back = grad_back[grad.index > jump] & (after <= _BACK * level)
+        if not back.any():
+            return jump, level
+        pos = grad.index.get_loc(back.idxmax()) + 1

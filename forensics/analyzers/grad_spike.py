@@ -18,7 +18,8 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
+from .metrics import (GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss,
+                      true_runs)
 from .reward_decline import reward_metric
 from .spike_findings import spike_findings
 from .spikes import SpikeRule, find_spikes
@@ -82,16 +83,23 @@ def _unless_within_early_range(finding: Finding, grad: pd.Series, loss: pd.Serie
     """A grad_norm median that fell many-fold since the run's first steps (a DPO sigmoid saturating as the
     pairs are learned, a training set learned by heart) makes any batch that still has something to learn
     (a pair ranked wrong, an example not yet memorized) look like a spike against it, though it is no larger
-    than the run's first steps. Such spikes, while the loss stays under where it started, are info."""
+    than the run's first steps. Such spikes, short (`_STAYS_UP` points at most above half their peak) with the
+    loss under where it started through them (one hard batch may lift it for a point or three, not longer),
+    are info; one that stays up, or sets the loss back to its start, stays a warning."""
     if finding.severity != "warning" or loss is None or len(loss) < 10:
+        return finding
+    grad = finite(grad)
+    if _longest_high_stretch(finding, grad) > _STAYS_UP:
         return finding
     early = float(grad.iloc[:max(3, len(grad) // 10)].median())
     if not preference and not finding.evidence.get("baseline", early) * _SHRUNK <= early:
         return finding
     end = finding.end_step if finding.end_step is not None else finding.step
     during = loss[(loss.index >= finding.step) & (loss.index <= end)]
+    after = loss[loss.index >= finding.step].iloc[:len(during) + _SHORT + 2]  # and the points just after it
+    start = float(loss.iloc[:3].median())
     if not early > 0 or finding.evidence.get("peak", float("inf")) > _EARLY_RANGE * early or during.empty \
-            or float(during.median()) >= float(loss.iloc[:3].median()):
+            or float(during.median()) >= start or max((b - a for a, b in true_runs(after >= start)), default=0) > _SHORT:
         return finding
     what = "pairs the policy still ranks wrong" if preference else "examples not yet learned"
     note = (f"; no larger than {format_number(_EARLY_RANGE)}x the run's early grad_norm ({format_number(early)}) "
@@ -99,6 +107,20 @@ def _unless_within_early_range(finding: Finding, grad: pd.Series, loss: pd.Serie
             "fell as the rest was learned")
     return replace(finding, severity="info", message=finding.message.rstrip(".") + note + ".",
                    evidence={**finding.evidence, "within_early_range": True})
+
+
+_SHORT = 3  # a hard batch lifts the loss for a point or three, not longer
+_STAYS_UP = 10  # grad_norm above half its peak this many points in a row is a changed run, not single batches
+
+
+def _longest_high_stretch(finding: Finding, grad: pd.Series) -> int:
+    """The most consecutive logged points above the spike threshold (half the peak's excess over the baseline)
+    from the finding's first step to its end (to the end of the log when it never came back)."""
+    end = finding.end_step if finding.end_step is not None else grad.index[-1]
+    span = grad[(grad.index >= finding.step) & (grad.index <= end)].to_numpy()
+    baseline, peak = finding.evidence.get("baseline", 0.0), finding.evidence.get("peak", 0.0)
+    runs = true_runs(span > baseline + 0.5 * (peak - baseline))
+    return max((b - a for a, b in runs), default=0)
 
 
 def _unless_loss_steady(finding: Finding, loss: pd.Series | None, thresholds: Thresholds) -> Finding:
