@@ -37,6 +37,7 @@ KINDS = (
     "nonfinite_optimizer_state",
     "update_precursor",
     "reward_decline",
+    "reward_saturated",
 )
 
 

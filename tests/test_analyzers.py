@@ -725,6 +725,16 @@ def test_an_eval_loss_climbing_well_above_its_best_is_overfitting_and_a_falling_
     assert not [f for f in analyze_metrics(m, TH) if f.kind == "overfitting"]
 
 
+def test_four_evals_one_an_epoch_each_well_above_the_first_are_overfitting_like_three():
+    n = 40
+    st = steps(n, every=10)
+    m = metrics(st, loss=np.linspace(2.0, 0.3, n), grad_norm=np.ones(n))
+    for evals in ([1.0, 1.2, 1.25], [1.0, 1.2, 1.22, 1.25]):  # 20-25% above the first: under overfit_rise (30%)
+        m["eval_loss"] = pd.Series(dict(zip(st[9::10], evals)), dtype="float64")
+        (f,) = [f for f in analyze_metrics(m, TH) if f.kind == "overfitting"]
+        assert (f.step, f.evidence["best_step"]) == (st[19], st[9])
+
+
 # ---------------------------------------------------------------- what the real-run corpus taught (2026-11-24)
 
 def test_memorization_without_eval_loss_fires_only_when_the_low_loss_lasts_to_the_end():
@@ -1087,6 +1097,19 @@ def test_grpo_groups_that_stop_differing_after_a_live_start_with_the_reward_stuc
     # groups that all pass or all fail, the reward moving between them: not stuck, no error
     moving = dict(m, reward=pd.Series(np.where(np.arange(n) % 2 == 0, 1.0, 3.0), index=st))
     assert not [f for f in analyze_metrics(moving, TH) if f.severity == "error"]
+
+
+def test_grpo_groups_that_stop_differing_at_the_top_reward_after_a_clear_rise_are_saturated_not_dead():
+    n = 60
+    st = steps(n, 10)
+    live = np.arange(n) < 15
+    reward = np.where(live, np.linspace(0.2, 2.0, n), 2.0)  # rose 0.2 -> 2.0, then every completion scores 2.0
+    m = metrics(st, loss=np.zeros(n), reward=reward, reward_std=np.where(live, 0.5, 0.0),
+                frac_reward_zero_std=np.where(live, 0.3, 1.0), grad_norm=np.where(live, 0.3, 0.0003))
+    found = analyze_metrics(m, TH)
+    assert not [f for f in found if f.severity == "error"]
+    (f,) = [f for f in found if f.kind == "reward_saturated"]
+    assert (f.severity, f.step) == ("warning", st[15])
 
 
 def test_in_an_rl_log_a_zero_grad_norm_is_no_skipped_step_and_a_spike_the_reward_rides_through_is_info():

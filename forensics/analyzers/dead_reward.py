@@ -7,6 +7,9 @@ the loss shows (it is ~0 by construction). SIGNALS.md #20: the alarm is `frac_re
 (with grad_norm ~0), not a loss near 0. An error (VERDICTS.md: a run that never learned) when that
 holds at `DEAD_SHARE` of the logged steps, or from some step to the end (over at least half the log)
 with the reward stuck at one level from there (`_stuck`), and the reward does not rise from that step on.
+A reward that first rose clearly and then sits at the highest level the run reached is saturation, not a
+dead signal: a `reward_saturated` warning (the policy earns that score on every completion; later steps
+teach it nothing).
 """
 from __future__ import annotations
 
@@ -43,8 +46,10 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
     grad = finite(metrics[GRAD_NORM]).reindex(steps).dropna() if GRAD_NORM in metrics else None
     grad_note = (f"; grad_norm there is about {format_number(float(np.median(grad)))}"
                  if grad is not None and len(grad) else "")
-    reward_note = (f"; the reward stays at about {format_number(float(reward.median()))}"
-                   if reward is not None and len(reward) else "")
+    if during is not None and _saturated(metrics, reward, first):
+        return [_saturated_finding(reward, steps, dead, begin, grad_note)]
+    reward_note = (f"; the reward stays at about {format_number(float(during.median()))}"
+                   if during is not None and len(during) else "")
     message = (f"every completion of a prompt got the same reward at {len(steps)} of {len(dead) - begin} logged steps "
                f"(from step {first}): with no spread in a group, GRPO's advantages are 0 and so is the gradient"
                f"{grad_note}{reward_note}. The run had no learning signal. Make the reward tell completions apart "
@@ -54,6 +59,40 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
                     if ZERO_STD in metrics else REWARD_STD,
                     evidence={"dead_steps": int(len(steps)), "logged_steps": int(len(dead) - begin),
                               "share": float(len(steps) / (len(dead) - begin))})]
+
+
+def _saturated(metrics: Metrics, reward, first: int) -> bool:
+    """Whether the reward rose clearly before `first` (by 2 of its early within-group std, or to twice its
+    start when no std is logged) and sits, from there, at the highest level the run reached: the groups stop
+    differing because every completion earns that top score. A reward that settles a little above where it
+    started, within the early spread, is the stuck run this detector is for."""
+    before, during = reward[reward.index < first], reward[reward.index >= first]
+    if len(before) < 3 or len(during) < 2:
+        return False
+    k = max(1, len(before) // 4)
+    start, level = float(before.iloc[:k].median()), float(during.median())
+    spread = finite(metrics[REWARD_STD]) if REWARD_STD in metrics else None
+    spread = spread[spread.index < first] if spread is not None else None
+    needed = 2 * float(spread.iloc[:k].median()) if spread is not None and len(spread) else abs(start)
+    at_top = level >= float(before.max()) - _STUCK * max(abs(level), 1e-9)
+    return needed > 0 and level - start >= needed and at_top
+
+
+def _saturated_finding(reward, steps, dead, begin: int, grad_note: str) -> Finding:
+    """A warning, not the no-signal error: the run learned until it earned the top reward on everything."""
+    first = int(steps[0])
+    before, during = reward[reward.index < first], reward[reward.index >= first]
+    message = (f"the reward rose from about {format_number(float(before.iloc[:max(1, len(before) // 4)].median()))} "
+               f"to about {format_number(float(during.median()))} by step {first} and stays at that top level: every "
+               f"completion of a prompt got the same (top) reward at {len(steps)} of {len(dead) - begin} logged steps "
+               f"from there{grad_note}. The policy learned to earn this reward; with no spread left in the groups the "
+               "steps after that taught it nothing (every advantage is 0). Check a few completions (one answer for "
+               "every prompt would also score alike); to keep learning, add harder prompts or a reward with "
+               "partial credit; the checkpoint from where it levelled off is as good as later ones.")
+    return Finding("reward_saturated", "warning", first, message, end_step=int(dead.index[-1]), metric="reward",
+                   evidence={"dead_steps": int(len(steps)), "logged_steps": int(len(dead) - begin),
+                             "share": float(len(steps) / (len(dead) - begin)), "saturated": True,
+                             "reward_level": float(during.median())})
 
 
 _STUCK = 0.1  # a reward whose whole range from some step on is within this share of its level is stuck there

@@ -46,11 +46,12 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     if len(evals) < 3 or LOSS not in metrics:
         return []
     values = evals.to_numpy()
-    if len(values) < k + 2:  # a few evals (one an epoch): every one after the best well above it
+    few_evals = len(values) < k + 2  # three or four evals (one an epoch): every one after the best well above it
+    if few_evals:
         k = len(values) - 1
     best_pos = int(np.argmin(values[:-k]))
     best = _best_level(values, best_pos)
-    few = k < thresholds.overfit_points and np.all(values[-k:] > best * (1 + thresholds.overfit_steady_rise))
+    few = few_evals and np.all(values[-k:] > best * (1 + thresholds.overfit_steady_rise))
     quiet = _clear_small_rise(values, thresholds)
     if quiet is not None:
         best_pos, best, k = quiet, float(values[quiet]), len(values) - quiet - 1
