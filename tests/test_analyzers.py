@@ -956,6 +956,21 @@ def test_an_rl_log_is_judged_learning_by_its_reward_not_its_loss():
     assert detect_no_learning_evidence(rising, TH) == []
 
 
+def test_a_legacy_ppo_log_without_a_loss_is_judged_by_its_scores():
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence, learning_shown
+
+    rng = np.random.default_rng(60)
+    n = 80
+    st = steps(n, 1)
+    rising = metrics(st, **{"ppo/mean_scores": np.linspace(-1.0, 1.5, n) + rng.normal(0, 0.3, n),
+                            "objective/kl": np.linspace(0, 4, n)})
+    assert detect_no_learning_evidence(rising, TH) == []
+    assert learning_shown(rising, TH).metric == "ppo/mean_scores"
+    flat = metrics(st, **{"ppo/mean_scores": rng.normal(0.2, 0.3, n), "objective/kl": np.linspace(0, 4, n)})
+    (f,) = detect_no_learning_evidence(flat, TH)
+    assert f.metric == "ppo/mean_scores" and "reward did not rise" in f.message
+
+
 def test_a_loss_that_falls_at_each_epoch_start_and_settles_under_0_1_is_memorization():
     from forensics.analyzers.collapse import falls_at_epoch_starts
 

@@ -70,13 +70,15 @@ def _evidence(name: str, series, start: float, end: float) -> LearningEvidence:
 
 
 def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """One `no_learning_evidence` warning when the log does not show the loss falling, or []."""
+    """One `no_learning_evidence` warning when the log does not show the loss (in RL, the reward) moving the
+    right way, or []."""
+    reward_name = reward_metric(metrics)
+    if reward_name is not None and len(finite(metrics[reward_name])) >= thresholds.learning_min_points:
+        # RL: the reward shows learning, not the loss (which a legacy PPO log may not hold at all)
+        return _reward_did_not_rise(metrics, reward_name, thresholds)
     if LOSS not in metrics:
         return _eval_only(metrics, thresholds)
     loss = real_loss(metrics)
-    reward_name = reward_metric(metrics)
-    if reward_name is not None and len(loss) >= thresholds.learning_min_points:
-        return _reward_did_not_rise(metrics, reward_name, thresholds)  # RL: the reward shows learning, not the loss
     if is_preference_log(metrics) and len(loss) >= thresholds.learning_min_points:
         return []  # judged by never_learned: their loss is not an LM loss that must fall
     if len(loss) < thresholds.learning_min_points:
@@ -162,12 +164,10 @@ def _no_loss_at_all(metrics: Metrics) -> list[Finding]:
 def _reward_did_not_rise(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Finding]:
     """An RL log whose reward does not end clearly above where it started (by the same measure as a loss
     falling, on the negated reward): nothing shows the policy improved."""
+    if learning_shown(metrics, thresholds) is not None:  # one measure for the warning and the healthy evidence
+        return []
     reward = finite(metrics[name])
-    if len(reward) < thresholds.learning_min_points:
-        return []
-    rose, head, tail = _fell(-reward, thresholds, REWARD_TREND_Z)
-    if rose:
-        return []
+    _, head, tail = _fell(-reward, thresholds, REWARD_TREND_Z)
     message = (f"the reward did not rise clearly above its own noise: about {format_number(-head)} over the first "
                f"logged steps and {format_number(-tail)} over the last ({len(reward)} points, steps {int(reward.index[0])} to "
                f"{int(reward.index[-1])}); in an RL run the reward, not the loss, shows learning, so nothing shows "
