@@ -986,6 +986,8 @@ def test_a_loss_that_falls_at_each_epoch_start_and_settles_under_0_1_is_memoriza
     assert f.evidence["level"] == TH.memorization_level_many_epochs and "start of each epoch" in f.message
     smooth = decaying_loss(per_epoch * n_epochs, 51, start=1.5, end=0.05, tau=150.0)  # the same fall, no steps
     assert not falls_at_epoch_starts(pd.Series(smooth, index=st), m["epoch"])
+    # an epoch logged at none of the loss's steps (the loss at even steps, the epoch at odd ones) still counts
+    assert falls_at_epoch_starts(pd.Series(loss, index=2 * st), pd.Series(epoch[::5], index=2 * st[::5] - 1))
 
 
 def test_a_phase_that_memorized_before_a_learning_rate_restart_is_found():
@@ -996,7 +998,7 @@ def test_a_phase_that_memorized_before_a_learning_rate_restart_is_found():
     lr = np.concatenate([np.linspace(0, 2e-4, 150), [0.0], np.linspace(2e-5, 1e-4, 149)])
     m = metrics(st, loss=np.concatenate([phase1, phase2]), learning_rate=lr, epoch=np.arange(1, n + 1, dtype=float))
     (f,) = [f for f in detect_loss_collapse(m, TH) if f.kind == "memorization"]
-    assert f.step < 150 and f.end_step == st[149]
+    assert f.step < 150 and f.end_step == st[149] and f.evidence["to_end"] is False
 
 
 def test_a_memorized_run_s_tiny_loss_and_grad_bumps_are_not_incidents_but_three_rising_evals_are():
@@ -1139,6 +1141,9 @@ def test_in_an_rl_log_a_zero_grad_norm_is_no_skipped_step_and_a_spike_the_reward
     found = analyze_metrics(m, TH)
     assert not [f for f in found if f.kind == "skipped_steps"]
     assert all(f.severity == "info" for f in found if f.kind == "grad_norm_spike")
+    grad[84:120] = 4.86  # up at 12x for 36 steps: not one swing of the groups' spread
+    found = analyze_metrics(dict(m, grad_norm=pd.Series(grad, index=st)), TH)
+    assert any(f.severity == "warning" for f in found if f.kind == "grad_norm_spike")
 
 
 def test_a_dpo_loss_at_zero_with_a_vanished_gradient_is_saturated_pairs():
@@ -1223,3 +1228,14 @@ def test_after_many_epochs_a_loss_settled_under_0_1_without_eval_is_memorization
     many = metrics(st, loss=loss, epoch=np.linspace(0.2, 24.0, n))
     (f,) = [f for f in detect_loss_collapse(many, TH) if f.kind == "memorization"]
     assert f.evidence["level"] == TH.memorization_level_many_epochs and f.end_step == st[-1]
+
+
+def test_a_loss_spike_on_a_skipped_step_is_linked_to_the_skipped_steps_finding_that_holds_that_step():
+    from forensics.analyzers.chain import _link_skipped_batches
+
+    scaler = Finding("skipped_steps", "warning", 10, "skipped", evidence={"steps": [10, 11]})
+    megatron = Finding("skipped_steps", "warning", 500, "skipped", evidence={"steps": [500]})
+    spike = Finding("loss_spike", "warning", 500, "spike")
+    unrelated = Finding("loss_spike", "warning", 300, "spike")
+    linked = _link_skipped_batches([scaler, megatron, spike, unrelated])
+    assert linked[2].caused_by == megatron.key and linked[3].caused_by is None

@@ -50,12 +50,13 @@ def link_chain(findings: list[Finding], metrics: Metrics, thresholds: Thresholds
 def _link_skipped_batches(found: list[Finding]) -> list[Finding]:
     """A loss spike on a step the fp16 scaler skipped is that batch: its gradients overflowed and the
     update was thrown away, so the skipped step explains it (and comes first)."""
-    skipped = {int(s) for f in found if f.kind == "skipped_steps" for s in f.evidence.get("steps", [])}
-    source = next((f for f in found if f.kind == "skipped_steps"), None)
-    if source is None:
-        return found
-    return [replace(f, caused_by=source.key) if f.kind == "loss_spike" and f.caused_by is None and f.step in skipped
-            else f for f in found]
+    skipped: dict[int, Finding] = {}  # each skipped step -> the (first) skipped_steps finding that holds it
+    for f in found:
+        if f.kind == "skipped_steps":
+            for step in f.evidence.get("steps", []):
+                skipped.setdefault(int(step), f)
+    return [replace(f, caused_by=skipped[f.step].key) if f.kind == "loss_spike" and f.caused_by is None
+            and f.step in skipped else f for f in found]
 
 
 def _link_lr_jumps(found: list[Finding], metrics: Metrics, thresholds: Thresholds) -> list[Finding]:

@@ -69,7 +69,7 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     if not findings and not eval_loss_names(metrics):
         level, why = memorization_level(metrics, thresholds)
         epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
-        findings += next((found for phase in _phases(loss, lr_restart_steps(metrics))
+        findings += next(([_phase_ends(f, loss) for f in found] for phase in _phases(loss, lr_restart_steps(metrics))
                           if (found := _memorized_without_eval(phase, level, thresholds, epochs, why))), [])
     return findings
 
@@ -101,6 +101,11 @@ def _saturated_pairs(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
                "harder pairs.")
     return [Finding("loss_collapse", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS,
                     evidence={"n_points": len(loss) - start, "to_end": True, "saturated_pairs": True})]
+
+
+def _phase_ends(found: Finding, loss: pd.Series) -> Finding:
+    """A memorization judged in one phase lasts to the end of the log only when that phase is the last one."""
+    return replace(found, evidence={**found.evidence, "to_end": found.end_step == int(loss.index[-1])})
 
 
 def _phases(loss: pd.Series, restarts: list[int]) -> list[pd.Series]:
@@ -137,7 +142,8 @@ def falls_at_epoch_starts(loss: pd.Series, epochs: pd.Series) -> bool:
     the batches it gets better on are the ones it has seen before, the signature of a model learning its
     training examples by heart (the 'staircase' of multi-epoch fine-tuning). Needs three whole epochs of
     at least 20 logged points; the drops at the epoch starts must be at least twice the fall within them."""
-    epoch_of = np.floor(epochs.reindex(loss.index).ffill().to_numpy())
+    # the epoch in force at each loss step, where the two are logged at different steps
+    epoch_of = np.floor(epochs.reindex(epochs.index.union(loss.index)).ffill().reindex(loss.index).to_numpy())
     whole = [e for e in np.unique(epoch_of[np.isfinite(epoch_of)]) if (epoch_of == e).sum() >= 20]
     if len(whole) < 3:
         return False
@@ -188,7 +194,7 @@ def _memorized_without_eval(loss: pd.Series, level: float, thresholds: Threshold
                f"{int(loss.index[start])} to step {int(loss.index[-1])}{why_level}, and no eval loss was logged: the training data is "
                "most likely learned by heart (memorization). Log an eval loss to see whether the model still "
                "generalises; fewer epochs or more data if it does not.")
-    # Settled to the end by construction: a phase that memorized and then met new data is not the final state.
+    # Settled to the end of its phase by construction (`_phase_ends` says whether that is the log's end).
     return [Finding("memorization", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS, evidence={
         "head": head, "value": float(smooth.iloc[onset]), "level": level, "eval_loss_logged": False,
         "to_end": True, "settled_step": int(loss.index[start]), "epoch": epoch, "why_level": why_level.strip()})]

@@ -55,7 +55,8 @@ def _unless_reward_steady(finding: Finding, grad: pd.Series, reward: pd.Series, 
     """In GRPO/PPO the recent grad_norm median swings with how many groups had any reward spread (none: no
     gradient at all), so a spike is measured against the run's own median grad_norm instead; under
     `spike_quiet_loss_factor` x that, with the reward not falling through it, it is info."""
-    if finding.severity != "warning" or len(reward) < thresholds.spike_min_history:
+    if finding.severity != "warning" or len(reward) < thresholds.spike_min_history \
+            or _longest_high_stretch(finding, grad) > _STAYS_UP:  # one that stays up is not a swing
         return finding
     level = float(grad.median())
     peak = float(finding.evidence.get("peak", float("inf")))
