@@ -187,14 +187,22 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> 
 def _starts_at_random_guess(timeline: Timeline) -> float | None:
     """The first logged training loss when it sits where a randomly initialised model's does, about
     ln(vocabulary) (9 to 13 for 8k to 440k tokens; a fine-tune of a trained model starts near 1 to 3), and
-    the loss falls from there (a run stuck there is judged by never_learned, not profiled by it); else None."""
+    the loss clearly falls from there: its last tenth `_CLEAR_FALL` under it, or a slow fall at nearly every
+    point (a warm-up's first steps); a run stuck there is judged by never_learned, not profiled by it, and a
+    wobble is no descent. Else None."""
     frame = timeline.final()
     loss = frame.loc[frame["metric"] == "loss", "value"].to_numpy(dtype="float64")
     loss = loss[np.isfinite(loss)]
     lo, hi = FRESH_HEAD_RANGE
-    if len(loss) < 3 or not lo <= loss[0] <= hi or float(np.min(loss)) >= loss[0]:
+    if len(loss) < 3 or not lo <= loss[0] <= hi:
         return None
-    return float(loss[0])
+    tail = float(np.median(loss[-max(1, len(loss) // 10):]))
+    steady = loss[-1] < loss[0] and float(np.mean(np.diff(loss) < 0)) >= _STEADY
+    return float(loss[0]) if tail <= _CLEAR_FALL * loss[0] or steady else None
+
+
+_CLEAR_FALL = 0.9  # a tenth under the first loss: a descent, not a fresh head's wobble
+_STEADY = 0.8  # or down from one point to the next at this share of them
 
 
 def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict) -> int | None:

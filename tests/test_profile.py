@@ -94,6 +94,8 @@ def test_a_first_loss_at_about_ln_vocab_that_falls_is_training_from_scratch(tmp_
     assert p.objective == "pretrain" and "ln(vocabulary" in p.evidence["objective"]
     fine_tune = [{"step": s, "loss": 2.1 - s / 100} for s in range(1, 21)]
     assert _profile_of(tmp_path / "run", fine_tune).objective == "unknown"
+    wobble = [{"step": s, "loss": 10.4 + (0.1 if s % 2 else -0.1)} for s in range(1, 21)]  # stuck at ln(vocab)
+    assert _profile_of(tmp_path / "run", wobble).objective == "unknown"
 
 
 def test_a_mixture_of_experts_config_counts_every_expert(tmp_path):
@@ -106,6 +108,26 @@ def test_a_mixture_of_experts_config_counts_every_expert(tmp_path):
         "tie_word_embeddings": False}))
     p = _profile_of(run, [{"step": s, "loss": 2.0 - s / 100} for s in range(1, 11)])
     assert p.model_params == pytest.approx(20.9e9, rel=0.05)
+
+
+@pytest.mark.parametrize("name, config, total", [
+    # Qwen1.5-MoE-A2.7B's config.json (14.3B parameters by its model card): 60 experts and a shared expert
+    ("qwen2_moe", {"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24, "intermediate_size": 5632,
+                   "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "num_experts": 60,
+                   "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 151936,
+                   "tie_word_embeddings": False}, 14.3e9),
+    # DeepSeek-V2-Lite's config.json (15.7B): 64 routed and 2 shared experts, the first block dense
+    ("deepseek_v2", {"model_type": "deepseek_v2", "hidden_size": 2048, "num_hidden_layers": 27,
+                     "intermediate_size": 10944, "moe_intermediate_size": 1408, "n_routed_experts": 64,
+                     "n_shared_experts": 2, "first_k_dense_replace": 1, "num_attention_heads": 16,
+                     "num_key_value_heads": 16, "vocab_size": 102400, "tie_word_embeddings": False}, 15.7e9),
+])
+def test_a_mixture_of_experts_counts_its_shared_experts_and_dense_blocks(tmp_path, name, config, total):
+    run = tmp_path / name
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps(config))
+    p = _profile_of(run, [{"step": s, "loss": 2.0 - s / 100} for s in range(1, 11)])
+    assert p.model_params == pytest.approx(total, rel=0.02)
 
 
 def test_a_real_trainer_lora_run_is_profiled_from_its_adapter_files(lora_run):

@@ -123,6 +123,6 @@ def fold_memorization(findings: list[Finding]) -> list[Finding]:
     value = memo.evidence.get("value")
     reached = f" at {format_number(value)}" if isinstance(value, float) else ""
     merged = replace(over, message=over.message.rstrip(".") + f"; the training loss was near 0{reached} from step "
-                     f"{memo.step}: the training data learned by heart.",
+                     f"{memo.step}: the training data was learned by heart.",
                      evidence={**over.evidence, "memorization_step": memo.step})
     return [merged if f is over else f for f in findings if f is not memo]

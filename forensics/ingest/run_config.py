@@ -356,14 +356,29 @@ def _estimate_params(config: RunConfig) -> int | None:
     model_type = str(config.get("model.model_type", "")).lower()
     attn = 2 * h * h + 2 * h * (h * kv_heads / heads)
     mlp = 1.5 * h * inter if model_type == "qwen" else (2 if model_type in _UNGATED_MLP else 3) * h * inter
+    dense_layers = 0
     experts = next((e for k in _EXPERT_KEYS if cf.is_number(e := config.get(f"model.{k}")) and e > 1), None)
     if experts:  # a mixture of experts: every expert's gated MLP counts (all are trained), plus the router
-        expert_inter = config.get("model.moe_intermediate_size") or inter
-        shared = config.get("model.n_shared_experts") or 0
-        mlp = (experts + shared) * 3 * h * expert_inter + h * experts
+        dense_mlp, mlp = mlp, _moe_mlp(config, h, inter, experts)
+        # DeepSeek keeps its first k blocks dense (first_k_dense_replace)
+        dense_layers = min(int(config.get("model.first_k_dense_replace") or 0), int(layers))
     tied = config.get("model.tie_word_embeddings", model_type in ("gpt2",))
     embed = vocab * h * (1 if tied else 2)
-    return int(layers * (attn + mlp) + embed)
+    blocks = (layers - dense_layers) * (attn + mlp) + (dense_layers * (attn + dense_mlp) if dense_layers else 0)
+    return int(blocks + embed)
+
+
+def _moe_mlp(config: RunConfig, h: float, inter: float, experts: float) -> float:
+    """One mixture-of-experts block's MLP: every routed expert's gated MLP (moe_intermediate_size where given),
+    the router, and the shared experts: DeepSeek's n_shared_experts of the expert size, or Qwen-MoE's one
+    shared expert of shared_expert_intermediate_size with its one-unit gate."""
+    expert_inter = config.get("model.moe_intermediate_size") or inter
+    shared = config.get("model.n_shared_experts") or 0
+    mlp = (experts + shared) * 3 * h * expert_inter + h * experts
+    shared_inter = config.get("model.shared_expert_intermediate_size")
+    if cf.is_number(shared_inter) and shared_inter > 0:
+        mlp += 3 * h * shared_inter + h
+    return mlp
 
 
 def _note_absent_sources(config: RunConfig) -> None:
