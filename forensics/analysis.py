@@ -16,6 +16,7 @@ from ._version import __version__
 from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
 from .analyzers.learning_evidence import LearningEvidence, learning_shown
 from .analyzers.chain import link_weight_damage
+from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings
 from .causes import infer_causes
@@ -299,10 +300,14 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
     findings = sort_findings(link_weight_damage(findings))
     config = read_run_config(layout, timeline)
     profile = run_profile(layout, config, timeline, findings)
+    metrics = metrics_from_rows(timeline.final())
+    # a detector that needs to know the kind of run (an adapter starts as the identity)
+    findings = sort_findings(findings + detect_start_above_uniform_guess(
+        metrics, thresholds, profile.method, config.get("model.vocab_size"), config.get("adapter.task_type")))
     causes = infer_causes(config, timeline, findings, checkpoints, thresholds, profile)
     return Analysis(
         path=Path(path), status=status_of(findings), findings=findings,
         first_incident=first_incident_of(findings), timeline=timeline, checkpoints=checkpoints,
         config=config, causes=causes, skipped=skipped, layout=layout, thresholds=thresholds, run_profile=profile,
-        updates=tuple(updates), learning=learning_shown(metrics_from_rows(timeline.final()), thresholds),
+        updates=tuple(updates), learning=learning_shown(metrics, thresholds),
     )

@@ -38,6 +38,9 @@ KINDS = (
     "update_precursor",
     "reward_decline",
     "reward_saturated",
+    "train_eval_mismatch",
+    "start_above_uniform_guess",
+    "grad_norm_huge",
 )
 
 

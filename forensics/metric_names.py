@@ -3,7 +3,7 @@
 `train/loss`, `loss`, Megatron's `lm loss`, NeMo's `reduced_train_loss`, OLMo's
 `train/CrossEntropyLoss` -> `loss`; `eval/loss`, `eval_loss`, `val_loss` -> `eval_loss`;
 `lr`, `learning_rate`, `learning-rate` -> `learning_rate`; and so on. Names not listed keep their
-own spelling (after the `train/` / `eval/` / `test/` prefix is turned into ours).
+own spelling (after the `train/` / `eval/` / `val/` / `test/` prefix is turned into ours).
 """
 from __future__ import annotations
 
@@ -41,20 +41,27 @@ _ALIASES = {
     "optim/total grad norm": "grad_norm",
     "optim/learning_rate_group0": "learning_rate",
     "optim/LR (group 0)": "learning_rate",
+    # verl's RL trainers (ray_trainer.py metrics): the actor's gradient norm and LR, and the mean score the
+    # reward function gave (critic/rewards/mean is that score less the KL penalty, when one is applied)
+    "actor/grad_norm": "grad_norm",
+    "actor/lr": "learning_rate",
+    "critic/score/mean": "reward",
 }
 
 
 def canonical_metric(name: str) -> str:
     """Map a logged key or TensorBoard tag to the timeline's metric vocabulary.
 
-    >>> [canonical_metric(t) for t in ("train/loss", "eval/loss", "lr", "train/train_loss")]
-    ['loss', 'eval_loss', 'learning_rate', 'train_loss']
+    >>> [canonical_metric(t) for t in ("train/loss", "eval/loss", "val/loss", "lr", "train/train_loss")]
+    ['loss', 'eval_loss', 'eval_loss', 'learning_rate', 'train_loss']
     """
     name = name.strip()
     if name.startswith("train/"):
         name = name[len("train/"):]
     elif name.startswith("eval/"):
         name = "eval_" + name[len("eval/"):]
+    elif name.startswith("val/"):  # verl, nanoGPT forks and many W&B logs: val/loss
+        name = "eval_" + name[len("val/"):]
     elif name.startswith("test/"):
         name = "test_" + name[len("test/"):]
     return _ALIASES.get(name, name)

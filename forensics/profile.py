@@ -6,9 +6,10 @@
   Unsloth's banners in the console, then words in the run's own names: "qlora", "lora", "full");
 * objective: "sft" | "pretrain" | "preference" | "rl" | "reward" | "unknown", with `algorithm`
   ("dpo", "kto", "orpo", "grpo", "ppo", ...): the metric names TRL logs (rewards/chosen, logps/*:
-  preference; completion_length, reward, kl: RL), LLaMA-Factory's `stage`, pre-training consoles
-  (Megatron, OLMo, torchtitan, NeMo, nanochat base_train, autoresearch), a first loss at about
-  ln(vocabulary) (random weights: from scratch), then the run's names;
+  preference; completion_length, reward, kl: RL), verl's console (actor/pg_loss: RL, else SFT),
+  LLaMA-Factory's `stage`, a one-label head whose first loss is ln 2 (a pairwise reward model),
+  pre-training consoles (Megatron, OLMo, torchtitan, NeMo, nanochat base_train, autoresearch), a first
+  loss at about ln(vocabulary) (random weights: from scratch), then the run's names;
 * model_params: the checkpoint index's total, the model config, PEFT's "all params", or a size
   in the run's names ("Qwen2-7B", "llama-3-8b", "1.5B"), else None;
 * precision: "bf16" | "fp16" | "fp32" | "unknown" from the training arguments / DeepSpeed config, else
@@ -19,6 +20,7 @@ Unknown stays unknown: a field nothing points at is "unknown" (None for model_pa
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +40,8 @@ _PREFERENCE_ALGOS = (("kto", ("rewards/chosen_sum", "logps/chosen_sum")), ("orpo
                      ("dpo", ("rewards/margins", "rewards/chosen", "logps/chosen")))
 _RL_KEYS = ("completion_length", "completions/mean_length", "reward", "reward_std", "frac_reward_zero_std")
 _PPO_KEYS = ("objective/kl", "policy/approxkl_avg", "ppo/mean_scores", "objective/rlhf_reward")
+# verl's RL trainers log the policy loss under this name; its SFT trainer logs train/loss (-> loss).
+_VERL_RL_KEY = "actor/pg_loss"
 # Logged by TRL's SFTTrainer only (the plain Trainer computes no token accuracy).
 _TRL_SFT_KEYS = ("mean_token_accuracy", "eval_mean_token_accuracy")
 _STAGES = {"sft": ("sft", None), "pt": ("pretrain", None), "rm": ("reward", None), "dpo": ("preference", "dpo"),
@@ -145,6 +149,12 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
 
 def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> tuple[str, str | None]:
     metrics = set(timeline.metrics)
+    if "verl" in timeline.console_kinds:  # before TRL's names: verl's score is our `reward`, GRPO or PPO alike
+        rl = _VERL_RL_KEY in metrics
+        if rl or "loss" in metrics:
+            evidence["objective"] = (f"verl console lines with {_VERL_RL_KEY} (its RL trainer)" if rl
+                                     else "verl console lines with train/loss (its SFT trainer)")
+            return ("rl", None) if rl else ("sft", None)
     ppo = [k for k in _PPO_KEYS if k in metrics]
     rl = [k for k in metrics if k in _RL_KEYS or (k.startswith("rewards/") and k.endswith("/mean"))]
     if ppo or rl:  # before the pairwise names: GRPO logs rewards/<func>/mean, never rewards/chosen
@@ -167,6 +177,15 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> 
     if isinstance(stage, str) and stage.lower() in _STAGES:
         evidence["objective"] = f"stage {stage} ({config.source_of('stage') or config.source_of('rlhf_type')})"
         return _STAGES[stage.lower()]
+    chance = _pairwise_loss_at_chance(config, timeline)
+    if chance is not None:
+        evidence["objective"] = (f"a one-label scoring head (num_labels 1, {config.source_of('model.num_labels')}) "
+                                 f"whose first loss {chance:.4g} is about ln 2, a pairwise ranking loss at chance: "
+                                 "a reward model")
+        return "reward", None
+    if config.get("init_from") == "scratch":  # nanoGPT's train.py
+        evidence["objective"] = f"init_from scratch ({config.source_of('init_from')}): training from random weights"
+        return "pretrain", None
     pretraining = [kind for kind in timeline.console_kinds if kind in PRETRAINING_KINDS]
     if pretraining:
         evidence["objective"] = f"{pretraining[0]} pre-training console log"
@@ -184,15 +203,32 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> 
     return UNKNOWN, None
 
 
+def _pairwise_loss_at_chance(config: RunConfig, timeline: Timeline) -> float | None:
+    """The first training loss of a model with a one-score head (num_labels 1: a reward model's, or a
+    regressor's) when it is about ln 2, where a pairwise loss -log sigmoid(r_chosen - r_rejected) starts
+    with untrained scores; else None."""
+    if config.get("model.num_labels") != 1:
+        return None
+    loss = _training_losses(timeline)
+    return float(loss[0]) if len(loss) >= 3 and abs(loss[0] - math.log(2)) <= _NEAR_LN2 else None
+
+
+_NEAR_LN2 = 0.05  # the first logged loss is an average over the first logging interval: a little under ln 2
+
+
+def _training_losses(timeline: Timeline) -> np.ndarray:
+    frame = timeline.final()
+    loss = frame.loc[frame["metric"] == "loss", "value"].to_numpy(dtype="float64")
+    return loss[np.isfinite(loss)]
+
+
 def _starts_at_random_guess(timeline: Timeline) -> float | None:
     """The first logged training loss when it sits where a randomly initialised model's does, about
     ln(vocabulary) (9 to 13 for 8k to 440k tokens; a fine-tune of a trained model starts near 1 to 3), and
     the loss clearly falls from there: its last tenth `_CLEAR_FALL` under it, or a slow fall at nearly every
     point (a warm-up's first steps); a run stuck there is judged by never_learned, not profiled by it, and a
     wobble is no descent. Else None."""
-    frame = timeline.final()
-    loss = frame.loc[frame["metric"] == "loss", "value"].to_numpy(dtype="float64")
-    loss = loss[np.isfinite(loss)]
+    loss = _training_losses(timeline)
     lo, hi = FRESH_HEAD_RANGE
     if len(loss) < 3 or not lo <= loss[0] <= hi:
         return None

@@ -47,7 +47,8 @@ class RunLayout:
         text_logs: captured stdout / log files that contain training log lines.
         wandb_logs: every W&B run log (`run-<id>.wandb`), online or offline run.
         wandb_folders: W&B run folders without a `.wandb` log (deleted, or not copied): their
-            `files/wandb-summary.json` and `files/config.yaml` are what is left of the run.
+            `files/wandb-summary.json` and `files/config.yaml` are what is left of the run; or such a
+            `files/` folder on its own (wandb-summary.json, config.yaml, output.log side by side).
         mlflow_runs: the run folders of MLflow file stores (`mlruns/<experiment>/<run_id>/`).
         mlflow_dbs: SQLite files (`mlflow.db`, ...): MLflow SQL stores, or some other program's database.
         weight_files: every file that may hold model weights (grouped into checkpoints later).
@@ -152,6 +153,15 @@ def _note_tracker_folder(folder: Path, dirnames: list[str], filenames: list[str]
         if not any(name.endswith(".wandb") for name in filenames):
             layout.wandb_folders.append(folder)
         dirnames[:] = [d for d in dirnames if d not in ("logs", "tmp")]
+    elif "wandb-summary.json" in filenames and not _read_through_its_run_folder(folder, layout.root):
+        # a W&B run's `files/` folder on its own (copied out of wandb/, or the folder given)
+        layout.wandb_folders.append(folder)
+
+
+def _read_through_its_run_folder(folder: Path, root: Path) -> bool:
+    """A run folder's `files/` below the folder analyzed: read through the run folder (its .wandb log or
+    the files themselves), so not twice."""
+    return folder != root and folder.name == "files" and bool(_WANDB_RUN_DIR.match(folder.parent.name))
 
 
 def _tracker_own_file(dirpath: str, name: str) -> bool:
@@ -225,12 +235,14 @@ def _is_config(name: str) -> bool:
 # What a captured stdout of a training run contains: HF dict lines, DeepSpeed overflow lines,
 # Megatron iteration lines, OLMo step headers, torchtitan step lines, NeMo's Lightning bars,
 # nanochat / autoresearch `step N (P%) | loss:` and `Step N | Validation bpb:` lines, nanoGPT's
-# `iter N: loss` / `step N: train loss`, and plain `batch: N, ..., loss: X` lines (ingest.pretrain_lines).
+# `iter N: loss` / `step N: train loss`, verl's `step:N - name:value` lines, and plain
+# `batch: N, ..., loss: X` lines (ingest.pretrain_lines).
 _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:|OVERFLOW!|loss scale"""
                        rb"""|iteration\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
                        rb"""|step:?\s+\d+(?:/\d+)?(?:\s+\([\d.]+%\))?\s+\|[\w ]*loss:"""
                        rb"""|Step \d+ \| Validation (?:bpb|loss):|(?:iter \d+: loss|step \d+: train loss) (?:\d|nan|inf)"""
-                       rb"""|(?:batch|step|iter):\s*\d+,[^\n]*\bloss:\s*[-+.\w]""")
+                       rb"""|(?:batch|step|iter):\s*\d+,[^\n]*\bloss:\s*[-+.\w]"""
+                       rb"""|\bstep:\d+ - [^\n]*(?:loss|score/mean|grad_norm)[^\s:]*:[-+.\w]""")
 
 
 def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:

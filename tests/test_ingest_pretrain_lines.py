@@ -457,6 +457,43 @@ def test_plain_key_value_lines_take_the_batch_counter_as_step():
     assert _series(rec.frame, "overflow") == {9: 1.0} and _series(rec.frame, "loss_scale") == {9: 2147483648.0}
 
 
+def test_verl_sft_console_line_undoes_the_lr_scale():
+    """verl's SFT trainer logs `train/lr(1e-3)` (the LR in units of 1e-3) and `train/time(s)`; its console
+    logger prints `step:N - name:value` (a line of jianghoucheng's W&B output.log)."""
+    line = ("step:1 - train/loss:0.7249004244804382 - train/lr(1e-3):0.0002702702702702703 - "
+            "train/time(s):7.411591291427612")
+    kind, step, total, metrics = _parsed(line)
+    assert (kind, step, total) == ("verl", 1, None)
+    assert metrics == pytest.approx({"loss": 0.7249004244804382, "learning_rate": 2.702702702702703e-07,
+                                     "time_s": 7.411591291427612})
+
+
+def test_verl_rl_console_line_keeps_its_names_and_reads_numpy_scalars():
+    """verl's RL trainer metrics, printed by concat_dict_to_str with pprint (numpy 2 scalars print as
+    `np.float64(x)`): the actor's grad norm and LR and the reward function's mean score take our names."""
+    line = ("step:12 - actor/pg_loss:-0.0123 - actor/grad_norm:np.float64(0.53) - actor/lr:1e-06 - "
+            "critic/score/mean:0.25 - val-core/openai/gsm8k/reward/mean@1:0.5 - response_length/mean:nan")
+    kind, step, _, metrics = _parsed(line)
+    assert (kind, step) == ("verl", 12)
+    assert {k: v for k, v in metrics.items() if k != "response_length/mean"} == {
+        "actor/pg_loss": -0.0123, "grad_norm": 0.53, "learning_rate": 1e-06, "reward": 0.25,
+        "val-core/openai/gsm8k/reward/mean@1": 0.5}
+    assert math.isnan(metrics["response_length/mean"])
+
+
+def test_a_verl_console_log_is_found_and_read(tmp_path):
+    from forensics.ingest.pretrain_lines import parse_line
+
+    assert parse_line("step:3 - saving checkpoint to global_step_3") is None
+    lines = [f"step:{s} - train/loss:{2.0 - s / 100} - train/lr(1e-3):0.01 - train/time(s):6.1" for s in range(1, 6)]
+    (tmp_path / "output.log").write_text("Epoch 1/6:  50%|####5| 31/62 [03:21<03:23,  6.58s/it]\n" + "\n".join(lines))
+    assert [p.name for p in discover(tmp_path).text_logs] == ["output.log"]
+    rec = stdout.read(tmp_path / "output.log")
+    assert _series(rec.frame, "learning_rate") == pytest.approx({s: 1e-5 for s in range(1, 6)})
+    # the last line has no newline: maybe cut mid-write, so only its last field is left out
+    assert sorted(_series(rec.frame, "loss")) == [1, 2, 3, 4, 5] and sorted(_series(rec.frame, "time_s")) == [1, 2, 3, 4]
+
+
 def _pairs(frame, metric):
     rows = frame[frame["metric"] == metric]
     return list(zip(rows["step"].tolist(), rows["value"].tolist()))

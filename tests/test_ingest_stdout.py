@@ -78,6 +78,18 @@ def test_logging_steps_estimated_from_the_summary(tmp_path):
     assert _values(stdout.read(path).frame, "loss")[0] == list(range(10, 101, 10))
 
 
+def test_a_run_stopped_early_spreads_its_lines_over_the_steps_it_reached_not_the_bars_total(tmp_path):
+    """tsebaka's reward-model run, by its shape: the bar's first and last states (0/1954, then 829/1954 as the run
+    was interrupted), 27 dict lines logged every 30 steps, then a KeyboardInterrupt."""
+    lines = ["\r" + _bar(0, 1954) + "\r" + _bar(829, 1954) + "Traceback (most recent call last):"]
+    lines += [_hf4({"loss": 0.69 - k / 50, "grad_norm": 0.5, "learning_rate": 1e-6, "epoch": 30 * k / 1954})
+              for k in range(1, 28)]
+    path = tmp_path / "output.log"
+    path.write_text("\n".join(lines + ["KeyboardInterrupt"]) + "\n")
+    steps, _ = _values(stdout.read(path).frame, "loss")
+    assert steps == list(range(31, 31 * 28, 31))  # 829 / 27 lines: every 31 (30 in truth), not every 72
+
+
 def test_explicit_steps_webui_and_swift(tmp_path):
     path = tmp_path / "out.log"
     path.write_text("Step:      3 {'loss': 2.4395, 'grad_norm': inf, 'learning_rate': 8e-06, 'epoch': 0.0175}\n"

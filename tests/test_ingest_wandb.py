@@ -278,6 +278,58 @@ def test_config_yaml_with_and_without_desc_lines(tmp_path):
     assert wandb_files.read_config_yaml(path) == {"learning_rate": 0.0002, "bf16": True, "run_name": "my run"}
 
 
+def test_nested_config_yaml_values_are_read_as_their_leaves(tmp_path):
+    """W&B writes a mapping value (HF's peft_config, the model's id2label) as nested YAML under `value:`."""
+    path = tmp_path / "config.yaml"
+    path.write_text("peft_config:\n    value:\n        default:\n            peft_type: LORA\n            r: 16\n"
+                    "            target_modules:\n                - q_proj\nid2label:\n    value:\n"
+                    '        "0": LABEL_0\nlearning_rate:\n    value: 0.0002\n')
+    assert wandb_files.read_config_yaml(path) == {"peft_config": {"peft_type": "LORA", "r": 16},
+                                                  "id2label": {"0": "LABEL_0"}, "learning_rate": 0.0002}
+
+
+def test_a_peft_run_read_from_config_yaml_is_not_called_full():
+    """The deberta run's config.yaml holds HF's peft_config (LoRA r 16) and a 4-bit quantization_config;
+    dropping the nested peft_config made it look like a whole-model fine-tune."""
+    result = analyze(DEBERTA / "run-20241104_055320-nmrz2w6w")
+    assert result.run_profile.method == "qlora"
+    assert result.config.get("adapter.r") == 16
+    assert result.run_profile.evidence["method"].startswith("derived: files/config.yaml (W&B config)")
+
+
+def test_a_wandb_files_folder_on_its_own_is_a_run(tmp_path):
+    """A run's files/ copied out of wandb/ (wandb-summary.json, config.yaml, output.log side by side) or given
+    directly; below a run folder it is read through that folder, once."""
+    run = DEBERTA / "run-20241104_055320-nmrz2w6w"
+    shutil.copytree(run / "files", tmp_path / "copied")
+    layout = discover(tmp_path / "copied")
+    assert layout.wandb_folders == [(tmp_path / "copied").resolve()]
+    rec = wandb_files.read(layout.wandb_folders[0])
+    assert set(rec.frame["step"]) == {68559} and rec.texts
+    assert discover(run / "files").wandb_folders == [(run / "files").resolve()]
+    assert discover(run).wandb_folders == [run.resolve()]  # not its files/ a second time
+
+
+@pytest.mark.parametrize("dtype, init_from, precision, method", [
+    ("float16", "scratch", "fp16", "full"), ("bfloat16", "scratch", "bf16", "full"),
+    ("float32", "gpt2-xl", "fp32", "unknown")])
+def test_nanogpt_config_gives_precision_and_a_model_trained_from_scratch(tmp_path, dtype, init_from, precision,
+                                                                          method):
+    """nanoGPT's train.py logs its globals as the W&B config: `dtype` is its autocast dtype, `init_from: scratch`
+    a model built from random weights (fine-tuning gpt2-xl says nothing of how much of it was trained)."""
+    files = tmp_path / "files"
+    files.mkdir()
+    config = {"init_from": init_from, "block_size": 256, "dtype": dtype, "learning_rate": 0.001}
+    (files / "config.yaml").write_text("".join(f"{k}:\n  desc: null\n  value: {v}\n" for k, v in config.items()))
+    (files / "wandb-summary.json").write_text('{"iter": 10, "train/loss": 2.0, "_step": 1}')
+    (files / "output.log").write_text("".join(f"iter {i}: loss {3 - i / 10:.4f}, time 263.86ms, mfu 9.31%\n"
+                                              for i in range(0, 200, 10)))
+    profile = analyze(files).run_profile
+    assert (profile.precision, profile.method, profile.framework) == (precision, method, "nanogpt")
+    if init_from == "scratch":
+        assert profile.objective == "pretrain" and "init_from" in profile.evidence["objective"]
+
+
 def test_a_copied_latest_run_folder_is_the_same_run_not_a_second_one(tmp_path):
     wandb_dir = tmp_path / "wandb"
     shutil.copytree(OPENAI_RUN, wandb_dir / OPENAI_RUN.name)

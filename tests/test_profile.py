@@ -89,6 +89,36 @@ def test_a_loss_scaler_skipping_updates_tells_fp16(tmp_path):
     assert _profile_of(tmp_path / "run", [dict(e, grad_norm=1.0) for e in history]).precision == "unknown"
 
 
+def test_verl_console_lines_say_sft_or_rl(tmp_path):
+    """verl's SFT trainer logs train/loss; its RL trainers actor/pg_loss and critic/score/mean (our `reward`),
+    for GRPO and PPO alike, so the algorithm stays unsaid."""
+    sft, rl = tmp_path / "sft", tmp_path / "rl"
+    for folder, fields in ((sft, "train/loss:{loss}"), (rl, "actor/pg_loss:0.01 - critic/score/mean:{score}")):
+        folder.mkdir()
+        (folder / "train.log").write_text("".join(
+            f"step:{s} - " + fields.format(loss=2 - s / 50, score=s / 50) + " - actor/grad_norm:0.5\n"
+            for s in range(1, 31)))
+    p = forensics.analyze(sft).run_profile
+    assert (p.objective, p.framework) == ("sft", "verl") and "SFT trainer" in p.evidence["objective"]
+    p = forensics.analyze(rl).run_profile
+    assert (p.objective, p.algorithm, p.framework) == ("rl", None, "verl")
+
+
+@pytest.mark.parametrize("labels, first_loss, objective", [(1, 0.6914, "reward"), (2, 0.6914, "unknown"),
+                                                              (1, 2.3, "unknown")])
+def test_a_one_label_head_whose_loss_starts_at_ln_2_is_a_reward_model(tmp_path, labels, first_loss, objective):
+    """A pairwise reward model (a sequence classifier with one score) starts at -log sigmoid(0) = ln 2; a
+    two-label classifier at chance starts there too, and a one-score regressor starts anywhere."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "distilbert", "architectures": [
+        "DistilBertForSequenceClassification"], "id2label": {str(i): f"LABEL_{i}" for i in range(labels)}}))
+    p = _profile_of(folder, [{"step": 30 * k, "loss": first_loss - k / 100} for k in range(1, 21)])
+    assert p.objective == objective
+    if objective == "reward":
+        assert "num_labels 1" in p.evidence["objective"] and "ln 2" in p.evidence["objective"]
+
+
 def test_a_first_loss_at_about_ln_vocab_that_falls_is_training_from_scratch(tmp_path):
     p = _profile_of(tmp_path / "run", [{"step": s, "loss": 10.83 - s / 10} for s in range(1, 21)])
     assert p.objective == "pretrain" and "ln(vocabulary" in p.evidence["objective"]

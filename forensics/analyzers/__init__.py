@@ -21,6 +21,7 @@ from ..timeline import Timeline
 from .chain import link_chain
 from .collapse import detect_loss_collapse
 from .divergence import detect_divergence
+from .grad_norm_level import detect_huge_grad_norm
 from .grad_spike import detect_grad_norm_spikes
 from .impossible_loss import detect_impossible_loss
 from .learning_evidence import detect_no_learning_evidence
@@ -36,17 +37,19 @@ from .dead_reward import detect_dead_reward_signal
 from .reward_decline import detect_reward_decline
 from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped_step_points
 from .sources import detect_source_disagreements
+from .train_eval_gap import detect_train_eval_mismatch
 
 __all__ = ["run_all", "analyze_metrics", "status_of", "first_incident_of", "metrics_from_rows"]
 
 SUMMARY_KINDS = frozenset({"no_learning_evidence"})
 # Findings about the log files rather than the training: first only when no event is worse or as bad.
-ABOUT_THE_LOGS = SUMMARY_KINDS | {"source_disagreement"}
+ABOUT_THE_LOGS = SUMMARY_KINDS | {"source_disagreement", "train_eval_mismatch"}
 
 DETECTORS = (
     detect_skipped_steps, detect_zero_grad_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
     detect_loss_spikes, detect_divergence, detect_loss_scale_overflow, detect_impossible_loss, detect_lr_anomalies,
     detect_never_learned, detect_overfitting, detect_reward_decline, detect_dead_reward_signal,
+    detect_train_eval_mismatch, detect_huge_grad_norm,
 )
 
 

@@ -20,6 +20,7 @@ from ..profile import RunProfile
 from ..timeline import Timeline
 from .damage import early_blocks, late_blocks, masked_nan_loss, no_reward_spread, zero_loss_zero_grad
 from .evidence import Facts
+from .logged_loss import accumulation_scaled_loss
 from .optimization import clipping_cannot_help, lr_too_high, no_clipping, no_warmup, sudden_break
 from .precision import deepspeed_precision_conflict, fp16_overflow, qlora_double_quant
 
@@ -37,6 +38,7 @@ RULES = (
     no_clipping,
     clipping_cannot_help,
     sudden_break,
+    accumulation_scaled_loss,
 )
 
 

@@ -70,7 +70,8 @@ def read_training_args_values(path) -> dict[str, Any]:
 
 
 def model_config_values(config: dict) -> dict[str, Any]:
-    """config.json as `model.<key>` (scalars and short lists) and `quant.<key>` (its quantization_config)."""
+    """config.json as `model.<key>` (scalars and short lists, `model.num_labels` from id2label) and
+    `quant.<key>` (its quantization_config)."""
     out: dict[str, Any] = {}
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
     for source in (text, config):  # top-level keys win over a VLM's text_config
@@ -79,6 +80,8 @@ def model_config_values(config: dict) -> dict[str, Any]:
                 continue
             out[f"model.{_MODEL_ALIASES.get(key, key)}"] = value
             out[f"model.{key}"] = value
+    if isinstance(config.get("id2label"), dict) and "num_labels" not in config:
+        out["model.num_labels"] = len(config["id2label"])  # to_dict() keeps id2label, not num_labels
     quant = config.get("quantization_config")
     if isinstance(quant, dict):
         out.update({f"quant.{k}": v for k, v in quant.items() if not k.startswith("_")})

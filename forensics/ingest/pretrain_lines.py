@@ -39,6 +39,12 @@ both and puts the rows in file order with its other events.
 * nanoGPT (karpathy/nanoGPT train.py): `iter N: loss X, time Yms, mfu Z%` (loss, time_ms, mfu_pct; the
   `mfu -100.00%` printed before five timings is no value and is left out) and the evaluation
   `step N: train loss X, val loss Y` (train_split_loss: the loss estimated on the train split; eval_loss).
+* verl (verl/utils/logger/aggregate_logger.py `concat_dict_to_str`, its console logger for SFT and RL
+  trainers): `step:N - train/loss:X - train/lr(1e-3):Y - train/time(s):Z`, every numeric metric as
+  `name:value` joined by ` - ` (kind "verl"). A scale in the name is undone (`lr(1e-3)` prints the LR
+  in units of 1e-3: 0.01 is 1e-5) and a unit becomes a suffix (`time(s)` -> time_s); numpy 2 scalars
+  print as `np.float64(0.5)`. RL names keep verl's spelling except those the timeline knows
+  (actor/grad_norm -> grad_norm, critic/score/mean -> reward, ...).
 * Plain logging lines made only of comma-separated `key: value` pairs with a loss and a counter,
   as Barber0/LLM-pretrain pretrain.py logs `ep: %d, batch: %d, time: %.2f, ntokens: %.2f/%d, loss: %f`
   (kind "key_value"). Such a line has no step of its own: its step is the counter as printed (step,
@@ -69,7 +75,7 @@ PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", 
 # The framework a kind of line names, where it names one.
 KIND_FRAMEWORKS = {"megatron": "megatron", "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
-                   "nanogpt": "nanogpt"}
+                   "nanogpt": "nanogpt", "verl": "verl"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 
@@ -120,6 +126,10 @@ _NANOCHAT_STEP = re.compile(r"(?<![\w/])Step (\d{1,18})(?:/(\d{1,18}))? \|"
                             r"(?= *(?:Validation |CORE metric:|ChatCORE|Training loss:))")
 # nanoGPT train.py: `iter N: loss X, time Yms, mfu Z%` and `step N: train loss X, val loss Y`.
 _NANOGPT = re.compile(r"(?<![\w/])(?:iter (\d{1,18}): (?=loss )|step (\d{1,18}): (?=train loss ))")
+# verl's console logger: `step:N - name:value - name:value ...`.
+_VERL_STEP = re.compile(r"(?<![\w/])step:(\d{1,18}) - (?=[^\s:]+:)")
+_VERL_FIELD = re.compile(r"([^\s:][^:]*?)(?:\(([^()]*)\))?:(?:np\.\w+\()?([-+\w.]+)\)?")
+_VERL_UNITS = {"s": "_s", "ms": "_ms", "%": "_pct"}
 # A plain logging line made only of `key: value` pairs, one of them a counter (Barber0/LLM-pretrain).
 _KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iter|iteration):\s*\d")
 _KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
@@ -137,7 +147,7 @@ _PLACEHOLDER_MFU = -100.0
 @dataclass(frozen=True)
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
-    "autoresearch", "nanogpt", "key_value"), step, total steps if printed, the metrics in print order, and
+    "autoresearch", "nanogpt", "verl", "key_value"), step, total steps if printed, the metrics in print order, and
     whether a cut tail lost fields."""
 
     kind: str
@@ -292,6 +302,30 @@ def _nanogpt(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     return _record("nanogpt", int(m.group(1) or m.group(2)), None, metrics, cut)
 
 
+def _verl(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """verl's `step:N - name:value - ...` line; a part that is no such pair is passed over (verl prints
+    only numbers, so it is a name this reader cannot spell, not prose)."""
+    parts = line[m.end():].rstrip().split(" - ")
+    cut = last_line and len(parts) > 1
+    metrics = []
+    for part in parts[:-1] if cut else parts:
+        field = _VERL_FIELD.fullmatch(part.strip())
+        value = number(field.group(3)) if field else None
+        if value is not None:
+            metrics.append(_verl_metric(field.group(1), field.group(2), value))
+    return _record("verl", int(m.group(1)), None, metrics, cut)
+
+
+def _verl_metric(name: str, bracket: str | None, value: float) -> tuple[str, float]:
+    """`train/lr`, `1e-3`, 0.01 -> (learning_rate, 1e-5); `train/time`, `s`, 6.1 -> (time_s, 6.1)."""
+    scale = number(bracket) if bracket else None
+    if scale is not None:
+        return canonical_metric(name), value * scale
+    name = canonical_metric(name)
+    unit = _VERL_UNITS.get(bracket or "", "")
+    return name + unit if bracket is None or unit else f"{name}_{_snake(bracket)}", value
+
+
 def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """A line of `key: value` pairs and nothing else (`ep: 0, batch: 20, time: 9.17, ntokens: 485.20/513,
     loss: 10.98`): read when every comma-separated part is such a pair, a loss among them, and a
@@ -336,7 +370,8 @@ def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -
 
 # (substring, start of the shape, reader) in the order they are tried.
 _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
-                 ("loss", _NANOGPT, _nanogpt), ("loss", _KEY_VALUE_START, _key_values))
+                 ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
+                 ("loss", _KEY_VALUE_START, _key_values))
 
 @dataclass
 class OlmoBlock:

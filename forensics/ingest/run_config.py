@@ -30,7 +30,7 @@ from ..timeline import Timeline, step_from_name
 from . import config_files as cf
 from . import megatron_args
 from .mlflow_store import PARAMS_TEXT
-from .tracker_config import tracker_config_values
+from .tracker_config import derived_method, literal_values, tracker_config_values
 from .wandb import CONFIG_TEXT
 
 def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
@@ -202,12 +202,10 @@ def _read_tracker_configs(config: RunConfig, layout: RunLayout, timeline: Timeli
             values = json.loads(text)
         except json.JSONDecodeError:  # written by our own reader: cannot happen, but never fail a report on it
             continue
-        values = tracker_config_values(values, values_are_text)
-        method = values.pop("method", None)
-        _record(config, values, source)
+        method = derived_method(literal_values(values) if values_are_text else values)
+        _record(config, tracker_config_values(values, values_are_text), source)
         if method and config.get("method") is None:
-            config.add("method", method, f"derived: {source} has no peft_config, which HF's WandbCallback logs "
-                                         "for every PEFT model")
+            config.add("method", method[0], f"derived: {source} {method[1]}")
 
 
 def _record(config: RunConfig, values: dict[str, Any], source: str) -> None:
@@ -290,7 +288,7 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
     quant4 = (config.get("quant.load_in_4bit") is True or config.get("quant.bits") == 4
               or bool(_FOUR_BIT_BASE.search(base)))  # unsloth/...-bnb-4bit: the base was saved 4-bit
     if adapter_files or config.get("adapter.peft_type") or config.get("adapter.r"):
-        why = adapter_files[0] if adapter_files else "adapter_config.json"
+        why = adapter_files[0] if adapter_files else (config.source_of("adapter.peft_type") or "adapter_config.json")
         method, source = ("qlora", f"derived: {why} with a 4-bit quantized base") if quant4 else ("lora", f"derived: {why}")
     elif quant4:
         method, source = "qlora", "derived: 4-bit quantization_config (a 4-bit base cannot be trained in full)"

@@ -333,16 +333,24 @@ def _explicit_step(pairs: dict) -> int | None:
 def _logging_steps_estimate(events: list[tuple], train_total: int | None) -> int:
     """logging_steps from the run's total steps / the number of train lines, when it is clean.
 
-    The total comes from the training bar, else the summary's train_runtime x
-    train_steps_per_second (rounded by HF to 3 decimals, hence the tolerance).
+    The total comes from the training bar (as far as it got: a run stopped at 829/1954 logged 829
+    steps' worth of lines), else the summary's train_runtime x train_steps_per_second (rounded by HF
+    to 3 decimals, hence the tolerance).
     """
     n_train = sum(1 for e in events if e[0] == "dict" and "loss" in e[2])
     summary = next((e[2] for e in events if e[0] == "dict" and "train_runtime" in e[2]), {})
-    total = train_total or summary.get("train_runtime", 0) * summary.get("train_steps_per_second", 0)
+    total = _steps_reached(events, train_total) or summary.get("train_runtime", 0) * summary.get(
+        "train_steps_per_second", 0)
     if not n_train or not total or not math.isfinite(total):
         return 1
     every = round(total / n_train)
     return every if every >= 1 and abs(total / n_train - every) < 0.05 * every + 0.05 else 1
+
+
+def _steps_reached(events: list[tuple], train_total: int | None) -> int | None:
+    """The training bar's furthest position: its total when the run finished, less where it stopped."""
+    furthest = max((e[1] for e in events if e[0] == "bar" and e[2] == train_total), default=0) if train_total else 0
+    return furthest or train_total
 
 
 def _deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, int]:

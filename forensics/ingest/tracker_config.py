@@ -3,7 +3,8 @@
 The HF Trainer gives both trackers one flat dict: the model config's keys, then the
 TrainingArguments' (which win on a clash), `model/num_parameters` (W&B) and, for a PEFT model,
 `peft_config` (W&B: {adapter name: LoraConfig fields}); a W&B config of HF's without one says
-the whole model was trained (`method` "full"). W&B keeps the values as JSON; MLflow as
+the whole model was trained (`derived_method`: "full"). nanoGPT's train.py logs its own globals:
+its `dtype` gives fp16 / bf16 and `init_from: scratch` a model trained whole from random weights. W&B keeps the values as JSON; MLflow as
 the `str()` of each value (`"0.003"`, `"False"`, `"None"`, `"['wandb']"`), read back with
 `ast.literal_eval`, which builds literals only and runs nothing. Other frameworks log their own
 keys; the ones named like TrainingArguments (`learning_rate`, `max_grad_norm`, `bf16`, ...) are
@@ -24,7 +25,7 @@ MODEL_KEYS = frozenset({
     "dtype", "quantization_config", "_name_or_path", "transformers_version", "use_cache", "_attn_implementation",
     "head_dim", "rope_theta", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "hidden_act",
     "initializer_range", "n_layer", "n_embd", "n_head", "n_inner", "n_positions", "d_model", "num_layers",
-    "text_config", "sliding_window", "rope_scaling", "attention_dropout",
+    "text_config", "sliding_window", "rope_scaling", "attention_dropout", "id2label", "label2id", "num_labels",
 })
 _LONGEST_LITERAL = 8000  # MLflow's param limit; a longer string is not a value HF logged
 
@@ -36,7 +37,7 @@ def tracker_config_values(config: dict[str, Any], values_are_text: bool = False)
     {'model.hidden_size': 32, 'learning_rate': 0.003, 'bf16': False}
     """
     if values_are_text:
-        config = {key: literal(value) for key, value in config.items()}
+        config = literal_values(config)
     model = {k: v for k, v in config.items() if k in MODEL_KEYS and v is not None}  # None: set when saved
     args = {k: v for k, v in config.items() if k not in MODEL_KEYS and k not in ("peft_config", "model/num_parameters")}
     out = model_config_values(model) if model else {}
@@ -44,15 +45,34 @@ def tracker_config_values(config: dict[str, Any], values_are_text: bool = False)
     if isinstance(config.get("model/num_parameters"), int) and config["model/num_parameters"] > 0:
         out["n_params"] = config["model/num_parameters"]
     out.update(_adapter_values(config.get("peft_config")))
-    if _hf_wandb_config_of_full_model(config):
-        out["method"] = "full"
+    if _is_nanogpt_config(config):
+        out.update(_NANOGPT_DTYPES.get(str(config["dtype"]), {}))
     return out
 
 
-def _hf_wandb_config_of_full_model(config: dict[str, Any]) -> bool:
-    """HF's WandbCallback logged this config (`model/num_parameters` and the TrainingArguments are its
-    own) and no `peft_config`, which it logs for every PEFT model: the whole model was trained."""
-    return "model/num_parameters" in config and "learning_rate" in config and "peft_config" not in config
+def derived_method(config: dict[str, Any]) -> tuple[str, str] | None:
+    """(method, why) where the tracker's config says how much of the model was trained, else None."""
+    if "model/num_parameters" in config and "learning_rate" in config and "peft_config" not in config:
+        return "full", "has no peft_config, which HF's WandbCallback logs for every PEFT model"
+    if _is_nanogpt_config(config) and config.get("init_from") == "scratch":
+        return "full", "sets nanoGPT's init_from to scratch: every weight starts random and is trained"
+    return None
+
+
+# nanoGPT's train.py logs its globals as the W&B config; its `dtype` is the autocast dtype (float16 with a
+# GradScaler), not a model's storage dtype as in an HF config.
+_NANOGPT_KEYS = ("init_from", "block_size", "dtype")
+_NANOGPT_DTYPES = {"float16": {"fp16": True, "bf16": False}, "bfloat16": {"bf16": True, "fp16": False},
+                   "float32": {"fp16": False, "bf16": False}}
+
+
+def _is_nanogpt_config(config: dict[str, Any]) -> bool:
+    return all(key in config for key in _NANOGPT_KEYS)
+
+
+def literal_values(config: dict[str, Any]) -> dict[str, Any]:
+    """MLflow params (every value str()-ed) with each value read back (`literal`)."""
+    return {key: literal(value) for key, value in config.items()}
 
 
 def literal(text: Any) -> Any:

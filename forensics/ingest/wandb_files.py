@@ -6,9 +6,9 @@ W&B's sender writes both beside the log of an online run (offline runs get them 
   `train/global_step`, ...) plus W&B's own `_step`, `_runtime`, `_timestamp` and `_wandb`; read
   as one point at the summary's step (the step metric's last value, else `_step`).
 * `config.yaml`: the config, one top-level key per value: `key:` then an indented `value: <scalar>`
-  (and, before W&B 0.17, `desc: null`). Values that are whole mappings or lists (`_wandb`, a
-  nested `peft_config`) are left out: PyYAML is not a dependency, and the scalars are what the
-  cause rules read.
+  (and, before W&B 0.17, `desc: null`). A value that is a mapping (`peft_config`, `id2label`) is read
+  as the flat {key: scalar} of its leaves (`peft_config` -> {r: 16, peft_type: LORA, ...}); lists and
+  W&B's own `_wandb` are left out: PyYAML is not a dependency, and the scalars are what the rules read.
 
 The log, when present, holds all of this and more; `run.discover` lists a folder here only when
 it has no `.wandb` file.
@@ -33,6 +33,8 @@ from .wandb import CONFIG_TEXT, STEP_KEYS
 FORMAT = "wandb_summary"
 _TOP_KEY = re.compile(r"^([^\s#:][^:]*):\s*$")
 _VALUE_LINE = re.compile(r"^\s+value:(?:\s+(.*))?$")
+# `        r: 16` under a mapping's `value:`, at any depth (a nested mapping's leaves are gathered flat)
+_LEAF_LINE = re.compile(r"^\s+([^\s:#-][^:]*):\s+(\S.*)$")
 
 
 def read(folder: Path) -> LogRecords:
@@ -41,14 +43,17 @@ def read(folder: Path) -> LogRecords:
     Raises UnreadableFile when neither file can be read.
     """
     folder = Path(folder)
-    summary_path, config_path = folder / "files" / "wandb-summary.json", folder / "files" / "config.yaml"
+    files = folder / "files" if (folder / "files").is_dir() else folder  # a run folder, or its files/ alone
+    summary_path, config_path = files / "wandb-summary.json", files / "config.yaml"
     problems: list[str] = []
     summary = _read_or_note(summary_path, read_json_object, problems)
     config = _read_or_note(config_path, read_config_yaml, problems)
     if summary is None and config is None:
         raise UnreadableFile(folder, "a W&B run folder without a readable .wandb log, wandb-summary.json "
                                      "or config.yaml; " + "; ".join(problems))
-    run = TrackerRun(kind="wandb", store=str(folder.parent), run_id=folder.name.rsplit("-", 1)[-1], folder=str(folder))
+    run_folder = folder.parent if files is folder and folder.name == "files" else folder
+    run = TrackerRun(kind="wandb", store=str(run_folder.parent), run_id=run_folder.name.rsplit("-", 1)[-1],
+                     folder=str(folder))
     texts = {f"{CONFIG_TEXT}/{config_path}": json.dumps(config, default=str)} if config else {}
     notes = ("no .wandb log in this W&B run folder: only the summary (the last value of each metric) "
              "and the config were read",)
@@ -91,16 +96,21 @@ def read_config_yaml(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise UnreadableFile(path, "not UTF-8 text") from None
     out: dict[str, Any] = {}
-    key = None
+    key, nested = None, None
     for line in lines:
         top = _TOP_KEY.match(line)
         if top:
-            key = top.group(1).strip().strip("'\"")
+            key, nested = top.group(1).strip().strip("'\""), None
             continue
         value = _VALUE_LINE.match(line)
         if key is not None and value and value.group(1) is not None:
             out[key] = yaml_scalar(value.group(1).strip())
             key = None
+        elif key is not None and value and not key.startswith("_"):  # a mapping or a list follows
+            nested = out.setdefault(key, {})
+        elif nested is not None and (leaf := _LEAF_LINE.match(line)):
+            nested[leaf.group(1).strip("'\"")] = yaml_scalar(leaf.group(2).strip())
+    out = {k: v for k, v in out.items() if v != {}}  # a list, or W&B's own `_wandb`: left out
     if not out and lines:
         raise UnreadableFile(path, "no 'key:' / 'value: ...' entries: not a W&B config.yaml")
     return out

@@ -1,0 +1,40 @@
+"""Cause rules about how the training loss was logged, not how training went.
+
+Each rule is `rule(facts) -> Cause | None`.
+"""
+from __future__ import annotations
+
+from ..analyzers.metrics import format_number
+from ..findings import Cause
+from .evidence import Facts, said
+
+# The transformers releases whose Trainer logged the training loss summed over the gradient-accumulation
+# micro-batches instead of averaged (huggingface/transformers#35204; fixed by #35207 in 4.48).
+_SUMMING_RELEASES = ("4.46", "4.47")
+_VERSION_KEYS = ("transformers_version", "model.transformers_version")
+
+
+def accumulation_scaled_loss(facts: Facts) -> Cause | None:
+    """The training loss sits at about gradient_accumulation_steps x the eval loss (a train_eval_mismatch):
+    it was summed over the micro-batches, not averaged."""
+    found = facts.of_kind("train_eval_mismatch")
+    accumulation = facts.config.get("gradient_accumulation_steps")
+    if not found or not isinstance(accumulation, (int, float)) or accumulation < 2:
+        return None
+    ratio = float(found[0].evidence.get("median_ratio", 0.0))
+    if not accumulation / 2 <= ratio <= accumulation * 1.5:
+        return None
+    evidence = [f"the training loss is a median {format_number(ratio)}x the eval loss (from step {found[0].step})",
+                said(facts.config, "gradient_accumulation_steps")]
+    version_key = next((k for k in _VERSION_KEYS if isinstance(facts.config.get(k), str)), None)
+    release = str(facts.config.get(version_key)) if version_key else ""
+    if release.startswith(_SUMMING_RELEASES):
+        evidence.append(f"{said(facts.config, version_key)}: a release whose Trainer logged the loss summed over "
+                        "the accumulation steps (huggingface/transformers#35204)")
+    return Cause(
+        cause="accumulation_scaled_loss", confidence="likely", evidence=evidence,
+        suggestion=(f"Divide the logged training loss by {int(accumulation)} before reading it (or upgrade "
+                    "transformers to 4.48 or later, which logs the mean); judge the run by its eval loss. The "
+                    "loss curve's shape is still right: only its scale is off."),
+        title=f"The training loss was logged summed over {int(accumulation)} accumulation steps, not averaged",
+    )

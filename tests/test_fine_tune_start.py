@@ -1,0 +1,53 @@
+"""An adapter fine-tune whose first loss is above the uniform guess over its vocabulary (start_above_uniform_guess).
+
+Must fire: satishparaddi's first QLoRA attempt on Llama-3.2-1B (tests/realworld): 12.05 at step 10 above
+ln(128256) = 11.76, a plateau at about 5.3 and mean_token_accuracy 0.27 -> 0.28. Must stay silent: its rerun
+(1.69 -> 0.53), ms-swift's first-step blip (20.5 at step 1, 0.24 by step 20, token_acc 0.0 -> 0.93, judged
+healthy by the shared corpus's judge), a full fine-tune, a classifier, and a training loss scaled by
+gradient accumulation (its start says nothing about the model).
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from forensics.analyzers.fine_tune_start import detect_start_above_uniform_guess
+from forensics.config import Thresholds
+
+PLATEAU = {10: 12.05, 20: 9.80, 30: 7.39, 40: 6.94, 50: 5.97, 60: 5.6, 70: 5.45, 80: 5.36, 90: 5.40, 100: 5.40,
+           110: 5.13, 120: 5.39, 130: 5.27}
+FLAT_ACCURACY = {s: 0.27 + s / 13000 for s in PLATEAU}
+BLIP = {1: 20.53, 10: 3.95, 20: 0.237, 30: 0.27, 40: 0.16, 50: 0.15, 60: 0.16, 70: 0.14, 80: 0.13, 90: 0.15}
+
+
+def _run(loss, **others):
+    return {"loss": pd.Series(loss, dtype="float64"), **{k: pd.Series(v, dtype="float64") for k, v in others.items()}}
+
+
+def test_a_qlora_start_above_ln_vocab_that_plateaus_is_a_warning():
+    found = detect_start_above_uniform_guess(_run(PLATEAU, mean_token_accuracy=FLAT_ACCURACY), Thresholds(),
+                                             "qlora", 128256)
+    assert [(f.kind, f.severity, f.step) for f in found] == [("start_above_uniform_guess", "warning", 10)]
+    assert found[0].evidence["uniform_guess_loss"] == pytest.approx(math.log(128256))
+    assert "QLoRA" in found[0].message and "mean_token_accuracy stayed at 0.27" in found[0].message.replace("0.2708", "0.27")
+
+
+def test_without_the_vocabulary_only_a_start_above_any_tokenizers_guess_counts():
+    assert detect_start_above_uniform_guess(_run(PLATEAU), Thresholds(), "lora", None) == []  # 12.05 < ln(440k)
+    above = {s: v + 2 for s, v in PLATEAU.items()}  # 14.05
+    assert [f.kind for f in detect_start_above_uniform_guess(_run(above), Thresholds(), "lora", None)] == [
+        "start_above_uniform_guess"]
+
+
+@pytest.mark.parametrize("metrics, method, task_type", [
+    (_run({10: 1.69, 20: 1.2, 30: 0.9, 40: 0.53}), "qlora", None),  # the rerun: an ordinary start
+    (_run(BLIP, token_acc={1: 0.0, 10: 0.55, 20: 0.93, 90: 0.94}), "lora", None),  # a first step's blip
+    (_run(PLATEAU), "full", None),  # a full fine-tune may start from a fresh head
+    (_run(PLATEAU), "unknown", None),
+    (_run(PLATEAU), "lora", "SEQ_CLS"),  # a classifier's uniform guess is ln(labels), not ln(vocab)
+    (_run(PLATEAU, eval_loss={20: 1.2, 60: 0.7, 100: 0.6, 130: 0.6}), "lora", None),  # train loss 8x eval
+])
+def test_ordinary_starts_and_other_kinds_of_run_raise_nothing(metrics, method, task_type):
+    assert detect_start_above_uniform_guess(metrics, Thresholds(), method, 128256, task_type) == []
