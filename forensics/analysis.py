@@ -17,6 +17,8 @@ from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
 from .analyzers.learning_evidence import LearningEvidence, learning_shown
 from .analyzers.chain import link_weight_damage
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
+from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy
+from .analyzers.never_learned import detect_stuck_at_vocabulary_guess
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings
 from .causes import infer_causes
@@ -277,6 +279,20 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
                            check_checkpoints, workers, progress)
 
 
+def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
+                        findings: list[Finding]) -> list[Finding]:
+    """The detectors that need the kind of run or its config (an adapter starts as the identity; the
+    vocabulary size sets the uniform guess), over the final history."""
+    vocab = config.get("model.vocab_size")
+    found = detect_loss_beyond_cross_entropy(metrics, vocab)  # a summed loss: what its start says is moot
+    if not found:
+        found = detect_start_above_uniform_guess(metrics, thresholds, profile.method, vocab,
+                                                 config.get("adapter.task_type"))
+    if not any(f.kind == "never_learned" for f in findings):
+        found += detect_stuck_at_vocabulary_guess(metrics, vocab)
+    return found
+
+
 def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skipped], thresholds: Thresholds | None = None,
                     check_checkpoints: bool = True, workers: int | None = None,
                     progress: Progress | None = None) -> Analysis:
@@ -301,9 +317,7 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
     config = read_run_config(layout, timeline)
     profile = run_profile(layout, config, timeline, findings)
     metrics = metrics_from_rows(timeline.final())
-    # a detector that needs to know the kind of run (an adapter starts as the identity)
-    findings = sort_findings(findings + detect_start_above_uniform_guess(
-        metrics, thresholds, profile.method, config.get("model.vocab_size"), config.get("adapter.task_type")))
+    findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings))
     causes = infer_causes(config, timeline, findings, checkpoints, thresholds, profile)
     return Analysis(
         path=Path(path), status=status_of(findings), findings=findings,

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .analyzers.metrics import PERPLEXITY_NAMES
 from .analyzers.never_learned import FRESH_HEAD_RANGE
 from .config import RunConfig
 from .findings import Finding
@@ -173,6 +174,10 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> 
     if sft:
         evidence["objective"] = f"metric {sft[0]} in the log (TRL's SFTTrainer)"
         return "sft", None
+    trainer = _trl_config_class(config)
+    if trainer is not None:
+        evidence["objective"] = f"{trainer[0]} ({config.source_of('training_args_class')})"
+        return trainer[1]
     stage = config.get("stage") or config.get("rlhf_type")
     if isinstance(stage, str) and stage.lower() in _STAGES:
         evidence["objective"] = f"stage {stage} ({config.source_of('stage') or config.source_of('rlhf_type')})"
@@ -192,8 +197,8 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> 
         return "pretrain", None
     fresh = _starts_at_random_guess(timeline)
     if fresh is not None:
-        evidence["objective"] = (f"the first loss {fresh:.4g} is about ln(vocabulary size), a model that starts from "
-                                 "random weights: training from scratch")
+        evidence["objective"] = (f"the first loss {fresh:.4g} (per token) is about ln(vocabulary size), a model that "
+                                 "starts from random weights: training from scratch")
         return "pretrain", None
     for word, (objective, algo) in _NAME_OBJECTIVES:
         found = _word_in(names, word)
@@ -222,19 +227,48 @@ def _training_losses(timeline: Timeline) -> np.ndarray:
     return loss[np.isfinite(loss)]
 
 
+# The arguments class of TRL's trainers (and Unsloth's subclasses of them, UnslothSFTConfig, UnslothGRPOConfig):
+# the class name ends in one of these, and says the objective.
+_TRL_CONFIGS = (("SFTConfig", ("sft", None)), ("DPOConfig", ("preference", "dpo")), ("KTOConfig", ("preference", "kto")),
+                ("ORPOConfig", ("preference", "orpo")), ("CPOConfig", ("preference", "cpo")),
+                ("GRPOConfig", ("rl", "grpo")), ("RLOOConfig", ("rl", "rloo")), ("PPOConfig", ("rl", "ppo")),
+                ("RewardConfig", ("reward", None)))
+
+
+def _trl_config_class(config: RunConfig) -> tuple[str, tuple[str, str | None]] | None:
+    """(class name, (objective, algorithm)) where training_args.bin holds a TRL trainer's arguments, else None."""
+    name = config.get("training_args_class")
+    if not isinstance(name, str):
+        return None
+    short = name.rsplit(".", 1)[-1]
+    is_trl = name.startswith("trl.") or short.startswith("Unsloth")
+    return next(((short, said) for suffix, said in _TRL_CONFIGS if is_trl and short.endswith(suffix)), None)
+
+
 def _starts_at_random_guess(timeline: Timeline) -> float | None:
     """The first logged training loss when it sits where a randomly initialised model's does, about
     ln(vocabulary) (9 to 13 for 8k to 440k tokens; a fine-tune of a trained model starts near 1 to 3), and
     the loss clearly falls from there: its last tenth `_CLEAR_FALL` under it, or a slow fall at nearly every
     point (a warm-up's first steps); a run stuck there is judged by never_learned, not profiled by it, and a
     wobble is no descent. Else None."""
-    loss = _training_losses(timeline)
-    lo, hi = FRESH_HEAD_RANGE
-    if len(loss) < 3 or not lo <= loss[0] <= hi:
-        return None
-    tail = float(np.median(loss[-max(1, len(loss) // 10):]))
-    steady = loss[-1] < loss[0] and float(np.mean(np.diff(loss) < 0)) >= _STEADY
-    return float(loss[0]) if tail <= _CLEAR_FALL * loss[0] or steady else None
+    for loss in (_training_losses(timeline), _per_token_losses_from_perplexity(timeline)):
+        lo, hi = FRESH_HEAD_RANGE
+        if len(loss) < 3 or not lo <= loss[0] <= hi:
+            continue
+        tail = float(np.median(loss[-max(1, len(loss) // 10):]))
+        steady = loss[-1] < loss[0] and float(np.mean(np.diff(loss) < 0)) >= _STEADY
+        if tail <= _CLEAR_FALL * loss[0] or steady:
+            return float(loss[0])
+    return None
+
+
+def _per_token_losses_from_perplexity(timeline: Timeline) -> np.ndarray:
+    """ln of the training perplexity a log holds beside its loss (a trainer whose `loss` is a sum logs the
+    per-token value this way), or an empty array."""
+    frame = timeline.final()
+    ppl = frame.loc[frame["metric"].str.lower().isin(PERPLEXITY_NAMES), "value"].to_numpy(dtype="float64")
+    ppl = ppl[np.isfinite(ppl) & (ppl > 0)]
+    return np.log(ppl)
 
 
 _CLEAR_FALL = 0.9  # a tenth under the first loss: a descent, not a fresh head's wobble
@@ -298,6 +332,10 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if named:
         evidence["framework"] = f"{named[0]} console lines"
         return KIND_FRAMEWORKS[named[0]]
+    trainer = _trl_config_class(config)
+    if trainer is not None:
+        evidence["framework"] = f"{trainer[0]}, TRL's trainer arguments ({config.source_of('training_args_class')})"
+        return "trl"
     if layout is not None and layout.trainer_states:
         if objective in ("preference", "rl") or any(k in timeline.metrics for k in _TRL_SFT_KEYS):
             evidence["framework"] = "trainer_state.json with TRL's metric names"

@@ -9,6 +9,7 @@ recovered gets no resume advice.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from forensics.causes import infer_causes
 from forensics.config import RunConfig, Thresholds
 from forensics.findings import Finding
 from forensics.profile import RunProfile
-from forensics.timeline import LogRecords, build_timeline
+from forensics.timeline import LogRecords, Timeline, build_timeline
 
 import pandas as pd
 
@@ -117,6 +118,43 @@ def test_a_one_label_head_whose_loss_starts_at_ln_2_is_a_reward_model(tmp_path, 
     assert p.objective == objective
     if objective == "reward":
         assert "num_labels 1" in p.evidence["objective"] and "ln 2" in p.evidence["objective"]
+
+
+@pytest.mark.parametrize("cls, objective, algorithm", [
+    ("UnslothSFTTrainer.UnslothSFTConfig", "sft", None), ("trl.trainer.sft_config.SFTConfig", "sft", None),
+    ("UnslothGRPOTrainer.UnslothGRPOConfig", "rl", "grpo"), ("trl.trainer.dpo_config.DPOConfig", "preference", "dpo"),
+    ("trl.trainer.reward_config.RewardConfig", "reward", None)])
+def test_trls_trainer_arguments_class_says_the_objective_and_framework(tmp_path, cls, objective, algorithm):
+    """training_args.bin pickles the arguments' class: TRL's SFTConfig, GRPOConfig, ... and Unsloth's
+    subclasses of them (yongshuaiy/LLMs-final: UnslothSFTConfig, read before as a plain HF Trainer run)."""
+    history = [{"step": s, "loss": 2.0 - s / 100} for s in range(1, 11)]
+    timeline = build_timeline([LogRecords(source="trainer_state.json", format="trainer_state", frame=pd.DataFrame(
+        {"step": [e["step"] for e in history], "metric": "loss", "value": [e["loss"] for e in history],
+         "wall_time": float("nan")}))])
+    config = RunConfig()
+    config.add("training_args_class", cls, "training_args.bin")
+    from forensics.profile import run_profile
+
+    p = run_profile(None, config, timeline, [])
+    assert (p.objective, p.algorithm, p.framework) == (objective, algorithm, "trl")
+    assert cls.rsplit(".", 1)[-1] in p.evidence["framework"]
+
+
+def test_the_plain_trainer_arguments_class_says_nothing_of_trl():
+    from forensics.profile import run_profile
+
+    config = RunConfig()
+    config.add("training_args_class", "transformers.training_args.TrainingArguments", "training_args.bin")
+    p = run_profile(None, config, Timeline.empty(), [])
+    assert (p.objective, p.framework) == ("unknown", "unknown")
+
+
+def test_a_summed_loss_with_its_perplexity_beside_it_is_read_per_token(tmp_path):
+    """halilibrahimavsar/mybabyai logs loss = 16 x ln(Perplex): the per-token start at ln(vocabulary) is
+    in the perplexity."""
+    history = [{"step": s, "loss": 16 * (10.87 - s / 20), "Perplex": math.exp(10.87 - s / 20)} for s in range(10, 210, 10)]
+    p = _profile_of(tmp_path / "run", history)
+    assert p.objective == "pretrain" and "per token" in p.evidence["objective"]
 
 
 def test_a_first_loss_at_about_ln_vocab_that_falls_is_training_from_scratch(tmp_path):

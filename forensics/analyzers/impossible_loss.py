@@ -1,4 +1,4 @@
-"""Values a loss cannot take: a negative cross-entropy.
+"""Values a loss cannot take: a negative cross-entropy, or a first loss far beyond the uniform guess.
 
 A language-model (SFT or pre-training) loss is a cross-entropy, never below 0. A logged loss
 below `-impossible_loss_tolerance` therefore says the loss function or its logging is wrong
@@ -6,13 +6,23 @@ below `-impossible_loss_tolerance` therefore says the loss function or its loggi
 whatever the log shows near 0 cannot be read as "learned". A warning: the run may still be
 fine, but its loss curve cannot be trusted. Preference and RL logs (DPO, GRPO: rewards/*,
 logps/*) are skipped: their losses can be negative by design.
+
+Where the vocabulary size is known, a first logged loss more than `_BEYOND` times ln(vocabulary) is
+no per-token mean cross-entropy either: a model at its start sits near the uniform guess (ln V) or, once
+trained, well below it, and a mean of hundreds of nats a token takes logits no run starts with. The
+logged quantity is a sum (over a step's samples or tokens) or another loss; where the log also holds a
+perplexity, the ratio loss / ln(perplexity) says by how much.
 """
 from __future__ import annotations
 
 
+import math
+
+import numpy as np
+
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LOSS, Metrics, format_number, is_preference_log, real_loss
+from .metrics import LOSS, PERPLEXITY_NAMES, Metrics, format_number, is_preference_log, real_loss
 
 
 def detect_impossible_loss(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -34,4 +44,44 @@ def detect_impossible_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
                     evidence=evidence)]
 
 
-__all__ = ["detect_impossible_loss"]
+def detect_loss_beyond_cross_entropy(metrics: Metrics, vocab_size: int | None) -> list[Finding]:
+    """One `impossible_loss` warning at the first loss when it is over `_BEYOND` x ln(vocabulary), or []."""
+    if LOSS not in metrics or is_preference_log(metrics) or not isinstance(vocab_size, int) or vocab_size < 2:
+        return []
+    loss = real_loss(metrics)
+    level = math.log(vocab_size)
+    if loss.empty or float(loss.iloc[0]) <= _BEYOND * level:
+        return []
+    first, step = float(loss.iloc[0]), int(loss.index[0])
+    message = (f"the first logged loss {format_number(first)} is {format_number(first / level)}x ln {vocab_size} = "
+               f"{format_number(level)}, the uniform guess over the model's vocabulary: a mean cross-entropy per "
+               "token does not start there, so the logged loss is a sum (over a step's samples or tokens) or "
+               f"another quantity{_perplexity_note(metrics, loss)}. Read the curve's shape, not its values, and "
+               "log the per-token mean to compare runs.")
+    return [Finding("impossible_loss", "warning", step, message, end_step=int(loss.index[-1]), metric=LOSS,
+                    evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": vocab_size})]
+
+
+_BEYOND = 3.0
+
+
+def _perplexity_note(metrics: Metrics, loss) -> str:
+    """`; the same lines' perplexity ... is k x ln(perplexity) at every line` where the log holds one whose log
+    is a steady fraction of the loss, else ''."""
+    name = next((m for m in metrics if m.lower() in PERPLEXITY_NAMES), None)
+    if name is None:
+        return ""
+    ppl = metrics[name]
+    shared = loss.index.intersection(ppl.index[np.isfinite(ppl.to_numpy()) & (ppl.to_numpy() > 1)])
+    if len(shared) < 2:
+        return ""
+    per_token = np.log(ppl.loc[shared].to_numpy())
+    ratio = loss.loc[shared].to_numpy() / per_token
+    if np.ptp(ratio) > 0.02 * float(np.median(ratio)):
+        return ""
+    return (f"; the same lines' {name} gives a per-token loss of {format_number(per_token[0])} -> "
+            f"{format_number(per_token[-1])}, and the logged loss is {format_number(float(np.median(ratio)))}x it "
+            "at every line")
+
+
+__all__ = ["detect_impossible_loss", "detect_loss_beyond_cross_entropy"]

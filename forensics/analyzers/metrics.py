@@ -54,6 +54,9 @@ def is_preference_log(metrics: Metrics) -> bool:
     return any(name.startswith(_PREFERENCE_PREFIXES) or name in _PREFERENCE_KEYS for name in metrics)
 
 
+# A training perplexity logged beside the loss (exp of the per-token loss), by the names trainers give it.
+PERPLEXITY_NAMES = ("perplexity", "perplex", "ppl", "train_ppl", "train_perplexity")
+
 EXPLODED_LOSS = 15.0  # above ln(vocabulary) of any tokenizer (ln 440k = 13): a model whose numerics blew up
 
 

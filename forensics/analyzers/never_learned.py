@@ -8,6 +8,9 @@ Two levels are the signature of a model that learned nothing (VERDICTS.md):
 * about ln(vocabulary) for a fresh language-model head (9 to 13 for 8k to 440k tokens): a
   loss that sits flat in that range from the first step to the last, with grad_norm 0 or no
   movement, is a model that never got a gradient.
+* ln k for a classifier or multiple-choice model over k answers (k = 2 to 20): the training loss at
+  ln k at (nearly) every step, and the evaluation at chance too (accuracy about 1/k, or the eval loss
+  at ln k).
 A DPO loss that falls below ln 2, or a pre-training loss that falls from ln(vocab), is healthy.
 Always an error: a run that never learned is not usable.
 """
@@ -34,7 +37,51 @@ def detect_never_learned(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     values = loss.to_numpy()
     if is_preference_log(metrics):
         return _at_ln2(metrics, loss, values, thresholds)
-    return _at_fresh_head(metrics, loss, values, thresholds)
+    return _at_fresh_head(metrics, loss, values, thresholds) or _at_chance(metrics, loss, values)
+
+
+def _at_chance(metrics: Metrics, loss, values) -> list[Finding]:
+    """A classifier or multiple-choice model at the uniform guess over k answers: the training loss at ln k
+    (k = 2 to 20) at nearly every logged step, and its evaluation says the same (accuracy at 1/k, or the eval
+    loss at ln k)."""
+    level = float(np.median(values))
+    if not 0.5 <= level <= math.log(_MAX_CHOICES + 1):  # also keeps exp() in range
+        return []
+    k = round(math.exp(level))
+    if not 2 <= k <= _MAX_CHOICES:
+        return []
+    chance = math.log(k)
+    near = np.abs(values - chance) <= _CHANCE_TOLERANCE * chance
+    why = _evaluated_at_chance(metrics, k, chance) if near.mean() >= 0.9 else None
+    if why is None:
+        return []
+    message = (f"the model never learned: the loss stays at ln {k} = {format_number(chance)} (a uniform guess over "
+               f"{k} answers) at {int(near.sum())} of {len(values)} logged steps, and {why}. Check that the labels "
+               "reach the loss (the label column, the answer format), that the classification head is trained, "
+               "and the learning rate.")
+    return [_finding(loss, message, {"level": chance, "choices": k, "reason": why,
+                                     "share_at_level": float(near.mean())})]
+
+
+_MAX_CHOICES = 20
+_CHANCE_TOLERANCE = 0.03  # a loss within 3% of ln k sits at the uniform guess
+_ACCURACY_KEYS = ("eval_accuracy", "eval_acc")
+
+
+def _evaluated_at_chance(metrics: Metrics, k: int, chance: float) -> str | None:
+    """Why the evaluation shows a model at chance (the later half's accuracy within reach of 1/k, or the last
+    evals' loss at ln k), or None."""
+    accuracy = next((finite(metrics[key]) for key in _ACCURACY_KEYS if key in metrics), None)
+    if accuracy is not None and len(accuracy) >= 3:
+        later = float(accuracy.iloc[len(accuracy) // 2:].median())
+        if abs(later - 1 / k) <= max(0.05, 0.25 / k):
+            return f"the eval accuracy stays at about {format_number(later)}, chance for {k} answers"
+    evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
+    if evals is not None and len(evals) >= 3:
+        last = float(evals.iloc[-max(1, len(evals) // 4):].median())
+        if abs(last - chance) <= 0.005 * chance:
+            return f"the eval loss ends at {format_number(last)}, ln {k} as well"
+    return None
 
 
 def _at_ln2(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Finding]:
@@ -90,3 +137,28 @@ def _zero_rewards(metrics: Metrics) -> str | None:
 def _finding(loss, message: str, evidence: dict) -> Finding:
     return Finding("never_learned", "error", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                    metric=LOSS, evidence={**evidence, "n_points": int(len(loss))})
+
+
+def detect_stuck_at_vocabulary_guess(metrics: Metrics, vocab_size: int | None) -> list[Finding]:
+    """One `never_learned` error when the vocabulary size is known and every logged loss, up to step
+    `_STUCK_FROM` or later, sits within 1% of ln(vocabulary): a language model that kept guessing uniformly
+    for a hundred updates and more (two points are enough when the level is known), or []."""
+    loss = real_loss(metrics) if LOSS in metrics else None
+    if not isinstance(vocab_size, int) or vocab_size < 2 or loss is None or len(loss) < 2:
+        return []
+    if is_preference_log(metrics) or int(loss.index[-1]) < _STUCK_FROM:
+        return []
+    level = math.log(vocab_size)
+    values = loss.to_numpy()
+    if np.any(np.abs(values - level) > _VOCAB_TOLERANCE * level):
+        return []
+    message = (f"the model never learned: every logged loss ({format_number(values.min())} to "
+               f"{format_number(values.max())}, steps {int(loss.index[0])} to {int(loss.index[-1])}) sits at "
+               f"ln {vocab_size} = {format_number(level)}, a uniform guess over the model's vocabulary. Check that "
+               "the weights were loaded, that parameters require gradients, the learning rate, and that the model "
+               "is big enough to learn anything (a test-size config?).")
+    return [_finding(loss, message, {"level": level, "vocab_size": vocab_size, "reason": "at ln(vocabulary)"})]
+
+
+_STUCK_FROM = 100  # a from-scratch loss leaves ln(vocabulary) within tens of updates
+_VOCAB_TOLERANCE = 0.01

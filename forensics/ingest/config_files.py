@@ -43,7 +43,8 @@ def flatten(prefix: str, value: dict) -> dict[str, Any]:
 # --- Hugging Face: training_args.bin, config.json, adapter_config.json -----------------------
 
 def training_args_values(args: dict) -> dict[str, Any]:
-    """TrainingArguments fields (private ones left out) plus the resolved DeepSpeed config it holds."""
+    """TrainingArguments fields (private ones left out) plus the resolved DeepSpeed config it holds, and the
+    arguments' class as `training_args_class` where the file names it (a pickle's `__class__`)."""
     # Private fields are runtime state; `*_token` fields are secrets (HF masks them in the TB text too).
     out = {k: _without_class(v) for k, v in args.items()
            if not k.startswith("_") and not k.endswith("_token") and k not in ("hf_deepspeed_config", "deepspeed_plugin")}
@@ -54,6 +55,8 @@ def training_args_values(args: dict) -> dict[str, Any]:
         out.update(deepspeed_values(args["deepspeed"]))
     if "_n_gpu" in args:
         out["n_gpu"] = args["_n_gpu"]
+    if isinstance(args.get("__class__"), str):  # training_args.bin: TRL's SFTConfig, GRPOConfig, Unsloth's ...
+        out["training_args_class"] = args["__class__"]
     return out
 
 

@@ -1,0 +1,95 @@
+"""Random-guess levels beyond ln 2 and a fresh head's: a classifier at ln k, a model stuck at ln(vocabulary)
+when the vocabulary is known, and a logged loss no per-token cross-entropy can start at.
+
+Must fire: yuanhuanghuang/quality (4-way multiple choice, loss and eval loss at ln 4, eval accuracy 0.23-0.31),
+adwait1-g/Tiny-AI-Assistant (tiny-gpt2, 10.78 and 10.77 at steps 100 and 200, ln 50257 = 10.825),
+halilibrahimavsar/mybabyai (loss 174 at step 10 = 16 x ln(Perplex) on every line, vocabulary 50265).
+Must stay silent: classifiers that learn, a pre-training run leaving ln(vocabulary), a loss of an unknown
+model's vocabulary (aaghaazkhan/law-llm's 285, judged healthy), a run too young to say.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from forensics.analyzers.impossible_loss import detect_loss_beyond_cross_entropy
+from forensics.analyzers.never_learned import detect_never_learned, detect_stuck_at_vocabulary_guess
+from forensics.config import Thresholds
+
+LN4 = math.log(4)
+STEPS = range(50, 3150, 50)
+
+
+def _series(points: dict) -> pd.Series:
+    return pd.Series(points, dtype="float64")
+
+
+def _at_ln4(accuracy: float | None = 0.27, eval_loss: float | None = None) -> dict:
+    metrics = {"loss": _series({s: LN4 + (0.003 if s % 100 else -0.002) for s in STEPS})}
+    if accuracy is not None:
+        metrics["eval_accuracy"] = _series({s: accuracy + (0.02 if s % 100 else -0.02) for s in STEPS})
+    if eval_loss is not None:
+        metrics["eval_loss"] = _series({s: eval_loss for s in STEPS})
+    return metrics
+
+
+def test_a_multiple_choice_model_at_ln_4_with_chance_accuracy_never_learned():
+    found = detect_never_learned(_at_ln4(), Thresholds())
+    assert [(f.kind, f.severity, f.step) for f in found] == [("never_learned", "error", 50)]
+    assert found[0].evidence["choices"] == 4 and "chance for 4 answers" in found[0].message
+
+
+def test_an_eval_loss_at_ln_k_says_the_same_without_an_accuracy():
+    found = detect_never_learned(_at_ln4(accuracy=None, eval_loss=1.3862943649), Thresholds())
+    assert [f.kind for f in found] == ["never_learned"] and "the eval loss ends at" in found[0].message
+
+
+@pytest.mark.parametrize("metrics", [
+    _at_ln4(accuracy=0.62),  # the evaluation learned: a training loss near ln 4 is not the whole story
+    _at_ln4(accuracy=None),  # nothing but the training loss: the level alone does not say "at chance"
+    {"loss": _series({s: LN4 * (1 - s / 4000) for s in STEPS}), "eval_accuracy": _series({s: 0.26 for s in STEPS})},
+])
+def test_classifiers_that_moved_or_cannot_be_told_raise_nothing(metrics):
+    assert detect_never_learned(metrics, Thresholds()) == []
+
+
+def test_two_points_at_ln_vocabulary_after_a_hundred_steps_never_learned():
+    found = detect_stuck_at_vocabulary_guess({"loss": _series({100: 10.7825, 200: 10.7671})}, 50257)
+    assert [(f.kind, f.severity, f.step, f.end_step) for f in found] == [("never_learned", "error", 100, 200)]
+    assert "ln 50257 = 10.82" in found[0].message
+
+
+@pytest.mark.parametrize("loss, vocab", [
+    ({100: 10.7825, 200: 10.7671}, None),  # no vocabulary size: two points cannot say it
+    ({10: 10.80, 20: 10.78}, 50257),  # ten updates in: too young to say
+    ({100: 10.78, 200: 7.9}, 50257),  # it left the uniform guess
+    ({100: 2.1, 200: 2.0}, 50257),  # a fine-tune
+])
+def test_runs_that_left_the_guess_or_cannot_be_told_are_not_stuck(loss, vocab):
+    assert detect_stuck_at_vocabulary_guess({"loss": _series(loss)}, vocab) == []
+
+
+SUMMED = {s: 16.0 * (10.874 - 4 * s / 2000) for s in range(10, 2010, 10)}
+PERPLEX = {s: math.exp(10.874 - 4 * s / 2000) for s in range(10, 2010, 10)}
+
+
+def test_a_first_loss_sixteen_times_ln_vocabulary_is_no_per_token_cross_entropy():
+    found = detect_loss_beyond_cross_entropy({"loss": _series(SUMMED), "Perplex": _series(PERPLEX)}, 50265)
+    assert [(f.kind, f.severity, f.step) for f in found] == [("impossible_loss", "warning", 10)]
+    assert "the logged loss is 16x it at every line" in found[0].message
+
+
+@pytest.mark.parametrize("loss, vocab", [
+    ({100: 284.9, 200: 161.2, 300: 9.9}, None),  # aaghaazkhan: no vocabulary size known
+    ({10: 10.9, 20: 9.8, 30: 8.1}, 50265),  # a fresh head at ln(vocabulary)
+    ({10: 25.0, 20: 12.0, 30: 8.0}, 50265),  # a rough start, under 3x ln(vocabulary)
+])
+def test_losses_a_cross_entropy_can_take_or_cannot_be_judged_raise_nothing(loss, vocab):
+    assert detect_loss_beyond_cross_entropy({"loss": _series(loss)}, vocab) == []
+
+
+def test_a_huge_or_negative_loss_is_no_choice_level():
+    for level in (1e6, -3.0, float("1e300")):
+        assert detect_never_learned({"loss": _series({s: level for s in STEPS})}, Thresholds()) == []
