@@ -22,6 +22,7 @@ from .analyzers.never_learned import detect_stuck_at_vocabulary_guess
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings
 from .causes import infer_causes
+from .causes.logged_loss import summed_loss_factor
 from .checkpoints.run_checks import check_run_checkpoints
 from .checkpoints.types import CheckpointInfo, first_bad_of
 from .checkpoints.updates import UpdateStep, checkpoint_updates
@@ -282,8 +283,12 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
 def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
                         findings: list[Finding]) -> list[Finding]:
     """The detectors that need the kind of run or its config (an adapter starts as the identity; the
-    vocabulary size sets the uniform guess), over the final history."""
+    vocabulary size sets the uniform guess), over the final history; a loss the run's transformers release
+    logged summed over the accumulation steps is judged per step (divided by them)."""
     vocab = config.get("model.vocab_size")
+    factor = summed_loss_factor(config)
+    if factor > 1 and "loss" in metrics:
+        metrics = {**metrics, "loss": metrics["loss"] / factor}
     found = detect_loss_beyond_cross_entropy(metrics, vocab)  # a summed loss: what its start says is moot
     if not found:
         found = detect_start_above_uniform_guess(metrics, thresholds, profile.method, vocab,

@@ -51,3 +51,25 @@ def test_without_the_vocabulary_only_a_start_above_any_tokenizers_guess_counts()
 ])
 def test_ordinary_starts_and_other_kinds_of_run_raise_nothing(metrics, method, task_type):
     assert detect_start_above_uniform_guess(metrics, Thresholds(), method, 128256, task_type) == []
+
+
+def test_a_loss_logged_summed_over_accumulation_steps_is_judged_per_step(tmp_path):
+    """transformers 4.46-4.47 logged the training loss summed over gradient_accumulation_steps: a LoRA start at
+    8 x 1.5 = 12 is an ordinary 1.5, not a start above ln(vocabulary)."""
+    import json
+
+    import forensics
+
+    run = tmp_path / "run"
+    run.mkdir()
+    history = [{"step": 10 * k, "loss": 8 * (1.5 - k / 100)} for k in range(1, 21)]
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 200, "log_history": history}))
+    (run / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8, "task_type": "CAUSAL_LM",
+                                                         "base_model_name_or_path": "some/llama"}))
+    config = {"model_type": "llama", "vocab_size": 32000, "transformers_version": "4.46.0"}
+    (run / "config.json").write_text(json.dumps(config))
+    (run / "args.json").write_text(json.dumps({"gradient_accumulation_steps": 8}))
+    kinds = [f.kind for f in forensics.analyze(run).findings]
+    assert "start_above_uniform_guess" not in kinds
+    (run / "config.json").write_text(json.dumps(dict(config, transformers_version="4.51.3")))
+    assert "start_above_uniform_guess" in [f.kind for f in forensics.analyze(run).findings]

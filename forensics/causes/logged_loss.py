@@ -14,6 +14,15 @@ _SUMMING_RELEASES = ("4.46", "4.47")
 _VERSION_KEYS = ("transformers_version", "model.transformers_version")
 
 
+def summed_loss_factor(config) -> int:
+    """gradient_accumulation_steps where the run's transformers release logged the loss summed over them
+    (4.46, 4.47), else 1: what the logged training loss is divided by to be a per-token mean."""
+    accumulation = config.get("gradient_accumulation_steps")
+    release = next((str(config.get(k)) for k in _VERSION_KEYS if isinstance(config.get(k), str)), "")
+    summed = release.startswith(_SUMMING_RELEASES) and isinstance(accumulation, int) and accumulation >= 2
+    return accumulation if summed else 1
+
+
 def accumulation_scaled_loss(facts: Facts) -> Cause | None:
     """The training loss sits at about gradient_accumulation_steps x the eval loss (a train_eval_mismatch):
     it was summed over the micro-batches, not averaged."""
