@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, Metrics, finite, format_number
+from .metrics import GRAD_NORM, Metrics, finite
 
 _MIN_POINTS = 3
 
@@ -24,8 +24,8 @@ def detect_huge_grad_norm(metrics: Metrics, thresholds: Thresholds) -> list[Find
     if len(grad) < _MIN_POINTS or float(grad.min()) < thresholds.grad_norm_huge:
         return []
     low, high, median = float(grad.min()), float(grad.max()), float(grad.median())
-    message = (f"grad_norm is {format_number(low)} to {format_number(high)} at every one of the {len(grad)} logged "
-               f"steps (median {format_number(median)}): the gradient of a mean loss has a norm of about 0.1 to 100, "
+    message = (f"grad_norm is {low:.3g} to {high:.3g} at every one of the {len(grad)} logged "
+               f"steps (median {median:.3g}): the gradient of a mean loss has a norm of about 0.1 to 100, "
                "so the loss being differentiated is scaled far beyond a mean (an fp16 loss scale not undone, a loss "
                "summed over tokens or micro-batches) or the numerics are off. With clipping, every update is a "
                "unit-length step whatever the gradient says. Check how the loss is reduced and what the precision "
