@@ -350,6 +350,10 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if objective in ("preference", "rl") and evidence.get("objective", "").startswith("metrics "):
         evidence["framework"] = f"TRL's metric names ({evidence['objective']})"
         return "trl"
+    sft = next((k for k in _TRL_SFT_KEYS if k in timeline.metrics), None)
+    if sft is not None:  # before a DeepSpeed config: DeepSpeed is the engine under TRL's trainer, not the trainer
+        evidence["framework"] = f"metric {sft} in the log (TRL's SFTTrainer)"
+        return "trl"
     if any(k.startswith("ds.") for k in config.values):
         evidence["framework"] = "a DeepSpeed config"
         return "deepspeed"

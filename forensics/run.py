@@ -235,14 +235,15 @@ def _is_config(name: str) -> bool:
 # What a captured stdout of a training run contains: HF dict lines, DeepSpeed overflow lines,
 # Megatron iteration lines, OLMo step headers, torchtitan step lines, NeMo's Lightning bars,
 # nanochat / autoresearch `step N (P%) | loss:` and `Step N | Validation bpb:` lines, nanoGPT's
-# `iter N: loss` / `step N: train loss`, verl's `step:N - name:value` lines, and plain
-# `batch: N, ..., loss: X` lines (ingest.pretrain_lines).
+# `iter N: loss` / `step N: train loss`, verl's `step:N - name:value` lines, tqdm bars with a loss in
+# their postfix, and plain `batch: N, ..., loss: X` lines (ingest.pretrain_lines).
 _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:|OVERFLOW!|loss scale"""
                        rb"""|iteration\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
                        rb"""|step:?\s+\d+(?:/\d+)?(?:\s+\([\d.]+%\))?\s+\|[\w ]*loss:"""
                        rb"""|Step \d+ \| Validation (?:bpb|loss):|(?:iter \d+: loss|step \d+: train loss) (?:\d|nan|inf)"""
                        rb"""|(?:batch|step|iter):\s*\d+,[^\n]*\bloss:\s*[-+.\w]"""
-                       rb"""|\bstep:\d+ - [^\n]*(?:loss|score/mean|grad_norm)[^\s:]*:[-+.\w]""")
+                       rb"""|\bstep:\d+ - [^\n]*(?:loss|score/mean|grad_norm)[^\s:]*:[-+.\w]"""
+                       rb"""|\d/\d+ \[[^\]\n]*(?:it/s|s/it),[^\]\n]*loss[\w/]*[ =:]\s*[-+.\d]""")
 
 
 def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:

@@ -494,6 +494,31 @@ def test_a_verl_console_log_is_found_and_read(tmp_path):
     assert sorted(_series(rec.frame, "loss")) == [1, 2, 3, 4, 5] and sorted(_series(rec.frame, "time_s")) == [1, 2, 3, 4]
 
 
+def test_a_tqdm_bar_with_a_loss_postfix_is_a_step_line():
+    """A custom loop's bar (Phiwain/LLM sft.log: `set_postfix_str(f"loss {x:.4f}")`) and Lightning's `key=value`
+    postfix; a bar without a loss in its postfix is no step line."""
+    assert _parsed("SFT:   3%|▎         | 10/375 [02:09<1:13:19, 12.05s/it, loss 6.0530]") == (
+        "tqdm_postfix", 10, 375, {"loss": 6.053})
+    assert _parsed("Epoch 2: 100%|##########| 15/15 [00:03<00:00,  4.5it/s, loss=0.123, lr=1e-05, v_num=0]") == (
+        "tqdm_postfix", 15, 15, {"loss": 0.123, "learning_rate": 1e-05, "epoch": 2.0})
+    from forensics.ingest.pretrain_lines import parse_line
+
+    assert parse_line(" 10%|#         | 10/100 [00:10<00:20, 1.50it/s]") is None
+    assert parse_line("  5%|5         | 5/100 [00:05<01:35, 1.00it/s, acc=0.5]") is None
+
+
+def test_a_tqdm_console_keeps_a_postfix_value_where_it_changed_and_numbers_epochs_on(tmp_path):
+    redraws = "".join(f"\rSFT:  {n}%|#   | {n}/40 [00:{n:02d}<00:30, 1.00s/it, loss {2.0 - (n // 10) / 10:.4f}]"
+                      for n in range(10, 41))
+    (tmp_path / "sft.log").write_text("Loading model\n" + redraws + "\nDone\n")
+    assert [p.name for p in discover(tmp_path).text_logs] == ["sft.log"]
+    assert _series(stdout.read(tmp_path / "sft.log").frame, "loss") == pytest.approx({10: 1.9, 20: 1.8, 30: 1.7, 40: 1.6})
+    epochs = "".join(f"\rEpoch {e}: 100%|#| {n}/4 [00:01<00:00, 2.0it/s, loss={1.0 / (4 * e + n):.4f}, v_num=0]"
+                     for e in range(3) for n in range(1, 5))
+    (tmp_path / "lightning.log").write_text(epochs + "\n")
+    assert sorted(_series(stdout.read(tmp_path / "lightning.log").frame, "loss")) == list(range(1, 13))
+
+
 def _pairs(frame, metric):
     rows = frame[frame["metric"] == metric]
     return list(zip(rows["step"].tolist(), rows["value"].tolist()))

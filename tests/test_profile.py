@@ -157,6 +157,21 @@ def test_a_summed_loss_with_its_perplexity_beside_it_is_read_per_token(tmp_path)
     assert p.objective == "pretrain" and "per token" in p.evidence["objective"]
 
 
+def test_trls_sft_metrics_in_a_deepspeed_console_say_trl_not_deepspeed(tmp_path):
+    """Tensionteng/twenty-four-point-game: a DeepSpeed-launched console whose dict lines carry TRL SFTTrainer's
+    mean_token_accuracy, a ZeRO-2 config beside it: DeepSpeed is the engine, TRL the trainer."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "ds_zero2.json").write_text(json.dumps({"zero_optimization": {"stage": 2}, "bf16": {"enabled": True}}))
+    lines = [str({"loss": 1.2 - k / 20, "grad_norm": 0.5, "learning_rate": 1e-5, "num_tokens": 1000.0 * k,
+                  "mean_token_accuracy": 0.7 + k / 100, "epoch": k / 10}) for k in range(1, 11)]
+    (run / "sft.log").write_text("\n".join(lines) + "\n")
+    p = forensics.analyze(run).run_profile
+    assert (p.framework, p.objective) == ("trl", "sft") and "mean_token_accuracy" in p.evidence["framework"]
+    (run / "sft.log").write_text("\n".join(line.replace("'mean_token_accuracy'", "'acc'") for line in lines) + "\n")
+    assert forensics.analyze(run).run_profile.framework == "deepspeed"
+
+
 def test_a_first_loss_at_about_ln_vocab_that_falls_is_training_from_scratch(tmp_path):
     p = _profile_of(tmp_path / "run", [{"step": s, "loss": 10.83 - s / 10} for s in range(1, 21)])
     assert p.objective == "pretrain" and "ln(vocabulary" in p.evidence["objective"]

@@ -45,6 +45,11 @@ both and puts the rows in file order with its other events.
   in units of 1e-3: 0.01 is 1e-5) and a unit becomes a suffix (`time(s)` -> time_s); numpy 2 scalars
   print as `np.float64(0.5)`. RL names keep verl's spelling except those the timeline knows
   (actor/grad_norm -> grad_norm, critic/score/mean -> reward, ...).
+* A tqdm bar whose postfix holds a loss, as custom training loops print it (`progress.set_postfix(loss=...)`
+  or `set_postfix_str(f"loss {x:.4f}")`): `SFT:   3%|▎  | 10/375 [02:09<1:13:19, 12.05s/it, loss 6.0530]`
+  (kind "tqdm_postfix"); its step is the bar's n; an `Epoch E` before the bar restarts it each epoch, so
+  the epoch is kept as a metric and the stdout reader numbers the steps on across epochs. The postfix
+  repeats its last value at every redraw: the reader keeps a value where it changes.
 * Plain logging lines made only of comma-separated `key: value` pairs with a loss and a counter,
   as Barber0/LLM-pretrain pretrain.py logs `ep: %d, batch: %d, time: %.2f, ntokens: %.2f/%d, loss: %f`
   (kind "key_value"). Such a line has no step of its own: its step is the counter as printed (step,
@@ -68,7 +73,7 @@ from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
 STEP_LINE_MARKERS = ("iteration", "[step=", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
-                     "| Validation ", "| CORE metric", "| ChatCORE")
+                     "| Validation ", "| CORE metric", "| ChatCORE", "%|")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
 # lines, nanoGPT's train.py and plain key: value lines also come from fine-tuning runs).
 PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "autoresearch")
@@ -130,6 +135,12 @@ _NANOGPT = re.compile(r"(?<![\w/])(?:iter (\d{1,18}): (?=loss )|step (\d{1,18}):
 _VERL_STEP = re.compile(r"(?<![\w/])step:(\d{1,18}) - (?=[^\s:]+:)")
 _VERL_FIELD = re.compile(r"([^\s:][^:]*?)(?:\(([^()]*)\))?:(?:np\.\w+\()?([-+\w.]+)\)?")
 _VERL_UNITS = {"s": "_s", "ms": "_ms", "%": "_pct"}
+# A tqdm bar (`[prefix: ]P%|bar| n/total [elapsed<left, rate, postfix...]`) whose postfix names a loss.
+_TQDM_BAR = re.compile(r"(?:(?P<prefix>[^|\r\n]*?):\s*)?\d{1,3}%\|[^|]*\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
+                       r"\[[^\],\]]*,\s*[^\],]*(?:it/s|s/it)\s*,(?P<postfix>[^\]]*loss[^\]]*)\]")
+_POSTFIX_PAIR = re.compile(r"^\s*([A-Za-z][\w/.-]*)\s*[=:]?\s*([-+]?(?:nan|inf|\.?\d)[^\s,]*)\s*$", re.IGNORECASE)
+_POSTFIX_SKIP = {"v_num"}  # Lightning's run version, not a metric
+_BAR_EPOCH = re.compile(r"\bEpoch\s*(\d{1,6})", re.IGNORECASE)
 # A plain logging line made only of `key: value` pairs, one of them a counter (Barber0/LLM-pretrain).
 _KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iter|iteration):\s*\d")
 _KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
@@ -147,7 +158,7 @@ _PLACEHOLDER_MFU = -100.0
 @dataclass(frozen=True)
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
-    "autoresearch", "nanogpt", "verl", "key_value"), step, total steps if printed, the metrics in print order, and
+    "autoresearch", "nanogpt", "verl", "tqdm_postfix", "key_value"), step, total steps if printed, the metrics in print order, and
     whether a cut tail lost fields."""
 
     kind: str
@@ -326,6 +337,23 @@ def _verl_metric(name: str, bracket: str | None, value: float) -> tuple[str, flo
     return name + unit if bracket is None or unit else f"{name}_{_snake(bracket)}", value
 
 
+def _tqdm_postfix(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """The last redraw on the line of a tqdm bar whose postfix holds a loss (module docstring)."""
+    m = list(_TQDM_BAR.finditer(line))[-1]
+    metrics = []
+    for part in m.group("postfix").split(","):
+        pair = _POSTFIX_PAIR.match(part)
+        value = number(pair.group(2)) if pair else None
+        if value is not None and pair.group(1) not in _POSTFIX_SKIP:
+            metrics.append((canonical_metric(pair.group(1)), value))
+    if not any("loss" in name for name, _ in metrics):
+        return None
+    epoch = _BAR_EPOCH.search(m.group("prefix") or "")
+    if epoch:
+        metrics.append(("epoch", float(epoch.group(1))))
+    return _record("tqdm_postfix", int(m.group("n")), m.group("total"), metrics, False)
+
+
 def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """A line of `key: value` pairs and nothing else (`ep: 0, batch: 20, time: 9.17, ntokens: 485.20/513,
     loss: 10.98`): read when every comma-separated part is such a pair, a loss among them, and a
@@ -371,7 +399,7 @@ def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -
 # (substring, start of the shape, reader) in the order they are tried.
 _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
-                 ("loss", _KEY_VALUE_START, _key_values))
+                 ("loss", _KEY_VALUE_START, _key_values), ("%|", _TQDM_BAR, _tqdm_postfix))
 
 @dataclass
 class OlmoBlock:

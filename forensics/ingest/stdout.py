@@ -20,7 +20,8 @@
   `loss_scale_at_minimum` = 1. Their step: the training bar when there is one (the step being
   computed, n + 1), else the next step line's step, else the nearest DeepSpeed progress line,
   else their count.
-* Step lines of the pre-training stacks and small training scripts (`pretrain_lines`).
+* Step lines of the pre-training stacks and small training scripts (`pretrain_lines`), tqdm bars with a
+  loss in their postfix among them (kept where the postfix changed; epoch bars numbered on).
 
 Lines can be glued together by `\\r` (tqdm); they are split on both `\\n` and `\\r`. Bytes that
 are not UTF-8 are replaced, never fatal.
@@ -31,6 +32,7 @@ import json
 import math
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -120,7 +122,29 @@ def _scan(text: str) -> list[tuple]:
     last = olmo.close()
     if last is not None:
         events.append(("line", last))
-    return _without_rank_copies(events)
+    return _tqdm_postfix_changes(_without_rank_copies(events))
+
+
+def _tqdm_postfix_changes(events: list[tuple]) -> list[tuple]:
+    """tqdm postfix lines where the postfix changed (each redraw repeats the last value set), with the
+    steps of a bar that restarts each epoch numbered on: (epoch - the first epoch) x total + n."""
+    postfix = [e[1] for e in events if e[0] == "line" and e[1].kind == "tqdm_postfix"]
+    if not postfix:
+        return events
+    first_epoch = min((dict(r.metrics)["epoch"] for r in postfix if "epoch" in dict(r.metrics)), default=None)
+    out, last = [], None
+    for event in events:
+        if event[0] == "line" and event[1].kind == "tqdm_postfix":
+            record: StepLine = event[1]
+            values = tuple(pair for pair in record.metrics if pair[0] != "epoch")
+            if values == last:
+                continue
+            last = values
+            epoch = dict(record.metrics).get("epoch")
+            if epoch is not None and record.total:
+                event = ("line", replace(record, step=int((epoch - first_epoch) * record.total) + record.step))
+        out.append(event)
+    return out
 
 
 def kinds_of(events: list[tuple]) -> tuple[str, ...]:
