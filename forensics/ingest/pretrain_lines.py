@@ -73,7 +73,9 @@ from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
 STEP_LINE_MARKERS = ("iteration", "[step=", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
-                     "| Validation ", "| CORE metric", "| ChatCORE", "%|")
+                     "| Validation ", "| CORE metric", "| ChatCORE")
+# A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
+TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
 # lines, nanoGPT's train.py and plain key: value lines also come from fine-tuning runs).
 PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "autoresearch")
@@ -399,7 +401,7 @@ def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -
 # (substring, start of the shape, reader) in the order they are tried.
 _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
-                 ("loss", _KEY_VALUE_START, _key_values), ("%|", _TQDM_BAR, _tqdm_postfix))
+                 ("loss", _KEY_VALUE_START, _key_values), ("loss", _TQDM_BAR, _tqdm_postfix))
 
 @dataclass
 class OlmoBlock:

@@ -43,7 +43,7 @@ from ._filetime import file_mtime
 from ._frames import without_placeholders, without_unit_loss_scale
 from . import megatron_args
 from .banners import find_banners, may_hold_banners
-from .pretrain_lines import ANSI, STEP_LINE_MARKERS, OlmoBlock, StepLine, parse_line
+from .pretrain_lines import ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, OlmoBlock, StepLine, parse_line
 
 FORMAT = "stdout"
 
@@ -97,7 +97,8 @@ def _scan(text: str) -> list[tuple]:
     events: list[tuple] = []
     pieces = re.split(r"[\r\n]", text)
     olmo = OlmoBlock()
-    step_lines = any(marker in text for marker in STEP_LINE_MARKERS)  # most logs have none: skip the work
+    # most logs have none: skip the work
+    step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(TQDM_LOSS_POSTFIX.search(text))
     for index, piece in enumerate(pieces):
         record = step_lines and (olmo.feed(piece) or parse_line(piece, last_line=index == len(pieces) - 1))
         if record:
