@@ -34,6 +34,7 @@ from .nonfinite import detect_nonfinite_metrics
 from .overfitting import detect_overfitting, fold_memorization
 from .overflow import detect_loss_scale_overflow
 from .dead_reward import detect_dead_reward_signal
+from .frozen import detect_no_gradient
 from .reward_decline import detect_reward_decline
 from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped_step_points
 from .sources import detect_source_disagreements
@@ -49,7 +50,7 @@ DETECTORS = (
     detect_skipped_steps, detect_zero_grad_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
     detect_loss_spikes, detect_divergence, detect_loss_scale_overflow, detect_impossible_loss, detect_lr_anomalies,
     detect_never_learned, detect_overfitting, detect_reward_decline, detect_dead_reward_signal,
-    detect_train_eval_mismatch, detect_huge_grad_norm,
+    detect_train_eval_mismatch, detect_huge_grad_norm, detect_no_gradient,
 )
 
 

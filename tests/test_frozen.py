@@ -1,0 +1,59 @@
+"""No update at all (no_learning_signal from a grad_norm of exactly 0 at every step, with nothing learned).
+
+Must fire: justdtip/self-directed-training (tests/realworld), a TRL GRPO LoRA run whose grad_norm is 0.0 at all
+200 steps while reward_std is 0.22-0.26 and the reward stays at about 0.55. Must stay silent: a run whose loss
+falls though its logged grad_norm is 0 (a reporting bug, not a frozen model), a short log, and the runs other
+detectors name (loss and grad_norm both 0: masked labels).
+"""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from forensics.analyzers import run_all, status_of
+from forensics.analyzers.frozen import detect_no_gradient
+from forensics.config import Thresholds
+from forensics.timeline import LogRecords, build_timeline
+
+STEPS = range(1, 201)
+
+
+def _metrics(**series) -> dict:
+    return {name: pd.Series(points, dtype="float64") for name, points in series.items()}
+
+
+GRPO_FROZEN = _metrics(grad_norm={s: 0.0 for s in STEPS}, loss={s: 0.002 * (-1) ** s for s in STEPS},
+                       reward={s: 0.55 + 0.03 * ((s * 7) % 5 - 2) / 2 for s in STEPS},
+                       reward_std={s: 0.24 for s in STEPS}, frac_reward_zero_std={s: 0.125 for s in STEPS})
+
+
+def test_a_grpo_run_with_no_gradient_at_any_step_never_learned():
+    found = detect_no_gradient(GRPO_FROZEN, Thresholds())
+    assert [(f.kind, f.severity, f.step, f.end_step) for f in found] == [("no_learning_signal", "error", 1, 200)]
+    assert "exactly 0 at every one of the 200 logged steps" in found[0].message
+
+
+def test_an_sft_run_whose_loss_never_moves_with_no_gradient_never_learned():
+    found = detect_no_gradient(_metrics(grad_norm={s: 0.0 for s in range(1, 21)},
+                                        loss={s: 2.31 + 0.01 * (s % 2) for s in range(1, 21)}), Thresholds())
+    assert [f.kind for f in found] == ["no_learning_signal"]
+
+
+@pytest.mark.parametrize("metrics", [
+    _metrics(grad_norm={s: 0.0 for s in range(1, 21)}, loss={s: 2.5 - s / 10 for s in range(1, 21)}),  # it learned
+    _metrics(grad_norm={s: 0.0 for s in range(1, 4)}, loss={s: 2.3 for s in range(1, 4)}),  # three points
+    _metrics(grad_norm={s: 0.0 if s % 3 else 0.4 for s in range(1, 21)}, loss={s: 2.3 for s in range(1, 21)}),
+    _metrics(grad_norm={s: 0.0 for s in range(1, 21)}, loss={s: 0.0 for s in range(1, 21)}),  # masked labels
+])
+def test_learning_runs_short_logs_and_other_detectors_cases_are_left_alone(metrics):
+    assert detect_no_gradient(metrics, Thresholds()) == []
+
+
+def test_the_frozen_run_is_broken_by_one_finding():
+    rows = sorted((s, name, float(v)) for name, series in GRPO_FROZEN.items() for s, v in series.items())
+    frame = pd.DataFrame({"step": pd.Series([r[0] for r in rows], dtype="int64"), "metric": [r[1] for r in rows],
+                          "value": pd.Series([r[2] for r in rows], dtype="float64"), "wall_time": float("nan")})
+    findings = run_all(build_timeline([LogRecords(source="trainer_state.json", format="trainer_state",
+                                                  frame=frame)]), Thresholds())
+    assert status_of(findings) == "broken"
+    assert [f.kind for f in findings if f.severity == "error"] == ["no_learning_signal"]
