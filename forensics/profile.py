@@ -328,6 +328,10 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if webui is not None:
         evidence["framework"] = f"text-generation-webui in {webui.source}: {webui.text[:120]}"
         return "webui"
+    said = config.get("_framework")
+    if isinstance(said, str):  # ms-swift's args.json beside event files whose log the folder does not keep
+        evidence["framework"] = f"{config.source_of('_framework')} (its own record of the run's arguments)"
+        return said
     named = [kind for kind in timeline.console_kinds if kind in KIND_FRAMEWORKS]
     if named:
         evidence["framework"] = f"{named[0]} console lines"

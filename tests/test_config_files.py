@@ -182,6 +182,17 @@ def test_swift_args(tmp_path):
     assert values["learning_rate"] == 1e-4 and values["adapter.r"] == 8
 
 
+def test_swift_args_of_a_full_fine_tune_name_no_adapter(tmp_path):
+    """fyh2001/megatron-sft-recipes: a later ms-swift leaves train_type null and says tuner_type 'full', while
+    args.json still lists the lora_rank / lora_alpha defaults; they are no adapter of this run."""
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps({"train_type": None, "tuner_type": "full", "lora_rank": 8, "lora_alpha": 32,
+                                "model": "google/gemma-4-26B-A4B-it", "learning_rate": 2e-5}))
+    values = cf.read_swift_args(path)
+    assert values["method"] == "full" and "adapter.r" not in values and "adapter.lora_alpha" not in values
+    assert values["_framework"] == "swift"
+
+
 # --- read_run_config ------------------------------------------------------------------------------
 
 def _timeline_with_texts(**texts) -> Timeline:

@@ -3,7 +3,8 @@
 A recovered spike is a warning. Several spikes in a row (`spike_storm_count`, each within
 `spike_storm_gap` points of the last) are one unstable stretch and one finding, named by its
 largest spike. A jump right at a learning-rate restart is a new training phase (info), and so is a
-recovered spike the loss did not react to (the heavy tail of a steady run's grad_norm), and a spike no
+recovered spike the loss did not react to (the heavy tail of a steady run's grad_norm: under
+`spike_quiet_loss_factor`, or when each jump is a lone point or two within 15x the first steps' range), and a spike no
 larger than the run's first steps' grad_norm against a median that fell many-fold since (or in a
 preference run) while the loss stays low. A
 spike followed by non-finite values or a collapse is made an error by the chain linking in
@@ -47,8 +48,9 @@ def detect_grad_norm_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Fi
     if reward_name is not None:  # RL: the loss is ~0 by construction, the reward is what would react
         return [_unless_reward_steady(f, grad, finite(metrics[reward_name]), thresholds) for f in findings]
     loss = real_loss(metrics) if LOSS in metrics else None
-    findings = [_unless_loss_steady(f, loss, thresholds) for f in findings]
-    return [_unless_within_early_range(f, grad, loss, is_preference_log(metrics)) for f in findings]
+    # the narrower reason first: a spike no taller than the run's first steps says more than "the loss held"
+    findings = [_unless_within_early_range(f, grad, loss, is_preference_log(metrics)) for f in findings]
+    return [_unless_loss_steady(f, loss, grad, thresholds) for f in findings]
 
 
 def _unless_reward_steady(finding: Finding, grad: pd.Series, reward: pd.Series, thresholds: Thresholds) -> Finding:
@@ -124,13 +126,34 @@ def _longest_high_stretch(finding: Finding, grad: pd.Series) -> int:
     return max((b - a for a, b in runs), default=0)
 
 
-def _unless_loss_steady(finding: Finding, loss: pd.Series | None, thresholds: Thresholds) -> Finding:
+def _isolated_points(finding: Finding, grad: pd.Series, thresholds: Thresholds) -> bool:
+    """Whether the points of the finding's stretch (to the log's end when it never came back) that stand
+    `spike_factor` over its baseline come as lone jumps (a jump and at most its echo), each back under it
+    within `_LONE` logged points, none taller than `_TAIL` x the run's own early range: the heavy tail of
+    its gradient, not a blow-up."""
+    end = finding.end_step if finding.end_step is not None else grad.index[-1]
+    span = grad[(grad.index >= finding.step) & (grad.index <= end)].to_numpy()
+    high = span > thresholds.spike_factor * finding.evidence.get("baseline", 0.0)
+    first_steps = float(grad.iloc[:max(3, len(grad) // 10)].max())
+    within_tail = finding.evidence.get("peak", float("inf")) <= _TAIL * first_steps
+    return within_tail and bool(high.any()) and max((b - a for a, b in true_runs(high)), default=0) <= _LONE
+
+
+_LONE = 2
+_TAIL = 15.0  # ... and no taller than this x the highest grad_norm of the run's first tenth (its own range)
+
+
+def _unless_loss_steady(finding: Finding, loss: pd.Series | None, grad: pd.Series, thresholds: Thresholds) -> Finding:
     """A grad_norm spike that recovered while the loss did not react at all is the heavy tail of a
     healthy run's grad_norm (VERDICTS.md), shown as info rather than a warning."""
-    if finding.severity != "warning" or loss is None or not finding.evidence.get("recovered", True):
+    if finding.severity != "warning" or loss is None:
         return finding
-    if finding.evidence.get("factor", float("inf")) >= thresholds.spike_quiet_loss_factor:
-        return finding  # that large a jump is worth a look whatever the loss did
+    # single-point jumps, each gone at the next logged point, are the heavy tail however tall (clipping caps
+    # the update); a spike that stays up, or is that tall over several points, is worth a look whatever the loss
+    if not _isolated_points(finding, grad, thresholds) and (
+            not finding.evidence.get("recovered", True)
+            or finding.evidence.get("factor", float("inf")) >= thresholds.spike_quiet_loss_factor):
+        return finding
     end = finding.end_step if finding.end_step is not None else finding.step
     before = loss[loss.index < finding.step].iloc[-thresholds.spike_window:]
     during = loss[(loss.index >= finding.step) & (loss.index <= end)]

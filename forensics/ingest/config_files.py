@@ -208,7 +208,8 @@ def llamafactory_values(args: dict) -> dict[str, Any]:
 
 
 def swift_values(args: dict) -> dict[str, Any]:
-    """ms-swift `args.json` (v2 names sft_type/dtype/quantization_bit, v3+ train_type/torch_dtype/quant_bits)."""
+    """ms-swift `args.json` (v2 names sft_type/dtype/quantization_bit, v3+ train_type/torch_dtype/quant_bits, later
+    tuner_type)."""
     out = {k: args[k] for k in _SAME_NAMES if k in args and not isinstance(args[k], dict)}
     bits = args.get("quant_bits", args.get("quantization_bit"))
     out.update(_quantization(bits, args.get("quant_method", "bnb"), args.get("bnb_4bit_use_double_quant", True)))
@@ -217,12 +218,16 @@ def swift_values(args: dict) -> dict[str, Any]:
     dtype = args.get("torch_dtype", args.get("dtype"))
     if dtype:
         out["model.torch_dtype"] = dtype
-    for ours, theirs in (("adapter.r", "lora_rank"), ("adapter.lora_alpha", "lora_alpha"), ("model.name_or_path", "model")):
+    # the tuner's name: train_type (v3), tuner_type (later releases, which leave train_type null), sft_type (v2)
+    method = _method(next((args[k] for k in ("train_type", "tuner_type", "sft_type") if args.get(k)), None), bits)
+    # args.json lists lora_rank / lora_alpha defaults for every run: they describe an adapter only when one was trained
+    adapter_keys = () if method == "full" else (("adapter.r", "lora_rank"), ("adapter.lora_alpha", "lora_alpha"))
+    for ours, theirs in adapter_keys + (("model.name_or_path", "model"),):
         if theirs in args and not isinstance(args[theirs], dict):
             out[ours] = args[theirs]
-    method = _method(args.get("train_type", args.get("sft_type")), bits)
     if method:
         out["method"] = method
+    out["_framework"] = "swift"  # its own record of the run; no tracker config holds a "_" key
     return out
 
 
