@@ -283,19 +283,23 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
 def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
                         findings: list[Finding]) -> list[Finding]:
     """The detectors that need the kind of run or its config (an adapter starts as the identity; the
-    vocabulary size sets the uniform guess), over the final history; a loss the run's transformers release
-    logged summed over the accumulation steps is judged per step (divided by them)."""
+    vocabulary size sets the uniform guess), over the final history. A loss the run's transformers release
+    logged summed over the accumulation steps is judged per step (divided by them); for the warnings about a
+    loss too high, a run whose release is not known is given that benefit of the doubt too, but a run stuck
+    at ln(vocabulary) is judged on what was logged unless the release is known to sum."""
     vocab = config.get("model.vocab_size")
-    factor = summed_loss_factor(config)
-    if factor > 1 and "loss" in metrics:
-        metrics = {**metrics, "loss": metrics["loss"] / factor}
-    found = detect_loss_beyond_cross_entropy(metrics, vocab)  # a summed loss: what its start says is moot
+    doubtful = _per_step_loss(metrics, summed_loss_factor(config, release_unknown_counts=True))
+    found = detect_loss_beyond_cross_entropy(doubtful, vocab)  # a summed loss: what its start says is moot
     if not found:
-        found = detect_start_above_uniform_guess(metrics, thresholds, profile.method, vocab,
+        found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
                                                  config.get("adapter.task_type"))
     if not any(f.kind == "never_learned" for f in findings):
-        found += detect_stuck_at_vocabulary_guess(metrics, vocab)
+        found += detect_stuck_at_vocabulary_guess(_per_step_loss(metrics, summed_loss_factor(config)), vocab)
     return found
+
+
+def _per_step_loss(metrics, factor: int):
+    return {**metrics, "loss": metrics["loss"] / factor} if factor > 1 and "loss" in metrics else metrics
 
 
 def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skipped], thresholds: Thresholds | None = None,

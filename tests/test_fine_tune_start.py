@@ -8,11 +8,13 @@ gradient accumulation (its start says nothing about the model).
 """
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
 import pytest
 
+import forensics
 from forensics.analyzers.fine_tune_start import detect_start_above_uniform_guess
 from forensics.config import Thresholds
 
@@ -53,23 +55,31 @@ def test_ordinary_starts_and_other_kinds_of_run_raise_nothing(metrics, method, t
     assert detect_start_above_uniform_guess(metrics, Thresholds(), method, 128256, task_type) == []
 
 
+def _accumulated_lora_run(folder, per_step_start: float):
+    """A LoRA run folder whose logged loss is 8x a per-step loss falling from `per_step_start`, logged with
+    gradient_accumulation_steps 8 (ms-swift-style args.json)."""
+    folder.mkdir()
+    history = [{"step": 10 * k, "loss": 8 * (per_step_start - k / 100)} for k in range(1, 21)]
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": 200, "log_history": history}))
+    (folder / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8, "task_type": "CAUSAL_LM",
+                                                            "base_model_name_or_path": "some/llama"}))
+    (folder / "args.json").write_text(json.dumps({"gradient_accumulation_steps": 8}))
+    return folder
+
+
 def test_a_loss_logged_summed_over_accumulation_steps_is_judged_per_step(tmp_path):
     """transformers 4.46-4.47 logged the training loss summed over gradient_accumulation_steps: a LoRA start at
     8 x 1.5 = 12 is an ordinary 1.5, not a start above ln(vocabulary)."""
-    import json
-
-    import forensics
-
-    run = tmp_path / "run"
-    run.mkdir()
-    history = [{"step": 10 * k, "loss": 8 * (1.5 - k / 100)} for k in range(1, 21)]
-    (run / "trainer_state.json").write_text(json.dumps({"global_step": 200, "log_history": history}))
-    (run / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8, "task_type": "CAUSAL_LM",
-                                                         "base_model_name_or_path": "some/llama"}))
+    run = _accumulated_lora_run(tmp_path / "run", 1.5)
     config = {"model_type": "llama", "vocab_size": 32000, "transformers_version": "4.46.0"}
     (run / "config.json").write_text(json.dumps(config))
-    (run / "args.json").write_text(json.dumps({"gradient_accumulation_steps": 8}))
-    kinds = [f.kind for f in forensics.analyze(run).findings]
-    assert "start_above_uniform_guess" not in kinds
+    assert "start_above_uniform_guess" not in [f.kind for f in forensics.analyze(run).findings]
     (run / "config.json").write_text(json.dumps(dict(config, transformers_version="4.51.3")))
     assert "start_above_uniform_guess" in [f.kind for f in forensics.analyze(run).findings]
+
+
+def test_without_the_transformers_release_an_accumulated_loss_gets_the_benefit_of_the_doubt(tmp_path):
+    """A LoRA output folder rarely keeps config.json: with gradient_accumulation_steps 8 and no release known,
+    a first loss of 15.3 (1.9 a step if summed) is not called worse than chance (the review's case)."""
+    kinds = [f.kind for f in forensics.analyze(_accumulated_lora_run(tmp_path / "run", 1.9)).findings]
+    assert "start_above_uniform_guess" not in kinds and "impossible_loss" not in kinds

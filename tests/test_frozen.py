@@ -57,3 +57,12 @@ def test_the_frozen_run_is_broken_by_one_finding():
                                                   frame=frame)]), Thresholds())
     assert status_of(findings) == "broken"
     assert [f.kind for f in findings if f.severity == "error"] == ["no_learning_signal"]
+
+
+def test_a_kl_that_rises_says_the_policy_moved_whatever_grad_norm_says():
+    """ms-swift#5890: a DeepSpeed release logged grad_norm 0 while the GRPO run trained; its KL to the reference
+    rising shows the weights changed."""
+    moved = dict(GRPO_FROZEN, kl=pd.Series({s: 1e-5 + 2e-5 * s for s in STEPS}, dtype="float64"))
+    assert detect_no_gradient(moved, Thresholds()) == []
+    still = dict(GRPO_FROZEN, kl=pd.Series({s: 0.0 for s in STEPS}, dtype="float64"))
+    assert [f.kind for f in detect_no_gradient(still, Thresholds())] == ["no_learning_signal"]

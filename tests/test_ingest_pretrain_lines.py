@@ -485,6 +485,7 @@ def test_a_verl_console_log_is_found_and_read(tmp_path):
     from forensics.ingest.pretrain_lines import parse_line
 
     assert parse_line("step:3 - saving checkpoint to global_step_3") is None
+    assert parse_line("step:3 - loss:2.5 - lr:0.001").kind == "key_value"  # no verl name: some other script
     lines = [f"step:{s} - train/loss:{2.0 - s / 100} - train/lr(1e-3):0.01 - train/time(s):6.1" for s in range(1, 6)]
     (tmp_path / "output.log").write_text("Epoch 1/6:  50%|####5| 31/62 [03:21<03:23,  6.58s/it]\n" + "\n".join(lines))
     assert [p.name for p in discover(tmp_path).text_logs] == ["output.log"]
@@ -552,3 +553,23 @@ def test_prose_with_step_and_loss_is_no_training_log(tmp_path):
     assert [parse_line(line) for line in PROSE.splitlines()] == [None] * len(PROSE.splitlines())
     assert stdout.read(tmp_path / "notes.log").frame.empty
     assert discover(tmp_path).text_logs == []
+
+
+def test_tqdm_bars_that_restart_unlabelled_stuck_values_nan_and_long_lines(tmp_path):
+    """The review's cases: a bar labelled 'Training' that starts over each epoch is numbered on; a postfix that
+    never changes keeps every redraw (a loss stuck at 0.000 is 300 points); `loss=nan` makes the file a log; a
+    51 KB line with 'loss' in it is no bar."""
+    restart = "".join(f"\rTraining: {n}%|#| {n}/100 [00:01<00:00, 2.0it/s, loss={3.0 - e - n / 1000:.4f}]"
+                      for e in range(3) for n in range(1, 101))
+    (tmp_path / "restart.log").write_text(restart + "\n")
+    assert sorted(_series(stdout.read(tmp_path / "restart.log").frame, "loss")) == list(range(1, 301))
+    stuck = "".join(f"\rTraining: {n // 3}%|#| {n}/300 [00:01<00:00, 2.0it/s, loss=0.000]" for n in range(1, 301))
+    (tmp_path / "stuck.log").write_text(stuck + "\n")
+    assert len(_series(stdout.read(tmp_path / "stuck.log").frame, "loss")) == 300
+    nan_dir = tmp_path / "nan"
+    nan_dir.mkdir()
+    (nan_dir / "train.log").write_text(stuck.replace("loss=0.000", "loss=nan") + "\n")
+    assert [p.name for p in discover(nan_dir).text_logs] == ["train.log"]
+    # a 51 KB line naming 'loss' but holding no bar (read in about 30 s by an unbounded pattern; see bench/)
+    (tmp_path / "long.log").write_text("losses: [" + ", ".join(f"loss {i / 7:.4f}" for i in range(6000)) + "]\n")
+    assert stdout.read(tmp_path / "long.log").frame.empty

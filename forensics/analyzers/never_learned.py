@@ -9,8 +9,7 @@ Two levels are the signature of a model that learned nothing (VERDICTS.md):
   loss that sits flat in that range from the first step to the last, with grad_norm 0 or no
   movement, is a model that never got a gradient.
 * ln k for a classifier or multiple-choice model over k answers (k = 2 to 20): the training loss at
-  ln k at (nearly) every step, and the evaluation at chance too (accuracy about 1/k, or the eval loss
-  at ln k).
+  ln k at (nearly) every step, and the eval accuracy at chance too (about 1/k).
 A DPO loss that falls below ln 2, or a pre-training loss that falls from ln(vocab), is healthy.
 Always an error: a run that never learned is not usable.
 """
@@ -69,18 +68,14 @@ _ACCURACY_KEYS = ("eval_accuracy", "eval_acc")
 
 
 def _evaluated_at_chance(metrics: Metrics, k: int, chance: float) -> str | None:
-    """Why the evaluation shows a model at chance (the later half's accuracy within reach of 1/k, or the last
-    evals' loss at ln k), or None."""
+    """Why the evaluation shows a classifier at chance (the later half's eval accuracy within reach of 1/k), or
+    None. An accuracy is what says the model is a classifier at all: a language model's loss of 2.48 also sits
+    near ln 12, and an eval loss beside it says nothing about answers."""
     accuracy = next((finite(metrics[key]) for key in _ACCURACY_KEYS if key in metrics), None)
     if accuracy is not None and len(accuracy) >= 3:
         later = float(accuracy.iloc[len(accuracy) // 2:].median())
         if abs(later - 1 / k) <= max(0.05, 0.25 / k):
             return f"the eval accuracy stays at about {format_number(later)}, chance for {k} answers"
-    evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
-    if evals is not None and len(evals) >= 3:
-        last = float(evals.iloc[-max(1, len(evals) // 4):].median())
-        if abs(last - chance) <= 0.005 * chance:
-            return f"the eval loss ends at {format_number(last)}, ln {k} as well"
     return None
 
 

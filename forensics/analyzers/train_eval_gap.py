@@ -29,8 +29,10 @@ def detect_train_eval_mismatch(metrics: Metrics, thresholds: Thresholds) -> list
     if len(pairs) < _MIN_PAIRS:
         return []
     train, evals = pairs["train"].to_numpy(), pairs["eval"].to_numpy()
+    if np.any(evals <= 0):  # an eval loss of 0 (or below) makes no ratio
+        return []
     ratios = train / evals
-    far = (evals > 0) & (ratios >= thresholds.train_eval_ratio) & (train - evals >= thresholds.train_eval_gap)
+    far = (ratios >= thresholds.train_eval_ratio) & (train - evals >= thresholds.train_eval_gap)
     if not far.all():
         return []
     first, last = int(pairs.index[0]), int(pairs.index[-1])

@@ -18,7 +18,8 @@ from ..config import RunConfig, Thresholds
 from ..findings import Cause, Finding
 from ..profile import RunProfile
 from ..timeline import Timeline
-from .damage import early_blocks, late_blocks, masked_nan_loss, no_reward_spread, zero_loss_zero_grad
+from .damage import (early_blocks, frozen_weights, late_blocks, masked_nan_loss, no_reward_spread,
+                     zero_loss_zero_grad)
 from .evidence import Facts
 from .logged_loss import accumulation_scaled_loss
 from .optimization import clipping_cannot_help, lr_too_high, no_clipping, no_warmup, sudden_break
@@ -33,6 +34,7 @@ RULES = (
     early_blocks,
     masked_nan_loss,
     zero_loss_zero_grad,
+    frozen_weights,
     no_reward_spread,
     no_warmup,
     no_clipping,

@@ -131,7 +131,8 @@ def no_reward_spread(facts: Facts) -> Cause | None:
 def zero_loss_zero_grad(facts: Facts) -> Cause | None:
     """loss 0.0 with a finite grad_norm of 0.0: no learning signal (labels all masked?), not a NaN."""
     steps = zero_loss_zero_grad_steps(facts)
-    flagged = [f for f in facts.of_kind("no_learning_signal") if f.metric not in _REWARD_SPREAD_METRICS]
+    flagged = [f for f in facts.of_kind("no_learning_signal")
+               if f.metric not in _REWARD_SPREAD_METRICS and not f.evidence.get("frozen")]
     if not steps and not flagged:
         return None
     first = steps[0] if steps else flagged[0].step
@@ -145,4 +146,26 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
         suggestion=("Check labels and masks: every label -100 (a chat template or completion-only collator that "
                     "matched nothing, truncation cutting off all answers) gives no loss and no gradient."),
         title="No learning signal: loss and grad_norm 0.0",
+    )
+
+
+def frozen_weights(facts: Facts) -> Cause | None:
+    """grad_norm exactly 0 at every step of a run whose loss is not 0 and that learned nothing: no gradient
+    reached the trainable weights."""
+    found = [f for f in facts.of_kind("no_learning_signal") if f.evidence.get("frozen")]
+    if not found:
+        return None
+    ds = any(k.startswith("ds.") for k in facts.config.values)
+    evidence = [f"grad_norm exactly 0 at all {found[0].evidence.get('points')} logged steps from step {found[0].step}, "
+                "with a loss that is not 0 and nothing learned"]
+    if ds:
+        evidence.append("a DeepSpeed config is set: some DeepSpeed releases log the norm as 0 (ms-swift#5890); the "
+                        "flat loss or reward says the weights did not move either way")
+    return Cause(
+        cause="frozen_weights", confidence="likely", evidence=evidence,
+        suggestion=("Check that the trainable parameters require gradients (a PEFT model with gradient checkpointing "
+                    "needs model.enable_input_require_grads()), that the loss is computed from the model's outputs "
+                    "(not detached), and that the optimizer holds the adapter's parameters; in GRPO, that the "
+                    "advantages are not all 0."),
+        title="No gradient reached the weights",
     )

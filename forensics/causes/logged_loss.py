@@ -14,13 +14,15 @@ _SUMMING_RELEASES = ("4.46", "4.47")
 _VERSION_KEYS = ("transformers_version", "model.transformers_version")
 
 
-def summed_loss_factor(config) -> int:
+def summed_loss_factor(config, release_unknown_counts: bool = False) -> int:
     """gradient_accumulation_steps where the run's transformers release logged the loss summed over them
-    (4.46, 4.47), else 1: what the logged training loss is divided by to be a per-token mean."""
+    (4.46, 4.47), else 1: what the logged training loss is divided by to be a per-token mean. With
+    `release_unknown_counts`, a run whose release is not known gets the benefit of the doubt too (for a
+    warning that a summed loss would set off wrongly)."""
     accumulation = config.get("gradient_accumulation_steps")
     release = next((str(config.get(k)) for k in _VERSION_KEYS if isinstance(config.get(k), str)), "")
-    summed = release.startswith(_SUMMING_RELEASES) and isinstance(accumulation, int) and accumulation >= 2
-    return accumulation if summed else 1
+    maybe = release.startswith(_SUMMING_RELEASES) or (release_unknown_counts and not release)
+    return accumulation if maybe and isinstance(accumulation, int) and accumulation >= 2 else 1
 
 
 def accumulation_scaled_loss(facts: Facts) -> Cause | None:

@@ -138,8 +138,8 @@ _VERL_STEP = re.compile(r"(?<![\w/])step:(\d{1,18}) - (?=[^\s:]+:)")
 _VERL_FIELD = re.compile(r"([^\s:][^:]*?)(?:\(([^()]*)\))?:(?:np\.\w+\()?([-+\w.]+)\)?")
 _VERL_UNITS = {"s": "_s", "ms": "_ms", "%": "_pct"}
 # A tqdm bar (`[prefix: ]P%|bar| n/total [elapsed<left, rate, postfix...]`) whose postfix names a loss.
-_TQDM_BAR = re.compile(r"(?:(?P<prefix>[^|\r\n]*?):\s*)?\d{1,3}%\|[^|]*\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
-                       r"\[[^\],\]]*,\s*[^\],]*(?:it/s|s/it)\s*,(?P<postfix>[^\]]*loss[^\]]*)\]")
+_TQDM_BAR = re.compile(r"\d{1,3}%\|[^|]{0,200}\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
+                       r"\[[^\],\]]{0,60},\s*[^\],]{0,40}(?:it/s|s/it)\s*,(?P<postfix>[^\]]{0,500}loss[^\]]{0,500})\]")
 _POSTFIX_PAIR = re.compile(r"^\s*([A-Za-z][\w/.-]*)\s*[=:]?\s*([-+]?(?:nan|inf|\.?\d)[^\s,]*)\s*$", re.IGNORECASE)
 _POSTFIX_SKIP = {"v_num"}  # Lightning's run version, not a metric
 _BAR_EPOCH = re.compile(r"\bEpoch\s*(\d{1,6})", re.IGNORECASE)
@@ -326,7 +326,9 @@ def _verl(m: re.Match, line: str, last_line: bool) -> StepLine | None:
         value = number(field.group(3)) if field else None
         if value is not None:
             metrics.append(_verl_metric(field.group(1), field.group(2), value))
-    return _record("verl", int(m.group(1)), None, metrics, cut)
+    # verl names its metrics train/loss, actor/..., critic/...; a bare `step:N - loss:X` is some other script's
+    kind = "verl" if any("/" in raw for raw in parts) else "key_value"
+    return _record(kind, int(m.group(1)), None, metrics, cut)
 
 
 def _verl_metric(name: str, bracket: str | None, value: float) -> tuple[str, float]:
@@ -342,15 +344,16 @@ def _verl_metric(name: str, bracket: str | None, value: float) -> tuple[str, flo
 def _tqdm_postfix(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """The last redraw on the line of a tqdm bar whose postfix holds a loss (module docstring)."""
     m = list(_TQDM_BAR.finditer(line))[-1]
+    prefix = line[max(0, m.start() - 200):m.start()]  # the bar's label (`Epoch 2: `), looked back for, bounded
     metrics = []
     for part in m.group("postfix").split(","):
         pair = _POSTFIX_PAIR.match(part)
         value = number(pair.group(2)) if pair else None
         if value is not None and pair.group(1) not in _POSTFIX_SKIP:
             metrics.append((canonical_metric(pair.group(1)), value))
-    if not any("loss" in name for name, _ in metrics):
+    if not any(name == "loss" or name.endswith("_loss") for name, _ in metrics):  # not loss_scale alone
         return None
-    epoch = _BAR_EPOCH.search(m.group("prefix") or "")
+    epoch = _BAR_EPOCH.search(prefix.rsplit("|", 1)[-1])
     if epoch:
         metrics.append(("epoch", float(epoch.group(1))))
     return _record("tqdm_postfix", int(m.group("n")), m.group("total"), metrics, False)
@@ -401,7 +404,7 @@ def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -
 # (substring, start of the shape, reader) in the order they are tried.
 _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
-                 ("loss", _KEY_VALUE_START, _key_values), ("loss", _TQDM_BAR, _tqdm_postfix))
+                 ("loss", _KEY_VALUE_START, _key_values), ("%|", _TQDM_BAR, _tqdm_postfix))
 
 @dataclass
 class OlmoBlock:

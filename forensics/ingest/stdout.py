@@ -127,23 +127,36 @@ def _scan(text: str) -> list[tuple]:
 
 
 def _tqdm_postfix_changes(events: list[tuple]) -> list[tuple]:
-    """tqdm postfix lines where the postfix changed (each redraw repeats the last value set), with the
-    steps of a bar that restarts each epoch numbered on: (epoch - the first epoch) x total + n."""
+    """tqdm postfix lines numbered on across a bar that restarts (each epoch, with or without `Epoch E` in its
+    label: (epoch - the first epoch) x total + n, or the totals of the bars before it + n), and kept where the
+    postfix changed: each redraw repeats the last value set. A value that never changes is all the log has, so
+    then every redraw is kept (a loss stuck at 0.0 for 300 steps is 300 points, not one)."""
     postfix = [e[1] for e in events if e[0] == "line" and e[1].kind == "tqdm_postfix"]
     if not postfix:
         return events
     first_epoch = min((dict(r.metrics)["epoch"] for r in postfix if "epoch" in dict(r.metrics)), default=None)
-    out, last = [], None
+    values_of = [tuple(pair for pair in r.metrics if pair[0] != "epoch") for r in postfix]
+    keep_all = len(set(values_of)) <= 2
+    out: list[tuple] = []
+    last: dict = {}  # per bar (its total): the last values kept, the last n, the steps of the passes before
+    last_n: dict = {}
+    offset: dict = {}
     for event in events:
         if event[0] == "line" and event[1].kind == "tqdm_postfix":
             record: StepLine = event[1]
+            bar = record.total
             values = tuple(pair for pair in record.metrics if pair[0] != "epoch")
-            if values == last:
-                continue
-            last = values
             epoch = dict(record.metrics).get("epoch")
-            if epoch is not None and record.total:
-                event = ("line", replace(record, step=int((epoch - first_epoch) * record.total) + record.step))
+            if epoch is None and bar and record.step < last_n.get(bar, 0):
+                offset[bar] = offset.get(bar, 0) + bar  # the bar started over: the next pass
+            last_n[bar] = record.step
+            if values == last.get(bar) and not keep_all:
+                continue
+            last[bar] = values
+            if epoch is not None and bar:
+                event = ("line", replace(record, step=int((epoch - first_epoch) * bar) + record.step))
+            elif offset.get(bar):
+                event = ("line", replace(record, step=offset[bar] + record.step))
         out.append(event)
     return out
 
