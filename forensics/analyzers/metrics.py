@@ -125,17 +125,18 @@ def restart_near(series: pd.Series, step: int, restarts: list[int], points: int)
 
 
 def format_number(value: float) -> str:
-    """A number as a message shows it: 4 significant digits, NaN/Inf spelled out, big integers whole.
+    """A number as a message shows it: 4 significant digits, NaN/Inf spelled out, big integers whole (up to
+    a loss scale's 2**40; beyond, a 300-digit float is no integer anyone counted).
 
-    >>> [format_number(v) for v in (1.3, 0.000123, 65536.0, float("nan"), float("-inf"), 2.5e-07)]
-    ['1.3', '0.000123', '65536', 'NaN', '-Inf', '2.5e-07']
+    >>> [format_number(v) for v in (1.3, 0.000123, 65536.0, float("nan"), float("-inf"), 2.5e-07, 3.4e38)]
+    ['1.3', '0.000123', '65536', 'NaN', '-Inf', '2.5e-07', '3.4e+38']
     """
     value = float(value)
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
         return "Inf" if value > 0 else "-Inf"
-    if abs(value) >= 1e4 and value == int(value):
+    if 1e4 <= abs(value) <= 2.0 ** 40 and value == int(value):
         return str(int(value))
     return f"{value:.4g}"
 
