@@ -41,6 +41,7 @@ KINDS = (
     "train_eval_mismatch",
     "start_above_uniform_guess",
     "grad_norm_huge",
+    "loss_accuracy_mismatch",
 )
 
 

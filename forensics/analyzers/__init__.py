@@ -25,6 +25,7 @@ from .grad_norm_level import detect_huge_grad_norm
 from .grad_spike import detect_grad_norm_spikes
 from .impossible_loss import detect_impossible_loss
 from .learning_evidence import detect_no_learning_evidence
+from .loss_accuracy import detect_loss_accuracy_mismatch
 from .lr_anomaly import detect_lr_anomalies
 from .loss_spike import detect_loss_spikes
 from .masked_nan import detect_masked_nan_loss
@@ -50,7 +51,7 @@ DETECTORS = (
     detect_skipped_steps, detect_zero_grad_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
     detect_loss_spikes, detect_divergence, detect_loss_scale_overflow, detect_impossible_loss, detect_lr_anomalies,
     detect_never_learned, detect_overfitting, detect_reward_decline, detect_dead_reward_signal,
-    detect_train_eval_mismatch, detect_huge_grad_norm, detect_no_gradient,
+    detect_train_eval_mismatch, detect_huge_grad_norm, detect_no_gradient, detect_loss_accuracy_mismatch,
 )
 
 
