@@ -229,8 +229,9 @@ def _training_losses(timeline: Timeline) -> np.ndarray:
 
 # The arguments class of TRL's trainers (and Unsloth's subclasses of them, UnslothSFTConfig, UnslothGRPOConfig):
 # the class name ends in one of these, and says the objective.
-_TRL_CONFIGS = (("SFTConfig", ("sft", None)), ("DPOConfig", ("preference", "dpo")), ("KTOConfig", ("preference", "kto")),
-                ("ORPOConfig", ("preference", "orpo")), ("CPOConfig", ("preference", "cpo")),
+_TRL_CONFIGS = (("SFTConfig", ("sft", None)), ("DPOConfig", ("preference", "dpo")),
+                ("KTOConfig", ("preference", "kto")), ("ORPOConfig", ("preference", "orpo")),
+                ("CPOConfig", ("preference", "cpo")),
                 ("GRPOConfig", ("rl", "grpo")), ("RLOOConfig", ("rl", "rloo")), ("PPOConfig", ("rl", "ppo")),
                 ("RewardConfig", ("reward", None)))
 

@@ -8,8 +8,8 @@ above ln V means the base predicts these targets worse than chance: the labels o
 it was trained on (another model's tokenizer or chat template, labels shifted or unmasked, the base
 weights not loaded). What the loss curve then shows is the adapter learning to undo that, not the task:
 a warning, unless the rest of the run shows the task learned after all (the loss down to a tenth of that
-start, or the token accuracy up by 0.2: a first step's blip). Where the vocabulary size is not known, only a first loss above ln(440k) = 13, the uniform
-guess of any tokenizer, is read this way.
+start, or the token accuracy up by 0.2: a first step's blip). Where the vocabulary size is not known, only
+a first loss above ln(440k) = 13, the uniform guess of any tokenizer, is read this way.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import math
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import Metrics, finite, format_number, is_preference_log, real_loss
+from .metrics import Metrics, finite, format_number, head_and_tail, is_preference_log, real_loss
 from .never_learned import FRESH_HEAD_RANGE
 from .train_eval_gap import detect_train_eval_mismatch
 
@@ -37,11 +37,11 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     known = isinstance(vocab_size, int) and vocab_size > 1
     level = math.log(vocab_size) if known else FRESH_HEAD_RANGE[1]
     first, step = float(loss.iloc[0]), int(loss.index[0])
-    if first <= level or _then_learned_the_task(metrics, loss, first):
+    tail = _last_tenth(loss)
+    if first <= level or _then_learned_the_task(metrics, tail, first):
         return []
     guess = (f"a uniform guess over its {vocab_size} tokens (ln {vocab_size} = {format_number(level)})" if known
              else f"a uniform guess over any tokenizer's vocabulary (at most about {format_number(level)})")
-    tail = float(loss.iloc[-max(1, len(loss) // 10):].median())
     message = (f"the first training loss {format_number(first)} of this {ADAPTER_METHODS[method]} fine-tune is above "
                f"{guess}, and the run only came down to about {format_number(tail)}{_accuracy_note(metrics)}: an "
                "adapter starts as the identity, so the pre-trained base predicted these targets worse than chance. "
@@ -49,8 +49,8 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
                "labels shifted or not masked, base weights not loaded); the loss that follows is the adapter "
                "undoing that, not the task being learned. Check a decoded batch against the model's template.")
     return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
-                    evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": vocab_size if known else None,
-                              "method": method, "last_tenth_loss": tail})]
+                    evidence={"first_loss": first, "uniform_guess_loss": level,
+                              "vocab_size": vocab_size if known else None, "method": method, "last_tenth_loss": tail})]
 
 
 # A start that was a blip: the loss then fell to this fraction of it, or the token accuracy rose this much
@@ -59,25 +59,29 @@ _LEARNED_ACCURACY_RISE = 0.2
 ACCURACY_KEYS = ("mean_token_accuracy", "token_acc", "acc")
 
 
-def _then_learned_the_task(metrics: Metrics, loss, first: float) -> bool:
-    """The rest of the run shows the task learned after all: the loss fell to a tenth of its start (ms-swift's
-    first step at 20.5, then 0.24 by step 20), or the logged token accuracy rose by 0.2 or more."""
-    if float(loss.iloc[-max(1, len(loss) // 10):].median()) <= _LEARNED_FALL * first:
+def _then_learned_the_task(metrics: Metrics, tail: float, first: float) -> bool:
+    """The rest of the run shows the task learned after all: the loss's last tenth fell to a tenth of its start
+    (ms-swift's first step at 20.5, then 0.24 by step 20), or the logged token accuracy rose by 0.2 or more."""
+    if tail <= _LEARNED_FALL * first:
         return True
-    name, accuracy = _token_accuracy(metrics)
-    return accuracy is not None and float(accuracy.iloc[-max(1, len(accuracy) // 10):].median()) - float(
-        accuracy.iloc[0]) >= _LEARNED_ACCURACY_RISE
+    _, accuracy = token_accuracy(metrics)
+    return accuracy is not None and _last_tenth(accuracy) - float(accuracy.iloc[0]) >= _LEARNED_ACCURACY_RISE
 
 
-def _token_accuracy(metrics: Metrics):
-    """(name, finite points) of the token accuracy the log holds, or (None, None)."""
+def _last_tenth(series) -> float:
+    return head_and_tail(series, parts=10)[1]
+
+
+def token_accuracy(metrics: Metrics):
+    """(name, finite points) of the token accuracy the log holds (TRL's mean_token_accuracy, ms-swift's
+    token_acc), or (None, None)."""
     name = next((k for k in ACCURACY_KEYS if k in metrics), None)
     found = finite(metrics[name]) if name else None
     return (name, found) if found is not None and len(found) >= 2 else (None, None)
 
 
 def _accuracy_note(metrics: Metrics) -> str:
-    name, accuracy = _token_accuracy(metrics)
+    name, accuracy = token_accuracy(metrics)
     if accuracy is None:
         return ""
     return (f" while its {name} stayed at {format_number(float(accuracy.iloc[0]))} -> "

@@ -6,8 +6,9 @@ gradients, a detached loss, GRPO advantages that are all 0). When it is 0 at eve
 `_MIN_POINTS` logged steps and neither the loss nor the reward improved, the weights never changed: a
 `no_learning_signal` error (VERDICTS.md: never learned, with grad_norm 0). Where the loss or reward did
 improve, or an RL log's KL to the reference rose, the zeros are the logging's (some DeepSpeed versions
-report 0), not the training's, and nothing is said. Runs the other detectors already name (a loss of exactly 0 with masked labels, a fresh head at
-ln(vocabulary), GRPO groups that all scored alike) are left to them.
+report 0), not the training's, and nothing is said. Runs the other detectors already name (a loss of
+exactly 0 with masked labels, a fresh head at ln(vocabulary), GRPO groups that all scored alike) are left
+to them.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ..config import Thresholds
 from ..findings import Finding
 from .dead_reward import detect_dead_reward_signal
 from .learning_evidence import learning_shown
-from .metrics import GRAD_NORM, Metrics, finite, real_loss
+from .metrics import GRAD_NORM, Metrics, finite, head_and_tail, real_loss
 from .never_learned import detect_never_learned
 
 _MIN_POINTS = 5
@@ -52,6 +53,5 @@ def _policy_moved(metrics: Metrics) -> bool:
     kl = finite(metrics["kl"]) if "kl" in metrics else None
     if kl is None or len(kl) < 4:
         return False
-    k = max(1, len(kl) // 4)
-    start, end = float(kl.iloc[:k].median()), float(kl.iloc[-k:].median())
+    start, end = head_and_tail(kl)
     return end > 1e-4 and end > 2 * max(start, 0.0)

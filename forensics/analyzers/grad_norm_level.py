@@ -1,11 +1,12 @@
 """A gradient norm in the tens of thousands or more at every logged step: the loss is scaled wildly.
 
-The gradient of a model's mean loss (a language model's cross-entropy, a classifier's) has a norm of about 0.1 to 100 (early pre-training
-and the first steps of a fine-tune sit at the top of that range; a spike leaves it for a few steps). A norm
-of `grad_norm_huge` or more at every logged step is no spike: the loss being differentiated is scaled far
-beyond a mean (an fp16 loss scale not undone, a loss summed over tokens or micro-batches) or the numerics
-are off. With clipping at max_grad_norm every update is then a unit-length step whatever the gradient
-says, so the learning rate alone sets its size: a warning, with what to check.
+The gradient of a model's mean loss (a language model's cross-entropy, a classifier's) has a norm of
+about 0.1 to 100 (early pre-training and the first steps of a fine-tune sit at the top of that range; a
+spike leaves it for a few steps). A norm of `grad_norm_huge` or more at every logged step is no spike:
+the loss being differentiated is scaled far beyond a mean (an fp16 loss scale not undone, a loss summed
+over tokens or micro-batches) or the numerics are off. With clipping at max_grad_norm every update is
+then a unit-length step whatever the gradient says, so the learning rate alone sets its size: a warning,
+with what to check.
 """
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from ..config import Thresholds
 from ..findings import Finding
-from .fine_tune_start import ACCURACY_KEYS
-from .metrics import Metrics, finite, format_number, real_loss
+from .fine_tune_start import token_accuracy
+from .metrics import Metrics, format_number, head_and_tail, real_loss
 
 _FALL = 2.0  # the last quarter's loss at most half the first quarter's ...
 _RISE = 0.05  # ... while the token accuracy rose by less than this
@@ -22,13 +22,12 @@ _MIN_POINTS = 8
 
 def detect_loss_accuracy_mismatch(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `loss_accuracy_mismatch` warning over the log, or []."""
-    name = next((k for k in ACCURACY_KEYS if k in metrics), None)
+    name, accuracy = token_accuracy(metrics)
     loss = real_loss(metrics)
-    accuracy = finite(metrics[name]) if name else None
     if accuracy is None or min(len(loss), len(accuracy)) < max(_MIN_POINTS, thresholds.learning_min_points):
         return []
-    loss_head, loss_tail = _quarters(loss)
-    acc_head, acc_tail = _quarters(accuracy)
+    loss_head, loss_tail = head_and_tail(loss)
+    acc_head, acc_tail = head_and_tail(accuracy)
     if not (loss_tail > 0 and loss_head >= _FALL * loss_tail and acc_tail - acc_head < _RISE):
         return []
     message = (f"the loss fell {format_number(loss_head / loss_tail)}-fold (about {format_number(loss_head)} over the "
@@ -41,7 +40,3 @@ def detect_loss_accuracy_mismatch(metrics: Metrics, thresholds: Thresholds) -> l
                     metric="loss", evidence={"loss_fall": loss_head / loss_tail, "accuracy_rise": acc_tail - acc_head,
                                              "accuracy_metric": name})]
 
-
-def _quarters(series) -> tuple[float, float]:
-    k = max(1, len(series) // 4)
-    return float(series.iloc[:k].median()), float(series.iloc[-k:].median())

@@ -168,6 +168,12 @@ def first_settled(mask: np.ndarray, share: float) -> int | None:
     return int(found[0]) if len(found) else None
 
 
+def head_and_tail(series: pd.Series, parts: int = 4) -> tuple[float, float]:
+    """The medians of a series' first and last `parts`-th (at least one point each): where it started and ended."""
+    k = max(1, len(series) // parts)
+    return float(series.iloc[:k].median()), float(series.iloc[-k:].median())
+
+
 def point_noise(values) -> float:
     """A series' point-to-point spread around its own trend, robustly: the MAD of its detrended differences,
     scaled to a standard deviation per point (0 for fewer than three points)."""

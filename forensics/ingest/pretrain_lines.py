@@ -160,7 +160,8 @@ _PLACEHOLDER_MFU = -100.0
 @dataclass(frozen=True)
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
-    "autoresearch", "nanogpt", "verl", "tqdm_postfix", "key_value"), step, total steps if printed, the metrics in print order, and
+    "autoresearch", "nanogpt", "verl", "tqdm_postfix", "key_value"), step, total steps if printed, the
+    metrics in print order, and
     whether a cut tail lost fields."""
 
     kind: str
@@ -341,9 +342,10 @@ def _verl_metric(name: str, bracket: str | None, value: float) -> tuple[str, flo
     return name + unit if bracket is None or unit else f"{name}_{_snake(bracket)}", value
 
 
-def _tqdm_postfix(m: re.Match, line: str, last_line: bool) -> StepLine | None:
-    """The last redraw on the line of a tqdm bar whose postfix holds a loss (module docstring)."""
-    m = list(_TQDM_BAR.finditer(line))[-1]
+def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """The last redraw on the line of a tqdm bar whose postfix holds a loss (module docstring); `first` is
+    the first redraw the shape found, the line may hold more."""
+    m = list(_TQDM_BAR.finditer(line, first.start()))[-1]
     prefix = line[max(0, m.start() - 200):m.start()]  # the bar's label (`Epoch 2: `), looked back for, bounded
     metrics = []
     for part in m.group("postfix").split(","):

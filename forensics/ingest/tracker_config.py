@@ -4,7 +4,8 @@ The HF Trainer gives both trackers one flat dict: the model config's keys, then 
 TrainingArguments' (which win on a clash), `model/num_parameters` (W&B) and, for a PEFT model,
 `peft_config` (W&B: {adapter name: LoraConfig fields}); a W&B config of HF's without one says
 the whole model was trained (`derived_method`: "full"). nanoGPT's train.py logs its own globals:
-its `dtype` gives fp16 / bf16 and `init_from: scratch` a model trained whole from random weights. W&B keeps the values as JSON; MLflow as
+its `dtype` gives fp16 / bf16, and `init_from: scratch` a model trained whole from random
+weights. W&B keeps the values as JSON; MLflow as
 the `str()` of each value (`"0.003"`, `"False"`, `"None"`, `"['wandb']"`), read back with
 `ast.literal_eval`, which builds literals only and runs nothing. Other frameworks log their own
 keys; the ones named like TrainingArguments (`learning_rate`, `max_grad_norm`, `bf16`, ...) are
