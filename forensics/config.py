@@ -52,6 +52,10 @@ class Thresholds:
     memorization_level: float = 0.02  # without an eval loss, a training loss this low (after falling 10x) is memorized
     memorization_epochs: float = 10.0  # ... and after this many epochs over the data, already a loss this low:
     memorization_level_many_epochs: float = 0.1
+    # a loss too low too soon to be learned: from a language-model level (at least `given_away_start` nats) to
+    # `given_away_level` or less before the first epoch ends, under `memorization_level` from there to the end
+    given_away_start: float = 1.0
+    given_away_level: float = 0.01
     # values a loss cannot take; learning-rate anomalies
     impossible_loss_tolerance: float = 1e-6  # a cross-entropy below -this is impossible (float noise aside)
     lr_jump_factor: float = 10.0     # a logged LR above this x the highest before is outside the schedule

@@ -520,6 +520,33 @@ def test_a_tqdm_console_keeps_a_postfix_value_where_it_changed_and_numbers_epoch
     assert sorted(_series(stdout.read(tmp_path / "lightning.log").frame, "loss")) == list(range(1, 13))
 
 
+def test_a_script_that_says_how_many_steps_its_epochs_make_gives_each_loss_its_epoch(tmp_path):
+    """Phiwain/LLM's sft.py prints `2000 examples x 3 epochs = 375 steps` and a loss postfix with no epoch: the
+    epoch at each loss is step / 125, as the HF Trainer would log it; the rows stay in the log's order."""
+    rec = stdout.read(CORPUS / "Phiwain_LLM" / "sft.log")
+    epochs = _series(rec.frame, "epoch")
+    assert sorted(epochs) == sorted(_series(rec.frame, "loss")) and epochs[60] == pytest.approx(0.48)
+    assert rec.meta["epoch_inferred"] == "step / 125 steps per epoch, as the log states them"
+    assert list(rec.frame["step"]) == sorted(rec.frame["step"])  # each epoch beside its loss: no resume is seen
+    redraws = "".join(f"\rSFT: {n}%|#| {n}/40 [00:01<00:00, 1.0it/s, loss {2.0 - n / 100:.4f}]" for n in range(1, 41))
+    (tmp_path / "plain.log").write_text("Training: 40 steps\n" + redraws + "\n")  # no epochs said: none made up
+    assert "epoch" not in set(stdout.read(tmp_path / "plain.log").frame["metric"])
+    (tmp_path / "said.log").write_text("Training: 800 examples x 2 epochs = 40 steps\n" + redraws + "\n")
+    assert _series(stdout.read(tmp_path / "said.log").frame, "epoch")[30] == pytest.approx(1.5)
+
+
+def test_a_script_that_prints_its_model_size_in_params_gives_the_profile_its_size():
+    rec = stdout.read(CORPUS / "Phiwain_LLM" / "sft.log")
+    assert rec.meta["console_n_params"] == 958950144
+    assert rec.meta["console_n_params_line"] == "Modèle chargé: 958,950,144 params (step 21000)"
+    assert forensics.analyze(CORPUS / "Phiwain_LLM").run_profile.model_params == 958950144
+    # a PEFT banner's trainable count, a part of the model, and a step count are not the model's size
+    for line in ("trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622",
+                 "Embedding params: 12,582,912 params", "Non-trainable params: 1,234,567 params",
+                 "step 1000000 | params updated"):
+        assert "console_n_params" not in stdout.console_facts(line + "\n"), line
+
+
 def _pairs(frame, metric):
     rows = frame[frame["metric"] == metric]
     return list(zip(rows["step"].tolist(), rows["value"].tolist()))

@@ -66,12 +66,76 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
         if found.kind == "memorization":
             found = _unless_first_epoch(found, metrics)
         findings.append(found)
+    given_away = _targets_given_away(loss, metrics, thresholds)
+    if given_away:
+        return [given_away] + [f for f in findings if f.kind not in _GRADUAL]
     if not findings and not eval_loss_names(metrics):
         level, why = memorization_level(metrics, thresholds)
         epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
         findings += next(([_phase_ends(f, loss) for f in found] for phase in _phases(loss, lr_restart_steps(metrics))
                           if (found := _memorized_without_eval(phase, level, thresholds, epochs, why))), [])
     return findings
+
+
+def _targets_given_away(loss: pd.Series, metrics: Metrics, thresholds: Thresholds) -> Finding | None:
+    """A language-model loss (`given_away_start` nats or more at its first point) at `given_away_level` or less
+    before the first epoch ended, and under `memorization_level` from there to the end of the log: a collapse,
+    not learning. Before any example is seen twice, a per-token loss of 0.01 nats means the model is sure of 99%
+    of target tokens it has never seen: the targets are handed to it (labels equal to the inputs, not shifted by
+    one, so each position copies its own token; a causal mask missing; the answer copied from the prompt). A loss
+    that cannot tell whether the model learns anything: an error, dated from where the fall began (the first
+    point under a tenth of the start). Only where the loss then goes on falling tenfold or more to the end: a real
+    task with templated answers (a VQA's short answers) also gets there, but levels off at what is still
+    uncertain in its answers, where nothing is left uncertain in a target the model is given. Needs the log's own epoch (logged, or the steps an epoch makes), and no eval
+    loss: where one is logged, `overfitting` judges (one that falls with it says the answers are that easy)."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if epochs is None or not len(epochs) or len(loss) < thresholds.collapse_points + 1 or eval_loss_names(metrics):
+        return None  # an eval loss that falls with it says the task is that easy (templated answers): it judges
+    values = loss.to_numpy()
+    start = float(values[0])
+    low = np.flatnonzero(values <= thresholds.given_away_level)
+    if start < thresholds.given_away_start or not len(low) or len(values) - low[0] < thresholds.collapse_points:
+        return None
+    at = int(low[0])
+    epoch = _epoch_at(epochs, int(loss.index[at]))
+    if epoch is None or epoch >= 1.0 or np.any(values[at:] > thresholds.memorization_level):
+        return None
+    tail = values[-max(1, len(values) // 10):]
+    if float(np.median(tail)) > values[at] / 10:
+        return None  # it levels off: what is left uncertain (which answer) is a real task's, templated answers
+    fall = int(np.flatnonzero(values <= start / 10)[0])
+    first, reached, last = int(loss.index[fall]), int(loss.index[at]), int(loss.index[-1])
+    message = (f"loss collapse: the loss falls from {format_number(start)} to {format_number(values[at])} by step "
+               f"{reached}, at epoch {epoch:.2g}, before any example was seen twice, and stays under "
+               f"{format_number(thresholds.memorization_level)} to the end of the log (step {last}), where it is "
+               f"{format_number(float(np.median(tail)))} over its last tenth: it never levels off. A next-token loss "
+               "this low on examples the model has not seen means the targets are handed to it, not learned: labels "
+               "equal to the inputs and not shifted by one (each position copies its own token), a causal mask "
+               "missing, answers copied from the prompt, or every answer the same text. What was trained cannot be told from this loss; check "
+               "one batch's labels against its input_ids and the attention mask.")
+    return Finding("loss_collapse", "error", first, message, end_step=last, metric=LOSS, evidence={
+        "to_end": True, "sudden": False, "first_epoch": True, "epoch": epoch, "value": float(values[at]),
+        "level_before": start, "near_zero_step": reached, "n_points": len(values) - fall})
+
+
+CLASSIFIER_HEADS = ("ForSequenceClassification", "ForTokenClassification", "ForMultipleChoice", "ForQuestionAnswering")
+CLASSIFIER_TASKS = ("SEQ_CLS", "TOKEN_CLS", "QUESTION_ANS")
+
+
+def for_a_classifier(findings: list[Finding]) -> list[Finding]:
+    """The findings of a run whose model has a classification head (its config says so): its loss is no next-token
+    loss, so one at ~0 within the first epoch may be an easy task as well as a label given away by a feature, and
+    `_targets_given_away` is a warning that says so rather than a collapse."""
+    out = []
+    for f in findings:
+        if f.kind == "loss_collapse" and f.evidence.get("first_epoch"):
+            message = (f"loss at {format_number(f.evidence['value'])} by step {f.evidence['near_zero_step']}, at epoch "
+                       f"{f.evidence['epoch']:.2g}, before any example was seen twice, on a classification head: an "
+                       "easy task, or a feature that gives the label away (an id, the label inside the text). Log an "
+                       "eval loss and accuracy on held-out data to tell.")
+            f = replace(f, kind="zero_loss_unexplained", severity="warning", message=message)
+        out.append(f)
+    return out
 
 
 _VANISHED = 1e-6  # a grad_norm this small is no gradient at all

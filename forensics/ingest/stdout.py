@@ -242,7 +242,20 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None) -> p
         return empty_frame()
     frame = pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
                           "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(steps), math.nan)})
+    if per_epoch and "epoch" not in metrics and "loss" in metrics:
+        frame = _with_epochs(frame, per_epoch)
+        meta["epoch_inferred"] = f"step / {per_epoch:g} steps per epoch, as the log states them"
     return without_unit_loss_scale(without_placeholders(frame) if "megatron" in kinds_of(events) else frame)
+
+
+def _with_epochs(frame: pd.DataFrame, per_epoch: float) -> pd.DataFrame:
+    """An `epoch` at every step that logged a loss, where the log prints none beside it but says how many steps
+    an epoch makes: the step / steps-per-epoch that the HF Trainer logs as its own `epoch`."""
+    losses = frame.index[frame["metric"] == "loss"]
+    steps = frame.loc[losses, "step"].to_numpy()
+    epochs = pd.DataFrame({"step": steps, "metric": "epoch", "value": steps / per_epoch, "wall_time": math.nan},
+                          index=losses + 0.5)  # each right after its loss: the rows' order is the log's (resumes)
+    return pd.concat([frame, epochs]).sort_index().reset_index(drop=True)
 
 
 def _training_bar_total(events: list[tuple]) -> int | None:
@@ -265,6 +278,11 @@ _COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\
 # nanochat base_train / autoresearch train.py: `Parameter counts:`, one `name : 1,234` line each, `total : N`.
 _PARAMETER_COUNTS = re.compile(r"^Parameter counts:[ \t]*\r?\n(?:[ \t]*\w+[ \t]*: [\d,]+[ \t]*\r?\n){0,30}?"
                                r"[ \t]*total[ \t]*: ([\d,]{4,})[ \t]*\r?$", re.MULTILINE)
+# A script's own line with the model's whole count before the word: `Modele charge: 958,950,144 params (step 21000)`.
+# Never a PEFT banner's trainable count (the banner reader takes its `all params`), nor a count of part of the model.
+_PARAMS_SAID = re.compile(r"^(?!.*(?:trainable|frozen|embedding|non-))[^\n\r]{0,120}?(?<![\d,.])"
+                          r"(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b[^\n\r]*$",
+                          re.MULTILINE | re.IGNORECASE)
 _PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32"}
 
 
@@ -273,14 +291,15 @@ def console_facts(text: str) -> dict:
     (`bfloat16_enabled ..... True`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
     `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, and the parameter
     count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
-    (`Parameter counts:` ... `total : 6,389,802`). Keys: `console_precision` ("bf16" | "fp16" |
+    (`Parameter counts:` ... `total : 6,389,802`), or a script's `958,950,144 params`. Keys: `console_precision` ("bf16" | "fp16" |
     "fp32"), `console_n_params`, each with `<key>_line`."""
     out: dict = {}
     m = _DS_PRECISION.search(text) or _AMP_PRECISION.search(text) or _COMPUTE_DTYPE.search(text)
     if m:
         out["console_precision"] = _PRECISION_NAMES[next(g for g in m.groups() if g)]
         out["console_precision_line"] = m.group(0).strip()[-160:]
-    m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text)
+    m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or (
+        "param" in text and _PARAMS_SAID.search(text))
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = m.group(0).strip().splitlines()[-1].strip()[-160:]  # the total's own line
@@ -289,14 +308,22 @@ def console_facts(text: str) -> dict:
 
 _NUM_EPOCHS = re.compile(r"Num Epochs = ([\d,]+)")
 _TOTAL_OPT_STEPS = re.compile(r"Total optimization steps = ([\d,]+)")
+# A training script's own plan line, `2000 examples x 3 epochs = 375 steps` (Phiwain/LLM sft.py): the epochs and
+# the optimizer steps they make, said together.
+_STATED_EPOCHS = re.compile(r"\b(\d[\d,]*)\s+epochs?\s*=\s*(\d[\d,]*)\s+(?:optimi[sz]ation\s+|optimizer\s+|training\s+)?"
+                            r"steps\b", re.IGNORECASE)
 
 
 def _steps_per_epoch(text: str) -> float | None:
-    """Optimizer steps per epoch from the HF Trainer's `***** Running training *****` banner, or None."""
+    """Optimizer steps per epoch from the HF Trainer's `***** Running training *****` banner, else from a
+    script's line that says how many steps its epochs make; None where the log says neither."""
     epochs, total = _NUM_EPOCHS.search(text), _TOTAL_OPT_STEPS.search(text)
-    if not epochs or not total:
+    if epochs and total:
+        e, t = int(epochs.group(1).replace(",", "")), int(total.group(1).replace(",", ""))
+    elif "poch" in text and (stated := _STATED_EPOCHS.search(text)):
+        e, t = (int(g.replace(",", "")) for g in stated.groups())
+    else:
         return None
-    e, t = int(epochs.group(1).replace(",", "")), int(total.group(1).replace(",", ""))
     return t / e if e > 0 and t > 0 else None
 
 
