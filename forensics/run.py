@@ -243,7 +243,8 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:
                        rb"""|Step \d+ \| Validation (?:bpb|loss):|(?:iter \d+: loss|step \d+: train loss) (?:\d|nan|inf)"""
                        rb"""|(?:batch|step|iter):\s*\d+,[^\n]*\bloss:\s*[-+.\w]"""
                        rb"""|\bstep:\d+ - [^\n]*(?:loss|score/mean|grad_norm)[^\s:]*:[-+.\w]"""
-                       rb"""|\d/\d+ \[[^\]\n]*(?:it/s|s/it),[^\]\n]*loss[\w/]*[ =:]\s*[-+.\dnNiI]""")
+                       rb"""|\d/\d+ \[[^\]\n]*(?:it/s|s/it),[^\]\n]*loss[\w/]*[ =:]\s*[-+.\dnNiI]"""
+                       rb"""|Epoch:?\s*\[\d+/\d+\]\s*\(\d+/\d+\)[^\n]{0,20}?\bloss:\s*[-+.\dnNiI]""")
 
 
 def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:

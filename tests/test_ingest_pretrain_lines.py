@@ -547,6 +547,35 @@ def test_a_script_that_prints_its_model_size_in_params_gives_the_profile_its_siz
         assert "console_n_params" not in stdout.console_facts(line + "\n"), line
 
 
+def test_minimind_epoch_bracket_lines_in_their_spellings():
+    """jingyaogong/minimind trainer/train_*.py and the baby-llama2-chinese forks: `Epoch:[E/N](n/M)` then pairs."""
+    assert _parsed("Epoch:[1/1](10/39695), loss: 8.5371, logits_loss: 8.5371, aux_loss: 0.0000, lr: 0.00050000, "
+                   "epoch_time: 130.0min") == ("epoch_bracket", 10, 39695, {
+                       "loss": 8.5371, "logits_loss": 8.5371, "aux_loss": 0.0, "learning_rate": 0.0005,
+                       "epoch_time_min": 130.0, "epoch": 1.0})
+    assert _parsed("Epoch:[0/2](100/2000) loss:3.123 lr:0.000300000000 epoch_Time:12.0min:") == (
+        "epoch_bracket", 100, 2000, {"loss": 3.123, "learning_rate": 0.0003, "epoch_time_min": 12.0, "epoch": 0.0})
+    assert _parsed("2024-05-01 INFO Epoch:[1/3](0/500) loss: 3.123. lr: 0.0000300. epoch_remain_time: 12min.")[3][
+        "loss"] == 3.123
+    from forensics.ingest.pretrain_lines import parse_line
+
+    assert parse_line("Epoch:[1/3](0/500) lr: 0.1, epoch_time: 3min") is None  # no loss: no step line
+
+
+def test_minimind_logs_are_found_and_numbered_on_across_epochs_whichever_epoch_they_count_from(tmp_path):
+    rec = stdout.read(CORPUS / "Coicozoi_minimind-from-scratch_pretrain" / "pretrain.log")
+    loss = _series(rec.frame, "loss")
+    assert (len(loss), loss[10], loss[39695]) == (3970, 8.5371, 2.1559) and rec.console_kinds == ("epoch_bracket",)
+    assert [p.name for p in discover(CORPUS / "Coicozoi_minimind-from-scratch_dpo").text_logs] == ["dpo.log"]
+    for first in (0, 1):  # baby-llama2 prints the loop's epoch, MiniMind epoch + 1
+        (tmp_path / "train.log").write_text("".join(
+            f"Epoch:[{e + first}/2]({n}/300) loss:{3 - e - n / 1000:.3f} lr:0.000100000000 epoch_Time:1.0min:\n"
+            for e in range(2) for n in range(0, 300, 100)))
+        frame = stdout.read(tmp_path / "train.log").frame
+        assert sorted(_series(frame, "loss")) == [0, 100, 200, 300, 400, 500]
+        assert _series(frame, "epoch") == pytest.approx({s: s / 300 for s in range(0, 600, 100)})
+
+
 def _pairs(frame, metric):
     rows = frame[frame["metric"] == metric]
     return list(zip(rows["step"].tolist(), rows["value"].tolist()))

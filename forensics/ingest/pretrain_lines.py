@@ -50,6 +50,12 @@ both and puts the rows in file order with its other events.
   (kind "tqdm_postfix"); its step is the bar's n; an `Epoch E` before the bar restarts it each epoch, so
   the epoch is kept as a metric and the stdout reader numbers the steps on across epochs. The postfix
   repeats its last value at every redraw: the reader keeps a value where it changes.
+* `Epoch:[E/N](n/M) loss: X, ...` lines of the small from-scratch LLM projects (jingyaogong/minimind's
+  trainer/train_*.py: `Epoch:[1/1](10/39695), loss: 8.5371, logits_loss: 8.5371, aux_loss: 0.0000, lr: 0.0005,
+  epoch_time: 130.0min`; baby-llama2-chinese and its forks: `Epoch:[0/2](100/2000) loss:3.123 lr:0.0003000
+  epoch_Time:12.0min:`), kind "epoch_bracket": n is the step within epoch E of N, M the steps an epoch makes, and
+  the fields are `name: number` pairs separated by commas, spaces or periods. The epoch is kept as a metric (the
+  stdout reader numbers the steps on across epochs, whichever epoch the script counts from).
 * Plain logging lines made only of comma-separated `key: value` pairs with a loss and a counter,
   as Barber0/LLM-pretrain pretrain.py logs `ep: %d, batch: %d, time: %.2f, ntokens: %.2f/%d, loss: %f`
   (kind "key_value"). Such a line has no step of its own: its step is the counter as printed (step,
@@ -143,6 +149,10 @@ _TQDM_BAR = re.compile(r"\d{1,3}%\|[^|]{0,200}\|\s*(?P<n>\d{1,18})/(?P<total>\d{
 _POSTFIX_PAIR = re.compile(r"^\s*([A-Za-z][\w/.-]*)\s*[=:]?\s*([-+]?(?:nan|inf|\.?\d)[^\s,]*)\s*$", re.IGNORECASE)
 _POSTFIX_SKIP = {"v_num"}  # Lightning's run version, not a metric
 _BAR_EPOCH = re.compile(r"\bEpoch\s*(\d{1,6})", re.IGNORECASE)
+# MiniMind / baby-llama2-chinese: `Epoch:[E/N](n/M)` then `name: number` pairs (commas, spaces or periods between).
+_EPOCH_BRACKET = re.compile(r"(?<![\w/])Epoch:?\s*\[(\d{1,6})/(\d{1,6})\]\s*\((\d{1,18})/(\d{1,18})\)")
+_BRACKET_FIELD = re.compile(r"([A-Za-z][\w]{0,40})\s*:\s*([-+]?(?:nan|inf|\d[\d.]*(?:[eE][-+]?\d+)?)[A-Za-z%]{0,4})",
+                            re.IGNORECASE)
 # A plain logging line made only of `key: value` pairs, one of them a counter (Barber0/LLM-pretrain).
 _KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iter|iteration):\s*\d")
 _KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
@@ -150,7 +160,7 @@ _KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
 # optional colon, a number with its unit.
 _FIELD = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,2})\s*:?\s*([-+]?(?:nan|inf|\.?\d)[^\s|]*)",
                     re.IGNORECASE)
-_UNITS = {"ms": "_ms", "s": "_s", "m": "_min", "%": "_pct"}
+_UNITS = {"ms": "_ms", "s": "_s", "m": "_min", "min": "_min", "%": "_pct"}
 _FIELD_NAMES = {"dt": "time", "tok/sec": "tokens_per_second", "tok-sec": "tokens_per_second", "lrm": "lr_multiplier",
                 "mfu": "mfu_pct", "bf16_mfu": "mfu_pct", "ep": "epoch", "step loss": "loss"}
 # The first steps of nanoGPT print `mfu -100.00%`: its running MFU before it has five timings, no value.
@@ -160,7 +170,7 @@ _PLACEHOLDER_MFU = -100.0
 @dataclass(frozen=True)
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
-    "autoresearch", "nanogpt", "verl", "tqdm_postfix", "key_value"), step, total steps if printed, the
+    "autoresearch", "nanogpt", "verl", "epoch_bracket", "tqdm_postfix", "key_value"), step, total steps if printed, the
     metrics in print order, and
     whether a cut tail lost fields."""
 
@@ -361,6 +371,18 @@ def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | Non
     return _record("tqdm_postfix", int(m.group("n")), m.group("total"), metrics, False)
 
 
+def _epoch_bracket(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """`Epoch:[E/N](n/M) loss: X, lr: Y, ...` (module docstring): step n of M in epoch E, the epoch as a metric;
+    a line without a loss is none of these. On the file's last line the last pair may be cut: left out."""
+    pairs = _BRACKET_FIELD.findall(line, m.end())
+    cut = last_line and bool(pairs) and line.rstrip().endswith(pairs[-1][1])
+    metrics = [(_field_name(name, raw), value) for name, raw in (pairs[:-1] if cut else pairs)
+               if (value := number(raw)) is not None]
+    if not any(name == "loss" for name, _ in metrics):
+        return None
+    return _record("epoch_bracket", int(m.group(3)), m.group(4), metrics + [("epoch", float(m.group(1)))], cut)
+
+
 def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """A line of `key: value` pairs and nothing else (`ep: 0, batch: 20, time: 9.17, ntokens: 485.20/513,
     loss: 10.98`): read when every comma-separated part is such a pair, a loss among them, and a
@@ -406,7 +428,8 @@ def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -
 # (substring, start of the shape, reader) in the order they are tried.
 _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
-                 ("loss", _KEY_VALUE_START, _key_values), ("%|", _TQDM_BAR, _tqdm_postfix))
+                 ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("loss", _KEY_VALUE_START, _key_values),
+                 ("%|", _TQDM_BAR, _tqdm_postfix))
 
 @dataclass
 class OlmoBlock:

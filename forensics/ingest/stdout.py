@@ -123,7 +123,25 @@ def _scan(text: str) -> list[tuple]:
     last = olmo.close()
     if last is not None:
         events.append(("line", last))
-    return _tqdm_postfix_changes(_without_rank_copies(events))
+    return _epoch_brackets_numbered_on(_tqdm_postfix_changes(_without_rank_copies(events)))
+
+
+def _epoch_brackets_numbered_on(events: list[tuple]) -> list[tuple]:
+    """`Epoch:[E/N](n/M)` lines at step (E - the first epoch) x M + n, their epoch as the HF Trainer logs it
+    (epochs done, a fraction): some scripts print E counted from 0, most from 1; the log's first epoch is its 0."""
+    epochs = [dict(e[1].metrics)["epoch"] for e in events if e[0] == "line" and e[1].kind == "epoch_bracket"]
+    if not epochs:
+        return events
+    first = min(epochs)
+    out = []
+    for event in events:
+        record = event[1] if event[0] == "line" else None
+        if record is not None and record.kind == "epoch_bracket" and record.total:
+            done = dict(record.metrics)["epoch"] - first
+            metrics = tuple((k, done + record.step / record.total if k == "epoch" else v) for k, v in record.metrics)
+            event = ("line", replace(record, step=int(done) * record.total + record.step, metrics=metrics))
+        out.append(event)
+    return out
 
 
 def _tqdm_postfix_changes(events: list[tuple]) -> list[tuple]:
