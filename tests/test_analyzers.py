@@ -381,6 +381,37 @@ def test_close_spikes_are_one_storm_named_by_the_largest():
     assert f.evidence["spike_steps"] == [int(st[p]) for p in planted]
 
 
+def storm_over_a_falling_median(rise: float = 1.0, loss_lift: float = 1.0):
+    """A per-step log on tiny batches (ki-system-sicherheit/prompt-mitigation-llm's flan-t5-xl LoRA): the grad_norm's
+    median falls tenfold as the loss falls, with a lone jump of 5 to 10 every few dozen points, as high as the first
+    steps' own; `rise` lifts the grad_norm's level and `loss_lift` the loss a hundred points into the storm."""
+    n = 720
+    st = steps(n, 5)
+    grad = noisy_grad_norm(n, 50, level=1.0, sigma=0.4) * np.geomspace(2.0, 0.2, n)
+    grad[20] = 9.5
+    loss = decaying_loss(n, 50, start=2.3, end=0.03, tau=120.0, noise=0.3)
+    for pos in range(200, n, 22):
+        grad[pos] = 6.0 + (pos % 5)
+    grad[300:] *= rise
+    loss[300:] *= loss_lift
+    return st, grad, loss
+
+
+def test_a_storm_of_lone_spikes_no_taller_than_the_first_steps_on_a_falling_loss_is_the_heavy_tail():
+    st, grad, loss = storm_over_a_falling_median()
+    storms = [f for f in detect_grad_norm_spikes(metrics(st, grad_norm=grad, loss=loss), TH) if f.evidence.get("storm")]
+    assert storms and {f.severity for f in storms} == {"info"}
+    assert all(f.evidence["steady_storm"] for f in storms) and "heavy tail" in storms[0].message
+
+
+@pytest.mark.parametrize("rise, loss_lift", [(3.0, 1.0), (1.0, 3.0)])
+def test_a_storm_that_lifts_the_grad_norm_level_or_the_loss_stays_a_warning(rise, loss_lift):
+    st, grad, loss = storm_over_a_falling_median(rise, loss_lift)
+    found = detect_grad_norm_spikes(metrics(st, grad_norm=grad, loss=loss), TH)
+    assert "warning" in {f.severity for f in found}
+    assert not any(f.evidence.get("steady_storm") for f in found)
+
+
 def test_a_spike_right_before_nan_is_an_error_and_the_root_of_the_chain():
     n, at, nan_at = 120, 80, 83
     st = steps(n, 5)

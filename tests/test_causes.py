@@ -167,6 +167,8 @@ def test_deepspeed_fp32_communication_with_fp16():
     config(fp16=True, ds__fp16__enabled=True),                          # no communication_data_type
     config(ds__communication_data_type="fp32", ds__zero_optimization__stage=2),  # fp32 training: no conflict
     config(fp16=True, ds__fp16__enabled=True, ds__communication_data_type="fp16"),
+    # Megatron-DeepSpeed's arguments: --bf16 and the zero_stage it prints for every run, no DeepSpeed config read
+    config(bf16=True, ds__zero_optimization__stage=1),
 ])
 def test_deepspeed_conflict_silent(cfg):
     assert "deepspeed_precision_conflict" not in by_id(causes(cfg, NAN_GRAD, [error()]))
@@ -175,7 +177,7 @@ def test_deepspeed_conflict_silent(cfg):
 @pytest.mark.parametrize("cfg, phrase", [
     (config(fp16=True, ds__fp16__enabled=False), "fp16=True"),
     (config(ds__fp16__enabled=True, ds__bf16__enabled=True), "both fp16 and bf16"),
-    (config(bf16=True, ds__zero_optimization__stage=3), "enables neither"),
+    (config(bf16=True, ds__zero_optimization__stage=3, ds__train_micro_batch_size_per_gpu=4), "enables neither"),
 ])
 def test_deepspeed_mixed_flags(cfg, phrase):
     cause = by_id(causes(cfg, NAN_GRAD, [error()]))["deepspeed_precision_conflict"]

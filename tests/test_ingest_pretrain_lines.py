@@ -535,6 +535,25 @@ def test_a_script_that_says_how_many_steps_its_epochs_make_gives_each_loss_its_e
     assert _series(stdout.read(tmp_path / "said.log").frame, "epoch")[30] == pytest.approx(1.5)
 
 
+def test_a_parameter_summary_all_trainable_is_a_full_run_and_deepspeed_pipeline_lines_give_the_size():
+    """torchinfo / Keras-style `Total params` + `Trainable params` lines (dhairyag/ShakespeareGPT-Forge), and
+    DeepSpeed's pipeline engine's UNIQUE_PARAMS (liguodongiot/llm-action's pasted Megatron-DeepSpeed console)."""
+    from forensics.ingest.banners import find_banners
+
+    (summary,) = find_banners(["Total Parameters: 124,475,904", "Trainable Parameters: 124,475,904",
+                               "Non-trainable Parameters: 0"])
+    assert (summary.kind, summary.trainable_params, summary.all_params) == ("param_summary", 124475904, 124475904)
+    assert find_banners(["Trainable params: 4,194,304", "step 1 | loss 2.0"]) == ()  # no total beside it
+    assert find_banners(["trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622"])[0].kind \
+        == "peft"
+    profile = forensics.analyze(CORPUS / "dhairyag_ShakespeareGPT-Forge").run_profile
+    assert (profile.method, profile.model_params) == ("full", 124475904)
+    assert "all 124,475,904 parameters trainable" in profile.evidence["method"]
+    line = ("[2024-01-01 10:00:00,000] [INFO] [engine.py:138:__init__] RANK=0 STAGE=0 LAYERS=14 [0, 14) "
+            "STAGE_PARAMS=336379904 (336.380M) TOTAL_PARAMS=1345523712 (1345.524M) UNIQUE_PARAMS=1345523712 (1345.524M)")
+    assert stdout.console_facts(line + "\n")["console_n_params"] == 1345523712
+
+
 def test_a_script_that_prints_its_model_size_in_params_gives_the_profile_its_size():
     rec = stdout.read(CORPUS / "Phiwain_LLM" / "sft.log")
     assert rec.meta["console_n_params"] == 958950144
@@ -543,6 +562,8 @@ def test_a_script_that_prints_its_model_size_in_params_gives_the_profile_its_siz
     # a PEFT banner's trainable count, a part of the model, and a step count are not the model's size
     for line in ("trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622",
                  "Embedding params: 12,582,912 params", "Non-trainable params: 1,234,567 params",
+                 "num decayed parameter tensors: 50, with 124,354,560 parameters",  # nanoGPT's optimizer groups
+                 "transformer: ModuleDict (124,475,904 parameters)",  # a module tree's line
                  "step 1000000 | params updated"):
         assert "console_n_params" not in stdout.console_facts(line + "\n"), line
 

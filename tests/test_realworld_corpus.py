@@ -72,6 +72,13 @@ def test_status_and_first_incident(source, case):
         assert abs(a.first_incident.step - first["step"]) <= first.get("step_tolerance", 0)
 
 
+@pytest.mark.parametrize("source, case", [_case(*c) for c in CASE_NAMES if _expected(*c)["status"] == "healthy"])
+def test_a_healthy_run_is_given_no_cause_to_act_on(source, case):
+    """A cause on a healthy run reads as something to change (the Megatron-DeepSpeed consoles were told to remove
+    a DeepSpeed setting they never had): where nothing went wrong, nothing is named as its cause."""
+    assert [c.title for c in _analyze(source, case).causes] == []
+
+
 @pytest.mark.parametrize("source, case", [_case(*c, "profile_disagrees") for c in CASE_NAMES])
 def test_run_profile_where_the_files_say_it(source, case):
     expected, profile = _expected(source, case)["run_profile"], _analyze(source, case).run_profile.to_dict()

@@ -50,7 +50,42 @@ def detect_grad_norm_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Fi
     loss = real_loss(metrics) if LOSS in metrics else None
     # the narrower reason first: a spike no taller than the run's first steps says more than "the loss held"
     findings = [_unless_within_early_range(f, grad, loss, is_preference_log(metrics)) for f in findings]
+    findings = [_unless_storm_in_a_steady_run(f, loss, grad, thresholds) for f in findings]
     return [_unless_loss_steady(f, loss, grad, thresholds) for f in findings]
+
+
+def _unless_storm_in_a_steady_run(finding: Finding, loss: pd.Series | None, grad: pd.Series,
+                                  thresholds: Thresholds) -> Finding:
+    """A storm of spikes spread over a long stretch of a per-step log on tiny batches (a spike every few dozen
+    points, against a median that fell as the run learned) is the heavy tail of a steady run's gradient when
+    the run did not change under it: the grad_norm's median over the stretch is no higher than before it, no
+    spike is taller than `_TAIL` x the run's first steps' highest, and the loss's running median never rose
+    over `loss_spike_recover_factor` x its level before the storm. An unstable stretch lifts the grad_norm's
+    level, or the loss, or both."""
+    if finding.severity != "warning" or not finding.evidence.get("storm") or loss is None:
+        return finding
+    grad = finite(grad)
+    end = finding.end_step if finding.end_step is not None else int(grad.index[-1])
+    window = thresholds.spike_window
+    grad_before, grad_during = grad[grad.index < finding.step].iloc[-window:], grad[
+        (grad.index >= finding.step) & (grad.index <= end)]
+    loss_before = loss[loss.index < finding.step].iloc[-window:]
+    loss_during = loss[(loss.index >= finding.step) & (loss.index <= end)]
+    if len(grad_before) < thresholds.spike_min_history or len(loss_before) < thresholds.spike_min_history \
+            or len(loss_during) < window:
+        return finding
+    first_steps = float(grad.iloc[:max(3, len(grad) // 10)].max())
+    level = float(loss_before.median())
+    lifted = float(loss_during.rolling(window).median().max()) > thresholds.loss_spike_recover_factor * level
+    if float(grad_during.median()) > float(grad_before.median()) or finding.evidence.get("peak", np.inf) > \
+            _TAIL * first_steps or lifted:
+        return finding
+    note = (f"; spread over {len(grad_during)} logged points, none taller than {format_number(_TAIL)}x the run's "
+            f"first steps' highest ({format_number(first_steps)}), the grad_norm's median no higher than before "
+            f"({format_number(float(grad_during.median()))} against {format_number(float(grad_before.median()))}) and "
+            "the loss's running median never above its level before: the heavy tail of a steady run's grad_norm")
+    return replace(finding, severity="info", message=finding.message.rstrip(".") + note + ".",
+                   evidence={**finding.evidence, "loss_reacted": False, "steady_storm": True})
 
 
 def _unless_reward_steady(finding: Finding, grad: pd.Series, reward: pd.Series, thresholds: Thresholds) -> Finding:

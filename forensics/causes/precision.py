@@ -119,9 +119,15 @@ def _mixed_flag_evidence(facts: Facts) -> list[str]:
         out.append("the DeepSpeed config enables both fp16 and bf16")
     wants = [k for k in ("fp16", "bf16") if c.get(k) is True]
     if wants and c.get("ds.fp16.enabled") in (None, False) and c.get("ds.bf16.enabled") in (None, False) \
-            and not out:
+            and not out and _deepspeed_config_read(c):
         out.append(f"{said(c, wants[0])} but the DeepSpeed config enables neither fp16 nor bf16")
     return out
+
+
+def _deepspeed_config_read(c) -> bool:
+    """A DeepSpeed config itself was read, so a missing fp16 / bf16 section means it trains in fp32; not only a
+    launcher's copy of its ZeRO stage (Megatron-DeepSpeed prints `zero_stage` among every run's arguments)."""
+    return any(k.startswith("ds.") and k != "ds.zero_optimization.stage" for k in c.values)
 
 
 def _early_trouble(facts: Facts) -> list[str]:

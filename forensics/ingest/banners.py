@@ -7,6 +7,9 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
 * text-generation-webui's Training_PRO: `Trainable params: X (p %), All params: Y (Model: Z)`; Z is the model.
 * ms-swift's closing summary in logging.jsonl: `model_info` (`InternVLChatModel: 2205.7544M Params (2205.7544M
   Trainable [100.0000%]), ...`), read by the swift reader through `swift_banner`.
+* A parameter summary, as torchinfo / torchsummary / Keras and many training scripts print it: `Total params:
+  124,475,904` and `Trainable params: 124,475,904` (or `... Parameters: N`), each a line of its own, within three
+  lines of each other (dhairyag/ShakespeareGPT-Forge log.md). All of it trainable is a full training run.
 * Unsloth, on loading the model: `==((====))==  Unsloth 2024.8: Fast Llama patching. ...` and
   four more lines (GPU, Pytorch, `Bfloat16 = FALSE`, licence); on training:
   `==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1` and four more lines, the
@@ -28,6 +31,9 @@ _WEBUI = re.compile(r"LoRA training run is completed|text-generation-webui/exten
 _WEBUI_COUNTS = re.compile(r"Trainable params:\s*([\d,]+).*?All params:\s*[\d,]+\s*\(Model:\s*([\d,]+)\)")
 # ms-swift's summary: `PeftModelForCausalLM: 8212.5588M Params (21.8235M Trainable [0.2657%]), 0.0001M Buffers.`
 _SWIFT_INFO = re.compile(r"^(\w+): ([\d.]+)M Params \(([\d.]+)M Trainable")
+_SUMMARY_TRAINABLE = re.compile(r"^\s*Trainable param(?:eter)?s\s*[:=]\s*([\d,]+)\s*$", re.IGNORECASE)
+_SUMMARY_TOTAL = re.compile(r"^\s*(?:Total|All) param(?:eter)?s\s*[:=]\s*([\d,]+)\s*$", re.IGNORECASE)
+_SUMMARY_REACH = 3  # lines between the total and the trainable count of one summary
 
 
 def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
@@ -49,7 +55,21 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
         elif "Trainable params:" in line and (m := _WEBUI_COUNTS.search(line)):
             # the model's own count, named apart from the adapter's by the log itself
             found.append(Banner("webui", line.strip(), _count(m.group(1)), _count(m.group(2)), source))
+        elif "rainable" in line and (m := _SUMMARY_TRAINABLE.match(line)):
+            summary = _parameter_summary(lines, i, m, source)
+            if summary is not None:
+                found.append(summary)
     return tuple(found)
+
+
+def _parameter_summary(lines: list[str], i: int, trainable: re.Match, source: str) -> Banner | None:
+    """A `Trainable params: N` line with its summary's `Total params: M` within `_SUMMARY_REACH` lines."""
+    near = lines[max(0, i - _SUMMARY_REACH):i + _SUMMARY_REACH + 1]
+    total = next((m for x in near if (m := _SUMMARY_TOTAL.match(x))), None)
+    if total is None:
+        return None
+    text = "\n".join(x.strip() for x in (total.string, trainable.string))
+    return Banner("param_summary", text, _count(trainable.group(1)), _count(total.group(1)), source)
 
 
 def swift_banner(info: str, source: str) -> Banner | None:

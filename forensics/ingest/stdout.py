@@ -290,17 +290,24 @@ def _training_bar_total(events: list[tuple]) -> int | None:
 # What a console log prints about the run's setup, for the run configuration (see `console_facts`).
 _DS_PRECISION = re.compile(r"^.*?\b(bfloat16|fp16)_enabled\s*\.{3,}\s*True\s*$", re.MULTILINE)
 _AMP_PRECISION = re.compile(r"precision='amp_(bf16|fp16)'|compute dtype: torch\.(bfloat16|float16)\b")
-_TOTAL_PARAMS = re.compile(r"^.*?Total number of parameters:\s*([\d,]{4,})\s*$", re.MULTILINE)
+# OLMo's `Total number of parameters: N`; a parameter summary's `Total params: N` / `Total Parameters: N`.
+_TOTAL_PARAMS = re.compile(r"^.*?Total (?:number of parameters|param(?:eter)?s)\s*[:=]\s*([\d,]{4,})\s*$",
+                           re.MULTILINE | re.IGNORECASE)
 # nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
 _COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\b.*$", re.MULTILINE)
 # nanochat base_train / autoresearch train.py: `Parameter counts:`, one `name : 1,234` line each, `total : N`.
 _PARAMETER_COUNTS = re.compile(r"^Parameter counts:[ \t]*\r?\n(?:[ \t]*\w+[ \t]*: [\d,]+[ \t]*\r?\n){0,30}?"
                                r"[ \t]*total[ \t]*: ([\d,]{4,})[ \t]*\r?$", re.MULTILINE)
 # A script's own line with the model's whole count before the word: `Modele charge: 958,950,144 params (step 21000)`.
-# Never a PEFT banner's trainable count (the banner reader takes its `all params`), nor a count of part of the model.
-_PARAMS_SAID = re.compile(r"^(?!.*(?:trainable|frozen|embedding|non-))[^\n\r]{0,120}?(?<![\d,.])"
-                          r"(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b[^\n\r]*$",
+# Never a PEFT banner's trainable count (the banner reader takes its `all params`), nor a count of part of the model
+# (nanoGPT's `num decayed parameter tensors: 50, with 124,354,560 parameters`, a module tree's `wte: Embedding
+# (38,633,472 parameters)`).
+_PARAMS_SAID = re.compile(r"^(?!.*(?:trainable|frozen|embedding|non-|decay|tensor|group|layer|stage|rank|shard))"
+                          r"[^\n\r]{0,120}?(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b[^\n\r]*$",
                           re.MULTILINE | re.IGNORECASE)
+# DeepSpeed's PipelineEngine, once per stage: `RANK=0 STAGE=0 LAYERS=14 [0, 14) STAGE_PARAMS=... TOTAL_PARAMS=N (...)
+# UNIQUE_PARAMS=N (...)`; UNIQUE_PARAMS counts tied weights once, the model's size.
+_PIPE_PARAMS = re.compile(r"^.*?\bUNIQUE_PARAMS=(\d{4,})\b.*$", re.MULTILINE)
 _PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32"}
 
 
@@ -309,7 +316,8 @@ def console_facts(text: str) -> dict:
     (`bfloat16_enabled ..... True`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
     `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, and the parameter
     count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
-    (`Parameter counts:` ... `total : 6,389,802`), or a script's `958,950,144 params`. Keys: `console_precision` ("bf16" | "fp16" |
+    (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N`, DeepSpeed's pipeline
+    `UNIQUE_PARAMS=N`, or a script's `958,950,144 params`. Keys: `console_precision` ("bf16" | "fp16" |
     "fp32"), `console_n_params`, each with `<key>_line`."""
     out: dict = {}
     m = _DS_PRECISION.search(text) or _AMP_PRECISION.search(text) or _COMPUTE_DTYPE.search(text)
@@ -317,7 +325,7 @@ def console_facts(text: str) -> dict:
         out["console_precision"] = _PRECISION_NAMES[next(g for g in m.groups() if g)]
         out["console_precision_line"] = m.group(0).strip()[-160:]
     m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or (
-        "param" in text and _PARAMS_SAID.search(text))
+        "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or ("param" in text and _PARAMS_SAID.search(text))
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = m.group(0).strip().splitlines()[-1].strip()[-160:]  # the total's own line
