@@ -285,6 +285,11 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict) 
         if banner.all_params:
             evidence["model_params"] = f"{banner.kind} banner in {banner.source}"
             return int(banner.all_params)
+    for source, meta in timeline.meta.items():  # a script's own `N params` line: under a banner's or config's count
+        said = meta.get("console_params_said")
+        if isinstance(said, int) and said > 0:
+            evidence["model_params"] = f"{source}: {meta.get('console_params_said_line', '')}"
+            return said
     for text, where in names:
         m = _SIZE.search(text.replace("_", "-"))
         if m:

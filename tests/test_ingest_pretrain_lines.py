@@ -526,13 +526,21 @@ def test_a_script_that_says_how_many_steps_its_epochs_make_gives_each_loss_its_e
     rec = stdout.read(CORPUS / "Phiwain_LLM" / "sft.log")
     epochs = _series(rec.frame, "epoch")
     assert sorted(epochs) == sorted(_series(rec.frame, "loss")) and epochs[60] == pytest.approx(0.48)
-    assert rec.meta["epoch_inferred"] == "step / 125 steps per epoch, as the log states them"
+    assert rec.meta["epoch_inferred"] == "step / 125 steps per epoch, as the log's plan line states them"
     assert list(rec.frame["step"]) == sorted(rec.frame["step"])  # each epoch beside its loss: no resume is seen
     redraws = "".join(f"\rSFT: {n}%|#| {n}/40 [00:01<00:00, 1.0it/s, loss {2.0 - n / 100:.4f}]" for n in range(1, 41))
     (tmp_path / "plain.log").write_text("Training: 40 steps\n" + redraws + "\n")  # no epochs said: none made up
     assert "epoch" not in set(stdout.read(tmp_path / "plain.log").frame["metric"])
     (tmp_path / "said.log").write_text("Training: 800 examples x 2 epochs = 40 steps\n" + redraws + "\n")
     assert _series(stdout.read(tmp_path / "said.log").frame, "epoch")[30] == pytest.approx(1.5)
+    # a plan whose total is not the bar's (micro-batches, another run's plan line), or a fraction, gives no epochs
+    for plan in ("2 epochs = 160 training steps (4 micro-batches an update)", "save every 0.5 epochs = 10 steps"):
+        (tmp_path / "other.log").write_text(plan + "\n" + redraws + "\n")
+        assert "epoch" not in set(stdout.read(tmp_path / "other.log").frame["metric"]), plan
+    # a run of token ids is no plan line, and is read in linear time (it was quadratic: minutes for 400 KB)
+    ids = '{"input_ids": [' + ",".join(str(128000 + i) for i in range(20000)) + "]}"
+    (tmp_path / "ids.log").write_text((ids + "\nEpoch 1/3\n") * 5 + redraws + "\n")
+    assert "epoch" not in set(stdout.read(tmp_path / "ids.log").frame["metric"])
 
 
 def test_a_parameter_summary_all_trainable_is_a_full_run_and_deepspeed_pipeline_lines_give_the_size():
@@ -556,45 +564,73 @@ def test_a_parameter_summary_all_trainable_is_a_full_run_and_deepspeed_pipeline_
 
 def test_a_script_that_prints_its_model_size_in_params_gives_the_profile_its_size():
     rec = stdout.read(CORPUS / "Phiwain_LLM" / "sft.log")
-    assert rec.meta["console_n_params"] == 958950144
-    assert rec.meta["console_n_params_line"] == "Modèle chargé: 958,950,144 params (step 21000)"
+    assert rec.meta["console_params_said"] == 958950144
+    assert rec.meta["console_params_said_line"] == "Modèle chargé: 958,950,144 params (step 21000)"
     assert forensics.analyze(CORPUS / "Phiwain_LLM").run_profile.model_params == 958950144
+    crlf = "Loading\r\nModel loaded: 958,950,144 params (step 21000)\r\nstep 1 | loss: 2.0\r\n"
+    assert stdout.console_facts(crlf)["console_params_said"] == 958950144
     # a PEFT banner's trainable count, a part of the model, and a step count are not the model's size
     for line in ("trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622",
                  "Embedding params: 12,582,912 params", "Non-trainable params: 1,234,567 params",
                  "num decayed parameter tensors: 50, with 124,354,560 parameters",  # nanoGPT's optimizer groups
                  "transformer: ModuleDict (124,475,904 parameters)",  # a module tree's line
-                 "step 1000000 | params updated"):
-        assert "console_n_params" not in stdout.console_facts(line + "\n"), line
+                 "Vision encoder: 303,507,456 params", "Injected LoRA adapters: 4,194,304 params",
+                 "Reward model loaded: 1,234,567,890 params", "step 1000000 | params updated"):
+        assert "console_params_said" not in stdout.console_facts(line + "\n"), line
+    # of a model's parts and its whole, the whole
+    facts = stdout.console_facts("Text model: 6,742,609,920 params\nModel: 7,046,117,376 params\n")
+    assert facts["console_params_said"] == 7046117376
 
 
-def test_minimind_epoch_bracket_lines_in_their_spellings():
-    """jingyaogong/minimind trainer/train_*.py and the baby-llama2-chinese forks: `Epoch:[E/N](n/M)` then pairs."""
-    assert _parsed("Epoch:[1/1](10/39695), loss: 8.5371, logits_loss: 8.5371, aux_loss: 0.0000, lr: 0.00050000, "
-                   "epoch_time: 130.0min") == ("epoch_bracket", 10, 39695, {
-                       "loss": 8.5371, "logits_loss": 8.5371, "aux_loss": 0.0, "learning_rate": 0.0005,
-                       "epoch_time_min": 130.0, "epoch": 1.0})
-    assert _parsed("Epoch:[0/2](100/2000) loss:3.123 lr:0.000300000000 epoch_Time:12.0min:") == (
-        "epoch_bracket", 100, 2000, {"loss": 3.123, "learning_rate": 0.0003, "epoch_time_min": 12.0, "epoch": 0.0})
-    assert _parsed("2024-05-01 INFO Epoch:[1/3](0/500) loss: 3.123. lr: 0.0000300. epoch_remain_time: 12min.")[3][
-        "loss"] == 3.123
+def test_a_peft_banner_outranks_a_count_a_script_says(tmp_path):
+    (tmp_path / "train.log").write_text(
+        "Base weights: 3,000,000 params\n"
+        "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622\n"
+        + "".join(f"{{'loss': {2 - s / 100}, 'learning_rate': 0.0002, 'epoch': {s / 100}}}\n" for s in range(1, 30)))
+    assert forensics.analyze(tmp_path).run_profile.model_params == 6742609920
+
+
+GENERIC_LINES = {  # a hand-written loop's print, in the shapes such scripts use
+    "Epoch 1/3, Step 100/1000, Loss: 2.3456, LR: 1e-4": (100, {"epoch": 1.0, "loss": 2.3456, "learning_rate": 1e-4}),
+    "Step 100: loss = 2.3456": (100, {"loss": 2.3456}),
+    "[Epoch 1][Step 100] loss: 2.3456": (100, {"epoch": 1.0, "loss": 2.3456}),
+    "step 100 | loss 2.3456 | lr 1e-4": (100, {"loss": 2.3456, "learning_rate": 1e-4}),
+    "Epoch: 1, Step: 100, Loss: 2.3456": (100, {"epoch": 1.0, "loss": 2.3456}),
+    "iter 100 loss 2.3456": (100, {"loss": 2.3456}),
+    "2024-01-01 12:00:00 - INFO - Step 100 - loss: 2.3456": (100, {"loss": 2.3456}),
+    "Step 100, Train Loss: 2.1, Val Loss: 2.5, grad_norm: 0.8": (100, {"loss": 2.1, "eval_loss": 2.5, "grad_norm": 0.8}),
+    "Step 100, Val Loss: 2.5": (100, {"eval_loss": 2.5}),
+}
+
+
+@pytest.mark.parametrize("line", GENERIC_LINES)
+def test_a_hand_written_loops_step_and_loss_line_is_read(line):
+    kind, step, _, metrics = _parsed(line)
+    assert (kind, step) == ("generic", GENERIC_LINES[line][0])
+    assert metrics == pytest.approx(GENERIC_LINES[line][1])
+
+
+def test_generic_lines_are_found_numbered_on_across_epochs_and_never_taken_from_prose_or_dicts(tmp_path):
     from forensics.ingest.pretrain_lines import parse_line
 
-    assert parse_line("Epoch:[1/3](0/500) lr: 0.1, epoch_time: 3min") is None  # no loss: no step line
+    for prose in ("At step 3 the loss: it went down", "Next step: lower the learning rate, loss: see above",
+                  "{'loss': 0.5, 'step': 10}", "Step 3 of the recipe: measure the loss carefully"):
+        assert parse_line(prose) is None, prose
+    # a loop whose step counter starts over each epoch (counted from 1): numbered on, the epoch as epochs done
+    (tmp_path / "train.log").write_text("".join(f"Epoch {e}/2 | Step {n}/3 | Loss: {3 - e - n / 10:.4f}\n"
+                                                for e in (1, 2) for n in (1, 2, 3)))
+    assert [p.name for p in discover(tmp_path).text_logs] == ["train.log"]
+    frame = stdout.read(tmp_path / "train.log").frame
+    assert sorted(_series(frame, "loss")) == [1, 2, 3, 4, 5, 6]
+    assert _series(frame, "epoch") == {1: 0.0, 2: 0.0, 3: 0.0, 4: 1.0, 5: 1.0, 6: 1.0}
+    assert forensics.analyze(tmp_path).status == "healthy"
 
 
-def test_minimind_logs_are_found_and_numbered_on_across_epochs_whichever_epoch_they_count_from(tmp_path):
-    rec = stdout.read(CORPUS / "Coicozoi_minimind-from-scratch_pretrain" / "pretrain.log")
-    loss = _series(rec.frame, "loss")
-    assert (len(loss), loss[10], loss[39695]) == (3970, 8.5371, 2.1559) and rec.console_kinds == ("epoch_bracket",)
-    assert [p.name for p in discover(CORPUS / "Coicozoi_minimind-from-scratch_dpo").text_logs] == ["dpo.log"]
-    for first in (0, 1):  # baby-llama2 prints the loop's epoch, MiniMind epoch + 1
-        (tmp_path / "train.log").write_text("".join(
-            f"Epoch:[{e + first}/2]({n}/300) loss:{3 - e - n / 1000:.3f} lr:0.000100000000 epoch_Time:1.0min:\n"
-            for e in range(2) for n in range(0, 300, 100)))
-        frame = stdout.read(tmp_path / "train.log").frame
-        assert sorted(_series(frame, "loss")) == [0, 100, 200, 300, 400, 500]
-        assert _series(frame, "epoch") == pytest.approx({s: s / 300 for s in range(0, 600, 100)})
+def test_the_generic_line_test_looks_only_where_a_counter_precedes_a_loss():
+    from forensics.ingest.pretrain_lines import has_generic_line
+
+    assert has_generic_line("noise\n2024 - INFO - Step 10 - LOSS: 2.0\n")
+    assert not has_generic_line("Saving at global_step 100\n{'loss': 2.0, 'step': 100}\nloss went down at step 3\n")
 
 
 def _pairs(frame, metric):

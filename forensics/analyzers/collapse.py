@@ -17,7 +17,11 @@ zeros and NaN/Inf left out) is judged by how the loss got there:
   so it ends where the memorization ends.
 * `zero_loss_unexplained` (warning): the same gradual descent to exactly 0.0 with no grad_norm
   logged. Memorization, a NaN hidden by HF's filter and labels all masked all log 0.0; without
-  grad_norm the log cannot tell them apart, and the finding says what to log to tell.
+  grad_norm the log cannot tell them apart, and the finding says what to log to tell. Also a loss near 0
+  before the first epoch ended that is not the collapse below (the log cannot say what it is).
+* `loss_collapse` too (`_targets_given_away`): a language model's loss at 0.01 nats before the first epoch
+  ended that goes on to the floor of a 4-decimal print, with no eval loss: the targets are handed to the
+  model (unshifted labels, a missing causal mask). A classification head's is a warning (`for_a_classifier`).
 
 Errors when the stretch lasts to the end of the log; warnings when the loss comes back.
 Preference/RL logs (rewards/*, logps/*) are skipped: their loss sits near zero by design; a pairwise
@@ -79,18 +83,23 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
 
 def _targets_given_away(loss: pd.Series, metrics: Metrics, thresholds: Thresholds) -> Finding | None:
     """A language-model loss (`given_away_start` nats or more at its first point) at `given_away_level` or less
-    before the first epoch ended, and under `memorization_level` from there to the end of the log: a collapse,
-    not learning. Before any example is seen twice, a per-token loss of 0.01 nats means the model is sure of 99%
-    of target tokens it has never seen: the targets are handed to it (labels equal to the inputs, not shifted by
-    one, so each position copies its own token; a causal mask missing; the answer copied from the prompt). A loss
-    that cannot tell whether the model learns anything: an error, dated from where the fall began (the first
-    point under a tenth of the start). Only where the loss then goes on falling tenfold or more to the end: a real
-    task with templated answers (a VQA's short answers) also gets there, but levels off at what is still
-    uncertain in its answers, where nothing is left uncertain in a target the model is given. Needs the log's own epoch (logged, or the steps an epoch makes), and no eval
-    loss: where one is logged, `overfitting` judges (one that falls with it says the answers are that easy)."""
+    before the first epoch ended, under `memorization_level` from there to the end of the log, and at the floor of
+    a 4-decimal print by its last tenth (`_NOTHING_LEFT`, tenfold under where it first got that low): a collapse,
+    not learning. Before any example is seen twice, a per-token loss of 0.01 nats means the model is sure of 99% of
+    target tokens it has never seen, and a loss with nothing left uncertain at all means the targets are handed to
+    it (labels equal to the inputs, not shifted by one, so each position copies its own token; a causal mask
+    missing; the answer copied from the prompt). A real task with templated answers (a VQA's short answers) also
+    gets to 0.01 within an epoch but levels off at what is still uncertain in its answers. An error, dated from
+    where the fall began (the first point under a tenth of the start).
+
+    Needs an epoch counter that counts passes over the data: logged (or the steps an epoch makes) and reaching
+    `_PASSES` by the end; a streaming run's epoch is a fraction of max_steps, under 1 to the end whatever was
+    repeated. And no eval loss: where one is logged, `overfitting` judges (one that falls with it says the answers
+    are that easy)."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
-    if epochs is None or not len(epochs) or len(loss) < thresholds.collapse_points + 1 or eval_loss_names(metrics):
-        return None  # an eval loss that falls with it says the task is that easy (templated answers): it judges
+    if epochs is None or not len(epochs) or float(epochs.max()) < _PASSES or eval_loss_names(metrics) \
+            or len(loss) < thresholds.collapse_points + 1:
+        return None
     values = loss.to_numpy()
     start = float(values[0])
     low = np.flatnonzero(values <= thresholds.given_away_level)
@@ -100,25 +109,29 @@ def _targets_given_away(loss: pd.Series, metrics: Metrics, thresholds: Threshold
     epoch = _epoch_at(epochs, int(loss.index[at]))
     if epoch is None or epoch >= 1.0 or np.any(values[at:] > thresholds.memorization_level):
         return None
-    tail = values[-max(1, len(values) // 10):]
-    if float(np.median(tail)) > values[at] / 10:
+    tail = float(np.median(values[-max(1, len(values) // 10):]))
+    if tail > min(values[at] / 10, _NOTHING_LEFT):
         return None  # it levels off: what is left uncertain (which answer) is a real task's, templated answers
     fall = int(np.flatnonzero(values <= start / 10)[0])
     first, reached, last = int(loss.index[fall]), int(loss.index[at]), int(loss.index[-1])
     message = (f"loss collapse: the loss falls from {format_number(start)} to {format_number(values[at])} by step "
-               f"{reached}, at epoch {epoch:.2g}, before any example was seen twice, and stays under "
-               f"{format_number(thresholds.memorization_level)} to the end of the log (step {last}), where it is "
-               f"{format_number(float(np.median(tail)))} over its last tenth: it never levels off. A next-token loss "
-               "this low on examples the model has not seen means the targets are handed to it, not learned: labels "
+               f"{reached}, at epoch {epoch:.2g}, before any example was seen twice, and on to {format_number(tail)} "
+               f"over the last tenth of the log (step {last}): nothing is left uncertain. A next-token loss this "
+               "low on examples the model has not seen means the targets are handed to it, not learned: labels "
                "equal to the inputs and not shifted by one (each position copies its own token), a causal mask "
-               "missing, answers copied from the prompt, or every answer the same text. What was trained cannot be told from this loss; check "
-               "one batch's labels against its input_ids and the attention mask.")
+               "missing, answers copied from the prompt, or every answer the same text. What was trained cannot be "
+               "told from this loss; check one batch's labels against its input_ids and the attention mask.")
     return Finding("loss_collapse", "error", first, message, end_step=last, metric=LOSS, evidence={
         "to_end": True, "sudden": False, "first_epoch": True, "epoch": epoch, "value": float(values[at]),
-        "level_before": start, "near_zero_step": reached, "n_points": len(values) - fall})
+        "level_before": start, "near_zero_step": reached, "tail": tail, "n_points": len(values) - fall})
 
 
-CLASSIFIER_HEADS = ("ForSequenceClassification", "ForTokenClassification", "ForMultipleChoice", "ForQuestionAnswering")
+_PASSES = 1.5  # an epoch counter that reaches this counts passes over the data
+_NOTHING_LEFT = 2e-4  # a per-token loss at the floor of a 4-decimal print (0.0000 - 0.0002)
+
+
+# A model class ending in one of these has a classification head (`ViTForImageClassification`, `BertFor...`).
+CLASSIFIER_HEADS = ("Classification", "ForMultipleChoice", "ForQuestionAnswering", "ForRegression")
 CLASSIFIER_TASKS = ("SEQ_CLS", "TOKEN_CLS", "QUESTION_ANS")
 
 

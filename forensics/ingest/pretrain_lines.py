@@ -56,6 +56,12 @@ both and puts the rows in file order with its other events.
   epoch_Time:12.0min:`), kind "epoch_bracket": n is the step within epoch E of N, M the steps an epoch makes, and
   the fields are `name: number` pairs separated by commas, spaces or periods. The epoch is kept as a metric (the
   stdout reader numbers the steps on across epochs, whichever epoch the script counts from).
+* Any other short line of a hand-written training loop that names a step counter and a loss, each with its number:
+  `Epoch 1/3, Step 100/1000, Loss: 2.3456, LR: 1e-4`, `Step 100: loss = 2.3456`, `[Epoch 1][Step 100] loss: 2.3`,
+  `step 100 | loss 2.3456 | lr 1e-4`, `2024-01-01 12:00:00 - INFO - Step 100 - loss: 2.3456` (kind "generic"). Only
+  the names it knows are read (loss, train / training loss, val / validation / eval loss, lr / learning rate, grad
+  norm, epoch, perplexity, accuracy); the step is the counter as printed, the epoch as a metric (the stdout reader
+  numbers steps that start over each epoch on). A line holding a dict (`{`) is the dict reader's.
 * Plain logging lines made only of comma-separated `key: value` pairs with a loss and a counter,
   as Barber0/LLM-pretrain pretrain.py logs `ep: %d, batch: %d, time: %.2f, ntokens: %.2f/%d, loss: %f`
   (kind "key_value"). Such a line has no step of its own: its step is the counter as printed (step,
@@ -153,6 +159,20 @@ _BAR_EPOCH = re.compile(r"\bEpoch\s*(\d{1,6})", re.IGNORECASE)
 _EPOCH_BRACKET = re.compile(r"(?<![\w/])Epoch:?\s*\[(\d{1,6})/(\d{1,6})\]\s*\((\d{1,18})/(\d{1,18})\)")
 _BRACKET_FIELD = re.compile(r"([A-Za-z][\w]{0,40})\s*:\s*([-+]?(?:nan|inf|\d[\d.]*(?:[eE][-+]?\d+)?)[A-Za-z%]{0,4})",
                             re.IGNORECASE)
+# A hand-written loop's line: a step counter and a loss, each with its number, in any order and punctuation.
+GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?)\s*[:=#]?\s*(\d{1,12})(?:\s*/\s*(\d{1,12}))?"
+                          r"(?![\w.]|/)", re.IGNORECASE)
+_GENERIC_PAIR = re.compile(r"(?<![\w/])((?:train(?:ing)?[_ ]|val(?:idation)?[_ ]|eval[_ ])?loss|lr|learning[_ ]rate|"
+                           r"grad(?:ient)?[_ ]norm|epoch|ppl|perplexity|acc(?:uracy)?)\s*[:=]?\s*"
+                           r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(?![\w.])", re.IGNORECASE)
+_GENERIC_NAMES = {"loss": "loss", "train loss": "loss", "training loss": "loss", "val loss": "eval_loss",
+                  "validation loss": "eval_loss", "eval loss": "eval_loss", "lr": "learning_rate",
+                  "learning rate": "learning_rate", "grad norm": "grad_norm", "gradient norm": "grad_norm",
+                  "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity", "acc": "accuracy",
+                  "accuracy": "accuracy"}
+_GENERIC_NAMES.update({k.title(): v for k, v in list(_GENERIC_NAMES.items())})  # `Loss`, `Train Loss`: no lower()
+_GENERIC_REACH = 160  # characters before a `loss` that its line's step counter may stand in
+_GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one training loop's print
 # A plain logging line made only of `key: value` pairs, one of them a counter (Barber0/LLM-pretrain).
 _KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iter|iteration):\s*\d")
 _KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
@@ -170,7 +190,7 @@ _PLACEHOLDER_MFU = -100.0
 @dataclass(frozen=True)
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
-    "autoresearch", "nanogpt", "verl", "epoch_bracket", "tqdm_postfix", "key_value"), step, total steps if printed, the
+    "autoresearch", "nanogpt", "verl", "epoch_bracket", "tqdm_postfix", "key_value", "generic"), step, total steps if printed, the
     metrics in print order, and
     whether a cut tail lost fields."""
 
@@ -383,6 +403,40 @@ def _epoch_bracket(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     return _record("epoch_bracket", int(m.group(3)), m.group(4), metrics + [("epoch", float(m.group(1)))], cut)
 
 
+def has_generic_line(text: str) -> bool:
+    """Whether a log holds a line with a step counter before a loss (kind "generic"): looked for before each `loss`
+    in the text (case aside), in what precedes it on its line outside a dict; one regex over a whole console with
+    a case-blind counter at every position takes a second."""
+    low = text.lower() if "Loss" in text or "LOSS" in text else text
+    at = low.find("loss")
+    while at >= 0:
+        before = low[max(0, at - _GENERIC_REACH):at]
+        before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
+        if "step" in before or "iter" in before:
+            if GENERIC_STEP.search(before):
+                return True
+        at = low.find("loss", at + 4)
+    return False
+
+
+def _generic(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """A short line with a step counter and a loss (module docstring), read for the names it knows; the epoch
+    as printed (`Epoch 1/3` -> 1). On the file's last line the last pair may be cut: left out."""
+    if len(line) > _GENERIC_MAX_LINE or "{" in line:
+        return None
+    pairs = _GENERIC_PAIR.findall(line)
+    cut = last_line and bool(pairs) and line.rstrip().endswith(pairs[-1][1])
+    found: dict[str, float] = {}
+    for key, raw in pairs[:-1] if cut else pairs:
+        name = _GENERIC_NAMES.get(key) or _GENERIC_NAMES[key.lower().replace("_", " ")]
+        if name not in found:
+            found[name] = float(raw)  # the pattern only takes what float() reads (nan, inf, 1e-4, 2.)
+    if "loss" not in found and "eval_loss" not in found:
+        return None
+    metrics = list(found.items())
+    return _record("generic", int(m.group(1)), m.group(2), metrics, cut)
+
+
 def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """A line of `key: value` pairs and nothing else (`ep: 0, batch: 20, time: 9.17, ntokens: 485.20/513,
     loss: 10.98`): read when every comma-separated part is such a pair, a loss among them, and a
@@ -429,7 +483,7 @@ def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -
 _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("loss", _KEY_VALUE_START, _key_values),
-                 ("%|", _TQDM_BAR, _tqdm_postfix))
+                 ("%|", _TQDM_BAR, _tqdm_postfix), ("oss", GENERIC_STEP, _generic))
 
 @dataclass
 class OlmoBlock:

@@ -43,7 +43,7 @@ from ._filetime import file_mtime
 from ._frames import without_placeholders, without_unit_loss_scale
 from . import megatron_args
 from .banners import find_banners, may_hold_banners
-from .pretrain_lines import ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, OlmoBlock, StepLine, parse_line
+from .pretrain_lines import ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, OlmoBlock, StepLine, has_generic_line, parse_line
 
 FORMAT = "stdout"
 
@@ -74,7 +74,7 @@ def read(path: Path) -> LogRecords:
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
         warnings.append("bytes that are not UTF-8 were replaced")
     warnings += _step_line_warnings(events)
-    frame = _frame(events, meta, _steps_per_epoch(text))
+    frame = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text))
     meta.update(console_facts(text))
     kinds = kinds_of(events)
     banners = find_banners(text.splitlines(), str(path)) if may_hold_banners(text) else ()
@@ -98,7 +98,8 @@ def _scan(text: str) -> list[tuple]:
     pieces = re.split(r"[\r\n]", text)
     olmo = OlmoBlock()
     # most logs have none: skip the work
-    step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(TQDM_LOSS_POSTFIX.search(text))
+    step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(TQDM_LOSS_POSTFIX.search(text)) or (
+        has_generic_line(text))
     for index, piece in enumerate(pieces):
         record = step_lines and (olmo.feed(piece) or parse_line(piece, last_line=index == len(pieces) - 1))
         if record:
@@ -123,7 +124,28 @@ def _scan(text: str) -> list[tuple]:
     last = olmo.close()
     if last is not None:
         events.append(("line", last))
-    return _epoch_brackets_numbered_on(_tqdm_postfix_changes(_without_rank_copies(events)))
+    return _generic_epochs_numbered_on(_epoch_brackets_numbered_on(_tqdm_postfix_changes(_without_rank_copies(events))))
+
+
+def _generic_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
+    """A hand-written loop's lines (kind "generic") that print their epoch: a step counter that starts over when the
+    epoch moves on is numbered on from the last step of the epoch before, and the epoch becomes the epochs done
+    before it (E - the first epoch printed: the loop counts from 0 or 1, the log's first epoch is its 0)."""
+    epoch_of = {i: dict(e[1].metrics).get("epoch") for i, e in enumerate(events)
+                if e[0] == "line" and e[1].kind == "generic"}
+    epoch_of = {i: e for i, e in epoch_of.items() if e is not None}
+    if not epoch_of:
+        return events
+    first = min(epoch_of.values())
+    out, offset, epoch, last = list(events), 0, None, 0
+    for i, e in epoch_of.items():
+        record = events[i][1]
+        if epoch is not None and e > epoch and record.step + offset <= last:
+            offset = last  # the counter started over with the epoch
+        epoch, last = e, record.step + offset
+        metrics = tuple((k, e - first if k == "epoch" else v) for k, v in record.metrics)
+        out[i] = ("line", StepLine(record.kind, last, record.total, metrics, record.cut))
+    return out
 
 
 def _epoch_brackets_numbered_on(events: list[tuple]) -> list[tuple]:
@@ -226,7 +248,8 @@ def _pairs(body: str) -> dict | None:
     return pairs
 
 
-def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None) -> pd.DataFrame:
+def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
+           plan: tuple[int, int] | None = None) -> pd.DataFrame:
     train_total = _training_bar_total(events)
     dict_steps, how = _dict_steps(events, train_total, per_epoch)
     if how:
@@ -260,10 +283,17 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None) -> p
         return empty_frame()
     frame = pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
                           "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(steps), math.nan)})
-    if per_epoch and "epoch" not in metrics and "loss" in metrics:
-        frame = _with_epochs(frame, per_epoch)
-        meta["epoch_inferred"] = f"step / {per_epoch:g} steps per epoch, as the log states them"
+    if plan and "epoch" not in metrics and "loss" in metrics and _plan_fits(plan, steps, events):
+        frame = _with_epochs(frame, plan[1] / plan[0])
+        meta["epoch_inferred"] = f"step / {plan[1] / plan[0]:g} steps per epoch, as the log's plan line states them"
     return without_unit_loss_scale(without_placeholders(frame) if "megatron" in kinds_of(events) else frame)
+
+
+def _plan_fits(plan: tuple[int, int], steps: list[int], events: list[tuple]) -> bool:
+    """A plan line's total is this run's: the training bar counts to it (the same steps, not micro-batches) and
+    no step goes past it (one plan line of another run in the same log, or a resume, would)."""
+    totals = {e[1].total for e in events if e[0] == "line" and e[1].total}
+    return plan[1] in totals and max(steps) <= plan[1]
 
 
 def _with_epochs(frame: pd.DataFrame, per_epoch: float) -> pd.DataFrame:
@@ -291,20 +321,21 @@ def _training_bar_total(events: list[tuple]) -> int | None:
 _DS_PRECISION = re.compile(r"^.*?\b(bfloat16|fp16)_enabled\s*\.{3,}\s*True\s*$", re.MULTILINE)
 _AMP_PRECISION = re.compile(r"precision='amp_(bf16|fp16)'|compute dtype: torch\.(bfloat16|float16)\b")
 # OLMo's `Total number of parameters: N`; a parameter summary's `Total params: N` / `Total Parameters: N`.
-_TOTAL_PARAMS = re.compile(r"^.*?Total (?:number of parameters|param(?:eter)?s)\s*[:=]\s*([\d,]{4,})\s*$",
-                           re.MULTILINE | re.IGNORECASE)
+_TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})[ \t]*\r?$",
+                           re.MULTILINE)
 # nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
 _COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\b.*$", re.MULTILINE)
 # nanochat base_train / autoresearch train.py: `Parameter counts:`, one `name : 1,234` line each, `total : N`.
 _PARAMETER_COUNTS = re.compile(r"^Parameter counts:[ \t]*\r?\n(?:[ \t]*\w+[ \t]*: [\d,]+[ \t]*\r?\n){0,30}?"
                                r"[ \t]*total[ \t]*: ([\d,]{4,})[ \t]*\r?$", re.MULTILINE)
-# A script's own line with the model's whole count before the word: `Modele charge: 958,950,144 params (step 21000)`.
-# Never a PEFT banner's trainable count (the banner reader takes its `all params`), nor a count of part of the model
-# (nanoGPT's `num decayed parameter tensors: 50, with 124,354,560 parameters`, a module tree's `wte: Embedding
-# (38,633,472 parameters)`).
-_PARAMS_SAID = re.compile(r"^(?!.*(?:trainable|frozen|embedding|non-|decay|tensor|group|layer|stage|rank|shard))"
-                          r"[^\n\r]{0,120}?(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b[^\n\r]*$",
-                          re.MULTILINE | re.IGNORECASE)
+# A script's own line with a count before the word: `Modele charge: 958,950,144 params (step 21000)`. A count of part
+# of the model (nanoGPT's `num decayed parameter tensors: 50, with 124,354,560 parameters`, a module tree's `wte:
+# Embedding (38,633,472 parameters)`, `Vision encoder: 303,507,456 params`, an adapter's) is no model size: lines
+# naming a part are passed over, and of the rest the largest count is the model's.
+_SAID_COUNT = re.compile(r"(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b", re.IGNORECASE)
+_PART_WORDS = re.compile(r"trainable|frozen|embedding|non-|decay|tensor|group|layer|stage|rank|shard|lora|adapter|"
+                         r"encoder|vision|visual|head|teacher|student|reward|critic|ref|draft|prun|missing|skip|"
+                         r"unexpected|updated|expert|active", re.IGNORECASE)
 # DeepSpeed's PipelineEngine, once per stage: `RANK=0 STAGE=0 LAYERS=14 [0, 14) STAGE_PARAMS=... TOTAL_PARAMS=N (...)
 # UNIQUE_PARAMS=N (...)`; UNIQUE_PARAMS counts tied weights once, the model's size.
 _PIPE_PARAMS = re.compile(r"^.*?\bUNIQUE_PARAMS=(\d{4,})\b.*$", re.MULTILINE)
@@ -316,8 +347,9 @@ def console_facts(text: str) -> dict:
     (`bfloat16_enabled ..... True`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
     `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, and the parameter
     count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
-    (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N`, DeepSpeed's pipeline
-    `UNIQUE_PARAMS=N`, or a script's `958,950,144 params`. Keys: `console_precision` ("bf16" | "fp16" |
+    (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N` or DeepSpeed's pipeline
+    `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
+    which ranks under a PEFT banner's count and a config's). Keys: `console_precision` ("bf16" | "fp16" |
     "fp32"), `console_n_params`, each with `<key>_line`."""
     out: dict = {}
     m = _DS_PRECISION.search(text) or _AMP_PRECISION.search(text) or _COMPUTE_DTYPE.search(text)
@@ -325,32 +357,65 @@ def console_facts(text: str) -> dict:
         out["console_precision"] = _PRECISION_NAMES[next(g for g in m.groups() if g)]
         out["console_precision_line"] = m.group(0).strip()[-160:]
     m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or (
-        "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or ("param" in text and _PARAMS_SAID.search(text))
+        "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text))
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
-        out["console_n_params_line"] = m.group(0).strip().splitlines()[-1].strip()[-160:]  # the total's own line
+        out["console_n_params_line"] = _line_at(text, m.start(1)).strip()[-160:]  # the total's own line
+    said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
+    if said is not None:
+        out["console_params_said"], out["console_params_said_line"] = said
     return out
+
+
+def _line_at(text: str, at: int) -> str:
+    """The line (between newlines or carriage returns) that holds position `at`."""
+    start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
+    ends = [k for k in (text.find("\n", at), text.find("\r", at)) if k >= 0]
+    return text[start:min(ends, default=len(text))]
+
+
+def _said_param_count(text: str) -> tuple[int, str] | None:
+    """The largest `N params` a line says that names no part of the model (`_SAID_COUNT`), with its line."""
+    best = None
+    for m in _SAID_COUNT.finditer(text):
+        line = _line_at(text, m.start())
+        count = int(m.group(1).replace(",", ""))
+        if len(line) <= 300 and not _PART_WORDS.search(line) and (best is None or count > best[0]):
+            best = (count, line.strip()[-160:])
+    return best
 
 
 _NUM_EPOCHS = re.compile(r"Num Epochs = ([\d,]+)")
 _TOTAL_OPT_STEPS = re.compile(r"Total optimization steps = ([\d,]+)")
 # A training script's own plan line, `2000 examples x 3 epochs = 375 steps` (Phiwain/LLM sft.py): the epochs and
-# the optimizer steps they make, said together.
-_STATED_EPOCHS = re.compile(r"\b(\d[\d,]*)\s+epochs?\s*=\s*(\d[\d,]*)\s+(?:optimi[sz]ation\s+|optimizer\s+|training\s+)?"
+# the optimizer steps they make, said together. Whole numbers only, never begun inside another number (a run of
+# comma-separated token ids would make every comma a start: quadratic), nor a fraction (`0.5 epochs = 250 steps`).
+_COUNT = r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d{1,12})(?![\d.,]\d)"
+_STATED_EPOCHS = re.compile(_COUNT + r"\s+epochs?\s*=\s*" + _COUNT + r"\s+(?:optimi[sz]ation\s+|optimizer\s+|training\s+)?"
                             r"steps\b", re.IGNORECASE)
 
 
 def _steps_per_epoch(text: str) -> float | None:
-    """Optimizer steps per epoch from the HF Trainer's `***** Running training *****` banner, else from a
-    script's line that says how many steps its epochs make; None where the log says neither."""
+    """Optimizer steps per epoch from the HF Trainer's `***** Running training *****` banner, or None."""
     epochs, total = _NUM_EPOCHS.search(text), _TOTAL_OPT_STEPS.search(text)
-    if epochs and total:
-        e, t = int(epochs.group(1).replace(",", "")), int(total.group(1).replace(",", ""))
-    elif "poch" in text and (stated := _STATED_EPOCHS.search(text)):
-        e, t = (int(g.replace(",", "")) for g in stated.groups())
-    else:
+    if not epochs or not total:
         return None
+    e, t = int(epochs.group(1).replace(",", "")), int(total.group(1).replace(",", ""))
     return t / e if e > 0 and t > 0 else None
+
+
+_EPOCHS_EQUAL = re.compile(r"epochs?\s*=", re.IGNORECASE)
+
+
+def _stated_plan(text: str) -> tuple[int, int] | None:
+    """(epochs, steps) of a script's plan line (`... 3 epochs = 375 steps`), or None. Looked for around each
+    `epochs =` only: the full pattern over a whole console (every digit a possible start) takes seconds."""
+    for m in _EPOCHS_EQUAL.finditer(text):
+        stated = _STATED_EPOCHS.search(text[max(0, m.start() - 40):m.end() + 80])
+        if stated is not None:
+            epochs, steps = (int(g.replace(",", "")) for g in stated.groups())
+            return (epochs, steps) if epochs > 0 and steps > 0 else None
+    return None
 
 
 def _dict_steps(events: list[tuple], train_total: int | None,
