@@ -58,13 +58,15 @@ def _unless_storm_in_a_steady_run(finding: Finding, loss: pd.Series | None, grad
                                   thresholds: Thresholds) -> Finding:
     """A storm of spikes spread over a long stretch of a per-step log on tiny batches (a spike every few dozen
     points, against a median that fell as the run learned) is the heavy tail of a steady run's gradient when
-    the run did not change under it: the grad_norm's median over the stretch is no higher than before it, no
-    spike is taller than `_TAIL` x the run's first steps' highest, and the loss's running median never rose
+    each jump is short (`_SHORT` points at most above half its height) and the run did not change under it: the grad_norm's median over the stretch is no higher than before it, no
+    spike is taller than `_STORM_RANGE` x the run's first steps' highest, and the loss's running median never rose
     over `loss_spike_recover_factor` x its level before the storm. An unstable stretch lifts the grad_norm's
     level, or the loss, or both."""
     if finding.severity != "warning" or not finding.evidence.get("storm") or loss is None:
         return finding
     grad = finite(grad)
+    if _longest_spike(finding, grad) > _SHORT:  # a jump that stays up is a changed run, not one batch
+        return finding
     end = finding.end_step if finding.end_step is not None else int(grad.index[-1])
     window = thresholds.spike_window
     grad_before, grad_during = grad[grad.index < finding.step].iloc[-window:], grad[
@@ -78,10 +80,10 @@ def _unless_storm_in_a_steady_run(finding: Finding, loss: pd.Series | None, grad
     level = float(loss_before.median())
     lifted = float(loss_during.rolling(window).median().max()) > thresholds.loss_spike_recover_factor * level
     if float(grad_during.median()) > float(grad_before.median()) or finding.evidence.get("peak", np.inf) > \
-            _TAIL * first_steps or lifted:
+            _STORM_RANGE * first_steps or lifted:
         return finding
-    note = (f"; spread over {len(grad_during)} logged points, none taller than {format_number(_TAIL)}x the run's "
-            f"first steps' highest ({format_number(first_steps)}), the grad_norm's median no higher than before "
+    note = (f"; spread over {len(grad_during)} logged points, none taller than {format_number(_STORM_RANGE)}x the "
+            f"run's first steps' highest ({format_number(first_steps)}), the grad_norm's median no higher than before "
             f"({format_number(float(grad_during.median()))} against {format_number(float(grad_before.median()))}) and "
             "the loss's running median never above its level before: the heavy tail of a steady run's grad_norm")
     return replace(finding, severity="info", message=finding.message.rstrip(".") + note + ".",
@@ -111,6 +113,25 @@ def _unless_reward_steady(finding: Finding, grad: pd.Series, reward: pd.Series, 
             "before): in an RL run the grad_norm swings with how many groups had any reward spread")
     return replace(finding, severity="info", message=finding.message.rstrip(".") + note + ".",
                    evidence={**finding.evidence, "reward_reacted": False})
+
+
+_STORM_RANGE = 1.5  # a storm's spikes no taller than this x the highest grad_norm of the run's first tenth
+
+
+def _longest_spike(finding: Finding, grad: pd.Series) -> int:
+    """The most consecutive logged points that any one spike of a storm stays above half its own height over the
+    baseline, from its step on."""
+    baseline = finding.evidence.get("baseline", 0.0)
+    values, steps = grad.to_numpy(), grad.index
+    longest = 0
+    for step in finding.evidence.get("spike_steps", [finding.step]):
+        at = int(steps.searchsorted(step))
+        if at >= len(values):
+            continue
+        bar = baseline + 0.5 * (values[at] - baseline)
+        stays = np.flatnonzero(values[at:] <= bar)
+        longest = max(longest, int(stays[0]) if len(stays) else len(values) - at)
+    return longest
 
 
 _EARLY_RANGE = 3.0  # a spike within this x the run's early grad_norm is its ordinary range ...
