@@ -245,7 +245,7 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:
                        rb"""|\bstep:\d+ - [^\n]*(?:loss|score/mean|grad_norm)[^\s:]*:[-+.\w]"""
                        rb"""|\d/\d+ \[[^\]\n]*(?:it/s|s/it),[^\]\n]*loss[\w/]*[ =:]\s*[-+.\dnNiI]"""
                        rb"""|Epoch:?\s*\[\d+/\d+\]\s*\(\d+/\d+\)[^\n]{0,20}?\bloss:\s*[-+.\dnNiI]"""
-                       rb"""|(?i:(?<![\w/])(?:step|iter(?:ation)?)\s*[:=#]?\s*\d+(?:\s*/\s*\d+)?[^\n{]{0,120}?"""
+                       rb"""|(?i:(?<![\w/])(?:step|iter(?:ation)?|epoch)\s*[:=#]?\s*\[?\d+(?:\s*/\s*\d+)?[^\n{]{0,120}?"""
                        rb"""\bloss\s*[:=]?\s*[-+]?(?:\d|nan|inf))""")
 
 

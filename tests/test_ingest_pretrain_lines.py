@@ -600,6 +600,8 @@ GENERIC_LINES = {  # a hand-written loop's print, in the shapes such scripts use
     "2024-01-01 12:00:00 - INFO - Step 100 - loss: 2.3456": (100, {"loss": 2.3456}),
     "Step 100, Train Loss: 2.1, Val Loss: 2.5, grad_norm: 0.8": (100, {"loss": 2.1, "eval_loss": 2.5, "grad_norm": 0.8}),
     "Step 100, Val Loss: 2.5": (100, {"eval_loss": 2.5}),
+    "Epoch 0 | iter   1 | loss train: 35.250, val_loss valid: n/a | iter time: 177.845 s": (1, {"epoch": 0.0,
+                                                                                            "loss": 35.25}),
 }
 
 
@@ -624,6 +626,23 @@ def test_generic_lines_are_found_numbered_on_across_epochs_and_never_taken_from_
     assert sorted(_series(frame, "loss")) == [1, 2, 3, 4, 5, 6]
     assert _series(frame, "epoch") == {1: 0.0, 2: 0.0, 3: 0.0, 4: 1.0, 5: 1.0, 6: 1.0}
     assert forensics.analyze(tmp_path).status == "healthy"
+
+
+def test_once_an_epoch_lines_are_read_with_the_epoch_as_their_step(tmp_path):
+    assert _parsed("Epoch 15/30 | Loss Train: 0.3456 | Loss Val: 0.4123 | Acc: 85.23%") == (
+        "generic_epoch", 15, 30, {"loss": 0.3456, "eval_loss": 0.4123, "accuracy": pytest.approx(0.8523), "epoch": 15.0})
+    (tmp_path / "train.log").write_text("".join(
+        f"Epoch {e}/12 | Train Loss: {2.0 / e:.4f} | Val Loss: {1.0 + abs(e - 6) / 10:.4f}\n" for e in range(1, 13)))
+    frame = stdout.read(tmp_path / "train.log").frame
+    assert sorted(_series(frame, "eval_loss")) == list(range(1, 13)) and _series(frame, "epoch")[12] == 12.0
+    a = forensics.analyze(tmp_path)
+    assert (a.status, a.first_incident.kind) == ("warning", "overfitting")
+    # beside step lines, an epoch's summary gives its held-out loss at the epoch's last step, not a second loss
+    (tmp_path / "train.log").write_text("".join(
+        f"Epoch {e} Step {n} loss {3 - e - n / 100:.4f}\n" for e in (1, 2) for n in (10, 20)) .replace(
+        "Epoch 2 Step 10", "Epoch 1 done | Train Loss: 1.0 | Val Loss: 1.5\nEpoch 2 Step 10"))
+    frame = stdout.read(tmp_path / "train.log").frame
+    assert _series(frame, "eval_loss") == {20: 1.5} and _series(frame, "loss")[20] == pytest.approx(1.8)
 
 
 def test_the_generic_line_test_looks_only_where_a_counter_precedes_a_loss():

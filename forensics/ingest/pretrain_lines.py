@@ -61,7 +61,9 @@ both and puts the rows in file order with its other events.
   `step 100 | loss 2.3456 | lr 1e-4`, `2024-01-01 12:00:00 - INFO - Step 100 - loss: 2.3456` (kind "generic"). Only
   the names it knows are read (loss, train / training loss, val / validation / eval loss, lr / learning rate, grad
   norm, epoch, perplexity, accuracy); the step is the counter as printed, the epoch as a metric (the stdout reader
-  numbers steps that start over each epoch on). A line holding a dict (`{`) is the dict reader's.
+  numbers steps that start over each epoch on). A line holding a dict (`{`) is the dict reader's. A line printed
+  once an epoch with no step counter (`Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`, LitGPT's `loss train:`) is
+  kind "generic_epoch": epoch E is its step.
 * Plain logging lines made only of comma-separated `key: value` pairs with a loss and a counter,
   as Barber0/LLM-pretrain pretrain.py logs `ep: %d, batch: %d, time: %.2f, ntokens: %.2f/%d, loss: %f`
   (kind "key_value"). Such a line has no step of its own: its step is the counter as printed (step,
@@ -162,15 +164,18 @@ _BRACKET_FIELD = re.compile(r"([A-Za-z][\w]{0,40})\s*:\s*([-+]?(?:nan|inf|\d[\d.
 # A hand-written loop's line: a step counter and a loss, each with its number, in any order and punctuation.
 GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?)\s*[:=#]?\s*(\d{1,12})(?:\s*/\s*(\d{1,12}))?"
                           r"(?![\w.]|/)", re.IGNORECASE)
-_GENERIC_PAIR = re.compile(r"(?<![\w/])((?:train(?:ing)?[_ ]|val(?:idation)?[_ ]|eval[_ ])?loss|lr|learning[_ ]rate|"
+# A loss named with its split before or after it (`Train Loss`, `val_loss`, LitGPT's `loss train:`, `Loss Val:`).
+_SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test)"
+_GENERIC_PAIR = re.compile(r"(?<![\w/])((?:" + _SPLIT + r"[_ ])?loss(?:[_ ]" + _SPLIT + r")?|lr|learning[_ ]rate|"
                            r"grad(?:ient)?[_ ]norm|epoch|ppl|perplexity|acc(?:uracy)?)\s*[:=]?\s*"
-                           r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(?![\w.])", re.IGNORECASE)
-_GENERIC_NAMES = {"loss": "loss", "train loss": "loss", "training loss": "loss", "val loss": "eval_loss",
-                  "validation loss": "eval_loss", "eval loss": "eval_loss", "lr": "learning_rate",
-                  "learning rate": "learning_rate", "grad norm": "grad_norm", "gradient norm": "grad_norm",
-                  "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity", "acc": "accuracy",
-                  "accuracy": "accuracy"}
-_GENERIC_NAMES.update({k.title(): v for k, v in list(_GENERIC_NAMES.items())})  # `Loss`, `Train Loss`: no lower()
+                           r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.])", re.IGNORECASE)
+_GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm",
+                  "gradient norm": "grad_norm", "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity",
+                  "acc": "accuracy", "accuracy": "accuracy"}
+_HELD_OUT = re.compile(r"val|eval|test", re.IGNORECASE)
+# A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`.
+GENERIC_EPOCH = re.compile(r"(?<![\w/])epoch\s*[:=#]?\s*\[?(\d{1,6})(?:\s*/\s*(\d{1,6}))?\]?(?![\w.]|/)",
+                           re.IGNORECASE)
 _GENERIC_REACH = 160  # characters before a `loss` that its line's step counter may stand in
 _GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one training loop's print
 # A plain logging line made only of `key: value` pairs, one of them a counter (Barber0/LLM-pretrain).
@@ -190,7 +195,7 @@ _PLACEHOLDER_MFU = -100.0
 @dataclass(frozen=True)
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
-    "autoresearch", "nanogpt", "verl", "epoch_bracket", "tqdm_postfix", "key_value", "generic"), step, total steps if printed, the
+    "autoresearch", "nanogpt", "verl", "epoch_bracket", "tqdm_postfix", "key_value", "generic", "generic_epoch"), step, total steps if printed, the
     metrics in print order, and
     whether a cut tail lost fields."""
 
@@ -412,9 +417,9 @@ def has_generic_line(text: str) -> bool:
     while at >= 0:
         before = low[max(0, at - _GENERIC_REACH):at]
         before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
-        if "step" in before or "iter" in before:
-            if GENERIC_STEP.search(before):
-                return True
+        if ("step" in before or "iter" in before) and GENERIC_STEP.search(before) or (
+                "epoch" in before and GENERIC_EPOCH.search(before)):
+            return True
         at = low.find("loss", at + 4)
     return False
 
@@ -424,17 +429,36 @@ def _generic(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     as printed (`Epoch 1/3` -> 1). On the file's last line the last pair may be cut: left out."""
     if len(line) > _GENERIC_MAX_LINE or "{" in line:
         return None
-    pairs = _GENERIC_PAIR.findall(line)
-    cut = last_line and bool(pairs) and line.rstrip().endswith(pairs[-1][1])
-    found: dict[str, float] = {}
-    for key, raw in pairs[:-1] if cut else pairs:
-        name = _GENERIC_NAMES.get(key) or _GENERIC_NAMES[key.lower().replace("_", " ")]
-        if name not in found:
-            found[name] = float(raw)  # the pattern only takes what float() reads (nan, inf, 1e-4, 2.)
-    if "loss" not in found and "eval_loss" not in found:
+    metrics, cut = _generic_pairs(line, last_line)
+    return _record("generic", int(m.group(1)), m.group(2), metrics, cut) if metrics else None
+
+
+def _generic_epoch(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """A once-an-epoch line (`Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`): its step is the epoch as printed (the
+    stdout reader numbers them 1, 2, ... or puts them at the step lines' last step), the epoch kept as a metric."""
+    if len(line) > _GENERIC_MAX_LINE or "{" in line:
         return None
-    metrics = list(found.items())
-    return _record("generic", int(m.group(1)), m.group(2), metrics, cut)
+    metrics, cut = _generic_pairs(line, last_line)
+    if not metrics:
+        return None
+    metrics = [(k, v) for k, v in metrics if k != "epoch"] + [("epoch", float(m.group(1)))]
+    return _record("generic_epoch", int(m.group(1)), m.group(2), metrics, cut)
+
+
+def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]], bool]:
+    """The known (name, value) pairs of a generic line, first of each name; none unless a loss is among them."""
+    pairs = _GENERIC_PAIR.findall(line)
+    cut = last_line and bool(pairs) and line.rstrip().endswith(pairs[-1][1] + pairs[-1][2])
+    found: dict[str, float] = {}
+    for key, raw, percent in pairs[:-1] if cut else pairs:
+        lowered = key.lower()
+        if "loss" in lowered:
+            name = "eval_loss" if _HELD_OUT.search(lowered) else "loss"
+        else:
+            name = _GENERIC_NAMES[lowered.replace("_", " ")]
+        if name not in found:  # the pattern only takes what float() reads (nan, inf, 1e-4, 2.); `85.2%` is 0.852
+            found[name] = float(raw) / 100 if percent else float(raw)
+    return (list(found.items()) if "loss" in found or "eval_loss" in found else []), cut
 
 
 def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
@@ -483,7 +507,8 @@ def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -
 _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("loss", _KEY_VALUE_START, _key_values),
-                 ("%|", _TQDM_BAR, _tqdm_postfix), ("oss", GENERIC_STEP, _generic))
+                 ("%|", _TQDM_BAR, _tqdm_postfix), ("oss", GENERIC_STEP, _generic),
+                 ("oss", GENERIC_EPOCH, _generic_epoch))
 
 @dataclass
 class OlmoBlock:

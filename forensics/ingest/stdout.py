@@ -124,7 +124,33 @@ def _scan(text: str) -> list[tuple]:
     last = olmo.close()
     if last is not None:
         events.append(("line", last))
-    return _generic_epochs_numbered_on(_epoch_brackets_numbered_on(_tqdm_postfix_changes(_without_rank_copies(events))))
+    events = _epoch_brackets_numbered_on(_tqdm_postfix_changes(_without_rank_copies(events)))
+    return _epoch_lines_placed(_generic_epochs_numbered_on(events))
+
+
+def _epoch_lines_placed(events: list[tuple]) -> list[tuple]:
+    """Once-an-epoch lines (kind "generic_epoch") at step 1, 2, ... (E - the first epoch + 1, the epochs done when
+    it printed), or, in a log that also has step lines, at the last step seen before them with their held-out
+    metrics only (the step lines hold the training loss and epoch; an epoch's mean would be a second value there)."""
+    epochs = [dict(e[1].metrics)["epoch"] for e in events if e[0] == "line" and e[1].kind == "generic_epoch"]
+    if not epochs:
+        return events
+    first = min(epochs)
+    stepped = any(e[0] == "line" and e[1].kind != "generic_epoch" for e in events)
+    out, last = [], 0
+    for event in events:
+        record = event[1] if event[0] == "line" else None
+        if record is not None and record.kind != "generic_epoch":
+            last = record.step
+        elif record is not None:
+            done = dict(record.metrics)["epoch"] - first + 1
+            metrics = tuple((k, done if k == "epoch" else v) for k, v in record.metrics
+                            if not stepped or k.startswith("eval_"))
+            if not metrics:
+                continue  # a training loss alone, beside step lines that hold it already
+            event = ("line", StepLine(record.kind, last if stepped else int(done), None, metrics, record.cut))
+        out.append(event)
+    return out
 
 
 def _generic_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
