@@ -65,3 +65,20 @@ def canonical_metric(name: str) -> str:
     elif name.startswith("test/"):
         name = "test_" + name[len("test/"):]
     return _ALIASES.get(name, name)
+
+
+# A CSV metrics table (Lightning's / LitGPT's metrics.csv, a script's own): its header names a step or epoch column
+# and a loss column. Here, not in the reader, so that finding the files needs no reader.
+TABLE_STEP_COLUMNS = ("step", "global_step", "iteration", "iter")
+TABLE_LOSS_COLUMNS = frozenset({"loss", "train_loss", "train_loss_step", "train/loss", "training_loss", "val_loss",
+                                "eval_loss", "valid_loss", "validation_loss", "val/loss", "eval/loss", "lm loss"})
+
+
+def is_metrics_table_header(header: list[str]) -> bool:
+    """Whether a CSV header is a training metrics table: a step (or epoch) column and a loss column.
+
+    >>> is_metrics_table_header(["epoch", "step", "train_loss", "val_loss"]), is_metrics_table_header(["id", "text"])
+    (True, False)
+    """
+    names = {h.strip().lower() for h in header}
+    return bool(names & (set(TABLE_STEP_COLUMNS) | {"epoch"})) and bool(names & TABLE_LOSS_COLUMNS)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
+from .metric_names import is_metrics_table_header
 
 # Folders that never hold a run's logs and can be huge.
 # MLflow's `.trash` holds deleted experiments.
@@ -30,7 +31,7 @@ _SNIFF_BYTES = 1 << 16
 
 
 # The RunLayout lists of log files, in the order they are read, and then every list of files.
-LOG_KINDS = ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "text_logs",
+LOG_KINDS = ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "csv_logs", "text_logs",
              "wandb_logs", "wandb_folders", "mlflow_runs", "mlflow_dbs")
 FILE_KINDS = LOG_KINDS + ("config_files", "weight_files")
 
@@ -44,6 +45,7 @@ class RunLayout:
         trainer_states: every trainer_state.json (root and checkpoints).
         tensorboard: every TensorBoard event file, at any depth.
         llamafactory_logs, swift_logs, jsonl_logs: the JSONL training logs by flavour.
+        csv_logs: CSV metric tables (Lightning's / LitGPT's metrics.csv, a script's own table).
         text_logs: captured stdout / log files that contain training log lines.
         wandb_logs: every W&B run log (`run-<id>.wandb`), online or offline run.
         wandb_folders: W&B run folders without a `.wandb` log (deleted, or not copied): their
@@ -63,6 +65,7 @@ class RunLayout:
     llamafactory_logs: list[Path] = field(default_factory=list)
     swift_logs: list[Path] = field(default_factory=list)
     jsonl_logs: list[Path] = field(default_factory=list)
+    csv_logs: list[Path] = field(default_factory=list)
     text_logs: list[Path] = field(default_factory=list)
     wandb_logs: list[Path] = field(default_factory=list)
     wandb_folders: list[Path] = field(default_factory=list)
@@ -186,6 +189,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.swift_logs.append(path)
     elif suffix == ".jsonl":
         layout.jsonl_logs.append(path)
+    elif suffix == ".csv" and (explicit or _is_metrics_table(path, layout)):
+        layout.csv_logs.append(path)
     elif _is_config(name):
         layout.config_files.append(path)
     elif suffix in _WEIGHT_SUFFIXES and not _NOT_WEIGHTS.match(name):
@@ -247,6 +252,17 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:
                        rb"""|Epoch:?\s*\[\d+/\d+\]\s*\(\d+/\d+\)[^\n]{0,20}?\bloss:\s*[-+.\dnNiI]"""
                        rb"""|(?i:(?<![\w/])(?:step|iter(?:ation)?|epoch)\s*[:=#]?\s*\[?\d+(?:\s*/\s*\d+)?[^\n{]{0,120}?"""
                        rb"""\bloss\s*[:=]?\s*[-+]?(?:\d|nan|inf))""")
+
+
+def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
+    """A CSV file whose header names a step (or epoch) column and a loss column."""
+    try:
+        with open(path, "rb") as fh:
+            header = fh.readline(_SNIFF_BYTES).decode("utf-8-sig", errors="replace")
+    except OSError as err:
+        layout.skipped.append(Skipped(str(path), os_reason(err)))
+        return False
+    return is_metrics_table_header(header.strip().split(","))
 
 
 def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:

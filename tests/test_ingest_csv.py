@@ -1,0 +1,59 @@
+"""CSV metric tables: Lightning's CSVLogger `metrics.csv` (what LitGPT writes by default), written here by the real
+logger, and a script's own table with an epoch column; tables that are not training metrics are left alone."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import forensics
+from forensics.errors import UnreadableFile
+from forensics.ingest import csv_metrics
+from forensics.run import discover
+
+
+def _series(frame, metric):
+    rows = frame[frame["metric"] == metric]
+    return dict(zip(rows["step"].tolist(), rows["value"].tolist()))
+
+
+def test_lightnings_csv_logger_table_is_read_train_and_validation_rows_apart(tmp_path):
+    loggers = pytest.importorskip("lightning.fabric.loggers")
+    logger = loggers.CSVLogger(str(tmp_path), name="csv")
+    for it in range(1, 61):  # LitGPT's fine-tuning metrics, logged at step=iter_num
+        logger.log_metrics({"loss": 3 * math.exp(-it / 20) + 0.4, "iter": it, "epoch": 0, "learning_rate": 1e-4},
+                           step=it)
+        if it % 20 == 0:
+            logger.log_metrics({"val_loss": 3 * math.exp(-it / 20) + 0.5, "val_ppl": 10.0}, step=it)
+    logger.finalize("success")
+    (table,) = discover(tmp_path).csv_logs
+    assert table.name == "metrics.csv"
+    frame = csv_metrics.read(table).frame
+    assert len(_series(frame, "loss")) == 60 and _series(frame, "loss")[1] == pytest.approx(3 * math.exp(-1 / 20) + 0.4)
+    assert sorted(_series(frame, "eval_loss")) == [20, 40, 60]
+    assert _series(frame, "learning_rate")[30] == 1e-4
+    assert forensics.analyze(tmp_path).status == "healthy"
+
+
+def test_a_scripts_table_with_one_row_an_epoch_and_lightnings_epoch_means(tmp_path):
+    (tmp_path / "history.csv").write_text("epoch,train_loss,val_loss\n" + "".join(
+        f"{e},{2.0 / (e + 1):.4f},{1.0 + abs(e - 5) / 10:.4f}\n" for e in range(12)))
+    frame = csv_metrics.read(tmp_path / "history.csv").frame
+    assert sorted(_series(frame, "loss")) == list(range(1, 13)) and _series(frame, "epoch")[12] == 12
+    a = forensics.analyze(tmp_path)
+    assert (a.status, a.first_incident.kind) == ("warning", "overfitting")
+    (tmp_path / "history.csv").unlink()
+    (tmp_path / "metrics.csv").write_text("epoch,step,train_loss_step,train_loss_epoch,lr-AdamW\n"
+                                          "0,1,2.5,,0.001\n0,2,2.4,,0.001\n0,2,,2.45,\n1,3,2.3")
+    records = csv_metrics.read(tmp_path / "metrics.csv")
+    assert _series(records.frame, "loss") == {1: 2.5, 2: 2.4}  # the epoch mean left out, the cut last row dropped
+    assert _series(records.frame, "learning_rate") == {1: 0.001, 2: 0.001}
+    assert records.warnings and "cut" in records.warnings[0]
+
+
+def test_a_csv_that_is_not_a_metrics_table_is_not_a_log(tmp_path):
+    (tmp_path / "data.csv").write_text("id,text,label\n1,hello,0\n2,world,1\n")
+    (tmp_path / "train.log").write_text("".join(f"step {s} | loss {2 - s / 100:.3f}\n" for s in range(1, 40)))
+    assert discover(tmp_path).csv_logs == []
+    with pytest.raises(UnreadableFile):
+        csv_metrics.read(tmp_path / "data.csv")
