@@ -364,6 +364,14 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if sft is not None:  # before a DeepSpeed config: DeepSpeed is the engine under TRL's trainer, not the trainer
         evidence["framework"] = f"metric {sft} in the log (TRL's SFTTrainer)"
         return "trl"
+    printed = next(((source, meta["dict_lines"]) for source, meta in timeline.meta.items() if meta.get("dict_lines")),
+                   None)
+    if printed is not None:  # before a DeepSpeed config: DeepSpeed is the engine under the Trainer
+        source, flavour = printed
+        evidence["framework"] = (f"ms-swift's printed log dicts (global_step/max_steps) in {source}" if flavour == "swift"
+                                 else f"the Hugging Face Trainer's printed log dicts ({{'loss': ..., 'epoch': ...}}) "
+                                      f"in {source}")
+        return flavour
     if any(k.startswith("ds.") for k in config.values):
         evidence["framework"] = "a DeepSpeed config"
         return "deepspeed"

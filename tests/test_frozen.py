@@ -66,3 +66,42 @@ def test_a_kl_that_rises_says_the_policy_moved_whatever_grad_norm_says():
     assert detect_no_gradient(moved, Thresholds()) == []
     still = dict(GRPO_FROZEN, kl=pd.Series({s: 0.0 for s in STEPS}, dtype="float64"))
     assert [f.kind for f in detect_no_gradient(still, Thresholds())] == ["no_learning_signal"]
+
+
+def _epochs_of_batches(first_epoch: list[float], second_epoch: list[float]) -> dict:
+    """A loop that logs every micro batch, eight an epoch, its epoch as epochs done."""
+    losses = first_epoch + second_epoch
+    return _metrics(loss={s: v for s, v in enumerate(losses)},
+                    epoch={s: float(s // len(first_epoch)) for s in range(len(losses))})
+
+
+TRACE_EPOCH = [0.9741, 1.3742, 1.2390, 0.9670, 1.0386, 1.1681, 1.2240, 0.9610]  # BeyonderXX/TRACE issue 5
+
+
+def test_an_epoch_that_repeats_the_losses_of_the_one_before_batch_for_batch_never_changed_the_weights():
+    from forensics.analyzers.frozen import detect_repeated_epoch_losses
+
+    (f,) = detect_repeated_epoch_losses(_epochs_of_batches(TRACE_EPOCH, TRACE_EPOCH[:6]), Thresholds())
+    assert (f.kind, f.severity, f.step, f.evidence["repeated_from"]) == ("no_learning_signal", "error", 0, 8)
+    assert "0.9741, 1.3742, 1.239, 0.967, 1.0386" in f.message
+
+
+def test_losses_that_learned_or_batches_that_were_shuffled_are_no_repeated_epoch():
+    from forensics.analyzers.frozen import detect_repeated_epoch_losses
+
+    learned = [round(v * 0.8, 4) for v in TRACE_EPOCH]  # the same batches, each lower after an epoch of updates
+    shuffled = TRACE_EPOCH[3:] + TRACE_EPOCH[:3]  # the same model on the batches in another order
+    flat = [0.6931] * 8  # one value over and over says nothing about which batch gave it
+    for second in (learned, shuffled):
+        assert detect_repeated_epoch_losses(_epochs_of_batches(TRACE_EPOCH, second), Thresholds()) == []
+    assert detect_repeated_epoch_losses(_epochs_of_batches(flat, flat), Thresholds()) == []
+    only_four = TRACE_EPOCH[:4] + [1.5, 1.6, 1.7, 1.8]  # four in a row could still be rounding luck: not enough
+    assert detect_repeated_epoch_losses(_epochs_of_batches(TRACE_EPOCH, only_four), Thresholds()) == []
+
+
+def test_a_memorized_runs_rounded_losses_are_no_repeated_epoch():
+    """P4P4N1CK/whisper-large-v2-japanese (tests/realworld): 0.0001, 0.0001, 0.0002, ... in two epochs in a row."""
+    from forensics.analyzers.frozen import detect_repeated_epoch_losses
+
+    tiny = [0.0001, 0.0001, 0.0002, 0.0001, 0.0001, 0.0002, 0.0001, 0.0001]
+    assert detect_repeated_epoch_losses(_epochs_of_batches(tiny, tiny), Thresholds()) == []

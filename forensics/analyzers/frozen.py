@@ -18,7 +18,7 @@ from ..config import Thresholds
 from ..findings import Finding
 from .dead_reward import detect_dead_reward_signal
 from .learning_evidence import learning_shown
-from .metrics import GRAD_NORM, Metrics, finite, head_and_tail, real_loss
+from .metrics import GRAD_NORM, LOSS, Metrics, finite, head_and_tail, real_loss
 from .never_learned import detect_never_learned
 
 _MIN_POINTS = 5
@@ -45,6 +45,49 @@ def detect_no_gradient(metrics: Metrics, thresholds: Thresholds) -> list[Finding
                "which this one does not.")
     return [Finding("no_learning_signal", "error", first, message, end_step=last, metric=GRAD_NORM,
                     evidence={"points": int(len(grad)), "grad_norm_zero": True, "frozen": True})]
+
+
+_SAME_BATCHES = 5  # losses in a row, batch for batch, that an epoch repeats from the one before
+
+
+def detect_repeated_epoch_losses(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """An epoch whose losses are the epoch before's, batch for batch, to every printed decimal: a loop that feeds
+    its batches in the same order each epoch (no shuffling) and whose weights no update changed (an adapter with
+    no gradient, an optimizer that steps nothing, a learning rate of 0) gets exactly the same loss on the same
+    batch again. `_SAME_BATCHES` equal in a row from an epoch's start cannot be chance: a `no_learning_signal`
+    error from the first step (BeyonderXX/TRACE issue 5: 0.9741, 1.3742, 1.2390, ... in epochs 1 and 2)."""
+    loss = real_loss(metrics)
+    epochs = finite(metrics["epoch"]).reindex(loss.index) if "epoch" in metrics else None
+    if epochs is None or len(loss) < 2 * _SAME_BATCHES:
+        return []
+    whole = np.floor(epochs.to_numpy())
+    values = loss.to_numpy()
+    starts = [i for i in range(1, len(whole)) if np.isfinite(whole[i]) and whole[i] > whole[i - 1]]
+    for i in starts:
+        before = np.flatnonzero(whole == whole[i - 1])  # the positions of the epoch before, in order
+        now = np.flatnonzero(whole == whole[i])
+        k = min(len(before), len(now), _SAME_BATCHES)
+        again = values[now[:k]]
+        if k == _SAME_BATCHES and np.array_equal(values[before[:k]], again) and _telling(again):
+            first, at = int(loss.index[0]), int(loss.index[i])
+            shown = ", ".join(f"{v:g}" for v in again)
+            message = (f"the epoch that starts at step {at} repeats the losses of the epoch before, batch for batch "
+                       f"({shown}: the same {k} values in the same order): the same batches give exactly the same "
+                       "loss, so no update changed the weights from the first step. Check that the trainable "
+                       "parameters (the adapter) require gradients and reach the optimizer, that the learning rate is "
+                       "not 0, and that optimizer.step() runs.")
+            return [Finding("no_learning_signal", "error", first, message, end_step=int(loss.index[-1]), metric=LOSS,
+                            evidence={"repeated_epoch": float(whole[i]), "repeated_from": at, "frozen": True})]
+    return []
+
+
+def _telling(values: np.ndarray) -> bool:
+    """Losses that say which batch gave them: three different values or more, none near a print's rounding floor (a
+    memorized run's 0.0001, 0.0002 repeat by rounding, not because nothing changed)."""
+    return len(set(values.tolist())) >= 3 and float(np.min(values)) >= _ABOVE_ROUNDING
+
+
+_ABOVE_ROUNDING = 0.01
 
 
 def _policy_moved(metrics: Metrics) -> bool:

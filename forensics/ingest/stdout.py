@@ -76,11 +76,26 @@ def read(path: Path) -> LogRecords:
     warnings += _step_line_warnings(events)
     frame = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text))
     meta.update(console_facts(text))
+    flavour = _dict_flavour(events)
+    if flavour:
+        meta["dict_lines"] = flavour
     kinds = kinds_of(events)
     banners = find_banners(text.splitlines(), str(path)) if may_hold_banners(text) else ()
     return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
                       mtime=file_mtime(path), console_kinds=kinds, banners=banners,
                       warnings=tuple(warnings))
+
+
+def _dict_flavour(events: list[tuple]) -> str | None:
+    """Whose printed dicts a console holds: "swift" (ms-swift's carry `global_step/max_steps`), "hf_trainer" (the
+    Trainer's ProgressCallback prints `{'loss': ..., 'learning_rate': ..., 'epoch': ...}` at each logging step;
+    TRL's and LLaMA-Factory's trainers are Trainers and print the same), or None."""
+    dicts = [e[2] for e in events if e[0] == "dict"]
+    if any("global_step/max_steps" in d for d in dicts):
+        return "swift"
+    if any("epoch" in d and ("loss" in d or "eval_loss" in d) for d in dicts):
+        return "hf_trainer"
+    return None
 
 
 def _argument_texts(text: str) -> dict[str, str]:
@@ -155,8 +170,9 @@ def _epoch_lines_placed(events: list[tuple]) -> list[tuple]:
 
 def _generic_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     """A hand-written loop's lines (kind "generic") that print their epoch: a step counter that starts over when the
-    epoch moves on is numbered on from the last step of the epoch before, and the epoch becomes the epochs done
-    before it (E - the first epoch printed: the loop counts from 0 or 1, the log's first epoch is its 0)."""
+    epoch moves on is numbered on (by its own total, `Step n/M`, where printed; else from the last step of the epoch
+    before), and the epoch becomes the epochs done before it (E - the first epoch printed: the loop counts from 0
+    or 1, the log's first epoch is its 0)."""
     epoch_of = {i: dict(e[1].metrics).get("epoch") for i, e in enumerate(events)
                 if e[0] == "line" and e[1].kind == "generic"}
     epoch_of = {i: e for i, e in epoch_of.items() if e is not None}
@@ -166,8 +182,10 @@ def _generic_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     out, offset, epoch, last = list(events), 0, None, 0
     for i, e in epoch_of.items():
         record = events[i][1]
-        if epoch is not None and e > epoch and record.step + offset <= last:
-            offset = last  # the counter started over with the epoch
+        if record.total:  # `Step n/M`: the epoch's own count of steps says where each epoch starts
+            offset = int(e - first) * record.total
+        elif epoch is not None and e > epoch and record.step + offset <= last:
+            offset = last + (record.step == 0)  # the counter started over with the epoch (from 0: one step on)
         epoch, last = e, record.step + offset
         metrics = tuple((k, e - first if k == "epoch" else v) for k, v in record.metrics)
         out[i] = ("line", StepLine(record.kind, last, record.total, metrics, record.cut))
