@@ -21,6 +21,8 @@ _SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints", "node_modules", ".ven
 
 _TB_EVENT = re.compile(r"^events\.out\.tfevents\.")
 _TEXT_LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md"}
+# A metrics table (`step,loss` / `step<TAB>loss` header) in a file of these kinds is read as a table.
+_TABLE_SUFFIXES = {".csv", ".tsv", ".log", ".txt"}
 _WEIGHT_SUFFIXES = {".safetensors", ".bin", ".pt", ".pth"}
 # .bin/.pt files that are not model weights.
 _NOT_WEIGHTS = re.compile(
@@ -189,7 +191,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.swift_logs.append(path)
     elif suffix == ".jsonl":
         layout.jsonl_logs.append(path)
-    elif suffix == ".csv" and (explicit or _is_metrics_table(path, layout)):
+    elif (suffix in (".csv", ".tsv") and explicit) or (suffix in _TABLE_SUFFIXES and _is_metrics_table(path, layout)):
         layout.csv_logs.append(path)
     elif _is_config(name):
         layout.config_files.append(path)
@@ -251,7 +253,8 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:
                        rb"""|\d/\d+ \[[^\]\n]*(?:it/s|s/it),[^\]\n]*loss[\w/]*[ =:]\s*[-+.\dnNiI]"""
                        rb"""|Epoch:?\s*\[\d+/\d+\]\s*\(\d+/\d+\)[^\n]{0,20}?\bloss:\s*[-+.\dnNiI]"""
                        rb"""|(?i:(?<![\w/])(?:step|iter(?:ation)?|epoch)\s*[:=#]?\s*\[?\d+(?:\s*/\s*\d+)?[^\n{]{0,120}?"""
-                       rb"""\bloss\s*[:=]?\s*[-+]?(?:\d|nan|inf))""")
+                       rb"""\bloss\s*[:=]?\s*[-+]?(?:\d|nan|inf))"""
+                       rb"""|(?i:\d\s*/\s*\d+[^\n{]{0,120}?\bloss\s*[:=]\s*[-+]?(?:\d|nan|inf))""")
 
 
 def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
@@ -262,7 +265,7 @@ def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
         return False
-    return is_metrics_table_header(header.strip().split(","))
+    return is_metrics_table_header(re.split(r"[,\t]", header.strip()))
 
 
 def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:

@@ -1352,3 +1352,17 @@ def test_a_loss_spike_on_a_skipped_step_is_linked_to_the_skipped_steps_finding_t
     unrelated = Finding("loss_spike", "warning", 300, "spike")
     linked = _link_skipped_batches([scaler, megatron, spike, unrelated])
     assert linked[2].caused_by == megatron.key and linked[3].caused_by is None
+
+
+def test_a_schedule_that_runs_down_to_zero_and_climbs_back_is_an_lr_anomaly():
+    """Sustella/qwen_sapiens: a cosine over ~310 steps in a 414-step epoch: 9.67e-6 -> 7e-11 at 310, back up to
+    2.55e-6 by 410. A schedule that ends at ~0, or restarts from exactly 0 with a warm-up, is not one."""
+    from forensics.analyzers.lr_anomaly import detect_lr_anomalies
+
+    st = steps(41, 10)
+    t = np.clip((st - 20) / 290, 0, None)
+    lr = np.where(st <= 20, 1e-5 * st / 20, 1e-5 * 0.5 * (1 + np.cos(np.pi * t))) + 1e-12
+    (f,) = detect_lr_anomalies(metrics(st, learning_rate=lr), TH)
+    assert (f.kind, f.severity, f.step) == ("lr_anomaly", "warning", 320) and "horizon" in f.message
+    ends = np.where(st <= 20, 1e-5 * st / 20, 1e-5 * 0.5 * (1 + np.cos(np.pi * np.clip((st - 20) / 390, 0, 1))))
+    assert detect_lr_anomalies(metrics(st, learning_rate=ends), TH) == []

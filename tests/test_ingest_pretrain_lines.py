@@ -645,6 +645,44 @@ def test_once_an_epoch_lines_are_read_with_the_epoch_as_their_step(tmp_path):
     assert _series(frame, "eval_loss") == {20: 1.5} and _series(frame, "loss")[20] == pytest.approx(1.8)
 
 
+def test_a_bare_count_is_the_step_where_no_step_word_is_printed(tmp_path):
+    """pytorch/examples word_language_model (ohalon/nlpia2's notes) and a C++ trainer's bar (B4rtekk1/CGPT)."""
+    line = "| epoch   2 |   200/ 2983 batches | lr 20.0000 | ms/batch 12.12 | loss  7.64 | ppl  2079.22"
+    assert _parsed(line) == ("generic", 200, 2983, {"epoch": 2.0, "learning_rate": 20.0, "loss": 7.64,
+                                                    "perplexity": 2079.22})
+    assert _parsed("| end of epoch   1 | time: 36.93s | valid loss  5.53 | valid ppl   252.86") == (
+        "generic_epoch", 1, None, {"eval_loss": 5.53, "eval_perplexity": 252.86, "epoch": 1.0})
+    assert _parsed("Training [===   ] 8.5% 5000/58874 | 4.62 it/s | ETA: 11664.8 s | loss=3.910492 | "
+                   "validation_loss=3.908841")[:3] == ("generic", 5000, 58874)
+    from forensics.ingest.pretrain_lines import parse_line
+
+    assert parse_line("2024/01/05 12:00 loss: 3.2") is None  # a date is no count
+    (tmp_path / "model.md").write_text("".join(
+        f"| epoch {e:3d} | {b:5d}/ 600 batches | lr 20.00 | ms/batch 11.6 | loss {8 - e - b / 1000:5.2f} | ppl 99\n"
+        for e in (1, 2) for b in (200, 400, 600)) + "| end of epoch   2 | time: 3.1s | valid loss  5.53 | valid ppl 252\n")
+    frame = stdout.read(tmp_path / "model.md").frame
+    assert sorted(_series(frame, "loss")) == [200, 400, 600, 800, 1000, 1200]  # epoch 2 numbered on by its total
+    assert _series(frame, "eval_loss") == {1200: 5.53}
+
+
+def test_a_tab_separated_step_loss_table_in_a_log_file_is_a_table(tmp_path):
+    (tmp_path / "train.log").write_text("step\tloss\n" + "".join(f"{s}\t{1 + 3 * 0.99 ** s:.6f}\n"
+                                                                  for s in range(10, 310, 10)))
+    layout = discover(tmp_path)
+    assert [p.name for p in layout.csv_logs] == ["train.log"] and layout.text_logs == []
+    assert forensics.analyze(tmp_path).status == "healthy"
+    from forensics.ingest import csv_metrics
+
+    assert len(_series(csv_metrics.read(tmp_path / "train.log").frame, "loss")) == 30
+
+
+def test_nul_bytes_before_a_line_do_not_hide_it(tmp_path):
+    """269652/neuroslm training.log: overwritten while its writer kept appending, so it starts with NUL bytes."""
+    (tmp_path / "training.log").write_bytes(b"\x00" * 500 + b"".join(
+        f"step {s:5d} | loss {5 - s / 1000:.4f} | lr 3.0e-04\n".encode() for s in range(700, 800, 10)))
+    assert min(_series(stdout.read(tmp_path / "training.log").frame, "loss")) == 700
+
+
 def test_the_generic_line_test_looks_only_where_a_counter_precedes_a_loss():
     from forensics.ingest.pretrain_lines import has_generic_line
 

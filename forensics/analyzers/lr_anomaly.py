@@ -5,8 +5,9 @@ A logged rate more than `lr_jump_factor` times the highest rate logged before it
 outside the schedule (a resume with another rate, a misread config: 0.0028 -> 5.0), unless
 every rate so far rose step by step: that is the warm-up ramp, logged sparsely. A rate of
 exactly 0 for at least `lr_zero_points` logged points (and at least a tenth of the log) in the
-middle of the run means no update was made there. Both are warnings: the owner should know,
-and a jump is also where a divergence that follows it started.
+middle of the run means no update was made there. A rate that ran down to about 0 and then climbs
+back point after point is a schedule whose horizon is shorter than the run. All are warnings: the
+owner should know, and a jump is also where a divergence that follows it started.
 """
 from __future__ import annotations
 
@@ -23,7 +24,39 @@ def detect_lr_anomalies(metrics: Metrics, thresholds: Thresholds) -> list[Findin
     if lr is None:
         return []
     lr = finite(lr)
-    return _jumps(lr, thresholds) + _zero_stretches(lr, thresholds)
+    return _jumps(lr, thresholds) + _zero_stretches(lr, thresholds) + _climbs_after_its_end(lr, thresholds)
+
+
+_ENDED = 0.01  # a rate at or under this share of its peak, after the peak: the schedule has run its course
+_CLIMB = 10.0  # ... and climbing back this many times over that low, a point higher each time
+
+
+def _climbs_after_its_end(lr, thresholds: Thresholds) -> list[Finding]:
+    """A schedule that decayed to about 0 and then climbs back, point after point for `lr_zero_points` logged points
+    or more, to `_CLIMB` x its low: a cosine whose horizon (T_max, num_training_steps) is shorter than the run goes
+    round again (Sustella/qwen_sapiens: 9.67e-6 -> 7.09e-11 at step 310 -> 2.55e-6 at 410), or a second phase's
+    warm-up that the log does not announce. A warning either way; a restart from exactly 0 is a new phase."""
+    values, steps = lr.to_numpy(), lr.index.to_numpy()
+    if len(values) < 2 * thresholds.lr_zero_points:
+        return []
+    peak_at = int(np.argmax(values))
+    low_at = peak_at + int(np.argmin(values[peak_at:]))
+    low, peak = float(values[low_at]), float(values[peak_at])
+    climb = values[low_at:]
+    if not 0 < low <= _ENDED * peak or len(climb) <= thresholds.lr_zero_points:
+        return []
+    rising = np.diff(climb[:thresholds.lr_zero_points + 1]) > 0
+    if not rising.all() or climb[thresholds.lr_zero_points] < _CLIMB * max(low, _ENDED * _ENDED * peak):
+        return []
+    start, last = int(steps[low_at + 1]), int(steps[-1])
+    message = (f"learning rate climbs back after its schedule ran down: from {format_number(peak)} (step "
+               f"{int(steps[peak_at])}) to {format_number(low)} at step {int(steps[low_at])}, then up again from step "
+               f"{start} to {format_number(float(values[-1]))} by step {last}. A cosine schedule whose horizon "
+               "(T_max, num_training_steps) is shorter than the run goes round again like this; check the scheduler's "
+               "total steps against the steps the run takes (epochs x steps per epoch), or whether a second phase "
+               "was meant to start here.")
+    return [Finding("lr_anomaly", "warning", start, message, end_step=last, metric=LR,
+                    evidence={"peak": peak, "low": low, "low_step": int(steps[low_at]), "climbed_to": float(values[-1])})]
 
 
 def _jumps(lr, thresholds: Thresholds) -> list[Finding]:

@@ -1,5 +1,6 @@
 """Reader of CSV metric tables: Lightning's CSVLogger `metrics.csv` (LitGPT's fine-tuning and pre-training write it
-by default, `out/.../logs/csv/version_0/metrics.csv`), and a script's own table with a step or epoch column.
+by default, `out/.../logs/csv/version_0/metrics.csv`), and a script's own table with a step or epoch column, comma-
+or tab-separated (`step<TAB>loss` in a train.log).
 
 `read(path)` returns one LogRecords (format "csv"): every numeric cell at its row's step. The step is the first of
 `step`, `global_step`, `iteration`, `iter` the header names; a table with only an `epoch` column is one row an
@@ -33,7 +34,9 @@ def read(path: Path) -> LogRecords:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise UnreadableFile(path, f"not UTF-8 text (byte {err.start}); not a CSV metrics table") from None
-    rows = list(csv.reader(io.StringIO(text)))
+    first_line = text[:text.find("\n")] if "\n" in text else text
+    delimiter = "\t" if "\t" in first_line and "," not in first_line else ","  # a tab-separated table too
+    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
     if not rows or not is_metrics_table_header(rows[0]):
         raise UnreadableFile(path, "no step (or epoch) column and loss column in its header; not a metrics table")
     header = [h.strip() for h in rows[0]]

@@ -166,16 +166,19 @@ GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?)\s*[
                           r"(?![\w.]|/)", re.IGNORECASE)
 # A loss named with its split before or after it (`Train Loss`, `val_loss`, LitGPT's `loss train:`, `Loss Val:`).
 _SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test)"
-_GENERIC_PAIR = re.compile(r"(?<![\w/])((?:" + _SPLIT + r"[_ ])?loss(?:[_ ]" + _SPLIT + r")?|lr|learning[_ ]rate|"
-                           r"grad(?:ient)?[_ ]norm|epoch|ppl|perplexity|acc(?:uracy)?)\s*[:=]?\s*"
+_GENERIC_PAIR = re.compile(r"(?<![\w/])((?:" + _SPLIT + r"[_ ])?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|learning[_ ]rate|"
+                           r"grad(?:ient)?[_ ]norm|epoch|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|acc(?:uracy)?))\s*[:=]?\s*"
                            r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.])", re.IGNORECASE)
 _GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm",
                   "gradient norm": "grad_norm", "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity",
                   "acc": "accuracy", "accuracy": "accuracy"}
 _HELD_OUT = re.compile(r"val|eval|test", re.IGNORECASE)
+_LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 # A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`.
 GENERIC_EPOCH = re.compile(r"(?<![\w/])epoch\s*[:=#]?\s*\[?(\d{1,6})(?:\s*/\s*(\d{1,6}))?\]?(?![\w.]|/)",
                            re.IGNORECASE)
+_BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})\s*/\s*(\d{1,12})(?![\w.:]|/)")
+_AFTER_EPOCH = re.compile(r"epoch\W{0,3}$", re.IGNORECASE)
 _GENERIC_REACH = 160  # characters before a `loss` that its line's step counter may stand in
 _GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one training loop's print
 # A plain logging line made only of `key: value` pairs, one of them a counter (Barber0/LLM-pretrain).
@@ -418,31 +421,39 @@ def has_generic_line(text: str) -> bool:
         before = low[max(0, at - _GENERIC_REACH):at]
         before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
         if ("step" in before or "iter" in before) and GENERIC_STEP.search(before) or (
-                "epoch" in before and GENERIC_EPOCH.search(before)):
+                "epoch" in before and GENERIC_EPOCH.search(before)) or ("/" in before and _bare_count(before)):
             return True
         at = low.find("loss", at + 4)
     return False
 
 
-def _generic(m: re.Match, line: str, last_line: bool) -> StepLine | None:
-    """A short line with a step counter and a loss (module docstring), read for the names it knows; the epoch
-    as printed (`Epoch 1/3` -> 1). On the file's last line the last pair may be cut: left out."""
-    if len(line) > _GENERIC_MAX_LINE or "{" in line:
-        return None
-    metrics, cut = _generic_pairs(line, last_line)
-    return _record("generic", int(m.group(1)), m.group(2), metrics, cut) if metrics else None
-
-
-def _generic_epoch(m: re.Match, line: str, last_line: bool) -> StepLine | None:
-    """A once-an-epoch line (`Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`): its step is the epoch as printed (the
-    stdout reader numbers them 1, 2, ... or puts them at the step lines' last step), the epoch kept as a metric."""
+def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """A short line of a hand-written loop with a loss among the names it knows (module docstring), counted by the
+    first of: a step word (`Step 100`, `iter 25:`; kind "generic"), a bare `n/M` count that is not the epoch's
+    (`| epoch 1 | 200/ 2983 batches |`, `Training [===] 8.5% 5000/58874 |`; "generic" too), the epoch alone
+    (`Epoch 1/10 | Train Loss: 2.3`; kind "generic_epoch"). On a file's last line the last pair may be cut: left
+    out."""
     if len(line) > _GENERIC_MAX_LINE or "{" in line:
         return None
     metrics, cut = _generic_pairs(line, last_line)
     if not metrics:
         return None
+    m = GENERIC_STEP.search(line) or _bare_count(line)
+    if m is not None:
+        return _record("generic", int(m.group(1)), m.group(2), metrics, cut)
+    m = GENERIC_EPOCH.search(line)
+    if m is None:
+        return None
     metrics = [(k, v) for k, v in metrics if k != "epoch"] + [("epoch", float(m.group(1)))]
     return _record("generic_epoch", int(m.group(1)), m.group(2), metrics, cut)
+
+
+def _bare_count(line: str) -> re.Match | None:
+    """The first `n/M` on the line with n <= M that is not an epoch's (`Epoch 1/3`) or part of a date or rate."""
+    for m in _BARE_COUNT.finditer(line):
+        if int(m.group(1)) <= int(m.group(2)) and not _AFTER_EPOCH.search(line, 0, m.start()):
+            return m
+    return None
 
 
 def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]], bool]:
@@ -454,8 +465,12 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
         lowered = key.lower()
         if "loss" in lowered:
             name = "eval_loss" if _HELD_OUT.search(lowered) else "loss"
-        else:
-            name = _GENERIC_NAMES[lowered.replace("_", " ")]
+        elif lowered.endswith("lr"):  # `lr`, or the first of several groups' (`backbone_lr 9.67e-06  proj_lr ...`)
+            name = "learning_rate"
+        else:  # a held-out split's perplexity or accuracy is an eval metric (`valid ppl`)
+            split, _, base = lowered.replace("_", " ").rpartition(" ")
+            name = _GENERIC_NAMES.get(lowered.replace("_", " ")) or _GENERIC_NAMES[base]
+            name = "eval_" + name if _HELD_OUT.search(split) else name
         if name not in found:  # the pattern only takes what float() reads (nan, inf, 1e-4, 2.); `85.2%` is 0.852
             found[name] = float(raw) / 100 if percent else float(raw)
     return (list(found.items()) if "loss" in found or "eval_loss" in found else []), cut
@@ -507,8 +522,7 @@ def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -
 _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("loss", _KEY_VALUE_START, _key_values),
-                 ("%|", _TQDM_BAR, _tqdm_postfix), ("oss", GENERIC_STEP, _generic),
-                 ("oss", GENERIC_EPOCH, _generic_epoch))
+                 ("%|", _TQDM_BAR, _tqdm_postfix), ("oss", _LOSS_WORD, _hand_written))
 
 @dataclass
 class OlmoBlock:

@@ -68,6 +68,7 @@ def read(path: Path) -> LogRecords:
     raw = path.read_bytes()
     text = raw.decode("utf-8", errors="replace")
     text = ANSI.sub("", text) if "\x1b" in text else text
+    text = text.replace("\x00", "") if "\x00" in text else text  # a file overwritten while its writer appended
     events = _scan(text)
     meta: dict = {}
     warnings = []
