@@ -251,10 +251,24 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:
                        rb"""|(?:batch|step|iter):\s*\d+,[^\n]*\bloss:\s*[-+.\w]"""
                        rb"""|\bstep:\d+ - [^\n]*(?:loss|score/mean|grad_norm)[^\s:]*:[-+.\w]"""
                        rb"""|\d/\d+ \[[^\]\n]*(?:it/s|s/it),[^\]\n]*loss[\w/]*[ =:]\s*[-+.\dnNiI]"""
-                       rb"""|Epoch:?\s*\[\d+/\d+\]\s*\(\d+/\d+\)[^\n]{0,20}?\bloss:\s*[-+.\dnNiI]"""
-                       rb"""|(?i:(?<![\w/])(?:step|iter(?:ation)?|epoch)\s*[:=#]?\s*\[?\d+(?:\s*/\s*\d+)?[^\n{]{0,120}?"""
-                       rb"""\bloss\s*[:=]?\s*[-+]?(?:\d|nan|inf))"""
-                       rb"""|(?i:\d\s*/\s*\d+[^\n{]{0,120}?\bloss\s*[:=]\s*[-+]?(?:\d|nan|inf))""")
+                       rb"""|Epoch:?\s*\[\d+/\d+\]\s*\(\d+/\d+\)[^\n]{0,20}?\bloss:\s*[-+.\dnNiI]""")
+# A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose
+# that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
+_LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
+                         rb"""|\d[ \t]*/[ \t]*\d+)[^\n{]{0,120}?\bloss[ \t]*(?:[:=][ \t]*)?[-+]?(?:\d|nan|inf)""")
+_LOOSE_LINES = 3
+
+
+def _hinted(chunk: bytes) -> bool:
+    """A chunk of a file holds a line of a known training log, or `_LOOSE_LINES` lines of a hand-written loop."""
+    if _LOG_HINT.search(chunk):
+        return True
+    found = 0
+    for _ in _LOOSE_HINT.finditer(chunk):
+        found += 1
+        if found >= _LOOSE_LINES:
+            return True
+    return False
 
 
 def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
@@ -272,12 +286,12 @@ def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:
     try:
         with open(path, "rb") as fh:
             head = fh.read(_SNIFF_BYTES)
-            if _LOG_HINT.search(head):
+            if _hinted(head):
                 return True
             size = os.fstat(fh.fileno()).st_size
             if size > _SNIFF_BYTES:  # logs often start with banners; look at the tail as well
                 fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES))
-                return bool(_LOG_HINT.search(fh.read(_SNIFF_BYTES)))
+                return _hinted(fh.read(_SNIFF_BYTES))
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False

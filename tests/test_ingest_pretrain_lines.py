@@ -624,7 +624,7 @@ def test_generic_lines_are_found_numbered_on_across_epochs_and_never_taken_from_
     assert [p.name for p in discover(tmp_path).text_logs] == ["train.log"]
     frame = stdout.read(tmp_path / "train.log").frame
     assert sorted(_series(frame, "loss")) == [1, 2, 3, 4, 5, 6]
-    assert _series(frame, "epoch") == {1: 0.0, 2: 0.0, 3: 0.0, 4: 1.0, 5: 1.0, 6: 1.0}
+    assert _series(frame, "epoch") == pytest.approx({s: s / 3 for s in range(1, 7)})  # epochs done, as HF logs it
     assert forensics.analyze(tmp_path).status == "healthy"
 
 
@@ -681,6 +681,46 @@ def test_nul_bytes_before_a_line_do_not_hide_it(tmp_path):
     (tmp_path / "training.log").write_bytes(b"\x00" * 500 + b"".join(
         f"step {s:5d} | loss {5 - s / 1000:.4f} | lr 3.0e-04\n".encode() for s in range(700, 800, 10)))
     assert min(_series(stdout.read(tmp_path / "training.log").frame, "loss")) == 700
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("step 10 | aux loss 0.0100 | loss 2.5 | lr 1e-4", {"loss": 2.5, "learning_rate": 1e-4}),  # another loss first
+    ("Step 3 kl loss 0.01, scaled loss 150000.0, loss 2.3", {"loss": 2.3}),
+    ("step 5: test loss 3.9", {"eval_loss": 3.9}), ("Step 3, dev loss 2.0", {"eval_loss": 2.0}),
+    ("step 2, val-loss 1.5", {"eval_loss": 1.5}),
+    ("Epoch [2/10], Step [100/600], Loss: 0.2345", {"loss": 0.2345, "epoch": 2.0}),  # the PyTorch tutorials' print
+    ("Step 100, Loss: tensor(2.3456, device='cuda:0')", {"loss": 2.3456}),
+    ("Epoch: 1, Batch 100/600, Loss: 0.5", {"epoch": 1.0, "loss": 0.5}),
+    ("iteration 10/100 | loss 2.3", {"loss": 2.3}),  # not Megatron's `key: value |` fields
+])
+def test_a_hand_written_line_gives_the_training_loss_not_another(line, expected):
+    assert _parsed(line)[3] == pytest.approx(expected)
+
+
+def test_lines_about_the_best_loss_a_decimal_comma_and_notes_are_no_steps(tmp_path):
+    from forensics.ingest.pretrain_lines import parse_line
+
+    for line in ("Best loss 0.123 at step 500", "Early stopping at step 800 (best loss: 1.5 at step 500)",
+                 "Step 7 Loss: 2,3456"):
+        assert parse_line(line) is None, line
+    assert _parsed("Epoch 2, step 50, global_step 1050, loss 2.3")[1] == 1050  # the explicit global step
+    # a note beside a healthy run's console, with one line that reads like a loop's, changes nothing
+    run = tmp_path / "run"
+    shutil.copytree(CORPUS / "Tensionteng_twenty-four-point-game", run)
+    (run / "NOTES.md").write_text("First attempt (fp16) blew up: step 30 loss nan, then switched to bf16 and reran.\n")
+    (run / "README.md").write_text("Qwen3-0.6B, 3 epochs (step 10, loss 1.26; it ended near 0.06).\n")
+    assert forensics.analyze(run).status == "healthy"
+
+
+def test_a_counter_from_0_each_epoch_and_a_nan_on_the_unfinished_last_line(tmp_path):
+    (tmp_path / "train.log").write_text("".join(f"epoch {e} step {n} loss {3 - e - n / 1000:.4f}\n"
+                                                for e in (0, 1) for n in range(0, 1000, 100)) + "epoch 2 step 0 loss nan")
+    frame = stdout.read(tmp_path / "train.log").frame
+    assert sorted(_series(frame, "loss")) == list(range(0, 2100, 100))  # epoch 1 from step 1000, epoch 2 from 2000
+    assert math.isnan(_series(frame, "loss")[2000])  # a last line without its newline still holds its NaN
+    # blanks where a separator may stand are read in linear time (`\s*[:=]?\s*` took 45 s on this line)
+    (tmp_path / "blanks.log").write_text("step" + " " * 60000 + "| loss\n" + "at step" + "\n" * 60000 + "loss 2\n")
+    assert stdout.read(tmp_path / "blanks.log").frame.empty
 
 
 def test_the_generic_line_test_looks_only_where_a_counter_precedes_a_loss():

@@ -97,7 +97,7 @@ def _targets_given_away(loss: pd.Series, metrics: Metrics, thresholds: Threshold
     repeated. And no eval loss: where one is logged, `overfitting` judges (one that falls with it says the answers
     are that easy)."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
-    if epochs is None or not len(epochs) or float(epochs.max()) < _PASSES or eval_loss_names(metrics) \
+    if epochs is None or not len(epochs) or _passes(epochs) < _PASSES or eval_loss_names(metrics) \
             or len(loss) < thresholds.collapse_points + 1:
         return None
     values = loss.to_numpy()
@@ -127,6 +127,13 @@ def _targets_given_away(loss: pd.Series, metrics: Metrics, thresholds: Threshold
 
 
 _PASSES = 1.5  # an epoch counter that reaches this counts passes over the data
+
+
+def _passes(epochs: pd.Series) -> float:
+    """The passes over the data a log's epochs show: the last epoch logged, plus the one under way where the log
+    counts whole epochs done (a loop printing `Epoch 2` logs 1 for it: one done, the second under way)."""
+    last = float(epochs.max())
+    return last + 1 if np.all(epochs.to_numpy() == np.floor(epochs.to_numpy())) else last
 _NOTHING_LEFT = 2e-4  # a per-token loss at the floor of a 4-decimal print (0.0000 - 0.0002)
 
 

@@ -162,22 +162,34 @@ _EPOCH_BRACKET = re.compile(r"(?<![\w/])Epoch:?\s*\[(\d{1,6})/(\d{1,6})\]\s*\((\
 _BRACKET_FIELD = re.compile(r"([A-Za-z][\w]{0,40})\s*:\s*([-+]?(?:nan|inf|\d[\d.]*(?:[eE][-+]?\d+)?)[A-Za-z%]{0,4})",
                             re.IGNORECASE)
 # A hand-written loop's line: a step counter and a loss, each with its number, in any order and punctuation.
-GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?)\s*[:=#]?\s*(\d{1,12})(?:\s*/\s*(\d{1,12}))?"
-                          r"(?![\w.]|/)", re.IGNORECASE)
-# A loss named with its split before or after it (`Train Loss`, `val_loss`, LitGPT's `loss train:`, `Loss Val:`).
-_SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test)"
-_GENERIC_PAIR = re.compile(r"(?<![\w/])((?:" + _SPLIT + r"[_ ])?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|learning[_ ]rate|"
-                           r"grad(?:ient)?[_ ]norm|epoch|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|acc(?:uracy)?))\s*[:=]?\s*"
-                           r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.])", re.IGNORECASE)
+# Separators between a name and its number: spaces or tabs, one of `:=#`, never a run across lines (`\s*[:=]?\s*`
+# is quadratic on a long run of blanks).
+_SEP = r"[ \t]*(?:[:=#][ \t]*)?"
+GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/))"
+                          + _SEP + r"\[?(\d{1,12})(?:[ \t]*/[ \t]*(\d{1,12}))?\]?(?![\w.]|/)", re.IGNORECASE)
+_GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?![\w.]|/)", re.IGNORECASE)
+# A loss named with its split or kind before it (`Train Loss`, `val_loss`, `total loss`) or its split after it
+# (LitGPT's `loss train:`, `Loss Val:`); any other word before it (`aux loss`, `kl loss`, `scaled loss`) is another
+# loss, passed over.
+_SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)"
+_GENERIC_PAIR = re.compile(r"(?<![\w/.-])((?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|"
+                           r"learning[_ ]rate|grad(?:ient)?[_ ]norm|epoch|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
+                           r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
+                           r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.]|,\d)", re.IGNORECASE)
+_LOSS_KINDS = {"train": "loss", "training": "loss", "total": "loss", "lm": "loss", "avg": "loss", "average": "loss",
+               "mean": "loss", "running": "loss", "batch": "loss", "val": "eval_loss", "valid": "eval_loss",
+               "validation": "eval_loss", "eval": "eval_loss", "test": "eval_loss", "dev": "eval_loss"}
+# A line about the best or last value so far, not a step's own (`Best loss 0.123 at step 500`, early stopping).
+_NOT_A_STEP = re.compile(r"\bbest\b|early[ _-]?stop", re.IGNORECASE)
 _GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm",
                   "gradient norm": "grad_norm", "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity",
                   "acc": "accuracy", "accuracy": "accuracy"}
-_HELD_OUT = re.compile(r"val|eval|test", re.IGNORECASE)
+_HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
 _LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 # A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`.
-GENERIC_EPOCH = re.compile(r"(?<![\w/])epoch\s*[:=#]?\s*\[?(\d{1,6})(?:\s*/\s*(\d{1,6}))?\]?(?![\w.]|/)",
+GENERIC_EPOCH = re.compile(r"(?<![\w/])epoch" + _SEP + r"\[?(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)",
                            re.IGNORECASE)
-_BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})\s*/\s*(\d{1,12})(?![\w.:]|/)")
+_BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})[ \t]*/[ \t]*(\d{1,12})(?![\w.:]|/)")
 _AFTER_EPOCH = re.compile(r"epoch\W{0,3}$", re.IGNORECASE)
 _GENERIC_REACH = 160  # characters before a `loss` that its line's step counter may stand in
 _GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one training loop's print
@@ -236,8 +248,9 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
     """The record a step line holds (module docstring), or None (OLMo headers: see OlmoBlock)."""
     if "iteration" in line:
         m = _MEGATRON_ITERATION.search(line)
-        if m:
-            return _megatron(line[m.end():], int(m.group(1)), int(m.group(2)), "", last_line)
+        record = m and _megatron(line[m.end():], int(m.group(1)), int(m.group(2)), "", last_line)
+        if record:  # else `iteration 10/100 | loss 2.3`: a hand-written loop's line, read below
+            return record
         m = _MEGATRON_VALIDATION.search(line)
         if m:
             return _megatron(line[m.end():], int(m.group(1)), None, "eval_", last_line)
@@ -433,14 +446,17 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
     (`| epoch 1 | 200/ 2983 batches |`, `Training [===] 8.5% 5000/58874 |`; "generic" too), the epoch alone
     (`Epoch 1/10 | Train Loss: 2.3`; kind "generic_epoch"). On a file's last line the last pair may be cut: left
     out."""
-    if len(line) > _GENERIC_MAX_LINE or "{" in line:
+    if len(line) > _GENERIC_MAX_LINE or "{" in line or _NOT_A_STEP.search(line):
         return None
     metrics, cut = _generic_pairs(line, last_line)
     if not metrics:
         return None
-    m = GENERIC_STEP.search(line) or _bare_count(line)
+    m = _GLOBAL_STEP.search(line) or GENERIC_STEP.search(line) or _bare_count(line)
     if m is not None:
-        return _record("generic", int(m.group(1)), m.group(2), metrics, cut)
+        epoch = GENERIC_EPOCH.search(line) if not any(k == "epoch" for k, _ in metrics) else None
+        if epoch is not None:  # `Epoch [2/10], Step [100/600]`: the bracketed epoch the pairs do not take
+            metrics = metrics + [("epoch", float(epoch.group(1)))]
+        return _record("generic", int(m.group(1)), m.group(2) or None, metrics, cut)
     m = GENERIC_EPOCH.search(line)
     if m is None:
         return None
@@ -459,11 +475,17 @@ def _bare_count(line: str) -> re.Match | None:
 def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]], bool]:
     """The known (name, value) pairs of a generic line, first of each name; none unless a loss is among them."""
     pairs = _GENERIC_PAIR.findall(line)
-    cut = last_line and bool(pairs) and line.rstrip().endswith(pairs[-1][1] + pairs[-1][2])
+    # a cut number reads as a smaller one; a cut `nan` cannot be told from a whole one and is kept (a NaN hidden
+    # by dropping the last line would hide a broken run)
+    cut = last_line and bool(pairs) and line.rstrip().endswith(pairs[-1][2] + pairs[-1][3]) \
+        and pairs[-1][2].lower().lstrip("+-") not in ("nan", "inf")
     found: dict[str, float] = {}
-    for key, raw, percent in pairs[:-1] if cut else pairs:
+    for key, before, raw, percent in pairs[:-1] if cut else pairs:
         lowered = key.lower()
         if "loss" in lowered:
+            kind = before.lower()
+            if kind and kind not in _LOSS_KINDS:
+                continue  # `aux loss`, `kl loss`, `scaled loss`: not the training loss
             name = "eval_loss" if _HELD_OUT.search(lowered) else "loss"
         elif lowered.endswith("lr"):  # `lr`, or the first of several groups' (`backbone_lr 9.67e-06  proj_lr ...`)
             name = "learning_rate"

@@ -141,7 +141,20 @@ def _scan(text: str) -> list[tuple]:
     if last is not None:
         events.append(("line", last))
     events = _epoch_brackets_numbered_on(_tqdm_postfix_changes(_without_rank_copies(events)))
-    return _epoch_lines_placed(_generic_epochs_numbered_on(events))
+    return _epoch_lines_placed(_generic_epochs_numbered_on(_without_stray_generic_lines(events)))
+
+
+_HAND_WRITTEN = ("generic", "generic_epoch")
+_FEWEST_HAND_WRITTEN = 3
+
+
+def _without_stray_generic_lines(events: list[tuple]) -> list[tuple]:
+    """A file's hand-written-loop lines only where it holds `_FEWEST_HAND_WRITTEN` or more: one or two are prose
+    (`step 30 loss nan, then we switched to bf16` in a notes file), not a loop's log."""
+    n = sum(1 for e in events if e[0] == "line" and e[1].kind in _HAND_WRITTEN)
+    if n == 0 or n >= _FEWEST_HAND_WRITTEN:
+        return events
+    return [e for e in events if not (e[0] == "line" and e[1].kind in _HAND_WRITTEN)]
 
 
 def _epoch_lines_placed(events: list[tuple]) -> list[tuple]:
@@ -180,15 +193,21 @@ def _generic_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     if not epoch_of:
         return events
     first = min(epoch_of.values())
-    out, offset, epoch, last = list(events), 0, None, 0
+    out, offset, epoch, last, printed = list(events), 0, None, 0, []
     for i, e in epoch_of.items():
         record = events[i][1]
         if record.total:  # `Step n/M`: the epoch's own count of steps says where each epoch starts
             offset = int(e - first) * record.total
         elif epoch is not None and e > epoch and record.step + offset <= last:
-            offset = last + (record.step == 0)  # the counter started over with the epoch (from 0: one step on)
+            # the counter started over with the epoch: on from the last step by the epoch's own stride (a loop
+            # printing steps 0, 100, ..., 900 starts the next epoch at 1000, one printing 100 ... 1000 at 1100)
+            stride = int(np.median(np.diff(printed))) if len(printed) > 1 else max(record.step, 1)
+            offset = last + stride - record.step
+            printed = []
         epoch, last = e, record.step + offset
-        metrics = tuple((k, e - first if k == "epoch" else v) for k, v in record.metrics)
+        printed.append(record.step)
+        done = e - first + (record.step / record.total if record.total else 0.0)
+        metrics = tuple((k, done if k == "epoch" else v) for k, v in record.metrics)
         out[i] = ("line", StepLine(record.kind, last, record.total, metrics, record.cut))
     return out
 
@@ -378,9 +397,10 @@ _PARAMETER_COUNTS = re.compile(r"^Parameter counts:[ \t]*\r?\n(?:[ \t]*\w+[ \t]*
 # Embedding (38,633,472 parameters)`, `Vision encoder: 303,507,456 params`, an adapter's) is no model size: lines
 # naming a part are passed over, and of the rest the largest count is the model's.
 _SAID_COUNT = re.compile(r"(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b", re.IGNORECASE)
-_PART_WORDS = re.compile(r"trainable|frozen|embedding|non-|decay|tensor|group|layer|stage|rank|shard|lora|adapter|"
-                         r"encoder|vision|visual|head|teacher|student|reward|critic|ref|draft|prun|missing|skip|"
-                         r"unexpected|updated|expert|active", re.IGNORECASE)
+_PART_WORDS = re.compile(r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|tensors?|groups?|stages?|ranks?|lora|"
+                         r"adapters?|encoders?|vision|visual|lm[_ ]head|heads?:|teacher|student|reward|critic|"
+                         r"reference|ref|draft|pruned?|missing|skipped|unexpected|updated|experts?|active|optimizer|"
+                         r"processed)\b", re.IGNORECASE)
 # DeepSpeed's PipelineEngine, once per stage: `RANK=0 STAGE=0 LAYERS=14 [0, 14) STAGE_PARAMS=... TOTAL_PARAMS=N (...)
 # UNIQUE_PARAMS=N (...)`; UNIQUE_PARAMS counts tied weights once, the model's size.
 _PIPE_PARAMS = re.compile(r"^.*?\bUNIQUE_PARAMS=(\d{4,})\b.*$", re.MULTILINE)
