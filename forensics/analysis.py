@@ -16,7 +16,7 @@ from ._version import __version__
 from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
 from .analyzers.learning_evidence import LearningEvidence, learning_shown
 from .analyzers.chain import link_weight_damage
-from .analyzers.collapse import CLASSIFIER_HEADS, CLASSIFIER_TASKS, for_a_classifier
+from .analyzers.collapse import CLASSIFIER_HEADS, CLASSIFIER_TASKS, for_a_classifier, memorized_from_scratch
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy
 from .analyzers.never_learned import detect_stuck_at_vocabulary_guess
@@ -296,6 +296,9 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
                                                  config.get("adapter.task_type"))
     if not any(f.kind == "never_learned" for f in findings):
         found += detect_stuck_at_vocabulary_guess(_per_step_loss(metrics, summed_loss_factor(config)), vocab)
+    if profile.objective == "pretrain" and profile.method == "full" and not any(
+            f.kind in ("memorization", "overfitting", "loss_collapse", "zero_loss_unexplained") for f in findings):
+        found += memorized_from_scratch(metrics, thresholds)
     return found
 
 

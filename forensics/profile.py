@@ -94,6 +94,10 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
     model_params = _model_params(config, timeline, names, evidence)
     method = _method(config, timeline, names, evidence, model_params)
     objective, algorithm = _objective(config, timeline, names, evidence)
+    if method == UNKNOWN and evidence.get("objective", "").endswith(_FROM_SCRATCH):
+        # a model trained from random weights trains every weight: an adapter on random weights learns nothing
+        evidence["method"] = f"trained from scratch ({evidence['objective']})"
+        method = "full"
     return RunProfile(method=method, objective=objective, algorithm=algorithm, model_params=model_params,
                       precision=_precision(config, findings, evidence), framework=_framework(layout, config, timeline,
                                                                                        objective, evidence),
@@ -189,7 +193,7 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> 
                                  "a reward model")
         return "reward", None
     if config.get("init_from") == "scratch":  # nanoGPT's train.py
-        evidence["objective"] = f"init_from scratch ({config.source_of('init_from')}): training from random weights"
+        evidence["objective"] = f"init_from scratch ({config.source_of('init_from')}){_FROM_SCRATCH}"
         return "pretrain", None
     pretraining = [kind for kind in timeline.console_kinds if kind in PRETRAINING_KINDS]
     if pretraining:
@@ -197,8 +201,9 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> 
         return "pretrain", None
     fresh = _starts_at_random_guess(timeline)
     if fresh is not None:
-        evidence["objective"] = (f"the first loss {fresh:.4g} (per token) is about ln(vocabulary size), a model that "
-                                 "starts from random weights: training from scratch")
+        where = ("about ln(vocabulary size)" if fresh >= FRESH_HEAD_RANGE[0] else
+                 "far above where a fine-tune of a trained model starts (1 to 4), falling by half or more")
+        evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
         return "pretrain", None
     for word, (objective, algo) in _NAME_OBJECTIVES:
         found = _word_in(names, word)
@@ -251,16 +256,26 @@ def _starts_at_random_guess(timeline: Timeline) -> float | None:
     ln(vocabulary) (9 to 13 for 8k to 440k tokens; a fine-tune of a trained model starts near 1 to 3), and
     the loss clearly falls from there: its last tenth `_CLEAR_FALL` under it, or a slow fall at nearly every
     point (a warm-up's first steps); a run stuck there is judged by never_learned, not profiled by it, and a
-    wobble is no descent. Else None."""
+    wobble is no descent. A first point logged after some steps has already left ln(vocabulary): from
+    `_SCRATCH_LOW` nats up it counts too when the loss then falls by 40% or more, gradually (a fine-tune of a
+    trained model never starts there, unless something is broken at its start, and then it falls at once: 8.3
+    -> 1.3 in one logging interval). Else None."""
     for loss in (_training_losses(timeline), _per_token_losses_from_perplexity(timeline)):
         lo, hi = FRESH_HEAD_RANGE
-        if len(loss) < 3 or not lo <= loss[0] <= hi:
+        if len(loss) < 3 or not _SCRATCH_LOW <= loss[0] <= hi:
             continue
         tail = float(np.median(loss[-max(1, len(loss) // 10):]))
         steady = loss[-1] < loss[0] and float(np.mean(np.diff(loss) < 0)) >= _STEADY
-        if tail <= _CLEAR_FALL * loss[0] or steady:
+        gradual = loss[1] >= _HALVED * loss[0]  # random weights learn slowly; a fine-tune's bad start falls at once
+        if loss[0] >= lo and (tail <= _CLEAR_FALL * loss[0] or steady) or gradual and tail <= _FELL * loss[0]:
             return float(loss[0])
     return None
+
+
+_SCRATCH_LOW = 7.0  # nats: a first loss this high that then halves is a model learning from random weights
+_HALVED = 0.5  # a fine-tune's broken start falls under half its first loss in one logging interval
+_FELL = 0.6  # ... a model from random weights falls gradually, by 40% or more over the log
+_FROM_SCRATCH = ": a model that starts from random weights, training from scratch"
 
 
 def _per_token_losses_from_perplexity(timeline: Timeline) -> np.ndarray:

@@ -273,3 +273,19 @@ def test_a_run_that_recovered_gets_no_resume_advice():
     found = _causes(5e-3, RunProfile(method="full"), findings=spike, loss={s: 2.0 - s / 50 for s in STEPS},
                     grad=calm)
     assert found and all("resume" not in c.suggestion.lower() for c in found.values())
+
+
+@pytest.mark.parametrize("losses, objective, method", [
+    ([8.46, 7.69, 7.21, 6.97, 6.92, 6.58, 6.39] + [4.0] * 10 + [1.0] * 4, "pretrain", "full"),  # a gradual fall
+    ([8.34, 1.26, 0.50, 0.43] + [0.42] * 4, "unknown", "unknown"),  # a fine-tune's broken start falls at once
+    ([7.64, 6.87, 6.49, 6.30, 6.15] + [5.9] * 5, "unknown", "unknown"),  # not yet 40% down: no telling
+])
+def test_a_first_loss_from_7_nats_that_falls_gradually_is_a_model_trained_from_scratch(tmp_path, losses, objective,
+                                                                                        method):
+    """A first point logged after some steps (Jayant-Guru-Shrivastava's GPT-2: 8.46 at step 10) has already left
+    ln(vocabulary); a fine-tune of a trained model never starts that high unless its start is broken, and then
+    the loss falls at once (anonymousgigachad/llm-training: 8.34 -> 1.26 in ten steps)."""
+    p = _profile_of(tmp_path / "run", [{"step": 10 * (i + 1), "loss": v} for i, v in enumerate(losses)])
+    assert (p.objective, p.method) == (objective, method)
+    if method == "full":
+        assert "trained from scratch" in p.evidence["method"]

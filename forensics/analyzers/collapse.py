@@ -201,6 +201,24 @@ def _phases(loss: pd.Series, restarts: list[int]) -> list[pd.Series]:
     return [part for lo, hi in zip(cuts, cuts[1:]) if len(part := loss[(loss.index >= lo) & (loss.index < hi)])]
 
 
+PRETRAINING_FLOOR = 0.5  # nats a token: no natural text is this predictable to a model that has not learned it by heart
+
+
+def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """A model trained from random weights (the run profile says so) whose training loss settles under
+    `PRETRAINING_FLOOR` with no eval loss: pre-training text is natural text, and a per-token loss that low on it is
+    the training set learned by heart (a small corpus over many passes: tiny Shakespeare trained to 0.1), the same
+    `memorization` warning with the level that fits pre-training. [] where the log has an eval loss (overfitting
+    judges) or another finding already says memorization."""
+    if LOSS not in metrics or eval_loss_names(metrics) or is_preference_log(metrics):
+        return []
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    why = (f" (a model trained from random weights: no natural text is under {format_number(PRETRAINING_FLOOR)} nats a "
+           "token unless it was learned by heart)")
+    found = _memorized_without_eval(real_loss(metrics), PRETRAINING_FLOOR, thresholds, epochs, why)
+    return [_phase_ends(f, real_loss(metrics)) for f in found]
+
+
 def memorization_level(metrics: Metrics, thresholds: Thresholds) -> tuple[float, str]:
     """The training loss under which a log without eval is memorizing, and the clause that says why when it is
     the looser many-epochs level ("" for `memorization_level`): after `memorization_epochs` epochs over the
