@@ -96,7 +96,7 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
     objective, algorithm = _objective(config, timeline, names, evidence)
     if method == UNKNOWN and evidence.get("objective", "").endswith(_FROM_SCRATCH):
         # a model trained from random weights trains every weight: an adapter on random weights learns nothing
-        evidence["method"] = f"trained from scratch ({evidence['objective']})"
+        evidence["method"] = "a model trained from random weights trains every weight (the objective's evidence)"
         method = "full"
     return RunProfile(method=method, objective=objective, algorithm=algorithm, model_params=model_params,
                       precision=_precision(config, findings, evidence), framework=_framework(layout, config, timeline,
@@ -198,6 +198,11 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> 
     pretraining = [kind for kind in timeline.console_kinds if kind in PRETRAINING_KINDS]
     if pretraining:
         evidence["objective"] = f"{pretraining[0]} pre-training console log"
+        return "pretrain", None
+    tokenizer = next(((src, m["console_trains_tokenizer"]) for src, m in timeline.meta.items()
+                      if m.get("console_trains_tokenizer")), None)
+    if tokenizer is not None:
+        evidence["objective"] = f"it trains its own tokenizer ({tokenizer[0]}: {tokenizer[1]}){_FROM_SCRATCH}"
         return "pretrain", None
     fresh = _starts_at_random_guess(timeline)
     if fresh is not None:

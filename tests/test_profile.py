@@ -288,4 +288,17 @@ def test_a_first_loss_from_7_nats_that_falls_gradually_is_a_model_trained_from_s
     p = _profile_of(tmp_path / "run", [{"step": 10 * (i + 1), "loss": v} for i, v in enumerate(losses)])
     assert (p.objective, p.method) == (objective, method)
     if method == "full":
-        assert "trained from scratch" in p.evidence["method"]
+        assert "random weights" in p.evidence["method"]
+
+
+def test_a_run_that_trains_its_own_tokenizer_trains_its_model_from_scratch(tmp_path):
+    """B4rtekk1/CGPT's console: `Training BPE tokenizer on 1024 MiB ...` before its first step (logged at 5000)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "train.log").write_text("Training BPE tokenizer on 1024 MiB (full input will be tokenized)...\n" + "".join(
+        f"Training [===] {s / 600:.1f}% {s}/60000 | 4.62 it/s | loss={4 - s / 30000:.4f}\n" for s in range(5000, 60000, 5000)))
+    p = forensics.analyze(run).run_profile
+    assert (p.objective, p.method) == ("pretrain", "full") and "own tokenizer" in p.evidence["objective"]
+    (run / "train.log").write_text("Loading the tokenizer from Qwen/Qwen2.5-0.5B\n" + "".join(
+        f"Training [===] {s / 600:.1f}% {s}/60000 | 4.62 it/s | loss={4 - s / 30000:.4f}\n" for s in range(5000, 60000, 5000)))
+    assert forensics.analyze(run).run_profile.objective == "unknown"

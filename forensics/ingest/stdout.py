@@ -404,6 +404,10 @@ _PART_WORDS = re.compile(r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|te
 # DeepSpeed's PipelineEngine, once per stage: `RANK=0 STAGE=0 LAYERS=14 [0, 14) STAGE_PARAMS=... TOTAL_PARAMS=N (...)
 # UNIQUE_PARAMS=N (...)`; UNIQUE_PARAMS counts tied weights once, the model's size.
 _PIPE_PARAMS = re.compile(r"^.*?\bUNIQUE_PARAMS=(\d{4,})\b.*$", re.MULTILINE)
+# A run that trains its own tokenizer first (B4rtekk1/CGPT: `Training BPE tokenizer on 1024 MiB ...`): a model whose
+# vocabulary is new has no trained weights to start from.
+_TRAINS_TOKENIZER = re.compile(r"^[ \t]*Training (?:a |the |new )?(?:BPE |WordPiece |Unigram |SentencePiece |byte-level )?"
+                               r"tokenizer\b.*$", re.MULTILINE | re.IGNORECASE)
 _PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32"}
 
 
@@ -426,6 +430,9 @@ def console_facts(text: str) -> dict:
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = _line_at(text, m.start(1)).strip()[-160:]  # the total's own line
+    m = _TRAINS_TOKENIZER.search(text) if "okenizer" in text else None
+    if m:
+        out["console_trains_tokenizer"] = m.group(0).strip()[-160:]
     said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
     if said is not None:
         out["console_params_said"], out["console_params_said_line"] = said
