@@ -168,8 +168,12 @@ def test_trls_sft_metrics_in_a_deepspeed_console_say_trl_not_deepspeed(tmp_path)
     (run / "sft.log").write_text("\n".join(lines) + "\n")
     p = forensics.analyze(run).run_profile
     assert (p.framework, p.objective) == ("trl", "sft") and "mean_token_accuracy" in p.evidence["framework"]
+    # without TRL's names, the dicts are the Trainer's own print (its ProgressCallback); DeepSpeed is its engine
     (run / "sft.log").write_text("\n".join(line.replace("'mean_token_accuracy'", "'acc'") for line in lines) + "\n")
-    assert forensics.analyze(run).run_profile.framework == "deepspeed"
+    p = forensics.analyze(run).run_profile
+    assert p.framework == "hf_trainer" and "printed log dicts" in p.evidence["framework"]
+    (run / "sft.log").write_text("step 1 | loss 2.0\nstep 2 | loss 1.9\nstep 3 | loss 1.8\nstep 4 | loss 1.7\n")
+    assert forensics.analyze(run).run_profile.framework == "deepspeed"  # a hand-written loop under DeepSpeed
 
 
 def test_a_first_loss_at_about_ln_vocab_that_falls_is_training_from_scratch(tmp_path):
