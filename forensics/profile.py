@@ -93,7 +93,7 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
     evidence: dict[str, str] = {}
     model_params = _model_params(config, timeline, names, evidence)
     method = _method(config, timeline, names, evidence, model_params)
-    objective, algorithm = _objective(config, timeline, names, evidence)
+    objective, algorithm = _objective(config, timeline, names, evidence, adapter=method in _ADAPTERS)
     if method == UNKNOWN and evidence.get("objective", "").endswith(_FROM_SCRATCH):
         # a model trained from random weights trains every weight: an adapter on random weights learns nothing
         evidence["method"] = "a model trained from random weights trains every weight (the objective's evidence)"
@@ -152,7 +152,8 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
     return UNKNOWN
 
 
-def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> tuple[str, str | None]:
+def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
+               adapter: bool = False) -> tuple[str, str | None]:
     metrics = set(timeline.metrics)
     if "verl" in timeline.console_kinds:  # before TRL's names: verl's score is our `reward`, GRPO or PPO alike
         rl = _VERL_RL_KEY in metrics
@@ -204,7 +205,7 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict) -> 
     if tokenizer is not None:
         evidence["objective"] = f"it trains its own tokenizer ({tokenizer[0]}: {tokenizer[1]}){_FROM_SCRATCH}"
         return "pretrain", None
-    fresh = _starts_at_random_guess(timeline)
+    fresh = None if adapter else _starts_at_random_guess(timeline)  # an adapter is never trained from scratch
     if fresh is not None:
         where = ("about ln(vocabulary size)" if fresh >= FRESH_HEAD_RANGE[0] else
                  "far above where a fine-tune of a trained model starts (1 to 4), falling by half or more")
@@ -277,6 +278,7 @@ def _starts_at_random_guess(timeline: Timeline) -> float | None:
     return None
 
 
+_ADAPTERS = ("lora", "qlora", "peft")
 _SCRATCH_LOW = 7.0  # nats: a first loss this high that then halves is a model learning from random weights
 _HALVED = 0.5  # a fine-tune's broken start falls under half its first loss in one logging interval
 _FELL = 0.6  # ... a model from random weights falls gradually, by 40% or more over the log

@@ -1388,3 +1388,27 @@ def test_a_model_from_scratch_settled_under_half_a_nat_without_eval_learned_its_
     history = [{"step": 10 * (k + 1), "loss": float(v)} for k, v in enumerate(0.12 + 2.0 * np.exp(-i / 40.0))]
     (fine_tune / "trainer_state.json").write_text(json.dumps({"global_step": 10 * n, "log_history": history}))
     assert forensics.analyze(fine_tune).status == "healthy"
+
+
+def test_a_schedule_that_ran_out_and_started_over_is_an_lr_anomaly():
+    """marthinsurya/lab2-ID2223: a linear decay to 0 at step 60 (max_steps 60), then 2.43e-4 at step 65: the run went
+    on with a new schedule. A schedule that ends at 0 at the last step, or warms up from 0 at the first, is not one."""
+    from forensics.analyzers.lr_anomaly import detect_lr_anomalies
+
+    st = steps(24, 5)
+    lr = np.concatenate([np.linspace(3e-4, 0, 12), np.linspace(2.43e-4, 1e-5, 12)])
+    lr[0] = 1.5e-4  # the warm-up's first point
+    (f,) = detect_lr_anomalies(metrics(st, learning_rate=lr), TH)
+    assert (f.kind, f.step, f.evidence["ran_out_at"]) == ("lr_anomaly", 65, 60) and "started over" in f.message
+    once = np.concatenate([[0.0], np.linspace(3e-4, 0, 23)])
+    assert detect_lr_anomalies(metrics(st, learning_rate=once), TH) == []
+
+
+def test_an_overfitting_message_gives_the_lowest_eval_and_the_level_around_it():
+    n = 40
+    st = steps(n, 100)
+    loss = decaying_loss(n, 70, start=2.0, end=0.05, tau=8)
+    evals = 0.5 + 0.002 * (np.arange(n) - 10) ** 2 + np.random.default_rng(70).normal(0, 0.03, n)
+    evals[10] = 0.32  # one lucky low eval among noisy neighbours
+    (f,) = [f for f in analyze_metrics(metrics(st, loss=loss, eval_loss=evals), TH) if f.kind == "overfitting"]
+    assert "lowest at step 1100 (0.32;" in f.message

@@ -306,3 +306,16 @@ def test_a_run_that_trains_its_own_tokenizer_trains_its_model_from_scratch(tmp_p
     (run / "train.log").write_text("Loading the tokenizer from Qwen/Qwen2.5-0.5B\n" + "".join(
         f"Training [===] {s / 600:.1f}% {s}/60000 | 4.62 it/s | loss={4 - s / 30000:.4f}\n" for s in range(5000, 60000, 5000)))
     assert forensics.analyze(run).run_profile.objective == "unknown"
+
+
+def test_an_adapter_is_never_a_model_trained_from_scratch_and_prompt_tuning_is_peft(tmp_path):
+    """brockhager/allie-ai: a LoRA on TinyLlama-Chat whose first loss is 7.39; rqchao/cs182-project: prompt tuning."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8,
+                                                         "base_model_name_or_path": "TinyLlama/TinyLlama-1.1B-Chat-v1.0"}))
+    p = _profile_of(run, [{"step": 10 * k, "loss": 7.4 - 0.3 * k} for k in range(1, 21)])
+    assert (p.method, p.objective) == ("lora", "unknown")
+    (run / "adapter_config.json").write_text(json.dumps({"peft_type": "PROMPT_TUNING", "num_virtual_tokens": 20}))
+    p = _profile_of(run, [{"step": 10 * k, "loss": 4.0 - 0.1 * k} for k in range(1, 21)])
+    assert p.method == "peft" and "PROMPT_TUNING" in p.evidence["method"]

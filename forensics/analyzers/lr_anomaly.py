@@ -24,7 +24,32 @@ def detect_lr_anomalies(metrics: Metrics, thresholds: Thresholds) -> list[Findin
     if lr is None:
         return []
     lr = finite(lr)
-    return _jumps(lr, thresholds) + _zero_stretches(lr, thresholds) + _climbs_after_its_end(lr, thresholds)
+    return (_jumps(lr, thresholds) + _zero_stretches(lr, thresholds) + _climbs_after_its_end(lr, thresholds)
+            + _starts_over_after_its_end(lr))
+
+
+_BACK_UP = 0.1  # a rate back at this share of the peak or more, the point after it ran out
+
+
+def _starts_over_after_its_end(lr) -> list[Finding]:
+    """A schedule that ran out (a rate of about 0 after its peak: a linear decay reaching 0 at max_steps) and is back
+    up at the next logged point: the run went on past the end of its schedule, which started over (a resume with a
+    larger max_steps, or train() called again on the same trainer; marthinsurya/lab2-ID2223 at steps 60 and 300).
+    A warning at each such restart: maybe the plan, maybe not, and the steps after it trained at a rate the first
+    schedule did not intend."""
+    values, steps = lr.to_numpy(), lr.index.to_numpy()
+    out = []
+    for i in range(1, len(values) - 1):
+        peak = float(np.max(values[:i]))
+        if peak > 0 and values[i] <= _ENDED * peak and values[i + 1] >= _BACK_UP * peak and values[i - 1] > values[i]:
+            message = (f"learning rate ran out at step {int(steps[i])} ({format_number(values[i])}, its schedule's end "
+                       f"after a peak of {format_number(peak)}) and is back at {format_number(values[i + 1])} at step "
+                       f"{int(steps[i + 1])}: the run went on past its schedule, which started over (a resume with a "
+                       "larger max_steps, or train() called again). If that was the plan, nothing is wrong; if not, "
+                       "the steps from here trained at a rate the first schedule did not intend.")
+            out.append(Finding("lr_anomaly", "warning", int(steps[i + 1]), message, metric=LR, evidence={
+                "ran_out_at": int(steps[i]), "peak": peak, "after": float(values[i + 1]), "started_over": True}))
+    return out
 
 
 _ENDED = 0.01  # a rate at or under this share of its peak, after the peak: the schedule has run its course

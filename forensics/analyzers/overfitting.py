@@ -67,7 +67,9 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     end = float(np.median(values[-k:]))
     trend = ("while the training loss keeps falling: overfitting" if train_fell else
              "and the training loss did not improve either: the later updates made the model worse")
-    message = (f"{name} is lowest at step {best_step} ({format_number(best)}) and rises from step {rise_step} to "
+    lowest = float(values[best_pos])
+    level = "" if best == lowest else f"; about {format_number(best)} around it"  # a long series' best is its level
+    message = (f"{name} is lowest at step {best_step} ({format_number(lowest)}{level}) and rises from step {rise_step} to "
                f"about {format_number(end)} by step {last_step} ({format_number(end / best)}x) {trend}. The checkpoint "
                f"near step {best_step} generalises best; fewer epochs, a lower learning rate, more data or "
                "regularisation would help.")

@@ -279,6 +279,9 @@ def _named_deepspeed_file(config: RunConfig, layout: RunLayout, found: list[Path
 _FOUR_BIT_BASE = re.compile(r"bnb-4bit|(?<![a-z0-9])4bit(?![a-z0-9])|nf4", re.IGNORECASE)
 
 
+_LORA_KINDS = ("LORA", "ADALORA", "LOHA", "LOKR", "OFT", "BOFT", "VERA", "DORA")  # low-rank (or kin) weight deltas
+
+
 def _derive_method(config: RunConfig, layout: RunLayout) -> None:
     """`method`: "qlora" (4-bit base + adapter), "lora" (adapter files or config), "full" (whole-model weights)."""
     names = [p.name for p in layout.weight_files]
@@ -287,7 +290,10 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
     base = str(config.get("adapter.base_model_name_or_path") or "")
     quant4 = (config.get("quant.load_in_4bit") is True or config.get("quant.bits") == 4
               or bool(_FOUR_BIT_BASE.search(base)))  # unsloth/...-bnb-4bit: the base was saved 4-bit
-    if adapter_files or config.get("adapter.peft_type") or config.get("adapter.r"):
+    peft_type = str(config.get("adapter.peft_type") or "").upper()
+    if peft_type and peft_type not in _LORA_KINDS:  # prompt / prefix tuning, IA3: an adapter, not a low-rank one
+        method, source = "peft", f"derived: peft_type {peft_type} ({config.source_of('adapter.peft_type')})"
+    elif adapter_files or peft_type or config.get("adapter.r"):
         why = adapter_files[0] if adapter_files else (config.source_of("adapter.peft_type") or "adapter_config.json")
         method, source = ("qlora", f"derived: {why} with a 4-bit quantized base") if quant4 else ("lora", f"derived: {why}")
     elif quant4:
