@@ -263,16 +263,18 @@ def _starts_at_random_guess(timeline: Timeline) -> float | None:
     the loss clearly falls from there: its last tenth `_CLEAR_FALL` under it, or a slow fall at nearly every
     point (a warm-up's first steps); a run stuck there is judged by never_learned, not profiled by it, and a
     wobble is no descent. A first point logged after some steps has already left ln(vocabulary): from
-    `_SCRATCH_LOW` nats up it counts too when the loss then falls by 40% or more, gradually (a fine-tune of a
-    trained model never starts there, unless something is broken at its start, and then it falls at once: 8.3
-    -> 1.3 in one logging interval). Else None."""
+    `_SCRATCH_LOW` nats up it counts too when the loss then falls by 40% or more, gradually: above half its start
+    over the first `_SLOW_SHARE` of the logged points (a fine-tune of a trained model never starts there unless
+    something is broken at its start, and then it falls within a few steps: 8.3 -> 1.3 in ten). Else None."""
     for loss in (_training_losses(timeline), _per_token_losses_from_perplexity(timeline)):
         lo, hi = FRESH_HEAD_RANGE
         if len(loss) < 3 or not _SCRATCH_LOW <= loss[0] <= hi:
             continue
         tail = float(np.median(loss[-max(1, len(loss) // 10):]))
         steady = loss[-1] < loss[0] and float(np.mean(np.diff(loss) < 0)) >= _STEADY
-        gradual = loss[1] >= _HALVED * loss[0]  # random weights learn slowly; a fine-tune's bad start falls at once
+        # random weights learn slowly: the loss stays above half its start over the log's first stretch, where a
+        # fine-tune's bad start (a template, new tokens) is put right in a few steps however often it is logged
+        gradual = bool(np.all(loss[:max(2, int(len(loss) * _SLOW_SHARE))] >= _HALVED * loss[0]))
         if loss[0] >= lo and (tail <= _CLEAR_FALL * loss[0] or steady) or gradual and tail <= _FELL * loss[0]:
             return float(loss[0])
     return None
@@ -282,6 +284,7 @@ _ADAPTERS = ("lora", "qlora", "peft")
 _SCRATCH_LOW = 7.0  # nats: a first loss this high that then halves is a model learning from random weights
 _HALVED = 0.5  # a fine-tune's broken start falls under half its first loss in one logging interval
 _FELL = 0.6  # ... a model from random weights falls gradually, by 40% or more over the log
+_SLOW_SHARE = 0.15  # ... staying above half its start over this share of the logged points
 _FROM_SCRATCH = ": a model that starts from random weights, training from scratch"
 
 

@@ -1366,6 +1366,12 @@ def test_a_schedule_that_runs_down_to_zero_and_climbs_back_is_an_lr_anomaly():
     assert (f.kind, f.severity, f.step) == ("lr_anomaly", "warning", 320) and "horizon" in f.message
     ends = np.where(st <= 20, 1e-5 * st / 20, 1e-5 * 0.5 * (1 + np.cos(np.pi * np.clip((st - 20) / 390, 0, 1))))
     assert detect_lr_anomalies(metrics(st, learning_rate=ends), TH) == []
+    # planned: a second phase that warms up and decays again, and a schedule that cycles (CyclicLR, warm restarts)
+    st2 = steps(60, 10)
+    phase = np.concatenate([lr[:31], np.linspace(2e-7, 8e-6, 9), np.linspace(8e-6, 1e-7, 20)])
+    assert detect_lr_anomalies(metrics(st2, learning_rate=phase), TH) == []
+    cyclic = 1e-6 + 1e-4 * np.abs(((np.arange(60) / 10) % 2) - 1)
+    assert detect_lr_anomalies(metrics(st2, learning_rate=cyclic), TH) == []
 
 
 def test_a_model_from_scratch_settled_under_half_a_nat_without_eval_learned_its_text_by_heart(tmp_path):
@@ -1402,6 +1408,9 @@ def test_a_schedule_that_ran_out_and_started_over_is_an_lr_anomaly():
     assert (f.kind, f.step, f.evidence["ran_out_at"]) == ("lr_anomaly", 65, 60) and "started over" in f.message
     once = np.concatenate([[0.0], np.linspace(3e-4, 0, 23)])
     assert detect_lr_anomalies(metrics(st, learning_rate=once), TH) == []
+    assert detect_lr_anomalies(metrics(st[:1], learning_rate=lr[:1]), TH) == []  # one point: nothing to say
+    cycles = np.tile(np.linspace(3e-4, 0, 8), 3)  # cosine_with_restarts-like: by design, at even intervals
+    assert detect_lr_anomalies(metrics(st, learning_rate=cycles), TH) == []
 
 
 def test_an_overfitting_message_gives_the_lowest_eval_and_the_level_around_it():

@@ -105,3 +105,14 @@ def test_a_memorized_runs_rounded_losses_are_no_repeated_epoch():
 
     tiny = [0.0001, 0.0001, 0.0002, 0.0001, 0.0001, 0.0002, 0.0001, 0.0001]
     assert detect_repeated_epoch_losses(_epochs_of_batches(tiny, tiny), Thresholds()) == []
+
+
+def test_a_run_that_learned_and_repeats_a_coarse_print_in_later_epochs_is_no_repeated_epoch():
+    """A converged word_language_model console printing two decimals: epochs 5 and 6 print the same 5.53, 5.41, ...
+    after four epochs of learning. Only the first two epochs say whether the weights ever changed."""
+    from forensics.analyzers.frozen import detect_repeated_epoch_losses
+
+    late = [5.53, 5.41, 5.62, 5.48, 5.55, 5.50]
+    losses = [9.0, 8.0, 7.5, 7.0, 6.8, 6.6] + [6.3, 6.1, 6.0, 5.9, 5.8, 5.7] + late + late
+    m = _metrics(loss=dict(enumerate(losses)), epoch={s: float(s // 6) for s in range(len(losses))})
+    assert detect_repeated_epoch_losses(m, Thresholds()) == []

@@ -283,6 +283,8 @@ def test_a_run_that_recovered_gets_no_resume_advice():
     ([8.46, 7.69, 7.21, 6.97, 6.92, 6.58, 6.39] + [4.0] * 10 + [1.0] * 4, "pretrain", "full"),  # a gradual fall
     ([8.34, 1.26, 0.50, 0.43] + [0.42] * 4, "unknown", "unknown"),  # a fine-tune's broken start falls at once
     ([7.64, 6.87, 6.49, 6.30, 6.15] + [5.9] * 5, "unknown", "unknown"),  # not yet 40% down: no telling
+    # a bad template start logged every step: falls over a few dozen steps of a long log, then an ordinary SFT loss
+    ([8.4 * 0.93 ** k for k in range(30)] + [1.0 - k / 1000 for k in range(300)], "unknown", "unknown"),
 ])
 def test_a_first_loss_from_7_nats_that_falls_gradually_is_a_model_trained_from_scratch(tmp_path, losses, objective,
                                                                                         method):

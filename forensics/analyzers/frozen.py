@@ -54,15 +54,18 @@ def detect_repeated_epoch_losses(metrics: Metrics, thresholds: Thresholds) -> li
     """An epoch whose losses are the epoch before's, batch for batch, to every printed decimal: a loop that feeds
     its batches in the same order each epoch (no shuffling) and whose weights no update changed (an adapter with
     no gradient, an optimizer that steps nothing, a learning rate of 0) gets exactly the same loss on the same
-    batch again. `_SAME_BATCHES` equal in a row from an epoch's start cannot be chance: a `no_learning_signal`
-    error from the first step (BeyonderXX/TRACE issue 5: 0.9741, 1.3742, 1.2390, ... in epochs 1 and 2)."""
+    batch again. `_SAME_BATCHES` equal in a row from the second epoch's start cannot be chance: a `no_learning_signal`
+    error from the first step (BeyonderXX/TRACE issue 5: 0.9741, 1.3742, 1.2390, ... in epochs 1 and 2). Only the
+    first two epochs are compared: a run that learned and levelled off can repeat a coarse print in later ones."""
     loss = real_loss(metrics)
     epochs = finite(metrics["epoch"]).reindex(loss.index) if "epoch" in metrics else None
     if epochs is None or len(loss) < 2 * _SAME_BATCHES:
         return []
     whole = np.floor(epochs.to_numpy())
     values = loss.to_numpy()
-    starts = [i for i in range(1, len(whole)) if np.isfinite(whole[i]) and whole[i] > whole[i - 1]]
+    # the first epoch against the second only: weights that never changed repeat from the start, where a run
+    # that learned and levelled off can repeat a coarse print (`loss 5.53`) late in the run
+    starts = [i for i in range(1, len(whole)) if np.isfinite(whole[i]) and whole[i] > whole[i - 1]][:1]
     for i in starts:
         before = np.flatnonzero(whole == whole[i - 1])  # the positions of the epoch before, in order
         now = np.flatnonzero(whole == whole[i])

@@ -28,6 +28,12 @@ def detect_lr_anomalies(metrics: Metrics, thresholds: Thresholds) -> list[Findin
             + _starts_over_after_its_end(lr))
 
 
+def _cycled_before(values: np.ndarray, peak: float) -> bool:
+    """Whether the rate had already run down to about 0 and come back up before: a schedule that cycles by design."""
+    low = np.flatnonzero(values <= _ENDED * peak)
+    return bool(len(low)) and bool(np.any(values[low[0]:] > _BACK_UP * peak)) and int(np.argmax(values)) < low[0]
+
+
 _BACK_UP = 0.1  # a rate back at this share of the peak or more, the point after it ran out
 
 
@@ -38,10 +44,12 @@ def _starts_over_after_its_end(lr) -> list[Finding]:
     A warning at each such restart: maybe the plan, maybe not, and the steps after it trained at a rate the first
     schedule did not intend."""
     values, steps = lr.to_numpy(), lr.index.to_numpy()
+    if len(values) < 3:
+        return []
     out = []
     for i in range(1, len(values) - 1):
         peak = float(np.max(values[:i]))
-        if peak > 0 and values[i] <= _ENDED * peak and values[i + 1] >= _BACK_UP * peak and values[i - 1] > values[i]:
+        if peak > 0 and values[i] <= _ENDED * peak and values[i + 1] >= _JUMPS_BACK * peak and values[i - 1] > values[i]:
             message = (f"learning rate ran out at step {int(steps[i])} ({format_number(values[i])}, its schedule's end "
                        f"after a peak of {format_number(peak)}) and is back at {format_number(values[i + 1])} at step "
                        f"{int(steps[i + 1])}: the run went on past its schedule, which started over (a resume with a "
@@ -49,8 +57,18 @@ def _starts_over_after_its_end(lr) -> list[Finding]:
                        "the steps from here trained at a rate the first schedule did not intend.")
             out.append(Finding("lr_anomaly", "warning", int(steps[i + 1]), message, metric=LR, evidence={
                 "ran_out_at": int(steps[i]), "peak": peak, "after": float(values[i + 1]), "started_over": True}))
-    return out
+    origin = int(steps[0]) - (int(steps[1]) - int(steps[0]))  # the step before the first logged one: the start
+    return [] if _periodic([origin] + [f.evidence["ran_out_at"] for f in out]) else out
 
+
+_JUMPS_BACK = 0.25  # ... back up at once to this share of the peak or more: a new schedule, not a cycle's climb
+
+
+def _periodic(starts: list[int]) -> bool:
+    """Restarts at even intervals from the log's start (two or more, gaps within a tenth of each other): a schedule
+    that restarts by design (cosine_with_restarts, SGDR), not a run that went on past its schedule's end."""
+    gaps = np.diff(starts)
+    return len(gaps) >= 2 and float(gaps.max() - gaps.min()) <= 0.1 * float(gaps.mean())
 
 _ENDED = 0.01  # a rate at or under this share of its peak, after the peak: the schedule has run its course
 _CLIMB = 10.0  # ... and climbing back this many times over that low, a point higher each time
@@ -58,9 +76,10 @@ _CLIMB = 10.0  # ... and climbing back this many times over that low, a point hi
 
 def _climbs_after_its_end(lr, thresholds: Thresholds) -> list[Finding]:
     """A schedule that decayed to about 0 and then climbs back, point after point for `lr_zero_points` logged points
-    or more, to `_CLIMB` x its low: a cosine whose horizon (T_max, num_training_steps) is shorter than the run goes
-    round again (Sustella/qwen_sapiens: 9.67e-6 -> 7.09e-11 at step 310 -> 2.55e-6 at 410), or a second phase's
-    warm-up that the log does not announce. A warning either way; a restart from exactly 0 is a new phase."""
+    or more, to `_CLIMB` x its low, and is still climbing when the log ends: a cosine whose horizon (T_max,
+    num_training_steps) is shorter than the run goes round again (Sustella/qwen_sapiens: 9.67e-6 -> 7.09e-11 at step
+    310 -> 2.55e-6 at 410, the log's end). A climb that peaks and falls again is a planned second phase, and a
+    schedule that had run down and come back before cycles by design (CyclicLR, warm restarts): neither is one."""
     values, steps = lr.to_numpy(), lr.index.to_numpy()
     if len(values) < 2 * thresholds.lr_zero_points:
         return []
@@ -73,6 +92,8 @@ def _climbs_after_its_end(lr, thresholds: Thresholds) -> list[Finding]:
     rising = np.diff(climb[:thresholds.lr_zero_points + 1]) > 0
     if not rising.all() or climb[thresholds.lr_zero_points] < _CLIMB * max(low, _ENDED * _ENDED * peak):
         return []
+    if float(climb[-1]) < float(climb.max()) or _cycled_before(values[:low_at], peak):
+        return []  # it peaks and falls again (a planned second phase), or the schedule cycles (CyclicLR, SGDR)
     start, last = int(steps[low_at + 1]), int(steps[-1])
     message = (f"learning rate climbs back after its schedule ran down: from {format_number(peak)} (step "
                f"{int(steps[peak_at])}) to {format_number(low)} at step {int(steps[low_at])}, then up again from step "

@@ -150,14 +150,19 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
 
 
 def frozen_weights(facts: Facts) -> Cause | None:
-    """grad_norm exactly 0 at every step of a run whose loss is not 0 and that learned nothing: no gradient
-    reached the trainable weights."""
+    """grad_norm exactly 0 at every step of a run whose loss is not 0 and that learned nothing, or a second epoch that
+    repeats the first's losses batch for batch: no gradient reached the trainable weights."""
     found = [f for f in facts.of_kind("no_learning_signal") if f.evidence.get("frozen")]
     if not found:
         return None
     ds = any(k.startswith("ds.") for k in facts.config.values)
-    evidence = [f"grad_norm exactly 0 at all {found[0].evidence.get('points')} logged steps from step {found[0].step}, "
-                "with a loss that is not 0 and nothing learned"]
+    first = found[0].evidence
+    if "repeated_from" in first:  # the loss says it, not grad_norm
+        evidence = [f"the epoch from step {first['repeated_from']} repeats the losses of the epoch before, batch for "
+                    "batch: the same batches gave the same loss, so the weights had not changed"]
+    else:
+        evidence = [f"grad_norm exactly 0 at all {first.get('points')} logged steps from step {found[0].step}, "
+                    "with a loss that is not 0 and nothing learned"]
     if ds:
         evidence.append("a DeepSpeed config is set: some DeepSpeed releases log the norm as 0 (ms-swift#5890); the "
                         "flat loss or reward says the weights did not move either way")
