@@ -57,3 +57,28 @@ def test_a_csv_that_is_not_a_metrics_table_is_not_a_log(tmp_path):
     assert discover(tmp_path).csv_logs == []
     with pytest.raises(UnreadableFile):
         csv_metrics.read(tmp_path / "data.csv")
+
+
+def test_a_per_example_loss_table_is_not_a_training_log(tmp_path):
+    """A training-dynamics dump (`epoch,guid,loss`, one row per example per epoch) beside a run is not its log."""
+    (tmp_path / "training_dynamics.csv").write_text("epoch,guid,loss\n" + "".join(
+        f"{e},{g},{2.0 / (e + 1) + g / 1000:.4f}\n" for e in range(3) for g in range(200)))
+    with pytest.raises(UnreadableFile, match="per-example"):
+        csv_metrics.read(tmp_path / "training_dynamics.csv")
+
+
+def test_an_exported_log_history_keeps_the_closing_average_apart_and_reads_fractional_epochs(tmp_path):
+    """`pd.DataFrame(state.log_history).to_csv(...)`: an unnamed index, fractional epochs and no step column in one
+    variant, and the closing `train_loss` (the run's average) beside the per-step `loss`."""
+    rows = [f"{i},{2.0 - i / 10:.2f},{(i + 1) / 10:.2f},," for i in range(10)] + ["10,,1.0,0.6278,2.5"]
+    (tmp_path / "log_history.csv").write_text(",loss,epoch,train_loss,train_runtime\n" + "\n".join(rows) + "\n")
+    frame = csv_metrics.read(tmp_path / "log_history.csv").frame
+    assert sorted(_series(frame, "loss")) == list(range(1, 11)) and _series(frame, "train_loss") == {11: 0.6278}
+    assert _series(frame, "epoch")[10] == 1.0 and "" not in set(frame["metric"])
+
+
+def test_nan_cells_are_values_and_empty_cells_are_not(tmp_path):
+    (tmp_path / "metrics.csv").write_text("epoch,step,train_loss_step,val_loss\n0,1,2.5,\n0,2,nan,\n0,2,,2.7\n0,3,NaN,\n")
+    frame = csv_metrics.read(tmp_path / "metrics.csv").frame
+    loss = _series(frame, "loss")
+    assert loss[1] == 2.5 and math.isnan(loss[2]) and math.isnan(loss[3]) and _series(frame, "eval_loss") == {2: 2.7}

@@ -174,6 +174,8 @@ def test_trls_sft_metrics_in_a_deepspeed_console_say_trl_not_deepspeed(tmp_path)
     assert p.framework == "hf_trainer" and "printed log dicts" in p.evidence["framework"]
     (run / "sft.log").write_text("step 1 | loss 2.0\nstep 2 | loss 1.9\nstep 3 | loss 1.8\nstep 4 | loss 1.7\n")
     assert forensics.analyze(run).run_profile.framework == "deepspeed"  # a hand-written loop under DeepSpeed
+    (run / "sft.log").write_text("".join(str({"epoch": 0, "step": s, "loss": 2 - s / 10}) + "\n" for s in range(1, 9)))
+    assert forensics.analyze(run).run_profile.framework == "deepspeed"  # its own dicts, with a step: not the Trainer's
 
 
 def test_a_first_loss_at_about_ln_vocab_that_falls_is_training_from_scratch(tmp_path):

@@ -4,27 +4,34 @@ or tab-separated (`step<TAB>loss` in a train.log).
 
 `read(path)` returns one LogRecords (format "csv"): every numeric cell at its row's step. The step is the first of
 `step`, `global_step`, `iteration`, `iter` the header names; a table with only an `epoch` column is one row an
-epoch, numbered 1, 2, ... (the epochs done when it was written). Lightning writes train and validation rows apart,
-with the other row's cells empty: an empty cell is no value. Names as the rest of the tool has them (`val_loss` ->
+epoch, numbered 1, 2, ... (the epochs done when it was written), or, where its epochs are fractions (an exported
+log history), one row a step in order. Lightning writes train and validation rows apart, with the other row's cells
+empty: an empty cell is no value, a `nan` cell a NaN. Names as the rest of the tool has them (`val_loss` ->
 eval_loss, `lr-AdamW` -> learning_rate); a table's `train_loss` (or Lightning's `train_loss_step`) is the loss at that
-row, not the HF Trainer's closing average of that name, and `*_epoch` columns (Lightning's epoch means) are left out.
-A cut last row (a run still writing) is dropped with a warning; a table with no step or loss column raises
-UnreadableFile.
+row where the table has no `loss` column of its own (beside one, `train_loss` is the HF Trainer's closing average),
+`*_epoch` columns (Lightning's epoch means) and an unnamed index column are left out.
+
+Not a training log, raising UnreadableFile: a table with no step or loss column, and one with many rows at each step
+(a per-example loss table, `epoch,guid,loss`). A cut last row (a run still writing) is dropped with a warning, and
+rows whose step cannot be read are counted in a warning.
 """
 from __future__ import annotations
 
-import csv
 import io
+import math
 from pathlib import Path
+
+import numpy as np
+import pandas as pd
 
 from ..errors import UnreadableFile
 from ..metric_names import TABLE_STEP_COLUMNS, is_metrics_table_header
-from ..timeline import LogRecords, canonical_metric
+from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
-from ._jsonlines import int_step, records_frame
 
 FORMAT = "csv"
-_ROW_LOSS = {"train_loss": "loss", "train_loss_step": "loss", "val_loss_step": "eval_loss"}
+_NAN_WORDS = frozenset({"nan", "-nan", "+nan", "inf", "-inf", "+inf", "infinity", "-infinity"})
+_ROWS_A_STEP = 4  # Lightning writes up to three rows at one step (train, validation, epoch means); more is per-example
 
 
 def read(path: Path) -> LogRecords:
@@ -34,59 +41,99 @@ def read(path: Path) -> LogRecords:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise UnreadableFile(path, f"not UTF-8 text (byte {err.start}); not a CSV metrics table") from None
-    first_line = text[:text.find("\n")] if "\n" in text else text
-    delimiter = "\t" if "\t" in first_line and "," not in first_line else ","  # a tab-separated table too
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
-    if not rows or not is_metrics_table_header(rows[0]):
+    first_line = text.split("\n", 1)[0]
+    delimiter = "\t" if "\t" in first_line and "," not in first_line else ","
+    if not is_metrics_table_header(first_line.strip().split(delimiter)):
         raise UnreadableFile(path, "no step (or epoch) column and loss column in its header; not a metrics table")
-    header = [h.strip() for h in rows[0]]
-    body, warnings = _whole_rows(rows[1:], len(header), text.endswith("\n"))
-    lowered = [h.lower() for h in header]
-    step_col = next((lowered.index(c) for c in TABLE_STEP_COLUMNS if c in lowered), None)
-    epoch_col = lowered.index("epoch") if "epoch" in lowered else None
-    entries = _entries(header, body, step_col if step_col is not None else epoch_col)
-    if step_col is None:  # one row an epoch: numbered from 1, whichever epoch the script counts from
-        first = min((s for s, _ in entries), default=0)
-        entries = [(s - first + 1, {**e, "epoch": s - first + 1}) for s, e in entries]
-    if not entries:
-        raise UnreadableFile(path, "no row with a step; not a metrics table")
-    return LogRecords(source=str(path), format=FORMAT, frame=records_frame(entries), meta={"rows": len(entries)},
+    text, warnings = _without_cut_row(text, first_line.count(delimiter))
+    # an empty cell is no value and a `nan` cell a NaN: told apart by reading cells as text, which is slow on big
+    # tables, so only where the file holds such a word at all
+    words = any(w in text.lower() for w in ("nan", "inf"))
+    try:
+        table = (pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, skip_blank_lines=True)
+                 if words else pd.read_csv(io.StringIO(text), sep=delimiter, skip_blank_lines=True))
+    except (pd.errors.ParserError, ValueError) as err:
+        raise UnreadableFile(path, f"not a readable CSV table ({str(err).splitlines()[0]})") from None
+    table.columns = [str(c).strip() for c in table.columns]
+    steps, step_column, epoch_numbers, dropped = _steps(table, path)
+    if dropped:
+        warnings.append(f"{dropped} rows without a readable step; skipped")
+    frame = _long_frame(table, steps, step_column, epoch_numbers)
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta={"rows": int(steps.notna().sum())},
                       mtime=file_mtime(path), warnings=tuple(warnings))
 
 
-def _whole_rows(rows: list[list[str]], width: int, ends_with_newline: bool) -> tuple[list[list[str]], list[str]]:
-    """The rows with a cut last one (fewer cells than the header, no newline after it) dropped, and said."""
-    rows = [r for r in rows if any(cell.strip() for cell in r)]
-    if rows and not ends_with_newline and len(rows[-1]) < width:
-        return rows[:-1], [f"the last row ({len(rows) + 1} lines in) is cut (the run may still be writing); dropped"]
-    return rows, []
+def _without_cut_row(text: str, separators: int) -> tuple[str, list[str]]:
+    """The text without a cut last row (no newline after it and fewer cells than the header), and a warning."""
+    if text.endswith("\n") or "\n" not in text:
+        return text, []
+    head, _, last = text.rpartition("\n")
+    if last.count(",") + last.count("\t") < separators:
+        return head + "\n", ["the last row is cut (the run may still be writing); dropped"]
+    return text, []
 
 
-def _entries(header: list[str], rows: list[list[str]], step_col: int) -> list[tuple[int, dict]]:
-    names = [_name(h) for h in header]
-    entries = []
-    for row in rows:
-        step = int_step(row[step_col].strip()) if step_col < len(row) else None
-        if step is None:
-            continue
-        entry = {}
-        for i, cell in enumerate(row):
-            if i == step_col or names[i] is None or not cell.strip():
-                continue
-            try:
-                value = float(cell)
-            except ValueError:
-                continue
-            entry[names[i]] = value
-        entries.append((step, entry))
-    return entries
+def _steps(table: pd.DataFrame, path: Path) -> tuple[pd.Series, str | None, bool, int]:
+    """Each row's step (NaN where it cannot be read), the column it came from (None: the row's number), whether the
+    steps are epoch numbers, and how many rows were dropped."""
+    lowered = {c.lower(): c for c in table.columns}
+    column = next((lowered[c] for c in TABLE_STEP_COLUMNS if c in lowered), None) or lowered["epoch"]
+    epoch_numbers = column.lower() == "epoch"
+    raw = pd.to_numeric(table[column], errors="coerce")
+    whole = raw.where(np.isfinite(raw) & (raw == np.floor(raw)) & (raw >= 0))
+    if epoch_numbers and raw.notna().any() and whole.notna().sum() < raw.notna().sum():
+        # an exported log history: fractional epochs, one row a logging step, in order; the epoch stays a metric
+        steps = pd.Series(np.arange(1, len(table) + 1, dtype="float64"), index=table.index).where(raw.notna())
+        return steps, None, False, int(raw.isna().sum())
+    if epoch_numbers and whole.notna().any():
+        whole = whole - whole.min() + 1  # numbered from 1, whichever epoch the script counts from
+    counts = whole.value_counts()
+    if len(counts) and float(counts.mean()) > _ROWS_A_STEP:
+        raise UnreadableFile(path, f"about {counts.mean():.0f} rows at each step: a per-example table, not a "
+                                   "training log")
+    return whole, column, epoch_numbers, int(whole.isna().sum())
 
 
-def _name(column: str) -> str | None:
-    """The timeline's name of a column; None for Lightning's per-epoch means (`train_loss_epoch`)."""
-    lowered = column.strip().lower()
-    if lowered.endswith("_epoch"):
+def _long_frame(table: pd.DataFrame, steps: pd.Series, step_column: str | None, epoch_numbers: bool) -> pd.DataFrame:
+    names = {c: n for c, n in _names(list(table.columns)).items() if c != step_column}
+    keep = steps.notna()
+    parts = []
+    for column, name in names.items():
+        cells = table.loc[keep, column]
+        values = pd.to_numeric(cells, errors="coerce")
+        valid = values.notna()
+        if not pd.api.types.is_numeric_dtype(cells):  # read as text: `nan` / `inf` cells are values, empty ones not
+            valid |= cells.astype(str).str.strip().str.lower().isin(_NAN_WORDS)
+        if valid.any():
+            parts.append(pd.DataFrame({"step": steps[keep][valid].astype("int64").to_numpy(), "metric": name,
+                                       "value": values[valid].astype("float64").to_numpy()}))
+    if epoch_numbers:
+        parts.append(pd.DataFrame({"step": steps[keep].astype("int64").to_numpy(), "metric": "epoch",
+                                   "value": steps[keep].astype("float64").to_numpy()}))
+    if not parts:
+        return empty_frame()
+    frame = pd.concat(parts, ignore_index=True)
+    frame["wall_time"] = math.nan
+    return frame.sort_values("step", kind="stable").reset_index(drop=True)
+
+
+def _names(columns: list[str]) -> dict[str, str]:
+    """{column: the timeline's name} of the columns to read (left-out ones not among them)."""
+    lowered = [c.lower() for c in columns]
+    own_loss = "loss" in lowered or "train/loss" in lowered
+    named = {column: _name(column, low, own_loss) for column, low in zip(columns, lowered)}
+    return {column: name for column, name in named.items() if name}
+
+
+_ROW_LOSS = {"train_loss_step": "loss", "val_loss_step": "eval_loss"}
+
+
+def _name(column: str, low: str, own_loss: bool) -> str | None:
+    """The timeline's name of one column; None for an index column and Lightning's per-epoch means."""
+    if not low or low.startswith("unnamed:") or low.endswith("_epoch"):
         return None
-    if lowered.startswith("lr-"):  # Lightning's LearningRateMonitor: lr-AdamW, lr-AdamW/pg1
-        return "learning_rate" if "/" not in lowered else None
-    return _ROW_LOSS.get(lowered) or canonical_metric(column.strip())
+    if low.startswith("lr-"):  # Lightning's LearningRateMonitor: lr-AdamW, lr-AdamW/pg1
+        return "learning_rate" if "/" not in low else None
+    if low == "train_loss" and not own_loss:
+        return "loss"
+    return _ROW_LOSS.get(low) or canonical_metric(column)

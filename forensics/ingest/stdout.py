@@ -89,12 +89,14 @@ def read(path: Path) -> LogRecords:
 
 def _dict_flavour(events: list[tuple]) -> str | None:
     """Whose printed dicts a console holds: "swift" (ms-swift's carry `global_step/max_steps`), "hf_trainer" (the
-    Trainer's ProgressCallback prints `{'loss': ..., 'learning_rate': ..., 'epoch': ...}` at each logging step;
+    Trainer's ProgressCallback prints `{'loss': ..., 'learning_rate': ..., 'epoch': ...}` at each logging step, never
+    a `step` key;
     TRL's and LLaMA-Factory's trainers are Trainers and print the same), or None."""
     dicts = [e[2] for e in events if e[0] == "dict"]
     if any("global_step/max_steps" in d for d in dicts):
         return "swift"
-    if any("epoch" in d and ("loss" in d or "eval_loss" in d) for d in dicts):
+    if any("epoch" in d and ("loss" in d and ("learning_rate" in d or "grad_norm" in d) or "eval_loss" in d)
+           and "step" not in d for d in dicts):  # a hand-written `print({'epoch': e, 'step': s, 'loss': l})` is not
         return "hf_trainer"
     return None
 
