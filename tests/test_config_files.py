@@ -299,6 +299,17 @@ def test_n_params_estimate_close_to_the_real_model(tmp_path):
     assert abs(estimate - real) / real < 0.03
 
 
+def test_n_params_estimate_of_a_glm4_config_names(tmp_path):
+    """THUDM's GLM-4-9B config.json spells its sizes ChatGLM's way (num_layers, ffn_hidden_size, multi_query_group_num,
+    padded_vocab_size): about 9.40B parameters (it was read as 12B with the MLP and KV heads guessed)."""
+    (tmp_path / "config.json").write_text(json.dumps({
+        "model_type": "chatglm", "num_layers": 40, "hidden_size": 4096, "ffn_hidden_size": 13696,
+        "num_attention_heads": 32, "multi_query_attention": True, "multi_query_group_num": 2, "kv_channels": 128,
+        "padded_vocab_size": 151552, "tie_word_embeddings": False}))
+    estimate = read_run_config(discover(tmp_path), _timeline_with_texts()).get("n_params")
+    assert abs(estimate - 9.40e9) / 9.40e9 < 0.03
+
+
 def test_n_params_from_the_shard_index(tmp_path):
     model = transformers.Qwen2ForCausalLM(_tiny_qwen2_config())
     model.save_pretrained(tmp_path, max_shard_size="100KB")

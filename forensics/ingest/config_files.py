@@ -25,7 +25,10 @@ from .training_args import read_training_args
 
 # config.json keys that other architectures spell differently (GPT-2: n_layer, n_embd).
 _MODEL_ALIASES = {"n_layer": "num_hidden_layers", "num_layers": "num_hidden_layers", "n_embd": "hidden_size",
-                  "d_model": "hidden_size", "n_head": "num_attention_heads", "n_inner": "intermediate_size"}
+                  "d_model": "hidden_size", "n_head": "num_attention_heads", "n_inner": "intermediate_size",
+                  # ChatGLM / GLM-4 (THUDM's configuration_chatglm.py)
+                  "ffn_hidden_size": "intermediate_size", "multi_query_group_num": "num_key_value_heads",
+                  "padded_vocab_size": "vocab_size"}
 
 
 def flatten(prefix: str, value: dict) -> dict[str, Any]:
