@@ -1381,9 +1381,9 @@ def test_a_model_from_scratch_settled_under_half_a_nat_without_eval_learned_its_
 
     import forensics
 
-    n = 300
+    n = 400
     i = np.arange(n)
-    loss = 0.12 + 8.3 * np.exp(-i / 60.0)  # above half its start over the first fifth: a model learning from scratch
+    loss = 0.08 + 8.34 * np.exp(-i / 90.0)  # above half its start over its first 15%: a model learning from scratch
     history = [{"step": 10 * (k + 1), "loss": float(v)} for k, v in enumerate(loss)]
     (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 10 * n, "log_history": history}))
     a = forensics.analyze(tmp_path)
@@ -1391,7 +1391,7 @@ def test_a_model_from_scratch_settled_under_half_a_nat_without_eval_learned_its_
     assert "no natural text" in a.first_incident.message
     fine_tune = tmp_path / "ft"
     fine_tune.mkdir()
-    history = [{"step": 10 * (k + 1), "loss": float(v)} for k, v in enumerate(0.12 + 2.0 * np.exp(-i / 60.0))]
+    history = [{"step": 10 * (k + 1), "loss": float(v)} for k, v in enumerate(0.08 + 2.0 * np.exp(-i / 90.0))]
     (fine_tune / "trainer_state.json").write_text(json.dumps({"global_step": 10 * n, "log_history": history}))
     assert forensics.analyze(fine_tune).status == "healthy"
 
