@@ -723,6 +723,19 @@ def test_a_counter_from_0_each_epoch_and_a_nan_on_the_unfinished_last_line(tmp_p
     assert stdout.read(tmp_path / "blanks.log").frame.empty
 
 
+def test_a_counter_that_starts_over_without_an_epoch_is_a_new_epoch_where_the_loss_goes_on(tmp_path):
+    """`step 100 .. 1000` three times: a new epoch each time where the loss carries on from where it was (numbered
+    on, so an early epoch's trouble is not thrown away as an abandoned attempt), a new attempt where it is back at
+    the log's first level (a rerun appended to the same file)."""
+    (tmp_path / "train.log").write_text("".join(f"step {n} | loss {3.0 * 0.9 ** (e * 10 + n / 100):.4f}\n"
+                                                for e in range(3) for n in range(100, 1100, 100)))
+    assert sorted(_series(stdout.read(tmp_path / "train.log").frame, "loss")) == list(range(100, 3100, 100))
+    (tmp_path / "rerun.log").write_text("".join(f"step {n} | loss {3.0 * 0.9 ** (n / 100):.4f}\n"
+                                                for _ in range(2) for n in range(100, 1100, 100)))
+    steps_read = stdout.read(tmp_path / "rerun.log").frame.query("metric == 'loss'")["step"].tolist()
+    assert steps_read == list(range(100, 1100, 100)) * 2
+
+
 def test_the_generic_line_test_looks_only_where_a_counter_precedes_a_loss():
     from forensics.ingest.pretrain_lines import has_generic_line
 

@@ -143,7 +143,46 @@ def _scan(text: str) -> list[tuple]:
     if last is not None:
         events.append(("line", last))
     events = _epoch_brackets_numbered_on(_tqdm_postfix_changes(_without_rank_copies(events)))
-    return _epoch_lines_placed(_generic_epochs_numbered_on(_without_stray_generic_lines(events)))
+    events = _generic_epochs_numbered_on(_without_stray_generic_lines(events))
+    return _epoch_lines_placed(_unprinted_epochs_numbered_on(events))
+
+
+def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
+    """A hand-written loop's step counter that starts over from its first value without printing an epoch: a new
+    epoch where the loss goes on from where it was (numbered on by the counter's stride), a new attempt where the
+    loss is back near where the log began (left as it is: the timeline reads a restart). Told apart on a log scale,
+    loss to loss."""
+    lines = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "generic"
+             and "epoch" not in dict(e[1].metrics)]
+    if len(lines) < 3:
+        return events
+    out = list(events)
+    first = events[lines[0]][1]
+    first_loss = dict(first.metrics).get("loss")
+    offset, last, last_loss, printed = 0, None, None, []
+    for i in lines:
+        record = events[i][1]
+        loss = dict(record.metrics).get("loss")
+        stride = int(np.median(np.diff(printed))) if len(printed) > 1 else 1
+        restarted = last is not None and record.step + offset <= last and record.step <= first.step + stride
+        if restarted and _goes_on(loss, last_loss, first_loss):
+            offset = last + stride - record.step
+            printed = []
+        elif restarted:
+            offset, printed = 0, []  # a new attempt: its steps as printed
+        last = record.step + offset
+        printed.append(record.step)
+        last_loss = loss if loss is not None else last_loss
+        if offset:
+            out[i] = ("line", StepLine(record.kind, last, record.total, record.metrics, record.cut))
+    return out
+
+
+def _goes_on(loss: float | None, last: float | None, first: float | None) -> bool:
+    """Whether a loss is nearer the last one than the log's first (ratios: a loss is a scale)."""
+    if loss is None or last is None or first is None or min(loss, last, first) <= 0 or not np.isfinite(loss):
+        return False
+    return abs(math.log(loss / last)) <= abs(math.log(loss / first))
 
 
 _HAND_WRITTEN = ("generic", "generic_epoch")
