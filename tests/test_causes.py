@@ -371,3 +371,16 @@ def test_a_healthy_grpo_log_with_zero_losses_is_not_told_its_labels_are_masked()
     if not case.is_dir():
         pytest.skip("../shared/realworld is not there")
     assert "zero_loss_zero_grad" not in [c.cause for c in forensics.analyze(case).causes]
+
+
+def test_a_schedule_that_started_over_is_not_put_down_to_fp16_or_the_learning_rate():
+    """marthinsurya/lab2-ID2223: fp16 on, the linear schedule ran out at step 60 and restarted: the scheduler's
+    settings are the story, not an overflow (nothing overflowed) nor a rate too high."""
+    restart = Finding(kind="lr_anomaly", severity="warning", step=65, message="ran out and started over",
+                      metric="learning_rate", evidence={"started_over": True, "schedule_shape": True})
+    found = by_id(causes(config(fp16=True, learning_rate=3e-4, method="qlora"),
+                         timeline(learning_rate={5: 1.5e-4, 10: 3e-4, 60: 0.0, 65: 2.4e-4}), [restart]))
+    assert "fp16_overflow" not in found and "lr_too_high" not in found
+    jump = Finding(kind="lr_anomaly", severity="warning", step=65, message="jumps", metric="learning_rate",
+                   evidence={"factor": 1000.0})
+    assert "fp16_overflow" in by_id(causes(config(fp16=True), timeline(learning_rate={5: 1e-4}), [jump]))

@@ -56,7 +56,8 @@ def _starts_over_after_its_end(lr) -> list[Finding]:
                        "larger max_steps, or train() called again). If that was the plan, nothing is wrong; if not, "
                        "the steps from here trained at a rate the first schedule did not intend.")
             out.append(Finding("lr_anomaly", "warning", int(steps[i + 1]), message, metric=LR, evidence={
-                "ran_out_at": int(steps[i]), "peak": peak, "after": float(values[i + 1]), "started_over": True}))
+                "ran_out_at": int(steps[i]), "peak": peak, "after": float(values[i + 1]), "started_over": True,
+                "schedule_shape": True}))
     origin = int(steps[0]) - (int(steps[1]) - int(steps[0]))  # the step before the first logged one: the start
     return [] if _periodic([origin] + [f.evidence["ran_out_at"] for f in out]) else out
 
@@ -102,7 +103,8 @@ def _climbs_after_its_end(lr, thresholds: Thresholds) -> list[Finding]:
                "total steps against the steps the run takes (epochs x steps per epoch), or whether a second phase "
                "was meant to start here.")
     return [Finding("lr_anomaly", "warning", start, message, end_step=last, metric=LR,
-                    evidence={"peak": peak, "low": low, "low_step": int(steps[low_at]), "climbed_to": float(values[-1])})]
+                    evidence={"peak": peak, "low": low, "low_step": int(steps[low_at]), "climbed_to": float(values[-1]),
+                              "schedule_shape": True})]
 
 
 def _jumps(lr, thresholds: Thresholds) -> list[Finding]:

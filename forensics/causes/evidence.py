@@ -62,9 +62,11 @@ class Facts:
     def unstable(self) -> bool:
         """Trouble an optimizer setting (learning rate, warm-up, clipping) can explain: something blew up,
         spiked or went non-finite, or the weights or the reward ran away. Memorization, overfitting and a log
-        that shows no learning are not this kind: a lower rate or a warm-up is not their fix."""
+        that shows no learning are not this kind: a lower rate or a warm-up is not their fix; nor is a schedule
+        that ran out and started over or climbed back (`schedule_shape`): the scheduler's settings are."""
         return any(c.is_nonfinite for c in self.checkpoints) or any(
-            f.kind in INSTABILITY_KINDS and f.severity in ("warning", "error") for f in self.live_findings)
+            f.kind in INSTABILITY_KINDS and f.severity in ("warning", "error") and not f.evidence.get("schedule_shape")
+            for f in self.live_findings)
 
     @property
     def unstable_beyond_skips(self) -> bool:
@@ -72,7 +74,7 @@ class Facts:
         scaler doing its job (VERDICTS.md), which the learning rate, warm-up or clipping is no answer to."""
         return any(c.is_nonfinite for c in self.checkpoints) or any(
             f.kind in INSTABILITY_KINDS - {"skipped_steps"} and f.severity in ("warning", "error")
-            for f in self.live_findings)
+            and not f.evidence.get("schedule_shape") for f in self.live_findings)
 
     def of_kind(self, *kinds: str) -> list[Finding]:
         return [f for f in self.live_findings if f.kind in kinds]
