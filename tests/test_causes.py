@@ -384,3 +384,19 @@ def test_a_schedule_that_started_over_is_not_put_down_to_fp16_or_the_learning_ra
     jump = Finding(kind="lr_anomaly", severity="warning", step=65, message="jumps", metric="learning_rate",
                    evidence={"factor": 1000.0})
     assert "fp16_overflow" in by_id(causes(config(fp16=True), timeline(learning_rate={5: 1e-4}), [jump]))
+
+
+def test_a_pre_training_run_is_judged_against_pre_training_rates():
+    """liguodongiot/llm-action: a 1.3B Megatron-DeepSpeed pre-training at 3e-4 (GPT-3 1.3B: 2e-4, Llama 2 7B: 3e-4)
+    must not be told a fine-tuning range of 1e-5 to 5e-5; 3e-3 is still too high for it."""
+    from forensics.causes.lr_ranges import lr_range
+    from forensics.profile import RunProfile
+
+    profile = RunProfile(method="full", objective="pretrain", algorithm=None, model_params=1_345_523_712,
+                         precision="fp16", framework="megatron", evidence={})
+    assert lr_range("full", "pretrain", 1_345_523_712).describe() == "0.00012 to 0.0003"
+    ok = infer_causes(config(learning_rate=3e-4), NAN_GRAD, [error()], [], Thresholds(), profile)
+    assert "lr_too_high" not in by_id(ok)
+    high = infer_causes(config(learning_rate=3e-3), timeline(learning_rate={s: 3e-3 for s in range(1, 21)}),
+                        [error()], [], Thresholds(), profile)
+    assert "lr_too_high" in by_id(high)

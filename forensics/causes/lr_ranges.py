@@ -13,6 +13,9 @@ Recalled, not checked here (treat as typical values, not citations):
 - QLoRA paper hyperparameters: 2e-4 for 7B/13B, 1e-4 for 33B/65B, max_grad_norm 0.3; LoRA/PEFT/Unsloth
   examples at 1e-4 to 3e-4.
 - DPO paper and TRL's DPOConfig default around 1e-6 for full DPO; LoRA DPO recipes 5e-6 to 5e-5.
+- Pre-training from scratch: GPT-3 paper (Brown et al. 2020, Table 2.1: 6e-4 at 125M, 3e-4 at 350M-760M, 2e-4 at
+  1.3B, 1.2e-4 at 6.7B, 6e-5 at 175B), Llama 2 paper (Table 1: 3e-4 for 7B/13B, 1.5e-4 for 34B/70B), nanoGPT's
+  GPT-2 124M config (6e-4).
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ _ANY = float("inf")
 @dataclass(frozen=True)
 class LrRange:
     method: str          # "full" or "adapter" (LoRA, QLoRA and other PEFT)
-    objective: str       # "sft" (also pre-training continuation), "preference" or "rl"
+    objective: str       # "sft" (also continued pre-training of a trained model), "preference", "rl" or "pretrain"
     max_params: float    # applies to models up to this size
     low: float
     high: float
@@ -50,6 +53,11 @@ TABLE = (
     LrRange("adapter", "preference", _ANY, 5e-6, 5e-5, "LoRA DPO recipes (recalled)"),
     LrRange("full", "rl", _ANY, 1e-6, 5e-6, "ms-swift GRPO docs (2e-6), NeMo RL GRPO (5e-6)"),
     LrRange("adapter", "rl", _ANY, 2e-6, 2e-5, "GRPO LoRA recipes (about 5e-6; recalled)"),
+    LrRange("full", "pretrain", 1e9, 3e-4, 1e-3, "GPT-3 and nanoGPT pre-training, 125M-760M: 3e-4 to 6e-4 (recalled)"),
+    LrRange("full", "pretrain", 20e9, 1.2e-4, 3e-4, "GPT-3 1.3B-13B, Llama 2 7B/13B pre-training (recalled)"),
+    LrRange("full", "pretrain", _ANY, 6e-5, 1.5e-4, "GPT-3 175B, Llama 2 34B/70B pre-training (recalled)"),
+    # an adapter is never pre-trained from scratch: a 'pretrain' stage with an adapter (LLaVA's projector) is judged
+    # as fine-tuning
 )
 
 
@@ -60,7 +68,7 @@ def lr_range(method: str, objective: str, n_params: int | None) -> LrRange:
     ['1e-05 to 2e-05', '0.0001 to 0.0002', '1e-06 to 5e-06']
     """
     kind = "full" if method == "full" else "adapter"
-    goal = objective if objective in ("preference", "rl") else "sft"
+    goal = objective if objective in ("preference", "rl") or (objective == "pretrain" and kind == "full") else "sft"
     rows = [r for r in TABLE if r.method == kind and r.objective == goal]
     size = 7e9 if n_params is None else n_params  # unknown size: the common 7B-class row
     return next(r for r in rows if size <= r.max_params)
