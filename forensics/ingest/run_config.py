@@ -28,7 +28,7 @@ from ..errors import UnreadableFile, os_reason
 from ..run import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
-from . import megatron_args
+from . import megatron_args, namespace_args
 from .mlflow_store import PARAMS_TEXT
 from .tracker_config import derived_method, literal_values, tracker_config_values
 from .wandb import CONFIG_TEXT
@@ -41,6 +41,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
         _read_into(config, layout, path, cf.read_training_args_values)
     _read_text(config, timeline, "args", cf.training_args_values)
     _read_text(config, timeline, megatron_args.TEXT_KEY, megatron_args.config_values, "console log 'arguments' block")
+    _read_text(config, timeline, namespace_args.TEXT_KEY, namespace_args.config_values,
+               "console log's argparse Namespace line")
     _read_tracker_configs(config, layout, timeline)
     for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("swift", cf.read_swift_args)):
         for path in by_kind[kind]:

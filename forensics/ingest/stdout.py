@@ -41,7 +41,7 @@ import pandas as pd
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_placeholders, without_unit_loss_scale
-from . import megatron_args
+from . import megatron_args, namespace_args
 from .banners import find_banners, may_hold_banners
 from .pretrain_lines import ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, OlmoBlock, StepLine, has_generic_line, parse_line
 
@@ -102,11 +102,17 @@ def _dict_flavour(events: list[tuple]) -> str | None:
 
 
 def _argument_texts(text: str) -> dict[str, str]:
-    """Megatron's printed arguments as texts[megatron_args.TEXT_KEY] (JSON), when the log has them."""
-    if "end of arguments" not in text:
-        return {}
-    args = megatron_args.parse_block(text.splitlines())
-    return {megatron_args.TEXT_KEY: json.dumps(args)} if args else {}
+    """Megatron's printed arguments as texts[megatron_args.TEXT_KEY] and a script's argparse `Namespace(...)` line as
+    texts[namespace_args.TEXT_KEY] (JSON), when the log has them."""
+    out = {}
+    if "end of arguments" in text:
+        args = megatron_args.parse_block(text.splitlines())
+        if args:
+            out[megatron_args.TEXT_KEY] = json.dumps(args)
+    namespace = namespace_args.parse(text)
+    if namespace:
+        out[namespace_args.TEXT_KEY] = json.dumps(namespace)
+    return out
 
 
 def _scan(text: str) -> list[tuple]:

@@ -1,0 +1,69 @@
+"""A training script's arguments as argparse prints them: `Namespace(lr=20, epochs=5, model='LSTM', ...)`.
+
+Many hand-written scripts `print(args)` first thing; the line says the run's setting the way training_args.bin does
+for the HF Trainer. `parse(text)` returns the first such line's arguments (literal values only, read with
+ast.literal_eval, never run), `config_values(args)` the ones with an HF-named counterpart as RunConfig keys.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+TEXT_KEY = "namespace_args"  # LogRecords.texts key: the arguments as JSON
+_LINE = re.compile(r"\bNamespace\((?P<body>[^\n\r]{1,20000})\)[ \t]*\r?$", re.MULTILINE)
+# argparse names -> RunConfig keys, where the meaning is the same (the first name present wins)
+_NAMES = (
+    (("learning_rate", "lr"), "learning_rate"),
+    (("num_train_epochs", "epochs", "num_epochs", "n_epochs", "max_epochs"), "num_train_epochs"),
+    (("per_device_train_batch_size", "batch_size", "train_batch_size", "micro_batch_size"),
+     "per_device_train_batch_size"),
+    (("gradient_accumulation_steps", "grad_accum", "accumulation_steps", "gradient_accumulation"),
+     "gradient_accumulation_steps"),
+    (("max_grad_norm", "grad_clip", "clip", "clip_grad", "gradient_clipping"), "max_grad_norm"),
+    (("warmup_steps", "warmup_iters", "lr_warmup_steps"), "warmup_steps"),
+    (("warmup_ratio",), "warmup_ratio"),
+    (("weight_decay", "wd"), "weight_decay"),
+    (("max_steps", "max_iters", "train_iters", "total_steps"), "max_steps"),
+    (("seed",), "seed"),
+    (("fp16",), "fp16"),
+    (("bf16",), "bf16"),
+    (("model_name_or_path", "model_name", "base_model", "model_path", "pretrained_model_name_or_path"),
+     "model.name_or_path"),
+    (("output_dir", "out_dir", "save_dir"), "output_dir"),
+)
+_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16"}
+
+
+def parse(text: str) -> dict[str, Any]:
+    """The literal keyword arguments of the first `Namespace(...)` line ({} where there is none)."""
+    m = _LINE.search(text) if "Namespace(" in text else None
+    if m is None:
+        return {}
+    try:
+        call = ast.parse(f"f({m.group('body')})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    out: dict[str, Any] = {}
+    for keyword in getattr(call, "keywords", []):
+        try:
+            value = ast.literal_eval(keyword.value)
+        except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+            continue  # device(type='cuda'), a path object: not a literal, not read
+        if keyword.arg and (isinstance(value, (int, float, bool, str)) or value is None):
+            out[keyword.arg] = value
+    return out
+
+
+def config_values(args: dict) -> dict[str, Any]:
+    """The arguments as RunConfig keys: HF-named counterparts, precision from `dtype` / `mixed_precision`."""
+    out: dict[str, Any] = {}
+    for names, ours in _NAMES:
+        value = next((args[n] for n in names if args.get(n) is not None), None)
+        if value is not None and not (ours in ("fp16", "bf16") and not isinstance(value, bool)):
+            out[ours] = value
+    for key in ("dtype", "precision", "mixed_precision", "torch_dtype"):
+        said = _DTYPES.get(str(args.get(key, "")).lower().replace("torch.", ""))
+        if said and said not in out:
+            out[said] = True
+    return out
