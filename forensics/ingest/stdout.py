@@ -21,7 +21,8 @@
   computed, n + 1), else the next step line's step, else the nearest DeepSpeed progress line,
   else their count.
 * Step lines of the pre-training stacks and small training scripts (`pretrain_lines`), tqdm bars with a
-  loss in their postfix among them (kept where the postfix changed; epoch bars numbered on).
+  loss in their postfix among them (kept where the postfix changed; epoch bars numbered on), a hand-written loop's
+  lines and MiniMind's `Epoch:[E/N](n/M)` lines (their counters numbered on across epochs: `step_numbering`).
 
 Lines can be glued together by `\\r` (tqdm); they are split on both `\\n` and `\\r`. Bytes that
 are not UTF-8 are replaced, never fatal.
@@ -42,6 +43,7 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_placeholders, without_unit_loss_scale
 from . import megatron_args, namespace_args
+from .step_numbering import numbered_on
 from .banners import find_banners, may_hold_banners
 from .pretrain_lines import ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, OlmoBlock, StepLine, has_generic_line, parse_line
 
@@ -148,133 +150,7 @@ def _scan(text: str) -> list[tuple]:
     last = olmo.close()
     if last is not None:
         events.append(("line", last))
-    events = _epoch_brackets_numbered_on(_tqdm_postfix_changes(_without_rank_copies(events)))
-    events = _generic_epochs_numbered_on(_without_stray_generic_lines(events))
-    return _epoch_lines_placed(_unprinted_epochs_numbered_on(events))
-
-
-def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
-    """A hand-written loop's step counter that starts over from its first value without printing an epoch: a new
-    epoch where the loss goes on from where it was (numbered on by the counter's stride), a new attempt where the
-    loss is back near where the log began (left as it is: the timeline reads a restart). Told apart on a log scale,
-    loss to loss."""
-    lines = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "generic"
-             and "epoch" not in dict(e[1].metrics)]
-    if len(lines) < 3:
-        return events
-    out = list(events)
-    first = events[lines[0]][1]
-    first_loss = dict(first.metrics).get("loss")
-    offset, last, last_loss, printed = 0, None, None, []
-    for i in lines:
-        record = events[i][1]
-        loss = dict(record.metrics).get("loss")
-        stride = int(np.median(np.diff(printed))) if len(printed) > 1 else 1
-        restarted = last is not None and record.step + offset <= last and record.step <= first.step + stride
-        if restarted and _goes_on(loss, last_loss, first_loss):
-            offset = last + stride - record.step
-            printed = []
-        elif restarted:
-            offset, printed = 0, []  # a new attempt: its steps as printed
-        last = record.step + offset
-        printed.append(record.step)
-        last_loss = loss if loss is not None else last_loss
-        if offset:
-            out[i] = ("line", StepLine(record.kind, last, record.total, record.metrics, record.cut))
-    return out
-
-
-def _goes_on(loss: float | None, last: float | None, first: float | None) -> bool:
-    """Whether a loss is nearer the last one than the log's first (ratios: a loss is a scale)."""
-    if loss is None or last is None or first is None or min(loss, last, first) <= 0 or not np.isfinite(loss):
-        return False
-    return abs(math.log(loss / last)) <= abs(math.log(loss / first))
-
-
-_HAND_WRITTEN = ("generic", "generic_epoch")
-_FEWEST_HAND_WRITTEN = 3
-
-
-def _without_stray_generic_lines(events: list[tuple]) -> list[tuple]:
-    """A file's hand-written-loop lines only where it holds `_FEWEST_HAND_WRITTEN` or more: one or two are prose
-    (`step 30 loss nan, then we switched to bf16` in a notes file), not a loop's log."""
-    n = sum(1 for e in events if e[0] == "line" and e[1].kind in _HAND_WRITTEN)
-    if n == 0 or n >= _FEWEST_HAND_WRITTEN:
-        return events
-    return [e for e in events if not (e[0] == "line" and e[1].kind in _HAND_WRITTEN)]
-
-
-def _epoch_lines_placed(events: list[tuple]) -> list[tuple]:
-    """Once-an-epoch lines (kind "generic_epoch") at step 1, 2, ... (E - the first epoch + 1, the epochs done when
-    it printed), or, in a log that also has step lines, at the last step seen before them with their held-out
-    metrics only (the step lines hold the training loss and epoch; an epoch's mean would be a second value there)."""
-    epochs = [dict(e[1].metrics)["epoch"] for e in events if e[0] == "line" and e[1].kind == "generic_epoch"]
-    if not epochs:
-        return events
-    first = min(epochs)
-    stepped = any(e[0] == "line" and e[1].kind != "generic_epoch" for e in events)
-    out, last = [], 0
-    for event in events:
-        record = event[1] if event[0] == "line" else None
-        if record is not None and record.kind != "generic_epoch":
-            last = record.step
-        elif record is not None:
-            done = dict(record.metrics)["epoch"] - first + 1
-            metrics = tuple((k, done if k == "epoch" else v) for k, v in record.metrics
-                            if not stepped or k.startswith("eval_"))
-            if not metrics:
-                continue  # a training loss alone, beside step lines that hold it already
-            event = ("line", StepLine(record.kind, last if stepped else int(done), None, metrics, record.cut))
-        out.append(event)
-    return out
-
-
-def _generic_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
-    """A hand-written loop's lines (kind "generic") that print their epoch: a step counter that starts over when the
-    epoch moves on is numbered on (by its own total, `Step n/M`, where printed; else from the last step of the epoch
-    before), and the epoch becomes the epochs done before it (E - the first epoch printed: the loop counts from 0
-    or 1, the log's first epoch is its 0)."""
-    epoch_of = {i: dict(e[1].metrics).get("epoch") for i, e in enumerate(events)
-                if e[0] == "line" and e[1].kind == "generic"}
-    epoch_of = {i: e for i, e in epoch_of.items() if e is not None}
-    if not epoch_of:
-        return events
-    first = min(epoch_of.values())
-    out, offset, epoch, last, printed = list(events), 0, None, 0, []
-    for i, e in epoch_of.items():
-        record = events[i][1]
-        if record.total:  # `Step n/M`: the epoch's own count of steps says where each epoch starts
-            offset = int(e - first) * record.total
-        elif epoch is not None and e > epoch and record.step + offset <= last:
-            # the counter started over with the epoch: on from the last step by the epoch's own stride (a loop
-            # printing steps 0, 100, ..., 900 starts the next epoch at 1000, one printing 100 ... 1000 at 1100)
-            stride = int(np.median(np.diff(printed))) if len(printed) > 1 else max(record.step, 1)
-            offset = last + stride - record.step
-            printed = []
-        epoch, last = e, record.step + offset
-        printed.append(record.step)
-        done = e - first + (record.step / record.total if record.total else 0.0)
-        metrics = tuple((k, done if k == "epoch" else v) for k, v in record.metrics)
-        out[i] = ("line", StepLine(record.kind, last, record.total, metrics, record.cut))
-    return out
-
-
-def _epoch_brackets_numbered_on(events: list[tuple]) -> list[tuple]:
-    """`Epoch:[E/N](n/M)` lines at step (E - the first epoch) x M + n, their epoch as the HF Trainer logs it
-    (epochs done, a fraction): some scripts print E counted from 0, most from 1; the log's first epoch is its 0."""
-    epochs = [dict(e[1].metrics)["epoch"] for e in events if e[0] == "line" and e[1].kind == "epoch_bracket"]
-    if not epochs:
-        return events
-    first = min(epochs)
-    out = []
-    for event in events:
-        record = event[1] if event[0] == "line" else None
-        if record is not None and record.kind == "epoch_bracket" and record.total:
-            done = dict(record.metrics)["epoch"] - first
-            metrics = tuple((k, done + record.step / record.total if k == "epoch" else v) for k, v in record.metrics)
-            event = ("line", replace(record, step=int(done) * record.total + record.step, metrics=metrics))
-        out.append(event)
-    return out
+    return numbered_on(_tqdm_postfix_changes(_without_rank_copies(events)))
 
 
 def _tqdm_postfix_changes(events: list[tuple]) -> list[tuple]:
