@@ -21,6 +21,8 @@ _SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints", "node_modules", ".ven
 
 _TB_EVENT = re.compile(r"^events\.out\.tfevents\.")
 _TEXT_LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md"}
+# A project's documents: a README quoting some lines of an earlier run is not this run's log (read when named).
+_DOCUMENT = re.compile(r"(?i)^(?:readme|changelog|changes|license|contributing|history)(?:[._-].*)?$")
 # A metrics table (`step,loss` / `step<TAB>loss` header) in a file of these kinds is read as a table.
 _TABLE_SUFFIXES = {".csv", ".tsv", ".log", ".txt"}
 _WEIGHT_SUFFIXES = {".safetensors", ".bin", ".pt", ".pth"}
@@ -202,7 +204,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif name.endswith(".index.json") and ("safetensors" in name or "pytorch_model" in name):
         layout.weight_files.append(path)
     elif suffix in _TEXT_LOG_SUFFIXES or (explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
-        if explicit or _looks_like_training_log(path, layout):
+        if explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
     elif explicit and suffix == ".json":
         # A JSON file given by name: treat it like a trainer_state.json (it may be renamed).

@@ -710,6 +710,11 @@ def test_lines_about_the_best_loss_a_decimal_comma_and_notes_are_no_steps(tmp_pa
     (run / "NOTES.md").write_text("First attempt (fp16) blew up: step 30 loss nan, then switched to bf16 and reran.\n")
     (run / "README.md").write_text("Qwen3-0.6B, 3 epochs (step 10, loss 1.26; it ended near 0.06).\n")
     assert forensics.analyze(run).status == "healthy"
+    # a README quoting a few lines of an earlier run's output is documentation, not this run's log
+    (run / "README.md").write_text("Example output:\n" + "".join(f"step {s} | loss {9 - s / 10:.2f}\n"
+                                                                  for s in range(10, 60, 10)))
+    assert "README.md" not in [p.name for p in discover(run).text_logs]
+    assert forensics.analyze(run).status == "healthy"
 
 
 def test_a_counter_from_0_each_epoch_and_a_nan_on_the_unfinished_last_line(tmp_path):
