@@ -165,7 +165,7 @@ _BRACKET_FIELD = re.compile(r"([A-Za-z][\w]{0,40})\s*:\s*([-+]?(?:nan|inf|\d[\d.
 # Separators between a name and its number: spaces or tabs, one of `:=#`, never a run across lines (`\s*[:=]?\s*`
 # is quadratic on a long run of blanks).
 _SEP = r"[ \t]*(?:[:=#][ \t]*)?"
-GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/))"
+_GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/))"
                           + _SEP + r"\[?(\d{1,12})(?:[ \t]*/[ \t]*(\d{1,12}))?\]?(?![\w.]|/)", re.IGNORECASE)
 _GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?![\w.]|/)", re.IGNORECASE)
 # A loss named with its split or kind before it (`Train Loss`, `val_loss`, `total loss`) or its split after it
@@ -176,9 +176,8 @@ _GENERIC_PAIR = re.compile(r"(?<![\w/.-])((?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" +
                            r"learning[_ ]rate|grad(?:ient)?[_ ]norm|epoch|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
                            r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
                            r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.]|,\d)", re.IGNORECASE)
-_LOSS_KINDS = {"train": "loss", "training": "loss", "total": "loss", "lm": "loss", "avg": "loss", "average": "loss",
-               "mean": "loss", "running": "loss", "batch": "loss", "val": "eval_loss", "valid": "eval_loss",
-               "validation": "eval_loss", "eval": "eval_loss", "test": "eval_loss", "dev": "eval_loss"}
+_LOSS_KINDS = frozenset({"train", "training", "total", "lm", "avg", "average", "mean", "running", "batch",
+                         "val", "valid", "validation", "eval", "test", "dev"})  # held-out ones: `_HELD_OUT`
 # A line about the best or last value so far, not a step's own (`Best loss 0.123 at step 500`, early stopping).
 _NOT_A_STEP = re.compile(r"\bbest\b|early[ _-]?stop", re.IGNORECASE)
 _GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm",
@@ -187,7 +186,7 @@ _GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad
 _HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
 _LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 # A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`.
-GENERIC_EPOCH = re.compile(r"(?<![\w/])epoch" + _SEP + r"\[?(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)",
+_GENERIC_EPOCH = re.compile(r"(?<![\w/])epoch" + _SEP + r"\[?(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)",
                            re.IGNORECASE)
 _BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})[ \t]*/[ \t]*(\d{1,12})(?![\w.:]|/)")
 _AFTER_EPOCH = re.compile(r"epoch\W{0,3}$", re.IGNORECASE)
@@ -433,8 +432,8 @@ def has_generic_line(text: str) -> bool:
     while at >= 0:
         before = low[max(0, at - _GENERIC_REACH):at]
         before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
-        if ("step" in before or "iter" in before) and GENERIC_STEP.search(before) or (
-                "epoch" in before and GENERIC_EPOCH.search(before)) or ("/" in before and _bare_count(before)):
+        if ("step" in before or "iter" in before) and _GENERIC_STEP.search(before) or (
+                "epoch" in before and _GENERIC_EPOCH.search(before)) or ("/" in before and _bare_count(before)):
             return True
         at = low.find("loss", at + 4)
     return False
@@ -451,13 +450,13 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
     metrics, cut = _generic_pairs(line, last_line)
     if not metrics:
         return None
-    m = _GLOBAL_STEP.search(line) or GENERIC_STEP.search(line) or _bare_count(line)
+    m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line)
     if m is not None:
-        epoch = GENERIC_EPOCH.search(line) if not any(k == "epoch" for k, _ in metrics) else None
+        epoch = _GENERIC_EPOCH.search(line) if not any(k == "epoch" for k, _ in metrics) else None
         if epoch is not None:  # `Epoch [2/10], Step [100/600]`: the bracketed epoch the pairs do not take
             metrics = metrics + [("epoch", float(epoch.group(1)))]
         return _record("generic", int(m.group(1)), m.group(2) or None, metrics, cut)
-    m = GENERIC_EPOCH.search(line)
+    m = _GENERIC_EPOCH.search(line)
     if m is None:
         return None
     metrics = [(k, v) for k, v in metrics if k != "epoch"] + [("epoch", float(m.group(1)))]

@@ -43,7 +43,7 @@ def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     for i in lines:
         record = events[i][1]
         loss = dict(record.metrics).get("loss")
-        stride = int(np.median(np.diff(printed))) if len(printed) > 1 else 1
+        stride = _stride(printed, 1)
         restarted = last is not None and record.step + offset <= last and record.step <= first.step + stride
         if restarted and _goes_on(loss, last_loss, first_loss):
             offset = last + stride - record.step
@@ -122,7 +122,7 @@ def _generic_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
         elif epoch is not None and e > epoch and record.step + offset <= last:
             # the counter started over with the epoch: on from the last step by the epoch's own stride (a loop
             # printing steps 0, 100, ..., 900 starts the next epoch at 1000, one printing 100 ... 1000 at 1100)
-            stride = int(np.median(np.diff(printed))) if len(printed) > 1 else max(record.step, 1)
+            stride = _stride(printed, max(record.step, 1))
             offset = last + stride - record.step
             printed = []
         epoch, last = e, record.step + offset
@@ -149,3 +149,8 @@ def _epoch_brackets_numbered_on(events: list[tuple]) -> list[tuple]:
             event = ("line", replace(record, step=int(done) * record.total + record.step, metrics=metrics))
         out.append(event)
     return out
+
+
+def _stride(printed: list[int], unknown: int) -> int:
+    """The typical gap between the steps a loop printed in the current epoch; `unknown` before it printed two."""
+    return int(np.median(np.diff(printed))) if len(printed) > 1 else unknown
