@@ -8,7 +8,8 @@
   ("dpo", "kto", "orpo", "grpo", "ppo", ...): the metric names TRL logs (rewards/chosen, logps/*:
   preference; completion_length, reward, kl: RL), verl's console (actor/pg_loss: RL, else SFT),
   LLaMA-Factory's `stage`, a one-label head whose first loss is ln 2 (a pairwise reward model),
-  pre-training consoles (Megatron, OLMo, torchtitan, NeMo, nanochat base_train, autoresearch), a first
+  pre-training consoles (Megatron, OLMo, torchtitan, NeMo, nanochat base_train, autoresearch), a script's
+  arguments that give its model's sizes and no weights to start from (argparse's Namespace line), a first
   loss at about ln(vocabulary) (random weights: from scratch), then the run's names;
 * model_params: the checkpoint index's total, the model config, PEFT's "all params", or a size
   in the run's names ("Qwen2-7B", "llama-3-8b", "1.5B"), else None;
@@ -195,6 +196,11 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         return "reward", None
     if config.get("init_from") == "scratch":  # nanoGPT's train.py
         evidence["objective"] = f"init_from scratch ({config.source_of('init_from')}){_FROM_SCRATCH}"
+        return "pretrain", None
+    sizes = config.get("model.built_from_sizes")
+    if isinstance(sizes, str):  # a hand-written script that builds its model from the sizes it was given
+        evidence["objective"] = (f"the script's arguments give the model's sizes ({sizes}) and name no weights to "
+                                 f"start from ({config.source_of('model.built_from_sizes')}){_FROM_SCRATCH}")
         return "pretrain", None
     pretraining = [kind for kind in timeline.console_kinds if kind in PRETRAINING_KINDS]
     if pretraining:

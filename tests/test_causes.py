@@ -84,6 +84,30 @@ def test_lr_unknown_method_is_only_possible():
     assert any("method unknown" in e for e in found["lr_too_high"].evidence)
 
 
+def test_a_plain_sgd_scale_rate_with_no_optimizer_named_is_no_evidence_by_itself():
+    """pytorch/examples' word-level RNN trains with plain SGD at lr 20: the Adam-family recipes do not judge it, so a
+    sudden NaN under it is not put down to the rate as 'likely', and the advice gives both readings."""
+    sgd = timeline(learning_rate={s: 20.0 for s in range(1, 21)}, loss={s: 5.0 if s < 10 else NAN for s in range(1, 21)})
+    lr = by_id(causes(config(learning_rate=20, method="full"), sgd, [error(metric="loss")]))["lr_too_high"]
+    assert lr.confidence == "possible"
+    assert any("plain SGD" in e for e in lr.evidence) and "plain SGD" in lr.suggestion and "Adam" in lr.title
+
+
+def test_the_same_rate_under_adamw_is_far_out_of_every_recipe():
+    sgd = timeline(learning_rate={s: 20.0 for s in range(1, 21)}, loss={s: 5.0 if s < 10 else NAN for s in range(1, 21)})
+    lr = by_id(causes(config(learning_rate=20, method="full", optim="adamw_torch"), sgd,
+                      [error(metric="loss")]))["lr_too_high"]
+    assert lr.confidence == "likely" and not any("plain SGD" in e for e in lr.evidence)
+
+
+def test_a_pretraining_run_is_not_called_fine_tuning_in_the_lr_advice():
+    from forensics.profile import RunProfile
+    found = infer_causes(config(learning_rate=3e-3), NAN_GRAD, [error()], [], Thresholds(),
+                         profile=RunProfile(method="full", objective="pretrain", model_params=124_000_000))
+    lr = by_id(found)["lr_too_high"]
+    assert "pre-training" in lr.title and "fine-tuning" not in lr.suggestion, (lr.title, lr.suggestion)
+
+
 def test_lr_without_trouble_is_silent():
     healthy = timeline(learning_rate=CONSTANT_LR, loss={s: 2.0 - s / 100 for s in range(1, 21)})
     assert causes(config(learning_rate=3e-4, method="full"), healthy) == []

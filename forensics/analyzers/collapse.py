@@ -29,6 +29,8 @@ preference loss at ~0 with a vanished grad_norm to the end is reported as satura
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import replace
 
 import numpy as np
@@ -215,7 +217,8 @@ def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
     why = (f" (a model trained from random weights: no natural text is under {format_number(PRETRAINING_FLOOR)} nats a "
            "token unless it was learned by heart)")
-    found = _memorized_without_eval(real_loss(metrics), PRETRAINING_FLOOR, thresholds, epochs, why)
+    # from random weights the loss falls across orders of magnitude: its descent is judged level on a log scale
+    found = _memorized_without_eval(real_loss(metrics), PRETRAINING_FLOOR, thresholds, epochs, why, log_scale=True)
     return [_phase_ends(f, real_loss(metrics)) for f in found]
 
 
@@ -268,7 +271,7 @@ def _settled_from(loss: pd.Series, level: float) -> int | None:
 
 
 def _memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds,
-                            epochs: pd.Series | None, why_level: str = "") -> list[Finding]:
+                            epochs: pd.Series | None, why_level: str = "", log_scale: bool = False) -> list[Finding]:
     """A loss that fell gradually to a small fraction of where it started and settled under the memorization
     `level` to the end of the log, with no eval loss to say the model generalises: memorization, dated from
     where the descent settled (`_settling_position`).
@@ -285,7 +288,7 @@ def _memorized_without_eval(loss: pd.Series, level: float, thresholds: Threshold
     head = max(float(loss.iloc[:k].median()), float(loss.iloc[0]))
     if start == 0 or head < 10 * float(smooth.iloc[start]):
         return []  # no tenfold descent: a loss that is simply small from the start
-    onset = _settling_position(smooth, head, float(smooth.iloc[-k:].median()))
+    onset = _settling_position(smooth, head, float(smooth.iloc[-k:].median()), log_scale)
     first = int(loss.index[onset])
     epoch = _epoch_at(epochs, first)
     if epoch is not None and epoch < 1.0:
@@ -305,11 +308,19 @@ def _memorized_without_eval(loss: pd.Series, level: float, thresholds: Threshold
 SETTLED_SHARE = 0.05  # the descent has levelled off within this share of its fall above its floor
 
 
-def _settling_position(loss: pd.Series, head: float, floor: float) -> int:
+def _settling_position(loss: pd.Series, head: float, floor: float, log_scale: bool = False) -> int:
     """Where a descent from `head` to `floor` levels off: the first point from which the loss stays (in nine
     of ten points, and at the last) within `SETTLED_SHARE` of the fall above the floor; the settling time of
-    a step response. Memorization is dated from there: by then the data is learned, the rest is polishing."""
-    found = _settled_from(loss, floor + SETTLED_SHARE * max(head - floor, 0.0))
+    a step response. Memorization is dated from there: by then the data is learned, the rest is polishing.
+
+    On a log scale (`log_scale`, a positive floor) the share is of the fall in ln(loss): a fall from 8.5 nats to
+    0.13 looks level at 0.6 on a linear scale while the loss still halves twice more; on a log scale it settles
+    at 0.25."""
+    if log_scale and floor > 0 and head > floor:
+        bar = math.exp(math.log(floor) + SETTLED_SHARE * (math.log(head) - math.log(floor)))
+    else:
+        bar = floor + SETTLED_SHARE * max(head - floor, 0.0)
+    found = _settled_from(loss, bar)
     return len(loss) - 1 if found is None else found
 
 

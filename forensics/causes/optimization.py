@@ -14,6 +14,11 @@ FAR_OUT = 5.0  # a peak rate this many times the range's ceiling is evidence by 
 _NAMES = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA", "peft": "PEFT adapters"}
 
 
+def _method_name(method: str, objective: str) -> str:
+    """The method in words; a whole model trained from random weights is pre-training, not fine-tuning."""
+    return "pre-training" if method == "full" and objective == "pretrain" else _NAMES.get(method, method)
+
+
 def lr_too_high(facts: Facts) -> Cause | None:
     """Peak LR above the ceiling of the range recipes use for this run's method, objective and size.
 
@@ -37,17 +42,41 @@ def lr_too_high(facts: Facts) -> Cause | None:
     precursor = lr_precursor(facts)
     evidence.append(precursor or "no precursor in the logs (no LR jump, no rising loss or grad_norm before the break)")
     evidence += _trouble_sentences(facts)
-    far = peak >= FAR_OUT * ranges[-1].ceiling  # so far out of every recipe that the rate alone is evidence
+    sgd = _sgd_scale(facts, peak)
+    far = peak >= FAR_OUT * ranges[-1].ceiling and sgd is None  # so far out of every recipe that the rate alone is evidence
+    if sgd is not None:
+        evidence.append(sgd)
     if far and precursor is None:
         evidence.append(f"peak {evidence_value(peak)} is {peak / ranges[-1].ceiling:.0f}x the top of the range: "
                         "too far out for any recipe")
     likely = facts.broken and sure and (precursor is not None or far)
     title = (f"Learning rate {evidence_value(peak)} too high for {_run_name(method, objective, n_params)}" if sure
              else f"Learning rate {evidence_value(peak)}: too high if this was full fine-tuning (method unknown)")
+    advice = _lr_advice(facts, method, ranges, peak)
+    if sgd is not None:
+        title += " with an Adam-family optimizer (the optimizer is not known)"
+        advice = (f"With Adam or AdamW: {advice[0].lower()}{advice[1:]} With plain SGD, {evidence_value(peak)} is a usual "
+                  "rate: look at the gradients first (clipping, an exploding recurrence) and at the data.")
     return Cause(
         cause="lr_too_high", confidence="likely" if likely else "possible",
-        evidence=evidence, suggestion=_lr_advice(facts, method, ranges, peak), title=title,
+        evidence=evidence, suggestion=advice, title=title,
     )
+
+
+SGD_SCALE = 1.0  # no Adam-family recipe runs at a rate this high; plain SGD does (0.1 to 20)
+_ADAPTIVE = ("adam", "lion", "adafactor", "lamb", "sophia", "rmsprop", "adagrad", "galore", "schedule_free")
+
+
+def _sgd_scale(facts: Facts, peak: float) -> str | None:
+    """Why the recipe ranges (Adam-family rates) do not judge this run's rate, or None: a rate of `SGD_SCALE` or more
+    with no adaptive optimizer named is plain SGD's scale (pytorch/examples' word-level RNN language model trains at
+    20), where the rate alone says nothing about the break."""
+    named = next((facts.config.get(k) for k in ("optim", "ds.optimizer.type") if facts.config.get(k)), None)
+    if peak < SGD_SCALE or isinstance(named, str) and any(a in named.lower() for a in _ADAPTIVE):
+        return None
+    which = f"the optimizer is {evidence_value(named)}" if named else "no optimizer is named"
+    return (f"{which}: a learning rate of {evidence_value(peak)} is far above every Adam-family recipe but usual for "
+            "plain SGD (0.1 to 20), so the rate alone is no evidence of the break")
 
 
 def _profile_of(facts: Facts) -> tuple[str, str, int | None]:
@@ -58,7 +87,7 @@ def _profile_of(facts: Facts) -> tuple[str, str, int | None]:
 
 
 def _run_name(method: str, objective: str, n_params: int | None) -> str:
-    what = _NAMES.get(method, "a run of unknown method")
+    what = _method_name(method, objective) if method in _NAMES else "a run of unknown method"
     if objective in ("preference", "rl"):
         what += f" ({objective})"
     return what + (f" of a {_size(n_params)} model" if n_params else "")
@@ -74,7 +103,7 @@ def _method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[
                 f"use {ranges[0].describe()} for full fine-tuning ({ranges[0].source}) and {ranges[1].describe()} "
                 f"for LoRA/QLoRA ({ranges[1].source})"]
     where = (facts.profile.evidence.get("method") if facts.profile else None) or facts.config.source_of("method")
-    return [f"method: {_NAMES.get(method, method)} ({where})",
+    return [f"method: {_method_name(method, _profile_of(facts)[1])} ({where})",
             f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"]
 
 
@@ -87,7 +116,7 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
     else:
         target = (f"{ranges[0].describe()} for full fine-tuning, {ranges[1].describe()} for LoRA/QLoRA adapters "
                   "(the method is unknown)" if method == "unknown"
-                  else f"{ranges[0].describe()} for {_NAMES.get(method, method)}")
+                  else f"{ranges[0].describe()} for {_method_name(method, _profile_of(facts)[1])}")
         advice = f"Lower the learning rate ({target}), warm up over the first 3-10% of steps, clip with {clip}"
     if facts.broken and facts.checkpoints:
         advice += ", and resume from the last good checkpoint"

@@ -2,7 +2,8 @@
 
 Many hand-written scripts `print(args)` first thing; the line says the run's setting the way training_args.bin does
 for the HF Trainer. `parse(text)` returns the first such line's arguments (literal values only, read with
-ast.literal_eval, never run), `config_values(args)` the ones with an HF-named counterpart as RunConfig keys.
+ast.literal_eval, never run), `config_values(args)` the ones with an HF-named counterpart as RunConfig keys, and
+`model.built_from_sizes` where the arguments give the model's own sizes and name no weights to start from.
 """
 from __future__ import annotations
 
@@ -31,7 +32,14 @@ _NAMES = (
     (("model_name_or_path", "model_name", "base_model", "model_path", "pretrained_model_name_or_path"),
      "model.name_or_path"),
     (("output_dir", "out_dir", "save_dir"), "output_dir"),
+    (("optim", "optimizer", "optimizer_name", "opt"), "optim"),
 )
+# A script that takes its model's layer count and width as arguments builds the model itself, from random weights,
+# unless an argument names weights to start from (a checkpoint, a pre-trained model, a resume).
+_LAYER_COUNTS = ("nlayers", "n_layer", "n_layers", "num_layers", "num_hidden_layers", "depth")
+_WIDTHS = ("emsize", "nhid", "n_embd", "d_model", "hidden_size", "hidden_dim", "embed_dim", "emb_dim", "n_hidden")
+_STARTING_WEIGHTS = re.compile(r"pretrain|checkpoint|ckpt|resume|restore|load|init_from|base_model|name_or_path|"
+                               r"model_name|model_path|weights|finetun|adapter|lora", re.IGNORECASE)
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16"}
 
 
@@ -66,4 +74,24 @@ def config_values(args: dict) -> dict[str, Any]:
         said = _DTYPES.get(str(args.get(key, "")).lower().replace("torch.", ""))
         if said and said not in out:
             out[said] = True
+    sizes = built_from_sizes(args)
+    if sizes:
+        out["model.built_from_sizes"] = sizes
     return out
+
+
+def built_from_sizes(args: dict) -> str | None:
+    """The sizes ("emsize=200, nhid=200, nlayers=2") where the arguments give the model's layer count and width and
+    no argument names weights to start from (a value that is set: `resume=''`, `pretrained=False` name none), and
+    no `model` argument names a hub model or a file; else None. Such a script builds its model from random weights."""
+    layers = [k for k in _LAYER_COUNTS if isinstance(args.get(k), int) and not isinstance(args[k], bool)]
+    widths = [k for k in _WIDTHS if isinstance(args.get(k), int) and not isinstance(args[k], bool)]
+    if not layers or not widths:
+        return None
+    if any(_STARTING_WEIGHTS.search(k) and v not in (None, False, "", 0, "None", "none", "scratch")
+           for k, v in args.items()):
+        return None
+    model = args.get("model", args.get("arch"))
+    if isinstance(model, str) and ("/" in model or "." in model or "-" in model):
+        return None  # 'gpt2-medium', 'org/name', 'model.pt': a named or saved model, not an architecture
+    return ", ".join(f"{k}={args[k]}" for k in widths + layers)
