@@ -16,7 +16,8 @@
 * precision: "bf16" | "fp16" | "fp32" | "unknown" from the training arguments / DeepSpeed config, else
   "fp16" where the log shows a loss scaler skipping updates (a `skipped_steps` finding from a non-finite
   grad_norm the run recovered from, or Megatron's own count): bf16 and fp32 have no scaler to skip with;
-* framework: "llamafactory" | "swift" | "unsloth" | "webui" | "trl" | "megatron" | ... | "hf_trainer" | "unknown".
+* framework: "llamafactory" | "swift" | "unsloth" | "webui" | "mlx" | "trl" | "megatron" | ... | "hf_trainer" |
+  "unknown".
 Unknown stays unknown: a field nothing points at is "unknown" (None for model_params), never a guess.
 """
 from __future__ import annotations
@@ -357,6 +358,10 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if any(b.kind == "unsloth" for b in timeline.banners):
         evidence["framework"] = "Unsloth banner in the console log"
         return "unsloth"
+    mlx = next((b for b in timeline.banners if b.kind == "mlx"), None)
+    if mlx is not None:
+        evidence["framework"] = f"MLX's mlx_lm trainable-parameters line in {mlx.source}: {mlx.text}"
+        return "mlx"
     factory = next((b for b in timeline.banners if b.kind == "llamafactory"), None)
     if factory is not None:
         evidence["framework"] = f"LLaMA-Factory's log line in {factory.source}: {factory.text[:120]}"

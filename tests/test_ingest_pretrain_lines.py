@@ -801,3 +801,27 @@ def test_tqdm_bars_that_restart_unlabelled_stuck_values_nan_and_long_lines(tmp_p
     # a 51 KB line naming 'loss' but holding no bar (read in about 30 s by an unbounded pattern; see bench/)
     (tmp_path / "long.log").write_text("losses: [" + ", ".join(f"loss {i / 7:.4f}" for i in range(6000)) + "]\n")
     assert stdout.read(tmp_path / "long.log").frame.empty
+
+
+MLX_LORA = """Loading pretrained model
+Loading datasets
+Training
+Trainable parameters: 0.085% (6.816M/8030.261M)
+Starting training..., iters: 600
+Iter 1: Val loss 2.910, Val took 3.251s
+""" + "".join(f"Iter {i}: Train loss {2.8 - i / 60:.3f}, Learning Rate 1.000e-05, It/sec 0.449, Tokens/sec 362.349, "
+              f"Trained Tokens {i * 800}, Peak mem 17.595 GB\n" for i in range(10, 110, 10)) + \
+    "Iter 100: Saved adapter weights to adapters/adapters.safetensors and adapters/0000100_adapters.safetensors.\n"
+
+
+def test_mlx_lm_lora_console_gives_method_framework_and_size(tmp_path):
+    """mlx_lm.lora prints its trainable share in millions: an adapter when few are trainable, every weight with
+    --fine-tune-type full (the two printed counts are then the same)."""
+    from forensics.ingest.banners import find_banners
+
+    (tmp_path / "train.log").write_text(MLX_LORA)
+    profile = forensics.analyze(tmp_path).run_profile
+    assert (profile.method, profile.framework, profile.model_params) == ("lora", "mlx", 8030261000)
+    (full,) = find_banners(["Trainable parameters: 100.000% (494.033M/494.033M)"])
+    assert (full.kind, full.trainable_params, full.all_params) == ("mlx", 494033000, 494033000)
+    assert find_banners(["Trainable parameters: 3 of them"]) == ()

@@ -10,6 +10,8 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
 * A parameter summary, as torchinfo / torchsummary / Keras and many training scripts print it: `Total params:
   124,475,904` and `Trainable params: 124,475,904` (or `... Parameters: N`), each a line of its own, within three
   lines of each other (dhairyag/ShakespeareGPT-Forge log.md). All of it trainable is a full training run.
+* MLX's `mlx_lm.lora` (LoRA, DoRA or, with `--fine-tune-type full`, every weight): `Trainable parameters: 0.085%
+  (6.816M/8030.261M)`, in millions with three decimals.
 * Unsloth, on loading the model: `==((====))==  Unsloth 2024.8: Fast Llama patching. ...` and
   four more lines (GPU, Pytorch, `Bfloat16 = FALSE`, licence); on training:
   `==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1` and four more lines, the
@@ -34,6 +36,7 @@ _SWIFT_INFO = re.compile(r"^(\w+): ([\d.]+)M Params \(([\d.]+)M Trainable")
 _SUMMARY_TRAINABLE = re.compile(r"^\s*Trainable param(?:eter)?s\s*[:=]\s*([\d,]+)\s*$", re.IGNORECASE)
 _SUMMARY_TOTAL = re.compile(r"^\s*(?:Total|All) param(?:eter)?s\s*[:=]\s*([\d,]+)\s*$", re.IGNORECASE)
 _SUMMARY_REACH = 3  # lines between the total and the trainable count of one summary
+_MLX = re.compile(r"^Trainable parameters: [\d.]+% \(([\d.]+)M/([\d.]+)M\)\s*$")
 
 
 def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
@@ -55,6 +58,10 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
         elif "Trainable params:" in line and (m := _WEBUI_COUNTS.search(line)):
             # the model's own count, named apart from the adapter's by the log itself
             found.append(Banner("webui", line.strip(), _count(m.group(1)), _count(m.group(2)), source))
+        elif line.startswith("Trainable parameters: ") and (m := _MLX.match(line)):
+            trainable, total = (round(float(g) * 1e6) for g in m.groups())
+            # the two are rounded to a thousand apiece: the same printed count is every weight
+            found.append(Banner("mlx", line.strip(), total if m.group(1) == m.group(2) else trainable, total, source))
         elif "rainable" in line and (m := _SUMMARY_TRAINABLE.match(line)):
             summary = _parameter_summary(lines, i, m, source)
             if summary is not None:
