@@ -59,7 +59,9 @@ class RunLayout:
         mlflow_dbs: SQLite files (`mlflow.db`, ...): MLflow SQL stores, or some other program's database.
         weight_files: every file that may hold model weights (grouped into checkpoints later).
         config_files: training_args.bin, config.json, adapter_config.json, DeepSpeed configs,
-            args.json, training_args.yaml, scaler.pt, DeepSpeed optimizer states.
+            args.json, training_args.yaml, scaler.pt, DeepSpeed optimizer states, README.md (a PEFT
+            model card says the quantization the adapter was trained on), other YAML files (LLaMA-Factory's
+            and axolotl's run configurations, read by their keys).
         skipped: what could not be looked at (no permission, symlink loop, ...).
     """
 
@@ -195,7 +197,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.jsonl_logs.append(path)
     elif (suffix in (".csv", ".tsv") and explicit) or (suffix in _TABLE_SUFFIXES and _is_metrics_table(path, layout)):
         layout.csv_logs.append(path)
-    elif _is_config(name):
+    elif _is_config(name) or (not explicit and (name.lower() == "readme.md" or suffix in (".yaml", ".yml"))):
+        # a PEFT model card (README.md) says the base's quantization; a YAML file may be the run's configuration
         layout.config_files.append(path)
     elif suffix in _WEIGHT_SUFFIXES and not _NOT_WEIGHTS.match(name):
         layout.weight_files.append(path)

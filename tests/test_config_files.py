@@ -317,3 +317,91 @@ def test_n_params_from_the_shard_index(tmp_path):
     config = read_run_config(discover(tmp_path), _timeline_with_texts())
     assert config.get("n_params") == model.num_parameters()
     assert "total_parameters" in config.source_of("n_params")
+
+
+# --- configurations under other names (batch Q2 of the real-run corpus) ------------------------------
+
+def test_a_training_args_bin_written_as_json_text_is_read(tmp_path):
+    """Early LLaMA-Factory releases saved TrainingArguments.to_json_string() as training_args.bin (KMnO4-zx's run)."""
+    (tmp_path / "training_args.bin").write_text(_training_args(fp16=False, learning_rate=5e-5).to_json_string()
+                                                .replace('"fp16": false', '"fp16": true'))
+    values = cf.read_training_args_values(tmp_path / "training_args.bin")
+    assert values["fp16"] is True and values["learning_rate"] == 5e-5
+
+
+def test_a_config_json_that_carries_a_peft_adapter_gives_the_adapter_and_a_model_card_its_quantization(tmp_path):
+    """ccccai239's DPO save: the adapter's fields merged into config.json (no adapter_config.json), and PEFT's model
+    card listing the 4-bit bitsandbytes setting the adapter was trained on: QLoRA."""
+    run = tmp_path / "run"
+    run.mkdir()
+    config = _tiny_qwen2_config().to_dict() | {"peft_type": "LORA", "r": 8, "lora_alpha": 16, "task_type": "CAUSAL_LM"}
+    (run / "config.json").write_text(json.dumps(config))
+    (run / "README.md").write_text("---\nlibrary_name: peft\n---\n## Training procedure\n\n\nThe following "
+                                   "`bitsandbytes` quantization config was used during training:\n- load_in_8bit: False\n"
+                                   "- load_in_4bit: True\n- llm_int8_threshold: 6.0\n- bnb_4bit_quant_type: fp4\n"
+                                   "### Framework versions\n\n\n- PEFT 0.4.0\n")
+    got = read_run_config(discover(run), Timeline.empty())
+    assert got.get("adapter.peft_type") == "LORA" and got.get("quant.load_in_4bit") is True
+    assert got.get("quant.llm_int8_threshold") == 6.0 and got.get("method") == "qlora"
+    (run / "README.md").write_text("# My project\n\nWe trained with load_in_4bit: True, see below.\n")
+    got = read_run_config(discover(run), Timeline.empty())  # a README that is no model card says nothing
+    assert got.get("quant.load_in_4bit") is None and got.get("method") == "lora"
+    assert "README.md" not in got.sources and not [m for m in got.missing if "README" in m]
+
+
+LLAMAFACTORY_YAML = """### model
+model_name_or_path: /models/Qwen2.5-7B-Instruct
+### method
+stage: dpo
+do_train: true
+finetuning_type: lora
+lora_target: all
+pref_beta: 0.1
+### train
+per_device_train_batch_size: 2
+learning_rate: 5.0e-6
+num_train_epochs: 2.0
+bf16: true
+"""
+
+
+def test_a_llamafactory_yaml_of_any_name_gives_stage_method_and_precision(tmp_path):
+    (tmp_path / "qwen25_7b_lora_dpo.yaml").write_text(LLAMAFACTORY_YAML)
+    got = read_run_config(discover(tmp_path), Timeline.empty())
+    assert (got.get("stage"), got.get("method"), got.get("bf16"), got.get("_framework")) == \
+        ("dpo", "lora", True, "llamafactory")
+    assert got.get("learning_rate") == 5e-6 and got.source_of("stage") == "qwen25_7b_lora_dpo.yaml"
+
+
+def test_an_axolotl_config_gives_method_quantization_and_the_run_settings(tmp_path):
+    (tmp_path / "qlora.yml").write_text(
+        "base_model: NousResearch/Llama-3.2-1B\nload_in_8bit: false\nload_in_4bit: true\ndatasets:\n"
+        "  - path: teknium/GPT4-LLM-Cleaned\n    type: alpaca\nadapter: qlora\nlora_r: 32\nlora_alpha: 16\n"
+        "sequence_len: 2048\ngradient_accumulation_steps: 4\nmicro_batch_size: 2\nnum_epochs: 1\n"
+        "optimizer: paged_adamw_8bit\nlr_scheduler: cosine\nlearning_rate: 0.0002\nbf16: auto\nfp16:\nwarmup_steps: 10\n")
+    got = read_run_config(discover(tmp_path), Timeline.empty())
+    assert (got.get("method"), got.get("quant.load_in_4bit"), got.get("_framework")) == ("qlora", True, "axolotl")
+    assert (got.get("learning_rate"), got.get("per_device_train_batch_size"), got.get("num_train_epochs")) == \
+        (0.0002, 2, 1)
+    assert got.get("bf16") is None  # 'auto': bf16 where the hardware has it, unknown here
+    (tmp_path / "qlora.yml").write_text("base_model: x\nmicro_batch_size: 1\n")  # no adapter: every weight
+    assert read_run_config(discover(tmp_path), Timeline.empty()).get("method") == "full"
+
+
+def test_a_yaml_file_that_is_no_run_configuration_is_passed_over_silently(tmp_path):
+    (tmp_path / "dataset_card.yaml").write_text("license: mit\ntags:\n  - chat\n")
+    (tmp_path / "hydra.yaml").write_text("a:\n  b:\n    c:\n      d: 1\n")  # deeper than the flat reader goes
+    got = read_run_config(discover(tmp_path), Timeline.empty())
+    assert got.get("method") is None and got.sources == []
+    assert not [m for m in got.missing if "dataset_card" in m or "hydra" in m]
+
+
+def test_a_llamafactory_training_args_yaml_gives_the_stage(tmp_path):
+    (tmp_path / "training_args.yaml").write_text(LLAMAFACTORY_YAML.replace("stage: dpo", "stage: sft"))
+    assert read_run_config(discover(tmp_path), Timeline.empty()).get("stage") == "sft"
+
+
+def test_a_wandb_config_yaml_is_not_read_as_a_llamafactory_configuration(tmp_path):
+    (tmp_path / "config.yaml").write_text("wandb_version: 1\n\nfinetuning_type:\n  desc: null\n  value: lora\n"
+                                          "learning_rate:\n  desc: null\n  value: 5.0e-05\n")
+    assert cf.read_config_yaml(tmp_path / "config.yaml") == {}

@@ -95,7 +95,13 @@ def model_config_values(config: dict) -> dict[str, Any]:
 
 
 def read_model_config(path) -> dict[str, Any]:
-    return model_config_values(read_json_object(path))
+    """config.json as `model.*`; one that carries a PEFT adapter's fields (peft_type: an adapter's config saved
+    under the model's name, alone or merged into the model's) gives `adapter.*` too."""
+    config = read_json_object(path)
+    out = model_config_values(config)
+    if "peft_type" in config:
+        out.update(adapter_values(config))
+    return out
 
 
 def read_adapter_config(path) -> dict[str, Any]:
@@ -103,7 +109,43 @@ def read_adapter_config(path) -> dict[str, Any]:
     config = read_json_object(path)
     if "peft_type" not in config and "r" not in config:
         raise UnreadableFile(path, "no peft_type or r: not a PEFT adapter_config.json")
+    return adapter_values(config)
+
+
+def adapter_values(config: dict) -> dict[str, Any]:
     return {f"adapter.{k}": v for k, v in config.items() if not isinstance(v, dict)}
+
+
+# PEFT's model card (README.md beside the adapter, PEFT 0.3-0.6) lists the base model's bitsandbytes settings:
+# "The following `bitsandbytes` quantization config was used during training:" then "- load_in_4bit: True" lines.
+_CARD_QUANT = "quantization config was used during training:"
+_CARD_ITEM = re.compile(r"^- (\w+): (\S+)\s*$")
+_CARD_LITERALS = {"True": True, "False": False, "None": None}
+
+
+def read_model_card(path) -> dict[str, Any]:
+    """A model card's quantization block as `quant.<key>` ({} where the card has none: a README is not a config)."""
+    with open(path, "rb") as fh:  # an OSError is the caller's to report, as for every config file
+        lines = fh.read(_CARD_BYTES).decode("utf-8", errors="replace").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.rstrip().endswith(_CARD_QUANT)), None)
+    out: dict[str, Any] = {}
+    for line in lines[start + 1:] if start is not None else []:
+        m = _CARD_ITEM.match(line.strip())
+        if m is None:
+            break
+        value = m.group(2)
+        out[f"quant.{m.group(1)}"] = _CARD_LITERALS.get(value, _number_or_text(value))
+    return out
+
+
+_CARD_BYTES = 1 << 20  # a model card's quantization block sits near its top
+
+
+def _number_or_text(value: str) -> Any:
+    try:
+        return float(value) if any(c in value for c in ".e") else int(value)
+    except ValueError:
+        return value
 
 
 # --- DeepSpeed ---------------------------------------------------------------------------------
@@ -201,7 +243,7 @@ def llamafactory_values(args: dict) -> dict[str, Any]:
     if args.get("pure_bf16"):
         out["bf16"] = True
     for ours, theirs in (("adapter.r", "lora_rank"), ("adapter.lora_alpha", "lora_alpha"),
-                         ("model.name_or_path", "model_name_or_path")):
+                         ("model.name_or_path", "model_name_or_path"), ("stage", "stage")):
         if theirs in args:
             out[ours] = args[theirs]
     method = _method(args.get("finetuning_type"), args.get("quantization_bit"))
@@ -258,6 +300,43 @@ def _method(kind: Any, bits: Any) -> str | None:
 
 def read_llamafactory_yaml(path) -> dict[str, Any]:
     return llamafactory_values(read_flat_yaml(path))
+
+
+def read_config_yaml(path) -> dict[str, Any]:
+    """A YAML file of any name in the run folder, read where it is a LLaMA-Factory or axolotl run configuration
+    (the file given to `llamafactory-cli train` / `axolotl train`), with the framework it names; {} for any other
+    YAML (a README's front matter, a dataset card, hydra's): not every YAML file is a run's configuration."""
+    try:
+        args = read_flat_yaml(path)
+    except UnreadableFile:
+        return {}
+    if "wandb_version" in args or "_wandb" in args:
+        return {}  # W&B's config.yaml ({desc, value} per key) is the tracker reader's
+    args = {k: v for k, v in args.items() if not isinstance(v, dict)}  # a run configuration's settings are scalars
+    if "finetuning_type" in args or ("stage" in args and "model_name_or_path" in args):
+        return {**llamafactory_values(args), "_framework": "llamafactory"}
+    if "base_model" in args and any(k in args for k in _AXOLOTL_KEYS):
+        return {**axolotl_values(args), "_framework": "axolotl"}
+    return {}
+
+
+_AXOLOTL_KEYS = ("adapter", "micro_batch_size", "sequence_len", "datasets")
+# axolotl's names -> ours, where they mean the same
+_AXOLOTL_NAMES = (("num_epochs", "num_train_epochs"), ("micro_batch_size", "per_device_train_batch_size"),
+                  ("optimizer", "optim"), ("lr_scheduler", "lr_scheduler_type"), ("base_model", "model.name_or_path"),
+                  ("lora_r", "adapter.r"), ("lora_alpha", "adapter.lora_alpha"))
+
+
+def axolotl_values(args: dict) -> dict[str, Any]:
+    """An axolotl config (axolotl's own key names) as RunConfig keys: `adapter` lora / qlora, or none (every weight),
+    `load_in_4bit` / `load_in_8bit` for the base; `bf16: auto` says nothing until the hardware is known."""
+    out = {k: args[k] for k in _SAME_NAMES if args.get(k) not in (None, "auto")}
+    out.update({ours: args[theirs] for theirs, ours in _AXOLOTL_NAMES if args.get(theirs) is not None})
+    bits = 4 if args.get("load_in_4bit") is True else 8 if args.get("load_in_8bit") is True else None
+    out.update(_quantization(bits, "bnb", True))
+    adapter = args.get("adapter")
+    out["method"] = _method(adapter, bits) if isinstance(adapter, str) and adapter else "full"
+    return out
 
 
 def read_swift_args(path) -> dict[str, Any]:

@@ -44,7 +44,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, namespace_args.TEXT_KEY, namespace_args.config_values,
                "console log's argparse Namespace line")
     _read_tracker_configs(config, layout, timeline)
-    for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("swift", cf.read_swift_args)):
+    for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("swift", cf.read_swift_args),
+                         ("yaml", cf.read_config_yaml)):
         for path in by_kind[kind]:
             _read_into(config, layout, path, reader)
     for path in by_kind["optim_states"]:
@@ -58,6 +59,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, "model_config", cf.model_config_values)
     for path in by_kind["adapter"]:
         _read_into(config, layout, path, cf.read_adapter_config)
+    for path in by_kind["model_card"]:
+        _read_into(config, layout, path, cf.read_model_card)
     for path in by_kind["scaler"] + by_kind["model_states"]:
         _read_into(config, layout, path, _checkpoint_reader(path))
     _read_best_checkpoint(config, timeline)
@@ -97,7 +100,8 @@ def _read_best_checkpoint(config: RunConfig, timeline: Timeline) -> None:
 
 def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
     kinds: dict[str, list[Path]] = {k: [] for k in ("training_args", "llamafactory", "swift", "optim_states", "deepspeed",
-                                                    "model_config", "adapter", "scaler", "model_states", "megatron")}
+                                                    "model_config", "adapter", "model_card", "scaler", "model_states",
+                                                    "megatron", "yaml")}
     for path in layout.config_files:
         kind = _kind_of(path.name)
         if kind:
@@ -119,12 +123,16 @@ def _kind_of(name: str) -> str | None:
         return "training_args"
     if lowered in ("training_args.yaml", "training_args.yml"):
         return "llamafactory"
+    if lowered.endswith((".yaml", ".yml")):
+        return "yaml"
     if name == "args.json":
         return "swift"
     if name == "config.json":
         return "model_config"
     if name == "adapter_config.json":
         return "adapter"
+    if lowered == "readme.md":
+        return "model_card"
     if name == "scaler.pt":
         return "scaler"
     if name.endswith("optim_states.pt"):
@@ -220,7 +228,7 @@ def _record(config: RunConfig, values: dict[str, Any], source: str) -> None:
             source_of_value = source
         if not any(_same(value, seen.value) for seen in config.values.get(key, [])):
             config.add(key, value, source_of_value)
-    if source not in config.sources:
+    if values and source not in config.sources:  # a README or YAML that holds no run settings is no source
         config.sources.append(source)
 
 
