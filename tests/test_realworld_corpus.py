@@ -72,7 +72,10 @@ def test_status_and_first_incident(source, case):
         assert abs(a.first_incident.step - first["step"]) <= first.get("step_tolerance", 0)
 
 
-@pytest.mark.parametrize("source, case", [_case(*c) for c in CASE_NAMES if _expected(*c)["status"] == "healthy"])
+# not marked by `tool_disagrees` (that is about the status): a healthy run the tool calls warning may still be given
+# no cause, and a strict xfail would then fail; `cause_disagrees` marks a disagreement about the causes only
+@pytest.mark.parametrize("source, case", [_case(*c, "cause_disagrees") for c in CASE_NAMES
+                                          if _expected(*c)["status"] == "healthy"])
 def test_a_healthy_run_is_given_no_cause_to_act_on(source, case):
     """A cause on a healthy run reads as something to change (the Megatron-DeepSpeed consoles were told to remove
     a DeepSpeed setting they never had): where nothing went wrong, nothing is named as its cause."""
