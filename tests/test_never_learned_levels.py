@@ -97,3 +97,30 @@ def test_losses_a_cross_entropy_can_take_or_cannot_be_judged_raise_nothing(loss,
 def test_a_huge_or_negative_loss_is_no_choice_level():
     for level in (1e6, -3.0, float("1e300")):
         assert detect_never_learned({"loss": _series({s: level for s in STEPS})}, Thresholds()) == []
+
+
+def _first_epoch(loss, steps=range(20, 700, 20), grad_norm=8.6, lr=5e-5, epoch_from=0.03):
+    n = len(steps)
+    return {"loss": _series(dict(zip(steps, loss))), "grad_norm": _series({s: grad_norm for s in steps}),
+            "learning_rate": _series({s: lr for s in steps}),
+            "epoch": _series({s: epoch_from + (1 - epoch_from) * i / (n - 1) for i, s in enumerate(steps)})}
+
+
+def test_a_fine_tune_whose_loss_never_moved_over_its_first_epoch_never_learned():
+    """jmglendenning/phi3-finetune-synthetic: 34 windows over a whole epoch at 4.67-4.71, grad_norm ~8.6, LR 5e-5:
+    every batch passed through once and nothing the model predicts changed."""
+    flat = [4.69 + 0.012 * math.sin(i * 1.7) for i in range(34)]
+    (found,) = detect_never_learned(_first_epoch(flat), Thresholds())
+    assert (found.kind, found.severity, found.step) == ("never_learned", "error", 20)
+    assert "first epoch" in found.message and "grad_norm" in found.message
+
+
+@pytest.mark.parametrize("why, metrics", [
+    ("windows as noisy as a real fine-tune's (3%)", _first_epoch([4.69 * (1 + 0.03 * math.sin(i * 1.7)) for i in range(34)])),
+    ("a slow fall", _first_epoch([4.69 - 0.003 * i for i in range(34)])),
+    ("a log that starts mid-run", _first_epoch([4.69] * 34, epoch_from=0.5)),
+    ("the epoch not over", {**_first_epoch([4.69] * 34), "epoch": _series({s: 0.5 * s / 680 for s in range(20, 700, 20)})}),
+    ("no learning rate", _first_epoch([4.69 + 0.01 * math.sin(i) for i in range(34)], lr=0.0)),
+])
+def test_a_first_epoch_that_moved_or_cannot_show_it_is_not_this_rule(why, metrics):
+    assert [f for f in detect_never_learned(metrics, Thresholds()) if "first epoch" in f.message] == [], why

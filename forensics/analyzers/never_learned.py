@@ -10,6 +10,11 @@ Two levels are the signature of a model that learned nothing (VERDICTS.md):
   movement, is a model that never got a gradient.
 * ln k for a classifier or multiple-choice model over k answers (k = 2 to 20): the training loss at
   ln k at (nearly) every step, and the eval accuracy at chance too (about 1/k).
+* any level, for a run logged from its start through a whole first epoch: a loss that never moved (every
+  logged window within `_UNMOVED` of its level, no trend) while grad_norm and the learning rate were not 0.
+  A pass over every batch of the data changes a model that is learning; one that changes nothing got updates
+  that reach nothing it predicts with (an adapter not in the forward pass, parameters the optimizer does not
+  hold). Per-window noise of a real fine-tune is several times wider than this.
 A DPO loss that falls below ln 2, or a pre-training loss that falls from ln(vocab), is healthy.
 Always an error: a run that never learned is not usable.
 """
@@ -36,7 +41,45 @@ def detect_never_learned(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     values = loss.to_numpy()
     if is_preference_log(metrics):
         return _at_ln2(metrics, loss, values, thresholds)
-    return _at_fresh_head(metrics, loss, values, thresholds) or _at_chance(metrics, loss, values)
+    return (_at_fresh_head(metrics, loss, values, thresholds) or _at_chance(metrics, loss, values)
+            or _unmoved_for_an_epoch(metrics, loss, values))
+
+
+_UNMOVED = 0.01  # the middle 80% of the logged losses within this share of their median ...
+_NO_TREND = 0.005  # ... and the last quarter's median within this share of the first quarter's
+_UNMOVED_POINTS = 20
+
+
+def _unmoved_for_an_epoch(metrics: Metrics, loss, values) -> list[Finding]:
+    """The loss did not move over the run's whole first epoch, logged from its start, while gradients flowed and
+    the learning rate was not 0: the updates changed nothing the model predicts."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if epochs is None or len(values) < _UNMOVED_POINTS or epochs.min() > 0.1 or epochs.max() < 0.95:
+        return []
+    level = float(np.median(values))
+    lo, hi = np.percentile(values, [10, 90])
+    k = len(values) // 4
+    drift = abs(float(np.median(values[-k:])) - float(np.median(values[:k])))
+    if level <= 0 or hi - lo > _UNMOVED * level or drift > _NO_TREND * level:
+        return []
+    grad = finite(metrics[GRAD_NORM]) if GRAD_NORM in metrics else None
+    lr = finite(metrics["learning_rate"]) if "learning_rate" in metrics else None
+    if grad is None or not len(grad) or float(grad.median()) <= 0 or lr is not None and float(lr.max()) <= 0:
+        return []  # no gradient, or no step size: other findings say so
+    accuracy = finite(metrics["mean_token_accuracy"]) if "mean_token_accuracy" in metrics else None
+    also = (f", and mean_token_accuracy stayed at {format_number(float(accuracy.iloc[0]))} -> "
+            f"{format_number(float(accuracy.iloc[-1]))}" if accuracy is not None and len(accuracy) >= 2 else "")
+    message = (f"the model never learned: over its whole first epoch (epoch {format_number(float(epochs.max()))}, "
+               f"{len(values)} logged points from step {int(loss.index[0])}) the loss stayed at about "
+               f"{format_number(level)} (the middle 80% within {100 * (hi - lo) / level:.2g}% of it, "
+               f"{format_number(float(values[0]))} -> {format_number(float(values[-1]))}) while grad_norm was about "
+               f"{format_number(float(grad.median()))}" + (f" and the learning rate up to {format_number(float(lr.max()))}"
+                                                          if lr is not None else "") + also +
+               ": the updates changed nothing the model predicts. Check that the trainable parameters are in the "
+               "forward pass (an adapter attached to the model that is trained), that the optimizer holds them, and "
+               "that they require gradients.")
+    return [_finding(loss, message, {"level": level, "reason": "unmoved over the first epoch",
+                                     "spread": float((hi - lo) / level), "grad_norm": float(grad.median())})]
 
 
 def _at_chance(metrics: Metrics, loss, values) -> list[Finding]:
