@@ -223,7 +223,17 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         if found:
             evidence["objective"] = found
             return objective, algo
+    task = str(config.get("adapter.task_type") or "").upper()
+    if adapter and task in _LM_TASKS and "loss" in metrics:
+        # an adapter on a trained language model, on its language-model loss, with none of the preference, RL or
+        # reward metrics looked for above: supervised fine-tuning (continued training of a trained model included)
+        evidence["objective"] = (f"a {task} adapter ({config.source_of('adapter.task_type')}) trained on the language-"
+                                 "model loss, with no preference, RL or reward metrics: supervised fine-tuning")
+        return "sft", None
     return UNKNOWN, None
+
+
+_LM_TASKS = ("CAUSAL_LM", "SEQ_2_SEQ_LM")
 
 
 def _pairwise_loss_at_chance(config: RunConfig, timeline: Timeline) -> float | None:

@@ -323,3 +323,25 @@ def test_an_adapter_is_never_a_model_trained_from_scratch_and_prompt_tuning_is_p
     (run / "adapter_config.json").write_text(json.dumps({"peft_type": "PROMPT_TUNING", "num_virtual_tokens": 20}))
     p = _profile_of(run, [{"step": 10 * k, "loss": 4.0 - 0.1 * k} for k in range(1, 21)])
     assert p.method == "peft" and "PROMPT_TUNING" in p.evidence["method"]
+
+
+def _adapter_run(tmp_path: Path, task_type: str, history: list[dict]) -> RunProfile:
+    (tmp_path / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 16, "task_type": task_type,
+                                                              "base_model_name_or_path": "Qwen/Qwen2.5-7B-Instruct"}))
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 40, "log_history": history}))
+    return forensics.analyze(tmp_path).run_profile
+
+
+def test_a_causal_lm_adapter_on_its_language_model_loss_is_supervised_fine_tuning(tmp_path):
+    """huloujun / EthanFeng-coder / juanmb88: plain TrainingArguments, a CAUSAL_LM LoRA, a loss and nothing else."""
+    sft = _adapter_run(tmp_path, "CAUSAL_LM", [{"step": s, "loss": 2.0 - s / 100, "epoch": s / 40} for s in (10, 20, 30, 40)])
+    assert sft.objective == "sft" and "CAUSAL_LM" in sft.evidence["objective"]
+
+
+def test_a_classifier_adapter_or_a_preference_log_is_not_called_sft(tmp_path):
+    (tmp_path / "cls").mkdir(), (tmp_path / "dpo").mkdir()
+    cls = _adapter_run(tmp_path / "cls", "SEQ_CLS", [{"step": s, "loss": 0.7 - s / 100} for s in (10, 20, 30, 40)])
+    assert cls.objective == "unknown"
+    dpo = _adapter_run(tmp_path / "dpo", "CAUSAL_LM", [{"step": s, "loss": 0.69 - s / 1000, "rewards/margins": s / 100,
+                                                        "rewards/chosen": 0.1, "logps/chosen": -50.0} for s in (10, 20, 30, 40)])
+    assert (dpo.objective, dpo.algorithm) == ("preference", "dpo")
