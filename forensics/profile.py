@@ -142,6 +142,11 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
             evidence["method"] = f"{banner.kind} banner in {banner.source}: all {banner.all_params:,} parameters trainable"
             return "full"
         if banner.trainable_params and not banner.all_params and model_params \
+                and banner.trainable_params >= (1 - _ESTIMATE_SHARE) * model_params:
+            evidence["method"] = (f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} trainable "
+                                  f"parameters, the whole model (its size: see model_params)")
+            return "full"
+        if banner.trainable_params and not banner.all_params and model_params \
                 and banner.trainable_params < 0.05 * model_params:  # Unsloth states the trainable count alone
             evidence["method"] = (f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} trainable "
                                   f"parameters of a model of about {model_params:,} ({evidence.get('model_params')})")
@@ -320,13 +325,23 @@ _STEADY = 0.8  # or down from one point to the next at this share of them
 
 def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict) -> int | None:
     n = config.get("n_params")
-    if isinstance(n, (int, float)) and n > 0:
+    estimated = str(config.source_of("n_params") or "").startswith("estimate")
+    if isinstance(n, (int, float)) and n > 0 and not estimated:  # a count the files hold
         evidence["model_params"] = str(config.source_of("n_params"))
         return int(n)
-    for banner in timeline.banners:
+    for banner in timeline.banners:  # a count the run printed beats an estimate from the config
         if banner.all_params:
             evidence["model_params"] = f"{banner.kind} banner in {banner.source}"
             return int(banner.all_params)
+    if isinstance(n, (int, float)) and n > 0:
+        counted = _counted_whole(config, timeline, n)
+        if counted is not None:  # the Trainer counted every weight: an exact count beats the estimate
+            evidence["model_params"] = (f"{counted.kind} banner in {counted.source}: {counted.trainable_params:,} "
+                                        f"trainable, the whole of the model ({config.source_of('n_params')}: "
+                                        f"{int(n):,})")
+            return int(counted.trainable_params)
+        evidence["model_params"] = str(config.source_of("n_params"))
+        return int(n)
     for source, meta in timeline.meta.items():  # a script's own `N params` line: under a banner's or config's count
         said = meta.get("console_params_said")
         if isinstance(said, int) and said > 0:
@@ -340,6 +355,16 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict) 
                 evidence["model_params"] = f"'{m.group(0)}' in {where}: {text}"
                 return int(size)
     return None
+
+
+def _counted_whole(config: RunConfig, timeline: Timeline, n: float):
+    """The trainable-count-only banner (the Trainer's, Unsloth's) whose count is the whole model's estimated size
+    (within `_ESTIMATE_SHARE`), or None."""
+    return next((b for b in timeline.banners if b.trainable_params and not b.all_params
+                 and abs(b.trainable_params - n) <= _ESTIMATE_SHARE * n), None)
+
+
+_ESTIMATE_SHARE = 0.05  # a size estimated from the config is within a few percent (norms and biases left out)
 
 
 def _precision(config: RunConfig, findings, evidence: dict) -> str:

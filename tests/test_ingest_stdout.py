@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+import forensics
 from forensics.ingest import stdout
 
 
@@ -192,3 +193,37 @@ def test_buffered_bursts_in_mid_run_are_not_given_the_bar_before_them(tmp_path):
     steps, loss = _values(stdout.read(path).frame, "loss")
     assert steps == [5, 10, 15, 20, 25, 30]
     assert loss == pytest.approx([3.0 - s / 10 for s in steps])
+
+
+def test_an_hf_scripts_printed_arguments_model_config_and_trainable_count_give_the_profile(tmp_path):
+    """run_clm.py's console (Yali-F/gpt-llama-text-gen): the printed TrainingArguments block (fp16 and bf16 off: fp32),
+    the printed model config (a size estimate), and the Trainer's 'Number of trainable parameters' equal to the
+    whole model: full fine-tuning of a model of exactly that size. Written here by the real transformers objects."""
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    config = transformers.GPT2Config(n_layer=4, n_embd=256, n_head=4, vocab_size=5000, n_positions=256)
+    model = transformers.GPT2LMHeadModel(config)
+    args = transformers.TrainingArguments(output_dir=str(tmp_path / "unused"), report_to=[], learning_rate=5e-5,
+                                          fp16=False, bf16=False)
+    n = model.num_parameters()
+    lines = [f"11/22/2023 00:30:45 - INFO - __main__ - Training/evaluation parameters {args}",
+             f"[INFO|configuration_utils.py:777] 2023-11-22 00:32:36,470 >> Model config {config}",
+             "[INFO|trainer.py:1723] 2023-11-22 00:37:05,889 >> ***** Running training *****",
+             "[INFO|trainer.py:1731] 2023-11-22 00:37:05,890 >>   Total optimization steps = 40",
+             f"[INFO|trainer.py:1732] 2023-11-22 00:37:05,890 >>   Number of trainable parameters = {n:,}"]
+    lines += [f"{{'loss': {4.0 - s / 20:.4f}, 'learning_rate': 5e-05, 'epoch': {s / 40:.2f}}}" for s in range(5, 45, 5)]
+    (tmp_path / "run.out").write_text("\n".join(lines) + "\n")
+    a = forensics.analyze(tmp_path)
+    profile = a.run_profile
+    assert (profile.method, profile.model_params, profile.precision) == ("full", n, "fp32"), profile.evidence
+    assert a.config.get("learning_rate") == 5e-5 and "printed TrainingArguments" in a.config.source_of("learning_rate")
+
+
+def test_printed_blocks_that_are_not_whole_are_not_read():
+    from forensics.ingest import printed_configs
+
+    assert printed_configs.training_arguments("TrainingArguments(\nlearning_rate=5e-05,\nsome prose here\n)\n") == {}
+    assert printed_configs.training_arguments("TrainingArguments(\nlearning_rate=5e-05,\n") == {}  # cut off
+    assert printed_configs.training_arguments("SFTConfig(\nlearning_rate=2e-4,\nlr_scheduler_type=SchedulerType.COSINE,\n)\n") \
+        == {"learning_rate": 2e-4, "lr_scheduler_type": "cosine", "__class__": "trl.SFTConfig"}
+    assert printed_configs.model_config('>> Model config LlamaConfig {\n  "hidden_size": 64,\n') == {}  # cut off

@@ -10,6 +10,8 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
 * A parameter summary, as torchinfo / torchsummary / Keras and many training scripts print it: `Total params:
   124,475,904` and `Trainable params: 124,475,904` (or `... Parameters: N`), each a line of its own, within three
   lines of each other (dhairyag/ShakespeareGPT-Forge log.md). All of it trainable is a full training run.
+* The HF Trainer's `***** Running training *****` block: `  Number of trainable parameters = 124,439,808`, the
+  count alone (the model's size is the config's, when the log prints it).
 * MLX's `mlx_lm.lora` (LoRA, DoRA or, with `--fine-tune-type full`, every weight): `Trainable parameters: 0.085%
   (6.816M/8030.261M)`, in millions with three decimals.
 * Unsloth, on loading the model: `==((====))==  Unsloth 2024.8: Fast Llama patching. ...` and
@@ -36,6 +38,7 @@ _SWIFT_INFO = re.compile(r"^(\w+): ([\d.]+)M Params \(([\d.]+)M Trainable")
 _SUMMARY_TRAINABLE = re.compile(r"^\s*Trainable param(?:eter)?s\s*[:=]\s*([\d,]+)\s*$", re.IGNORECASE)
 _SUMMARY_TOTAL = re.compile(r"^\s*(?:Total|All) param(?:eter)?s\s*[:=]\s*([\d,]+)\s*$", re.IGNORECASE)
 _SUMMARY_REACH = 3  # lines between the total and the trainable count of one summary
+_HF_TRAINABLE = re.compile(r"(?:^|>>)\s+Number of trainable parameters = ([\d,]+)\s*$")
 _MLX = re.compile(r"^Trainable parameters: [\d.]+% \(([\d.]+)M/([\d.]+)M\)\s*$")
 
 
@@ -58,6 +61,9 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
         elif "Trainable params:" in line and (m := _WEBUI_COUNTS.search(line)):
             # the model's own count, named apart from the adapter's by the log itself
             found.append(Banner("webui", line.strip(), _count(m.group(1)), _count(m.group(2)), source))
+        elif "Number of trainable parameters =" in line and (m := _HF_TRAINABLE.search(line)):
+            # (Unsloth's own line, inside its block, starts with "-____-" and is read with the block)
+            found.append(Banner("hf_trainer", line.strip()[:300], _count(m.group(1)), None, source))
         elif line.startswith("Trainable parameters: ") and (m := _MLX.match(line)):
             trainable, total = (round(float(g) * 1e6) for g in m.groups())
             # the two are rounded to a thousand apiece: the same printed count is every weight

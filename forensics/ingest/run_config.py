@@ -28,7 +28,7 @@ from ..errors import UnreadableFile, os_reason
 from ..run import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
-from . import megatron_args, namespace_args
+from . import megatron_args, namespace_args, printed_configs
 from .mlflow_store import PARAMS_TEXT
 from .tracker_config import derived_method, literal_values, tracker_config_values
 from .wandb import CONFIG_TEXT
@@ -43,6 +43,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, megatron_args.TEXT_KEY, megatron_args.config_values, "console log 'arguments' block")
     _read_text(config, timeline, namespace_args.TEXT_KEY, namespace_args.config_values,
                "console log's argparse Namespace line")
+    _read_text(config, timeline, printed_configs.ARGS_KEY, cf.training_args_values,
+               "console log's printed TrainingArguments")
     _read_tracker_configs(config, layout, timeline)
     for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("swift", cf.read_swift_args),
                          ("yaml", cf.read_config_yaml)):
@@ -57,6 +59,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     for path in by_kind["model_config"]:
         _read_into(config, layout, path, cf.read_model_config)
     _read_text(config, timeline, "model_config", cf.model_config_values)
+    _read_text(config, timeline, printed_configs.MODEL_CONFIG_KEY, cf.model_config_values,
+               "console log's printed model config")
     for path in by_kind["adapter"]:
         _read_into(config, layout, path, cf.read_adapter_config)
     for path in by_kind["model_card"]:

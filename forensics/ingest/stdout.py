@@ -42,7 +42,7 @@ import pandas as pd
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_placeholders, without_unit_loss_scale
-from . import megatron_args, namespace_args
+from . import megatron_args, namespace_args, printed_configs
 from .step_numbering import numbered_on
 from .banners import find_banners, may_hold_banners
 from .pretrain_lines import ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, OlmoBlock, StepLine, has_generic_line, parse_line
@@ -104,8 +104,9 @@ def _dict_flavour(events: list[tuple]) -> str | None:
 
 
 def _argument_texts(text: str) -> dict[str, str]:
-    """Megatron's printed arguments as texts[megatron_args.TEXT_KEY] and a script's argparse `Namespace(...)` line as
-    texts[namespace_args.TEXT_KEY] (JSON), when the log has them."""
+    """Megatron's printed arguments as texts[megatron_args.TEXT_KEY], a script's argparse `Namespace(...)` line as
+    texts[namespace_args.TEXT_KEY], and an HF script's printed TrainingArguments and model config
+    (`printed_configs`), each as JSON, when the log has them."""
     out = {}
     if "end of arguments" in text:
         args = megatron_args.parse_block(text.splitlines())
@@ -114,6 +115,10 @@ def _argument_texts(text: str) -> dict[str, str]:
     namespace = namespace_args.parse(text)
     if namespace:
         out[namespace_args.TEXT_KEY] = json.dumps(namespace)
+    for key, found in ((printed_configs.ARGS_KEY, printed_configs.training_arguments(text)),
+                       (printed_configs.MODEL_CONFIG_KEY, printed_configs.model_config(text))):
+        if found:
+            out[key] = json.dumps(found)
     return out
 
 

@@ -1,0 +1,94 @@
+"""What HF example scripts print about their own run, read as configuration: the arguments block and the model's
+config (run_clm.py and kin log both at start-up; Yali-F/gpt-llama-text-gen's SLURM .out in tests/realworld).
+
+* `Training/evaluation parameters TrainingArguments(` then one `name=value,` line per field and a closing `)`
+  (also Seq2SeqTrainingArguments and TRL's SFTConfig / DPOConfig / ...): `training_arguments(text)` gives the
+  fields with their values read as literals (True, None, 5e-05, [] ...; `SchedulerType.LINEAR` as "linear"; any
+  other text as a string, never evaluated).
+* `Model config GPT2Config {` then the config's JSON, closed by a line `}`: `model_config(text)` gives the dict.
+Both return {} where the log has none; only the first block counts (later ones repeat it).
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+ARGS_KEY = "printed_training_args"  # LogRecords.texts keys: the blocks as JSON
+MODEL_CONFIG_KEY = "printed_model_config"
+
+_ARGS_START = re.compile(r"\b(?P<cls>\w*(?:TrainingArguments|Config))\($")
+_FIELD = re.compile(r"^(?P<key>[A-Za-z_]\w*)=(?P<value>.*?),?$")
+_ENUM = re.compile(r"^[A-Z]\w*\.(?P<name>[A-Z0-9_]+)$")  # SchedulerType.LINEAR, IntervalStrategy.STEPS
+_LITERALS = {"True": True, "False": False, "None": None, "[]": [], "{}": {}}
+_TRL_CONFIGS = ("SFTConfig", "DPOConfig", "KTOConfig", "ORPOConfig", "CPOConfig", "GRPOConfig", "RLOOConfig",
+                "PPOConfig", "RewardConfig")
+_MODEL_CONFIG_START = re.compile(r"\bModel config \w+ \{$")
+_MAX_LINES = 1000  # a block is a few hundred lines at most
+
+
+def training_arguments(text: str) -> dict[str, Any]:
+    """The fields of the first printed TrainingArguments block, with `__class__` where TRL's class is named."""
+    if "TrainingArguments(" not in text and "Config(" not in text:
+        return {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _ARGS_START.search(line.rstrip())
+        if m is None or not (m.group("cls").endswith("TrainingArguments") or m.group("cls") in _TRL_CONFIGS):
+            continue
+        fields = _fields(lines[i + 1:i + 1 + _MAX_LINES])
+        if fields:
+            if m.group("cls") in _TRL_CONFIGS:
+                fields["__class__"] = f"trl.{m.group('cls')}"
+            return fields
+    return {}
+
+
+def _fields(lines: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for line in lines:
+        line = line.strip()
+        if line == ")":
+            return out
+        m = _FIELD.match(line)
+        if m is None:
+            return {}  # not the block we know: say nothing rather than half of it
+        out[m.group("key")] = _literal(m.group("value"))
+    return {}
+
+
+def _literal(value: str) -> Any:
+    if value in _LITERALS:
+        return _LITERALS[value]
+    enum = _ENUM.match(value)
+    if enum:
+        return enum.group("name").lower()
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def model_config(text: str) -> dict[str, Any]:
+    """The first printed `Model config XConfig { ... }` block as a dict ({} where there is none or it is cut)."""
+    if "Model config " not in text:
+        return {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not _MODEL_CONFIG_START.search(line.rstrip()):
+            continue
+        body = ["{"]
+        for part in lines[i + 1:i + 1 + _MAX_LINES]:
+            body.append(part)
+            if part.rstrip() == "}":
+                try:
+                    value = json.loads("\n".join(body))
+                except ValueError:
+                    break
+                return value if isinstance(value, dict) else {}
+        return {}
+    return {}
