@@ -825,3 +825,32 @@ def test_mlx_lm_lora_console_gives_method_framework_and_size(tmp_path):
     (full,) = find_banners(["Trainable parameters: 100.000% (494.033M/494.033M)"])
     assert (full.kind, full.trainable_params, full.all_params) == ("mlx", 494033000, 494033000)
     assert find_banners(["Trainable parameters: 3 of them"]) == ()
+
+
+def _uncounted(n: int, loss=lambda i: 2.9 - i / 100, grad=lambda i: 21.0) -> str:
+    return "".join(f"[2025-07-07 12:01:{i % 60:02d},174] INFO: [INFO] loss: {loss(i):.4f}, orth_loss: 0.0018, "
+                   f"total_loss: {loss(i) + 0.0018:.4f}, grad_norm: {grad(i):.4f}\n" for i in range(n))
+
+
+def test_loss_lines_that_print_no_step_are_numbered_by_their_order(tmp_path):
+    """OddFunction0205/clora-: 9,588 `loss: X, orth_loss: Y, total_loss: Z, grad_norm: G` lines and no counter."""
+    (tmp_path / "train.log").write_text(_uncounted(40) + "INFO: [INFO] Eval Metrics: {'eval_loss': 1.327, "
+                                        "'eval_runtime': 240.4, 'epoch': 3.0}\n")
+    frame = stdout.read(tmp_path / "train.log").frame
+    loss = frame[frame["metric"] == "loss"]
+    assert list(loss["step"]) == list(range(1, 41)) and loss["value"].iloc[0] == pytest.approx(2.9)
+    assert set(frame["metric"]) >= {"loss", "grad_norm", "total_loss", "orth_loss"}
+    assert list(frame.loc[frame["metric"] == "eval_loss", "step"]) == [40]  # after the last step line, not at 0
+
+
+def test_a_stuck_loss_printed_without_a_step_is_every_point_not_one(tmp_path):
+    (tmp_path / "train.log").write_text(_uncounted(30, loss=lambda i: 0.0, grad=lambda i: 0.0))
+    frame = stdout.read(tmp_path / "train.log").frame
+    assert (frame["metric"] == "loss").sum() == 30
+
+
+def test_few_uncounted_lines_or_an_evaluation_summary_are_not_a_loops_log(tmp_path):
+    (tmp_path / "few.log").write_text(_uncounted(5))
+    assert "loss" not in set(stdout.read(tmp_path / "few.log").frame["metric"])
+    (tmp_path / "eval.log").write_text("".join(f"loss: {1.2 - i / 100:.3f}, accuracy: 0.{50 + i}\n" for i in range(30)))
+    assert "loss" not in set(stdout.read(tmp_path / "eval.log").frame["metric"])

@@ -195,6 +195,10 @@ _GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one tr
 # A plain logging line made only of `key: value` pairs, one of them a counter (Barber0/LLM-pretrain).
 _KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iter|iteration):\s*\d")
 _KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
+# `loss: 2.86, orth_loss: 0.0018, total_loss: 2.86, grad_norm: 21.1` (OddFunction0205/clora-): a step's print with no
+# counter; read only with a gradient or rate among its fields (a training step's, not an evaluation summary's)
+_UNCOUNTED_START = re.compile(r"(?<![\w/])loss:[ \t]*[-+]?(?:\d|\.\d|nan|inf)", re.IGNORECASE)
+_UNCOUNTED_NEEDS = ("grad_norm", "learning_rate")
 # One field: a name of up to three words (`total time`, `matrix lr`, `tok/sec`; prose runs longer), an
 # optional colon, a number with its unit.
 _FIELD = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,2})\s*:?\s*([-+]?(?:nan|inf|\.?\d)[^\s|]*)",
@@ -209,7 +213,8 @@ _PLACEHOLDER_MFU = -100.0
 @dataclass(frozen=True)
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
-    "autoresearch", "nanogpt", "verl", "epoch_bracket", "tqdm_postfix", "key_value", "generic", "generic_epoch"), step, total steps if printed, the
+    "autoresearch", "nanogpt", "verl", "epoch_bracket", "tqdm_postfix", "key_value", "uncounted", "generic",
+    "generic_epoch"), step, total steps if printed, the
     metrics in print order, and
     whether a cut tail lost fields."""
 
@@ -264,11 +269,12 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
 
 def _small_console(line: str, last_line: bool) -> StepLine | None:
     """nanochat, autoresearch, nanoGPT and plain `key: value` lines (module docstring): the first
-    shape whose start the line holds decides (a cheap substring test keeps most lines off the regexes)."""
+    shape whose start the line holds decides (a cheap substring test keeps most lines off the regexes); a line
+    none of them reads may still be a step's print with no counter."""
     for needle, start, read in _SMALL_SHAPES:
         m = start.search(line) if needle in line else None
         if m:
-            return read(m, line, last_line)
+            return read(m, line, last_line) or _uncounted_key_values(line, last_line)
     return None
 
 
@@ -512,6 +518,21 @@ def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     if not math.isfinite(step) or step < 0 or step != int(step):
         return None
     return _record("key_value", int(step), None, [(n, v) for n, v in metrics if n != counter], cut)
+
+
+def _uncounted_key_values(line: str, last_line: bool) -> StepLine | None:
+    """A line of `key: value` pairs from a `loss: X` on, with a grad_norm or learning rate among them and no counter:
+    kind "uncounted", step 0 until `step_numbering.uncounted_lines_numbered` numbers such lines by their order."""
+    m = _UNCOUNTED_START.search(line) if "loss:" in line else None
+    if m is None:
+        return None
+    parts = line[m.start():].split(",")
+    metrics, cut = _fields(parts, last_line)
+    names = {name for name, _ in metrics}
+    if len(metrics) + cut < len(parts) or len(metrics) < 2 or not names & set(_UNCOUNTED_NEEDS) \
+            or names & set(_KEY_VALUE_COUNTERS):
+        return None
+    return _record("uncounted", 0, None, metrics, cut)
 
 
 def _fields(parts: list[str], last_line: bool) -> tuple[list[tuple[str, float]], bool]:

@@ -43,7 +43,7 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_placeholders, without_unit_loss_scale
 from . import megatron_args, namespace_args, printed_configs
-from .step_numbering import numbered_on
+from .step_numbering import numbered_on, uncounted_lines_numbered
 from .banners import find_banners, may_hold_banners
 from .pretrain_lines import ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, OlmoBlock, StepLine, has_generic_line, parse_line
 
@@ -78,6 +78,9 @@ def read(path: Path) -> LogRecords:
         warnings.append("bytes that are not UTF-8 were replaced")
     warnings += _step_line_warnings(events)
     frame = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text))
+    uncounted = sum(1 for e in events if e[0] == "line" and e[1].kind == "uncounted")
+    if uncounted:
+        meta.setdefault("step_inferred", f"{uncounted} loss lines print no step: numbered 1 to {uncounted} in file order")
     meta.update(console_facts(text))
     flavour = _dict_flavour(events)
     if flavour:
@@ -155,7 +158,7 @@ def _scan(text: str) -> list[tuple]:
     last = olmo.close()
     if last is not None:
         events.append(("line", last))
-    return numbered_on(_tqdm_postfix_changes(_without_rank_copies(events)))
+    return numbered_on(_tqdm_postfix_changes(_without_rank_copies(uncounted_lines_numbered(events))))
 
 
 def _tqdm_postfix_changes(events: list[tuple]) -> list[tuple]:
@@ -454,6 +457,8 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
     for i, event in enumerate(events):
         if event[0] == "bar" and event[2] == train_total and use_bars:
             bar_n = event[1]
+        if event[0] == "line":  # an eval dict after a loop's step lines belongs to the last of them
+            last = max(last, event[1].step)
         if event[0] != "dict":
             continue
         pairs = event[2]

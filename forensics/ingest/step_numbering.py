@@ -10,6 +10,8 @@ them back with the steps of these kinds made to run on:
   attempt where the loss is back where the log began.
 * Once-an-epoch lines (kind "generic_epoch"): at step 1, 2, ..., or beside step lines at the epoch's last step.
 * One or two hand-written lines in a whole file are prose (a notes file), not a loop's log: left out.
+* `uncounted_lines_numbered(events)`: lines that print no counter at all (kind "uncounted") are numbered 1, 2, ...
+  in file order, where a file holds `_FEWEST_UNCOUNTED` or more of them (fewer are not a loop's log).
 """
 from __future__ import annotations
 
@@ -25,6 +27,27 @@ def numbered_on(events: list[tuple]) -> list[tuple]:
     """The events with the steps of the kinds above numbered on (module docstring)."""
     events = _generic_epochs_numbered_on(_without_stray_generic_lines(_epoch_brackets_numbered_on(events)))
     return _epoch_lines_placed(_unprinted_epochs_numbered_on(events))
+
+
+_FEWEST_UNCOUNTED = 20
+
+
+def uncounted_lines_numbered(events: list[tuple]) -> list[tuple]:
+    """Lines of kind "uncounted" at steps 1, 2, ... in file order (each is one print of the loop); none where the
+    file holds fewer than `_FEWEST_UNCOUNTED`. Numbered before anything compares steps: every line is at step 0
+    until then, and two lines alike (a loss stuck at 0.0) would read as one printed twice."""
+    n = sum(1 for e in events if e[0] == "line" and e[1].kind == "uncounted")
+    if n == 0:
+        return events
+    out, count = [], 0
+    for event in events:
+        if event[0] == "line" and event[1].kind == "uncounted":
+            if n < _FEWEST_UNCOUNTED:
+                continue
+            count += 1
+            event = ("line", replace(event[1], step=count))
+        out.append(event)
+    return out
 
 
 def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
