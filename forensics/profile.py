@@ -178,8 +178,8 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         if hit and (algo != "kto" or "rewards/margins" not in metrics):
             evidence["objective"] = f"metrics {', '.join(hit)} in the log (TRL's {algo.upper()} names)"
             return "preference", algo
-    if "accuracy" in metrics and any(str(src).endswith("trainer_log.jsonl") for src in timeline.meta):
-        # LLaMA-Factory's log callback writes a DPO/KTO stage's rewards/accuracies as "accuracy"
+    if "rewards/accuracies" in metrics and any(str(src).endswith("trainer_log.jsonl") for src in timeline.meta):
+        # LLaMA-Factory's log callback writes a DPO/KTO stage's rewards/accuracies (as "accuracy")
         evidence["objective"] = "metric accuracy in LLaMA-Factory's trainer_log.jsonl (its pairwise rewards/accuracies)"
         return "preference", None
     sft = [k for k in _TRL_SFT_KEYS if k in metrics]

@@ -1433,3 +1433,55 @@ def test_an_overfitting_message_gives_the_lowest_eval_and_the_level_around_it():
     evals[10] = 0.32  # one lucky low eval among noisy neighbours
     (f,) = [f for f in analyze_metrics(metrics(st, loss=loss, eval_loss=evals), TH) if f.kind == "overfitting"]
     assert "lowest at step 1100 (0.32;" in f.message
+
+
+# ---------------------------------------------------------------- pairwise preference: are the pairs told apart?
+
+def _dpo(n=40, loss=None, accuracies=None, seed=3, **extra):
+    rng = np.random.default_rng(seed)
+    st = steps(n, 5)
+    loss = np.full(n, 0.70) + rng.uniform(-0.02, 0.02, n) if loss is None else loss
+    series = {"loss": loss, "rewards/margins": rng.uniform(-0.02, 0.02, n), "grad_norm": rng.uniform(5, 10, n)}
+    if accuracies is not None:
+        series["rewards/accuracies"] = accuracies
+    return metrics(st, **series), st
+
+
+def test_a_dpo_loss_that_wobbles_at_ln_2_with_chance_accuracy_is_no_evidence_of_learning():
+    """A DPO log 0.68-0.72 with margins about 0 used to be called healthy: nothing fired, yet nothing learned."""
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence, learning_shown
+    m, _ = _dpo(accuracies=np.random.default_rng(4).uniform(0.4, 0.6, 40))
+    (f,) = detect_no_learning_evidence(m, TH)
+    assert f.severity == "warning" and "ln 2" in f.message and learning_shown(m, TH) is None
+
+
+def test_a_dpo_loss_well_under_ln_2_or_a_risen_accuracy_is_learning():
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence, learning_shown
+    falling, _ = _dpo(loss=np.linspace(0.69, 0.45, 40))
+    assert detect_no_learning_evidence(falling, TH) == [] and learning_shown(falling, TH).metric == "loss"
+    risen, _ = _dpo(accuracies=np.linspace(0.35, 0.8, 40))
+    assert detect_no_learning_evidence(risen, TH) == [] and learning_shown(risen, TH).metric == "rewards/accuracies"
+    # hykun1989's LLaMA-Factory log: 4 pairs a batch, about 0.63 from the start to the end: not a rise
+    flat = np.tile([1.0, 0.25, 0.75, 0.5, 0.75, 0.5, 0.75, 0.5], 5)
+    noisy, _ = _dpo(accuracies=flat)
+    assert [f.kind for f in detect_no_learning_evidence(noisy, TH)] == ["no_learning_evidence"]
+
+
+def test_trained_pairs_told_apart_while_the_held_out_loss_stays_at_ln_2_is_a_warning():
+    """linxiang-ai's LLaMA-Factory DPO: training pair accuracy 0.3 -> 0.7, held-out loss 0.684, 0.671, 0.676."""
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence
+    m, st = _dpo(accuracies=np.linspace(0.3, 0.75, 40))
+    m["eval_loss"] = pd.Series([0.684, 0.671, 0.676], index=[st[9], st[19], st[39]], dtype="float64")
+    (f,) = detect_no_learning_evidence(m, TH)
+    assert "held-out" in f.message and f.evidence["trained_pairs_told_apart"]
+    # iiicellled's TRL DPO: held-out loss 0.687 -> 0.681 but held-out reward accuracy 0.81 -> 0.88: learned
+    m["eval_rewards/accuracies"] = pd.Series([0.81, 0.88, 0.88], index=m["eval_loss"].index, dtype="float64")
+    assert detect_no_learning_evidence(m, TH) == []
+
+
+def test_llamafactorys_accuracy_is_the_pair_accuracy_it_copies(tmp_path):
+    from forensics.ingest import llamafactory
+    path = tmp_path / "trainer_log.jsonl"
+    path.write_text("".join(f'{{"current_steps": {s}, "total_steps": 100, "loss": 0.69, "accuracy": 0.5, "lr": 5e-06, '
+                            f'"epoch": {s / 100}, "percentage": {s}, "elapsed_time": "0:00:40"}}\n' for s in (5, 10, 15)))
+    assert set(llamafactory.read(path).frame["metric"]) == {"loss", "rewards/accuracies", "learning_rate", "epoch"}

@@ -5,9 +5,12 @@ LM loss that evidence is the loss (or the eval loss) ending clearly below where 
 median of the last tenth of the logged points below the median of the first tenth by at least
 `learning_min_fall`. When it did not, or when only a couple of points were logged, the run gets
 a `no_learning_evidence` warning that says what was seen. In an RL log (GRPO, PPO) the loss is near 0 by
-construction and the reward is the evidence: it must end clearly above where it started. Pairwise
-preference logs are judged by `never_learned` (their loss is not an LM loss), except that a couple of
-points are too few for them too.
+construction and the reward is the evidence: it must end clearly above where it started. A pairwise
+preference log (DPO and kin) learned when the pairs are told apart: its loss ends clearly under ln 2 (fallen, and
+`PAIRWISE_CLEAR` under it) or its reward accuracy ends at `PAIRWISE_ACCURATE` or more (a training accuracy having
+risen by `PAIRWISE_RISE` from the log's first tenth: a few pairs a batch are noisy); where the log holds a
+held-out evaluation, that evaluation must show it (a training accuracy that rose while the held-out loss stayed at
+ln 2 is no evidence the preference carries over). A loss stuck at ln 2 with nothing moving is `never_learned`.
 """
 from __future__ import annotations
 
@@ -48,6 +51,9 @@ class LearningEvidence:
 def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence | None:
     """The evidence that the run learned, or None where its log does not show it (the same measure as
     `detect_no_learning_evidence`, which warns in that case)."""
+    if is_pairwise_log(metrics) and reward_metric(metrics) is None:
+        held_out, train = _pairs_told_apart(metrics, thresholds)
+        return held_out if _has_held_out_pairs(metrics) else train
     reward_name = reward_metric(metrics)
     if reward_name is not None:
         reward = finite(metrics[reward_name])
@@ -79,8 +85,10 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     if LOSS not in metrics:
         return _eval_only(metrics, thresholds)
     loss = real_loss(metrics)
+    if is_pairwise_log(metrics) and len(loss) >= thresholds.learning_min_points:
+        return _pairs_not_told_apart(metrics, loss, thresholds)
     if is_preference_log(metrics) and len(loss) >= thresholds.learning_min_points:
-        return []  # judged by never_learned: their loss is not an LM loss that must fall
+        return []  # an RL log without a reward it names: its loss is no measure of learning
     if len(loss) < thresholds.learning_min_points:
         if len(loss) == 0:
             return []
@@ -100,6 +108,79 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
                "answer tokens, and whether training started from an already trained model.")
     return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                     metric=LOSS, evidence={"head": head, "tail": tail, "n_points": int(len(loss))})]
+
+
+LN2 = float(np.log(2))
+PAIRWISE_CLEAR = 0.03  # a pairwise loss this far under ln 2: the pairs are told apart (a margin of about 0.06)
+PAIRWISE_ACCURATE = 0.6  # a reward accuracy this high (chance is 0.5) at the end of the log ...
+PAIRWISE_RISE = 0.1  # ... and, for the training pairs, this much above the log's first tenth
+_PAIRWISE_KEYS = ("rewards/margins", "rewards/accuracies", "rewards/chosen", "rewards/rejected", "logps/rejected",
+                  "logps/chosen")
+_EVAL_PAIRWISE = ("eval_rewards/accuracies", "eval_rewards/margins")
+
+
+def is_pairwise_log(metrics: Metrics) -> bool:
+    """A pairwise preference log (TRL's DPO / ORPO / KTO / CPO names, LLaMA-Factory's rewards/accuracies)."""
+    return any(k in metrics for k in _PAIRWISE_KEYS)
+
+
+def _has_held_out_pairs(metrics: Metrics) -> bool:
+    return any(len(finite(metrics[k])) for k in (EVAL_LOSS,) + _EVAL_PAIRWISE if k in metrics)
+
+
+def _pairs_told_apart(metrics: Metrics, thresholds: Thresholds) -> tuple[LearningEvidence | None,
+                                                                          LearningEvidence | None]:
+    """(held-out evidence, training evidence) that the pairs are told apart, each None where it does not show."""
+    return (_told_apart(metrics, EVAL_LOSS, "eval_rewards/accuracies", thresholds),
+            _told_apart(metrics, LOSS, "rewards/accuracies", thresholds))
+
+
+def _told_apart(metrics: Metrics, loss_name: str, accuracy_name: str,
+                thresholds: Thresholds) -> LearningEvidence | None:
+    accuracy = finite(metrics[accuracy_name]) if accuracy_name in metrics else _EMPTY
+    if len(accuracy):
+        k = max(1, len(accuracy) // 10)
+        start, end = float(accuracy.iloc[:k].mean()), float(accuracy.iloc[-k:].mean())
+        # a held-out evaluation comes after training steps (the reference model is at chance); a training
+        # accuracy, the mean over a few pairs a batch, must also have risen from where the log began
+        risen = loss_name == EVAL_LOSS or end >= start + PAIRWISE_RISE
+        if end >= PAIRWISE_ACCURATE and risen:
+            return _evidence(accuracy_name, accuracy, float(accuracy.iloc[0]), end)
+    loss = real_loss(metrics) if loss_name == LOSS else finite(metrics.get(loss_name, _EMPTY))
+    if len(loss) >= 2:
+        fell, head, tail = _fell(loss, thresholds)
+        if tail <= LN2 - PAIRWISE_CLEAR and (fell or len(loss) < thresholds.learning_min_points or head < LN2):
+            return _evidence(loss_name, loss, head, tail)
+    return None
+
+
+def _pairs_not_told_apart(metrics: Metrics, loss, thresholds: Thresholds) -> list[Finding]:
+    """One `no_learning_evidence` warning for a pairwise log whose pairs are not told apart (module docstring)."""
+    held_out, train = _pairs_told_apart(metrics, thresholds)
+    evaluated = _has_held_out_pairs(metrics)
+    if held_out is not None or (train is not None and not evaluated):
+        return []
+    k = max(1, len(loss) // 10)
+    seen = (f"the preference loss went from about {format_number(float(np.median(loss.iloc[:k])))} to "
+            f"{format_number(float(np.median(loss.iloc[-k:])))} (ln 2 = 0.6931 is a coin flip between the answers)")
+    if train is not None:
+        evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else _EMPTY
+        where = (f"the held-out loss stayed at about ln 2 ({', '.join(format_number(v) for v in evals.iloc[-4:])})"
+                 if len(evals) else "the held-out reward accuracy stayed near chance")
+        message = (f"the training pairs are told apart ({train.metric} {format_number(train.start)} -> "
+                   f"{format_number(train.end)}) but {where}: no evidence the preference carries over to held-out "
+                   "pairs. Check that the evaluation pairs come from the same distribution, and the learning rate "
+                   "and beta (too little movement off the reference model).")
+    else:
+        accuracy = finite(metrics["rewards/accuracies"]) if "rewards/accuracies" in metrics else _EMPTY
+        k = max(1, len(accuracy) // 10)
+        also = (f", and the reward accuracy from about {format_number(float(accuracy.iloc[:k].mean()))} to "
+                f"{format_number(float(accuracy.iloc[-k:].mean()))} (chance is 0.5)" if len(accuracy) else "")
+        message = (f"{seen}{also}: no evidence the policy learned to prefer the chosen answers. Check the learning "
+                   "rate and beta, and that the chosen and rejected answers differ.")
+    return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
+                    metric=LOSS, evidence={"n_points": int(len(loss)), "pairwise": True,
+                                           "trained_pairs_told_apart": train is not None, "evaluated": evaluated})]
 
 
 def _fell(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, float, float]:
