@@ -405,3 +405,33 @@ def test_a_wandb_config_yaml_is_not_read_as_a_llamafactory_configuration(tmp_pat
     (tmp_path / "config.yaml").write_text("wandb_version: 1\n\nfinetuning_type:\n  desc: null\n  value: lora\n"
                                           "learning_rate:\n  desc: null\n  value: 5.0e-05\n")
     assert cf.read_config_yaml(tmp_path / "config.yaml") == {}
+
+
+def _lightning_run(tmp_path, hparams: dict):
+    """A Lightning CSVLogger folder, written by the real logger: hparams.yaml beside metrics.csv."""
+    loggers = pytest.importorskip("lightning.pytorch.loggers")
+    logger = loggers.CSVLogger(str(tmp_path), name="run")
+    logger.log_hyperparams(hparams)
+    for step in range(49, 1000, 50):
+        logger.log_metrics({"train_loss": 4.0 - step / 500}, step=step)
+    logger.save()
+    logger.finalize("success")
+    return read_run_config(discover(tmp_path), Timeline.empty())
+
+
+def test_lightnings_hparams_of_a_model_built_from_its_sizes_say_from_scratch_and_the_framework(tmp_path):
+    """BvoJa/GPTTT: cfg.model.n_layer / n_embd nested, no pre-trained model named: built from random weights."""
+    got = _lightning_run(tmp_path, {"cfg": {"model": {"n_layer": 6, "n_embd": 384, "learning_rate": 3e-4}},
+                                    "vocab_size": 65})
+    assert (got.get("_framework"), got.get("learning_rate")) == ("lightning", 3e-4)
+    assert got.get("model.built_from_sizes") == "n_embd=384, n_layer=6" and got.get("method") is None
+
+
+def test_lightnings_hparams_naming_a_pretrained_model_and_no_adapter_are_a_full_fine_tune(tmp_path):
+    """Melissasssss/TurnGPT: pretrained_model_name_or_path gpt2, pretrained true, nothing about an adapter."""
+    got = _lightning_run(tmp_path, {"pretrained_model_name_or_path": "gpt2", "pretrained": True,
+                                    "learning_rate": 6.25e-5})
+    assert (got.get("method"), got.get("model.name_or_path")) == ("full", "gpt2")
+    assert got.get("model.built_from_sizes") is None
+    lora = _lightning_run(tmp_path / "lora", {"pretrained_model_name_or_path": "gpt2", "lora_r": 8})
+    assert lora.get("method") is None  # an adapter's hyperparameter: not said to be full

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import UnreadableFile
 from ._jsonfile import read_json_object
 from ..torchpickle import safe_unpickle_torch_file
-from . import megatron_args
+from . import megatron_args, namespace_args
 from .training_args import read_training_args
 
 # config.json keys that other architectures spell differently (GPT-2: n_layer, n_embd).
@@ -304,8 +304,11 @@ def read_llamafactory_yaml(path) -> dict[str, Any]:
 
 def read_config_yaml(path) -> dict[str, Any]:
     """A YAML file of any name in the run folder, read where it is a LLaMA-Factory or axolotl run configuration
-    (the file given to `llamafactory-cli train` / `axolotl train`), with the framework it names; {} for any other
-    YAML (a README's front matter, a dataset card, hydra's): not every YAML file is a run's configuration."""
+    (the file given to `llamafactory-cli train` / `axolotl train`) or Lightning's `hparams.yaml`, with the framework
+    it names; {} for any other YAML (a README's front matter, a dataset card, hydra's): not every YAML file is a
+    run's configuration."""
+    if Path(path).name == "hparams.yaml":  # Lightning's loggers write the module's save_hyperparameters() here
+        return lightning_values(yaml_leaves(path))
     try:
         args = read_flat_yaml(path)
     except UnreadableFile:
@@ -336,6 +339,35 @@ def axolotl_values(args: dict) -> dict[str, Any]:
     out.update(_quantization(bits, "bnb", True))
     adapter = args.get("adapter")
     out["method"] = _method(adapter, bits) if isinstance(adapter, str) and adapter else "full"
+    return out
+
+
+_ADAPTER_WORDS = re.compile(r"lora|adapter|peft|prefix|prompt_tun|ia3|freeze", re.IGNORECASE)
+
+
+def lightning_values(hparams: dict) -> dict[str, Any]:
+    """A Lightning module's hyperparameters (`hparams.yaml`, any nesting, leaf names) as RunConfig keys: the names a
+    script's argparse arguments have (`namespace_args`: rate, epochs, batch size, the pre-trained model, or the sizes
+    of a model built from random weights), method full where a pre-trained model is named and nothing says adapter,
+    and the framework."""
+    out = namespace_args.config_values(hparams)
+    if out.get("model.name_or_path") and not any(_ADAPTER_WORDS.search(k) for k in hparams):
+        out["method"] = "full"
+    return {**out, "_framework": "lightning"}
+
+
+def yaml_leaves(path) -> dict[str, Any]:
+    """Every `key: scalar` of an indented YAML mapping, by its own (leaf) name, the first of each name; list items
+    and lines that are no `key: value` are passed over. {} where the file is not UTF-8 text."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return {}
+    out: dict[str, Any] = {}
+    for raw in text.splitlines():
+        m = _KEY_LINE.match(_strip_comment(raw).strip())
+        if m and m.group(2) is not None and m.group(1) not in out:
+            out[m.group(1)] = yaml_scalar(m.group(2).strip())
     return out
 
 
