@@ -1485,3 +1485,34 @@ def test_llamafactorys_accuracy_is_the_pair_accuracy_it_copies(tmp_path):
     path.write_text("".join(f'{{"current_steps": {s}, "total_steps": 100, "loss": 0.69, "accuracy": 0.5, "lr": 5e-06, '
                             f'"epoch": {s / 100}, "percentage": {s}, "elapsed_time": "0:00:40"}}\n' for s in (5, 10, 15)))
     assert set(llamafactory.read(path).frame["metric"]) == {"loss", "rewards/accuracies", "learning_rate", "epoch"}
+
+
+def test_a_grad_norm_blow_up_ahead_of_the_loss_dates_the_divergence_where_the_loss_left_its_level():
+    """staryskylight/alpacaLora: grad_norm jumped tenfold at step 650 and never settled; the loss stayed at ~1.0
+    until step 900, then rose to 2-9 and ended at 2.2: the divergence is dated where the loss left, after the jump."""
+    st, loss, grad = blow_up_run(60, 250)
+    loss[200:250] = 1.35  # the loss holds its level for 50 points after the gradients blew up at 200
+    grad[200:] = 60.0
+    (f,) = detect_divergence(metrics(st, loss=loss, grad_norm=grad), TH)
+    assert f.step == st[250] and f.evidence["grad_norm_jump_step"] == st[200] and f"step {st[200]}" in f.message
+
+
+def test_a_jump_in_the_first_few_points_does_not_hide_a_later_unrecovered_blow_up():
+    """staryskylight's grad_norm 2.9 at its fourth point (nothing before it to compare the loss with) used to end the
+    search: the blow-up at 650 it never came back from went unseen."""
+    st, loss, grad = blow_up_run(61, 250)
+    grad[2] = 80.0
+    (f,) = detect_divergence(metrics(st, loss=loss, grad_norm=grad), TH)
+    assert f.step == st[250]
+
+
+def test_a_storm_whose_first_spikes_settled_long_before_is_not_the_root_of_a_later_divergence():
+    from forensics.analyzers import first_incident_of
+    st, loss, grad = blow_up_run(62, 300)
+    for at in (20, 80, 140, 200, 260):  # single-point spikes the run came straight back from: one storm with the
+        grad[at] = 200.0                 # blow-up at 300 that it never came back from
+    found = analyze_metrics(metrics(st, loss=loss, grad_norm=grad), TH)
+    first = first_incident_of(found)
+    # the blow-up at 300 itself (its grad_norm jump, or the divergence it led to), not the storm dated at 20
+    assert first.step == st[300] and first.kind in ("divergence", "grad_norm_spike"), \
+        [(f.kind, f.step, f.caused_by) for f in found]

@@ -101,7 +101,10 @@ def _spike_before(found: list[Finding], effect: Finding, metrics: Metrics, thres
             continue  # a loss "spike" starting with the divergence is its onset: the divergence names it
         series = metrics.get(GRAD_NORM if f.kind == "grad_norm_spike" else LOSS)
         between = 0 if series is None else int(((series.index > f.step) & (series.index <= effect.step)).sum())
-        unsettled = f.evidence.get("recovered_at") is None or f.evidence["recovered_at"] >= effect.step
+        # a storm's "not back to normal" is its last spike's: its first ones (the step it is dated at) may have
+        # settled long before, so a storm explains an event only when it starts just before it
+        storm = f.evidence.get("storm", False)
+        unsettled = not storm and (f.evidence.get("recovered_at") is None or f.evidence["recovered_at"] >= effect.step)
         if between <= thresholds.chain_window_points or unsettled:
             if best is None or f.step > found[best].step:
                 best = j

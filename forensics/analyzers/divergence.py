@@ -168,16 +168,27 @@ def _unrecovered_blow_up(metrics: Metrics, loss: pd.Series, thresholds: Threshol
     if level <= 0 or end_level < _WORSE * level or end_level - level < thresholds.divergence_min_rise \
             or _restart_near(metrics, loss, position_of(loss, jump)):
         return []
-    message = (f"loss diverges from step {jump}, where grad_norm blew up ({format_number(float(grad.loc[jump]))}, "
-               f"{format_number(float(grad.loc[jump]) / early)}x its early level {format_number(early)}), and the run "
-               f"never came back: the loss ends at about {format_number(end_level)} against {format_number(level)} "
-               f"before ({format_number(end_level / level)}x) and grad_norm is still about "
-               f"{format_number(float(grad.iloc[-k:].median()))} at the end. The weights at the end are worse than before "
-               f"step {jump}.")
+    rise = _loss_leaves(loss, jump, _WORSE * level)
+    message = (f"loss diverges from step {rise}" + (f", after grad_norm blew up at step {jump}" if rise != jump else
+                                                   f", where grad_norm blew up") +
+               f" ({format_number(float(grad.loc[jump]))}, {format_number(float(grad.loc[jump]) / early)}x its early "
+               f"level {format_number(early)}), and the run never came back: the loss ends at about "
+               f"{format_number(end_level)} against {format_number(level)} before ({format_number(end_level / level)}x) "
+               f"and grad_norm is still about {format_number(float(grad.iloc[-k:].median()))} at the end. The weights "
+               f"at the end are worse than before step {jump}.")
     evidence = {"floor": level, "floor_step": int(loss.index[loss.index < jump][-1]), "end_level": end_level, "peak": float(loss.max()),
                 "factor": end_level / level, "n_points": int((loss.index >= jump).sum()), "grad_norm_early": early,
                 "grad_norm_end": float(grad.iloc[-k:].median())}
-    return [Finding("divergence", "error", jump, message, end_step=int(loss.index[-1]), metric=LOSS, evidence=evidence)]
+    evidence["grad_norm_jump_step"] = jump
+    return [Finding("divergence", "error", rise, message, end_step=int(loss.index[-1]), metric=LOSS, evidence=evidence)]
+
+
+def _loss_leaves(loss: pd.Series, jump: int, bar: float) -> int:
+    """The first step at or after the grad_norm jump where the smoothed loss is above `bar`: where the loss itself
+    left its level (a blow-up of the gradients can come some way ahead of it); the jump where it never is."""
+    after = loss[loss.index >= jump]
+    above = np.flatnonzero(smoothed(after.to_numpy(dtype="float64")) > bar)
+    return int(after.index[above[0]]) if len(above) else jump
 
 
 _BACK = 1.05  # a loss within this x its level before a blow-up has come back from it
@@ -197,8 +208,9 @@ def _blow_up_not_come_back_from(grad: pd.Series, loss: pd.Series, limit: float, 
             return None
         jump = int(grad.index[pos + int(blown[0])])
         before = loss[loss.index < jump].iloc[-k:]
-        if len(before) < _START_POINTS:
-            return None
+        if len(before) < _START_POINTS:  # a jump in the first few points has no level before it: the next one
+            pos += int(blown[0]) + 1
+            continue
         level = float(before.median())
         # the loss level carried to each grad_norm step after the jump (the two may be logged at other steps)
         after = loss_level[loss_level.index > jump].reindex(grad.index[grad.index > jump], method="ffill")

@@ -69,8 +69,13 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
              "and the training loss did not improve either: the later updates made the model worse")
     lowest = float(values[best_pos])
     level = "" if best == lowest else f"; about {format_number(best)} around it"  # a long series' best is its level
+    # `end` is the median of the last k evals: said as such where the last one is not it
+    span = (f"about {format_number(end)} by step {last_step} ({format_number(end / best)}x)"
+            if k == 1 or float(values[-1]) == end else
+            f"about {format_number(end)} over its last {k} evaluations ({format_number(end / best)}x; "
+            f"{format_number(float(values[-1]))} at step {last_step})")
     message = (f"{name} is lowest at step {best_step} ({format_number(lowest)}{level}) and rises from step {rise_step} to "
-               f"about {format_number(end)} by step {last_step} ({format_number(end / best)}x) {trend}. The checkpoint "
+               f"{span} {trend}. The checkpoint "
                f"near step {best_step} generalises best; fewer epochs, a lower learning rate, more data or "
                "regularisation would help.")
     return [Finding("overfitting", "warning", rise_step, message, end_step=last_step, metric=name,
