@@ -170,7 +170,7 @@ def _unrecovered_blow_up(metrics: Metrics, loss: pd.Series, thresholds: Threshol
         return []
     rise = _loss_leaves(loss, jump, _WORSE * level)
     message = (f"loss diverges from step {rise}" + (f", after grad_norm blew up at step {jump}" if rise != jump else
-                                                   f", where grad_norm blew up") +
+                                                   ", where grad_norm blew up") +
                f" ({format_number(float(grad.loc[jump]))}, {format_number(float(grad.loc[jump]) / early)}x its early "
                f"level {format_number(early)}), and the run never came back: the loss ends at about "
                f"{format_number(end_level)} against {format_number(level)} before ({format_number(end_level / level)}x) "
