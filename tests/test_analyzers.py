@@ -1516,3 +1516,17 @@ def test_a_storm_whose_first_spikes_settled_long_before_is_not_the_root_of_a_lat
     # the blow-up at 300 itself (its grad_norm jump, or the divergence it led to), not the storm dated at 20
     assert first.step == st[300] and first.kind in ("divergence", "grad_norm_spike"), \
         [(f.kind, f.step, f.caused_by) for f in found]
+
+
+def test_a_dpo_loss_saturated_from_its_first_point_with_its_gradient_scaled_away_is_saturated_pairs():
+    """JonOlsenCa's LLaMA-Factory DPO: 0.0017 at step 10, 0.0 from step 60, grad_norm 1e-4 to 1.4e-3 (the sigmoid's
+    slope, about the loss itself, scales every gradient away), accuracy 1.0 and margins of 16 at every point."""
+    st = steps(17, 10)
+    loss = np.array([0.0017, 0.0004] + [0.0001] * 3 + [0.0] * 12)
+    grad = np.array([0.022, 0.0028, 3.5e-4, 2.5e-4, 1.1e-3] + [1.7e-4, 3.5e-4, 1.2e-4] * 4)
+    m = metrics(st, loss=loss, grad_norm=grad, **{"rewards/margins": np.linspace(8.7, 16.2, 17),
+                                                  "rewards/accuracies": np.ones(17)})
+    (f,) = [f for f in analyze_metrics(m, TH) if f.kind == "loss_collapse"]
+    assert (f.severity, f.step) == ("warning", st[1])
+    healthy = dict(m, grad_norm=pd.Series(np.full(17, 3.0), index=st))  # a live gradient: still learning from them
+    assert not [f for f in analyze_metrics(healthy, TH) if f.kind == "loss_collapse"]

@@ -160,13 +160,15 @@ def for_a_classifier(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-_VANISHED = 1e-6  # a grad_norm this small is no gradient at all
+# The pairwise loss -log sigmoid(z) scales its own gradient by sigmoid(-z), about the loss itself: a loss at ~0
+# has next to no gradient, and a grad_norm under this (a LoRA DPO's is 1 to 100) says the pairs teach nothing more.
+_VANISHED = 1e-2
 _PAIRWISE = ("rewards/margins", "logps/rejected")
 
 
 def _saturated_pairs(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """A pairwise preference loss (DPO and kin) at ~0 with a vanished grad_norm at the last two logged points
-    or more: every pair's margin is so wide that the sigmoid is flat, and the steps from there learn nothing.
+    """A pairwise preference loss (DPO and kin) at ~0 with a vanished grad_norm (`_VANISHED`) at the last two logged
+    points or more: every pair's margin is so wide that the sigmoid is flat, and the steps from there learn nothing.
     A warning, with where the margin came from (a DPO margin grows by pushing the rejected answers down as
     well as by raising the chosen ones). GRPO/PPO logs sit at ~0 by construction and are left alone."""
     if not any(k in metrics for k in _PAIRWISE) or GRAD_NORM not in metrics:
