@@ -223,8 +223,11 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
                  "far above where a fine-tune of a trained model starts (1 to 4), falling by half or more")
         evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
         return "pretrain", None
+    losses = _training_losses(timeline)
     for word, (objective, algo) in _NAME_OBJECTIVES:
         found = _word_in(names, word)
+        if found and word in _PAIRWISE_NAMES and len(losses) and losses[0] > _PAIRWISE_START_MAX:
+            continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:
             evidence["objective"] = found
             return objective, algo
@@ -239,6 +242,8 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
 
 
 _LM_TASKS = ("CAUSAL_LM", "SEQ_2_SEQ_LM")
+_PAIRWISE_NAMES = ("dpo", "kto")
+_PAIRWISE_START_MAX = 1.5  # nats: DPO starts at ln 2, KTO under 1; a language model's loss starts above
 
 
 def _pairwise_loss_at_chance(config: RunConfig, timeline: Timeline) -> float | None:

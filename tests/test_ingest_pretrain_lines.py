@@ -854,3 +854,14 @@ def test_few_uncounted_lines_or_an_evaluation_summary_are_not_a_loops_log(tmp_pa
     assert "loss" not in set(stdout.read(tmp_path / "few.log").frame["metric"])
     (tmp_path / "eval.log").write_text("".join(f"loss: {1.2 - i / 100:.3f}, accuracy: 0.{50 + i}\n" for i in range(30)))
     assert "loss" not in set(stdout.read(tmp_path / "eval.log").frame["metric"])
+
+
+def test_unsloths_newer_banner_gives_trainable_and_total_counts():
+    from forensics.ingest.banners import find_banners
+    block = ["==((====))==  Unsloth - 2x faster free finetuning | Num GPUs used = 1",
+             "   \\\\   /|    Num examples = 100 | Num Epochs = 2 | Total steps = 200",
+             "O^O/ \\_/ \\    Batch size per device = 1 | Gradient accumulation steps = 1",
+             "\\        /    Data Parallel GPUs = 1 | Total batch size (1 x 1 x 1) = 1",
+             ' "-____-"     Trainable parameters = 17,596,416 of 511,629,184 (3.44% trained)']
+    (banner,) = find_banners(block)
+    assert (banner.kind, banner.trainable_params, banner.all_params) == ("unsloth", 17596416, 511629184)

@@ -345,3 +345,16 @@ def test_a_classifier_adapter_or_a_preference_log_is_not_called_sft(tmp_path):
     dpo = _adapter_run(tmp_path / "dpo", "CAUSAL_LM", [{"step": s, "loss": 0.69 - s / 1000, "rewards/margins": s / 100,
                                                         "rewards/chosen": 0.1, "logps/chosen": -50.0} for s in (10, 20, 30, 40)])
     assert (dpo.objective, dpo.algorithm) == ("preference", "dpo")
+
+
+def test_a_dpo_name_on_a_language_models_loss_is_not_the_objective(tmp_path):
+    """kashishpadhiar11/dpo: the repository is named dpo, the run is a plain Trainer at ln 50257 = 10.82."""
+    run = tmp_path / "dpo-experiments"
+    run.mkdir()
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 100, "log_history": [
+        {"step": s, "loss": 10.82 + (0.004 if s % 20 else -0.004), "epoch": s / 100} for s in range(10, 110, 10)]}))
+    profile = forensics.analyze(run).run_profile
+    assert profile.objective == "unknown" and profile.framework == "hf_trainer"
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 100, "log_history": [
+        {"step": s, "loss": 0.69 - s / 1000, "epoch": s / 100} for s in range(10, 110, 10)]}))
+    assert forensics.analyze(run).run_profile.objective == "preference"  # a loss from ln 2: the name holds

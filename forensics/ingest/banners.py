@@ -17,7 +17,8 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
 * Unsloth, on loading the model: `==((====))==  Unsloth 2024.8: Fast Llama patching. ...` and
   four more lines (GPU, Pytorch, `Bfloat16 = FALSE`, licence); on training:
   `==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1` and four more lines, the
-  last `"-____-"     Number of trainable parameters = 41,943,040`.
+  last `"-____-"     Number of trainable parameters = 41,943,040` (newer releases: `Trainable parameters =
+  17,596,416 of 511,629,184 (3.44% trained)`, the model's count beside it).
 """
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ from ..timeline import Banner
 _PEFT = re.compile(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+)")
 _UNSLOTH_HEAD = "==((====))==  Unsloth"
 _UNSLOTH_LINES = 5
-_UNSLOTH_TRAINABLE = re.compile(r"Number of trainable parameters\s*=\s*([\d,]+)")
+# `Number of trainable parameters = 41,943,040`, or (2025 and later) `Trainable parameters = 17,596,416 of
+# 511,629,184 (3.44% trained)`
+_UNSLOTH_TRAINABLE = re.compile(r"(?:Number of trainable|Trainable) parameters\s*=\s*([\d,]+)(?:\s+of\s+([\d,]+))?")
 _LLAMAFACTORY = re.compile(r"^\[\w+\|[\d\- :]+\] (?:llamafactory\.\S+:\d+|parser\.py:\d+) >> Process rank: \d+.*compute dtype")
 _WEBUI = re.compile(r"LoRA training run is completed|text-generation-webui/extensions/Training_PRO|Training_PRO/script\.py")
 # Training_PRO's count line: `Trainable params: 13,631,488 (1.0910 %), All params: 1,249,445,888 (Model: 1,235,814,400)`
@@ -53,7 +56,8 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
         elif _UNSLOTH_HEAD in line:
             block = [x.rstrip() for x in lines[i:i + _UNSLOTH_LINES]]
             m = next((m for x in block if (m := _UNSLOTH_TRAINABLE.search(x))), None)
-            found.append(Banner("unsloth", "\n".join(block), _count(m.group(1)) if m else None, None, source))
+            found.append(Banner("unsloth", "\n".join(block), _count(m.group(1)) if m else None,
+                                _count(m.group(2)) if m and m.group(2) else None, source))
         elif _LLAMAFACTORY.search(line) and not any(b.kind == "llamafactory" for b in found):
             found.append(Banner("llamafactory", line.strip()[:300], None, None, source))
         elif _WEBUI.search(line) and not any(b.kind == "webui" for b in found):
