@@ -124,3 +124,25 @@ def test_a_fine_tune_whose_loss_never_moved_over_its_first_epoch_never_learned()
 ])
 def test_a_first_epoch_that_moved_or_cannot_show_it_is_not_this_rule(why, metrics):
     assert [f for f in detect_never_learned(metrics, Thresholds()) if "first epoch" in f.message] == [], why
+
+
+def _from_scratch(loss, evals, epochs_to=3.0):
+    steps = range(49, 1100, 50)
+    n = len(steps)
+    return {"loss": _series(dict(zip(steps, loss))), "epoch": _series({s: epochs_to * i / (n - 1) for i, s in enumerate(steps)}),
+            "eval_loss": _series(dict(zip((286, 573, 860, 1147), evals)))}
+
+
+def test_a_model_from_random_weights_stuck_for_epochs_while_its_held_out_loss_rises_never_learned():
+    """0Xero7/slm_training's stalled sweep run: train loss 7.3-7.5 for four epochs, validation 7.87 -> 8.46."""
+    from forensics.analyzers.never_learned import detect_stuck_from_scratch
+    flat = [7.45 + (0.06 if i % 3 else -0.05) for i in range(22)]
+    (found,) = detect_stuck_from_scratch(_from_scratch(flat, [7.87, 8.13, 8.14, 8.46]), Thresholds())
+    assert (found.kind, found.severity, found.step) == ("never_learned", "error", 49)
+    # the held-out loss falling, or a training loss that falls, or no held-out loss at all: not this rule
+    assert detect_stuck_from_scratch(_from_scratch(flat, [7.87, 7.6, 7.5, 7.4]), Thresholds()) == []
+    assert detect_stuck_from_scratch(_from_scratch([7.45 - 0.05 * i for i in range(22)], [7.87, 8.13, 8.14, 8.46]),
+                                     Thresholds()) == []
+    no_eval = _from_scratch(flat, [7.87, 8.13, 8.14, 8.46])
+    del no_eval["eval_loss"]
+    assert detect_stuck_from_scratch(no_eval, Thresholds()) == []

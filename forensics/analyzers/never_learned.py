@@ -199,4 +199,33 @@ def detect_stuck_at_vocabulary_guess(metrics: Metrics, vocab_size: int | None) -
 
 
 _STUCK_FROM = 100  # a from-scratch loss leaves ln(vocabulary) within tens of updates
+_HELD_OUT_WORSE = 1.03  # the last held-out loss this many times the first: the model got worse on unseen text
+
+
+def detect_stuck_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """One `never_learned` error for a model trained from random weights (the run profile says so; the caller
+    asks) whose training loss did not fall over a whole epoch and more while its held-out loss rose: it learned
+    the token frequencies in its first steps (the loss leaves ln(vocabulary) within tens of updates) and nothing
+    after, and got worse on text it had not seen. Without a held-out loss the log cannot tell a plateau from a
+    stall: `no_learning_evidence` says so."""
+    from .learning_evidence import EVAL_LOSS, learning_shown  # the same measure of a falling loss
+    loss = real_loss(metrics) if LOSS in metrics else None
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
+    if loss is None or len(loss) < thresholds.never_learned_points or epochs is None or not len(epochs) \
+            or evals is None or len(evals) < 3 or float(epochs.max()) < 1.0 or learning_shown(metrics, thresholds):
+        return []
+    first, last = float(evals.iloc[0]), float(evals.iloc[-1])
+    if last < _HELD_OUT_WORSE * first:
+        return []
+    level = float(np.median(loss.to_numpy()))
+    message = (f"the model never learned beyond its first steps: trained from random weights, its loss stayed at about "
+               f"{format_number(level)} from step {int(loss.index[0])} to step {int(loss.index[-1])} (epoch "
+               f"{format_number(float(epochs.max()))}) without falling, while the held-out loss rose "
+               f"{format_number(first)} -> {format_number(last)}: what it learned before the first logged point (at most "
+               "the tokens' frequencies, from random weights) is all it learned, and later updates made it worse on "
+               "unseen text. Check the learning rate and its "
+               "schedule, the initialisation, and that the inputs and labels are shifted as the model expects.")
+    return [_finding(loss, message, {"level": level, "reason": "stuck from scratch, held-out loss rising",
+                                     "eval_first": first, "eval_last": last})]
 _VOCAB_TOLERANCE = 0.01
