@@ -424,3 +424,12 @@ def test_a_pre_training_run_is_judged_against_pre_training_rates():
     high = infer_causes(config(learning_rate=3e-3), timeline(learning_rate={s: 3e-3 for s in range(1, 21)}),
                         [error()], [], Thresholds(), profile)
     assert "lr_too_high" in by_id(high)
+
+
+def test_a_learning_rate_logged_at_0_before_its_peak_is_no_evidence_of_a_missing_warm_up():
+    """baby-llama2's console: lr 0.0000000 at step 0, 1e-4 at step 1000: the warm-up, if any, is in between."""
+    tl = timeline(learning_rate={0: 0.0, 1000: 1e-4, 2000: 1e-4, 3000: 9.9e-5},
+                  loss={0: 11.27, 1000: 6.27, 2000: 5.6, 3000: NAN})
+    assert "no_warmup" not in by_id(causes(RunConfig(), tl, [error(step=3000, metric="loss")]))
+    flat = timeline(learning_rate={1000: 1e-4, 2000: 1e-4, 3000: 9.9e-5}, loss={1000: 6.27, 2000: 5.6, 3000: NAN})
+    assert "no_warmup" in by_id(causes(RunConfig(), flat, [error(step=3000, metric="loss")]))

@@ -202,7 +202,7 @@ def no_warmup(facts: Facts) -> Cause | None:
     evidence = []
     if len(lr) >= 2:
         first_step, first = int(lr.index[0]), float(lr.iloc[0])
-        if first < facts.thresholds.warmup_peak_fraction * float(lr.max()):
+        if first < facts.thresholds.warmup_peak_fraction * float(lr.max()) or _started_from_zero(facts, first_step):
             return None
         evidence.append(f"learning_rate was already {evidence_value(first)} at the first logged step {first_step} "
                         f"(peak {evidence_value(lr.max())}): no warm-up")
@@ -215,6 +215,13 @@ def no_warmup(facts: Facts) -> Cause | None:
         suggestion="Warm the learning rate up over the first 3-10% of steps (warmup_ratio=0.03 to 0.1).",
         title="No learning-rate warm-up",
     )
+
+
+def _started_from_zero(facts: Facts, first_positive: int) -> bool:
+    """A learning rate logged as 0 before its first positive value (baby-llama2's `lr:0.0000000` at step 0, then
+    1e-4 at step 1000): the schedule rose from 0 in steps the log does not show, a warm-up it cannot rule out."""
+    raw = facts.timeline.series("learning_rate")
+    return bool(((raw.index < first_positive) & (raw.to_numpy(dtype="float64") == 0.0)).any())
 
 
 def _warmup_configured(facts: Facts) -> bool:
