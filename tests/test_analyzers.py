@@ -1530,3 +1530,12 @@ def test_a_dpo_loss_saturated_from_its_first_point_with_its_gradient_scaled_away
     assert (f.severity, f.step) == ("warning", st[1])
     healthy = dict(m, grad_norm=pd.Series(np.full(17, 3.0), index=st))  # a live gradient: still learning from them
     assert not [f for f in analyze_metrics(healthy, TH) if f.kind == "loss_collapse"]
+
+
+def test_an_orpo_loss_that_carries_a_language_model_term_learns_by_its_fall():
+    """ORPO's loss is the answer's NLL plus a pair term (1 to 3 at the start): its fall is learning even where the
+    pair accuracy stays under 0.6."""
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence
+    m, _ = _dpo(loss=np.linspace(2.4, 1.3, 40), accuracies=np.full(40, 0.55))
+    m["log_odds_ratio"] = pd.Series(np.linspace(-0.8, -0.6, 40), index=m["loss"].index)
+    assert detect_no_learning_evidence(m, TH) == []

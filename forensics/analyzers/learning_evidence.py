@@ -151,7 +151,12 @@ def _told_apart(metrics: Metrics, loss_name: str, accuracy_name: str,
         fell, head, tail = _fell(loss, thresholds)
         if tail <= LN2 - PAIRWISE_CLEAR and (fell or len(loss) < thresholds.learning_min_points or head < LN2):
             return _evidence(loss_name, loss, head, tail)
+        if fell and head > _MIXED_START:  # ORPO / CPO add a language-model loss: its fall is learning too
+            return _evidence(loss_name, loss, head, tail)
     return None
+
+
+_MIXED_START = 1.0  # a pairwise loss starts at ln 2; one that starts above this carries an LM term (ORPO's NLL)
 
 
 def _pairs_not_told_apart(metrics: Metrics, loss, thresholds: Thresholds) -> list[Finding]:
