@@ -433,3 +433,11 @@ def test_a_learning_rate_logged_at_0_before_its_peak_is_no_evidence_of_a_missing
     assert "no_warmup" not in by_id(causes(RunConfig(), tl, [error(step=3000, metric="loss")]))
     flat = timeline(learning_rate={1000: 1e-4, 2000: 1e-4, 3000: 9.9e-5}, loss={1000: 6.27, 2000: 5.6, 3000: NAN})
     assert "no_warmup" in by_id(causes(RunConfig(), flat, [error(step=3000, metric="loss")]))
+
+
+@pytest.mark.parametrize("optim", ["sgd", "SGD", "prodigy", "dadapt_adam_lr1"])
+def test_a_named_optimizer_whose_rate_is_on_another_scale_gets_no_adam_family_range(optim):
+    """lr 20 under a named SGD (a word-level RNN's default), lr 1.0 under Prodigy: the recipe ranges do not apply."""
+    tl = timeline(learning_rate={s: 20.0 for s in range(1, 21)}, loss={s: 5.0 if s < 10 else NAN for s in range(1, 21)})
+    found = by_id(causes(config(learning_rate=20, method="full", optim=optim), tl, [error(metric="loss")]))
+    assert "lr_too_high" not in found

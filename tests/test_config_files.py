@@ -435,3 +435,5 @@ def test_lightnings_hparams_naming_a_pretrained_model_and_no_adapter_are_a_full_
     assert got.get("model.built_from_sizes") is None
     lora = _lightning_run(tmp_path / "lora", {"pretrained_model_name_or_path": "gpt2", "lora_r": 8})
     assert lora.get("method") is None  # an adapter's hyperparameter: not said to be full
+    named = _lightning_run(tmp_path / "named", {"model_name_or_path": "meta-llama/Llama-2-7b-hf", "finetuning": "lora"})
+    assert named.get("method") is None  # an adapter named in a value

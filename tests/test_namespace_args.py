@@ -54,3 +54,9 @@ def test_a_run_whose_every_loss_is_nan_is_still_profiled_from_its_arguments(tmp_
     profile = forensics.analyze(tmp_path).run_profile
     assert (profile.method, profile.objective) == ("full", "pretrain")
     assert "emsize=200" in profile.evidence["objective"]
+
+
+def test_a_pretrained_familys_name_as_the_model_is_not_a_model_built_from_its_sizes():
+    for name in ("gpt2", "distilgpt2", "roberta", "Qwen2"):
+        args = namespace_args.parse(WORD_LM.replace("'RNN_RELU'", repr(name)))
+        assert namespace_args.built_from_sizes(args) is None, name

@@ -146,3 +146,6 @@ def test_a_model_from_random_weights_stuck_for_epochs_while_its_held_out_loss_ri
     no_eval = _from_scratch(flat, [7.87, 8.13, 8.14, 8.46])
     del no_eval["eval_loss"]
     assert detect_stuck_from_scratch(no_eval, Thresholds()) == []
+    resumed = _from_scratch(flat, [7.87, 8.13, 8.14, 8.46])  # a log from epoch 3 on: it may have learned before
+    resumed["epoch"] = resumed["epoch"] + 3.0
+    assert detect_stuck_from_scratch(resumed, Thresholds()) == []

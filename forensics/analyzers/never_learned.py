@@ -199,6 +199,7 @@ def detect_stuck_at_vocabulary_guess(metrics: Metrics, vocab_size: int | None) -
 
 
 _STUCK_FROM = 100  # a from-scratch loss leaves ln(vocabulary) within tens of updates
+_FROM_THE_START = 0.1  # epochs: the log's first point within the first tenth of the first epoch
 _HELD_OUT_WORSE = 1.03  # the last held-out loss this many times the first: the model got worse on unseen text
 
 
@@ -213,8 +214,9 @@ def detect_stuck_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
     evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
     if loss is None or len(loss) < thresholds.never_learned_points or epochs is None or not len(epochs) \
-            or evals is None or len(evals) < 3 or float(epochs.max()) < 1.0 or learning_shown(metrics, thresholds):
-        return []
+            or evals is None or len(evals) < 3 or float(epochs.max()) < 1.0 or float(epochs.min()) > _FROM_THE_START \
+            or learning_shown(metrics, thresholds):
+        return []  # a log that starts later (a resume) may have learned before it: a plateau, not a stall
     first, last = float(evals.iloc[0]), float(evals.iloc[-1])
     if last < _HELD_OUT_WORSE * first:
         return []

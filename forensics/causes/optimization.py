@@ -42,6 +42,8 @@ def lr_too_high(facts: Facts) -> Cause | None:
     precursor = lr_precursor(facts)
     evidence.append(precursor or "no precursor in the logs (no LR jump, no rising loss or grad_norm before the break)")
     evidence += _trouble_sentences(facts)
+    if _rate_of_another_kind(facts):
+        return None  # SGD, Prodigy, D-Adaptation: the recipes' Adam-family rates do not judge theirs
     sgd = _sgd_scale(facts, peak)
     far = peak >= FAR_OUT * ranges[-1].ceiling and sgd is None  # so far out of every recipe that the rate alone is evidence
     if sgd is not None:
@@ -54,7 +56,9 @@ def lr_too_high(facts: Facts) -> Cause | None:
              else f"Learning rate {evidence_value(peak)}: too high if this was full fine-tuning (method unknown)")
     advice = _lr_advice(facts, method, ranges, peak)
     if sgd is not None:
-        title += " with an Adam-family optimizer (the optimizer is not known)"
+        named = _named_optimizer(facts)
+        title += (" with an Adam-family optimizer " + (f"(the run names {named!r})" if named else
+                                                        "(the optimizer is not known)"))
         advice = (f"With Adam or AdamW: {advice[0].lower()}{advice[1:]} With plain SGD, {evidence_value(peak)} is a usual "
                   "rate: look at the gradients first (clipping, an exploding recurrence) and at the data.")
     return Cause(
@@ -67,12 +71,28 @@ SGD_SCALE = 1.0  # no Adam-family recipe runs at a rate this high; plain SGD doe
 _ADAPTIVE = ("adam", "lion", "adafactor", "lamb", "sophia", "rmsprop", "adagrad", "galore", "schedule_free")
 
 
+_SELF_TUNING = ("prodigy", "dadapt", "d_adapt")  # a rate of about 1: the optimizer finds the step itself
+_PLAIN = ("sgd", "momentum")  # plain SGD's rates: 0.1 to 20
+
+
+def _named_optimizer(facts: Facts) -> str | None:
+    return next((str(facts.config.get(k)) for k in ("optim", "ds.optimizer.type") if facts.config.get(k)), None)
+
+
+def _rate_of_another_kind(facts: Facts) -> bool:
+    """The run names an optimizer whose learning rate is on another scale than Adam's (plain SGD: 0.1 to 20;
+    Prodigy and D-Adaptation: about 1, the step found by the optimizer)."""
+    named = (_named_optimizer(facts) or "").lower()
+    return any(o in named for o in _SELF_TUNING) or (any(o in named for o in _PLAIN)
+                                                     and not any(a in named for a in _ADAPTIVE))
+
+
 def _sgd_scale(facts: Facts, peak: float) -> str | None:
     """Why the recipe ranges (Adam-family rates) do not judge this run's rate, or None: a rate of `SGD_SCALE` or more
     with no adaptive optimizer named is plain SGD's scale (pytorch/examples' word-level RNN language model trains at
     20), where the rate alone says nothing about the break."""
-    named = next((facts.config.get(k) for k in ("optim", "ds.optimizer.type") if facts.config.get(k)), None)
-    if peak < SGD_SCALE or isinstance(named, str) and any(a in named.lower() for a in _ADAPTIVE):
+    named = _named_optimizer(facts)
+    if peak < SGD_SCALE or named is not None and any(a in named.lower() for a in _ADAPTIVE):
         return None
     which = f"the optimizer is {evidence_value(named)}" if named else "no optimizer is named"
     return (f"{which}: a learning rate of {evidence_value(peak)} is far above every Adam-family recipe but usual for "

@@ -351,7 +351,8 @@ def lightning_values(hparams: dict) -> dict[str, Any]:
     of a model built from random weights), method full where a pre-trained model is named and nothing says adapter,
     and the framework."""
     out = namespace_args.config_values(hparams)
-    if out.get("model.name_or_path") and not any(_ADAPTER_WORDS.search(k) for k in hparams):
+    said = [k for k in hparams] + [v for v in hparams.values() if isinstance(v, str)]  # `lora_r: 8`, `method: lora`
+    if out.get("model.name_or_path") and not any(_ADAPTER_WORDS.search(x) for x in said):
         out["method"] = "full"
     return {**out, "_framework": "lightning"}
 

@@ -40,6 +40,9 @@ _LAYER_COUNTS = ("nlayers", "n_layer", "n_layers", "num_layers", "num_hidden_lay
 _WIDTHS = ("emsize", "nhid", "n_embd", "d_model", "hidden_size", "hidden_dim", "embed_dim", "emb_dim", "n_hidden")
 _STARTING_WEIGHTS = re.compile(r"pretrain|checkpoint|ckpt|resume|restore|load|init_from|base_model|name_or_path|"
                                r"model_name|model_path|weights|finetun|adapter|lora", re.IGNORECASE)
+# names of pre-trained model families on the hub: `model='gpt2'` with sizes beside it may still load its weights
+_PRETRAINED = re.compile(r"(?i)^(?:distil)?(?:gpt2|gpt_?neo|gptj|bert|roberta|t5|mt5|bart|llama|qwen|mistral|gemma|"
+                         r"phi|opt|bloom|pythia|falcon|deberta|electra|xlnet|albert|smollm|olmo)")
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16"}
 
 
@@ -92,6 +95,6 @@ def built_from_sizes(args: dict) -> str | None:
            for k, v in args.items()):
         return None
     model = args.get("model", args.get("arch"))
-    if isinstance(model, str) and ("/" in model or "." in model or "-" in model):
-        return None  # 'gpt2-medium', 'org/name', 'model.pt': a named or saved model, not an architecture
+    if isinstance(model, str) and ("/" in model or "." in model or "-" in model or _PRETRAINED.match(model)):
+        return None  # 'gpt2', 'gpt2-medium', 'org/name', 'model.pt': a named or saved model, not an architecture
     return ", ".join(f"{k}={args[k]}" for k in widths + layers)
