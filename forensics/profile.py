@@ -242,6 +242,9 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
 
 
 _LM_TASKS = ("CAUSAL_LM", "SEQ_2_SEQ_LM")
+# fields of TRL's SFTConfig that transformers' TrainingArguments does not have
+_SFT_CONFIG_FIELDS = ("dataset_text_field", "packing", "completion_only_loss", "assistant_only_loss", "max_seq_length",
+                      "dataset_kwargs")
 _PAIRWISE_NAMES = ("dpo", "kto")
 _PAIRWISE_START_MAX = 1.5  # nats: DPO starts at ln 2, KTO under 1; a language model's loss starts above
 
@@ -431,6 +434,10 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     tracker_source = config.source_of("per_device_train_batch_size") or ""
     # TrainingArguments, as HF's callbacks log them (W&B, MLflow, TensorBoard's 'args' text summary)
     if tracker_source.endswith(("(W&B config)", "(MLflow params)", "TensorBoard 'args' text")):
+        sft_fields = [k for k in _SFT_CONFIG_FIELDS if k in config.values]
+        if sft_fields:  # the arguments are TRL's SFTConfig: fields TrainingArguments does not have
+            evidence["framework"] = f"TRL SFTConfig's own fields ({', '.join(sft_fields[:3])}) in {tracker_source}"
+            return "trl"
         evidence["framework"] = f"Hugging Face TrainingArguments in {tracker_source}"
         return "trl" if objective in ("preference", "rl") else "hf_trainer"
     if objective in ("preference", "rl") and evidence.get("objective", "").startswith("metrics "):

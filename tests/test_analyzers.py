@@ -1539,3 +1539,36 @@ def test_an_orpo_loss_that_carries_a_language_model_term_learns_by_its_fall():
     m, _ = _dpo(loss=np.linspace(2.4, 1.3, 40), accuracies=np.full(40, 0.55))
     m["log_odds_ratio"] = pd.Series(np.linspace(-0.8, -0.6, 40), index=m["loss"].index)
     assert detect_no_learning_evidence(m, TH) == []
+
+
+def test_zeros_while_a_decaying_learning_rate_stands_still_are_masked_nans_of_skipped_updates():
+    """Hannibal0420's first attempt (fp16 QLoRA, no grad_norm logged): the linear decay stops dead at step 29 and
+    never moves again; 14 of the next 45 losses are exactly 0.0 between real ones of 2.4 to 20: every update skipped."""
+    st = np.arange(1, 75)
+    lr = np.where(st <= 29, 2e-4 - 4e-8 * st, 2e-4 - 4e-8 * 29)
+    rng = np.random.default_rng(70)
+    loss = rng.uniform(8.9, 11.0, len(st))
+    zeros = [32, 35, 36, 37, 40, 43, 44, 46, 48, 55, 60, 64, 65, 68]
+    loss[np.isin(st, zeros)] = 0.0
+    (f,) = detect_masked_nan_loss(metrics(st, loss=loss, learning_rate=lr), TH)
+    assert (f.severity, f.step, f.evidence["lr_frozen_since"]) == ("error", 32, 29)
+    # warm-up to a constant rate (constant_with_warmup): a standing rate is the plan, a 0.0 there is not read so
+    warm = np.where(st <= 10, 2e-5 * st, 2e-4)
+    assert detect_masked_nan_loss(metrics(st, loss=loss, learning_rate=warm), TH) == []
+
+
+def test_an_eval_loss_drifting_up_from_its_best_over_many_evaluations_is_overfitting():
+    """da4nik08's QLoRA (18 epochs, constant LR): best eval 0.817 at step 2400, then hovering 0.82-0.83 and drifting
+    to 0.865 by step 4000 over 32 evaluations, while the training loss fell 0.70 -> 0.62."""
+    rng = np.random.default_rng(71)
+    ev_steps = np.arange(2000, 4001, 50)
+    evals = np.concatenate([np.linspace(0.87, 0.82, 8), [0.8174], 0.82 + np.linspace(0, 0.045, 32)
+                            + rng.normal(0, 0.004, 32)])
+    st = steps(80, 50)
+    m = metrics(st, loss=np.linspace(0.9, 0.62, 80))
+    m["eval_loss"] = pd.Series(evals, index=ev_steps, dtype="float64")
+    (f,) = [f for f in analyze_metrics(m, TH) if f.kind == "overfitting"]
+    assert (f.severity, f.evidence["best_step"]) == ("warning", 2400)
+    flat = 0.82 + rng.normal(0, 0.004, 32)  # hovering near the best with no drift: not this rule
+    m["eval_loss"] = pd.Series(np.concatenate([np.linspace(0.87, 0.82, 8), [0.8174], flat]), index=ev_steps)
+    assert not [f for f in analyze_metrics(m, TH) if f.kind == "overfitting"]

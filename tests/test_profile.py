@@ -358,3 +358,18 @@ def test_a_dpo_name_on_a_language_models_loss_is_not_the_objective(tmp_path):
     (run / "trainer_state.json").write_text(json.dumps({"global_step": 100, "log_history": [
         {"step": s, "loss": 0.69 - s / 1000, "epoch": s / 100} for s in range(10, 110, 10)]}))
     assert forensics.analyze(run).run_profile.objective == "preference"  # a loss from ln 2: the name holds
+
+
+def test_trl_sftconfigs_own_fields_in_the_tensorboard_args_say_trl(tmp_path):
+    """aayushjoshi-12 / agomaa1212002 / slakshnarasimhan: TensorBoard 'args' text of an SFTConfig (packing,
+    dataset_text_field: fields TrainingArguments does not have); plain TrainingArguments stay hf_trainer."""
+    from torch.utils.tensorboard import SummaryWriter
+    for name, extra, expected in (("sft", {"packing": False, "dataset_text_field": "text"}, "trl"), ("plain", {}, "hf_trainer")):
+        run = tmp_path / name
+        writer = SummaryWriter(str(run / "runs" / "x"))
+        writer.add_text("args", json.dumps({"output_dir": "out", "learning_rate": 2e-4, "per_device_train_batch_size": 2,
+                                            "fp16": True, **extra}))
+        for step in range(1, 30):
+            writer.add_scalar("train/loss", 2.0 - step / 30, step)
+        writer.close()
+        assert forensics.analyze(run).run_profile.framework == expected, name

@@ -1,5 +1,6 @@
 """Masked NaN loss: `loss` logged as exactly 0.0 next to a non-finite `grad_norm` (or, with no grad_norm
-logged, right after a loss no sane model gives: see `masked_loss_steps`).
+logged, right after a loss no sane model gives, or while a decaying learning rate has stopped dead, the fp16
+scaler skipping every update: see `masked_loss_steps`).
 
 With `logging_nan_inf_filter=True` (the default) the Trainer leaves NaN/Inf step losses out
 of its running sum; when a whole logging window is NaN the sum stays 0 and the logged loss is
@@ -13,7 +14,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding, plural
-from .metrics import GRAD_NORM, LOSS, Metrics, format_number, masked_loss_steps
+from .metrics import GRAD_NORM, LOSS, Metrics, format_number, lr_frozen_after_decay, masked_loss_steps
 
 
 def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -32,9 +33,20 @@ def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     prior = (f"last real loss {format_number(real_before.iloc[-1])} at step {int(real_before.index[-1])}"
              if len(real_before) else "no real loss logged before")
     span = "to the end of the log" if to_end else f"through step {last}"
+    frozen = lr_frozen_after_decay(metrics) if grad is None else None
+    frozen = frozen if frozen and frozen[0] < first <= frozen[1] else None
+    if frozen and frozen[1] >= int(loss.index[-1]):
+        to_end = True  # no optimizer update from the freeze to the end of the log: the run stopped training
     if grad is not None:
         message = (f"loss is logged as 0.0 from step {first} {span} while grad_norm is {format_number(grad.loc[first])} "
                    f"({plural(len(masked), 'point')}, {prior}): HF's NaN filter is hiding a NaN loss.")
+    elif frozen:
+        lasts = "to the end of the log" if frozen[1] >= int(loss.index[-1]) else f"to step {frozen[1]}"
+        message = (f"loss is logged as exactly 0.0 at {plural(len(masked), 'step')} from step {first} ({prior}) while "
+                   f"the decaying learning rate has not moved since step {frozen[0]}, {lasts}: the scheduler steps only "
+                   "when the optimizer did, so the fp16 loss scaler skipped every update from there (the gradients "
+                   "overflowed), and the 0.0s are NaN losses hidden by HF's NaN filter (grad_norm was not logged to "
+                   "confirm; logging_nan_inf_filter=False would show the NaN).")
     else:
         message = (f"loss is logged as 0.0 from step {first} {span} ({plural(len(masked), 'point')}, {prior}, above "
                    f"the random-guess loss of any vocabulary): no loss falls from there to exactly 0 in one logging "
@@ -45,6 +57,7 @@ def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
         "to_end": to_end,
         "last_real_loss": float(real_before.iloc[-1]) if len(real_before) else None,
         "last_real_loss_step": int(real_before.index[-1]) if len(real_before) else None,
+        "lr_frozen_since": frozen[0] if frozen else None,
     }
     return [Finding("masked_nan_loss", "error" if to_end else "warning", first, message,
                     end_step=last, metric=LOSS, evidence=evidence)]

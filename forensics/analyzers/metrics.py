@@ -70,7 +70,32 @@ def masked_loss_steps(metrics: Metrics) -> pd.Index:
     zero = loss.index[loss.to_numpy() == 0.0]
     if grad is not None:
         return zero.intersection(grad.index[~np.isfinite(grad.to_numpy())])
-    return zero[_after_exploded(loss)[loss.to_numpy() == 0.0]]
+    frozen = lr_frozen_after_decay(metrics)
+    in_freeze = (zero > frozen[0]) & (zero <= frozen[1]) if frozen else np.zeros(len(zero), dtype=bool)
+    return zero[_after_exploded(loss)[loss.to_numpy() == 0.0] | in_freeze]
+
+
+_DECAYING_BEFORE = 3  # logged intervals of a falling learning rate before it stopped
+
+
+def lr_frozen_after_decay(metrics: Metrics) -> tuple[int, int] | None:
+    """(last step the learning rate moved, last step of the stretch where it has not moved since) where a decaying
+    schedule (`_DECAYING_BEFORE` falling intervals in a row) stops dead: HF steps the scheduler only when the
+    optimizer stepped, and the fp16 loss scaler skips the optimizer on every overflowing step, so a frozen rate
+    is a run of skipped updates (the loss of those steps is NaN, logged as 0.0 by HF's filter). None elsewhere
+    (a constant schedule, or one that never froze)."""
+    lr = metrics.get(LR)
+    if lr is None or len(lr) < _DECAYING_BEFORE + 2:
+        return None
+    values = lr.to_numpy(dtype="float64")
+    deltas = np.diff(values)
+    for i in range(_DECAYING_BEFORE, len(deltas)):
+        if deltas[i] == 0.0 and np.all(deltas[i - _DECAYING_BEFORE:i] < 0):
+            end = i + 1
+            while end + 1 < len(values) and values[end + 1] == values[i]:
+                end += 1
+            return int(lr.index[i]), int(lr.index[end])
+    return None
 
 
 def _after_exploded(loss: pd.Series) -> np.ndarray:

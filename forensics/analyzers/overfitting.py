@@ -52,9 +52,13 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     best_pos = int(np.argmin(values[:-k]))
     best = _best_level(values, best_pos)
     few = few_evals and np.all(values[-k:] > best * (1 + thresholds.overfit_steady_rise))
-    quiet = _clear_small_rise(values, thresholds)
+    quiet, drift = _clear_small_rise(values, thresholds), None
+    if quiet is None:
+        quiet = drift = _rising_trend(values, thresholds)
     if quiet is not None:
         best_pos, best, k = quiet, float(values[quiet]), len(values) - quiet - 1
+        if drift is not None:
+            k = max(2, k // 4)  # a drift is told by where it ended: its last quarter
     elif best <= 0 or not (few or np.all(values[-k:] > best * (1 + thresholds.overfit_rise))
                            or _steady_rise(values, best, thresholds)):
         return []
@@ -109,6 +113,27 @@ def _clear_small_rise(values: np.ndarray, thresholds: Thresholds) -> int | None:
         return None
     floor = max(best * _SMALL_RISE, _NOISE_UNITS * point_noise(values))
     return best_pos if bool(np.all(after - best > floor)) else None
+
+
+def _rising_trend(values: np.ndarray, thresholds: Thresholds) -> int | None:
+    """The best eval's position when the many evals after it (twice `overfit_points` + 1 or more) climb on a
+    least-squares line by `_TREND_Z` standard errors and end (their last quarter's median) `_SMALL_RISE` above the
+    best: a slow drift up that single evals hovering near the best hide from `_clear_small_rise`. Else None."""
+    best_pos = int(np.argmin(values))
+    after, best = values[best_pos + 1:], float(values[best_pos])
+    n = len(after)
+    if best <= 0 or n < 2 * (thresholds.overfit_points + 1):
+        return None
+    x = np.arange(n, dtype="float64")
+    slope = float(np.polyfit(x, after, 1)[0])
+    sigma = point_noise(values)
+    se = sigma / np.sqrt(n * (n * n - 1) / 12) if sigma > 0 else 0.0
+    end = float(np.median(after[-max(2, n // 4):]))
+    rising = slope > 0 and (se == 0.0 or slope > _TREND_Z * se)
+    return best_pos if rising and end > best * (1 + _SMALL_RISE) else None
+
+
+_TREND_Z = 3.0
 
 
 def _steady_rise(values: np.ndarray, best: float, thresholds: Thresholds) -> bool:
