@@ -1572,3 +1572,24 @@ def test_an_eval_loss_drifting_up_from_its_best_over_many_evaluations_is_overfit
     flat = 0.82 + rng.normal(0, 0.004, 32)  # hovering near the best with no drift: not this rule
     m["eval_loss"] = pd.Series(np.concatenate([np.linspace(0.87, 0.82, 8), [0.8174], flat]), index=ev_steps)
     assert not [f for f in analyze_metrics(m, TH) if f.kind == "overfitting"]
+
+
+def test_an_eval_metric_nan_to_the_end_while_training_stays_finite_is_a_broken_evaluation_not_broken_weights():
+    """anra8571/WikipediaLLM: eval_loss NaN at all 7 evaluations, the training loss and grad_norm finite at all 87
+    points: a warning about the evaluation, no learning-rate cause."""
+    st = steps(40, 50)
+    m = metrics(st, loss=np.linspace(3.0, 1.2, 40), grad_norm=np.full(40, 2.0))
+    m["eval_loss"] = pd.Series(np.nan, index=st[9::10], dtype="float64")
+    (f,) = [f for f in analyze_metrics(m, TH) if f.kind == "nonfinite_metric"]
+    assert f.severity == "warning" and "evaluation" in f.message
+    broken = dict(m, loss=pd.Series(np.where(np.arange(40) < 20, 2.0, np.nan), index=st))
+    assert any(f.severity == "error" and f.metric == "eval_loss" for f in analyze_metrics(broken, TH))
+
+
+def test_a_closing_train_loss_no_cross_entropy_takes_with_no_step_loss_is_a_divergence():
+    """mellymeter/ES3890AI: the only number is the summary's train_loss 1.77e11 at step 69."""
+    m = {"train_loss": pd.Series([1.77e11], index=[69], dtype="float64"),
+         "epoch": pd.Series([2.98], index=[69], dtype="float64")}
+    (f,) = detect_divergence(m, TH)
+    assert (f.kind, f.severity, f.step) == ("divergence", "error", 69)
+    assert detect_divergence(dict(m, train_loss=pd.Series([1.9], index=[69])), TH) == []

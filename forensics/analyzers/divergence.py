@@ -32,17 +32,19 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import (GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, lr_restart_steps,
-                      position_of, real_loss)
+from .metrics import (EXPLODED_LOSS, GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log,
+                      lr_restart_steps, position_of, real_loss)
 
 _MIN_POINTS = 5
 
 
 def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `divergence` finding (error) from the step the loss left its trend, or []."""
-    if LOSS not in metrics or is_preference_log(metrics):
+    if is_preference_log(metrics):
         return []
-    loss = real_loss(metrics)
+    loss = real_loss(metrics) if LOSS in metrics else pd.Series(dtype="float64")
+    if loss.empty:
+        return _exploded_run_mean(metrics)
     if len(loss) < _MIN_POINTS:
         return []
     values = loss.to_numpy(dtype="float64")
@@ -145,6 +147,26 @@ def _went_nonfinite_after(metrics: Metrics, loss: pd.Series) -> bool:
 
 _BLOWN = 10.0  # grad_norm this many times its early level has blown up ...
 _WORSE = 1.25  # ... and a loss that ends this many times its level before that never recovered
+
+
+_TRAIN_LOSS = "train_loss"  # the Trainer's closing summary: the mean of every step's loss over the run
+
+
+def _exploded_run_mean(metrics: Metrics) -> list[Finding]:
+    """A log with no per-step loss whose closing `train_loss` (the mean of every step's loss) is above
+    `EXPLODED_LOSS`, a value no per-token cross-entropy takes: the loss blew up somewhere in the run. An error at
+    the summary's step (the log cannot say where it began)."""
+    summary = finite(metrics.get(_TRAIN_LOSS, pd.Series(dtype="float64")))
+    if summary.empty or float(summary.iloc[-1]) <= EXPLODED_LOSS:
+        return []
+    step, value = int(summary.index[-1]), float(summary.iloc[-1])
+    message = (f"no per-step loss was logged, but the closing train_loss (the mean of every step's loss) is "
+               f"{format_number(value)}, far above what a per-token cross-entropy takes (a uniform guess over any "
+               f"vocabulary is under 13): the loss blew up during the run, by step {step} at the latest. Log the loss "
+               "every few steps (logging_steps) to see where; check the precision (a model loaded in float16 and "
+               "trained without mixed precision overflows), the learning rate and the data.")
+    return [Finding("divergence", "error", step, message, end_step=step, metric=_TRAIN_LOSS,
+                    evidence={"train_loss": value, "no_step_loss": True})]
 
 
 def _unrecovered_blow_up(metrics: Metrics, loss: pd.Series, thresholds: Thresholds) -> list[Finding]:

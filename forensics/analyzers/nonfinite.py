@@ -6,6 +6,7 @@ grad_norms that are skipped fp16 steps (see `skipped_steps`) are left to that de
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable
 
 import numpy as np
@@ -13,7 +14,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding, plural
-from .metrics import GRAD_NORM, Metrics, format_number
+from .metrics import GRAD_NORM, LOSS, Metrics, format_number
 
 _WATCHED_PREFIXES = ("rewards/", "logps/", "logits/")
 _WATCHED_NAMES = (GRAD_NORM, "kl", "reward")
@@ -47,8 +48,24 @@ def detect_nonfinite_metrics(metrics: Metrics, thresholds: Thresholds,
         if name == GRAD_NORM and skipped:
             bad &= ~series.index.isin(list(skipped))
         if bad.any():
-            findings.append(_finding(name, series, bad))
+            findings.append(_only_the_evaluation(_finding(name, series, bad), metrics))
     return findings
+
+
+def _only_the_evaluation(found: Finding, metrics: Metrics) -> Finding:
+    """An eval metric non-finite to the end while the training loss stays finite after it (three points or more, the
+    last one finite): the evaluation broke, not the weights (a QA eval whose answers were cut off has no label
+    tokens: a NaN mean). A warning that says so; the weights are judged by the training metrics."""
+    if found.severity != "error" or not found.metric.startswith("eval_") or LOSS not in metrics:
+        return found
+    loss = metrics[LOSS]
+    after = loss[loss.index >= found.step].to_numpy(dtype="float64")
+    if len(after) < 3 or not np.all(np.isfinite(after)):
+        return found
+    message = (found.message + " The training loss stays finite through the end of the log: the evaluation is "
+               "what breaks (eval examples with no label tokens left after truncation, a metric over an empty set), "
+               "not the weights. Check the eval data and compute_metrics.")
+    return replace(found, severity="warning", message=message, evidence={**found.evidence, "training_finite": True})
 
 
 def _finding(name: str, series: pd.Series, bad: np.ndarray) -> Finding:

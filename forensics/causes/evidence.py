@@ -65,7 +65,7 @@ class Facts:
         that shows no learning are not this kind: a lower rate or a warm-up is not their fix; nor is a schedule
         that ran out and started over or climbed back (`schedule_shape`): the scheduler's settings are."""
         return any(c.is_nonfinite for c in self.checkpoints) or any(
-            f.kind in INSTABILITY_KINDS and f.severity in ("warning", "error") and not f.evidence.get("schedule_shape")
+            f.kind in INSTABILITY_KINDS and f.severity in ("warning", "error") and not _not_the_optimizer(f)
             for f in self.live_findings)
 
     @property
@@ -74,7 +74,7 @@ class Facts:
         scaler doing its job (VERDICTS.md), which the learning rate, warm-up or clipping is no answer to."""
         return any(c.is_nonfinite for c in self.checkpoints) or any(
             f.kind in INSTABILITY_KINDS - {"skipped_steps"} and f.severity in ("warning", "error")
-            and not f.evidence.get("schedule_shape") for f in self.live_findings)
+            and not _not_the_optimizer(f) for f in self.live_findings)
 
     def of_kind(self, *kinds: str) -> list[Finding]:
         return [f for f in self.live_findings if f.kind in kinds]
@@ -111,6 +111,12 @@ def evidence_value(value) -> str:
 def said(config: RunConfig, key: str) -> str:
     """'key=value (source)' for an evidence sentence."""
     return f"{key}={evidence_value(config.get(key))} ({config.source_of(key)})"
+
+
+def _not_the_optimizer(finding: Finding) -> bool:
+    """A finding whose trouble no optimizer setting explains: a schedule that ran out and restarted
+    (`schedule_shape`), an evaluation that broke while training stayed finite (`training_finite`)."""
+    return bool(finding.evidence.get("schedule_shape") or finding.evidence.get("training_finite"))
 
 
 # --- timeline facts -------------------------------------------------------------------------
