@@ -437,3 +437,21 @@ def test_lightnings_hparams_naming_a_pretrained_model_and_no_adapter_are_a_full_
     assert lora.get("method") is None  # an adapter's hyperparameter: not said to be full
     named = _lightning_run(tmp_path / "named", {"model_name_or_path": "meta-llama/Llama-2-7b-hf", "finetuning": "lora"})
     assert named.get("method") is None  # an adapter named in a value
+
+
+@pytest.mark.parametrize("make", [
+    lambda: transformers.GPT2Config(n_layer=3, n_embd=64, n_head=2, vocab_size=501, n_positions=128),
+    lambda: transformers.T5Config(d_model=64, d_ff=128, num_layers=2, num_heads=2, d_kv=32, vocab_size=1000),
+    lambda: transformers.T5Config(d_model=64, d_ff=128, num_layers=2, num_decoder_layers=3, num_heads=2, d_kv=32,
+                                  vocab_size=1000, feed_forward_proj="gated-gelu", tie_word_embeddings=False),
+])
+def test_gpt2_and_t5_sizes_are_counted_exactly_from_their_config(tmp_path, make):
+    """The judged sizes of the real GPT-2 and t5-small fine-tunes are the models' exact counts; the decoder-only
+    estimate missed GPT-2's position embeddings and biases and T5's encoder and cross-attention."""
+    config = make()
+    config.save_pretrained(tmp_path)
+    model_class = transformers.GPT2LMHeadModel if config.model_type == "gpt2" else transformers.T5ForConditionalGeneration
+    with torch.device("meta"):
+        expected = model_class(config).num_parameters()
+    got = read_run_config(discover(tmp_path), Timeline.empty())
+    assert got.get("n_params") == expected and "count from" in got.source_of("n_params")

@@ -52,16 +52,16 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     best_pos = int(np.argmin(values[:-k]))
     best = _best_level(values, best_pos)
     few = few_evals and np.all(values[-k:] > best * (1 + thresholds.overfit_steady_rise))
-    quiet, drift = _clear_small_rise(values, thresholds), None
-    if quiet is None:
-        quiet = drift = _rising_trend(values, thresholds)
+    quiet = _clear_small_rise(values, thresholds)
     if quiet is not None:
         best_pos, best, k = quiet, float(values[quiet]), len(values) - quiet - 1
-        if drift is not None:
-            k = max(2, k // 4)  # a drift is told by where it ended: its last quarter
     elif best <= 0 or not (few or np.all(values[-k:] > best * (1 + thresholds.overfit_rise))
                            or _steady_rise(values, best, thresholds)):
-        return []
+        drift = _rising_trend(values, thresholds)
+        if drift is None:
+            return []
+        # a drift is told by where it ended: its last quarter
+        best_pos, best, k = drift, float(values[drift]), max(2, (len(values) - drift - 1) // 4)
     train = real_loss(metrics)
     best_step, last_step = int(evals.index[best_pos]), int(evals.index[-1])
     rise_step = int(evals.index[best_pos + 1])  # the best checkpoint itself is the one to keep, not the incident

@@ -347,6 +347,11 @@ def _derive_n_params(config: RunConfig, layout: RunLayout) -> None:
             if isinstance(total, int) and total > 0:
                 config.add("n_params", total, f"{_relative(layout, path)} (metadata.total_parameters)")
                 return
+    exact = _exact_params(config)
+    if exact and config.get("n_params") is None:
+        config.add("n_params", exact, f"count from {config.source_of('model.model_type')} (the "
+                                      f"{config.get('model.model_type')} layout, every weight and bias)")
+        return
     estimate = _estimate_params(config)
     if estimate and config.get("n_params") is None:  # a count the run logged (W&B config) beats an estimate
         config.add("n_params", estimate, f"estimate from {config.source_of('model.hidden_size')} "
@@ -384,6 +389,33 @@ def _estimate_params(config: RunConfig) -> int | None:
     embed = vocab * h * (1 if tied else 2)
     blocks = (layers - dense_layers) * (attn + mlp) + (dense_layers * (attn + dense_mlp) if dense_layers else 0)
     return int(blocks + embed)
+
+
+def _exact_params(config: RunConfig) -> int | None:
+    """The parameter count of the layouts known to the weight: GPT-2 (tied head; position embeddings, biases and
+    norms included) and T5 / mT5 (encoder, decoder with cross-attention, relative position buckets; a gated MLP for
+    the gated-gelu variants; the head counted where it is not tied). None for any other model type."""
+    get = lambda key: config.get(f"model.{key}")  # noqa: E731
+    model_type = str(get("model_type") or "").lower()
+    if model_type == "gpt2":
+        h, layers, vocab, positions = get("n_embd"), get("n_layer"), get("vocab_size"), get("n_positions")
+        if not all(cf.is_number(v) and v > 0 for v in (h, layers, vocab, positions)):
+            return None
+        inner = get("n_inner") or 4 * h
+        block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * inner + inner) + (inner * h + h)
+        return int(vocab * h + positions * h + layers * block + 2 * h)
+    if model_type in ("t5", "mt5"):
+        d, d_ff, d_kv, heads = get("d_model"), get("d_ff"), get("d_kv"), get("num_heads")
+        enc, vocab, buckets = get("num_layers"), get("vocab_size"), get("relative_attention_num_buckets") or 32
+        if not all(cf.is_number(v) and v > 0 for v in (d, d_ff, d_kv, heads, enc, vocab)):
+            return None
+        dec = get("num_decoder_layers") or enc
+        attn, inner = 4 * d * heads * d_kv, (3 if "gated" in str(get("feed_forward_proj") or "") else 2) * d * d_ff
+        tied = get("tie_word_embeddings") is not False  # T5 ties by default; v1.1 and flan-t5 say False
+        encoder = enc * (attn + inner + 2 * d) + buckets * heads + d
+        decoder = dec * (2 * attn + inner + 3 * d) + buckets * heads + d
+        return int(vocab * d * (1 if tied else 2) + encoder + decoder)
+    return None
 
 
 def _moe_mlp(config: RunConfig, h: float, inter: float, experts: float) -> float:
