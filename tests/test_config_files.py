@@ -455,3 +455,18 @@ def test_gpt2_and_t5_sizes_are_counted_exactly_from_their_config(tmp_path, make)
         expected = model_class(config).num_parameters()
     got = read_run_config(discover(tmp_path), Timeline.empty())
     assert got.get("n_params") == expected and "count from" in got.source_of("n_params")
+
+
+def test_mlx_lms_adapter_config_gives_the_method_and_the_run(tmp_path):
+    """Arjun-254's adapters/adapter_config.json: mlx_lm.lora's own arguments, no peft_type."""
+    (tmp_path / "adapters").mkdir()
+    mlx = {"adapter_path": "adapters", "batch_size": 1, "iters": 600, "learning_rate": 1e-05, "lora_layers": 4,
+           "lora_parameters": {"rank": 8, "alpha": 16, "dropout": 0.0, "scale": 10.0},
+           "model": "mlx-community/quantized-gemma-2b", "seed": 0, "train": True, "use_dora": False}
+    (tmp_path / "adapters" / "adapter_config.json").write_text(json.dumps(mlx))
+    got = read_run_config(discover(tmp_path), Timeline.empty())
+    assert (got.get("method"), got.get("_framework"), got.get("max_steps")) == ("qlora", "mlx", 600)
+    assert not [m for m in got.missing if "adapter_config" in m]
+    mlx.update(model="mlx-community/Qwen2.5-0.5B-Instruct-bf16", fine_tune_type="full")
+    (tmp_path / "adapters" / "adapter_config.json").write_text(json.dumps(mlx))
+    assert read_run_config(discover(tmp_path), Timeline.empty()).get("method") == "full"

@@ -107,9 +107,33 @@ def read_model_config(path) -> dict[str, Any]:
 def read_adapter_config(path) -> dict[str, Any]:
     """adapter_config.json (PEFT) as `adapter.<key>`."""
     config = read_json_object(path)
+    if "lora_parameters" in config or "fine_tune_type" in config:
+        return mlx_adapter_values(config)
     if "peft_type" not in config and "r" not in config:
         raise UnreadableFile(path, "no peft_type or r: not a PEFT adapter_config.json")
     return adapter_values(config)
+
+
+# mlx_lm.lora writes its own arguments as adapters/adapter_config.json: the tuner (fine_tune_type lora / dora / full,
+# older files only lora_parameters), the base model, the rate and the iterations. It fine-tunes causal LMs only.
+_MLX_NAMES = (("learning_rate", "learning_rate"), ("iters", "max_steps"), ("batch_size", "per_device_train_batch_size"),
+              ("seed", "seed"), ("model", "model.name_or_path"))
+_MLX_QUANTIZED = re.compile(r"(?i)(?<![a-z0-9])(?:quantized|[248]-?bit)(?![a-z0-9])")
+
+
+def mlx_adapter_values(config: dict) -> dict[str, Any]:
+    """MLX-LM's adapter_config.json as RunConfig keys: method (lora, or qlora on a quantized mlx-community base; full
+    for `fine_tune_type: full`), the run's settings, framework mlx."""
+    out: dict[str, Any] = {ours: config[theirs] for theirs, ours in _MLX_NAMES if config.get(theirs) is not None}
+    kind = str(config.get("fine_tune_type") or "lora").lower()
+    base = str(config.get("model") or "")
+    if kind == "full":
+        out["method"] = "full"
+    else:
+        out["method"] = "qlora" if _MLX_QUANTIZED.search(base) else "lora"
+        out["adapter.task_type"] = "CAUSAL_LM"
+        out["adapter.base_model_name_or_path"] = base
+    return {**out, "_framework": "mlx"}
 
 
 def adapter_values(config: dict) -> dict[str, Any]:
