@@ -223,10 +223,9 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
                  "far above where a fine-tune of a trained model starts (1 to 4), falling by half or more")
         evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
         return "pretrain", None
-    losses = _training_losses(timeline)
     for word, (objective, algo) in _NAME_OBJECTIVES:
         found = _word_in(names, word)
-        if found and word in _PAIRWISE_NAMES and len(losses) and losses[0] > _PAIRWISE_START_MAX:
+        if found and word in _PAIRWISE_NAMES and _first_loss_above(timeline, _PAIRWISE_START_MAX):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:
             evidence["objective"] = found
@@ -260,6 +259,11 @@ def _pairwise_loss_at_chance(config: RunConfig, timeline: Timeline) -> float | N
 
 
 _NEAR_LN2 = 0.05  # the first logged loss is an average over the first logging interval: a little under ln 2
+
+
+def _first_loss_above(timeline: Timeline, level: float) -> bool:
+    loss = _training_losses(timeline)
+    return bool(len(loss)) and float(loss[0]) > level
 
 
 def _training_losses(timeline: Timeline) -> np.ndarray:

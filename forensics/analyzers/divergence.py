@@ -32,6 +32,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
+from .collapse import TRAIN_LOSS
 from .metrics import (EXPLODED_LOSS, GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log,
                       lr_restart_steps, position_of, real_loss)
 
@@ -149,14 +150,11 @@ _BLOWN = 10.0  # grad_norm this many times its early level has blown up ...
 _WORSE = 1.25  # ... and a loss that ends this many times its level before that never recovered
 
 
-_TRAIN_LOSS = "train_loss"  # the Trainer's closing summary: the mean of every step's loss over the run
-
-
 def _exploded_run_mean(metrics: Metrics) -> list[Finding]:
     """A log with no per-step loss whose closing `train_loss` (the mean of every step's loss) is above
     `EXPLODED_LOSS`, a value no per-token cross-entropy takes: the loss blew up somewhere in the run. An error at
     the summary's step (the log cannot say where it began)."""
-    summary = finite(metrics.get(_TRAIN_LOSS, pd.Series(dtype="float64")))
+    summary = finite(metrics.get(TRAIN_LOSS, pd.Series(dtype="float64")))
     if summary.empty or float(summary.iloc[-1]) <= EXPLODED_LOSS:
         return []
     step, value = int(summary.index[-1]), float(summary.iloc[-1])
@@ -165,7 +163,7 @@ def _exploded_run_mean(metrics: Metrics) -> list[Finding]:
                f"vocabulary is under 13): the loss blew up during the run, by step {step} at the latest. Log the loss "
                "every few steps (logging_steps) to see where; check the precision (a model loaded in float16 and "
                "trained without mixed precision overflows), the learning rate and the data.")
-    return [Finding("divergence", "error", step, message, end_step=step, metric=_TRAIN_LOSS,
+    return [Finding("divergence", "error", step, message, end_step=step, metric=TRAIN_LOSS,
                     evidence={"train_loss": value, "no_step_loss": True})]
 
 

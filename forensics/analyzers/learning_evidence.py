@@ -22,6 +22,7 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from .metrics import LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
+from .never_learned import LN2
 from .reward_decline import reward_metric
 
 EVAL_LOSS = "eval_loss"
@@ -110,7 +111,6 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
                     metric=LOSS, evidence={"head": head, "tail": tail, "n_points": int(len(loss))})]
 
 
-LN2 = float(np.log(2))
 PAIRWISE_CLEAR = 0.03  # a pairwise loss this far under ln 2: the pairs are told apart (a margin of about 0.06)
 PAIRWISE_ACCURATE = 0.6  # a reward accuracy this high (chance is 0.5) at the end of the log ...
 PAIRWISE_RISE = 0.1  # ... and, for the training pairs, this much above the log's first tenth

@@ -48,13 +48,14 @@ def detect_never_learned(metrics: Metrics, thresholds: Thresholds) -> list[Findi
 _UNMOVED = 0.01  # the middle 80% of the logged losses within this share of their median ...
 _NO_TREND = 0.005  # ... and the last quarter's median within this share of the first quarter's
 _UNMOVED_POINTS = 20
+_FROM_THE_START = 0.1  # epochs: the log's first point within the first tenth of the first epoch
 
 
 def _unmoved_for_an_epoch(metrics: Metrics, loss, values) -> list[Finding]:
     """The loss did not move over the run's whole first epoch, logged from its start, while gradients flowed and
     the learning rate was not 0: the updates changed nothing the model predicts."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
-    if epochs is None or len(values) < _UNMOVED_POINTS or epochs.min() > 0.1 or epochs.max() < 0.95:
+    if epochs is None or len(values) < _UNMOVED_POINTS or epochs.min() > _FROM_THE_START or epochs.max() < 0.95:
         return []
     level = float(np.median(values))
     lo, hi = np.percentile(values, [10, 90])
@@ -199,7 +200,6 @@ def detect_stuck_at_vocabulary_guess(metrics: Metrics, vocab_size: int | None) -
 
 
 _STUCK_FROM = 100  # a from-scratch loss leaves ln(vocabulary) within tens of updates
-_FROM_THE_START = 0.1  # epochs: the log's first point within the first tenth of the first epoch
 _HELD_OUT_WORSE = 1.03  # the last held-out loss this many times the first: the model got worse on unseen text
 
 

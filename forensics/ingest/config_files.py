@@ -144,7 +144,6 @@ def adapter_values(config: dict) -> dict[str, Any]:
 # "The following `bitsandbytes` quantization config was used during training:" then "- load_in_4bit: True" lines.
 _CARD_QUANT = "quantization config was used during training:"
 _CARD_ITEM = re.compile(r"^- (\w+): (\S+)\s*$")
-_CARD_LITERALS = {"True": True, "False": False, "None": None}
 
 
 def read_model_card(path) -> dict[str, Any]:
@@ -157,19 +156,12 @@ def read_model_card(path) -> dict[str, Any]:
         m = _CARD_ITEM.match(line.strip())
         if m is None:
             break
-        value = m.group(2)
-        out[f"quant.{m.group(1)}"] = _CARD_LITERALS.get(value, _number_or_text(value))
+        value = m.group(2)  # written by Python: None, True, 6.0, fp4
+        out[f"quant.{m.group(1)}"] = None if value == "None" else yaml_scalar(value)
     return out
 
 
 _CARD_BYTES = 1 << 20  # a model card's quantization block sits near its top
-
-
-def _number_or_text(value: str) -> Any:
-    try:
-        return float(value) if any(c in value for c in ".e") else int(value)
-    except ValueError:
-        return value
 
 
 # --- DeepSpeed ---------------------------------------------------------------------------------
