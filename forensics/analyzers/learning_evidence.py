@@ -21,8 +21,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
-from .never_learned import LN2
+from .metrics import LN2, LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
 from .reward_decline import reward_metric
 
 EVAL_LOSS = "eval_loss"

@@ -57,6 +57,7 @@ def is_preference_log(metrics: Metrics) -> bool:
 # A training perplexity logged beside the loss (exp of the per-token loss), by the names trainers give it.
 PERPLEXITY_NAMES = ("perplexity", "perplex", "ppl", "train_ppl", "train_perplexity")
 
+LN2 = math.log(2)  # a pairwise preference loss at chance (DPO and kin start there)
 EXPLODED_LOSS = 15.0  # above ln(vocabulary) of any tokenizer (ln 440k = 13): a model whose numerics blew up
 
 

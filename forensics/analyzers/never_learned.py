@@ -26,9 +26,8 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, real_loss
+from .metrics import GRAD_NORM, LN2, LOSS, Metrics, finite, format_number, is_preference_log, real_loss
 
-LN2 = math.log(2)
 FRESH_HEAD_RANGE = (9.0, 13.0)  # ln(8k) .. ln(440k): the loss of uniform guessing over a vocabulary
 _REWARD_KEYS = ("rewards/margins", "rewards/chosen", "rewards/rejected")
 
