@@ -1206,6 +1206,20 @@ def test_a_blow_up_the_loss_came_part_way_back_from_but_grad_norm_never_did_is_d
     assert detect_divergence(metrics(st, loss=loss, grad_norm=settled), TH) == []
 
 
+def test_a_short_log_whose_grad_norm_blew_up_for_good_while_its_loss_left_its_low_diverged():
+    """crystal-text-llm issue 6's shape: ten points, grad_norm 0.25 -> 7-23 from the fifth on, the loss 0.48 -> 0.82."""
+    st = steps(10, 1)
+    loss = np.array([1.36, 0.48, 0.58, 0.70, 0.66, 1.04, 0.66, 0.68, 0.86, 0.82])
+    grad = np.array([0.24, 0.27, 1.36, 1.28, 17.2, 7.1, 21.8, 23.0, 3.8, 14.4])
+    (f,) = detect_divergence(metrics(st, loss=loss, grad_norm=grad), TH)
+    assert (f.severity, f.step, f.evidence["grad_norm_jump_step"]) == ("error", st[4], st[4])
+    settled = grad.copy()
+    settled[-3:] = 0.3  # grad_norm came back down: a spike, not this rule
+    assert detect_divergence(metrics(st, loss=loss, grad_norm=settled), TH) == []
+    learning = np.array([1.36, 0.98, 0.80, 0.70, 0.66, 0.60, 0.58, 0.55, 0.52, 0.50])  # grad_norm grew, loss fell
+    assert detect_divergence(metrics(st, loss=learning, grad_norm=grad), TH) == []
+
+
 def test_an_unrecovered_blow_up_is_dated_at_the_jump_that_stayed_not_an_earlier_one_that_recovered():
     st, loss, grad = blow_up_run(58, 250)
     grad[100:104] = 80.0  # a blow-up the run came back from

@@ -175,7 +175,7 @@ def _unrecovered_blow_up(metrics: Metrics, loss: pd.Series, thresholds: Threshol
     their level before it) is not the one dated."""
     grad = finite(metrics.get(GRAD_NORM, pd.Series(dtype="float64")))
     if len(grad) < 4 * _START_POINTS or len(loss) < 4 * _START_POINTS:
-        return []
+        return _short_unrecovered_blow_up(grad, loss, metrics, thresholds)
     k = max(_START_POINTS, len(grad) // 10)
     early = float(grad.iloc[:k].median())
     if early <= 0 or float(grad.iloc[-k:].median()) < _BLOWN * early:
@@ -200,6 +200,42 @@ def _unrecovered_blow_up(metrics: Metrics, loss: pd.Series, thresholds: Threshol
                 "factor": end_level / level, "n_points": int((loss.index >= jump).sum()), "grad_norm_early": early,
                 "grad_norm_end": float(grad.iloc[-k:].median())}
     evidence["grad_norm_jump_step"] = jump
+    return [Finding("divergence", "error", rise, message, end_step=int(loss.index[-1]), metric=LOSS, evidence=evidence)]
+
+
+def _short_unrecovered_blow_up(grad: pd.Series, loss: pd.Series, metrics: Metrics,
+                               thresholds: Thresholds) -> list[Finding]:
+    """`_unrecovered_blow_up` on a log too short for its medians (under 20 points, each the mean of many steps):
+    grad_norm jumps to `_BLOWN` x its first two points and never comes back under it, and the loss since the jump
+    (its median) and at its end (the median of the last points) is `divergence_factor` x the lowest it reached
+    before the jump (a stricter bar than the long log's, as the low is a single point here). crystal-text-llm issue 6: a pasted 11 lines, grad_norm 0.25 ->
+    7-23 and loss 0.48 -> 0.82-0.89 at a learning rate of 5e-4."""
+    if len(grad) < _MIN_POINTS or len(loss) < _MIN_POINTS:
+        return []
+    early = float(grad.iloc[:2].median())
+    limit = _BLOWN * early
+    blown = np.flatnonzero(grad.to_numpy(dtype="float64") > limit)
+    if early <= 0 or not len(blown) or not (grad.iloc[int(blown[0]):] > limit).all():
+        return []
+    jump = int(grad.index[int(blown[0])])
+    before, after = loss[loss.index < jump], loss[loss.index >= jump]
+    tail = _tail_points(len(loss), thresholds)
+    if len(before) < 2 or len(after) < 2 * tail:
+        return []
+    low, since, end_level = float(before.min()), float(after.median()), float(after.iloc[-tail:].median())
+    bar = thresholds.divergence_factor * low
+    if low <= 0 or since < bar or end_level < bar or end_level - low < thresholds.divergence_min_rise \
+            or _restart_near(metrics, loss, position_of(loss, jump)):
+        return []
+    rise = _loss_leaves(loss, jump, _WORSE * low)
+    message = (f"loss diverges from step {rise}, as grad_norm blew up at step {jump} "
+               f"({format_number(float(grad.loc[jump]))}, {format_number(float(grad.loc[jump]) / early)}x its first "
+               f"points' {format_number(early)}) and never came back down: the loss ends at about "
+               f"{format_number(end_level)} against a low of {format_number(low)} before ({format_number(end_level / low)}x). "
+               f"A short log ({len(loss)} points), but every point since the jump says the same.")
+    evidence = {"floor": low, "floor_step": int(before.idxmin()), "end_level": end_level, "peak": float(after.max()),
+                "factor": end_level / low, "n_points": len(after), "grad_norm_early": early,
+                "grad_norm_end": float(grad.iloc[-tail:].median()), "grad_norm_jump_step": jump, "short_log": True}
     return [Finding("divergence", "error", rise, message, end_step=int(loss.index[-1]), metric=LOSS, evidence=evidence)]
 
 
