@@ -120,6 +120,12 @@ def _names(layout: RunLayout | None, config: RunConfig) -> list[tuple[str, str]]
     return out
 
 
+# a run's own names that say its method, in this order: LoRA's published variants train low-rank adapters too
+# (DoRA, AdaLoRA, LongLoRA, LoRA+, rsLoRA, PiSSA, OLoRA, MiLoRA; CLoRA: OddFunction0205's clora- run)
+_LORA_VARIANTS = ("clora", "dora", "adalora", "longlora", "loraplus", "rslora", "pissa", "olora", "milora")
+_METHOD_WORDS = (("qlora", "qlora"), ("lora", "lora")) + tuple((w, "lora") for w in _LORA_VARIANTS) + (("full", "full"),)
+
+
 def _word_in(names: list[tuple[str, str]], word: str) -> str | None:
     pattern = re.compile(rf"(?<![a-z]){word}(?![a-z])", re.IGNORECASE)
     return next((f"'{word}' in {where}: {text}" for text, where in names if pattern.search(text)), None)
@@ -151,7 +157,7 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
             evidence["method"] = (f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} trainable "
                                   f"parameters of a model of about {model_params:,} ({evidence.get('model_params')})")
             return "lora"
-    for word, method in (("qlora", "qlora"), ("lora", "lora"), ("full", "full")):
+    for word, method in _METHOD_WORDS:
         found = _word_in(names, word)
         if found:
             evidence["method"] = found

@@ -373,3 +373,15 @@ def test_trl_sftconfigs_own_fields_in_the_tensorboard_args_say_trl(tmp_path):
             writer.add_scalar("train/loss", 2.0 - step / 30, step)
         writer.close()
         assert forensics.analyze(run).run_profile.framework == expected, name
+
+
+@pytest.mark.parametrize("folder, method", [("clora-commonsense", "lora"), ("dora_r16", "lora"), ("adalora", "lora"),
+                                            ("pandora-run", "unknown"), ("adorable", "unknown")])
+def test_a_variant_of_low_rank_adapters_named_by_the_run_folder_says_its_method(tmp_path, folder, method):
+    """OddFunction0205's `clora-` run (CLoRA: LoRA with an orthogonality loss) names its method only in its name; a
+    word that merely holds the letters (pandora) says nothing."""
+    run = tmp_path / folder
+    run.mkdir()
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 100, "log_history": [
+        {"step": s, "loss": 2.0 - s / 200, "epoch": s / 100} for s in range(10, 110, 10)]}))
+    assert forensics.analyze(run).run_profile.method == method
