@@ -96,6 +96,28 @@ def test_a_grad_norm_in_the_millions_at_every_step_is_a_warning():
     assert found[0].evidence["median"] == 4414371.5
 
 
+# grokfast issue 9: 3.8e12 growing 1.5x a line, the loss flat at 11.1-11.4 after a 5% drop
+GROKFAST_GRAD = [3.79e12 * 1.5 ** i for i in range(10)]
+GROKFAST_LOSS = [11.675, 11.429, 11.319, 11.249, 11.111, 11.235, 11.378, 11.233, 11.391, 11.278]
+
+
+def test_a_huge_grad_norm_that_keeps_growing_while_the_loss_stopped_falling_is_an_error():
+    from forensics.analyzers.grad_norm_level import detect_huge_grad_norm
+
+    steps = range(1, 11)
+    (f,) = detect_huge_grad_norm({"grad_norm": pd.Series(GROKFAST_GRAD, index=steps),
+                                  "loss": pd.Series(GROKFAST_LOSS, index=steps)}, Thresholds())
+    assert (f.severity, f.step, f.evidence["blowing_up"]) == ("error", 1, True) and "9 of 9" in f.message
+    falling = [11.7 - 0.3 * i for i in range(10)]  # the same norms on a loss that still falls: the scale warning
+    (f,) = detect_huge_grad_norm({"grad_norm": pd.Series(GROKFAST_GRAD, index=steps),
+                                  "loss": pd.Series(falling, index=steps)}, Thresholds())
+    assert f.severity == "warning"
+    level = [3.79e12 * (1.5 if i % 2 else 1.0) for i in range(10)]  # huge, but not growing: the scale warning
+    (f,) = detect_huge_grad_norm({"grad_norm": pd.Series(level, index=steps),
+                                  "loss": pd.Series(GROKFAST_LOSS, index=steps)}, Thresholds())
+    assert f.severity == "warning"
+
+
 @pytest.mark.parametrize("grad", [
     {s: 2.0 + (s % 3) for s in range(1, 101)},  # an ordinary run
     {1: 2.2e7, 2: 5.0, 3: 4.0, 4: 3.0, 5: 2.0},  # one blow-up among ordinary norms: a spike, judged elsewhere
