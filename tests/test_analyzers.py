@@ -1328,6 +1328,19 @@ def test_a_loss_that_moves_within_its_noise_is_not_evidence_of_learning():
     assert detect_no_learning_evidence(metrics(steps(12, 10), loss=short), TH) == []
 
 
+def test_a_loss_that_dropped_to_a_new_level_early_and_stayed_there_noisily_learned():
+    """Ubaidb936/runPodFineTuning checkpoint-20: 2.13 twice, then down to 0.9-1.7 for the other 18 steps; its last
+    two points alone are within the per-step noise of the first two, but all eighteen after them are not."""
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence
+
+    loss = np.array([2.1267, 2.1282, 1.6098, 1.0996, 0.9144, 1.1428, 1.58, 1.2715, 1.1285, 1.1325, 1.308, 1.6827,
+                     0.8762, 0.8922, 1.2377, 1.57, 1.0014, 1.2728, 0.9602, 1.0243])
+    assert detect_no_learning_evidence(metrics(steps(20, 1), loss=loss), TH) == []
+    back_up = loss.copy()
+    back_up[-2:] = 2.12  # the same drop, but back where it started at the end: no evidence
+    assert [f.kind for f in detect_no_learning_evidence(metrics(steps(20, 1), loss=back_up), TH)] == ["no_learning_evidence"]
+
+
 def test_an_eval_loss_that_climbs_with_noise_to_15_percent_above_its_best_is_overfitting():
     n = 30
     st = steps(n, 100)

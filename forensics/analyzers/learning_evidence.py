@@ -102,7 +102,10 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
     if len(eval_loss) >= 2 and _fell(eval_loss, thresholds)[0]:
         return []
-    message = (f"the loss did not fall: about {format_number(head)} over the first logged points and {format_number(tail)} over the "
+    moved = tail < head - thresholds.learning_min_fall * abs(head)
+    said = (f"the loss fell no more than its own step-to-step noise explains (about "
+            f"{format_number(point_noise(loss.to_numpy(dtype='float64')))} a point): " if moved else "the loss did not fall: ")
+    message = (f"{said}about {format_number(head)} over the first logged points and {format_number(tail)} over the "
                f"last ({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}), and no eval loss "
                "fell either: no evidence the run learned. Check the learning rate, that the loss covers the "
                "answer tokens, and whether training started from an already trained model.")
@@ -198,7 +201,13 @@ def _fell(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, f
     # The median of k points varies by about 1.25 sigma / sqrt(k); one point by sigma.
     by_median = _clear_fall(head_median, tail, 3 * 1.2533 * sigma * np.sqrt(2 / k), thresholds)
     by_first = _clear_fall(first, tail, 3 * sigma * np.sqrt(1 + 1.5708 / k), thresholds)
-    return by_median or by_first or _falling_trend(values, sigma, thresholds, trend_z), max(head_median, first), tail
+    # a loss that dropped to a new level early and stayed there, noisily: the level of everything after the first
+    # tenth (its median, over many more points than the last tenth) against the first tenth's, where it ends too
+    rest = float(np.median(values[k:])) if len(values) > k else tail
+    by_level = _clear_fall(head_median, rest, 3 * 1.2533 * sigma * np.sqrt(1 / k + 1 / max(1, len(values) - k)),
+                           thresholds) and tail < head_median - thresholds.learning_min_fall * abs(head_median)
+    fell = by_median or by_first or by_level or _falling_trend(values, sigma, thresholds, trend_z)
+    return fell, max(head_median, first), tail
 
 
 def _falling_trend(values: np.ndarray, sigma: float, thresholds: Thresholds, z: float = 3.0) -> bool:
