@@ -73,3 +73,18 @@ def test_verbose_adds_the_four_answers_in_full():
 @pytest.mark.parametrize("run", RUNS)
 def test_no_maybe_plurals_in_what_a_person_reads(run):
     assert "(s)" not in _text(run, "--verbose")
+
+
+def test_a_checkpoint_left_as_a_git_lfs_pointer_is_said_unreadable_not_finite(tmp_path):
+    """A run folder cloned without `git lfs pull`: its model.safetensors is the pointer's three lines. The summary
+    must not count it among the finite checkpoints; the verbose answer says it is an LFS pointer."""
+    import shutil
+    run = tmp_path / "cloned"
+    shutil.copytree(SAMPLES / "healthy", run)
+    for ckpt in sorted(run.glob("checkpoint-*")):
+        for weights in ckpt.glob("*.safetensors"):
+            weights.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"ab" * 32 + b"\nsize 99\n")
+    out = CliRunner().invoke(cli, ["analyze", str(run), "--workers", "1", "--verbose"]).output
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("Checkpoints") or ln.startswith("Last good")]
+    assert "all finite" not in line and "not readable" in line, line
+    assert "Git LFS pointer" in out and "git lfs pull" in out

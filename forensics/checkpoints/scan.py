@@ -23,6 +23,7 @@ from typing import Callable
 import pandas as pd
 
 from ..errors import NoCheckpoints, UnreadableFile, os_reason
+from ..lfs import unreadable_reason
 from ..findings import Skipped
 from .blocks import block_sort_key, blocks_in_order
 from .criterion import parse_criterion
@@ -193,7 +194,7 @@ def open_files(ref: CheckpointRef) -> tuple[list[WeightFile], list[Skipped]]:
         try:
             files.append(open_weight_file(path))
         except UnreadableFile as err:
-            skipped.append(Skipped(err.path, err.reason))
+            skipped.append(Skipped(err.path, unreadable_reason(err)))
         except OSError as err:
             skipped.append(Skipped(str(path), os_reason(err)))
     return files, skipped

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import UnreadableFile, os_reason
+from ..lfs import unreadable_reason
 from ..findings import Skipped
 from ..run import RunLayout
 from ..timeline import LogRecords
@@ -55,7 +56,7 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
             try:
                 read_here = read(path)
             except UnreadableFile as err:
-                skipped.append(Skipped(err.path, err.reason))
+                skipped.append(Skipped(err.path, unreadable_reason(err)))
                 continue
             except OSError as err:  # permission, vanished file: name it and go on
                 skipped.append(Skipped(str(path), os_reason(err)))

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from ..config import RunConfig
 from ..errors import UnreadableFile, os_reason
+from ..lfs import unreadable_reason
 from ..run import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
@@ -176,7 +177,7 @@ def _read_into(config: RunConfig, layout: RunLayout, path: Path, reader: Callabl
     try:
         values = reader(path)
     except UnreadableFile as err:
-        config.missing.append(f"{source}: {err.reason}")
+        config.missing.append(f"{source}: {unreadable_reason(err)}")
         return
     except OSError as err:
         config.missing.append(f"{source}: {os_reason(err)}")

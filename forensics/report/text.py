@@ -112,8 +112,12 @@ def _checkpoint_rows(analysis) -> list[str]:
     incident = analysis.incident_step
     unsafe = [c.name for c in analysis.checkpoints if c.status == "ok" and incident is not None
               and (c.step is None or c.step >= incident)]
+    unread = [c.name for c in analysis.checkpoints if c.status == "unreadable"]
+    not_read = f"; not readable: {', '.join(unread)} (--verbose says why)" if unread else ""
     if bad is None and incident is None:
-        rows += _row("Checkpoints", f"{plural(len(analysis.checkpoints), 'checkpoint')} checked, all finite")
+        read = len(analysis.checkpoints) - len(unread)
+        said = f"{plural(read, 'checkpoint')} checked, all finite" if read else "none could be read"
+        rows += _row("Checkpoints", said + not_read)
         return rows
     safe = f"{good.name} (step {good.step})" if good else f"none saved before step {incident}"
     if bad is not None:
@@ -125,7 +129,7 @@ def _checkpoint_rows(analysis) -> list[str]:
         safe += f"; finite weights but NaN/Inf optimizer state: {', '.join(poisoned)}"
     elif good is not None and good.optimizer_finite:
         safe += "; its optimizer state is finite too"
-    rows += _row("Last good", safe)
+    rows += _row("Last good", safe + not_read)
     return rows
 
 

@@ -241,6 +241,14 @@ def _st_overlap() -> bytes:
     return join_safetensors(with_tensor(header, second, data_offsets=[begin - 8, end - 8]), data)
 
 
+def lfs_pointer(size: int = 3_856_211) -> bytes:
+    """What git leaves in place of an LFS-tracked file when the clone skipped LFS (the spec's three lines)."""
+    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{'ab' * 32}\nsize {size}\n".encode()
+
+
+LFS_REASON = r"a Git LFS pointer of the real 3,856,211-byte file, not the file itself .*`git lfs pull`"
+
+
 def safetensors_cases() -> list[Case]:
     n, d = _st_header_len(), _st_data_len()
     first, second = _by_offset()
@@ -248,6 +256,7 @@ def safetensors_cases() -> list[Case]:
     grown = GROW_COLUMNS * 4 * split_safetensors(safetensors_bytes())[0][second]["shape"][0]
     return [
         Case("st_empty", "safetensors", _st(lambda: b""), r"truncated: 0 bytes, too short", scan=True),
+        Case("st_lfs_pointer", "safetensors", _st(lfs_pointer), LFS_REASON, scan=True),
         Case("st_cut_in_length", "safetensors", _st(lambda: safetensors_bytes()[:5]),
              r"truncated: 5 bytes, too short", scan=True),
         Case("st_cut_in_header", "safetensors", _st(lambda: safetensors_bytes()[:8 + n // 2]),
@@ -314,8 +323,9 @@ def torch_cases() -> list[Case]:
         Case("bin_empty", "torch", bin_(lambda: b""), r"damaged or truncated torch file \(EOFError\)", scan=True),
         Case("bin_cut", "torch", bin_(lambda: torch_zip_bytes()[: len(torch_zip_bytes()) // 2]),
              r"damaged or truncated torch file \(.*central directory", scan=True),
-        Case("bin_wrong_magic", "torch", bin_(lambda: b"version https://git-lfs.github.com/spec/v1\n"),
+        Case("bin_wrong_magic", "torch", bin_(lambda: b"version 1 of something else\n"),
              refused.format(ord("v")), scan=True),
+        Case("bin_lfs_pointer", "torch", bin_(lfs_pointer), LFS_REASON, scan=True),
         Case("bin_garbage_pickle", "torch", bin_(_zip_with_garbage_pickle), refused.format(0xFE), scan=True),
     ]
 
@@ -353,6 +363,7 @@ def tensorboard_cases() -> list[Case]:
     unreadable = r"not a readable TensorBoard event file: "
     return [
         Case("tb_empty", "tensorboard", _tb(lambda: b""), r"empty file: no TensorBoard record"),
+        Case("tb_lfs_pointer", "tensorboard", _tb(lfs_pointer), LFS_REASON),
         Case("tb_wrong_magic", "tensorboard", _tb(lambda: safetensors_bytes()),
              unreadable + rf"broken record framing \(length checksum mismatch\) at byte 0 of "
                           rf"{len(safetensors_bytes())}$"),
@@ -396,6 +407,7 @@ def _with_non_objects(state: dict) -> dict:
 def trainer_state_cases() -> list[Case]:
     invalid = r"invalid JSON at line \d+ column \d+ \(.+\); the file may be cut"
     return [
+        Case("ts_lfs_pointer", "trainer_state", _state_text(lambda t: lfs_pointer()), LFS_REASON),
         Case("ts_empty", "trainer_state", _state_text(lambda t: b""),
              r"invalid JSON at line 1 column 1 \(Expecting value\); the file may be cut"),
         Case("ts_cut_tail", "trainer_state", _state_text(lambda t: t[: len(t) // 2].encode()),
