@@ -321,7 +321,8 @@ def _starts_at_random_guess(timeline: Timeline) -> float | None:
 
 
 _ADAPTERS = ("lora", "qlora", "peft")
-_SCRATCH_LOW = 7.0  # nats: a first loss this high that then halves is a model learning from random weights
+_SCRATCH_LOW = 6.9  # nats (ln 1000): a first loss this high that then halves is a model learning from random weights
+                    # (parameter-golf's 1024-token vocabulary starts at ln 1024 = 6.93)
 _HALVED = 0.5  # a fine-tune's broken start falls under half its first loss in one logging interval
 _FELL = 0.6  # ... a model from random weights falls gradually, by 40% or more over the log
 _SLOW_SHARE = 0.15  # ... staying above half its start over this share of the logged points

@@ -248,7 +248,8 @@ def _is_config(name: str) -> bool:
 # Megatron iteration lines, OLMo step headers, torchtitan step lines, NeMo's Lightning bars,
 # nanochat / autoresearch `step N (P%) | loss:` and `Step N | Validation bpb:` lines, nanoGPT's
 # `iter N: loss` / `step N: train loss`, verl's `step:N - name:value` lines, tqdm bars with a loss in
-# their postfix, and plain `batch: N, ..., loss: X` lines (ingest.pretrain_lines).
+# their postfix, plain `batch: N, ..., loss: X` lines, modded-nanogpt's `step:N/M train_loss:X`, llm.c's `s:N trl:X`
+# and build-nanogpt's `N train X` (two of them in a row) (ingest.pretrain_lines).
 _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:|OVERFLOW!|loss scale"""
                        rb"""|iteration\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
                        rb"""|step:?\s+\d+(?:/\d+)?(?:\s+\([\d.]+%\))?\s+\|[\w ]*loss:"""
@@ -256,7 +257,9 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:
                        rb"""|(?:batch|step|iter):\s*\d+,[^\n]*\bloss:\s*[-+.\w]"""
                        rb"""|\bstep:\d+ - [^\n]*(?:loss|score/mean|grad_norm)[^\s:]*:[-+.\w]"""
                        rb"""|\d/\d+ \[[^\]\n]*(?:it/s|s/it),[^\]\n]*loss[\w/]*[ =:]\s*[-+.\dnNiI]"""
-                       rb"""|Epoch:?\s*\[\d+/\d+\]\s*\(\d+/\d+\)[^\n]{0,20}?\bloss:\s*[-+.\dnNiI]""")
+                       rb"""|Epoch:?\s*\[\d+/\d+\]\s*\(\d+/\d+\)[^\n]{0,20}?\bloss:\s*[-+.\dnNiI]"""
+                       rb"""|(?m:^step:\d+/\d+ (?:train|val)_loss:[-+.\dnNiI])|(?m:^s:\d+ t[re]l:[-+.\dnNiI])"""
+                       rb"""|(?m:^\d+ train [-+.\dnNiI][^\n]*\n\d+ train [-+.\dnNiI])""")
 # A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose
 # that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
 _LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""

@@ -865,3 +865,42 @@ def test_unsloths_newer_banner_gives_trainable_and_total_counts():
              ' "-____-"     Trainable parameters = 17,596,416 of 511,629,184 (3.44% trained)']
     (banner,) = find_banners(block)
     assert (banner.kind, banner.trainable_params, banner.all_params) == ("unsloth", 17596416, 511629184)
+
+
+@pytest.mark.parametrize("line, kind, step, metrics", [
+    ("step:1/20344 train_loss:22.6211 train_time:81991ms step_avg:nanms", "colon_pairs", 1,
+     {"loss": 22.6211, "train_time_ms": 81991.0}),  # modded-nanogpt: a timing not measured yet is no value
+    ("step:125/9000 val_loss:6.2335 val_bpb:3.6917 train_time:196726ms step_avg:1710.66ms", "colon_pairs", 125,
+     {"eval_loss": 6.2335, "eval_bpb": 3.6917, "train_time_ms": 196726.0, "step_avg_ms": 1710.66}),  # parameter-golf
+    ("s:0 trl:11.0116 lr:0.000001 norm:14.96", "llmc", 0, {"loss": 11.0116, "learning_rate": 1e-6, "grad_norm": 14.96}),
+    ("s:250 tel:6.1565", "llmc", 250, {"eval_loss": 6.1565}),
+    ("s:250 eval:0.2437", "llmc", 250, {"eval_hellaswag": 0.2437}),  # llm.c's HellaSwag accuracy
+    ("0 train 10.955010", "step_name_value", 0, {"loss": 10.95501}),  # build-nanogpt's log.txt
+    ("250 val 6.2648", "step_name_value", 250, {"eval_loss": 6.2648}),
+    ("250 hella 0.2448", "step_name_value", 250, {"eval_hellaswag": 0.2448}),
+])
+def test_from_scratch_consoles_of_space_separated_name_colon_value_lines_are_read(line, kind, step, metrics):
+    from forensics.ingest.pretrain_lines import parse_line
+
+    record = parse_line(line)
+    assert (record.kind, record.step, dict(record.metrics)) == (kind, step, metrics)
+
+
+@pytest.mark.parametrize("line", ["step:100 something else", "s:3 x:abc", "warmup_step:1/20", "200 apples 3",
+                                  "step:5/10 lr:0.1 train_time:5ms"])
+def test_lines_that_only_look_like_name_colon_value_steps_are_not_read(line):
+    from forensics.ingest.pretrain_lines import parse_line
+
+    assert parse_line(line) is None
+
+
+@pytest.mark.parametrize("case, params", [("AGNDM_build-nanogpt", None), ("SiddanthEmani_GPT-2-124M-CUDA", 124_000_000),
+                                          ("newjordan_parameter-golf", 26_829_913)])
+def test_nanogpt_family_logs_are_found_and_profiled_as_pre_training_from_scratch(case, params):
+    """build-nanogpt's log.txt, llm.c's main.log and parameter-golf's console were 'no training logs' before: each
+    is a full model trained from random weights (its loss from about ln(vocabulary)); parameter-golf prints its
+    size as `model_params:N`."""
+    layout = discover(CORPUS / case)
+    assert len(layout.text_logs) == 1
+    profile = forensics.analyze(CORPUS / case).run_profile
+    assert (profile.method, profile.objective, profile.model_params) == ("full", "pretrain", params)

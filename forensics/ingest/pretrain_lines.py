@@ -39,6 +39,15 @@ both and puts the rows in file order with its other events.
 * nanoGPT (karpathy/nanoGPT train.py): `iter N: loss X, time Yms, mfu Z%` (loss, time_ms, mfu_pct; the
   `mfu -100.00%` printed before five timings is no value and is left out) and the evaluation
   `step N: train loss X, val loss Y` (train_split_loss: the loss estimated on the train split; eval_loss).
+* Space-separated `name:value` tokens after a `step:N/M` (KellerJordan/modded-nanogpt's speedrun logs and the
+  parameter-golf forks: `step:1/20344 train_loss:22.62 train_time:81991ms step_avg:nanms`, `step:125/20344
+  val_loss:6.2335 [val_bpb:3.69] train_time:... step_avg:...`; kind "colon_pairs") or an `s:N` (karpathy/llm.c's
+  main.log: `s:0 trl:11.01 lr:0.000001 norm:14.96`, `s:250 tel:6.16`, `s:250 eval:0.2437`; kind "llmc"): every token
+  must be such a pair. train_loss / trl -> loss, val_loss / tel -> eval_loss, val_bpb -> eval_bpb (bits per byte),
+  norm -> grad_norm, lr -> learning_rate, llm.c's eval (HellaSwag accuracy) -> eval_hellaswag; a unit becomes a
+  suffix, and a timing not yet measured (`nanms`) is no value.
+* karpathy/build-nanogpt's log.txt: `N train X`, `N val X`, `N hella X`, one a line (kind "step_name_value"):
+  train -> loss, val -> eval_loss, hella -> eval_hellaswag.
 * verl (verl/utils/logger/aggregate_logger.py `concat_dict_to_str`, its console logger for SFT and RL
   trainers): `step:N - train/loss:X - train/lr(1e-3):Y - train/time(s):Z`, every numeric metric as
   `name:value` joined by ` - ` (kind "verl"). A scale in the name is undone (`lr(1e-3)` prints the LR
@@ -87,7 +96,7 @@ from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
 STEP_LINE_MARKERS = ("iteration", "[step=", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
-                     "| Validation ", "| CORE metric", "| ChatCORE")
+                     "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
@@ -96,7 +105,7 @@ PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", 
 # The framework a kind of line names, where it names one.
 KIND_FRAMEWORKS = {"megatron": "megatron", "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
-                   "nanogpt": "nanogpt", "verl": "verl"}
+                   "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 
@@ -148,6 +157,14 @@ _NANOCHAT_STEP = re.compile(r"(?<![\w/])Step (\d{1,18})(?:/(\d{1,18}))? \|"
 # nanoGPT train.py: `iter N: loss X, time Yms, mfu Z%` and `step N: train loss X, val loss Y`.
 _NANOGPT = re.compile(r"(?<![\w/])(?:iter (\d{1,18}): (?=loss )|step (\d{1,18}): (?=train loss ))")
 # verl's console logger: `step:N - name:value - name:value ...`.
+# modded-nanogpt / parameter-golf `step:N/M train_loss:X ...` and llm.c `s:N trl:X ...` (no space after the colon)
+_COLON_STEP = re.compile(r"^\s*(step|s):(\d{1,18})(?:/(\d{1,18}))?(?= \S+:\S)")
+_COLON_NAMES = {"train_loss": "loss", "trl": "loss", "val_loss": "eval_loss", "tel": "eval_loss", "val_bpb": "eval_bpb",
+                "norm": "grad_norm", "lr": "learning_rate", "eval": "eval_hellaswag"}
+_COLON_MEASURES = ("loss", "eval_loss", "eval_bpb", "eval_hellaswag")  # a line holds one of these, or is no step line
+# build-nanogpt's `N train X` / `N val X` / `N hella X`
+_STEP_NAME_VALUE = re.compile(r"^(\d{1,18}) (train|val|hella) ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))\s*$")
+_STEP_NAMES = {"train": "loss", "val": "eval_loss", "hella": "eval_hellaswag"}
 _VERL_STEP = re.compile(r"(?<![\w/])step:(\d{1,18}) - (?=[^\s:]+:)")
 _VERL_FIELD = re.compile(r"([^\s:][^:]*?)(?:\(([^()]*)\))?:(?:np\.\w+\()?([-+\w.]+)\)?")
 _VERL_UNITS = {"s": "_s", "ms": "_ms", "%": "_pct"}
@@ -213,8 +230,8 @@ _PLACEHOLDER_MFU = -100.0
 @dataclass(frozen=True)
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
-    "autoresearch", "nanogpt", "verl", "epoch_bracket", "tqdm_postfix", "key_value", "uncounted", "generic",
-    "generic_epoch"), step, total steps if printed, the
+    "autoresearch", "nanogpt", "verl", "colon_pairs", "llmc", "step_name_value", "epoch_bracket", "tqdm_postfix",
+    "key_value", "uncounted", "generic", "generic_epoch"), step, total steps if printed, the
     metrics in print order, and
     whether a cut tail lost fields."""
 
@@ -370,6 +387,34 @@ def _nanogpt(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     if not metrics or not metrics[0][0].endswith("loss"):  # the loss comes first, or it is no such line
         return None
     return _record("nanogpt", int(m.group(1) or m.group(2)), None, metrics, cut)
+
+
+def _colon_pairs(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """`step:N/M name:value ...` (modded-nanogpt, parameter-golf) or llm.c's `s:N name:value ...`: read when every
+    token after the counter is a numeric `name:value`, a loss or an evaluation among them."""
+    tokens = line[m.end():].split()
+    cut = last_line and bool(tokens)
+    metrics = []
+    for token in tokens[:-1] if cut else tokens:
+        name, sep, raw = token.partition(":")
+        value = number(raw) if sep and name else None
+        if value is None:
+            return None
+        unit = _UNITS.get(raw[_NUMBER.match(raw).end():].lower(), "") if _NUMBER.match(raw) else ""
+        if unit and not math.isfinite(value):
+            continue  # `step_avg:nanms`: a timing not measured yet
+        metrics.append((_COLON_NAMES.get(name) or canonical_metric(_snake(name.lower())) + unit, value))
+    if not any(name in _COLON_MEASURES for name, _ in metrics):
+        return None
+    kind = "llmc" if m.group(1) == "s" else "colon_pairs"
+    return _record(kind, int(m.group(2)), m.group(3), metrics, cut)
+
+
+def _step_name_value(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """build-nanogpt's `N train X` / `N val X` / `N hella X`."""
+    value = number(m.group(3))
+    return None if value is None else _record("step_name_value", int(m.group(1)), None,
+                                                [(_STEP_NAMES[m.group(2)], value)], False)
 
 
 def _verl(m: re.Match, line: str, last_line: bool) -> StepLine | None:
@@ -562,6 +607,7 @@ def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -
 
 # (substring, start of the shape, reader) in the order they are tried.
 _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
+                 (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("loss", _KEY_VALUE_START, _key_values),
                  ("%|", _TQDM_BAR, _tqdm_postfix), ("oss", _LOSS_WORD, _hand_written))

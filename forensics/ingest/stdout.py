@@ -318,6 +318,8 @@ _AMP_PRECISION = re.compile(r"precision='amp_(bf16|fp16)'|compute dtype: torch\.
 # OLMo's `Total number of parameters: N`; a parameter summary's `Total params: N` / `Total Parameters: N`.
 _TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})[ \t]*\r?$",
                            re.MULTILINE)
+# parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
+_MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
 # nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
 _COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\b.*$", re.MULTILINE)
 # nanochat base_train / autoresearch train.py: `Parameter counts:`, one `name : 1,234` line each, `total : N`.
@@ -347,8 +349,8 @@ def console_facts(text: str) -> dict:
     (`bfloat16_enabled ..... True`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
     `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, and the parameter
     count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
-    (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N` or DeepSpeed's pipeline
-    `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
+    (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N`, parameter-golf's
+    `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
     which ranks under a PEFT banner's count and a config's). Keys: `console_precision` ("bf16" | "fp16" |
     "fp32"), `console_n_params`, each with `<key>_line`."""
     out: dict = {}
@@ -356,7 +358,7 @@ def console_facts(text: str) -> dict:
     if m:
         out["console_precision"] = _PRECISION_NAMES[next(g for g in m.groups() if g)]
         out["console_precision_line"] = m.group(0).strip()[-160:]
-    m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or (
+    m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or _MODEL_PARAMS.search(text) or (
         "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text))
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
