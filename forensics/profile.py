@@ -287,6 +287,37 @@ _TRL_CONFIGS = (("SFTConfig", ("sft", None)), ("DPOConfig", ("preference", "dpo"
                 ("RewardConfig", ("reward", None)))
 
 
+# The package a training_args.bin's arguments class comes from, where it is a training framework's own subclass
+# (LLaMA-Factory's `llamafactory.hparams.training_args.TrainingArguments`, its older `llmtuner.` name, ms-swift's)
+_ARGUMENT_PACKAGES = (("llamafactory.", "llamafactory"), ("llmtuner.", "llamafactory"), ("swift.", "swift"),
+                      ("axolotl.", "axolotl"))
+# A checkout a run was started from, named in its output_dir (LLaMA-Factory's README runs from its own folder and
+# saves under saves/): the folder's name as a whole path part
+_FRAMEWORK_FOLDERS = {"llama-factory": "llamafactory", "llamafactory": "llamafactory", "ms-swift": "swift"}
+
+
+def _said(evidence: dict, framework: str, why: str) -> str:
+    evidence["framework"] = why
+    return framework
+
+
+def _arguments_owner(config: RunConfig) -> str | None:
+    name = config.get("training_args_class")
+    return next((framework for prefix, framework in _ARGUMENT_PACKAGES
+                 if isinstance(name, str) and name.startswith(prefix)), None)
+
+
+def _framework_folder(config: RunConfig) -> tuple[str, str, str] | None:
+    """(framework, key, folder) where output_dir or logging_dir runs through a framework's checkout, or None."""
+    for key in ("output_dir", "logging_dir"):
+        value = config.get(key)
+        parts = re.split(r"[\\/]", value) if isinstance(value, str) else []
+        found = next((part for part in parts if part.lower() in _FRAMEWORK_FOLDERS), None)
+        if found:
+            return _FRAMEWORK_FOLDERS[found.lower()], key, found
+    return None
+
+
 def _trl_config_class(config: RunConfig) -> tuple[str, tuple[str, str | None]] | None:
     """(class name, (objective, algorithm)) where training_args.bin holds a TRL trainer's arguments, else None."""
     name = config.get("training_args_class")
@@ -436,6 +467,15 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if trainer is not None:
         evidence["framework"] = f"{trainer[0]}, TRL's trainer arguments ({config.source_of('training_args_class')})"
         return "trl"
+    owner = _arguments_owner(config)
+    if owner is not None:
+        return _said(evidence, owner, f"{config.get('training_args_class')}, {owner}'s own arguments class "
+                                      f"({config.source_of('training_args_class')})")
+    folder = _framework_folder(config)
+    if folder is not None:
+        framework, key, part = folder
+        return _said(evidence, framework, f"{key} runs inside a {part} checkout ({config.get(key)}, "
+                                          f"{config.source_of(key)})")
     if layout is not None and layout.trainer_states:
         if objective in ("preference", "rl") or any(k in timeline.metrics for k in _TRL_SFT_KEYS):
             evidence["framework"] = "trainer_state.json with TRL's metric names"

@@ -149,6 +149,21 @@ def test_the_plain_trainer_arguments_class_says_nothing_of_trl():
     assert (p.objective, p.framework) == ("unknown", "unknown")
 
 
+@pytest.mark.parametrize("key, value, framework", [
+    ("training_args_class", "llamafactory.hparams.training_args.TrainingArguments", "llamafactory"),  # nico-qrnta
+    ("training_args_class", "llmtuner.hparams.training_args.TrainingArguments", "llamafactory"),
+    ("training_args_class", "swift.trainers.arguments.Seq2SeqTrainingArguments", "swift"),
+    ("output_dir", "/mnt/workspace/LLaMA-Factory/savesnew", "llamafactory"),  # GU-DY/chattest
+    ("output_dir", "/home/me/llama-factory-notes/out", "unknown"),  # a folder that only holds the name
+])
+def test_a_frameworks_own_arguments_class_or_checkout_says_the_framework(key, value, framework):
+    from forensics.profile import run_profile
+
+    config = RunConfig()
+    config.add(key, value, "training_args.bin")
+    assert run_profile(None, config, Timeline.empty(), []).framework == framework
+
+
 def test_a_summed_loss_with_its_perplexity_beside_it_is_read_per_token(tmp_path):
     """halilibrahimavsar/mybabyai logs loss = 16 x ln(Perplex): the per-token start at ln(vocabulary) is
     in the perplexity."""
@@ -385,3 +400,15 @@ def test_a_variant_of_low_rank_adapters_named_by_the_run_folder_says_its_method(
     (run / "trainer_state.json").write_text(json.dumps({"global_step": 100, "log_history": [
         {"step": s, "loss": 2.0 - s / 200, "epoch": s / 100} for s in range(10, 110, 10)]}))
     assert forensics.analyze(run).run_profile.method == method
+
+
+def test_a_gpt_neox_config_is_counted_exactly():
+    """arbordreams/tokalign-baseline's 1.4B GPT-NeoX: biases and norms included, the head apart from the embedding
+    (1,426,878,464; transformers' own count on the meta device)."""
+    from forensics.ingest.run_config import _exact_params
+
+    config = RunConfig()
+    for key, value in {"model_type": "gpt_neox", "vocab_size": 151646, "hidden_size": 2048, "num_hidden_layers": 16,
+                       "intermediate_size": 8192, "attention_bias": True, "tie_word_embeddings": False}.items():
+        config.add(f"model.{key}", value, "config.json")
+    assert _exact_params(config) == 1_426_878_464

@@ -394,7 +394,7 @@ def _estimate_params(config: RunConfig) -> int | None:
 
 def _exact_params(config: RunConfig) -> int | None:
     """The parameter count of the layouts known to the weight: GPT-2 (tied head; position embeddings, biases and
-    norms included) and T5 / mT5 (encoder, decoder with cross-attention, relative position buckets; a gated MLP for
+    norms included), GPT-NeoX / Pythia (untied head by default) and T5 / mT5 (encoder, decoder with cross-attention, relative position buckets; a gated MLP for
     the gated-gelu variants; the head counted where it is not tied). None for any other model type."""
     get = lambda key: config.get(f"model.{key}")  # noqa: E731
     model_type = str(get("model_type") or "").lower()
@@ -405,6 +405,14 @@ def _exact_params(config: RunConfig) -> int | None:
         inner = get("n_inner") or 4 * h
         block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * inner + inner) + (inner * h + h)
         return int(vocab * h + positions * h + layers * block + 2 * h)
+    if model_type == "gpt_neox":  # Pythia, GPT-NeoX: biased fused qkv and dense layers, two biased norms a block
+        h, layers, vocab, inter = get("hidden_size"), get("num_hidden_layers"), get("vocab_size"), get("intermediate_size")
+        if not all(cf.is_number(v) and v > 0 for v in (h, layers, vocab, inter)):
+            return None
+        bias = 4 * h if get("attention_bias") is not False else 0  # the qkv and dense biases
+        block = 4 * h + 4 * h * h + bias + (h * inter + inter) + (inter * h + h)
+        tied = get("tie_word_embeddings") is True  # NeoX keeps embed_out apart by default
+        return int(vocab * h * (1 if tied else 2) + layers * block + 2 * h)
     if model_type in ("t5", "mt5"):
         d, d_ff, d_kv, heads = get("d_model"), get("d_ff"), get("d_kv"), get("num_heads")
         enc, vocab, buckets = get("num_layers"), get("vocab_size"), get("relative_attention_num_buckets") or 32
