@@ -200,6 +200,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif _is_config(name) or (not explicit and (name.lower() == "readme.md" or suffix in (".yaml", ".yml"))):
         # a PEFT model card (README.md) says the base's quantization; a YAML file may be the run's configuration
         layout.config_files.append(path)
+        if name.lower() == "readme.md" and _holds(path, layout, _RESULTS_TABLE):
+            layout.text_logs.append(path)  # the Trainer's model card: its `### Training results` table is a log
     elif suffix in _WEIGHT_SUFFIXES and not _NOT_WEIGHTS.match(name):
         layout.weight_files.append(path)
     elif name == ".metadata":  # a torch.distributed.checkpoint folder (its .distcp files are read through it)
@@ -267,9 +269,13 @@ _LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t
 _LOOSE_LINES = 3
 
 
+# The header of the Trainer's notebook progress table (copied as text) or of its model card's results table.
+_RESULTS_TABLE = re.compile(rb"(?m)^[ \t|]*(?:Step|Epoch|Training Loss)[ \t]*[\t|][^\n]*(?:Training|Validation) Loss")
+
+
 def _hinted(chunk: bytes) -> bool:
     """A chunk of a file holds a line of a known training log, or `_LOOSE_LINES` lines of a hand-written loop."""
-    if _LOG_HINT.search(chunk):
+    if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk):
         return True
     found = 0
     for _ in _LOOSE_HINT.finditer(chunk):
@@ -288,6 +294,21 @@ def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
         return False
     return is_metrics_table_header(re.split(r"[,\t]", header.strip()))
+
+
+def _holds(path: Path, layout: RunLayout, pattern: re.Pattern) -> bool:
+    """Whether the head or tail of a file (`_SNIFF_BYTES` each) holds `pattern`."""
+    try:
+        with open(path, "rb") as fh:
+            if pattern.search(fh.read(_SNIFF_BYTES)):
+                return True
+            size = os.fstat(fh.fileno()).st_size
+            if size > _SNIFF_BYTES:
+                fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES))
+                return bool(pattern.search(fh.read(_SNIFF_BYTES)))
+    except OSError as err:
+        layout.skipped.append(Skipped(str(path), os_reason(err)))
+    return False
 
 
 def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:

@@ -412,3 +412,16 @@ def test_a_gpt_neox_config_is_counted_exactly():
                        "intermediate_size": 8192, "attention_bias": True, "tie_word_embeddings": False}.items():
         config.add(f"model.{key}", value, "config.json")
     assert _exact_params(config) == 1_426_878_464
+
+
+@pytest.mark.parametrize("said, method", [("[3/5] Loading model with 4-bit quantization...", "qlora"),
+                                          ("BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4')", "qlora"),
+                                          ("Loading unsloth/llama-3-8b-bnb-4bit", "qlora"),
+                                          ("Loading model in bfloat16...", "lora")])
+def test_a_console_that_says_its_base_was_loaded_in_4_bits_makes_its_adapter_qlora(tmp_path, said, method):
+    """Ishihara-Masabumi/Llama_SFT: a PEFT banner (an adapter) and '[3/5] Loading model with 4-bit quantization...'."""
+    lines = [said, "trainable params: 12,156,928 || all params: 3,224,906,752 || trainable%: 0.3770"]
+    lines += [f"{{'loss': {3.0 - s / 20:.4f}, 'grad_norm': 1.0, 'learning_rate': 0.0002, 'epoch': {s / 20}}}"
+              for s in range(1, 21)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    assert forensics.analyze(tmp_path).run_profile.method == method

@@ -90,8 +90,9 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     if is_preference_log(metrics) and len(loss) >= thresholds.learning_min_points:
         return []  # an RL log without a reward it names: its loss is no measure of learning
     if len(loss) < thresholds.learning_min_points:
-        if len(loss) == 0:
-            return []
+        evals = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
+        if len(loss) == 0 or len(evals) >= thresholds.learning_min_points and _fell(evals, thresholds)[0]:
+            return []  # (a model card's results table: a training loss at each evaluation, the eval loss falling)
         message = (f"only {len(loss)} finite loss {'point was' if len(loss) == 1 else 'points were'} logged: "
                    "too few to tell whether the run learned (log more often, e.g. logging_steps=10).")
         return [Finding("no_learning_evidence", "warning", int(loss.index[-1]), message, metric=LOSS,

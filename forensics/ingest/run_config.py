@@ -77,8 +77,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
 
 
 def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
-    """Precision and model size a console log states (`ingest.stdout.console_facts`), where nothing else did;
-    fp32 is said as fp16 and bf16 both off."""
+    """Precision, model size and a 4-bit base a console log states (`ingest.stdout.console_facts`), where nothing
+    else did; fp32 is said as fp16 and bf16 both off."""
     for source, meta in timeline.meta.items():
         precision = meta.get("console_precision")
         said = f"{source}: {meta.get('console_precision_line', '')}"
@@ -90,6 +90,9 @@ def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
         n = meta.get("console_n_params")
         if isinstance(n, int) and config.get("n_params") is None:
             config.add("n_params", n, f"{source}: {meta.get('console_n_params_line', '')}")
+        four_bit = meta.get("console_4bit")
+        if four_bit and config.get("quant.load_in_4bit") is None:  # the base loaded in 4 bits: an adapter on it is QLoRA
+            config.add("quant.load_in_4bit", True, f"{source}: {four_bit}")
 
 
 def _read_best_checkpoint(config: RunConfig, timeline: Timeline) -> None:
@@ -312,7 +315,8 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
         why = adapter_files[0] if adapter_files else (config.source_of("adapter.peft_type") or "adapter_config.json")
         method, source = ("qlora", f"derived: {why} with a 4-bit quantized base") if quant4 else ("lora", f"derived: {why}")
     elif quant4:
-        method, source = "qlora", "derived: 4-bit quantization_config (a 4-bit base cannot be trained in full)"
+        where = config.source_of("quant.load_in_4bit") or config.source_of("quant.bits") or "quantization_config"
+        method, source = "qlora", f"derived: a base loaded in 4 bits ({where}; it cannot be trained in full)"
     elif full_files:
         method, source = "full", f"derived: whole-model weights ({full_files[0]}) and no adapter"
     elif saved_model_config := _trainer_saved_model_config(layout):

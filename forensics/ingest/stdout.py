@@ -20,6 +20,8 @@
   `loss_scale_at_minimum` = 1. Their step: the training bar when there is one (the step being
   computed, n + 1), else the next step line's step, else the nearest DeepSpeed progress line,
   else their count.
+* The HF Trainer's results tables, its notebook progress table copied as text and its model card's `### Training
+  results` (`results_table`).
 * Step lines of the pre-training stacks and small training scripts (`pretrain_lines`), tqdm bars with a
   loss in their postfix among them (kept where the postfix changed; epoch bars numbered on), a hand-written loop's
   lines and MiniMind's `Epoch:[E/N](n/M)` lines (their counters numbered on across epochs: `step_numbering`).
@@ -46,6 +48,7 @@ from . import megatron_args, namespace_args, printed_configs
 from .step_numbering import numbered_on, uncounted_lines_numbered
 from .banners import find_banners, may_hold_banners
 from .pretrain_lines import ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, OlmoBlock, StepLine, has_generic_line, parse_line
+from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 
 FORMAT = "stdout"
 
@@ -134,8 +137,11 @@ def _scan(text: str) -> list[tuple]:
     # most logs have none: skip the work
     step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(TQDM_LOSS_POSTFIX.search(text)) or (
         has_generic_line(text))
+    table = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
     for index, piece in enumerate(pieces):
         record = step_lines and (olmo.feed(piece) or parse_line(piece, last_line=index == len(pieces) - 1))
+        if table is not None and not record:
+            record = table.feed(piece)
         if record:
             events.append(("line", record))
         if "{" in piece:
@@ -281,7 +287,17 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
     if plan and "epoch" not in metrics and "loss" in metrics and _plan_fits(plan, steps, events):
         frame = _with_epochs(frame, plan[1] / plan[0])
         meta["epoch_inferred"] = f"step / {plan[1] / plan[0]:g} steps per epoch, as the log's plan line states them"
+    elif per_epoch and "epoch" not in metrics and "loss" in metrics and _results_table_only(events):
+        # a results table has no epoch column; the Trainer's (or Unsloth's) banner says how many steps an epoch makes
+        frame = _with_epochs(frame, per_epoch)
+        meta["epoch_inferred"] = f"step / {per_epoch:g} steps per epoch, as the trainer's banner states them"
     return without_unit_loss_scale(without_placeholders(frame) if "megatron" in kinds_of(events) else frame)
+
+
+def _results_table_only(events: list[tuple]) -> bool:
+    """Whether every step of the log comes from a results table (optimizer steps, as the banner counts them)."""
+    kinds = {e[1].kind for e in events if e[0] == "line"}
+    return kinds == {"results_table"} and not any(e[0] == "dict" for e in events)
 
 
 def _plan_fits(plan: tuple[int, int], steps: list[int], events: list[tuple]) -> bool:
@@ -318,6 +334,9 @@ _AMP_PRECISION = re.compile(r"precision='amp_(bf16|fp16)'|compute dtype: torch\.
 # OLMo's `Total number of parameters: N`; a parameter summary's `Total params: N` / `Total Parameters: N`.
 _TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})[ \t]*\r?$",
                            re.MULTILINE)
+# A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
+# `load_in_4bit=True`, a bitsandbytes 4-bit model name) or names QLoRA: an adapter on it is QLoRA.
+_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b)|(?<![A-Za-z])QLoRA(?![A-Za-z])")
 # parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
 # nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
@@ -351,8 +370,9 @@ def console_facts(text: str) -> dict:
     count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
     (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N`, parameter-golf's
     `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
-    which ranks under a PEFT banner's count and a config's). Keys: `console_precision` ("bf16" | "fp16" |
-    "fp32"), `console_n_params`, each with `<key>_line`."""
+    which ranks under a PEFT banner's count and a config's), and the line saying the base was loaded in 4 bits
+    (`console_4bit`). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
+    `<key>_line`."""
     out: dict = {}
     m = _DS_PRECISION.search(text) or _AMP_PRECISION.search(text) or _COMPUTE_DTYPE.search(text)
     if m:
@@ -366,6 +386,9 @@ def console_facts(text: str) -> dict:
     m = _TRAINS_TOKENIZER.search(text) if "okenizer" in text else None
     if m:
         out["console_trains_tokenizer"] = m.group(0).strip()[-160:]
+    m = _LOADED_4BIT.search(text) if "4" in text or "QLoRA" in text else None
+    if m:
+        out["console_4bit"] = _line_at(text, m.start()).strip()[-160:]
     said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
     if said is not None:
         out["console_params_said"], out["console_params_said_line"] = said
@@ -391,7 +414,7 @@ def _said_param_count(text: str) -> tuple[int, str] | None:
 
 
 _NUM_EPOCHS = re.compile(r"Num Epochs = ([\d,]+)")
-_TOTAL_OPT_STEPS = re.compile(r"Total optimization steps = ([\d,]+)")
+_TOTAL_OPT_STEPS = re.compile(r"Total (?:optimization )?steps = ([\d,]+)")  # Unsloth's banner: `Total steps = 90`
 # A training script's own plan line, `2000 examples x 3 epochs = 375 steps` (Phiwain/LLM sft.py): the epochs and
 # the optimizer steps they make, said together. Whole numbers only, never begun inside another number (a run of
 # comma-separated token ids would make every comma a start: quadratic), nor a fraction (`0.5 epochs = 250 steps`).
