@@ -296,6 +296,9 @@ _ARGUMENT_PACKAGES = (("llamafactory.", "llamafactory"), ("llmtuner.", "llamafac
 _FRAMEWORK_FOLDERS = {"llama-factory": "llamafactory", "llamafactory": "llamafactory", "ms-swift": "swift"}
 
 
+_CARD_WRITERS = {"axolotl": "Axolotl", "trl": "TRL", "hf_trainer": "the Hugging Face Trainer"}
+
+
 def _said(evidence: dict, framework: str, why: str) -> str:
     evidence["framework"] = why
     return framework
@@ -459,6 +462,9 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if isinstance(said, str):  # ms-swift's args.json beside event files whose log the folder does not keep
         evidence["framework"] = f"{config.source_of('_framework')} (its own record of the run's arguments)"
         return said
+    card = next(((source, meta["model_card"]) for source, meta in timeline.meta.items() if meta.get("model_card")), None)
+    if card is not None:
+        return _said(evidence, card[1], f"the model card {_CARD_WRITERS[card[1]]} writes beside the model ({card[0]})")
     named = [kind for kind in timeline.console_kinds if kind in KIND_FRAMEWORKS]
     if named:
         evidence["framework"] = f"{named[0]} console lines"

@@ -81,3 +81,39 @@ def test_a_markdown_grpo_table_gives_training_metrics_not_eval_ones():
 def test_a_table_is_its_header_and_the_numeric_rows_right_under_it(lines, rows):
     table = ResultsTable()
     assert sum(table.feed(line) is not None for line in lines) == rows
+
+
+def test_a_model_cards_writer_and_its_fp16_line_go_into_the_profile(tmp_path):
+    """The Trainer's card names no framework but is the Trainer's; it writes `mixed_precision_training: Native AMP`
+    only for fp16 (transformers/modelcard.py). An Axolotl card says 'Built with Axolotl'."""
+    modelcard = pytest.importorskip("transformers.modelcard")
+    _, lines, results = modelcard.parse_log_history(HISTORY)
+    card = modelcard.TrainingSummary(model_name="tiny", eval_lines=lines, eval_results=results, hyperparameters={
+        "learning_rate": 1e-4, "mixed_precision_training": "Native AMP"}).to_model_card()
+    (tmp_path / "README.md").write_text(card)
+    profile = forensics.analyze(tmp_path).run_profile
+    assert (profile.framework, profile.precision) == ("hf_trainer", "fp16")
+    (tmp_path / "README.md").write_text("[<img alt=\"Built with Axolotl\"/>](https://github.com/axolotl-ai-cloud/axolotl)\n"
+                                        + card.replace("- mixed_precision_training: Native AMP\n", ""))
+    profile = forensics.analyze(tmp_path).run_profile
+    assert (profile.framework, profile.precision) == ("axolotl", "unknown")
+
+
+def test_an_eval_loss_nan_at_every_evaluation_beside_an_unsound_training_loss_is_an_error():
+    """Shamus/mt5-base (fp16) model card: eval loss nan at all 7 evaluations, the training loss 163, 1.14, 0.038,
+    0.0, 155, 75, 0.116: no sound training to say only the evaluation broke."""
+    a = forensics.analyze(CORPUS / "Wenxin-Jiang_CS577-NLP-mt5-base")
+    assert (a.status, a.first_incident.kind, a.first_incident.step, a.first_incident.severity) == (
+        "broken", "nonfinite_metric", 816, "error")
+    from forensics.analyzers.nonfinite import detect_nonfinite_metrics
+    from forensics.config import Thresholds
+    import pandas as pd
+
+    steps = [816, 1632, 2448, 3264]
+    evals = pd.Series([float("nan")] * 4, index=steps)
+    sound = detect_nonfinite_metrics({"loss": pd.Series([2.1, 1.9, 1.8, 1.7], index=steps), "eval_loss": evals},
+                                     Thresholds())
+    assert [f.severity for f in sound] == ["warning"]  # a broken evaluation beside a training loss that is fine
+    zeros = detect_nonfinite_metrics({"loss": pd.Series([2.1, 0.0, 1.8, 0.0], index=steps), "eval_loss": evals},
+                                     Thresholds())
+    assert [f.severity for f in zeros] == ["error"]

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding, plural
-from .metrics import GRAD_NORM, LOSS, Metrics, format_number
+from .metrics import EXPLODED_LOSS, GRAD_NORM, LOSS, Metrics, format_number
 
 _WATCHED_PREFIXES = ("rewards/", "logps/", "logits/")
 _WATCHED_NAMES = (GRAD_NORM, "kl", "reward")
@@ -55,13 +55,17 @@ def detect_nonfinite_metrics(metrics: Metrics, thresholds: Thresholds,
 def _only_the_evaluation(found: Finding, metrics: Metrics) -> Finding:
     """An eval metric non-finite to the end while the training loss stays finite after it (three points or more, the
     last one finite): the evaluation broke, not the weights (a QA eval whose answers were cut off has no label
-    tokens: a NaN mean). A warning that says so; the weights are judged by the training metrics."""
+    tokens: a NaN mean). A warning that says so; the weights are judged by the training metrics. Not where that training
+    loss is itself unsound: exactly 0.0 somewhere (what HF's NaN filter logs) or above `EXPLODED_LOSS` (mT5 in fp16:
+    163, 0.0, 155 beside an eval loss NaN at every evaluation)."""
     if found.severity != "error" or not found.metric.startswith("eval_") or LOSS not in metrics:
         return found
     loss = metrics[LOSS]
     after = loss[loss.index >= found.step].to_numpy(dtype="float64")
     if len(after) < 3 or not np.all(np.isfinite(after)):
         return found
+    if np.any(after == 0.0) or np.any(after > EXPLODED_LOSS):
+        return found  # a training loss at exactly 0 (HF's NaN filter) or past any cross-entropy is no sound training
     message = (found.message + " The training loss stays finite through the end of the log: the evaluation is "
                "what breaks (eval examples with no label tokens left after truncation, a metric over an empty set), "
                "not the weights. Check the eval data and compute_metrics.")

@@ -10,7 +10,8 @@
   no training loss had been logged yet.
 
 A table is read where its header names a Step (or Epoch) column and a Training Loss or Validation Loss column; its
-rows are the lines after it with as many cells, every cell a number, `No log` or empty. Training Loss -> loss,
+rows are the lines after it with as many cells, the step, epoch and loss cells each a number (`nan` included),
+`No log` or empty (a metric cell that is no number, such as a dict of ROUGE scores, is passed over). Training Loss -> loss,
 Validation Loss -> eval_loss, Epoch -> epoch; the other columns are evaluation metrics (eval_<name>) beside a
 Validation Loss column (what compute_metrics returned) and training metrics otherwise (a GRPO run's reward, kl).
 Each row becomes a `StepLine` of kind "results_table"; a table without a Step column gives each row its epoch as
@@ -29,7 +30,8 @@ from .pretrain_lines import StepLine
 MARKERS = ("Training Loss", "Validation Loss")
 _SPLIT = re.compile(r"\t|\|")
 _RULE_CELL = re.compile(r"^:?-{2,}:?$")
-_EMPTY_CELLS = {"", "no log", "-", "nan"}
+_EMPTY_CELLS = {"", "no log", "-"}
+_KEY_COLUMNS = ("step", "epoch", "loss", "eval_loss")  # a row whose cell here is no number is no row
 _NAMES = {"step": "step", "epoch": "epoch", "training loss": "loss", "validation loss": "eval_loss"}
 
 
@@ -94,7 +96,9 @@ class ResultsTable:
             try:
                 values[name] = float(cell.replace(",", ""))
             except ValueError:
-                return None
+                if name in _KEY_COLUMNS:
+                    return None  # prose, or another table
+                # a metric printed as a dict (`{'rouge1': 31.2, ...}`): not one number, passed over
         step = values.pop("step", None)
         kind = "results_table"
         if step is None:

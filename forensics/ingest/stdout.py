@@ -336,7 +336,13 @@ _TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)
                            re.MULTILINE)
 # A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
 # `load_in_4bit=True`, a bitsandbytes 4-bit model name) or names QLoRA: an adapter on it is QLoRA.
-_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b)|(?<![A-Za-z])QLoRA(?![A-Za-z])")
+_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|(?<![A-Za-z])QLoRA(?![A-Za-z]))")
+# The model card a trainer writes beside its model (README.md): whose it is, and the card's own precision line (the
+# Trainer writes `- mixed_precision_training: Native AMP` only for fp16: transformers/modelcard.py)
+_CARD_OWNERS = (("axolotl", re.compile(r"Built with Axolotl|^axolotl version:", re.MULTILINE)),
+                ("trl", re.compile(r"^This model was trained with \[?(?:SFT|DPO|ORPO|KTO|GRPO|PPO|Reward)|^- TRL: ", re.MULTILINE)),
+                ("hf_trainer", re.compile(r"^### Training results\s*$", re.MULTILINE)))
+_CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTILINE)
 # parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
 # nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
@@ -370,8 +376,9 @@ def console_facts(text: str) -> dict:
     count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
     (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N`, parameter-golf's
     `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
-    which ranks under a PEFT banner's count and a config's), and the line saying the base was loaded in 4 bits
-    (`console_4bit`). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
+    which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
+    (`console_4bit`), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
+    `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
     `<key>_line`."""
     out: dict = {}
     m = _DS_PRECISION.search(text) or _AMP_PRECISION.search(text) or _COMPUTE_DTYPE.search(text)
@@ -386,7 +393,14 @@ def console_facts(text: str) -> dict:
     m = _TRAINS_TOKENIZER.search(text) if "okenizer" in text else None
     if m:
         out["console_trains_tokenizer"] = m.group(0).strip()[-160:]
-    m = _LOADED_4BIT.search(text) if "4" in text or "QLoRA" in text else None
+    if "Training results" in text or "Axolotl" in text or "xolotl version" in text or "trained with" in text:
+        owner = next((name for name, pattern in _CARD_OWNERS if pattern.search(text)), None)
+        if owner:
+            out["model_card"] = owner
+        m = _CARD_FP16.search(text)
+        if m and "console_precision" not in out:
+            out["console_precision"], out["console_precision_line"] = "fp16", m.group(0).strip()
+    m = _LOADED_4BIT.search(text) if "4" in text or "lora" in text.lower() else None
     if m:
         out["console_4bit"] = _line_at(text, m.start()).strip()[-160:]
     said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
