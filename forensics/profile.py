@@ -53,6 +53,7 @@ _STAGES = {"sft": ("sft", None), "pt": ("pretrain", None), "rm": ("reward", None
 _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("preference", "dpo")),
                     ("kto", ("preference", "kto")), ("orpo", ("preference", "orpo")), ("sft", ("sft", None)),
                     ("pretrain", ("pretrain", None)))
+_MODEL_NAME_KEYS = ("model.", "adapter.base_model")
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d{1,4}(?:\.\d{1,2})?)\s?([bm])(?![a-z0-9])", re.IGNORECASE)
 _NAME_KEYS = ("model.name_or_path", "model._name_or_path", "output_dir", "run_name", "logging_dir", "hub_model_id",
               "best_model_checkpoint", "adapter.base_model_name_or_path")
@@ -200,6 +201,10 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
     if isinstance(stage, str) and stage.lower() in _STAGES:
         evidence["objective"] = f"stage {stage} ({config.source_of('stage') or config.source_of('rlhf_type')})"
         return _STAGES[stage.lower()]
+    head = next(((src, m["console_value_head"]) for src, m in timeline.meta.items() if m.get("console_value_head")), None)
+    if head is not None:  # (PPO loads a value head too, but logs its RL metrics: read above)
+        evidence["objective"] = f"a value head trained on pairs, with no RL metric ({head[0]}: {head[1]}): a reward model"
+        return "reward", None
     chance = _pairwise_loss_at_chance(config, timeline)
     if chance is not None:
         evidence["objective"] = (f"a one-label scoring head (num_labels 1, {config.source_of('model.num_labels')}) "
@@ -229,8 +234,11 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
                  "far above where a fine-tune of a trained model starts (1 to 4), falling by half or more")
         evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
         return "pretrain", None
+    own = [(text, where) for text, where in names if not where.startswith(_MODEL_NAME_KEYS)]
     for word, (objective, algo) in _NAME_OBJECTIVES:
-        found = _word_in(names, word)
+        # the run's own names only: a base model's path says what that model is or where it lies
+        # (`/data/pretrain_dir/Llama-3.1`, `Qwen2-7B-DPO`), not what this run trains it for
+        found = _word_in(own, word)
         if found and word in _PAIRWISE_NAMES and _first_loss_above(timeline, _PAIRWISE_START_MAX):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:

@@ -1640,3 +1640,20 @@ def test_a_closing_train_loss_no_cross_entropy_takes_with_no_step_loss_is_a_dive
     (f,) = detect_divergence(m, TH)
     assert (f.kind, f.severity, f.step) == ("divergence", "error", 69)
     assert detect_divergence(dict(m, train_loss=pd.Series([1.9], index=[69])), TH) == []
+
+
+def test_grad_norm_zero_at_every_step_of_a_pairwise_log_sitting_under_ln_2_from_its_start_is_no_learning():
+    """DehaoDai/minillm DPO: the SFT policy against its base starts (and stays) at 0.61 with grad_norm exactly 0 at
+    all 20 points: the reference model's difference, not an update. The same zeros beside a loss that falls from
+    ln 2 are the logging's (a DeepSpeed release that reports 0): nothing said."""
+    from forensics.analyzers.frozen import detect_no_gradient
+
+    n = 20
+    st = steps(n, 5)
+    flat = 0.6108 + 0.004 * np.sin(np.arange(n))
+    m = metrics(st, loss=flat, grad_norm=np.zeros(n), **{"rewards/margins": np.full(n, 0.18),
+                                                         "rewards/accuracies": np.ones(n)})
+    (f,) = detect_no_gradient(m, TH)
+    assert (f.kind, f.step) == ("no_learning_signal", st[0])
+    falling = dict(m, loss=pd.Series(np.linspace(0.69, 0.35, n), index=st))
+    assert detect_no_gradient(falling, TH) == []

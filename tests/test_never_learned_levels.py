@@ -149,3 +149,33 @@ def test_a_model_from_random_weights_stuck_for_epochs_while_its_held_out_loss_ri
     resumed = _from_scratch(flat, [7.87, 8.13, 8.14, 8.46])  # a log from epoch 3 on: it may have learned before
     resumed["epoch"] = resumed["epoch"] + 3.0
     assert detect_stuck_from_scratch(resumed, Thresholds()) == []
+
+
+def test_a_reward_model_at_ln_2_with_its_eval_accuracy_at_chance_never_learned():
+    """XueyangFeng/ECPO's reward stage: a pairwise loss of 0.70-0.75 for three epochs, eval accuracy 0.469, 0.449."""
+    from forensics.analyzers.never_learned import detect_reward_model_at_chance
+
+    steps = list(range(10, 660, 10))
+    loss = pd.Series([0.80, 0.72, 0.71] + [0.73 + 0.02 * ((s // 10) % 3 - 1) for s in steps[3:]], index=steps)
+    stuck = {"loss": loss, "eval_loss": pd.Series([0.6949, 0.6938], index=[500, 650]),
+             "eval_accuracy": pd.Series([0.469, 0.449], index=[500, 650])}
+    (f,) = detect_reward_model_at_chance(stuck, Thresholds())
+    assert (f.kind, f.severity, f.step) == ("never_learned", "error", 10)
+    assert detect_reward_model_at_chance({**stuck, "eval_accuracy": pd.Series([0.68, 0.71], index=[500, 650])},
+                                         Thresholds()) == []  # it tells held-out pairs apart
+    assert detect_reward_model_at_chance({**stuck, "loss": loss * 0.6}, Thresholds()) == []  # under ln 2: learning
+
+
+def test_a_classifier_at_ln_k_with_two_evaluations_at_chance_and_its_eval_loss_there_never_learned():
+    """surely-zoe/NLP244-quest4: 3 labels, the loss at ln 3 = 1.0986 at 45 of 50 steps, eval loss 1.117 and 1.107,
+    eval accuracy 0.330 and 0.3315."""
+    from forensics.analyzers.never_learned import detect_never_learned
+
+    steps = list(range(10, 510, 10))
+    loss = pd.Series([1.1326, 1.1520] + [1.1 + 0.008 * ((s // 10) % 3 - 1) for s in steps[2:]], index=steps)
+    evals = {"eval_loss": pd.Series([1.1166, 1.1072], index=[250, 500]),
+             "eval_accuracy": pd.Series([0.330, 0.3315], index=[250, 500])}
+    (f,) = detect_never_learned({"loss": loss, **evals}, Thresholds())
+    assert (f.kind, f.evidence["choices"]) == ("never_learned", 3)
+    learned_eval = {**evals, "eval_loss": pd.Series([0.85, 0.62], index=[250, 500])}
+    assert detect_never_learned({"loss": loss, **learned_eval}, Thresholds()) == []  # two points need the eval loss too

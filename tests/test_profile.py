@@ -425,3 +425,23 @@ def test_a_console_that_says_its_base_was_loaded_in_4_bits_makes_its_adapter_qlo
               for s in range(1, 21)]
     (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
     assert forensics.analyze(tmp_path).run_profile.method == method
+
+
+def test_an_objective_word_in_the_base_models_path_is_not_the_runs_objective():
+    """XueyangFeng/ECPO: the base lies in /data/pretrain_dir/Llama-3.1; the run trains a reward model on it."""
+    from forensics.profile import run_profile
+
+    config = RunConfig()
+    config.add("model._name_or_path", "/data/pretrain_dir/Llama-3.1", "config.json")
+    assert run_profile(None, config, Timeline.empty(), []).objective == "unknown"
+    config.add("output_dir", "saves/llama3/pretrain", "training_args.bin")
+    assert run_profile(None, config, Timeline.empty(), []).objective == "pretrain"
+
+
+def test_llamafactorys_value_head_lines_make_a_run_without_rl_metrics_a_reward_model(tmp_path):
+    lines = ["[INFO|2024-12-14 11:00:08] llamafactory.model.model_utils.valuehead:157 >> Provided path (/x/sft) does "
+             "not contain value head weights: /x/sft/value_head.bin."]
+    lines += [f"{{'loss': {0.73 + 0.01 * (s % 3):.4f}, 'grad_norm': 12.0, 'learning_rate': 1e-4, 'epoch': {s / 20}}}"
+              for s in range(1, 21)]
+    (tmp_path / "nohup.out").write_text("\n".join(lines) + "\n")
+    assert forensics.analyze(tmp_path).run_profile.objective == "reward"

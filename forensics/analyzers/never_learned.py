@@ -10,6 +10,8 @@ Two levels are the signature of a model that learned nothing (VERDICTS.md):
   movement, is a model that never got a gradient.
 * ln k for a classifier or multiple-choice model over k answers (k = 2 to 20): the training loss at
   ln k at (nearly) every step, and the eval accuracy at chance too (about 1/k).
+* ln 2 or above for a pairwise reward model (the run profile says so) whose eval accuracy is at chance
+  (`detect_reward_model_at_chance`).
 * any level, for a run logged from its start through a whole first epoch: a loss that never moved (every
   logged window within `_UNMOVED` of its level, no trend) while grad_norm and the learning rate were not 0.
   A pass over every batch of the data changes a model that is learning; one that changes nothing got updates
@@ -115,11 +117,41 @@ def _evaluated_at_chance(metrics: Metrics, k: int, chance: float) -> str | None:
     None. An accuracy is what says the model is a classifier at all: a language model's loss of 2.48 also sits
     near ln 12, and an eval loss beside it says nothing about answers."""
     accuracy = next((finite(metrics[key]) for key in _ACCURACY_KEYS if key in metrics), None)
-    if accuracy is not None and len(accuracy) >= 3:
+    evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
+    # two evaluations are enough where the eval loss sits at ln k beside them (surely-zoe: 0.330, 0.3315 for 3 labels)
+    at_level = evals is not None and len(evals) >= 2 and bool(np.all(np.abs(evals - chance) <= _CHANCE_TOLERANCE * chance))
+    if accuracy is not None and (len(accuracy) >= 3 or len(accuracy) >= 2 and at_level):
         later = float(accuracy.iloc[len(accuracy) // 2:].median())
         if abs(later - 1 / k) <= max(0.05, 0.25 / k):
             return f"the eval accuracy stays at about {format_number(later)}, chance for {k} answers"
     return None
+
+
+_TOLD_APART = 0.03  # a pairwise loss this far under ln 2 separates its pairs (a margin of about 0.06)
+_CHANCE_PAIRS = 0.55  # a held-out pairwise accuracy at or under this is chance
+
+
+def detect_reward_model_at_chance(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """A pairwise reward model (the run profile says it is one; its loss is -log sigmoid(r_chosen - r_rejected))
+    that never told its pairs apart: the later half of its training loss never clearly under ln 2 (scores that do
+    not separate the pairs give ln 2, or more when they are noisy), and its held-out accuracy at chance (the later
+    half's median at most `_CHANCE_PAIRS`). An error from the first logged step (XueyangFeng/ECPO: loss 0.70-0.75
+    for three epochs, eval accuracy 0.469 and 0.449)."""
+    loss = real_loss(metrics) if LOSS in metrics else None
+    accuracy = next((finite(metrics[key]) for key in _ACCURACY_KEYS if key in metrics), None)
+    if loss is None or len(loss) < thresholds.never_learned_points or accuracy is None or not len(accuracy):
+        return []
+    level = float(loss.iloc[len(loss) // 2:].median())
+    held_out = float(accuracy.iloc[len(accuracy) // 2:].median())
+    if level < LN2 - _TOLD_APART or held_out > _CHANCE_PAIRS:
+        return []
+    message = (f"the reward model never learned: its pairwise loss stays at about {format_number(level)} over the later "
+               f"half of the log (ln 2 = 0.6931 is a coin flip between the two answers; above it, noisy scores that "
+               f"still do not separate them) and its eval accuracy is {format_number(held_out)} (chance is 0.5). Check "
+               "that the chosen and rejected answers are in the right columns and differ, the learning rate, and that "
+               "the value head is trained.")
+    return [_finding(loss, message, {"level": level, "reason": "reward model at chance",
+                                     "eval_accuracy": held_out})]
 
 
 def _at_ln2(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Finding]:

@@ -337,6 +337,8 @@ _TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)
 # A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
 # `load_in_4bit=True`, a bitsandbytes 4-bit model name) or names QLoRA: an adapter on it is QLoRA.
 _LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|(?<![A-Za-z])QLoRA(?![A-Za-z]))")
+# LLaMA-Factory loading or saving a value head (its reward-model and PPO stages; trl's AutoModelForCausalLMWithValueHead)
+_VALUE_HEAD = re.compile(r"llamafactory\.model\.model_utils\.valuehead|Value head model saved|does not contain value head weights")
 # The model card a trainer writes beside its model (README.md): whose it is, and the card's own precision line (the
 # Trainer writes `- mixed_precision_training: Native AMP` only for fp16: transformers/modelcard.py)
 _CARD_OWNERS = (("axolotl", re.compile(r"Built with Axolotl|^axolotl version:", re.MULTILINE)),
@@ -377,7 +379,7 @@ def console_facts(text: str) -> dict:
     (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N`, parameter-golf's
     `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
     which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
-    (`console_4bit`), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
+    (`console_4bit`), a value head loaded or saved (`console_value_head`), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
     `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
     `<key>_line`."""
     out: dict = {}
@@ -400,6 +402,9 @@ def console_facts(text: str) -> dict:
         m = _CARD_FP16.search(text)
         if m and "console_precision" not in out:
             out["console_precision"], out["console_precision_line"] = "fp16", m.group(0).strip()
+    m = _VALUE_HEAD.search(text) if "alue head" in text or "valuehead" in text else None
+    if m:
+        out["console_value_head"] = _line_at(text, m.start()).strip()[-160:]
     m = _LOADED_4BIT.search(text) if "4" in text or "lora" in text.lower() else None
     if m:
         out["console_4bit"] = _line_at(text, m.start()).strip()[-160:]
