@@ -14,6 +14,10 @@ import pytest
 from support.fixture_runs import FIXTURE_SPECS
 from support.runmaker import RunFacts, make_run
 
+# The real-run corpus is data: a run folder may hold a Python file of its own (XTuner's vis_data/config.py), which
+# --doctest-modules would import. Never collect from it.
+collect_ignore = ["realworld", "trackers_realworld"]
+
 
 def _build(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, RunFacts]:
     pytest.importorskip("transformers")

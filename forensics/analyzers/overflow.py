@@ -6,7 +6,8 @@ loss scale already at minimum ... Exiting run.").
 
 A dynamic loss scaler overflows now and then by design: it starts at 2**16, halves on each
 overflow and tries doubling again every `loss_scale_window` steps. A few isolated overflows
-are normal (one info finding). A storm -- `overflow_storm_count` overflows on consecutive
+are the scaler doing its job, but each one is an update skipped, which the owner should know (VERDICTS.md: isolated
+fp16 skipped steps are a warning): one `skipped_steps` warning. A storm -- `overflow_storm_count` overflows on consecutive
 steps, or the scale falling to its floor -- means every step is being skipped: warning, and
 an error when the scale hit the floor (DeepSpeed stops the run there).
 """
@@ -47,7 +48,7 @@ def longest_consecutive_run(steps: list[int]) -> tuple[int, int]:
 
 
 def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """One `loss_scale_overflow` finding: error at the floor, warning for a storm, info for a few."""
+    """One finding: `loss_scale_overflow` error at the floor or warning for a storm, `skipped_steps` warning for a few."""
     steps = overflow_steps(metrics)
     floor_step = _floor_step(metrics, thresholds)
     if not steps and floor_step is None:
@@ -69,9 +70,12 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
                    f"({len(steps)} in all, loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}).")
         return [Finding("loss_scale_overflow", "warning", storm_start, message,
                         end_step=storm_start + storm_len - 1, metric=SCALE, evidence=evidence)]
-    message = (f"{plural(len(steps), 'isolated fp16 overflow')} from step {steps[0]} (loss scale down to "
-               f"{format_number(lowest) if lowest is not None else 'unknown'}): normal dynamic loss scaling.")
-    return [Finding("loss_scale_overflow", "info", steps[0], message, metric=SCALE, evidence=evidence)]
+    message = (f"{plural(len(steps), 'update')} skipped by the fp16 loss scaler from step {steps[0]} (isolated "
+               f"overflows, loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}): the scaler "
+               "did its job, but those batches taught the model nothing. A few at the start are the scaler finding its "
+               "level; more later mean the loss or gradients reach the edge of fp16's range (bf16 has no scaler).")
+    return [Finding("skipped_steps", "warning", steps[0], message, end_step=steps[-1], metric=SCALE,
+                    evidence={**evidence, "deepspeed_overflow": True})]
 
 
 def _floor_step(metrics: Metrics, thresholds: Thresholds) -> int | None:
