@@ -42,7 +42,10 @@ UNKNOWN = "unknown"
 _PREFERENCE_ALGOS = (("kto", ("rewards/chosen_sum", "logps/chosen_sum")), ("orpo", ("log_odds_ratio", "nll_loss")),
                      ("dpo", ("rewards/margins", "rewards/chosen", "logps/chosen")))
 _RL_KEYS = ("completion_length", "completions/mean_length", "reward", "reward_std", "frac_reward_zero_std")
-_PPO_KEYS = ("objective/kl", "policy/approxkl_avg", "ppo/mean_scores", "objective/rlhf_reward")
+_PPO_KEYS = ("objective/kl", "policy/approxkl_avg", "ppo/mean_scores", "objective/rlhf_reward", "critic_loss")
+# DeepSpeed-Chat's steps, each told by the lines it prints (ingest.deepspeed_chat)
+_DSCHAT_OBJECTIVES = {"dschat_sft": ("sft", None), "dschat_rm": ("reward", None), "dschat_ppo": ("rl", "ppo"),
+                      "dschat_dpo": ("preference", "dpo")}
 # verl's RL trainers log the policy loss under this name; its SFT trainer logs train/loss (-> loss).
 _VERL_RL_KEY = "actor/pg_loss"
 # Logged by TRL's SFTTrainer only (the plain Trainer computes no token accuracy).
@@ -137,6 +140,11 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
     if said in ("full", "lora", "qlora", "peft"):
         evidence["method"] = str(config.source_of("method"))
         return said
+    chat = next(((src, m) for src, m in timeline.meta.items() if "console_lora_dim" in m), None)
+    if chat is not None and any(kind in _DSCHAT_OBJECTIVES for kind in timeline.console_kinds):
+        evidence["method"] = (f"DeepSpeed-Chat trains every weight unless --lora_dim is given ({chat[0]}: "
+                              f"{chat[1]['console_lora_dim_line'][:120]})")
+        return "lora" if chat[1]["console_lora_dim"] > 0 else "full"
     for banner in timeline.banners:
         if banner.kind == "webui":
             evidence["method"] = f"text-generation-webui LoRA training in {banner.source} (it trains LoRA adapters only)"
@@ -175,6 +183,10 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
             evidence["objective"] = (f"verl console lines with {_VERL_RL_KEY} (its RL trainer)" if rl
                                      else "verl console lines with train/loss (its SFT trainer)")
             return ("rl", None) if rl else ("sft", None)
+    chat = next((kind for kind in timeline.console_kinds if kind in _DSCHAT_OBJECTIVES), None)
+    if chat is not None:
+        evidence["objective"] = f"DeepSpeed-Chat's {chat.split('_')[1].upper()} step lines in the console"
+        return _DSCHAT_OBJECTIVES[chat]
     ppo = [k for k in _PPO_KEYS if k in metrics]
     rl = [k for k in metrics if k in _RL_KEYS or (k.startswith("rewards/") and k.endswith("/mean"))]
     if ppo or rl:  # before the pairwise names: GRPO logs rewards/<func>/mean, never rewards/chosen

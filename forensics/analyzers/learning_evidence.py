@@ -3,7 +3,8 @@
 VERDICTS.md: healthy is not "no finding fired"; the data must show a run that learned. For an
 LM loss that evidence is the loss (or the eval loss) ending clearly below where it started: the
 median of the last tenth of the logged points below the median of the first tenth by at least
-`learning_min_fall`. When it did not, or when only a couple of points were logged, the run gets
+`learning_min_fall`; or a held-out accuracy rising by `ACCURACY_RISE` (a reward model ranking more pairs right, a
+classifier). When it did not, or when only a couple of points were logged, the run gets
 a `no_learning_evidence` warning that says what was seen. In an RL log (GRPO, PPO) the loss is near 0 by
 construction and the reward is the evidence: it must end clearly above where it started. A pairwise
 preference log (DPO and kin) learned when the pairs are told apart: its loss ends clearly under ln 2 (fallen, and
@@ -21,7 +22,8 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LN2, LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
+from .metrics import (EVAL_ACCURACY_KEYS, LN2, LOSS, Metrics, finite, format_number, is_preference_log, point_noise,
+                      real_loss)
 from .reward_decline import reward_metric
 
 EVAL_LOSS = "eval_loss"
@@ -67,7 +69,20 @@ def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence
             fell, head, tail = _fell(series, thresholds)
             if fell:
                 return _evidence(name, series, head, tail)
-    return None
+    return _accuracy_rose(metrics)
+
+
+ACCURACY_RISE = 0.1  # a held-out accuracy this far above where it was first evaluated: the model learned
+
+
+def _accuracy_rose(metrics: Metrics) -> LearningEvidence | None:
+    """A held-out accuracy that rose clearly (by `ACCURACY_RISE`) from its first evaluation to its last (a reward
+    model's share of pairs ranked right, a classifier's), or None."""
+    name = next((key for key in EVAL_ACCURACY_KEYS if key in metrics), None)
+    accuracy = finite(metrics[name]) if name else _EMPTY
+    if len(accuracy) < 2 or float(accuracy.iloc[-1]) < float(accuracy.iloc[0]) + ACCURACY_RISE:
+        return None
+    return _evidence(name, accuracy, float(accuracy.iloc[0]), float(accuracy.iloc[-1]))
 
 
 def _evidence(name: str, series, start: float, end: float) -> LearningEvidence:
@@ -91,7 +106,8 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
         return []  # an RL log without a reward it names: its loss is no measure of learning
     if len(loss) < thresholds.learning_min_points:
         evals = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
-        if len(loss) == 0 or len(evals) >= thresholds.learning_min_points and _fell(evals, thresholds)[0]:
+        if len(loss) == 0 or len(evals) >= thresholds.learning_min_points and _fell(evals, thresholds)[0] \
+                or _accuracy_rose(metrics) is not None:
             return []  # (a model card's results table: a training loss at each evaluation, the eval loss falling)
         message = (f"only {len(loss)} finite loss {'point was' if len(loss) == 1 else 'points were'} logged: "
                    "too few to tell whether the run learned (log more often, e.g. logging_steps=10).")
@@ -101,7 +117,7 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     if fell:
         return []
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
-    if len(eval_loss) >= 2 and _fell(eval_loss, thresholds)[0]:
+    if len(eval_loss) >= 2 and _fell(eval_loss, thresholds)[0] or _accuracy_rose(metrics) is not None:
         return []
     moved = tail < head - thresholds.learning_min_fall * abs(head)
     said = (f"the loss fell no more than its own step-to-step noise explains (about "

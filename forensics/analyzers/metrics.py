@@ -19,6 +19,7 @@ import pandas as pd
 Metrics = Mapping[str, pd.Series]
 
 LOSS = "loss"
+EVAL_ACCURACY_KEYS = ("eval_accuracy", "eval_acc")  # a held-out accuracy, as the Trainer's compute_metrics names it
 GRAD_NORM = "grad_norm"
 LR = "learning_rate"
 

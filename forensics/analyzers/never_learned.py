@@ -28,7 +28,8 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LN2, LOSS, Metrics, finite, format_number, is_preference_log, real_loss
+from .metrics import (EVAL_ACCURACY_KEYS, GRAD_NORM, LN2, LOSS, Metrics, finite, format_number, is_preference_log,
+                      real_loss)
 
 FRESH_HEAD_RANGE = (9.0, 13.0)  # ln(8k) .. ln(440k): the loss of uniform guessing over a vocabulary
 _REWARD_KEYS = ("rewards/margins", "rewards/chosen", "rewards/rejected")
@@ -109,14 +110,13 @@ def _at_chance(metrics: Metrics, loss, values) -> list[Finding]:
 
 _MAX_CHOICES = 20
 _CHANCE_TOLERANCE = 0.03  # a loss within 3% of ln k sits at the uniform guess
-_ACCURACY_KEYS = ("eval_accuracy", "eval_acc")
 
 
 def _evaluated_at_chance(metrics: Metrics, k: int, chance: float) -> str | None:
     """Why the evaluation shows a classifier at chance (the later half's eval accuracy within reach of 1/k), or
     None. An accuracy is what says the model is a classifier at all: a language model's loss of 2.48 also sits
     near ln 12, and an eval loss beside it says nothing about answers."""
-    accuracy = next((finite(metrics[key]) for key in _ACCURACY_KEYS if key in metrics), None)
+    accuracy = next((finite(metrics[key]) for key in EVAL_ACCURACY_KEYS if key in metrics), None)
     evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
     # two evaluations are enough where the eval loss sits at ln k beside them (surely-zoe: 0.330, 0.3315 for 3 labels)
     at_level = evals is not None and len(evals) >= 2 and bool(np.all(np.abs(evals - chance) <= _CHANCE_TOLERANCE * chance))
@@ -138,7 +138,7 @@ def detect_reward_model_at_chance(metrics: Metrics, thresholds: Thresholds) -> l
     half's median at most `_CHANCE_PAIRS`). An error from the first logged step (XueyangFeng/ECPO: loss 0.70-0.75
     for three epochs, eval accuracy 0.469 and 0.449)."""
     loss = real_loss(metrics) if LOSS in metrics else None
-    accuracy = next((finite(metrics[key]) for key in _ACCURACY_KEYS if key in metrics), None)
+    accuracy = next((finite(metrics[key]) for key in EVAL_ACCURACY_KEYS if key in metrics), None)
     if loss is None or len(loss) < thresholds.never_learned_points or accuracy is None or not len(accuracy):
         return []
     level = float(loss.iloc[len(loss) // 2:].median())

@@ -105,7 +105,8 @@ PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", 
 # The framework a kind of line names, where it names one.
 KIND_FRAMEWORKS = {"megatron": "megatron", "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
-                   "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c"}
+                   "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
+                   "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 

@@ -20,6 +20,7 @@
   `loss_scale_at_minimum` = 1. Their step: the training bar when there is one (the step being
   computed, n + 1), else the next step line's step, else the nearest DeepSpeed progress line,
   else their count.
+* DeepSpeed-Chat's evaluation, epoch-loss and PPO lines (`deepspeed_chat`).
 * The HF Trainer's results tables, its notebook progress table copied as text and its model card's `### Training
   results` (`results_table`).
 * Step lines of the pre-training stacks and small training scripts (`pretrain_lines`), tqdm bars with a
@@ -48,6 +49,7 @@ from . import megatron_args, namespace_args, printed_configs
 from .step_numbering import numbered_on, uncounted_lines_numbered
 from .banners import find_banners, may_hold_banners
 from .pretrain_lines import ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, OlmoBlock, StepLine, has_generic_line, parse_line
+from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 
 FORMAT = "stdout"
@@ -138,10 +140,13 @@ def _scan(text: str) -> list[tuple]:
     step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(TQDM_LOSS_POSTFIX.search(text)) or (
         has_generic_line(text))
     table = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
+    chat = DeepSpeedChat() if any(marker in text for marker in CHAT_MARKERS) else None
     for index, piece in enumerate(pieces):
         record = step_lines and (olmo.feed(piece) or parse_line(piece, last_line=index == len(pieces) - 1))
         if table is not None and not record:
             record = table.feed(piece)
+        if chat is not None and not record:
+            record = chat.feed(piece)
         if record:
             events.append(("line", record))
         if "{" in piece:
@@ -337,6 +342,9 @@ _TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)
 # A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
 # `load_in_4bit=True`, a bitsandbytes 4-bit model name) or names QLoRA: an adapter on it is QLoRA.
 _LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|(?<![A-Za-z])QLoRA(?![A-Za-z]))")
+# DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`)
+_DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* [^\n]*\bmain\.py\b[^\n]*$", re.MULTILINE)
+_LORA_DIM = re.compile(r"--lora_dim[ =](\d+)")
 # LLaMA-Factory loading or saving a value head (its reward-model and PPO stages; trl's AutoModelForCausalLMWithValueHead)
 _VALUE_HEAD = re.compile(r"llamafactory\.model\.model_utils\.valuehead|Value head model saved|does not contain value head weights")
 # The model card a trainer writes beside its model (README.md): whose it is, and the card's own precision line (the
@@ -402,6 +410,10 @@ def console_facts(text: str) -> dict:
         m = _CARD_FP16.search(text)
         if m and "console_precision" not in out:
             out["console_precision"], out["console_precision_line"] = "fp16", m.group(0).strip()
+    m = _DSCHAT_CMD.search(text) if "main.py" in text else None
+    if m:  # DeepSpeed-Chat trains every weight unless --lora_dim says otherwise
+        lora = _LORA_DIM.search(m.group(0))
+        out["console_lora_dim"], out["console_lora_dim_line"] = int(lora.group(1)) if lora else 0, m.group(0).strip()[:200]
     m = _VALUE_HEAD.search(text) if "alue head" in text or "valuehead" in text else None
     if m:
         out["console_value_head"] = _line_at(text, m.start()).strip()[-160:]
@@ -594,6 +606,10 @@ def _next_training_step(events: list[tuple]) -> dict[int, int | None]:
     for i in range(len(events) - 1, -1, -1):
         out[i] = step
         event = events[i]
-        if event[0] == "line" and not event[1].metrics[0][0].startswith("eval_"):
+        if event[0] == "line" and not event[1].metrics[0][0].startswith("eval_") and event[1].kind not in _EPOCH_LINES:
             step = event[1].step
     return out
+
+
+# Lines printed once an epoch or evaluation, not once a step: no overflow belongs to the step they are put at
+_EPOCH_LINES = ("dschat_sft", "dschat_rm", "dschat_dpo")

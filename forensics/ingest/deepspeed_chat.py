@@ -1,0 +1,84 @@
+"""DeepSpeed-Chat's console lines (microsoft/DeepSpeedExamples, applications/DeepSpeed-Chat/training/*/main.py).
+
+* Step 1, supervised fine-tuning: `***** Evaluating perplexity, Epoch 1/16 *****`, then `ppl: 2.0179`: eval_ppl, and
+  eval_loss = ln(ppl), the mean cross-entropy the perplexity is the exponential of (kind "dschat_sft").
+* Step 2, reward model: `Epoch 1/1 with loss 0.5754` (the epoch's mean training loss: loss), and
+  `***** Evaluating reward, Epoch 1/1 *****`, then `chosen_last_scores (higher is better) : 2.24, acc (higher is
+  better) : 0.6995` (eval_chosen_score, eval_accuracy: the share of pairs scored the right way; kind "dschat_rm").
+* Step 3, PPO: `epoch: 0|step: 12|ppo_ep: 1|act_loss: 0.21|cri_loss: 0.12|unsuper_loss: 0.0`, then
+  `average reward score: -0.679` (actor_loss, critic_loss, unsuper_loss, reward), numbered by their order from 0
+  (kind "dschat_ppo").
+* DPO (step2_dpo_finetuning): `***** Evaluating rewards, Epoch 1/1 *****`, then `chosen: -31.94, rejected: -33.97, loss:
+  0.6651` (eval_rewards/chosen, eval_rewards/rejected, eval_loss; kind "dschat_dpo").
+An evaluation or an epoch's loss is put at the optimizer step DeepSpeed printed last (`step=10, skipped=6`), 0 before
+the first: the evaluation before training is the model as it started.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from .pretrain_lines import StepLine
+
+# Cheap test before feeding a text's lines
+MARKERS = ("***** Evaluating ", "|act_loss: ", " with loss ")
+_HEADER = re.compile(r"\*{5} Evaluating (perplexity|reward|rewards), Epoch \d+/\d+ \*{5}")
+_DS_STEP = re.compile(r"\bstep=(\d{1,18}), skipped=\d+")
+_EPOCH_LOSS = re.compile(r"^Epoch (\d+)/(\d+) with loss ([-+.\deE]+|nan|inf)\s*$")
+_PPL = re.compile(r"^ppl: ([-+.\deE]+|nan|inf)\s*$")
+_REWARD_EVAL = re.compile(r"^chosen_last_scores \(higher is better\) : ([-+.\deE]+|nan|inf), "
+                          r"acc \(higher is better\) : ([-+.\deE]+|nan|inf)\s*$")
+_DPO_EVAL = re.compile(r"^chosen: ([-+.\deE]+|nan|inf), rejected: ([-+.\deE]+|nan|inf), loss: ([-+.\deE]+|nan|inf)\s*$")
+_PPO = re.compile(r"^epoch: \d+\|step: \d+\|ppo_ep: \d+\|act_loss: (\S+)\|cri_loss: (\S+)\|unsuper_loss: (\S+)\s*$")
+_REWARD = re.compile(r"^average reward score: ([-+.\deE]+|nan|inf)\s*$")
+_KINDS = {"perplexity": "dschat_sft", "reward": "dschat_rm", "rewards": "dschat_dpo"}
+
+
+def _log(value: float) -> float:
+    return math.log(value) if value > 0 else math.nan
+
+
+@dataclass
+class DeepSpeedChat:
+    """DeepSpeed-Chat's lines fed one by one: `feed(line)` returns the StepLine a line completes, else None."""
+
+    step: int = 0  # the optimizer step DeepSpeed printed last
+    evaluating: str | None = None  # the evaluation whose header came last
+    ppo_steps: int = 0
+
+    def feed(self, line: str) -> StepLine | None:
+        if "skipped=" in line and (m := _DS_STEP.search(line)):
+            self.step = int(m.group(1))
+            return None
+        if "***** Evaluating" in line and (m := _HEADER.search(line)):
+            self.evaluating = m.group(1)
+            return None
+        text = line.strip()
+        if self.evaluating is not None and (record := self._evaluation(text)) is not None:
+            self.evaluating = None
+            return record
+        if text.startswith("Epoch ") and (m := _EPOCH_LOSS.match(text)):
+            return StepLine("dschat_rm", self.step, None, (("loss", float(m.group(3))),))
+        if text.startswith("epoch: ") and (m := _PPO.match(text)):
+            values = [float(v) for v in m.groups()]
+            self.ppo_steps += 1
+            return StepLine("dschat_ppo", self.ppo_steps - 1, None, tuple(zip(("actor_loss", "critic_loss",
+                                                                                 "unsuper_loss"), values)))
+        if text.startswith("average reward score") and (m := _REWARD.match(text)) and self.ppo_steps:
+            return StepLine("dschat_ppo", self.ppo_steps - 1, None, (("reward", float(m.group(1))),))
+        return None
+
+    def _evaluation(self, text: str) -> StepLine | None:
+        kind = _KINDS[self.evaluating]
+        if self.evaluating == "perplexity" and (m := _PPL.match(text)):
+            ppl = float(m.group(1))
+            return StepLine(kind, self.step, None, (("eval_ppl", ppl), ("eval_loss", _log(ppl))))
+        if self.evaluating == "reward" and (m := _REWARD_EVAL.match(text)):
+            return StepLine(kind, self.step, None, (("eval_chosen_score", float(m.group(1))),
+                                                    ("eval_accuracy", float(m.group(2)))))
+        if self.evaluating == "rewards" and (m := _DPO_EVAL.match(text)):
+            chosen, rejected, loss = (float(g) for g in m.groups())
+            return StepLine(kind, self.step, None, (("eval_rewards/chosen", chosen),
+                                                    ("eval_rewards/rejected", rejected), ("eval_loss", loss)))
+        return None
