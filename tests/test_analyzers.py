@@ -1351,6 +1351,16 @@ def test_single_step_loss_jumps_on_a_steady_big_batch_loss_are_spikes_not_batch_
     assert all(f.severity == "info" for f in detect_loss_spikes(metrics(st, loss=noisy), TH))
 
 
+def test_two_logged_window_means_that_fell_by_a_quarter_show_learning_and_two_close_points_do_not():
+    """mkcomer237/llm_fine_tuning: two losses, each the mean of 50 steps, 0.352 -> 0.198."""
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence
+
+    assert detect_no_learning_evidence(metrics(np.array([50, 100]), loss=np.array([0.3523, 0.1981])), TH) == []
+    for st, loss in ((np.array([50, 100]), np.array([0.3523, 0.30])),  # a 15% fall of two points: too little to tell
+                     (np.array([1, 2]), np.array([0.3523, 0.1981]))):  # two single steps: no means at all
+        assert [f.kind for f in detect_no_learning_evidence(metrics(st, loss=loss), TH)] == ["no_learning_evidence"]
+
+
 def test_a_loss_that_dropped_to_a_new_level_early_and_stayed_there_noisily_learned():
     """Ubaidb936/runPodFineTuning checkpoint-20: 2.13 twice, then down to 0.9-1.7 for the other 18 steps; its last
     two points alone are within the per-step noise of the first two, but all eighteen after them are not."""
