@@ -189,7 +189,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.wandb_logs.append(path)
     elif suffix in _SQLITE_SUFFIXES and _is_sqlite(path, layout):
         layout.mlflow_dbs.append(path)
-    elif name == "trainer_log.jsonl":
+    elif name == "trainer_log.jsonl" or (name.startswith("trainer_log") and suffix == ".jsonl"):  # a renamed copy
         layout.llamafactory_logs.append(path)
     elif name == "logging.jsonl":
         layout.swift_logs.append(path)

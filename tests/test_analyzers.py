@@ -1351,6 +1351,26 @@ def test_single_step_loss_jumps_on_a_steady_big_batch_loss_are_spikes_not_batch_
     assert all(f.severity == "info" for f in detect_loss_spikes(metrics(st, loss=noisy), TH))
 
 
+def test_a_sudden_drop_to_exactly_0_with_no_grad_norm_logged_is_a_warning_that_says_what_would_tell():
+    """Shaharak88 (LLaMA-Factory): 0.4666 at step 10, then 0.0, 0.0, 0.0 and no grad_norm: a NaN hidden by the
+    filter, masked labels or an exact fit, which the log cannot tell apart (issue 11, VERDICTS.md)."""
+    st = np.array([10, 20, 30, 40])
+    found = detect_loss_collapse(metrics(st, loss=np.array([0.4666, 0.0, 0.0, 0.0])), TH)
+    assert [(f.kind, f.severity, f.step) for f in found] == [("zero_loss_unexplained", "warning", 20)]
+    assert "logging_nan_inf_filter" in found[0].message
+    with_grad = detect_loss_collapse(metrics(st, loss=np.array([0.4666, 0.0, 0.0, 0.0]),
+                                             grad_norm=np.array([1.2, float("nan"), float("nan"), float("nan")])), TH)
+    assert "zero_loss_unexplained" not in [f.kind for f in with_grad]  # a NaN grad_norm tells: not this warning
+
+
+def test_a_renamed_llamafactory_log_is_still_llamafactorys(tmp_path):
+    (tmp_path / "trainer_log_exp63.jsonl").write_text("".join(
+        f'{{"current_steps": {s}, "total_steps": 50, "loss": {2 - s / 50:.4f}, "lr": 1e-4, "epoch": {s / 10}}}\n'
+        for s in range(10, 60, 10)))
+    from forensics.run import discover
+    assert [p.name for p in discover(tmp_path).llamafactory_logs] == ["trainer_log_exp63.jsonl"]
+
+
 def test_two_logged_window_means_that_fell_by_a_quarter_show_learning_and_two_close_points_do_not():
     """mkcomer237/llm_fine_tuning: two losses, each the mean of 50 steps, 0.352 -> 0.198."""
     from forensics.analyzers.learning_evidence import detect_no_learning_evidence

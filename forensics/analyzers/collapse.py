@@ -448,6 +448,15 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
         message = (f"{what} exactly 0 from the first logged step {first} {span}: "
                    f"the model has nothing to learn from (labels all masked?).")
         return Finding("no_learning_signal", severity, first, message, end_step=last, metric=LOSS, evidence=evidence)
+    if sudden and grad is None and all_zero:
+        # VERDICTS.md: exactly 0.0 with no grad_norm cannot be told apart (a NaN HF's filter hid, every label masked,
+        # or a tiny dataset fitted exactly): a warning that says what would tell, never a verdict either way
+        message = (f"loss fell from about {format_number(level)} to exactly 0 at step {first} and stays 0 {span}, and "
+                   "grad_norm was not logged: a NaN hidden by HF's NaN filter, labels all masked and a tiny dataset "
+                   "fitted exactly all log 0.0, and this log cannot tell them apart. To tell: log grad_norm "
+                   "(transformers 4.38 and later do), set logging_nan_inf_filter=False, and log an eval loss.")
+        return Finding("zero_loss_unexplained", "warning", first, message, end_step=last, metric=LOSS,
+                       evidence={**evidence, "sudden": True})
     if sudden or zero_grad:
         early = start < thresholds.early_collapse_points
         how = (f"fell from about {format_number(level)} to {format_number(loss.iloc[start])}" if sudden
