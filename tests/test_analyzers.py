@@ -1363,6 +1363,26 @@ def test_a_sudden_drop_to_exactly_0_with_no_grad_norm_logged_is_a_warning_that_s
     assert "zero_loss_unexplained" not in [f.kind for f in with_grad]  # a NaN grad_norm tells: not this warning
 
 
+def test_single_windows_with_loss_and_grad_norm_both_0_in_a_learning_run_are_unexplained_zeros():
+    """cloud-zhoubingye's ChatGLM3 LoRA: four logged windows at exactly 0 / 0 among losses of about 0.2, in a fifth
+    of an epoch (no memorization), and grad_norm 0 at more than half the steps."""
+    from forensics.analyzers.skipped_steps import detect_zero_grad_steps
+
+    n = 60
+    st = steps(n, 10)
+    loss = 0.2 + 0.05 * np.sin(np.arange(n))
+    grad = np.where(np.arange(n) % 2 == 0, 0.0, 5.0)
+    loss[[12, 31]] = 0.0
+    (f,) = detect_zero_grad_steps(metrics(st, loss=loss, grad_norm=grad), TH)
+    assert (f.kind, f.severity, f.step, f.evidence["steps"]) == ("zero_loss_unexplained", "warning", st[12], [st[12], st[31]])
+    assert "more than half the updates" in f.message
+    to_the_end = loss.copy()
+    to_the_end[-3:] = 0.0
+    grad_end = grad.copy()
+    grad_end[-3:] = 0.0
+    assert [f.kind for f in detect_zero_grad_steps(metrics(st, loss=to_the_end, grad_norm=grad_end), TH)] == []
+
+
 def test_a_renamed_llamafactory_log_is_still_llamafactorys(tmp_path):
     (tmp_path / "trainer_log_exp63.jsonl").write_text("".join(
         f'{{"current_steps": {s}, "total_steps": 50, "loss": {2 - s / 50:.4f}, "lr": 1e-4, "epoch": {s / 10}}}\n'

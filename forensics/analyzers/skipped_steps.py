@@ -128,6 +128,34 @@ def _counted_skips(metrics: Metrics) -> list[Finding]:
                                                     "counted_by_the_log": True})]
 
 
+_EMPTY_MAX_RUN = 2  # logged windows in a row with loss and grad_norm both 0: more is a collapse (collapse.py)
+
+
+def _empty_batches(loss, grad) -> list[Finding]:
+    """Logged windows with loss and grad_norm both exactly 0, one or two at a time, in a log whose loss is well above
+    0 elsewhere: nothing in those batches was learned from (every label masked, an answer cut off by truncation, or
+    a loss half precision rounds to 0), and the log cannot tell which: a `zero_loss_unexplained` warning from the
+    first (cloud-zhoubingye's ChatGLM3 LoRA: four such windows in a fifth of an epoch, grad_norm 0 at 168 of 300)."""
+    both = pd.concat([loss.rename("loss"), grad.rename("grad")], axis=1, join="inner").dropna()
+    if len(both) < 10 or float(both["loss"].median()) < 0.01:
+        return []
+    empty = ((both["loss"] == 0.0) & (both["grad"] == 0.0)).to_numpy()
+    runs = true_runs(empty)
+    if not runs or any(j - i > _EMPTY_MAX_RUN for i, j in runs) or empty[-1]:
+        return []  # a run of zeros to the end, or a long one, is a collapse
+    steps = [int(both.index[k]) for i, j in runs for k in range(i, j)]
+    share = float((both["grad"] == 0.0).mean())
+    also = (f"; grad_norm is exactly 0 at {int((both['grad'] == 0.0).sum())} of the {len(both)} logged steps, so more "
+            "than half the updates carried no gradient" if share > 0.5 else "")
+    message = (f"loss and grad_norm are both exactly 0 at {plural(len(steps), 'logged step')} "
+               f"({', '.join(str(s) for s in steps[:6])}{' ...' if len(steps) > 6 else ''}) while the loss is about "
+               f"{format_number(float(both['loss'].median()))} elsewhere{also}: those batches gave nothing to learn from "
+               "(every label masked, answers cut off by truncation, or a loss half precision rounds to 0), and the log "
+               "cannot tell which. Check the labels of those batches after truncation (max_length / cutoff_len).")
+    return [Finding("zero_loss_unexplained", "warning", steps[0], message, end_step=steps[-1], metric=LOSS,
+                    evidence={"steps": steps, "grad_norm_zero_share": share, "grad_norm_zero": True})]
+
+
 def detect_zero_grad_steps(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """grad_norm exactly 0 at isolated logged steps whose loss is finite and non-zero, between non-zero values:
     no gradient reached the weights there, so those updates did not happen (a step skipped on an overflow by
@@ -137,6 +165,9 @@ def detect_zero_grad_steps(metrics: Metrics, thresholds: Thresholds) -> list[Fin
         return []  # in GRPO/PPO a zero gradient is a batch whose groups all scored alike, not a skipped update
     values = grad.to_numpy(dtype="float64")
     zero = values == 0.0
+    empty = _empty_batches(loss, grad)
+    if empty:
+        return empty
     if not zero.any() or zero.mean() > 0.5:
         return []  # grad_norm mostly 0: a collapse or a frozen model, judged elsewhere
     steps = grad.index.to_numpy()
