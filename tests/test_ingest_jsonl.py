@@ -154,3 +154,31 @@ def test_a_resume_that_replays_the_same_values_is_not_taken_for_two_writers(tmp_
     rec = llamafactory.read(path)
     assert rec.notes == ()
     assert _values(rec.frame, "loss")[0] == steps
+
+
+def _llamafactory_log(tmp_path, closing_eval: float):
+    lines = [{"current_steps": s, "total_steps": 60, "loss": 1.0 - s / 100, "lr": 1e-4, "epoch": s / 20}
+             for s in range(10, 70, 10)]
+    lines.insert(2, {"current_steps": 20, "total_steps": 60, "eval_loss": 0.0082, "epoch": 1.0})
+    lines.insert(5, {"current_steps": 40, "total_steps": 60, "eval_loss": 0.0390, "epoch": 2.0})
+    lines.append({"current_steps": 8, "total_steps": 8, "eval_loss": closing_eval, "epoch": 3.0})
+    path = tmp_path / "trainer_log.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    from forensics.ingest import llamafactory
+    return llamafactory.read(path)
+
+
+def test_llamafactorys_closing_evaluation_is_at_the_last_training_step_not_at_its_own_batch_count(tmp_path):
+    """CoderJzy/llm: after 720 training steps the closing evaluate() logs current_steps 8 of total_steps 8 (eval
+    batches); read as step 8 it made the first evaluation look like the best one."""
+    rec = _llamafactory_log(tmp_path, 0.0170)
+    evals = rec.frame[rec.frame["metric"] == "eval_loss"]
+    assert dict(zip(evals["step"], evals["value"])) == {20: 0.0082, 40: 0.0390, 60: 0.0170}
+    assert rec.meta["max_steps"] == 60
+
+
+def test_a_closing_evaluation_equal_to_an_earlier_one_is_the_reloaded_best_checkpoint_and_left_out(tmp_path):
+    rec = _llamafactory_log(tmp_path, 0.0082)  # load_best_model_at_end: the step-20 checkpoint evaluated again
+    evals = rec.frame[rec.frame["metric"] == "eval_loss"]
+    assert dict(zip(evals["step"], evals["value"])) == {20: 0.0082, 40: 0.0390}
+    assert any("reloaded at the end" in note for note in rec.notes)

@@ -141,7 +141,7 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
     path = Path(path)
     objects, warnings = parse_lines(path)
     meta: dict = {"lines": len(objects)}
-    rows, no_step = [], 0
+    rows, no_step, run_total, notes_before = [], 0, None, []
     for obj in objects:
         if other_line is not None and other_line(obj, meta):
             continue
@@ -150,8 +150,19 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
             no_step += 1
             continue
         total = total if total is not None else int_step(obj.get("total_steps"))
+        if total is not None and run_total is not None and total != run_total and rows and _evaluation_only(obj, not_metrics):
+            # an evaluation's own progress (LLaMA-Factory's closing eval: current_steps 8 of 8 eval batches): it
+            # was made at the training step the log had reached, not at step 8 ...
+            again = _repeated_evaluation(obj, rows)
+            if again is None:
+                rows.append((rows[-1][0], obj))
+            else:  # ... unless it repeats an earlier evaluation exactly: the best checkpoint reloaded at the end
+                notes_before.append(f"the closing evaluation repeats step {again}'s exactly: the best checkpoint "
+                                    "reloaded at the end (load_best_model_at_end), not the last weights; left out")
+            continue
         if total is not None:
             meta["max_steps"] = total
+            run_total = run_total if run_total is not None else total
         rows.append((step, obj))
     if not rows:
         raise UnreadableFile(path, f"no line has a step ({', '.join(step_keys[:3])}); {what}")
@@ -159,7 +170,23 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
         warnings.append(f"{no_step} lines without a step; skipped")
     rows, notes = _one_writer(rows, not_metrics)
     return LogRecords(source=str(path), format=fmt, frame=records_frame(rows, not_metrics), meta=meta,
-                      mtime=file_mtime(path), notes=notes, warnings=tuple(warnings))
+                      mtime=file_mtime(path), notes=tuple(notes_before) + notes, warnings=tuple(warnings))
+
+
+def _repeated_evaluation(obj: dict, rows: list[tuple[int, dict]]) -> int | None:
+    """The step of an earlier line whose eval_loss equals this one's to the last digit, or None: no two different
+    weights evaluate to the same float, so it is the same checkpoint evaluated again."""
+    value = obj.get("eval_loss")
+    if not isinstance(value, float):
+        return None
+    return next((step for step, row in rows if row.get("eval_loss") == value), None)
+
+
+def _evaluation_only(obj: dict, not_metrics: frozenset) -> bool:
+    """A line whose numeric metrics are all an evaluation's (eval_*, predict_*)."""
+    names = [k for k, v in obj.items() if k not in not_metrics and isinstance(v, (int, float)) and not isinstance(v, bool)
+             and k != "epoch"]
+    return bool(names) and all(k.startswith(("eval_", "predict_")) for k in names)
 
 
 # Two processes appending to one log (each node's local rank 0, or the same job started twice)
