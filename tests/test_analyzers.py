@@ -1384,6 +1384,17 @@ def test_single_windows_with_loss_and_grad_norm_both_0_in_a_learning_run_are_une
     assert [f.kind for f in detect_zero_grad_steps(metrics(st, loss=to_the_end, grad_norm=grad_end), TH)] == []
 
 
+def test_memorization_is_dated_halfway_down_its_descent_on_a_log_scale_not_at_its_first_drop():
+    """MERCATOR / guohuiyuan: a fine-tune's loss drops from 2.4 to 0.3 in its first steps and then takes epochs to
+    reach ~0.001; on a linear scale it 'levelled off' at 0.3 (step 15), on a log scale it is halfway down at ~0.03."""
+    n = 300
+    st = steps(n, 5)
+    loss = 2.4 * np.exp(-np.arange(n) / 3.0) + 0.3 * np.exp(-np.arange(n) / 40.0) + 0.0008
+    (f,) = [f for f in detect_loss_collapse(metrics(st, loss=loss, epoch=np.linspace(0.1, 30.0, n)), TH)
+            if f.kind == "memorization"]
+    assert 0.01 < loss[list(st).index(f.step)] < 0.1 and f.step > st[20]
+
+
 def test_a_renamed_llamafactory_log_is_still_llamafactorys(tmp_path):
     (tmp_path / "trainer_log_exp63.jsonl").write_text("".join(
         f'{{"current_steps": {s}, "total_steps": 50, "loss": {2 - s / 50:.4f}, "lr": 1e-4, "epoch": {s / 10}}}\n'

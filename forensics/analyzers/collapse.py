@@ -310,7 +310,8 @@ def _memorized_without_eval(loss: pd.Series, level: float, thresholds: Threshold
 SETTLED_SHARE = 0.05  # the descent has levelled off within this share of its fall above its floor
 
 
-def _settling_position(loss: pd.Series, head: float, floor: float, log_scale: bool = False) -> int:
+def _settling_position(loss: pd.Series, head: float, floor: float, log_scale: bool = False,
+                       share: float = SETTLED_SHARE) -> int:
     """Where a descent from `head` to `floor` levels off: the first point from which the loss stays (in nine
     of ten points, and at the last) within `SETTLED_SHARE` of the fall above the floor; the settling time of
     a step response. Memorization is dated from there: by then the data is learned, the rest is polishing.
@@ -319,11 +320,15 @@ def _settling_position(loss: pd.Series, head: float, floor: float, log_scale: bo
     0.13 looks level at 0.6 on a linear scale while the loss still halves twice more; on a log scale it settles
     at 0.25."""
     if log_scale and floor > 0 and head > floor:
-        bar = math.exp(math.log(floor) + SETTLED_SHARE * (math.log(head) - math.log(floor)))
+        bar = math.exp(math.log(floor) + share * (math.log(head) - math.log(floor)))
     else:
-        bar = floor + SETTLED_SHARE * max(head - floor, 0.0)
+        bar = floor + share * max(head - floor, 0.0)
     found = _settled_from(loss, bar)
     return len(loss) - 1 if found is None else found
+
+
+_LOG_FLOOR = 1e-4  # the floor a loss rounded to 4 decimals can show (0.0 is read as this on a log scale)
+_HALFWAY_DOWN = 0.5  # a memorizing descent is dated where it has come half its way down on a log scale
 
 
 def _dated_from_settling(found: Finding, descent: pd.Series, floor: float) -> Finding:
@@ -331,7 +336,11 @@ def _dated_from_settling(found: Finding, descent: pd.Series, floor: float) -> Fi
     the loss reached the near-zero bar (`collapse_abs`); that first near-zero step stays in the evidence."""
     k = max(1, len(descent) // 10)
     head = max(float(descent.iloc[:k].median()), float(descent.iloc[0]))
-    onset = _settling_position(_running_median(descent), head, floor)
+    # on a log scale, from where it has come half its way down in orders of magnitude (the geometric mean of its start
+    # and its floor): a fine-tune's loss drops from 5 to 0.02 in its first steps and then takes epochs to reach ~0,
+    # which on a linear scale reads as levelled off from the first steps (MERCATOR: step 15 at 0.34; guohuiyuan: 680)
+    onset = _settling_position(_running_median(descent), head, max(floor, _LOG_FLOOR), log_scale=True,
+                               share=_HALFWAY_DOWN)
     step = int(descent.index[onset])
     if step >= found.step:
         return found
