@@ -316,6 +316,11 @@ _ARGUMENT_PACKAGES = (("llamafactory.", "llamafactory"), ("llmtuner.", "llamafac
 _FRAMEWORK_FOLDERS = {"llama-factory": "llamafactory", "llamafactory": "llamafactory", "ms-swift": "swift"}
 
 
+def _trl_signs(timeline: Timeline, objective: str) -> bool:
+    """A preference / RL objective or TRL's SFT metrics: the trainer was TRL's."""
+    return objective in ("preference", "rl") or any(k in timeline.metrics for k in _TRL_SFT_KEYS)
+
+
 _CARD_WRITERS = {"axolotl": "Axolotl", "trl": "TRL", "hf_trainer": "the Hugging Face Trainer"}
 
 
@@ -482,9 +487,6 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if isinstance(said, str):  # ms-swift's args.json beside event files whose log the folder does not keep
         evidence["framework"] = f"{config.source_of('_framework')} (its own record of the run's arguments)"
         return said
-    card = next(((source, meta["model_card"]) for source, meta in timeline.meta.items() if meta.get("model_card")), None)
-    if card is not None:
-        return _said(evidence, card[1], f"the model card {_CARD_WRITERS[card[1]]} writes beside the model ({card[0]})")
     named = [kind for kind in timeline.console_kinds if kind in KIND_FRAMEWORKS]
     if named:
         evidence["framework"] = f"{named[0]} console lines"
@@ -502,6 +504,10 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
         framework, key, part = folder
         return _said(evidence, framework, f"{key} runs inside a {part} checkout ({config.get(key)}, "
                                           f"{config.source_of(key)})")
+    card = next(((source, meta["model_card"]) for source, meta in timeline.meta.items() if meta.get("model_card")), None)
+    if card is not None and not (card[1] == "hf_trainer" and _trl_signs(timeline, objective)):
+        # (a TRL trainer is a Trainer: before TRL 0.12 its card was the Trainer's, `### Training results` and all)
+        return _said(evidence, card[1], f"the model card {_CARD_WRITERS[card[1]]} writes beside the model ({card[0]})")
     if layout is not None and layout.trainer_states:
         if objective in ("preference", "rl") or any(k in timeline.metrics for k in _TRL_SFT_KEYS):
             evidence["framework"] = "trainer_state.json with TRL's metric names"

@@ -63,3 +63,17 @@ def test_the_reward_models_accuracy_rising_is_its_evidence_of_learning():
     assert frame[frame["metric"] == "eval_accuracy"]["value"].round(2).tolist() == [0.49, 0.70]
     a = forensics.analyze(CORPUS / "microsoft_DeepSpeedExamples-rm")
     assert not [f for f in a.findings if f.kind == "no_learning_evidence"]
+
+
+def test_a_hand_written_loops_epoch_loss_line_is_not_deepspeed_chat(tmp_path):
+    """Review: `Epoch 3/10 with loss 1.23` alone (a common print) was read as a DeepSpeed-Chat reward model."""
+    (tmp_path / "train.log").write_text("".join(f"Epoch {e}/10 with loss {2.0 - e / 10:.2f}\n" for e in range(1, 11)))
+    try:
+        profile = forensics.analyze(tmp_path).run_profile
+    except forensics.NotARunDirectory:
+        return
+    assert profile.framework != "deepspeed" and profile.objective != "reward"
+
+
+def test_a_ppo_line_with_a_value_that_is_no_number_is_passed_over():
+    assert _fed(["epoch: 0|step: 0|ppo_ep: 1|act_loss: None|cri_loss: 0.1|unsuper_loss: 0.0"]) == []

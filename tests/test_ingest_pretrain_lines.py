@@ -905,3 +905,20 @@ def test_nanogpt_family_logs_are_found_and_profiled_as_pre_training_from_scratch
     assert len(layout.text_logs) == 1
     profile = forensics.analyze(CORPUS / case).run_profile
     assert (profile.method, profile.objective, profile.model_params) == ("full", "pretrain", params)
+
+
+@pytest.mark.parametrize("line, step, metrics", [
+    ("40 | loss 6.6875 | lr 3.000000e-04 | 13808.97ms", 40, {"loss": 6.6875, "learning_rate": 3e-4}),  # nwyin
+    ("batch: 0, GD_loss: 8.13, RD_loss: 7.95, reversed_kl_loss: 1.5, combined_loss: 17.58, ", 0,  # franciscoliu/SKU
+     {"gd_loss": 8.13, "rd_loss": 7.95, "reversed_kl_loss": 1.5, "loss": 17.58}),
+    ("batch: 1, loss: 2.0, total_loss: 3.0", 1, {"loss": 2.0, "total_loss": 3.0}),  # a plain loss stays the loss
+])
+def test_a_bare_step_before_pipes_and_a_combined_loss_with_a_trailing_comma_are_read(line, step, metrics):
+    assert _parsed(line) == ("key_value", step, None, metrics)
+
+
+@pytest.mark.parametrize("line", ["12 | apples 3 | pears 4", "2024 | loss of data was reported", "batch: 3, GD_loss: 1.2"])
+def test_pipes_without_a_loss_and_terms_without_a_total_are_not_step_lines(line):
+    from forensics.ingest.pretrain_lines import parse_line
+
+    assert parse_line(line) is None

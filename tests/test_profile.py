@@ -445,3 +445,23 @@ def test_llamafactorys_value_head_lines_make_a_run_without_rl_metrics_a_reward_m
               for s in range(1, 21)]
     (tmp_path / "nohup.out").write_text("\n".join(lines) + "\n")
     assert forensics.analyze(tmp_path).run_profile.objective == "reward"
+
+
+@pytest.mark.parametrize("said", ["Namespace(model='gpt2', use_qlora=False, lr=5e-05)", "Full fine-tuning (no QLoRA)",
+                                  "Loading the model without 4-bit quantization"])
+def test_a_console_that_says_it_did_not_use_4_bits_is_not_qlora(tmp_path, said):
+    """Review of this session: `use_qlora=False` and 'no QLoRA' were read as the base loaded in 4 bits."""
+    lines = [said] + [f"{{'loss': {3.0 - s / 20:.4f}, 'grad_norm': 1.0, 'learning_rate': 0.0002, 'epoch': {s / 20}}}"
+                      for s in range(1, 21)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    assert forensics.analyze(tmp_path).run_profile.method != "qlora"
+
+
+def test_a_trainers_model_card_beside_a_trl_preference_log_leaves_the_framework_trl(tmp_path):
+    """Before TRL 0.12 a DPO run's card was the Trainer's (`### Training results`): TRL's metric names still say trl."""
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 50, "log_history": [
+        {"step": s, "loss": 0.69 - s / 200, "rewards/chosen": s / 100, "rewards/rejected": -s / 100,
+         "rewards/margins": s / 50, "rewards/accuracies": 0.5 + s / 200, "epoch": s / 50} for s in range(5, 55, 5)]}))
+    (tmp_path / "README.md").write_text("### Training results\n\n| Training Loss | Epoch | Step | Validation Loss |\n"
+                                        "|:---:|:---:|:---:|:---:|\n| 0.5 | 1.0 | 50 | 0.55 |\n")
+    assert forensics.analyze(tmp_path).run_profile.framework == "trl"

@@ -117,3 +117,12 @@ def test_an_eval_loss_nan_at_every_evaluation_beside_an_unsound_training_loss_is
     zeros = detect_nonfinite_metrics({"loss": pd.Series([2.1, 0.0, 1.8, 0.0], index=steps), "eval_loss": evals},
                                      Thresholds())
     assert [f.severity for f in zeros] == ["error"]
+
+
+@pytest.mark.parametrize("lines, rows", [
+    (["Step\tTraining Loss\tValidation Loss", "10\t2.0\t", "20\t1.5\t1.7"], 2),  # a blank last cell, copied from a notebook
+    (["Step | Training Loss", "-- | --", "1e30 | 2.0", "20 | 1.5"], 0),  # a step no run reaches ends the table, no crash
+])
+def test_blank_last_cells_are_kept_and_absurd_steps_are_no_rows(lines, rows):
+    table = ResultsTable()
+    assert sum(table.feed(line) is not None for line in lines) == rows

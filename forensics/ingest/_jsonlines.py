@@ -141,7 +141,7 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
     path = Path(path)
     objects, warnings = parse_lines(path)
     meta: dict = {"lines": len(objects)}
-    rows, no_step, run_total, notes_before = [], 0, None, []
+    rows, no_step, run_total = [], 0, None
     for obj in objects:
         if other_line is not None and other_line(obj, meta):
             continue
@@ -153,12 +153,10 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
         if total is not None and run_total is not None and total != run_total and rows and _evaluation_only(obj, not_metrics):
             # an evaluation's own progress (LLaMA-Factory's closing eval: current_steps 8 of 8 eval batches): it
             # was made at the training step the log had reached, not at step 8 ...
-            again = _repeated_evaluation(obj, rows)
-            if again is None:
+            # ... unless it repeats an earlier evaluation exactly: the same weights evaluated again (the last one's, or
+            # the best checkpoint's reloaded by load_best_model_at_end), no new point of the curve
+            if _repeated_evaluation(obj, rows) is None:
                 rows.append((rows[-1][0], obj))
-            else:  # ... unless it repeats an earlier evaluation exactly: the best checkpoint reloaded at the end
-                notes_before.append(f"the closing evaluation repeats step {again}'s exactly: the best checkpoint "
-                                    "reloaded at the end (load_best_model_at_end), not the last weights; left out")
             continue
         if total is not None:
             meta["max_steps"] = total
@@ -170,7 +168,7 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
         warnings.append(f"{no_step} lines without a step; skipped")
     rows, notes = _one_writer(rows, not_metrics)
     return LogRecords(source=str(path), format=fmt, frame=records_frame(rows, not_metrics), meta=meta,
-                      mtime=file_mtime(path), notes=tuple(notes_before) + notes, warnings=tuple(warnings))
+                      mtime=file_mtime(path), notes=notes, warnings=tuple(warnings))
 
 
 def _repeated_evaluation(obj: dict, rows: list[tuple[int, dict]]) -> int | None:

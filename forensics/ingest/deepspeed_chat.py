@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from .pretrain_lines import StepLine
 
 # Cheap test before feeding a text's lines
-MARKERS = ("***** Evaluating ", "|act_loss: ", " with loss ")
+# (its `Epoch 1/1 with loss X` alone is no mark: hand-written loops print the same words)
+MARKERS = ("***** Evaluating ", "|act_loss: ")
 _HEADER = re.compile(r"\*{5} Evaluating (perplexity|reward|rewards), Epoch \d+/\d+ \*{5}")
 _DS_STEP = re.compile(r"\bstep=(\d{1,18}), skipped=\d+")
 _EPOCH_LOSS = re.compile(r"^Epoch (\d+)/(\d+) with loss ([-+.\deE]+|nan|inf)\s*$")
@@ -61,7 +62,10 @@ class DeepSpeedChat:
         if text.startswith("Epoch ") and (m := _EPOCH_LOSS.match(text)):
             return StepLine("dschat_rm", self.step, None, (("loss", float(m.group(3))),))
         if text.startswith("epoch: ") and (m := _PPO.match(text)):
-            values = [float(v) for v in m.groups()]
+            try:
+                values = [float(v) for v in m.groups()]
+            except ValueError:  # `act_loss: None`
+                return None
             self.ppo_steps += 1
             return StepLine("dschat_ppo", self.ppo_steps - 1, None, tuple(zip(("actor_loss", "critic_loss",
                                                                                  "unsuper_loss"), values)))

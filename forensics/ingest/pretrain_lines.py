@@ -73,11 +73,13 @@ both and puts the rows in file order with its other events.
   numbers steps that start over each epoch on). A line holding a dict (`{`) is the dict reader's. A line printed
   once an epoch with no step counter (`Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`, LitGPT's `loss train:`) is
   kind "generic_epoch": epoch E is its step.
+* `N | loss X | lr Y | Tms`, the step alone before `|`-separated fields (kind "key_value").
 * Plain logging lines made only of comma-separated `key: value` pairs with a loss and a counter,
   as Barber0/LLM-pretrain pretrain.py logs `ep: %d, batch: %d, time: %.2f, ntokens: %.2f/%d, loss: %f`
   (kind "key_value"). Such a line has no step of its own: its step is the counter as printed (step,
   iter, iteration, else batch), so a counter restarted by a new attempt or epoch reads like a restart.
-  A line with any part that is not a numeric pair (prose, `batch: 3, tensorboard error: ...`) is not read.
+  A line with any part that is not a numeric pair (prose, `batch: 3, tensorboard error: ...`) is not read. A line of
+  several `*_loss` terms and no plain `loss` takes its `total_loss` / `combined_loss` as the loss.
 On the last line of a file (no newline after it) the last field of these shapes may be cut mid-write:
 it is left out and the line marked cut.
 
@@ -96,7 +98,7 @@ from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
 STEP_LINE_MARKERS = ("iteration", "[step=", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
-                     "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ")
+                     "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ", "| loss ")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
@@ -554,8 +556,9 @@ def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     loss: 10.98`): read when every comma-separated part is such a pair, a loss among them, and a
     counter gives the step (step, iter, iteration, else batch: the printed counter as it is, so a
     counter that restarts reads like a restarted attempt)."""
-    parts = line[m.start():].split(",")
+    parts = [part for part in line[m.start():].split(",") if part.strip()]  # a trailing `, ` leaves an empty part
     metrics, cut = _fields(parts, last_line)
+    metrics = _total_as_loss(metrics)
     found = dict(metrics)
     counter = next((key for key in _KEY_VALUE_COUNTERS if key in found), None)
     if len(metrics) + cut < len(parts) or "loss" not in found or counter is None:
@@ -564,6 +567,26 @@ def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     if not math.isfinite(step) or step < 0 or step != int(step):
         return None
     return _record("key_value", int(step), None, [(n, v) for n, v in metrics if n != counter], cut)
+
+
+_TOTAL_LOSSES = ("total_loss", "combined_loss")  # the sum a multi-term objective trains on, where no `loss` is printed
+
+
+def _total_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A line of several `*_loss` terms and no plain `loss`: its total (`combined_loss: X`) is the loss trained on
+    (franciscoliu/SKU: `GD_loss, RD_loss, reversed_kl_loss, combined_loss`)."""
+    names = [name for name, _ in metrics]
+    total = next((name for name in _TOTAL_LOSSES if name in names), None)
+    if "loss" in names or total is None:
+        return metrics
+    return [("loss" if name == total else name, value) for name, value in metrics]
+
+
+def _bare_pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """`40 | loss 6.6875 | lr 3.000000e-04 | 13808.97ms` (nwyin/modded-llama2): the step alone, then `|`-separated
+    `name value` fields, a loss among them (a part with no name, the step's time, is passed over)."""
+    metrics, cut = _fields(line[m.end():].split("|"), last_line)
+    return _record("key_value", int(m.group(1)), None, metrics, cut) if "loss" in dict(metrics) else None
 
 
 def _uncounted_key_values(line: str, last_line: bool) -> StepLine | None:
@@ -607,7 +630,8 @@ def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -
 
 
 # (substring, start of the shape, reader) in the order they are tried.
-_SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
+_BARE_PIPE = re.compile(r"^\s*(\d{1,18})\s+\|\s+(?=loss[ :]\s*[-+.\dnNiI])")
+_SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step), ("| loss", _BARE_PIPE, _bare_pipe_step),
                  (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("loss", _KEY_VALUE_START, _key_values),

@@ -32,10 +32,13 @@ _SPLIT = re.compile(r"\t|\|")
 _RULE_CELL = re.compile(r"^:?-{2,}:?$")
 _EMPTY_CELLS = {"", "no log", "-"}
 _KEY_COLUMNS = ("step", "epoch", "loss", "eval_loss")  # a row whose cell here is no number is no row
+_MAX_STEP = 1e15  # no run takes more optimizer steps
 _NAMES = {"step": "step", "epoch": "epoch", "training loss": "loss", "validation loss": "eval_loss"}
 
 
 def _cells(line: str) -> list[str]:
+    if "\t" in line and "|" not in line:  # a copied notebook table: a blank last cell leaves a trailing tab
+        return [cell.strip() for cell in line.strip("\r\n").split("\t")]
     text = line.strip()
     if text.startswith("|"):
         text = text[1:]
@@ -103,7 +106,7 @@ class ResultsTable:
         kind = "results_table"
         if step is None:
             step, kind = values.get("epoch"), "results_table_epoch"
-        if step is None or not math.isfinite(step) or step < 0 or step != int(step):
+        if step is None or not math.isfinite(step) or step < 0 or step > _MAX_STEP or step != int(step):
             return None
         metrics = tuple((name, value) for name, value in values.items())
         return StepLine(kind, int(step), None, metrics) if metrics else None

@@ -341,7 +341,9 @@ _TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)
                            re.MULTILINE)
 # A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
 # `load_in_4bit=True`, a bitsandbytes 4-bit model name) or names QLoRA: an adapter on it is QLoRA.
-_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|(?<![A-Za-z])QLoRA(?![A-Za-z]))")
+_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b)|(?<![A-Za-z0-9_=])Q(?:LoRA|LORA)(?![A-Za-z0-9_=])")
+# ... unless the line says it is not so (`Full fine-tuning (no QLoRA)`, `without 4-bit quantization`)
+_NEGATED = re.compile(r"\b(?:no|not|without|False|disabled?)\b", re.IGNORECASE)
 # DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`)
 _DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* [^\n]*\bmain\.py\b[^\n]*$", re.MULTILINE)
 _LORA_DIM = re.compile(r"--lora_dim[ =](\d+)")
@@ -417,9 +419,9 @@ def console_facts(text: str) -> dict:
     m = _VALUE_HEAD.search(text) if "alue head" in text or "valuehead" in text else None
     if m:
         out["console_value_head"] = _line_at(text, m.start()).strip()[-160:]
-    m = _LOADED_4BIT.search(text) if "4" in text or "lora" in text.lower() else None
-    if m:
-        out["console_4bit"] = _line_at(text, m.start()).strip()[-160:]
+    said = _said_4bit(text) if "4" in text or "LORA" in text.upper() else None
+    if said:
+        out["console_4bit"] = said
     said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
     if said is not None:
         out["console_params_said"], out["console_params_said_line"] = said
@@ -431,6 +433,15 @@ def _line_at(text: str, at: int) -> str:
     start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
     ends = [k for k in (text.find("\n", at), text.find("\r", at)) if k >= 0]
     return text[start:min(ends, default=len(text))]
+
+
+def _said_4bit(text: str) -> str | None:
+    """The first line saying the base was loaded in 4 bits (or naming QLoRA) and not saying it was not, or None."""
+    for m in _LOADED_4BIT.finditer(text):
+        line = _line_at(text, m.start()).strip()
+        if not _NEGATED.search(line):
+            return line[-160:]
+    return None
 
 
 def _said_param_count(text: str) -> tuple[int, str] | None:
