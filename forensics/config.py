@@ -50,7 +50,7 @@ class Thresholds:
     collapse_drop_factor: float = 100.0  # a fall from >= this x collapse_abs in one logging interval is sudden
     memorization_gap_level: float = 0.1  # memorization goes on across brief bumps that stay under this loss
     memorization_level: float = 0.02  # without an eval loss, a training loss this low (after falling 10x) is memorized
-    memorization_epochs: float = 10.0  # ... and after this many epochs over the data, already a loss this low:
+    memorization_epochs: float = 5.0  # ... and after this many epochs over the data, already a loss this low:
     memorization_level_many_epochs: float = 0.1
     # a loss too low too soon to be learned: from a language-model level (at least `given_away_start` nats) to
     # `given_away_level` or less before the first epoch ends, under `memorization_level` from there to the end

@@ -1723,3 +1723,14 @@ def test_grad_norm_zero_at_every_step_of_a_pairwise_log_sitting_under_ln_2_from_
     assert (f.kind, f.step) == ("no_learning_signal", st[0])
     falling = dict(m, loss=pd.Series(np.linspace(0.69, 0.35, n), index=st))
     assert detect_no_gradient(falling, TH) == []
+
+
+def test_a_loss_under_a_tenth_of_a_nat_after_five_epochs_without_eval_is_memorization():
+    """HandSomeGuy001 (XTuner, DAdaptAdam): eight epochs over 2,000 examples down to 0.03, no eval. After five passes
+    over the same data a loss under 0.1 is the data learned by heart; after two it is not said."""
+    n = 160
+    st = steps(n, 10)
+    loss = 0.03 + 5.3 * np.exp(-np.arange(n) / 25.0)
+    for epochs, expected in ((8.0, ["memorization"]), (2.0, [])):
+        m = metrics(st, loss=loss, epoch=np.linspace(epochs / n, epochs, n))
+        assert [f.kind for f in detect_loss_collapse(m, TH) if f.kind == "memorization"] == expected, epochs

@@ -922,3 +922,13 @@ def test_pipes_without_a_loss_and_terms_without_a_total_are_not_step_lines(line)
     from forensics.ingest.pretrain_lines import parse_line
 
     assert parse_line(line) is None
+
+
+def test_an_xtuner_console_gives_its_lines_epochs_from_the_printed_config():
+    """HandSomeGuy001's XTuner log: `max_epochs = 8` in the printed mmengine config, `Iter(train) [  10/1344]` lines:
+    168 iterations an epoch; eight epochs of 2,000 examples to a loss of 0.03 with no eval is memorization."""
+    case = CORPUS / "HandSomeGuy001_InternLM-813-dadapt"
+    rec = stdout.read(case / "20240827_085434.log")
+    assert _series(rec.frame, "epoch")[1340] == pytest.approx(1340 / 168)
+    a = forensics.analyze(case)
+    assert (a.status, a.first_incident.kind) == ("warning", "memorization")

@@ -232,26 +232,27 @@ def memorization_level(metrics: Metrics, thresholds: Thresholds) -> tuple[float,
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
     if epochs is None or not len(epochs):
         return thresholds.memorization_level, ""
-    if float(epochs.max()) >= thresholds.memorization_epochs:
-        return thresholds.memorization_level_many_epochs, f" over {format_number(float(epochs.max()))} epochs"
-    if LOSS in metrics and falls_at_epoch_starts(real_loss(metrics), epochs):
+    if LOSS in metrics and falls_at_epoch_starts(real_loss(metrics), epochs):  # the more telling reason, first
         return thresholds.memorization_level_many_epochs, (
             " (it falls at the start of each epoch and stays flat within it: it gets better on the examples it "
             "has seen before)")
+    if float(epochs.max()) >= thresholds.memorization_epochs:
+        return thresholds.memorization_level_many_epochs, f" over {format_number(float(epochs.max()))} epochs"
     return thresholds.memorization_level, ""
 
 
 _EDGE = 0.1  # the share of an epoch's points at each end that its level is read from
+_EPOCH_POINTS = 12  # an epoch logged at this many points or more shows where within it the loss falls
 
 
 def falls_at_epoch_starts(loss: pd.Series, epochs: pd.Series) -> bool:
     """The loss falls in steps at the starts of epochs and stays flat within them: from the second epoch on,
     the batches it gets better on are the ones it has seen before, the signature of a model learning its
     training examples by heart (the 'staircase' of multi-epoch fine-tuning). Needs three whole epochs of
-    at least 20 logged points; the drops at the epoch starts must be at least twice the fall within them."""
+    at least `_EPOCH_POINTS` logged points; the drops at the epoch starts must be at least twice the fall within them."""
     # the epoch in force at each loss step, where the two are logged at different steps
     epoch_of = np.floor(epochs.reindex(epochs.index.union(loss.index)).ffill().reindex(loss.index).to_numpy())
-    whole = [e for e in np.unique(epoch_of[np.isfinite(epoch_of)]) if (epoch_of == e).sum() >= 20]
+    whole = [e for e in np.unique(epoch_of[np.isfinite(epoch_of)]) if (epoch_of == e).sum() >= _EPOCH_POINTS]
     if len(whole) < 3:
         return False
     ends = []

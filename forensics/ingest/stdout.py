@@ -465,6 +465,10 @@ _STATED_EPOCHS = re.compile(_COUNT + r"\s+epochs?\s*=\s*" + _COUNT + r"\s+(?:opt
                             r"steps\b", re.IGNORECASE)
 
 
+_MAX_EPOCHS = re.compile(r"^max_epochs = (\d{1,6})\s*$", re.MULTILINE)
+_ITER_TOTAL = re.compile(r"Iter\(train\) \[\s*\d+/(\d+)\]")
+
+
 def _steps_per_epoch(text: str) -> float | None:
     """Optimizer steps per epoch from the HF Trainer's `***** Running training *****` banner, or None."""
     epochs, total = _NUM_EPOCHS.search(text), _TOTAL_OPT_STEPS.search(text)
@@ -478,8 +482,13 @@ _EPOCHS_EQUAL = re.compile(r"epochs?\s*=", re.IGNORECASE)
 
 
 def _stated_plan(text: str) -> tuple[int, int] | None:
-    """(epochs, steps) of a script's plan line (`... 3 epochs = 375 steps`), or None. Looked for around each
+    """(epochs, steps) of a script's plan line (`... 3 epochs = 375 steps`), or of an mmengine / XTuner config printed
+    in the log (`max_epochs = 8`) beside its `Iter(train) [  10/1344]` lines; or None. Looked for around each
     `epochs =` only: the full pattern over a whole console (every digit a possible start) takes seconds."""
+    if "max_epochs = " in text and "Iter(train)" in text:
+        epochs, iters = _MAX_EPOCHS.search(text), _ITER_TOTAL.search(text)
+        if epochs and iters and int(epochs.group(1)) > 0:
+            return int(epochs.group(1)), int(iters.group(1))
     for m in _EPOCHS_EQUAL.finditer(text):
         stated = _STATED_EPOCHS.search(text[max(0, m.start() - 40):m.end() + 80])
         if stated is not None:
