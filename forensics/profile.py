@@ -509,7 +509,7 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
         # (a TRL trainer is a Trainer: before TRL 0.12 its card was the Trainer's, `### Training results` and all)
         return _said(evidence, card[1], f"the model card {_CARD_WRITERS[card[1]]} writes beside the model ({card[0]})")
     if layout is not None and layout.trainer_states:
-        if objective in ("preference", "rl") or any(k in timeline.metrics for k in _TRL_SFT_KEYS):
+        if _trl_signs(timeline, objective):
             evidence["framework"] = "trainer_state.json with TRL's metric names"
             return "trl"
         evidence["framework"] = "trainer_state.json (Hugging Face Trainer)"

@@ -10,6 +10,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
@@ -200,7 +201,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif _is_config(name) or (not explicit and (name.lower() == "readme.md" or suffix in (".yaml", ".yml"))):
         # a PEFT model card (README.md) says the base's quantization; a YAML file may be the run's configuration
         layout.config_files.append(path)
-        if name.lower() == "readme.md" and _holds(path, layout, _RESULTS_TABLE):
+        if name.lower() == "readme.md" and _holds(path, layout, _RESULTS_TABLE.search):
             layout.text_logs.append(path)  # the Trainer's model card: its `### Training results` table is a log
     elif suffix in _WEIGHT_SUFFIXES and not _NOT_WEIGHTS.match(name):
         layout.weight_files.append(path)
@@ -297,31 +298,20 @@ def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
     return is_metrics_table_header(re.split(r"[,\t]", header.strip()))
 
 
-def _holds(path: Path, layout: RunLayout, pattern: re.Pattern) -> bool:
-    """Whether the head or tail of a file (`_SNIFF_BYTES` each) holds `pattern`."""
+def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool]) -> bool:
+    """Whether `found` holds for the head or the tail of a file (`_SNIFF_BYTES` each: logs often start with banners)."""
     try:
         with open(path, "rb") as fh:
-            if pattern.search(fh.read(_SNIFF_BYTES)):
+            if found(fh.read(_SNIFF_BYTES)):
                 return True
             size = os.fstat(fh.fileno()).st_size
             if size > _SNIFF_BYTES:
                 fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES))
-                return bool(pattern.search(fh.read(_SNIFF_BYTES)))
+                return found(fh.read(_SNIFF_BYTES))
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False
 
 
 def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(_SNIFF_BYTES)
-            if _hinted(head):
-                return True
-            size = os.fstat(fh.fileno()).st_size
-            if size > _SNIFF_BYTES:  # logs often start with banners; look at the tail as well
-                fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES))
-                return _hinted(fh.read(_SNIFF_BYTES))
-    except OSError as err:
-        layout.skipped.append(Skipped(str(path), os_reason(err)))
-    return False
+    return _holds(path, layout, _hinted)
