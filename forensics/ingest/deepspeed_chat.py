@@ -24,15 +24,16 @@ from .pretrain_lines import StepLine
 # Cheap test before feeding a text's lines
 # (its `Epoch 1/1 with loss X` alone is no mark: hand-written loops print the same words)
 MARKERS = ("***** Evaluating ", "|act_loss: ")
+_NUM = r"([-+.\deE]+|nan|inf)"  # a printed float
 _HEADER = re.compile(r"\*{5} Evaluating (perplexity|reward|rewards), Epoch \d+/\d+ \*{5}")
 _DS_STEP = re.compile(r"\bstep=(\d{1,18}), skipped=\d+")
-_EPOCH_LOSS = re.compile(r"^Epoch (\d+)/(\d+) with loss ([-+.\deE]+|nan|inf)\s*$")
-_PPL = re.compile(r"^ppl: ([-+.\deE]+|nan|inf)\s*$")
-_REWARD_EVAL = re.compile(r"^chosen_last_scores \(higher is better\) : ([-+.\deE]+|nan|inf), "
-                          r"acc \(higher is better\) : ([-+.\deE]+|nan|inf)\s*$")
-_DPO_EVAL = re.compile(r"^chosen: ([-+.\deE]+|nan|inf), rejected: ([-+.\deE]+|nan|inf), loss: ([-+.\deE]+|nan|inf)\s*$")
+_EPOCH_LOSS = re.compile(r"^Epoch (\d+)/(\d+) with loss " + _NUM + r"\s*$")
+_PPL = re.compile(r"^ppl: " + _NUM + r"\s*$")
+_REWARD_EVAL = re.compile(r"^chosen_last_scores \(higher is better\) : " + _NUM + r", acc \(higher is better\) : "
+                          + _NUM + r"\s*$")
+_DPO_EVAL = re.compile(r"^chosen: " + _NUM + ", rejected: " + _NUM + ", loss: " + _NUM + r"\s*$")
 _PPO = re.compile(r"^epoch: \d+\|step: \d+\|ppo_ep: \d+\|act_loss: (\S+)\|cri_loss: (\S+)\|unsuper_loss: (\S+)\s*$")
-_REWARD = re.compile(r"^average reward score: ([-+.\deE]+|nan|inf)\s*$")
+_REWARD = re.compile(r"^average reward score: " + _NUM + r"\s*$")
 _KINDS = {"perplexity": "dschat_sft", "reward": "dschat_rm", "rewards": "dschat_dpo"}
 
 

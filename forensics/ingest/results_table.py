@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..timeline import canonical_metric
 from .pretrain_lines import StepLine
@@ -73,7 +73,7 @@ class ResultsTable:
     rule under it, or a line that is no row: that ends the table)."""
 
     columns: list[str] | None = None
-    rows: int = field(default=0)
+    rows: int = 0
 
     def feed(self, line: str) -> StepLine | None:
         if self.columns is not None:
