@@ -1272,6 +1272,25 @@ def test_grpo_groups_that_stop_differing_at_the_top_reward_after_a_clear_rise_ar
     assert (f.severity, f.step) == ("warning", st[15])
 
 
+def test_grpo_saturating_at_its_top_reward_with_a_wide_group_spread_and_a_few_live_steps_is_saturated():
+    """ps-research's GRPO: four rewards summing to at most 10.5, within-group std about 5.5 early on; the reward
+    rose 3.6 -> 10.5 in 40 steps and then scored 10.5 on every completion at most steps (grad_norm 0.006, the KL
+    term only), the few steps whose groups still differ at their ordinary grad_norm of 1-11."""
+    rng = np.random.default_rng(7)
+    n = 300
+    st = steps(n, 1)
+    live = (np.arange(n) < 40) | (rng.uniform(size=n) < 0.15)
+    reward = np.concatenate([np.linspace(3.6, 10.5, 40), np.full(n - 40, 10.5)])
+    reward[live & (np.arange(n) >= 40)] = 8.0  # a prompt not every completion solves
+    m = metrics(st, loss=np.full(n, 0.005), reward=reward, reward_std=np.where(live, 5.5, 0.0),
+                frac_reward_zero_std=np.where(live, 0.5, 1.0),
+                grad_norm=np.where(live, rng.uniform(1, 11, n), rng.uniform(0.005, 0.02, n)))
+    found = analyze_metrics(m, TH)
+    (f,) = [f for f in found if f.kind == "reward_saturated"]
+    assert f.severity == "warning" and 35 <= f.step <= 45
+    assert not [f for f in found if f.kind == "grad_norm_spike" and f.severity != "info"]
+
+
 def test_in_an_rl_log_a_zero_grad_norm_is_no_skipped_step_and_a_spike_the_reward_rides_through_is_info():
     rng = np.random.default_rng(59)
     n = 250
@@ -1287,6 +1306,21 @@ def test_in_an_rl_log_a_zero_grad_norm_is_no_skipped_step_and_a_spike_the_reward
     grad[84:120] = 4.86  # up at 12x for 36 steps: not one swing of the groups' spread
     found = analyze_metrics(dict(m, grad_norm=pd.Series(grad, index=st)), TH)
     assert any(f.severity == "warning" for f in found if f.kind == "grad_norm_spike")
+
+
+def test_a_grad_norm_that_moves_between_two_levels_from_its_first_point_has_no_early_spike():
+    """LIU-Hao's TRL GRPO: 0.00018 at step 10, then 0.206, 0.215, 1.7e-05, 0.186, ...: judged against its first
+    point, the second looked 1137x up; the low points are steps with next to no gradient, not a level it left."""
+    from forensics.analyzers.grad_spike import detect_grad_norm_spikes
+    st = steps(10, 10)
+    grad = np.array([1.8e-4, 0.206, 0.215, 1.7e-5, 0.186, 3.4e-5, 0.194, 0.155, 1.8e-5, 0.212])
+    (f,) = detect_grad_norm_spikes(metrics(st, loss=np.full(10, 2.0), grad_norm=grad), TH)
+    assert (f.step, f.severity, f.evidence["two_levels"]) == (20, "info", True)
+    up = grad.copy()
+    up[[3, 5, 8]] = 0.2  # the low level never comes back: the first point was the run's level, then it jumped
+    up[0] = 0.002
+    (f,) = detect_grad_norm_spikes(metrics(st, loss=np.full(10, 2.0), grad_norm=up), TH)
+    assert f.severity == "warning"
 
 
 def test_a_dpo_loss_at_zero_with_a_vanished_gradient_is_saturated_pairs():
@@ -1578,6 +1612,18 @@ def test_a_dpo_loss_well_under_ln_2_or_a_risen_accuracy_is_learning():
     flat = np.tile([1.0, 0.25, 0.75, 0.5, 0.75, 0.5, 0.75, 0.5], 5)
     noisy, _ = _dpo(accuracies=flat)
     assert [f.kind for f in detect_no_learning_evidence(noisy, TH)] == ["no_learning_evidence"]
+
+
+def test_two_dpo_window_means_clearly_under_ln_2_are_learning_and_two_at_ln_2_or_two_single_steps_are_too_few():
+    """klix18's TRL DPO logged every ten steps: 0.6781 at step 10, 0.6522 at step 20, accuracy 0.59 -> 0.64."""
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence
+
+    def dpo(st, loss):
+        return metrics(np.array(st), loss=np.array(loss), **{"rewards/accuracies": np.array([0.59, 0.64])})
+    assert detect_no_learning_evidence(dpo([10, 20], [0.6781, 0.6522]), TH) == []
+    for st, loss in (([10, 20], [0.6931, 0.6870]),  # at ln 2: the pairs are not told apart
+                     ([1, 2], [0.6781, 0.6522])):  # one batch each: its noise, not a mean
+        assert [f.kind for f in detect_no_learning_evidence(dpo(st, loss), TH)] == ["no_learning_evidence"]
 
 
 def test_trained_pairs_told_apart_while_the_held_out_loss_stays_at_ln_2_is_a_warning():

@@ -26,17 +26,18 @@ DEAD_SHARE = 0.8  # at least this share of the logged steps without any reward s
 
 def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `no_learning_signal` error for a GRPO log whose reward groups (nearly) never differ, or []."""
-    dead = _dead_points(metrics)
+    dead = no_spread_points(metrics)
     if dead is None or len(dead) < thresholds.learning_min_points:
         return []
     begin = 0 if dead.mean() >= DEAD_SHARE else first_settled(dead.to_numpy(), DEAD_SHARE)
     if begin is None or len(dead) - begin < max(thresholds.learning_min_points, len(dead) / 2):
         return []
-    if begin > 0 and not _stuck(metrics, int(dead.index[begin])):
-        return []  # dead groups after a live start, with the reward still moving between prompts: not stuck
     steps = dead.index[begin:][dead.to_numpy()[begin:]]
     first = int(steps[0])
     reward = finite(metrics["reward"]) if "reward" in metrics else None
+    if begin > 0 and not _stuck(metrics, int(dead.index[begin])) \
+            and not (reward is not None and _saturated(metrics, reward, first)):
+        return []  # dead groups after a live start, with the reward still moving between prompts: not stuck
     during = reward[reward.index >= first] if reward is not None else None  # the rise before it does not count
     if during is not None and len(during) >= 4:
         k = max(1, len(during) // 4)
@@ -62,10 +63,11 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
 
 
 def _saturated(metrics: Metrics, reward, first: int) -> bool:
-    """Whether the reward rose clearly before `first` (by 2 of its early within-group std, or to twice its
-    start when no std is logged) and sits, from there, at the highest level the run reached: the groups stop
-    differing because every completion earns that top score. A reward that settles a little above where it
-    started, within the early spread, is the stuck run this detector is for."""
+    """Whether the reward rose clearly before `first` (by its early within-group std, or to twice its start when
+    no std is logged) and sits, from there, at the highest level the run reached: the groups stop differing
+    because every completion earns that top score (ps-research's GRPO: 3.6 -> 10.5, its four rewards' sum, with
+    a within-group std of 5.5 early on). A reward that settles a little above where it started, within the early
+    spread, is the stuck run this detector is for."""
     before, during = reward[reward.index < first], reward[reward.index >= first]
     if len(before) < 3 or len(during) < 2:
         return False
@@ -73,7 +75,7 @@ def _saturated(metrics: Metrics, reward, first: int) -> bool:
     start, level = float(before.iloc[:k].median()), float(during.median())
     spread = finite(metrics[REWARD_STD]) if REWARD_STD in metrics else None
     spread = spread[spread.index < first] if spread is not None else None
-    needed = 2 * float(spread.iloc[:k].median()) if spread is not None and len(spread) else abs(start)
+    needed = float(spread.iloc[:k].median()) if spread is not None and len(spread) else abs(start)
     at_top = level >= float(before.max()) - _STUCK * max(abs(level), 1e-9)
     return needed > 0 and level - start >= needed and at_top
 
@@ -108,7 +110,7 @@ def _stuck(metrics: Metrics, first: int) -> bool:
     return len(after) >= 2 and float(np.ptp(after)) <= _STUCK * max(float(np.abs(np.median(after))), 1e-9)
 
 
-def _dead_points(metrics: Metrics):
+def no_spread_points(metrics: Metrics):
     """Boolean Series: logged steps where no reward group had any spread; None for a log without the keys."""
     if ZERO_STD in metrics:
         frac = finite(metrics[ZERO_STD])

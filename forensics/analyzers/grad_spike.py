@@ -21,6 +21,7 @@ from ..config import Thresholds
 from ..findings import Finding
 from .metrics import (GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss,
                       true_runs)
+from .dead_reward import no_spread_points
 from .reward_decline import reward_metric
 from .spike_findings import spike_findings
 from .spikes import SpikeRule, find_spikes
@@ -41,9 +42,11 @@ def detect_grad_norm_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Fi
     # an exact 0 is a step with no gradient at all (a skipped update, a GRPO batch whose groups all scored
     # alike), not part of the level a spike stands out from
     grad = grad[grad.to_numpy() != 0.0]
+    grad = _without_no_spread_steps(grad, metrics)
     spikes = find_spikes(grad, grad_spike_rule(thresholds))
     findings = spike_findings("grad_norm_spike", GRAD_NORM, grad, spikes, metrics, thresholds,
                               warn_factor=thresholds.spike_warn_factor)
+    findings = [_unless_low_start_of_a_two_level_series(f, grad, thresholds) for f in findings]
     reward_name = reward_metric(metrics)
     if reward_name is not None:  # RL: the loss is ~0 by construction, the reward is what would react
         return [_unless_reward_steady(f, grad, finite(metrics[reward_name]), thresholds) for f in findings]
@@ -52,6 +55,24 @@ def detect_grad_norm_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Fi
     findings = [_unless_within_early_range(f, grad, loss, is_preference_log(metrics)) for f in findings]
     findings = [_unless_storm_in_a_steady_run(f, loss, grad, thresholds) for f in findings]
     return [_unless_loss_steady(f, loss, grad, thresholds) for f in findings]
+
+
+def _as_info(finding: Finding, note: str, **evidence) -> Finding:
+    """The finding made info, `note` (why it is no incident) added to its message and `evidence` to its numbers."""
+    return replace(finding, severity="info", message=finding.message.rstrip(".") + note + ".",
+                   evidence={**finding.evidence, **evidence})
+
+
+def _without_no_spread_steps(grad: pd.Series, metrics: Metrics) -> pd.Series:
+    """The grad_norm of an RL log without its steps whose reward groups had no spread at all (TRL's
+    frac_reward_zero_std 1, reward_std 0): their advantages are 0 and only the KL term is left, a gradient a
+    hundred times smaller. ps-research's saturated GRPO: 0.006 at most steps, 1-11 at the few whose groups still
+    differ, which are its ordinary gradients, not spikes over the KL-only ones."""
+    dead = no_spread_points(metrics)
+    if dead is None or not dead.any():
+        return grad
+    dead_steps = dead.index[dead.to_numpy()]
+    return grad[~grad.index.isin(dead_steps)]
 
 
 def _unless_storm_in_a_steady_run(finding: Finding, loss: pd.Series | None, grad: pd.Series,
@@ -86,8 +107,7 @@ def _unless_storm_in_a_steady_run(finding: Finding, loss: pd.Series | None, grad
             f"run's first steps' highest ({format_number(first_steps)}), the grad_norm's median no higher than before "
             f"({format_number(float(grad_during.median()))} against {format_number(float(grad_before.median()))}) and "
             "the loss's running median never above its level before: the heavy tail of a steady run's grad_norm")
-    return replace(finding, severity="info", message=finding.message.rstrip(".") + note + ".",
-                   evidence={**finding.evidence, "loss_reacted": False, "steady_storm": True})
+    return _as_info(finding, note, loss_reacted=False, steady_storm=True)
 
 
 def _unless_reward_steady(finding: Finding, grad: pd.Series, reward: pd.Series, thresholds: Thresholds) -> Finding:
@@ -111,8 +131,31 @@ def _unless_reward_steady(finding: Finding, grad: pd.Series, reward: pd.Series, 
     note = (f"; {format_number(peak / level)}x the run's median grad_norm {format_number(level)}, and the reward did "
             f"not fall (about {format_number(float(after.median()))} against {format_number(float(before.median()))} "
             "before): in an RL run the grad_norm swings with how many groups had any reward spread")
-    return replace(finding, severity="info", message=finding.message.rstrip(".") + note + ".",
-                   evidence={**finding.evidence, "reward_reacted": False})
+    return _as_info(finding, note, reward_reacted=False)
+
+
+_OWN_LEVEL = 2.0  # a peak within this x the run's median grad_norm is the run's own level
+
+
+def _unless_low_start_of_a_two_level_series(finding: Finding, grad: pd.Series, thresholds: Thresholds) -> Finding:
+    """An early "spike" (fewer than `spike_min_history` points before it) judged against a first point or two that
+    were low, in a grad_norm that moves between two levels the whole run: the peak within `_OWN_LEVEL` x the
+    run's median, and the low level back later (a point within `_OWN_LEVEL` x the baseline). LIU-Hao's TRL GRPO:
+    0.00018 at step 10, then 0.206, 0.215, 1.7e-05, 0.186, ...: the low points are steps with next to no
+    gradient, not a level the run left. Info, not a warning."""
+    position = finding.evidence.get("position", thresholds.spike_min_history)
+    baseline, peak = finding.evidence.get("baseline", 0.0), finding.evidence.get("peak", float("inf"))
+    values = finite(grad).to_numpy(dtype="float64")
+    if finding.severity == "info" or position >= thresholds.spike_min_history or not baseline > 0:
+        return finding
+    level = float(np.median(values))
+    back_low = bool(np.any(values[position + 1:] <= _OWN_LEVEL * baseline))
+    if peak > _OWN_LEVEL * level or not back_low:
+        return finding
+    note = (f"; but the run's median grad_norm is {format_number(level)} and it comes back to about "
+            f"{format_number(baseline)} later: a grad_norm that moves between two levels from its start (steps with "
+            "next to no gradient among ordinary ones), not a spike")
+    return _as_info(finding, note, two_levels=True)
 
 
 _STORM_RANGE = 1.5  # a storm's spikes no taller than this x the highest grad_norm of the run's first tenth
@@ -164,8 +207,7 @@ def _unless_within_early_range(finding: Finding, grad: pd.Series, loss: pd.Serie
     note = (f"; no larger than {format_number(_EARLY_RANGE)}x the run's early grad_norm ({format_number(early)}) "
             f"while the loss stays under where it started: single batches of {what}, against a median that "
             "fell as the rest was learned")
-    return replace(finding, severity="info", message=finding.message.rstrip(".") + note + ".",
-                   evidence={**finding.evidence, "within_early_range": True})
+    return _as_info(finding, note, within_early_range=True)
 
 
 _SHORT = 3  # a hard batch lifts the loss for a point or three, not longer
@@ -219,5 +261,4 @@ def _unless_loss_steady(finding: Finding, loss: pd.Series | None, grad: pd.Serie
         return finding
     note = (f"; the loss did not react (at most {format_number(float(during.max()))} against a recent median of "
             f"{format_number(float(before.median()))}): the heavy tail of a steady run's grad_norm")
-    return replace(finding, severity="info", message=finding.message.rstrip(".") + note + ".",
-                   evidence={**finding.evidence, "loss_reacted": False})
+    return _as_info(finding, note, loss_reacted=False)
