@@ -341,11 +341,11 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
     findings += optimizer_findings(checkpoints, last_step(timeline))
     findings += update_precursor(updates, checkpoints, findings)
     config = read_run_config(layout, timeline)
+    metrics = metrics_from_rows(timeline.final())
     if _classification_head(config):
-        findings = for_a_classifier(findings)
+        findings = for_a_classifier(findings, metrics, thresholds)
     findings = sort_findings(link_weight_damage(findings))
     profile = run_profile(layout, config, timeline, findings)
-    metrics = metrics_from_rows(timeline.final())
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings))
     causes = infer_causes(config, timeline, findings, checkpoints, thresholds, profile)
     return Analysis(

@@ -991,6 +991,30 @@ def test_a_classifier_at_zero_loss_within_the_first_epoch_may_have_an_easy_task(
     assert ("eval loss and accuracy" in a.first_incident.message) == (status == "warning")
 
 
+@pytest.mark.parametrize("accuracy, status", [(1.0, "healthy"), (0.9, "warning")])
+def test_a_classifier_at_zero_loss_within_the_first_epoch_whose_held_out_evaluation_is_solved_learned(
+        tmp_path, accuracy, status):
+    """taehyun-me's reward model (a SEQ_CLS LoRA): loss 0.285 -> 0.0006 by epoch 0.6, eval accuracy 1.0 and eval loss
+    0.003 at every evaluation: the held-out pairs say the task is easy and learned. Held-out examples still
+    wrong leave the question open (a warning)."""
+    import json
+
+    import forensics
+
+    st = steps(22, 10)
+    loss = np.concatenate([[0.285, 0.156, 0.05, 0.018], np.geomspace(0.0045, 0.0006, 18)])
+    history = [{"step": int(s), "epoch": float(s) / 224, "loss": float(v), "grad_norm": 0.5}
+               for s, v in zip(st, loss)]
+    history += [{"step": s, "epoch": s / 224, "eval_loss": v, "eval_accuracy": accuracy}
+                for s, v in ((50, 0.0064), (100, 0.0028), (150, 0.0028), (200, 0.0031))]
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 220, "log_history": history}))
+    (tmp_path / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "task_type": "SEQ_CLS", "r": 16}))
+    a = forensics.analyze(tmp_path)
+    assert a.status == status
+    (f,) = [f for f in a.findings if f.kind == "zero_loss_unexplained"]
+    assert (f.severity == "info") == (status == "healthy")
+
+
 def test_memorization_reached_in_the_second_epoch_stays_memorization_though_its_descent_levelled_off_in_the_first():
     n = 100
     st = steps(n, 10)

@@ -38,9 +38,9 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import (GRAD_NORM, LOSS, Metrics, finite, first_settled, format_number, is_preference_log,
-                      lr_restart_steps, real_loss, true_runs)
-from .overfitting import eval_loss_names
+from .metrics import (EVAL_ACCURACY_KEYS, GRAD_NORM, LOSS, Metrics, finite, first_settled, format_number,
+                      is_preference_log, lr_restart_steps, real_loss, true_runs)
+from .overfitting import EVAL_LOSS, eval_loss_names
 
 
 def near_zero_runs(loss: pd.Series, thresholds: Thresholds) -> list[tuple[int, int]]:
@@ -144,10 +144,11 @@ CLASSIFIER_HEADS = ("Classification", "ForMultipleChoice", "ForQuestionAnswering
 CLASSIFIER_TASKS = ("SEQ_CLS", "TOKEN_CLS", "QUESTION_ANS")
 
 
-def for_a_classifier(findings: list[Finding]) -> list[Finding]:
+def for_a_classifier(findings: list[Finding], metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """The findings of a run whose model has a classification head (its config says so): its loss is no next-token
     loss, so one at ~0 within the first epoch may be an easy task as well as a label given away by a feature, and
-    `_targets_given_away` is a warning that says so rather than a collapse."""
+    `_targets_given_away` is a warning that says so rather than a collapse. Where the held-out evaluation tells,
+    right on every pair or example at a loss as low (`_held_out_solved`), it was an easy task learned: info."""
     out = []
     for f in findings:
         if f.kind == "loss_collapse" and f.evidence.get("first_epoch"):
@@ -156,8 +157,33 @@ def for_a_classifier(findings: list[Finding]) -> list[Finding]:
                        "easy task, or a feature that gives the label away (an id, the label inside the text). Log an "
                        "eval loss and accuracy on held-out data to tell.")
             f = replace(f, kind="zero_loss_unexplained", severity="warning", message=message)
+        if f.kind == "zero_loss_unexplained" and f.evidence.get("epoch", 1.0) < 1.0:
+            f = _unless_held_out_solved(f, metrics, thresholds)
         out.append(f)
     return out
+
+
+_SOLVED = 0.99  # a held-out accuracy this high: every pair or example of the evaluation right
+
+
+def _unless_held_out_solved(found: Finding, metrics: Metrics, thresholds: Thresholds) -> Finding:
+    """A classifier's (a reward model's) loss at ~0 before an epoch ended, with its held-out evaluation right on
+    every example (accuracy `_SOLVED` or more at each of its last evaluations) at a loss as low (under
+    `memorization_level`): the held-out data says the task is easy and was learned (taehyun-me's reward model: eval
+    accuracy 1.0, eval loss 0.003), which the training loss alone could not. Info."""
+    name = next((key for key in EVAL_ACCURACY_KEYS if key in metrics), None)
+    accuracy = finite(metrics[name]) if name else pd.Series(dtype="float64")
+    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else pd.Series(dtype="float64")
+    last = accuracy.iloc[-3:]
+    if len(last) < 2 or len(evals) < 2 or float(last.min()) < _SOLVED \
+            or float(evals.iloc[-1]) >= thresholds.memorization_level:
+        return found
+    near_zero = int(found.evidence.get("near_zero_step", found.step))
+    message = (f"loss near 0 from step {near_zero}, at epoch {found.evidence['epoch']:.2g} (before any example was "
+               f"seen twice), on a classification head, and the held-out evaluation agrees: {name} "
+               f"{format_number(float(last.min()))} or more at each of the last {len(last)} evaluations, eval loss "
+               f"{format_number(float(evals.iloc[-1]))}. An easy task, learned; not memorization.")
+    return replace(found, severity="info", message=message, evidence={**found.evidence, "held_out_solved": True})
 
 
 # The pairwise loss -log sigmoid(z) scales its own gradient by sigmoid(-z), about the loss itself: a loss at ~0
