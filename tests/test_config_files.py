@@ -299,6 +299,19 @@ def test_n_params_estimate_close_to_the_real_model(tmp_path):
     assert abs(estimate - real) / real < 0.03
 
 
+@pytest.mark.parametrize("name", ["Pegasus", "Bart"])
+def test_n_params_estimate_of_an_encoder_decoder_counts_the_decoder_too(tmp_path, name):
+    """minkduck's pegasus-large fine-tune was estimated at 465M from num_hidden_layers (the encoder's 16 layers
+    counted as a decoder-only model's); with the decoder's cross-attention it is 568.7M."""
+    config = getattr(transformers, f"{name}Config")(
+        vocab_size=2000, d_model=64, encoder_layers=3, decoder_layers=2, encoder_ffn_dim=256, decoder_ffn_dim=128,
+        encoder_attention_heads=4, decoder_attention_heads=4, max_position_embeddings=16)
+    config.save_pretrained(tmp_path)
+    real = sum(p.numel() for p in getattr(transformers, f"{name}ForConditionalGeneration")(config).parameters())
+    estimate = read_run_config(discover(tmp_path), _timeline_with_texts()).get("n_params")
+    assert abs(estimate - real) / real < 0.05
+
+
 def test_n_params_estimate_of_a_glm4_config_names(tmp_path):
     """THUDM's GLM-4-9B config.json spells its sizes ChatGLM's way (num_layers, ffn_hidden_size, multi_query_group_num,
     padded_vocab_size): about 9.40B parameters (it was read as 12B with the MLP and KV heads guessed)."""

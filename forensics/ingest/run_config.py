@@ -359,8 +359,9 @@ def _derive_n_params(config: RunConfig, layout: RunLayout) -> None:
         return
     estimate = _estimate_params(config)
     if estimate and config.get("n_params") is None:  # a count the run logged (W&B config) beats an estimate
-        config.add("n_params", estimate, f"estimate from {config.source_of('model.hidden_size')} "
-                                         "(hidden_size, num_hidden_layers, intermediate_size, vocab_size)")
+        sizes = ("d_model, encoder_layers, decoder_layers, ffn dims, vocab_size" if config.get("model.decoder_layers")
+                 else "hidden_size, num_hidden_layers, intermediate_size, vocab_size")
+        config.add("n_params", estimate, f"estimate from {config.source_of('model.hidden_size')} ({sizes})")
 
 
 _EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
@@ -376,6 +377,9 @@ def _estimate_params(config: RunConfig) -> int | None:
     (moe_intermediate_size where given) and the router; plus V*h embeddings, doubled unless tied.
     """
     h, layers, vocab = (config.get(f"model.{k}") for k in ("hidden_size", "num_hidden_layers", "vocab_size"))
+    encoder_decoder = _encoder_decoder_params(config, h, vocab)
+    if encoder_decoder:
+        return encoder_decoder
     if not all(cf.is_number(v) and v > 0 for v in (h, layers, vocab)):
         return None
     inter = config.get("model.intermediate_size") or 4 * h
@@ -394,6 +398,20 @@ def _estimate_params(config: RunConfig) -> int | None:
     embed = vocab * h * (1 if tied else 2)
     blocks = (layers - dense_layers) * (attn + mlp) + (dense_layers * (attn + dense_mlp) if dense_layers else 0)
     return int(blocks + embed)
+
+
+def _encoder_decoder_params(config: RunConfig, d, vocab) -> int | None:
+    """Parameters of a BART-style encoder-decoder (BART, mBART, Pegasus, Marian: `encoder_layers`, `decoder_layers`,
+    `encoder_ffn_dim`, `decoder_ffn_dim`) to within a few percent: each encoder layer's attention (4 d^2) and MLP,
+    each decoder layer's self- and cross-attention (8 d^2) and MLP, the shared embedding (tied to the head);
+    google/pegasus-large: 568.7M. num_hidden_layers alone (the encoder's) would leave the decoder out. None for
+    any other config."""
+    get = lambda key: config.get(f"model.{key}")  # noqa: E731
+    enc, dec = get("encoder_layers"), get("decoder_layers")
+    if not all(cf.is_number(v) and v > 0 for v in (enc, dec, d, vocab)):
+        return None
+    enc_ffn, dec_ffn = get("encoder_ffn_dim") or 4 * d, get("decoder_ffn_dim") or 4 * d
+    return int(enc * (4 * d * d + 2 * d * enc_ffn) + dec * (8 * d * d + 2 * d * dec_ffn) + vocab * d)
 
 
 def _exact_params(config: RunConfig) -> int | None:
