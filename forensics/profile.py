@@ -13,11 +13,14 @@
   loss at about ln(vocabulary) (random weights: from scratch), then the run's names;
 * model_params: the checkpoint index's total, the model config, PEFT's "all params", or a size
   in the run's names ("Qwen2-7B", "llama-3-8b", "1.5B"), else None;
-* precision: "bf16" | "fp16" | "fp32" | "unknown" from the training arguments / DeepSpeed config, else
+* precision: "bf16" | "fp16" | "fp32" | "unknown" from the training arguments / DeepSpeed config (or what a console
+  prints of them: DeepSpeed's config print, XTuner's printed config, a launch line's --bf16, torchtune's model dtype), else
   "fp16" where the log shows a loss scaler skipping updates (a `skipped_steps` finding from a non-finite
   grad_norm the run recovered from, or Megatron's own count): bf16 and fp32 have no scaler to skip with;
-* framework: "llamafactory" | "swift" | "unsloth" | "webui" | "mlx" | "trl" | "megatron" | ... | "hf_trainer" |
-  "unknown".
+* framework: "llamafactory" | "swift" | "xtuner" | "unsloth" | "webui" | "mlx" | "trl" | "megatron" | ... | "hf_trainer" |
+  "deepspeed" | "unknown" (a framework's own log lines or logger names, its record of the run's arguments or command
+  line, its save-folder pattern or model-card tag, TRL's names, the Trainer's files; DeepSpeed, the engine under
+  them, last).
 Unknown stays unknown: a field nothing points at is "unknown" (None for model_params), never a guess.
 """
 from __future__ import annotations
@@ -314,6 +317,9 @@ _ARGUMENT_PACKAGES = (("llamafactory.", "llamafactory"), ("llmtuner.", "llamafac
 # A checkout a run was started from, named in its output_dir (LLaMA-Factory's README runs from its own folder and
 # saves under saves/): the folder's name as a whole path part
 _FRAMEWORK_FOLDERS = {"llama-factory": "llamafactory", "llamafactory": "llamafactory", "ms-swift": "swift"}
+# LLaMA-Factory's web UI saves each run under saves/<model>/<finetuning_type>/<run name>, and its README's examples
+# do the same (saves/llama3-8b/lora/sft): the finetuning types are its own (lora, full, freeze, oft)
+_FACTORY_SAVES = re.compile(r"(?:^|[\\/])saves[\\/][^\\/]+[\\/](?:lora|full|freeze|oft)[\\/][^\\/]+")
 
 
 def _trl_signs(timeline: Timeline, objective: str) -> bool:
@@ -335,14 +341,20 @@ def _arguments_owner(config: RunConfig) -> str | None:
                  if isinstance(name, str) and name.startswith(prefix)), None)
 
 
-def _framework_folder(config: RunConfig) -> tuple[str, str, str] | None:
-    """(framework, key, folder) where output_dir or logging_dir runs through a framework's checkout, or None."""
+def _framework_folder(config: RunConfig) -> tuple[str, str] | None:
+    """(framework, why) where output_dir or logging_dir runs through a framework's checkout or is the framework's
+    own save folder, or None."""
     for key in ("output_dir", "logging_dir"):
         value = config.get(key)
         parts = re.split(r"[\\/]", value) if isinstance(value, str) else []
         found = next((part for part in parts if part.lower() in _FRAMEWORK_FOLDERS), None)
         if found:
-            return _FRAMEWORK_FOLDERS[found.lower()], key, found
+            return _FRAMEWORK_FOLDERS[found.lower()], f"{key} runs inside a {found} checkout ({value}, " \
+                                                      f"{config.source_of(key)})"
+        saves = _FACTORY_SAVES.search(value) if isinstance(value, str) else None
+        if saves:
+            return "llamafactory", (f"{key} is LLaMA-Factory's save folder saves/<model>/<finetuning type>/<run> "
+                                    f"({value}, {config.source_of(key)})")
     return None
 
 
@@ -501,9 +513,10 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
                                       f"({config.source_of('training_args_class')})")
     folder = _framework_folder(config)
     if folder is not None:
-        framework, key, part = folder
-        return _said(evidence, framework, f"{key} runs inside a {part} checkout ({config.get(key)}, "
-                                          f"{config.source_of(key)})")
+        return _said(evidence, *folder)
+    tagged = config.get("card.tagged_by")
+    if isinstance(tagged, str):  # the tag the framework itself puts on the card it writes
+        return _said(evidence, tagged, f"the model card's tags name {tagged} ({config.source_of('card.tagged_by')})")
     card = next(((source, meta["model_card"]) for source, meta in timeline.meta.items() if meta.get("model_card")), None)
     if card is not None and not (card[1] == "hf_trainer" and _trl_signs(timeline, objective)):
         # (a TRL trainer is a Trainer: before TRL 0.12 its card was the Trainer's, `### Training results` and all)
@@ -541,4 +554,8 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if any(k.startswith("ds.") for k in config.values):
         evidence["framework"] = "a DeepSpeed config"
         return "deepspeed"
+    engine = next(((source, meta["console_deepspeed"]) for source, meta in timeline.meta.items()
+                   if meta.get("console_deepspeed")), None)
+    if engine is not None:  # last: DeepSpeed is the engine under any trainer named above
+        return _said(evidence, "deepspeed", f"the DeepSpeed engine's configuration print in {engine[0]}: {engine[1]}")
     return UNKNOWN

@@ -155,6 +155,8 @@ def test_the_plain_trainer_arguments_class_says_nothing_of_trl():
     ("training_args_class", "swift.trainers.arguments.Seq2SeqTrainingArguments", "swift"),
     ("output_dir", "/mnt/workspace/LLaMA-Factory/savesnew", "llamafactory"),  # GU-DY/chattest
     ("output_dir", "/home/me/llama-factory-notes/out", "unknown"),  # a folder that only holds the name
+    ("output_dir", "saves/chatglm3-6b/lora/sft-ruozhiba", "llamafactory"),  # nick-code-lab: its saves/ pattern
+    ("output_dir", "/data/saves/qwen/checkpoints/run1", "unknown"),  # saves/ without a finetuning type
 ])
 def test_a_frameworks_own_arguments_class_or_checkout_says_the_framework(key, value, framework):
     from forensics.profile import run_profile

@@ -14,6 +14,7 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
   count alone (the model's size is the config's, when the log prints it).
 * MLX's `mlx_lm.lora` (LoRA, DoRA or, with `--fine-tune-type full`, every weight): `Trainable parameters: 0.085%
   (6.816M/8030.261M)`, in millions with three decimals.
+* LLaMA-Factory's own loggers (`llmtuner.*` before v0.6, then `llamafactory.*`), named on each of their lines.
 * Unsloth, on loading the model: `==((====))==  Unsloth 2024.8: Fast Llama patching. ...` and
   four more lines (GPU, Pytorch, `Bfloat16 = FALSE`, licence); on training:
   `==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1` and four more lines, the
@@ -32,7 +33,12 @@ _UNSLOTH_LINES = 5
 # `Number of trainable parameters = 41,943,040`, or (2025 and later) `Trainable parameters = 17,596,416 of
 # 511,629,184 (3.44% trained)`
 _UNSLOTH_TRAINABLE = re.compile(r"(?:Number of trainable|Trainable) parameters\s*=\s*([\d,]+)(?:\s+of\s+([\d,]+))?")
-_LLAMAFACTORY = re.compile(r"^\[\w+\|[\d\- :]+\] (?:llamafactory\.\S+:\d+|parser\.py:\d+) >> Process rank: \d+.*compute dtype")
+_LLAMAFACTORY = re.compile(r"^\[\w+\|[\d\- :]+\] (?:llamafactory\.\S+:\d+|parser\.py:\d+) >> Process rank: \d+.*compute dtype"
+                           # any line of its own loggers, named by its package (llmtuner before v0.6): the default
+                           # format `03/12/2024 11:24:33 - INFO - llmtuner.extras.callbacks - {...}`, or v0.9's
+                           # `[INFO|2024-11-02 10:00:01] llamafactory.data.loader:157 >> ...`
+                           r"|^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d - [A-Z]+ - (?:llmtuner|llamafactory)\.[\w.]+ - "
+                           r"|^\[[A-Z]+\|[\d\- :,]+\] (?:llmtuner|llamafactory)\.[\w.]+:\d+ >> ")
 _WEBUI = re.compile(r"LoRA training run is completed|text-generation-webui/extensions/Training_PRO|Training_PRO/script\.py")
 # Training_PRO's count line: `Trainable params: 13,631,488 (1.0910 %), All params: 1,249,445,888 (Model: 1,235,814,400)`
 _WEBUI_COUNTS = re.compile(r"Trainable params:\s*([\d,]+).*?All params:\s*[\d,]+\s*\(Model:\s*([\d,]+)\)")
@@ -100,7 +106,7 @@ def swift_banner(info: str, source: str) -> Banner | None:
 def may_hold_banners(text: str) -> bool:
     """A cheap test before splitting a log into lines to look for banners."""
     return any(mark in text for mark in ("trainable", "Trainable", "Unsloth", "LoRA training run", "Training_PRO",
-                                         "compute dtype"))
+                                         "compute dtype", "llmtuner.", "llamafactory."))
 
 
 def _count(text: str) -> int:

@@ -146,12 +146,22 @@ _CARD_QUANT = "quantization config was used during training:"
 _CARD_ITEM = re.compile(r"^- (\w+): (\S+)\s*$")
 
 
+# LLaMA-Factory tags the model card it writes `llama-factory` and its finetuning type (`create_modelcard_and_push`):
+# a tag of the card's YAML header, between its `---` lines
+_CARD_TAGGERS = {"llama-factory": "llamafactory"}
+_CARD_TAG = re.compile(r"^[ \t]*- ([\w.-]+)[ \t]*$")
+
+
 def read_model_card(path) -> dict[str, Any]:
-    """A model card's quantization block as `quant.<key>` ({} where the card has none: a README is not a config)."""
+    """A model card's quantization block as `quant.<key>`, and `card.tagged_by` where its header's tags name the
+    framework that wrote it ({} where the card has neither: a README is not a config)."""
     with open(path, "rb") as fh:  # an OSError is the caller's to report, as for every config file
         lines = fh.read(_CARD_BYTES).decode("utf-8", errors="replace").splitlines()
     start = next((i for i, line in enumerate(lines) if line.rstrip().endswith(_CARD_QUANT)), None)
     out: dict[str, Any] = {}
+    framework = _card_tagger(lines)
+    if framework:
+        out["card.tagged_by"] = framework
     for line in lines[start + 1:] if start is not None else []:
         m = _CARD_ITEM.match(line.strip())
         if m is None:
@@ -162,6 +172,20 @@ def read_model_card(path) -> dict[str, Any]:
 
 
 _CARD_BYTES = 1 << 20  # a model card's quantization block sits near its top
+
+
+def _card_tagger(lines: list[str]) -> str | None:
+    """The framework a model card's YAML header tags it with (`tags:` then `- llama-factory` lines), or None."""
+    if not lines or lines[0].strip() != "---":
+        return None
+    header = next((lines[1:i] for i in range(1, len(lines)) if lines[i].strip() == "---"), [])
+    in_tags = False
+    for line in header:
+        if not line.startswith((" ", "\t", "-")):
+            in_tags = line.strip() == "tags:"
+        elif in_tags and (m := _CARD_TAG.match(line)) and m.group(1).lower() in _CARD_TAGGERS:
+            return _CARD_TAGGERS[m.group(1).lower()]
+    return None
 
 
 # --- DeepSpeed ---------------------------------------------------------------------------------

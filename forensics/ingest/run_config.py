@@ -2,8 +2,9 @@
 
 Sources, most authoritative first (`RunConfig.values[key]` keeps that order):
 training_args.bin (the run root, then the newest checkpoint first), the TensorBoard `args`
-text, Megatron's printed arguments in a console log, LLaMA-Factory training_args.yaml and ms-swift
-args.json, Megatron's `args` (newest `model_optim_rng.pt` or torch_dist `common.pt`), DeepSpeed configs (embedded in
+text, Megatron's printed arguments in a console log (and an argparse Namespace line, printed TrainingArguments,
+an mmengine runner's printed config, DeepSpeed's launch line), LLaMA-Factory training_args.yaml, ms-swift
+args.json and W&B's wandb-metadata.json (the command line), Megatron's `args` (newest `model_optim_rng.pt` or torch_dist `common.pt`), DeepSpeed configs (embedded in
 `*optim_states.pt`, files in the run folder, the file named by the `deepspeed` argument when
 it exists), config.json and the TensorBoard `model_config` text, adapter_config.json. Counters
 saved beside checkpoints (`state.*`: loss scale, skipped steps) come from the newest file only.
@@ -29,7 +30,7 @@ from ..lfs import unreadable_reason
 from ..run import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
-from . import megatron_args, namespace_args, printed_configs
+from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs
 from .mlflow_store import PARAMS_TEXT
 from .tracker_config import derived_method, literal_values, tracker_config_values
 from .wandb import CONFIG_TEXT
@@ -46,9 +47,12 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
                "console log's argparse Namespace line")
     _read_text(config, timeline, printed_configs.ARGS_KEY, cf.training_args_values,
                "console log's printed TrainingArguments")
+    _read_text(config, timeline, mmengine_config.TEXT_KEY, dict, "console log's printed mmengine config")
+    _read_text(config, timeline, command_line.TEXT_KEY, command_line.config_values,
+               "console log's launch command (DeepSpeed's cmd = line)")
     _read_tracker_configs(config, layout, timeline)
     for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("swift", cf.read_swift_args),
-                         ("yaml", cf.read_config_yaml)):
+                         ("yaml", cf.read_config_yaml), ("command", command_line.read_wandb_metadata)):
         for path in by_kind[kind]:
             _read_into(config, layout, path, reader)
     for path in by_kind["optim_states"]:
@@ -109,7 +113,7 @@ def _read_best_checkpoint(config: RunConfig, timeline: Timeline) -> None:
 def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
     kinds: dict[str, list[Path]] = {k: [] for k in ("training_args", "llamafactory", "swift", "optim_states", "deepspeed",
                                                     "model_config", "adapter", "model_card", "scaler", "model_states",
-                                                    "megatron", "yaml")}
+                                                    "megatron", "yaml", "command")}
     for path in layout.config_files:
         kind = _kind_of(path.name)
         if kind:
@@ -135,6 +139,8 @@ def _kind_of(name: str) -> str | None:
         return "yaml"
     if name == "args.json":
         return "swift"
+    if name == "wandb-metadata.json":
+        return "command"
     if name == "config.json":
         return "model_config"
     if name == "adapter_config.json":

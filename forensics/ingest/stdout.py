@@ -45,7 +45,7 @@ import pandas as pd
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_placeholders, without_unit_loss_scale
-from . import megatron_args, namespace_args, printed_configs
+from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs
 from .step_numbering import numbered_on, uncounted_lines_numbered
 from .banners import find_banners, may_hold_banners
 from .pretrain_lines import ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, OlmoBlock, StepLine, has_generic_line, parse_line
@@ -113,8 +113,9 @@ def _dict_flavour(events: list[tuple]) -> str | None:
 
 def _argument_texts(text: str) -> dict[str, str]:
     """Megatron's printed arguments as texts[megatron_args.TEXT_KEY], a script's argparse `Namespace(...)` line as
-    texts[namespace_args.TEXT_KEY], and an HF script's printed TrainingArguments and model config
-    (`printed_configs`), each as JSON, when the log has them."""
+    texts[namespace_args.TEXT_KEY], an HF script's printed TrainingArguments and model config
+    (`printed_configs`), an mmengine runner's printed config (`mmengine_config`) and DeepSpeed's launch line
+    (`command_line`), each as JSON, when the log has them."""
     out = {}
     if "end of arguments" in text:
         args = megatron_args.parse_block(text.splitlines())
@@ -124,6 +125,8 @@ def _argument_texts(text: str) -> dict[str, str]:
     if namespace:
         out[namespace_args.TEXT_KEY] = json.dumps(namespace)
     for key, found in ((printed_configs.ARGS_KEY, printed_configs.training_arguments(text)),
+                       (mmengine_config.TEXT_KEY, mmengine_config.parse(text)),
+                       (command_line.TEXT_KEY, command_line.console_arguments(text)),
                        (printed_configs.MODEL_CONFIG_KEY, printed_configs.model_config(text))):
         if found:
             out[key] = json.dumps(found)
@@ -334,8 +337,18 @@ def _training_bar_total(events: list[tuple]) -> int | None:
 
 
 # What a console log prints about the run's setup, for the run configuration (see `console_facts`).
-_DS_PRECISION = re.compile(r"^.*?\b(bfloat16|fp16)_enabled\s*\.{3,}\s*True\s*$", re.MULTILINE)
+# DeepSpeed's config print: `bfloat16_enabled ..... True` (before 0.16), `float16_config ..... enabled=True ...` (later)
+_DS_PRECISION = re.compile(r"^.*?\b(?:(bfloat16|fp16)_enabled\s*\.{3,}\s*True|(bfloat16|float16)_config\s*\.{3,}\s*"
+                           r"enabled=True\b.*?)\s*$", re.MULTILINE)
+# ... and the DeepSpeed engine's own start-up lines: the run went through a DeepSpeed engine
+_DS_ENGINE = re.compile(r"^.*?\bDeepSpeedEngine configuration:\s*$", re.MULTILINE)
 _AMP_PRECISION = re.compile(r"precision='amp_(bf16|fp16)'|compute dtype: torch\.(bfloat16|float16)\b")
+# torchtune's recipes: `Model is initialized with precision torch.bfloat16.` (the dtype it trains in: no autocast)
+_TORCHTUNE_PRECISION = re.compile(r"^.*?\bModel is initialized with precision torch\.(bfloat16|float16|float32)\b.*$",
+                                  re.MULTILINE)
+# A script's own `Model params : 299,392,704  (0.299B)` line (the whole model's count, a parenthesis after it at most)
+_MODEL_PARAMS_SAID = re.compile(r"^[ \t]*(?i:model param(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})(?:[ \t]+\([^()\n]{1,30}\))?"
+                                r"[ \t]*\r?$", re.MULTILINE)
 # OLMo's `Total number of parameters: N`; a parameter summary's `Total params: N` / `Total Parameters: N`.
 _TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})[ \t]*\r?$",
                            re.MULTILINE)
@@ -383,25 +396,32 @@ _PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16
 
 def console_facts(text: str) -> dict:
     """Setup facts a console log states, with the line that states them: DeepSpeed's config print
-    (`bfloat16_enabled ..... True`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
-    `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, and the parameter
+    (`bfloat16_enabled ..... True`, later `float16_config ..... enabled=True`; its `DeepSpeedEngine configuration:`
+    head as `console_deepspeed`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
+    `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, torchtune's `Model is initialized
+    with precision torch.bfloat16.`, and the parameter
     count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
-    (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N`, parameter-golf's
+    (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N`, a script's `Model params :
+    N`, parameter-golf's
     `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
     which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
     (`console_4bit`), a value head loaded or saved (`console_value_head`), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
     `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
     `<key>_line`."""
     out: dict = {}
-    m = _DS_PRECISION.search(text) or _AMP_PRECISION.search(text) or _COMPUTE_DTYPE.search(text)
+    m = (_DS_PRECISION.search(text) or _AMP_PRECISION.search(text) or _COMPUTE_DTYPE.search(text)
+         or ("Model is initialized with precision" in text and _TORCHTUNE_PRECISION.search(text)))
     if m:
         out["console_precision"] = _PRECISION_NAMES[next(g for g in m.groups() if g)]
         out["console_precision_line"] = m.group(0).strip()[-160:]
     m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or _MODEL_PARAMS.search(text) or (
-        "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text))
+        "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or _MODEL_PARAMS_SAID.search(text)
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = _line_at(text, m.start(1)).strip()[-160:]  # the total's own line
+    m = _DS_ENGINE.search(text) if "DeepSpeedEngine configuration" in text else None
+    if m:
+        out["console_deepspeed"] = m.group(0).strip()[-160:]
     m = _TRAINS_TOKENIZER.search(text) if "okenizer" in text else None
     if m:
         out["console_trains_tokenizer"] = m.group(0).strip()[-160:]
