@@ -269,6 +269,9 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:
 _LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
                          rb"""|\d[ \t]*/[ \t]*\d+)[^\n{]{0,120}?\bloss[ \t]*(?:[:=][ \t]*)?[-+]?(?:\d|nan|inf)""")
 _LOOSE_LINES = 3
+# A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
+_PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
+_PRINTED_TENSORS = 5
 
 
 # The header of the Trainer's notebook progress table (copied as text) or of its model card's results table.
@@ -276,15 +279,15 @@ _RESULTS_TABLE = re.compile(rb"(?m)^[ \t|]*(?:Step|Epoch|Training Loss)[ \t]*[\t
 
 
 def _hinted(chunk: bytes) -> bool:
-    """A chunk of a file holds a line of a known training log, or `_LOOSE_LINES` lines of a hand-written loop."""
+    """A chunk of a file holds a line of a known training log, or `_LOOSE_LINES` lines of a hand-written loop (or
+    `_PRINTED_TENSORS` of its printed loss tensors)."""
     if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk):
         return True
-    found = 0
-    for _ in _LOOSE_HINT.finditer(chunk):
-        found += 1
-        if found >= _LOOSE_LINES:
-            return True
-    return False
+    return _at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS)
+
+
+def _at_least(pattern: re.Pattern, chunk: bytes, n: int) -> bool:
+    return any(i + 1 >= n for i, _ in enumerate(pattern.finditer(chunk)))
 
 
 def _is_metrics_table(path: Path, layout: RunLayout) -> bool:

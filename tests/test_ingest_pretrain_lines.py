@@ -932,3 +932,26 @@ def test_an_xtuner_console_gives_its_lines_epochs_from_the_printed_config():
     assert _series(rec.frame, "epoch")[1340] == pytest.approx(1340 / 168)
     a = forensics.analyze(case)
     assert (a.status, a.first_incident.kind) == ("warning", "memorization")
+
+
+def test_a_loss_printed_as_a_torch_tensor_each_step_is_a_loss_series(tmp_path):
+    """lich99/ChatGLM-finetune-LoRA issue 32: a hand-written loop's `print(loss.detach().float())`, ten lines,
+    `tensor(3.2207, device='cuda:0')` then `tensor(nan, device='cuda:0')` nine times: NaN from step 2."""
+    import forensics
+
+    (tmp_path / "train.log").write_text("tensor(3.2207, device='cuda:0')\n" + "tensor(nan, device='cuda:0')\n" * 9)
+    a = forensics.analyze(tmp_path)
+    assert (a.status, a.first_incident.kind, a.first_incident.step) == ("broken", "nonfinite_metric", 2)
+    labelled = "".join(f"loss: tensor({2.5 - i / 10:.4f}, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+                       for i in range(6))
+    (tmp_path / "train.log").write_text(labelled)
+    loss = stdout.read(tmp_path / "train.log").frame
+    assert list(loss.loc[loss["metric"] == "loss", "step"]) == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_few_printed_tensors_or_a_tensor_of_several_values_are_no_loss_series(tmp_path):
+    (tmp_path / "few.log").write_text("tensor(0.5000)\n" * 4)  # four prints: a debugging session, not a run
+    (tmp_path / "vectors.log").write_text("tensor([0.1, 0.9], device='cuda:0')\n" * 10)
+    (tmp_path / "named.log").write_text("acc = tensor(0.91)\n" * 10)  # another quantity, named
+    for name in ("few.log", "vectors.log", "named.log"):
+        assert "loss" not in set(stdout.read(tmp_path / name).frame["metric"])

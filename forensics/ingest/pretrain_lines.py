@@ -74,6 +74,10 @@ both and puts the rows in file order with its other events.
   once an epoch with no step counter (`Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`, LitGPT's `loss train:`) is
   kind "generic_epoch": epoch E is its step.
 * `N | loss X | lr Y | Tms`, the step alone before `|`-separated fields (kind "key_value").
+* A loss printed as a torch tensor, one a line, as a hand-written loop's `print(loss)` writes it:
+  `tensor(3.2207, device='cuda:0')`, `tensor(nan, device='cuda:0', grad_fn=<NllLossBackward0>)`, or after a loss
+  label (`loss: tensor(2.31, ...)`, `Loss = tensor(...)`); a scalar only (kind "printed_tensor"). No step: step 0
+  until `step_numbering.uncounted_lines_numbered` numbers such lines by their order.
 * Plain logging lines made only of comma-separated `key: value` pairs with a loss and a counter,
   as Barber0/LLM-pretrain pretrain.py logs `ep: %d, batch: %d, time: %.2f, ntokens: %.2f/%d, loss: %f`
   (kind "key_value"). Such a line has no step of its own: its step is the counter as printed (step,
@@ -98,7 +102,7 @@ from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
 STEP_LINE_MARKERS = ("iteration", "[step=", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
-                     "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ", "| loss ")
+                     "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ", "| loss ", "tensor(")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
@@ -234,7 +238,7 @@ _PLACEHOLDER_MFU = -100.0
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
     "autoresearch", "nanogpt", "verl", "colon_pairs", "llmc", "step_name_value", "epoch_bracket", "tqdm_postfix",
-    "key_value", "uncounted", "generic", "generic_epoch"), step, total steps if printed, the
+    "key_value", "uncounted", "printed_tensor", "generic", "generic_epoch"), step, total steps if printed, the
     metrics in print order, and
     whether a cut tail lost fields."""
 
@@ -284,7 +288,17 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
         m = _TITAN.search(line)
         if m:
             return _titan(line[m.start():], int(m.group(1)), int(m.group(2)) if m.group(2) else None)
+    if "tensor(" in line:
+        m = PRINTED_TENSOR.match(line)
+        if m:
+            return StepLine("printed_tensor", 0, None, (("loss", float(m.group(1))),))
     return _small_console(line, last_line)
+
+
+# A scalar torch tensor alone on a line (a loss label before it at most): `tensor(nan, device='cuda:0')`.
+PRINTED_TENSOR = re.compile(r"^\s*(?:(?:train(?:ing)?[ _])?loss\s*[:=]?\s*)?tensor\(\s*([-+]?(?:nan|inf|\d+\.?\d*"
+                            r"(?:e[-+]?\d+)?))\s*(?:,\s*(?:device|dtype|grad_fn|requires_grad)=[^()]*?(?:<[\w]+>)?)*\)\s*$",
+                            re.IGNORECASE)
 
 
 def _small_console(line: str, last_line: bool) -> StepLine | None:

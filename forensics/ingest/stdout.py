@@ -83,7 +83,7 @@ def read(path: Path) -> LogRecords:
         warnings.append("bytes that are not UTF-8 were replaced")
     warnings += _step_line_warnings(events)
     frame = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text))
-    uncounted = sum(1 for e in events if e[0] == "line" and e[1].kind == "uncounted")
+    uncounted = sum(1 for e in events if e[0] == "line" and e[1].kind in ("uncounted", "printed_tensor"))
     if uncounted:
         meta.setdefault("step_inferred", f"{uncounted} loss lines print no step: numbered 1 to {uncounted} in file order")
     meta.update(console_facts(text))

@@ -29,20 +29,29 @@ def numbered_on(events: list[tuple]) -> list[tuple]:
     return _epoch_lines_placed(_unprinted_epochs_numbered_on(events))
 
 
-_FEWEST_UNCOUNTED = 20
+# A file needs this many lines of a kind that prints no step to read them as a loop's prints: `key: value` lines with
+# a loss are loose (a summary can hold a few); a scalar tensor printed alone on a line is one `print(loss)` a step.
+_FEWEST_UNCOUNTED = {"uncounted": 20, "printed_tensor": 5}
 
 
 def uncounted_lines_numbered(events: list[tuple]) -> list[tuple]:
-    """Lines of kind "uncounted" at steps 1, 2, ... in file order (each is one print of the loop); none where the
-    file holds fewer than `_FEWEST_UNCOUNTED`. Numbered before anything compares steps: every line is at step 0
-    until then, and two lines alike (a loss stuck at 0.0) would read as one printed twice."""
-    n = sum(1 for e in events if e[0] == "line" and e[1].kind == "uncounted")
+    """Lines that print no step (kinds "uncounted" and "printed_tensor") at steps 1, 2, ... in file order, each
+    kind on its own (each line is one print of the loop); none of a kind where the file holds fewer than its
+    `_FEWEST_UNCOUNTED` lines. Numbered before anything compares steps: every line is at step 0 until then, and
+    two lines alike (a loss stuck at 0.0) would read as one printed twice."""
+    for kind, fewest in _FEWEST_UNCOUNTED.items():
+        events = _numbered_in_order(events, kind, fewest)
+    return events
+
+
+def _numbered_in_order(events: list[tuple], kind: str, fewest: int) -> list[tuple]:
+    n = sum(1 for e in events if e[0] == "line" and e[1].kind == kind)
     if n == 0:
         return events
     out, count = [], 0
     for event in events:
-        if event[0] == "line" and event[1].kind == "uncounted":
-            if n < _FEWEST_UNCOUNTED:
+        if event[0] == "line" and event[1].kind == kind:
+            if n < fewest:
                 continue
             count += 1
             event = ("line", replace(event[1], step=count))
