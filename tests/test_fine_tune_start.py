@@ -83,3 +83,27 @@ def test_without_the_transformers_release_an_accumulated_loss_gets_the_benefit_o
     a first loss of 15.3 (1.9 a step if summed) is not called worse than chance (the review's case)."""
     kinds = [f.kind for f in forensics.analyze(_accumulated_lora_run(tmp_path / "run", 1.9)).findings]
     assert "start_above_uniform_guess" not in kinds and "impossible_loss" not in kinds
+
+
+@pytest.mark.parametrize("release_fields, fires", [
+    ({}, True),  # 4.51 on: the deprecated evaluation_strategy is gone
+    ({"tp_size": 0, "evaluation_strategy": "no"}, True),  # 4.50: tp_size
+    ({"evaluation_strategy": "no"}, False),  # 4.46 - 4.49: maybe summed, the benefit of the doubt
+])
+def test_a_whole_training_arguments_dump_tells_whether_the_release_could_have_summed_the_loss(
+        tmp_path, release_fields, fires):
+    """Zaphenath-Official's Unsloth QLoRA: no config.json, but training_args.bin holds every TrainingArguments field,
+    and which fields it has dates the release: include_for_metrics came in 4.46, tp_size in 4.50, and
+    evaluation_strategy went in 4.51, so a dump without it was not written by 4.46-4.47, which logged the loss
+    summed. Its first loss 8 x 1.9 = 15.2 is then a real start above any tokenizer's uniform guess."""
+    import dataclasses
+
+    transformers = pytest.importorskip("transformers")
+    run = _accumulated_lora_run(tmp_path / "run", 1.9)
+    dump = {f.name: 1 for f in dataclasses.fields(transformers.TrainingArguments)}
+    dump = {k: v for k, v in dump.items() if k not in ("evaluation_strategy", "tp_size")}
+    dump.update(release_fields, gradient_accumulation_steps=8, include_for_metrics=[])
+    (run / "args.json").unlink()
+    (run / "training_args.bin").write_text(json.dumps(dump))  # the fields as the Trainer pickles them
+    kinds = [f.kind for f in forensics.analyze(run).findings]
+    assert ("start_above_uniform_guess" in kinds) == fires

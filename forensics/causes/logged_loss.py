@@ -21,8 +21,30 @@ def summed_loss_factor(config, release_unknown_counts: bool = False) -> int:
     warning that a summed loss would set off wrongly)."""
     accumulation = config.get("gradient_accumulation_steps")
     release = next((str(config.get(k)) for k in _VERSION_KEYS if isinstance(config.get(k), str)), "")
-    maybe = release.startswith(_SUMMING_RELEASES) or (release_unknown_counts and not release)
+    maybe = release.startswith(_SUMMING_RELEASES) or (
+        release_unknown_counts and not release and _fields_allow_a_summing_release(config))
     return accumulation if maybe and isinstance(accumulation, int) and accumulation >= 2 else 1
+
+
+# TrainingArguments fields by release (the dataclass in each wheel): `include_for_metrics` came in 4.46,
+# `tp_size` in 4.50 (gone in 4.52), and the deprecated `evaluation_strategy` went in 4.51. A release that logged the
+# loss summed has the first two of them and not `tp_size`; 4.48 and 4.49 have the same fields, so they stay in doubt.
+_SUMMING_RELEASE_FIELDS = ("include_for_metrics", "evaluation_strategy")
+_LATER_RELEASE_FIELDS = ("tp_size",)
+_WHOLE_DUMP = 80  # a source holding this many fields dumped the whole TrainingArguments (a user's YAML holds a few)
+
+
+def _fields_allow_a_summing_release(config) -> bool:
+    """Whether the run's TrainingArguments, where one source holds all of them (training_args.bin, the TensorBoard
+    `args` text, a tracker's config), has the fields of a release that logged the loss summed; True where no
+    source holds them all (nothing rules it out)."""
+    by_source: dict[str, set[str]] = {}
+    for key, seen in config.values.items():
+        for value in seen:
+            by_source.setdefault(value.source, set()).add(key)
+    dumps = [keys for keys in by_source.values() if "per_device_train_batch_size" in keys and len(keys) >= _WHOLE_DUMP]
+    return not dumps or any(all(f in keys for f in _SUMMING_RELEASE_FIELDS)
+                            and not any(f in keys for f in _LATER_RELEASE_FIELDS) for keys in dumps)
 
 
 def accumulation_scaled_loss(facts: Facts) -> Cause | None:
