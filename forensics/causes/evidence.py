@@ -115,8 +115,11 @@ def said(config: RunConfig, key: str) -> str:
 
 def _not_the_optimizer(finding: Finding) -> bool:
     """A finding whose trouble no optimizer setting explains: a schedule that ran out and restarted
-    (`schedule_shape`), an evaluation that broke while training stayed finite (`training_finite`)."""
-    return bool(finding.evidence.get("schedule_shape") or finding.evidence.get("training_finite"))
+    (`schedule_shape`), an evaluation that broke while training stayed finite (`training_finite`), preference
+    pairs separated so far that the loss is ~0 (`saturated_pairs`: the objective met, its fix beta, epochs or
+    harder pairs, not the precision or a warm-up)."""
+    return bool(finding.evidence.get("schedule_shape") or finding.evidence.get("training_finite")
+                or finding.evidence.get("saturated_pairs"))
 
 
 # --- timeline facts -------------------------------------------------------------------------
