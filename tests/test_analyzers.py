@@ -1313,6 +1313,26 @@ def test_grpo_saturating_at_its_top_reward_with_a_wide_group_spread_and_a_few_li
     (f,) = [f for f in found if f.kind == "reward_saturated"]
     assert f.severity == "warning" and 35 <= f.step <= 45
     assert not [f for f in found if f.kind == "grad_norm_spike" and f.severity != "info"]
+    # the KL term blowing up at the no-spread steps is news, not a KL-only gradient to leave out
+    grad = m["grad_norm"].to_numpy().copy()
+    grad[250:] = np.where(live[250:], grad[250:], np.geomspace(2000, 8000, n - 250))
+    found = analyze_metrics(dict(m, grad_norm=pd.Series(grad, index=st)), TH)
+    assert [f for f in found if f.kind == "grad_norm_spike" and f.severity == "warning"]
+
+
+def test_grpo_groups_stuck_at_a_steady_level_short_of_two_early_stds_are_no_learning_signal_not_saturation():
+    """A pass/fail reward (within-group std 0.35) rising 0.1 -> 0.6 and then no group differing, the mean as steady as
+    prompts that always pass beside prompts that always fail: no signal left, not a top score earned everywhere."""
+    rng = np.random.default_rng(3)
+    n = 120
+    st = steps(n, 1)
+    reward = np.r_[np.linspace(0.1, 0.6, 30) + rng.normal(0, 0.01, 30), 0.6 + rng.normal(0, 0.004, n - 30)]
+    m = metrics(st, loss=np.zeros(n), reward=reward, reward_std=np.r_[np.full(30, 0.35), np.zeros(n - 30)],
+                frac_reward_zero_std=np.r_[np.full(30, 0.3), np.ones(n - 30)],
+                grad_norm=np.r_[np.full(30, 0.3), np.full(n - 30, 0.002)])
+    found = analyze_metrics(m, TH)
+    assert [f.kind for f in found if f.severity == "error"] == ["no_learning_signal"]
+    assert not [f for f in found if f.kind == "reward_saturated"]
 
 
 def test_in_an_rl_log_a_zero_grad_norm_is_no_skipped_step_and_a_spike_the_reward_rides_through_is_info():
@@ -1344,6 +1364,10 @@ def test_a_grad_norm_that_moves_between_two_levels_from_its_first_point_has_no_e
     up[[3, 5, 8]] = 0.2  # the low level never comes back: the first point was the run's level, then it jumped
     up[0] = 0.002
     (f,) = detect_grad_norm_spikes(metrics(st, loss=np.full(10, 2.0), grad_norm=up), TH)
+    assert f.severity == "warning"
+    once = up.copy()
+    once[6] = 0.003  # one low point later: a jump that stayed, with one quiet step, not two levels
+    (f,) = detect_grad_norm_spikes(metrics(st, loss=np.full(10, 2.0), grad_norm=once), TH)
     assert f.severity == "warning"
 
 

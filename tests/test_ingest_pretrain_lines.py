@@ -953,5 +953,22 @@ def test_a_few_printed_tensors_or_a_tensor_of_several_values_are_no_loss_series(
     (tmp_path / "few.log").write_text("tensor(0.5000)\n" * 4)  # four prints: a debugging session, not a run
     (tmp_path / "vectors.log").write_text("tensor([0.1, 0.9], device='cuda:0')\n" * 10)
     (tmp_path / "named.log").write_text("acc = tensor(0.91)\n" * 10)  # another quantity, named
-    for name in ("few.log", "vectors.log", "named.log"):
+    # a bare value may be an accuracy: kept under its own name, not judged as a loss (0.40 -> 0.95 is no divergence)
+    (tmp_path / "bare.log").write_text("".join(f"tensor({0.40 + i / 70:.4f}, device='cuda:0')\n" for i in range(40)))
+    for name in ("few.log", "vectors.log", "named.log", "bare.log"):
         assert "loss" not in set(stdout.read(tmp_path / name).frame["metric"])
+    assert (stdout.read(tmp_path / "bare.log").frame["metric"] == "printed_tensor").sum() == 40
+
+
+def test_a_custom_losss_printed_tensors_beside_the_trainers_own_lines_are_left_out(tmp_path):
+    """A compute_loss that prints each micro-batch's loss tensor in a Trainer console: the Trainer's dict lines are
+    the log; the prints, four a step, numbered as steps 1-400, would stretch it and read as divergence."""
+    lines = []
+    for step in range(1, 101):
+        lines += [f"tensor({2.5 * 0.99 ** step + 0.1 * (i - 1.5):.4f}, device='cuda:0', grad_fn=<NllLossBackward0>)"
+                  for i in range(4)]
+        if step % 10 == 0:
+            lines.append(str({"loss": round(2.5 * 0.99 ** step, 4), "grad_norm": 1.0, "epoch": step / 100}))
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    frame = stdout.read(tmp_path / "train.log").frame
+    assert (frame["metric"] == "loss").sum() == 10

@@ -170,7 +170,8 @@ def _unless_held_out_solved(found: Finding, metrics: Metrics, thresholds: Thresh
     """A classifier's (a reward model's) loss at ~0 before an epoch ended, with its held-out evaluation right on
     every example (accuracy `_SOLVED` or more at each of its last evaluations) at a loss as low (under
     `memorization_level`): the held-out data says the task is easy and was learned (taehyun-me's reward model: eval
-    accuracy 1.0, eval loss 0.003), which the training loss alone could not. Info."""
+    accuracy 1.0, eval loss 0.003), which the training loss alone could not. Info, which says that a leak both
+    splits share would look the same."""
     name = next((key for key in EVAL_ACCURACY_KEYS if key in metrics), None)
     accuracy = finite(metrics[name]) if name else pd.Series(dtype="float64")
     evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else pd.Series(dtype="float64")
@@ -182,7 +183,9 @@ def _unless_held_out_solved(found: Finding, metrics: Metrics, thresholds: Thresh
     message = (f"loss near 0 from step {near_zero}, at epoch {found.evidence['epoch']:.2g} (before any example was "
                f"seen twice), on a classification head, and the held-out evaluation agrees: {name} "
                f"{format_number(float(last.min()))} or more at each of the last {len(last)} evaluations, eval loss "
-               f"{format_number(float(evals.iloc[-1]))}. An easy task, learned; not memorization.")
+               f"{format_number(float(evals.iloc[-1]))}: an easy task learned, not memorization (a cue both splits "
+               "carry, an id or the label inside the text, would read the same: check a few examples if the task "
+               "should be hard).")
     return replace(found, severity="info", message=message, evidence={**found.evidence, "held_out_solved": True})
 
 

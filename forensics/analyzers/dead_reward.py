@@ -35,8 +35,10 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
     steps = dead.index[begin:][dead.to_numpy()[begin:]]
     first = int(steps[0])
     reward = finite(metrics["reward"]) if "reward" in metrics else None
-    if begin > 0 and not _stuck(metrics, int(dead.index[begin])) \
-            and not (reward is not None and _saturated(metrics, reward, first)):
+    stuck = begin == 0 or _stuck(metrics, int(dead.index[begin]))
+    saturated = reward is not None and (_saturated(metrics, reward, first, 2.0) if stuck
+                                        else _saturated(metrics, reward, first, 1.0) and _at_top(reward, steps))
+    if not stuck and not saturated:
         return []  # dead groups after a live start, with the reward still moving between prompts: not stuck
     during = reward[reward.index >= first] if reward is not None else None  # the rise before it does not count
     if during is not None and len(during) >= 4:
@@ -47,7 +49,7 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
     grad = finite(metrics[GRAD_NORM]).reindex(steps).dropna() if GRAD_NORM in metrics else None
     grad_note = (f"; grad_norm there is about {format_number(float(np.median(grad)))}"
                  if grad is not None and len(grad) else "")
-    if during is not None and _saturated(metrics, reward, first):
+    if saturated:
         return [_saturated_finding(reward, steps, dead, begin, grad_note)]
     reward_note = (f"; the reward stays at about {format_number(float(during.median()))}"
                    if during is not None and len(during) else "")
@@ -62,12 +64,12 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
                               "share": float(len(steps) / (len(dead) - begin))})]
 
 
-def _saturated(metrics: Metrics, reward, first: int) -> bool:
-    """Whether the reward rose clearly before `first` (by its early within-group std, or to twice its start when
-    no std is logged) and sits, from there, at the highest level the run reached: the groups stop differing
-    because every completion earns that top score (ps-research's GRPO: 3.6 -> 10.5, its four rewards' sum, with
-    a within-group std of 5.5 early on). A reward that settles a little above where it started, within the early
-    spread, is the stuck run this detector is for."""
+def _saturated(metrics: Metrics, reward, first: int, stds: float) -> bool:
+    """Whether the reward rose clearly before `first` (by `stds` of its early within-group std, or to twice its
+    start when no std is logged) and sits, from there, at the highest level the run reached: the groups stop
+    differing because every completion earns that top score. A reward that settles a little above where it
+    started, within the early spread, is the stuck run this detector is for; so is one stuck at a steady level
+    short of a rise of two stds (prompts that always pass beside prompts that always fail: a mean as steady)."""
     before, during = reward[reward.index < first], reward[reward.index >= first]
     if len(before) < 3 or len(during) < 2:
         return False
@@ -75,7 +77,7 @@ def _saturated(metrics: Metrics, reward, first: int) -> bool:
     start, level = float(before.iloc[:k].median()), float(during.median())
     spread = finite(metrics[REWARD_STD]) if REWARD_STD in metrics else None
     spread = spread[spread.index < first] if spread is not None else None
-    needed = float(spread.iloc[:k].median()) if spread is not None and len(spread) else abs(start)
+    needed = stds * float(spread.iloc[:k].median()) if spread is not None and len(spread) else abs(start)
     at_top = level >= float(before.max()) - _STUCK * max(abs(level), 1e-9)
     return needed > 0 and level - start >= needed and at_top
 
@@ -95,6 +97,15 @@ def _saturated_finding(reward, steps, dead, begin: int, grad_note: str) -> Findi
                    evidence={"dead_steps": int(len(steps)), "logged_steps": int(len(dead) - begin),
                              "share": float(len(steps) / (len(dead) - begin)), "saturated": True,
                              "reward_level": float(during.median())})
+
+
+def _at_top(reward, steps) -> bool:
+    """Whether the reward at half or more of the no-spread `steps` is exactly the run's highest: every completion
+    of every prompt earned the top score there (ps-research's GRPO: 10.5, its four rewards' sum, at 209 of the
+    last 260 steps, with a within-group std of 5.5 before), which a mean over prompts that always pass and
+    prompts that always fail is not."""
+    at = reward.reindex(steps).dropna()
+    return len(at) > 0 and float(np.mean(at.to_numpy() == float(reward.max()))) >= 0.5
 
 
 _STUCK = 0.1  # a reward whose whole range from some step on is within this share of its level is stuck there

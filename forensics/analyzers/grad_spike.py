@@ -65,14 +65,22 @@ def _as_info(finding: Finding, note: str, **evidence) -> Finding:
 
 def _without_no_spread_steps(grad: pd.Series, metrics: Metrics) -> pd.Series:
     """The grad_norm of an RL log without its steps whose reward groups had no spread at all (TRL's
-    frac_reward_zero_std 1, reward_std 0): their advantages are 0 and only the KL term is left, a gradient a
-    hundred times smaller. ps-research's saturated GRPO: 0.006 at most steps, 1-11 at the few whose groups still
-    differ, which are its ordinary gradients, not spikes over the KL-only ones."""
+    frac_reward_zero_std 1, reward_std 0) where their grad_norm is the KL term's alone: their advantages are 0,
+    which leaves a gradient `_KL_ONLY` times or more under the steps whose groups differ. ps-research's saturated
+    GRPO: 0.006 at most steps, 1-11 at the few whose groups still differ, which are its ordinary gradients, not
+    spikes over the KL-only ones. A no-spread step with a larger grad_norm stays (the KL term blowing up is news)."""
     dead = no_spread_points(metrics)
     if dead is None or not dead.any():
         return grad
-    dead_steps = dead.index[dead.to_numpy()]
-    return grad[~grad.index.isin(dead_steps)]
+    dead_steps = grad.index.isin(dead.index[dead.to_numpy()])
+    live = finite(grad[~dead_steps])
+    if live.empty:
+        return grad
+    kl_only = dead_steps & (grad.to_numpy() < float(live.median()) / _KL_ONLY)
+    return grad[~kl_only]
+
+
+_KL_ONLY = 10.0
 
 
 def _unless_storm_in_a_steady_run(finding: Finding, loss: pd.Series | None, grad: pd.Series,
@@ -135,12 +143,14 @@ def _unless_reward_steady(finding: Finding, grad: pd.Series, reward: pd.Series, 
 
 
 _OWN_LEVEL = 2.0  # a peak within this x the run's median grad_norm is the run's own level
+_LOW_SHARE = 0.2  # ... and the low level back at this share of the later points (two at least): two levels
 
 
 def _unless_low_start_of_a_two_level_series(finding: Finding, grad: pd.Series, thresholds: Thresholds) -> Finding:
     """An early "spike" (fewer than `spike_min_history` points before it) judged against a first point or two that
     were low, in a grad_norm that moves between two levels the whole run: the peak within `_OWN_LEVEL` x the
-    run's median, and the low level back later (a point within `_OWN_LEVEL` x the baseline). LIU-Hao's TRL GRPO:
+    run's median, and the low level back later (within `_OWN_LEVEL` x the baseline, at `_LOW_SHARE` of the points
+    after it). LIU-Hao's TRL GRPO:
     0.00018 at step 10, then 0.206, 0.215, 1.7e-05, 0.186, ...: the low points are steps with next to no
     gradient, not a level the run left. Info, not a warning."""
     position = finding.evidence.get("position", thresholds.spike_min_history)
@@ -149,8 +159,9 @@ def _unless_low_start_of_a_two_level_series(finding: Finding, grad: pd.Series, t
     if finding.severity == "info" or position >= thresholds.spike_min_history or not baseline > 0:
         return finding
     level = float(np.median(values))
-    back_low = bool(np.any(values[position + 1:] <= _OWN_LEVEL * baseline))
-    if peak > _OWN_LEVEL * level or not back_low:
+    later = values[position + 1:]
+    back_low = int(np.sum(later <= _OWN_LEVEL * baseline))
+    if peak > _OWN_LEVEL * level or back_low < max(2, _LOW_SHARE * len(later)):
         return finding
     note = (f"; but the run's median grad_norm is {format_number(level)} and it comes back to about "
             f"{format_number(baseline)} later: a grad_norm that moves between two levels from its start (steps with "

@@ -17,7 +17,9 @@ from ..findings import Finding, plural
 from .metrics import EXPLODED_LOSS, GRAD_NORM, LOSS, Metrics, format_number
 
 _WATCHED_PREFIXES = ("rewards/", "logps/", "logits/")
-_WATCHED_NAMES = (GRAD_NORM, "kl", "reward")
+# `printed_tensor`: a scalar a hand-written loop printed each step with no name (ingest.pretrain_lines), most often
+# its loss; whatever it is, a NaN there is trouble.
+_WATCHED_NAMES = (GRAD_NORM, "kl", "reward", "printed_tensor")
 
 
 def is_watched(name: str) -> bool:

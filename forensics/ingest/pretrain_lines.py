@@ -74,10 +74,12 @@ both and puts the rows in file order with its other events.
   once an epoch with no step counter (`Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`, LitGPT's `loss train:`) is
   kind "generic_epoch": epoch E is its step.
 * `N | loss X | lr Y | Tms`, the step alone before `|`-separated fields (kind "key_value").
-* A loss printed as a torch tensor, one a line, as a hand-written loop's `print(loss)` writes it:
-  `tensor(3.2207, device='cuda:0')`, `tensor(nan, device='cuda:0', grad_fn=<NllLossBackward0>)`, or after a loss
-  label (`loss: tensor(2.31, ...)`, `Loss = tensor(...)`); a scalar only (kind "printed_tensor"). No step: step 0
-  until `step_numbering.uncounted_lines_numbered` numbers such lines by their order.
+* A loss printed as a torch tensor, one a line, as a hand-written loop's `print(loss)` writes it: after a loss
+  label (`loss: tensor(2.31, ...)`, `Loss = tensor(...)`) or with its `grad_fn=<NllLossBackward0>`; a scalar only
+  (kind "printed_tensor"). A bare `tensor(3.2207, device='cuda:0')` may be anything the loop printed (an
+  accuracy): metric `printed_tensor`, which is judged for NaN/Inf but not as a loss. No step: step 0 until
+  `step_numbering.uncounted_lines_numbered` numbers such lines by their order (none where the file logs its loss
+  another way: a custom loss's print beside the Trainer's own lines).
 * Plain logging lines made only of comma-separated `key: value` pairs with a loss and a counter,
   as Barber0/LLM-pretrain pretrain.py logs `ep: %d, batch: %d, time: %.2f, ntokens: %.2f/%d, loss: %f`
   (kind "key_value"). Such a line has no step of its own: its step is the counter as printed (step,
@@ -291,12 +293,15 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
     if "tensor(" in line:
         m = PRINTED_TENSOR.match(line)
         if m:
-            return StepLine("printed_tensor", 0, None, (("loss", float(m.group(1))),))
+            # a loss where the line says so (its label) or the tensor is in the autograd graph (an accuracy is not);
+            # a bare value is kept under its own name: it may be anything the loop printed
+            said = m.group(1) or "grad_fn=" in line
+            return StepLine("printed_tensor", 0, None, (("loss" if said else "printed_tensor", float(m.group(2))),))
     return _small_console(line, last_line)
 
 
 # A scalar torch tensor alone on a line (a loss label before it at most): `tensor(nan, device='cuda:0')`.
-PRINTED_TENSOR = re.compile(r"^\s*(?:(?:train(?:ing)?[ _])?loss\s*[:=]?\s*)?tensor\(\s*([-+]?(?:nan|inf|\d+\.?\d*"
+PRINTED_TENSOR = re.compile(r"^\s*((?:train(?:ing)?[ _])?loss\s*[:=]?\s*)?tensor\(\s*([-+]?(?:nan|inf|\d+\.?\d*"
                             r"(?:e[-+]?\d+)?))\s*(?:,\s*(?:device|dtype|grad_fn|requires_grad)=[^()]*?(?:<[\w]+>)?)*\)\s*$",
                             re.IGNORECASE)
 

@@ -39,9 +39,17 @@ def uncounted_lines_numbered(events: list[tuple]) -> list[tuple]:
     kind on its own (each line is one print of the loop); none of a kind where the file holds fewer than its
     `_FEWEST_UNCOUNTED` lines. Numbered before anything compares steps: every line is at step 0 until then, and
     two lines alike (a loss stuck at 0.0) would read as one printed twice."""
+    if _loss_logged_otherwise(events):  # a custom loss's print beside the Trainer's own lines: those are the log
+        events = [e for e in events if not (e[0] == "line" and e[1].kind == "printed_tensor")]
     for kind, fewest in _FEWEST_UNCOUNTED.items():
         events = _numbered_in_order(events, kind, fewest)
     return events
+
+
+def _loss_logged_otherwise(events: list[tuple]) -> bool:
+    """Whether a loss comes in any event but a printed tensor (a dict line, a step line of another kind)."""
+    return any(e[0] == "dict" and "loss" in e[2] or e[0] == "line" and e[1].kind != "printed_tensor"
+               and "loss" in e[1].names for e in events)
 
 
 def _numbered_in_order(events: list[tuple], kind: str, fewest: int) -> list[tuple]:
