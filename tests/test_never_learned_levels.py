@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -179,3 +180,43 @@ def test_a_classifier_at_ln_k_with_two_evaluations_at_chance_and_its_eval_loss_t
     assert (f.kind, f.evidence["choices"]) == ("never_learned", 3)
     learned_eval = {**evals, "eval_loss": pd.Series([0.85, 0.62], index=[250, 500])}
     assert detect_never_learned({"loss": loss, **learned_eval}, Thresholds()) == []  # two points need the eval loss too
+
+
+def _orpo(n=124, held_out=(2.2264, 2.2250, 2.2240, 2.2234), held_accuracy=(0.6, 0.6, 0.6, 0.6), train_accuracy=None):
+    """AMindToThink's TRL ORPO: 124 steps, the loss summed over 8 accumulation steps (about 17), an eval every 25."""
+    rng = np.random.default_rng(5)
+    st = np.arange(1, n + 1)
+    series = {
+        "loss": pd.Series(17.5 + rng.normal(0, 1.0, n), index=st),
+        "nll_loss": pd.Series(2.0 + rng.normal(0, 0.1, n), index=st),
+        "log_odds_ratio": pd.Series(-0.9 + rng.normal(0, 0.1, n), index=st),
+        "rewards/accuracies": pd.Series(rng.choice([0.375, 0.5, 0.625], n) if train_accuracy is None
+                                        else train_accuracy, index=st),
+        "grad_norm": pd.Series(rng.uniform(0.14, 0.43, n), index=st),
+        "eval_loss": pd.Series(held_out, index=[25, 50, 75, 100][:len(held_out)]),
+        "eval_rewards/accuracies": pd.Series(held_accuracy, index=[25, 50, 75, 100][:len(held_accuracy)]),
+    }
+    return series
+
+
+def test_a_pairwise_run_whose_held_out_evaluation_never_moved_and_whose_pairs_stayed_at_chance_never_learned():
+    from forensics.analyzers.learning_evidence import learning_shown
+    from forensics.analyzers.never_learned import detect_never_learned
+
+    (f,) = detect_never_learned(_orpo(), Thresholds())
+    assert (f.kind, f.severity, f.step) == ("never_learned", "error", 1)
+    assert learning_shown(_orpo(), Thresholds()) is None  # ORPO ranks pairs from its start: a flat 0.6 shows nothing learned
+
+
+@pytest.mark.parametrize("changes", [
+    {"held_out": (2.2264, 2.20, 2.15, 2.10)},  # the held-out loss fell
+    {"held_accuracy": (0.5, 0.6, 0.7, 0.8)},  # the held-out pairs were told apart more and more
+    {"train_accuracy": np.linspace(0.5, 0.9, 124)},  # the training pairs were
+    {"held_out": (2.2264, 2.2250)},  # two evaluations: too few to say it never moved
+])
+def test_a_pairwise_run_whose_evaluation_or_training_pairs_moved_is_not_never_learned(changes):
+    from forensics.analyzers.never_learned import detect_never_learned
+
+    if "held_out" in changes:
+        changes = dict(changes, held_accuracy=(0.6,) * len(changes["held_out"]))
+    assert detect_never_learned(_orpo(**changes), Thresholds()) == []

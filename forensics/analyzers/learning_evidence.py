@@ -174,6 +174,15 @@ def is_pairwise_log(metrics: Metrics) -> bool:
     return any(k in metrics for k in _PAIRWISE_KEYS)
 
 
+_REFERENCE_FREE_KEYS = ("log_odds_ratio", "nll_loss")  # TRL's ORPO (and CPO / SimPO: nll_loss)
+
+
+def reference_free(metrics: Metrics) -> bool:
+    """A pairwise objective with no reference model (ORPO, CPO, SimPO): its pair accuracy is the policy's own from
+    the first step, not 0 as a reference-based margin's is."""
+    return any(k in metrics for k in _REFERENCE_FREE_KEYS)
+
+
 def _has_held_out_pairs(metrics: Metrics) -> bool:
     return any(len(finite(metrics[k])) for k in (EVAL_LOSS,) + _EVAL_PAIRWISE if k in metrics)
 
@@ -191,9 +200,10 @@ def _told_apart(metrics: Metrics, loss_name: str, accuracy_name: str,
     if len(accuracy):
         k = max(1, len(accuracy) // 10)
         start, end = float(accuracy.iloc[:k].mean()), float(accuracy.iloc[-k:].mean())
-        # a held-out evaluation comes after training steps (the reference model is at chance); a training
-        # accuracy, the mean over a few pairs a batch, must also have risen from where the log began
-        risen = loss_name == EVAL_LOSS or end >= start + PAIRWISE_RISE
+        # a held-out evaluation comes after training steps (a reference model ranks no pair right: every margin 0);
+        # a training accuracy, the mean over a few pairs a batch, must also have risen from where the log began,
+        # and so must a reference-free objective's held-out one (ORPO's odds ratio ranks pairs from the start)
+        risen = loss_name == EVAL_LOSS and not reference_free(metrics) or end >= start + PAIRWISE_RISE
         if end >= PAIRWISE_ACCURATE and risen:
             return _evidence(accuracy_name, accuracy, float(accuracy.iloc[0]), end)
     loss = real_loss(metrics) if loss_name == LOSS else finite(metrics.get(loss_name, _EMPTY))

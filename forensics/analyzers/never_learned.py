@@ -10,6 +10,9 @@ Two levels are the signature of a model that learned nothing (VERDICTS.md):
   movement, is a model that never got a gradient.
 * ln k for a classifier or multiple-choice model over k answers (k = 2 to 20): the training loss at
   ln k at (nearly) every step, and the eval accuracy at chance too (about 1/k).
+* any level, for a pairwise log (ORPO's loss carries an NLL term) whose held-out evaluation never moved (three
+  evaluations or more over half the log and more, the eval loss within `_HELD_STILL` and the pair accuracy within
+  `_ACCURACY_STILL`) while its training pairs stayed at chance (`_pairs_never_moved`).
 * ln 2 or above for a pairwise reward model (the run profile says so) whose eval accuracy is at chance
   (`detect_reward_model_at_chance`).
 * any level, for a run logged from its start through a whole first epoch: a loss that never moved (every
@@ -42,7 +45,7 @@ def detect_never_learned(metrics: Metrics, thresholds: Thresholds) -> list[Findi
         return []
     values = loss.to_numpy()
     if is_preference_log(metrics):
-        return _at_ln2(metrics, loss, values, thresholds)
+        return _at_ln2(metrics, loss, values, thresholds) or _pairs_never_moved(metrics, loss)
     return (_at_fresh_head(metrics, loss, values, thresholds) or _at_chance(metrics, loss, values)
             or _unmoved_for_an_epoch(metrics, loss, values))
 
@@ -166,6 +169,46 @@ def _at_ln2(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Find
                "chosen and rejected answers differ, that the reference model is not the policy itself with "
                "frozen weights, and the learning rate.")
     return [_finding(loss, message, {"level": LN2, "reason": why, "share_at_level": float(near.mean())})]
+
+
+_HELD_STILL = 0.005  # held-out losses within this share of their median: the evaluation did not move
+_ACCURACY_STILL = 0.05  # held-out pair accuracies within this of each other
+
+
+def _pairs_never_moved(metrics: Metrics, loss) -> list[Finding]:
+    """A pairwise log whose held-out evaluation did not move over three evaluations or more spanning half the log
+    (eval loss within `_HELD_STILL` of its median, pair accuracy within `_ACCURACY_STILL`) while its training pairs
+    were ranked right at chance (the later half's accuracy at most `_CHANCE_PAIRS`) and gradients flowed: the updates
+    changed nothing the model prefers (AMindToThink's ORPO sweep: eval loss 2.2264 -> 2.2234 and eval accuracy
+    0.60 at four evaluations over two epochs, training accuracy 0.44-0.56)."""
+    evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
+    held_accuracy = finite(metrics["eval_rewards/accuracies"]) if "eval_rewards/accuracies" in metrics else None
+    train_accuracy = finite(metrics["rewards/accuracies"]) if "rewards/accuracies" in metrics else None
+    grad = finite(metrics[GRAD_NORM]) if GRAD_NORM in metrics else None
+    if evals is None or len(evals) < 3 or train_accuracy is None or not len(train_accuracy) or grad is None \
+            or not len(grad) or not float(grad.median()) > 0:
+        return []
+    span = int(evals.index[-1]) - int(evals.index[0])
+    level = float(np.median(evals.to_numpy()))
+    if span < (int(loss.index[-1]) - int(loss.index[0])) / 2 or not level > 0 \
+            or float(np.ptp(evals.to_numpy())) > _HELD_STILL * level:
+        return []
+    if held_accuracy is not None and len(held_accuracy) and float(np.ptp(held_accuracy.to_numpy())) > _ACCURACY_STILL:
+        return []
+    trained = float(train_accuracy.iloc[len(train_accuracy) // 2:].median())
+    if trained > _CHANCE_PAIRS:
+        return []
+    held = (f" and its pair accuracy at {format_number(float(held_accuracy.median()))}"
+            if held_accuracy is not None and len(held_accuracy) else "")
+    message = (f"the model never learned: its held-out evaluation did not move over {len(evals)} evaluations (steps "
+               f"{int(evals.index[0])} to {int(evals.index[-1])}): the eval loss {format_number(float(evals.iloc[0]))} -> "
+               f"{format_number(float(evals.iloc[-1]))}{held}, while the training pairs were ranked right at chance "
+               f"(accuracy {format_number(trained)} over the later half; chance is 0.5) and grad_norm was about "
+               f"{format_number(float(grad.median()))}: the updates changed nothing the model prefers. Check that the "
+               "trained parameters are in the forward pass (an adapter the model uses), the learning rate and beta, "
+               "and that the chosen and rejected answers differ.")
+    return [_finding(loss, message, {"level": level, "reason": "held-out evaluation never moved",
+                                     "train_pair_accuracy": trained})]
 
 
 def _at_fresh_head(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Finding]:
