@@ -1756,6 +1756,29 @@ def test_saturated_dpo_pairs_are_dated_where_the_loss_went_under_a_hundredth_for
     assert (f.severity, f.step) == ("warning", 80)
 
 
+def _dpo_passes(pass_levels, per_pass=94):
+    """A TRL DPO log over len(pass_levels) epochs, logged every 10 steps, each pass's loss about its level."""
+    rng = np.random.default_rng(2)
+    n = per_pass * len(pass_levels)
+    st = steps(n, 10)
+    loss = np.repeat(pass_levels, per_pass) * np.exp(rng.normal(0, 0.3, n))
+    loss[0] = 0.6931
+    return metrics(st, loss=loss, epoch=np.arange(1, n + 1) / per_pass, grad_norm=np.full(n, 0.05),  # not vanished
+                   **{"rewards/margins": np.linspace(0.0, 8.6, n), "rewards/accuracies": np.ones(n)})
+
+
+def test_dpo_pairs_near_zero_loss_over_every_repeated_pass_without_held_out_pairs_are_memorization():
+    """SteveHong1901's five-epoch DPO on GSM8K pairs, no eval: epoch medians 0.257, 0.0076, 0.0017, 0.00077, 0.00049."""
+    m = _dpo_passes([0.257, 0.0076, 0.0017, 0.00077, 0.00049])
+    (f,) = [f for f in analyze_metrics(m, TH) if f.kind == "memorization"]
+    assert (f.severity, f.step) == ("warning", 950)  # the second pass's first logged step
+    held_out = dict(m, eval_loss=pd.Series([0.01, 0.008, 0.008], index=[940, 1880, 2820]))
+    one_pass = _dpo_passes([0.257])
+    still_learning = _dpo_passes([0.4, 0.2, 0.05])  # the later passes well above ~0
+    for quiet in (held_out, one_pass, still_learning):
+        assert not [f for f in analyze_metrics(quiet, TH) if f.kind == "memorization"]
+
+
 def test_an_orpo_loss_that_carries_a_language_model_term_learns_by_its_fall():
     """ORPO's loss is the answer's NLL plus a pair term (1 to 3 at the start): its fall is learning even where the
     pair accuracy stays under 0.6."""
