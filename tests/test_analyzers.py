@@ -1015,6 +1015,22 @@ def test_a_classifier_at_zero_loss_within_the_first_epoch_whose_held_out_evaluat
     assert (f.severity == "info") == (status == "healthy")
 
 
+def test_a_language_model_loss_already_near_zero_at_its_first_logged_step_is_unexplained_from_there():
+    """charles-wang888's Qwen2.5-7B-Instruct fine-tune: 0.0037 at step 10 (epoch 0.05), falling to 0.0002 over three
+    epochs: near certain of its labels before training did anything, which memorization (dated where the loss
+    reached 0.001) does not explain. A log that starts later (a resume, epoch 1.2) or at an ordinary loss is not this."""
+    st = steps(57, 10)
+    loss = np.geomspace(0.0037, 0.0002, 57)
+    found = detect_loss_collapse(metrics(st, loss=loss, grad_norm=np.geomspace(0.0016, 0.0005, 57),
+                                         epoch=st / 191), TH)
+    assert [(f.kind, f.step) for f in found] == [("zero_loss_unexplained", 10)]
+    resumed = detect_loss_collapse(metrics(st, loss=loss, epoch=1.2 + st / 191), TH)
+    assert "from_the_start" not in str([f.evidence for f in resumed])
+    ordinary = np.concatenate([[1.9, 1.2, 0.8], np.geomspace(0.3, 0.0002, 54)])
+    assert "from_the_start" not in str([f.evidence for f in detect_loss_collapse(
+        metrics(st, loss=ordinary, epoch=st / 191), TH)])
+
+
 def test_memorization_reached_in_the_second_epoch_stays_memorization_though_its_descent_levelled_off_in_the_first():
     n = 100
     st = steps(n, 10)

@@ -58,6 +58,7 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     loss = real_loss(metrics)
     grad = metrics.get(GRAD_NORM)
     findings: list[Finding] = []
+    low_start = _near_zero_from_the_start(loss, metrics, thresholds)
     runs = near_zero_runs(loss, thresholds)
     for start, stop in runs:
         found = _judge(loss, grad, start, stop, thresholds)
@@ -73,8 +74,8 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
             found = _unless_first_epoch(found, metrics)
         findings.append(found)
     given_away = _targets_given_away(loss, metrics, thresholds)
-    if given_away:
-        return [given_away] + [f for f in findings if f.kind not in _GRADUAL]
+    if given_away or low_start:  # what the start says comes before any later descent
+        return [given_away or low_start] + [f for f in findings if f.kind not in _GRADUAL]
     if not findings and not eval_loss_names(metrics):
         level, why = memorization_level(metrics, thresholds)
         epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
@@ -126,6 +127,31 @@ def _targets_given_away(loss: pd.Series, metrics: Metrics, thresholds: Threshold
     return Finding("loss_collapse", "error", first, message, end_step=last, metric=LOSS, evidence={
         "to_end": True, "sudden": False, "first_epoch": True, "epoch": epoch, "value": float(values[at]),
         "level_before": start, "near_zero_step": reached, "tail": tail, "n_points": len(values) - fall})
+
+
+_START = 0.25  # epochs: a log whose first point is this early shows where training started
+
+
+def _near_zero_from_the_start(loss: pd.Series, metrics: Metrics, thresholds: Thresholds) -> Finding | None:
+    """A language-model loss already under `memorization_level` at its first logged points, within the first
+    `_START` of an epoch: before training had done anything, the model was near certain of almost every labelled
+    token (charles-wang888's Qwen2.5-7B-Instruct fine-tune: 0.0037 at step 10, epoch 0.05). Nearly every label
+    masked (a few easy tokens left), targets that are the model's own outputs or copies of the context: the log
+    cannot tell which. A `zero_loss_unexplained` warning at the first step, saying what would."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if len(loss) < 3 or epochs is None or not len(epochs) or float(epochs.iloc[0]) > _START:
+        return None
+    head = float(np.median(loss.to_numpy()[:3]))
+    if not 0 < float(loss.iloc[0]) <= thresholds.memorization_level or head > thresholds.memorization_level:
+        return None
+    first = int(loss.index[0])
+    message = (f"loss {format_number(float(loss.iloc[0]))} already at the first logged step {first} (epoch "
+               f"{format_number(float(epochs.iloc[0]))}), {format_number(head)} over the first three: before training "
+               "did anything the model was near certain of almost every labelled token. Nearly every label masked (a "
+               "few easy tokens left), or targets that are the model's own outputs or copies of the context; the run "
+               "had almost nothing to learn from. Count the unmasked label tokens of a few samples and decode them.")
+    return Finding("zero_loss_unexplained", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS,
+                   evidence={"first_loss": float(loss.iloc[0]), "epoch": float(epochs.iloc[0]), "from_the_start": True})
 
 
 _PASSES = 1.5  # an epoch counter that reaches this counts passes over the data
