@@ -29,7 +29,7 @@ _TABLE_SUFFIXES = {".csv", ".tsv", ".log", ".txt"}
 _WEIGHT_SUFFIXES = {".safetensors", ".bin", ".pt", ".pth"}
 # .bin/.pt files that are not model weights.
 _NOT_WEIGHTS = re.compile(
-    r"^(training_args\.bin|optimizer\.(pt|bin)|scheduler\.pt|scaler\.pt|rng_state(_\d+)?\.pth|"
+    r"^(training_args\.bin|finetuning_args\.bin|optimizer\.(pt|bin)|scheduler\.pt|scaler\.pt|rng_state(_\d+)?\.pth|"
     r".*optim_states\.pt|pytorch_model_fsdp\.bin\.metadata)$"
 )
 _SNIFF_BYTES = 1 << 16
@@ -233,6 +233,8 @@ def _is_sqlite(path: Path, layout: RunLayout) -> bool:
 _CONFIG_NAMES = {
     "training_args.bin", "config.json", "adapter_config.json", "args.json", "training_args.yaml",
     "training_args.yml", "scaler.pt", "wandb-metadata.json",
+    # ChatGLM-Efficient-Tuning and early LLaMA-Factory (hiyouga): the FinetuningArguments beside training_args.bin
+    "finetuning_args.bin", "finetuning_args.json",
 }
 
 

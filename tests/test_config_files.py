@@ -1,6 +1,7 @@
 """Configuration readers (config_files) and the RunConfig they feed (run_config), on files made by the real writers."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -483,3 +484,22 @@ def test_mlx_lms_adapter_config_gives_the_method_and_the_run(tmp_path):
     mlx.update(model="mlx-community/Qwen2.5-0.5B-Instruct-bf16", fine_tune_type="full")
     (tmp_path / "adapters" / "adapter_config.json").write_text(json.dumps(mlx))
     assert read_run_config(discover(tmp_path), Timeline.empty()).get("method") == "full"
+
+
+@dataclasses.dataclass
+class FinetuningArguments:  # the shape of ChatGLM-Efficient-Tuning's utils.config.FinetuningArguments
+    finetuning_type: str = "lora"
+    pre_seq_len: int = 16
+    lora_rank: int = 8
+
+
+def test_finetuning_args_bin_names_the_tuner_and_is_no_checkpoint(tmp_path):
+    """linhuall's ChatGLM-Efficient-Tuning run: finetuning_args.bin (hiyouga's pickled FinetuningArguments, its
+    finetuning_type 'p_tuning') was opened as a weight file, failed, and the report said 'none could be read'."""
+    torch = pytest.importorskip("torch")
+    torch.save(FinetuningArguments("p_tuning"), tmp_path / "finetuning_args.bin")
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 20, "log_history": [
+        {"step": s, "loss": 2.0 - s / 100, "epoch": s / 20} for s in (10, 20)]}))
+    layout = discover(tmp_path)
+    assert layout.weight_files == [] and [p.name for p in layout.config_files] == ["finetuning_args.bin"]
+    assert read_run_config(layout, _timeline_with_texts()).get("method") == "peft"

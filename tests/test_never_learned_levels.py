@@ -220,3 +220,22 @@ def test_a_pairwise_run_whose_evaluation_or_training_pairs_moved_is_not_never_le
     if "held_out" in changes:
         changes = dict(changes, held_accuracy=(0.6,) * len(changes["held_out"]))
     assert detect_never_learned(_orpo(**changes), Thresholds()) == []
+
+
+def test_a_loss_flat_at_the_fresh_head_level_over_epochs_never_learned_without_grad_norm():
+    """linhuall's ChatGLM-6B P-Tuning: 477 points over four epochs, eighth medians 11.437-11.475 (ln 130528 = 11.78),
+    batches scattering it by +-0.3, no grad_norm logged. A run from random weights leaves that level within tens of
+    steps, and a log that starts later (a resume) or lasts under an epoch cannot say so."""
+    rng = np.random.default_rng(8)
+    st = np.arange(10, 4780, 10)
+    loss = 11.44 + rng.normal(0, 0.09, len(st))
+    epoch = st / 1194
+
+    def run(loss=loss, epoch=epoch):
+        return {"loss": pd.Series(loss, index=st), "epoch": pd.Series(epoch, index=st)}
+    (f,) = detect_never_learned(run(), Thresholds())
+    assert (f.kind, f.severity, f.step) == ("never_learned", "error", 10)
+    assert detect_never_learned(run(epoch=epoch / 5), Thresholds()) == []  # under one epoch
+    assert detect_never_learned(run(epoch=epoch + 1.5), Thresholds()) == []  # a resume: it may have left it before
+    falling = loss - np.linspace(0, 2.0, len(st))  # from scratch: it leaves the level
+    assert detect_never_learned(run(loss=falling), Thresholds()) == []

@@ -217,14 +217,34 @@ def _at_fresh_head(metrics: Metrics, loss, values, thresholds: Thresholds) -> li
     if not lo <= level <= hi:
         return []
     spread = (values.max() - values.min()) / level
-    why = _stillness(metrics, values, thresholds)
-    if spread > thresholds.never_learned_spread or why is None:
+    why = _stillness(metrics, values, thresholds) if spread <= thresholds.never_learned_spread else None
+    why = why or _level_for_an_epoch(metrics, values, level)
+    if why is None:
         return []
     message = (f"the model never learned: the loss stays at about {format_number(level)} (about ln of a vocabulary of "
                f"{format_number(math.exp(level))} tokens: uniform guessing, as from a fresh output head) from step "
                f"{int(loss.index[0])} to step {int(loss.index[-1])}, and {why}. Check that the weights were "
                "loaded, that parameters require gradients and that the learning rate is not 0.")
     return [_finding(loss, message, {"level": level, "reason": why, "spread": float(spread)})]
+
+
+_EIGHTHS_STILL = 0.01  # every eighth's median within this share of the level: no trend at all
+
+
+def _level_for_an_epoch(metrics: Metrics, values, level: float) -> str | None:
+    """Why a loss at the fresh-head level did not move, or None: logged from the run's start (epoch `_FROM_THE_START`
+    at most) through a whole epoch and more, the median of each eighth of the log within `_EIGHTHS_STILL` of its level
+    (linhuall's ChatGLM-6B P-Tuning: eighth medians 11.437-11.475 over four epochs, ln 130528 = 11.78). Its batches
+    scatter it by a few percent; a model that learns leaves that level within tens of steps."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if epochs is None or not len(epochs) or len(values) < _UNMOVED_POINTS or epochs.min() > _FROM_THE_START \
+            or epochs.max() < 1.0:
+        return None
+    eighths = [float(np.median(part)) for part in np.array_split(values, 8)]
+    if max(abs(m - level) for m in eighths) > _EIGHTHS_STILL * level:
+        return None
+    return (f"the median of every eighth of the log stays within {100 * _EIGHTHS_STILL:.2g}% of it over "
+            f"{format_number(float(epochs.max()))} epochs")
 
 
 def _stillness(metrics: Metrics, values, thresholds: Thresholds) -> str | None:

@@ -335,11 +335,27 @@ def _method(kind: Any, bits: Any) -> str | None:
         return "full"
     if kind in ("lora", "qlora", "longlora", "adalora", "dora", "lora+", "loraplus", "pissa", "olora"):
         return "qlora" if kind == "qlora" or bits not in (None, "", 0, "None") else "lora"
+    if kind in _OTHER_PEFT:
+        return "peft"
     return kind
+
+
+# tuners that train a few added parameters, not a LoRA (ChatGLM's P-Tuning v2, ms-swift's prompt/prefix tuners)
+_OTHER_PEFT = ("p_tuning", "ptuning", "p-tuning", "ptuning_v2", "prefix", "prefix_tuning", "prompt", "prompt_tuning",
+               "ia3", "vera", "boft", "loha", "lokr", "reft", "adapter")
 
 
 def read_llamafactory_yaml(path) -> dict[str, Any]:
     return llamafactory_values(read_flat_yaml(path))
+
+
+def read_finetuning_args(path) -> dict[str, Any]:
+    """hiyouga's FinetuningArguments (ChatGLM-Efficient-Tuning's finetuning_args.bin, a pickled dataclass read
+    without running it; early LLaMA-Factory's finetuning_args.json): the tuner it names, `finetuning_type`
+    (lora, p_tuning, freeze, full). Its lora_rank and lora_alpha are listed whatever the tuner: left out."""
+    args = read_json_object(path) if str(path).endswith(".json") else read_training_args(path)
+    method = _method(args.get("finetuning_type"), args.get("quantization_bit"))
+    return {"method": method} if method else {}
 
 
 def read_config_yaml(path) -> dict[str, Any]:

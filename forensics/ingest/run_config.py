@@ -51,7 +51,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, command_line.TEXT_KEY, command_line.config_values,
                "console log's launch command (DeepSpeed's cmd = line)")
     _read_tracker_configs(config, layout, timeline)
-    for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("swift", cf.read_swift_args),
+    for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("finetuning_args", cf.read_finetuning_args),
+                         ("swift", cf.read_swift_args),
                          ("yaml", cf.read_config_yaml), ("command", command_line.read_wandb_metadata)):
         for path in by_kind[kind]:
             _read_into(config, layout, path, reader)
@@ -111,7 +112,8 @@ def _read_best_checkpoint(config: RunConfig, timeline: Timeline) -> None:
 # --- which file is what, in which order ---------------------------------------------------------
 
 def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
-    kinds: dict[str, list[Path]] = {k: [] for k in ("training_args", "llamafactory", "swift", "optim_states", "deepspeed",
+    kinds: dict[str, list[Path]] = {k: [] for k in ("training_args", "finetuning_args", "llamafactory", "swift",
+                                                    "optim_states", "deepspeed",
                                                     "model_config", "adapter", "model_card", "scaler", "model_states",
                                                     "megatron", "yaml", "command")}
     for path in layout.config_files:
@@ -133,6 +135,8 @@ def _kind_of(name: str) -> str | None:
     lowered = name.lower()
     if name == "training_args.bin":
         return "training_args"
+    if name in ("finetuning_args.bin", "finetuning_args.json"):
+        return "finetuning_args"
     if lowered in ("training_args.yaml", "training_args.yml"):
         return "llamafactory"
     if lowered.endswith((".yaml", ".yml")):
