@@ -102,6 +102,9 @@ class ConfigValue:
     source: str
 
 
+WHOLE_ARGS_DUMP = 60  # TrainingArguments had 75 fields in 4.9, 114 in 5.x
+
+
 @dataclass
 class RunConfig:
     """The run's configuration as read from its own files, with provenance.
@@ -127,6 +130,17 @@ class RunConfig:
     def source_of(self, key: str) -> str | None:
         seen = self.values.get(key)
         return seen[0].source if seen else None
+
+    def whole_training_args(self) -> list[set[str]]:
+        """The field names of each source that dumped a whole TrainingArguments (training_args.bin, the TensorBoard
+        `args` text, a tracker's config: `WHOLE_ARGS_DUMP` fields or more, per_device_train_batch_size among them;
+        a user's YAML holds a few). Which fields a release has dates it (causes.logged_loss, profile)."""
+        by_source: dict[str, set[str]] = {}
+        for key, seen in self.values.items():
+            for value in seen:
+                by_source.setdefault(value.source, set()).add(key)
+        return [keys for keys in by_source.values()
+                if "per_device_train_batch_size" in keys and len(keys) >= WHOLE_ARGS_DUMP]
 
     def conflicts(self) -> dict[str, list[ConfigValue]]:
         """Keys whose sources disagree."""

@@ -465,6 +465,10 @@ def _precision(config: RunConfig, findings, evidence: dict) -> str:
     if config.get("fp16") is False and config.get("bf16") is False:
         evidence["precision"] = f"fp16 and bf16 both off ({config.source_of('fp16')})"
         return "fp32"
+    if config.get("fp16") is False and any("bf16" not in keys for keys in config.whole_training_args()):
+        # TrainingArguments has had a bf16 field since transformers 4.13: a release before it ran fp16 or fp32
+        evidence["precision"] = f"fp16 off, and no bf16 field in its release's TrainingArguments ({config.source_of('fp16')})"
+        return "fp32"
     scaler = next((f for f in findings if f.kind == "skipped_steps" and not f.evidence.get("grad_norm_zero")), None)
     if scaler is not None:
         evidence["precision"] = (f"a loss scaler skipped updates from step {scaler.step} (only fp16 has one; "

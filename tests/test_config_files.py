@@ -503,3 +503,20 @@ def test_finetuning_args_bin_names_the_tuner_and_is_no_checkpoint(tmp_path):
     layout = discover(tmp_path)
     assert layout.weight_files == [] and [p.name for p in layout.config_files] == ["finetuning_args.bin"]
     assert read_run_config(layout, _timeline_with_texts()).get("method") == "peft"
+
+
+def test_fp16_off_in_a_release_without_a_bf16_field_is_fp32(tmp_path):
+    """jacobdgm's irish-tunes GPT-2 (transformers 4.9): its pickled TrainingArguments hold fp16 False and no bf16
+    field at all (TrainingArguments has had one since 4.13), so the run was fp32. A user's YAML without bf16 says
+    nothing of the kind."""
+    from forensics.analysis import analyze
+
+    fields = {f"field_{i}": i for i in range(70)}
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 30, "log_history": [
+        {"step": s, "loss": 3.0 - s / 20, "epoch": s / 30} for s in (10, 20, 30)]}))
+    (tmp_path / "training_args.bin").write_text(json.dumps(dict(fields, output_dir="out", per_device_train_batch_size=16,
+                                                                  fp16=False)))
+    assert analyze(tmp_path).run_profile.precision == "fp32"
+    (tmp_path / "training_args.bin").write_text(json.dumps({"output_dir": "out", "per_device_train_batch_size": 16,
+                                                             "fp16": False}))
+    assert analyze(tmp_path).run_profile.precision == "unknown"

@@ -31,18 +31,13 @@ def summed_loss_factor(config, release_unknown_counts: bool = False) -> int:
 # loss summed has the first two of them and not `tp_size`; 4.48 and 4.49 have the same fields, so they stay in doubt.
 _SUMMING_RELEASE_FIELDS = ("include_for_metrics", "evaluation_strategy")
 _LATER_RELEASE_FIELDS = ("tp_size",)
-_WHOLE_DUMP = 80  # a source holding this many fields dumped the whole TrainingArguments (a user's YAML holds a few)
 
 
 def _fields_allow_a_summing_release(config) -> bool:
     """Whether the run's TrainingArguments, where one source holds all of them (training_args.bin, the TensorBoard
     `args` text, a tracker's config), has the fields of a release that logged the loss summed; True where no
     source holds them all (nothing rules it out)."""
-    by_source: dict[str, set[str]] = {}
-    for key, seen in config.values.items():
-        for value in seen:
-            by_source.setdefault(value.source, set()).add(key)
-    dumps = [keys for keys in by_source.values() if "per_device_train_batch_size" in keys and len(keys) >= _WHOLE_DUMP]
+    dumps = config.whole_training_args()
     return not dumps or any(all(f in keys for f in _SUMMING_RELEASE_FIELDS)
                             and not any(f in keys for f in _LATER_RELEASE_FIELDS) for keys in dumps)
 
