@@ -972,3 +972,24 @@ def test_a_custom_losss_printed_tensors_beside_the_trainers_own_lines_are_left_o
     (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
     frame = stdout.read(tmp_path / "train.log").frame
     assert (frame["metric"] == "loss").sum() == 10
+
+
+def test_a_held_out_accuracy_printed_alone_on_a_step_line_is_read_beside_the_loss_lines(tmp_path):
+    """Tianshi-Xu's CS336 SFT loop: `Step N loss: L token_entropy: E` every second step, and `Step 15 eval_acc:
+    0.278` ... `Step 127 eval_acc: 0.54` between them; its summed loss swings with the batch's length, and the
+    rising held-out accuracy is what shows it learned. A training accuracy alone, or a best-so-far line, is not read."""
+    import forensics
+
+    prefix = "2025-09-16 21:23:51,899 - train - INFO - "
+    lines = [f"{prefix}Initial eval_acc: 0.0"]
+    for step in range(1, 128, 2):
+        lines.append(f"{prefix}Step {step} loss: {90 - step / 4 + (35 if step % 6 == 1 else -20):.4f} token_entropy: 0.6")
+        if step % 16 == 15:
+            lines.append(f"{prefix}Step {step} eval_acc: {min(0.55, 0.28 + step / 500):.3f}")
+    lines += [f"{prefix}Step 3 train_acc: 0.5", f"{prefix}Best acc: 0.546"]
+    (tmp_path / "sft.log").write_text("\n".join(lines) + "\n")
+    frame = stdout.read(tmp_path / "sft.log").frame
+    accuracy = frame[frame["metric"] == "eval_accuracy"]
+    assert list(accuracy["step"]) == list(range(15, 128, 16)) and "accuracy" not in set(frame["metric"])
+    a = forensics.analyze(tmp_path)
+    assert a.learning is not None and a.learning.metric == "eval_accuracy"

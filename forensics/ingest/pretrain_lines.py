@@ -210,6 +210,10 @@ _GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad
                   "gradient norm": "grad_norm", "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity",
                   "acc": "accuracy", "accuracy": "accuracy"}
 _HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
+# A generic line is read for its loss, or for a held-out accuracy printed alone (Tianshi-Xu's CS336 SFT loop:
+# `Step 15 eval_acc: 0.278` between its `Step N loss: L` lines).
+_GENERIC_NEEDS = {"loss", "eval_loss", "eval_accuracy"}
+_HELD_OUT_ACCURACY = re.compile(r"(?<![a-z])" + _SPLIT + r"[_ ]acc", re.IGNORECASE)
 _LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 # A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`.
 _GENERIC_EPOCH = re.compile(r"(?<![\w/])epoch" + _SEP + r"\[?(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)",
@@ -567,7 +571,7 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
             name = "eval_" + name if _HELD_OUT.search(split) else name
         if name not in found:  # the pattern only takes what float() reads (nan, inf, 1e-4, 2.); `85.2%` is 0.852
             found[name] = float(raw) / 100 if percent else float(raw)
-    return (list(found.items()) if "loss" in found or "eval_loss" in found else []), cut
+    return (list(found.items()) if found.keys() & _GENERIC_NEEDS else []), cut
 
 
 def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
@@ -654,7 +658,8 @@ _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanocha
                  (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("loss", _KEY_VALUE_START, _key_values),
-                 ("%|", _TQDM_BAR, _tqdm_postfix), ("oss", _LOSS_WORD, _hand_written))
+                 ("%|", _TQDM_BAR, _tqdm_postfix), ("oss", _LOSS_WORD, _hand_written),
+                 ("acc", _HELD_OUT_ACCURACY, _hand_written))
 
 @dataclass
 class OlmoBlock:
