@@ -1904,3 +1904,16 @@ def test_saturated_dpo_pairs_name_no_precision_or_warm_up_cause(tmp_path):
     a = forensics.analyze(tmp_path)
     assert (a.first_incident.kind, a.first_incident.step) == ("loss_collapse", 80)
     assert not [c for c in a.causes if c.cause in ("fp16_overflow", "no_warmup")]
+
+
+def test_zeros_of_loss_grad_norm_and_rate_from_the_start_of_a_run_deepspeed_stopped_at_its_scale_floor_are_masked_nans():
+    """FPT-VVU's fp16 ViVidBot: 16 lines of loss 0.0, grad_norm 0.0, learning_rate 0.0, then 'Current loss scale
+    already at minimum': every step overflowed (DeepSpeed logs grad_norm 0 for a skipped step, the warm-up never
+    began), and HF's filter logged the NaN losses as 0.0. Without the scaler's floor the same zeros are masked labels."""
+    st = np.arange(1, 17)
+    zeros = metrics(st, loss=np.zeros(16), grad_norm=np.zeros(16), learning_rate=np.zeros(16))
+    floor = dict(zeros, loss_scale_at_minimum=pd.Series([1.0], index=[18]))
+    found = analyze_metrics(floor, TH)
+    assert (first_incident_of(found).kind, first_incident_of(found).step) == ("masked_nan_loss", 1)
+    assert not [f for f in found if f.kind == "no_learning_signal"]
+    assert first_incident_of(analyze_metrics(zeros, TH)).kind == "no_learning_signal"

@@ -18,7 +18,7 @@ from ..config import Thresholds
 from ..findings import Finding
 from .dead_reward import detect_dead_reward_signal
 from .learning_evidence import is_pairwise_log, learning_shown
-from .metrics import GRAD_NORM, LOSS, Metrics, finite, head_and_tail, real_loss
+from .metrics import GRAD_NORM, LOSS, Metrics, finite, head_and_tail, masked_loss_steps, real_loss
 from .never_learned import detect_never_learned
 
 _MIN_POINTS = 5
@@ -32,6 +32,8 @@ def detect_no_gradient(metrics: Metrics, thresholds: Thresholds) -> list[Finding
     loss = real_loss(metrics)
     if len(loss) and np.all(loss.to_numpy() == 0.0):
         return []  # loss and grad_norm both 0: masked labels, the collapse detector's no_learning_signal
+    if grad.index.isin(masked_loss_steps(metrics)).all():
+        return []  # every step overflowed, DeepSpeed's 0 for a skipped one: `masked_nan` says so
     if _improved(metrics, thresholds) or _policy_moved(metrics):
         return []
     if detect_never_learned(metrics, thresholds) or detect_dead_reward_signal(metrics, thresholds):

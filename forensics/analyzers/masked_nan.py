@@ -37,7 +37,13 @@ def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     frozen = frozen if frozen and frozen[0] < first <= frozen[1] else None
     if frozen and frozen[1] >= int(loss.index[-1]):
         to_end = True  # no optimizer update from the freeze to the end of the log: the run stopped training
-    if grad is not None:
+    if grad is not None and grad.loc[first] == 0.0:  # `masked_loss_steps`: overflowed from the start
+        message = (f"loss, grad_norm and the learning rate are logged as 0.0 from step {first} {span} "
+                   f"({plural(len(masked), 'point')}) before DeepSpeed stopped the run with its fp16 loss scale at the "
+                   "floor: every step overflowed, so no optimizer step was ever taken (the warm-up never started, "
+                   "DeepSpeed logs grad_norm 0 for a skipped step) and HF's NaN filter logged each NaN/Inf loss as "
+                   "0.0. Train in bf16, or find what overflows in fp16 (the inputs, an fp16-unsafe layer).")
+    elif grad is not None:
         message = (f"loss is logged as 0.0 from step {first} {span} while grad_norm is {format_number(grad.loc[first])} "
                    f"({plural(len(masked), 'point')}, {prior}): HF's NaN filter is hiding a NaN loss.")
     elif frozen:

@@ -71,10 +71,27 @@ def masked_loss_steps(metrics: Metrics) -> pd.Index:
         return pd.Index([], dtype="int64")
     zero = loss.index[loss.to_numpy() == 0.0]
     if grad is not None:
-        return zero.intersection(grad.index[~np.isfinite(grad.to_numpy())])
+        return zero.intersection(grad.index[~np.isfinite(grad.to_numpy())]).union(_overflowed_from_the_start(metrics, zero))
     frozen = lr_frozen_after_decay(metrics)
     in_freeze = (zero > frozen[0]) & (zero <= frozen[1]) if frozen else np.zeros(len(zero), dtype=bool)
     return zero[_after_exploded(loss)[loss.to_numpy() == 0.0] | in_freeze]
+
+
+_SCALE_FLOOR = "loss_scale_at_minimum"  # DeepSpeed stopped the run: its fp16 loss scale at the floor (ingest.stdout)
+
+
+def _overflowed_from_the_start(metrics: Metrics, zero: pd.Index) -> pd.Index:
+    """Steps of a run DeepSpeed stopped with its fp16 loss scale at the floor where loss, grad_norm and the learning
+    rate are all exactly 0 from the first logged step: no optimizer step was ever taken (a warm-up rate stays 0 when
+    the scheduler never steps), DeepSpeed logs grad_norm 0 for a skipped step, and HF's NaN filter logs the
+    overflowed loss as 0.0 (FPT-VVU's fp16 ViVidBot: 16 such lines, then 'Current loss scale already at minimum')."""
+    grad, lr = metrics.get(GRAD_NORM), metrics.get(LR)
+    if _SCALE_FLOOR not in metrics or grad is None or lr is None or zero.empty:
+        return pd.Index([], dtype="int64")
+    still = grad.index[grad.to_numpy() == 0.0].intersection(lr.index[lr.to_numpy() == 0.0]).intersection(zero)
+    steps = metrics[LOSS].index
+    in_still = steps.isin(still)
+    return steps[:len(steps) if in_still.all() else int(np.argmin(in_still))]  # the stretch from the first step
 
 
 _DECAYING_BEFORE = 3  # logged intervals of a falling learning rate before it stopped
