@@ -128,3 +128,25 @@ def test_ordinary_or_spiking_grad_norms_are_not_huge(grad):
     from forensics.analyzers.grad_norm_level import detect_huge_grad_norm
 
     assert detect_huge_grad_norm({"grad_norm": pd.Series(grad, dtype="float64")}, Thresholds()) == []
+
+
+def _resumed(train_after: float):
+    """Pratic2001's resumed pre-training: 1.4684 at the resume step 47700, then every 10 steps, val_loss every 500."""
+    train = {47700: 1.4684, **{s: train_after + 0.2 * ((s // 10) % 3 - 1) for s in range(47710, 57360, 10)}}
+    evals = {s: 4.15 - (s - 48000) / 60000 for s in range(48000, 57001, 500)}  # 4.15 -> 4.0, slowly
+    return train, evals
+
+
+def test_a_training_loss_that_jumped_for_good_to_a_mismatch_with_a_steady_eval_loss_is_the_mismatch_from_the_jump():
+    """The eval loss at 4.0 before (none logged) and after says the model did not break: the logged training loss
+    changed what it measures at 47710, a warning there, not an unrecovered loss spike blamed on the learning rate."""
+    findings = run_all(_timeline(*_resumed(13.8)), Thresholds())
+    first = first_incident_of(findings)
+    assert (first.kind, first.severity, first.step) == ("train_eval_mismatch", "warning", 47710)
+    assert not [f for f in findings if f.kind == "loss_spike"]
+
+
+def test_a_jump_whose_eval_loss_followed_it_stays_a_loss_spike():
+    train, evals = _resumed(13.8)
+    evals = {s: 13.0 for s in evals}  # the eval loss is as high: the model did break
+    assert first_incident_of(run_all(_timeline(train, evals), Thresholds())).kind != "train_eval_mismatch"

@@ -39,7 +39,7 @@ from .frozen import detect_no_gradient, detect_repeated_epoch_losses
 from .reward_decline import detect_reward_decline
 from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped_step_points
 from .sources import detect_source_disagreements
-from .train_eval_gap import detect_train_eval_mismatch
+from .train_eval_gap import detect_train_eval_mismatch, fold_jump_into_mismatch
 
 __all__ = ["run_all", "analyze_metrics", "status_of", "first_incident_of", "metrics_from_rows"]
 
@@ -62,7 +62,8 @@ def analyze_metrics(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     findings = detect_nonfinite_metrics(metrics, thresholds, skipped)
     for detect in DETECTORS:
         findings += detect(metrics, thresholds)
-    return sort_findings(link_chain(fold_memorization(findings), metrics, thresholds))
+    findings = fold_jump_into_mismatch(fold_memorization(findings), metrics)
+    return sort_findings(link_chain(findings, metrics, thresholds))
 
 
 def run_all(timeline: Timeline, thresholds: Thresholds) -> list[Finding]:

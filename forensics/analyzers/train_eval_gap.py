@@ -12,6 +12,8 @@ the likely reason from the config.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -45,6 +47,37 @@ def detect_train_eval_mismatch(metrics: Metrics, thresholds: Thresholds) -> list
     return [Finding("train_eval_mismatch", "info", first, message, end_step=last, metric="loss",
                     evidence={"pairs": len(pairs), "median_ratio": float(np.median(ratios)),
                               "min_ratio": float(ratios.min()), "max_ratio": float(ratios.max())})]
+
+
+def fold_jump_into_mismatch(findings: list[Finding], metrics: Metrics) -> list[Finding]:
+    """A training loss that jumped and never came back (an unrecovered `loss_spike`) to the level at which it sits
+    above the eval loss at every evaluation after it (`train_eval_mismatch` from the first evaluation after the jump),
+    where the loss before the jump was no higher than the eval loss: the eval loss says the model did not break, so
+    the logged training loss changed what it measures at the jump (a resumed run's reduction or accumulation,
+    another loss term). One `train_eval_mismatch` warning from the jump in place of both (Pratic2001's resumed
+    pre-training: 1.47 at the resume step, 13.85 from the next line on, val_loss 4.0 before and after)."""
+    mismatch = next((f for f in findings if f.kind == "train_eval_mismatch"), None)
+    jump = next((f for f in findings if f.kind == "loss_spike" and f.severity != "info"
+                 and not f.evidence.get("recovered") and mismatch is not None and f.step < mismatch.step), None)
+    evals = finite(metrics.get(EVAL_LOSS, pd.Series(dtype="float64")))
+    if jump is None or evals.empty or float(jump.evidence.get("baseline", np.inf)) > _JUMP_BEFORE * float(evals.iloc[0]):
+        return findings
+    if len(evals[evals.index < jump.step]) or int(evals.index[0]) != mismatch.step:
+        return findings  # an evaluation before the jump, or the mismatch starting later: not the same story
+    message = (f"the training loss jumped from {format_number(jump.evidence['baseline'])} to "
+               f"{format_number(jump.evidence['value'])} at step {jump.step} and stays there, while the eval loss holds at "
+               f"about {format_number(float(evals.median()))} ({format_number(float(evals.iloc[0]))} -> "
+               f"{format_number(float(evals.iloc[-1]))} over {len(evals)} evaluations): the model did not break; the "
+               f"logged training loss changed what it measures at step {jump.step}, {format_number(mismatch.evidence['min_ratio'])}x "
+               f"to {format_number(mismatch.evidence['max_ratio'])}x the eval loss at every evaluation after it. Check what "
+               "changed there (a resume's accumulation or loss reduction, another loss term, other data) and judge the "
+               "run by the eval loss.")
+    folded = replace(mismatch, severity="warning", step=jump.step, message=message,
+                     evidence={**mismatch.evidence, "jump_step": jump.step, "jump_factor": jump.evidence.get("factor")})
+    return [folded if f is mismatch else f for f in findings if f is not jump]
+
+
+_JUMP_BEFORE = 1.5  # the loss before the jump at most this x the first eval loss: the two measured alike
 
 
 def train_eval_pairs(metrics: Metrics) -> pd.DataFrame:
