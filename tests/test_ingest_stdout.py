@@ -227,3 +227,14 @@ def test_printed_blocks_that_are_not_whole_are_not_read():
     assert printed_configs.training_arguments("SFTConfig(\nlearning_rate=2e-4,\nlr_scheduler_type=SchedulerType.COSINE,\n)\n") \
         == {"learning_rate": 2e-4, "lr_scheduler_type": "cosine", "__class__": "trl.SFTConfig"}
     assert printed_configs.model_config('>> Model config LlamaConfig {\n  "hidden_size": 64,\n') == {}  # cut off
+
+
+def test_dict_lines_with_numpy_or_torch_scalars_are_read(tmp_path):
+    """numpy 2 prints a float64 as `np.float64(0.25)` and a custom loop's dict may hold the loss tensor itself
+    (`tensor(2.31, device='cuda:0')`): the value inside is the metric, a NaN tensor included."""
+    lines = [str({"loss": f"np.float64({2.0 - s / 10})", "grad_norm": 1.0, "epoch": s / 10}).replace('"', "")
+             for s in range(1, 4)]
+    lines.append("{'loss': tensor(nan, device='cuda:0', grad_fn=<NllLossBackward0>), 'epoch': 0.4}")
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    loss = stdout.read(tmp_path / "train.log").frame.query("metric == 'loss'")["value"].tolist()
+    assert loss[:3] == pytest.approx([1.9, 1.8, 1.7]) and math.isnan(loss[3])

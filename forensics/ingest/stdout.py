@@ -251,10 +251,15 @@ def _pairs(body: str) -> dict | None:
             pairs[key] = val.strip("'\"")
             continue
         try:
-            pairs[key] = float(val.strip("'\""))
+            pairs[key] = float(_WRAPPED.sub(lambda m: m.group(1) or m.group(2), val.strip("'\"")))
         except ValueError:  # '0:09:01', 'True', a list: not a scalar
             continue
     return pairs
+
+
+# A scalar printed inside its wrapper: numpy 2's repr (`np.float64(0.25)`) or a torch tensor's (`tensor(2.31,
+# device='cuda:0')`, cut at its first comma by `_PAIR`).
+_WRAPPED = re.compile(r"^(?:np|numpy)\.(?:float|int)\d*\(([^()]*)\)$|^tensor\(([^(),]*)\)?$")
 
 
 def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
