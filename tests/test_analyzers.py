@@ -1917,3 +1917,17 @@ def test_zeros_of_loss_grad_norm_and_rate_from_the_start_of_a_run_deepspeed_stop
     assert (first_incident_of(found).kind, first_incident_of(found).step) == ("masked_nan_loss", 1)
     assert not [f for f in found if f.kind == "no_learning_signal"]
     assert first_incident_of(analyze_metrics(zeros, TH)).kind == "no_learning_signal"
+
+
+def test_a_nan_gradient_right_before_a_model_that_never_moves_again_is_where_it_broke():
+    """elena-lyulina's Megatron benchmark: grad norm NaN at iteration 1, then grad norm 0.000 and lm loss 10.40111
+    (ln 32768) at every iteration to 15: the NaN update is the first incident, an error, and the stuck model its
+    effect."""
+    st = np.arange(1, 16)
+    grad = np.r_[np.nan, np.zeros(14)]
+    m = metrics(st, loss=np.r_[np.nan, np.nan, np.full(13, 10.40111)], grad_norm=grad)
+    m["loss"] = m["loss"].dropna()
+    found = analyze_metrics(m, TH)
+    first = first_incident_of(found)
+    assert (first.kind, first.step, first.severity) == ("nonfinite_metric", 1, "error")
+    assert [f.caused_by for f in found if f.kind == "never_learned"] == [first.key]

@@ -16,6 +16,11 @@ Rules, applied to the findings of one history:
    to a NaN, a collapse or a divergence is an error.
 4. A loss spike on a step the fp16 loss scaler skipped is caused by that skip (the batch whose
    gradients overflowed).
+5. A non-finite metric that came back finite, right before (within `chain_window_points` logged
+   points) a model that never moved again from there (`never_learned` or `no_learning_signal` with
+   grad_norm exactly 0, to the end of the log), is its cause and an error: the update that went
+   non-finite is where the model stopped (elena-lyulina's Megatron benchmark: grad norm NaN at
+   iteration 1, then grad norm 0.000 and the loss at ln(vocabulary) to the end).
 """
 from __future__ import annotations
 
@@ -44,7 +49,28 @@ def link_chain(findings: list[Finding], metrics: Metrics, thresholds: Thresholds
         found[i] = replace(effect, caused_by=found[j].key)
         if effect.severity == "error":
             found[j] = replace(found[j], severity="error")
-    return _link_skipped_batches(_link_lr_jumps(found, metrics, thresholds))
+    return _link_dead_after_nonfinite(_link_skipped_batches(_link_lr_jumps(found, metrics, thresholds)),
+                                      metrics, thresholds)
+
+
+_DEAD = ("never_learned", "no_learning_signal")
+
+
+def _link_dead_after_nonfinite(found: list[Finding], metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """Rule 5 of the module docstring."""
+    grad = metrics.get(GRAD_NORM)
+    for i, dead in enumerate(found):
+        if dead.kind not in _DEAD or dead.caused_by is not None or grad is None:
+            continue
+        after = grad[grad.index >= dead.step]
+        if after.empty or not (after.to_numpy() == 0.0).all():
+            continue  # a model that never moved: its gradient exactly 0 from there on
+        before = grad.index[grad.index < dead.step][-thresholds.chain_window_points:]
+        j = next((j for j, f in enumerate(found) if f.kind == "nonfinite_metric" and f.step in before), None)
+        if j is not None:
+            found[i] = replace(dead, caused_by=found[j].key)
+            found[j] = replace(found[j], severity="error")
+    return found
 
 
 def _link_skipped_batches(found: list[Finding]) -> list[Finding]:
