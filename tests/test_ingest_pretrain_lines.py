@@ -336,6 +336,26 @@ def test_megatron_printed_arguments_are_the_run_config(tmp_path):
     assert _series(result.timeline.frame, "loss")[200] == 7.365868  # the iteration lines still read
 
 
+def test_megatron_arguments_and_parameter_count_behind_a_launchers_prefix_are_read(tmp_path):
+    """elena-lyulina's SLURM consoles: torchrun and srun put `0: [default0]:` before every line; the arguments block
+    gives bf16, and with one tensor and one pipeline rank the count printed for rank (0, 0) is the whole model's.
+    With two tensor ranks it is a shard: not the model's size."""
+    def console(tp: int) -> str:
+        args = [("bf16", "True"), ("lr", "0.0003"), ("pipeline_model_parallel_size", "1"),
+                ("tensor_model_parallel_size", str(tp))]
+        return "\n".join(["0: [default0]:------------------------ arguments ------------------------"]
+                         + [f"0: [default0]:  {k} {'.' * (48 - len(k))} {v}" for k, v in args]
+                         + ["0: [default0]:-------------------- end of arguments ---------------------",
+                            "0: [default0]: > number of parameters on (tensor, pipeline) model parallel rank (0, 0): "
+                            "1040517632"]
+                         + [_megatron_line(i, 10.4 - i / 10, 1.0, 1.0) for i in range(1, 16)]) + "\n"
+    (tmp_path / "1737333.out").write_text(console(1))
+    a = forensics.analyze(tmp_path)
+    assert (a.run_profile.precision, a.run_profile.model_params) == ("bf16", 1040517632)
+    (tmp_path / "1737333.out").write_text(console(2))
+    assert forensics.analyze(tmp_path).run_profile.model_params is None
+
+
 def test_megatron_deepspeed_pipeline_placeholders_are_not_read_as_values(tmp_path):
     """`loss scale: -1.0` and `grad norm: 0.000` on every line are placeholders, not a scale at
     its floor and a model that does not learn; `lm-loss` is the loss."""

@@ -23,6 +23,8 @@ TEXT_KEY = "megatron_args"  # LogRecords.texts key: the block as JSON
 _START = re.compile(r"-{8,} arguments -{8,}")
 _END = re.compile(r"-{8,} end of arguments -{8,}")
 _ARG = re.compile(r"^\s*([A-Za-z_]\w*) \.{2,} ?(.*?)\s*$")
+# What a launcher puts before each line: torchrun's `[default0]:` / `[rank0]:`, srun's `0: ` (both, in that order)
+_LAUNCHER = re.compile(r"^(?:\d+: )?(?:\[(?:default|rank)\d+\]:)?")
 # Megatron name -> RunConfig key, where the meaning is the same.
 _NAMES = {
     "lr": "learning_rate", "min_lr": "min_lr", "clip_grad": "max_grad_norm", "weight_decay": "weight_decay",
@@ -49,7 +51,7 @@ def parse_block(lines: list[str]) -> dict[str, Any]:
     for line in lines[start + 1:]:
         if _END.search(line):
             break
-        m = _ARG.match(line)
+        m = _ARG.match(_LAUNCHER.sub("", line, count=1))
         if m:
             args[m.group(1)] = _value(m.group(2))
     return args

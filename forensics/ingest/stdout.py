@@ -420,7 +420,8 @@ def console_facts(text: str) -> dict:
         out["console_precision"] = _PRECISION_NAMES[next(g for g in m.groups() if g)]
         out["console_precision_line"] = m.group(0).strip()[-160:]
     m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or _MODEL_PARAMS.search(text) or (
-        "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or _MODEL_PARAMS_SAID.search(text)
+        "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or _MODEL_PARAMS_SAID.search(text) or (
+        "model parallel rank" in text and _megatron_whole_model(text))
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = _line_at(text, m.start(1)).strip()[-160:]  # the total's own line
@@ -451,6 +452,21 @@ def console_facts(text: str) -> dict:
     if said is not None:
         out["console_params_said"], out["console_params_said_line"] = said
     return out
+
+
+# Megatron prints each model-parallel rank's share (`> number of parameters on (tensor, pipeline) model parallel rank
+# (0, 0): 1040517632`); with one tensor and one pipeline rank (its arguments block) rank (0, 0) holds the whole model.
+_MEGATRON_RANK_PARAMS = re.compile(r"number of parameters on \(tensor, pipeline\) model parallel rank \(0, 0\): (\d{4,})")
+_MEGATRON_PARALLEL = re.compile(r"(?m)^(?:\d+: )?(?:\[(?:default|rank)\d+\]:)?\s*(tensor|pipeline)_model_parallel_size "
+                                r"\.{2,} ?(\d+)\s*$")
+
+
+def _megatron_whole_model(text: str) -> re.Match | None:
+    """Megatron's count for rank (0, 0) where the arguments say one tensor and one pipeline rank, else None."""
+    sizes = {m.group(1): int(m.group(2)) for m in _MEGATRON_PARALLEL.finditer(text)}
+    if sizes.get("tensor") != 1 or sizes.get("pipeline") != 1:
+        return None
+    return _MEGATRON_RANK_PARAMS.search(text)
 
 
 def _line_at(text: str, at: int) -> str:
