@@ -36,7 +36,8 @@ _SNIFF_BYTES = 1 << 16
 
 
 # The RunLayout lists of log files, in the order they are read, and then every list of files.
-LOG_KINDS = ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "csv_logs", "text_logs",
+LOG_KINDS = ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "json_histories",
+             "csv_logs", "text_logs",
              "wandb_logs", "wandb_folders", "mlflow_runs", "mlflow_dbs")
 FILE_KINDS = LOG_KINDS + ("config_files", "weight_files")
 
@@ -50,6 +51,8 @@ class RunLayout:
         trainer_states: every trainer_state.json (root and checkpoints).
         tensorboard: every TensorBoard event file, at any depth.
         llamafactory_logs, swift_logs, jsonl_logs: the JSONL training logs by flavour.
+        json_histories: a training history a script dumped as JSON (`json.dump(trainer.state.log_history, f)`, a
+            summary with a `history` list of log entries).
         csv_logs: CSV metric tables (Lightning's / LitGPT's metrics.csv, a script's own table).
         text_logs: captured stdout / log files that contain training log lines.
         wandb_logs: every W&B run log (`run-<id>.wandb`), online or offline run.
@@ -72,6 +75,7 @@ class RunLayout:
     llamafactory_logs: list[Path] = field(default_factory=list)
     swift_logs: list[Path] = field(default_factory=list)
     jsonl_logs: list[Path] = field(default_factory=list)
+    json_histories: list[Path] = field(default_factory=list)
     csv_logs: list[Path] = field(default_factory=list)
     text_logs: list[Path] = field(default_factory=list)
     wandb_logs: list[Path] = field(default_factory=list)
@@ -212,11 +216,16 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif suffix in _TEXT_LOG_SUFFIXES or (explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
         if explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
+    elif suffix == ".json" and _holds(path, layout, _DUMPED_HISTORY.search):
+        layout.json_histories.append(path)
     elif explicit and suffix == ".json":
         # A JSON file given by name: treat it like a trainer_state.json (it may be renamed).
         layout.trainer_states.append(path)
 
 
+# A JSON list of log entries with a loss, bare or under a history key (ingest.json_history): its head holds both.
+_DUMPED_HISTORY = re.compile(rb'^\s*(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|training_history|'
+                             rb'metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]')
 _SQLITE_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 

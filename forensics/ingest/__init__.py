@@ -13,7 +13,7 @@ from ..lfs import unreadable_reason
 from ..findings import Skipped
 from ..run import RunLayout
 from ..timeline import LogRecords
-from . import csv_metrics, jsonl, llamafactory, mlflow_files, mlflow_sqlite, stdout, swift, tensorboard, trainer_state, wandb, wandb_files
+from . import csv_metrics, json_history, jsonl, llamafactory, mlflow_files, mlflow_sqlite, stdout, swift, tensorboard, trainer_state, wandb, wandb_files
 
 Reader = Callable[[Path], "LogRecords | list[LogRecords]"]
 
@@ -25,6 +25,7 @@ def _readers() -> list[tuple[str, Reader]]:
         ("llamafactory_logs", llamafactory.read),
         ("swift_logs", swift.read),
         ("jsonl_logs", jsonl.read),
+        ("json_histories", json_history.read),
         ("csv_logs", csv_metrics.read),
         ("text_logs", stdout.read),
         ("wandb_logs", wandb.read),

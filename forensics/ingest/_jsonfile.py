@@ -10,15 +10,12 @@ import json
 from ..errors import UnreadableFile
 
 
-def read_json_object(path, what: str = "") -> dict:
-    """The JSON object in `path` as a dict; UnreadableFile naming the problem otherwise.
-
-    `what` names the expected file kind ("a trainer_state.json") for the error messages.
-    """
+def read_json_value(path, what: str = ""):
+    """The JSON value in `path` (an object, a list, ...); UnreadableFile naming the problem otherwise."""
     suffix = f"; not {what}" if what else ""
     try:
         with open(path, "rb") as fh:
-            value = json.loads(fh.read().decode("utf-8"))
+            return json.loads(fh.read().decode("utf-8"))
     except UnicodeDecodeError:
         raise UnreadableFile(path, f"not UTF-8 text{suffix}") from None
     except json.JSONDecodeError as err:
@@ -26,6 +23,15 @@ def read_json_object(path, what: str = "") -> dict:
                                    f"({err.msg}); the file may be cut") from None
     except RecursionError:
         raise UnreadableFile(path, "JSON nested too deeply") from None
+
+
+def read_json_object(path, what: str = "") -> dict:
+    """The JSON object in `path` as a dict; UnreadableFile naming the problem otherwise.
+
+    `what` names the expected file kind ("a trainer_state.json") for the error messages.
+    """
+    suffix = f"; not {what}" if what else ""
+    value = read_json_value(path, what)
     if not isinstance(value, dict):
         raise UnreadableFile(path, f"the JSON is not an object (expected a JSON object, found {type(value).__name__}){suffix}")
     return value

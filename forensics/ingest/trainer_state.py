@@ -52,7 +52,7 @@ def read(path: Path) -> LogRecords:
         history = []
     if not isinstance(history, list):
         raise UnreadableFile(path, "'log_history' is not a list; not a trainer_state.json")
-    frame, meta, warnings = _history_frame(history, state.get("logging_steps"))
+    frame, meta, warnings = history_frame(history, state.get("logging_steps"))
     meta.update({k: state[k] for k in META_KEYS if k in state and _is_plain(state[k])})
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
                       warnings=((cut_note,) if cut_note else ()) + warnings)
@@ -104,7 +104,7 @@ def _is_plain(value) -> bool:
     return value is None or isinstance(value, (int, float, str))
 
 
-def _history_frame(history: list, logging_steps) -> tuple[pd.DataFrame, dict, tuple[str, ...]]:
+def history_frame(history: list, logging_steps) -> tuple[pd.DataFrame, dict, tuple[str, ...]]:
     """All entries at once: keys and values flattened in C (itertools), then numpy masks.
 
     Per-entry Python work is what makes a 200k-entry history slow, so a Python loop runs only
