@@ -216,7 +216,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif suffix in _TEXT_LOG_SUFFIXES or (explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
         if explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
-    elif suffix == ".json" and _holds(path, layout, _DUMPED_HISTORY.search):
+    elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and _holds(path, layout, _DUMPED_HISTORY.search):
         layout.json_histories.append(path)
     elif explicit and suffix == ".json":
         # A JSON file given by name: treat it like a trainer_state.json (it may be renamed).
@@ -226,6 +226,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
 # A JSON list of log entries with a loss, bare or under a history key (ingest.json_history): its head holds both.
 _DUMPED_HISTORY = re.compile(rb'^\s*(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|training_history|'
                              rb'metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]')
+# A checkpoint folder's tokenizer files (megabytes each, never a history): not sniffed
+_TOKENIZER_FILES = ("tokenizer", "vocab", "special_tokens_map", "added_tokens", "generation_config", "preprocessor_config")
 _SQLITE_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
