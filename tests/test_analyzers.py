@@ -1931,3 +1931,23 @@ def test_a_nan_gradient_right_before_a_model_that_never_moves_again_is_where_it_
     first = first_incident_of(found)
     assert (first.kind, first.step, first.severity) == ("nonfinite_metric", 1, "error")
     assert [f.caused_by for f in found if f.kind == "never_learned"] == [first.key]
+
+
+def test_a_recovered_grad_norm_spike_the_falling_loss_rose_against_is_a_warning():
+    """elena-lyulina's Megatron pre-training in its warm-up: the loss falling 0.08 an iteration, 7.67 -> 7.91 at a 43x
+    grad_norm spike and back by the next: under the median of the twenty iterations before (8.57), yet a rise against
+    the trend. The same spike with the loss going on down its trend is the heavy tail (info)."""
+    from forensics.analyzers.grad_spike import detect_grad_norm_spikes
+
+    st = np.arange(1, 61)
+    loss = 10.4 - 0.09 * np.arange(60) + np.random.default_rng(3).normal(0, 0.02, 60)
+    grad = np.full(60, 2.0) + np.random.default_rng(4).uniform(-0.4, 0.4, 60)
+    grad[:5] = [11.9, 12.0, 12.3, 14.5, 11.6]  # a fresh model's first steps: its own early range
+    grad[29] = 85.8
+    quiet = loss.copy()
+    reacted = loss.copy()
+    reacted[29] = reacted[28] + 0.24
+    (f,) = detect_grad_norm_spikes(metrics(st, loss=reacted, grad_norm=grad), TH)
+    assert (f.step, f.severity) == (30, "warning")
+    (f,) = detect_grad_norm_spikes(metrics(st, loss=quiet, grad_norm=grad), TH)
+    assert f.severity == "info"
