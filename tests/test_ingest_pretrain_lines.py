@@ -1013,3 +1013,19 @@ def test_a_held_out_accuracy_printed_alone_on_a_step_line_is_read_beside_the_los
     assert list(accuracy["step"]) == list(range(15, 128, 16)) and "accuracy" not in set(frame["metric"])
     a = forensics.analyze(tmp_path)
     assert a.learning is not None and a.learning.metric == "eval_accuracy"
+
+
+def test_a_global_step_counter_with_the_runs_total_is_not_renumbered_at_each_epoch(tmp_path):
+    """TsinghuaAI/CPM-2-Finetune issue 11: `epoch 4/10 | global iteration 1370/3402 | ... | lm loss 0.697672 |` after
+    `epoch 3/10 | global iteration 1360/3402`: the counter goes on over the epoch's change, so 3402 is the run's
+    total; it was read as the epoch's and put the lines at 4772-4852. A counter that starts over each epoch
+    (`Epoch 2/3, Step 1/100`) is still numbered on."""
+    lines = [f"epoch {3 if s == 1360 else 4:3d}/ 10 | global iteration {s:8d}/    3402 | learning rate 3e-06 | "
+             f"lm loss {0.699 - (s - 1360) / 1e5:.6f} | loss scale 1024.0 |" for s in range(1360, 1460, 10)]
+    (tmp_path / "cpm2.log").write_text("\n".join(lines) + "\n")
+    frame = stdout.read(tmp_path / "cpm2.log").frame
+    assert list(frame.loc[frame["metric"] == "loss", "step"]) == list(range(1360, 1460, 10))
+    per_epoch = [f"Epoch {e}/3, Step {s}/100, Loss: {2.0 - e / 10 - s / 1000:.4f}" for e in (1, 2) for s in (50, 100)]
+    (tmp_path / "loop.log").write_text("\n".join(per_epoch) + "\n")
+    frame = stdout.read(tmp_path / "loop.log").frame
+    assert list(frame.loc[frame["metric"] == "loss", "step"]) == [50, 100, 150, 200]

@@ -154,12 +154,14 @@ def _generic_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     if not epoch_of:
         return events
     first = min(epoch_of.values())
+    running = _counter_goes_on(events, epoch_of)
     out, offset, epoch, last, printed = list(events), 0, None, 0, []
     for i, e in epoch_of.items():
         record = events[i][1]
-        if record.total:  # `Step n/M`: the epoch's own count of steps says where each epoch starts
+        restarted = epoch is not None and e > epoch and record.step + offset <= last
+        if record.total and not running:  # `Step n/M`: the epoch's own count of steps says where each epoch starts
             offset = int(e - first) * record.total
-        elif epoch is not None and e > epoch and record.step + offset <= last:
+        elif restarted:
             # the counter started over with the epoch: on from the last step by the epoch's own stride (a loop
             # printing steps 0, 100, ..., 900 starts the next epoch at 1000, one printing 100 ... 1000 at 1100)
             stride = _stride(printed, max(record.step, 1))
@@ -167,10 +169,19 @@ def _generic_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
             printed = []
         epoch, last = e, record.step + offset
         printed.append(record.step)
-        done = e - first + (record.step / record.total if record.total else 0.0)
+        done = e - first + (record.step / record.total if record.total and not running else 0.0)
         metrics = tuple((k, done if k == "epoch" else v) for k, v in record.metrics)
         out[i] = ("line", StepLine(record.kind, last, record.total, metrics, record.cut))
     return out
+
+
+def _counter_goes_on(events: list[tuple], epoch_of: dict) -> bool:
+    """Whether the step counter went on past an epoch's change without starting over: the run's own count
+    (CPM-2's `epoch 4/10 | global iteration 1370/3402` after `epoch 3/10 | global iteration 1360/3402`), whose
+    total is the run's, not the epoch's."""
+    changes = [(events[i][1].step, events[j][1].step) for (i, e), (j, f) in zip(epoch_of.items(), list(epoch_of.items())[1:])
+               if f > e]
+    return bool(changes) and all(after > before for before, after in changes)
 
 
 def _epoch_brackets_numbered_on(events: list[tuple]) -> list[tuple]:
