@@ -216,7 +216,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif suffix in _TEXT_LOG_SUFFIXES or (explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
         if explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
-    elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and _holds(path, layout, _DUMPED_HISTORY.search):
+    elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
+            "loss" in name.lower() or _holds(path, layout, _DUMPED_HISTORY.search)):
         layout.json_histories.append(path)
     elif explicit and suffix == ".json":
         # A JSON file given by name: treat it like a trainer_state.json (it may be renamed).

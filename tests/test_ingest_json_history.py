@@ -39,3 +39,34 @@ def test_json_files_that_hold_no_log_entries_with_a_loss_are_not_histories(tmp_p
     (tmp_path / "all_results.json").write_text(json.dumps({"train_loss": 0.5, "epoch": 3.0}))
     (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 120, "log_history": _entries()}))
     assert discover(tmp_path).json_histories == []
+
+
+def test_the_shapes_scripts_dump_their_losses_in_are_read(tmp_path):
+    """Five `loss_history.json` of batch AE1, each its own shape: a list of [step, train, val] rows (CollinPhipps), a
+    list of {step, train_loss, dev_loss} dicts (jaipkapoor99), parallel lists {steps, train, val} (pranjalidatascience)
+    and {train, val} without steps (ARUN18), a bare list of per-step losses (shivansh-arch)."""
+    shapes = {
+        "rows": [[200 * i, 6.0 - i / 10, 6.1 - i / 12] for i in range(1, 11)],
+        "dicts": [{"step": 250 * i, "train_loss": 5.2 - i / 10, "dev_loss": 5.1 - i / 10, "learning_rate": 1e-3}
+                  for i in range(1, 11)],
+        "columns": {"steps": [100 * i for i in range(10)], "train": [5.0 - i / 10 for i in range(10)],
+                    "val": [5.1 - i / 10 for i in range(10)]},
+        "no_steps": {"train": [5.0 - i / 10 for i in range(10)], "val": [5.1 - i / 5 for i in range(5)]},
+        "bare": [4.7 - i / 10 for i in range(10)],
+    }
+    for name, data in shapes.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "loss_history.json").write_text(json.dumps(data))
+        frame = json_history.read(folder / "loss_history.json").frame
+        assert (frame["metric"] == "loss").sum() == 10, name
+        assert (frame["metric"] == "eval_loss").sum() == (0 if name == "bare" else 5 if name == "no_steps" else 10), name
+    frame = json_history.read(tmp_path / "no_steps" / "loss_history.json").frame
+    assert list(frame.loc[frame["metric"] == "eval_loss", "step"]) == [2, 4, 6, 8, 10]  # each interval's end
+
+
+def test_a_bare_list_of_numbers_is_a_loss_history_only_where_the_file_says_so(tmp_path):
+    (tmp_path / "scores.json").write_text(json.dumps([0.5, 0.6, 0.7]))
+    assert json_history.history_of(json.loads((tmp_path / "scores.json").read_text())) is None
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 120, "log_history": _entries()}))
+    assert discover(tmp_path).json_histories == []
