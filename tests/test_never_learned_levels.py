@@ -239,3 +239,16 @@ def test_a_loss_flat_at_the_fresh_head_level_over_epochs_never_learned_without_g
     assert detect_never_learned(run(epoch=epoch + 1.5), Thresholds()) == []  # a resume: it may have left it before
     falling = loss - np.linspace(0, 2.0, len(st))  # from scratch: it leaves the level
     assert detect_never_learned(run(loss=falling), Thresholds()) == []
+
+
+def test_a_log_from_mid_run_still_flat_at_the_fresh_head_level_never_learned():
+    """CPM-1's fine-tune (issue 3): 17 lines from step 750 to 910, 11.49-11.63 (ln 30000 = 10.31): a hundred updates
+    and more in, still at the level of a head that guesses uniformly. The same level early in a run (from step 10) is
+    a start, not yet a verdict."""
+    rng = np.random.default_rng(9)
+    st = np.arange(750, 920, 10)
+    loss = pd.Series(11.55 + rng.uniform(-0.06, 0.08, len(st)), index=st)
+    (f,) = detect_never_learned({"loss": loss}, Thresholds())
+    assert (f.kind, f.step) == ("never_learned", 750)
+    early = pd.Series(loss.to_numpy(), index=np.arange(10, 180, 10))
+    assert detect_never_learned({"loss": early}, Thresholds()) == []

@@ -218,7 +218,7 @@ def _at_fresh_head(metrics: Metrics, loss, values, thresholds: Thresholds) -> li
         return []
     spread = (values.max() - values.min()) / level
     why = _stillness(metrics, values, thresholds) if spread <= thresholds.never_learned_spread else None
-    why = why or _level_for_an_epoch(metrics, values, level)
+    why = why or _level_for_an_epoch(metrics, loss, values, level)
     if why is None:
         return []
     message = (f"the model never learned: the loss stays at about {format_number(level)} (about ln of a vocabulary of "
@@ -231,20 +231,28 @@ def _at_fresh_head(metrics: Metrics, loss, values, thresholds: Thresholds) -> li
 _EIGHTHS_STILL = 0.01  # every eighth's median within this share of the level: no trend at all
 
 
-def _level_for_an_epoch(metrics: Metrics, values, level: float) -> str | None:
-    """Why a loss at the fresh-head level did not move, or None: logged from the run's start (epoch `_FROM_THE_START`
-    at most) through a whole epoch and more, the median of each eighth of the log within `_EIGHTHS_STILL` of its level
-    (linhuall's ChatGLM-6B P-Tuning: eighth medians 11.437-11.475 over four epochs, ln 130528 = 11.78). Its batches
-    scatter it by a few percent; a model that learns leaves that level within tens of steps."""
+def _level_for_an_epoch(metrics: Metrics, loss, values, level: float) -> str | None:
+    """Why a loss at the fresh-head level did not move, or None: the median of each eighth of the log within
+    `_EIGHTHS_STILL` of its level, logged from the run's start (epoch `_FROM_THE_START` at most) through a whole
+    epoch and more (linhuall's ChatGLM-6B P-Tuning: eighth medians 11.437-11.475 over four epochs, ln 130528 =
+    11.78), or `_MID_RUN_POINTS` points or more from step `_STUCK_FROM` on, a model still there after a hundred
+    updates (CPM-1's fine-tune, issue 3: 11.49-11.63 from step 750 to 910, ln 30000 = 10.31). Its batches scatter it
+    by a few percent; a model that learns leaves that level within tens of steps."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
-    if epochs is None or not len(epochs) or len(values) < _UNMOVED_POINTS or epochs.min() > _FROM_THE_START \
-            or epochs.max() < 1.0:
+    whole_epoch = epochs is not None and len(epochs) > 0 and len(values) >= _UNMOVED_POINTS \
+        and epochs.min() <= _FROM_THE_START and epochs.max() >= 1.0
+    mid_run = int(loss.index[0]) >= _STUCK_FROM and len(values) >= _MID_RUN_POINTS
+    if not (whole_epoch or mid_run):
         return None
     eighths = [float(np.median(part)) for part in np.array_split(values, 8)]
     if max(abs(m - level) for m in eighths) > _EIGHTHS_STILL * level:
         return None
-    return (f"the median of every eighth of the log stays within {100 * _EIGHTHS_STILL:.2g}% of it over "
-            f"{format_number(float(epochs.max()))} epochs")
+    span = (f"over {format_number(float(epochs.max()))} epochs" if whole_epoch else
+            f"from step {int(loss.index[0])}, {int(loss.index[0])} updates in")
+    return f"the median of every eighth of the log stays within {100 * _EIGHTHS_STILL:.2g}% of it {span}"
+
+
+_MID_RUN_POINTS = 10
 
 
 def _stillness(metrics: Metrics, values, thresholds: Thresholds) -> str | None:
