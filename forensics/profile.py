@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .analyzers.metrics import PERPLEXITY_NAMES
+from .analyzers.metrics import PERPLEXITY_NAMES, format_number
 from .analyzers.never_learned import FRESH_HEAD_RANGE
 from .config import RunConfig
 from .findings import Finding
@@ -108,7 +108,7 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
         evidence["method"] = "a model trained from random weights trains every weight (the objective's evidence)"
         method = "full"
     return RunProfile(method=method, objective=objective, algorithm=algorithm, model_params=model_params,
-                      precision=_precision(config, findings, evidence), framework=_framework(layout, config, timeline,
+                      precision=_precision(config, findings, evidence, timeline), framework=_framework(layout, config, timeline,
                                                                                        objective, evidence),
                       evidence=evidence)
 
@@ -457,7 +457,7 @@ def _counted_whole(config: RunConfig, timeline: Timeline, n: float):
 _ESTIMATE_SHARE = 0.05  # a size estimated from the config is within a few percent (norms and biases left out)
 
 
-def _precision(config: RunConfig, findings, evidence: dict) -> str:
+def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) -> str:
     for key, name in (("bf16", "bf16"), ("ds.bf16.enabled", "bf16"), ("fp16", "fp16"), ("ds.fp16.enabled", "fp16")):
         if config.get(key) is True:
             evidence["precision"] = f"{key}=True ({config.source_of(key)})"
@@ -473,6 +473,11 @@ def _precision(config: RunConfig, findings, evidence: dict) -> str:
     if scaler is not None:
         evidence["precision"] = (f"a loss scaler skipped updates from step {scaler.step} (only fp16 has one; "
                                  "bf16 and fp32 runs apply or break on a non-finite gradient)")
+        return "fp16"
+    scale = timeline.series("loss_scale").dropna()
+    if len(scale) and float(scale.max()) > 1.0:  # (Megatron prints 1.0 for bf16 and fp32 runs)
+        evidence["precision"] = (f"a dynamic loss scale is logged ({format_number(float(scale.iloc[0]))} at step "
+                                 f"{int(scale.index[0])}): only fp16 training scales its loss")
         return "fp16"
     return UNKNOWN
 

@@ -1029,3 +1029,16 @@ def test_a_global_step_counter_with_the_runs_total_is_not_renumbered_at_each_epo
     (tmp_path / "loop.log").write_text("\n".join(per_epoch) + "\n")
     frame = stdout.read(tmp_path / "loop.log").frame
     assert list(frame.loc[frame["metric"] == "loss", "step"]) == [50, 100, 150, 200]
+
+
+def test_a_dynamic_loss_scale_on_a_hand_written_line_is_read_and_says_fp16(tmp_path):
+    """CPM-2's `| lm loss 0.697672 | loss scale 1024.0 |`: a loss scale above 1 is fp16's scaler (bf16 and fp32 runs
+    have none, Megatron prints 1.0 for them)."""
+    import forensics
+
+    lines = [f"epoch   4/ 10 | global iteration {s:8d}/    3402 | learning rate 3e-06 | lm loss {2.0 - s / 2000:.6f} | "
+             "loss scale 1024.0 |" for s in range(1360, 1460, 10)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    assert forensics.analyze(tmp_path).run_profile.precision == "fp16"
+    (tmp_path / "train.log").write_text("\n".join(line.replace("1024.0", "1.0") for line in lines) + "\n")
+    assert forensics.analyze(tmp_path).run_profile.precision == "unknown"

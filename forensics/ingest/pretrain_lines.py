@@ -198,7 +198,7 @@ _GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?!
 # (LitGPT's `loss train:`, `Loss Val:`); any other word before it (`aux loss`, `kl loss`, `scaled loss`) is another
 # loss, passed over.
 _SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)"
-_GENERIC_PAIR = re.compile(r"(?<![\w/.-])((?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|"
+_GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|(?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|"
                            r"learning[_ ]rate|grad(?:ient)?[_ ]norm|epoch|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
                            r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
                            r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.]|,\d)", re.IGNORECASE)
@@ -558,7 +558,9 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
     found: dict[str, float] = {}
     for key, before, raw, percent in pairs[:-1] if cut else pairs:
         lowered = key.lower()
-        if "loss" in lowered:
+        if lowered.replace("_", " ") == "loss scale":  # a dynamic loss scale (CPM-2's `| loss scale 1024.0 |`)
+            name = "loss_scale"
+        elif "loss" in lowered:
             kind = before.lower()
             if kind and kind not in _LOSS_KINDS:
                 continue  # `aux loss`, `kl loss`, `scaled loss`: not the training loss
