@@ -1013,6 +1013,11 @@ def test_a_classifier_at_zero_loss_within_the_first_epoch_whose_held_out_evaluat
     assert a.status == status
     (f,) = [f for f in a.findings if f.kind == "zero_loss_unexplained"]
     assert (f.severity == "info") == (status == "healthy")
+    # PraveenBarathi-K's ALBERT classifier: one evaluation, at the end, right on every example, says the same
+    history = [e for e in history if "eval_loss" not in e] + [{"step": 220, "epoch": 220 / 224, "eval_loss": 0.0002,
+                                                               "eval_accuracy": accuracy}]
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 220, "log_history": history}))
+    assert forensics.analyze(tmp_path).status == status
 
 
 def test_a_language_model_loss_already_near_zero_at_its_first_logged_step_is_unexplained_from_there():

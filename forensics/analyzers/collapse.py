@@ -201,8 +201,8 @@ def _unless_held_out_solved(found: Finding, metrics: Metrics, thresholds: Thresh
     name = next((key for key in EVAL_ACCURACY_KEYS if key in metrics), None)
     accuracy = finite(metrics[name]) if name else pd.Series(dtype="float64")
     evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else pd.Series(dtype="float64")
-    last = accuracy.iloc[-3:]
-    if len(last) < 2 or len(evals) < 2 or float(last.min()) < _SOLVED \
+    last = accuracy.iloc[-3:]  # one evaluation is enough where it is right on every example (PraveenBarathi-K's)
+    if len(last) < 1 or len(evals) < 1 or float(last.min()) < _SOLVED \
             or float(evals.iloc[-1]) >= thresholds.memorization_level:
         return found
     near_zero = int(found.evidence.get("near_zero_step", found.step))
