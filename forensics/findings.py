@@ -42,6 +42,7 @@ KINDS = (
     "start_above_uniform_guess",
     "grad_norm_huge",
     "loss_accuracy_mismatch",
+    "run_crashed",
 )
 
 

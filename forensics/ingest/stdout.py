@@ -451,7 +451,27 @@ def console_facts(text: str) -> dict:
     said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
     if said is not None:
         out["console_params_said"], out["console_params_said_line"] = said
+    crash = _final_crash(text) if "rror" in text else None
+    if crash:
+        out["console_crash"] = crash
     return out
+
+
+# What stops a training process from outside its own code: the GPU out of memory, a CUDA fault, NCCL (a collective
+# timed out, a rank died). An error of the script itself, an interrupt or a logger's own failure is not this.
+_CRASH = re.compile(r"^(?:torch\.(?:cuda\.)?OutOfMemoryError: .*|RuntimeError: (?:CUDA out of memory|CUDA error|NCCL).*"
+                    r"|torch\.distributed\.DistBackendError: .*)$", re.MULTILINE)
+
+
+def _final_crash(text: str) -> str | None:
+    """The exception line of a crash (`_CRASH`) after the log's last loss: the run stopped there; None elsewhere
+    (an out-of-memory error of an earlier attempt, or one an evaluation caught, comes before a later loss)."""
+    last = None
+    for last in _CRASH.finditer(text):
+        pass
+    if last is None or text.rfind("loss", last.end()) != -1:
+        return None
+    return last.group(0).strip()[:200]
 
 
 # Megatron prints each model-parallel rank's share (`> number of parameters on (tensor, pipeline) model parallel rank

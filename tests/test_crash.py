@@ -1,0 +1,31 @@
+"""A run a crash stopped (analyzers.crash): the GPU out of memory, a CUDA fault or NCCL after the log's last step."""
+from __future__ import annotations
+
+import forensics
+
+OOM = ("Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    loss.backward()\n"
+       "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.71 GiB. GPU 0 has a total capacity of "
+       "23.68 GiB of which 4.48 GiB is free.\n")
+
+
+def _dicts(first: int, last: int) -> str:
+    return "".join(f"{{'loss': {2.0 - s / 1000:.4f}, 'grad_norm': 1.1, 'learning_rate': 1e-05, 'epoch': {s / 1000:.3f}}}\n"
+                   for s in range(first, last + 1, 10))
+
+
+def test_a_console_that_ends_in_an_out_of_memory_error_says_the_run_stopped_there(tmp_path):
+    """Ourboros-Alignment-Team's RWKV reward model learned for 3,720 steps and died of CUDA out of memory."""
+    (tmp_path / "output.log").write_text(_dicts(10, 300) + OOM)
+    a = forensics.analyze(tmp_path)
+    (f,) = [f for f in a.findings if f.kind == "run_crashed"]
+    last = int(a.timeline.frame["step"].max())  # (dict lines without a step: numbered by their place)
+    assert (f.severity, f.step, f.evidence["out_of_memory"]) == ("warning", last, True)
+    assert a.status == "warning" and "gradient checkpointing" in f.message
+
+
+def test_an_earlier_attempts_crash_an_interrupt_or_a_loggers_error_is_no_crash_of_the_run(tmp_path):
+    for text in (_dicts(10, 150) + OOM + _dicts(160, 300),  # a crash a later attempt went on from
+                 _dicts(10, 300) + "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyboardInterrupt\n",
+                 _dicts(10, 300) + "Traceback (most recent call last):\nswanlab.error.ApiError: upload failed\n"):
+        (tmp_path / "output.log").write_text(text)
+        assert not [f for f in forensics.analyze(tmp_path).findings if f.kind == "run_crashed"]
