@@ -208,7 +208,8 @@ def _unless_held_out_solved(found: Finding, metrics: Metrics, thresholds: Thresh
     near_zero = int(found.evidence.get("near_zero_step", found.step))
     message = (f"loss near 0 from step {near_zero}, at epoch {found.evidence['epoch']:.2g} (before any example was "
                f"seen twice), on a classification head, and the held-out evaluation agrees: {name} "
-               f"{format_number(float(last.min()))} or more at each of the last {len(last)} evaluations, eval loss "
+               f"{format_number(float(last.min()))} or more at "
+               f"{'its last evaluation' if len(last) == 1 else f'each of its last {len(last)} evaluations'}, eval loss "
                f"{format_number(float(evals.iloc[-1]))}: an easy task learned, not memorization (a cue both splits "
                "carry, an id or the label inside the text, would read the same: check a few examples if the task "
                "should be hard).")
