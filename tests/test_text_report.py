@@ -88,3 +88,12 @@ def test_a_checkpoint_left_as_a_git_lfs_pointer_is_said_unreadable_not_finite(tm
     (line,) = [ln for ln in out.splitlines() if ln.startswith("Checkpoints") or ln.startswith("Last good")]
     assert "all finite" not in line and "not readable" in line, line
     assert "Git LFS pointer" in out and "git lfs pull" in out
+
+
+def test_a_cause_about_how_the_loss_was_logged_is_a_note_on_the_log_beside_another_first_incident():
+    """AMindToThink's ORPO never learned; its training loss is also logged summed over 8 accumulation steps. That is
+    true of the log and is said, but not as the cause of a model that never learned."""
+    run = Path(__file__).parent / "realworld" / "AMindToThink_interpretable-fine-tuning"
+    result = CliRunner().invoke(cli, ["analyze", str(run)])
+    labels = [line[:16].strip() for line in result.output.splitlines()]
+    assert "About the log" in labels and "Cause" not in labels

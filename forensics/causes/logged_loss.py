@@ -8,6 +8,10 @@ from ..analyzers.metrics import format_number
 from ..findings import Cause
 from .evidence import Facts, said
 
+# Causes about how the loss was logged, not about what went wrong in training: the cause of a first incident of
+# another kind they are not (a report says them as a note on the log there).
+LOGGING_CAUSES = ("accumulation_scaled_loss",)
+
 # The transformers releases whose Trainer logged the training loss summed over the gradient-accumulation
 # micro-batches instead of averaged (huggingface/transformers#35204; fixed by #35207 in 4.48).
 _SUMMING_RELEASES = ("4.46", "4.47")

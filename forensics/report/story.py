@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..analyzers.metrics import format_number
+from ..causes.logged_loss import LOGGING_CAUSES
 from ..checkpoints.types import CheckpointInfo
 from ..findings import Finding, plural
 from .notation import block_ranges
@@ -214,11 +215,18 @@ def _answer_checkpoints(analysis) -> Answer:
 MAX_EVIDENCE = 3
 
 
+def about_the_log(analysis, cause) -> bool:
+    """Whether a cause is about how the loss was logged beside a first incident of another kind (no cause of it)."""
+    first = analysis.first_incident
+    return cause.cause in LOGGING_CAUSES and first is not None and first.kind != "train_eval_mismatch"
+
+
 def _answer_cause(analysis) -> Answer:
     if analysis.causes:
         likely = [c for c in analysis.causes if c.confidence == "likely"]
         possible = [c for c in analysis.causes if c.confidence != "likely"]
-        paragraphs = [f"{c.title or c.cause} (likely). What to change: {c.suggestion}" for c in likely]
+        paragraphs = [f"{'About the log, not the first incident: ' if about_the_log(analysis, c) else ''}"
+                      f"{c.title or c.cause} (likely). What to change: {c.suggestion}" for c in likely]
         if possible:
             lead = "Also possible" if likely else "Possible"
             paragraphs.append(f"{lead}: " + "; ".join(c.title or c.cause for c in possible) + ".")

@@ -16,7 +16,7 @@ from ..analyzers import SUMMARY_KINDS
 from ..analyzers.metrics import format_number
 from ..timeline import Timeline
 from .notation import block_ranges, plural
-from .story import Story, build_story, incident_chain
+from .story import Story, about_the_log, build_story, incident_chain
 
 WIDTH = 100     # columns of the text report
 LABEL = 16      # width of the label column
@@ -139,7 +139,9 @@ def _cause_rows(analysis) -> list[str]:
         return [] if analysis.status == "healthy" else _row("Cause", "not pinned down from the run's own files "
                                                                       "(--verbose lists what is known)")
     top, rest = causes[0], causes[1:]
-    rows = _row("Cause", f"{top.title or top.cause} ({top.confidence})")
+    # a cause about the log beside a first incident of another kind is no cause of it: a note on the log
+    label = "About the log" if about_the_log(analysis, top) else "Cause"
+    rows = _row(label, f"{top.title or top.cause} ({top.confidence})")
     for e in top.evidence[:2]:
         rows += _row("", f"- {e}", clip=True)
     rows += _row("What to do", _next(analysis, top))
