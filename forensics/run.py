@@ -217,7 +217,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         if explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
-            "loss" in name.lower() or _holds(path, layout, _DUMPED_HISTORY.search)):
+            "loss" in name.lower() or _holds(path, layout, _DUMPED_HISTORY.search, tail=False)):
         layout.json_histories.append(path)
     elif explicit and suffix == ".json":
         # A JSON file given by name: treat it like a trainer_state.json (it may be renamed).
@@ -315,14 +315,15 @@ def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
     return is_metrics_table_header(re.split(r"[,\t]", header.strip()))
 
 
-def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool]) -> bool:
-    """Whether `found` holds for the head or the tail of a file (`_SNIFF_BYTES` each: logs often start with banners)."""
+def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: bool = True) -> bool:
+    """Whether `found` holds for the head or (with `tail`) the tail of a file (`_SNIFF_BYTES` each: logs often start
+    with banners; a JSON file's shape is in its head alone)."""
     try:
         with open(path, "rb") as fh:
             if found(fh.read(_SNIFF_BYTES)):
                 return True
             size = os.fstat(fh.fileno()).st_size
-            if size > _SNIFF_BYTES:
+            if tail and size > _SNIFF_BYTES:
                 fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES))
                 return found(fh.read(_SNIFF_BYTES))
     except OSError as err:

@@ -218,7 +218,7 @@ def _at_fresh_head(metrics: Metrics, loss, values, thresholds: Thresholds) -> li
         return []
     spread = (values.max() - values.min()) / level
     why = _stillness(metrics, values, thresholds) if spread <= thresholds.never_learned_spread else None
-    why = why or _level_for_an_epoch(metrics, loss, values, level)
+    why = why or _level_held(metrics, loss, values, level)
     if why is None:
         return []
     message = (f"the model never learned: the loss stays at about {format_number(level)} (about ln of a vocabulary of "
@@ -231,7 +231,7 @@ def _at_fresh_head(metrics: Metrics, loss, values, thresholds: Thresholds) -> li
 _EIGHTHS_STILL = 0.01  # every eighth's median within this share of the level: no trend at all
 
 
-def _level_for_an_epoch(metrics: Metrics, loss, values, level: float) -> str | None:
+def _level_held(metrics: Metrics, loss, values, level: float) -> str | None:
     """Why a loss at the fresh-head level did not move, or None: the median of each eighth of the log within
     `_EIGHTHS_STILL` of its level, logged from the run's start (epoch `_FROM_THE_START` at most) through a whole
     epoch and more (linhuall's ChatGLM-6B P-Tuning: eighth medians 11.437-11.475 over four epochs, ln 130528 =
