@@ -58,7 +58,8 @@ _STAGES = {"sft": ("sft", None), "pt": ("pretrain", None), "rm": ("reward", None
            "ppo": ("rl", "ppo"), "grpo": ("rl", "grpo")}
 _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("preference", "dpo")),
                     ("kto", ("preference", "kto")), ("orpo", ("preference", "orpo")), ("sft", ("sft", None)),
-                    ("pretrain", ("pretrain", None)))
+                    ("pretrain", ("pretrain", None)), ("finetune", ("sft", None)), ("fine-tune", ("sft", None)),
+                    ("fine_tune", ("sft", None)))
 _MODEL_NAME_KEYS = ("model.", "adapter.base_model")
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d{1,4}(?:\.\d{1,2})?)\s?([bm])(?![a-z0-9])", re.IGNORECASE)
 _NAME_KEYS = ("model.name_or_path", "model._name_or_path", "output_dir", "run_name", "logging_dir", "hub_model_id",
@@ -259,6 +260,12 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         if found:
             evidence["objective"] = found
             return objective, algo
+    shown = next(((src, m["console_instruction_data"]) for src, m in timeline.meta.items()
+                  if m.get("console_instruction_data")), None)
+    if shown is not None and "loss" in metrics:
+        evidence["objective"] = (f"instruction-tuning data in the console ({shown[0]}: {shown[1][:120]}), "
+                                 "with no preference, RL or reward metrics: supervised fine-tuning")
+        return "sft", None
     task = str(config.get("adapter.task_type") or "").upper()
     if adapter and task in _LM_TASKS and "loss" in metrics:
         # an adapter on a trained language model, on its language-model loss, with none of the preference, RL or

@@ -396,6 +396,13 @@ _PIPE_PARAMS = re.compile(r"^.*?\bUNIQUE_PARAMS=(\d{4,})\b.*$", re.MULTILINE)
 # vocabulary is new has no trained weights to start from.
 _TRAINS_TOKENIZER = re.compile(r"^[ \t]*Training (?:a |the |new )?(?:BPE |WordPiece |Unigram |SentencePiece |byte-level )?"
                                r"tokenizer\b.*$", re.MULTILINE | re.IGNORECASE)
+# Instruction-tuning data a console shows: Alpaca's prompt template (`Below is an instruction that describes a task`),
+# its `### Instruction:` heading, a dataset's columns printed as `['instruction', 'input', 'output']`, or an Alpaca
+# dataset's path on a data line. Supervised fine-tuning trains on such pairs (a pairwise or RL run's own metrics are
+# read before this is asked).
+_INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^[ \t'\"]*### Instruction:"
+                               r"|\[\s*'instruction',\s*(?:'input',\s*)?'(?:output|response)'"
+                               r"|^.*\bdata(?:set)?\w*\b.*\balpaca[\w.-]*\.json.*$", re.MULTILINE | re.IGNORECASE)
 _PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32"}
 
 
@@ -410,7 +417,8 @@ def console_facts(text: str) -> dict:
     N`, parameter-golf's
     `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
     which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
-    (`console_4bit`), a value head loaded or saved (`console_value_head`), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
+    (`console_4bit`), a value head loaded or saved (`console_value_head`), instruction-tuning data shown
+    (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
     `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
     `<key>_line`."""
     out: dict = {}
@@ -425,6 +433,9 @@ def console_facts(text: str) -> dict:
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = _line_at(text, m.start(1)).strip()[-160:]  # the total's own line
+    m = _INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text else None
+    if m:
+        out["console_instruction_data"] = text[m.start():].split("\n", 1)[0].strip()[:160]  # from the match on
     m = _DS_ENGINE.search(text) if "DeepSpeedEngine configuration" in text else None
     if m:
         out["console_deepspeed"] = m.group(0).strip()[-160:]
