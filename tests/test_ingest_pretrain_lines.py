@@ -1042,3 +1042,32 @@ def test_a_dynamic_loss_scale_on_a_hand_written_line_is_read_and_says_fp16(tmp_p
     assert forensics.analyze(tmp_path).run_profile.precision == "fp16"
     (tmp_path / "train.log").write_text("\n".join(line.replace("1024.0", "1.0") for line in lines) + "\n")
     assert forensics.analyze(tmp_path).run_profile.precision == "unknown"
+
+
+def _neox_line(iteration, loss):
+    """One line as GPT-NeoX's training_log prints it (megatron/logging.py: `lm_loss`, an underscore where
+    Megatron-LM prints `lm loss`)."""
+    return (f" samples/sec: 6.085 | iteration {iteration:8d}/   11000 | elapsed time per iteration (ms): 164.3 |"
+            f" learning rate: 3.000E-04 | approx flops per GPU: 19.6TFLOPS | lm_loss: {loss:.6E} |"
+            " number of skipped iterations:   0 | number of nan iterations:   0 |")
+
+
+def test_gpt_neox_console_lm_loss_validation_and_printed_precision(tmp_path):
+    args = ["-------------------- arguments --------------------",
+            "  bf16 ............................ {'enabled': True}...........updated",
+            "  fp16 ............................ None........................default",
+            "  lr .............................. 0.0003......................updated",
+            "  precision ....................... bfloat16....................updated",
+            "---------------- end of arguments ----------------"]
+    steps = [_neox_line(i, 11.0 - i / 100) for i in range(10, 210, 10)]
+    steps.insert(10, " validation results at iteration 100 | lm_loss value: 1.020000E+01 | "
+                     "lm_loss_ppl value: 2.690000E+04 | ")
+    (tmp_path / "stdout.txt").write_text("\n".join(args + steps) + "\n")
+    rec = stdout.read(tmp_path / "stdout.txt")
+    loss = _series(rec.frame, "loss")
+    assert sorted(loss) == list(range(10, 201, 10)) and loss[10] == 10.9
+    assert _series(rec.frame, "eval_loss") == {100: 10.2} and _series(rec.frame, "eval_ppl") == {100: 26900.0}
+    analysis = forensics.analyze(tmp_path)
+    assert analysis.status == "healthy"
+    assert analysis.run_profile.precision == "bf16"
+    assert analysis.run_profile.objective == "pretrain"

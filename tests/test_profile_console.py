@@ -152,3 +152,29 @@ def test_console_lines_that_state_precision_or_size():
     # a count of part of the model, or a count the line goes on to qualify, is no model size
     assert "console_n_params" not in stdout.console_facts("Model params : 4,194,304 trainable\n")
     assert "console_n_params" not in stdout.console_facts("Trainable model params : 4,194,304\n")
+
+
+_HF_LINES = "".join(f"{{'loss': {2.4 - k / 20:.4f}, 'learning_rate': 2e-05, 'epoch': {k / 20:.2f}}}\n" for k in range(1, 21))
+
+
+def test_instruction_tuning_data_the_console_shows_says_sft(tmp_path):
+    """BREKOJI's console prints its Alpaca-template prompts; AnshDhalla1's logs an alpaca_data.json dataset path and
+    the dataset's instruction/input/output columns. A console with neither leaves the objective unknown, and a
+    pairwise run's own metrics still say preference."""
+    template = ("PROMPT:\n'Below is an instruction that describes a task. Write a response that appropriately "
+                "completes the request.\\n\\n### Instruction:\\nWhat do you enjoy?\\n\\n### Response:'\n")
+    assert _console(tmp_path / "a", template + _HF_LINES).objective == "sft"
+    columns = "INFO:root:Dataset columns: ['instruction', 'input', 'output']\n"
+    assert _console(tmp_path / "b", columns + _HF_LINES).objective == "sft"
+    path = "INFO:__main__:  dataset_path: /mnt/data/alpaca_data.json\n"
+    assert _console(tmp_path / "c", path + _HF_LINES).objective == "sft"
+    assert _console(tmp_path / "d", "INFO:root:Dataset columns: ['text']\n" + _HF_LINES).objective == "unknown"
+    pairs = "".join(f"{{'loss': {0.69 - k / 100:.4f}, 'rewards/chosen': 0.1, 'rewards/rejected': -0.1, "
+                    f"'rewards/margins': 0.2, 'epoch': {k / 20:.2f}}}\n" for k in range(1, 21))
+    assert _console(tmp_path / "e", template + pairs).objective == "preference"
+
+
+def test_a_run_named_as_a_fine_tune_is_sft_unless_its_metrics_say_otherwise(tmp_path):
+    """charles-wang888's console is finetune.log, its data data_finetune/finetune_dataset.json."""
+    assert _console(tmp_path / "a", _HF_LINES, name="finetune.log").objective == "sft"
+    assert _console(tmp_path / "b", _HF_LINES, name="run.log").objective == "unknown"

@@ -10,8 +10,9 @@ megatron/training/arguments.py `_print_args`):
     -------------------- end of arguments ---------------------
 
 `parse_block(lines)` gives {name: value} (Python literals turned into values, the rest kept as
-text); `config_values(args)` names them as the RunConfig does (the HF TrainingArguments names the
-cause rules read: learning_rate, max_grad_norm, fp16, bf16, warmup_steps, ...).
+text; GPT-NeoX's `.....updated` / `.....default` tail dropped); `config_values(args)` names them
+as the RunConfig does (the HF TrainingArguments names the cause rules read: learning_rate,
+max_grad_norm, fp16, bf16, warmup_steps, ...).
 """
 from __future__ import annotations
 
@@ -58,11 +59,20 @@ def parse_block(lines: list[str]) -> dict[str, Any]:
 
 
 def _value(text: str) -> Any:
+    text = _NEOX_SOURCE.sub("", text)
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return text
+    if isinstance(value, dict) and isinstance(value.get("enabled"), bool):
+        return value["enabled"]  # GPT-NeoX's DeepSpeed sections: `bf16 ..... {'enabled': True}`
     return value if isinstance(value, (int, float, bool, str)) or value is None else text
+
+
+# GPT-NeoX pads each value with dots and says where it came from: `precision ..... bfloat16..........updated`
+_NEOX_SOURCE = re.compile(r"\.{2,}(?:updated|default)$")
+# GPT-NeoX's `precision` argument -> the RunConfig flag it sets
+_NEOX_PRECISION = {"bfloat16": "bf16", "fp16": "fp16", "float16": "fp16"}
 
 
 def config_values(args: dict) -> dict[str, Any]:
@@ -72,6 +82,9 @@ def config_values(args: dict) -> dict[str, Any]:
     (Megatron's order), so a run warmed up by fraction or samples never reads as `warmup_steps` 0.
     """
     out = {ours: args[theirs] for theirs, ours in _NAMES.items() if args.get(theirs) is not None}
+    flag = _NEOX_PRECISION.get(str(args.get("precision")).lower())
+    if flag is not None:
+        out[flag] = True
     if args.get("lr_warmup_fraction") is not None or (args.get("lr_warmup_samples") or 0) > 0:
         out.pop("warmup_steps", None)
     return out

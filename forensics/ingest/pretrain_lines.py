@@ -120,7 +120,8 @@ _NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE
 
 _MEGATRON_ITERATION = re.compile(r"\biteration\s+(\d{1,18})\s*/\s*(\d{1,18})\s*\|")
 _MEGATRON_FIELD = re.compile(r"\s*([^|:]+?)\s*:([^|]*)\|")
-_MEGATRON_VALIDATION = re.compile(r"validation loss at iteration\s+(\d{1,18})\b[^|]*\|")
+# Megatron's `validation loss at iteration N |`, GPT-NeoX's ` validation results at iteration N |`
+_MEGATRON_VALIDATION = re.compile(r"validation (?:loss|results) at iteration\s+(\d{1,18})\b[^|]*\|")
 # Megatron's field names -> the timeline's (the loss keys go through `_loss_name`).
 _MEGATRON_KEYS = {
     "consumed samples": "consumed_samples",
@@ -338,7 +339,8 @@ def _megatron_name(key: str) -> str:
     lowered = key.lower().replace("-", " ")  # Megatron-DeepSpeed forks print `lm-loss`
     if lowered in _MEGATRON_KEYS:
         return _MEGATRON_KEYS[lowered]
-    for suffix, name in ((" loss value", "loss"), (" loss ppl", "ppl"), (" loss", "loss")):
+    lowered = lowered.replace("_", " ")  # GPT-NeoX prints `lm_loss`, `lm_loss value`, `lm_loss_ppl value`
+    for suffix, name in ((" loss ppl value", "ppl"), (" loss value", "loss"), (" loss ppl", "ppl"), (" loss", "loss")):
         if lowered.endswith(suffix):  # 'lm loss' -> loss, 'mtp_1 loss' -> mtp_1_loss
             head = lowered[: -len(suffix)].strip()
             return name if head == "lm" else f"{_snake(head)}_{name}"
