@@ -30,6 +30,10 @@ _ALIASES = {
     "batch-size": "global_batch_size",
     "world-size": "world_size",
     "iteration-time": "iteration_time_s",
+    # GPT-NeoX's held-out tags (megatron/training.py evaluate_and_print_results: `validation/<key>`); its training
+    # loss, train/lm_loss, is read as the loss only where no loss is logged beside it (tensorboard.read)
+    "validation/lm_loss": "eval_loss",
+    "validation/lm_loss_ppl": "eval_ppl",
     # NeMo (Lightning self.log names)
     "reduced_train_loss": "loss",
     "val_loss": "eval_loss",

@@ -1071,3 +1071,30 @@ def test_gpt_neox_console_lm_loss_validation_and_printed_precision(tmp_path):
     assert analysis.status == "healthy"
     assert analysis.run_profile.precision == "bf16"
     assert analysis.run_profile.objective == "pretrain"
+
+
+def test_gpt_neox_tensorboard_tags(tmp_path):
+    """GPT-NeoX (megatron/logging.py training_log, training.py evaluate_and_print_results) logs train/lm_loss and
+    validation/lm_loss; a file that also logs a loss of its own keeps lm_loss as a component."""
+    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    writer = SummaryWriter(str(tmp_path / "neox"))
+    for it in (10, 20, 30):
+        writer.add_scalar("train/lm_loss", 4.0 - it / 100, it)
+        writer.add_scalar("train/learning_rate", 3e-4, it)
+    writer.add_scalar("validation/lm_loss", 3.9, 30)
+    writer.add_scalar("validation/lm_loss_ppl", 49.4, 30)
+    writer.close()
+    (neox_file,) = (tmp_path / "neox").glob("events.out.tfevents.*")
+    frame = tensorboard.read(neox_file).frame
+    assert _series(frame, "loss") == pytest.approx({10: 3.9, 20: 3.8, 30: 3.7})
+    assert _series(frame, "eval_loss") == pytest.approx({30: 3.9}) and _series(frame, "eval_ppl") == pytest.approx({30: 49.4})
+
+    writer = SummaryWriter(str(tmp_path / "both"))
+    for it in (10, 20, 30):
+        writer.add_scalar("train/loss", 4.5 - it / 100, it)
+        writer.add_scalar("train/lm_loss", 4.0 - it / 100, it)
+    writer.close()
+    (both_file,) = (tmp_path / "both").glob("events.out.tfevents.*")
+    frame = tensorboard.read(both_file).frame
+    assert _series(frame, "loss") == pytest.approx({10: 4.4, 20: 4.3, 30: 4.2})
+    assert _series(frame, "lm_loss") == pytest.approx({10: 3.9, 20: 3.8, 30: 3.7})
