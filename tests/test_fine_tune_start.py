@@ -107,3 +107,19 @@ def test_a_whole_training_arguments_dump_tells_whether_the_release_could_have_su
     (run / "training_args.bin").write_text(json.dumps(dump))  # the fields as the Trainer pickles them
     kinds = [f.kind for f in forensics.analyze(run).findings]
     assert ("start_above_uniform_guess" in kinds) == fires
+
+
+@pytest.mark.parametrize("base, fires", [("meta-llama/Llama-3.2-1B", True), ("unsloth/Llama-3.2-1B-Instruct", True),
+                                         ("some-org/my-own-model", False)])
+def test_an_adapter_saved_without_its_bases_config_knows_a_well_known_bases_vocabulary(tmp_path, base, fires):
+    """satishparaddi's plateau (12.05 at its start) with only adapter_config.json beside the log: Llama 3's
+    128256 tokens are known from the base's name, an unknown base's are not (12.05 < ln 440k)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    history = [{"step": s, "loss": v, "mean_token_accuracy": FLAT_ACCURACY[s]} for s, v in PLATEAU.items()]
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 130, "log_history": history}))
+    (run / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8, "task_type": "CAUSAL_LM",
+                                                         "base_model_name_or_path": base}))
+    analysis = forensics.analyze(run)
+    assert ("start_above_uniform_guess" in [f.kind for f in analysis.findings]) is fires
+    assert analysis.config.get("model.vocab_size") == (128256 if fires else None)

@@ -77,6 +77,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_console_facts(config, timeline)
     _derive_method(config, layout)
     _derive_n_params(config, layout)
+    _derive_vocab_size(config)
     _note_absent_sources(config)
     return config
 
@@ -350,6 +351,37 @@ def _trainer_saved_model_config(layout: RunLayout) -> str | None:
                                            or (folder / "training_args.bin").is_file()):
             return str(path.relative_to(layout.root)) if path.is_relative_to(layout.root) else str(path)
     return None
+
+
+# The vocabulary of well-known base models, by the last part of the name a run gives (each model's published
+# config.json `vocab_size`): for an adapter saved without its base's config.json, where the uniform-guess level
+# ln(vocabulary) would otherwise be unknown. Sizes within a family that differ by a few hundred tokens (Qwen2.5-7B's
+# 152064 against 151936) move that level by under 0.001 nats.
+_KNOWN_VOCABULARIES = (
+    (re.compile(r"^(?:distil)?gpt2(?:-medium|-large|-xl)?$"), 50257),
+    (re.compile(r"^(?:meta-)?llama-3(?:\.\d)?-"), 128256),
+    (re.compile(r"^llama-2-"), 32000),
+    (re.compile(r"^tinyllama-"), 32000),
+    (re.compile(r"^mistral-7b-(?:instruct-)?v0\.[12]$"), 32000),
+    (re.compile(r"^qwen(?:1\.5|2|2\.5|3)-"), 151936),
+    (re.compile(r"^pythia-"), 50304),
+    (re.compile(r"^opt-\d"), 50272),
+    (re.compile(r"^phi-2$"), 51200),
+)
+_BASE_NAME_KEYS = ("adapter.base_model_name_or_path", "model.name_or_path", "model._name_or_path")
+
+
+def _derive_vocab_size(config: RunConfig) -> None:
+    """The vocabulary of a known base model the run names (`_KNOWN_VOCABULARIES`), where no config gave one."""
+    if config.get("model.vocab_size") is not None:
+        return
+    for key in _BASE_NAME_KEYS:
+        name = config.get(key)
+        last = name.rstrip("/").rsplit("/", 1)[-1].lower() if isinstance(name, str) else ""
+        size = next((size for pattern, size in _KNOWN_VOCABULARIES if pattern.search(last)), None)
+        if size is not None:
+            config.add("model.vocab_size", size, f"the published vocabulary of {name} ({key}, {config.source_of(key)})")
+            return
 
 
 def _derive_n_params(config: RunConfig, layout: RunLayout) -> None:
