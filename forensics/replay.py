@@ -198,7 +198,7 @@ def _check_folder(folder: Path) -> bool:
 def _base_folder(folder: Path) -> Path:
     """The local folder of an adapter's base model (its own path, relative to the adapter, or the HF cache)."""
     try:
-        adapter = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8"))
+        adapter = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise UnreadableFile(folder / "adapter_config.json", f"not readable JSON ({err})") from None
     base = adapter.get("base_model_name_or_path") if isinstance(adapter, dict) else None
@@ -228,7 +228,7 @@ def _hub_cache(repo_id: str) -> Path | None:
 
 def _read_text(path: Path) -> str:
     try:
-        content = path.read_text(encoding="utf-8")
+        content = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
         reason = os_reason(err) if isinstance(err, OSError) else "not UTF-8 text"
         raise UnreadableFile(path, f"cannot read the probe text ({reason})") from None

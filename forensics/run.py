@@ -25,7 +25,9 @@ _TEXT_LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md"}
 # A project's documents: a README quoting some lines of an earlier run is not this run's log (read when named).
 _DOCUMENT = re.compile(r"(?i)^(?:readme|changelog|changes|license|contributing|history)(?:[._-].*)?$")
 # A metrics table (`step,loss` / `step<TAB>loss` header) in a file of these kinds is read as a table.
-_TABLE_SUFFIXES = {".csv", ".tsv", ".log", ".txt"}
+_TABLE_SUFFIXES = {".csv", ".tsv", ".log", ".txt", ".out"}
+# A captured console saved with no suffix at all (`stdout`, `train_log`, `nohup`): sniffed like a .log
+_BARE_LOG_NAME = re.compile(r"(?i)^(?:nohup|stdout|stderr|output|logs?|train(?:ing)?(?:[_-]?log)?)$")
 _WEIGHT_SUFFIXES = {".safetensors", ".bin", ".pt", ".pth"}
 # .bin/.pt files that are not model weights.
 _NOT_WEIGHTS = re.compile(
@@ -213,7 +215,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.weight_files.append(path)
     elif name.endswith(".index.json") and ("safetensors" in name or "pytorch_model" in name):
         layout.weight_files.append(path)
-    elif suffix in _TEXT_LOG_SUFFIXES or (explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
+    elif suffix in _TEXT_LOG_SUFFIXES or (not suffix and _BARE_LOG_NAME.match(name)) or (
+            explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
         if explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
@@ -225,7 +228,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
 
 
 # A JSON list of log entries with a loss, bare or under a history key (ingest.json_history): its head holds both.
-_DUMPED_HISTORY = re.compile(rb'^\s*(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|training_history|'
+_DUMPED_HISTORY = re.compile(rb'^(?:\xef\xbb\xbf)?\s*(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|training_history|'
                              rb'metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]')
 # A checkpoint folder's tokenizer files (megabytes each, never a history): not sniffed
 _TOKENIZER_FILES = ("tokenizer", "vocab", "special_tokens_map", "added_tokens", "generation_config", "preprocessor_config")
@@ -292,12 +295,27 @@ _PRINTED_TENSORS = 5
 _RESULTS_TABLE = re.compile(rb"(?m)^[ \t|]*(?:Step|Epoch|Training Loss)[ \t]*[\t|][^\n]*(?:Training|Validation) Loss")
 
 
+# A hand-written loop's line with no counter at all: a loss and another `name: number` after it
+# (`loss: 1.3741, orth_loss: 0.0015, grad_norm: 1.9062`), `_UNCOUNTED_LINES` of them.
+_UNCOUNTED_HINT = re.compile(rb"""(?i)\bloss[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)[^\n]{0,40}?[,|][ \t]*\w+[ \t]*[:=][ \t]*"""
+                            rb"""[-+]?(?:\d|nan|inf)""")
+_UNCOUNTED_LINES = 5
+# What a terminal or a launcher adds to a line (colour codes; torchrun's `[rank0]: `): gone before the hints are
+# looked for, as the console reader drops them (some hints are anchored at a line's start)
+_ANSI_BYTES = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
+_LAUNCHER_BYTES = re.compile(rb"(?m)^(?:\d+: )?\[(?:rank|default)\d+\]: ?")
+
+
 def _hinted(chunk: bytes) -> bool:
     """A chunk of a file holds a line of a known training log, or `_LOOSE_LINES` lines of a hand-written loop (or
-    `_PRINTED_TENSORS` of its printed loss tensors)."""
+    `_UNCOUNTED_LINES` of its counter-less lines, or `_PRINTED_TENSORS` of its printed loss tensors)."""
+    chunk = _ANSI_BYTES.sub(b"", chunk) if b"\x1b" in chunk else chunk
+    chunk = _LAUNCHER_BYTES.sub(b"", chunk) if b"]:" in chunk else chunk
+    chunk = chunk.replace(b"\r", b"\n") if b"\r" in chunk else chunk  # a tqdm bar's carriage returns end lines too
     if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk):
         return True
-    return _at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS)
+    return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
+            or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS))
 
 
 def _at_least(pattern: re.Pattern, chunk: bytes, n: int) -> bool:

@@ -340,12 +340,30 @@ def _mark_superseded(frame: pd.DataFrame, seg_rows: list[dict]) -> np.ndarray:
     by_format: dict[str, list[dict]] = {}
     for s in seg_rows:
         by_format.setdefault(s["format"], []).append(s)
+    copies = _copied_segments(frame, by_format)
     for segs in by_format.values():
         newest_first = math.inf
         for s in sorted(segs, key=lambda s: s["start"], reverse=True):
             cut[s["id"]] = newest_first
-            newest_first = min(newest_first, s["first_step"])
+            if s["id"] not in copies:
+                newest_first = min(newest_first, s["first_step"])
     return frame["step"].to_numpy() >= cut[frame["segment"].to_numpy()]
+
+
+def _copied_segments(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -> set[int]:
+    """Segments every point of which another segment of the same kind of log also holds, and that ends no later:
+    a checkpoint's trainer_state.json holds the history up to its save, a copy, not a later attempt, whatever
+    its file's mtime says (a copied folder's mtimes say nothing)."""
+    groups = [segs for segs in by_format.values() if len(segs) > 1]
+    if not groups:
+        return set()
+    keys = pd.util.hash_pandas_object(frame[["step", "metric"]].assign(
+        value=frame["value"].to_numpy(dtype="float64").astype("float32")), index=False).to_numpy()
+    segment = frame["segment"].to_numpy()
+    points = {s["id"]: np.unique(keys[segment == s["id"]]) for segs in groups for s in segs}
+    return {s["id"] for segs in groups for s in segs
+            if any(t is not s and t["last_step"] >= s["last_step"] and len(points[t["id"]]) > len(points[s["id"]])
+                   and np.isin(points[s["id"]], points[t["id"]], assume_unique=True).all() for t in segs)}
 
 
 def _drop_duplicate_points(frame: pd.DataFrame) -> pd.DataFrame:

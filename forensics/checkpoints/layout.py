@@ -102,7 +102,7 @@ def _with_index_shards(files: list[Path], suffixes) -> list[Path]:
 def shards_of_index(index: Path) -> list[str]:
     """The shard file names a `*.index.json` maps tensors to (empty when the index is unreadable)."""
     try:
-        weight_map = json.loads(index.read_text(encoding="utf-8")).get("weight_map", {})
+        weight_map = json.loads(index.read_text(encoding="utf-8-sig")).get("weight_map", {})
     except (OSError, ValueError, AttributeError):
         return []
     return sorted({v for v in weight_map.values() if isinstance(v, str) and "/" not in v and "\\" not in v})
@@ -126,7 +126,7 @@ def _kind_of(weights: list[Path], indexed: bool = False) -> str:
 def trainer_state_step(folder: Path) -> int | None:
     """`global_step` of `folder/trainer_state.json`, or None."""
     try:
-        state = json.loads((folder / "trainer_state.json").read_text(encoding="utf-8"))
+        state = json.loads((folder / "trainer_state.json").read_text(encoding="utf-8-sig"))
     except (OSError, ValueError):
         return None
     step = state.get("global_step") if isinstance(state, dict) else None

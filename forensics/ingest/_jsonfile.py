@@ -15,7 +15,7 @@ def read_json_value(path, what: str = ""):
     suffix = f"; not {what}" if what else ""
     try:
         with open(path, "rb") as fh:
-            return json.loads(fh.read().decode("utf-8"))
+            return json.loads(fh.read().decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise UnreadableFile(path, f"not UTF-8 text{suffix}") from None
     except json.JSONDecodeError as err:

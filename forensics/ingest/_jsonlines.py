@@ -32,7 +32,7 @@ MAX_STEP = 2 ** 62  # a step must fit the timeline's int64 column
 def parse_lines(path: Path) -> tuple[list[dict], list[str]]:
     """The JSON objects of the file in order, and warnings about lines that were not."""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        text = Path(path).read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise UnreadableFile(path, f"not UTF-8 text (byte {err.start}); not a JSON-lines log") from None
     lines = text.splitlines()

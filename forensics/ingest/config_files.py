@@ -417,7 +417,7 @@ def yaml_leaves(path) -> dict[str, Any]:
     """Every `key: scalar` of an indented YAML mapping, by its own (leaf) name, the first of each name; list items
     and lines that are no `key: value` are passed over. {} where the file is not UTF-8 text."""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        text = Path(path).read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
         return {}
     out: dict[str, Any] = {}
@@ -444,7 +444,7 @@ def read_flat_yaml(path) -> dict[str, Any]:
     flat dict, which this reads exactly. Raises UnreadableFile on anything else.
     """
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        text = Path(path).read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
         raise UnreadableFile(path, "not UTF-8 text") from None
     out: dict[str, Any] = {}

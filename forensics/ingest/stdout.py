@@ -69,13 +69,20 @@ _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "tr
 _EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step")
 
 
+# What torchrun (`[rank0]: `, `[default0]: `) and srun before it (`0: [default0]: `) put before each line of a process:
+# gone, so that a line reads as that process printed it (block and table shapes are anchored at the line's start);
+# the copies every rank prints of one step are dropped later (`_without_rank_copies`).
+_LAUNCHER_PREFIX = re.compile(r"^(?:\d+: )?\[(?:rank|default)\d+\]: ?", re.MULTILINE)
+
+
 def read(path: Path) -> LogRecords:
     """Training metrics and DeepSpeed loss-scale events of one console log (module docstring)."""
     path = Path(path)
     raw = path.read_bytes()
-    text = raw.decode("utf-8", errors="replace")
+    text = raw.decode("utf-8-sig", errors="replace")
     text = ANSI.sub("", text) if "\x1b" in text else text
     text = text.replace("\x00", "") if "\x00" in text else text  # a file overwritten while its writer appended
+    text = _LAUNCHER_PREFIX.sub("", text) if "]:" in text else text
     events = _scan(text)
     meta: dict = {}
     warnings = []
@@ -137,7 +144,7 @@ def _scan(text: str) -> list[tuple]:
     """Everything of interest, in file order: ('bar', n, total), ('dict', step|None, pairs),
     ('overflow', new_scale|None), ('ds_step', step, skipped), ('at_minimum',)."""
     events: list[tuple] = []
-    pieces = re.split(r"[\r\n]", text)
+    pieces = re.split(r"\r\n|[\r\n]", text)  # a CRLF is one break (an empty piece would end an OLMo block)
     olmo = OlmoBlock()
     # most logs have none: skip the work
     step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(TQDM_LOSS_POSTFIX.search(text)) or (

@@ -67,7 +67,7 @@ def complete_part(path: Path) -> dict | None:
     "log_history" (best_*, epoch, eval_steps, global_step, ...) come first in sorted order.
     """
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        text = Path(path).read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return None
     key = text.find('"log_history"')

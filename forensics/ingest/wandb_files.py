@@ -92,7 +92,7 @@ def _is_number(value: Any) -> bool:
 def read_config_yaml(path: Path) -> dict[str, Any]:
     """W&B's `config.yaml` as {key: value} for the keys whose value is a scalar (see the module docstring)."""
     try:
-        lines = Path(path).read_bytes().decode("utf-8").splitlines()
+        lines = Path(path).read_bytes().decode("utf-8-sig").splitlines()
     except UnicodeDecodeError:
         raise UnreadableFile(path, "not UTF-8 text") from None
     out: dict[str, Any] = {}

@@ -1,0 +1,571 @@
+"""Metamorphic test driver: the same run, in a shape a real user's copy of it could plausibly have.
+
+Each transform builds a COPY of a real case (tests/realworld/<case>, ../shared/realworld/<case>) under
+/tmp/mt/<transform>/<case> and runs `forensics.analyze` on it in-process; the answer (status, first incident kind
+and step, run profile less its evidence) is compared with the answer on the untouched case. A transform that has
+nothing to act on in a case (no console log, no trainer_state.json ...) skips that case.
+
+    PYTHONPATH=. python bench/metamorphic.py crlf bom_logs ansi_line ...   # named transforms
+    PYTHONPATH=. python bench/metamorphic.py --cheap                        # every text transform, every case
+    PYTHONPATH=. python bench/metamorphic.py --slow --every 3               # layout / container ones, a third of the cases
+    PYTHONPATH=. python bench/metamorphic.py --list
+
+Output: a table (tab separated) of case, transform, original answer, new answer, for every answer that changed
+(--all: also the unchanged ones), then a count per transform; --out FILE also writes every row as JSON lines.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+import forensics  # noqa: E402
+
+CORPUS = REPO / "tests" / "realworld"
+SHARED = REPO.parents[1] / "shared" / "realworld"
+if not SHARED.is_dir():
+    SHARED = Path("/work/shared/realworld")
+WORK = Path("/tmp/mt")
+
+TEXT_EXT = {".log", ".out", ".txt", ".jsonl", ".json", ".csv", ".yaml", ".yml", ".err"}
+CONSOLE_EXT = {".log", ".out", ".txt", ".err", ""}
+NOT_LOGS = {"README.md", "requirements.txt"}
+
+
+def cases(every: int = 1, only: list[str] | None = None) -> list[Path]:
+    out = [CORPUS / p.stem for p in sorted((CORPUS / "expected").glob("*.json"))]
+    if SHARED.is_dir():
+        out += [SHARED / p.stem for p in sorted((CORPUS / "expected_shared").glob("*.json"))]
+    out = [c for c in out if c.is_dir()]
+    if only:
+        out = [c for c in out if c.name in only]
+    return out[::every]
+
+
+def _is_text(p: Path) -> bool:
+    try:
+        head = p.read_bytes()[:4096]
+    except OSError:
+        return False
+    if b"\0" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:  # a cut multi-byte char at the end of the head is fine
+        return e.start > len(head) - 4
+    return True
+
+
+def text_files(root: Path) -> list[Path]:
+    return [p for p in sorted(root.rglob("*")) if p.is_file() and p.name not in NOT_LOGS
+            and (p.suffix in TEXT_EXT or p.suffix == "") and _is_text(p)]
+
+
+def console_files(root: Path) -> list[Path]:
+    out = []
+    for p in text_files(root):
+        if p.suffix not in CONSOLE_EXT:
+            continue
+        if p.suffix == "" and not re.search(r"log|out|stdout|train", p.name, re.I):
+            continue
+        out.append(p)
+    return out
+
+
+def answer(path: Path, timeout: int = 120) -> dict:
+    def _alarm(*_):
+        raise TimeoutError(f"analyze took over {timeout}s")
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(timeout)
+    try:
+        a = forensics.analyze(path)
+        fi = a.first_incident
+        prof = a.run_profile.to_dict()
+        prof.pop("evidence", None)
+        return {"status": a.status, "kind": fi.kind if fi else None, "step": fi.step if fi else None, "profile": prof}
+    except Exception as e:  # noqa: BLE001 -- an error is an answer too
+        return {"status": "ERR", "error": f"{type(e).__name__}: {str(e)[:160]}"}
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def short(ans: dict) -> str:
+    if ans["status"] == "ERR":
+        return "ERR " + ans["error"]
+    p = ans["profile"]
+    prof = "/".join(str(p.get(k)) for k in ("method", "objective", "framework", "precision", "model_params", "algorithm"))
+    return f"{ans['status']} {ans['kind']}@{ans['step']} [{prof}]"
+
+
+def diff(a: dict, b: dict) -> list[str]:
+    if a["status"] == "ERR" or b["status"] == "ERR":
+        return [] if a["status"] == b["status"] == "ERR" else ["error"]
+    out = [k for k in ("status", "kind", "step") if a[k] != b[k]]
+    out += [f"profile.{k}" for k in a["profile"] if a["profile"].get(k) != b["profile"].get(k)]
+    return out
+
+
+# ---------------------------------------------------------------- helpers for transforms
+
+def _copy(src: Path, dst: Path) -> Path:
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src, dst, copy_function=shutil.copy2, symlinks=True)
+    return dst
+
+
+def _rewrite_text(files: list[Path], fn) -> bool:
+    changed = False
+    for p in files:
+        raw = p.read_bytes()
+        text = raw.decode("utf-8", errors="surrogateescape")
+        new = fn(text)
+        if new != text:
+            st = p.stat()
+            p.write_bytes(new.encode("utf-8", errors="surrogateescape"))
+            import os
+            os.utime(p, (st.st_atime, st.st_mtime))  # a copy keeps its times
+            changed = True
+    return changed
+
+
+def _lines(fn):
+    """Apply fn to each line (without its end) of a text; keeps the line ends."""
+    def run(text: str) -> str:
+        parts = re.split(r"(\r\n|\n)", text)
+        out = []
+        for i, part in enumerate(parts):
+            out.append(fn(part) if i % 2 == 0 and part else part)
+        return "".join(out)
+    return run
+
+
+TS1 = "[2024-05-01 12:00:00,123] [INFO] [trainer.py:123] "
+TS2 = "2024-05-01 12:00:00 | INFO | "
+BAR = "\r 10%|\u2588         | 10/100 [00:10<01:30,  1.00s/it]"
+
+
+def _tqdm_line(line: str) -> str:
+    if "{" in line or re.search(r"loss", line, re.I):
+        return BAR + "\r" + " " * 60 + "\r" + line
+    return line
+
+
+def _wrap(width: int):
+    def run(text: str) -> str:
+        out = []
+        for line in text.split("\n"):
+            while len(line) > width:
+                out.append(line[:width])
+                line = line[width:]
+            out.append(line)
+        return "\n".join(out)
+    return run
+
+
+def _trunc_last_line(text: str) -> str:
+    body = text.rstrip("\r\n")
+    cut = body.rfind("\n") + 1
+    last = body[cut:]
+    if len(last) < 4:
+        return text
+    return body[:cut] + last[: len(last) // 2]
+
+
+def _drop_last_line(text: str) -> str:
+    body = text.rstrip("\r\n")
+    cut = body.rfind("\n") + 1
+    return body[:cut]
+
+
+def _trainer_states(root: Path) -> list[Path]:
+    return [p for p in root.rglob("trainer_state.json")]
+
+
+def _top_files(root: Path) -> list[Path]:
+    return [p for p in root.iterdir()]
+
+
+# ---------------------------------------------------------------- transforms: (src, dst) -> bool (applied?)
+
+def t_copy(src, dst):
+    _copy(src, dst)
+    return True
+
+
+def _text_transform(pick, fn):
+    def t(src, dst):
+        _copy(src, dst)
+        return _rewrite_text(pick(dst), fn)
+    return t
+
+
+def _all_text(root):
+    return text_files(root)
+
+
+def _logs(root):
+    """line-based logs: console logs and jsonl"""
+    return [p for p in text_files(root) if p.suffix in CONSOLE_EXT | {".jsonl"} and p in set(console_files(root)) | {
+        q for q in text_files(root) if q.suffix == ".jsonl"}]
+
+
+def _json_files(root):
+    return [p for p in text_files(root) if p.suffix == ".json"]
+
+
+def t_trunc_json(src, dst):
+    """trainer_state.json cut inside log_history, in the middle of an entry (a file still being written)"""
+    _copy(src, dst)
+    done = False
+    for p in _trainer_states(dst):
+        text = p.read_text(errors="replace")
+        i = text.find('"log_history"')
+        if i < 0:
+            continue
+        j = text.find("]", i)
+        # last entry's opening brace before the end of log_history
+        k = text.rfind("{", i, j if j > 0 else len(text))
+        end = text.find("}", k)
+        if k < 0 or end < 0:
+            continue
+        cut = k + max(3, (end - k) // 2)
+        p.write_text(text[:cut])
+        done = True
+    return done
+
+
+def t_trunc_json_entry(src, dst):
+    """the same as trunc_json but cut exactly after the comma that closes the previous entry"""
+    _copy(src, dst)
+    done = False
+    for p in _trainer_states(dst):
+        text = p.read_text(errors="replace")
+        i = text.find('"log_history"')
+        if i < 0:
+            continue
+        j = text.find("]", i)
+        k = text.rfind("{", i, j if j > 0 else len(text))
+        if k < 0:
+            continue
+        p.write_text(text[:k])
+        done = True
+    return done
+
+
+def t_trunc_jsonl(src, dst):
+    _copy(src, dst)
+    return _rewrite_text([p for p in text_files(dst) if p.suffix == ".jsonl"], _trunc_last_line)
+
+
+def t_drop_jsonl(src, dst):
+    _copy(src, dst)
+    return _rewrite_text([p for p in text_files(dst) if p.suffix == ".jsonl"], _drop_last_line)
+
+
+def t_trunc_log(src, dst):
+    _copy(src, dst)
+    return _rewrite_text(console_files(dst), _trunc_last_line)
+
+
+def t_drop_log(src, dst):
+    _copy(src, dst)
+    return _rewrite_text(console_files(dst), _drop_last_line)
+
+
+def _nest(parts):
+    def t(src, dst):
+        if dst.exists():
+            shutil.rmtree(dst)
+        inner = dst.joinpath(*parts)
+        inner.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(src, inner, copy_function=shutil.copy2, symlinks=True)
+        return True
+    return t
+
+
+def _final_step(ts: Path) -> int | None:
+    try:
+        d = json.loads(ts.read_text())
+    except Exception:  # noqa: BLE001
+        return None
+    step = d.get("global_step") or d.get("max_steps")
+    if not step:
+        steps = [e.get("step") for e in d.get("log_history", []) if isinstance(e.get("step"), int)]
+        step = max(steps) if steps else None
+    return step
+
+
+def t_ckpt_only(src, dst):
+    """everything inside checkpoint-N/ (the run's output folder held only its last checkpoint)"""
+    ts = src / "trainer_state.json"
+    if not ts.is_file() or any(p.name.startswith("checkpoint-") for p in src.iterdir()):
+        return False
+    step = _final_step(ts)
+    if not step:
+        return False
+    return _nest([f"checkpoint-{step}"])(src, dst)
+
+
+def _prefix_states(ts_text: str, n: int) -> list[tuple[int, str]]:
+    d = json.loads(ts_text)
+    hist = d.get("log_history") or []
+    final = _final_step_d(d, hist)
+    out = []
+    for frac in [(i + 1) / (n + 1) for i in range(n)]:
+        step = int(final * frac)
+        if step <= 0:
+            continue
+        dd = dict(d)
+        dd["log_history"] = [e for e in hist if (e.get("step") or 0) <= step]
+        dd["global_step"] = step
+        dd["epoch"] = dd["log_history"][-1].get("epoch", d.get("epoch")) if dd["log_history"] else 0
+        out.append((step, json.dumps(dd, indent=2)))
+    return out
+
+
+def _final_step_d(d, hist):
+    return d.get("global_step") or max([e.get("step") or 0 for e in hist] or [0])
+
+
+def t_multi_ckpt(src, dst):
+    """top-level trainer_state.json moved into checkpoint-<last>/, with checkpoint-<k>/ holding its prefixes"""
+    ts = src / "trainer_state.json"
+    if not ts.is_file() or any(p.name.startswith("checkpoint-") for p in src.iterdir()):
+        return False
+    try:
+        prefixes = _prefix_states(ts.read_text(), 2)
+    except Exception:  # noqa: BLE001
+        return False
+    _copy(src, dst)
+    final = _final_step(ts)
+    (dst / f"checkpoint-{final}").mkdir()
+    shutil.move(str(dst / "trainer_state.json"), str(dst / f"checkpoint-{final}" / "trainer_state.json"))
+    for step, text in prefixes:
+        if step == final:
+            continue
+        (dst / f"checkpoint-{step}").mkdir(exist_ok=True)
+        (dst / f"checkpoint-{step}" / "trainer_state.json").write_text(text)
+    return True
+
+
+def t_multi_ckpt_top(src, dst):
+    """top-level trainer_state.json kept, and checkpoint-<k>/ folders holding its prefixes beside it"""
+    ts = src / "trainer_state.json"
+    if not ts.is_file() or any(p.name.startswith("checkpoint-") for p in src.iterdir()):
+        return False
+    try:
+        prefixes = _prefix_states(ts.read_text(), 2)
+    except Exception:  # noqa: BLE001
+        return False
+    _copy(src, dst)
+    for step, text in prefixes:
+        (dst / f"checkpoint-{step}").mkdir(exist_ok=True)
+        (dst / f"checkpoint-{step}" / "trainer_state.json").write_text(text)
+    return True
+
+
+def _rename(new_name):
+    def t(src, dst):
+        logs = [p for p in console_files(src) if p.parent == src]
+        if len(logs) != 1 or logs[0].name == new_name:
+            return False
+        _copy(src, dst)
+        (dst / logs[0].name).rename(dst / new_name)
+        return True
+    return t
+
+
+def _repr_num(v):
+    return repr(v)
+
+
+def _hf_print(entry: dict) -> str:
+    e = {k: v for k, v in entry.items() if k not in ("step",)}
+    return "{" + ", ".join(f"'{k}': {_repr_num(v)}" for k, v in e.items()) + "}"
+
+
+def t_ts2console(src, dst):
+    """trainer_state.json's log_history printed as the HF Trainer prints it ({'loss': ..., 'epoch': ...} lines, no
+    step), in train.log; trainer_state.json removed"""
+    ts = src / "trainer_state.json"
+    if not ts.is_file() or any(p.name.startswith("checkpoint-") for p in src.iterdir()) or console_files(src):
+        return False
+    try:
+        d = json.loads(ts.read_text())
+    except Exception:  # noqa: BLE001
+        return False
+    hist = d.get("log_history") or []
+    if not hist:
+        return False
+    _copy(src, dst)
+    (dst / "trainer_state.json").unlink()
+    lines = ["***** Running training *****", f"  Total optimization steps = {d.get('max_steps')}"]
+    for e in hist:
+        lines.append(_hf_print(e))
+    (dst / "train.log").write_text("\n".join(lines) + "\n")
+    return True
+
+
+TB_TAGS = {"loss": "train/loss", "grad_norm": "train/grad_norm", "learning_rate": "train/learning_rate",
+           "epoch": "train/epoch", "eval_loss": "eval/loss"}
+
+
+def t_ts2tb(src, dst):
+    """trainer_state.json's log_history written as TensorBoard scalars (HF's TensorBoardCallback tags)"""
+    ts = src / "trainer_state.json"
+    if not ts.is_file() or any(p.name.startswith("checkpoint-") for p in src.iterdir()):
+        return False
+    if any(p.name.startswith("events.out.tfevents") for p in src.rglob("*")):
+        return False
+    try:
+        d = json.loads(ts.read_text())
+    except Exception:  # noqa: BLE001
+        return False
+    hist = d.get("log_history") or []
+    if not hist:
+        return False
+    from torch.utils.tensorboard import SummaryWriter
+    _copy(src, dst)
+    (dst / "trainer_state.json").unlink()
+    logdir = dst / "runs" / "May01_12-00-00_host"
+    w = SummaryWriter(log_dir=str(logdir))
+    for e in hist:
+        step = e.get("step")
+        if not isinstance(step, int):
+            continue
+        for k, v in e.items():
+            if k == "step" or not isinstance(v, (int, float)) or isinstance(v, bool):
+                continue
+            if k.startswith("eval_"):
+                tag = "eval/" + k[5:]
+            elif k.startswith("train_") and "train_loss" in e and "train_runtime" in e:
+                tag = "train/" + k
+            else:
+                tag = TB_TAGS.get(k, "train/" + k)
+            w.add_scalar(tag, v, step)
+    w.close()
+    return True
+
+
+TRANSFORMS = {
+    "copy": (t_copy, "plain copy (control)"),
+    # 1. text form
+    "crlf": (_text_transform(_all_text, lambda t: re.sub(r"(?<!\r)\n", "\r\n", t)), "CRLF line ends, every text file"),
+    "crlf_logs": (_text_transform(_logs, lambda t: re.sub(r"(?<!\r)\n", "\r\n", t)), "CRLF, console logs + jsonl only"),
+    "bom_logs": (_text_transform(_logs, lambda t: "\ufeff" + t if not t.startswith("\ufeff") else t), "UTF-8 BOM, logs"),
+    "bom_json": (_text_transform(_json_files, lambda t: "\ufeff" + t if not t.startswith("\ufeff") else t),
+                 "UTF-8 BOM, .json files"),
+    "trailing_ws": (_text_transform(_logs, _lines(lambda l: l + "  ")), "two trailing spaces on each line, logs"),
+    "no_final_nl": (_text_transform(_logs, lambda t: t.rstrip("\r\n")), "no newline after the last line, logs"),
+    # 2. console decorations
+    "ansi_line": (_text_transform(console_files, _lines(lambda l: "\x1b[32m" + l + "\x1b[0m")), "ANSI colour per line"),
+    "ansi_num": (_text_transform(console_files, _lines(
+        lambda l: re.sub(r"(?<![\w.])(-?\d+\.\d+(?:e[-+]?\d+)?)", "\x1b[1;36m\\1\x1b[0m", l))),
+        "ANSI colour around each decimal number (rich)"),
+    "ts_prefix": (_text_transform(console_files, _lines(lambda l: TS1 + l)), "'[date] [INFO] [trainer.py:123] ' prefix"),
+    "ts_prefix2": (_text_transform(console_files, _lines(lambda l: TS2 + l)), "'date | INFO | ' prefix"),
+    "rank_prefix": (_text_transform(console_files, _lines(lambda l: "[rank0]: " + l)), "'[rank0]: ' prefix"),
+    "rank_prefix2": (_text_transform(console_files, _lines(lambda l: "0: " + l)), "'0: ' prefix (srun --label)"),
+    "tqdm_cr": (_text_transform(console_files, _lines(_tqdm_line)), "tqdm bar + \\r before each log line"),
+    "wrap200": (_text_transform(console_files, _wrap(200)), "lines hard-wrapped at 200 columns"),
+    # 3. still being written
+    "trunc_json": (t_trunc_json, "trainer_state.json cut mid-entry inside log_history"),
+    "trunc_json_entry": (t_trunc_json_entry, "trainer_state.json cut right before the last log_history entry"),
+    "trunc_jsonl": (t_trunc_jsonl, "last jsonl line half written"),
+    "drop_jsonl": (t_drop_jsonl, "last jsonl line removed (reference for trunc_jsonl)"),
+    "trunc_log": (t_trunc_log, "last console line half written"),
+    "drop_log": (t_drop_log, "last console line removed (reference for trunc_log)"),
+    # 4. layout
+    "deeper1": (_nest(["output"]), "files one folder deeper (output/)"),
+    "deeper2": (_nest(["output", "run1"]), "files two folders deeper (output/run1/)"),
+    "ckpt_only": (t_ckpt_only, "everything inside checkpoint-N/"),
+    "multi_ckpt": (t_multi_ckpt, "trainer_state.json in checkpoint-<last>/ with prefix checkpoints beside it"),
+    "multi_ckpt_top": (t_multi_ckpt_top, "prefix checkpoint-<k>/trainer_state.json beside the top-level one"),
+    "rename_nohup": (_rename("nohup.out"), "the one console log renamed nohup.out"),
+    "rename_stdout": (_rename("stdout.txt"), "the one console log renamed stdout.txt"),
+    "rename_output": (_rename("output.log"), "the one console log renamed output.log"),
+    # 5. another container
+    "ts2console": (t_ts2console, "trainer_state log_history printed as HF dict lines in train.log"),
+    "ts2tb": (t_ts2tb, "trainer_state log_history as TensorBoard scalars"),
+}
+CHEAP = ["copy", "crlf", "crlf_logs", "bom_logs", "bom_json", "trailing_ws", "no_final_nl", "ansi_line", "ansi_num",
+         "ts_prefix", "ts_prefix2", "rank_prefix", "rank_prefix2", "tqdm_cr", "wrap200", "trunc_jsonl", "drop_jsonl",
+         "trunc_log", "drop_log", "trunc_json", "trunc_json_entry", "rename_nohup", "rename_stdout", "rename_output"]
+SLOW = ["deeper1", "deeper2", "ckpt_only", "multi_ckpt", "multi_ckpt_top", "ts2console", "ts2tb"]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("transforms", nargs="*")
+    ap.add_argument("--cheap", action="store_true")
+    ap.add_argument("--slow", action="store_true")
+    ap.add_argument("--every", type=int, default=1, help="take every Nth case")
+    ap.add_argument("--case", action="append", help="only this case (repeatable)")
+    ap.add_argument("--all", action="store_true", help="print unchanged rows too")
+    ap.add_argument("--out", help="write every row as JSON lines here")
+    ap.add_argument("--baseline", help="cache of original answers (JSON), read if there, written if not")
+    ap.add_argument("--keep", action="store_true", help="keep the transformed copies under /tmp/mt")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args(argv)
+    if args.list:
+        for name, (_, doc) in TRANSFORMS.items():
+            print(f"{name:18} {doc}")
+        return 0
+    names = list(args.transforms) + (CHEAP if args.cheap else []) + (SLOW if args.slow else [])
+    unknown = [n for n in names if n not in TRANSFORMS]
+    if unknown or not names:
+        ap.error(f"unknown transforms {unknown}; --list names them")
+    base: dict = {}
+    if args.baseline and Path(args.baseline).is_file():
+        base = json.loads(Path(args.baseline).read_text())
+    out = open(args.out, "w") if args.out else None
+    counts: dict[str, list[int]] = {n: [0, 0] for n in names}
+    print("case\ttransform\tchanged\toriginal\tnew", flush=True)
+    for case in cases(args.every, args.case):
+        if case.name not in base:
+            base[case.name] = answer(case)
+        orig = base[case.name]
+        for name in names:
+            fn = TRANSFORMS[name][0]
+            dst = WORK / name / case.name
+            t0 = time.time()
+            try:
+                applied = fn(case, dst)
+            except Exception as e:  # noqa: BLE001
+                print(f"{case.name}\t{name}\tTRANSFORM-ERROR\t{e}", flush=True)
+                continue
+            if not applied:
+                shutil.rmtree(dst, ignore_errors=True)
+                continue
+            new = answer(dst)
+            changed = diff(orig, new)
+            counts[name][0] += 1
+            counts[name][1] += bool(changed)
+            if changed or args.all:
+                print(f"{case.name}\t{name}\t{','.join(changed) or '-'}\t{short(orig)}\t{short(new)}", flush=True)
+            if out:
+                out.write(json.dumps({"case": case.name, "transform": name, "changed": changed, "original": orig,
+                                      "new": new, "secs": round(time.time() - t0, 2)}) + "\n")
+                out.flush()
+            if not args.keep:
+                shutil.rmtree(dst, ignore_errors=True)
+    if args.baseline:
+        Path(args.baseline).write_text(json.dumps(base))
+    print("\n# transform\tcases run\tanswers changed")
+    for n, (ran, ch) in counts.items():
+        print(f"# {n}\t{ran}\t{ch}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
