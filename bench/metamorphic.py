@@ -223,8 +223,9 @@ def _json_files(root):
     return [p for p in text_files(root) if p.suffix == ".json"]
 
 
-def t_trunc_json(src, dst):
-    """trainer_state.json cut inside log_history, in the middle of an entry (a file still being written)"""
+def _cut_last_entry(src, dst, mid_entry: bool) -> bool:
+    """Each trainer_state.json of the copy cut at its last log_history entry: inside it (`mid_entry`) or just
+    before its opening brace."""
     _copy(src, dst)
     done = False
     for p in _trainer_states(dst):
@@ -233,33 +234,23 @@ def t_trunc_json(src, dst):
         if i < 0:
             continue
         j = text.find("]", i)
-        # last entry's opening brace before the end of log_history
-        k = text.rfind("{", i, j if j > 0 else len(text))
+        k = text.rfind("{", i, j if j > 0 else len(text))  # the last entry's opening brace
         end = text.find("}", k)
-        if k < 0 or end < 0:
+        if k < 0 or (mid_entry and end < 0):
             continue
-        cut = k + max(3, (end - k) // 2)
-        p.write_text(text[:cut])
+        p.write_text(text[:k + max(3, (end - k) // 2)] if mid_entry else text[:k])
         done = True
     return done
+
+
+def t_trunc_json(src, dst):
+    """trainer_state.json cut inside log_history, in the middle of an entry (a file still being written)"""
+    return _cut_last_entry(src, dst, mid_entry=True)
 
 
 def t_trunc_json_entry(src, dst):
     """the same as trunc_json but cut exactly after the comma that closes the previous entry"""
-    _copy(src, dst)
-    done = False
-    for p in _trainer_states(dst):
-        text = p.read_text(errors="replace")
-        i = text.find('"log_history"')
-        if i < 0:
-            continue
-        j = text.find("]", i)
-        k = text.rfind("{", i, j if j > 0 else len(text))
-        if k < 0:
-            continue
-        p.write_text(text[:k])
-        done = True
-    return done
+    return _cut_last_entry(src, dst, mid_entry=False)
 
 
 def t_trunc_jsonl(src, dst):
