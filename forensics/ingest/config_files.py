@@ -360,7 +360,8 @@ def read_finetuning_args(path) -> dict[str, Any]:
 
 def read_config_yaml(path) -> dict[str, Any]:
     """A YAML file of any name in the run folder, read where it is a LLaMA-Factory or axolotl run configuration
-    (the file given to `llamafactory-cli train` / `axolotl train`) or Lightning's `hparams.yaml`, with the framework
+    (the file given to `llamafactory-cli train` / `axolotl train`), torchtune's `torchtune_config.yaml` (the resolved
+    recipe config it saves beside its logs) or Lightning's `hparams.yaml`, with the framework
     it names; {} for any other YAML (a README's front matter, a dataset card, hydra's): not every YAML file is a
     run's configuration."""
     if Path(path).name == "hparams.yaml":  # Lightning's loggers write the module's save_hyperparameters() here
@@ -371,12 +372,37 @@ def read_config_yaml(path) -> dict[str, Any]:
         return {}
     if "wandb_version" in args or "_wandb" in args:
         return {}  # W&B's config.yaml ({desc, value} per key) is the tracker reader's
+    model = args.get("model")
+    if isinstance(model, dict) and str(model.get("_component_", "")).startswith("torchtune."):
+        return {**torchtune_values(args), "_framework": "torchtune"}
     args = {k: v for k, v in args.items() if not isinstance(v, dict)}  # a run configuration's settings are scalars
     if "finetuning_type" in args or ("stage" in args and "model_name_or_path" in args):
         return {**llamafactory_values(args), "_framework": "llamafactory"}
     if "base_model" in args and any(k in args for k in _AXOLOTL_KEYS):
         return {**axolotl_values(args), "_framework": "axolotl"}
     return {}
+
+
+def torchtune_values(args: dict) -> dict[str, Any]:
+    """A torchtune recipe config as RunConfig keys: the method from the model builder (`lora_llama3_2_1b`,
+    `qlora_llama3_8b`, or a plain builder: every weight), the precision from `dtype`, the optimizer's rate."""
+    builder = str(args["model"].get("_component_", "")).rsplit(".", 1)[-1].lower()
+    out: dict[str, Any] = {"method": "qlora" if builder.startswith("qlora_") else
+                           "lora" if builder.startswith(("lora_", "dora_")) else "full"}
+    if isinstance(args["model"].get("lora_rank"), int):
+        out["adapter.r"] = args["model"]["lora_rank"]
+    dtype = str(args.get("dtype") or "").lower()
+    if dtype in ("bf16", "fp16", "fp32"):
+        out["bf16"], out["fp16"] = dtype == "bf16", dtype == "fp16"
+    optimizer = args.get("optimizer")
+    if isinstance(optimizer, dict) and isinstance(optimizer.get("lr"), (int, float)):
+        out["learning_rate"] = optimizer["lr"]
+    for theirs, ours in (("epochs", "num_train_epochs"), ("batch_size", "per_device_train_batch_size"),
+                         ("gradient_accumulation_steps", "gradient_accumulation_steps"),
+                         ("clip_grad_norm", "max_grad_norm")):
+        if isinstance(args.get(theirs), (int, float)) and not isinstance(args.get(theirs), bool):
+            out[ours] = args[theirs]
+    return out
 
 
 _AXOLOTL_KEYS = ("adapter", "micro_batch_size", "sequence_len", "datasets")

@@ -12,9 +12,19 @@ both and puts the rows in file order with its other events.
   iterations whose loss was NaN/Inf) are counts per interval. The validation line
   ` validation loss at iteration N | lm loss value: X | lm loss PPL: Y |` gives eval_loss /
   eval_ppl. Launcher prefixes (`[default7]:`, `[rank0]:`, `0: `, a timestamp) are ignored.
+* GPT-NeoX prints Megatron's line with `lm_loss` (and ` validation results at iteration N | lm_loss value: X |`);
+  nanotron (src/nanotron/logging/base.py) `iteration: N / M | ... | grad_norm: G | lm_loss: X | lr: Y | ...`
+  with values through its `human_format` (`81.9K`; kind "nanotron").
+* Composer / llm-foundry (composer/loggers/console_logger.py `log_to_console`): a `[batch=N/M]:` header
+  (`[epoch=E][batch=b/n]:` when the duration is in epochs, `[token=N/M]:` in tokens), then one
+  `\t Train name: value` line per metric (`loss/train/total`, `l2_norm/grad/global`, `lr-<Optimizer>/group0`);
+  the step is the run's batch count (`time/batch`, logged at the batch's start, + 1) where the block holds it.
+  An evaluation prints `[Eval batch=k/n] Eval on <label> data:` then `\t Eval metrics/<label>/<Metric>: X`
+  lines (LanguageCrossEntropy -> eval_loss), at the last training batch (`ComposerBlock`).
 * OLMo (olmo/train.py `log_metrics_to_console`): a `[step=N/M]` (later `[step=N/M,epoch=E]`)
   header, then one `    name=value` line per metric; values above 1000 carry thousands
-  commas. OLMo-core prints the same shape with names such as `train/CE loss`. Pairs on the
+  commas. OLMo-core prints the same shape with names such as `train/CE loss`, and its evaluations as
+  `Finished lm evals in 1.0 seconds. Metrics:` then `    CE loss=X` lines (eval_loss). Pairs on the
   header line itself (`[step=N] train/CrossEntropyLoss=2.1 optim/total_grad_norm=0.4`) count too.
 * NeMo (PyTorch Lightning's TQDMProgressBar with NeMo's logged metrics in the postfix):
   `Epoch 0: 47%|...| 7/15 [06:19<07:13, reduced_train_loss=11.50, global_step=5.000,
@@ -103,22 +113,22 @@ from functools import lru_cache
 from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
-STEP_LINE_MARKERS = ("iteration", "[step=", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
+STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
                      "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ", "| loss ", "tensor(")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
 # lines, nanoGPT's train.py and plain key: value lines also come from fine-tuning runs).
-PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "autoresearch")
+PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "autoresearch", "nanotron")
 # The framework a kind of line names, where it names one.
-KIND_FRAMEWORKS = {"megatron": "megatron", "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
+KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "composer", "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
                    "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 
-_MEGATRON_ITERATION = re.compile(r"\biteration\s+(\d{1,18})\s*/\s*(\d{1,18})\s*\|")
+_MEGATRON_ITERATION = re.compile(r"\biteration(:?)\s+(\d{1,18})\s*/\s*(\d{1,18})\s*\|")  # `iteration:` is nanotron's
 _MEGATRON_FIELD = re.compile(r"\s*([^|:]+?)\s*:([^|]*)\|")
 # Megatron's `validation loss at iteration N |`, GPT-NeoX's ` validation results at iteration N |`
 _MEGATRON_VALIDATION = re.compile(r"validation (?:loss|results) at iteration\s+(\d{1,18})\b[^|]*\|")
@@ -283,7 +293,8 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
     """The record a step line holds (module docstring), or None (OLMo headers: see OlmoBlock)."""
     if "iteration" in line:
         m = _MEGATRON_ITERATION.search(line)
-        record = m and _megatron(line[m.end():], int(m.group(1)), int(m.group(2)), "", last_line)
+        record = m and _megatron(line[m.end():], int(m.group(2)), int(m.group(3)), "", last_line,
+                                 "nanotron" if m.group(1) else "megatron")
         if record:  # else `iteration 10/100 | loss 2.3`: a hand-written loop's line, read below
             return record
         m = _MEGATRON_VALIDATION.search(line)
@@ -322,7 +333,8 @@ def _small_console(line: str, last_line: bool) -> StepLine | None:
     return None
 
 
-def _megatron(fields: str, step: int, total: int | None, prefix: str, last_line: bool) -> StepLine | None:
+def _megatron(fields: str, step: int, total: int | None, prefix: str, last_line: bool,
+              kind: str = "megatron") -> StepLine | None:
     metrics = []
     for key, value in _MEGATRON_FIELD.findall(fields):  # only fields closed by "|"
         parsed = number(value)
@@ -331,7 +343,7 @@ def _megatron(fields: str, step: int, total: int | None, prefix: str, last_line:
     if not metrics:
         return None
     cut = last_line and bool(fields[fields.rfind("|") + 1:].strip())
-    return StepLine("megatron", step, total, tuple(metrics), cut=cut)
+    return StepLine(kind, step, total, tuple(metrics), cut=cut)
 
 
 @lru_cache(maxsize=256)
@@ -340,11 +352,13 @@ def _megatron_name(key: str) -> str:
     if lowered in _MEGATRON_KEYS:
         return _MEGATRON_KEYS[lowered]
     lowered = lowered.replace("_", " ")  # GPT-NeoX prints `lm_loss`, `lm_loss value`, `lm_loss_ppl value`
+    if lowered in _MEGATRON_KEYS:  # nanotron's grad_norm
+        return _MEGATRON_KEYS[lowered]
     for suffix, name in ((" loss ppl value", "ppl"), (" loss value", "loss"), (" loss ppl", "ppl"), (" loss", "loss")):
         if lowered.endswith(suffix):  # 'lm loss' -> loss, 'mtp_1 loss' -> mtp_1_loss
             head = lowered[: -len(suffix)].strip()
             return name if head == "lm" else f"{_snake(head)}_{name}"
-    return _snake(lowered)
+    return canonical_metric(_snake(lowered))  # nanotron's lr
 
 
 def _snake(key: str) -> str:
@@ -676,6 +690,8 @@ class OlmoBlock:
     step: int | None = None
     total: int | None = None
     metrics: list = field(default_factory=list)
+    prefix: str = ""  # "eval_" in an evaluation block
+    last_step: int = 0
 
     def feed(self, line: str) -> StepLine | None:
         header = _OLMO_HEADER.search(line) if "[step=" in line else None
@@ -685,16 +701,89 @@ class OlmoBlock:
             self.metrics = [(canonical_metric(k), v) for k, raw in _OLMO_INLINE_PAIR.findall(line[header.end():])
                             if (v := number(raw)) is not None]
             return done
+        if "evals in" in line and _OLMO_CORE_EVALS.search(line):
+            done = self.close()
+            self.step, self.prefix = self.last_step, "eval_"  # at the step the evaluation followed
+            return done
         if self.step is None:
             return None
         m = _OLMO_BLOCK_LINE.match(line)
         value = number(m.group(2)) if m else None
         if m and value is not None:
-            self.metrics.append((canonical_metric(m.group(1).strip()), value))
+            self.metrics.append((self.prefix + canonical_metric(m.group(1).strip()), value))
             return None
         return self.close()
 
     def close(self) -> StepLine | None:
         done = StepLine("olmo", self.step, self.total, tuple(self.metrics)) if self.step is not None and self.metrics else None
+        if done is not None and not self.prefix:
+            self.last_step = done.step
+        self.step, self.total, self.metrics, self.prefix = None, None, [], ""
+        return done
+
+
+# OLMo-core's evaluator callback: `Finished lm evals in 1.0 seconds. Metrics:` then `    CE loss=X` / `    PPL=Y`
+_OLMO_CORE_EVALS = re.compile(r"\bFinished [\w-]+ evals in [\d.]+ seconds\. Metrics:\s*$")
+
+
+# Composer's ConsoleLogger (module docstring)
+_COMPOSER_HEADER = re.compile(r"^\[(?:epoch=\d{1,9}\]\[)?(?:batch|token|sample)=(\d{1,18})(?:/(\d{1,18}))?\]:\s*$")
+_COMPOSER_EVAL_HEADER = re.compile(r"^\[Eval batch=\d{1,18}/\d{1,18}\] Eval on [^\n]*? data:\s*$")
+_COMPOSER_LINE = re.compile(r"^\t (?:Train|Eval) (\S[^:]*): (\S+)\s*$")
+_COMPOSER_NAMES = {"loss/train/total": "loss", "l2_norm/grad/global": "grad_norm",
+                   "metrics/train/LanguagePerplexity": "ppl"}
+_COMPOSER_LR = re.compile(r"^lr-\w+/group0$")
+_COMPOSER_EVAL = re.compile(r"^metrics/(?!train/)[^/]+/Language(CrossEntropy|Perplexity)$")
+
+
+@dataclass
+class ComposerBlock:
+    """Composer's `[batch=N/M]:` block and its `\t Train name: value` lines, and its evaluation block, fed line by
+    line like `OlmoBlock`."""
+
+    step: int | None = None
+    metrics: list = field(default_factory=list)
+    total: int | None = None
+    last_train: int = 0
+
+    def feed(self, line: str) -> StepLine | None:
+        if line.startswith("["):
+            header = _COMPOSER_HEADER.match(line)
+            if header or _COMPOSER_EVAL_HEADER.match(line):
+                done = self.close()
+                if header:
+                    self.step, self.total = int(header.group(1)), int(header.group(2)) if header.group(2) else None
+                else:  # an evaluation: at the last training batch
+                    self.step, self.total = self.last_train, None
+                return done
+        if self.step is None:
+            return None
+        m = _COMPOSER_LINE.match(line)
+        value = number(m.group(2)) if m else None
+        if m and value is not None:
+            self.metrics.append((_composer_name(m.group(1)), value))
+            return None
+        return self.close()
+
+    def close(self) -> StepLine | None:
+        metrics = dict(self.metrics)
+        step = self.step
+        if "time/batch" in metrics and step is not None:
+            step = int(metrics["time/batch"]) + 1  # the batch count at the batch's start; the header's is after it
+        done = StepLine("composer", step, self.total, tuple(self.metrics)) if step is not None and self.metrics else None
+        if done is not None and "eval_loss" not in metrics:
+            self.last_train = step
         self.step, self.total, self.metrics = None, None, []
         return done
+
+
+@lru_cache(maxsize=256)
+def _composer_name(name: str) -> str:
+    if name in _COMPOSER_NAMES:
+        return _COMPOSER_NAMES[name]
+    if _COMPOSER_LR.match(name):
+        return "learning_rate"
+    m = _COMPOSER_EVAL.match(name)
+    if m:
+        return "eval_loss" if m.group(1) == "CrossEntropy" else "eval_ppl"
+    return canonical_metric(name)

@@ -83,8 +83,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
 
 
 def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
-    """Precision, model size and a 4-bit base a console log states (`ingest.stdout.console_facts`), where nothing
-    else did; fp32 is said as fp16 and bf16 both off."""
+    """Precision, model size, a 4-bit base, and the framework and method a recipe's start says, that a console log
+    states (`ingest.stdout.console_facts`), where nothing else did; fp32 is said as fp16 and bf16 both off."""
     for source, meta in timeline.meta.items():
         precision = meta.get("console_precision")
         said = f"{source}: {meta.get('console_precision_line', '')}"
@@ -96,6 +96,11 @@ def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
         n = meta.get("console_n_params")
         if isinstance(n, int) and config.get("n_params") is None:
             config.add("n_params", n, f"{source}: {meta.get('console_n_params_line', '')}")
+        said = f"{source}: {meta.get('console_framework_line', '')}"
+        if meta.get("console_framework") and config.get("_framework") is None:
+            config.add("_framework", meta["console_framework"], said)
+        if meta.get("console_method") and config.get("method") is None:
+            config.add("method", meta["console_method"], said)
         four_bit = meta.get("console_4bit")
         if four_bit and config.get("quant.load_in_4bit") is None:  # the base loaded in 4 bits: an adapter on it is QLoRA
             config.add("quant.load_in_4bit", True, f"{source}: {four_bit}")

@@ -48,7 +48,8 @@ from ._frames import without_placeholders, without_unit_loss_scale
 from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs
 from .step_numbering import numbered_on, uncounted_lines_numbered
 from .banners import find_banners, may_hold_banners
-from .pretrain_lines import ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, OlmoBlock, StepLine, has_generic_line, parse_line
+from .pretrain_lines import (ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, ComposerBlock, OlmoBlock, StepLine,
+                             has_generic_line, parse_line)
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 
@@ -146,13 +147,15 @@ def _scan(text: str) -> list[tuple]:
     events: list[tuple] = []
     pieces = re.split(r"\r\n|[\r\n]", text)  # a CRLF is one break (an empty piece would end an OLMo block)
     olmo = OlmoBlock()
+    composer = ComposerBlock() if "]:\n\t " in text or "]:\r\n\t " in text else None
     # most logs have none: skip the work
     step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(TQDM_LOSS_POSTFIX.search(text)) or (
         has_generic_line(text))
     table = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
     chat = DeepSpeedChat() if any(marker in text for marker in CHAT_MARKERS) else None
     for index, piece in enumerate(pieces):
-        record = step_lines and (olmo.feed(piece) or parse_line(piece, last_line=index == len(pieces) - 1))
+        record = step_lines and (olmo.feed(piece) or (composer is not None and composer.feed(piece))
+                                 or parse_line(piece, last_line=index == len(pieces) - 1))
         if table is not None and not record:
             record = table.feed(piece)
         if chat is not None and not record:
@@ -176,9 +179,10 @@ def _scan(text: str) -> list[tuple]:
                 events.append(("ds_step", int(m.group("step")), int(m.group("skipped"))))
         if _AT_MINIMUM in piece:
             events.append(("at_minimum",))
-    last = olmo.close()
-    if last is not None:
-        events.append(("line", last))
+    for block in (olmo, composer):
+        last = block.close() if block is not None else None
+        if last is not None:
+            events.append(("line", last))
     return numbered_on(_tqdm_postfix_changes(_without_rank_copies(uncounted_lines_numbered(events))))
 
 
@@ -354,7 +358,8 @@ _DS_PRECISION = re.compile(r"^.*?\b(?:(bfloat16|fp16)_enabled\s*\.{3,}\s*True|(b
                            r"enabled=True\b.*?)\s*$", re.MULTILINE)
 # ... and the DeepSpeed engine's own start-up lines: the run went through a DeepSpeed engine
 _DS_ENGINE = re.compile(r"^.*?\bDeepSpeedEngine configuration:\s*$", re.MULTILINE)
-_AMP_PRECISION = re.compile(r"precision='amp_(bf16|fp16)'|compute dtype: torch\.(bfloat16|float16)\b")
+# OLMo's printed TrainConfig (`precision='amp_bf16'`), Composer's printed YAML config (`precision: amp_bf16`)
+_AMP_PRECISION = re.compile(r"\bprecision(?:='amp_(bf16|fp16)'|: amp_(bf16|fp16)\b)|compute dtype: torch\.(bfloat16|float16)\b")
 # torchtune's recipes: `Model is initialized with precision torch.bfloat16.` (the dtype it trains in: no autocast)
 _TORCHTUNE_PRECISION = re.compile(r"^.*?\bModel is initialized with precision torch\.(bfloat16|float16|float32)\b.*$",
                                   re.MULTILINE)
@@ -410,6 +415,14 @@ _TRAINS_TOKENIZER = re.compile(r"^[ \t]*Training (?:a |the |new )?(?:BPE |WordPi
 _INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^[ \t'\"]*### Instruction:"
                                r"|\[\s*'instruction',\s*(?:'input',\s*)?'(?:output|response)'"
                                r"|^.*\bdata(?:set)?\w*\b.*\balpaca[\w.-]*\.json.*$", re.MULTILINE | re.IGNORECASE)
+# torchtune's recipe start (torchtune/config/_utils.py `log_config`): `Running LoRAFinetuneRecipeSingleDevice with
+# resolved config:` then the YAML; the model builder in it says QLoRA (`_component_: torchtune.models.llama3.qlora_llama3_8b`)
+_TORCHTUNE_RECIPE = re.compile(r"\bRunning (\w+Recipe\w*) with resolved config:")
+_TORCHTUNE_BUILDER = re.compile(r"_component_: torchtune\.models\.[\w.]*?\.(q?lora|dora)_\w+")
+# LitGPT's scripts print their hyperparameters with pprint: `{'checkpoint_dir': PosixPath(...), ..., 'precision':
+# 'bf16-true', ..., 'lora_r': 8, ...}` (Lightning Fabric's precision names; `quantize: 'bnb.nf4'` is QLoRA)
+_LITGPT_PRECISION = re.compile(r"'precision': '(bf16|16|32)-(?:true|mixed)'")
+_LITGPT_PRECISIONS = {"bf16": "bf16", "16": "fp16", "32": "fp32"}
 _PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32"}
 
 
@@ -440,6 +453,8 @@ def console_facts(text: str) -> dict:
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = _line_at(text, m.start(1)).strip()[-160:]  # the total's own line
+    for key, value in _recipe_facts(text).items():
+        out.setdefault(key, value)  # a precision said above (DeepSpeed's, ...) stands
     m = _INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text else None
     if m:
         out["console_instruction_data"] = text[m.start():].split("\n", 1)[0].strip()[:160]  # from the match on
@@ -472,6 +487,27 @@ def console_facts(text: str) -> dict:
     crash = _final_crash(text) if "rror" in text else None
     if crash:
         out["console_crash"] = crash
+    return out
+
+
+def _recipe_facts(text: str) -> dict:
+    """The framework and method torchtune's recipe start or LitGPT's printed hyperparameters say
+    (`console_framework`, `console_method`, each with `console_framework_line`), and LitGPT's precision."""
+    out: dict = {}
+    m = _TORCHTUNE_RECIPE.search(text) if "with resolved config" in text else None
+    if m:
+        builder = _TORCHTUNE_BUILDER.search(text)
+        kind = builder.group(1) if builder else "lora" if m.group(1).startswith(("LoRA", "Lora")) else (
+            "full" if m.group(1).startswith("Full") else None)
+        out.update(console_framework="torchtune", console_framework_line=m.group(0))
+        if kind:
+            out["console_method"] = "qlora" if kind == "qlora" else "lora" if kind in ("lora", "dora") else "full"
+    m = _LITGPT_PRECISION.search(text) if "'precision': '" in text and "PosixPath(" in text else None
+    if m:
+        out.update(console_framework="litgpt", console_framework_line=m.group(0))
+        out["console_precision"], out["console_precision_line"] = _LITGPT_PRECISIONS[m.group(1)], m.group(0)
+        if "'lora_r': " in text:
+            out["console_method"] = "qlora" if "'quantize': 'bnb.nf4" in text else "lora"
     return out
 
 
