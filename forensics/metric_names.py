@@ -50,6 +50,12 @@ _ALIASES = {
     "actor/grad_norm": "grad_norm",
     "actor/lr": "learning_rate",
     "critic/score/mean": "reward",
+    # OpenRLHF (openrlhf/trainer/sft_trainer.py: the SFT loss is `gpt_loss`; ppo_actor.py: `actor_grad_norm`,
+    # `actor_lr`) and TRL's PPOTrainer, whose only policy loss is `loss/policy_avg` (it logs no `loss`)
+    "gpt_loss": "loss",
+    "actor_grad_norm": "grad_norm",
+    "actor_lr": "learning_rate",
+    "loss/policy_avg": "loss",
 }
 
 

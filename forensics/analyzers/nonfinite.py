@@ -6,6 +6,7 @@ grad_norms that are skipped fp16 steps (see `skipped_steps`) are left to that de
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Iterable
 
@@ -30,7 +31,12 @@ def is_watched(name: str) -> bool:
     """
     if name.endswith("/std"):
         return False  # TRL's per-reward std is NaN by design when a group has a single completion
-    return name.endswith("loss") or name in _WATCHED_NAMES or name.startswith(_WATCHED_PREFIXES)
+    return (name.endswith("loss") or name in _WATCHED_NAMES or name.startswith(_WATCHED_PREFIXES)
+            or _WATCHED_PARTS.search(name) is not None)
+
+
+# RL trainers' own names: TRL PPOTrainer's `loss/value_avg`, `objective/kl`, verl's `actor/pg_loss`, `actor/ppo_kl`
+_WATCHED_PARTS = re.compile(r"(?:^|/)loss/|(?:^|/)(?:ppo_)?kl$|_loss$")
 
 
 def detect_nonfinite_metrics(metrics: Metrics, thresholds: Thresholds,

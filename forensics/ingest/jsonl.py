@@ -2,10 +2,12 @@
 
 `read(path)` returns one LogRecords: every numeric key of every line (numeric strings too) at
 the line's `step` (or `global_step`, `iteration`, `iter`, `"N/M"` strings included). Lines
-without a step are skipped with a warning; a file where no line has one raises UnreadableFile.
+without a step are skipped with a warning; a file where no line has one raises UnreadableFile. verl's
+file logger's `{"step": N, "data": {...}}` lines are read as their data (a null there is a NaN orjson could not write).
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from ..timeline import LogRecords
@@ -19,4 +21,13 @@ NOT_METRICS = frozenset(STEP_KEYS + ("total_steps", "max_steps", "percentage", "
 
 def read(path: Path) -> LogRecords:
     """The numeric keys of every line that names its step (see the module docstring)."""
-    return read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not a metrics log")
+    return read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not a metrics log", unwrap=_step_and_data)
+
+
+def _step_and_data(obj: dict) -> dict:
+    """verl's file logger (verl/utils/tracking.py FileLogger) writes `{"step": N, "data": {name: value}}`, with orjson,
+    which writes a NaN as null: such a line's metrics, a null read as the NaN it was. Any other line as it is."""
+    data = obj.get("data")
+    if not isinstance(data, dict) or set(obj) != {"step", "data"}:
+        return obj
+    return {"step": obj["step"], **{k: math.nan if v is None else v for k, v in data.items()}}

@@ -21,6 +21,8 @@ both and puts the rows in file order with its other events.
   the step is the run's batch count (`time/batch`, logged at the batch's start, + 1) where the block holds it.
   An evaluation prints `[Eval batch=k/n] Eval on <label> data:` then `\t Eval metrics/<label>/<Metric>: X`
   lines (LanguageCrossEntropy -> eval_loss), at the last training batch (`ComposerBlock`).
+* NeMo-RL (nemo_rl/algorithms/sft.py, grpo.py): `===== Step N/M =====`, then `  • Loss: X` (`  • Avg Reward: X`,
+  `    • Validation loss: X`) among the step's other prints (`NemoRLBlock`).
 * OLMo (olmo/train.py `log_metrics_to_console`): a `[step=N/M]` (later `[step=N/M,epoch=E]`)
   header, then one `    name=value` line per metric; values above 1000 carry thousands
   commas. OLMo-core prints the same shape with names such as `train/CE loss`, and its evaluations as
@@ -113,7 +115,7 @@ from functools import lru_cache
 from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
-STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
+STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "= Step ", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
                      "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ", "| loss ", "tensor(")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
@@ -121,7 +123,7 @@ TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # lines, nanoGPT's train.py and plain key: value lines also come from fine-tuning runs).
 PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "autoresearch", "nanotron")
 # The framework a kind of line names, where it names one.
-KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "composer", "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
+KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "composer", "nemo_rl": "nemo_rl", "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
                    "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed"}
@@ -787,3 +789,38 @@ def _composer_name(name: str) -> str:
     if m:
         return "eval_loss" if m.group(1) == "CrossEntropy" else "eval_ppl"
     return canonical_metric(name)
+
+
+# NeMo-RL's algorithms (nemo_rl/algorithms/sft.py, grpo.py): `===== Step N/M =====`, then, among other prints,
+# `📊 Training Results:` with `  • Loss: X` (`  • Avg Reward: X` in GRPO) and `📊 Validation Results:` with
+# `    • Validation loss: X`
+_NEMO_RL_HEADER = re.compile(r"^=+ Step (\d{1,18})/(\d{1,18}) =+\s*$")
+_NEMO_RL_ITEM = re.compile(r"^\s+\u2022 ([A-Za-z][\w /()-]*?): ([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))\b", re.IGNORECASE)
+_NEMO_RL_NAMES = {"loss": "loss", "validation loss": "eval_loss", "avg reward": "reward", "grad norm": "grad_norm"}
+
+
+@dataclass
+class NemoRLBlock:
+    """NeMo-RL's step block, fed line by line like `OlmoBlock`; it ends at the next step's header (or the file's
+    end), since the step's other prints (`▶ Taking a training step...`) come between its results."""
+
+    step: int | None = None
+    total: int | None = None
+    metrics: list = field(default_factory=list)
+
+    def feed(self, line: str) -> StepLine | None:
+        header = _NEMO_RL_HEADER.match(line) if "= Step " in line else None
+        if header:
+            done = self.close()
+            self.step, self.total = int(header.group(1)), int(header.group(2))
+            return done
+        item = _NEMO_RL_ITEM.match(line) if self.step is not None and "\u2022" in line else None
+        if item:
+            name = item.group(1).strip().lower()
+            self.metrics.append((_NEMO_RL_NAMES.get(name) or _snake(name), float(item.group(2))))
+        return None
+
+    def close(self) -> StepLine | None:
+        done = StepLine("nemo_rl", self.step, self.total, tuple(self.metrics)) if self.step is not None and self.metrics else None
+        self.step, self.total, self.metrics = None, None, []
+        return done

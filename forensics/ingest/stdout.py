@@ -48,14 +48,15 @@ from ._frames import without_placeholders, without_unit_loss_scale
 from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs
 from .step_numbering import numbered_on, uncounted_lines_numbered
 from .banners import find_banners, may_hold_banners
-from .pretrain_lines import (ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, ComposerBlock, OlmoBlock, StepLine,
-                             has_generic_line, parse_line)
+from .pretrain_lines import (ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, ComposerBlock, NemoRLBlock, OlmoBlock,
+                             StepLine, has_generic_line, parse_line)
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 
 FORMAT = "stdout"
 
-_DICT = re.compile(r"(?:Step:\s*(?P<step>\d{1,18})\s*)?\{(?P<body>[^{}]*)\}")
+# a dict line, with the step a prefix may give: `Step: 12 {...}`, OpenRLHF's `✨ Global step 12: {...}`
+_DICT = re.compile(r"(?:(?:Step:|Global step)\s*(?P<step>\d{1,18}):?\s*)?\{(?P<body>[^{}]*)\}")
 _PAIR = re.compile(r"""['"](?P<key>[^'"]+)['"]\s*:\s*(?P<val>'[^']*'|"[^"]*"|[^,}\s]+)""")
 _BAR = re.compile(r"\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*\[[^\]]*?(?:it/s|s/it)\]")
 _OVERFLOW = re.compile(
@@ -65,7 +66,7 @@ _OVERFLOW = re.compile(
 _SCALE_VALUE = re.compile(r"OVERFLOW! Scale value (?P<old>\d+) -> (?P<new>\d+)")
 _DS_PROGRESS = re.compile(r"\bstep=(?P<step>\d{1,18}),\s*skipped=(?P<skipped>\d{1,18})\b")
 _AT_MINIMUM = "Current loss scale already at minimum"
-_LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss",
+_LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
              "global_step/max_steps", "global_step", "iteration"}
 _EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step")
 
@@ -148,6 +149,7 @@ def _scan(text: str) -> list[tuple]:
     pieces = re.split(r"\r\n|[\r\n]", text)  # a CRLF is one break (an empty piece would end an OLMo block)
     olmo = OlmoBlock()
     composer = ComposerBlock() if "]:\n\t " in text or "]:\r\n\t " in text else None
+    nemo_rl = NemoRLBlock() if "= Step " in text and "\u2022" in text else None
     # most logs have none: skip the work
     step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(TQDM_LOSS_POSTFIX.search(text)) or (
         has_generic_line(text))
@@ -155,6 +157,7 @@ def _scan(text: str) -> list[tuple]:
     chat = DeepSpeedChat() if any(marker in text for marker in CHAT_MARKERS) else None
     for index, piece in enumerate(pieces):
         record = step_lines and (olmo.feed(piece) or (composer is not None and composer.feed(piece))
+                                 or (nemo_rl is not None and nemo_rl.feed(piece))
                                  or parse_line(piece, last_line=index == len(pieces) - 1))
         if table is not None and not record:
             record = table.feed(piece)
@@ -179,7 +182,7 @@ def _scan(text: str) -> list[tuple]:
                 events.append(("ds_step", int(m.group("step")), int(m.group("skipped"))))
         if _AT_MINIMUM in piece:
             events.append(("at_minimum",))
-    for block in (olmo, composer):
+    for block in (olmo, composer, nemo_rl):
         last = block.close() if block is not None else None
         if last is not None:
             events.append(("line", last))
@@ -419,6 +422,8 @@ _INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^
 # resolved config:` then the YAML; the model builder in it says QLoRA (`_component_: torchtune.models.llama3.qlora_llama3_8b`)
 _TORCHTUNE_RECIPE = re.compile(r"\bRunning (\w+Recipe\w*) with resolved config:")
 _TORCHTUNE_BUILDER = re.compile(r"_component_: torchtune\.models\.[\w.]*?\.(q?lora|dora)_\w+")
+# axolotl's log format (src/axolotl/logging_config.py): `[time] [INFO] [axolotl.train.execute_training:203] [PID:1] ...`
+_AXOLOTL_LOGGER = re.compile(r"\[axolotl\.[\w.]+:\d+\]")
 # LitGPT's scripts print their hyperparameters with pprint: `{'checkpoint_dir': PosixPath(...), ..., 'precision':
 # 'bf16-true', ..., 'lora_r': 8, ...}` (Lightning Fabric's precision names; `quantize: 'bnb.nf4'` is QLoRA)
 _LITGPT_PRECISION = re.compile(r"'precision': '(bf16|16|32)-(?:true|mixed)'")
@@ -491,7 +496,7 @@ def console_facts(text: str) -> dict:
 
 
 def _recipe_facts(text: str) -> dict:
-    """The framework and method torchtune's recipe start or LitGPT's printed hyperparameters say
+    """The framework and method torchtune's recipe start, axolotl's logger names or LitGPT's printed hyperparameters say
     (`console_framework`, `console_method`, each with `console_framework_line`), and LitGPT's precision."""
     out: dict = {}
     m = _TORCHTUNE_RECIPE.search(text) if "with resolved config" in text else None
@@ -502,6 +507,9 @@ def _recipe_facts(text: str) -> dict:
         out.update(console_framework="torchtune", console_framework_line=m.group(0))
         if kind:
             out["console_method"] = "qlora" if kind == "qlora" else "lora" if kind in ("lora", "dora") else "full"
+    m = _AXOLOTL_LOGGER.search(text) if "[axolotl." in text else None
+    if m:
+        out.update(console_framework="axolotl", console_framework_line=_line_at(text, m.start()).strip()[-160:])
     m = _LITGPT_PRECISION.search(text) if "'precision': '" in text and "PosixPath(" in text else None
     if m:
         out.update(console_framework="litgpt", console_framework_line=m.group(0))
@@ -624,6 +632,11 @@ def _dict_steps(events: list[tuple], train_total: int | None,
     if _bars_run_ahead(events, steps):
         steps, how = _steps_by_rules(events, train_total, use_bars=False, per_epoch=per_epoch)
         how += "; the progress bars ran ahead of the buffered dict lines (their epochs say so), so not used"
+        if per_epoch and _bars_run_ahead(events, steps):
+            # the banner's steps per epoch are not the dicts' (max_steps stopped inside one epoch: `Num Epochs = 1 |
+            # Total steps = 30` over 6470 steps' worth of data): their epochs would put them all on one step
+            steps, how = _steps_by_rules(events, train_total, use_bars=False)
+            how += "; the banner's steps per epoch do not fit the dicts' epochs, so not used"
     return steps, how
 
 
