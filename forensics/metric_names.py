@@ -34,6 +34,7 @@ _ALIASES = {
     # loss, train/lm_loss, is read as the loss only where no loss is logged beside it (tensorboard.read)
     "validation/lm_loss": "eval_loss",
     "validation/lm_loss_ppl": "eval_ppl",
+    "validation/val_loss": "eval_loss",  # NeMo-RL's TensorBoard tag (nemo_rl/algorithms/sft.py validate)
     # NeMo (Lightning self.log names)
     "reduced_train_loss": "loss",
     "val_loss": "eval_loss",

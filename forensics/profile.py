@@ -507,6 +507,10 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if factory is not None:
         evidence["framework"] = f"LLaMA-Factory's log line in {factory.source}: {factory.text[:120]}"
         return "llamafactory"
+    webui_log = next((p for p in layout.text_logs if p.name == "running_log.txt"), None) if layout else None
+    if webui_log is not None:  # LLaMA-Factory's web UI saves its run's console under this name
+        evidence["framework"] = f"{webui_log.name} (the console LLaMA-Factory's web UI saves)"
+        return "llamafactory"
     webui = next((b for b in timeline.banners if b.kind == "webui"), None)
     if webui is not None:
         evidence["framework"] = f"text-generation-webui in {webui.source}: {webui.text[:120]}"

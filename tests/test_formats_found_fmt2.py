@@ -19,6 +19,8 @@ import json
 import math
 import pprint
 
+import pytest
+
 import forensics
 
 N = 30
@@ -405,3 +407,24 @@ def test_openrlhf_ppo_global_step_status_line_is_read(tmp_path):
     assert "policy_loss" in wide or "loss" in wide
     assert a.status == "healthy"
     _assert_broken_at(_analyze(tmp_path / "bad", {"train.log": console(NAN_AT)}))
+
+
+def test_llamafactory_web_ui_running_log_says_llamafactory(tmp_path):
+    """LLaMA-Factory's web UI (src/llamafactory/webui/runner.py) saves the run's console as running_log.txt; one that
+    holds only the Trainer's dict lines is still LLaMA-Factory's. The same lines as train.log say hf_trainer at most."""
+    lines = "".join(str({"loss": round(loss, 4), "grad_norm": 1.1, "learning_rate": 2e-4, "epoch": round(s / N, 2)})
+                    + "\n" for s, loss in enumerate(_losses(), 1))
+    assert _analyze(tmp_path / "webui", {"running_log.txt": lines}).run_profile.framework == "llamafactory"
+    assert _analyze(tmp_path / "plain", {"train.log": lines}).run_profile.framework != "llamafactory"
+
+
+def test_nemo_rl_tensorboard_validation_loss_is_the_eval_loss(tmp_path):
+    """NeMo-RL nemo_rl/algorithms/sft.py logs its validation loss as `validation/val_loss` (TensorBoard)."""
+    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    writer = SummaryWriter(str(tmp_path / "tb"))
+    for s, loss in enumerate(_losses(), 1):
+        writer.add_scalar("train/loss", loss, s)
+        if s % 10 == 0:
+            writer.add_scalar("validation/val_loss", loss + 0.1, s)
+    writer.close()
+    assert len(forensics.analyze(tmp_path, check_checkpoints=False).timeline.series("eval_loss")) == 3
