@@ -54,6 +54,10 @@ _ALIASES = {
     # OpenRLHF (openrlhf/trainer/sft_trainer.py: the SFT loss is `gpt_loss`; ppo_actor.py: `actor_grad_norm`,
     # `actor_lr`) and TRL's PPOTrainer, whose only policy loss is `loss/policy_avg` (it logs no `loss`)
     "gpt_loss": "loss",
+    # fairseq (progress_bar.py: `gnorm`; a validation's keys are `valid_<name>` in its JSON log format)
+    "gnorm": "grad_norm",
+    "valid_loss": "eval_loss",
+    "valid_ppl": "eval_ppl",
     "actor_grad_norm": "grad_norm",
     "actor_lr": "learning_rate",
     "loss/policy_avg": "loss",

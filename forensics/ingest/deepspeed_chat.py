@@ -1,7 +1,7 @@
 """DeepSpeed-Chat's console lines (microsoft/DeepSpeedExamples, applications/DeepSpeed-Chat/training/*/main.py).
 
 * Step 1, supervised fine-tuning: `***** Evaluating perplexity, Epoch 1/16 *****`, then `ppl: 2.0179`: eval_ppl, and
-  eval_loss = ln(ppl), the mean cross-entropy the perplexity is the exponential of (kind "dschat_sft").
+  eval_loss = ln(ppl) where the line gives no loss, the mean cross-entropy the perplexity is the exponential of (kind "dschat_sft").
 * Step 2, reward model: `Epoch 1/1 with loss 0.5754` (the epoch's mean training loss: loss), and
   `***** Evaluating reward, Epoch 1/1 *****`, then `chosen_last_scores (higher is better) : 2.24, acc (higher is
   better) : 0.6995` (eval_chosen_score, eval_accuracy: the share of pairs scored the right way; kind "dschat_rm").
@@ -11,7 +11,8 @@
 * DPO (step2_dpo_finetuning): `***** Evaluating rewards, Epoch 1/1 *****`, then `chosen: -31.94, rejected: -33.97, loss:
   0.6651` (eval_rewards/chosen, eval_rewards/rejected, eval_loss; kind "dschat_dpo").
 An evaluation or an epoch's loss is put at the optimizer step DeepSpeed printed last (`step=10, skipped=6`), 0 before
-the first: the evaluation before training is the model as it started.
+the first: the evaluation before training is the model as it started. Where DeepSpeed printed no step, the step of the
+script's last step line (`saw_step`) stands in. Step 1 prints `ppl: X, loss: Y` since Oct 2023: Y is the eval_loss.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ _NUM = r"([-+.\deE]+|nan|inf)"  # a printed float
 _HEADER = re.compile(r"\*{5} Evaluating (perplexity|reward|rewards), Epoch \d+/\d+ \*{5}")
 _DS_STEP = re.compile(r"\bstep=(\d{1,18}), skipped=\d+")
 _EPOCH_LOSS = re.compile(r"^Epoch (\d+)/(\d+) with loss " + _NUM + r"\s*$")
-_PPL = re.compile(r"^ppl: " + _NUM + r"\s*$")
+_PPL = re.compile(r"^ppl: " + _NUM + r"(?:, loss: " + _NUM + r")?\s*$")  # step 1 prints its loss too since Oct 2023
 _REWARD_EVAL = re.compile(r"^chosen_last_scores \(higher is better\) : " + _NUM + r", acc \(higher is better\) : "
                           + _NUM + r"\s*$")
 _DPO_EVAL = re.compile(r"^chosen: " + _NUM + ", rejected: " + _NUM + ", loss: " + _NUM + r"\s*$")
@@ -48,10 +49,11 @@ class DeepSpeedChat:
     step: int = 0  # the optimizer step DeepSpeed printed last
     evaluating: str | None = None  # the evaluation whose header came last
     ppo_steps: int = 0
+    deepspeed_steps: bool = False  # whether DeepSpeed's own `step=N, skipped=M` lines give the steps
 
     def feed(self, line: str) -> StepLine | None:
         if "skipped=" in line and (m := _DS_STEP.search(line)):
-            self.step = int(m.group(1))
+            self.step, self.deepspeed_steps = int(m.group(1)), True
             return None
         if "***** Evaluating" in line and (m := _HEADER.search(line)):
             self.evaluating = m.group(1)
@@ -74,11 +76,18 @@ class DeepSpeedChat:
             return StepLine("dschat_ppo", self.ppo_steps - 1, None, (("reward", float(m.group(1))),))
         return None
 
+    def saw_step(self, step: int) -> None:
+        """Another reader's step line (step 1's `Epoch: 0, Step: 29, Rank: 0, loss = 1.23`): where DeepSpeed printed
+        no step of its own, an evaluation after it is at that step."""
+        if not self.deepspeed_steps:
+            self.step = max(self.step, step)
+
     def _evaluation(self, text: str) -> StepLine | None:
         kind = _KINDS[self.evaluating]
         if self.evaluating == "perplexity" and (m := _PPL.match(text)):
             ppl = float(m.group(1))
-            return StepLine(kind, self.step, None, (("eval_ppl", ppl), ("eval_loss", _log(ppl))))
+            loss = float(m.group(2)) if m.group(2) else _log(ppl)
+            return StepLine(kind, self.step, None, (("eval_ppl", ppl), ("eval_loss", loss)))
         if self.evaluating == "reward" and (m := _REWARD_EVAL.match(text)):
             return StepLine(kind, self.step, None, (("eval_chosen_score", float(m.group(1))),
                                                     ("eval_accuracy", float(m.group(2)))))

@@ -23,6 +23,8 @@ both and puts the rows in file order with its other events.
   lines (LanguageCrossEntropy -> eval_loss), at the last training batch (`ComposerBlock`).
 * NeMo-RL (nemo_rl/algorithms/sft.py, grpo.py): `===== Step N/M =====`, then `  • Loss: X` (`  • Avg Reward: X`,
   `    • Validation loss: X`) among the step's other prints (`NemoRLBlock`).
+* fairseq's validation line `valid | epoch 001 | valid on 'valid' subset | loss X | ppl Y | ... | num_updates N`
+  (eval_loss at update N; its `train_inner` lines, `loss=X, ..., gnorm=G`, are generic lines).
 * OLMo (olmo/train.py `log_metrics_to_console`): a `[step=N/M]` (later `[step=N/M,epoch=E]`)
   header, then one `    name=value` line per metric; values above 1000 carry thousands
   commas. OLMo-core prints the same shape with names such as `train/CE loss`, and its evaluations as
@@ -115,7 +117,7 @@ from functools import lru_cache
 from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
-STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "= Step ", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
+STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "= Step ", "valid on '", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
                      "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ", "| loss ", "tensor(")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
@@ -212,14 +214,14 @@ _GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?!
 # loss, passed over.
 _SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)"
 _GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|(?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|"
-                           r"learning[_ ]rate|grad(?:ient)?[_ ]norm|epoch|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
+                           r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
                            r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
                            r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.]|,\d)", re.IGNORECASE)
 _LOSS_KINDS = frozenset({"train", "training", "total", "lm", "avg", "average", "mean", "running", "batch",
                          "val", "valid", "validation", "eval", "test", "dev"})  # held-out ones: `_HELD_OUT`
 # A line about the best or last value so far, not a step's own (`Best loss 0.123 at step 500`, early stopping).
 _NOT_A_STEP = re.compile(r"\bbest\b|early[ _-]?stop", re.IGNORECASE)
-_GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm",
+_GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm", "gnorm": "grad_norm",
                   "gradient norm": "grad_norm", "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity",
                   "acc": "accuracy", "accuracy": "accuracy"}
 _HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
@@ -304,6 +306,10 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
             return _megatron(line[m.end():], int(m.group(1)), None, "eval_", last_line)
     if "reduced_train_loss=" in line:
         return _nemo_bar(line)
+    if "valid on '" in line:
+        m = _FAIRSEQ_VALID.search(line)
+        if m:
+            return _fairseq_valid(m.group(1))
     if "loss:" in line and "step:" in line:
         m = _TITAN.search(line)
         if m:
@@ -322,6 +328,20 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
 PRINTED_TENSOR = re.compile(r"^\s*((?:train(?:ing)?[ _])?loss\s*[:=]?\s*)?tensor\(\s*([-+]?(?:nan|inf|\d+\.?\d*"
                             r"(?:e[-+]?\d+)?))\s*(?:,\s*(?:device|dtype|grad_fn|requires_grad)=[^()]*?(?:<[\w]+>)?)*\)\s*$",
                             re.IGNORECASE)
+
+
+# fairseq's end-of-epoch validation (progress_bar.py SimpleProgressBar.print, fairseq_cli/train.py validate):
+# `valid | epoch 001 | valid on 'valid' subset | loss 2.1 | ppl 4.29 | ... | num_updates 10 | best_loss 2.1`
+_FAIRSEQ_VALID = re.compile(r"\bvalid on '[^']*' subset \| (.*)$")
+_FAIRSEQ_NAMES = {"loss": "eval_loss", "ppl": "eval_ppl", "nll_loss": "eval_nll_loss", "accuracy": "eval_accuracy"}
+
+
+def _fairseq_valid(fields: str) -> StepLine | None:
+    pairs = dict(part.strip().split(" ", 1) for part in fields.split("|") if part.strip().count(" ") == 1)
+    step = pairs.get("num_updates", "")
+    metrics = [(_FAIRSEQ_NAMES[k], value) for k, raw in pairs.items() if k in _FAIRSEQ_NAMES
+               and (value := number(raw)) is not None]
+    return StepLine("fairseq_valid", int(step), None, tuple(metrics)) if step.isdigit() and metrics else None
 
 
 def _small_console(line: str, last_line: bool) -> StepLine | None:

@@ -163,6 +163,8 @@ def _scan(text: str) -> list[tuple]:
             record = table.feed(piece)
         if chat is not None and not record:
             record = chat.feed(piece)
+        elif chat is not None:
+            chat.saw_step(record.step)
         if record:
             events.append(("line", record))
         if "{" in piece:
@@ -424,6 +426,8 @@ _TORCHTUNE_RECIPE = re.compile(r"\bRunning (\w+Recipe\w*) with resolved config:"
 _TORCHTUNE_BUILDER = re.compile(r"_component_: torchtune\.models\.[\w.]*?\.(q?lora|dora)_\w+")
 # axolotl's log format (src/axolotl/logging_config.py): `[time] [INFO] [axolotl.train.execute_training:203] [PID:1] ...`
 _AXOLOTL_LOGGER = re.compile(r"\[axolotl\.[\w.]+:\d+\]")
+# ms-swift's logger (swift/utils/logger.py): `[INFO:swift] ...` (2.x and 3.x)
+_SWIFT_LOGGER = re.compile(r"^\[INFO:swift\][^\n]*", re.MULTILINE)
 # LitGPT's scripts print their hyperparameters with pprint: `{'checkpoint_dir': PosixPath(...), ..., 'precision':
 # 'bf16-true', ..., 'lora_r': 8, ...}` (Lightning Fabric's precision names; `quantize: 'bnb.nf4'` is QLoRA)
 _LITGPT_PRECISION = re.compile(r"'precision': '(bf16|16|32)-(?:true|mixed)'")
@@ -496,8 +500,9 @@ def console_facts(text: str) -> dict:
 
 
 def _recipe_facts(text: str) -> dict:
-    """The framework and method torchtune's recipe start, axolotl's logger names or LitGPT's printed hyperparameters say
-    (`console_framework`, `console_method`, each with `console_framework_line`), and LitGPT's precision."""
+    """The framework and method torchtune's recipe start, ms-swift's or axolotl's logger names or LitGPT's printed
+    hyperparameters say (`console_framework`, `console_method`, each with `console_framework_line`), and LitGPT's
+    precision."""
     out: dict = {}
     m = _TORCHTUNE_RECIPE.search(text) if "with resolved config" in text else None
     if m:
@@ -507,6 +512,9 @@ def _recipe_facts(text: str) -> dict:
         out.update(console_framework="torchtune", console_framework_line=m.group(0))
         if kind:
             out["console_method"] = "qlora" if kind == "qlora" else "lora" if kind in ("lora", "dora") else "full"
+    m = _SWIFT_LOGGER.search(text) if "[INFO:swift]" in text else None
+    if m:
+        out.update(console_framework="swift", console_framework_line=m.group(0).strip()[:160])
     m = _AXOLOTL_LOGGER.search(text) if "[axolotl." in text else None
     if m:
         out.update(console_framework="axolotl", console_framework_line=_line_at(text, m.start()).strip()[-160:])
