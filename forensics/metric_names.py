@@ -7,6 +7,8 @@ own spelling (after the `train/` / `eval/` / `val/` / `test/` prefix is turned i
 """
 from __future__ import annotations
 
+import re
+
 _ALIASES = {
     "lr": "learning_rate",
     "learning-rate": "learning_rate",
@@ -80,6 +82,46 @@ def canonical_metric(name: str) -> str:
     elif name.startswith("test/"):
         name = "test_" + name[len("test/"):]
     return _ALIASES.get(name, name)
+
+
+# What tracker loggers name a step's loss and rate, beyond `canonical_metric`'s names: the torch.utils.tensorboard
+# tutorial's `Loss/train` / `Loss/test` (copied into many scripts), Lightning's `self.log(..., on_step=True,
+# on_epoch=True)` twins `train_loss_step` / `val_loss_step` and its LearningRateMonitor's `lr-AdamW`.
+_SPLIT_LOSS = re.compile(r"^(?:loss/(?P<a>[a-z]+)|(?P<b>[a-z]+)/loss)$")
+_TRAIN_SPLITS = ("train", "training")
+_HELD_OUT_SPLITS = ("val", "valid", "validation", "eval", "test", "dev")
+STEP_LOSS_NAMES = {"train_loss_step": "loss", "val_loss_step": "eval_loss"}
+
+
+def tracker_metric_names(tags: list[str]) -> list[str]:
+    """The timeline's name of each of a tracker file's tags (TensorBoard, MLflow), read together: a tag that is the
+    loss only where nothing else is (Lightning's per-step `self.log("train_loss", loss)`, GPT-NeoX's `train/lm_loss`;
+    HF's `train_loss` is the run's closing mean, logged beside `train/loss`).
+
+    >>> tracker_metric_names(["Loss/train", "Loss/test", "lr-AdamW", "train_loss_step"])
+    ['loss', 'eval_loss', 'learning_rate', 'loss']
+    >>> tracker_metric_names(["train/loss", "train/train_loss"]), tracker_metric_names(["train_loss", "val_loss"])
+    (['loss', 'train_loss'], ['loss', 'eval_loss'])
+    """
+    names = [_tracker_name(tag) for tag in tags]
+    if "loss" in names:
+        return names
+    sole = "train_loss" if "train_loss" in names else "lm_loss"
+    return ["loss" if name == sole else name for name in names]
+
+
+def _tracker_name(tag: str) -> str:
+    low = tag.strip().lower()
+    split = _SPLIT_LOSS.match(low)
+    if split:
+        which = split.group("a") or split.group("b")
+        if which in _TRAIN_SPLITS:
+            return "loss"
+        if which in _HELD_OUT_SPLITS:
+            return "eval_loss"
+    if low.startswith("lr-") and "/" not in low:
+        return "learning_rate"
+    return STEP_LOSS_NAMES.get(low) or canonical_metric(tag)
 
 
 # A CSV metrics table (Lightning's / LitGPT's metrics.csv, a script's own): its header names a step or epoch column

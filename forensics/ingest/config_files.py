@@ -361,11 +361,14 @@ def read_finetuning_args(path) -> dict[str, Any]:
 def read_config_yaml(path) -> dict[str, Any]:
     """A YAML file of any name in the run folder, read where it is a LLaMA-Factory or axolotl run configuration
     (the file given to `llamafactory-cli train` / `axolotl train`), torchtune's `torchtune_config.yaml` (the resolved
-    recipe config it saves beside its logs) or Lightning's `hparams.yaml`, with the framework
+    recipe config it saves beside its logs), Lightning's `hparams.yaml` or Accelerate's `hparams.yml` (a script's
+    arguments as its TensorBoard tracker saves them), with the framework
     it names; {} for any other YAML (a README's front matter, a dataset card, hydra's): not every YAML file is a
     run's configuration."""
     if Path(path).name == "hparams.yaml":  # Lightning's loggers write the module's save_hyperparameters() here
         return lightning_values(yaml_leaves(path))
+    if Path(path).name == "hparams.yml":  # Accelerate's TensorBoard tracker: the script's init_trackers(config=...)
+        return namespace_args.config_values(yaml_leaves(path))
     try:
         args = read_flat_yaml(path)
     except UnreadableFile:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
-from ..metric_names import TABLE_STEP_COLUMNS, is_metrics_table_header
+from ..metric_names import STEP_LOSS_NAMES, TABLE_STEP_COLUMNS, is_metrics_table_header
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 
@@ -125,9 +125,6 @@ def _names(columns: list[str]) -> dict[str, str]:
     return {column: name for column, name in named.items() if name}
 
 
-_ROW_LOSS = {"train_loss_step": "loss", "val_loss_step": "eval_loss"}
-
-
 def _name(column: str, low: str, own_loss: bool) -> str | None:
     """The timeline's name of one column; None for an index column and Lightning's per-epoch means."""
     if not low or low.startswith("unnamed:") or low.endswith("_epoch"):
@@ -136,4 +133,4 @@ def _name(column: str, low: str, own_loss: bool) -> str | None:
         return "learning_rate" if "/" not in low else None
     if low == "train_loss" and not own_loss:
         return "loss"
-    return _ROW_LOSS.get(low) or canonical_metric(column)
+    return STEP_LOSS_NAMES.get(low) or canonical_metric(column)

@@ -14,7 +14,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..timeline import LogRecords, TrackerRun, canonical_metric, empty_frame
+from ..metric_names import tracker_metric_names
+from ..timeline import LogRecords, TrackerRun, empty_frame
 
 FORMAT = "mlflow"
 PARAMS_TEXT = "mlflow_params"
@@ -52,7 +53,8 @@ def _frame(rows: list[tuple[int, str, float, int]]) -> pd.DataFrame:
     stamps = np.array([r[0] for r in rows], dtype="float64")
     steps = np.array([r[3] for r in rows], dtype="int64")
     order = np.lexsort((steps, stamps))  # stable: equal (timestamp, step) keep their read order
-    names = {key: canonical_metric(key) for key in {r[1] for r in rows}}
+    keys = sorted({r[1] for r in rows})
+    names = dict(zip(keys, tracker_metric_names(keys)))
     return pd.DataFrame({
         "step": steps[order],
         "metric": [names[rows[i][1]] for i in order],

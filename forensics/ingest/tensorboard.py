@@ -13,9 +13,10 @@ the `scalars` plugin metadata) - is decoded for all records at once by checking 
 bytes. Every other record (text, histograms, several values in one event, TF2 layouts) goes
 through tensorboard's compiled `event_pb2`, one record at a time.
 
-Megatron's tags and NeMo's Lightning names map onto the timeline's (`canonical_metric`: `lm loss`
--> loss, `grad-norm` -> grad_norm, `loss-scale` -> loss_scale, `reduced_train_loss` -> loss, GPT-NeoX's
-`train/lm_loss` -> loss where no other loss is logged, ...);
+Megatron's tags and NeMo's Lightning names map onto the timeline's (`tracker_metric_names`: `lm loss`
+-> loss, `grad-norm` -> grad_norm, `loss-scale` -> loss_scale, `reduced_train_loss` -> loss, the torch tutorial's
+`Loss/train`, Lightning's `train_loss_step` and `lr-AdamW`, GPT-NeoX's `train/lm_loss` or a per-step `train_loss`
+-> loss where no other loss is logged, ...);
 Megatron's `<tag> vs samples` twins (the same values against consumed samples) are left out, and
 a loss scale of 1.0 throughout (bf16/fp32: no scaler) is not kept (see `_frames`).
 
@@ -33,7 +34,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
-from ..timeline import LogRecords, canonical_metric, empty_frame
+from ..metric_names import tracker_metric_names
+from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_other_axis_twins, without_unit_loss_scale
 from ._tfrecord import ByteViews, frame_records, payload_crc_ok
@@ -78,12 +80,6 @@ def read(path: Path) -> LogRecords:
                       mtime=file_mtime(path), warnings=tuple(warnings))
 
 
-def _metric_names(tags: list[str]) -> list[str]:
-    """The timeline's name of each tag; GPT-NeoX's train/lm_loss is the loss of a file that logs no other."""
-    names = [canonical_metric(t) for t in tags]
-    return names if "loss" in names else ["loss" if n == "lm_loss" else n for n in names]
-
-
 def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray):
     """Decode all payloads: the common scalar shape at once, the rest with event_pb2."""
     fast = _fast_scalars(views, starts, lengths)
@@ -99,7 +95,7 @@ def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray):
     if len(slow["record"]):  # interleave the slow rows back into file order
         order = np.argsort(record, kind="stable")
         step, wall, value, codes = step[order], wall[order], value[order], codes[order]
-    metrics = np.array(_metric_names(names) or [""], dtype=object)
+    metrics = np.array(tracker_metric_names(names) or [""], dtype=object)
     frame = pd.DataFrame({
         "step": step.astype(np.int64),
         "metric": metrics[codes] if len(codes) else np.array([], dtype=object),
