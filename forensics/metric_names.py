@@ -58,6 +58,10 @@ _ALIASES = {
     "gpt_loss": "loss",
     # fairseq (progress_bar.py: `gnorm`; a validation's keys are `valid_<name>` in its JSON log format)
     "gnorm": "grad_norm",
+    # fairseq2's display names (its metrics/train.jsonl keys and console)
+    "NLL Loss": "loss",
+    "Gradient Norm": "grad_norm",
+    "Learning Rate": "learning_rate",
     "valid_loss": "eval_loss",
     "valid_ppl": "eval_ppl",
     "actor_grad_norm": "grad_norm",

@@ -270,7 +270,9 @@ def _is_config(name: str) -> bool:
 # lines, nanoGPT's `iter N: loss` / `step N: train loss`, verl's `step:N - name:value` lines, tqdm bars with a loss in
 # their postfix, plain `batch: N, ..., loss: X` lines, modded-nanogpt's `step:N/M train_loss:X`, llm.c's `s:N trl:X`
 # and build-nanogpt's `N train X` (two of them in a row), torchtune's `1|12|Loss: X` bar, NeMo-RL's
-# `  • Loss: X` (ingest.pretrain_lines).
+# `  • Loss: X`, transformers' no_trainer examples' `epoch 0: perplexity: P eval_loss: X`, MaxText's `Completed eval
+# after train step N, loss=X`, fairseq2's `Train Metrics (step N) - NLL Loss: X`, mlx-lm's `iter train_loss` table,
+# clu's `[N] collection=train ...` (ingest.pretrain_lines).
 _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:|OVERFLOW!|loss scale|Global step \d+: \{"""
                        rb"""|iteration:?\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
                        rb"""|(?:batch|token|sample)=\d+(?:/\d+)?\]:\r?\n\t Train """
@@ -283,7 +285,9 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:
                        rb"""|(?m:^step:\d+/\d+ (?:train|val)_loss:[-+.\dnNiI])|(?m:^s:\d+ t[re]l:[-+.\dnNiI])"""
                        rb"""|(?m:^\d+ train [-+.\dnNiI][^\n]*\n\d+ train [-+.\dnNiI])"""
                        rb"""|(?m:^\s*\d+ \| loss[ :]\s*[-+.\dnNiI])|(?m:^\d+\|\d+\|Loss: [-+.\dnNiI])"""
-                       rb"""|(?m:^\s+\xe2\x80\xa2 Loss: [-+.\dnNiI])""")
+                       rb"""|(?m:^\s+\xe2\x80\xa2 Loss: [-+.\dnNiI])|\bepoch \d+: perplexity: [-+.\dnNiI][^\n]* eval_loss: """
+                       rb"""|Completed eval after train step \d+, loss=|Metrics \(step \d+\) - """
+                       rb"""|(?m:^\s*iter\s+train_loss\s[^\n]*\n\s*\d+\s+[-+.\dnNiI])|\] collection=train """)
 # A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose
 # that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
 _LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""

@@ -341,13 +341,26 @@ def _mark_superseded(frame: pd.DataFrame, seg_rows: list[dict]) -> np.ndarray:
     for s in seg_rows:
         by_format.setdefault(s["format"], []).append(s)
     copies = _copied_segments(frame, by_format)
+    logged = _metrics_by_segment(frame, by_format)
     for segs in by_format.values():
-        newest_first = math.inf
+        newer: list[dict] = []
         for s in sorted(segs, key=lambda s: s["start"], reverse=True):
-            cut[s["id"]] = newest_first
+            # a later attempt logs what this one logged; a file of other metrics (a validation log beside the
+            # training one, fairseq2's valid.jsonl) is not one
+            cut[s["id"]] = min((t["first_step"] for t in newer if logged[t["id"]] & logged[s["id"]]), default=math.inf)
             if s["id"] not in copies:
-                newest_first = min(newest_first, s["first_step"])
+                newer.append(s)
     return frame["step"].to_numpy() >= cut[frame["segment"].to_numpy()]
+
+
+def _metrics_by_segment(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -> dict[int, set]:
+    """The metric names each segment logs (only where its kind of log has more than one segment)."""
+    ids = {s["id"] for segs in by_format.values() if len(segs) > 1 for s in segs}
+    if not ids:
+        return {s["id"]: set() for segs in by_format.values() for s in segs}
+    rows = frame.loc[frame["segment"].isin(ids), ["segment", "metric"]].drop_duplicates()
+    named = rows.groupby("segment")["metric"].agg(set).to_dict()
+    return {s["id"]: named.get(s["id"], set()) for segs in by_format.values() for s in segs}
 
 
 def _copied_segments(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -> set[int]:

@@ -7,18 +7,9 @@ from __future__ import annotations
 
 import math
 
-import forensics
+from support.format_runs import analyze_logs, assert_broken_at, assert_healthy_loss, losses, write_file
 
 # --- builders: what each framework prints / writes (30 logged steps, loss 2.5 -> 1.2, NaN from step 25) ---
-N = 30
-
-
-def losses(nan_at=None, n=N):
-    out = []
-    for s in range(1, n + 1):
-        v = 2.5 - 1.3 * (s - 1) / (n - 1) + (0.03 if s % 3 == 0 else -0.02 if s % 3 == 1 else 0.0)
-        out.append(float("nan") if nan_at is not None and s >= nan_at else v)
-    return out
 
 
 def composer_log(nan_at=None):
@@ -171,30 +162,6 @@ def torchtune_stdout(nan_at=None):
     return "\n".join(out) + "\n" + "\r".join(bars) + "\n"
 
 
-def _write(tmp_path, name, text):
-    path = tmp_path / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return tmp_path
-
-
-def _analyze(run):
-    return forensics.analyze(run, check_checkpoints=False)
-
-
-def _assert_healthy_loss(a, n=30):
-    assert "loss" in a.timeline.metrics
-    loss = a.timeline.series("loss")
-    assert len(loss) == n
-    assert loss.iloc[0] > 2.4 and loss.iloc[-1] < 1.3
-    assert a.status == "healthy"
-
-
-def _assert_broken_at(a, step):
-    assert a.status == "broken"
-    assert a.first_incident is not None and a.first_incident.step == step
-
-
 # --- mosaicml composer / llm-foundry -------------------------------------------------------------------------
 
 def test_composer_console_logger_batch_blocks_give_the_loss(tmp_path):
@@ -203,8 +170,8 @@ def test_composer_console_logger_batch_blocks_give_the_loss(tmp_path):
     `lr-DecoupledAdamW/group0`; OptimizerMonitor `l2_norm/grad/global`), evals as `[Eval batch=5/5] Eval on eval data:`
     + `\t Eval metrics/eval/LanguageCrossEntropy: X`, and the config at fit start (`Config:` + yaml.dump:
     precision: amp_bf16, model.peft_config.peft_type: LORA, n_params). The tool finds no training log at all."""
-    a = _analyze(_write(tmp_path, "train.log", composer_log()))
-    _assert_healthy_loss(a)
+    a = analyze_logs(write_file(tmp_path, "train.log", composer_log()))
+    assert_healthy_loss(a)
     assert "eval_loss" in a.timeline.metrics
     assert a.run_profile.framework in ("composer", "llm-foundry", "llmfoundry")
     assert a.run_profile.precision == "bf16"
@@ -213,7 +180,7 @@ def test_composer_console_logger_batch_blocks_give_the_loss(tmp_path):
 def test_composer_console_nan_loss_is_broken_at_its_batch(tmp_path):
     """composer/loggers/logger.py:183 `format_log_data_value` prints a NaN float as `nan`
     (`\t Train loss/train/total: nan` under `[batch=25/30]:`): must be broken at batch 25."""
-    _assert_broken_at(_analyze(_write(tmp_path, "train.log", composer_log(25))), 25)
+    assert_broken_at(analyze_logs(write_file(tmp_path, "train.log", composer_log(25))), 25)
 
 
 # --- huggingface nanotron ------------------------------------------------------------------------------------
@@ -223,14 +190,14 @@ def test_nanotron_iteration_colon_lines_give_the_loss(tmp_path):
     `iteration: N / M | consumed_tokens: 81.9K | ... | lm_loss: 2.34 | lr: 0.0003 | ... | eta: 0:00:20`
     (values through `human_format`, base.py:268; entries in trainer.py ~774-786). `iteration:` has a colon where
     Megatron prints `iteration N/M |`, so the tool finds no training log (NotARunDirectory)."""
-    a = _analyze(_write(tmp_path, "train.log", nanotron_log()))
-    _assert_healthy_loss(a)
+    a = analyze_logs(write_file(tmp_path, "train.log", nanotron_log()))
+    assert_healthy_loss(a)
     assert "grad_norm" in a.timeline.metrics
 
 
 def test_nanotron_nan_lm_loss_is_broken_at_its_iteration(tmp_path):
     """nanotron human_format (logging/base.py:268) prints NaN as `nan`: `iteration: 25 / 30 | ... | lm_loss: nan`."""
-    _assert_broken_at(_analyze(_write(tmp_path, "train.log", nanotron_log(25))), 25)
+    assert_broken_at(analyze_logs(write_file(tmp_path, "train.log", nanotron_log(25))), 25)
 
 
 # --- pytorch torchtune ---------------------------------------------------------------------------------------
@@ -238,20 +205,20 @@ def test_nanotron_nan_lm_loss_is_broken_at_its_iteration(tmp_path):
 def test_torchtune_disklogger_txt_is_read(tmp_path):
     """Coverage. torchtune/training/metric_logging.py:184-189 (`DiskLogger.log_dict`) writes
     `Step N | loss:X lr:Y tokens_per_second_per_gpu:Z ... grad_norm:G ` to {output_dir}/logs/log_{ts}.txt."""
-    _write(tmp_path, "torchtune_config.yaml", TT_CFG)
-    a = _analyze(_write(tmp_path, "logs/log_1712345678.txt", torchtune_txt()))
-    _assert_healthy_loss(a)
+    write_file(tmp_path, "torchtune_config.yaml", TT_CFG)
+    a = analyze_logs(write_file(tmp_path, "logs/log_1712345678.txt", torchtune_txt()))
+    assert_healthy_loss(a)
     b_dir = tmp_path / "nan"
-    _write(b_dir, "logs/log_1712345678.txt", torchtune_txt(25))
-    _assert_broken_at(_analyze(b_dir), 25)
+    write_file(b_dir, "logs/log_1712345678.txt", torchtune_txt(25))
+    assert_broken_at(analyze_logs(b_dir), 25)
 
 
 def test_torchtune_config_yaml_gives_framework_method_precision(tmp_path):
     """torchtune/training/metric_logging.py:27-45 (`save_config`) writes `{output_dir}/torchtune_config.yaml`:
     nested `model: _component_: torchtune.models.llama3_2.lora_llama3_2_1b` with `lora_rank`, and `dtype: bf16`
     (recipes/configs/llama3_2/1B_lora_single_device.yaml). The tool says framework, method and precision unknown."""
-    _write(tmp_path, "torchtune_config.yaml", TT_CFG)
-    a = _analyze(_write(tmp_path, "logs/log_1712345678.txt", torchtune_txt()))
+    write_file(tmp_path, "torchtune_config.yaml", TT_CFG)
+    a = analyze_logs(write_file(tmp_path, "logs/log_1712345678.txt", torchtune_txt()))
     assert a.run_profile.framework == "torchtune"
     assert a.run_profile.method == "lora"
     assert a.run_profile.precision == "bf16"
@@ -262,7 +229,7 @@ def test_torchtune_console_resolved_config_gives_method(tmp_path):
     (model `_component_: torchtune.models.llama3_2.lora_llama3_2_1b`, lora_rank); the tool reads the tqdm loss
     (`1|N|Loss: X`, recipes/lora_finetune_single_device.py:660) and the precision, but says method and framework
     unknown."""
-    a = _analyze(_write(tmp_path, "train.log", torchtune_stdout()))
+    a = analyze_logs(write_file(tmp_path, "train.log", torchtune_stdout()))
     assert a.run_profile.method == "lora"
     assert a.run_profile.framework == "torchtune"
 
@@ -272,18 +239,18 @@ def test_torchtune_console_resolved_config_gives_method(tmp_path):
 def test_litgpt_finetune_lines_are_read(tmp_path):
     """Coverage. litgpt/finetune/lora.py:395-401 prints `Epoch E | iter I step S | loss train: X, val: V | iter time:
     T ms (step)` and :419 `iter I: val loss X, val time: T ms`; steps are litgpt's iter (fabric.log_dict step)."""
-    a = _analyze(_write(tmp_path, "train.log", litgpt_log()))
-    _assert_healthy_loss(a)
+    a = analyze_logs(write_file(tmp_path, "train.log", litgpt_log()))
+    assert_healthy_loss(a)
     assert len(a.timeline.series("eval_loss")) == 3
     b_dir = tmp_path / "nan"
-    _assert_broken_at(_analyze(_write(b_dir, "train.log", litgpt_log(25))), 50)  # step 25 is iter 50
+    assert_broken_at(analyze_logs(write_file(b_dir, "train.log", litgpt_log(25))), 50)  # step 25 is iter 50
 
 
 def test_litgpt_printed_hparams_give_precision_and_method(tmp_path):
     """litgpt/finetune/lora.py (setup -> main) prints `pprint.pformat(hparams)` (pretrain.py:154 likewise):
     `'precision': 'bf16-true'`, `'lora_r': 8`, and `Number of trainable parameters: 1,126,400` (lora.py:214).
     The tool says precision and method unknown."""
-    a = _analyze(_write(tmp_path, "train.log", litgpt_log()))
+    a = analyze_logs(write_file(tmp_path, "train.log", litgpt_log()))
     assert a.run_profile.precision == "bf16"
     assert a.run_profile.method == "lora"
 
@@ -293,18 +260,18 @@ def test_litgpt_printed_hparams_give_precision_and_method(tmp_path):
 def test_olmo_core_console_blocks_are_read(tmp_path):
     """Coverage. OLMo-core src/olmo_core/train/callbacks/console_logger.py:67-76 logs `[step=N/M,epoch=E,eta=...]`
     then `    train/CE loss=X` / `    optim/total grad norm=G` lines (format_float prints NaN as `nan`)."""
-    a = _analyze(_write(tmp_path, "train.log", olmo_core_log()))
-    _assert_healthy_loss(a)
+    a = analyze_logs(write_file(tmp_path, "train.log", olmo_core_log()))
+    assert_healthy_loss(a)
     assert a.run_profile.framework == "olmo"
     b_dir = tmp_path / "nan"
-    _assert_broken_at(_analyze(_write(b_dir, "train.log", olmo_core_log(25))), 25)
+    assert_broken_at(analyze_logs(write_file(b_dir, "train.log", olmo_core_log(25))), 25)
 
 
 def test_olmo_core_evaluator_block_gives_eval_loss(tmp_path):
     """OLMo-core src/olmo_core/train/callbacks/evaluator_callback.py:170,178 logs `Finished lm evals in 1.0 seconds.
     Metrics:` then `    CE loss=X` / `    PPL=Y` (recorded as eval/lm/CE loss). The tool reads no eval_loss (its
     `PPL` lands in a metric named `PPL`)."""
-    a = _analyze(_write(tmp_path, "train.log", olmo_core_log()))
+    a = analyze_logs(write_file(tmp_path, "train.log", olmo_core_log()))
     assert "eval_loss" in a.timeline.metrics
     assert len(a.timeline.series("eval_loss")) == 3
 
@@ -314,10 +281,10 @@ def test_olmo_core_evaluator_block_gives_eval_loss(tmp_path):
 def test_open_instruct_finetune_step_lines_are_read(tmp_path):
     """Coverage. open-instruct open_instruct/finetune.py:948-950 logs `  Step: N, LR: X, Loss: Y, TPS: Z` through
     logger_utils.py:35's `%(asctime)s - %(levelname)s - %(filename)s:%(lineno)d - %(message)s`."""
-    a = _analyze(_write(tmp_path, "train.log", open_instruct_log()))
-    _assert_healthy_loss(a)
+    a = analyze_logs(write_file(tmp_path, "train.log", open_instruct_log()))
+    assert_healthy_loss(a)
     b_dir = tmp_path / "nan"
-    _assert_broken_at(_analyze(_write(b_dir, "train.log", open_instruct_log(25))), 25)
+    assert_broken_at(analyze_logs(write_file(b_dir, "train.log", open_instruct_log(25))), 25)
 
 
 # --- stanford levanter ---------------------------------------------------------------------------------------
@@ -325,7 +292,7 @@ def test_open_instruct_finetune_step_lines_are_read(tmp_path):
 def test_levanter_pbar_postfix_loss_is_read(tmp_path):
     """Coverage. levanter src/levanter/callbacks/_metrics.py:153-165 (`pbar_logger`, desc "train") sets the tqdm
     postfix `loss=X` each step: `train:  33%|###| 10/30 [00:10<00:20,  1.00it/s, loss=2.34]`."""
-    a = _analyze(_write(tmp_path, "train.log", levanter_log()))
-    _assert_healthy_loss(a)
+    a = analyze_logs(write_file(tmp_path, "train.log", levanter_log()))
+    assert_healthy_loss(a)
     b_dir = tmp_path / "nan"
-    _assert_broken_at(_analyze(_write(b_dir, "train.log", levanter_log(25))), 25)
+    assert_broken_at(analyze_logs(write_file(b_dir, "train.log", levanter_log(25))), 25)

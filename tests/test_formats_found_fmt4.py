@@ -16,6 +16,7 @@ import time
 import pytest
 
 import forensics
+from support.format_runs import analyze_logs, assert_broken_at, assert_healthy_loss
 
 N = 30
 
@@ -46,23 +47,6 @@ def _write_scalars(folder, loss_tag, lr_tag, eval_tag, nan_at=None, extra=()):
     return folder
 
 
-def _analyze(run):
-    return forensics.analyze(run, check_checkpoints=False)
-
-
-def _assert_healthy_loss(a, n=N):
-    assert "loss" in a.timeline.metrics, sorted(a.timeline.metrics)
-    loss = a.timeline.series("loss")
-    assert len(loss) == n
-    assert loss.iloc[0] > 2.4 and loss.iloc[-1] < 1.3
-    assert a.status == "healthy"
-
-
-def _assert_broken_at(a, step):
-    assert a.status == "broken"
-    assert a.first_incident is not None and a.first_incident.step == step
-
-
 # --- torch.utils.tensorboard as its own documentation shows it -------------------------------------------------
 
 def test_torch_tutorial_loss_train_tags_are_the_loss_and_a_nan_is_broken(tmp_path):
@@ -71,9 +55,9 @@ def test_torch_tutorial_loss_train_tags_are_the_loss_and_a_nan_is_broken(tmp_pat
     `Loss/train` / `Loss/test` (and `loss/train`, `Train/Loss`) stay unmapped: the run says 'the logs hold no loss'
     (warning) and a NaN from step 25 is not seen (warning, first incident at step 1)."""
     ok = _write_scalars(tmp_path / "ok", "Loss/train", "lr", "Loss/test")
-    _assert_healthy_loss(_analyze(ok))
-    assert "eval_loss" in _analyze(ok).timeline.metrics
-    _assert_broken_at(_analyze(_write_scalars(tmp_path / "nan", "Loss/train", "lr", "Loss/test", nan_at=25)), 25)
+    assert_healthy_loss(analyze_logs(ok))
+    assert "eval_loss" in analyze_logs(ok).timeline.metrics
+    assert_broken_at(analyze_logs(_write_scalars(tmp_path / "nan", "Loss/train", "lr", "Loss/test", nan_at=25)), 25)
 
 
 # --- Lightning's TensorBoardLogger --------------------------------------------------------------------------------
@@ -95,10 +79,10 @@ def test_lightning_tensorboard_train_loss_step_is_the_loss_and_a_nan_is_broken(t
     `train_loss_step`, `train_loss_epoch`, `lr-AdamW`, `val_loss`, `epoch`, `hp_metric`. The TensorBoard reader maps
     none of `train_loss_step` / `lr-AdamW` (the CSV reader does, csv_metrics.py `_ROW_LOSS`): no loss, and a run whose
     loss is NaN from step 25 is called healthy."""
-    a = _analyze(_lightning_version_dir(tmp_path / "ok"))
-    _assert_healthy_loss(a)
+    a = analyze_logs(_lightning_version_dir(tmp_path / "ok"))
+    assert_healthy_loss(a)
     assert "learning_rate" in a.timeline.metrics
-    _assert_broken_at(_analyze(_lightning_version_dir(tmp_path / "nan", nan_at=25)), 25)
+    assert_broken_at(analyze_logs(_lightning_version_dir(tmp_path / "nan", nan_at=25)), 25)
 
 
 def test_lightning_tensorboard_per_step_train_loss_is_the_loss(tmp_path):
@@ -106,8 +90,8 @@ def test_lightning_tensorboard_per_step_train_loss_is_the_loss(tmp_path):
     on_epoch=False, fx_validator.py `training_step` options; result.py:157-160 keeps the name unforked) gives a
     `train_loss` tag at every step. The tool keeps it as `train_loss` (HF's end-of-run average) so the run has no
     loss series; the NaN is caught, but only as `train_loss`."""
-    a = _analyze(_lightning_version_dir(tmp_path / "ok", forked=False))
-    _assert_healthy_loss(a)
+    a = analyze_logs(_lightning_version_dir(tmp_path / "ok", forked=False))
+    assert_healthy_loss(a)
 
 
 # --- Accelerate's TensorBoard tracker -----------------------------------------------------------------------------
@@ -132,7 +116,7 @@ def test_accelerate_tensorboard_tracker_hparams_are_the_run_config(tmp_path):
         w.add_scalar("train_loss", v, s)
         w.add_scalar("lr", 1e-4 * (1 - s / 40), s)
     w.close()
-    a = _analyze(tmp_path)
+    a = analyze_logs(tmp_path)
     assert a.config.get("learning_rate") == pytest.approx(1e-4), a.config.missing
 
 
@@ -170,7 +154,7 @@ def test_sharded_safetensors_nan_block_and_last_good_checkpoint_are_named(tmp_pa
     run = _save_series(_tiny_llama(), tmp_path, lambda m, d: m.save_pretrained(d, max_shard_size="20KB"))
     assert json.loads((run / "checkpoint-25" / "model.safetensors.index.json").read_text())["weight_map"]
     a = forensics.analyze(run)
-    _assert_broken_at(a, 25)
+    assert_broken_at(a, 25)
     assert a.first_incident.evidence["nonfinite_blocks"] == ["model.layers.1"]
     assert a.first_incident.evidence["last_good"] == "checkpoint-20"
     r = forensics.bisect(run / "checkpoint-10", run / "checkpoint-30")
@@ -186,7 +170,7 @@ def test_peft_adapter_bin_nan_block_and_last_good_checkpoint_are_named(tmp_path)
                                                      init_lora_weights=False))
     run = _save_series(model, tmp_path, lambda m, d: m.save_pretrained(d, safe_serialization=False))
     a = forensics.analyze(run)
-    _assert_broken_at(a, 25)
+    assert_broken_at(a, 25)
     assert a.run_profile.method == "lora"
     assert a.first_incident.evidence["last_good"] == "checkpoint-20"
     assert any("layers.1" in b for b in a.first_incident.evidence["nonfinite_blocks"])

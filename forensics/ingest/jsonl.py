@@ -7,6 +7,7 @@ file logger's `{"step": N, "data": {...}}` lines are read as their data (a null 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -14,14 +15,22 @@ from ..timeline import LogRecords
 from ._jsonlines import read_jsonl
 
 FORMAT = "jsonl"
-STEP_KEYS = ("step", "global_step", "iteration", "iter", "_step", "current_steps")
+STEP_KEYS = ("step", "global_step", "iteration", "iter", "_step", "current_steps", "Step")  # Step: fairseq2's
 NOT_METRICS = frozenset(STEP_KEYS + ("total_steps", "max_steps", "percentage", "_timestamp", "_runtime",
-                                     "timestamp", "time", "elapsed_time", "remaining_time"))
+                                     "timestamp", "time", "elapsed_time", "remaining_time", "Time"))
 
 
 def read(path: Path) -> LogRecords:
-    """The numeric keys of every line that names its step (see the module docstring)."""
-    return read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not a metrics log", unwrap=_step_and_data)
+    """The numeric keys of every line that names its step (see the module docstring). A file named for a held-out
+    split (fairseq2's metrics/valid.jsonl beside its train.jsonl) holds evaluation metrics: eval_<name>."""
+    records = read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not a metrics log", unwrap=_step_and_data)
+    if Path(path).stem.lower() not in _HELD_OUT_FILES:
+        return records
+    names = records.frame["metric"].map(lambda name: name if name.startswith("eval_") else "eval_" + name)
+    return dataclasses.replace(records, frame=records.frame.assign(metric=names))
+
+
+_HELD_OUT_FILES = ("valid", "validation", "eval", "evaluation", "val")
 
 
 def _step_and_data(obj: dict) -> dict:

@@ -25,6 +25,14 @@ both and puts the rows in file order with its other events.
   `    • Validation loss: X`) among the step's other prints (`NemoRLBlock`).
 * fairseq's validation line `valid | epoch 001 | valid on 'valid' subset | loss X | ppl Y | ... | num_updates N`
   (eval_loss at update N; its `train_inner` lines, `loss=X, ..., gnorm=G`, are generic lines).
+* Keras `model.fit`: `Epoch E/N`, then `100/100 ━━━━ 5s 50ms/step - loss: X - val_loss: Y` (the epoch's means at
+  its last batch; step E, `KerasEpochs`).
+* fairseq2: `Train Metrics (step N) - NLL Loss: X | Gradient Norm: G | ... | Learning Rate: Y` (`Validation Metrics`:
+  eval_); MaxText's `Completed eval after train step N, loss=X, perplexity=Y` (its `completed step: N, ..., loss: X`
+  lines are generic ones); clu's LoggingWriter (t5x): `[N] collection=train loss=X, accuracy=Y` (other collections:
+  eval_).
+* mlx-lm's table (cli_ui.py): `  iter   train_loss ...` then `    10    2.300 ▼ ...` and `    10    val 2.100 ...`
+  rows (`MlxTable`).
 * OLMo (olmo/train.py `log_metrics_to_console`): a `[step=N/M]` (later `[step=N/M,epoch=E]`)
   header, then one `    name=value` line per metric; values above 1000 carry thousands
   commas. OLMo-core prints the same shape with names such as `train/CE loss`, and its evaluations as
@@ -117,8 +125,10 @@ from functools import lru_cache
 from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
-STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "= Step ", "valid on '", "step:", "reduced_train_loss=", "loss:", ": loss ", ": train loss ",
-                     "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ", "| loss ", "tensor(")
+STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "= Step ", "valid on '",
+                     "Metrics (step ", "Completed eval after", "] collection=", "step:", "reduced_train_loss=", "loss:",
+                     ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
+                     "| loss ", "tensor(")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
@@ -310,6 +320,18 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
         m = _FAIRSEQ_VALID.search(line)
         if m:
             return _fairseq_valid(m.group(1))
+    if "Metrics (step " in line:
+        m = _FAIRSEQ2.search(line)
+        if m:
+            return _fairseq2(m)
+    if "Completed eval after train step " in line:
+        m = _MAXTEXT_EVAL.search(line)
+        if m:
+            return _maxtext_eval(m)
+    if "] collection=" in line:
+        m = _CLU_WRITER.search(line)
+        if m:
+            return _clu_scalars(m)
     if "loss:" in line and "step:" in line:
         m = _TITAN.search(line)
         if m:
@@ -342,6 +364,44 @@ def _fairseq_valid(fields: str) -> StepLine | None:
     metrics = [(_FAIRSEQ_NAMES[k], value) for k, raw in pairs.items() if k in _FAIRSEQ_NAMES
                and (value := number(raw)) is not None]
     return StepLine("fairseq_valid", int(step), None, tuple(metrics)) if step.isdigit() and metrics else None
+
+
+# fairseq2's LogMetricRecorder (src/fairseq2/metrics/recorders/log.py): `Train Metrics (step 12) - NLL Loss: 2.48 |
+# Gradient Norm: 1.48 | ... | Learning Rate: 9.75e-05 | ...` (display names; `Validation Metrics (step N) - ...`)
+_FAIRSEQ2 = re.compile(r"\b(Train|Valid|Validation|Eval|Evaluation) Metrics \(step (\d{1,18})\) - (.*)$")
+_FAIRSEQ2_NAMES = {"nll loss": "loss", "loss": "loss", "gradient norm": "grad_norm", "learning rate": "learning_rate"}
+# MaxText's metric logger (src/maxtext/common/metric_logger.py): `Completed eval after train step 100, loss=2.1,
+# perplexity=8.2, total_weights=..., avg_z_loss=...`
+_MAXTEXT_EVAL = re.compile(r"\bCompleted eval after train step (\d{1,18}), (.*)$")
+# clu's LoggingWriter (t5x, flax examples): `[12] collection=train accuracy=0.45, cross_ent_loss=2.3, loss=2.3, ...`
+_CLU_WRITER = re.compile(r"\[(\d{1,18})\] collection=(\w+) (.*)$")
+_EQUALS_PAIR = re.compile(r"([A-Za-z][\w/.-]*)=([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))(?![\w.])", re.IGNORECASE)
+
+
+def _fairseq2(m: re.Match) -> StepLine | None:
+    held_out = not m.group(1).startswith("Train")
+    metrics = []
+    for part in m.group(3).split(" | "):
+        name, _, raw = part.partition(": ")
+        value = number(raw.strip())
+        if value is not None:
+            own = _FAIRSEQ2_NAMES.get(name.strip().lower()) or _snake(name)
+            metrics.append(("eval_" + own if held_out else own, value))
+    return StepLine("fairseq2", int(m.group(2)), None, tuple(metrics)) if metrics else None
+
+
+def _maxtext_eval(m: re.Match) -> StepLine | None:
+    names = {"loss": "eval_loss", "perplexity": "eval_ppl"}
+    metrics = tuple((names[k], float(v)) for k, v in _EQUALS_PAIR.findall(m.group(2)) if k in names)
+    return StepLine("maxtext_eval", int(m.group(1)), None, metrics) if metrics else None
+
+
+def _clu_scalars(m: re.Match) -> StepLine | None:
+    prefix = "" if m.group(2) == "train" else "eval_"
+    metrics = tuple((prefix + canonical_metric(k), float(v)) for k, v in _EQUALS_PAIR.findall(m.group(3)))
+    if not any(name.endswith("loss") for name, _ in metrics):
+        return None
+    return StepLine("clu", int(m.group(1)), None, metrics)
 
 
 def _small_console(line: str, last_line: bool) -> StepLine | None:
@@ -507,6 +567,9 @@ def _verl_metric(name: str, bracket: str | None, value: float) -> tuple[str, flo
     return name + unit if bracket is None or unit else f"{name}_{_snake(bracket)}", value
 
 
+_POSTFIX_TRAIN = {"train_loss": "loss", "train_lr": "learning_rate", "train_grad_norm": "grad_norm"}
+
+
 def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | None:
     """The last redraw on the line of a tqdm bar whose postfix holds a loss (module docstring); `first` is
     the first redraw the shape found, the line may hold more."""
@@ -520,6 +583,8 @@ def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | Non
             metrics.append((canonical_metric(pair.group(1)), value))
     if not any(name == "loss" or name.endswith("_loss") for name, _ in metrics):  # not loss_scale alone
         return None
+    if not any(name == "loss" for name, _ in metrics):  # NeMo-Aligner's `train_loss=2.3, train_lr=1e-05`: the step's own
+        metrics = [(_POSTFIX_TRAIN.get(name, name), value) for name, value in metrics]
     epoch = _BAR_EPOCH.search(prefix.rsplit("|", 1)[-1])
     if epoch:
         metrics.append(("epoch", float(epoch.group(1))))
@@ -844,3 +909,61 @@ class NemoRLBlock:
         done = StepLine("nemo_rl", self.step, self.total, tuple(self.metrics)) if self.step is not None and self.metrics else None
         self.step, self.total, self.metrics = None, None, []
         return done
+
+
+# Keras `model.fit` (keras/src/callbacks/progbar_logger.py, keras/src/utils/progbar.py): `Epoch E/N`, then the bar,
+# `100/100 ━━━━ 5s 50ms/step - loss: X - val_loss: Y` (verbose=1, updated in place) or `100/100 - 5s - loss: X`
+# (verbose=2); each metric is the epoch's running mean, final at the bar's last batch.
+_KERAS_EPOCH = re.compile(r"^Epoch (\d{1,9})/(\d{1,9})\s*$")
+_KERAS_BAR = re.compile(r"^\s*(\d{1,12})/(\d{1,12}) .*? - loss: ")
+_KERAS_PAIR = re.compile(r" - ([A-Za-z][\w/]*): ([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))", re.IGNORECASE)
+
+
+@dataclass
+class KerasEpochs:
+    """Keras's `Epoch E/N` lines and their bars: `owns(line)` says a line is one (a bar's updates within an epoch
+    are its own, read by nothing else); `feed(line)` gives the epoch's record at its last batch, at step E."""
+
+    epoch: int | None = None
+    epochs: int | None = None
+
+    def owns(self, line: str) -> bool:
+        return bool(_KERAS_EPOCH.match(line) or (self.epoch is not None and " - loss: " in line
+                                                  and _KERAS_BAR.match(line)))
+
+    def feed(self, line: str) -> StepLine | None:
+        header = _KERAS_EPOCH.match(line)
+        if header:
+            self.epoch, self.epochs = int(header.group(1)), int(header.group(2))
+            return None
+        bar = _KERAS_BAR.match(line)
+        if bar is None or bar.group(1) != bar.group(2):
+            return None  # an update within the epoch: its mean so far
+        metrics = tuple((canonical_metric(name), float(raw)) for name, raw in _KERAS_PAIR.findall(line))
+        return StepLine("keras", self.epoch, self.epochs, metrics) if metrics else None
+
+
+# mlx-lm's training table (mlx_lm/cli_ui.py TrainUI): a header `  iter   train_loss     tok/s     tokens`, then a row
+# per report, `    10    2.300 ▼      210      4.1k`, and a validation row `    10    val 2.100    1.23s`
+_MLX_HEADER = re.compile(r"^\s*iter\s+train_loss\s")
+_MLX_ROW = re.compile(r"^\s*(\d{1,12})\s+(val\s+)?([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))(?:\s|$)", re.IGNORECASE)
+
+
+@dataclass
+class MlxTable:
+    """mlx-lm's table, fed line by line: its rows after its header are its own (`owns`)."""
+
+    started: bool = False
+
+    def owns(self, line: str) -> bool:
+        if _MLX_HEADER.match(line):
+            self.started = True
+            return True
+        return self.started and _MLX_ROW.match(line) is not None
+
+    def feed(self, line: str) -> StepLine | None:
+        row = _MLX_ROW.match(line)
+        if row is None:
+            return None
+        name = "eval_loss" if row.group(2) else "loss"
+        return StepLine("mlx", int(row.group(1)), None, ((name, float(row.group(3))),))

@@ -48,8 +48,8 @@ from ._frames import without_placeholders, without_unit_loss_scale
 from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs
 from .step_numbering import numbered_on, uncounted_lines_numbered
 from .banners import find_banners, may_hold_banners
-from .pretrain_lines import (ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, ComposerBlock, NemoRLBlock, OlmoBlock,
-                             StepLine, has_generic_line, parse_line)
+from .pretrain_lines import (ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, ComposerBlock, KerasEpochs, MlxTable,
+                             NemoRLBlock, OlmoBlock, StepLine, has_generic_line, parse_line)
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 
@@ -150,12 +150,20 @@ def _scan(text: str) -> list[tuple]:
     olmo = OlmoBlock()
     composer = ComposerBlock() if "]:\n\t " in text or "]:\r\n\t " in text else None
     nemo_rl = NemoRLBlock() if "= Step " in text and "\u2022" in text else None
+    keras = KerasEpochs() if "Epoch " in text and " - loss: " in text else None
+    mlx = MlxTable() if "train_loss" in text and "iter" in text else None
     # most logs have none: skip the work
     step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(TQDM_LOSS_POSTFIX.search(text)) or (
         has_generic_line(text))
     table = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
     chat = DeepSpeedChat() if any(marker in text for marker in CHAT_MARKERS) else None
     for index, piece in enumerate(pieces):
+        owner = next((table for table in (keras, mlx) if table is not None and table.owns(piece)), None)
+        if owner is not None:  # a table's line is its own: no other reader takes it
+            record = owner.feed(piece)
+            if record:
+                events.append(("line", record))
+            continue
         record = step_lines and (olmo.feed(piece) or (composer is not None and composer.feed(piece))
                                  or (nemo_rl is not None and nemo_rl.feed(piece))
                                  or parse_line(piece, last_line=index == len(pieces) - 1))
@@ -426,6 +434,7 @@ _TORCHTUNE_RECIPE = re.compile(r"\bRunning (\w+Recipe\w*) with resolved config:"
 _TORCHTUNE_BUILDER = re.compile(r"_component_: torchtune\.models\.[\w.]*?\.(q?lora|dora)_\w+")
 # axolotl's log format (src/axolotl/logging_config.py): `[time] [INFO] [axolotl.train.execute_training:203] [PID:1] ...`
 _AXOLOTL_LOGGER = re.compile(r"\[axolotl\.[\w.]+:\d+\]")
+_MAXTEXT_DTYPE = re.compile(r"Config param dtype: (bfloat16|float16|float32)\b")
 # ms-swift's logger (swift/utils/logger.py): `[INFO:swift] ...` (2.x and 3.x)
 _SWIFT_LOGGER = re.compile(r"^\[INFO:swift\][^\n]*", re.MULTILINE)
 # LitGPT's scripts print their hyperparameters with pprint: `{'checkpoint_dir': PosixPath(...), ..., 'precision':
@@ -515,6 +524,10 @@ def _recipe_facts(text: str) -> dict:
     m = _SWIFT_LOGGER.search(text) if "[INFO:swift]" in text else None
     if m:
         out.update(console_framework="swift", console_framework_line=m.group(0).strip()[:160])
+    m = _MAXTEXT_DTYPE.search(text) if "Config param dtype: " in text else None
+    if m:  # MaxText's pyconfig prints every parameter: `Config param dtype: bfloat16`
+        out.update(console_framework="maxtext", console_framework_line=m.group(0))
+        out["console_precision"], out["console_precision_line"] = _PRECISION_NAMES[m.group(1)], m.group(0)
     m = _AXOLOTL_LOGGER.search(text) if "[axolotl." in text else None
     if m:
         out.update(console_framework="axolotl", console_framework_line=_line_at(text, m.start()).strip()[-160:])
