@@ -97,6 +97,13 @@ _HELD_OUT_SPLITS = ("val", "valid", "validation", "eval", "test", "dev")
 STEP_LOSS_NAMES = {"train_loss_step": "loss", "val_loss_step": "eval_loss"}
 
 
+def is_lr_monitor_rate(name: str) -> bool:
+    """Lightning's LearningRateMonitor's rate (`lr-AdamW`), not its other groups (`lr-AdamW/pg1`) nor the momentum
+    and weight decay it logs beside it (`lr-AdamW-momentum`, `lr-AdamW-weight_decay`)."""
+    low = name.lower()
+    return low.startswith("lr-") and "/" not in low and not low.endswith(("-momentum", "-weight_decay"))
+
+
 def tracker_metric_names(tags: list[str]) -> list[str]:
     """The timeline's name of each of a tracker file's tags (TensorBoard, MLflow), read together: a tag that is the
     loss only where nothing else is (Lightning's per-step `self.log("train_loss", loss)`, GPT-NeoX's `train/lm_loss`;
@@ -123,7 +130,7 @@ def _tracker_name(tag: str) -> str:
             return "loss"
         if which in _HELD_OUT_SPLITS:
             return "eval_loss"
-    if low.startswith("lr-") and "/" not in low:
+    if is_lr_monitor_rate(low):
         return "learning_rate"
     return STEP_LOSS_NAMES.get(low) or canonical_metric(tag)
 

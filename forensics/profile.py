@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .analyzers.collapse import CLASSIFIER_HEADS, CLASSIFIER_TASKS
 from .analyzers.metrics import PERPLEXITY_NAMES, format_number
 from .analyzers.never_learned import FRESH_HEAD_RANGE
 from .config import RunConfig
@@ -114,11 +115,14 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
                       evidence=evidence)
 
 
+_RUN_FOLDER = "the run folder's path"
+
+
 def _names(layout: RunLayout | None, config: RunConfig) -> list[tuple[str, str]]:
     """(text, where) of the run's own names: its folder, its log files, model and output names in its config."""
     out = []
     if layout is not None:
-        out.append((str(layout.root), "the run folder's path"))
+        out.append((str(layout.root), _RUN_FOLDER))
         out += [(str(p.relative_to(layout.root)), "a log file's path") for p in layout.log_files
                 if p.is_relative_to(layout.root)]
     for key in _NAME_KEYS:
@@ -251,10 +255,14 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
         return "pretrain", None
     own = [(text, where) for text, where in names if not where.startswith(_MODEL_NAME_KEYS)]
+    supervised = _supervised_lm(config, timeline)
     for word, (objective, algo) in _NAME_OBJECTIVES:
+        if word in _FINE_TUNE_WORDS and not supervised:
+            continue
         # the run's own names only: a base model's path says what that model is or where it lies
         # (`/data/pretrain_dir/Llama-3.1`, `Qwen2-7B-DPO`), not what this run trains it for
-        found = _word_in(own, word)
+        # a fine-tune word in the run's own folder name, not in a folder above it (`/data/finetune/...`)
+        found = _word_in(_folder_named(own) if word in _FINE_TUNE_WORDS else own, word)
         if found and word in _PAIRWISE_NAMES and _first_loss_above(timeline, _PAIRWISE_START_MAX):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:
@@ -262,7 +270,7 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
             return objective, algo
     shown = next(((src, m["console_instruction_data"]) for src, m in timeline.meta.items()
                   if m.get("console_instruction_data")), None)
-    if shown is not None and "loss" in metrics:
+    if shown is not None and "loss" in metrics and supervised:
         evidence["objective"] = (f"instruction-tuning data in the console ({shown[0]}: {shown[1][:120]}), "
                                  "with no preference, RL or reward metrics: supervised fine-tuning")
         return "sft", None
@@ -277,6 +285,27 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
 
 
 _LM_TASKS = ("CAUSAL_LM", "SEQ_2_SEQ_LM")
+_FINE_TUNE_WORDS = ("finetune", "fine-tune", "fine_tune")
+
+
+def _supervised_lm(config: RunConfig, timeline: Timeline) -> bool:
+    """Whether words or data in the run can say supervised fine-tuning: not for a classification head, nor a loss that
+    starts at about ln 2 (a pairwise objective at chance, a reward model on preference pairs)."""
+    architectures = config.get("model.architectures")
+    heads = architectures if isinstance(architectures, list) else [architectures]
+    if any(isinstance(h, str) and h.endswith(CLASSIFIER_HEADS) for h in heads) or (
+            config.get("adapter.task_type") in CLASSIFIER_TASKS):
+        return False
+    loss = _training_losses(timeline)
+    return not (len(loss) and abs(float(loss[0]) - math.log(2)) <= _NEAR_LN2)
+
+
+def _folder_named(names: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The run's names with its folder's path cut to the folder's own name."""
+    return [(re.split(r"[\\/]", text.rstrip("/\\"))[-1] if where == _RUN_FOLDER else text, where)
+            for text, where in names]
+
+
 # fields of TRL's SFTConfig that transformers' TrainingArguments does not have
 _SFT_CONFIG_FIELDS = ("dataset_text_field", "packing", "completion_only_loss", "assistant_only_loss", "max_seq_length",
                       "dataset_kwargs")

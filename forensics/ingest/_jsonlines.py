@@ -131,18 +131,18 @@ LineHook = Callable[[dict, dict], bool]
 
 
 def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozenset, what: str,
-               other_line: LineHook | None = None, unwrap: Callable[[dict], dict] | None = None) -> LogRecords:
+               other_line: LineHook | None = None, unwrap: Callable[[list[dict]], list[dict]] | None = None) -> LogRecords:
     """One LogRecords: the metrics of every line at the step its first present step key gives.
 
     `what` ends the error when no line has a step ("... not an ms-swift logging.jsonl"). `meta`
     holds the line count and max_steps (from "N/M" steps or a total_steps key); `warnings` the lines skipped.
-    `unwrap` turns a format's own line shape into a flat entry first.
+    `unwrap` turns a format's own line shapes into flat entries first.
     """
 
     path = Path(path)
     objects, warnings = parse_lines(path)
     if unwrap is not None:
-        objects = [unwrap(obj) for obj in objects]
+        objects = unwrap(objects)
     meta: dict = {"lines": len(objects)}
     rows, no_step, run_total = [], 0, None
     for obj in objects:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
-from ..metric_names import STEP_LOSS_NAMES, TABLE_STEP_COLUMNS, is_metrics_table_header
+from ..metric_names import STEP_LOSS_NAMES, TABLE_STEP_COLUMNS, is_lr_monitor_rate, is_metrics_table_header
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 
@@ -129,8 +129,8 @@ def _name(column: str, low: str, own_loss: bool) -> str | None:
     """The timeline's name of one column; None for an index column and Lightning's per-epoch means."""
     if not low or low.startswith("unnamed:") or low.endswith("_epoch"):
         return None
-    if low.startswith("lr-"):  # Lightning's LearningRateMonitor: lr-AdamW, lr-AdamW/pg1
-        return "learning_rate" if "/" not in low else None
+    if low.startswith("lr-"):  # Lightning's LearningRateMonitor: lr-AdamW (lr-AdamW/pg1, lr-AdamW-momentum: not kept)
+        return "learning_rate" if is_lr_monitor_rate(low) else None
     if low == "train_loss" and not own_loss:
         return "loss"
     return STEP_LOSS_NAMES.get(low) or canonical_metric(column)

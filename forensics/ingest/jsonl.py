@@ -33,10 +33,31 @@ def read(path: Path) -> LogRecords:
 _HELD_OUT_FILES = ("valid", "validation", "eval", "evaluation", "val")
 
 
-def _step_and_data(obj: dict) -> dict:
-    """verl's file logger (verl/utils/tracking.py FileLogger) writes `{"step": N, "data": {name: value}}`, with orjson,
-    which writes a NaN as null: such a line's metrics, a null read as the NaN it was. Any other line as it is."""
-    data = obj.get("data")
-    if not isinstance(data, dict) or set(obj) != {"step", "data"}:
-        return obj
-    return {"step": obj["step"], **{k: math.nan if v is None else v for k, v in data.items()}}
+def _step_and_data(objects: list[dict]) -> list[dict]:
+    """verl's file logger (verl/utils/tracking.py FileLogger) writes `{"step": N, "data": {name: value}}` lines: their
+    metrics. It writes with orjson, which writes a NaN as null, so a metric that was numbers and then null on every
+    line to the end went NaN (a metric null only now and then is one not logged at those steps). Other lines as
+    they are."""
+    if not any(_verl_line(obj) for obj in objects):
+        return objects
+    rows = [obj["data"] for obj in objects if _verl_line(obj)]
+    went_nan = _null_to_the_end(rows)
+    flat = iter([{k: math.nan if v is None and i >= went_nan.get(k, math.inf) else v for k, v in row.items()}
+                 for i, row in enumerate(rows)])
+    return [{"step": obj["step"], **next(flat)} if _verl_line(obj) else obj for obj in objects]
+
+
+def _verl_line(obj: dict) -> bool:
+    return isinstance(obj.get("data"), dict) and set(obj) == {"step", "data"}
+
+
+def _null_to_the_end(rows: list[dict]) -> dict[str, int]:
+    """{metric: the index of the row from which it is null to the end}, for metrics that were numbers before."""
+    out: dict[str, int] = {}
+    for key in {k for row in rows for k in row}:
+        present = [(i, row[key]) for i, row in enumerate(rows) if key in row]
+        numbers = [i for i, v in present if v is not None]
+        tail = [i for i, v in present if v is None and (not numbers or i > numbers[-1])]
+        if numbers and tail:
+            out[key] = tail[0]
+    return out

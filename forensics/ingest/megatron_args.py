@@ -65,7 +65,9 @@ def _value(text: str) -> Any:
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return text
     if isinstance(value, dict) and isinstance(value.get("enabled"), bool):
-        return value["enabled"]  # GPT-NeoX's DeepSpeed sections: `bf16 ..... {'enabled': True}`
+        # GPT-NeoX's DeepSpeed sections: `bf16 ..... {'enabled': True}`; its older bf16 is an fp16 section of type
+        # bfloat16 (`fp16 ..... {'enabled': True, 'type': 'bfloat16'}`)
+        return "bfloat16" if value["enabled"] and value.get("type") == "bfloat16" else value["enabled"]
     return value if isinstance(value, (int, float, bool, str)) or value is None else text
 
 
@@ -82,6 +84,8 @@ def config_values(args: dict) -> dict[str, Any]:
     (Megatron's order), so a run warmed up by fraction or samples never reads as `warmup_steps` 0.
     """
     out = {ours: args[theirs] for theirs, ours in _NAMES.items() if args.get(theirs) is not None}
+    if out.get("fp16") == "bfloat16":
+        out["fp16"], out["bf16"] = False, True
     flag = _NEOX_PRECISION.get(str(args.get("precision")).lower())
     if flag is not None:
         out[flag] = True

@@ -307,8 +307,11 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
     """The record a step line holds (module docstring), or None (OLMo headers: see OlmoBlock)."""
     if "iteration" in line:
         m = _MEGATRON_ITERATION.search(line)
+        nanotron = bool(m and m.group(1))
+        if nanotron and not ("lm_loss:" in line and "consumed_tokens:" in line):
+            m = None  # `iteration: 1 / 100 | loss: 2.4 |` from a hand-written loop: read below, not as nanotron's
         record = m and _megatron(line[m.end():], int(m.group(2)), int(m.group(3)), "", last_line,
-                                 "nanotron" if m.group(1) else "megatron")
+                                 "nanotron" if nanotron else "megatron")
         if record:  # else `iteration 10/100 | loss 2.3`: a hand-written loop's line, read below
             return record
         m = _MEGATRON_VALIDATION.search(line)
@@ -363,7 +366,8 @@ def _fairseq_valid(fields: str) -> StepLine | None:
     step = pairs.get("num_updates", "")
     metrics = [(_FAIRSEQ_NAMES[k], value) for k, raw in pairs.items() if k in _FAIRSEQ_NAMES
                and (value := number(raw)) is not None]
-    return StepLine("fairseq_valid", int(step), None, tuple(metrics)) if step.isdigit() and metrics else None
+    whole = re.fullmatch(r"[0-9]{1,18}", step) is not None
+    return StepLine("fairseq_valid", int(step), None, tuple(metrics)) if whole and metrics else None
 
 
 # fairseq2's LogMetricRecorder (src/fairseq2/metrics/recorders/log.py): `Train Metrics (step 12) - NLL Loss: 2.48 |
@@ -855,8 +859,9 @@ class ComposerBlock:
     def close(self) -> StepLine | None:
         metrics = dict(self.metrics)
         step = self.step
-        if "time/batch" in metrics and step is not None:
-            step = int(metrics["time/batch"]) + 1  # the batch count at the batch's start; the header's is after it
+        count = metrics.get("time/batch")
+        if step is not None and count is not None and 0 <= count < 1e15:
+            step = int(count) + 1  # the batch count at the batch's start; the header's is after it
         done = StepLine("composer", step, self.total, tuple(self.metrics)) if step is not None and self.metrics else None
         if done is not None and "eval_loss" not in metrics:
             self.last_train = step

@@ -423,11 +423,12 @@ _TRAINS_TOKENIZER = re.compile(r"^[ \t]*Training (?:a |the |new )?(?:BPE |WordPi
                                r"tokenizer\b.*$", re.MULTILINE | re.IGNORECASE)
 # Instruction-tuning data a console shows: Alpaca's prompt template (`Below is an instruction that describes a task`),
 # its `### Instruction:` heading, a dataset's columns printed as `['instruction', 'input', 'output']`, or an Alpaca
-# dataset's path on a data line. Supervised fine-tuning trains on such pairs (a pairwise or RL run's own metrics are
-# read before this is asked).
+# dataset's path on a data line (not AlpacaFarm's preference pairs). Supervised fine-tuning trains on such pairs (a
+# pairwise or RL run's own metrics are read before this is asked).
 _INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^[ \t'\"]*### Instruction:"
                                r"|\[\s*'instruction',\s*(?:'input',\s*)?'(?:output|response)'"
-                               r"|^.*\bdata(?:set)?\w*\b.*\balpaca[\w.-]*\.json.*$", re.MULTILINE | re.IGNORECASE)
+                               r"|^(?!.*(?:preference|pairwise|chosen|rejected|reward|comparison|dpo))"
+                               r".*\bdata(?:set)?\w*\b.*\balpaca[\w.-]*\.json.*$", re.MULTILINE | re.IGNORECASE)
 # torchtune's recipe start (torchtune/config/_utils.py `log_config`): `Running LoRAFinetuneRecipeSingleDevice with
 # resolved config:` then the YAML; the model builder in it says QLoRA (`_component_: torchtune.models.llama3.qlora_llama3_8b`)
 _TORCHTUNE_RECIPE = re.compile(r"\bRunning (\w+Recipe\w*) with resolved config:")
