@@ -58,6 +58,11 @@ _ALIASES = {
     "gpt_loss": "loss",
     # fairseq (progress_bar.py: `gnorm`; a validation's keys are `valid_<name>` in its JSON log format)
     "gnorm": "grad_norm",
+    # SetFit renames the Trainer's loss (setfit/trainer.py); the HF course's Accelerate loop logs loss/train, loss/eval
+    "embedding_loss": "loss",
+    "eval_embedding_loss": "eval_loss",
+    "loss/train": "loss",
+    "loss/eval": "eval_loss",
     # fairseq2's display names (its metrics/train.jsonl keys and console)
     "NLL Loss": "loss",
     "Gradient Norm": "grad_norm",

@@ -228,8 +228,9 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
 
 
 # A JSON list of log entries with a loss, bare or under a history key (ingest.json_history): its head holds both.
-_DUMPED_HISTORY = re.compile(rb'^(?:\xef\xbb\xbf)?\s*(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|training_history|'
-                             rb'metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]')
+_DUMPED_HISTORY = re.compile(rb'^(?:\xef\xbb\xbf)?\s*(?:(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|'
+                             rb'training_history|metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]'
+                             rb'|\{\s*"train_step_loss"\s*:\s*\[)')  # (llama-cookbook's metrics_data_*.json)
 # A checkpoint folder's tokenizer files (megabytes each, never a history): not sniffed
 _TOKENIZER_FILES = ("tokenizer", "vocab", "special_tokens_map", "added_tokens", "generation_config", "preprocessor_config")
 _SQLITE_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
@@ -273,7 +274,9 @@ def _is_config(name: str) -> bool:
 # `  • Loss: X`, transformers' no_trainer examples' `epoch 0: perplexity: P eval_loss: X`, MaxText's `Completed eval
 # after train step N, loss=X`, fairseq2's `Train Metrics (step N) - NLL Loss: X`, mlx-lm's `iter train_loss` table,
 # clu's `[N] collection=train ...` (ingest.pretrain_lines).
-_LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate)['"]\s*:|OVERFLOW!|loss scale|Global step \d+: \{"""
+_LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/train|embedding_loss)['"]\s*:|OVERFLOW!"""
+                       rb"""|loss scale|Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\] loss=[-+.\dnNiI])"""
+                       rb"""|\bstep=\d+ loss=[-+.\dnNiI][^\n]* tgs \(tokens/gpu/second\)="""
                        rb"""|iteration:?\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
                        rb"""|(?:batch|token|sample)=\d+(?:/\d+)?\]:\r?\n\t Train """
                        rb"""|step:?\s+\d+(?:/\d+)?(?:\s+\([\d.]+%\))?\s+\|[\w ]*loss:"""

@@ -24,7 +24,8 @@ from .trainer_state import history_frame
 
 FORMAT = "json_history"
 HISTORY_KEYS = ("log_history", "history", "logs", "train_history", "training_history", "metrics")
-_TRAIN_NAMES = ("loss", "losses", "train", "train_loss", "train_losses", "training_loss", "training_losses")
+_TRAIN_NAMES = ("loss", "losses", "train", "train_loss", "train_losses", "training_loss", "training_losses",
+                "train_step_loss")  # llama-cookbook's metrics_data_*.json (train_utils.py save_to_json)
 _HELD_OUT_NAMES = ("val", "val_loss", "val_losses", "valid", "valid_loss", "validation", "validation_loss", "dev",
                    "dev_loss", "eval", "eval_loss", "eval_losses", "test", "test_loss", "test_losses")
 _STEP_NAMES = ("step", "steps", "iteration", "iterations", "iter", "iters", "global_step")

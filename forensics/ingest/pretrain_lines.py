@@ -126,7 +126,8 @@ from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
 STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "= Step ", "valid on '",
-                     "Metrics (step ", "Completed eval after", "] collection=", "step:", "reduced_train_loss=", "loss:",
+                     "Metrics (step ", "Completed eval after", "] collection=", "] loss=", "tgs (tokens/gpu/second)=",
+                     "step:", "reduced_train_loss=", "loss:",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
                      "| loss ", "tensor(")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
@@ -331,6 +332,15 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
         m = _MAXTEXT_EVAL.search(line)
         if m:
             return _maxtext_eval(m)
+    if "tgs (tokens/gpu/second)=" in line:
+        m = _INTERNEVO_STEP.search(line)
+        if m:
+            return _internevo(line[m.start():], int(m.group(1)))
+    if "] loss=" in line:
+        m = _GPT2_SIMPLE.match(line)
+        if m:  # gpt-2-simple (gpt_2_simple/gpt_2.py): `[250 | 162.50] loss=2.31 avg=2.40`, avg its running mean
+            return StepLine("gpt2_simple", int(m.group(1)), None, (("loss", float(m.group(2))),
+                                                                     ("loss_avg", float(m.group(3)))))
     if "] collection=" in line:
         m = _CLU_WRITER.search(line)
         if m:
@@ -377,6 +387,20 @@ _FAIRSEQ2_NAMES = {"nll loss": "loss", "loss": "loss", "gradient norm": "grad_no
 # MaxText's metric logger (src/maxtext/common/metric_logger.py): `Completed eval after train step 100, loss=2.1,
 # perplexity=8.2, total_weights=..., avg_z_loss=...`
 _MAXTEXT_EVAL = re.compile(r"\bCompleted eval after train step (\d{1,18}), (.*)$")
+# InternEvo / InternLM's training line (internlm/train/pipeline.py record_current_batch_training_metrics): `tflops=180.5
+# step=23 loss=1.51 tgs (tokens/gpu/second)=3523.1 ... lr=4.2e-05 loss_scale=65536.0 grad_norm={'0_default': 1.04} ...`
+_INTERNEVO_STEP = re.compile(r"\bstep=(\d{1,18}) loss=")
+_INTERNEVO_PAIR = re.compile(r"(?<![\w/])(loss|lr|loss_scale|acc|perplexity|grad_norm)=(?:\{'[^']*': )?"
+                             r"([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))", re.IGNORECASE)
+
+
+def _internevo(fields: str, step: int) -> StepLine | None:
+    metrics = tuple((canonical_metric(k), float(v)) for k, v in _INTERNEVO_PAIR.findall(fields))
+    return StepLine("internevo", step, None, metrics) if any(k == "loss" for k, _ in metrics) else None
+
+
+_GPT2_SIMPLE = re.compile(r"^\[(\d{1,18}) \| [\d.]+\] loss=([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?)) "
+                          r"avg=([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))", re.IGNORECASE)
 # clu's LoggingWriter (t5x, flax examples): `[12] collection=train accuracy=0.45, cross_ent_loss=2.3, loss=2.3, ...`
 _CLU_WRITER = re.compile(r"\[(\d{1,18})\] collection=(\w+) (.*)$")
 _EQUALS_PAIR = re.compile(r"([A-Za-z][\w/.-]*)=([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))(?![\w.])", re.IGNORECASE)

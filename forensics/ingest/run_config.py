@@ -100,7 +100,8 @@ def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
         if meta.get("console_framework") and config.get("_framework") is None:
             config.add("_framework", meta["console_framework"], said)
         if meta.get("console_method") and config.get("method") is None:
-            config.add("method", meta["console_method"], said)
+            line = meta.get("console_method_line")
+            config.add("method", meta["console_method"], f"{source}: {line}" if line else said)
         four_bit = meta.get("console_4bit")
         if four_bit and config.get("quant.load_in_4bit") is None:  # the base loaded in 4 bits: an adapter on it is QLoRA
             config.add("quant.load_in_4bit", True, f"{source}: {four_bit}")

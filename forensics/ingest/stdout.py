@@ -67,8 +67,9 @@ _SCALE_VALUE = re.compile(r"OVERFLOW! Scale value (?P<old>\d+) -> (?P<new>\d+)")
 _DS_PROGRESS = re.compile(r"\bstep=(?P<step>\d{1,18}),\s*skipped=(?P<skipped>\d{1,18})\b")
 _AT_MINIMUM = "Current loss scale already at minimum"
 _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
+             "embedding_loss", "loss/train", "loss/eval",
              "global_step/max_steps", "global_step", "iteration"}
-_EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step")
+_EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step", "steps")  # steps: the HF course's
 
 
 # What torchrun (`[rank0]: `, `[default0]: `) and srun before it (`0: [default0]: `) put before each line of a process:
@@ -142,6 +143,19 @@ def _argument_texts(text: str) -> dict[str, str]:
     return out
 
 
+# The Trainer's `log_metrics("eval", metrics)` (examples' run_clm.py and kin, trainer_pt_utils.py): `***** eval metrics
+# *****` then `  eval_loss               =     1.6123` rows; the closing evaluation's only print in a console
+_EVAL_METRICS_HEAD = re.compile(r"^\s*\*{5} eval metrics \*{5}\s*$")
+_METRICS_ROW = re.compile(r"^\s+(\w+)\s*=\s*(\S+)\s*$")
+
+
+def _number_or_none(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:  # `0:00:01.20`, `456789GF`
+        return None
+
+
 def _scan(text: str) -> list[tuple]:
     """Everything of interest, in file order: ('bar', n, total), ('dict', step|None, pairs),
     ('overflow', new_scale|None), ('ds_step', step, skipped), ('at_minimum',)."""
@@ -157,7 +171,21 @@ def _scan(text: str) -> list[tuple]:
         has_generic_line(text))
     table = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
     chat = DeepSpeedChat() if any(marker in text for marker in CHAT_MARKERS) else None
+    block: dict | None = None  # the Trainer's `***** eval metrics *****` block being read
     for index, piece in enumerate(pieces):
+        if block is not None:
+            row = _METRICS_ROW.match(piece)
+            if row:
+                value = _number_or_none(row.group(2))
+                if value is not None:
+                    block[row.group(1)] = value
+                continue
+            if block.get("eval_loss") is not None:
+                events.append(("dict", None, block))
+            block = None
+        if "metrics *****" in piece and _EVAL_METRICS_HEAD.match(piece):
+            block = {}
+            continue
         owner = next((table for table in (keras, mlx) if table is not None and table.owns(piece)), None)
         if owner is not None:  # a table's line is its own: no other reader takes it
             record = owner.feed(piece)
@@ -192,8 +220,10 @@ def _scan(text: str) -> list[tuple]:
                 events.append(("ds_step", int(m.group("step")), int(m.group("skipped"))))
         if _AT_MINIMUM in piece:
             events.append(("at_minimum",))
-    for block in (olmo, composer, nemo_rl):
-        last = block.close() if block is not None else None
+    if block and block.get("eval_loss") is not None:
+        events.append(("dict", None, block))
+    for reader in (olmo, composer, nemo_rl):
+        last = reader.close() if reader is not None else None
         if last is not None:
             events.append(("line", last))
     return numbered_on(_tqdm_postfix_changes(_without_rank_copies(uncounted_lines_numbered(events))))
@@ -278,7 +308,16 @@ def _pairs(body: str) -> dict | None:
             pairs[key] = float(_WRAPPED.sub(lambda m: m.group(1) or m.group(2), val.strip("'\"")))
         except ValueError:  # '0:09:01', 'True', a list: not a scalar
             continue
+    for theirs, ours in _OWN_LOSS_KEYS:  # the step rules below tell a training dict by its `loss`
+        if theirs in pairs and ours not in pairs:
+            pairs[ours] = pairs.pop(theirs)
     return pairs
+
+
+# Trainers that print the loss under a name of their own: SetFit's `embedding_loss`, the HF course's Accelerate loop's
+# `loss/train` (and `loss/eval`), OpenRLHF's `gpt_loss`
+_OWN_LOSS_KEYS = (("embedding_loss", "loss"), ("eval_embedding_loss", "eval_loss"), ("loss/train", "loss"),
+                  ("loss/eval", "eval_loss"), ("gpt_loss", "loss"))
 
 
 # A scalar printed inside its wrapper: numpy 2's repr (`np.float64(0.25)`) or a torch tensor's (`tensor(2.31,
@@ -400,6 +439,8 @@ _CARD_OWNERS = (("axolotl", re.compile(r"Built with Axolotl|^axolotl version:", 
 _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTILINE)
 # parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
+# MiniMind's trainer_utils.py: `Model Params: 25.83M` (millions, two decimals)
+_MODEL_PARAMS_M = re.compile(r"^Model Params: (\d{1,6}(?:\.\d{1,3})?)M[ \t]*\r?$", re.MULTILINE)
 # nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
 _COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\b.*$", re.MULTILINE)
 # nanochat base_train / autoresearch train.py: `Parameter counts:`, one `name : 1,234` line each, `total : N`.
@@ -435,6 +476,7 @@ _TORCHTUNE_RECIPE = re.compile(r"\bRunning (\w+Recipe\w*) with resolved config:"
 _TORCHTUNE_BUILDER = re.compile(r"_component_: torchtune\.models\.[\w.]*?\.(q?lora|dora)_\w+")
 # axolotl's log format (src/axolotl/logging_config.py): `[time] [INFO] [axolotl.train.execute_training:203] [PID:1] ...`
 _AXOLOTL_LOGGER = re.compile(r"\[axolotl\.[\w.]+:\d+\]")
+_LORA_COUNT = re.compile(r"^LoRA \u53c2\u6570\u91cf: [\d.]+ ?M\b.*$", re.MULTILINE)
 _MAXTEXT_DTYPE = re.compile(r"Config param dtype: (bfloat16|float16|float32)\b")
 # ms-swift's logger (swift/utils/logger.py): `[INFO:swift] ...` (2.x and 3.x)
 _SWIFT_LOGGER = re.compile(r"^\[INFO:swift\][^\n]*", re.MULTILINE)
@@ -472,6 +514,8 @@ def console_facts(text: str) -> dict:
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = _line_at(text, m.start(1)).strip()[-160:]  # the total's own line
+    elif "Model Params: " in text and (m := _MODEL_PARAMS_M.search(text)):
+        out["console_n_params"], out["console_n_params_line"] = round(float(m.group(1)) * 1e6), m.group(0).strip()
     for key, value in _recipe_facts(text).items():
         out.setdefault(key, value)  # a precision said above (DeepSpeed's, ...) stands
     m = _INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text else None
@@ -525,6 +569,9 @@ def _recipe_facts(text: str) -> dict:
     m = _SWIFT_LOGGER.search(text) if "[INFO:swift]" in text else None
     if m:
         out.update(console_framework="swift", console_framework_line=m.group(0).strip()[:160])
+    m = _LORA_COUNT.search(text) if "LoRA" in text else None
+    if m:  # MiniMind's LoRA script (trainer/train_lora.py): `LoRA 参数量: 0.262 M`
+        out.update(console_method="lora", console_method_line=m.group(0).strip())
     m = _MAXTEXT_DTYPE.search(text) if "Config param dtype: " in text else None
     if m:  # MaxText's pyconfig prints every parameter: `Config param dtype: bfloat16`
         out.update(console_framework="maxtext", console_framework_line=m.group(0))
@@ -600,7 +647,7 @@ def _said_param_count(text: str) -> tuple[int, str] | None:
     return best
 
 
-_NUM_EPOCHS = re.compile(r"Num Epochs = ([\d,]+)")
+_NUM_EPOCHS = re.compile(r"Num [Ee]pochs = ([\d,]+)")  # SetFit prints `Num epochs = 1`
 _TOTAL_OPT_STEPS = re.compile(r"Total (?:optimization )?steps = ([\d,]+)")  # Unsloth's banner: `Total steps = 90`
 # A training script's own plan line, `2000 examples x 3 epochs = 375 steps` (Phiwain/LLM sft.py): the epochs and
 # the optimizer steps they make, said together. Whole numbers only, never begun inside another number (a run of
