@@ -78,3 +78,71 @@ def test_gpt_neox_fp16_section_of_type_bfloat16_is_bf16():
                                       "---------------- end of arguments ----------------"])
     values = megatron_args.config_values(args)
     assert (values.get("fp16"), values.get("bf16")) == (False, True)
+
+
+def _mlx_table(n=30):
+    rows = ["  iter   train_loss     tok/s     tokens"]
+    rows += [f"  {s:>4}    {loss:>5.3f} \u25bc    {210:>5,.0f}    {0.41 * s:>5.1f}k" for s, loss in enumerate(losses(n=n), 1)]
+    return rows
+
+
+def test_mlx_lms_table_ends_where_its_rows_do(tmp_path):
+    """A small results table the script prints after mlx-lm's own (`0    0.51   arc`) is not more training rows."""
+    text = "\n".join(_mlx_table() + ["", "    task   score", "0    0.51   arc", "1    0.62   hella"]) + "\n"
+    analysis = analyze_logs(write_file(tmp_path, "train.log", text))
+    assert analysis.status == "healthy" and len(analysis.timeline.series("loss")) == 30
+
+
+def test_a_tqdm_loop_under_epoch_lines_is_not_a_keras_bar(tmp_path):
+    """`Epoch 3/3` then `  100/1024 [00:31<01:10] - loss: nan - lr: 0.0003`: a hand-written loop's bar, read by the
+    other readers (the NaN in epoch 3 must be seen)."""
+    lines = []
+    for epoch in (1, 2, 3):
+        lines.append(f"Epoch {epoch}/3")
+        for k in range(1, 11):
+            loss = math.nan if epoch == 3 and k >= 5 else 2.5 - 0.05 * (10 * (epoch - 1) + k)
+            lines.append(f"  {k * 100}/1024 [00:{k:02d}<01:10] - loss: {loss:.4f} - lr: 0.0003")
+    analysis = analyze_logs(write_file(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert analysis.status == "broken"
+
+
+def _keras_fit(epochs, start_loss, nan_at=None):
+    out = []
+    for e in range(1, epochs + 1):
+        loss = math.nan if nan_at and e >= nan_at else start_loss - 0.1 * e
+        out += [f"Epoch {e}/{epochs}", f"100/100 \u2501\u2501\u2501\u2501\u2501\u2501 5s 50ms/step - loss: {loss:.4f} - "
+                f"val_accuracy: 0.6000 - val_loss: {start_loss - 0.08 * e:.4f}"]
+    return out
+
+
+def test_a_second_keras_fit_after_a_finished_one_comes_after_it(tmp_path):
+    """Transfer learning: `fit` 5 epochs frozen, then unfreeze and `fit` 3 more (`Epoch 1/3` ...), NaN in the last:
+    the second phase is the run's last, not an attempt a resume threw away."""
+    text = "\n".join(_keras_fit(5, 2.5) + _keras_fit(3, 2.0, nan_at=3)) + "\n"
+    analysis = analyze_logs(write_file(tmp_path, "train.log", text))
+    assert analysis.status == "broken" and analysis.first_incident.step == 8
+    assert "eval_accuracy" in analysis.timeline.metrics
+
+
+def test_a_steps_counter_within_each_epoch_is_not_the_run_step(tmp_path):
+    """`{'epoch': 1, 'steps': 50, 'loss': ...}` counts within an epoch: no epoch is read as an abandoned attempt."""
+    lines = [str({"epoch": epoch, "steps": k * 50, "loss": round(2.5 - 0.05 * (epoch * 10 + k), 4), "lr": 0.0003})
+             for epoch in range(3) for k in range(1, 11)]
+    analysis = analyze_logs(write_file(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert len(analysis.timeline.series("loss")) == 30 and not analysis.timeline.abandoned().size
+
+
+@pytest.mark.parametrize("line", ["[1] collection=train loss=2.3, accuracy=0.4, jax=0.4.30",
+                                  "[2] collection=train loss=2.2.1, accuracy=0.4"])
+def test_a_version_like_value_in_a_clu_line_is_no_number(line):
+    record = parse_line(line)
+    assert record is None or all(math.isfinite(v) for _, v in record.metrics)
+
+
+def test_a_note_quoting_one_framework_line_is_not_a_log(tmp_path):
+    """A healthy trainer_state.json beside notes.txt that quotes a line of another run: `[1200] collection=train
+    loss=nan, accuracy=0.1`."""
+    history = [{"step": s, "loss": loss, "epoch": s / 30} for s, loss in enumerate(losses(), 1)]
+    _state(tmp_path, history)
+    write_file(tmp_path, "notes.txt", "Last week's t5x run ended with\n[1200] collection=train loss=nan, accuracy=0.1\n")
+    assert analyze_logs(tmp_path).status == "healthy"

@@ -390,8 +390,10 @@ _MAXTEXT_EVAL = re.compile(r"\bCompleted eval after train step (\d{1,18}), (.*)$
 # InternEvo / InternLM's training line (internlm/train/pipeline.py record_current_batch_training_metrics): `tflops=180.5
 # step=23 loss=1.51 tgs (tokens/gpu/second)=3523.1 ... lr=4.2e-05 loss_scale=65536.0 grad_norm={'0_default': 1.04} ...`
 _INTERNEVO_STEP = re.compile(r"\bstep=(\d{1,18}) loss=")
+# a printed float, whole (`2.2.1` or `0.91.` is no number: a version, a sentence's full stop)
+_FLOAT = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?)(?![\d.])"
 _INTERNEVO_PAIR = re.compile(r"(?<![\w/])(loss|lr|loss_scale|acc|perplexity|grad_norm)=(?:\{'[^']*': )?"
-                             r"([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))", re.IGNORECASE)
+                             r"(" + _FLOAT + r")", re.IGNORECASE)
 
 
 def _internevo(fields: str, step: int) -> StepLine | None:
@@ -399,11 +401,11 @@ def _internevo(fields: str, step: int) -> StepLine | None:
     return StepLine("internevo", step, None, metrics) if any(k == "loss" for k, _ in metrics) else None
 
 
-_GPT2_SIMPLE = re.compile(r"^\[(\d{1,18}) \| [\d.]+\] loss=([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?)) "
-                          r"avg=([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))", re.IGNORECASE)
+_GPT2_SIMPLE = re.compile(r"^\[(\d{1,18}) \| [\d.]+\] loss=(" + _FLOAT + r")"
+                          r" avg=(" + _FLOAT + r")", re.IGNORECASE)
 # clu's LoggingWriter (t5x, flax examples): `[12] collection=train accuracy=0.45, cross_ent_loss=2.3, loss=2.3, ...`
 _CLU_WRITER = re.compile(r"\[(\d{1,18})\] collection=(\w+) (.*)$")
-_EQUALS_PAIR = re.compile(r"([A-Za-z][\w/.-]*)=([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))(?![\w.])", re.IGNORECASE)
+_EQUALS_PAIR = re.compile(r"([A-Za-z][\w/.-]*)=(" + _FLOAT + r")(?![\w.])", re.IGNORECASE)
 
 
 def _fairseq2(m: re.Match) -> StepLine | None:
@@ -909,7 +911,7 @@ def _composer_name(name: str) -> str:
 # `📊 Training Results:` with `  • Loss: X` (`  • Avg Reward: X` in GRPO) and `📊 Validation Results:` with
 # `    • Validation loss: X`
 _NEMO_RL_HEADER = re.compile(r"^=+ Step (\d{1,18})/(\d{1,18}) =+\s*$")
-_NEMO_RL_ITEM = re.compile(r"^\s+\u2022 ([A-Za-z][\w /()-]*?): ([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))\b", re.IGNORECASE)
+_NEMO_RL_ITEM = re.compile(r"^\s+\u2022 ([A-Za-z][\w /()-]*?): (" + _FLOAT + r")", re.IGNORECASE)
 _NEMO_RL_NAMES = {"loss": "loss", "validation loss": "eval_loss", "avg reward": "reward", "grad norm": "grad_norm"}
 
 
@@ -935,7 +937,8 @@ class NemoRLBlock:
         return None
 
     def close(self) -> StepLine | None:
-        done = StepLine("nemo_rl", self.step, self.total, tuple(self.metrics)) if self.step is not None and self.metrics else None
+        done = (StepLine("nemo_rl", self.step, self.total, tuple(self.metrics))
+                if self.step is not None and self.metrics else None)
         self.step, self.total, self.metrics = None, None, []
         return done
 
@@ -944,8 +947,9 @@ class NemoRLBlock:
 # `100/100 ━━━━ 5s 50ms/step - loss: X - val_loss: Y` (verbose=1, updated in place) or `100/100 - 5s - loss: X`
 # (verbose=2); each metric is the epoch's running mean, final at the bar's last batch.
 _KERAS_EPOCH = re.compile(r"^Epoch (\d{1,9})/(\d{1,9})\s*$")
-_KERAS_BAR = re.compile(r"^\s*(\d{1,12})/(\d{1,12}) .*? - loss: ")
-_KERAS_PAIR = re.compile(r" - ([A-Za-z][\w/]*): ([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))", re.IGNORECASE)
+# Keras's own bar after `n/N`: `━━━━` (Keras 3), `[=====>....]` (tf.keras) or ` - 5s` (verbose=2); not a tqdm bar
+_KERAS_BAR = re.compile(r"^\s*(\d{1,12})/(\d{1,12}) (?:[\u2501\s]*\u2501|\[[=>.]+\]|- \d+m?s\b).*? - loss: ")
+_KERAS_PAIR = re.compile(r" - ([A-Za-z][\w/]*): (" + _FLOAT + r")", re.IGNORECASE)
 
 
 @dataclass
@@ -955,6 +959,7 @@ class KerasEpochs:
 
     epoch: int | None = None
     epochs: int | None = None
+    before: int = 0  # the epochs of earlier `fit` calls that ran to their end (fine-tuning after a frozen phase)
 
     def owns(self, line: str) -> bool:
         return bool(_KERAS_EPOCH.match(line) or (self.epoch is not None and " - loss: " in line
@@ -963,19 +968,28 @@ class KerasEpochs:
     def feed(self, line: str) -> StepLine | None:
         header = _KERAS_EPOCH.match(line)
         if header:
-            self.epoch, self.epochs = int(header.group(1)), int(header.group(2))
+            epoch, epochs = int(header.group(1)), int(header.group(2))
+            if self.epoch is not None and epoch <= self.epoch and self.epoch == self.epochs:
+                self.before += self.epoch  # a new `fit` after one that finished: its epochs come after
+            self.epoch, self.epochs = epoch, epochs
             return None
         bar = _KERAS_BAR.match(line)
         if bar is None or bar.group(1) != bar.group(2):
             return None  # an update within the epoch: its mean so far
-        metrics = tuple((canonical_metric(name), float(raw)) for name, raw in _KERAS_PAIR.findall(line))
-        return StepLine("keras", self.epoch, self.epochs, metrics) if metrics else None
+        metrics = tuple((_keras_name(name), float(raw)) for name, raw in _KERAS_PAIR.findall(line))
+        return StepLine("keras", self.before + self.epoch, None, metrics) if metrics else None
+
+
+def _keras_name(name: str) -> str:
+    """Keras's names; its held-out ones are `val_<name>`."""
+    return canonical_metric(name) if not name.startswith("val_") or name == "val_loss" else "eval_" + name[4:]
 
 
 # mlx-lm's training table (mlx_lm/cli_ui.py TrainUI): a header `  iter   train_loss     tok/s     tokens`, then a row
 # per report, `    10    2.300 ▼      210      4.1k`, and a validation row `    10    val 2.100    1.23s`
 _MLX_HEADER = re.compile(r"^\s*iter\s+train_loss\s")
-_MLX_ROW = re.compile(r"^\s*(\d{1,12})\s+(val\s+)?([-+]?(?:nan|inf|\d[\d.]*(?:e[-+]?\d+)?))(?:\s|$)", re.IGNORECASE)
+_MLX_ROW = re.compile(r"^\s*(\d{1,12})\s+(?:(val)\s+(" + _FLOAT + r")\s+[\d.]+s"  # a validation row, or a training one
+                     r"|(" + _FLOAT + r")\s+[\u25bc\u25b2=-]?\s*[\d,.]+\s+[\d.]+[kMGT]?)\s*$", re.IGNORECASE)
 
 
 @dataclass
@@ -994,5 +1008,5 @@ class MlxTable:
         row = _MLX_ROW.match(line)
         if row is None:
             return None
-        name = "eval_loss" if row.group(2) else "loss"
-        return StepLine("mlx", int(row.group(1)), None, ((name, float(row.group(3))),))
+        name, value = ("eval_loss", row.group(3)) if row.group(2) else ("loss", row.group(4))
+        return StepLine("mlx", int(row.group(1)), None, ((name, float(value)),))

@@ -69,7 +69,7 @@ _AT_MINIMUM = "Current loss scale already at minimum"
 _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
              "embedding_loss", "loss/train", "loss/eval",
              "global_step/max_steps", "global_step", "iteration"}
-_EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step", "steps")  # steps: the HF course's
+_EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step", "steps")  # steps: see _explicit_step
 
 
 # What torchrun (`[rank0]: `, `[default0]: `) and srun before it (`0: [default0]: `) put before each line of a process:
@@ -755,7 +755,11 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
 
 
 def _explicit_step(pairs: dict) -> int | None:
+    """The step a dict line names. `steps` (the HF course's Accelerate loop: completed steps) counts only in a dict
+    with no `epoch`: a loop's `{'epoch': 1, 'steps': 50, ...}` counts within each epoch."""
     for key in _EXPLICIT_STEP_KEYS:
+        if key == "steps" and "epoch" in pairs:
+            continue
         value = pairs.get(key)
         if value is not None:
             head = str(value).split("/")[0].strip()
