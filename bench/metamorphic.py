@@ -39,9 +39,16 @@ CONSOLE_EXT = {".log", ".out", ".txt", ".err", ""}
 NOT_LOGS = {"README.md", "requirements.txt"}
 
 
-def cases(every: int = 1, only: list[str] | None = None) -> list[Path]:
-    out = [CORPUS / p.stem for p in sorted((CORPUS / "expected").glob("*.json"))]
-    if SHARED.is_dir():
+def cases(every: int = 1, only: list[str] | None = None, first: str | None = None, last: str | None = None,
+          shared: str = "yes") -> list[Path]:
+    """The real cases, every `every`-th; `first` / `last` bound the corpus cases' names (case-insensitive,
+    inclusive on the first letters given: --from O --to Z); `shared` 'yes' adds the shared cases, 'only' takes
+    them alone, 'no' leaves them out."""
+    out = [] if shared == "only" else [CORPUS / p.stem for p in sorted((CORPUS / "expected").glob("*.json"))]
+    if first or last:
+        lo, hi = (first or "").lower(), (last or "").lower()
+        out = [c for c in out if c.name.lower()[:len(lo)] >= lo and (not hi or c.name.lower()[:len(hi)] <= hi)]
+    if SHARED.is_dir() and shared != "no":
         out += [SHARED / p.stem for p in sorted((CORPUS / "expected_shared").glob("*.json"))]
     out = [c for c in out if c.is_dir()]
     if only:
@@ -160,16 +167,46 @@ def _tqdm_line(line: str) -> str:
     return line
 
 
-def _wrap(width: int):
+def _wrap(width: int, at_cr: bool = False):
+    """Lines hard-wrapped at `width` columns. `at_cr`: a carriage return starts a new screen line (what a terminal
+    shows of tqdm's redrawn bar), so each \\r-piece is wrapped on its own; without it the \\r-joined pieces of a
+    bar count as one long line and a wrap lands inside a bar, which no terminal does (the first pass's wrap200
+    changes were all of that kind)."""
+    def one(line: str) -> list[str]:
+        out = []
+        while len(line) > width:
+            out.append(line[:width])
+            line = line[width:]
+        out.append(line)
+        return out
+
     def run(text: str) -> str:
         out = []
         for line in text.split("\n"):
-            while len(line) > width:
-                out.append(line[:width])
-                line = line[width:]
-            out.append(line)
+            if at_cr and "\r" in line:
+                out.append("\r".join("\n".join(one(piece)) for piece in line.split("\r")))
+            else:
+                out += one(line)
         return "\n".join(out)
     return run
+
+
+_BAR_LINE = re.compile(r"[^\r\n{}]*?\|\s*\d+/\d+\s*\[[^\]\r\n]*(?:it/s|s/it)[^\]\r\n]*\]")
+
+
+def _tqdm_echo(text: str) -> str:
+    """Before each dict / loss line, tqdm's redraw of the last bar the log printed before it and a \\r (the bar
+    and the line on one screen line): the bar's counter is the log's own, no step is invented. A log with no bar is
+    left alone."""
+    out, last = [], None
+    for line in re.split(r"(\n)", text):
+        bars = _BAR_LINE.findall(line)
+        if line != "\n" and last and ("{" in line or re.search(r"loss", line, re.I)) and not bars:
+            line = "\r" + last.strip("\r") + "\r" + line
+        if bars:
+            last = bars[-1]
+        out.append(line)
+    return "".join(out)
 
 
 def _trunc_last_line(text: str) -> str:
@@ -469,6 +506,10 @@ TRANSFORMS = {
     "rank_prefix2": (_text_transform(console_files, _lines(lambda l: "0: " + l)), "'0: ' prefix (srun --label)"),
     "tqdm_cr": (_text_transform(console_files, _lines(_tqdm_line)), "tqdm bar + \\r before each log line"),
     "wrap200": (_text_transform(console_files, _wrap(200)), "lines hard-wrapped at 200 columns"),
+    "wrap200_cr": (_text_transform(console_files, _wrap(200, at_cr=True)),
+                   "lines hard-wrapped at 200 columns, a \\r starting a new screen line (a terminal's copy)"),
+    "tqdm_echo": (_text_transform(console_files, _tqdm_echo),
+                  "the log's own last tqdm bar redrawn + \\r before each log line (no invented counter)"),
     # 3. still being written
     "trunc_json": (t_trunc_json, "trainer_state.json cut mid-entry inside log_history"),
     "trunc_json_entry": (t_trunc_json_entry, "trainer_state.json cut right before the last log_history entry"),
@@ -495,24 +536,169 @@ CHEAP = ["copy", "crlf", "crlf_logs", "bom_logs", "bom_json", "trailing_ws", "no
 SLOW = ["deeper1", "deeper2", "ckpt_only", "multi_ckpt", "multi_ckpt_top", "ts2console", "ts2tb"]
 
 
+# ---------------------------------------------------------------- second pass: restarts, JSON form, notebooks, zips
+
+def _split_point(lines: list[str]) -> int | None:
+    """A line index near the middle of a console to cut it at: before a line that logs a metric where there is one
+    in the middle third (a restart comes between two log lines), else the middle."""
+    n = len(lines)
+    if n < 6:
+        return None
+    mid = n // 2
+    for off in range(0, n // 6 + 1):
+        for i in (mid + off, mid - off):
+            if 0 < i < n and re.search(r"loss", lines[i], re.I):
+                return i
+    return mid
+
+
+def _split_console(first_name, second_name):
+    """The one top-level console log split in two at a log line near its middle, as a restart (or logrotate)
+    leaves it: the older half in `first_name`, the newer in `second_name` (names may use {name} for the log's own
+    name); the older half's file is older on disk."""
+    def t(src, dst):
+        logs = [p for p in console_files(src) if p.parent == src]
+        if len(logs) != 1:
+            return False
+        text = logs[0].read_bytes().decode("utf-8", errors="surrogateescape")
+        lines = text.splitlines(keepends=True)
+        cut = _split_point(lines)
+        if cut is None:
+            return False
+        _copy(src, dst)
+        import os
+        st = (dst / logs[0].name).stat()
+        (dst / logs[0].name).unlink()
+        a = dst / first_name.format(name=logs[0].name)
+        b = dst / second_name.format(name=logs[0].name)
+        a.write_bytes("".join(lines[:cut]).encode("utf-8", errors="surrogateescape"))
+        b.write_bytes("".join(lines[cut:]).encode("utf-8", errors="surrogateescape"))
+        os.utime(a, (st.st_atime - 3600, st.st_mtime - 3600))
+        os.utime(b, (st.st_atime, st.st_mtime))
+        return True
+    return t
+
+
+def _rewrite_states(dump):
+    """Every trainer_state.json of the copy re-serialised by `dump(obj) -> str`."""
+    def t(src, dst):
+        if not _trainer_states(src):
+            return False
+        _copy(src, dst)
+        done = False
+        for p in _trainer_states(dst):
+            try:
+                d = json.loads(p.read_text())
+            except Exception:  # noqa: BLE001
+                continue
+            p.write_text(dump(d))
+            done = True
+        return done
+    return t
+
+
+_HF_DICT = re.compile(r"\{'[A-Za-z_][^{}]*\}")
+
+
+def _dq_line(line: str) -> str:
+    """An HF dict line `{'loss': 1.2, ...}` printed with json.dumps instead (double quotes, NaN as NaN)."""
+
+    def sub(m):
+        body = m.group(0)
+        try:
+            d = eval(body, {"__builtins__": {}}, {"nan": float("nan"), "inf": float("inf")})  # noqa: S307
+        except Exception:  # noqa: BLE001
+            return body
+        if not isinstance(d, dict):
+            return body
+        return json.dumps(d)
+    return _HF_DICT.sub(sub, line)
+
+
+def t_ts2console_dq(src, dst):
+    """ts2console with the dict lines printed by json.dumps (double quotes)"""
+    if not t_ts2console(src, dst):
+        return False
+    log = dst / "train.log"
+    log.write_text("\n".join(_dq_line(l) for l in log.read_text().split("\n")))
+    return True
+
+
+def t_ipynb(src, dst):
+    """the one top-level console log saved as a Jupyter notebook's cell output (stream stdout), the log removed"""
+    logs = [p for p in console_files(src) if p.parent == src]
+    if len(logs) != 1:
+        return False
+    text = logs[0].read_bytes().decode("utf-8", errors="replace")
+    _copy(src, dst)
+    (dst / logs[0].name).unlink()
+    nb = {"cells": [
+        {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": ["trainer.train()\n"],
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": text.splitlines(keepends=True)}]}],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4, "nbformat_minor": 5}
+    (dst / (Path(logs[0].name).stem + ".ipynb")).write_text(json.dumps(nb, indent=1))
+    return True
+
+
+def t_unzip_top(src, dst):
+    """the run folder inside one extra folder of its own name (what unzipping <case>.zip adds)"""
+    return _nest([src.name])(src, dst)
+
+
+def t_unzip_main(src, dst):
+    """the run folder inside <case>-main/ (a GitHub 'Download ZIP')"""
+    return _nest([src.name + "-main"])(src, dst)
+
+
+TS_DOCKER = "2024-05-01T12:00:00.123456789Z "  # `docker logs -t` / `kubectl logs --timestamps`: every line, stderr too
+
+TRANSFORMS.update({
+    "ts_docker": (_text_transform(console_files, _lines(lambda l: TS_DOCKER + l)),
+                  "'2024-05-01T12:00:00.123456789Z ' before every line (docker logs -t, kubectl --timestamps)"),
+    "split_rotate": (_split_console("{name}.1", "{name}"), "console split in two: older half {log}.1, newer {log}"),
+    "split_nohup": (_split_console("nohup.out", "train_resume.log"),
+                    "console split by a restart: older half nohup.out, newer train_resume.log"),
+    "split_two": (_split_console("{name}", "resume_{name}"), "console split: older half {log}, newer resume_{log}"),
+    "ts_indent4": (_rewrite_states(lambda d: json.dumps(d, indent=4)), "trainer_state.json with indent 4"),
+    "ts_oneline": (_rewrite_states(lambda d: json.dumps(d)), "trainer_state.json on one line"),
+    "ts_compact": (_rewrite_states(lambda d: json.dumps(d, separators=(",", ":"))), "trainer_state.json compact"),
+    "dq_dicts": (_text_transform(console_files, _lines(_dq_line)), "HF dict lines printed by json.dumps"),
+    "ts2console_dq": (t_ts2console_dq, "ts2console with double-quoted (json.dumps) dict lines"),
+    "ipynb": (t_ipynb, "the console as a notebook cell's stream output (.ipynb), the log removed"),
+    "unzip_top": (t_unzip_top, "run folder inside <case>/ (unzip)"),
+    "unzip_main": (t_unzip_main, "run folder inside <case>-main/ (GitHub zip)"),
+})
+SECOND = ["ts_docker", "wrap200_cr", "tqdm_echo", "split_rotate", "split_nohup", "split_two", "ts_indent4", "ts_oneline", "ts_compact", "dq_dicts",
+          "ts2console_dq", "ipynb", "unzip_top", "unzip_main"]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("transforms", nargs="*")
     ap.add_argument("--cheap", action="store_true")
     ap.add_argument("--slow", action="store_true")
+    ap.add_argument("--second", action="store_true", help="the second pass's transforms (SECOND)")
     ap.add_argument("--every", type=int, default=1, help="take every Nth case")
     ap.add_argument("--case", action="append", help="only this case (repeatable)")
+    ap.add_argument("--skip", action="append", default=[], help="leave this case out (repeatable; a slow one)")
+    ap.add_argument("--from", dest="first", help="first corpus case name (prefix, case-insensitive)")
+    ap.add_argument("--to", dest="last", help="last corpus case name (prefix, case-insensitive, inclusive)")
+    ap.add_argument("--shared", choices=("yes", "no", "only"), default="yes", help="the shared cases too / not / alone")
+    ap.add_argument("--work", default=str(WORK), help=f"where the copies go (default {WORK})")
     ap.add_argument("--all", action="store_true", help="print unchanged rows too")
     ap.add_argument("--out", help="write every row as JSON lines here")
     ap.add_argument("--baseline", help="cache of original answers (JSON), read if there, written if not")
-    ap.add_argument("--keep", action="store_true", help="keep the transformed copies under /tmp/mt")
+    ap.add_argument("--keep", action="store_true", help="keep the transformed copies under --work")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
     if args.list:
         for name, (_, doc) in TRANSFORMS.items():
             print(f"{name:18} {doc}")
         return 0
-    names = list(args.transforms) + (CHEAP if args.cheap else []) + (SLOW if args.slow else [])
+    names = list(args.transforms) + (CHEAP if args.cheap else []) + (SLOW if args.slow else []) + (
+        SECOND if args.second else [])
+    names = list(dict.fromkeys(names))
     unknown = [n for n in names if n not in TRANSFORMS]
     if unknown or not names:
         ap.error(f"unknown transforms {unknown}; --list names them")
@@ -522,13 +708,16 @@ def main(argv=None) -> int:
     out = open(args.out, "w") if args.out else None
     counts: dict[str, list[int]] = {n: [0, 0] for n in names}
     print("case\ttransform\tchanged\toriginal\tnew", flush=True)
-    for case in cases(args.every, args.case):
+    work = Path(args.work)
+    for case in cases(args.every, args.case, args.first, args.last, args.shared):
+        if case.name in args.skip:
+            continue
         if case.name not in base:
             base[case.name] = answer(case)
         orig = base[case.name]
         for name in names:
             fn = TRANSFORMS[name][0]
-            dst = WORK / name / case.name
+            dst = work / name / case.name
             t0 = time.time()
             try:
                 applied = fn(case, dst)

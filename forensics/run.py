@@ -27,6 +27,8 @@ _DOCUMENT = re.compile(r"(?i)^(?:readme|changelog|changes|license|contributing|h
 # A metrics table (`step,loss` / `step<TAB>loss` header) in a file of these kinds is read as a table.
 _TABLE_SUFFIXES = {".csv", ".tsv", ".log", ".txt", ".out"}
 # A captured console saved with no suffix at all (`stdout`, `train_log`, `nohup`): sniffed like a .log
+# A log rotated by logrotate or a RotatingFileHandler: `train.log.1`, `nohup.out.2`
+_ROTATED_LOG = re.compile(r"(?i)\.(?:log|txt|out)\.\d{1,3}$")
 _BARE_LOG_NAME = re.compile(r"(?i)^(?:nohup|stdout|stderr|output|logs?|train(?:ing)?(?:[_-]?log)?)$")
 _WEIGHT_SUFFIXES = {".safetensors", ".bin", ".pt", ".pth"}
 # .bin/.pt files that are not model weights.
@@ -215,7 +217,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.weight_files.append(path)
     elif name.endswith(".index.json") and ("safetensors" in name or "pytorch_model" in name):
         layout.weight_files.append(path)
-    elif suffix in _TEXT_LOG_SUFFIXES or (not suffix and _BARE_LOG_NAME.match(name)) or (
+    elif suffix in _TEXT_LOG_SUFFIXES or (not suffix and _BARE_LOG_NAME.match(name)) or _ROTATED_LOG.search(name) or (
             explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
         if explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
@@ -318,13 +320,17 @@ _UNCOUNTED_LINES = 5
 # looked for, as the console reader drops them (some hints are anchored at a line's start)
 _ANSI_BYTES = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 _LAUNCHER_BYTES = re.compile(rb"(?m)^(?:\d+: )?\[(?:rank|default)\d+\]: ?")
+# a log collector's time or task label before every line (`docker logs -t`, `srun --label`), as the reader drops them
+_STAMP_BYTES = re.compile(rb"(?m)^(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) |\d{1,4}: )")
 
 
 def _hinted(chunk: bytes) -> bool:
     """A chunk of a file holds a line of a known training log, or `_LOOSE_LINES` lines of a hand-written loop (or
     `_UNCOUNTED_LINES` of its counter-less lines, or `_PRINTED_TENSORS` of its printed loss tensors)."""
+    chunk = chunk[3:] if chunk.startswith(b"\xef\xbb\xbf") else chunk
     chunk = _ANSI_BYTES.sub(b"", chunk) if b"\x1b" in chunk else chunk
     chunk = _LAUNCHER_BYTES.sub(b"", chunk) if b"]:" in chunk else chunk
+    chunk = _STAMP_BYTES.sub(b"", chunk) if _STAMP_BYTES.match(chunk) else chunk
     chunk = chunk.replace(b"\r", b"\n") if b"\r" in chunk else chunk  # a tqdm bar's carriage returns end lines too
     if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk):
         return True

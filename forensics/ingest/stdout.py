@@ -78,6 +78,27 @@ _EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "ste
 _LAUNCHER_PREFIX = re.compile(r"^(?:\d+: )?\[(?:rank|default)\d+\]: ?", re.MULTILINE)
 
 
+# What a log collector puts before every line: `docker logs -t` / `kubectl logs --timestamps` an RFC 3339 time
+# (`2024-05-01T12:00:00.123456789Z `), `srun --label` the task's number (`0: `; taken off only where nearly every line
+# has one, since a script may print `0: ...` itself)
+_RFC3339_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) ", re.MULTILINE)
+_TASK_LABEL = re.compile(r"^\d{1,4}: ", re.MULTILINE)
+
+
+def _without_line_stamps(text: str) -> str:
+    if _RFC3339_STAMP.match(text):
+        text = _RFC3339_STAMP.sub("", text)
+    head = [line for line in text[:200_000].split("\n")[:500] if line.strip()]
+    labels = [m.group(0) for line in head if (m := _TASK_LABEL.match(line))] if _TASK_LABEL.match(text) else []
+    # a few tasks' labels on nearly every line; a loop's own `100: loss 2.3` lines count up instead
+    if head and len(labels) >= 0.9 * len(head) and len(set(labels)) <= _MAX_TASK_LABELS:
+        text = _TASK_LABEL.sub("", text)
+    return text
+
+
+_MAX_TASK_LABELS = 16
+
+
 def read(path: Path) -> LogRecords:
     """Training metrics and DeepSpeed loss-scale events of one console log (module docstring)."""
     path = Path(path)
@@ -86,6 +107,7 @@ def read(path: Path) -> LogRecords:
     text = ANSI.sub("", text) if "\x1b" in text else text
     text = text.replace("\x00", "") if "\x00" in text else text  # a file overwritten while its writer appended
     text = _LAUNCHER_PREFIX.sub("", text) if "]:" in text else text
+    text = _without_line_stamps(text.replace("\r\n", "\n") if "\r\n" in text else text)
     events = _scan(text)
     meta: dict = {}
     warnings = []
