@@ -72,6 +72,9 @@ _ALIASES = {
     "actor_grad_norm": "grad_norm",
     "actor_lr": "learning_rate",
     "loss/policy_avg": "loss",
+    # slime's rollout reward (slime/ray/train_metric_utils.py) and ROLL's actor grad norm (roll/pipeline/rlvr)
+    "rollout/raw_reward": "reward",
+    "actor_train/grad_norm": "grad_norm",
 }
 
 

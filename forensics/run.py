@@ -277,7 +277,7 @@ def _is_config(name: str) -> bool:
 # after train step N, loss=X`, fairseq2's `Train Metrics (step N) - NLL Loss: X`, mlx-lm's `iter train_loss` table,
 # clu's `[N] collection=train ...` (ingest.pretrain_lines).
 _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/train|embedding_loss)['"]\s*:|OVERFLOW!"""
-                       rb"""|loss scale|iteration:?\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
+                       rb"""|loss scale|\bstep \d+: \{'train/|\{"system/global_step": \d+|iteration:?\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
                        rb"""|(?:batch|token|sample)=\d+(?:/\d+)?\]:\r?\n\t Train """
                        rb"""|step:?\s+\d+(?:/\d+)?(?:\s+\([\d.]+%\))?\s+\|[\w ]*loss:"""
                        rb"""|Step \d+ \| Validation (?:bpb|loss):|(?:iter \d+: loss|step \d+: train loss) (?:\d|nan|inf)"""

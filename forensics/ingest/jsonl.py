@@ -23,7 +23,7 @@ NOT_METRICS = frozenset(STEP_KEYS + ("total_steps", "max_steps", "percentage", "
 def read(path: Path) -> LogRecords:
     """The numeric keys of every line that names its step (see the module docstring). A file named for a held-out
     split (fairseq2's metrics/valid.jsonl beside its train.jsonl) holds evaluation metrics: eval_<name>."""
-    records = read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not a metrics log", unwrap=_step_and_data)
+    records = read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not a metrics log", unwrap=_flat)
     if Path(path).stem.lower() not in _HELD_OUT_FILES:
         return records
     names = records.frame["metric"].map(lambda name: name if name.startswith("eval_") else "eval_" + name)
@@ -31,6 +31,23 @@ def read(path: Path) -> LogRecords:
 
 
 _HELD_OUT_FILES = ("valid", "validation", "eval", "evaluation", "val")
+
+
+def _flat(objects: list[dict]) -> list[dict]:
+    """verl's `{step, data}` lines read (`_step_and_data`), and nested objects flattened with `/` (EasyR1's
+    experiment_log.jsonl: `{"step": 3, "actor": {"pg_loss": 0.06}, "critic": {"score": {"mean": 0.1}}}`)."""
+    return [_flattened(obj) if any(isinstance(v, dict) for v in obj.values()) else obj
+            for obj in _step_and_data(objects)]
+
+
+def _flattened(obj: dict, prefix: str = "") -> dict:
+    out: dict = {}
+    for key, value in obj.items():
+        if isinstance(value, dict):
+            out.update(_flattened(value, f"{prefix}{key}/"))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 def _step_and_data(objects: list[dict]) -> list[dict]:

@@ -55,8 +55,9 @@ from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 
 FORMAT = "stdout"
 
-# a dict line, with the step a prefix may give: `Step: 12 {...}`, OpenRLHF's `✨ Global step 12: {...}`
-_DICT = re.compile(r"(?:(?:Step:|Global step)\s*(?P<step>\d{1,18}):?\s*)?\{(?P<body>[^{}]*)\}")
+# a dict line, with the step a prefix may give: `Step: 12 {...}`, OpenRLHF's `✨ Global step 12: {...}`, slime's
+# `step 12: {...}` and `rollout 12: {...}`
+_DICT = re.compile(r"(?:(?:Step:|Global step|\bstep|\brollout)\s*(?P<step>\d{1,18}):?\s*)?\{(?P<body>[^{}]*)\}")
 _PAIR = re.compile(r"""['"](?P<key>[^'"]+)['"]\s*:\s*(?P<val>'[^']*'|"[^"]*"|[^,}\s]+)""")
 _BAR = re.compile(r"\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*\[[^\]]*?(?:it/s|s/it)\]")
 _OVERFLOW = re.compile(
@@ -69,7 +70,8 @@ _AT_MINIMUM = "Current loss scale already at minimum"
 _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
              "embedding_loss", "loss/train", "loss/eval",
              "global_step/max_steps", "global_step", "iteration"}
-_EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step", "steps")  # steps: see _explicit_step
+_EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step", "steps",  # steps: see _explicit_step
+                       "system/global_step")  # ROLL's
 
 
 # What torchrun (`[rank0]: `, `[default0]: `) and srun before it (`0: [default0]: `) put before each line of a process:
@@ -318,8 +320,9 @@ def _step_line_warnings(events: list[tuple]) -> list[str]:
 
 def _pairs(body: str) -> dict | None:
     """The numeric pairs of a dict body, or None when it is not a training log dict."""
-    found = {m.group("key"): m.group("val") for m in _PAIR.finditer(body)}
-    if not any(k in _LOG_KEYS or k.startswith("eval_") for k in found):
+    # ROLL tags a metric with its reduction (`actor/pg_loss@sum`); slime prefixes `train/`
+    found = {m.group("key").split("@")[0]: m.group("val") for m in _PAIR.finditer(body)}
+    if not any(k in _LOG_KEYS or k.startswith("eval_") or canonical_metric(k) in _LOG_KEYS for k in found):
         return None
     pairs = {}
     for key, val in found.items():
