@@ -146,3 +146,12 @@ def test_a_note_quoting_one_framework_line_is_not_a_log(tmp_path):
     _state(tmp_path, history)
     write_file(tmp_path, "notes.txt", "Last week's t5x run ended with\n[1200] collection=train loss=nan, accuracy=0.1\n")
     assert analyze_logs(tmp_path).status == "healthy"
+
+
+def test_a_step_counted_within_each_epoch_before_a_dict_is_not_the_run_step(tmp_path):
+    """slime prints `step N: {...}`; a loop's `Epoch 2 step 10: {'loss': ...}` counts within the epoch: no epoch is
+    read as an abandoned attempt."""
+    lines = [f"Epoch {epoch} step {k}: " + str({"loss": round(2.5 - 0.05 * (epoch * 10 + k), 4), "lr": 0.0003})
+             for epoch in range(3) for k in range(1, 11)]
+    analysis = analyze_logs(write_file(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert len(analysis.timeline.series("loss")) == 30 and not analysis.timeline.abandoned().size

@@ -231,7 +231,7 @@ def _scan(text: str) -> list[tuple]:
             for m in _DICT.finditer(piece):
                 pairs = _pairs(m.group("body"))
                 if pairs is not None:
-                    events.append(("dict", int(m.group("step")) if m.group("step") else None, pairs))
+                    events.append(("dict", _prefix_step(m, piece), pairs))
         if "/" in piece and "[" in piece:
             for m in _BAR.finditer(piece):
                 events.append(("bar", int(m.group("n")), int(m.group("total"))))
@@ -316,6 +316,15 @@ def _without_rank_copies(events: list[tuple]) -> list[tuple]:
 def _step_line_warnings(events: list[tuple]) -> list[str]:
     cut = [e[1] for e in events if e[0] == "line" and e[1].cut]
     return [f"the last line (step {r.step}) is cut mid-write; its complete fields were kept" for r in cut]
+
+
+def _prefix_step(m: re.Match, line: str) -> int | None:
+    """The step a dict line's prefix names; not a lowercase `step N:` on a line that names an epoch too (a loop's
+    `epoch 2 step 10: {...}` counts within the epoch)."""
+    if not m.group("step"):
+        return None
+    counts_within = m.group(0).startswith(("step", "rollout")) and "epoch" in line[:m.start()].lower()
+    return None if counts_within else int(m.group("step"))
 
 
 def _pairs(body: str) -> dict | None:
