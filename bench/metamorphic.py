@@ -365,8 +365,9 @@ def _final_step_d(d, hist):
     return d.get("global_step") or max([e.get("step") or 0 for e in hist] or [0])
 
 
-def t_multi_ckpt(src, dst):
-    """top-level trainer_state.json moved into checkpoint-<last>/, with checkpoint-<k>/ holding its prefixes"""
+def _prefix_checkpoints(src, dst, keep_top: bool) -> bool:
+    """checkpoint-<k>/ folders holding prefixes of the top-level trainer_state.json; the top-level file kept beside
+    them (`keep_top`) or moved into checkpoint-<last>/."""
     ts = src / "trainer_state.json"
     if not ts.is_file() or any(p.name.startswith("checkpoint-") for p in src.iterdir()):
         return False
@@ -375,9 +376,11 @@ def t_multi_ckpt(src, dst):
     except Exception:  # noqa: BLE001
         return False
     _copy(src, dst)
-    final = _final_step(ts)
-    (dst / f"checkpoint-{final}").mkdir()
-    shutil.move(str(dst / "trainer_state.json"), str(dst / f"checkpoint-{final}" / "trainer_state.json"))
+    final = None
+    if not keep_top:
+        final = _final_step(ts)
+        (dst / f"checkpoint-{final}").mkdir()
+        shutil.move(str(dst / "trainer_state.json"), str(dst / f"checkpoint-{final}" / "trainer_state.json"))
     for step, text in prefixes:
         if step == final:
             continue
@@ -386,20 +389,14 @@ def t_multi_ckpt(src, dst):
     return True
 
 
+def t_multi_ckpt(src, dst):
+    """top-level trainer_state.json moved into checkpoint-<last>/, with checkpoint-<k>/ holding its prefixes"""
+    return _prefix_checkpoints(src, dst, keep_top=False)
+
+
 def t_multi_ckpt_top(src, dst):
     """top-level trainer_state.json kept, and checkpoint-<k>/ folders holding its prefixes beside it"""
-    ts = src / "trainer_state.json"
-    if not ts.is_file() or any(p.name.startswith("checkpoint-") for p in src.iterdir()):
-        return False
-    try:
-        prefixes = _prefix_states(ts.read_text(), 2)
-    except Exception:  # noqa: BLE001
-        return False
-    _copy(src, dst)
-    for step, text in prefixes:
-        (dst / f"checkpoint-{step}").mkdir(exist_ok=True)
-        (dst / f"checkpoint-{step}" / "trainer_state.json").write_text(text)
-    return True
+    return _prefix_checkpoints(src, dst, keep_top=True)
 
 
 def _rename(new_name):
