@@ -99,7 +99,6 @@ def easyr1_console(nan_at=None):
     return "\n".join(out) + "\n"
 
 
-@pytest.mark.xfail(strict=True, reason="EasyR1's console prints each step as a YAML block (Step N, then nested keys): no reader for it yet; its experiment_log.jsonl is read")
 def test_easyr1_console_yaml_step_blocks_are_read_and_a_nan_is_broken(tmp_path):
     """EasyR1 verl/utils/logger/logger.py:59-60 prints each step as `Step 1` and a YAML block of the nested metrics
     (`actor:` / `  grad_norm: 0.3` / `  pg_loss: ...`, `critic:` / `  score:` / `    mean: 0.11`). The actor's

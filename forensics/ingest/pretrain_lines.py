@@ -33,6 +33,8 @@ both and puts the rows in file order with its other events.
   eval_).
 * mlx-lm's table (cli_ui.py): `  iter   train_loss ...` then `    10    2.300 ▼ ...` and `    10    val 2.100 ...`
   rows (`MlxTable`).
+* EasyR1's console: `Step N` then the step's metrics as nested YAML (`actor:` / `  grad_norm: 0.3`; `.nan`), names
+  joined with `/` (`YamlSteps`).
 * OLMo (olmo/train.py `log_metrics_to_console`): a `[step=N/M]` (later `[step=N/M,epoch=E]`)
   header, then one `    name=value` line per metric; values above 1000 carry thousands
   commas. OLMo-core prints the same shape with names such as `train/CE loss`, and its evaluations as
@@ -1010,3 +1012,47 @@ class MlxTable:
             return None
         name, value = ("eval_loss", row.group(3)) if row.group(2) else ("loss", row.group(4))
         return StepLine("mlx", int(row.group(1)), None, ((name, float(value)),))
+
+
+# EasyR1's console logger (verl/utils/logger/logger.py): `Step N`, then the step's metrics as a nested YAML dump
+# (`actor:` / `  grad_norm: 0.3` / `critic:` / `  score:` / `    mean: 0.11`; a NaN `.nan`), names joined with `/`
+_YAML_STEP = re.compile(r"^Step (\d{1,18})\s*$")
+_YAML_KEY = re.compile(r"^( *)([A-Za-z_][\w@.-]*):(?: (\S+))?\s*$")
+_YAML_FLOATS = {".nan": "nan", ".inf": "inf", "-.inf": "-inf", ".NaN": "nan", ".Inf": "inf", "-.Inf": "-inf"}
+
+
+@dataclass
+class YamlSteps:
+    """`Step N` headers and the indented YAML under each, fed line by line like `OlmoBlock`; `owns` says a line is the
+    block's (a header, or a `key:` line inside an open block)."""
+
+    step: int | None = None
+    metrics: list = field(default_factory=list)
+    path: list = field(default_factory=list)  # (indent, key) of the open parents
+
+    def owns(self, line: str) -> bool:
+        return bool(_YAML_STEP.match(line)) or (self.step is not None and _YAML_KEY.match(line) is not None)
+
+    def feed(self, line: str) -> StepLine | None:
+        header = _YAML_STEP.match(line)
+        if header:
+            done = self.close()
+            self.step = int(header.group(1))
+            return done
+        m = _YAML_KEY.match(line)
+        indent, key, raw = len(m.group(1)), m.group(2), m.group(3)
+        while self.path and self.path[-1][0] >= indent:
+            self.path.pop()
+        if raw is None:
+            self.path.append((indent, key))
+            return None
+        value = number(_YAML_FLOATS.get(raw, raw))
+        if value is not None:
+            self.metrics.append((canonical_metric("/".join([k for _, k in self.path] + [key])), value))
+        return None
+
+    def close(self) -> StepLine | None:
+        done = (StepLine("yaml_steps", self.step, None, tuple(self.metrics))
+                if self.step is not None and self.metrics else None)
+        self.step, self.metrics, self.path = None, [], []
+        return done
