@@ -419,19 +419,26 @@ def _hf_print(entry: dict) -> str:
     return "{" + ", ".join(f"'{k}': {_repr_num(v)}" for k, v in e.items()) + "}"
 
 
-def t_ts2console(src, dst):
-    """trainer_state.json's log_history printed as the HF Trainer prints it ({'loss': ..., 'epoch': ...} lines, no
-    step), in train.log; trainer_state.json removed"""
+def _lone_state(src):
+    """The case's top-level trainer_state.json (with a non-empty log_history), where no checkpoint folder holds
+    another; else None."""
     ts = src / "trainer_state.json"
-    if not ts.is_file() or any(p.name.startswith("checkpoint-") for p in src.iterdir()) or console_files(src):
-        return False
+    if not ts.is_file() or any(p.name.startswith("checkpoint-") for p in src.iterdir()):
+        return None
     try:
         d = json.loads(ts.read_text())
     except Exception:  # noqa: BLE001
+        return None
+    return d if isinstance(d, dict) and d.get("log_history") else None
+
+
+def t_ts2console(src, dst):
+    """trainer_state.json's log_history printed as the HF Trainer prints it ({'loss': ..., 'epoch': ...} lines, no
+    step), in train.log; trainer_state.json removed"""
+    d = _lone_state(src)
+    if d is None or console_files(src):
         return False
-    hist = d.get("log_history") or []
-    if not hist:
-        return False
+    hist = d["log_history"]
     _copy(src, dst)
     (dst / "trainer_state.json").unlink()
     lines = ["***** Running training *****", f"  Total optimization steps = {d.get('max_steps')}"]
@@ -447,18 +454,10 @@ TB_TAGS = {"loss": "train/loss", "grad_norm": "train/grad_norm", "learning_rate"
 
 def t_ts2tb(src, dst):
     """trainer_state.json's log_history written as TensorBoard scalars (HF's TensorBoardCallback tags)"""
-    ts = src / "trainer_state.json"
-    if not ts.is_file() or any(p.name.startswith("checkpoint-") for p in src.iterdir()):
+    d = _lone_state(src)
+    if d is None or any(p.name.startswith("events.out.tfevents") for p in src.rglob("*")):
         return False
-    if any(p.name.startswith("events.out.tfevents") for p in src.rglob("*")):
-        return False
-    try:
-        d = json.loads(ts.read_text())
-    except Exception:  # noqa: BLE001
-        return False
-    hist = d.get("log_history") or []
-    if not hist:
-        return False
+    hist = d["log_history"]
     from torch.utils.tensorboard import SummaryWriter
     _copy(src, dst)
     (dst / "trainer_state.json").unlink()

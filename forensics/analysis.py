@@ -16,7 +16,7 @@ from ._version import __version__
 from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
 from .analyzers.learning_evidence import LearningEvidence, learning_shown
 from .analyzers.chain import link_weight_damage
-from .analyzers.collapse import CLASSIFIER_HEADS, CLASSIFIER_TASKS, for_a_classifier, memorized_from_scratch
+from .analyzers.collapse import for_a_classifier, memorized_from_scratch
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy
 from .analyzers.never_learned import (detect_reward_model_at_chance, detect_stuck_at_vocabulary_guess,
@@ -34,7 +34,7 @@ from .findings import Cause, Finding, Skipped, json_safe, sort_findings
 from .ingest import read_logs
 from .ingest.run_config import read_run_config
 from .ingest.trackers import choose_run
-from .profile import RunProfile, run_profile
+from .profile import RunProfile, classification_head, run_profile
 from .run import RunLayout, discover
 from .timeline import Timeline, build_timeline
 
@@ -308,14 +308,6 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     return found
 
 
-def _classification_head(config: RunConfig) -> bool:
-    """The model's config names a classification head (`...ForSequenceClassification`, an adapter's SEQ_CLS)."""
-    architectures = config.get("model.architectures")
-    names = architectures if isinstance(architectures, list) else [architectures]
-    return (any(isinstance(n, str) and n.endswith(CLASSIFIER_HEADS) for n in names)
-            or config.get("adapter.task_type") in CLASSIFIER_TASKS)
-
-
 def _per_step_loss(metrics, factor: int):
     return {**metrics, "loss": metrics["loss"] / factor} if factor > 1 and "loss" in metrics else metrics
 
@@ -342,7 +334,7 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
     findings += update_precursor(updates, checkpoints, findings)
     config = read_run_config(layout, timeline)
     metrics = metrics_from_rows(timeline.final())
-    if _classification_head(config):
+    if classification_head(config):
         findings = for_a_classifier(findings, metrics, thresholds)
     findings = sort_findings(link_weight_damage(findings))
     profile = run_profile(layout, config, timeline, findings)

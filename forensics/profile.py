@@ -288,13 +288,18 @@ _LM_TASKS = ("CAUSAL_LM", "SEQ_2_SEQ_LM")
 _FINE_TUNE_WORDS = ("finetune", "fine-tune", "fine_tune")
 
 
+def classification_head(config: RunConfig) -> bool:
+    """The model's config names a classification head (`...ForSequenceClassification`, an adapter's SEQ_CLS)."""
+    architectures = config.get("model.architectures")
+    names = architectures if isinstance(architectures, list) else [architectures]
+    return (any(isinstance(n, str) and n.endswith(CLASSIFIER_HEADS) for n in names)
+            or config.get("adapter.task_type") in CLASSIFIER_TASKS)
+
+
 def _supervised_lm(config: RunConfig, timeline: Timeline) -> bool:
     """Whether words or data in the run can say supervised fine-tuning: not for a classification head, nor a loss that
     starts at about ln 2 (a pairwise objective at chance, a reward model on preference pairs)."""
-    architectures = config.get("model.architectures")
-    heads = architectures if isinstance(architectures, list) else [architectures]
-    if any(isinstance(h, str) and h.endswith(CLASSIFIER_HEADS) for h in heads) or (
-            config.get("adapter.task_type") in CLASSIFIER_TASKS):
+    if classification_head(config):
         return False
     loss = _training_losses(timeline)
     return not (len(loss) and abs(float(loss[0]) - math.log(2)) <= _NEAR_LN2)
