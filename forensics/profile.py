@@ -605,6 +605,11 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
                                  else f"the Hugging Face Trainer's printed log dicts ({{'loss': ..., 'epoch': ...}}) "
                                       f"in {source}")
         return flavour
+    table = next(((source, meta["trainer_table"]) for source, meta in timeline.meta.items() if meta.get("trainer_table")),
+                 None)
+    if table is not None:  # TRL's trainers and Unsloth's are Trainers: the same table
+        evidence["framework"] = f"{table[1]} in {table[0]}"
+        return "trl" if objective in ("preference", "rl") else "hf_trainer"
     if any(k.startswith("ds.") for k in config.values):
         evidence["framework"] = "a DeepSpeed config"
         return "deepspeed"

@@ -6,6 +6,7 @@ files whose name does not say what they are.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ _SNIFF_BYTES = 1 << 16
 
 # The RunLayout lists of log files, in the order they are read, and then every list of files.
 LOG_KINDS = ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "json_histories",
-             "csv_logs", "text_logs",
+             "csv_logs", "text_logs", "notebooks",
              "wandb_logs", "wandb_folders", "mlflow_runs", "mlflow_dbs")
 FILE_KINDS = LOG_KINDS + ("config_files", "weight_files")
 
@@ -59,6 +60,7 @@ class RunLayout:
             summary with a `history` list of log entries).
         csv_logs: CSV metric tables (Lightning's / LitGPT's metrics.csv, a script's own table).
         text_logs: captured stdout / log files that contain training log lines.
+        notebooks: Jupyter notebooks (.ipynb) whose cell outputs show a training run (a Colab or Kaggle run).
         wandb_logs: every W&B run log (`run-<id>.wandb`), online or offline run.
         wandb_folders: W&B run folders without a `.wandb` log (deleted, or not copied): their
             `files/wandb-summary.json` and `files/config.yaml` are what is left of the run; or such a
@@ -82,6 +84,7 @@ class RunLayout:
     json_histories: list[Path] = field(default_factory=list)
     csv_logs: list[Path] = field(default_factory=list)
     text_logs: list[Path] = field(default_factory=list)
+    notebooks: list[Path] = field(default_factory=list)
     wandb_logs: list[Path] = field(default_factory=list)
     wandb_folders: list[Path] = field(default_factory=list)
     mlflow_runs: list[Path] = field(default_factory=list)
@@ -204,6 +207,9 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.swift_logs.append(path)
     elif suffix == ".jsonl":
         layout.jsonl_logs.append(path)
+    elif suffix == ".ipynb":
+        if explicit or _holds_whole(path, layout, _notebook_hinted):
+            layout.notebooks.append(path)
     elif (suffix in (".csv", ".tsv") and explicit) or (suffix in _TABLE_SUFFIXES and _is_metrics_table(path, layout)):
         layout.csv_logs.append(path)
     elif _is_config(name) or (not explicit and (name.lower() == "readme.md" or suffix in (".yaml", ".yml"))):
@@ -366,6 +372,53 @@ def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: 
             if tail and size > _SNIFF_BYTES:
                 fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES))
                 return found(fh.read(_SNIFF_BYTES))
+    except OSError as err:
+        layout.skipped.append(Skipped(str(path), os_reason(err)))
+    return False
+
+
+# The HF Trainer's notebook table (an HTML display): its header cells
+_TRAINER_TABLE_HTML = re.compile(rb"<th>(?:Training|Validation) Loss</th>")
+# A notebook is read whole to be sniffed (its outputs may lie between megabytes of images); a bigger one is skipped
+_MAX_NOTEBOOK_BYTES = 256 << 20
+
+
+def _notebook_hinted(data: bytes) -> bool:
+    """A notebook whose cell outputs hold a training log's line or the Trainer's notebook table."""
+    if _TRAINER_TABLE_HTML.search(data):
+        return True
+    try:
+        notebook = json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):  # cut mid-write: kept when its raw text shows a line, for its reader to name
+        return _hinted(data)
+    sheets = notebook.get("worksheets") if isinstance(notebook, dict) else None  # nbformat 3
+    cells = notebook.get("cells") if isinstance(notebook, dict) and "cells" in notebook else [
+        c for w in sheets if isinstance(w, dict) for c in w.get("cells") or []] if isinstance(sheets, list) else None
+    strings: list[str] = []
+    _strings_in([c.get("outputs") for c in cells if isinstance(c, dict)] if isinstance(cells, list) else [], strings)
+    return _hinted("\n".join(strings).encode("utf-8", "replace"))
+
+
+def _strings_in(value, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        out.append("".join(value))  # a notebook's multi-line string: its lines keep their newlines
+    elif isinstance(value, list):
+        for item in value:
+            _strings_in(item, out)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings_in(item, out)
+
+
+def _holds_whole(path: Path, layout: RunLayout, found: Callable[[bytes], bool]) -> bool:
+    try:
+        if os.path.getsize(path) > _MAX_NOTEBOOK_BYTES:
+            layout.skipped.append(Skipped(str(path), f"a notebook over {_MAX_NOTEBOOK_BYTES >> 20} MB: not sniffed"))
+            return False
+        with open(path, "rb") as fh:
+            return found(fh.read())
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False

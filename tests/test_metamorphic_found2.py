@@ -133,12 +133,11 @@ def test_srun_label_prefixed_console_still_shows_crash(tmp_path):
 
 # --- 5. a console kept as a notebook's cell output (a gap: no reader opens .ipynb) ----------------------------------
 
-@pytest.mark.xfail(strict=True, reason="no reader opens a notebook's cell outputs (a gap; the README does not claim it)")
 def test_console_saved_in_notebook_is_read(tmp_path):
     """The training console as the stream output of a Jupyter cell (how a Colab / Kaggle run is usually kept), the
-    log itself not copied: run._classify has no .ipynb kind, so NotARunDirectory 'no training logs' (24 of the 25
-    cases tried); beside other files it is silently ignored (Siddharth-magesh, tsebaka: healthy -> warning
-    no_learning_evidence)."""
+    log itself not copied: run._classify had no .ipynb kind, so NotARunDirectory 'no training logs' (24 of the 25
+    cases tried); beside other files it was silently ignored (Siddharth-magesh, tsebaka: healthy -> warning
+    no_learning_evidence). ingest.notebook reads the outputs now."""
     run = case_copy(tmp_path, "Tianshi-Xu_assignment5-alignment-sft")
     log = run / "sft.log"
     text = log.read_text(errors="replace")

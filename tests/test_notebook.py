@@ -1,45 +1,28 @@
 """notebooks/explore.ipynb runs top to bottom in a fresh kernel and says what the sample run's facts say.
 
-The kernel is this interpreter (`sys.executable`), started from a kernelspec written to a temporary
-folder, so the test needs no `ipykernel install` and cannot pick up another Python by accident.
+The kernel is this interpreter (support.kernel), so the test cannot pick up another Python by accident.
 Expected values come from `sample_runs/nan_masked.facts.json`, written when the run was made.
 """
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import KernelManager
-from nbclient import NotebookClient
+
+from support.kernel import execute
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "explore.ipynb"
 FACTS = json.loads((ROOT / "sample_runs" / "nan_masked.facts.json").read_text())
-KERNEL = "forensics-test-python"
-
-
-def _kernel_manager(folder: Path) -> KernelManager:
-    """A KernelManager for a kernelspec in `folder` that runs ipykernel under this interpreter."""
-    spec_dir = folder / KERNEL
-    spec_dir.mkdir(parents=True)
-    spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "forensics tests", "language": "python"}
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    return KernelManager(kernel_name=KERNEL, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(folder)]))
 
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory) -> nbformat.NotebookNode:
     """The notebook after running every cell; nbclient raises CellExecutionError when a cell fails."""
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = NotebookClient(nb, km=_kernel_manager(tmp_path_factory.mktemp("kernels")), kernel_name=KERNEL,
-                            timeout=300, resources={"metadata": {"path": str(NOTEBOOK.parent)}})
-    client.execute()
-    return nb
+    return execute(nb, tmp_path_factory.mktemp("kernels"), NOTEBOOK.parent)
 
 
 def _tagged(nb, tag: str):

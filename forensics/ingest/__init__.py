@@ -13,7 +13,8 @@ from ..lfs import unreadable_reason
 from ..findings import Skipped
 from ..run import RunLayout
 from ..timeline import LogRecords
-from . import csv_metrics, json_history, jsonl, llamafactory, mlflow_files, mlflow_sqlite, stdout, swift, tensorboard, trainer_state, wandb, wandb_files
+from . import (csv_metrics, json_history, jsonl, llamafactory, mlflow_files, mlflow_sqlite, notebook, stdout, swift,
+               tensorboard, trainer_state, wandb, wandb_files)
 
 Reader = Callable[[Path], "LogRecords | list[LogRecords]"]
 
@@ -28,6 +29,7 @@ def _readers() -> list[tuple[str, Reader]]:
         ("json_histories", json_history.read),
         ("csv_logs", csv_metrics.read),
         ("text_logs", stdout.read),
+        ("notebooks", notebook.read),
         ("wandb_logs", wandb.read),
         ("wandb_folders", wandb_files.read),
         ("mlflow_runs", mlflow_files.read),
@@ -68,8 +70,8 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
 
 
 def _keep(rec: LogRecords, kind: str, records: list[LogRecords], skipped: list[Skipped]) -> None:
-    if rec.frame.empty and not rec.texts and not rec.banners and kind == "text_logs":
-        return  # a text file without a single training line is not a log
+    if rec.frame.empty and not rec.texts and not rec.banners and kind in ("text_logs", "notebooks"):
+        return  # a text file (a notebook's outputs) without a single training line is not a log
     if rec.warnings:  # a cut or damaged file read in part: say so, one line
         skipped.append(Skipped(rec.source, "partly read: " + "; ".join(rec.warnings)))
     skipped.extend(Skipped(rec.source, note) for note in rec.notes)

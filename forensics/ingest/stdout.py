@@ -106,16 +106,19 @@ def read(path: Path) -> LogRecords:
     path = Path(path)
     raw = path.read_bytes()
     text = raw.decode("utf-8-sig", errors="replace")
+    replaced = "\ufffd" in text and b"\xef\xbf\xbd" not in raw
+    return read_console(text, path, ["bytes that are not UTF-8 were replaced"] if replaced else [])
+
+
+def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
+    """What `read` gives for a console's text once decoded (a notebook's cell outputs come this way too)."""
     text = ANSI.sub("", text) if "\x1b" in text else text
     text = text.replace("\x00", "") if "\x00" in text else text  # a file overwritten while its writer appended
     text = _LAUNCHER_PREFIX.sub("", text) if "]:" in text else text
     text = _without_line_stamps(text.replace("\r\n", "\n") if "\r\n" in text else text)
     events = _scan(text)
     meta: dict = {}
-    warnings = []
-    if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
-        warnings.append("bytes that are not UTF-8 were replaced")
-    warnings += _step_line_warnings(events)
+    warnings = warnings + _step_line_warnings(events)
     frame = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text))
     uncounted = sum(1 for e in events if e[0] == "line" and e[1].kind in ("uncounted", "printed_tensor"))
     if uncounted:
@@ -625,7 +628,8 @@ def _recipe_facts(text: str) -> dict:
 
 # What stops a training process from outside its own code: the GPU out of memory, a CUDA fault, NCCL (a collective
 # timed out, a rank died). An error of the script itself, an interrupt or a logger's own failure is not this.
-_CRASH = re.compile(r"^(?:torch\.(?:cuda\.)?OutOfMemoryError: .*|RuntimeError: (?:CUDA out of memory|CUDA error|NCCL).*"
+# (a notebook's error output names the exception's class alone: `OutOfMemoryError: CUDA out of memory`)
+_CRASH = re.compile(r"^(?:(?:torch\.(?:cuda\.)?)?OutOfMemoryError: .*|RuntimeError: (?:CUDA out of memory|CUDA error|NCCL).*"
                     r"|torch\.distributed\.DistBackendError: .*)$", re.MULTILINE)
 
 

@@ -188,6 +188,8 @@ class RunSpec:
     checkpoint_prefix: str = "checkpoint"  # "ckpt": folders renamed ckpt-N after training
     lora: bool = False  # real peft LoRA (r=4) on the attention projections; adapter checkpoints
     report_to: tuple[str, ...] = ("tensorboard",)  # HF's trackers; "wandb"/"mlflow" need their env (see trackers.py)
+    # the Trainer's own progress display (tqdm bars; in a Jupyter kernel its notebook table) in place of dict lines
+    progress_bars: bool = False
 
 
 @dataclass(frozen=True)

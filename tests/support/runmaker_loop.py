@@ -224,7 +224,7 @@ def training_args(out_dir: Path, spec):
         logging_steps=spec.logging_steps,
         save_steps=spec.save_steps, save_only_model=spec.save_only_model, seed=spec.seed,
         bf16=spec.weights_dtype == "bfloat16", report_to=list(spec.report_to), use_cpu=True,
-        dataloader_num_workers=0, disable_tqdm=True,
+        dataloader_num_workers=0, disable_tqdm=not spec.progress_bars,
     )
     # 4.x had save_safetensors (default True since 4.35); 5.x always writes safetensors and dropped it.
     if "save_safetensors" in inspect.signature(TrainingArguments).parameters:

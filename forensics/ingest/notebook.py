@@ -1,0 +1,144 @@
+"""Reader of a Jupyter notebook (.ipynb) whose cell outputs hold a training run: many Colab and Kaggle runs are kept
+only this way, the console never saved on its own.
+
+`read(path)` puts together, cell by cell in the notebook's order, what the outputs show as a terminal would have
+shown it, and reads that text as a console log (`stdout.read_console`, format "stdout"):
+
+* stream outputs (stdout, stderr): the console itself (HF dict lines, banners, a `!python train.py` cell's output);
+* the HF Trainer's notebook progress table, a display_data (or execute_result) whose `text/html` is a
+  `<progress>` bar and `<table><thead><tr><th>Step</th><th>Training Loss</th>...` (transformers
+  utils/notebook.py: NotebookProgressCallback, text_to_html_table) while its `text/plain` says only
+  `<IPython.core.display.HTML object>`: its rows become the tab-separated lines of the table copied as text, which
+  `results_table` reads;
+* other results' `text/plain` (`TrainOutput(global_step=60, training_loss=..., metrics={...})`);
+* errors: the exception and its traceback (a run that died: `OutOfMemoryError: CUDA out of memory`).
+
+The cells' code is not read: code says what was meant to run, the outputs what ran. nbformat 4 and the older 3
+(`worksheets`, `pyout`, `pyerr`, mime types as bare keys) are both read.
+"""
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+from ..errors import UnreadableFile
+from ..timeline import LogRecords
+from ._jsonfile import read_json_object
+from . import stdout
+
+# What a display's text/plain says when the display is HTML only: no console text
+_HTML_PLACEHOLDER = "<IPython.core.display.HTML object>"
+_WHAT = "a Jupyter notebook"
+
+
+def read(path: Path) -> LogRecords:
+    """The training records a notebook's cell outputs hold (module docstring)."""
+    path = Path(path)
+    notebook = read_json_object(path, _WHAT)
+    cells = _cells(notebook)
+    if cells is None:
+        raise UnreadableFile(path, "no 'cells' list: not a Jupyter notebook")
+    texts = [_output_text(output) for cell in cells if isinstance(cell, dict) for output in _outputs(cell)]
+    records = stdout.read_console("".join(text for text, _ in texts), path, [])
+    if any(table for _, table in texts):
+        records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
+    return records
+
+
+def _cells(notebook: dict) -> list | None:
+    if isinstance(notebook.get("cells"), list):
+        return notebook["cells"]
+    worksheets = notebook.get("worksheets")  # nbformat 3
+    if isinstance(worksheets, list):
+        return [cell for sheet in worksheets if isinstance(sheet, dict)
+                for cell in (sheet.get("cells") if isinstance(sheet.get("cells"), list) else [])]
+    return None
+
+
+def _outputs(cell: dict) -> list[dict]:
+    outputs = cell.get("outputs") if cell.get("cell_type") == "code" else None
+    return [o for o in outputs if isinstance(o, dict)] if isinstance(outputs, list) else []
+
+
+def _output_text(output: dict) -> tuple[str, bool]:
+    """The console text an output shows, and whether it was the Trainer's progress table."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        return _ended(_joined(output.get("text"))), False
+    if kind in ("error", "pyerr"):
+        traceback = output.get("traceback")
+        lines = [line for line in traceback if isinstance(line, str)] if isinstance(traceback, list) else []
+        return _ended("\n".join(lines + [f"{output.get('ename', '')}: {output.get('evalue', '')}"])), False
+    if kind in ("display_data", "execute_result", "pyout"):
+        data = output.get("data") if isinstance(output.get("data"), dict) else output  # nbformat 3: bare keys
+        html = _joined(data.get("text/html", data.get("html")))
+        tables = trainer_tables(html) if "Loss</th>" in html else ""
+        if tables:
+            return tables, True
+        plain = _joined(data.get("text/plain", data.get("text")))
+        return ("" if plain.strip() == _HTML_PLACEHOLDER else _ended(plain)), False
+    return "", False
+
+
+def _joined(value) -> str:
+    """A notebook's multi-line string: one string, or a list of lines each keeping its newline."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(part for part in value if isinstance(part, str))
+    return ""
+
+
+def _ended(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def trainer_tables(html: str) -> str:
+    """The Trainer's progress tables in an HTML display, as the text a copy of them gives: the progress line
+    (`[60/60 00:30, Epoch 3/3]`), then a header and a row a line, cells separated by tabs. Only tables whose header
+    names a Training or Validation Loss column; '' when there are none."""
+    parser = _Tables()
+    parser.feed(html)
+    parser.close()
+    out = []
+    for progress, rows in parser.tables:
+        if not rows or not any(cell.endswith(" Loss") for cell in rows[0]):
+            continue
+        if progress:
+            out.append(progress)
+        out.extend("\t".join(row) for row in rows)
+    return "".join(line + "\n" for line in out)
+
+
+class _Tables(HTMLParser):
+    """Collects each `<table>`'s rows of cell texts, with the text of the progress line before it."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[tuple[str, list[list[str]]]] = []
+        self._rows: list[list[str]] | None = None
+        self._cell: list[str] | None = None
+        self._loose: list[str] = []  # text outside any table since the last one (the progress line)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self._rows = []
+        elif tag == "tr" and self._rows is not None:
+            self._rows.append([])
+        elif tag in ("td", "th") and self._rows is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None and self._rows:
+            self._rows[-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "table" and self._rows is not None:
+            progress = " ".join(" ".join(self._loose).split())
+            self.tables.append((progress, [row for row in self._rows if row]))
+            self._rows, self._loose = None, []
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+        elif self._rows is None and data.strip():
+            self._loose.append(data)

@@ -1,0 +1,205 @@
+"""A training run kept as a Jupyter notebook's cell outputs (ingest.notebook), as a Colab or Kaggle run often is.
+
+The Trainer notebooks are real: the real `transformers.Trainer` trains a tiny model in a real Jupyter kernel
+(support.kernel), where the Trainer shows its notebook progress table (an HTML display, no dict lines), and the
+executed notebook is saved as the run's only file. The facts the tests compare with come from the Trainer's own
+state in that kernel (support.runmaker), printed by a last cell that the saved notebooks leave out.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+import forensics
+from forensics.errors import NotARunDirectory
+from forensics.ingest import notebook
+from forensics.run import discover
+from support.kernel import execute
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def trainer_notebooks(tmp_path_factory) -> dict:
+    """{"healthy" | "nan": (folder holding only train.ipynb, the run's facts)}, from one kernel session."""
+    work = tmp_path_factory.mktemp("notebook_runs")
+    nb = new_notebook(cells=[
+        new_code_cell(f"import sys; sys.path.insert(0, {str(TESTS)!r})\n"
+                      "from support.runmaker import make_run, RunSpec, NanInjection"),
+        new_code_cell(f"healthy = make_run({str(work / 'healthy_out')!r}, RunSpec(progress_bars=True, report_to=()))"),
+        new_code_cell(f"nan = make_run({str(work / 'nan_out')!r}, RunSpec(progress_bars=True, report_to=(), "
+                      "incidents=(NanInjection(31),)))"),
+        new_code_cell("import json; print(json.dumps({'healthy': healthy.to_dict(), 'nan': nan.to_dict()}))"),
+    ])
+    execute(nb, work / "kernels", work)
+    facts = json.loads(nb.cells[3].outputs[0].text)
+    out = {}
+    for name, cell in (("healthy", 1), ("nan", 2)):
+        folder = work / f"{name}_notebook"
+        folder.mkdir()
+        kept = copy.deepcopy(nb)
+        kept.cells = [nb.cells[0], nb.cells[cell]]
+        nbformat.write(kept, folder / "train.ipynb")
+        out[name] = (folder, facts[name])
+    return out
+
+
+def _logged_losses(facts: dict) -> dict[int, float]:
+    return {e["step"]: e["loss"] for e in facts["log_history"] if "loss" in e}
+
+
+def _timeline_losses(analysis) -> dict[int, float]:
+    frame = analysis.timeline.frame
+    rows = frame[frame["metric"] == "loss"]
+    return dict(zip(rows["step"].astype(int), rows["value"]))
+
+
+def test_trainer_notebook_table_gives_every_logged_loss(trainer_notebooks):
+    folder, facts = trainer_notebooks["healthy"]
+    read = _timeline_losses(forensics.analyze(folder))
+    logged = _logged_losses(facts)
+    assert sorted(read) == sorted(logged)
+    assert all(read[step] == pytest.approx(loss, abs=1e-6) for step, loss in logged.items())  # printed to 6 places
+
+
+def test_healthy_run_in_notebook_is_healthy_and_named_the_trainer(trainer_notebooks):
+    folder, _ = trainer_notebooks["healthy"]
+    a = forensics.analyze(folder)
+    assert (a.status, a.first_incident) == ("healthy", None)
+    assert a.run_profile.framework == "hf_trainer"
+    assert "notebook progress table" in a.run_profile.evidence["framework"]
+
+
+def test_masked_nan_in_notebook_table_warns_at_first_zero_loss(trainer_notebooks):
+    """The table shows the NaN filter's 0.000000 and no grad norm: the log cannot tell a NaN from a fit (VERDICTS)."""
+    folder, facts = trainer_notebooks["nan"]
+    a = forensics.analyze(folder)
+    assert a.status == "warning"
+    assert (a.first_incident.kind, a.first_incident.step) == ("zero_loss_unexplained", facts["first_masked_loss_step"])
+
+
+def _notebook(tmp_path: Path, outputs: list[dict], name: str = "run.ipynb", **cell) -> Path:
+    nb = {"cells": [{"cell_type": "code", "execution_count": 1, "metadata": {}, "source": cell.get("source", ""),
+                     "outputs": outputs}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / name
+    path.write_text(json.dumps(nb, indent=1))
+    return path
+
+
+def _stream(text: str, name: str = "stdout") -> dict:
+    return {"output_type": "stream", "name": name, "text": text.splitlines(keepends=True)}
+
+
+def _dict_lines(losses: list[float]) -> str:
+    return "".join(f"{{'loss': {loss}, 'grad_norm': 1.5, 'learning_rate': 0.0002, 'epoch': {i / 40:.3f}}}\n"
+                   for i, loss in enumerate(losses, 1))
+
+
+def test_printed_dict_lines_in_a_stream_output_are_read(tmp_path):
+    _notebook(tmp_path, [_stream(_dict_lines([2.5 - 0.03 * i for i in range(40)]))])
+    a = forensics.analyze(tmp_path)
+    assert len(_timeline_losses(a)) == 40
+    assert a.status == "healthy"
+
+
+def test_nan_in_a_stream_output_is_broken_at_its_line(tmp_path):
+    losses = [2.5 - 0.03 * i for i in range(24)] + [float("nan")] * 16
+    _notebook(tmp_path, [_stream(_dict_lines(losses))])
+    a = forensics.analyze(tmp_path)
+    assert a.status == "broken"
+    assert a.first_incident.step == 25
+
+
+def test_error_output_after_the_dicts_is_read_as_the_crash(tmp_path):
+    """An error output (`ename`, `evalue`, a traceback with colour codes): the run died in the cell."""
+    crash = {"output_type": "error", "ename": "OutOfMemoryError",
+             "evalue": "CUDA out of memory. Tried to allocate 2.00 GiB",
+             "traceback": ["\u001b[0;31m-----------------------------------\u001b[0m",
+                           "\u001b[0;31mOutOfMemoryError\u001b[0m    Traceback (most recent call last)",
+                           "\u001b[0;31mOutOfMemoryError\u001b[0m: CUDA out of memory. Tried to allocate 2.00 GiB"]}
+    _notebook(tmp_path, [_stream(_dict_lines([2.5 - 0.03 * i for i in range(30)])), crash])
+    a = forensics.analyze(tmp_path)
+    crashed = [f for f in a.findings if f.kind == "run_crashed"]
+    assert crashed and "out of memory" in crashed[0].message.lower()
+
+
+def test_train_output_result_gives_the_closing_summary(tmp_path):
+    """`trainer.train()`'s value, shown as the cell's result: `TrainOutput(global_step=..., training_loss=...,
+    metrics={...})`; its metrics dict is the Trainer's closing line."""
+    result = {"output_type": "execute_result", "execution_count": 1, "metadata": {},
+              "data": {"text/plain": "TrainOutput(global_step=40, training_loss=1.9, metrics={'train_runtime': "
+                                     "120.5, 'train_samples_per_second': 2.6, 'train_steps_per_second': 0.33, "
+                                     "'total_flos': 1.2e15, 'train_loss': 1.9, 'epoch': 1.0})"}}
+    _notebook(tmp_path, [_stream(_dict_lines([2.5 - 0.03 * i for i in range(40)])), result])
+    (rec,) = [r for r in forensics.ingest.read_logs(discover(tmp_path))[0]]
+    assert rec.frame[rec.frame["metric"] == "train_loss"]["value"].tolist() == [1.9]
+
+
+def test_html_table_that_is_no_training_table_is_left_out():
+    html = "<table><thead><tr><th>name</th><th>value</th></tr></thead><tbody><tr><td>a</td><td>1</td></tr></tbody></table>"
+    assert notebook.trainer_tables(html) == ""
+
+
+def test_epoch_table_with_validation_column_keeps_its_progress_line():
+    """transformers utils/notebook.py: the progress text under the bar, then a table a row an epoch (`No log` where
+    no training loss had been logged yet)."""
+    html = ("<div><progress value='39' max='126'></progress> [ 39/126 11:37 < 27:19, 0.05 it/s, Epoch 0.60/2]</div>"
+            "<table border=\"1\" class=\"dataframe\"><thead><tr style=\"text-align: left;\"><th>Epoch</th>"
+            "<th>Training Loss</th><th>Validation Loss</th></tr></thead><tbody>"
+            "<tr><td>1</td><td>No log</td><td>1.234500</td></tr></tbody></table><p>")
+    assert notebook.trainer_tables(html).splitlines() == [
+        "[ 39/126 11:37 < 27:19, 0.05 it/s, Epoch 0.60/2]", "Epoch\tTraining Loss\tValidation Loss", "1\tNo log\t1.234500"]
+
+
+def test_nbformat3_notebook_outputs_are_read(tmp_path):
+    """nbformat 3 (IPython 1-3): cells under `worksheets`, `stream` named by a `stream` key, results as `pyout`."""
+    nb = {"worksheets": [{"cells": [{"cell_type": "code", "input": ["trainer.train()"], "language": "python",
+                                     "outputs": [{"output_type": "stream", "stream": "stdout",
+                                                  "text": _dict_lines([2.5 - 0.03 * i for i in range(40)])}]}]}],
+          "metadata": {}, "nbformat": 3, "nbformat_minor": 0}
+    (tmp_path / "old.ipynb").write_text(json.dumps(nb))
+    assert len(_timeline_losses(forensics.analyze(tmp_path))) == 40
+
+
+def test_code_of_a_cell_is_not_read_as_its_output(tmp_path):
+    """A notebook whose code prints dicts but which was never run: no outputs, so no log."""
+    _notebook(tmp_path, [], source=["print({'loss': float('nan'), 'grad_norm': 1.0})\n", "# {'loss': nan}\n"])
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(tmp_path)
+
+
+def test_notebook_without_training_output_beside_a_log_changes_nothing(tmp_path):
+    (tmp_path / "train.log").write_text(_dict_lines([2.5 - 0.03 * i for i in range(40)]))
+    before = forensics.analyze(tmp_path)
+    _notebook(tmp_path, [_stream("Loading dataset...\nDone: 1200 rows\n")], name="explore.ipynb",
+              source=["metrics = {'loss': 0.0}\n"])
+    after = forensics.analyze(tmp_path)
+    assert (after.status, after.first_incident) == (before.status, before.first_incident)
+    assert after.timeline.frame.equals(before.timeline.frame)
+
+
+def test_checkpoint_copy_of_a_notebook_is_not_read_twice(tmp_path):
+    """Jupyter's autosave copy (`.ipynb_checkpoints/run-checkpoint.ipynb`) is an older copy of the same outputs."""
+    _notebook(tmp_path, [_stream(_dict_lines([2.5 - 0.03 * i for i in range(40)]))])
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    _notebook(tmp_path / ".ipynb_checkpoints", [_stream(_dict_lines([2.5] * 10))], name="run-checkpoint.ipynb")
+    assert [p.name for p in discover(tmp_path).notebooks] == ["run.ipynb"]
+
+
+def test_cut_notebook_is_named_with_its_problem(tmp_path):
+    text = json.dumps({"cells": [{"cell_type": "code", "outputs": [_stream(_dict_lines([2.5] * 40))]}]})
+    (tmp_path / "train.log").write_text(_dict_lines([2.5 - 0.03 * i for i in range(40)]))
+    (tmp_path / "run.ipynb").write_text(text[: len(text) // 2])
+    a = forensics.analyze(tmp_path)
+    (skip,) = [s for s in a.skipped if s.path.endswith("run.ipynb")]
+    assert "invalid JSON" in skip.reason
+
+
+def test_notebook_named_on_the_command_line_is_read(tmp_path):
+    path = _notebook(tmp_path, [_stream(_dict_lines([2.5 - 0.03 * i for i in range(40)]))])
+    assert discover(path).notebooks == [path.resolve()]
