@@ -1809,6 +1809,20 @@ def test_an_orpo_loss_that_carries_a_language_model_term_learns_by_its_fall():
     assert detect_no_learning_evidence(m, TH) == []
 
 
+def test_a_dpo_loss_falling_from_above_ln_2_while_pairs_stay_ranked_wrong_is_no_evidence_of_learning():
+    """giakhanhhii's DPO (the reference is the base without the SFT adapter the policy starts from): the loss falls
+    1.34 -> 1.07, but the reward accuracy stays 0.36-0.45: the policy still prefers the rejected answers."""
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence, learning_shown
+    rng = np.random.default_rng(5)
+    m, _ = _dpo(loss=np.linspace(1.34, 1.07, 40) + rng.uniform(-0.03, 0.03, 40),
+                accuracies=rng.uniform(0.36, 0.45, 40))
+    (f,) = detect_no_learning_evidence(m, TH)
+    assert f.evidence["pairwise"] and learning_shown(m, TH) is None
+    # ORPO's pair term rides on the answer's NLL: its fall is learning whatever the pair accuracy says
+    m["log_odds_ratio"] = pd.Series(np.linspace(-0.8, -0.7, 40), index=m["loss"].index)
+    assert detect_no_learning_evidence(m, TH) == []
+
+
 def test_zeros_while_a_decaying_learning_rate_stands_still_are_masked_nans_of_skipped_updates():
     """Hannibal0420's first attempt (fp16 QLoRA, no grad_norm logged): the linear decay stops dead at step 29 and
     never moves again; 14 of the next 45 losses are exactly 0.0 between real ones of 2.4 to 20: every update skipped."""

@@ -211,9 +211,18 @@ def _told_apart(metrics: Metrics, loss_name: str, accuracy_name: str,
         fell, head, tail = _fell(loss, thresholds)
         if tail <= LN2 - PAIRWISE_CLEAR and (fell or len(loss) < thresholds.learning_min_points or head < LN2):
             return _evidence(loss_name, loss, head, tail)
-        if fell and head > _MIXED_START:  # ORPO / CPO add a language-model loss: its fall is learning too
+        # ORPO / CPO add a language-model loss: its fall is learning too. A DPO loss may start above ln 2 as well
+        # (the reference is not where the policy starts: giakhanhhii's SFT adapter), and its fall is no learning while
+        # the pairs are still ranked the wrong way round
+        if fell and head > _MIXED_START and (reference_free(metrics) or not _ranked_wrong(accuracy)):
             return _evidence(loss_name, loss, head, tail)
     return None
+
+
+def _ranked_wrong(accuracy) -> bool:
+    """A reward accuracy that ends under chance: more pairs ranked the wrong way round than the right one."""
+    k = max(1, len(accuracy) // 10)
+    return len(accuracy) > 0 and float(accuracy.iloc[-k:].mean()) < 0.5
 
 
 _MIXED_START = 1.0  # a pairwise loss starts at ln 2; one that starts above this carries an LM term (ORPO's NLL)
