@@ -203,3 +203,71 @@ def test_cut_notebook_is_named_with_its_problem(tmp_path):
 def test_notebook_named_on_the_command_line_is_read(tmp_path):
     path = _notebook(tmp_path, [_stream(_dict_lines([2.5 - 0.03 * i for i in range(40)]))])
     assert discover(path).notebooks == [path.resolve()]
+
+
+# --- the code that ran: what it passed says the method, the precision and the model ---------------------------------
+
+_UNSLOTH_BANNER = ("==((====))==  Unsloth 2024.8: Fast Llama patching. Transformers = 4.44.2.\n"
+                   "   \\\\   /|    GPU: Tesla T4. Max memory: 14.748 GB. Platform = Linux.\n"
+                   "O^O/ \\_/ \\    Pytorch: 2.4.0+cu121. CUDA = 7.5. CUDA Toolkit = 12.1.\n"
+                   "\\        /    Bfloat16 = FALSE. FA [Xformers = 0.0.27.post2. FA2 = False]\n"
+                   ' "-____-"     Free Apache license: http://github.com/unslothai/unsloth\n')
+
+
+def _code_notebook(tmp_path: Path, cells: list[tuple[str, list[dict], int | None]]) -> Path:
+    nb = {"cells": [{"cell_type": "code", "execution_count": count, "metadata": {}, "source": source,
+                     "outputs": outputs} for source, outputs, count in cells],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "finetune.ipynb"
+    path.write_text(json.dumps(nb, indent=1))
+    return path
+
+
+_TRAINING = _stream(_dict_lines([2.5 - 0.03 * i for i in range(40)]))
+
+
+def test_unsloth_notebook_code_gives_qlora_and_the_precision_its_banner_answers(tmp_path):
+    """Unsloth's Colab template: `load_in_4bit = True` passed by name, `FastLanguageModel.get_peft_model(r = 16)`,
+    and `fp16 = not is_bfloat16_supported()`, which the banner's `Bfloat16 = FALSE` (a T4) answers: fp16."""
+    _code_notebook(tmp_path, [
+        ("%%capture\n!pip install unsloth\n", [], 1),
+        ("from unsloth import FastLanguageModel\nload_in_4bit = True\nmodel, tokenizer = FastLanguageModel.from_pretrained("
+         "\n    model_name = 'unsloth/llama-3-8b-bnb-4bit', max_seq_length = 2048, load_in_4bit = load_in_4bit)\n",
+         [_stream(_UNSLOTH_BANNER)], 2),
+        ("model = FastLanguageModel.get_peft_model(model, r = 16, lora_alpha = 16)\n", [], 3),
+        ("from unsloth import is_bfloat16_supported\ntrainer = SFTTrainer(model = model, args = TrainingArguments(\n"
+         "    learning_rate = 2e-4, fp16 = not is_bfloat16_supported(), bf16 = is_bfloat16_supported()))\n"
+         "trainer_stats = trainer.train()\n", [_TRAINING], 4)])
+    profile = forensics.analyze(tmp_path).run_profile
+    assert (profile.method, profile.precision) == ("qlora", "fp16")
+    assert "notebook's code" in profile.evidence["precision"]
+
+
+def test_peft_notebook_code_gives_lora_trl_config_and_bf16(tmp_path):
+    _code_notebook(tmp_path, [
+        ("from peft import LoraConfig\nfrom trl import SFTConfig, SFTTrainer\n"
+         "peft_config = LoraConfig(r=8, lora_alpha=16, task_type='CAUSAL_LM')\n"
+         "args = SFTConfig(output_dir='out', bf16=True, learning_rate=1e-4)\n", [], 1),
+        ("trainer = SFTTrainer(model=model, args=args, peft_config=peft_config)\ntrainer.train()\n", [_TRAINING], 2)])
+    profile = forensics.analyze(tmp_path).run_profile
+    assert (profile.method, profile.precision, profile.objective) == ("lora", "bf16", "sft")
+
+
+def test_a_cell_that_never_ran_says_nothing_of_the_run(tmp_path):
+    """A LoRA cell left unrun (no execution count where the others have one) is not the run's configuration."""
+    _code_notebook(tmp_path, [
+        ("from peft import LoraConfig\npeft_config = LoraConfig(r=8)\nargs = TrainingArguments(fp16=True)\n", [], None),
+        ("trainer.train()\n", [_TRAINING], 1)])
+    profile = forensics.analyze(tmp_path).run_profile
+    assert (profile.method, profile.precision) == ("unknown", "unknown")
+
+
+def test_counts_cleared_notebook_reads_the_cells_up_to_its_last_output(tmp_path):
+    """Saved with its execution counts cleared (an export tool's default): the cells before the training output ran;
+    a cell after the last output (an alternative setup below it) did not."""
+    _code_notebook(tmp_path, [
+        ("args = TrainingArguments(bf16=True)\n", [], None),
+        ("trainer.train()\n", [_TRAINING], None),
+        ("args = TrainingArguments(fp16=True)\nfrom peft import LoraConfig\nLoraConfig(r=4)\n", [], None)])
+    profile = forensics.analyze(tmp_path).run_profile
+    assert (profile.method, profile.precision) == ("unknown", "bf16")

@@ -13,18 +13,20 @@ shown it, and reads that text as a console log (`stdout.read_console`, format "s
 * other results' `text/plain` (`TrainOutput(global_step=60, training_loss=..., metrics={...})`);
 * errors: the exception and its traceback (a run that died: `OutOfMemoryError: CUDA out of memory`).
 
-The cells' code is not read: code says what was meant to run, the outputs what ran. nbformat 4 and the older 3
+The cells' code is not read as output: code says what was meant to run, the outputs what ran. What the code that
+ran passed as arguments (LoRA, 4-bit, bf16, the model) is kept for the run profile (`notebook_code`). nbformat 4 and the older 3
 (`worksheets`, `pyout`, `pyerr`, mime types as bare keys) are both read.
 """
 from __future__ import annotations
 
+import json
 from html.parser import HTMLParser
 from pathlib import Path
 
 from ..errors import UnreadableFile
 from ..timeline import LogRecords
 from ._jsonfile import read_json_object
-from . import stdout
+from . import notebook_code, stdout
 
 # What a display's text/plain says when the display is HTML only: no console text
 _HTML_PLACEHOLDER = "<IPython.core.display.HTML object>"
@@ -39,9 +41,13 @@ def read(path: Path) -> LogRecords:
     if cells is None:
         raise UnreadableFile(path, "no 'cells' list: not a Jupyter notebook")
     texts = [_output_text(output) for cell in cells if isinstance(cell, dict) for output in _outputs(cell)]
-    records = stdout.read_console("".join(text for text, _ in texts), path, [])
+    console = "".join(text for text, _ in texts)
+    records = stdout.read_console(console, path, [])
     if any(table for _, table in texts):
         records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
+    said = notebook_code.code_values(cells, console)
+    if said and (not records.frame.empty or records.banners):  # a notebook that trained nothing says nothing
+        records.texts[notebook_code.TEXT_KEY] = json.dumps(said)
     return records
 
 

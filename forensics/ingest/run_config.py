@@ -30,7 +30,7 @@ from ..lfs import unreadable_reason
 from ..run import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
-from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs
+from . import command_line, megatron_args, mmengine_config, namespace_args, notebook_code, printed_configs
 from .mlflow_store import PARAMS_TEXT
 from .tracker_config import derived_method, literal_values, tracker_config_values
 from .wandb import CONFIG_TEXT
@@ -50,6 +50,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, mmengine_config.TEXT_KEY, dict, "console log's printed mmengine config")
     _read_text(config, timeline, command_line.TEXT_KEY, command_line.config_values,
                "console log's launch command (DeepSpeed's cmd = line)")
+    _read_text(config, timeline, notebook_code.TEXT_KEY, dict, "the notebook's code (arguments of the cells that ran)")
     _read_tracker_configs(config, layout, timeline)
     for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("finetuning_args", cf.read_finetuning_args),
                          ("swift", cf.read_swift_args),

@@ -1,0 +1,153 @@
+"""What a notebook's own code says of the run it trained, for the run profile: the arguments it passed.
+
+Outputs say what ran; for the method, the precision and the model, a notebook's outputs are often silent (a Colab
+run prints the Trainer's table and little else), while its code names them: `LoraConfig(r=16, ...)`,
+`BitsAndBytesConfig(load_in_4bit=True)`, `FastLanguageModel.from_pretrained("unsloth/...-bnb-4bit",
+load_in_4bit=True)`, `TrainingArguments(bf16=True, ...)`, TRL's `SFTConfig(...)` / `GRPOConfig(...)`. Only cells
+that ran (an execution count; where the counts were cleared, the cells up to the last output) are read, parsed with `ast` (never run); shell and magic lines are blanked first, and a
+cell that is not Python is passed over. A keyword is taken where its value is a literal, or where it is Unsloth's
+`is_bfloat16_supported()` (negated or not: its notebooks' `fp16 = not is_bfloat16_supported()`), which the
+`Bfloat16 = TRUE / FALSE` line of Unsloth's banner in the outputs answers. Where a later cell passes a keyword again
+(an SFT, then a DPO), the later value stands: the notebook's last run is the one its last table shows.
+
+TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config reads them.
+`code_values(cells, outputs)` gives a flat dict in the run configuration's names (`bf16`, `fp16`, `learning_rate`,
+`training_args_class`, `quant.load_in_4bit`, `adapter.peft_type`, `adapter.r`, `model.name_or_path`), empty where the
+code says none of them.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+TEXT_KEY = "notebook_code"
+
+# Arguments classes whose keywords are TrainingArguments fields (TRL's configs subclass it, Unsloth's too)
+_ARGUMENT_CLASSES = re.compile(r"^(?:\w*TrainingArguments|(?:SFT|DPO|KTO|ORPO|CPO|GRPO|RLOO|PPO|Reward|GKD|BCO|"
+                               r"OnlineDPO|Nash|XPO|PRM)Config)$")
+_TRL_CLASSES = re.compile(r"Config$")
+_TRAINING_FIELDS = ("bf16", "fp16", "learning_rate", "num_train_epochs", "max_steps", "logging_steps",
+                    "per_device_train_batch_size", "gradient_accumulation_steps", "optim", "lr_scheduler_type",
+                    "warmup_steps", "warmup_ratio", "max_grad_norm", "weight_decay", "beta")
+_PEFT_CONFIGS = {"LoraConfig": "LORA", "AdaLoraConfig": "ADALORA", "LoHaConfig": "LOHA", "LoKrConfig": "LOKR",
+                 "IA3Config": "IA3", "PromptTuningConfig": "PROMPT_TUNING", "PrefixTuningConfig": "PREFIX_TUNING",
+                 "PromptEncoderConfig": "P_TUNING"}
+# `get_peft_model(model, r=16, ...)` is Unsloth's (FastLanguageModel / FastModel): a LoRA
+_PEFT_BUILDERS = ("get_peft_model",)
+_LOADERS = ("from_pretrained",)
+_MODEL_CLASSES = re.compile(r"(?:^Fast\w*Model$|^AutoModel|For(?:CausalLM|Seq2SeqLM|ConditionalGeneration)$)")
+_BF16_SUPPORT = ("is_bfloat16_supported", "is_bf16_supported")
+_UNSLOTH_BF16 = re.compile(r"Bfloat16 = (TRUE|FALSE)")
+_SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
+_NOT_PYTHON_CELL = re.compile(r"^\s*%%(?!capture|time|timeit)")
+_MAX_CELL_CHARS = 200_000
+
+
+def code_values(cells: list, outputs: str) -> dict:
+    """The run-configuration values the notebook's executed code cells pass (module docstring)."""
+    said = _UNSLOTH_BF16.search(outputs)
+    bf16_supported = None if said is None else said.group(1) == "TRUE"
+    names: dict[str, object] = {}  # `load_in_4bit = True`, `model_name = "..."`: a name later passed as a keyword
+    values: dict = {}
+    for tree in _parsed_cells(cells):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                    and isinstance(node.value.value, (bool, int, float, str)):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        names[target.id] = node.value.value
+            elif isinstance(node, ast.Call):
+                values.update(_call_values(node, names, bf16_supported))
+    return values
+
+
+def _cells_that_ran(cells: list) -> list[dict]:
+    """Code cells with an execution count; where the notebook was saved with its counts cleared (some editors and
+    export tools do), every code cell up to the last one that shows an output."""
+    code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    counted = [c for c in code if c.get("execution_count") is not None]
+    if counted:
+        return counted
+    shown = [i for i, c in enumerate(code) if c.get("outputs")]
+    return code[: shown[-1] + 1] if shown else []
+
+
+def _parsed_cells(cells: list):
+    for cell in _cells_that_ran(cells):
+        source = cell.get("source")
+        source = "".join(source) if isinstance(source, list) else source
+        if not isinstance(source, str) or len(source) > _MAX_CELL_CHARS or _NOT_PYTHON_CELL.match(source):
+            continue
+        code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
+        try:
+            yield ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError):
+            continue  # a cell of another language, or one that never parsed: it says nothing here
+
+
+def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> dict:
+    name = _called_name(call.func)
+    owner = _owner_name(call.func)
+    out: dict = {}
+    if _ARGUMENT_CLASSES.match(name):
+        out["training_args_class"] = ("trl." + name) if _TRL_CLASSES.search(name) else name
+        for field in _TRAINING_FIELDS:
+            value = _keyword(call, field, names, bf16_supported)
+            if value is not None:
+                out[field] = value
+    elif name in _PEFT_CONFIGS or name in _PEFT_BUILDERS and _keyword(call, "r", names, None) is not None:
+        out["adapter.peft_type"] = _PEFT_CONFIGS.get(name, "LORA")
+        rank = _keyword(call, "r", names, None)
+        if isinstance(rank, int):
+            out["adapter.r"] = rank
+    elif name in _LOADERS and _MODEL_CLASSES.search(owner):
+        model = _model_name(call, names)
+        if model:
+            out["model.name_or_path"] = model
+    if name == "BitsAndBytesConfig" or name in _LOADERS and _MODEL_CLASSES.search(owner):
+        if _keyword(call, "load_in_4bit", names, None) is True:
+            out["quant.load_in_4bit"] = True
+    return out
+
+
+def _called_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _owner_name(func: ast.expr) -> str:
+    """`FastLanguageModel` of `FastLanguageModel.from_pretrained(...)`; '' for a bare call."""
+    return _called_name(func.value) if isinstance(func, ast.Attribute) else ""
+
+
+def _model_name(call: ast.Call, names: dict) -> str | None:
+    for node in call.args[:1] + [k.value for k in call.keywords if k.arg in ("model_name", "pretrained_model_name_or_path")]:
+        value = _literal(node, names)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _keyword(call: ast.Call, field: str, names: dict, bf16_supported: bool | None):
+    node = next((k.value for k in call.keywords if k.arg == field), None)
+    if node is None:
+        return None
+    if bf16_supported is not None and _asks_bf16_support(node):
+        return bf16_supported
+    if bf16_supported is not None and isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) \
+            and _asks_bf16_support(node.operand):
+        return not bf16_supported
+    return _literal(node, names)
+
+
+def _asks_bf16_support(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and _called_name(node.func) in _BF16_SUPPORT
+
+
+def _literal(node: ast.expr, names: dict):
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return None
+    return value if isinstance(value, (bool, int, float, str)) else None
