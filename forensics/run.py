@@ -393,7 +393,8 @@ def _notebook_hinted(data: bytes) -> bool:
         return _hinted(data)
     sheets = notebook.get("worksheets") if isinstance(notebook, dict) else None  # nbformat 3
     cells = notebook.get("cells") if isinstance(notebook, dict) and "cells" in notebook else [
-        c for w in sheets if isinstance(w, dict) for c in w.get("cells") or []] if isinstance(sheets, list) else None
+        c for w in sheets if isinstance(w, dict) and isinstance(w.get("cells"), list) for c in w["cells"]] \
+        if isinstance(sheets, list) else None
     strings: list[str] = []
     _strings_in([c.get("outputs") for c in cells if isinstance(c, dict)] if isinstance(cells, list) else [], strings)
     return _hinted("\n".join(strings).encode("utf-8", "replace"))

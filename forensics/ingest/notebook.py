@@ -20,12 +20,13 @@ ran passed as arguments (LoRA, 4-bit, bf16, the model) is kept for the run profi
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
 from ..errors import UnreadableFile
-from ..timeline import LogRecords
-from ._jsonfile import read_json_object
+from ..timeline import LogRecords, empty_frame
+from ._filetime import file_mtime
 from . import notebook_code, stdout
 
 # What a display's text/plain says when the display is HTML only: no console text
@@ -36,19 +37,85 @@ _WHAT = "a Jupyter notebook"
 def read(path: Path) -> LogRecords:
     """The training records a notebook's cell outputs hold (module docstring)."""
     path = Path(path)
-    notebook = read_json_object(path, _WHAT)
+    notebook, warnings = _notebook(path)
     cells = _cells(notebook)
     if cells is None:
         raise UnreadableFile(path, "no 'cells' list: not a Jupyter notebook")
-    texts = [_output_text(output) for cell in cells if isinstance(cell, dict) for output in _outputs(cell)]
-    console = "".join(text for text, _ in texts)
-    records = stdout.read_console(console, path, [])
-    if any(table for _, table in texts):
+    shown = [[_output_text(o) for o in _outputs(cell)] for cell in cells if isinstance(cell, dict)]
+    runs = _runs(shown, path)
+    if not runs:  # a notebook that trained nothing (an evaluation, a look at the data) is no log
+        return LogRecords(source=str(path), format=stdout.FORMAT, frame=empty_frame(), mtime=file_mtime(path))
+    judged, trained = runs[-1], {i for run in runs for i in run}
+    console = "".join(_kept_text(outputs, i in judged, i in trained) for i, outputs in enumerate(shown))
+    records = stdout.read_console(console, path, warnings)
+    if any(kind == "table" for i in judged for _, kind in shown[i]):
         records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
+    if len(runs) > 1:
+        records = replace(records, notes=records.notes + (f"the notebook holds {len(runs)} trainings (a new one starts where the steps start again): "
+                          f"the last, in cell {judged[0] + 1}{f' to {judged[-1] + 1}' if len(judged) > 1 else ''}, "
+                          "is judged; the earlier ones are left out",))
     said = notebook_code.code_values(cells, console)
-    if said and (not records.frame.empty or records.banners):  # a notebook that trained nothing says nothing
+    if said:
         records.texts[notebook_code.TEXT_KEY] = json.dumps(said)
     return records
+
+
+def _notebook(path: Path) -> tuple[dict, list[str]]:
+    """The notebook's JSON object, and a warning where bytes that are not UTF-8 were replaced (as a console's are)."""
+    raw = path.read_bytes()
+    text = raw.decode("utf-8-sig", errors="replace")
+    warnings = ["bytes that are not UTF-8 were replaced"] if "\ufffd" in text and b"\xef\xbf\xbd" not in raw else []
+    try:
+        notebook = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UnreadableFile(path, f"invalid JSON at line {err.lineno} column {err.colno} ({err.msg}); "
+                                   "the notebook may be cut") from None
+    except RecursionError:
+        raise UnreadableFile(path, "JSON nested too deeply") from None
+    if not isinstance(notebook, dict):
+        raise UnreadableFile(path, f"the JSON is not an object; not {_WHAT}")
+    return notebook, warnings
+
+
+# A training's closing summary (the Trainer's last dict, `TrainOutput(...)`): no training steps of its own
+_SUMMARY = {"train_loss", "train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos", "epoch"}
+
+
+def _runs(shown: list[list[tuple[str, str]]], path: Path) -> list[list[int]]:
+    """The trainings the notebook holds, each the indices of its cells: cells whose outputs log training steps, a
+    new training starting where a cell's steps start again at or below where the one before ended (a trial, then the
+    run; an SFT, then a DPO; a cell run again). A cell that carries the steps on (a resume) is the same training."""
+    runs: list[list[int]] = []
+    last_step = None
+    for i, outputs in enumerate(shown):
+        steps = _training_steps("".join(text for text, _ in outputs), path)
+        if not steps:
+            continue
+        if last_step is None or steps[0] <= last_step:
+            runs.append([])
+        runs[-1].append(i)
+        last_step = steps[-1]
+    return runs
+
+
+def _training_steps(text: str, path: Path) -> list[int]:
+    """The steps at which one cell's outputs log a training metric (not an evaluation's, not a closing summary)."""
+    if not text:
+        return []
+    frame = stdout.read_console(text, path, []).frame
+    trained = frame[~frame["metric"].str.startswith("eval_") & ~frame["metric"].isin(_SUMMARY)]
+    return sorted(set(trained["step"].astype(int)))
+
+
+def _kept_text(outputs: list[tuple[str, str]], judged: bool, trained: bool) -> str:
+    """A cell's part of the console judged: the judged training's cells whole; no other training's cells; of the
+    rest (banners, the data, an evaluation) all but errors, since an out-of-memory error of an attempt before the
+    run, or of an inference after it, is no crash of the run."""
+    if judged:
+        return "".join(text for text, _ in outputs)
+    if trained:
+        return ""
+    return "".join(text for text, kind in outputs if kind != "error")
 
 
 def _cells(notebook: dict) -> list | None:
@@ -66,24 +133,25 @@ def _outputs(cell: dict) -> list[dict]:
     return [o for o in outputs if isinstance(o, dict)] if isinstance(outputs, list) else []
 
 
-def _output_text(output: dict) -> tuple[str, bool]:
-    """The console text an output shows, and whether it was the Trainer's progress table."""
+def _output_text(output: dict) -> tuple[str, str]:
+    """The console text an output shows, and its kind: "stream", "error", "table" (the Trainer's progress table)
+    or "result"."""
     kind = output.get("output_type")
     if kind == "stream":
-        return _ended(_joined(output.get("text"))), False
+        return _ended(_joined(output.get("text"))), "stream"
     if kind in ("error", "pyerr"):
         traceback = output.get("traceback")
         lines = [line for line in traceback if isinstance(line, str)] if isinstance(traceback, list) else []
-        return _ended("\n".join(lines + [f"{output.get('ename', '')}: {output.get('evalue', '')}"])), False
+        return _ended("\n".join(lines + [f"{output.get('ename', '')}: {output.get('evalue', '')}"])), "error"
     if kind in ("display_data", "execute_result", "pyout"):
         data = output.get("data") if isinstance(output.get("data"), dict) else output  # nbformat 3: bare keys
         html = _joined(data.get("text/html", data.get("html")))
         tables = trainer_tables(html) if "Loss</th>" in html else ""
         if tables:
-            return tables, True
+            return tables, "table"
         plain = _joined(data.get("text/plain", data.get("text")))
-        return ("" if plain.strip() == _HTML_PLACEHOLDER else _ended(plain)), False
-    return "", False
+        return ("" if plain.strip() == _HTML_PLACEHOLDER else _ended(plain)), "result"
+    return "", "other"
 
 
 def _joined(value) -> str:
@@ -104,8 +172,11 @@ def trainer_tables(html: str) -> str:
     (`[60/60 00:30, Epoch 3/3]`), then a header and a row a line, cells separated by tabs. Only tables whose header
     names a Training or Validation Loss column; '' when there are none."""
     parser = _Tables()
-    parser.feed(html)
-    parser.close()
+    try:
+        parser.feed(html)
+        parser.close()
+    except (AssertionError, ValueError):  # markup the stdlib parser gives up on (an office tool's marked sections)
+        return ""
     out = []
     for progress, rows in parser.tables:
         if not rows or not any(cell.endswith(" Loss") for cell in rows[0]):
