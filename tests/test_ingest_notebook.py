@@ -271,3 +271,4 @@ def test_counts_cleared_notebook_reads_the_cells_up_to_its_last_output(tmp_path)
         ("args = TrainingArguments(fp16=True)\nfrom peft import LoraConfig\nLoraConfig(r=4)\n", [], None)])
     profile = forensics.analyze(tmp_path).run_profile
     assert (profile.method, profile.precision) == ("unknown", "bf16")
+

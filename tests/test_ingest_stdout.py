@@ -238,3 +238,13 @@ def test_dict_lines_with_numpy_or_torch_scalars_are_read(tmp_path):
     (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
     loss = stdout.read(tmp_path / "train.log").frame.query("metric == 'loss'")["value"].tolist()
     assert loss[:3] == pytest.approx([1.9, 1.8, 1.7]) and math.isnan(loss[3])
+
+
+def test_out_of_memory_before_a_results_table_copied_as_text_is_no_final_crash(tmp_path):
+    """A console where an attempt died of OOM and a later one printed the Trainer's table (copied as text: `Step
+    Training Loss`, rows of numbers): the run did not stop at the OOM."""
+    table = "Step\tTraining Loss\n" + "".join(f"{10 * i}\t{2.5 - 0.03 * i:.6f}\n" for i in range(1, 41))
+    (tmp_path / "train.log").write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                                        + table)
+    a = forensics.analyze(tmp_path)
+    assert not [f for f in a.findings if f.kind == "run_crashed"]

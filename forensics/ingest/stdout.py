@@ -633,13 +633,16 @@ _CRASH = re.compile(r"^(?:(?:torch\.(?:cuda\.)?)?OutOfMemoryError: .*|RuntimeErr
                     r"|torch\.distributed\.DistBackendError: .*)$", re.MULTILINE)
 
 
+_LOSS_WORD = re.compile(r"(?i)loss")
+
+
 def _final_crash(text: str) -> str | None:
     """The exception line of a crash (`_CRASH`) after the log's last loss: the run stopped there; None elsewhere
     (an out-of-memory error of an earlier attempt, or one an evaluation caught, comes before a later loss)."""
     last = None
     for last in _CRASH.finditer(text):
         pass
-    if last is None or text.rfind("loss", last.end()) != -1:
+    if last is None or _LOSS_WORD.search(text, last.end()):  # (a results table's header says `Training Loss`)
         return None
     return last.group(0).strip()[:200]
 
