@@ -96,6 +96,15 @@ def canonical_metric(name: str) -> str:
     return _ALIASES.get(name, name)
 
 
+def keras_metric_name(name: str) -> str:
+    """A Keras metric's name in the timeline's vocabulary (`model.fit`'s logs): its held-out ones are `val_<name>`.
+
+    >>> [keras_metric_name(n) for n in ("loss", "val_loss", "val_accuracy", "learning_rate")]
+    ['loss', 'eval_loss', 'eval_accuracy', 'learning_rate']
+    """
+    return canonical_metric(name) if not name.startswith("val_") or name == "val_loss" else "eval_" + name[4:]
+
+
 # What tracker loggers name a step's loss and rate, beyond `canonical_metric`'s names: the torch.utils.tensorboard
 # tutorial's `Loss/train` / `Loss/test` (copied into many scripts), Lightning's `self.log(..., on_step=True,
 # on_epoch=True)` twins `train_loss_step` / `val_loss_step` and its LearningRateMonitor's `lr-AdamW`.

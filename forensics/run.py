@@ -57,7 +57,7 @@ class RunLayout:
         tensorboard: every TensorBoard event file, at any depth.
         llamafactory_logs, swift_logs, jsonl_logs: the JSONL training logs by flavour.
         json_histories: a training history a script dumped as JSON (`json.dump(trainer.state.log_history, f)`, a
-            summary with a `history` list of log entries).
+            summary with a `history` list of log entries), Ludwig's training_statistics.json.
         csv_logs: CSV metric tables (Lightning's / LitGPT's metrics.csv, a script's own table).
         text_logs: captured stdout / log files that contain training log lines.
         notebooks: Jupyter notebooks (.ipynb) whose cell outputs show a training run (a Colab or Kaggle run).
@@ -228,7 +228,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         if explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
-            "loss" in name.lower() or _holds(path, layout, _DUMPED_HISTORY.search, tail=False)):
+            "loss" in name.lower() or name == _LUDWIG_STATISTICS or _holds(path, layout, _DUMPED_HISTORY.search, tail=False)):
         layout.json_histories.append(path)
     elif explicit and suffix == ".json":
         # A JSON file given by name: treat it like a trainer_state.json (it may be renamed).
@@ -239,6 +239,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
 _DUMPED_HISTORY = re.compile(rb'^(?:\xef\xbb\xbf)?\s*(?:(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|'
                              rb'training_history|metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]'
                              rb'|\{\s*"train_step_loss"\s*:\s*\[)')  # (llama-cookbook's metrics_data_*.json)
+# Ludwig's record of an experiment's metrics, one value per evaluation period (ingest.json_history)
+_LUDWIG_STATISTICS = "training_statistics.json"
 # A checkpoint folder's tokenizer files (megabytes each, never a history): not sniffed
 _TOKENIZER_FILES = ("tokenizer", "vocab", "special_tokens_map", "added_tokens", "generation_config", "preprocessor_config")
 _SQLITE_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
@@ -259,6 +261,8 @@ _CONFIG_NAMES = {
     "training_args.yml", "scaler.pt", "wandb-metadata.json",
     # ChatGLM-Efficient-Tuning and early LLaMA-Factory (hiyouga): the FinetuningArguments beside training_args.bin
     "finetuning_args.bin", "finetuning_args.json",
+    # AutoTrain Advanced's training_params.json, Ludwig's model/model_hyperparameters.json
+    "training_params.json", "model_hyperparameters.json",
 }
 
 
@@ -281,7 +285,9 @@ def _is_config(name: str) -> bool:
 # and build-nanogpt's `N train X` (two of them in a row), torchtune's `1|12|Loss: X` bar, NeMo-RL's
 # `  • Loss: X`, transformers' no_trainer examples' `epoch 0: perplexity: P eval_loss: X`, MaxText's `Completed eval
 # after train step N, loss=X`, fairseq2's `Train Metrics (step N) - NLL Loss: X`, mlx-lm's `iter train_loss` table,
-# clu's `[N] collection=train ...`, EasyR1's `Step N` YAML blocks (ingest.pretrain_lines).
+# clu's `[N] collection=train ...`, EasyR1's `Step N` YAML blocks, the Flax examples' `Step... (N | Loss: X, ...)`,
+# simpletransformers' `Epochs 1/3. Running Loss: X: 10%|` bar and H2O LLM Studio's logged `- INFO: train loss: X: 5%|`
+# bar (ingest.pretrain_lines).
 _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/train|embedding_loss)['"]\s*:|OVERFLOW!"""
                        rb"""|loss scale|\bstep \d+: \{'train/|\{"system/global_step": \d+|iteration:?\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
                        rb"""|(?:batch|token|sample)=\d+(?:/\d+)?\]:\r?\n\t Train """
@@ -295,7 +301,10 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/tra
                        rb"""|(?m:^\d+ train [-+.\dnNiI][^\n]*\n\d+ train [-+.\dnNiI])"""
                        rb"""|(?m:^\s*\d+ \| loss[ :]\s*[-+.\dnNiI])|(?m:^\d+\|\d+\|Loss: [-+.\dnNiI])"""
                        rb"""|(?m:^\s*iter\s+train_loss\s[^\n]*\n\s*\d+\s+[-+.\dnNiI])"""
-                       rb"""|(?m:^Step \d+\n[A-Za-z_][\w@.-]*:\n  [A-Za-z_][\w@.-]*:)""")
+                       rb"""|(?m:^Step \d+\n[A-Za-z_][\w@.-]*:\n  [A-Za-z_][\w@.-]*:)"""
+                       rb"""|(?m:^Step\.\.\. \(\d+ \| (?:Eval )?Loss: [-+.\dnNiI])"""
+                       rb"""|\bEpochs \d+/\d+\. Running Loss: *[-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|"""
+                       rb"""|(?m: - INFO: train loss: [-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|)""")
 # One line of a framework's own that prose may quote (a notes file with `[1200] collection=train loss=nan`): two needed
 _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\] loss=[-+.\dnNiI])"""
                                   rb"""|\bstep=\d+ loss=[-+.\dnNiI][^\n]* tgs \(tokens/gpu/second\)="""

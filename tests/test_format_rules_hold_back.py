@@ -155,3 +155,57 @@ def test_a_step_counted_within_each_epoch_before_a_dict_is_not_the_run_step(tmp_
              for epoch in range(3) for k in range(1, 11)]
     analysis = analyze_logs(write_file(tmp_path, "train.log", "\n".join(lines) + "\n"))
     assert len(analysis.timeline.series("loss")) == 30 and not analysis.timeline.abandoned().size
+
+
+@pytest.mark.parametrize("line", [
+    "Step... (100 | Loss: 2.1, Acc: 0.5):  20%|██        | 1/5 [00:01<00:04,  1.00it/s]",  # run_mlm_flax's eval bar
+    "Step... (10 | loss went up after the warm-up, Learning Rate: 5e-05)",
+    "Step... (10 | Loss: [2.48], Learning Rate: 4.9e-05)",
+])
+def test_a_flax_like_step_line_that_is_not_the_whole_shape_is_not_read(line):
+    """The Flax examples' `Step... (N | Name: X, ...)` is read whole or not at all: not its eval bar's description (no
+    learning rate there either), prose, or a value that is no number."""
+    assert parse_line(line) is None
+
+
+def test_a_flax_line_without_a_learning_rate_is_an_evaluation():
+    """run_mlm_flax's evaluation `Step... (N | Loss: X, Acc: Y)` is held-out, not more training loss."""
+    record = parse_line("Step... (100 | Loss: 2.1, Acc: 0.5)")
+    assert record.metrics == (("eval_loss", 2.1), ("eval_accuracy", 0.5))
+
+
+def test_a_note_quoting_one_flax_or_h2o_line_is_not_found_as_a_log(tmp_path):
+    """The console hints for the Flax, simpletransformers and H2O LLM Studio lines are anchored to their shapes: prose
+    that mentions them (not at a line's start, no bar after the loss) is no training log."""
+    note = ("We saw the loss go to nan: the log said Step... (10 | Loss: nan, Learning Rate: 5e-05).\n"
+            "simpletransformers printed Running Loss: nan for a while, and H2O's train loss: nan was in logs.log.\n")
+    write_file(tmp_path, "notes.txt", note)
+    from forensics.run import discover
+    assert discover(tmp_path).text_logs == []
+
+
+def test_a_lightning_metrics_csv_keeps_its_blank_cells_as_no_value(tmp_path):
+    """Lightning's metrics.csv leaves the validation row's train columns blank on purpose: those blanks are no NaN
+    (only a dense table's empty loss cell is pandas' NaN)."""
+    rows = ["epoch,step,train_loss,val_loss"]
+    for i, v in enumerate(losses(), 1):
+        rows.append(f"0,{i * 10 - 1},{v},")
+        if i % 10 == 0:
+            rows.append(f"0,{i * 10 - 1},,{v + 0.1}")
+    a = analyze_logs(write_file(tmp_path, "metrics.csv", "\n".join(rows) + "\n"))
+    assert a.status == "healthy" and a.timeline.series("loss").notna().all()
+    assert len(a.timeline.series("loss")) == 30
+
+
+def test_a_train_folder_tensorboard_without_keras_tags_is_left_as_it_is(tmp_path):
+    """Only Keras' `epoch_loss` / `batch_loss` make a `train/` folder's events a Keras callback's: another writer's
+    `train/` folder keeps its steps and names."""
+    pytest.importorskip("torch")
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path / "runs" / "train"))
+    for i, v in enumerate(losses(), 1):
+        writer.add_scalar("loss", v, i)
+    writer.close()
+    a = analyze_logs(tmp_path)
+    assert list(a.timeline.series("loss").index[:2]) == [1, 2]

@@ -360,7 +360,7 @@ def read_finetuning_args(path) -> dict[str, Any]:
 
 def read_config_yaml(path) -> dict[str, Any]:
     """A YAML file of any name in the run folder, read where it is a LLaMA-Factory or axolotl run configuration
-    (the file given to `llamafactory-cli train` / `axolotl train`), torchtune's `torchtune_config.yaml` (the resolved
+    (the file given to `llamafactory-cli train` / `axolotl train`), H2O LLM Studio's cfg.yaml, torchtune's `torchtune_config.yaml` (the resolved
     recipe config it saves beside its logs), Lightning's `hparams.yaml` or Accelerate's `hparams.yml` (a script's
     arguments as its TensorBoard tracker saves them), with the framework
     it names; {} for any other YAML (a README's front matter, a dataset card, hydra's): not every YAML file is a
@@ -375,6 +375,8 @@ def read_config_yaml(path) -> dict[str, Any]:
         return {}
     if "wandb_version" in args or "_wandb" in args:
         return {}  # W&B's config.yaml ({desc, value} per key) is the tracker reader's
+    if "llm_backbone" in args and "problem_type" in args and isinstance(args.get("training"), dict):
+        return {**h2o_llmstudio_values(args), "_framework": "h2o_llmstudio"}
     model = args.get("model")
     if isinstance(model, dict) and str(model.get("_component_", "")).startswith("torchtune."):
         return {**torchtune_values(args), "_framework": "torchtune"}
@@ -425,6 +427,67 @@ def axolotl_values(args: dict) -> dict[str, Any]:
     adapter = args.get("adapter")
     out["method"] = _method(adapter, bits) if isinstance(adapter, str) and adapter else "full"
     return out
+
+
+def autotrain_values(params: dict) -> dict[str, Any]:
+    """AutoTrain Advanced's training_params.json (src/autotrain/trainers/common.py:247 saves the trainer's params):
+    `peft` true a LoRA (a QLoRA where `quantization` is int4 / int8), `mixed_precision` bf16 / fp16; {} for a file of
+    that name that is not AutoTrain's (no `project_name` and `trainer`)."""
+    if not ("project_name" in params and "trainer" in params):
+        return {}
+    quant = str(params.get("quantization") or "").lower()
+    bits = {"int4": 4, "int8": 8}.get(quant)
+    out: dict[str, Any] = {"method": _method("lora", bits) if params.get("peft") is True else "full",
+                           **_quantization(bits, "bnb", True), "_framework": "autotrain"}
+    precision = str(params.get("mixed_precision") or "").lower()
+    if precision in ("bf16", "fp16"):
+        out["bf16"], out["fp16"] = precision == "bf16", precision == "fp16"
+    for theirs, ours in (("lr", "learning_rate"), ("epochs", "num_train_epochs"),
+                         ("batch_size", "per_device_train_batch_size"), ("model", "model.name_or_path")):
+        if isinstance(params.get(theirs), (int, float, str)) and not isinstance(params.get(theirs), bool):
+            out[ours] = params[theirs]
+    return out
+
+
+def read_autotrain_params(path) -> dict[str, Any]:
+    return autotrain_values(read_json_object(path))
+
+
+def h2o_llmstudio_values(args: dict) -> dict[str, Any]:
+    """H2O LLM Studio's cfg.yaml (its experiment's configuration): `training.lora` a LoRA (a QLoRA where
+    `architecture.backbone_dtype` is int4 / int8), `environment.mixed_precision_dtype` the precision where
+    `mixed_precision` is on."""
+    training, arch, env = (args.get(k) if isinstance(args.get(k), dict) else {}
+                           for k in ("training", "architecture", "environment"))
+    bits = {"int4": 4, "int8": 8}.get(str(arch.get("backbone_dtype")))
+    out: dict[str, Any] = {"method": _method("lora", bits) if training.get("lora") is True else "full",
+                           **_quantization(bits, "bnb", True), "model.name_or_path": args["llm_backbone"]}
+    dtype = str(env.get("mixed_precision_dtype") or "")
+    if env.get("mixed_precision") is True and dtype in ("bfloat16", "float16"):
+        out["bf16"], out["fp16"] = dtype == "bfloat16", dtype == "float16"
+    if is_number(training.get("learning_rate")):
+        out["learning_rate"] = training["learning_rate"]
+    return out
+
+
+def ludwig_values(params: dict) -> dict[str, Any]:
+    """Ludwig's model/model_hyperparameters.json (an LLM's: `model_type` llm): `adapter.type` lora a LoRA (a QLoRA
+    where `quantization.bits` is set), none every weight; {} for any other file of that name."""
+    if params.get("model_type") != "llm" or "input_features" not in params:
+        return {}
+    adapter = params.get("adapter") if isinstance(params.get("adapter"), dict) else {}
+    quant = params.get("quantization") if isinstance(params.get("quantization"), dict) else {}
+    bits = quant.get("bits") if quant.get("bits") in (4, 8) else None
+    kind = adapter.get("type")
+    out: dict[str, Any] = {"method": (_method(kind, bits) if isinstance(kind, str) else None) or "full",
+                           **_quantization(bits, "bnb", True), "_framework": "ludwig"}
+    if isinstance(params.get("base_model"), str):
+        out["model.name_or_path"] = params["base_model"]
+    return out
+
+
+def read_ludwig_hyperparameters(path) -> dict[str, Any]:
+    return ludwig_values(read_json_object(path))
 
 
 _ADAPTER_WORDS = re.compile(r"lora|adapter|peft|prefix|prompt_tun|ia3|freeze", re.IGNORECASE)

@@ -6,7 +6,9 @@ or tab-separated (`step<TAB>loss` in a train.log).
 `step`, `global_step`, `iteration`, `iter` the header names; a table with only an `epoch` column is one row an
 epoch, numbered 1, 2, ... (the epochs done when it was written), or, where its epochs are fractions (an exported
 log history), one row a step in order. Lightning writes train and validation rows apart, with the other row's cells
-empty: an empty cell is no value, a `nan` cell a NaN. Names as the rest of the tool has them (`val_loss` ->
+empty: an empty cell is no value, a `nan` cell a NaN. Except in a dense table (every cell filled in every row before):
+there an empty loss cell is pandas' NaN (`DataFrame.to_csv` writes NaN as nothing: simpletransformers'
+training_progress_scores.csv, `250,,,`). Names as the rest of the tool has them (`val_loss` ->
 eval_loss, `lr-AdamW` -> learning_rate); a table's `train_loss` (or Lightning's `train_loss_step`) is the loss at that
 row where the table has no `loss` column of its own (beside one, `train_loss` is the HF Trainer's closing average),
 `*_epoch` columns (Lightning's epoch means) and an unnamed index column are left out.
@@ -31,6 +33,7 @@ from ._filetime import file_mtime
 
 FORMAT = "csv"
 _NAN_WORDS = frozenset({"nan", "-nan", "+nan", "inf", "-inf", "+inf", "infinity", "-infinity"})
+_DENSE_ROWS = 2  # rows with every cell filled before an empty loss cell, for the table to be a dense one
 _ROWS_A_STEP = 4  # Lightning writes up to three rows at one step (train, validation, epoch means); more is per-example
 
 
@@ -104,6 +107,8 @@ def _long_frame(table: pd.DataFrame, steps: pd.Series, step_column: str | None, 
         valid = values.notna()
         if not pd.api.types.is_numeric_dtype(cells):  # read as text: `nan` / `inf` cells are values, empty ones not
             valid |= cells.astype(str).str.strip().str.lower().isin(_NAN_WORDS)
+        if name == "loss":
+            valid |= _written_nan(table.loc[keep], column)
         if valid.any():
             parts.append(pd.DataFrame({"step": steps[keep][valid].astype("int64").to_numpy(), "metric": name,
                                        "value": values[valid].astype("float64").to_numpy()}))
@@ -115,6 +120,25 @@ def _long_frame(table: pd.DataFrame, steps: pd.Series, step_column: str | None, 
     frame = pd.concat(parts, ignore_index=True)
     frame["wall_time"] = math.nan
     return frame.sort_values("step", kind="stable").reset_index(drop=True)
+
+
+def _written_nan(table: pd.DataFrame, column: str) -> pd.Series:
+    """The empty cells of a loss column that pandas wrote for a NaN: from its first empty cell on, where every row
+    before it has every cell filled (a table that leaves cells blank on purpose, Lightning's train and validation
+    rows, has blanks from its first rows)."""
+    empty = _empty_cells(table)
+    gaps = empty[column].to_numpy()
+    if not gaps.any():
+        return pd.Series(False, index=table.index)
+    first = int(np.argmax(gaps))
+    dense = first >= _DENSE_ROWS and not empty.iloc[:first].to_numpy().any()
+    return pd.Series(dense & gaps & (np.arange(len(gaps)) >= first), index=table.index)
+
+
+def _empty_cells(table: pd.DataFrame) -> pd.DataFrame:
+    """Where a cell holds nothing (read as numbers: NaN with no `nan` word in the file; as text: blank)."""
+    return pd.DataFrame({c: table[c].isna() if pd.api.types.is_numeric_dtype(table[c]) else
+                         table[c].astype(str).str.strip().eq("") | table[c].isna() for c in table.columns})
 
 
 def _names(columns: list[str]) -> dict[str, str]:

@@ -5,6 +5,9 @@
   "loss": 0.87, ...}, ...]}`); a history with no `loss` key names its training loss `train_loss` / `training_loss`
   and its held-out one `dev_loss` / `val_loss` / `valid_loss` / `test_loss`;
 * a dict of parallel lists: `{"steps": [...], "train": [...], "val": [...]}`, `{"train": [...], "val": [...]}`;
+* Ludwig's training_statistics.json (ludwig/api.py:545-555): split -> output feature or `combined` -> metric -> one
+  value per evaluation period (`evaluation_frequency`: an epoch, or a number of steps); `training` / `combined` /
+  `loss` is the loss and `validation` / `combined` / `loss` the held-out loss, numbered by period;
 * where the file's name says it holds losses (`loss_history.json`, `losses.json`): a bare list of numbers (one loss
   a step) or of `[step, train, val]` rows.
 
@@ -35,6 +38,8 @@ _RATE_NAMES = ("lr", "lrs", "learning_rate", "learning_rates")
 def history_of(data, says_loss: bool = False) -> list[dict] | None:
     """The log entries a JSON value holds in any of the shapes of the module docstring, or None. `says_loss`: the
     file's name says it holds losses, which lets a bare list of numbers or of rows be read as them."""
+    if isinstance(data, dict) and _ludwig_loss(data, "training") is not None:
+        return _ludwig_entries(data)
     if isinstance(data, dict):
         nested = next((data[k] for k in HISTORY_KEYS if isinstance(data.get(k), list)), None)
         data = nested if nested is not None else _columns_as_entries(data)
@@ -93,6 +98,21 @@ def _columns_as_entries(data: dict) -> list[dict] | None:
     held = next((lists[k] for k in _HELD_OUT_NAMES if k in lists and 0 < len(lists[k]) <= len(train)), None)
     for j, value in enumerate(held or []):  # at the end of each of its intervals
         entries[round((j + 1) * len(train) / len(held)) - 1]["eval_loss"] = value
+    return entries
+
+
+def _ludwig_loss(stats: dict, split: str) -> list | None:
+    """Ludwig's combined loss of one split (a list of numbers), or None."""
+    combined = stats.get(split, {}).get("combined") if isinstance(stats.get(split), dict) else None
+    losses = combined.get("loss") if isinstance(combined, dict) else None
+    return losses if isinstance(losses, list) and all(map(_is_number, losses[:50])) else None
+
+
+def _ludwig_entries(stats: dict) -> list[dict]:
+    """One entry an evaluation period, at its number: the training loss and the validation loss of that period."""
+    entries = [{"step": i, "loss": v} for i, v in enumerate(_ludwig_loss(stats, "training"), 1)]
+    for entry, value in zip(entries, _ludwig_loss(stats, "validation") or []):
+        entry["eval_loss"] = value
     return entries
 
 

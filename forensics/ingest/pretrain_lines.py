@@ -27,6 +27,9 @@ both and puts the rows in file order with its other events.
   (eval_loss at update N; its `train_inner` lines, `loss=X, ..., gnorm=G`, are generic lines).
 * Keras `model.fit`: `Epoch E/N`, then `100/100 ━━━━ 5s 50ms/step - loss: X - val_loss: Y` (the epoch's means at
   its last batch; step E, `KerasEpochs`).
+* the transformers Flax examples (run_clm_flax.py, run_mlm_flax.py, run_t5_mlm_flax.py): `Step... (N | Loss: X, Learning
+  Rate: Y)` and `Step... (N | Eval Loss: X | Eval Perplexity: Y)` (a line with no learning rate is an evaluation's: its
+  fields eval_; kind "flax").
 * fairseq2: `Train Metrics (step N) - NLL Loss: X | Gradient Norm: G | ... | Learning Rate: Y` (`Validation Metrics`:
   eval_); MaxText's `Completed eval after train step N, loss=X, perplexity=Y` (its `completed step: N, ..., loss: X`
   lines are generic ones); clu's LoggingWriter (t5x): `[N] collection=train loss=X, accuracy=Y` (other collections:
@@ -124,6 +127,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..metric_names import keras_metric_name
 from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
@@ -131,7 +135,7 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "Metrics (step ", "Completed eval after", "] collection=", "] loss=", "tgs (tokens/gpu/second)=",
                      "step:", "reduced_train_loss=", "loss:",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
-                     "| loss ", "tensor(")
+                     "| loss ", "tensor(", "Step... (", "Running Loss:")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
@@ -271,7 +275,7 @@ _PLACEHOLDER_MFU = -100.0
 @dataclass(frozen=True)
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
-    "autoresearch", "nanogpt", "verl", "colon_pairs", "llmc", "step_name_value", "epoch_bracket", "tqdm_postfix",
+    "autoresearch", "nanogpt", "verl", "colon_pairs", "llmc", "step_name_value", "epoch_bracket", "tqdm_postfix", "flax",
     "key_value", "uncounted", "printed_tensor", "generic", "generic_epoch"), step, total steps if printed, the
     metrics in print order, and
     whether a cut tail lost fields."""
@@ -351,6 +355,9 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
         m = _TITAN.search(line)
         if m:
             return _titan(line[m.start():], int(m.group(1)), int(m.group(2)) if m.group(2) else None)
+    if line.startswith("Step... ("):  # the Flax examples' own line, or their bar's description: no other shape's
+        m = _FLAX_STEP.match(line)
+        return _flax_step(m) if m else None
     if "tensor(" in line:
         m = PRINTED_TENSOR.match(line)
         if m:
@@ -408,6 +415,31 @@ _GPT2_SIMPLE = re.compile(r"^\[(\d{1,18}) \| [\d.]+\] loss=(" + _FLOAT + r")"
 # clu's LoggingWriter (t5x, flax examples): `[12] collection=train accuracy=0.45, cross_ent_loss=2.3, loss=2.3, ...`
 _CLU_WRITER = re.compile(r"\[(\d{1,18})\] collection=(\w+) (.*)$")
 _EQUALS_PAIR = re.compile(r"([A-Za-z][\w/.-]*)=(" + _FLOAT + r")(?![\w.])", re.IGNORECASE)
+
+
+# The transformers Flax examples (examples/flax/language-modeling/run_clm_flax.py:801-803, :826; run_mlm_flax.py,
+# run_t5_mlm_flax.py print the same through tqdm.write): `Step... (10 | Loss: 2.4812345, Learning Rate: 4.9e-05)` and
+# the evaluation's `Step... (100 | Eval Loss: 2.1 | Eval Perplexity: 8.2)`. A line without a learning rate is an
+# evaluation's (run_mlm_flax's `Step... (N | Loss: X, Acc: Y)`). The whole line is the shape: every field a number.
+_FLAX_STEP = re.compile(r"^Step\.\.\. \((\d{1,18}) \| ((?:[A-Z][A-Za-z ]{0,30}: \S+(?:, | \| ))*[A-Z][A-Za-z ]{0,30}: \S+)\)\s*$")
+_FLAX_NAMES = {"loss": "loss", "learning_rate": "learning_rate", "acc": "accuracy", "accuracy": "accuracy",
+               "perplexity": "perplexity"}
+
+
+def _flax_step(m: re.Match) -> StepLine | None:
+    fields = [field.split(": ") for field in re.split(r", | \| ", m.group(2))]
+    values = [number(raw) if re.fullmatch(_FLOAT, raw, re.IGNORECASE) else None for _, raw in fields]
+    if None in values:
+        return None
+    names = [_snake(name) for name, _ in fields]
+    held_out = "learning_rate" not in names
+    metrics = []
+    for name, value in zip(names, values):
+        own = _FLAX_NAMES.get(name.removeprefix("eval_"), name.removeprefix("eval_"))
+        metrics.append(("eval_" + own if held_out else own, value))
+    if not any(name in ("loss", "eval_loss") for name, _ in metrics):
+        return None
+    return StepLine("flax", int(m.group(1)), None, tuple(metrics))
 
 
 def _fairseq2(m: re.Match) -> StepLine | None:
@@ -978,13 +1010,8 @@ class KerasEpochs:
         bar = _KERAS_BAR.match(line)
         if bar is None or bar.group(1) != bar.group(2):
             return None  # an update within the epoch: its mean so far
-        metrics = tuple((_keras_name(name), float(raw)) for name, raw in _KERAS_PAIR.findall(line))
+        metrics = tuple((keras_metric_name(name), float(raw)) for name, raw in _KERAS_PAIR.findall(line))
         return StepLine("keras", self.before + self.epoch, None, metrics) if metrics else None
-
-
-def _keras_name(name: str) -> str:
-    """Keras's names; its held-out ones are `val_<name>`."""
-    return canonical_metric(name) if not name.startswith("val_") or name == "val_loss" else "eval_" + name[4:]
 
 
 # mlx-lm's training table (mlx_lm/cli_ui.py TrainUI): a header `  iter   train_loss     tok/s     tokens`, then a row

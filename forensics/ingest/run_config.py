@@ -53,7 +53,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, notebook_code.TEXT_KEY, dict, "the notebook's code (arguments of the cells that ran)")
     _read_tracker_configs(config, layout, timeline)
     for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("finetuning_args", cf.read_finetuning_args),
-                         ("swift", cf.read_swift_args),
+                         ("swift", cf.read_swift_args), ("autotrain", cf.read_autotrain_params),
+                         ("ludwig", cf.read_ludwig_hyperparameters),
                          ("yaml", cf.read_config_yaml), ("command", command_line.read_wandb_metadata)):
         for path in by_kind[kind]:
             _read_into(config, layout, path, reader)
@@ -123,7 +124,7 @@ def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
     kinds: dict[str, list[Path]] = {k: [] for k in ("training_args", "finetuning_args", "llamafactory", "swift",
                                                     "optim_states", "deepspeed",
                                                     "model_config", "adapter", "model_card", "scaler", "model_states",
-                                                    "megatron", "yaml", "command")}
+                                                    "megatron", "yaml", "command", "autotrain", "ludwig")}
     for path in layout.config_files:
         kind = _kind_of(path.name)
         if kind:
@@ -151,6 +152,10 @@ def _kind_of(name: str) -> str | None:
         return "yaml"
     if name == "args.json":
         return "swift"
+    if name == "training_params.json":
+        return "autotrain"
+    if name == "model_hyperparameters.json":
+        return "ludwig"
     if name == "wandb-metadata.json":
         return "command"
     if name == "config.json":

@@ -13,6 +13,9 @@ the `scalars` plugin metadata) - is decoded for all records at once by checking 
 bytes. Every other record (text, histograms, several values in one event, TF2 layouts) goes
 through tensorboard's compiled `event_pb2`, one record at a time.
 
+Keras' TensorBoard callback (`<log_dir>/train`, `<log_dir>/validation`): `epoch_loss` is the loss (eval_loss in
+`validation/`) at its epoch numbered from 1, or `batch_loss` the loss where it logs batches (`_keras_callback_names`).
+
 Megatron's tags and NeMo's Lightning names map onto the timeline's (`tracker_metric_names`: `lm loss`
 -> loss, `grad-norm` -> grad_norm, `loss-scale` -> loss_scale, `reduced_train_loss` -> loss, the torch tutorial's
 `Loss/train`, Lightning's `train_loss_step` and `lr-AdamW`, GPT-NeoX's `train/lm_loss` or a per-step `train_loss`
@@ -34,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
-from ..metric_names import tracker_metric_names
+from ..metric_names import keras_metric_name, tracker_metric_names
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_other_axis_twins, without_unit_loss_scale
@@ -73,11 +76,34 @@ def read(path: Path) -> LogRecords:
         reason = warnings[0] if warnings else "no TensorBoard record found"
         raise UnreadableFile(path, f"not a readable TensorBoard event file: {reason}")
     columns, texts, slow_warnings = _decode(views, starts, lengths)
-    columns = without_unit_loss_scale(without_other_axis_twins(columns))
+    columns = without_unit_loss_scale(without_other_axis_twins(_keras_callback_names(columns, path)))
     warnings += slow_warnings
     meta = {"records": int(len(starts))}
     return LogRecords(source=str(path), format=FORMAT, frame=columns, texts=texts, meta=meta,
                       mtime=file_mtime(path), warnings=tuple(warnings))
+
+
+# Keras' TensorBoard callback (keras/src/callbacks/tensorboard.py:215-216, 560-579) writes `<log_dir>/train` and
+# `<log_dir>/validation`: `epoch_<name>` at step=epoch (from 0), the held-out logs' `val_` cut off, so `epoch_loss` in
+# both folders; with `update_freq` set, also `batch_<name>` at the batch count.
+_KERAS_FOLDERS = {"train": "", "validation": "val_"}
+
+
+def _keras_callback_names(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """A Keras callback's event file with the timeline's names: per batch where it logs batches (`batch_loss` ->
+    loss), else per epoch (`epoch_loss` -> loss, or eval_loss in `validation/`), numbered from 1 as Keras' console
+    numbers its epochs (`Epoch 1/10`, ingest.pretrain_lines.KerasEpochs)."""
+    split = _KERAS_FOLDERS.get(path.parent.name)
+    metrics = set(frame["metric"])
+    if split is None or "epoch_loss" not in metrics and "batch_loss" not in metrics:
+        return frame
+    kind = "batch_" if "batch_loss" in metrics and split == "" else "epoch_"
+    ours = frame["metric"].str.startswith(kind)
+    frame = frame.copy()
+    frame.loc[ours, "metric"] = [keras_metric_name(split + name[len(kind):]) for name in frame.loc[ours, "metric"]]
+    if kind == "epoch_":
+        frame.loc[ours, "step"] += 1
+    return frame
 
 
 def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray):
