@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import math
 
-import pytest
-
 from support.format_runs import N, analyze_logs, assert_broken_at, assert_healthy_loss, losses, write_file
 
 NAN_AT = 25
