@@ -56,7 +56,9 @@ both and puts the rows in file order with its other events.
   step_time_ms, `overflow cond: True` -> an `overflow` point, the `T` throughput -> tflops_per_npu.
 * OpenNMT-py (onmt/utils/statistics.py:125, Statistics.output): `Step 10/  300; acc: 41.0; ppl:  11.8; xent: 2.5;
   lr: 0.00100; sents: ...; bsz: ...; 12345/13456 tok/s;      6 sec;` (kind "opennmt"): xent is the loss (ppl =
-  exp(xent)), acc -> accuracy_pct. Its `Validation perplexity: P` lines are not read.
+  exp(xent)), acc -> accuracy_pct. Its validation's `[... INFO] Validation perplexity: P` / `Validation accuracy: A`
+  lines (report_manager.py:154) give eval_ppl and eval_loss = ln P, eval_accuracy_pct (kind "opennmt_valid", placed
+  at the step line before them by `step_numbering`).
 * lucidrains' scripts (x-transformers train_enwik8.py, train_belief_state.py:112,121): `training loss: 2.48` alone on
   its line once a batch (or behind the tqdm bar it was printed after), `validation loss: 2.51` every few batches
   (kind "loss_print"): no step; `step_numbering.uncounted_lines_numbered` numbers the n-th training print batch n and
@@ -291,7 +293,7 @@ class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
     "autoresearch", "nanogpt", "verl", "colon_pairs", "llmc", "step_name_value", "epoch_bracket", "tqdm_postfix",
     "key_value", "uncounted", "printed_tensor", "generic", "generic_epoch", "nemo2", "mindformers", "opennmt",
-    "loss_print", ...), step, total steps if printed, the
+    "opennmt_valid", "loss_print", ...), step, total steps if printed, the
     metrics in print order, and
     whether a cut tail lost fields."""
 
@@ -339,6 +341,10 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
         m = _OPENNMT_STEP.search(line)
         if m:
             return _opennmt(m)
+    if "] Validation " in line:
+        m = _OPENNMT_VALID.search(line)
+        if m:  # no step: `step_numbering.uncounted_lines_numbered` puts it at the step line before it
+            return _opennmt_valid(m)
     if "iteration" in line:
         m = _MEGATRON_ITERATION.search(line)
         nanotron = bool(m and m.group(1))
@@ -529,6 +535,20 @@ def _mindformers(m: re.Match, line: str) -> StepLine | None:
 # OpenNMT-py 2.x stops after `tok/s; 6 sec`). xent is the loss, ppl = exp(xent), acc a percentage.
 _OPENNMT_STEP = re.compile(r"\bStep\s*(\d{1,18})(?:/\s*(\d{1,18}))?; acc:\s*(" + _FLOAT + r"); ppl:\s*(" + _FLOAT
                            + r"); xent:\s*(" + _FLOAT + r"); lr:\s*(" + _FLOAT + r");")
+
+
+# OpenNMT-py's report_manager.py:154-155 after a validation: `[2024-06-01 10:00:00,500 INFO] Validation perplexity:
+# 11.2` and `... Validation accuracy: 41` (`%g`)
+_OPENNMT_VALID = re.compile(r"^\[[\d-]+ [\d:,]+ INFO\] Validation (perplexity|accuracy): (" + _FLOAT + r")\s*$")
+
+
+def _opennmt_valid(m: re.Match) -> StepLine:
+    """A validation's perplexity (and eval_loss, its log: OpenNMT-py's ppl is exp(xent)) or accuracy (in %)."""
+    value = float(m.group(2))
+    if m.group(1) == "accuracy":
+        return StepLine("opennmt_valid", 0, None, (("eval_accuracy_pct", value),))
+    loss = math.log(value) if value > 0 else math.nan
+    return StepLine("opennmt_valid", 0, None, (("eval_loss", loss), ("eval_ppl", value)))
 
 
 def _opennmt(m: re.Match) -> StepLine:

@@ -12,7 +12,8 @@ them back with the steps of these kinds made to run on:
 * One or two hand-written lines in a whole file are prose (a notes file), not a loop's log: left out.
 * `uncounted_lines_numbered(events)`: lines that print no counter at all (kind "uncounted") are numbered 1, 2, ...
   in file order, where a file holds `_FEWEST_UNCOUNTED` or more of them (fewer are not a loop's log); lucidrains'
-  `training loss: X` prints (kind "loss_print") likewise, their `validation loss: X` at the batch it followed.
+  `training loss: X` prints (kind "loss_print") likewise, their `validation loss: X` at the batch it followed;
+  OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") at the step line before them.
 """
 from __future__ import annotations
 
@@ -45,13 +46,30 @@ def uncounted_lines_numbered(events: list[tuple]) -> list[tuple]:
             events = [e for e in events if not (e[0] == "line" and e[1].kind == kind)]
     for kind, fewest in _FEWEST_UNCOUNTED.items():
         events = _numbered_in_order(events, kind, fewest)
-    return _loss_prints_numbered(events)
+    return _opennmt_validations_placed(_loss_prints_numbered(events))
 
 
 # Prints of a loss alone that give way to any other record of the loss in the file
 _LOOSE_PRINTS = ("printed_tensor", "loss_print")
 # lucidrains' `training loss: X` prints (kind "loss_print"): one a batch, so a loop's log holds many; fewer are prose
 _FEWEST_LOSS_PRINTS = 10
+
+
+def _opennmt_validations_placed(events: list[tuple]) -> list[tuple]:
+    """OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") at the step of the `Step N/M; ...` line
+    before them (the validation ran after that step); none before any step line (another program's words)."""
+    if not any(e[0] == "line" and e[1].kind == "opennmt_valid" for e in events):
+        return events
+    out, last = [], None
+    for event in events:
+        if event[0] == "line" and event[1].kind == "opennmt":
+            last = event[1].step
+        elif event[0] == "line" and event[1].kind == "opennmt_valid":
+            if last is None:
+                continue
+            event = ("line", replace(event[1], step=last))
+        out.append(event)
+    return out
 
 
 def _loss_logged_otherwise(events: list[tuple], kind: str) -> bool:
