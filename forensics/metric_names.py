@@ -69,6 +69,10 @@ _ALIASES = {
     "Learning Rate": "learning_rate",
     "valid_loss": "eval_loss",
     "valid_ppl": "eval_ppl",
+    # OpenNMT-py's TensorBoard tags (onmt/utils/statistics.py log_tensorboard): `valid/xent` is the held-out
+    # cross-entropy; its training twin `train/xent` is the loss where nothing else is (`tracker_metric_names`)
+    "valid/xent": "eval_loss",
+    "valid/ppl": "eval_ppl",
     "actor_grad_norm": "grad_norm",
     "actor_lr": "learning_rate",
     "loss/policy_avg": "loss",
@@ -123,7 +127,8 @@ def is_lr_monitor_rate(name: str) -> bool:
 
 def tracker_metric_names(tags: list[str]) -> list[str]:
     """The timeline's name of each of a tracker file's tags (TensorBoard, MLflow), read together: a tag that is the
-    loss only where nothing else is (Lightning's per-step `self.log("train_loss", loss)`, GPT-NeoX's `train/lm_loss`;
+    loss only where nothing else is (Lightning's per-step `self.log("train_loss", loss)`, GPT-NeoX's `train/lm_loss`,
+    OpenNMT-py's `train/xent`;
     HF's `train_loss` is the run's closing mean, logged beside `train/loss`).
 
     >>> tracker_metric_names(["Loss/train", "Loss/test", "lr-AdamW", "train_loss_step"])
@@ -134,8 +139,13 @@ def tracker_metric_names(tags: list[str]) -> list[str]:
     names = [_tracker_name(tag) for tag in tags]
     if "loss" in names:
         return names
-    sole = "train_loss" if "train_loss" in names else "lm_loss"
+    sole = next((name for name in _SOLE_LOSSES if name in names), None)
     return ["loss" if name == sole else name for name in names]
+
+
+# The loss where no tag is named `loss`, in this order: Lightning's per-step `train_loss`, GPT-NeoX's `train/lm_loss`,
+# OpenNMT-py's `train/xent` (its cross-entropy per target token)
+_SOLE_LOSSES = ("train_loss", "lm_loss", "xent")
 
 
 def _tracker_name(tag: str) -> str:

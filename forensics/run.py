@@ -286,8 +286,9 @@ def _is_config(name: str) -> bool:
 # `  • Loss: X`, transformers' no_trainer examples' `epoch 0: perplexity: P eval_loss: X`, MaxText's `Completed eval
 # after train step N, loss=X`, fairseq2's `Train Metrics (step N) - NLL Loss: X`, mlx-lm's `iter train_loss` table,
 # clu's `[N] collection=train ...`, EasyR1's `Step N` YAML blocks, the Flax examples' `Step... (N | Loss: X, ...)`,
-# simpletransformers' `Epochs 1/3. Running Loss: X: 10%|` bar and H2O LLM Studio's logged `- INFO: train loss: X: 5%|`
-# bar (ingest.pretrain_lines).
+# simpletransformers' `Epochs 1/3. Running Loss: X: 10%|` bar, H2O LLM Studio's logged `- INFO: train loss: X: 5%|`
+# bar, MindFormers' `{ Epoch:[E/N], step:[n/M], loss: X`, OpenNMT-py's `Step N/M; acc: A; ppl: P; xent: X;`,
+# lucidrains' `training loss: X` prints (ingest.pretrain_lines).
 _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/train|embedding_loss)['"]\s*:|OVERFLOW!"""
                        rb"""|loss scale|\bstep \d+: \{'train/|\{"system/global_step": \d+|iteration:?\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
                        rb"""|(?:batch|token|sample)=\d+(?:/\d+)?\]:\r?\n\t Train """
@@ -311,7 +312,9 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   rb"""|(?m:^\s+\xe2\x80\xa2 Loss: [-+.\dnNiI])"""
                                   rb"""|\bepoch \d+: perplexity: [-+.\dnNiI][^\n]* eval_loss: """
                                   rb"""|Completed eval after train step \d+, loss=|Metrics \(step \d+\) - """
-                                  rb"""|\] collection=train """)
+                                  rb"""|\] collection=train """
+                                  rb"""|\{ Epoch:\[\s*\d+/\s*\d+\], step:\[\s*\d+/\s*\d+\], loss:"""  # MindFormers
+                                  rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """)  # OpenNMT-py
 _FRAMEWORK_LINES = 2
 # A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose
 # that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
@@ -321,6 +324,10 @@ _LOOSE_LINES = 3
 # A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
 _PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
 _PRINTED_TENSORS = 5
+# lucidrains' scripts print `training loss: 2.48` alone once a batch (after tqdm's bar, when it drew one): a line prose
+# may hold once, so a file needs `_LOSS_PRINTS` of them
+_LOSS_PRINT = re.compile(rb"(?m)(?:^|\])training loss: [-+]?(?:\d[\d.eE+-]*|nan|inf)[ \t]*$")
+_LOSS_PRINTS = 10
 
 
 # The header of the Trainer's notebook progress table (copied as text) or of its model card's results table.
@@ -342,7 +349,8 @@ _STAMP_BYTES = re.compile(rb"(?m)^(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+
 
 def _hinted(chunk: bytes) -> bool:
     """A chunk of a file holds a line of a known training log, or `_LOOSE_LINES` lines of a hand-written loop (or
-    `_UNCOUNTED_LINES` of its counter-less lines, or `_PRINTED_TENSORS` of its printed loss tensors)."""
+    `_UNCOUNTED_LINES` of its counter-less lines, `_PRINTED_TENSORS` of its printed loss tensors, or `_LOSS_PRINTS` of
+    lucidrains' `training loss: X` prints)."""
     chunk = chunk[3:] if chunk.startswith(b"\xef\xbb\xbf") else chunk
     chunk = _ANSI_BYTES.sub(b"", chunk) if b"\x1b" in chunk else chunk
     chunk = _LAUNCHER_BYTES.sub(b"", chunk) if b"]:" in chunk else chunk
@@ -352,7 +360,7 @@ def _hinted(chunk: bytes) -> bool:
         return True
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
             or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
-            or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS))
+            or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS))
 
 
 def _at_least(pattern: re.Pattern, chunk: bytes, n: int) -> bool:

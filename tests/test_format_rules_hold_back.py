@@ -8,7 +8,7 @@ import math
 import pytest
 
 from support.format_runs import analyze_logs, losses, write_file
-from forensics.ingest import megatron_args
+from forensics.ingest import megatron_args, stdout
 from forensics.ingest.pretrain_lines import ComposerBlock, parse_line
 from forensics.metric_names import tracker_metric_names
 
@@ -209,3 +209,57 @@ def test_a_train_folder_tensorboard_without_keras_tags_is_left_as_it_is(tmp_path
     writer.close()
     a = analyze_logs(tmp_path)
     assert list(a.timeline.series("loss").index[:2]) == [1, 2]
+
+
+@pytest.mark.parametrize("line", [
+    "the training loss: 2.4 was where we stopped",  # prose, not lucidrains' whole-line print
+    "Epoch 1 training loss: 2.4",  # some other loop's counted line, not a bare print
+    "Step 10; acc: 41.0; loss: 2.3; lr: 0.001;",  # no OpenNMT-py xent field
+    "{ Epoch:[  1/  1], step:[   10/   30], acc: 0.41, lr: 1e-05",  # a MindFormers-like line without a loss
+    "Training epoch 0, iteration 3/10 | lr: 1e-05 | global_step: 3 |",  # NeMo 2.0's line before any loss
+    "Validation perplexity: 11.2 was our best"])  # not OpenNMT-py's logger line
+def test_near_misses_of_the_fmt8_shapes_are_not_their_records(line):
+    record = parse_line(line)
+    assert record is None or record.kind not in ("loss_print", "opennmt", "opennmt_valid", "mindformers", "nemo2"), record
+
+
+def test_an_opennmt_validation_line_with_no_step_line_before_it_is_not_read(tmp_path):
+    """OpenNMT-py's `Validation perplexity: P` has no step: it is placed at the step line before it, and with none
+    (a note, another program's log) it is no record; a trainer_state.json beside it stays healthy."""
+    history = [{"step": s, "loss": loss, "epoch": s / 30} for s, loss in enumerate(losses(), 1)]
+    _state(tmp_path, history)
+    write_file(tmp_path, "train.log", "".join(f"[2024-06-01 10:00:0{i},500 INFO] Validation perplexity: nan\n"
+                                              for i in range(5)))
+    assert analyze_logs(tmp_path).status == "healthy"
+    assert stdout.read(tmp_path / "train.log").frame.empty
+
+
+def test_notes_quoting_a_few_bare_loss_prints_are_not_a_log(tmp_path):
+    """lucidrains' `training loss: X` is a whole line, but a notes file may quote a few: fewer than a loop's many
+    are not read (a healthy trainer_state.json beside them stays healthy)."""
+    history = [{"step": s, "loss": loss, "epoch": s / 30} for s, loss in enumerate(losses(), 1)]
+    _state(tmp_path, history)
+    write_file(tmp_path, "notes.txt", "enwik8 run, last prints:\ntraining loss: 2.1\ntraining loss: nan\n"
+                                      "training loss: nan\nvalidation loss: nan\n")
+    assert analyze_logs(tmp_path).status == "healthy"
+
+
+@pytest.mark.parametrize("quoted", [
+    "{ Epoch:[  1/  1], step:[   10/   30], loss:   nan, per_step_time: 345ms",  # MindFormers
+    "[2024-06-01 10:00:00,000 INFO] Step 250/  300; acc: 41.0; ppl:   nan; xent: nan; lr: 0.00100;"])  # OpenNMT-py
+def test_notes_quoting_one_mindformers_or_opennmt_line_are_not_a_log(tmp_path, quoted):
+    history = [{"step": s, "loss": loss, "epoch": s / 30} for s, loss in enumerate(losses(), 1)]
+    _state(tmp_path, history)
+    write_file(tmp_path, "notes.txt", f"The other cluster's run ended with\n{quoted}\n")
+    assert analyze_logs(tmp_path).status == "healthy"
+
+
+def test_bare_loss_prints_beside_the_trainers_dicts_give_way_to_them(tmp_path):
+    """A script printing `training loss: X` each batch under the Trainer's own `{'loss': ...}` lines: the dicts are
+    the log, the prints (another count of steps) are not read beside them."""
+    lines = []
+    for i, v in enumerate(losses(), start=1):
+        lines += [f"training loss: {v + 0.1}"] * 4 + [str({"loss": round(v, 4), "learning_rate": 2e-05,
+                                                           "epoch": round(i / 30, 2)})]
+    analysis = analyze_logs(write_file(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert len(analysis.timeline.series("loss")) == 30 and analysis.status == "healthy"

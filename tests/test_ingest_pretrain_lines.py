@@ -1098,3 +1098,27 @@ def test_gpt_neox_tensorboard_tags(tmp_path):
     frame = tensorboard.read(both_file).frame
     assert _series(frame, "loss") == pytest.approx({10: 4.4, 20: 4.3, 30: 4.2})
     assert _series(frame, "lm_loss") == pytest.approx({10: 3.9, 20: 3.8, 30: 3.7})
+
+
+def test_nemo2_progress_lines_behind_srun_and_ray_actor_prefixes_are_read(tmp_path):
+    """NeMo-Run launches NeMo 2.0 through Ray and srun: every line reads `0: (pretraining, pid=4112) Training epoch 0,
+    iteration N/M | ...`; both prefixes go, the ProgressPrinter's fields are read at its global_step, and the
+    validation fields it appends are eval_loss / eval_ppl."""
+    lines = ["0: (pretraining, pid=4112) [NeMo I 2024-06-01 10:00:00 nemo_logging:393] Experiments will be logged"]
+    for it in range(10):
+        line = (f"Training epoch 0, iteration {it}/9 | lr: 2e-05 | global_batch_size: 8 | global_step: {it} | "
+                f"reduced_train_loss: {2.5 - it / 10:.4} | train_step_timing in s: 0.345 | consumed_samples: {8 * it + 8}")
+        lines.append("0: (pretraining, pid=4112) " + line + (" | val_loss: 2.861 | val_ppl: 17.48" if it == 9 else ""))
+    (tmp_path / "log-nemo.txt").write_text("\n".join(lines) + "\n")
+    frame = stdout.read(tmp_path / "log-nemo.txt").frame
+    assert _series(frame, "loss") == pytest.approx({it: 2.5 - it / 10 for it in range(10)})
+    assert _series(frame, "eval_loss") == {9: 2.861} and _series(frame, "eval_ppl") == {9: 17.48}
+    assert forensics.analyze(tmp_path, check_checkpoints=False).run_profile.framework == "nemo"
+
+
+def test_opennmt_tensorboard_tags_name_the_loss():
+    """OpenNMT-py's log_tensorboard: `train/xent` is the loss where no tag is, `valid/xent` the held-out one."""
+    from forensics.metric_names import tracker_metric_names
+    assert tracker_metric_names(["train/xent", "train/ppl", "train/lr", "valid/xent", "valid/ppl"]) == [
+        "loss", "ppl", "learning_rate", "eval_loss", "eval_ppl"]
+    assert tracker_metric_names(["train/loss", "train/xent"]) == ["loss", "xent"]

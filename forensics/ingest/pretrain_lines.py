@@ -47,6 +47,25 @@ both and puts the rows in file order with its other events.
   `Epoch 0: 47%|...| 7/15 [06:19<07:13, reduced_train_loss=11.50, global_step=5.000,
   consumed_samples=12288.0, train_step_timing in s=49.50]`; reduced_train_loss -> loss,
   lr -> learning_rate, val_loss -> eval_loss; Lightning's own smoothed `loss` is left out.
+* NeMo 2.0 (nemo/lightning/pytorch/callbacks/progress_printer.py, ProgressPrinter): `Training epoch 0, iteration 9/29
+  | lr: 1.9e-05 | global_batch_size: 8 | global_step: 9 | reduced_train_loss: 2.345 | train_step_timing in s: 0.345 |
+  consumed_samples: 80`, with ` | val_loss: X | val_ppl: Y` appended at a validation (kind "nemo2"): its step is the
+  printed global_step (0-based, as NeMo's Lightning bar prints it too); reduced_train_loss -> loss, lr ->
+  learning_rate, val_loss -> eval_loss, val_ppl -> eval_ppl.
+* MindSpore MindFormers (mindformers/core/callback/callback.py:485/:490, MFLossMonitor): `{ Epoch:[  1/  1],
+  step:[   10/   30], loss: 2.345, per_step_time: 345ms, lr: 1.9e-05, overflow cond: False, loss_scale: 1.0,
+  global_norm: [1.234], train_throughput_per_npu: 123.456T` (not in sink mode `loss:[2.345/2.400]`, the step's loss
+  then the running mean; kind "mindformers"): step n + (E - 1) x M; global_norm -> grad_norm, per_step_time ->
+  step_time_ms, `overflow cond: True` -> an `overflow` point, the `T` throughput -> tflops_per_npu.
+* OpenNMT-py (onmt/utils/statistics.py:125, Statistics.output): `Step 10/  300; acc: 41.0; ppl:  11.8; xent: 2.5;
+  lr: 0.00100; sents: ...; bsz: ...; 12345/13456 tok/s;      6 sec;` (kind "opennmt"): xent is the loss (ppl =
+  exp(xent)), acc -> accuracy_pct. Its validation's `[... INFO] Validation perplexity: P` / `Validation accuracy: A`
+  lines (report_manager.py:154) give eval_ppl and eval_loss = ln P, eval_accuracy_pct (kind "opennmt_valid", placed
+  at the step line before them by `step_numbering`).
+* lucidrains' scripts (x-transformers train_enwik8.py, train_belief_state.py:112,121): `training loss: 2.48` alone on
+  its line once a batch (or behind the tqdm bar it was printed after), `validation loss: 2.51` every few batches
+  (kind "loss_print"): no step; `step_numbering.uncounted_lines_numbered` numbers the n-th training print batch n and
+  puts a validation print at the batch before it.
 * torchtitan (torchtitan/components/metrics.py `MetricsProcessor.log`):
   `step: N  loss: X  grad_norm: Y  memory: 20.21GiB(21.27%)  tps: 1,016  tflops: 58.88  mfu: 5.95%`.
 * nanochat (karpathy/nanochat): scripts/base_train.py prints
@@ -135,7 +154,7 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "Metrics (step ", "Completed eval after", "] collection=", "] loss=", "tgs (tokens/gpu/second)=",
                      "step:", "reduced_train_loss=", "loss:",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
-                     "| loss ", "tensor(", "Step... (", "Running Loss:")
+                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
@@ -145,7 +164,8 @@ PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", 
 KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "composer", "nemo_rl": "nemo_rl", "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
                    "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
-                   "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed"}
+                   "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed",
+                   "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 
@@ -276,7 +296,8 @@ _PLACEHOLDER_MFU = -100.0
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
     "autoresearch", "nanogpt", "verl", "colon_pairs", "llmc", "step_name_value", "epoch_bracket", "tqdm_postfix", "flax",
-    "key_value", "uncounted", "printed_tensor", "generic", "generic_epoch"), step, total steps if printed, the
+    "key_value", "uncounted", "printed_tensor", "generic", "generic_epoch", "nemo2", "mindformers", "opennmt",
+    "opennmt_valid", "loss_print", ...), step, total steps if printed, the
     metrics in print order, and
     whether a cut tail lost fields."""
 
@@ -312,6 +333,22 @@ def number(text: str) -> float | None:
 
 def parse_line(line: str, last_line: bool = False) -> StepLine | None:
     """The record a step line holds (module docstring), or None (OLMo headers: see OlmoBlock)."""
+    if "Training epoch " in line:
+        m = _NEMO2_PROGRESS.search(line)
+        if m:
+            return _nemo2_progress(m, line, last_line)
+    if "{ Epoch:[" in line:
+        m = _MINDFORMERS.search(line)
+        if m:
+            return _mindformers(m, line)
+    if "; xent: " in line:
+        m = _OPENNMT_STEP.search(line)
+        if m:
+            return _opennmt(m)
+    if "] Validation " in line:
+        m = _OPENNMT_VALID.search(line)
+        if m:  # no step: `step_numbering.uncounted_lines_numbered` puts it at the step line before it
+            return _opennmt_valid(m)
     if "iteration" in line:
         m = _MEGATRON_ITERATION.search(line)
         nanotron = bool(m and m.group(1))
@@ -365,6 +402,11 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
             # a bare value is kept under its own name: it may be anything the loop printed
             said = m.group(1) or "grad_fn=" in line
             return StepLine("printed_tensor", 0, None, (("loss" if said else "printed_tensor", float(m.group(2))),))
+    if " loss: " in line:
+        m = _LOSS_PRINT.match(line)
+        if m:  # no step: 0 until `step_numbering.uncounted_lines_numbered` numbers the prints in file order
+            return StepLine("loss_print", 0, None, (("loss" if m.group(1) == "training" else "eval_loss",
+                                                     float(m.group(2))),))
     return _small_console(line, last_line)
 
 
@@ -466,6 +508,92 @@ def _clu_scalars(m: re.Match) -> StepLine | None:
     if not any(name.endswith("loss") for name, _ in metrics):
         return None
     return StepLine("clu", int(m.group(1)), None, metrics)
+
+
+# NeMo 2.0's ProgressPrinter (nemo/lightning/pytorch/callbacks/progress_printer.py): `Training epoch 0, iteration 9/29 |
+# lr: 1.9e-05 | global_batch_size: 8 | global_step: 9 | reduced_train_loss: 2.345 | train_step_timing in s: 0.345 |
+# consumed_samples: 80`, with ` | val_loss: 2.861 | val_ppl: 17.57` appended at a validation
+_NEMO2_PROGRESS = re.compile(r"\bTraining epoch (\d{1,9}), iteration (\d{1,18})/(\d{1,18}) \|")
+_NEMO2_NAMES = {"val_ppl": "eval_ppl"}  # the others through canonical_metric (reduced_train_loss, lr, val_loss)
+
+
+def _nemo2_progress(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """NeMo 2.0's progress line at its printed `global_step` (0-based, as NeMo's Lightning bar prints it too; the
+    iteration as printed where it is missing); read when a loss is among its fields."""
+    metrics, cut = _fields(line[m.end():].split("|"), last_line)
+    metrics = [(_NEMO2_NAMES.get(name, name), value) for name, value in metrics]
+    found = dict(metrics)
+    step = found.get("global_step", float(m.group(2)))
+    if not ("loss" in found or "eval_loss" in found) or not math.isfinite(step) or step != int(step):
+        return None
+    return _record("nemo2", int(step), None, [(k, v) for k, v in metrics if k != "global_step"], cut)
+
+
+# MindSpore MindFormers' MFLossMonitor (mindformers/core/callback/callback.py:485 in dataset sink mode, :490 not):
+# `{ Epoch:[  1/  1], step:[   10/   30], loss: 2.345, per_step_time: 345ms, lr: 1.9e-05, overflow cond: False,
+# loss_scale: 1.0, global_norm: [1.234], train_throughput_per_npu: 123.456T`; not in sink mode the loss is
+# `loss:[2.345/2.400]` (the step's loss / the epoch's running mean); `%5.3f` of a NaN prints `loss:   nan`
+_MINDFORMERS = re.compile(r"\{ Epoch:\[\s*(\d{1,9})/\s*(\d{1,9})\], step:\[\s*(\d{1,18})/\s*(\d{1,18})\], (?=loss:)")
+_MINDFORMERS_FIELD = re.compile(r"^\s*([a-z][a-z_ ]*?):\s*\[?\s*(" + _FLOAT + r"|True|False)\s*(ms|T)?(?:/" + _FLOAT
+                                + r")?\]?", re.IGNORECASE)
+_MINDFORMERS_NAMES = {"per_step_time": "step_time", "global_norm": "grad_norm", "overflow cond": "overflow",
+                      "train_throughput_per_npu": "tflops_per_npu"}  # its `T`: TFLOPS
+_MINDFORMERS_UNITS = {"ms": "_ms"}
+
+
+def _mindformers(m: re.Match, line: str) -> StepLine | None:
+    """MindFormers' loss line at step n + (epoch - 1) x the steps an epoch makes (`step:[n/M]` counts within the
+    epoch); `overflow cond: True` is an `overflow` point (as DeepSpeed's OVERFLOW! lines give one), False none."""
+    metrics = []
+    for part in line[m.end():].split(","):
+        field = _MINDFORMERS_FIELD.match(part)
+        if field is None:
+            continue
+        key, raw = field.group(1).strip().lower(), field.group(2)
+        name = _MINDFORMERS_NAMES.get(key) or canonical_metric(_snake(key))
+        if raw.lower() in ("true", "false"):
+            if name == "overflow" and raw.lower() == "true":
+                metrics.append((name, 1.0))
+            continue
+        metrics.append((name + _MINDFORMERS_UNITS.get((field.group(3) or "").lower(), ""), float(raw)))
+    if not any(name == "loss" for name, _ in metrics):
+        return None
+    step = (int(m.group(1)) - 1) * int(m.group(4)) + int(m.group(3))
+    return StepLine("mindformers", step, int(m.group(2)) * int(m.group(4)), tuple(metrics))
+
+
+# OpenNMT-py's Statistics.output (onmt/utils/statistics.py:125): `Step 10/  300; acc: 41.0; ppl:  11.8; xent: 2.5;
+# lr: 0.00100; sents:    3200; bsz: 1234/1345/32; 12345/13456 tok/s;      6 sec;` (`Step 10;` without train_steps;
+# OpenNMT-py 2.x stops after `tok/s; 6 sec`). xent is the loss, ppl = exp(xent), acc a percentage.
+_OPENNMT_STEP = re.compile(r"\bStep\s*(\d{1,18})(?:/\s*(\d{1,18}))?; acc:\s*(" + _FLOAT + r"); ppl:\s*(" + _FLOAT
+                           + r"); xent:\s*(" + _FLOAT + r"); lr:\s*(" + _FLOAT + r");")
+
+
+# OpenNMT-py's report_manager.py:154-155 after a validation: `[2024-06-01 10:00:00,500 INFO] Validation perplexity:
+# 11.2` and `... Validation accuracy: 41` (`%g`)
+_OPENNMT_VALID = re.compile(r"^\[[\d-]+ [\d:,]+ INFO\] Validation (perplexity|accuracy): (" + _FLOAT + r")\s*$")
+
+
+def _opennmt_valid(m: re.Match) -> StepLine:
+    """A validation's perplexity (and eval_loss, its log: OpenNMT-py's ppl is exp(xent)) or accuracy (in %)."""
+    value = float(m.group(2))
+    if m.group(1) == "accuracy":
+        return StepLine("opennmt_valid", 0, None, (("eval_accuracy_pct", value),))
+    loss = math.log(value) if value > 0 else math.nan
+    return StepLine("opennmt_valid", 0, None, (("eval_loss", loss), ("eval_ppl", value)))
+
+
+def _opennmt(m: re.Match) -> StepLine:
+    metrics = (("loss", float(m.group(5))), ("ppl", float(m.group(4))), ("accuracy_pct", float(m.group(3))),
+               ("learning_rate", float(m.group(6))))
+    return StepLine("opennmt", int(m.group(1)), int(m.group(2)) if m.group(2) else None, metrics)
+
+
+# lucidrains' training scripts (x-transformers train_enwik8.py, train_belief_state.py:112,121 and their kin):
+# `training loss: 2.48` once a batch and `validation loss: 2.51` every VALIDATE_EVERY batches, the whole line, or after
+# the tqdm bar it was printed behind (`training:   1%|...| 1/100000 [00:10<...]training loss: 2.48`); no step
+_LOSS_PRINT = re.compile(r"^(?:[^\n]*\|\s*\d{1,18}/\d{1,18} \[[^\]]*\])?(training|validation) loss: (" + _FLOAT
+                         + r")\s*$")
 
 
 def _small_console(line: str, last_line: bool) -> StepLine | None:

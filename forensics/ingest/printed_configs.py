@@ -2,7 +2,8 @@
 config (run_clm.py and kin log both at start-up; Yali-F/gpt-llama-text-gen's SLURM .out in tests/realworld).
 
 * `Training/evaluation parameters TrainingArguments(` then one `name=value,` line per field and a closing `)`
-  (also Seq2SeqTrainingArguments and TRL's SFTConfig / DPOConfig / ...): `training_arguments(text)` gives the
+  (also Seq2SeqTrainingArguments, TRL's SFTConfig / DPOConfig / ..., and a framework's own subclass printed the same
+  way, LMFlow's `FinetunerArguments(` (src/lmflow/pipeline/finetuner.py), told by TrainingArguments' fields in it): `training_arguments(text)` gives the
   fields with their values read as literals (True, None, 5e-05, [] ...; `SchedulerType.LINEAR` as "linear"; any
   other text as a string, never evaluated).
 * `Model config GPT2Config {` then the config's JSON, closed by a line `}`: `model_config(text)` gives the dict.
@@ -17,7 +18,9 @@ from typing import Any
 ARGS_KEY = "printed_training_args"  # LogRecords.texts keys: the blocks as JSON
 MODEL_CONFIG_KEY = "printed_model_config"
 
-_ARGS_START = re.compile(r"\b(?P<cls>\w*(?:TrainingArguments|Config))\($")
+_ARGS_START = re.compile(r"\b(?P<cls>\w*(?:Arguments|Config))\($")
+# Fields every TrainingArguments repr holds: a framework's own subclass (LMFlow's `FinetunerArguments(`) is told by them
+_TRAINING_ARGUMENTS_FIELDS = ("output_dir", "learning_rate")
 _FIELD = re.compile(r"^(?P<key>[A-Za-z_]\w*)=(?P<value>.*?),?$")
 _ENUM = re.compile(r"^[A-Z]\w*\.(?P<name>[A-Z0-9_]+)$")  # SchedulerType.LINEAR, IntervalStrategy.STEPS
 _LITERALS = {"True": True, "False": False, "None": None, "[]": [], "{}": {}}
@@ -29,14 +32,17 @@ _MAX_LINES = 1000  # a block is a few hundred lines at most
 
 def training_arguments(text: str) -> dict[str, Any]:
     """The fields of the first printed TrainingArguments block, with `__class__` where TRL's class is named."""
-    if "TrainingArguments(" not in text and "Config(" not in text:
+    if "Arguments(" not in text and "Config(" not in text:
         return {}
     lines = text.splitlines()
     for i, line in enumerate(lines):
         m = _ARGS_START.search(line.rstrip())
-        if m is None or not (m.group("cls").endswith("TrainingArguments") or m.group("cls") in _TRL_CONFIGS):
+        if m is None or not (m.group("cls").endswith("Arguments") or m.group("cls") in _TRL_CONFIGS):
             continue
         fields = _fields(lines[i + 1:i + 1 + _MAX_LINES])
+        subclass = not m.group("cls").endswith("TrainingArguments") and m.group("cls") not in _TRL_CONFIGS
+        if subclass and not all(key in fields for key in _TRAINING_ARGUMENTS_FIELDS):
+            continue  # some other arguments class printed over lines: not the trainer's
         if fields:
             if m.group("cls") in _TRL_CONFIGS:
                 fields["__class__"] = f"trl.{m.group('cls')}"

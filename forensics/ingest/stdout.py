@@ -85,16 +85,28 @@ _LAUNCHER_PREFIX = re.compile(r"^(?:\d+: )?\[(?:rank|default)\d+\]: ?", re.MULTI
 # has one, since a script may print `0: ...` itself)
 _RFC3339_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) ", re.MULTILINE)
 _TASK_LABEL = re.compile(r"^\d{1,4}: ", re.MULTILINE)
+# Ray's prefix on what an actor or task prints (`(pretraining, pid=4112) `, `(MyActor pid=4112, ip=10.0.0.1) `), inside
+# srun's label when both are there; taken off, like the task's label, only where nearly every line has one
+_RAY_ACTOR = re.compile(r"^\((?:[\w.:-]+,? )?pid=\d{1,9}(?:, ip=[\d.]+)?\) ", re.MULTILINE)
 
 
 def _without_line_stamps(text: str) -> str:
     if _RFC3339_STAMP.match(text):
         text = _RFC3339_STAMP.sub("", text)
+    for label in (_TASK_LABEL, _RAY_ACTOR):
+        text = _without_collector_label(text, label)
+    return text
+
+
+def _without_collector_label(text: str, label: re.Pattern) -> str:
+    """The text without `label` at its lines' starts, where a few distinct labels stand on nearly every line (a
+    loop's own `100: loss 2.3` lines count up instead)."""
+    if not label.match(text):
+        return text
     head = [line for line in text[:200_000].split("\n")[:500] if line.strip()]
-    labels = [m.group(0) for line in head if (m := _TASK_LABEL.match(line))] if _TASK_LABEL.match(text) else []
-    # a few tasks' labels on nearly every line; a loop's own `100: loss 2.3` lines count up instead
+    labels = [m.group(0) for line in head if (m := label.match(line))]
     if head and len(labels) >= 0.9 * len(head) and len(set(labels)) <= _MAX_TASK_LABELS:
-        text = _TASK_LABEL.sub("", text)
+        text = label.sub("", text)
     return text
 
 
@@ -120,7 +132,8 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
     meta: dict = {}
     warnings = warnings + _step_line_warnings(events)
     frame = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text))
-    uncounted = sum(1 for e in events if e[0] == "line" and e[1].kind in ("uncounted", "printed_tensor"))
+    uncounted = sum(1 for e in events if e[0] == "line" and (e[1].kind in ("uncounted", "printed_tensor")
+                                                              or e[1].kind == "loss_print" and "loss" in e[1].names))
     if uncounted:
         meta.setdefault("step_inferred", f"{uncounted} loss lines print no step: numbered 1 to {uncounted} in file order")
     meta.update(console_facts(text))

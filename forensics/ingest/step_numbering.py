@@ -11,7 +11,9 @@ them back with the steps of these kinds made to run on:
 * Once-an-epoch lines (kind "generic_epoch"): at step 1, 2, ..., or beside step lines at the epoch's last step.
 * One or two hand-written lines in a whole file are prose (a notes file), not a loop's log: left out.
 * `uncounted_lines_numbered(events)`: lines that print no counter at all (kind "uncounted") are numbered 1, 2, ...
-  in file order, where a file holds `_FEWEST_UNCOUNTED` or more of them (fewer are not a loop's log).
+  in file order, where a file holds `_FEWEST_UNCOUNTED` or more of them (fewer are not a loop's log); lucidrains'
+  `training loss: X` prints (kind "loss_print") likewise, their `validation loss: X` at the batch it followed;
+  OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") at the step line before them.
 """
 from __future__ import annotations
 
@@ -39,17 +41,58 @@ def uncounted_lines_numbered(events: list[tuple]) -> list[tuple]:
     kind on its own (each line is one print of the loop); none of a kind where the file holds fewer than its
     `_FEWEST_UNCOUNTED` lines. Numbered before anything compares steps: every line is at step 0 until then, and
     two lines alike (a loss stuck at 0.0) would read as one printed twice."""
-    if _loss_logged_otherwise(events):  # a custom loss's print beside the Trainer's own lines: those are the log
-        events = [e for e in events if not (e[0] == "line" and e[1].kind == "printed_tensor")]
+    for kind in _LOOSE_PRINTS:  # a custom loss's print beside the Trainer's own lines: those are the log
+        if _loss_logged_otherwise(events, kind):
+            events = [e for e in events if not (e[0] == "line" and e[1].kind == kind)]
     for kind, fewest in _FEWEST_UNCOUNTED.items():
         events = _numbered_in_order(events, kind, fewest)
-    return events
+    return _opennmt_validations_placed(_loss_prints_numbered(events))
 
 
-def _loss_logged_otherwise(events: list[tuple]) -> bool:
-    """Whether a loss comes in any event but a printed tensor (a dict line, a step line of another kind)."""
-    return any(e[0] == "dict" and "loss" in e[2] or e[0] == "line" and e[1].kind != "printed_tensor"
+# Prints of a loss alone that give way to any other record of the loss in the file
+_LOOSE_PRINTS = ("printed_tensor", "loss_print")
+# lucidrains' `training loss: X` prints (kind "loss_print"): one a batch, so a loop's log holds many; fewer are prose
+_FEWEST_LOSS_PRINTS = 10
+
+
+def _opennmt_validations_placed(events: list[tuple]) -> list[tuple]:
+    """OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") at the step of the `Step N/M; ...` line
+    before them (the validation ran after that step); none before any step line (another program's words)."""
+    if not any(e[0] == "line" and e[1].kind == "opennmt_valid" for e in events):
+        return events
+    out, last = [], None
+    for event in events:
+        if event[0] == "line" and event[1].kind == "opennmt":
+            last = event[1].step
+        elif event[0] == "line" and event[1].kind == "opennmt_valid":
+            if last is None:
+                continue
+            event = ("line", replace(event[1], step=last))
+        out.append(event)
+    return out
+
+
+def _loss_logged_otherwise(events: list[tuple], kind: str) -> bool:
+    """Whether a loss comes in any event but a line of `kind` (a dict line, a step line of another kind)."""
+    return any(e[0] == "dict" and "loss" in e[2] or e[0] == "line" and e[1].kind != kind
                and "loss" in e[1].names for e in events)
+
+
+def _loss_prints_numbered(events: list[tuple]) -> list[tuple]:
+    """`training loss: X` prints at steps 1, 2, ... in file order (the n-th is batch n), each `validation loss: X`
+    at the batch it followed; none where the file holds fewer than `_FEWEST_LOSS_PRINTS` training prints."""
+    if not any(e[0] == "line" and e[1].kind == "loss_print" for e in events):
+        return events
+    n = sum(1 for e in events if e[0] == "line" and e[1].kind == "loss_print" and e[1].names == ("loss",))
+    out, count = [], 0
+    for event in events:
+        if event[0] == "line" and event[1].kind == "loss_print":
+            if n < _FEWEST_LOSS_PRINTS:
+                continue
+            count += event[1].names == ("loss",)
+            event = ("line", replace(event[1], step=max(count, 1)))
+        out.append(event)
+    return out
 
 
 def _numbered_in_order(events: list[tuple], kind: str, fewest: int) -> list[tuple]:

@@ -18,8 +18,8 @@ Keras' TensorBoard callback (`<log_dir>/train`, `<log_dir>/validation`): `epoch_
 
 Megatron's tags and NeMo's Lightning names map onto the timeline's (`tracker_metric_names`: `lm loss`
 -> loss, `grad-norm` -> grad_norm, `loss-scale` -> loss_scale, `reduced_train_loss` -> loss, the torch tutorial's
-`Loss/train`, Lightning's `train_loss_step` and `lr-AdamW`, GPT-NeoX's `train/lm_loss` or a per-step `train_loss`
--> loss where no other loss is logged, ...);
+`Loss/train`, Lightning's `train_loss_step` and `lr-AdamW`, GPT-NeoX's `train/lm_loss`, OpenNMT-py's `train/xent` or a
+per-step `train_loss` -> loss where no other loss is logged, OpenNMT-py's `valid/xent` -> eval_loss, ...);
 Megatron's `<tag> vs samples` twins (the same values against consumed samples) are left out, and
 a loss scale of 1.0 throughout (bf16/fp32: no scaler) is not kept (see `_frames`).
 
