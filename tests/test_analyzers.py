@@ -1839,6 +1839,21 @@ def test_zeros_while_a_decaying_learning_rate_stands_still_are_masked_nans_of_sk
     assert detect_masked_nan_loss(metrics(st, loss=loss, learning_rate=warm), TH) == []
 
 
+def test_an_eval_loss_climbing_at_every_evaluation_after_its_best_is_overfitting():
+    """jzystar's small GPT pre-trained on one short story: the eval loss, quiet near 6.2, turns at step 65 (6.151) and
+    climbs at each of the next four evaluations (6.201, 6.225, 6.269, 6.296: the first only 0.8% up) while the
+    training loss falls 2.4 -> 0.9; flat wobbles of the same size, up and down, stay silent."""
+    st = np.arange(0, 90, 5)
+    evals = np.array([9.933, 8.340, 7.052, 6.600, 6.479, 6.411, 6.366, 6.384, 6.246, 6.231, 6.193, 6.190, 6.165,
+                      6.151, 6.201, 6.225, 6.269, 6.296])
+    loss = np.linspace(10.0, 0.87, len(st))
+    (f,) = [f for f in analyze_metrics(metrics(st, loss=loss, eval_loss=evals), TH) if f.kind == "overfitting"]
+    assert (f.step, f.evidence["best_step"]) == (70, 65)
+    wobble = evals.copy()
+    wobble[-4:] = [6.201, 6.160, 6.229, 6.170]
+    assert not [f for f in analyze_metrics(metrics(st, loss=loss, eval_loss=wobble), TH) if f.kind == "overfitting"]
+
+
 def test_an_eval_loss_drifting_up_from_its_best_over_many_evaluations_is_overfitting():
     """da4nik08's QLoRA (18 epochs, constant LR): best eval 0.817 at step 2400, then hovering 0.82-0.83 and drifting
     to 0.865 by step 4000 over 32 evaluations, while the training loss fell 0.70 -> 0.62."""

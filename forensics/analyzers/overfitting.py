@@ -53,6 +53,7 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     best = _best_level(values, best_pos)
     few = few_evals and np.all(values[-k:] > best * (1 + thresholds.overfit_steady_rise))
     quiet = _clear_small_rise(values, thresholds)
+    quiet = _climbing(values, thresholds) if quiet is None else quiet
     if quiet is not None:
         best_pos, best, k = quiet, float(values[quiet]), len(values) - quiet - 1
     elif best <= 0 or not (few or np.all(values[-k:] > best * (1 + thresholds.overfit_rise))
@@ -113,6 +114,24 @@ def _clear_small_rise(values: np.ndarray, thresholds: Thresholds) -> int | None:
         return None
     floor = max(best * _SMALL_RISE, _NOISE_UNITS * point_noise(values))
     return best_pos if bool(np.all(after - best > floor)) else None
+
+
+def _climbing(values: np.ndarray, thresholds: Thresholds) -> int | None:
+    """The best eval's position when every eval after it (`overfit_points` + 1 or more) is higher than the one
+    before, and the last ends `_CLIMB` above the best and `_NOISE_UNITS` x the eval loss's own noise (in the later
+    half of the log) above it: a
+    climb eval after eval, which chance does not make, though its first step is small (jzystar's small GPT on one
+    short story: 6.151, 6.201, 6.225, 6.269, 6.296 while the training loss fell 2.4 -> 0.9). Else None."""
+    best_pos = int(np.argmin(values))
+    after, best = values[best_pos + 1:], float(values[best_pos])
+    if best <= 0 or len(after) < thresholds.overfit_points + 1 or not np.all(np.diff(values[best_pos:]) > 0):
+        return None
+    rise = float(after[-1]) - best
+    settled = values[len(values) // 2:]  # the noise of the log's later half: its early descent is no noise
+    return best_pos if rise > max(_CLIMB * best, _NOISE_UNITS * point_noise(settled)) else None
+
+
+_CLIMB = 2 * _SMALL_RISE
 
 
 def _rising_trend(values: np.ndarray, thresholds: Thresholds) -> int | None:
