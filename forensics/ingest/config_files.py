@@ -60,6 +60,8 @@ def training_args_values(args: dict) -> dict[str, Any]:
         out["n_gpu"] = args["_n_gpu"]
     if isinstance(args.get("__class__"), str):  # training_args.bin: TRL's SFTConfig, GRPOConfig, Unsloth's ...
         out["training_args_class"] = args["__class__"]
+    if str(args.get("__class__", "")).startswith("swift."):  # ms-swift's printed arguments: its own tuner names
+        out.update(swift_values(args))
     return out
 
 

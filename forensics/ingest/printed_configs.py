@@ -31,23 +31,68 @@ _MAX_LINES = 1000  # a block is a few hundred lines at most
 
 
 def training_arguments(text: str) -> dict[str, Any]:
-    """The fields of the first printed TrainingArguments block, with `__class__` where TRL's class is named."""
+    """The fields of the first printed TrainingArguments block, with `__class__` where TRL's class is named (or
+    ms-swift's, whose `[INFO:swift] args: ...` line prints its arguments, a plain dataclass's on one line)."""
     if "Arguments(" not in text and "Config(" not in text:
         return {}
     lines = text.splitlines()
     for i, line in enumerate(lines):
+        swift = _SWIFT_ARGS.search(line)
+        if swift is not None and swift.group("body") is not None:
+            fields = _one_line_fields(swift.group("body"))
+            if fields:
+                return {**fields, "__class__": f"swift.{swift.group('cls')}"}
         m = _ARGS_START.search(line.rstrip())
         if m is None or not (m.group("cls").endswith("Arguments") or m.group("cls") in _TRL_CONFIGS):
             continue
         fields = _fields(lines[i + 1:i + 1 + _MAX_LINES])
         subclass = not m.group("cls").endswith("TrainingArguments") and m.group("cls") not in _TRL_CONFIGS
-        if subclass and not all(key in fields for key in _TRAINING_ARGUMENTS_FIELDS):
+        if subclass and not swift and not all(key in fields for key in _TRAINING_ARGUMENTS_FIELDS):
             continue  # some other arguments class printed over lines: not the trainer's
         if fields:
             if m.group("cls") in _TRL_CONFIGS:
                 fields["__class__"] = f"trl.{m.group('cls')}"
+            elif swift:
+                fields["__class__"] = f"swift.{m.group('cls')}"
             return fields
     return {}
+
+
+# ms-swift's start-up line (swift/pipelines/base.py: `logger.info(f'args: {args}')`): a TrainingArguments subclass
+# prints over lines as above; a plain dataclass (Megatron-SWIFT's MegatronSftArguments) on this one line
+_SWIFT_ARGS = re.compile(r"\[INFO:swift\] args: (?P<cls>\w*Arguments)\((?:$|(?P<body>.+)\)\s*$)")
+_ONE_LINE_FIELD = re.compile(r"^(?P<key>[A-Za-z_]\w*)=(?P<value>.*)$", re.S)
+_QUOTED = re.compile(r"^(['\"])(?P<text>.*)\1$", re.S)
+
+
+def _one_line_fields(body: str) -> dict[str, Any]:
+    """`k=v, k2='text', k3=[1, 2]` (a dataclass repr's fields): split at the commas outside quotes and brackets."""
+    out: dict[str, Any] = {}
+    for part in _top_level_parts(body):
+        m = _ONE_LINE_FIELD.match(part.strip())
+        if m is None:
+            return {}  # not a repr we know: say nothing rather than half of it
+        quoted = _QUOTED.match(m.group("value"))
+        out[m.group("key")] = quoted.group("text") if quoted else _literal(m.group("value"))
+    return out
+
+
+def _top_level_parts(body: str) -> list[str]:
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(body):
+        if quote:
+            quote = "" if ch == quote and body[i - 1] != "\\" else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    parts.append(body[start:])
+    return [p for p in parts if p.strip()]
 
 
 def _fields(lines: list[str]) -> dict[str, Any]:
