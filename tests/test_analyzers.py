@@ -1854,6 +1854,19 @@ def test_an_eval_loss_climbing_at_every_evaluation_after_its_best_is_overfitting
     assert not [f for f in analyze_metrics(metrics(st, loss=loss, eval_loss=wobble), TH) if f.kind == "overfitting"]
 
 
+def test_every_eval_after_the_best_well_above_it_is_overfitting_however_many_came_before():
+    """ozguozkan's classifier, evaluated each epoch: 0.535, 0.417 (its best), then 0.551, 0.540, 0.528, all 27-32%
+    above it while the training loss fell fivefold: what three evals after a four-eval log's first are judged by.
+    A best followed by evals that come back near it is no such thing."""
+    st = np.array([97, 194, 291, 388, 485])
+    loss = np.array([0.544, 0.520, 0.275, 0.114, 0.102])
+    evals = np.array([0.535, 0.417, 0.551, 0.540, 0.528])
+    (f,) = [f for f in analyze_metrics(metrics(st, loss=loss, eval_loss=evals), TH) if f.kind == "overfitting"]
+    assert (f.step, f.evidence["best_step"]) == (291, 194)
+    back = np.array([0.535, 0.417, 0.551, 0.540, 0.430])
+    assert not [f for f in analyze_metrics(metrics(st, loss=loss, eval_loss=back), TH) if f.kind == "overfitting"]
+
+
 def test_an_eval_loss_drifting_up_from_its_best_over_many_evaluations_is_overfitting():
     """da4nik08's QLoRA (18 epochs, constant LR): best eval 0.817 at step 2400, then hovering 0.82-0.83 and drifting
     to 0.865 by step 4000 over 32 evaluations, while the training loss fell 0.70 -> 0.62."""

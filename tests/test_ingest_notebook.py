@@ -145,15 +145,17 @@ def test_html_table_that_is_no_training_table_is_left_out():
     assert notebook.trainer_tables(html) == ""
 
 
-def test_epoch_table_with_validation_column_keeps_its_progress_line():
+def test_epoch_table_with_validation_column_keeps_its_progress_line_and_gets_its_steps():
     """transformers utils/notebook.py: the progress text under the bar, then a table a row an epoch (`No log` where
-    no training loss had been logged yet)."""
+    no training loss had been logged yet). The plan in the progress line (126 steps over 2 epochs) puts each epoch's
+    row at its optimizer step (epoch 1 ends at step 63), as a table with a Step column has it."""
     html = ("<div><progress value='39' max='126'></progress> [ 39/126 11:37 < 27:19, 0.05 it/s, Epoch 0.60/2]</div>"
             "<table border=\"1\" class=\"dataframe\"><thead><tr style=\"text-align: left;\"><th>Epoch</th>"
             "<th>Training Loss</th><th>Validation Loss</th></tr></thead><tbody>"
             "<tr><td>1</td><td>No log</td><td>1.234500</td></tr></tbody></table><p>")
     assert notebook.trainer_tables(html).splitlines() == [
-        "[ 39/126 11:37 < 27:19, 0.05 it/s, Epoch 0.60/2]", "Epoch\tTraining Loss\tValidation Loss", "1\tNo log\t1.234500"]
+        "[ 39/126 11:37 < 27:19, 0.05 it/s, Epoch 0.60/2]", "Step\tEpoch\tTraining Loss\tValidation Loss",
+        "63\t1\tNo log\t1.234500"]
 
 
 def test_nbformat3_notebook_outputs_are_read(tmp_path):
@@ -214,11 +216,11 @@ _UNSLOTH_BANNER = ("==((====))==  Unsloth 2024.8: Fast Llama patching. Transform
                    ' "-____-"     Free Apache license: http://github.com/unslothai/unsloth\n')
 
 
-def _code_notebook(tmp_path: Path, cells: list[tuple[str, list[dict], int | None]]) -> Path:
+def _code_notebook(tmp_path: Path, cells: list[tuple[str, list[dict], int | None]], name: str = "finetune.ipynb") -> Path:
     nb = {"cells": [{"cell_type": "code", "execution_count": count, "metadata": {}, "source": source,
                      "outputs": outputs} for source, outputs, count in cells],
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    path = tmp_path / "finetune.ipynb"
+    path = tmp_path / name
     path.write_text(json.dumps(nb, indent=1))
     return path
 
@@ -272,3 +274,33 @@ def test_counts_cleared_notebook_reads_the_cells_up_to_its_last_output(tmp_path)
     profile = forensics.analyze(tmp_path).run_profile
     assert (profile.method, profile.precision) == ("unknown", "bf16")
 
+
+
+def test_trainer_around_a_loaded_model_with_no_adapter_anywhere_is_a_full_fine_tune(tmp_path):
+    """GPT-2 fine-tuned whole in a notebook: `GPT2LMHeadModel.from_pretrained("gpt2")`, a Trainer, no PEFT or
+    quantization anywhere in the code. A LoRA cell that never ran still says an adapter was meant: no verdict."""
+    cells = [("from transformers import GPT2LMHeadModel, Trainer, TrainingArguments\n"
+              "model = GPT2LMHeadModel.from_pretrained('gpt2')\n", [], 1),
+             ("trainer = Trainer(model=model, args=TrainingArguments(output_dir='out'))\ntrainer.train()\n",
+              [_TRAINING], 2)]
+    _code_notebook(tmp_path, cells)
+    assert forensics.analyze(tmp_path).run_profile.method == "full"
+    _code_notebook(tmp_path, cells + [("from peft import LoraConfig\nLoraConfig(r=8)\n", [], None)])
+    assert forensics.analyze(tmp_path).run_profile.method == "unknown"
+
+
+def test_a_cell_still_running_when_saved_counts_as_run(tmp_path):
+    """Saved mid-run: the training cell has its outputs but no execution count yet; its arguments ran."""
+    _code_notebook(tmp_path, [("import torch\n", [], 1),
+                              ("args = TrainingArguments(bf16=True)\ntrainer.train()\n", [_TRAINING], None)])
+    assert forensics.analyze(tmp_path).run_profile.precision == "bf16"
+
+
+def test_lora_task_type_from_the_code_says_the_objective(tmp_path):
+    """`LoraConfig(task_type=TaskType.CAUSAL_LM)` on a language-model loss: supervised fine-tuning, as an
+    adapter_config.json saying CAUSAL_LM does."""
+    _code_notebook(tmp_path, [("from peft import LoraConfig, TaskType\n"
+                               "config = LoraConfig(r=8, task_type=TaskType.CAUSAL_LM)\ntrainer.train()\n",
+                               [_TRAINING], 1)], name="run.ipynb")
+    profile = forensics.analyze(tmp_path).run_profile
+    assert (profile.method, profile.objective) == ("lora", "sft")

@@ -248,3 +248,11 @@ def test_out_of_memory_before_a_results_table_copied_as_text_is_no_final_crash(t
                                         + table)
     a = forensics.analyze(tmp_path)
     assert not [f for f in a.findings if f.kind == "run_crashed"]
+
+
+def test_a_model_parameter_count_printed_after_its_name_gives_the_size(tmp_path):
+    """A script's own `🧠 Model parameters: 124,439,808` line (factoryfist's notebook: the count after its name, not
+    at the line's start)."""
+    dicts = "".join(f"{{'loss': {2.5 - 0.03 * i}, 'learning_rate': 5e-05, 'epoch': {i / 40:.3f}}}\n" for i in range(40))
+    (tmp_path / "train.log").write_text("✅ GPT-2 Model loaded successfully!\n🧠 Model parameters: 124,439,808\n" + dicts)
+    assert forensics.analyze(tmp_path).run_profile.model_params == 124439808

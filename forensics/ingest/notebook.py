@@ -20,6 +20,7 @@ ran passed as arguments (LoRA, 4-bit, bf16, the model) is kept for the run profi
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
@@ -183,8 +184,30 @@ def trainer_tables(html: str) -> str:
             continue
         if progress:
             out.append(progress)
-        out.extend("\t".join(row) for row in rows)
+        out.extend("\t".join(row) for row in _stepped(rows, progress))
     return "".join(line + "\n" for line in out)
+
+
+# The progress line over the table: `[ 39/126 11:37 < 27:19, 0.05 it/s, Epoch 0.60/2]`: the run's planned steps and
+# epochs
+_PLAN = re.compile(r"\[\s*\d+/(?P<steps>\d+)\b[^\]]*\bEpoch [\d.]+/(?P<epochs>\d+)\]")
+
+
+def _stepped(rows: list[list[str]], progress: str) -> list[list[str]]:
+    """An evaluation-per-epoch table (its first column Epoch) with the optimizer step of each row put in front, from
+    the steps per epoch its progress line plans (485 steps over 5 epochs: epoch 3 ends at step 291); the table as it
+    is where that line does not say."""
+    plan = _PLAN.search(progress)
+    if plan is None or rows[0][0] != "Epoch" or "Step" in rows[0] or int(plan.group("epochs")) == 0:
+        return rows
+    per_epoch = int(plan.group("steps")) / int(plan.group("epochs"))
+    stepped = [["Step"] + rows[0]]
+    for row in rows[1:]:
+        try:
+            stepped.append([str(round(float(row[0]) * per_epoch))] + row)
+        except ValueError:
+            stepped.append([""] + row)
+    return stepped
 
 
 class _Tables(HTMLParser):

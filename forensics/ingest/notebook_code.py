@@ -4,7 +4,7 @@ Outputs say what ran; for the method, the precision and the model, a notebook's 
 run prints the Trainer's table and little else), while its code names them: `LoraConfig(r=16, ...)`,
 `BitsAndBytesConfig(load_in_4bit=True)`, `FastLanguageModel.from_pretrained("unsloth/...-bnb-4bit",
 load_in_4bit=True)`, `TrainingArguments(bf16=True, ...)`, TRL's `SFTConfig(...)` / `GRPOConfig(...)`. Only cells
-that ran (an execution count; where the counts were cleared, the cells up to the last output) are read, parsed with `ast` (never run); shell and magic lines are blanked first, and a
+that ran (an execution count or an output; where the counts were cleared, the cells up to the last output) are read, parsed with `ast` (never run); shell and magic lines are blanked first, and a
 cell that is not Python is passed over. A keyword is taken where its value is a literal, or where it is Unsloth's
 `is_bfloat16_supported()` (negated or not: its notebooks' `fp16 = not is_bfloat16_supported()`), which the
 `Bfloat16 = TRUE / FALSE` line of Unsloth's banner in the outputs answers. Where a later cell passes a keyword again
@@ -35,7 +35,8 @@ _PEFT_CONFIGS = {"LoraConfig": "LORA", "AdaLoraConfig": "ADALORA", "LoHaConfig":
 # `get_peft_model(model, r=16, ...)` is Unsloth's (FastLanguageModel / FastModel): a LoRA
 _PEFT_BUILDERS = ("get_peft_model",)
 _LOADERS = ("from_pretrained",)
-_MODEL_CLASSES = re.compile(r"(?:^Fast\w*Model$|^AutoModel|For(?:CausalLM|Seq2SeqLM|ConditionalGeneration)$)")
+# a model class (AutoModelForCausalLM, GPT2LMHeadModel, LlamaForCausalLM, FastLanguageModel ...), not a tokenizer's
+_MODEL_CLASSES = re.compile(r"(?:Model|For[A-Z]\w*)$|^AutoModel")
 _BF16_SUPPORT = ("is_bfloat16_supported", "is_bf16_supported")
 _UNSLOTH_BF16 = re.compile(r"Bfloat16 = (TRUE|FALSE)")
 _SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
@@ -49,6 +50,7 @@ def code_values(cells: list, outputs: str) -> dict:
     bf16_supported = None if said is None else said.group(1) == "TRUE"
     names: dict[str, object] = {}  # `load_in_4bit = True`, `model_name = "..."`: a name later passed as a keyword
     values: dict = {}
+    called: set[str] = set()
     for tree in _parsed_cells(cells):
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
@@ -57,16 +59,37 @@ def code_values(cells: list, outputs: str) -> dict:
                     if isinstance(target, ast.Name):
                         names[target.id] = node.value.value
             elif isinstance(node, ast.Call):
+                called.add(_called_name(node.func))
                 values.update(_call_values(node, names, bf16_supported))
+    if _trains_whole_model(values, called, cells):
+        values["method"] = "full"
     return values
 
 
+# What any PEFT or quantized set-up leaves in a notebook's code, run or not
+_ADAPTER_WORDS = re.compile(r"(?i)peft|lora|adapter|load_in_[48]bit|bitsandbytes|prompt_?tuning|prefix_?tuning|ia3")
+
+
+def _trains_whole_model(values: dict, called: set[str], cells: list) -> bool:
+    """The code that ran builds a Trainer around a pre-trained model it loaded (`from_pretrained`) and nothing in
+    the notebook's code (cells that ran or not) sets up an adapter or a quantized base: every weight is trained.
+    A notebook that trains through a shell command (`!python train.py --lora ...`) shows no Trainer here."""
+    if any(key.startswith(("adapter.", "quant.")) for key in values) or "model.name_or_path" not in values:
+        return False
+    if not any(name.endswith("Trainer") for name in called):
+        return False
+    code = "".join("".join(c.get("source")) if isinstance(c.get("source"), list) else str(c.get("source") or "")
+                   for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
+    return not _ADAPTER_WORDS.search(code)
+
+
 def _cells_that_ran(cells: list) -> list[dict]:
-    """Code cells with an execution count; where the notebook was saved with its counts cleared (some editors and
-    export tools do), every code cell up to the last one that shows an output."""
+    """Code cells with an execution count or an output; where the notebook was saved with its counts cleared (some
+    editors and export tools do), every code cell up to the last one that shows an output."""
     code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
-    counted = [c for c in code if c.get("execution_count") is not None]
-    if counted:
+    # a cell still running when the notebook was saved (its training, say) has outputs but no count yet
+    counted = [c for c in code if c.get("execution_count") is not None or c.get("outputs")]
+    if any(c.get("execution_count") is not None for c in code):
         return counted
     shown = [i for i, c in enumerate(code) if c.get("outputs")]
     return code[: shown[-1] + 1] if shown else []
@@ -100,6 +123,10 @@ def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> di
         rank = _keyword(call, "r", names, None)
         if isinstance(rank, int):
             out["adapter.r"] = rank
+        task = next((k.value for k in call.keywords if k.arg == "task_type"), None)
+        task = task.attr if isinstance(task, ast.Attribute) else _literal(task, names) if task is not None else None
+        if isinstance(task, str):  # `TaskType.CAUSAL_LM` or "CAUSAL_LM"
+            out["adapter.task_type"] = task
     elif name in _LOADERS and _MODEL_CLASSES.search(owner):
         model = _model_name(call, names)
         if model:

@@ -502,6 +502,9 @@ _PARAMETER_COUNTS = re.compile(r"^Parameter counts:[ \t]*\r?\n(?:[ \t]*\w+[ \t]*
 # Embedding (38,633,472 parameters)`, `Vision encoder: 303,507,456 params`, an adapter's) is no model size: lines
 # naming a part are passed over, and of the rest the largest count is the model's.
 _SAID_COUNT = re.compile(r"(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b", re.IGNORECASE)
+# the count after its name: `Model parameters: 124,439,808`, `Total parameters = 1234567890`
+_NAMED_COUNT = re.compile(r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]\s*(\d{1,3}(?:,\d{3}){2,}|\d{7,})(?![\d,.])",
+                          re.IGNORECASE)
 _PART_WORDS = re.compile(r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|tensors?|groups?|stages?|ranks?|lora|"
                          r"adapters?|encoders?|vision|visual|lm[_ ]head|heads?:|teacher|student|reward|critic|"
                          r"reference|ref|draft|pruned?|missing|skipped|unexpected|updated|experts?|active|optimizer|"
@@ -694,7 +697,7 @@ def _said_4bit(text: str) -> str | None:
 def _said_param_count(text: str) -> tuple[int, str] | None:
     """The largest `N params` a line says that names no part of the model (`_SAID_COUNT`), with its line."""
     best = None
-    for m in _SAID_COUNT.finditer(text):
+    for m in [*_SAID_COUNT.finditer(text), *_NAMED_COUNT.finditer(text)]:
         line = _line_at(text, m.start())
         count = int(m.group(1).replace(",", ""))
         if len(line) <= 300 and not _PART_WORDS.search(line) and (best is None or count > best[0]):
