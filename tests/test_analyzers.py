@@ -1998,3 +1998,14 @@ def test_a_recovered_grad_norm_spike_the_falling_loss_rose_against_is_a_warning(
     assert (f.step, f.severity) == (30, "warning")
     (f,) = detect_grad_norm_spikes(metrics(st, loss=quiet, grad_norm=grad), TH)
     assert f.severity == "info"
+
+
+def test_a_zero_training_loss_beside_a_nan_eval_loss_is_a_masked_nan():
+    """A-Mayank's fp16 QLoRA notebook: its one table row is training loss 0.000000, validation loss nan, and no
+    grad_norm column. The evaluation ran NaN weights, so the 0.0 is HF's filter hiding a NaN training loss."""
+    st = np.array([50])
+    m = metrics(st, loss=np.array([0.0]), eval_loss=np.array([np.nan]))
+    (f,) = detect_masked_nan_loss(m, TH)
+    assert (f.step, f.severity) == (50, "error") and "eval loss at step 50 is NaN" in f.message
+    # a finite eval beside the zero says nothing of the kind
+    assert detect_masked_nan_loss(metrics(st, loss=np.array([0.0]), eval_loss=np.array([0.7])), TH) == []

@@ -441,3 +441,18 @@ def test_a_named_optimizer_whose_rate_is_on_another_scale_gets_no_adam_family_ra
     tl = timeline(learning_rate={s: 20.0 for s in range(1, 21)}, loss={s: 5.0 if s < 10 else NAN for s in range(1, 21)})
     found = by_id(causes(config(learning_rate=20, method="full", optim=optim), tl, [error(metric="loss")]))
     assert "lr_too_high" not in found
+
+
+def test_a_masked_nan_told_by_a_nan_eval_is_not_said_to_sit_beside_a_grad_norm(tmp_path):
+    """The fp16 cause's evidence names what told the masked NaN: with no grad_norm logged, never 'next to a
+    non-finite grad_norm'."""
+    import forensics
+    rows = [f"{{'loss': {2.5 - 0.05 * i:.4f}, 'learning_rate': 0.0002, 'epoch': {i / 20:.2f}}}" for i in range(1, 11)]
+    rows += ["{'loss': 0.0, 'learning_rate': 0.0002, 'epoch': 0.55}",
+             "{'eval_loss': nan, 'eval_runtime': 1.0, 'epoch': 0.55}"]
+    args = "TrainingArguments(\n_n_gpu=1,\nfp16=True,\nlearning_rate=0.0002,\noutput_dir=out,\n)\n"
+    (tmp_path / "train.log").write_text(args + "\n".join(rows) + "\n")
+    a = forensics.analyze(tmp_path)
+    lines = [e for c in a.causes for e in c.evidence]
+    assert any("masked NaN loss; grad_norm was not logged" in e for e in lines), lines
+    assert not any("non-finite grad_norm" in e for e in lines)

@@ -46,6 +46,11 @@ def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     elif grad is not None:
         message = (f"loss is logged as 0.0 from step {first} {span} while grad_norm is {format_number(grad.loc[first])} "
                    f"({plural(len(masked), 'point')}, {prior}): HF's NaN filter is hiding a NaN loss.")
+    elif _nan_eval_at(metrics, first):
+        message = (f"loss is logged as exactly 0.0 from step {first} {span} ({plural(len(masked), 'point')}, {prior}) "
+                   f"while the eval loss at step {first} is NaN: the evaluation ran NaN weights, so the training loss "
+                   "was NaN too, hidden as 0.0 by HF's NaN filter (grad_norm was not logged; "
+                   "logging_nan_inf_filter=False would show the NaN).")
     elif frozen:
         lasts = "to the end of the log" if frozen[1] >= int(loss.index[-1]) else f"to step {frozen[1]}"
         message = (f"loss is logged as exactly 0.0 at {plural(len(masked), 'step')} from step {first} ({prior}) while "
@@ -67,3 +72,8 @@ def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     }
     return [Finding("masked_nan_loss", "error" if to_end else "warning", first, message,
                     end_step=last, metric=LOSS, evidence=evidence)]
+
+
+def _nan_eval_at(metrics: Metrics, step: int) -> bool:
+    evals = metrics.get("eval_loss")
+    return evals is not None and step in evals.index and not np.isfinite(float(evals.loc[step]))

@@ -65,7 +65,7 @@ EXPLODED_LOSS = 15.0  # above ln(vocabulary) of any tokenizer (ln 440k = 13): a 
 def masked_loss_steps(metrics: Metrics) -> pd.Index:
     """Steps where loss is exactly 0.0 (or -0.0) and HF's NaN filter is at work: next to a non-finite
     grad_norm, or, where grad_norm was not logged, after a loss above `EXPLODED_LOSS` (no loss falls from
-    there to exactly 0 in one logging window: every step of the window was NaN)."""
+    there to exactly 0 in one logging window: every step of the window was NaN), or beside a NaN eval loss."""
     loss, grad = metrics.get(LOSS), metrics.get(GRAD_NORM)
     if loss is None:
         return pd.Index([], dtype="int64")
@@ -74,7 +74,18 @@ def masked_loss_steps(metrics: Metrics) -> pd.Index:
         return zero.intersection(grad.index[~np.isfinite(grad.to_numpy())]).union(_overflowed_from_the_start(metrics, zero))
     frozen = lr_frozen_after_decay(metrics)
     in_freeze = (zero > frozen[0]) & (zero <= frozen[1]) if frozen else np.zeros(len(zero), dtype=bool)
-    return zero[_after_exploded(loss)[loss.to_numpy() == 0.0] | in_freeze]
+    return zero[_after_exploded(loss)[loss.to_numpy() == 0.0] | in_freeze].union(_beside_nan_eval(metrics, zero))
+
+
+def _beside_nan_eval(metrics: Metrics, zero: pd.Index) -> pd.Index:
+    """Zeros from a step whose eval loss is NaN on: the evaluation ran the weights and got NaN, so the weights are
+    NaN, and a training loss of exactly 0.0 beside it is HF's filter hiding a NaN (A-Mayank's QLoRA: one row,
+    training loss 0.000000, validation loss nan)."""
+    evals = metrics.get("eval_loss")
+    if evals is None or zero.empty:
+        return pd.Index([], dtype="int64")
+    nan_evals = evals.index[~np.isfinite(evals.to_numpy())].intersection(zero)
+    return zero[zero >= nan_evals.min()] if len(nan_evals) else pd.Index([], dtype="int64")
 
 
 _SCALE_FLOOR = "loss_scale_at_minimum"  # DeepSpeed stopped the run: its fp16 loss scale at the floor (ingest.stdout)

@@ -75,7 +75,11 @@ def _nonfinite_sentences(facts: Facts) -> list[str]:
             out.append(f"{metric} non-finite at {plural(len(bad), 'logged step')} from step {bad[0]}")
     masked = facts.masked_nan_steps
     if masked:
-        out.append(f"loss logged as 0.0 next to a non-finite grad_norm from step {masked[0]} (a masked NaN loss)")
+        found = facts.of_kind("masked_nan_loss")
+        if not found or found[0].evidence.get("grad_norm") is not None:
+            out.append(f"loss logged as 0.0 next to a non-finite grad_norm from step {masked[0]} (a masked NaN loss)")
+        else:  # told by what came with it (an exploded loss before it, a NaN eval beside it, a frozen rate)
+            out.append(f"loss logged as 0.0 from step {masked[0]} (a masked NaN loss; grad_norm was not logged)")
     if facts.of_kind("nonfinite_weights") or any(c.is_nonfinite for c in facts.checkpoints):
         out.append("checkpoint weights went non-finite")
     return out
