@@ -256,3 +256,31 @@ def test_a_model_parameter_count_printed_after_its_name_gives_the_size(tmp_path)
     dicts = "".join(f"{{'loss': {2.5 - 0.03 * i}, 'learning_rate': 5e-05, 'epoch': {i / 40:.3f}}}\n" for i in range(40))
     (tmp_path / "train.log").write_text("✅ GPT-2 Model loaded successfully!\n🧠 Model parameters: 124,439,808\n" + dicts)
     assert forensics.analyze(tmp_path).run_profile.model_params == 124439808
+
+
+def _epoch_bars(train: list[float], val: list[float]) -> str:
+    """A hand-written loop's tqdm bars, one a pass, `set_postfix({"Training Loss": ...})` (Ammar-Abdelhady-ai's
+    distilgpt2 notebook): a training bar of 40 batches, a validation bar of 10, then its own print of the epoch's
+    validation loss."""
+    out = []
+    for e, (t, v) in enumerate(zip(train, val), 1):
+        out.append(f"Training Epoch {e}/{len(train)} Batch Size: 8: 100%|##########| 40/40 [00:07<00:00,  5.17it/s, "
+                   f"Training Loss={t}]")
+        out.append(f"Validation Epoch {e}/{len(train)}: 100%|##########| 10/10 [00:00<00:00, 17.85it/s, "
+                   f"Validation Loss={v - 0.05}]")
+        out.append(f"Epoch: {e}, Validation Loss: {v}")
+    return "\n".join(out) + "\n"
+
+
+def test_words_as_a_postfix_key_and_validation_bars_land_on_the_training_steps(tmp_path):
+    """`Training Loss=0.365` is a loss (its key two words, capitalised); each epoch's bar carries the steps on (40,
+    80, ...); the validation bar and the `Epoch: E, Validation Loss: V` line sit at the step that epoch's training
+    reached, not at their own counts of batches or epochs."""
+    train = [0.365, 0.319, 0.259, 0.258, 0.167, 0.196, 0.085, 0.074, 0.074, 0.068]
+    val = [0.699, 0.761, 0.826, 0.883, 0.927, 0.950, 1.029, 1.006, 1.040, 1.077]
+    (tmp_path / "train.log").write_text(_epoch_bars(train, val))
+    a = forensics.analyze(tmp_path)
+    frame = a.timeline.frame[~a.timeline.frame["abandoned"]]
+    assert frame[frame["metric"] == "loss"]["step"].tolist() == [40 * e for e in range(1, 11)]
+    assert set(frame[frame["metric"] == "eval_loss"]["step"]) == {40 * e for e in range(1, 11)}
+    assert (a.first_incident.kind, a.first_incident.step) == ("overfitting", 80)

@@ -231,8 +231,10 @@ _VERL_FIELD = re.compile(r"([^\s:][^:]*?)(?:\(([^()]*)\))?:(?:np\.\w+\()?([-+\w.
 _VERL_UNITS = {"s": "_s", "ms": "_ms", "%": "_pct"}
 # A tqdm bar (`[prefix: ]P%|bar| n/total [elapsed<left, rate, postfix...]`) whose postfix names a loss.
 _TQDM_BAR = re.compile(r"\d{1,3}%\|[^|]{0,200}\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
-                       r"\[[^\],\]]{0,60},\s*[^\],]{0,40}(?:it/s|s/it)\s*,(?P<postfix>[^\]]{0,500}loss[^\]]{0,500})\]")
-_POSTFIX_PAIR = re.compile(r"^\s*([A-Za-z][\w/.-]*)\s*[=:]?\s*([-+]?(?:nan|inf|\.?\d)[^\s,]*)\s*$", re.IGNORECASE)
+                       r"\[[^\],\]]{0,60},\s*[^\],]{0,40}(?:it/s|s/it)\s*,(?P<postfix>[^\]]{0,500}(?i:loss)[^\]]{0,500})\]")
+# (a key may be words: a loop's own `set_postfix({"Training Loss": loss})` draws `Training Loss=0.365`)
+_POSTFIX_PAIR = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,3})\s*[=:]?\s*([-+]?(?:nan|inf|\.?\d)[^\s,]*)\s*$",
+                           re.IGNORECASE)
 _POSTFIX_SKIP = {"v_num"}  # Lightning's run version, not a metric
 _BAR_EPOCH = re.compile(r"\bEpoch\s*(\d{1,6})", re.IGNORECASE)
 # MiniMind / baby-llama2-chinese: `Epoch:[E/N](n/M)` then `name: number` pairs (commas, spaces or periods between).
@@ -772,7 +774,8 @@ def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | Non
         pair = _POSTFIX_PAIR.match(part)
         value = number(pair.group(2)) if pair else None
         if value is not None and pair.group(1) not in _POSTFIX_SKIP:
-            metrics.append((canonical_metric(pair.group(1)), value))
+            key = pair.group(1).lower().replace(" ", "_") if " " in pair.group(1) else pair.group(1)
+            metrics.append((canonical_metric(key), value))
     if not any(name == "loss" or name.endswith("_loss") for name, _ in metrics):  # not loss_scale alone
         return None
     if not any(name == "loss" for name, _ in metrics):  # NeMo-Aligner's `train_loss=2.3, train_lr=1e-05`: the step's own

@@ -285,6 +285,7 @@ def _tqdm_postfix_changes(events: list[tuple]) -> list[tuple]:
     last: dict = {}  # per bar (its total): the last values kept, the last n, the steps of the passes before
     last_n: dict = {}
     offset: dict = {}
+    trained_to: dict = {}  # epoch -> the last training step its bar reached
     for event in events:
         if event[0] == "line" and event[1].kind == "tqdm_postfix":
             record: StepLine = event[1]
@@ -294,15 +295,33 @@ def _tqdm_postfix_changes(events: list[tuple]) -> list[tuple]:
             if epoch is None and bar and record.step < last_n.get(bar, 0):
                 offset[bar] = offset.get(bar, 0) + bar  # the bar started over: the next pass
             last_n[bar] = record.step
-            if values == last.get(bar) and not keep_all:
-                continue
-            last[bar] = values
             if epoch is not None and bar:
                 event = ("line", replace(record, step=int((epoch - first_epoch) * bar) + record.step))
             elif offset.get(bar):
                 event = ("line", replace(record, step=offset[bar] + record.step))
+            event = _evaluation_placed(event, trained_to, epoch)  # (a redraw left out below still says where it is)
+            if (values, epoch) == last.get(bar) and not keep_all:  # (another epoch's pass is no redraw)
+                continue
+            last[bar] = (values, epoch)
+        elif event[0] == "line" and event[1].kind == "generic_epoch" and trained_to:
+            event = _evaluation_placed(event, trained_to, dict(event[1].metrics).get("epoch"))
         out.append(event)
     return out
+
+
+def _evaluation_placed(event: tuple, trained_to: dict, epoch: float | None) -> tuple:
+    """An evaluation's record (a validation bar's, or an `Epoch: E, Validation Loss: X` line) at the training step
+    its epoch's bar reached, not at its own count of eval batches or epochs; a training record is noted as the
+    step its epoch reached."""
+    record: StepLine = event[1]
+    evaluated = all(name.startswith("eval_") for name, _ in record.metrics if name != "epoch")
+    if not evaluated:
+        if epoch is not None:
+            trained_to[epoch] = record.step
+        return event
+    if epoch in trained_to:
+        return ("line", replace(record, step=trained_to[epoch]))
+    return event
 
 
 def kinds_of(events: list[tuple]) -> tuple[str, ...]:
