@@ -8,6 +8,7 @@ nothing to act on in a case (no console log, no trainer_state.json ...) skips th
     PYTHONPATH=. python bench/metamorphic.py crlf bom_logs ansi_line ...   # named transforms
     PYTHONPATH=. python bench/metamorphic.py --cheap                        # every text transform, every case
     PYTHONPATH=. python bench/metamorphic.py --slow --every 3               # layout / container ones, a third of the cases
+    PYTHONPATH=. python bench/metamorphic.py --notebook --shared no        # notebook shapes (nbformat 3, ...)
     PYTHONPATH=. python bench/metamorphic.py --list
 
 Output: a table (tab separated) of case, transform, original answer, new answer, for every answer that changed
@@ -669,12 +670,434 @@ SECOND = ["ts_docker", "wrap200_cr", "tqdm_echo", "split_rotate", "split_nohup",
           "ts2console_dq", "ipynb", "unzip_top", "unzip_main"]
 
 
+
+# ---------------------------------------------------------------- third pass: a notebook's other shapes
+
+def _notebooks(root: Path) -> list[Path]:
+    """The notebooks of a case (not an autosave copy under .ipynb_checkpoints/)."""
+    return [p for p in sorted(root.rglob("*.ipynb")) if ".ipynb_checkpoints" not in p.parts]
+
+
+def _nb_load(p: Path) -> dict:
+    return json.loads(p.read_bytes().decode("utf-8-sig", errors="replace"))
+
+
+def _nb_save(p: Path, nb: dict) -> None:
+    st = p.stat() if p.exists() else None
+    p.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if st:
+        import os
+        os.utime(p, (st.st_atime, st.st_mtime))
+
+
+def _nb_cells(nb: dict) -> list:
+    if isinstance(nb.get("cells"), list):
+        return nb["cells"]
+    return [c for w in nb.get("worksheets") or [] for c in w.get("cells") or []]
+
+
+def _nb_transform(fn):
+    """A transform editing each notebook's JSON in place: fn(nb, path) -> bool (changed?)."""
+    def t(src, dst):
+        if not _notebooks(src):
+            return False
+        _copy(src, dst)
+        done = False
+        for p in _notebooks(dst):
+            nb = _nb_load(p)
+            if fn(nb, p):
+                _nb_save(p, nb)
+                done = True
+        return done
+    return t
+
+
+def _joined_text(v) -> str:
+    return "".join(v) if isinstance(v, list) else (v if isinstance(v, str) else "")
+
+
+def _src_lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _judged_cells(nb: dict, path: Path) -> list[int]:
+    """The indices (in the cell list) of the cells of the training the tool judges (its last), by the reader's own
+    split of the notebook into trainings; [] where it finds none."""
+    from forensics.ingest import notebook as nbr
+    cells = _nb_cells(nb)
+    shown = [[nbr._output_text(o) for o in nbr._outputs(c)] for c in cells if isinstance(c, dict)]
+    runs = nbr._runs(shown, path)
+    return runs[-1] if runs else []
+
+
+def t_nb3(src, dst):
+    """each notebook converted to nbformat 3 (worksheets, input/prompt_number, pyout, pyerr, stream key, bare mime
+    keys), by nbformat's own downgrade (what an old IPython saved)"""
+    import nbformat
+    if not _notebooks(src):
+        return False
+    _copy(src, dst)
+    for p in _notebooks(dst):
+        nb = nbformat.reads(p.read_text(encoding="utf-8", errors="replace"), as_version=4)
+        v3 = nbformat.convert(nb, 3)
+        p.write_text(nbformat.writes(v3), encoding="utf-8")
+    return True
+
+
+def _ec_clear(nb, path):
+    for c in _nb_cells(nb):
+        if c.get("cell_type") == "code":
+            c["execution_count"] = None
+            for o in c.get("outputs") or []:
+                if "execution_count" in o:
+                    o["execution_count"] = None
+    return True
+
+
+def _ec_all(nb, path):
+    n = 0
+    for c in _nb_cells(nb):
+        if c.get("cell_type") == "code":
+            n += 1
+            c["execution_count"] = n
+            for o in c.get("outputs") or []:
+                if "execution_count" in o:
+                    o["execution_count"] = n
+    return True
+
+
+def _keep_outputs(train: bool):
+    def fn(nb, path):
+        judged = set(_judged_cells(nb, path))
+        if not judged:
+            return False
+        for i, c in enumerate(_nb_cells(nb)):
+            if c.get("cell_type") == "code" and (i in judged) != train:
+                c["outputs"] = []
+        return True
+    return fn
+
+
+def _table_html_edit(edit):
+    """Every HTML display holding the Trainer's table (`Loss</th>`) rewritten by edit(html) -> html."""
+    def fn(nb, path):
+        done = False
+        for c in _nb_cells(nb):
+            for o in c.get("outputs") or []:
+                data = o.get("data")
+                if not isinstance(data, dict):
+                    continue
+                html = _joined_text(data.get("text/html"))
+                if "Loss</th>" not in html:
+                    continue
+                new = edit(html)
+                if new != html:
+                    data["text/html"] = new if isinstance(data.get("text/html"), str) else _src_lines(new)
+                    done = True
+        return done
+    return fn
+
+
+def _html_oneline(html):
+    return "".join(line.strip() for line in html.split("\n"))
+
+
+def _html_th_attr(html):
+    return re.sub(r"<th>", '<th style="text-align: left;" scope="col">', html)
+
+
+def _html_nbsp(html):
+    def cell(m):
+        return m.group(1) + m.group(2).replace(" ", "&nbsp;") + m.group(3)
+    return re.sub(r"(<t[hd][^>]*>)([^<]*)(</t[hd]>)", cell, html)
+
+
+def _html_div(html):
+    return '<div class="output_subarea output_html rendered_html"><div style="overflow-x:auto">' + html + "</div></div>"
+
+
+def _stream_split(interleave: bool):
+    def fn(nb, path):
+        done = False
+        for c in _nb_cells(nb):
+            outs = c.get("outputs")
+            if not outs:
+                continue
+            new = []
+            for o in outs:
+                if o.get("output_type") != "stream":
+                    new.append(o)
+                    continue
+                lines = _joined_text(o.get("text")).splitlines(keepends=True)
+                if len(lines) < 2:
+                    new.append(o)
+                    continue
+                for k, line in enumerate(lines):
+                    name = ("stdout" if k % 2 == 0 else "stderr") if interleave else o.get("name", "stdout")
+                    new.append({"name": name, "output_type": "stream", "text": [line]})
+                done = True
+            c["outputs"] = new
+        return done
+    return fn
+
+
+def _table_rows(nb: dict, path: Path):
+    """The rows of the judged training's last Trainer table, as (header, rows, progress plan) via the reader's
+    HTML-to-text; None where there is none with a Step column."""
+    from forensics.ingest import notebook as nbr
+    cells = _nb_cells(nb)
+    judged = _judged_cells(nb, path)
+    text = ""
+    for i in judged:
+        for o in cells[i].get("outputs") or []:
+            data = o.get("data") if isinstance(o.get("data"), dict) else {}
+            html = _joined_text(data.get("text/html"))
+            if "Loss</th>" in html:
+                text = nbr.trainer_tables(html) or text
+    if not text:
+        return None
+    lines = text.strip("\n").split("\n")
+    progress = lines[0] if not "\t" in lines[0] else ""
+    rows = [l.split("\t") for l in lines if "\t" in l]
+    if not rows or rows[0][0] != "Step":
+        return None
+    m = re.search(r"\[\s*(\d+)/(\d+)", progress)
+    return rows[0], rows[1:], (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _num(s):
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def _state_from_table(header, rows, plan) -> dict | None:
+    hist = []
+    for row in rows:
+        d = dict(zip(header, row))
+        try:
+            step = int(float(d["Step"]))
+        except (KeyError, ValueError):
+            continue
+        ep = _num(d.get("Epoch", ""))
+        tl = _num(d.get("Training Loss", ""))
+        if tl is not None:
+            e = {"loss": tl, "step": step}
+            if ep is not None:
+                e["epoch"] = ep
+            hist.append(e)
+        ev = {}
+        for k, v in d.items():
+            if k in ("Step", "Epoch", "Training Loss"):
+                continue
+            x = _num(v)
+            if x is None:
+                continue
+            key = "eval_loss" if k == "Validation Loss" else "eval_" + re.sub(r"\W+", "_", k.strip().lower())
+            ev[key] = x
+        if ev:
+            ev["step"] = step
+            if ep is not None:
+                ev["epoch"] = ep
+            hist.append(ev)
+    if not hist:
+        return None
+    last = max(e["step"] for e in hist)
+    return {"best_metric": None, "best_model_checkpoint": None, "epoch": hist[-1].get("epoch", 0), "eval_steps": None,
+            "global_step": plan[0] if plan else last, "is_hyper_param_search": False, "is_local_process_zero": True,
+            "is_world_process_zero": True, "log_history": hist, "logging_steps": None,
+            "max_steps": plan[1] if plan else last, "num_train_epochs": None, "total_flos": 0,
+            "train_batch_size": None, "trial_name": None, "trial_params": None}
+
+
+def _beside_run(in_checkpoint: bool):
+    """the notebook with its own run's output folder beside it: a trainer_state.json built from the judged table's
+    rows (outputs/checkpoint-N/ or outputs/)"""
+    def t(src, dst):
+        nbs = _notebooks(src)
+        if len(nbs) != 1:
+            return False
+        got = _table_rows(_nb_load(nbs[0]), nbs[0])
+        if not got:
+            return False
+        state = _state_from_table(*got)
+        if not state:
+            return False
+        _copy(src, dst)
+        where = dst / "outputs" / (f"checkpoint-{state['global_step']}" if in_checkpoint else "")
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "trainer_state.json").write_text(json.dumps(state, indent=2))
+        return True
+    return t
+
+
+def t_nb_autosave(src, dst):
+    """an identical autosave copy in .ipynb_checkpoints/<name>-checkpoint.ipynb beside the notebook"""
+    nbs = _notebooks(src)
+    if not nbs:
+        return False
+    _copy(src, dst)
+    for p in _notebooks(dst):
+        (p.parent / ".ipynb_checkpoints").mkdir(exist_ok=True)
+        shutil.copy2(p, p.parent / ".ipynb_checkpoints" / (p.stem + "-checkpoint.ipynb"))
+    return True
+
+
+_EDA_NB = {"cells": [
+    {"cell_type": "markdown", "metadata": {}, "source": ["# Data exploration\n"]},
+    {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [{"name": "stdout", "output_type": "stream",
+     "text": ["DatasetDict({\n", "    train: Dataset({\n", "        features: ['instruction', 'output'],\n",
+              "        num_rows: 5000\n", "    })\n", "    test: Dataset({\n",
+              "        features: ['instruction', 'output'],\n", "        num_rows: 500\n", "    })\n", "})\n"]}],
+     "source": ["from datasets import load_dataset\n", "ds = load_dataset('json', data_files='data.json')\n", "print(ds)"]},
+    {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [{"data": {"text/html": [
+        "<div>\n<table border=\"1\" class=\"dataframe\">\n  <thead>\n    <tr style=\"text-align: right;\">\n",
+        "      <th></th>\n      <th>instruction</th>\n      <th>output</th>\n    </tr>\n  </thead>\n  <tbody>\n",
+        "    <tr>\n      <th>0</th>\n      <td>Summarize the report</td>\n      <td>The report says...</td>\n    </tr>\n",
+        "  </tbody>\n</table>\n</div>"], "text/plain": ["            instruction              output\n",
+        "0  Summarize the report  The report says..."]}, "execution_count": 2, "metadata": {},
+        "output_type": "execute_result"}], "source": ["df = ds['train'].to_pandas()\n", "df.head(1)"]},
+    {"cell_type": "code", "execution_count": 3, "metadata": {}, "outputs": [{"name": "stdout", "output_type": "stream",
+     "text": ["mean tokens: 212.4\n", "max tokens: 1024\n", "share over 512: 0.031\n"]}],
+     "source": ["lens = [len(tok(x).input_ids) for x in df.output]\n", "print(...)"]},
+    {"cell_type": "code", "execution_count": 4, "metadata": {}, "outputs": [{"data": {"image/png": "iVBORw0KGgo=",
+     "text/plain": ["<Figure size 640x480 with 1 Axes>"]}, "metadata": {}, "output_type": "display_data"}],
+     "source": ["plt.hist(lens, bins=50); plt.show()"]}],
+    "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+    "nbformat": 4, "nbformat_minor": 5}
+
+
+def t_nb_eda(src, dst):
+    """an unrelated notebook (a look at the data: the dataset, a DataFrame, token lengths, a histogram) beside"""
+    if not _notebooks(src):
+        return False
+    _copy(src, dst)
+    (dst / "data_exploration.ipynb").write_text(json.dumps(_EDA_NB, indent=1))
+    return True
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _indent(text: str) -> str:
+    return "    " + text.replace("\n", "\n    ")
+
+
+def _export_md(nb: dict, stem: str) -> str:
+    """nbconvert --to markdown's template: code in ```python fences, streams / plain results / tracebacks as
+    4-space indented blocks, text/html raw, images as links."""
+    out = []
+    for ci, c in enumerate(_nb_cells(nb)):
+        src = _joined_text(c.get("source"))
+        if c.get("cell_type") == "markdown":
+            out.append(src + "\n")
+            continue
+        if c.get("cell_type") != "code":
+            out.append(src + "\n")
+            continue
+        out.append("```python\n" + src + "\n```\n")
+        for oi, o in enumerate(c.get("outputs") or []):
+            k = o.get("output_type")
+            if k == "stream":
+                out.append(_indent(_joined_text(o.get("text"))) + "\n")
+            elif k == "error":
+                out.append("\n".join(_indent(_ANSI.sub("", l)) for l in o.get("traceback") or []) + "\n")
+            else:
+                data = o.get("data") or {}
+                if "text/html" in data:
+                    out.append(_joined_text(data["text/html"]) + "\n")
+                elif "image/png" in data:
+                    out.append(f"![png]({stem}_files/{stem}_{ci}_{oi}.png)\n")
+                elif "text/plain" in data:
+                    out.append(_indent(_joined_text(data["text/plain"])) + "\n")
+    return "\n".join(out)
+
+
+def _export_script(nb: dict) -> str:
+    out = ["#!/usr/bin/env python\n# coding: utf-8\n"]
+    for c in _nb_cells(nb):
+        src = _joined_text(c.get("source"))
+        if c.get("cell_type") == "code":
+            ec = c.get("execution_count")
+            out.append(f"# In[{ec if ec is not None else ' '}]:\n\n\n" + src + "\n\n")
+        else:
+            out.append("\n".join("# " + l for l in src.split("\n")) + "\n\n")
+    return "\n".join(out)
+
+
+def _export_html(nb: dict) -> str:
+    import html as H
+    out = ["<!DOCTYPE html>\n<html>\n<head><meta charset=\"utf-8\" /><title>Notebook</title></head>\n<body>\n"]
+    for c in _nb_cells(nb):
+        src = _joined_text(c.get("source"))
+        out.append(f'<div class="jp-Cell jp-{"CodeCell" if c.get("cell_type") == "code" else "MarkdownCell"}">'
+                   f'<pre>{H.escape(src)}</pre>\n')
+        for o in c.get("outputs") or []:
+            k = o.get("output_type")
+            if k == "stream":
+                out.append(f'<div class="jp-RenderedText" data-mime-type="application/vnd.jupyter.{o.get("name")}">'
+                           f'<pre>{H.escape(_joined_text(o.get("text")))}</pre></div>\n')
+            elif k == "error":
+                out.append('<div class="jp-RenderedText" data-mime-type="application/vnd.jupyter.stderr"><pre>'
+                           + H.escape("\n".join(_ANSI.sub("", l) for l in o.get("traceback") or [])) + "</pre></div>\n")
+            else:
+                data = o.get("data") or {}
+                if "text/html" in data:
+                    out.append('<div class="jp-RenderedHTMLCommon">' + _joined_text(data["text/html"]) + "</div>\n")
+                elif "text/plain" in data:
+                    out.append("<pre>" + H.escape(_joined_text(data["text/plain"])) + "</pre>\n")
+        out.append("</div>\n")
+    out.append("</body>\n</html>\n")
+    return "".join(out)
+
+
+def _exported(suffix: str, render):
+    """each notebook replaced by its `jupyter nbconvert --to ...` export (the notebook removed)"""
+    def t(src, dst):
+        if not _notebooks(src):
+            return False
+        _copy(src, dst)
+        for p in _notebooks(dst):
+            nb = _nb_load(p)
+            p.with_suffix(suffix).write_text(render(nb, p.stem), encoding="utf-8")
+            p.unlink()
+        return True
+    return t
+
+
+TRANSFORMS.update({
+    "nb3": (t_nb3, "notebook converted to nbformat 3 by nbformat (worksheets, pyout, pyerr, bare mime keys)"),
+    "nb_ec_clear": (_nb_transform(_ec_clear), "execution counts cleared (nbstripout --keep-output)"),
+    "nb_ec_all": (_nb_transform(_ec_all), "every code cell given an execution count (Run All)"),
+    "nb_keep_train": (_nb_transform(_keep_outputs(True)), "outputs cleared except the judged training's cells"),
+    "nb_drop_train": (_nb_transform(_keep_outputs(False)), "the judged training's cells' outputs cleared (reverse)"),
+    "nb_html_oneline": (_nb_transform(_table_html_edit(_html_oneline)), "Trainer table HTML on one line"),
+    "nb_html_th_attr": (_nb_transform(_table_html_edit(_html_th_attr)), "Trainer table <th> with attributes"),
+    "nb_html_nbsp": (_nb_transform(_table_html_edit(_html_nbsp)), "Trainer table cells' spaces as &nbsp;"),
+    "nb_html_div": (_nb_transform(_table_html_edit(_html_div)), "Trainer table HTML inside two more divs"),
+    "nb_stream_split": (_nb_transform(_stream_split(False)), "each stream line its own output"),
+    "nb_stream_mix": (_nb_transform(_stream_split(True)), "each stream line its own output, stdout/stderr alternating"),
+    "nb_ckpt": (_beside_run(True), "beside outputs/checkpoint-N/trainer_state.json built from the table's rows"),
+    "nb_outdir": (_beside_run(False), "beside outputs/trainer_state.json built from the table's rows"),
+    "nb_autosave": (t_nb_autosave, "beside an identical .ipynb_checkpoints/<name>-checkpoint.ipynb"),
+    "nb_eda": (t_nb_eda, "beside an unrelated data-exploration notebook"),
+    "nb_md": (_exported(".md", _export_md), "nbconvert --to markdown (outputs as indented blocks)"),
+    "nb_script": (_exported(".py", lambda nb, stem: _export_script(nb)), "nbconvert --to script (code only)"),
+    "nb_html": (_exported(".html", lambda nb, stem: _export_html(nb)), "nbconvert --to html"),
+})
+NOTEBOOK = ["nb3", "nb_ec_clear", "nb_ec_all", "nb_keep_train", "nb_drop_train", "nb_html_oneline", "nb_html_th_attr",
+            "nb_html_nbsp", "nb_html_div", "nb_stream_split", "nb_stream_mix", "nb_ckpt", "nb_outdir", "nb_autosave",
+            "nb_eda", "nb_md", "nb_script", "nb_html"]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("transforms", nargs="*")
     ap.add_argument("--cheap", action="store_true")
     ap.add_argument("--slow", action="store_true")
     ap.add_argument("--second", action="store_true", help="the second pass's transforms (SECOND)")
+    ap.add_argument("--notebook", action="store_true", help="the notebook transforms (NOTEBOOK)")
     ap.add_argument("--every", type=int, default=1, help="take every Nth case")
     ap.add_argument("--case", action="append", help="only this case (repeatable)")
     ap.add_argument("--skip", action="append", default=[], help="leave this case out (repeatable; a slow one)")
@@ -693,7 +1116,7 @@ def main(argv=None) -> int:
             print(f"{name:18} {doc}")
         return 0
     names = list(args.transforms) + (CHEAP if args.cheap else []) + (SLOW if args.slow else []) + (
-        SECOND if args.second else [])
+        SECOND if args.second else []) + (NOTEBOOK if args.notebook else [])
     names = list(dict.fromkeys(names))
     unknown = [n for n in names if n not in TRANSFORMS]
     if unknown or not names:
