@@ -324,14 +324,20 @@ _LOOSE_LINES = 3
 # A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
 _PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
 _PRINTED_TENSORS = 5
-# lucidrains' scripts print `training loss: 2.48` alone once a batch (after tqdm's bar, when it drew one): a line prose
-# may hold once, so a file needs `_LOSS_PRINTS` of them
-_LOSS_PRINT = re.compile(rb"(?m)(?:^|\])training loss: [-+]?(?:\d[\d.eE+-]*|nan|inf)[ \t]*$")
-_LOSS_PRINTS = 10
+# lucidrains' scripts print `training loss: 2.48` alone once a batch (after tqdm's bar, when it drew one), back to back
+# (a `validation loss: X` print between some): a line prose may hold once, and a sweep's summary once a trial, each
+# under its own header, so a file needs `_LOSS_PRINTS` of them each followed at once by the next
+_LOSS_PRINT = re.compile(rb"(?m)(?:^|\])training loss: [-+]?(?:\d[\d.eE+-]*|nan|inf)[ \t]*\r?\n"
+                         rb"(?=(?:(?:[^\n]*\])?validation loss: [^\n]*\n)?(?:[^\n]*\])?training loss: )")
+_LOSS_PRINTS = 9
 
 
 # The header of the Trainer's notebook progress table (copied as text) or of its model card's results table.
 _RESULTS_TABLE = re.compile(rb"(?m)^[ \t|]*(?:Step|Epoch|Training Loss)[ \t]*[\t|][^\n]*(?:Training|Validation) Loss")
+
+
+# The same table as HTML, as Jupyter displays it (a notebook's output, nbconvert's Markdown export): its header cells
+_TRAINER_TABLE_HTML = re.compile(rb"<th\b[^>]*>\s*(?:Training|Validation)(?:\s|&nbsp;|&#160;)+Loss\s*</th>")
 
 
 # A hand-written loop's line with no counter at all: a loss and another `name: number` after it
@@ -356,7 +362,7 @@ def _hinted(chunk: bytes) -> bool:
     chunk = _LAUNCHER_BYTES.sub(b"", chunk) if b"]:" in chunk else chunk
     chunk = _STAMP_BYTES.sub(b"", chunk) if _STAMP_BYTES.match(chunk) else chunk
     chunk = chunk.replace(b"\r", b"\n") if b"\r" in chunk else chunk  # a tqdm bar's carriage returns end lines too
-    if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk):
+    if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk) or _TRAINER_TABLE_HTML.search(chunk):
         return True
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
             or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
@@ -394,8 +400,6 @@ def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: 
     return False
 
 
-# The HF Trainer's notebook table (an HTML display): its header cells
-_TRAINER_TABLE_HTML = re.compile(rb"<th>(?:Training|Validation) Loss</th>")
 # A notebook is read whole to be sniffed (its outputs may lie between megabytes of images); a bigger one is skipped
 _MAX_NOTEBOOK_BYTES = 256 << 20
 

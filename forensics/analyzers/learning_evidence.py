@@ -174,7 +174,8 @@ def is_pairwise_log(metrics: Metrics) -> bool:
     return any(k in metrics for k in _PAIRWISE_KEYS)
 
 
-_REFERENCE_FREE_KEYS = ("log_odds_ratio", "nll_loss")  # TRL's ORPO (and CPO / SimPO: nll_loss)
+# TRL's ORPO (and CPO / SimPO: nll_loss); LLaMA-Factory's ORPO / SimPO (sft_loss, odds_ratio_loss)
+_REFERENCE_FREE_KEYS = ("log_odds_ratio", "nll_loss", "odds_ratio_loss", "sft_loss")
 
 
 def reference_free(metrics: Metrics) -> bool:
@@ -220,9 +221,13 @@ def _told_apart(metrics: Metrics, loss_name: str, accuracy_name: str,
 
 
 def _ranked_wrong(accuracy) -> bool:
-    """A reward accuracy that ends under chance: more pairs ranked the wrong way round than the right one."""
+    """A reward accuracy that ends under chance, more pairs ranked the wrong way round than the right one, without
+    having risen by `PAIRWISE_RISE` (from 0.15 to 0.45 the policy is learning the pairs, though from far behind)."""
     k = max(1, len(accuracy) // 10)
-    return len(accuracy) > 0 and float(accuracy.iloc[-k:].mean()) < 0.5
+    if not len(accuracy):
+        return False
+    start, end = float(accuracy.iloc[:k].mean()), float(accuracy.iloc[-k:].mean())
+    return end < 0.5 and end < start + PAIRWISE_RISE
 
 
 _MIXED_START = 1.0  # a pairwise loss starts at ln 2; one that starts above this carries an LM term (ORPO's NLL)

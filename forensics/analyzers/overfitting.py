@@ -139,11 +139,14 @@ def _settled_above(values: np.ndarray, thresholds: Thresholds) -> int | None:
     """The best eval's position when every eval after it (`overfit_points` or more) sits `overfit_steady_rise`
     above it: what a four-eval log is judged by (three evals after its first), said of any log whose best came
     `overfit_points` evals before its end (ozguozkan's classifier: 0.417 at epoch 2, then 0.551, 0.540, 0.528, 27-32%
-    above it, while the training loss fell fivefold). Else None."""
+    above it, while the training loss fell fivefold); not where the evals after it are back at the level the evals
+    before it held (a lucky low eval among noisy ones). Else None."""
     best_pos = int(np.argmin(values))
-    after, best = values[best_pos + 1:], _best_level(values, best_pos)
+    before, after, best = values[:best_pos], values[best_pos + 1:], _best_level(values, best_pos)
     if best <= 0 or len(after) < thresholds.overfit_points:
         return None
+    if len(before) >= thresholds.overfit_points and float(np.median(after)) <= float(np.median(before)):
+        return None  # back at the level it held before: the best was a lucky low, not a turn
     return best_pos if bool(np.all(after > best * (1 + thresholds.overfit_steady_rise))) else None
 
 

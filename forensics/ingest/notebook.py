@@ -20,15 +20,14 @@ ran passed as arguments (LoRA, 4-bit, bf16, the model) is kept for the run profi
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
-from html.parser import HTMLParser
 from pathlib import Path
 
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from . import notebook_code, stdout
+from .results_table import trainer_tables
 
 # What a display's text/plain says when the display is HTML only: no console text
 _HTML_PLACEHOLDER = "<IPython.core.display.HTML object>"
@@ -166,79 +165,3 @@ def _joined(value) -> str:
 
 def _ended(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
-
-
-def trainer_tables(html: str) -> str:
-    """The Trainer's progress tables in an HTML display, as the text a copy of them gives: the progress line
-    (`[60/60 00:30, Epoch 3/3]`), then a header and a row a line, cells separated by tabs. Only tables whose header
-    names a Training or Validation Loss column; '' when there are none."""
-    parser = _Tables()
-    try:
-        parser.feed(html)
-        parser.close()
-    except (AssertionError, ValueError):  # markup the stdlib parser gives up on (an office tool's marked sections)
-        return ""
-    out = []
-    for progress, rows in parser.tables:
-        if not rows or not any(cell.endswith(" Loss") for cell in rows[0]):
-            continue
-        if progress:
-            out.append(progress)
-        out.extend("\t".join(row) for row in _stepped(rows, progress))
-    return "".join(line + "\n" for line in out)
-
-
-# The progress line over the table: `[ 39/126 11:37 < 27:19, 0.05 it/s, Epoch 0.60/2]`: the run's planned steps and
-# epochs
-_PLAN = re.compile(r"\[\s*\d+/(?P<steps>\d+)\b[^\]]*\bEpoch [\d.]+/(?P<epochs>\d+)\]")
-
-
-def _stepped(rows: list[list[str]], progress: str) -> list[list[str]]:
-    """An evaluation-per-epoch table (its first column Epoch) with the optimizer step of each row put in front, from
-    the steps per epoch its progress line plans (485 steps over 5 epochs: epoch 3 ends at step 291); the table as it
-    is where that line does not say."""
-    plan = _PLAN.search(progress)
-    if plan is None or rows[0][0] != "Epoch" or "Step" in rows[0] or int(plan.group("epochs")) == 0:
-        return rows
-    per_epoch = int(plan.group("steps")) / int(plan.group("epochs"))
-    stepped = [["Step"] + rows[0]]
-    for row in rows[1:]:
-        try:
-            stepped.append([str(round(float(row[0]) * per_epoch))] + row)
-        except ValueError:
-            stepped.append([""] + row)
-    return stepped
-
-
-class _Tables(HTMLParser):
-    """Collects each `<table>`'s rows of cell texts, with the text of the progress line before it."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tables: list[tuple[str, list[list[str]]]] = []
-        self._rows: list[list[str]] | None = None
-        self._cell: list[str] | None = None
-        self._loose: list[str] = []  # text outside any table since the last one (the progress line)
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self._rows = []
-        elif tag == "tr" and self._rows is not None:
-            self._rows.append([])
-        elif tag in ("td", "th") and self._rows is not None:
-            self._cell = []
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th") and self._cell is not None and self._rows:
-            self._rows[-1].append(" ".join("".join(self._cell).split()))
-            self._cell = None
-        elif tag == "table" and self._rows is not None:
-            progress = " ".join(" ".join(self._loose).split())
-            self.tables.append((progress, [row for row in self._rows if row]))
-            self._rows, self._loose = None, []
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell.append(data)
-        elif self._rows is None and data.strip():
-            self._loose.append(data)

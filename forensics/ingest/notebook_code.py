@@ -78,9 +78,63 @@ def _trains_whole_model(values: dict, called: set[str], cells: list) -> bool:
         return False
     if not any(name.endswith("Trainer") for name in called):
         return False
-    code = "".join("".join(c.get("source")) if isinstance(c.get("source"), list) else str(c.get("source") or "")
-                   for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
-    return not _ADAPTER_WORDS.search(code)
+    code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
+    return not (_ADAPTER_WORDS.search(code) or _FREEZES.search(code) or _model_handed_to_own_code(cells))
+
+
+# Weights set aside from training: `param.requires_grad = False`, `.requires_grad_(False)`, a freeze helper
+_FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*False|\bfreeze")
+# What a notebook may import without its model leaving sight: the libraries of training, data and plotting. A module
+# of its own (`from src.model_utils import prepare_model`) may wrap the model in an adapter the notebook never shows.
+_KNOWN_PACKAGES = ("transformers", "torch", "datasets", "trl", "accelerate", "evaluate", "numpy", "pandas", "sklearn",
+                   "tqdm", "matplotlib", "seaborn", "scipy", "os", "sys", "json", "re", "math", "random", "time",
+                   "collections", "typing", "pathlib", "itertools", "functools", "warnings", "wandb",
+                   "huggingface_hub", "tokenizers", "nltk", "IPython", "google", "kaggle_secrets", "yaml", "gc",
+                   "datetime", "string", "pprint", "logging", "shutil", "glob", "csv", "dataclasses", "copy",
+                   "sentencepiece", "unsloth", "rouge_score", "sacrebleu")
+
+
+def _model_handed_to_own_code(cells: list) -> bool:
+    """The model a cell loaded (`model = X.from_pretrained(...)`) is passed to a function the notebook imports from a
+    module of its own (`model = prepare_model(model, cfg)`), which may wrap it in an adapter out of sight."""
+    own: set[str] = set()
+    models: set[str] = set()
+    calls: list[ast.Call] = []
+    for tree in _parsed_cells(cells):
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                own |= _own_imports(node)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                    and _called_name(node.value.func) in _LOADERS and _MODEL_CLASSES.search(_owner_name(node.value.func)):
+                models |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            elif isinstance(node, ast.Call):
+                calls.append(node)
+    return any(_root_name(call.func) in own and any(isinstance(a, ast.Name) and a.id in models
+                                                    for a in [*call.args, *(k.value for k in call.keywords)])
+               for call in calls)
+
+
+def _own_imports(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The names an import binds from a module that is no known library (a relative import is always the notebook's
+    own code)."""
+    if isinstance(node, ast.ImportFrom):
+        known = node.level == 0 and (node.module or "").split(".")[0] in _KNOWN_PACKAGES
+        return set() if known else {alias.asname or alias.name for alias in node.names}
+    return {(a.asname or a.name).split(".")[0] for a in node.names if a.name.split(".")[0] not in _KNOWN_PACKAGES}
+
+
+def _root_name(func: ast.expr) -> str:
+    """`prepare_model` of `prepare_model(...)`, `utils` of `utils.prepare(...)`."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _source(cell: dict) -> str:
+    """A cell's code: a list of lines (nbformat 4's `source`, nbformat 3's `input`) or one string."""
+    source = cell.get("source", cell.get("input"))
+    return "".join(part for part in source if isinstance(part, str)) if isinstance(source, list) else \
+        source if isinstance(source, str) else ""
 
 
 def _cells_that_ran(cells: list) -> list[dict]:
@@ -88,18 +142,22 @@ def _cells_that_ran(cells: list) -> list[dict]:
     editors and export tools do), every code cell up to the last one that shows an output."""
     code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
     # a cell still running when the notebook was saved (its training, say) has outputs but no count yet
-    counted = [c for c in code if c.get("execution_count") is not None or c.get("outputs")]
-    if any(c.get("execution_count") is not None for c in code):
+    counted = [c for c in code if _count(c) is not None or c.get("outputs")]
+    if any(_count(c) is not None for c in code):
         return counted
     shown = [i for i, c in enumerate(code) if c.get("outputs")]
     return code[: shown[-1] + 1] if shown else []
 
 
+def _count(cell: dict):
+    """A cell's execution count (nbformat 3 named it `prompt_number`)."""
+    return cell.get("execution_count", cell.get("prompt_number"))
+
+
 def _parsed_cells(cells: list):
     for cell in _cells_that_ran(cells):
-        source = cell.get("source")
-        source = "".join(source) if isinstance(source, list) else source
-        if not isinstance(source, str) or len(source) > _MAX_CELL_CHARS or _NOT_PYTHON_CELL.match(source):
+        source = _source(cell)
+        if len(source) > _MAX_CELL_CHARS or _NOT_PYTHON_CELL.match(source):
             continue
         code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
         try:

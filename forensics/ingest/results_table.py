@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from html.parser import HTMLParser
 
 from ..timeline import canonical_metric
 from .pretrain_lines import StepLine
@@ -110,3 +111,92 @@ class ResultsTable:
             return None
         metrics = tuple((name, value) for name, value in values.items())
         return StepLine(kind, int(step), None, metrics) if metrics else None
+
+
+# --- the notebook table as its HTML (a notebook's display, or a Markdown / HTML export of it) -----------------------
+
+# The table's HTML with the progress bar above it, as Jupyter shows it and nbconvert's Markdown export keeps it
+_HTML_BLOCK = re.compile(r"(?s)(?:<div>(?:(?!</div>).){0,3000}?</div>\s*)?<table\b.*?</table>")
+
+
+def html_tables_as_text(text: str) -> str:
+    """A console or export that holds the Trainer's table as HTML (`jupyter nbconvert --to markdown`), with each
+    such table (and its progress line) in the text form `ResultsTable` reads; other tables are left as they are."""
+    if "</th>" not in text:
+        return text
+    return _HTML_BLOCK.sub(lambda m: trainer_tables(m.group(0)) or m.group(0), text)
+
+def trainer_tables(html: str) -> str:
+    """The Trainer's progress tables in an HTML display, as the text a copy of them gives: the progress line
+    (`[60/60 00:30, Epoch 3/3]`), then a header and a row a line, cells separated by tabs. Only tables whose header
+    names a Training or Validation Loss column; '' when there are none."""
+    parser = _Tables()
+    try:
+        parser.feed(html)
+        parser.close()
+    except (AssertionError, ValueError):  # markup the stdlib parser gives up on (an office tool's marked sections)
+        return ""
+    out = []
+    for progress, rows in parser.tables:
+        if not rows or not any(cell.endswith(" Loss") for cell in rows[0]):
+            continue
+        if progress:
+            out.append(progress)
+        out.extend("\t".join(row) for row in _stepped(rows, progress))
+    return "".join(line + "\n" for line in out)
+
+
+# The progress line over the table: `[ 39/126 11:37 < 27:19, 0.05 it/s, Epoch 0.60/2]`: the run's planned steps and
+# epochs
+_PLAN = re.compile(r"\[\s*\d+/(?P<steps>\d+)\b[^\]]*\bEpoch [\d.]+/(?P<epochs>\d+)\]")
+
+
+def _stepped(rows: list[list[str]], progress: str) -> list[list[str]]:
+    """An evaluation-per-epoch table (its first column Epoch) with the optimizer step of each row put in front, from
+    the steps per epoch its progress line plans (485 steps over 5 epochs: epoch 3 ends at step 291); the table as it
+    is where that line does not say."""
+    plan = _PLAN.search(progress)
+    if plan is None or rows[0][0] != "Epoch" or "Step" in rows[0] or int(plan.group("epochs")) == 0:
+        return rows
+    per_epoch = int(plan.group("steps")) / int(plan.group("epochs"))
+    stepped = [["Step"] + rows[0]]
+    for row in rows[1:]:
+        try:
+            stepped.append([str(round(float(row[0]) * per_epoch))] + row)
+        except ValueError:
+            stepped.append([""] + row)
+    return stepped
+
+
+class _Tables(HTMLParser):
+    """Collects each `<table>`'s rows of cell texts, with the text of the progress line before it."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[tuple[str, list[list[str]]]] = []
+        self._rows: list[list[str]] | None = None
+        self._cell: list[str] | None = None
+        self._loose: list[str] = []  # text outside any table since the last one (the progress line)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self._rows = []
+        elif tag == "tr" and self._rows is not None:
+            self._rows.append([])
+        elif tag in ("td", "th") and self._rows is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None and self._rows:
+            self._rows[-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "table" and self._rows is not None:
+            progress = " ".join(" ".join(self._loose).split())
+            self.tables.append((progress, [row for row in self._rows if row]))
+            self._rows, self._loose = None, []
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+        elif self._rows is None and data.strip():
+            self._loose.append(data)

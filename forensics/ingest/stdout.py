@@ -51,7 +51,7 @@ from .banners import find_banners, may_hold_banners
 from .pretrain_lines import (ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, ComposerBlock, KerasEpochs, MlxTable,
                              NemoRLBlock, OlmoBlock, StepLine, YamlSteps, has_generic_line, parse_line)
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
-from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
+from .results_table import MARKERS as TABLE_MARKERS, ResultsTable, html_tables_as_text
 
 FORMAT = "stdout"
 
@@ -128,6 +128,7 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
     text = text.replace("\x00", "") if "\x00" in text else text  # a file overwritten while its writer appended
     text = _LAUNCHER_PREFIX.sub("", text) if "]:" in text else text
     text = _without_line_stamps(text.replace("\r\n", "\n") if "\r\n" in text else text)
+    text = html_tables_as_text(text)
     events = _scan(text)
     meta: dict = {}
     warnings = warnings + _step_line_warnings(events)
@@ -267,7 +268,33 @@ def _scan(text: str) -> list[tuple]:
         last = reader.close() if reader is not None else None
         if last is not None:
             events.append(("line", last))
-    return numbered_on(_tqdm_postfix_changes(_without_rank_copies(uncounted_lines_numbered(events))))
+    return numbered_on(_nemo2_evaluations_once(_tqdm_postfix_changes(_without_rank_copies(
+        uncounted_lines_numbered(events)))))
+
+
+def _nemo2_evaluations_once(events: list[tuple]) -> list[tuple]:
+    """NeMo 2.0's progress printer repeats the last validation's `val_loss` on every training line after it (a
+    progress-bar metric), and on the first line after a validation averages it over the part of the interval it was
+    there: an eval value is kept once, on the first line it settles at (the next line prints it again, or none
+    follows), and not again until it changes."""
+    lines = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "nemo2"]
+    if not lines:
+        return events
+    out = list(events)
+    kept: dict[str, float] = {}
+    for at, i in enumerate(lines):
+        record: StepLine = events[i][1]
+        following = dict(events[lines[at + 1]][1].metrics) if at + 1 < len(lines) else None
+        metrics = []
+        for name, value in record.metrics:
+            if name.startswith("eval_"):
+                settled = following is None or following.get(name) == value
+                if not settled or kept.get(name) == value:
+                    continue
+                kept[name] = value
+            metrics.append((name, value))
+        out[i] = ("line", replace(record, metrics=tuple(metrics)))
+    return out
 
 
 def _tqdm_postfix_changes(events: list[tuple]) -> list[tuple]:
