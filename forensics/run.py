@@ -361,7 +361,8 @@ def _hinted(chunk: bytes) -> bool:
     chunk = _ANSI_BYTES.sub(b"", chunk) if b"\x1b" in chunk else chunk
     chunk = _LAUNCHER_BYTES.sub(b"", chunk) if b"]:" in chunk else chunk
     chunk = _STAMP_BYTES.sub(b"", chunk) if _STAMP_BYTES.match(chunk) else chunk
-    chunk = chunk.replace(b"\r", b"\n") if b"\r" in chunk else chunk  # a tqdm bar's carriage returns end lines too
+    # a tqdm bar's carriage returns end lines too (a Windows line end is one line end, not two)
+    chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in chunk else chunk
     if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk) or _TRAINER_TABLE_HTML.search(chunk):
         return True
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)

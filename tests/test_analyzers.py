@@ -2009,3 +2009,18 @@ def test_a_zero_training_loss_beside_a_nan_eval_loss_is_a_masked_nan():
     assert (f.step, f.severity) == (50, "error") and "eval loss at step 50 is NaN" in f.message
     # a finite eval beside the zero says nothing of the kind
     assert detect_masked_nan_loss(metrics(st, loss=np.array([0.0]), eval_loss=np.array([0.7])), TH) == []
+
+
+def test_three_dpo_points_at_ln_2_with_no_gradient_and_no_reward_never_learned():
+    """TRL issue 4023: three DPO lines, loss 0.6934, grad_norm exactly 0.0, every rewards/* exactly 0.0, while the
+    warm-up raised the learning rate: nothing could move, three points are enough. With a gradient flowing, three
+    points at ln 2 are only a short log (a DPO starts there)."""
+    from forensics.analyzers.never_learned import detect_never_learned
+    st = np.array([1, 2, 3])
+    still = metrics(st, loss=np.full(3, 0.6934), grad_norm=np.zeros(3), learning_rate=np.array([4.5e-5, 9.5e-5, 1.45e-4]),
+                    **{"rewards/chosen": np.zeros(3), "rewards/margins": np.zeros(3), "rewards/accuracies": np.zeros(3)})
+    (f,) = detect_never_learned(still, TH)
+    assert (f.kind, f.step) == ("never_learned", 1) and "grad_norm is exactly 0" in f.message
+    flowing = metrics(st, loss=np.full(3, 0.6934), grad_norm=np.array([3.1, 2.8, 3.0]),
+                      **{"rewards/chosen": np.zeros(3), "rewards/margins": np.zeros(3)})
+    assert detect_never_learned(flowing, TH) == []

@@ -102,7 +102,7 @@ def test_step_loss_table_renamed_nohup_out_is_found(tmp_path):
     but not .out, so the same file read fine as train.log is not found (NotARunDirectory)."""
     run = case_copy(tmp_path, "Jayant-Guru-Shrivastava_ERAV4-Session11-shakespeare-gpt2-124M")
     (run / "train.log").rename(run / "nohup.out")
-    assert answer(run) == ("warning", "memorization", 4330)
+    assert answer(run) == ("warning", "memorization", 4170)
 
 
 def test_live_log_before_its_final_eval_line_is_found(tmp_path):

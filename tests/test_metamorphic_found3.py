@@ -195,7 +195,7 @@ def test_step_table_printed_in_a_cell_is_read(tmp_path):
     """Jayant's train.log is a bare `step\\tloss` table, read as a metrics table (run._is_metrics_table) where it is
     a .log; printed as a notebook cell's stdout (`print(df.to_csv(sep="\\t", index=False))`), the sniff (_hinted:
     _RESULTS_TABLE wants a Training/Validation Loss header) passes it over, and the notebook reader's console reader
-    (stdout.read_console) reads no metric from it even when the .ipynb is named: memorization at 4330 -> 'no
+    (stdout.read_console) reads no metric from it even when the .ipynb is named: memorization at 4170 -> 'no
     training logs'. The only case of the 90 the `ipynb` transform applies to that changes."""
     run = case_copy(tmp_path, "Jayant-Guru-Shrivastava_ERAV4-Session11-shakespeare-gpt2-124M")
     log = run / "train.log"
@@ -205,4 +205,4 @@ def test_step_table_printed_in_a_cell_is_read(tmp_path):
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (run / "train.ipynb").write_text(json.dumps(nb, indent=1), encoding="utf-8")
     log.unlink()
-    assert answer(run) == ("warning", "memorization", 4330)
+    assert answer(run) == ("warning", "memorization", 4170)

@@ -226,7 +226,9 @@ def _ranked_wrong(accuracy) -> bool:
     k = max(1, len(accuracy) // 10)
     if not len(accuracy):
         return False
-    start, end = float(accuracy.iloc[:k].mean()), float(accuracy.iloc[-k:].mean())
+    # (a reference-based pair accuracy is 0 at its first step, every margin 0: no level to have risen from)
+    head = accuracy.iloc[1:k + 1] if len(accuracy) > k + 1 else accuracy.iloc[:k]
+    start, end = float(head.mean()), float(accuracy.iloc[-k:].mean())
     return end < 0.5 and end < start + PAIRWISE_RISE
 
 

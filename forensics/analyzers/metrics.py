@@ -81,11 +81,20 @@ def _beside_nan_eval(metrics: Metrics, zero: pd.Index) -> pd.Index:
     """Zeros from a step whose eval loss is NaN on: the evaluation ran the weights and got NaN, so the weights are
     NaN, and a training loss of exactly 0.0 beside it is HF's filter hiding a NaN (A-Mayank's QLoRA: one row,
     training loss 0.000000, validation loss nan)."""
-    evals = metrics.get("eval_loss")
+    evals, loss = metrics.get("eval_loss"), metrics.get(LOSS)
     if evals is None or zero.empty:
         return pd.Index([], dtype="int64")
     nan_evals = evals.index[~np.isfinite(evals.to_numpy())].intersection(zero)
-    return zero[zero >= nan_evals.min()] if len(nan_evals) else pd.Index([], dtype="int64")
+    if not len(nan_evals):
+        return pd.Index([], dtype="int64")
+    first = nan_evals.min()
+    before = loss[(loss.index < first) & np.isfinite(loss.to_numpy())]
+    if len(before) and float(before.iloc[-1]) < _ROUNDING_FLOOR:
+        return pd.Index([], dtype="int64")  # a loss that came down to 0.0001 rounds to 0.0: a fit, the eval set's NaN its own
+    return zero[zero >= first]
+
+
+_ROUNDING_FLOOR = 0.01  # a logged loss under this reaches 0.0 by rounding (4 decimals), not by a NaN
 
 
 _SCALE_FLOOR = "loss_scale_at_minimum"  # DeepSpeed stopped the run: its fp16 loss scale at the floor (ingest.stdout)

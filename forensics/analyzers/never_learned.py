@@ -41,15 +41,24 @@ _REWARD_KEYS = ("rewards/margins", "rewards/chosen", "rewards/rejected")
 def detect_never_learned(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `never_learned` error when the loss sits at the random-guess level and nothing moves, or []."""
     loss = real_loss(metrics) if LOSS in metrics else None
-    if loss is None or len(loss) < thresholds.never_learned_points:
+    if loss is None or len(loss) < min(thresholds.never_learned_points, _FEWEST_STILL_PAIRWISE):
         return []
     values = loss.to_numpy()
+    if is_preference_log(metrics) and len(loss) < thresholds.never_learned_points:
+        # a few points are enough where nothing could have moved: no gradient at all, and no reward apart from 0
+        still = _stillness(metrics, values, thresholds) if _zero_rewards(metrics) else None
+        return _at_ln2(metrics, loss, values, thresholds) if still and still.startswith("grad_norm") else []
+    if len(loss) < thresholds.never_learned_points:
+        return []
     if is_preference_log(metrics):
         return _at_ln2(metrics, loss, values, thresholds) or _pairs_never_moved(metrics, loss)
     return (_at_fresh_head(metrics, loss, values, thresholds) or _at_chance(metrics, loss, values)
             or _unmoved_for_an_epoch(metrics, loss, values))
 
 
+# a pairwise log at ln 2 with grad_norm exactly 0 and every reward exactly 0 at this many points is judged however short
+# (TRL issue 4023: three DPO lines of 0.6934, grad_norm 0.0, rewards 0.0 while the warm-up raised the rate)
+_FEWEST_STILL_PAIRWISE = 3
 _UNMOVED = 0.01  # the middle 80% of the logged losses within this share of their median ...
 _NO_TREND = 0.005  # ... and the last quarter's median within this share of the first quarter's
 _UNMOVED_POINTS = 20

@@ -139,14 +139,17 @@ def _settled_above(values: np.ndarray, thresholds: Thresholds) -> int | None:
     """The best eval's position when every eval after it (`overfit_points` or more) sits `overfit_steady_rise`
     above it: what a four-eval log is judged by (three evals after its first), said of any log whose best came
     `overfit_points` evals before its end (ozguozkan's classifier: 0.417 at epoch 2, then 0.551, 0.540, 0.528, 27-32%
-    above it, while the training loss fell fivefold); not where the evals after it are back at the level the evals
-    before it held (a lucky low eval among noisy ones). Else None."""
+    above it, while the training loss fell fivefold); not where the evals after it, not climbing, are back at the
+    level of the evals just before it (a lucky low eval among noisy ones). Else None."""
     best_pos = int(np.argmin(values))
     before, after, best = values[:best_pos], values[best_pos + 1:], _best_level(values, best_pos)
     if best <= 0 or len(after) < thresholds.overfit_points:
         return None
-    if len(before) >= thresholds.overfit_points and float(np.median(after)) <= float(np.median(before)):
-        return None  # back at the level it held before: the best was a lucky low, not a turn
+    climbing = bool(np.all(np.diff(after) > 0))
+    held = before[-thresholds.overfit_points:]
+    back = float(np.median(after)) <= float(np.median(held)) * (1 + thresholds.overfit_steady_rise / 2)
+    if len(held) >= thresholds.overfit_points and not climbing and back:
+        return None  # back near the level it held just before: the best was a lucky low, not a turn
     return best_pos if bool(np.all(after > best * (1 + thresholds.overfit_steady_rise))) else None
 
 

@@ -83,7 +83,7 @@ def _trains_whole_model(values: dict, called: set[str], cells: list) -> bool:
 
 
 # Weights set aside from training: `param.requires_grad = False`, `.requires_grad_(False)`, a freeze helper
-_FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*False|\bfreeze")
+_FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*False|\bfreeze_(?!support)\w*\(|\.freeze\(")
 # What a notebook may import without its model leaving sight: the libraries of training, data and plotting. A module
 # of its own (`from src.model_utils import prepare_model`) may wrap the model in an adapter the notebook never shows.
 _KNOWN_PACKAGES = ("transformers", "torch", "datasets", "trl", "accelerate", "evaluate", "numpy", "pandas", "sklearn",
@@ -91,7 +91,9 @@ _KNOWN_PACKAGES = ("transformers", "torch", "datasets", "trl", "accelerate", "ev
                    "collections", "typing", "pathlib", "itertools", "functools", "warnings", "wandb",
                    "huggingface_hub", "tokenizers", "nltk", "IPython", "google", "kaggle_secrets", "yaml", "gc",
                    "datetime", "string", "pprint", "logging", "shutil", "glob", "csv", "dataclasses", "copy",
-                   "sentencepiece", "unsloth", "rouge_score", "sacrebleu")
+                   "sentencepiece", "unsloth", "rouge_score", "sacrebleu", "torchinfo", "torchsummary", "thop",
+                   "ptflops", "fvcore", "mlflow", "deepspeed", "safetensors", "einops", "psutil", "pynvml", "GPUtil",
+                   "multiprocessing", "pickle", "optuna")
 
 
 def _model_handed_to_own_code(cells: list) -> bool:

@@ -774,7 +774,7 @@ def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | Non
         pair = _POSTFIX_PAIR.match(part)
         value = number(pair.group(2)) if pair else None
         if value is not None and pair.group(1) not in _POSTFIX_SKIP:
-            key = pair.group(1).lower().replace(" ", "_") if " " in pair.group(1) else pair.group(1)
+            key = pair.group(1).lower().replace(" ", "_")  # (`set_postfix(Loss=...)` draws `Loss=2.31`)
             metrics.append((canonical_metric(key), value))
     if not any(name == "loss" or name.endswith("_loss") for name, _ in metrics):  # not loss_scale alone
         return None

@@ -274,9 +274,9 @@ def _scan(text: str) -> list[tuple]:
 
 def _nemo2_evaluations_once(events: list[tuple]) -> list[tuple]:
     """NeMo 2.0's progress printer repeats the last validation's `val_loss` on every training line after it (a
-    progress-bar metric), and on the first line after a validation averages it over the part of the interval it was
-    there: an eval value is kept once, on the first line it settles at (the next line prints it again, or none
-    follows), and not again until it changes."""
+    progress-bar metric): an eval value is kept where it changes, not where it is printed again. Before the first
+    validation it was never there, so the first line after it averages it over part of the interval (0.975 for a
+    val_loss of 1.95): a first value under the next line's is that partial average, left out."""
     lines = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "nemo2"]
     if not lines:
         return events
@@ -284,12 +284,13 @@ def _nemo2_evaluations_once(events: list[tuple]) -> list[tuple]:
     kept: dict[str, float] = {}
     for at, i in enumerate(lines):
         record: StepLine = events[i][1]
-        following = dict(events[lines[at + 1]][1].metrics) if at + 1 < len(lines) else None
+        following = dict(events[lines[at + 1]][1].metrics) if at + 1 < len(lines) else {}
         metrics = []
         for name, value in record.metrics:
             if name.startswith("eval_"):
-                settled = following is None or following.get(name) == value
-                if not settled or kept.get(name) == value:
+                partial = name not in kept and following.get(name, value) > value
+                if partial or kept.get(name) == value:
+                    kept.setdefault(name, math.nan)  # (a NaN is no value: the next line's is kept)
                     continue
                 kept[name] = value
             metrics.append((name, value))
@@ -312,7 +313,7 @@ def _tqdm_postfix_changes(events: list[tuple]) -> list[tuple]:
     last: dict = {}  # per bar (its total): the last values kept, the last n, the steps of the passes before
     last_n: dict = {}
     offset: dict = {}
-    trained_to: dict = {}  # epoch -> the last training step its bar reached
+    trained_to: dict = {}  # epoch (or _LAST) -> the last training step its bar reached
     for event in events:
         if event[0] == "line" and event[1].kind == "tqdm_postfix":
             record: StepLine = event[1]
@@ -343,12 +344,14 @@ def _evaluation_placed(event: tuple, trained_to: dict, epoch: float | None) -> t
     record: StepLine = event[1]
     evaluated = all(name.startswith("eval_") for name, _ in record.metrics if name != "epoch")
     if not evaluated:
-        if epoch is not None:
-            trained_to[epoch] = record.step
+        trained_to[epoch] = trained_to[_LAST] = record.step
         return event
-    if epoch in trained_to:
-        return ("line", replace(record, step=trained_to[epoch]))
+    if epoch in trained_to or (epoch is None and _LAST in trained_to):  # (an `Evaluating` bar names no epoch)
+        return ("line", replace(record, step=trained_to[epoch if epoch is not None else _LAST]))
     return event
+
+
+_LAST = "last"  # trained_to's key for the last training step seen, whatever its epoch
 
 
 def kinds_of(events: list[tuple]) -> tuple[str, ...]:
