@@ -2024,3 +2024,19 @@ def test_three_dpo_points_at_ln_2_with_no_gradient_and_no_reward_never_learned()
     flowing = metrics(st, loss=np.full(3, 0.6934), grad_norm=np.array([3.1, 2.8, 3.0]),
                       **{"rewards/chosen": np.zeros(3), "rewards/margins": np.zeros(3)})
     assert detect_never_learned(flowing, TH) == []
+
+
+def test_a_training_loss_reaching_zero_after_the_eval_loss_already_did_is_no_collapse():
+    """AndrewMichael2020's text-to-SQL GPT: the validation loss prints 0.0000 at the end of epoch 1 while the epoch's
+    running training mean is 0.57; the next epoch's running means print 0.0000. The held-out data was predicted as
+    well first: an easy task fitted, not a degenerate model. A loss that drops to 0 while the eval loss stays up is
+    still a collapse."""
+    from forensics.analyzers.collapse import detect_loss_collapse
+    st = np.array([100, 200, 300, 400, 500, 600, 725, 825, 925, 1025, 1125, 1225, 1350, 1450, 1550])
+    loss = np.array([3.5, 1.78, 1.19, 0.89, 0.71, 0.59, 0.0, 0.0, 0.0, 0.0009, 0.0008, 0.0009, 0.0, 0.0, 0.0])
+    fitted = metrics(st, loss=loss)
+    fitted["eval_loss"] = pd.Series({600: 0.0, 1225: 0.0}, dtype="float64")
+    assert detect_loss_collapse(fitted, TH) == []
+    degenerate = metrics(st, loss=loss)
+    degenerate["eval_loss"] = pd.Series({600: 0.9, 1225: 2.4}, dtype="float64")
+    assert [f.kind for f in detect_loss_collapse(degenerate, TH)] == ["loss_collapse"]

@@ -43,6 +43,20 @@ from .metrics import (EVAL_ACCURACY_KEYS, GRAD_NORM, LOSS, Metrics, finite, firs
 from .overfitting import EVAL_LOSS, eval_loss_names
 
 
+def _held_out_already_at_zero(metrics: Metrics, loss: pd.Series, start: int, stop: int,
+                              thresholds: Thresholds) -> bool:
+    """Every eval loss logged up to the end of a near-zero stretch is itself near zero, from an evaluation at or
+    before its start: the model predicted held-out data as well before the training loss got there, so that loss is
+    the model's own fit of an easy task, not a degenerate model (AndrewMichael2020's text-to-SQL GPT: validation
+    0.0000 at the end of epoch 1, while the epoch's running training mean was still 0.57)."""
+    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
+    if evals is None or not len(evals):
+        return False
+    upto = evals[evals.index <= int(loss.index[stop - 1])]
+    return bool(len(upto)) and int(upto.index[0]) <= int(loss.index[start]) \
+        and bool(np.all(upto.to_numpy() <= thresholds.collapse_abs))
+
+
 def near_zero_runs(loss: pd.Series, thresholds: Thresholds) -> list[tuple[int, int]]:
     """(start, stop) positions of stretches of >= collapse_points losses at or below collapse_abs."""
     low = loss.to_numpy() <= thresholds.collapse_abs
@@ -62,6 +76,8 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     runs = near_zero_runs(loss, thresholds)
     for start, stop in runs:
         found = _judge(loss, grad, start, stop, thresholds)
+        if found.kind == "loss_collapse" and _held_out_already_at_zero(metrics, loss, start, stop, thresholds):
+            continue
         if found.kind in _GRADUAL:
             if any(f.kind in _GRADUAL for f in findings):
                 continue  # one gradual descent: the first finding already spans the later stretches
