@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import forensics
+from support.review_runs import falling, nemo2_console
 
 
 def _analyze(folder):
@@ -23,9 +24,6 @@ def _write(folder, name, text):
     return folder
 
 
-def _falling(n, start=2.5, end=1.0, seed=0):
-    rng = np.random.default_rng(seed)
-    return [float(start + (end - start) * i / (n - 1) + rng.normal(0, 0.02)) for i in range(n)]
 
 
 def _trainer_state(folder, log_history):
@@ -40,30 +38,6 @@ def _kinds(a):
 # ---- NeMo 2.0 ProgressPrinter: val_loss stays among the progress-bar metrics --------------------------------------
 
 
-def _nemo2_console(vals, steps=400, log_interval=1):
-    """nemo/lightning/pytorch/callbacks/progress_printer.py (ProgressPrinter.on_train_batch_end): every printed line
-    holds the trainer's progress-bar metrics, averaged over the log interval. MegatronStrategy.validation_step logs
-    `val_loss` with prog_bar=True, so once a validation ran, `val_loss` stays on every later training line (and on the
-    first line after a validation it is averaged with zeros over the part of the interval before it)."""
-    tr = _falling(steps, 2.5, 1.6)
-    out = ["[NeMo I 2024-06-01 10:00:00 nemo_logging:393] Experiments will be logged at /results/default"]
-    acc, cur = {}, None
-    for it in range(steps):
-        acc["lr"] = acc.get("lr", 0.0) + 2e-5
-        acc["reduced_train_loss"] = acc.get("reduced_train_loss", 0.0) + tr[it]
-        if cur is not None:
-            acc["val_loss"] = acc.get("val_loss", 0.0) + cur
-        n = it + 1
-        if n % log_interval == 0:
-            line = f"Training epoch 0, iteration {n}/{steps} | global_step: {it}"
-            for key, value in acc.items():
-                line += f" | {key}: {value / log_interval:.4}"
-            out.append(line)
-            acc = {}
-        if it in vals:
-            out += [f"Validation: iteration {j}/5" for j in range(1, 6)]
-            cur = vals[it]
-    return "\n".join(out) + "\n"
 
 
 def test_nemo2_val_loss_repeated_on_every_progress_line_is_one_eval_per_validation(tmp_path):
@@ -75,7 +49,7 @@ def test_nemo2_val_loss_repeated_on_every_progress_line_is_one_eval_per_validati
     postfix reader does): keep val_loss / val_ppl only on the first line after a `Validation: iteration` block, or
     where the value changes."""
     vals = {49: 2.10, 99: 1.950, 149: 1.905, 199: 1.900, 249: 1.912, 299: 1.915, 349: 1.921}
-    a = _analyze(_write(tmp_path, "log-nemo.txt", _nemo2_console(vals)))
+    a = _analyze(_write(tmp_path, "log-nemo.txt", nemo2_console(vals)))
     assert "overfitting" not in [k for k, _ in _kinds(a)], _kinds(a)
     assert len(a.timeline.series("eval_loss")) == len(vals)
 
@@ -89,7 +63,7 @@ def test_nemo2_val_loss_averaged_over_a_partial_interval_is_no_eval_dip(tmp_path
     where it changes, leaving out the first line after a validation)."""
     vals = {24: 1.95, 49: 1.90, 74: 1.88, 99: 1.87, 124: 1.86, 149: 1.86, 174: 1.85, 199: 1.85, 224: 1.845,
             249: 1.845, 274: 1.84}
-    a = _analyze(_write(tmp_path, "log-nemo.txt", _nemo2_console(vals, steps=300, log_interval=10)))
+    a = _analyze(_write(tmp_path, "log-nemo.txt", nemo2_console(vals, steps=300, log_interval=10)))
     assert "overfitting" not in [k for k, _ in _kinds(a)], _kinds(a)
 
 
@@ -147,7 +121,7 @@ def test_trl_orpo_with_accuracy_under_half_still_counts_its_lm_fall(tmp_path):
 
 
 def _with_evals(evals, n_train=100, every=10):
-    tr = _falling(n_train, 0.7, 0.15)
+    tr = falling(n_train, 0.7, 0.15)
     hist = []
     for s in range(1, n_train + 1):
         hist.append({"loss": tr[s - 1], "learning_rate": 2e-5, "epoch": s / every, "step": s * 10})
@@ -188,7 +162,7 @@ def test_sweep_summary_of_training_loss_lines_beside_a_run_is_not_its_log(tmp_pa
     run._hinted (_LOSS_PRINT) / step_numbering._loss_prints_numbered: need the prints to come in runs of consecutive
     lines (a loop prints them back to back, between bar redraws), not each under a header of its own."""
     _trainer_state(tmp_path, [{"loss": v, "learning_rate": 2e-5, "epoch": s / 10, "step": s * 10}
-                              for s, v in enumerate(_falling(40), 1)])
+                              for s, v in enumerate(falling(40), 1)])
     text = ""
     trials = [(1e-5, 1.42), (2e-5, 1.31), (5e-5, 1.22), (1e-4, 1.18), (2e-4, 1.25), (5e-4, 1.9), (1e-3, "nan"),
               (3e-5, 1.27), (8e-5, 1.2), (3e-4, 1.6)]
@@ -203,7 +177,7 @@ def test_sweep_summary_of_training_loss_lines_beside_a_run_is_not_its_log(tmp_pa
 def test_lucidrains_prints_after_tqdm_bar_are_read(tmp_path):
     """Coverage: x-transformers' `training loss: X` prints (behind the bar) with a NaN from batch 25 are broken at 25."""
     lines = []
-    for i, v in enumerate(_falling(30), 1):
+    for i, v in enumerate(falling(30), 1):
         shown = "nan" if i >= 25 else f"{v:.4f}"
         lines.append(f"training:   {i}%|          | {i}/100 [00:{i:02d}<00:10,  1.00it/s]training loss: {shown}")
         if i % 10 == 0:
@@ -217,7 +191,7 @@ def test_lucidrains_prints_after_tqdm_bar_are_read(tmp_path):
 
 def _notebook(folder, cells):
     dicts = "".join(f"{{'loss': {v:.4f}, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': {s / 10:.2f}}}\n"
-                    for s, v in enumerate(_falling(30), 1))
+                    for s, v in enumerate(falling(30), 1))
     out = [{"cell_type": "code", "execution_count": i + 1, "metadata": {}, "source": src, "outputs": []}
            for i, src in enumerate(cells)]
     out[-1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": dicts}]
@@ -276,7 +250,7 @@ def test_ray_prefix_on_only_the_workers_lines_still_reads_them(tmp_path):
     """Ray Train driver log: Tune's status lines unprefixed (a third of the lines and more), the worker's Trainer dicts
     behind `(RayTrainWorker pid=4112) `: the prefix is not stripped, and the dicts are still read."""
     out = []
-    for s, v in enumerate(_falling(30), 1):
+    for s, v in enumerate(falling(30), 1):
         out += ["== Status ==", f"Current time: 2024-06-01 10:00:{s:02d} (running for 00:00:{s:02d})",
                 f"(RayTrainWorker pid=4112) {{'loss': {v:.4f}, 'grad_norm': 1.2, 'learning_rate': 2e-05, "
                 f"'epoch': {s / 10:.2f}}}"]
@@ -286,7 +260,7 @@ def test_ray_prefix_on_only_the_workers_lines_still_reads_them(tmp_path):
 
 def test_csv_whose_last_line_was_cut_mid_write_is_no_nan_loss(tmp_path):
     """A block-buffered metrics.csv of a killed run ends mid-line (`61,`): no NaN loss is made of it."""
-    rows = ["step,loss,lr"] + [f"{s},{v:.4f},0.0001" for s, v in enumerate(_falling(60), 1)]
+    rows = ["step,loss,lr"] + [f"{s},{v:.4f},0.0001" for s, v in enumerate(falling(60), 1)]
     a = _analyze(_write(tmp_path, "metrics.csv", "\n".join(rows + ["61,"])))
     assert a.status == "healthy", _kinds(a)
 

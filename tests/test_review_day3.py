@@ -8,6 +8,7 @@ import json
 import numpy as np
 
 import forensics
+from support.review_runs import falling, nemo2_console
 
 
 def _analyze(folder):
@@ -30,9 +31,6 @@ def _trainer_state(folder, log_history):
                                                             "global_step": log_history[-1]["step"]}))
 
 
-def _falling(n, start=2.5, end=1.0, seed=0):
-    rng = np.random.default_rng(seed)
-    return [float(start + (end - start) * i / (n - 1) + rng.normal(0, 0.02)) for i in range(n)]
 
 
 def _bar(label, n, total, postfix):
@@ -42,27 +40,6 @@ def _bar(label, n, total, postfix):
 # ---- stdout._nemo2_evaluations_once --------------------------------------------------------------------------------
 
 
-def _nemo2_console(vals, steps, log_interval):
-    """NeMo 2.0 ProgressPrinter: each line averages the progress-bar metrics over the log interval; once a validation
-    ran, val_loss is among them (as in tests/test_review_day2.py)."""
-    tr = _falling(steps, 2.5, 1.6)
-    out = ["[NeMo I 2024-06-01 10:00:00 nemo_logging:393] Experiments will be logged at /results/default"]
-    acc, cur = {}, None
-    for it in range(steps):
-        acc["lr"] = acc.get("lr", 0.0) + 2e-5
-        acc["reduced_train_loss"] = acc.get("reduced_train_loss", 0.0) + tr[it]
-        if cur is not None:
-            acc["val_loss"] = acc.get("val_loss", 0.0) + cur
-        if (it + 1) % log_interval == 0:
-            line = f"Training epoch 0, iteration {it + 1}/{steps} | global_step: {it}"
-            for key, value in acc.items():
-                line += f" | {key}: {value / log_interval:.4}"
-            out.append(line)
-            acc = {}
-        if it in vals:
-            out += [f"Validation: iteration {j}/5" for j in range(1, 6)]
-            cur = vals[it]
-    return "\n".join(out) + "\n"
 
 
 def test_nemo2_validation_every_log_interval_keeps_every_eval(tmp_path):
@@ -73,7 +50,7 @@ def test_nemo2_validation_every_log_interval_keeps_every_eval(tmp_path):
     overfitting at 179. Fix: stdout._nemo2_evaluations_once: drop a value only when the next line shows it again
     (a repeat) or it is the partial average right after a validation block, not every value the next line changes."""
     vals = {it: max(2.2 - 0.004 * it, 1.6) + max(0, it - 200) * 0.004 for it in range(9, 400, 10)}
-    a = _analyze(_write(tmp_path, "log-nemo.txt", _nemo2_console(vals, 400, 10)))
+    a = _analyze(_write(tmp_path, "log-nemo.txt", nemo2_console(vals, 400, 10)))
     assert len(a.timeline.series("eval_loss")) >= 30
     assert "overfitting" in [k for k, _ in _kinds(a)], _kinds(a)
 
@@ -152,7 +129,7 @@ def test_lucidrains_prints_with_crlf_line_ends_are_read(tmp_path):
     batch, `validation loss: X` every tenth. _hinted turns every \\r into \\n, so each print is followed by an empty
     line and the new back-to-back lookahead never matches: NotARunDirectory (before the change: 60 losses read,
     healthy). Fix: run._hinted (replace \\r\\n by \\n before lone \\r) or run._LOSS_PRINT (allow \\n\\n)."""
-    v = _falling(60, 3.0, 1.8)
+    v = falling(60, 3.0, 1.8)
     text = "".join(f"training loss: {x:.4f}\r\n" + (f"validation loss: {x + 0.1:.4f}\r\n" if i % 10 == 0 else "")
                    for i, x in enumerate(v))
     a = _analyze(_write(tmp_path, "train.log", text, newline=""))
@@ -201,7 +178,7 @@ def test_eval_bar_without_epoch_label_keeps_the_training_loss(tmp_path):
 
 def _notebook(folder, cells):
     dicts = "".join(f"{{'loss': {v:.4f}, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': {s / 10:.2f}}}\n"
-                    for s, v in enumerate(_falling(30), 1))
+                    for s, v in enumerate(falling(30), 1))
     out = [{"cell_type": "code", "execution_count": i + 1, "metadata": {}, "source": src, "outputs": []}
            for i, src in enumerate(cells)]
     out[-1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": dicts}]
@@ -262,7 +239,7 @@ def test_epoch_labelled_val_bar_with_multi_word_keys_is_placed_at_its_epochs_end
 def test_nemo2_validation_every_fifth_log_line_is_one_eval_each(tmp_path):
     """Coverage: validation every 50 steps, log interval 10: 7 evals, one each, at the line where it settles."""
     vals = {it: 2.2 - 0.002 * it for it in range(49, 400, 50)}
-    a = _analyze(_write(tmp_path, "log-nemo.txt", _nemo2_console(vals, 400, 10)))
+    a = _analyze(_write(tmp_path, "log-nemo.txt", nemo2_console(vals, 400, 10)))
     assert len(a.timeline.series("eval_loss")) == 7
 
 
