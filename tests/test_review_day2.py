@@ -24,8 +24,6 @@ def _write(folder, name, text):
     return folder
 
 
-
-
 def _trainer_state(folder, log_history):
     return _write(folder, "trainer_state.json", json.dumps({"log_history": log_history,
                                                             "global_step": log_history[-1]["step"]}))
@@ -36,8 +34,6 @@ def _kinds(a):
 
 
 # ---- NeMo 2.0 ProgressPrinter: val_loss stays among the progress-bar metrics --------------------------------------
-
-
 
 
 def test_nemo2_val_loss_repeated_on_every_progress_line_is_one_eval_per_validation(tmp_path):

@@ -31,15 +31,11 @@ def _trainer_state(folder, log_history):
                                                             "global_step": log_history[-1]["step"]}))
 
 
-
-
 def _bar(label, n, total, postfix):
     return f"{label}: {100 * n // total}%|{'#' * (10 * n // total):10s}| {n}/{total} [00:{n % 60:02d}<00:10, 9.50it/s, {postfix}]"
 
 
 # ---- stdout._nemo2_evaluations_once --------------------------------------------------------------------------------
-
-
 
 
 def test_nemo2_validation_every_log_interval_keeps_every_eval(tmp_path):
