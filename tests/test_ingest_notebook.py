@@ -304,3 +304,12 @@ def test_lora_task_type_from_the_code_says_the_objective(tmp_path):
                                [_TRAINING], 1)], name="run.ipynb")
     profile = forensics.analyze(tmp_path).run_profile
     assert (profile.method, profile.objective) == ("lora", "sft")
+
+
+def test_a_classifier_head_loaded_in_the_code_is_no_supervised_fine_tune(tmp_path):
+    """`GPT2ForSequenceClassification.from_pretrained('gpt2', num_labels=3)`: a classifier, whatever the notebook is
+    called; its objective is none of the language-model ones."""
+    _code_notebook(tmp_path, [("from transformers import GPT2ForSequenceClassification, Trainer\n"
+                               "model = GPT2ForSequenceClassification.from_pretrained('gpt2', num_labels=3)\n"
+                               "Trainer(model=model).train()\n", [_TRAINING], 1)])
+    assert forensics.analyze(tmp_path).run_profile.objective == "unknown"

@@ -191,6 +191,8 @@ def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> di
         model = _model_name(call, names)
         if model:
             out["model.name_or_path"] = model
+        if "For" in owner:  # the head it loads (AutoModelForSequenceClassification: a classifier's)
+            out["model.architectures"] = [owner]
     if name == "BitsAndBytesConfig" or name in _LOADERS and _MODEL_CLASSES.search(owner):
         if _keyword(call, "load_in_4bit", names, None) is True:
             out["quant.load_in_4bit"] = True
