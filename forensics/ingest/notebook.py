@@ -51,13 +51,17 @@ def read(path: Path) -> LogRecords:
     if any(kind == "table" for i in judged for _, kind in shown[i]):
         records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
     if len(runs) > 1:
-        records = replace(records, notes=records.notes + (f"the notebook holds {len(runs)} trainings (a new one starts where the steps start again): "
-                          f"the last, in cell {judged[0] + 1}{f' to {judged[-1] + 1}' if len(judged) > 1 else ''}, "
-                          "is judged; the earlier ones are left out",))
+        records = replace(records, notes=records.notes + (_earlier_runs_left_out(len(runs), judged),))
     said = notebook_code.code_values(cells, console)
     if said:
         records.texts[notebook_code.TEXT_KEY] = json.dumps(said)
     return records
+
+
+def _earlier_runs_left_out(count: int, judged: list[int]) -> str:
+    cells = f"cell {judged[0] + 1}" + (f" to {judged[-1] + 1}" if len(judged) > 1 else "")
+    return (f"the notebook holds {count} trainings (a new one starts where the steps start again): the last, in "
+            f"{cells}, is judged; the earlier ones are left out")
 
 
 def _notebook(path: Path) -> tuple[dict, list[str]]:
