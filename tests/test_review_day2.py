@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import forensics
-from support.review_runs import falling, nemo2_console
+from support.review_runs import falling, nemo2_console, training_notebook
 
 
 def _analyze(folder):
@@ -185,23 +185,13 @@ def test_lucidrains_prints_after_tqdm_bar_are_read(tmp_path):
 # ---- notebook_code._trains_whole_model ---------------------------------------------------------------------------
 
 
-def _notebook(folder, cells):
-    dicts = "".join(f"{{'loss': {v:.4f}, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': {s / 10:.2f}}}\n"
-                    for s, v in enumerate(falling(30), 1))
-    out = [{"cell_type": "code", "execution_count": i + 1, "metadata": {}, "source": src, "outputs": []}
-           for i, src in enumerate(cells)]
-    out[-1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": dicts}]
-    return _write(folder, "train.ipynb", json.dumps({"cells": out, "metadata": {}, "nbformat": 4,
-                                                     "nbformat_minor": 5}))
-
-
 def test_notebook_that_freezes_the_encoder_is_not_a_full_fine_tune(tmp_path):
     """Stands for a Colab classifier notebook: `AutoModelForSequenceClassification.from_pretrained('bert-base-
     uncased')`, then `for param in model.bert.parameters(): param.requires_grad = False` (only the head trains), then
     Trainer(...).train(). The tool says method `full` from the notebook's code (unknown before): every weight trained.
     Fix: notebook_code._trains_whole_model: no `full` where the code sets `requires_grad = False` / calls
     `.requires_grad_(False)` or freezes layers."""
-    a = _analyze(_notebook(tmp_path, [
+    a = _analyze(training_notebook(tmp_path, [
         "from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments\n",
         "model = AutoModelForSequenceClassification.from_pretrained('bert-base-uncased', num_labels=2)\n"
         "for param in model.bert.parameters():\n    param.requires_grad = False\n",
@@ -218,7 +208,7 @@ def test_notebook_whose_model_goes_through_an_imported_helper_is_not_said_full(t
     function the notebook imports from its own code may come back wrapped. Fix: notebook_code._trains_whole_model: no
     `full` where the loaded model is passed to (or reassigned from) a call the notebook does not know (only the
     Trainer, known wrappers like `.to()`, `gradient_checkpointing_enable`)."""
-    a = _analyze(_notebook(tmp_path, [
+    a = _analyze(training_notebook(tmp_path, [
         "import yaml, torch\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
         "from src.model_utils import prepare_model\n",
         "cfg = yaml.safe_load(open('configs/train.yaml'))\n"
@@ -231,7 +221,7 @@ def test_notebook_whose_model_goes_through_an_imported_helper_is_not_said_full(t
 
 def test_notebook_full_fine_tune_of_gpt2_is_full(tmp_path):
     """Coverage: GPT-2 loaded with from_pretrained and trained by the Trainer, no adapter anywhere: full."""
-    a = _analyze(_notebook(tmp_path, [
+    a = _analyze(training_notebook(tmp_path, [
         "from transformers import GPT2LMHeadModel, Trainer, TrainingArguments\n",
         "model = GPT2LMHeadModel.from_pretrained('gpt2')\n",
         "args = TrainingArguments(output_dir='out', learning_rate=5e-5, logging_steps=10)\n"

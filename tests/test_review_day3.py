@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 import forensics
-from support.review_runs import falling, nemo2_console
+from support.review_runs import falling, nemo2_console, training_notebook
 
 
 def _analyze(folder):
@@ -172,16 +172,6 @@ def test_eval_bar_without_epoch_label_keeps_the_training_loss(tmp_path):
 # ---- notebook_code._trains_whole_model ----------------------------------------------------------------------------
 
 
-def _notebook(folder, cells):
-    dicts = "".join(f"{{'loss': {v:.4f}, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': {s / 10:.2f}}}\n"
-                    for s, v in enumerate(falling(30), 1))
-    out = [{"cell_type": "code", "execution_count": i + 1, "metadata": {}, "source": src, "outputs": []}
-           for i, src in enumerate(cells)]
-    out[-1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": dicts}]
-    return _write(folder, "train.ipynb", json.dumps({"cells": out, "metadata": {}, "nbformat": 4,
-                                                     "nbformat_minor": 5}))
-
-
 _HEAD = "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
 _MODEL = "model = AutoModelForCausalLM.from_pretrained('gpt2')\n"
 _TRAIN = ("args = TrainingArguments(output_dir='out', learning_rate=5e-5, logging_steps=10)\n"
@@ -193,7 +183,7 @@ def test_notebook_calling_freeze_support_is_still_full(tmp_path):
     says `# no layer is frozen` in a comment). _FREEZES' bare `\\bfreeze` matches it: method unknown (was full).
     Fix: notebook_code._FREEZES: match freezing calls on weights (`freeze_`-prefixed helpers on a model, `.freeze()`),
     not any word starting with freeze, and read the code without comments."""
-    a = _analyze(_notebook(tmp_path, [_HEAD + "from multiprocessing import freeze_support\nfreeze_support()\n",
+    a = _analyze(training_notebook(tmp_path, [_HEAD + "from multiprocessing import freeze_support\nfreeze_support()\n",
                                       _MODEL, _TRAIN]))
     assert a.run_profile.method == "full", a.run_profile.evidence
 
@@ -204,7 +194,7 @@ def test_notebook_printing_a_torchinfo_summary_is_still_full(tmp_path):
     unknown (was full). Fix: notebook_code._model_handed_to_own_code: own code is a relative import or a module
     that is not an installed/known library (torchinfo, torchsummary, thop, fvcore, mlflow, deepspeed, optimum...),
     or only calls whose result is assigned back to the model."""
-    a = _analyze(_notebook(tmp_path, [_HEAD + "from torchinfo import summary\n", _MODEL + "summary(model)\n", _TRAIN]))
+    a = _analyze(training_notebook(tmp_path, [_HEAD + "from torchinfo import summary\n", _MODEL + "summary(model)\n", _TRAIN]))
     assert a.run_profile.method == "full", a.run_profile.evidence
 
 
@@ -213,7 +203,7 @@ def test_notebook_printing_a_torchinfo_summary_is_still_full(tmp_path):
 
 def test_notebook_importing_local_utils_for_data_only_is_full(tmp_path):
     """Coverage: `from utils import load_split, tokenize_fn` used on the data only: still full."""
-    a = _analyze(_notebook(tmp_path, [_HEAD + "from utils import load_split, tokenize_fn\n",
+    a = _analyze(training_notebook(tmp_path, [_HEAD + "from utils import load_split, tokenize_fn\n",
                                       "train_ds = load_split('train').map(lambda x: tokenize_fn(x, tok))\n" + _MODEL,
                                       _TRAIN]))
     assert a.run_profile.method == "full", a.run_profile.evidence

@@ -1,6 +1,8 @@
-"""Inputs the reviews of the reading rules build (tests/test_review_day*.py): a noisy falling loss and NeMo 2.0's
-progress printer as its code prints."""
+"""Inputs the reviews of the reading rules build (tests/test_review_day*.py): a noisy falling loss, NeMo 2.0's
+progress printer as its code prints, and a notebook whose cells ran the given code and trained."""
 from __future__ import annotations
+
+import json
 
 import numpy as np
 
@@ -34,3 +36,16 @@ def nemo2_console(vals, steps=400, log_interval=1):
             out += [f"Validation: iteration {j}/5" for j in range(1, 6)]
             cur = vals[it]
     return "\n".join(out) + "\n"
+
+
+def training_notebook(folder, cells):
+    """`folder/train.ipynb`: one code cell a source, each run in turn, the last printing thirty HF dict lines of a
+    falling loss; returns the folder."""
+    dicts = "".join(f"{{'loss': {v:.4f}, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': {s / 10:.2f}}}\n"
+                    for s, v in enumerate(falling(30), 1))
+    out = [{"cell_type": "code", "execution_count": i + 1, "metadata": {}, "source": src, "outputs": []}
+           for i, src in enumerate(cells)]
+    out[-1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": dicts}]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "train.ipynb").write_text(json.dumps({"cells": out, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return folder
