@@ -52,7 +52,7 @@ def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]
     smooth = smoothed(values)
     tail = _tail_points(len(values), thresholds)
     floor_pos = int(np.argmin(smooth[:len(values) - tail]))
-    floor = float(smooth[floor_pos])
+    floor = _level_at(values, floor_pos, float(smooth[floor_pos]))
     end_level = float(np.median(values[-tail:]))
     limit = thresholds.divergence_factor * floor
     if floor <= 0 or not np.all(smooth[-tail:] > limit) or end_level - floor < thresholds.divergence_min_rise:
@@ -78,6 +78,17 @@ def smoothed(values: np.ndarray) -> np.ndarray:
     width = int(min(51, max(3, len(values) // 10)))
     width += 1 - width % 2
     return pd.Series(values).rolling(width, center=True, min_periods=1).median().to_numpy()
+
+
+def _level_at(values: np.ndarray, pos: int, smoothed_low: float) -> float:
+    """The loss's level at its low: the smoothed value there, or on a log longer than the smoothing's 51 points
+    can span a tenth of, the median of the tenth of the log around it. The lowest of thousands of 51-point medians
+    of a noisy per-batch log is a dip of the noise (an RWKV reward loop: medians 0.34 throughout, a dip to 0.17),
+    not a level the loss held and then left."""
+    half = len(values) // 20
+    if half <= 25:
+        return smoothed_low
+    return max(smoothed_low, float(np.median(values[max(0, pos - half):pos + half + 1])))
 
 
 def _tail_points(n: int, thresholds: Thresholds) -> int:

@@ -17,6 +17,7 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding, plural
 from .metrics import GRAD_NORM, LOSS, LR, Metrics, format_number, lr_restart_steps, position_of, true_runs
+from .overflow import OVERFLOW, SCALE
 from .reward_decline import reward_metric
 
 
@@ -79,7 +80,7 @@ def detect_skipped_steps(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     restart (the scaler calibrating)."""
     steps = skipped_step_points(metrics, thresholds)
     if not steps:
-        return _counted_skips(metrics)
+        return _counted_skips(metrics) or _deepspeed_skips(metrics)
     grad = metrics[GRAD_NORM]
     starts = [int(grad.index[0])] + lr_restart_steps(metrics)
     calibrating = all(_near_restart(s, starts, thresholds.scaler_warmup_steps) for s in steps)
@@ -126,6 +127,49 @@ def _counted_skips(metrics: Metrics) -> list[Finding]:
     return [Finding("skipped_steps", "warning", steps[0], message, end_step=steps[-1] if len(steps) > 1 else None,
                     metric=SKIPPED_COUNT, evidence={"steps": steps, "count": total, "at_restart": calibrating,
                                                     "counted_by_the_log": True})]
+
+
+DEEPSPEED_SKIPPED = "skipped_steps"  # DeepSpeed's running count, `step=N, skipped=K`: K of the N updates were skipped
+# Updates in a row all skipped that no fresh scaler explains: one starting at 2**32 with hysteresis 2 skips at most 64
+# while it halves down to its level; past this every update the stretch holds was thrown away, the weights untouched.
+_ALL_SKIPPED_STRETCH = 100
+
+
+def _deepspeed_skips(metrics: Metrics) -> list[Finding]:
+    """The skips DeepSpeed's progress lines count (`step=10, skipped=10`, a running total): an error where every
+    update was skipped over `_ALL_SKIPPED_STRETCH` steps or more in a row (the weights did not change there: a
+    run whose scaler never found a level), from the first progress line of that stretch; else one warning. Left
+    to overflow.py where the console also printed DeepSpeed's OVERFLOW lines."""
+    counts = metrics.get(DEEPSPEED_SKIPPED)
+    if counts is None or OVERFLOW in metrics or SCALE in metrics:
+        return []  # the console's own overflow lines tell the skips one by one (overflow.py)
+    counts = counts[np.isfinite(counts.to_numpy())]
+    if counts.empty or float(counts.iloc[-1]) <= 0:
+        return []
+    steps = counts.index.to_numpy(dtype="int64")
+    done = np.diff(np.concatenate([[0], steps]))
+    skipped = np.diff(np.concatenate([[0.0], counts.to_numpy()]))
+    every = (skipped >= done) & (done > 0)
+    for i, j in true_runs(every):
+        if int(steps[j - 1]) - (int(steps[i - 1]) if i else 0) >= _ALL_SKIPPED_STRETCH:
+            return [_all_skipped(counts, int(steps[i]), int(steps[j - 1]), j == len(steps))]
+    total, last = int(counts.iloc[-1]), int(steps[-1])
+    first = int(steps[np.flatnonzero(skipped > 0)[0]])
+    message = (f"DeepSpeed counted {plural(total, 'skipped optimizer update')} of {last} (first by step {first}): "
+               f"{_scaler_verdict(first == int(steps[0]) and total <= _ALL_SKIPPED_STRETCH // 2)}.")
+    return [Finding("skipped_steps", "warning", first, message, end_step=last, metric=DEEPSPEED_SKIPPED,
+                    evidence={"count": total, "of_steps": last, "counted_by_the_log": True})]
+
+
+def _all_skipped(counts: pd.Series, start: int, end: int, to_the_end: bool) -> Finding:
+    span = f"from step {start} to the end of the log (step {end})" if to_the_end else f"from step {start} to {end}"
+    message = (f"DeepSpeed skipped every optimizer update {span} ({int(counts.iloc[-1])} of {int(counts.index[-1])} "
+               "in all, by its own `skipped=` count): the loss scaler overflowed at each step, so the weights did not "
+               "change there and nothing was learned. Look for inf/NaN in the forward or backward pass (fp16 range, a "
+               "custom kernel), or train in bf16.")
+    return Finding("skipped_steps", "error", start, message, end_step=end, metric=DEEPSPEED_SKIPPED,
+                   evidence={"count": int(counts.iloc[-1]), "of_steps": int(counts.index[-1]), "every_update_from": start,
+                             "counted_by_the_log": True})
 
 
 _EMPTY_MAX_RUN = 2  # logged windows in a row with loss and grad_norm both 0: more is a collapse (collapse.py)

@@ -366,8 +366,8 @@ def _without_rank_copies(events: list[tuple]) -> list[tuple]:
     (after other steps) is kept, so the timeline still sees the attempt.
     """
     out, seen, current = [], set(), None
-    for event in events:
-        if event[0] == "line":
+    for event in _epoch_line_copies_dropped(events):
+        if event[0] == "line" and event[1].kind != "generic_epoch":
             record: StepLine = event[1]
             if record.step != current:
                 current, seen = record.step, set()
@@ -377,6 +377,26 @@ def _without_rank_copies(events: list[tuple]) -> list[tuple]:
             seen.add(key)
         out.append(event)
     return out
+
+
+def _epoch_line_copies_dropped(events: list[tuple]) -> list[tuple]:
+    """Epoch-only lines (kind "generic_epoch") less their rank copies: only where every such line comes k times in a
+    row (k ranks printing each), one of each k kept. Their step is the epoch, so a loop printing one a batch repeats
+    a loss within an epoch (a bf16 loss takes few values) without any rank printing it twice."""
+    at = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "generic_epoch"]
+    runs, i = [], 0
+    while i < len(at):
+        j = i
+        while j + 1 < len(at) and events[at[j + 1]][1] == events[at[i]][1]:
+            j += 1
+        runs.append(j - i + 1)
+        i = j + 1
+    if not runs or min(runs) < 2 or len(set(runs)) > 1:
+        return events
+    copies, k = set(), runs[0]
+    for n in range(0, len(at), k):
+        copies.update(at[n + 1:n + k])
+    return [e for i, e in enumerate(events) if i not in copies]
 
 
 def _step_line_warnings(events: list[tuple]) -> list[str]:

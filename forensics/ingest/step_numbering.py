@@ -18,6 +18,7 @@ them back with the steps of these kinds made to run on:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import replace
 
 import numpy as np
@@ -170,6 +171,8 @@ def _epoch_lines_placed(events: list[tuple]) -> list[tuple]:
         return events
     first = min(epochs)
     stepped = any(e[0] == "line" and e[1].kind != "generic_epoch" for e in events)
+    if not stepped and _printed_each_batch(events):
+        return _batch_lines_numbered(events, first)
     out, last = [], 0
     for event in events:
         record = event[1] if event[0] == "line" else None
@@ -182,6 +185,40 @@ def _epoch_lines_placed(events: list[tuple]) -> list[tuple]:
             if not metrics:
                 continue  # a training loss alone, beside step lines that hold it already
             event = ("line", StepLine(record.kind, last if stepped else int(done), None, metrics, record.cut))
+        out.append(event)
+    return out
+
+
+def _training_epoch_lines(events: list[tuple]) -> list[int]:
+    """Indexes of the epoch-only lines (kind "generic_epoch") that hold a training metric, not only held-out ones."""
+    return [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "generic_epoch"
+            and any(k != "epoch" and not k.startswith("eval_") for k, _ in e[1].metrics)]
+
+
+def _printed_each_batch(events: list[tuple]) -> bool:
+    """Whether a loop printed its epoch-only training line once a batch, not once an epoch: most epochs hold two or
+    more of them (`Epoch 0, Loss: 1.0078` a batch, as a hand-written loop prints it), not one."""
+    per_epoch = Counter(dict(events[i][1].metrics)["epoch"] for i in _training_epoch_lines(events))
+    return len(per_epoch) > 0 and float(np.median(list(per_epoch.values()))) >= 2
+
+
+def _batch_lines_numbered(events: list[tuple], first: float) -> list[tuple]:
+    """Epoch-only lines printed once a batch at steps 1, 2, ... in file order (each line a batch, the loop's own
+    count); their epoch the epochs done, the n-th of an epoch's k lines at (E - the first epoch) + n / k, as the HF
+    Trainer logs it; an epoch's held-out line at the last batch printed before it."""
+    training = set(_training_epoch_lines(events))
+    per_epoch = Counter(dict(events[i][1].metrics)["epoch"] for i in training)
+    out, step, seen = [], 0, Counter()
+    for i, event in enumerate(events):
+        if event[0] == "line" and event[1].kind == "generic_epoch":
+            record = event[1]
+            epoch = dict(record.metrics)["epoch"]
+            if i in training:
+                step += 1
+                seen[epoch] += 1
+            done = epoch - first + (seen[epoch] / per_epoch[epoch] if per_epoch[epoch] else 1.0)
+            metrics = tuple((k, done if k == "epoch" else v) for k, v in record.metrics)
+            event = ("line", StepLine(record.kind, step, None, metrics, record.cut))
         out.append(event)
     return out
 

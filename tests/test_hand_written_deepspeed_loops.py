@@ -1,0 +1,124 @@
+"""A hand-written DeepSpeed loop's console: a loss line a batch that names only its epoch
+(`Epoch 0, Loss: 1.0078125, Positive Score: ...`), DeepSpeed's own progress line every `steps_per_print`
+(`[Rank 0] step=10, skipped=10, lr=[...]`, deepspeed/runtime/engine.py `_report_progress`), and the per-batch
+noise of such a log, which no smoothing over 51 points averages away.
+
+Shapes as the real RWKV reward-model loop of tests/realworld/Ourboros-Alignment-Team_RWKV-RM-Copilot* prints them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+import forensics
+from forensics.analyzers.divergence import detect_divergence
+from forensics.config import Thresholds
+from forensics.ingest import stdout
+
+_DS = ("[2025-04-09 14:44:09,450] [INFO] [logging.py:96:log_dist] [Rank 0] step={step}, skipped={skipped}, "
+       "lr=[1e-05, 1e-05], mom=[(0.9, 0.99), (0.9, 0.99)]")
+
+
+def _console(losses, per_epoch: int, skipped_every: bool = False, every: int = 10, copies: int = 1) -> str:
+    """The loop's lines, `per_epoch` batches an epoch, and DeepSpeed's progress line after each `every` updates."""
+    lines = []
+    for n, loss in enumerate(losses, 1):
+        line = f"Epoch {(n - 1) // per_epoch}, Loss: {loss}, Positive Score: 0.37, Negative Score: 0.36"
+        lines += [line] * copies
+        if n % every == 0:
+            lines.append(_DS.format(step=n, skipped=n if skipped_every else 0))
+    return "\n".join(lines) + "\n"
+
+
+def _series(frame: pd.DataFrame, metric: str) -> dict:
+    rows = frame[frame["metric"] == metric]
+    return dict(zip(rows["step"].tolist(), rows["value"].tolist()))
+
+
+def test_a_loss_line_printed_each_batch_with_only_its_epoch_is_one_step_a_line(tmp_path):
+    """Sixteen lines an epoch are sixteen batches, numbered 1, 2, ... in file order, their epoch the epochs done;
+    a bf16 loss repeated within an epoch (1.0 twice) is two batches, not one line printed by two ranks."""
+    losses = [1.0, 1.0, 0.984375, 0.96875] * 12  # 48 batches, 3 epochs of 16
+    path = tmp_path / "output.log"
+    path.write_text(_console(losses, per_epoch=16))
+    loss = _series(stdout.read(path).frame, "loss")
+    assert sorted(loss) == list(range(1, 49))
+    assert [loss[s] for s in (1, 2, 3, 48)] == [1.0, 1.0, 0.984375, 0.96875]
+    epoch = _series(stdout.read(path).frame, "epoch")
+    assert epoch[16] == 1.0 and epoch[8] == 0.5 and epoch[48] == 3.0
+
+
+def test_epoch_lines_every_rank_printed_are_still_read_once(tmp_path):
+    """Each line twice in a row (two ranks) and every line so: one of each pair kept."""
+    path = tmp_path / "output.log"
+    path.write_text(_console([2.0 - k / 100 for k in range(40)], per_epoch=10, copies=2))
+    assert sorted(_series(stdout.read(path).frame, "loss")) == list(range(1, 41))
+
+
+def test_once_an_epoch_lines_stay_at_their_epoch(tmp_path):
+    """A loop printing one line an epoch keeps step = epochs done (the rule above needs two or more an epoch)."""
+    path = tmp_path / "output.log"
+    path.write_text("".join(f"Epoch {e}, Loss: {3.0 - e / 10}\n" for e in range(10)))
+    assert sorted(_series(stdout.read(path).frame, "loss")) == list(range(1, 11))
+
+
+def test_every_update_skipped_by_deepspeed_is_broken_from_its_first_progress_line(tmp_path):
+    """`step=10, skipped=10` ... `step=300, skipped=300`: the scaler overflowed on every update, the weights never
+    moved; a fresh scaler skips a few dozen at most while it halves to its level."""
+    rng = np.random.default_rng(0)
+    losses = np.round(0.98 + rng.normal(0, 0.03, 300), 4)
+    (tmp_path / "output.log").write_text(_console(losses, per_epoch=16, skipped_every=True))
+    result = forensics.analyze(tmp_path)
+    assert result.status == "broken"
+    first = result.first_incident
+    assert (first.kind, first.step, first.severity) == ("skipped_steps", 10, "error")
+    assert first.evidence["count"] == 300 and "every optimizer update" in first.message
+
+
+def test_a_scaler_that_skipped_its_first_updates_then_applied_the_rest_is_a_warning(tmp_path):
+    """skipped=10 at step 10 and no more after: the fresh fp16 scaler calibrating, a warning, not a broken run."""
+    losses = [round(2.5 * 0.99 ** n, 4) for n in range(200)]
+    lines = _console(losses, per_epoch=20).replace("step=10, skipped=0", "step=10, skipped=10")
+    lines = "\n".join(line.replace("skipped=0", "skipped=10") if "step=" in line and "step=10," not in line else line
+                      for line in lines.splitlines()) + "\n"
+    (tmp_path / "output.log").write_text(lines)
+    result = forensics.analyze(tmp_path)
+    skipped = [f for f in result.findings if f.kind == "skipped_steps"]
+    assert len(skipped) == 1 and skipped[0].severity == "warning" and skipped[0].evidence["count"] == 10
+    assert result.status == "warning"
+
+
+def test_deepspeed_counts_beside_its_overflow_lines_give_one_finding_not_two(tmp_path):
+    """Where the console also prints DeepSpeed's OVERFLOW lines, overflow.py tells the skips; the running count
+    adds no second finding for the same updates."""
+    losses = [round(2.5 * 0.99 ** n, 4) for n in range(100)]
+    text = _console(losses, per_epoch=20).replace(
+        "step=10, skipped=0",
+        "step=10, skipped=1").replace("Epoch 0, Loss: 2.475,", "[deepspeed] OVERFLOW! Rank 0 Skipping step. "
+                                      "Attempted loss scale: 65536, reducing to 32768\nEpoch 0, Loss: 2.475,")
+    (tmp_path / "output.log").write_text(text)
+    result = forensics.analyze(tmp_path)
+    assert len([f for f in result.findings if f.kind == "skipped_steps"]) == 1
+
+
+def test_a_noisy_per_batch_loss_whose_level_holds_does_not_diverge():
+    """3,600 batches, the loss's median 0.34 from batch 600 to the end, each batch anywhere in 0 to 1.3 (a pair
+    loss `1 + neg - pos`), and a stretch of low batches mid-run: the lowest 51-point median there is a dip of the
+    noise, not a level the loss held and left."""
+    rng = np.random.default_rng(3)
+    n = 3600
+    level = np.where(np.arange(n) < 600, 0.8 - 0.46 * np.arange(n) / 600, 0.34)
+    values = np.clip(level + rng.normal(0, 0.25, n), 0, 1.3)
+    values[2380:2420] = np.clip(rng.normal(0.12, 0.1, 40), 0, None)  # a run of easy batches
+    loss = pd.Series(values, index=np.arange(1, n + 1))
+    assert detect_divergence({"loss": loss}, Thresholds()) == []
+
+
+def test_a_long_log_that_really_rises_off_its_level_still_diverges():
+    """The same log, but from batch 3000 the loss doubles and stays: a divergence, dated near 3000."""
+    rng = np.random.default_rng(3)
+    n = 3600
+    level = np.where(np.arange(n) < 3000, 0.34, 0.9)
+    values = np.clip(level + rng.normal(0, 0.1, n), 0, None)
+    (found,) = detect_divergence({"loss": pd.Series(values, index=np.arange(1, n + 1))}, Thresholds())
+    assert found.kind == "divergence" and abs(found.step - 3000) <= 30
