@@ -62,6 +62,9 @@ _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("
                     ("pretrain", ("pretrain", None)), ("finetune", ("sft", None)), ("fine-tune", ("sft", None)),
                     ("fine_tune", ("sft", None)))
 _MODEL_NAME_KEYS = ("model.", "adapter.base_model")
+# `stablelm-2-1_6b`, `stablelm-zephyr-3b`: an underscore between digits before the unit is a decimal point (1.6B)
+# (not `Llama_3_1_8b` nor `gemma3_1B`, where underscores stand for every separator: 3.1 8B, Gemma 3 1B)
+_DECIMAL_UNDERSCORE = re.compile(r"(?<![^-/\s])(\d)_(\d{1,2}[bm])(?![a-z0-9])", re.IGNORECASE)
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d{1,4}(?:\.\d{1,2})?)\s?([bm])(?![a-z0-9])", re.IGNORECASE)
 _NAME_KEYS = ("model.name_or_path", "model._name_or_path", "output_dir", "run_name", "logging_dir", "hub_model_id",
               "best_model_checkpoint", "adapter.base_model_name_or_path")
@@ -215,7 +218,7 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         return "sft", None
     trainer = _trl_config_class(config)
     if trainer is not None:
-        evidence["objective"] = f"{trainer[0]} ({config.source_of('training_args_class')})"
+        evidence["objective"] = f"{trainer[0]} ({_trainer_source(config)})"
         return trainer[1]
     stage = config.get("stage") or config.get("rlhf_type")
     if isinstance(stage, str) and stage.lower() in _STAGES:
@@ -400,13 +403,23 @@ def _framework_folder(config: RunConfig) -> tuple[str, str] | None:
 
 
 def _trl_config_class(config: RunConfig) -> tuple[str, tuple[str, str | None]] | None:
-    """(class name, (objective, algorithm)) where training_args.bin holds a TRL trainer's arguments, else None."""
-    name = config.get("training_args_class")
-    if not isinstance(name, str):
-        return None
-    short = name.rsplit(".", 1)[-1]
-    is_trl = name.startswith("trl.") or short.startswith("Unsloth")
-    return next(((short, said) for suffix, said in _TRL_CONFIGS if is_trl and short.endswith(suffix)), None)
+    """(class name, (objective, algorithm)) where training_args.bin holds a TRL trainer's arguments, or a notebook's
+    code builds one of TRL's trainers (`trainer_class`, trl.SFTTrainer: its SFTConfig's objective), else None."""
+    for key, suffix_of in (("training_args_class", ""), ("trainer_class", "Trainer")):
+        name = config.get(key)
+        if not isinstance(name, str):
+            continue
+        short = name.rsplit(".", 1)[-1]
+        is_trl = name.startswith("trl.") or short.startswith("Unsloth")
+        config_name = short[: -len(suffix_of)] + "Config" if suffix_of and short.endswith(suffix_of) else short
+        found = next(((short, said) for suffix, said in _TRL_CONFIGS if is_trl and config_name.endswith(suffix)), None)
+        if found:
+            return found
+    return None
+
+
+def _trainer_source(config: RunConfig) -> str | None:
+    return config.source_of("training_args_class") or config.source_of("trainer_class")
 
 
 def _starts_at_random_guess(timeline: Timeline) -> float | None:
@@ -479,7 +492,7 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict) 
             evidence["model_params"] = f"{source}: {meta.get('console_params_said_line', '')}"
             return said
     for text, where in names:
-        m = _SIZE.search(text.replace("_", "-"))
+        m = _SIZE.search(_DECIMAL_UNDERSCORE.sub(r"\1.\2", text).replace("_", "-"))
         if m:
             size = float(m.group(1)) * (1e9 if m.group(2).lower() == "b" else 1e6)
             if 1e7 <= size <= 2e12:
@@ -559,7 +572,8 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
         return KIND_FRAMEWORKS[named[0]]
     trainer = _trl_config_class(config)
     if trainer is not None:
-        evidence["framework"] = f"{trainer[0]}, TRL's trainer arguments ({config.source_of('training_args_class')})"
+        evidence["framework"] = f"{trainer[0]}, TRL's trainer{' arguments' * trainer[0].endswith('Config')} " \
+                                f"({_trainer_source(config)})"
         return "trl"
     owner = _arguments_owner(config)
     if owner is not None:

@@ -467,3 +467,26 @@ def test_a_trainers_model_card_beside_a_trl_preference_log_leaves_the_framework_
     (tmp_path / "README.md").write_text("### Training results\n\n| Training Loss | Epoch | Step | Validation Loss |\n"
                                         "|:---:|:---:|:---:|:---:|\n| 0.5 | 1.0 | 50 | 0.55 |\n")
     assert forensics.analyze(tmp_path).run_profile.framework == "trl"
+
+
+@pytest.mark.parametrize("name, params", [("stabilityai/stablelm-2-1_6b", 1_600_000_000),
+                                          ("stabilityai/stablelm-zephyr-3b", 3_000_000_000),
+                                          ("Qwen/Qwen1.5-0.5B-Chat", 500_000_000),
+                                          ("runs/llama_7b_lora", 7_000_000_000)])
+def test_a_size_in_the_models_name_is_read_with_an_underscore_as_its_decimal_point(name, params):
+    """maxim-saplin/finetuning (batch AI1): StableLM's `stablelm-2-1_6b` was read as a 6B model."""
+    from forensics.profile import run_profile
+
+    config = RunConfig()
+    config.add("model._name_or_path", name, "config.json")
+    assert run_profile(None, config, Timeline.empty(), []).model_params == params
+
+
+def test_underscores_standing_for_every_separator_are_no_decimal_point():
+    """`Llama_3_1_8b` (a notebook's file name) is Llama 3.1 8B, not a 1.8B model; `gemma3_1B` is Gemma 3 1B."""
+    from forensics.profile import run_profile
+
+    for name, params in (("Llama_3_1_8b_+_Unsloth_2x_faster_finetuning", 8_000_000_000), ("gemma3_1B", 1_000_000_000)):
+        config = RunConfig()
+        config.add("model._name_or_path", name, "config.json")
+        assert run_profile(None, config, Timeline.empty(), []).model_params == params, name

@@ -12,8 +12,8 @@ cell that is not Python is passed over. A keyword is taken where its value is a 
 
 TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config reads them.
 `code_values(cells, outputs)` gives a flat dict in the run configuration's names (`bf16`, `fp16`, `learning_rate`,
-`training_args_class`, `quant.load_in_4bit`, `adapter.peft_type`, `adapter.r`, `model.name_or_path`), empty where the
-code says none of them.
+`training_args_class`, `trainer_class` (a TRL trainer the code builds: `trl.SFTTrainer`), `quant.load_in_4bit`,
+`adapter.peft_type`, `adapter.r`, `model.name_or_path`), empty where the code says none of them.
 """
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def code_values(cells: list, outputs: str) -> dict:
     names: dict[str, object] = {}  # `load_in_4bit = True`, `model_name = "..."`: a name later passed as a keyword
     values: dict = {}
     called: set[str] = set()
+    trl_names: set[str] = set()  # what the cells imported from trl (`from trl import SFTTrainer`)
     for tree in _parsed_cells(cells):
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
@@ -58,9 +59,14 @@ def code_values(cells: list, outputs: str) -> dict:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         names[target.id] = node.value.value
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
+                trl_names.update(alias.asname or alias.name for alias in node.names)
             elif isinstance(node, ast.Call):
                 called.add(_called_name(node.func))
                 values.update(_call_values(node, names, bf16_supported))
+                trainer = _trl_trainer(node, trl_names)
+                if trainer:
+                    values["trainer_class"] = trainer
     if _trains_whole_model(values, called, cells):
         values["method"] = "full"
     return values
@@ -166,6 +172,23 @@ def _parsed_cells(cells: list):
             yield ast.parse(code)
         except (SyntaxError, ValueError, RecursionError):
             continue  # a cell of another language, or one that never parsed: it says nothing here
+
+
+# TRL's trainers: the class a notebook builds its trainer from says TRL ran it, and which objective, where the
+# arguments it passes are the Trainer's plain TrainingArguments (TRL 0.8's SFTTrainer took them, and its own
+# max_seq_length / packing as keywords)
+_TRL_TRAINERS = re.compile(r"^(?:SFT|DPO|KTO|ORPO|CPO|GRPO|RLOO|PPO|Reward|GKD|BCO|OnlineDPO|Nash|XPO|PRM)Trainer$")
+
+
+def _trl_trainer(call: ast.Call, trl_names: set[str]) -> str | None:
+    """`trl.SFTTrainer` where the call builds one of TRL's trainers, imported from trl (`from trl import SFTTrainer`)
+    or named through it (`trl.SFTTrainer(...)`); a class of the notebook's own that shares the name is not TRL's."""
+    name = _called_name(call.func)
+    if not _TRL_TRAINERS.match(name):
+        return None
+    through_trl = isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+        and call.func.value.id == "trl"
+    return f"trl.{name}" if name in trl_names or through_trl else None
 
 
 def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> dict:
