@@ -319,7 +319,7 @@ _FRAMEWORK_LINES = 2
 # A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose
 # that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
 _LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
-                         rb"""|\d[ \t]*/[ \t]*\d+)[^\n{]{0,120}?\bloss[ \t]*(?:[:=][ \t]*)?[-+]?(?:\d|nan|inf)""")
+                         rb"""|\d[ \t]*/[ \t]*\d+)[^\n{]{0,120}?(?:\b|(?<=_))loss[ \t]*(?:[:=][ \t]*)?[-+]?(?:\d|nan|inf)""")
 _LOOSE_LINES = 3
 # A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
 _PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")

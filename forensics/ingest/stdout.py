@@ -764,14 +764,35 @@ def _said_4bit(text: str) -> str | None:
 
 
 def _said_param_count(text: str) -> tuple[int, str] | None:
-    """The largest `N params` a line says that names no part of the model (`_SAID_COUNT`), with its line."""
+    """The largest `N params` a line says that names no part of the model (`_SAID_COUNT`; a count in millions or
+    billions, `0.209729 M parameters` as Karpathy's GPT prints it, `95.87M params`), with its line. A part's words
+    count before the number and in its own clause after it (`trainable params: N`, `N frozen params`), not in a
+    note that follows (`95.87M params (policy trainable, reference frozen)`)."""
     best = None
-    for m in [*_SAID_COUNT.finditer(text), *_NAMED_COUNT.finditer(text)]:
+    for m in [*_SAID_COUNT.finditer(text), *_NAMED_COUNT.finditer(text), *_SCALED_COUNT.finditer(text)]:
         line = _line_at(text, m.start())
-        count = int(m.group(1).replace(",", ""))
-        if len(line) <= 300 and not _PART_WORDS.search(line) and (best is None or count > best[0]):
+        count = _count_of(m)
+        if len(line) <= 300 and not _names_a_part(text, m) and count >= 1000 and (best is None or count > best[0]):
             best = (count, line.strip()[-160:])
     return best
+
+
+# A count in millions or billions before `params` (the unit a capital, so `5 m params` of prose is no count)
+_SCALED_COUNT = re.compile(r"(?<![\w.,])(\d{1,4}(?:\.\d{1,6})?)\s?([MB])\s+param(?:eter)?s\b")
+
+
+def _count_of(m: re.Match) -> int:
+    if m.re is _SCALED_COUNT:
+        return round(float(m.group(1)) * (1e6 if m.group(2) == "M" else 1e9))
+    return int(m.group(1).replace(",", ""))
+
+
+def _names_a_part(text: str, m: re.Match) -> bool:
+    """Whether the words of a count's line before it, or of its clause after it, name a part of the model."""
+    line_start = max(text.rfind("\n", 0, m.start()), text.rfind("\r", 0, m.start())) + 1
+    after = _line_at(text, m.start())[m.end() - line_start:]
+    clause = re.split(r"[(,;\[]", after, maxsplit=1)[0]
+    return bool(_PART_WORDS.search(text[line_start:m.end()]) or _PART_WORDS.search(clause))
 
 
 _NUM_EPOCHS = re.compile(r"Num [Ee]pochs = ([\d,]+)")  # SetFit prints `Num epochs = 1`
