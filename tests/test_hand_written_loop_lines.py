@@ -44,3 +44,25 @@ def test_a_model_size_printed_in_millions_or_billions_is_the_models_size(line, p
                                   "LoRA adapters: 4.19M params", "I trained 5 m params on my laptop"])
 def test_a_count_that_names_a_part_of_the_model_or_is_prose_is_not_its_size(line):
     assert "console_params_said" not in console_facts(line + "\n")
+
+
+def _dpo_table_state(eval_loss) -> dict:
+    """A DPO run whose training rows hold the loss alone and whose evaluations hold the pair metrics
+    (cyanisthecolor/Contradicting-Preference's Trainer table, batch AI1): loss 0.595 -> ~0.001."""
+    train = [0.5952, 0.2757, 0.095, 0.1316, 0.0886, 0.1228, 0.0483, 0.0723, 0.0188, 0.0266, 0.0108, 0.0003, 0.0024,
+             0.0005, 0.0003, 0.001, 0.0028, 0.0043, 0.0002, 0.001]
+    history = []
+    for k, (loss, held_out) in enumerate(zip(train, eval_loss), 1):
+        history.append({"loss": loss, "epoch": k / 10, "step": 10 * k})
+        history.append({"eval_loss": held_out, "eval_rewards/accuracies": 1.0, "eval_rewards/margins": 5 + k / 2,
+                        "epoch": k / 10, "step": 10 * k})
+    return {"global_step": 200, "max_steps": 200, "log_history": history}
+
+
+def test_a_dpo_loss_near_zero_whose_held_out_pairs_follow_it_is_no_memorization(tmp_path):
+    import json
+    eval_loss = [0.474 * 0.75 ** k for k in range(20)]  # the held-out pairs separated as far
+    (tmp_path / "trainer_state.json").write_text(json.dumps(_dpo_table_state(eval_loss)))
+    result = forensics.analyze(tmp_path)
+    assert result.status == "healthy", [(f.kind, f.step) for f in result.findings]
+    assert result.run_profile.objective == "preference"

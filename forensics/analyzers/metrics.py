@@ -25,7 +25,8 @@ LR = "learning_rate"
 
 # DPO/KTO/ORPO log rewards/* and logps/*, GRPO/PPO rewards/*/mean, reward, kl: their
 # "loss" sits near zero or below it by design, so it is not judged like an LM loss.
-_PREFERENCE_PREFIXES = ("rewards/", "logps/", "objective/", "policy/")
+# (a DPO log whose training rows hold the loss alone may log its pair metrics at evaluation only: eval_rewards/*)
+_PREFERENCE_PREFIXES = ("rewards/", "logps/", "objective/", "policy/", "eval_rewards/", "eval_logps/")
 _PREFERENCE_KEYS = ("reward", "reward_std", "kl")
 
 
