@@ -19,8 +19,8 @@ from .analyzers.chain import link_weight_damage
 from .analyzers.collapse import for_a_classifier, memorized_from_scratch
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy
-from .analyzers.never_learned import (detect_reward_model_at_chance, detect_stuck_at_vocabulary_guess,
-                                     detect_stuck_from_scratch)
+from .analyzers.never_learned import (detect_dpo_loss_never_under_chance, detect_reward_model_at_chance,
+                                      detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch)
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings
 from .causes import infer_causes
@@ -299,6 +299,8 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
         found += detect_stuck_at_vocabulary_guess(_per_step_loss(metrics, summed_loss_factor(config)), vocab)
     if profile.objective == "reward" and not any(f.kind == "never_learned" for f in findings):
         found += detect_reward_model_at_chance(metrics, thresholds)
+    if profile.algorithm == "dpo" and not any(f.kind == "never_learned" for f in findings):
+        found += detect_dpo_loss_never_under_chance(metrics, thresholds)
     if profile.objective == "pretrain" and profile.method == "full" and not any(
             f.kind in ("memorization", "overfitting", "loss_collapse", "zero_loss_unexplained") for f in findings):
         found += memorized_from_scratch(metrics, thresholds)

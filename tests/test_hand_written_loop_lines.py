@@ -66,3 +66,31 @@ def test_a_dpo_loss_near_zero_whose_held_out_pairs_follow_it_is_no_memorization(
     result = forensics.analyze(tmp_path)
     assert result.status == "healthy", [(f.kind, f.step) for f in result.findings]
     assert result.run_profile.objective == "preference"
+
+
+_PHUOC_DPO = [0.7443, 0.7853, 0.8, 0.752, 0.7804, 0.6884, 0.7769, 0.8192, 0.78, 0.7528, 0.7377, 0.7657, 0.8349,
+              0.7712, 0.7668, 0.7875, 0.8227, 0.8362, 0.8104, 0.7706, 0.8302, 0.7577, 0.8521, 0.8571, 0.8507]
+
+
+def test_a_hand_written_dpo_loss_that_never_went_under_ln2_never_learned(tmp_path):
+    """PhuocThuan246's mT5 DPO loop (batch AI2): `Step N/500 | Loss = X` every 20 steps, 0.744 -> 0.851."""
+    run = tmp_path / "mt5_dpo"
+    run.mkdir()
+    (run / "train.log").write_text("".join(f"Step {20 * k}/500 | Loss = {v}\n" for k, v in enumerate(_PHUOC_DPO)))
+    result = forensics.analyze(run)
+    assert (result.run_profile.objective, result.run_profile.algorithm) == ("preference", "dpo")
+    assert result.status == "broken"
+    assert (result.first_incident.kind, result.first_incident.step) == ("never_learned", 0)
+
+
+@pytest.mark.parametrize("losses", [
+    [0.6931 - 0.0015 * k for k in range(25)],  # a slow descent: 0.693 -> 0.657
+    [0.6931 * 0.93 ** k for k in range(25)],  # a DPO that learns: 0.693 -> 0.13
+])
+def test_a_hand_written_dpo_loss_that_falls_under_ln2_learned(losses):
+    from forensics.analyzers.never_learned import detect_dpo_loss_never_under_chance
+    from forensics.config import Thresholds
+    import pandas as pd
+
+    loss = pd.Series(losses, index=range(0, 20 * len(losses), 20))
+    assert detect_dpo_loss_never_under_chance({"loss": loss}, Thresholds()) == []
