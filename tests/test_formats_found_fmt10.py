@@ -272,6 +272,7 @@ def _wandb_lightning(folder, monkeypatch, nan_at=None):
         if i % 10 == 0:
             run.log({"val_loss": v + 0.1, "epoch": 0, "trainer/global_step": i})
     run.finish()
+    wandb.teardown()  # the process-wide settings (dir=) would otherwise outlive the test and steer later runs
 
 
 def test_wandb_lightning_logger_train_loss_key_is_the_loss(tmp_path, monkeypatch):
