@@ -144,19 +144,29 @@ def tracker_metric_names(tags: list[str]) -> list[str]:
 
 
 # The loss where no tag is named `loss`, in this order: Lightning's per-step `train_loss`, GPT-NeoX's `train/lm_loss`,
-# OpenNMT-py's `train/xent` (its cross-entropy per target token)
-_SOLE_LOSSES = ("train_loss", "lm_loss", "xent")
+# OpenNMT-py's `train/xent` (its cross-entropy per target token), the total of a `losses/` group (TF object-detection
+# style `losses/total_loss` beside `losses/lm_loss`, copied into LM scripts)
+_SOLE_LOSSES = ("train_loss", "lm_loss", "xent", "losses/total_loss")
+
+
+def loss_of_split(split: str) -> str | None:
+    """The loss a split's name says (`train` -> loss, `val` / `valid` / `eval` / `test` ... -> eval_loss), or None.
+
+    >>> loss_of_split("train"), loss_of_split("Val"), loss_of_split("curve")
+    ('loss', 'eval_loss', None)
+    """
+    low = split.lower()
+    return "loss" if low in _TRAIN_SPLITS else "eval_loss" if low in _HELD_OUT_SPLITS else None
 
 
 def _tracker_name(tag: str) -> str:
     low = tag.strip().lower()
+    if low == "loss":  # `writer.add_scalar("Loss", loss, step)`: the bare name in any case
+        return "loss"
     split = _SPLIT_LOSS.match(low)
-    if split:
-        which = split.group("a") or split.group("b")
-        if which in _TRAIN_SPLITS:
-            return "loss"
-        if which in _HELD_OUT_SPLITS:
-            return "eval_loss"
+    named = loss_of_split(split.group("a") or split.group("b")) if split else None
+    if named:
+        return named
     if is_lr_monitor_rate(low):
         return "learning_rate"
     return STEP_LOSS_NAMES.get(low) or canonical_metric(tag)

@@ -596,8 +596,10 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
         evidence["framework"] = "trainer_state.json (Hugging Face Trainer)"
         return "hf_trainer"
     tracker_source = config.source_of("per_device_train_batch_size") or ""
-    # TrainingArguments, as HF's callbacks log them (W&B, MLflow, TensorBoard's 'args' text summary)
-    if tracker_source.endswith(("(W&B config)", "(MLflow params)", "TensorBoard 'args' text")):
+    # TrainingArguments, as HF's callbacks log them (W&B, MLflow, TensorBoard's 'args' text summary, DVCLive's
+    # params.yaml: the only params.yaml read for them, ingest.config_files.dvclive_params_values)
+    if tracker_source.endswith(("(W&B config)", "(MLflow params)", "TensorBoard 'args' text", "/params.yaml")) or \
+            tracker_source == "params.yaml":
         sft_fields = [k for k in _SFT_CONFIG_FIELDS if k in config.values]
         if sft_fields:  # the arguments are TRL's SFTConfig: fields TrainingArguments does not have
             evidence["framework"] = f"TRL SFTConfig's own fields ({', '.join(sft_fields[:3])}) in {tracker_source}"

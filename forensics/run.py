@@ -42,7 +42,7 @@ _SNIFF_BYTES = 1 << 16
 
 # The RunLayout lists of log files, in the order they are read, and then every list of files.
 LOG_KINDS = ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "json_histories",
-             "csv_logs", "text_logs", "notebooks",
+             "csv_logs", "dvclive_logs", "text_logs", "notebooks",
              "wandb_logs", "wandb_folders", "mlflow_runs", "mlflow_dbs")
 FILE_KINDS = LOG_KINDS + ("config_files", "weight_files")
 
@@ -59,6 +59,7 @@ class RunLayout:
         json_histories: a training history a script dumped as JSON (`json.dump(trainer.state.log_history, f)`, a
             summary with a `history` list of log entries), Ludwig's training_statistics.json.
         csv_logs: CSV metric tables (Lightning's / LitGPT's metrics.csv, a script's own table).
+        dvclive_logs: DVCLive folders (`dvclive/`: one `plots/metrics/<name>.tsv` a metric, read together).
         text_logs: captured stdout / log files that contain training log lines.
         notebooks: Jupyter notebooks (.ipynb) whose cell outputs show a training run (a Colab or Kaggle run).
         wandb_logs: every W&B run log (`run-<id>.wandb`), online or offline run.
@@ -83,6 +84,7 @@ class RunLayout:
     jsonl_logs: list[Path] = field(default_factory=list)
     json_histories: list[Path] = field(default_factory=list)
     csv_logs: list[Path] = field(default_factory=list)
+    dvclive_logs: list[Path] = field(default_factory=list)
     text_logs: list[Path] = field(default_factory=list)
     notebooks: list[Path] = field(default_factory=list)
     wandb_logs: list[Path] = field(default_factory=list)
@@ -165,8 +167,8 @@ def _wandb_link(dirpath: str, name: str) -> bool:
 
 
 def _note_tracker_folder(folder: Path, dirnames: list[str], filenames: list[str], layout: RunLayout) -> None:
-    """An MLflow file-store run folder, or a W&B run folder whose `.wandb` log is gone; prunes
-    what is read through them (MLflow's metrics/params/tags, W&B's own debug logs)."""
+    """An MLflow file-store run folder, a W&B run folder whose `.wandb` log is gone, or a DVCLive folder; prunes
+    what is read through them (MLflow's metrics/params/tags, W&B's own debug logs, DVCLive's plots)."""
     if "meta.yaml" in filenames and ("metrics" in dirnames or "params" in dirnames):
         layout.mlflow_runs.append(folder)
         dirnames[:] = [d for d in dirnames if d not in ("metrics", "params", "tags")]
@@ -177,6 +179,29 @@ def _note_tracker_folder(folder: Path, dirnames: list[str], filenames: list[str]
     elif "wandb-summary.json" in filenames and not _read_through_its_run_folder(folder, layout.root):
         # a W&B run's `files/` folder on its own (copied out of wandb/, or the folder given)
         layout.wandb_folders.append(folder)
+    elif "plots" in dirnames and _is_dvclive_folder(folder, filenames):
+        layout.dvclive_logs.append(folder)  # its metric files are read together, not as tables of their own
+        dirnames[:] = [d for d in dirnames if d != "plots"]
+
+
+def _is_dvclive_folder(folder: Path, filenames: list[str]) -> bool:
+    """DVCLive's layout (dvclive live.py, plots/metric.py): `plots/metrics/` holding TSVs with its header
+    (`step<TAB><name>`, older `timestamp<TAB>step<TAB><name>`), in a folder named `dvclive` (its default) or beside
+    the `metrics.json` / `dvc.yaml` it writes there."""
+    named = folder.name == "dvclive" or "metrics.json" in filenames or "dvc.yaml" in filenames
+    first = next((folder / "plots" / "metrics").rglob("*.tsv"), None) if named else None
+    return first is not None and _DVCLIVE_HEADER.match(_first_line(first)) is not None
+
+
+_DVCLIVE_HEADER = re.compile(r"^(?:timestamp\t)?step\t[^\t]+$")
+
+
+def _first_line(path: Path) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return fh.readline(_SNIFF_BYTES).decode("utf-8-sig", errors="replace").rstrip("\r\n")
+    except OSError:
+        return ""
 
 
 def _read_through_its_run_folder(folder: Path, root: Path) -> bool:

@@ -263,3 +263,53 @@ def test_bare_loss_prints_beside_the_trainers_dicts_give_way_to_them(tmp_path):
                                                            "epoch": round(i / 30, 2)})]
     analysis = analyze_logs(write_file(tmp_path, "train.log", "\n".join(lines) + "\n"))
     assert len(analysis.timeline.series("loss")) == 30 and analysis.status == "healthy"
+
+
+# --- fmt10: DVCLive's folder, add_scalars' split folders, DVCLive's params.yaml, `losses/total_loss` --------------
+
+
+def test_a_plots_metrics_tsv_outside_dvclives_layout_is_no_dvclive_log(tmp_path):
+    """`plots/metrics/*.tsv` is DVCLive's only in a `dvclive` folder or beside its metrics.json / dvc.yaml, and only
+    with its `step<TAB><name>` header: elsewhere (a project's own figures folder) or with another header (a table of
+    its own in a dvclive folder) the files are what they were before, tables read one by one."""
+    from forensics.run import discover
+
+    rows = "".join(f"{s}\t{v}\n" for s, v in enumerate(losses(), 1))
+    write_file(tmp_path / "a", "analysis/plots/metrics/loss.tsv", "step\tloss\n" + rows)
+    write_file(tmp_path / "b", "dvclive/plots/metrics/loss.tsv", "step\tloss\tacc\n" + rows.replace("\n", "\t0.5\n"))
+    for run in ("a", "b"):
+        layout = discover(tmp_path / run)
+        assert not layout.dvclive_logs and len(layout.csv_logs) == 1, layout
+
+
+def test_a_loss_tag_in_a_folder_that_is_no_add_scalars_split_keeps_its_name(tmp_path):
+    """add_scalars' `loss_val/` folder makes its `loss` tag the eval loss; a `loss_curve/` folder (no split) keeps its
+    `loss` the loss, and another tag in `loss_val/` keeps its own name."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from forensics.ingest import tensorboard
+
+    for folder, tag in (("loss_curve", "loss"), ("loss_val", "accuracy")):
+        w = SummaryWriter(log_dir=str(tmp_path / folder))
+        for i, v in enumerate(losses(), 1):
+            w.add_scalar(tag, v, i)
+        w.close()
+    (curve,) = (tmp_path / "loss_curve").glob("events.out.tfevents.*")
+    (val,) = (tmp_path / "loss_val").glob("events.out.tfevents.*")
+    assert set(tensorboard.read(curve).frame["metric"]) == {"loss"}
+    assert set(tensorboard.read(val).frame["metric"]) == {"accuracy"}
+
+
+def test_a_dvc_projects_own_params_yaml_is_no_training_arguments(tmp_path):
+    """DVCLive's params.yaml holds the Trainer's TrainingArguments (read); a DVC pipeline's params.yaml, the project's
+    own parameters, gives nothing, bf16 or not."""
+    from forensics.ingest.config_files import read_config_yaml
+
+    path = tmp_path / "params.yaml"
+    path.write_text("train:\n  lr: 0.001\n  batch_size: 8\nbf16: true\nlearning_rate: 0.001\n")
+    assert read_config_yaml(path) == {}
+
+
+def test_losses_total_loss_beside_a_loss_is_not_the_loss():
+    """`losses/total_loss` is the loss only where no tag is named loss."""
+    assert tracker_metric_names(["loss", "losses/total_loss"]) == ["loss", "losses/total_loss"]

@@ -13,8 +13,8 @@ from ..lfs import unreadable_reason
 from ..findings import Skipped
 from ..run import RunLayout
 from ..timeline import LogRecords
-from . import (csv_metrics, json_history, jsonl, llamafactory, mlflow_files, mlflow_sqlite, notebook, stdout, swift,
-               tensorboard, trainer_state, wandb, wandb_files)
+from . import (csv_metrics, dvclive, json_history, jsonl, llamafactory, mlflow_files, mlflow_sqlite, notebook, stdout,
+               swift, tensorboard, trainer_state, wandb, wandb_files)
 
 Reader = Callable[[Path], "LogRecords | list[LogRecords]"]
 
@@ -28,6 +28,7 @@ def _readers() -> list[tuple[str, Reader]]:
         ("jsonl_logs", jsonl.read),
         ("json_histories", json_history.read),
         ("csv_logs", csv_metrics.read),
+        ("dvclive_logs", dvclive.read),
         ("text_logs", stdout.read),
         ("notebooks", notebook.read),
         ("wandb_logs", wandb.read),

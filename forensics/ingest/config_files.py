@@ -364,13 +364,15 @@ def read_config_yaml(path) -> dict[str, Any]:
     """A YAML file of any name in the run folder, read where it is a LLaMA-Factory or axolotl run configuration
     (the file given to `llamafactory-cli train` / `axolotl train`), H2O LLM Studio's cfg.yaml, torchtune's `torchtune_config.yaml` (the resolved
     recipe config it saves beside its logs), Lightning's `hparams.yaml` or Accelerate's `hparams.yml` (a script's
-    arguments as its TensorBoard tracker saves them), with the framework
+    arguments as its TensorBoard tracker saves them), DVCLive's `params.yaml` (TrainingArguments), with the framework
     it names; {} for any other YAML (a README's front matter, a dataset card, hydra's): not every YAML file is a
     run's configuration."""
     if Path(path).name == "hparams.yaml":  # Lightning's loggers write the module's save_hyperparameters() here
         return lightning_values(yaml_leaves(path))
     if Path(path).name == "hparams.yml":  # Accelerate's TensorBoard tracker: the script's init_trackers(config=...)
         return namespace_args.config_values(yaml_leaves(path))
+    if Path(path).name == "params.yaml":
+        return dvclive_params_values(path)
     try:
         args = read_flat_yaml(path)
     except UnreadableFile:
@@ -388,6 +390,21 @@ def read_config_yaml(path) -> dict[str, Any]:
     if "base_model" in args and any(k in args for k in _AXOLOTL_KEYS):
         return {**axolotl_values(args), "_framework": "axolotl"}
     return {}
+
+
+# transformers' DVCLiveCallback.setup logs `args.to_dict()` with DVCLive's log_params (live.py) to
+# `dvclive/params.yaml`: the run's TrainingArguments, known by fields of their own; a DVC project's params.yaml (a
+# pipeline's parameters, read by its stages) is not the run's record and gives nothing
+_TRAINING_ARGS_FIELDS = ("output_dir", "per_device_train_batch_size", "logging_steps")
+
+
+def dvclive_params_values(path) -> dict[str, Any]:
+    """A `params.yaml` holding TrainingArguments (DVCLive's, as the HF callback logs them) as RunConfig keys, or {}."""
+    try:
+        args = read_flat_yaml(path)
+    except UnreadableFile:  # ruamel's dump of a nested field (fsdp_config, accelerator_config): leaves by name
+        args = yaml_leaves(path)
+    return training_args_values(args) if all(k in args for k in _TRAINING_ARGS_FIELDS) else {}
 
 
 def torchtune_values(args: dict) -> dict[str, Any]:

@@ -16,6 +16,9 @@ through tensorboard's compiled `event_pb2`, one record at a time.
 Keras' TensorBoard callback (`<log_dir>/train`, `<log_dir>/validation`): `epoch_loss` is the loss (eval_loss in
 `validation/`) at its epoch numbered from 1, or `batch_loss` the loss where it logs batches (`_keras_callback_names`).
 
+torch's `add_scalars("loss", {"train": .., "val": ..})` folders (`loss_train/`, `loss_val/`, each with the tag `loss`):
+the loss and the eval loss by the folder's split (`_add_scalars_tags`).
+
 Megatron's tags and NeMo's Lightning names map onto the timeline's (`tracker_metric_names`: `lm loss`
 -> loss, `grad-norm` -> grad_norm, `loss-scale` -> loss_scale, `reduced_train_loss` -> loss, the torch tutorial's
 `Loss/train`, Lightning's `train_loss_step` and `lr-AdamW`, GPT-NeoX's `train/lm_loss`, OpenNMT-py's `train/xent` or a
@@ -37,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
-from ..metric_names import keras_metric_name, tracker_metric_names
+from ..metric_names import keras_metric_name, loss_of_split, tracker_metric_names
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_other_axis_twins, without_unit_loss_scale
@@ -75,7 +78,7 @@ def read(path: Path) -> LogRecords:
     if not len(starts):
         reason = warnings[0] if warnings else "no TensorBoard record found"
         raise UnreadableFile(path, f"not a readable TensorBoard event file: {reason}")
-    columns, texts, slow_warnings = _decode(views, starts, lengths)
+    columns, texts, slow_warnings = _decode(views, starts, lengths, path.parent.name)
     columns = without_unit_loss_scale(without_other_axis_twins(_keras_callback_names(columns, path)))
     warnings += slow_warnings
     meta = {"records": int(len(starts))}
@@ -106,8 +109,9 @@ def _keras_callback_names(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return frame
 
 
-def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray):
-    """Decode all payloads: the common scalar shape at once, the rest with event_pb2."""
+def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray, folder: str):
+    """Decode all payloads: the common scalar shape at once, the rest with event_pb2; tags named as the timeline
+    names them (in an `add_scalars` folder, by its split)."""
     fast = _fast_scalars(views, starts, lengths)
     slow_idx = np.flatnonzero(~fast.ok)
     slow = _slow_events(views, starts[slow_idx], lengths[slow_idx], slow_idx)
@@ -121,7 +125,7 @@ def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray):
     if len(slow["record"]):  # interleave the slow rows back into file order
         order = np.argsort(record, kind="stable")
         step, wall, value, codes = step[order], wall[order], value[order], codes[order]
-    metrics = np.array(tracker_metric_names(names) or [""], dtype=object)
+    metrics = np.array(tracker_metric_names(_add_scalars_tags(names, folder)) or [""], dtype=object)
     frame = pd.DataFrame({
         "step": step.astype(np.int64),
         "metric": metrics[codes] if len(codes) else np.array([], dtype=object),
@@ -129,6 +133,20 @@ def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray):
         "wall_time": wall.astype(np.float64),
     }) if len(codes) else empty_frame()
     return frame, slow["texts"], slow["warnings"]
+
+
+def _add_scalars_tags(tags: list[str], folder: str) -> list[str]:
+    """torch's `add_scalars(main_tag, {"train": v, "val": w})` (torch/utils/tensorboard/writer.py) writes each value
+    to its own event file in `<logdir>/<main_tag>_<key>/` under the tag main_tag: a `loss` tag in a `loss_train/`
+    folder is the loss, in `loss_val/` (valid, validation, eval, test) the eval loss, read as `loss/<key>`. Any other
+    tag, or a folder whose key names no split (`loss_curve/`), keeps its tag."""
+    key = folder[len(_ADD_SCALARS_LOSS):] if folder.lower().startswith(_ADD_SCALARS_LOSS) else ""
+    if not loss_of_split(key):
+        return tags
+    return [f"{tag}/{key}" if tag.strip().lower() == "loss" else tag for tag in tags]
+
+
+_ADD_SCALARS_LOSS = "loss_"
 
 
 class _FastScalars:

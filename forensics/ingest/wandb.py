@@ -18,7 +18,8 @@ versions put a history key in `key`, newer ones (wandb-core) in `nested_key`: bo
 Step: the run's declared step metric (HF's WandbCallback declares `train/global_step` for every
 metric), else `train/global_step` / `trainer/global_step` where logged, else W&B's own `_step`.
 A row without the step metric takes the last value seen, as W&B's `step_sync` does. Metric names
-map as everywhere (`train/loss` -> loss, `eval/loss` -> eval_loss); `_timestamp` is the wall time.
+map as every tracker's do (`train/loss` -> loss, `eval/loss` -> eval_loss; Lightning's WandbLogger's `train_loss`
+-> loss where no other loss is logged, `lr-AdamW` -> learning_rate); `_timestamp` is the wall time.
 
 The config (the run's hyperparameters: HF logs its TrainingArguments and the model config) goes
 to `texts["wandb_config/<path of the log>"]` as JSON, read into RunConfig by `run_config`.
@@ -33,7 +34,8 @@ from typing import Any, Iterator
 import pandas as pd
 
 from ..errors import UnreadableFile, os_reason
-from ..timeline import LogRecords, TrackerRun, canonical_metric, empty_frame
+from ..metric_names import tracker_metric_names
+from ..timeline import LogRecords, TrackerRun, empty_frame
 from . import _protowire as wire
 from ._filetime import file_mtime
 from ._wandb_log import check_header, messages
@@ -194,6 +196,7 @@ def _history_frame(history: list[dict[str, Any]], step_key: str) -> tuple[pd.Dat
     """Every numeric value of every history row at its step; and how many rows had no step yet."""
     steps, metrics, values, walls = [], [], [], []
     last_step, unplaced = None, 0
+    names = _metric_names(history, step_key)
     for row in history:
         step = _number(row.get(step_key))
         if step is not None and math.isfinite(step):
@@ -207,7 +210,7 @@ def _history_frame(history: list[dict[str, Any]], step_key: str) -> tuple[pd.Dat
             if number is None or key == step_key or key in STEP_KEYS or key.startswith("_"):
                 continue
             steps.append(last_step)
-            metrics.append(canonical_metric(key))
+            metrics.append(names[key])
             values.append(number)
             walls.append(math.nan if wall is None else wall)
     if not steps:
@@ -215,6 +218,13 @@ def _history_frame(history: list[dict[str, Any]], step_key: str) -> tuple[pd.Dat
     return pd.DataFrame({"step": pd.Series(steps, dtype="int64"), "metric": metrics,
                          "value": pd.Series(values, dtype="float64"),
                          "wall_time": pd.Series(walls, dtype="float64")}), unplaced
+
+
+def _metric_names(history: list[dict[str, Any]], step_key: str) -> dict[str, str]:
+    """{key: the timeline's name} of every key the run logged, read together as every tracker's tags are
+    (`tracker_metric_names`): Lightning's WandbLogger's sole `train_loss` is the loss, its `lr-AdamW` the rate."""
+    keys = list(dict.fromkeys(k for row in history for k in row if k != step_key and not k.startswith("_")))
+    return dict(zip(keys, tracker_metric_names(keys)))
 
 
 def _number(value: Any) -> float | None:
