@@ -43,6 +43,7 @@ KINDS = (
     "grad_norm_huge",
     "loss_accuracy_mismatch",
     "run_crashed",
+    "nonfinite_unlogged",
 )
 
 

@@ -29,3 +29,22 @@ def test_an_earlier_attempts_crash_an_interrupt_or_a_loggers_error_is_no_crash_o
                  _dicts(10, 300) + "Traceback (most recent call last):\nswanlab.error.ApiError: upload failed\n"):
         (tmp_path / "output.log").write_text(text)
         assert not [f for f in forensics.analyze(tmp_path).findings if f.kind == "run_crashed"]
+
+
+def test_tensorboards_nan_or_inf_warning_beside_finite_logged_values_is_a_warning(tmp_path):
+    """Kosmasu's Gemma QLoRA notebook (batch AI3): tensorboardX's `NaN or Inf found in input tensor.` once in the
+    training cell, every loss of the table finite: a metric the console does not show went non-finite."""
+    (tmp_path / "output.log").write_text(_dicts(10, 150) + "WARNING:root:NaN or Inf found in input tensor.\n"
+                                         + _dicts(160, 300))
+    a = forensics.analyze(tmp_path)
+    (f,) = [f for f in a.findings if f.kind == "nonfinite_unlogged"]
+    assert (f.severity, f.evidence["warnings"]) == ("warning", 1) and a.status == "warning"
+
+
+def test_the_warning_beside_a_logged_nan_or_quoted_in_prose_adds_nothing(tmp_path):
+    nan_logged = _dicts(10, 150) + "{'loss': 1.8, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 0.16}\n" \
+        + "NaN or Inf found in input tensor.\n" + _dicts(170, 300)
+    quoted = _dicts(10, 300) + "# we once saw 'NaN or Inf found in input tensor.' when the LR was too high\n"
+    for text in (nan_logged, quoted):
+        (tmp_path / "output.log").write_text(text)
+        assert not [f for f in forensics.analyze(tmp_path).findings if f.kind == "nonfinite_unlogged"]

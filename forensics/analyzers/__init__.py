@@ -38,7 +38,7 @@ from .dead_reward import detect_dead_reward_signal
 from .frozen import detect_no_gradient, detect_repeated_epoch_losses
 from .reward_decline import detect_reward_decline
 from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped_step_points
-from .crash import detect_crash
+from .crash import detect_crash, detect_unlogged_nonfinite
 from .sources import detect_source_disagreements
 from .train_eval_gap import detect_train_eval_mismatch, fold_jump_into_mismatch
 
@@ -71,6 +71,7 @@ def run_all(timeline: Timeline, thresholds: Thresholds) -> list[Finding]:
     """Findings of the final history plus those of every abandoned attempt, sorted by step."""
     final = metrics_from_rows(timeline.final())
     findings = analyze_metrics(final, thresholds) + detect_source_disagreements(timeline) + detect_crash(timeline)
+    findings += detect_unlogged_nonfinite(timeline)
     if not any(f.severity == "error" for f in findings):  # a broken run needs no proof it did not learn
         findings += detect_no_learning_evidence(final, thresholds)
     seen: set[tuple] = set()

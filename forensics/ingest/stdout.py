@@ -622,7 +622,8 @@ def console_facts(text: str) -> dict:
     `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
     which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
     (`console_4bit`), a value head loaded or saved (`console_value_head`), instruction-tuning data shown
-    (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
+    (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns), how
+    often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
     `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
     `<key>_line`."""
     out: dict = {}
@@ -673,7 +674,16 @@ def console_facts(text: str) -> dict:
     crash = _final_crash(text) if "rror" in text else None
     if crash:
         out["console_crash"] = crash
+    written = len(_TENSORBOARD_NONFINITE.findall(text)) if "found in input tensor" in text else 0
+    if written:
+        out["console_nonfinite_written"] = written
     return out
+
+
+# tensorboardX's check_nan (x2num.py), on a value handed to its writer: `logging.warning('NaN or Inf found in input
+# tensor.')`, printed as `WARNING:root:NaN or Inf found in input tensor.` or bare in a notebook's stream
+_TENSORBOARD_NONFINITE = re.compile(r"^(?:WARNING:root:|Warning: )?NaN or Inf found in input tensor\.?\s*$",
+                                    re.MULTILINE | re.IGNORECASE)
 
 
 def _recipe_facts(text: str) -> dict:
