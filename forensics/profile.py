@@ -533,6 +533,11 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
         evidence["precision"] = (f"a dynamic loss scale is logged ({format_number(float(scale.iloc[0]))} at step "
                                  f"{int(scale.index[0])}): only fp16 training scales its loss")
         return "fp16"
+    if config.get("precision.default_fp32") is True:
+        evidence["precision"] = (f"the training loop in {config.source_of('precision.default_fp32')} asks for nothing "
+                                 "below float32 (no autocast, half, bfloat16 or float16, no quantized load): the "
+                                 "default, fp32")
+        return "fp32"
     return UNKNOWN
 
 

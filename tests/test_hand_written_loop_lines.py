@@ -94,3 +94,26 @@ def test_a_hand_written_dpo_loss_that_falls_under_ln2_learned(losses):
 
     loss = pd.Series(losses, index=range(0, 20 * len(losses), 20))
     assert detect_dpo_loss_never_under_chance({"loss": loss}, Thresholds()) == []
+
+
+_LOOP = ("data = torch.tensor(encode(text), dtype=torch.long)\nmodel = BigramLanguageModel()\n"
+         "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)\nfor it in range(3000):\n"
+         "    logits, loss = model(xb, yb)\n    optimizer.zero_grad(set_to_none=True)\n    loss.backward()\n"
+         "    optimizer.step()\n")
+
+
+@pytest.mark.parametrize("cells, precision", [
+    (["!pip install torch", "!wget https://example.org/input.txt", _LOOP], "fp32"),  # Karpathy's gpt-dev
+    ([_LOOP.replace("    logits, loss", "    with torch.autocast('cuda', dtype=torch.bfloat16):\n        logits, loss")],
+     "unknown"),
+    ([_LOOP.replace("BigramLanguageModel()", "BigramLanguageModel().half()")], "unknown"),
+    (["!python train.py --compile=False", _LOOP], "unknown"),  # a program trains too: its precision is its own
+    (["args = TrainingArguments(output_dir='out', learning_rate=5e-5)\ntrainer = Trainer(model=model, args=args)\n"
+      "trainer.train()"], "fp32"),
+    (["args = TrainingArguments(**config['training'])\ntrainer = Trainer(model=model, args=args)\ntrainer.train()"],
+     "unknown"),
+])
+def test_a_notebook_that_trains_in_its_own_code_asking_for_nothing_below_float32_trains_in_fp32(tmp_path, cells, precision):
+    from support.review_runs import training_notebook
+
+    assert forensics.analyze(training_notebook(tmp_path / "nb", cells)).run_profile.precision == precision

@@ -13,7 +13,8 @@ cell that is not Python is passed over. A keyword is taken where its value is a 
 TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config reads them.
 `code_values(cells, outputs)` gives a flat dict in the run configuration's names (`bf16`, `fp16`, `learning_rate`,
 `training_args_class`, `trainer_class` (a TRL trainer the code builds: `trl.SFTTrainer`), `quant.load_in_4bit`,
-`adapter.peft_type`, `adapter.r`, `model.name_or_path`), empty where the code says none of them.
+`adapter.peft_type`, `adapter.r`, `model.name_or_path`, `precision.default_fp32` where the notebook trains in its own
+code with nothing below float32 asked for), empty where the code says none of them.
 """
 from __future__ import annotations
 
@@ -69,7 +70,39 @@ def code_values(cells: list, outputs: str) -> dict:
                     values["trainer_class"] = trainer
     if _trains_whole_model(values, called, cells):
         values["method"] = "full"
+    if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(cells):
+        values["precision.default_fp32"] = True
     return values
+
+
+# Anything in a notebook's code that trains below float32 or could: autocast and its scaler, half / bfloat16 / float16
+# weights or dtypes, the Trainer's and Lightning's precision switches, a quantized load, a dtype set by name
+# (a tensor of token ids, `dtype=torch.long`, says nothing of the training's precision)
+_LOWER_PRECISION_WORDS = re.compile(r"(?i)autocast|gradscaler|\.half\(|float16|bfloat16|\bbf16|\bfp16|mixed_precision|"
+                                    r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision\s*=|\bhalf\b|"
+                                    r"quantiz|bitsandbytes|\bdtype\s*=\s*(?!torch\.(?:long|int\d*|bool|uint8|float32)\b)")
+# A cell that hands the training to a program (`!python train.py`, `!accelerate launch`, `%run train.py`): its
+# precision is that program's, which the notebook's code does not show (`!pip install`, `!wget` are no training)
+_SHELL_TRAINING = re.compile(r"(?m)^\s*(?:!\s*(?:python3?|torchrun|accelerate|deepspeed|llamafactory-cli|axolotl|tune|"
+                             r"litgpt|swift|bash|sh|composer|lightning)\b|%run\b|%%bash|%%sh)")
+# The call that trains in the notebook's own code: a hand-written loop's backward pass, Keras' fit
+_TRAINING_CALLS = ("backward", "fit")
+
+
+def _trains_in_default_float32(cells: list) -> bool:
+    """The notebook trains in its own code (a loop's `loss.backward()`, Keras' `model.fit(...)`, a Trainer whose
+    arguments it spells out) and nothing in its code, run or not, asks for a precision below float32 or hands the
+    training to a program: PyTorch's, Keras' and the Trainer's default, float32 (Karpathy's gpt-dev, a CPU loop)."""
+    code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
+    if _LOWER_PRECISION_WORDS.search(code) or _SHELL_TRAINING.search(code):
+        return False
+    calls = [node for tree in _parsed_cells(cells) for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    if any(_called_name(c.func) in _TRAINING_CALLS and isinstance(c.func, ast.Attribute) for c in calls):
+        return True
+    # a Trainer whose arguments the code spells out, none from a dict or file it does not show (`**config`)
+    arguments = [c for c in calls if _ARGUMENT_CLASSES.match(_called_name(c.func))]
+    return any(_called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments) \
+        and all(k.arg is not None for c in arguments for k in c.keywords)
 
 
 # What any PEFT or quantized set-up leaves in a notebook's code, run or not
