@@ -64,7 +64,9 @@ _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("
 _MODEL_NAME_KEYS = ("model.", "adapter.base_model")
 # `stablelm-2-1_6b`, `stablelm-zephyr-3b`: an underscore between digits before the unit is a decimal point (1.6B)
 # (not `Llama_3_1_8b` nor `gemma3_1B`, where underscores stand for every separator: 3.1 8B, Gemma 3 1B)
-_DECIMAL_UNDERSCORE = re.compile(r"(?<![^-/\s])(\d)_(\d{1,2}[bm])(?![a-z0-9])", re.IGNORECASE)
+# (nor a family's version before it: `llama-3_8b`, `Llama-2_7b-hf`, `gemma-2_2b` are Llama 3 8B, Llama 2 7B, Gemma 2 2B)
+_DECIMAL_UNDERSCORE = re.compile(r"(?<![^-/\s])(?<!llama-)(?<!gemma-)(?<!mistral-)(?<!falcon-)(?<!olmo-)"
+                                 r"(?<!phi-)(?<!glm-)(?<!yi-)(?<!mpt-)(\d)_(\d[bm])(?![a-z0-9])", re.IGNORECASE)
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d{1,4}(?:\.\d{1,2})?)\s?([bm])(?![a-z0-9])", re.IGNORECASE)
 _NAME_KEYS = ("model.name_or_path", "model._name_or_path", "output_dir", "run_name", "logging_dir", "hub_model_id",
               "best_model_checkpoint", "adapter.base_model_name_or_path")

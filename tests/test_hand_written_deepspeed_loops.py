@@ -8,6 +8,7 @@ Shapes as the real RWKV reward-model loop of tests/realworld/Ourboros-Alignment-
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import pandas as pd
 
 import forensics
@@ -103,15 +104,26 @@ def test_deepspeed_counts_beside_its_overflow_lines_give_one_finding_not_two(tmp
 
 def test_a_noisy_per_batch_loss_whose_level_holds_does_not_diverge():
     """3,600 batches, the loss's median 0.34 from batch 600 to the end, each batch anywhere in 0 to 1.3 (a pair
-    loss `1 + neg - pos`), and a stretch of low batches mid-run: the lowest 51-point median there is a dip of the
-    noise, not a level the loss held and left."""
+    loss `1 + neg - pos`, exactly 0 at one batch in twenty, as the real loop's): the lowest of the 51-point medians
+    is a dip of the noise, not a level the loss held and left."""
     rng = np.random.default_rng(3)
     n = 3600
     level = np.where(np.arange(n) < 600, 0.8 - 0.46 * np.arange(n) / 600, 0.34)
     values = np.clip(level + rng.normal(0, 0.25, n), 0, 1.3)
-    values[2380:2420] = np.clip(rng.normal(0.12, 0.1, 40), 0, None)  # a run of easy batches
+    values[rng.random(n) < 0.05] = 0.0  # a pair separated perfectly
     loss = pd.Series(values, index=np.arange(1, n + 1))
     assert detect_divergence({"loss": loss}, Thresholds()) == []
+
+
+def test_the_real_rwkv_loops_per_batch_losses_do_not_diverge():
+    """The 3,728 losses of the real RWKV reward-model console, one a batch (median 0.34 from batch 600 on, 160 of them
+    exactly 0): the lowest 51-point median (0.17, at batch 2,389) sits in a stretch whose level is 0.33."""
+    from pathlib import Path
+
+    log = next((Path(__file__).parent / "realworld" / "Ourboros-Alignment-Team_RWKV-RM-Copilot").rglob("output.log"))
+    loss = _series(stdout.read(log).frame, "loss")
+    assert len(loss) == 3728
+    assert detect_divergence({"loss": pd.Series(loss).sort_index()}, Thresholds()) == []
 
 
 def test_a_long_log_that_really_rises_off_its_level_still_diverges():
@@ -122,3 +134,23 @@ def test_a_long_log_that_really_rises_off_its_level_still_diverges():
     values = np.clip(level + rng.normal(0, 0.1, n), 0, None)
     (found,) = detect_divergence({"loss": pd.Series(values, index=np.arange(1, n + 1))}, Thresholds())
     assert found.kind == "divergence" and abs(found.step - 3000) <= 30
+
+
+def test_rank_copies_of_epoch_lines_are_dropped_though_the_log_was_cut_before_the_last_copy(tmp_path):
+    """Review of this session: two ranks print each once-an-epoch line; the log ends after the first rank's last."""
+    lines = "".join(f"Epoch {e}, Loss: {3.0 - e / 10}\n" * 2 for e in range(10)) + "Epoch 10, Loss: 1.9\n"
+    path = tmp_path / "output.log"
+    path.write_text(lines)
+    assert sorted(_series(stdout.read(path).frame, "loss")) == list(range(1, 12))
+
+
+def test_a_loop_started_again_from_epoch_0_is_a_new_attempt_not_more_batches(tmp_path):
+    """Review of this session: `Epoch 0 ... Epoch 2` a batch a line, then the script run again from `Epoch 0`: the
+    second run's batches count from 1 again, and the timeline keeps the later attempt."""
+    first = [3.3 - k / 40 for k in range(60)]
+    again = [3.3 - k / 50 for k in range(90)]
+    path = tmp_path / "output.log"
+    path.write_text(_console(first, per_epoch=20) + _console(again, per_epoch=20))
+    result = forensics.analyze(path)
+    loss = result.timeline.series("loss")
+    assert list(loss.index) == list(range(1, 91)) and loss.iloc[-1] == pytest.approx(again[-1])

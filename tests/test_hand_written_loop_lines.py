@@ -40,7 +40,8 @@ def test_a_model_size_printed_in_millions_or_billions_is_the_models_size(line, p
     assert console_facts(line + "\n")["console_params_said"] == params
 
 
-@pytest.mark.parametrize("line", ["Trainable: 4.19M params", "4.19M trainable params (LoRA)",
+@pytest.mark.parametrize("line", ["Trainable: 4.19M params", "4.19M trainable params (LoRA)", "QLoRA 4.19M params",
+                                  "PEFT model: 4.19M params",
                                   "LoRA adapters: 4.19M params", "I trained 5 m params on my laptop"])
 def test_a_count_that_names_a_part_of_the_model_or_is_prose_is_not_its_size(line):
     assert "console_params_said" not in console_facts(line + "\n")

@@ -12,7 +12,8 @@ at least 2):
   that jumps and falls again is a spike or a new phase).
 The onset is where the loss leaves its trend: the first point after the lowest smoothed level
 that rises above it by more than the log's own noise. A rise that starts at a learning-rate
-restart is a new phase. Always an error. Preference/RL logs are skipped.
+restart is a new phase. Always an error. Preference/RL logs are judged only as a pairwise loss that came down under
+ln 2 and then rose to stay well above it (`_pairwise_blow_up`).
 
 A loss that blows up within its first few points (a learning rate far too high from the start
 of warm-up) leaves no low for the smoothing to see: the rule then compares with where the log
@@ -33,7 +34,7 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from .collapse import TRAIN_LOSS
-from .metrics import (EXPLODED_LOSS, GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log,
+from .metrics import (EXPLODED_LOSS, GRAD_NORM, LN2, LOSS, Metrics, finite, format_number, is_preference_log,
                       lr_restart_steps, position_of, real_loss)
 
 _MIN_POINTS = 5
@@ -42,7 +43,7 @@ _MIN_POINTS = 5
 def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `divergence` finding (error) from the step the loss left its trend, or []."""
     if is_preference_log(metrics):
-        return []
+        return _pairwise_blow_up(metrics, thresholds)
     loss = real_loss(metrics) if LOSS in metrics else pd.Series(dtype="float64")
     if loss.empty:
         return _exploded_run_mean(metrics)
@@ -73,6 +74,40 @@ def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]
                     evidence=evidence)]
 
 
+# A pairwise loss (DPO's -log sigmoid(beta x margin)) starts at ln 2; a low this far under it separated the pairs
+_PAIRWISE_START = (LN2 - 0.03, LN2 + 0.15)
+_PAIRWISE_APART = LN2 - 0.03
+
+
+def _pairwise_blow_up(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """A pairwise preference loss (its first points at ln 2) that came down under it and then rose and stays over
+    `divergence_factor` x ln 2 to the end of the log: the policy went from preferring the chosen answers to ranking
+    them far below the rejected ones (a learning rate that blew the margins up the wrong way). An error from where it
+    left its low; GRPO / PPO losses, which start near 0, are not such a loss."""
+    loss = real_loss(metrics) if LOSS in metrics else None
+    if loss is None or len(loss) < _MIN_POINTS:
+        return []
+    values = loss.to_numpy(dtype="float64")
+    start = float(np.median(values[:3]))
+    smooth = smoothed(values)
+    tail = _tail_points(len(values), thresholds)
+    floor_pos = int(np.argmin(smooth[:len(values) - tail]))
+    floor, bar = float(smooth[floor_pos]), thresholds.divergence_factor * LN2
+    if not _PAIRWISE_START[0] <= start <= _PAIRWISE_START[1] or floor >= _PAIRWISE_APART \
+            or not np.all(smooth[-tail:] > bar):
+        return []
+    onset = _onset(values, smooth, floor_pos)
+    end_level = float(np.median(values[-tail:]))
+    message = (f"the preference loss diverges from step {int(loss.index[onset])}: it came down to about "
+               f"{format_number(floor)} (under ln 2 = 0.6931: the chosen answers preferred) and rose to stay above "
+               f"{format_number(bar)} to the end (about {format_number(end_level)}): the policy now ranks the rejected "
+               "answers far above the chosen ones. Lower the learning rate or raise beta, and resume from a checkpoint "
+               "saved before the rise.")
+    return [Finding("divergence", "error", int(loss.index[onset]), message, end_step=int(loss.index[-1]), metric=LOSS,
+                    evidence={"floor": floor, "floor_step": int(loss.index[floor_pos]), "end_level": end_level,
+                              "factor": end_level / LN2, "pairwise": True, "n_points": len(values) - onset})]
+
+
 def smoothed(values: np.ndarray) -> np.ndarray:
     """Centred rolling median, a tenth of the log wide (odd, 3 to 51 points)."""
     width = int(min(51, max(3, len(values) // 10)))
@@ -82,13 +117,21 @@ def smoothed(values: np.ndarray) -> np.ndarray:
 
 def _level_at(values: np.ndarray, pos: int, smoothed_low: float) -> float:
     """The loss's level at its low: the smoothed value there, or on a log longer than the smoothing's 51 points
-    can span a tenth of, the median of the tenth of the log around it. The lowest of thousands of 51-point medians
-    of a noisy per-batch log is a dip of the noise (an RWKV reward loop: medians 0.34 throughout, a dip to 0.17),
-    not a level the loss held and then left."""
+    can span a tenth of, the median of the tenth of the log around it where the loss held one level there (its
+    outer thirds within `_HELD_LEVEL` of its middle). The lowest of thousands of 51-point medians of a noisy
+    per-batch log is a dip of the noise (an RWKV reward loop: medians 0.34 throughout, a dip to 0.17), not a level
+    the loss held and then left; the bottom of a V (a fall, then a blow-up) is a low it reached."""
     half = len(values) // 20
     if half <= 25:
         return smoothed_low
-    return max(smoothed_low, float(np.median(values[max(0, pos - half):pos + half + 1])))
+    window = values[max(0, pos - half):pos + half + 1]
+    before, middle, after = (float(np.median(part)) for part in np.array_split(window, 3))
+    if max(before, after) > _HELD_LEVEL * middle:
+        return smoothed_low  # the loss came down into the low and climbed out of it (a V): a low it reached
+    return max(smoothed_low, float(np.median(window)))
+
+
+_HELD_LEVEL = 1.25  # a tenth of the log around a low whose outer thirds are within this of its middle held one level
 
 
 def _tail_points(n: int, thresholds: Thresholds) -> int:

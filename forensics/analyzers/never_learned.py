@@ -168,6 +168,7 @@ def detect_reward_model_at_chance(metrics: Metrics, thresholds: Thresholds) -> l
 
 
 _STILL_FALLING = 0.01  # a later half this far under the first half's median: a slow descent, not a stuck one
+_DPO_START_SPREAD = 0.15  # a sigmoid DPO loss's first points: ln 2, up to this above it with dropout's noise
 
 
 def detect_dpo_loss_never_under_chance(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -175,13 +176,16 @@ def detect_dpo_loss_never_under_chance(metrics: Metrics, thresholds: Thresholds)
     that never went clearly under ln 2 and did not fall: both halves' medians at least ln 2 - `_TOLD_APART`, the
     later not under the first by `_STILL_FALLING`. -log sigmoid(beta x margin) is ln 2 where the policy ranks a
     pair as the reference does and more where it ranks it worse: the policy never came to prefer the chosen
-    answers (PhuocThuan246's mT5 DPO: 0.744 at the first of 25 points, 0.851 at the last). An error from the
-    first step."""
+    answers (PhuocThuan246's mT5 DPO: 0.744 at the first of 25 points, 0.851 at the last). Only a loss whose first
+    points sit at ln 2 (up to `_DPO_START_SPREAD` above) is such a loss. An error from the first step."""
     loss = real_loss(metrics) if LOSS in metrics else None
     if loss is None or len(loss) < thresholds.never_learned_points or is_preference_log(metrics):
         return []
     half = len(loss) // 2
     first, later = float(loss.iloc[:half].median()), float(loss.iloc[half:].median())
+    start = float(loss.iloc[:3].median())
+    if not LN2 - _TOLD_APART <= start <= LN2 + _DPO_START_SPREAD:
+        return []  # no sigmoid DPO loss: it starts at ln 2 (an SFT stage's loss, IPO's or a hinge's start elsewhere)
     if min(first, later) < LN2 - _TOLD_APART or later < first - _STILL_FALLING:
         return []
     message = (f"the DPO loss never went under ln 2 = 0.6931 (the policy ranking each pair as the reference does): "

@@ -381,8 +381,9 @@ def _without_rank_copies(events: list[tuple]) -> list[tuple]:
 
 def _epoch_line_copies_dropped(events: list[tuple]) -> list[tuple]:
     """Epoch-only lines (kind "generic_epoch") less their rank copies: only where every such line comes k times in a
-    row (k ranks printing each), one of each k kept. Their step is the epoch, so a loop printing one a batch repeats
-    a loss within an epoch (a bf16 loss takes few values) without any rank printing it twice."""
+    row (k ranks printing each; the last may have fewer, the log cut before every rank printed it), one of each
+    kept. Their step is the epoch, so a loop printing one a batch repeats a loss within an epoch (a bf16 loss takes
+    few values) without any rank printing it twice."""
     at = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "generic_epoch"]
     runs, i = [], 0
     while i < len(at):
@@ -391,7 +392,8 @@ def _epoch_line_copies_dropped(events: list[tuple]) -> list[tuple]:
             j += 1
         runs.append(j - i + 1)
         i = j + 1
-    if not runs or min(runs) < 2 or len(set(runs)) > 1:
+    whole = runs[:-1] if len(runs) > 1 and runs[-1] < runs[0] else runs  # the last line's copies may be cut off
+    if not runs or min(whole) < 2 or len(set(whole)) > 1:
         return events
     copies, k = set(), runs[0]
     for n in range(0, len(at), k):
@@ -574,7 +576,7 @@ _SAID_COUNT = re.compile(r"(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:
 # the count after its name: `Model parameters: 124,439,808`, `Total parameters = 1234567890`
 _NAMED_COUNT = re.compile(r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]\s*(\d{1,3}(?:,\d{3}){2,}|\d{7,})(?![\d,.])",
                           re.IGNORECASE)
-_PART_WORDS = re.compile(r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|tensors?|groups?|stages?|ranks?|lora|"
+_PART_WORDS = re.compile(r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|tensors?|groups?|stages?|ranks?|q?lora|peft|"
                          r"adapters?|encoders?|vision|visual|lm[_ ]head|heads?:|teacher|student|reward|critic|"
                          r"reference|ref|draft|pruned?|missing|skipped|unexpected|updated|experts?|active|optimizer|"
                          r"processed)\b", re.IGNORECASE)

@@ -205,21 +205,37 @@ def _printed_each_batch(events: list[tuple]) -> bool:
 def _batch_lines_numbered(events: list[tuple], first: float) -> list[tuple]:
     """Epoch-only lines printed once a batch at steps 1, 2, ... in file order (each line a batch, the loop's own
     count); their epoch the epochs done, the n-th of an epoch's k lines at (E - the first epoch) + n / k, as the HF
-    Trainer logs it; an epoch's held-out line at the last batch printed before it."""
-    training = set(_training_epoch_lines(events))
-    per_epoch = Counter(dict(events[i][1].metrics)["epoch"] for i in training)
-    out, step, seen = [], 0, Counter()
+    Trainer logs it; an epoch's held-out line at the last batch printed before it. Where the epoch goes back (the
+    run started again) the count starts again from 1: the timeline takes the later attempt as a resume."""
+    training = _training_epoch_lines(events)
+    attempt_of = _attempts(events, training)
+    per_epoch = Counter((attempt_of[i], dict(events[i][1].metrics)["epoch"]) for i in training)
+    out, step, seen, attempt = [], 0, Counter(), 0
     for i, event in enumerate(events):
         if event[0] == "line" and event[1].kind == "generic_epoch":
             record = event[1]
             epoch = dict(record.metrics)["epoch"]
-            if i in training:
+            if i in attempt_of:
+                if attempt_of[i] != attempt:  # a new attempt counts its batches from 1 again: the timeline's resume
+                    attempt, step = attempt_of[i], 0
                 step += 1
-                seen[epoch] += 1
-            done = epoch - first + (seen[epoch] / per_epoch[epoch] if per_epoch[epoch] else 1.0)
+                seen[attempt, epoch] += 1
+            key = (attempt, epoch)
+            done = epoch - first + (seen[key] / per_epoch[key] if per_epoch[key] else 1.0)
             metrics = tuple((k, done if k == "epoch" else v) for k, v in record.metrics)
             event = ("line", StepLine(record.kind, step, None, metrics, record.cut))
         out.append(event)
+    return out
+
+
+def _attempts(events: list[tuple], training: list[int]) -> dict[int, int]:
+    """Each training line's attempt, 0, 1, ...: a new one where the epoch goes back (a run started again)."""
+    out, attempt, last = {}, 0, None
+    for i in training:
+        epoch = dict(events[i][1].metrics)["epoch"]
+        if last is not None and epoch < last:
+            attempt += 1
+        out[i], last = attempt, epoch
     return out
 
 

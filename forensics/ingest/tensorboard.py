@@ -138,9 +138,11 @@ def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray, folder: s
 def _add_scalars_tags(tags: list[str], folder: str) -> list[str]:
     """torch's `add_scalars(main_tag, {"train": v, "val": w})` (torch/utils/tensorboard/writer.py) writes each value
     to its own event file in `<logdir>/<main_tag>_<key>/` under the tag main_tag: a `loss` tag in a `loss_train/`
-    folder is the loss, in `loss_val/` (valid, validation, eval, test) the eval loss, read as `loss/<key>`. Any other
-    tag, or a folder whose key names no split (`loss_curve/`), keeps its tag."""
-    key = folder[len(_ADD_SCALARS_LOSS):] if folder.lower().startswith(_ADD_SCALARS_LOSS) else ""
+    folder is the loss, in `loss_val/` (valid, validation, eval, test) the eval loss, read as `loss/<key>`. A script
+    with a writer for each split (`SummaryWriter(f"{logdir}/val")`, each `add_scalar("Loss", ...)`) is read the same
+    way by its folder's name alone. Any other tag, or a folder whose key names no split (`loss_curve/`), keeps its
+    tag."""
+    key = folder[len(_ADD_SCALARS_LOSS):] if folder.lower().startswith(_ADD_SCALARS_LOSS) else folder
     if not loss_of_split(key):
         return tags
     return [f"{tag}/{key}" if tag.strip().lower() == "loss" else tag for tag in tags]
