@@ -48,3 +48,20 @@ def test_the_warning_beside_a_logged_nan_or_quoted_in_prose_adds_nothing(tmp_pat
     for text in (nan_logged, quoted):
         (tmp_path / "output.log").write_text(text)
         assert not [f for f in forensics.analyze(tmp_path).findings if f.kind == "nonfinite_unlogged"]
+
+
+def test_the_warning_stands_where_the_runs_records_are_read_from_its_trainer_state():
+    """A notebook whose table rows give way to the same run's trainer_state.json beside it (one run read once: the
+    notebook's rows are dropped as copies, its facts kept): the console's warning still says a value went non-finite."""
+    import pandas as pd
+
+    from forensics.analyzers.crash import detect_unlogged_nonfinite
+    from forensics.timeline import LogRecords, build_timeline
+
+    state = pd.DataFrame({"step": [10, 20, 30], "metric": ["loss"] * 3, "value": [2.0, 1.8, 1.7],
+                          "wall_time": [float("nan")] * 3})
+    empty = state.iloc[:0]
+    timeline = build_timeline([LogRecords("outputs/checkpoint-30/trainer_state.json", "trainer_state", state),
+                               LogRecords("train.ipynb", "notebook", empty, meta={"console_nonfinite_written": 1})])
+    (f,) = detect_unlogged_nonfinite(timeline)
+    assert (f.kind, f.step) == ("nonfinite_unlogged", 30)

@@ -44,6 +44,8 @@ def detect_unlogged_nonfinite(timeline: Timeline) -> list[Finding]:
     for source, meta in timeline.meta.items():
         count = meta.get("console_nonfinite_written")
         values = timeline.frame.loc[timeline.frame["source"] == source, ["step", "value"]]
+        if values.empty:  # its records read from another file of the run (a checkpoint's trainer_state.json)
+            values = timeline.frame[["step", "value"]]
         if not count or values.empty or not np.all(np.isfinite(values["value"].to_numpy(dtype="float64"))):
             continue
         message = (f"TensorBoard's writer warned 'NaN or Inf found in input tensor.' {count} time"
