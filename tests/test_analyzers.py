@@ -2040,3 +2040,11 @@ def test_a_training_loss_reaching_zero_after_the_eval_loss_already_did_is_no_col
     degenerate = metrics(st, loss=loss)
     degenerate["eval_loss"] = pd.Series({600: 0.9, 1225: 2.4}, dtype="float64")
     assert [f.kind for f in detect_loss_collapse(degenerate, TH)] == ["loss_collapse"]
+
+
+def test_a_constant_learning_rate_cannot_show_a_skipped_step_stalling_it():
+    """Time-MoE issue 71 (batch AI6): LR 1e-4 at every line; the NaN grad_norm steps were said to have a learning
+    rate 'that did not advance', which a constant schedule cannot show."""
+    st = np.arange(10, 100, 10)
+    m = metrics(st, learning_rate=np.full(len(st), 1e-4))
+    assert lr_stalled(m, 40) is None
