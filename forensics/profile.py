@@ -244,6 +244,11 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         evidence["objective"] = (f"the script's arguments give the model's sizes ({sizes}) and name no weights to "
                                  f"start from ({config.source_of('model.built_from_sizes')}){_FROM_SCRATCH}")
         return "pretrain", None
+    built = config.get("model.built_here")
+    if isinstance(built, str):  # a notebook that defines its network (or configures a library's) and loads no weights
+        evidence["objective"] = (f"the notebook builds its model ({built}) and loads no trained weights anywhere in "
+                                 f"its code ({config.source_of('model.built_here')}){_FROM_SCRATCH}")
+        return "pretrain", None
     pretraining = [kind for kind in timeline.console_kinds if kind in PRETRAINING_KINDS]
     if pretraining:
         evidence["objective"] = f"{pretraining[0]} pre-training console log"

@@ -118,3 +118,26 @@ def test_a_notebook_that_trains_in_its_own_code_asking_for_nothing_below_float32
     from support.review_runs import training_notebook
 
     assert forensics.analyze(training_notebook(tmp_path / "nb", cells)).run_profile.precision == precision
+
+
+_GPT_CLASS = ("class GPTLanguageModel(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.head = nn.Linear(64, 65)\n")
+
+
+@pytest.mark.parametrize("cells, objective", [
+    ([_GPT_CLASS, "model = GPTLanguageModel()\n" + _LOOP.split("\n", 2)[2]], "pretrain"),  # Karpathy's gpt-dev
+    (["from previous_chapters import GPTModel\nmodel = GPTModel(GPT_CONFIG_124M)\n" + _LOOP.split("\n", 2)[2]],
+     "pretrain"),  # "LLMs from scratch": its own module's class
+    (["config = GPT2Config(n_layer=4)\nmodel = GPT2LMHeadModel(config)\n" + _LOOP.split("\n", 2)[2]], "pretrain"),
+    ([_GPT_CLASS, "model = GPTLanguageModel()\nmodel.load_state_dict(torch.load('ckpt.pt'))\n"
+      + _LOOP.split("\n", 2)[2]], "unknown"),  # trained weights loaded: a run that goes on
+    ([_GPT_CLASS, "# model.load_state_dict(torch.load('ckpt.pt'))\nmodel = GPTLanguageModel()\n"
+      + _LOOP.split("\n", 2)[2]], "pretrain"),  # a commented-out load is none
+    (["model = AutoModelForCausalLM.from_pretrained('gpt2')\n" + _LOOP.split("\n", 2)[2]], "unknown"),
+])
+def test_a_notebook_that_builds_its_model_and_loads_no_weights_trains_from_scratch(tmp_path, cells, objective):
+    from support.review_runs import training_notebook
+
+    profile = forensics.analyze(training_notebook(tmp_path / "nb", cells)).run_profile
+    assert profile.objective == objective
+    assert profile.method == ("full" if objective == "pretrain" else profile.method)

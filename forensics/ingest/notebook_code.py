@@ -14,7 +14,8 @@ TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config
 `code_values(cells, outputs)` gives a flat dict in the run configuration's names (`bf16`, `fp16`, `learning_rate`,
 `training_args_class`, `trainer_class` (a TRL trainer the code builds: `trl.SFTTrainer`), `quant.load_in_4bit`,
 `adapter.peft_type`, `adapter.r`, `model.name_or_path`, `precision.default_fp32` where the notebook trains in its own
-code with nothing below float32 asked for), empty where the code says none of them.
+code with nothing below float32 asked for, `model.built_here` where it builds its model from random weights), empty
+where the code says none of them.
 """
 from __future__ import annotations
 
@@ -72,7 +73,61 @@ def code_values(cells: list, outputs: str) -> dict:
         values["method"] = "full"
     if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(cells):
         values["precision.default_fp32"] = True
+    built = _model_built_here(cells)
+    if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
+        values["model.built_here"] = built
     return values
+
+
+# Calls that load trained weights: a pretrained model, a state dict or a whole pickled model (`torch.load`,
+# `pickle.load`), a saved Keras model or its weights, a hub's model, a pipeline, a checkpoint restored
+_LOADERS_OF_WEIGHTS = ("from_pretrained", "load_state_dict", "load_model", "load_weights", "load_checkpoint",
+                       "pipeline", "restore")
+_LOAD_OWNERS = ("torch", "pickle", "hub", "joblib", "dill")
+_MODULE_BASES = ("Module", "Model")  # torch's nn.Module, Keras' Model: a network the notebook defines itself
+
+
+def _loads_weights(cells: list) -> bool:
+    """Whether any code cell, run or not, calls what loads trained weights (`_LOADERS_OF_WEIGHTS`, `torch.load`,
+    `pickle.load`); a comment quoting one, or a method of that name the notebook defines, is no load."""
+    everything = [dict(c, execution_count=1) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    for tree in _parsed_cells(everything):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and (_called_name(node.func) in _LOADERS_OF_WEIGHTS or (
+                    _called_name(node.func) == "load" and _owner_name(node.func) in _LOAD_OWNERS)):
+                return True
+    return False
+
+
+def _model_built_here(cells: list) -> str | None:
+    """The class a notebook builds its model from where it trains it from random weights: a network it defines
+    (`class GPTLanguageModel(nn.Module)`) or Keras' `Sequential([...])`, called in a cell that ran, or a library
+    model class given a config (`GPT2LMHeadModel(config)`), and nothing in its code loading trained weights nor
+    a program training it (`!python train.py`). None otherwise."""
+    code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
+    if _SHELL_TRAINING.search(code) or _loads_weights(cells):
+        return None
+    trees = list(_parsed_cells(cells))
+    defined = {node.name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+               and any(_called_name(base).endswith(_MODULE_BASES) for base in node.bases)}
+    own = {name for tree in trees for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+           for name in _own_imports(node)}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _builds_a_model(_called_name(node.func), node, defined, own):
+                return _called_name(node.func)
+    return None
+
+
+def _builds_a_model(name: str, call: ast.Call, defined: set[str], own: set[str]) -> bool:
+    """A call that builds a network with random weights: a class the notebook defines, a model class its own
+    module gives (`GPTModel(GPT_CONFIG_124M)`), Keras' `Sequential` / `Model(inputs, outputs)`, or a library's model
+    class handed a config (`GPT2LMHeadModel(config)`)."""
+    if name in defined or name in ("Sequential", "Model"):
+        return True
+    if not _MODEL_CLASSES.search(name):
+        return False
+    return name in own or bool(call.args or call.keywords) and ("For" in name or name.endswith("LMHeadModel"))
 
 
 # Anything in a notebook's code that trains below float32 or could: autocast and its scaler, half / bfloat16 / float16
