@@ -65,8 +65,19 @@ _MODEL_NAME_KEYS = ("model.", "adapter.base_model")
 # `stablelm-2-1_6b`, `stablelm-zephyr-3b`: an underscore between digits before the unit is a decimal point (1.6B)
 # (not `Llama_3_1_8b` nor `gemma3_1B`, where underscores stand for every separator: 3.1 8B, Gemma 3 1B)
 # (nor a family's version before it: `llama-3_8b`, `Llama-2_7b-hf`, `gemma-2_2b` are Llama 3 8B, Llama 2 7B, Gemma 2 2B)
-_DECIMAL_UNDERSCORE = re.compile(r"(?<![^-/\s])(?<!llama-)(?<!gemma-)(?<!mistral-)(?<!falcon-)(?<!olmo-)"
-                                 r"(?<!phi-)(?<!glm-)(?<!yi-)(?<!mpt-)(\d)_(\d[bm])(?![a-z0-9])", re.IGNORECASE)
+_DECIMAL_UNDERSCORE = re.compile(r"(?<![^-/\s])(?:(?P<family>[a-z]+)-)?(?P<whole>\d)_(?P<part>\d[bm])(?![a-z0-9])",
+                                 re.IGNORECASE)
+_VERSIONED_FAMILIES = {"llama", "gemma", "mistral", "falcon", "olmo", "phi", "glm", "yi", "mpt"}
+
+
+def _decimal_sizes(text: str) -> str:
+    """`1_6b` as `1.6b` where the underscore is a decimal point (module note at _DECIMAL_UNDERSCORE)."""
+    def point(m: re.Match) -> str:
+        family = m.group("family")
+        if family and family.lower() in _VERSIONED_FAMILIES:
+            return m.group(0)
+        return f"{family + '-' if family else ''}{m.group('whole')}.{m.group('part')}"
+    return _DECIMAL_UNDERSCORE.sub(point, text)
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d{1,4}(?:\.\d{1,2})?)\s?([bm])(?![a-z0-9])", re.IGNORECASE)
 _NAME_KEYS = ("model.name_or_path", "model._name_or_path", "output_dir", "run_name", "logging_dir", "hub_model_id",
               "best_model_checkpoint", "adapter.base_model_name_or_path")
@@ -499,7 +510,7 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict) 
             evidence["model_params"] = f"{source}: {meta.get('console_params_said_line', '')}"
             return said
     for text, where in names:
-        m = _SIZE.search(_DECIMAL_UNDERSCORE.sub(r"\1.\2", text).replace("_", "-"))
+        m = _SIZE.search(_decimal_sizes(text).replace("_", "-"))
         if m:
             size = float(m.group(1)) * (1e9 if m.group(2).lower() == "b" else 1e6)
             if 1e7 <= size <= 2e12:

@@ -490,3 +490,12 @@ def test_underscores_standing_for_every_separator_are_no_decimal_point():
         config = RunConfig()
         config.add("model._name_or_path", name, "config.json")
         assert run_profile(None, config, Timeline.empty(), []).model_params == params, name
+
+
+def test_a_family_name_ending_in_a_versioned_familys_name_keeps_its_decimal_size():
+    """Review of this session: `tinyllama-1_1b` is TinyLlama 1.1B (the `llama-` of a versioned family ends the name)."""
+    from forensics.profile import run_profile
+
+    config = RunConfig()
+    config.add("model._name_or_path", "TinyLlama/tinyllama-1_1b", "config.json")
+    assert run_profile(None, config, Timeline.empty(), []).model_params == 1_100_000_000

@@ -94,7 +94,7 @@ def _pairwise_blow_up(metrics: Metrics, thresholds: Thresholds) -> list[Finding]
     floor_pos = int(np.argmin(smooth[:len(values) - tail]))
     floor, bar = float(smooth[floor_pos]), thresholds.divergence_factor * LN2
     if not _PAIRWISE_START[0] <= start <= _PAIRWISE_START[1] or floor >= _PAIRWISE_APART \
-            or not np.all(smooth[-tail:] > bar):
+            or not np.all(smooth[-tail:] > bar) or _pairs_still_ranked_right(metrics):
         return []
     onset = _onset(values, smooth, floor_pos)
     end_level = float(np.median(values[-tail:]))
@@ -106,6 +106,20 @@ def _pairwise_blow_up(metrics: Metrics, thresholds: Thresholds) -> list[Finding]
     return [Finding("divergence", "error", int(loss.index[onset]), message, end_step=int(loss.index[-1]), metric=LOSS,
                     evidence={"floor": floor, "floor_step": int(loss.index[floor_pos]), "end_level": end_level,
                               "factor": end_level / LN2, "pairwise": True, "n_points": len(values) - onset})]
+
+
+_PAIR_SIGNS = (("rewards/accuracies", 0.5), ("eval_rewards/accuracies", 0.5), ("rewards/margins", 0.0),
+               ("eval_rewards/margins", 0.0))
+
+
+def _pairs_still_ranked_right(metrics: Metrics) -> bool:
+    """Whether the log's own pair metrics end on the right side (accuracy over chance, margins over 0): a loss whose
+    level only looks like a blow-up (IPO's (margin - 1/(2 beta))^2 settles above ln 2 while it ranks pairs right)."""
+    for name, chance in _PAIR_SIGNS:
+        values = finite(metrics[name]) if name in metrics else None
+        if values is not None and len(values):
+            return float(values.iloc[-max(1, len(values) // 10):].median()) > chance
+    return False
 
 
 def smoothed(values: np.ndarray) -> np.ndarray:

@@ -133,9 +133,12 @@ def _builds_a_model(name: str, call: ast.Call, defined: set[str], own: set[str])
 # Anything in a notebook's code that trains below float32 or could: autocast and its scaler, half / bfloat16 / float16
 # weights or dtypes, the Trainer's and Lightning's precision switches, a quantized load, a dtype set by name
 # (a tensor of token ids, `dtype=torch.long`, says nothing of the training's precision)
+# (nor anything that sets it out of the code's sight: DeepSpeed's config, an Accelerator's saved config, XLA's
+# environment, a precision key in a dict)
 _LOWER_PRECISION_WORDS = re.compile(r"(?i)autocast|gradscaler|\.half\(|float16|bfloat16|\bbf16|\bfp16|mixed_precision|"
-                                    r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision\s*=|\bhalf\b|"
-                                    r"quantiz|bitsandbytes|\bdtype\s*=\s*(?!torch\.(?:long|int\d*|bool|uint8|float32)\b)")
+                                    r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision|\bhalf|"
+                                    r"quantiz|bitsandbytes|\bdtype\s*=\s*(?!torch\.(?:long|int\d*|bool|uint8|float32)\b)|"
+                                    r"deepspeed|accelerator|\bxla\b|xla_|\btpu|set_default_tensor_type")
 # A cell that hands the training to a program (`!python train.py`, `!accelerate launch`, `%run train.py`): its
 # precision is that program's, which the notebook's code does not show (`!pip install`, `!wget` are no training)
 _SHELL_TRAINING = re.compile(r"(?m)^\s*(?:!\s*(?:python3?|torchrun|accelerate|deepspeed|llamafactory-cli|axolotl|tune|"
@@ -152,12 +155,18 @@ def _trains_in_default_float32(cells: list) -> bool:
     if _LOWER_PRECISION_WORDS.search(code) or _SHELL_TRAINING.search(code):
         return False
     calls = [node for tree in _parsed_cells(cells) for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    if any(k.arg is None for c in calls if _configures_training(_called_name(c.func)) for k in c.keywords):
+        return False  # a trainer or its arguments built from a dict or a file the code does not show (`**config`)
     if any(_called_name(c.func) in _TRAINING_CALLS and isinstance(c.func, ast.Attribute) for c in calls):
         return True
-    # a Trainer whose arguments the code spells out, none from a dict or file it does not show (`**config`)
     arguments = [c for c in calls if _ARGUMENT_CLASSES.match(_called_name(c.func))]
-    return any(_called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments) \
-        and all(k.arg is not None for c in arguments for k in c.keywords)
+    return any(_called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments)
+
+
+def _configures_training(name: str) -> bool:
+    """A trainer, its arguments (TrainingArguments, TRL's configs) or an engine that takes the run's precision: not a
+    model's config (`GPTConfig(**sizes)` says nothing of it)."""
+    return bool(_ARGUMENT_CLASSES.match(name)) or name.endswith(("Trainer", "initialize", "Accelerator"))
 
 
 # What any PEFT or quantized set-up leaves in a notebook's code, run or not

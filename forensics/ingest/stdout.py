@@ -676,10 +676,20 @@ def console_facts(text: str) -> dict:
     crash = _final_crash(text) if "rror" in text else None
     if crash:
         out["console_crash"] = crash
-    written = len(_TENSORBOARD_NONFINITE.findall(text)) if "found in input tensor" in text else 0
+    written = _nonfinite_written_after_the_first_loss(text) if "found in input tensor" in text else 0
     if written:
         out["console_nonfinite_written"] = written
     return out
+
+
+def _nonfinite_written_after_the_first_loss(text: str) -> int:
+    """How many of tensorboardX's NaN-or-Inf warnings come after the console's first logged loss: those before it
+    are an fp16 scaler's first overflowing steps (their grad_norm inf), which it logs before any loss line."""
+    first = _LOGGED_LOSS.search(text)
+    return sum(1 for m in _TENSORBOARD_NONFINITE.finditer(text) if first is None or m.start() > first.start())
+
+
+_LOGGED_LOSS = re.compile(r"(?i)\bloss['\"]?\s*[:=]")
 
 
 # tensorboardX's check_nan (x2num.py), on a value handed to its writer: `logging.warning('NaN or Inf found in input

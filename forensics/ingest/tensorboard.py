@@ -78,7 +78,7 @@ def read(path: Path) -> LogRecords:
     if not len(starts):
         reason = warnings[0] if warnings else "no TensorBoard record found"
         raise UnreadableFile(path, f"not a readable TensorBoard event file: {reason}")
-    columns, texts, slow_warnings = _decode(views, starts, lengths, path.parent.name)
+    columns, texts, slow_warnings = _decode(views, starts, lengths, _split_folder(path))
     columns = without_unit_loss_scale(without_other_axis_twins(_keras_callback_names(columns, path)))
     warnings += slow_warnings
     meta = {"records": int(len(starts))}
@@ -135,12 +135,26 @@ def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray, folder: s
     return frame, slow["texts"], slow["warnings"]
 
 
+def _split_folder(path: Path) -> str:
+    """The event file's folder name where it can name a split: an `add_scalars` folder (`loss_val`), or a writer's own
+    `train/` / `val/` folder beside another split's folder (a lone `runs/test/` is a trial run's name, not a split's)."""
+    folder = path.parent.name
+    if folder.lower().startswith(_ADD_SCALARS_LOSS) or not loss_of_split(folder):
+        return folder
+    try:
+        siblings = [p.name for p in path.parent.parent.iterdir() if p.is_dir() and p.name != folder]
+    except OSError:
+        return ""
+    mine = loss_of_split(folder)
+    return folder if any(loss_of_split(s) not in (None, mine) for s in siblings) else ""
+
+
 def _add_scalars_tags(tags: list[str], folder: str) -> list[str]:
     """torch's `add_scalars(main_tag, {"train": v, "val": w})` (torch/utils/tensorboard/writer.py) writes each value
     to its own event file in `<logdir>/<main_tag>_<key>/` under the tag main_tag: a `loss` tag in a `loss_train/`
     folder is the loss, in `loss_val/` (valid, validation, eval, test) the eval loss, read as `loss/<key>`. A script
     with a writer for each split (`SummaryWriter(f"{logdir}/val")`, each `add_scalar("Loss", ...)`) is read the same
-    way by its folder's name alone. Any other tag, or a folder whose key names no split (`loss_curve/`), keeps its
+    way by its folder's name, where another split's folder sits beside it (`_split_folder`). Any other tag, or a folder whose key names no split (`loss_curve/`), keeps its
     tag."""
     key = folder[len(_ADD_SCALARS_LOSS):] if folder.lower().startswith(_ADD_SCALARS_LOSS) else folder
     if not loss_of_split(key):
