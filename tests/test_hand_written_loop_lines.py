@@ -141,3 +141,20 @@ def test_a_notebook_that_builds_its_model_and_loads_no_weights_trains_from_scrat
     profile = forensics.analyze(training_notebook(tmp_path / "nb", cells)).run_profile
     assert profile.objective == objective
     assert profile.method == ("full" if objective == "pretrain" else profile.method)
+
+
+def test_pairs_memorized_is_dated_where_the_loss_went_to_zero_though_the_epoch_is_logged_only_at_the_end():
+    """kat-le's Unsloth DPO on two pairs (batch AI7): 500 steps, the table has no Epoch column and the closing
+    TrainOutput says epoch 500; the loss is exactly 0 from step 15. Dated at the last step before (every pass but
+    the last had no epoch)."""
+    import pandas as pd
+
+    from forensics.analyzers.collapse import detect_loss_collapse
+    from forensics.config import Thresholds
+
+    steps = list(range(5, 501, 5))
+    loss = pd.Series([0.0018, 0.0002] + [0.0] * (len(steps) - 2), index=steps)
+    margins = pd.Series([6.4 + k / 8 for k in range(len(steps))], index=steps)
+    (found,) = detect_loss_collapse({"loss": loss, "rewards/margins": margins, "epoch": pd.Series([500.0], index=[500])},
+                                    Thresholds())
+    assert found.kind == "memorization" and found.step <= 15

@@ -277,7 +277,7 @@ def _pairs_memorized(metrics: Metrics) -> list[Finding]:
             or any(k.startswith("eval_rewards/") for k in metrics):
         return []
     loss, epochs = real_loss(metrics), finite(metrics["epoch"])
-    passes = np.floor(epochs.reindex(loss.index, method="ffill").to_numpy() - 1e-9)  # epoch 1.0: the first pass done
+    passes = np.floor(_epochs_at(loss.index, epochs) - 1e-9)  # epoch 1.0: the first pass done
     medians = pd.Series(loss.to_numpy()).groupby(passes).median()
     low = (medians[medians.index >= 1] <= _SATURATED).to_numpy()  # the passes over pairs seen before
     if not len(low) or not low[-1]:
@@ -296,6 +296,17 @@ def _pairs_memorized(metrics: Metrics) -> list[Finding]:
     return [Finding("memorization", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS,
                     evidence={"pairwise": True, "pass_medians": [float(v) for v in medians.to_numpy()[:20]],
                               "to_end": True})]
+
+
+def _epochs_at(steps: pd.Index, epochs: pd.Series) -> np.ndarray:
+    """The epoch at each step: the last logged one before it, or, where the log gives the epoch at under half its
+    steps (a notebook table without an Epoch column, its closing `TrainOutput` saying 500 epochs), on a straight line
+    from step 0 through the points it gives (an epoch a fixed number of steps)."""
+    if len(epochs) * 2 >= len(steps):
+        return epochs.reindex(steps, method="ffill").to_numpy()
+    known_steps = np.concatenate([[0.0], epochs.index.to_numpy(dtype="float64")])
+    known_epochs = np.concatenate([[0.0], epochs.to_numpy(dtype="float64")])
+    return np.interp(steps.to_numpy(dtype="float64"), known_steps, known_epochs)
 
 
 def _saturated_from(loss: pd.Series, grad: pd.Series, flat_from: int) -> int:
