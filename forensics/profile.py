@@ -43,7 +43,8 @@ from .timeline import Timeline
 
 UNKNOWN = "unknown"
 
-_PREFERENCE_ALGOS = (("kto", ("rewards/chosen_sum", "logps/chosen_sum")), ("orpo", ("log_odds_ratio", "nll_loss")),
+# (TRL's DPO logs `nll_loss` too where rpo_alpha is set: ORPO is told by its odds-ratio terms)
+_PREFERENCE_ALGOS = (("kto", ("rewards/chosen_sum", "logps/chosen_sum")), ("orpo", ("log_odds_ratio", "log_odds_chosen")),
                      ("dpo", ("rewards/margins", "rewards/chosen", "logps/chosen")))
 _RL_KEYS = ("completion_length", "completions/mean_length", "reward", "reward_std", "frac_reward_zero_std")
 _PPO_KEYS = ("objective/kl", "policy/approxkl_avg", "ppo/mean_scores", "objective/rlhf_reward", "critic_loss")

@@ -499,3 +499,17 @@ def test_a_family_name_ending_in_a_versioned_familys_name_keeps_its_decimal_size
     config = RunConfig()
     config.add("model._name_or_path", "TinyLlama/tinyllama-1_1b", "config.json")
     assert run_profile(None, config, Timeline.empty(), []).model_params == 1_100_000_000
+
+
+@pytest.mark.parametrize("names, algorithm", [
+    (("rewards/margins", "rewards/chosen", "logps/chosen", "nll_loss"), "dpo"),  # DPO with rpo_alpha (kat-le, AI7)
+    (("rewards/margins", "rewards/chosen", "log_odds_ratio", "log_odds_chosen", "nll_loss"), "orpo"),
+])
+def test_orpo_is_told_by_its_odds_ratio_terms_not_by_an_nll_loss_a_dpo_logs_too(names, algorithm):
+    from forensics.profile import run_profile
+
+    steps = list(range(1, 11))
+    frame = pd.DataFrame({"step": steps * (len(names) + 1), "metric": ["loss"] * 10 + [n for n in names for _ in steps],
+                          "value": [0.6] * (10 * (len(names) + 1)), "wall_time": float("nan")})
+    timeline = build_timeline([LogRecords(source="trainer_state.json", format="trainer_state", frame=frame)])
+    assert run_profile(None, RunConfig(), timeline, []).algorithm == algorithm
