@@ -154,3 +154,24 @@ def test_a_loop_started_again_from_epoch_0_is_a_new_attempt_not_more_batches(tmp
     result = forensics.analyze(path)
     loss = result.timeline.series("loss")
     assert list(loss.index) == list(range(1, 91)) and loss.iloc[-1] == pytest.approx(again[-1])
+
+
+def test_three_zeros_in_a_row_among_a_pair_losss_scattered_zeros_are_no_collapse():
+    """The real RWKV loop's loss `1 + neg - pos` is exactly 0 at 160 single batches; three in a row at 3,216-3,218
+    are chance, not a NaN the filter hid nor a collapse (the loss is back at 0.34 after)."""
+    from pathlib import Path
+
+    from forensics.analyzers.collapse import detect_loss_collapse
+
+    log = next((Path(__file__).parent / "realworld" / "Ourboros-Alignment-Team_RWKV-RM-Copilot").rglob("output.log"))
+    loss = pd.Series(_series(stdout.read(log).frame, "loss")).sort_index()
+    assert [f.kind for f in detect_loss_collapse({"loss": loss}, Thresholds())] == []
+
+
+def test_three_zeros_in_a_row_in_a_loss_that_is_never_zero_elsewhere_are_still_flagged():
+    from forensics.analyzers.collapse import detect_loss_collapse
+
+    values = np.full(300, 1.2)
+    values[150:153] = 0.0
+    found = detect_loss_collapse({"loss": pd.Series(values, index=np.arange(1, 301))}, Thresholds())
+    assert [f.step for f in found] == [151]

@@ -116,19 +116,19 @@ def _ourboros_log(run: Path) -> Path:
 def test_docker_timestamped_console_still_shows_crash(tmp_path):
     """`docker logs -t` / `kubectl logs --timestamps` put `2024-05-01T12:00:00.123456789Z ` before every line,
     the traceback's too: stdout._CRASH is ^-anchored (re.MULTILINE) on the exception line, so the final
-    torch.cuda.OutOfMemoryError is not seen and warning run_crashed@3720 becomes healthy (the same with the
+    torch.cuda.OutOfMemoryError is not seen and warning run_crashed@3728 becomes healthy (the same with the
     `[date] [INFO] [trainer.py:123] ` and `date | INFO | ` prefixes)."""
     run = case_copy(tmp_path, "Ourboros-Alignment-Team_RWKV-RM-Copilot")
     rewrite(_ourboros_log(run), each_line(lambda l: "2024-05-01T12:00:00.123456789Z " + l))
-    assert answer(run) == ("warning", "run_crashed", 3720)
+    assert answer(run) == ("warning", "run_crashed", 3728)
 
 
 def test_srun_label_prefixed_console_still_shows_crash(tmp_path):
     """`srun --label` puts `0: ` before every line; stdout._LAUNCHER_PREFIX drops it only before a `[rankN]: `, so
-    the ^-anchored stdout._CRASH misses the OutOfMemoryError line: warning run_crashed@3720 becomes healthy."""
+    the ^-anchored stdout._CRASH misses the OutOfMemoryError line: warning run_crashed@3728 becomes healthy."""
     run = case_copy(tmp_path, "Ourboros-Alignment-Team_RWKV-RM-Copilot")
     rewrite(_ourboros_log(run), each_line(lambda l: "0: " + l))
-    assert answer(run) == ("warning", "run_crashed", 3720)
+    assert answer(run) == ("warning", "run_crashed", 3728)
 
 
 # --- 5. a console kept as a notebook's cell output (a gap: no reader opens .ipynb) ----------------------------------

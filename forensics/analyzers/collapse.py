@@ -57,6 +57,23 @@ def _held_out_already_at_zero(metrics: Metrics, loss: pd.Series, start: int, sto
         and bool(np.all(upto.to_numpy() <= thresholds.collapse_abs))
 
 
+_SCATTERED_ZEROS = 10  # near-zero points standing alone elsewhere in the log: the loss takes that value now and then
+_SHORT_RUN = 5  # ... so a run this short of them, with the loss back at its level after, is chance, not a collapse
+_HIGH_LEVEL = 0.1  # ... in a log whose median is at least this: zeros scattered in a loss that is not near zero
+
+
+def _among_scattered_zeros(loss: pd.Series, start: int, stop: int, thresholds: Thresholds) -> bool:
+    """A short run of near-zero losses the log comes back from, in a log where the loss is near zero at
+    `_SCATTERED_ZEROS` or more single points elsewhere and its median is `_HIGH_LEVEL` or more: a per-batch loss that
+    reaches 0 by itself (a pair loss `1 + neg - pos` at a perfectly separated batch: the RWKV reward loop's 160 zeros
+    among 3,728 batches), three in a row by chance, not a collapse or a masked NaN."""
+    if stop - start > _SHORT_RUN or stop >= len(loss) or float(loss.median()) < _HIGH_LEVEL:
+        return False  # (a loss that hovers near 0 has near-zero points everywhere: a memorized log, judged below)
+    low = loss.to_numpy() <= thresholds.collapse_abs
+    singles = sum(1 for i, j in true_runs(low) if j - i == 1)
+    return singles >= _SCATTERED_ZEROS
+
+
 def near_zero_runs(loss: pd.Series, thresholds: Thresholds) -> list[tuple[int, int]]:
     """(start, stop) positions of stretches of >= collapse_points losses at or below collapse_abs."""
     low = loss.to_numpy() <= thresholds.collapse_abs
@@ -75,6 +92,8 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     low_start = _near_zero_from_the_start(loss, metrics, thresholds)
     runs = near_zero_runs(loss, thresholds)
     for start, stop in runs:
+        if _among_scattered_zeros(loss, start, stop, thresholds):
+            continue
         found = _judge(loss, grad, start, stop, thresholds)
         if found.kind == "loss_collapse" and _held_out_already_at_zero(metrics, loss, start, stop, thresholds):
             continue
