@@ -219,6 +219,9 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         return "rl", "ppo" if ppo else "grpo"
     for algo, keys in _PREFERENCE_ALGOS:
         hit = [k for k in keys if k in metrics]
+        if hit and algo == "dpo" and "nll_loss" in metrics:  # DPO with rpo_alpha, or CPO / SimPO: the log cannot tell
+            evidence["objective"] = f"metrics {', '.join(hit)}, nll_loss in the log (TRL's pairwise names)"
+            return "preference", None
         if hit and (algo != "kto" or "rewards/margins" not in metrics):
             evidence["objective"] = f"metrics {', '.join(hit)} in the log (TRL's {algo.upper()} names)"
             return "preference", algo

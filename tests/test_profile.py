@@ -502,10 +502,11 @@ def test_a_family_name_ending_in_a_versioned_familys_name_keeps_its_decimal_size
 
 
 @pytest.mark.parametrize("names, algorithm", [
-    (("rewards/margins", "rewards/chosen", "logps/chosen", "nll_loss"), "dpo"),  # DPO with rpo_alpha (kat-le, AI7)
+    (("rewards/margins", "rewards/chosen", "logps/chosen", "nll_loss"), None),  # DPO with rpo_alpha, or CPO / SimPO
+    (("rewards/margins", "rewards/chosen", "logps/chosen"), "dpo"),
     (("rewards/margins", "rewards/chosen", "log_odds_ratio", "log_odds_chosen", "nll_loss"), "orpo"),
 ])
-def test_orpo_is_told_by_its_odds_ratio_terms_not_by_an_nll_loss_a_dpo_logs_too(names, algorithm):
+def test_orpo_is_told_by_its_odds_ratio_terms_not_by_an_nll_loss_a_dpo_or_cpo_logs_too(names, algorithm):
     from forensics.profile import run_profile
 
     steps = list(range(1, 11))

@@ -79,11 +79,12 @@ def code_values(cells: list, outputs: str) -> dict:
     return values
 
 
-# Calls that load trained weights: a pretrained model, a state dict or a whole pickled model (`torch.load`,
-# `pickle.load`), a saved Keras model or its weights, a hub's model, a pipeline, a checkpoint restored
-_LOADERS_OF_WEIGHTS = ("from_pretrained", "load_state_dict", "load_model", "load_weights", "load_checkpoint",
-                       "pipeline", "restore")
-_LOAD_OWNERS = ("torch", "pickle", "hub", "joblib", "dill")
+# Calls that load trained weights: anything named for loading (a state dict, `torch.load` under any alias, a saved
+# model, the notebook's own `load_weights_into_gpt` / `download_and_load_gpt2`, `clip.load`, safetensors'
+# `load_file`) but the data loaders; a pretrained model, a preset, a hub layer, a sentence encoder, a pipeline
+_DATA_LOADERS = re.compile(r"(?i)dataset|dataloader|load_data|load_from_disk|load_metric|dotenv|^load_iris|json|yaml|"
+                           r"csv|load_text|load_image")
+_PRETRAINED_CALLS = ("from_pretrained", "from_preset", "KerasLayer", "SentenceTransformer", "pipeline", "restore")
 _MODULE_BASES = ("Module", "Model")  # torch's nn.Module, Keras' Model: a network the notebook defines itself
 
 
@@ -91,11 +92,23 @@ def _loads_weights(cells: list) -> bool:
     """Whether any code cell, run or not, calls what loads trained weights (`_LOADERS_OF_WEIGHTS`, `torch.load`,
     `pickle.load`); a comment quoting one, or a method of that name the notebook defines, is no load."""
     everything = [dict(c, execution_count=1) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
-    for tree in _parsed_cells(everything):
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and (_called_name(node.func) in _LOADERS_OF_WEIGHTS or (
-                    _called_name(node.func) == "load" and _owner_name(node.func) in _LOAD_OWNERS)):
-                return True
+    return any(isinstance(node, ast.Call) and _loads_trained_weights(node)
+               for tree in _parsed_cells(everything) for node in ast.walk(tree))
+
+
+def _loads_trained_weights(call: ast.Call) -> bool:
+    """A call that loads trained weights (see `_DATA_LOADERS`), or asks a model class for its pretrained ones
+    (`pretrained=True`, `weights='imagenet'`, torchvision's `weights=ResNet50_Weights...`)."""
+    name = _called_name(call.func)
+    owner = _owner_name(call.func)
+    if name in _PRETRAINED_CALLS or "load" in name.lower() and not _DATA_LOADERS.search(f"{owner}.{name}"):
+        return True
+    for keyword in call.keywords:
+        value = keyword.value
+        if keyword.arg == "pretrained" and not (isinstance(value, ast.Constant) and not value.value):
+            return True
+        if keyword.arg == "weights" and not (isinstance(value, ast.Constant) and value.value is None):
+            return True
     return False
 
 
@@ -120,14 +133,13 @@ def _model_built_here(cells: list) -> str | None:
 
 
 def _builds_a_model(name: str, call: ast.Call, defined: set[str], own: set[str]) -> bool:
-    """A call that builds a network with random weights: a class the notebook defines, a model class its own
-    module gives (`GPTModel(GPT_CONFIG_124M)`), Keras' `Sequential` / `Model(inputs, outputs)`, or a library's model
-    class handed a config (`GPT2LMHeadModel(config)`)."""
+    """A call that builds a network with random weights: a class the notebook defines, Keras' `Sequential` /
+    `Model(inputs, outputs)`, or a library's model class handed a config (`GPT2LMHeadModel(config)`)."""
     if name in defined or name in ("Sequential", "Model"):
         return True
-    if not _MODEL_CLASSES.search(name):
-        return False
-    return name in own or bool(call.args or call.keywords) and ("For" in name or name.endswith("LMHeadModel"))
+    # (a model class of the notebook's own module may load a backbone where the notebook does not show it)
+    return bool(_MODEL_CLASSES.search(name)) and name not in own and bool(call.args or call.keywords) \
+        and ("For" in name or name.endswith("LMHeadModel"))
 
 
 # Anything in a notebook's code that trains below float32 or could: autocast and its scaler, half / bfloat16 / float16
@@ -136,9 +148,9 @@ def _builds_a_model(name: str, call: ast.Call, defined: set[str], own: set[str])
 # (nor anything that sets it out of the code's sight: DeepSpeed's config, an Accelerator's saved config, XLA's
 # environment, a precision key in a dict)
 _LOWER_PRECISION_WORDS = re.compile(r"(?i)autocast|gradscaler|\.half\(|float16|bfloat16|\bbf16|\bfp16|mixed_precision|"
-                                    r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision|\bhalf|"
+                                    r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision\s*=|['\"]precision['\"]|\bhalf|"
                                     r"quantiz|bitsandbytes|\bdtype\s*=\s*(?!torch\.(?:long|int\d*|bool|uint8|float32)\b)|"
-                                    r"deepspeed|accelerator|\bxla\b|xla_|\btpu|set_default_tensor_type")
+                                    r"deepspeed|accelerator\s*\(|\bxla\b|xla_|\btpu|set_default_tensor_type")
 # A cell that hands the training to a program (`!python train.py`, `!accelerate launch`, `%run train.py`): its
 # precision is that program's, which the notebook's code does not show (`!pip install`, `!wget` are no training)
 _SHELL_TRAINING = re.compile(r"(?m)^\s*(?:!\s*(?:python3?|torchrun|accelerate|deepspeed|llamafactory-cli|axolotl|tune|"
