@@ -538,6 +538,11 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
         if config.get(key) is True:
             evidence["precision"] = f"{key}=True ({config.source_of(key)})"
             return name
+    loaded = config.get("model.load_dtype")
+    if loaded in _HALF_LOADS:  # the weights themselves in half precision, no mixed-precision flag set: trained so
+        evidence["precision"] = (f"the model's weights loaded in {loaded} ({config.source_of('model.load_dtype')}) "
+                                 "and no mixed-precision flag set")
+        return _HALF_LOADS[loaded]
     if config.get("fp16") is False and config.get("bf16") is False:
         evidence["precision"] = f"fp16 and bf16 both off ({config.source_of('fp16')})"
         return "fp32"
@@ -561,6 +566,9 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
                                  "default, fp32")
         return "fp32"
     return UNKNOWN
+
+
+_HALF_LOADS = {"bfloat16": "bf16", "float16": "fp16"}
 
 
 def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, objective: str,

@@ -158,3 +158,18 @@ def test_pairs_memorized_is_dated_where_the_loss_went_to_zero_though_the_epoch_i
     (found,) = detect_loss_collapse({"loss": loss, "rewards/margins": margins, "epoch": pd.Series([500.0], index=[500])},
                                     Thresholds())
     assert found.kind == "memorization" and found.step <= 15
+
+
+@pytest.mark.parametrize("cells, precision", [
+    (["model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen1.5-1.8B', torch_dtype=torch.bfloat16)\n"
+      "args = TrainingArguments(output_dir='out', learning_rate=2e-4)\ntrainer = Trainer(model=model, args=args)\n"
+      "trainer.train()"], "bf16"),  # weiyuli20 (batch AI8): the weights themselves in bfloat16
+    (["model = AutoModelForCausalLM.from_pretrained('x', quantization_config=bnb)\n"
+      "args = TrainingArguments(output_dir='out', fp16=False, bf16=False)\ntrainer = SFTTrainer(model=model, args=args)\n"
+      "trainer.train()", "base = AutoModelForCausalLM.from_pretrained('x', torch_dtype=torch.float16)\n"
+      "merged = PeftModel.from_pretrained(base, 'out').merge_and_unload()"], "fp32"),  # a reload to merge after
+])
+def test_a_model_loaded_in_half_precision_with_no_mixed_precision_flag_trains_in_it(tmp_path, cells, precision):
+    from support.review_runs import training_notebook
+
+    assert forensics.analyze(training_notebook(tmp_path / "nb", cells)).run_profile.precision == precision

@@ -13,7 +13,8 @@ cell that is not Python is passed over. A keyword is taken where its value is a 
 TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config reads them.
 `code_values(cells, outputs)` gives a flat dict in the run configuration's names (`bf16`, `fp16`, `learning_rate`,
 `training_args_class`, `trainer_class` (a TRL trainer the code builds: `trl.SFTTrainer`), `quant.load_in_4bit`,
-`adapter.peft_type`, `adapter.r`, `model.name_or_path`, `precision.default_fp32` where the notebook trains in its own
+`adapter.peft_type`, `adapter.r`, `model.name_or_path`, `model.load_dtype` (a half-precision load),
+`precision.default_fp32` where the notebook trains in its own
 code with nothing below float32 asked for, `model.built_here` where it builds its model from random weights), empty
 where the code says none of them.
 """
@@ -54,6 +55,7 @@ def code_values(cells: list, outputs: str) -> dict:
     values: dict = {}
     called: set[str] = set()
     trl_names: set[str] = set()  # what the cells imported from trl (`from trl import SFTTrainer`)
+    models_loaded = 0
     for tree in _parsed_cells(cells):
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
@@ -65,7 +67,11 @@ def code_values(cells: list, outputs: str) -> dict:
                 trl_names.update(alias.asname or alias.name for alias in node.names)
             elif isinstance(node, ast.Call):
                 called.add(_called_name(node.func))
-                values.update(_call_values(node, names, bf16_supported))
+                found = _call_values(node, names, bf16_supported)
+                if models_loaded:  # the model loaded first is the one trained (a later reload in float16 merges
+                    found.pop("model.load_dtype", None)  # the adapter after training)
+                models_loaded += _loads_a_model(node)
+                values.update(found)
                 trainer = _trl_trainer(node, trl_names)
                 if trainer:
                     values["trainer_class"] = trainer
@@ -323,6 +329,9 @@ def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> di
         model = _model_name(call, names)
         if model:
             out["model.name_or_path"] = model
+        dtype = _half_dtype(call)
+        if dtype:
+            out["model.load_dtype"] = dtype
         if "For" in owner:  # the head it loads (AutoModelForSequenceClassification: a classifier's)
             out["model.architectures"] = [owner]
     if name == "BitsAndBytesConfig" or name in _LOADERS and _MODEL_CLASSES.search(owner):
@@ -338,6 +347,18 @@ def _called_name(func: ast.expr) -> str:
 def _owner_name(func: ast.expr) -> str:
     """`FastLanguageModel` of `FastLanguageModel.from_pretrained(...)`; '' for a bare call."""
     return _called_name(func.value) if isinstance(func, ast.Attribute) else ""
+
+
+def _loads_a_model(call: ast.Call) -> bool:
+    return _called_name(call.func) in _LOADERS and bool(_MODEL_CLASSES.search(_owner_name(call.func)))
+
+
+def _half_dtype(call: ast.Call) -> str | None:
+    """"bfloat16" or "float16" where a loader is asked for its weights in half precision (`torch_dtype=torch.bfloat16`,
+    `dtype="float16"`), else None."""
+    value = next((k.value for k in call.keywords if k.arg in ("torch_dtype", "dtype")), None)
+    name = value.attr if isinstance(value, ast.Attribute) else value.value if isinstance(value, ast.Constant) else None
+    return {"bfloat16": "bfloat16", "float16": "float16", "half": "float16"}.get(name) if isinstance(name, str) else None
 
 
 def _model_name(call: ast.Call, names: dict) -> str | None:
