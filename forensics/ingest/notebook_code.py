@@ -56,7 +56,9 @@ def code_values(cells: list, outputs: str) -> dict:
     called: set[str] = set()
     trl_names: set[str] = set()  # what the cells imported from trl (`from trl import SFTTrainer`)
     models_loaded = 0
-    for tree in _parsed_cells(cells):
+    trees = list(_parsed_cells(cells))  # the cells that ran, parsed once for every question below
+    code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
+    for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
                     and isinstance(node.value.value, (bool, int, float, str)):
@@ -75,11 +77,11 @@ def code_values(cells: list, outputs: str) -> dict:
                 trainer = _trl_trainer(node, trl_names)
                 if trainer:
                     values["trainer_class"] = trainer
-    if _trains_whole_model(values, called, cells):
+    if _trains_whole_model(values, called, trees, code):
         values["method"] = "full"
-    if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(cells):
+    if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, code):
         values["precision.default_fp32"] = True
-    built = _model_built_here(cells)
+    built = _model_built_here(cells, trees, code)
     if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
         values["model.built_here"] = built
     return values
@@ -95,8 +97,8 @@ _MODULE_BASES = ("Module", "Model")  # torch's nn.Module, Keras' Model: a networ
 
 
 def _loads_weights(cells: list) -> bool:
-    """Whether any code cell, run or not, calls what loads trained weights (`_LOADERS_OF_WEIGHTS`, `torch.load`,
-    `pickle.load`); a comment quoting one, or a method of that name the notebook defines, is no load."""
+    """Whether any code cell, run or not, calls what loads trained weights (`_loads_trained_weights`); a comment
+    quoting one, or a method of that name the notebook defines, is no load."""
     everything = [dict(c, execution_count=1) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
     return any(isinstance(node, ast.Call) and _loads_trained_weights(node)
                for tree in _parsed_cells(everything) for node in ast.walk(tree))
@@ -118,15 +120,13 @@ def _loads_trained_weights(call: ast.Call) -> bool:
     return False
 
 
-def _model_built_here(cells: list) -> str | None:
+def _model_built_here(cells: list, trees: list, code: str) -> str | None:
     """The class a notebook builds its model from where it trains it from random weights: a network it defines
     (`class GPTLanguageModel(nn.Module)`) or Keras' `Sequential([...])`, called in a cell that ran, or a library
     model class given a config (`GPT2LMHeadModel(config)`), and nothing in its code loading trained weights nor
     a program training it (`!python train.py`). None otherwise."""
-    code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
     if _SHELL_TRAINING.search(code) or _loads_weights(cells):
         return None
-    trees = list(_parsed_cells(cells))
     defined = {node.name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
                and any(_called_name(base).endswith(_MODULE_BASES) for base in node.bases)}
     own = {name for tree in trees for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
@@ -165,14 +165,13 @@ _SHELL_TRAINING = re.compile(r"(?m)^\s*(?:!\s*(?:python3?|torchrun|accelerate|de
 _TRAINING_CALLS = ("backward", "fit")
 
 
-def _trains_in_default_float32(cells: list) -> bool:
+def _trains_in_default_float32(trees: list, code: str) -> bool:
     """The notebook trains in its own code (a loop's `loss.backward()`, Keras' `model.fit(...)`, a Trainer whose
     arguments it spells out) and nothing in its code, run or not, asks for a precision below float32 or hands the
     training to a program: PyTorch's, Keras' and the Trainer's default, float32 (Karpathy's gpt-dev, a CPU loop)."""
-    code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
     if _LOWER_PRECISION_WORDS.search(code) or _SHELL_TRAINING.search(code):
         return False
-    calls = [node for tree in _parsed_cells(cells) for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
     if any(k.arg is None for c in calls if _configures_training(_called_name(c.func)) for k in c.keywords):
         return False  # a trainer or its arguments built from a dict or a file the code does not show (`**config`)
     if any(_called_name(c.func) in _TRAINING_CALLS and isinstance(c.func, ast.Attribute) for c in calls):
@@ -191,7 +190,7 @@ def _configures_training(name: str) -> bool:
 _ADAPTER_WORDS = re.compile(r"(?i)peft|lora|adapter|load_in_[48]bit|bitsandbytes|prompt_?tuning|prefix_?tuning|ia3")
 
 
-def _trains_whole_model(values: dict, called: set[str], cells: list) -> bool:
+def _trains_whole_model(values: dict, called: set[str], trees: list, code: str) -> bool:
     """The code that ran builds a Trainer around a pre-trained model it loaded (`from_pretrained`) and nothing in
     the notebook's code (cells that ran or not) sets up an adapter or a quantized base: every weight is trained.
     A notebook that trains through a shell command (`!python train.py --lora ...`) shows no Trainer here."""
@@ -199,8 +198,7 @@ def _trains_whole_model(values: dict, called: set[str], cells: list) -> bool:
         return False
     if not any(name.endswith("Trainer") for name in called):
         return False
-    code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
-    return not (_ADAPTER_WORDS.search(code) or _FREEZES.search(code) or _model_handed_to_own_code(cells))
+    return not (_ADAPTER_WORDS.search(code) or _FREEZES.search(code) or _model_handed_to_own_code(trees))
 
 
 # Weights set aside from training: `param.requires_grad = False`, `.requires_grad_(False)`, a freeze helper
@@ -217,13 +215,13 @@ _KNOWN_PACKAGES = ("transformers", "torch", "datasets", "trl", "accelerate", "ev
                    "multiprocessing", "pickle", "optuna")
 
 
-def _model_handed_to_own_code(cells: list) -> bool:
+def _model_handed_to_own_code(trees: list) -> bool:
     """The model a cell loaded (`model = X.from_pretrained(...)`) is passed to a function the notebook imports from a
     module of its own (`model = prepare_model(model, cfg)`), which may wrap it in an adapter out of sight."""
     own: set[str] = set()
     models: set[str] = set()
     calls: list[ast.Call] = []
-    for tree in _parsed_cells(cells):
+    for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 own |= _own_imports(node)
