@@ -43,6 +43,18 @@ def test_without_the_vocabulary_only_a_start_above_any_tokenizers_guess_counts()
         "start_above_uniform_guess"]
 
 
+def test_a_start_still_at_chance_at_the_next_point_is_no_blip_though_the_loss_then_fell():
+    """mycguo's GPT-2 LoRA (tests/realworld): 11.0 at step 10, 10.42 at 20, 9.61 at 30 (ln 50257 = 10.82), then
+    0.65 by step 60 with token accuracy 0.10 -> 0.87: the base was at chance for two logging windows, so the fall
+    that followed does not excuse the start (unlike a first step's blip, whose next point is already low)."""
+    loss = {10: 10.996, 20: 10.42, 30: 9.61, 40: 5.34, 50: 1.88, 60: 0.89, 70: 0.66, 80: 0.64, 90: 0.65, 100: 0.66}
+    accuracy = {10: 0.10, 20: 0.12, 30: 0.2, 40: 0.4, 50: 0.7, 60: 0.85, 100: 0.87}
+    found = detect_start_above_uniform_guess(_run(loss, mean_token_accuracy=accuracy), Thresholds(), "lora", 50257)
+    assert [(f.kind, f.step) for f in found] == [("start_above_uniform_guess", 10)]
+    assert "still 10.42 at step 20, then down to about" in found[0].message
+    assert "only came down" not in found[0].message
+
+
 @pytest.mark.parametrize("metrics, method, task_type", [
     (_run({10: 1.69, 20: 1.2, 30: 0.9, 40: 0.53}), "qlora", None),  # the rerun: an ordinary start
     (_run(BLIP, token_acc={1: 0.0, 10: 0.55, 20: 0.93, 90: 0.94}), "lora", None),  # a first step's blip

@@ -7,8 +7,9 @@ vocabulary (ln V: 11.76 nats for Llama 3's 128256 tokens; a fine-tune starts nea
 above ln V means the base predicts these targets worse than chance: the labels or inputs are not what
 it was trained on (another model's tokenizer or chat template, labels shifted or unmasked, the base
 weights not loaded). What the loss curve then shows is the adapter learning to undo that, not the task:
-a warning, unless the rest of the run shows the task learned after all (the loss down to a tenth of that
-start, or the token accuracy up by 0.2: a first step's blip). Where the vocabulary size is not known, only
+a warning, unless the start was a first step's blip (the next logged loss already under half the guess) and
+the rest of the run shows the task learned after all (the loss down to a tenth of that start, or the token
+accuracy up by 0.2). Where the vocabulary size is not known, only
 a first loss above ln(440k) = 13, the uniform guess of any tokenizer, is read this way.
 """
 from __future__ import annotations
@@ -38,12 +39,12 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     level = math.log(vocab_size) if known else FRESH_HEAD_RANGE[1]
     first, step = float(loss.iloc[0]), int(loss.index[0])
     tail = _last_tenth(loss)
-    if first <= level or _then_learned_the_task(metrics, tail, first):
+    if first <= level or (_a_first_step_blip(loss, level) and _then_learned_the_task(metrics, tail, first)):
         return []
     guess = (f"a uniform guess over its {vocab_size} tokens (ln {vocab_size} = {format_number(level)})" if known
              else f"a uniform guess over any tokenizer's vocabulary (at most about {format_number(level)})")
     message = (f"the first training loss {format_number(first)} of this {ADAPTER_METHODS[method]} fine-tune is above "
-               f"{guess}, and the run only came down to about {format_number(tail)}{_accuracy_note(metrics)}: an "
+               f"{guess}, {_what_followed(metrics, loss, tail, first)}: an "
                "adapter starts as the identity, so the pre-trained base predicted these targets worse than chance. "
                "The labels or inputs are not what the model expects (another model's tokenizer or chat template, "
                "labels shifted or not masked, base weights not loaded); the loss that follows is the adapter "
@@ -56,7 +57,17 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
 # A start that was a blip: the loss then fell to this fraction of it, or the token accuracy rose this much
 _LEARNED_FALL = 0.1
 _LEARNED_ACCURACY_RISE = 0.2
+# ... but only where the start was a blip: the second logged loss under this fraction of the uniform guess
+_BLIP_LEVEL = 0.5
 ACCURACY_KEYS = ("mean_token_accuracy", "token_acc", "acc")
+
+
+def _a_first_step_blip(loss, level: float) -> bool:
+    """The start above the guess was one odd point: the next logged loss is already under half the uniform guess
+    (ms-swift's 20.5 at step 1, 3.95 at step 10). A base that was still near chance at its second logged point
+    (mycguo's GPT-2 LoRA: 11.0, then 10.4 ten steps later, ln 50257 = 10.8) really scored these targets at
+    chance, and whatever it learned next (0.65 in 50 steps, 87% token accuracy) is not evidence against that."""
+    return float(loss.iloc[1]) < _BLIP_LEVEL * level
 
 
 def _then_learned_the_task(metrics: Metrics, tail: float, first: float) -> bool:
@@ -80,9 +91,19 @@ def token_accuracy(metrics: Metrics):
     return (name, found) if found is not None and len(found) >= 2 else (None, None)
 
 
-def _accuracy_note(metrics: Metrics) -> str:
+def _what_followed(metrics: Metrics, loss, tail: float, first: float) -> str:
+    """What the loss did after its start: stayed high, or fell fast from a base that was still at chance at its
+    second logged point (learning something easier than the task: padding, a fixed template)."""
+    if not _then_learned_the_task(metrics, tail, first):
+        return f"and the run only came down to about {format_number(tail)}{_accuracy_note(metrics, 'stayed at')}"
+    return (f"still {format_number(float(loss.iloc[1]))} at step {int(loss.index[1])}, then down to about "
+            f"{format_number(tail)}{_accuracy_note(metrics, 'went')} (what an adapter learns on a base at chance may be "
+            "padding or a fixed template rather than the task)")
+
+
+def _accuracy_note(metrics: Metrics, verb: str) -> str:
     name, accuracy = token_accuracy(metrics)
     if accuracy is None:
         return ""
-    return (f" while its {name} stayed at {format_number(float(accuracy.iloc[0]))} -> "
+    return (f" while its {name} {verb} {format_number(float(accuracy.iloc[0]))} -> "
             f"{format_number(float(accuracy.iloc[-1]))}")
