@@ -307,3 +307,37 @@ def test_autotrain_training_params_json_gives_method_and_precision(tmp_path):
     a = analyze_logs(autotrain_run(tmp_path / "ok"))
     assert a.run_profile.method == "qlora", a.run_profile
     assert a.run_profile.precision == "bf16", a.run_profile
+
+
+def keras_tensorboard_per_batch(folder, batches=20, epochs=3):
+    """keras/src/callbacks/tensorboard.py with `update_freq="batch"`: `batch_loss` at the batch count in logs/train
+    beside `epoch_loss` at the epoch (from 0) in the same file; logs/validation holds `epoch_loss` per epoch and
+    `evaluation_loss_vs_iterations` at the optimizer's iterations, at times for fewer epochs than it ran (Harshit1234G's
+    AxiomLM, tests/realworld: one of three). Writer file names carry the same host and pid, as Keras' do."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    train = SummaryWriter(str(folder / "logs" / "train"), filename_suffix="")
+    val = SummaryWriter(str(folder / "logs" / "validation"), filename_suffix="")
+    for epoch in range(epochs):
+        for b in range(1, batches + 1):
+            step = epoch * batches + b
+            train.add_scalar("batch_loss", 9.9 - 6 * step / (epochs * batches), step, new_style=True)
+        train.add_scalar("epoch_loss", 9.0 - 2 * epoch, epoch, new_style=True)
+        val.add_scalar("epoch_loss", 5.0 - epoch * 0.5, epoch, new_style=True)
+        if epoch == 0:
+            val.add_scalar("evaluation_loss_vs_iterations", 5.0, batches, new_style=True)
+    train.close()
+    val.close()
+    return folder
+
+
+def test_keras_tensorboard_per_batch_loss_and_its_epoch_values_on_one_axis(tmp_path):
+    """With batches logged, the `epoch_` values count epochs on an axis that counts batches: read as the loss they
+    made a restart at step 1 and left the batches' run abandoned (AxiomLM: only 3 epoch points stood of 22167). The
+    training loss is the batches'; the held-out loss of epoch e stands at iteration (e + 1) x batches an epoch."""
+    pytest.importorskip("torch")
+    a = analyze_logs(keras_tensorboard_per_batch(tmp_path / "run"))
+    loss = a.timeline.series("loss")
+    assert len(loss) == 60 and loss.index[0] == 1 and loss.iloc[0] > 9.5, loss.head()
+    assert list(a.timeline.series("eval_loss").index) == [20, 40, 60]
+    assert not a.timeline.frame["abandoned"].any()

@@ -34,6 +34,7 @@ UnreadableFile.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -88,25 +89,84 @@ def read(path: Path) -> LogRecords:
 
 # Keras' TensorBoard callback (keras/src/callbacks/tensorboard.py:215-216, 560-579) writes `<log_dir>/train` and
 # `<log_dir>/validation`: `epoch_<name>` at step=epoch (from 0), the held-out logs' `val_` cut off, so `epoch_loss` in
-# both folders; with `update_freq` set, also `batch_<name>` at the batch count.
+# both folders; with `update_freq` set, also `batch_<name>` at the batch count in `train/`, and in `validation/`
+# `evaluation_<name>_vs_iterations` at the optimizer's iteration count (on_test_end): the same axis as the batches.
 _KERAS_FOLDERS = {"train": "", "validation": "val_"}
+_KERAS_ITERATIONS = re.compile(r"^evaluation_(?P<name>.+)_vs_iterations$")
 
 
 def _keras_callback_names(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     """A Keras callback's event file with the timeline's names: per batch where it logs batches (`batch_loss` ->
-    loss), else per epoch (`epoch_loss` -> loss, or eval_loss in `validation/`), numbered from 1 as Keras' console
-    numbers its epochs (`Epoch 1/10`, ingest.pretrain_lines.KerasEpochs)."""
+    loss; `evaluation_loss_vs_iterations` -> eval_loss), else per epoch (`epoch_loss` -> loss, or eval_loss in
+    `validation/`), numbered from 1 as Keras' console numbers its epochs (`Epoch 1/10`,
+    ingest.pretrain_lines.KerasEpochs). Where the batches are logged, the `epoch_` values are dropped: they count
+    epochs on an axis that counts batches, and would read as a restart at step 1."""
     split = _KERAS_FOLDERS.get(path.parent.name)
     metrics = set(frame["metric"])
     if split is None or "epoch_loss" not in metrics and "batch_loss" not in metrics:
         return frame
-    kind = "batch_" if "batch_loss" in metrics and split == "" else "epoch_"
-    ours = frame["metric"].str.startswith(kind)
+    per_batch = "batch_loss" in metrics if split == "" else (
+        "evaluation_loss_vs_iterations" in metrics and _keras_train_logs_batches(path))
     frame = frame.copy()
-    frame.loc[ours, "metric"] = [keras_metric_name(split + name[len(kind):]) for name in frame.loc[ours, "metric"]]
-    if kind == "epoch_":
-        frame.loc[ours, "step"] += 1
+    if per_batch:
+        frame = _keras_epochs_on_iterations(frame) if split else frame[~frame["metric"].str.startswith("epoch_")]
+        frame = frame.copy()
+        frame["metric"] = [_keras_batch_name(name, split) for name in frame["metric"]]
+        return frame
+    ours = frame["metric"].str.startswith("epoch_")
+    frame.loc[ours, "metric"] = [keras_metric_name(split + name[len("epoch_"):]) for name in frame.loc[ours, "metric"]]
+    frame.loc[ours, "step"] += 1
     return frame
+
+
+_EVENT_FILE = re.compile(r"^events\.out\.tfevents\.(?P<time>\d+)\.(?P<writer>.+\.\d+)\.\d+(?:\.v2)?$")
+
+
+def _keras_train_logs_batches(path: Path) -> bool:
+    """Whether the `train/` events beside a `validation/` file log batches (`batch_loss`): the train file of the same
+    writer process (host and pid in the name) started last before it. Keras writes its validation events on the
+    iteration axis too, so they follow whichever axis the training loss is on."""
+    ours = _EVENT_FILE.match(path.name)
+    train = path.parent.parent / "train"
+    if ours is None or not train.is_dir():
+        return False
+    same = [(int(m["time"]), f) for f in train.iterdir()
+            if (m := _EVENT_FILE.match(f.name)) and m["writer"] == ours["writer"] and int(m["time"]) <= int(ours["time"])]
+    if not same:
+        return False
+    try:
+        return b"batch_loss" in max(same, key=lambda pair: pair[0])[1].read_bytes()
+    except OSError:
+        return False
+
+
+def _keras_epochs_on_iterations(frame: pd.DataFrame) -> pd.DataFrame:
+    """A validation file's `epoch_<name>` rows moved to the iteration axis, where its `evaluation_loss_vs_iterations`
+    points say how many iterations an epoch has (the same value at epoch e and at iteration (e + 1) x n, for one n
+    over every matched pair); the iteration rows they repeat then dropped. Keras writes fewer iteration points than
+    epochs at times (AxiomLM: one of three), so the epochs keep the rest. Without a consistent n, only the iteration
+    rows are kept."""
+    epochs = frame[frame["metric"] == "epoch_loss"]
+    iterations = frame[frame["metric"] == "evaluation_loss_vs_iterations"]
+    at_epoch = dict(zip(epochs["value"], epochs["step"]))
+    per_epoch = {int(row.step) / (int(at_epoch[row.value]) + 1) for row in iterations.itertuples()
+                 if row.value in at_epoch}
+    if len(per_epoch) != 1 or not float(next(iter(per_epoch))).is_integer():
+        return frame[~frame["metric"].str.startswith("epoch_")]
+    n = int(next(iter(per_epoch)))
+    moved = frame[frame["metric"].str.startswith("epoch_")].copy()
+    moved["step"] = (moved["step"] + 1) * n
+    moved["metric"] = "batch_" + moved["metric"].str[len("epoch_"):]
+    kept = frame[~frame["metric"].str.startswith(("epoch_", "evaluation_"))]
+    return pd.concat([kept, moved]).sort_values("step", kind="stable")
+
+
+def _keras_batch_name(name: str, split: str) -> str:
+    """The timeline's name of a Keras callback's per-batch tag (`batch_loss`, `evaluation_loss_vs_iterations`)."""
+    if name.startswith("batch_"):
+        return keras_metric_name(split + name[len("batch_"):])
+    found = _KERAS_ITERATIONS.match(name)
+    return keras_metric_name(split + found["name"]) if found else name
 
 
 def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray, folder: str):
@@ -198,8 +258,11 @@ def _fast_scalars(views: ByteViews, starts: np.ndarray, lengths: np.ndarray) -> 
         & (k + 10 + len(_SCALARS_META) == end)
     as_double = ok & _bytes_equal(views, k, _DOUBLE_TENSOR) & _bytes_equal(views, k + 14, _SCALARS_META) \
         & (k + 14 + len(_SCALARS_META) == end)
-    value = np.where(simple, views.f32[k + 1].astype(np.float64), np.nan)
-    value = np.where(as_float, views.f32[k + 6].astype(np.float64), value)
+    # every record's bytes at these offsets are read as floats, most of them no float at all: a signalling-NaN
+    # pattern among them raises numpy's "invalid value" warning on the cast, for values the masks then drop
+    with np.errstate(invalid="ignore"):
+        value = np.where(simple, views.f32[k + 1].astype(np.float64), np.nan)
+        value = np.where(as_float, views.f32[k + 6].astype(np.float64), value)
     value = np.where(as_double, views.f64[k + 6], value)
     ok = simple | as_float | as_double
     rec = np.flatnonzero(ok)
