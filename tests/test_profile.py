@@ -514,3 +514,21 @@ def test_orpo_is_told_by_its_odds_ratio_terms_not_by_an_nll_loss_a_dpo_or_cpo_lo
                           "value": [0.6] * (10 * (len(names) + 1)), "wall_time": float("nan")})
     timeline = build_timeline([LogRecords(source="trainer_state.json", format="trainer_state", frame=frame)])
     assert run_profile(None, RunConfig(), timeline, []).algorithm == algorithm
+
+
+@pytest.mark.parametrize("args, objective", [
+    ({"task_type": "causal_lm", "use_chat_template": True, "train_type": "lora"}, "sft"),  # `swift sft`
+    ({"task_type": "causal_lm", "use_chat_template": False, "loss_scale": "all", "train_type": "lora"}, "pretrain"),
+    ({"task_type": "seq_cls", "use_chat_template": True, "train_type": "lora"}, "unknown"),  # a classifier
+    ({"task_type": "causal_lm", "train_type": "lora"}, "unknown"),  # no use_chat_template: neither is said
+])
+def test_an_ms_swift_args_json_without_rlhf_type_says_sft_or_pt(tmp_path, args, objective):
+    """cho104's Ovis2.5 LoRA (tests/realworld): ms-swift's args.json of a `swift sft` run has no rlhf_type, task_type
+    causal_lm and use_chat_template true; `swift pt` differs by use_chat_template false (ms-swift's PretrainArguments)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "args.json").write_text(json.dumps(args))
+    rows = [{"loss": 1.5 - s / 100, "grad_norm": 1.0, "learning_rate": 1e-4, "epoch": s / 20,
+             "global_step/max_steps": f"{s}/20", "memory(GiB)": 20.0} for s in range(1, 21)]
+    (run / "logging.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert forensics.analyze(run).run_profile.objective == objective

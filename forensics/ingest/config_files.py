@@ -314,8 +314,20 @@ def swift_values(args: dict) -> dict[str, Any]:
             out[ours] = args[theirs]
     if method:
         out["method"] = method
+    stage = _swift_stage(args)
+    if stage:
+        out["stage"] = stage
     out["_framework"] = "swift"  # its own record of the run; no tracker config holds a "_" key
     return out
+
+
+def _swift_stage(args: dict) -> str | None:
+    """`swift sft` or `swift pt` for a causal-LM run with no `rlhf_type`: `swift rlhf` records its algorithm there,
+    and `swift pt`'s PretrainArguments differ from SftArguments only by use_chat_template False and loss_scale
+    'all' (swift/llm/argument/train_args.py). A v2 record without use_chat_template says neither."""
+    if args.get("rlhf_type") or args.get("task_type", "causal_lm") != "causal_lm" or "use_chat_template" not in args:
+        return None
+    return "sft" if args["use_chat_template"] else "pt"
 
 
 def _quantization(bits: Any, method: Any, double_quant: Any) -> dict[str, Any]:
