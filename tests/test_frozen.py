@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from forensics.analyzers import run_all, status_of
-from forensics.analyzers.frozen import detect_no_gradient
+from forensics.analyzers.frozen import detect_no_gradient, detect_rl_gradient_gone
 from forensics.config import Thresholds
 from forensics.timeline import LogRecords, build_timeline
 
@@ -116,3 +116,33 @@ def test_a_run_that_learned_and_repeats_a_coarse_print_in_later_epochs_is_no_rep
     losses = [9.0, 8.0, 7.5, 7.0, 6.8, 6.6] + [6.3, 6.1, 6.0, 5.9, 5.8, 5.7] + late + late
     m = _metrics(loss=dict(enumerate(losses)), epoch={s: float(s // 6) for s in range(len(losses))})
     assert detect_repeated_epoch_losses(m, Thresholds()) == []
+
+
+# JuncyLu's TRL GRPO on Qwen2.5-VL-3B (tests/realworld), its shape: a dict every 10 steps, grad_norm 47.75 at step 10,
+# then 0.0 at 42 of the 48 points after it (a few huge ones between: 404, 122.5, 218, 77, 63, 112), reward flat
+_JUNCY_GRAD = [47.75, 0, 404, 0, 0, 122.5, 218, 0, 77, 0, 0, 63] + [0] * 13 + [112] + [0] * 23
+_JUNCY_REWARD = [1.75, 3.6, 2.7, 2.0, 3.7, 2.9, 3.1, 3.3, 2.5, 1.8, 2.2, 2.0, 2.6, 2.4, 2.0, 2.4, 2.0, 2.6, 2.8, 1.4,
+                 2.4, 2.2, 3.0, 2.6, 2.6, 2.0, 3.0, 1.8, 1.8, 2.6, 2.4, 2.6, 2.6, 2.8, 2.2, 2.6, 3.0, 2.0, 1.8, 3.0,
+                 2.4, 2.6, 2.4, 2.4, 2.2, 2.4, 2.6, 1.2, 2.6]
+
+
+def _grpo(grad, reward):
+    steps = [10 * (i + 1) for i in range(len(grad))]
+    return _metrics(grad_norm=dict(zip(steps, grad)), reward=dict(zip(steps, reward)),
+                    loss={s: 0.0 for s in steps}, frac_reward_zero_std={s: 0.9 for s in steps})
+
+
+def test_an_rl_log_whose_gradient_went_to_zero_for_good_lost_its_learning_signal():
+    found = detect_rl_gradient_gone(_grpo(_JUNCY_GRAD, _JUNCY_REWARD), Thresholds())
+    assert [(f.kind, f.severity, f.step) for f in found] == [("no_learning_signal", "error", 20)]
+    assert "exactly 0 at 42 of the 48 logged steps from step 20 on" in found[0].message
+
+
+@pytest.mark.parametrize("metrics", [
+    _grpo(_JUNCY_GRAD, [1.0 + i / 20 for i in range(49)]),  # the reward kept rising: a signal got through
+    _grpo([0.0] * 30 + [1.5] * 19, _JUNCY_REWARD),  # zero for a stretch, then the gradient came back
+    _grpo([0.0 if i % 3 else 0.5 for i in range(49)], _JUNCY_REWARD),  # zero at two points in three: under 80%
+    {k: v for k, v in _grpo(_JUNCY_GRAD, _JUNCY_REWARD).items() if k != "reward"},  # no reward: not an RL log
+])
+def test_an_rl_log_with_a_gradient_or_a_rising_reward_keeps_its_signal(metrics):
+    assert detect_rl_gradient_gone(metrics, Thresholds()) == []

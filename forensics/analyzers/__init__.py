@@ -35,7 +35,7 @@ from .nonfinite import detect_nonfinite_metrics
 from .overfitting import detect_overfitting, fold_memorization
 from .overflow import detect_loss_scale_overflow
 from .dead_reward import detect_dead_reward_signal
-from .frozen import detect_no_gradient, detect_repeated_epoch_losses
+from .frozen import detect_no_gradient, detect_repeated_epoch_losses, detect_rl_gradient_gone
 from .reward_decline import detect_reward_decline
 from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped_step_points
 from .crash import detect_crash, detect_unlogged_nonfinite
@@ -53,7 +53,7 @@ DETECTORS = (
     detect_loss_spikes, detect_divergence, detect_loss_scale_overflow, detect_impossible_loss, detect_lr_anomalies,
     detect_never_learned, detect_overfitting, detect_reward_decline, detect_dead_reward_signal,
     detect_train_eval_mismatch, detect_huge_grad_norm, detect_no_gradient, detect_loss_accuracy_mismatch,
-    detect_repeated_epoch_losses,
+    detect_repeated_epoch_losses, detect_rl_gradient_gone,
 )
 
 

@@ -12,14 +12,18 @@ to them.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
 from .dead_reward import detect_dead_reward_signal
 from .learning_evidence import is_pairwise_log, learning_shown
-from .metrics import GRAD_NORM, LOSS, Metrics, finite, head_and_tail, masked_loss_steps, real_loss
+from .metrics import (GRAD_NORM, LOSS, Metrics, finite, first_settled, format_number, head_and_tail,
+                      masked_loss_steps, real_loss)
 from .never_learned import detect_never_learned
+from .reward_decline import reward_metric
 
 _MIN_POINTS = 5
 
@@ -47,6 +51,42 @@ def detect_no_gradient(metrics: Metrics, thresholds: Thresholds) -> list[Finding
                "which this one does not.")
     return [Finding("no_learning_signal", "error", first, message, end_step=last, metric=GRAD_NORM,
                     evidence={"points": int(len(grad)), "grad_norm_zero": True, "frozen": True})]
+
+
+_MOSTLY_ZERO = 0.8  # an RL log's grad_norm exactly 0 at this share of its points from some step to the end ...
+_ZERO_SPAN = 0.5  # ... over at least this share of the log
+
+
+def detect_rl_gradient_gone(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """One `no_learning_signal` error for an RL log whose grad_norm is exactly 0 at `_MOSTLY_ZERO` of its points from
+    some step to the end (over `_ZERO_SPAN` of the log or more) while the reward does not rise there, or []. In GRPO a
+    zero gradient is every advantage 0: each group's completions scored alike, as a policy that collapsed to one
+    answer does (JuncyLu's GRPO on Qwen2.5-VL: bare two-token answers from step 20, grad_norm 0 at 42 of the 48
+    points after it, frac_reward_zero_std 0.7-1.0, the reward flat). The few non-zero points between are groups
+    that still differed, too few to move the policy. A log whose every point is 0 is `detect_no_gradient`'s."""
+    reward_name = reward_metric(metrics)
+    grad = finite(metrics[GRAD_NORM]) if GRAD_NORM in metrics and reward_name else None
+    if grad is None or len(grad) < max(_MIN_POINTS, thresholds.learning_min_points) or np.all(grad.to_numpy() == 0):
+        return []
+    zero = grad.to_numpy() == 0
+    begin = first_settled(zero, _MOSTLY_ZERO)
+    if begin is None or len(grad) - begin < max(_MIN_POINTS, _ZERO_SPAN * len(grad)):
+        return []
+    first = int(grad.index[begin])
+    later = {name: series[series.index >= first] for name, series in metrics.items()}
+    if _improved(later, thresholds) or _policy_moved(later):
+        return []
+    reward = finite(later[reward_name])
+    start, end = head_and_tail(reward) if len(reward) else (math.nan, math.nan)
+    zeros = int(zero[begin:].sum())
+    message = (f"grad_norm is exactly 0 at {zeros} of the {len(grad) - begin} logged steps from step {first} on, and "
+               f"the {reward_name} does not rise there (about {format_number(start)} -> {format_number(end)}): in "
+               "GRPO-style training a zero gradient means every advantage was 0, each group's completions scored "
+               "alike, so the policy stopped learning. Look at the completions from that step (one short answer for "
+               "every prompt is a collapsed policy); make the reward tell completions apart, sample more varied "
+               "completions (temperature, num_generations), and restart from a checkpoint saved before it.")
+    return [Finding("no_learning_signal", "error", first, message, end_step=int(grad.index[-1]), metric=GRAD_NORM,
+                    evidence={"zero_points": zeros, "points": int(len(grad) - begin), "grad_norm_zero": True})]
 
 
 _SAME_BATCHES = 5  # losses in a row, batch for batch, that an epoch repeats from the one before
