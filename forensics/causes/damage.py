@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..findings import Cause, plural
 from ..checkpoints.blocks import block_index
-from .evidence import (Facts, first_bad_checkpoint, is_embedding, last_good_before,
+from .evidence import (Facts, evidence_value, first_bad_checkpoint, is_embedding, last_good_before,
                        number_of_blocks, precision_sources, said, zero_loss_zero_grad_steps)
 
 
@@ -86,14 +88,13 @@ def early_blocks(facts: Facts) -> Cause | None:
 
 
 def masked_nan_loss(facts: Facts) -> Cause | None:
-    """loss logged as exactly 0.0 next to a NaN grad_norm: HF's logging_nan_inf_filter hid a NaN loss."""
+    """loss logged as exactly 0.0 where the training went NaN: HF's logging_nan_inf_filter hid a NaN loss."""
     steps = facts.masked_nan_steps
     flagged = facts.of_kind("masked_nan_loss")
     if not steps and not flagged:
         return None
     first = steps[0] if steps else flagged[0].step
-    evidence = [f"loss is logged as exactly 0.0 where grad_norm is NaN/Inf, from step {first}"
-                + (f" ({len(steps)} logged steps)" if steps else "")]
+    evidence = [_masked_sentence(facts, steps, first, flagged)]
     nan_filter = facts.config.get("logging_nan_inf_filter")
     if nan_filter is not None:
         evidence.append(said(facts.config, "logging_nan_inf_filter"))
@@ -101,10 +102,33 @@ def masked_nan_loss(facts: Facts) -> Cause | None:
                     "itself, so a window of NaN losses logs 0.0: the loss was NaN, the model did not fit the data")
     return Cause(
         cause="masked_nan_loss", confidence="likely", evidence=evidence,
-        suggestion=(f"Read loss 0.0 from step {first} on as NaN: the run diverged there. Resume from a checkpoint "
-                    "before it; logging_nan_inf_filter=False makes the NaN visible in the log."),
+        suggestion=f"Read loss 0.0 from step {first} on as NaN: the training went NaN there. {_after_masked(facts, first)}",
         title="loss 0.0 is a hidden NaN (logging_nan_inf_filter)",
     )
+
+
+def _masked_sentence(facts: Facts, steps: list[int], first: int, flagged) -> str:
+    """Where the hidden NaN shows, naming only what was logged: a NaN grad_norm beside the 0.0 where there is one;
+    else what the finding read it from (an exploded loss, a frozen rate, a NaN eval; grad_norm absent or 0.0)."""
+    count = f" ({len(steps)} logged steps)" if steps else ""
+    grad = facts.metrics.get("grad_norm")
+    at = grad[grad.index.isin(steps or [first])] if grad is not None else None
+    if at is not None and len(at) and not np.isfinite(at.to_numpy(dtype="float64")).all():
+        return f"loss is logged as exactly 0.0 where grad_norm is NaN/Inf, from step {first}{count}"
+    beside = ("grad_norm was not logged" if at is None or not len(at)
+              else f"grad_norm is logged as {evidence_value(float(at.iloc[0]))} there, not NaN")
+    told = f"; {flagged[0].message}" if flagged else ""
+    return f"loss is logged as exactly 0.0 from step {first}{count} and {beside}{told}"
+
+
+def _after_masked(facts: Facts, first: int) -> str:
+    """What to do about the weights: resume from before the NaN, unless nothing came before it (a NaN from the first
+    step, or before any update), where no checkpoint holds trained weights to go back to."""
+    if facts.before_any_update or first <= 1:
+        return ("It was NaN from the start, so no checkpoint before it holds trained weights: find what made it NaN "
+                "(the other causes), fix it and start again; logging_nan_inf_filter=False makes the NaN visible.")
+    return ("Resume from a checkpoint saved before it; logging_nan_inf_filter=False makes the NaN visible in the "
+            "log.")
 
 
 # The GRPO detector's no_learning_signal (analyzers.dead_reward): rewards without spread, not masked labels.
@@ -130,7 +154,9 @@ def no_reward_spread(facts: Facts) -> Cause | None:
 
 def zero_loss_zero_grad(facts: Facts) -> Cause | None:
     """loss 0.0 with a finite grad_norm of 0.0: no learning signal (labels all masked?), not a NaN."""
-    steps = zero_loss_zero_grad_steps(facts)
+    # steps the analyzers read as a hidden NaN (a run whose every fp16 step overflowed logs loss and grad_norm 0.0)
+    # are not a lack of signal: the labels are not what to check there
+    steps = [s for s in zero_loss_zero_grad_steps(facts) if s not in set(facts.masked_nan_steps)]
     flagged = [f for f in facts.of_kind("no_learning_signal")
                if f.metric not in _REWARD_SPREAD_METRICS and not f.evidence.get("frozen")]
     if not steps and not flagged:

@@ -76,6 +76,26 @@ class Facts:
             f.kind in INSTABILITY_KINDS - {"skipped_steps"} and f.severity in ("warning", "error")
             and not _not_the_optimizer(f) for f in self.live_findings)
 
+    @cached_property
+    def first_unstable(self) -> Finding | None:
+        """The earliest standing finding of the kind `unstable_beyond_skips` counts: the trouble an optimizer setting
+        would have to explain, and so the step up to which the settings in force are judged."""
+        found = [f for f in self.live_findings if f.kind in INSTABILITY_KINDS - {"skipped_steps"}
+                 and f.severity in ("warning", "error") and not _not_the_optimizer(f)]
+        return min(found, key=lambda f: f.step) if found else None
+
+    @property
+    def before_any_update(self) -> bool:
+        """The trouble came before the run had made any update at a non-zero learning rate, so no optimizer setting
+        (rate, warm-up, clipping) had acted yet: at the first step (its loss and gradient are computed on the weights
+        as loaded), or with the rate logged as 0 up to it (every fp16 step overflowed and was skipped)."""
+        first = self.first_unstable
+        if first is None:
+            return False
+        lr = self.timeline.series("learning_rate")
+        upto = lr[(lr.index <= first.step) & np.isfinite(lr.to_numpy(dtype="float64"))]
+        return first.step <= 1 or (len(upto) > 0 and bool((upto.to_numpy() == 0.0).all()))
+
     def of_kind(self, *kinds: str) -> list[Finding]:
         return [f for f in self.live_findings if f.kind in kinds]
 
@@ -145,16 +165,35 @@ def lr_points(timeline: Timeline) -> pd.Series:
     return lr[np.isfinite(values) & (values > 0)]
 
 
+# A configured rate this much above the highest logged before the trouble, with the logged rate still rising there,
+# was not reached by then (a warm-up under way); below it, the two differ by the logging's sampling and rounding.
+_NOT_REACHED = 1.5
+
+
+def _still_rising(lr: pd.Series) -> bool:
+    """The logged rate climbed to its last point: a warm-up not finished (a flat log that disagrees with the
+    configured rate is another matter: which source is right it cannot tell)."""
+    return len(lr) >= 2 and float(lr.iloc[-1]) >= float(lr.max()) and float(lr.iloc[-1]) > float(lr.iloc[0])
+
+
 def peak_lr(facts: Facts) -> tuple[float | None, list[str]]:
-    """The highest learning rate the run used, and sentences saying where it was seen."""
+    """The highest learning rate in force up to the first trouble (`Facts.first_unstable`; the whole log when there is
+    none), and sentences saying where it was seen. A rate the schedule reached only after the trouble, or a configured
+    peak a warm-up still rising had not reached by then, did not cause it: there the logged rate is judged."""
     seen: list[tuple[float, str]] = []
     lr = lr_points(facts.timeline)
-    if len(lr):
-        step = int(lr.idxmax())
-        seen.append((float(lr.max()), f"logged learning_rate peaked at {evidence_value(lr.max())} (step {step})"))
+    first = facts.first_unstable
+    before = lr[lr.index <= first.step] if first is not None else lr
+    if len(before):
+        step = int(before.idxmax())
+        upto = f", before the trouble at step {first.step}" if float(lr.max()) > float(before.max()) else ""
+        seen.append((float(before.max()),
+                     f"logged learning_rate peaked at {evidence_value(before.max())} (step {step}{upto})"))
     for key in ("learning_rate", "ds.optimizer.params.lr", "ds.scheduler.params.warmup_max_lr"):
         value = facts.config.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            if seen and value > _NOT_REACHED * seen[0][0] and _still_rising(before):
+                return seen[0][0], [seen[0][1], f"configured {said(facts.config, key)}, not reached by then"]
             seen.append((float(value), f"configured {said(facts.config, key)}"))
             break
     if not seen:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..findings import Cause
-from .evidence import Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr, said
+from .evidence import (Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr,
+                       precision_sources, said)
 from .lr_ranges import LrRange, lr_range
 
 FAR_OUT = 5.0  # a peak rate this many times the range's ceiling is evidence by itself
@@ -27,7 +28,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
     "likely" only when the run's own metrics show a precursor (the learning rate jumped, the loss
     rose, grad_norm climbed before the break); a sudden break leaves it "possible".
     """
-    if not facts.unstable_beyond_skips:
+    if not facts.unstable_beyond_skips or facts.before_any_update:
         return None
     peak, where = peak_lr(facts)
     if peak is None:
@@ -178,12 +179,15 @@ def lr_precursor(facts: Facts) -> str | None:
 
 
 def sudden_break(facts: Facts) -> Cause | None:
-    """NaN/Inf out of a calm run: flat grad_norm until the break points at data or numerics, not the LR."""
+    """NaN/Inf out of a calm run: flat grad_norm until the break points at data or numerics, not the LR; NaN/Inf
+    before any update (`Facts.before_any_update`) points at the model as loaded, the data or the numerics."""
     if not facts.broken:
         return None
     incident = next((f for f in facts.live_findings if f.severity == "error"), None)
     if incident is None or incident.kind not in ("nonfinite_metric", "masked_nan_loss") or lr_precursor(facts):
         return None
+    if facts.before_any_update and facts.first_unstable is not None and facts.first_unstable.step == incident.step:
+        return _broken_from_the_start(facts, incident)
     grad = facts.series("grad_norm")
     before = grad[(grad.index < incident.step) & np.isfinite(grad.to_numpy())]
     if len(before) < 3:
@@ -194,10 +198,39 @@ def sudden_break(facts: Facts) -> Cause | None:
                   f"{evidence_value(float(before.max()))}) up to step {int(before.index[-1])} and was non-finite "
                   f"at step {incident.step}: nothing built up before the break"],
         suggestion=(f"Look at the batches just before step {incident.step} (an empty or corrupt sample, a sequence "
-                    "longer than the model was set up for, labels all -100), at precision (an fp16 overflow: use "
-                    "bf16) and at custom kernels; a lower learning rate alone is unlikely to fix a sudden break."),
+                    f"longer than the model was set up for, labels all -100), {_numerics_hint(facts)} and at custom "
+                    "kernels; a lower learning rate alone is unlikely to fix a sudden break."),
         title="A sudden break with no precursor: data or numerics",
     )
+
+
+def _broken_from_the_start(facts: Facts, incident) -> Cause:
+    """The first trouble came before any update: no learning rate, warm-up or clipping had acted on the weights."""
+    why = ("the learning rate was logged as 0 up to it: no update had been made" if incident.step > 1 else
+           "the first step's loss and gradient are computed on the weights as loaded, before any update")
+    return Cause(
+        cause="sudden_break", confidence="possible",
+        evidence=[f"{incident.metric or 'the loss'} was non-finite from step {incident.step}, and {why}: the "
+                  "learning rate, warm-up and clipping had not acted yet"],
+        suggestion=("Look at what the first step ran on: the model as loaded (weights that did not load, a dtype it "
+                    "was not trained in), the first batches (an empty or corrupt sample, labels all -100), "
+                    f"{_numerics_hint(facts)}; fix that and start again, since no update came before the NaN."),
+        title="Non-finite before any update: the model as loaded, the data or numerics",
+    )
+
+
+def _numerics_hint(facts: Facts) -> str:
+    """Where to look in the numerics, for the precision the run trained in: fp16's overflow (max 65504) is fixed by
+    bf16; a bf16 or fp32 run cannot overflow there, so that advice would send it the wrong way."""
+    precision = facts.profile.precision if facts.profile is not None else next(
+        (kind for kind in ("fp16", "bf16") if precision_sources(facts.config, kind)), "unknown")
+    if precision == "fp16":
+        return "at precision (the run trained in fp16, which overflows past 65504: use bf16)"
+    if precision in ("bf16", "fp32"):
+        why = "whose range is fp32's" if precision == "bf16" else "not in half precision"
+        return (f"at the numerics (the run trained in {precision}, {why}: not an fp16 overflow; look for a log or "
+                "division of 0, an attention row masked entirely)")
+    return "at precision (the precision is unknown: if it trained in fp16, an overflow past 65504: use bf16)"
 
 
 def _trouble_sentences(facts: Facts) -> list[str]:
@@ -216,11 +249,11 @@ def _trouble_sentences(facts: Facts) -> list[str]:
 
 def no_warmup(facts: Facts) -> Cause | None:
     """The learning rate was at its peak from the first logged step (or the config sets no warm-up)."""
-    if not facts.unstable_beyond_skips or _warmup_configured(facts):
+    if not facts.unstable_beyond_skips or facts.before_any_update or _warmup_configured(facts):
         return None
     lr = lr_points(facts.timeline)
     evidence = []
-    if len(lr) >= 2:
+    if len(lr) >= 2 and _log_starts_at_the_start(lr):
         first_step, first = int(lr.index[0]), float(lr.iloc[0])
         if first < facts.thresholds.warmup_peak_fraction * float(lr.max()) or _started_from_zero(facts, first_step):
             return None
@@ -235,6 +268,18 @@ def no_warmup(facts: Facts) -> Cause | None:
         suggestion="Warm the learning rate up over the first 3-10% of steps (warmup_ratio=0.03 to 0.1).",
         title="No learning-rate warm-up",
     )
+
+
+_START_INTERVALS = 2  # a log's first point within this many of its own logging intervals of step 0 shows the start
+
+
+def _log_starts_at_the_start(lr) -> bool:
+    """Whether the logged rate begins where the run did: a log whose first point comes hundreds of logging intervals
+    past step 0 was resumed or cut (an Unsloth console captured from step 1503 of 4000, every 2 steps), and a warm-up
+    before it would not show."""
+    steps = lr.index.to_numpy()
+    interval = float(np.median(np.diff(steps)))
+    return steps[0] <= _START_INTERVALS * max(interval, 1.0)
 
 
 def _started_from_zero(facts: Facts, first_positive: int) -> bool:
@@ -263,7 +308,7 @@ def _clipping(facts: Facts) -> tuple[object, str] | None:
 def no_clipping(facts: Facts) -> Cause | None:
     """Gradient clipping was off (max_grad_norm 0/None) in a run whose gradients grew or went non-finite."""
     clip = _clipping(facts)
-    if not facts.unstable_beyond_skips or clip is None or (clip[0] not in (None, 0, 0.0)):
+    if not facts.unstable_beyond_skips or facts.before_any_update or clip is None or (clip[0] not in (None, 0, 0.0)):
         return None
     evidence = [f"{clip[1]}: gradients were never clipped"]
     top = max_finite(facts.series("grad_norm"))

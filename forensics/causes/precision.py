@@ -85,6 +85,17 @@ def _nonfinite_sentences(facts: Facts) -> list[str]:
     return out
 
 
+def _nonfinite_from(facts: Facts, bad: list[int], flagged) -> str:
+    """Where the training went non-finite, naming only what was logged: grad_norm where it was NaN, else the
+    finding's metric (a loss of 0.0 hiding a NaN where grad_norm was not logged)."""
+    if bad:
+        return f"grad_norm non-finite from step {bad[0]} ({len(bad)} logged steps)"
+    f = flagged[0]
+    what = "loss logged as 0.0 hiding a NaN" if f.kind == "masked_nan_loss" else f"{f.metric or 'loss'} non-finite"
+    logged = "" if "grad_norm" in facts.metrics else "; grad_norm was not logged"
+    return f"{what} from step {f.step}{logged}"
+
+
 def deepspeed_precision_conflict(facts: Facts) -> Cause | None:
     """communication_data_type fp32 next to fp16/bf16 training, or fp16/bf16 settings that disagree."""
     c = facts.config
@@ -155,9 +166,7 @@ def qlora_double_quant(facts: Facts) -> Cause | None:
     flagged = [f for f in facts.of_kind("nonfinite_metric", "masked_nan_loss") if f.metric in (None, "grad_norm", "loss")]
     if not bad and not flagged:
         return None
-    first = bad[0] if bad else flagged[0].step
-    evidence = [f"{said(c, 'quant.bnb_4bit_use_double_quant')}", f"grad_norm non-finite from step {first}"
-                + (f" ({len(bad)} logged steps)" if bad else "")]
+    evidence = [f"{said(c, 'quant.bnb_4bit_use_double_quant')}", _nonfinite_from(facts, bad, flagged)]
     evidence += [said(c, k) for k in ("quant.bnb_4bit_compute_dtype", "learning_rate", "max_grad_norm") if c.get(k) is not None]
     return Cause(
         cause="qlora_double_quant", confidence="likely" if facts.broken else "possible", evidence=evidence,
