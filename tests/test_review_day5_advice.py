@@ -142,3 +142,21 @@ def test_a_log_that_starts_after_a_resume_shows_no_missing_warm_up():
                   loss={s: 1.4 if s < 1633 else 4.0 for s in steps}, grad_norm={s: 1.0 for s in steps})
     div = Finding("divergence", "error", 1633, "the loss diverges", metric="loss")
     assert "no_warmup" not in by_id(causes(config(method="lora"), tl, [div]))
+
+
+def test_a_few_skipped_fp16_steps_the_run_went_on_from_are_not_told_to_change_precision():
+    """adhikarinarayan's QLoRA (fp16, one NaN grad_norm at step 2058 with a finite loss, the run going on), and five
+    more runs of one or two skips: the tool told them "Train in bf16 ..., a lower learning rate and max_grad_norm=1.0".
+    An fp16 scaler skipping an overflowing update is the scaler at work (VERDICTS.md). Right: the cause may stand,
+    its advice says there is nothing to change for that alone; a run the skips did break keeps the bf16 advice."""
+    tl = timeline(loss={s: 2.0 - s / 100 for s in range(1, 61)},
+                  grad_norm={s: NAN if s == 30 else 1.0 for s in range(1, 61)})
+    skipped = Finding(kind="skipped_steps", severity="warning", step=30, message="skipped", metric="grad_norm")
+    fp16 = by_id(causes(config(fp16=True), tl, [skipped]))["fp16_overflow"]
+    assert "Nothing to change" in fp16.suggestion and "lower learning rate" not in fp16.suggestion
+    broke = by_id(causes(config(fp16=True), NAN_GRAD_AFTER, [skipped, error(step=40)]))["fp16_overflow"]
+    assert "Train in bf16" in broke.suggestion
+
+
+NAN_GRAD_AFTER = timeline(loss={s: 2.0 if s < 40 else 0.0 for s in range(1, 61)},
+                          grad_norm={s: NAN if s == 30 or s >= 40 else 1.0 for s in range(1, 61)})

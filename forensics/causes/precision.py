@@ -21,10 +21,22 @@ def fp16_overflow(facts: Facts) -> Cause | None:
     likely = facts.broken and bool(strong or nonfinite)
     return Cause(
         cause="fp16_overflow", confidence="likely" if likely else "possible", evidence=evidence,
-        suggestion=("Train in bf16 (bf16=True) where the hardware has it (Ampere or newer); otherwise fp32, or keep "
-                    "fp16 with SDPA/flash attention, a lower learning rate and max_grad_norm=1.0."),
+        suggestion=_SCALER_DID_ITS_JOB if _only_skips_recovered(facts) else _LEAVE_FP16,
         title="FP16 overflow (range max 65504)",
     )
+
+
+_LEAVE_FP16 = ("Train in bf16 (bf16=True) where the hardware has it (Ampere or newer); otherwise fp32, or keep fp16 "
+               "with SDPA/flash attention, a lower learning rate and max_grad_norm=1.0.")
+_SCALER_DID_ITS_JOB = ("Nothing to change for these alone: the fp16 loss scaler skips an update that overflows, lowers "
+                       "its scale and goes on, as it did here. If skips come often or in runs, or the loss goes NaN, "
+                       "train in bf16 (bf16=True) where the hardware has it.")
+
+
+def _only_skips_recovered(facts: Facts) -> bool:
+    """The run's only trouble an optimizer setting could explain is a few updates the scaler skipped, and nothing is
+    broken: the scaler at work (VERDICTS.md), which a lower learning rate or another precision is no answer to."""
+    return not facts.broken and not facts.unstable_beyond_skips
 
 
 def _loss_scale_evidence(facts: Facts) -> list[str]:
