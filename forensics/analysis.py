@@ -16,7 +16,7 @@ from ._version import __version__
 from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
 from .analyzers.learning_evidence import LearningEvidence, learning_shown
 from .analyzers.chain import link_weight_damage
-from .analyzers.collapse import for_a_classifier, memorized_from_scratch
+from .analyzers.collapse import for_a_classifier, memorized_from_scratch, pair_term_memorized
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy
 from .analyzers.never_learned import (detect_dpo_loss_never_under_chance, detect_reward_model_at_chance,
@@ -301,6 +301,9 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
         found += detect_reward_model_at_chance(metrics, thresholds)
     if profile.algorithm == "dpo" and not any(f.kind == "never_learned" for f in findings):
         found += detect_dpo_loss_never_under_chance(metrics, thresholds)
+    rpo_alpha = config.get("rpo_alpha")
+    if isinstance(rpo_alpha, (int, float)) and not any(f.kind in ("memorization", "loss_collapse") for f in findings):
+        found += pair_term_memorized(metrics, thresholds, float(rpo_alpha))
     if profile.objective == "pretrain" and profile.method == "full" and not any(
             f.kind in ("memorization", "overfitting", "loss_collapse", "zero_loss_unexplained") for f in findings):
         found += memorized_from_scratch(metrics, thresholds)

@@ -160,3 +160,4 @@ def test_a_few_skipped_fp16_steps_the_run_went_on_from_are_not_told_to_change_pr
 
 NAN_GRAD_AFTER = timeline(loss={s: 2.0 if s < 40 else 0.0 for s in range(1, 61)},
                           grad_norm={s: NAN if s == 30 or s >= 40 else 1.0 for s in range(1, 61)})
+

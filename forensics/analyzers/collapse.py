@@ -317,6 +317,20 @@ def _pairs_memorized(metrics: Metrics) -> list[Finding]:
                               "to_end": True})]
 
 
+def pair_term_memorized(metrics: Metrics, thresholds: Thresholds, rpo_alpha: float) -> list[Finding]:
+    """The pairwise checks above on the pair term of a DPO loss with rpo_alpha set (TRL and ms-swift log
+    loss = pair term + rpo_alpha x nll_loss): the NLL term keeps the logged loss well above zero however far the pairs
+    are separated (zhl-2022's ms-swift DPO: 0.253 = 0.1 x 2.532 with every pair ranked right from step 3, margins
+    26-33, 12 pairs over 10 epochs), so they are judged on loss - rpo_alpha x nll_loss."""
+    if LOSS not in metrics or "nll_loss" not in metrics or not rpo_alpha > 0 or not is_preference_log(metrics):
+        return []
+    pair = (metrics[LOSS] - rpo_alpha * metrics["nll_loss"].reindex(metrics[LOSS].index)).clip(lower=0.0)
+    found = _saturated_pairs({**metrics, LOSS: pair}, thresholds) or _pairs_memorized({**metrics, LOSS: pair})
+    return [replace(f, message=f"with rpo_alpha {format_number(rpo_alpha)}, the pair term of the loss (loss - "
+                               f"rpo_alpha x nll_loss) tells: {f.message.replace('the preference loss', 'it')}",
+                    evidence={**f.evidence, "rpo_alpha": rpo_alpha}) for f in found]
+
+
 def _epochs_at(steps: pd.Index, epochs: pd.Series) -> np.ndarray:
     """The epoch at each step: the last logged one before it, or, where the log gives the epoch at under half its
     steps (a notebook table without an Epoch column, its closing `TrainOutput` saying 500 epochs), on a straight line

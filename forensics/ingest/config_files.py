@@ -314,9 +314,11 @@ def swift_values(args: dict) -> dict[str, Any]:
             out[ours] = args[theirs]
     if method:
         out["method"] = method
-    stage = _swift_stage(args)
+    stage = args.get("rlhf_type") or _swift_stage(args)  # `swift rlhf` names its algorithm there
     if stage:
         out["stage"] = stage
+    if isinstance(args.get("rpo_alpha"), (int, float)):  # a DPO's NLL weight: loss = pair term + rpo_alpha x nll
+        out["rpo_alpha"] = args["rpo_alpha"]
     out["_framework"] = "swift"  # its own record of the run; no tracker config holds a "_" key
     return out
 
