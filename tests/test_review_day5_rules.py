@@ -27,3 +27,17 @@ def test_a_dpo_whose_pair_term_saturated_under_an_nll_term_is_memorization(tmp_p
     assert (a.first_incident.kind, a.first_incident.step) == ("memorization", 4), [f.message for f in a.findings]
     (run / "args.json").write_text(json.dumps({"rlhf_type": "dpo", "task_type": "causal_lm"}))
     assert forensics.analyze(run, check_checkpoints=False).status == "healthy"
+
+
+def test_unsloth_switching_a_model_to_float32_says_the_precision(tmp_path):
+    """SaphalyaPeta's Gemma-3-270M, yujie0405's Gemma-3-4B and holazzer's Gemma-3-1B notebooks (tests/realworld): Unsloth
+    prints that float16 will not work for the model and trains it in float32; the profile left precision unknown."""
+    run = tmp_path / "run"
+    run.mkdir()
+    lines = ["Unsloth: Using float16 precision for gemma3 won't work! Using float32.",
+             "Unsloth: Switching to float32 training since model cannot work with float16"]
+    lines += [str({"loss": round(3.0 - s / 20, 3), "grad_norm": 1.0, "learning_rate": 2e-4, "epoch": s / 20})
+              for s in range(1, 21)]
+    (run / "train.log").write_text("\n".join(lines) + "\n")
+    profile = forensics.analyze(run).run_profile
+    assert profile.precision == "fp32", profile.evidence

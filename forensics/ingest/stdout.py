@@ -537,6 +537,10 @@ _AMP_PRECISION = re.compile(r"\bprecision(?:='amp_(bf16|fp16)'|: amp_(bf16|fp16)
 # torchtune's recipes: `Model is initialized with precision torch.bfloat16.` (the dtype it trains in: no autocast)
 _TORCHTUNE_PRECISION = re.compile(r"^.*?\bModel is initialized with precision torch\.(bfloat16|float16|float32)\b.*$",
                                   re.MULTILINE)
+# Unsloth switching a model that cannot train in float16 to float32 (Gemma 3 on a T4): `Unsloth: Switching to float32
+# training since model cannot work with float16`, `Unsloth: Using float16 precision for gemma3 won't work! Using float32.`
+_UNSLOTH_FP32 = re.compile(r"Unsloth: (?:Switching to (float32) training\b|Using float16 precision for \S+ won't work! "
+                           r"Using (float32)\b)[^\n]*")
 # A script's own `Model params : 299,392,704  (0.299B)` line (the whole model's count, a parenthesis after it at most)
 _MODEL_PARAMS_SAID = re.compile(r"^[ \t]*(?i:model param(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})(?:[ \t]+\([^()\n]{1,30}\))?"
                                 r"[ \t]*\r?$", re.MULTILINE)
@@ -617,7 +621,7 @@ def console_facts(text: str) -> dict:
     (`bfloat16_enabled ..... True`, later `float16_config ..... enabled=True`; its `DeepSpeedEngine configuration:`
     head as `console_deepspeed`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
     `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, torchtune's `Model is initialized
-    with precision torch.bfloat16.`, and the parameter
+    with precision torch.bfloat16.`, Unsloth's `Switching to float32 training`, and the parameter
     count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
     (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N`, a script's `Model params :
     N`, parameter-golf's
@@ -630,7 +634,8 @@ def console_facts(text: str) -> dict:
     `<key>_line`."""
     out: dict = {}
     m = (_DS_PRECISION.search(text) or _AMP_PRECISION.search(text) or _COMPUTE_DTYPE.search(text)
-         or ("Model is initialized with precision" in text and _TORCHTUNE_PRECISION.search(text)))
+         or ("Model is initialized with precision" in text and _TORCHTUNE_PRECISION.search(text))
+         or ("Unsloth: " in text and _UNSLOTH_FP32.search(text)))
     if m:
         out["console_precision"] = _PRECISION_NAMES[next(g for g in m.groups() if g)]
         out["console_precision_line"] = m.group(0).strip()[-160:]
