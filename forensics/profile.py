@@ -513,7 +513,7 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict) 
         if isinstance(said, int) and said > 0:
             evidence["model_params"] = f"{source}: {meta.get('console_params_said_line', '')}"
             return said
-    for text, where in names:
+    for text, where in sorted(names, key=_names_a_model_first):
         m = _SIZE.search(_decimal_sizes(text).replace("_", "-"))
         if m:
             size = float(m.group(1)) * (1e9 if m.group(2).lower() == "b" else 1e6)
@@ -521,6 +521,15 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict) 
                 evidence["model_params"] = f"'{m.group(0)}' in {where}: {text}"
                 return int(size)
     return None
+
+
+_MODEL_NAME_KEYS = ("model.name_or_path", "model._name_or_path", "adapter.base_model_name_or_path")
+
+
+def _names_a_model_first(name: tuple[str, str]) -> bool:
+    """Sort key: the model's own name before the folder's and the files' (a notebook named for a template,
+    `Llama3.2_(1B_and_3B)-Conversational.ipynb`, that loads `unsloth/Llama-3.2-3B-Instruct` trains the 3B)."""
+    return not name[1].startswith(_MODEL_NAME_KEYS)
 
 
 def _counted_whole(config: RunConfig, timeline: Timeline, n: float):

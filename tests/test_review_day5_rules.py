@@ -41,3 +41,33 @@ def test_unsloth_switching_a_model_to_float32_says_the_precision(tmp_path):
     (run / "train.log").write_text("\n".join(lines) + "\n")
     profile = forensics.analyze(run).run_profile
     assert profile.precision == "fp32", profile.evidence
+
+
+def _notebook_run(folder, name, cells):
+    """A notebook folder whose cells (source, printed text) all ran, in order."""
+    folder.mkdir()
+    nb = {"cells": [{"cell_type": "code", "execution_count": i, "metadata": {}, "source": source,
+                     "outputs": [{"output_type": "stream", "name": "stdout", "text": text}] if text else []}
+                    for i, (source, text) in enumerate(cells, 1)],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (folder / name).write_text(json.dumps(nb))
+    return folder
+
+
+def test_the_model_a_notebook_trains_is_the_first_it_loads_and_not_one_under_if_false(tmp_path):
+    """sukibk's Llama-3.2-3B QLoRA (tests/realworld), run from Unsloth's `Llama3.2_(1B_and_3B)-Conversational.ipynb`:
+    it loads unsloth/Llama-3.2-3B-Instruct, and the template's reload for inference sits under `if False:` naming
+    "lora_model"; the profile took the last loader's name and the size from the file's name (1B). user074's notebook
+    loads its policy (tinyLlama) first and an 8B critic after it: 8B was given as the trained model's size."""
+    dicts = "\n".join(str({"loss": round(2.5 - s / 50, 3), "grad_norm": 0.5, "learning_rate": 2e-4, "epoch": s / 60})
+                      for s in range(1, 31))
+    run = _notebook_run(tmp_path / "run", "Llama3.2_(1B_and_3B)-Conversational.ipynb", [
+        ("from unsloth import FastLanguageModel\nmodel, tokenizer = FastLanguageModel.from_pretrained(model_name = "
+         "\"unsloth/Llama-3.2-3B-Instruct\", load_in_4bit = True)\n", ""),
+        ("trainer.train()\n", dicts),
+        ("if False:\n    model, tokenizer = FastLanguageModel.from_pretrained(model_name = \"lora_model\")\n", ""),
+        ("critic, t = FastLanguageModel.from_pretrained(model_name = \"checkpoints/llama3-8b-critic\")\n", ""),
+    ])
+    a = forensics.analyze(run)
+    assert a.config.get("model.name_or_path") == "unsloth/Llama-3.2-3B-Instruct"
+    assert a.run_profile.model_params == 3_000_000_000, a.run_profile.evidence

@@ -71,7 +71,8 @@ def code_values(cells: list, outputs: str) -> dict:
                 called.add(_called_name(node.func))
                 found = _call_values(node, names, bf16_supported)
                 if models_loaded:  # the model loaded first is the one trained (a later reload in float16 merges
-                    found.pop("model.load_dtype", None)  # the adapter after training)
+                    found.pop("model.load_dtype", None)  # the adapter after training, or loads it to try it)
+                    found.pop("model.name_or_path", None)
                 models_loaded += _loads_a_model(node)
                 values.update(found)
                 trainer = _trl_trainer(node, trl_names)
@@ -282,9 +283,20 @@ def _parsed_cells(cells: list):
             continue
         code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
         try:
-            yield ast.parse(code)
+            yield _DeadBranches().visit(ast.parse(code))
         except (SyntaxError, ValueError, RecursionError):
             continue  # a cell of another language, or one that never parsed: it says nothing here
+
+
+class _DeadBranches(ast.NodeTransformer):
+    """A tree without the branches that never run: Unsloth's templates keep their reload-for-inference code under
+    `if False:` (`model_name = "lora_model"`), which names no model the run trained."""
+
+    def visit_If(self, node: ast.If):
+        self.generic_visit(node)
+        if isinstance(node.test, ast.Constant):
+            return node.body if node.test.value else node.orelse
+        return node
 
 
 # TRL's trainers: the class a notebook builds its trainer from says TRL ran it, and which objective, where the
