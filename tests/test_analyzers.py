@@ -405,7 +405,10 @@ def test_a_storm_of_lone_spikes_no_taller_than_the_first_steps_on_a_falling_loss
     assert all(f.evidence["steady_storm"] for f in storms) and "heavy tail" in storms[0].message
 
 
-@pytest.mark.parametrize("rise, loss_lift", [(3.0, 1.0), (1.0, 3.0)])
+# the grad_norm's level lifted sixfold under a median falling tenfold: twice its level before the storm. (Tripled, it
+# stays 1.1x that level, as close as a steady run's storm (1.13x in cho104's LoRA SFT, judged healthy); the warning it
+# got came from the largest of the storm's 485 per-point losses, one batch's noise, not from the loss's level.)
+@pytest.mark.parametrize("rise, loss_lift", [(6.0, 1.0), (1.0, 3.0)])
 def test_a_storm_that_lifts_the_grad_norm_level_or_the_loss_stays_a_warning(rise, loss_lift):
     st, grad, loss = storm_over_a_falling_median(rise, loss_lift)
     found = detect_grad_norm_spikes(metrics(st, grad_norm=grad, loss=loss), TH)
@@ -1190,10 +1193,12 @@ def test_a_memorized_run_s_tiny_loss_and_grad_bumps_are_not_incidents_but_three_
     assert all(f.severity == "info" for f in found if f.kind == "grad_norm_spike")
     (over,) = [f for f in found if f.severity == "warning"]
     assert (over.kind, over.step, over.evidence["best_step"]) == ("overfitting", 2000, 1000)
-    grad[550] = 5000.0  # larger than anything since the first steps: a real spike
+    # larger than anything since the first steps, and over 15x their highest (about 400): beyond the run's own range,
+    # a real spike whatever the loss did (5000 was a warning only through the 0.05-nat bumps inside its storm)
+    grad[550] = 20000.0
     found = analyze_metrics(dict(m, grad_norm=pd.Series(grad, index=st)), TH)
     (spike,) = [f for f in found if f.kind == "grad_norm_spike" and f.severity == "warning"]
-    assert spike.evidence["peak"] == 5000.0
+    assert spike.evidence["peak"] == 20000.0
 
 
 def test_a_loss_that_is_nan_from_the_first_step_reaches_every_detector_without_error():

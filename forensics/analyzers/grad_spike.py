@@ -4,7 +4,9 @@ A recovered spike is a warning. Several spikes in a row (`spike_storm_count`, ea
 `spike_storm_gap` points of the last) are one unstable stretch and one finding, named by its
 largest spike. A jump right at a learning-rate restart is a new training phase (info), and so is a
 recovered spike the loss did not react to (the heavy tail of a steady run's grad_norm: under
-`spike_quiet_loss_factor`, or when each jump is a lone point or two within 15x the first steps' range), and a spike no
+`spike_quiet_loss_factor`, or when each jump is a lone point or two within 15x the first steps' range; the loss's
+median over the spike no higher than 1.25x and 0.1 nats over its median before, nor its jump at the spike over a
+falling trend), and a spike no
 larger than the run's first steps' grad_norm against a median that fell many-fold since (or in a
 preference run) while the loss stays low. A
 spike followed by non-finite values or a collapse is made an error by the chain linking in
@@ -238,14 +240,29 @@ def _longest_high_stretch(finding: Finding, grad: pd.Series) -> int:
 _AGAINST_TREND = 4.0  # a rise over the last loss before the spike of this many of its point-to-point noise
 
 
-def _rose_against_its_trend(before: pd.Series, during: pd.Series) -> bool:
-    """Whether the loss rose during the spike over the last loss before it by `_AGAINST_TREND` x its own point noise,
-    while it was falling: a reaction a median of the window before hides when the loss is still coming down fast
-    (elena-lyulina's Megatron pre-training in its warm-up: 7.67 -> 7.91 at a 43x grad_norm spike, against a median
-    of 8.57 over the twenty iterations before, falling 0.08 an iteration)."""
+def _rose_against_its_trend(before: pd.Series, during: pd.Series, min_rise: float) -> bool:
+    """Whether the loss at the jump (its first point and the `_SHORT` after it) rose over the last loss before it by
+    `_AGAINST_TREND` x its own point noise, and by `min_rise` nats, while it was falling: a reaction a median of the
+    window before hides when the loss is still coming down fast (elena-lyulina's Megatron pre-training in its
+    warm-up: 7.67 -> 7.91 at a 43x grad_norm spike, against a median of 8.57 over the twenty iterations before,
+    falling 0.08 an iteration). Read at the jump, not over a long storm, whose largest loss is one batch's."""
     values = before.to_numpy(dtype="float64")
     falling = len(values) >= 3 and values[-1] < values[0]
-    return falling and float(during.max()) - float(values[-1]) > _AGAINST_TREND * point_noise(values)
+    rise = float(during.iloc[:1 + _SHORT].max()) - float(values[-1])
+    return falling and rise > _AGAINST_TREND * point_noise(values) and rise >= min_rise
+
+
+def _loss_rose(before: pd.Series, during: pd.Series, thresholds: Thresholds) -> bool:
+    """Whether the loss's median over the spike's stretch stood over its median before by `loss_spike_recover_factor`
+    x and by `loss_spike_min_rise` nats. The median, not the largest loss: over a storm spread across a hundred
+    per-step points the largest is one batch's value, the tail of the loss's own noise, which grows with the stretch
+    (a LoRA SFT on batches of 8: 1.21 against a median of 0.47 over 190 steps whose median stayed at 0.52); for a
+    lone spike the median is the loss at the spike itself. The nats, because a ratio near zero is no reaction: a loss
+    at 0.012 touching 0.0198 at a spike is 1.6x its level and nothing the model lost (a QLoRA SFT memorizing its
+    data, 0.0038 at the next point)."""
+    level, reaction = float(before.median()), float(during.median())
+    return reaction > thresholds.loss_spike_recover_factor * level \
+        and reaction - level >= thresholds.loss_spike_min_rise
 
 
 def _isolated_points(finding: Finding, grad: pd.Series, thresholds: Thresholds) -> bool:
@@ -265,9 +282,25 @@ _LONE = 2
 _TAIL = 15.0  # ... and no taller than this x the highest grad_norm of the run's first tenth (its own range)
 
 
+def _grad_level_lifted(finding: Finding, grad: pd.Series, thresholds: Thresholds) -> bool:
+    """Whether the grad_norm's median over the finding's stretch stood over `spike_recover_factor` x its median over
+    the `spike_window` points before: lone jumps on a level that itself rose (a level the spikes' episodes would
+    not count as back to normal) are a changed run, whatever the loss did (a per-step log whose grad_norm triples
+    under a storm). A steady run's storm leaves its level where it was (a LoRA SFT on batches of 8: 8.1 over 192
+    steps of lone jumps to 815.6 against 7.2 before)."""
+    end = finding.end_step if finding.end_step is not None else finding.step
+    before = grad[grad.index < finding.step].iloc[-thresholds.spike_window:]
+    during = grad[(grad.index >= finding.step) & (grad.index <= end)]
+    if len(before) < thresholds.spike_min_history or len(during) < thresholds.spike_window:
+        return False  # a lone jump's own points are no level
+    return float(during.median()) > thresholds.spike_recover_factor * float(before.median())
+
+
 def _unless_loss_steady(finding: Finding, loss: pd.Series | None, grad: pd.Series, thresholds: Thresholds) -> Finding:
     """A grad_norm spike that recovered while the loss did not react at all is the heavy tail of a
-    healthy run's grad_norm (VERDICTS.md), shown as info rather than a warning."""
+    healthy run's grad_norm (VERDICTS.md), shown as info rather than a warning. The reaction is read from the
+    loss's median over the spike's stretch (`_loss_rose`) and from its jump at the spike against a falling trend
+    (`_rose_against_its_trend`), each in nats as well as relative."""
     if finding.severity != "warning" or loss is None:
         return finding
     # single-point jumps, each gone at the next logged point, are the heavy tail however tall (clipping caps
@@ -276,15 +309,17 @@ def _unless_loss_steady(finding: Finding, loss: pd.Series | None, grad: pd.Serie
             not finding.evidence.get("recovered", True)
             or finding.evidence.get("factor", float("inf")) >= thresholds.spike_quiet_loss_factor):
         return finding
+    if _grad_level_lifted(finding, finite(grad), thresholds):
+        return finding
     end = finding.end_step if finding.end_step is not None else finding.step
     before = loss[loss.index < finding.step].iloc[-thresholds.spike_window:]
     during = loss[(loss.index >= finding.step) & (loss.index <= end)]
     if len(before) < thresholds.spike_min_history or during.empty:
         return finding
-    if float(during.max()) > thresholds.loss_spike_recover_factor * float(before.median()):
+    if _loss_rose(before, during, thresholds) \
+            or _rose_against_its_trend(before, during, thresholds.loss_spike_min_rise):
         return finding
-    if _rose_against_its_trend(before, during):
-        return finding
-    note = (f"; the loss did not react (at most {format_number(float(during.max()))} against a recent median of "
+    over = "at it" if len(during) == 1 else f"its median over {len(during)} points"
+    note = (f"; the loss did not react ({format_number(float(during.median()))} {over}, against a recent median of "
             f"{format_number(float(before.median()))}): the heavy tail of a steady run's grad_norm")
     return _as_info(finding, note, loss_reacted=False)
