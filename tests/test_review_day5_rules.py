@@ -71,3 +71,22 @@ def test_the_model_a_notebook_trains_is_the_first_it_loads_and_not_one_under_if_
     a = forensics.analyze(run)
     assert a.config.get("model.name_or_path") == "unsloth/Llama-3.2-3B-Instruct"
     assert a.run_profile.model_params == 3_000_000_000, a.run_profile.evidence
+
+
+def test_the_model_trained_is_the_one_handed_to_the_trainer_not_a_critic_loaded_before_it(tmp_path):
+    """user074's DPO notebook (tests/realworld): the policy is loaded (tinyLlama), then an 8B critic for scoring, then
+    Unsloth's `PatchDPOTrainer()` and `DPOTrainer(model=model, ...)`; the trained model is the policy, not the loader
+    called last before the trainer."""
+    dicts = "\n".join(str({"loss": round(0.69 - s / 100, 3), "rewards/margins": s / 10, "epoch": s / 30})
+                      for s in range(1, 31))
+    run = _notebook_run(tmp_path / "run", "dpo.ipynb", [
+        ("from unsloth import FastLanguageModel\nmodel, tokenizer = FastLanguageModel.from_pretrained(model_name = "
+         "\"checkpoints/tinyLlama-GSM8K\")\nmodel = FastLanguageModel.get_peft_model(model, r = 16)\n", ""),
+        ("critic, critic_tokenizer = FastLanguageModel.from_pretrained(model_name = \"checkpoints/llama3-8b-critic\")\n",
+         ""),
+        ("from unsloth import PatchDPOTrainer\nPatchDPOTrainer()\n", ""),
+        ("from trl import DPOTrainer\ndpo_trainer = DPOTrainer(model=model, ref_model=None)\ndpo_trainer.train()\n", dicts),
+    ])
+    a = forensics.analyze(run)
+    assert a.config.get("model.name_or_path") == "checkpoints/tinyLlama-GSM8K"
+    assert a.run_profile.model_params is None, a.run_profile.evidence

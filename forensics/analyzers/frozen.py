@@ -18,7 +18,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .dead_reward import detect_dead_reward_signal
+from .dead_reward import REWARD_STD, ZERO_STD, detect_dead_reward_signal
 from .learning_evidence import is_pairwise_log, learning_shown
 from .metrics import (GRAD_NORM, LOSS, Metrics, finite, first_settled, format_number, head_and_tail,
                       masked_loss_steps, real_loss)
@@ -74,8 +74,10 @@ def detect_rl_gradient_gone(metrics: Metrics, thresholds: Thresholds) -> list[Fi
         return []
     first = int(grad.index[begin])
     later = {name: series[series.index >= first] for name, series in metrics.items()}
-    if _improved(later, thresholds) or _policy_moved(later):
+    if _improved(later, thresholds) or _policy_moved(later) or _groups_still_differ(metrics, first):
         return []
+    if detect_dead_reward_signal(metrics, thresholds):
+        return []  # groups that all scored alike, told by their own spread (a saturated reward among them)
     reward = finite(later[reward_name])
     start, end = head_and_tail(reward) if len(reward) else (math.nan, math.nan)
     zeros = int(zero[begin:].sum())
@@ -87,6 +89,20 @@ def detect_rl_gradient_gone(metrics: Metrics, thresholds: Thresholds) -> list[Fi
                "completions (temperature, num_generations), and restart from a checkpoint saved before it.")
     return [Finding("no_learning_signal", "error", first, message, end_step=int(grad.index[-1]), metric=GRAD_NORM,
                     evidence={"zero_points": zeros, "points": int(len(grad) - begin), "grad_norm_zero": True})]
+
+
+def _groups_still_differ(metrics: Metrics, first: int) -> bool:
+    """The log's own reward spread says most groups scored their completions differently from `first` on (TRL's
+    frac_reward_zero_std under a half there; or, without it, a reward_std that did not shrink to under half its level
+    before): their advantages were not 0, so an exactly-0 grad_norm there is the logging's (a DeepSpeed release that
+    reports it as 0), not the training's."""
+    for name, differ in ((ZERO_STD, lambda after, before: float(np.median(after)) < 0.5),
+                         (REWARD_STD, lambda after, before: len(before) > 0
+                          and float(np.median(after)) >= 0.5 * float(np.median(before)))):
+        series = finite(metrics[name]) if name in metrics else None
+        if series is not None and len(series[series.index >= first]):
+            return differ(series[series.index >= first].to_numpy(), series[series.index < first].to_numpy())
+    return False
 
 
 _SAME_BATCHES = 5  # losses in a row, batch for batch, that an epoch repeats from the one before

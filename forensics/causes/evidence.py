@@ -79,10 +79,13 @@ class Facts:
     @cached_property
     def first_unstable(self) -> Finding | None:
         """The earliest standing finding of the kind `unstable_beyond_skips` counts: the trouble an optimizer setting
-        would have to explain, and so the step up to which the settings in force are judged."""
+        would have to explain, and so the step up to which the settings in force are judged. Where one of them broke
+        the run, the earliest that did: a spike the run recovered from before it did not break it, and the rate in
+        force at that spike is not the one the break ran at."""
         found = [f for f in self.live_findings if f.kind in INSTABILITY_KINDS - {"skipped_steps"}
                  and f.severity in ("warning", "error") and not _not_the_optimizer(f)]
-        return min(found, key=lambda f: f.step) if found else None
+        broke = [f for f in found if f.severity == "error"]
+        return min(broke or found, key=lambda f: f.step) if found else None
 
     @property
     def before_any_update(self) -> bool:

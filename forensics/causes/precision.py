@@ -5,7 +5,7 @@ Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
 from __future__ import annotations
 
 from ..findings import Cause, plural
-from .evidence import Facts, evidence_value, precision_sources, said
+from .evidence import Facts, evidence_value, nonfinite_steps, precision_sources, said
 
 _FP32_NAMES = ("fp32", "float32", "torch.float32", "float", "fp32_comm")
 
@@ -35,8 +35,16 @@ _SCALER_DID_ITS_JOB = ("Nothing to change for these alone: the fp16 loss scaler 
 
 def _only_skips_recovered(facts: Facts) -> bool:
     """The run's only trouble an optimizer setting could explain is a few updates the scaler skipped, and nothing is
-    broken: the scaler at work (VERDICTS.md), which a lower learning rate or another precision is no answer to."""
-    return not facts.broken and not facts.unstable_beyond_skips
+    broken: the scaler at work (VERDICTS.md), which a lower learning rate or another precision is no answer to. Skips
+    at more than `_FEW_SKIPS` of the logged steps are a scaler overflowing for good, not calibrating."""
+    grad = facts.metrics.get("grad_norm")
+    skipped = len(nonfinite_steps(grad)) if grad is not None else 0
+    few = grad is None or skipped <= max(_FEW_SKIPS_AT_LEAST, _FEW_SKIPS * len(grad))
+    return few and not facts.broken and not facts.unstable_beyond_skips
+
+
+_FEW_SKIPS = 0.02  # of the logged steps
+_FEW_SKIPS_AT_LEAST = 2  # ... or this many, on a short log
 
 
 def _loss_scale_evidence(facts: Facts) -> list[str]:

@@ -317,7 +317,8 @@ def swift_values(args: dict) -> dict[str, Any]:
     stage = args.get("rlhf_type") or _swift_stage(args)  # `swift rlhf` names its algorithm there
     if stage:
         out["stage"] = stage
-    if isinstance(args.get("rpo_alpha"), (int, float)):  # a DPO's NLL weight: loss = pair term + rpo_alpha x nll
+    # a DPO's NLL weight (loss = pair term + rpo_alpha x nll); ms-swift lists it for every rlhf_type, only DPO uses it
+    if isinstance(args.get("rpo_alpha"), (int, float)) and args.get("rlhf_type") == "dpo":
         out["rpo_alpha"] = args["rpo_alpha"]
     out["_framework"] = "swift"  # its own record of the run; no tracker config holds a "_" key
     return out
@@ -329,7 +330,10 @@ def _swift_stage(args: dict) -> str | None:
     'all' (swift/llm/argument/train_args.py). A v2 record without use_chat_template says neither."""
     if args.get("rlhf_type") or args.get("task_type", "causal_lm") != "causal_lm" or "use_chat_template" not in args:
         return None
-    return "sft" if args["use_chat_template"] else "pt"
+    if args["use_chat_template"]:
+        return "sft"
+    # an SFT with the template off still scores only the responses (loss_scale "default"): only both say `swift pt`
+    return "pt" if args.get("loss_scale") == "all" else None
 
 
 def _quantization(bits: Any, method: Any, double_quant: Any) -> dict[str, Any]:

@@ -55,10 +55,12 @@ def code_values(cells: list, outputs: str) -> dict:
     values: dict = {}
     called: set[str] = set()
     trl_names: set[str] = set()  # what the cells imported from trl (`from trl import SFTTrainer`)
-    models_loaded = 0
+    loads: list[tuple[tuple[int, int], str | None, dict]] = []  # (where, the name it is bound to, what) of each loader
+    trainers: list[tuple[tuple[int, int], str | None]] = []  # (where, the model handed to it) of each trainer built
     trees = list(_parsed_cells(cells))  # the cells that ran, parsed once for every question below
     code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
-    for tree in trees:
+    for cell, tree in enumerate(trees):
+        bound = _bound_names(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
                     and isinstance(node.value.value, (bool, int, float, str)):
@@ -70,14 +72,16 @@ def code_values(cells: list, outputs: str) -> dict:
             elif isinstance(node, ast.Call):
                 called.add(_called_name(node.func))
                 found = _call_values(node, names, bf16_supported)
-                if models_loaded:  # the model loaded first is the one trained (a later reload in float16 merges
-                    found.pop("model.load_dtype", None)  # the adapter after training, or loads it to try it)
-                    found.pop("model.name_or_path", None)
-                models_loaded += _loads_a_model(node)
+                where = (cell, getattr(node, "lineno", 0))
+                if _loads_a_model(node):
+                    loads.append((where, bound.get(id(node)), {k: found.pop(k) for k in _LOADED_MODEL_KEYS if k in found}))
+                if _builds_a_trainer(node):
+                    trainers.append((where, _model_handed(node)))
                 values.update(found)
                 trainer = _trl_trainer(node, trl_names)
                 if trainer:
                     values["trainer_class"] = trainer
+    values.update(_trained_model(loads, trainers))
     if _trains_whole_model(values, called, trees, code):
         values["method"] = "full"
     if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, code):
@@ -348,6 +352,49 @@ def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> di
         if _keyword(call, "load_in_4bit", names, None) is True:
             out["quant.load_in_4bit"] = True
     return out
+
+
+_LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architectures")
+
+
+def _trained_model(loads: list, trainers: list) -> dict:
+    """What the loader of the model the notebook trains said: of the loaders called before the first trainer is built,
+    the last one bound to the name handed to it as its model (a model tried first and replaced, `del model`, is not
+    it; nor a critic or reference model loaded beside it; nor a reload after training, in float16 to merge the
+    adapter or to try it), else the last one before it, else the first one called."""
+    if not loads:
+        return {}
+    if not trainers:
+        return loads[0][2]
+    # the first trainer handed a model (Unsloth's `PatchDPOTrainer()` builds none)
+    at, handed = min([t for t in trainers if t[1] is not None] or trainers, key=lambda t: t[0])
+    before = [(name, what) for where, name, what in loads if where <= at]
+    named = [what for name, what in before if handed is not None and name == handed]
+    return named[-1] if named else before[-1][1] if before else loads[0][2]
+
+
+def _bound_names(tree: ast.AST) -> dict[int, str]:
+    """The name each call's result is bound to (`model, tokenizer = X.from_pretrained(...)`: `model`), by call."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.targets:
+            target = node.targets[0]
+            first = target.elts[0] if isinstance(target, ast.Tuple) and target.elts else target
+            if isinstance(first, ast.Name):
+                out[id(node.value)] = first.id
+    return out
+
+
+def _model_handed(call: ast.Call) -> str | None:
+    """The name a trainer is handed as its model (`model=model`, or its first argument), or None."""
+    node = next((k.value for k in call.keywords if k.arg == "model"), call.args[0] if call.args else None)
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _builds_a_trainer(call: ast.Call) -> bool:
+    """`Trainer(...)`, `SFTTrainer(...)`, `Seq2SeqTrainer(...)`, `UnslothTrainer(...)`: a trainer class built."""
+    name = _called_name(call.func)
+    return name[:1].isupper() and name.endswith("Trainer")
 
 
 def _called_name(func: ast.expr) -> str:

@@ -84,11 +84,25 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     return config
 
 
+def _about_the_trained_model(config: RunConfig, meta: dict) -> bool:
+    """Whether a precision line that names a model type (Unsloth's `Using float16 precision for gemma3 won't work!`)
+    is about the model the run trained, as far as its name tells (a notebook may try one model and train another)."""
+    kind, name = meta.get("console_precision_model"), config.get("model.name_or_path")
+    if not isinstance(kind, str) or not isinstance(name, str):
+        return True
+    return _squeezed(kind) in _squeezed(name)
+
+
+def _squeezed(text: str) -> str:
+    """Lower case letters and digits only: `gemma3` is in `unsloth/gemma-3-270m-it` so."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
 def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
     """Precision, model size, a 4-bit base, and the framework and method a recipe's start says, that a console log
     states (`ingest.stdout.console_facts`), where nothing else did; fp32 is said as fp16 and bf16 both off."""
     for source, meta in timeline.meta.items():
-        precision = meta.get("console_precision")
+        precision = meta.get("console_precision") if _about_the_trained_model(config, meta) else None
         said = f"{source}: {meta.get('console_precision_line', '')}"
         if precision == "fp32" and config.get("fp16") is None and config.get("bf16") is None:
             config.add("fp16", False, said)

@@ -539,8 +539,9 @@ _TORCHTUNE_PRECISION = re.compile(r"^.*?\bModel is initialized with precision to
                                   re.MULTILINE)
 # Unsloth switching a model that cannot train in float16 to float32 (Gemma 3 on a T4): `Unsloth: Switching to float32
 # training since model cannot work with float16`, `Unsloth: Using float16 precision for gemma3 won't work! Using float32.`
-_UNSLOTH_FP32 = re.compile(r"Unsloth: (?:Switching to (float32) training\b|Using float16 precision for \S+ won't work! "
-                           r"Using (float32)\b)[^\n]*")
+# (the second names the model type it is about: a notebook may try one model and train another)
+_UNSLOTH_FP32 = re.compile(r"Unsloth: Switching to (float32) training\b[^\n]*")
+_UNSLOTH_FP32_FOR = re.compile(r"Unsloth: Using float16 precision for (\S+) won't work! Using (float32)\b[^\n]*")
 # A script's own `Model params : 299,392,704  (0.299B)` line (the whole model's count, a parenthesis after it at most)
 _MODEL_PARAMS_SAID = re.compile(r"^[ \t]*(?i:model param(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})(?:[ \t]+\([^()\n]{1,30}\))?"
                                 r"[ \t]*\r?$", re.MULTILINE)
@@ -638,6 +639,9 @@ def console_facts(text: str) -> dict:
          or ("Unsloth: " in text and _UNSLOTH_FP32.search(text)))
     if m:
         out["console_precision"] = _PRECISION_NAMES[next(g for g in m.groups() if g)]
+        out["console_precision_line"] = m.group(0).strip()[-160:]
+    elif "Unsloth: " in text and (m := _UNSLOTH_FP32_FOR.search(text)):
+        out["console_precision"], out["console_precision_model"] = "fp32", m.group(1)
         out["console_precision_line"] = m.group(0).strip()[-160:]
     m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or _MODEL_PARAMS.search(text) or (
         "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or _MODEL_PARAMS_SAID.search(text) or (
