@@ -214,6 +214,12 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         return _DSCHAT_OBJECTIVES[chat]
     ppo = [k for k in _PPO_KEYS if k in metrics]
     rl = [k for k in metrics if k in _RL_KEYS or (k.startswith("rewards/") and k.endswith("/mean"))]
+    if rl == ["reward"] and not ppo:  # a hand-written loop's `reward=`: RL, but no trainer's names to tell which
+        evidence["objective"] = "metric reward in the log (RL fine-tuning)"
+        named = next(((algo, found) for algo in ("grpo", "ppo") if (found := _word_in(names, algo))), None)
+        if named is not None:
+            evidence["objective"] += f"; {named[1]}"
+        return "rl", named[0] if named else None
     if ppo or rl:  # before the pairwise names: GRPO logs rewards/<func>/mean, never rewards/chosen
         evidence["objective"] = f"metrics {', '.join(sorted(ppo or rl)[:3])} in the log (RL fine-tuning)"
         return "rl", "ppo" if ppo else "grpo"
@@ -650,7 +656,8 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
             return "trl"
         evidence["framework"] = f"Hugging Face TrainingArguments in {tracker_source}"
         return "trl" if objective in ("preference", "rl") else "hf_trainer"
-    if objective in ("preference", "rl") and evidence.get("objective", "").startswith("metrics "):
+    if objective in ("preference", "rl") and evidence.get("objective", "").startswith("metrics "):  # (a bare
+        # `reward` is said "metric reward": any loop may print one, TRL's names are these plural ones)
         evidence["framework"] = f"TRL's metric names ({evidence['objective']})"
         return "trl"
     sft = next((k for k in _TRL_SFT_KEYS if k in timeline.metrics), None)

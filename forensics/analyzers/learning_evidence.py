@@ -271,7 +271,7 @@ def _fell(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, f
     values = series.to_numpy(dtype="float64")
     k = max(1, len(values) // 10)
     first, head_median, tail = float(values[0]), float(np.median(values[:k])), float(np.median(values[-k:]))
-    sigma = point_noise(values)
+    sigma = point_noise(values) or _sparse_noise(values)
     # The median of k points varies by about 1.25 sigma / sqrt(k); one point by sigma.
     by_median = _clear_fall(head_median, tail, 3 * 1.2533 * sigma * np.sqrt(2 / k), thresholds)
     by_first = _clear_fall(first, tail, 3 * sigma * np.sqrt(1 + 1.5708 / k), thresholds)
@@ -282,6 +282,17 @@ def _fell(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, f
                            thresholds) and tail < head_median - thresholds.learning_min_fall * abs(head_median)
     fell = by_median or by_first or by_level or _falling_trend(values, sigma, thresholds, trend_z)
     return fell, max(head_median, first), tail
+
+
+def _sparse_noise(values: np.ndarray) -> float:
+    """The point-to-point spread of a series that sits at one value with rare departures (a reward of 0 with an odd
+    0.5, Hosh1mi's GRPO): its robust spread is 0, which would make any least-squares tilt from where the departures
+    happen to fall a 'clear' trend. The standard deviation of its steps, per point."""
+    steps = np.diff(values)
+    return float(np.std(steps) / np.sqrt(2)) if len(steps) >= _SPARSE_MIN_POINTS else 0.0
+
+
+_SPARSE_MIN_POINTS = 10  # (on fewer, one drop is all the steps there are: Shaharak88's 0.4666 then three exact 0s)
 
 
 def _falling_trend(values: np.ndarray, sigma: float, thresholds: Thresholds, z: float = 3.0) -> bool:
@@ -336,10 +347,11 @@ def _reward_did_not_rise(metrics: Metrics, name: str, thresholds: Thresholds) ->
         return []
     reward = finite(metrics[name])
     _, head, tail = _fell(-reward, thresholds, REWARD_TREND_Z)
-    message = (f"the reward did not rise clearly above its own noise: about {format_number(-head)} over the first "
-               f"logged steps and {format_number(-tail)} over the last ({len(reward)} points, steps {int(reward.index[0])} to "
+    start, end = 0.0 - head, 0.0 - tail  # (not -head: a reward at 0 would be said "-0")
+    message = (f"the reward did not rise clearly above its own noise: about {format_number(start)} over the first "
+               f"logged steps and {format_number(end)} over the last ({len(reward)} points, steps {int(reward.index[0])} to "
                f"{int(reward.index[-1])}); in an RL run the reward, not the loss, shows learning, so nothing shows "
                "the policy improved. Check the learning rate, the reward functions and how many groups have "
                "any reward spread.")
     return [Finding("no_learning_evidence", "warning", int(reward.index[0]), message, end_step=int(reward.index[-1]),
-                    metric=name, evidence={"head": -head, "tail": -tail, "n_points": int(len(reward))})]
+                    metric=name, evidence={"head": start, "tail": end, "n_points": int(len(reward))})]

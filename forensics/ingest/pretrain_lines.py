@@ -253,7 +253,7 @@ _GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?!
 # loss, passed over.
 _SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)"
 _GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|(?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|"
-                           r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
+                           r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|reward|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
                            r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
                            r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.]|,\d)", re.IGNORECASE)
 _LOSS_KINDS = frozenset({"train", "training", "total", "lm", "avg", "average", "mean", "running", "batch",
@@ -262,7 +262,7 @@ _LOSS_KINDS = frozenset({"train", "training", "total", "lm", "avg", "average", "
 _NOT_A_STEP = re.compile(r"\bbest\b|early[ _-]?stop", re.IGNORECASE)
 _GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm", "gnorm": "grad_norm",
                   "gradient norm": "grad_norm", "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity",
-                  "acc": "accuracy", "accuracy": "accuracy"}
+                  "acc": "accuracy", "accuracy": "accuracy", "reward": "reward"}
 _HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
 # A generic line is read for its loss, or for a held-out accuracy printed alone (Tianshi-Xu's CS336 SFT loop:
 # `Step 15 eval_acc: 0.278` between its `Step N loss: L` lines).
