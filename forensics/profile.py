@@ -553,6 +553,11 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
         if config.get(key) is True:
             evidence["precision"] = f"{key}=True ({config.source_of(key)})"
             return name
+    unsloth = config.get("precision.unsloth_mixed")
+    if unsloth in ("fp16", "bf16"):
+        evidence["precision"] = (f"Unsloth's trainer turns on {unsloth} mixed precision where neither flag is set, "
+                                 f"from the model's dtype ({config.source_of('precision.unsloth_mixed')})")
+        return unsloth
     loaded = config.get("model.load_dtype")
     if loaded in _HALF_LOADS:  # the weights themselves in half precision, no mixed-precision flag set: trained so
         evidence["precision"] = (f"the model's weights loaded in {loaded} ({config.source_of('model.load_dtype')}) "

@@ -108,3 +108,29 @@ def test_a_hand_written_rl_loops_reward_is_read_and_its_zero_loss_is_no_masked_l
     assert a.status == "warning" and a.first_incident.kind == "no_learning_evidence", [f.message for f in a.findings]
     assert "-0" not in a.first_incident.message
     assert (a.run_profile.objective, a.run_profile.algorithm, a.run_profile.framework) == ("rl", None, "unknown")
+
+
+def _unsloth_notebook(folder, banner_bf16: str, extra_output: str = ""):
+    dicts = "\n".join(str({"loss": round(2.5 - s / 50, 3), "grad_norm": 0.5, "learning_rate": 2e-4, "epoch": s / 60})
+                      for s in range(1, 31))
+    banner = (f"==((====))==  Unsloth 2025.3.19: Fast Qwen2 patching. Transformers: 4.50.0.\n"
+              f"   \\\\   /|    Tesla T4. Num GPUs = 1. Max memory: 14.741 GB. Platform: Linux.\n"
+              f"O^O/ \\_/ \\    Torch: 2.6.0+cu124. CUDA: 7.5. CUDA Toolkit: 12.4. Triton: 3.2.0\n"
+              f"\\        /    Bfloat16 = {banner_bf16}. FA [Xformers = 0.0.29. FA2 = False]\n")
+    return _notebook_run(folder, "sft.ipynb", [
+        ("from unsloth import FastLanguageModel\nmodel, tokenizer = FastLanguageModel.from_pretrained(model_name = "
+         "\"unsloth/Qwen1.5-0.5B\", dtype = None)\n", banner),
+        ("from trl import SFTTrainer, SFTConfig\ntrainer = SFTTrainer(model = model, args = SFTConfig(learning_rate = "
+         "2e-4, max_steps = 30))\ntrainer.train()\n", extra_output + dicts),
+    ])
+
+
+def test_an_unsloth_trainer_with_neither_precision_flag_trains_in_the_models_half_dtype(tmp_path):
+    """Elbergg's Qwen1.5-0.5B LoRA, TechTinkerPradhan's and darshlukkad's GRPO (tests/realworld): Unsloth on a T4
+    (`Bfloat16 = FALSE`) with neither fp16 nor bf16 in the trainer's config; Unsloth's patched trainer sets
+    `args.fp16 = float16; args.bf16 = not float16` from the model's dtype. The profile said precision unknown."""
+    assert forensics.analyze(_unsloth_notebook(tmp_path / "t4", "FALSE")).run_profile.precision == "fp16"
+    assert forensics.analyze(_unsloth_notebook(tmp_path / "a100", "TRUE")).run_profile.precision == "bf16"
+    forced = _unsloth_notebook(tmp_path / "forced", "FALSE",
+                               "Unsloth: Switching to float32 training since model cannot work with float16\n")
+    assert forensics.analyze(forced).run_profile.precision == "fp32"

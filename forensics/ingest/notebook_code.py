@@ -15,7 +15,8 @@ TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config
 `training_args_class`, `trainer_class` (a TRL trainer the code builds: `trl.SFTTrainer`), `quant.load_in_4bit`,
 `adapter.peft_type`, `adapter.r`, `model.name_or_path`, `model.load_dtype` (a half-precision load),
 `precision.default_fp32` where the notebook trains in its own
-code with nothing below float32 asked for, `model.built_here` where it builds its model from random weights), empty
+code with nothing below float32 asked for, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
+trainer turns on where the code sets neither flag), `model.built_here` where it builds its model from random weights), empty
 where the code says none of them.
 """
 from __future__ import annotations
@@ -86,10 +87,34 @@ def code_values(cells: list, outputs: str) -> dict:
         values["method"] = "full"
     if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, code):
         values["precision.default_fp32"] = True
+    unsloth = _unsloth_mixed_precision(values, trees, outputs, bf16_supported)
+    if unsloth:
+        values["precision.unsloth_mixed"] = unsloth
     built = _model_built_here(cells, trees, code)
     if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
         values["model.built_here"] = built
     return values
+
+
+# Unsloth forcing float32 (a model that cannot train in float16: Gemma 3 on a T4)
+_UNSLOTH_FLOAT32 = re.compile(r"Unsloth: (?:Switching to float32 training|Using float16 precision for \S+ won't work)")
+
+
+def _unsloth_mixed_precision(values: dict, trees: list, outputs: str, bf16_supported: bool | None) -> str | None:
+    """"fp16" or "bf16" where an Unsloth notebook builds a trainer and sets neither flag: Unsloth's patched trainer
+    then turns on the mixed precision of the model's dtype (`args.fp16 = float16; args.bf16 = not float16` in its
+    trainer patch), which is the half dtype the loader asked for, else what the GPU has (its banner's `Bfloat16 =
+    TRUE / FALSE`: a T4 loads float16). None where Unsloth said it forced float32, or nothing tells."""
+    if "bf16" in values or "fp16" in values or bf16_supported is None or _UNSLOTH_FLOAT32.search(outputs):
+        return None
+    if "training_args_class" not in values and "trainer_class" not in values:
+        return None
+    imports = any(isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "unsloth"
+                  for tree in trees for node in ast.walk(tree))
+    if not imports:
+        return None
+    half = values.get("model.load_dtype") or ("bfloat16" if bf16_supported else "float16")
+    return "bf16" if half == "bfloat16" else "fp16"
 
 
 # Calls that load trained weights: anything named for loading (a state dict, `torch.load` under any alias, a saved
