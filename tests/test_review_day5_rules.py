@@ -134,3 +134,21 @@ def test_an_unsloth_trainer_with_neither_precision_flag_trains_in_the_models_hal
     forced = _unsloth_notebook(tmp_path / "forced", "FALSE",
                                "Unsloth: Switching to float32 training since model cannot work with float16\n")
     assert forensics.analyze(forced).run_profile.precision == "fp32"
+
+
+def test_a_full_sft_notebook_is_full_though_it_pip_installs_bitsandbytes_and_names_its_model_by_attribute(tmp_path):
+    """jaeh8nkim's TRL full SFT of Qwen3-0.6B (tests/realworld): `!pip install ... bitsandbytes ...` in a cell (an
+    install sets up no quantized base), the model loaded as `from_pretrained(config.base_model_name, ...)` (no literal
+    name) and printed `596,049,920 total, 596,049,920 trainable parameters`; the profile left method and size unknown."""
+    dicts = "\n".join(str({"loss": round(0.5 - s / 500, 3), "grad_norm": 1.0, "learning_rate": 1e-5, "epoch": s / 10})
+                      for s in range(1, 31))
+    run = _notebook_run(tmp_path / "run", "sft.ipynb", [
+        ("!pip install -q --upgrade transformers accelerate datasets trl bitsandbytes\n", ""),
+        ("from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained("
+         "config.base_model_name)\nprint(f'{n:,} total, {t:,} trainable parameters')\n",
+         "Model loaded: 596,049,920 total, 596,049,920 trainable parameters\n"),
+        ("from trl import SFTTrainer, SFTConfig\ntrainer = SFTTrainer(model=model, args=SFTConfig(learning_rate=1e-5))\n"
+         "trainer.train()\n", dicts),
+    ])
+    profile = forensics.analyze(run).run_profile
+    assert (profile.method, profile.model_params) == ("full", 596_049_920), profile.evidence

@@ -83,7 +83,7 @@ def code_values(cells: list, outputs: str) -> dict:
                 if trainer:
                     values["trainer_class"] = trainer
     values.update(_trained_model(loads, trainers))
-    if _trains_whole_model(values, called, trees, code):
+    if _trains_whole_model(values, called, trees, code, loaded=bool(loads)):
         values["method"] = "full"
     if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, code):
         values["precision.default_fp32"] = True
@@ -220,15 +220,18 @@ def _configures_training(name: str) -> bool:
 _ADAPTER_WORDS = re.compile(r"(?i)peft|lora|adapter|load_in_[48]bit|bitsandbytes|prompt_?tuning|prefix_?tuning|ia3")
 
 
-def _trains_whole_model(values: dict, called: set[str], trees: list, code: str) -> bool:
-    """The code that ran builds a Trainer around a pre-trained model it loaded (`from_pretrained`) and nothing in
-    the notebook's code (cells that ran or not) sets up an adapter or a quantized base: every weight is trained.
-    A notebook that trains through a shell command (`!python train.py --lora ...`) shows no Trainer here."""
-    if any(key.startswith(("adapter.", "quant.")) for key in values) or "model.name_or_path" not in values:
+def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, loaded: bool) -> bool:
+    """The code that ran builds a Trainer around a pre-trained model it loaded (`from_pretrained`, its name a literal
+    or not: `config.base_model_name`) and nothing in the notebook's code (cells that ran or not) sets up an adapter
+    or a quantized base: every weight is trained. A notebook that trains through a shell command
+    (`!python train.py --lora ...`) shows no Trainer here."""
+    if any(key.startswith(("adapter.", "quant.")) for key in values) or not loaded:
         return False
     if not any(name.endswith("Trainer") for name in called):
         return False
-    return not (_ADAPTER_WORDS.search(code) or _FREEZES.search(code) or _model_handed_to_own_code(trees))
+    python = "\n".join(line for line in code.splitlines() if not _SHELL_OR_MAGIC.match(line))  # (`!pip install
+    # bitsandbytes peft` installs a library, it sets up nothing)
+    return not (_ADAPTER_WORDS.search(python) or _FREEZES.search(python) or _model_handed_to_own_code(trees))
 
 
 # Weights set aside from training: `param.requires_grad = False`, `.requires_grad_(False)`, a freeze helper

@@ -579,7 +579,9 @@ _PARAMETER_COUNTS = re.compile(r"^Parameter counts:[ \t]*\r?\n(?:[ \t]*\w+[ \t]*
 # naming a part are passed over, and of the rest the largest count is the model's.
 _SAID_COUNT = re.compile(r"(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b", re.IGNORECASE)
 # the count after its name: `Model parameters: 124,439,808`, `Total parameters = 1234567890`
-_NAMED_COUNT = re.compile(r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]\s*(\d{1,3}(?:,\d{3}){2,}|\d{7,})(?![\d,.])",
+_NAMED_COUNT = re.compile(r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]\s*(\d{1,3}(?:,\d{3}){2,}|\d{7,})(?![\d,.])|"
+                          # ... or the whole before the trainable part: `596,049,920 total, 596,049,920 trainable parameters`
+                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total(?=\s*,\s*[\d,]+\s+trainable\s+param(?:eter)?s\b)",
                           re.IGNORECASE)
 _PART_WORDS = re.compile(r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|tensors?|groups?|stages?|ranks?|q?lora|peft|"
                          r"adapters?|encoders?|vision|visual|lm[_ ]head|heads?:|teacher|student|reward|critic|"
@@ -815,7 +817,7 @@ _SCALED_COUNT = re.compile(r"(?<![\w.,])(\d{1,4}(?:\.\d{1,6})?)\s?([MB])\s+param
 def _count_of(m: re.Match) -> int:
     if m.re is _SCALED_COUNT:
         return round(float(m.group(1)) * (1e6 if m.group(2) == "M" else 1e9))
-    return int(m.group(1).replace(",", ""))
+    return int(next(g for g in m.groups() if g).replace(",", ""))
 
 
 def _names_a_part(text: str, m: re.Match) -> bool:
