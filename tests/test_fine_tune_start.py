@@ -55,6 +55,19 @@ def test_a_start_still_at_chance_at_the_next_point_is_no_blip_though_the_loss_th
     assert "only came down" not in found[0].message
 
 
+def test_a_first_window_above_the_guess_is_a_blip_only_where_the_next_is_at_a_fine_tunes_level():
+    """Amankumar10's TinyLlama LoRA (tests/realworld): 12.36 over steps 1-10 (ln 32000 = 10.37), 4.88 at step 20,
+    then 1.2 and 0.10-0.13 (labels that are mostly padding): the second window still 4.9 nats up, so no blip, a
+    warning. tasfiahmrinmoyee's Gemma 3 LoRA (judged healthy): 14.75 over steps 1-50, then 1.22 at step 100, 0.54 at
+    the end with the eval loss falling: the next window is at a fine-tune's level, a start-up blip."""
+    padded = {10: 12.36, 20: 4.88, 30: 1.20, 40: 0.5, 50: 0.2, 60: 0.13, 70: 0.12, 80: 0.11, 90: 0.10, 100: 0.11}
+    found = detect_start_above_uniform_guess(_run(padded), Thresholds(), "lora", 32000)
+    assert [(f.kind, f.step) for f in found] == [("start_above_uniform_guess", 10)]
+    gemma = {50: 14.75, 100: 1.217, 150: 0.773, 200: 0.89, 250: 0.79, 300: 0.72, 400: 0.66, 600: 0.62, 800: 0.58,
+             1000: 0.54}
+    assert detect_start_above_uniform_guess(_run(gemma), Thresholds(), "lora", None) == []
+
+
 @pytest.mark.parametrize("metrics, method, task_type", [
     (_run({10: 1.69, 20: 1.2, 30: 0.9, 40: 0.53}), "qlora", None),  # the rerun: an ordinary start
     (_run(BLIP, token_acc={1: 0.0, 10: 0.55, 20: 0.93, 90: 0.94}), "lora", None),  # a first step's blip

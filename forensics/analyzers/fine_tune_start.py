@@ -7,10 +7,10 @@ vocabulary (ln V: 11.76 nats for Llama 3's 128256 tokens; a fine-tune starts nea
 above ln V means the base predicts these targets worse than chance: the labels or inputs are not what
 it was trained on (another model's tokenizer or chat template, labels shifted or unmasked, the base
 weights not loaded). What the loss curve then shows is the adapter learning to undo that, not the task:
-a warning, unless the start was a first step's blip (the next logged loss already under half the guess) and
-the rest of the run shows the task learned after all (the loss down to a tenth of that start, or the token
-accuracy up by 0.2). Where the vocabulary size is not known, only
-a first loss above ln(440k) = 13, the uniform guess of any tokenizer, is read this way.
+a warning, unless the start was a blip (the next logged loss already under half the guess after a first step
+logged alone, or under a quarter of it after a first window of many steps) and the rest of the run shows the task
+learned after all (the loss down to a tenth of that start, or the token accuracy up by 0.2). Where the vocabulary
+size is not known, only a first loss above ln(440k) = 13, the uniform guess of any tokenizer, is read this way.
 """
 from __future__ import annotations
 
@@ -57,17 +57,23 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
 # A start that was a blip: the loss then fell to this fraction of it, or the token accuracy rose this much
 _LEARNED_FALL = 0.1
 _LEARNED_ACCURACY_RISE = 0.2
-# ... but only where the start was a blip: the second logged loss under this fraction of the uniform guess
+# ... but only where the start was a blip: the second logged loss under this fraction of the uniform guess after a
+# first step logged alone, or under the second fraction (a fine-tune's level) after a first window of many steps
 _BLIP_LEVEL = 0.5
+_FINE_TUNE_LEVEL = 0.25
 ACCURACY_KEYS = ("mean_token_accuracy", "token_acc", "acc")
 
 
 def _a_first_step_blip(loss, level: float) -> bool:
-    """The start above the guess was one odd point: the next logged loss is already under half the uniform guess
-    (ms-swift's 20.5 at step 1, 3.95 at step 10). A base that was still near chance at its second logged point
-    (mycguo's GPT-2 LoRA: 11.0, then 10.4 ten steps later, ln 50257 = 10.8) really scored these targets at
-    chance, and whatever it learned next (0.65 in 50 steps, 87% token accuracy) is not evidence against that."""
-    return float(loss.iloc[1]) < _BLIP_LEVEL * level
+    """The start above the guess was a start-up blip: logged at the first step alone with the next logged loss under
+    half the uniform guess (ms-swift's 20.5 at step 1, 3.95 at step 10), or, over a first window of many steps,
+    with the next window already at a fine-tune's level, under a quarter of the guess (tasfiahmrinmoyee's Gemma 3
+    LoRA: 14.75 over steps 1-50, then 1.22). A base still several nats up at its second window (Amankumar10's
+    TinyLlama LoRA: 12.36 over steps 1-10, then 4.88, ln 32000 = 10.37; mycguo's GPT-2 LoRA: 11.0, then 10.4,
+    ln 50257 = 10.8) really scored these targets about at chance: whatever it learned next (padding, a template)
+    is not evidence against that. (The two fractions part the real runs seen so far, few of them.)"""
+    second = float(loss.iloc[1])
+    return second < _FINE_TUNE_LEVEL * level or int(loss.index[0]) <= 1 and second < _BLIP_LEVEL * level
 
 
 def _then_learned_the_task(metrics: Metrics, tail: float, first: float) -> bool:
