@@ -14,7 +14,7 @@ import pandas as pd
 
 from ._version import __version__
 from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
-from .analyzers.learning_evidence import LearningEvidence, learning_shown
+from .analyzers.learning_evidence import LearningEvidence, for_a_reward_model, learning_shown, without_the_score
 from .analyzers.chain import link_weight_damage
 from .analyzers.collapse import for_a_classifier, memorized_from_scratch, pair_term_memorized
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
@@ -343,6 +343,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
         findings = for_a_classifier(findings, metrics, thresholds)
     findings = sort_findings(link_weight_damage(findings))
     profile = run_profile(layout, config, timeline, findings)
+    if profile.objective == "reward":  # a printed `reward` is its score, not a return to rise
+        findings, metrics = for_a_reward_model(findings, metrics, thresholds), without_the_score(metrics)
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings))
     causes = infer_causes(config, timeline, findings, checkpoints, thresholds, profile)
     return Analysis(

@@ -214,13 +214,15 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         return _DSCHAT_OBJECTIVES[chat]
     ppo = [k for k in _PPO_KEYS if k in metrics]
     rl = [k for k in metrics if k in _RL_KEYS or (k.startswith("rewards/") and k.endswith("/mean"))]
-    if rl == ["reward"] and not ppo:  # a hand-written loop's `reward=`: RL, but no trainer's names to tell which
+    if rl == ["reward"] and not ppo and _pairwise_loss_at_chance(config, timeline) is None:
+        # a hand-written loop's `reward=`: RL, but no trainer's names to tell which (a one-label head whose loss starts
+        # at ln 2 is a reward model printing its score, told below)
         evidence["objective"] = "metric reward in the log (RL fine-tuning)"
         named = next(((algo, found) for algo in ("grpo", "ppo") if (found := _word_in(names, algo))), None)
         if named is not None:
             evidence["objective"] += f"; {named[1]}"
         return "rl", named[0] if named else None
-    if ppo or rl:  # before the pairwise names: GRPO logs rewards/<func>/mean, never rewards/chosen
+    if ppo or rl and rl != ["reward"]:  # before the pairwise names: GRPO logs rewards/<func>/mean, never rewards/chosen
         evidence["objective"] = f"metrics {', '.join(sorted(ppo or rl)[:3])} in the log (RL fine-tuning)"
         return "rl", "ppo" if ppo else "grpo"
     for algo, keys in _PREFERENCE_ALGOS:

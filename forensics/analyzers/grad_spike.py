@@ -260,9 +260,22 @@ def _loss_rose(before: pd.Series, during: pd.Series, thresholds: Thresholds) -> 
     lone spike the median is the loss at the spike itself. The nats, because a ratio near zero is no reaction: a loss
     at 0.012 touching 0.0198 at a spike is 1.6x its level and nothing the model lost (a QLoRA SFT memorizing its
     data, 0.0038 at the next point)."""
-    level, reaction = float(before.median()), float(during.median())
+    level = float(before.median())
+    # a stretch of a few points is read at its worst: the median of three hides a jump at the first of them
+    reaction = float(during.median()) if len(during) > _FEW_POINTS else float(during.max())
     return reaction > thresholds.loss_spike_recover_factor * level \
-        and reaction - level >= thresholds.loss_spike_min_rise
+        and reaction - level >= _least_rise(before, thresholds)
+
+
+_FEW_POINTS = 5  # a spike's stretch this short is read at its highest loss, a longer one at its median
+_NOISES = 6.0  # a rise of this many of the loss's own point noise is a reaction, however few nats
+
+
+def _least_rise(before: pd.Series, thresholds: Thresholds) -> float:
+    """The least rise, in nats, that counts as the loss reacting: `loss_spike_min_rise`, or `_NOISES` x the loss's
+    own point noise where that is less (a loss at 0.30 with 0.005 of noise jumping to 0.39 reacted; one at 0.012
+    with 0.0036 of noise touching 0.0198 did not)."""
+    return min(thresholds.loss_spike_min_rise, _NOISES * point_noise(before.to_numpy(dtype="float64")))
 
 
 def _isolated_points(finding: Finding, grad: pd.Series, thresholds: Thresholds) -> bool:
@@ -317,7 +330,7 @@ def _unless_loss_steady(finding: Finding, loss: pd.Series | None, grad: pd.Serie
     if len(before) < thresholds.spike_min_history or during.empty:
         return finding
     if _loss_rose(before, during, thresholds) \
-            or _rose_against_its_trend(before, during, thresholds.loss_spike_min_rise):
+            or _rose_against_its_trend(before, during, _least_rise(before, thresholds)):
         return finding
     over = "at it" if len(during) == 1 else f"its median over {len(during)} points"
     note = (f"; the loss did not react ({format_number(float(during.median()))} {over}, against a recent median of "

@@ -355,3 +355,24 @@ def _reward_did_not_rise(metrics: Metrics, name: str, thresholds: Thresholds) ->
                "any reward spread.")
     return [Finding("no_learning_evidence", "warning", int(reward.index[0]), message, end_step=int(reward.index[-1]),
                     metric=name, evidence={"head": start, "tail": end, "n_points": int(len(reward))})]
+
+
+def for_a_reward_model(findings: list[Finding], metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """A reward model's log judged on its loss: the `reward` it prints is the score it gives (a scale with no goal to
+    rise to), not an RL policy's return, so findings read from it are dropped and the learning evidence is looked
+    for in the loss (and the pair accuracy) instead."""
+    if REWARD not in metrics:
+        return findings
+    kept = [f for f in findings if f.metric != REWARD]
+    if len(kept) < len(findings) and any(f.kind == "no_learning_evidence" for f in findings if f.metric == REWARD):
+        kept += detect_no_learning_evidence(without_the_score(metrics), thresholds)
+    return kept
+
+
+def without_the_score(metrics: Metrics) -> Metrics:
+    """A reward model's metrics without the score it prints as `reward`."""
+    return {name: series for name, series in metrics.items() if name != REWARD}
+
+
+REWARD = "reward"
+

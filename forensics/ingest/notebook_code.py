@@ -57,11 +57,13 @@ def code_values(cells: list, outputs: str) -> dict:
     called: set[str] = set()
     trl_names: set[str] = set()  # what the cells imported from trl (`from trl import SFTTrainer`)
     loads: list[tuple[tuple[int, int], str | None, dict]] = []  # (where, the name it is bound to, what) of each loader
-    trainers: list[tuple[tuple[int, int], str | None]] = []  # (where, the model handed to it) of each trainer built
+    trainers: list[tuple[tuple[int, int], object]] = []  # (where, the model handed to it) of each trainer built
+    aliases: dict[str, str] = {}  # `lora_model` -> `model`: the names a loaded model was wrapped under
     trees = list(_parsed_cells(cells))  # the cells that ran, parsed once for every question below
     code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
     for cell, tree in enumerate(trees):
         bound = _bound_names(tree)
+        aliases.update(_wrapped_names(tree, bound))
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
                     and isinstance(node.value.value, (bool, int, float, str)):
@@ -77,12 +79,12 @@ def code_values(cells: list, outputs: str) -> dict:
                 if _loads_a_model(node):
                     loads.append((where, bound.get(id(node)), {k: found.pop(k) for k in _LOADED_MODEL_KEYS if k in found}))
                 if _builds_a_trainer(node):
-                    trainers.append((where, _model_handed(node)))
+                    trainers.append((where, _model_handed(node, names)))
                 values.update(found)
                 trainer = _trl_trainer(node, trl_names)
                 if trainer:
                     values["trainer_class"] = trainer
-    values.update(_trained_model(loads, trainers))
+    values.update(_trained_model(loads, trainers, aliases))
     if _trains_whole_model(values, called, trees, code, loaded=bool(loads)):
         values["method"] = "full"
     if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, code):
@@ -101,11 +103,12 @@ _UNSLOTH_FLOAT32 = re.compile(r"Unsloth: (?:Switching to float32 training|Using 
 
 
 def _unsloth_mixed_precision(values: dict, trees: list, outputs: str, bf16_supported: bool | None) -> str | None:
-    """"fp16" or "bf16" where an Unsloth notebook builds a trainer and sets neither flag: Unsloth's patched trainer
+    """"fp16" or "bf16" where an Unsloth notebook builds a trainer and turns neither flag on: Unsloth's patched trainer
     then turns on the mixed precision of the model's dtype (`args.fp16 = float16; args.bf16 = not float16` in its
     trainer patch), which is the half dtype the loader asked for, else what the GPU has (its banner's `Bfloat16 =
     TRUE / FALSE`: a T4 loads float16). None where Unsloth said it forced float32, or nothing tells."""
-    if "bf16" in values or "fp16" in values or bf16_supported is None or _UNSLOTH_FLOAT32.search(outputs):
+    # (both set False is the same to Unsloth as neither set: it reads `getattr(args, 'bf16', False)`)
+    if values.get("bf16") or values.get("fp16") or bf16_supported is None or _UNSLOTH_FLOAT32.search(outputs):
         return None
     if "training_args_class" not in values and "trainer_class" not in values:
         return None
@@ -385,20 +388,36 @@ def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> di
 _LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architectures")
 
 
-def _trained_model(loads: list, trainers: list) -> dict:
+def _trained_model(loads: list, trainers: list, aliases: dict[str, str]) -> dict:
     """What the loader of the model the notebook trains said: of the loaders called before the first trainer is built,
-    the last one bound to the name handed to it as its model (a model tried first and replaced, `del model`, is not
-    it; nor a critic or reference model loaded beside it; nor a reload after training, in float16 to merge the
-    adapter or to try it), else the last one before it, else the first one called."""
+    the last one bound to the name handed to it as its model, through the names it was wrapped under
+    (`lora_model = get_peft_model(model, ...)`), or the model's name handed as a string (`GRPOTrainer(model="Qwen/...")`);
+    not a model tried first and replaced (`del model`), a critic or reward model loaded beside it, or a reload after
+    training (in float16 to merge the adapter, or to try it). Else the last loader before the trainer, else the
+    first one called."""
     if not loads:
-        return {}
+        handed = next((h for _, h in sorted(trainers, key=lambda t: t[0]) if isinstance(h, str)), None)
+        return {"model.name_or_path": handed} if handed else {}
     if not trainers:
         return loads[0][2]
     # the first trainer handed a model (Unsloth's `PatchDPOTrainer()` builds none)
-    at, handed = min([t for t in trainers if t[1] is not None] or trainers, key=lambda t: t[0])
+    at, handed = min([t for t in trainers if t[1]] or trainers, key=lambda t: t[0])
+    if isinstance(handed, str):
+        return {"model.name_or_path": handed}
     before = [(name, what) for where, name, what in loads if where <= at]
-    named = [what for name, what in before if handed is not None and name == handed]
+    bound = {name for name, _ in before}
+    root = next((r for r in (_loaded_as(n, aliases) for n in handed or ()) if r in bound), None)
+    named = [what for name, what in before if root is not None and name == root]
     return named[-1] if named else before[-1][1] if before else loads[0][2]
+
+
+def _loaded_as(name: str, aliases: dict[str, str]) -> str:
+    """The name a model was loaded under, through the names it was wrapped under since (`lora_model` -> `model`)."""
+    seen = {name}
+    while name in aliases and aliases[name] not in seen:
+        name = aliases[name]
+        seen.add(name)
+    return name
 
 
 def _bound_names(tree: ast.AST) -> dict[int, str]:
@@ -413,10 +432,29 @@ def _bound_names(tree: ast.AST) -> dict[int, str]:
     return out
 
 
-def _model_handed(call: ast.Call) -> str | None:
-    """The name a trainer is handed as its model (`model=model`, or its first argument), or None."""
-    node = next((k.value for k in call.keywords if k.arg == "model"), call.args[0] if call.args else None)
-    return node.id if isinstance(node, ast.Name) else None
+def _wrapped_names(tree: ast.AST, bound: dict[int, str]) -> dict[str, str]:
+    """`lora_model = get_peft_model(model, config)`: the new name of a model a call wrapped (its first argument, or its
+    `model=`), by that name."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and id(node) in bound:
+            arg = next((k.value for k in node.keywords if k.arg == "model"), node.args[0] if node.args else None)
+            if isinstance(arg, ast.Name) and arg.id != bound[id(node)]:
+                out[bound[id(node)]] = arg.id
+    return out
+
+
+def _model_handed(call: ast.Call, names: dict) -> str | tuple[str, ...] | None:
+    """What a trainer is handed as its model: the model's name where it is a string (`model="Qwen/..."`), else the
+    names it could be (its `model=`, or its positional arguments: TRL 0.x's `PPOTrainer(config, model, ...)`)."""
+    keyword = next((k.value for k in call.keywords if k.arg == "model"), None)
+    if keyword is not None:
+        literal = _literal(keyword, names) if not isinstance(keyword, ast.Name) or keyword.id in names else None
+        if isinstance(literal, str) and literal:
+            return literal
+        return (keyword.id,) if isinstance(keyword, ast.Name) else None
+    positional = tuple(a.id for a in call.args if isinstance(a, ast.Name))
+    return positional or None
 
 
 def _builds_a_trainer(call: ast.Call) -> bool:
