@@ -476,8 +476,9 @@ def _starts_at_random_guess(timeline: Timeline) -> float | None:
 
 
 _ADAPTERS = ("lora", "qlora", "peft")
-_SCRATCH_LOW = 6.9  # nats (ln 1000): a first loss this high that then halves is a model learning from random weights
-                    # (parameter-golf's 1024-token vocabulary starts at ln 1024 = 6.93)
+_SCRATCH_LOW = 5.5  # nats (ln 245): a first loss this high that then falls gradually is a model learning from random
+                    # weights (msh2481's 500-token vocabulary starts at ln 500 = 6.21; DanielPuentee's 1000-token one
+                    # is at 6.27 by its first line, step 100; CollinPhipps' 5000-token one at 5.95 by step 200)
 _HALVED = 0.5  # a fine-tune's broken start falls under half its first loss in one logging interval
 _FELL = 0.6  # ... a model from random weights falls gradually, by 40% or more over the log
 _SLOW_SHARE = 0.15  # ... staying above half its start over this share of the logged points

@@ -152,3 +152,21 @@ def test_a_full_sft_notebook_is_full_though_it_pip_installs_bitsandbytes_and_nam
     ])
     profile = forensics.analyze(run).run_profile
     assert (profile.method, profile.model_params) == ("full", 596_049_920), profile.evidence
+
+
+def test_a_small_vocabularys_fresh_head_that_falls_gradually_is_training_from_scratch(tmp_path):
+    """DanielPuentee's 0.9M-parameter decoder (1000-token BPE: 6.27 at its first line, step 100, ln 1000 = 6.91) and
+    msh2481's (500 tokens, 6.22) and CollinPhipps' (5.95 by step 200) runs (tests/realworld) fall gradually from about
+    ln(vocabulary): models from random weights, full pre-training; a first loss under 6.9 was not read so. A fine-tune's
+    bad start at 6 that halves within the first few points still is not."""
+    gradual = [{"step": 100 * s, "loss": round(6.27 * (0.93 ** s), 4)} for s in range(1, 41)]
+    state = tmp_path / "scratch"
+    state.mkdir()
+    (state / "trainer_state.json").write_text(json.dumps({"global_step": 4000, "log_history": gradual}))
+    profile = forensics.analyze(state).run_profile
+    assert (profile.objective, profile.method) == ("pretrain", "full"), profile.evidence
+    fast = [{"step": 10 * s, "loss": 6.0 if s == 1 else round(1.5 - s / 100, 4)} for s in range(1, 41)]
+    state = tmp_path / "other"
+    state.mkdir()
+    (state / "trainer_state.json").write_text(json.dumps({"global_step": 400, "log_history": fast}))
+    assert forensics.analyze(state).run_profile.objective == "unknown"
