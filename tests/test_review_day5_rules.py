@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import forensics
+from support.review_runs import ran_notebook
 
 
 def test_a_dpo_whose_pair_term_saturated_under_an_nll_term_is_memorization(tmp_path):
@@ -43,17 +44,6 @@ def test_unsloth_switching_a_model_to_float32_says_the_precision(tmp_path):
     assert profile.precision == "fp32", profile.evidence
 
 
-def _notebook_run(folder, name, cells):
-    """A notebook folder whose cells (source, printed text) all ran, in order."""
-    folder.mkdir()
-    nb = {"cells": [{"cell_type": "code", "execution_count": i, "metadata": {}, "source": source,
-                     "outputs": [{"output_type": "stream", "name": "stdout", "text": text}] if text else []}
-                    for i, (source, text) in enumerate(cells, 1)],
-          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    (folder / name).write_text(json.dumps(nb))
-    return folder
-
-
 def test_the_model_a_notebook_trains_is_the_first_it_loads_and_not_one_under_if_false(tmp_path):
     """sukibk's Llama-3.2-3B QLoRA (tests/realworld), run from Unsloth's `Llama3.2_(1B_and_3B)-Conversational.ipynb`:
     it loads unsloth/Llama-3.2-3B-Instruct, and the template's reload for inference sits under `if False:` naming
@@ -61,7 +51,7 @@ def test_the_model_a_notebook_trains_is_the_first_it_loads_and_not_one_under_if_
     loads its policy (tinyLlama) first and an 8B critic after it: 8B was given as the trained model's size."""
     dicts = "\n".join(str({"loss": round(2.5 - s / 50, 3), "grad_norm": 0.5, "learning_rate": 2e-4, "epoch": s / 60})
                       for s in range(1, 31))
-    run = _notebook_run(tmp_path / "run", "Llama3.2_(1B_and_3B)-Conversational.ipynb", [
+    run = ran_notebook(tmp_path / "run", "Llama3.2_(1B_and_3B)-Conversational.ipynb", [
         ("from unsloth import FastLanguageModel\nmodel, tokenizer = FastLanguageModel.from_pretrained(model_name = "
          "\"unsloth/Llama-3.2-3B-Instruct\", load_in_4bit = True)\n", ""),
         ("trainer.train()\n", dicts),
@@ -79,7 +69,7 @@ def test_the_model_trained_is_the_one_handed_to_the_trainer_not_a_critic_loaded_
     called last before the trainer."""
     dicts = "\n".join(str({"loss": round(0.69 - s / 100, 3), "rewards/margins": s / 10, "epoch": s / 30})
                       for s in range(1, 31))
-    run = _notebook_run(tmp_path / "run", "dpo.ipynb", [
+    run = ran_notebook(tmp_path / "run", "dpo.ipynb", [
         ("from unsloth import FastLanguageModel\nmodel, tokenizer = FastLanguageModel.from_pretrained(model_name = "
          "\"checkpoints/tinyLlama-GSM8K\")\nmodel = FastLanguageModel.get_peft_model(model, r = 16)\n", ""),
         ("critic, critic_tokenizer = FastLanguageModel.from_pretrained(model_name = \"checkpoints/llama3-8b-critic\")\n",
@@ -117,7 +107,7 @@ def _unsloth_notebook(folder, banner_bf16: str, extra_output: str = ""):
               f"   \\\\   /|    Tesla T4. Num GPUs = 1. Max memory: 14.741 GB. Platform: Linux.\n"
               f"O^O/ \\_/ \\    Torch: 2.6.0+cu124. CUDA: 7.5. CUDA Toolkit: 12.4. Triton: 3.2.0\n"
               f"\\        /    Bfloat16 = {banner_bf16}. FA [Xformers = 0.0.29. FA2 = False]\n")
-    return _notebook_run(folder, "sft.ipynb", [
+    return ran_notebook(folder, "sft.ipynb", [
         ("from unsloth import FastLanguageModel\nmodel, tokenizer = FastLanguageModel.from_pretrained(model_name = "
          "\"unsloth/Qwen1.5-0.5B\", dtype = None)\n", banner),
         ("from trl import SFTTrainer, SFTConfig\ntrainer = SFTTrainer(model = model, args = SFTConfig(learning_rate = "
@@ -142,7 +132,7 @@ def test_a_full_sft_notebook_is_full_though_it_pip_installs_bitsandbytes_and_nam
     name) and printed `596,049,920 total, 596,049,920 trainable parameters`; the profile left method and size unknown."""
     dicts = "\n".join(str({"loss": round(0.5 - s / 500, 3), "grad_norm": 1.0, "learning_rate": 1e-5, "epoch": s / 10})
                       for s in range(1, 31))
-    run = _notebook_run(tmp_path / "run", "sft.ipynb", [
+    run = ran_notebook(tmp_path / "run", "sft.ipynb", [
         ("!pip install -q --upgrade transformers accelerate datasets trl bitsandbytes\n", ""),
         ("from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained("
          "config.base_model_name)\nprint(f'{n:,} total, {t:,} trainable parameters')\n",

@@ -9,6 +9,7 @@ import json
 import numpy as np
 
 import forensics
+from support.review_runs import ran_notebook
 
 
 def _trainer_state(folder, rows):
@@ -78,17 +79,6 @@ def test_a_lone_grad_norm_spike_that_lifts_a_loss_of_0_3_by_30_percent_is_a_reac
 # ---- change 3: notebook_code.py, the model trained is the one handed to the first trainer -------------------------
 
 
-def _notebook_run(folder, name, cells):
-    """A notebook folder whose cells (source, printed text) all ran, in order."""
-    folder.mkdir()
-    nb = {"cells": [{"cell_type": "code", "execution_count": i, "metadata": {}, "source": source,
-                     "outputs": [{"output_type": "stream", "name": "stdout", "text": text}] if text else []}
-                    for i, (source, text) in enumerate(cells, 1)],
-          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    (folder / name).write_text(json.dumps(nb))
-    return folder
-
-
 def _banner(bf16: str) -> str:
     return ("==((====))==  Unsloth 2025.3.19: Fast Qwen2 patching. Transformers: 4.50.0.\n"
             "   \\\\   /|    NVIDIA A100-SXM4-40GB. Num GPUs = 1. Max memory: 39.557 GB. Platform: Linux.\n"
@@ -109,7 +99,7 @@ def test_a_peft_model_under_its_own_name_is_the_policy_not_a_critic_loaded_after
     judge's dtype). Right: the trained model is the 0.5B policy the LoRA wraps, and Unsloth turns on bf16 from the
     policy's dtype (None on a bfloat16 GPU): a wrong size and a wrong precision, whose advice (fp16 overflow, loss
     scaling) does not apply."""
-    run = _notebook_run(tmp_path / "run", "sft.ipynb", [
+    run = ran_notebook(tmp_path / "run", "sft.ipynb", [
         ("from unsloth import FastLanguageModel\nmodel, tokenizer = FastLanguageModel.from_pretrained(model_name = "
          "\"unsloth/Qwen2.5-0.5B-Instruct\", dtype = None)\n"
          "lora_model = FastLanguageModel.get_peft_model(model, r = 16)\n", _banner("TRUE")),
@@ -135,7 +125,7 @@ def test_an_old_trl_ppo_trainer_built_with_its_config_first_trains_the_policy_no
     lvwerra/gpt2-imdb (its head a value head, not the classifier's)."""
     ppo = "\n".join(str({"loss": 0.5, "objective/kl": 0.01 * s, "ppo/mean_scores": 0.1 * s, "learning_rate": 1.41e-5,
                          "epoch": s / 60}) for s in range(1, 31))
-    run = _notebook_run(tmp_path / "run", "gpt2-sentiment.ipynb", [
+    run = ran_notebook(tmp_path / "run", "gpt2-sentiment.ipynb", [
         ("from trl import PPOTrainer, PPOConfig, AutoModelForCausalLMWithValueHead\n"
          "from transformers import AutoModelForSequenceClassification\n"
          "config = PPOConfig(model_name=\"lvwerra/gpt2-imdb\", learning_rate=1.41e-5)\n"
@@ -160,7 +150,7 @@ def test_a_grpo_trainer_handed_its_model_by_name_trains_that_model_not_the_rewar
     rl = "\n".join(str({"loss": 0.0, "reward": round(0.2 + s / 60, 3), "reward_std": 0.3, "completion_length": 120,
                         "kl": 0.001 * s, "grad_norm": 0.4, "learning_rate": 5e-6, "epoch": s / 60})
                    for s in range(1, 31))
-    run = _notebook_run(tmp_path / "run", "grpo.ipynb", [
+    run = ran_notebook(tmp_path / "run", "grpo.ipynb", [
         ("from transformers import AutoModelForSequenceClassification, AutoTokenizer\n"
          "rm = AutoModelForSequenceClassification.from_pretrained(\"Skywork/Skywork-Reward-Llama-3.1-8B-v0.2\", "
          "torch_dtype=torch.bfloat16)\n", ""),
@@ -179,7 +169,7 @@ def test_an_unsloth_trainer_with_both_precision_flags_false_still_trains_in_mixe
     float16`: an explicit `fp16 = False, bf16 = False` is the same as leaving them out. A notebook on an A100
     (`Bfloat16 = TRUE`, dtype None) passing `SFTConfig(fp16 = False, bf16 = False, ...)`: the tool says precision fp32
     ("fp16 and bf16 both off"). Right: bf16, as for the same notebook without the two keywords."""
-    run = _notebook_run(tmp_path / "run", "sft.ipynb", [
+    run = ran_notebook(tmp_path / "run", "sft.ipynb", [
         ("from unsloth import FastLanguageModel\nmodel, tokenizer = FastLanguageModel.from_pretrained(model_name = "
          "\"unsloth/Qwen2.5-0.5B\", dtype = None, load_in_4bit = True)\n", _banner("TRUE")),
         ("from trl import SFTTrainer, SFTConfig\ntrainer = SFTTrainer(model = model, args = SFTConfig(fp16 = False, "

@@ -49,3 +49,15 @@ def training_notebook(folder, cells):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "train.ipynb").write_text(json.dumps({"cells": out, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     return folder
+
+
+def ran_notebook(folder, name, cells):
+    """`folder/name`: a notebook whose code cells (source, printed text) all ran, in order; returns the folder."""
+    folder.mkdir()
+    nb = {"cells": [{"cell_type": "code", "execution_count": i, "metadata": {}, "source": source,
+                     "outputs": [{"output_type": "stream", "name": "stdout", "text": text}] if text else []}
+                    for i, (source, text) in enumerate(cells, 1)],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (folder / name).write_text(json.dumps(nb))
+    return folder
+
