@@ -161,3 +161,15 @@ def test_a_few_skipped_fp16_steps_the_run_went_on_from_are_not_told_to_change_pr
 NAN_GRAD_AFTER = timeline(loss={s: 2.0 if s < 40 else 0.0 for s in range(1, 61)},
                           grad_norm={s: NAN if s == 30 or s >= 40 else 1.0 for s in range(1, 61)})
 
+
+
+def test_a_grpo_run_whose_gradient_went_to_zero_is_not_sent_to_its_labels(tmp_path):
+    """JuncyLu's collapsed GRPO (tests/realworld): grad_norm exactly 0 at 42 of 48 points from step 20, the loss 0.0
+    as GRPO's is by construction, the reward flat. The cause said "No learning signal: loss and grad_norm 0.0 (likely):
+    check labels and masks: every label -100", advice for an SFT run. Right: the GRPO cause, rewards without spread."""
+    grad = [47.75, 0, 404, 0, 0, 122.5, 218, 0, 77, 0, 0, 63] + [0] * 13 + [112] + [0] * 23
+    rows = [{"step": 10 * (i + 1), "loss": 0.0, "grad_norm": g, "reward": 2.4 + 0.3 * ((i * 7) % 5 - 2) / 2,
+             "frac_reward_zero_std": 0.9, "completions/mean_length": 4.5, "learning_rate": 1e-5, "epoch": i / 100}
+            for i, g in enumerate(grad)]
+    found = by_id(forensics.analyze(_trainer_state(tmp_path / "run", rows), check_checkpoints=False).causes)
+    assert "no_reward_spread" in found and "zero_loss_zero_grad" not in found, list(found)

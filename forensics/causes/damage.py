@@ -135,16 +135,26 @@ def _after_masked(facts: Facts, first: int) -> str:
 _REWARD_SPREAD_METRICS = ("frac_reward_zero_std", "reward_std")
 
 
+def _rl_gradient_gone(finding) -> bool:
+    """analyzers.frozen.detect_rl_gradient_gone's finding: an RL log's grad_norm exactly 0 from some step on."""
+    return finding.metric == "grad_norm" and "zero_points" in finding.evidence
+
+
 def no_reward_spread(facts: Facts) -> Cause | None:
-    """GRPO groups whose completions all got the same reward: zero advantages, zero gradient."""
-    flagged = [f for f in facts.of_kind("no_learning_signal") if f.metric in _REWARD_SPREAD_METRICS]
+    """GRPO groups whose completions all got the same reward: zero advantages, zero gradient (told by the groups'
+    own spread, or by an RL log's grad_norm exactly 0 from some step on with the reward flat)."""
+    flagged = [f for f in facts.of_kind("no_learning_signal") if f.metric in _REWARD_SPREAD_METRICS
+               or _rl_gradient_gone(f)]
     if not flagged:
         return None
     f = flagged[0]
+    seen = (f"{f.metric} shows no reward spread within the groups at {f.evidence.get('dead_steps')} of "
+            f"{f.evidence.get('logged_steps')} logged steps, from step {f.step}" if not _rl_gradient_gone(f) else
+            f"grad_norm exactly 0 at {f.evidence['zero_points']} of {f.evidence.get('points')} logged steps from "
+            f"step {f.step}, the reward not rising there")
     return Cause(
         cause="no_reward_spread", confidence="likely",
-        evidence=[f"{f.metric} shows no reward spread within the groups at {f.evidence.get('dead_steps')} of "
-                  f"{f.evidence.get('logged_steps')} logged steps, from step {f.step}"],
+        evidence=[seen],
         suggestion=("Make the reward tell completions apart (partial credit instead of all-or-nothing), sample more "
                     "or more varied completions per prompt (num_generations, temperature), or train on prompts the "
                     "model sometimes solves; a learning-rate change cannot help while every advantage is 0."),
@@ -158,7 +168,9 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
     # are not a lack of signal: the labels are not what to check there
     steps = [s for s in zero_loss_zero_grad_steps(facts) if s not in set(facts.masked_nan_steps)]
     flagged = [f for f in facts.of_kind("no_learning_signal")
-               if f.metric not in _REWARD_SPREAD_METRICS and not f.evidence.get("frozen")]
+               if f.metric not in _REWARD_SPREAD_METRICS and not f.evidence.get("frozen") and not _rl_gradient_gone(f)]
+    if facts.profile is not None and facts.profile.objective == "rl":
+        steps = []  # a policy-gradient loss is 0 by construction (GRPO's group-normalised advantages): no labels
     if not steps and not flagged:
         return None
     first = steps[0] if steps else flagged[0].step
