@@ -27,6 +27,7 @@ from .metrics import (EVAL_ACCURACY_KEYS, LN2, LOSS, Metrics, finite, format_num
 from .reward_decline import reward_metric
 
 EVAL_LOSS = "eval_loss"
+REWARD = "reward"  # a bare `reward`: an RL policy's return, or the score a reward model prints (`for_a_reward_model`)
 # A per-step RL reward is the mean over a few sampled groups: far noisier than a loss. Its rise over the run is
 # read by the least-squares trend at 2.5 standard errors (one-sided p < 0.01), not 3.
 REWARD_TREND_Z = 2.5
@@ -364,7 +365,7 @@ def for_a_reward_model(findings: list[Finding], metrics: Metrics, thresholds: Th
     if REWARD not in metrics:
         return findings
     kept = [f for f in findings if f.metric != REWARD]
-    if len(kept) < len(findings) and any(f.kind == "no_learning_evidence" for f in findings if f.metric == REWARD):
+    if any(f.kind == "no_learning_evidence" and f.metric == REWARD for f in findings):
         kept += detect_no_learning_evidence(without_the_score(metrics), thresholds)
     return kept
 
@@ -372,7 +373,3 @@ def for_a_reward_model(findings: list[Finding], metrics: Metrics, thresholds: Th
 def without_the_score(metrics: Metrics) -> Metrics:
     """A reward model's metrics without the score it prints as `reward`."""
     return {name: series for name, series in metrics.items() if name != REWARD}
-
-
-REWARD = "reward"
-

@@ -261,8 +261,7 @@ def _model_handed_to_own_code(trees: list) -> bool:
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 own |= _own_imports(node)
-            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
-                    and _called_name(node.value.func) in _LOADERS and _MODEL_CLASSES.search(_owner_name(node.value.func)):
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _loads_a_model(node.value):
                 models |= {t.id for t in node.targets if isinstance(t, ast.Name)}
             elif isinstance(node, ast.Call):
                 calls.append(node)
@@ -370,7 +369,7 @@ def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> di
         task = task.attr if isinstance(task, ast.Attribute) else _literal(task, names) if task is not None else None
         if isinstance(task, str):  # `TaskType.CAUSAL_LM` or "CAUSAL_LM"
             out["adapter.task_type"] = task
-    elif name in _LOADERS and _MODEL_CLASSES.search(owner):
+    elif _loads_a_model(call):
         model = _model_name(call, names)
         if model:
             out["model.name_or_path"] = model
@@ -379,7 +378,7 @@ def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> di
             out["model.load_dtype"] = dtype
         if "For" in owner:  # the head it loads (AutoModelForSequenceClassification: a classifier's)
             out["model.architectures"] = [owner]
-    if name == "BitsAndBytesConfig" or name in _LOADERS and _MODEL_CLASSES.search(owner):
+    if name == "BitsAndBytesConfig" or _loads_a_model(call):
         if _keyword(call, "load_in_4bit", names, None) is True:
             out["quant.load_in_4bit"] = True
     return out
@@ -473,6 +472,8 @@ def _owner_name(func: ast.expr) -> str:
 
 
 def _loads_a_model(call: ast.Call) -> bool:
+    """`AutoModelForCausalLM.from_pretrained(...)`, `FastLanguageModel.from_pretrained(...)`: a model class's loader
+    (a tokenizer's is not)."""
     return _called_name(call.func) in _LOADERS and bool(_MODEL_CLASSES.search(_owner_name(call.func)))
 
 

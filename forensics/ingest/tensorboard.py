@@ -34,6 +34,7 @@ UnreadableFile.
 from __future__ import annotations
 
 import math
+import mmap
 import re
 from pathlib import Path
 
@@ -107,12 +108,10 @@ def _keras_callback_names(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
         return frame
     per_batch = "batch_loss" in metrics if split == "" else (
         "evaluation_loss_vs_iterations" in metrics and _keras_train_logs_batches(path))
-    frame = frame.copy()
     if per_batch:
         frame = _keras_epochs_on_iterations(frame) if split else frame[~frame["metric"].str.startswith("epoch_")]
-        frame = frame.copy()
-        frame["metric"] = [_keras_batch_name(name, split) for name in frame["metric"]]
-        return frame
+        return frame.assign(metric=[_keras_batch_name(name, split) for name in frame["metric"]])
+    frame = frame.copy()
     ours = frame["metric"].str.startswith("epoch_")
     frame.loc[ours, "metric"] = [keras_metric_name(split + name[len("epoch_"):]) for name in frame.loc[ours, "metric"]]
     frame.loc[ours, "step"] += 1
@@ -134,9 +133,11 @@ def _keras_train_logs_batches(path: Path) -> bool:
             if (m := _EVENT_FILE.match(f.name)) and m["writer"] == ours["writer"] and int(m["time"]) <= int(ours["time"])]
     if not same:
         return False
-    try:
-        return b"batch_loss" in max(same, key=lambda pair: pair[0])[1].read_bytes()
-    except OSError:
+    try:  # mapped, not read: a train file full of histograms can be gigabytes, and the tag comes with its first batch
+        with open(max(same, key=lambda pair: pair[0])[1], "rb") as handle, \
+                mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            return view.find(b"batch_loss") >= 0
+    except (OSError, ValueError):  # (ValueError: an empty file cannot be mapped)
         return False
 
 
