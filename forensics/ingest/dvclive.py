@@ -35,6 +35,7 @@ from ..errors import UnreadableFile, os_reason
 from ..metric_names import tracker_metric_names
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
+from .running_means import frame_per_step
 
 FORMAT = "dvclive"
 METRICS_FOLDER = ("plots", "metrics")
@@ -62,8 +63,9 @@ def read(folder: Path) -> LogRecords:
     parts = [part for part in parts if not part.empty]
     frame = pd.concat(parts, ignore_index=True).sort_values("step", kind="stable").reset_index(drop=True) \
         if parts else empty_frame()
+    frame, notes = frame_per_step(frame, folder.name)
     return LogRecords(source=str(folder), format=FORMAT, frame=frame, meta={"metric_files": len(files)},
-                      mtime=max(file_mtime(path) for path in files), warnings=tuple(warnings))
+                      mtime=max(file_mtime(path) for path in files), warnings=tuple(warnings), notes=notes)
 
 
 def _logged_key(name: str) -> str | None:

@@ -46,6 +46,7 @@ from ..metric_names import keras_metric_name, loss_of_split, tracker_metric_name
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_other_axis_twins, without_unit_loss_scale
+from .running_means import frame_per_step
 from ._tfrecord import ByteViews, frame_records, payload_crc_ok
 
 FORMAT = "tensorboard"
@@ -81,11 +82,12 @@ def read(path: Path) -> LogRecords:
         reason = warnings[0] if warnings else "no TensorBoard record found"
         raise UnreadableFile(path, f"not a readable TensorBoard event file: {reason}")
     columns, texts, slow_warnings = _decode(views, starts, lengths, _split_folder(path))
-    columns = without_unit_loss_scale(without_other_axis_twins(_keras_callback_names(columns, path)))
+    columns, notes = _keras_callback_names(columns, path)
+    columns = without_unit_loss_scale(without_other_axis_twins(columns))
     warnings += slow_warnings
     meta = {"records": int(len(starts))}
     return LogRecords(source=str(path), format=FORMAT, frame=columns, texts=texts, meta=meta,
-                      mtime=file_mtime(path), warnings=tuple(warnings))
+                      mtime=file_mtime(path), warnings=tuple(warnings), notes=notes)
 
 
 # Keras' TensorBoard callback (keras/src/callbacks/tensorboard.py:215-216, 560-579) writes `<log_dir>/train` and
@@ -96,26 +98,32 @@ _KERAS_FOLDERS = {"train": "", "validation": "val_"}
 _KERAS_ITERATIONS = re.compile(r"^evaluation_(?P<name>.+)_vs_iterations$")
 
 
-def _keras_callback_names(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+def _keras_callback_names(frame: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """A Keras callback's event file with the timeline's names: per batch where it logs batches (`batch_loss` ->
     loss; `evaluation_loss_vs_iterations` -> eval_loss), else per epoch (`epoch_loss` -> loss, or eval_loss in
     `validation/`), numbered from 1 as Keras' console numbers its epochs (`Epoch 1/10`,
     ingest.pretrain_lines.KerasEpochs). Where the batches are logged, the `epoch_` values are dropped: they count
-    epochs on an axis that counts batches, and would read as a restart at step 1."""
+    epochs on an axis that counts batches, and would read as a restart at step 1; and the batches' losses and
+    accuracies, the epoch's running means Keras hands its callbacks, are read as the batches' own (running_means),
+    with a note that says so."""
     split = _KERAS_FOLDERS.get(path.parent.name)
     metrics = set(frame["metric"])
     if split is None or "epoch_loss" not in metrics and "batch_loss" not in metrics:
-        return frame
+        return frame, ()
     per_batch = "batch_loss" in metrics if split == "" else (
         "evaluation_loss_vs_iterations" in metrics and _keras_train_logs_batches(path))
+    if per_batch and split:
+        frame = _keras_epochs_on_iterations(frame)
+        return frame.assign(metric=[_keras_batch_name(name, split) for name in frame["metric"]]), ()
     if per_batch:
-        frame = _keras_epochs_on_iterations(frame) if split else frame[~frame["metric"].str.startswith("epoch_")]
-        return frame.assign(metric=[_keras_batch_name(name, split) for name in frame["metric"]])
+        frame = frame[~frame["metric"].str.startswith("epoch_")]
+        return frame_per_step(frame.assign(metric=[_keras_batch_name(name, split) for name in frame["metric"]]),
+                              path.name)
     frame = frame.copy()
     ours = frame["metric"].str.startswith("epoch_")
     frame.loc[ours, "metric"] = [keras_metric_name(split + name[len("epoch_"):]) for name in frame.loc[ours, "metric"]]
     frame.loc[ours, "step"] += 1
-    return frame
+    return frame, ()
 
 
 _EVENT_FILE = re.compile(r"^events\.out\.tfevents\.(?P<time>\d+)\.(?P<writer>.+\.\d+)\.\d+(?:\.v2)?$")
