@@ -225,16 +225,99 @@ _ADAPTER_WORDS = re.compile(r"(?i)peft|lora|adapter|load_in_[48]bit|bitsandbytes
 
 def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, loaded: bool) -> bool:
     """The code that ran builds a Trainer around a pre-trained model it loaded (`from_pretrained`, its name a literal
-    or not: `config.base_model_name`) and nothing in the notebook's code (cells that ran or not) sets up an adapter
-    or a quantized base: every weight is trained. A notebook that trains through a shell command
+    or not: `config.base_model_name`), or a hand-written loop's optimizer over every parameter of a model the notebook
+    loads or builds (`_optimizer_over_a_whole_model`), and nothing in the notebook's code (cells that ran or not) sets
+    up an adapter or a quantized base: every weight is trained. A notebook that trains through a shell command
     (`!python train.py --lora ...`) shows no Trainer here."""
-    if any(key.startswith(("adapter.", "quant.")) for key in values) or not loaded:
-        return False
-    if not any(name.endswith("Trainer") for name in called):
+    if any(key.startswith(("adapter.", "quant.")) for key in values):
         return False
     python = "\n".join(line for line in code.splitlines() if not _SHELL_OR_MAGIC.match(line))  # (`!pip install
     # bitsandbytes peft` installs a library, it sets up nothing)
-    return not (_ADAPTER_WORDS.search(python) or _FREEZES.search(python) or _model_handed_to_own_code(trees))
+    if _ADAPTER_WORDS.search(python) or _model_handed_to_own_code(trees):
+        return False
+    if loaded and any(name.endswith("Trainer") for name in called) and not _FREEZES.search(python):
+        return True
+    return _optimizer_over_a_whole_model(trees) and not _FREEZE_CALLS.search(python)
+
+
+# A torch (or bitsandbytes, or a paper's) optimizer class: what a hand-written loop builds over the weights it trains
+_OPTIMIZERS = re.compile(r"(?i)^(?:paged)?(?:adam\w*|sgd|adafactor|lion\w*|rmsprop|adagrad|adadelta|lamb|sophia\w*|muon)$")
+_FREEZE_CALLS = re.compile(r"\bfreeze_(?!support)\w*\(|\.freeze\(")
+_PARAMETERS = ("parameters", "named_parameters")
+_MOVES = ("to", "cuda", "train", "float", "half", "bfloat16")  # `GPT(config).to(device)`: the same model
+
+
+def _optimizer_over_a_whole_model(trees: list) -> bool:
+    """An optimizer built over every parameter of a model the notebook loads or builds (`AdamW(model.parameters(),
+    ...)`, the model from `from_pretrained` or a model class), and no weight of that model set aside
+    (`requires_grad = False` on it, or on weights the code cannot tie to a model). Freezing another model, a DPO
+    reference's `for p in ref_model.parameters(): p.requires_grad = False`, leaves the trained one whole."""
+    models = _models_made(trees)
+    trained = {name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)
+               and _OPTIMIZERS.match(_called_name(node.func)) for name in [_all_parameters_of(node)] if name}
+    trained &= models
+    return bool(trained) and not _frozen_models(trees, models) & (trained | {None})
+
+
+def _all_parameters_of(call: ast.Call) -> str | None:
+    """`model` of `AdamW(model.parameters(), ...)` or `AdamW(params=model.parameters())`."""
+    given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "params"), None)
+    if isinstance(given, ast.Call) and isinstance(given.func, ast.Attribute) and given.func.attr == "parameters" \
+            and isinstance(given.func.value, ast.Name) and not given.args:
+        return given.func.value.id
+    return None
+
+
+def _models_made(trees: list) -> set[str]:
+    """The names the notebook binds to a model it loads, builds from a model class (its own `class GPT(nn.Module)`
+    or a library's `GPT2LMHeadModel(config)`) or copies (`copy.deepcopy(model)`), `.to(device)` and the like
+    aside."""
+    classes = {node.name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    made = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                call = node.value
+                while isinstance(call.func, ast.Attribute) and call.func.attr in _MOVES \
+                        and isinstance(call.func.value, ast.Call):
+                    call = call.func.value
+                name = _called_name(call.func)
+                if _loads_a_model(call) or name in classes or name == "deepcopy" or _MODEL_CLASSES.search(name):
+                    made |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return made
+
+
+def _frozen_models(trees: list, models: set[str]) -> set[str | None]:
+    """The models some of whose weights the code sets aside from training (`for p in X.parameters(): p.requires_grad
+    = False`, `X.requires_grad_(False)`, `X.lm_head.weight.requires_grad = False`); None for a freeze the code does
+    not tie to one of `models`."""
+    frozen: set[str | None] = set()
+    looped: set[int] = set()  # the freezes inside a loop over a model's parameters, told by that loop
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
+                    and isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr in _PARAMETERS:
+                inner = [n for n in ast.walk(node) if _sets_aside(n)]
+                if inner:
+                    root = _root_name(node.iter.func.value)
+                    frozen.add(root if root in models else None)
+                    looped |= {id(n) for n in inner}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if _sets_aside(node) and id(node) not in looped:
+                target = node.targets[0] if isinstance(node, ast.Assign) else node.func
+                root = _root_name(target)
+                frozen.add(root if root in models else None)
+    return frozen
+
+
+def _sets_aside(node: ast.AST) -> bool:
+    """`x.requires_grad = False` or `x.requires_grad_(False)`."""
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets) \
+            and isinstance(node.value, ast.Constant) and node.value.value is False
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" \
+        and bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value is False
 
 
 # Weights set aside from training: `param.requires_grad = False`, `.requires_grad_(False)`, a freeze helper
