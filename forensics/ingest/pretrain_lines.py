@@ -600,12 +600,15 @@ _LOSS_PRINT = re.compile(r"^(?:[^\n]*\|\s*\d{1,18}/\d{1,18} \[[^\]]*\])?(trainin
 
 def _small_console(line: str, last_line: bool) -> StepLine | None:
     """nanochat, autoresearch, nanoGPT and plain `key: value` lines (module docstring): the first
-    shape whose start the line holds decides (a cheap substring test keeps most lines off the regexes); a line
-    none of them reads may still be a step's print with no counter."""
+    shape whose start the line holds and whose reader reads it decides (a cheap substring test keeps most lines off
+    the regexes); a line none of them reads may still be a step's print with no counter. A shape that starts the line
+    but cannot read it passes it on (`epoch: 3442 loss: 0.21` starts like a line of `key: value` pairs, whose reader
+    wants them comma-separated with a step counter, and is a hand-written loop's per-epoch print)."""
     for needle, start, read in _SMALL_SHAPES:
         m = start.search(line) if needle in line else None
-        if m:
-            return read(m, line, last_line) or _uncounted_key_values(line, last_line)
+        found = (read(m, line, last_line) or _uncounted_key_values(line, last_line)) if m else None
+        if found is not None:
+            return found
     return None
 
 

@@ -163,9 +163,11 @@ def _without_stray_generic_lines(events: list[tuple]) -> list[tuple]:
 
 
 def _epoch_lines_placed(events: list[tuple]) -> list[tuple]:
-    """Once-an-epoch lines (kind "generic_epoch") at step 1, 2, ... (E - the first epoch + 1, the epochs done when
-    it printed), or, in a log that also has step lines, at the last step seen before them with their held-out
-    metrics only (the step lines hold the training loss and epoch; an epoch's mean would be a second value there)."""
+    """Once-an-epoch lines (kind "generic_epoch") at step 1, 2, ... (E + 1 for a loop that counts epochs from 0, else
+    E as printed: a log that starts at epoch 3442, a pasted excerpt, keeps the run's own epochs), their epoch the
+    epochs done when it printed (E - the first epoch + 1), or, in a log that also has step lines, at the last step
+    seen before them with their held-out metrics only (the step lines hold the training loss and epoch; an epoch's
+    mean would be a second value there)."""
     epochs = [dict(e[1].metrics)["epoch"] for e in events if e[0] == "line" and e[1].kind == "generic_epoch"]
     if not epochs:
         return events
@@ -184,7 +186,8 @@ def _epoch_lines_placed(events: list[tuple]) -> list[tuple]:
                             if not stepped or k.startswith("eval_"))
             if not metrics:
                 continue  # a training loss alone, beside step lines that hold it already
-            event = ("line", StepLine(record.kind, last if stepped else int(done), None, metrics, record.cut))
+            printed = dict(record.metrics)["epoch"] - min(first, 1) + 1
+            event = ("line", StepLine(record.kind, last if stepped else int(printed), None, metrics, record.cut))
         out.append(event)
     return out
 
