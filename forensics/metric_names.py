@@ -3,7 +3,8 @@
 `train/loss`, `loss`, Megatron's `lm loss`, NeMo's `reduced_train_loss`, OLMo's
 `train/CrossEntropyLoss` -> `loss`; `eval/loss`, `eval_loss`, `val_loss` -> `eval_loss`;
 `lr`, `learning_rate`, `learning-rate` -> `learning_rate`; and so on. Names not listed keep their
-own spelling (after the `train/` / `eval/` / `val/` / `test/` prefix is turned into ours).
+own spelling (after the `train/` / `eval/` / `val/` / `valid/` / `validation/` / `validation_` / `test/` prefix is
+turned into ours: a held-out split's metric is `eval_<name>`).
 """
 from __future__ import annotations
 
@@ -87,17 +88,27 @@ def canonical_metric(name: str) -> str:
 
     >>> [canonical_metric(t) for t in ("train/loss", "eval/loss", "val/loss", "lr", "train/train_loss")]
     ['loss', 'eval_loss', 'eval_loss', 'learning_rate', 'train_loss']
+    >>> [canonical_metric(t) for t in ("validation_token_accuracy", "valid/acc", "validation/lm_loss")]
+    ['eval_token_accuracy', 'eval_acc', 'eval_loss']
     """
     name = name.strip()
+    if name in _ALIASES:  # a name listed whole (GPT-NeoX's `validation/lm_loss`) before its prefix is read
+        return _ALIASES[name]
     if name.startswith("train/"):
         name = name[len("train/"):]
-    elif name.startswith("eval/"):
-        name = "eval_" + name[len("eval/"):]
-    elif name.startswith("val/"):  # verl, nanoGPT forks and many W&B logs: val/loss
-        name = "eval_" + name[len("val/"):]
     elif name.startswith("test/"):
         name = "test_" + name[len("test/"):]
+    else:
+        held_out = next((p for p in _HELD_OUT_PREFIXES if name.startswith(p)), None)
+        if held_out:
+            name = "eval_" + name[len(held_out):]
     return _ALIASES.get(name, name)
+
+
+# A held-out split's metric (`eval_<name>`): HF's `eval/`, `val/` (verl, nanoGPT forks, many W&B logs), `valid/`
+# (OpenNMT-py, fairseq), `validation/` (GPT-NeoX, NeMo-RL) and `validation_` (W&B's OpenAI integration:
+# `validation_token_accuracy` beside `validation_loss`). Keras' `val_` is read by `keras_metric_name` alone.
+_HELD_OUT_PREFIXES = ("eval/", "val/", "valid/", "validation/", "validation_")
 
 
 def keras_metric_name(name: str) -> str:
@@ -128,19 +139,36 @@ def is_lr_monitor_rate(name: str) -> bool:
 def tracker_metric_names(tags: list[str]) -> list[str]:
     """The timeline's name of each of a tracker file's tags (TensorBoard, MLflow), read together: a tag that is the
     loss only where nothing else is (Lightning's per-step `self.log("train_loss", loss)`, GPT-NeoX's `train/lm_loss`,
-    OpenNMT-py's `train/xent`;
+    OpenNMT-py's `train/xent`, a run name's `<run>/loss`;
     HF's `train_loss` is the run's closing mean, logged beside `train/loss`).
 
     >>> tracker_metric_names(["Loss/train", "Loss/test", "lr-AdamW", "train_loss_step"])
     ['loss', 'eval_loss', 'learning_rate', 'loss']
     >>> tracker_metric_names(["train/loss", "train/train_loss"]), tracker_metric_names(["train_loss", "val_loss"])
     (['loss', 'train_loss'], ['loss', 'eval_loss'])
+    >>> tracker_metric_names(["hard/accuracy", "hard/loss", "easy/loss", "critic/loss"])
+    ['hard/accuracy', 'loss', 'easy/loss', 'critic/loss']
     """
     names = [_tracker_name(tag) for tag in tags]
     if "loss" in names:
         return names
     sole = next((name for name in _SOLE_LOSSES if name in names), None)
+    if sole is None:
+        sole = next((name for name in names if _is_group_loss(name)), None)
     return ["loss" if name == sole else name for name in names]
+
+
+# A run's own name over its scalars (a callback's `writer.add_scalar(f"{run}/loss", ...)`): `<group>/loss` is the
+# loss where nothing else is, the first group's where several runs share one file; not the loss of a part the model
+# trains beside itself (an RL critic or value head, a MoE router's balance loss, a GAN's discriminator)
+_GROUP_LOSS = re.compile(r"^(?P<group>[^/]+)/loss$", re.IGNORECASE)
+_PART_GROUPS = frozenset({"critic", "value", "vf", "aux", "auxiliary", "router", "moe", "balance", "kl", "z",
+                          "disc", "discriminator"})
+
+
+def _is_group_loss(name: str) -> bool:
+    found = _GROUP_LOSS.match(name.strip())
+    return bool(found) and found.group("group").strip().lower() not in _PART_GROUPS
 
 
 # The loss where no tag is named `loss`, in this order: Lightning's per-step `train_loss`, GPT-NeoX's `train/lm_loss`,

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import struct
-import zlib
 from pathlib import Path
 
 import pytest
@@ -18,42 +16,18 @@ from forensics.analysis import analyze, load_timeline
 from forensics.errors import UnreadableFile
 from forensics.ingest import _wandb_log, wandb, wandb_files
 from forensics.run import discover
+from tests.support.wandb_log import framed, record
 
 REAL = Path(__file__).parent / "trackers_realworld"
 OPENAI_RUN = REAL / "openai-curie-doctor-who" / "wandb" / "run-20221220_062129-ft-jxFTOONXtEE9wOuUXnAghvgu"
 DEBERTA = REAL / "deberta-medical-hf-wandb" / "wandb"
 
 
-def _framed(messages: list[bytes]) -> bytes:
-    """A run log as the documented framing lays it out (wandb/sdk/internal/datastore.py `_write_data`)."""
-    out = bytearray(_wandb_log.HEADER)
-
-    def record(data: bytes, kind: int) -> None:
-        crc = zlib.crc32(data, zlib.crc32(bytes([kind])))
-        out.extend(struct.pack("<IHB", crc, len(data), kind) + data)
-
-    for data in messages:
-        left = _wandb_log.BLOCK - len(out) % _wandb_log.BLOCK
-        if left < 7:
-            out.extend(b"\0" * left)
-            left = _wandb_log.BLOCK
-        if len(data) + 7 <= left:
-            record(data, 1)
-            continue
-        record(data[:left - 7], 2)
-        data = data[left - 7:]
-        while len(data) > _wandb_log.BLOCK - 7:
-            record(data[:_wandb_log.BLOCK - 7], 3)
-            data = data[_wandb_log.BLOCK - 7:]
-        record(data, 4)
-    return bytes(out)
-
-
 # --- framing -------------------------------------------------------------------------------------
 
 def test_messages_longer_than_a_block_are_put_back_together_and_block_trailers_skipped():
     messages = [b"a" * 100, b"b" * 70000, b"c" * (_wandb_log.BLOCK - 7 - 7 - 100 - 7 - 3), b"d" * 10, b"e" * 5]
-    data = _framed(messages)
+    data = framed(messages)
     read, problems = _wandb_log.messages(data)
     assert read == messages
     assert problems == []
@@ -61,7 +35,7 @@ def test_messages_longer_than_a_block_are_put_back_together_and_block_trailers_s
 
 def test_a_damaged_record_costs_its_block_and_nothing_after_it():
     messages = [b"x" * 20000, b"y" * 20000, b"z" * 40000, b"w" * 10]
-    data = bytearray(_framed(messages))
+    data = bytearray(framed(messages))
     data[7 + 7 + 5] ^= 0xFF  # a byte inside the first message
     read, problems = _wandb_log.messages(bytes(data))
     assert b"x" * 20000 not in read
@@ -72,9 +46,9 @@ def test_a_damaged_record_costs_its_block_and_nothing_after_it():
 @pytest.mark.parametrize("cut", [3, 7 + 3, 7 + 7 + 50, 7 + 7 + 100 + 7 + 40000])
 def test_a_log_cut_mid_write_keeps_every_message_before_the_cut(cut):
     messages = [b"a" * 100, b"b" * 70000]
-    data = _framed(messages)[:7 + cut] if cut < 7 else _framed(messages)[:cut]
+    data = framed(messages)[:7 + cut] if cut < 7 else framed(messages)[:cut]
     read, problems = _wandb_log.messages(data)
-    assert read == [m for m in messages if _framed(messages).find(m) + len(m) <= cut]
+    assert read == [m for m in messages if framed(messages).find(m) + len(m) <= cut]
     assert problems and "cut inside" in problems[0]
 
 
@@ -90,11 +64,6 @@ def test_a_file_that_is_not_a_run_log_is_named_with_the_reason(tmp_path):
 
 # --- the messages, against wandb's own protobuf classes ------------------------------------------
 
-def _record(**kw) -> bytes:
-    pb = pytest.importorskip("wandb.proto.wandb_internal_pb2")
-    return pb.Record(**kw).SerializeToString()
-
-
 def test_history_config_run_and_metric_messages_read_as_wandbs_own_schema_writes_them(tmp_path):
     pb = pytest.importorskip("wandb.proto.wandb_internal_pb2")
     config = pb.ConfigRecord(update=[pb.ConfigItem(key="learning_rate", value_json="0.003"),
@@ -105,12 +74,12 @@ def test_history_config_run_and_metric_messages_read_as_wandbs_own_schema_writes
                                    pb.HistoryItem(key="_step", value_json=str(i)),
                                    pb.HistoryItem(key="media", value_json='{"_type": "image-file"}')])
             for i, (step, loss) in enumerate([(10, "2.5"), (20, "NaN"), (30, "Infinity")])]
-    messages = [_record(run=pb.RunRecord(run_id="abc123", display_name="my-run", project="proj", config=config)),
-                _record(metric=pb.MetricRecord(glob_name="*", step_metric="train/global_step")),
-                *[_record(history=row) for row in rows], _record(exit=pb.RunExitRecord(exit_code=1))]
+    messages = [record(run=pb.RunRecord(run_id="abc123", display_name="my-run", project="proj", config=config)),
+                record(metric=pb.MetricRecord(glob_name="*", step_metric="train/global_step")),
+                *[record(history=row) for row in rows], record(exit=pb.RunExitRecord(exit_code=1))]
     path = tmp_path / "run-abc123" / "run-abc123.wandb"
     path.parent.mkdir()
-    path.write_bytes(_framed(messages))
+    path.write_bytes(framed(messages))
     rec = wandb.read(path)
     frame = rec.frame
     assert frame["step"].tolist() == [10, 20, 30] and set(frame["metric"]) == {"loss"}
@@ -126,7 +95,7 @@ def test_without_a_step_metric_wandbs_own_step_is_the_step(tmp_path):
     rows = [pb.HistoryRecord(item=[pb.HistoryItem(key="loss", value_json=str(3.0 - i)),
                                    pb.HistoryItem(key="_step", value_json=str(i))]) for i in range(3)]
     path = tmp_path / "run-x.wandb"
-    path.write_bytes(_framed([_record(history=r) for r in rows]))
+    path.write_bytes(framed([record(history=r) for r in rows]))
     rec = wandb.read(path)
     assert rec.frame[["step", "value"]].values.tolist() == [[0, 3.0], [1, 2.0], [2, 1.0]]
     assert rec.tracker_run.run_id == "x" and rec.tracker_run.status == "unfinished"  # no exit record yet

@@ -653,20 +653,23 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
     evidence = {"n_points": stop - start, "to_end": to_end, "grad_norm_zero": zero_grad,
                 "level_before": level, "value": float(loss.iloc[start]), "position": start}
     all_zero = bool(np.all(loss.iloc[start:stop].to_numpy() == 0.0))
-    if level is None and (zero_grad or (all_zero and grad is None)):
-        what = "loss and grad_norm are" if zero_grad else "loss is (grad_norm not logged)"
-        message = (f"{what} exactly 0 from the first logged step {first} {span}: "
+    if level is None and zero_grad:
+        message = (f"loss and grad_norm are exactly 0 from the first logged step {first} {span}: "
                    f"the model has nothing to learn from (labels all masked?).")
         return Finding("no_learning_signal", severity, first, message, end_step=last, metric=LOSS, evidence=evidence)
+    if level is None and all_zero and grad is None:
+        # VERDICTS.md: exactly 0.0 with no grad_norm cannot be told apart, from the first step as after a fall
+        return _zero_without_grad_norm(
+            f"loss is exactly 0 from the first logged step {first} {{span}}", "every label masked, a NaN hidden by "
+            "HF's NaN filter and a default the logging code wrote where it was given no loss",
+            "count the unmasked label tokens of a batch", first, last, evidence)
     if sudden and grad is None and all_zero:
         # VERDICTS.md: exactly 0.0 with no grad_norm cannot be told apart (a NaN HF's filter hid, every label masked,
         # or a tiny dataset fitted exactly): a warning that says what would tell, never a verdict either way
-        message = (f"loss fell from about {format_number(level)} to exactly 0 at step {first} and stays 0 {span}, and "
-                   "grad_norm was not logged: a NaN hidden by HF's NaN filter, labels all masked and a tiny dataset "
-                   "fitted exactly all log 0.0, and this log cannot tell them apart. To tell: log grad_norm "
-                   "(transformers 4.38 and later do), set logging_nan_inf_filter=False, and log an eval loss.")
-        return Finding("zero_loss_unexplained", "warning", first, message, end_step=last, metric=LOSS,
-                       evidence={**evidence, "sudden": True})
+        return _zero_without_grad_norm(
+            f"loss fell from about {format_number(level)} to exactly 0 at step {first} and stays 0 {span}",
+            "a NaN hidden by HF's NaN filter, labels all masked and a tiny dataset fitted exactly", "log an eval loss",
+            first, last, {**evidence, "sudden": True})
     if sudden or zero_grad:
         early = start < thresholds.early_collapse_points
         how = (f"fell from about {format_number(level)} to {format_number(loss.iloc[start])}" if sudden
@@ -681,19 +684,26 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
         return Finding("loss_collapse", severity, first, message, end_step=last,
                        metric=LOSS, evidence=evidence)
     if grad is None and bool(np.any(loss.iloc[start:stop].to_numpy() == 0.0)):  # exact zeros: NaN filter or memorized?
-        message = (f"loss descends to {format_number(loss.iloc[start])} at step {first} and stays near 0 {{span}}, and "
-                   "grad_norm was not logged: memorization of a small dataset, a NaN hidden by HF's NaN filter "
-                   "and labels all masked all log 0.0, and this log cannot tell them apart. To tell: log "
-                   "grad_norm (transformers 4.38 and later do), set logging_nan_inf_filter=False, and check "
-                   "the eval loss.")
-        return Finding("zero_loss_unexplained", "warning", first, message, end_step=last, metric=LOSS,
-                       evidence=evidence)
+        return _zero_without_grad_norm(
+            f"loss descends to {format_number(loss.iloc[start])} at step {first} and stays near 0 {{span}}",
+            "memorization of a small dataset, a NaN hidden by HF's NaN filter and labels all masked",
+            "check the eval loss", first, last, evidence)
     # Logged values above 0 are real losses: HF's NaN filter and all-masked labels both log exactly 0.0.
     why = "with a finite non-zero grad_norm" if grad is not None else "with values above 0 (real losses)"
     message = (f"loss descends gradually to {format_number(loss.iloc[start])} at step {first} {why} "
                f"and stays near 0 {{span}}: the training data is learned by heart (memorization; "
                f"a 4.x Trainer rounds such a loss to 0.0). Check the eval loss and the dataset size.")
     return Finding("memorization", "warning", first, message, end_step=last, metric=LOSS, evidence=evidence)
+
+
+def _zero_without_grad_norm(what: str, causes: str, check: str, first: int, last: int,
+                            evidence: dict) -> Finding:
+    """A `zero_loss_unexplained` warning: `what` the loss did (a `{span}` in it is filled in by `_extend_span`), the
+    `causes` that all log an exact 0.0, and the `check` that tells them apart beside logging grad_norm."""
+    message = (f"{what}, and grad_norm was not logged: {causes} all log 0.0, and this log cannot tell them apart. "
+               f"To tell: log grad_norm (transformers 4.38 and later do), set logging_nan_inf_filter=False, and "
+               f"{check}.")
+    return Finding("zero_loss_unexplained", "warning", first, message, end_step=last, metric=LOSS, evidence=evidence)
 
 
 def _grad_all_zero(grad: pd.Series | None, steps: pd.Index) -> bool:

@@ -695,7 +695,7 @@ def _nanochat_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     eval_core_metric), or old chat_sft's `Step N/M | Training loss: X| lrm: Y| num_tokens: Z`."""
     metrics, cut = _fields(line[m.end():].split("|"), last_line)
     if m.group(2) is None:  # an evaluation: every field is an eval metric
-        metrics = [("eval_" + name.removeprefix("validation_"), value) for name, value in metrics]
+        metrics = [(name if name.startswith("eval_") else "eval_" + name, value) for name, value in metrics]
     return _record("nanochat", int(m.group(1) or m.group(2)), m.group(2), metrics, cut)
 
 
