@@ -303,7 +303,10 @@ def build_timeline(records: list[LogRecords]) -> Timeline:
     frame = _drop_duplicate_points(frame)
     frame["step"] = frame["step"].astype("int64")
     segments = _segments(frame, seg_rows)
-    texts, meta = _texts_and_meta(records)
+    # the run's own texts (its arguments, its model's config) before an abandoned attempt's: a runs/ folder keeps the
+    # TensorBoard file of every attempt, each with the arguments and model it was started with
+    final = set(frame.loc[~frame["abandoned"], "source"])
+    texts, meta = _texts_and_meta(sorted(records, key=lambda rec: rec.source not in final))
     timeline = Timeline(frame[COLUMNS].reset_index(drop=True), segments, texts, meta)
     _set_console_facts(timeline, records)
     return timeline

@@ -49,3 +49,31 @@ def test_epoch_lines_of_a_loop_counting_from_zero_stay_one_based(tmp_path):
 def test_prose_with_one_loss_is_still_no_log(tmp_path):
     with pytest.raises(NotARunDirectory):
         forensics.analyze(_log(tmp_path, ["We trained for a while; at epoch: 3 loss: 0.2 it looked fine."]))
+
+
+def _trainer_tensorboard(folder, model_config: dict, steps: range):
+    """What the HF Trainer's TensorBoard callback writes: its `args` and `model_config` texts, then the losses."""
+    import json
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(folder))
+    writer.add_text("args", json.dumps({"learning_rate": 2e-4, "logging_steps": 5}))
+    writer.add_text("model_config", json.dumps(model_config))
+    for step in steps:
+        writer.add_scalar("train/loss", 2.0 - step / 1000, step)
+    writer.close()
+
+
+def test_the_model_config_is_the_final_runs_not_an_abandoned_attempts(tmp_path):
+    """A runs/ folder keeps the TensorBoard file of every attempt, each with the model it was started with
+    (TobyYang7/Quant-GPT, tests/realworld: a 14B tried first, the run that stands on a 7B): the size is the final
+    run's (it said ~14.2B, the first file's)."""
+    pytest.importorskip("torch")
+    big = {"model_type": "llama", "hidden_size": 5120, "num_hidden_layers": 40, "intermediate_size": 13824,
+           "vocab_size": 32000, "num_attention_heads": 40}
+    small = {**big, "hidden_size": 4096, "num_hidden_layers": 32, "intermediate_size": 11008, "num_attention_heads": 32}
+    _trainer_tensorboard(tmp_path / "run" / "runs" / "May04_12-16-27_host", big, range(5, 30, 5))
+    _trainer_tensorboard(tmp_path / "run" / "runs" / "May04_13-50-34_host", small, range(5, 505, 5))
+    a = forensics.analyze(tmp_path / "run")
+    assert 6.4e9 < a.run_profile.model_params < 7.0e9, a.run_profile.evidence
