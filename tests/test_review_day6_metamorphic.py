@@ -73,3 +73,34 @@ def test_a_schedule_that_ran_out_is_seen_at_a_coarser_logging_step(tmp_path):
     a = forensics.analyze(_thinned_trainer_state("marthinsurya_lab2-ID2223", 2, tmp_path))
     assert "lr_anomaly" in _kinds(a)
     assert a.status == "warning"
+
+
+def test_grad_norm_zero_at_most_logged_steps_is_seen_without_a_zero_loss_window(tmp_path):
+    """The same ChatGLM3 LoRA logged every 50 steps: its four windows of loss 0.0 are not among the 60 points, but
+    grad_norm is still exactly 0 at 37 of them (168 of 300 in the real log), between non-zero values, with the loss
+    finite and non-zero there. More than half the updates carried no gradient; the tool said healthy."""
+    a = forensics.analyze(_thinned_trainer_state("cloud-zhoubingye_GynecologicalPrediction", 5, tmp_path))
+    assert a.status == "warning"
+    assert any(f.kind == "skipped_steps" and f.evidence.get("grad_norm_zero_share", 0) > 0.5 for f in a.findings)
+
+
+def test_a_trainer_output_dir_whose_state_is_in_its_checkpoints_keeps_the_method(tmp_path):
+    """BREKOJI's full SFT: a model config.json saved by the Trainer beside trainer_state.json, no adapter: method
+    full. The same files laid out as an output_dir whose trainer_state.json is only in its checkpoints (trainer.
+    save_state() not called: checkpoint-232/ and checkpoint-387/, the final config.json at the top) lost the method
+    (unknown)."""
+    case = "BREKOJI_FT-Data-Ranker-1B-NO.5"
+    folder = tmp_path / case
+    shutil.copytree(CORPUS / case, folder)
+    state = json.loads((folder / "trainer_state.json").read_text())
+    (folder / "trainer_state.json").unlink()
+    history = state["log_history"]
+    early = history[:int(len(history) * 0.6)]
+    for rows in (early, history):
+        step = max(row["step"] for row in rows)
+        (folder / f"checkpoint-{step}").mkdir()
+        (folder / f"checkpoint-{step}" / "trainer_state.json").write_text(
+            json.dumps(dict(state, log_history=rows, global_step=step), indent=2))
+    a = forensics.analyze(folder)
+    assert a.run_profile.to_dict()["method"] == "full"
+    assert a.status == forensics.analyze(CORPUS / case).status
