@@ -35,7 +35,7 @@ from ..config import Thresholds
 from ..findings import Finding
 from .collapse import TRAIN_LOSS
 from .metrics import (EXPLODED_LOSS, GRAD_NORM, LN2, LOSS, Metrics, finite, format_number, is_preference_log,
-                      lr_restart_steps, position_of, real_loss)
+                      lr_restart_steps, point_noise, position_of, real_loss)
 
 _MIN_POINTS = 5
 
@@ -56,7 +56,8 @@ def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]
     floor = _level_at(values, floor_pos, float(smooth[floor_pos]))
     end_level = float(np.median(values[-tail:]))
     limit = thresholds.divergence_factor * floor
-    if floor <= 0 or not np.all(smooth[-tail:] > limit) or end_level - floor < thresholds.divergence_min_rise:
+    if floor <= 0 or not np.all(smooth[-tail:] > limit) or end_level - floor < thresholds.divergence_min_rise \
+            or _within_noise(values, floor, end_level, tail):
         return _never_back_to_start(metrics, loss, thresholds) or _unrecovered_blow_up(metrics, loss, thresholds)
     peak = float(np.max(smooth[floor_pos:]))
     if peak > floor and (peak - end_level) / (peak - floor) >= thresholds.divergence_max_recovery:
@@ -149,6 +150,21 @@ _HELD_LEVEL = 1.25  # a tenth of the log around a low whose outer thirds are wit
 # From this many points on, the low's level is read over a tenth of the log around it, at least `_LEVEL_HALF` points
 # each side: a 25-point median of a noisy per-step log of 250 dips by chance (AbrahamKong's QLoRA: 1.07 among 1.24s)
 _LEVEL_FROM, _LEVEL_HALF = 100, 25
+
+
+_NOISE_Z = 3.0  # a rise from the low to the end level this many standard errors of the two medians is no noise
+
+
+def _within_noise(values: np.ndarray, floor: float, end_level: float, tail: int) -> bool:
+    """Whether the rise from the low to the end level is what the loss's own point-to-point noise gives two medians
+    (the low, a smoothing window's; the end, the last `tail` points') that differ by chance: the lowest of a noisy
+    plateau's rolling medians and its last points' median are apart by a couple of standard errors with nothing
+    going wrong (cloud-zhoubingye's ChatGLM3 LoRA at about 0.18, point noise 0.14, logged every 50 steps: a low of
+    0.11 and an end of 0.28, 2.5x). A divergence rises far out of its noise."""
+    width = len(values) // 10  # the smoothing window (`smoothed`), at least 3
+    width = int(min(51, max(3, width))) | 1
+    sigma = point_noise(values[:len(values) - tail])
+    return end_level - floor <= _NOISE_Z * 1.2533 * sigma * np.sqrt(1 / tail + 1 / width)
 
 
 def _tail_points(n: int, thresholds: Thresholds) -> int:

@@ -49,7 +49,7 @@ def _starts_over_after_its_end(lr) -> list[Finding]:
     out = []
     for i in range(1, len(values) - 1):
         peak = float(np.max(values[:i]))
-        if peak > 0 and values[i] <= _ENDED * peak and values[i + 1] >= _JUMPS_BACK * peak and values[i - 1] > values[i]:
+        if peak > 0 and _ran_out(values, i, peak) and values[i + 1] >= _JUMPS_BACK * peak:
             message = (f"learning rate ran out at step {int(steps[i])} ({format_number(values[i])}, its schedule's end "
                        f"after a peak of {format_number(peak)}) and is back at {format_number(values[i + 1])} at step "
                        f"{int(steps[i + 1])}: the run went on past its schedule, which started over (a resume with a "
@@ -63,6 +63,18 @@ def _starts_over_after_its_end(lr) -> list[Finding]:
 
 
 _JUMPS_BACK = 0.25  # ... back up at once to this share of the peak or more: a new schedule, not a cycle's climb
+_LAST_STEP_DOWN = 0.2  # a decaying rate at most this share of its peak whose next step down would reach 0 ...
+
+
+def _ran_out(values: np.ndarray, i: int, peak: float) -> bool:
+    """Whether the rate at point `i` is its schedule's end: decaying into it, and about 0 (`_ENDED` of the peak), or,
+    at most `_LAST_STEP_DOWN` of the peak, within one more step of the same decay of 0: a linear decay logged every
+    10 steps shows its last rate before 0 at a tenth of its length's share of the peak (marthinsurya's
+    lab2-ID2223, logged every 10 steps: 9e-5, 3e-5, then back at 2.4e-4 after a peak of 3e-4)."""
+    before, now = float(values[i - 1]), float(values[i])
+    if before <= now:
+        return False
+    return now <= _ENDED * peak or now <= _LAST_STEP_DOWN * peak and now <= before - now
 
 
 def _periodic(starts: list[int]) -> bool:

@@ -200,6 +200,31 @@ def _empty_batches(loss, grad) -> list[Finding]:
                     evidence={"steps": steps, "grad_norm_zero_share": share, "grad_norm_zero": True})]
 
 
+_INTERLEAVED_RUNS = 3  # stretches of grad_norm 0 with non-zero values between them: not one stretch to the end
+
+
+def _mostly_zero_between(grad: pd.Series, loss: pd.Series, zero: np.ndarray) -> list[Finding]:
+    """grad_norm exactly 0 at more than half the logged steps, in several stretches with non-zero values between them
+    and after the first, while the loss there is finite and non-zero: more than half the updates carried no gradient
+    (cloud-zhoubingye's ChatGLM3 LoRA logged every 50 steps: 37 of 60, its loss at 0.2 and learning). A grad_norm at 0
+    to the end (a collapse) or throughout (a frozen model) is judged elsewhere: []."""
+    runs = true_runs(zero)
+    if len(runs) < _INTERLEAVED_RUNS or runs[-1][1] == len(zero) and (
+            runs[-1][1] - runs[-1][0] > len(zero) // 4 or not _real_finite_loss(loss, int(grad.index[-1]))):
+        return []  # too few stretches, or the log ends at grad_norm 0 for long or with its loss gone too: a collapse
+    steps = [int(s) for s in grad.index[zero] if _real_finite_loss(loss, int(s))]
+    if len(steps) <= len(zero) // 2:
+        return []
+    message = (f"grad_norm is exactly 0 at {len(steps)} of the {len(zero)} logged steps (from step {steps[0]}), between "
+               "non-zero values, while the loss there is finite and non-zero: more than half the updates carried no "
+               "gradient. Batches with nothing to learn from (every label masked, answers cut off by truncation) or a "
+               "loss scaler that reports a skipped step as 0 give this; check the labels of a batch after truncation "
+               "(max_length / cutoff_len) and the run's fp16 overflow messages.")
+    return [Finding("skipped_steps", "warning", steps[0], message, end_step=steps[-1], metric=GRAD_NORM,
+                    evidence={"steps": steps, "count": len(steps), "grad_norm_zero": True,
+                              "grad_norm_zero_share": float(zero.mean()), "at_restart": False})]
+
+
 def detect_zero_grad_steps(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """grad_norm exactly 0 at isolated logged steps whose loss is finite and non-zero, between non-zero values:
     no gradient reached the weights there, so those updates did not happen (a step skipped on an overflow by
@@ -212,8 +237,10 @@ def detect_zero_grad_steps(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     empty = _empty_batches(loss, grad)
     if empty:
         return empty
-    if not zero.any() or zero.mean() > 0.5:
-        return []  # grad_norm mostly 0: a collapse or a frozen model, judged elsewhere
+    if zero.mean() > 0.5:
+        return _mostly_zero_between(grad, loss, zero)
+    if not zero.any():
+        return []
     steps = grad.index.to_numpy()
     found: list[int] = []
     for i, j in true_runs(zero):

@@ -28,8 +28,8 @@ def source_disagreements(timeline: Timeline) -> pd.DataFrame:
     """One row per point where a file disagrees with the value the final history keeps.
 
     Columns: step, metric, value and source (what the timeline keeps), other_value and
-    other_source (the file that says otherwise). Values equal in float32 (TensorBoard's precision),
-    and NaN beside NaN, agree. Empty when every file agrees.
+    other_source (the file that says otherwise). Values equal in float32 (TensorBoard's precision) or
+    to 4 significant digits or 4 decimals (`_PRINTED_DIGITS`), and NaN beside NaN, agree. Empty when every file agrees.
     """
     final = timeline.final()
     standing = timeline.frame[~timeline.frame["abandoned"]]
@@ -43,10 +43,18 @@ def source_disagreements(timeline: Timeline) -> pd.DataFrame:
     return pairs[COLUMNS].sort_values(["step", "metric"], kind="stable").reset_index(drop=True)
 
 
+# Two values within this of each other, relatively, agree: one file wrote the number to 4 significant digits (a
+# Trainer's 4-decimal loss over 1, a JSON written by hand) where the other kept it whole; and within half the last of
+# 4 decimals (a Trainer's rounding of a loss under 1). Two runs' logs differ by more.
+_PRINTED_DIGITS, _PRINTED_DECIMALS = 5e-4, 5e-5
+
+
 def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
     a32 = a.to_numpy(dtype="float64").astype("float32")
     b32 = b.to_numpy(dtype="float64").astype("float32")
-    return (a32 == b32) | (np.isnan(a32) & np.isnan(b32))
+    rounded = np.isclose(a32.astype("float64"), b32.astype("float64"), rtol=_PRINTED_DIGITS,
+                         atol=_PRINTED_DECIMALS)
+    return (a32 == b32) | rounded | (np.isnan(a32) & np.isnan(b32))
 
 
 def detect_source_disagreements(timeline: Timeline) -> list[Finding]:

@@ -366,17 +366,23 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
 
 
 def _trainer_saved_model_config(layout: RunLayout) -> str | None:
-    """A model `config.json` in a Trainer's save folder (beside trainer_state.json or training_args.bin) of a
-    run with no adapter_config.json anywhere, as a path relative to the run; else None."""
+    """A model `config.json` in a Trainer's save folder (beside trainer_state.json or training_args.bin, or above
+    its checkpoint-N/ folders) of a run with no adapter_config.json anywhere, as a path relative to the run; else
+    None."""
     names = {p.name for p in layout.config_files}
     if "adapter_config.json" in names:
         return None
     for path in layout.config_files:
-        folder = path.parent
-        if path.name == "config.json" and ((folder / "trainer_state.json").is_file()
-                                           or (folder / "training_args.bin").is_file()):
+        if path.name == "config.json" and _a_trainer_save_folder(path.parent):
             return str(path.relative_to(layout.root)) if path.is_relative_to(layout.root) else str(path)
     return None
+
+
+def _a_trainer_save_folder(folder) -> bool:
+    """A folder the Trainer saved into: its trainer_state.json or training_args.bin, or, as an output_dir whose state
+    is only in its checkpoints (trainer.save_state() not called), a checkpoint-N/trainer_state.json in it."""
+    return ((folder / "trainer_state.json").is_file() or (folder / "training_args.bin").is_file()
+            or any((sub / "trainer_state.json").is_file() for sub in folder.glob("checkpoint-*")))
 
 
 # The vocabulary of well-known base models, by the last part of the name a run gives (each model's published
