@@ -93,13 +93,16 @@ class Finding:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A file that could not be read, and why; the rest of the analysis went on without it."""
+    """A file that could not be read, and why; the rest of the analysis went on without it. `note`: the file was read
+    whole, and this says how its records were taken (a log two processes wrote, de-duplicated; a running mean read
+    as the per-step values it implies), not what was left out."""
 
     path: str
     reason: str
+    note: bool = False
 
-    def to_dict(self) -> dict[str, str]:
-        return {"path": self.path, "reason": self.reason}
+    def to_dict(self) -> dict:
+        return {"path": self.path, "reason": self.reason, "note": self.note}
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"

@@ -207,7 +207,7 @@ def test_folder_without_permission_is_one_line(shared_tmp, baseline):
     proc = _as_other_user(clean, "analyze", locked, run)
     assert proc.returncode == 0, proc.stderr
     d = json.loads(proc.stdout)
-    assert d["skipped"] == [{"path": str(locked), "reason": "permission denied"}]
+    assert d["skipped"] == [{"path": str(locked), "reason": "permission denied", "note": False}]
     assert _findings(d) == _findings(baseline)
     assert _statuses(d) == _statuses(baseline)
 

@@ -113,3 +113,14 @@ def test_keras_batch_loss_is_read_per_batch_and_shows_a_spike(tmp_path):
     assert loss.loc[550] == pytest.approx(batches[549], rel=1e-3), loss.loc[545:555]
     assert any("running mean" in str(s) for s in a.skipped), a.skipped
     assert any(f.kind == "loss_spike" and f.step == 550 for f in a.findings), a.findings
+
+
+def test_a_running_mean_read_per_step_is_a_note_not_a_file_read_in_part(tmp_path):
+    """The report's line for it: the folder was read whole; `Skipped` would say files were left out."""
+    from forensics.report.text import brief_text
+
+    batches = _noisy_batches(600)
+    a = analyze(_dvclive_folder(tmp_path, _running_means(batches, 600)).parent)
+    assert [s.note for s in a.skipped] == [True]
+    text = brief_text(a)
+    assert "could not be read in full" not in text and "1 note on how the records were taken" in text, text

@@ -75,5 +75,5 @@ def _keep(rec: LogRecords, kind: str, records: list[LogRecords], skipped: list[S
         return  # a text file (a notebook's outputs) without a single training line is not a log
     if rec.warnings:  # a cut or damaged file read in part: say so, one line
         skipped.append(Skipped(rec.source, "partly read: " + "; ".join(rec.warnings)))
-    skipped.extend(Skipped(rec.source, note) for note in rec.notes)
+    skipped.extend(Skipped(rec.source, note, note=True) for note in rec.notes)
     records.append(rec)

@@ -79,7 +79,7 @@ def config_rows(config) -> list[dict[str, str]]:
 
 
 def skipped_rows(skipped) -> list[dict[str, str]]:
-    return [{"path": s.path, "reason": s.reason} for s in skipped[:MAX_ROWS]]
+    return [{"path": s.path, "reason": s.reason, "note": s.note} for s in skipped[:MAX_ROWS]]
 
 
 WORST_COLUMNS = ["name", "block", "dtype", "shape", "n_nan", "n_inf", "absmax", "fp16_headroom"]

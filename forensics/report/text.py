@@ -34,7 +34,7 @@ def analysis_text(analysis, verbose: bool = False) -> str:
     brief = brief_text(analysis)
     if not verbose:
         return brief
-    skipped = [f"skipped {s.path}: {s.reason}" for s in analysis.skipped]
+    skipped = [f"{'note on' if s.note else 'skipped'} {s.path}: {s.reason}" for s in analysis.skipped]
     return brief + "\n" + story_text(build_story(analysis), notes=skipped)
 
 
@@ -71,9 +71,12 @@ def brief_text(analysis) -> str:
         lines += _row("Info" if i == 0 else "", f"step {f.step}: {f.message}", clip=True)
     if len(info) > MAX_INFO:
         lines += _row("", f"... and {len(info) - MAX_INFO} more info findings (--verbose)")
-    if analysis.skipped:
-        lines += _row("Skipped", f"{plural(len(analysis.skipped), 'file')} could not be read in full (--verbose "
-                                 "names them)")
+    unread = [s for s in analysis.skipped if not s.note]
+    if unread:
+        lines += _row("Skipped", f"{plural(len(unread), 'file')} could not be read in full (--verbose names them)")
+    if len(unread) < len(analysis.skipped):
+        notes = len(analysis.skipped) - len(unread)
+        lines += _row("Read with", f"{plural(notes, 'note')} on how the records were taken (--verbose says them)")
     return "\n".join(lines) + "\n"
 
 
