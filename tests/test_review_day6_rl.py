@@ -224,3 +224,25 @@ def test_fp16_is_not_blamed_for_a_reward_that_fell_back():
     nan = Finding(kind="nonfinite_metric", severity="error", step=40, message="grad_norm NaN", metric="grad_norm")
     found = infer_causes(config, Timeline.empty(), [decline, nan], [], Thresholds())
     assert "fp16_overflow" in {c.cause for c in found}
+
+
+# --- a hand-driven trl.PPOTrainer loop's own prints ---------------------------------------------------------------
+
+def test_a_ppo_loop_printing_dashed_steps_is_read_as_rl(tmp_path):
+    """A course notebook's PPO loop prints, for each step, `------ STEP N ------` and then `rewards/mean:`,
+    `ppo/returns/mean:`, `objective/kl:` lines (a tab, the value, a tab, an explanation): read as the RL run it is,
+    the reward rising from about -15 to -5 with the KL levelling off, healthy."""
+    blocks = []
+    for step in range(50):
+        reward = -15.0 + 10.0 * step / 49 + (0.4 if step % 3 == 0 else -0.3)
+        kl = 12.0 * (1 - math.exp(-step / 10))
+        blocks.append(f"{'-' * 30} STEP {step} {'-' * 30}\n"
+                      f"rewards/mean:\t{reward:.9f}\t<---- average reward over this batch (higher=better, noisy)\n"
+                      f"ppo/returns/mean:\t{reward * 0.65:.9f}\t<---- model-estimated average discounted reward\n"
+                      f"objective/kl:\t{kl:.9f}\t<---- how far we are from the original model (regularizer)\n")
+    (tmp_path / "ppo.log").write_text("\n".join(blocks))
+    a = forensics.analyze(tmp_path)
+    assert a.timeline.series("rewards/mean").index.tolist() == list(range(50))
+    assert a.run_profile.objective == "rl"
+    assert a.status == "healthy"
+    assert a.learning is not None and a.learning.metric == "rewards/mean"
