@@ -16,6 +16,7 @@ from ._version import __version__
 from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
 from .analyzers.learning_evidence import LearningEvidence, for_a_reward_model, learning_shown, without_the_score
 from .analyzers.chain import link_weight_damage
+from .analyzers.metrics import RLMetrics, is_preference_log
 from .analyzers.collapse import for_a_classifier, memorized_from_scratch, pair_term_memorized
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy
@@ -334,15 +335,23 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
     if timeline.frame.empty and not checkpoints and not records:  # files found, but not one log or weight read
         reasons = "; ".join(str(s) for s in skipped) or "no training metric or checkpoint weight in the files found"
         raise NotARunDirectory(path, f"nothing readable ({reasons})")
-    findings = run_all(timeline, thresholds) + weight_findings(checkpoints, timeline, thresholds)
-    findings += optimizer_findings(checkpoints, last_step(timeline))
-    findings += update_precursor(updates, checkpoints, findings)
     config = read_run_config(layout, timeline)
-    metrics = metrics_from_rows(timeline.final())
-    if classification_head(config):
-        findings = for_a_classifier(findings, metrics, thresholds)
-    findings = sort_findings(link_weight_damage(findings))
+
+    def judged(rl: bool) -> tuple[list[Finding], dict]:
+        metrics = RLMetrics(metrics_from_rows(timeline.final())) if rl else metrics_from_rows(timeline.final())
+        findings = run_all(timeline, thresholds, rl=rl) + weight_findings(checkpoints, timeline, thresholds)
+        findings += optimizer_findings(checkpoints, last_step(timeline))
+        findings += update_precursor(updates, checkpoints, findings)
+        if classification_head(config):
+            findings = for_a_classifier(findings, metrics, thresholds)
+        return sort_findings(link_weight_damage(findings)), metrics
+
+    findings, metrics = judged(rl=False)
     profile = run_profile(layout, config, timeline, findings)
+    if profile.objective == "rl" and not is_preference_log(metrics):
+        # an RL run (its configuration says so) whose log names no reward, KL or policy metric: its loss is the
+        # policy-gradient objective, near 0 or under it by construction, not a cross-entropy to judge as one
+        findings, metrics = judged(rl=True)
     if profile.objective == "reward":  # a printed `reward` is its score, not a return to rise
         findings, metrics = for_a_reward_model(findings, metrics, thresholds), without_the_score(metrics)
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings))

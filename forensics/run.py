@@ -340,7 +340,8 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   rb"""|Completed eval after train step \d+, loss=|Metrics \(step \d+\) - """
                                   rb"""|\] collection=train """
                                   rb"""|\{ Epoch:\[\s*\d+/\s*\d+\], step:\[\s*\d+/\s*\d+\], loss:"""  # MindFormers
-                                  rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """)  # OpenNMT-py
+                                  rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # OpenNMT-py
+                                  rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)""")  # a PPO loop's prints
 _FRAMEWORK_LINES = 2
 # A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose
 # that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.

@@ -29,12 +29,12 @@ from .loss_accuracy import detect_loss_accuracy_mismatch
 from .lr_anomaly import detect_lr_anomalies
 from .loss_spike import detect_loss_spikes
 from .masked_nan import detect_masked_nan_loss
-from .metrics import Metrics, metrics_from_rows
+from .metrics import Metrics, RLMetrics, metrics_from_rows
 from .never_learned import detect_never_learned
 from .nonfinite import detect_nonfinite_metrics
 from .overfitting import detect_overfitting, fold_memorization
 from .overflow import detect_loss_scale_overflow
-from .dead_reward import detect_dead_reward_signal
+from .dead_reward import detect_dead_reward_signal, detect_zero_loss_no_spread
 from .frozen import detect_no_gradient, detect_repeated_epoch_losses, detect_rl_gradient_gone
 from .reward_decline import detect_reward_decline
 from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped_step_points
@@ -53,7 +53,7 @@ DETECTORS = (
     detect_loss_spikes, detect_divergence, detect_loss_scale_overflow, detect_impossible_loss, detect_lr_anomalies,
     detect_never_learned, detect_overfitting, detect_reward_decline, detect_dead_reward_signal,
     detect_train_eval_mismatch, detect_huge_grad_norm, detect_no_gradient, detect_loss_accuracy_mismatch,
-    detect_repeated_epoch_losses, detect_rl_gradient_gone,
+    detect_repeated_epoch_losses, detect_rl_gradient_gone, detect_zero_loss_no_spread,
 )
 
 
@@ -67,16 +67,17 @@ def analyze_metrics(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     return sort_findings(link_chain(findings, metrics, thresholds))
 
 
-def run_all(timeline: Timeline, thresholds: Thresholds) -> list[Finding]:
-    """Findings of the final history plus those of every abandoned attempt, sorted by step."""
-    final = metrics_from_rows(timeline.final())
+def run_all(timeline: Timeline, thresholds: Thresholds, rl: bool = False) -> list[Finding]:
+    """Findings of the final history plus those of every abandoned attempt, sorted by step. `rl`: the run is known
+    (from its configuration) to be RL, whatever its metric names say (`RLMetrics`)."""
+    final = _read_as(metrics_from_rows(timeline.final()), rl)
     findings = analyze_metrics(final, thresholds) + detect_source_disagreements(timeline) + detect_crash(timeline)
     findings += detect_unlogged_nonfinite(timeline)
     if not any(f.severity == "error" for f in findings):  # a broken run needs no proof it did not learn
         findings += detect_no_learning_evidence(final, thresholds)
     seen: set[tuple] = set()
     for from_step, rows in _abandoned_histories(timeline):
-        thrown = [f for f in analyze_metrics(metrics_from_rows(rows), thresholds) if f.step >= from_step]
+        thrown = [f for f in analyze_metrics(_read_as(metrics_from_rows(rows), rl), thresholds) if f.step >= from_step]
         kept_keys = {f.key for f in thrown}
         for f in thrown:
             key = (f.kind, f.step, f.metric)
@@ -84,6 +85,10 @@ def run_all(timeline: Timeline, thresholds: Thresholds) -> list[Finding]:
                 seen.add(key)
                 findings.append(_as_abandoned(f, kept_keys))
     return sort_findings(findings)
+
+
+def _read_as(metrics: dict, rl: bool) -> Metrics:
+    return RLMetrics(metrics) if rl else metrics
 
 
 def _abandoned_histories(timeline: Timeline) -> list[tuple[int, pd.DataFrame]]:

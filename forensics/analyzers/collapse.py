@@ -492,8 +492,11 @@ def _onset_over_later_epochs(smooth: pd.Series, epochs: pd.Series | None, floor:
     first epoch's end to its `floor`; None where that level was under `_FELL_AFTER` x the floor (the loss reached its
     floor before any example was seen twice: the data is that easy). anears' QLoRA SFT of a chart VLM: 5.9 at its
     first point, 0.031 at the end of epoch 1, 0.0053 over the last eighth, each pass over the same examples taking it
-    further down; a fall from 5.9 looks level from 0.3 on, within epoch 1, where the repeated passes had not begun."""
-    if epochs is None or not len(epochs):
+    further down; a fall from 5.9 looks level from 0.3 on, within epoch 1, where the repeated passes had not begun.
+    None too where the log ends before `_PASSES` passes: a few points past the first epoch's end are over examples
+    mostly seen once (a reward model's 1,000 steps = 1.07 epochs, its pairwise loss 0.0043 -> 0.0005 over the two
+    points after epoch 1), too little of a second pass to say the fall comes from seeing them again."""
+    if epochs is None or not len(epochs) or _passes(epochs) < _PASSES:
         return None
     epoch_of = epochs.reindex(epochs.index.union(smooth.index)).ffill().reindex(smooth.index).to_numpy()
     later = np.flatnonzero(epoch_of >= 1.0)

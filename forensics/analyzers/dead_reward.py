@@ -6,10 +6,18 @@ all completions of every prompt score the same (TRL logs `frac_reward_zero_std` 
 the loss shows (it is ~0 by construction). SIGNALS.md #20: the alarm is `frac_reward_zero_std` at 1
 (with grad_norm ~0), not a loss near 0. An error (VERDICTS.md: a run that never learned) when that
 holds at `DEAD_SHARE` of the logged steps, or from some step to the end (over at least half the log)
-with the reward stuck at one level from there (`_stuck`), and the reward does not rise from that step on.
+with the reward stuck at one level from there (`_stuck`), and the reward does not rise from that step on. Where
+TRL's `frac_reward_zero_std` tells how many groups of each step had a spread, the groups that did must be fewer than
+`LIVE_SHARE` of all groups from that step on: a tenth or more of the groups scoring their completions apart (one
+prompt of eight solved now and then, the rest all wrong) is a weak signal, not none, and the run may yet learn from it
+(`no_learning_evidence` says whether the reward rose).
 A reward that first rose clearly and then sits at the highest level the run reached is saturation, not a
 dead signal: a `reward_saturated` warning (the policy earns that score on every completion; later steps
 teach it nothing).
+
+A GRPO log that keeps no reward of its training steps (a notebook's table of the loss alone) can still say it: its
+loss exactly 0 at every logged step and an evaluation (`trainer.evaluate()`) where no group's completions scored
+apart (`eval_frac_reward_zero_std` 1, or `eval_reward_std` 0) is the same dead signal (`detect_zero_loss_no_spread`).
 """
 from __future__ import annotations
 
@@ -17,11 +25,12 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, Metrics, finite, first_settled, format_number
+from .metrics import GRAD_NORM, LOSS, Metrics, finite, first_settled, format_number
 
 ZERO_STD = "frac_reward_zero_std"
 REWARD_STD = "reward_std"
 DEAD_SHARE = 0.8  # at least this share of the logged steps without any reward spread
+LIVE_SHARE = 0.1  # ... and, where frac_reward_zero_std counts them, fewer than this share of the groups with one
 
 
 def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -51,6 +60,9 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
                  if grad is not None and len(grad) else "")
     if saturated:
         return [_saturated_finding(reward, steps, dead, begin, grad_note)]
+    live = live_group_share(metrics, int(dead.index[begin]))
+    if live is not None and live >= LIVE_SHARE:
+        return []  # a tenth of the groups or more still scored their completions apart: a weak signal, not none
     reward_note = (f"; the reward stays at about {format_number(float(during.median()))}"
                    if during is not None and len(during) else "")
     message = (f"every completion of a prompt got the same reward at {len(steps)} of {len(dead) - begin} logged steps "
@@ -121,6 +133,14 @@ def _stuck(metrics: Metrics, first: int) -> bool:
     return len(after) >= 2 and float(np.ptp(after)) <= _STUCK * max(float(np.abs(np.median(after))), 1e-9)
 
 
+def live_group_share(metrics: Metrics, first: int) -> float | None:
+    """The share of reward groups that had a spread (1 - TRL's `frac_reward_zero_std`, averaged over the logged steps
+    from `first` on), or None for a log without it."""
+    frac = finite(metrics[ZERO_STD]) if ZERO_STD in metrics else None
+    frac = frac[frac.index >= first] if frac is not None else None
+    return float(np.mean(1.0 - np.clip(frac.to_numpy(), 0.0, 1.0))) if frac is not None and len(frac) else None
+
+
 def no_spread_points(metrics: Metrics):
     """Boolean Series: logged steps where no reward group had any spread; None for a log without the keys."""
     if ZERO_STD in metrics:
@@ -130,3 +150,41 @@ def no_spread_points(metrics: Metrics):
         std = finite(metrics[REWARD_STD])
         return std <= 0.0 if len(std) else None
     return None
+
+
+EVAL_ZERO_STD = "eval_frac_reward_zero_std"
+EVAL_REWARD_STD = "eval_reward_std"
+
+
+def detect_zero_loss_no_spread(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """One `no_learning_signal` error for a GRPO log without the training steps' reward spread whose loss is exactly 0
+    at every one of `learning_min_points` or more logged steps while every evaluation logged found no group with a
+    spread, or []. With every advantage 0 the policy-gradient loss is exactly 0 and no update moves the policy; the
+    evaluation, on prompts of the same task, says the groups scored alike there too (a reward that can only give one
+    value). A loss of 0 alone is not enough: GRPO's loss can print as 0 with advantages that sum to 0 in each group."""
+    if no_spread_points(metrics) is not None or LOSS not in metrics:
+        return []  # the training steps' own spread is logged: `detect_dead_reward_signal` reads it
+    loss = finite(metrics[LOSS])
+    if len(loss) < thresholds.learning_min_points or np.any(loss.to_numpy() != 0.0):
+        return []
+    evals = next((finite(metrics[k]) for k in (EVAL_ZERO_STD, EVAL_REWARD_STD) if k in metrics
+                  and len(finite(metrics[k]))), None)
+    if evals is None:
+        return []
+    name = evals.name
+    dead = evals.to_numpy() >= 0.999 if name == EVAL_ZERO_STD else evals.to_numpy() <= 0.0
+    if not dead.all():
+        return []
+    reward = finite(metrics["eval_reward"]) if "eval_reward" in metrics else None
+    reward_note = (f", the eval reward {format_number(float(reward.iloc[-1]))}" if reward is not None and len(reward)
+                   else "")
+    first, last = int(loss.index[0]), int(loss.index[-1])
+    message = (f"the loss is exactly 0 at every one of the {len(loss)} logged steps ({first} to {last}) and the "
+               f"evaluation found no reward spread in any group ({name} {format_number(float(evals.iloc[-1]))}"
+               f"{reward_note}): every completion of a prompt got the same reward, so GRPO's advantages, its loss and "
+               "its gradient are 0 and no update moved the policy. The run had no learning signal. Check that the "
+               "reward functions can score a completion above the others (the arguments they need are passed, the "
+               "format they look for is reachable), or give partial credit.")
+    return [Finding("no_learning_signal", "error", first, message, end_step=last, metric=LOSS,
+                    evidence={"points": int(len(loss)), "loss_zero": True, "eval_metric": name,
+                              "eval_no_spread": float(evals.iloc[-1])})]

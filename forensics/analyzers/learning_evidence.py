@@ -64,6 +64,8 @@ def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence
             return None
         rose, head, tail = _fell(-reward, thresholds, REWARD_TREND_Z)
         return _evidence(reward_name, reward, -head, -tail) if rose else None
+    if is_rl_without_reward(metrics):
+        return None  # its loss (near 0 by construction) shows nothing learned
     for name in (LOSS, EVAL_LOSS):
         series = real_loss(metrics) if name == LOSS and LOSS in metrics else finite(metrics.get(name, _EMPTY))
         if len(series) >= max(2, thresholds.learning_min_points if name == LOSS else 2):
@@ -133,8 +135,10 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     loss = real_loss(metrics)
     if is_pairwise_log(metrics) and len(loss) >= thresholds.learning_min_points:
         return _pairs_not_told_apart(metrics, loss, thresholds)
+    if is_rl_without_reward(metrics) and len(loss) >= thresholds.learning_min_points:
+        return _rl_loss_only(loss)  # an RL log without a reward it names: its loss is no measure of learning
     if is_preference_log(metrics) and len(loss) >= thresholds.learning_min_points:
-        return []  # an RL log without a reward it names: its loss is no measure of learning
+        return []  # a pairwise log whose pair metrics are the evaluation's alone: its loss is judged there
     if len(loss) < thresholds.learning_min_points:
         evals = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
         if len(loss) == 0 or len(evals) >= thresholds.learning_min_points and _fell(evals, thresholds)[0] \
@@ -173,6 +177,13 @@ _EVAL_PAIRWISE = ("eval_rewards/accuracies", "eval_rewards/margins")
 def is_pairwise_log(metrics: Metrics) -> bool:
     """A pairwise preference log (TRL's DPO / ORPO / KTO / CPO names, LLaMA-Factory's rewards/accuracies)."""
     return any(k in metrics for k in _PAIRWISE_KEYS)
+
+
+def is_rl_without_reward(metrics: Metrics) -> bool:
+    """An RL log (GRPO, PPO: its names, or a configuration that says so, `RLMetrics`) that holds no reward it names:
+    not a pairwise preference log, whose pair metrics may be logged at evaluation alone (eval_rewards/accuracies)."""
+    return is_preference_log(metrics) and reward_metric(metrics) is None and not any(
+        name.removeprefix("eval_") in _PAIRWISE_KEYS for name in metrics)
 
 
 # TRL's ORPO (and CPO / SimPO: nll_loss); LLaMA-Factory's ORPO / SimPO (sft_loss, odds_ratio_loss)
@@ -339,6 +350,20 @@ def _no_loss_at_all(metrics: Metrics) -> list[Finding]:
                "Log the loss (logging_steps) and, where there is held-out data, an eval loss.")
     return [Finding("no_learning_evidence", "warning", min(steps, default=0), message,
                     evidence={"n_points": 0, "training_loss_logged": False, "metrics_logged": logged})]
+
+
+def _rl_loss_only(loss) -> list[Finding]:
+    """The warning for an RL log (GRPO, PPO) that holds no reward: its loss is the policy-gradient objective, near 0
+    (or under it) by construction, whose level and trend say nothing of whether the policy got better."""
+    first, last = int(loss.index[0]), int(loss.index[-1])
+    message = (f"an RL run whose log holds no reward: only its loss was logged ({len(loss)} points, steps {first} to "
+               f"{last}, about {format_number(float(loss.median()))}), and an RL loss (GRPO's, PPO's) sits near 0 by "
+               "construction, so it says nothing of whether the policy improved: no evidence the run learned. Log the "
+               "reward (TRL's GRPOTrainer logs reward, reward_std and rewards/<function>/mean; its trainer_state.json "
+               "keeps them where the console table shows the loss alone) and compare a few completions before and "
+               "after.")
+    return [Finding("no_learning_evidence", "warning", first, message, end_step=last, metric=LOSS,
+                    evidence={"n_points": int(len(loss)), "reward_logged": False})]
 
 
 def _reward_did_not_rise(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Finding]:

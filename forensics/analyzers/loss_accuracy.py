@@ -6,7 +6,8 @@ falling to half or less moves that share up with it. A loss `_FALL` times lower 
 accuracy up by less than `_RISE` says the two measure different things: the loss is scaled or computed
 in a way the accuracy is not (a fused or chunked kernel with packing, a sum over a changing number of
 tokens), and its fall cannot be read as learning. A warning: the run may be fine, its loss curve is not
-evidence of it. Near the ceiling the accuracy has little room to rise: there the share of tokens still ranked
+evidence of it. A preference or RL log is left alone: its loss (DPO's pairwise -log sigmoid, GRPO's policy
+gradient) is not the cross-entropy TRL's `mean_token_accuracy` goes with, so the two need not move together. Near the ceiling the accuracy has little room to rise: there the share of tokens still ranked
 wrong must fall, by `_ERRORS_FALL` or more, for the two to agree (a loss 0.21 -> 0.08 beside an accuracy
 0.950 -> 0.966 is a third fewer wrong tokens: they agree).
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 from ..config import Thresholds
 from ..findings import Finding
 from .fine_tune_start import token_accuracy
-from .metrics import LN2, Metrics, format_number, head_and_tail, real_loss
+from .metrics import LN2, Metrics, format_number, head_and_tail, is_preference_log, real_loss
 
 _FALL = 2.0  # the last quarter's loss at most half the first quarter's ...
 _RISE = 0.05  # ... while the token accuracy rose by less than this
@@ -34,6 +35,8 @@ _MIN_POINTS = 8
 
 def detect_loss_accuracy_mismatch(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `loss_accuracy_mismatch` warning over the log, or []."""
+    if is_preference_log(metrics):
+        return []  # a pairwise or RL loss: not the token cross-entropy the accuracy bounds
     name, accuracy = token_accuracy(metrics)
     loss = real_loss(metrics)
     if accuracy is None or min(len(loss), len(accuracy)) < max(_MIN_POINTS, thresholds.learning_min_points):

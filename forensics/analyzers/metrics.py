@@ -51,9 +51,17 @@ def metrics_from_rows(rows: pd.DataFrame) -> dict[str, pd.Series]:
     return out
 
 
+class RLMetrics(dict):
+    """The metrics of a run its configuration names RL (a GRPOConfig, a PPOConfig) whose log holds none of the RL
+    names (a notebook's table of the policy-gradient loss alone): read as an RL log (`is_preference_log`), so that no
+    detector judges its loss, near 0 or under it by construction, as a cross-entropy."""
+
+
 def is_preference_log(metrics: Metrics) -> bool:
-    """True for DPO/GRPO/PPO-style logs (rewards/*, logps/*, reward, kl keys)."""
-    return any(name.startswith(_PREFERENCE_PREFIXES) or name in _PREFERENCE_KEYS for name in metrics)
+    """True for DPO/GRPO/PPO-style logs (rewards/*, logps/*, reward, kl keys), or for a run known to be RL
+    (`RLMetrics`)."""
+    return isinstance(metrics, RLMetrics) or any(name.startswith(_PREFERENCE_PREFIXES) or name in _PREFERENCE_KEYS
+                                                 for name in metrics)
 
 
 # A training perplexity logged beside the loss (exp of the per-token loss), by the names trainers give it.

@@ -140,18 +140,27 @@ def _rl_gradient_gone(finding) -> bool:
     return finding.metric == "grad_norm" and "zero_points" in finding.evidence
 
 
+def _evaluated_without_spread(finding) -> bool:
+    """A GRPO loss exactly 0 at every step beside an evaluation whose groups had no reward spread
+    (`detect_zero_loss_no_spread`)."""
+    return "eval_no_spread" in finding.evidence
+
+
 def no_reward_spread(facts: Facts) -> Cause | None:
     """GRPO groups whose completions all got the same reward: zero advantages, zero gradient (told by the groups'
     own spread, or by an RL log's grad_norm exactly 0 from some step on with the reward flat)."""
     flagged = [f for f in facts.of_kind("no_learning_signal") if f.metric in _REWARD_SPREAD_METRICS
-               or _rl_gradient_gone(f)]
+               or _rl_gradient_gone(f) or _evaluated_without_spread(f)]
     if not flagged:
         return None
     f = flagged[0]
-    seen = (f"{f.metric} shows no reward spread within the groups at {f.evidence.get('dead_steps')} of "
-            f"{f.evidence.get('logged_steps')} logged steps, from step {f.step}" if not _rl_gradient_gone(f) else
-            f"grad_norm exactly 0 at {f.evidence['zero_points']} of {f.evidence.get('points')} logged steps from "
-            f"step {f.step}, the reward not rising there")
+    seen = (f"grad_norm exactly 0 at {f.evidence['zero_points']} of {f.evidence.get('points')} logged steps from "
+            f"step {f.step}, the reward not rising there" if _rl_gradient_gone(f) else
+            f"the loss exactly 0 at all {f.evidence.get('points')} logged steps from step {f.step}, and "
+            f"{f.evidence['eval_metric']} {f.evidence['eval_no_spread']:g} at the evaluation"
+            if _evaluated_without_spread(f) else
+            f"{f.metric} shows no reward spread within the groups at {f.evidence.get('dead_steps')} of "
+            f"{f.evidence.get('logged_steps')} logged steps, from step {f.step}")
     return Cause(
         cause="no_reward_spread", confidence="likely",
         evidence=[seen],
@@ -168,7 +177,8 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
     # are not a lack of signal: the labels are not what to check there
     steps = [s for s in zero_loss_zero_grad_steps(facts) if s not in set(facts.masked_nan_steps)]
     flagged = [f for f in facts.of_kind("no_learning_signal")
-               if f.metric not in _REWARD_SPREAD_METRICS and not f.evidence.get("frozen") and not _rl_gradient_gone(f)]
+               if f.metric not in _REWARD_SPREAD_METRICS and not f.evidence.get("frozen") and not _rl_gradient_gone(f)
+               and not _evaluated_without_spread(f)]
     if facts.profile is not None and facts.profile.objective == "rl":
         steps = []  # a policy-gradient loss is 0 by construction (GRPO's group-normalised advantages): no labels
     if not steps and not flagged:

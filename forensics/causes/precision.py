@@ -11,9 +11,13 @@ _FP32_NAMES = ("fp32", "float32", "torch.float32", "float", "fp32_comm")
 
 
 def fp16_overflow(facts: Facts) -> Cause | None:
-    """fp16 on, with loss-scale collapse, skipped steps, near-limit weights or non-finite values."""
+    """fp16 on, with loss-scale collapse, skipped steps, near-limit weights or non-finite values; or with trouble of a
+    kind an overflow leaves (a spike, a run-away loss). Not for a reward that fell back alone: fp16 on is no evidence
+    that anything overflowed."""
     on = precision_sources(facts.config, "fp16")
     if not on or not facts.unstable:
+        return None
+    if not facts.numerically_unstable and not _loss_scale_evidence(facts) and not _nonfinite_sentences(facts):
         return None
     strong = _loss_scale_evidence(facts) + _near_limit_weights(facts)
     nonfinite = _nonfinite_sentences(facts)

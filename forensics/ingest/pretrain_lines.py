@@ -38,6 +38,8 @@ both and puts the rows in file order with its other events.
   rows (`MlxTable`).
 * EasyR1's console: `Step N` then the step's metrics as nested YAML (`actor:` / `  grad_norm: 0.3`; `.nan`), names
   joined with `/` (`YamlSteps`).
+* a PPO loop's own prints under a dashed header (trl.PPOTrainer driven by hand, as in a course notebook):
+  `------ STEP N ------`, then one `rewards/mean:<TAB>-14.7<TAB><---- a comment` line per metric (`DashedSteps`).
 * OLMo (olmo/train.py `log_metrics_to_console`): a `[step=N/M]` (later `[step=N/M,epoch=E]`)
   header, then one `    name=value` line per metric; values above 1000 carry thousands
   commas. OLMo-core prints the same shape with names such as `train/CE loss`, and its evaluations as
@@ -1216,4 +1218,41 @@ class YamlSteps:
         done = (StepLine("yaml_steps", self.step, None, tuple(self.metrics))
                 if self.step is not None and self.metrics else None)
         self.step, self.metrics, self.path = None, [], []
+        return done
+
+
+# A hand-driven PPO loop's prints (the course notebooks around trl.PPOTrainer.step): `------ STEP N ------`, then one
+# `name:<TAB>value` line per statistic the loop picked from `stats` (`rewards/mean`, `ppo/returns/mean`, `objective/kl`),
+# each followed by an explanation after a tab (`<---- average reward over this batch`)
+_DASHED_STEP = re.compile(r"^-{3,} ?STEP (\d{1,18}) ?-{3,}\s*$")
+_TAB_METRIC = re.compile(r"^([A-Za-z_][\w/.@-]*):\t+(\S+)(?:\t.*)?\s*$")
+
+
+@dataclass
+class DashedSteps:
+    """`------ STEP N ------` headers and the `name:<TAB>value` lines under each, fed line by line like `YamlSteps`;
+    `owns` says a line is the block's (a header, or a metric line inside an open block)."""
+
+    step: int | None = None
+    metrics: list = field(default_factory=list)
+
+    def owns(self, line: str) -> bool:
+        return bool(_DASHED_STEP.match(line)) or (self.step is not None and _TAB_METRIC.match(line) is not None)
+
+    def feed(self, line: str) -> StepLine | None:
+        header = _DASHED_STEP.match(line)
+        if header:
+            done = self.close()
+            self.step = int(header.group(1))
+            return done
+        m = _TAB_METRIC.match(line)
+        value = number(m.group(2))
+        if value is not None:
+            self.metrics.append((canonical_metric(m.group(1)), value))
+        return None
+
+    def close(self) -> StepLine | None:
+        done = StepLine("dashed_steps", self.step, None, tuple(self.metrics)) if self.step is not None and self.metrics \
+            else None
+        self.step, self.metrics = None, []
         return done

@@ -49,7 +49,7 @@ from . import command_line, megatron_args, mmengine_config, namespace_args, prin
 from .step_numbering import numbered_on, uncounted_lines_numbered
 from .banners import find_banners, may_hold_banners
 from .pretrain_lines import (ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, ComposerBlock, KerasEpochs, MlxTable,
-                             NemoRLBlock, OlmoBlock, StepLine, YamlSteps, has_generic_line, parse_line)
+                             NemoRLBlock, OlmoBlock, StepLine, YamlSteps, DashedSteps, has_generic_line, parse_line)
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable, html_tables_as_text
 
@@ -208,6 +208,7 @@ def _scan(text: str) -> list[tuple]:
     keras = KerasEpochs() if "Epoch " in text and " - loss: " in text else None
     mlx = MlxTable() if "train_loss" in text and "iter" in text else None
     yaml_steps = YamlSteps() if "\nStep " in text and ":\n  " in text else None
+    dashed = DashedSteps() if " STEP " in text and ":\t" in text else None
     # most logs have none: skip the work
     step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(TQDM_LOSS_POSTFIX.search(text)) or (
         has_generic_line(text))
@@ -228,7 +229,8 @@ def _scan(text: str) -> list[tuple]:
         if "metrics *****" in piece and _EVAL_METRICS_HEAD.match(piece):
             block = {}
             continue
-        owner = next((table for table in (keras, mlx, yaml_steps) if table is not None and table.owns(piece)), None)
+        owner = next((table for table in (keras, mlx, yaml_steps, dashed) if table is not None and table.owns(piece)),
+                     None)
         if owner is not None:  # a table's line is its own: no other reader takes it
             record = owner.feed(piece)
             if record:
@@ -264,7 +266,7 @@ def _scan(text: str) -> list[tuple]:
             events.append(("at_minimum",))
     if block and block.get("eval_loss") is not None:
         events.append(("dict", None, block))
-    for reader in (olmo, composer, nemo_rl, yaml_steps):
+    for reader in (olmo, composer, nemo_rl, yaml_steps, dashed):
         last = reader.close() if reader is not None else None
         if last is not None:
             events.append(("line", last))
