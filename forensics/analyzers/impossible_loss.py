@@ -1,4 +1,5 @@
-"""Values a loss cannot take: a negative cross-entropy, or a first loss far beyond the uniform guess.
+"""Values a loss cannot take: a negative cross-entropy, or a first loss far beyond the uniform guess (unless the loss
+then settles at that guess: a per-token loss that started confidently wrong, `start_above_uniform_guess`).
 
 A language-model (SFT or pre-training) loss is a cross-entropy, never below 0. A logged loss
 below `-impossible_loss_tolerance` therefore says the loss function or its logging is wrong
@@ -53,6 +54,8 @@ def detect_loss_beyond_cross_entropy(metrics: Metrics, vocab_size: int | None) -
     if loss.empty or float(loss.iloc[0]) <= _BEYOND * level:
         return []
     first, step = float(loss.iloc[0]), int(loss.index[0])
+    if _settles_at_the_guess(loss, level):
+        return [_far_above_then_at_the_guess(loss, first, step, level, vocab_size)]
     message = (f"the first logged loss {format_number(first)} is {format_number(first / level)}x ln {vocab_size} = "
                f"{format_number(level)}, the uniform guess over the model's vocabulary: a mean cross-entropy per "
                "token does not start there, so the logged loss is a sum (over a step's samples or tokens) or "
@@ -63,6 +66,29 @@ def detect_loss_beyond_cross_entropy(metrics: Metrics, vocab_size: int | None) -
 
 
 _BEYOND = 3.0
+_SETTLED = 0.15  # the later half's median within this share of ln(vocabulary): the loss sits at the uniform guess
+
+
+def _far_above_then_at_the_guess(loss, first: float, step: int, level: float, vocab_size: int) -> Finding:
+    later = float(np.median(loss.to_numpy(dtype="float64")[len(loss) // 2:]))
+    message = (f"the first logged loss {format_number(first)} is {format_number(first / level)}x ln {vocab_size} = "
+               f"{format_number(level)}, the uniform guess over the model's vocabulary, and the loss then settles at "
+               f"that guess (median {format_number(later)} over the later half of the log): a per-token loss, so the "
+               "model started confidently wrong and ended predicting no better than chance. The labels or inputs are "
+               "not what the model expects (another tokenizer or template, labels shifted), or its weights did not "
+               "load as meant; check a decoded batch against the model's template.")
+    return Finding("start_above_uniform_guess", "warning", step, message, end_step=int(loss.index[-1]), metric=LOSS,
+                   evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": vocab_size,
+                             "later_median": later})
+
+
+def _settles_at_the_guess(loss, level: float) -> bool:
+    """Whether the later half of the log sits at the uniform guess (its median within `_SETTLED` of ln V): a loss
+    on the per-token scale, whose start far above it was a model confidently wrong (FPT-VVU's frozen PhoGPT with a
+    fresh projector: 39.5 at the start, 9.7-10.1 against ln 20486 = 9.93 from its third eighth on), not a sum,
+    which would stay a multiple of the per-token level as the run learns."""
+    later = loss.to_numpy(dtype="float64")[len(loss) // 2:]
+    return len(later) >= 4 and abs(float(np.median(later)) / level - 1) <= _SETTLED
 
 
 def _perplexity_note(metrics: Metrics, loss) -> str:
