@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,7 @@ from .config import RunConfig
 from .findings import Finding
 from .ingest.pretrain_lines import KIND_FRAMEWORKS, PRETRAINING_KINDS
 from .run import RunLayout
-from .timeline import Timeline
+from .timeline import Timeline, step_from_name
 
 UNKNOWN = "unknown"
 
@@ -132,14 +133,14 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
                       evidence=evidence)
 
 
-_RUN_FOLDER = "the run folder's path"
+_RUN_FOLDER = "the run folder's name"
 
 
 def _names(layout: RunLayout | None, config: RunConfig) -> list[tuple[str, str]]:
     """(text, where) of the run's own names: its folder, its log files, model and output names in its config."""
     out = []
     if layout is not None:
-        out.append((str(layout.root), _RUN_FOLDER))
+        out.append((_own_folder_name(Path(layout.root)), _RUN_FOLDER))
         out += [(str(p.relative_to(layout.root)), "a log file's path") for p in layout.log_files
                 if p.is_relative_to(layout.root)]
     for key in _NAME_KEYS:
@@ -294,8 +295,8 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
             continue
         # the run's own names only: a base model's path says what that model is or where it lies
         # (`/data/pretrain_dir/Llama-3.1`, `Qwen2-7B-DPO`), not what this run trains it for
-        # a fine-tune word in the run's own folder name, not in a folder above it (`/data/finetune/...`)
-        found = _word_in(_folder_named(own) if word in _FINE_TUNE_WORDS else own, word)
+        # (the run's folder by its own name, not the folders above it: `/data/finetune/...`, `_own_folder_name`)
+        found = _word_in(own, word)
         if found and word in _PAIRWISE_NAMES and _first_loss_above(timeline, _PAIRWISE_START_MAX):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:
@@ -338,10 +339,12 @@ def _supervised_lm(config: RunConfig, timeline: Timeline) -> bool:
     return not (len(loss) and abs(float(loss[0]) - math.log(2)) <= _NEAR_LN2)
 
 
-def _folder_named(names: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The run's names with its folder's path cut to the folder's own name."""
-    return [(re.split(r"[\\/]", text.rstrip("/\\"))[-1] if where == _RUN_FOLDER else text, where)
-            for text, where in names]
+def _own_folder_name(root: Path) -> str:
+    """The name the run's owner gave its folder: the folder analyzed, or, for a checkpoint folder of it
+    (`checkpoint-3000`, `global_step3000`), the folder that holds it. The folders above are where the copy lies (a
+    checkout called `...-sft`, a share of many runs), not what this run is."""
+    root = root if root.name else root.resolve()
+    return f"{root.parent.name}/{root.name}" if step_from_name(root.name) is not None else root.name
 
 
 # fields of TRL's SFTConfig that transformers' TrainingArguments does not have

@@ -28,3 +28,26 @@ def test_a_summed_loss_that_stays_a_multiple_of_the_guess_is_still_impossible_fo
     losses = [80.0 - i for i in range(36)]  # eight times a per-token loss, falling as the run learns
     a = forensics.analyze(_trainer_run(tmp_path / "run", losses, 32000))
     assert any(f.kind == "impossible_loss" and f.step == 1 for f in a.findings), a.findings
+
+
+
+def _state_only(folder, losses):
+    folder.mkdir(parents=True)
+    history = [{"step": i + 1, "loss": v, "learning_rate": 1e-4} for i, v in enumerate(losses)]
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": len(losses), "log_history": history}))
+    return folder
+
+
+def test_words_in_the_folders_above_the_run_say_nothing_of_it(tmp_path):
+    """A copy of a run under a checkout or share named for something else (`.../llm-sft-dpo-lora/runs/exp1`): the
+    run's method and objective come from its files and its own folder's name, not from the folders above it (a
+    helper's worktree `/work/wt/fix-al-sft` made every case without better evidence an SFT)."""
+    run = _state_only(tmp_path / "llm-sft-dpo-lora" / "runs" / "exp1", [2.5 - 0.02 * i for i in range(40)])
+    profile = forensics.analyze(run).run_profile
+    assert (profile.method, profile.objective) == ("unknown", "unknown"), profile.evidence
+
+
+def test_a_checkpoint_folder_is_named_by_the_run_folder_that_holds_it(tmp_path):
+    run = _state_only(tmp_path / "qwen-7b-lora-sft" / "checkpoint-40", [2.5 - 0.02 * i for i in range(40)])
+    profile = forensics.analyze(run).run_profile
+    assert (profile.method, profile.objective) == ("lora", "sft"), profile.evidence
