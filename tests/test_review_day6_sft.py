@@ -304,3 +304,14 @@ def test_warnings_from_trl_s_sft_trainer_module_name_trl_and_sft(tmp_path):
     (run / "output.log").write_text("".join(lines))
     profile = _analyze(tmp_path / "run").run_profile
     assert (profile.framework, profile.objective) == ("trl", "sft"), profile.to_dict()
+
+
+def test_an_eval_loss_above_the_training_loss_is_not_put_down_to_a_summed_training_loss(tmp_path):
+    """Change 3, its cause: with gradient_accumulation_steps 4 in the run's arguments, an eval loss four times the
+    training loss drew 'the training loss was logged summed over 4 accumulation steps': a summed training loss sits
+    above the eval loss, never under it. Right: no such cause."""
+    run = _trainer_state(tmp_path / "run", _epochs_of_lora([2.1459, 2.1029, 2.0885]),
+                         args__json=json.dumps({"gradient_accumulation_steps": 4}))
+    a = _analyze(run)
+    assert any(f.kind == "train_eval_mismatch" for f in a.findings), _findings(a)
+    assert "accumulation_scaled_loss" not in [c.cause for c in a.causes], [c.title for c in a.causes]
