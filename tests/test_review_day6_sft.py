@@ -1,6 +1,7 @@
 """SFT / fine-tune misreadings found on real runs (branch fix-al-sft): each test builds the kind of files the library
 writes, runs the tool and asserts the right reading. Every test here FAILS on the code it was written against
-(c4eef72); its docstring names the change, the input, what the tool said and why that was wrong."""
+(main at a6d3009), except those whose docstring says 'its bound' (a control that holds before and after); its
+docstring names the change, the input, what the tool said and why that was wrong."""
 from __future__ import annotations
 
 import json
