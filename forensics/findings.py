@@ -148,10 +148,15 @@ def json_records(frame) -> list[dict]:
     return json_safe(plain.to_dict(orient="records"))
 
 
+# Findings about where the run started (the model as loaded, before any update), not about an event of training
+STARTING_POINT_KINDS = frozenset({"start_above_uniform_guess"})
+
+
 def sort_findings(findings: list[Finding]) -> list[Finding]:
-    """Findings by step; at the same step, errors before warnings before info."""
+    """Findings by step; at the same step, errors before warnings before info, and where the run started (the model
+    as loaded) before what its first update did (an fp16 scaler's first skipped step logged at that same step)."""
     rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
-    return sorted(findings, key=lambda f: (f.step, rank[f.severity], f.kind))
+    return sorted(findings, key=lambda f: (f.step, rank[f.severity], f.kind not in STARTING_POINT_KINDS, f.kind))
 
 
 CONFIDENCES = ("likely", "possible")

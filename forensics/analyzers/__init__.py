@@ -40,7 +40,7 @@ from .reward_decline import detect_reward_decline
 from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped_step_points
 from .crash import detect_crash, detect_unlogged_nonfinite
 from .sources import detect_source_disagreements
-from .train_eval_gap import detect_train_eval_mismatch, fold_jump_into_mismatch
+from .train_eval_gap import detect_eval_above_train, detect_train_eval_mismatch, fold_jump_into_mismatch
 
 __all__ = ["run_all", "analyze_metrics", "status_of", "first_incident_of", "metrics_from_rows"]
 
@@ -52,8 +52,8 @@ DETECTORS = (
     detect_skipped_steps, detect_zero_grad_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
     detect_loss_spikes, detect_divergence, detect_loss_scale_overflow, detect_impossible_loss, detect_lr_anomalies,
     detect_never_learned, detect_overfitting, detect_reward_decline, detect_dead_reward_signal,
-    detect_train_eval_mismatch, detect_huge_grad_norm, detect_no_gradient, detect_loss_accuracy_mismatch,
-    detect_repeated_epoch_losses, detect_rl_gradient_gone, detect_zero_loss_no_spread,
+    detect_train_eval_mismatch, detect_eval_above_train, detect_huge_grad_norm, detect_no_gradient,
+    detect_loss_accuracy_mismatch, detect_repeated_epoch_losses, detect_rl_gradient_gone, detect_zero_loss_no_spread,
 )
 
 

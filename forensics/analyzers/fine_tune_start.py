@@ -11,6 +11,9 @@ a warning, unless the start was a blip (the next logged loss already under half 
 logged alone, or under a quarter of it after a first window of many steps) and the rest of the run shows the task
 learned after all (the loss down to a tenth of that start, or the token accuracy up by 0.2). Where the vocabulary
 size is not known, only a first loss above ln(440k) = 13, the uniform guess of any tokenizer, is read this way.
+A run not known to train an adapter, its vocabulary not known, is held to three times that guess, and only where
+its loss later comes down under it (a per-token mean, no sum): a fresh head or a poor initialisation starts a little
+above ln V, nothing several times above it (with the vocabulary known, `impossible_loss` reads such a start).
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     model (PEFT task_type CAUSAL_LM or not said), or []. A training loss that is not the eval loss's quantity
     (a train_eval_mismatch: summed over micro-batches, say) says nothing about the model's start."""
     loss = real_loss(metrics)
-    if method not in ADAPTER_METHODS or len(loss) < 2 or is_preference_log(metrics):
+    if len(loss) < 2 or is_preference_log(metrics):
         return []
     if task_type not in (None, "CAUSAL_LM") or detect_train_eval_mismatch(metrics, thresholds):
         return []
@@ -39,6 +42,8 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     level = math.log(vocab_size) if known else FRESH_HEAD_RANGE[1]
     first, step = float(loss.iloc[0]), int(loss.index[0])
     tail = _last_tenth(loss)
+    if method not in ADAPTER_METHODS:  # (with the vocabulary known, impossible_loss reads a start far above it)
+        return [] if known else _far_above_any_guess(metrics, loss, level)
     if first <= level or (_a_first_step_blip(loss, level) and _then_learned_the_task(metrics, tail, first)):
         return []
     guess = (f"a uniform guess over its {vocab_size} tokens (ln {vocab_size} = {format_number(level)})" if known
@@ -54,6 +59,37 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
                               "vocab_size": vocab_size if known else None, "method": method, "last_tenth_loss": tail})]
 
 
+def _far_above_any_guess(metrics: Metrics, loss, level: float) -> list[Finding]:
+    """A run not known to train an adapter (a full fine-tune, pre-training from scratch), its vocabulary not known:
+    a fresh head or a poor initialisation starts a little above ln V, nothing starts `_FAR_BEYOND` times the largest
+    guess in use (ln 440k); where the same logged loss later comes down under that guess, it is a per-token mean
+    (`_per_token_later`: no sum), so the start was the model's, far worse than chance on these targets (a model
+    converted to 8-bit layers, say). A start-up blip, the next point already at a fine-tune's level and the task then
+    learned, is left alone."""
+    first, step, tail = float(loss.iloc[0]), int(loss.index[0]), _last_tenth(loss)
+    if first <= _FAR_BEYOND * level or not _per_token_later(loss, level) or (
+            _a_first_step_blip(loss, level) and _then_learned_the_task(metrics, tail, first)):
+        return []
+    message = (f"the first training loss {format_number(first)} is {format_number(first / level)}x "
+               f"{format_number(level)}, the uniform guess over the largest vocabulary in use (ln 440k), and the same "
+               f"logged loss comes down to about {format_number(tail)} later, as a per-token mean does: at its start "
+               "the model predicted these targets far worse than chance, which no model, pre-trained or freshly "
+               "initialised, does. Its weights were not loaded or converted as meant (a quantized or resized model, "
+               "a broken initialisation), or the labels or inputs are not what it expects (another tokenizer or "
+               "template); what the loss first shows is that being undone, not the task. Check the model's loss on a "
+               "known text, and a decoded batch, before training.")
+    return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
+                    evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": None,
+                              "method": None, "last_tenth_loss": tail})]
+
+
+def _per_token_later(loss, level: float) -> bool:
+    """The same logged loss comes down under the uniform guess `level` (its last tenth's median): a per-token mean,
+    as no sum over a step's samples or tokens does (a loss summed over a batch's response tokens stays tens of nats)."""
+    return float(loss.iloc[-max(1, len(loss) // 10):].median()) <= level
+
+
+_FAR_BEYOND = 3.0  # (impossible_loss's bar for a sum: the same start, told apart by where the loss goes later)
 # A start that was a blip: the loss then fell to this fraction of it, or the token accuracy rose this much
 _LEARNED_FALL = 0.1
 _LEARNED_ACCURACY_RISE = 0.2

@@ -93,8 +93,9 @@ def _two_windows_fell(loss) -> bool:
 
 
 def _window_means(loss) -> bool:
-    """Whether each logged loss is the mean of a logging window of `_WINDOW_STEPS` steps or more."""
-    steps = loss.index.to_numpy(dtype="int64")
+    """Whether each logged loss (a series, or its steps) is the mean of a logging window of `_WINDOW_STEPS` steps or
+    more."""
+    steps = np.asarray(getattr(loss, "index", loss), dtype="int64")
     return len(steps) > 0 and int(steps[0]) >= _WINDOW_STEPS and bool(np.all(np.diff(steps) >= _WINDOW_STEPS))
 
 
@@ -278,15 +279,19 @@ def _pairs_not_told_apart(metrics: Metrics, loss, thresholds: Thresholds) -> lis
 
 def _fell(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, float, float]:
     """Whether the last tenth ends clearly below where the log started (its first tenth, or its very first
-    point, for a loss learned within the first tenth): by `learning_min_fall` of it, and by more than the
-    loss's own point-to-point noise could explain (3 standard errors; `trend_z` of them for the trend)."""
+    point, for a loss learned within the first tenth, unless that point is a start-up transient alone,
+    `_first_point_alone`): by `learning_min_fall` of it, and by more than the loss's own point-to-point noise
+    could explain (3 standard errors; `trend_z` of them for the trend)."""
     values = series.to_numpy(dtype="float64")
     k = max(1, len(values) // 10)
     first, head_median, tail = float(values[0]), float(np.median(values[:k])), float(np.median(values[-k:]))
     sigma = point_noise(values) or _sparse_noise(values)
     # The median of k points varies by about 1.25 sigma / sqrt(k); one point by sigma.
     by_median = _clear_fall(head_median, tail, 3 * 1.2533 * sigma * np.sqrt(2 / k), thresholds)
-    by_first = _clear_fall(first, tail, 3 * sigma * np.sqrt(1 + 1.5708 / k), thresholds)
+    one_point = 3 * sigma * np.sqrt(1 + 1.5708 / k)
+    by_first = _clear_fall(first, tail, one_point, thresholds)
+    if by_first and _first_point_alone(values, series.index, k, tail, one_point, thresholds):
+        by_first, first = False, head_median
     # a loss that dropped to a new level early and stayed there, noisily: the level of everything after the first
     # tenth (its median, over many more points than the last tenth) against the first tenth's, where it ends too
     rest = float(np.median(values[k:])) if len(values) > k else tail
@@ -294,6 +299,19 @@ def _fell(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, f
                            thresholds) and tail < head_median - thresholds.learning_min_fall * abs(head_median)
     fell = by_median or by_first or by_level or _falling_trend(values, sigma, thresholds, trend_z)
     return fell, max(head_median, first), tail
+
+
+def _first_point_alone(values: np.ndarray, steps, k: int, tail: float, noise: float, thresholds: Thresholds) -> bool:
+    """The first point stands alone above the level the log holds from its second point on, and the log after it
+    does not fall: a start-up transient (the first batch, a first step on the weights as loaded, often with a
+    grad_norm many times the rest), not a loss the run brought down. Its fall to the end is learning only where the
+    second point still stands clearly above the end, or the points after the first fall too (by `learning_min_fall`
+    from the median of the first tenth without the first point to the last tenth's), or each point is the mean of a
+    logging window (`_window_means`): a first window's mean above the rest is the loss falling within it."""
+    if len(values) < 3 or _clear_fall(float(values[1]), tail, noise, thresholds) or _window_means(steps):
+        return False
+    after = float(np.median(values[1:k + 1]))
+    return not tail < after - thresholds.learning_min_fall * abs(after)
 
 
 def _sparse_noise(values: np.ndarray) -> float:

@@ -7,7 +7,8 @@ log of every step, spikes at most three points long that settle at once (single 
 of less than `loss_spike_min_rise` nats, or that fraction of where the log started when that is above
 1, is no spike at all, however many times its baseline it is.
 
-A loss with little per-step noise (big batches: under `_STEADY_NOISE` of its level from one step to the next, as
+A loss with little per-step noise (big batches: under `_STEADY_NOISE` of its level from one step to the next, read
+per step where a point is the mean of several (see `_relative_noise`), as
 pre-training on hundreds of thousands of tokens a step logs it) has no hard single batches to excuse a jump: there a
 spike is a jump of `spike_mad_z` times that noise, and at least `_STEADY_FACTOR` x the baseline (modded-nanogpt's 1.5B
 run: 5.6% noise, 34 single-step jumps of 1.5-1.9x on 491,520-token batches), whether or not it settles at once.
@@ -58,11 +59,18 @@ _STEADY_MIN_POINTS = 200  # the spread is read over this many points or more
 
 
 def _relative_noise(loss) -> float:
-    """The loss's point-to-point spread as a share of its level (inf on a short log: no reading)."""
+    """The loss's spread from one training step to the next as a share of its level (inf on a short log: no reading).
+
+    A point logged every k steps is, as the HF Trainer, Megatron and most loops log it, the mean of those k steps'
+    losses, whose spread is the single step's over sqrt(k): read per point, a small-batch fine-tune logged every 5
+    steps looks as steady as pre-training's big batches. The point-to-point spread is scaled back to one step; a log
+    of the loss at every k-th step alone is then called less steady than it is, which leaves it the general rule."""
     if len(loss) < _STEADY_MIN_POINTS:
         return float("inf")
-    level = float(np.median(loss.to_numpy(dtype="float64")))
-    return point_noise(loss.to_numpy(dtype="float64")) / level if level > 0 else float("inf")
+    values = loss.to_numpy(dtype="float64")
+    level = float(np.median(values))
+    spacing = max(1.0, float(np.median(np.diff(loss.index.to_numpy(dtype="float64")))))
+    return point_noise(values) * np.sqrt(spacing) / level if level > 0 else float("inf")
 
 
 _BATCH_STEPS = 2  # a hard batch may leave the next step or two a little high too

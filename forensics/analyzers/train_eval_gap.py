@@ -1,4 +1,5 @@
-"""A training loss far above the eval loss at every evaluation: the two are not the same quantity.
+"""A training loss far above the eval loss at every evaluation: the two are not the same quantity (and the
+other way round from the first epoch on: `detect_eval_above_train`).
 
 A model does not score several times better on held-out data than on the batches it trains on; dropout
 or an epoch's running average puts the training loss a little above the eval loss, never
@@ -46,6 +47,43 @@ def detect_train_eval_mismatch(metrics: Metrics, thresholds: Thresholds) -> list
                "check how the training loss is computed.")
     return [Finding("train_eval_mismatch", "info", first, message, end_step=last, metric="loss",
                     evidence={"pairs": len(pairs), "median_ratio": float(np.median(ratios)),
+                              "min_ratio": float(ratios.min()), "max_ratio": float(ratios.max())})]
+
+
+_FIRST_EPOCH = 1.05  # an evaluation at or before this epoch (with rounding) comes within the first pass
+
+
+def detect_eval_above_train(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """One `train_eval_mismatch` warning where the eval loss is `train_eval_ratio` times the training loss (and
+    `train_eval_gap` nats above it) at every one of three or more evaluations, the first of them within the first
+    epoch, and the eval loss not rising, or [].
+
+    Within the first pass over the data every training batch is scored before the model has trained on it: the
+    training loss there is a held-out loss too, and an eval loss several times it is no overfitting (the eval loss
+    does not rise; that is `overfitting`'s to call). The two losses are not computed over the same tokens (labels,
+    padding, weighting) or the sets are not alike; the files cannot tell which, so someone should look: a warning."""
+    pairs, epochs = train_eval_pairs(metrics), finite(metrics.get("epoch", pd.Series(dtype="float64")))
+    if len(pairs) < _MIN_PAIRS or epochs.empty:
+        return []
+    first, last = int(pairs.index[0]), int(pairs.index[-1])
+    epoch = epochs[epochs.index <= first]
+    if epoch.empty or float(epoch.iloc[-1]) > _FIRST_EPOCH:
+        return []
+    train, evals = pairs["train"].to_numpy(), pairs["eval"].to_numpy()
+    if np.any(train <= 0) or evals[-1] > evals[0]:
+        return []
+    ratios = evals / train
+    if not np.all((ratios >= thresholds.train_eval_ratio) & (evals - train >= thresholds.train_eval_gap)):
+        return []
+    message = (f"the eval loss is {format_number(ratios.min())}x to {format_number(ratios.max())}x the training loss "
+               f"at every one of the {len(pairs)} evaluations, from the first ({format_number(evals[0])} against "
+               f"{format_number(train[0])} at step {first}, epoch {format_number(float(epoch.iloc[-1]))}) to the last "
+               f"({format_number(evals[-1])} against {format_number(train[-1])}): in the first epoch every training "
+               "batch is scored before the model has trained on it, so the two should be alike, and the eval loss does "
+               "not rise (no overfitting). The two losses are not computed over the same tokens (labels, padding, "
+               "loss weighting) or the evaluation set is not like the training set: check how each is built.")
+    return [Finding("train_eval_mismatch", "warning", first, message, end_step=last, metric="eval_loss",
+                    evidence={"pairs": len(pairs), "eval_above_train": True, "median_ratio": float(np.median(ratios)),
                               "min_ratio": float(ratios.min()), "max_ratio": float(ratios.max())})]
 
 

@@ -49,7 +49,8 @@ def _fields_allow_a_summing_release(config) -> bool:
 def accumulation_scaled_loss(facts: Facts) -> Cause | None:
     """The training loss sits at about gradient_accumulation_steps x the eval loss (a train_eval_mismatch):
     it was summed over the micro-batches, not averaged."""
-    found = facts.of_kind("train_eval_mismatch")
+    # (a training loss summed over micro-batches sits above the eval loss, never under it)
+    found = [f for f in facts.of_kind("train_eval_mismatch") if not f.evidence.get("eval_above_train")]
     accumulation = facts.config.get("gradient_accumulation_steps")
     if not found or not isinstance(accumulation, (int, float)) or accumulation < 2:
         return None

@@ -11,9 +11,11 @@ _FP32_NAMES = ("fp32", "float32", "torch.float32", "float", "fp32_comm")
 
 
 def fp16_overflow(facts: Facts) -> Cause | None:
-    """fp16 on, with loss-scale collapse, skipped steps, near-limit weights or non-finite values; or with trouble of a
-    kind an overflow leaves (a spike, a run-away loss). Not for a reward that fell back alone: fp16 on is no evidence
-    that anything overflowed."""
+    """fp16 on, with loss-scale collapse, skipped steps, near-limit weights or non-finite values. Not for a reward that
+    fell back alone: fp16 on is no evidence that anything overflowed.
+
+    Nor for a finite spike or a learning-rate jump alone: an overflow leaves an inf or NaN, a skipped step or a fallen
+    loss scale behind, and a run that shows none of them is not put down to one."""
     on = precision_sources(facts.config, "fp16")
     if not on or not facts.unstable:
         return None
@@ -21,6 +23,8 @@ def fp16_overflow(facts: Facts) -> Cause | None:
         return None
     strong = _loss_scale_evidence(facts) + _near_limit_weights(facts)
     nonfinite = _nonfinite_sentences(facts)
+    if not strong and not nonfinite:
+        return None
     evidence = [f"fp16 mixed precision was on: {', '.join(on)}"] + strong + nonfinite
     likely = facts.broken and bool(strong or nonfinite)
     return Cause(
@@ -97,6 +101,9 @@ def _nonfinite_sentences(facts: Facts) -> list[str]:
         bad = facts.nonfinite_steps(metric)
         if bad:
             out.append(f"{metric} non-finite at {plural(len(bad), 'logged step')} from step {bad[0]}")
+    other = sorted(facts.of_kind("nonfinite_metric"), key=lambda f: f.step)
+    if other and not out:  # what else went NaN (a DPO's log-probs and rewards, an eval loss)
+        out.append(f"{other[0].metric or 'a metric'} non-finite from step {other[0].step}")
     masked = facts.masked_nan_steps
     if masked:
         found = facts.of_kind("masked_nan_loss")

@@ -149,8 +149,10 @@ _CARD_ITEM = re.compile(r"^- (\w+): (\S+)\s*$")
 
 
 # LLaMA-Factory tags the model card it writes `llama-factory` and its finetuning type (`create_modelcard_and_push`):
-# a tag of the card's YAML header, between its `---` lines
-_CARD_TAGGERS = {"llama-factory": "llamafactory"}
+# a tag of the card's YAML header, between its `---` lines. TRL's trainers tag theirs `trl` and the trainer's own
+# tag (`_tag_names = ["trl", "sft"]`), Unsloth's `unsloth` besides. In this order where a card has several: LLaMA-
+# Factory's DPO/KTO stages and Unsloth's trainers are TRL's trainers underneath, and their cards carry its tags too.
+_CARD_TAGGERS = {"llama-factory": "llamafactory", "unsloth": "unsloth", "trl": "trl"}
 _CARD_TAG = re.compile(r"^[ \t]*- ([\w.-]+)[ \t]*$")
 
 
@@ -181,13 +183,13 @@ def _card_tagger(lines: list[str]) -> str | None:
     if not lines or lines[0].strip() != "---":
         return None
     header = next((lines[1:i] for i in range(1, len(lines)) if lines[i].strip() == "---"), [])
-    in_tags = False
+    in_tags, tags = False, set()
     for line in header:
         if not line.startswith((" ", "\t", "-")):
             in_tags = line.strip() == "tags:"
-        elif in_tags and (m := _CARD_TAG.match(line)) and m.group(1).lower() in _CARD_TAGGERS:
-            return _CARD_TAGGERS[m.group(1).lower()]
-    return None
+        elif in_tags and (m := _CARD_TAG.match(line)):
+            tags.add(m.group(1).lower())
+    return next((framework for tag, framework in _CARD_TAGGERS.items() if tag in tags), None)
 
 
 # --- DeepSpeed ---------------------------------------------------------------------------------

@@ -99,8 +99,9 @@ def _squeezed(text: str) -> str:
 
 
 def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
-    """Precision, model size, a 4-bit base, and the framework and method a recipe's start says, that a console log
-    states (`ingest.stdout.console_facts`), where nothing else did; fp32 is said as fp16 and bf16 both off."""
+    """Precision, model size, a 4-bit base, the framework and method a recipe's start says, and the TRL trainer whose
+    module warned (as `trainer_class`), that a console log states (`ingest.stdout.console_facts`), where nothing else
+    did; fp32 is said as fp16 and bf16 both off."""
     for source, meta in timeline.meta.items():
         precision = meta.get("console_precision") if _about_the_trained_model(config, meta) else None
         said = f"{source}: {meta.get('console_precision_line', '')}"
@@ -118,6 +119,9 @@ def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
         if meta.get("console_method") and config.get("method") is None:
             line = meta.get("console_method_line")
             config.add("method", meta["console_method"], f"{source}: {line}" if line else said)
+        trl = meta.get("console_trl_trainer")
+        if trl and config.get("trainer_class") is None and config.get("training_args_class") is None:
+            config.add("trainer_class", f"trl.{trl}", f"{source}: {meta.get('console_trl_trainer_line', '')}")
         four_bit = meta.get("console_4bit")
         if four_bit and config.get("quant.load_in_4bit") is None:  # the base loaded in 4 bits: an adapter on it is QLoRA
             config.add("quant.load_in_4bit", True, f"{source}: {four_bit}")

@@ -565,6 +565,12 @@ _VALUE_HEAD = re.compile(r"llamafactory\.model\.model_utils\.valuehead|Value hea
 _CARD_OWNERS = (("axolotl", re.compile(r"Built with Axolotl|^axolotl version:", re.MULTILINE)),
                 ("trl", re.compile(r"^This model was trained with \[?(?:SFT|DPO|ORPO|KTO|GRPO|PPO|Reward)|^- TRL: ", re.MULTILINE)),
                 ("hf_trainer", re.compile(r"^### Training results\s*$", re.MULTILINE)))
+# A warning raised from the code of one of TRL's trainers (`.../site-packages/trl/trainer/sft_trainer.py:158:
+# UserWarning: You passed ... to the SFTTrainer`): that trainer ran. Its class, by the module's name.
+_TRL_TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "kto": "KTOTrainer", "orpo": "ORPOTrainer",
+                 "cpo": "CPOTrainer", "grpo": "GRPOTrainer", "rloo": "RLOOTrainer", "ppo": "PPOTrainer",
+                 "reward": "RewardTrainer"}
+_TRL_TRAINER_WARNING = re.compile(r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py:\d+: \w*Warning\b")
 _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTILINE)
 # parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
@@ -634,7 +640,8 @@ def console_facts(text: str) -> dict:
     which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
     (`console_4bit`), a value head loaded or saved (`console_value_head`), instruction-tuning data shown
     (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns), how
-    often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
+    often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), which of TRL's
+    trainers raised a warning from its own module (`console_trl_trainer`: "SFTTrainer"), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
     `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
     `<key>_line`."""
     out: dict = {}
@@ -689,6 +696,11 @@ def console_facts(text: str) -> dict:
     crash = _final_crash(text) if "rror" in text else None
     if crash:
         out["console_crash"] = crash
+    m = _TRL_TRAINER_WARNING.search(text) if "_trainer.py:" in text else None
+    if m:
+        out["console_trl_trainer"] = _TRL_TRAINERS[m.group(1)]
+        line = _line_at(text, m.start())
+        out["console_trl_trainer_line"] = line[line.find(m.group(0)) + 1:].strip()[:200]  # from trl/trainer/ on
     written = _nonfinite_written_after_the_first_loss(text) if "found in input tensor" in text else 0
     if written:
         out["console_nonfinite_written"] = written
