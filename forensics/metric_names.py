@@ -125,7 +125,8 @@ def keras_metric_name(name: str) -> str:
 # on_epoch=True)` twins `train_loss_step` / `val_loss_step` and its LearningRateMonitor's `lr-AdamW`.
 _SPLIT_LOSS = re.compile(r"^(?:loss/(?P<a>[a-z]+)|(?P<b>[a-z]+)/loss)$")
 _TRAIN_SPLITS = ("train", "training")
-_HELD_OUT_SPLITS = ("val", "valid", "validation", "eval", "test", "dev")
+_HELD_OUT_SPLITS = ("val", "valid", "validation", "validate", "eval", "evaluation", "test", "testing", "dev", "heldout",
+                     "holdout")
 STEP_LOSS_NAMES = {"train_loss_step": "loss", "val_loss_step": "eval_loss"}
 
 
@@ -160,15 +161,20 @@ def tracker_metric_names(tags: list[str]) -> list[str]:
 
 # A run's own name over its scalars (a callback's `writer.add_scalar(f"{run}/loss", ...)`): `<group>/loss` is the
 # loss where nothing else is, the first group's where several runs share one file; not the loss of a part the model
-# trains beside itself (an RL critic or value head, a MoE router's balance loss, a GAN's discriminator)
+# trains beside itself (an RL critic or value head, a MoE router's balance loss, a GAN's discriminator), nor a held-out
+# split's (`val_epoch/loss`, `test_set/loss`: an evaluation writer's own event file holds no training loss to stand
+# beside it)
 _GROUP_LOSS = re.compile(r"^(?P<group>[^/]+)/loss$", re.IGNORECASE)
 _PART_GROUPS = frozenset({"critic", "value", "vf", "aux", "auxiliary", "router", "moe", "balance", "kl", "z",
                           "disc", "discriminator"})
+_HELD_OUT_GROUP = re.compile(r"^(?:" + "|".join(sorted(_HELD_OUT_SPLITS, key=len, reverse=True))
+                             + r")(?:_?set)?(?:[_\-. ]|$)")
 
 
 def _is_group_loss(name: str) -> bool:
     found = _GROUP_LOSS.match(name.strip())
-    return bool(found) and found.group("group").strip().lower() not in _PART_GROUPS
+    group = found.group("group").strip().lower() if found else ""
+    return bool(found) and group not in _PART_GROUPS and not _HELD_OUT_GROUP.match(group)
 
 
 # The loss where no tag is named `loss`, in this order: Lightning's per-step `train_loss`, GPT-NeoX's `train/lm_loss`,

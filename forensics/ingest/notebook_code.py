@@ -250,13 +250,37 @@ _MOVES = ("to", "cuda", "train", "float", "half", "bfloat16")  # `GPT(config).to
 def _optimizer_over_a_whole_model(trees: list) -> bool:
     """An optimizer built over every parameter of a model the notebook loads or builds (`AdamW(model.parameters(),
     ...)`, the model from `from_pretrained` or a model class), and no weight of that model set aside
-    (`requires_grad = False` on it, or on weights the code cannot tie to a model). Freezing another model, a DPO
-    reference's `for p in ref_model.parameters(): p.requires_grad = False`, leaves the trained one whole."""
+    (`requires_grad = False` on it, or on weights the code cannot tie to a model), and no model class of the notebook's
+    own that keeps part of itself out of the gradient in `forward` (`_forward_stops_gradient`). Freezing another
+    model, a DPO reference's `for p in ref_model.parameters(): p.requires_grad = False`, leaves the trained one
+    whole."""
     models = _models_made(trees)
     trained = {name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)
                and _OPTIMIZERS.match(_called_name(node.func)) for name in [_all_parameters_of(node)] if name}
     trained &= models
-    return bool(trained) and not _frozen_models(trees, models) & (trained | {None})
+    return bool(trained) and not _frozen_models(trees, models) & (trained | {None}) \
+        and not _forward_stops_gradient(trees)
+
+
+_NO_GRAD = ("no_grad", "inference_mode")
+
+
+def _forward_stops_gradient(trees: list) -> bool:
+    """Whether a model class of the notebook's own runs part of its `forward` outside the gradient: under `with
+    torch.no_grad()` / `torch.inference_mode()`, or through `.detach()` (a probe over a pre-trained encoder whose
+    optimizer over `model.parameters()` trains the head alone). A `generate` under `no_grad` trains nothing and is
+    left out."""
+    for tree in trees:
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            for forward in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"):
+                for node in ast.walk(forward):
+                    if isinstance(node, ast.With) and any(isinstance(item.context_expr, ast.Call)
+                                                          and _called_name(item.context_expr.func) in _NO_GRAD
+                                                          for item in node.items):
+                        return True
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach":
+                        return True
+    return False
 
 
 def _all_parameters_of(call: ast.Call) -> str | None:
@@ -312,12 +336,20 @@ def _frozen_models(trees: list, models: set[str]) -> set[str | None]:
 
 
 def _sets_aside(node: ast.AST) -> bool:
-    """`x.requires_grad = False` or `x.requires_grad_(False)`."""
+    """`x.requires_grad = False` or `x.requires_grad_(False)`, or either given a value the code computes (`= 'lm_head'
+    in name`, `= flag`, `requires_grad_(train_backbone)`), which sets weights aside wherever it is False; only a
+    literal True (or `requires_grad_()`) sets nothing aside."""
     if isinstance(node, ast.Assign):
         return any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets) \
-            and isinstance(node.value, ast.Constant) and node.value.value is False
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" \
-        and bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value is False
+            and not _literally_true(node.value)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_"):
+        return False
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+    return given is not None and not _literally_true(given)
+
+
+def _literally_true(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value is True
 
 
 # Weights set aside from training: `param.requires_grad = False`, `.requires_grad_(False)`, a freeze helper

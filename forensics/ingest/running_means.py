@@ -18,6 +18,11 @@ An epoch's start restarts the mean; it shows as a batch the old mean cannot have
 value, or `_WILD` times its largest), and the mean is taken to start again there. Epochs are as long as each other
 and a restart jumps (`_JUMP` times the mean's last steps before it); restarts that come at uneven lengths or without
 a jump are a per-step series' noise outgrowing its level, and the series is not read as a mean.
+A log written to a few decimals (HF's 4 on a loss) carries half its last decimal of rounding, n times that in each
+implied value: it is read as a mean only where the implied values are `_ROUGHER` times rougher than that rounding
+alone makes them (a smooth loss rounded to 4 decimals holds still for a few steps, then moves by 0.0001: n times that
+is a batch it never had). The implied values are held to the metric's bounds: a batch at 1e-6 in an epoch whose
+mean is still 0.1 reads a few float32 roundings, n-fold, below 0, a value made by the reading, not by the run.
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ _WILD = 50.0  # an implied value this many times the largest logged one: the mea
 _ROUNDING = 1e-6  # relative rounding of a logged value (float32 keeps ~6e-8); n times it bounds an implied value's
 _MIN_STRETCH = 50  # a restart closer than this many steps to the last one: not an epoch, the series is not a mean
 _JUMP = 10.0  # a restart moves the logged mean this many times its median step over the stretch's second half
+_MOST_DECIMALS = 6  # a log whose every value has at most this many decimals was rounded to them (float32 has ~8)
 
 
 def per_step_values(steps: np.ndarray, values: np.ndarray, low: float = 0.0,
@@ -39,22 +45,37 @@ def per_step_values(steps: np.ndarray, values: np.ndarray, low: float = 0.0,
     take."""
     if len(values) < _MIN_POINTS or not np.all(np.diff(steps) == 1) or not np.all(np.isfinite(values)):
         return None
-    starts = _restarts(values, low, high)
+    rounding = _rounding(values)
+    starts = _restarts(values, low, high, rounding)
     if starts is None:
         return None
-    implied = np.concatenate([_implied(values[a:b]) for a, b in zip(starts, starts[1:] + [len(values)])])
-    return implied if _roughness(implied) > _ROUGHER * _roughness(values) else None
+    stretches = list(zip(starts, starts[1:] + [len(values)]))
+    implied = np.concatenate([_implied(values[a:b]) for a, b in stretches])
+    positions = np.concatenate([np.arange(1, b - a + 1) for a, b in stretches])
+    noise = max(_roughness(values), 2 * rounding * float(np.median(positions)))
+    if _roughness(implied) <= _ROUGHER * noise:
+        return None
+    return np.clip(implied, low, high)
 
 
-def _restarts(values: np.ndarray, low: float, high: float | None) -> list[int] | None:
+def _rounding(values: np.ndarray) -> float:
+    """Half the last decimal a log was written to (0.00005 for HF's 4 decimals), or 0 for one kept whole."""
+    for decimals in range(_MOST_DECIMALS + 1):
+        scaled = values * 10.0 ** decimals
+        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, np.abs(scaled))):
+            return 0.5 * 10.0 ** -decimals
+    return 0.0
+
+
+def _restarts(values: np.ndarray, low: float, high: float | None, rounding: float) -> list[int] | None:
     """Where each stretch of the running mean starts (0 first), or None where the restarts come too often for
-    epochs."""
+    epochs. `rounding`: half the last decimal the log was written to (0 where kept whole)."""
     scale = float(np.max(np.abs(values))) or 1.0
     starts, start = [0], 0
     for i in range(1, len(values)):
         n = i - start + 1
         batch = n * values[i] - (n - 1) * values[i - 1]
-        slack = _ROUNDING * n * scale
+        slack = n * max(_ROUNDING * scale, 2 * rounding)
         if batch < low - slack or high is not None and batch > high + slack or abs(batch) > _WILD * scale:
             if i - start < _MIN_STRETCH:
                 return None
