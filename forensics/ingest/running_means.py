@@ -32,7 +32,7 @@ import pandas as pd
 _MIN_POINTS = 100  # a running mean is told apart over this many consecutive steps, not fewer
 _ROUGHER = 20.0  # the implied per-step values this many times rougher than the logged ones (a mean of 100+ is ~100x)
 _WILD = 50.0  # an implied value this many times the largest logged one: the mean restarted (a new epoch)
-_ROUNDING = 1e-6  # relative rounding of a logged value (float32 keeps ~6e-8); n times it bounds an implied value's
+_ROUNDING = 1e-6  # relative rounding of a logged value (float32 keeps ~6e-8); n times it is an implied value's error
 _MIN_STRETCH = 50  # a restart closer than this many steps to the last one: not an epoch, the series is not a mean
 _JUMP = 10.0  # a restart moves the logged mean this many times its median step over the stretch's second half
 _MOST_DECIMALS = 6  # a log whose every value has at most this many decimals was rounded to them (float32 has ~8)
