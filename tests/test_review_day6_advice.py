@@ -124,3 +124,26 @@ def test_a_frozen_grpo_run_whose_rewards_spread_is_not_told_to_check_for_zero_ad
     frozen = found["frozen_weights"]
     assert "advantages are not all 0" not in frozen.suggestion, frozen.suggestion
     assert any("reward_std" in e or "frac_reward_zero_std" in e for e in frozen.evidence), frozen.evidence
+
+
+# ---- a quantization setting is not the likely cause where the run's fp16 scaler tells an overflow -------------------
+
+
+def test_double_quantization_is_not_the_likely_cause_of_an_fp16_overflow():
+    """Hannibal0420's QLoRA (fp16 True, double quantization on, the decaying rate frozen from step 29 - the fp16 loss
+    scaler skipping every update - and loss 0.0 hiding a NaN from step 32): the headline cause was "QLoRA double
+    quantization with non-finite gradients (likely)", while the first incident itself says the fp16 scaler skipped
+    every update. Double quantization on is the QLoRA default and nothing in the log points at it; in an fp16 run the
+    overflow explains the same NaN: double quantization is at most possible there, after the overflow."""
+    steps = range(1, 41)
+    tl = timeline(loss={s: 2.0 if s < 32 else 0.0 for s in steps},
+                  learning_rate={s: 2e-4 * (1 - min(s, 29) / 1000) for s in steps})
+    masked = Finding("masked_nan_loss", "error", 32, "loss 0.0 while the decaying rate has not moved since step 29",
+                     metric="loss", evidence={"grad_norm": None, "lr_frozen_since": 29})
+    found = causes(config(quant__bnb_4bit_use_double_quant=True, fp16=True, method="qlora"), tl, [masked])
+    dq = by_id(found)["qlora_double_quant"]
+    assert dq.confidence == "possible", dq
+    assert any("fp16" in e for e in dq.evidence), dq.evidence
+    assert found[0].cause != "qlora_double_quant", [c.cause for c in found]
+    bf16 = by_id(causes(config(quant__bnb_4bit_use_double_quant=True, bf16=True, method="qlora"), tl, [masked]))
+    assert bf16["qlora_double_quant"].confidence == "likely"  # no other numerics on the table: the rule as before
