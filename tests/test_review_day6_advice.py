@@ -147,3 +147,29 @@ def test_double_quantization_is_not_the_likely_cause_of_an_fp16_overflow():
     assert found[0].cause != "qlora_double_quant", [c.cause for c in found]
     bf16 = by_id(causes(config(quant__bnb_4bit_use_double_quant=True, bf16=True, method="qlora"), tl, [masked]))
     assert bf16["qlora_double_quant"].confidence == "likely"  # no other numerics on the table: the rule as before
+
+
+# ---- a frozen language model is not full fine-tuning ----------------------------------------------------------------
+
+
+def test_a_tracker_config_that_freezes_the_language_model_is_not_read_as_full_fine_tuning():
+    """FPT-VVU's ViVidBot stage 1 (W&B config: freeze_backbone True, tune_mm_mlp_adapter True - LLaVA's projector
+    stage, the language model frozen - and no peft_config): the profile read "full" ("no peft_config, which HF's
+    WandbCallback logs for every PEFT model"), and the cause judged a 5.4e-5 rate against full fine-tuning of the
+    whole 3.99B model ("recipes use 1e-05 to 2e-05"). Only the projector trained: not full fine-tuning."""
+    from forensics.ingest.tracker_config import derived_method
+
+    hf = {"model/num_parameters": 3993339904, "learning_rate": 0.002}
+    assert derived_method(hf)[0] == "full"
+    for flag in ({"freeze_backbone": True}, {"tune_mm_mlp_adapter": True}, {"freeze_llm": True}):
+        assert derived_method({**hf, **flag}) is None, flag
+    assert derived_method({**hf, "freeze_backbone": False, "tune_mm_mlp_adapter": False})[0] == "full"
+
+
+def test_a_projector_stage_is_not_judged_by_full_fine_tuning_rates():
+    """The same FPT-VVU stage 1: with the language model frozen and no adapter named, neither the full fine-tuning
+    range (1e-5 to 2e-5) nor an adapter's judges the projector's rate (LLaVA trains it at 1e-3 to 2e-3)."""
+    tl = _warmed_up_then_nan()
+    assert "lr_too_high" in by_id(causes(config(), tl, [error(step=40)]))
+    assert "lr_too_high" not in by_id(causes(config(freeze_backbone=True, tune_mm_mlp_adapter=True), tl,
+                                             [error(step=40)]))

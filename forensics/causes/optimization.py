@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..findings import Cause
+from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from .evidence import (Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr,
                        precision_sources, said)
 from .lr_ranges import LrRange, lr_range
@@ -45,6 +46,8 @@ def lr_too_high(facts: Facts) -> Cause | None:
     evidence += _trouble_sentences(facts)
     if _rate_of_another_kind(facts):
         return None  # SGD, Prodigy, D-Adaptation: the recipes' Adam-family rates do not judge theirs
+    if method == "unknown" and _language_model_frozen(facts):
+        return None  # a projector stage (LLaVA's): neither full fine-tuning's nor an adapter's rates judge it
     sgd = _sgd_scale(facts, peak)
     far = peak >= FAR_OUT * ranges[-1].ceiling and sgd is None  # so far out of every recipe that the rate alone is evidence
     if sgd is not None:
@@ -74,6 +77,12 @@ _ADAPTIVE = ("adam", "lion", "adafactor", "lamb", "sophia", "rmsprop", "adagrad"
 
 _SELF_TUNING = ("prodigy", "dadapt", "d_adapt")  # a rate of about 1: the optimizer finds the step itself
 _PLAIN = ("sgd", "momentum")  # plain SGD's rates: 0.1 to 20
+
+
+def _language_model_frozen(facts: Facts) -> bool:
+    """The config freezes the language model (LLaVA-style `freeze_backbone`, `tune_mm_mlp_adapter`, `freeze_llm`):
+    only a small part such as the multimodal projector trains, at rates (1e-3 and up) no recipe range here covers."""
+    return any(facts.config.get(flag) is True for flag in FROZEN_LANGUAGE_MODEL)
 
 
 def _named_optimizer(facts: Facts) -> str | None:
