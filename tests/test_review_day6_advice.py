@@ -173,3 +173,17 @@ def test_a_projector_stage_is_not_judged_by_full_fine_tuning_rates():
     assert "lr_too_high" in by_id(causes(config(), tl, [error(step=40)]))
     assert "lr_too_high" not in by_id(causes(config(freeze_backbone=True, tune_mm_mlp_adapter=True), tl,
                                              [error(step=40)]))
+
+
+def test_the_planned_length_a_trainer_state_records_places_the_warm_up_window(tmp_path):
+    """Miguel-Alessio's chess LoRA (trainer_state.json only: max_steps 12000, the rate at 2e-4 from step 5, a
+    grad_norm burst at step 2650 the run recovered from): "No learning-rate warm-up (possible)". The state's own
+    max_steps says the burst came at 22% of the run, after a calm stretch: long after any warm-up would have ended."""
+    rows = [{"step": s, "loss": 1.0 - s / 4000, "grad_norm": 130.0 if s == 265 else 0.3 + 0.01 * (s % 3),
+             "learning_rate": 2e-4, "epoch": s / 2400} for s in range(5, 1201, 5)]
+    a = forensics.analyze(_trainer_state(tmp_path / "run", rows, max_steps=1200), check_checkpoints=False)
+    assert any(f.kind == "grad_norm_spike" for f in a.findings), [f.kind for f in a.findings]
+    assert "no_warmup" not in by_id(a.causes)
+    early = [dict(r, grad_norm=130.0 if r["step"] == 25 else 0.3 + 0.01 * (r["step"] % 3)) for r in rows]
+    b = forensics.analyze(_trainer_state(tmp_path / "early", early, max_steps=1200), check_checkpoints=False)
+    assert "no_warmup" in by_id(b.causes), [f.kind for f in b.findings]

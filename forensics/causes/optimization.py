@@ -337,12 +337,13 @@ def _after_the_warm_up_window(facts: Facts) -> bool:
 
 
 def planned_steps(facts: Facts) -> int | None:
-    """How many optimizer steps the run was set up for: a configured max_steps, or num_train_epochs at the steps an
-    epoch took in the log; None where neither says it."""
+    """How many optimizer steps the run was set up for: a configured max_steps (or the one a trainer_state.json
+    records), or num_train_epochs at the steps an epoch took in the log; None where none says it."""
     c = facts.config
-    total = c.get("max_steps")
-    if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0:
-        return int(total)
+    recorded = [m.get("max_steps") for m in facts.timeline.meta.values()]
+    for total in [c.get("max_steps")] + recorded:
+        if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0:
+            return int(total)
     epochs, epoch = c.get("num_train_epochs"), facts.series("epoch").dropna()
     if isinstance(epochs, (int, float)) and not isinstance(epochs, bool) and epochs > 0 and len(epoch) \
             and float(epoch.iloc[-1]) > 0 and int(epoch.index[-1]) > 0:
