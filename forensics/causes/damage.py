@@ -214,11 +214,44 @@ def frozen_weights(facts: Facts) -> Cause | None:
     if ds:
         evidence.append("a DeepSpeed config is set: some DeepSpeed releases log the norm as 0 (ms-swift#5890); the "
                         "flat loss or reward says the weights did not move either way")
+    spread = _reward_spread_seen(facts)
+    if spread:
+        evidence.append(spread)
     return Cause(
         cause="frozen_weights", confidence="likely", evidence=evidence,
-        suggestion=("Check that the trainable parameters require gradients (a PEFT model with gradient checkpointing "
-                    "needs model.enable_input_require_grads()), that the loss is computed from the model's outputs "
-                    "(not detached), and that the optimizer holds the adapter's parameters; in GRPO, that the "
-                    "advantages are not all 0."),
+        suggestion=_frozen_advice(facts, spread),
         title="No gradient reached the weights",
     )
+
+
+def _frozen_advice(facts: Facts, spread: str | None) -> str:
+    """Where to look for the missing gradient, for the run's method and objective: the PEFT remedies only where an
+    adapter may train, GRPO's zero advantages only for an RL run (or one of unknown objective) whose own reward spread
+    does not already rule them out."""
+    method = facts.profile.method if facts.profile is not None else "unknown"
+    objective = facts.profile.objective if facts.profile is not None else "unknown"
+    adapter = method != "full"
+    advice = ("Check that the trainable parameters require gradients"
+              + (" (a PEFT model with gradient checkpointing needs model.enable_input_require_grads())" if adapter else "")
+              + ", that the loss is computed from the model's outputs (not detached), and that the optimizer holds "
+              + ("the adapter's parameters" if adapter else "the model's parameters"))
+    if objective in ("rl", "unknown") and not spread:
+        advice += "; in GRPO, that the advantages are not all 0"
+    elif spread:
+        advice += ("; the groups' rewards did differ, so the advantages were not all 0: the gradient was lost between "
+                   "them and the weights")
+    return advice + "."
+
+
+def _reward_spread_seen(facts: Facts) -> str | None:
+    """A sentence saying an RL run's groups had reward spread (a median reward_std above 0, or a median
+    frac_reward_zero_std below 1), so zero advantages are not why no gradient came; None where not logged or not so."""
+    if facts.profile is not None and facts.profile.objective not in ("rl", "unknown"):
+        return None
+    std, zero = facts.metrics.get("reward_std"), facts.metrics.get("frac_reward_zero_std")
+    if std is not None and len(std.dropna()) and float(std.median()) > 0:
+        return f"reward_std had a median of {evidence_value(float(std.median()))}: the groups' rewards differed"
+    if zero is not None and len(zero.dropna()) and float(zero.median()) < 1:
+        return (f"frac_reward_zero_std had a median of {evidence_value(float(zero.median()))}: most groups' rewards "
+                "differed")
+    return None

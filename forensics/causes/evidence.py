@@ -207,11 +207,31 @@ def peak_lr(facts: Facts) -> tuple[float | None, list[str]]:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
             if seen and value > _NOT_REACHED * seen[0][0] and _still_rising(before):
                 return seen[0][0], [seen[0][1], f"configured {said(facts.config, key)}, not reached by then"]
+            warm = _configured_warm_up(facts)
+            if not seen and first is not None and warm is not None and warm[0] > first.step:
+                in_force = float(value) * first.step / warm[0]
+                return in_force, [f"configured {said(facts.config, key)}, reached only after {warm[1]}: a linear "
+                                  f"warm-up had it at {evidence_value(in_force)} at most by the trouble at step "
+                                  f"{first.step}"]
             seen.append((float(value), f"configured {said(facts.config, key)}"))
             break
     if not seen:
         return None, []
     return max(v for v, _ in seen), [s for _, s in seen]
+
+
+def _configured_warm_up(facts: Facts) -> tuple[float, str] | None:
+    """The warm-up the config sets, in steps, with where it says so: warmup_steps (DeepSpeed's warmup_num_steps), or
+    warmup_ratio of a configured max_steps; None where it sets none or its length in steps is not known."""
+    c = facts.config
+    for key in ("warmup_steps", "ds.scheduler.params.warmup_num_steps"):
+        value = c.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return float(value), said(c, key)
+    ratio, total = c.get("warmup_ratio"), c.get("max_steps")
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in (ratio, total)):
+        return float(ratio) * float(total), f"{said(c, 'warmup_ratio')} of {said(c, 'max_steps')}"
+    return None
 
 
 def max_finite(series: pd.Series) -> tuple[float, int] | None:

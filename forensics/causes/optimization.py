@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..findings import Cause
+from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from .evidence import (Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr,
                        precision_sources, said)
 from .lr_ranges import LrRange, lr_range
@@ -45,6 +46,8 @@ def lr_too_high(facts: Facts) -> Cause | None:
     evidence += _trouble_sentences(facts)
     if _rate_of_another_kind(facts):
         return None  # SGD, Prodigy, D-Adaptation: the recipes' Adam-family rates do not judge theirs
+    if method == "unknown" and _language_model_frozen(facts):
+        return None  # a projector stage (LLaVA's): neither full fine-tuning's nor an adapter's rates judge it
     sgd = _sgd_scale(facts, peak)
     far = peak >= FAR_OUT * ranges[-1].ceiling and sgd is None  # so far out of every recipe that the rate alone is evidence
     if sgd is not None:
@@ -74,6 +77,12 @@ _ADAPTIVE = ("adam", "lion", "adafactor", "lamb", "sophia", "rmsprop", "adagrad"
 
 _SELF_TUNING = ("prodigy", "dadapt", "d_adapt")  # a rate of about 1: the optimizer finds the step itself
 _PLAIN = ("sgd", "momentum")  # plain SGD's rates: 0.1 to 20
+
+
+def _language_model_frozen(facts: Facts) -> bool:
+    """The config freezes the language model (LLaVA-style `freeze_backbone`, `tune_mm_mlp_adapter`, `freeze_llm`):
+    only a small part such as the multimodal projector trains, at rates (1e-3 and up) no recipe range here covers."""
+    return any(facts.config.get(flag) is True for flag in FROZEN_LANGUAGE_MODEL)
 
 
 def _named_optimizer(facts: Facts) -> str | None:
@@ -129,19 +138,58 @@ def _method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[
 
 
 def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) -> str:
-    clip = "max_grad_norm=0.3 to 1.0" if method in ("lora", "qlora", "peft") else "max_grad_norm=1.0"
+    steadying = _steadying_advice(facts, method)
     if method == "unknown" and peak <= ranges[-1].ceiling:
         advice = (f"The method is unknown and decides this: for full fine-tuning lower the learning rate to "
                   f"{ranges[0].describe()}; for LoRA/QLoRA adapters {evidence_value(peak)} "
-                  f"{_against(peak, ranges[1])}, so look elsewhere first. Either way warm up and clip with {clip}")
+                  f"{_against(peak, ranges[1])}, so look elsewhere first. Either way {steadying}")
     else:
         target = (f"{ranges[0].describe()} for full fine-tuning, {ranges[1].describe()} for LoRA/QLoRA adapters "
                   "(the method is unknown)" if method == "unknown"
                   else f"{ranges[0].describe()} for {_method_name(method, _profile_of(facts)[1])}")
-        advice = f"Lower the learning rate ({target}), warm up over the first 3-10% of steps, clip with {clip}"
+        advice = f"Lower the learning rate ({target}); {steadying}"
     if facts.broken and facts.checkpoints:
         advice += ", and resume from the last good checkpoint"
     return advice + "."
+
+
+_USUAL_CLIP = 1.0  # the clipping norm recipes use (adapters also 0.3)
+
+
+def _steadying_advice(facts: Facts, method: str) -> str:
+    """Warm-up and clipping advice that does not ask the run for what it already did: a warm-up its config sets or its
+    log shows is kept, and a clipping norm at or under the usual one is named as the one it ran with."""
+    clip = "max_grad_norm=0.3 to 1.0" if method in ("lora", "qlora", "peft") else "max_grad_norm=1.0"
+    warmed = warm_up_seen(facts)
+    parts = [f"keep the warm-up ({warmed})" if warmed else "warm up over the first 3-10% of steps"]
+    clipping = _clipping(facts)
+    norm = clipping[0] if clipping is not None else None
+    if isinstance(norm, (int, float)) and not isinstance(norm, bool) and 0 < norm <= _USUAL_CLIP:
+        parts.append(f"keep clipping at {clipping[1]}")
+    elif isinstance(norm, (int, float)) and not isinstance(norm, bool) and norm > _USUAL_CLIP:
+        parts.append(f"clip with {clip} (the run clipped at {clipping[1]})")
+    else:
+        parts.append(f"clip with {clip}")
+    return ", ".join(parts)
+
+
+def warm_up_seen(facts: Facts) -> str | None:
+    """What says the run warmed its learning rate up, or None: a warm-up its config sets, or a logged rate that starts
+    well below its peak before the trouble (`Thresholds.warmup_peak_fraction`) from a log that shows the start."""
+    c = facts.config
+    for key in ("warmup_steps", "warmup_ratio", "ds.scheduler.params.warmup_num_steps"):
+        value = c.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return said(c, key)
+    lr = lr_points(facts.timeline)
+    first = facts.first_unstable
+    if first is not None:
+        lr = lr[lr.index <= first.step]
+    if len(lr) >= 2 and _log_starts_at_the_start(lr) and \
+            float(lr.iloc[0]) < facts.thresholds.warmup_peak_fraction * float(lr.max()):
+        return (f"the logged rate rose from {evidence_value(float(lr.iloc[0]))} at step {int(lr.index[0])} to "
+                f"{evidence_value(float(lr.max()))} at step {int(lr.idxmax())}")
+    return None
 
 
 def _against(peak: float, rng: LrRange) -> str:
@@ -249,7 +297,8 @@ def _trouble_sentences(facts: Facts) -> list[str]:
 
 def no_warmup(facts: Facts) -> Cause | None:
     """The learning rate was at its peak from the first logged step (or the config sets no warm-up)."""
-    if not facts.unstable_beyond_skips or facts.before_any_update or _warmup_configured(facts):
+    if not facts.unstable_beyond_skips or facts.before_any_update or _warmup_configured(facts) \
+            or (_after_the_warm_up_window(facts) and lr_precursor(facts) is None):
         return None
     lr = lr_points(facts.timeline)
     evidence = []
@@ -268,6 +317,38 @@ def no_warmup(facts: Facts) -> Cause | None:
         suggestion="Warm the learning rate up over the first 3-10% of steps (warmup_ratio=0.03 to 0.1).",
         title="No learning-rate warm-up",
     )
+
+
+WARM_UP_WINDOW = 0.1  # the most of a run's steps a warm-up covers (recipes: the first 3-10%)
+
+
+def _after_the_warm_up_window(facts: Facts) -> bool:
+    """The trouble came, by a whole logging interval, after the longest warm-up a recipe uses had ended
+    (`WARM_UP_WINDOW` of the run's planned steps): a warm-up would not have changed the rate in force there, nor,
+    where nothing built up before it (no `lr_precursor`: the caller's part), anything that led to it. Only where the
+    planned length is known (a log cut at the break does not say how long the run was to be)."""
+    first, total = facts.first_unstable, planned_steps(facts)
+    if first is None or total is None:
+        return False
+    loss = facts.series("loss")
+    steps = loss.index[loss.index <= first.step]
+    interval = int(steps[-1] - steps[-2]) if len(steps) >= 2 else first.step
+    return first.step - interval > WARM_UP_WINDOW * total
+
+
+def planned_steps(facts: Facts) -> int | None:
+    """How many optimizer steps the run was set up for: a configured max_steps (or the one a trainer_state.json
+    records), or num_train_epochs at the steps an epoch took in the log; None where none says it."""
+    c = facts.config
+    recorded = [m.get("max_steps") for m in facts.timeline.meta.values()]
+    for total in [c.get("max_steps")] + recorded:
+        if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0:
+            return int(total)
+    epochs, epoch = c.get("num_train_epochs"), facts.series("epoch").dropna()
+    if isinstance(epochs, (int, float)) and not isinstance(epochs, bool) and epochs > 0 and len(epoch) \
+            and float(epoch.iloc[-1]) > 0 and int(epoch.index[-1]) > 0:
+        return int(round(int(epoch.index[-1]) * float(epochs) / float(epoch.iloc[-1])))
+    return None
 
 
 _START_INTERVALS = 2  # a log's first point within this many of its own logging intervals of step 0 shows the start

@@ -127,6 +127,18 @@ def _nonfinite_from(facts: Facts, bad: list[int], flagged) -> str:
     return f"{what} from step {f.step}{logged}"
 
 
+def _scaler_at_work(facts: Facts) -> str | None:
+    """What in the log shows the fp16 loss scaler skipping updates (a rate frozen by skipped steps, loss-scale
+    overflows, skipped steps), in words; None where nothing does."""
+    frozen = next((f.evidence["lr_frozen_since"] for f in facts.of_kind("masked_nan_loss")
+                   if f.evidence.get("lr_frozen_since") is not None), None)
+    if frozen is not None:
+        return (f"the decaying learning rate stopped moving from step {frozen}: the fp16 loss scaler was skipping "
+                "updates, an overflow")
+    scale = _loss_scale_evidence(facts)
+    return f"the log shows the fp16 loss scaler at work ({scale[0]})" if scale else None
+
+
 def deepspeed_precision_conflict(facts: Facts) -> Cause | None:
     """communication_data_type fp32 next to fp16/bf16 training, or fp16/bf16 settings that disagree."""
     c = facts.config
@@ -199,8 +211,13 @@ def qlora_double_quant(facts: Facts) -> Cause | None:
         return None
     evidence = [f"{said(c, 'quant.bnb_4bit_use_double_quant')}", _nonfinite_from(facts, bad, flagged)]
     evidence += [said(c, k) for k in ("quant.bnb_4bit_compute_dtype", "learning_rate", "max_grad_norm") if c.get(k) is not None]
+    fp16 = precision_sources(c, "fp16")
+    if fp16:  # the overflow explains the same NaN; double quantization on (QLoRA's default) is no evidence over it
+        scaler = _scaler_at_work(facts)
+        evidence.append(f"fp16 mixed precision was on too ({', '.join(fp16)}): an fp16 overflow explains the same "
+                        "NaN" + (f", and {scaler}" if scaler else ", and nothing in the log tells the two apart"))
     return Cause(
-        cause="qlora_double_quant", confidence="likely" if facts.broken else "possible", evidence=evidence,
+        cause="qlora_double_quant", confidence="likely" if facts.broken and not fp16 else "possible", evidence=evidence,
         suggestion=("Turn double quantization off (bnb_4bit_use_double_quant=False; LLaMA-Factory double_quantization: "
                     "false), lower the learning rate, keep gradient clipping on, or fine-tune a pre-quantized "
                     "AWQ/GPTQ base instead."),

@@ -51,8 +51,16 @@ def tracker_config_values(config: dict[str, Any], values_are_text: bool = False)
     return out
 
 
+# Flags of LLaVA-style multimodal trainers (LLaVA, Valley, XTuner's LLaVA) that freeze the language model: only the
+# projector (or another small part) trains, which is neither full fine-tuning nor an adapter the config names.
+FROZEN_LANGUAGE_MODEL = ("freeze_backbone", "tune_mm_mlp_adapter", "freeze_llm")
+
+
 def derived_method(config: dict[str, Any]) -> tuple[str, str] | None:
-    """(method, why) where the tracker's config says how much of the model was trained, else None."""
+    """(method, why) where the tracker's config says how much of the model was trained, else None (also where it
+    freezes the language model: `FROZEN_LANGUAGE_MODEL`)."""
+    if any(config.get(flag) is True for flag in FROZEN_LANGUAGE_MODEL):
+        return None
     if "model/num_parameters" in config and "learning_rate" in config and "peft_config" not in config:
         return "full", "has no peft_config, which HF's WandbCallback logs for every PEFT model"
     if _is_nanogpt_config(config) and config.get("init_from") == "scratch":

@@ -89,7 +89,9 @@ def case1_lr_full_ft(out: Path) -> IncidentRun:
     spec = rm.RunSpec(arch="qwen2", learning_rate=3e-4, lr_scheduler_type="constant", warmup_steps=0,
                       max_grad_norm=0.0, incidents=(rm.NanInjection(step=31, blocks=(-1,), confine=False),))
     facts = rm.make_run(out, spec)
-    return IncidentRun(out, facts, "lr_too_high", also=("masked_nan_loss", "no_warmup", "no_clipping"))
+    # No "no_warmup": the NaN comes at step 35 of 60 after a calm stretch, long after any warm-up would have ended
+    # (tests/test_review_day6_advice.py); the learning-rate cause's own advice still asks for one.
+    return IncidentRun(out, facts, "lr_too_high", also=("masked_nan_loss", "no_clipping"))
 
 
 def case2_qlora_double_quant(out: Path) -> IncidentRun:
