@@ -51,3 +51,16 @@ def test_a_checkpoint_folder_is_named_by_the_run_folder_that_holds_it(tmp_path):
     run = _state_only(tmp_path / "qwen-7b-lora-sft" / "checkpoint-40", [2.5 - 0.02 * i for i in range(40)])
     profile = forensics.analyze(run).run_profile
     assert (profile.method, profile.objective) == ("lora", "sft"), profile.evidence
+
+
+def test_four_evals_whose_later_best_is_followed_by_a_climb_are_overfitting(tmp_path):
+    """haomingdouranggouqil's Qwen2-7B LoRA: eval 0.538, 0.416 (the best, second), 0.478, 0.526 while the training
+    loss fell to 0.07. A four-eval log was judged only by its first eval as the best."""
+    run = tmp_path / "run"
+    run.mkdir()
+    history = [{"step": s, "loss": round(1.2 * 0.93 ** (s / 50), 4), "learning_rate": 1e-4} for s in range(50, 2001, 50)]
+    history += [{"step": s, "eval_loss": v} for s, v in zip((500, 1000, 1500, 2000), (0.538, 0.416, 0.478, 0.526))]
+    history.sort(key=lambda r: r["step"])
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 2000, "log_history": history}))
+    a = forensics.analyze(run)
+    assert (a.first_incident.kind, a.first_incident.step) == ("overfitting", 1500), a.findings

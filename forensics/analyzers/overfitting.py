@@ -6,7 +6,8 @@ A warning (VERDICTS.md lists memorization, its extreme): the weights are finite 
 them, or climbed over the last `overfit_points` + 1 evals to end `overfit_steady_rise` above it
 (the message says whether the training loss kept falling: overfitting proper). A log with only three or
 four evals (one an epoch, say) fires when every eval after its first one sits `overfit_steady_rise`
-above that first, best one. A quiet eval loss (one that fell by a few thousandths an eval) also fires
+above that first, best one, or when the evals after a later best climb, each on the one before, to end that far
+above it. A quiet eval loss (one that fell by a few thousandths an eval) also fires
 when every one of four or more evals after its best sits 1% and three times its own noise above it.
 """
 from __future__ import annotations
@@ -55,6 +56,7 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     quiet = _clear_small_rise(values, thresholds)
     quiet = _climbing(values, thresholds) if quiet is None else quiet
     quiet = _settled_above(values, thresholds) if quiet is None else quiet
+    quiet = _few_evals_climbing(values, thresholds) if quiet is None and few_evals else quiet
     if quiet is not None:
         best_pos, best, k = quiet, float(values[quiet]), len(values) - quiet - 1
     elif best <= 0 or not (few or np.all(values[-k:] > best * (1 + thresholds.overfit_rise))
@@ -151,6 +153,18 @@ def _settled_above(values: np.ndarray, thresholds: Thresholds) -> int | None:
     if len(held) >= thresholds.overfit_points and not climbing and back:
         return None  # back near the level it held just before: the best was a lucky low, not a turn
     return best_pos if bool(np.all(after > best * (1 + thresholds.overfit_steady_rise))) else None
+
+
+def _few_evals_climbing(values: np.ndarray, thresholds: Thresholds) -> int | None:
+    """In a log of three or four evals, the best eval's position when it is not the first and the two or more evals
+    after it each climb on the one before to end `overfit_steady_rise` above it (haomingdouranggouqil's Qwen2-7B
+    LoRA: 0.538, 0.416, then 0.478 and 0.526 while the training loss fell to 0.07). The few-evals rule above judges
+    a log whose first eval is its best. Else None."""
+    best_pos = int(np.argmin(values[:-1]))
+    after, best = values[best_pos + 1:], float(values[best_pos])
+    if best <= 0 or len(after) < 2 or not np.all(np.diff(values[best_pos:]) > 0):
+        return None
+    return best_pos if float(after[-1]) > best * (1 + thresholds.overfit_steady_rise) else None
 
 
 def _rising_trend(values: np.ndarray, thresholds: Thresholds) -> int | None:
