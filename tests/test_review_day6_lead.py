@@ -64,3 +64,10 @@ def test_four_evals_whose_later_best_is_followed_by_a_climb_are_overfitting(tmp_
     (run / "trainer_state.json").write_text(json.dumps({"global_step": 2000, "log_history": history}))
     a = forensics.analyze(run)
     assert (a.first_incident.kind, a.first_incident.step) == ("overfitting", 1500), a.findings
+
+
+def test_a_lora_on_a_gptq_int4_base_is_a_quantized_base_lora(tmp_path):
+    run = _state_only(tmp_path / "run", [2.5 - 0.02 * i for i in range(40)])
+    (run / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8, "task_type": "CAUSAL_LM",
+                                                         "base_model_name_or_path": "Qwen/Qwen2-7B-Instruct-GPTQ-Int4"}))
+    assert forensics.analyze(run).run_profile.method == "qlora"

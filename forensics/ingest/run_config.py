@@ -335,7 +335,8 @@ def _named_deepspeed_file(config: RunConfig, layout: RunLayout, found: list[Path
 
 # --- derived facts ------------------------------------------------------------------------------
 
-_FOUR_BIT_BASE = re.compile(r"bnb-4bit|(?<![a-z0-9])4bit(?![a-z0-9])|nf4", re.IGNORECASE)
+# a base saved in 4 bits: bitsandbytes' (`-bnb-4bit`, nf4), GPTQ's and AWQ's (`Qwen2-7B-Instruct-GPTQ-Int4`, `-AWQ`)
+_FOUR_BIT_BASE = re.compile(r"bnb-4bit|(?<![a-z0-9])(?:4bit|int4|awq)(?![a-z0-9])|nf4", re.IGNORECASE)
 
 
 _LORA_KINDS = ("LORA", "ADALORA", "LOHA", "LOKR", "OFT", "BOFT", "VERA", "DORA")  # low-rank (or kin) weight deltas
