@@ -27,10 +27,9 @@ _TEXT_LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md"}
 _DOCUMENT = re.compile(r"(?i)^(?:readme|changelog|changes|license|contributing|history)(?:[._-].*)?$")
 # A metrics table (`step,loss` / `step<TAB>loss` header) in a file of these kinds is read as a table.
 _TABLE_SUFFIXES = {".csv", ".tsv", ".log", ".txt", ".out"}
-# A captured console saved with no suffix at all (`stdout`, `train_log`, `nohup`): sniffed like a .log
+# A captured console saved with no suffix at all (`stdout`, `nohup`, `dpo_train_20260105_1`) is sniffed like a .log
 # A log rotated by logrotate or a RotatingFileHandler: `train.log.1`, `nohup.out.2`
 _ROTATED_LOG = re.compile(r"(?i)\.(?:log|txt|out)\.\d{1,3}$")
-_BARE_LOG_NAME = re.compile(r"(?i)^(?:nohup|stdout|stderr|output|logs?|train(?:ing)?(?:[_-]?log)?)$")
 _WEIGHT_SUFFIXES = {".safetensors", ".bin", ".pt", ".pth"}
 # .bin/.pt files that are not model weights.
 _NOT_WEIGHTS = re.compile(
@@ -248,7 +247,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.weight_files.append(path)
     elif name.endswith(".index.json") and ("safetensors" in name or "pytorch_model" in name):
         layout.weight_files.append(path)
-    elif suffix in _TEXT_LOG_SUFFIXES or (not suffix and _BARE_LOG_NAME.match(name)) or _ROTATED_LOG.search(name) or (
+    elif suffix in _TEXT_LOG_SUFFIXES or not suffix or _ROTATED_LOG.search(name) or (
             explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
         if explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)

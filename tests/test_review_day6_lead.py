@@ -71,3 +71,14 @@ def test_a_lora_on_a_gptq_int4_base_is_a_quantized_base_lora(tmp_path):
     (run / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8, "task_type": "CAUSAL_LM",
                                                          "base_model_name_or_path": "Qwen/Qwen2-7B-Instruct-GPTQ-Int4"}))
     assert forensics.analyze(run).run_profile.method == "qlora"
+
+
+def test_a_console_saved_with_no_suffix_under_any_name_is_read(tmp_path):
+    """JunyiJ's `dpo_train_20260105_1`: a captured console named by its date, no suffix; only a few bare names
+    (nohup, stdout, train_log) were sniffed, so the folder held 'no training logs'."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "dpo_train_20260105_1").write_text("".join(f"[step {s}] loss={0.69 - s / 1000:.4f}\n" for s in range(1, 61)))
+    (run / "Makefile").write_text("all:\n\tpython train.py\n")
+    a = forensics.analyze(run)
+    assert len(a.timeline.series("loss")) == 60
