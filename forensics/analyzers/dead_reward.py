@@ -2,7 +2,7 @@
 
 GRPO's advantage is each completion's reward minus its group's mean, over the group's std. When
 all completions of every prompt score the same (TRL logs `frac_reward_zero_std` = 1.0, or
-`reward_std` = 0), every advantage is 0 and so is the gradient: the policy cannot learn, whatever
+`reward_std` = 0; verl's `critic/advantages/max` and `/min` are both 0), every advantage is 0 and so is the gradient: the policy cannot learn, whatever
 the loss shows (it is ~0 by construction). SIGNALS.md #20: the alarm is `frac_reward_zero_std` at 1
 (with grad_norm ~0), not a loss near 0. An error (VERDICTS.md: a run that never learned) when that
 holds at `DEAD_SHARE` of the logged steps, or from some step to the end (over at least half the log)
@@ -29,6 +29,7 @@ from .metrics import GRAD_NORM, LOSS, Metrics, finite, first_settled, format_num
 
 ZERO_STD = "frac_reward_zero_std"
 REWARD_STD = "reward_std"
+ADVANTAGES_MAX, ADVANTAGES_MIN = "critic/advantages/max", "critic/advantages/min"  # verl's, over the batch
 DEAD_SHARE = 0.8  # at least this share of the logged steps without any reward spread
 LIVE_SHARE = 0.1  # ... and, where frac_reward_zero_std counts them, fewer than this share of the groups with one
 
@@ -70,8 +71,8 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
                f"{grad_note}{reward_note}. The run had no learning signal. Make the reward tell completions apart "
                "(partial credit), sample more or more varied completions (num_generations, temperature), or use "
                "prompts the model sometimes solves.")
-    return [Finding("no_learning_signal", "error", first, message, end_step=int(dead.index[-1]), metric=ZERO_STD
-                    if ZERO_STD in metrics else REWARD_STD,
+    return [Finding("no_learning_signal", "error", first, message, end_step=int(dead.index[-1]),
+                    metric=_spread_metric(metrics),
                     evidence={"dead_steps": int(len(steps)), "logged_steps": int(len(dead) - begin),
                               "share": float(len(steps) / (len(dead) - begin))})]
 
@@ -149,7 +150,18 @@ def no_spread_points(metrics: Metrics):
     if REWARD_STD in metrics and "reward" in metrics:
         std = finite(metrics[REWARD_STD])
         return std <= 0.0 if len(std) else None
+    if ADVANTAGES_MAX in metrics and ADVANTAGES_MIN in metrics:
+        # verl's advantages over the whole batch: 0 at both ends where no group's completions scored apart
+        top, bottom = finite(metrics[ADVANTAGES_MAX]), finite(metrics[ADVANTAGES_MIN])
+        both = top.index.intersection(bottom.index)
+        zero = (top.loc[both].abs() <= 1e-9) & (bottom.loc[both].abs() <= 1e-9)
+        return zero if len(zero) else None
     return None
+
+
+def _spread_metric(metrics: Metrics) -> str:
+    """The metric that told the groups had no spread, as no_spread_points read it."""
+    return next((name for name in (ZERO_STD, REWARD_STD) if name in metrics), ADVANTAGES_MAX)
 
 
 EVAL_ZERO_STD = "eval_frac_reward_zero_std"
