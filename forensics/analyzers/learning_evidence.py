@@ -210,6 +210,8 @@ def _pairs_told_apart(metrics: Metrics, thresholds: Thresholds) -> tuple[Learnin
 
 def _told_apart(metrics: Metrics, loss_name: str, accuracy_name: str,
                 thresholds: Thresholds) -> LearningEvidence | None:
+    if loss_name == LOSS and _odds_ratio_at_chance(metrics):
+        return None  # ORPO's preference term never left ln 2: its accuracy is the sign of tiny margins, its fall the NLL's
     accuracy = finite(metrics[accuracy_name]) if accuracy_name in metrics else _EMPTY
     if len(accuracy):
         k = max(1, len(accuracy) // 10)
@@ -231,6 +233,21 @@ def _told_apart(metrics: Metrics, loss_name: str, accuracy_name: str,
         if fell and head > _MIXED_START and (reference_free(metrics) or not _ranked_wrong(accuracy)):
             return _evidence(loss_name, loss, head, tail)
     return None
+
+
+ODDS_RATIO = "log_odds_ratio"
+
+
+def _odds_ratio_at_chance(metrics: Metrics) -> bool:
+    """ORPO's `log_odds_ratio` (log sigmoid of the chosen answer's log-odds over the rejected one's) at -ln 2 over the
+    log's last tenth, within `PAIRWISE_CLEAR`: the policy prefers neither answer, whatever sign its tiny margins have
+    (chtmp223's Mistral-7B ORPO at LR 5e-7: -0.6935 -> -0.6912 over 2,307 steps, accuracies 0.8-1.0 on margins of
+    1e-4, while only the NLL part fell)."""
+    odds = finite(metrics[ODDS_RATIO]) if ODDS_RATIO in metrics else _EMPTY
+    if len(odds) < 2:
+        return False
+    k = max(1, len(odds) // 10)
+    return float(np.median(odds.iloc[-k:])) <= -LN2 + PAIRWISE_CLEAR
 
 
 def _ranked_wrong(accuracy) -> bool:
@@ -272,6 +289,14 @@ def _pairs_not_told_apart(metrics: Metrics, loss, thresholds: Thresholds) -> lis
                 f"{format_number(float(accuracy.iloc[-k:].mean()))} (chance is 0.5)" if len(accuracy) else "")
         message = (f"{seen}{also}: no evidence the policy learned to prefer the chosen answers. Check the learning "
                    "rate and beta, and that the chosen and rejected answers differ.")
+        if _odds_ratio_at_chance(metrics):
+            odds = finite(metrics[ODDS_RATIO])
+            message = (f"the odds-ratio term stayed at -ln 2 = -0.6931, a coin flip between the answers "
+                       f"({ODDS_RATIO} {format_number(float(odds.iloc[0]))} -> {format_number(float(odds.iloc[-1]))} "
+                       f"over {len(odds)} logged steps): the policy learned to prefer neither answer; the loss fell "
+                       "with its language-model (NLL) part alone, and a reward accuracy over margins this small is "
+                       "their sign, not a preference. Check the learning rate and beta, and that the chosen and "
+                       "rejected answers differ.")
     return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                     metric=LOSS, evidence={"n_points": int(len(loss)), "pairwise": True,
                                            "trained_pairs_told_apart": train is not None, "evaluated": evaluated})]
