@@ -240,14 +240,15 @@ ODDS_RATIO = "log_odds_ratio"
 
 def _odds_ratio_at_chance(metrics: Metrics) -> bool:
     """ORPO's `log_odds_ratio` (log sigmoid of the chosen answer's log-odds over the rejected one's) at -ln 2 over the
-    log's last tenth, within `PAIRWISE_CLEAR`: the policy prefers neither answer, whatever sign its tiny margins have
-    (chtmp223's Mistral-7B ORPO at LR 5e-7: -0.6935 -> -0.6912 over 2,307 steps, accuracies 0.8-1.0 on margins of
-    1e-4, while only the NLL part fell)."""
+    log's first and last tenths, within `PAIRWISE_CLEAR` of it: the policy never came to prefer either answer,
+    whatever sign its tiny margins have (chtmp223's Mistral-7B ORPO at LR 5e-7: -0.6935 -> -0.6912 over 2,307 steps,
+    accuracies 0.8-1.0 on margins of 1e-4, while only the NLL part fell). One that moved (from the wrong way round
+    towards chance, or past it) is judged as before, its language-model part's fall counting."""
     odds = finite(metrics[ODDS_RATIO]) if ODDS_RATIO in metrics else _EMPTY
     if len(odds) < 2:
         return False
     k = max(1, len(odds) // 10)
-    return float(np.median(odds.iloc[-k:])) <= -LN2 + PAIRWISE_CLEAR
+    return all(abs(float(np.median(part)) + LN2) <= PAIRWISE_CLEAR for part in (odds.iloc[:k], odds.iloc[-k:]))
 
 
 def _ranked_wrong(accuracy) -> bool:
