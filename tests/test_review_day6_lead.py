@@ -130,3 +130,17 @@ def test_an_orpo_odds_ratio_that_never_leaves_ln_2_is_no_evidence_of_preference_
 def test_an_orpo_odds_ratio_that_rises_off_ln_2_is_learning(tmp_path):
     a = forensics.analyze(_orpo_state(tmp_path / "run", [round(-0.6935 + 0.0015 * i, 4) for i in range(230)]))
     assert not any(f.kind == "no_learning_evidence" for f in a.findings), a.findings
+
+
+def test_a_store_report_tells_notes_from_files_read_in_part():
+    """`forensics analyze STORE` (several W&B / MLflow runs): a note on how a file was read is not a file left out."""
+    from types import SimpleNamespace
+
+    from forensics.findings import Skipped
+    from forensics.report.store_text import store_text
+
+    run = SimpleNamespace(run_id="abc123", name="abc123", kind="wandb", status="finished")
+    store = SimpleNamespace(runs=[SimpleNamespace(run=run, analysis=None, reason="no history")], path="wandb",
+                            skipped=(Skipped("wandb/run-1/files/output.log", "two writers, de-duplicated", note=True),))
+    text = store_text(store)
+    assert "could not be read in full" not in text and "1 note on how the records were taken" in text, text

@@ -22,8 +22,12 @@ def store_text(store) -> str:
         head = (f"{_TRACKERS.get(run.kind, run.kind):<6} {run.run_id[:_ID]:<{id_width}}  {name[:24]:<{name_width}}  "
                 f"{run.status or '?':<10}  ")
         lines.append(_clip(head + _verdict(verdict)))
-    if store.skipped:
-        lines += ["", f"{plural(len(store.skipped), 'file')} could not be read in full (--json lists them)"]
+    unread = [s for s in store.skipped if not s.note]
+    if unread:
+        lines += ["", f"{plural(len(unread), 'file')} could not be read in full (--json lists them)"]
+    if len(unread) < len(store.skipped):
+        lines += [f"{plural(len(store.skipped) - len(unread), 'note')} on how the records were taken (--json lists "
+                  "them)"]
     return "\n".join(lines) + "\n"
 
 
