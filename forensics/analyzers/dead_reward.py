@@ -2,9 +2,9 @@
 
 GRPO's advantage is each completion's reward minus its group's mean, over the group's std. When
 all completions of every prompt score the same (TRL logs `frac_reward_zero_std` = 1.0, or
-`reward_std` = 0; verl's `critic/advantages/max` and `/min` are both 0), every advantage is 0 and so is the gradient: the policy cannot learn, whatever
-the loss shows (it is ~0 by construction). SIGNALS.md #20: the alarm is `frac_reward_zero_std` at 1
-(with grad_norm ~0), not a loss near 0. An error (VERDICTS.md: a run that never learned) when that
+`reward_std` = 0; verl's `critic/advantages/max` and `/min` are both 0), every advantage is 0 and so is
+the gradient: the policy cannot learn, whatever the loss shows (it is ~0 by construction). SIGNALS.md #20: the
+alarm is `frac_reward_zero_std` at 1 (with grad_norm ~0), not a loss near 0. An error (VERDICTS.md: a run that never learned) when that
 holds at `DEAD_SHARE` of the logged steps, or from some step to the end (over at least half the log)
 with the reward stuck at one level from there (`_stuck`), and the reward does not rise from that step on. Where
 TRL's `frac_reward_zero_std` tells how many groups of each step had a spread, the groups that did must be fewer than
@@ -72,7 +72,7 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
                "(partial credit), sample more or more varied completions (num_generations, temperature), or use "
                "prompts the model sometimes solves.")
     return [Finding("no_learning_signal", "error", first, message, end_step=int(dead.index[-1]),
-                    metric=_spread_metric(metrics),
+                    metric=str(dead.name),
                     evidence={"dead_steps": int(len(steps)), "logged_steps": int(len(dead) - begin),
                               "share": float(len(steps) / (len(dead) - begin))})]
 
@@ -143,25 +143,21 @@ def live_group_share(metrics: Metrics, first: int) -> float | None:
 
 
 def no_spread_points(metrics: Metrics):
-    """Boolean Series: logged steps where no reward group had any spread; None for a log without the keys."""
+    """Boolean Series named by the metric that tells it: logged steps where no reward group had any spread; None for
+    a log without the keys."""
     if ZERO_STD in metrics:
         frac = finite(metrics[ZERO_STD])
-        return frac >= 0.999 if len(frac) else None
+        return (frac >= 0.999).rename(ZERO_STD) if len(frac) else None
     if REWARD_STD in metrics and "reward" in metrics:
         std = finite(metrics[REWARD_STD])
-        return std <= 0.0 if len(std) else None
+        return (std <= 0.0).rename(REWARD_STD) if len(std) else None
     if ADVANTAGES_MAX in metrics and ADVANTAGES_MIN in metrics:
         # verl's advantages over the whole batch: 0 at both ends where no group's completions scored apart
         top, bottom = finite(metrics[ADVANTAGES_MAX]), finite(metrics[ADVANTAGES_MIN])
         both = top.index.intersection(bottom.index)
         zero = (top.loc[both].abs() <= 1e-9) & (bottom.loc[both].abs() <= 1e-9)
-        return zero if len(zero) else None
+        return zero.rename(ADVANTAGES_MAX) if len(zero) else None
     return None
-
-
-def _spread_metric(metrics: Metrics) -> str:
-    """The metric that told the groups had no spread, as no_spread_points read it."""
-    return next((name for name in (ZERO_STD, REWARD_STD) if name in metrics), ADVANTAGES_MAX)
 
 
 EVAL_ZERO_STD = "eval_frac_reward_zero_std"

@@ -211,7 +211,7 @@ def _pairs_told_apart(metrics: Metrics, thresholds: Thresholds) -> tuple[Learnin
 def _told_apart(metrics: Metrics, loss_name: str, accuracy_name: str,
                 thresholds: Thresholds) -> LearningEvidence | None:
     if loss_name == LOSS and _odds_ratio_at_chance(metrics):
-        return None  # ORPO's preference term never left ln 2: its accuracy is the sign of tiny margins, its fall the NLL's
+        return None  # ORPO's pair term never left ln 2: its accuracy is the sign of tiny margins, its fall the NLL's
     accuracy = finite(metrics[accuracy_name]) if accuracy_name in metrics else _EMPTY
     if len(accuracy):
         k = max(1, len(accuracy) // 10)

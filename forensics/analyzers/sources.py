@@ -52,9 +52,9 @@ _PRINTED_DIGITS, _PRINTED_DECIMALS = 5e-4, 5e-5
 def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
     a32 = a.to_numpy(dtype="float64").astype("float32")
     b32 = b.to_numpy(dtype="float64").astype("float32")
-    rounded = np.isclose(a32.astype("float64"), b32.astype("float64"), rtol=_PRINTED_DIGITS,
-                         atol=_PRINTED_DECIMALS)
-    return (a32 == b32) | rounded | (np.isnan(a32) & np.isnan(b32))
+    # (isclose holds for equal values, infinities of one sign included)
+    close = np.isclose(a32.astype("float64"), b32.astype("float64"), rtol=_PRINTED_DIGITS, atol=_PRINTED_DECIMALS)
+    return close | (np.isnan(a32) & np.isnan(b32))
 
 
 def detect_source_disagreements(timeline: Timeline) -> list[Finding]:

@@ -30,7 +30,6 @@ INSTABILITY_KINDS = frozenset({
     "loss_scale_overflow", "skipped_steps", "nonfinite_weights", "weights_over_bound", "weights_near_fp16_limit",
     "lr_anomaly", "nonfinite_optimizer_state", "update_precursor", "reward_decline",
 })
-POLICY_KINDS = frozenset({"reward_decline"})  # what the policy did, not what its numbers did
 
 
 @dataclass
@@ -68,15 +67,6 @@ class Facts:
         return any(c.is_nonfinite for c in self.checkpoints) or any(
             f.kind in INSTABILITY_KINDS and f.severity in ("warning", "error") and not _not_the_optimizer(f)
             for f in self.live_findings)
-
-    @property
-    def numerically_unstable(self) -> bool:
-        """`unstable` by something a number out of range can leave in a log (a value gone non-finite, a spike, a
-        skipped step, a loss that ran away): a reward the policy earns less of late in the run is a policy getting
-        worse at its task, which no overflow shows as, unless a non-finite value or a loss-scale event says so."""
-        return any(c.is_nonfinite for c in self.checkpoints) or any(
-            f.kind in INSTABILITY_KINDS - POLICY_KINDS and f.severity in ("warning", "error")
-            and not _not_the_optimizer(f) for f in self.live_findings)
 
     @property
     def unstable_beyond_skips(self) -> bool:

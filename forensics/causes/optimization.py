@@ -176,11 +176,9 @@ def _steadying_advice(facts: Facts, method: str) -> str:
 def warm_up_seen(facts: Facts) -> str | None:
     """What says the run warmed its learning rate up, or None: a warm-up its config sets, or a logged rate that starts
     well below its peak before the trouble (`Thresholds.warmup_peak_fraction`) from a log that shows the start."""
-    c = facts.config
-    for key in ("warmup_steps", "warmup_ratio", "ds.scheduler.params.warmup_num_steps"):
-        value = c.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-            return said(c, key)
+    key = _warmup_key(facts)
+    if key is not None:
+        return said(facts.config, key)
     lr = lr_points(facts.timeline)
     first = facts.first_unstable
     if first is not None:
@@ -371,9 +369,16 @@ def _started_from_zero(facts: Facts, first_positive: int) -> bool:
 
 
 def _warmup_configured(facts: Facts) -> bool:
-    c = facts.config
-    values = [c.get("warmup_steps"), c.get("warmup_ratio"), c.get("ds.scheduler.params.warmup_num_steps")]
-    return any(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in values)
+    return _warmup_key(facts) is not None
+
+
+_WARMUP_KEYS = ("warmup_steps", "warmup_ratio", "ds.scheduler.params.warmup_num_steps")
+
+
+def _warmup_key(facts: Facts) -> str | None:
+    """The first config key that sets a warm-up (a positive number), or None."""
+    return next((key for key in _WARMUP_KEYS if isinstance(v := facts.config.get(key), (int, float))
+                 and not isinstance(v, bool) and v > 0), None)
 
 
 def _clipping(facts: Facts) -> tuple[object, str] | None:

@@ -19,8 +19,6 @@ def fp16_overflow(facts: Facts) -> Cause | None:
     on = precision_sources(facts.config, "fp16")
     if not on or not facts.unstable:
         return None
-    if not facts.numerically_unstable and not _loss_scale_evidence(facts) and not _nonfinite_sentences(facts):
-        return None
     strong = _loss_scale_evidence(facts) + _near_limit_weights(facts)
     nonfinite = _nonfinite_sentences(facts)
     if not strong and not nonfinite:

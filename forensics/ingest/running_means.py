@@ -119,16 +119,19 @@ def _bounds(metric: str) -> tuple[float, float | None] | None:
 def frame_per_step(frame: pd.DataFrame, source: str) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """`frame` (step, metric, value, wall_time rows) with each loss and accuracy that reads as a running mean replaced
     by the per-step values it implies, and a note for each so replaced."""
-    notes, frame = [], frame.copy()
+    notes, out = [], frame
     for metric, rows in frame.groupby("metric", sort=False):
         bounds = _bounds(str(metric))
+        if bounds is None:
+            continue
         rows = rows.sort_values("step", kind="stable")
         implied = per_step_values(rows["step"].to_numpy(dtype="int64"), rows["value"].to_numpy(dtype="float64"),
-                                  *bounds) if bounds else None
+                                  *bounds)
         if implied is not None:
-            frame.loc[rows.index, "value"] = implied
+            out = out.copy() if out is frame else out  # copied once, and only where a series is replaced
+            out.loc[rows.index, "value"] = implied
             notes.append(f"{source}: {metric} is logged as its running mean since each epoch began (each value the "
                          f"mean of the steps before it, as Keras and a tracked Mean keep it); read as the per-step "
                          f"values that mean implies ({len(rows)} steps {int(rows['step'].iloc[0])} to "
                          f"{int(rows['step'].iloc[-1])})")
-    return frame, tuple(notes)
+    return out, tuple(notes)
