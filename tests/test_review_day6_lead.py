@@ -102,6 +102,8 @@ def test_verl_advantages_at_zero_on_every_step_are_no_learning_signal(tmp_path):
                         lambda s: 1.1 if s == 2 else 0.0)
     a = forensics.analyze(run)
     assert (a.status, a.first_incident.kind, a.first_incident.step) == ("broken", "no_learning_signal", 1), a.findings
+    # the cause is the rewards' want of spread, not masked labels (the advice 'check labels and masks' is an SFT's)
+    assert [c.cause for c in a.causes][:1] == ["no_reward_spread"], [c.title for c in a.causes]
 
 
 def test_verl_advantages_that_spread_are_a_learning_signal(tmp_path):

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..analyzers.dead_reward import ADVANTAGES_MAX, REWARD_STD, ZERO_STD
 from ..findings import Cause, plural
 from ..checkpoints.blocks import block_index
 from .evidence import (Facts, evidence_value, first_bad_checkpoint, is_embedding, last_good_before,
@@ -132,7 +133,8 @@ def _after_masked(facts: Facts, first: int) -> str:
 
 
 # The GRPO detector's no_learning_signal (analyzers.dead_reward): rewards without spread, not masked labels.
-_REWARD_SPREAD_METRICS = ("frac_reward_zero_std", "reward_std")
+# the metrics that tell a GRPO step's groups had no reward spread (analyzers.dead_reward.no_spread_points)
+_REWARD_SPREAD_METRICS = (ZERO_STD, REWARD_STD, ADVANTAGES_MAX)
 
 
 def _rl_gradient_gone(finding) -> bool:
