@@ -206,6 +206,14 @@ def _tracker_name(tag: str) -> str:
     return STEP_LOSS_NAMES.get(low) or canonical_metric(tag)
 
 
+# The keys that give a JSON-lines log's step (generic .jsonl logs, fairseq2's `Step`), and the one that gives it in a
+# file where no line holds any of them: the epoch of the Meta research repositories' log.txt (DINO, DeiT, MAE,
+# ConvNeXt: `{"train_loss": X, "train_lr": Y, "epoch": N}`, one line an epoch). Here, not in the reader, so that
+# finding the files needs no reader.
+JSON_LINE_STEP_KEYS = ("step", "global_step", "iteration", "iter", "_step", "current_steps", "Step")
+JSON_LINE_EPOCH_KEY = "epoch"
+
+
 # A CSV metrics table (Lightning's / LitGPT's metrics.csv, a script's own): its header names a step or epoch column
 # and a loss column. Here, not in the reader, so that finding the files needs no reader.
 TABLE_STEP_COLUMNS = ("step", "global_step", "iteration", "iter")

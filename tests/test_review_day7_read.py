@@ -1,0 +1,67 @@
+"""Logs the tool did not read, or read wrongly, found on real runs (day 7): each test builds a small log as the real
+program writes it and checks that it is read as the run it is."""
+from __future__ import annotations
+
+import json
+import math
+
+import forensics
+
+
+def _analyze(folder):
+    return forensics.analyze(folder, check_checkpoints=False)
+
+
+def _series(analysis, metric):
+    """{step: value} of one metric in the analysis' final history."""
+    rows = analysis.timeline.final()
+    rows = rows[rows["metric"] == metric]
+    return dict(zip(rows["step"].astype(int), rows["value"]))
+
+
+# ---- (1) the Meta research repositories' log.txt: JSON lines, one dict an epoch ---------------------------------------
+
+
+def _meta_log(path, epochs, loss, test=None):
+    """DINO / DeiT / MAE / ConvNeXt main_*.py: `log_stats = {**{f'train_{k}': v ...}, **{f'test_{k}': v ...},
+    'epoch': epoch}` written with `f.write(json.dumps(log_stats) + "\\n")` to output_dir/log.txt."""
+    with open(path, "w") as fh:
+        for i, epoch in enumerate(epochs):
+            stats = {"train_loss": loss(i), "train_lr": 5e-4 * (1 - i / len(epochs)), "train_wd": 0.04 + 0.001 * i}
+            if test is not None:
+                stats.update({"test_loss": test(i), "test_acc1": 40.0 + i, "test_acc5": 70.0 + i})
+            stats.update({"epoch": epoch, "n_parameters": 21_000_000})
+            fh.write(json.dumps(stats) + "\n")
+
+
+def test_a_dino_log_txt_stuck_at_ln_of_its_head_is_read_and_never_learned(tmp_path):
+    """DINO's log.txt (one `{"train_loss", "train_lr", "train_wd", "epoch"}` line an epoch) whose loss sits at
+    ln(65536) on every line: the file was not read at all (NotARunDirectory); it is a JSON-lines log at its epochs."""
+    _meta_log(tmp_path / "log.txt", range(100, 112), lambda i: math.log(65536) - 1e-6)
+    a = _analyze(tmp_path)
+    assert a.status == "broken" and a.first_incident.kind == "never_learned"
+    assert a.first_incident.step == 100
+    assert any("epoch is its step" in s.reason for s in a.skipped if s.note)
+
+
+def test_a_deit_log_txt_with_test_loss_reads_train_as_loss_and_test_as_eval(tmp_path):
+    """DeiT / MAE finetune / ConvNeXt log.txt with `test_loss` / `test_acc1` beside `train_loss`, under any name
+    (train.log): train_loss is the training loss, test_loss the held-out one; the epochs are the steps."""
+    _meta_log(tmp_path / "train.log", range(0, 30), lambda i: 6.9 * 0.93 ** i, test=lambda i: 6.5 * 0.95 ** i)
+    a = _analyze(tmp_path)
+    loss, held = _series(a, "loss"), _series(a, "eval_loss")
+    assert sorted(loss) == list(range(30)) and sorted(held) == list(range(30))
+    assert math.isclose(loss[0], 6.9) and math.isclose(held[29], 6.5 * 0.95 ** 29)
+    assert a.status == "healthy", [f.message for f in a.findings]
+
+
+def test_a_console_with_one_json_line_is_still_a_console(tmp_path):
+    """A console whose first line is a JSON dict of the run's arguments (no step, no loss) and then HF dict lines is
+    read by the console reader as before, not as JSON lines."""
+    lines = [json.dumps({"model": "gpt2", "lr": 1e-4})]
+    lines += [str({"loss": round(3.0 - 0.1 * i, 3), "learning_rate": 1e-4, "epoch": round(0.1 * i, 2)})
+              for i in range(1, 20)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    a = _analyze(tmp_path)
+    assert {s.format for s in a.timeline.segments} != {"jsonl"}
+    assert len(_series(a, "loss")) == 19
