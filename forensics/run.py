@@ -368,9 +368,9 @@ _RESULTS_TABLE = re.compile(rb"(?m)^[ \t|]*(?:Step|Epoch|Training Loss)[ \t]*[\t
 _TRAINER_TABLE_HTML = re.compile(rb"<th\b[^>]*>\s*(?:Training|Validation)(?:\s|&nbsp;|&#160;)+Loss\s*</th>")
 
 
-# A hand-written loop's line with no counter at all: a loss and another `name: number` after it
-# (`loss: 1.3741, orth_loss: 0.0015, grad_norm: 1.9062`), `_UNCOUNTED_LINES` of them.
-_UNCOUNTED_HINT = re.compile(rb"""(?i)\bloss[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)[^\n]{0,40}?[,|][ \t]*\w+[ \t]*[:=][ \t]*"""
+# A hand-written loop's line with no counter at all: a loss (`loss`, or one named for its objective, `rl_loss`) and
+# another `name: number` after it (`loss: 1.3741, orth_loss: 0.0015, grad_norm: 1.9062`), `_UNCOUNTED_LINES` of them.
+_UNCOUNTED_HINT = re.compile(rb"""(?i)(?:\b|(?<=_))loss[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)[^\n]{0,40}?[,|][ \t]*\w+[ \t]*[:=][ \t]*"""
                             rb"""[-+]?(?:\d|nan|inf)""")
 _UNCOUNTED_LINES = 5
 # What a terminal or a launcher adds to a line (colour codes; torchrun's `[rank0]: `): gone before the hints are

@@ -143,6 +143,7 @@ fp32 runs print 1.0), so it is dropped by the reader, not reported as a scale at
 """
 from __future__ import annotations
 
+import ast
 import math
 import re
 from dataclasses import dataclass, field
@@ -282,9 +283,15 @@ _GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one tr
 _KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iter|iteration):\s*\d")
 _KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
 # `loss: 2.86, orth_loss: 0.0018, total_loss: 2.86, grad_norm: 21.1` (OddFunction0205/clora-): a step's print with no
-# counter; read only with a gradient or rate among its fields (a training step's, not an evaluation summary's)
-_UNCOUNTED_START = re.compile(r"(?<![\w/])loss:[ \t]*[-+]?(?:\d|\.\d|nan|inf)", re.IGNORECASE)
+# counter; read only with a gradient or rate among its fields (a training step's, not an evaluation summary's). The
+# loss may be named for its objective (a hand-written GRPO loop's `rl_loss: -0.0027, time: 109.1, l2_norm: 0.14,
+# token_entropy: 0.82, reward_data: {'total_num': 256, 'total_reward': 144.0, ...}`).
+_UNCOUNTED_START = re.compile(r"(?<![\w/])(?:[a-z][a-z\d]*_)*loss:[ \t]*[-+]?(?:\d|\.\d|nan|inf)", re.IGNORECASE)
 _UNCOUNTED_NEEDS = ("grad_norm", "learning_rate")
+_UNCOUNTED_GRAD_NORM = "l2_norm"  # the norm `clip_grad_norm_` returns, printed under its own name
+# The last field of such a line may be a dict of the step's counts (`reward_data: {...}`): `_RECORD_FIELD` before it
+_RECORD_FIELD = re.compile(r"^[ \t]*[A-Za-z][\w]*[ \t]*:[ \t]*$")
+_RECORD_MAX = 2000  # characters of such a dict: a longer one is a dump, not a step's counts
 # One field: a name of up to three words (`total time`, `matrix lr`, `tok/sec`; prose runs longer), an
 # optional colon, a number with its unit.
 _FIELD = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,2})\s*:?\s*([-+]?(?:nan|inf|\.?\d)[^\s|]*)",
@@ -918,18 +925,67 @@ def _bare_pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
 
 
 def _uncounted_key_values(line: str, last_line: bool) -> StepLine | None:
-    """A line of `key: value` pairs from a `loss: X` on, with a grad_norm or learning rate among them and no counter:
-    kind "uncounted", step 0 until `step_numbering.uncounted_lines_numbered` numbers such lines by their order."""
+    """A line of `key: value` pairs from a `loss: X` (or `<objective>_loss: X`) on, with a grad_norm (or an `l2_norm`)
+    or learning rate among them and no counter: kind "uncounted", step 0 until
+    `step_numbering.uncounted_lines_numbered` numbers such lines by their order. A loss named for its objective
+    (`rl_loss`, `policy_loss`) is the loss where no plain one is printed; a last field that is a dict of the step's
+    counts (`reward_data: {'total_num': 256, 'total_reward': 144.0}`) gives the mean reward where it holds a
+    reward's total over a count (`_mean_reward`), and nothing else."""
     m = _UNCOUNTED_START.search(line) if "loss:" in line else None
     if m is None:
         return None
-    parts = line[m.start():].split(",")
-    metrics, cut = _fields(parts, last_line)
+    text, record = line[m.start():], None
+    if "{" in text:
+        head, _, name = text[:text.find("{")].rpartition(",")
+        record = _literal_dict(text[text.find("{"):])
+        if record is None or not _RECORD_FIELD.match(name):
+            return None
+        text = head
+    parts = text.split(",")
+    metrics, cut = _fields(parts, last_line and record is None)
     names = {name for name, _ in metrics}
-    if len(metrics) + cut < len(parts) or len(metrics) < 2 or not names & set(_UNCOUNTED_NEEDS) \
-            or names & set(_KEY_VALUE_COUNTERS):
+    if len(metrics) + cut < len(parts) or names & set(_KEY_VALUE_COUNTERS):
         return None
-    return _record("uncounted", 0, None, metrics, cut)
+    metrics = _objective_loss(_total_as_loss(metrics))
+    if "grad_norm" not in names:
+        metrics = [("grad_norm" if name == _UNCOUNTED_GRAD_NORM else name, value) for name, value in metrics]
+    names = {name for name, _ in metrics}
+    if len(metrics) < 2 or not names & set(_UNCOUNTED_NEEDS) or "loss" not in names:
+        return None
+    reward = _mean_reward(record) if record is not None and "reward" not in names else None
+    return _record("uncounted", 0, None, metrics + ([("reward", reward)] if reward is not None else []), cut)
+
+
+def _objective_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A line whose first field is a training loss named for its objective (`rl_loss`, `policy_loss`) and that prints
+    no plain `loss`: that field is the loss (a held-out split's, `val_loss`, is not)."""
+    if not metrics or any(name == "loss" for name, _ in metrics):
+        return metrics
+    first = metrics[0][0]
+    if not first.endswith("loss") or _HELD_OUT.search(first):
+        return metrics
+    return [("loss", metrics[0][1])] + metrics[1:]
+
+
+def _literal_dict(text: str) -> dict | None:
+    """The dict a Python print wrote (`{'total_num': 256, 'total_reward': 144.0}`), whole to the line's end, else
+    None."""
+    if len(text) > _RECORD_MAX or not text.rstrip().endswith("}"):
+        return None
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _mean_reward(record: dict) -> float | None:
+    """The mean reward of a step's counts: its `total_reward` over its `total_num` (the sum of the rewards of that many
+    rollouts); None where the dict holds no such pair (a reward it names otherwise is left unread)."""
+    total, count = record.get("total_reward"), record.get("total_num")
+    if type(total) not in (int, float) or type(count) not in (int, float) or not count > 0:
+        return None
+    return float(total) / float(count)
 
 
 def _fields(parts: list[str], last_line: bool) -> tuple[list[tuple[str, float]], bool]:
