@@ -206,6 +206,11 @@ def _tracker_name(tag: str) -> str:
     return STEP_LOSS_NAMES.get(low) or canonical_metric(tag)
 
 
+# The optimizer's own step, where a console counts its lines by iteration (micro-batch) and prints it beside them
+# (LitGPT's `iter 46 step 1 | loss train: X`): it tells whether the weights were updated between the lines.
+OPTIMIZER_STEP = "optimizer_step"
+
+
 # The keys that give a JSON-lines log's step (generic .jsonl logs, fairseq2's `Step`), and the one that gives it in a
 # file where no line holds any of them: the epoch of the Meta research repositories' log.txt (DINO, DeiT, MAE,
 # ConvNeXt: `{"train_loss": X, "train_lr": Y, "epoch": N}`, one line an epoch). Here, not in the reader, so that

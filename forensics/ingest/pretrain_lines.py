@@ -149,7 +149,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..metric_names import keras_metric_name
+from ..metric_names import OPTIMIZER_STEP, keras_metric_name
 from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
@@ -842,12 +842,22 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
         epoch = _GENERIC_EPOCH.search(line) if not any(k == "epoch" for k, _ in metrics) else None
         if epoch is not None:  # `Epoch [2/10], Step [100/600]`: the bracketed epoch the pairs do not take
             metrics = metrics + [("epoch", float(epoch.group(1)))]
-        return _record("generic", int(m.group(1)), m.group(2) or None, metrics, cut)
+        return _record("generic", int(m.group(1)), m.group(2) or None, metrics + _optimizer_step(m, line), cut)
     m = _GENERIC_EPOCH.search(line)
     if m is None:
         return None
     metrics = [(k, v) for k, v in metrics if k != "epoch"] + [("epoch", float(m.group(1)))]
     return _record("generic_epoch", int(m.group(1)), m.group(2), metrics, cut)
+
+
+def _optimizer_step(counter: re.Match, line: str) -> list[tuple[str, float]]:
+    """A line counted by its iteration (micro-batch) that also prints the optimizer's step after it (LitGPT's
+    `iter 46 step 1 | loss train: 3.724`): that step as the metric OPTIMIZER_STEP (whether the weights were updated
+    between lines), else []."""
+    if not counter.group(0).lower().startswith("iter"):
+        return []
+    step = next((m for m in _GENERIC_STEP.finditer(line, counter.end()) if m.group(0).lower().startswith("step")), None)
+    return [(OPTIMIZER_STEP, float(step.group(1)))] if step is not None else []
 
 
 def _bare_count(line: str) -> re.Match | None:
