@@ -150,3 +150,25 @@ def test_litgpt_lines_whose_optimizer_step_advances_are_judged_on_their_loss(tmp
     a = _analyze(tmp_path)
     assert a.status == "healthy", [f.message for f in a.findings]
     assert sorted(set(_series(a, "optimizer_step").values()))[-1] == 199 // 4
+
+
+# ---- (4) a step counter that restarts each epoch under an `[E<n>]` tag goes on --------------------------------------
+
+
+def test_an_epoch_tag_rising_with_a_restarted_step_counter_numbers_the_steps_on(tmp_path):
+    """`print(f"[E{epoch}] step {step} loss {loss:.4f}")` every 10 steps, the counter back at 0 each epoch, the first
+    loss of an epoch a single batch's (sometimes higher than the epoch before ended): the tool read each restart as a
+    resume and judged only the last attempts. The tag rises with the restart: the run goes on, at (E - 1) x the
+    epoch's steps + step."""
+    lines = ["trainable params: 5,898,240 || all params: 4,028,366,336 || trainable%: 0.1464"]
+    for epoch in range(1, 4):
+        for step in range(0, 2000, 10):
+            loss = 2.0 / epoch * (1 - step / 4000) * (4.0 if step == 0 else 1.0 + 0.2 * ((step // 10) % 3))
+            lines.append(f"[E{epoch}] step {step} loss {loss:.4f}")
+        lines.append(f"Epoch {epoch} avg-loss {1.8 / epoch:.4f}")
+    (tmp_path / "train_log.txt").write_text("\n".join(lines + ["Training completed!"]) + "\n")
+    a = _analyze(tmp_path)
+    loss = _series(a, "loss")
+    assert len(loss) == 600 and min(loss) == 0 and max(loss) == 5990
+    assert not any(s.abandoned for s in a.timeline.segments)
+    assert math.isclose(loss[2000], 2.0 / 2 * 4.0)

@@ -272,9 +272,10 @@ _HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
 _GENERIC_NEEDS = {"loss", "eval_loss", "eval_accuracy"}
 _HELD_OUT_ACCURACY = re.compile(r"(?<![a-z])" + _SPLIT + r"[_ ]acc", re.IGNORECASE)
 _LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
-# A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`.
-_GENERIC_EPOCH = re.compile(r"(?<![\w/])epoch" + _SEP + r"\[?(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)",
-                           re.IGNORECASE)
+# A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`;
+# the epoch may be a bracketed tag (`[E2] step 0 loss 0.49`, `[ep 3/5]`).
+_GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:epoch" + _SEP + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\]))"
+                           r"(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)", re.IGNORECASE)
 _BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})[ \t]*/[ \t]*(\d{1,12})(?![\w.:]|/)")
 _AFTER_EPOCH = re.compile(r"epoch\W{0,3}$", re.IGNORECASE)
 _GENERIC_REACH = 160  # characters before a `loss` that its line's step counter may stand in
