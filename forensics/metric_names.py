@@ -149,14 +149,36 @@ def tracker_metric_names(tags: list[str]) -> list[str]:
     (['loss', 'train_loss'], ['loss', 'eval_loss'])
     >>> tracker_metric_names(["hard/accuracy", "hard/loss", "easy/loss", "critic/loss"])
     ['hard/accuracy', 'loss', 'easy/loss', 'critic/loss']
+    >>> tracker_metric_names(["train/loss", "eval/loss", "test/loss"]), tracker_metric_names(["Loss/val", "Loss/test"])
+    (['loss', 'eval_loss', 'test_loss'], ['eval_loss', 'test_loss'])
     """
-    names = [_tracker_name(tag) for tag in tags]
+    names = _test_split_apart([_tracker_name(tag) for tag in tags], tags)
     if "loss" in names:
         return names
     sole = next((name for name in _SOLE_LOSSES if name in names), None)
     if sole is None:
         sole = next((name for name in names if _is_group_loss(name)), None)
     return ["loss" if name == sole else name for name in names]
+
+
+_TEST_SPLITS = ("test", "testing")
+
+
+def _test_split_apart(names: list[str], tags: list[str]) -> list[str]:
+    """A test split's loss (`test/loss`, `Loss/test`) kept as its own series, `test_loss`, where another held-out
+    split's (`eval/loss`, `val/loss`) is the eval loss beside it: two splits in one series would read as one curve
+    jumping between them. Alone, the test split's loss is the eval loss."""
+    held = [i for i, name in enumerate(names) if name == "eval_loss"]
+    tests = [i for i in held if _split_of(tags[i]) in _TEST_SPLITS]
+    if not tests or len(tests) == len(held):
+        return names
+    return ["test_loss" if i in tests else name for i, name in enumerate(names)]
+
+
+def _split_of(tag: str) -> str | None:
+    """The split a loss tag names (`test/loss`, `Loss/test` -> test), or None."""
+    split = _SPLIT_LOSS.match(tag.strip().lower())
+    return (split.group("a") or split.group("b")) if split else None
 
 
 # A run's own name over its scalars (a callback's `writer.add_scalar(f"{run}/loss", ...)`): `<group>/loss` is the

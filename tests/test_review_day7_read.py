@@ -172,3 +172,56 @@ def test_an_epoch_tag_rising_with_a_restarted_step_counter_numbers_the_steps_on(
     assert len(loss) == 600 and min(loss) == 0 and max(loss) == 5990
     assert not any(s.abandoned for s in a.timeline.segments)
     assert math.isclose(loss[2000], 2.0 / 2 * 4.0)
+
+
+# ---- (5) known reading quirks: nanochat's `Step N | Training loss:`; `eval/loss` beside `test/loss` ---------------------
+
+
+def test_a_nanochat_training_line_without_its_total_is_a_training_line(tmp_path):
+    """nanochat's chat_sft printing `Step 00012 | Training loss: 1.234567| lrm: 1.000000| num_tokens: 9,876` (no `/M`)
+    was read as an evaluation (eval_loss, eval_lr_multiplier): it is the training loss; `Step N | Validation loss:`
+    lines stay the evaluation's."""
+    lines = []
+    for step in range(1, 41):
+        lines.append(f"Step {step:05d} | Training loss: {3.0 * 0.97 ** step:.6f}| lrm: 1.000000| num_tokens: 9,876")
+        if step % 10 == 0:
+            lines.append(f"Step {step:05d} | Validation loss: {3.1 * 0.975 ** step:.6f}")
+    (tmp_path / "chat_sft.log").write_text("\n".join(lines) + "\n")
+    a = _analyze(tmp_path)
+    loss, held = _series(a, "loss"), _series(a, "eval_loss")
+    assert sorted(loss) == list(range(1, 41)) and sorted(held) == [10, 20, 30, 40]
+    assert "eval_lr_multiplier" not in set(a.timeline.final()["metric"])
+
+
+def test_tensorboard_eval_loss_and_test_loss_are_two_series(tmp_path):
+    """A TensorBoard log with `eval/loss` and `test/loss` at the same steps (torch.utils.tensorboard): both were read
+    as eval_loss, one series holding two curves (one of each pair lost); the first held-out split is the eval loss,
+    the test split its own series, test_loss."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path / "runs"))
+    for step in range(1, 101):
+        writer.add_scalar("train/loss", 3.0 * 0.98 ** step, step)
+        if step % 10 == 0:
+            writer.add_scalar("eval/loss", 3.1 * 0.985 ** step, step)
+            writer.add_scalar("test/loss", 3.3 * 0.985 ** step, step)
+    writer.close()
+    a = _analyze(tmp_path)
+    held, test = _series(a, "eval_loss"), _series(a, "test_loss")
+    assert sorted(held) == sorted(test) == list(range(10, 101, 10))
+    assert math.isclose(held[50], 3.1 * 0.985 ** 50, rel_tol=1e-6) and math.isclose(test[50], 3.3 * 0.985 ** 50,
+                                                                                     rel_tol=1e-6)
+
+
+def test_tensorboard_test_loss_alone_is_still_the_eval_loss(tmp_path):
+    """The torch.utils.tensorboard tutorial's `Loss/train` beside `Loss/test` alone: the test split is the only
+    held-out one, so it is the eval loss, as before."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path / "runs"))
+    for step in range(1, 51):
+        writer.add_scalar("Loss/train", 2.0 * 0.98 ** step, step)
+        if step % 10 == 0:
+            writer.add_scalar("Loss/test", 2.1 * 0.985 ** step, step)
+    writer.close()
+    assert sorted(_series(_analyze(tmp_path), "eval_loss")) == [10, 20, 30, 40, 50]

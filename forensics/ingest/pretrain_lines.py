@@ -702,9 +702,10 @@ def _pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
 
 def _nanochat_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """`Step N | Validation bpb: X` (-> eval_bpb; `Validation loss` -> eval_loss, `CORE metric` ->
-    eval_core_metric), or old chat_sft's `Step N/M | Training loss: X| lrm: Y| num_tokens: Z`."""
+    eval_core_metric), or old chat_sft's `Step N/M | Training loss: X| lrm: Y| num_tokens: Z` (with or without its
+    `/M`: the `Training` field says it is a training line)."""
     metrics, cut = _fields(line[m.end():].split("|"), last_line)
-    if m.group(2) is None:  # an evaluation: every field is an eval metric
+    if m.group(2) is None and not line[m.end():].lstrip().startswith("Training loss:"):  # an evaluation's fields
         metrics = [(name if name.startswith("eval_") else "eval_" + name, value) for name, value in metrics]
     return _record("nanochat", int(m.group(1) or m.group(2)), m.group(2), metrics, cut)
 
