@@ -78,7 +78,7 @@ both and puts the rows in file order with its other events.
   tokens_per_second, (bf16_)mfu -> mfu_pct, a unit becomes a suffix (`total time: 0.5m` -> total_time_min).
   Its evaluations `Step 00050 | Validation bpb: 3.162` (base_train, chat_sft, mid_train) give eval_bpb,
   bits per byte, kept apart from eval_loss (nats per token); `Validation loss` -> eval_loss, `CORE metric`
-  -> eval_core_metric; old chat_sft's `Step N/M | Training loss: X| lrm: Y` is a training line.
+  -> eval_core_metric; old chat_sft's `Step N/M | Training loss: X| lrm: Y` (the `/M` or not) is a training line.
 * autoresearch (karpathy/autoresearch train.py): `\\rstep 00012 (3.9%) | loss: X | lrm: L | dt: Tms |
   tok/sec: N | mfu: M% | epoch: E | remaining: Ss    `, each written over the last with `\\r` (the
   stdout reader splits on `\\r`, so each update is a line); kind "autoresearch", told by `remaining`.
@@ -117,8 +117,10 @@ both and puts the rows in file order with its other events.
   `Epoch 1/3, Step 100/1000, Loss: 2.3456, LR: 1e-4`, `Step 100: loss = 2.3456`, `[Epoch 1][Step 100] loss: 2.3`,
   `step 100 | loss 2.3456 | lr 1e-4`, `2024-01-01 12:00:00 - INFO - Step 100 - loss: 2.3456` (kind "generic"). Only
   the names it knows are read (loss, train / training loss, val / validation / eval loss, lr / learning rate, grad
-  norm, epoch, perplexity, accuracy); the step is the counter as printed, the epoch as a metric (the stdout reader
-  numbers steps that start over each epoch on). A line holding a dict (`{`) is the dict reader's. A line printed
+  norm, epoch, perplexity, accuracy); the step is the counter as printed, the epoch (`Epoch 2`, or a bracketed tag:
+  `[E2] step 0 loss X`) as a metric (the stdout reader numbers steps that start over each epoch on). A line counted
+  by its iteration that prints the optimizer step beside it (LitGPT's `iter 46 step 1`) keeps that step as
+  `optimizer_step`. A line holding a dict (`{`) is the dict reader's. A line printed
   once an epoch with no step counter (`Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`, LitGPT's `loss train:`) is
   kind "generic_epoch": epoch E is its step.
 * `N | loss X | lr Y | Tms`, the step alone before `|`-separated fields (kind "key_value").
