@@ -149,14 +149,36 @@ def tracker_metric_names(tags: list[str]) -> list[str]:
     (['loss', 'train_loss'], ['loss', 'eval_loss'])
     >>> tracker_metric_names(["hard/accuracy", "hard/loss", "easy/loss", "critic/loss"])
     ['hard/accuracy', 'loss', 'easy/loss', 'critic/loss']
+    >>> tracker_metric_names(["train/loss", "eval/loss", "test/loss"]), tracker_metric_names(["Loss/val", "Loss/test"])
+    (['loss', 'eval_loss', 'test_loss'], ['eval_loss', 'test_loss'])
     """
-    names = [_tracker_name(tag) for tag in tags]
+    names = _test_split_apart([_tracker_name(tag) for tag in tags], tags)
     if "loss" in names:
         return names
     sole = next((name for name in _SOLE_LOSSES if name in names), None)
     if sole is None:
         sole = next((name for name in names if _is_group_loss(name)), None)
     return ["loss" if name == sole else name for name in names]
+
+
+_TEST_SPLITS = ("test", "testing")
+
+
+def _test_split_apart(names: list[str], tags: list[str]) -> list[str]:
+    """A test split's loss (`test/loss`, `Loss/test`) kept as its own series, `test_loss`, where another held-out
+    split's (`eval/loss`, `val/loss`) is the eval loss beside it: two splits in one series would read as one curve
+    jumping between them. Alone, the test split's loss is the eval loss."""
+    held = [i for i, name in enumerate(names) if name == "eval_loss"]
+    tests = [i for i in held if _split_of(tags[i]) in _TEST_SPLITS]
+    if not tests or len(tests) == len(held):
+        return names
+    return ["test_loss" if i in tests else name for i, name in enumerate(names)]
+
+
+def _split_of(tag: str) -> str | None:
+    """The split a loss tag names (`test/loss`, `Loss/test` -> test), or None."""
+    split = _SPLIT_LOSS.match(tag.strip().lower())
+    return (split.group("a") or split.group("b")) if split else None
 
 
 # A run's own name over its scalars (a callback's `writer.add_scalar(f"{run}/loss", ...)`): `<group>/loss` is the
@@ -204,6 +226,19 @@ def _tracker_name(tag: str) -> str:
     if is_lr_monitor_rate(low):
         return "learning_rate"
     return STEP_LOSS_NAMES.get(low) or canonical_metric(tag)
+
+
+# The optimizer's own step, where a console counts its lines by iteration (micro-batch) and prints it beside them
+# (LitGPT's `iter 46 step 1 | loss train: X`): it tells whether the weights were updated between the lines.
+OPTIMIZER_STEP = "optimizer_step"
+
+
+# The keys that give a JSON-lines log's step (generic .jsonl logs, fairseq2's `Step`), and the one that gives it in a
+# file where no line holds any of them: the epoch of the Meta research repositories' log.txt (DINO, DeiT, MAE,
+# ConvNeXt: `{"train_loss": X, "train_lr": Y, "epoch": N}`, one line an epoch). Here, not in the reader, so that
+# finding the files needs no reader.
+JSON_LINE_STEP_KEYS = ("step", "global_step", "iteration", "iter", "_step", "current_steps", "Step")
+JSON_LINE_EPOCH_KEY = "epoch"
 
 
 # A CSV metrics table (Lightning's / LitGPT's metrics.csv, a script's own): its header names a step or epoch column

@@ -15,7 +15,7 @@ from typing import Callable
 
 from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
-from .metric_names import is_metrics_table_header
+from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS, is_metrics_table_header
 
 # Folders that never hold a run's logs and can be huge.
 # MLflow's `.trash` holds deleted experiments.
@@ -249,7 +249,9 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.weight_files.append(path)
     elif suffix in _TEXT_LOG_SUFFIXES or not suffix or _ROTATED_LOG.search(name) or (
             explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
-        if explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
+        if not _DOCUMENT.match(name) and _holds(path, layout, _json_lines_log, tail=False):
+            layout.jsonl_logs.append(path)  # a JSON-lines metrics log under a console's name (DINO's log.txt)
+        elif explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
             "loss" in name.lower() or name == _LUDWIG_STATISTICS or _holds(path, layout, _DUMPED_HISTORY.search, tail=False)):
@@ -366,9 +368,9 @@ _RESULTS_TABLE = re.compile(rb"(?m)^[ \t|]*(?:Step|Epoch|Training Loss)[ \t]*[\t
 _TRAINER_TABLE_HTML = re.compile(rb"<th\b[^>]*>\s*(?:Training|Validation)(?:\s|&nbsp;|&#160;)+Loss\s*</th>")
 
 
-# A hand-written loop's line with no counter at all: a loss and another `name: number` after it
-# (`loss: 1.3741, orth_loss: 0.0015, grad_norm: 1.9062`), `_UNCOUNTED_LINES` of them.
-_UNCOUNTED_HINT = re.compile(rb"""(?i)\bloss[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)[^\n]{0,40}?[,|][ \t]*\w+[ \t]*[:=][ \t]*"""
+# A hand-written loop's line with no counter at all: a loss (`loss`, or one named for its objective, `rl_loss`) and
+# another `name: number` after it (`loss: 1.3741, orth_loss: 0.0015, grad_norm: 1.9062`), `_UNCOUNTED_LINES` of them.
+_UNCOUNTED_HINT = re.compile(rb"""(?i)(?:\b|(?<=_))loss[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)[^\n]{0,40}?[,|][ \t]*\w+[ \t]*[:=][ \t]*"""
                             rb"""[-+]?(?:\d|nan|inf)""")
 _UNCOUNTED_LINES = 5
 # What a terminal or a launcher adds to a line (colour codes; torchrun's `[rank0]: `): gone before the hints are
@@ -394,6 +396,32 @@ def _hinted(chunk: bytes) -> bool:
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
             or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
             or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS))
+
+
+_JSON_LINES_SNIFFED = 20  # lines of a file's head that must each be a JSON object with a step (or epoch)
+_LOSS_KEY = re.compile(r"(?i)loss")
+
+
+def _json_lines_log(chunk: bytes) -> bool:
+    """A file that is a JSON-lines metrics log whatever its name (`log.txt`, `train.log`): each of the first
+    `_JSON_LINES_SNIFFED` lines of its head (a cut last line aside) a JSON object holding a step key (or an epoch),
+    one of them a loss. A console with a JSON line among its prints is not one."""
+    lines = [line for line in chunk.split(b"\n") if line.strip()]
+    if len(chunk) >= _SNIFF_BYTES and lines:
+        lines = lines[:-1]  # the head may end mid-line
+    if not lines or not lines[0].lstrip().startswith((b"{", b"\xef\xbb\xbf{")):
+        return False
+    steps = set(JSON_LINE_STEP_KEYS) | {JSON_LINE_EPOCH_KEY}
+    loss = False
+    for line in lines[:_JSON_LINES_SNIFFED]:
+        try:
+            obj = json.loads(line.decode("utf-8-sig"))
+        except (ValueError, RecursionError):
+            return False
+        if not isinstance(obj, dict) or not steps & set(obj):
+            return False
+        loss = loss or any(_LOSS_KEY.search(str(key)) for key in obj)
+    return loss
 
 
 def _at_least(pattern: re.Pattern, chunk: bytes, n: int) -> bool:

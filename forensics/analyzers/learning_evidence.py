@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
+from ..metric_names import OPTIMIZER_STEP
 from .metrics import (EVAL_ACCURACY_KEYS, LN2, LOSS, Metrics, finite, format_number, is_preference_log, point_noise,
                       real_loss)
 from .reward_decline import reward_metric
@@ -51,9 +52,18 @@ class LearningEvidence:
         return asdict(self)
 
 
+def _no_update(metrics: Metrics) -> pd.Series | None:
+    """The optimizer step of a log that prints one beside its iteration, where it reads the same on every line
+    (two or more): no update happened between the lines, so nothing in them can show learning; else None."""
+    steps = finite(metrics[OPTIMIZER_STEP]) if OPTIMIZER_STEP in metrics else _EMPTY
+    return steps if len(steps) >= 2 and float(steps.min()) == float(steps.max()) else None
+
+
 def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence | None:
     """The evidence that the run learned, or None where its log does not show it (the same measure as
     `detect_no_learning_evidence`, which warns in that case)."""
+    if _no_update(metrics) is not None:
+        return None
     if is_pairwise_log(metrics) and reward_metric(metrics) is None:
         held_out, train = _pairs_told_apart(metrics, thresholds)
         return held_out if _has_held_out_pairs(metrics) else train
@@ -127,6 +137,8 @@ def _evidence(name: str, series, start: float, end: float) -> LearningEvidence:
 def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `no_learning_evidence` warning when the log does not show the loss (in RL, the reward) moving the
     right way, or []."""
+    if _no_update(metrics) is not None:
+        return _no_update_between(metrics)
     reward_name = reward_metric(metrics)
     if reward_name is not None and len(finite(metrics[reward_name])) >= thresholds.learning_min_points:
         # RL: the reward shows learning, not the loss (which a legacy PPO log may not hold at all)
@@ -366,6 +378,22 @@ def _falling_trend(values: np.ndarray, sigma: float, thresholds: Thresholds, z: 
 
 def _clear_fall(head: float, tail: float, noise: float, thresholds: Thresholds) -> bool:
     return tail < head - thresholds.learning_min_fall * abs(head) and head - tail > noise
+
+
+def _no_update_between(metrics: Metrics) -> list[Finding]:
+    """The warning for a log whose optimizer step never advanced (`_no_update`): the loss may drift from line to line
+    (a running mean over micro-batches takes in new ones), but with no update between them that is not learning."""
+    steps = _no_update(metrics)
+    loss = finite(metrics[LOSS]) if LOSS in metrics else _EMPTY
+    seen = (f"; the loss went {format_number(float(loss.iloc[0]))} -> {format_number(float(loss.iloc[-1]))}, which with "
+            "no update between is only which micro-batches entered its mean" if len(loss) >= 2 else "")
+    message = (f"the optimizer step reads {format_number(float(steps.iloc[0]))} on all {len(steps)} logged lines "
+               f"(iterations {int(steps.index[0])} to {int(steps.index[-1])}): no optimizer update happened between "
+               f"them (a gradient accumulation longer than the log, or no update at all){seen}: no evidence the run "
+               "learned. Log over several optimizer steps, or a validation loss.")
+    return [Finding("no_learning_evidence", "warning", int(steps.index[0]), message, end_step=int(steps.index[-1]),
+                    metric=LOSS if len(loss) else OPTIMIZER_STEP,
+                    evidence={"n_points": int(len(steps)), "optimizer_step": float(steps.iloc[0])})]
 
 
 def _eval_only(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:

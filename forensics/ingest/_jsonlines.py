@@ -131,18 +131,22 @@ LineHook = Callable[[dict, dict], bool]
 
 
 def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozenset, what: str,
-               other_line: LineHook | None = None, unwrap: Callable[[list[dict]], list[dict]] | None = None) -> LogRecords:
+               other_line: LineHook | None = None, unwrap: Callable[[list[dict]], list[dict]] | None = None,
+               epoch_key: str | None = None) -> LogRecords:
     """One LogRecords: the metrics of every line at the step its first present step key gives.
 
     `what` ends the error when no line has a step ("... not an ms-swift logging.jsonl"). `meta`
     holds the line count and max_steps (from "N/M" steps or a total_steps key); `warnings` the lines skipped.
-    `unwrap` turns a format's own line shapes into flat entries first.
+    `unwrap` turns a format's own line shapes into flat entries first. `epoch_key`: in a file where no line holds any
+    of `step_keys`, the key whose whole number is each line's step (a log written once an epoch), said in a note.
     """
 
     path = Path(path)
     objects, warnings = parse_lines(path)
     if unwrap is not None:
         objects = unwrap(objects)
+    by_epoch = epoch_key is not None and not any(key in obj for obj in objects for key in step_keys)
+    step_keys = (epoch_key,) if by_epoch else step_keys
     meta: dict = {"lines": len(objects)}
     rows, no_step, run_total = [], 0, None
     for obj in objects:
@@ -170,6 +174,9 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
     if no_step:
         warnings.append(f"{no_step} lines without a step; skipped")
     rows, notes = _one_writer(rows, not_metrics)
+    if by_epoch:
+        notes += (f"no line names a step: each line's {epoch_key} is its step ({len(rows)} lines, one an {epoch_key}, "
+                  f"{rows[0][0]} to {rows[-1][0]})",)
     return LogRecords(source=str(path), format=fmt, frame=records_frame(rows, not_metrics), meta=meta,
                       mtime=file_mtime(path), notes=notes, warnings=tuple(warnings))
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UnreadableFile
-from ..timeline import LogRecords
+from ..timeline import LogRecords, canonical_metric
 from ._filetime import file_mtime
 from ._jsonfile import read_json_value
 from .trainer_state import history_frame
@@ -46,7 +46,7 @@ def history_of(data, says_loss: bool = False) -> list[dict] | None:
     if not isinstance(data, list) or not data:
         return None
     if all(isinstance(e, dict) for e in data[:50]):
-        return _with_loss_names(data)
+        return with_loss_names(data)
     if says_loss and all(_is_number(v) for v in data[:50]):
         return [{"loss": v} for v in data if _is_number(v)]
     if says_loss and all(isinstance(r, list) and len(r) in (2, 3) and all(map(_is_number, r)) for r in data[:50]):
@@ -68,15 +68,19 @@ def read(path: Path) -> LogRecords:
                       warnings=warnings)
 
 
-def _with_loss_names(entries: list) -> list[dict] | None:
-    """The entries, a `train_loss` / `dev_loss` history renamed to the timeline's loss and eval_loss; None where
+def with_loss_names(entries: list) -> list[dict] | None:
+    """The entries, a `train_loss` / `dev_loss` / `test_loss` history renamed to the timeline's loss and eval_loss
+    where no key is that already (`train_`: a training metric; `dev_`, `val_`, `test_`: a held-out one); None where
     no entry holds a loss at all."""
-    if any("loss" in e or "eval_loss" in e for e in entries[:200] if isinstance(e, dict)):
+    keys = {k for e in entries[:200] if isinstance(e, dict) for k in e}
+    if "loss" in keys or "eval_loss" in keys:
         return entries
-    train = next((k for k in ("train_loss", "training_loss") if any(k in e for e in entries[:200])), None)
-    held = next((k for k in _HELD_OUT_NAMES if k.endswith("_loss") and any(k in e for e in entries[:200])), None)
+    names = {canonical_metric(k) for k in keys}
+    train = next((k for k in ("train_loss", "training_loss") if k in keys), None) if "loss" not in names else None
+    held = next((k for k in _HELD_OUT_NAMES if k.endswith("_loss") and k in keys), None) \
+        if "eval_loss" not in names else None
     if train is None and held is None:
-        return None
+        return entries if names & {"loss", "eval_loss"} else None
     rename = {train: "loss", held: "eval_loss"}
     return [{rename.get(k, k): v for k, v in e.items()} for e in entries if isinstance(e, dict)]
 

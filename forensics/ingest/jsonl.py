@@ -4,6 +4,10 @@
 the line's `step` (or `global_step`, `iteration`, `iter`, `"N/M"` strings included). Lines
 without a step are skipped with a warning; a file where no line has one raises UnreadableFile. verl's
 file logger's `{"step": N, "data": {...}}` lines are read as their data (a null there is a NaN orjson could not write).
+A file where no line names a step but each its epoch (the log.txt of DINO, DeiT, MAE, ConvNeXt, MoCo v3 and other Meta
+research repositories: `{"train_loss": X, "train_lr": Y, "test_loss": Z, "epoch": N}`, one line an epoch) is read at
+its epochs. Where no key is the loss, a `train_` one is (`train_loss`), and a held-out split's (`val_loss`,
+`test_loss`) the eval loss (`json_history.with_loss_names`).
 """
 from __future__ import annotations
 
@@ -11,11 +15,13 @@ import dataclasses
 import math
 from pathlib import Path
 
+from ..metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS
 from ..timeline import LogRecords
 from ._jsonlines import read_jsonl
+from .json_history import with_loss_names
 
 FORMAT = "jsonl"
-STEP_KEYS = ("step", "global_step", "iteration", "iter", "_step", "current_steps", "Step")  # Step: fairseq2's
+STEP_KEYS = JSON_LINE_STEP_KEYS
 NOT_METRICS = frozenset(STEP_KEYS + ("total_steps", "max_steps", "percentage", "_timestamp", "_runtime",
                                      "timestamp", "time", "elapsed_time", "remaining_time", "Time"))
 
@@ -23,7 +29,8 @@ NOT_METRICS = frozenset(STEP_KEYS + ("total_steps", "max_steps", "percentage", "
 def read(path: Path) -> LogRecords:
     """The numeric keys of every line that names its step (see the module docstring). A file named for a held-out
     split (fairseq2's metrics/valid.jsonl beside its train.jsonl) holds evaluation metrics: eval_<name>."""
-    records = read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not a metrics log", unwrap=_flat)
+    records = read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not a metrics log", unwrap=_flat,
+                         epoch_key=JSON_LINE_EPOCH_KEY)
     if Path(path).stem.lower() not in _HELD_OUT_FILES:
         return records
     names = records.frame["metric"].map(lambda name: name if name.startswith("eval_") else "eval_" + name)
@@ -36,8 +43,9 @@ _HELD_OUT_FILES = ("valid", "validation", "eval", "evaluation", "val")
 def _flat(objects: list[dict]) -> list[dict]:
     """verl's `{step, data}` lines read (`_step_and_data`), and nested objects flattened with `/` (EasyR1's
     experiment_log.jsonl: `{"step": 3, "actor": {"pg_loss": 0.06}, "critic": {"score": {"mean": 0.1}}}`)."""
-    return [_flattened(obj) if any(isinstance(v, dict) for v in obj.values()) else obj
+    flat = [_flattened(obj) if any(isinstance(v, dict) for v in obj.values()) else obj
             for obj in _step_and_data(objects)]
+    return with_loss_names(flat) or flat
 
 
 def _flattened(obj: dict, prefix: str = "") -> dict:

@@ -78,7 +78,7 @@ both and puts the rows in file order with its other events.
   tokens_per_second, (bf16_)mfu -> mfu_pct, a unit becomes a suffix (`total time: 0.5m` -> total_time_min).
   Its evaluations `Step 00050 | Validation bpb: 3.162` (base_train, chat_sft, mid_train) give eval_bpb,
   bits per byte, kept apart from eval_loss (nats per token); `Validation loss` -> eval_loss, `CORE metric`
-  -> eval_core_metric; old chat_sft's `Step N/M | Training loss: X| lrm: Y` is a training line.
+  -> eval_core_metric; old chat_sft's `Step N/M | Training loss: X| lrm: Y` (the `/M` or not) is a training line.
 * autoresearch (karpathy/autoresearch train.py): `\\rstep 00012 (3.9%) | loss: X | lrm: L | dt: Tms |
   tok/sec: N | mfu: M% | epoch: E | remaining: Ss    `, each written over the last with `\\r` (the
   stdout reader splits on `\\r`, so each update is a line); kind "autoresearch", told by `remaining`.
@@ -117,8 +117,10 @@ both and puts the rows in file order with its other events.
   `Epoch 1/3, Step 100/1000, Loss: 2.3456, LR: 1e-4`, `Step 100: loss = 2.3456`, `[Epoch 1][Step 100] loss: 2.3`,
   `step 100 | loss 2.3456 | lr 1e-4`, `2024-01-01 12:00:00 - INFO - Step 100 - loss: 2.3456` (kind "generic"). Only
   the names it knows are read (loss, train / training loss, val / validation / eval loss, lr / learning rate, grad
-  norm, epoch, perplexity, accuracy); the step is the counter as printed, the epoch as a metric (the stdout reader
-  numbers steps that start over each epoch on). A line holding a dict (`{`) is the dict reader's. A line printed
+  norm, epoch, perplexity, accuracy); the step is the counter as printed, the epoch (`Epoch 2`, or a bracketed tag:
+  `[E2] step 0 loss X`) as a metric (the stdout reader numbers steps that start over each epoch on). A line counted
+  by its iteration that prints the optimizer step beside it (LitGPT's `iter 46 step 1`) keeps that step as
+  `optimizer_step`. A line holding a dict (`{`) is the dict reader's. A line printed
   once an epoch with no step counter (`Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`, LitGPT's `loss train:`) is
   kind "generic_epoch": epoch E is its step.
 * `N | loss X | lr Y | Tms`, the step alone before `|`-separated fields (kind "key_value").
@@ -143,12 +145,13 @@ fp32 runs print 1.0), so it is dropped by the reader, not reported as a scale at
 """
 from __future__ import annotations
 
+import ast
 import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..metric_names import keras_metric_name
+from ..metric_names import OPTIMIZER_STEP, keras_metric_name
 from ..timeline import canonical_metric
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
@@ -271,9 +274,10 @@ _HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
 _GENERIC_NEEDS = {"loss", "eval_loss", "eval_accuracy"}
 _HELD_OUT_ACCURACY = re.compile(r"(?<![a-z])" + _SPLIT + r"[_ ]acc", re.IGNORECASE)
 _LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
-# A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`.
-_GENERIC_EPOCH = re.compile(r"(?<![\w/])epoch" + _SEP + r"\[?(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)",
-                           re.IGNORECASE)
+# A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`;
+# the epoch may be a bracketed tag (`[E2] step 0 loss 0.49`, `[ep 3/5]`).
+_GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:epoch" + _SEP + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\]))"
+                           r"(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)", re.IGNORECASE)
 _BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})[ \t]*/[ \t]*(\d{1,12})(?![\w.:]|/)")
 _AFTER_EPOCH = re.compile(r"epoch\W{0,3}$", re.IGNORECASE)
 _GENERIC_REACH = 160  # characters before a `loss` that its line's step counter may stand in
@@ -282,9 +286,15 @@ _GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one tr
 _KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iter|iteration):\s*\d")
 _KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
 # `loss: 2.86, orth_loss: 0.0018, total_loss: 2.86, grad_norm: 21.1` (OddFunction0205/clora-): a step's print with no
-# counter; read only with a gradient or rate among its fields (a training step's, not an evaluation summary's)
-_UNCOUNTED_START = re.compile(r"(?<![\w/])loss:[ \t]*[-+]?(?:\d|\.\d|nan|inf)", re.IGNORECASE)
+# counter; read only with a gradient or rate among its fields (a training step's, not an evaluation summary's). The
+# loss may be named for its objective (a hand-written GRPO loop's `rl_loss: -0.0027, time: 109.1, l2_norm: 0.14,
+# token_entropy: 0.82, reward_data: {'total_num': 256, 'total_reward': 144.0, ...}`).
+_UNCOUNTED_START = re.compile(r"(?<![\w/])(?:[a-z][a-z\d]*_)*loss:[ \t]*[-+]?(?:\d|\.\d|nan|inf)", re.IGNORECASE)
 _UNCOUNTED_NEEDS = ("grad_norm", "learning_rate")
+_UNCOUNTED_GRAD_NORM = "l2_norm"  # the norm `clip_grad_norm_` returns, printed under its own name
+# The last field of such a line may be a dict of the step's counts (`reward_data: {...}`): `_RECORD_FIELD` before it
+_RECORD_FIELD = re.compile(r"^[ \t]*[A-Za-z][\w]*[ \t]*:[ \t]*$")
+_RECORD_MAX = 2000  # characters of such a dict: a longer one is a dump, not a step's counts
 # One field: a name of up to three words (`total time`, `matrix lr`, `tok/sec`; prose runs longer), an
 # optional colon, a number with its unit.
 _FIELD = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,2})\s*:?\s*([-+]?(?:nan|inf|\.?\d)[^\s|]*)",
@@ -694,9 +704,10 @@ def _pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
 
 def _nanochat_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """`Step N | Validation bpb: X` (-> eval_bpb; `Validation loss` -> eval_loss, `CORE metric` ->
-    eval_core_metric), or old chat_sft's `Step N/M | Training loss: X| lrm: Y| num_tokens: Z`."""
+    eval_core_metric), or old chat_sft's `Step N/M | Training loss: X| lrm: Y| num_tokens: Z` (with or without its
+    `/M`: the `Training` field says it is a training line)."""
     metrics, cut = _fields(line[m.end():].split("|"), last_line)
-    if m.group(2) is None:  # an evaluation: every field is an eval metric
+    if m.group(2) is None and not line[m.end():].lstrip().startswith("Training loss:"):  # an evaluation's fields
         metrics = [(name if name.startswith("eval_") else "eval_" + name, value) for name, value in metrics]
     return _record("nanochat", int(m.group(1) or m.group(2)), m.group(2), metrics, cut)
 
@@ -835,12 +846,22 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
         epoch = _GENERIC_EPOCH.search(line) if not any(k == "epoch" for k, _ in metrics) else None
         if epoch is not None:  # `Epoch [2/10], Step [100/600]`: the bracketed epoch the pairs do not take
             metrics = metrics + [("epoch", float(epoch.group(1)))]
-        return _record("generic", int(m.group(1)), m.group(2) or None, metrics, cut)
+        return _record("generic", int(m.group(1)), m.group(2) or None, metrics + _optimizer_step(m, line), cut)
     m = _GENERIC_EPOCH.search(line)
     if m is None:
         return None
     metrics = [(k, v) for k, v in metrics if k != "epoch"] + [("epoch", float(m.group(1)))]
     return _record("generic_epoch", int(m.group(1)), m.group(2), metrics, cut)
+
+
+def _optimizer_step(counter: re.Match, line: str) -> list[tuple[str, float]]:
+    """A line counted by its iteration (micro-batch) that also prints the optimizer's step after it (LitGPT's
+    `iter 46 step 1 | loss train: 3.724`): that step as the metric OPTIMIZER_STEP (whether the weights were updated
+    between lines), else []."""
+    if not counter.group(0).lower().startswith("iter"):
+        return []
+    step = next((m for m in _GENERIC_STEP.finditer(line, counter.end()) if m.group(0).lower().startswith("step")), None)
+    return [(OPTIMIZER_STEP, float(step.group(1)))] if step is not None else []
 
 
 def _bare_count(line: str) -> re.Match | None:
@@ -918,18 +939,67 @@ def _bare_pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
 
 
 def _uncounted_key_values(line: str, last_line: bool) -> StepLine | None:
-    """A line of `key: value` pairs from a `loss: X` on, with a grad_norm or learning rate among them and no counter:
-    kind "uncounted", step 0 until `step_numbering.uncounted_lines_numbered` numbers such lines by their order."""
+    """A line of `key: value` pairs from a `loss: X` (or `<objective>_loss: X`) on, with a grad_norm (or an `l2_norm`)
+    or learning rate among them and no counter: kind "uncounted", step 0 until
+    `step_numbering.uncounted_lines_numbered` numbers such lines by their order. A loss named for its objective
+    (`rl_loss`, `policy_loss`) is the loss where no plain one is printed; a last field that is a dict of the step's
+    counts (`reward_data: {'total_num': 256, 'total_reward': 144.0}`) gives the mean reward where it holds a
+    reward's total over a count (`_mean_reward`), and nothing else."""
     m = _UNCOUNTED_START.search(line) if "loss:" in line else None
     if m is None:
         return None
-    parts = line[m.start():].split(",")
-    metrics, cut = _fields(parts, last_line)
+    text, record = line[m.start():], None
+    if "{" in text:
+        head, _, name = text[:text.find("{")].rpartition(",")
+        record = _literal_dict(text[text.find("{"):])
+        if record is None or not _RECORD_FIELD.match(name):
+            return None
+        text = head
+    parts = text.split(",")
+    metrics, cut = _fields(parts, last_line and record is None)
     names = {name for name, _ in metrics}
-    if len(metrics) + cut < len(parts) or len(metrics) < 2 or not names & set(_UNCOUNTED_NEEDS) \
-            or names & set(_KEY_VALUE_COUNTERS):
+    if len(metrics) + cut < len(parts) or names & set(_KEY_VALUE_COUNTERS):
         return None
-    return _record("uncounted", 0, None, metrics, cut)
+    metrics = _objective_loss(_total_as_loss(metrics))
+    if "grad_norm" not in names:
+        metrics = [("grad_norm" if name == _UNCOUNTED_GRAD_NORM else name, value) for name, value in metrics]
+    names = {name for name, _ in metrics}
+    if len(metrics) < 2 or not names & set(_UNCOUNTED_NEEDS) or "loss" not in names:
+        return None
+    reward = _mean_reward(record) if record is not None and "reward" not in names else None
+    return _record("uncounted", 0, None, metrics + ([("reward", reward)] if reward is not None else []), cut)
+
+
+def _objective_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A line whose first field is a training loss named for its objective (`rl_loss`, `policy_loss`) and that prints
+    no plain `loss`: that field is the loss (a held-out split's, `val_loss`, is not)."""
+    if not metrics or any(name == "loss" for name, _ in metrics):
+        return metrics
+    first = metrics[0][0]
+    if not first.endswith("loss") or _HELD_OUT.search(first):
+        return metrics
+    return [("loss", metrics[0][1])] + metrics[1:]
+
+
+def _literal_dict(text: str) -> dict | None:
+    """The dict a Python print wrote (`{'total_num': 256, 'total_reward': 144.0}`), whole to the line's end, else
+    None."""
+    if len(text) > _RECORD_MAX or not text.rstrip().endswith("}"):
+        return None
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _mean_reward(record: dict) -> float | None:
+    """The mean reward of a step's counts: its `total_reward` over its `total_num` (the sum of the rewards of that many
+    rollouts); None where the dict holds no such pair (a reward it names otherwise is left unread)."""
+    total, count = record.get("total_reward"), record.get("total_num")
+    if type(total) not in (int, float) or type(count) not in (int, float) or not count > 0:
+        return None
+    return float(total) / float(count)
 
 
 def _fields(parts: list[str], last_line: bool) -> tuple[list[tuple[str, float]], bool]:

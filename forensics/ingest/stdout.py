@@ -135,8 +135,11 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
     frame = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text))
     uncounted = sum(1 for e in events if e[0] == "line" and (e[1].kind in ("uncounted", "printed_tensor")
                                                               or e[1].kind == "loss_print" and "loss" in e[1].names))
+    notes: tuple[str, ...] = ()
     if uncounted:
-        meta.setdefault("step_inferred", f"{uncounted} loss lines print no step: numbered 1 to {uncounted} in file order")
+        said = f"{uncounted} loss lines print no step: each counted as one step, numbered 1 to {uncounted} in file order"
+        meta.setdefault("step_inferred", said)
+        notes = (said,) if not frame.empty else ()
     meta.update(console_facts(text))
     flavour = _dict_flavour(events)
     if flavour:
@@ -145,7 +148,7 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
     banners = find_banners(text.splitlines(), str(path)) if may_hold_banners(text) else ()
     return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
                       mtime=file_mtime(path), console_kinds=kinds, banners=banners,
-                      warnings=tuple(warnings))
+                      warnings=tuple(warnings), notes=notes)
 
 
 def _dict_flavour(events: list[tuple]) -> str | None:
