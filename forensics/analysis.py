@@ -15,13 +15,14 @@ import pandas as pd
 from ._version import __version__
 from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
 from .analyzers.learning_evidence import LearningEvidence, for_a_reward_model, learning_shown, without_the_score
-from .analyzers.chain import link_weight_damage
+from .analyzers.chain import link_skipped_batches, link_weight_damage
 from .analyzers.metrics import RLMetrics, is_preference_log
 from .analyzers.collapse import for_a_classifier, memorized_from_scratch, pair_term_memorized
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy
 from .analyzers.never_learned import (detect_dpo_loss_never_under_chance, detect_reward_model_at_chance,
                                       detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch)
+from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings
 from .causes import infer_causes
@@ -354,6 +355,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
         findings, metrics = judged(rl=True)
     if profile.objective == "reward":  # a printed `reward` is its score, not a return to rise
         findings, metrics = for_a_reward_model(findings, metrics, thresholds), without_the_score(metrics)
+    if profile.precision == "fp16":  # a loss scaler ran, though the log does not show it: its zeros are skipped steps
+        findings = link_skipped_batches(as_scaler_skips(findings, metrics, thresholds))
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings))
     causes = infer_causes(config, timeline, findings, checkpoints, thresholds, profile)
     return Analysis(
