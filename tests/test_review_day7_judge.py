@@ -221,3 +221,94 @@ def test_a_token_accuracy_that_moved_within_its_noise_is_no_evidence(tmp_path):
     history = _sft_history(lambda i: 0.817 if i == 0 else round(0.84 + 0.015 * math.sin(i * 2.9), 4))
     a = forensics.analyze(_trainer_state(tmp_path / "run", history))
     assert "no_learning_evidence" in _kinds(a)
+
+
+# 5. advice in the run's framework's terms; a cyclic schedule logged sparsely is a schedule
+
+def _fp16_advice(framework, **cfg):
+    from forensics.causes import infer_causes
+    from forensics.config import Thresholds
+    from forensics.profile import RunProfile
+    from tests.test_causes import NAN_GRAD, config, error
+    found = infer_causes(config(fp16=True, **cfg), NAN_GRAD, [error()], [], Thresholds(),
+                         RunProfile(framework=framework, precision="fp16"))
+    return next(c for c in found if c.cause == "fp16_overflow").suggestion
+
+
+def test_the_fp16_advice_names_megatrons_flag_for_a_megatron_run():
+    """A Megatron run that overflowed in fp16: the switch is the launch flag --bf16, not the TrainingArguments field
+    bf16=True it does not have. Before: 'Train in bf16 (bf16=True)' to every run."""
+    advice = _fp16_advice("megatron")
+    assert "--bf16" in advice and "bf16=True" not in advice and "max_grad_norm" not in advice
+
+
+def test_the_fp16_advice_names_the_deepspeed_config_for_a_hand_written_deepspeed_loop():
+    """A hand-written loop run by DeepSpeed (its config's fp16 section on): the switch is the config's
+    "bf16": {"enabled": true}; a run of unknown framework is told it in words."""
+    advice = _fp16_advice("deepspeed", ds__fp16__enabled=True)
+    assert '"bf16": {"enabled": true}' in advice and "bf16=True" not in advice
+    words = _fp16_advice("unknown")
+    assert "bfloat16" in words and "bf16=True" not in words and "--bf16" not in words
+
+
+def test_the_fp16_advice_for_a_trainer_run_keeps_the_training_arguments_flag():
+    """An HF Trainer / TRL run: bf16=True in its TrainingArguments, as before (and the DeepSpeed section beside it
+    where its DeepSpeed config sets fp16 itself)."""
+    assert "bf16=True" in _fp16_advice("hf_trainer") and "max_grad_norm=1.0" in _fp16_advice("trl")
+    both = _fp16_advice("hf_trainer", ds__fp16__enabled=True)
+    assert "bf16=True" in both and '"bf16": {"enabled": true}' in both
+
+
+def _schedule_run(folder, rates, every):
+    """A run whose learning rate follows `rates` (one per optimizer step), logged every `every` steps, its loss
+    falling steadily."""
+    total = len(rates)
+    history = [{"step": s, "loss": round(0.5 + 2.0 * math.exp(-s / total), 4), "grad_norm": 1.0,
+                "learning_rate": rates[s - 1], "epoch": round(s / total, 4)} for s in range(every, total + 1, every)]
+    return _trainer_state(folder, history)
+
+
+def _rates(make_scheduler, total):
+    torch = pytest.importorskip("torch")
+    param = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([param], lr=2e-4, momentum=0.9)
+    scheduler = make_scheduler(optimizer)
+    rates = []
+    for _ in range(total):
+        optimizer.step()
+        scheduler.step()
+        rates.append(optimizer.param_groups[0]["lr"])
+    return rates
+
+
+@pytest.mark.parametrize("name, make, every", [
+    ("hard_restarts", lambda o: pytest.importorskip("transformers").get_cosine_with_hard_restarts_schedule_with_warmup(
+        o, 0, 1000, num_cycles=4), 70),
+    ("hard_restarts_warmup", lambda o: pytest.importorskip("transformers")
+     .get_cosine_with_hard_restarts_schedule_with_warmup(o, 50, 2000, num_cycles=5), 45),
+    ("warm_restarts", lambda o: __import__("torch").optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=100), 45),
+    ("warm_restarts_tmult", lambda o: __import__("torch").optim.lr_scheduler.CosineAnnealingWarmRestarts(
+        o, T_0=100, T_mult=2), 40),
+    ("cyclic", lambda o: __import__("torch").optim.lr_scheduler.CyclicLR(o, base_lr=1e-5, max_lr=1e-3,
+                                                                       step_size_up=100), 30),
+])
+def test_a_cyclic_schedule_logged_sparsely_is_no_lr_anomaly(tmp_path, name, make, every):
+    """A cosine with hard restarts, SGDR warm restarts (T_mult 1 and 2) and CyclicLR, each logged every 30-70 steps
+    (a few points a cycle, the cycle's low seen at some restarts and not others): the schedule is a schedule, no
+    lr_anomaly, healthy. Before: one lr_anomaly for each restart whose low was logged (3-5 a run)."""
+    total = 2000 if name == "hard_restarts_warmup" else 1500 if name == "warm_restarts_tmult" else 1000
+    a = forensics.analyze(_schedule_run(tmp_path / name, _rates(make, total), every))
+    assert not [f for f in a.findings if f.kind == "lr_anomaly"], [(f.step, f.message) for f in a.findings]
+    assert a.status == "healthy"
+
+
+def test_a_schedule_started_over_at_uneven_steps_is_one_lr_anomaly(tmp_path):
+    """A linear decay to 0 at step 60, then train() called again with a longer schedule that runs out at step 300,
+    then again (a rate back at its peak each time, at uneven intervals): the run went past its schedule twice, told
+    as one warning from the first restart, not one each."""
+    rates = [2.5e-4 * (1 - s / 60) for s in range(1, 61)] + [2.5e-4 * (1 - s / 240) for s in range(1, 241)]
+    rates += [2.5e-4 * (1 - s / 300) for s in range(1, 301)]
+    a = forensics.analyze(_schedule_run(tmp_path / "run", rates, 5))
+    found = [f for f in a.findings if f.kind == "lr_anomaly"]
+    assert len(found) == 1 and found[0].step == 65, [(f.step, f.message) for f in found]
+    assert found[0].evidence["restarts"] == [65, 305]
