@@ -352,10 +352,9 @@ _MAX_BLIPS = 2  # ... and at most this many are set aside
 def without_blips(series: pd.Series) -> pd.Series:
     """The series without its one-step blips: an inner point off the midpoint of its two neighbours, the loss going
     there and straight back, by `_BLIP_Z` times the point-to-point noise of the series without it (at most
-    `_MAX_BLIPS`, the largest first). One such point adds two large steps to a short log and inflates its noise
-    threefold (torchtitan's 3.244 ... 3.050, 3.145, 3.544, 3.010, 2.900: 0.16 a point with it, 0.06 without), so a
-    fall the other points show clearly reads as noise; the blip is the loss_spike detector's to judge, not the
-    level's."""
+    `_MAX_BLIPS`, the largest first). One such point adds two large steps to a short log and can inflate its noise
+    estimate several times over, so a fall the other points show clearly reads as noise; the blip is the loss_spike
+    detector's to judge, not the level's."""
     for _ in range(_MAX_BLIPS):
         values = series.to_numpy(dtype="float64")
         if len(values) < 5:

@@ -179,8 +179,7 @@ def _train_fell_away(evals, train, thresholds: Thresholds) -> int | None:
     the interval that ended at the best; and every eval after the best above each of the `overfit_points` before it
     (not back at the level the evals held before a lucky low). Few evals (one or two an epoch) cannot show a climb or a noise level, but a
     held-out loss that stopped improving while the training loss kept dropping is the gap between them growing: the
-    model fits the seen examples, not the task (adhikarinarayan's QLoRA: eval 1.806, 1.785 (best), 1.810, 1.808 while
-    the training loss fell 1.69 -> 1.41 over the same intervals). Else None."""
+    model fits the seen examples, not the task. Else None."""
     values = evals.to_numpy()
     best_pos = int(np.argmin(values))
     after, best = values[best_pos + 1:], float(values[best_pos])
