@@ -177,9 +177,9 @@ def _train_fell_away(evals, train, thresholds: Thresholds) -> int | None:
     best eval's position when every eval after it (two or more) sits `_SMALL_RISE` or more above it while the
     training loss fell away: its median over the last evaluation interval `_FELL_AWAY` or more below its median over
     the interval that ended at the best; and every eval after the best above each of the `overfit_points` before it
-    (not back at the level the evals held before a lucky low). Few evals (one or two an epoch) cannot show a climb or a noise level, but a
-    held-out loss that stopped improving while the training loss kept dropping is the gap between them growing: the
-    model fits the seen examples, not the task. Else None."""
+    (not back at the level the evals held before a lucky low). Few evals (one or two an epoch) cannot show a climb
+    or a noise level, but a held-out loss that stopped improving while the training loss kept dropping is the gap
+    between them growing: the model fits the seen examples, not the task. Else None."""
     values = evals.to_numpy()
     best_pos = int(np.argmin(values))
     after, best = values[best_pos + 1:], float(values[best_pos])
