@@ -174,8 +174,9 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
             or _token_accuracy_rose(metrics, thresholds) is not None:
         return []
     moved = tail < head - thresholds.learning_min_fall * abs(head)
-    said = (f"the loss fell no more than its own step-to-step noise explains (about "
-            f"{format_number(point_noise(without_blips(loss).to_numpy(dtype='float64')))} a point): " if moved else "the loss did not fall: ")
+    noise = point_noise(without_blips(loss).to_numpy(dtype="float64"))
+    said = (f"the loss fell no more than its own step-to-step noise explains (about {format_number(noise)} a point): "
+            if moved else "the loss did not fall: ")
     message = (f"{said}about {format_number(head)} over the first logged points and {format_number(tail)} over the "
                f"last ({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}), and no eval loss "
                "fell either: no evidence the run learned. Check the learning rate, that the loss covers the "

@@ -188,8 +188,9 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
     first = steps[0] if steps else flagged[0].step
     batches = next((f for f in flagged if f.evidence.get("no_gradient_batches")), None)
     if not steps and batches is not None:  # analyzers.skipped_steps: isolated batches without gradient, loss ordinary
-        evidence = [f"grad_norm exactly 0 or vanishingly small at {plural(batches.evidence['count'], 'isolated logged step')} "
-                    f"from step {batches.step}, the loss ordinary there, and no loss scaler in the run to skip them"]
+        count = plural(batches.evidence["count"], "isolated logged step")
+        evidence = [f"grad_norm exactly 0 or vanishingly small at {count} from step {batches.step}, the loss ordinary "
+                    "there, and no loss scaler in the run to skip them"]
     else:
         evidence = [f"loss and grad_norm both exactly 0.0 from step {first}"
                     + (f" ({len(steps)} logged steps)" if steps else "")]

@@ -50,7 +50,8 @@ def _scaler_did_its_job(facts: Facts) -> str:
 _HF_BF16 = "bf16=True in the TrainingArguments, fp16=False"
 _BF16_SWITCH = {
     "hf_trainer": _HF_BF16, "trl": _HF_BF16, "unsloth": "bf16=is_bfloat16_supported() in the TrainingArguments",
-    "llamafactory": "bf16: true in the training YAML, in place of fp16: true", "webui": "bf16 in the web UI's compute type",
+    "llamafactory": "bf16: true in the training YAML, in place of fp16: true",
+    "webui": "bf16 in the web UI's compute type",
     "axolotl": "bf16: true in the config YAML, in place of fp16: true",
     "swift": "--torch_dtype bfloat16, from which ms-swift sets bf16",
     "megatron": "--bf16 in place of --fp16 in the launch arguments",
