@@ -15,13 +15,14 @@ import pandas as pd
 from ._version import __version__
 from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
 from .analyzers.learning_evidence import LearningEvidence, for_a_reward_model, learning_shown, without_the_score
-from .analyzers.chain import link_weight_damage
+from .analyzers.chain import link_skipped_batches, link_weight_damage
 from .analyzers.metrics import RLMetrics, is_preference_log
 from .analyzers.collapse import for_a_classifier, memorized_from_scratch, pair_term_memorized
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
-from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy
+from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.never_learned import (detect_dpo_loss_never_under_chance, detect_reward_model_at_chance,
                                       detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch)
+from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings
 from .causes import infer_causes
@@ -292,7 +293,7 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     at ln(vocabulary) is judged on what was logged unless the release is known to sum."""
     vocab = config.get("model.vocab_size")
     doubtful = _per_step_loss(metrics, summed_loss_factor(config, release_unknown_counts=True))
-    found = detect_loss_beyond_cross_entropy(doubtful, vocab)  # a summed loss: what its start says is moot
+    found = detect_loss_beyond_cross_entropy(doubtful, vocab, profile.framework)  # a summed loss: what its start says is moot
     if not found:
         found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
                                                  config.get("adapter.task_type"))
@@ -354,7 +355,10 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
         findings, metrics = judged(rl=True)
     if profile.objective == "reward":  # a printed `reward` is its score, not a return to rise
         findings, metrics = for_a_reward_model(findings, metrics, thresholds), without_the_score(metrics)
+    if profile.precision == "fp16":  # a loss scaler ran, though the log does not show it: its zeros are skipped steps
+        findings = link_skipped_batches(as_scaler_skips(findings, metrics, thresholds))
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings))
+    findings = link_impossible_start(findings, metrics)
     causes = infer_causes(config, timeline, findings, checkpoints, thresholds, profile)
     return Analysis(
         path=Path(path), status=status_of(findings), findings=findings,

@@ -1577,13 +1577,13 @@ def test_after_many_epochs_a_loss_settled_under_0_1_without_eval_is_memorization
 
 
 def test_a_loss_spike_on_a_skipped_step_is_linked_to_the_skipped_steps_finding_that_holds_that_step():
-    from forensics.analyzers.chain import _link_skipped_batches
+    from forensics.analyzers.chain import link_skipped_batches
 
     scaler = Finding("skipped_steps", "warning", 10, "skipped", evidence={"steps": [10, 11]})
     megatron = Finding("skipped_steps", "warning", 500, "skipped", evidence={"steps": [500]})
     spike = Finding("loss_spike", "warning", 500, "spike")
     unrelated = Finding("loss_spike", "warning", 300, "spike")
-    linked = _link_skipped_batches([scaler, megatron, spike, unrelated])
+    linked = link_skipped_batches([scaler, megatron, spike, unrelated])
     assert linked[2].caused_by == megatron.key and linked[3].caused_by is None
 
 

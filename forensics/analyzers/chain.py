@@ -49,7 +49,7 @@ def link_chain(findings: list[Finding], metrics: Metrics, thresholds: Thresholds
         found[i] = replace(effect, caused_by=found[j].key)
         if effect.severity == "error":
             found[j] = replace(found[j], severity="error")
-    return _link_dead_after_nonfinite(_link_skipped_batches(_link_lr_jumps(found, metrics, thresholds)),
+    return _link_dead_after_nonfinite(link_skipped_batches(_link_lr_jumps(found, metrics, thresholds)),
                                       metrics, thresholds)
 
 
@@ -73,7 +73,7 @@ def _link_dead_after_nonfinite(found: list[Finding], metrics: Metrics, threshold
     return found
 
 
-def _link_skipped_batches(found: list[Finding]) -> list[Finding]:
+def link_skipped_batches(found: list[Finding]) -> list[Finding]:
     """A loss spike on a step the fp16 scaler skipped is that batch: its gradients overflowed and the
     update was thrown away, so the skipped step explains it (and comes first)."""
     skipped: dict[int, Finding] = {}  # each skipped step -> the (first) skipped_steps finding that holds it

@@ -16,14 +16,17 @@ perplexity, the ratio loss / ln(perplexity) says by how much.
 """
 from __future__ import annotations
 
-
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
 from .metrics import LOSS, PERPLEXITY_NAMES, Metrics, format_number, is_preference_log, real_loss
+from .never_learned import FRESH_HEAD_RANGE
+
+ANY_VOCABULARY_GUESS = FRESH_HEAD_RANGE[1]  # ln(440k): the uniform guess of the largest vocabulary in use
 
 
 def detect_impossible_loss(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -45,27 +48,71 @@ def detect_impossible_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
                     evidence=evidence)]
 
 
-def detect_loss_beyond_cross_entropy(metrics: Metrics, vocab_size: int | None) -> list[Finding]:
-    """One `impossible_loss` warning at the first loss when it is over `_BEYOND` x ln(vocabulary), or []."""
-    if LOSS not in metrics or is_preference_log(metrics) or not isinstance(vocab_size, int) or vocab_size < 2:
+def detect_loss_beyond_cross_entropy(metrics: Metrics, vocab_size: int | None,
+                                     framework: str | None = None) -> list[Finding]:
+    """One `impossible_loss` warning at the first loss when it is over `_BEYOND` x ln(vocabulary), or []. Where the
+    vocabulary is not known, for a framework whose trainer logs the per-token mean (`MEAN_LOSS_FRAMEWORKS`: a
+    hand-written loop may log a sum by its own choice), when its first `_HELD` losses are over `_BEYOND` x the
+    uniform guess of the largest vocabulary in use (ln 440k, about 13 nats) and it never comes under that guess:
+    no per-token mean cross-entropy of any model takes such values (a loss that does come down under it later is a
+    per-token mean that started badly: `start_above_uniform_guess`)."""
+    if LOSS not in metrics or is_preference_log(metrics):
         return []
+    known = isinstance(vocab_size, int) and vocab_size >= 2
     loss = real_loss(metrics)
-    level = math.log(vocab_size)
+    level = math.log(vocab_size) if known else ANY_VOCABULARY_GUESS
     if loss.empty or float(loss.iloc[0]) <= _BEYOND * level:
         return []
     first, step = float(loss.iloc[0]), int(loss.index[0])
-    if _settles_at_the_guess(loss, level):
+    if not known:
+        if framework not in MEAN_LOSS_FRAMEWORKS or len(loss) < _HELD or float(loss.min()) <= level \
+                or float(loss.iloc[:_HELD].min()) <= _BEYOND * level:
+            return []
+        guess = f"{format_number(level)}, the uniform guess over the largest vocabulary in use (ln 440k)"
+    elif _settles_at_the_guess(loss, level):
         return [_far_above_then_at_the_guess(loss, first, step, level, vocab_size)]
-    message = (f"the first logged loss {format_number(first)} is {format_number(first / level)}x ln {vocab_size} = "
-               f"{format_number(level)}, the uniform guess over the model's vocabulary: a mean cross-entropy per "
-               "token does not start there, so the logged loss is a sum (over a step's samples or tokens) or "
-               f"another quantity{_perplexity_note(metrics, loss)}. Read the curve's shape, not its values, and "
-               "log the per-token mean to compare runs.")
+    else:
+        guess = f"ln {vocab_size} = {format_number(level)}, the uniform guess over the model's vocabulary"
+    never = "" if known else f" and the logged loss never comes down under it (lowest {format_number(float(loss.min()))})"
+    message = (f"the first logged loss {format_number(first)} is {format_number(first / level)}x {guess}{never}: a "
+               "mean cross-entropy per token does not start there, so the logged loss is a sum (over a step's samples "
+               f"or tokens), another quantity, or computed on broken labels{_perplexity_note(metrics, loss)}. Read the "
+               "curve's shape, not its values, and log the per-token mean to compare runs.")
     return [Finding("impossible_loss", "warning", step, message, end_step=int(loss.index[-1]), metric=LOSS,
-                    evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": vocab_size})]
+                    evidence={"first_loss": first, "uniform_guess_loss": level,
+                              "vocab_size": vocab_size if known else None, "beyond_cross_entropy": True})]
+
+
+def link_impossible_start(findings: list[Finding], metrics: Metrics) -> list[Finding]:
+    """An impossible loss from the first logged point (`detect_loss_beyond_cross_entropy`) that the loss never came
+    down from before the run broke (every real loss up to the first standing error above the uniform guess) is where
+    it went wrong: the first error with no cause of its own is put down to it, and it takes the error's severity (the
+    first incident is the first thing wrong, not the first error). The findings otherwise unchanged, in order."""
+    start = next((f for f in findings if f.kind == "impossible_loss" and f.evidence.get("beyond_cross_entropy")
+                  and not f.abandoned), None)
+    errors = [i for i, f in enumerate(findings) if f.severity == "error" and not f.abandoned and f.caused_by is None
+              and f is not start and start is not None and f.step > start.step]
+    if start is None or not errors:
+        return findings
+    i = min(errors, key=lambda k: findings[k].step)
+    loss = real_loss(metrics)
+    before = loss[loss.index < findings[i].step]
+    if len(before) < _HELD or float(before.min()) <= start.evidence["uniform_guess_loss"]:
+        # a per-token loss somewhere before the run broke, or one point right before it (the blow-up's own onset)
+        return findings
+    out = list(findings)
+    out[i] = replace(out[i], caused_by=start.key)
+    out[out.index(start)] = replace(start, severity="error")
+    return out
 
 
 _BEYOND = 3.0
+_HELD = 3  # logged losses: an impossible start held this long is an incident of its own, not a blow-up's onset
+# Frameworks whose trainer logs the mean cross-entropy per token (a hand-written loop, Lightning's or DeepSpeed's
+# included, logs whatever its author computed: a sum over a batch's tokens is a choice there, not a fault)
+MEAN_LOSS_FRAMEWORKS = frozenset({"hf_trainer", "trl", "unsloth", "llamafactory", "webui", "swift", "axolotl",
+                                  "megatron", "xtuner", "olmo", "maxtext", "torchtitan", "mlx", "nanogpt", "nanochat",
+                                  "llm.c"})
 _SETTLED = 0.15  # the later half's median within this share of ln(vocabulary): the loss sits at the uniform guess
 
 
@@ -110,4 +157,4 @@ def _perplexity_note(metrics: Metrics, loss) -> str:
             "at every line")
 
 
-__all__ = ["detect_impossible_loss", "detect_loss_beyond_cross_entropy"]
+__all__ = ["detect_impossible_loss", "detect_loss_beyond_cross_entropy", "link_impossible_start"]

@@ -85,7 +85,7 @@ def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence
     loss = real_loss(metrics) if LOSS in metrics else _EMPTY
     if _two_windows_fell(loss):
         return _evidence(LOSS, loss, float(loss.iloc[0]), float(loss.iloc[-1]))
-    return _accuracy_rose(metrics)
+    return _accuracy_rose(metrics) or _token_accuracy_rose(metrics, thresholds)
 
 
 _WINDOW_STEPS = 10  # two logged losses this many steps apart or more are each a mean over that many steps ...
@@ -129,6 +129,22 @@ def _accuracy_rose(metrics: Metrics) -> LearningEvidence | None:
     return _evidence(name, accuracy, float(accuracy.iloc[0]), float(accuracy.iloc[-1]))
 
 
+TOKEN_ACCURACY_KEYS = ("mean_token_accuracy", "token_acc")  # TRL's SFT, ms-swift: over the training batches
+
+
+def _token_accuracy_rose(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence | None:
+    """The training token accuracy risen clearly, by the measure a loss's fall is read by (`_fell`, on the accuracy
+    turned over), or None: the share of target tokens predicted right going up is the model learning them, whatever
+    the loss's noise hides. One that moved no more than its own noise (a first window a little under the rest) is
+    no evidence."""
+    name = next((key for key in TOKEN_ACCURACY_KEYS if key in metrics), None)
+    accuracy = finite(metrics[name]) if name else _EMPTY
+    if len(accuracy) < thresholds.learning_min_points:
+        return None
+    rose, head, tail = _fell(-accuracy, thresholds)
+    return _evidence(name, accuracy, -head, -tail) if rose else None
+
+
 def _evidence(name: str, series, start: float, end: float) -> LearningEvidence:
     return LearningEvidence(name, float(start), float(end), int(len(series)), int(series.index[0]),
                             int(series.index[-1]))
@@ -166,11 +182,13 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     if fell:
         return []
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
-    if len(eval_loss) >= 2 and _fell(eval_loss, thresholds)[0] or _accuracy_rose(metrics) is not None:
+    if len(eval_loss) >= 2 and _fell(eval_loss, thresholds)[0] or _accuracy_rose(metrics) is not None \
+            or _token_accuracy_rose(metrics, thresholds) is not None:
         return []
     moved = tail < head - thresholds.learning_min_fall * abs(head)
-    said = (f"the loss fell no more than its own step-to-step noise explains (about "
-            f"{format_number(point_noise(loss.to_numpy(dtype='float64')))} a point): " if moved else "the loss did not fall: ")
+    noise = point_noise(without_blips(loss).to_numpy(dtype="float64"))
+    said = (f"the loss fell no more than its own step-to-step noise explains (about {format_number(noise)} a point): "
+            if moved else "the loss did not fall: ")
     message = (f"{said}about {format_number(head)} over the first logged points and {format_number(tail)} over the "
                f"last ({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}), and no eval loss "
                "fell either: no evidence the run learned. Check the learning rate, that the loss covers the "
@@ -320,6 +338,7 @@ def _fell(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, f
     point, for a loss learned within the first tenth, unless that point is a start-up transient alone,
     `_first_point_alone`): by `learning_min_fall` of it, and by more than the loss's own point-to-point noise
     could explain (3 standard errors; `trend_z` of them for the trend)."""
+    series = without_blips(series)
     values = series.to_numpy(dtype="float64")
     k = max(1, len(values) // 10)
     first, head_median, tail = float(values[0]), float(np.median(values[:k])), float(np.median(values[-k:]))
@@ -337,6 +356,33 @@ def _fell(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, f
                            thresholds) and tail < head_median - thresholds.learning_min_fall * abs(head_median)
     fell = by_median or by_first or by_level or _falling_trend(values, sigma, thresholds, trend_z)
     return fell, max(head_median, first), tail
+
+
+_BLIP_Z = 5.0  # a point this many noise units off its two neighbours' midpoint, both ways back, is a one-step blip ...
+_MAX_BLIPS = 2  # ... and at most this many are set aside
+
+
+def without_blips(series: pd.Series) -> pd.Series:
+    """The series without its one-step blips: an inner point off the midpoint of its two neighbours, the loss going
+    there and straight back, by `_BLIP_Z` times the point-to-point noise of the series without it (at most
+    `_MAX_BLIPS`, the largest first). One such point adds two large steps to a short log and can inflate its noise
+    estimate several times over, so a fall the other points show clearly reads as noise; the blip is the loss_spike
+    detector's to judge, not the level's."""
+    for _ in range(_MAX_BLIPS):
+        values = series.to_numpy(dtype="float64")
+        if len(values) < 5:
+            break
+        off = values[1:-1] - (values[:-2] + values[2:]) / 2
+        back = (values[1:-1] - values[:-2]) * (values[2:] - values[1:-1]) < 0
+        if not back.any():
+            break
+        i = int(np.argmax(np.where(back, np.abs(off), -1.0)))
+        rest = np.delete(values, i + 1)
+        sigma = point_noise(rest)
+        if sigma <= 0 or abs(float(off[i])) <= _BLIP_Z * np.sqrt(1.5) * sigma:
+            break
+        series = series.drop(series.index[i + 1])
+    return series
 
 
 def _first_point_alone(values: np.ndarray, steps, k: int, tail: float, noise: float, thresholds: Thresholds) -> bool:

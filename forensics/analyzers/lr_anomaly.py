@@ -49,7 +49,8 @@ def _starts_over_after_its_end(lr) -> list[Finding]:
     out = []
     for i in range(1, len(values) - 1):
         peak = float(np.max(values[:i]))
-        if peak > 0 and _ran_out(values, i, peak) and values[i + 1] >= _JUMPS_BACK * peak:
+        if peak > 0 and _ran_out(values, i, peak) and values[i + 1] >= _JUMPS_BACK * peak \
+                and not _climbed_back_before(values[:i]):
             message = (f"learning rate ran out at step {int(steps[i])} ({format_number(values[i])}, its schedule's end "
                        f"after a peak of {format_number(peak)}) and is back at {format_number(values[i + 1])} at step "
                        f"{int(steps[i + 1])}: the run went on past its schedule, which started over (a resume with a "
@@ -59,9 +60,45 @@ def _starts_over_after_its_end(lr) -> list[Finding]:
                 "ran_out_at": int(steps[i]), "peak": peak, "after": float(values[i + 1]), "started_over": True,
                 "schedule_shape": True}))
     origin = int(steps[0]) - (int(steps[1]) - int(steps[0]))  # the step before the first logged one: the start
-    return [] if _periodic([origin] + [f.evidence["ran_out_at"] for f in out]) else out
+    every = float(np.median(np.diff(steps)))
+    if _periodic([origin] + [f.evidence["ran_out_at"] for f in out], every):
+        return []
+    return _one_finding(out)
 
 
+def _one_finding(found: list[Finding]) -> list[Finding]:
+    """Several restarts of one log told as one warning, from the first (each is the same matter: a schedule that ran
+    out and started over); one or none as they are."""
+    if len(found) <= 1:
+        return found
+    first = found[0]
+    at = ", ".join(f"step {f.step}" for f in found)
+    message = (f"learning rate ran out and started over {len(found)} times ({at}; first after step "
+               f"{first.evidence['ran_out_at']}, {format_number(first.evidence['after'])} after a peak of "
+               f"{format_number(first.evidence['peak'])}), not at even intervals: the run went on past its schedule "
+               "each time (resumes with a larger max_steps, or train() called again). If that was the plan, nothing "
+               "is wrong; if not, the steps after each restart trained at a rate the schedule before did not intend.")
+    return [Finding("lr_anomaly", "warning", first.step, message, end_step=found[-1].step, metric=LR,
+                    evidence={**first.evidence, "restarts": [f.step for f in found]})]
+
+
+def _climbed_back_before(values: np.ndarray) -> bool:
+    """Whether the rate had already come down and climbed back up point after point (`_CLIMB_POINTS` rises in a row
+    from a low after a higher rate, to half that rate or more): a cyclic schedule (CyclicLR's triangle, a cosine with
+    warm restarts logged sparsely), whose next low seen as 'ran out' is one more cycle, not the run going past its
+    schedule's end (which starts over at once, not climbing)."""
+    for j in range(1, len(values) - _CLIMB_POINTS):
+        earlier = float(np.max(values[:j]))
+        low = float(values[j])
+        if earlier <= 0 or low >= values[j - 1] or low >= 0.5 * earlier:
+            continue
+        ahead = values[j:j + _CLIMB_POINTS + 1]
+        if bool(np.all(np.diff(ahead) > 0)) and float(ahead[-1]) >= 0.5 * earlier:
+            return True
+    return False
+
+
+_CLIMB_POINTS = 2
 _JUMPS_BACK = 0.25  # ... back up at once to this share of the peak or more: a new schedule, not a cycle's climb
 _LAST_STEP_DOWN = 0.2  # a decaying rate at most this share of its peak whose next step down would reach 0 ...
 
@@ -77,11 +114,27 @@ def _ran_out(values: np.ndarray, i: int, peak: float) -> bool:
     return now <= _ENDED * peak or now <= _LAST_STEP_DOWN * peak and now <= before - now
 
 
-def _periodic(starts: list[int]) -> bool:
-    """Restarts at even intervals from the log's start (two or more, gaps within a tenth of each other): a schedule
-    that restarts by design (cosine_with_restarts, SGDR), not a run that went on past its schedule's end."""
-    gaps = np.diff(starts)
-    return len(gaps) >= 2 and float(gaps.max() - gaps.min()) <= 0.1 * float(gaps.mean())
+def _periodic(starts: list[int], every: float) -> bool:
+    """Restarts by design (cosine_with_restarts, SGDR, CyclicLR), not a run that went on past its schedule's end:
+    two or more at even intervals from the log's start, or three or more whose intervals are each a whole multiple of
+    the shortest (a sparse log misses the low of some cycles) or each a whole multiple of the one before (warm
+    restarts with T_mult). A restart is seen at a logged point, so each interval is known to within two logging
+    intervals (`every`) or a tenth of its length, whichever is more."""
+    gaps = np.diff(np.asarray(starts, dtype="float64"))
+    if len(gaps) < 2 or float(gaps.min()) <= 0:
+        return False
+    slack = max(0.1 * float(gaps.mean()), 2 * every)
+    if float(gaps.max() - gaps.min()) <= slack:
+        return True
+    if len(gaps) < 3:
+        return False
+    base = float(gaps.min())
+    times = np.maximum(np.round(gaps / base), 1)
+    if bool(np.all(np.abs(gaps - times * base) <= slack * times)):
+        return True
+    ratio = np.maximum(np.round(gaps[1:] / gaps[:-1]), 1)
+    return len(set(ratio.tolist())) == 1 and float(ratio[0]) >= 2 and bool(
+        np.all(np.abs(gaps[1:] - ratio * gaps[:-1]) <= slack * ratio))
 
 _ENDED = 0.01  # a rate at or under this share of its peak, after the peak: the schedule has run its course
 _CLIMB = 10.0  # ... and climbing back this many times over that low, a point higher each time

@@ -8,7 +8,8 @@ them, or climbed over the last `overfit_points` + 1 evals to end `overfit_steady
 four evals (one an epoch, say) fires when every eval after its first one sits `overfit_steady_rise`
 above that first, best one, or when the evals after a later best climb, each on the one before, to end that far
 above it. A quiet eval loss (one that fell by a few thousandths an eval) also fires
-when every one of four or more evals after its best sits 1% and three times its own noise above it.
+when every one of four or more evals after its best sits 1% and three times its own noise above it, and a log of
+few evals when the two or more after its best sit 1% above it while the training loss fell 10% below its level there.
 """
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     quiet = _climbing(values, thresholds) if quiet is None else quiet
     quiet = _settled_above(values, thresholds) if quiet is None else quiet
     quiet = _few_evals_climbing(values, thresholds) if quiet is None and few_evals else quiet
+    quiet = _train_fell_away(evals, real_loss(metrics), thresholds) if quiet is None else quiet
     if quiet is not None:
         best_pos, best, k = quiet, float(values[quiet]), len(values) - quiet - 1
     elif best <= 0 or not (few or np.all(values[-k:] > best * (1 + thresholds.overfit_rise))
@@ -165,6 +167,32 @@ def _few_evals_climbing(values: np.ndarray, thresholds: Thresholds) -> int | Non
     if best <= 0 or len(after) < 2 or not np.all(np.diff(values[best_pos:]) > 0):
         return None
     return best_pos if float(after[-1]) > best * (1 + thresholds.overfit_steady_rise) else None
+
+
+_FELL_AWAY = 0.1  # the training loss fell this share below its level at the best eval while the eval loss rose
+
+
+def _train_fell_away(evals, train, thresholds: Thresholds) -> int | None:
+    """In a log of fewer than `_LONG` evals (a long one's lowest eval may be a lucky batch: its noise judges it), the
+    best eval's position when every eval after it (two or more) sits `_SMALL_RISE` or more above it while the
+    training loss fell away: its median over the last evaluation interval `_FELL_AWAY` or more below its median over
+    the interval that ended at the best; and every eval after the best above each of the `overfit_points` before it
+    (not back at the level the evals held before a lucky low). Few evals (one or two an epoch) cannot show a climb
+    or a noise level, but a held-out loss that stopped improving while the training loss kept dropping is the gap
+    between them growing: the model fits the seen examples, not the task. Else None."""
+    values = evals.to_numpy()
+    best_pos = int(np.argmin(values))
+    after, best = values[best_pos + 1:], float(values[best_pos])
+    held = values[max(0, best_pos - thresholds.overfit_points):best_pos]
+    if len(values) >= _LONG or best <= 0 or len(after) < 2 or best_pos == 0 \
+            or not np.all(after > best * (1 + _SMALL_RISE)) or float(after.min()) <= float(held.max()):
+        return None  # (back among the evals just before the best: that best was a lucky low, not a turn)
+    steps = evals.index
+    at_best = train[(train.index > steps[best_pos - 1]) & (train.index <= steps[best_pos])]
+    at_end = train[(train.index > steps[-2]) & (train.index <= steps[-1])]
+    if len(at_best) < 3 or len(at_end) < 3:
+        return None
+    return best_pos if float(at_end.median()) <= (1 - _FELL_AWAY) * float(at_best.median()) else None
 
 
 def _rising_trend(values: np.ndarray, thresholds: Thresholds) -> int | None:

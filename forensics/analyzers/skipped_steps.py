@@ -11,6 +11,8 @@ overflow, so a few skips right after a (re)start are expected).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -225,10 +227,26 @@ def _mostly_zero_between(grad: pd.Series, loss: pd.Series, zero: np.ndarray) -> 
                               "grad_norm_zero_share": float(zero.mean()), "at_restart": False})]
 
 
+# A grad_norm below this share of the run's median positive grad_norm is no gradient at all: a batch with labelled
+# tokens gives a norm of the same order as its neighbours, not one a million times smaller (a loss scaler reports a
+# skipped step as 0 or NaN, never as 1e-9).
+_VANISHING = 1e-6
+
+
+def scaler_shown(metrics: Metrics, thresholds: Thresholds) -> bool:
+    """Whether the log itself shows a loss scaler at work: a logged loss scale, overflow lines, counted skips, or a
+    non-finite grad_norm beside a finite loss that the run went on from."""
+    return any(name in metrics for name in (SCALE, OVERFLOW, SKIPPED_COUNT, DEEPSPEED_SKIPPED)) \
+        or bool(skipped_step_points(metrics, thresholds))
+
+
 def detect_zero_grad_steps(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """grad_norm exactly 0 at isolated logged steps whose loss is finite and non-zero, between non-zero values:
-    no gradient reached the weights there, so those updates did not happen (a step skipped on an overflow by
-    a scaler that reports 0, or a batch with nothing to learn). One warning; [] when there are none."""
+    """grad_norm exactly 0 (or vanishingly small) at isolated logged steps whose loss is finite and non-zero, between
+    ordinary values: no gradient reached the weights there. Where the log shows a loss scaler (a loss scale, overflow
+    lines, skips counted, a non-finite grad_norm the run went on from), the exact zeros are steps it skipped: a
+    `skipped_steps` warning. Where it does not, nothing says a scaler was there to skip them: those batches carried no
+    learning signal (every label masked, an example that tokenizes to nothing): a `no_learning_signal` warning, which
+    `as_scaler_skips` turns back into skipped steps where the run's configuration says fp16. [] when there are none."""
     grad, loss = metrics.get(GRAD_NORM), metrics.get(LOSS)
     if grad is None or loss is None or reward_metric(metrics) is not None:
         return []  # in GRPO/PPO a zero gradient is a batch whose groups all scored alike, not a skipped update
@@ -239,17 +257,45 @@ def detect_zero_grad_steps(metrics: Metrics, thresholds: Thresholds) -> list[Fin
         return empty
     if zero.mean() > 0.5:
         return _mostly_zero_between(grad, loss, zero)
-    if not zero.any():
+    positive = values[np.isfinite(values) & (values > 0)]
+    tiny = np.isfinite(values) & (values > 0) & (values < _VANISHING * float(np.median(positive))) \
+        if len(positive) else np.zeros_like(zero)
+    if not (zero | tiny).any():
         return []
     steps = grad.index.to_numpy()
     found: list[int] = []
-    for i, j in true_runs(zero):
+    for i, j in true_runs(zero | tiny):
         run = [int(s) for s in steps[i:j]]
         if 0 < i and j < len(values) and len(run) <= thresholds.skipped_max_run \
                 and all(_real_finite_loss(loss, s) for s in run):
             found.extend(run)
     if not found:
         return []
+    zeros = [s for s in found if float(grad.loc[s]) == 0.0]
+    vanishing = [s for s in found if s not in zeros]
+    if zeros and scaler_shown(metrics, thresholds):
+        return [_zero_grad_skips(metrics, thresholds, zeros, vanishing)]
+    shown = ", ".join(str(s) for s in found[:8]) + (" ..." if len(found) > 8 else "")
+    counted = " and ".join(part for part in (
+        f"exactly 0 at {plural(len(zeros), 'isolated step')}" if zeros else "",
+        f"{'below' if zeros else 'vanishingly small, below'} {format_number(float(max(grad.loc[s] for s in vanishing)))}"
+        f" at {len(vanishing) if zeros else plural(len(vanishing), 'isolated step')}{' more' if zeros else ''}"
+        if vanishing else "") if part)
+    message = (f"grad_norm is {counted} ({shown}) while the loss there is finite and ordinary and grad_norm is about "
+               f"{format_number(float(np.median(positive)))} around them: those batches gave the model no gradient, "
+               "so they taught it nothing. The log shows no loss scaler (no fp16 loss scale, overflow message or "
+               "non-finite grad_norm) that would have skipped them; most likely every label of those batches was "
+               "masked (examples that tokenize to nothing, answers cut off by truncation). Count the examples whose "
+               "labels are all -100 after tokenization and truncation (max_length / cutoff_len).")
+    return [Finding("no_learning_signal", "warning", found[0], message,
+                    end_step=found[-1] if len(found) > 1 else None, metric=GRAD_NORM,
+                    evidence={"steps": found, "count": len(found), "zero_steps": zeros, "vanishing_steps": vanishing,
+                              "no_gradient_batches": True})]
+
+
+def _zero_grad_skips(metrics: Metrics, thresholds: Thresholds, found: list[int], vanishing: list[int]) -> Finding:
+    """The `skipped_steps` warning for grad_norms of exactly 0 at isolated steps of a run with a loss scaler."""
+    grad = metrics[GRAD_NORM]
     starts = [int(grad.index[0])] + lr_restart_steps(metrics)
     calibrating = all(_near_restart(s, starts, thresholds.scaler_warmup_steps) for s in found)
     shown = ", ".join(str(s) for s in found[:8]) + (" ..." if len(found) > 8 else "")
@@ -257,6 +303,24 @@ def detect_zero_grad_steps(metrics: Metrics, thresholds: Thresholds) -> list[Fin
                "finite and non-zero and grad_norm is not 0 around them: no gradient reached the weights, so those "
                "updates did not happen (a loss scaler that reports a skipped step as 0, or batches with nothing "
                "to learn). Check the fp16 / DeepSpeed overflow messages of the run.")
-    return [Finding("skipped_steps", "warning", found[0], message,
-                    end_step=found[-1] if len(found) > 1 else None, metric=GRAD_NORM,
-                    evidence={"steps": found, "count": len(found), "grad_norm_zero": True, "at_restart": calibrating})]
+    return Finding("skipped_steps", "warning", found[0], message,
+                   end_step=found[-1] if len(found) > 1 else None, metric=GRAD_NORM,
+                   evidence={"steps": found, "count": len(found), "grad_norm_zero": True, "at_restart": calibrating,
+                             "vanishing_steps": vanishing})
+
+
+def as_scaler_skips(findings: list[Finding], metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """For a run whose configuration says fp16 (a loss scaler there, though its log does not show it): the isolated
+    exact-0 grad_norms `detect_zero_grad_steps` named batches without a learning signal are the scaler's skipped steps
+    (`skipped_steps`); the findings otherwise unchanged, in order."""
+    out = []
+    for f in findings:
+        zeros = f.evidence.get("zero_steps") if f.kind == "no_learning_signal" else None
+        if zeros and GRAD_NORM in metrics:
+            skips = _zero_grad_skips(metrics, thresholds, list(zeros), list(f.evidence.get("vanishing_steps", [])))
+            if f.abandoned:
+                skips = replace(skips, abandoned=True,
+                                message=skips.message.rstrip(".") + ", in an attempt that a resume later threw away.")
+            f = skips
+        out.append(f)
+    return out

@@ -186,7 +186,14 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
     if not steps and not flagged:
         return None
     first = steps[0] if steps else flagged[0].step
-    evidence = [f"loss and grad_norm both exactly 0.0 from step {first}" + (f" ({len(steps)} logged steps)" if steps else "")]
+    batches = next((f for f in flagged if f.evidence.get("no_gradient_batches")), None)
+    if not steps and batches is not None:  # analyzers.skipped_steps: isolated batches without gradient, loss ordinary
+        count = plural(batches.evidence["count"], "isolated logged step")
+        evidence = [f"grad_norm exactly 0 or vanishingly small at {count} from step {batches.step}, the loss ordinary "
+                    "there, and no loss scaler in the run to skip them"]
+    else:
+        evidence = [f"loss and grad_norm both exactly 0.0 from step {first}"
+                    + (f" ({len(steps)} logged steps)" if steps else "")]
     fp16_ds = precision_sources(facts.config, "fp16") and any(k.startswith("ds.") for k in facts.config.values)
     if fp16_ds:
         evidence.append("under DeepSpeed fp16, grad_norm is also logged as 0.0 when every step overflowed (the norm "
@@ -195,7 +202,8 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
         cause="zero_loss_zero_grad", confidence="possible" if fp16_ds else "likely", evidence=evidence,
         suggestion=("Check labels and masks: every label -100 (a chat template or completion-only collator that "
                     "matched nothing, truncation cutting off all answers) gives no loss and no gradient."),
-        title="No learning signal: loss and grad_norm 0.0",
+        title=("No learning signal: batches without gradient" if not steps and batches is not None
+               else "No learning signal: loss and grad_norm 0.0"),
     )
 
 

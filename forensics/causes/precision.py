@@ -27,16 +27,53 @@ def fp16_overflow(facts: Facts) -> Cause | None:
     likely = facts.broken and bool(strong or nonfinite)
     return Cause(
         cause="fp16_overflow", confidence="likely" if likely else "possible", evidence=evidence,
-        suggestion=_SCALER_DID_ITS_JOB if _only_skips_recovered(facts) else _LEAVE_FP16,
+        suggestion=_scaler_did_its_job(facts) if _only_skips_recovered(facts) else _leave_fp16(facts),
         title="FP16 overflow (range max 65504)",
     )
 
 
-_LEAVE_FP16 = ("Train in bf16 (bf16=True) where the hardware has it (Ampere or newer); otherwise fp32, or keep fp16 "
-               "with SDPA/flash attention, a lower learning rate and max_grad_norm=1.0.")
-_SCALER_DID_ITS_JOB = ("Nothing to change for these alone: the fp16 loss scaler skips an update that overflows, lowers "
-                       "its scale and goes on, as it did here. If skips come often or in runs, or the loss goes NaN, "
-                       "train in bf16 (bf16=True) where the hardware has it.")
+def _leave_fp16(facts: Facts) -> str:
+    framework = facts.profile.framework if facts.profile is not None else "unknown"
+    clip = "max_grad_norm=1.0" if _BF16_SWITCH.get(framework) in (_HF_BF16, _BF16_SWITCH["unsloth"]) else \
+        "gradient clipping at norm 1.0"
+    return (f"Train in bf16 ({_bf16_switch(facts)}) where the hardware has it (Ampere or newer); otherwise fp32, or "
+            f"keep fp16 with SDPA/flash attention, a lower learning rate and {clip}.")
+
+
+def _scaler_did_its_job(facts: Facts) -> str:
+    return ("Nothing to change for these alone: the fp16 loss scaler skips an update that overflows, lowers its scale "
+            "and goes on, as it did here. If skips come often or in runs, or the loss goes NaN, train in bf16 "
+            f"({_bf16_switch(facts)}) where the hardware has it.")
+
+
+# How each framework is switched from fp16 to bf16, in its own terms
+_HF_BF16 = "bf16=True in the TrainingArguments, fp16=False"
+_BF16_SWITCH = {
+    "hf_trainer": _HF_BF16, "trl": _HF_BF16, "unsloth": "bf16=is_bfloat16_supported() in the TrainingArguments",
+    "llamafactory": "bf16: true in the training YAML, in place of fp16: true",
+    "webui": "bf16 in the web UI's compute type",
+    "axolotl": "bf16: true in the config YAML, in place of fp16: true",
+    "swift": "--torch_dtype bfloat16, from which ms-swift sets bf16",
+    "megatron": "--bf16 in place of --fp16 in the launch arguments",
+    "lightning": "precision=\"bf16-mixed\" in the Lightning Trainer",
+    "xtuner": "the optimizer wrapper's dtype='bfloat16' (AmpOptimWrapper) in the config",
+}
+_DEEPSPEED_BF16 = "\"bf16\": {\"enabled\": true} in place of the DeepSpeed config's \"fp16\" section"
+_IN_WORDS = "autocast to bfloat16 instead of float16, which needs no loss scaler"
+
+
+def _bf16_switch(facts: Facts) -> str:
+    """The switch to bf16 in the run's framework's own terms: the TrainingArguments flag for the HF Trainer family
+    (with the DeepSpeed config's section too where that sets fp16 itself), Megatron's launch flag, a DeepSpeed
+    config's section for a loop that runs DeepSpeed by hand; in words where the framework is not known."""
+    framework = facts.profile.framework if facts.profile is not None else "unknown"
+    deepspeed = facts.config.get("ds.fp16.enabled") is True or framework == "deepspeed"
+    switch = _BF16_SWITCH.get(framework)
+    if switch is None:
+        return _DEEPSPEED_BF16 if deepspeed else _IN_WORDS
+    if deepspeed and switch == _HF_BF16:
+        return f"{switch}, and {_DEEPSPEED_BF16} (or \"auto\")"
+    return switch
 
 
 def _only_skips_recovered(facts: Facts) -> bool:
