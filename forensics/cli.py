@@ -21,6 +21,7 @@ import os
 import re
 import sys
 import time
+import warnings
 from functools import wraps
 from pathlib import Path
 
@@ -479,6 +480,9 @@ def replay(checkpoint, text, dtype, tokens, seed, as_json):
 
 def main():
     """The console entry point: click's usage errors as one line (exit 2), like our own errors."""
+    # numpy's arithmetic warnings (a median of an empty slice) are a developer's to see, through the library and its
+    # tests; on a user's terminal they are noise between the verdict's lines
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numpy(\.|$)")
     try:
         code = cli.main(prog_name="forensics", standalone_mode=False)
     except click.UsageError as err:

@@ -151,8 +151,8 @@ def _settled_above(values: np.ndarray, thresholds: Thresholds) -> int | None:
         return None
     climbing = bool(np.all(np.diff(after) > 0))
     held = before[-thresholds.overfit_points:]
-    back = float(np.median(after)) <= float(np.median(held)) * (1 + thresholds.overfit_steady_rise / 2)
-    if len(held) >= thresholds.overfit_points and not climbing and back:
+    if len(held) >= thresholds.overfit_points and not climbing \
+            and float(np.median(after)) <= float(np.median(held)) * (1 + thresholds.overfit_steady_rise / 2):
         return None  # back near the level it held just before: the best was a lucky low, not a turn
     return best_pos if bool(np.all(after > best * (1 + thresholds.overfit_steady_rise))) else None
 
