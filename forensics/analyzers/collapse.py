@@ -465,6 +465,10 @@ def _memorized_without_eval(loss: pd.Series, level: float, thresholds: Threshold
         if onset is None:
             return []
         epoch, levels_off = _epoch_at(epochs, int(loss.index[onset])), _STILL_FALLING
+    entered = _settled_from(smooth, _MEMORIZED_BAND * level)
+    if entered is not None and entered > onset:  # levelled off while still well above the memorized level
+        onset = entered
+        epoch, levels_off = _epoch_at(epochs, int(loss.index[onset])), _ENTERED.format(_MEMORIZED_BAND)
     first = int(loss.index[onset])
     when = f" (epoch {epoch:.3g})" if epoch is not None else ""
     message = (f"loss falls from about {format_number(head)} to {format_number(smooth.iloc[onset])} by step {first}{when}, "
@@ -478,6 +482,12 @@ def _memorized_without_eval(loss: pd.Series, level: float, thresholds: Threshold
         "to_end": True, "settled_step": int(loss.index[start]), "epoch": epoch, "why_level": why_level.strip()})]
 
 
+# A descent that levels off (on its own scale) at a loss several times the memorization level is a model still learning
+# what it can generalise (a fine-tune falling from near chance that levels off within its first two passes, then keeps
+# falling several-fold over the passes after): memorization is dated no earlier than where the loss settles within this
+# many times that level, where the examples are being fitted rather than learned
+_MEMORIZED_BAND = 1.5
+_ENTERED = "where it settles within {:g}x the memorization level"
 # a loss this many times its final level at the first epoch's end had not reached its floor there; a fall of 3x over one
 # more pass under a decaying LR is still the easy task polished (Ammar's Mistral QLoRA on docker commands, judged
 # healthy: 0.040 at epoch 0.93, 0.0132 at the end of its second epoch, the cosine down to 7e-7)

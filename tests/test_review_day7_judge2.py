@@ -1,0 +1,59 @@
+"""Datings and spikes the tool got wrong on real runs (day 7, second pass): each test builds a small log as the real
+library writes it and checks what its name says."""
+from __future__ import annotations
+
+import json
+import math
+
+import forensics
+
+
+def _analyze(folder):
+    return forensics.analyze(folder, check_checkpoints=False)
+
+
+def _trainer_state(folder, steps, loss, grad_norm=lambda s: 1.0, per_epoch=100, eval_loss=None):
+    """An HF Trainer checkpoint's trainer_state.json: one log_history row per logged step ({'epoch', 'grad_norm',
+    'learning_rate', 'loss', 'step'}), plus {'eval_loss', 'epoch', 'step'} rows where `eval_loss` gives one."""
+    history = []
+    for s in steps:
+        history.append({"epoch": round(s / per_epoch, 4), "grad_norm": grad_norm(s),
+                        "learning_rate": 5e-4 * (1 - s / (steps[-1] + 1)), "loss": round(loss(s), 4), "step": s})
+        if eval_loss is not None and eval_loss(s) is not None:
+            history.append({"epoch": round(s / per_epoch, 4), "eval_loss": eval_loss(s), "eval_runtime": 1.0,
+                            "step": s})
+    state = {"epoch": steps[-1] / per_epoch, "global_step": steps[-1], "log_history": history,
+             "logging_steps": steps[1] - steps[0], "max_steps": steps[-1], "num_train_epochs": steps[-1] // per_epoch}
+    (folder / "trainer_state.json").write_text(json.dumps(state, indent=2))
+
+
+def _wobble(s):
+    return 1 + 0.15 * math.sin(s * 1.7)  # per-step noise of a batch-1 log
+
+
+# ---- (1) memorization dated where the loss reaches the memorized level, not where a fast descent levels off ---------
+
+
+def _levels_off_high_then_creeps_to_zero(s):
+    """A LoRA on 100 examples: from near chance (9 nats) to about 0.5 within its first two passes, then down to 0.04
+    over the eight passes after."""
+    if s < 170:
+        return (0.5 + 8.5 * math.exp(-s / 35)) * _wobble(s)
+    return (0.04 + 0.46 * math.exp(-(s - 170) / 200)) * _wobble(s)
+
+
+def test_memorization_is_dated_where_the_loss_nears_the_memorized_level_not_where_its_fast_descent_ends(tmp_path):
+    _trainer_state(tmp_path, list(range(2, 762, 2)), _levels_off_high_then_creeps_to_zero)
+    a = _analyze(tmp_path)
+    assert a.status == "warning" and a.first_incident.kind == "memorization"
+    # the fast descent levels off at ~0.5 by step ~180 (epoch 1.8); the loss is under 0.15 from about step 450
+    assert 400 <= a.first_incident.step <= 600, a.first_incident.message
+
+
+def test_a_fine_tune_that_settles_well_above_the_memorized_level_is_healthy(tmp_path):
+    """The same descent levelling off at 0.5 nats and staying there: a model that learned, nothing memorized."""
+    _trainer_state(tmp_path, list(range(2, 762, 2)),
+                   lambda s: (0.5 + 8.5 * math.exp(-s / 35)) * _wobble(s))
+    a = _analyze(tmp_path)
+    assert a.status == "healthy", [f.message for f in a.findings]
+    assert not [f for f in a.findings if f.kind == "memorization"]
