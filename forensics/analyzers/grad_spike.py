@@ -33,7 +33,7 @@ def grad_spike_rule(thresholds: Thresholds) -> SpikeRule:
     return SpikeRule(window=thresholds.spike_window, min_history=thresholds.spike_min_history,
                      factor=thresholds.spike_factor, mad_z=thresholds.spike_mad_z,
                      recover_factor=thresholds.spike_recover_factor, recover_points=thresholds.spike_recover_points,
-                     early_factor=thresholds.spike_early_factor)
+                     early_factor=thresholds.spike_early_factor, early_whole=True)
 
 
 def detect_grad_norm_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:

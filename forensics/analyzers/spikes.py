@@ -6,7 +6,12 @@ when it is more than `factor` times the baseline AND more than `mad_z` robust de
 it: the factor keeps a calm series (tiny MAD) from flagging small bumps, the z-score keeps a
 noisy one from flagging its ordinary swings. Medians ignore the spike itself, so one spike
 does not raise the bar for the next. Before `min_history` points only a jump of
-`early_factor` (with at least one point to compare) counts.
+`early_factor` (with at least one point to compare) counts, or, where the rule judges early points
+against the whole series (`early_whole`), a point past the first two that stands `factor` x over
+every point before it and `factor` x and `mad_z` robust deviations over the median of all the
+series' other points, where the points before it stand at that level: a few points are too few a
+baseline alone, the run's later points say what its level is. A first or second point that is high and falls away is the start-up of training,
+never a spike.
 
 An episode lasts until the series is back under `recover_factor` x baseline for
 `recover_points` points in a row (fewer if the log ends first); then it is recovered. A
@@ -33,6 +38,7 @@ class SpikeRule:
     recover_factor: float
     recover_points: int
     early_factor: float | None = None
+    early_whole: bool = False  # an early point is also judged against the median of the whole series without it
 
 
 @dataclass(frozen=True)
@@ -90,10 +96,32 @@ def _baseline_if_spike(values: np.ndarray, i: int, rule: SpikeRule) -> float | N
     if median <= 0:
         return None  # a zero baseline (DeepSpeed's 0.0 before the first step) gives no scale
     if len(history) < rule.min_history:
-        return median if rule.early_factor and values[i] > rule.early_factor * median else None
+        if rule.early_factor and values[i] > rule.early_factor * median:
+            return median
+        return _over_whole_series(values, i, rule) if rule.early_whole else None
     spread = MAD_TO_SIGMA * float(np.median(np.abs(history - median)))
     above = values[i] - median
     z = np.inf if spread == 0 else above / spread
+    return median if values[i] > rule.factor * median and z > rule.mad_z else None
+
+
+_START_UP = 2  # the first points of a series: high and falling away is training starting, not a spike
+
+
+def _over_whole_series(values: np.ndarray, i: int, rule: SpikeRule) -> float | None:
+    """The median of all the series' other points when values[i], an early point past the first `_START_UP`, stands
+    `factor` x over every point before it and is a spike (`factor` x and `mad_z` robust deviations) over that
+    median; else None. Needs `min_history` other points, and the points before it at the level of the rest (their
+    median within `recover_factor` x the others'): a series that starts high and falls many-fold has no one
+    baseline for its first points."""
+    others = np.delete(values, i)
+    if i < _START_UP or len(others) < rule.min_history or values[i] <= rule.factor * float(np.max(values[:i])):
+        return None
+    median = float(np.median(others))
+    if median <= 0 or float(np.median(values[:i])) > rule.recover_factor * median:
+        return None  # the points before it stand at a level the run left later: no common baseline
+    spread = MAD_TO_SIGMA * float(np.median(np.abs(others - median)))
+    z = np.inf if spread == 0 else (values[i] - median) / spread
     return median if values[i] > rule.factor * median and z > rule.mad_z else None
 
 
