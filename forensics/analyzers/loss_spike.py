@@ -5,7 +5,9 @@ A spike is a warning, whether or not it settles (a rise that never comes back is
 a learning-rate restart is a new training phase on new data, not an incident: info. So are, in a
 log of every step, spikes at most three points long that settle at once (single hard batches). A rise
 of less than `loss_spike_min_rise` nats, or that fraction of where the log started when that is above
-1, is no spike at all, however many times its baseline it is.
+1, is no spike at all, however many times its baseline it is; out of a loss that held steady before it (its
+point noise under `_STEADY_NOISE` of its level) `loss_spike_min_rise` nats alone: a steady loss has no hard
+batches whose noise the start-scaled bar is there to pass over.
 
 A loss with little per-step noise (big batches: under `_STEADY_NOISE` of its level from one step to the next, read
 per step where a point is the mean of several (see `_relative_noise`), as
@@ -46,11 +48,23 @@ def detect_loss_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Finding
     steady = noise < _STEADY_NOISE
     if steady:
         rule = replace(rule, factor=max(_STEADY_FACTOR, 1 + thresholds.spike_mad_z * noise))
-    spikes = [s for s in find_spikes(loss, rule) if s.peak - s.baseline >= min_rise]
+    spikes = [s for s in find_spikes(loss, rule)
+              if s.peak - s.baseline >= (thresholds.loss_spike_min_rise if _steady_before(loss, s, thresholds)
+                                         else min_rise)]
     batches = [] if steady else _single_batches(loss, spikes, thresholds)
     rest = [s for s in spikes if s not in batches]
     findings = spike_findings("loss_spike", LOSS, metrics[LOSS], rest, metrics, thresholds)
     return findings + ([_batch_noise(batches)] if batches else [])
+
+
+def _steady_before(loss, spike: Spike, thresholds: Thresholds) -> bool:
+    """Whether the `spike_window` points before the spike (`spike_min_history` at least) held steady: their point
+    noise under `_STEADY_NOISE` of their median. A jump out of a steady loss is no hard batch's noise, so it needs only
+    `loss_spike_min_rise` nats, not that fraction of a start many times higher that the loss has long left."""
+    before = loss.to_numpy(dtype="float64")[max(0, spike.position - thresholds.spike_window):spike.position]
+    if len(before) < thresholds.spike_min_history or not spike.baseline > 0:
+        return False
+    return point_noise(before) < _STEADY_NOISE * spike.baseline
 
 
 _STEADY_NOISE = 0.08  # a per-step loss this steady (its point-to-point spread over its level) has big batches ...
