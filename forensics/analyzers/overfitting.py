@@ -10,6 +10,8 @@ above that first, best one, or when the evals after a later best climb, each on 
 above it. A quiet eval loss (one that fell by a few thousandths an eval) also fires
 when every one of four or more evals after its best sits 1% and three times its own noise above it, and a log of
 few evals when the two or more after its best sit 1% above it while the training loss fell 10% below its level there.
+A climb of `overfit_points` or more evals in a row from the best so far, 2% and three times its noise above it, while
+the training loss fell 10%, is overfitting from the eval after that best even where later evals fall again.
 """
 from __future__ import annotations
 
@@ -65,7 +67,8 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
                            or _steady_rise(values, best, thresholds)):
         drift = _rising_trend(values, thresholds)
         if drift is None:
-            return []
+            episode = _climb_while_train_fell(evals, real_loss(metrics), thresholds)
+            return [] if episode is None else [_passing_overfit(name, evals, real_loss(metrics), *episode)]
         # a drift is told by where it ended: its last quarter
         best_pos, best, k = drift, float(values[drift]), max(2, (len(values) - drift - 1) // 4)
     train = real_loss(metrics)
@@ -214,6 +217,58 @@ def _rising_trend(values: np.ndarray, thresholds: Thresholds) -> int | None:
 
 
 _TREND_Z = 3.0
+
+
+def _climb_while_train_fell(evals, train, thresholds: Thresholds) -> tuple[int, int] | None:
+    """(best, top) positions of the first stretch where the eval loss, from its best so far, climbed on each eval
+    `overfit_points` or more evals in a row to end `_CLIMB` and `_NOISE_UNITS` x its own noise (in the later half
+    of the log) above that best, while the training loss fell `_FELL_AWAY` or more (its median over the evaluation
+    interval ending at the top against the one ending at the best): the gap between the seen and the held-out data
+    growing eval after eval, which is overfitting for as long as it lasts though later evals fall again (a later drop
+    of both is a change in the run, not a cure of the first). Else None."""
+    values, steps = evals.to_numpy(), evals.index
+    noise = point_noise(values[len(values) // 2:])
+    for best in range(len(values) - thresholds.overfit_points):
+        if values[best] > float(values[:best + 1].min()) or values[best] <= 0:
+            continue  # not the best so far
+        top = best
+        while top + 1 < len(values) and values[top + 1] > values[top]:
+            top += 1
+        rise = float(values[top] - values[best])
+        if top - best < thresholds.overfit_points or rise <= max(_CLIMB * values[best], _NOISE_UNITS * noise):
+            continue
+        at_best, at_top = _interval_ending(train, steps, best), _interval_ending(train, steps, top)
+        if len(at_best) >= 3 and len(at_top) >= 3 \
+                and float(at_top.median()) <= (1 - _FELL_AWAY) * float(at_best.median()):
+            return best, top
+    return None
+
+
+def _interval_ending(train, steps, at: int):
+    """The training losses logged over the evaluation interval that ends at the eval at position `at` (from the log's
+    start for the first eval)."""
+    after = train.index > steps[at - 1] if at > 0 else np.ones(len(train), dtype=bool)
+    return train[after & (train.index <= steps[at])]
+
+
+def _passing_overfit(name: str, evals, train, best: int, top: int) -> Finding:
+    """The `overfitting` warning of a climb of the eval loss from its best so far, dated at the eval after that best,
+    whether or not later evals fell again."""
+    values, steps = evals.to_numpy(), evals.index
+    at_best, at_top = _interval_ending(train, steps, best), _interval_ending(train, steps, top)
+    last = f"{format_number(float(values[-1]))} at step {int(steps[-1])}"
+    after = (f"later evals fall below that best again ({last}): check what changed there, and keep a checkpoint from "
+             "before the rise if the later fall is not real learning" if values[-1] < values[best] else
+             f"later evals stay above that best ({last}): the checkpoint near step {int(steps[best])} generalises best")
+    message = (f"{name} is lowest so far at step {int(steps[best])} ({format_number(float(values[best]))}) and rises at "
+               f"each of the next {top - best} evaluations to {format_number(float(values[top]))} at step "
+               f"{int(steps[top])} ({format_number(float(values[top] / values[best]))}x) while the training loss keeps "
+               f"falling (its median {format_number(float(at_best.median()))} over the evaluation interval ending at "
+               f"the best, {format_number(float(at_top.median()))} over the one ending at the top): overfitting; "
+               f"{after}.")
+    return Finding("overfitting", "warning", int(steps[best + 1]), message, end_step=int(steps[top]), metric=name,
+                   evidence={"best_eval_loss": float(values[best]), "best_step": int(steps[best]),
+                             "end_eval_loss": float(values[top]), "passing": True})
 
 
 def _steady_rise(values: np.ndarray, best: float, thresholds: Thresholds) -> bool:
