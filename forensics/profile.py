@@ -175,6 +175,10 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         if banner.kind == "webui":
             evidence["method"] = f"text-generation-webui LoRA training in {banner.source} (it trains LoRA adapters only)"
             return "lora"
+        if banner.kind == "mlx_lora":
+            evidence["method"] = (f"mlx-examples' lora.py in {banner.source} (it trains LoRA adapters only): "
+                                  f"{banner.text.replace(chr(10), '; ')}")
+            return "lora"
         if banner.trainable_params and banner.all_params and banner.trainable_params < 0.5 * banner.all_params:
             evidence["method"] = f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} of " \
                                  f"{banner.all_params:,} parameters trainable"
@@ -607,9 +611,11 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if any(b.kind == "unsloth" for b in timeline.banners):
         evidence["framework"] = "Unsloth banner in the console log"
         return "unsloth"
-    mlx = next((b for b in timeline.banners if b.kind == "mlx"), None)
+    mlx = next((b for b in timeline.banners if b.kind in ("mlx", "mlx_lora")), None)
     if mlx is not None:
-        evidence["framework"] = f"MLX's mlx_lm trainable-parameters line in {mlx.source}: {mlx.text}"
+        evidence["framework"] = (f"MLX's mlx_lm trainable-parameters line in {mlx.source}: {mlx.text}" if mlx.kind == "mlx"
+                                 else f"mlx-examples' lora.py parameter lines in {mlx.source}: "
+                                      f"{mlx.text.replace(chr(10), '; ')}")
         return "mlx"
     factory = next((b for b in timeline.banners if b.kind == "llamafactory"), None)
     if factory is not None:

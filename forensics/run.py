@@ -253,6 +253,10 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
             layout.jsonl_logs.append(path)  # a JSON-lines metrics log under a console's name (DINO's log.txt)
         elif explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
+        elif suffix != ".md" and not _DOCUMENT.match(name) and _holds(path, layout, _launch_command, tail=False):
+            layout.config_files.append(path)  # the run's launch command, kept beside its log (command.txt)
+    elif suffix == ".sh" and not explicit and _holds(path, layout, _launch_command, tail=False):
+        layout.config_files.append(path)  # a launch script of one command (run.sh)
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
             "loss" in name.lower() or name == _LUDWIG_STATISTICS or _holds(path, layout, _DUMPED_HISTORY.search, tail=False)):
         layout.json_histories.append(path)
@@ -332,7 +336,9 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/tra
                        rb"""|(?m:^Step \d+\n[A-Za-z_][\w@.-]*:\n  [A-Za-z_][\w@.-]*:)"""
                        rb"""|(?m:^Step\.\.\. \(\d+ \| (?:Eval )?Loss: [-+.\dnNiI])"""
                        rb"""|\bEpochs \d+/\d+\. Running Loss: *[-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|"""
-                       rb"""|(?m: - INFO: train loss: [-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|)""")
+                       rb"""|(?m: - INFO: train loss: [-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|)"""
+                       # the MetricLogger of DeiT / MAE / DETR / DINO / LLaMA-Adapter: `Epoch: [0]  [ 30/13000]  ...`
+                       rb"""|Epoch: \[\d+(?:/\d+)?\]  \[ *\d+/\d+\]  [^\n]{0,200}?loss: [-+.\dnNiI]""")
 # One line of a framework's own that prose may quote (a notes file with `[1200] collection=train loss=nan`): two needed
 _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\] loss=[-+.\dnNiI])"""
                                   rb"""|\bstep=\d+ loss=[-+.\dnNiI][^\n]* tgs \(tokens/gpu/second\)="""
@@ -437,6 +443,12 @@ def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
         return False
     return is_metrics_table_header(re.split(r"[,\t]", header.strip()))
+
+
+def _launch_command(chunk: bytes) -> bool:
+    """A small text holding one launch command (`ingest.command_line`)."""
+    from .ingest.command_line import holds_one_launch  # (ingest imports this module)
+    return holds_one_launch(chunk)
 
 
 def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: bool = True) -> bool:

@@ -14,6 +14,10 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
   count alone (the model's size is the config's, when the log prints it).
 * MLX's `mlx_lm.lora` (LoRA, DoRA or, with `--fine-tune-type full`, every weight): `Trainable parameters: 0.085%
   (6.816M/8030.261M)`, in millions with three decimals.
+* mlx-examples' lora/lora.py (December 2023 to early 2024, before mlx_lm.lora), which trains LoRA adapters only:
+  `Total parameters 7411.242M` then `Trainable parameters 2.229M` (kind "mlx_lora"). Its total counts the arrays as
+  stored, so a quantized model's packed weights (a 4-bit Mixtral-8x7B prints 7411M of its 46.7B): the trainable
+  count is kept, the total is no model size.
 * LLaMA-Factory's own loggers (`llmtuner.*` before v0.6, then `llamafactory.*`), named on each of their lines.
 * Unsloth, on loading the model: `==((====))==  Unsloth 2024.8: Fast Llama patching. ...` and
   four more lines (GPU, Pytorch, `Bfloat16 = FALSE`, licence); on training:
@@ -49,6 +53,8 @@ _SUMMARY_TOTAL = re.compile(r"^\s*(?:Total|All) param(?:eter)?s\s*[:=]\s*([\d,]+
 _SUMMARY_REACH = 3  # lines between the total and the trainable count of one summary
 _HF_TRAINABLE = re.compile(r"(?:^|>>)\s+Number of trainable parameters = ([\d,]+)\s*$")
 _MLX = re.compile(r"^Trainable parameters: [\d.]+% \(([\d.]+)M/([\d.]+)M\)\s*$")
+_MLX_LORA_TRAINABLE = re.compile(r"^Trainable parameters (\d+\.\d{3})M\s*$")
+_MLX_LORA_TOTAL = re.compile(r"^Total parameters \d+\.\d{3}M\s*$")
 
 
 def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
@@ -78,6 +84,10 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
             trainable, total = (round(float(g) * 1e6) for g in m.groups())
             # the two are rounded to a thousand apiece: the same printed count is every weight
             found.append(Banner("mlx", line.strip(), total if m.group(1) == m.group(2) else trainable, total, source))
+        elif line.startswith("Trainable parameters ") and (m := _MLX_LORA_TRAINABLE.match(line)) and i > 0 \
+                and _MLX_LORA_TOTAL.match(lines[i - 1]):
+            text = lines[i - 1].strip() + "\n" + line.strip()
+            found.append(Banner("mlx_lora", text, round(float(m.group(1)) * 1e6), None, source))
         elif "rainable" in line and (m := _SUMMARY_TRAINABLE.match(line)):
             summary = _parameter_summary(lines, i, m, source)
             if summary is not None:

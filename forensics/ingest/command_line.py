@@ -9,7 +9,16 @@ RunConfig keys the run profile reads, only where the argument's meaning is fixed
 * the HF TrainingArguments flags `--bf16` / `--fp16` (True, or given bare);
 * a LoRA switch, `--lora_enable True` (LLaVA's train.py) or `--use_lora True`: `adapter.peft_type` "LORA" (with
   LLaVA's `--bits 4`, a 4-bit base: QLoRA).
+* `--model_name_or_path`: `model.name_or_path` (a name, read for the model's size as any model name is);
+* the program that was launched, where it is a framework's own: `llamafactory-cli train` (LLaMA-Factory), `swift
+  sft|pt|rlhf` (ms-swift), `axolotl train` / `-m axolotl.cli.train` (Axolotl): `_framework`.
 Other arguments are left to the files that record the run's settings (training_args.bin, the tracker's config).
+
+Launch commands are read from W&B's metadata, from DeepSpeed's `cmd = ...` line, from a console line that is itself
+the command (`CUDA_VISIBLE_DEVICES=0 python src/train_bash.py --stage sft ...`, `llamafactory-cli train ...`,
+`deepspeed --num_gpus 8 train.py ...`, `accelerate launch ...`, `torchrun ...`; `\\` continuations joined) and from a
+small text file beside the log that holds one such command (`command.txt`, `run.sh`): only where the text holds
+exactly one (two are two runs, or a script's stages: which one ran is not said).
 """
 from __future__ import annotations
 
@@ -44,6 +53,11 @@ def arguments(argv: list[str]) -> dict[str, Any]:
 def config_values(args: dict[str, Any]) -> dict[str, Any]:
     """RunConfig keys of the arguments whose meaning is fixed (module docstring)."""
     out: dict[str, Any] = {}
+    launcher = args.get(LAUNCHER_KEY)
+    if isinstance(launcher, str) and launcher in _LAUNCHER_FRAMEWORKS:
+        out["_framework"] = _LAUNCHER_FRAMEWORKS[launcher]
+    if isinstance(args.get("model_name_or_path"), str):
+        out["model.name_or_path"] = args["model_name_or_path"]
     if "stage" in args and "finetuning_type" in args:  # LLaMA-Factory's own arguments, as a pair
         said = llamafactory_values({k: args[k] for k in ("stage", "finetuning_type", "quantization_bit") if k in args})
         out.update({k: v for k, v in said.items() if k in ("stage", "method") or k.startswith("quant.")})
@@ -65,15 +79,59 @@ def read_wandb_metadata(path: Path) -> dict[str, Any]:
 
 
 def console_arguments(text: str) -> dict[str, Any]:
-    """The arguments of the `cmd = ...` line DeepSpeed's launcher prints, or {}."""
+    """The arguments of the `cmd = ...` line DeepSpeed's launcher prints, else of the one launch command the console
+    holds as a line of its own (module docstring), or {}."""
     m = _DEEPSPEED_CMD.search(text) if "runner.py" in text else None
     if m is None:
-        return {}
+        return _one_launch(text)
+    return {k: v for k, v in arguments(_words(m.group(1))).items() if isinstance(v, (str, bool))}
+
+
+def read_command_file(path: Path) -> dict[str, Any]:
+    """The RunConfig keys of the one launch command a small text file holds ({} where it holds none or several)."""
+    args = _one_launch(path.read_bytes()[:COMMAND_FILE_BYTES].decode("utf-8", errors="replace"))
+    return config_values(args) if args else {}
+
+
+def holds_one_launch(chunk: bytes) -> bool:
+    """Whether the head of a file is a small text holding exactly one launch command (module docstring)."""
+    return len(chunk) < COMMAND_FILE_BYTES and bool(_one_launch(chunk.decode("utf-8", errors="replace")))
+
+
+COMMAND_FILE_BYTES = 16384  # a command file, or a launch script, is small: a bigger text is a log or a document
+LAUNCHER_KEY = "_launcher"  # the launched program, where it names a framework (module docstring)
+# a line that starts a training command: environment settings, then the launcher or the framework's own CLI
+_LAUNCH = re.compile(r"(?m)^[ \t]*(?:\$ )?(?:[A-Z_][A-Z0-9_]*=\S*[ \t]+)*(?:nohup[ \t]+)?"
+                     r"(?P<program>python3?|deepspeed|torchrun|accelerate[ \t]+launch|llamafactory-cli[ \t]+train"
+                     r"|swift[ \t]+(?:sft|pt|rlhf)|axolotl[ \t]+train)(?=[ \t])(?P<rest>(?:[^\n\\]|\\[^\n]|\\\n)*)")
+_LAUNCHER_FRAMEWORKS = {"llamafactory-cli": "llamafactory", "swift": "swift", "axolotl": "axolotl",
+                        "axolotl.cli.train": "axolotl"}
+
+
+def _one_launch(text: str) -> dict[str, Any]:
+    """The `--` arguments of the one launch command in a text (and `_launcher`, the framework's CLI or module it
+    launched), or {} where it holds none or several."""
+    found = []
+    for m in _LAUNCH.finditer(text) if "--" in text else ():
+        argv = _words(m.group("rest").replace("\\\n", " "))
+        args = {k: v for k, v in arguments(argv).items() if isinstance(v, (str, bool))}
+        if not args:
+            continue
+        program = m.group("program").split()[0]
+        module = next((argv[i + 1] for i, word in enumerate(argv[:-1]) if word == "-m"), None)
+        launcher = program if program in _LAUNCHER_FRAMEWORKS else module
+        if launcher in _LAUNCHER_FRAMEWORKS:
+            args[LAUNCHER_KEY] = launcher
+        if args not in found:
+            found.append(args)
+    return found[0] if len(found) == 1 else {}
+
+
+def _words(command: str) -> list[str]:
     try:
-        argv = shlex.split(m.group(1))
+        return shlex.split(command)
     except ValueError:  # an unclosed quote: the words as they are
-        argv = m.group(1).split()
-    return {k: v for k, v in arguments(argv).items() if isinstance(v, (str, bool))}
+        return command.split()
 
 
 def _is_true(value: Any) -> bool:

@@ -68,6 +68,12 @@ both and puts the rows in file order with its other events.
   its line once a batch (or behind the tqdm bar it was printed after), `validation loss: 2.51` every few batches
   (kind "loss_print"): no step; `step_numbering.uncounted_lines_numbered` numbers the n-th training print batch n and
   puts a validation print at the batch before it.
+* The MetricLogger of DeiT / MAE / DETR / DINO and the LLaMA-Adapter / LLaMA2-Accessory scripts that copied it:
+  `[17:11:05.859398] Epoch: [0]  [   30/13000]  eta: 2:17:53  lr: 0.000001  closs: 1.5078 (1.6011)  grad_norm: 0.9
+  (1.1)  time: 0.61  data: 0.00  max mem: 20618` (kind "metric_logger"): step E x M + N; each meter prints the median
+  of its recent window then its global average, and the median is read (a smoothed value); `loss`, else the first
+  `*loss` meter (`closs`), is the loss. `Test:  [N/M]  ...` lines (kind "metric_logger_eval") are an evaluation:
+  eval_ meters at their global average, the last line of each evaluation kept (`step_numbering`).
 * torchtitan (torchtitan/components/metrics.py `MetricsProcessor.log`):
   `step: N  loss: X  grad_norm: Y  memory: 20.21GiB(21.27%)  tps: 1,016  tflops: 58.88  mfu: 5.95%`.
 * nanochat (karpathy/nanochat): scripts/base_train.py prints
@@ -311,7 +317,7 @@ class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
     "autoresearch", "nanogpt", "verl", "colon_pairs", "llmc", "step_name_value", "epoch_bracket", "tqdm_postfix", "flax",
     "key_value", "uncounted", "printed_tensor", "generic", "generic_epoch", "nemo2", "mindformers", "opennmt",
-    "opennmt_valid", "loss_print", ...), step, total steps if printed, the
+    "opennmt_valid", "loss_print", "metric_logger", ...), step, total steps if printed, the
     metrics in print order, and
     whether a cut tail lost fields."""
 
@@ -421,7 +427,57 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
         if m:  # no step: 0 until `step_numbering.uncounted_lines_numbered` numbers the prints in file order
             return StepLine("loss_print", 0, None, (("loss" if m.group(1) == "training" else "eval_loss",
                                                      float(m.group(2))),))
+    if "  [" in line and "/" in line:
+        m = _METRIC_LOGGER.search(line)
+        if m:
+            return _metric_logger(m, line, last_line)
     return _small_console(line, last_line)
+
+
+# The MetricLogger of the facebookresearch vision repositories (DeiT, MAE, DETR, DINO: `util/misc.py` /
+# `utils.py` `MetricLogger.log_every`) and the LLaMA-Adapter / LLaMA2-Accessory fine-tuning scripts that copied it:
+# `Epoch: [E]  [N/M]  eta: 0:10:00  lr: X  closs: M (A)  grad_norm: M (A)  time: T  data: D  max mem: MB` (DINO
+# `Epoch: [E/EPOCHS]`), `Test:  [N/M]  ...` for an evaluation; fields joined by two spaces
+_METRIC_LOGGER = re.compile(r"(?<![\w/])(?:Epoch: \[(\d{1,6})(?:/\d{1,6})?\]|(Test|Val(?:id|idation)?|Eval(?:uation)?):)"
+                            r"  \[\s*(\d{1,18})/(\d{1,18})\]")
+_LOGGER_FIELD = re.compile(r"^([A-Za-z][\w]{0,40}(?: [a-z]{1,10})?): (\S+)(?: \((\S+)\))?$")
+_LOGGER_SKIP = {"eta", "time", "data", "max mem", "iter_time", "data_time"}  # timings, memory: no metric
+
+
+def _metric_logger(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """A MetricLogger line (kind "metric_logger", or "metric_logger_eval" for `Test:`): each meter prints `median
+    (global average)` of its SmoothedValue window (the last ~20 iterations; a meter given its own format, such as
+    the lr, its value alone), and the first number is read: the window's median, a smoothed value, not the
+    iteration's own. For a training line step E x M + N (epochs from 0, as the loggers count them). A `Test:` line's
+    meters are eval_ and read at their global average, the evaluation's mean over the batches so far (the last line
+    of an evaluation holds its mean); its step is its batch N until `step_numbering` puts the evaluation's last line
+    at the training step before it. The
+    loss is `loss`, else the first meter whose name ends in `loss` (LLaMA-Adapter's `closs`); lr -> learning_rate.
+    On the file's last line the last field may be cut: left out."""
+    parts = [p for p in re.split(r"\s{2,}", line[m.end():].strip()) if p]
+    cut = last_line and bool(parts)
+    if cut:
+        parts = parts[:-1]
+    evaluating = bool(m.group(2))
+    read: list[tuple[str, float]] = []
+    for part in parts:
+        field_m = _LOGGER_FIELD.match(part)
+        if field_m is None or field_m.group(1) in _LOGGER_SKIP:
+            continue
+        value = number(field_m.group(3) if evaluating and field_m.group(3) else field_m.group(2))
+        if value is not None:
+            read.append((field_m.group(1), value))
+    names = [name for name, _ in read]
+    loss = "loss" if "loss" in names else next((n for n in names if n.lower().endswith("loss")), None)
+    if loss is None:
+        return None
+    prefix = "eval_" if evaluating else ""
+    metrics = [(prefix + ("loss" if name == loss else "learning_rate" if name == "lr" else _snake(name)), value)
+               for name, value in read if not (prefix and name == "lr")]
+    n, total = int(m.group(3)), int(m.group(4))
+    if prefix:
+        return StepLine("metric_logger_eval", n, None, tuple(metrics), cut=cut)  # (M: the evaluation's batches)
+    return StepLine("metric_logger", int(m.group(1)) * total + n, None, tuple(metrics), cut=cut)
 
 
 # A scalar torch tensor alone on a line (a loss label before it at most): `tensor(nan, device='cuda:0')`.

@@ -4,7 +4,8 @@ Sources, most authoritative first (`RunConfig.values[key]` keeps that order):
 training_args.bin (the run root, then the newest checkpoint first), the TensorBoard `args`
 text, Megatron's printed arguments in a console log (and an argparse Namespace line, printed TrainingArguments,
 an mmengine runner's printed config, DeepSpeed's launch line), LLaMA-Factory training_args.yaml, ms-swift
-args.json and W&B's wandb-metadata.json (the command line), Megatron's `args` (newest `model_optim_rng.pt` or torch_dist `common.pt`), DeepSpeed configs (embedded in
+args.json and W&B's wandb-metadata.json (the command line), a launch command kept in a small text file beside the log
+(command.txt, run.sh), Megatron's `args` (newest `model_optim_rng.pt` or torch_dist `common.pt`), DeepSpeed configs (embedded in
 `*optim_states.pt`, files in the run folder, the file named by the `deepspeed` argument when
 it exists), config.json and the TensorBoard `model_config` text, adapter_config.json. Counters
 saved beside checkpoints (`state.*`: loss scale, skipped steps) come from the newest file only.
@@ -55,7 +56,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("finetuning_args", cf.read_finetuning_args),
                          ("swift", cf.read_swift_args), ("autotrain", cf.read_autotrain_params),
                          ("ludwig", cf.read_ludwig_hyperparameters),
-                         ("yaml", cf.read_config_yaml), ("command", command_line.read_wandb_metadata)):
+                         ("yaml", cf.read_config_yaml), ("command", command_line.read_wandb_metadata),
+                         ("launch", command_line.read_command_file)):
         for path in by_kind[kind]:
             _read_into(config, layout, path, reader)
     for path in by_kind["optim_states"]:
@@ -142,7 +144,7 @@ def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
     kinds: dict[str, list[Path]] = {k: [] for k in ("training_args", "finetuning_args", "llamafactory", "swift",
                                                     "optim_states", "deepspeed",
                                                     "model_config", "adapter", "model_card", "scaler", "model_states",
-                                                    "megatron", "yaml", "command", "autotrain", "ludwig")}
+                                                    "megatron", "yaml", "command", "launch", "autotrain", "ludwig")}
     for path in layout.config_files:
         kind = _kind_of(path.name)
         if kind:
@@ -176,6 +178,8 @@ def _kind_of(name: str) -> str | None:
         return "ludwig"
     if name == "wandb-metadata.json":
         return "command"
+    if lowered.endswith((".txt", ".sh")) or "." not in name:  # (the layout keeps such a file only if it is one
+        return "launch"  # launch command: run.holds_one_launch)
     if name == "config.json":
         return "model_config"
     if name == "adapter_config.json":

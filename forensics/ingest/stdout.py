@@ -23,7 +23,9 @@
 * DeepSpeed-Chat's evaluation, epoch-loss and PPO lines (`deepspeed_chat`).
 * The HF Trainer's results tables, its notebook progress table copied as text and its model card's `### Training
   results` (`results_table`).
-* Step lines of the pre-training stacks and small training scripts (`pretrain_lines`), tqdm bars with a
+* The MetricLogger lines of DeiT / MAE / DETR / DINO / LLaMA-Adapter (`Epoch: [E]  [N/M]  ... closs: M (A)`; values
+  smoothed over a window, said in a note) and step lines of the pre-training stacks and small training scripts
+  (`pretrain_lines`), tqdm bars with a
   loss in their postfix among them (kept where the postfix changed; epoch bars numbered on), a hand-written loop's
   lines and MiniMind's `Epoch:[E/N](n/M)` lines (their counters numbered on across epochs: `step_numbering`).
 
@@ -140,6 +142,8 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
         said = f"{uncounted} loss lines print no step: each counted as one step, numbered 1 to {uncounted} in file order"
         meta.setdefault("step_inferred", said)
         notes = (said,) if not frame.empty else ()
+    if not frame.empty and any(e[0] == "line" and e[1].kind == "metric_logger" for e in events):
+        notes += (_SMOOTHED_NOTE,)
     meta.update(console_facts(text))
     flavour = _dict_flavour(events)
     if flavour:
@@ -149,6 +153,11 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
     return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
                       mtime=file_mtime(path), console_kinds=kinds, banners=banners,
                       warnings=tuple(warnings), notes=notes)
+
+
+_SMOOTHED_NOTE = ("MetricLogger lines (`Epoch: [E]  [N/M]  ... loss: median (average)`): each training value read is "
+                  "the median of its meter's window of recent iterations (about 20), a smoothed value, not the "
+                  "iteration's own; an evaluation's (`Test:`) is its mean over the batches")
 
 
 def _dict_flavour(events: list[tuple]) -> str | None:

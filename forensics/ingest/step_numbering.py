@@ -13,7 +13,8 @@ them back with the steps of these kinds made to run on:
 * `uncounted_lines_numbered(events)`: lines that print no counter at all (kind "uncounted") are numbered 1, 2, ...
   in file order, where a file holds `_FEWEST_UNCOUNTED` or more of them (fewer are not a loop's log); lucidrains'
   `training loss: X` prints (kind "loss_print") likewise, their `validation loss: X` at the batch it followed;
-  OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") at the step line before them.
+  OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") at the step line before them; a MetricLogger
+  evaluation (`Test:  [N/M]` lines, kind "metric_logger_eval") by its last line, at the training line before it.
 """
 from __future__ import annotations
 
@@ -47,7 +48,35 @@ def uncounted_lines_numbered(events: list[tuple]) -> list[tuple]:
             events = [e for e in events if not (e[0] == "line" and e[1].kind == kind)]
     for kind, fewest in _FEWEST_UNCOUNTED.items():
         events = _numbered_in_order(events, kind, fewest)
-    return _opennmt_validations_placed(_loss_prints_numbered(events))
+    return _metric_logger_evaluations_placed(_opennmt_validations_placed(_loss_prints_numbered(events)))
+
+
+def _metric_logger_evaluations_placed(events: list[tuple]) -> list[tuple]:
+    """A MetricLogger evaluation (`Test:  [N/M]` lines, kind "metric_logger_eval"): its last line, whose global
+    averages are the evaluation's means, at the step of the training line before it; the lines before its last are
+    its running means over part of the set, left out, and so is an evaluation before any training line."""
+    at = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "metric_logger_eval"]
+    if not at:
+        return events
+    last_of_stretch = {i for k, i in enumerate(at) if k + 1 == len(at) or not _only_between(events, i, at[k + 1])}
+    out, trained = [], None
+    for i, event in enumerate(events):
+        if event[0] == "line" and event[1].kind == "metric_logger":
+            trained = event[1].step
+        elif event[0] == "line" and event[1].kind == "metric_logger_eval":
+            if i not in last_of_stretch or trained is None:
+                continue
+            event = ("line", replace(event[1], step=trained))
+        out.append(event)
+    return out
+
+
+def _only_between(events: list[tuple], start: int, end: int) -> bool:
+    """Whether no MetricLogger line of training comes between two indexes and the second evaluation line counts on
+    from the first (the same evaluation, not the next one)."""
+    if events[end][1].step <= events[start][1].step:
+        return False
+    return not any(e[0] == "line" and e[1].kind == "metric_logger" for e in events[start + 1:end])
 
 
 # Prints of a loss alone that give way to any other record of the loss in the file
