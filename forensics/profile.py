@@ -358,6 +358,12 @@ _PAIRWISE_NAMES = ("dpo", "kto")
 _PAIRWISE_START_MAX = 1.5  # nats: DPO starts at ln 2, KTO under 1; a language model's loss starts above
 
 
+# Fields of axolotl's AxolotlTrainingArguments (axolotl/core/training_args.py) that no other trainer's arguments
+# have: its multipack sampler, ReLoRA, its MMLU bench eval, its quadratic warm-up. Two of them name axolotl.
+_AXOLOTL_ARGS_FIELDS = ("sample_packing", "eval_sample_packing", "sample_packing_efficiency", "multipack_real_batches",
+                        "relora_steps", "relora_warmup_steps", "lr_quadratic_warmup", "do_bench_eval", "bench_dataset")
+
+
 def _pairwise_loss_at_chance(config: RunConfig, timeline: Timeline) -> float | None:
     """The first training loss of a model with a one-score head (num_labels 1: a reward model's, or a
     regressor's) when it is about ln 2, where a pairwise loss -log sigmoid(r_chosen - r_rejected) starts
@@ -667,6 +673,11 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     # params.yaml: the only params.yaml read for them, ingest.config_files.dvclive_params_values)
     if tracker_source.endswith(("(W&B config)", "(MLflow params)", "TensorBoard 'args' text", "/params.yaml")) or \
             tracker_source == "params.yaml":
+        axolotl_fields = [k for k in _AXOLOTL_ARGS_FIELDS if k in config.values]
+        if len(axolotl_fields) >= 2:  # before TRL's: axolotl's arguments carry max_seq_length too
+            evidence["framework"] = (f"Axolotl's own TrainingArguments fields ({', '.join(axolotl_fields[:3])}) in "
+                                     f"{tracker_source}")
+            return "axolotl"
         sft_fields = [k for k in _SFT_CONFIG_FIELDS if k in config.values]
         if sft_fields:  # the arguments are TRL's SFTConfig: fields TrainingArguments does not have
             evidence["framework"] = f"TRL SFTConfig's own fields ({', '.join(sft_fields[:3])}) in {tracker_source}"

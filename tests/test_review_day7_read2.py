@@ -127,3 +127,67 @@ def test_mlx_examples_lora_console_names_mlx_and_lora_but_not_the_packed_size(tm
     profile = a.run_profile.to_dict()
     assert (profile["framework"], profile["method"], profile["model_params"]) == ("mlx", "lora", None), profile
     assert a.status == "healthy"
+
+
+# ---- (4) the notebook progress table of a max_steps run on a streaming set --------------------------------------------
+
+
+def _progress_table_notebook(path, steps, total, epoch_text, losses):
+    """A notebook whose training cell shows the Trainer's NotebookProgressCallback display (its progress line
+    `[S/S hh:mm:ss, Epoch E/N]` over a `Step | Training Loss` table), as Jupyter saves it (text/html output)."""
+    import json
+    rows = "".join(f"    <tr>\n      <td>{s}</td>\n      <td>{v:.6f}</td>\n    </tr>\n" for s, v in zip(steps, losses))
+    html = ("\n    <div>\n      \n      <progress value='%d' max='%d' style='width:300px; height:20px; vertical-align: "
+            "middle;'></progress>\n      [%d/%d 10:09:58, Epoch %s]\n    </div>\n    <table border=\"1\" class=\"dataframe\">\n"
+            "  <thead>\n <tr style=\"text-align: left;\">\n      <th>Step</th>\n      <th>Training Loss</th>\n    </tr>\n"
+            "  </thead>\n  <tbody>\n%s  </tbody>\n</table><p>" % (total, total, total, total, epoch_text, rows))
+    cell = {"cell_type": "code", "execution_count": 7, "metadata": {}, "source": ["trainer.train()"],
+            "outputs": [{"output_type": "display_data", "metadata": {},
+                         "data": {"text/html": html, "text/plain": ["<IPython.core.display.HTML object>"]}}]}
+    path.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}))
+
+
+def test_passes_from_a_streaming_runs_progress_line_make_a_near_zero_loss_memorization(tmp_path):
+    """`[500/500 10:09:58, Epoch 19/9223372036854775807]` (max_steps on a streaming set: 19 passes over the data, the
+    total sys.maxsize) over a Step table with no Epoch column, the loss 2.0 -> 0.02 with no evaluation: read as no
+    epoch at all, the run was healthy; with 19 passes it is memorization."""
+    steps = list(range(25, 525, 25))
+    losses = [2.0 * 0.78 ** i for i in range(len(steps))]
+    _progress_table_notebook(tmp_path / "finetune.ipynb", steps, 500, "19/9223372036854775807", losses)
+    a = _analyze(tmp_path)
+    assert _series(a, "epoch")[500] == 19.0
+    assert a.status == "warning" and a.first_incident.kind == "memorization", [(f.kind, f.step) for f in a.findings]
+
+
+# ---- (5) axolotl's training arguments in TensorBoard's args text -------------------------------------------------------
+
+
+def _tensorboard_run(folder, args):
+    """The HF TensorBoardCallback's writing: `add_text("args", args.to_json_string())` and `train/loss` scalars."""
+    import json
+    from torch.utils.tensorboard import SummaryWriter
+    writer = SummaryWriter(log_dir=str(folder))
+    writer.add_text("args", json.dumps(args, indent=2))
+    for step in range(1, 41):
+        writer.add_scalar("train/loss", 2.0 - step * 0.02, step)
+        writer.add_scalar("train/learning_rate", 2e-4, step)
+    writer.close()
+
+
+_TRAINING_ARGS = {"output_dir": "./lora-out", "num_train_epochs": 4, "per_device_train_batch_size": 4,
+                  "learning_rate": 2e-4, "fp16": True, "bf16": False, "logging_steps": 1, "max_seq_length": 2048}
+
+
+def test_axolotl_fields_in_the_args_text_name_axolotl_not_trl(tmp_path):
+    """axolotl's AxolotlTrainingArguments as the TensorBoard args text (`sample_packing`, `relora_steps`,
+    `lr_quadratic_warmup`, ... beside `max_seq_length`): named trl for `max_seq_length`; its own fields name axolotl."""
+    _tensorboard_run(tmp_path / "runs" / "Dec12_01-05-00_host", dict(
+        _TRAINING_ARGS, sample_packing=False, eval_sample_packing=None, sample_packing_efficiency=1.0,
+        relora_steps=None, relora_warmup_steps=None, lr_quadratic_warmup=False, do_bench_eval=False))
+    assert _analyze(tmp_path).run_profile.to_dict()["framework"] == "axolotl"
+
+
+def test_an_sft_config_args_text_is_still_trl(tmp_path):
+    """TRL's SFTConfig as the args text (`max_seq_length`, `packing`, `dataset_text_field`): still trl."""
+    _tensorboard_run(tmp_path / "runs" / "run1", dict(_TRAINING_ARGS, packing=False, dataset_text_field="text"))
+    assert _analyze(tmp_path).run_profile.to_dict()["framework"] == "trl"

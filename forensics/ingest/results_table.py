@@ -15,7 +15,10 @@ rows are the lines after it with as many cells, the step, epoch and loss cells e
 Validation Loss -> eval_loss, Epoch -> epoch; the other columns are evaluation metrics (eval_<name>) beside a
 Validation Loss column (what compute_metrics returned) and training metrics otherwise (a GRPO run's reward, kl).
 Each row becomes a `StepLine` of kind "results_table"; a table without a Step column gives each row its epoch as
-its step (kind "results_table_epoch").
+its step (kind "results_table_epoch"). A Step table without an Epoch column under the notebook's progress line
+(`[500/500 10:09:58, Epoch 19/9223372036854775807]`) takes each row's epoch from it, step x e / n: the passes over
+the data go at one pace (with max_steps on a streaming set the total is sys.maxsize, and the count before it is still
+the passes made).
 """
 from __future__ import annotations
 
@@ -75,6 +78,8 @@ class ResultsTable:
 
     columns: list[str] | None = None
     rows: int = 0
+    progress: tuple[int, float] | None = None  # (step, epoch) of the last progress line seen
+    passes: float | None = None  # the table's epochs per step, from the progress line over it (no Epoch column)
 
     def feed(self, line: str) -> StepLine | None:
         if self.columns is not None:
@@ -90,6 +95,11 @@ class ResultsTable:
         found = header_columns(line)
         if found is not None:
             self.columns, self.rows = found, 0
+            step, epoch = self.progress or (0, 0.0)
+            self.passes = epoch / step if step > 0 and "step" in found and "epoch" not in found else None
+            self.progress = None
+        elif "Epoch " in line and (m := _PROGRESS.search(line)):
+            self.progress = (int(m.group("step")), float(m.group("epoch")))
         return None
 
     def _row(self, cells: list[str]) -> StepLine | None:
@@ -104,6 +114,8 @@ class ResultsTable:
                     return None  # prose, or another table
                 # a metric printed as a dict (`{'rouge1': 31.2, ...}`): not one number, passed over
         step = values.pop("step", None)
+        if step is not None and self.passes:
+            values["epoch"] = step * self.passes
         kind = "results_table"
         if step is None:
             step, kind = values.get("epoch"), "results_table_epoch"
@@ -149,6 +161,8 @@ def trainer_tables(html: str) -> str:
 # The progress line over the table: `[ 39/126 11:37 < 27:19, 0.05 it/s, Epoch 0.60/2]`: the run's planned steps and
 # epochs
 _PLAN = re.compile(r"\[\s*\d+/(?P<steps>\d+)\b[^\]]*\bEpoch [\d.]+/(?P<epochs>\d+)\]")
+# ... and where it stands: step n of the plan at epoch e (the epochs done, as the Trainer's state counts them)
+_PROGRESS = re.compile(r"\[\s*(?P<step>\d+)/\d+\b[^\]]*\bEpoch (?P<epoch>\d+(?:\.\d+)?)/\d+\]")
 
 
 def _stepped(rows: list[list[str]], progress: str) -> list[list[str]]:
@@ -156,7 +170,8 @@ def _stepped(rows: list[list[str]], progress: str) -> list[list[str]]:
     the steps per epoch its progress line plans (485 steps over 5 epochs: epoch 3 ends at step 291); the table as it
     is where that line does not say."""
     plan = _PLAN.search(progress)
-    if plan is None or rows[0][0] != "Epoch" or "Step" in rows[0] or int(plan.group("epochs")) == 0:
+    if plan is None or rows[0][0] != "Epoch" or "Step" in rows[0] or int(plan.group("epochs")) == 0 \
+            or int(plan.group("epochs")) > int(plan.group("steps")):  # (max_steps on a stream: sys.maxsize epochs)
         return rows
     per_epoch = int(plan.group("steps")) / int(plan.group("epochs"))
     stepped = [["Step"] + rows[0]]
