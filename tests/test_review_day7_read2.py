@@ -2,18 +2,7 @@
 log as the real program prints it and checks that it is read as the run it is."""
 from __future__ import annotations
 
-import forensics
-
-
-def _analyze(folder):
-    return forensics.analyze(folder, check_checkpoints=False)
-
-
-def _series(analysis, metric):
-    """{step: value} of one metric in the analysis' final history."""
-    rows = analysis.timeline.final()
-    rows = rows[rows["metric"] == metric]
-    return dict(zip(rows["step"].astype(int), rows["value"]))
+from test_review_day7_read import _analyze, _series
 
 
 # ---- (1) the MetricLogger console of DeiT / MAE / DETR / DINO / LLaMA-Adapter ------------------------------------------
