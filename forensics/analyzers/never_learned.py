@@ -137,7 +137,18 @@ def _evaluated_at_chance(metrics: Metrics, k: int, chance: float) -> str | None:
         later = float(accuracy.iloc[len(accuracy) // 2:].median())
         if abs(later - 1 / k) <= max(0.05, 0.25 / k):
             return f"the eval accuracy stays at about {format_number(later)}, chance for {k} answers"
+    if k == 2 and evals is not None and len(evals) >= 2 and _held_out_at_ln2(evals):
+        return (f"the eval loss stays there too ({format_number(float(evals.iloc[0]))} -> "
+                f"{format_number(float(evals.iloc[-1]))}, not falling)")
     return None
+
+
+def _held_out_at_ln2(evals) -> bool:
+    """The eval loss sits at ln 2 (its median within `_CHANCE_TOLERANCE`) and did not fall. Only ln 2 is read
+    without an accuracy: a language model's loss near ln 12 is common, but a training AND held-out loss both flat on
+    0.693 is a two-way guess (CPM-2's fine-tune: 0.699 -> 0.695 train, 0.702 -> 0.714 eval over 100 iterations)."""
+    level = float(np.median(evals.to_numpy()))
+    return abs(level - LN2) <= _CHANCE_TOLERANCE * LN2 and float(evals.iloc[-1]) >= float(evals.iloc[0]) - 0.005
 
 
 _TOLD_APART = 0.03  # a pairwise loss this far under ln 2 separates its pairs (a margin of about 0.06)
