@@ -39,3 +39,30 @@ def test_a_loss_and_an_eval_loss_both_flat_on_ln_2_never_learned():
 ])
 def test_a_loss_near_ln_2_without_a_held_out_loss_flat_there_is_not_never_learned(eval_losses):
     assert detect_never_learned(_flat_at(LN2, eval_losses), Thresholds()) == []
+
+
+def _one_eval_an_epoch(evals: list[float], levels: tuple[float, float, float] = (0.12, 0.05, 0.02)) -> dict:
+    """Three epochs of 176 steps, the training loss logged every 5 steps from 0.63 at the first point, then at each
+    epoch's level of `levels`, an eval at the end of each epoch."""
+    steps = list(range(5, 529, 5))
+    train = [0.63 if s == 5 else levels[min(2, (s - 1) // 176)] * (1.05 if s % 10 else 0.95) for s in steps]
+    return {"loss": pd.Series(train, index=steps, dtype="float64"),
+            "eval_loss": pd.Series(evals, index=[176, 352, 528], dtype="float64")}
+
+
+def test_evals_rising_after_the_first_while_the_training_loss_keeps_falling_is_overfitting():
+    """Obychenkov/CSE234-hardneg: eval 0.301, 0.322, 0.346 at the end of epochs 1-3 (the first the best, the last
+    just under 15% above it) while the training loss's epoch medians fell 0.122 -> 0.049 -> 0.021."""
+    from forensics.analyzers.overfitting import detect_overfitting
+    (found,) = detect_overfitting(_one_eval_an_epoch([0.3011, 0.3224, 0.3459]), Thresholds())
+    assert (found.kind, found.severity, found.step) == ("overfitting", "warning", 352)
+
+
+@pytest.mark.parametrize("evals, levels", [
+    ([0.3011, 0.2950, 0.2900], (0.12, 0.05, 0.02)),  # the held-out loss kept falling: learning
+    ([0.3011, 0.3030, 0.3020], (0.12, 0.05, 0.02)),  # within 1% of the best: flat, not a rise
+    ([0.3011, 0.3224, 0.3459], (0.12, 0.12, 0.115)),  # the training loss stopped falling too: no gap opening
+])
+def test_a_first_eval_best_without_a_gap_opening_is_not_overfitting(evals, levels):
+    from forensics.analyzers.overfitting import detect_overfitting
+    assert detect_overfitting(_one_eval_an_epoch(evals, levels), Thresholds()) == []

@@ -187,11 +187,15 @@ def _train_fell_away(evals, train, thresholds: Thresholds) -> int | None:
     best_pos = int(np.argmin(values))
     after, best = values[best_pos + 1:], float(values[best_pos])
     held = values[max(0, best_pos - thresholds.overfit_points):best_pos]
-    if len(values) >= _LONG or best <= 0 or len(after) < 2 or best_pos == 0 \
-            or not np.all(after > best * (1 + _SMALL_RISE)) or float(after.min()) <= float(held.max()):
+    if len(values) >= _LONG or best <= 0 or len(after) < 2 \
+            or not np.all(after > best * (1 + _SMALL_RISE)) or len(held) and float(after.min()) <= float(held.max()):
         return None  # (back among the evals just before the best: that best was a lucky low, not a turn)
     steps = evals.index
-    at_best = train[(train.index > steps[best_pos - 1]) & (train.index <= steps[best_pos])]
+    if best_pos == 0:  # the first eval is the best: the training loss over the later half of the run up to it
+        before = train[train.index <= steps[0]]
+        at_best = before.iloc[len(before) // 2:]
+    else:
+        at_best = train[(train.index > steps[best_pos - 1]) & (train.index <= steps[best_pos])]
     at_end = train[(train.index > steps[-2]) & (train.index <= steps[-1])]
     if len(at_best) < 3 or len(at_end) < 3:
         return None
