@@ -644,6 +644,9 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
         evidence["framework"] = f"{named[0]} console lines"
         return KIND_FRAMEWORKS[named[0]]
     trainer = _trl_config_class(config)
+    if trainer is not None and trainer[0].startswith("Unsloth"):  # Unsloth's subclass of a TRL trainer or config
+        return _said(evidence, "unsloth", f"{trainer[0]}, Unsloth's patched TRL trainer"
+                                          f"{' arguments' * trainer[0].endswith('Config')} ({_trainer_source(config)})")
     if trainer is not None:
         evidence["framework"] = f"{trainer[0]}, TRL's trainer{' arguments' * trainer[0].endswith('Config')} " \
                                 f"({_trainer_source(config)})"
