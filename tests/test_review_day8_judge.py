@@ -66,3 +66,18 @@ def test_evals_rising_after_the_first_while_the_training_loss_keeps_falling_is_o
 def test_a_first_eval_best_without_a_gap_opening_is_not_overfitting(evals, levels):
     from forensics.analyzers.overfitting import detect_overfitting
     assert detect_overfitting(_one_eval_an_epoch(evals, levels), Thresholds()) == []
+
+
+def test_a_final_evaluation_soon_after_the_last_periodic_one_still_shows_the_gap():
+    """gjurdzinski/Open-Assistant's reward model: evals 0.547, 0.510, 0.363 (best), 0.575, 0.771 at steps 0, 50, 100,
+    150 and a final one at 175, with only two training points (160, 170) after the eval at 150: the training loss's
+    last three points after the best stand for the end."""
+    from forensics.analyzers.overfitting import detect_overfitting
+    train = [0.4815, 0.3131, 0.2958, 0.2475, 0.1941, 0.1775, 0.1793, 0.2513, 0.2078, 0.1141, 0.1665, 0.1217, 0.2322,
+             0.1437, 0.1615, 0.0965, 0.1168]
+    metrics = {"loss": pd.Series(train, index=range(10, 171, 10), dtype="float64"),
+               "eval_loss": pd.Series([0.5467, 0.5101, 0.3625, 0.5746, 0.7710], index=[0, 50, 100, 150, 175])}
+    (found,) = detect_overfitting(metrics, Thresholds())
+    assert (found.kind, found.step) == ("overfitting", 150)
+    held = {**metrics, "loss": pd.Series([0.48, 0.31, 0.30, 0.25, 0.19] + [0.18] * 12, index=range(10, 171, 10))}
+    assert detect_overfitting(held, Thresholds()) == []  # the training loss stopped falling too: no gap opening

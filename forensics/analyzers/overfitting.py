@@ -197,6 +197,8 @@ def _train_fell_away(evals, train, thresholds: Thresholds) -> int | None:
     else:
         at_best = train[(train.index > steps[best_pos - 1]) & (train.index <= steps[best_pos])]
     at_end = train[(train.index > steps[-2]) & (train.index <= steps[-1])]
+    if len(at_end) < 3:  # a short last interval (a final evaluation soon after the last periodic one)
+        at_end = train[train.index > steps[best_pos]].iloc[-3:]
     if len(at_best) < 3 or len(at_end) < 3:
         return None
     return best_pos if float(at_end.median()) <= (1 - _FELL_AWAY) * float(at_best.median()) else None
