@@ -81,3 +81,34 @@ def test_a_final_evaluation_soon_after_the_last_periodic_one_still_shows_the_gap
     assert (found.kind, found.step) == ("overfitting", 150)
     held = {**metrics, "loss": pd.Series([0.48, 0.31, 0.30, 0.25, 0.19] + [0.18] * 12, index=range(10, 171, 10))}
     assert detect_overfitting(held, Thresholds()) == []  # the training loss stopped falling too: no gap opening
+
+
+def _scale_halving_from(start: float, halvings: int, steps: int, late: tuple[int, ...] = ()) -> dict:
+    """A loss scale logged every step from 1: halved at each of the first `halvings` steps from `start`, then steady,
+    with one more halving at each step of `late`."""
+    scale, values = start, []
+    for step in range(1, steps + 1):
+        if 2 <= step <= halvings + 1 or step in late:
+            scale /= 2
+        values.append(scale)
+    return {"loss_scale": pd.Series(values, index=range(1, steps + 1), dtype="float64")}
+
+
+def test_the_scalers_start_up_search_is_skipped_steps_not_a_storm():
+    """NVIDIA/Megatron-LM's gpt3-357m TensorBoard: the scale halves at every one of the first 15 iterations from
+    2**32 (Megatron's initial scale) to 2**18, then the run trains on for 85 iterations."""
+    from forensics.analyzers.overflow import detect_loss_scale_overflow
+    (found,) = detect_loss_scale_overflow(_scale_halving_from(2.0 ** 32, 15, 100), Thresholds())
+    assert (found.kind, found.severity, found.step) == ("skipped_steps", "warning", 2)
+    assert "searching down from its initial scale" in found.message
+
+
+@pytest.mark.parametrize("metrics", [
+    _scale_halving_from(65536.0, 0, 100, late=tuple(range(50, 56))),  # six in a row mid-run: a storm
+    _scale_halving_from(2.0 ** 32, 15, 60),  # the search takes a quarter of the log: not just a start
+    _scale_halving_from(2.0 ** 32, 15, 100, late=(40, 60, 80)),  # overflows go on after it
+])
+def test_overflows_in_a_row_past_the_start_are_still_a_storm(metrics):
+    from forensics.analyzers.overflow import detect_loss_scale_overflow
+    (found,) = detect_loss_scale_overflow(metrics, Thresholds())
+    assert found.kind == "loss_scale_overflow"

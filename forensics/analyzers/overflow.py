@@ -65,17 +65,36 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
         first = steps[0] if steps else floor_step
         return [Finding("loss_scale_overflow", "error", first, message, end_step=floor_step, metric=SCALE,
                         evidence=evidence)]
-    if storm_len >= thresholds.overflow_storm_count:
+    if storm_len >= thresholds.overflow_storm_count and not _calibration(metrics, steps, storm_start, storm_len):
         message = (f"fp16 overflow storm: {storm_len} overflows in a row from step {storm_start} "
                    f"({len(steps)} in all, loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}).")
         return [Finding("loss_scale_overflow", "warning", storm_start, message,
                         end_step=storm_start + storm_len - 1, metric=SCALE, evidence=evidence)]
-    message = (f"{plural(len(steps), 'update')} skipped by the fp16 loss scaler from step {steps[0]} (isolated "
-               f"overflows, loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}): the scaler "
+    kind = ("overflows at the start, the scaler searching down from its initial scale" if storm_len >=
+            thresholds.overflow_storm_count else "isolated overflows")
+    message = (f"{plural(len(steps), 'update')} skipped by the fp16 loss scaler from step {steps[0]} ({kind}, "
+               f"loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}): the scaler "
                "did its job, but those batches taught the model nothing. A few at the start are the scaler finding its "
                "level; more later mean the loss or gradients reach the edge of fp16's range (bf16 has no scaler).")
     return [Finding("skipped_steps", "warning", steps[0], message, end_step=steps[-1], metric=SCALE,
                     evidence={**evidence, "deepspeed_overflow": True})]
+
+
+_CALIBRATION_SHARE = 0.2  # a start-up search ends within this share of the logged steps
+
+
+def _calibration(metrics: Metrics, steps: list[int], storm_start: int, storm_len: int) -> bool:
+    """Whether the overflows in a row are the scaler's start-up search: they begin at the log's first steps (Megatron
+    starts at 2**32, DeepSpeed at 2**16, and each halves until a step fits), end within `_CALIBRATION_SHARE` of the
+    log, and make up nearly all of its overflows. Each is a skipped update, not a storm: training goes on after."""
+    scale = metrics.get(SCALE)
+    logged = scale.index if scale is not None and len(scale) else None
+    if logged is None:
+        return False
+    first, last = int(logged[0]), int(logged[-1])
+    storm_end = storm_start + storm_len - 1
+    return (storm_start <= first + 2 and storm_end - first <= _CALIBRATION_SHARE * (last - first)
+            and len(steps) <= storm_len + 2)
 
 
 def _floor_step(metrics: Metrics, thresholds: Thresholds) -> int | None:
