@@ -112,3 +112,29 @@ def test_overflows_in_a_row_past_the_start_are_still_a_storm(metrics):
     from forensics.analyzers.overflow import detect_loss_scale_overflow
     (found,) = detect_loss_scale_overflow(metrics, Thresholds())
     assert found.kind == "loss_scale_overflow"
+
+
+def _nan_grad_norms_at_the_start(nan_steps: list[int], every: int = 1) -> dict:
+    steps = list(range(every, 40 * every + 1, every))
+    grad = [float("nan") if s in nan_steps else 4.0 - s / (20 * every) for s in steps]
+    return {"loss": pd.Series([2.8 - s / (40 * every) for s in steps], index=steps, dtype="float64"),
+            "grad_norm": pd.Series(grad, index=steps, dtype="float64"),
+            "learning_rate": pd.Series([5e-5 * (1 - s / (41 * every)) for s in steps], index=steps)}
+
+
+def test_nan_grad_norms_at_the_first_logged_steps_are_a_fresh_scaler_skipping():
+    """chenkx612/local-roleplay-llm (ms-swift, fp16): grad_norm NaN at steps 1-6 with a finite loss at each, finite
+    from step 7 on: a fresh GradScaler halving down from 2**16, not a run that broke."""
+    from forensics.analyzers.skipped_steps import detect_skipped_steps
+    (found,) = detect_skipped_steps(_nan_grad_norms_at_the_start([1, 2, 3, 4, 5, 6]), Thresholds())
+    assert (found.kind, found.step, found.evidence["count"]) == ("skipped_steps", 1, 6)
+    assert found.evidence["at_restart"]
+
+
+@pytest.mark.parametrize("nan_steps, every", [
+    ([10, 11, 12, 13, 14, 15], 1),  # six in a row mid-run: more than a scaler's isolated skips
+    ([10, 20, 30, 40], 10),  # logged every 10 steps: four NaN points hide up to 40 skipped steps
+])
+def test_long_nan_grad_norm_stretches_past_the_start_or_between_logs_are_not_scaler_skips(nan_steps, every):
+    from forensics.analyzers.skipped_steps import detect_skipped_steps
+    assert detect_skipped_steps(_nan_grad_norms_at_the_start(nan_steps, every), Thresholds()) == []

@@ -37,9 +37,20 @@ def skipped_step_points(metrics: Metrics, thresholds: Thresholds) -> list[int]:
     for i, j in true_runs(bad):
         run = [int(s) for s in steps[i:j]]
         recovers = j < len(bad)  # a finite grad_norm follows
-        if recovers and len(run) <= thresholds.skipped_max_run and all(_real_finite_loss(loss, s) for s in run):
+        short = len(run) <= thresholds.skipped_max_run or i == 0 and _fresh_scaler_search(run)
+        if recovers and short and all(_real_finite_loss(loss, s) for s in run):
             out.extend(run)
     return out
+
+
+_SCALER_HALVINGS = 16  # a fresh GradScaler starts at 2**16: at most this many halvings in a row reach a scale of 1
+
+
+def _fresh_scaler_search(run: list[int]) -> bool:
+    """Whether non-finite grad norms from the log's first point on are a fresh scaler halving its way down: every
+    step logged (one point a step: a longer logging interval would hide that many more skips each) and no more of them
+    than halvings from its initial scale (ms-swift's fp16 QLoRA: NaN at steps 1-6, finite from 7 on)."""
+    return len(run) <= _SCALER_HALVINGS and run[-1] - run[0] == len(run) - 1
 
 
 def _real_finite_loss(loss: pd.Series, step: int) -> bool:
