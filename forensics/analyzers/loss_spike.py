@@ -14,7 +14,11 @@ per step where a point is the mean of several (see `_relative_noise`), as
 pre-training on hundreds of thousands of tokens a step logs it) has no hard single batches to excuse a jump: there a
 spike is a jump of `spike_mad_z` times that noise, and at least `_STEADY_FACTOR` x the baseline (modded-nanogpt's 1.5B
 run: 5.6% noise, 34 single-step jumps of 1.5-1.9x on 491,520-token batches), whether or not it settles at once.
-Preference/RL logs are skipped: their loss is not a fit measure and sits near zero by design.
+Preference/RL logs are skipped: their loss is not a fit measure and sits near zero by design. Only a GRPO/PPO log's
+blow-up is read there (`_policy_blow_ups`): the loss and the KL to the reference both jumping `_BLOW_UP_FACTOR` x over
+their medians in one step, the loss by a whole nat or more (a GRPO loss is beta x KL, about 0 by construction; the
+policy's log-probabilities leaving the reference's by thousands of nats in one update is an instability however
+quickly it settles).
 """
 from __future__ import annotations
 
@@ -39,8 +43,10 @@ def loss_spike_rule(thresholds: Thresholds) -> SpikeRule:
 
 def detect_loss_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """`loss_spike` findings over the real (unmasked, finite) training loss: one per spike or storm."""
-    if LOSS not in metrics or is_preference_log(metrics):
+    if LOSS not in metrics:
         return []
+    if is_preference_log(metrics):
+        return _policy_blow_ups(metrics)
     loss = real_loss(metrics)
     start = float(loss.iloc[:5].median()) if len(loss) else 0.0
     min_rise = thresholds.loss_spike_min_rise * max(1.0, start)
@@ -115,3 +121,36 @@ def _batch_noise(batches: list[Spike]) -> Finding:
                f"median {format_number(big.baseline)}), none high for more than {_BATCH_STEPS + 1} steps in a row: the per-step noise of small batches.")
     return Finding("loss_spike", "info", batches[0].step, message, end_step=batches[-1].step, metric=LOSS,
                    evidence=dict(group_evidence(batches), single_batches=True))
+
+
+_BLOW_UP_FACTOR = 100.0  # an RL loss and its KL this many times their medians at one step ...
+_BLOW_UP_RISE = 1.0  # ... the loss up by at least this many nats
+_KL_NAMES = ("kl", "objective/kl")
+
+
+def _policy_blow_ups(metrics: Metrics) -> list[Finding]:
+    """`loss_spike` warnings where an RL log's loss and KL to the reference jump together far over their medians
+    (siddhartth04's Unsloth GRPO: loss 234.5 and kl 5,864 at step 97 between 0.002 / 0.045 and 0.001 / 0.025)."""
+    kl_name = next((name for name in _KL_NAMES if name in metrics), None)
+    loss = real_loss(metrics)
+    if kl_name is None or len(loss) < 10:
+        return []
+    kl = metrics[kl_name].reindex(loss.index)
+    loss_level, kl_level = float(np.median(np.abs(loss.to_numpy()))), float(np.nanmedian(np.abs(kl.to_numpy())))
+    if not kl_level > 0:
+        return []
+    high = (loss.to_numpy() - loss_level >= _BLOW_UP_RISE) & (loss.to_numpy() > _BLOW_UP_FACTOR * loss_level) \
+        & (kl.to_numpy() > _BLOW_UP_FACTOR * kl_level)
+    steps = [int(s) for s in loss.index[high]]
+    if not steps:
+        return []
+    first, top = steps[0], int(loss.idxmax()) if float(loss.max()) > 0 else steps[0]
+    shown = ", ".join(f"{format_number(float(loss.loc[s]))} (kl {format_number(float(kl.loc[s]))}) at step {s}"
+                      for s in steps[:4])
+    message = (f"the policy blew up against its reference: loss {shown}{' ...' if len(steps) > 4 else ''}, where the "
+               f"loss's median is {format_number(loss_level)} and the KL's {format_number(kl_level)}. An update moved "
+               "the policy's log-probabilities far from the reference's at once; check the learning rate, max_grad_norm "
+               "and the precision (fp16 overflows in the log-probabilities), and look at the completions of that step.")
+    return [Finding("loss_spike", "warning", first, message, end_step=steps[-1] if len(steps) > 1 else None,
+                    metric=LOSS, evidence={"steps": steps, "peak_step": top, "loss_median": loss_level,
+                                           "kl_median": kl_level, "kl_metric": kl_name})]
