@@ -279,10 +279,9 @@ def build_timeline(records: list[LogRecords]) -> Timeline:
         if rec.frame.empty:
             continue
         frame = rec.frame.reset_index(drop=True)
-        steps = frame["step"].to_numpy()
         # A step below the one before it starts a new attempt (a resume or a new session);
         # eval and summary entries repeat their train step, so equal steps do not count.
-        attempt = np.concatenate([[0], np.cumsum(np.diff(steps) < 0)])
+        attempt = _attempts(frame)
         for a in np.unique(attempt):
             part = frame[attempt == a]
             seg_id = len(seg_rows)
@@ -310,6 +309,27 @@ def build_timeline(records: list[LogRecords]) -> Timeline:
     timeline = Timeline(frame[COLUMNS].reset_index(drop=True), segments, texts, meta)
     _set_console_facts(timeline, records)
     return timeline
+
+
+# Counters an engine prints on its own lines with its own exact step (DeepSpeed's `step=N, skipped=K`), beside log
+# lines whose steps may be estimates (HF dicts numbered by position): where the two orders disagree, it is not a resume.
+_ENGINE_COUNTERS = ("skipped_steps",)
+
+
+def _attempts(frame: pd.DataFrame) -> np.ndarray:
+    """The attempt number of each row: a step below the one before it starts a new attempt (a resume or a new
+    session). Engine counter rows (`_ENGINE_COUNTERS`) do not start one: they belong to the attempt of the row before
+    them (of the one after, at the file's start), and the order is read from the other rows alone."""
+    steps = frame["step"].to_numpy()
+    counter = frame["metric"].isin(_ENGINE_COUNTERS).to_numpy()
+    if not counter.any() or counter.all():
+        return np.concatenate([[0], np.cumsum(np.diff(steps) < 0)])
+    others = np.flatnonzero(~counter)
+    of_others = np.concatenate([[0], np.cumsum(np.diff(steps[others]) < 0)])
+    attempt = np.full(len(steps), -1, dtype="int64")
+    attempt[others] = of_others
+    before = np.maximum.accumulate(np.where(attempt >= 0, np.arange(len(steps)), -1))
+    return np.where(before >= 0, attempt[np.maximum(before, 0)], of_others[0])
 
 
 def _set_console_facts(timeline: Timeline, records: list[LogRecords]) -> None:

@@ -5,7 +5,8 @@ A logged rate more than `lr_jump_factor` times the highest rate logged before it
 outside the schedule (a resume with another rate, a misread config: 0.0028 -> 5.0), unless
 every rate so far rose step by step: that is the warm-up ramp, logged sparsely. A rate of
 exactly 0 for at least `lr_zero_points` logged points (and at least a tenth of the log) in the
-middle of the run means no update was made there. A rate that ran down to about 0 and then climbs
+middle of the run means no update was made there; so does such a stretch at the log's start (at least a fifth of it)
+after which the rate is at once at its level: a warm-up ramp is 0 at its first step only. A rate that ran down to about 0 and then climbs
 back point after point is a schedule whose horizon is shorter than the run. All are warnings: the
 owner should know, and a jump is also where a divergence that follows it started.
 """
@@ -205,4 +206,31 @@ def _zero_stretches(lr, thresholds: Thresholds) -> list[Finding]:
                        f"({j - i} logged points) in the middle of the run: no update was made there.")
             out.append(Finding("lr_anomaly", "warning", int(steps[i]), message, end_step=int(steps[j - 1]),
                                metric=LR, evidence={"n_points": j - i}))
+        elif i == 0 and j == positive[0] and j - i >= max(need, len(values) // _LEADING_SHARE) \
+                and _straight_to_its_level(values[j:]):
+            message = (f"learning rate is exactly 0 for the first {j} logged points (steps {int(steps[0])} to "
+                       f"{int(steps[j - 1])}) before it is {format_number(float(values[j]))} at step {int(steps[j])}, "
+                       "its level at once: a warm-up ramp leaves 0 at its first step, so no update was made there (a scheduler that "
+                       "only steps with the optimizer, and an optimizer that skipped or never applied its steps: "
+                       "fp16 overflow, a DeepSpeed/accelerate setup that does not step).")
+            out.append(Finding("lr_anomaly", "warning", int(steps[0]), message, end_step=int(steps[j - 1]),
+                               metric=LR, evidence={"n_points": j, "leading": True}))
     return out
+
+
+def _straight_to_its_level(after: np.ndarray) -> bool:
+    """Whether the rate, from its first positive point, is at once at (nine tenths of) the highest it reaches: no
+    warm-up ramp after the zeros (a ramp that starts late is a scheduler that held while an fp16 scaler calibrated,
+    the schedule run as planned). Not where that first rate is one unit of a decimal place (1e-06) and nothing higher
+    is logged: a ramp printed at fixed precision ('lr 0.000000', then '0.000001') shows its start as 0 and its first
+    digit as a level, and cannot be told from one."""
+    first, top = float(after[0]), float(np.max(after))
+    if first < 0.9 * top:
+        return False
+    power = np.log10(first)
+    return not (abs(power - round(power)) < 1e-9 and first >= top)
+
+
+# A stretch of LR 0 at the log's start must cover this fraction of its points (1/5): an fp16 loss scaler calibrating
+# skips its first few steps, and a scheduler that steps only with the optimizer holds the rate at 0 through them.
+_LEADING_SHARE = 5

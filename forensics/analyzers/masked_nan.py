@@ -1,6 +1,7 @@
 """Masked NaN loss: `loss` logged as exactly 0.0 next to a non-finite `grad_norm` (or, with no grad_norm
-logged, right after a loss no sane model gives, or while a decaying learning rate has stopped dead, the fp16
-scaler skipping every update: see `masked_loss_steps`).
+logged, right after a loss no sane model gives, while a decaying learning rate has stopped dead, the fp16
+scaler skipping every update, or where DeepSpeed's own count says it skipped nearly every update: see
+`masked_loss_steps`).
 
 With `logging_nan_inf_filter=True` (the default) the Trainer leaves NaN/Inf step losses out
 of its running sum; when a whole logging window is NaN the sum stays 0 and the logged loss is
@@ -14,7 +15,8 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding, plural
-from .metrics import GRAD_NORM, LOSS, Metrics, format_number, lr_frozen_after_decay, masked_loss_steps
+from .metrics import (DEEPSPEED_SKIPPED, GRAD_NORM, LOSS, Metrics, format_number, lr_frozen_after_decay,
+                      masked_loss_steps, mostly_skipped_zeros)
 
 
 def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -51,6 +53,14 @@ def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
                    f"while the eval loss at step {first} is NaN: the evaluation ran NaN weights, so the training loss "
                    "was NaN too, hidden as 0.0 by HF's NaN filter (grad_norm was not logged; "
                    "logging_nan_inf_filter=False would show the NaN).")
+    elif first in mostly_skipped_zeros(metrics):
+        counts = metrics[DEEPSPEED_SKIPPED].dropna()
+        message = (f"loss is logged as exactly 0.0 from step {first} {span} ({plural(len(masked), 'point')}, {prior}) "
+                   f"while DeepSpeed's own count says the fp16 loss scaler skipped {int(counts.iloc[-1])} of "
+                   f"{int(counts.index[-1])} optimizer updates: the gradients overflowed at nearly every step, so the "
+                   "losses were NaN/Inf, hidden as 0.0 by HF's NaN filter, and the few updates left cannot fit anything "
+                   "to exactly 0. Train in bf16, or find what overflows in fp16 (logging_nan_inf_filter=False would "
+                   "show the NaN).")
     elif frozen:
         lasts = "to the end of the log" if frozen[1] >= int(loss.index[-1]) else f"to step {frozen[1]}"
         message = (f"loss is logged as exactly 0.0 at {plural(len(masked), 'step')} from step {first} ({prior}) while "

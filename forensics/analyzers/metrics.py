@@ -83,7 +83,36 @@ def masked_loss_steps(metrics: Metrics) -> pd.Index:
         return zero.intersection(grad.index[~np.isfinite(grad.to_numpy())]).union(_overflowed_from_the_start(metrics, zero))
     frozen = lr_frozen_after_decay(metrics)
     in_freeze = (zero > frozen[0]) & (zero <= frozen[1]) if frozen else np.zeros(len(zero), dtype=bool)
-    return zero[_after_exploded(loss)[loss.to_numpy() == 0.0] | in_freeze].union(_beside_nan_eval(metrics, zero))
+    return zero[_after_exploded(loss)[loss.to_numpy() == 0.0] | in_freeze].union(
+        _beside_nan_eval(metrics, zero)).union(mostly_skipped_zeros(metrics))
+
+
+DEEPSPEED_SKIPPED = "skipped_steps"  # DeepSpeed's running count, `step=N, skipped=K` (ingest.stdout)
+_MOSTLY_SKIPPED = 0.9  # a share of the updates a counted interval skipped: the scaler overflowed at (nearly) every step
+
+
+def mostly_skipped_zeros(metrics: Metrics) -> pd.Index:
+    """Losses of exactly 0.0 in a stretch of zeros that reaches into an interval where DeepSpeed's own `skipped=`
+    count says `_MOSTLY_SKIPPED` of the updates or more were skipped by the fp16 loss scaler: the gradients
+    overflowed at (nearly) every step, the step losses were non-finite, and HF's NaN filter logged each window of
+    them as 0.0; the few updates left cannot fit anything to exactly 0 (a T5-11B under DeepSpeed fp16: loss 6.26,
+    then 0.0 at every log, `step=2000, skipped=1995`)."""
+    loss, counts = metrics.get(LOSS), metrics.get(DEEPSPEED_SKIPPED)
+    if loss is None or counts is None:
+        return pd.Index([], dtype="int64")
+    counts = counts[np.isfinite(counts.to_numpy())]
+    values, steps = loss.to_numpy(), loss.index.to_numpy()
+    if counts.empty or not np.any(values == 0.0):
+        return pd.Index([], dtype="int64")
+    ends = counts.index.to_numpy(dtype="int64")
+    starts = np.concatenate([[0], ends[:-1]])
+    share = np.diff(np.concatenate([[0.0], counts.to_numpy()])) / np.maximum(ends - starts, 1)
+    out: list[int] = []
+    for i, j in true_runs(values == 0.0):
+        lo, hi = int(steps[i]), int(steps[j - 1])
+        if any(share[k] >= _MOSTLY_SKIPPED and lo <= ends[k] and hi > starts[k] for k in range(len(ends))):
+            out.extend(int(s) for s in steps[i:j])
+    return pd.Index(out, dtype="int64")
 
 
 def _beside_nan_eval(metrics: Metrics, zero: pd.Index) -> pd.Index:

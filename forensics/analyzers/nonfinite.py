@@ -56,8 +56,39 @@ def detect_nonfinite_metrics(metrics: Metrics, thresholds: Thresholds,
         if name == GRAD_NORM and skipped:
             bad &= ~series.index.isin(list(skipped))
         if bad.any():
-            findings.append(_only_the_evaluation(_finding(name, series, bad), metrics))
+            findings.append(_sporadic_diagnostic(_only_the_evaluation(_finding(name, series, bad), metrics),
+                                                 series, bad, metrics))
     return findings
+
+
+# Per-batch means a preference trainer logs beside its loss: a NaN there is a mean over an empty selection (a
+# completion that kept no token after truncation) as often as a broken model.
+_DIAGNOSTIC_PREFIXES = ("logits/", "logps/")
+_SPORADIC_SHARE = 0.25  # at most this share of the metric's points non-finite
+
+
+def _sporadic_diagnostic(found: Finding, series: pd.Series, bad: np.ndarray, metrics: Metrics) -> Finding:
+    """A diagnostic mean (logits/*, logps/*) non-finite now and then - finite again between its non-finite points, at
+    most a quarter of them non-finite - while the training loss is finite and sound (no exact 0.0, nothing above
+    `EXPLODED_LOSS`) at every point from the first one on: a warning even when the last point happens to be one of
+    them. The loss the weights were trained on says they are sound; the NaN is a batch the mean had nothing to
+    average over."""
+    if found.severity != "error" or not found.metric.startswith(_DIAGNOSTIC_PREFIXES) or LOSS not in metrics:
+        return found
+    first = int(np.argmax(bad))
+    if bad[first:].all() or bad.sum() > _SPORADIC_SHARE * len(bad):
+        return found  # non-finite to the end from its first bad point, or too often to be a stray batch
+    loss = metrics[LOSS]
+    after = loss[loss.index >= found.step].to_numpy(dtype="float64")
+    if len(after) < 3 or not np.all(np.isfinite(after)) or np.any(after == 0.0) or np.any(after > EXPLODED_LOSS):
+        return found
+    steps = [int(s) for s in series.index.to_numpy()[bad]]
+    listed = ", ".join(str(s) for s in steps[:6]) + (", ..." if len(steps) > 6 else "")
+    message = (f"{found.metric} is {format_number(series.to_numpy()[first])} at {plural(len(steps), 'point')} of "
+               f"{len(bad)} (steps {listed}) and finite in between, while the training loss stays finite: a batch "
+               "whose mean had no tokens to average over (a completion cut to nothing by max_length / "
+               "max_prompt_length) rather than broken weights. Check the truncation settings.")
+    return replace(found, severity="warning", message=message, evidence={**found.evidence, "sporadic": True})
 
 
 def _only_the_evaluation(found: Finding, metrics: Metrics) -> Finding:

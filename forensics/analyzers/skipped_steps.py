@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding, plural
-from .metrics import GRAD_NORM, LOSS, LR, Metrics, format_number, lr_restart_steps, position_of, true_runs
+from .metrics import DEEPSPEED_SKIPPED, GRAD_NORM, LOSS, LR, Metrics, format_number, lr_restart_steps, position_of, true_runs
 from .overflow import OVERFLOW, SCALE
 from .reward_decline import reward_metric
 
@@ -142,7 +142,6 @@ def _counted_skips(metrics: Metrics) -> list[Finding]:
                                                     "counted_by_the_log": True})]
 
 
-DEEPSPEED_SKIPPED = "skipped_steps"  # DeepSpeed's running count, `step=N, skipped=K`: K of the N updates were skipped
 # Updates in a row all skipped that no fresh scaler explains: one starting at 2**32 with hysteresis 2 skips at most 64
 # while it halves down to its level; past this every update the stretch holds was thrown away, the weights untouched.
 _ALL_SKIPPED_STRETCH = 100
