@@ -168,3 +168,38 @@ def test_a_grpo_loss_and_kl_blowing_up_at_one_step_is_a_loss_spike():
 def test_grpo_logs_without_a_joint_loss_and_kl_blow_up_raise_no_spike(blow_ups):
     from forensics.analyzers.loss_spike import detect_loss_spikes
     assert detect_loss_spikes(_grpo_log(blow_ups), Thresholds()) == []
+
+
+def _evals_after_a_best(evals: list[float], train_levels: list[float], wobble: float = 0.01) -> dict:
+    """Evaluations every 200 steps from 200, the training loss logged every 10 steps at `train_levels[i]` (with a
+    small wobble) over the interval that ends at eval i."""
+    eval_steps = [200 * (i + 1) for i in range(len(evals))]
+    train = {}
+    for i, level in enumerate(train_levels):
+        for s in range(200 * i + 10, 200 * (i + 1) + 1, 10):
+            train[s] = level * (1 + wobble if s % 20 else 1 - wobble)
+    return {"loss": pd.Series(train, dtype="float64"), "eval_loss": pd.Series(evals, index=eval_steps, dtype="float64")}
+
+
+def test_three_evals_climbing_after_the_best_while_the_training_loss_falls_is_overfitting():
+    """zjzheng0410's Qwen2.5-7B QLoRA (LLaMA-Factory, 4 epochs): eval 1.7255 at its best, then 1.7275, 1.7348, 1.7610
+    (+2.1%) while the training loss fell from 1.83 to 1.73."""
+    from forensics.analyzers.overfitting import detect_overfitting
+    metrics = _evals_after_a_best([1.95, 1.7255, 1.7275, 1.7348, 1.7610], [2.1, 1.83, 1.80, 1.76, 1.726])
+    (found,) = detect_overfitting(metrics, Thresholds())
+    assert (found.kind, found.step) == ("overfitting", 600) and "keeps falling" in found.message
+
+
+def test_three_evals_climbing_while_the_training_loss_holds_level_is_not_this_rule():
+    from forensics.analyzers.overfitting import detect_overfitting
+    metrics = _evals_after_a_best([1.95, 1.7255, 1.7275, 1.7348, 1.7610], [2.1, 1.83, 1.83, 1.835, 1.83])
+    assert detect_overfitting(metrics, Thresholds()) == []
+
+
+def test_an_overfitting_message_does_not_say_the_training_loss_fell_where_it_held_level():
+    """matt7salomon's Mistral-7B LoRA: the eval loss rose while the training loss held at about 1.34; the message said
+    'while the training loss keeps falling'."""
+    from forensics.analyzers.overfitting import detect_overfitting
+    metrics = _evals_after_a_best([1.9, 1.5, 1.75, 1.95, 2.1, 2.3], [2.0, 1.34, 1.338, 1.338, 1.338, 1.338], wobble=0)
+    (found,) = detect_overfitting(metrics, Thresholds())
+    assert "keeps falling" not in found.message and "did not improve either" in found.message
