@@ -72,6 +72,8 @@ _AT_MINIMUM = "Current loss scale already at minimum"
 _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
              "embedding_loss", "loss/train", "loss/eval",
              "global_step/max_steps", "global_step", "iteration"}
+# ‘ ’ “ ” read as the ' and " of a printed dict (`{‘loss’: 1.45, ...}` pasted through an editor that curls quotes)
+_TYPOGRAPHIC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step", "steps",  # steps: see _explicit_step
                        "system/global_step")  # ROLL's
 
@@ -260,6 +262,8 @@ def _scan(text: str) -> list[tuple]:
         if record:
             events.append(("line", record))
         if "{" in piece:
+            if "\u2018" in piece or "\u201c" in piece:  # typographic quotes, as an editor or a web page pasted them
+                piece = piece.translate(_TYPOGRAPHIC_QUOTES)
             for m in _DICT.finditer(piece):
                 pairs = _pairs(m.group("body"))
                 if pairs is not None:
