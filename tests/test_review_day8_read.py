@@ -8,6 +8,8 @@
   learning rate X | lm loss X | loss scale X |`, THUDM/Chinese-Transformer-XL issue 7), is read field by field; a
   loss scale that fell under DeepSpeed's floor and then rose again is a storm the run came through (warning), not
   a run DeepSpeed stopped.
+* A divergence whose low is the log's first point states that point as the low (lit-gpt issue 628: 1.70, then
+  10-12), not the centred median's mean of it and the jump (6.58).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 import forensics
+from forensics.analyzers.divergence import detect_divergence
 from forensics.analyzers.overflow import detect_loss_scale_overflow
 from forensics.config import Thresholds
 from forensics.ingest import stdout
@@ -156,3 +159,22 @@ def test_a_loss_scale_that_rose_again_after_its_floor_is_a_warning():
 def test_a_loss_scale_that_ends_at_its_floor_is_still_an_error():
     (found,) = detect_loss_scale_overflow(_scale([64, 8, 4, 1, 2, 1, 1]), Thresholds())
     assert (found.kind, found.severity) == ("loss_scale_overflow", "error")
+
+
+# ---- the low a divergence message states -------------------------------------------------------------------------
+
+_JUMP = [1.7019, 11.463, 11.7545, 11.5019, 11.4807, 12.1935, 10.022, 10.9364, 10.5513]
+
+
+def test_a_divergence_from_the_logs_first_point_states_that_point_as_its_low():
+    loss = pd.Series(_JUMP, index=range(1151, 1160), dtype="float64")
+    (found,) = detect_divergence({"loss": loss}, Thresholds())
+    assert found.kind == "divergence" and found.step == 1152
+    assert "a low of about 1.702" in found.message and "6.582" not in found.message
+    assert found.evidence["floor"] == 1.7019
+
+
+def test_a_divergence_after_a_long_fall_states_the_smoothed_low_as_before():
+    values = [3.0 - 0.05 * i for i in range(40)] + [6.0 + 0.01 * i for i in range(20)]
+    (found,) = detect_divergence({"loss": pd.Series(values, index=range(10, 610, 10), dtype="float64")}, Thresholds())
+    assert found.step == 410 and "a low of about 1.2 and" in found.message and found.evidence["floor"] == 1.2
