@@ -10,6 +10,9 @@
   a run DeepSpeed stopped.
 * A divergence whose low is the log's first point states that point as the low (lit-gpt issue 628: 1.70, then
   10-12), not the centred median's mean of it and the jump (6.58).
+* The Trainer dicts of a resumed run, printed after its progress bar (stdout buffered, the bar jumping 0 -> n/T), are
+  dated by their own epochs x the steps an epoch makes (the bar's total over the closing summary's epoch), not by
+  their position from step 0 (vivsn289/Benchmarking-vanilla-llm-to-validate-forgetting: 1650-3250, not 99-3267).
 """
 from __future__ import annotations
 
@@ -178,3 +181,36 @@ def test_a_divergence_after_a_long_fall_states_the_smoothed_low_as_before():
     values = [3.0 - 0.05 * i for i in range(40)] + [6.0 + 0.01 * i for i in range(20)]
     (found,) = detect_divergence({"loss": pd.Series(values, index=range(10, 610, 10), dtype="float64")}, Thresholds())
     assert found.step == 410 and "a low of about 1.2 and" in found.message and found.evidence["floor"] == 1.2
+
+
+# ---- a resumed run's buffered dict lines ------------------------------------------------------------------------
+
+def _buffered_console(path: Path, first: int, total: int, every: int, epochs: int) -> Path:
+    """An HF Trainer console whose stdout was buffered: the whole tqdm bar (stderr) first, jumping from 0 to `first`
+    where the run resumed, then every dict line, then the summary."""
+    per_epoch = total / epochs
+    bar = [f"  0%|          | 0/{total} [00:00<?, ?it/s]"]
+    bar += [f" {100 * n // total}%|#####     | {n}/{total} [00:{n % 60:02d}<00:05, 3.57s/it]"
+            for n in range(first or 1, total + 1, 7)] + [f"100%|##########| {total}/{total} [2:04:36<00:00, 3.57s/it]"]
+    lines = ["\r".join(bar)]
+    for k, step in enumerate(range(((first // every) + 1) * every, total + 1, every)):
+        lines.append("{" + f"'loss': '{0.95 - 0.0002 * (k % 5):.4g}', 'grad_norm': '0.31', 'learning_rate': "
+                     f"'{1e-4 * (1 - step / total):.4g}', 'epoch': '{step / per_epoch:.4g}'" + "}")
+    lines.append("{'train_runtime': '7476', 'train_samples_per_second': '13.91', 'train_steps_per_second': '0.435', "
+                 f"'train_loss': '0.4697', 'epoch': '{epochs}'" + "}")
+    (path / "finetune.log").write_text("\n".join(lines) + "\n")
+    return path / "finetune.log"
+
+
+def test_a_resumed_runs_buffered_dicts_are_dated_by_their_epochs():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        frame = stdout.read(_buffered_console(Path(tmp), 1627, 3252, 50, 2)).frame
+    steps = [s for s, _ in _metric(frame, "loss")]
+    assert len(steps) == 33 and abs(steps[0] - 1650) <= 2 and abs(steps[-1] - 3250) <= 2
+
+
+def test_a_buffered_run_from_step_0_keeps_its_position_steps(tmp_path):
+    frame = stdout.read(_buffered_console(tmp_path, 0, 3252, 50, 2)).frame
+    steps = [s for s, _ in _metric(frame, "loss")]
+    assert steps[:3] == [50, 100, 150] and len(steps) == 65
