@@ -5,11 +5,12 @@ notebook user holds. Its `to_dict()` is the `analyze --json` contract.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import pandas as pd
 
 from ._version import __version__
@@ -35,6 +36,7 @@ from .errors import NotARunDirectory
 from .findings import Cause, Finding, Skipped, json_safe, sort_findings
 from .ingest import read_logs
 from .ingest.run_config import read_run_config
+from .metric_names import OPTIMIZER_STEP
 from .ingest.trackers import choose_run
 from .profile import RunProfile, classification_head, run_profile
 from .run import RunLayout, discover
@@ -319,6 +321,32 @@ def _per_step_loss(metrics, factor: int):
     return {**metrics, "loss": metrics["loss"] / factor} if factor > 1 and "loss" in metrics else metrics
 
 
+def _dated_by_optimizer_step(findings: list[Finding], metrics) -> list[Finding]:
+    """Findings dated by the optimizer step where the log counts its lines by iteration (micro-batch) and prints the
+    optimizer's step beside each (lit-gpt's `iter 1152 step 144: loss X`, the metric OPTIMIZER_STEP): the detectors
+    read one point per line, at its iteration, and a finding's step (and end step, and the step in a `caused_by`) is
+    then the optimizer step printed at that iteration, the message saying which iteration it is. A log whose
+    optimizer step never advances keeps its iterations (no update happened between the lines: that is the finding)."""
+    printed = metrics[OPTIMIZER_STEP].dropna() if OPTIMIZER_STEP in metrics else None
+    if printed is None or printed.nunique() < 2 or not findings:
+        return findings
+    iterations, steps = printed.index.to_numpy(), printed.to_numpy()
+
+    def at(iteration: int | None) -> int | None:
+        if iteration is None:
+            return None
+        pos = int(np.searchsorted(iterations, iteration, side="right")) - 1
+        return int(steps[max(pos, 0)])
+
+    def caused(key: str | None) -> str | None:
+        kind, _, step = (key or "").rpartition("@")
+        return f"{kind}@{at(int(step))}" if kind and step.isdigit() else key
+
+    return [replace(f, step=at(f.step), end_step=at(f.end_step), caused_by=caused(f.caused_by),
+                    message=f"{f.message} (Steps above count iterations, micro-batches: iteration {f.step} is "
+                            f"optimizer step {at(f.step)}.)") for f in findings]
+
+
 def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skipped], thresholds: Thresholds | None = None,
                     check_checkpoints: bool = True, workers: int | None = None,
                     progress: Progress | None = None) -> Analysis:
@@ -360,6 +388,7 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings))
     findings = link_impossible_start(findings, metrics)
     causes = infer_causes(config, timeline, findings, checkpoints, thresholds, profile)
+    findings = _dated_by_optimizer_step(findings, metrics)
     return Analysis(
         path=Path(path), status=status_of(findings), findings=findings,
         first_incident=first_incident_of(findings), timeline=timeline, checkpoints=checkpoints,

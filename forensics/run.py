@@ -320,6 +320,8 @@ def _is_config(name: str) -> bool:
 # bar, MindFormers' `{ Epoch:[E/N], step:[n/M], loss: X`, OpenNMT-py's `Step N/M; acc: A; ppl: P; xent: X;`,
 # lucidrains' `training loss: X` prints (ingest.pretrain_lines).
 _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/train|embedding_loss)['"]\s*:|OVERFLOW!"""
+                       # the same dict pasted with typographic quotes (\u2018loss\u2019: ...)
+                       rb"""|\xe2\x80[\x98\x9c](?:loss|grad_norm|eval_loss|learning_rate)\xe2\x80[\x99\x9d]\s*:"""
                        rb"""|loss scale|\bstep \d+: \{'train/|\{"system/global_step": \d+|iteration:?\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
                        rb"""|(?:batch|token|sample)=\d+(?:/\d+)?\]:\r?\n\t Train """
                        rb"""|step:?\s+\d+(?:/\d+)?(?:\s+\([\d.]+%\))?\s+\|[\w ]*loss:"""

@@ -66,11 +66,12 @@ def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]
     if _restart_near(metrics, loss, onset):
         return []
     rise_step = int(loss.index[onset])
-    message = (f"loss diverges from step {rise_step}: it rises from a low of about {format_number(floor)} and stays "
+    low = _held_low(values, floor_pos, onset, floor)
+    message = (f"loss diverges from step {rise_step}: it rises from a low of about {format_number(low)} and stays "
                f"above {format_number(limit)} to the end of the log (about {format_number(end_level)} at the end, "
-               f"{format_number(end_level / floor)}x the low).")
-    evidence = {"floor": floor, "floor_step": int(loss.index[floor_pos]), "end_level": end_level, "peak": peak,
-                "factor": end_level / floor, "n_points": len(values) - onset}
+               f"{format_number(end_level / low)}x the low).")
+    evidence = {"floor": low, "floor_step": int(loss.index[floor_pos]), "end_level": end_level, "peak": peak,
+                "factor": end_level / low, "n_points": len(values) - onset}
     return [Finding("divergence", "error", rise_step, message, end_step=int(loss.index[-1]), metric=LOSS,
                     evidence=evidence)]
 
@@ -125,9 +126,22 @@ def _pairs_still_ranked_right(metrics: Metrics) -> bool:
 
 def smoothed(values: np.ndarray) -> np.ndarray:
     """Centred rolling median, a tenth of the log wide (odd, 3 to 51 points)."""
-    width = int(min(51, max(3, len(values) // 10)))
-    width += 1 - width % 2
-    return pd.Series(values).rolling(width, center=True, min_periods=1).median().to_numpy()
+    return pd.Series(values).rolling(_width(len(values)), center=True, min_periods=1).median().to_numpy()
+
+
+def _width(n: int) -> int:
+    width = int(min(51, max(3, n // 10)))
+    return width + 1 - width % 2
+
+
+def _held_low(values: np.ndarray, floor_pos: int, onset: int, floor: float) -> float:
+    """The level the loss held at its low, as a message states it: the smoothed low, except where the low is at the
+    log's start, inside half a window of it: there the centred median had only the points after it (at the first of
+    two points, their mean: a loss at 1.70 that jumps to 11.46 reads as a 'low' of 6.58), so the raw points from the
+    low to the onset of the rise give it."""
+    if floor_pos >= _width(len(values)) // 2 or onset <= floor_pos:
+        return floor
+    return float(np.median(values[floor_pos:onset]))
 
 
 def _level_at(values: np.ndarray, pos: int, smoothed_low: float) -> float:

@@ -9,7 +9,9 @@ overflow and tries doubling again every `loss_scale_window` steps. A few isolate
 are the scaler doing its job, but each one is an update skipped, which the owner should know (VERDICTS.md: isolated
 fp16 skipped steps are a warning): one `skipped_steps` warning. A storm -- `overflow_storm_count` overflows on consecutive
 steps, or the scale falling to its floor -- means every step is being skipped: warning, and
-an error when the scale hit the floor (DeepSpeed stops the run there).
+an error when the scale hit the floor (DeepSpeed stops the run there). A scale that goes on to rise again after it
+reached the floor shows the run went on (a scaler whose own minimum is lower, Megatron's `--min-loss-scale`): the storm
+is then a warning.
 """
 from __future__ import annotations
 
@@ -58,6 +60,16 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
     lowest = float(np.nanmin(scale.to_numpy())) if scale is not None and len(scale) else None
     evidence = {"n_overflows": len(steps), "first_step": steps[0] if steps else None, "longest_run": storm_len,
                 "longest_run_start": storm_start if steps else None, "lowest_scale": lowest, "floor_step": floor_step}
+    recovered = _rose_after(scale, floor_step)
+    if floor_step is not None and recovered is not None:
+        step, value = recovered
+        message = (f"fp16 overflow storm: the loss scale fell to {format_number(lowest)} by step {floor_step} after "
+                   f"{plural(len(steps), 'overflow')} (each an update skipped; a scale under 1 means the gradients "
+                   f"overflow fp16 even unscaled), then rose again ({format_number(value)} at step {step}): the run "
+                   "went on, but look at why its gradients reach the edge of fp16's range (bf16 has no scaler).")
+        first = steps[0] if steps else floor_step
+        return [Finding("loss_scale_overflow", "warning", first, message, end_step=floor_step, metric=SCALE,
+                        evidence={**evidence, "rose_again_at": step})]
     if floor_step is not None:
         message = (f"the fp16 loss scale fell to its floor {format_number(lowest if lowest is not None else thresholds.loss_scale_floor)}"
                    f" at step {floor_step} after {plural(len(steps), 'overflow')}: every step overflows and DeepSpeed "
@@ -95,6 +107,19 @@ def _calibration(metrics: Metrics, steps: list[int], storm_start: int, storm_len
     storm_end = storm_start + storm_len - 1
     return (storm_start <= first + 2 and storm_end - first <= _CALIBRATION_SHARE * (last - first)
             and len(steps) <= storm_len + 2)
+
+
+def _rose_after(scale, floor_step: int | None) -> tuple[int, float] | None:
+    """(step, scale) where the loss scale rose above its lowest value for the last time after the floor step, where
+    it ends above that value; else None (a scale that ends at its lowest has not come back)."""
+    if scale is None or floor_step is None:
+        return None
+    after = scale[scale.index >= floor_step].dropna()
+    if len(after) < 2 or not float(after.iloc[-1]) > float(after.min()):
+        return None
+    last_low = after.index[after.to_numpy() <= float(after.min())][-1]
+    higher = after[after.index > last_low]
+    return int(higher.index[0]), float(higher.iloc[0])
 
 
 def _floor_step(metrics: Metrics, thresholds: Thresholds) -> int | None:

@@ -6,8 +6,9 @@
   `***** Evaluating reward, Epoch 1/1 *****`, then `chosen_last_scores (higher is better) : 2.24, acc (higher is
   better) : 0.6995` (eval_chosen_score, eval_accuracy: the share of pairs scored the right way; kind "dschat_rm").
 * Step 3, PPO: `epoch: 0|step: 12|ppo_ep: 1|act_loss: 0.21|cri_loss: 0.12|unsuper_loss: 0.0`, then
-  `average reward score: -0.679` (actor_loss, critic_loss, unsuper_loss, reward), numbered by their order from 0
-  (kind "dschat_ppo").
+  `average reward score: -0.679` (actor_loss, critic_loss, unsuper_loss, reward), at the printed step (a paste from
+  the middle of a run starts at its own step, not at 0). The script's step counts within an epoch: a line whose step
+  goes back (the next epoch, or another attempt) is numbered on from the last one (kind "dschat_ppo").
 * DPO (step2_dpo_finetuning): `***** Evaluating rewards, Epoch 1/1 *****`, then `chosen: -31.94, rejected: -33.97, loss:
   0.6651` (eval_rewards/chosen, eval_rewards/rejected, eval_loss; kind "dschat_dpo").
 An evaluation or an epoch's loss is put at the optimizer step DeepSpeed printed last (`step=10, skipped=6`), 0 before
@@ -33,7 +34,7 @@ _PPL = re.compile(r"^ppl: " + _NUM + r"(?:, loss: " + _NUM + r")?\s*$")  # step 
 _REWARD_EVAL = re.compile(r"^chosen_last_scores \(higher is better\) : " + _NUM + r", acc \(higher is better\) : "
                           + _NUM + r"\s*$")
 _DPO_EVAL = re.compile(r"^chosen: " + _NUM + ", rejected: " + _NUM + ", loss: " + _NUM + r"\s*$")
-_PPO = re.compile(r"^epoch: \d+\|step: \d+\|ppo_ep: \d+\|act_loss: (\S+)\|cri_loss: (\S+)\|unsuper_loss: (\S+)\s*$")
+_PPO = re.compile(r"^epoch: \d+\|step: (\d{1,18})\|ppo_ep: \d+\|act_loss: (\S+)\|cri_loss: (\S+)\|unsuper_loss: (\S+)\s*$")
 _REWARD = re.compile(r"^average reward score: " + _NUM + r"\s*$")
 _KINDS = {"perplexity": "dschat_sft", "reward": "dschat_rm", "rewards": "dschat_dpo"}
 
@@ -48,7 +49,9 @@ class DeepSpeedChat:
 
     step: int = 0  # the optimizer step DeepSpeed printed last
     evaluating: str | None = None  # the evaluation whose header came last
-    ppo_steps: int = 0
+    ppo_steps: int = 0  # PPO lines read
+    ppo_step: int = 0  # the step of the last PPO line
+    ppo_offset: int = 0  # what is added to a printed step: the steps of the epochs (or attempts) before
     deepspeed_steps: bool = False  # whether DeepSpeed's own `step=N, skipped=M` lines give the steps
 
     def feed(self, line: str) -> StepLine | None:
@@ -66,14 +69,18 @@ class DeepSpeedChat:
             return StepLine("dschat_rm", self.step, None, (("loss", float(m.group(3))),))
         if text.startswith("epoch: ") and (m := _PPO.match(text)):
             try:
-                values = [float(v) for v in m.groups()]
+                values = [float(v) for v in m.groups()[1:]]
             except ValueError:  # `act_loss: None`
                 return None
+            printed = int(m.group(1))
+            if self.ppo_steps and printed + self.ppo_offset < self.ppo_step:  # counted from 0 again
+                self.ppo_offset = self.ppo_step + 1 - printed
             self.ppo_steps += 1
-            return StepLine("dschat_ppo", self.ppo_steps - 1, None, tuple(zip(("actor_loss", "critic_loss",
-                                                                                 "unsuper_loss"), values)))
+            self.ppo_step = printed + self.ppo_offset
+            return StepLine("dschat_ppo", self.ppo_step, None, tuple(zip(("actor_loss", "critic_loss",
+                                                                           "unsuper_loss"), values)))
         if text.startswith("average reward score") and (m := _REWARD.match(text)) and self.ppo_steps:
-            return StepLine("dschat_ppo", self.ppo_steps - 1, None, (("reward", float(m.group(1))),))
+            return StepLine("dschat_ppo", self.ppo_step, None, (("reward", float(m.group(1))),))
         return None
 
     def saw_step(self, step: int) -> None:

@@ -11,7 +11,11 @@ both and puts the rows in file order with its other events.
   `number of skipped iterations` (fp16 overflows) and `number of nan iterations` (skipped
   iterations whose loss was NaN/Inf) are counts per interval. The validation line
   ` validation loss at iteration N | lm loss value: X | lm loss PPL: Y |` gives eval_loss /
-  eval_ppl. Launcher prefixes (`[default7]:`, `[rank0]:`, `0: `, a timestamp) are ignored.
+  eval_ppl. Launcher prefixes (`[default7]:`, `[rank0]:`, `0: `, a timestamp) are ignored. Megatron-LM of 2019-20
+  (and the forks of it, Chinese-Transformer-XL among them) printed most fields without the colon: ` iteration N/ M |
+  elapsed time per iteration (ms): T | learning rate X | lm loss X | loss scale X |`; such a field is read where its
+  name is one Megatron prints (or ends in `loss`) and the iteration is the line's first field (a fork's line that puts
+  its own fields first, `epoch 3/ 10 | global iteration N/ M | ...`, is read as a generic line, its epoch with it).
 * GPT-NeoX prints Megatron's line with `lm_loss` (and ` validation results at iteration N | lm_loss value: X |`);
   nanotron (src/nanotron/logging/base.py) `iteration: N / M | ... | grad_norm: G | lm_loss: X | lr: Y | ...`
   with values through its `human_format` (`81.9K`; kind "nanotron").
@@ -182,6 +186,9 @@ _NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE
 
 _MEGATRON_ITERATION = re.compile(r"\biteration(:?)\s+(\d{1,18})\s*/\s*(\d{1,18})\s*\|")  # `iteration:` is nanotron's
 _MEGATRON_FIELD = re.compile(r"\s*([^|:]+?)\s*:([^|]*)\|")
+# old Megatron's field without a colon: `learning rate 6.300E-06 `, `lm loss NAN `, `loss scale 64.0 `
+_MEGATRON_BARE_FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z _()/-]*?)\s+([-+]?(?:nan|inf|\d[\d.]*(?:[eE][-+]?\d+)?))\s*$",
+                                  re.IGNORECASE)
 # Megatron's `validation loss at iteration N |`, GPT-NeoX's ` validation results at iteration N |`
 _MEGATRON_VALIDATION = re.compile(r"validation (?:loss|results) at iteration\s+(\d{1,18})\b[^|]*\|")
 # Megatron's field names -> the timeline's (the loss keys go through `_loss_name`).
@@ -375,7 +382,7 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
         if nanotron and not ("lm_loss:" in line and "consumed_tokens:" in line):
             m = None  # `iteration: 1 / 100 | loss: 2.4 |` from a hand-written loop: read below, not as nanotron's
         record = m and _megatron(line[m.end():], int(m.group(2)), int(m.group(3)), "", last_line,
-                                 "nanotron" if nanotron else "megatron")
+                                 "nanotron" if nanotron else "megatron", bare="|" not in line[:m.start()])
         if record:  # else `iteration 10/100 | loss 2.3`: a hand-written loop's line, read below
             return record
         m = _MEGATRON_VALIDATION.search(line)
@@ -681,12 +688,18 @@ def _small_console(line: str, last_line: bool) -> StepLine | None:
 
 
 def _megatron(fields: str, step: int, total: int | None, prefix: str, last_line: bool,
-              kind: str = "megatron") -> StepLine | None:
+              kind: str = "megatron", bare: bool = False) -> StepLine | None:
+    """The fields of a Megatron line after its iteration; `bare`: old Megatron's fields without a colon are read too."""
     metrics = []
     for key, value in _MEGATRON_FIELD.findall(fields):  # only fields closed by "|"
         parsed = number(value)
         if parsed is not None:
             metrics.append((prefix + _megatron_name(key), parsed))
+    if bare:
+        for part in fields.split("|")[:-1]:  # only fields closed by "|"
+            m = _MEGATRON_BARE_FIELD.match(part) if ":" not in part else None
+            if m and _old_megatron_name(m.group(1)):
+                metrics.append((prefix + _megatron_name(m.group(1)), float(m.group(2))))
     if not metrics:
         return None
     cut = last_line and bool(fields[fields.rfind("|") + 1:].strip())
@@ -706,6 +719,12 @@ def _megatron_name(key: str) -> str:
             head = lowered[: -len(suffix)].strip()
             return name if head == "lm" else f"{_snake(head)}_{name}"
     return canonical_metric(_snake(lowered))  # nanotron's lr
+
+
+def _old_megatron_name(key: str) -> bool:
+    """A colon-less field's name that Megatron prints: one of its known keys, or a loss."""
+    lowered = key.lower().replace("-", " ").replace("_", " ").strip()
+    return lowered in _MEGATRON_KEYS or lowered == "loss" or lowered.endswith(" loss")
 
 
 def _snake(key: str) -> str:

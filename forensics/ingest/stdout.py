@@ -72,6 +72,8 @@ _AT_MINIMUM = "Current loss scale already at minimum"
 _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
              "embedding_loss", "loss/train", "loss/eval",
              "global_step/max_steps", "global_step", "iteration"}
+# ‘ ’ “ ” read as the ' and " of a printed dict (`{‘loss’: 1.45, ...}` pasted through an editor that curls quotes)
+_TYPOGRAPHIC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step", "steps",  # steps: see _explicit_step
                        "system/global_step")  # ROLL's
 
@@ -260,6 +262,8 @@ def _scan(text: str) -> list[tuple]:
         if record:
             events.append(("line", record))
         if "{" in piece:
+            if "\u2018" in piece or "\u201c" in piece:  # typographic quotes, as an editor or a web page pasted them
+                piece = piece.translate(_TYPOGRAPHIC_QUOTES)
             for m in _DICT.finditer(piece):
                 pairs = _pairs(m.group("body"))
                 if pairs is not None:
@@ -903,6 +907,13 @@ def _dict_steps(events: list[tuple], train_total: int | None,
     When the bars disagree with the dicts' own epochs, stdout was block-buffered (nohup, a pipe)
     while tqdm wrote to unbuffered stderr: the dicts come out in bursts, after bars that ran
     ahead. Their order is still right, so the bars are not used for them then.
+
+    The position rule counts the train dicts from the run's first step. A resumed run (its bar jumps from 0 to the
+    checkpoint's step) logs only from there, so where the position rule dated the dicts (no bar did) and their own
+    epochs x the steps an epoch makes (the banner's,
+    else the finished bar's total over the closing summary's epoch) put them more than `_POSITION_SLACK` logging
+    intervals (or a hundredth of an epoch, the rounding of a printed epoch) away from their positions, the epochs
+    date them.
     """
     steps, how = _steps_by_rules(events, train_total, use_bars=True, per_epoch=per_epoch)
     if _bars_run_ahead(events, steps):
@@ -913,7 +924,35 @@ def _dict_steps(events: list[tuple], train_total: int | None,
             # Total steps = 30` over 6470 steps' worth of data): their epochs would put them all on one step
             steps, how = _steps_by_rules(events, train_total, use_bars=False)
             how += "; the banner's steps per epoch do not fit the dicts' epochs, so not used"
+    if "position x logging_steps" in how and "progress bar before" not in how:  # (bar-dated dicts are right)
+        per = per_epoch or _bar_steps_per_epoch(events, train_total)
+        if per and _positions_off_their_epochs(events, steps, per, _logging_steps_estimate(events, train_total)):
+            by_epoch, rules = _steps_by_rules(events, train_total, use_bars=False, per_epoch=per, by_epoch=True)
+            if not _bars_run_ahead(events, by_epoch):
+                steps, how = by_epoch, rules + ("; the positions x logging_steps did not fit the dicts' own epochs "
+                                                "(a resumed run logs from its checkpoint's step)")
     return steps, how
+
+
+_POSITION_SLACK = 2  # logging intervals a dict's position-rule step may be off its epoch's step
+
+
+def _bar_steps_per_epoch(events: list[tuple], train_total: int | None) -> float | None:
+    """Steps an epoch makes from a finished training bar: its total over the closing summary dict's epoch."""
+    summary = next((e[2] for e in events if e[0] == "dict" and "train_runtime" in e[2]), {})
+    epoch = summary.get("epoch")
+    if not train_total or not epoch or not math.isfinite(epoch) or epoch <= 0 or (
+            _steps_reached(events, train_total) != train_total):
+        return None
+    return train_total / epoch
+
+
+def _positions_off_their_epochs(events: list[tuple], steps: dict[int, int], per_epoch: float, every: int) -> bool:
+    """Whether the train dicts' steps (by position) sit, in the median, further from their own epochs x per_epoch
+    than `_POSITION_SLACK` logging intervals and a hundredth of an epoch."""
+    off = [abs(steps[i] - e[2]["epoch"] * per_epoch) for i, e in enumerate(events)
+           if e[0] == "dict" and "loss" in e[2] and "epoch" in e[2] and e[1] is None and _explicit_step(e[2]) is None]
+    return bool(off) and float(np.median(off)) > max(_POSITION_SLACK * every, 0.01 * per_epoch)
 
 
 def _bars_run_ahead(events: list[tuple], steps: dict[int, int]) -> bool:
@@ -928,7 +967,9 @@ def _bars_run_ahead(events: list[tuple], steps: dict[int, int]) -> bool:
 
 
 def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool,
-                    per_epoch: float | None = None) -> tuple[dict[int, int], str]:
+                    per_epoch: float | None = None, by_epoch: bool = False) -> tuple[dict[int, int], str]:
+    """Each dict's step (`_dict_steps`); `by_epoch`: a train dict with an epoch is dated by it whatever the logging
+    interval."""
     steps: dict[int, int] = {}
     rules: Counter = Counter()
     bar_n = None
@@ -947,7 +988,7 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
         step = event[1] if event[1] is not None else _explicit_step(pairs)
         if step is None and bar_n is not None:
             step, rule = bar_n, "the training progress bar before each line"
-        elif step is None and every == 1 and per_epoch and is_train and "epoch" in pairs:
+        elif step is None and (every == 1 or by_epoch) and per_epoch and is_train and "epoch" in pairs:
             # no bar and no clean logging interval: the dict's own epoch x the banner's steps per epoch
             step, rule = max(1, round(pairs["epoch"] * per_epoch)), f"epoch x {per_epoch:g} steps per epoch"
         elif step is None:
