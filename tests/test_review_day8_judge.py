@@ -203,3 +203,31 @@ def test_an_overfitting_message_does_not_say_the_training_loss_fell_where_it_hel
     metrics = _evals_after_a_best([1.9, 1.5, 1.75, 1.95, 2.1, 2.3], [2.0, 1.34, 1.338, 1.338, 1.338, 1.338], wobble=0)
     (found,) = detect_overfitting(metrics, Thresholds())
     assert "keeps falling" not in found.message and "did not improve either" in found.message
+
+
+def _late_log(losses: list[float], first_epoch: float, per_point: float = 0.025) -> dict:
+    steps = list(range(1, len(losses) + 1))
+    return {"loss": pd.Series(losses, index=steps, dtype="float64"),
+            "epoch": pd.Series([first_epoch + per_point * i for i in range(len(losses))], index=steps)}
+
+
+def test_a_log_that_begins_many_epochs_in_at_a_memorized_loss_is_memorization():
+    """hiyouga/LlamaFactory issue 569: seven lines at epochs 14.71-14.86, loss 0.0178-0.022, no eval loss."""
+    from forensics.analyzers.collapse import detect_loss_collapse
+    from forensics.analyzers.learning_evidence import detect_no_learning_evidence
+    metrics = _late_log([0.0199, 0.0184, 0.0196, 0.0185, 0.0178, 0.022, 0.0201], 14.71)
+    (found,) = detect_loss_collapse(metrics, Thresholds())
+    assert (found.kind, found.severity, found.step) == ("memorization", "warning", 1)
+    assert "begins at epoch 14.7" in found.message
+    assert detect_no_learning_evidence(metrics, Thresholds()) == []  # a loss that low learned its data
+
+
+@pytest.mark.parametrize("metrics", [
+    # Time-MoE's forecasting loss at epochs 24-34: 0.066 falling steadily, not a memorized cross-entropy
+    _late_log([0.0656, 0.0643, 0.0633, 0.0623, 0.0614, 0.0605, 0.0596, 0.0588, 0.0580, 0.0572, 0.0564], 24.0, 1.0),
+    # 0.02 in the first epoch: no example seen twice, the data is simply that easy
+    _late_log([0.0199, 0.0184, 0.0196, 0.0185, 0.0178, 0.022, 0.0201], 0.3),
+])
+def test_a_low_loss_early_or_above_the_memorized_level_is_not_memorization_before_the_log(metrics):
+    from forensics.analyzers.collapse import detect_loss_collapse
+    assert detect_loss_collapse(metrics, Thresholds()) == []

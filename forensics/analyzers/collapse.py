@@ -455,6 +455,10 @@ def _memorized_without_eval(loss: pd.Series, level: float, thresholds: Threshold
         return []  # never settled, or only over the last few points: not yet the run's final state
     k = max(1, len(loss) // 10)
     head = max(float(loss.iloc[:k].median()), float(loss.iloc[0]))
+    if start == 0 and (late := _epoch_at(epochs, int(loss.index[0]))) is not None \
+            and late >= thresholds.memorization_epochs and float(loss.median()) <= thresholds.memorization_level:
+        # (the strict level: without the descent, a loss of a few hundredths may be a regression's or a forecast's)
+        return [_memorized_before_the_log(loss, thresholds.memorization_level, late, "")]
     if start == 0 or head < 10 * float(smooth.iloc[start]):
         return []  # no tenfold descent: a loss that is simply small from the start
     floor = float(smooth.iloc[-k:].median())
@@ -480,6 +484,21 @@ def _memorized_without_eval(loss: pd.Series, level: float, thresholds: Threshold
     return [Finding("memorization", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS, evidence={
         "head": head, "value": float(smooth.iloc[onset]), "level": level, "eval_loss_logged": False,
         "to_end": True, "settled_step": int(loss.index[start]), "epoch": epoch, "why_level": why_level.strip()})]
+
+
+def _memorized_before_the_log(loss: pd.Series, level: float, epoch: float, why_level: str) -> Finding:
+    """A log that begins after `memorization_epochs` passes over the data with the loss already at the memorized
+    level (its median at `memorization_level`, settled to its end): the descent happened before what was kept, and
+    the state it left is memorization (hiyouga/LlamaFactory issue 569: 0.018-0.022 over epochs 14.7-14.9, no eval
+    loss; Time-MoE's forecasting loss of 0.06 falling steadily at epochs 24-34 is not at that level)."""
+    first, last = int(loss.index[0]), int(loss.index[-1])
+    message = (f"the log begins at epoch {epoch:.3g} with the loss already at {format_number(float(loss.median()))} "
+               f"(about {format_number(level)} or less from step {first} to step {last}), and no eval loss was "
+               "logged: after that many passes the training data is most likely learned by heart (memorization). "
+               "Log an eval loss to see whether the model still generalises; fewer epochs or more data if it does not.")
+    return Finding("memorization", "warning", first, message, end_step=last, metric=LOSS, evidence={
+        "value": float(loss.median()), "level": level, "eval_loss_logged": False, "to_end": True,
+        "settled_step": first, "epoch": epoch, "why_level": why_level.strip(), "log_starts_late": True})
 
 
 # A descent that levels off (on its own scale) at a loss several times the memorization level is a model still learning

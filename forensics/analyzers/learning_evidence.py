@@ -178,6 +178,8 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
                    "too few to tell whether the run learned (log more often, e.g. logging_steps=10).")
         return [Finding("no_learning_evidence", "warning", int(loss.index[-1]), message, metric=LOSS,
                         evidence={"n_points": int(len(loss))})]
+    if 0 < float(loss.median()) <= thresholds.memorization_level:
+        return []  # a language model's loss this low has learned its data (memorization judges whether too well)
     fell, head, tail = _fell(loss, thresholds)
     if fell:
         return []
