@@ -253,3 +253,28 @@ def test_a_log_without_an_optimizer_step_is_dated_as_before(tmp_path):
                                                 for i, v in zip(range(1151, 1160), _JUMP)))
     a = forensics.analyze(tmp_path)
     assert (a.first_incident.kind, a.first_incident.step) == ("divergence", 1152)
+
+
+# ---- a dict line pasted without the bar above it -----------------------------------------------------------------
+
+def _pasted_from_mid_run(path: Path, first_bar: int | None) -> Path:
+    """A paste that begins with a dict line whose bar was cut, then `bar, dict` pairs at steps 2565-2569 of 5197 (the
+    HF Trainer's console logging every step); with `first_bar`, the first dict keeps its bar too."""
+    lines = [] if first_bar is None else [f" 49%|████▉     | {first_bar}/5197 [4:10:10<4:05:00,  5.72s/it]\n"]
+    lines.append("{'loss': 0.7358, 'learning_rate': 1.2e-05, 'epoch': 0.49}\n")
+    for step, loss in zip(range(2565, 2570), (0.7453, 4.2651, 0.7702, 0.7311, 0.7517)):
+        lines.append(f" 49%|████▉     | {step}/5197 [4:10:{step - 2500}<4:05:00,  5.72s/it]\n")
+        lines.append(f"{{'loss': {loss}, 'learning_rate': 1.2e-05, 'epoch': 0.49}}\n")
+    (path / "train.log").write_text("".join(lines), encoding="utf-8")
+    return path / "train.log"
+
+
+def test_a_first_dict_without_its_bar_is_dated_back_from_the_bar_dated_ones(tmp_path):
+    """haotian-liu/LLaVA issue 918: the paste's first dict has no bar above it (the tool put it at 428, 2569 / 6)."""
+    steps = [s for s, _ in _metric(stdout.read(_pasted_from_mid_run(tmp_path, None)).frame, "loss")]
+    assert steps == [2564, 2565, 2566, 2567, 2568, 2569]
+
+
+def test_dicts_that_each_follow_their_bar_keep_the_bars_steps(tmp_path):
+    steps = [s for s, _ in _metric(stdout.read(_pasted_from_mid_run(tmp_path, 2564)).frame, "loss")]
+    assert steps == [2564, 2565, 2566, 2567, 2568, 2569]

@@ -974,6 +974,7 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
     rules: Counter = Counter()
     bar_n = None
     n_train, last = 0, 0
+    dated_by: list[tuple[int, str]] = []  # (event index, the rule that dated it) of each train dict
     every = _logging_steps_estimate(events, train_total)
     for i, event in enumerate(events):
         if event[0] == "bar" and event[2] == train_total and use_bars:
@@ -987,7 +988,7 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
         n_train += is_train
         step = event[1] if event[1] is not None else _explicit_step(pairs)
         if step is None and bar_n is not None:
-            step, rule = bar_n, "the training progress bar before each line"
+            step, rule = bar_n, _BY_BAR
         elif step is None and (every == 1 or by_epoch) and per_epoch and is_train and "epoch" in pairs:
             # no bar and no clean logging interval: the dict's own epoch x the banner's steps per epoch
             step, rule = max(1, round(pairs["epoch"] * per_epoch)), f"epoch x {per_epoch:g} steps per epoch"
@@ -998,8 +999,33 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
             rule = ""
         if rule:
             rules[rule] += 1
+        if is_train:
+            dated_by.append((i, rule))
         steps[i] = last = step
+    if _before_the_first_bar(steps, dated_by):
+        rules["back from the first bar-dated line"] += 1
     return steps, "; ".join(f"{rule} ({n} lines)" for rule, n in rules.items())
+
+
+_BY_BAR = "the training progress bar before each line"
+
+
+def _before_the_first_bar(steps: dict[int, int], dated_by: list[tuple[int, str]]) -> bool:
+    """Train dicts dated by their position ahead of the first one a progress bar dates (a paste or a capture that
+    begins after its bar line) are put back from that one by the bar-dated lines' own spacing, not numbered from the
+    start of the run (LLaVA issue 918: a first dict with no bar above it, then dicts at bars 2565-2569). Returns whether
+    any moved."""
+    barred = [i for i, rule in dated_by if rule == _BY_BAR]
+    if len(barred) < 2:
+        return False
+    leading = [i for i, rule in dated_by[:[i for i, _ in dated_by].index(barred[0])] if rule.startswith("position")]
+    spacing = max(1, int(round(float(np.median(np.diff([steps[i] for i in barred]))))))
+    first = steps[barred[0]]
+    if not leading or first - spacing * len(leading) < 0:
+        return False
+    for k, i in enumerate(leading):
+        steps[i] = first - spacing * (len(leading) - k)
+    return True
 
 
 def _explicit_step(pairs: dict) -> int | None:
