@@ -231,3 +231,25 @@ def test_a_log_that_begins_many_epochs_in_at_a_memorized_loss_is_memorization():
 def test_a_low_loss_early_or_above_the_memorized_level_is_not_memorization_before_the_log(metrics):
     from forensics.analyzers.collapse import detect_loss_collapse
     assert detect_loss_collapse(metrics, Thresholds()) == []
+
+
+def _easy_task(eval_losses: list[float]) -> dict:
+    """A descent from 2.0 to about 1e-5 over 400 steps (logged every 10) with grad_norm finite, and evaluations every
+    100 steps from step 100."""
+    steps = list(range(10, 401, 10))
+    loss = [max(2.0 * 0.6 ** (s / 10 - 1), 1e-5) for s in steps]
+    return {"loss": pd.Series(loss, index=steps, dtype="float64"),
+            "grad_norm": pd.Series([0.5] * len(steps), index=steps, dtype="float64"),
+            "eval_loss": pd.Series(eval_losses, index=[100, 200, 300, 400], dtype="float64")}
+
+
+def test_a_training_loss_near_zero_with_the_held_out_loss_there_first_is_no_memorization():
+    """Seanaaa0/GPT-CoT (a synthetic grid task, phi-2 4-bit LoRA): train and eval loss both reach ~1e-5, the eval loss
+    3.4e-4 at the evaluation before the training loss got there: the task is that easy, not learned by heart."""
+    from forensics.analyzers.collapse import detect_loss_collapse
+    assert [f.kind for f in detect_loss_collapse(_easy_task([3.4e-4, 6e-5, 2e-5, 1.2e-5]), Thresholds())] == []
+
+
+def test_a_training_loss_near_zero_while_the_held_out_loss_stays_up_is_still_memorization():
+    from forensics.analyzers.collapse import detect_loss_collapse
+    assert [f.kind for f in detect_loss_collapse(_easy_task([0.9, 1.1, 1.3, 1.5]), Thresholds())] == ["memorization"]

@@ -47,8 +47,9 @@ def _held_out_already_at_zero(metrics: Metrics, loss: pd.Series, start: int, sto
                               thresholds: Thresholds) -> bool:
     """Every eval loss logged up to the end of a near-zero stretch is itself near zero, from an evaluation at or
     before its start: the model predicted held-out data as well before the training loss got there, so that loss is
-    the model's own fit of an easy task, not a degenerate model (AndrewMichael2020's text-to-SQL GPT: validation
-    0.0000 at the end of epoch 1, while the epoch's running training mean was still 0.57)."""
+    the model's own fit of an easy task, not a degenerate model nor one that learned its data by heart
+    (AndrewMichael2020's text-to-SQL GPT: validation 0.0000 at the end of epoch 1, while the epoch's running training
+    mean was still 0.57; Seanaaa0's synthetic grid task: eval 3.4e-4 before the training loss reached 1e-5)."""
     evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
     if evals is None or not len(evals):
         return False
@@ -95,7 +96,8 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
         if _among_scattered_zeros(loss, start, stop, thresholds):
             continue
         found = _judge(loss, grad, start, stop, thresholds)
-        if found.kind == "loss_collapse" and _held_out_already_at_zero(metrics, loss, start, stop, thresholds):
+        if found.kind in ("loss_collapse", "memorization") \
+                and _held_out_already_at_zero(metrics, loss, start, stop, thresholds):
             continue
         if found.kind in _GRADUAL:
             if any(f.kind in _GRADUAL for f in findings):
