@@ -272,3 +272,14 @@ def test_a_loss_swinging_by_turns_around_one_level_has_no_evidence_of_learning()
     from forensics.analyzers.learning_evidence import detect_no_learning_evidence
     (found,) = detect_no_learning_evidence(_by_turns(1.305, 1.244, 1.30), Thresholds())
     assert found.kind == "no_learning_evidence"
+
+
+def test_a_held_out_pair_loss_under_ln_2_is_not_said_to_sit_at_ln_2():
+    """prchigoyal01/Reasoning-Bias's DPO (the corpus case): the message said 'the held-out loss stayed at about ln 2
+    (0.4891, 0.5281, 0.5452, 0.4756)', values well under 0.6931; the held-out pair accuracy, 0.50-0.57, is what
+    stayed at chance."""
+    from pathlib import Path
+    import forensics
+    case = Path(__file__).parent / "realworld" / "prchigoyal01_Reasoning-Bias_dpo"
+    (found,) = [f for f in forensics.analyze(case).findings if f.kind == "no_learning_evidence"]
+    assert "about ln 2 (" not in found.message and "held-out reward accuracy stayed near chance (0.5" in found.message

@@ -298,6 +298,21 @@ def _ranked_wrong(accuracy) -> bool:
 _MIXED_START = 1.0  # a pairwise loss starts at ln 2; one that starts above this carries an LM term (ORPO's NLL)
 
 
+def _held_out_said(metrics: Metrics) -> str:
+    """What the held-out pairs show: their loss's last values (said to sit at ln 2 only where they do) and their
+    reward accuracy where logged (prchigoyal01's DPO: eval loss 0.49-0.55, under ln 2, accuracy 0.50-0.57)."""
+    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else _EMPTY
+    accuracy = finite(metrics["eval_rewards/accuracies"]) if "eval_rewards/accuracies" in metrics else _EMPTY
+    held = (f"the held-out reward accuracy stayed near chance ({', '.join(format_number(v) for v in accuracy.iloc[-4:])})"
+            if len(accuracy) else "")
+    if not len(evals):
+        return held or "the held-out reward accuracy stayed near chance"
+    shown = ", ".join(format_number(v) for v in evals.iloc[-4:])
+    at_ln2 = bool(np.all(np.abs(evals.iloc[-4:].to_numpy() - LN2) <= PAIRWISE_CLEAR))
+    loss_said = f"the held-out loss stayed at about ln 2 ({shown})" if at_ln2 else f"the held-out loss ended at {shown}"
+    return f"{loss_said} and {held}" if held else loss_said
+
+
 def _pairs_not_told_apart(metrics: Metrics, loss, thresholds: Thresholds) -> list[Finding]:
     """One `no_learning_evidence` warning for a pairwise log whose pairs are not told apart (module docstring)."""
     held_out, train = _pairs_told_apart(metrics, thresholds)
@@ -308,9 +323,7 @@ def _pairs_not_told_apart(metrics: Metrics, loss, thresholds: Thresholds) -> lis
     seen = (f"the preference loss went from about {format_number(float(np.median(loss.iloc[:k])))} to "
             f"{format_number(float(np.median(loss.iloc[-k:])))} (ln 2 = 0.6931 is a coin flip between the answers)")
     if train is not None:
-        evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else _EMPTY
-        where = (f"the held-out loss stayed at about ln 2 ({', '.join(format_number(v) for v in evals.iloc[-4:])})"
-                 if len(evals) else "the held-out reward accuracy stayed near chance")
+        where = _held_out_said(metrics)
         message = (f"the training pairs are told apart ({train.metric} {format_number(train.start)} -> "
                    f"{format_number(train.end)}) but {where}: no evidence the preference carries over to held-out "
                    "pairs. Check that the evaluation pairs come from the same distribution, and the learning rate "
