@@ -283,3 +283,31 @@ def test_a_held_out_pair_loss_under_ln_2_is_not_said_to_sit_at_ln_2():
     case = Path(__file__).parent / "realworld" / "prchigoyal01_Reasoning-Bias_dpo"
     (found,) = [f for f in forensics.analyze(case).findings if f.kind == "no_learning_evidence"]
     assert "about ln 2 (" not in found.message and "held-out reward accuracy stayed near chance (0.5" in found.message
+
+
+def _dpo_log(train_level: float, eval_losses: list[float], eval_accuracy: list[float]) -> dict:
+    steps = list(range(10, 891, 10))
+    wobble = [0.05 if i % 3 == 0 else -0.03 if i % 3 == 1 else 0.0 for i in range(len(steps))]
+    evals = list(range(50, 50 * len(eval_losses) + 1, 50))
+    return {"loss": pd.Series([train_level + w for w in wobble], index=steps, dtype="float64"),
+            "rewards/accuracies": pd.Series([0.5 - w for w in wobble], index=steps),
+            "eval_loss": pd.Series(eval_losses, index=evals, dtype="float64"),
+            "eval_rewards/accuracies": pd.Series(eval_accuracy, index=evals, dtype="float64")}
+
+
+def test_a_dpo_run_never_under_ln_2_with_held_out_pairs_at_chance_never_learned():
+    """rlyCarlson/cs234's DPO: training loss 0.70-0.87 at all 89 points, eval loss 0.798 -> 0.746 (above ln 2), eval
+    reward accuracy 0.4808 at all 17 evaluations."""
+    losses = [0.7977 - 0.003 * i for i in range(17)]
+    (found,) = detect_never_learned(_dpo_log(0.78, losses, [0.4808] * 17), Thresholds())
+    assert (found.kind, found.severity, found.step) == ("never_learned", "error", 10)
+
+
+@pytest.mark.parametrize("train_level, eval_losses, eval_accuracy", [
+    (0.55, [0.60 - 0.005 * i for i in range(17)], [0.62] * 17),  # under ln 2, pairs ranked right: it learned
+    (0.78, [0.7977 - 0.003 * i for i in range(17)], [0.4808] * 16 + [0.58]),  # the held-out pairs came right at last
+    (0.78, [0.70, 0.69, 0.68, 0.67] + [0.66] * 13, [0.48] * 17),  # the held-out loss went under ln 2
+])
+def test_a_dpo_run_whose_held_out_pairs_moved_the_right_way_is_not_never_learned(train_level, eval_losses,
+                                                                                  eval_accuracy):
+    assert detect_never_learned(_dpo_log(train_level, eval_losses, eval_accuracy), Thresholds()) == []

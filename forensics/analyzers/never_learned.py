@@ -52,7 +52,8 @@ def detect_never_learned(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     if len(loss) < thresholds.never_learned_points:
         return []
     if is_preference_log(metrics):
-        return _at_ln2(metrics, loss, values, thresholds) or _pairs_never_moved(metrics, loss)
+        return (_at_ln2(metrics, loss, values, thresholds) or _pairs_never_moved(metrics, loss)
+                or _pairs_never_preferred(metrics, loss))
     return (_at_fresh_head(metrics, loss, values, thresholds) or _at_chance(metrics, loss, values)
             or _unmoved_for_an_epoch(metrics, loss, values))
 
@@ -259,6 +260,35 @@ def _pairs_never_moved(metrics: Metrics, loss) -> list[Finding]:
                "and that the chosen and rejected answers differ.")
     return [_finding(loss, message, {"level": level, "reason": "held-out evaluation never moved",
                                      "train_pair_accuracy": trained})]
+
+
+_HELD_OUT_PAIRS = 3  # evaluations needed to say the held-out pairs were never ranked right
+
+
+def _pairs_never_preferred(metrics: Metrics, loss) -> list[Finding]:
+    """A pairwise log whose training loss never went clearly under ln 2 (both halves' medians at least ln 2 -
+    `_TOLD_APART`), whose held-out loss stayed at or above ln 2 at every evaluation and whose held-out pair accuracy
+    never rose above chance (at most 0.5 at each of `_HELD_OUT_PAIRS` or more evaluations): the policy ranks held-out
+    pairs no better than, or worse than, the reference, and never came to prefer the chosen answers
+    (rlyCarlson/cs234's DPO: loss 0.70-0.87 at 89 points, eval loss 0.798 -> 0.746, eval accuracy 0.4808 at all 17
+    evaluations, eval margins -0.042 -> -0.026)."""
+    evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
+    held = finite(metrics["eval_rewards/accuracies"]) if "eval_rewards/accuracies" in metrics else None
+    if evals is None or held is None or len(evals) < _HELD_OUT_PAIRS or len(held) < _HELD_OUT_PAIRS:
+        return []
+    half = len(loss) // 2
+    first, later = float(loss.iloc[:half].median()), float(loss.iloc[half:].median())
+    if min(first, later) < LN2 - _TOLD_APART or float(evals.min()) < LN2 or float(held.max()) > 0.5:
+        return []
+    message = (f"the model never learned to prefer the chosen answers: the preference loss never went under ln 2 = "
+               f"0.6931 (about {format_number(first)} over the first half of the log, {format_number(later)} over the "
+               f"later half), the held-out loss stayed above it ({format_number(float(evals.iloc[0]))} -> "
+               f"{format_number(float(evals.iloc[-1]))}) and the held-out pair accuracy never rose above chance "
+               f"(at most {format_number(float(held.max()))} over {len(held)} evaluations). Check that the chosen and "
+               "rejected answers are not swapped, that the reference is a frozen copy of the starting policy, the "
+               "learning rate and beta.")
+    return [_finding(loss, message, {"level": later, "first_half": first, "reason": "held-out pairs never preferred",
+                                     "held_out_accuracy": float(held.max())})]
 
 
 def _at_fresh_head(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Finding]:
