@@ -13,6 +13,7 @@ cell that is not Python is passed over. A keyword is taken where its value is a 
 TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config reads them.
 `code_values(cells, outputs)` gives a flat dict in the run configuration's names (`bf16`, `fp16`, `learning_rate`,
 `training_args_class`, `trainer_class` (a TRL trainer the code builds: `trl.SFTTrainer`), `quant.load_in_4bit`,
+`quant.bits` / `quant.quant_method` (`GPTQConfig(bits=4)`, `AwqConfig(bits=4)`),
 `adapter.peft_type`, `adapter.r`, `model.name_or_path`, `model.load_dtype` (a half-precision load),
 `precision.default_fp32` where the notebook trains in its own
 code with nothing below float32 asked for, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
@@ -496,7 +497,15 @@ def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> di
     if name == "BitsAndBytesConfig" or _loads_a_model(call):
         if _keyword(call, "load_in_4bit", names, None) is True:
             out["quant.load_in_4bit"] = True
+    elif name in _WEIGHT_QUANT_CONFIGS:  # `GPTQConfig(bits=4, ...)`: the base loaded from 4-bit GPTQ / AWQ weights
+        bits = _keyword(call, "bits", names, None)
+        if isinstance(bits, int) and not isinstance(bits, bool):
+            out["quant.bits"], out["quant.quant_method"] = bits, _WEIGHT_QUANT_CONFIGS[name]
     return out
+
+
+# transformers' configs of a base quantized ahead of training (its weights stored in `bits` bits)
+_WEIGHT_QUANT_CONFIGS = {"GPTQConfig": "gptq", "AwqConfig": "awq"}
 
 
 _LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architectures")

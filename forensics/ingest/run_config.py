@@ -351,7 +351,7 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
     names = [p.name for p in layout.weight_files]
     adapter_files = [n for n in names if n.startswith("adapter_model")]
     full_files = [n for n in names if n.startswith(("model", "pytorch_model")) or n.endswith("model_states.pt")]
-    base = str(config.get("adapter.base_model_name_or_path") or "")
+    base = str(config.get("adapter.base_model_name_or_path") or config.get("model.name_or_path") or "")
     quant4 = (config.get("quant.load_in_4bit") is True or config.get("quant.bits") == 4
               or bool(_FOUR_BIT_BASE.search(base)))  # unsloth/...-bnb-4bit: the base was saved 4-bit
     peft_type = str(config.get("adapter.peft_type") or "").upper()
