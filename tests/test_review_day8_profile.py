@@ -9,7 +9,7 @@ import json
 
 import forensics
 from forensics.ingest import stdout
-from support.review_runs import falling, training_notebook
+from support.review_runs import falling, ran_notebook, training_notebook
 
 
 def _console(folder, head_lines):
@@ -83,3 +83,41 @@ def test_a_lora_on_a_model_the_code_loads_by_a_4bit_name_is_qlora(tmp_path):
 def test_a_lora_on_a_model_loaded_by_a_plain_name_stays_lora(tmp_path):
     run = training_notebook(tmp_path / "run", _named_base_cells("meta-llama/Meta-Llama-3-8B-Instruct"))
     assert forensics.analyze(run).run_profile.method == "lora"
+
+
+# ---- change 3: notebook_code, Unsloth's printed fallback from bfloat16 to float16 beats the code's dtype ----------
+
+_UNSLOTH_BANNER = """==((====))==  Unsloth 2026.3.4: Fast Llama patching. Transformers: 4.56.2.
+   \\\\   /|    Tesla T4. Num GPUs = 1. Max memory: 14.563 GB. Platform: Linux.
+O^O/ \\_/ \\    Torch: 2.9.0+cu126. CUDA: 7.5. CUDA Toolkit: 12.6. Triton: 3.5.0
+\\        /    Bfloat16 = BF16. FA [Xformers = 0.0.33.post1. FA2 = False]
+ "-____-"     Free license: http://github.com/unslothai/unsloth
+"""
+
+
+def _unsloth_notebook(folder, bf16_supported: bool):
+    load = '''import torch
+from unsloth import FastLanguageModel
+from trl import SFTTrainer, SFTConfig
+model, tokenizer = FastLanguageModel.from_pretrained("unsloth/Meta-Llama-3.1-8B-Instruct", max_seq_length=2048,
+                                                     dtype=torch.bfloat16, load_in_4bit=True)
+model = FastLanguageModel.get_peft_model(model, r=16, lora_alpha=16, lora_dropout=0, bias="none")
+'''
+    printed = _UNSLOTH_BANNER.replace("BF16", "TRUE" if bf16_supported else "FALSE")
+    if not bf16_supported:
+        printed += "WARNING:unsloth_zoo.log:Device does not support bfloat16. Will change to float16.\n"
+    train = '''trainer = SFTTrainer(model=model, tokenizer=tokenizer, train_dataset=ds,
+                     args=SFTConfig(per_device_train_batch_size=2, learning_rate=2e-4, logging_steps=10, max_steps=300))
+trainer.train()
+'''
+    dicts = "".join(f"{{'loss': {v:.4f}, 'grad_norm': 1.2, 'learning_rate': 2e-04, 'epoch': {s / 30:.2f}}}\n"
+                    for s, v in enumerate(falling(30), 1))
+    return ran_notebook(folder, "train.ipynb", [(load, printed), (train, dicts)])
+
+
+def test_unsloths_printed_change_to_float16_beats_the_codes_bfloat16_dtype(tmp_path):
+    assert forensics.analyze(_unsloth_notebook(tmp_path / "run", bf16_supported=False)).run_profile.precision == "fp16"
+
+
+def test_the_codes_bfloat16_dtype_stands_where_the_run_printed_no_change(tmp_path):
+    assert forensics.analyze(_unsloth_notebook(tmp_path / "run", bf16_supported=True)).run_profile.precision == "bf16"

@@ -86,6 +86,8 @@ def code_values(cells: list, outputs: str) -> dict:
                 if trainer:
                     values["trainer_class"] = trainer
     values.update(_trained_model(loads, trainers, aliases))
+    if values.get("model.load_dtype") == "bfloat16" and _BF16_CHANGED_TO_FP16.search(outputs):
+        values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for
     if _trains_whole_model(values, called, trees, code, loaded=bool(loads)):
         values["method"] = "full"
     if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, code):
@@ -99,6 +101,9 @@ def code_values(cells: list, outputs: str) -> dict:
     return values
 
 
+# Unsloth's loader on a GPU without bfloat16 (a T4), given `dtype=torch.bfloat16`: `Device does not support bfloat16.
+# Will change to float16.` The model is loaded, and its trainer's mixed precision turned on, in float16.
+_BF16_CHANGED_TO_FP16 = re.compile(r"does not support bfloat16\. Will change to float16")
 # Unsloth forcing float32 (a model that cannot train in float16: Gemma 3 on a T4)
 _UNSLOTH_FLOAT32 = re.compile(r"Unsloth: (?:Switching to float32 training|Using float16 precision for \S+ won't work)")
 
