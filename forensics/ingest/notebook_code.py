@@ -16,7 +16,8 @@ TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config
 `quant.bits` / `quant.quant_method` (`GPTQConfig(bits=4)`, `AwqConfig(bits=4)`),
 `adapter.peft_type`, `adapter.r`, `model.name_or_path`, `model.load_dtype` (a half-precision load),
 `precision.default_fp32` where the notebook trains in its own
-code with nothing below float32 asked for, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
+code with nothing below float32 asked for, `precision.trainer_fp32` (the arguments class) where it builds a Trainer
+whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
 trainer turns on where the code sets neither flag), `model.built_here` where it builds its model from random weights), empty
 where the code says none of them.
 """
@@ -92,6 +93,8 @@ def code_values(cells: list, outputs: str) -> dict:
         values["method"] = "full"
     if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, code):
         values["precision.default_fp32"] = True
+    elif _trainer_arguments_in_fp32(values, trees, code):
+        values["precision.trainer_fp32"] = values["training_args_class"]
     unsloth = _unsloth_mixed_precision(values, trees, outputs, bf16_supported)
     if unsloth:
         values["precision.unsloth_mixed"] = unsloth
@@ -217,6 +220,42 @@ def _trains_in_default_float32(trees: list, code: str) -> bool:
         return True
     arguments = [c for c in calls if _ARGUMENT_CLASSES.match(_called_name(c.func))]
     return any(_called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments)
+
+
+def _trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:
+    """The code builds a Trainer and transformers' TrainingArguments with fp16 and bf16 each absent or False (a TRL
+    config with bf16=False said: TRL's configs turn bf16 on where neither flag is given), every precision keyword a
+    value the code shows and no `**kwargs`, and nothing in the notebook's code asks for mixed precision another way
+    (autocast, a GradScaler, accelerate's or DeepSpeed's mixed_precision, `.half()`, Unsloth, whose trainer turns it
+    on, a shell command that trains): the Trainer's default, fp32, as training_args.bin with both off is read."""
+    cls = values.get("training_args_class")
+    if not isinstance(cls, str) or values.get("fp16") is True or values.get("bf16") is True:
+        return False
+    if cls.startswith("trl.") and values.get("bf16") is not False:
+        return False
+    python = "\n".join(line for line in code.splitlines() if not _SHELL_OR_MAGIC.match(line))
+    if _MIXED_PRECISION_CODE.search(python) or _SHELL_TRAINING.search(code):
+        return False
+    calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    if not any(_called_name(c.func).endswith("Trainer") for c in calls):
+        return False
+    for call in calls:
+        name = _called_name(call.func)
+        if _configures_training(name) and any(k.arg is None for k in call.keywords):
+            return False  # arguments from a dict or a file the code does not show
+        if _ARGUMENT_CLASSES.match(name) and any(k.arg in ("fp16", "bf16") and values.get(k.arg) is not False
+                                                 for k in call.keywords):
+            return False  # a flag set from a value the code does not show
+    imports_unsloth = any(isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+        (getattr(node, "module", None) or alias.name).split(".")[0] == "unsloth" for alias in node.names)
+        for tree in trees for node in ast.walk(tree))
+    return not imports_unsloth
+
+
+# What asks a Trainer's run for a precision below float32 other than its fp16 / bf16 arguments
+_MIXED_PRECISION_CODE = re.compile(r"(?i)autocast|gradscaler|mixed_precision|\.half\(|set_default_dtype|"
+                                   r"set_default_tensor_type|deepspeed|half_precision_backend|fp16_opt_level|\bamp\b|"
+                                   r"\.to\([^()]*\b(?:b?float16|half)\b|\bunsloth\b")
 
 
 def _configures_training(name: str) -> bool:
