@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 
 TEXT_KEY = "notebook_code"
 
@@ -477,9 +478,19 @@ def _parsed_cells(cells: list):
             continue
         code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
         try:
-            yield _DeadBranches().visit(ast.parse(code))
+            tree = _DeadBranches().visit(parse_quietly(code))
         except (SyntaxError, ValueError, RecursionError):
             continue  # a cell of another language, or one that never parsed: it says nothing here
+        yield tree
+
+
+def parse_quietly(code: str, mode: str = "exec") -> ast.AST:
+    """`ast.parse` of someone else's code with the warnings its compiler gives silenced (`invalid escape sequence
+    '\\s'` in a user's regex is a DeprecationWarning, a SyntaxWarning from Python 3.12): the analysis reads the code,
+    it does not run or fix it, and must not warn, nor, under `-W error`, lose the cell."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code, mode=mode)
 
 
 class _DeadBranches(ast.NodeTransformer):
