@@ -34,7 +34,8 @@ def test_a_console_line_loading_a_4bit_base_in_chinese_makes_an_adapter_qlora(tm
 def test_a_4bit_word_with_no_model_load_beside_it_leaves_the_adapter_lora(tmp_path):
     lines = ["Unsloth: Merging 4bit and LoRA weights to 16bit...",
              "加载基座: Qwen/Qwen2.5-1.5B-Instruct (bf16)",
-             "Loading model Qwen/Qwen2.5-1.5B-Instruct, load_in_4bit=False"]
+             "Loading model Qwen/Qwen2.5-1.5B-Instruct, load_in_4bit=False",
+             "不使用 4bit 量化, 加载 bf16 基座"]  # (not using 4-bit quantization, loading the bf16 base)
     run = _console(tmp_path / "run", lines)
     assert forensics.analyze(run).run_profile.method == "lora"
 

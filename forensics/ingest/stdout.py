@@ -571,6 +571,7 @@ _LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbn
 _FOUR_BIT_WORD = re.compile(r"(?i)(?<![A-Za-z0-9])(?:4[-_ ]?bits?|nf4|load_in_4bit)(?![A-Za-z0-9])")
 _LOAD_WORD = re.compile(r"(?i)\b(?:load|loads|loading|loaded|cargando|cargado|chargement|charg[ée]e?|lade|laden|geladen)\b"
                         r"|加载|載入|载入|読み込|ロード|로드|불러")
+_NEGATED_CJK = re.compile(r"不|未|没有|沒有|無し|しない|않")  # `不加载 4bit` (not loading in 4 bits)
 # ... unless the line says it is not so (`Full fine-tuning (no QLoRA)`, `without 4-bit quantization`)
 _NEGATED = re.compile(r"\b(?:no|not|without|False|disabled?)\b", re.IGNORECASE)
 # DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`)
@@ -829,7 +830,8 @@ def _said_4bit(text: str) -> str | None:
             return line[-160:]
     for m in _FOUR_BIT_WORD.finditer(text):
         line = _line_at(text, m.start()).strip()
-        if len(line) <= 200 and _LOAD_WORD.search(line) and not _NEGATED.search(line):
+        if len(line) <= 200 and _LOAD_WORD.search(line) and not _NEGATED.search(line) \
+                and not _NEGATED_CJK.search(line):
             return line[-160:]
     return None
 
