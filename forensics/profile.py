@@ -601,6 +601,12 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
                                  "below float32 (no autocast, half, bfloat16 or float16, no quantized load): the "
                                  "default, fp32")
         return "fp32"
+    if config.get("precision.trainer_fp32"):
+        evidence["precision"] = (f"the {config.get('precision.trainer_fp32')} the code builds in "
+                                 f"{config.source_of('precision.trainer_fp32')} set neither fp16 nor bf16, and nothing "
+                                 "else in it asks for mixed precision (no autocast, accelerate or DeepSpeed "
+                                 "mixed_precision, Unsloth): the Trainer's default, fp32")
+        return "fp32"
     return UNKNOWN
 
 

@@ -525,13 +525,20 @@ def _reward_did_not_rise(metrics: Metrics, name: str, thresholds: Thresholds) ->
     reward = finite(metrics[name])
     _, head, tail = _fell(-reward, thresholds, REWARD_TREND_Z)
     start, end = 0.0 - head, 0.0 - tail  # (not -head: a reward at 0 would be said "-0")
-    message = (f"the reward did not rise clearly above its own noise: about {format_number(start)} over the first "
-               f"logged steps and {format_number(end)} over the last ({len(reward)} points, steps {int(reward.index[0])} to "
-               f"{int(reward.index[-1])}); in an RL run the reward, not the loss, shows learning, so nothing shows "
-               "the policy improved. Check the learning rate, the reward functions and how many groups have "
-               "any reward spread.")
+    # the message compares like with like: the mean of the first quarter of the points with that of the last (the
+    # measure above may set the first point alone against the last tenth's median, which on a noisy reward can read
+    # as a rise where the reward fell)
+    k = max(1, len(reward) // 4)
+    first, last = 0.0 + float(reward.iloc[:k].mean()), 0.0 + float(reward.iloc[-k:].mean())
+    points = f"{k} logged points" if k > 1 else "logged point"
+    message = (f"the reward did not rise clearly above its own noise: it averaged {format_number(first)} over the first "
+               f"{points} and {format_number(last)} over the last {k if k > 1 else 'one'} ({len(reward)} points, steps "
+               f"{int(reward.index[0])} to {int(reward.index[-1])}); in an RL run the reward, not the loss, shows "
+               "learning, so nothing shows the policy improved. Check the learning rate, the reward functions and how "
+               "many groups have any reward spread.")
     return [Finding("no_learning_evidence", "warning", int(reward.index[0]), message, end_step=int(reward.index[-1]),
-                    metric=name, evidence={"head": start, "tail": end, "n_points": int(len(reward))})]
+                    metric=name, evidence={"head": start, "tail": end, "n_points": int(len(reward)),
+                                           "first_quarter_mean": first, "last_quarter_mean": last})]
 
 
 def for_a_reward_model(findings: list[Finding], metrics: Metrics, thresholds: Thresholds) -> list[Finding]:

@@ -28,7 +28,7 @@ _MODEL_ALIASES = {"n_layer": "num_hidden_layers", "num_layers": "num_hidden_laye
                   "d_model": "hidden_size", "n_head": "num_attention_heads", "n_inner": "intermediate_size",
                   # ChatGLM / GLM-4 (THUDM's configuration_chatglm.py)
                   "ffn_hidden_size": "intermediate_size", "multi_query_group_num": "num_key_value_heads",
-                  "padded_vocab_size": "vocab_size"}
+                  "padded_vocab_size": "vocab_size", "inner_hidden_size": "intermediate_size"}
 
 
 def flatten(prefix: str, value: dict) -> dict[str, Any]:
@@ -93,6 +93,11 @@ def model_config_values(config: dict) -> dict[str, Any]:
     quant = config.get("quantization_config")
     if isinstance(quant, dict):
         out.update({f"quant.{k}": v for k, v in quant.items() if not k.startswith("_")})
+    prefix = config.get("pre_seq_len")
+    if isinstance(prefix, int) and not isinstance(prefix, bool) and prefix > 0:
+        # ChatGLM's P-Tuning v2 (THUDM's ptuning/main.py): a trained prefix of pre_seq_len tokens on a frozen model,
+        # saved into the model's own config.json (the default null trains the model itself)
+        out["adapter.peft_type"] = "PREFIX_TUNING"
     return out
 
 

@@ -11,6 +11,8 @@ import ast
 import re
 from typing import Any
 
+from .notebook_code import parse_quietly
+
 TEXT_KEY = "namespace_args"  # LogRecords.texts key: the arguments as JSON
 _LINE = re.compile(r"\bNamespace\((?P<body>[^\n\r]{1,20000})\)[ \t]*\r?$", re.MULTILINE)
 # argparse names -> RunConfig keys, where the meaning is the same (the first name present wins)
@@ -52,7 +54,7 @@ def parse(text: str) -> dict[str, Any]:
     if m is None:
         return {}
     try:
-        call = ast.parse(f"f({m.group('body')})", mode="eval").body
+        call = parse_quietly(f"f({m.group('body')})", mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     out: dict[str, Any] = {}

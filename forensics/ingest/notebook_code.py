@@ -13,9 +13,11 @@ cell that is not Python is passed over. A keyword is taken where its value is a 
 TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config reads them.
 `code_values(cells, outputs)` gives a flat dict in the run configuration's names (`bf16`, `fp16`, `learning_rate`,
 `training_args_class`, `trainer_class` (a TRL trainer the code builds: `trl.SFTTrainer`), `quant.load_in_4bit`,
+`quant.bits` / `quant.quant_method` (`GPTQConfig(bits=4)`, `AwqConfig(bits=4)`),
 `adapter.peft_type`, `adapter.r`, `model.name_or_path`, `model.load_dtype` (a half-precision load),
 `precision.default_fp32` where the notebook trains in its own
-code with nothing below float32 asked for, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
+code with nothing below float32 asked for, `precision.trainer_fp32` (the arguments class) where it builds a Trainer
+whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
 trainer turns on where the code sets neither flag), `model.built_here` where it builds its model from random weights), empty
 where the code says none of them.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 
 TEXT_KEY = "notebook_code"
 
@@ -85,10 +88,14 @@ def code_values(cells: list, outputs: str) -> dict:
                 if trainer:
                     values["trainer_class"] = trainer
     values.update(_trained_model(loads, trainers, aliases))
+    if values.get("model.load_dtype") == "bfloat16" and _BF16_CHANGED_TO_FP16.search(outputs):
+        values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for
     if _trains_whole_model(values, called, trees, code, loaded=bool(loads)):
         values["method"] = "full"
     if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, code):
         values["precision.default_fp32"] = True
+    elif _trainer_arguments_in_fp32(values, trees, code):
+        values["precision.trainer_fp32"] = values["training_args_class"]
     unsloth = _unsloth_mixed_precision(values, trees, outputs, bf16_supported)
     if unsloth:
         values["precision.unsloth_mixed"] = unsloth
@@ -98,6 +105,9 @@ def code_values(cells: list, outputs: str) -> dict:
     return values
 
 
+# Unsloth's loader on a GPU without bfloat16 (a T4), given `dtype=torch.bfloat16`: `Device does not support bfloat16.
+# Will change to float16.` The model is loaded, and its trainer's mixed precision turned on, in float16.
+_BF16_CHANGED_TO_FP16 = re.compile(r"does not support bfloat16\. Will change to float16")
 # Unsloth forcing float32 (a model that cannot train in float16: Gemma 3 on a T4)
 _UNSLOTH_FLOAT32 = re.compile(r"Unsloth: (?:Switching to float32 training|Using float16 precision for \S+ won't work)")
 
@@ -211,6 +221,42 @@ def _trains_in_default_float32(trees: list, code: str) -> bool:
         return True
     arguments = [c for c in calls if _ARGUMENT_CLASSES.match(_called_name(c.func))]
     return any(_called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments)
+
+
+def _trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:
+    """The code builds a Trainer and transformers' TrainingArguments with fp16 and bf16 each absent or False (a TRL
+    config with bf16=False said: TRL's configs turn bf16 on where neither flag is given), every precision keyword a
+    value the code shows and no `**kwargs`, and nothing in the notebook's code asks for mixed precision another way
+    (autocast, a GradScaler, accelerate's or DeepSpeed's mixed_precision, `.half()`, Unsloth, whose trainer turns it
+    on, a shell command that trains): the Trainer's default, fp32, as training_args.bin with both off is read."""
+    cls = values.get("training_args_class")
+    if not isinstance(cls, str) or values.get("fp16") is True or values.get("bf16") is True:
+        return False
+    if cls.startswith("trl.") and values.get("bf16") is not False:
+        return False
+    python = "\n".join(line for line in code.splitlines() if not _SHELL_OR_MAGIC.match(line))
+    if _MIXED_PRECISION_CODE.search(python) or _SHELL_TRAINING.search(code):
+        return False
+    calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    if not any(_called_name(c.func).endswith("Trainer") for c in calls):
+        return False
+    for call in calls:
+        name = _called_name(call.func)
+        if _configures_training(name) and any(k.arg is None for k in call.keywords):
+            return False  # arguments from a dict or a file the code does not show
+        if _ARGUMENT_CLASSES.match(name) and any(k.arg in ("fp16", "bf16") and values.get(k.arg) is not False
+                                                 for k in call.keywords):
+            return False  # a flag set from a value the code does not show
+    imports_unsloth = any(isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+        (getattr(node, "module", None) or alias.name).split(".")[0] == "unsloth" for alias in node.names)
+        for tree in trees for node in ast.walk(tree))
+    return not imports_unsloth
+
+
+# What asks a Trainer's run for a precision below float32 other than its fp16 / bf16 arguments
+_MIXED_PRECISION_CODE = re.compile(r"(?i)autocast|gradscaler|mixed_precision|\.half\(|set_default_dtype|"
+                                   r"set_default_tensor_type|deepspeed|half_precision_backend|fp16_opt_level|\bamp\b|"
+                                   r"\.to\([^()]*\b(?:b?float16|half)\b|\bunsloth\b")
 
 
 def _configures_training(name: str) -> bool:
@@ -432,9 +478,19 @@ def _parsed_cells(cells: list):
             continue
         code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
         try:
-            yield _DeadBranches().visit(ast.parse(code))
+            tree = _DeadBranches().visit(parse_quietly(code))
         except (SyntaxError, ValueError, RecursionError):
             continue  # a cell of another language, or one that never parsed: it says nothing here
+        yield tree
+
+
+def parse_quietly(code: str, mode: str = "exec") -> ast.AST:
+    """`ast.parse` of someone else's code with the warnings its compiler gives silenced (`invalid escape sequence
+    '\\s'` in a user's regex is a DeprecationWarning, a SyntaxWarning from Python 3.12): the analysis reads the code,
+    it does not run or fix it, and must not warn, nor, under `-W error`, lose the cell."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code, mode=mode)
 
 
 class _DeadBranches(ast.NodeTransformer):
@@ -496,7 +552,15 @@ def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> di
     if name == "BitsAndBytesConfig" or _loads_a_model(call):
         if _keyword(call, "load_in_4bit", names, None) is True:
             out["quant.load_in_4bit"] = True
+    elif name in _WEIGHT_QUANT_CONFIGS:  # `GPTQConfig(bits=4, ...)`: the base loaded from 4-bit GPTQ / AWQ weights
+        bits = _keyword(call, "bits", names, None)
+        if isinstance(bits, int) and not isinstance(bits, bool):
+            out["quant.bits"], out["quant.quant_method"] = bits, _WEIGHT_QUANT_CONFIGS[name]
     return out
+
+
+# transformers' configs of a base quantized ahead of training (its weights stored in `bits` bits)
+_WEIGHT_QUANT_CONFIGS = {"GPTQConfig": "gptq", "AwqConfig": "awq"}
 
 
 _LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architectures")

@@ -351,7 +351,7 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
     names = [p.name for p in layout.weight_files]
     adapter_files = [n for n in names if n.startswith("adapter_model")]
     full_files = [n for n in names if n.startswith(("model", "pytorch_model")) or n.endswith("model_states.pt")]
-    base = str(config.get("adapter.base_model_name_or_path") or "")
+    base = str(config.get("adapter.base_model_name_or_path") or config.get("model.name_or_path") or "")
     quant4 = (config.get("quant.load_in_4bit") is True or config.get("quant.bits") == 4
               or bool(_FOUR_BIT_BASE.search(base)))  # unsloth/...-bnb-4bit: the base was saved 4-bit
     peft_type = str(config.get("adapter.peft_type") or "").upper()
@@ -469,18 +469,30 @@ def _estimate_params(config: RunConfig) -> int | None:
     heads = config.get("model.num_attention_heads") or 1
     kv_heads = config.get("model.num_key_value_heads") or heads
     model_type = str(config.get("model.model_type", "")).lower()
+    glm_v1 = _first_glm(config, model_type)
     attn = 2 * h * h + 2 * h * (h * kv_heads / heads)
-    mlp = 1.5 * h * inter if model_type == "qwen" else (2 if model_type in _UNGATED_MLP else 3) * h * inter
+    mlp = 1.5 * h * inter if model_type == "qwen" else (2 if model_type in _UNGATED_MLP or glm_v1 else 3) * h * inter
     dense_layers = 0
     experts = next((e for k in _EXPERT_KEYS if cf.is_number(e := config.get(f"model.{k}")) and e > 1), None)
     if experts:  # a mixture of experts: every expert's gated MLP counts (all are trained), plus the router
         dense_mlp, mlp = mlp, _moe_mlp(config, h, inter, experts)
         # DeepSeek keeps its first k blocks dense (first_k_dense_replace)
         dense_layers = min(int(config.get("model.first_k_dense_replace") or 0), int(layers))
-    tied = config.get("model.tie_word_embeddings", model_type in ("gpt2",))
+    tied = config.get("model.tie_word_embeddings", model_type in ("gpt2",) or glm_v1)
     embed = vocab * h * (1 if tied else 2)
     blocks = (layers - dense_layers) * (attn + mlp) + (dense_layers * (attn + dense_mlp) if dense_layers else 0)
     return int(blocks + embed)
+
+
+# What the later GLMs' configs (ChatGLM2 / ChatGLM3 / GLM-4: a SwiGLU MLP, multi-query attention) add to ChatGLM-6B's
+_LATER_GLM_KEYS = ("multi_query_attention", "multi_query_group_num", "ffn_hidden_size", "add_qkv_bias", "kv_channels")
+
+
+def _first_glm(config: RunConfig, model_type: str) -> bool:
+    """ChatGLM-6B (model_type chatglm with none of the later GLMs' fields): a two-matrix GELU MLP (dense_h_to_4h,
+    dense_4h_to_h of inner_hidden_size) as GPT-2's, and its head tied to the word embeddings (transformers' default,
+    its config does not say otherwise): about 6.2B, where a gated MLP would make it 8.6B."""
+    return model_type == "chatglm" and not any(config.get(f"model.{k}") is not None for k in _LATER_GLM_KEYS)
 
 
 def _encoder_decoder_params(config: RunConfig, d, vocab) -> int | None:

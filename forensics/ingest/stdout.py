@@ -569,6 +569,13 @@ _TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)
 # A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
 # `load_in_4bit=True`, a bitsandbytes 4-bit model name) or names QLoRA: an adapter on it is QLoRA.
 _LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b)|(?<![A-Za-z0-9_=])Q(?:LoRA|LORA)(?![A-Za-z0-9_=])")
+# A line that loads a model (a load word in English, Chinese, Japanese, Korean, Spanish, French, German) and names 4
+# bits (`4bit`, `4-bit`, `nf4`, `load_in_4bit`) beside it: `加载 4bit 基座: Qwen/Qwen2.5-1.5B-Instruct` (loading
+# the 4-bit base), `Loading the base in 4bit (nf4)`. A `4bit` elsewhere (a kernel, a merge, a flag listed) is no load.
+_FOUR_BIT_WORD = re.compile(r"(?i)(?<![A-Za-z0-9])(?:4[-_ ]?bits?|nf4|load_in_4bit)(?![A-Za-z0-9])")
+_LOAD_WORD = re.compile(r"(?i)\b(?:load|loads|loading|loaded|cargando|cargado|chargement|charg[ée]e?|lade|laden|geladen)\b"
+                        r"|加载|載入|载入|読み込|ロード|로드|불러")
+_NEGATED_CJK = re.compile(r"不|未|没有|沒有|無し|しない|않")  # `不加载 4bit` (not loading in 4 bits)
 # ... unless the line says it is not so (`Full fine-tuning (no QLoRA)`, `without 4-bit quantization`)
 _NEGATED = re.compile(r"\b(?:no|not|without|False|disabled?)\b", re.IGNORECASE)
 # DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`)
@@ -818,10 +825,17 @@ def _line_at(text: str, at: int) -> str:
 
 
 def _said_4bit(text: str) -> str | None:
-    """The first line saying the base was loaded in 4 bits (or naming QLoRA) and not saying it was not, or None."""
+    """The first line saying the base was loaded in 4 bits (or naming QLoRA) and not saying it was not, else the first
+    short line that loads a model and names 4 bits beside it (`_FOUR_BIT_WORD` with `_LOAD_WORD`, in any of several
+    languages), or None."""
     for m in _LOADED_4BIT.finditer(text):
         line = _line_at(text, m.start()).strip()
         if not _NEGATED.search(line):
+            return line[-160:]
+    for m in _FOUR_BIT_WORD.finditer(text):
+        line = _line_at(text, m.start()).strip()
+        if len(line) <= 200 and _LOAD_WORD.search(line) and not _NEGATED.search(line) \
+                and not _NEGATED_CJK.search(line):
             return line[-160:]
     return None
 

@@ -27,6 +27,9 @@ MODEL_KEYS = frozenset({
     "head_dim", "rope_theta", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "hidden_act",
     "initializer_range", "n_layer", "n_embd", "n_head", "n_inner", "n_positions", "d_model", "num_layers",
     "text_config", "sliding_window", "rope_scaling", "attention_dropout", "id2label", "label2id", "num_labels",
+    # ChatGLM / GLM-4 (THUDM's configuration_chatglm.py) spell their sizes their own way
+    "ffn_hidden_size", "inner_hidden_size", "multi_query_attention", "multi_query_group_num", "padded_vocab_size",
+    "kv_channels",
 })
 _LONGEST_LITERAL = 8000  # MLflow's param limit; a longer string is not a value HF logged
 
