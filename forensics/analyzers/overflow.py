@@ -11,7 +11,8 @@ fp16 skipped steps are a warning): one `skipped_steps` warning. A storm -- `over
 steps, or the scale falling to its floor -- means every step is being skipped: warning, and
 an error when the scale hit the floor (DeepSpeed stops the run there). A scale that goes on to rise again after it
 reached the floor shows the run went on (a scaler whose own minimum is lower, Megatron's `--min-loss-scale`): the storm
-is then a warning.
+is then a warning. Overflows in a row at the log's first steps that end within a fifth of it are the scaler's
+start-up search down from its initial scale (`_calibration`): skipped steps, not a storm.
 """
 from __future__ import annotations
 
