@@ -38,6 +38,7 @@ from .analyzers.metrics import PERPLEXITY_NAMES, format_number
 from .analyzers.never_learned import FRESH_HEAD_RANGE
 from .config import RunConfig
 from .findings import Finding
+from .ingest.banners import mlx_objective
 from .ingest.pretrain_lines import KIND_FRAMEWORKS, PRETRAINING_KINDS
 from .run import RunLayout
 from .timeline import Timeline, step_from_name
@@ -217,6 +218,10 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
     if chat is not None:
         evidence["objective"] = f"DeepSpeed-Chat's {chat.split('_')[1].upper()} step lines in the console"
         return _DSCHAT_OBJECTIVES[chat]
+    mlx = next((algo for b in timeline.banners if (algo := mlx_objective(b))), None)
+    if mlx is not None:  # the trainer says what it trains: ORPO's chosen reward is no RL reward
+        evidence["objective"] = f"mlx trainer's start line: Starting {mlx.upper().replace('_', ' ')} training"
+        return ("rl", None if mlx == "rlhf" else mlx) if mlx in ("grpo", "ppo", "rlhf") else ("preference", mlx)
     ppo = [k for k in _PPO_KEYS if k in metrics]
     rl = [k for k in metrics if k in _RL_KEYS or (k.startswith("rewards/") and k.endswith("/mean"))]
     if rl == ["reward"] and not ppo and _pairwise_loss_at_chance(config, timeline) is None:
@@ -611,6 +616,9 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
 
 
 _HALF_LOADS = {"bfloat16": "bf16", "float16": "fp16"}
+_MLX_SAYS = {"mlx": "MLX's mlx_lm trainable-parameters line in {source}: {text}",
+             "mlx_lora": "mlx-examples' lora.py parameter lines in {source}: {text}",
+             "mlx_trainer": "mlx-lm's trainer lines in {source}: {text}"}
 
 
 def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, objective: str,
@@ -623,11 +631,9 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if any(b.kind == "unsloth" for b in timeline.banners):
         evidence["framework"] = "Unsloth banner in the console log"
         return "unsloth"
-    mlx = next((b for b in timeline.banners if b.kind in ("mlx", "mlx_lora")), None)
+    mlx = next((b for b in timeline.banners if b.kind in ("mlx", "mlx_lora", "mlx_trainer")), None)
     if mlx is not None:
-        evidence["framework"] = (f"MLX's mlx_lm trainable-parameters line in {mlx.source}: {mlx.text}" if mlx.kind == "mlx"
-                                 else f"mlx-examples' lora.py parameter lines in {mlx.source}: "
-                                      f"{mlx.text.replace(chr(10), '; ')}")
+        evidence["framework"] = _MLX_SAYS[mlx.kind].format(source=mlx.source, text=mlx.text.replace("\n", "; "))
         return "mlx"
     factory = next((b for b in timeline.banners if b.kind == "llamafactory"), None)
     if factory is not None:

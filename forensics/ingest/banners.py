@@ -18,6 +18,10 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
   `Total parameters 7411.242M` then `Trainable parameters 2.229M` (kind "mlx_lora"). Its total counts the arrays as
   stored, so a quantized model's packed weights (a 4-bit Mixtral-8x7B prints 7411M of its 46.7B): the trainable
   count is kept, the total is no model size.
+* mlx-lm's trainer (`mlx_lm.lora`, and the preference trainers built on it), by its own lines: `Starting training...,
+  iters: 600` (`Starting ORPO training..., iters: 500`: the objective it trains) and its step lines, `Iter 10: Train
+  loss 2.416, Learning Rate 1.000e-05, It/sec 3.374, Tokens/sec 875.431, ...` and `Iter 1: Val loss 2.247, Val took
+  4.935s` (kind "mlx_trainer", once a log: the start line where there is one).
 * LLaMA-Factory's own loggers (`llmtuner.*` before v0.6, then `llamafactory.*`), named on each of their lines.
 * Unsloth, on loading the model: `==((====))==  Unsloth 2024.8: Fast Llama patching. ...` and
   four more lines (GPU, Pytorch, `Bfloat16 = FALSE`, licence); on training:
@@ -55,6 +59,8 @@ _HF_TRAINABLE = re.compile(r"(?:^|>>)\s+Number of trainable parameters = ([\d,]+
 _MLX = re.compile(r"^Trainable parameters: [\d.]+% \(([\d.]+)M/([\d.]+)M\)\s*$")
 _MLX_LORA_TRAINABLE = re.compile(r"^Trainable parameters (\d+\.\d{3})M\s*$")
 _MLX_LORA_TOTAL = re.compile(r"^Total parameters \d+\.\d{3}M\s*$")
+_MLX_START = re.compile(r"^Starting (?:(DPO|ORPO|CPO|KTO|GRPO|PPO|Online DPO|XPO|RLHF) )?training\.\.\., iters: \d+\s*$")
+_MLX_STEP = re.compile(r"^Iter \d+: (?:Train loss \S+, .*\bIt/sec [\d.]+|Val loss \S+, .*\bVal took [\d.]+s)")
 
 
 def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
@@ -88,11 +94,28 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
                 and _MLX_LORA_TOTAL.match(lines[i - 1]):
             text = lines[i - 1].strip() + "\n" + line.strip()
             found.append(Banner("mlx_lora", text, round(float(m.group(1)) * 1e6), None, source))
+        elif line.startswith(("Starting ", "Iter ")) and (_MLX_START.match(line) or _MLX_STEP.match(line)):
+            _add_mlx_trainer(found, line.strip(), source)
         elif "rainable" in line and (m := _SUMMARY_TRAINABLE.match(line)):
             summary = _parameter_summary(lines, i, m, source)
             if summary is not None:
                 found.append(summary)
     return tuple(found)
+
+
+def _add_mlx_trainer(found: list, line: str, source: str) -> None:
+    """One "mlx_trainer" banner a log: its start line, which names what it trains, before any step line."""
+    have = next((i for i, b in enumerate(found) if b.kind == "mlx_trainer"), None)
+    if have is None:
+        found.append(Banner("mlx_trainer", line[:300], None, None, source))
+    elif line.startswith("Starting ") and not found[have].text.startswith("Starting "):
+        found[have] = Banner("mlx_trainer", line[:300], None, None, source)
+
+
+def mlx_objective(banner: Banner) -> str | None:
+    """The algorithm an mlx trainer's start line names (`Starting ORPO training...` -> "orpo"), else None."""
+    m = _MLX_START.match(banner.text) if banner.kind == "mlx_trainer" else None
+    return m.group(1).lower().replace(" ", "_") if m and m.group(1) else None
 
 
 def _parameter_summary(lines: list[str], i: int, trainable: re.Match, source: str) -> Banner | None:
@@ -116,7 +139,7 @@ def swift_banner(info: str, source: str) -> Banner | None:
 def may_hold_banners(text: str) -> bool:
     """A cheap test before splitting a log into lines to look for banners."""
     return any(mark in text for mark in ("trainable", "Trainable", "Unsloth", "LoRA training run", "Training_PRO",
-                                         "compute dtype", "llmtuner.", "llamafactory."))
+                                         "compute dtype", "llmtuner.", "llamafactory.", "It/sec", "Val took", "training..., iters"))
 
 
 def _count(text: str) -> int:

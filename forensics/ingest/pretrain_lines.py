@@ -271,7 +271,7 @@ _GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?!
 # loss, passed over.
 _SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)"
 _GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|(?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|"
-                           r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|reward|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
+                           r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|(?:(?:" + _SPLIT + r"[_ ])?(?:chosen|rejected)[_ ])?reward|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
                            r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
                            r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.]|,\d)", re.IGNORECASE)
 _LOSS_KINDS = frozenset({"train", "training", "total", "lm", "avg", "average", "mean", "running", "batch",
@@ -964,6 +964,11 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
             if kind and kind not in _LOSS_KINDS:
                 continue  # `aux loss`, `kl loss`, `scaled loss`: not the training loss
             name = "eval_loss" if _HELD_OUT.search(lowered) else "loss"
+        elif lowered.endswith("reward") and ("chosen" in lowered or "rejected" in lowered):
+            # a preference trainer's implicit reward of each side of its pairs (mlx-lm's DPO `Chosen reward -8.05`),
+            # TRL's rewards/chosen: no RL reward to rise
+            side = "rewards/chosen" if "chosen" in lowered else "rewards/rejected"
+            name = "eval_" + side if _HELD_OUT.match(lowered) else side
         elif lowered.endswith("lr"):  # `lr`, or the first of several groups' (`backbone_lr 9.67e-06  proj_lr ...`)
             name = "learning_rate"
         else:  # a held-out split's perplexity or accuracy is an eval metric (`valid ppl`)
