@@ -1,0 +1,37 @@
+"""Session 9 judging rules, each from a real run the corpus holds (tests/realworld/PROVENANCE.md)."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from forensics.analyzers.overfitting import detect_overfitting
+from forensics.config import Thresholds
+
+# P-Zande/nlp-team-4's Gemma-2B LoRA: an eval every 500 steps, the best at 2500 (epoch 0.86), then six evals
+# 0.5-1.5% above it while the second epoch's training loss sits 8-10% lower.
+_PZANDE_EVALS = [1.9394, 1.9079, 1.8940, 1.8913, 1.8792, 1.8886, 1.8998, 1.9075, 1.9048, 1.9053, 1.9017]
+
+
+def _two_epochs(evals: list[float], second_epoch_level: float) -> dict:
+    """550 training losses logged every 10 steps with a small wobble, 1.78 in the first epoch (to step 2920) and
+    `second_epoch_level` after it, and the eval losses at every 500 steps."""
+    steps = list(range(10, 5510, 10))
+    wobble = [0.03, -0.02, 0.01, -0.03, 0.02]
+    train = [(1.78 if s <= 2920 else second_epoch_level) + wobble[i % 5] for i, s in enumerate(steps)]
+    return {"loss": pd.Series(train, index=steps, dtype="float64"),
+            "eval_loss": pd.Series(evals, index=list(range(500, 5501, 500)), dtype="float64")}
+
+
+def test_a_quiet_eval_loss_held_just_above_its_best_while_the_training_loss_fell_is_overfitting():
+    (found,) = detect_overfitting(_two_epochs(_PZANDE_EVALS, 1.58), Thresholds())
+    assert (found.kind, found.severity, found.step) == ("overfitting", "warning", 3000)
+    assert "training loss keeps falling" in found.message
+
+
+@pytest.mark.parametrize("evals, second_epoch_level", [
+    (_PZANDE_EVALS, 1.77),  # the training loss did not fall further: a plateau of both, no gap opening
+    (_PZANDE_EVALS[:5] + [1.8800, 1.8810, 1.8798, 1.8805, 1.8801, 1.8803], 1.58),  # held within 0.1% of the best
+    (_PZANDE_EVALS[:5] + [1.8886, 1.8998, 1.8790, 1.9075, 1.9048, 1.9053], 1.58),  # back under the best once
+])
+def test_an_eval_loss_near_its_best_or_a_training_loss_that_did_not_fall_is_not_overfitting(evals, second_epoch_level):
+    assert detect_overfitting(_two_epochs(evals, second_epoch_level), Thresholds()) == []
