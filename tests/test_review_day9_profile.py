@@ -70,3 +70,28 @@ def test_mlx_step_lines_alone_name_the_framework_mlx(tmp_path):
 def test_iter_lines_of_another_loop_do_not_name_mlx(tmp_path):
     rows = [f"Iter {10 * i}: Train loss {2.4 - 0.05 * i:.3f}, lr 1e-05, time 0.3s" for i in range(1, 21)]
     assert forensics.analyze(_mlx_console(tmp_path / "run", [], rows)).run_profile.framework != "mlx"
+
+
+# ---- change 3: mmengine's year-less date is no step count; its Epoch(train) [E][i/N] counter is ---------------------
+
+
+def test_mmengine_epoch_lines_with_a_year_less_date_are_numbered_by_their_own_counter(tmp_path):
+    rows = [f"10/30 22:{18 + i}:02 - mmengine - INFO - Epoch(train) [{1 + i // 5}][{(i % 5) * 100 + 100}/500]  "
+            f"lr: 1.9870e-04  eta: 2:46:39  time: 2.8906  data_time: 0.0042  memory: 10762  loss: {2.7 - 0.05 * i:.4f}"
+            f"  grad_norm: 3.0608" for i in range(10)]
+    loss = forensics.analyze(_mlx_console(tmp_path / "run", [], rows)).timeline.series("loss")
+    assert loss.index.tolist() == [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]
+
+
+def test_a_count_before_a_time_is_not_read_as_a_step_but_a_count_after_one_is(tmp_path):
+    rows = [f"10/30 22:18:0{i} step {i + 1}/30 loss {2.7 - 0.05 * i:.4f}" for i in range(8)]
+    loss = forensics.analyze(_mlx_console(tmp_path / "run", [], rows)).timeline.series("loss")
+    assert loss.index.tolist() == list(range(1, 9))
+
+
+def test_mmengine_iter_lines_with_a_year_less_date_are_numbered_by_the_iteration(tmp_path):
+    rows = [f"10/30 22:{18 + i}:02 - mmengine - INFO - Iter(train) [ {10 * i + 10}/2046]  lr: 1.7590e-04  "
+            f"eta: 1:25:37  time: 2.9  data_time: 0.02  memory: 15266  loss: {0.7 - 0.01 * i:.4f}  grad_norm: 1.2"
+            for i in range(8)]
+    loss = forensics.analyze(_mlx_console(tmp_path / "run", [], rows)).timeline.series("loss")
+    assert loss.index.tolist() == list(range(10, 90, 10))

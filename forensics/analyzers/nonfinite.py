@@ -56,8 +56,9 @@ def detect_nonfinite_metrics(metrics: Metrics, thresholds: Thresholds,
         if name == GRAD_NORM and skipped:
             bad &= ~series.index.isin(list(skipped))
         if bad.any():
-            findings.append(_sporadic_diagnostic(_only_the_evaluation(_finding(name, series, bad), metrics),
-                                                 series, bad, metrics))
+            found = _sporadic_diagnostic(_only_the_evaluation(_finding(name, series, bad), metrics), series, bad,
+                                         metrics)
+            findings.append(_skipped_at_the_end(found, series, bad, metrics))
     return findings
 
 
@@ -89,6 +90,34 @@ def _sporadic_diagnostic(found: Finding, series: pd.Series, bad: np.ndarray, met
                "whose mean had no tokens to average over (a completion cut to nothing by max_length / "
                "max_prompt_length) rather than broken weights. Check the truncation settings.")
     return replace(found, severity="warning", message=message, evidence={**found.evidence, "sporadic": True})
+
+
+_SHORT_END = 2  # at most this many non-finite grad norms ending the log: too few to say the run never got past them
+_FINITE_BEFORE = 3  # ... after at least this many finite ones
+
+
+def _skipped_at_the_end(found: Finding, series: pd.Series, bad: np.ndarray, metrics: Metrics) -> Finding:
+    """A grad_norm non-finite at only the last `_SHORT_END` points of a log where it was finite before, while the
+    training loss logged at a later step is finite and sound (not exactly 0.0, which HF's NaN filter logs for a
+    window of NaN losses; not exploded): a warning. Weights a NaN gradient reached give a NaN loss at the next step, so
+    a finite loss after it says the update was skipped (a loss scaler, a skip-on-NaN optimizer wrapper); the log ends
+    too soon after to tell a passing burst from updates skipped for good (InternLM/xtuner issue 187: grad_norm NaN at
+    iterations 240 and 250 of a paste ending there, the loss 2.51 then 2.46)."""
+    if found.severity != "error" or found.metric != GRAD_NORM or LOSS not in metrics:
+        return found
+    first = int(np.argmax(bad))
+    if len(bad) - first > _SHORT_END or first < _FINITE_BEFORE or not bad[first:].all():
+        return found
+    loss = metrics[LOSS]
+    later = loss[loss.index > found.step].to_numpy(dtype="float64")
+    if len(later) == 0 or not np.all(np.isfinite(later)) or np.any(later == 0.0) or np.any(later > EXPLODED_LOSS):
+        return found
+    message = (f"{found.message} The training loss logged after it stays finite ({format_number(float(later[-1]))} at "
+               f"step {int(loss.index[-1])}): the non-finite gradients did not reach the weights (those updates were "
+               f"skipped), and the log ends {plural(len(bad) - first, 'point')} after the first: whether the run got "
+               "past it does not show. A longer log (or the loss scale / skipped-step count) tells a passing burst "
+               "from a run that stopped updating.")
+    return replace(found, severity="warning", message=message, evidence={**found.evidence, "skipped_at_end": True})
 
 
 def _only_the_evaluation(found: Finding, metrics: Metrics) -> Finding:

@@ -291,7 +291,11 @@ _LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 # the epoch may be a bracketed tag (`[E2] step 0 loss 0.49`, `[ep 3/5]`).
 _GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:epoch" + _SEP + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\]))"
                            r"(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)", re.IGNORECASE)
-_BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})[ \t]*/[ \t]*(\d{1,12})(?![\w.:]|/)")
+_BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})[ \t]*/[ \t]*(\d{1,12})(?![\w.:]|/|[ \t]+\d\d:\d\d)")  # (not a
+# date before a time: mmengine's year-less `10/30 22:18:02 - mmengine - INFO - ...`)
+# mmengine's epoch-based loop (XTuner before its Iter(train) lines): `Epoch(train) [1][200/735]`, the iteration counted
+# within the epoch from 1 to its length
+_MMENGINE_EPOCH = re.compile(r"\bEpoch\(train\)\s*\[(\d{1,6})\]\s*\[\s*(\d{1,12})/(\d{1,12})\]")
 _AFTER_EPOCH = re.compile(r"epoch\W{0,3}$", re.IGNORECASE)
 _GENERIC_REACH = 160  # characters before a `loss` that its line's step counter may stand in
 _GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one training loop's print
@@ -916,6 +920,10 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
     metrics, cut = _generic_pairs(line, last_line)
     if not metrics:
         return None
+    mm = _MMENGINE_EPOCH.search(line)
+    if mm is not None:  # the run's own count of iterations: the epochs before this one, whole, and this one's
+        epoch, i, length = (int(g) for g in mm.groups())
+        return _record("generic", (epoch - 1) * length + i, None, metrics + [("epoch", epoch - 1 + i / length)], cut)
     m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line)
     if m is not None:
         epoch = _GENERIC_EPOCH.search(line) if not any(k == "epoch" for k, _ in metrics) else None
