@@ -123,6 +123,10 @@ class RunConfig:
     def add(self, key: str, value: Any, source: str) -> None:
         self.values.setdefault(key, []).append(ConfigValue(value, source))
 
+    def put_first(self, key: str, value: Any, source: str) -> None:
+        """A value more authoritative than those seen so far (they stay, as conflicts)."""
+        self.values.setdefault(key, []).insert(0, ConfigValue(value, source))
+
     def get(self, key: str, default: Any = None) -> Any:
         seen = self.values.get(key)
         return seen[0].value if seen else default

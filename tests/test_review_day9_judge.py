@@ -67,3 +67,35 @@ def test_a_grad_norm_nan_at_the_last_two_points_with_a_finite_loss_after_is_a_wa
 def test_a_grad_norm_nan_to_the_end_without_that_evidence_stays_an_error(grads, losses):
     (found,) = detect_nonfinite_metrics(_grad_nan_at_the_end(grads, losses), Thresholds())
     assert found.severity == "error"
+
+
+# ---- three evals climbing a little while the training loss falls away; the best checkpoint evaluated again ---------
+
+def _twenty_epochs(evals: list[float], steps: list[int], end_level: float, reach: int = 300) -> dict:
+    """A small set trained for many epochs: the loss every 5 steps from 2.2 down to `end_level` by step `reach` (flat
+    after), with a wobble, and the evals at `steps`."""
+    train_steps = list(range(5, 365, 5))
+    wobble = [0.06, -0.05, 0.03, -0.04]
+    train = [max(end_level, 2.2 - (2.2 - end_level) * s / reach) + wobble[i % 4] for i, s in enumerate(train_steps)]
+    return {"loss": pd.Series(train, index=train_steps, dtype="float64"),
+            "eval_loss": pd.Series(evals, index=steps, dtype="float64")}
+
+
+def test_three_evals_climbing_two_percent_while_the_training_loss_falls_away_is_overfitting():
+    (found,) = detect_overfitting(_twenty_epochs([1.4668, 1.4736, 1.5020], [100, 200, 300], 0.4), Thresholds())
+    assert (found.kind, found.step) == ("overfitting", 200)
+
+
+def test_a_final_eval_equal_to_the_best_is_the_best_checkpoint_reloaded_not_a_return_to_it():
+    metrics = _twenty_epochs([1.4668, 1.4736, 1.5020, 1.4668], [100, 200, 300, 360], 0.4)
+    (found,) = detect_overfitting(metrics, Thresholds())
+    assert (found.kind, found.step) == ("overfitting", 200)
+
+
+@pytest.mark.parametrize("evals, end_level, reach", [
+    ([1.4668, 1.4736, 1.5020], 1.45, 60),  # the training loss flat from before the first eval: no gap opening
+    ([1.4668, 1.4736, 1.4790], 0.4, 300),  # under 2% above the best: noise
+    ([1.4668, 1.4736, 1.4700], 0.4, 300),  # not climbing
+])
+def test_few_evals_near_their_best_or_without_the_training_loss_falling_are_not_overfitting(evals, end_level, reach):
+    assert detect_overfitting(_twenty_epochs(evals, [100, 200, 300], end_level, reach), Thresholds()) == []

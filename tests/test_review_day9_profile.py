@@ -95,3 +95,41 @@ def test_mmengine_iter_lines_with_a_year_less_date_are_numbered_by_the_iteration
             for i in range(8)]
     loss = forensics.analyze(_mlx_console(tmp_path / "run", [], rows)).timeline.series("loss")
     assert loss.index.tolist() == list(range(10, 90, 10))
+
+
+# ---- change 4: a framework's "lora" beside a 4-bit base (PEFT's model card block) is QLoRA ----------------------------
+
+import json  # noqa: E402
+
+_CARD_QUANT = """---
+library_name: peft
+---
+## Training procedure
+
+
+The following `bitsandbytes` quantization config was used during training:
+- load_in_8bit: False
+- load_in_4bit: {four}
+- bnb_4bit_quant_type: nf4
+- bnb_4bit_compute_dtype: float16
+"""
+
+
+def _factory_save(folder, four: bool):
+    folder.mkdir(parents=True)
+    (folder / "finetuning_args.json").write_text(json.dumps({"finetuning_type": "lora", "lora_rank": 8}))
+    (folder / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8, "task_type": "CAUSAL_LM",
+                                                             "base_model_name_or_path": "THUDM/chatglm2-6b"}))
+    (folder / "README.md").write_text(_CARD_QUANT.format(four=four))
+    log = [{"current_steps": s, "total_steps": 100, "loss": 2.0 - s / 100, "learning_rate": 1e-4} for s in range(5, 105, 5)]
+    (folder / "trainer_log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log))
+    return folder
+
+
+def test_a_lora_fine_tuning_type_on_a_base_the_model_card_says_was_4bit_is_qlora(tmp_path):
+    profile = forensics.analyze(_factory_save(tmp_path / "run", True)).run_profile
+    assert profile.method == "qlora" and "README.md" in profile.evidence["method"]
+
+
+def test_a_lora_fine_tuning_type_on_a_base_not_loaded_in_4bit_stays_lora(tmp_path):
+    assert forensics.analyze(_factory_save(tmp_path / "run", False)).run_profile.method == "lora"

@@ -359,7 +359,9 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
         method, source = "peft", f"derived: peft_type {peft_type} ({config.source_of('adapter.peft_type')})"
     elif adapter_files or peft_type or config.get("adapter.r"):
         why = adapter_files[0] if adapter_files else (config.source_of("adapter.peft_type") or "adapter_config.json")
-        method, source = ("qlora", f"derived: {why} with a 4-bit quantized base") if quant4 else ("lora", f"derived: {why}")
+        four = config.source_of("quant.load_in_4bit") or config.source_of("quant.bits") or f"the base's name {base}"
+        method, source = ("qlora", f"derived: {why} with a 4-bit quantized base ({four})") if quant4 else \
+            ("lora", f"derived: {why}")
     elif quant4:
         where = config.source_of("quant.load_in_4bit") or config.source_of("quant.bits") or "quantization_config"
         method, source = "qlora", f"derived: a base loaded in 4 bits ({where}; it cannot be trained in full)"
@@ -370,7 +372,10 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
                                   "here) and no adapter_config.json: a PEFT save writes the adapter's config instead")
     else:
         return
-    if config.get("method") != method:  # a second value shows as a conflict: the framework said otherwise
+    if config.get("method") == "lora" and method == "qlora":
+        # a framework's "lora" names the adapter (LLaMA-Factory's finetuning_type); the 4-bit base is a fact beside it
+        config.put_first("method", method, f"{source}; {config.source_of('method')} says lora")
+    elif config.get("method") != method:  # a second value shows as a conflict: the framework said otherwise
         config.add("method", method, source)
 
 
