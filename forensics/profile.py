@@ -324,7 +324,34 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         evidence["objective"] = (f"a {task} adapter ({config.source_of('adapter.task_type')}) trained on the language-"
                                  "model loss, with no preference, RL or reward metrics: supervised fine-tuning")
         return "sft", None
+    seq2seq = _pretrained_seq2seq(config)
+    if seq2seq is not None and "loss" in metrics and supervised:
+        # a trained encoder-decoder learns to write a target for each input: there is no other way to train one on
+        # its loss here (its pre-training, span corruption from scratch, starts at ln(vocabulary): told above)
+        evidence["objective"] = (f"{seq2seq}, trained on its targets' loss with no preference, RL or reward metrics: "
+                                 "supervised (sequence-to-sequence) fine-tuning")
+        return "sft", None
     return UNKNOWN, None
+
+
+def _pretrained_seq2seq(config: RunConfig) -> str | None:
+    """What says the run fine-tunes a trained encoder-decoder: the model's config (`is_encoder_decoder`, an
+    `...ForConditionalGeneration` head) with the checkpoint it was loaded from, or Seq2SeqTrainingArguments with
+    predict_with_generate; else None."""
+    if config.get("model.is_encoder_decoder") is not True:
+        return None
+    architectures = config.get("model.architectures")
+    head = next((n for n in (architectures if isinstance(architectures, list) else [architectures])
+                 if isinstance(n, str) and n.endswith(("ForConditionalGeneration", "EncoderDecoderModel"))), None)
+    start = config.get("model._name_or_path") or config.get("model.name_or_path")
+    if head is None:
+        return None
+    if isinstance(start, str) and start.strip():
+        return f"a trained encoder-decoder ({head} loaded from {start}, {config.source_of('model.architectures')})"
+    if "Seq2Seq" in str(config.get("training_args_class") or "") and config.get("predict_with_generate") is True:
+        return (f"an encoder-decoder ({head}, {config.source_of('model.architectures')}) trained with "
+                f"Seq2SeqTrainingArguments' predict_with_generate ({config.source_of('predict_with_generate')})")
+    return None
 
 
 _LM_TASKS = ("CAUSAL_LM", "SEQ_2_SEQ_LM")
