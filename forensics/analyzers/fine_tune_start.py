@@ -42,8 +42,9 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     level = math.log(vocab_size) if known else FRESH_HEAD_RANGE[1]
     first, step = float(loss.iloc[0]), int(loss.index[0])
     tail = _last_tenth(loss)
-    if method not in ADAPTER_METHODS:  # (with the vocabulary known, impossible_loss reads a start far above it)
-        return [] if known else _far_above_any_guess(metrics, loss, level)
+    if method not in ADAPTER_METHODS:  # (with the vocabulary known, impossible_loss reads a start far beyond it)
+        return _well_above_its_guess(metrics, loss, level, vocab_size) if known else \
+            _far_above_any_guess(metrics, loss, level)
     if first <= level or (_a_first_step_blip(loss, level) and _then_learned_the_task(metrics, tail, first)):
         return []
     guess = (f"a uniform guess over its {vocab_size} tokens (ln {vocab_size} = {format_number(level)})" if known
@@ -66,20 +67,44 @@ def _far_above_any_guess(metrics: Metrics, loss, level: float) -> list[Finding]:
     (`_per_token_later`: no sum), so the start was the model's, far worse than chance on these targets (a model
     converted to 8-bit layers, say). A start-up blip, the next point already at a fine-tune's level and the task then
     learned, is left alone."""
+    guess = f"{format_number(level)}, the uniform guess over the largest vocabulary in use (ln 440k)"
+    return _start_beyond(metrics, loss, level, _FAR_BEYOND, guess, None,
+                         "which no model, pre-trained or freshly initialised, does. Its weights were not loaded or "
+                         "converted as meant (a quantized or resized model, a broken initialisation), or the labels "
+                         "or inputs are not what it expects (another tokenizer or template)")
+
+
+_WELL_ABOVE = 1.5  # a fresh model's first loss sits at about ln V (its logits near 0); this far above it, no init
+
+
+def _well_above_its_guess(metrics: Metrics, loss, level: float, vocab_size: int) -> list[Finding]:
+    """A run not known to train an adapter, its vocabulary known: a first loss `_WELL_ABOVE` x ln V or more (under
+    impossible_loss's bar for a sum) that the same logged loss later comes down under ln V from (a per-token mean),
+    not a start-up blip. A freshly initialised model starts at about ln V and a trained one below it: this one scored
+    its targets far worse than chance (Donut fine-tuned on a JSON of new field tokens: 25.7 at its first window, ln
+    57525 = 10.96, then 15.5, 8.7)."""
+    guess = f"ln {vocab_size} = {format_number(level)}, the uniform guess over the model's vocabulary"
+    return _start_beyond(metrics, loss, level, _WELL_ABOVE, guess, vocab_size,
+                         "where a freshly initialised model starts at about that guess and a trained one below it. "
+                         "Tokens added to the vocabulary with untrained embeddings, weights not loaded as meant, or "
+                         "labels and inputs that are not what it expects (another tokenizer or template) do this")
+
+
+def _start_beyond(metrics: Metrics, loss, level: float, factor: float, guess: str, vocab_size: int | None,
+                  why: str) -> list[Finding]:
+    """The warning of a first loss over `factor` x the guess `level`, the same logged loss coming down under it
+    later, and no start-up blip; else []."""
     first, step, tail = float(loss.iloc[0]), int(loss.index[0]), _last_tenth(loss)
-    if first <= _FAR_BEYOND * level or not _per_token_later(loss, level) or (
+    if first <= factor * level or not _per_token_later(loss, level) or (
             _a_first_step_blip(loss, level) and _then_learned_the_task(metrics, tail, first)):
         return []
-    message = (f"the first training loss {format_number(first)} is {format_number(first / level)}x "
-               f"{format_number(level)}, the uniform guess over the largest vocabulary in use (ln 440k), and the same "
-               f"logged loss comes down to about {format_number(tail)} later, as a per-token mean does: at its start "
-               "the model predicted these targets far worse than chance, which no model, pre-trained or freshly "
-               "initialised, does. Its weights were not loaded or converted as meant (a quantized or resized model, "
-               "a broken initialisation), or the labels or inputs are not what it expects (another tokenizer or "
-               "template); what the loss first shows is that being undone, not the task. Check the model's loss on a "
-               "known text, and a decoded batch, before training.")
+    message = (f"the first training loss {format_number(first)} is {format_number(first / level)}x {guess}, and the "
+               f"same logged loss comes down to about {format_number(tail)} later, as a per-token mean does: at its "
+               f"start the model predicted these targets far worse than chance, {why}; what the loss first shows is "
+               "that being undone, not the task. Check the model's loss on a known text, and a decoded batch, before "
+               "training.")
     return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
-                    evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": None,
+                    evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": vocab_size,
                               "method": None, "last_tenth_loss": tail})]
 
 

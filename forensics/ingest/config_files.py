@@ -88,6 +88,11 @@ def model_config_values(config: dict) -> dict[str, Any]:
                 continue
             out[f"model.{_MODEL_ALIASES.get(key, key)}"] = value
             out[f"model.{key}"] = value
+    decoder = config.get("decoder") if isinstance(config.get("decoder"), dict) else {}
+    if "vocab_size" not in config and isinstance(decoder.get("vocab_size"), int):
+        # a composite encoder-decoder (VisionEncoderDecoderModel: Donut, TrOCR) nests its parts' configs: the loss is
+        # over the decoder's vocabulary
+        out["model.vocab_size"] = decoder["vocab_size"]
     if isinstance(config.get("id2label"), dict) and "num_labels" not in config:
         out["model.num_labels"] = len(config["id2label"])  # to_dict() keeps id2label, not num_labels
     quant = config.get("quantization_config")
