@@ -72,7 +72,7 @@ class Thresholds:
     # a training loss that is not the eval loss's quantity: this many times it at every evaluation ...
     train_eval_ratio: float = 3.0
     train_eval_gap: float = 0.5       # ... and this many nats above it
-    grad_norm_huge: float = 1e4       # a grad_norm at least this at every logged step: the loss is scaled wildly
+    grad_norm_huge: float = 1e3       # a grad_norm at least this at every logged step: the loss is scaled wildly
     # evidence of learning (no "healthy" without it)
     learning_min_points: int = 3      # fewer finite loss points cannot show learning
     learning_min_fall: float = 0.02   # the last tenth's median below the first tenth's by this fraction

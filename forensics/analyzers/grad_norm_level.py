@@ -1,4 +1,4 @@
-"""A gradient norm in the tens of thousands or more at every logged step: the loss is scaled wildly.
+"""A gradient norm in the thousands or more at every logged step: the loss is scaled wildly.
 
 The gradient of a model's mean loss (a language model's cross-entropy, a classifier's) has a norm of
 about 0.1 to 100 (early pre-training and the first steps of a fine-tune sit at the top of that range; a
