@@ -21,6 +21,7 @@ from .analyzers.metrics import RLMetrics, is_preference_log
 from .analyzers.collapse import for_a_classifier, memorized_from_scratch, pair_term_memorized
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
+from .analyzers.lr_anomaly import detect_warmup_past_the_end
 from .analyzers.never_learned import (detect_dpo_loss_never_under_chance, detect_reward_model_at_chance,
                                       detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch)
 from .analyzers.skipped_steps import as_scaler_skips
@@ -299,6 +300,8 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     if not found:
         found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
                                                  config.get("adapter.task_type"))
+    found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
+                                        config.get("num_train_epochs"))
     if not any(f.kind == "never_learned" for f in findings):
         found += detect_stuck_at_vocabulary_guess(_per_step_loss(metrics, summed_loss_factor(config)), vocab)
     if profile.objective == "reward" and not any(f.kind == "never_learned" for f in findings):
