@@ -309,6 +309,7 @@ _KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
 _UNCOUNTED_START = re.compile(r"(?<![\w/])(?:[a-z][a-z\d]*_)*loss:[ \t]*[-+]?(?:\d|\.\d|nan|inf)", re.IGNORECASE)
 _UNCOUNTED_NEEDS = ("grad_norm", "learning_rate")
 _UNCOUNTED_GRAD_NORM = "l2_norm"  # the norm `clip_grad_norm_` returns, printed under its own name
+_GLOBAL_STEP_FIELD = "global_step"  # a trainer's own step count printed among such fields: the line's step
 # The last field of such a line may be a dict of the step's counts (`reward_data: {...}`): `_RECORD_FIELD` before it
 _RECORD_FIELD = re.compile(r"^[ \t]*[A-Za-z][\w]*[ \t]*:[ \t]*$")
 _RECORD_MAX = 2000  # characters of such a dict: a longer one is a dump, not a step's counts
@@ -1055,7 +1056,13 @@ def _uncounted_key_values(line: str, last_line: bool) -> StepLine | None:
     if len(metrics) < 2 or not names & set(_UNCOUNTED_NEEDS) or "loss" not in names:
         return None
     reward = _mean_reward(record) if record is not None and "reward" not in names else None
-    return _record("uncounted", 0, None, metrics + ([("reward", reward)] if reward is not None else []), cut)
+    metrics += [("reward", reward)] if reward is not None else []
+    step = dict(metrics).get(_GLOBAL_STEP_FIELD)
+    if step is not None and math.isfinite(step) and step >= 0 and step == int(step):
+        # the trainer's own count among the fields (PaddleNLP's Trainer: `loss: 5.06, learning_rate: 1e-05,
+        # global_step: 1, ...`): the step as printed
+        return _record("key_value", int(step), None, [(n, v) for n, v in metrics if n != _GLOBAL_STEP_FIELD], cut)
+    return _record("uncounted", 0, None, metrics, cut)
 
 
 def _objective_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:

@@ -772,12 +772,48 @@ def _recipe_facts(text: str) -> dict:
     m = _AXOLOTL_LOGGER.search(text) if "[axolotl." in text else None
     if m:
         out.update(console_framework="axolotl", console_framework_line=_line_at(text, m.start()).strip()[-160:])
+    if "paddlenlp commit id" in text:
+        out.update(_paddlenlp_facts(text))
     m = _LITGPT_PRECISION.search(text) if "'precision': '" in text and "PosixPath(" in text else None
     if m:
         out.update(console_framework="litgpt", console_framework_line=m.group(0))
         out["console_precision"], out["console_precision_line"] = _LITGPT_PRECISIONS[m.group(1)], m.group(0)
         if "'lora_r': " in text:
             out["console_method"] = "qlora" if "'quantize': 'bnb.nf4" in text else "lora"
+    return out
+
+
+# PaddleNLP's Trainer prints its arguments one a line under `Model / Data / Training Configuration Arguments` headers,
+# each block opened by `paddle commit id` and `paddlenlp commit id` lines (paddlenlp/trainer/argparser.py,
+# training_args.py `print_config`): `[2024-12-31 16:43:30,888] [   DEBUG] - bf16                          : True`
+_PADDLENLP_FIELD = re.compile(r"^\[[^\]\n]*\] \[\s*DEBUG\] - (\w+)\s*: ?(.*?)\s*$", re.MULTILINE)
+_PADDLENLP_ADAPTERS = ("lora", "prefix_tuning", "vera", "lokr", "reft", "pissa", "use_mora")
+_PADDLENLP_COMMIT = re.compile(r"^.*\] - paddlenlp commit id\s*: \S*$", re.MULTILINE)
+_PADDLENLP_QUANTIZED = ("nf4", "fp4")  # weight_quantize_algo of a QLoRA run (int8/int4 quantize a full model too)
+
+
+def _paddlenlp_facts(text: str) -> dict:
+    """Framework paddlenlp, the method (LoRA, QLoRA where the base is nf4/fp4-quantized, another adapter, else full)
+    and the precision (bf16 / fp16 flags, fp32 with both off) PaddleNLP's printed arguments say; a field printed
+    again by a later launch in the same file stands."""
+    commit = _PADDLENLP_COMMIT.search(text)
+    if commit is None:
+        return {}
+    out: dict = {"console_framework": "paddlenlp", "console_framework_line": commit.group(0).strip()}
+    fields = {m.group(1): (m.group(2), m.group(0)) for m in _PADDLENLP_FIELD.finditer(text)}
+    on = [name for name in _PADDLENLP_ADAPTERS if fields.get(name, ("",))[0] == "True"]
+    if on:
+        quantized = on[0] == "lora" and fields.get("weight_quantize_algo", ("",))[0] in _PADDLENLP_QUANTIZED
+        out["console_method"] = "qlora" if quantized else "lora" if on[0] == "lora" else "peft"
+        out["console_method_line"] = fields[on[0]][1].strip()
+    elif "lora" in fields and "prefix_tuning" in fields:  # the model arguments printed, no adapter on
+        out["console_method"], out["console_method_line"] = "full", fields["lora"][1].strip()
+    flags = {name: fields[name] for name in ("bf16", "fp16") if name in fields}
+    half = next((name for name in ("bf16", "fp16") if flags.get(name, ("",))[0] == "True"), None)
+    if half:
+        out["console_precision"], out["console_precision_line"] = half, flags[half][1].strip()
+    elif len(flags) == 2 and all(value == "False" for value, _ in flags.values()):
+        out["console_precision"], out["console_precision_line"] = "fp32", flags["fp16"][1].strip()
     return out
 
 
