@@ -67,6 +67,11 @@ _OVERFLOW = re.compile(
     r"(?:,\s*reducing to\s*(?P<new>[\d.]+)|,\s*but hysteresis is)")
 # A hand-written scaler's `OVERFLOW! Scale value 4294967296 -> 2147483648` (Barber0/LLM-pretrain loss_scaler.py).
 _SCALE_VALUE = re.compile(r"OVERFLOW! Scale value (?P<old>\d+) -> (?P<new>\d+)")
+# apex amp's dynamic loss scaler (apex/amp/scaler.py; `loss scaler N` names which of several, since 2019): `Gradient
+# overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0`, before it `Gradient overflow.  Skipping step,
+# reducing loss scale to 32768.0` (apex/fp16_utils, the FP16_Optimizer of NVIDIA's BERT and Megatron scripts)
+_APEX_OVERFLOW = re.compile(r"Gradient overflow\.\s+Skipping step,\s*(?:loss scaler \d+\s*)?reducing loss scale to\s*"
+                            r"(?P<new>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
 _DS_PROGRESS = re.compile(r"\bstep=(?P<step>\d{1,18}),\s*skipped=(?P<skipped>\d{1,18})\b")
 _AT_MINIMUM = "Current loss scale already at minimum"
 _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
@@ -275,6 +280,10 @@ def _scan(text: str) -> list[tuple]:
             m = _OVERFLOW.search(piece) or _SCALE_VALUE.search(piece)
             if m:
                 events.append(("overflow", float(m.group("new") or m.group("old"))))
+        elif "Gradient overflow." in piece:
+            m = _APEX_OVERFLOW.search(piece)
+            if m:
+                events.append(("overflow", float(m.group("new")), "apex"))
         if "skipped=" in piece:
             for m in _DS_PROGRESS.finditer(piece):
                 events.append(("ds_step", int(m.group("step")), int(m.group("skipped"))))
@@ -1116,7 +1125,8 @@ def _steps_reached(events: list[tuple], train_total: int | None) -> int | None:
 
 
 def _deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, int]:
-    """Step of each overflow / at-minimum event: training bar n + 1, else the next training step
+    """Step of each overflow / at-minimum event: apex's at the script's step line after it (else before it); others
+    at the training bar n + 1, else the next training step
     line (Megatron-DeepSpeed prints the overflow during the iteration that line then reports; a
     script logging every N batches prints it during the batches that line then covers), else the
     nearest DeepSpeed `step=N` line (before or after), else the running count."""
@@ -1130,9 +1140,19 @@ def _deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, 
         if event[0] == "bar" and (train_total is None or event[2] == train_total):
             bar_n = event[1]
         bar_at[i] = bar_n
+    line_before, last = {}, None
+    for i, event in enumerate(events):
+        if event[0] == "line" and not event[1].metrics[0][0].startswith("eval_") and event[1].kind not in _EPOCH_LINES:
+            last = event[1].step
+        line_before[i] = last
     out = {}
     for count, i in enumerate(targets, 1):
-        if bar_at[i] is not None:
+        said = iteration_after.get(i) if iteration_after.get(i) is not None else line_before[i]
+        if events[i][-1] == "apex" and said is not None:
+            # apex's scaler prints inside the optimizer step of a script that prints its own step lines (NVIDIA's BERT:
+            # `Step:338 ...`); a bar on the same line counts micro-batches (`Iteration: 5683/11037`), not steps
+            out[i] = said
+        elif bar_at[i] is not None:
             out[i] = bar_at[i] + 1
         elif iteration_after.get(i) is not None:
             out[i] = iteration_after[i]
