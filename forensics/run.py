@@ -342,6 +342,8 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/tra
                        rb"""|(?m:^Step\.\.\. \(\d+ \| (?:Eval )?Loss: [-+.\dnNiI])"""
                        rb"""|\bEpochs \d+/\d+\. Running Loss: *[-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|"""
                        rb"""|(?m: - INFO: train loss: [-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|)"""
+                       # NVIDIA DLLogger's StdOutBackend: `DLL 2020-06-04 01:09:11.569757 - <step> step_loss : 1.07`
+                       rb"""|(?m:^DLL (?:[\d-]+[ T][\d:.]+ )?- [^\n]*?[\w.]*loss[\w.]* : [-+.\dnNiI])"""
                        # the MetricLogger of DeiT / MAE / DETR / DINO / LLaMA-Adapter: `Epoch: [0]  [ 30/13000]  ...`
                        rb"""|Epoch: \[\d+(?:/\d+)?\]  \[ *\d+/\d+\]  [^\n]{0,200}?loss: [-+.\dnNiI]""")
 # One line of a framework's own that prose may quote (a notes file with `[1200] collection=train loss=nan`): two needed

@@ -72,6 +72,12 @@ _SCALE_VALUE = re.compile(r"OVERFLOW! Scale value (?P<old>\d+) -> (?P<new>\d+)")
 # reducing loss scale to 32768.0` (apex/fp16_utils, the FP16_Optimizer of NVIDIA's BERT and Megatron scripts)
 _APEX_OVERFLOW = re.compile(r"Gradient overflow\.\s+Skipping step,\s*(?:loss scaler \d+\s*)?reducing loss scale to\s*"
                             r"(?P<new>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+# NVIDIA's DeepLearningExamples scripts log the scale through DLLogger when the scaler skipped a step (BERT's
+# run_pretraining.py: `dllogger.log(step="PARAMETER", data={"loss_scale": ...})` in its overflow branch): `DLL
+# 2020-06-04 01:04:20.355678 - PARAMETER loss_scale : 2.9103830456733704e-11`
+_DLL_SCALE = re.compile(r"^DLL (?:[\d\-]+[ T][\d:.]+ )?- PARAMETER loss_scale : (?P<new>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*$")
+# an overflow printed inside the optimizer step of a script that prints its own step lines: dated by those lines
+_AT_STEP_LINE = "at_step_line"
 _DS_PROGRESS = re.compile(r"\bstep=(?P<step>\d{1,18}),\s*skipped=(?P<skipped>\d{1,18})\b")
 _AT_MINIMUM = "Current loss scale already at minimum"
 _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
@@ -283,7 +289,11 @@ def _scan(text: str) -> list[tuple]:
         elif "Gradient overflow." in piece:
             m = _APEX_OVERFLOW.search(piece)
             if m:
-                events.append(("overflow", float(m.group("new")), "apex"))
+                events.append(("overflow", float(m.group("new")), _AT_STEP_LINE))
+        elif piece.startswith("DLL ") and "PARAMETER" in piece:
+            m = _DLL_SCALE.match(piece)
+            if m:
+                events.append(("overflow", float(m.group("new")), _AT_STEP_LINE))
         if "skipped=" in piece:
             for m in _DS_PROGRESS.finditer(piece):
                 events.append(("ds_step", int(m.group("step")), int(m.group("skipped"))))
@@ -1125,7 +1135,8 @@ def _steps_reached(events: list[tuple], train_total: int | None) -> int | None:
 
 
 def _deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, int]:
-    """Step of each overflow / at-minimum event: apex's at the script's step line after it (else before it); others
+    """Step of each overflow / at-minimum event: apex's and DLLogger's at the script's step line after it (else before
+    it); others
     at the training bar n + 1, else the next training step
     line (Megatron-DeepSpeed prints the overflow during the iteration that line then reports; a
     script logging every N batches prints it during the batches that line then covers), else the
@@ -1148,7 +1159,7 @@ def _deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, 
     out = {}
     for count, i in enumerate(targets, 1):
         said = iteration_after.get(i) if iteration_after.get(i) is not None else line_before[i]
-        if events[i][-1] == "apex" and said is not None:
+        if events[i][-1] == _AT_STEP_LINE and said is not None:
             # apex's scaler prints inside the optimizer step of a script that prints its own step lines (NVIDIA's BERT:
             # `Step:338 ...`); a bar on the same line counts micro-batches (`Iteration: 5683/11037`), not steps
             out[i] = said
