@@ -146,6 +146,8 @@ both and puts the rows in file order with its other events.
   iter, iteration, else batch), so a counter restarted by a new attempt or epoch reads like a restart.
   A line with any part that is not a numeric pair (prose, `batch: 3, tensorboard error: ...`) is not read. A line of
   several `*_loss` terms and no plain `loss` takes its `total_loss` / `combined_loss` as the loss.
+* torchtune's bar description `E|N|Loss: X:` before the bar itself (kind "torchtune"): step N, the recipe's
+  global_step (the bar's own n, one ahead after the update, and each redraw are not the step).
 * NVIDIA DLLogger's StdOutBackend (dllogger/logger.py, the DeepLearningExamples scripts): `DLL <timestamp> - <step>
   name : value [unit] name : value ...` (kind "dllogger"), the step as the script's step_format prints it: `Training
   Epoch: 0 Training Iteration: 2933` (BERT), `Epoch: 0 Iteration: 100`, `step: 100`, a bare `100` or the tuple `(0,
@@ -176,7 +178,7 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "Metrics (step ", "Completed eval after", "] collection=", "] loss=", "tgs (tokens/gpu/second)=",
                      "step:", "reduced_train_loss=", "loss:",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
-                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ")
+                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
@@ -187,7 +189,7 @@ KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
                    "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed",
-                   "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt"}
+                   "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 
@@ -372,6 +374,10 @@ def number(text: str) -> float | None:
 
 def parse_line(line: str, last_line: bool = False) -> StepLine | None:
     """The record a step line holds (module docstring), or None (OLMo headers: see OlmoBlock)."""
+    if "|Loss: " in line:
+        m = _TORCHTUNE_BAR.match(line)
+        if m:  # the bar's own n/M after it is one ahead once the step is done: the description's count is the step
+            return StepLine("torchtune", int(m.group(1)), None, (("loss", float(m.group(2))),))
     if line.startswith("DLL "):
         m = DLLOGGER.match(line)
         if m:
@@ -1129,6 +1135,9 @@ def _field_name(key: str, raw: str) -> str:
     return name if name.endswith(unit) else name + unit
 
 
+# torchtune's recipes describe their tqdm bar as `pbar.set_description(f"{curr_epoch + 1}|{self.global_step}|Loss:
+# {loss_to_log}")`: `1|12|Loss: 1.9749605655670166:   2%|▏  | 13/512 [00:35<...]`, redrawn (and read) more than once
+_TORCHTUNE_BAR = re.compile(r"^\s*\d{1,6}\|(\d{1,18})\|Loss: ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)):")
 # DLLogger's StdOutBackend line: `DLL 2020-06-04 01:09:11.569757 - <step> name : value ...` (a script's own prefix
 # format may drop the time: `DLL - `)
 DLLOGGER = re.compile(r"^DLL (?:\d{4}-\d{2}-\d{2}[ T][\d:.]+ )?- (?P<step>.*?)\s*"

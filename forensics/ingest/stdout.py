@@ -651,7 +651,10 @@ _TRAINS_TOKENIZER = re.compile(r"^[ \t]*Training (?:a |the |new )?(?:BPE |WordPi
 _INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^[ \t'\"]*### Instruction:"
                                r"|\[\s*'instruction',\s*(?:'input',\s*)?'(?:output|response)'"
                                r"|^(?!.*(?:preference|pairwise|chosen|rejected|reward|comparison|dpo))"
-                               r".*\bdata(?:set)?\w*\b.*\balpaca[\w.-]*\.json.*$", re.MULTILINE | re.IGNORECASE)
+                               r".*\bdata(?:set)?\w*\b.*\balpaca[\w.-]*\.json.*$"
+                               # torchtune's instruction and chat dataset builders, as its resolved config names them
+                               r"|_component_: torchtune\.datasets\.(?:alpaca\w*|instruct|chat|slimorca|samsum|grammar)"
+                               r"_dataset\b", re.MULTILINE | re.IGNORECASE)
 # torchtune's recipe start (torchtune/config/_utils.py `log_config`): `Running LoRAFinetuneRecipeSingleDevice with
 # resolved config:` then the YAML; the model builder in it says QLoRA (`_component_: torchtune.models.llama3.qlora_llama3_8b`)
 _TORCHTUNE_RECIPE = re.compile(r"\bRunning (\w+Recipe\w*) with resolved config:")
@@ -706,7 +709,7 @@ def console_facts(text: str) -> dict:
         out["console_n_params"], out["console_n_params_line"] = round(float(m.group(1)) * 1e6), m.group(0).strip()
     for key, value in _recipe_facts(text).items():
         out.setdefault(key, value)  # a precision said above (DeepSpeed's, ...) stands
-    m = _INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text else None
+    m = _INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text or "torchtune.datasets." in text else None
     if m:
         out["console_instruction_data"] = text[m.start():].split("\n", 1)[0].strip()[:160]  # from the match on
     m = _DS_ENGINE.search(text) if "DeepSpeedEngine configuration" in text else None
