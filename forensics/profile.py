@@ -623,6 +623,11 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
         evidence["precision"] = (f"a loss scaler skipped updates from step {scaler.step} (only fp16 has one; "
                                  "bf16 and fp32 runs apply or break on a non-finite gradient)")
         return "fp16"
+    overflows = timeline.series("overflow").dropna()
+    if len(overflows) and float(overflows.max()) > 0:
+        evidence["precision"] = (f"a loss scaler reported overflowing gradients and lowered its scale (step "
+                                 f"{int(overflows.index[0])}): only fp16 training scales its loss")
+        return "fp16"
     scale = timeline.series("loss_scale").dropna()
     if len(scale) and float(scale.max()) > 1.0:  # (Megatron prints 1.0 for bf16 and fp32 runs)
         evidence["precision"] = (f"a dynamic loss scale is logged ({format_number(float(scale.iloc[0]))} at step "

@@ -30,6 +30,9 @@ _TABLE_SUFFIXES = {".csv", ".tsv", ".log", ".txt", ".out"}
 # A captured console saved with no suffix at all (`stdout`, `nohup`, `dpo_train_20260105_1`) is sniffed like a .log
 # A log rotated by logrotate or a RotatingFileHandler: `train.log.1`, `nohup.out.2`
 _ROTATED_LOG = re.compile(r"(?i)\.(?:log|txt|out)\.\d{1,3}$")
+# A launcher's per-rank console: paddle.distributed.launch writes `workerlog.0` (rank 0) and, on several nodes,
+# `workerlog.n0.c0` (node 0, card 0), with no .log suffix
+_RANK_LOG = re.compile(r"^workerlog\.(?:\d{1,4}|n\d{1,4}\.c\d{1,4})$")
 _WEIGHT_SUFFIXES = {".safetensors", ".bin", ".pt", ".pth"}
 # .bin/.pt files that are not model weights.
 _NOT_WEIGHTS = re.compile(
@@ -247,7 +250,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.weight_files.append(path)
     elif name.endswith(".index.json") and ("safetensors" in name or "pytorch_model" in name):
         layout.weight_files.append(path)
-    elif suffix in _TEXT_LOG_SUFFIXES or not suffix or _ROTATED_LOG.search(name) or (
+    elif suffix in _TEXT_LOG_SUFFIXES or not suffix or _ROTATED_LOG.search(name) or _RANK_LOG.match(name) or (
             explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
         if not _DOCUMENT.match(name) and _holds(path, layout, _json_lines_log, tail=False):
             layout.jsonl_logs.append(path)  # a JSON-lines metrics log under a console's name (DINO's log.txt)
@@ -339,6 +342,8 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/tra
                        rb"""|(?m:^Step\.\.\. \(\d+ \| (?:Eval )?Loss: [-+.\dnNiI])"""
                        rb"""|\bEpochs \d+/\d+\. Running Loss: *[-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|"""
                        rb"""|(?m: - INFO: train loss: [-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|)"""
+                       # NVIDIA DLLogger's StdOutBackend: `DLL 2020-06-04 01:09:11.569757 - <step> step_loss : 1.07`
+                       rb"""|(?m:^DLL (?:[\d-]+[ T][\d:.]+ )?- [^\n]*?[\w.]*loss[\w.]* : [-+.\dnNiI])"""
                        # the MetricLogger of DeiT / MAE / DETR / DINO / LLaMA-Adapter: `Epoch: [0]  [ 30/13000]  ...`
                        rb"""|Epoch: \[\d+(?:/\d+)?\]  \[ *\d+/\d+\]  [^\n]{0,200}?loss: [-+.\dnNiI]""")
 # One line of a framework's own that prose may quote (a notes file with `[1200] collection=train loss=nan`): two needed

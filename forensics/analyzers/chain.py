@@ -21,6 +21,10 @@ Rules, applied to the findings of one history:
    grad_norm exactly 0, to the end of the log), is its cause and an error: the update that went
    non-finite is where the model stopped (elena-lyulina's Megatron benchmark: grad norm NaN at
    iteration 1, then grad norm 0.000 and the loss at ln(vocabulary) to the end).
+6. An fp16 loss-scale collapse (`loss_scale_overflow`) at or after the step where the loss itself went non-finite,
+   while it still was, is caused by it: a NaN loss overflows every gradient, so the scaler skips every step and halves
+   its scale for ever (NVIDIA DeepLearningExamples issue 252: `Step:338 ... Loss = nan` and apex halving the scale to
+   1e-12 while the step stays at 338).
 """
 from __future__ import annotations
 
@@ -49,8 +53,18 @@ def link_chain(findings: list[Finding], metrics: Metrics, thresholds: Thresholds
         found[i] = replace(effect, caused_by=found[j].key)
         if effect.severity == "error":
             found[j] = replace(found[j], severity="error")
+    found = _link_scale_collapse_after_nan_loss(found, root)
     return _link_dead_after_nonfinite(link_skipped_batches(_link_lr_jumps(found, metrics, thresholds)),
                                       metrics, thresholds)
+
+
+def _link_scale_collapse_after_nan_loss(found: list[Finding], root: Finding | None) -> list[Finding]:
+    """Rule 6 of the module docstring."""
+    if root is None or root.metric != LOSS:
+        return found
+    recovered = root.evidence.get("recovered_at") if root.evidence.get("recovered") else None
+    return [replace(f, caused_by=root.key) if f.kind == "loss_scale_overflow" and f.caused_by is None
+            and root.step <= f.step and (recovered is None or f.step < recovered) else f for f in found]
 
 
 _DEAD = ("never_learned", "no_learning_signal")

@@ -73,8 +73,8 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
                         evidence={**evidence, "rose_again_at": step})]
     if floor_step is not None:
         message = (f"the fp16 loss scale fell to its floor {format_number(lowest if lowest is not None else thresholds.loss_scale_floor)}"
-                   f" at step {floor_step} after {plural(len(steps), 'overflow')}: every step overflows and DeepSpeed "
-                   f"stops the run there.")
+                   f" at step {floor_step} after {plural(len(steps), 'overflow')}: every step overflows and nothing is "
+                   f"updated (DeepSpeed stops a run there; apex's scaler goes on halving).")
         first = steps[0] if steps else floor_step
         return [Finding("loss_scale_overflow", "error", first, message, end_step=floor_step, metric=SCALE,
                         evidence=evidence)]

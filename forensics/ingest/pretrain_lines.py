@@ -146,6 +146,15 @@ both and puts the rows in file order with its other events.
   iter, iteration, else batch), so a counter restarted by a new attempt or epoch reads like a restart.
   A line with any part that is not a numeric pair (prose, `batch: 3, tensorboard error: ...`) is not read. A line of
   several `*_loss` terms and no plain `loss` takes its `total_loss` / `combined_loss` as the loss.
+* torchtune's bar description `E|N|Loss: X:` before the bar itself (kind "torchtune"): step N, the recipe's
+  global_step (the bar's own n, one ahead after the update, and each redraw are not the step).
+* NVIDIA DLLogger's StdOutBackend (dllogger/logger.py, the DeepLearningExamples scripts): `DLL <timestamp> - <step>
+  name : value [unit] name : value ...` (kind "dllogger"), the step as the script's step_format prints it: `Training
+  Epoch: 0 Training Iteration: 2933` (BERT), `Epoch: 0 Iteration: 100`, `step: 100`, a bare `100` or the tuple `(0,
+  100)`; the last counter is the step, an epoch beside it kept as a metric, a `Validation` step's fields eval_. Every
+  numeric field is read: `step_loss` is the loss, a running `average_loss` beside it loss_avg (the loss where the line
+  has no other). A line with no step (`()`, a run's closing summary) is not a step's; a `PARAMETER` line is the
+  stdout reader's (`loss_scale : X` there is an overflow the scaler skipped).
 On the last line of a file (no newline after it) the last field of these shapes may be cut mid-write:
 it is left out and the line marked cut.
 
@@ -169,7 +178,7 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "Metrics (step ", "Completed eval after", "] collection=", "] loss=", "tgs (tokens/gpu/second)=",
                      "step:", "reduced_train_loss=", "loss:",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
-                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ")
+                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
@@ -180,7 +189,7 @@ KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
                    "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed",
-                   "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt"}
+                   "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 
@@ -309,6 +318,7 @@ _KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
 _UNCOUNTED_START = re.compile(r"(?<![\w/])(?:[a-z][a-z\d]*_)*loss:[ \t]*[-+]?(?:\d|\.\d|nan|inf)", re.IGNORECASE)
 _UNCOUNTED_NEEDS = ("grad_norm", "learning_rate")
 _UNCOUNTED_GRAD_NORM = "l2_norm"  # the norm `clip_grad_norm_` returns, printed under its own name
+_GLOBAL_STEP_FIELD = "global_step"  # a trainer's own step count printed among such fields: the line's step
 # The last field of such a line may be a dict of the step's counts (`reward_data: {...}`): `_RECORD_FIELD` before it
 _RECORD_FIELD = re.compile(r"^[ \t]*[A-Za-z][\w]*[ \t]*:[ \t]*$")
 _RECORD_MAX = 2000  # characters of such a dict: a longer one is a dump, not a step's counts
@@ -364,6 +374,14 @@ def number(text: str) -> float | None:
 
 def parse_line(line: str, last_line: bool = False) -> StepLine | None:
     """The record a step line holds (module docstring), or None (OLMo headers: see OlmoBlock)."""
+    if "|Loss: " in line:
+        m = _TORCHTUNE_BAR.match(line)
+        if m:  # the bar's own n/M after it is one ahead once the step is done: the description's count is the step
+            return StepLine("torchtune", int(m.group(1)), None, (("loss", float(m.group(2))),))
+    if line.startswith("DLL "):
+        m = DLLOGGER.match(line)
+        if m:
+            return _dllogger(m.group("step"), m.group("fields"))
     if "Training epoch " in line:
         m = _NEMO2_PROGRESS.search(line)
         if m:
@@ -1055,7 +1073,13 @@ def _uncounted_key_values(line: str, last_line: bool) -> StepLine | None:
     if len(metrics) < 2 or not names & set(_UNCOUNTED_NEEDS) or "loss" not in names:
         return None
     reward = _mean_reward(record) if record is not None and "reward" not in names else None
-    return _record("uncounted", 0, None, metrics + ([("reward", reward)] if reward is not None else []), cut)
+    metrics += [("reward", reward)] if reward is not None else []
+    step = dict(metrics).get(_GLOBAL_STEP_FIELD)
+    if step is not None and math.isfinite(step) and step >= 0 and step == int(step):
+        # the trainer's own count among the fields (PaddleNLP's Trainer: `loss: 5.06, learning_rate: 1e-05,
+        # global_step: 1, ...`): the step as printed
+        return _record("key_value", int(step), None, [(n, v) for n, v in metrics if n != _GLOBAL_STEP_FIELD], cut)
+    return _record("uncounted", 0, None, metrics, cut)
 
 
 def _objective_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -1109,6 +1133,63 @@ def _field_name(key: str, raw: str) -> str:
     name = _FIELD_NAMES.get(lowered) or canonical_metric(_snake(lowered))
     unit = _UNITS.get(raw[_NUMBER.match(raw).end():].lower(), "")
     return name if name.endswith(unit) else name + unit
+
+
+# torchtune's recipes describe their tqdm bar as `pbar.set_description(f"{curr_epoch + 1}|{self.global_step}|Loss:
+# {loss_to_log}")`: `1|12|Loss: 1.9749605655670166:   2%|▏  | 13/512 [00:35<...]`, redrawn (and read) more than once
+_TORCHTUNE_BAR = re.compile(r"^\s*\d{1,6}\|(\d{1,18})\|Loss: ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)):")
+# DLLogger's StdOutBackend line: `DLL 2020-06-04 01:09:11.569757 - <step> name : value ...` (a script's own prefix
+# format may drop the time: `DLL - `)
+DLLOGGER = re.compile(r"^DLL (?:\d{4}-\d{2}-\d{2}[ T][\d:.]+ )?- (?P<step>.*?)\s*"
+                      r"(?P<fields>(?<![^\s(,])[A-Za-z_][\w./-]* : .*)?$")
+_DLL_FIELD = re.compile(r"(?:^|\s)([A-Za-z_][\w./-]*) : (\S+)")
+_DLL_COUNTER = re.compile(r"(?i)\b(?:iteration|step)s?\s*:?\s*(\d{1,18})\b")
+_DLL_EPOCH = re.compile(r"(?i)\bepoch\s*:?\s*(\d{1,9})\b")
+_DLL_TUPLE = re.compile(r"^\(\s*(\d{1,18}(?:\s*,\s*\d{1,18})*)\s*,?\s*\)$")
+_DLL_NAMES = {"step_loss": "loss", "train_loss": "loss", "lr": "learning_rate"}
+_DLL_RUNNING = ("average_loss", "avg_loss", "running_loss")
+_DLL_SPLITS = {"train": "", "training": "", "val": "val_", "validation": "val_", "eval": "eval_"}
+
+
+def _dllogger(step_text: str, fields: str | None) -> StepLine | None:
+    """A DLLogger step line (module docstring), or None: a PARAMETER line, a line with no step, no numeric field."""
+    if not fields or step_text.startswith("PARAMETER"):
+        return None
+    epoch = None
+    tup = _DLL_TUPLE.match(step_text)
+    if tup:  # the default step_format: str(step) of a tuple, (epoch, iteration)
+        counts = [int(n) for n in tup.group(1).split(",")]
+        step, epoch = counts[-1], counts[0] if len(counts) > 1 else None
+    elif step_text.isdigit():
+        step = int(step_text)
+    else:
+        counters = _DLL_COUNTER.findall(step_text)
+        if not counters:
+            return None
+        step = int(counters[-1])
+        said = _DLL_EPOCH.search(step_text)
+        epoch = int(said.group(1)) if said else None
+    pairs = []
+    for name, raw in _DLL_FIELD.findall(fields):
+        value = number(raw)
+        if value is not None:
+            pairs.append((name, value))
+    names = {name for name, _ in pairs}
+    own = names & ({"loss", "step_loss", "train_loss"})
+    held_out = "alidation" in step_text or "eval" in step_text.lower()
+    metrics = []
+    for name, value in pairs:
+        split, dot, rest = name.partition(".")  # `train.loss`, `val.loss` (a script's own metric names)
+        if dot and split in _DLL_SPLITS:
+            name = f"{_DLL_SPLITS[split]}{rest}"
+        if name in _DLL_RUNNING:
+            name = "loss_avg" if own else "loss"
+        else:
+            name = canonical_metric(_DLL_NAMES.get(name, name))
+        metrics.append(("eval_" + name if held_out and not name.startswith("eval_") else name, value))
+    if epoch is not None and metrics:
+        metrics.append(("epoch", float(epoch)))
+    return _record("dllogger", step, None, metrics, False)
 
 
 def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -> StepLine | None:

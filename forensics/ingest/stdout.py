@@ -67,6 +67,17 @@ _OVERFLOW = re.compile(
     r"(?:,\s*reducing to\s*(?P<new>[\d.]+)|,\s*but hysteresis is)")
 # A hand-written scaler's `OVERFLOW! Scale value 4294967296 -> 2147483648` (Barber0/LLM-pretrain loss_scaler.py).
 _SCALE_VALUE = re.compile(r"OVERFLOW! Scale value (?P<old>\d+) -> (?P<new>\d+)")
+# apex amp's dynamic loss scaler (apex/amp/scaler.py; `loss scaler N` names which of several, since 2019): `Gradient
+# overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0`, before it `Gradient overflow.  Skipping step,
+# reducing loss scale to 32768.0` (apex/fp16_utils, the FP16_Optimizer of NVIDIA's BERT and Megatron scripts)
+_APEX_OVERFLOW = re.compile(r"Gradient overflow\.\s+Skipping step,\s*(?:loss scaler \d+\s*)?reducing loss scale to\s*"
+                            r"(?P<new>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+# NVIDIA's DeepLearningExamples scripts log the scale through DLLogger when the scaler skipped a step (BERT's
+# run_pretraining.py: `dllogger.log(step="PARAMETER", data={"loss_scale": ...})` in its overflow branch): `DLL
+# 2020-06-04 01:04:20.355678 - PARAMETER loss_scale : 2.9103830456733704e-11`
+_DLL_SCALE = re.compile(r"^DLL (?:[\d\-]+[ T][\d:.]+ )?- PARAMETER loss_scale : (?P<new>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*$")
+# an overflow printed inside the optimizer step of a script that prints its own step lines: dated by those lines
+_AT_STEP_LINE = "at_step_line"
 _DS_PROGRESS = re.compile(r"\bstep=(?P<step>\d{1,18}),\s*skipped=(?P<skipped>\d{1,18})\b")
 _AT_MINIMUM = "Current loss scale already at minimum"
 _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
@@ -275,6 +286,14 @@ def _scan(text: str) -> list[tuple]:
             m = _OVERFLOW.search(piece) or _SCALE_VALUE.search(piece)
             if m:
                 events.append(("overflow", float(m.group("new") or m.group("old"))))
+        elif "Gradient overflow." in piece:
+            m = _APEX_OVERFLOW.search(piece)
+            if m:
+                events.append(("overflow", float(m.group("new")), _AT_STEP_LINE))
+        elif piece.startswith("DLL ") and "PARAMETER" in piece:
+            m = _DLL_SCALE.match(piece)
+            if m:
+                events.append(("overflow", float(m.group("new")), _AT_STEP_LINE))
         if "skipped=" in piece:
             for m in _DS_PROGRESS.finditer(piece):
                 events.append(("ds_step", int(m.group("step")), int(m.group("skipped"))))
@@ -632,7 +651,10 @@ _TRAINS_TOKENIZER = re.compile(r"^[ \t]*Training (?:a |the |new )?(?:BPE |WordPi
 _INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^[ \t'\"]*### Instruction:"
                                r"|\[\s*'instruction',\s*(?:'input',\s*)?'(?:output|response)'"
                                r"|^(?!.*(?:preference|pairwise|chosen|rejected|reward|comparison|dpo))"
-                               r".*\bdata(?:set)?\w*\b.*\balpaca[\w.-]*\.json.*$", re.MULTILINE | re.IGNORECASE)
+                               r".*\bdata(?:set)?\w*\b.*\balpaca[\w.-]*\.json.*$"
+                               # torchtune's instruction and chat dataset builders, as its resolved config names them
+                               r"|_component_: torchtune\.datasets\.(?:alpaca\w*|instruct|chat|slimorca|samsum|grammar)"
+                               r"_dataset\b", re.MULTILINE | re.IGNORECASE)
 # torchtune's recipe start (torchtune/config/_utils.py `log_config`): `Running LoRAFinetuneRecipeSingleDevice with
 # resolved config:` then the YAML; the model builder in it says QLoRA (`_component_: torchtune.models.llama3.qlora_llama3_8b`)
 _TORCHTUNE_RECIPE = re.compile(r"\bRunning (\w+Recipe\w*) with resolved config:")
@@ -687,7 +709,7 @@ def console_facts(text: str) -> dict:
         out["console_n_params"], out["console_n_params_line"] = round(float(m.group(1)) * 1e6), m.group(0).strip()
     for key, value in _recipe_facts(text).items():
         out.setdefault(key, value)  # a precision said above (DeepSpeed's, ...) stands
-    m = _INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text else None
+    m = _INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text or "torchtune.datasets." in text else None
     if m:
         out["console_instruction_data"] = text[m.start():].split("\n", 1)[0].strip()[:160]  # from the match on
     m = _DS_ENGINE.search(text) if "DeepSpeedEngine configuration" in text else None
@@ -772,12 +794,48 @@ def _recipe_facts(text: str) -> dict:
     m = _AXOLOTL_LOGGER.search(text) if "[axolotl." in text else None
     if m:
         out.update(console_framework="axolotl", console_framework_line=_line_at(text, m.start()).strip()[-160:])
+    if "paddlenlp commit id" in text:
+        out.update(_paddlenlp_facts(text))
     m = _LITGPT_PRECISION.search(text) if "'precision': '" in text and "PosixPath(" in text else None
     if m:
         out.update(console_framework="litgpt", console_framework_line=m.group(0))
         out["console_precision"], out["console_precision_line"] = _LITGPT_PRECISIONS[m.group(1)], m.group(0)
         if "'lora_r': " in text:
             out["console_method"] = "qlora" if "'quantize': 'bnb.nf4" in text else "lora"
+    return out
+
+
+# PaddleNLP's Trainer prints its arguments one a line under `Model / Data / Training Configuration Arguments` headers,
+# each block opened by `paddle commit id` and `paddlenlp commit id` lines (paddlenlp/trainer/argparser.py,
+# training_args.py `print_config`): `[2024-12-31 16:43:30,888] [   DEBUG] - bf16                          : True`
+_PADDLENLP_FIELD = re.compile(r"^\[[^\]\n]*\] \[\s*DEBUG\] - (\w+)\s*: ?(.*?)\s*$", re.MULTILINE)
+_PADDLENLP_ADAPTERS = ("lora", "prefix_tuning", "vera", "lokr", "reft", "pissa", "use_mora")
+_PADDLENLP_COMMIT = re.compile(r"^.*\] - paddlenlp commit id\s*: \S*$", re.MULTILINE)
+_PADDLENLP_QUANTIZED = ("nf4", "fp4")  # weight_quantize_algo of a QLoRA run (int8/int4 quantize a full model too)
+
+
+def _paddlenlp_facts(text: str) -> dict:
+    """Framework paddlenlp, the method (LoRA, QLoRA where the base is nf4/fp4-quantized, another adapter, else full)
+    and the precision (bf16 / fp16 flags, fp32 with both off) PaddleNLP's printed arguments say; a field printed
+    again by a later launch in the same file stands."""
+    commit = _PADDLENLP_COMMIT.search(text)
+    if commit is None:
+        return {}
+    out: dict = {"console_framework": "paddlenlp", "console_framework_line": commit.group(0).strip()}
+    fields = {m.group(1): (m.group(2), m.group(0)) for m in _PADDLENLP_FIELD.finditer(text)}
+    on = [name for name in _PADDLENLP_ADAPTERS if fields.get(name, ("",))[0] == "True"]
+    if on:
+        quantized = on[0] == "lora" and fields.get("weight_quantize_algo", ("",))[0] in _PADDLENLP_QUANTIZED
+        out["console_method"] = "qlora" if quantized else "lora" if on[0] == "lora" else "peft"
+        out["console_method_line"] = fields[on[0]][1].strip()
+    elif "lora" in fields and "prefix_tuning" in fields:  # the model arguments printed, no adapter on
+        out["console_method"], out["console_method_line"] = "full", fields["lora"][1].strip()
+    flags = {name: fields[name] for name in ("bf16", "fp16") if name in fields}
+    half = next((name for name in ("bf16", "fp16") if flags.get(name, ("",))[0] == "True"), None)
+    if half:
+        out["console_precision"], out["console_precision_line"] = half, flags[half][1].strip()
+    elif len(flags) == 2 and all(value == "False" for value, _ in flags.values()):
+        out["console_precision"], out["console_precision_line"] = "fp32", flags["fp16"][1].strip()
     return out
 
 
@@ -1080,7 +1138,9 @@ def _steps_reached(events: list[tuple], train_total: int | None) -> int | None:
 
 
 def _deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, int]:
-    """Step of each overflow / at-minimum event: training bar n + 1, else the next training step
+    """Step of each overflow / at-minimum event: apex's and DLLogger's at the script's step line after it (else before
+    it); others
+    at the training bar n + 1, else the next training step
     line (Megatron-DeepSpeed prints the overflow during the iteration that line then reports; a
     script logging every N batches prints it during the batches that line then covers), else the
     nearest DeepSpeed `step=N` line (before or after), else the running count."""
@@ -1094,9 +1154,19 @@ def _deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, 
         if event[0] == "bar" and (train_total is None or event[2] == train_total):
             bar_n = event[1]
         bar_at[i] = bar_n
+    line_before, last = {}, None
+    for i, event in enumerate(events):
+        if event[0] == "line" and not event[1].metrics[0][0].startswith("eval_") and event[1].kind not in _EPOCH_LINES:
+            last = event[1].step
+        line_before[i] = last
     out = {}
     for count, i in enumerate(targets, 1):
-        if bar_at[i] is not None:
+        said = iteration_after.get(i) if iteration_after.get(i) is not None else line_before[i]
+        if events[i][-1] == _AT_STEP_LINE and said is not None:
+            # apex's scaler prints inside the optimizer step of a script that prints its own step lines (NVIDIA's BERT:
+            # `Step:338 ...`); a bar on the same line counts micro-batches (`Iteration: 5683/11037`), not steps
+            out[i] = said
+        elif bar_at[i] is not None:
             out[i] = bar_at[i] + 1
         elif iteration_after.get(i) is not None:
             out[i] = iteration_after[i]
