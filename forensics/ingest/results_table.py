@@ -7,7 +7,9 @@
   with a `-- | --` rule under the header (unslothai/unsloth issue 2291).
 * The model card the Trainer writes into output_dir (transformers' modelcard.py, `### Training results`):
   `| Training Loss | Epoch | Step | Validation Loss | metric ... |`, a `|:---:|` rule, a row an evaluation, `No log` where
-  no training loss had been logged yet.
+  no training loss had been logged yet. A web page showing the card (a model hub's mirror) gives the same table with
+  its cells separated by spaces alone: `Training Loss Epoch Step Validation Loss Rouge1`, then `3.4071 1.0 1209 3.1603
+  17.3175`; its headers of two words (Training Loss, Validation Loss, Gen Len) and `No log` are known.
 
 A table is read where its header names a Step (or Epoch) column and a Training Loss or Validation Loss column; its
 rows are the lines after it with as many cells, the step, epoch and loss cells each a number (`nan` included),
@@ -40,7 +42,20 @@ _MAX_STEP = 1e15  # no run takes more optimizer steps
 _NAMES = {"step": "step", "epoch": "epoch", "training loss": "loss", "validation loss": "eval_loss"}
 
 
+# The model card's table as a web page or a copy of one shows it: its cells separated by spaces alone. Its headers of
+# two words are known ones; `No log` is one cell.
+_SPACED_NAMES = re.compile(r"(?i)\b(Training Loss|Validation Loss|Gen Len|No log)\b")
+_SPACED_HEADER = re.compile(r"^\s*(?:Training Loss|Step|Epoch)\s.*\b(?:Step|Epoch)\b")
+_WORD = re.compile(r"^[A-Za-z][\w.-]*$")
+
+
+def _spaced(line: str) -> bool:
+    return "\t" not in line and "|" not in line
+
+
 def _cells(line: str) -> list[str]:
+    if _spaced(line):  # (a header's two-word names and `No log` kept whole)
+        return [c.replace("\0", " ") for c in _SPACED_NAMES.sub(lambda m: m.group(1).replace(" ", "\0"), line).split()]
     if "\t" in line and "|" not in line:  # a copied notebook table: a blank last cell leaves a trailing tab
         return [cell.strip() for cell in line.strip("\r\n").split("\t")]
     text = line.strip()
@@ -61,9 +76,11 @@ def _column_name(header: str, evaluated: bool) -> str:
 
 def header_columns(line: str) -> list[str] | None:
     """The metric names of a results table's header line, or None when the line is not one."""
-    if "Loss" not in line or ("\t" not in line and "|" not in line):
+    if "Loss" not in line or _spaced(line) and not _SPACED_HEADER.match(line):
         return None
     cells = _cells(line)
+    if _spaced(line) and not all(_WORD.match(c.replace(" ", "_")) for c in cells):
+        return None  # prose that starts like a header
     lowered = {" ".join(c.lower().split()) for c in cells}
     if not lowered & {"step", "epoch"} or not lowered & {"training loss", "validation loss"}:
         return None

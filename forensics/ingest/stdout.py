@@ -162,6 +162,8 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
     if flavour:
         meta["dict_lines"] = flavour
     kinds = kinds_of(events)
+    if any(e[0] == "line" and e[1].kind.startswith("results_table") for e in events):
+        meta.setdefault("trainer_table", "the Hugging Face Trainer's results table (its notebook or model-card form)")
     banners = find_banners(text.splitlines(), str(path)) if may_hold_banners(text) else ()
     return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
                       mtime=file_mtime(path), console_kinds=kinds, banners=banners,
