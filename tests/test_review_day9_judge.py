@@ -186,3 +186,29 @@ def test_a_log_cut_short_in_its_warmup_or_a_warmup_that_ended_is_not():
     assert detect_warmup_past_the_end(cut, 100, -1, 3.0) == []
     assert detect_warmup_past_the_end(_ramp(84, 3.0), 50, -1, 3.0) == []
     assert detect_warmup_past_the_end(_ramp(84, 3.0), None, -1, 3.0) == []
+
+
+# ---- a hand-written DPO loss printed divided by its accumulation steps, held at ln 2 / k ------------------------------
+
+from forensics.analyzers.never_learned import detect_dpo_loss_never_under_chance  # noqa: E402
+
+
+def _dpo_printed(level: float, drift: float = 0.0) -> dict:
+    wobble = [0.0025, -0.0021, 0.0014, -0.0030, 0.0007]
+    values = [level + wobble[i % 5] - drift * i / 500 for i in range(500)]
+    values[0] = level
+    return {"loss": pd.Series(values, index=list(range(1, 501)), dtype="float64")}
+
+
+def test_a_dpo_loss_held_at_ln2_over_its_accumulation_steps_never_learned():
+    (found,) = detect_dpo_loss_never_under_chance(_dpo_printed(math.log(2) / 5), Thresholds())
+    assert (found.kind, found.severity, found.step) == ("never_learned", "error", 1)
+    assert "ln 2 / 5" in found.message
+
+
+@pytest.mark.parametrize("level, drift", [
+    (math.log(2) / 5, 0.04),  # starts at ln 2 / 5 and falls: the policy learned
+    (0.1500, 0.0),  # flat, but at no share of ln 2: not a DPO loss at chance
+])
+def test_a_dpo_loss_that_moves_or_sits_elsewhere_is_not_held_at_chance(level, drift):
+    assert detect_dpo_loss_never_under_chance(_dpo_printed(level, drift), Thresholds()) == []

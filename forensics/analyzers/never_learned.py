@@ -196,6 +196,9 @@ def detect_dpo_loss_never_under_chance(metrics: Metrics, thresholds: Thresholds)
     half = len(loss) // 2
     first, later = float(loss.iloc[:half].median()), float(loss.iloc[half:].median())
     start = float(loss.iloc[:3].median())
+    scaled = _held_at_a_share_of_ln2(loss)
+    if scaled is not None:
+        return [scaled]
     if not LN2 - _TOLD_APART <= start <= LN2 + _DPO_START_SPREAD:
         return []  # no sigmoid DPO loss: it starts at ln 2 (an SFT stage's loss, IPO's or a hinge's start elsewhere)
     if min(first, later) < LN2 - _TOLD_APART or later < first - _STILL_FALLING:
@@ -206,6 +209,32 @@ def detect_dpo_loss_never_under_chance(metrics: Metrics, thresholds: Thresholds)
                "the chosen and rejected answers are not swapped, that the reference is a frozen copy of the starting "
                "policy, the learning rate and beta.")
     return [_finding(loss, message, {"level": later, "first_half": first, "reason": "dpo loss never under ln 2"})]
+
+
+_MAX_SHARE = 64  # a loss printed divided by its accumulation steps: ln 2 / k for k up to this many
+_SHARE_MATCH = 0.005  # the first loss within this share of ln 2 / k
+
+
+def _held_at_a_share_of_ln2(loss) -> Finding | None:
+    """A hand-written DPO loop's loss that starts at ln 2 / k (k = 2 to `_MAX_SHARE`: the per-pair loss divided
+    by k accumulation steps before it is printed) and whose every eighth's median stays within `_EIGHTHS_STILL` of
+    that start: the policy still ranks each pair as the reference does, as at its first step (JunyiJ's Gemma-2-2B
+    DPO: 0.1386 = ln 2 / 5 at step 1, eighth medians 0.1384-0.1389 over 500 steps). Else None."""
+    start = float(loss.iloc[0])
+    k = round(LN2 / start) if start > 0 else 0
+    if not 2 <= k <= _MAX_SHARE or abs(start - LN2 / k) > _SHARE_MATCH * LN2 / k:
+        return None
+    level = LN2 / k
+    eighths = [float(np.median(part)) for part in np.array_split(loss.to_numpy(), 8)]
+    if max(abs(m - level) for m in eighths) > _EIGHTHS_STILL * level:
+        return None
+    message = (f"the DPO loss starts at {format_number(start)} = ln 2 / {k} (the per-pair loss at chance, divided by "
+               f"{k} accumulation steps before it is printed) and the median of every eighth of the log stays within "
+               f"{100 * _EIGHTHS_STILL:.2g}% of it ({len(loss)} points): the policy still ranks each pair as the "
+               "reference does, as at its first step, so it never learned. Check that the policy's trainable weights "
+               "(an adapter) are the ones the optimizer updates and that they reach the forward pass, that the "
+               "reference is a frozen copy, the learning rate and beta.")
+    return _finding(loss, message, {"level": level, "accumulation": k, "reason": "dpo loss held at ln 2 / k"})
 
 
 def _at_ln2(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Finding]:
