@@ -212,3 +212,9 @@ def test_a_dpo_loss_held_at_ln2_over_its_accumulation_steps_never_learned():
 ])
 def test_a_dpo_loss_that_moves_or_sits_elsewhere_is_not_held_at_chance(level, drift):
     assert detect_dpo_loss_never_under_chance(_dpo_printed(level, drift), Thresholds()) == []
+
+
+def test_a_final_eval_equal_to_a_later_eval_not_the_best_is_kept():
+    metrics = _twenty_epochs([1.4668, 1.5020, 1.5020], [100, 200, 300], 0.4)
+    from forensics.analyzers.overfitting import _without_best_reevaluated
+    assert len(_without_best_reevaluated(metrics["eval_loss"])) == 3

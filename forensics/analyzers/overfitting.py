@@ -95,10 +95,10 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
 
 
 def _without_best_reevaluated(evals):
-    """The eval series less a last eval exactly equal to an earlier one: the same weights evaluated again, the
+    """The eval series less a last eval exactly equal to the best before it: the same weights evaluated again, the
     Trainer's load_best_model_at_end evaluating the best checkpoint it reloaded (a held-out loss does not repeat to
     every digit otherwise). It is no point of the curve: kept, it reads as the eval loss back at its best."""
-    if len(evals) >= 3 and float(evals.iloc[-1]) in set(evals.iloc[:-1].tolist()):
+    if len(evals) >= 3 and float(evals.iloc[-1]) == float(evals.iloc[:-1].min()):
         return evals.iloc[:-1]
     return evals
 
