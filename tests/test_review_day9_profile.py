@@ -158,3 +158,38 @@ def test_a_decoder_only_model_or_an_encoder_decoder_of_unknown_start_is_not_call
     unnamed = _seq2seq_save(tmp_path / "b", {"is_encoder_decoder": True, "architectures": ["T5ForConditionalGeneration"]})
     assert forensics.analyze(decoder).run_profile.objective == "unknown"
     assert forensics.analyze(unnamed).run_profile.objective == "unknown"
+
+
+# ---- change 6: more ways a run says its base was 4-bit -------------------------------------------------------------------
+
+
+def test_llamafactory_quantizing_the_model_to_4_bit_makes_an_adapter_qlora(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    log = ["07/13/2024 11:18:56 - INFO - llamafactory.model.model_utils.quantization - Quantizing model to 4 bit with "
+           "bitsandbytes.", "trainable params: 4,194,304 || all params: 7,245,926,400 || trainable%: 0.0579"]
+    log += [f"{{'loss': {2.0 - s / 100:.4f}, 'grad_norm': 1.1, 'learning_rate': 0.0001, 'epoch': {s / 50:.2f}}}"
+            for s in range(1, 31)]
+    (run / "train.log").write_text("\n".join(log) + "\n")
+    assert forensics.analyze(run).run_profile.method == "qlora"
+
+
+def _adapter_with_args(folder, output_dir: str):
+    import torch
+    from transformers import TrainingArguments
+    folder.mkdir(parents=True)
+    (folder / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 32, "task_type": "CAUSAL_LM",
+                                                             "base_model_name_or_path": "models/gemma-2b-it"}))
+    torch.save(TrainingArguments(output_dir=output_dir, report_to=[]), folder / "training_args.bin")
+    log = [{"loss": 2.0 - s / 100, "learning_rate": 1e-4, "epoch": s / 50, "step": s} for s in range(10, 210, 10)]
+    (folder / "trainer_state.json").write_text(json.dumps({"log_history": log, "global_step": 200}))
+    return folder
+
+
+def test_a_run_named_for_its_4bit_base_is_qlora_but_a_parent_folder_is_not_its_name(tmp_path):
+    pytest = __import__("pytest")
+    pytest.importorskip("transformers")
+    named = _adapter_with_args(tmp_path / "a", "experiments/10cat_4bit_r32_lr4e-4")
+    parent = _adapter_with_args(tmp_path / "b", "runs_4bit_sweep/gemma_r32_lr4e-4")
+    assert forensics.analyze(named).run_profile.method == "qlora"
+    assert forensics.analyze(parent).run_profile.method == "lora"

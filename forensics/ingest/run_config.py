@@ -352,14 +352,17 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
     adapter_files = [n for n in names if n.startswith("adapter_model")]
     full_files = [n for n in names if n.startswith(("model", "pytorch_model")) or n.endswith("model_states.pt")]
     base = str(config.get("adapter.base_model_name_or_path") or config.get("model.name_or_path") or "")
+    own = " ".join(re.split(r"[\\/]", str(config.get(k) or "").rstrip("\\/"))[-1] for k in ("output_dir", "run_name"))
     quant4 = (config.get("quant.load_in_4bit") is True or config.get("quant.bits") == 4
-              or bool(_FOUR_BIT_BASE.search(base)))  # unsloth/...-bnb-4bit: the base was saved 4-bit
+              or bool(_FOUR_BIT_BASE.search(base))  # unsloth/...-bnb-4bit: the base was saved 4-bit
+              or bool(_FOUR_BIT_BASE.search(own)))  # the run named for its 4-bit base (`qwen7b_4bit_r16`)
     peft_type = str(config.get("adapter.peft_type") or "").upper()
     if peft_type and peft_type not in _LORA_KINDS:  # prompt / prefix tuning, IA3: an adapter, not a low-rank one
         method, source = "peft", f"derived: peft_type {peft_type} ({config.source_of('adapter.peft_type')})"
     elif adapter_files or peft_type or config.get("adapter.r"):
         why = adapter_files[0] if adapter_files else (config.source_of("adapter.peft_type") or "adapter_config.json")
-        four = config.source_of("quant.load_in_4bit") or config.source_of("quant.bits") or f"the base's name {base}"
+        four = (config.source_of("quant.load_in_4bit") or config.source_of("quant.bits")
+                or (f"the base's name {base}" if _FOUR_BIT_BASE.search(base) else f"the run's own name {own.strip()}"))
         method, source = ("qlora", f"derived: {why} with a 4-bit quantized base ({four})") if quant4 else \
             ("lora", f"derived: {why}")
     elif quant4:

@@ -588,8 +588,9 @@ _MODEL_PARAMS_SAID = re.compile(r"^[ \t]*(?i:model param(?:eter)?s)[ \t]*[:=][ \
 _TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})[ \t]*\r?$",
                            re.MULTILINE)
 # A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
-# `load_in_4bit=True`, a bitsandbytes 4-bit model name) or names QLoRA: an adapter on it is QLoRA.
-_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b)|(?<![A-Za-z0-9_=])Q(?:LoRA|LORA)(?![A-Za-z0-9_=])")
+# `load_in_4bit=True`, a bitsandbytes 4-bit model name, LLaMA-Factory's `Quantizing model to 4 bit with bitsandbytes.`)
+# or names QLoRA: an adapter on it is QLoRA.
+_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|\bquantizing (?:the )?model to 4 ?bit\b)|(?<![A-Za-z0-9_=])Q(?:LoRA|LORA)(?![A-Za-z0-9_=])")
 # A line that loads a model (a load word in English, Chinese, Japanese, Korean, Spanish, French, German) and names 4
 # bits (`4bit`, `4-bit`, `nf4`, `load_in_4bit`) beside it: `加载 4bit 基座: Qwen/Qwen2.5-1.5B-Instruct` (loading
 # the 4-bit base), `Loading the base in 4bit (nf4)`. A `4bit` elsewhere (a kernel, a merge, a flag listed) is no load.
