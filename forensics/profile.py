@@ -172,6 +172,10 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         evidence["method"] = (f"DeepSpeed-Chat trains every weight unless --lora_dim is given ({chat[0]}: "
                               f"{chat[1]['console_lora_dim_line'][:120]})")
         return "lora" if chat[1]["console_lora_dim"] > 0 else "full"
+    scratch = _console_from_scratch(timeline)
+    if scratch is not None:  # random weights: every one of them is trained
+        evidence["method"] = f"a model built from scratch ({scratch[0]}: {scratch[1]}): every weight trained"
+        return "full"
     for banner in timeline.banners:
         if banner.kind == "webui":
             evidence["method"] = f"text-generation-webui LoRA training in {banner.source} (it trains LoRA adapters only)"
@@ -286,6 +290,10 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
     if pretraining:
         evidence["objective"] = f"{pretraining[0]} pre-training console log"
         return "pretrain", None
+    scratch = _console_from_scratch(timeline)
+    if scratch is not None:
+        evidence["objective"] = f"the console says so ({scratch[0]}: {scratch[1]}){_FROM_SCRATCH}"
+        return "pretrain", None
     tokenizer = next(((src, m["console_trains_tokenizer"]) for src, m in timeline.meta.items()
                       if m.get("console_trains_tokenizer")), None)
     if tokenizer is not None:
@@ -332,6 +340,12 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
                                  "supervised (sequence-to-sequence) fine-tuning")
         return "sft", None
     return UNKNOWN, None
+
+
+def _console_from_scratch(timeline: Timeline) -> tuple[str, str] | None:
+    """(source, line) of a console line saying the model was built from random weights, or None."""
+    return next(((src, m["console_from_scratch"]) for src, m in timeline.meta.items() if m.get("console_from_scratch")),
+                None)
 
 
 def _pretrained_seq2seq(config: RunConfig) -> str | None:

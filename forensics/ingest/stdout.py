@@ -647,6 +647,10 @@ _PIPE_PARAMS = re.compile(r"^.*?\bUNIQUE_PARAMS=(\d{4,})\b.*$", re.MULTILINE)
 # vocabulary is new has no trained weights to start from.
 _TRAINS_TOKENIZER = re.compile(r"^[ \t]*Training (?:a |the |new )?(?:BPE |WordPiece |Unigram |SentencePiece |byte-level )?"
                                r"tokenizer\b.*$", re.MULTILINE | re.IGNORECASE)
+# A script that says it builds its model from random weights (nanoGPT's train.py: `Initializing a new model from
+# scratch`, printed where init_from is 'scratch'; the same words in other loops).
+_FROM_SCRATCH_LINE = re.compile(r"^[ \t]*(?:Initializ(?:ing|e) (?:a )?new model from scratch|(?:Training|Building|Creating) "
+                                r"(?:a )?new model from scratch)\b.*$", re.MULTILINE | re.IGNORECASE)
 # Instruction-tuning data a console shows: Alpaca's prompt template (`Below is an instruction that describes a task`),
 # its `### Instruction:` heading, a dataset's columns printed as `['instruction', 'input', 'output']`, or an Alpaca
 # dataset's path on a data line (not AlpacaFarm's preference pairs). Supervised fine-tuning trains on such pairs (a
@@ -721,6 +725,9 @@ def console_facts(text: str) -> dict:
     m = _TRAINS_TOKENIZER.search(text) if "okenizer" in text else None
     if m:
         out["console_trains_tokenizer"] = m.group(0).strip()[-160:]
+    m = _FROM_SCRATCH_LINE.search(text) if "from scratch" in text.lower() else None
+    if m:
+        out["console_from_scratch"] = m.group(0).strip()[-160:]
     if "Training results" in text or "Axolotl" in text or "xolotl version" in text or "trained with" in text:
         owner = next((name for name, pattern in _CARD_OWNERS if pattern.search(text)), None)
         if owner:
