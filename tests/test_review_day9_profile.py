@@ -209,3 +209,36 @@ def test_a_resumed_or_pretrained_start_is_not_from_scratch(tmp_path):
     rows = ["Initializing from OpenAI GPT-2 weights: gpt2", "we train the new model from scratch? no, from gpt2"]
     rows += [f"iter {10 * i}: loss {3.2 - 0.02 * i:.4f}, time 30.12ms, mfu 12.30%" for i in range(30)]
     assert forensics.analyze(_mlx_console(tmp_path / "run", [], rows)).run_profile.objective != "pretrain"
+
+
+# ---- change 8: cells that lost their counts after a few counted ones, before a training cell that shows output ----------
+
+from support.review_runs import training_notebook  # noqa: E402
+
+_LOAD = ("from transformers import AutoModelForCausalLM\n"
+         "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf', load_in_8bit=True)")
+_ADAPTER = "from peft import LoraConfig\nlora_config = LoraConfig(r=8, lora_alpha=8, task_type='CAUSAL_LM')"
+_TRAIN = ("from trl import SFTTrainer\ntrainer = SFTTrainer(model=model, peft_config=lora_config)\n"
+          "trainer.train()")
+
+
+def _uncount(folder, from_cell: int, also_print: bool = False):
+    path = folder / "train.ipynb"
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"][from_cell:]:
+        cell["execution_count"] = None
+    if also_print:
+        nb["cells"][from_cell]["source"] += "\nprint(model)"
+    path.write_text(json.dumps(nb))
+    return folder
+
+
+def test_uncounted_silent_cells_before_an_uncounted_training_cell_with_output_ran(tmp_path):
+    run = _uncount(training_notebook(tmp_path / "run", ["import torch", _LOAD, _ADAPTER, _TRAIN]), 1)
+    profile = forensics.analyze(run).run_profile
+    assert (profile.method, profile.objective, profile.framework) == ("lora", "sft", "trl")
+
+
+def test_an_uncounted_cell_that_would_have_printed_but_shows_nothing_did_not_run(tmp_path):
+    run = _uncount(training_notebook(tmp_path / "run", ["import torch", _ADAPTER, _LOAD, _TRAIN]), 1, also_print=True)
+    assert forensics.analyze(run).run_profile.method != "lora"  # (the LoraConfig cell sits before the silent one)

@@ -455,15 +455,43 @@ def _source(cell: dict) -> str:
 
 
 def _cells_that_ran(cells: list) -> list[dict]:
-    """Code cells with an execution count or an output; where the notebook was saved with its counts cleared (some
-    editors and export tools do), every code cell up to the last one that shows an output."""
+    """Code cells with an execution count or an output; where the notebook was saved with every count cleared (some
+    editors and export tools do), every code cell up to the last one that shows an output; where only some cells
+    lost their counts (the cells after a few counted ones), also the uncounted cells without output just before an uncounted one that shows an output, back to a counted cell or to
+    one that would have shown something had it run (a print, a value on its last line): those ran too, printing
+    nothing (a model loaded, a config built, before the training cell whose table shows)."""
     code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
-    # a cell still running when the notebook was saved (its training, say) has outputs but no count yet
-    counted = [c for c in code if _count(c) is not None or c.get("outputs")]
-    if any(_count(c) is not None for c in code):
-        return counted
-    shown = [i for i, c in enumerate(code) if c.get("outputs")]
-    return code[: shown[-1] + 1] if shown else []
+    if not any(_count(c) is not None for c in code):  # every count cleared: all up to the last cell that shows
+        shown = [i for i, c in enumerate(code) if c.get("outputs")]
+        return code[: shown[-1] + 1] if shown else []
+    ran = {i for i, c in enumerate(code) if _count(c) is not None or c.get("outputs")}
+    for i, cell in enumerate(code):
+        if _count(cell) is not None or not cell.get("outputs"):
+            continue
+        j = i - 1
+        while j >= 0 and _count(code[j]) is None and not code[j].get("outputs") and not _would_show(code[j]):
+            ran.add(j)
+            j -= 1
+    return [c for i, c in enumerate(code) if i in ran]
+
+
+def _would_show(cell: dict) -> bool:
+    """Whether a cell shows something when it runs: a print or display call, or a value on its last line (Jupyter
+    shows it). A cell that does not parse is taken to (nothing is assumed to have run silently)."""
+    source = _source(cell)
+    code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return True
+    if tree.body and isinstance(tree.body[-1], ast.Expr) and not (
+            isinstance(tree.body[-1].value, ast.Call) and _called_name(tree.body[-1].value.func) in _SILENT_CALLS):
+        return True
+    return any(isinstance(node, ast.Call) and _called_name(node.func) in ("print", "display", "pprint")
+               for node in ast.walk(tree))
+
+
+_SILENT_CALLS = ("print",)  # (a print on the last line is a print: counted above)
 
 
 def _count(cell: dict):
