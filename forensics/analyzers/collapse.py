@@ -608,9 +608,10 @@ def for_a_pairwise_loss(findings: list[Finding], metrics: Metrics) -> list[Findi
     descent that reached ~0 at epoch `_PAIRS_SEEN` or later is `memorization`. Of the causes an exact 0.0 has in an
     SFT log, labels all masked leave a pairwise loss at ln 2 (both answers' log-probabilities 0, a margin of 0), not
     at 0, and a loss that came down smoothly to 0 over epochs is no NaN: at 0.000000 every pair's margin is so wide
-    that the sigmoid is 1, the pairs the run has seen again and again separated completely (deepkapha's DPO on 100
-    pairs: 0.69 -> 0.10 -> 0.0008, then 0.000000 from epoch 12 to 28). Kept where the loss got there within the
-    first passes (too few to call it learned by heart), from the first step, or in one sudden drop."""
+    that the sigmoid is 1, the pairs the run has seen again and again separated completely (a DPO run over a hundred
+    pairs for some thirty epochs: ln 2, then 0.1, 0.001, and 0.000000 from its twelfth epoch to the end). Kept
+    where the loss got there within the first passes (too few to call it learned by heart), from the first step,
+    or in one sudden drop."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
     held_out = (": check the held-out pairs' loss" if eval_loss_names(metrics) else ", and with no held-out pairs "
                 "nothing shows whether the preference carries over to pairs the model has not seen: evaluate on some")
