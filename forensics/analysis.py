@@ -18,7 +18,8 @@ from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
 from .analyzers.learning_evidence import LearningEvidence, for_a_reward_model, learning_shown, without_the_score
 from .analyzers.chain import link_skipped_batches, link_weight_damage
 from .analyzers.metrics import RLMetrics, is_preference_log
-from .analyzers.collapse import for_a_classifier, memorized_from_scratch, pair_term_memorized
+from .analyzers.collapse import (PAIRWISE_ALGORITHMS, for_a_classifier, for_a_pairwise_loss, memorized_from_scratch,
+                                 pair_term_memorized)
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.lr_anomaly import detect_warmup_past_the_end
@@ -386,6 +387,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
         findings, metrics = judged(rl=True)
     if profile.objective == "reward":  # a printed `reward` is its score, not a return to rise
         findings, metrics = for_a_reward_model(findings, metrics, thresholds), without_the_score(metrics)
+    if profile.objective == "preference" and profile.algorithm in PAIRWISE_ALGORITHMS:
+        findings = for_a_pairwise_loss(findings, metrics)  # its exact zeros cannot be masked labels
     if profile.precision == "fp16":  # a loss scaler ran, though the log does not show it: its zeros are skipped steps
         findings = link_skipped_batches(as_scaler_skips(findings, metrics, thresholds))
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings))

@@ -123,6 +123,10 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
     evidence: dict[str, str] = {}
     model_params = _model_params(config, timeline, names, evidence)
     method = _method(config, timeline, names, evidence, model_params)
+    if method == "qlora" and str(evidence.get("model_params", "")).startswith("unsloth banner"):
+        # Unsloth's early-2025 `X/Y` count of a 4-bit base is its packed weights (or the size its name gives), no
+        # model size: the name, the config or nothing says it
+        model_params = _model_params(config, timeline, names, evidence, packed_4bit=True)
     objective, algorithm = _objective(config, timeline, names, evidence, adapter=method in _ADAPTERS)
     if method == UNKNOWN and evidence.get("objective", "").endswith(_FROM_SCRATCH):
         # a model trained from random weights trains every weight: an adapter on random weights learns nothing
@@ -557,14 +561,22 @@ _CLEAR_FALL = 0.9  # a tenth under the first loss: a descent, not a fresh head's
 _STEADY = 0.8  # or down from one point to the next at this share of them
 
 
-def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict) -> int | None:
+_UNSLOTH_SLASH = re.compile(r"Trainable parameters\s*=\s*[\d,]+\s*/\s*[\d,]+")
+
+
+def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict,
+                  packed_4bit: bool = False) -> int | None:
+    """The model's size, from the files, a banner's count, the config's estimate, the log's own line or the name.
+    packed_4bit: the base is loaded in 4 bits, so Unsloth's early-2025 `X/Y` total counts packed weights."""
+    evidence.pop("model_params", None)
     n = config.get("n_params")
     estimated = str(config.source_of("n_params") or "").startswith("estimate")
     if isinstance(n, (int, float)) and n > 0 and not estimated:  # a count the files hold
         evidence["model_params"] = str(config.source_of("n_params"))
         return int(n)
     for banner in timeline.banners:  # a count the run printed beats an estimate from the config
-        if banner.all_params:
+        packed = packed_4bit and banner.kind == "unsloth" and _UNSLOTH_SLASH.search(banner.text)
+        if banner.all_params and not packed:
             evidence["model_params"] = f"{banner.kind} banner in {banner.source}"
             return int(banner.all_params)
     if isinstance(n, (int, float)) and n > 0:

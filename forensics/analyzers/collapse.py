@@ -598,6 +598,43 @@ def _unless_first_epoch(found: Finding, metrics: Metrics) -> Finding:
     return replace(found, kind="zero_loss_unexplained", message=message, evidence={**found.evidence, "epoch": epoch})
 
 
+PAIRWISE_ALGORITHMS = ("dpo", "simpo")  # a loss -log sigmoid(beta x margin) of each pair, with no NLL term in it
+_PAIRS_SEEN = 2.0  # epochs: a pairwise loss that reaches 0 this late has seen every pair at least twice
+
+
+def for_a_pairwise_loss(findings: list[Finding], metrics: Metrics) -> list[Finding]:
+    """The findings of a pairwise preference run (DPO, SimPO: the run profile says so) whose log has only its loss
+    (no rewards/* nor logps/* columns to judge it as a preference log): a `zero_loss_unexplained` from a gradual
+    descent that reached ~0 at epoch `_PAIRS_SEEN` or later is `memorization`. Of the causes an exact 0.0 has in an
+    SFT log, labels all masked leave a pairwise loss at ln 2 (both answers' log-probabilities 0, a margin of 0), not
+    at 0, and a loss that came down smoothly to 0 over epochs is no NaN: at 0.000000 every pair's margin is so wide
+    that the sigmoid is 1, the pairs the run has seen again and again separated completely (a DPO run over a hundred
+    pairs for some thirty epochs: ln 2, then 0.1, 0.001, and 0.000000 from its twelfth epoch to the end). Kept
+    where the loss got there within the first passes (too few to call it learned by heart), from the first step,
+    or in one sudden drop."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    held_out = (": check the held-out pairs' loss" if eval_loss_names(metrics) else ", and with no held-out pairs "
+                "nothing shows whether the preference carries over to pairs the model has not seen: evaluate on some")
+    out = []
+    for f in findings:
+        near_zero = int(f.evidence.get("near_zero_step", f.step))
+        epoch = _epoch_at(epochs, near_zero)
+        if f.kind != "zero_loss_unexplained" or f.evidence.get("from_the_start") or f.evidence.get("sudden") \
+                or f.evidence.get("level_before") is None or epoch is None or epoch < _PAIRS_SEEN:
+            out.append(f)
+            continue
+        last = format_number(float(epochs.max()))
+        message = (f"the pairwise preference loss descends gradually to {format_number(f.evidence.get('value', 0.0))} "
+                   f"at step {f.step}, at epoch {format_number(epoch)}, and stays near 0 "
+                   f"{'to the end of the log' if f.evidence.get('to_end') else f'until step {f.end_step}'} (epoch "
+                   f"{last} at the last point): every pair's margin is so wide that the sigmoid is 1. Labels all "
+                   "masked would leave this loss at ln 2 (a margin of 0), not at 0: the pairs, seen again and again, "
+                   f"are learned by heart (memorization){held_out}. Fewer epochs, more pairs or a larger beta.")
+        out.append(replace(f, kind="memorization", message=message,
+                           evidence={**f.evidence, "pairwise": True, "epoch": epoch}))
+    return out
+
+
 TRAIN_LOSS = "train_loss"  # the Trainer's closing summary: the mean of every step's loss over the run
 _ROUNDING = 5e-5  # the Trainer logs each window's mean loss rounded to 4 decimals
 

@@ -12,6 +12,8 @@ when every one of four or more evals after its best sits 1% and three times its 
 few evals when the two or more after its best sit 1% above it while the training loss fell 10% below its level there.
 A climb of `overfit_points` or more evals in a row from the best so far, 2% and three times its noise above it, while
 the training loss fell 10%, is overfitting from the eval after that best even where later evals fall again.
+A log with no training loss fires when the eval loss climbs at each of the `overfit_points` + 1 or more evals after its
+best (the message saying that the gap between the two cannot be seen).
 """
 from __future__ import annotations
 
@@ -47,8 +49,10 @@ def detect_overfitting(metrics: Metrics, thresholds: Thresholds) -> list[Finding
 def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Finding]:
     evals = _without_best_reevaluated(finite(metrics.get(name, real_loss(metrics).iloc[:0])))
     k = thresholds.overfit_points
-    if len(evals) < 3 or LOSS not in metrics:
+    if len(evals) < 3:
         return []
+    if LOSS not in metrics or real_loss(metrics).empty:
+        return _climbing_alone(name, evals, thresholds)
     values = evals.to_numpy()
     few_evals = len(values) < k + 2  # three or four evals (one an epoch): every one after the best well above it
     if few_evals:
@@ -92,6 +96,30 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
                "regularisation would help.")
     return [Finding("overfitting", "warning", rise_step, message, end_step=last_step, metric=name,
                     evidence={"best_eval_loss": best, "best_step": best_step, "end_eval_loss": end})]
+
+
+def _climbing_alone(name: str, evals, thresholds: Thresholds) -> list[Finding]:
+    """A log with an eval loss and no training loss (logging_steps past the run's end, an evaluation-only history):
+    the `overfitting` warning where the eval loss climbs at every one of the `overfit_points` + 1 or more evals after
+    its best, each above the one before, to end `_CLIMB` and `_NOISE_UNITS` x its own noise above it (`_climbing`,
+    which a held-out loss does not do by chance); dated at the first eval after the best. Without the training loss
+    the gap between the two cannot be seen, and the message says so (a seq2seq model trained for ten epochs on two
+    examples, its one held-out example's loss lowest at epoch 5 and 4-22% above it at each later epoch). [] else."""
+    values = evals.to_numpy()
+    best_pos = _climbing(values, thresholds, evals, evals.iloc[:0])
+    if best_pos is None:
+        return []
+    best_step, rise_step, last_step = (int(evals.index[i]) for i in (best_pos, best_pos + 1, -1))
+    best, last = float(values[best_pos]), float(values[-1])
+    message = (f"{name} is lowest at step {best_step} ({format_number(best)}) and rises at each of the "
+               f"{len(values) - best_pos - 1} evaluations after it, to {format_number(last)} at step {last_step} "
+               f"({format_number(last / best)}x). The training loss is not logged, so the gap between the two cannot "
+               "be seen: the run either fits its training data at the expense of held-out data (overfitting) or "
+               f"got worse on both. The checkpoint near step {best_step} generalises best; log the training loss "
+               "(logging_steps under the run's length) to tell, and fewer epochs, more data or regularisation.")
+    return [Finding("overfitting", "warning", rise_step, message, end_step=last_step, metric=name,
+                    evidence={"best_eval_loss": best, "best_step": best_step, "end_eval_loss": last,
+                              "train_loss_logged": False})]
 
 
 def _without_best_reevaluated(evals):

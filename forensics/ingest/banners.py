@@ -27,7 +27,8 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
   four more lines (GPU, Pytorch, `Bfloat16 = FALSE`, licence); on training:
   `==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1` and four more lines, the
   last `"-____-"     Number of trainable parameters = 41,943,040` (newer releases: `Trainable parameters =
-  17,596,416 of 511,629,184 (3.44% trained)`, the model's count beside it).
+  17,596,416 of 511,629,184 (3.44% trained)`, the model's count beside it; early 2025 releases print it as
+  `6,522,880/1,006,408,832`).
 """
 from __future__ import annotations
 
@@ -39,8 +40,10 @@ _PEFT = re.compile(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+
 _UNSLOTH_HEAD = "==((====))==  Unsloth"
 _UNSLOTH_LINES = 5
 # `Number of trainable parameters = 41,943,040`, or (2025 and later) `Trainable parameters = 17,596,416 of
-# 511,629,184 (3.44% trained)`
-_UNSLOTH_TRAINABLE = re.compile(r"(?:Number of trainable|Trainable) parameters\s*=\s*([\d,]+)(?:\s+of\s+([\d,]+))?")
+# 511,629,184 (3.44% trained)`, or (early 2025, e.g. 2025.3) `Trainable parameters = 6,522,880/1,006,408,832 (0.65%
+# trained)`: the model's count after `of` or `/`
+_UNSLOTH_TRAINABLE = re.compile(r"(?:Number of trainable|Trainable) parameters\s*=\s*([\d,]+)"
+                                r"(?:\s+of\s+([\d,]+)|\s*/\s*([\d,]+))?")
 _LLAMAFACTORY = re.compile(r"^\[\w+\|[\d\- :]+\] (?:llamafactory\.\S+:\d+|parser\.py:\d+) >> Process rank: \d+.*compute dtype"
                            # any line of its own loggers, named by its package (llmtuner before v0.6): the default
                            # format `03/12/2024 11:24:33 - INFO - llmtuner.extras.callbacks - {...}`, or v0.9's
@@ -74,8 +77,9 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
         elif _UNSLOTH_HEAD in line:
             block = [x.rstrip() for x in lines[i:i + _UNSLOTH_LINES]]
             m = next((m for x in block if (m := _UNSLOTH_TRAINABLE.search(x))), None)
+            total = m and (m.group(2) or m.group(3))
             found.append(Banner("unsloth", "\n".join(block), _count(m.group(1)) if m else None,
-                                _count(m.group(2)) if m and m.group(2) else None, source))
+                                _count(total) if total else None, source))
         elif _LLAMAFACTORY.search(line) and not any(b.kind == "llamafactory" for b in found):
             found.append(Banner("llamafactory", line.strip()[:300], None, None, source))
         elif _WEBUI.search(line) and not any(b.kind == "webui" for b in found):

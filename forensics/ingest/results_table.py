@@ -20,7 +20,9 @@ Each row becomes a `StepLine` of kind "results_table"; a table without a Step co
 its step (kind "results_table_epoch"). A Step table without an Epoch column under the notebook's progress line
 (`[500/500 10:09:58, Epoch 19/9223372036854775807]`) takes each row's epoch from it, step x e / n: the passes over
 the data go at one pace (with max_steps on a streaming set the total is sys.maxsize, and the count before it is still
-the passes made).
+the passes made). An HTML Epoch table under a progress line that plans its steps and epochs gets a Step column, each
+row dated at the end of its epoch (epoch x steps an epoch); a table whose rows count from `0` (the callback's
+`int(state.epoch)` a little under each whole epoch) is one epoch later than its labels.
 """
 from __future__ import annotations
 
@@ -191,13 +193,35 @@ def _stepped(rows: list[list[str]], progress: str) -> list[list[str]]:
             or int(plan.group("epochs")) > int(plan.group("steps")):  # (max_steps on a stream: sys.maxsize epochs)
         return rows
     per_epoch = int(plan.group("steps")) / int(plan.group("epochs"))
+    shift = _epochs_counted_under_whole(rows[1:])
     stepped = [["Step"] + rows[0]]
     for row in rows[1:]:
         try:
-            stepped.append([str(round(float(row[0]) * per_epoch))] + row)
+            epoch = float(row[0]) + shift
         except ValueError:
             stepped.append([""] + row)
+            continue
+        stepped.append([str(round(epoch * per_epoch))] + ([_number(epoch)] + row[1:] if shift else row))
     return stepped
+
+
+def _epochs_counted_under_whole(rows: list[list[str]]) -> int:
+    """1 where an evaluation-per-epoch table counts its rows from 0, else 0. transformers' notebook callback writes
+    `int(state.epoch)` on each row, and its evaluations come at the ends of the epochs: epoch k ends at k exactly
+    where the epoch's batches divide into whole optimizer steps, and a little under k where a few micro-batches are
+    left over (`Epoch 0` for the first epoch's evaluation, the last one `Epoch 4` of 5, as the progress bar over it
+    says too). No evaluation of that table comes at step 0, so a first row `0` is the end of the first epoch and
+    each row is one epoch later than its label."""
+    try:
+        labels = [float(row[0]) for row in rows]
+    except (ValueError, IndexError):
+        return 0
+    whole = bool(labels) and all(label == int(label) for label in labels)
+    return 1 if whole and labels[0] == 0 else 0
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value == int(value) else str(value)
 
 
 class _Tables(HTMLParser):
