@@ -23,8 +23,9 @@ from .analyzers.collapse import (PAIRWISE_ALGORITHMS, for_a_classifier, for_a_pa
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.lr_anomaly import detect_warmup_past_the_end
-from .analyzers.never_learned import (detect_dpo_loss_never_under_chance, detect_reward_model_at_chance,
-                                      detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch)
+from .analyzers.never_learned import (detect_classifier_at_chance, detect_dpo_loss_never_under_chance,
+                                      detect_reward_model_at_chance, detect_stuck_at_vocabulary_guess,
+                                      detect_stuck_from_scratch)
 from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings
@@ -305,6 +306,8 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
                                         config.get("num_train_epochs"))
     if not any(f.kind == "never_learned" for f in findings):
         found += detect_stuck_at_vocabulary_guess(_per_step_loss(metrics, summed_loss_factor(config)), vocab)
+    if classification_head(config) and not any(f.kind == "never_learned" for f in findings):
+        found += detect_classifier_at_chance(metrics, thresholds, config.get("model.num_labels"))
     if profile.objective == "reward" and not any(f.kind == "never_learned" for f in findings):
         found += detect_reward_model_at_chance(metrics, thresholds)
     if profile.algorithm == "dpo" and not any(f.kind == "never_learned" for f in findings):

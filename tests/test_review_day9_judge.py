@@ -218,3 +218,29 @@ def test_a_final_eval_equal_to_a_later_eval_not_the_best_is_kept():
     metrics = _twenty_epochs([1.4668, 1.5020, 1.5020], [100, 200, 300], 0.4)
     from forensics.analyzers.overfitting import _without_best_reevaluated
     assert len(_without_best_reevaluated(metrics["eval_loss"])) == 3
+
+
+# ---- a k-way classifier (its config's num_labels) at ln k with no eval accuracy logged ---------------------------------
+
+from forensics.analyzers.never_learned import detect_classifier_at_chance  # noqa: E402
+
+
+def _classifier(level: float, evals: list[float]) -> dict:
+    wobble = [0.03, -0.01, 0.02, -0.03, 0.01, 0.0]
+    steps = list(range(500, 500 * 138 + 1, 500))
+    return {"loss": pd.Series([level + wobble[i % 6] for i in range(len(steps))], index=steps, dtype="float64"),
+            "eval_loss": pd.Series(evals, index=[22853, 45706, 68559][:len(evals)], dtype="float64")}
+
+
+def test_a_four_way_classifier_at_ln4_in_training_and_evaluation_never_learned():
+    (found,) = detect_classifier_at_chance(_classifier(1.38, [1.3716, 1.3609, 1.3628]), Thresholds(), 4)
+    assert (found.kind, found.severity, found.step) == ("never_learned", "error", 500)
+
+
+@pytest.mark.parametrize("level, evals, labels", [
+    (1.38, [1.3716, 1.1, 0.9], 4),  # the eval loss left ln 4: it learned
+    (0.9, [0.91, 0.9, 0.88], 4),  # the loss is far under ln 4
+    (1.38, [1.3716, 1.3609, 1.3628], None),  # no label count: nothing says what chance is
+])
+def test_a_classifier_that_learned_or_of_unknown_width_is_not_at_chance(level, evals, labels):
+    assert detect_classifier_at_chance(_classifier(level, evals), Thresholds(), labels) == []

@@ -122,6 +122,30 @@ def _at_chance(metrics: Metrics, loss, values) -> list[Finding]:
                                      "share_at_level": float(near.mean())})]
 
 
+def detect_classifier_at_chance(metrics: Metrics, thresholds: Thresholds, num_labels) -> list[Finding]:
+    """One `never_learned` error for a classifier whose config gives its k labels (num_labels, a k-way head): the
+    training loss at ln k at 90% of `never_learned_points` or more logged steps and every one of two or more eval
+    losses within `_CHANCE_TOLERANCE` of it, or []. The head's label count says what the uniform guess is, where
+    no eval accuracy is logged (ananyakaligal's 4-way multiple-choice DeBERTa LoRA: 1.421 -> 1.356 over 137 points,
+    eval 1.3716, 1.3609, 1.3628 against ln 4 = 1.386)."""
+    loss = real_loss(metrics) if LOSS in metrics else None
+    evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
+    if not isinstance(num_labels, int) or isinstance(num_labels, bool) or not 2 <= num_labels <= _MAX_CHOICES \
+            or loss is None or len(loss) < thresholds.never_learned_points or evals is None or len(evals) < 2:
+        return []
+    chance, values = math.log(num_labels), loss.to_numpy()
+    near = np.abs(values - chance) <= _CHANCE_TOLERANCE * chance
+    if near.mean() < 0.9 or not np.all(np.abs(evals.to_numpy() - chance) <= _CHANCE_TOLERANCE * chance):
+        return []
+    message = (f"the model never learned: a {num_labels}-way classifier (num_labels {num_labels}) whose loss stays at "
+               f"ln {num_labels} = {format_number(chance)}, a uniform guess over its labels, at {int(near.sum())} of "
+               f"{len(values)} logged steps, and the eval loss stays there too ({format_number(float(evals.iloc[0]))} "
+               f"-> {format_number(float(evals.iloc[-1]))}). Check that the labels reach the loss, that the "
+               "classification head is trained (modules_to_save for an adapter), and the learning rate.")
+    return [_finding(loss, message, {"level": chance, "choices": num_labels, "reason": "classifier at ln k",
+                                     "share_at_level": float(near.mean())})]
+
+
 _MAX_CHOICES = 20
 _CHANCE_TOLERANCE = 0.03  # a loss within 3% of ln k sits at the uniform guess
 
