@@ -301,7 +301,7 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     found = detect_loss_beyond_cross_entropy(doubtful, vocab, profile.framework)  # a summed loss: what its start says is moot
     if not found:
         found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
-                                                 config.get("adapter.task_type"))
+                                                 config.get("adapter.task_type"), profile.objective == "pretrain")
     found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
                                         config.get("num_train_epochs"))
     if not any(f.kind == "never_learned" for f in findings):

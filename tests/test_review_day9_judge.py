@@ -87,7 +87,7 @@ def test_three_evals_climbing_two_percent_while_the_training_loss_falls_away_is_
 
 
 def test_a_final_eval_equal_to_the_best_is_the_best_checkpoint_reloaded_not_a_return_to_it():
-    metrics = _twenty_epochs([1.4668, 1.4736, 1.5020, 1.4668], [100, 200, 300, 360], 0.4)
+    metrics = _twenty_epochs([1.466796875, 1.4736328125, 1.501953125, 1.466796875], [100, 200, 300, 360], 0.4)
     (found,) = detect_overfitting(metrics, Thresholds())
     assert (found.kind, found.step) == ("overfitting", 200)
 
@@ -214,6 +214,12 @@ def test_a_dpo_loss_that_moves_or_sits_elsewhere_is_not_held_at_chance(level, dr
     assert detect_dpo_loss_never_under_chance(_dpo_printed(level, drift), Thresholds()) == []
 
 
+def test_a_final_table_value_equal_to_the_best_rounded_is_kept():
+    from forensics.analyzers.overfitting import _without_best_reevaluated
+    metrics = _twenty_epochs([1.15, 1.16, 1.17, 1.18, 1.15], [100, 200, 300, 340, 360], 0.4)
+    assert len(_without_best_reevaluated(metrics["eval_loss"])) == 5
+
+
 def test_a_final_eval_equal_to_a_later_eval_not_the_best_is_kept():
     metrics = _twenty_epochs([1.4668, 1.5020, 1.5020], [100, 200, 300], 0.4)
     from forensics.analyzers.overfitting import _without_best_reevaluated
@@ -244,3 +250,23 @@ def test_a_four_way_classifier_at_ln4_in_training_and_evaluation_never_learned()
 ])
 def test_a_classifier_that_learned_or_of_unknown_width_is_not_at_chance(level, evals, labels):
     assert detect_classifier_at_chance(_classifier(level, evals), Thresholds(), labels) == []
+
+
+# ---- from the review of the day's rules: where they must stay silent ---------------------------------------------------
+
+
+def test_a_classifier_whose_eval_accuracy_rises_is_not_called_at_chance_by_its_label_count():
+    metrics = _classifier(1.38, [1.3716, 1.3609, 1.3628])
+    metrics["eval_accuracy"] = pd.Series([0.318, 0.352, 0.377], index=[22853, 45706, 68559], dtype="float64")
+    assert detect_classifier_at_chance(metrics, Thresholds(), 4) == []
+
+
+def test_an_eval_loss_back_at_the_level_it_held_before_a_lucky_low_is_not_overfitting():
+    evals = [1.23, 1.22, 1.215, 1.212, 1.200, 1.213, 1.214, 1.212, 1.215, 1.213, 1.214]
+    assert detect_overfitting(_two_epochs(evals, 1.58), Thresholds()) == []
+
+
+@pytest.mark.parametrize("vocab, from_scratch", [(32, False), (32128, True)])
+def test_a_character_vocabulary_or_a_model_built_from_scratch_starting_high_is_not_flagged(vocab, from_scratch):
+    assert detect_start_above_uniform_guess(_first_losses(25.68, 15.48), Thresholds(), "unknown", vocab,
+                                            from_scratch=from_scratch) == []

@@ -272,3 +272,29 @@ def test_prose_that_starts_like_the_spaced_header_is_no_table():
     from forensics.ingest.results_table import header_columns
     assert header_columns("Training Loss Epoch Step Validation Loss, as the card shows, is what we look at.") is None
     assert header_columns("Step 10 Training Loss 2.3") is None
+
+
+def test_a_dllogger_arguments_dump_with_a_loss_scale_is_no_overflow(tmp_path):
+    import forensics
+    lines = [_dll(0, "PARAMETER seed : 42 "), _dll(0, "PARAMETER loss_scale : 65536.0 ")]
+    for i in range(1, 61):
+        lines.append(_dll(i, f"Training Epoch: 0 Training Iteration: {i * 10}  average_loss : {8 * 0.97 ** i + 1.5:.4f}"
+                             f"  step_loss : {8 * 0.97 ** i + 1.5:.4f}  learning_rate : 0.006"))
+    (tmp_path / "train.log").write_text("".join(lines), encoding="utf-8")
+    a = forensics.analyze(tmp_path)
+    assert a.status == "healthy" and a.run_profile.precision == "unknown"
+
+
+def test_dllogger_iterations_counted_within_each_epoch_are_numbered_on(tmp_path):
+    import forensics
+    lines = [_dll(k, f"Epoch: {e} Iteration: {i}  train.loss : {6.9 - 0.01 * k:.4f}  train.lr : 0.256 ")
+             for k, (e, i) in enumerate(((e, i) for e in range(3) for i in range(10, 510, 10)))]
+    (tmp_path / "train.log").write_text("".join(lines), encoding="utf-8")
+    loss = forensics.analyze(tmp_path).timeline.series("loss")
+    assert len(loss) == 150 and loss.index.is_monotonic_increasing and loss.index[-1] == 1500
+
+
+def test_a_count_after_a_time_mid_line_is_still_a_step():
+    from forensics.ingest.pretrain_lines import _bare_count
+    assert _bare_count("train 3/10 12:00 loss 2.1").groups() == ("3", "10")
+    assert _bare_count("10/30 22:18:02 - INFO - [ 200/735] loss: 1").groups() == ("200", "735")

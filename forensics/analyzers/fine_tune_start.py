@@ -29,7 +29,7 @@ ADAPTER_METHODS = {"lora": "LoRA", "qlora": "QLoRA", "peft": "adapter"}
 
 
 def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, method: str, vocab_size: int | None,
-                                     task_type: str | None = None) -> list[Finding]:
+                                     task_type: str | None = None, from_scratch: bool = False) -> list[Finding]:
     """One `start_above_uniform_guess` warning at the first training loss of an adapter fine-tune of a language
     model (PEFT task_type CAUSAL_LM or not said), or []. A training loss that is not the eval loss's quantity
     (a train_eval_mismatch: summed over micro-batches, say) says nothing about the model's start."""
@@ -43,8 +43,10 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     first, step = float(loss.iloc[0]), int(loss.index[0])
     tail = _last_tenth(loss)
     if method not in ADAPTER_METHODS:  # (with the vocabulary known, impossible_loss reads a start far beyond it)
-        return _well_above_its_guess(metrics, loss, level, vocab_size) if known else \
-            _far_above_any_guess(metrics, loss, level)
+        if not known:
+            return _far_above_any_guess(metrics, loss, level)
+        return [] if from_scratch or vocab_size < _TOKEN_VOCABULARY else _well_above_its_guess(metrics, loss, level,
+                                                                                                vocab_size)
     if first <= level or (_a_first_step_blip(loss, level) and _then_learned_the_task(metrics, tail, first)):
         return []
     guess = (f"a uniform guess over its {vocab_size} tokens (ln {vocab_size} = {format_number(level)})" if known
@@ -75,6 +77,9 @@ def _far_above_any_guess(metrics: Metrics, loss, level: float) -> list[Finding]:
 
 
 _WELL_ABOVE = 1.5  # a fresh model's first loss sits at about ln V (its logits near 0); this far above it, no init
+# ... of a trained model's start: a model built from scratch may start above ln V with large initial logits (T5 v1.1's
+# untied head), and a character vocabulary's CTC loss is summed over frames per character: neither is judged so
+_TOKEN_VOCABULARY = 1000
 
 
 def _well_above_its_guess(metrics: Metrics, loss, level: float, vocab_size: int) -> list[Finding]:

@@ -130,6 +130,8 @@ def detect_classifier_at_chance(metrics: Metrics, thresholds: Thresholds, num_la
     eval 1.3716, 1.3609, 1.3628 against ln 4 = 1.386)."""
     loss = real_loss(metrics) if LOSS in metrics else None
     evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
+    if any(key in metrics for key in EVAL_ACCURACY_KEYS):
+        return []  # an eval accuracy says whether it is at chance: `_at_chance` reads it
     if not isinstance(num_labels, int) or isinstance(num_labels, bool) or not 2 <= num_labels <= _MAX_CHOICES \
             or loss is None or len(loss) < thresholds.never_learned_points or evals is None or len(evals) < 2:
         return []
@@ -235,7 +237,9 @@ def detect_dpo_loss_never_under_chance(metrics: Metrics, thresholds: Thresholds)
     return [_finding(loss, message, {"level": later, "first_half": first, "reason": "dpo loss never under ln 2"})]
 
 
-_MAX_SHARE = 64  # a loss printed divided by its accumulation steps: ln 2 / k for k up to this many
+_MAX_SHARE = 16  # a loss printed divided by its accumulation steps: ln 2 / k for k up to this many (past it, a
+# flat loss near some ln 2 / k is a coincidence as often as not)
+_SHARE_POINTS = 16  # logged points, two an eighth at least
 _SHARE_MATCH = 0.005  # the first loss within this share of ln 2 / k
 
 
@@ -245,6 +249,8 @@ def _held_at_a_share_of_ln2(loss) -> Finding | None:
     that start: the policy still ranks each pair as the reference does, as at its first step (JunyiJ's Gemma-2-2B
     DPO: 0.1386 = ln 2 / 5 at step 1, eighth medians 0.1384-0.1389 over 500 steps). Else None."""
     start = float(loss.iloc[0])
+    if len(loss) < _SHARE_POINTS:
+        return None
     k = round(LN2 / start) if start > 0 else 0
     if not 2 <= k <= _MAX_SHARE or abs(start - LN2 / k) > _SHARE_MATCH * LN2 / k:
         return None

@@ -114,10 +114,14 @@ def _skipped_at_the_end(found: Finding, series: pd.Series, bad: np.ndarray, metr
         return found
     message = (f"{found.message} The training loss logged after it stays finite ({format_number(float(later[-1]))} at "
                f"step {int(loss.index[-1])}): the non-finite gradients did not reach the weights (those updates were "
-               f"skipped), and the log ends {plural(len(bad) - first, 'point')} after the first: whether the run got "
-               "past it does not show. A longer log (or the loss scale / skipped-step count) tells a passing burst "
-               "from a run that stopped updating.")
+               f"skipped), and the log ends {_ends_after(len(bad) - first - 1)}: whether the run got past it does not "
+               "show. A longer log (or the loss scale / skipped-step count) tells a passing burst from a run that "
+               "stopped updating.")
     return replace(found, severity="warning", message=message, evidence={**found.evidence, "skipped_at_end": True})
+
+
+def _ends_after(points: int) -> str:
+    return "there" if points == 0 else f"{plural(points, 'logged point')} after it"
 
 
 def _only_the_evaluation(found: Finding, metrics: Metrics) -> Finding:

@@ -126,9 +126,19 @@ def _without_best_reevaluated(evals):
     """The eval series less a last eval exactly equal to the best before it: the same weights evaluated again, the
     Trainer's load_best_model_at_end evaluating the best checkpoint it reloaded (a held-out loss does not repeat to
     every digit otherwise). It is no point of the curve: kept, it reads as the eval loss back at its best."""
-    if len(evals) >= 3 and float(evals.iloc[-1]) == float(evals.iloc[:-1].min()):
+    last = float(evals.iloc[-1]) if len(evals) else 0.0
+    if len(evals) >= 3 and last == float(evals.iloc[:-1].min()) and _full_precision(last):
         return evals.iloc[:-1]
     return evals
+
+
+def _full_precision(value: float) -> bool:
+    """A value as a float prints it (1.466796875), not one rounded for a table (1.15, 1.1500): only those repeat
+    to every digit by the same weights alone."""
+    return len(repr(value).split(".")[-1].rstrip("0")) > _TABLE_DECIMALS
+
+
+_TABLE_DECIMALS = 5  # a model card's or notebook's table rounds to 4 decimals
 
 
 _NEIGHBOURS = 2  # a long eval series' best is judged with this many evals on each side of it ...
@@ -154,10 +164,17 @@ def _clear_small_rise(values: np.ndarray, thresholds: Thresholds) -> int | None:
     (one that fell by a few thousandths an eval) does not make by chance. Else None."""
     best_pos = int(np.argmin(values))
     after, best = values[best_pos + 1:], float(values[best_pos])
-    if best <= 0 or len(after) < thresholds.overfit_points + 1:
+    if best <= 0 or len(after) < thresholds.overfit_points + 1 or _back_at_the_level_before(values, best_pos):
         return None
     floor = max(best * _SMALL_RISE, _NOISE_UNITS * point_noise(values))
     return best_pos if bool(np.all(after - best > floor)) else None
+
+
+def _back_at_the_level_before(values: np.ndarray, best_pos: int) -> bool:
+    """The evals after the best sit (their median) no higher than the highest of the two just before it: the best
+    was a lucky low among evals at one level, not a turn."""
+    just_before, after = values[max(0, best_pos - 2):best_pos], values[best_pos + 1:]
+    return bool(len(just_before)) and len(after) > 0 and float(np.median(after)) <= float(just_before.max())
 
 
 def _climbing(values: np.ndarray, thresholds: Thresholds, evals, train) -> int | None:
@@ -281,6 +298,8 @@ def _held_above_while_train_fell(evals, train, thresholds: Thresholds) -> int | 
     best_pos = int(np.argmin(values))
     after, best = values[best_pos + 1:], float(values[best_pos])
     if best <= 0 or len(after) < thresholds.overfit_points + 1 or not np.all(after > best):
+        return None
+    if _back_at_the_level_before(values, best_pos):
         return None
     rise = float(np.median(after)) - best
     if rise < max(_SMALL_RISE * best, _NOISE_UNITS * point_noise(values[len(values) // 2:])):

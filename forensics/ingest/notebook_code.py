@@ -484,14 +484,10 @@ def _would_show(cell: dict) -> bool:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return True
-    if tree.body and isinstance(tree.body[-1], ast.Expr) and not (
-            isinstance(tree.body[-1].value, ast.Call) and _called_name(tree.body[-1].value.func) in _SILENT_CALLS):
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
         return True
     return any(isinstance(node, ast.Call) and _called_name(node.func) in ("print", "display", "pprint")
                for node in ast.walk(tree))
-
-
-_SILENT_CALLS = ("print",)  # (a print on the last line is a print: counted above)
 
 
 def _count(cell: dict):

@@ -300,8 +300,9 @@ _LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 # the epoch may be a bracketed tag (`[E2] step 0 loss 0.49`, `[ep 3/5]`).
 _GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:epoch" + _SEP + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\]))"
                            r"(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)", re.IGNORECASE)
-_BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})[ \t]*/[ \t]*(\d{1,12})(?![\w.:]|/|[ \t]+\d\d:\d\d)")  # (not a
-# date before a time: mmengine's year-less `10/30 22:18:02 - mmengine - INFO - ...`)
+_BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})[ \t]*/[ \t]*(\d{1,12})(?![\w.:]|/)")
+# a line's leading date before a time is no count: mmengine's year-less `10/30 22:18:02 - mmengine - INFO - ...`
+_LEADING_DATE = re.compile(r"^\s*\d{1,2}/\d{1,2}[ \t]+\d\d:\d\d")
 # mmengine's epoch-based loop (XTuner before its Iter(train) lines): `Epoch(train) [1][200/735]`, the iteration counted
 # within the epoch from 1 to its length
 _MMENGINE_EPOCH = re.compile(r"\bEpoch\(train\)\s*\[(\d{1,6})\]\s*\[\s*(\d{1,12})/(\d{1,12})\]")
@@ -967,7 +968,8 @@ def _optimizer_step(counter: re.Match, line: str) -> list[tuple[str, float]]:
 
 def _bare_count(line: str) -> re.Match | None:
     """The first `n/M` on the line with n <= M that is not an epoch's (`Epoch 1/3`) or part of a date or rate."""
-    for m in _BARE_COUNT.finditer(line):
+    dated = _LEADING_DATE.match(line)
+    for m in _BARE_COUNT.finditer(line, dated.end() if dated else 0):
         if int(m.group(1)) <= int(m.group(2)) and not _AFTER_EPOCH.search(line, 0, m.start()):
             return m
     return None

@@ -46,7 +46,8 @@ _NAMES = {"step": "step", "epoch": "epoch", "training loss": "loss", "validation
 
 # The model card's table as a web page or a copy of one shows it: its cells separated by spaces alone. Its headers of
 # two words are known ones; `No log` is one cell.
-_SPACED_NAMES = re.compile(r"(?i)\b(Training Loss|Validation Loss|Gen Len|No log)\b")
+_SPACED_NAMES = re.compile(r"(?i)\b(Training Loss|Validation Loss|Gen Len|Model Preparation Time|Wer Ortho|Rouge Lsum|"
+                           r"No log)\b")
 _SPACED_HEADER = re.compile(r"^\s*(?:Training Loss|Step|Epoch)\s.*\b(?:Step|Epoch)\b")
 _WORD = re.compile(r"^[A-Za-z][\w.-]*$")
 
@@ -216,7 +217,7 @@ def _epochs_counted_under_whole(rows: list[list[str]]) -> int:
         labels = [float(row[0]) for row in rows]
     except (ValueError, IndexError):
         return 0
-    whole = bool(labels) and all(label == int(label) for label in labels)
+    whole = bool(labels) and all(math.isfinite(label) and label == int(label) for label in labels)
     return 1 if whole and labels[0] == 0 else 0
 
 

@@ -343,6 +343,10 @@ def _named_deepspeed_file(config: RunConfig, layout: RunLayout, found: list[Path
 _FOUR_BIT_BASE = re.compile(r"bnb-4bit|(?<![a-z0-9])(?:4bit|int4|awq)(?![a-z0-9])|nf4", re.IGNORECASE)
 
 
+# a run's name that sets 4 bits against something else (`lora_not_4bit`, `fp16_baseline_vs_4bit`): no base said
+_NOT_4BIT = re.compile(r"(?i)(?<![a-z])(?:no|not|non|without|vs|versus|baseline)(?![a-z])")
+
+
 _LORA_KINDS = ("LORA", "ADALORA", "LOHA", "LOKR", "OFT", "BOFT", "VERA", "DORA")  # low-rank (or kin) weight deltas
 
 
@@ -355,7 +359,7 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
     own = " ".join(re.split(r"[\\/]", str(config.get(k) or "").rstrip("\\/"))[-1] for k in ("output_dir", "run_name"))
     quant4 = (config.get("quant.load_in_4bit") is True or config.get("quant.bits") == 4
               or bool(_FOUR_BIT_BASE.search(base))  # unsloth/...-bnb-4bit: the base was saved 4-bit
-              or bool(_FOUR_BIT_BASE.search(own)))  # the run named for its 4-bit base (`qwen7b_4bit_r16`)
+              or bool(_FOUR_BIT_BASE.search(own)) and not _NOT_4BIT.search(own))  # named for its 4-bit base
     peft_type = str(config.get("adapter.peft_type") or "").upper()
     if peft_type and peft_type not in _LORA_KINDS:  # prompt / prefix tuning, IA3: an adapter, not a low-rank one
         method, source = "peft", f"derived: peft_type {peft_type} ({config.source_of('adapter.peft_type')})"

@@ -242,6 +242,8 @@ def _scan(text: str) -> list[tuple]:
     table = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
     chat = DeepSpeedChat() if any(marker in text for marker in CHAT_MARKERS) else None
     block: dict | None = None  # the Trainer's `***** eval metrics *****` block being read
+    stepped = False  # a step line was read (what comes before it is the script's start-up)
+    dumped: list[int] = []  # DLLogger loss_scale lines before the first step line
     for index, piece in enumerate(pieces):
         if block is not None:
             row = _METRICS_ROW.match(piece)
@@ -274,6 +276,7 @@ def _scan(text: str) -> list[tuple]:
             chat.saw_step(record.step)
         if record:
             events.append(("line", record))
+            stepped = True
         if "{" in piece:
             if "\u2018" in piece or "\u201c" in piece:  # typographic quotes, as an editor or a web page pasted them
                 piece = piece.translate(_TYPOGRAPHIC_QUOTES)
@@ -295,6 +298,8 @@ def _scan(text: str) -> list[tuple]:
         elif piece.startswith("DLL ") and "PARAMETER" in piece:
             m = _DLL_SCALE.match(piece)
             if m:
+                if not stepped:
+                    dumped.append(len(events))
                 events.append(("overflow", float(m.group("new")), _AT_STEP_LINE))
         if "skipped=" in piece:
             for m in _DS_PROGRESS.finditer(piece):
@@ -303,6 +308,8 @@ def _scan(text: str) -> list[tuple]:
             events.append(("at_minimum",))
     if block and block.get("eval_loss") is not None:
         events.append(("dict", None, block))
+    if len(dumped) == 1:  # one, before any step: the script's arguments dumped a line each, its configured scale
+        del events[dumped[0]]
     for reader in (olmo, composer, nemo_rl, yaml_steps, dashed):
         last = reader.close() if reader is not None else None
         if last is not None:

@@ -271,13 +271,18 @@ def _attempts(events: list[tuple], training: list[int]) -> dict[int, int]:
     return out
 
 
+# Kinds whose printed step may count within an epoch beside it: a hand-written loop's, and DLLogger's `(epoch,
+# iteration)` / `Epoch: E Iteration: i` (NVIDIA's image scripts count iterations within each epoch)
+_COUNTED_IN_EPOCHS = ("generic", "dllogger")
+
+
 def _generic_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     """A hand-written loop's lines (kind "generic") that print their epoch: a step counter that starts over when the
     epoch moves on is numbered on (by its own total, `Step n/M`, where printed; else from the last step of the epoch
     before), and the epoch becomes the epochs done before it (E - the first epoch printed: the loop counts from 0
     or 1, the log's first epoch is its 0)."""
     epoch_of = {i: dict(e[1].metrics).get("epoch") for i, e in enumerate(events)
-                if e[0] == "line" and e[1].kind == "generic"}
+                if e[0] == "line" and e[1].kind in _COUNTED_IN_EPOCHS}
     epoch_of = {i: e for i, e in epoch_of.items() if e is not None}
     if not epoch_of:
         return events
