@@ -75,7 +75,8 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
             if m:
                 found.append(Banner("peft", line.strip(), _count(m.group(1)), _count(m.group(2)), source))
         elif _UNSLOTH_HEAD in line:
-            block = [x.rstrip() for x in lines[i:i + _UNSLOTH_LINES]]
+            # (a capture may put a blank line between the block's lines: its five lines are the non-blank ones)
+            block = [x.rstrip() for x in lines[i:i + 2 * _UNSLOTH_LINES] if x.strip()][:_UNSLOTH_LINES]
             m = next((m for x in block if (m := _UNSLOTH_TRAINABLE.search(x))), None)
             total = m and (m.group(2) or m.group(3))
             found.append(Banner("unsloth", "\n".join(block), _count(m.group(1)) if m else None,
