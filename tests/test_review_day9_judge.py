@@ -270,3 +270,29 @@ def test_an_eval_loss_back_at_the_level_it_held_before_a_lucky_low_is_not_overfi
 def test_a_character_vocabulary_or_a_model_built_from_scratch_starting_high_is_not_flagged(vocab, from_scratch):
     assert detect_start_above_uniform_guess(_first_losses(25.68, 15.48), Thresholds(), "unknown", vocab,
                                             from_scratch=from_scratch) == []
+
+
+# ---- a DPO loss at ln 2 whose reward margins stay at 0 (gradients flowing, the rate too small to move them) ----------
+
+from forensics.analyzers.never_learned import detect_never_learned  # noqa: E402
+
+
+def _dpo_at_ln2(margin_scale: float) -> dict:
+    steps = list(range(10, 190, 10))
+    wobble = [-0.0016, -0.0005, -0.0001, 0.0017, 0.0003, 0.0008]
+    signs = [1, -1, 1, -1, 0.5, -0.5]
+    return {"loss": pd.Series([math.log(2) + wobble[i % 6] for i in range(18)], index=steps, dtype="float64"),
+            "rewards/margins": pd.Series([margin_scale * signs[i % 6] for i in range(18)], index=steps,
+                                         dtype="float64"),
+            "rewards/accuracies": pd.Series([0.48, 0.52, 0.5, 0.49, 0.51, 0.5] * 3, index=steps, dtype="float64"),
+            "grad_norm": pd.Series([2.0] * 18, index=steps, dtype="float64")}
+
+
+def test_a_dpo_loss_at_ln2_with_reward_margins_at_zero_never_learned():
+    (found,) = detect_never_learned(_dpo_at_ln2(0.004), Thresholds())
+    assert (found.kind, found.severity, found.step) == ("never_learned", "error", 10)
+    assert "reward margin" in found.message
+
+
+def test_a_dpo_loss_near_ln2_whose_margins_move_is_not_called_never_learned():
+    assert detect_never_learned(_dpo_at_ln2(0.05), Thresholds()) == []

@@ -271,7 +271,7 @@ def _at_ln2(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Find
     near = np.abs(values - LN2) <= thresholds.never_learned_tolerance
     if near.mean() < 0.9:
         return []
-    why = _stillness(metrics, values, thresholds) or _zero_rewards(metrics)
+    why = _stillness(metrics, values, thresholds) or _zero_rewards(metrics) or _margins_at_zero(metrics, len(values))
     if why is None:
         return []
     message = (f"the model never learned: the preference loss stays at ln 2 = 0.6931 (random choice between the "
@@ -412,6 +412,28 @@ def _zero_rewards(metrics: Metrics) -> str | None:
         if series is not None and len(finite(series)) and np.all(finite(series).to_numpy() == 0.0):
             return f"{key} is exactly 0 at every logged step"
     return None
+
+
+_MARGIN_POINTS = 10  # logged points of a loss at ln 2 before margins that stayed at 0 say it never moved
+_ZERO_MARGIN = 0.01  # a reward margin (beta x the log-ratio difference) this small at every point: no preference
+
+
+def _margins_at_zero(metrics: Metrics, points: int) -> str | None:
+    """Why a pairwise loss at ln 2 never moved, from its reward margins: every logged margin (training and held-out)
+    within `_ZERO_MARGIN` of 0 over `_MARGIN_POINTS` or more points, the training pair accuracy's median at chance
+    (AnnieL66's DPO at LR 5e-7: loss 0.6907-0.6952 over 18 points, margins -0.003 to 0.004, accuracy 0.48-0.52,
+    grad_norm about 2); else None."""
+    margins = finite(metrics["rewards/margins"]) if "rewards/margins" in metrics else None
+    if margins is None or points < _MARGIN_POINTS or len(margins) < _MARGIN_POINTS:
+        return None
+    held = finite(metrics["eval_rewards/margins"]) if "eval_rewards/margins" in metrics else margins.iloc[:0]
+    accuracy = finite(metrics["rewards/accuracies"]) if "rewards/accuracies" in metrics else None
+    largest = float(max(np.abs(margins.to_numpy()).max(), np.abs(held.to_numpy()).max() if len(held) else 0.0))
+    if largest > _ZERO_MARGIN or accuracy is not None and len(accuracy) and \
+            abs(float(accuracy.median()) - 0.5) > _CHANCE_PAIRS - 0.5:
+        return None
+    return (f"the reward margin between chosen and rejected stays within {format_number(largest)} of 0 at every one of "
+            f"{len(margins)} logged points{' and at every evaluation' if len(held) else ''}")
 
 
 def _finding(loss, message: str, evidence: dict) -> Finding:
