@@ -242,8 +242,10 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif _is_config(name) or (not explicit and (name.lower() == "readme.md" or suffix in (".yaml", ".yml"))):
         # a PEFT model card (README.md) says the base's quantization; a YAML file may be the run's configuration
         layout.config_files.append(path)
-        if name.lower() == "readme.md" and _holds(path, layout, _RESULTS_TABLE.search):
-            layout.text_logs.append(path)  # the Trainer's model card: its `### Training results` table is a log
+        if name.lower() == "readme.md" and _holds(path, layout, _readme_log):
+            # the Trainer's model card: its `### Training results` table is a log; so are the Trainer's log dicts
+            # an author pasted into the README
+            layout.text_logs.append(path)
     elif suffix in _WEIGHT_SUFFIXES and not _NOT_WEIGHTS.match(name):
         layout.weight_files.append(path)
     elif name == ".metadata":  # a torch.distributed.checkpoint folder (its .distcp files are read through it)
@@ -377,6 +379,16 @@ _LOSS_PRINTS = 9
 # (the card's table as a web page shows it has its cells separated by spaces: `Training Loss Epoch Step Validation Loss`)
 _RESULTS_TABLE = re.compile(rb"(?m)^[ \t|]*(?:Step|Epoch|Training Loss)[ \t]*[\t|][^\n]*(?:Training|Validation) Loss"
                             rb"|^Training Loss (?:Epoch Step|Step Epoch) Validation Loss\b")
+
+
+# The Trainer's printed log dicts, values as numbers or as strings (`{'loss': '0.5717', 'grad_norm': ...}`)
+_LOG_DICT = re.compile(rb"""\{['"]loss['"]: '?[-\d.]""")
+_README_DICTS = 3
+
+
+def _readme_log(chunk: bytes) -> bool:
+    """A README that holds a training log: the Trainer's results table, or `_README_DICTS` of its log dicts."""
+    return bool(_RESULTS_TABLE.search(chunk)) or _at_least(_LOG_DICT, chunk, _README_DICTS)
 
 
 # The same table as HTML, as Jupyter displays it (a notebook's output, nbconvert's Markdown export): its header cells

@@ -298,3 +298,28 @@ def test_a_count_after_a_time_mid_line_is_still_a_step():
     from forensics.ingest.pretrain_lines import _bare_count
     assert _bare_count("train 3/10 12:00 loss 2.1").groups() == ("3", "10")
     assert _bare_count("10/30 22:18:02 - INFO - [ 200/735] loss: 1").groups() == ("200", "735")
+
+
+# ---- a README holding the tail of a Trainer log (string-valued dicts), its finished bar after the summary ----------------
+
+def _readme_tail(folder, whole_run_mean: float):
+    folder.mkdir()
+    rows = [f"{{'loss': '{0.55 + (0.02 if i % 2 else -0.02):.4f}', 'grad_norm': '0.08', 'learning_rate': "
+            f"'{9.4e-6 - i * 6.7e-7:.3e}', 'epoch': '{(160 + 10 * i) / 393.75:.4f}'}}" for i in range(15)]
+    rows += [f"{{'train_runtime': '1063', 'train_loss': '{whole_run_mean}', 'epoch': '0.7619'}}",
+             "100%|" + "\u2588" * 20 + "| 300/300 [17:42<00:00,  3.54s/it]"]
+    (folder / "README.md").write_text("# SQL fine-tune\n\n## Training output\n\n```\n" + "\n".join(rows) + "\n```\n")
+    return folder
+
+
+def test_a_readme_log_tail_is_dated_by_its_epochs_and_its_whole_run_mean_shows_learning(tmp_path):
+    import forensics
+    analysis = forensics.analyze(_readme_tail(tmp_path / "run", 0.6024))
+    assert analysis.timeline.series("loss").index.tolist()[:2] == [160, 170]
+    assert analysis.status == "healthy" and analysis.learning.metric == "train_loss"
+
+
+def test_a_readme_log_tail_whose_whole_run_mean_is_no_higher_shows_no_learning(tmp_path):
+    import forensics
+    analysis = forensics.analyze(_readme_tail(tmp_path / "run", 0.551))
+    assert analysis.first_incident.kind == "no_learning_evidence"

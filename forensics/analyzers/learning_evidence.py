@@ -47,6 +47,7 @@ class LearningEvidence:
     n_points: int
     first_step: int
     last_step: int
+    said: str = ""  # the evidence in words, where it is no start and end of one logged series
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -85,7 +86,29 @@ def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence
     loss = real_loss(metrics) if LOSS in metrics else _EMPTY
     if _two_windows_fell(loss):
         return _evidence(LOSS, loss, float(loss.iloc[0]), float(loss.iloc[-1]))
-    return _accuracy_rose(metrics) or _token_accuracy_rose(metrics, thresholds)
+    return _accuracy_rose(metrics) or _token_accuracy_rose(metrics, thresholds) or _fell_before_the_log(metrics, loss)
+
+
+_LATE_START = 3  # logging intervals before the first logged loss: the log is a tail of the run
+_WHOLE_RUN_ABOVE = 0.05  # the run's own mean loss this share above the logged tail's: the unlogged start was higher
+
+
+def _fell_before_the_log(metrics: Metrics, loss) -> LearningEvidence | None:
+    """A log of the run's tail (its first loss `_LATE_START` logging intervals or more after step 0) whose closing
+    summary's train_loss, the Trainer's mean over every step of the run, sits `_WHOLE_RUN_ABOVE` or more above the
+    mean of the logged losses: the steps before the log had a higher loss, so it came down before the log begins
+    (hungh's Qwen2.5-1.5B QLoRA README: steps 160-300 at 0.53-0.59, mean 0.55, train_loss 0.6024); else None."""
+    summary = finite(metrics["train_loss"]) if "train_loss" in metrics else _EMPTY
+    if len(summary) != 1 or len(loss) < 3:
+        return None
+    gap = float(np.median(np.diff(loss.index.to_numpy(dtype="float64"))))
+    whole, tail = float(summary.iloc[0]), float(loss.mean())
+    if gap <= 0 or float(loss.index[0]) < _LATE_START * gap or tail <= 0 or whole < (1 + _WHOLE_RUN_ABOVE) * tail:
+        return None
+    said = (f"the run's mean loss over all its steps (train_loss {format_number(whole)}) is above the logged steps' "
+            f"mean {format_number(tail)} (steps {int(loss.index[0])} to {int(loss.index[-1])}): the loss came down "
+            "before the log begins")
+    return LearningEvidence("train_loss", whole, tail, int(len(loss)), int(loss.index[0]), int(loss.index[-1]), said)
 
 
 _WINDOW_STEPS = 10  # two logged losses this many steps apart or more are each a mean over that many steps ...
@@ -185,7 +208,7 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
         return []
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
     if len(eval_loss) >= 2 and _fell(eval_loss, thresholds)[0] or _accuracy_rose(metrics) is not None \
-            or _token_accuracy_rose(metrics, thresholds) is not None:
+            or _token_accuracy_rose(metrics, thresholds) is not None or _fell_before_the_log(metrics, loss) is not None:
         return []
     moved = tail < head - thresholds.learning_min_fall * abs(head)
     noise = point_noise(without_blips(loss).to_numpy(dtype="float64"))

@@ -562,14 +562,20 @@ def _with_epochs(frame: pd.DataFrame, per_epoch: float) -> pd.DataFrame:
 
 
 def _training_bar_total(events: list[tuple]) -> int | None:
-    """The total of the training progress bar: the one most often seen right before a loss dict."""
+    """The total of the training progress bar: the one most often seen right before a loss dict; where no bar comes
+    before one (a paste of the log's tail, its finished bar last), the total of a finished bar after the closing
+    summary dict (`train_runtime`)."""
     last_bar, seen = None, Counter()
     for event in events:
         if event[0] == "bar":
             last_bar = event[2]
         elif event[0] == "dict" and "loss" in event[2] and last_bar is not None:
             seen[last_bar] += 1
-    return seen.most_common(1)[0][0] if seen else None
+    if seen:
+        return seen.most_common(1)[0][0]
+    summary = next((i for i, e in enumerate(events) if e[0] == "dict" and "train_runtime" in e[2]), None)
+    finished = [e[2] for e in events[summary:] if e[0] == "bar" and e[1] == e[2]] if summary is not None else []
+    return finished[-1] if finished else None
 
 
 # What a console log prints about the run's setup, for the run configuration (see `console_facts`).

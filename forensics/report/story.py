@@ -105,6 +105,8 @@ def _learned(learning) -> str:
     """The evidence the run learned, as a sentence (with its trailing space), or "" where there is none."""
     if learning is None:
         return ""
+    if learning.said:
+        return f"{learning.said[0].upper()}{learning.said[1:]}: it learned. "
     how = "rose" if learning.end > learning.start else "fell"
     return (f"Its {learning.metric} {how} from about {format_number(learning.start)} over the first logged steps to "
             f"about {format_number(learning.end)} over the last ({learning.n_points} points, steps "

@@ -49,8 +49,9 @@ def brief_text(analysis) -> str:
     lines += _row("Run", profile_line(analysis.run_profile))
     learned = analysis.learning
     if analysis.status == "healthy" and learned is not None:  # a healthy verdict names its evidence
-        lines += _row("Learned", f"{learned.metric} {format_number(learned.start)} -> {format_number(learned.end)} "
-                                 f"({learned.n_points} points, steps {learned.first_step} to {learned.last_step})")
+        lines += _row("Learned", learned.said or f"{learned.metric} {format_number(learned.start)} -> "
+                                 f"{format_number(learned.end)} ({learned.n_points} points, steps {learned.first_step} "
+                                 f"to {learned.last_step})")
     lines.append("")
     if first is not None:
         # A judgement of the whole log has no step of its own to name.
