@@ -1,0 +1,73 @@
+"""Spikes, memorization and profiles the tool got wrong on real runs (day 9, third pass): each test builds a small log
+as the real program writes it and checks what its name says."""
+from __future__ import annotations
+
+import math
+
+import forensics
+
+
+def _analyze(folder):
+    return forensics.analyze(folder, check_checkpoints=False)
+
+
+# ---- (1) a nanochat base_train console: the first updates' grad_norm is no spike; its parameter count -------------
+
+
+def _nanochat_base_log(folder, loss, grad_norm, n=400, params="560,988,160"):
+    """nanochat's scripts/base_train.py console: its setup lines, then `step N/M (P%) | loss: X | grad norm: G | lrm:
+    L | dt: Tms | tok/sec: S | mfu: U | total time: Tm` at every step."""
+    lines = ["Vocab size: 65,536", "num_layers: 20", "model_dim: 1280",
+             f"Number of parameters: {params}", "Calculated number of iterations from target data:param ratio: 21,400",
+             "Step 00000 | Validation bpb: 3.3015"]
+    for s in range(n):
+        lines.append(f"step {s:05d}/21400 ({100 * s / 21400:.2f}%) | loss: {loss(s):.6f} | grad norm: {grad_norm(s):.4f} "
+                     f"| lrm: 1.00 | dt: 13800.00ms | tok/sec: 38,000 | mfu: 12.20 | total time: {s * 0.23:.2f}m")
+    (folder / "speedrun.log").write_text("\n".join(lines) + "\n")
+
+
+def _falling_from_ln_vocab(s):
+    return 3.2 + 7.9 * math.exp(-s / 15) + 0.03 * math.sin(s * 1.3)
+
+
+def _first_updates_grad_norm(s):
+    """0.43 at step 0 (random weights), 11 at the first update, 2-7 for twenty steps, then about 0.2."""
+    if s == 0:
+        return 0.4282
+    if s <= 20:
+        return 11.03 * math.exp(-(s - 1) / 8) + 0.3 * (s % 3)
+    return 0.2 + 0.03 * math.sin(s * 1.7)
+
+
+def test_a_grad_norm_jump_at_the_first_updates_while_the_loss_falls_from_its_start_is_no_spike(tmp_path):
+    _nanochat_base_log(tmp_path, _falling_from_ln_vocab, _first_updates_grad_norm)
+    a = _analyze(tmp_path)
+    assert not [f for f in a.findings if f.kind == "grad_norm_spike" and f.severity != "info"], \
+        [f.message for f in a.findings]
+    assert a.status == "healthy", [f.message for f in a.findings]
+
+
+def test_a_grad_norm_jump_at_the_first_updates_that_lifts_the_loss_is_still_a_spike(tmp_path):
+    def rises_at_the_jump(s):
+        return 11.09 if s == 0 else 11.6 if s <= 3 else _falling_from_ln_vocab(s)
+
+    _nanochat_base_log(tmp_path, rises_at_the_jump, _first_updates_grad_norm)
+    a = _analyze(tmp_path)
+    spikes = [f for f in a.findings if f.kind == "grad_norm_spike" and f.severity != "info"]
+    assert spikes and spikes[0].step == 1, [f.message for f in a.findings]
+
+
+def test_nanochat_number_of_parameters_line_is_the_model_size_and_a_start_at_ln_vocab_is_a_full_pre_training(tmp_path):
+    _nanochat_base_log(tmp_path, _falling_from_ln_vocab, _first_updates_grad_norm)
+    profile = _analyze(tmp_path).run_profile.to_dict()
+    assert profile["model_params"] == 560_988_160
+    assert (profile["method"], profile["objective"]) == ("full", "pretrain")
+
+
+def test_a_pre_training_console_that_starts_from_a_trained_model_names_no_method(tmp_path):
+    """The same console starting at 3.5 nats (continued pre-training of trained weights): nothing says which weights
+    were trained."""
+    _nanochat_base_log(tmp_path, lambda s: 3.2 + 0.3 * math.exp(-s / 50) + 0.03 * math.sin(s * 1.3),
+                       lambda s: 0.2 + 0.03 * math.sin(s * 1.7))
+    profile = _analyze(tmp_path).run_profile.to_dict()
+    assert (profile["method"], profile["objective"]) == ("unknown", "pretrain")
