@@ -71,3 +71,31 @@ def test_a_pre_training_console_that_starts_from_a_trained_model_names_no_method
                        lambda s: 0.2 + 0.03 * math.sin(s * 1.7))
     profile = _analyze(tmp_path).run_profile.to_dict()
     assert (profile["method"], profile["objective"]) == ("unknown", "pretrain")
+
+
+# ---- (3) a from-scratch pre-training that plateaus at a low loss over one pass is a low-entropy task --------------
+
+
+def _steady_grad(s):
+    return 0.2 + 0.03 * math.sin(s * 1.7)
+
+
+def _to_a_low_plateau(s):
+    """From ln(vocab) to about 0.4 nats within the first tenth, then flat there to the end (code-like data seen once)."""
+    return 0.4 + 10.69 * math.exp(-s / 40) + 0.05 * math.sin(s * 1.3)
+
+
+def test_a_from_scratch_loss_flat_at_a_low_level_from_early_on_with_no_second_pass_is_no_memorization(tmp_path):
+    _nanochat_base_log(tmp_path, _to_a_low_plateau, _steady_grad, n=2000)
+    a = _analyze(tmp_path)
+    assert not [f for f in a.findings if f.kind == "memorization"], [f.message for f in a.findings]
+    assert a.status == "healthy", [f.message for f in a.findings]
+
+
+def test_a_from_scratch_loss_that_goes_on_falling_toward_zero_under_the_floor_is_memorization(tmp_path):
+    def still_falling(s):
+        return _to_a_low_plateau(s) if s < 200 else 0.45 * math.exp(-(s - 200) / 400) + 0.003
+
+    _nanochat_base_log(tmp_path, still_falling, _steady_grad, n=2000)
+    a = _analyze(tmp_path)
+    assert a.status == "warning" and a.first_incident.kind == "memorization", [f.message for f in a.findings]

@@ -387,7 +387,30 @@ def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Fin
            "token unless it was learned by heart)")
     # from random weights the loss falls across orders of magnitude: its descent is judged level on a log scale
     found = _memorized_without_eval(real_loss(metrics), PRETRAINING_FLOOR, thresholds, epochs, why, log_scale=True)
+    if found and _low_plateau_in_one_pass(real_loss(metrics), found[0], epochs):
+        return []
     return [_phase_ends(f, real_loss(metrics)) for f in found]
+
+
+_PLATEAU_SHARE = 0.5  # a loss settled under the floor over this share of the log or more ...
+_STILL_HALVING = 0.5  # ... whose last tenth is no lower than this x its level where it settled: a plateau
+
+
+def _low_plateau_in_one_pass(loss: pd.Series, found: Finding, epochs: pd.Series | None) -> bool:
+    """A loss from random weights that settles under `PRETRAINING_FLOOR` early (over `_PLATEAU_SHARE` of the log or
+    more) and then stays flat there (its last tenth's median over `_STILL_HALVING` x the median of the settled
+    stretch's first tenth), in a log that shows no second pass over its data (no epoch counter reaching `_PASSES`): the
+    model reached what the data lets it predict and learned nothing more for most of the run, the mark of low-entropy
+    text seen once (code, logs, templated records: 0.54 nats by step 1000 of 11,295, then 0.33-0.45 to the end), not
+    of a set learned by heart, whose loss goes on falling toward 0 each time the examples come round again."""
+    if epochs is not None and len(epochs) and _passes(epochs) >= _PASSES:
+        return False
+    settled = loss[loss.index >= int(found.evidence.get("settled_step", loss.index[-1]))]
+    if len(settled) < _PLATEAU_SHARE * len(loss):
+        return False
+    smooth = _running_median(settled)
+    k = max(1, len(settled) // 10)
+    return float(smooth.iloc[-k:].median()) > _STILL_HALVING * float(smooth.iloc[:k].median())
 
 
 def memorization_level(metrics: Metrics, thresholds: Thresholds) -> tuple[float, str]:
