@@ -292,7 +292,11 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         return "pretrain", None
     pretraining = [kind for kind in timeline.console_kinds if kind in PRETRAINING_KINDS]
     if pretraining:
-        evidence["objective"] = f"{pretraining[0]} pre-training console log"
+        # a pre-training loop may start from trained weights (continued pre-training); a first loss at the
+        # random guess says this one did not, which tells the method too (`run_profile`)
+        fresh = None if adapter else _starts_at_random_guess(timeline)
+        scratch = "" if fresh is None else f", the first loss {fresh:.4g} (per token) at the random guess{_FROM_SCRATCH}"
+        evidence["objective"] = f"{pretraining[0]} pre-training console log{scratch}"
         return "pretrain", None
     scratch = _console_from_scratch(timeline)
     if scratch is not None:

@@ -118,7 +118,48 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
         epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
         findings += next(([_phase_ends(f, loss) for f in found] for phase in _phases(loss, lr_restart_steps(metrics))
                           if (found := _memorized_without_eval(phase, level, thresholds, epochs, why))), [])
+        if not findings and epochs is not None and len(epochs):
+            findings += _memorized_in_a_staircase(loss, epochs)
     return findings
+
+
+_STAIR_LEVEL = 0.2  # nats a token: a pass's median this low, in a staircase ...
+_STAIR_FALL = 6.0  # ... and this many times under the first pass's, from the third pass on, to the end
+_STAIR_FROM = 2  # the third pass (0-based): the first two may be ordinary learning
+
+
+def _memorized_in_a_staircase(loss: pd.Series, epochs: pd.Series) -> list[Finding]:
+    """A loss that falls at the start of each epoch and stays flat within it (`falls_at_epoch_starts`: it gets better
+    on the examples it has seen before), whose median over a pass from the third on is under `_STAIR_LEVEL` and
+    `_STAIR_FALL` x under the first pass's, and stays under that level over every whole pass after, with no eval loss:
+    the model halves its loss each time the examples come round again, down to a level no new text would get
+    (a 13B full fine-tune's pass medians 1.463, 1.128, 0.731, 0.389, 0.191, 0.105). The many-epochs level of
+    `memorization_level` waits for the loss to settle under 0.1, which a log cut off in its sixth pass never shows.
+    A staircase that ends higher, or that fell less than that over its passes (a LoRA's 0.492, 0.296, 0.173, 0.115
+    over four: a task learned well), is left alone. A `memorization` warning from the first step of that pass."""
+    if len(loss) < 3 * _EPOCH_POINTS or not falls_at_epoch_starts(loss, epochs):
+        return []
+    epoch_of = np.floor(epochs.reindex(epochs.index.union(loss.index)).ffill().reindex(loss.index).to_numpy())
+    passes = [e for e in np.unique(epoch_of[np.isfinite(epoch_of)]) if (epoch_of == e).sum() >= _EPOCH_POINTS]
+    medians = [float(np.median(loss.to_numpy()[epoch_of == e])) for e in passes]
+    if len(passes) <= _STAIR_FROM or not medians[0] > 0:
+        return []
+    low = [m <= _STAIR_LEVEL and m * _STAIR_FALL <= medians[0] for m in medians]
+    at = next((i for i in range(_STAIR_FROM, len(passes)) if low[i] and all(m <= _STAIR_LEVEL for m in medians[i:])),
+              None)
+    if at is None:
+        return []
+    first, last = int(loss.index[np.flatnonzero(epoch_of == passes[at])[0]]), int(loss.index[-1])
+    by_pass = ", ".join(format_number(m) for m in medians[:10])
+    message = (f"the loss falls at the start of each epoch and stays flat within it (each pass's median: {by_pass}), "
+               f"down to {format_number(medians[at])} over pass {int(passes[at]) + 1} from step {first}, "
+               f"{format_number(medians[0] / medians[at])}x under the first pass's, and no eval loss was logged: it "
+               "gets better on the examples it has seen before, each time they come round, so the training data is "
+               "most likely learned by heart (memorization). Log an eval loss to see whether the model still "
+               "generalises; fewer epochs or more data if it does not.")
+    return [Finding("memorization", "warning", first, message, end_step=last, metric=LOSS, evidence={
+        "value": medians[at], "level": _STAIR_LEVEL, "eval_loss_logged": False, "to_end": True, "settled_step": first,
+        "epoch": float(passes[at]), "pass_medians": medians[:20], "staircase": True})]
 
 
 def _targets_given_away(loss: pd.Series, metrics: Metrics, thresholds: Thresholds) -> Finding | None:
@@ -387,7 +428,30 @@ def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Fin
            "token unless it was learned by heart)")
     # from random weights the loss falls across orders of magnitude: its descent is judged level on a log scale
     found = _memorized_without_eval(real_loss(metrics), PRETRAINING_FLOOR, thresholds, epochs, why, log_scale=True)
+    if found and _low_plateau_in_one_pass(real_loss(metrics), found[0], epochs):
+        return []
     return [_phase_ends(f, real_loss(metrics)) for f in found]
+
+
+_PLATEAU_SHARE = 0.5  # a loss settled under the floor over this share of the log or more ...
+_STILL_HALVING = 0.5  # ... whose last tenth is no lower than this x its level where it settled: a plateau
+
+
+def _low_plateau_in_one_pass(loss: pd.Series, found: Finding, epochs: pd.Series | None) -> bool:
+    """A loss from random weights that settles under `PRETRAINING_FLOOR` early (over `_PLATEAU_SHARE` of the log or
+    more) and then stays flat there (its last tenth's median over `_STILL_HALVING` x the median of the settled
+    stretch's first tenth), in a log that shows no second pass over its data (no epoch counter reaching `_PASSES`): the
+    model reached what the data lets it predict and learned nothing more for most of the run, the mark of low-entropy
+    text seen once (code, logs, templated records: 0.54 nats by step 1000 of 11,295, then 0.33-0.45 to the end), not
+    of a set learned by heart, whose loss goes on falling toward 0 each time the examples come round again."""
+    if epochs is not None and len(epochs) and _passes(epochs) >= _PASSES:
+        return False
+    settled = loss[loss.index >= int(found.evidence.get("settled_step", loss.index[-1]))]
+    if len(settled) < _PLATEAU_SHARE * len(loss):
+        return False
+    smooth = _running_median(settled)
+    k = max(1, len(settled) // 10)
+    return float(smooth.iloc[-k:].median()) > _STILL_HALVING * float(smooth.iloc[:k].median())
 
 
 def memorization_level(metrics: Metrics, thresholds: Thresholds) -> tuple[float, str]:

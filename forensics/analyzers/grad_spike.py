@@ -49,10 +49,11 @@ def detect_grad_norm_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Fi
     findings = spike_findings("grad_norm_spike", GRAD_NORM, grad, spikes, metrics, thresholds,
                               warn_factor=thresholds.spike_warn_factor)
     findings = [_unless_low_start_of_a_two_level_series(f, grad, thresholds) for f in findings]
+    loss = real_loss(metrics) if LOSS in metrics else None
+    findings = [_unless_start_up_transient(f, grad, loss, thresholds) for f in findings]
     reward_name = reward_metric(metrics)
     if reward_name is not None:  # RL: the loss is ~0 by construction, the reward is what would react
         return [_unless_reward_steady(f, grad, finite(metrics[reward_name]), thresholds) for f in findings]
-    loss = real_loss(metrics) if LOSS in metrics else None
     # the narrower reason first: a spike no taller than the run's first steps says more than "the loss held"
     findings = [_unless_within_early_range(f, grad, loss, is_preference_log(metrics)) for f in findings]
     findings = [_unless_storm_in_a_steady_run(f, loss, grad, thresholds) for f in findings]
@@ -169,6 +170,40 @@ def _unless_low_start_of_a_two_level_series(finding: Finding, grad: pd.Series, t
             f"{format_number(baseline)} later: a grad_norm that moves between two levels from its start (steps with "
             "next to no gradient among ordinary ones), not a spike")
     return _as_info(finding, note, two_levels=True)
+
+
+_START_UP = 2  # the first points of a run: a baseline of these alone says nothing of its level
+_STEEP_FALL = 0.1  # a loss this share or more under its first point by a start-up jump's end is still falling steeply
+
+
+def _unless_start_up_transient(finding: Finding, grad: pd.Series, loss: pd.Series | None,
+                               thresholds: Thresholds) -> Finding:
+    """An early "spike" (`_START_UP` points or fewer before it, so its baseline is the run's very first point or
+    two) through which the loss keeps falling steeply from its first point (never above its last
+    point before the jump, and `_STEEP_FALL` of the first or more lower by the jump's end), the grad_norm back far
+    below the jump after it (the median of the points after its end under its peak over `spike_factor`): the first updates of a run that starts to learn
+    (a model from random weights: 0.43 at step 0, 11.03 at step 1, 2-7 for twenty steps while the loss falls from
+    11.09 to 6.79), not a spike against a level the run had. A jump at which the loss rises stays (a LoRA's 406 at
+    its fifth logged point, the loss 0.66 -> 0.87 there), and so does a jump after three points or more: they are
+    a level to judge it by (with the run's later points, `spikes`)."""
+    position = finding.evidence.get("position", thresholds.spike_min_history)
+    if finding.severity != "warning" or loss is None or position > _START_UP:
+        return finding
+    grad, loss = finite(grad), finite(loss)
+    end = finding.end_step if finding.end_step is not None else int(grad.index[-1])
+    before = loss[loss.index < finding.step]
+    during = loss[(loss.index >= finding.step) & (loss.index <= end)]
+    later = grad[grad.index > end]
+    if before.empty or during.empty or len(later) < thresholds.spike_min_history:
+        return finding
+    start, peak = float(before.iloc[0]), float(finding.evidence.get("peak", np.inf))
+    if not start > 0 or float(during.max()) > float(before.iloc[-1]) \
+            or float(during.iloc[-1]) > (1 - _STEEP_FALL) * start or float(later.median()) * thresholds.spike_factor > peak:
+        return finding
+    note = (f"; the loss falls from {format_number(start)} to {format_number(float(during.iloc[-1]))} through it and "
+            f"the grad_norm settles at about {format_number(float(later.median()))} after: the first updates of a run "
+            "starting to learn, no level before it to spike from")
+    return _as_info(finding, note, start_up=True)
 
 
 _STORM_RANGE = 1.5  # a storm's spikes no taller than this x the highest grad_norm of the run's first tenth

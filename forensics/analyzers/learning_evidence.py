@@ -197,6 +197,9 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
                 or _accuracy_rose(metrics) is not None or _two_windows_fell(loss) \
                 or _short_pairwise_log_told_apart(metrics, loss, thresholds):
             return []  # (a model card's results table: a training loss at each evaluation, the eval loss falling)
+        memorized = _eval_only_memorized(metrics, evals, thresholds) if len(evals) else []
+        if memorized:  # (a tracker's copy of the closing mean read as the one loss point)
+            return memorized
         message = (f"only {len(loss)} finite loss {'point was' if len(loss) == 1 else 'points were'} logged: "
                    "too few to tell whether the run learned (log more often, e.g. logging_steps=10).")
         return [Finding("no_learning_evidence", "warning", int(loss.index[-1]), message, metric=LOSS,
@@ -506,12 +509,47 @@ def _eval_only(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
         return [] if is_preference_log(metrics) else _no_loss_at_all(metrics)
     if len(evals) >= thresholds.learning_min_points and _fell(evals, thresholds)[0]:
         return []
+    memorized = _eval_only_memorized(metrics, evals, thresholds)
+    if memorized:
+        return memorized
     seen = ", ".join(format_number(v) for v in evals.iloc[:4])
     message = (f"no training loss was logged (logging_steps longer than the run?) and the eval loss alone "
                f"({len(evals)} {'point' if len(evals) == 1 else 'points'}: {seen}) is too little to tell whether "
                "the run learned: log the training loss (a smaller logging_steps).")
     return [Finding("no_learning_evidence", "warning", int(evals.index[0]), message, end_step=int(evals.index[-1]),
                     metric=EVAL_LOSS, evidence={"n_points": int(len(evals)), "training_loss_logged": False})]
+
+
+_MEAN_ABOVE = 2.0  # the run's mean training loss this many times over its last eval loss: the loss fell over the run
+
+
+def _eval_only_memorized(metrics: Metrics, evals: pd.Series, thresholds: Thresholds) -> list[Finding]:
+    """A log with no training loss curve (none, or a point or two) whose end summary says the run went `memorization_epochs` epochs or more
+    over its data, its last eval loss under `memorization_level_many_epochs` and the run's mean training loss (the
+    Trainer's `train_loss`) `_MEAN_ABOVE` x or more over it: the loss fell over the run (it learned), down to where
+    the model reproduces the texts it is evaluated on nearly token for token after seeing its data that many times
+    (run_clm on three blocks for 100 epochs: train_loss 0.78, eval loss 0.083, eval accuracy 0.986). A
+    `memorization` warning at the evaluation, not a lack of evidence: a summary says what the curve would have."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else _EMPTY
+    mean = finite(metrics["train_loss"]) if "train_loss" in metrics else _EMPTY
+    if is_preference_log(metrics) or not len(epochs) or float(epochs.max()) < thresholds.memorization_epochs \
+            or not len(mean):
+        return []
+    last, run_mean = float(evals.iloc[-1]), float(mean.iloc[-1])
+    if not 0 < last <= thresholds.memorization_level_many_epochs or run_mean < _MEAN_ABOVE * last:
+        return []
+    name = next((key for key in EVAL_ACCURACY_KEYS if key in metrics and len(finite(metrics[key]))), None)
+    accuracy = f", {name} {format_number(float(finite(metrics[name]).iloc[-1]))}" if name else ""
+    step = int(evals.index[-1])
+    message = (f"no training loss curve was logged, but the run's mean training loss was {format_number(run_mean)} and "
+               f"its eval loss at step {step} is {format_number(last)}{accuracy}, after "
+               f"{format_number(float(epochs.max()))} epochs: the model learned, down to reproducing the texts it is "
+               "evaluated on nearly token for token after seeing its data that many times. The training data is most "
+               "likely learned by heart (memorization), or the evaluation repeats it. Evaluate on texts it never saw; "
+               "fewer epochs or more data.")
+    return [Finding("memorization", "warning", step, message, end_step=step, metric=EVAL_LOSS, evidence={
+        "value": last, "train_loss_mean": run_mean, "epoch": float(epochs.max()), "eval_loss_logged": True,
+        "to_end": True, "training_loss_logged": False})]
 
 
 def _no_loss_at_all(metrics: Metrics) -> list[Finding]:

@@ -631,6 +631,8 @@ _TRL_TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "kto": "KTOTrainer", 
 _TRL_TRAINER_WARNING = re.compile(r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py:\d+: \w*Warning\b")
 _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTILINE)
 # parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
+# nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own
+_NUMBER_OF_PARAMS = re.compile(r"^Number of parameters: ([\d,]{4,})[ \t]*\r?$", re.MULTILINE)
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
 # MiniMind's trainer_utils.py: `Model Params: 25.83M` (millions, two decimals)
 _MODEL_PARAMS_M = re.compile(r"^Model Params: (\d{1,6}(?:\.\d{1,3})?)M[ \t]*\r?$", re.MULTILINE)
@@ -703,7 +705,7 @@ def console_facts(text: str) -> dict:
     `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, torchtune's `Model is initialized
     with precision torch.bfloat16.`, Unsloth's `Switching to float32 training`, and the parameter
     count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
-    (`Parameter counts:` ... `total : 6,389,802`), a parameter summary's `Total params: N`, a script's `Model params :
+    (`Parameter counts:` ... `total : 6,389,802`, or the older `Number of parameters: N`), a parameter summary's `Total params: N`, a script's `Model params :
     N`, parameter-golf's
     `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
     which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
@@ -725,6 +727,7 @@ def console_facts(text: str) -> dict:
         out["console_precision"], out["console_precision_model"] = "fp32", m.group(1)
         out["console_precision_line"] = m.group(0).strip()[-160:]
     m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or _MODEL_PARAMS.search(text) or (
+        "Number of parameters: " in text and _NUMBER_OF_PARAMS.search(text)) or (
         "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or _MODEL_PARAMS_SAID.search(text) or (
         "model parallel rank" in text and _megatron_whole_model(text))
     if m:
