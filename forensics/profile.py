@@ -320,7 +320,7 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
     if hella and "eval_hellaswag" in metrics and "loss" in metrics:
         # build-nanogpt / llm.c print a HellaSwag accuracy beside the token-stream train/val loss: the base-model
         # benchmark of their pre-training loops (a continued or resumed run starts below ln(vocab), but it is the same)
-        evidence["objective"] = (f"an {hella[0]}-style console with a HellaSwag eval beside its train/val loss: the "
+        evidence["objective"] = (f"a {hella[0]}-style console with a HellaSwag eval beside its train/val loss: the "
                                  "nanoGPT-family pre-training loop's own benchmark")
         return "pretrain", None
     own = [(text, where) for text, where in names if not where.startswith(_MODEL_NAME_KEYS)]
