@@ -54,6 +54,9 @@ _PPO_KEYS = ("objective/kl", "policy/approxkl_avg", "ppo/mean_scores", "objectiv
 _DSCHAT_OBJECTIVES = {"dschat_sft": ("sft", None), "dschat_rm": ("reward", None), "dschat_ppo": ("rl", "ppo"),
                       "dschat_dpo": ("preference", "dpo")}
 # verl's RL trainers log the policy loss under this name; its SFT trainer logs train/loss (-> loss).
+# Console line kinds of nanoGPT-family pre-training loops that print a HellaSwag eval (build-nanogpt's `N hella X`,
+# llm.c's `s:N eval:X`): with that eval beside the loss, the run is pre-training
+_HELLASWAG_KINDS = {"step_name_value": "build-nanogpt", "llmc": "llm.c"}
 _VERL_RL_KEY = "actor/pg_loss"
 # Logged by TRL's SFTTrainer only (the plain Trainer computes no token accuracy).
 _TRL_SFT_KEYS = ("mean_token_accuracy", "eval_mean_token_accuracy")
@@ -312,6 +315,13 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
         where = ("about ln(vocabulary size)" if fresh >= FRESH_HEAD_RANGE[0] else
                  "far above where a fine-tune of a trained model starts (1 to 4), falling by half or more")
         evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
+        return "pretrain", None
+    hella = [_HELLASWAG_KINDS[kind] for kind in timeline.console_kinds if kind in _HELLASWAG_KINDS]
+    if hella and "eval_hellaswag" in metrics and "loss" in metrics:
+        # build-nanogpt / llm.c print a HellaSwag accuracy beside the token-stream train/val loss: the base-model
+        # benchmark of their pre-training loops (a continued or resumed run starts below ln(vocab), but it is the same)
+        evidence["objective"] = (f"a {hella[0]}-style console with a HellaSwag eval beside its train/val loss: the "
+                                 "nanoGPT-family pre-training loop's own benchmark")
         return "pretrain", None
     own = [(text, where) for text, where in names if not where.startswith(_MODEL_NAME_KEYS)]
     supervised = _supervised_lm(config, timeline)

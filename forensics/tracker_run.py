@@ -21,6 +21,8 @@ class TrackerRun:
         tracker's files say; "" when they do not say.
     folder: the run's own folder (W&B `run-<date>-<id>/`, MLflow `<experiment>/<run_id>/`); every
         file under it belongs to this run. "" for a run inside a SQLite file.
+    started, ended: when the run began and when it last logged (Unix seconds; 0.0 where its files do not say): W&B's
+        `_wandb.start_time` in config.yaml and the summary's `_timestamp`.
     """
 
     kind: str
@@ -30,6 +32,8 @@ class TrackerRun:
     experiment: str = ""
     status: str = ""
     folder: str = ""
+    started: float = 0.0
+    ended: float = 0.0
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -1107,6 +1107,8 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
         steps[i] = last = step
     if _before_the_first_bar(steps, dated_by):
         rules["back from the first bar-dated line"] += 1
+    if use_bars and _ahead_of_their_bar(events, steps, dated_by, train_total):
+        rules["a line printed just before its bar's step"] += 1
     return steps, "; ".join(f"{rule} ({n} lines)" for rule, n in rules.items())
 
 
@@ -1129,6 +1131,25 @@ def _before_the_first_bar(steps: dict[int, int], dated_by: list[tuple[int, str]]
     for k, i in enumerate(leading):
         steps[i] = first - spacing * (len(leading) - k)
     return True
+
+
+def _ahead_of_their_bar(events: list[tuple], steps: dict[int, int], dated_by: list[tuple[int, str]],
+                        train_total: int | None) -> bool:
+    """A train dict that the bar before it dates at the previous train dict's step, where the training bar goes on to
+    that step + 1 before the next dict and the next dict sits higher still: tqdm's stderr and the Trainer's stdout
+    came out of order (the dict before its bar's redraw), so it is that step + 1. Returns whether any moved."""
+    moved = False
+    for k in range(1, len(dated_by)):
+        i, rule = dated_by[k]
+        if rule != _BY_BAR or steps[i] != steps[dated_by[k - 1][0]]:
+            continue
+        until = dated_by[k + 1][0] if k + 1 < len(dated_by) else len(events)
+        bars = [e[1] for e in events[i + 1:until] if e[0] == "bar" and e[2] == train_total]
+        later = steps[dated_by[k + 1][0]] if k + 1 < len(dated_by) else None
+        if steps[i] + 1 in bars and (later is None or later > steps[i] + 1):
+            steps[i] += 1
+            moved = True
+    return moved
 
 
 def _explicit_step(pairs: dict) -> int | None:

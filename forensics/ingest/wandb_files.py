@@ -53,13 +53,28 @@ def read(folder: Path) -> LogRecords:
                                      "or config.yaml; " + "; ".join(problems))
     run_folder = folder.parent if files is folder and folder.name == "files" else folder
     run = TrackerRun(kind="wandb", store=str(run_folder.parent), run_id=run_folder.name.rsplit("-", 1)[-1],
-                     folder=str(folder))
+                     folder=str(folder), started=_start_time(config_path),
+                     ended=float(summary["_timestamp"]) if summary and _is_number(summary.get("_timestamp")) else 0.0)
     texts = {f"{CONFIG_TEXT}/{config_path}": json.dumps(config, default=str)} if config else {}
     notes = ("no .wandb log in this W&B run folder: only the summary (the last value of each metric) "
              "and the config were read",)
     return LogRecords(source=str(summary_path if summary is not None else config_path), format=FORMAT,
                       frame=_summary_frame(summary or {}), texts=texts, mtime=file_mtime(folder),
                       warnings=tuple(problems), notes=notes, tracker_run=run)
+
+
+# (each line of the `_wandb` block matched one way only: `[ \t]+.*` would split a line's indent many ways)
+_START_TIME = re.compile(r"^_wandb:[ \t]*\r?\n(?:[ \t][^\n]*\n)*?[ \t]+start_time:[ \t]+(\d+(?:\.\d*)?)[ \t]*\r?$",
+                         re.MULTILINE)
+
+
+def _start_time(path: Path) -> float:
+    """W&B's own `start_time` (Unix seconds) under config.yaml's `_wandb` key, or 0.0."""
+    try:
+        m = _START_TIME.search(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return 0.0
+    return float(m.group(1)) if m else 0.0
 
 
 def _read_or_note(path: Path, reader, problems: list[str]) -> Any:
