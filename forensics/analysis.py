@@ -304,13 +304,14 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
                                                  config.get("adapter.task_type"), profile.objective == "pretrain")
     found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
                                         config.get("num_train_epochs"))
-    if not any(f.kind == "never_learned" for f in findings):
+    never = any(f.kind == "never_learned" for f in findings)  # one never-learned finding is enough
+    if not never:
         found += detect_stuck_at_vocabulary_guess(_per_step_loss(metrics, summed_loss_factor(config)), vocab)
-    if classification_head(config) and not any(f.kind == "never_learned" for f in findings):
+    if classification_head(config) and not never:
         found += detect_classifier_at_chance(metrics, thresholds, config.get("model.num_labels"))
-    if profile.objective == "reward" and not any(f.kind == "never_learned" for f in findings):
+    if profile.objective == "reward" and not never:
         found += detect_reward_model_at_chance(metrics, thresholds)
-    if profile.algorithm == "dpo" and not any(f.kind == "never_learned" for f in findings):
+    if profile.algorithm == "dpo" and not never:
         found += detect_dpo_loss_never_under_chance(metrics, thresholds)
     rpo_alpha = config.get("rpo_alpha")
     if isinstance(rpo_alpha, (int, float)) and not any(f.kind in ("memorization", "loss_collapse") for f in findings):

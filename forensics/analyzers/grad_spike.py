@@ -179,9 +179,10 @@ _STEEP_FALL = 0.1  # a loss this share or more under its first point by a start-
 def _unless_start_up_transient(finding: Finding, grad: pd.Series, loss: pd.Series | None,
                                thresholds: Thresholds) -> Finding:
     """An early "spike" (`_START_UP` points or fewer before it, so its baseline is the run's very first point or
-    two) through which the loss keeps falling steeply from its first point (never above its last
-    point before the jump, and `_STEEP_FALL` of the first or more lower by the jump's end), the grad_norm back far
-    below the jump after it (the median of the points after its end under its peak over `spike_factor`): the first updates of a run that starts to learn
+    two) through which the loss keeps falling steeply from its first point (never above its last point before the
+    jump, and `_STEEP_FALL` of the first or more lower by the jump's end), the grad_norm back far below the jump after
+    it (the median of the points after its end under its peak over `spike_factor`): the first updates of a run that
+    starts to learn
     (a model from random weights: 0.43 at step 0, 11.03 at step 1, 2-7 for twenty steps while the loss falls from
     11.09 to 6.79), not a spike against a level the run had. A jump at which the loss rises stays (a LoRA's 406 at
     its fifth logged point, the loss 0.66 -> 0.87 there), and so does a jump after three points or more: they are
@@ -198,7 +199,8 @@ def _unless_start_up_transient(finding: Finding, grad: pd.Series, loss: pd.Serie
         return finding
     start, peak = float(before.iloc[0]), float(finding.evidence.get("peak", np.inf))
     if not start > 0 or float(during.max()) > float(before.iloc[-1]) \
-            or float(during.iloc[-1]) > (1 - _STEEP_FALL) * start or float(later.median()) * thresholds.spike_factor > peak:
+            or float(during.iloc[-1]) > (1 - _STEEP_FALL) * start \
+            or float(later.median()) * thresholds.spike_factor > peak:
         return finding
     note = (f"; the loss falls from {format_number(start)} to {format_number(float(during.iloc[-1]))} through it and "
             f"the grad_norm settles at about {format_number(float(later.median()))} after: the first updates of a run "

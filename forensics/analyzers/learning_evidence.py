@@ -396,7 +396,8 @@ def _fell(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, f
     by_level = _clear_fall(head_median, rest, 3 * 1.2533 * sigma * np.sqrt(1 / k + 1 / max(1, len(values) - k)),
                            thresholds) and tail < head_median - thresholds.learning_min_fall * abs(head_median)
     # (a trend counts where the log also ends below where it began: a hump in the middle tilts a line over a flat log)
-    trend = _falling_trend(values, sigma, thresholds, trend_z) and tail < head_median - _TREND_ENDS_LOWER * abs(head_median)
+    trend = _falling_trend(values, sigma, thresholds, trend_z) \
+        and tail < head_median - _TREND_ENDS_LOWER * abs(head_median)
     fell = by_median or by_first or by_level or trend
     return fell, max(head_median, first), tail
 

@@ -242,9 +242,7 @@ def _few_evals_climbing(evals, train, thresholds: Thresholds) -> int | None:
         return best_pos
     if float(after[-1]) <= best * (1 + _CLIMB):
         return None
-    at_best = _interval_ending(train, steps, best_pos)
-    if best_pos == 0:  # the first eval: the later half of the training up to it, past the first steep fall
-        at_best = at_best.iloc[len(at_best) // 2:]
+    at_best = _training_at_the_best(train, steps, best_pos)
     at_end = _interval_ending(train, steps, len(values) - 1)
     if len(at_best) < 3 or len(at_end) < 3:
         return None
@@ -270,11 +268,7 @@ def _train_fell_away(evals, train, thresholds: Thresholds) -> int | None:
             or not np.all(after > best * (1 + _SMALL_RISE)) or len(held) and float(after.min()) <= float(held.max()):
         return None  # (back among the evals just before the best: that best was a lucky low, not a turn)
     steps = evals.index
-    if best_pos == 0:  # the first eval is the best: the training loss over the later half of the run up to it
-        before = train[train.index <= steps[0]]
-        at_best = before.iloc[len(before) // 2:]
-    else:
-        at_best = train[(train.index > steps[best_pos - 1]) & (train.index <= steps[best_pos])]
+    at_best = _training_at_the_best(train, steps, best_pos)
     at_end = train[(train.index > steps[-2]) & (train.index <= steps[-1])]
     if len(at_end) < 3:  # a short last interval (a final evaluation soon after the last periodic one)
         at_end = train[train.index > steps[best_pos]].iloc[-3:]
@@ -356,6 +350,13 @@ def _climb_while_train_fell(evals, train, thresholds: Thresholds) -> tuple[int, 
                 and float(at_top.median()) <= (1 - _FELL_AWAY) * float(at_best.median()):
             return best, top
     return None
+
+
+def _training_at_the_best(train, steps, best_pos: int):
+    """The training losses the best eval is compared with: those of the evaluation interval ending at it, or, where
+    the first eval is the best, the later half of the run up to it (past the first steep fall)."""
+    at_best = _interval_ending(train, steps, best_pos)
+    return at_best.iloc[len(at_best) // 2:] if best_pos == 0 else at_best
 
 
 def _interval_ending(train, steps, at: int):

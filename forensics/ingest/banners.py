@@ -62,7 +62,8 @@ _HF_TRAINABLE = re.compile(r"(?:^|>>)\s+Number of trainable parameters = ([\d,]+
 _MLX = re.compile(r"^Trainable parameters: [\d.]+% \(([\d.]+)M/([\d.]+)M\)\s*$")
 _MLX_LORA_TRAINABLE = re.compile(r"^Trainable parameters (\d+\.\d{3})M\s*$")
 _MLX_LORA_TOTAL = re.compile(r"^Total parameters \d+\.\d{3}M\s*$")
-_MLX_START = re.compile(r"^Starting (?:(DPO|ORPO|CPO|KTO|GRPO|PPO|Online DPO|XPO|RLHF) )?training\.\.\., iters: \d+\s*$")
+_MLX_START = re.compile(r"^Starting (?:(DPO|ORPO|CPO|KTO|GRPO|PPO|Online DPO|XPO|RLHF) )?training\.\.\., "
+                        r"iters: \d+\s*$")
 _MLX_STEP = re.compile(r"^Iter \d+: (?:Train loss \S+, .*\bIt/sec [\d.]+|Val loss \S+, .*\bVal took [\d.]+s)")
 
 
@@ -144,7 +145,8 @@ def swift_banner(info: str, source: str) -> Banner | None:
 def may_hold_banners(text: str) -> bool:
     """A cheap test before splitting a log into lines to look for banners."""
     return any(mark in text for mark in ("trainable", "Trainable", "Unsloth", "LoRA training run", "Training_PRO",
-                                         "compute dtype", "llmtuner.", "llamafactory.", "It/sec", "Val took", "training..., iters"))
+                                         "compute dtype", "llmtuner.", "llamafactory.", "It/sec", "Val took",
+                                         "training..., iters"))
 
 
 def _count(text: str) -> int:
