@@ -24,12 +24,14 @@ from .evidence import Facts
 from .logged_loss import accumulation_scaled_loss
 from .optimization import clipping_cannot_help, lr_too_high, no_clipping, no_warmup, sudden_break
 from .precision import deepspeed_precision_conflict, fp16_overflow, qlora_double_quant
+from .too_slow import lr_too_low
 
 RULES = (
     deepspeed_precision_conflict,
     qlora_double_quant,
     fp16_overflow,
     lr_too_high,
+    lr_too_low,
     late_blocks,
     early_blocks,
     masked_nan_loss,

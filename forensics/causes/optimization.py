@@ -16,7 +16,7 @@ FAR_OUT = 5.0  # a peak rate this many times the range's ceiling is evidence by 
 _NAMES = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA", "peft": "PEFT adapters"}
 
 
-def _method_name(method: str, objective: str) -> str:
+def method_name(method: str, objective: str) -> str:
     """The method in words; a whole model trained from random weights is pre-training, not fine-tuning."""
     return "pre-training" if method == "full" and objective == "pretrain" else _NAMES.get(method, method)
 
@@ -34,7 +34,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
     peak, where = peak_lr(facts)
     if peak is None:
         return None
-    method, objective, n_params = _profile_of(facts)
+    method, objective, n_params = profile_of(facts)
     ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
         if method == "unknown" else [lr_range(method, objective, n_params)]
     if peak <= ranges[0].ceiling:
@@ -56,7 +56,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
         evidence.append(f"peak {evidence_value(peak)} is {peak / ranges[-1].ceiling:.0f}x the top of the range: "
                         "too far out for any recipe")
     likely = facts.broken and sure and (precursor is not None or far)
-    title = (f"Learning rate {evidence_value(peak)} too high for {_run_name(method, objective, n_params)}" if sure
+    title = (f"Learning rate {evidence_value(peak)} too high for {run_name(method, objective, n_params)}" if sure
              else f"Learning rate {evidence_value(peak)}: too high if this was full fine-tuning (method unknown)")
     advice = _lr_advice(facts, method, ranges, peak)
     if sgd is not None:
@@ -109,15 +109,15 @@ def _sgd_scale(facts: Facts, peak: float) -> str | None:
             "plain SGD (0.1 to 20), so the rate alone is no evidence of the break")
 
 
-def _profile_of(facts: Facts) -> tuple[str, str, int | None]:
+def profile_of(facts: Facts) -> tuple[str, str, int | None]:
     p = facts.profile
     method = p.method if p is not None else (facts.config.get("method") or "unknown")
     n = p.model_params if p is not None else facts.config.get("n_params")
     return method, p.objective if p is not None else "unknown", n if isinstance(n, (int, float)) else None
 
 
-def _run_name(method: str, objective: str, n_params: int | None) -> str:
-    what = _method_name(method, objective) if method in _NAMES else "a run of unknown method"
+def run_name(method: str, objective: str, n_params: int | None) -> str:
+    what = method_name(method, objective) if method in _NAMES else "a run of unknown method"
     if objective in ("preference", "rl"):
         what += f" ({objective})"
     return what + (f" of a {_size(n_params)} model" if n_params else "")
@@ -133,7 +133,7 @@ def _method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[
                 f"use {ranges[0].describe()} for full fine-tuning ({ranges[0].source}) and {ranges[1].describe()} "
                 f"for LoRA/QLoRA ({ranges[1].source})"]
     where = (facts.profile.evidence.get("method") if facts.profile else None) or facts.config.source_of("method")
-    return [f"method: {_method_name(method, _profile_of(facts)[1])} ({where})",
+    return [f"method: {method_name(method, profile_of(facts)[1])} ({where})",
             f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"]
 
 
@@ -146,7 +146,7 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
     else:
         target = (f"{ranges[0].describe()} for full fine-tuning, {ranges[1].describe()} for LoRA/QLoRA adapters "
                   "(the method is unknown)" if method == "unknown"
-                  else f"{ranges[0].describe()} for {_method_name(method, _profile_of(facts)[1])}")
+                  else f"{ranges[0].describe()} for {method_name(method, profile_of(facts)[1])}")
         advice = f"Lower the learning rate ({target}); {steadying}"
     if facts.broken and facts.checkpoints:
         advice += ", and resume from the last good checkpoint"

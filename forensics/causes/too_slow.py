@@ -1,0 +1,71 @@
+"""Cause rule for a run that did not learn at a learning rate far under what recipes for its kind of run use.
+
+The mirror of `optimization.lr_too_high`: a DPO adapter at 5e-7 or a QLoRA at 1e-6 moves its weights a tenth or a
+hundredth as far per step as the recipes for it, and a short run at that rate ends where it began. Only for a run
+whose own log shows it did not learn (never_learned, no_learning_evidence), and only where the method and objective
+are known (a DPO rate is a hundredth of an SFT one: an unknown objective cannot place it).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..findings import Cause
+from .evidence import Facts, evidence_value, peak_lr
+from .lr_ranges import LrRange, lr_range
+from .optimization import method_name, profile_of, run_name
+
+TOO_LOW = 3.0   # a peak this many times under the bottom of the range is out of every recipe for the run's kind
+FAR_UNDER = 5.0  # and this many times under it, with the run broken, the rate is the likely cause
+_NOT_LEARNING = ("never_learned", "no_learning_evidence")
+
+
+def lr_too_low(facts: Facts) -> Cause | None:
+    """Peak learning rate `TOO_LOW` times or more under the range recipes use for this run's method, objective and
+    size, in a run that did not learn. An unknown method is judged against the lower of the two ranges (full
+    fine-tuning's), so that an adapter's rate is never called too low for a run that may have trained every weight."""
+    stalled = facts.of_kind(*_NOT_LEARNING)
+    if not stalled or _no_gradient(facts):
+        return None
+    method, objective, n_params = profile_of(facts)
+    if objective == "unknown" or (objective == "pretrain" and method != "full"):
+        return None
+    peak, where = peak_lr(facts)
+    ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
+        if method == "unknown" else [lr_range(method, objective, n_params)]
+    bottom = min(r.low for r in ranges)
+    if peak is None or peak * TOO_LOW > bottom:
+        return None
+    likely = facts.broken and method != "unknown" and peak * FAR_UNDER <= bottom
+    return Cause(
+        cause="lr_too_low", confidence="likely" if likely else "possible",
+        evidence=list(where) + [_against_recipes(method, objective, ranges, peak),
+                                f"{stalled[0].kind} from step {stalled[0].step}"],
+        suggestion=_advice(method, objective, ranges),
+        title=(f"Learning rate {evidence_value(peak)} {'far ' if likely else ''}under the range recipes use for "
+               f"{run_name(method, objective, n_params)}"),
+    )
+
+
+def _no_gradient(facts: Facts) -> bool:
+    """grad_norm logged and 0 at every point: nothing reached the weights, at any rate (the frozen-weights and
+    zero-gradient rules speak to that)."""
+    grad = facts.series("grad_norm")
+    values = grad.to_numpy(dtype="float64")
+    finite = values[np.isfinite(values)]
+    return len(finite) > 0 and bool((finite == 0.0).all())
+
+
+def _against_recipes(method: str, objective: str, ranges: list[LrRange], peak: float) -> str:
+    shown = " and ".join(f"{r.describe()} ({r.source})" for r in ranges)
+    what = "fine-tuning method unknown: recipes for full fine-tuning and adapters use" if method == "unknown" \
+        else f"recipes for {method_name(method, objective)} use"
+    return f"{what} {shown}; the peak is {min(r.low for r in ranges) / peak:.0f}x under the bottom of that"
+
+
+def _advice(method: str, objective: str, ranges: list[LrRange]) -> str:
+    if method == "unknown":
+        return (f"Raise the learning rate to the recipes' range: {ranges[0].describe()} for full fine-tuning, "
+                f"{ranges[1].describe()} for LoRA/QLoRA adapters (the method is unknown); check first that the loss "
+                "is computed on the right tokens and the weights meant to train are trainable.")
+    return (f"Raise the learning rate to {ranges[0].describe()} for {method_name(method, objective)}; check first "
+            "that the loss is computed on the right tokens and the weights meant to train are trainable.")
