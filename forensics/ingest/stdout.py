@@ -1076,12 +1076,18 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
     steps: dict[int, int] = {}
     rules: Counter = Counter()
     bar_n = None
-    n_train, last = 0, 0
+    bar_used = False  # the last bar has dated a train dict already
+    n_train, last, last_train = 0, 0, 0
     dated_by: list[tuple[int, str]] = []  # (event index, the rule that dated it) of each train dict
     every = _logging_steps_estimate(events, train_total)
+    # a capture that kept a single reading of the training bar, mid-run (a paste whose other bar lines were dropped):
+    # the train dicts after the first it dates go on from it; where bars recur, dicts between two readings share a bar
+    # (buffered stdout, a bar drawn every few logs) and other rules place them
+    readings = [e[1] for e in events if e[0] == "bar" and e[2] == train_total]
+    one_bar = len(readings) == 1 and train_total is not None and readings[0] < train_total  # not a finished bar
     for i, event in enumerate(events):
         if event[0] == "bar" and event[2] == train_total and use_bars:
-            bar_n = event[1]
+            bar_n, bar_used = event[1], False
         if event[0] == "line":  # an eval dict after a loop's step lines belongs to the last of them
             last = max(last, event[1].step)
         if event[0] != "dict":
@@ -1090,7 +1096,9 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
         is_train = "loss" in pairs
         n_train += is_train
         step = event[1] if event[1] is not None else _explicit_step(pairs)
-        if step is None and bar_n is not None:
+        if step is None and bar_n is not None and bar_used and is_train and one_bar:
+            step, rule = last_train + every, f"{_AFTER_THE_BAR}, by logging_steps ({every})"
+        elif step is None and bar_n is not None:
             step, rule = bar_n, _BY_BAR
         elif step is None and (every == 1 or by_epoch) and per_epoch and is_train and "epoch" in pairs:
             # no bar and no clean logging interval: the dict's own epoch x the banner's steps per epoch
@@ -1104,6 +1112,7 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
             rules[rule] += 1
         if is_train:
             dated_by.append((i, rule))
+            bar_used, last_train = bar_n is not None, step
         steps[i] = last = step
     if _before_the_first_bar(steps, dated_by):
         rules["back from the first bar-dated line"] += 1
@@ -1113,6 +1122,7 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
 
 
 _BY_BAR = "the training progress bar before each line"
+_AFTER_THE_BAR = "on from the last bar-dated line"
 
 
 def _before_the_first_bar(steps: dict[int, int], dated_by: list[tuple[int, str]]) -> bool:
@@ -1120,7 +1130,7 @@ def _before_the_first_bar(steps: dict[int, int], dated_by: list[tuple[int, str]]
     begins after its bar line) are put back from that one by the bar-dated lines' own spacing, not numbered from the
     start of the run (LLaVA issue 918: a first dict with no bar above it, then dicts at bars 2565-2569). Returns whether
     any moved."""
-    barred = [i for i, rule in dated_by if rule == _BY_BAR]
+    barred = [i for i, rule in dated_by if rule == _BY_BAR or rule.startswith(_AFTER_THE_BAR)]
     if len(barred) < 2:
         return False
     leading = [i for i, rule in dated_by[:[i for i, _ in dated_by].index(barred[0])] if rule.startswith("position")]
