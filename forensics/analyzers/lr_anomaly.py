@@ -240,11 +240,12 @@ _FINISHED_EPOCHS = 0.99  # a log whose last epoch is this share of the planned e
 
 
 def detect_warmup_past_the_end(metrics: Metrics, warmup_steps, max_steps, num_train_epochs) -> list[Finding]:
-    """One `lr_anomaly` warning where the configured warm-up (`warmup_steps`) is longer than the whole run, which ran
-    its plan to the end (its last step is `max_steps`, or its last epoch `num_train_epochs`), and the logged rate was
-    still climbing at its last point: the run never trained at its configured rate and its decay never began
-    (ShiboJin's Qwen2-1.5B LoRA: warmup_steps 100, 84 steps in its 3 epochs, 8.3e-06 of 1e-05 at the end). A log cut
-    short before its plan ended, or a rate that levelled off, is not this. Else []."""
+    """One `lr_anomaly` warning where the configured warm-up (`warmup_steps`) is as long as the whole run or longer,
+    which ran its plan to the end (its last step is `max_steps`, or its last epoch `num_train_epochs`), and the logged
+    rate was still climbing at its last point: the run never trained at its configured rate and its decay never began
+    (ShiboJin's Qwen2-1.5B LoRA: warmup_steps 100, 84 steps in its 3 epochs, 8.3e-06 of 1e-05 at the end; a warm-up
+    of exactly max_steps climbs to the second-last step and drops to 0 at the last). A log cut short before its plan
+    ended, or a rate that levelled off, is not this. Else []."""
     lr = finite(metrics[LR]) if LR in metrics else None
     if lr is None or len(lr) < 3 or not isinstance(warmup_steps, int) or isinstance(warmup_steps, bool):
         return []
@@ -253,10 +254,14 @@ def detect_warmup_past_the_end(metrics: Metrics, warmup_steps, max_steps, num_tr
     ran_its_plan = (isinstance(max_steps, int) and 0 < max_steps <= last_step) or (
         isinstance(num_train_epochs, (int, float)) and num_train_epochs > 0 and epochs is not None and len(epochs)
         and float(epochs.iloc[-1]) >= _FINISHED_EPOCHS * num_train_epochs)
-    if warmup_steps <= last_step or not ran_its_plan or values[-1] < values.max() or values[-1] <= values[0]:
+    if warmup_steps == last_step and len(values) > 3 and values[-1] == 0.0:
+        values = values[:-1]  # a warm-up as long as the run: the linear decay's one step ends at 0 on the last step
+    if warmup_steps < last_step or not ran_its_plan or values[-1] < values.max() or values[-1] <= values[0]:
         return []
-    message = (f"warmup_steps {warmup_steps} is longer than the run's {last_step} steps: the learning rate was still "
-               f"rising at the end ({format_number(float(values[-1]))} at step {last_step}) and its decay never "
+    longer = "is longer than" if warmup_steps > last_step else "is as long as"
+    top = int(lr.index[len(values) - 1])
+    message = (f"warmup_steps {warmup_steps} {longer} the run's {last_step} steps: the learning rate was still "
+               f"rising at the end ({format_number(float(values[-1]))} at step {top}) and its decay never "
                "began, so the run never trained at its configured rate. Set the warm-up as a share of the run "
                "(warmup_ratio 0.03 to 0.1) or train longer.")
     return [Finding("lr_anomaly", "warning", int(lr.index[0]), message, end_step=last_step, metric=LR,
