@@ -123,8 +123,8 @@ def _fell_in_the_first_window(metrics: Metrics, loss, thresholds: Thresholds) ->
     the loss came down within the first window. One pre-chosen point against a level known from
     `_FIRST_WINDOW_MIN_POINTS` windows or more is a one-point test, and with Gaussian noise a flat run's first window
     is that far up by chance about once in 160 runs; where a token accuracy is logged, its first window must sit under
-    the later level too, by its own noise (F-Bafti's Llama-3.2-3B QLoRA: 0.717 over steps 1-10, then 0.578 for 46 windows
-    with a noise of 0.055; token accuracy 0.817, then 0.840). Else None."""
+    the later level too, by its own noise (F-Bafti's Llama-3.2-3B QLoRA: 0.717 over steps 1-10, then 0.578 for 46
+    windows with a noise of 0.055; token accuracy 0.817, then 0.840). Else None."""
     # (a loss swinging by turns is read in pairs, as `_fell` reads it: the swing is no noise to measure the first by)
     values = _pair_means_if_alternating(without_blips(loss)).to_numpy(dtype="float64")
     if len(values) < _FIRST_WINDOW_MIN_POINTS or not _window_means(loss):
@@ -249,7 +249,8 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
         return []
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
     if len(eval_loss) >= 2 and _fell(eval_loss, thresholds)[0] or _accuracy_rose(metrics) is not None \
-            or _token_accuracy_rose(metrics, thresholds) is not None or _fell_before_the_log(metrics, loss) is not None \
+            or _token_accuracy_rose(metrics, thresholds) is not None \
+            or _fell_before_the_log(metrics, loss) is not None \
             or _fell_in_the_first_window(metrics, loss, thresholds) is not None:
         return []
     moved = tail < head - thresholds.learning_min_fall * abs(head)
