@@ -297,8 +297,10 @@ _GENERIC_NEEDS = {"loss", "eval_loss", "eval_accuracy"}
 _HELD_OUT_ACCURACY = re.compile(r"(?<![a-z])" + _SPLIT + r"[_ ]acc", re.IGNORECASE)
 _LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 # A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`;
-# the epoch may be a bracketed tag (`[E2] step 0 loss 0.49`, `[ep 3/5]`).
-_GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:epoch" + _SEP + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\]))"
+# the epoch may be a bracketed tag (`[E2] step 0 loss 0.49`, `[ep 3/5]`) or `Ep N` before the step in parentheses
+# (the loops of Raschka's "LLMs from scratch" and their copies: `Ep 1 (Step 000005): Train loss 0.687, Val loss ...`).
+_GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:epoch" + _SEP + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\])"
+                           r"|ep[ \t]+(?=\d{1,6}[ \t]+\(step\b))"
                            r"(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)", re.IGNORECASE)
 _BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})[ \t]*/[ \t]*(\d{1,12})(?![\w.:]|/)")
 # a line's leading date before a time is no count: mmengine's year-less `10/30 22:18:02 - mmengine - INFO - ...`
