@@ -27,3 +27,30 @@ def test_a_warmup_as_long_as_the_run_is_an_lr_anomaly():
 def test_a_warmup_that_ends_before_the_last_step_is_not():
     assert detect_warmup_past_the_end(_linear_with_warmup(90, 100), 90, 100, 3.0) == []
     assert detect_warmup_past_the_end(_linear_with_warmup(99, 100), 99, 100, 3.0) == []
+
+
+# ---- a short log lower at every point than at the one before ---------------------------------------------------------
+
+from forensics.analyzers.learning_evidence import detect_no_learning_evidence  # noqa: E402
+from forensics.config import Thresholds  # noqa: E402
+
+
+def _sparse_run(train: list[float], evals: list[float]) -> dict:
+    steps = [500 * (k + 1) for k in range(len(train))]
+    eval_steps = [400 * (k + 1) for k in range(len(evals))]
+    return {"loss": pd.Series(train, index=steps, dtype="float64"),
+            "eval_loss": pd.Series(evals, index=eval_steps, dtype="float64")}
+
+
+def test_an_eval_loss_lower_at_each_of_four_evaluations_is_evidence_of_learning():
+    """HannahMariamj's LoRA: three training points and four evals, each lower than the one before (-33%, -29%);
+    the fall slows, so the steps' spread reads as noise as large as the fall."""
+    run = _sparse_run([5.824, 4.270, 3.922], [4.9701, 4.0301, 3.5932, 3.5199])
+    assert detect_no_learning_evidence(run, Thresholds()) == []
+
+
+def test_four_evaluations_that_wander_or_fall_a_little_are_not():
+    wander = _sparse_run([5.824, 5.80, 5.83], [4.97, 4.93, 4.98, 4.95])
+    barely = _sparse_run([5.824, 5.80, 5.83], [4.97, 4.95, 4.93, 4.91])  # every step down, 1.2% in all
+    for run in (wander, barely):
+        assert [f.kind for f in detect_no_learning_evidence(run, Thresholds())] == ["no_learning_evidence"]

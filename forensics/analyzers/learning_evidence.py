@@ -452,8 +452,21 @@ def _fell(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, f
     # (a trend counts where the log also ends below where it began: a hump in the middle tilts a line over a flat log)
     trend = _falling_trend(values, sigma, thresholds, trend_z) \
         and tail < head_median - _TREND_ENDS_LOWER * abs(head_median)
-    fell = by_median or by_first or by_level or trend
+    fell = by_median or by_first or by_level or trend or _down_at_every_point(values)
     return fell, max(head_median, first), tail
+
+
+_STEADY_POINTS = 4  # a short log lower at every point than at the one before, over this many points or more ...
+_STEADY_FALL = 0.1  # ... and this share under its first in all
+
+
+def _down_at_every_point(values: np.ndarray) -> bool:
+    """A short log that is lower at each point than at the one before, by `_STEADY_FALL` in all (HannahMariamj's
+    LoRA: eval loss 4.970, 4.030, 3.593, 3.520). Its own point-to-point noise cannot be measured apart from the
+    fall (the steps differ because the fall slows), and noise alone orders n points so once in n! (1 in 24 for four)."""
+    steps = np.diff(values)
+    return len(values) >= _STEADY_POINTS and bool(np.all(steps < 0)) and values[0] > 0 \
+        and float(values[-1]) <= (1 - _STEADY_FALL) * float(values[0])
 
 
 _TREND_ENDS_LOWER = 0.01  # the last tenth's median this share under the first tenth's, for a falling line to count
