@@ -128,7 +128,8 @@ def first_incident_of(findings: list[Finding]) -> Finding | None:
     """The finding that explains the rest, or None when nothing is worse than info.
 
     The first standing error walked back along `caused_by` to the root of its chain; else the
-    first standing warning (walked back the same way); abandoned findings only when nothing else.
+    first standing warning (walked back the same way); abandoned findings only when nothing else. A grad_norm
+    spike that only opened a loss spike (`precursor_of`, see `chain`) gives its place to that loss spike.
     """
     # A summary of the whole log ("no evidence it learned") or two files disagreeing is not an event:
     # it is first only when no event is as bad.
@@ -138,8 +139,14 @@ def first_incident_of(findings: list[Finding]) -> Finding | None:
         for severity in ("error", "warning"):
             pick = next((f for f in ordered if f.severity == severity and f.abandoned == abandoned), None)
             if pick is not None:
-                return _root_of(pick, ordered)
+                return _root_of(_told_by_the_loss(pick, ordered), ordered)
     return None
+
+
+def _told_by_the_loss(pick: Finding, findings: list[Finding]) -> Finding:
+    """The loss spike `pick` was the precursor of (the same event, as the owner saw it), or `pick` itself."""
+    spike = pick.evidence.get("precursor_of")
+    return next((f for f in findings if f.key == spike and f.abandoned == pick.abandoned), pick)
 
 
 def _root_of(finding: Finding, findings: list[Finding]) -> Finding:

@@ -103,9 +103,8 @@ def _fell_before_the_log(metrics: Metrics, loss) -> LearningEvidence | None:
     summary = finite(metrics["train_loss"]) if "train_loss" in metrics else _EMPTY
     if len(summary) != 1 or len(loss) < 3:
         return None
-    gap = float(np.median(np.diff(loss.index.to_numpy(dtype="float64"))))
     whole, tail = float(summary.iloc[0]), float(loss.mean())
-    if gap <= 0 or float(loss.index[0]) < _LATE_START * gap or tail <= 0 or whole < (1 + _WHOLE_RUN_ABOVE) * tail:
+    if not starts_mid_run(loss) or tail <= 0 or whole < (1 + _WHOLE_RUN_ABOVE) * tail:
         return None
     said = (f"the run's mean loss over all its steps (train_loss {format_number(whole)}) is above the logged steps' "
             f"mean {format_number(tail)} (steps {int(loss.index[0])} to {int(loss.index[-1])}): the loss came down "
@@ -147,6 +146,15 @@ def _accuracy_agrees(metrics: Metrics) -> bool:
     if len(accuracy) < 2:
         return True
     return float(np.median(accuracy[1:])) - float(accuracy[0]) >= point_noise(accuracy) > 0
+
+
+def starts_mid_run(loss) -> bool:
+    """Whether the log's first loss comes `_LATE_START` logging intervals or more after step 0: a tail or an excerpt
+    of a run, whose start is not in the file."""
+    if len(loss) < 2:
+        return False
+    gap = float(np.median(np.diff(loss.index.to_numpy(dtype="float64"))))
+    return gap > 0 and float(loss.index[0]) >= _LATE_START * gap
 
 
 _WINDOW_STEPS = 10  # two logged losses this many steps apart or more are each a mean over that many steps ...
@@ -259,10 +267,19 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
             if moved else "the loss did not fall: ")
     message = (f"{said}about {format_number(head)} over the first logged points and {format_number(tail)} over the "
                f"last ({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}), and no eval loss "
-               "fell either: no evidence the run learned. Check the learning rate, that the loss covers the "
-               "answer tokens, and whether training started from an already trained model.")
+               f"fell either: no evidence the run learned. {_what_to_check(loss)}")
     return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                     metric=LOSS, evidence={"head": head, "tail": tail, "n_points": int(len(loss))})]
+
+
+def _what_to_check(loss) -> str:
+    """The advice of a loss that did not fall: a log that starts mid-run cannot show what came before it, so
+    there the missing start is what to look for, not a fault of the training."""
+    if starts_mid_run(loss):
+        return (f"The log begins at step {int(loss.index[0])}, not at the run's start: whether the loss fell before "
+                "that is not in it; the run's whole log (trainer_state.json, the tracker's history) would tell.")
+    return ("Check the learning rate, that the loss covers the answer tokens, and whether training started from an "
+            "already trained model.")
 
 
 PAIRWISE_CLEAR = 0.03  # a pairwise loss this far under ln 2: the pairs are told apart (a margin of about 0.06)

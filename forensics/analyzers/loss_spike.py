@@ -100,12 +100,15 @@ def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds) -> list[S
     """In a log of every step, spikes under `spike_warn_factor` that settle, made of hard batches: no more than
     three high points in a row, however many of them come close together. Each logged point there is one
     batch, and a heavy-tailed per-step loss throws such batches often; an unstable model stays high for
-    consecutive steps (VERDICTS.md)."""
+    consecutive steps (VERDICTS.md). A spike with fewer than `spike_min_history` points before it is no such
+    batch: the log has not yet shown what its per-step noise is (a six-step paste of a long run, the loss
+    0.66, 0.80, then 4.27, then 0.77)."""
     if len(loss) < 2 or float(np.median(np.diff(loss.index.to_numpy()))) != 1:
         return []
     values = loss.to_numpy(dtype="float64")  # real_loss: finite, the positions find_spikes counts in
     limit = thresholds.loss_spike_recover_factor
     return [s for s in spikes if s.recovered and s.peak / s.baseline < thresholds.spike_warn_factor
+            and s.position >= thresholds.spike_min_history
             and _longest_high_run(values[s.position:s.end_position + 1], limit * s.baseline) <= _BATCH_STEPS + 1]
 
 
