@@ -51,6 +51,29 @@ def test_a_lone_jump_in_a_quiet_log_printed_every_10_steps_is_still_a_warning():
     assert _warnings(detect_loss_spikes(_series(loss, 10), TH)) == [3000]
 
 
+
+def _few_kinds_of_batches(seed: int) -> np.ndarray:
+    """A Trainer LoRA on batches of 2 logged every 5 steps (135 logs): the loss falls from 7.7 within a few dozen
+    steps to the level of its batches, which are of three kinds (about 0.08, 0.55 and 1.07, as a small task's
+    examples are), and three hard ones of 1.3-1.8; the rolling median dips to the lowest kind now and then."""
+    rng = np.random.default_rng(seed)
+    n = 135
+    batches = rng.choice([0.08, 0.55, 1.07], n, p=[0.45, 0.35, 0.2]) * np.exp(rng.normal(0, 0.15, n))
+    batches[rng.choice(np.arange(20, n), 3, replace=False)] = rng.uniform(1.3, 1.8, 3)
+    return np.maximum(batches, 7.7 * np.exp(-np.arange(n) / 6))
+
+
+def test_short_jumps_recurring_through_a_short_log_of_a_few_kinds_of_batches_are_noise():
+    found = detect_loss_spikes(_series(_few_kinds_of_batches(212), 5), TH)
+    assert _warnings(found) == [] and [f.evidence.get("single_batches") for f in found] == [True]
+
+
+def test_the_same_log_climbing_for_fifteen_logs_is_still_a_warning():
+    loss = _few_kinds_of_batches(212)
+    loss[100:115] = 4.0
+    assert any(495 <= step <= 505 for step in _warnings(detect_loss_spikes(_series(loss, 5), TH)))
+
+
 # ---- (4) a per-step loss near 0 whose hard examples still throw a batch now and then --------------------------------
 
 

@@ -4,7 +4,7 @@ A spike is a warning, whether or not it settles (a rise that never comes back is
 `divergence` detector's to call an error); several in a row are one storm finding. A jump at
 a learning-rate restart is a new training phase on new data, not an incident: info. So are, in a
 log of every step, spikes at most three points long that settle at once (single hard batches), and, in a log whose
-loss throws one-point jumps again and again over the run (one micro-batch's loss printed every N steps, or a loss
+loss throws short jumps again and again over the run (one micro-batch's loss printed every N steps, or a loss
 near 0 that a hard example lifts now and then), spikes over a level that stayed put, however tall. A rise
 of less than `loss_spike_min_rise` nats, or that fraction of where the log started when that is above
 1, is no spike at all, however many times its baseline it is; out of a loss that held steady before it (its
@@ -103,10 +103,11 @@ _BATCH_STEPS = 2  # a hard batch may leave the next step or two a little high to
 def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds, min_rise: float, jumps: int) -> list[Spike]:
     """Spikes made of hard batches. In a log of every step each point is one batch, and a heavy-tailed per-step loss
     throws such batches often: there a spike under `spike_warn_factor` that settles with no more than three high
-    points in a row is one. In a log whose one-point jumps recur (`jumps` of them, `_recurring_jumps`) the loss's own
+    points in a row is one. In a log whose short jumps recur (`jumps` of them, `_recurring_jumps`) the loss's own
     noise throws them however the points were sampled (one micro-batch's loss printed every N steps), at any factor
     over a median that may sit near 0: there a spike no higher than the loss has been before it (or in the log's
-    first `spike_window` points, whose noisy start has no before) is one where the level under it stayed put (`_jumps_on_an_unmoved_level`). An unstable model stays high (VERDICTS.md)."""
+    first `spike_window` points, whose noisy start has no before) is one where the level under it stayed put
+    (`_jumps_on_an_unmoved_level`). An unstable model stays high (VERDICTS.md)."""
     if len(loss) < 2:
         return []
     values = loss.to_numpy(dtype="float64")  # real_loss: finite, the positions find_spikes counts in
@@ -150,24 +151,22 @@ def _upper_range(values: np.ndarray, position: int, thresholds: Thresholds) -> f
     return float(np.percentile(before if len(before) >= thresholds.spike_window else values[:span], _UPPER))
 
 
-_RECURRING_JUMPS = 5  # this many one-point jumps over a log ...
-_JUMP_QUARTERS = 2  # ... in this many of its quarters or more are the loss's own noise, not an incident each
+_RECURRING_JUMPS = 4  # this many short jumps over a log ...
+_JUMP_QUARTERS = 3  # ... in this many of its quarters or more (most of the run) are the loss's own noise, not an incident each
 
 
 def _recurring_jumps(values: np.ndarray, thresholds: Thresholds, min_rise: float) -> int:
-    """How many one-point jumps the loss throws over the run where it throws them again and again, else 0: points
-    `loss_spike_factor` x over the median of the `spike_window` points before them and `min_rise` nats above it, the
-    next point back within a quarter of that rise, `_RECURRING_JUMPS` of them or more in `_JUMP_QUARTERS` quarters
-    of the log or more. The nats keep a loss near 0 (rounded to 0.0001, 0.0003) from counting its rounding as
+    """How many short jumps the loss throws over the run where it throws them again and again, else 0: runs of at
+    most `_BATCH_STEPS` + 1 points `loss_spike_factor` x over the median of the `spike_window` points before each
+    and `min_rise` nats above it, the next point back under that bar, `_RECURRING_JUMPS` of them or more in
+    `_JUMP_QUARTERS` quarters of the log or more. The nats keep a loss near 0 (rounded to 0.0001, 0.0003) from counting its rounding as
     jumps. A lone jump in a quiet log, or a stretch of jumps in one part of it, is no such noise."""
     before = pd.Series(values).rolling(thresholds.spike_window, min_periods=thresholds.spike_min_history) \
         .median().shift(1).to_numpy()
-    rise = values - before
-    after = np.append(values[1:], np.inf)
     with np.errstate(invalid="ignore"):
-        jumps = np.flatnonzero((values > thresholds.loss_spike_factor * before) & (rise >= min_rise)
-                               & (after <= before + 0.25 * rise))
-    quarters = {int(4 * p // len(values)) for p in jumps.tolist()}
+        over = (values > thresholds.loss_spike_factor * before) & (values - before >= min_rise)
+    jumps = [start for start, stop in true_runs(over) if stop - start <= _BATCH_STEPS + 1 and stop < len(values)]
+    quarters = {4 * p // len(values) for p in jumps}
     return len(jumps) if len(jumps) >= _RECURRING_JUMPS and len(quarters) >= _JUMP_QUARTERS else 0
 
 
@@ -178,7 +177,7 @@ def _longest_high_run(values: np.ndarray, limit: float) -> int:
 
 def _batch_noise(batches: list[Spike], jumps: int) -> Finding:
     big = largest(batches)
-    where = (f"in a log whose loss jumps and comes straight back again and again ({jumps} one-point jumps over the run)"
+    where = (f"in a log whose loss jumps and comes straight back again and again ({jumps} short jumps over the run)"
              if jumps else "in a log of every step")
     how = ("each over a level that stayed where it was" if jumps
            else f"none high for more than {_BATCH_STEPS + 1} steps in a row")
