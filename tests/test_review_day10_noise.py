@@ -96,3 +96,43 @@ def test_a_loss_near_zero_that_climbs_back_and_stays_up_is_still_a_warning():
     loss = _memorizing_losses(4000, 103)
     loss[3000:3030] = 1.5  # the model lost what it had learned for thirty steps
     assert any(2995 <= step <= 3005 for step in _warnings(detect_loss_spikes(_series(loss, 1), TH)))
+
+
+# ---- (2) recurring huge grad norms, clipped, on a run whose eval loss keeps falling ---------------------------------
+
+
+def _clipped_lora(seed: int, eval_end: float = 0.53) -> dict[str, pd.Series]:
+    """A Trainer LoRA on batches of 2 with max_grad_norm 1.0, logged every 5 steps for 675 steps, eval every 25: the
+    grad_norm about 1 (4 over the first eight logs) with 24 norms of 400-2100 recurring from the ninth log to the
+    end, single hard batches; the loss 7.7 falling to about 0.6 with batch noise; the eval loss 2.67 falling to
+    `eval_end`."""
+    rng = np.random.default_rng(seed)
+    n, every = 135, 5
+    grad = np.exp(rng.normal(0.0, 0.6, n)) * np.where(np.arange(n) < 8, 4.0, 1.0)
+    hard = np.sort(rng.choice(np.arange(8, n), 24, replace=False))
+    grad[hard] = rng.uniform(400, 2100, len(hard))
+    loss = (0.5 + 7.2 * np.exp(-np.arange(n) / 8)) * np.exp(rng.normal(0.0, 0.5, n))
+    eval_steps = np.arange(25, n * every + 1, 25)
+    evals = eval_end + (2.67 - eval_end) * np.exp(-(eval_steps - 25) / 60)
+    step = np.arange(1, n + 1) * every
+    return {"loss": pd.Series(loss, index=step), "grad_norm": pd.Series(grad, index=step),
+            "eval_loss": pd.Series(evals, index=eval_steps)}
+
+
+def test_recurring_clipped_grad_norms_under_a_falling_eval_loss_are_a_heavy_tail_not_a_spike_storm():
+    from forensics.analyzers.grad_spike import detect_grad_norm_spikes
+
+    found = detect_grad_norm_spikes(_clipped_lora(104), TH)
+    assert found and [f.severity for f in found] == ["info"] * len(found)
+    assert any(f.evidence.get("heavy_tail") for f in found)
+
+
+def test_the_same_storm_while_the_eval_loss_climbs_back_is_still_a_warning():
+    from forensics.analyzers.grad_spike import detect_grad_norm_spikes
+
+    run = _clipped_lora(104)
+    evals = run["eval_loss"]
+    run["eval_loss"] = pd.Series(np.minimum(evals, 0.8) + np.linspace(0, 1.5, len(evals)) ** 2 / 2, index=evals.index)
+    assert "warning" in [f.severity for f in detect_grad_norm_spikes(run, TH)]
+    del run["eval_loss"]  # and with no held-out loss to say the run learned through it
+    assert "warning" in [f.severity for f in detect_grad_norm_spikes(run, TH)]
