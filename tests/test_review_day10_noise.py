@@ -136,3 +136,21 @@ def test_the_same_storm_while_the_eval_loss_climbs_back_is_still_a_warning():
     assert "warning" in [f.severity for f in detect_grad_norm_spikes(run, TH)]
     del run["eval_loss"]  # and with no held-out loss to say the run learned through it
     assert "warning" in [f.severity for f in detect_grad_norm_spikes(run, TH)]
+
+
+def test_a_memorized_loss_back_at_its_floor_after_a_few_hard_batches_is_no_loss_collapse():
+    from forensics.analyzers.collapse import detect_loss_collapse
+
+    loss = _memorizing_losses(4000, 103)
+    loss[3000:3005] = [0.21, 0.35, 0.12, 0.28, 0.4]  # five hard batches in a row, then the floor again
+    loss[3005:3010] = 0.0003
+    found = detect_loss_collapse(_series(loss, 1), TH)
+    assert found and "loss_collapse" not in [f.kind for f in found]
+
+
+def test_a_loss_that_held_its_level_and_drops_to_zero_at_once_is_still_a_loss_collapse():
+    from forensics.analyzers.collapse import detect_loss_collapse
+
+    rng = np.random.default_rng(105)
+    loss = np.round(np.concatenate([1.2 + rng.normal(0, 0.1, 300), np.full(20, 0.0002), 1.1 + rng.normal(0, 0.1, 80)]), 4)
+    assert [f.step for f in detect_loss_collapse(_series(loss, 1), TH) if f.kind == "loss_collapse"] == [300]
