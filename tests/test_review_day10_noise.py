@@ -19,7 +19,7 @@ def _warnings(findings) -> list[int]:
     return [f.step for f in findings if f.severity == "warning"]
 
 
-# ---- (1) one micro-batch's loss printed every N steps -----------------------------------------------------------------
+# ---- (1) one micro-batch's loss printed every N steps ----------------------------------------------------------------
 
 
 def _micro_batch_losses(n: int, seed: int) -> np.ndarray:
@@ -152,5 +152,6 @@ def test_a_loss_that_held_its_level_and_drops_to_zero_at_once_is_still_a_loss_co
     from forensics.analyzers.collapse import detect_loss_collapse
 
     rng = np.random.default_rng(105)
-    loss = np.round(np.concatenate([1.2 + rng.normal(0, 0.1, 300), np.full(20, 0.0002), 1.1 + rng.normal(0, 0.1, 80)]), 4)
+    held, fallen, after = 1.2 + rng.normal(0, 0.1, 300), np.full(20, 0.0002), 1.1 + rng.normal(0, 0.1, 80)
+    loss = np.round(np.concatenate([held, fallen, after]), 4)
     assert [f.step for f in detect_loss_collapse(_series(loss, 1), TH) if f.kind == "loss_collapse"] == [300]

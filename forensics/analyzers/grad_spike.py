@@ -164,7 +164,8 @@ def _unless_heavy_tail_under_a_falling_eval(finding: Finding, loss: pd.Series | 
     note = (f"; spread over {len(stretch)} of {len(grad)} logged points, the grad_norm's median no higher than before "
             f"({format_number(levels[0])} against {format_number(levels[1])}), the loss's running median never above "
             f"its level before and the eval loss falling through it ({format_number(start)} -> "
-            f"{format_number(float(evals.iloc[-1]))}, its best {format_number(float(evals.min()))} at step {best_step}): "
+            f"{format_number(float(evals.iloc[-1]))}, its best {format_number(float(evals.min()))} "
+            f"at step {best_step}): "
             "the heavy tail of a run that learns, single hard batches whose gradient is clipped")
     return _as_info(finding, note, loss_reacted=False, heavy_tail=True)
 

@@ -152,15 +152,16 @@ def _upper_range(values: np.ndarray, position: int, thresholds: Thresholds) -> f
 
 
 _RECURRING_JUMPS = 4  # this many short jumps over a log ...
-_JUMP_QUARTERS = 3  # ... in this many of its quarters or more (most of the run) are the loss's own noise, not an incident each
+_JUMP_QUARTERS = 3  # ... in this many of its quarters or more (most of the run) are the loss's own noise
 
 
 def _recurring_jumps(values: np.ndarray, thresholds: Thresholds, min_rise: float) -> int:
     """How many short jumps the loss throws over the run where it throws them again and again, else 0: runs of at
     most `_BATCH_STEPS` + 1 points `loss_spike_factor` x over the median of the `spike_window` points before each
     and `min_rise` nats above it, the next point back under that bar, `_RECURRING_JUMPS` of them or more in
-    `_JUMP_QUARTERS` quarters of the log or more. The nats keep a loss near 0 (rounded to 0.0001, 0.0003) from counting its rounding as
-    jumps. A lone jump in a quiet log, or a stretch of jumps in one part of it, is no such noise."""
+    `_JUMP_QUARTERS` quarters of the log or more. The nats keep a loss near 0 (rounded to 0.0001, 0.0003) from
+    counting its rounding as jumps. A lone jump in a quiet log, or a stretch of jumps in one part of it, is no such
+    noise."""
     before = pd.Series(values).rolling(thresholds.spike_window, min_periods=thresholds.spike_min_history) \
         .median().shift(1).to_numpy()
     with np.errstate(invalid="ignore"):
