@@ -782,7 +782,8 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
     zero_grad = _grad_all_zero(grad, steps[start:stop])
     before = loss.iloc[max(0, start - thresholds.collapse_window):start]
     level = float(before.median()) if len(before) else None
-    sudden = level is not None and level >= thresholds.collapse_drop_factor * thresholds.collapse_abs
+    sudden = level is not None and level >= thresholds.collapse_drop_factor * thresholds.collapse_abs \
+        and _held_its_level(loss, start, thresholds)
     severity = "error" if to_end else "warning"
     span = "to the end of the log" if to_end else f"through step {last}"
     evidence = {"n_points": stop - start, "to_end": to_end, "grad_norm_zero": zero_grad,
@@ -829,6 +830,18 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
                f"and stays near 0 {{span}}: the training data is learned by heart (memorization; "
                f"a 4.x Trainer rounds such a loss to 0.0). Check the eval loss and the dataset size.")
     return Finding("memorization", "warning", first, message, end_step=last, metric=LOSS, evidence=evidence)
+
+
+_LEVEL_WINDOWS = 10  # the level a loss fell from is read over this many `collapse_window`s too
+
+
+def _held_its_level(loss: pd.Series, start: int, thresholds: Thresholds) -> bool:
+    """Whether the loss stood at a sudden fall's height over the `_LEVEL_WINDOWS` x `collapse_window` points before
+    the near-zero stretch (their median `collapse_drop_factor` x `collapse_abs` or more), not only over the last
+    `collapse_window`: a loss already near 0 whose hard examples lift a few steps to 0.1-0.4 (a small dataset
+    learned by heart, on batches of 4) comes back to its floor after them; it does not collapse."""
+    before = loss.iloc[max(0, start - _LEVEL_WINDOWS * thresholds.collapse_window):start]
+    return float(before.median()) >= thresholds.collapse_drop_factor * thresholds.collapse_abs
 
 
 def _zero_without_grad_norm(what: str, causes: str, check: str, first: int, last: int,

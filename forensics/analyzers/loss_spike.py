@@ -3,7 +3,9 @@
 A spike is a warning, whether or not it settles (a rise that never comes back is the
 `divergence` detector's to call an error); several in a row are one storm finding. A jump at
 a learning-rate restart is a new training phase on new data, not an incident: info. So are, in a
-log of every step, spikes at most three points long that settle at once (single hard batches). A rise
+log of every step, spikes at most three points long that settle at once (single hard batches), and, in a log whose
+loss throws short jumps again and again over the run (one micro-batch's loss printed every N steps, or a loss
+near 0 that a hard example lifts now and then), spikes over a level that stayed put, however tall. A rise
 of less than `loss_spike_min_rise` nats, or that fraction of where the log started when that is above
 1, is no spike at all, however many times its baseline it is; out of a loss that held steady before it (its
 point noise under `_STEADY_NOISE` of its level) `loss_spike_min_rise` nats alone: a steady loss has no hard
@@ -25,6 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
@@ -57,10 +60,11 @@ def detect_loss_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Finding
     spikes = [s for s in find_spikes(loss, rule)
               if s.peak - s.baseline >= (thresholds.loss_spike_min_rise if _steady_before(loss, s, thresholds)
                                          else min_rise)]
-    batches = [] if steady else _single_batches(loss, spikes, thresholds)
+    jumps = 0 if steady else _recurring_jumps(loss.to_numpy(dtype="float64"), thresholds, min_rise)
+    batches = [] if steady else _single_batches(loss, spikes, thresholds, min_rise, jumps)
     rest = [s for s in spikes if s not in batches]
     findings = spike_findings("loss_spike", LOSS, metrics[LOSS], rest, metrics, thresholds)
-    return findings + ([_batch_noise(batches)] if batches else [])
+    return findings + ([_batch_noise(batches, jumps)] if batches else [])
 
 
 def _steady_before(loss, spike: Spike, thresholds: Thresholds) -> bool:
@@ -96,20 +100,78 @@ def _relative_noise(loss) -> float:
 _BATCH_STEPS = 2  # a hard batch may leave the next step or two a little high too
 
 
-def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds) -> list[Spike]:
-    """In a log of every step, spikes under `spike_warn_factor` that settle, made of hard batches: no more than
-    three high points in a row, however many of them come close together. Each logged point there is one
-    batch, and a heavy-tailed per-step loss throws such batches often; an unstable model stays high for
-    consecutive steps (VERDICTS.md). A spike with fewer than `spike_min_history` points before it is no such
-    batch: the log has not yet shown what its per-step noise is (a six-step paste of a long run, the loss
-    0.66, 0.80, then 4.27, then 0.77)."""
-    if len(loss) < 2 or float(np.median(np.diff(loss.index.to_numpy()))) != 1:
+def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds, min_rise: float, jumps: int) -> list[Spike]:
+    """Spikes made of hard batches. In a log of every step each point is one batch, and a heavy-tailed per-step loss
+    throws such batches often: there a spike under `spike_warn_factor` that settles with no more than three high
+    points in a row is one. In a log whose short jumps recur (`jumps` of them, `_recurring_jumps`) the loss's own
+    noise throws them however the points were sampled (one micro-batch's loss printed every N steps), at any factor
+    over a median that may sit near 0: there a spike no higher than the loss has been before it (or in the log's
+    first `spike_window` points, whose noisy start has no before) is one where the level under it stayed put
+    (`_jumps_on_an_unmoved_level`). An unstable model stays high (VERDICTS.md). A spike of an every-step log with
+    fewer than `spike_min_history` points before it is no such batch: the log has not yet shown what its per-step
+    noise is (a six-step paste of a long run, the loss 0.66, 0.80, then 4.27, then 0.77)."""
+    if len(loss) < 2:
         return []
     values = loss.to_numpy(dtype="float64")  # real_loss: finite, the positions find_spikes counts in
+    every_step = float(np.median(np.diff(loss.index.to_numpy()))) == 1
     limit = thresholds.loss_spike_recover_factor
-    return [s for s in spikes if s.recovered and s.peak / s.baseline < thresholds.spike_warn_factor
-            and s.position >= thresholds.spike_min_history
-            and _longest_high_run(values[s.position:s.end_position + 1], limit * s.baseline) <= _BATCH_STEPS + 1]
+    one_step_batches = [s for s in spikes if every_step and s.recovered
+                        and s.peak / s.baseline < thresholds.spike_warn_factor
+                        and s.position >= thresholds.spike_min_history
+                        and _longest_high_run(values[s.position:s.end_position + 1], limit * s.baseline)
+                        <= _BATCH_STEPS + 1]
+    return [s for s in spikes if s in one_step_batches
+            or (jumps and s.peak <= float(np.max(values[:max(s.position, thresholds.spike_window)]))
+                and _jumps_on_an_unmoved_level(values, s, thresholds, min_rise))]
+
+
+def _jumps_on_an_unmoved_level(values: np.ndarray, spike: Spike, thresholds: Thresholds, min_rise: float) -> bool:
+    """Whether the spike's episode is jumps of single batches over a level that stayed put: its median no higher than
+    the loss's own upper range before it (`_upper_range`: a cluster of hard batches, as an unshuffled stretch of hard
+    examples gives), or no more than `_BATCH_STEPS` + 1 points in a row that are jumps (`loss_spike_factor` x and
+    `min_rise` nats over its baseline) and the episode settled, or the loss's median over it stayed within
+    `loss_spike_recover_factor` x or `min_rise` nats of the baseline. A noisy loss seldom has three calm points in a
+    row to end an episode by, so an episode still open is read by its level; a loss that moved up stays up in it."""
+    span = values[spike.position:spike.end_position + 1]
+    level = float(np.median(span))
+    if level <= _upper_range(values, spike.position, thresholds):
+        return True  # a stretch of hard batches no higher, in its median, than one batch in ten of the loss before it
+    jumps = (span > thresholds.loss_spike_factor * spike.baseline) & (span - spike.baseline >= min_rise)
+    unmoved = spike.recovered or level <= thresholds.loss_spike_recover_factor * spike.baseline \
+        or level - spike.baseline < min_rise
+    return unmoved and max((j - i for i, j in true_runs(jumps)), default=0) <= _BATCH_STEPS + 1
+
+
+_UPPER = 90  # the percentile of the loss's points that is its own upper range ...
+_UPPER_WINDOWS = 10  # ... read over this many `spike_window`s of points before a spike
+
+
+def _upper_range(values: np.ndarray, position: int, thresholds: Thresholds) -> float:
+    """The loss's own upper range before `position`: the `_UPPER`th percentile of the `_UPPER_WINDOWS` x
+    `spike_window` points before it, or of the log's first that many where fewer than `spike_window` come before."""
+    span = _UPPER_WINDOWS * thresholds.spike_window
+    before = values[max(0, position - span):position]
+    return float(np.percentile(before if len(before) >= thresholds.spike_window else values[:span], _UPPER))
+
+
+_RECURRING_JUMPS = 4  # this many short jumps over a log ...
+_JUMP_QUARTERS = 3  # ... in this many of its quarters or more (most of the run) are the loss's own noise
+
+
+def _recurring_jumps(values: np.ndarray, thresholds: Thresholds, min_rise: float) -> int:
+    """How many short jumps the loss throws over the run where it throws them again and again, else 0: runs of at
+    most `_BATCH_STEPS` + 1 points `loss_spike_factor` x over the median of the `spike_window` points before each
+    and `min_rise` nats above it, the next point back under that bar, `_RECURRING_JUMPS` of them or more in
+    `_JUMP_QUARTERS` quarters of the log or more. The nats keep a loss near 0 (rounded to 0.0001, 0.0003) from
+    counting its rounding as jumps. A lone jump in a quiet log, or a stretch of jumps in one part of it, is no such
+    noise."""
+    before = pd.Series(values).rolling(thresholds.spike_window, min_periods=thresholds.spike_min_history) \
+        .median().shift(1).to_numpy()
+    with np.errstate(invalid="ignore"):
+        over = (values > thresholds.loss_spike_factor * before) & (values - before >= min_rise)
+    jumps = [start for start, stop in true_runs(over) if stop - start <= _BATCH_STEPS + 1 and stop < len(values)]
+    quarters = {4 * p // len(values) for p in jumps}
+    return len(jumps) if len(jumps) >= _RECURRING_JUMPS and len(quarters) >= _JUMP_QUARTERS else 0
 
 
 def _longest_high_run(values: np.ndarray, limit: float) -> int:
@@ -117,11 +179,15 @@ def _longest_high_run(values: np.ndarray, limit: float) -> int:
     return max((j - i for i, j in true_runs(values > limit)), default=0)
 
 
-def _batch_noise(batches: list[Spike]) -> Finding:
+def _batch_noise(batches: list[Spike], jumps: int) -> Finding:
     big = largest(batches)
-    message = (f"{len(batches)} single-batch loss {'spike' if len(batches) == 1 else 'spikes'} in a log of every step, the "
+    where = (f"in a log whose loss jumps and comes straight back again and again ({jumps} short jumps over the run)"
+             if jumps else "in a log of every step")
+    how = ("each over a level that stayed where it was" if jumps
+           else f"none high for more than {_BATCH_STEPS + 1} steps in a row")
+    message = (f"{len(batches)} single-batch loss {'spike' if len(batches) == 1 else 'spikes'} {where}, the "
                f"largest to {format_number(big.peak)} at step {big.peak_step} ({big.peak / big.baseline:.1f}x its recent "
-               f"median {format_number(big.baseline)}), none high for more than {_BATCH_STEPS + 1} steps in a row: the per-step noise of small batches.")
+               f"median {format_number(big.baseline)}), {how}: the per-step noise of small batches.")
     return Finding("loss_spike", "info", batches[0].step, message, end_step=batches[-1].step, metric=LOSS,
                    evidence=dict(group_evidence(batches), single_batches=True))
 
