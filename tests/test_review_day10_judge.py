@@ -54,3 +54,29 @@ def test_four_evaluations_that_wander_or_fall_a_little_are_not():
     barely = _sparse_run([5.824, 5.80, 5.83], [4.97, 4.95, 4.93, 4.91])  # every step down, 1.2% in all
     for run in (wander, barely):
         assert [f.kind for f in detect_no_learning_evidence(run, Thresholds())] == ["no_learning_evidence"]
+
+
+# ---- memorization needs held-out data that did not follow the training loss down -------------------------------------
+
+from forensics.analyzers.collapse import detect_loss_collapse  # noqa: E402
+
+
+def _descent_to_zero(eval_level) -> dict:
+    """A masked-LM-like run: the training loss falls gradually from 0.8 to ~1e-4 over 2000 steps (logged every 10,
+    grad_norm finite), evaluated every 100 steps."""
+    steps = list(range(10, 2010, 10))
+    train = [max(0.8 * 0.965 ** (s / 10), 1e-4 * (1 + 0.3 * ((s // 10) % 3))) for s in steps]
+    eval_steps = list(range(100, 2100, 100))
+    return {"loss": pd.Series(train, index=steps, dtype="float64"),
+            "grad_norm": pd.Series([0.1] * len(steps), index=steps, dtype="float64"),
+            "eval_loss": pd.Series([eval_level(s) for s in eval_steps], index=eval_steps, dtype="float64")}
+
+
+def test_a_training_loss_at_zero_with_the_eval_loss_following_it_down_is_not_memorization():
+    run = _descent_to_zero(lambda s: max(0.55 * 0.96 ** (s / 10), 4e-5))
+    assert [f.kind for f in detect_loss_collapse(run, Thresholds())] == []
+
+
+def test_a_training_loss_at_zero_with_the_eval_loss_held_up_is_still_memorization():
+    run = _descent_to_zero(lambda s: 0.6)
+    assert [f.kind for f in detect_loss_collapse(run, Thresholds())] == ["memorization"]
