@@ -39,3 +39,13 @@ def test_a_finished_bar_before_the_dicts_does_not_date_them(tmp_path):
     text = "\n".join([bar] + [_dict(loss, 1e-4, 0.04 * k) for k, loss in enumerate(_LOSSES, start=1)]) + "\n"
     losses = _losses(text, tmp_path)
     assert len(losses) == len(_LOSSES) and min(losses) < 7, losses
+
+
+def test_dicts_whose_epochs_tell_them_apart_are_dated_by_their_epochs_not_on_from_a_single_bar(tmp_path):
+    """A reviewer's paste: the Trainer's banner (1000 steps, 1 epoch), one bar reading at 500/1000, then twelve dicts
+    at epochs 0.51-0.62: each is at its epoch x 1000 steps, not numbered on from the bar by a guessed interval."""
+    banner = ["***** Running training *****", "  Num examples = 8000", "  Num Epochs = 1",
+              "  Total optimization steps = 1000", " 50%|" + "\u2588" * 5 + "     | 500/1000 [10:00<10:00,  1.20s/it]"]
+    dicts = [_dict(1.18 - 0.01 * k, 4.9e-5 - 1e-6 * k, round(0.51 + 0.01 * k, 2)) for k in range(12)]
+    losses = _losses("\n".join(banner + dicts) + "\n", tmp_path)
+    assert sorted(losses) == list(range(510, 630, 10)), sorted(losses)

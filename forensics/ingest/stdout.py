@@ -1084,7 +1084,9 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
     # the train dicts after the first it dates go on from it; where bars recur, dicts between two readings share a bar
     # (buffered stdout, a bar drawn every few logs) and other rules place them
     readings = [e[1] for e in events if e[0] == "bar" and e[2] == train_total]
-    one_bar = len(readings) == 1 and train_total is not None and readings[0] < train_total  # not a finished bar
+    epochs = {e[2].get("epoch") for e in events if e[0] == "dict" and "loss" in e[2]}
+    one_bar = len(readings) == 1 and train_total is not None and readings[0] < train_total \
+        and len(epochs) <= 1  # not a finished bar, and no epochs that tell the dicts apart (the epoch rule reads them)
     for i, event in enumerate(events):
         if event[0] == "bar" and event[2] == train_total and use_bars:
             bar_n, bar_used = event[1], False
