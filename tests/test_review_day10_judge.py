@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from forensics.analyzers.lr_anomaly import detect_warmup_past_the_end
@@ -80,3 +81,17 @@ def test_a_training_loss_at_zero_with_the_eval_loss_following_it_down_is_not_mem
 def test_a_training_loss_at_zero_with_the_eval_loss_held_up_is_still_memorization():
     run = _descent_to_zero(lambda s: 0.6)
     assert [f.kind for f in detect_loss_collapse(run, Thresholds())] == ["memorization"]
+
+
+def test_a_warmup_written_as_a_float_or_a_string_is_read():
+    for written in (100.0, "100", np.int64(100)):
+        assert [f.kind for f in detect_warmup_past_the_end(_linear_with_warmup(100, 100), written, 100, 3.0)] \
+            == ["lr_anomaly"], written
+
+
+def test_the_run_length_said_is_its_planned_steps_where_the_last_is_not_logged():
+    run = _linear_with_warmup(105, 105)
+    run["epoch"] = pd.Series([s / 105 for s in run["loss"].index], index=run["loss"].index, dtype="float64")
+    run = {k: v[v.index % 10 == 0] for k, v in run.items()}  # logged every 10: steps 10 to 100 (epoch 0.95)
+    (found,) = detect_warmup_past_the_end(run, 105, 105, 1.0) or [None]
+    assert found is not None and "as long as the run's 105 steps" in found.message, found
