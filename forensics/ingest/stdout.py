@@ -607,6 +607,10 @@ _LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbn
 # A line that loads a model (a load word in English, Chinese, Japanese, Korean, Spanish, French, German) and names 4
 # bits (`4bit`, `4-bit`, `nf4`, `load_in_4bit`) beside it: `加载 4bit 基座: Qwen/Qwen2.5-1.5B-Instruct` (loading
 # the 4-bit base), `Loading the base in 4bit (nf4)`. A `4bit` elsewhere (a kernel, a merge, a flag listed) is no load.
+# bitsandbytes' 4-bit layer by its class name, in a printed model (`(q_proj): Linear4bit(in_features=4096, ...`, PEFT's
+# `lora.Linear4bit(`) or in bitsandbytes' own warning (`Input type into Linear4bit is torch.float16`): the weights
+# are 4-bit, whatever the line says beside it (`bias=False` is no negation)
+_FOUR_BIT_LAYER = re.compile(r"(?<![A-Za-z0-9_])Linear4bit(?![A-Za-z0-9_])")
 _FOUR_BIT_WORD = re.compile(r"(?i)(?<![A-Za-z0-9])(?:4[-_ ]?bits?|nf4|load_in_4bit)(?![A-Za-z0-9])")
 _LOAD_WORD = re.compile(r"(?i)\b(?:load|loads|loading|loaded|cargando|cargado|chargement|charg[ée]e?|lade|laden|geladen)\b"
                         r"|加载|載入|载入|読み込|ロード|로드|불러")
@@ -709,7 +713,8 @@ def console_facts(text: str) -> dict:
     N`, parameter-golf's
     `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
     which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
-    (`console_4bit`), a value head loaded or saved (`console_value_head`), instruction-tuning data shown
+    (`console_4bit`; `console_4bit_layers` where bitsandbytes' 4-bit layers were seen), a value head loaded or saved
+    (`console_value_head`), instruction-tuning data shown
     (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns), how
     often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), which of TRL's
     trainers raised a warning from its own module (`console_trl_trainer`: "SFTTrainer"), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
@@ -766,6 +771,7 @@ def console_facts(text: str) -> dict:
     said = _said_4bit(text) if "4" in text or "LORA" in text.upper() else None
     if said:
         out["console_4bit"] = said
+        out["console_4bit_layers"] = bool(_FOUR_BIT_LAYER.search(said))
     said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
     if said is not None:
         out["console_params_said"], out["console_params_said_line"] = said
@@ -915,12 +921,15 @@ def _line_at(text: str, at: int) -> str:
 
 def _said_4bit(text: str) -> str | None:
     """The first line saying the base was loaded in 4 bits (or naming QLoRA) and not saying it was not, else the first
-    short line that loads a model and names 4 bits beside it (`_FOUR_BIT_WORD` with `_LOAD_WORD`, in any of several
-    languages), or None."""
+    line naming bitsandbytes' 4-bit layer (`_FOUR_BIT_LAYER`), else the first short line that loads a model and names
+    4 bits beside it (`_FOUR_BIT_WORD` with `_LOAD_WORD`, in any of several languages), or None."""
     for m in _LOADED_4BIT.finditer(text):
         line = _line_at(text, m.start()).strip()
         if not _NEGATED.search(line):
             return line[-160:]
+    m = _FOUR_BIT_LAYER.search(text) if "Linear4bit" in text else None
+    if m:
+        return _line_at(text, m.start()).strip()[-160:]
     for m in _FOUR_BIT_WORD.finditer(text):
         line = _line_at(text, m.start()).strip()
         if len(line) <= 200 and _LOAD_WORD.search(line) and not _NEGATED.search(line) \
