@@ -88,3 +88,47 @@ def test_the_linear4bit_warning_outweighs_a_serialized_load_in_4bit_false(tmp_pa
 def test_a_serialized_load_in_4bit_false_without_4bit_layers_stays_lora(tmp_path):
     run = _wandb_lora_run(tmp_path / "run", ["Model prepared for training"])
     assert forensics.analyze(run, check_checkpoints=False).run_profile.method == "lora"
+
+
+# ---- change 2: verl's printed config says the policy's lora_rank (0: every weight) and the actor's FSDP dtype ------
+
+
+def _verl_console(folder, lora_rank: int | None, dtype: str | None):
+    """verl's RL trainer console: its config printed with pprint by the Ray TaskRunner, then its step lines."""
+    p = "(TaskRunner pid=625502) "
+    pad = " " * 33
+    head = [p + "{'actor_rollout_ref': {'actor': {'_target_': 'verl.workers.config.FSDPActorConfig',",
+            p + pad + "'clip_ratio': 0.2,",
+            p + pad + "'fsdp_config': {'_target_': 'verl.workers.config.FSDPEngineConfig',"]
+    if dtype is not None:
+        head.append(p + pad + f"                'dtype': '{dtype}',")
+    head += [p + pad + "                'fsdp_size': -1,", p + pad + "                'model_dtype': 'fp32',",
+             p + pad + "                'param_offload': False},",
+             p + "                       'model': {'_target_': 'verl.workers.config.HFModelConfig',",
+             p + pad + "'lora_alpha': 16,"]
+    if lora_rank is not None:
+        head.append(p + pad + f"'lora_rank': {lora_rank},")
+    head.append(p + pad + "'path': 'Qwen/Qwen2.5-1.5B-Instruct'},")
+    rows = [p + f"step:{i} - actor/entropy:{0.46 - 0.002 * i:.4f} - actor/pg_loss:{0.01 * (-1) ** i:.4f} - "
+            f"actor/grad_norm:{0.01 + 0.001 * i:.4f} - actor/lr:3e-05 - critic/score/mean:{0.2 + 0.02 * i:.3f} - "
+            f"training/global_step:{i} - training/epoch:0" for i in range(1, 31)]
+    folder.mkdir(parents=True)
+    (folder / "train.out").write_text("\n".join(head + rows) + "\n")
+    return folder
+
+
+def test_verl_printed_lora_rank_0_and_fsdp_dtype_give_full_bf16(tmp_path):
+    profile = forensics.analyze(_verl_console(tmp_path / "run", 0, "bfloat16")).run_profile
+    assert (profile.framework, profile.method, profile.precision) == ("verl", "full", "bf16")
+    assert "lora_rank" in profile.evidence["method"]
+
+
+def test_verl_printed_lora_rank_above_0_gives_lora(tmp_path):
+    assert forensics.analyze(_verl_console(tmp_path / "run", 32, "bfloat16")).run_profile.method == "lora"
+
+
+def test_verl_config_without_those_keys_leaves_method_and_precision_unknown(tmp_path):
+    """An older verl print with no lora_rank and no dtype in the actor's fsdp_config: the rollout's dtype or the
+    stored weights' model_dtype say nothing of how the actor trained."""
+    profile = forensics.analyze(_verl_console(tmp_path / "run", None, None)).run_profile
+    assert (profile.method, profile.precision) == ("unknown", "unknown")

@@ -700,6 +700,13 @@ _SWIFT_LOGGER = re.compile(r"^\[INFO:swift\][^\n]*", re.MULTILINE)
 _LITGPT_PRECISION = re.compile(r"'precision': '(bf16|16|32)-(?:true|mixed)'")
 _LITGPT_PRECISIONS = {"bf16": "bf16", "16": "fp16", "32": "fp32"}
 _PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32"}
+# verl's RL trainer prints its whole config with pprint at start (`{'actor_rollout_ref': {'actor': {...`): the policy
+# model's `'lora_rank': 0` (no adapter: every weight trained; verl's default) comes first, in actor_rollout_ref.model,
+# and the actor's FSDP config holds its mixed-precision `'dtype': 'bfloat16'` (its `model_dtype` is the stored weights')
+_VERL_CONFIG = re.compile(r"\{'actor_rollout_ref': \{")
+_VERL_LORA_RANK = re.compile(r"'lora_rank': (\d+),")
+_VERL_FSDP_DTYPE = re.compile(r"'fsdp_config': \{(?:[^\n]*\n){0,40}?[^\n]*?'(?:param_)?dtype': '(bfloat16|bf16|float16|fp16|"
+                              r"float32)'")
 
 
 def console_facts(text: str) -> dict:
@@ -833,6 +840,9 @@ def _recipe_facts(text: str) -> dict:
         out.update(console_framework="axolotl", console_framework_line=_line_at(text, m.start()).strip()[-160:])
     if "paddlenlp commit id" in text:
         out.update(_paddlenlp_facts(text))
+    m = _VERL_CONFIG.search(text) if "'actor_rollout_ref'" in text else None
+    if m:
+        out.update(_verl_config_facts(text[m.start():]))
     m = _LITGPT_PRECISION.search(text) if "'precision': '" in text and "PosixPath(" in text else None
     if m:
         out.update(console_framework="litgpt", console_framework_line=m.group(0))
@@ -840,6 +850,26 @@ def _recipe_facts(text: str) -> dict:
         if "'lora_r': " in text:
             out["console_method"] = "qlora" if "'quantize': 'bnb.nf4" in text else "lora"
     return out
+
+
+def _verl_config_facts(config: str) -> dict:
+    """The method (`'lora_rank': 0` full, else LoRA) and the actor's mixed precision that verl's printed config says."""
+    out: dict = {}
+    rank = _VERL_LORA_RANK.search(config)
+    if rank:
+        out["console_method"] = "lora" if int(rank.group(1)) > 0 else "full"
+        out["console_method_line"] = f"verl's printed config: {_squeezed_line(config, rank.start())}"
+    dtype = _VERL_FSDP_DTYPE.search(config)
+    if dtype:
+        out["console_precision"] = _PRECISION_NAMES[dtype.group(1)]
+        out["console_precision_line"] = (f"verl's printed config, the actor's fsdp_config: "
+                                         f"{_squeezed_line(config, dtype.start(1))}")
+    return out
+
+
+def _squeezed_line(text: str, at: int) -> str:
+    """The line holding position `at`, its runs of spaces (pprint's indent, a Ray worker's prefix) made one."""
+    return " ".join(_line_at(text, at).split())[-120:]
 
 
 # PaddleNLP's Trainer prints its arguments one a line under `Model / Data / Training Configuration Arguments` headers,
