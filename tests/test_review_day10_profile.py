@@ -132,3 +132,29 @@ def test_verl_config_without_those_keys_leaves_method_and_precision_unknown(tmp_
     stored weights' model_dtype say nothing of how the actor trained."""
     profile = forensics.analyze(_verl_console(tmp_path / "run", None, None)).run_profile
     assert (profile.method, profile.precision) == ("unknown", "unknown")
+
+
+# ---- change 3: a trained encoder-decoder whose short run logged only its eval_loss is still sft ---------------------
+
+
+def _seq2seq_checkpoint(folder, config: dict, logged: list[dict]):
+    """A Trainer checkpoint of a run shorter than its logging interval: config.json and the eval records alone."""
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "trainer_state.json").write_text(json.dumps({"log_history": logged, "global_step": 10, "max_steps": 10}))
+    return folder
+
+
+_EVALS = [{"eval_loss": 2.9 - 0.3 * e, "eval_runtime": 3.2, "epoch": float(e), "step": 2 * e} for e in range(1, 6)]
+_BART = {"_name_or_path": "facebook/bart-large", "is_encoder_decoder": True,
+         "architectures": ["BartForConditionalGeneration"], "model_type": "bart"}
+
+
+def test_a_pretrained_encoder_decoder_with_only_eval_loss_logged_is_sft(tmp_path):
+    profile = forensics.analyze(_seq2seq_checkpoint(tmp_path / "run", _BART, _EVALS)).run_profile
+    assert profile.objective == "sft" and "eval_loss" in profile.evidence["objective"]
+
+
+def test_an_encoder_decoder_of_unknown_start_with_only_eval_loss_is_not_called_sft(tmp_path):
+    unnamed = {k: v for k, v in _BART.items() if k != "_name_or_path"}
+    assert forensics.analyze(_seq2seq_checkpoint(tmp_path / "run", unnamed, _EVALS)).run_profile.objective == "unknown"
