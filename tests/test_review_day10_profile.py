@@ -158,3 +158,27 @@ def test_a_pretrained_encoder_decoder_with_only_eval_loss_logged_is_sft(tmp_path
 def test_an_encoder_decoder_of_unknown_start_with_only_eval_loss_is_not_called_sft(tmp_path):
     unnamed = {k: v for k, v in _BART.items() if k != "_name_or_path"}
     assert forensics.analyze(_seq2seq_checkpoint(tmp_path / "run", unnamed, _EVALS)).run_profile.objective == "unknown"
+
+
+# ---- change 4: hiyouga's finetuning_args file names the framework (ChatGLM-Efficient-Tuning / LLaMA-Factory) --------
+
+
+def _trainer_state_save(folder):
+    folder.mkdir(parents=True)
+    log = [{"loss": 2.4 - s / 200, "learning_rate": 5e-5, "epoch": s / 200, "step": s} for s in range(10, 210, 10)]
+    (folder / "trainer_state.json").write_text(json.dumps({"log_history": log, "global_step": 200, "max_steps": 200}))
+    return folder
+
+
+def test_a_finetuning_args_file_beside_the_state_names_llamafactory(tmp_path):
+    run = _trainer_state_save(tmp_path / "run")
+    (run / "finetuning_args.json").write_text(json.dumps({"finetuning_type": "lora", "lora_rank": 8,
+                                                          "lora_target": ["query_key_value"]}))
+    profile = forensics.analyze(run).run_profile
+    assert (profile.framework, profile.method) == ("llamafactory", "lora")
+    assert "finetuning_args.json" in profile.evidence["framework"]
+
+
+def test_a_trainer_state_alone_stays_hf_trainer(tmp_path):
+    assert forensics.analyze(_trainer_state_save(tmp_path / "run")).run_profile.framework == "hf_trainer"
+
