@@ -182,3 +182,41 @@ def test_a_finetuning_args_file_beside_the_state_names_llamafactory(tmp_path):
 def test_a_trainer_state_alone_stays_hf_trainer(tmp_path):
     assert forensics.analyze(_trainer_state_save(tmp_path / "run")).run_profile.framework == "hf_trainer"
 
+
+# ---- change 5: a notebook cell with no count that alone defines what a cell that ran reads has run too --------------
+
+
+def _notebook(path, cells: list[tuple[int | None, str, list[dict]]]):
+    """cells: (execution count or None, source, outputs)."""
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "execution_count": count, "metadata": {}, "source": source,
+                     "outputs": outputs} for count, source, outputs in cells]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(nb))
+    return path.parent
+
+
+def _train_output() -> list[dict]:
+    return [{"output_type": "stream", "name": "stdout", "text": "\n".join(_hf_dict_lines()) + "\n"}]
+
+
+_LOAD = 'model = AutoModelForCausalLM.from_pretrained("mistralai/Mistral-7B-v0.1")\n'
+_ARGS = 'args = TrainingArguments(output_dir="out", learning_rate=2.5e-5, bf16=True, fp16=False)\n'
+_TRAIN = "trainer = Trainer(model=model, args=args, train_dataset=ds)\ntrainer.train()\n"
+
+
+def test_the_uncounted_cell_that_builds_the_training_arguments_counts_as_run(tmp_path):
+    """The arguments cell was edited after it ran (count and output gone); the counted training cell reads its
+    `args` and trained: its bf16=True is the run's precision."""
+    run = _notebook(tmp_path / "run" / "train.ipynb", [(1, "from transformers import *\n" + _LOAD, []),
+                                                       (None, _ARGS, []), (5, _TRAIN, _train_output())])
+    assert forensics.analyze(run).run_profile.precision == "bf16"
+
+
+def test_an_uncounted_cell_whose_names_are_defined_elsewhere_too_is_not_read(tmp_path):
+    """A second, never-run arguments cell (bf16) beside the counted one (fp16): the counted one is the run's."""
+    fp16 = _ARGS.replace("bf16=True, fp16=False", "bf16=False, fp16=True")
+    run = _notebook(tmp_path / "run" / "train.ipynb", [(1, "from transformers import *\n" + _LOAD, []),
+                                                       (2, fp16, []), (None, _ARGS, []),
+                                                       (5, _TRAIN, _train_output())])
+    assert forensics.analyze(run).run_profile.precision == "fp16"

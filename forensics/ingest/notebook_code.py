@@ -472,7 +472,40 @@ def _cells_that_ran(cells: list) -> list[dict]:
         while j >= 0 and _count(code[j]) is None and not code[j].get("outputs") and not _would_show(code[j]):
             ran.add(j)
             j -= 1
+    ran |= _sole_definers_of_names_read_later(code, ran)
     return [c for i, c in enumerate(code) if i in ran]
+
+
+def _sole_definers_of_names_read_later(code: list[dict], ran: set[int]) -> set[int]:
+    """Uncounted cells without output that alone assign a name a later cell that ran reads (the arguments built in a
+    cell edited after it ran, then handed to the training cell): had they not run, that cell would have stopped on
+    a NameError before its output."""
+    trees = [_quiet_tree(cell) for cell in code]
+    assigned = [_assigned_names(tree) for tree in trees]
+    read = [{n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} for tree in trees]
+    found = set()
+    for i, names in enumerate(assigned):
+        if i in ran or not names:
+            continue
+        sole = {name for name in names if not any(name in other for k, other in enumerate(assigned) if k != i)}
+        if any(j in ran and sole & read[j] for j in range(i + 1, len(code))):
+            found.add(i)
+    return found
+
+
+def _quiet_tree(cell: dict) -> ast.Module:
+    code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in _source(cell).splitlines())
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError):
+        return ast.Module(body=[], type_ignores=[])
+
+
+def _assigned_names(tree: ast.Module) -> set[str]:
+    """The names a cell's top-level statements assign (`args = TrainingArguments(...)`)."""
+    targets = [t for node in tree.body if isinstance(node, ast.Assign) for t in node.targets]
+    targets += [node.target for node in tree.body if isinstance(node, ast.AnnAssign)]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
 
 
 def _would_show(cell: dict) -> bool:
