@@ -649,6 +649,11 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
         evidence["precision"] = (f"Unsloth's trainer turns on {unsloth} mixed precision where neither flag is set, "
                                  f"from the model's dtype ({config.source_of('precision.unsloth_mixed')})")
         return unsloth
+    autocast = config.get("precision.autocast")
+    if autocast in ("fp16", "bf16"):
+        evidence["precision"] = (f"the training loop runs its forward pass under torch's autocast in {autocast} "
+                                 f"({config.source_of('precision.autocast')})")
+        return autocast
     loaded = config.get("model.load_dtype")
     if loaded in _HALF_LOADS:  # the weights themselves in half precision, no mixed-precision flag set: trained so
         evidence["precision"] = (f"the model's weights loaded in {loaded} ({config.source_of('model.load_dtype')}) "

@@ -220,3 +220,47 @@ def test_an_uncounted_cell_whose_names_are_defined_elsewhere_too_is_not_read(tmp
                                                        (2, fp16, []), (None, _ARGS, []),
                                                        (5, _TRAIN, _train_output())])
     assert forensics.analyze(run).run_profile.precision == "fp16"
+
+
+# ---- change 6: a notebook's own training loop under torch's autocast trains in its dtype ---------------------------
+
+_LOOP = '''model = GPT(config).to(DEVICE)
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+{scaler}for step, (x, y) in enumerate(loader):
+    optimizer.zero_grad(set_to_none=True)
+    with {autocast}:
+        logits, loss = model(x, y)
+    {backward}
+    if step % 10 == 0:
+        print(f"step {{step}} | loss {{loss.item():.4f}}")
+'''
+_SCALED = ('scaler = torch.cuda.amp.GradScaler(enabled=(DEVICE == "cuda"))\n',
+           "scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()")
+_PLAIN = ("", "loss.backward()\n    optimizer.step()")
+
+
+def _loop_notebook(folder, autocast: str, scaled: bool = True):
+    """A hand-written loop (nanoGPT-style) in a notebook whose first cell sets DEVICE = "cuda"; its printed losses fall."""
+    scaler, backward = _SCALED if scaled else _PLAIN
+    loop = _LOOP.format(autocast=autocast, scaler=scaler, backward=backward)
+    rows = "".join(f"step {10 * i} | loss {4.0 - 0.05 * i:.4f}\n" for i in range(30))
+    return _notebook(folder / "train.ipynb", [(1, 'DEVICE = "cuda"\n', []),
+                                              (2, loop, [{"output_type": "stream", "name": "stdout", "text": rows}])])
+
+
+def test_cuda_autocast_in_the_training_loop_is_fp16(tmp_path):
+    profile = forensics.analyze(_loop_notebook(tmp_path / "run", 'torch.cuda.amp.autocast(enabled=(DEVICE == "cuda"))')
+                                ).run_profile
+    assert profile.precision == "fp16" and "autocast" in profile.evidence["precision"]
+
+
+def test_autocast_naming_bfloat16_is_bf16(tmp_path):
+    run = _loop_notebook(tmp_path / "run", "torch.autocast(device_type=DEVICE, dtype=torch.bfloat16)", scaled=False)
+    assert forensics.analyze(run).run_profile.precision == "bf16"
+
+
+def test_autocast_turned_off_or_of_an_unknown_dtype_says_nothing(tmp_path):
+    off = _loop_notebook(tmp_path / "off", "torch.autocast(device_type=DEVICE, enabled=False)", scaled=False)
+    unknown = _loop_notebook(tmp_path / "unknown", "torch.autocast(device_type=DEVICE, dtype=ptdtype)", scaled=False)
+    assert forensics.analyze(off).run_profile.precision == "unknown"
+    assert forensics.analyze(unknown).run_profile.precision == "unknown"

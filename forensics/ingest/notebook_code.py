@@ -18,7 +18,8 @@ TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config
 `precision.default_fp32` where the notebook trains in its own
 code with nothing below float32 asked for, `precision.trainer_fp32` (the arguments class) where it builds a Trainer
 whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
-trainer turns on where the code sets neither flag), `model.built_here` where it builds its model from random weights), empty
+trainer turns on where the code sets neither flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's
+autocast), `model.built_here` where it builds its model from random weights), empty
 where the code says none of them.
 """
 from __future__ import annotations
@@ -99,10 +100,49 @@ def code_values(cells: list, outputs: str) -> dict:
     unsloth = _unsloth_mixed_precision(values, trees, outputs, bf16_supported)
     if unsloth:
         values["precision.unsloth_mixed"] = unsloth
+    autocast = None if "bf16" in values or "fp16" in values else _autocast_precision(trees, names)
+    if autocast:
+        values["precision.autocast"] = autocast
     built = _model_built_here(cells, trees, code)
     if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
         values["model.built_here"] = built
     return values
+
+
+_AUTOCAST_DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
+
+
+def _autocast_precision(trees: list, names: dict) -> str | None:
+    """"fp16" / "bf16" where a cell that ran trains in its own loop (`loss.backward()`) under `with autocast(...)`: the
+    dtype it names, else its device type's default (float16 on CUDA: `torch.cuda.amp.autocast`, device_type "cuda";
+    bfloat16 on the CPU), else fp16 where the cell scales its loss (a GradScaler: only float16 needs one). None where
+    no such block is seen, a literal turns it off, or nothing tells (an autocast around `generate` trains nothing)."""
+    for tree in trees:
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+        if not any(_called_name(call.func) == "backward" for call in calls):
+            continue
+        scaler = any(_called_name(call.func) == "GradScaler" for call in calls)
+        for node in ast.walk(tree):
+            items = node.items if isinstance(node, (ast.With, ast.AsyncWith)) else []
+            for call in (item.context_expr for item in items):
+                if isinstance(call, ast.Call) and _called_name(call.func) == "autocast":
+                    return _autocast_dtype(call, names, scaler)
+    return None
+
+
+def _autocast_dtype(call: ast.Call, names: dict, scaler: bool) -> str | None:
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    enabled = keywords.get("enabled")
+    if isinstance(enabled, ast.Constant) and enabled.value is False:
+        return None
+    if "dtype" in keywords:  # `dtype=torch.bfloat16`; a name the code sets elsewhere (`dtype=ptdtype`) is not told
+        return _AUTOCAST_DTYPES.get(_called_name(keywords["dtype"]))
+    device = keywords.get("device_type", call.args[0] if call.args else None)
+    device = names.get(device.id) if isinstance(device, ast.Name) else \
+        device.value if isinstance(device, ast.Constant) else None
+    if ".cuda." in f".{ast.unparse(call.func)}." or device == "cuda" or scaler:
+        return "fp16"
+    return "bf16" if device == "cpu" else None
 
 
 # Unsloth's loader on a GPU without bfloat16 (a T4), given `dtype=torch.bfloat16`: `Device does not support bfloat16.
