@@ -264,3 +264,30 @@ def test_autocast_turned_off_or_of_an_unknown_dtype_says_nothing(tmp_path):
     unknown = _loop_notebook(tmp_path / "unknown", "torch.autocast(device_type=DEVICE, dtype=ptdtype)", scaled=False)
     assert forensics.analyze(off).run_profile.precision == "unknown"
     assert forensics.analyze(unknown).run_profile.precision == "unknown"
+
+
+# ---- change 7: a notebook cell that launches its training program with --fp16 / --bf16 says the precision ----------
+
+
+def _launch_notebook(folder, command: str, count: int | None = 3):
+    """A notebook that trains through a script (`!python src/train.py ...`, continued over lines) whose printed
+    progress is the cell's output."""
+    rows = "".join(f"Epoch {i} | batch 334/334 | loss {4.0 - 0.1 * i:.4f}\n" for i in range(1, 25))
+    outputs = [{"output_type": "stream", "name": "stdout", "text": rows}] if count is not None else []
+    return _notebook(folder / "train.ipynb", [(1, "!pip install -q sentencepiece\n", []),
+                                              (count, command, outputs)])
+
+
+_LAUNCH = "!python src/train.py \\\n    --data_dir data/ \\\n    --epochs 100 \\\n    --fp16 \\\n    --log_every 53\n"
+
+
+def test_a_launch_cell_with_fp16_makes_the_precision_fp16(tmp_path):
+    profile = forensics.analyze(_launch_notebook(tmp_path / "run", _LAUNCH)).run_profile
+    assert profile.precision == "fp16"
+
+
+def test_a_launch_cell_without_a_precision_flag_or_two_launches_say_nothing(tmp_path):
+    plain = _launch_notebook(tmp_path / "plain", _LAUNCH.replace("    --fp16 \\\n", ""))
+    two = _launch_notebook(tmp_path / "two", _LAUNCH + "!python src/train.py --bf16 --epochs 3\n")
+    assert forensics.analyze(plain).run_profile.precision == "unknown"
+    assert forensics.analyze(two).run_profile.precision == "unknown"

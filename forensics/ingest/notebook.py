@@ -14,8 +14,9 @@ shown it, and reads that text as a console log (`stdout.read_console`, format "s
 * errors: the exception and its traceback (a run that died: `OutOfMemoryError: CUDA out of memory`).
 
 The cells' code is not read as output: code says what was meant to run, the outputs what ran. What the code that
-ran passed as arguments (LoRA, 4-bit, bf16, the model) is kept for the run profile (`notebook_code`). nbformat 4 and the older 3
-(`worksheets`, `pyout`, `pyerr`, mime types as bare keys) are both read.
+ran passed as arguments (LoRA, 4-bit, bf16, the model) is kept for the run profile (`notebook_code`), with the
+arguments of the one training command its shell lines launch (`!python train.py --fp16`: `command_line`). nbformat 4
+and the older 3 (`worksheets`, `pyout`, `pyerr`, mime types as bare keys) are both read.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from pathlib import Path
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
-from . import notebook_code, stdout
+from . import command_line, notebook_code, stdout
 from .results_table import trainer_tables
 
 # What a display's text/plain says when the display is HTML only: no console text
@@ -53,6 +54,8 @@ def read(path: Path) -> LogRecords:
     if len(runs) > 1:
         records = replace(records, notes=records.notes + (_earlier_runs_left_out(len(runs), judged),))
     said = notebook_code.code_values(cells, console)
+    for key, value in command_line.launch_values(notebook_code.shell_commands(cells)).items():
+        said.setdefault(key, value)  # a `!python train.py --fp16` cell: the program's own arguments
     if said:
         records.texts[notebook_code.TEXT_KEY] = json.dumps(said)
     return records

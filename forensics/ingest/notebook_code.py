@@ -494,6 +494,19 @@ def _source(cell: dict) -> str:
         source if isinstance(source, str) else ""
 
 
+def shell_commands(cells: list) -> str:
+    """The shell lines of the cells that ran (`!python train.py \\` and the lines it continues on), without the `!`."""
+    lines: list[str] = []
+    for cell in _cells_that_ran(cells):
+        continued = False
+        for line in _source(cell).splitlines():
+            shell = line.lstrip().startswith("!")
+            if shell or continued:
+                lines.append(line.lstrip()[1:] if shell else line)
+            continued = (shell or continued) and line.rstrip().endswith("\\")
+    return "\n".join(lines)
+
+
 def _cells_that_ran(cells: list) -> list[dict]:
     """Code cells with an execution count or an output; where the notebook was saved with every count cleared (some
     editors and export tools do), every code cell up to the last one that shows an output; where only some cells
