@@ -291,3 +291,26 @@ def test_a_launch_cell_without_a_precision_flag_or_two_launches_say_nothing(tmp_
     two = _launch_notebook(tmp_path / "two", _LAUNCH + "!python src/train.py --bf16 --epochs 3\n")
     assert forensics.analyze(plain).run_profile.precision == "unknown"
     assert forensics.analyze(two).run_profile.precision == "unknown"
+
+
+# ---- change 8: an autocast block that trains nothing (a generate after training) says nothing of the precision -----
+
+_TRAINER_CELLS = [(1, "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments, Trainer\n" + _LOAD,
+                   []),
+                  (2, 'args = TrainingArguments(output_dir="out", learning_rate=5e-4, max_steps=100)\n', []),
+                  (3, _TRAIN, _train_output())]
+_GENERATE = ('ids = tokenizer(prompt, return_tensors="pt")["input_ids"].to("cuda")\n'
+             "with torch.cuda.amp.autocast():\n    out = model.generate(input_ids=ids, max_new_tokens=64)\n")
+
+
+def test_autocast_around_generate_after_training_leaves_the_trainer_default_fp32(tmp_path):
+    run = _notebook(tmp_path / "run" / "train.ipynb", _TRAINER_CELLS + [(4, _GENERATE, [])])
+    assert forensics.analyze(run).run_profile.precision == "fp32"
+
+
+def test_autocast_around_the_training_call_still_blocks_fp32(tmp_path):
+    wrapped = "with torch.autocast(device_type=\"cuda\"):\n    trainer.train()\n"
+    cells = _TRAINER_CELLS[:2] + [(3, "trainer = Trainer(model=model, args=args, train_dataset=ds)\n" + wrapped,
+                                   _train_output())]
+    assert forensics.analyze(_notebook(tmp_path / "run" / "train.ipynb", cells)).run_profile.precision == "unknown"
+

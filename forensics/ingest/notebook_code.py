@@ -93,9 +93,11 @@ def code_values(cells: list, outputs: str) -> dict:
         values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for
     if _trains_whole_model(values, called, trees, code, loaded=bool(loads)):
         values["method"] = "full"
-    if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, code):
+    training_code = "\n".join(_without_inference_autocast(c) for c in cells
+                              if isinstance(c, dict) and c.get("cell_type") == "code")
+    if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, training_code):
         values["precision.default_fp32"] = True
-    elif _trainer_arguments_in_fp32(values, trees, code):
+    elif _trainer_arguments_in_fp32(values, trees, training_code):
         values["precision.trainer_fp32"] = values["training_args_class"]
     unsloth = _unsloth_mixed_precision(values, trees, outputs, bf16_supported)
     if unsloth:
@@ -128,6 +130,24 @@ def _autocast_precision(trees: list, names: dict) -> str | None:
                 if isinstance(call, ast.Call) and _called_name(call.func) == "autocast":
                     return _autocast_dtype(call, names, scaler)
     return None
+
+
+def _without_inference_autocast(cell: dict) -> str:
+    """A cell's code, without its `with autocast(...)` blocks where the cell trains nothing (no backward pass,
+    optimizer step, `train` or `fit` call anywhere in it: a `generate` after training): those say nothing of the
+    training's precision."""
+    source, tree = _source(cell), _quiet_tree(cell)
+    if any(isinstance(n, ast.Call) and _called_name(n.func) in _TRAINING_STEPS for n in ast.walk(tree)):
+        return source
+    lines = source.splitlines()
+    for node in ast.walk(tree):
+        items = node.items if isinstance(node, (ast.With, ast.AsyncWith)) else []
+        if any(isinstance(i.context_expr, ast.Call) and _called_name(i.context_expr.func) == "autocast" for i in items):
+            lines[node.lineno - 1:node.end_lineno] = [""] * (node.end_lineno - node.lineno + 1)
+    return "\n".join(lines)
+
+
+_TRAINING_STEPS = ("backward", "step", "train", "fit", "training_step")
 
 
 def _autocast_dtype(call: ast.Call, names: dict, scaler: bool) -> str | None:
