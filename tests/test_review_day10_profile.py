@@ -314,3 +314,27 @@ def test_autocast_around_the_training_call_still_blocks_fp32(tmp_path):
                                    _train_output())]
     assert forensics.analyze(_notebook(tmp_path / "run" / "train.ipynb", cells)).run_profile.precision == "unknown"
 
+
+# ---- change 9: the script a %%writefile cell writes is code that ran where a shell line that ran launches it --------
+
+_SCRIPT_CELL = ("%%writefile train.py\nimport torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+                "from trl import SFTTrainer\n" + _LOAD +
+                'args = TrainingArguments(output_dir="out", learning_rate=2e-4, bf16=True)\n'
+                "trainer = SFTTrainer(model=model, args=args, train_dataset=ds)\ntrainer.train()\n")
+
+
+def _writefile_notebook(folder, launch: str):
+    return _notebook(folder / "train.ipynb", [(None, _SCRIPT_CELL, [{"output_type": "stream", "name": "stdout",
+                                                                     "text": "Writing train.py\n"}]),
+                                              (11, launch, _train_output())])
+
+
+def test_a_written_script_that_the_notebook_launches_is_read_as_its_code(tmp_path):
+    profile = forensics.analyze(_writefile_notebook(tmp_path / "run", "!accelerate launch --num_processes=1 train.py\n")
+                                ).run_profile
+    assert (profile.precision, profile.objective, profile.framework) == ("bf16", "sft", "trl")
+
+
+def test_a_written_script_that_another_program_is_launched_beside_is_not_read(tmp_path):
+    profile = forensics.analyze(_writefile_notebook(tmp_path / "run", "!python finetune.py --epochs 3\n")).run_profile
+    assert profile.precision == "unknown" and profile.objective != "sft"

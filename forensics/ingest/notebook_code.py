@@ -602,8 +602,14 @@ def _count(cell: dict):
 
 
 def _parsed_cells(cells: list):
+    """The trees of the cells that ran, with the script a `%%writefile train.py` cell writes where a shell line
+    that ran launches it (`!accelerate launch train.py`): that code ran too."""
+    launched = {name.rsplit("/", 1)[-1] for name in _SCRIPT.findall(shell_commands(cells))}
     for cell in _cells_that_ran(cells):
         source = _source(cell)
+        written = _WRITEFILE.match(source)
+        if written and written.group(1).rsplit("/", 1)[-1] in launched:
+            source = source.partition("\n")[2]
         if len(source) > _MAX_CELL_CHARS or _NOT_PYTHON_CELL.match(source):
             continue
         code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
@@ -612,6 +618,10 @@ def _parsed_cells(cells: list):
         except (SyntaxError, ValueError, RecursionError):
             continue  # a cell of another language, or one that never parsed: it says nothing here
         yield tree
+
+
+_WRITEFILE = re.compile(r"\s*%%writefile[ \t]+(?:-a[ \t]+)?(\S+\.py)[ \t]*(?:\n|$)")
+_SCRIPT = re.compile(r"(?<![\w.-])([\w./-]+\.py)(?![\w.])")
 
 
 def parse_quietly(code: str, mode: str = "exec") -> ast.AST:
