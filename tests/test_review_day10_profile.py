@@ -338,3 +338,29 @@ def test_a_written_script_that_the_notebook_launches_is_read_as_its_code(tmp_pat
 def test_a_written_script_that_another_program_is_launched_beside_is_not_read(tmp_path):
     profile = forensics.analyze(_writefile_notebook(tmp_path / "run", "!python finetune.py --epochs 3\n")).run_profile
     assert profile.precision == "unknown" and profile.objective != "sft"
+
+
+# ---- change 10: a Markdown display shows its text/markdown (a printed model put in a code block) -------------------
+
+
+def _markdown_display(text: str) -> dict:
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"text/plain": ["<IPython.core.display.Markdown object>"], "text/markdown": [text]}}
+
+
+def _display_notebook(folder, shown: str):
+    lora = 'config = LoraConfig(r=16, lora_alpha=32, task_type="CAUSAL_LM")\nmodel = get_peft_model(model, config)\n'
+    return _notebook(folder / "train.ipynb", [(1, "from peft import LoraConfig, get_peft_model\n" + _LOAD + lora, []),
+                                              (2, 'display(Markdown(f"```\\n{model}\\n```"))\n',
+                                               [_markdown_display(shown)]),
+                                              (3, _ARGS + _TRAIN, _train_output())])
+
+
+def test_a_printed_model_shown_as_markdown_is_read(tmp_path):
+    shown = "```\n" + "\n".join(_printed_model("Linear4bit")) + "\n```"
+    assert forensics.analyze(_display_notebook(tmp_path / "run", shown)).run_profile.method == "qlora"
+
+
+def test_a_markdown_display_of_plain_layers_stays_lora(tmp_path):
+    shown = "```\n" + "\n".join(_printed_model("Linear")) + "\n```"
+    assert forensics.analyze(_display_notebook(tmp_path / "run", shown)).run_profile.method == "lora"

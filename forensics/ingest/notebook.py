@@ -10,7 +10,8 @@ shown it, and reads that text as a console log (`stdout.read_console`, format "s
   utils/notebook.py: NotebookProgressCallback, text_to_html_table) while its `text/plain` says only
   `<IPython.core.display.HTML object>`: its rows become the tab-separated lines of the table copied as text, which
   `results_table` reads;
-* other results' `text/plain` (`TrainOutput(global_step=60, training_loss=..., metrics={...})`);
+* other results' `text/plain` (`TrainOutput(global_step=60, training_loss=..., metrics={...})`), or the
+  `text/markdown` of a Markdown display (its text/plain only `<IPython.core.display.Markdown object>`);
 * errors: the exception and its traceback (a run that died: `OutOfMemoryError: CUDA out of memory`).
 
 The cells' code is not read as output: code says what was meant to run, the outputs what ran. What the code that
@@ -32,6 +33,8 @@ from .results_table import trainer_tables
 
 # What a display's text/plain says when the display is HTML only: no console text
 _HTML_PLACEHOLDER = "<IPython.core.display.HTML object>"
+# ... and when it is Markdown: its text/markdown is the text shown (a printed model, a summary put in a code block)
+_MARKDOWN_PLACEHOLDER = "<IPython.core.display.Markdown object>"
 _WHAT = "a Jupyter notebook"
 
 
@@ -157,6 +160,8 @@ def _output_text(output: dict) -> tuple[str, str]:
         if tables:
             return tables, "table"
         plain = _joined(data.get("text/plain", data.get("text")))
+        if plain.strip() == _MARKDOWN_PLACEHOLDER:  # `display(Markdown(...))`: what it shows is its markdown text
+            plain = _joined(data.get("text/markdown"))
         return ("" if plain.strip() == _HTML_PLACEHOLDER else _ended(plain)), "result"
     return "", "other"
 
