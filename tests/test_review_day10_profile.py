@@ -364,3 +364,24 @@ def test_a_printed_model_shown_as_markdown_is_read(tmp_path):
 def test_a_markdown_display_of_plain_layers_stays_lora(tmp_path):
     shown = "```\n" + "\n".join(_printed_model("Linear")) + "\n```"
     assert forensics.analyze(_display_notebook(tmp_path / "run", shown)).run_profile.method == "lora"
+
+
+# ---- change 11: a settings class's literal fields are read where the code passes them (`bf16=CONFIG.bf16`) ---------
+
+_SETTINGS = "@dataclass\nclass CONFIG:\n    model_id: str = \"mistralai/Mistral-7B-v0.1\"\n    bf16: bool = {bf16}\n"
+_ARGS_FROM_SETTINGS = 'args = TrainingArguments(output_dir="out", bf16=CONFIG.bf16)\n'
+
+
+def _settings_notebook(folder, bf16: str):
+    """The settings cell was edited after it ran (no count, no output); the cells that use it ran."""
+    return _notebook(folder / "train.ipynb", [(None, _SETTINGS.format(bf16=bf16), []),
+                                              (2, _LOAD + _ARGS_FROM_SETTINGS, []), (3, _TRAIN, _train_output())])
+
+
+def test_bf16_passed_as_a_settings_class_field_is_read(tmp_path):
+    assert forensics.analyze(_settings_notebook(tmp_path / "run", "True")).run_profile.precision == "bf16"
+
+
+def test_a_settings_field_that_is_no_literal_says_nothing(tmp_path):
+    run = _settings_notebook(tmp_path / "run", "torch.cuda.is_available()")
+    assert forensics.analyze(run).run_profile.precision == "unknown"

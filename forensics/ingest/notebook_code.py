@@ -68,12 +68,13 @@ def code_values(cells: list, outputs: str) -> dict:
     for cell, tree in enumerate(trees):
         bound = _bound_names(tree)
         aliases.update(_wrapped_names(tree, bound))
+        names.update(_class_fields(tree))
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
                     and isinstance(node.value.value, (bool, int, float, str)):
                 for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        names[target.id] = node.value.value
+                    if isinstance(target, (ast.Name, ast.Attribute)) and _dotted(target):
+                        names[_dotted(target)] = node.value.value
             elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
                 trl_names.update(alias.asname or alias.name for alias in node.names)
             elif isinstance(node, ast.Call):
@@ -575,10 +576,11 @@ def _quiet_tree(cell: dict) -> ast.Module:
 
 
 def _assigned_names(tree: ast.Module) -> set[str]:
-    """The names a cell's top-level statements assign (`args = TrainingArguments(...)`)."""
+    """The names a cell's top-level statements assign (`args = TrainingArguments(...)`) or define (`class CONFIG:`)."""
     targets = [t for node in tree.body if isinstance(node, ast.Assign) for t in node.targets]
     targets += [node.target for node in tree.body if isinstance(node, ast.AnnAssign)]
-    return {t.id for t in targets if isinstance(t, ast.Name)}
+    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    return {t.id for t in targets if isinstance(t, ast.Name)} | classes
 
 
 def _would_show(cell: dict) -> bool:
@@ -824,13 +826,36 @@ def _keyword(call: ast.Call, field: str, names: dict, bf16_supported: bool | Non
     return _literal(node, names)
 
 
+def _dotted(node: ast.expr) -> str | None:
+    """`bf16` of a name, `CONFIG.bf16` of a class's (or an object's) field read through its name; else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return f"{node.value.id}.{node.attr}" if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        else None
+
+
+def _class_fields(tree: ast.Module) -> dict:
+    """`{"CONFIG.bf16": True}` of the literal fields a cell's classes set in their body (a settings dataclass,
+    `bf16: bool = True`), read where the code passes `CONFIG.bf16`."""
+    out = {}
+    for cls in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+        for node in cls.body:
+            target = node.target if isinstance(node, ast.AnnAssign) else \
+                node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            value = getattr(node, "value", None)
+            if isinstance(target, ast.Name) and isinstance(value, ast.Constant) \
+                    and isinstance(value.value, (bool, int, float, str)):
+                out[f"{cls.name}.{target.id}"] = value.value
+    return out
+
+
 def _asks_bf16_support(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and _called_name(node.func) in _BF16_SUPPORT
 
 
 def _literal(node: ast.expr, names: dict):
-    if isinstance(node, ast.Name) and node.id in names:
-        return names[node.id]
+    if isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node) in names:
+        return names[_dotted(node)]
     try:
         value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, RecursionError):
