@@ -551,9 +551,10 @@ def _cells_that_ran(cells: list) -> list[dict]:
 
 
 def _sole_definers_of_names_read_later(code: list[dict], ran: set[int]) -> set[int]:
-    """Uncounted cells without output that alone assign a name a later cell that ran reads (the arguments built in a
+    """Uncounted cells without output that alone assign a name a later counted cell reads (the arguments built in a
     cell edited after it ran, then handed to the training cell): had they not run, that cell would have stopped on
-    a NameError before its output."""
+    a NameError before its output. (Where the later cells lost their counts too, the rule of `_cells_that_ran` for
+    them stands: a silent cell that would have printed says the cells before it did not run.)"""
     trees = [_quiet_tree(cell) for cell in code]
     assigned = [_assigned_names(tree) for tree in trees]
     read = [{n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} for tree in trees]
@@ -562,7 +563,7 @@ def _sole_definers_of_names_read_later(code: list[dict], ran: set[int]) -> set[i
         if i in ran or not names:
             continue
         sole = {name for name in names if not any(name in other for k, other in enumerate(assigned) if k != i)}
-        if any(j in ran and sole & read[j] for j in range(i + 1, len(code))):
+        if any(_count(code[j]) is not None and sole & read[j] for j in range(i + 1, len(code))):
             found.add(i)
     return found
 
@@ -570,8 +571,8 @@ def _sole_definers_of_names_read_later(code: list[dict], ran: set[int]) -> set[i
 def _quiet_tree(cell: dict) -> ast.Module:
     code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in _source(cell).splitlines())
     try:
-        return ast.parse(code)
-    except (SyntaxError, ValueError):
+        return parse_quietly(code)
+    except (SyntaxError, ValueError, RecursionError):
         return ast.Module(body=[], type_ignores=[])
 
 
