@@ -351,10 +351,13 @@ def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
                                  "model loss, with no preference, RL or reward metrics: supervised fine-tuning")
         return "sft", None
     seq2seq = _pretrained_seq2seq(config)
-    if seq2seq is not None and "loss" in metrics and supervised:
+    on_loss = "loss" if "loss" in metrics else "eval_loss" if "eval_loss" in metrics else None
+    if seq2seq is not None and on_loss and supervised:
         # a trained encoder-decoder learns to write a target for each input: there is no other way to train one on
-        # its loss here (its pre-training, span corruption from scratch, starts at ln(vocabulary): told above)
-        evidence["objective"] = (f"{seq2seq}, trained on its targets' loss with no preference, RL or reward metrics: "
+        # its loss here (its pre-training, span corruption from scratch, starts at ln(vocabulary): told above). A run
+        # shorter than its logging interval shows only the held-out loss of that same objective.
+        trained_on = "trained on its targets' loss" if on_loss == "loss" else "evaluated on its targets' loss (eval_loss)"
+        evidence["objective"] = (f"{seq2seq}, {trained_on} with no preference, RL or reward metrics: "
                                  "supervised (sequence-to-sequence) fine-tuning")
         return "sft", None
     return UNKNOWN, None
@@ -646,6 +649,11 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
         evidence["precision"] = (f"Unsloth's trainer turns on {unsloth} mixed precision where neither flag is set, "
                                  f"from the model's dtype ({config.source_of('precision.unsloth_mixed')})")
         return unsloth
+    autocast = config.get("precision.autocast")
+    if autocast in ("fp16", "bf16"):
+        evidence["precision"] = (f"the training loop runs its forward pass under torch's autocast in {autocast} "
+                                 f"({config.source_of('precision.autocast')})")
+        return autocast
     loaded = config.get("model.load_dtype")
     if loaded in _HALF_LOADS:  # the weights themselves in half precision, no mixed-precision flag set: trained so
         evidence["precision"] = (f"the model's weights loaded in {loaded} ({config.source_of('model.load_dtype')}) "

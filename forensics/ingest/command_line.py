@@ -17,8 +17,8 @@ Other arguments are left to the files that record the run's settings (training_a
 Launch commands are read from W&B's metadata, from DeepSpeed's `cmd = ...` line, from a console line that is itself
 the command (`CUDA_VISIBLE_DEVICES=0 python src/train_bash.py --stage sft ...`, `llamafactory-cli train ...`,
 `deepspeed --num_gpus 8 train.py ...`, `accelerate launch ...`, `torchrun ...`; `\\` continuations joined) and from a
-small text file beside the log that holds one such command (`command.txt`, `run.sh`): only where the text holds
-exactly one (two are two runs, or a script's stages: which one ran is not said).
+small text file beside the log that holds one such command (`command.txt`, `run.sh`) and from a notebook's shell
+lines (`!python train.py --fp16`, in the cells that ran): only where the text holds exactly one (two are two runs, or a script's stages: which one ran is not said).
 """
 from __future__ import annotations
 
@@ -89,7 +89,13 @@ def console_arguments(text: str) -> dict[str, Any]:
 
 def read_command_file(path: Path) -> dict[str, Any]:
     """The RunConfig keys of the one launch command a small text file holds ({} where it holds none or several)."""
-    args = _one_launch(path.read_bytes()[:COMMAND_FILE_BYTES].decode("utf-8", errors="replace"))
+    return launch_values(path.read_bytes()[:COMMAND_FILE_BYTES].decode("utf-8", errors="replace"))
+
+
+def launch_values(text: str) -> dict[str, Any]:
+    """The RunConfig keys of the one launch command a text holds (a command file, a notebook's shell lines), or {}
+    where it holds none or several."""
+    args = _one_launch(text)
     return config_values(args) if args else {}
 
 

@@ -384,10 +384,12 @@ def read_llamafactory_yaml(path) -> dict[str, Any]:
 def read_finetuning_args(path) -> dict[str, Any]:
     """hiyouga's FinetuningArguments (ChatGLM-Efficient-Tuning's finetuning_args.bin, a pickled dataclass read
     without running it; early LLaMA-Factory's finetuning_args.json): the tuner it names, `finetuning_type`
-    (lora, p_tuning, freeze, full). Its lora_rank and lora_alpha are listed whatever the tuner: left out."""
+    (lora, p_tuning, freeze, full), and the framework: only hiyouga's trainers (ChatGLM-Efficient-Tuning, the
+    LLaMA-Factory it became) save this file. Its lora_rank and lora_alpha are listed whatever the tuner: left out."""
     args = read_json_object(path) if str(path).endswith(".json") else read_training_args(path)
     method = _method(args.get("finetuning_type"), args.get("quantization_bit"))
-    return {"method": method} if method else {}
+    framework = {"_framework": "llamafactory"} if "finetuning_type" in args else {}
+    return {"method": method, **framework} if method else framework
 
 
 def read_config_yaml(path) -> dict[str, Any]:

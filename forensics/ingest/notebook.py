@@ -10,12 +10,14 @@ shown it, and reads that text as a console log (`stdout.read_console`, format "s
   utils/notebook.py: NotebookProgressCallback, text_to_html_table) while its `text/plain` says only
   `<IPython.core.display.HTML object>`: its rows become the tab-separated lines of the table copied as text, which
   `results_table` reads;
-* other results' `text/plain` (`TrainOutput(global_step=60, training_loss=..., metrics={...})`);
+* other results' `text/plain` (`TrainOutput(global_step=60, training_loss=..., metrics={...})`), or the
+  `text/markdown` of a Markdown display (its text/plain only `<IPython.core.display.Markdown object>`);
 * errors: the exception and its traceback (a run that died: `OutOfMemoryError: CUDA out of memory`).
 
 The cells' code is not read as output: code says what was meant to run, the outputs what ran. What the code that
-ran passed as arguments (LoRA, 4-bit, bf16, the model) is kept for the run profile (`notebook_code`). nbformat 4 and the older 3
-(`worksheets`, `pyout`, `pyerr`, mime types as bare keys) are both read.
+ran passed as arguments (LoRA, 4-bit, bf16, the model) is kept for the run profile (`notebook_code`), with the
+arguments of the one training command its shell lines launch (`!python train.py --fp16`: `command_line`). nbformat 4
+and the older 3 (`worksheets`, `pyout`, `pyerr`, mime types as bare keys) are both read.
 """
 from __future__ import annotations
 
@@ -26,11 +28,13 @@ from pathlib import Path
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
-from . import notebook_code, stdout
+from . import command_line, notebook_code, stdout
 from .results_table import trainer_tables
 
 # What a display's text/plain says when the display is HTML only: no console text
 _HTML_PLACEHOLDER = "<IPython.core.display.HTML object>"
+# ... and when it is Markdown: its text/markdown is the text shown (a printed model, a summary put in a code block)
+_MARKDOWN_PLACEHOLDER = "<IPython.core.display.Markdown object>"
 _WHAT = "a Jupyter notebook"
 
 
@@ -53,6 +57,8 @@ def read(path: Path) -> LogRecords:
     if len(runs) > 1:
         records = replace(records, notes=records.notes + (_earlier_runs_left_out(len(runs), judged),))
     said = notebook_code.code_values(cells, console)
+    for key, value in command_line.launch_values(notebook_code.shell_commands(cells)).items():
+        said.setdefault(key, value)  # a `!python train.py --fp16` cell: the program's own arguments
     if said:
         records.texts[notebook_code.TEXT_KEY] = json.dumps(said)
     return records
@@ -154,6 +160,8 @@ def _output_text(output: dict) -> tuple[str, str]:
         if tables:
             return tables, "table"
         plain = _joined(data.get("text/plain", data.get("text")))
+        if plain.strip() == _MARKDOWN_PLACEHOLDER:  # `display(Markdown(...))`: what it shows is its markdown text
+            plain = _joined(data.get("text/markdown"))
         return ("" if plain.strip() == _HTML_PLACEHOLDER else _ended(plain)), "result"
     return "", "other"
 

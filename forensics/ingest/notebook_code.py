@@ -18,7 +18,8 @@ TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config
 `precision.default_fp32` where the notebook trains in its own
 code with nothing below float32 asked for, `precision.trainer_fp32` (the arguments class) where it builds a Trainer
 whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
-trainer turns on where the code sets neither flag), `model.built_here` where it builds its model from random weights), empty
+trainer turns on where the code sets neither flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's
+autocast), `model.built_here` where it builds its model from random weights), empty
 where the code says none of them.
 """
 from __future__ import annotations
@@ -67,12 +68,13 @@ def code_values(cells: list, outputs: str) -> dict:
     for cell, tree in enumerate(trees):
         bound = _bound_names(tree)
         aliases.update(_wrapped_names(tree, bound))
+        names.update(_class_fields(tree))
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
                     and isinstance(node.value.value, (bool, int, float, str)):
                 for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        names[target.id] = node.value.value
+                    if isinstance(target, (ast.Name, ast.Attribute)) and _dotted(target):
+                        names[_dotted(target)] = node.value.value
             elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
                 trl_names.update(alias.asname or alias.name for alias in node.names)
             elif isinstance(node, ast.Call):
@@ -92,17 +94,76 @@ def code_values(cells: list, outputs: str) -> dict:
         values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for
     if _trains_whole_model(values, called, trees, code, loaded=bool(loads)):
         values["method"] = "full"
-    if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, code):
+    training_code = "\n".join(_without_inference_autocast(c) for c in cells
+                              if isinstance(c, dict) and c.get("cell_type") == "code")
+    if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, training_code):
         values["precision.default_fp32"] = True
-    elif _trainer_arguments_in_fp32(values, trees, code):
+    elif _trainer_arguments_in_fp32(values, trees, training_code):
         values["precision.trainer_fp32"] = values["training_args_class"]
     unsloth = _unsloth_mixed_precision(values, trees, outputs, bf16_supported)
     if unsloth:
         values["precision.unsloth_mixed"] = unsloth
+    autocast = None if "bf16" in values or "fp16" in values else _autocast_precision(trees, names)
+    if autocast:
+        values["precision.autocast"] = autocast
     built = _model_built_here(cells, trees, code)
     if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
         values["model.built_here"] = built
     return values
+
+
+_AUTOCAST_DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
+
+
+def _autocast_precision(trees: list, names: dict) -> str | None:
+    """"fp16" / "bf16" where a cell that ran trains in its own loop (`loss.backward()`) under `with autocast(...)`: the
+    dtype it names, else its device type's default (float16 on CUDA: `torch.cuda.amp.autocast`, device_type "cuda";
+    bfloat16 on the CPU), else fp16 where the cell scales its loss (a GradScaler: only float16 needs one). None where
+    no such block is seen, a literal turns it off, or nothing tells (an autocast around `generate` trains nothing)."""
+    for tree in trees:
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+        if not any(_called_name(call.func) == "backward" for call in calls):
+            continue
+        scaler = any(_called_name(call.func) == "GradScaler" for call in calls)
+        for node in ast.walk(tree):
+            items = node.items if isinstance(node, (ast.With, ast.AsyncWith)) else []
+            for call in (item.context_expr for item in items):
+                if isinstance(call, ast.Call) and _called_name(call.func) == "autocast":
+                    return _autocast_dtype(call, names, scaler)
+    return None
+
+
+def _without_inference_autocast(cell: dict) -> str:
+    """A cell's code, without its `with autocast(...)` blocks where the cell trains nothing (no backward pass,
+    optimizer step, `train` or `fit` call anywhere in it: a `generate` after training): those say nothing of the
+    training's precision."""
+    source, tree = _source(cell), _quiet_tree(cell)
+    if any(isinstance(n, ast.Call) and _called_name(n.func) in _TRAINING_STEPS for n in ast.walk(tree)):
+        return source
+    lines = source.splitlines()
+    for node in ast.walk(tree):
+        items = node.items if isinstance(node, (ast.With, ast.AsyncWith)) else []
+        if any(isinstance(i.context_expr, ast.Call) and _called_name(i.context_expr.func) == "autocast" for i in items):
+            lines[node.lineno - 1:node.end_lineno] = [""] * (node.end_lineno - node.lineno + 1)
+    return "\n".join(lines)
+
+
+_TRAINING_STEPS = ("backward", "step", "train", "fit", "training_step")
+
+
+def _autocast_dtype(call: ast.Call, names: dict, scaler: bool) -> str | None:
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    enabled = keywords.get("enabled")
+    if isinstance(enabled, ast.Constant) and enabled.value is False:
+        return None
+    if "dtype" in keywords:  # `dtype=torch.bfloat16`; a name the code sets elsewhere (`dtype=ptdtype`) is not told
+        return _AUTOCAST_DTYPES.get(_called_name(keywords["dtype"]))
+    device = keywords.get("device_type", call.args[0] if call.args else None)
+    device = names.get(device.id) if isinstance(device, ast.Name) else \
+        device.value if isinstance(device, ast.Constant) else None
+    if ".cuda." in f".{ast.unparse(call.func)}." or device == "cuda" or scaler:
+        return "fp16"
+    return "bf16" if device == "cpu" else None
 
 
 # Unsloth's loader on a GPU without bfloat16 (a T4), given `dtype=torch.bfloat16`: `Device does not support bfloat16.
@@ -454,6 +515,19 @@ def _source(cell: dict) -> str:
         source if isinstance(source, str) else ""
 
 
+def shell_commands(cells: list) -> str:
+    """The shell lines of the cells that ran (`!python train.py \\` and the lines it continues on), without the `!`."""
+    lines: list[str] = []
+    for cell in _cells_that_ran(cells):
+        continued = False
+        for line in _source(cell).splitlines():
+            shell = line.lstrip().startswith("!")
+            if shell or continued:
+                lines.append(line.lstrip()[1:] if shell else line)
+            continued = (shell or continued) and line.rstrip().endswith("\\")
+    return "\n".join(lines)
+
+
 def _cells_that_ran(cells: list) -> list[dict]:
     """Code cells with an execution count or an output; where the notebook was saved with every count cleared (some
     editors and export tools do), every code cell up to the last one that shows an output; where only some cells
@@ -472,7 +546,42 @@ def _cells_that_ran(cells: list) -> list[dict]:
         while j >= 0 and _count(code[j]) is None and not code[j].get("outputs") and not _would_show(code[j]):
             ran.add(j)
             j -= 1
+    ran |= _sole_definers_of_names_read_later(code, ran)
     return [c for i, c in enumerate(code) if i in ran]
+
+
+def _sole_definers_of_names_read_later(code: list[dict], ran: set[int]) -> set[int]:
+    """Uncounted cells without output that alone assign a name a later counted cell reads (the arguments built in a
+    cell edited after it ran, then handed to the training cell): had they not run, that cell would have stopped on
+    a NameError before its output. (Where the later cells lost their counts too, the rule of `_cells_that_ran` for
+    them stands: a silent cell that would have printed says the cells before it did not run.)"""
+    trees = [_quiet_tree(cell) for cell in code]
+    assigned = [_assigned_names(tree) for tree in trees]
+    read = [{n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} for tree in trees]
+    found = set()
+    for i, names in enumerate(assigned):
+        if i in ran or not names:
+            continue
+        sole = {name for name in names if not any(name in other for k, other in enumerate(assigned) if k != i)}
+        if any(_count(code[j]) is not None and sole & read[j] for j in range(i + 1, len(code))):
+            found.add(i)
+    return found
+
+
+def _quiet_tree(cell: dict) -> ast.Module:
+    code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in _source(cell).splitlines())
+    try:
+        return parse_quietly(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return ast.Module(body=[], type_ignores=[])
+
+
+def _assigned_names(tree: ast.Module) -> set[str]:
+    """The names a cell's top-level statements assign (`args = TrainingArguments(...)`) or define (`class CONFIG:`)."""
+    targets = [t for node in tree.body if isinstance(node, ast.Assign) for t in node.targets]
+    targets += [node.target for node in tree.body if isinstance(node, ast.AnnAssign)]
+    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    return {t.id for t in targets if isinstance(t, ast.Name)} | classes
 
 
 def _would_show(cell: dict) -> bool:
@@ -496,8 +605,14 @@ def _count(cell: dict):
 
 
 def _parsed_cells(cells: list):
+    """The trees of the cells that ran, with the script a `%%writefile train.py` cell writes where a shell line
+    that ran launches it (`!accelerate launch train.py`): that code ran too."""
+    launched = {name.rsplit("/", 1)[-1] for name in _SCRIPT.findall(shell_commands(cells))}
     for cell in _cells_that_ran(cells):
         source = _source(cell)
+        written = _WRITEFILE.match(source)
+        if written and written.group(1).rsplit("/", 1)[-1] in launched:
+            source = source.partition("\n")[2]
         if len(source) > _MAX_CELL_CHARS or _NOT_PYTHON_CELL.match(source):
             continue
         code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
@@ -506,6 +621,10 @@ def _parsed_cells(cells: list):
         except (SyntaxError, ValueError, RecursionError):
             continue  # a cell of another language, or one that never parsed: it says nothing here
         yield tree
+
+
+_WRITEFILE = re.compile(r"\s*%%writefile[ \t]+(?:-a[ \t]+)?(\S+\.py)[ \t]*(?:\n|$)")
+_SCRIPT = re.compile(r"(?<![\w.-])([\w./-]+\.py)(?![\w.])")
 
 
 def parse_quietly(code: str, mode: str = "exec") -> ast.AST:
@@ -708,13 +827,36 @@ def _keyword(call: ast.Call, field: str, names: dict, bf16_supported: bool | Non
     return _literal(node, names)
 
 
+def _dotted(node: ast.expr) -> str | None:
+    """`bf16` of a name, `CONFIG.bf16` of a class's (or an object's) field read through its name; else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return f"{node.value.id}.{node.attr}" if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        else None
+
+
+def _class_fields(tree: ast.Module) -> dict:
+    """`{"CONFIG.bf16": True}` of the literal fields a cell's classes set in their body (a settings dataclass,
+    `bf16: bool = True`), read where the code passes `CONFIG.bf16`."""
+    out = {}
+    for cls in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+        for node in cls.body:
+            target = node.target if isinstance(node, ast.AnnAssign) else \
+                node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            value = getattr(node, "value", None)
+            if isinstance(target, ast.Name) and isinstance(value, ast.Constant) \
+                    and isinstance(value.value, (bool, int, float, str)):
+                out[f"{cls.name}.{target.id}"] = value.value
+    return out
+
+
 def _asks_bf16_support(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and _called_name(node.func) in _BF16_SUPPORT
 
 
 def _literal(node: ast.expr, names: dict):
-    if isinstance(node, ast.Name) and node.id in names:
-        return names[node.id]
+    if isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node) in names:
+        return names[_dotted(node)]
     try:
         value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, RecursionError):

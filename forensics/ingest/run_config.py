@@ -127,6 +127,9 @@ def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
         four_bit = meta.get("console_4bit")
         if four_bit and config.get("quant.load_in_4bit") is None:  # the base loaded in 4 bits: an adapter on it is QLoRA
             config.add("quant.load_in_4bit", True, f"{source}: {four_bit}")
+        elif four_bit and meta.get("console_4bit_layers") and config.get("quant.load_in_4bit") is False:
+            # bitsandbytes' 4-bit layers ran in this process: a saved flag that says otherwise is not what was loaded
+            config.put_first("quant.load_in_4bit", True, f"{source}: {four_bit}")
 
 
 def _read_best_checkpoint(config: RunConfig, timeline: Timeline) -> None:

@@ -607,6 +607,10 @@ _LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbn
 # A line that loads a model (a load word in English, Chinese, Japanese, Korean, Spanish, French, German) and names 4
 # bits (`4bit`, `4-bit`, `nf4`, `load_in_4bit`) beside it: `加载 4bit 基座: Qwen/Qwen2.5-1.5B-Instruct` (loading
 # the 4-bit base), `Loading the base in 4bit (nf4)`. A `4bit` elsewhere (a kernel, a merge, a flag listed) is no load.
+# bitsandbytes' 4-bit layer by its class name, in a printed model (`(q_proj): Linear4bit(in_features=4096, ...`, PEFT's
+# `lora.Linear4bit(`) or in bitsandbytes' own warning (`Input type into Linear4bit is torch.float16`): the weights
+# are 4-bit, whatever the line says beside it (`bias=False` is no negation)
+_FOUR_BIT_LAYER = re.compile(r"(?<![A-Za-z0-9_])Linear4bit(?![A-Za-z0-9_])")
 _FOUR_BIT_WORD = re.compile(r"(?i)(?<![A-Za-z0-9])(?:4[-_ ]?bits?|nf4|load_in_4bit)(?![A-Za-z0-9])")
 _LOAD_WORD = re.compile(r"(?i)\b(?:load|loads|loading|loaded|cargando|cargado|chargement|charg[ée]e?|lade|laden|geladen)\b"
                         r"|加载|載入|载入|読み込|ロード|로드|불러")
@@ -696,6 +700,13 @@ _SWIFT_LOGGER = re.compile(r"^\[INFO:swift\][^\n]*", re.MULTILINE)
 _LITGPT_PRECISION = re.compile(r"'precision': '(bf16|16|32)-(?:true|mixed)'")
 _LITGPT_PRECISIONS = {"bf16": "bf16", "16": "fp16", "32": "fp32"}
 _PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32"}
+# verl's RL trainer prints its whole config with pprint at start (`{'actor_rollout_ref': {'actor': {...`): the policy
+# model's `'lora_rank': 0` (no adapter: every weight trained; verl's default) comes first, in actor_rollout_ref.model,
+# and the actor's FSDP config holds its mixed-precision `'dtype': 'bfloat16'` (its `model_dtype` is the stored weights')
+_VERL_CONFIG = re.compile(r"\{'actor_rollout_ref': \{")
+_VERL_LORA_RANK = re.compile(r"'lora_rank': (\d+),")
+_VERL_FSDP_DTYPE = re.compile(r"'fsdp_config': \{(?:[^\n]*\n){0,40}?[^\n]*?'(?:param_)?dtype': '(bfloat16|bf16|float16|fp16|"
+                              r"float32)'")
 
 
 def console_facts(text: str) -> dict:
@@ -709,7 +720,8 @@ def console_facts(text: str) -> dict:
     N`, parameter-golf's
     `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
     which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
-    (`console_4bit`), a value head loaded or saved (`console_value_head`), instruction-tuning data shown
+    (`console_4bit`; `console_4bit_layers` where bitsandbytes' 4-bit layers were seen), a value head loaded or saved
+    (`console_value_head`), instruction-tuning data shown
     (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns), how
     often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), which of TRL's
     trainers raised a warning from its own module (`console_trl_trainer`: "SFTTrainer"), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
@@ -766,6 +778,7 @@ def console_facts(text: str) -> dict:
     said = _said_4bit(text) if "4" in text or "LORA" in text.upper() else None
     if said:
         out["console_4bit"] = said
+        out["console_4bit_layers"] = bool(_FOUR_BIT_LAYER.search(said))
     said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
     if said is not None:
         out["console_params_said"], out["console_params_said_line"] = said
@@ -827,6 +840,9 @@ def _recipe_facts(text: str) -> dict:
         out.update(console_framework="axolotl", console_framework_line=_line_at(text, m.start()).strip()[-160:])
     if "paddlenlp commit id" in text:
         out.update(_paddlenlp_facts(text))
+    m = _VERL_CONFIG.search(text) if "'actor_rollout_ref'" in text else None
+    if m:
+        out.update(_verl_config_facts(text[m.start():]))
     m = _LITGPT_PRECISION.search(text) if "'precision': '" in text and "PosixPath(" in text else None
     if m:
         out.update(console_framework="litgpt", console_framework_line=m.group(0))
@@ -834,6 +850,26 @@ def _recipe_facts(text: str) -> dict:
         if "'lora_r': " in text:
             out["console_method"] = "qlora" if "'quantize': 'bnb.nf4" in text else "lora"
     return out
+
+
+def _verl_config_facts(config: str) -> dict:
+    """The method (`'lora_rank': 0` full, else LoRA) and the actor's mixed precision that verl's printed config says."""
+    out: dict = {}
+    rank = _VERL_LORA_RANK.search(config)
+    if rank:
+        out["console_method"] = "lora" if int(rank.group(1)) > 0 else "full"
+        out["console_method_line"] = f"verl's printed config: {_squeezed_line(config, rank.start())}"
+    dtype = _VERL_FSDP_DTYPE.search(config)
+    if dtype:
+        out["console_precision"] = _PRECISION_NAMES[dtype.group(1)]
+        out["console_precision_line"] = (f"verl's printed config, the actor's fsdp_config: "
+                                         f"{_squeezed_line(config, dtype.start(1))}")
+    return out
+
+
+def _squeezed_line(text: str, at: int) -> str:
+    """The line holding position `at`, its runs of spaces (pprint's indent, a Ray worker's prefix) made one."""
+    return " ".join(_line_at(text, at).split())[-120:]
 
 
 # PaddleNLP's Trainer prints its arguments one a line under `Model / Data / Training Configuration Arguments` headers,
@@ -915,12 +951,15 @@ def _line_at(text: str, at: int) -> str:
 
 def _said_4bit(text: str) -> str | None:
     """The first line saying the base was loaded in 4 bits (or naming QLoRA) and not saying it was not, else the first
-    short line that loads a model and names 4 bits beside it (`_FOUR_BIT_WORD` with `_LOAD_WORD`, in any of several
-    languages), or None."""
+    line naming bitsandbytes' 4-bit layer (`_FOUR_BIT_LAYER`), else the first short line that loads a model and names
+    4 bits beside it (`_FOUR_BIT_WORD` with `_LOAD_WORD`, in any of several languages), or None."""
     for m in _LOADED_4BIT.finditer(text):
         line = _line_at(text, m.start()).strip()
         if not _NEGATED.search(line):
             return line[-160:]
+    m = _FOUR_BIT_LAYER.search(text) if "Linear4bit" in text else None
+    if m:
+        return _line_at(text, m.start()).strip()[-160:]
     for m in _FOUR_BIT_WORD.finditer(text):
         line = _line_at(text, m.start()).strip()
         if len(line) <= 200 and _LOAD_WORD.search(line) and not _NEGATED.search(line) \
