@@ -25,8 +25,8 @@ Rules, applied to the findings of one history:
    while it still was, is caused by it: a NaN loss overflows every gradient, so the scaler skips every step and halves
    its scale for ever (NVIDIA DeepLearningExamples issue 252: `Step:338 ... Loss = nan` and apex halving the scale to
    1e-12 while the step stays at 338).
-7. A grad_norm spike at most `_PRECURSOR_POINTS` logged grad_norm points before a loss spike of the same
-   severity is that spike's precursor, one event read from the gradient first: its evidence names the loss
+7. A grad_norm spike one to `_PRECURSOR_POINTS` logged grad_norm points before a loss spike of the same
+   severity (not at the same step: there the gradient is the root, as rule 1 reads it) is that spike's precursor, one event read from the gradient first: its evidence names the loss
    spike (`precursor_of`), which `first_incident_of` names in its place - the loss is what the owner saw
    (a Phi-3 LoRA: grad_norm 1.93 at step 430 and 9.4 at 440, the loss 0.043 -> 0.126 -> 0.206 at 440-450).
    A precursor that is itself the cause of something (rule 2/3) keeps its place.
@@ -75,7 +75,7 @@ def _mark_precursors(found: list[Finding], metrics: Metrics) -> list[Finding]:
         if early.kind != "grad_norm_spike" or grad is None or early.key in causes:
             continue
         loss_spike = next((f for f in found if f.kind == "loss_spike" and f.severity == early.severity
-                           and f.abandoned == early.abandoned and f.step >= early.step
+                           and f.abandoned == early.abandoned and f.step > early.step
                            and int(((grad.index > early.step) & (grad.index <= f.step)).sum()) <= _PRECURSOR_POINTS),
                           None)
         if loss_spike is not None:
