@@ -33,7 +33,7 @@ def lr_too_low(facts: Facts) -> Cause | None:
     ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
         if method == "unknown" else [lr_range(method, objective, n_params)]
     bottom = min(r.low for r in ranges)
-    if peak is None or peak * TOO_LOW > bottom:
+    if peak is None or peak <= 0 or peak * TOO_LOW > bottom:
         return None
     likely = facts.broken and method != "unknown" and peak * FAR_UNDER <= bottom
     return Cause(
