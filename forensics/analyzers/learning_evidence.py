@@ -318,16 +318,30 @@ def _has_held_out_pairs(metrics: Metrics) -> bool:
 
 def _held_out_must_show(metrics: Metrics, thresholds: Thresholds) -> bool:
     """Whether the learning of a pairwise log whose training pairs are told apart must also show on its held-out
-    pairs: where it holds an evaluation, unless that evaluation is a couple of points (fewer than
-    `learning_min_points`) that all moved the right way, its loss lower at each one and its reward accuracy and margin
-    no lower (AnnieL66's DPO at LR 2e-5: eval loss 0.6861 -> 0.6786, accuracy 0.548 -> 0.566 over its two epochs).
-    Two evaluations that both improve are too few to show the preference carries over, and no sign that it does not."""
-    if not _has_held_out_pairs(metrics):
+    pairs: where it holds an evaluation, unless that evaluation is a couple of points that all moved the right way and
+    ended leaning to the chosen answers (`_few_evals_improving`). Two evaluations that both improve are too few to
+    show the preference carries over, and no sign that it does not."""
+    return _has_held_out_pairs(metrics) and not _few_evals_improving(metrics, thresholds)
+
+
+_HELD_OUT_LEAN = PAIRWISE_CLEAR / 3  # a last held-out loss this far under ln 2 (a mean margin of about 0.02) ...
+_CHANCE = 0.5  # ... and a last held-out reward accuracy, where logged, above a coin's
+
+
+def _few_evals_improving(metrics: Metrics, thresholds: Thresholds) -> bool:
+    """Whether the log's held-out pairs were scored a couple of times (fewer than `learning_min_points`, every one
+    finite), the loss lower at each one and its reward accuracy and margin no lower, to end `_HELD_OUT_LEAN` under
+    ln 2 with an accuracy above `_CHANCE` (AnnieL66's DPO at LR 2e-5: eval loss 0.6861 -> 0.6786, accuracy 0.548 ->
+    0.566 over its two epochs). A held-out loss that moves in its fourth decimal at ln 2, its accuracy at chance, is
+    the held-out pairs not told apart, however few the evaluations."""
+    evals = metrics[EVAL_LOSS].to_numpy(dtype="float64") if EVAL_LOSS in metrics else np.empty(0)
+    if not 2 <= len(evals) < thresholds.learning_min_points or not np.all(np.isfinite(evals)) \
+            or not bool(np.all(np.diff(evals) < 0)) or evals[-1] > LN2 - _HELD_OUT_LEAN:
         return False
-    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else _EMPTY
-    if not 2 <= len(evals) < thresholds.learning_min_points or not bool(np.all(np.diff(evals.to_numpy()) < 0)):
-        return True
-    return any(bool(np.any(np.diff(finite(metrics[k]).to_numpy()) < 0)) for k in _EVAL_PAIRWISE if k in metrics)
+    held_out = {k: finite(metrics[k]).to_numpy() for k in _EVAL_PAIRWISE if k in metrics}
+    accuracy = held_out.get("eval_rewards/accuracies", np.empty(0))
+    return not any(bool(np.any(np.diff(v) < 0)) for v in held_out.values()) \
+        and (len(accuracy) == 0 or float(accuracy[-1]) > _CHANCE)
 
 
 def _pairs_told_apart(metrics: Metrics, thresholds: Thresholds) -> tuple[LearningEvidence | None,
