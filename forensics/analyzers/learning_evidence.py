@@ -112,21 +112,24 @@ def _fell_before_the_log(metrics: Metrics, loss) -> LearningEvidence | None:
     return LearningEvidence("train_loss", whole, tail, int(len(loss)), int(loss.index[0]), int(loss.index[-1]), said)
 
 
-_FIRST_WINDOW_Z = 2.5  # the first window's mean this many noise units above the level of every later window
-_FIRST_WINDOW_MIN_POINTS = 20  # ... in a log of this many windows or more, so that the later level is well known
+# The first window's mean this many noise units above the level of every later window: on flat logs of 20-40 Gaussian
+# windows the first stands 2.5 units up by chance in 1.2-1.9% of runs (the noise and level are estimates, not the
+# 1 in 160 of a known sigma), 3 units in 0.4-0.9%.
+_FIRST_WINDOW_Z = 3.0
+_FIRST_WINDOW_MIN_POINTS = 20  # ... in a log of this many windows or more, so that the later level is well known ...
+_FIRST_WINDOW_FALL = 0.1  # ... and this share under the first: a few percent is a hard first batch, not learning
 
 
 def _fell_in_the_first_window(metrics: Metrics, loss, thresholds: Thresholds) -> LearningEvidence | None:
-    """A log of window means (`_window_means`) whose first window, the one that holds the run's start, stands
-    `_FIRST_WINDOW_Z` noise units (one point's) and `learning_min_fall` above the median of all the windows after it:
-    the loss came down within the first window. One pre-chosen point against a level known from
-    `_FIRST_WINDOW_MIN_POINTS` windows or more is a one-point test, and with Gaussian noise a flat run's first window
-    is that far up by chance about once in 160 runs; where a token accuracy is logged, its first window must sit under
-    the later level too, by its own noise (F-Bafti's Llama-3.2-3B QLoRA: 0.717 over steps 1-10, then 0.578 for 46
-    windows with a noise of 0.055; token accuracy 0.817, then 0.840). Else None."""
+    """A log of window means (`_window_means`) that starts at the run's start (not `starts_mid_run`) and whose first
+    window stands `_FIRST_WINDOW_Z` noise units (one point's) and `_FIRST_WINDOW_FALL` above the median of all the
+    windows after it: the loss came down within the first window. One pre-chosen point against a level known from
+    `_FIRST_WINDOW_MIN_POINTS` windows or more is a one-point test; where a token accuracy is logged, its first window
+    must sit under the later level too, by its own noise. A log that begins mid-run has no run start in its first
+    window: a resume's first window up is the optimizer settling, not the loss coming down. Else None."""
     # (a loss swinging by turns is read in pairs, as `_fell` reads it: the swing is no noise to measure the first by)
     values = _pair_means_if_alternating(without_blips(loss)).to_numpy(dtype="float64")
-    if len(values) < _FIRST_WINDOW_MIN_POINTS or not _window_means(loss):
+    if len(values) < _FIRST_WINDOW_MIN_POINTS or not _window_means(loss) or starts_mid_run(loss):
         return None
     first, later = float(values[0]), float(np.median(values[1:]))
     if not _stands_above(first, later, values, thresholds) or not _accuracy_agrees(metrics):
@@ -136,16 +139,19 @@ def _fell_in_the_first_window(metrics: Metrics, loss, thresholds: Thresholds) ->
 
 def _stands_above(first: float, later: float, values: np.ndarray, thresholds: Thresholds) -> bool:
     noise = point_noise(values)
-    return noise > 0 and first - later >= _FIRST_WINDOW_Z * noise and later < (1 - thresholds.learning_min_fall) * first
+    fall = max(_FIRST_WINDOW_FALL, thresholds.learning_min_fall)
+    return noise > 0 and first - later >= _FIRST_WINDOW_Z * noise and later < (1 - fall) * first
 
 
 def _accuracy_agrees(metrics: Metrics) -> bool:
-    """No token accuracy logged, or its first window one noise unit or more under the median of the later ones."""
+    """No token accuracy logged, or its first window under the median of the later ones, by one noise unit or more
+    (a log of two accuracies, or a smooth one, has no noise to measure by: there it must be under at all)."""
     name = next((key for key in TOKEN_ACCURACY_KEYS if key in metrics), None)
     accuracy = finite(metrics[name]).to_numpy(dtype="float64") if name else np.empty(0)
     if len(accuracy) < 2:
         return True
-    return float(np.median(accuracy[1:])) - float(accuracy[0]) >= point_noise(accuracy) > 0
+    rise = float(np.median(accuracy[1:])) - float(accuracy[0])
+    return rise > 0 and rise >= point_noise(accuracy)
 
 
 def starts_mid_run(loss) -> bool:
@@ -318,16 +324,30 @@ def _has_held_out_pairs(metrics: Metrics) -> bool:
 
 def _held_out_must_show(metrics: Metrics, thresholds: Thresholds) -> bool:
     """Whether the learning of a pairwise log whose training pairs are told apart must also show on its held-out
-    pairs: where it holds an evaluation, unless that evaluation is a couple of points (fewer than
-    `learning_min_points`) that all moved the right way, its loss lower at each one and its reward accuracy and margin
-    no lower (AnnieL66's DPO at LR 2e-5: eval loss 0.6861 -> 0.6786, accuracy 0.548 -> 0.566 over its two epochs).
-    Two evaluations that both improve are too few to show the preference carries over, and no sign that it does not."""
-    if not _has_held_out_pairs(metrics):
+    pairs: where it holds an evaluation, unless that evaluation is a couple of points that all moved the right way and
+    ended leaning to the chosen answers (`_few_evals_improving`). Two evaluations that both improve are too few to
+    show the preference carries over, and no sign that it does not."""
+    return _has_held_out_pairs(metrics) and not _few_evals_improving(metrics, thresholds)
+
+
+_HELD_OUT_LEAN = PAIRWISE_CLEAR / 3  # a last held-out loss this far under ln 2 (a mean margin of about 0.02) ...
+_CHANCE = 0.5  # ... and a last held-out reward accuracy, where logged, above a coin's
+
+
+def _few_evals_improving(metrics: Metrics, thresholds: Thresholds) -> bool:
+    """Whether the log's held-out pairs were scored a couple of times (fewer than `learning_min_points`, every one
+    finite), the loss lower at each one and its reward accuracy and margin no lower, to end `_HELD_OUT_LEAN` under
+    ln 2 with an accuracy above `_CHANCE` (AnnieL66's DPO at LR 2e-5: eval loss 0.6861 -> 0.6786, accuracy 0.548 ->
+    0.566 over its two epochs). A held-out loss that moves in its fourth decimal at ln 2, its accuracy at chance, is
+    the held-out pairs not told apart, however few the evaluations."""
+    evals = metrics[EVAL_LOSS].to_numpy(dtype="float64") if EVAL_LOSS in metrics else np.empty(0)
+    if not 2 <= len(evals) < thresholds.learning_min_points or not np.all(np.isfinite(evals)) \
+            or not bool(np.all(np.diff(evals) < 0)) or evals[-1] > LN2 - _HELD_OUT_LEAN:
         return False
-    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else _EMPTY
-    if not 2 <= len(evals) < thresholds.learning_min_points or not bool(np.all(np.diff(evals.to_numpy()) < 0)):
-        return True
-    return any(bool(np.any(np.diff(finite(metrics[k]).to_numpy()) < 0)) for k in _EVAL_PAIRWISE if k in metrics)
+    held_out = {k: finite(metrics[k]).to_numpy() for k in _EVAL_PAIRWISE if k in metrics}
+    accuracy = held_out.get("eval_rewards/accuracies", np.empty(0))
+    return not any(bool(np.any(np.diff(v) < 0)) for v in held_out.values()) \
+        and (len(accuracy) == 0 or float(accuracy[-1]) > _CHANCE)
 
 
 def _pairs_told_apart(metrics: Metrics, thresholds: Thresholds) -> tuple[LearningEvidence | None,

@@ -48,16 +48,21 @@ def detect_overfitting(metrics: Metrics, thresholds: Thresholds) -> list[Finding
 
 
 _ONE_PASS = 1.05  # an epoch counter that ends at or under this has not come back to a training example
+# A small eval set's mean loss wobbles by a few hundredths of a nat between checkpoints; a rise past this (the eval
+# perplexity up 5%) is more than that wobble, and a one-pass run is told about it as any other.
+_ONE_PASS_WOBBLE = 0.05
 
 
 def _one_pass_still_learning(metrics: Metrics, found: Finding) -> bool:
-    """A rise of the eval loss in a run that saw its data once (`_one_pass`) while its training loss over the last
-    half of the stretch after the best eval sits no higher than over as many steps up to the best: every training
-    batch was new when it was scored, so the training loss is itself a held-out estimate, and it says the model did
-    not get worse; overfitting needs an example seen twice (matyasosvath's one-epoch DPO of GPT-2: a 40-pair val loss
-    0.094 -> 0.106 while the training loss went 0.166 -> 0.148)."""
+    """A rise of the eval loss of `_ONE_PASS_WOBBLE` nats or less in a run that saw its data once (`_one_pass`) while
+    its training loss over the last half of the stretch after the best eval sits no higher than over as many steps up
+    to the best: every training batch was new when it was scored, so the training loss is itself a held-out estimate,
+    and it says the model did not get worse; overfitting needs an example seen twice (matyasosvath's one-epoch DPO of
+    GPT-2: a 40-pair val loss 0.094 -> 0.106 while the training loss went 0.166 -> 0.148). A larger rise is no
+    wobble of the eval set: the owner should look, one pass or not."""
     train = real_loss(metrics) if LOSS in metrics else None
-    if train is None or not _one_pass(metrics):
+    rise = float(found.evidence["end_eval_loss"]) - float(found.evidence["best_eval_loss"])
+    if train is None or rise > _ONE_PASS_WOBBLE or not _one_pass(metrics):
         return False
     best, last = int(found.evidence["best_step"]), int(found.end_step or found.step)
     half = (last - best) / 2
