@@ -85,3 +85,98 @@ def test_lone_grad_norm_spikes_of_hard_batches_under_a_falling_eval_stay_a_heavy
     assert run.status == "healthy" and storm and all(f.severity == "info" for f in storm)
     assert any(f.evidence.get("heavy_tail") for f in storm)
     assert "clipped" not in " ".join(f.message for f in storm)  # the log says nothing of max_grad_norm
+
+
+# ---- (2) loss spikes: recurring jumps excuse a spike only where the log throws them apart from the spikes judged ----
+
+
+def _lora_loss_log(seed: int, spikes: dict[int, float], n: int = 120, start: int = 0) -> list[dict]:
+    """The reviewer's LoRA SFT logged every 10 steps (`n` logs of 10-step means, 4% noise): the loss 2.85 falling to
+    0.85, times `spikes[i]` at log i."""
+    rng = np.random.default_rng(seed)
+    log = []
+    for i in range(n):
+        step = 10 * (i + 1)
+        loss = (0.85 + 2.0 * math.exp(-i / 6)) * (1 + 0.04 * rng.standard_normal()) * spikes.get(i, 1.0)
+        log.append({"step": step, "epoch": round(step / 400, 4), "loss": round(loss, 4),
+                    "learning_rate": 2e-4 * (1 - step / 1200)})
+    return log
+
+
+_FOUR_SPIKES = {35: 3.2, 55: 3.3, 85: 3.1, 110: 3.2}
+
+
+def test_four_recovered_3x_loss_spikes_of_a_quiet_log_are_not_their_own_recurring_noise(tmp_path):
+    run = forensics.analyze(_write_state(tmp_path / "run", _lora_loss_log(1, _FOUR_SPIKES), max_steps=1200))
+    assert run.status == "warning"
+    assert run.first_incident.kind == "loss_spike" and run.first_incident.step == 360
+
+
+def test_a_15x_loss_jump_in_the_first_twenty_logs_is_not_noise_by_its_own_height(tmp_path):
+    log = _lora_loss_log(1, _FOUR_SPIKES)
+    log[12]["loss"] = 25.0  # the reviewer's sft_early_blowup: 2.2 -> 25 at the 13th log, back at the next
+    run = forensics.analyze(_write_state(tmp_path / "run", log, max_steps=1200))
+    assert (run.first_incident.kind, run.first_incident.step) == ("loss_spike", 130)
+
+
+def test_recovered_3x_spikes_of_a_pre_training_log_starting_near_ln_vocab_are_not_noise(tmp_path):
+    rng = np.random.default_rng(0)
+    spikes = {30: 3.1, 31: 1.6, 60: 3.2, 90: 3.1, 91: 1.5, 120: 3.2, 140: 3.1}  # the reviewer's pretrain_spikes150
+    log = []
+    for i in range(150):
+        step = 50 * (i + 1)
+        loss = (3.3 + 7.5 * math.exp(-i / 10)) * (1 + 0.01 * rng.standard_normal()) * spikes.get(i, 1.0)
+        log.append({"step": step, "epoch": step / 40000, "loss": round(loss, 4), "learning_rate": 6e-4})
+    run = forensics.analyze(_write_state(tmp_path / "run", log))
+    assert run.status == "warning" and 3050 in _warnings(run, "loss_spike")
+
+
+def test_a_stretch_of_twelve_logs_at_3x_in_a_short_log_is_not_single_batches_under_its_high_start(tmp_path):
+    rng = np.random.default_rng(1)
+    spikes = {35: 3.3, 55: 3.6, 95: 3.6, 110: 3.6}  # the reviewer's sft_unstable_stretch
+    log = []
+    for i in range(120):
+        step = 10 * (i + 1)
+        level = 3.5 if i < 10 else 0.9 + 2.6 * math.exp(-(i - 10) / 8)
+        loss = level * (1 + 0.04 * rng.standard_normal()) * spikes.get(i, 1.0)
+        if 70 <= i < 82:
+            loss = 2.8 * (1 + 0.04 * rng.standard_normal())
+        log.append({"step": step, "epoch": round(step / 400, 4), "loss": round(loss, 4),
+                    "learning_rate": 2e-4 * (1 - step / 1200)})
+    run = forensics.analyze(_write_state(tmp_path / "run", log, max_steps=1200))
+    assert run.status == "warning" and any(560 <= step <= 710 for step in _warnings(run, "loss_spike"))
+
+
+def test_loss_spikes_that_come_with_each_grad_norm_spike_of_a_storm_are_warnings_not_batch_noise(tmp_path):
+    bad = {45, 52, 60, 68, 75, 83, 90, 98, 105, 112, 120, 127}
+    rng = np.random.default_rng(2)
+    log = []
+    for i in range(130):
+        step = 10 * (i + 1)
+        loss = (0.85 + 2.4 * math.exp(-i / 6)) * (1 + 0.04 * rng.standard_normal()) * (3.2 if i in bad else 1)
+        log.append({"step": step, "epoch": round(step / 400, 4), "loss": round(loss, 4),
+                    "learning_rate": 2e-4 * (1 - step / 1300)})
+    run = forensics.analyze(_write_state(tmp_path / "run", log, max_steps=1300))
+    assert _warnings(run, "loss_spike") == [460]
+
+
+def _noisy_small_batch_log(seed: int) -> list[dict]:
+    """A LoRA on batches of 2 logged every 5 steps (135 logs, each the mean of 5 steps): the loss falls from 7.7 to
+    about 0.55 within a few dozen steps, its logs spread lognormally (sigma 0.6: one in ten 2.2x its median), which
+    now and then jumps a point 3x over a calm stretch and comes straight back."""
+    rng = np.random.default_rng(seed)
+    log = []
+    for i in range(135):
+        step = 5 * (i + 1)
+        loss = (0.55 + 7.2 * math.exp(-i / 6)) * math.exp(0.6 * rng.standard_normal())
+        log.append({"step": step, "epoch": round(step / 135, 4), "loss": round(loss, 4),
+                    "learning_rate": 5e-4 * (1 - step / 675)})
+    return log
+
+
+def test_jumps_within_a_noisy_small_batch_loss_stay_its_own_noise_and_are_not_called_per_step(tmp_path):
+    run = forensics.analyze(_write_state(tmp_path / "run", _noisy_small_batch_log(8), max_steps=675))
+    assert run.status == "healthy" and _warnings(run, "loss_spike") == []
+    noise = [f for f in run.findings if f.kind == "loss_spike"]
+    assert noise and all(f.evidence.get("single_batches") for f in noise)
+    assert all("per-step" not in f.message for f in noise)  # a log of 5-step means shows its batches' noise
