@@ -105,11 +105,16 @@ def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds, min_rise:
     throws such batches often: there a spike under `spike_warn_factor` that settles with no more than three high
     points in a row is one. In a log whose short jumps recur (`jumps` of them, `_recurring_jumps`) the loss's own
     noise throws them however the points were sampled (one micro-batch's loss printed every N steps), at any factor
-    over a median that may sit near 0: there a spike no higher than the loss has been before it (or in the log's
-    first `spike_window` points, whose noisy start has no before) is one where the level under it stayed put
-    (`_jumps_on_an_unmoved_level`). An unstable model stays high (VERDICTS.md). A spike of an every-step log with
-    fewer than `spike_min_history` points before it is no such batch: the log has not yet shown what its per-step
-    noise is (a six-step paste of a long run, the loss 0.66, 0.80, then 4.27, then 0.77)."""
+    over a median that may sit near 0, where the level under the spike stayed put (`_jumps_on_an_unmoved_level`) and
+    the log shows that noise apart from the spikes judged: its jumps outside their episodes many more than they are
+    (`_jumps_apart_from_the_spikes`) and the spike no higher than the loss had been before it, or the spike within
+    the loss's own spread (`_within_its_own_spread`), or, in a log of every step, the spike under where the loss
+    started (one batch no worse than the untrained model: the hard examples of a run that memorizes lifting a loss
+    near 0 to 0.3-1.8 for a step). The spikes themselves are no evidence of the noise that would
+    excuse them (four 3x jumps of a loss with 4% noise are four incidents). An unstable model stays high
+    (VERDICTS.md). A spike of an every-step log with fewer than `spike_min_history` points before it is no such
+    batch: the log has not yet shown what its per-step noise is (a six-step paste of a long run, the loss 0.66,
+    0.80, then 4.27, then 0.77)."""
     if len(loss) < 2:
         return []
     values = loss.to_numpy(dtype="float64")  # real_loss: finite, the positions find_spikes counts in
@@ -120,9 +125,64 @@ def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds, min_rise:
                         and s.position >= thresholds.spike_min_history
                         and _longest_high_run(values[s.position:s.end_position + 1], limit * s.baseline)
                         <= _BATCH_STEPS + 1]
+    if not jumps:
+        return one_step_batches
+    ordinary = _outside_the_spikes(len(values), spikes)
+    noisy_apart = _jumps_apart_from_the_spikes(values, ordinary, len(spikes), thresholds, min_rise)
+    start = float(np.median(values[:5]))
     return [s for s in spikes if s in one_step_batches
-            or (jumps and s.peak <= float(np.max(values[:max(s.position, thresholds.spike_window)]))
-                and _jumps_on_an_unmoved_level(values, s, thresholds, min_rise))]
+            or (_jumps_on_an_unmoved_level(values, s, thresholds, min_rise)
+                and ((noisy_apart and _no_higher_than_before(values, s, thresholds))
+                     or (every_step and s.position >= thresholds.spike_min_history and s.peak < start)
+                     or _within_its_own_spread(values, s, ordinary, thresholds)))]
+
+
+def _no_higher_than_before(values: np.ndarray, spike: Spike, thresholds: Thresholds) -> bool:
+    """Whether the spike's peak is no higher than the loss had been before it; a spike in the log's first
+    `spike_window` points has no before to read, and is taken as the noisy start of a log whose noise throws
+    jumps many times over apart from its spikes (the only place this is asked)."""
+    return spike.position < thresholds.spike_window or spike.peak <= float(np.max(values[:spike.position]))
+
+
+def _outside_the_spikes(length: int, spikes: list[Spike]) -> np.ndarray:
+    """A mask of the log's points that lie in no spike's episode: the loss as it runs apart from what is judged."""
+    ordinary = np.ones(length, dtype=bool)
+    for spike in spikes:
+        ordinary[spike.position:spike.end_position + 1] = False
+    return ordinary
+
+
+_JUMPS_PER_SPIKE = 2  # a log whose jumps outside the spikes' episodes number this many per spike or more ...
+
+
+def _jumps_apart_from_the_spikes(values: np.ndarray, ordinary: np.ndarray, spikes: int, thresholds: Thresholds,
+                                 min_rise: float) -> bool:
+    """Whether the loss throws short jumps (`_short_jumps`) outside the episodes of the spikes judged,
+    `_JUMPS_PER_SPIKE` per spike or more and `_RECURRING_JUMPS` at least, in `_JUMP_QUARTERS` quarters of the log:
+    there the spikes are a few of many jumps the spike rule itself passed over as the loss's noise (one
+    micro-batch's loss printed every 10 steps: 569 jumps outside 141 spikes' episodes). Where the spikes are the
+    log's jumps, they are incidents, however many."""
+    apart = [start for start, stop in _short_jumps(values, thresholds, min_rise) if ordinary[start:stop].all()]
+    quarters = {4 * p // len(values) for p in apart}
+    return len(apart) >= max(_RECURRING_JUMPS, _JUMPS_PER_SPIKE * spikes) and len(quarters) >= _JUMP_QUARTERS
+
+
+_SPREADS = 4.0  # a peak within this many of the loss's upper spreads over its median is its own noise
+
+
+def _within_its_own_spread(values: np.ndarray, spike: Spike, ordinary: np.ndarray, thresholds: Thresholds) -> bool:
+    """Whether the spike's peak stands within `_SPREADS` x the loss's own upper spread (its `_UPPER`th percentile
+    less its median) over its median, read over the points before it outside every spike's episode and past the
+    log's first `spike_window` (the warm-up descent, whose height says nothing of the noise): a noisy loss (a LoRA
+    on batches of 2, its median 0.5 and one point in ten over 1.1) reaching 1.6-1.8 from a calm dip. A
+    spike far above that spread (a loss with 4% noise jumping 3x), or one with too few settled points before it
+    to tell (`spike_window`), is no such noise."""
+    settled = slice(thresholds.spike_window, spike.position)
+    before = values[settled][ordinary[settled]]
+    if len(before) < thresholds.spike_window:
+        return False
+    median = float(np.median(before))
+    return spike.peak <= median + _SPREADS * (float(np.percentile(before, _UPPER)) - median)
 
 
 def _jumps_on_an_unmoved_level(values: np.ndarray, spike: Spike, thresholds: Thresholds, min_rise: float) -> bool:
@@ -148,10 +208,11 @@ _UPPER_WINDOWS = 10  # ... read over this many `spike_window`s of points before 
 
 def _upper_range(values: np.ndarray, position: int, thresholds: Thresholds) -> float:
     """The loss's own upper range before `position`: the `_UPPER`th percentile of the `_UPPER_WINDOWS` x
-    `spike_window` points before it, or of the log's first that many where fewer than `spike_window` come before."""
+    `spike_window` points before it, past the log's first `spike_window` (a warm-up descent from a high start
+    would make any later stretch look low); -inf where fewer than `spike_window` such points come before."""
     span = _UPPER_WINDOWS * thresholds.spike_window
-    before = values[max(0, position - span):position]
-    return float(np.percentile(before if len(before) >= thresholds.spike_window else values[:span], _UPPER))
+    before = values[max(thresholds.spike_window, position - span):position]
+    return float(np.percentile(before, _UPPER)) if len(before) >= thresholds.spike_window else -np.inf
 
 
 _RECURRING_JUMPS = 4  # this many short jumps over a log ...
@@ -165,13 +226,20 @@ def _recurring_jumps(values: np.ndarray, thresholds: Thresholds, min_rise: float
     `_JUMP_QUARTERS` quarters of the log or more. The nats keep a loss near 0 (rounded to 0.0001, 0.0003) from
     counting its rounding as jumps. A lone jump in a quiet log, or a stretch of jumps in one part of it, is no such
     noise."""
+    jumps = [start for start, _ in _short_jumps(values, thresholds, min_rise)]
+    quarters = {4 * p // len(values) for p in jumps}
+    return len(jumps) if len(jumps) >= _RECURRING_JUMPS and len(quarters) >= _JUMP_QUARTERS else 0
+
+
+def _short_jumps(values: np.ndarray, thresholds: Thresholds, min_rise: float) -> list[tuple[int, int]]:
+    """(start, stop) of each run of at most `_BATCH_STEPS` + 1 points `loss_spike_factor` x over the median of the
+    `spike_window` points before each and `min_rise` nats above it, the next point back under that bar."""
     before = pd.Series(values).rolling(thresholds.spike_window, min_periods=thresholds.spike_min_history) \
         .median().shift(1).to_numpy()
     with np.errstate(invalid="ignore"):
         over = (values > thresholds.loss_spike_factor * before) & (values - before >= min_rise)
-    jumps = [start for start, stop in true_runs(over) if stop - start <= _BATCH_STEPS + 1 and stop < len(values)]
-    quarters = {4 * p // len(values) for p in jumps}
-    return len(jumps) if len(jumps) >= _RECURRING_JUMPS and len(quarters) >= _JUMP_QUARTERS else 0
+    return [(start, stop) for start, stop in true_runs(over)
+            if stop - start <= _BATCH_STEPS + 1 and stop < len(values)]
 
 
 def _longest_high_run(values: np.ndarray, limit: float) -> int:
@@ -185,9 +253,11 @@ def _batch_noise(batches: list[Spike], jumps: int) -> Finding:
              if jumps else "in a log of every step")
     how = ("each over a level that stayed where it was" if jumps
            else f"none high for more than {_BATCH_STEPS + 1} steps in a row")
+    # a point of a log of every N steps is (mostly) a mean of N steps: its noise is the batches', not one step's
+    noise = "the loss's own batch-to-batch noise" if jumps else "the per-step noise of small batches"
     message = (f"{len(batches)} single-batch loss {'spike' if len(batches) == 1 else 'spikes'} {where}, the "
                f"largest to {format_number(big.peak)} at step {big.peak_step} ({big.peak / big.baseline:.1f}x its recent "
-               f"median {format_number(big.baseline)}), {how}: the per-step noise of small batches.")
+               f"median {format_number(big.baseline)}), {how}: {noise}.")
     return Finding("loss_spike", "info", batches[0].step, message, end_step=batches[-1].step, metric=LOSS,
                    evidence=dict(group_evidence(batches), single_batches=True))
 
