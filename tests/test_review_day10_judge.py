@@ -95,3 +95,14 @@ def test_the_run_length_said_is_its_planned_steps_where_the_last_is_not_logged()
     run = {k: v[v.index % 10 == 0] for k, v in run.items()}  # logged every 10: steps 10 to 100 (epoch 0.95)
     (found,) = detect_warmup_past_the_end(run, 105, 105, 1.0) or [None]
     assert found is not None and "as long as the run's 105 steps" in found.message, found
+
+
+def test_a_flat_log_that_starts_mid_run_is_not_learned_by_its_first_point():
+    """A reviewer's resumed run: 40 points from step 1010, flat at 1.5 (1.3% noise), its first point 0.065 higher
+    (the resume's first batch): the first point of a log that starts mid-run is no start to have fallen from."""
+    rng = np.random.default_rng(7)
+    steps = [1010 + 10 * i for i in range(40)]
+    values = [1.5 * (1 + 0.013 * rng.standard_normal()) + (0.0650 if i == 0 else 0) for i in range(40)]
+    values[0] = 1.6048
+    run = {"loss": pd.Series(values, index=steps, dtype="float64")}
+    assert [f.kind for f in detect_no_learning_evidence(run, Thresholds())] == ["no_learning_evidence"]

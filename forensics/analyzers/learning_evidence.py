@@ -478,7 +478,9 @@ def _fell(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, f
     # The median of k points varies by about 1.25 sigma / sqrt(k); one point by sigma.
     by_median = _clear_fall(head_median, tail, 3 * 1.2533 * sigma * np.sqrt(2 / k), thresholds)
     one_point = 3 * sigma * np.sqrt(1 + 1.5708 / k)
-    by_first = _clear_fall(first, tail, one_point, thresholds)
+    # (a log that starts mid-run - a resume, an excerpt - has a first point that is no start: one high point there is
+    # the resume's first batch, not a loss the run brought down)
+    by_first = _clear_fall(first, tail, one_point, thresholds) and not starts_mid_run(series)
     if by_first and _first_point_alone(values, series.index, k, tail, one_point, thresholds):
         by_first, first = False, head_median
     # a loss that dropped to a new level early and stayed there, noisily: the level of everything after the first
