@@ -148,14 +148,14 @@ def _unless_heavy_tail_under_a_falling_eval(finding: Finding, loss: pd.Series | 
     heavy tail of a run that learns, however tall its norms (VERDICTS.md): single hard batches whose gradient the
     optimizer clips (a LoRA on batches of 2 with max_grad_norm 1.0: norms of 400-2092 at 24 of 135 points, the eval
     loss 2.67 -> 0.53 through them). Info. Without a held-out loss a storm this tall stays a warning, and so does
-    one that never came back to normal before the log ends, one whose spikes stay up `_STAYS_UP` points in a row
-    (a changed run, not single batches), and one whose spikes came with loss jumps at half of them or more
+    one whose spikes stay up `_STAYS_UP` points in a row, at the end of the log too (a changed run, not single
+    batches; a heavy tail's last spike may simply be near the end, so 'back to normal' is not asked), and one whose
+    spikes came with loss jumps at half of them or more
     (`_loss_jumps_at_the_spikes`: the model lost what it knew at each, however well the eval ends)."""
     if finding.severity != "warning" or not finding.evidence.get("storm") or loss is None or evals is None:
         return finding
     grad, evals = finite(grad), finite(evals)
-    if not finding.evidence.get("recovered", False) or _longest_spike(finding, grad) >= _STAYS_UP \
-            or 2 * _loss_jumps_at_the_spikes(finding, loss, thresholds) >= len(finding.evidence.get("spike_steps", [])):
+    if _longest_spike(finding, grad) >= _STAYS_UP or 2 * _loss_jumps_at_the_spikes(finding, loss, thresholds) >= len(finding.evidence.get("spike_steps", [])):
         return finding
     end = finding.end_step if finding.end_step is not None else int(grad.index[-1])
     stretch = grad[(grad.index >= finding.step) & (grad.index <= end)]
@@ -178,16 +178,18 @@ def _unless_heavy_tail_under_a_falling_eval(finding: Finding, loss: pd.Series | 
 
 def _loss_jumps_at_the_spikes(finding: Finding, loss: pd.Series, thresholds: Thresholds) -> int:
     """At how many of a storm's spikes the loss jumped with the grad_norm: its value at the spike's step (or the
-    first logged after it) `loss_spike_factor` x over the median of its `_SHORT` points on either side. A hard
+    first logged after it), or at the next logged point (a logged loss is the interval's mean and a logged grad_norm
+    its last step's, so a bad update shows in the next one), `loss_spike_factor` x over the median of the `_SHORT`
+    points on either side of those two. A hard
     batch lifts the loss a little where its gradient is large (a LoRA on batches of 2: 1.6x its neighbours'
     median at its grad_norm spikes); an update that threw the model off lifts it a loss spike's height."""
     values, steps = loss.to_numpy(dtype="float64"), loss.index
     jumps = 0
     for step in finding.evidence.get("spike_steps", []):
         at = int(steps.searchsorted(step))
-        neighbours = np.concatenate([values[max(0, at - _SHORT):at], values[at + 1:at + 1 + _SHORT]])
+        neighbours = np.concatenate([values[max(0, at - _SHORT):at], values[at + 2:at + 2 + _SHORT]])
         if at < len(values) and len(neighbours) \
-                and values[at] > thresholds.loss_spike_factor * float(np.median(neighbours)):
+                and float(np.max(values[at:at + 2])) > thresholds.loss_spike_factor * float(np.median(neighbours)):
             jumps += 1
     return jumps
 
