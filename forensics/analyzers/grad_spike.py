@@ -155,7 +155,8 @@ def _unless_heavy_tail_under_a_falling_eval(finding: Finding, loss: pd.Series | 
     if finding.severity != "warning" or not finding.evidence.get("storm") or loss is None or evals is None:
         return finding
     grad, evals = finite(grad), finite(evals)
-    if _longest_spike(finding, grad) >= _STAYS_UP or 2 * _loss_jumps_at_the_spikes(finding, loss, thresholds) >= len(finding.evidence.get("spike_steps", [])):
+    spikes = len(finding.evidence.get("spike_steps", []))
+    if _longest_spike(finding, grad) >= _STAYS_UP or 2 * _loss_jumps_at_the_spikes(finding, loss, thresholds) >= spikes:
         return finding
     end = finding.end_step if finding.end_step is not None else int(grad.index[-1])
     stretch = grad[(grad.index >= finding.step) & (grad.index <= end)]
