@@ -150,8 +150,8 @@ def _unless_heavy_tail_under_a_falling_eval(finding: Finding, loss: pd.Series | 
     loss 2.67 -> 0.53 through them). Info. Without a held-out loss a storm this tall stays a warning, and so does
     one whose spikes stay up `_STAYS_UP` points in a row, at the end of the log too (a changed run, not single
     batches; a heavy tail's last spike may simply be near the end, so 'back to normal' is not asked), and one whose
-    spikes came with loss jumps at half of them or more
-    (`_loss_jumps_at_the_spikes`: the model lost what it knew at each, however well the eval ends)."""
+    spikes came with loss jumps at half of them or more (`_loss_jumps_at_the_spikes`: the model lost what it knew at
+    each, however well the eval ends)."""
     if finding.severity != "warning" or not finding.evidence.get("storm") or loss is None or evals is None:
         return finding
     grad, evals = finite(grad), finite(evals)
@@ -168,8 +168,9 @@ def _unless_heavy_tail_under_a_falling_eval(finding: Finding, loss: pd.Series | 
     best_step = int(evals.idxmin())
     if float(evals.iloc[-1]) >= start or best_step < (finding.step + end) / 2:
         return finding
+    during, before_storm, _ = levels
     note = (f"; spread over {len(stretch)} of {len(grad)} logged points, the grad_norm's median no higher than before "
-            f"({format_number(levels[0])} against {format_number(levels[1])}), the loss's running median never above "
+            f"({format_number(during)} against {format_number(before_storm)}), the loss's running median never above "
             f"its level before and the eval loss falling through it ({format_number(start)} -> "
             f"{format_number(float(evals.iloc[-1]))}, its best {format_number(float(evals.min()))} "
             f"at step {best_step}): "
@@ -181,9 +182,9 @@ def _loss_jumps_at_the_spikes(finding: Finding, loss: pd.Series, thresholds: Thr
     """At how many of a storm's spikes the loss jumped with the grad_norm: its value at the spike's step (or the
     first logged after it), or at the next logged point (a logged loss is the interval's mean and a logged grad_norm
     its last step's, so a bad update shows in the next one), `loss_spike_factor` x over the median of the `_SHORT`
-    points on either side of those two. A hard
-    batch lifts the loss a little where its gradient is large (a LoRA on batches of 2: 1.6x its neighbours'
-    median at its grad_norm spikes); an update that threw the model off lifts it a loss spike's height."""
+    points on either side of those two. A hard batch lifts the loss a little where its gradient is large (a LoRA on
+    batches of 2: 1.6x its neighbours' median at its grad_norm spikes); an update that threw the model off lifts it a
+    loss spike's height."""
     values, steps = loss.to_numpy(dtype="float64"), loss.index
     jumps = 0
     for step in finding.evidence.get("spike_steps", []):
