@@ -15,7 +15,8 @@ import pandas as pd
 
 from ._version import __version__
 from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
-from .analyzers.learning_evidence import LearningEvidence, for_a_reward_model, learning_shown, without_the_score
+from .analyzers.fall_measure import LearningEvidence
+from .analyzers.learning_evidence import for_a_reward_model, learning_shown, without_the_score
 from .analyzers.chain import link_skipped_batches, link_weight_damage
 from .analyzers.metrics import RLMetrics, is_preference_log
 from .analyzers.memorization import memorized_from_scratch
