@@ -15,11 +15,13 @@ import pandas as pd
 
 from ._version import __version__
 from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
-from .analyzers.learning_evidence import LearningEvidence, for_a_reward_model, learning_shown, without_the_score
+from .analyzers.fall_measure import LearningEvidence
+from .analyzers.learning_evidence import for_a_reward_model, learning_shown, without_the_score
 from .analyzers.chain import link_skipped_batches, link_weight_damage
 from .analyzers.metrics import RLMetrics, is_preference_log
-from .analyzers.collapse import (PAIRWISE_ALGORITHMS, for_a_classifier, for_a_pairwise_loss, memorized_from_scratch,
-                                 pair_term_memorized)
+from .analyzers.memorization import memorized_from_scratch
+from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
+from .analyzers.zero_in_first_epoch import for_a_classifier
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.lr_anomaly import detect_warmup_past_the_end

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .analyzers.collapse import CLASSIFIER_HEADS, CLASSIFIER_TASKS
+from .analyzers.zero_in_first_epoch import CLASSIFIER_HEADS, CLASSIFIER_TASKS
 from .analyzers.metrics import PERPLEXITY_NAMES, format_number
 from .analyzers.never_learned import FRESH_HEAD_RANGE
 from .config import RunConfig

@@ -795,8 +795,8 @@ def test_memorization_without_eval_loss_fires_only_when_the_low_loss_lasts_to_th
 def test_a_from_scratch_memorization_is_dated_where_the_loss_stops_falling_by_factors():
     """From random weights the loss falls across orders of magnitude (8.5 nats to 0.12: tiny Shakespeare learned by
     heart); on a linear scale the descent looks level at 0.5 while the loss still halves twice more. Dated on a log
-    scale, memorization starts where the loss is near its floor (under about twice it: collapse.LOG_SETTLED_SHARE)."""
-    from forensics.analyzers.collapse import memorized_from_scratch
+    scale, memorization starts where the loss is near its floor (under about twice it: memorization.LOG_SETTLED_SHARE)."""
+    from forensics.analyzers.memorization import memorized_from_scratch
     fall = np.exp(np.linspace(np.log(8.5), np.log(0.12), 400))
     loss = np.concatenate([fall, np.full(60, 0.12)])
     st = steps(len(loss), 10)
@@ -1149,7 +1149,7 @@ def test_a_legacy_ppo_log_without_a_loss_is_judged_by_its_scores():
 
 
 def test_a_loss_that_falls_at_each_epoch_start_and_settles_under_0_1_is_memorization():
-    from forensics.analyzers.collapse import falls_at_epoch_starts
+    from forensics.analyzers.memorization import falls_at_epoch_starts
 
     rng = np.random.default_rng(50)
     per_epoch, n_epochs = 100, 8

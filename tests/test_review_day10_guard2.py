@@ -156,34 +156,34 @@ def _plateau_with_first_window(first_loss, n=40, seed=11):
 
 
 def test_a_first_window_under_three_noise_units_over_a_plateau_is_within_chance():
-    from forensics.analyzers.learning_evidence import _fell_in_the_first_window
+    from forensics.analyzers.secondary_evidence import fell_in_the_first_window
     from forensics.analyzers.metrics import point_noise
     from forensics.config import Thresholds
 
     loss = _plateau_with_first_window(0.72)
     noise = point_noise(loss.to_numpy())
     assert 2.5 <= (0.72 - float(loss.iloc[1:].median())) / noise < 3  # (one flat run in 50-80 stands this far up)
-    assert _fell_in_the_first_window({"loss": loss}, loss, Thresholds()) is None
+    assert fell_in_the_first_window({"loss": loss}, loss, Thresholds()) is None
 
 
 def test_a_first_window_five_percent_over_a_quiet_plateau_is_a_hard_first_batch_not_learning():
-    from forensics.analyzers.learning_evidence import _fell_in_the_first_window
+    from forensics.analyzers.secondary_evidence import fell_in_the_first_window
     from forensics.config import Thresholds
 
     rng = np.random.default_rng(12)
     loss = pd.Series([1.575] + [1.5 + 0.004 * float(rng.standard_normal()) for _ in range(39)],
                      index=range(10, 410, 10))  # (the first window about 15 noise units up, 5% over the rest)
-    assert _fell_in_the_first_window({"loss": loss}, loss, Thresholds()) is None
+    assert fell_in_the_first_window({"loss": loss}, loss, Thresholds()) is None
 
 
 def test_a_first_window_far_over_a_plateau_in_a_log_that_begins_mid_run_is_no_fall_from_the_start():
-    from forensics.analyzers.learning_evidence import _fell_in_the_first_window
+    from forensics.analyzers.secondary_evidence import fell_in_the_first_window
     from forensics.config import Thresholds
 
     from_start = _plateau_with_first_window(0.95)
     resumed = pd.Series(from_start.to_numpy(), index=from_start.index + 1000)  # (a resume from checkpoint-1000)
-    assert _fell_in_the_first_window({"loss": from_start}, from_start, Thresholds()) is not None
-    assert _fell_in_the_first_window({"loss": resumed}, resumed, Thresholds()) is None
+    assert fell_in_the_first_window({"loss": from_start}, from_start, Thresholds()) is not None
+    assert fell_in_the_first_window({"loss": resumed}, resumed, Thresholds()) is None
 
 
 def test_a_first_window_far_over_a_plateau_is_a_fall_within_it(tmp_path):
@@ -199,11 +199,11 @@ def test_a_first_window_far_over_a_plateau_is_a_fall_within_it(tmp_path):
 
 
 def _first_window_fall_with_accuracy(accuracy: pd.Series):
-    from forensics.analyzers.learning_evidence import _fell_in_the_first_window
+    from forensics.analyzers.secondary_evidence import fell_in_the_first_window
     from forensics.config import Thresholds
 
     loss = _plateau_with_first_window(0.95)
-    return _fell_in_the_first_window({"loss": loss, "mean_token_accuracy": accuracy}, loss, Thresholds())
+    return fell_in_the_first_window({"loss": loss, "mean_token_accuracy": accuracy}, loss, Thresholds())
 
 
 def test_a_token_accuracy_logged_twice_that_rose_agrees_with_the_first_window_fall():

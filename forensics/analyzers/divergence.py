@@ -33,9 +33,8 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .collapse import TRAIN_LOSS
-from .metrics import (EXPLODED_LOSS, GRAD_NORM, LN2, LOSS, Metrics, finite, format_number, is_preference_log,
-                      lr_restart_steps, point_noise, position_of, real_loss)
+from .metrics import (EXPLODED_LOSS, GRAD_NORM, LN2, LOSS, TRAIN_LOSS, Metrics, finite, format_number,
+                      is_preference_log, lr_restart_steps, point_noise, position_of, real_loss)
 
 _MIN_POINTS = 5
 

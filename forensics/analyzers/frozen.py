@@ -19,10 +19,11 @@ import numpy as np
 from ..config import Thresholds
 from ..findings import Finding
 from .dead_reward import REWARD_STD, ZERO_STD, detect_dead_reward_signal
-from .learning_evidence import is_pairwise_log, learning_shown
+from .learning_evidence import learning_shown
 from .metrics import (GRAD_NORM, LOSS, Metrics, finite, first_settled, format_number, head_and_tail,
                       masked_loss_steps, real_loss)
 from .never_learned import detect_never_learned
+from .preference_pairs import is_pairwise_log
 from .reward_decline import reward_metric
 
 _MIN_POINTS = 5

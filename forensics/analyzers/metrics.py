@@ -21,6 +21,7 @@ Metrics = Mapping[str, pd.Series]
 LOSS = "loss"
 EVAL_ACCURACY_KEYS = ("eval_accuracy", "eval_acc")  # a held-out accuracy, as the Trainer's compute_metrics names it
 GRAD_NORM = "grad_norm"
+TRAIN_LOSS = "train_loss"  # the Trainer's closing summary: the mean of every step's loss over the run
 LR = "learning_rate"
 
 # DPO/KTO/ORPO log rewards/* and logps/*, GRPO/PPO rewards/*/mean, reward, kl: their
@@ -283,3 +284,21 @@ def point_noise(values) -> float:
     if len(diffs) < 2:
         return 0.0
     return float(1.4826 * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2))
+
+
+PASSES = 1.5  # an epoch counter that reaches this counts passes over the data
+
+
+def passes_over_data(epochs: pd.Series) -> float:
+    """The passes over the data a log's epochs show: the last epoch logged, plus the one under way where the log
+    counts whole epochs done (a loop printing `Epoch 2` logs 1 for it: one done, the second under way)."""
+    last = float(epochs.max())
+    return last + 1 if np.all(epochs.to_numpy() == np.floor(epochs.to_numpy())) else last
+
+
+def epoch_at(epochs: pd.Series | None, step: int) -> float | None:
+    """The logged epoch at or just before `step`, or None where the log has none."""
+    if epochs is None or not len(epochs):
+        return None
+    before = epochs[epochs.index <= step]
+    return float(before.iloc[-1]) if len(before) else float(epochs.iloc[0])

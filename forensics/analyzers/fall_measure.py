@@ -1,0 +1,206 @@
+"""Whether a logged series fell clearly: the one measure learning evidence reads a loss (or, turned over, a reward
+or an accuracy) by, and the `LearningEvidence` record that says what showed it.
+
+A series fell when its last tenth ends clearly below where it started (`fell_clearly`): by `learning_min_fall` of its
+start and by more than its own point-to-point noise could explain, read on the level after the first tenth, on the
+first point (unless that point is a start-up transient alone), on a least-squares trend, or on a short log lower at
+every point. One-step blips are set aside first (`without_blips`) and a loss swinging by turns is read in pairs
+(`pair_means_if_alternating`). A log that starts mid-run (`starts_mid_run`) has no run start in its first point.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..config import Thresholds
+from .metrics import point_noise
+
+
+@dataclass(frozen=True)
+class LearningEvidence:
+    """What shows a run learned: `metric` went from about `start` (its first logged points) to about `end`
+    (its last), over `n_points` points from `first_step` to `last_step`. For a loss it fell; for a reward
+    it rose."""
+
+    metric: str
+    start: float
+    end: float
+    n_points: int
+    first_step: int
+    last_step: int
+    said: str = ""  # the evidence in words, where it is no start and end of one logged series
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def evidence_from(name: str, series, start: float, end: float) -> LearningEvidence:
+    return LearningEvidence(name, float(start), float(end), int(len(series)), int(series.index[0]),
+                            int(series.index[-1]))
+
+
+def fell_clearly(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[bool, float, float]:
+    """Whether the last tenth ends clearly below where the log started (its first tenth, or its very first
+    point, for a loss learned within the first tenth, unless that point is a start-up transient alone,
+    `_first_point_alone`): by `learning_min_fall` of it, and by more than the loss's own point-to-point noise
+    could explain (3 standard errors; `trend_z` of them for the trend)."""
+    series = pair_means_if_alternating(without_blips(series))
+    values = series.to_numpy(dtype="float64")
+    k = max(1, len(values) // 10)
+    first, head_median, tail = float(values[0]), float(np.median(values[:k])), float(np.median(values[-k:]))
+    sigma = point_noise(values) or _sparse_noise(values)
+    # The median of k points varies by about 1.25 sigma / sqrt(k); one point by sigma.
+    by_median = clear_fall(head_median, tail, 3 * 1.2533 * sigma * np.sqrt(2 / k), thresholds)
+    one_point = 3 * sigma * np.sqrt(1 + 1.5708 / k)
+    # (a log that starts mid-run - a resume, an excerpt - has a first point that is no start: one high point there is
+    # the resume's first batch, not a loss the run brought down)
+    by_first = clear_fall(first, tail, one_point, thresholds) and not starts_mid_run(series)
+    if by_first and _first_point_alone(values, series.index, k, tail, one_point, thresholds):
+        by_first, first = False, head_median
+    # a loss that dropped to a new level early and stayed there, noisily: the level of everything after the first
+    # tenth (its median, over many more points than the last tenth) against the first tenth's, where it ends too
+    rest = float(np.median(values[k:])) if len(values) > k else tail
+    by_level = clear_fall(head_median, rest, 3 * 1.2533 * sigma * np.sqrt(1 / k + 1 / max(1, len(values) - k)),
+                           thresholds) and tail < head_median - thresholds.learning_min_fall * abs(head_median)
+    # (a trend counts where the log also ends below where it began: a hump in the middle tilts a line over a flat log)
+    trend = _falling_trend(values, sigma, thresholds, trend_z) \
+        and tail < head_median - _TREND_ENDS_LOWER * abs(head_median)
+    fell = by_median or by_first or by_level or trend or _down_at_every_point(values)
+    return fell, max(head_median, first), tail
+
+
+_STEADY_POINTS = 4  # a short log lower at every point than at the one before, over this many points or more ...
+_STEADY_FALL = 0.1  # ... and this share under its first in all
+
+
+def _down_at_every_point(values: np.ndarray) -> bool:
+    """A short log that is lower at each point than at the one before, by `_STEADY_FALL` in all (HannahMariamj's
+    LoRA: eval loss 4.970, 4.030, 3.593, 3.520). Its own point-to-point noise cannot be measured apart from the
+    fall (the steps differ because the fall slows), and noise alone orders n points so once in n! (1 in 24 for four)."""
+    steps = np.diff(values)
+    return len(values) >= _STEADY_POINTS and bool(np.all(steps < 0)) and values[0] > 0 \
+        and float(values[-1]) <= (1 - _STEADY_FALL) * float(values[0])
+
+
+_TREND_ENDS_LOWER = 0.01  # the last tenth's median this share under the first tenth's, for a falling line to count
+
+
+_ALTERNATING = 0.9  # the share of consecutive steps that change direction in a loss that swings up and down by turns
+_ALTERNATION_POINTS = 10
+
+
+def pair_means_if_alternating(series: pd.Series) -> pd.Series:
+    """The means of a loss's pairs of points (at each pair's second step) where it swings up and down by turns (at
+    least `_ALTERNATING` of its steps change direction over `_ALTERNATION_POINTS` points or more, as batches grouped by
+    length make it: long and short answers logged in turn), else the series itself. The swing is the batches' make-up,
+    not the level the run is at nor its noise (AhmedNabil03's Llama-2 LoRA: 1.27 and 0.85 by turns after 2.43 at its
+    first point; its pairs 1.78, 1.11, 1.09 ... 1.06)."""
+    values = series.to_numpy(dtype="float64")
+    steps = np.diff(values)
+    if len(values) < _ALTERNATION_POINTS or float(np.mean(steps[1:] * steps[:-1] < 0)) < _ALTERNATING:
+        return series
+    n = len(values) // 2 * 2
+    return pd.Series(values[:n].reshape(-1, 2).mean(axis=1), index=series.index[1:n:2])
+
+
+_BLIP_Z = 5.0  # a point this many noise units off its two neighbours' midpoint, both ways back, is a one-step blip ...
+_MAX_BLIPS = 2  # ... and at most this many are set aside
+
+
+def without_blips(series: pd.Series) -> pd.Series:
+    """The series without its one-step blips: an inner point off the midpoint of its two neighbours, the loss going
+    there and straight back, by `_BLIP_Z` times the point-to-point noise of the series without it (at most
+    `_MAX_BLIPS`, the largest first). One such point adds two large steps to a short log and can inflate its noise
+    estimate several times over, so a fall the other points show clearly reads as noise; the blip is the loss_spike
+    detector's to judge, not the level's."""
+    for _ in range(_MAX_BLIPS):
+        values = series.to_numpy(dtype="float64")
+        if len(values) < 5:
+            break
+        off = values[1:-1] - (values[:-2] + values[2:]) / 2
+        back = (values[1:-1] - values[:-2]) * (values[2:] - values[1:-1]) < 0
+        if not back.any():
+            break
+        i = int(np.argmax(np.where(back, np.abs(off), -1.0)))
+        rest = np.delete(values, i + 1)
+        sigma = point_noise(rest)
+        if sigma <= 0 or abs(float(off[i])) <= _BLIP_Z * np.sqrt(1.5) * sigma:
+            break
+        series = series.drop(series.index[i + 1])
+    return series
+
+
+def _first_point_alone(values: np.ndarray, steps, k: int, tail: float, noise: float, thresholds: Thresholds) -> bool:
+    """The first point stands alone above the level the log holds from its second point on, and the log after it
+    does not fall: a start-up transient (the first batch, a first step on the weights as loaded, often with a
+    grad_norm many times the rest), not a loss the run brought down. Its fall to the end is learning only where the
+    second point still stands clearly above the end, or the points after the first fall too (by `learning_min_fall`
+    from the median of the first tenth without the first point to the last tenth's), or each point is the mean of a
+    logging window (`window_means`): a first window's mean above the rest is the loss falling within it."""
+    if len(values) < 3 or clear_fall(float(values[1]), tail, noise, thresholds) or window_means(steps):
+        return False
+    after = float(np.median(values[1:k + 1]))
+    return not tail < after - thresholds.learning_min_fall * abs(after)
+
+
+def _sparse_noise(values: np.ndarray) -> float:
+    """The point-to-point spread of a series that sits at one value with rare departures (a reward of 0 with an odd
+    0.5, Hosh1mi's GRPO): its robust spread is 0, which would make any least-squares tilt from where the departures
+    happen to fall a 'clear' trend. The standard deviation of its steps, per point."""
+    steps = np.diff(values)
+    return float(np.std(steps) / np.sqrt(2)) if len(steps) >= _SPARSE_MIN_POINTS else 0.0
+
+
+_SPARSE_MIN_POINTS = 10  # (on fewer, one drop is all the steps there are: Shaharak88's 0.4666 then three exact 0s)
+
+
+def _falling_trend(values: np.ndarray, sigma: float, thresholds: Thresholds, z: float = 3.0) -> bool:
+    """A short or noisy log whose least-squares line falls, over the whole log, by more than
+    `learning_min_fall` of where it starts and by `z` standard errors of that fall."""
+    n = len(values)
+    if n < 3:
+        return False
+    x = np.arange(n, dtype="float64")
+    slope, intercept = np.polyfit(x, values, 1)
+    fall = -slope * (n - 1)
+    se = sigma * (n - 1) / np.sqrt(n * (n * n - 1) / 12)
+    return fall > thresholds.learning_min_fall * abs(intercept) and fall > z * se
+
+
+def clear_fall(head: float, tail: float, noise: float, thresholds: Thresholds) -> bool:
+    return tail < head - thresholds.learning_min_fall * abs(head) and head - tail > noise
+
+
+_LATE_START = 3  # logging intervals before the first logged loss: the log is a tail of the run
+
+
+def starts_mid_run(loss) -> bool:
+    """Whether the log's first loss comes `_LATE_START` logging intervals or more after step 0: a tail or an excerpt
+    of a run, whose start is not in the file."""
+    if len(loss) < 2:
+        return False
+    gap = float(np.median(np.diff(loss.index.to_numpy(dtype="float64"))))
+    return gap > 0 and float(loss.index[0]) >= _LATE_START * gap
+
+
+_WINDOW_STEPS = 10  # two logged losses this many steps apart or more are each a mean over that many steps ...
+_WINDOW_FALL = 0.25  # ... and a fall of this share from one to the other is no noise
+
+
+def two_windows_fell(loss) -> bool:
+    """Two training losses, each the mean of a logging window of `_WINDOW_STEPS` steps or more (the HF Trainer logs
+    the mean since the last log), the second `_WINDOW_FALL` or more under the first (mkcomer237: 0.352 at step 50,
+    0.198 at 100)."""
+    if len(loss) != 2:
+        return False
+    first, second = float(loss.iloc[0]), float(loss.iloc[1])
+    return window_means(loss) and first > 0 and second <= (1 - _WINDOW_FALL) * first
+
+
+def window_means(loss) -> bool:
+    """Whether each logged loss (a series, or its steps) is the mean of a logging window of `_WINDOW_STEPS` steps or
+    more."""
+    steps = np.asarray(getattr(loss, "index", loss), dtype="int64")
+    return len(steps) > 0 and int(steps[0]) >= _WINDOW_STEPS and bool(np.all(np.diff(steps) >= _WINDOW_STEPS))

@@ -1,0 +1,362 @@
+"""Memorization without an eval loss: the level a training loss is memorized under, and when it got there.
+
+A log with no eval loss cannot show whether the model still generalises; a training loss that fell gradually to a
+small fraction of where it started and settled under the memorization level to the end is the training data learned
+by heart (a `memorization` warning, VERDICTS.md). This module holds that level (`memorization_level`, looser after
+many epochs or where the loss falls at the epoch starts, `falls_at_epoch_starts`), the judgements that read it
+(`memorized_without_eval`, `memorized_in_a_staircase`, `memorized_from_scratch` for a model trained from random
+weights), the dating of a memorizing descent from where it levelled off (`dated_from_settling`), and the exact 0.0
+windows that the run's own `train_loss` says held real loss (`told_by_train_loss`). `collapse.detect_loss_collapse`
+calls them; the near-zero stretch itself is judged there.
+"""
+from __future__ import annotations
+
+import math
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from ..config import Thresholds
+from ..findings import Finding
+from .metrics import (LOSS, PASSES, TRAIN_LOSS, Metrics, epoch_at, finite, first_settled, format_number,
+                      is_preference_log, passes_over_data, real_loss)
+from .overfitting import eval_loss_names
+
+
+def memorization_level(metrics: Metrics, thresholds: Thresholds) -> tuple[float, str]:
+    """The training loss under which a log without eval is memorizing, and the clause that says why when it is
+    the looser many-epochs level ("" for `memorization_level`): after `memorization_epochs` epochs over the
+    same data (the log's own `epoch`), or where the loss falls in a staircase at the epoch boundaries
+    (`falls_at_epoch_starts`)."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if epochs is None or not len(epochs):
+        return thresholds.memorization_level, ""
+    if LOSS in metrics and falls_at_epoch_starts(real_loss(metrics), epochs):  # the more telling reason, first
+        return thresholds.memorization_level_many_epochs, (
+            " (it falls at the start of each epoch and stays flat within it: it gets better on the examples it "
+            "has seen before)")
+    if float(epochs.max()) >= thresholds.memorization_epochs:
+        return thresholds.memorization_level_many_epochs, f" over {format_number(float(epochs.max()))} epochs"
+    return thresholds.memorization_level, ""
+
+
+_EDGE = 0.1  # the share of an epoch's points at each end that its level is read from
+_EPOCH_POINTS = 12  # an epoch logged at this many points or more shows where within it the loss falls
+
+
+def falls_at_epoch_starts(loss: pd.Series, epochs: pd.Series) -> bool:
+    """The loss falls in steps at the starts of epochs and stays flat within them: from the second epoch on,
+    the batches it gets better on are the ones it has seen before, the signature of a model learning its
+    training examples by heart (the 'staircase' of multi-epoch fine-tuning). Needs three whole epochs of
+    at least `_EPOCH_POINTS` logged points; the drops at the epoch starts must be at least twice the fall within them."""
+    # the epoch in force at each loss step, where the two are logged at different steps
+    epoch_of = np.floor(epochs.reindex(epochs.index.union(loss.index)).ffill().reindex(loss.index).to_numpy())
+    whole = [e for e in np.unique(epoch_of[np.isfinite(epoch_of)]) if (epoch_of == e).sum() >= _EPOCH_POINTS]
+    if len(whole) < 3:
+        return False
+    ends = []
+    for e in whole:
+        values = loss.to_numpy()[epoch_of == e]
+        k = max(2, int(len(values) * _EDGE))
+        ends.append((float(np.median(values[:k])), float(np.median(values[-k:]))))
+    within = sum(start - end for start, end in ends[1:])  # the first epoch's own fall is ordinary learning
+    drops = [prev_end - start for (_, prev_end), (start, _) in zip(ends, ends[1:])]
+    at_starts = sum(drops)
+    return at_starts > 0 and at_starts >= 2 * max(within, 0.0) and sum(d > 0 for d in drops) >= 2 * len(drops) / 3
+
+
+_STAIR_LEVEL = 0.2  # nats a token: a pass's median this low, in a staircase ...
+_STAIR_FALL = 6.0  # ... and this many times under the first pass's, from the third pass on, to the end
+_STAIR_FROM = 2  # the third pass (0-based): the first two may be ordinary learning
+
+
+def memorized_in_a_staircase(loss: pd.Series, epochs: pd.Series) -> list[Finding]:
+    """A loss that falls at the start of each epoch and stays flat within it (`falls_at_epoch_starts`: it gets better
+    on the examples it has seen before), whose median over a pass from the third on is under `_STAIR_LEVEL` and
+    `_STAIR_FALL` x under the first pass's, and stays under that level over every whole pass after, with no eval loss:
+    the model halves its loss each time the examples come round again, down to a level no new text would get
+    (a 13B full fine-tune's pass medians 1.463, 1.128, 0.731, 0.389, 0.191, 0.105). The many-epochs level of
+    `memorization_level` waits for the loss to settle under 0.1, which a log cut off in its sixth pass never shows.
+    A staircase that ends higher, or that fell less than that over its passes (a LoRA's 0.492, 0.296, 0.173, 0.115
+    over four: a task learned well), is left alone. A `memorization` warning from the first step of that pass."""
+    if len(loss) < 3 * _EPOCH_POINTS or not falls_at_epoch_starts(loss, epochs):
+        return []
+    epoch_of = np.floor(epochs.reindex(epochs.index.union(loss.index)).ffill().reindex(loss.index).to_numpy())
+    passes = [e for e in np.unique(epoch_of[np.isfinite(epoch_of)]) if (epoch_of == e).sum() >= _EPOCH_POINTS]
+    medians = [float(np.median(loss.to_numpy()[epoch_of == e])) for e in passes]
+    if len(passes) <= _STAIR_FROM or not medians[0] > 0:
+        return []
+    low = [m <= _STAIR_LEVEL and m * _STAIR_FALL <= medians[0] for m in medians]
+    at = next((i for i in range(_STAIR_FROM, len(passes)) if low[i] and all(m <= _STAIR_LEVEL for m in medians[i:])),
+              None)
+    if at is None:
+        return []
+    first, last = int(loss.index[np.flatnonzero(epoch_of == passes[at])[0]]), int(loss.index[-1])
+    by_pass = ", ".join(format_number(m) for m in medians[:10])
+    message = (f"the loss falls at the start of each epoch and stays flat within it (each pass's median: {by_pass}), "
+               f"down to {format_number(medians[at])} over pass {int(passes[at]) + 1} from step {first}, "
+               f"{format_number(medians[0] / medians[at])}x under the first pass's, and no eval loss was logged: it "
+               "gets better on the examples it has seen before, each time they come round, so the training data is "
+               "most likely learned by heart (memorization). Log an eval loss to see whether the model still "
+               "generalises; fewer epochs or more data if it does not.")
+    return [Finding("memorization", "warning", first, message, end_step=last, metric=LOSS, evidence={
+        "value": medians[at], "level": _STAIR_LEVEL, "eval_loss_logged": False, "to_end": True, "settled_step": first,
+        "epoch": float(passes[at]), "pass_medians": medians[:20], "staircase": True})]
+
+
+def _settled_from(loss: pd.Series, level: float) -> int | None:
+    """Position from which the loss has settled under `level`: it is under it there, in nine of ten points
+    after, and at the end of the log; None when it never settles."""
+    low = loss.to_numpy() <= level
+    return first_settled(low, 0.9) if len(low) and low[-1] else None
+
+
+def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds,
+                            epochs: pd.Series | None, why_level: str = "", log_scale: bool = False) -> list[Finding]:
+    """A loss that fell gradually to a small fraction of where it started and settled under the memorization
+    `level` to the end of the log, with no eval loss to say the model generalises: memorization, dated from
+    where the descent settled (`_settling_position`).
+
+    Judged on a running median (a fortieth of the log) so that a per-step log's noise does not hide where
+    the loss settled. A loss that reached its floor within the first epoch is not memorization: no example
+    had been seen twice, the data is simply that easy (templated answers). One whose descent levelled off in the
+    first epoch but that still fell several-fold over the passes after it is, dated on those passes
+    (`_onset_over_later_epochs`). (With an eval loss, `overfitting` judges: a low eval loss means the task itself
+    is that easy.)"""
+    smooth = _running_median(loss)
+    start = _settled_from(smooth, level)
+    if start is None or len(loss) - start < max(thresholds.collapse_points, 0.1 * len(loss)):
+        return []  # never settled, or only over the last few points: not yet the run's final state
+    k = max(1, len(loss) // 10)
+    head = max(float(loss.iloc[:k].median()), float(loss.iloc[0]))
+    if start == 0 and (late := epoch_at(epochs, int(loss.index[0]))) is not None \
+            and late >= thresholds.memorization_epochs and float(loss.median()) <= thresholds.memorization_level:
+        # (the strict level: without the descent, a loss of a few hundredths may be a regression's or a forecast's)
+        return [_memorized_before_the_log(loss, thresholds.memorization_level, late, "")]
+    if start == 0 or head < 10 * float(smooth.iloc[start]):
+        return []  # no tenfold descent: a loss that is simply small from the start
+    floor = float(smooth.iloc[-k:].median())
+    onset = _settling_position(smooth, head, floor, log_scale, LOG_SETTLED_SHARE if log_scale else SETTLED_SHARE)
+    epoch, levels_off = epoch_at(epochs, int(loss.index[onset])), "where its descent levels off"
+    if epoch is not None and epoch < 1.0:
+        onset = _onset_over_later_epochs(smooth, epochs, floor)
+        if onset is None:
+            return []
+        epoch, levels_off = epoch_at(epochs, int(loss.index[onset])), _STILL_FALLING
+    entered = _settled_from(smooth, _MEMORIZED_BAND * level)
+    if entered is not None and entered > onset:  # levelled off while still well above the memorized level
+        onset = entered
+        epoch, levels_off = epoch_at(epochs, int(loss.index[onset])), _ENTERED.format(_MEMORIZED_BAND)
+    first = int(loss.index[onset])
+    when = f" (epoch {epoch:.3g})" if epoch is not None else ""
+    message = (f"loss falls from about {format_number(head)} to {format_number(smooth.iloc[onset])} by step {first}{when}, "
+               f"{levels_off}, and stays under {format_number(level)} from step "
+               f"{int(loss.index[start])} to step {int(loss.index[-1])}{why_level}, and no eval loss was logged: the training data is "
+               "most likely learned by heart (memorization). Log an eval loss to see whether the model still "
+               "generalises; fewer epochs or more data if it does not.")
+    # Settled to the end of its phase by construction (`phase_ends` says whether that is the log's end).
+    return [Finding("memorization", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS, evidence={
+        "head": head, "value": float(smooth.iloc[onset]), "level": level, "eval_loss_logged": False,
+        "to_end": True, "settled_step": int(loss.index[start]), "epoch": epoch, "why_level": why_level.strip()})]
+
+
+def _memorized_before_the_log(loss: pd.Series, level: float, epoch: float, why_level: str) -> Finding:
+    """A log that begins after `memorization_epochs` passes over the data with the loss already at the memorized
+    level (its median at `memorization_level`, settled to its end): the descent happened before what was kept, and
+    the state it left is memorization (hiyouga/LlamaFactory issue 569: 0.018-0.022 over epochs 14.7-14.9, no eval
+    loss; Time-MoE's forecasting loss of 0.06 falling steadily at epochs 24-34 is not at that level)."""
+    first, last = int(loss.index[0]), int(loss.index[-1])
+    message = (f"the log begins at epoch {epoch:.3g} with the loss already at {format_number(float(loss.median()))} "
+               f"(about {format_number(level)} or less from step {first} to step {last}), and no eval loss was "
+               "logged: after that many passes the training data is most likely learned by heart (memorization). "
+               "Log an eval loss to see whether the model still generalises; fewer epochs or more data if it does not.")
+    return Finding("memorization", "warning", first, message, end_step=last, metric=LOSS, evidence={
+        "value": float(loss.median()), "level": level, "eval_loss_logged": False, "to_end": True,
+        "settled_step": first, "epoch": epoch, "why_level": why_level.strip(), "log_starts_late": True})
+
+
+# A descent that levels off (on its own scale) at a loss several times the memorization level is a model still learning
+# what it can generalise (a fine-tune falling from near chance that levels off within its first two passes, then keeps
+# falling several-fold over the passes after): memorization is dated no earlier than where the loss settles within this
+# many times that level, where the examples are being fitted rather than learned
+_MEMORIZED_BAND = 1.5
+_ENTERED = "where it settles within {:g}x the memorization level"
+# a loss this many times its final level at the first epoch's end had not reached its floor there; a fall of 3x over one
+# more pass under a decaying LR is still the easy task polished (Ammar's Mistral QLoRA on docker commands, judged
+# healthy: 0.040 at epoch 0.93, 0.0132 at the end of its second epoch, the cosine down to 7e-7)
+_FELL_AFTER = 4.0
+_STILL_FALLING = ("still falling over the passes after its first epoch (halfway down, on a log scale, from its level "
+                  "at that epoch's end to its floor)")
+
+
+def _onset_over_later_epochs(smooth: pd.Series, epochs: pd.Series | None, floor: float) -> int | None:
+    """Where a descent that levelled off in the first epoch on a linear scale still went on over the passes after it:
+    the first point past the first epoch from which the loss stays (on a log scale) halfway down from its level at the
+    first epoch's end to its `floor`; None where that level was under `_FELL_AFTER` x the floor (the loss reached its
+    floor before any example was seen twice: the data is that easy). anears' QLoRA SFT of a chart VLM: 5.9 at its
+    first point, 0.031 at the end of epoch 1, 0.0053 over the last eighth, each pass over the same examples taking it
+    further down; a fall from 5.9 looks level from 0.3 on, within epoch 1, where the repeated passes had not begun.
+    None too where the log ends before `PASSES` passes: a few points past the first epoch's end are over examples
+    mostly seen once (a reward model's 1,000 steps = 1.07 epochs, its pairwise loss 0.0043 -> 0.0005 over the two
+    points after epoch 1), too little of a second pass to say the fall comes from seeing them again."""
+    if epochs is None or not len(epochs) or passes_over_data(epochs) < PASSES:
+        return None
+    epoch_of = epochs.reindex(epochs.index.union(smooth.index)).ffill().reindex(smooth.index).to_numpy()
+    later = np.flatnonzero(epoch_of >= 1.0)
+    if not len(later) or later[0] == 0 or float(smooth.iloc[later[0] - 1]) < _FELL_AFTER * floor:
+        return None
+    start = int(later[0])
+    return start + _settling_position(smooth.iloc[start:], float(smooth.iloc[start - 1]), floor, log_scale=True,
+                                      share=_HALFWAY_DOWN)
+
+
+SETTLED_SHARE = 0.05  # the descent has levelled off within this share of its fall above its floor
+# on a log scale, within this share of its fall in orders of magnitude: from 11 nats to a floor of 0.13, under about
+# twice the floor (0.25), where a descent from random weights has done what is left to see (pmgarg's GPT-2 on
+# Shakespeare: 0.25 at step 2000 of a loss still creeping to 0.13 by 3500; at a twentieth, 0.16 at 2900)
+LOG_SETTLED_SHARE = 0.15
+
+
+def _settling_position(loss: pd.Series, head: float, floor: float, log_scale: bool = False,
+                       share: float = SETTLED_SHARE) -> int:
+    """Where a descent from `head` to `floor` levels off: the first point from which the loss stays (in nine
+    of ten points, and at the last) within `SETTLED_SHARE` of the fall above the floor; the settling time of
+    a step response. Memorization is dated from there: by then the data is learned, the rest is polishing.
+
+    On a log scale (`log_scale`, a positive floor) the share is of the fall in ln(loss): a fall from 8.5 nats to
+    0.13 looks level at 0.6 on a linear scale while the loss still halves twice more; on a log scale it settles
+    at 0.25."""
+    if log_scale and floor > 0 and head > floor:
+        bar = math.exp(math.log(floor) + share * (math.log(head) - math.log(floor)))
+    else:
+        bar = floor + share * max(head - floor, 0.0)
+    found = _settled_from(loss, bar)
+    return len(loss) - 1 if found is None else found
+
+
+_LOG_FLOOR = 1e-4  # the floor a loss rounded to 4 decimals can show (0.0 is read as this on a log scale)
+_HALFWAY_DOWN = 0.5  # a memorizing descent is dated where it has come half its way down on a log scale
+
+
+def dated_from_settling(found: Finding, descent: pd.Series, floor: float) -> Finding:
+    """A memorization finding dated from where its descent to near zero levelled off, which can be well before
+    the loss reached the near-zero bar (`collapse_abs`); that first near-zero step stays in the evidence."""
+    k = max(1, len(descent) // 10)
+    head = max(float(descent.iloc[:k].median()), float(descent.iloc[0]))
+    # on a log scale, from where it has come half its way down in orders of magnitude (the geometric mean of its start
+    # and its floor): a fine-tune's loss drops from 5 to 0.02 in its first steps and then takes epochs to reach ~0,
+    # which on a linear scale reads as levelled off from the first steps (MERCATOR: step 15 at 0.34; guohuiyuan: 680)
+    onset = _settling_position(_running_median(descent), head, max(floor, _LOG_FLOOR), log_scale=True,
+                               share=_HALFWAY_DOWN)
+    step = int(descent.index[onset])
+    if step >= found.step:
+        return found
+    message = found.message.replace(f" at step {found.step} ", f" at step {found.step} (its descent levelled off from "
+                                    f"step {step}) ", 1)
+    return replace(found, step=step, message=message, evidence={**found.evidence, "near_zero_step": found.step})
+
+
+def phase_ends(found: Finding, loss: pd.Series) -> Finding:
+    """A memorization judged in one phase lasts to the end of the log only when that phase is the last one."""
+    return replace(found, evidence={**found.evidence, "to_end": found.end_step == int(loss.index[-1])})
+
+
+def phases(loss: pd.Series, restarts: list[int]) -> list[pd.Series]:
+    """The loss cut at each learning-rate restart (a new session on new data): each phase is judged by
+    itself, the first one that memorized giving the finding (it stays to the end of its phase)."""
+    if loss.empty:
+        return []  # not one finite loss (NaN from the first step)
+    cuts = [int(loss.index[0])] + sorted(restarts) + [int(loss.index[-1]) + 1]
+    return [part for lo, hi in zip(cuts, cuts[1:]) if len(part := loss[(loss.index >= lo) & (loss.index < hi)])]
+
+
+PRETRAINING_FLOOR = 0.5  # nats a token: no natural text is this predictable to a model that has not learned it by heart
+
+
+def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """A model trained from random weights (the run profile says so) whose training loss settles under
+    `PRETRAINING_FLOOR` with no eval loss: pre-training text is natural text, and a per-token loss that low on it is
+    the training set learned by heart (a small corpus over many passes: tiny Shakespeare trained to 0.1), the same
+    `memorization` warning with the level that fits pre-training. [] where the log has an eval loss (overfitting
+    judges) or another finding already says memorization."""
+    if LOSS not in metrics or eval_loss_names(metrics) or is_preference_log(metrics):
+        return []
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    why = (f" (a model trained from random weights: no natural text is under {format_number(PRETRAINING_FLOOR)} nats a "
+           "token unless it was learned by heart)")
+    # from random weights the loss falls across orders of magnitude: its descent is judged level on a log scale
+    found = memorized_without_eval(real_loss(metrics), PRETRAINING_FLOOR, thresholds, epochs, why, log_scale=True)
+    if found and _low_plateau_in_one_pass(real_loss(metrics), found[0], epochs):
+        return []
+    return [phase_ends(f, real_loss(metrics)) for f in found]
+
+
+_PLATEAU_SHARE = 0.5  # a loss settled under the floor over this share of the log or more ...
+_STILL_HALVING = 0.5  # ... whose last tenth is no lower than this x its level where it settled: a plateau
+
+
+def _low_plateau_in_one_pass(loss: pd.Series, found: Finding, epochs: pd.Series | None) -> bool:
+    """A loss from random weights that settles under `PRETRAINING_FLOOR` early (over `_PLATEAU_SHARE` of the log or
+    more) and then stays flat there (its last tenth's median over `_STILL_HALVING` x the median of the settled
+    stretch's first tenth), in a log that shows no second pass over its data (no epoch counter reaching `PASSES`): the
+    model reached what the data lets it predict and learned nothing more for most of the run, the mark of low-entropy
+    text seen once (code, logs, templated records: 0.54 nats by step 1000 of 11,295, then 0.33-0.45 to the end), not
+    of a set learned by heart, whose loss goes on falling toward 0 each time the examples come round again."""
+    if epochs is not None and len(epochs) and passes_over_data(epochs) >= PASSES:
+        return False
+    settled = loss[loss.index >= int(found.evidence.get("settled_step", loss.index[-1]))]
+    if len(settled) < _PLATEAU_SHARE * len(loss):
+        return False
+    smooth = _running_median(settled)
+    k = max(1, len(settled) // 10)
+    return float(smooth.iloc[-k:].median()) > _STILL_HALVING * float(smooth.iloc[:k].median())
+
+
+_ROUNDING = 5e-5  # the Trainer logs each window's mean loss rounded to 4 decimals
+
+
+def told_by_train_loss(found: Finding, metrics: Metrics) -> Finding:
+    """Exact 0.0 windows that the run's own `train_loss` says held real loss: memorization, not a NaN.
+
+    The closing `train_loss` times the last step is the sum of every step's loss. A window whose steps were
+    all NaN (HF's filter) or had every label masked adds exactly 0 to it; a window of tiny real losses,
+    rounded to 0.0 when logged, adds a little. So when that sum exceeds what the logged windows account for
+    (each window's mean times its length) by more than their rounding can, the 0.0 windows held real loss.
+    Only a log that covers the run from its first step to the summary's (no resume, no unlogged tail) can tell."""
+    surplus = _unlogged_loss(metrics)
+    if surplus is None:
+        return found
+    message = (f"loss descends to 0.0 (as logged, 4 decimals) at step {found.step} and stays there "
+               f"{'to the end of the log' if found.evidence.get('to_end') else f'until step {found.end_step}'}, and "
+               f"the run's own train_loss says those windows held real, tiny losses: its sum over the run is "
+               f"{format_number(surplus)} more than the logged windows account for, where NaN steps hidden by HF's "
+               "filter or fully masked labels would add nothing. The training data is learned by heart "
+               "(memorization). Check the eval loss and the dataset size.")
+    return replace(found, kind="memorization", message=message, evidence={**found.evidence, "unlogged_loss": surplus})
+
+
+def _unlogged_loss(metrics: Metrics) -> float | None:
+    """How much more loss the closing `train_loss` holds than the logged windows, when more than rounding can
+    explain; None when it cannot be told or is not more."""
+    summary, loss = finite(metrics.get(TRAIN_LOSS, pd.Series(dtype="float64"))), metrics.get(LOSS)
+    if summary.empty or loss is None or not np.all(np.isfinite(loss.to_numpy())):
+        return None
+    steps = loss.index.to_numpy(dtype="int64")
+    end = int(summary.index[-1])
+    windows = np.diff(np.concatenate([[0], steps]))
+    if steps[-1] != end or np.any(windows <= 0) or windows[0] != np.median(windows):
+        return None  # an unlogged tail, a resume or a first window of its own length: the sums do not line up
+    values = loss.to_numpy()
+    logged = float(np.sum(values * windows))
+    surplus = float(summary.iloc[-1]) * end - logged
+    # a non-zero window's rounding goes either way; a 0.0 window's true mean is >= 0: that is what is measured
+    doubt = _ROUNDING * float(np.sum(windows[values != 0.0])) + 1e-6 * abs(logged)
+    return surplus if surplus > doubt else None
+
+
+def _running_median(loss: pd.Series) -> pd.Series:
+    """The loss under a centred running median over a fortieth of the log (itself when that is one point)."""
+    window = max(1, len(loss) // 40)
+    return loss if window == 1 else loss.rolling(window, center=True, min_periods=1).median()

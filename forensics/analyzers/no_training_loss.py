@@ -1,0 +1,81 @@
+"""A log with no training loss curve: the eval loss alone, a closing summary that says memorization, or no loss at
+all.
+
+Without a training loss the eval loss is the only evidence of learning, and a couple of points are too few
+(`eval_only`); a summary over many epochs whose mean training loss sits far above a tiny eval loss is a run that
+learned its data by heart (`eval_only_memorized`); a log that holds no loss at all says nothing of learning.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..config import Thresholds
+from ..findings import Finding
+from .fall_measure import fell_clearly
+from .metrics import EVAL_ACCURACY_KEYS, Metrics, finite, format_number, is_preference_log
+from .overfitting import EVAL_LOSS
+
+_EMPTY = pd.Series(dtype="float64")
+
+
+def eval_only(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """A log with eval losses but no training loss (logging_steps longer than the run): the eval loss
+    is the only evidence, and a couple of points are too few."""
+    evals = finite(metrics.get(EVAL_LOSS)) if EVAL_LOSS in metrics else None
+    if evals is None or len(evals) == 0:
+        return [] if is_preference_log(metrics) else _no_loss_at_all(metrics)
+    if len(evals) >= thresholds.learning_min_points and fell_clearly(evals, thresholds)[0]:
+        return []
+    memorized = eval_only_memorized(metrics, evals, thresholds)
+    if memorized:
+        return memorized
+    seen = ", ".join(format_number(v) for v in evals.iloc[:4])
+    message = (f"no training loss was logged (logging_steps longer than the run?) and the eval loss alone "
+               f"({len(evals)} {'point' if len(evals) == 1 else 'points'}: {seen}) is too little to tell whether "
+               "the run learned: log the training loss (a smaller logging_steps).")
+    return [Finding("no_learning_evidence", "warning", int(evals.index[0]), message, end_step=int(evals.index[-1]),
+                    metric=EVAL_LOSS, evidence={"n_points": int(len(evals)), "training_loss_logged": False})]
+
+
+_MEAN_ABOVE = 2.0  # the run's mean training loss this many times over its last eval loss: the loss fell over the run
+
+
+def eval_only_memorized(metrics: Metrics, evals: pd.Series, thresholds: Thresholds) -> list[Finding]:
+    """A log with no training loss curve (none, or a point or two) whose end summary says the run went `memorization_epochs` epochs or more
+    over its data, its last eval loss under `memorization_level_many_epochs` and the run's mean training loss (the
+    Trainer's `train_loss`) `_MEAN_ABOVE` x or more over it: the loss fell over the run (it learned), down to where
+    the model reproduces the texts it is evaluated on nearly token for token after seeing its data that many times
+    (run_clm on three blocks for 100 epochs: train_loss 0.78, eval loss 0.083, eval accuracy 0.986). A
+    `memorization` warning at the evaluation, not a lack of evidence: a summary says what the curve would have."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else _EMPTY
+    mean = finite(metrics["train_loss"]) if "train_loss" in metrics else _EMPTY
+    if is_preference_log(metrics) or not len(epochs) or float(epochs.max()) < thresholds.memorization_epochs \
+            or not len(mean):
+        return []
+    last, run_mean = float(evals.iloc[-1]), float(mean.iloc[-1])
+    if not 0 < last <= thresholds.memorization_level_many_epochs or run_mean < _MEAN_ABOVE * last:
+        return []
+    name = next((key for key in EVAL_ACCURACY_KEYS if key in metrics and len(finite(metrics[key]))), None)
+    accuracy = f", {name} {format_number(float(finite(metrics[name]).iloc[-1]))}" if name else ""
+    step = int(evals.index[-1])
+    message = (f"no training loss curve was logged, but the run's mean training loss was {format_number(run_mean)} and "
+               f"its eval loss at step {step} is {format_number(last)}{accuracy}, after "
+               f"{format_number(float(epochs.max()))} epochs: the model learned, down to reproducing the texts it is "
+               "evaluated on nearly token for token after seeing its data that many times. The training data is most "
+               "likely learned by heart (memorization), or the evaluation repeats it. Evaluate on texts it never saw; "
+               "fewer epochs or more data.")
+    return [Finding("memorization", "warning", step, message, end_step=step, metric=EVAL_LOSS, evidence={
+        "value": last, "train_loss_mean": run_mean, "epoch": float(epochs.max()), "eval_loss_logged": True,
+        "to_end": True, "training_loss_logged": False})]
+
+
+def _no_loss_at_all(metrics: Metrics) -> list[Finding]:
+    """A log that holds no loss, training or eval (steps and times only, or a learning rate alone):
+    nothing says whether the run learned, which is a warning, never healthy."""
+    logged = sorted(name for name, series in metrics.items() if len(series))
+    steps = [int(series.index[0]) for series in metrics.values() if len(series)]
+    seen = f"only {', '.join(logged[:5])}{' ...' if len(logged) > 5 else ''}" if logged else "no metric at all"
+    message = (f"the logs hold no loss, training or eval ({seen}): nothing tells whether the run learned. "
+               "Log the loss (logging_steps) and, where there is held-out data, an eval loss.")
+    return [Finding("no_learning_evidence", "warning", min(steps, default=0), message,
+                    evidence={"n_points": 0, "training_loss_logged": False, "metrics_logged": logged})]

@@ -1,0 +1,111 @@
+"""Learning evidence beyond the loss falling over the log: an accuracy that rose, a fall before the log began or
+within its first window.
+
+Where the loss's own fall over the log (`fall_measure.fell_clearly`) does not show learning, these may: a held-out
+accuracy risen by `ACCURACY_RISE` (`accuracy_rose`), a training token accuracy risen by the same measure a loss
+falls by (`token_accuracy_rose`), the run's closing mean loss above the logged tail's (`fell_before_the_log`), or a
+first window's mean standing well above every later one (`fell_in_the_first_window`).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..config import Thresholds
+from .fall_measure import (LearningEvidence, evidence_from, fell_clearly, pair_means_if_alternating, starts_mid_run,
+                           window_means, without_blips)
+from .metrics import EVAL_ACCURACY_KEYS, LOSS, Metrics, finite, format_number, point_noise
+
+_EMPTY = pd.Series(dtype="float64")
+
+
+_WHOLE_RUN_ABOVE = 0.05  # the run's own mean loss this share above the logged tail's: the unlogged start was higher
+
+
+def fell_before_the_log(metrics: Metrics, loss) -> LearningEvidence | None:
+    """A log of the run's tail (its first loss `_LATE_START` logging intervals or more after step 0) whose closing
+    summary's train_loss, the Trainer's mean over every step of the run, sits `_WHOLE_RUN_ABOVE` or more above the
+    mean of the logged losses: the steps before the log had a higher loss, so it came down before the log begins
+    (hungh's Qwen2.5-1.5B QLoRA README: steps 160-300 at 0.53-0.59, mean 0.55, train_loss 0.6024); else None."""
+    summary = finite(metrics["train_loss"]) if "train_loss" in metrics else _EMPTY
+    if len(summary) != 1 or len(loss) < 3:
+        return None
+    whole, tail = float(summary.iloc[0]), float(loss.mean())
+    if not starts_mid_run(loss) or tail <= 0 or whole < (1 + _WHOLE_RUN_ABOVE) * tail:
+        return None
+    said = (f"the run's mean loss over all its steps (train_loss {format_number(whole)}) is above the logged steps' "
+            f"mean {format_number(tail)} (steps {int(loss.index[0])} to {int(loss.index[-1])}): the loss came down "
+            "before the log begins")
+    return LearningEvidence("train_loss", whole, tail, int(len(loss)), int(loss.index[0]), int(loss.index[-1]), said)
+
+
+# The first window's mean this many noise units above the level of every later window: on flat logs of 20-40 Gaussian
+# windows the first stands 2.5 units up by chance in 1.2-1.9% of runs (the noise and level are estimates, not the
+# 1 in 160 of a known sigma), 3 units in 0.4-0.9%.
+_FIRST_WINDOW_Z = 3.0
+_FIRST_WINDOW_MIN_POINTS = 20  # ... in a log of this many windows or more, so that the later level is well known ...
+_FIRST_WINDOW_FALL = 0.1  # ... and this share under the first: a few percent is a hard first batch, not learning
+
+
+def fell_in_the_first_window(metrics: Metrics, loss, thresholds: Thresholds) -> LearningEvidence | None:
+    """A log of window means (`window_means`) that starts at the run's start (not `starts_mid_run`) and whose first
+    window stands `_FIRST_WINDOW_Z` noise units (one point's) and `_FIRST_WINDOW_FALL` above the median of all the
+    windows after it: the loss came down within the first window. One pre-chosen point against a level known from
+    `_FIRST_WINDOW_MIN_POINTS` windows or more is a one-point test; where a token accuracy is logged, its first window
+    must sit under the later level too, by its own noise. A log that begins mid-run has no run start in its first
+    window: a resume's first window up is the optimizer settling, not the loss coming down. Else None."""
+    # (a loss swinging by turns is read in pairs, as `fell_clearly` reads it: the swing is no noise to measure the
+    # first by)
+    values = pair_means_if_alternating(without_blips(loss)).to_numpy(dtype="float64")
+    if len(values) < _FIRST_WINDOW_MIN_POINTS or not window_means(loss) or starts_mid_run(loss):
+        return None
+    first, later = float(values[0]), float(np.median(values[1:]))
+    if not _stands_above(first, later, values, thresholds) or not _accuracy_agrees(metrics):
+        return None
+    return evidence_from(LOSS, loss, first, later)
+
+
+def _stands_above(first: float, later: float, values: np.ndarray, thresholds: Thresholds) -> bool:
+    noise = point_noise(values)
+    fall = max(_FIRST_WINDOW_FALL, thresholds.learning_min_fall)
+    return noise > 0 and first - later >= _FIRST_WINDOW_Z * noise and later < (1 - fall) * first
+
+
+def _accuracy_agrees(metrics: Metrics) -> bool:
+    """No token accuracy logged, or its first window under the median of the later ones, by one noise unit or more
+    (a log of two accuracies, or a smooth one, has no noise to measure by: there it must be under at all)."""
+    name = next((key for key in TOKEN_ACCURACY_KEYS if key in metrics), None)
+    accuracy = finite(metrics[name]).to_numpy(dtype="float64") if name else np.empty(0)
+    if len(accuracy) < 2:
+        return True
+    rise = float(np.median(accuracy[1:])) - float(accuracy[0])
+    return rise > 0 and rise >= point_noise(accuracy)
+
+
+ACCURACY_RISE = 0.1  # a held-out accuracy this far above where it was first evaluated: the model learned
+
+
+def accuracy_rose(metrics: Metrics) -> LearningEvidence | None:
+    """A held-out accuracy that rose clearly (by `ACCURACY_RISE`) from its first evaluation to its last (a reward
+    model's share of pairs ranked right, a classifier's), or None."""
+    name = next((key for key in EVAL_ACCURACY_KEYS if key in metrics), None)
+    accuracy = finite(metrics[name]) if name else _EMPTY
+    if len(accuracy) < 2 or float(accuracy.iloc[-1]) < float(accuracy.iloc[0]) + ACCURACY_RISE:
+        return None
+    return evidence_from(name, accuracy, float(accuracy.iloc[0]), float(accuracy.iloc[-1]))
+
+
+TOKEN_ACCURACY_KEYS = ("mean_token_accuracy", "token_acc")  # TRL's SFT, ms-swift: over the training batches
+
+
+def token_accuracy_rose(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence | None:
+    """The training token accuracy risen clearly, by the measure a loss's fall is read by (`fell_clearly`, on the
+    accuracy turned over), or None: the share of target tokens predicted right going up is the model learning them,
+    whatever the loss's noise hides. One that moved no more than its own noise (a first window a little under the
+    rest) is no evidence."""
+    name = next((key for key in TOKEN_ACCURACY_KEYS if key in metrics), None)
+    accuracy = finite(metrics[name]) if name else _EMPTY
+    if len(accuracy) < thresholds.learning_min_points:
+        return None
+    rose, head, tail = fell_clearly(-accuracy, thresholds)
+    return evidence_from(name, accuracy, -head, -tail) if rose else None

@@ -1,0 +1,158 @@
+"""A loss at ~0 before any example was seen twice: not memorization, and sometimes not learning at all.
+
+Within the first epoch no example has come round again, so a loss near zero there is no training set learned by
+heart. A language model's loss at 0.01 nats before the first epoch ended that goes on to the floor of a 4-decimal
+print is the targets handed to the model (`targets_given_away`, a `loss_collapse`); one already near 0 at the first
+logged points is nearly every label masked or targets copied (`near_zero_from_the_start`); any other near-zero
+stretch reached within the first epoch is `zero_loss_unexplained` (`unless_first_epoch`). On a classification head
+the loss is no next-token loss, and the same findings say so (`for_a_classifier`).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from ..config import Thresholds
+from ..findings import Finding
+from .metrics import EVAL_ACCURACY_KEYS, LOSS, PASSES, Metrics, epoch_at, finite, format_number, passes_over_data
+from .overfitting import EVAL_LOSS, eval_loss_names
+
+
+_NOTHING_LEFT = 2e-4  # a per-token loss at the floor of a 4-decimal print (0.0000 - 0.0002)
+
+
+def targets_given_away(loss: pd.Series, metrics: Metrics, thresholds: Thresholds) -> Finding | None:
+    """A language-model loss (`given_away_start` nats or more at its first point) at `given_away_level` or less
+    before the first epoch ended, under `memorization_level` from there to the end of the log, and at the floor of
+    a 4-decimal print by its last tenth (`_NOTHING_LEFT`, tenfold under where it first got that low): a collapse,
+    not learning. Before any example is seen twice, a per-token loss of 0.01 nats means the model is sure of 99% of
+    target tokens it has never seen, and a loss with nothing left uncertain at all means the targets are handed to
+    it (labels equal to the inputs, not shifted by one, so each position copies its own token; a causal mask
+    missing; the answer copied from the prompt). A real task with templated answers (a VQA's short answers) also
+    gets to 0.01 within an epoch but levels off at what is still uncertain in its answers. An error, dated from
+    where the fall began (the first point under a tenth of the start).
+
+    Needs an epoch counter that counts passes over the data: logged (or the steps an epoch makes) and reaching
+    `PASSES` by the end; a streaming run's epoch is a fraction of max_steps, under 1 to the end whatever was
+    repeated. And no eval loss: where one is logged, `overfitting` judges (one that falls with it says the answers
+    are that easy)."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if epochs is None or not len(epochs) or passes_over_data(epochs) < PASSES or eval_loss_names(metrics) \
+            or len(loss) < thresholds.collapse_points + 1:
+        return None
+    values = loss.to_numpy()
+    start = float(values[0])
+    low = np.flatnonzero(values <= thresholds.given_away_level)
+    if start < thresholds.given_away_start or not len(low) or len(values) - low[0] < thresholds.collapse_points:
+        return None
+    at = int(low[0])
+    epoch = epoch_at(epochs, int(loss.index[at]))
+    if epoch is None or epoch >= 1.0 or np.any(values[at:] > thresholds.memorization_level):
+        return None
+    tail = float(np.median(values[-max(1, len(values) // 10):]))
+    if tail > min(values[at] / 10, _NOTHING_LEFT):
+        return None  # it levels off: what is left uncertain (which answer) is a real task's, templated answers
+    fall = int(np.flatnonzero(values <= start / 10)[0])
+    first, reached, last = int(loss.index[fall]), int(loss.index[at]), int(loss.index[-1])
+    message = (f"loss collapse: the loss falls from {format_number(start)} to {format_number(values[at])} by step "
+               f"{reached}, at epoch {epoch:.2g}, before any example was seen twice, and on to {format_number(tail)} "
+               f"over the last tenth of the log (step {last}): nothing is left uncertain. A next-token loss this "
+               "low on examples the model has not seen means the targets are handed to it, not learned: labels "
+               "equal to the inputs and not shifted by one (each position copies its own token), a causal mask "
+               "missing, answers copied from the prompt, or every answer the same text. What was trained cannot be "
+               "told from this loss; check one batch's labels against its input_ids and the attention mask.")
+    return Finding("loss_collapse", "error", first, message, end_step=last, metric=LOSS, evidence={
+        "to_end": True, "sudden": False, "first_epoch": True, "epoch": epoch, "value": float(values[at]),
+        "level_before": start, "near_zero_step": reached, "tail": tail, "n_points": len(values) - fall})
+
+
+_START = 0.25  # epochs: a log whose first point is this early shows where training started
+
+
+def near_zero_from_the_start(loss: pd.Series, metrics: Metrics, thresholds: Thresholds) -> Finding | None:
+    """A language-model loss already under `memorization_level` at its first logged points, within the first
+    `_START` of an epoch: before training had done anything, the model was near certain of almost every labelled
+    token (charles-wang888's Qwen2.5-7B-Instruct fine-tune: 0.0037 at step 10, epoch 0.05). Nearly every label
+    masked (a few easy tokens left), targets that are the model's own outputs or copies of the context: the log
+    cannot tell which. A `zero_loss_unexplained` warning at the first step, saying what would."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if len(loss) < 3 or epochs is None or not len(epochs) or float(epochs.iloc[0]) > _START:
+        return None
+    head = float(np.median(loss.to_numpy()[:3]))
+    if not 0 < float(loss.iloc[0]) <= thresholds.memorization_level or head > thresholds.memorization_level:
+        return None
+    first = int(loss.index[0])
+    message = (f"loss {format_number(float(loss.iloc[0]))} already at the first logged step {first} (epoch "
+               f"{format_number(float(epochs.iloc[0]))}), {format_number(head)} over the first three: before training "
+               "did anything the model was near certain of almost every labelled token. Nearly every label masked (a "
+               "few easy tokens left), or targets that are the model's own outputs or copies of the context; the run "
+               "had almost nothing to learn from. Count the unmasked label tokens of a few samples and decode them.")
+    return Finding("zero_loss_unexplained", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS,
+                   evidence={"first_loss": float(loss.iloc[0]), "epoch": float(epochs.iloc[0]), "from_the_start": True})
+
+
+def unless_first_epoch(found: Finding, metrics: Metrics) -> Finding:
+    """A loss at ~0 before the first epoch ended cannot be memorization (no example was seen twice): the log
+    cannot say what it is, so it is `zero_loss_unexplained` with what to check."""
+    # judged where the loss reached ~0, not where its descent levelled off (which can be a little earlier)
+    near_zero = int(found.evidence.get("near_zero_step", found.step))
+    epoch = epoch_at(finite(metrics["epoch"]) if "epoch" in metrics else None, near_zero)
+    if epoch is None or epoch >= 1.0:
+        return found
+    message = (f"loss near 0 from step {near_zero}, at epoch {epoch:.2g}: no example had been seen twice, so this "
+               "is not memorization. Trivially predictable targets (the answer inside the prompt, a fixed template) "
+               "or a loss computed over too few tokens give this; check a few training examples and their labels.")
+    return replace(found, kind="zero_loss_unexplained", message=message, evidence={**found.evidence, "epoch": epoch})
+
+
+# A model class ending in one of these has a classification head (`ViTForImageClassification`, `BertFor...`).
+CLASSIFIER_HEADS = ("Classification", "ForMultipleChoice", "ForQuestionAnswering", "ForRegression")
+CLASSIFIER_TASKS = ("SEQ_CLS", "TOKEN_CLS", "QUESTION_ANS")
+
+
+def for_a_classifier(findings: list[Finding], metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """The findings of a run whose model has a classification head (its config says so): its loss is no next-token
+    loss, so one at ~0 within the first epoch may be an easy task as well as a label given away by a feature, and
+    `targets_given_away` is a warning that says so rather than a collapse. Where the held-out evaluation tells,
+    right on every pair or example at a loss as low (`_held_out_solved`), it was an easy task learned: info."""
+    out = []
+    for f in findings:
+        if f.kind == "loss_collapse" and f.evidence.get("first_epoch"):
+            message = (f"loss at {format_number(f.evidence['value'])} by step {f.evidence['near_zero_step']}, at epoch "
+                       f"{f.evidence['epoch']:.2g}, before any example was seen twice, on a classification head: an "
+                       "easy task, or a feature that gives the label away (an id, the label inside the text). Log an "
+                       "eval loss and accuracy on held-out data to tell.")
+            f = replace(f, kind="zero_loss_unexplained", severity="warning", message=message)
+        if f.kind == "zero_loss_unexplained" and f.evidence.get("epoch", 1.0) < 1.0:
+            f = _unless_held_out_solved(f, metrics, thresholds)
+        out.append(f)
+    return out
+
+
+_SOLVED = 0.99  # a held-out accuracy this high: every pair or example of the evaluation right
+
+
+def _unless_held_out_solved(found: Finding, metrics: Metrics, thresholds: Thresholds) -> Finding:
+    """A classifier's (a reward model's) loss at ~0 before an epoch ended, with its held-out evaluation right on
+    every example (accuracy `_SOLVED` or more at each of its last evaluations) at a loss as low (under
+    `memorization_level`): the held-out data says the task is easy and was learned (taehyun-me's reward model: eval
+    accuracy 1.0, eval loss 0.003), which the training loss alone could not. Info, which says that a leak both
+    splits share would look the same."""
+    name = next((key for key in EVAL_ACCURACY_KEYS if key in metrics), None)
+    accuracy = finite(metrics[name]) if name else pd.Series(dtype="float64")
+    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else pd.Series(dtype="float64")
+    last = accuracy.iloc[-3:]  # one evaluation is enough where it is right on every example (PraveenBarathi-K's)
+    if len(last) < 1 or len(evals) < 1 or float(last.min()) < _SOLVED \
+            or float(evals.iloc[-1]) >= thresholds.memorization_level:
+        return found
+    near_zero = int(found.evidence.get("near_zero_step", found.step))
+    message = (f"loss near 0 from step {near_zero}, at epoch {found.evidence['epoch']:.2g} (before any example was "
+               f"seen twice), on a classification head, and the held-out evaluation agrees: {name} "
+               f"{format_number(float(last.min()))} or more at "
+               f"{'its last evaluation' if len(last) == 1 else f'each of its last {len(last)} evaluations'}, eval loss "
+               f"{format_number(float(evals.iloc[-1]))}: an easy task learned, not memorization (a cue both splits "
+               "carry, an id or the label inside the text, would read the same: check a few examples if the task "
+               "should be hard).")
+    return replace(found, severity="info", message=message, evidence={**found.evidence, "held_out_solved": True})
