@@ -44,6 +44,7 @@ KINDS = (
     "loss_accuracy_mismatch",
     "run_crashed",
     "nonfinite_unlogged",
+    "accuracy_at_zero",
 )
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding, sort_findings
 from ..timeline import Timeline
+from .accuracy_at_zero import detect_accuracy_at_zero
 from .chain import link_chain
 from .collapse import detect_loss_collapse
 from .divergence import detect_divergence
@@ -45,8 +46,9 @@ from .train_eval_gap import detect_eval_above_train, detect_train_eval_mismatch,
 __all__ = ["run_all", "analyze_metrics", "status_of", "first_incident_of", "metrics_from_rows"]
 
 SUMMARY_KINDS = frozenset({"no_learning_evidence"})
-# Findings about the log files rather than the training: first only when no event is worse or as bad.
-ABOUT_THE_LOGS = SUMMARY_KINDS | {"source_disagreement", "train_eval_mismatch"}
+# Findings about the log files rather than the training, or about the whole log rather than one moment in it:
+# first only when no event is worse or as bad.
+ABOUT_THE_LOGS = SUMMARY_KINDS | {"source_disagreement", "train_eval_mismatch", "accuracy_at_zero"}
 
 DETECTORS = (
     detect_skipped_steps, detect_zero_grad_steps, detect_masked_nan_loss, detect_loss_collapse, detect_grad_norm_spikes,
@@ -54,6 +56,7 @@ DETECTORS = (
     detect_never_learned, detect_overfitting, detect_reward_decline, detect_dead_reward_signal,
     detect_train_eval_mismatch, detect_eval_above_train, detect_huge_grad_norm, detect_no_gradient,
     detect_loss_accuracy_mismatch, detect_repeated_epoch_losses, detect_rl_gradient_gone, detect_zero_loss_no_spread,
+    detect_accuracy_at_zero,
 )
 
 
