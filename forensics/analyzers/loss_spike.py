@@ -125,6 +125,8 @@ def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds, min_rise:
                         and s.position >= thresholds.spike_min_history
                         and _longest_high_run(values[s.position:s.end_position + 1], limit * s.baseline)
                         <= _BATCH_STEPS + 1]
+    one_step_batches += [s for s in spikes if every_step and s not in one_step_batches
+                         and _hard_batch_in_a_noisy_log(loss, values, s, thresholds)]
     if not jumps:
         return one_step_batches
     ordinary = _outside_the_spikes(len(values), spikes)
@@ -135,6 +137,25 @@ def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds, min_rise:
                 and ((noisy_apart and _no_higher_than_before(values, s, thresholds))
                      or (every_step and s.position >= thresholds.spike_min_history and s.peak < start)
                      or _within_its_own_spread(values, s, ordinary, thresholds)))]
+
+
+_NOISY = 0.5  # a log of every step whose loss swings by this share of its level from one batch to the next ...
+
+
+def _hard_batch_in_a_noisy_log(loss, values: np.ndarray, spike: Spike, thresholds: Thresholds) -> bool:
+    """Whether, in a log of every step whose loss swings by `_NOISY` of its level or more from one batch to the next
+    (a hand-written loop printing each batch of a small-batch fine-tune: 0.03-1.2 around a median of 0.2), the spike
+    is one hard batch: at most `_BATCH_STEPS` + 1 points in a row `loss_spike_factor` x over its baseline, after the
+    log's first `spike_min_history` points, and under where the loss started (one batch no worse than the untrained
+    model). There such a batch 17x the median is as ordinary as one 4.7x; the jumps need not recur over the log's
+    quarters (a loss that fell 400-fold throws its late jumps under the nats a recurring jump must rise). A quiet log
+    (`_relative_noise` under `_NOISY`) has no such batches, and a jump that stays up for more points is an incident."""
+    if spike.position < thresholds.spike_min_history or not spike.peak < float(np.median(values[:5])):
+        return False
+    if _relative_noise(loss) < _NOISY:
+        return False
+    span = values[spike.position:spike.end_position + 1]
+    return _longest_high_run(span, thresholds.loss_spike_factor * spike.baseline) <= _BATCH_STEPS + 1
 
 
 def _no_higher_than_before(values: np.ndarray, spike: Spike, thresholds: Thresholds) -> bool:
