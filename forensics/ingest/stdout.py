@@ -277,16 +277,8 @@ def _scan(text: str) -> list[tuple]:
         if record:
             events.append(("line", record))
             stepped = True
-        if "{" in piece:
-            if "\u2018" in piece or "\u201c" in piece:  # typographic quotes, as an editor or a web page pasted them
-                piece = piece.translate(_TYPOGRAPHIC_QUOTES)
-            for m in _DICT.finditer(piece):
-                pairs = _pairs(m.group("body"))
-                if pairs is not None:
-                    events.append(("dict", _prefix_step(m, piece), pairs))
-        if "/" in piece and "[" in piece:
-            for m in _BAR.finditer(piece):
-                events.append(("bar", int(m.group("n")), int(m.group("total"))))
+        if "{" in piece or "/" in piece and "[" in piece:
+            events.extend(_dicts_and_bars(piece))
         if "ttempted loss scale" in piece or "Scale value" in piece:
             m = _OVERFLOW.search(piece) or _SCALE_VALUE.search(piece)
             if m:
@@ -316,6 +308,24 @@ def _scan(text: str) -> list[tuple]:
             events.append(("line", last))
     return numbered_on(_nemo2_evaluations_once(_tqdm_postfix_changes(_without_rank_copies(
         uncounted_lines_numbered(events)))))
+
+
+def _dicts_and_bars(piece: str) -> list[tuple]:
+    """The printed dicts and progress-bar readings of one piece of text, in the order they stand in it. A capture whose
+    carriage returns were deleted holds on one line every bar redraw since the last dict, then the dict: the reading
+    just before a dict is the step it was logged at (the Trainer moves its bar on before it logs)."""
+    if "\u2018" in piece or "\u201c" in piece:  # typographic quotes, as an editor or a web page pasted them
+        piece = piece.translate(_TYPOGRAPHIC_QUOTES)
+    found: list[tuple[int, tuple]] = []
+    if "{" in piece:
+        for m in _DICT.finditer(piece):
+            pairs = _pairs(m.group("body"))
+            if pairs is not None:
+                found.append((m.start(), ("dict", _prefix_step(m, piece), pairs)))
+    if "/" in piece and "[" in piece:
+        for m in _BAR.finditer(piece):
+            found.append((m.start(), ("bar", int(m.group("n")), int(m.group("total")))))
+    return [event for _, event in sorted(found, key=lambda f: f[0])]
 
 
 def _nemo2_evaluations_once(events: list[tuple]) -> list[tuple]:
