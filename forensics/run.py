@@ -72,7 +72,7 @@ class RunLayout:
         mlflow_dbs: SQLite files (`mlflow.db`, ...): MLflow SQL stores, or some other program's database.
         weight_files: every file that may hold model weights (grouped into checkpoints later).
         config_files: training_args.bin, config.json, adapter_config.json, DeepSpeed configs,
-            args.json, training_args.yaml, scaler.pt, wandb-metadata.json (the command line), DeepSpeed optimizer states, README.md (a PEFT
+            args.json (sft_args.json), training_args.yaml, scaler.pt, wandb-metadata.json (the command line), DeepSpeed optimizer states, README.md (a PEFT
             model card says the quantization the adapter was trained on), other YAML files (LLaMA-Factory's
             and axolotl's run configurations, read by their keys).
         skipped: what could not be looked at (no permission, symlink loop, ...).
@@ -294,6 +294,7 @@ def _is_sqlite(path: Path, layout: RunLayout) -> bool:
 _CONFIG_NAMES = {
     "training_args.bin", "config.json", "adapter_config.json", "args.json", "training_args.yaml",
     "training_args.yml", "scaler.pt", "wandb-metadata.json",
+    "sft_args.json",  # ms-swift 2.x's name for args.json (written in the output folder and each checkpoint)
     # ChatGLM-Efficient-Tuning and early LLaMA-Factory (hiyouga): the FinetuningArguments beside training_args.bin
     "finetuning_args.bin", "finetuning_args.json",
     # AutoTrain Advanced's training_params.json, Ludwig's model/model_hyperparameters.json

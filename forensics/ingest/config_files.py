@@ -317,6 +317,9 @@ def swift_values(args: dict) -> dict[str, Any]:
     dtype = args.get("torch_dtype", args.get("dtype"))
     if dtype:
         out["model.torch_dtype"] = dtype
+    if "fp16" not in out and "bf16" not in out and args.get("dtype") in _SWIFT2_DTYPE_FLAGS:
+        # ms-swift 2.x sets its mixed-precision flags from `dtype` (select_dtype): a record without them says it there
+        out.update(_SWIFT2_DTYPE_FLAGS[args["dtype"]])
     # the tuner's name: train_type (v3), tuner_type (later releases, which leave train_type null), sft_type (v2)
     method = _method(next((args[k] for k in ("train_type", "tuner_type", "sft_type") if args.get(k)), None), bits)
     # args.json lists lora_rank / lora_alpha defaults for every run: they describe an adapter only when one was trained
@@ -334,6 +337,12 @@ def swift_values(args: dict) -> dict[str, Any]:
         out["rpo_alpha"] = args["rpo_alpha"]
     out["_framework"] = "swift"  # its own record of the run; no tracker config holds a "_" key
     return out
+
+
+# ms-swift 2.x's `dtype` after select_dtype: bf16 -> bf16 mixed precision, fp16 -> fp16 (a full run's weights then in
+# fp32), fp32 -> neither ("AUTO" is resolved to one of these before the record is written)
+_SWIFT2_DTYPE_FLAGS = {"bf16": {"bf16": True, "fp16": False}, "fp16": {"fp16": True, "bf16": False},
+                       "fp32": {"fp16": False, "bf16": False}}
 
 
 def _swift_stage(args: dict) -> str | None:

@@ -4,7 +4,7 @@ Sources, most authoritative first (`RunConfig.values[key]` keeps that order):
 training_args.bin (the run root, then the newest checkpoint first), the TensorBoard `args`
 text, Megatron's printed arguments in a console log (and an argparse Namespace line, printed TrainingArguments,
 an mmengine runner's printed config, DeepSpeed's launch line), LLaMA-Factory training_args.yaml, ms-swift
-args.json and W&B's wandb-metadata.json (the command line), a launch command kept in a small text file beside the log
+args.json (2.x: sft_args.json) and W&B's wandb-metadata.json (the command line), a launch command kept in a small text file beside the log
 (command.txt, run.sh), Megatron's `args` (newest `model_optim_rng.pt` or torch_dist `common.pt`), DeepSpeed configs (embedded in
 `*optim_states.pt`, files in the run folder, the file named by the `deepspeed` argument when
 it exists), config.json and the TensorBoard `model_config` text, adapter_config.json. Counters
@@ -173,7 +173,7 @@ def _kind_of(name: str) -> str | None:
         return "llamafactory"
     if lowered.endswith((".yaml", ".yml")):
         return "yaml"
-    if name == "args.json":
+    if name in ("args.json", "sft_args.json"):  # ms-swift 3+ and 2.x
         return "swift"
     if name == "training_params.json":
         return "autotrain"

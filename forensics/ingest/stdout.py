@@ -48,6 +48,7 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_placeholders, without_unit_loss_scale
 from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs
+from .stated_logging import StatedLogging, stated_logging
 from .step_numbering import numbered_on, uncounted_lines_numbered
 from .banners import find_banners, may_hold_banners
 from .pretrain_lines import (ANSI, STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, ComposerBlock, KerasEpochs, MlxTable,
@@ -147,7 +148,10 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
     events = _scan(text)
     meta: dict = {}
     warnings = warnings + _step_line_warnings(events)
-    frame = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text))
+    texts = _argument_texts(text)
+    flavour = _dict_flavour(events)
+    stated = stated_logging(texts, path) if flavour == "hf_trainer" else None  # (the Trainer's logging_steps)
+    frame = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text), stated)
     uncounted = sum(1 for e in events if e[0] == "line" and (e[1].kind in ("uncounted", "printed_tensor")
                                                               or e[1].kind == "loss_print" and "loss" in e[1].names))
     notes: tuple[str, ...] = ()
@@ -157,17 +161,29 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
         notes = (said,) if not frame.empty else ()
     if not frame.empty and any(e[0] == "line" and e[1].kind == "metric_logger" for e in events):
         notes += (_SMOOTHED_NOTE,)
+    notes += _dict_numbering_notes(meta.get("step_inferred", ""), sum(1 for e in events if e[0] == "dict"
+                                                                       and "loss" in e[2]))
     meta.update(console_facts(text))
-    flavour = _dict_flavour(events)
     if flavour:
         meta["dict_lines"] = flavour
     kinds = kinds_of(events)
     if any(e[0] == "line" and e[1].kind.startswith("results_table") for e in events):
         meta.setdefault("trainer_table", "the Hugging Face Trainer's results table (its notebook or model-card form)")
     banners = find_banners(text.splitlines(), str(path)) if may_hold_banners(text) else ()
-    return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=_argument_texts(text), meta=meta,
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=texts, meta=meta,
                       mtime=file_mtime(path), console_kinds=kinds, banners=banners,
                       warnings=tuple(warnings), notes=notes)
+
+
+def _dict_numbering_notes(how: str, dicts: int) -> tuple[str, ...]:
+    """What the user is told where the printed dicts' steps are not the run's own: numbered by their order alone
+    (nothing dates them), or by position x the logging interval the run's configuration states."""
+    if dicts and how and all(part.startswith(_BY_ORDER) for part in how.split("; ")):
+        return (f"{dicts} printed training dicts carry no step, and no progress bar, closing summary or stated "
+                "logging_steps dates them: their steps are their order in the log (1, 2, 3 ...), not the run's "
+                "optimizer steps",)
+    stated = next((part for part in how.split("; ") if _AS_STATED in part), None)
+    return (f"the printed dicts carry no step: numbered {stated}",) if stated else ()
 
 
 _SMOOTHED_NOTE = ("MetricLogger lines (`Epoch: [E]  [N/M]  ... loss: median (average)`): each training value read is "
@@ -277,16 +293,8 @@ def _scan(text: str) -> list[tuple]:
         if record:
             events.append(("line", record))
             stepped = True
-        if "{" in piece:
-            if "\u2018" in piece or "\u201c" in piece:  # typographic quotes, as an editor or a web page pasted them
-                piece = piece.translate(_TYPOGRAPHIC_QUOTES)
-            for m in _DICT.finditer(piece):
-                pairs = _pairs(m.group("body"))
-                if pairs is not None:
-                    events.append(("dict", _prefix_step(m, piece), pairs))
-        if "/" in piece and "[" in piece:
-            for m in _BAR.finditer(piece):
-                events.append(("bar", int(m.group("n")), int(m.group("total"))))
+        if "{" in piece or "/" in piece and "[" in piece:
+            events.extend(_dicts_and_bars(piece))
         if "ttempted loss scale" in piece or "Scale value" in piece:
             m = _OVERFLOW.search(piece) or _SCALE_VALUE.search(piece)
             if m:
@@ -316,6 +324,24 @@ def _scan(text: str) -> list[tuple]:
             events.append(("line", last))
     return numbered_on(_nemo2_evaluations_once(_tqdm_postfix_changes(_without_rank_copies(
         uncounted_lines_numbered(events)))))
+
+
+def _dicts_and_bars(piece: str) -> list[tuple]:
+    """The printed dicts and progress-bar readings of one piece of text, in the order they stand in it. A capture whose
+    carriage returns were deleted holds on one line every bar redraw since the last dict, then the dict: the reading
+    just before a dict is the step it was logged at (the Trainer moves its bar on before it logs)."""
+    if "\u2018" in piece or "\u201c" in piece:  # typographic quotes, as an editor or a web page pasted them
+        piece = piece.translate(_TYPOGRAPHIC_QUOTES)
+    found: list[tuple[int, tuple]] = []
+    if "{" in piece:
+        for m in _DICT.finditer(piece):
+            pairs = _pairs(m.group("body"))
+            if pairs is not None:
+                found.append((m.start(), ("dict", _prefix_step(m, piece), pairs)))
+    if "/" in piece and "[" in piece:
+        for m in _BAR.finditer(piece):
+            found.append((m.start(), ("bar", int(m.group("n")), int(m.group("total")))))
+    return [event for _, event in sorted(found, key=lambda f: f[0])]
 
 
 def _nemo2_evaluations_once(events: list[tuple]) -> list[tuple]:
@@ -494,9 +520,9 @@ _WRAPPED = re.compile(r"^(?:np|numpy)\.(?:float|int)\d*\(([^()]*)\)$|^tensor\(([
 
 
 def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
-           plan: tuple[int, int] | None = None) -> pd.DataFrame:
+           plan: tuple[int, int] | None = None, stated: StatedLogging | None = None) -> pd.DataFrame:
     train_total = _training_bar_total(events)
-    dict_steps, how = _dict_steps(events, train_total, per_epoch)
+    dict_steps, how = _dict_steps(events, train_total, per_epoch, stated)
     if how:
         meta["step_inferred"] = how
     steps: list[int] = []
@@ -1042,8 +1068,8 @@ def _stated_plan(text: str) -> tuple[int, int] | None:
     return None
 
 
-def _dict_steps(events: list[tuple], train_total: int | None,
-                per_epoch: float | None = None) -> tuple[dict[int, int], str]:
+def _dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | None = None,
+                stated: StatedLogging | None = None) -> tuple[dict[int, int], str]:
     """Step of every dict event (by index): explicit, else the training bar, else the position.
 
     When the bars disagree with the dicts' own epochs, stdout was block-buffered (nohup, a pipe)
@@ -1055,20 +1081,21 @@ def _dict_steps(events: list[tuple], train_total: int | None,
     epochs x the steps an epoch makes (the banner's,
     else the finished bar's total over the closing summary's epoch) put them more than `_POSITION_SLACK` logging
     intervals (or a hundredth of an epoch, the rounding of a printed epoch) away from their positions, the epochs
-    date them.
+    date them. `stated`: the logging interval the run states (`stated_logging`), for the position rule.
     """
-    steps, how = _steps_by_rules(events, train_total, use_bars=True, per_epoch=per_epoch)
+    steps, how = _steps_by_rules(events, train_total, use_bars=True, per_epoch=per_epoch, stated=stated)
     if _bars_run_ahead(events, steps):
-        steps, how = _steps_by_rules(events, train_total, use_bars=False, per_epoch=per_epoch)
+        steps, how = _steps_by_rules(events, train_total, use_bars=False, per_epoch=per_epoch, stated=stated)
         how += "; the progress bars ran ahead of the buffered dict lines (their epochs say so), so not used"
         if per_epoch and _bars_run_ahead(events, steps):
             # the banner's steps per epoch are not the dicts' (max_steps stopped inside one epoch: `Num Epochs = 1 |
             # Total steps = 30` over 6470 steps' worth of data): their epochs would put them all on one step
-            steps, how = _steps_by_rules(events, train_total, use_bars=False)
+            steps, how = _steps_by_rules(events, train_total, use_bars=False, stated=stated)
             how += "; the banner's steps per epoch do not fit the dicts' epochs, so not used"
     if "position x logging_steps" in how and "progress bar before" not in how:  # (bar-dated dicts are right)
         per = per_epoch or _bar_steps_per_epoch(events, train_total)
-        if per and _positions_off_their_epochs(events, steps, per, _logging_steps_estimate(events, train_total)):
+        every, _ = _logging_interval(events, train_total, stated)
+        if per and _positions_off_their_epochs(events, steps, per, every):
             by_epoch, rules = _steps_by_rules(events, train_total, use_bars=False, per_epoch=per, by_epoch=True)
             if not _bars_run_ahead(events, by_epoch):
                 steps, how = by_epoch, rules + ("; the positions x logging_steps did not fit the dicts' own epochs "
@@ -1108,8 +1135,8 @@ def _bars_run_ahead(events: list[tuple], steps: dict[int, int]) -> bool:
     return any((s2 == s1 and e2 != e1) or (s2 < s1 and e2 > e1) for (s1, e1), (s2, e2) in zip(seen, seen[1:]))
 
 
-def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool,
-                    per_epoch: float | None = None, by_epoch: bool = False) -> tuple[dict[int, int], str]:
+def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool, per_epoch: float | None = None,
+                    by_epoch: bool = False, stated: StatedLogging | None = None) -> tuple[dict[int, int], str]:
     """Each dict's step (`_dict_steps`); `by_epoch`: a train dict with an epoch is dated by it whatever the logging
     interval."""
     steps: dict[int, int] = {}
@@ -1118,7 +1145,8 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
     bar_used = False  # the last bar has dated a train dict already
     n_train, last, last_train = 0, 0, 0
     dated_by: list[tuple[int, str]] = []  # (event index, the rule that dated it) of each train dict
-    every = _logging_steps_estimate(events, train_total)
+    every, said = _logging_interval(events, train_total, stated)
+    first_at_one = said is not None and said.first_step  # logging_first_step: a dict at step 1, then every N
     # a capture that kept a single reading of the training bar, mid-run (a paste whose other bar lines were dropped):
     # the train dicts after the first it dates go on from it; where bars recur, dicts between two readings share a bar
     # (buffered stdout, a bar drawn every few logs) and other rules place them
@@ -1145,8 +1173,10 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
             # no bar and no clean logging interval: the dict's own epoch x the banner's steps per epoch
             step, rule = max(1, round(pairs["epoch"] * per_epoch)), f"epoch x {per_epoch:g} steps per epoch"
         elif step is None:
-            step = n_train * every if is_train else last
-            rule = f"position x logging_steps ({every})"
+            step = (1 if n_train == 1 else (n_train - 1) * every) if first_at_one and is_train else (
+                n_train * every if is_train else last)
+            rule = f"position x logging_steps ({every}{_AS_STATED} in {said.source})" if said else (
+                f"position x logging_steps ({every})")
         else:
             rule = ""
         if rule:
@@ -1163,6 +1193,8 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
 
 
 _BY_BAR = "the training progress bar before each line"
+_AS_STATED = ", as stated"
+_BY_ORDER = "position x logging_steps (1) "  # (the rule's text where nothing gave the interval)
 _AFTER_THE_BAR = "on from the last bar-dated line"
 
 
@@ -1217,6 +1249,20 @@ def _explicit_step(pairs: dict) -> int | None:
     return None
 
 
+def _logging_interval(events: list[tuple], train_total: int | None,
+                      stated: StatedLogging | None) -> tuple[int, StatedLogging | None]:
+    """The logging interval (`_logging_steps_estimate`), else the one the run states, else 1; and the statement where
+    it was used. A stated last step (W&B's summary) over the train dicts gives one as a closing summary's does."""
+    every = _logging_steps_estimate(events, train_total)
+    if every > 1 or stated is None:
+        return every, None
+    if stated.every is not None:
+        return stated.every, stated
+    n_train = sum(1 for e in events if e[0] == "dict" and "loss" in e[2])
+    every = _clean_interval(stated.last_step, n_train)
+    return (every, stated) if every > 1 else (1, None)
+
+
 def _logging_steps_estimate(events: list[tuple], train_total: int | None) -> int:
     """logging_steps from the run's total steps / the number of train lines, when it is clean.
 
@@ -1228,6 +1274,11 @@ def _logging_steps_estimate(events: list[tuple], train_total: int | None) -> int
     summary = next((e[2] for e in events if e[0] == "dict" and "train_runtime" in e[2]), {})
     total = _steps_reached(events, train_total) or summary.get("train_runtime", 0) * summary.get(
         "train_steps_per_second", 0)
+    return _clean_interval(total, n_train)
+
+
+def _clean_interval(total: float | None, n_train: int) -> int:
+    """total / n_train where it is a whole number of steps (within the rounding of HF's summary), else 1."""
     if not n_train or not total or not math.isfinite(total):
         return 1
     every = round(total / n_train)
