@@ -5,12 +5,21 @@ analysis builds one (the analyzers' findings, the run profile, then the causes),
 rule must stay silent."""
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
+import forensics
+from forensics.analysis import Analysis
 from forensics.analyzers import run_all
+from forensics.checkpoints.types import CheckpointInfo, CheckpointRef
 from forensics.causes import infer_causes
 from forensics.config import RunConfig, Thresholds
+from forensics.findings import Cause, Finding
 from forensics.profile import RunProfile, run_profile
+from forensics.report.story import build_story
+from forensics.report.text import analysis_text
+from forensics.timeline import Timeline
 from tests.test_causes import by_id, config, error, timeline
 
 NAN = math.nan
@@ -88,3 +97,147 @@ def test_a_range_for_a_known_objective_and_size_says_nothing_more():
                                profile=RunProfile(method="full", objective="sft", model_params=7_000_000_000)))
     lr = found["lr_too_high"]
     assert "not known" not in lr.suggestion and not any("not known" in e for e in lr.evidence)
+
+
+# ---- 2. no advice for a cause the tool itself rules out -----------------------------------------------------------------
+
+def _grpo_findings(spread_dead: bool):
+    """A GRPO LoRA run at 1.6e-4 with a grad_norm spike it recovered from; its groups without reward spread at 56 of 69
+    logged steps (the no_learning_signal the dead-reward detector writes), or scoring apart."""
+    spike = Finding("grad_norm_spike", "warning", 85, "grad_norm spikes at step 85", metric="grad_norm")
+    dead = Finding("no_learning_signal", "error", 5, "no reward spread", metric="frac_reward_zero_std",
+                   evidence={"dead_steps": 56, "logged_steps": 69})
+    return [dead, spike] if spread_dead else [spike]
+
+
+def _grpo_log():
+    return timeline(learning_rate={s: 1.6e-4 for s in range(5, 350, 5)},
+                    grad_norm={s: 7.1 if s == 85 else 0.3 for s in range(5, 350, 5)})
+
+
+def test_groups_without_reward_spread_rule_out_the_learning_rate_and_warm_up():
+    """Radar-Lei_SCU_TSC, JuncyLu_trl_DAPO: "a learning-rate change cannot help while every advantage is 0" (likely),
+    and beside it "Learning rate too high (possible)" and "No warm-up (possible)" off a spike that recovered."""
+    profile = RunProfile(method="lora", objective="rl", model_params=500_000_000)
+    found = infer_causes(config(warmup_steps=0), _grpo_log(), _grpo_findings(True), [], Thresholds(), profile)
+    assert [c.cause for c in found] == ["no_reward_spread"], [c.cause for c in found]
+
+
+def test_a_grpo_run_whose_groups_scored_apart_still_hears_about_its_rate():
+    profile = RunProfile(method="lora", objective="rl", model_params=500_000_000)
+    found = by_id(infer_causes(config(warmup_steps=0), _grpo_log(), _grpo_findings(False), [], Thresholds(), profile))
+    assert "lr_too_high" in found and "no_reward_spread" not in found
+
+
+def _dpo_log(nan_in: str):
+    """A DPO run at 1e-6 from step 100 (no warm-up) whose `nan_in` metric is NaN at 3 of 40 points, finite between,
+    the last of them the log's last point (FugueZ's logits/chosen: steps 200, 2500 and 6200 of 62 points)."""
+    steps = range(100, 4100, 100)
+    bad = {200, 2500, 4000}
+    loss = {s: 0.69 - s / 20000 for s in steps}
+    chosen = {s: -1.9 for s in steps}
+    (loss if nan_in == "loss" else chosen).update({s: NAN for s in bad})
+    return timeline(learning_rate={s: 1e-6 for s in steps}, loss=loss, **{"logits/chosen": chosen},
+                    **{"rewards/margins": {s: s / 4000 for s in steps}})
+
+
+def test_a_batch_with_nothing_to_average_is_no_optimizer_trouble():
+    """FugueZ_Qwen2.5-0.5B-SFT-DPO: logits/chosen NaN at 3 points, finite between, the loss finite (the finding puts
+    it down to an empty batch), yet "No learning-rate warm-up (possible)" was the cause named."""
+    found, _ = judged(_dpo_log("logits/chosen"), config(warmup_steps=0))
+    assert "no_warmup" not in by_id(found) and "lr_too_high" not in by_id(found), [c.cause for c in found]
+
+
+def test_the_same_nan_in_the_training_loss_still_hears_about_the_warm_up():
+    found, _ = judged(_dpo_log("loss"), config(warmup_steps=0))
+    assert "no_warmup" in by_id(found), [c.cause for c in found]
+
+
+# ---- 3. what hid the NaN comes after what caused it; the next step acts on a cause with a fix -------------------------
+
+def _trainer_state(folder, nan_from: int | None, checkpoints=()):
+    """An HF trainer_state.json: loss falling from 2.0, grad_norm calm at about 0.1, then (from `nan_from`) the NaN
+    filter's loss 0.0 beside a NaN grad_norm; lr 2e-5 constant, logging every step."""
+    rows = []
+    for step in range(1, 61):
+        nan = nan_from is not None and step >= nan_from
+        rows.append({"step": step, "epoch": step / 60, "learning_rate": 2e-5, "loss": 0.0 if nan else 2.0 - step / 60,
+                     "grad_norm": float("nan") if nan else 0.1 + 0.001 * (step % 3)})
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "trainer_state.json").write_text(json.dumps({"log_history": rows, "global_step": 60, "max_steps": 60}))
+    return folder
+
+
+def test_the_nan_filter_is_shown_after_the_sudden_break_it_hid(tmp_path):
+    """aleudework_fine-tune-models-exp, tloen_alpaca-lora_issue418: grad_norm calm at ~0.1, then NaN at step 43 and the
+    loss logged 0.0. The masked-NaN cause (likely) came first, its only advice "Resume from a checkpoint saved before
+    it" (no fix: the same batch hits it again), the sudden break under "Also"."""
+    a = forensics.analyze(_trainer_state(tmp_path / "run", 43))
+    causes = [c.cause for c in a.causes]
+    assert causes.index("sudden_break") < causes.index("masked_nan_loss"), causes
+    story = build_story(a)
+    assert story.next_step.startswith("Next: Look at the batches just before step 43"), story.next_step
+    text = " ".join(analysis_text(a).split())
+    assert "Hidden by" in text and "fix what made it NaN first" in text, text
+    assert "Resume from a checkpoint saved before it" not in text
+
+
+def test_a_run_that_learned_has_no_cause_and_nothing_to_do(tmp_path):
+    a = forensics.analyze(_trainer_state(tmp_path / "run", None))
+    assert a.causes == [] and build_story(a).next_step == "Nothing to do."
+
+
+def test_a_note_on_how_the_loss_was_logged_is_not_the_next_step():
+    """AMindToThink_interpretable-fine-tuning (never learned): the only "What to do" was "Divide the logged training
+    loss by 8", a note on reading the log, not a change to the run."""
+    first = Finding("never_learned", "error", 1, "the model never learned", metric="eval_loss")
+    note = Cause("accumulation_scaled_loss", "likely", ["the training loss is 7.8x the eval loss"],
+                 "Divide the logged training loss by 8 before reading it.", "The training loss was logged summed")
+    a = Analysis(path=".", status="broken", findings=[first], first_incident=first, timeline=Timeline.empty(),
+                 causes=[note])
+    assert "Divide" not in build_story(a).next_step and "around 1" in build_story(a).next_step
+    assert "Reading it" in analysis_text(a) and "What to do" not in analysis_text(a)
+
+
+def test_a_note_on_the_log_is_the_answer_where_the_incident_is_the_loss_scale():
+    first = Finding("train_eval_mismatch", "warning", 25, "train loss 8x the eval loss", metric="loss")
+    note = Cause("accumulation_scaled_loss", "likely", ["the training loss is 7.8x the eval loss"],
+                 "Divide the logged training loss by 8 before reading it.", "The training loss was logged summed")
+    a = Analysis(path=".", status="warning", findings=[first], first_incident=first, timeline=Timeline.empty(),
+                 causes=[note])
+    assert "Divide" in build_story(a).next_step
+
+
+# ---- 4. resume only from a checkpoint saved before the trouble, named -----------------------------------------------------
+
+def _ckpt(step):
+    return CheckpointInfo(ref=CheckpointRef(name=f"checkpoint-{step}", step=step, path=Path(f"/run/checkpoint-{step}"),
+                                            files=()), status="ok")
+
+
+def _collapse_at(step):
+    """A full fine-tune at 3e-3 whose grad_norm climbed from step 26 and went NaN at `step`."""
+    return _nan_at(step, lambda s: 1.0 if s < 26 else 4.0 ** (s - 25))
+
+
+def test_the_lr_advice_offers_no_resume_when_nothing_was_saved_before_the_trouble():
+    """sample_runs' early_collapse: "Last good: none saved before step 5", yet the advice ended "...and resume from
+    the last good checkpoint"."""
+    lr = by_id(infer_causes(config(method="full"), _collapse_at(30), [error(step=30)], [_ckpt(30), _ckpt(40)],
+                            Thresholds()))["lr_too_high"]
+    assert "resume" not in lr.suggestion, lr.suggestion
+
+
+def test_the_lr_advice_names_the_checkpoint_saved_before_the_trouble():
+    lr = by_id(infer_causes(config(method="full"), _collapse_at(30), [error(step=30)], [_ckpt(20), _ckpt(40)],
+                            Thresholds()))["lr_too_high"]
+    assert lr.suggestion.endswith("and resume from checkpoint-20 (step 20)."), lr.suggestion
+
+
+def test_a_hidden_nan_the_run_got_past_is_not_told_to_resume():
+    """Loss 0.0 beside a NaN grad_norm at two steps, then the run went on learning (a warning, not broken)."""
+    tl = timeline(loss={s: 0.0 if s in (20, 21) else 2.0 - s / 60 for s in STEPS},
+                  grad_norm={s: NAN if s in (20, 21) else 0.5 for s in STEPS})
+    masked = by_id(infer_causes(RunConfig(), tl, [Finding("masked_nan_loss", "warning", 20, "masked", metric="loss")],
+                                [_ckpt(10)], Thresholds()))["masked_nan_loss"]
+    assert "nothing to resume" in masked.suggestion and "resume from" not in masked.suggestion, masked.suggestion

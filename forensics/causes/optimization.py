@@ -9,7 +9,7 @@ import numpy as np
 from ..findings import Cause
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from .evidence import (Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr,
-                       precision_sources, said)
+                       precision_sources, resume_advice, said)
 from .lr_ranges import LrRange, lr_range, range_scope
 
 FAR_OUT = 5.0  # a peak rate this many times the range's ceiling is evidence by itself
@@ -154,9 +154,8 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
                   else f"{ranges[0].describe()} for {method_name(method, profile_of(facts)[1])}")
         scope = range_scope(*profile_of(facts)[1:])
         advice = f"Lower the learning rate ({target}{'; those are ' + scope if scope else ''}); {steadying}"
-    if facts.broken and facts.checkpoints:
-        advice += ", and resume from the last good checkpoint"
-    return advice + "."
+    resume = resume_advice(facts)  # only a checkpoint saved before the trouble, named; none for a run that got past it
+    return advice + (f", and {resume}" if resume else "") + "."
 
 
 _USUAL_CLIP = 1.0  # the clipping norm recipes use (adapters also 0.3)
