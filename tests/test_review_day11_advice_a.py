@@ -241,3 +241,12 @@ def test_a_hidden_nan_the_run_got_past_is_not_told_to_resume():
     masked = by_id(infer_causes(RunConfig(), tl, [Finding("masked_nan_loss", "warning", 20, "masked", metric="loss")],
                                 [_ckpt(10)], Thresholds()))["masked_nan_loss"]
     assert "nothing to resume" in masked.suggestion and "resume from" not in masked.suggestion, masked.suggestion
+
+
+def test_an_adapter_of_unknown_objective_is_not_told_about_pre_training_rates():
+    """JustinBStrong_qlora, llama3-8b-unsloth-mobility-stdout (LoRA/QLoRA, objective unknown): an adapter is never
+    pre-trained from scratch; the range is the SFT one, and preference and RL recipes run lower."""
+    lr = by_id(infer_causes(config(method="lora"), _nan_at(30, lambda s: 1.0), [error(step=30)], [], Thresholds(),
+                            profile=RunProfile(method="lora", model_params=8_000_000_000)))["lr_too_high"]
+    assert "pre-training" not in lr.suggestion and "preference and RL recipes run lower" in lr.suggestion, \
+        lr.suggestion

@@ -78,23 +78,27 @@ def lr_range(method: str, objective: str, n_params: int | None) -> LrRange:
     return next(r for r in rows if size <= r.max_params)
 
 
-def range_scope(objective: str, n_params: int | None) -> str:
+def range_scope(objective: str, n_params: int | None, method: str = "unknown") -> str:
     """What the ranges `lr_range` gives stand in for where the run does not say (its objective, its size), in words;
     "" where it said both or the rows do not depend on it. Pre-training rates are not fine-tuning rates, so a range
-    judged for an unknown objective says what it is for.
+    judged for an unknown objective says what it is for; for an adapter (never pre-trained from scratch) it says
+    that preference and RL recipes run lower instead.
 
     >>> range_scope("unknown", None)
     'supervised fine-tuning recipes for a 7B-class model (the objective is not known, and pre-training from scratch \
 runs higher: 0.0003 to 0.001 under 1B parameters; the model size is not known)'
+    >>> range_scope("unknown", 8_000_000_000, "lora")
+    'supervised fine-tuning recipes (the objective is not known: preference and RL recipes run lower)'
     >>> range_scope("sft", 7_000_000_000), range_scope("rl", None)
     ('', '')
     """
     unknown = []
     if objective not in _ROWS_OF:
         pretrain = next(r for r in TABLE if r.objective == "pretrain")
+        other = (": preference and RL recipes run lower" if method in ("lora", "qlora", "peft") else
+                 f", and pre-training from scratch runs higher: {pretrain.describe()} under 1B parameters")
         unknown.append(("the objective is not known" if objective == "unknown" else
-                        f"the table has no row for {objective!r}")
-                       + f", and pre-training from scratch runs higher: {pretrain.describe()} under 1B parameters")
+                        f"the table has no row for {objective!r}") + other)
     sized = objective not in ("preference", "rl")  # the preference and RL rows hold for every size
     if n_params is None and sized:
         unknown.append("the model size is not known")

@@ -131,7 +131,7 @@ def _size(n: float) -> str:
 
 def _method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[str]:
     _, objective, n_params = profile_of(facts)
-    scope = range_scope(objective, n_params)
+    scope = range_scope(objective, n_params, method)
     scoped = [f"those ranges are {scope}"] if scope else []
     if method == "unknown":
         return [f"fine-tuning method unknown (no adapter files, framework config, banner or name says it): recipes "
@@ -152,7 +152,7 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
         target = (f"{ranges[0].describe()} for full fine-tuning, {ranges[1].describe()} for LoRA/QLoRA adapters "
                   "(the method is unknown)" if method == "unknown"
                   else f"{ranges[0].describe()} for {method_name(method, profile_of(facts)[1])}")
-        scope = range_scope(*profile_of(facts)[1:])
+        scope = range_scope(*profile_of(facts)[1:], method)
         advice = f"Lower the learning rate ({target}{'; those are ' + scope if scope else ''}); {steadying}"
     resume = resume_advice(facts)  # only a checkpoint saved before the trouble, named; none for a run that got past it
     return advice + (f", and {resume}" if resume else "") + "."
