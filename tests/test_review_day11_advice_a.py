@@ -250,3 +250,16 @@ def test_an_adapter_of_unknown_objective_is_not_told_about_pre_training_rates():
                             profile=RunProfile(method="lora", model_params=8_000_000_000)))["lr_too_high"]
     assert "pre-training" not in lr.suggestion and "preference and RL recipes run lower" in lr.suggestion, \
         lr.suggestion
+
+
+def test_the_next_step_names_the_checkpoint_to_resume_from_once(tmp_path):
+    """The learning-rate advice now names the checkpoint; the next step adds it only where the cause did not."""
+    bad = CheckpointInfo(ref=CheckpointRef(name="checkpoint-40", step=40, path=Path("/run/checkpoint-40"), files=()),
+                         status="nonfinite", nonfinite_tensors=["w"])
+    first = Finding("nonfinite_metric", "error", 30, "grad_norm NaN from step 30", metric="grad_norm")
+    told = Cause("lr_too_high", "likely", ["e"], "Lower the learning rate, and resume from checkpoint-20 (step 20).")
+    untold = Cause("sudden_break", "possible", ["e"], "Look at the batches just before step 30.")
+    for cause in (told, untold):
+        a = Analysis(path=".", status="broken", findings=[first], first_incident=first, timeline=Timeline.empty(),
+                     checkpoints=[_ckpt(20), bad], causes=[cause])
+        assert build_story(a).next_step.count("resume from checkpoint-20") == 1, build_story(a).next_step

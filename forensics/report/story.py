@@ -115,14 +115,16 @@ def _learned(learning) -> str:
 
 
 def _next_step(analysis) -> str:
-    """What to do now: the top cause's change, where to resume from, or which steps to look at."""
+    """What to do now: the leading cause's change, where to resume from (once: the cause may name it), or which steps
+    to look at."""
     first, last_good = analysis.first_incident, analysis.last_good_checkpoint
     if analysis.status == "healthy" and first is None:
         return "Nothing to do."
     parts, lead = [], leading_cause(analysis)
     if lead is not None:
         parts.append(lead.suggestion.rstrip("."))
-    if analysis.first_bad_checkpoint is not None and last_good is not None:
+    said = lead is not None and last_good is not None and f"resume from {last_good.name}" in lead.suggestion
+    if analysis.first_bad_checkpoint is not None and last_good is not None and not said:
         parts.append(f"resume from {last_good.name} (step {last_good.step}), not from a later checkpoint")
     if not parts and first is not None:
         parts.append(f"look at the steps around {first.step} (the report's zoomed plot shows them)")
