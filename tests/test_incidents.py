@@ -52,7 +52,8 @@ def test_config_evidence_is_read(incident):
 def test_expected_cause_first(incident):
     _, causes = _diagnose(incident.path)
     assert causes, "no cause named"
-    assert causes[0].cause == incident.cause and causes[0].confidence == "likely", [c.cause for c in causes]
+    assert causes[0].cause == incident.cause and causes[0].confidence == incident.confidence, \
+        [c.cause for c in causes]
     named = {c.cause for c in causes}
     assert set(incident.also) <= named, named
 

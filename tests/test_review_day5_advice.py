@@ -127,7 +127,7 @@ def test_a_nan_from_the_first_step_is_not_told_to_resume_from_before_it():
     masked = by_id(causes(config(), tl, [error(step=1)]))["masked_nan_loss"]
     assert "Resume from a checkpoint" not in masked.suggestion and "diverged" not in masked.suggestion
     later = by_id(causes(config(), timeline(loss={1: 2.0, 2: 0.0}, grad_norm={1: 1.0, 2: NAN}), [error(step=2)]))
-    assert "Resume from a checkpoint saved before it" in later["masked_nan_loss"].suggestion
+    assert "resume from a checkpoint saved before it" in later["masked_nan_loss"].suggestion
 
 
 # ---- no warm-up claim from a log that does not show the start -------------------------------------------------------

@@ -3,7 +3,12 @@
 `infer_causes(...)` runs every rule (each a small function `rule(facts) -> Cause | None`) and
 returns the causes that fired, "likely" before "possible", and within a confidence in the
 order of RULES: settings that explain a whole class of failure (precision, quantization)
-first, then the learning rate, then where the damage is, then contributing settings.
+first, then a sudden break (nothing built up before it: data or numerics, which a rate out of
+range is no answer to), then the learning rate, then where the damage is, then contributing
+settings. What only hid the trouble (`HIDERS`: HF's NaN filter logging a NaN loss as 0.0) comes
+after every cause that explains it, however sure: it tells how to read the log, not what to fix.
+A cause that rules others out (`RULES_OUT`) drops them: GRPO groups without reward spread have
+no gradient for a learning rate, a warm-up or clipping to act on.
 
 A run with no error-level finding and no bad checkpoint gets nothing above "possible".
 Without a readable config the rules that need it stay silent and the metric- and
@@ -30,6 +35,7 @@ RULES = (
     deepspeed_precision_conflict,
     qlora_double_quant,
     fp16_overflow,
+    sudden_break,
     lr_too_high,
     lr_too_low,
     late_blocks,
@@ -41,9 +47,14 @@ RULES = (
     no_warmup,
     no_clipping,
     clipping_cannot_help,
-    sudden_break,
     accumulation_scaled_loss,
 )
+
+# What hid the trouble rather than caused it: ranked after every cause that explains the trouble.
+HIDERS = frozenset({"masked_nan_loss"})
+
+# A likely cause that says an optimizer setting cannot help, and the causes it rules out.
+RULES_OUT = {"no_reward_spread": frozenset({"lr_too_high", "no_warmup", "no_clipping"})}
 
 
 def infer_causes(config: RunConfig, timeline: Timeline, findings: list[Finding],
@@ -58,8 +69,10 @@ def infer_causes(config: RunConfig, timeline: Timeline, findings: list[Finding],
     fired = [cause for rule in RULES if (cause := rule(facts)) is not None]
     if not facts.broken:  # nothing broke: no cause can be more than a possibility
         fired = [replace(c, confidence="possible") for c in fired]
+    ruled_out = set().union(*(RULES_OUT.get(c.cause, ()) for c in fired if c.confidence == "likely"))
+    fired = [c for c in fired if c.cause not in ruled_out]
     order = {rule.__name__: i for i, rule in enumerate(RULES)}
-    return sorted(fired, key=lambda c: (c.confidence != "likely", order.get(c.cause, len(RULES))))
+    return sorted(fired, key=lambda c: (c.cause in HIDERS, c.confidence != "likely", order.get(c.cause, len(RULES))))
 
 
-__all__ = ["infer_causes", "RULES"]
+__all__ = ["infer_causes", "RULES", "HIDERS", "RULES_OUT"]

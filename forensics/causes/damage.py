@@ -12,7 +12,7 @@ from ..analyzers.dead_reward import ADVANTAGES_MAX, REWARD_STD, ZERO_STD
 from ..findings import Cause, plural
 from ..checkpoints.blocks import block_index
 from .evidence import (Facts, evidence_value, first_bad_checkpoint, is_embedding, last_good_before,
-                       number_of_blocks, precision_sources, said, zero_loss_zero_grad_steps)
+                       number_of_blocks, precision_sources, resume_advice, said, zero_loss_zero_grad_steps)
 
 
 def _damage(facts: Facts):
@@ -54,8 +54,8 @@ def late_blocks(facts: Facts) -> Cause | None:
     return Cause(
         cause="late_blocks", confidence="likely" if facts.broken else "possible", evidence=evidence,
         suggestion=("The blocks next to the output took the largest updates: lower the learning rate (1e-5 to 5e-5), "
-                    "clip with max_grad_norm=1.0, add warm-up, and check labels and masks; resume from the last good "
-                    "checkpoint."),
+                    "clip with max_grad_norm=1.0, add warm-up, and check labels and masks"
+                    + (f"; {resume}." if (resume := resume_advice(facts)) else ".")),
         title=("Damage confined to the last blocks ("
                + (blocks[0] if len(blocks) == 1 else f"{blocks[0]} to {blocks[-1]}") + ")"),
     )
@@ -128,8 +128,14 @@ def _after_masked(facts: Facts, first: int) -> str:
     if facts.before_any_update or first <= 1:
         return ("It was NaN from the start, so no checkpoint before it holds trained weights: find what made it NaN "
                 "(the other causes), fix it and start again; logging_nan_inf_filter=False makes the NaN visible.")
-    return ("Resume from a checkpoint saved before it; logging_nan_inf_filter=False makes the NaN visible in the "
-            "log.")
+    visible = "logging_nan_inf_filter=False shows the NaN in the log."
+    if not facts.broken:
+        return f"The run got past it, so there is nothing to resume; {visible}"
+    resume = resume_advice(facts)
+    then = (f"then {resume}" if resume else "then start again: no checkpoint saved before it was found"
+            if facts.checkpoints else "then resume from a checkpoint saved before it, if one was kept")
+    return (f"The filter only hid it: fix what made it NaN first (resuming without a fix replays the same batches "
+            f"into it), {then}; {visible}")
 
 
 # The GRPO detector's no_learning_signal (analyzers.dead_reward): rewards without spread, not masked labels.

@@ -16,6 +16,7 @@ from ..analyzers.metrics import Metrics, metrics_from_rows
 from ..analyzers.metrics import format_number
 from ..analyzers.metrics import is_preference_log, masked_loss_steps
 from ..analyzers.skipped_steps import skipped_step_points
+from ..analyzers.weights import safe_checkpoint
 from ..checkpoints.blocks import block_index
 from ..checkpoints.types import CheckpointInfo, first_bad_of, last_good_before_of
 from ..config import RunConfig, Thresholds
@@ -115,6 +116,12 @@ class Facts:
         """Steps where loss is logged as exactly 0.0 while grad_norm is NaN/Inf (HF's NaN filter at work)."""
         return [int(s) for s in masked_loss_steps(self.metrics)]
 
+    @cached_property
+    def safe_checkpoint(self) -> CheckpointInfo | None:
+        """The last checkpoint safe to resume from (`Analysis.last_good_checkpoint`): finite, and saved before the
+        first incident that harms the weights."""
+        return safe_checkpoint(self.checkpoints, self.live_findings)
+
     def nonfinite_steps(self, metric: str) -> list[int]:
         """Logged steps where `metric` is NaN/Inf, less the fp16 steps the loss scaler skipped harmlessly."""
         series = self.metrics.get(metric)
@@ -122,6 +129,15 @@ class Facts:
             return []
         skipped = set(skipped_step_points(self.metrics, self.thresholds))
         return [s for s in nonfinite_steps(series) if s not in skipped]
+
+
+def resume_advice(facts: Facts) -> str | None:
+    """Where to resume from once the cause is fixed, naming the checkpoint; None where there is nothing to resume: the
+    run got past its trouble (not broken), or no checkpoint saved before the trouble holds good weights."""
+    good = facts.safe_checkpoint if facts.broken else None
+    if good is None:
+        return None
+    return f"resume from {good.name}" + (f" (step {good.step})" if good.step is not None else "")
 
 
 def evidence_value(value) -> str:
@@ -140,9 +156,10 @@ def _not_the_optimizer(finding: Finding) -> bool:
     """A finding whose trouble no optimizer setting explains: a schedule that ran out and restarted
     (`schedule_shape`), an evaluation that broke while training stayed finite (`training_finite`), preference
     pairs separated so far that the loss is ~0 (`saturated_pairs`: the objective met, its fix beta, epochs or
-    harder pairs, not the precision or a warm-up)."""
-    return bool(finding.evidence.get("schedule_shape") or finding.evidence.get("training_finite")
-                or finding.evidence.get("saturated_pairs"))
+    harder pairs, not the precision or a warm-up), a diagnostic mean NaN now and then beside a sound training loss
+    (`sporadic`: a batch with no tokens left to average over, its fix the truncation settings)."""
+    return any(finding.evidence.get(key) for key in ("schedule_shape", "training_finite", "saturated_pairs",
+                                                        "sporadic"))
 
 
 # --- timeline facts -------------------------------------------------------------------------

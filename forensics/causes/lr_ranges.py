@@ -61,6 +61,10 @@ TABLE = (
 )
 
 
+_ROWS_OF = ("sft", "preference", "rl", "pretrain")  # the objectives the table has rows for
+_TYPICAL_SIZE = 7e9  # an unknown size is judged against the common 7B-class row
+
+
 def lr_range(method: str, objective: str, n_params: int | None) -> LrRange:
     """The row for a method ("full", "lora", "qlora", "peft"), objective and size (the 7B-class row when unknown).
 
@@ -70,5 +74,35 @@ def lr_range(method: str, objective: str, n_params: int | None) -> LrRange:
     kind = "full" if method == "full" else "adapter"
     goal = objective if objective in ("preference", "rl") or (objective == "pretrain" and kind == "full") else "sft"
     rows = [r for r in TABLE if r.method == kind and r.objective == goal]
-    size = 7e9 if n_params is None else n_params  # unknown size: the common 7B-class row
+    size = _TYPICAL_SIZE if n_params is None else n_params
     return next(r for r in rows if size <= r.max_params)
+
+
+def range_scope(objective: str, n_params: int | None, method: str = "unknown") -> str:
+    """What the ranges `lr_range` gives stand in for where the run does not say (its objective, its size), in words;
+    "" where it said both or the rows do not depend on it. Pre-training rates are not fine-tuning rates, so a range
+    judged for an unknown objective says what it is for; for an adapter (never pre-trained from scratch) it says
+    that preference and RL recipes run lower instead.
+
+    >>> range_scope("unknown", None)
+    'supervised fine-tuning recipes for a 7B-class model (the objective is not known, and pre-training from scratch \
+runs higher: 0.0003 to 0.001 under 1B parameters; the model size is not known)'
+    >>> range_scope("unknown", 8_000_000_000, "lora")
+    'supervised fine-tuning recipes (the objective is not known: preference and RL recipes run lower)'
+    >>> range_scope("sft", 7_000_000_000), range_scope("rl", None)
+    ('', '')
+    """
+    unknown = []
+    if objective not in _ROWS_OF:
+        pretrain = next(r for r in TABLE if r.objective == "pretrain")
+        other = (": preference and RL recipes run lower" if method in ("lora", "qlora", "peft") else
+                 f", and pre-training from scratch runs higher: {pretrain.describe()} under 1B parameters")
+        unknown.append(("the objective is not known" if objective == "unknown" else
+                        f"the table has no row for {objective!r}") + other)
+    sized = objective not in ("preference", "rl")  # the preference and RL rows hold for every size
+    if n_params is None and sized:
+        unknown.append("the model size is not known")
+    if not unknown:
+        return ""
+    what = "supervised fine-tuning recipes" if objective not in _ROWS_OF else f"{objective} recipes"
+    return what + (" for a 7B-class model" if n_params is None and sized else "") + f" ({'; '.join(unknown)})"

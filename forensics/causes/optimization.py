@@ -9,8 +9,8 @@ import numpy as np
 from ..findings import Cause
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from .evidence import (Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr,
-                       precision_sources, said)
-from .lr_ranges import LrRange, lr_range
+                       precision_sources, resume_advice, said)
+from .lr_ranges import LrRange, lr_range, range_scope
 
 FAR_OUT = 5.0  # a peak rate this many times the range's ceiling is evidence by itself
 _NAMES = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA", "peft": "PEFT adapters"}
@@ -25,9 +25,11 @@ def lr_too_high(facts: Facts) -> Cause | None:
     """Peak LR above the ceiling of the range recipes use for this run's method, objective and size.
 
     An unknown method is said to be unknown: the run is judged against both ranges (too high only
-    past the full fine-tuning ceiling, and sure only past the adapter one) and both are given.
+    past the full fine-tuning ceiling, and sure only past the adapter one) and both are given; an
+    unknown objective or size is said too (`range_scope`).
     "likely" only when the run's own metrics show a precursor (the learning rate jumped, the loss
-    rose, grad_norm climbed before the break); a sudden break leaves it "possible".
+    rose, grad_norm climbed before the break); a sudden break leaves it "possible", however far
+    the rate is out of range (a recipe's rate for another optimizer or objective is out of range too).
     """
     if not facts.unstable_beyond_skips or facts.before_any_update:
         return None
@@ -55,7 +57,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
     if far and precursor is None:
         evidence.append(f"peak {evidence_value(peak)} is {peak / ranges[-1].ceiling:.0f}x the top of the range: "
                         "too far out for any recipe")
-    likely = facts.broken and sure and (precursor is not None or far)
+    likely = facts.broken and sure and precursor is not None  # a rate far out of range without one stays possible
     title = (f"Learning rate {evidence_value(peak)} too high for {run_name(method, objective, n_params)}" if sure
              else f"Learning rate {evidence_value(peak)}: too high if this was full fine-tuning (method unknown)")
     advice = _lr_advice(facts, method, ranges, peak)
@@ -128,13 +130,16 @@ def _size(n: float) -> str:
 
 
 def _method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[str]:
+    _, objective, n_params = profile_of(facts)
+    scope = range_scope(objective, n_params, method)
+    scoped = [f"those ranges are {scope}"] if scope else []
     if method == "unknown":
         return [f"fine-tuning method unknown (no adapter files, framework config, banner or name says it): recipes "
                 f"use {ranges[0].describe()} for full fine-tuning ({ranges[0].source}) and {ranges[1].describe()} "
-                f"for LoRA/QLoRA ({ranges[1].source})"]
+                f"for LoRA/QLoRA ({ranges[1].source})"] + scoped
     where = (facts.profile.evidence.get("method") if facts.profile else None) or facts.config.source_of("method")
-    return [f"method: {method_name(method, profile_of(facts)[1])} ({where})",
-            f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"]
+    return [f"method: {method_name(method, objective)} ({where})",
+            f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"] + scoped
 
 
 def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) -> str:
@@ -147,10 +152,10 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
         target = (f"{ranges[0].describe()} for full fine-tuning, {ranges[1].describe()} for LoRA/QLoRA adapters "
                   "(the method is unknown)" if method == "unknown"
                   else f"{ranges[0].describe()} for {method_name(method, profile_of(facts)[1])}")
-        advice = f"Lower the learning rate ({target}); {steadying}"
-    if facts.broken and facts.checkpoints:
-        advice += ", and resume from the last good checkpoint"
-    return advice + "."
+        scope = range_scope(*profile_of(facts)[1:], method)
+        advice = f"Lower the learning rate ({target}{'; those are ' + scope if scope else ''}); {steadying}"
+    resume = resume_advice(facts)  # only a checkpoint saved before the trouble, named; none for a run that got past it
+    return advice + (f", and {resume}" if resume else "") + "."
 
 
 _USUAL_CLIP = 1.0  # the clipping norm recipes use (adapters also 0.3)

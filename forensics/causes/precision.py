@@ -16,7 +16,7 @@ def fp16_overflow(facts: Facts) -> Cause | None:
 
     Nor for a finite spike or a learning-rate jump alone: an overflow leaves an inf or NaN, a skipped step or a fallen
     loss scale behind, and a run that shows none of them is not put down to one."""
-    on = precision_sources(facts.config, "fp16")
+    on = precision_sources(facts.config, "fp16") or _fp16_in_the_profile(facts)
     if not on or not facts.unstable:
         return None
     strong = _loss_scale_evidence(facts) + _near_limit_weights(facts)
@@ -30,6 +30,15 @@ def fp16_overflow(facts: Facts) -> Cause | None:
         suggestion=_scaler_did_its_job(facts) if _only_skips_recovered(facts) else _leave_fp16(facts),
         title="FP16 overflow (range max 65504)",
     )
+
+
+def _fp16_in_the_profile(facts: Facts) -> list[str]:
+    """Where the run profile read fp16 from when no flag says it (the loss scaler itself: skipped steps, a loss scale
+    logged or lowered; a console's banner; weights loaded in float16), as one sentence; [] where it did not."""
+    profile = facts.profile
+    if profile is None or profile.precision != "fp16":
+        return []
+    return [profile.evidence.get("precision") or "the run profile reads fp16"]
 
 
 def _leave_fp16(facts: Facts) -> str:

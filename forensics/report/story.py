@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..analyzers.metrics import format_number
+from ..causes import HIDERS
 from ..causes.logged_loss import LOGGING_CAUSES
 from ..checkpoints.types import CheckpointInfo
 from ..findings import Finding, plural
@@ -114,14 +115,16 @@ def _learned(learning) -> str:
 
 
 def _next_step(analysis) -> str:
-    """What to do now: the top cause's change, where to resume from, or which steps to look at."""
+    """What to do now: the leading cause's change, where to resume from (once: the cause may name it), or which steps
+    to look at."""
     first, last_good = analysis.first_incident, analysis.last_good_checkpoint
     if analysis.status == "healthy" and first is None:
         return "Nothing to do."
-    parts = []
-    if analysis.causes:
-        parts.append(analysis.causes[0].suggestion.rstrip("."))
-    if analysis.first_bad_checkpoint is not None and last_good is not None:
+    parts, lead = [], leading_cause(analysis)
+    if lead is not None:
+        parts.append(lead.suggestion.rstrip("."))
+    said = lead is not None and last_good is not None and f"resume from {last_good.name}" in lead.suggestion
+    if analysis.first_bad_checkpoint is not None and last_good is not None and not said:
         parts.append(f"resume from {last_good.name} (step {last_good.step}), not from a later checkpoint")
     if not parts and first is not None:
         parts.append(f"look at the steps around {first.step} (the report's zoomed plot shows them)")
@@ -223,17 +226,37 @@ def about_the_log(analysis, cause) -> bool:
     return cause.cause in LOGGING_CAUSES and first is not None and first.kind != "train_eval_mismatch"
 
 
+def leading_cause(analysis):
+    """The cause to act on first: the first link of the chain that has a fix, not what hid the trouble (HF's NaN
+    filter) nor a note on how the loss was logged beside an incident of another kind; the hider where nothing else
+    fired; None where only notes on the log did."""
+    fixes = [c for c in analysis.causes if not about_the_log(analysis, c)]
+    return next((c for c in fixes if c.cause not in HIDERS), fixes[0] if fixes else None)
+
+
+def _cause_paragraph(analysis, cause, lead) -> str:
+    """A cause shown with its change: what hid the trouble and notes on the log say which they are."""
+    if about_the_log(analysis, cause):
+        role = "About the log, not the first incident: "
+    elif cause.cause in HIDERS and cause is not lead:
+        role = "What hid it: "
+    else:
+        role = ""
+    return f"{role}{cause.title or cause.cause} ({cause.confidence}). What to change: {cause.suggestion}"
+
+
 def _answer_cause(analysis) -> Answer:
     if analysis.causes:
-        likely = [c for c in analysis.causes if c.confidence == "likely"]
-        possible = [c for c in analysis.causes if c.confidence != "likely"]
-        paragraphs = [f"{'About the log, not the first incident: ' if about_the_log(analysis, c) else ''}"
-                      f"{c.title or c.cause} (likely). What to change: {c.suggestion}" for c in likely]
+        lead = leading_cause(analysis)
+        shown = ([lead] if lead is not None else []) + [c for c in analysis.causes
+                                                         if c is not lead and c.confidence == "likely"]
+        possible = [c for c in analysis.causes if c not in shown]
+        paragraphs = [_cause_paragraph(analysis, c, lead) for c in shown]
         if possible:
-            lead = "Also possible" if likely else "Possible"
-            paragraphs.append(f"{lead}: " + "; ".join(c.title or c.cause for c in possible) + ".")
-        # The evidence of the likely causes only, a few lines each: the report's causes table has it all.
-        bullets = [f"{c.title or c.cause}: {e}" for c in likely for e in c.evidence[:MAX_EVIDENCE]]
+            paragraphs.append(f"{'Also possible' if shown else 'Possible'}: "
+                              + "; ".join(c.title or c.cause for c in possible) + ".")
+        # The evidence of the causes shown only, a few lines each: the report's causes table has it all.
+        bullets = [f"{c.title or c.cause}: {e}" for c in shown for e in c.evidence[:MAX_EVIDENCE]]
         bullets += list(_conflicts(analysis.config))
         return Answer(QUESTIONS[3], tuple(paragraphs), tuple(bullets))
     if analysis.status == "healthy":

@@ -14,9 +14,10 @@ from ..checkpoints.blocks import block_sort_key
 from ..checkpoints.scan import NOT_FULLY_READ
 from ..analyzers import SUMMARY_KINDS
 from ..analyzers.metrics import format_number
+from ..causes import HIDERS
 from ..timeline import Timeline
 from .notation import block_ranges, plural
-from .story import Story, about_the_log, build_story, incident_chain
+from .story import Story, about_the_log, build_story, incident_chain, leading_cause
 
 WIDTH = 100     # columns of the text report
 LABEL = 16      # width of the label column
@@ -142,13 +143,18 @@ def _cause_rows(analysis) -> list[str]:
     if not causes:
         return [] if analysis.status == "healthy" else _row("Cause", "not pinned down from the run's own files "
                                                                       "(--verbose lists what is known)")
-    top, rest = causes[0], causes[1:]
+    top = leading_cause(analysis) or causes[0]
     # a cause about the log beside a first incident of another kind is no cause of it: a note on the log
-    label = "About the log" if about_the_log(analysis, top) else "Cause"
-    rows = _row(label, f"{top.title or top.cause} ({top.confidence})")
+    note = about_the_log(analysis, top)
+    rows = _row("About the log" if note else "Cause", f"{top.title or top.cause} ({top.confidence})")
     for e in top.evidence[:2]:
         rows += _row("", f"- {e}", clip=True)
-    rows += _row("What to do", _next(analysis, top))
+    rows += _row("Reading it" if note else "What to do", _next(analysis, top))
+    hider = next((c for c in causes if c.cause in HIDERS and c is not top), None)
+    if hider is not None:  # what hid the trouble: how to read the log, after what to fix
+        rows += _row("Hidden by", f"{hider.title or hider.cause} ({hider.confidence}): {hider.suggestion}",
+                     max_lines=4)
+    rest = [c for c in causes if c is not top and c is not hider]
     if rest:
         rows += _row("Also", "; ".join(f"{c.title or c.cause} ({c.confidence})" for c in rest), clip=True)
     return rows

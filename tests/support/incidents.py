@@ -40,6 +40,7 @@ class IncidentRun:
     cause: str                     # the cause infer_causes must name first
     also: tuple[str, ...] = ()     # causes that must be among the rest
     blocks: tuple[str, ...] = ()   # the damaged blocks of the first bad checkpoint, if any
+    confidence: str = "likely"     # how sure the first cause is, from the run's own metrics
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,11 @@ def case1_lr_full_ft(out: Path) -> IncidentRun:
     facts = rm.make_run(out, spec)
     # No "no_warmup": the NaN comes at step 35 of 60 after a calm stretch, long after any warm-up would have ended
     # (tests/test_review_day6_advice.py); the learning-rate cause's own advice still asks for one.
-    return IncidentRun(out, facts, "lr_too_high", also=("masked_nan_loss", "no_clipping"))
+    # The NaN is injected into the weights: grad_norm is calm up to it, nothing builds up before it, so the log shows
+    # a sudden break (data or numerics) first, and the rate, 15x the recipes' top, only as possible: "likely" needs a
+    # precursor in the run's own metrics (day 11's review).
+    return IncidentRun(out, facts, "sudden_break", also=("lr_too_high", "masked_nan_loss", "no_clipping"),
+                       confidence="possible")
 
 
 def case2_qlora_double_quant(out: Path) -> IncidentRun:
