@@ -1,0 +1,109 @@
+"""Review of the causes' advice on the real corpus, day 11 (group B): warm-up claims need a log that shows the run's
+start, precursors agree with their own evidence, the rate quoted is the run's, and settings are named in the run's
+framework's terms. Each test names the real runs it stands for, what the tool said and what is right."""
+from __future__ import annotations
+
+import math
+
+from forensics.causes import infer_causes
+from forensics.config import RunConfig, Thresholds
+from forensics.findings import Finding
+from forensics.profile import RunProfile
+from tests.test_causes import by_id, causes, config, error, timeline
+
+NAN = math.nan
+
+
+def _causes_for(profile: RunProfile, tl, findings, cfg=None):
+    return by_id(infer_causes(cfg or RunConfig(), tl, list(findings), [], Thresholds(), profile))
+
+
+# ---- a warm-up is claimed missing only where the log shows the run's start and the trouble is early -----------------
+
+
+def _pasted_mid_run(first_epoch: float):
+    """Six console lines steps 1-6 (renumbered by the paste), a decaying rate, grad_norm NaN at the sixth; the epoch
+    column starts at `first_epoch` and advances 0.02 a line."""
+    steps = range(1, 7)
+    return timeline(learning_rate={s: 2.65e-4 - 1e-6 * s for s in steps},
+                    loss={s: 0.1 + 0.01 * s for s in steps},
+                    grad_norm={s: 3.0 if s < 6 else NAN for s in steps},
+                    epoch={s: first_epoch + 0.02 * (s - 1) for s in steps})
+
+
+def test_no_warm_up_is_not_claimed_on_an_excerpt_whose_epoch_says_mid_run():
+    """zai-org GLM-4 issue 174 (six lines at epoch 5.27-5.38, steps renumbered 1-6 by the paste) and issue 706 (ten
+    lines at epoch 0.03, the rate already decaying): the tool said "learning_rate was already 0.000265 at the first
+    logged step 1: no warm-up" and "warm up over the first 3-10% of steps". The epoch column shows the lines come
+    from far into the run: whether it warmed up is not in them."""
+    found = by_id(causes(config(), _pasted_mid_run(5.27), [error(step=6)]))
+    assert "no_warmup" not in found, found.get("no_warmup")
+    assert "warm up over" not in found["lr_too_high"].suggestion, found["lr_too_high"].suggestion
+
+
+def test_no_warm_up_is_still_claimed_where_the_epoch_column_shows_the_start():
+    """The same six lines from a run's real start (epoch 0.01 at step 1, 0.02 a step): the rate was at its peak from
+    the first step and the break came at step 6, within a warm-up's window: the claim stands."""
+    found = by_id(causes(config(), _pasted_mid_run(0.01), [error(step=6)]))
+    assert "no_warmup" in found
+    assert "warm up over" in found["lr_too_high"].suggestion
+
+
+def _decayed_run_with_spike(spike_at: int, steps: int = 1200):
+    """A linear decay from 2e-4 at step 0 to ~0 at `steps`, logged every 10, a loss spike at `spike_at`."""
+    grid = range(10, steps + 1, 10)
+    return timeline(learning_rate={s: 2e-4 * (1 - s / (steps + 1)) for s in grid},
+                    loss={s: 4.0 if s == spike_at else 0.5 for s in grid},
+                    grad_norm={s: 1.0 for s in grid})
+
+
+def test_no_warm_up_is_not_blamed_for_a_spike_long_after_a_schedule_that_ran_its_course():
+    """N-Haritha16's phi-3 QLoRA (rate 2e-4 decaying linearly to 1.7e-7 at step 1200, the last logged; a loss spike
+    at step 450 it recovered from): the tool said "No learning-rate warm-up". The schedule reaching ~0 at the last
+    point says the log is the whole run: a warm-up over its first 3-10% ends by step 120, long before the spike."""
+    spike = Finding("loss_spike", "warning", 450, "loss spiked", metric="loss")
+    assert "no_warmup" not in by_id(causes(config(), _decayed_run_with_spike(450), [spike]))
+    early = Finding("loss_spike", "warning", 30, "loss spiked", metric="loss")
+    assert "no_warmup" in by_id(causes(config(), _decayed_run_with_spike(30), [early]))
+
+
+def test_a_log_that_starts_hundreds_of_steps_in_is_not_told_to_warm_up():
+    """InternLM xtuner issue 187 (mmengine lines from iteration 200 of 735, every 10, the rate decaying from 1.987e-4;
+    grad_norm NaN at 240): the learning-rate cause ended "Either way warm up over the first 3-10% of steps". A log
+    that starts 20 intervals in cannot say whether the run warmed up."""
+    grid = range(200, 260, 10)
+    tl = timeline(learning_rate={s: 1.987e-4 - 1.5e-8 * (s - 200) for s in grid}, loss={s: 2.6 for s in grid},
+                  grad_norm={s: 3.0 if s < 240 else NAN for s in grid})
+    assert "warm up over" not in by_id(causes(config(), tl, [error(step=240)]))["lr_too_high"].suggestion
+
+
+# ---- settings are named in the run's framework's terms ---------------------------------------------------------------
+
+
+def _unwarmed_break():
+    steps = range(1, 21)
+    return timeline(learning_rate={s: 1e-3 for s in steps}, loss={s: 2.0 for s in steps},
+                    grad_norm={s: 1.0 if s < 6 else NAN for s in steps})
+
+
+def test_an_mlx_run_is_not_given_hugging_face_argument_names():
+    """ml-explore mlx-examples issue 620 (mlx_lm.lora, loss diverging at iteration 75): the advice said
+    "warmup_ratio=0.03 to 0.1" and "max_grad_norm=1.0", arguments MLX does not have."""
+    found = _causes_for(RunProfile(framework="mlx"), _unwarmed_break(), [error(step=6)])
+    text = found["lr_too_high"].suggestion + found["no_warmup"].suggestion
+    assert "warmup_ratio" not in text.replace("in the Hugging Face Trainer", "") and "max_grad_norm" not in text, text
+    assert "warm-up schedule" in text and "clip_grad_norm" in text
+
+
+def test_a_verl_run_is_told_verls_setting_names():
+    """verl runs get verl's own keys (actor_rollout_ref.actor.grad_clip) rather than Trainer arguments."""
+    found = _causes_for(RunProfile(framework="verl"), _unwarmed_break(), [error(step=6)])
+    assert "actor_rollout_ref.actor.grad_clip" in found["lr_too_high"].suggestion
+    assert "max_grad_norm" not in found["lr_too_high"].suggestion
+
+
+def test_a_hugging_face_run_keeps_the_trainer_names():
+    """A TRL run is told warmup_ratio and max_grad_norm, the names its own arguments have."""
+    found = _causes_for(RunProfile(framework="trl"), _unwarmed_break(), [error(step=6)])
+    assert "warmup_ratio=0.03 to 0.1" in found["no_warmup"].suggestion
+    assert "max_grad_norm=1.0" in found["lr_too_high"].suggestion
