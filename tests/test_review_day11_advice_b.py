@@ -107,3 +107,41 @@ def test_a_hugging_face_run_keeps_the_trainer_names():
     found = _causes_for(RunProfile(framework="trl"), _unwarmed_break(), [error(step=6)])
     assert "warmup_ratio=0.03 to 0.1" in found["no_warmup"].suggestion
     assert "max_grad_norm=1.0" in found["lr_too_high"].suggestion
+
+
+# ---- a precursor is told in the order the run's own findings give, and only where the log can show one -------------
+
+
+def _spike_then_rise(with_spike: bool):
+    """A LoRA run at 1.4e-3 logged every 2 steps: calm, a grad_norm spike at 100 (or none), the loss rising from 140."""
+    grid = range(2, 202, 2)
+    tl = timeline(learning_rate={s: 1.4e-3 for s in grid}, loss={s: 0.5 if s < 140 else 0.5 * (s - 130) for s in grid},
+                  grad_norm={s: 30.0 if with_spike and s == 100 else 1.0 for s in grid})
+    found = [Finding("divergence", "error", 140, "loss rose", metric="loss")]
+    if with_spike:
+        found.append(Finding("grad_norm_spike", "warning", 100, "grad_norm spiked", metric="grad_norm"))
+    return _causes_for(RunProfile(method="lora", framework="unsloth"), tl, found)
+
+
+def test_a_loss_rise_after_a_grad_norm_spike_is_not_said_to_come_before_anything_else():
+    """llama3-8b-unsloth-mobility-stdout (grad_norm spiked at step 1589, the loss rising from 1633): the precursor said
+    "the loss rose from step 1633 before anything else broke" beside "grad_norm spiked at step 1589" in the same
+    evidence. The precursor tells them in their order."""
+    evidence = " | ".join(_spike_then_rise(True)["lr_too_high"].evidence)
+    assert "before anything else broke" not in evidence, evidence
+    assert "grad_norm spiked at step 100, then the loss rose from step 140" in evidence
+
+
+def test_a_loss_rise_with_nothing_before_it_is_still_said_to_come_first():
+    evidence = " | ".join(_spike_then_rise(False)["lr_too_high"].evidence)
+    assert "the loss rose from step 140 before anything else broke" in evidence
+
+
+def test_one_logged_point_gives_no_precursor():
+    """mellymeter_ES3890AI (the only logged point is the end summary, train_loss 1.77e11 at step 69): the precursor
+    said "the loss rose from step 69 before anything else broke". One number has no before."""
+    tl = timeline(loss={69: 1.77e11})
+    found = _causes_for(RunProfile(framework="hf_trainer"), tl, [Finding("divergence", "error", 69, "loss", metric="loss")],
+                        cfg=config(learning_rate=5e-5))
+    evidence = " | ".join(found["lr_too_high"].evidence)
+    assert "the loss rose" not in evidence, evidence

@@ -207,8 +207,8 @@ def lr_precursor(facts: Facts) -> str | None:
     if jumps:
         return f"the learning rate jumped {evidence_value(jumps[0].evidence['factor'])}x at step {jumps[0].step}"
     divergence = facts.of_kind("divergence")
-    if divergence:
-        return f"the loss rose from step {divergence[0].step} before anything else broke"
+    if divergence and _rise_readable(facts):
+        return _loss_rise(facts, divergence[0].step)
     incident = next((f for f in facts.live_findings if f.severity == "error"), None)
     grad = facts.series("grad_norm")
     if incident is None or grad.empty:
@@ -224,6 +224,29 @@ def lr_precursor(facts: Facts) -> str | None:
     if spikes:
         return f"grad_norm spiked at step {spikes[-1].step} before the break"
     return None
+
+
+_RISE_POINTS = 3  # a loss rise is read from a level and the points that leave it: one logged point shows neither
+_EARLIER = {"grad_norm_spike": "grad_norm spiked", "loss_spike": "the loss spiked", "lr_anomaly": "the learning rate "
+            "jumped", "nonfinite_metric": "a metric went non-finite", "skipped_steps": "the fp16 scaler skipped steps"}
+
+
+def _rise_readable(facts: Facts) -> bool:
+    """The log has enough finite loss points for a rise to be read from it as a precursor (an end-of-training summary
+    alone is one number, with nothing before it)."""
+    loss = facts.series("loss").to_numpy(dtype="float64")
+    return int(np.isfinite(loss).sum()) >= _RISE_POINTS
+
+
+def _loss_rise(facts: Facts, step: int) -> str:
+    """The loss rise as a precursor, in the order the run's own findings give: "before anything else broke" only
+    where nothing the optimizer could explain came earlier (a grad_norm spike 44 steps before the rise came first)."""
+    earlier = [f for f in facts.live_findings if f.step < step and f.kind in _EARLIER
+               and f.severity in ("warning", "error")]
+    if not earlier:
+        return f"the loss rose from step {step} before anything else broke"
+    first = min(earlier, key=lambda f: f.step)
+    return f"{_EARLIER[first.kind]} at step {first.step}, then the loss rose from step {step}"
 
 
 def sudden_break(facts: Facts) -> Cause | None:
