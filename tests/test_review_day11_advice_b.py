@@ -145,3 +145,33 @@ def test_one_logged_point_gives_no_precursor():
                         cfg=config(learning_rate=5e-5))
     evidence = " | ".join(found["lr_too_high"].evidence)
     assert "the loss rose" not in evidence, evidence
+
+
+# ---- a rate is called too low only on a log that can show it ---------------------------------------------------------
+
+
+def _stalled(steps, lr, cfg):
+    tl = timeline(learning_rate={s: lr(s) for s in steps}, loss={s: 2.0 for s in steps},
+                  grad_norm={s: 1.0 for s in steps})
+    stall = Finding("no_learning_evidence", "warning", steps[0], "no learning", metric="loss")
+    return _causes_for(RunProfile(method="full", objective="sft", framework="swift"), tl, [stall], cfg=cfg)
+
+
+def test_a_run_stopped_in_its_warm_up_is_not_told_to_raise_the_rate():
+    """hsushuai's ms-swift scripts (stopped at step 3 of 215, the rate climbing 4.5e-7, 9.1e-7, 1.36e-6 toward the
+    configured 1e-5): the tool said "Raise the learning rate to 5e-06 to 1e-05", which holds the configured rate. The
+    run stopped before its warm-up ended: what it ran at says nothing of the rate it was set to."""
+    found = _stalled([1, 2, 3], lambda s: 4.5e-7 * s, config(learning_rate=1e-5))
+    assert "lr_too_low" not in found, found.get("lr_too_low")
+
+
+def test_a_rate_too_low_over_a_whole_run_is_still_told():
+    """A full SFT run at a flat 1e-7 for 20 logged points that did not learn: the rate is far under every recipe."""
+    found = _stalled(list(range(1, 21)), lambda s: 1e-7, config(learning_rate=1e-7))
+    assert "lr_too_low" in found
+
+
+def test_one_logged_point_is_not_enough_to_call_the_rate_too_low():
+    """Kanishakgoel's Virtual Patient (one logged point, step 5 of 6, LoRA at 2e-5): lr_too_low fired on it."""
+    found = _stalled([5], lambda s: 1e-7, config(learning_rate=1e-7))
+    assert "lr_too_low" not in found
