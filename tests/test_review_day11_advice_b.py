@@ -175,3 +175,55 @@ def test_one_logged_point_is_not_enough_to_call_the_rate_too_low():
     """Kanishakgoel's Virtual Patient (one logged point, step 5 of 6, LoRA at 2e-5): lr_too_low fired on it."""
     found = _stalled([5], lambda s: 1e-7, config(learning_rate=1e-7))
     assert "lr_too_low" not in found
+
+
+# ---- where the damage is: advice for the run's precision and method ---------------------------------------------------
+
+_LATE = ["model.layers.22", "model.layers.23"]
+_EARLY = ["model.layers.0"]
+
+
+def _damaged(blocks, profile, cfg=None):
+    from tests.test_causes import checkpoint
+    bad = checkpoint(200, blocks, [f"{b}.mlp.up_proj.weight" for b in blocks])
+    return by_id(infer_causes(cfg or config(model__num_hidden_layers=24), timeline(), [], [checkpoint(100), bad],
+                              Thresholds(), profile))
+
+
+def test_a_bf16_run_with_first_block_damage_is_not_told_of_an_fp16_overflow():
+    """sample_runs/bf16_sharded (bf16, NaN in the embeddings' side): early_blocks said "fp16 overflow in the first
+    layer" to a run that never trained in fp16."""
+    text = _damaged(_EARLY, RunProfile(precision="bf16"))["early_blocks"].suggestion
+    assert "fp16 overflow in the first layer" not in text, text
+    assert "trained in bf16: not an fp16 overflow" in text
+
+
+def test_an_fp16_run_with_first_block_damage_is_still_told_of_an_fp16_overflow():
+    assert "fp16 overflow in the first layer" in _damaged(_EARLY, RunProfile(precision="fp16"))["early_blocks"].suggestion
+
+
+def test_late_block_damage_advice_gives_the_range_for_the_runs_method():
+    """late_blocks said "lower the learning rate (1e-5 to 5e-5)" whatever the method: a QLoRA run is told its own
+    range (1e-4 to 2e-4) and, being a Hugging Face run, max_grad_norm."""
+    text = _damaged(_LATE, RunProfile(method="qlora", objective="sft", framework="trl"),
+                    cfg=config(model__num_hidden_layers=24, learning_rate=1e-3))["late_blocks"].suggestion
+    assert "1e-5 to 5e-5" not in text and "0.0001 to 0.0002 for QLoRA" in text, text
+    assert "max_grad_norm=1.0" in text
+
+
+def test_late_block_damage_at_a_rate_already_in_range_is_not_told_to_lower_it():
+    text = _damaged(_LATE, RunProfile(method="qlora", objective="sft", framework="trl"),
+                    cfg=config(model__num_hidden_layers=24, learning_rate=5e-5))["late_blocks"].suggestion
+    assert "lower the learning rate" not in text, text
+
+
+def test_a_verl_grpo_run_without_reward_spread_is_told_verls_rollout_setting():
+    """Foo1szz's verl GRPO (no reward spread within the groups): the advice named num_generations, TRL's argument;
+    verl samples actor_rollout_ref.rollout.n completions per prompt."""
+    tl = timeline(loss={s: 0.0 for s in range(1, 11)})
+    flag = Finding("no_learning_signal", "error", 1, "no spread", metric="reward_std",
+                   evidence={"dead_steps": 10, "logged_steps": 10})
+    verl = _causes_for(RunProfile(objective="rl", framework="verl"), tl, [flag])["no_reward_spread"].suggestion
+    assert "actor_rollout_ref.rollout.n" in verl and "num_generations" not in verl, verl
+    trl = _causes_for(RunProfile(objective="rl", framework="trl"), tl, [flag])["no_reward_spread"].suggestion
+    assert "num_generations" in trl

@@ -290,11 +290,16 @@ def _broken_from_the_start(facts: Facts, incident) -> Cause:
     )
 
 
+def trained_precision(facts: Facts) -> str:
+    """The precision the run trained in: the profile's, else the one its config switches on, else "unknown"."""
+    return facts.profile.precision if facts.profile is not None else next(
+        (kind for kind in ("fp16", "bf16") if precision_sources(facts.config, kind)), "unknown")
+
+
 def _numerics_hint(facts: Facts) -> str:
     """Where to look in the numerics, for the precision the run trained in: fp16's overflow (max 65504) is fixed by
     bf16; a bf16 or fp32 run cannot overflow there, so that advice would send it the wrong way."""
-    precision = facts.profile.precision if facts.profile is not None else next(
-        (kind for kind in ("fp16", "bf16") if precision_sources(facts.config, kind)), "unknown")
+    precision = trained_precision(facts)
     if precision == "fp16":
         return "at precision (the run trained in fp16, which overflows past 65504: use bf16)"
     if precision in ("bf16", "fp32"):
