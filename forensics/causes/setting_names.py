@@ -36,7 +36,8 @@ def warm_up_advice(facts: Facts) -> str:
     """'warm up over the first 3-10% of steps' with how to, in the run's framework."""
     framework = framework_of(facts)
     how = "(warmup_ratio=0.03 to 0.1)" if framework in HF_NAMES else _WARM_UP.get(
-        framework, "with a warm-up schedule (warmup_ratio=0.03 to 0.1 in the Hugging Face Trainer)")
+        framework, "with a warm-up schedule (warmup_ratio=0.03 to 0.1 in the Hugging Face Trainer; "
+        "torch.optim.lr_scheduler.LinearLR in a plain PyTorch loop)")
     return f"warm up over the first 3-10% of steps {how}"
 
 
