@@ -69,7 +69,8 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
     message = (f"every completion of a prompt got the same reward at {len(steps)} of {len(dead) - begin} logged steps "
                f"(from step {first}): with no spread in a group, GRPO's advantages are 0 and so is the gradient"
                f"{grad_note}{reward_note}. The run had no learning signal. Make the reward tell completions apart "
-               "(partial credit), sample more or more varied completions (num_generations, temperature), or use "
+               "(partial credit), sample more or more varied completions (per prompt: TRL's num_generations, verl's "
+               "actor_rollout_ref.rollout.n; temperature), or use "
                "prompts the model sometimes solves.")
     return [Finding("no_learning_signal", "error", first, message, end_step=int(dead.index[-1]),
                     metric=str(dead.name),

@@ -87,7 +87,8 @@ def detect_rl_gradient_gone(metrics: Metrics, thresholds: Thresholds) -> list[Fi
                "GRPO-style training a zero gradient means every advantage was 0, each group's completions scored "
                "alike, so the policy stopped learning. Look at the completions from that step (one short answer for "
                "every prompt is a collapsed policy); make the reward tell completions apart, sample more varied "
-               "completions (temperature, num_generations), and restart from a checkpoint saved before it.")
+               "completions (temperature; per prompt: TRL's num_generations, verl's actor_rollout_ref.rollout.n), "
+               "and restart from a checkpoint saved before it.")
     return [Finding("no_learning_signal", "error", first, message, end_step=int(grad.index[-1]), metric=GRAD_NORM,
                     evidence={"zero_points": zeros, "points": int(len(grad) - begin), "grad_norm_zero": True})]
 

@@ -12,7 +12,11 @@ from ..analyzers.dead_reward import ADVANTAGES_MAX, REWARD_STD, ZERO_STD
 from ..findings import Cause, plural
 from ..checkpoints.blocks import block_index
 from .evidence import (Facts, evidence_value, first_bad_checkpoint, is_embedding, last_good_before,
-                       number_of_blocks, precision_sources, resume_advice, said, zero_loss_zero_grad_steps)
+                       number_of_blocks, peak_lr, precision_sources, resume_advice, said,
+                       zero_loss_zero_grad_steps)
+from .lr_ranges import lr_range
+from .optimization import method_name, profile_of, trained_precision
+from .setting_names import clip_setting, rollouts_setting
 
 
 def _damage(facts: Facts):
@@ -53,12 +57,37 @@ def late_blocks(facts: Facts) -> Cause | None:
     ]
     return Cause(
         cause="late_blocks", confidence="likely" if facts.broken else "possible", evidence=evidence,
-        suggestion=("The blocks next to the output took the largest updates: lower the learning rate (1e-5 to 5e-5), "
-                    "clip with max_grad_norm=1.0, add warm-up, and check labels and masks"
+        suggestion=(f"The blocks next to the output took the largest updates: {_rate_for_the_run(facts)}, "
+                    f"clip with {clip_setting(facts, '1.0')}, add a warm-up, and check labels and masks"
                     + (f"; {resume}." if (resume := resume_advice(facts)) else ".")),
         title=("Damage confined to the last blocks ("
                + (blocks[0] if len(blocks) == 1 else f"{blocks[0]} to {blocks[-1]}") + ")"),
     )
+
+
+def _rate_for_the_run(facts: Facts) -> str:
+    """The learning-rate advice for the run's method, objective and size (`lr_ranges`): "lower" only where its peak
+    is above the range; an unknown method is given both ranges."""
+    method, objective, n_params = profile_of(facts)
+    if method == "unknown":
+        return (f"lower the learning rate ({lr_range('full', objective, n_params).describe()} for full fine-tuning, "
+                f"{lr_range('lora', objective, n_params).describe()} for LoRA/QLoRA adapters; the method is unknown)")
+    rng, (peak, _) = lr_range(method, objective, n_params), peak_lr(facts)
+    what = f"{rng.describe()} for {method_name(method, objective)}"
+    if peak is not None and peak <= rng.high:
+        return f"the learning rate ({evidence_value(peak)}) is not above the usual {what}: keep it there"
+    return f"lower the learning rate ({what})"
+
+
+def _first_layer_numerics(facts: Facts) -> str:
+    """fp16 overflow only for a run that trained in fp16; a bf16 or fp32 run is told to look at the numerics."""
+    precision = trained_precision(facts)
+    if precision == "fp16":
+        return "fp16 overflow in the first layer (the run trained in fp16)"
+    if precision in ("bf16", "fp32"):
+        return (f"the first layer's numerics (the run trained in {precision}: not an fp16 overflow; look for a log or "
+                "division of 0, or an input scaled far out of range)")
+    return "the first layer's numerics (an overflow there, if it trained in fp16)"
 
 
 def early_blocks(facts: Facts) -> Cause | None:
@@ -82,8 +111,8 @@ def early_blocks(facts: Facts) -> Cause | None:
         cause="early_blocks", confidence="possible",
         evidence=_where(facts, bad) + [f"non-finite values only in the {' and the first '.join(parts)}"],
         suggestion=("Damage at the input side: check the tokenizer and input ids (tokens added without initialising "
-                    "their embeddings, ids past the vocabulary), the embedding learning rate, and fp16 overflow in "
-                    "the first layer."),
+                    f"their embeddings, ids past the vocabulary), the embedding learning rate, and "
+                    f"{_first_layer_numerics(facts)}."),
         title="Damage in the embeddings / first blocks",
     )
 
@@ -173,7 +202,8 @@ def no_reward_spread(facts: Facts) -> Cause | None:
         cause="no_reward_spread", confidence="likely",
         evidence=[seen],
         suggestion=("Make the reward tell completions apart (partial credit instead of all-or-nothing), sample more "
-                    "or more varied completions per prompt (num_generations, temperature), or train on prompts the "
+                    f"or more varied completions per prompt ({rollouts_setting(facts)}, temperature), or train on "
+                    "prompts the "
                     "model sometimes solves; a learning-rate change cannot help while every advantage is 0."),
         title="GRPO rewards without spread: no advantage, no gradient",
     )

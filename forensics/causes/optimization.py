@@ -11,6 +11,7 @@ from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from .evidence import (Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr,
                        precision_sources, resume_advice, said)
 from .lr_ranges import LrRange, lr_range, range_scope
+from .setting_names import clip_setting, warm_up_advice
 
 FAR_OUT = 5.0  # a peak rate this many times the range's ceiling is evidence by itself
 _NAMES = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA", "peft": "PEFT adapters"}
@@ -164,9 +165,10 @@ _USUAL_CLIP = 1.0  # the clipping norm recipes use (adapters also 0.3)
 def _steadying_advice(facts: Facts, method: str) -> str:
     """Warm-up and clipping advice that does not ask the run for what it already did: a warm-up its config sets or its
     log shows is kept, and a clipping norm at or under the usual one is named as the one it ran with."""
-    clip = "max_grad_norm=0.3 to 1.0" if method in ("lora", "qlora", "peft") else "max_grad_norm=1.0"
+    clip = clip_setting(facts, "0.3 to 1.0" if method in ("lora", "qlora", "peft") else "1.0")
     warmed = warm_up_seen(facts)
-    parts = [f"keep the warm-up ({warmed})" if warmed else "warm up over the first 3-10% of steps"]
+    parts = [f"keep the warm-up ({warmed})"] if warmed else \
+        [warm_up_advice(facts)] if _warm_up_in_question(facts) else []
     clipping = _clipping(facts)
     norm = clipping[0] if clipping is not None else None
     if isinstance(norm, (int, float)) and not isinstance(norm, bool) and 0 < norm <= _USUAL_CLIP:
@@ -188,7 +190,7 @@ def warm_up_seen(facts: Facts) -> str | None:
     first = facts.first_unstable
     if first is not None:
         lr = lr[lr.index <= first.step]
-    if len(lr) >= 2 and _log_starts_at_the_start(lr) and \
+    if len(lr) >= 2 and _log_starts_at_the_start(facts, lr) and \
             float(lr.iloc[0]) < facts.thresholds.warmup_peak_fraction * float(lr.max()):
         return (f"the logged rate rose from {evidence_value(float(lr.iloc[0]))} at step {int(lr.index[0])} to "
                 f"{evidence_value(float(lr.max()))} at step {int(lr.idxmax())}")
@@ -210,8 +212,8 @@ def lr_precursor(facts: Facts) -> str | None:
     if jumps:
         return f"the learning rate jumped {evidence_value(jumps[0].evidence['factor'])}x at step {jumps[0].step}"
     divergence = facts.of_kind("divergence")
-    if divergence:
-        return f"the loss rose from step {divergence[0].step} before anything else broke"
+    if divergence and _rise_readable(facts):
+        return _loss_rise(facts, divergence[0].step)
     incident = next((f for f in facts.live_findings if f.severity == "error"), None)
     grad = facts.series("grad_norm")
     if incident is None or grad.empty:
@@ -227,6 +229,29 @@ def lr_precursor(facts: Facts) -> str | None:
     if spikes:
         return f"grad_norm spiked at step {spikes[-1].step} before the break"
     return None
+
+
+_RISE_POINTS = 3  # a loss rise is read from a level and the points that leave it: one logged point shows neither
+_EARLIER = {"grad_norm_spike": "grad_norm spiked", "loss_spike": "the loss spiked", "lr_anomaly": "the learning rate "
+            "jumped", "nonfinite_metric": "a metric went non-finite", "skipped_steps": "the fp16 scaler skipped steps"}
+
+
+def _rise_readable(facts: Facts) -> bool:
+    """The log has enough finite loss points for a rise to be read from it as a precursor (an end-of-training summary
+    alone is one number, with nothing before it)."""
+    loss = facts.series("loss").to_numpy(dtype="float64")
+    return int(np.isfinite(loss).sum()) >= _RISE_POINTS
+
+
+def _loss_rise(facts: Facts, step: int) -> str:
+    """The loss rise as a precursor, in the order the run's own findings give: "before anything else broke" only
+    where nothing the optimizer could explain came earlier (a grad_norm spike 44 steps before the rise came first)."""
+    earlier = [f for f in facts.live_findings if f.step < step and f.kind in _EARLIER
+               and f.severity in ("warning", "error")]
+    if not earlier:
+        return f"the loss rose from step {step} before anything else broke"
+    first = min(earlier, key=lambda f: f.step)
+    return f"{_EARLIER[first.kind]} at step {first.step}, then the loss rose from step {step}"
 
 
 def sudden_break(facts: Facts) -> Cause | None:
@@ -270,11 +295,16 @@ def _broken_from_the_start(facts: Facts, incident) -> Cause:
     )
 
 
+def trained_precision(facts: Facts) -> str:
+    """The precision the run trained in: the profile's, else the one its config switches on, else "unknown"."""
+    return facts.profile.precision if facts.profile is not None else next(
+        (kind for kind in ("fp16", "bf16") if precision_sources(facts.config, kind)), "unknown")
+
+
 def _numerics_hint(facts: Facts) -> str:
     """Where to look in the numerics, for the precision the run trained in: fp16's overflow (max 65504) is fixed by
     bf16; a bf16 or fp32 run cannot overflow there, so that advice would send it the wrong way."""
-    precision = facts.profile.precision if facts.profile is not None else next(
-        (kind for kind in ("fp16", "bf16") if precision_sources(facts.config, kind)), "unknown")
+    precision = trained_precision(facts)
     if precision == "fp16":
         return "at precision (the run trained in fp16, which overflows past 65504: use bf16)"
     if precision in ("bf16", "fp32"):
@@ -305,7 +335,7 @@ def no_warmup(facts: Facts) -> Cause | None:
         return None
     lr = lr_points(facts.timeline)
     evidence = []
-    if len(lr) >= 2 and _log_starts_at_the_start(lr):
+    if len(lr) >= 2 and _log_starts_at_the_start(facts, lr):
         first_step, first = int(lr.index[0]), float(lr.iloc[0])
         if first < facts.thresholds.warmup_peak_fraction * float(lr.max()) or _started_from_zero(facts, first_step):
             return None
@@ -317,7 +347,7 @@ def no_warmup(facts: Facts) -> Cause | None:
     evidence += settings
     return Cause(
         cause="no_warmup", confidence="possible", evidence=evidence,
-        suggestion="Warm the learning rate up over the first 3-10% of steps (warmup_ratio=0.03 to 0.1).",
+        suggestion=f"W{warm_up_advice(facts)[1:]}.",  # 'Warm up over the first 3-10% of steps (how).'
         title="No learning-rate warm-up",
     )
 
@@ -330,7 +360,8 @@ def _after_the_warm_up_window(facts: Facts) -> bool:
     (`WARM_UP_WINDOW` of the run's planned steps): a warm-up would not have changed the rate in force there, nor,
     where nothing built up before it (no `lr_precursor`: the caller's part), anything that led to it. Only where the
     planned length is known (a log cut at the break does not say how long the run was to be)."""
-    first, total = facts.first_unstable, planned_steps(facts)
+    first = facts.first_unstable
+    total = planned_steps(facts) or _schedule_ran_out(facts)
     if first is None or total is None:
         return False
     loss = facts.series("loss")
@@ -357,13 +388,53 @@ def planned_steps(facts: Facts) -> int | None:
 _START_INTERVALS = 2  # a log's first point within this many of its own logging intervals of step 0 shows the start
 
 
-def _log_starts_at_the_start(lr) -> bool:
+def _log_starts_at_the_start(facts: Facts, lr) -> bool:
     """Whether the logged rate begins where the run did: a log whose first point comes hundreds of logging intervals
     past step 0 was resumed or cut (an Unsloth console captured from step 1503 of 4000, every 2 steps), and a warm-up
-    before it would not show."""
+    before it would not show; so was an excerpt whose epoch column is already well past 0 where its steps say the
+    run had just begun (console lines pasted from mid-run, their steps renumbered from 1)."""
     steps = lr.index.to_numpy()
-    interval = float(np.median(np.diff(steps)))
-    return steps[0] <= _START_INTERVALS * max(interval, 1.0)
+    interval = float(np.median(np.diff(steps))) if len(steps) >= 2 else 1.0
+    return steps[0] <= _START_INTERVALS * max(interval, 1.0) and not _epoch_past_the_start(facts, int(steps[0]))
+
+
+_EPOCH_ROUNDING = 0.01  # the Trainer's printed epoch is rounded to two decimals
+
+
+def _epoch_past_the_start(facts: Facts, first_step: int) -> bool:
+    """The logged epoch at `first_step` is more than twice (plus rounding) what a log starting at step 0 would show,
+    going by the epochs per step its own later points advance: the steps were renumbered from a later start."""
+    epoch = facts.series("epoch").dropna()
+    epoch = epoch[epoch.index >= first_step]
+    if len(epoch) < 2 or int(epoch.index[-1]) <= 0:
+        return False
+    per_step = float(epoch.iloc[-1]) / int(epoch.index[-1])
+    expected = per_step * max(first_step, 1)
+    return float(epoch.iloc[0]) > 2 * expected + _EPOCH_ROUNDING
+
+
+_RAN_OUT = 0.05  # a logged rate down to this fraction of its peak at the last point: the schedule reached its end
+
+
+def _schedule_ran_out(facts: Facts) -> int | None:
+    """The run's length where no config says it: the last logged step, when the logged rate decayed there to
+    `_RAN_OUT` of its peak (the schedule ran its course, so the log shows the whole run) and the log goes on past
+    the trouble; None otherwise (a log cut at the break does not say how long the run was to be)."""
+    lr, first = lr_points(facts.timeline), facts.first_unstable
+    if len(lr) < 3 or first is None or int(lr.index[-1]) <= first.step:
+        return None
+    return int(lr.index[-1]) if float(lr.iloc[-1]) <= _RAN_OUT * float(lr.max()) else None
+
+
+def _warm_up_in_question(facts: Facts) -> bool:
+    """Whether a warm-up could have changed the rate at the trouble, so asking for one fits: the log shows the run's
+    first steps (a paste from mid-run or a resumed log cannot say whether the run warmed up) and the trouble came
+    within or just after the longest warm-up recipes use."""
+    if _after_the_warm_up_window(facts):
+        return False
+    lr = lr_points(facts.timeline)
+    shown = lr if len(lr) >= 2 else facts.series("loss").dropna()
+    return len(shown) == 0 or _log_starts_at_the_start(facts, shown)
 
 
 def _started_from_zero(facts: Facts, first_positive: int) -> bool:
@@ -407,7 +478,7 @@ def no_clipping(facts: Facts) -> Cause | None:
         evidence.append(f"largest finite grad_norm {evidence_value(top[0])} at step {top[1]}")
     return Cause(
         cause="no_clipping", confidence="possible", evidence=evidence,
-        suggestion="Clip gradients: max_grad_norm=1.0 (DeepSpeed: gradient_clipping 1.0 or \"auto\").",
+        suggestion=f"Clip gradients: {clip_setting(facts, '1.0')} (DeepSpeed: gradient_clipping 1.0 or \"auto\").",
         title="Gradient clipping off",
     )
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..findings import Cause
-from .evidence import Facts, evidence_value, peak_lr
+from .evidence import Facts, evidence_value, lr_points, peak_lr
 from .lr_ranges import LrRange, lr_range
 from .optimization import method_name, profile_of, run_name
 
 TOO_LOW = 3.0   # a peak this many times under the bottom of the range is out of every recipe for the run's kind
 FAR_UNDER = 5.0  # and this many times under it, with the run broken, the rate is the likely cause
 _NOT_LEARNING = ("never_learned", "no_learning_evidence")
+MIN_POINTS = 3  # a stall is read from a level and the points that stay at it: one or two logged losses show neither
 
 
 def lr_too_low(facts: Facts) -> Cause | None:
@@ -24,7 +25,7 @@ def lr_too_low(facts: Facts) -> Cause | None:
     size, in a run that did not learn. An unknown method is judged against the lower of the two ranges (full
     fine-tuning's), so that an adapter's rate is never called too low for a run that may have trained every weight."""
     stalled = facts.of_kind(*_NOT_LEARNING)
-    if not stalled or _no_gradient(facts):
+    if not stalled or _no_gradient(facts) or _too_few_points(facts) or _stopped_in_warm_up(facts):
         return None
     method, objective, n_params = profile_of(facts)
     if objective == "unknown" or (objective == "pretrain" and method != "full"):
@@ -44,6 +45,19 @@ def lr_too_low(facts: Facts) -> Cause | None:
         title=(f"Learning rate {evidence_value(peak)} {'far ' if likely else ''}under the range recipes use for "
                f"{run_name(method, objective, n_params)}"),
     )
+
+
+def _too_few_points(facts: Facts) -> bool:
+    loss = facts.series("loss").to_numpy(dtype="float64")
+    return int(np.isfinite(loss).sum()) < MIN_POINTS
+
+
+def _stopped_in_warm_up(facts: Facts) -> bool:
+    """The logged rate was still climbing at the log's last point: the run stopped before its warm-up ended, so the
+    rate it ran at says nothing of the rate it was set to reach (that it did not learn in a few warm-up steps is no
+    evidence of a rate too low)."""
+    lr = lr_points(facts.timeline)
+    return len(lr) >= 2 and float(lr.iloc[-1]) >= float(lr.max()) and float(lr.iloc[-1]) > float(lr.iloc[0])
 
 
 def _no_gradient(facts: Facts) -> bool:
