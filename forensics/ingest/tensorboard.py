@@ -19,6 +19,9 @@ Keras' TensorBoard callback (`<log_dir>/train`, `<log_dir>/validation`): `epoch_
 torch's `add_scalars("loss", {"train": .., "val": ..})` folders (`loss_train/`, `loss_val/`, each with the tag `loss`):
 the loss and the eval loss by the folder's split (`_add_scalars_tags`).
 
+A tag's per-epoch counter (its step restarting each epoch) is read as one continuous count, and a tag logged at the
+epoch index beside a per-step training loss is placed on the training steps by wall time (see `event_step_axes`).
+
 Megatron's tags and NeMo's Lightning names map onto the timeline's (`tracker_metric_names`: `lm loss`
 -> loss, `grad-norm` -> grad_norm, `loss-scale` -> loss_scale, `reduced_train_loss` -> loss, the torch tutorial's
 `Loss/train`, Lightning's `train_loss_step` and `lr-AdamW`, GPT-NeoX's `train/lm_loss`, OpenNMT-py's `train/xent` or a
@@ -46,6 +49,7 @@ from ..metric_names import keras_metric_name, loss_of_split, tracker_metric_name
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_other_axis_twins, without_unit_loss_scale
+from .event_step_axes import continued_epoch_counters, epoch_indexed_tags_on_train_steps
 from .running_means import frame_per_step
 from ._tfrecord import ByteViews, frame_records, payload_crc_ok
 
@@ -84,6 +88,9 @@ def read(path: Path) -> LogRecords:
     columns, texts, slow_warnings = _decode(views, starts, lengths, _split_folder(path))
     columns, notes = _keras_callback_names(columns, path)
     columns = without_unit_loss_scale(without_other_axis_twins(columns))
+    columns, continued = continued_epoch_counters(columns)
+    columns, placed = epoch_indexed_tags_on_train_steps(columns)
+    notes += continued + placed
     warnings += slow_warnings
     meta = {"records": int(len(starts))}
     return LogRecords(source=str(path), format=FORMAT, frame=columns, texts=texts, meta=meta,
