@@ -85,7 +85,7 @@ def read(path: Path) -> LogRecords:
     if not len(starts):
         reason = warnings[0] if warnings else "no TensorBoard record found"
         raise UnreadableFile(path, f"not a readable TensorBoard event file: {reason}")
-    columns, texts, slow_warnings = _decode(views, starts, lengths, _split_folder(path))
+    columns, texts, slow_warnings, tags = _decode(views, starts, lengths, _split_folder(path))
     columns, notes = _keras_callback_names(columns, path)
     columns = without_unit_loss_scale(without_other_axis_twins(columns))
     columns, continued = continued_epoch_counters(columns)
@@ -93,6 +93,8 @@ def read(path: Path) -> LogRecords:
     notes += continued + placed
     warnings += slow_warnings
     meta = {"records": int(len(starts))}
+    if hf_trainer_callback_tags(tags):
+        meta["hf_callback_tags"] = True
     return LogRecords(source=str(path), format=FORMAT, frame=columns, texts=texts, meta=meta,
                       mtime=file_mtime(path), warnings=tuple(warnings), notes=notes)
 
@@ -187,7 +189,8 @@ def _keras_batch_name(name: str, split: str) -> str:
 
 def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray, folder: str):
     """Decode all payloads: the common scalar shape at once, the rest with event_pb2; tags named as the timeline
-    names them (in an `add_scalars` folder, by its split)."""
+    names them (in an `add_scalars` folder, by its split). Returns the frame, the texts, the warnings and the scalar
+    tags as the file writes them."""
     fast = _fast_scalars(views, starts, lengths)
     slow_idx = np.flatnonzero(~fast.ok)
     slow = _slow_events(views, starts[slow_idx], lengths[slow_idx], slow_idx)
@@ -208,7 +211,7 @@ def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray, folder: s
         "value": value.astype(np.float64),
         "wall_time": wall.astype(np.float64),
     }) if len(codes) else empty_frame()
-    return frame, slow["texts"], slow["warnings"]
+    return frame, slow["texts"], slow["warnings"], names
 
 
 def _split_folder(path: Path) -> str:
@@ -239,6 +242,17 @@ def _add_scalars_tags(tags: list[str], folder: str) -> list[str]:
 
 
 _ADD_SCALARS_LOSS = "loss_"
+
+# transformers' TensorBoardCallback (integrations/integration_utils.py, rewrite_logs) writes each logged key as
+# `train/<key>`, or `eval/<key>` / `test/<key>` for the eval_ / test_ ones, and the Trainer logs `epoch` and
+# `learning_rate` with every training loss: the Trainer's own tag set (TRL's and Axolotl's trainers are Trainers).
+_HF_CALLBACK_PREFIXES = ("train/", "eval/", "test/")
+_HF_CALLBACK_TRAIN_TAGS = {"train/epoch", "train/learning_rate"}
+
+
+def hf_trainer_callback_tags(tags: list[str]) -> bool:
+    """Whether a file's scalar tags are the Hugging Face Trainer's TensorBoardCallback's (see above)."""
+    return _HF_CALLBACK_TRAIN_TAGS <= set(tags) and all(tag.startswith(_HF_CALLBACK_PREFIXES) for tag in tags)
 
 
 class _FastScalars:
