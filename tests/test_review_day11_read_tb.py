@@ -62,9 +62,10 @@ def _per_batch_losses(seed: int, level, epochs: int = EPOCHS, batches: int = BAT
     return [[level(e, b) + 0.05 * rng.standard_normal() for b in range(batches)] for e in range(epochs)]
 
 
-def _write_epoch_loop(folder: Path, losses, val_losses, train_step) -> Path:
+def _write_epoch_loop(folder: Path, losses, val_losses, train_step, evals_after_training: bool = False) -> Path:
     """A plain PyTorch loop's SummaryWriter: `Loss/train` per batch at `train_step(epoch, batch)`, `Loss/val` at the
-    epoch index after each epoch's evaluation; wall times as the loop would stamp them."""
+    epoch index after each epoch's evaluation (or, `evals_after_training`, the list of them written once training
+    is done); wall times as the loop would stamp them."""
     SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
     writer = SummaryWriter(log_dir=str(folder / "runs" / "exp"))
     wall = START
@@ -73,8 +74,11 @@ def _write_epoch_loop(folder: Path, losses, val_losses, train_step) -> Path:
             writer.add_scalar("Loss/train", loss, train_step(epoch, batch), walltime=wall)
             wall += BATCH_S
         wall += EVAL_S
-        writer.add_scalar("Loss/val", val, epoch, walltime=wall)
+        if not evals_after_training:
+            writer.add_scalar("Loss/val", val, epoch, walltime=wall)
         wall += BATCH_S
+    for epoch, val in enumerate(val_losses if evals_after_training else ()):
+        writer.add_scalar("Loss/val", val, epoch, walltime=wall + epoch * 0.001)
     writer.close()
     return folder
 
@@ -124,6 +128,20 @@ def test_a_per_epoch_counter_of_a_run_that_learned_is_healthy_on_one_axis(tmp_pa
     assert a.status == "healthy", a.findings
     loss = a.timeline.series("loss")
     assert loss.index.min() == 0 and loss.index.max() == EPOCHS * BATCHES - 1 and len(loss) == EPOCHS * BATCHES
+
+
+def test_epoch_values_written_after_training_go_to_the_ends_of_the_counter_s_epochs(tmp_path):
+    """The loop keeps its validation losses in a list and writes them once training is done: their wall times say
+    nothing, the per-epoch counter's restarts say where each epoch ended."""
+    losses = _per_batch_losses(6, _healthy)
+    losses[2:] = [[math.nan] * BATCHES for _ in losses[2:]]
+    run = _write_epoch_loop(tmp_path, losses, [2.1, 1.5, math.nan, math.nan, math.nan], _per_epoch_counter,
+                            evals_after_training=True)
+    eval_steps = forensics.load_timeline(run).series("eval_loss").index.tolist()
+    assert eval_steps == [(e + 1) * BATCHES - 1 for e in range(EPOCHS)], eval_steps
+    a = forensics.analyze(run)
+    assert a.status == "broken" and a.first_incident.metric == "loss" and a.first_incident.step == 2 * BATCHES, \
+        a.first_incident
 
 
 def test_a_global_step_run_reads_as_before_and_a_single_restart_stays_a_new_attempt(tmp_path):

@@ -9,9 +9,11 @@ file), and its wall time runs on. So within one file:
 * a tag logged at the epoch index (`writer.add_scalar("Loss/val", val_loss, epoch)`: steps 0..9) beside a training
   loss logged per batch (steps into the hundreds or more) counts epochs on an axis that counts batches; where its
   wall times spread over the training loss's, each of its points goes to the training step logged last at or before
-  its wall time: the model it measured (`epoch_indexed_tags_on_train_steps`).
+  its wall time: the model it measured (`epoch_indexed_tags_on_train_steps`); where its wall times do not (a
+  script that writes the epochs' values after training) and the training loss was a per-epoch counter, the
+  counter's restarts say where each epoch ended, and epoch k's point goes to its end (`_epoch_indexed_at_epoch_ends`).
 
-Both say what they did in a note. A single restart (one re-run in a notebook's same writer, or a second epoch) is
+`one_step_axis` does all of it, in that order; each says what it did in a note. A single restart (one re-run in a notebook's same writer, or a second epoch) is
 left as it is: the two cannot be told apart.
 """
 from __future__ import annotations
@@ -31,6 +33,14 @@ MIN_AXIS_RATIO = 10
 MIN_TRAIN_STEPS = 100
 # The epoch-indexed tag's wall times cover at least this fraction of the training loss's wall-time span.
 MIN_WALL_COVER = 0.5
+
+
+def one_step_axis(frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The frame of one event file on one step axis (see the module docstring), and notes saying what moved."""
+    continued, counter_notes = continued_epoch_counters(frame)
+    placed, wall_notes = epoch_indexed_tags_on_train_steps(continued)
+    at_ends, end_notes = _epoch_indexed_at_epoch_ends(frame, placed)
+    return at_ends, counter_notes + wall_notes + end_notes
 
 
 def continued_epoch_counters(frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -103,6 +113,27 @@ def epoch_indexed_tags_on_train_steps(frame: pd.DataFrame) -> tuple[pd.DataFrame
     return _restepped(frame, on_train_steps, (
         f"{{tags}}: logged at the epoch index (steps up to {MAX_EPOCH_INDEX} or fewer) beside a training loss logged "
         f"per step; each point placed at the training step logged last at or before its wall time"))
+
+
+def _epoch_indexed_at_epoch_ends(before: pd.DataFrame, frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Where the training loss was a per-epoch counter (its steps in `before` restart, in `frame` continued), each
+    tag still counting epochs (rising steps 0..E-1 or 1..E, for E epochs the counter shows) placed at the last
+    training step of its epoch."""
+    loss_before = before["step"].to_numpy()[before["metric"].to_numpy() == "loss"]
+    loss_now = frame["step"].to_numpy()[frame["metric"].to_numpy() == "loss"]
+    if len(loss_now) == 0 or (loss_before == loss_now).all():
+        return frame, ()
+    ends = np.append(loss_now[np.flatnonzero(np.diff(loss_before) < 0)], loss_now[-1])
+
+    def at_epoch_end(metric, steps, wall):
+        if metric == "loss" or len(steps) < 2 or (np.diff(steps) <= 0).any() or steps.min() < 0 \
+                or steps.max() > len(ends):
+            return None
+        return ends[steps - (1 if steps.max() == len(ends) else 0)]
+
+    return _restepped(frame, at_epoch_end, (
+        "{tags}: logged at the epoch index beside a training loss whose step counter restarts each epoch; each point "
+        "placed at the last training step of its epoch (the file's wall times, all after training, do not place it)"))
 
 
 def _epoch_indexed(steps: np.ndarray, wall: np.ndarray, train: pd.DataFrame) -> bool:

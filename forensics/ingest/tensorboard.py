@@ -49,7 +49,7 @@ from ..metric_names import keras_metric_name, loss_of_split, tracker_metric_name
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_other_axis_twins, without_unit_loss_scale
-from .event_step_axes import continued_epoch_counters, epoch_indexed_tags_on_train_steps
+from .event_step_axes import one_step_axis
 from .running_means import frame_per_step
 from ._tfrecord import ByteViews, frame_records, payload_crc_ok
 
@@ -88,9 +88,8 @@ def read(path: Path) -> LogRecords:
     columns, texts, slow_warnings, tags = _decode(views, starts, lengths, _split_folder(path))
     columns, notes = _keras_callback_names(columns, path)
     columns = without_unit_loss_scale(without_other_axis_twins(columns))
-    columns, continued = continued_epoch_counters(columns)
-    columns, placed = epoch_indexed_tags_on_train_steps(columns)
-    notes += continued + placed
+    columns, axis_notes = one_step_axis(columns)
+    notes += axis_notes
     warnings += slow_warnings
     meta = {"records": int(len(starts))}
     if hf_trainer_callback_tags(tags):
