@@ -129,7 +129,25 @@ def _writing(path: Path, option: str):
 
 
 def _dump_json(data) -> None:
-    click.echo(json.dumps(data, indent=2, allow_nan=False, default=str))
+    _echo_result(json.dumps(data, indent=2, allow_nan=False, default=str))
+
+
+def _echo_result(text: str) -> None:
+    """Print a command's result on stdout; a stdout that refuses it (`> file` on a full disk) is one line, exit 2."""
+    try:
+        click.echo(text)
+    except OSError as err:
+        _stdout_to_devnull()
+        raise BadOutputPath("standard output", f"cannot write the result ({os_reason(err)})") from err
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that the bytes it still holds do not fail again (a second message, exit 120)
+    when Python flushes it at exit."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout with no file behind it (a test runner's buffer)
+        pass
 
 
 def _emit(data: dict | None, text, html_path) -> None:
@@ -139,7 +157,7 @@ def _emit(data: dict | None, text, html_path) -> None:
             data["html"] = str(html_path)
         _dump_json(data)
         return
-    click.echo(text())
+    _echo_result(text())
     if html_path is not None:
         click.echo(f"HTML report: {html_path}")
 

@@ -44,6 +44,34 @@ def test_an_output_file_the_disk_refuses_is_one_line_naming_it_and_exit_2(args):
     assert "Traceback" not in result.output
 
 
+def test_the_result_on_a_stdout_the_disk_refuses_is_one_line_and_exit_2(monkeypatch):
+    """`forensics analyze DIR --json > file` on a full disk: the result cannot be printed; one line says so."""
+    def refused(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("forensics.cli.click.echo", lambda message=None, *a, err=False, **k: (
+        refused() if not err else print(message)))
+    result = _cli("analyze", SAMPLES / "healthy", "--json")
+    assert result.exit_code == 2 and "standard output" in result.output, (result.exit_code, result.output)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+
+
+def test_a_parquet_write_that_fails_leaves_the_path_in_place(tmp_path, monkeypatch):
+    """pyarrow deletes the path it was given when its write fails; a device (/dev/full) or an earlier export must
+    not be deleted by a failed export. The write fails here inside pyarrow's writer, as a full disk makes it."""
+    pq = pytest.importorskip("pyarrow.parquet")
+
+    def full_disk(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", full_disk)
+    target = tmp_path / "timeline.parquet"
+    target.write_bytes(b"an earlier export")
+    result = _cli("timeline", SAMPLES / "healthy", "--parquet", target)
+    assert result.exit_code == 2 and "no space left" in result.output.lower(), result.output
+    assert target.exists()
+
+
 def test_an_output_file_that_can_be_written_is_written_as_before(tmp_path):
     report = tmp_path / "report.html"
     result = _cli("analyze", SAMPLES / "healthy", "--html", report)
