@@ -13,8 +13,8 @@ file), and its wall time runs on. So within one file:
   script that writes the epochs' values after training) and the training loss was a per-epoch counter, the
   counter's restarts say where each epoch ended, and epoch k's point goes to its end (`_epoch_indexed_at_epoch_ends`).
 
-`one_step_axis` does all of it, in that order; each says what it did in a note. A single restart (one re-run in a notebook's same writer, or a second epoch) is
-left as it is: the two cannot be told apart.
+`one_step_axis` does all of it, in that order; each step says what it did in a note. A single restart (a re-run in
+a notebook's same writer, or a second epoch) is left as it is: the two cannot be told apart.
 """
 from __future__ import annotations
 
