@@ -22,13 +22,14 @@ import re
 import sys
 import time
 import warnings
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 
 import click
 
 from ._version import __version__
-from .errors import BadOption, BadOutputPath, ForensicsError
+from .errors import BadOption, BadOutputPath, ForensicsError, os_reason
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
 
@@ -116,8 +117,37 @@ def _writable(path: Path | None, option: str) -> None:
         raise BadOutputPath(path, f"{option}: the folder {parent} is not writable")
 
 
+@contextmanager
+def _writing(path: Path, option: str):
+    """Around the write of an output file: an OSError there (disk full, a device that refuses the bytes) becomes
+    one line naming the file and the problem, exit 2, never a traceback. `_writable` checked only what it could
+    before the work; a full disk shows only when the bytes go out."""
+    try:
+        yield
+    except OSError as err:
+        raise BadOutputPath(path, f"{option}: cannot write the file ({os_reason(err)})") from err
+
+
 def _dump_json(data) -> None:
-    click.echo(json.dumps(data, indent=2, allow_nan=False, default=str))
+    _echo_result(json.dumps(data, indent=2, allow_nan=False, default=str))
+
+
+def _echo_result(text: str) -> None:
+    """Print a command's result on stdout; a stdout that refuses it (`> file` on a full disk) is one line, exit 2."""
+    try:
+        click.echo(text)
+    except OSError as err:
+        _stdout_to_devnull()
+        raise BadOutputPath("standard output", f"cannot write the result ({os_reason(err)})") from err
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that the bytes it still holds do not fail again (a second message, exit 120)
+    when Python flushes it at exit."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout with no file behind it (a test runner's buffer)
+        pass
 
 
 def _emit(data: dict | None, text, html_path) -> None:
@@ -127,7 +157,7 @@ def _emit(data: dict | None, text, html_path) -> None:
             data["html"] = str(html_path)
         _dump_json(data)
         return
-    click.echo(text())
+    _echo_result(text())
     if html_path is not None:
         click.echo(f"HTML report: {html_path}")
 
@@ -187,7 +217,8 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose,
     if html_path is not None:
         from .report import write_html
 
-        write_html(result, html_path)
+        with _writing(html_path, "--html"):
+            write_html(result, html_path)
     from .report.text import analysis_text
 
     _emit(result.to_dict() if as_json else None, lambda: analysis_text(result, verbose=verbose), html_path)
@@ -248,7 +279,8 @@ def timeline(path, csv_path, parquet_path, wide, run):
     for out, fmt in ((csv_path, "csv"), (parquet_path, "parquet")):
         if out is not None:
             table = timeline_table(tl, root=root, wide=wide)
-            write_table(table, out, fmt)
+            with _writing(out, f"--{fmt}"):
+                write_table(table, out, fmt)
             click.echo(f"wrote {len(table)} rows to {out}")
     if csv_path is None and parquet_path is None:
         click.echo(timeline_text(tl, wide=wide))
@@ -278,7 +310,8 @@ def scan(checkpoint, csv_path, as_json, workers, dask):
     for skipped in table.skipped:  # a shard missing or damaged: the stats are partial
         click.echo(f"skipped {skipped}", err=True)
     if csv_path is not None:
-        _text_cells_blank(stats).to_csv(csv_path, index=False, na_rep="nan")
+        with _writing(csv_path, "--csv"):
+            _text_cells_blank(stats).to_csv(csv_path, index=False, na_rep="nan")
     if as_json:
         from .findings import json_records
 
@@ -365,7 +398,8 @@ def bisect(a, b, as_json, html_path, criterion, dask):
     if html_path is not None:
         from .report import write_bisect_html
 
-        write_bisect_html(result, html_path)
+        with _writing(html_path, "--html"):
+            write_bisect_html(result, html_path)
     _emit(data if as_json else None, lambda: bisect_text(data), html_path)
     sys.exit(EXIT_BROKEN if data.get("first_bad") else EXIT_OK)
 
@@ -394,7 +428,8 @@ def compare(paths, as_json, html_path, no_checkpoints):
     if html_path is not None:
         from .report.compare_html import write_compare_html
 
-        write_compare_html(result, html_path)
+        with _writing(html_path, "--html"):
+            write_compare_html(result, html_path)
     _emit(result.to_dict() if as_json else None, lambda: comparison_text(result), html_path)
     sys.exit(EXIT_BROKEN if any(r.status == "broken" for r in result.runs) else EXIT_OK)
 

@@ -88,7 +88,10 @@ def write_table(table: pd.DataFrame, path: Path, fmt: str) -> None:
         _require_pyarrow("--parquet")
         import pyarrow.parquet as pq
 
-        pq.write_table(_arrow(table), path)
+        # through a handle we opened: given a path, pyarrow deletes it when the write fails (a full disk), and a
+        # path it deletes may be what was there before (a previous export, or a device such as /dev/full)
+        with open(path, "wb") as handle:
+            pq.write_table(_arrow(table), handle)
     elif _has_pyarrow():
         import pyarrow.csv as pacsv
 

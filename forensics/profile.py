@@ -787,6 +787,11 @@ def _framework(layout: RunLayout | None, config: RunConfig, timeline: Timeline, 
     if sft is not None:  # before a DeepSpeed config: DeepSpeed is the engine under TRL's trainer, not the trainer
         evidence["framework"] = f"metric {sft} in the log (TRL's SFTTrainer)"
         return "trl"
+    callback = next((source for source, meta in timeline.meta.items() if meta.get("hf_callback_tags")), None)
+    if callback is not None:  # after TRL's own signs: TRL's trainers log through the same callback
+        return _said(evidence, "trl" if objective in ("preference", "rl") else "hf_trainer",
+                     f"the Hugging Face Trainer's TensorBoardCallback tags (train/ and eval/, with train/epoch and "
+                     f"train/learning_rate) in {callback}")
     printed = next(((source, meta["dict_lines"]) for source, meta in timeline.meta.items() if meta.get("dict_lines")),
                    None)
     if printed is not None:  # before a DeepSpeed config: DeepSpeed is the engine under the Trainer

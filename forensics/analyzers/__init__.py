@@ -32,7 +32,7 @@ from .loss_spike import detect_loss_spikes
 from .masked_nan import detect_masked_nan_loss
 from .metrics import Metrics, RLMetrics, metrics_from_rows
 from .never_learned import detect_never_learned
-from .nonfinite import detect_nonfinite_metrics
+from .nonfinite import detect_nonfinite_metrics, told_by_a_summary_alone
 from .overfitting import detect_overfitting, fold_memorization
 from .overflow import detect_loss_scale_overflow
 from .dead_reward import detect_dead_reward_signal, detect_zero_loss_no_spread
@@ -74,7 +74,8 @@ def run_all(timeline: Timeline, thresholds: Thresholds, rl: bool = False) -> lis
     """Findings of the final history plus those of every abandoned attempt, sorted by step. `rl`: the run is known
     (from its configuration) to be RL, whatever its metric names say (`RLMetrics`)."""
     final = _read_as(metrics_from_rows(timeline.final()), rl)
-    findings = analyze_metrics(final, thresholds) + detect_source_disagreements(timeline) + detect_crash(timeline)
+    findings = told_by_a_summary_alone(analyze_metrics(final, thresholds), timeline.final())
+    findings += detect_source_disagreements(timeline) + detect_crash(timeline)
     findings += detect_unlogged_nonfinite(timeline)
     if not any(f.severity == "error" for f in findings):  # a broken run needs no proof it did not learn
         findings += detect_no_learning_evidence(final, thresholds)

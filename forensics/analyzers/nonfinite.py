@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import Iterable
 
 import numpy as np
@@ -142,6 +143,28 @@ def _only_the_evaluation(found: Finding, metrics: Metrics) -> Finding:
                "what breaks (eval examples with no label tokens left after truncation, a metric over an empty set), "
                "not the weights. Check the eval data and compute_metrics.")
     return replace(found, severity="warning", message=message, evidence={**found.evidence, "training_finite": True})
+
+
+# The timeline's format of a W&B run's wandb-summary.json: each metric's last value only.
+_SUMMARY_FORMAT = "wandb_summary"
+
+
+def told_by_a_summary_alone(findings: list[Finding], final: pd.DataFrame) -> list[Finding]:
+    """Non-finite findings whose metric the standing history (`final`, Timeline.final()) holds only from a W&B
+    summary, said as what they are: the last value. A summary keeps each metric's last value, so "never finite
+    before" is not known there, nor the step it went non-finite; the message says so and where the history is."""
+    out = []
+    for f in findings:
+        rows = final[final["metric"] == f.metric] if f.kind == "nonfinite_metric" else final.iloc[:0]
+        if rows.empty or f.evidence.get("last_finite") is not None or (rows["format"] != _SUMMARY_FORMAT).any():
+            out.append(f)
+            continue
+        message = (f"{f.metric} is {format_number(f.evidence['value'])} in the run's W&B summary "
+                   f"({Path(str(rows['source'].iloc[-1])).name}, step {f.step}): a summary holds only each metric's last value, so when it went non-finite, and "
+                   f"whether it was ever finite, does not show. The run's history says: its .wandb log (run-*.wandb "
+                   f"beside the files/ folder), wandb.Api().run(path).history(), or the console in files/output.log.")
+        out.append(replace(f, message=message, evidence={**f.evidence, "summary_only": True}))
+    return out
 
 
 def _finding(name: str, series: pd.Series, bad: np.ndarray) -> Finding:

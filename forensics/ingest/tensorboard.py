@@ -19,6 +19,9 @@ Keras' TensorBoard callback (`<log_dir>/train`, `<log_dir>/validation`): `epoch_
 torch's `add_scalars("loss", {"train": .., "val": ..})` folders (`loss_train/`, `loss_val/`, each with the tag `loss`):
 the loss and the eval loss by the folder's split (`_add_scalars_tags`).
 
+A tag's per-epoch counter (its step restarting each epoch) is read as one continuous count, and a tag logged at the
+epoch index beside a per-step training loss is placed on the training steps by wall time (see `event_step_axes`).
+
 Megatron's tags and NeMo's Lightning names map onto the timeline's (`tracker_metric_names`: `lm loss`
 -> loss, `grad-norm` -> grad_norm, `loss-scale` -> loss_scale, `reduced_train_loss` -> loss, the torch tutorial's
 `Loss/train`, Lightning's `train_loss_step` and `lr-AdamW`, GPT-NeoX's `train/lm_loss`, OpenNMT-py's `train/xent` or a
@@ -46,6 +49,7 @@ from ..metric_names import keras_metric_name, loss_of_split, tracker_metric_name
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_other_axis_twins, without_unit_loss_scale
+from .event_step_axes import one_step_axis
 from .running_means import frame_per_step
 from ._tfrecord import ByteViews, frame_records, payload_crc_ok
 
@@ -81,11 +85,15 @@ def read(path: Path) -> LogRecords:
     if not len(starts):
         reason = warnings[0] if warnings else "no TensorBoard record found"
         raise UnreadableFile(path, f"not a readable TensorBoard event file: {reason}")
-    columns, texts, slow_warnings = _decode(views, starts, lengths, _split_folder(path))
+    columns, texts, slow_warnings, tags = _decode(views, starts, lengths, _split_folder(path))
     columns, notes = _keras_callback_names(columns, path)
     columns = without_unit_loss_scale(without_other_axis_twins(columns))
+    columns, axis_notes = one_step_axis(columns)
+    notes += axis_notes
     warnings += slow_warnings
     meta = {"records": int(len(starts))}
+    if hf_trainer_callback_tags(tags):
+        meta["hf_callback_tags"] = True
     return LogRecords(source=str(path), format=FORMAT, frame=columns, texts=texts, meta=meta,
                       mtime=file_mtime(path), warnings=tuple(warnings), notes=notes)
 
@@ -180,7 +188,8 @@ def _keras_batch_name(name: str, split: str) -> str:
 
 def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray, folder: str):
     """Decode all payloads: the common scalar shape at once, the rest with event_pb2; tags named as the timeline
-    names them (in an `add_scalars` folder, by its split)."""
+    names them (in an `add_scalars` folder, by its split). Returns the frame, the texts, the warnings and the scalar
+    tags as the file writes them."""
     fast = _fast_scalars(views, starts, lengths)
     slow_idx = np.flatnonzero(~fast.ok)
     slow = _slow_events(views, starts[slow_idx], lengths[slow_idx], slow_idx)
@@ -201,7 +210,7 @@ def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray, folder: s
         "value": value.astype(np.float64),
         "wall_time": wall.astype(np.float64),
     }) if len(codes) else empty_frame()
-    return frame, slow["texts"], slow["warnings"]
+    return frame, slow["texts"], slow["warnings"], names
 
 
 def _split_folder(path: Path) -> str:
@@ -232,6 +241,17 @@ def _add_scalars_tags(tags: list[str], folder: str) -> list[str]:
 
 
 _ADD_SCALARS_LOSS = "loss_"
+
+# transformers' TensorBoardCallback (integrations/integration_utils.py, rewrite_logs) writes each logged key as
+# `train/<key>`, or `eval/<key>` / `test/<key>` for the eval_ / test_ ones, and the Trainer logs `epoch` and
+# `learning_rate` with every training loss: the Trainer's own tag set (TRL's and Axolotl's trainers are Trainers).
+_HF_CALLBACK_PREFIXES = ("train/", "eval/", "test/")
+_HF_CALLBACK_TRAIN_TAGS = {"train/epoch", "train/learning_rate"}
+
+
+def hf_trainer_callback_tags(tags: list[str]) -> bool:
+    """Whether a file's scalar tags are the Hugging Face Trainer's TensorBoardCallback's (see above)."""
+    return _HF_CALLBACK_TRAIN_TAGS <= set(tags) and all(tag.startswith(_HF_CALLBACK_PREFIXES) for tag in tags)
 
 
 class _FastScalars:
