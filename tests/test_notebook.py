@@ -88,10 +88,12 @@ def test_bisect_cell_finds_the_same_pair(executed):
         f"bisect: last good {good}, first bad {bad}, broke between steps {steps[0]} and {steps[1]}"]
 
 
-def test_top_cause_cites_the_configured_learning_rate(executed):
+def test_top_cause_is_the_sudden_break_the_run_s_own_grad_norm_shows(executed):
+    """The sample's NaN was put into a block between two logged steps: grad_norm steady, then NaN, with nothing
+    building up before it. The first cause shown is that sudden break, citing the step it went non-finite."""
     lines = _printed(executed, "top-cause")
-    lr = FACTS["training_args"]["learning_rate"]
-    assert any(f"learning_rate={lr}" in line for line in lines), lines
+    assert lines[0].startswith("A sudden break"), lines
+    assert any(f"non-finite at step {FACTS['first_nonfinite_step']}" in line for line in lines[1:]), lines
 
 
 def test_rich_outputs_show_as_html_and_png(executed):
