@@ -71,11 +71,13 @@ _OUT_OF_ORDER = [(1, _UNSLOTH_LOAD, _BANNER), (3, _UNSLOTH_LORA, ""), (2, _SFT, 
 # the load cell shows count 5, the training 4: it ran again after the training, and (above it) before it too
 _RUN_AGAIN_ABOVE = [(5, _UNSLOTH_LOAD, _BANNER), (2, _UNSLOTH_LORA, ""), (3, _SFT, ""), (4, "trainer.train()\n", _losses())]
 _NO_COUNTS = _unsloth_attempt((None, None, None)) + _full_training((None, None))
+# every cell showing count 1: no kernel's record (one kernel gives each count once), so no sessions to tell apart
+_ONE_COUNT_EVERYWHERE = _unsloth_attempt((1, 1, 1)) + [(1, "trainer.train()\n", _losses())]
 
 
-@pytest.mark.parametrize("cells", [_ONE_SESSION, _OUT_OF_ORDER, _RUN_AGAIN_ABOVE, _NO_COUNTS],
+@pytest.mark.parametrize("cells", [_ONE_SESSION, _OUT_OF_ORDER, _RUN_AGAIN_ABOVE, _NO_COUNTS, _ONE_COUNT_EVERYWHERE],
                          ids=["one_session", "a_cell_run_again_out_of_order", "a_cell_above_run_again_after",
-                              "saved_without_counts_is_one_session"])
+                              "saved_without_counts_is_one_session", "one_count_on_every_cell_is_one_session"])
 def test_cells_of_one_session_all_configure_the_training(tmp_path, cells):
     profile = _analyzed(tmp_path, cells).run_profile
     assert (profile.method, profile.framework) == ("qlora", "unsloth"), profile.evidence

@@ -13,8 +13,9 @@ sits above it and most likely ran before it too (a cell shows only its last coun
 cell, taking the counts below T the session has not given (a cell placed lower but run earlier) up to the first
 count it has; a lower cell counted above T ran only after it (an inference reload, the next experiment).
 Uncounted cells are kept wherever they sit: they belong to no session, and the code reader decides whether they
-ran (an output, a silent cell before one) and what their code, run or not, says of what was meant. A notebook with no counts at all, or an uncounted training cell, is one
-session, every cell kept.
+ran (an output, a silent cell before one) and what their code, run or not, says of what was meant. A notebook with
+no counts at all, or one count on every counted cell, or an uncounted training cell, is one session, every cell
+kept.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def ran_up_to(cells: list[dict], trained: int) -> list[int]:
     """The indices (into `cells`) of the cells of the session of cell `trained` that ran before it, it too (module
     docstring). What ran after it (an inference reload, the next experiment) configured nothing of it."""
     last = _count(cells[trained])
-    if last is None:
+    if last is None or not _counts_tell_sessions(cells):
         return list(range(len(cells)))
     kept, given = _above(cells, trained)
     for i in range(trained + 1, len(cells)):
@@ -40,7 +41,7 @@ def ran_up_to(cells: list[dict], trained: int) -> list[int]:
 def session_start(cells: list[dict], trained: int) -> int:
     """The index of the cell where the session of cell `trained` began: the cell above it that has the session's
     count 1; 0 where none is found (every cell above is then read as the session's)."""
-    if _count(cells[trained]) is None:
+    if _count(cells[trained]) is None or not _counts_tell_sessions(cells):
         return 0
     kept, given = _above(cells, trained)
     return min(kept) if 1 in given else 0
@@ -58,6 +59,12 @@ def _above(cells: list[dict], trained: int) -> tuple[list[int], set[int]]:
             kept.append(i)
             given.add(count)
     return kept, given
+
+
+def _counts_tell_sessions(cells: list[dict]) -> bool:
+    """Whether the counts can be a kernel's record: not one count on every counted cell (each showing 1: a notebook
+    put together by a tool), which says nothing of what ran together."""
+    return len({_count(cell) for cell in cells} - {None}) > 1
 
 
 def _count(cell: dict):
