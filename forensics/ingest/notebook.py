@@ -28,7 +28,7 @@ from pathlib import Path
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
-from . import command_line, notebook_code, stdout
+from . import command_line, notebook_code, notebook_sessions, stdout
 from .results_table import trainer_tables
 
 # What a display's text/plain says when the display is HTML only: no console text
@@ -45,19 +45,22 @@ def read(path: Path) -> LogRecords:
     cells = _cells(notebook)
     if cells is None:
         raise UnreadableFile(path, "no 'cells' list: not a Jupyter notebook")
-    shown = [[_output_text(o) for o in _outputs(cell)] for cell in cells if isinstance(cell, dict)]
+    cells = [cell for cell in cells if isinstance(cell, dict)]
+    shown = [[_output_text(o) for o in _outputs(cell)] for cell in cells]
     runs = _runs(shown, path)
     if not runs:  # a notebook that trained nothing (an evaluation, a look at the data) is no log
         return LogRecords(source=str(path), format=stdout.FORMAT, frame=empty_frame(), mtime=file_mtime(path))
     judged, trained = runs[-1], {i for run in runs for i in run}
-    console = "".join(_kept_text(outputs, i in judged, i in trained) for i, outputs in enumerate(shown))
+    began = notebook_sessions.session_start(cells, judged[-1])
+    console = "".join(_kept_text(outputs, i in judged, i in trained, i >= began) for i, outputs in enumerate(shown))
     records = stdout.read_console(console, path, warnings)
     if any(kind == "table" for i in judged for _, kind in shown[i]):
         records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
     if len(runs) > 1:
         records = replace(records, notes=records.notes + (_earlier_runs_left_out(len(runs), judged),))
-    said = notebook_code.code_values(cells, console)
-    for key, value in command_line.launch_values(notebook_code.shell_commands(cells)).items():
+    session_cells = [cells[i] for i in notebook_sessions.ran_up_to(cells, judged[-1])]
+    said = notebook_code.code_values(session_cells, console)
+    for key, value in command_line.launch_values(notebook_code.shell_commands(session_cells)).items():
         said.setdefault(key, value)  # a `!python train.py --fp16` cell: the program's own arguments
     if said:
         records.texts[notebook_code.TEXT_KEY] = json.dumps(said)
@@ -117,13 +120,14 @@ def _training_steps(text: str, path: Path) -> list[int]:
     return sorted(set(trained["step"].astype(int)))
 
 
-def _kept_text(outputs: list[tuple[str, str]], judged: bool, trained: bool) -> str:
-    """A cell's part of the console judged: the judged training's cells whole; no other training's cells; of the
+def _kept_text(outputs: list[tuple[str, str]], judged: bool, trained: bool, in_session: bool) -> str:
+    """A cell's part of the console judged: the judged training's cells whole; no other training's cells, nor the
+    cells above where the judged training's kernel session began (their banners speak of another process); of the
     rest (banners, the data, an evaluation) all but errors, since an out-of-memory error of an attempt before the
     run, or of an inference after it, is no crash of the run."""
     if judged:
         return "".join(text for text, _ in outputs)
-    if trained:
+    if trained or not in_session:
         return ""
     return "".join(text for text, kind in outputs if kind != "error")
 

@@ -1,0 +1,76 @@
+"""Which of a notebook's cells belong to the kernel session that ran its judged training, for the run profile.
+
+A notebook keeps each cell's last execution count, and the counts start again at 1 when the kernel restarts: a
+notebook worked on over several sessions holds the cells of each (an Unsloth 4-bit attempt, then, after a restart,
+a full fine-tune with the plain Trainer), and a session run from the top that skipped some cells leaves those with
+the counts of an older one. What configured the judged training is the code its own session ran before it, and the
+banners that session printed; the other sessions' cells ran in another process.
+
+One kernel gives each count once, from 1. So the session's cells are found by walking up from the training cell
+(count T), taking each cell whose count the session has not given yet (a count it has is another session's) and
+stopping at its count 1, the cell where it began; a cell up there counted above T ran again after the training, but
+sits above it and most likely ran before it too (a cell shows only its last count). Then down from the training
+cell, taking the counts below T the session has not given (a cell placed lower but run earlier) up to the first
+count it has; a lower cell counted above T ran only after it (an inference reload, the next experiment).
+Uncounted cells are kept wherever they sit: they belong to no session, and the code reader decides whether they
+ran (an output, a silent cell before one) and what their code, run or not, says of what was meant. A notebook with
+no counts at all, or one count on every counted cell, or an uncounted training cell, is one session, every cell
+kept.
+"""
+from __future__ import annotations
+
+
+def ran_up_to(cells: list[dict], trained: int) -> list[int]:
+    """The indices (into `cells`) of the cells of the session of cell `trained` that ran before it, it too (module
+    docstring). What ran after it (an inference reload, the next experiment) configured nothing of it."""
+    last = _count(cells[trained])
+    if last is None or not _counts_tell_sessions(cells):
+        return list(range(len(cells)))
+    kept, given = _above(cells, trained)
+    for i in range(trained + 1, len(cells)):
+        count = _count(cells[i])
+        if count in given:
+            break
+        if count is not None and count < last:
+            kept.append(i)
+            given.add(count)
+    uncounted = [i for i, cell in enumerate(cells) if _count(cell) is None]
+    return sorted(set(kept) | set(uncounted))
+
+
+def session_start(cells: list[dict], trained: int) -> int:
+    """The index of the cell where the session of cell `trained` began: the cell above it that has the session's
+    count 1; 0 where none is found (every cell above is then read as the session's)."""
+    if _count(cells[trained]) is None or not _counts_tell_sessions(cells):
+        return 0
+    kept, given = _above(cells, trained)
+    return min(kept) if 1 in given else 0
+
+
+def _above(cells: list[dict], trained: int) -> tuple[list[int], set[int]]:
+    """The counted cells from `trained` up to where its session began (module docstring), and their counts."""
+    last = _count(cells[trained])
+    kept, given = [trained], {last}
+    for i in range(trained - 1, -1, -1):
+        if 1 in given:
+            break
+        count = _count(cells[i])
+        if count is not None and count not in given:
+            kept.append(i)
+            given.add(count)
+    return kept, given
+
+
+def _counts_tell_sessions(cells: list[dict]) -> bool:
+    """Whether the counts can be a kernel's record: not one count on every counted cell (each showing 1: a notebook
+    put together by a tool), which says nothing of what ran together."""
+    return len({_count(cell) for cell in cells} - {None}) > 1
+
+
+def _count(cell: dict):
+    """A cell's execution count (nbformat 3 named it `prompt_number`); None for a cell that is not code or did not
+    run."""
+    if cell.get("cell_type") != "code":
+        return None
+    count = cell.get("execution_count", cell.get("prompt_number"))
+    return count if isinstance(count, int) else None
