@@ -132,7 +132,9 @@ def masked_nan_loss(facts: Facts) -> Cause | None:
                     "itself, so a window of NaN losses logs 0.0: the loss was NaN, the model did not fit the data")
     return Cause(
         cause="masked_nan_loss", confidence="likely", evidence=evidence,
-        suggestion=f"Read loss 0.0 from step {first} on as NaN: the training went NaN there. {_after_masked(facts, first)}",
+        # what to do first (a brief report shows this row's opening lines), then how to read the log
+        suggestion=(f"{_after_masked(facts, first)} Read loss 0.0 from step {first} on as NaN: the training went NaN "
+                    "there."),
         title="loss 0.0 is a hidden NaN (logging_nan_inf_filter)",
     )
 

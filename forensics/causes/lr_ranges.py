@@ -85,10 +85,10 @@ def range_scope(objective: str, n_params: int | None, method: str = "unknown") -
     that preference and RL recipes run lower instead.
 
     >>> range_scope("unknown", None)
-    'supervised fine-tuning recipes for a 7B-class model (the objective is not known, and pre-training from scratch \
-runs higher: 0.0003 to 0.001 under 1B parameters; the model size is not known)'
+    'supervised fine-tuning recipes for a 7B-class model (objective not known; pre-training from scratch runs higher: \
+0.0003 to 0.001 under 1B parameters; model size not known)'
     >>> range_scope("unknown", 8_000_000_000, "lora")
-    'supervised fine-tuning recipes (the objective is not known: preference and RL recipes run lower)'
+    'supervised fine-tuning recipes (objective not known: preference and RL recipes run lower)'
     >>> range_scope("sft", 7_000_000_000), range_scope("rl", None)
     ('', '')
     """
@@ -96,12 +96,12 @@ runs higher: 0.0003 to 0.001 under 1B parameters; the model size is not known)'
     if objective not in _ROWS_OF:
         pretrain = next(r for r in TABLE if r.objective == "pretrain")
         other = (": preference and RL recipes run lower" if method in ("lora", "qlora", "peft") else
-                 f", and pre-training from scratch runs higher: {pretrain.describe()} under 1B parameters")
-        unknown.append(("the objective is not known" if objective == "unknown" else
+                 f"; pre-training from scratch runs higher: {pretrain.describe()} under 1B parameters")
+        unknown.append(("objective not known" if objective == "unknown" else
                         f"the table has no row for {objective!r}") + other)
     sized = objective not in ("preference", "rl")  # the preference and RL rows hold for every size
     if n_params is None and sized:
-        unknown.append("the model size is not known")
+        unknown.append("model size not known")
     if not unknown:
         return ""
     what = "supervised fine-tuning recipes" if objective not in _ROWS_OF else f"{objective} recipes"

@@ -190,6 +190,9 @@ def warm_up_seen(facts: Facts) -> str | None:
     first = facts.first_unstable
     if first is not None:
         lr = lr[lr.index <= first.step]
+    jumps = [f.step for f in facts.of_kind("lr_anomaly") if "factor" in f.evidence]
+    if jumps:
+        lr = lr[lr.index < min(jumps)]  # a rate that leapt above its schedule did not warm up to where it leapt
     if len(lr) >= 2 and _log_starts_at_the_start(facts, lr) and \
             float(lr.iloc[0]) < facts.thresholds.warmup_peak_fraction * float(lr.max()):
         return (f"the logged rate rose from {evidence_value(float(lr.iloc[0]))} at step {int(lr.index[0])} to "

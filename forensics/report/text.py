@@ -59,6 +59,8 @@ def brief_text(analysis) -> str:
         lines += _row("What is unknown", first.message) if summary else \
             _row("First incident", f"step {first.step}: {first.message}")
         chain = incident_chain(analysis.findings, first)
+        if analysis.first_bad_checkpoint is not None:  # the Damaged blocks and Last good rows below say it
+            chain = [f for f in chain if f.kind != "nonfinite_weights"]
         for i, f in enumerate(chain[:MAX_THEN]):
             lines += _row("Then" if i == 0 else "", f"step {f.step}: {f.message}", max_lines=2)
         if len(chain) > MAX_THEN:
@@ -153,7 +155,7 @@ def _cause_rows(analysis) -> list[str]:
     hider = next((c for c in causes if c.cause in HIDERS and c is not top), None)
     if hider is not None:  # what hid the trouble: how to read the log, after what to fix
         rows += _row("Hidden by", f"{hider.title or hider.cause} ({hider.confidence}): {hider.suggestion}",
-                     max_lines=4)
+                     max_lines=2)
     rest = [c for c in causes if c is not top and c is not hider]
     if rest:
         rows += _row("Also", "; ".join(f"{c.title or c.cause} ({c.confidence})" for c in rest), clip=True)
