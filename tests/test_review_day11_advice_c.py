@@ -12,7 +12,7 @@ from forensics.config import RunConfig, Thresholds
 from forensics.findings import Finding
 from forensics.timeline import LogRecords, build_timeline
 from forensics.profile import RunProfile
-from tests.test_causes import by_id
+from tests.test_causes import by_id, config, timeline
 
 NAN = math.nan
 LORA_GRPO = RunProfile(method="lora", objective="rl", model_params=500_000_000)
@@ -62,3 +62,56 @@ def test_a_resumed_attempt_still_stands_on_the_rate_before_its_resume():
     cause = _lr_cause(_console(_sft_stage(), _grpo_from(150, 3e-5)))
     assert cause is not None and "peaked at 0.0001592 (step 1)" in cause.evidence[0], cause
 
+
+# ---- precision advice gives the learning-rate range for the run's method, "lower" only above it ----------------------
+
+
+QLORA_FP16 = RunProfile(method="qlora", objective="sft", model_params=7_000_000_000, precision="fp16")
+
+
+def _qlora_fp16_run(rate: float):
+    """A QLoRA fp16 run with double quantization on, logged every step at a steady `rate`: loss falls from 2.0, then
+    HF's NaN filter logs loss 0.0 with grad_norm NaN from step 32."""
+    steps = range(1, 41)
+    tl = timeline(learning_rate={s: rate for s in steps}, loss={s: 2.0 - 0.02 * s if s < 32 else 0.0 for s in steps},
+                  grad_norm={s: 0.5 if s < 32 else NAN for s in steps})
+    cfg = config(fp16=True, learning_rate=rate, quant__bnb_4bit_use_double_quant=True)
+    return by_id(infer_causes(cfg, tl, [_nan_at(32)], [], Thresholds(), QLORA_FP16))
+
+
+def test_fp16_advice_gives_the_qlora_range_and_asks_no_lower_rate_of_a_run_under_it():
+    """chenkx612_local-roleplay-llm: QLoRA at 5e-5, under the 1e-4 to 2e-4 QLoRA recipes use; fp16_overflow said
+    "keep fp16 with SDPA/flash attention, a lower learning rate and ...", with no number."""
+    advice = _qlora_fp16_run(5e-5)["fp16_overflow"].suggestion
+    assert "0.0001 to 0.0002 for QLoRA" in advice and "is below the usual" in advice, advice
+    assert "lower the learning rate" not in advice.lower() and "a lower learning rate" not in advice, advice
+
+
+def test_double_quant_advice_gives_the_qlora_range_and_asks_no_lower_rate_of_a_run_within_it():
+    """Hannibal0420_Classical-Vernacular-Chinese-Translation_first: QLoRA at 2e-4, the top of the range; qlora_double_quant
+    said "lower the learning rate" with no number."""
+    advice = _qlora_fp16_run(2e-4)["qlora_double_quant"].suggestion
+    assert "0.0001 to 0.0002 for QLoRA" in advice and "is within the usual" in advice, advice
+    assert "lower the learning rate" not in advice.lower() and "a lower learning rate" not in advice, advice
+
+
+def test_a_qlora_run_above_the_range_is_still_told_to_lower_its_rate_to_it():
+    """The same run at 1e-3, five times the top of the QLoRA range: both precision causes ask for the range."""
+    found = _qlora_fp16_run(1e-3)
+    for cause in ("fp16_overflow", "qlora_double_quant"):
+        assert "Lower the learning rate (0.0001 to 0.0002 for QLoRA)." in found[cause].suggestion, found[cause]
+
+
+
+def test_fp16_advice_for_a_run_of_unknown_method_and_objective_names_the_ranges_only_as_a_condition():
+    """NVIDIA_DeepLearningExamples_issue252: BERT-large pre-training (LAMB at 6e-3) whose fp16 scaler overflowed for
+    good; neither its method nor its objective is in the files. Fine-tuning's 1e-5 to 2e-5 is no target for it: the
+    advice names the ranges only as what to compare with."""
+    steps = range(1, 41)
+    tl = timeline(learning_rate={s: 6e-3 for s in steps}, loss={s: 7.0 if s < 32 else NAN for s in steps},
+                  grad_norm={s: 2.0 if s < 32 else NAN for s in steps})
+    profile = RunProfile(precision="fp16")
+    advice = by_id(infer_causes(config(fp16=True), tl, [_nan_at(32)], [], Thresholds(), profile))["fp16_overflow"]
+    assert "Lower the learning rate if it is above the usual for the run's method and objective (1e-05 to 2e-05 for " \
+           "full fine-tuning, 0.0001 to 0.0002 for LoRA/QLoRA adapters; the method and objective are unknown)." \
+           in advice.suggestion, advice.suggestion

@@ -10,7 +10,7 @@ from ..findings import Cause
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from .evidence import (Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr,
                        precision_sources, resume_advice, said)
-from .lr_ranges import LrRange, lr_range, range_scope
+from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range, range_scope
 from .setting_names import clip_setting, warm_up_advice
 
 FAR_OUT = 5.0  # a peak rate this many times the range's ceiling is evidence by itself
@@ -157,6 +157,44 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
         advice = f"Lower the learning rate ({target}{'; those are ' + scope if scope else ''}); {steadying}"
     resume = resume_advice(facts)  # only a checkpoint saved before the trouble, named; none for a run that got past it
     return advice + (f", and {resume}" if resume else "") + "."
+
+
+def rate_for_the_run(facts: Facts) -> str:
+    """The learning-rate advice for the run's method, objective and size (`lr_ranges`), as a clause: "lower" only where
+    its peak is above the range (for an unknown method, given both ranges, above the full fine-tuning one).
+
+    Where the peak is within or under the range a lower rate is no fix, and advice that asks for one sends the run
+    the wrong way (a QLoRA run at 5e-5 is already under 1e-4 to 2e-4). An optimizer on another scale than Adam's
+    (plain SGD, Prodigy) is not judged by the recipes' ranges at all."""
+    method, objective, n_params = profile_of(facts)
+    if _rate_of_another_kind(facts):
+        return (f"judge the learning rate by {_named_optimizer(facts)}'s own usual rates (the recipes' ranges are "
+                "Adam-family rates)")
+    ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
+        if method == "unknown" else [lr_range(method, objective, n_params)]
+    what, peak = _ranges_in_words(method, objective, ranges), peak_lr(facts)[0]
+    if peak is None:
+        return f"check the learning rate against the usual {what} (the run's rate is not in its files)"
+    if peak < ranges[0].low:
+        return f"the learning rate ({evidence_value(peak)}) is below the usual {what}: a lower one is no fix"
+    if peak <= ranges[0].high:
+        where = "within" if method != "unknown" else "not above"
+        return f"the learning rate ({evidence_value(peak)}) is {where} the usual {what}: keep it there"
+    if method == "unknown" and objective not in OBJECTIVES_WITH_ROWS:
+        # BERT pre-training with LAMB at 6e-3, T5 at 1e-3: neither range judges a run whose method and objective
+        # are both unknown
+        return f"lower the learning rate if it is above the usual for the run's method and objective ({what})"
+    return f"lower the learning rate ({what})"
+
+
+def _ranges_in_words(method: str, objective: str, ranges: list[LrRange]) -> str:
+    """The range for the run's method and objective, or both (full, then adapter) where the method is unknown."""
+    if method == "unknown":
+        unknown = "the method is unknown" if objective in OBJECTIVES_WITH_ROWS else \
+            "the method and objective are unknown"
+        return (f"{ranges[0].describe()} for {method_name('full', objective)}, {ranges[1].describe()} for LoRA/QLoRA "
+                f"adapters; {unknown}")
+    return f"{ranges[0].describe()} for {run_name(method, objective, None)}"
 
 
 _USUAL_CLIP = 1.0  # the clipping norm recipes use (adapters also 0.3)
