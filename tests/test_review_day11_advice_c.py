@@ -115,3 +115,34 @@ def test_fp16_advice_for_a_run_of_unknown_method_and_objective_names_the_ranges_
     assert "Lower the learning rate if it is above the usual for the run's method and objective (1e-05 to 2e-05 for " \
            "full fine-tuning, 0.0001 to 0.0002 for LoRA/QLoRA adapters; the method and objective are unknown)." \
            in advice.suggestion, advice.suggestion
+
+# ---- a log too short to show a precursor says so ---------------------------------------------------------------------
+
+
+FULL_SFT = RunProfile(method="full", objective="sft", model_params=7_000_000_000)
+
+
+def _divergence_at(step: int) -> Finding:
+    return Finding(kind="divergence", severity="error", step=step, message="the loss blew up", metric="train_loss")
+
+
+def test_a_log_of_one_summary_point_says_no_precursor_can_be_read():
+    """mellymeter_ES3890AI: logging_steps 500 over a 69-step run left only the closing summary (train_loss 1.77e11 at
+    step 69); lr_too_high said "no precursor in the logs (no LR jump, no rising loss or grad_norm before the break)",
+    as if the log had shown a calm run up to the break."""
+    tl = timeline(train_loss={69: 1.77e11}, epoch={69: 2.98})
+    found = by_id(infer_causes(config(learning_rate=5e-5), tl, [_divergence_at(69)], [], Thresholds(), FULL_SFT))
+    evidence = found["lr_too_high"].evidence
+    assert "one logged point up to the break at step 69: no precursor can be read" in evidence, evidence
+    assert not any("no precursor in the logs" in e for e in evidence), evidence
+
+
+def test_a_log_of_many_calm_points_before_a_sudden_break_still_says_it_shows_no_precursor():
+    """A full fine-tune at 5e-5 logged every step, loss and grad_norm steady, NaN at step 20: the log shows no
+    precursor, and says so."""
+    steps = range(1, 21)
+    tl = timeline(learning_rate={s: 5e-5 for s in steps}, loss={s: 1.5 for s in steps},
+                  grad_norm={s: NAN if s == 20 else 1.0 for s in steps})
+    found = by_id(infer_causes(config(learning_rate=5e-5), tl, [_nan_at(20)], [], Thresholds(), FULL_SFT))
+    assert "no precursor in the logs (no LR jump, no rising loss or grad_norm before the break)" in \
+        found["lr_too_high"].evidence, found["lr_too_high"].evidence

@@ -45,7 +45,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
     sure = method != "unknown" or peak > ranges[-1].ceiling
     evidence = list(where) + _method_sentences(facts, method, ranges)
     precursor = lr_precursor(facts)
-    evidence.append(precursor or "no precursor in the logs (no LR jump, no rising loss or grad_norm before the break)")
+    evidence.append(precursor or _no_precursor(facts))
     evidence += _trouble_sentences(facts)
     if _rate_of_another_kind(facts):
         return None  # SGD, Prodigy, D-Adaptation: the recipes' Adam-family rates do not judge theirs
@@ -272,6 +272,21 @@ def lr_precursor(facts: Facts) -> str | None:
 _RISE_POINTS = 3  # a loss rise is read from a level and the points that leave it: one logged point shows neither
 _EARLIER = {"grad_norm_spike": "grad_norm spiked", "loss_spike": "the loss spiked", "lr_anomaly": "the learning rate "
             "jumped", "nonfinite_metric": "a metric went non-finite", "skipped_steps": "the fp16 scaler skipped steps"}
+
+
+def _no_precursor(facts: Facts) -> str:
+    """Why no precursor is named: a log of fewer than `_RISE_POINTS` logged steps up to the break (an end-of-training
+    summary alone) cannot show one, which is not the same as a log that shows none."""
+    first = facts.first_unstable
+    steps = facts.timeline.final()["step"]
+    if first is not None:
+        steps = steps[steps <= first.step]
+    n = int(steps.nunique())
+    if n >= _RISE_POINTS:
+        return "no precursor in the logs (no LR jump, no rising loss or grad_norm before the break)"
+    points = {0: "no logged point", 1: "one logged point"}.get(n, f"{n} logged points")
+    upto = f" up to the break at step {first.step}" if first is not None else ""
+    return f"{points}{upto}: no precursor can be read"
 
 
 def _rise_readable(facts: Facts) -> bool:
