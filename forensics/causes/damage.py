@@ -12,10 +12,9 @@ from ..analyzers.dead_reward import ADVANTAGES_MAX, REWARD_STD, ZERO_STD
 from ..findings import Cause, plural
 from ..checkpoints.blocks import block_index
 from .evidence import (Facts, evidence_value, first_bad_checkpoint, is_embedding, last_good_before,
-                       number_of_blocks, peak_lr, precision_sources, resume_advice, said,
+                       number_of_blocks, precision_sources, resume_advice, said,
                        zero_loss_zero_grad_steps)
-from .lr_ranges import lr_range
-from .optimization import method_name, profile_of, trained_precision
+from .optimization import rate_for_the_run, trained_precision
 from .setting_names import clip_setting, rollouts_setting
 
 
@@ -57,26 +56,12 @@ def late_blocks(facts: Facts) -> Cause | None:
     ]
     return Cause(
         cause="late_blocks", confidence="likely" if facts.broken else "possible", evidence=evidence,
-        suggestion=(f"The blocks next to the output took the largest updates: {_rate_for_the_run(facts)}, "
+        suggestion=(f"The blocks next to the output took the largest updates: {rate_for_the_run(facts)}, "
                     f"clip with {clip_setting(facts, '1.0')}, add a warm-up, and check labels and masks"
                     + (f"; {resume}." if (resume := resume_advice(facts)) else ".")),
         title=("Damage confined to the last blocks ("
                + (blocks[0] if len(blocks) == 1 else f"{blocks[0]} to {blocks[-1]}") + ")"),
     )
-
-
-def _rate_for_the_run(facts: Facts) -> str:
-    """The learning-rate advice for the run's method, objective and size (`lr_ranges`): "lower" only where its peak
-    is above the range; an unknown method is given both ranges."""
-    method, objective, n_params = profile_of(facts)
-    if method == "unknown":
-        return (f"lower the learning rate ({lr_range('full', objective, n_params).describe()} for full fine-tuning, "
-                f"{lr_range('lora', objective, n_params).describe()} for LoRA/QLoRA adapters; the method is unknown)")
-    rng, (peak, _) = lr_range(method, objective, n_params), peak_lr(facts)
-    what = f"{rng.describe()} for {method_name(method, objective)}"
-    if peak is not None and peak <= rng.high:
-        return f"the learning rate ({evidence_value(peak)}) is not above the usual {what}: keep it there"
-    return f"lower the learning rate ({what})"
 
 
 def _first_layer_numerics(facts: Facts) -> str:

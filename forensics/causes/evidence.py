@@ -179,10 +179,36 @@ def zero_loss_zero_grad_steps(facts: Facts) -> list[int]:
 
 
 def lr_points(timeline: Timeline) -> pd.Series:
-    """The logged learning rate, finite and above zero (DeepSpeed fp16 logs 0 before its first step)."""
-    lr = timeline.series("learning_rate")
-    values = lr.to_numpy(dtype="float64")
+    """The logged learning rate of the run as it ended (`final_run_rows`), finite and above zero (DeepSpeed fp16 logs
+    0 before its first step)."""
+    rows = final_run_rows(timeline)
+    rows = rows[rows["metric"] == "learning_rate"]
+    lr = pd.Series(rows["value"].to_numpy(), index=rows["step"].to_numpy(), name="learning_rate", dtype="float64")
+    values = lr.to_numpy()
     return lr[np.isfinite(values) & (values > 0)]
+
+
+# A last attempt whose first step is within this many of its own logging intervals of step 0 started over.
+_STARTED_OVER = 2
+
+
+def final_run_rows(timeline: Timeline) -> pd.DataFrame:
+    """The final history less what an earlier run in the same log left standing before the last attempt's first step,
+    where that attempt started over from step 0 (a second stage in one console, SFT then GRPO, each numbering its
+    steps from the start): the rates and settings of that earlier run are not the ones the run as it ended trained
+    at. A last attempt that resumed mid-run stands on the steps before it, which are kept."""
+    rows = timeline.final()
+    if rows.empty:
+        return rows
+    last = int(rows["segment"].iloc[-1])  # final() is sorted by step: the attempt that logged the last step
+    own = rows[rows["segment"] == last]
+    first = int(own["step"].min())
+    steps = np.unique(own["step"].to_numpy())
+    interval = float(np.median(np.diff(steps))) if len(steps) >= 2 else 1.0
+    if first > _STARTED_OVER * max(interval, 1.0):
+        return rows
+    earlier = (rows["segment"] != last) & (rows["source"] == own["source"].iloc[0]) & (rows["step"] < first)
+    return rows[~earlier]
 
 
 # A configured rate this much above the highest logged before the trouble, with the logged rate still rising there,

@@ -61,7 +61,7 @@ TABLE = (
 )
 
 
-_ROWS_OF = ("sft", "preference", "rl", "pretrain")  # the objectives the table has rows for
+OBJECTIVES_WITH_ROWS = ("sft", "preference", "rl", "pretrain")  # the objectives the table has rows for
 _TYPICAL_SIZE = 7e9  # an unknown size is judged against the common 7B-class row
 
 
@@ -93,7 +93,7 @@ def range_scope(objective: str, n_params: int | None, method: str = "unknown") -
     ('', '')
     """
     unknown = []
-    if objective not in _ROWS_OF:
+    if objective not in OBJECTIVES_WITH_ROWS:
         pretrain = next(r for r in TABLE if r.objective == "pretrain")
         other = (": preference and RL recipes run lower" if method in ("lora", "qlora", "peft") else
                  f"; pre-training from scratch runs higher: {pretrain.describe()} under 1B parameters")
@@ -104,5 +104,5 @@ def range_scope(objective: str, n_params: int | None, method: str = "unknown") -
         unknown.append("model size not known")
     if not unknown:
         return ""
-    what = "supervised fine-tuning recipes" if objective not in _ROWS_OF else f"{objective} recipes"
+    what = "supervised fine-tuning recipes" if objective not in OBJECTIVES_WITH_ROWS else f"{objective} recipes"
     return what + (" for a 7B-class model" if n_params is None and sized else "") + f" ({'; '.join(unknown)})"

@@ -10,7 +10,7 @@ from ..findings import Cause
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from .evidence import (Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr,
                        precision_sources, resume_advice, said)
-from .lr_ranges import LrRange, lr_range, range_scope
+from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range, range_scope
 from .setting_names import clip_setting, warm_up_advice
 
 FAR_OUT = 5.0  # a peak rate this many times the range's ceiling is evidence by itself
@@ -45,7 +45,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
     sure = method != "unknown" or peak > ranges[-1].ceiling
     evidence = list(where) + _method_sentences(facts, method, ranges)
     precursor = lr_precursor(facts)
-    evidence.append(precursor or "no precursor in the logs (no LR jump, no rising loss or grad_norm before the break)")
+    evidence.append(precursor or _no_precursor(facts))
     evidence += _trouble_sentences(facts)
     if _rate_of_another_kind(facts):
         return None  # SGD, Prodigy, D-Adaptation: the recipes' Adam-family rates do not judge theirs
@@ -159,6 +159,44 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
     return advice + (f", and {resume}" if resume else "") + "."
 
 
+def rate_for_the_run(facts: Facts) -> str:
+    """The learning-rate advice for the run's method, objective and size (`lr_ranges`), as a clause: "lower" only where
+    its peak is above the range (for an unknown method, given both ranges, above the full fine-tuning one).
+
+    Where the peak is within or under the range a lower rate is no fix, and advice that asks for one sends the run
+    the wrong way (a QLoRA run at 5e-5 is already under 1e-4 to 2e-4). An optimizer on another scale than Adam's
+    (plain SGD, Prodigy) is not judged by the recipes' ranges at all."""
+    method, objective, n_params = profile_of(facts)
+    if _rate_of_another_kind(facts):
+        return (f"judge the learning rate by {_named_optimizer(facts)}'s own usual rates (the recipes' ranges are "
+                "Adam-family rates)")
+    ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
+        if method == "unknown" else [lr_range(method, objective, n_params)]
+    what, peak = _ranges_in_words(method, objective, ranges), peak_lr(facts)[0]
+    if peak is None:
+        return f"check the learning rate against the usual {what} (the run's rate is not in its files)"
+    if peak < ranges[0].low:
+        return f"the learning rate ({evidence_value(peak)}) is below the usual {what}: a lower one is no fix"
+    if peak <= ranges[0].high:
+        where = "within" if method != "unknown" else "not above"
+        return f"the learning rate ({evidence_value(peak)}) is {where} the usual {what}: keep it there"
+    if method == "unknown" and objective not in OBJECTIVES_WITH_ROWS:
+        # BERT pre-training with LAMB at 6e-3, T5 at 1e-3: neither range judges a run whose method and objective
+        # are both unknown
+        return f"lower the learning rate if it is above the usual for the run's method and objective ({what})"
+    return f"lower the learning rate ({what})"
+
+
+def _ranges_in_words(method: str, objective: str, ranges: list[LrRange]) -> str:
+    """The range for the run's method and objective, or both (full, then adapter) where the method is unknown."""
+    if method == "unknown":
+        unknown = "the method is unknown" if objective in OBJECTIVES_WITH_ROWS else \
+            "the method and objective are unknown"
+        return (f"{ranges[0].describe()} for {method_name('full', objective)}, {ranges[1].describe()} for LoRA/QLoRA "
+                f"adapters; {unknown}")
+    return f"{ranges[0].describe()} for {run_name(method, objective, None)}"
+
+
 _USUAL_CLIP = 1.0  # the clipping norm recipes use (adapters also 0.3)
 
 
@@ -237,6 +275,21 @@ def lr_precursor(facts: Facts) -> str | None:
 _RISE_POINTS = 3  # a loss rise is read from a level and the points that leave it: one logged point shows neither
 _EARLIER = {"grad_norm_spike": "grad_norm spiked", "loss_spike": "the loss spiked", "lr_anomaly": "the learning rate "
             "jumped", "nonfinite_metric": "a metric went non-finite", "skipped_steps": "the fp16 scaler skipped steps"}
+
+
+def _no_precursor(facts: Facts) -> str:
+    """Why no precursor is named: a log of fewer than `_RISE_POINTS` logged steps up to the break (an end-of-training
+    summary alone) cannot show one, which is not the same as a log that shows none."""
+    first = facts.first_unstable
+    steps = facts.timeline.final()["step"]
+    if first is not None:
+        steps = steps[steps <= first.step]
+    n = int(steps.nunique())
+    if n >= _RISE_POINTS:
+        return "no precursor in the logs (no LR jump, no rising loss or grad_norm before the break)"
+    points = {0: "no logged point", 1: "one logged point"}.get(n, f"{n} logged points")
+    upto = f" up to the break at step {first.step}" if first is not None else ""
+    return f"{points}{upto}: no precursor can be read"
 
 
 def _rise_readable(facts: Facts) -> bool:

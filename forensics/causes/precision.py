@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..findings import Cause, plural
 from .evidence import Facts, evidence_value, nonfinite_steps, precision_sources, said
+from .optimization import rate_for_the_run
 
 _FP32_NAMES = ("fp32", "float32", "torch.float32", "float", "fp32_comm")
 
@@ -46,7 +47,11 @@ def _leave_fp16(facts: Facts) -> str:
     clip = "max_grad_norm=1.0" if _BF16_SWITCH.get(framework) in (_HF_BF16, _BF16_SWITCH["unsloth"]) else \
         "gradient clipping at norm 1.0"
     return (f"Train in bf16 ({_bf16_switch(facts)}) where the hardware has it (Ampere or newer); otherwise fp32, or "
-            f"keep fp16 with SDPA/flash attention, a lower learning rate and {clip}.")
+            f"keep fp16 with SDPA/flash attention and {clip}. {_sentence(rate_for_the_run(facts))}")
+
+
+def _sentence(clause: str) -> str:
+    return clause[0].upper() + clause[1:] + "."
 
 
 def _scaler_did_its_job(facts: Facts) -> str:
@@ -263,7 +268,7 @@ def qlora_double_quant(facts: Facts) -> Cause | None:
     return Cause(
         cause="qlora_double_quant", confidence="likely" if facts.broken and not fp16 else "possible", evidence=evidence,
         suggestion=("Turn double quantization off (bnb_4bit_use_double_quant=False; LLaMA-Factory double_quantization: "
-                    "false), lower the learning rate, keep gradient clipping on, or fine-tune a pre-quantized "
-                    "AWQ/GPTQ base instead."),
+                    "false), keep gradient clipping on, or fine-tune a pre-quantized AWQ/GPTQ base instead. "
+                    + _sentence(rate_for_the_run(facts))),
         title="QLoRA double quantization with non-finite gradients",
     )
