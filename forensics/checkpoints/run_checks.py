@@ -127,6 +127,17 @@ def _deepspeed_counters(ref) -> tuple[DeepSpeedCounters | None, list[Skipped]]:
     return None, []
 
 
+def check_with_optimizer(ref, criterion: Criterion | None = None, workers: int | None = None) -> CheckpointInfo:
+    """A quick check of `ref` and, where its weights read finite, the optimizer state saved beside it
+    (a resume loads that too): the probe of `bisect`, measuring what `check_run_checkpoints` measures."""
+    info = quick_check(ref, criterion, workers=workers)
+    folder = ref.path if ref.path.is_dir() else ref.path.parent
+    if info.status != "ok" or optimizer_file_of(folder) is None:
+        return info
+    optimizer, problem = _optimizer_state(ref, None, workers)
+    return replace(info, optimizer=optimizer, optimizer_problem=problem.reason if problem else None)
+
+
 def _optimizer_state(ref, progress: Progress | None,
                      workers: int | None) -> tuple[OptimizerState | None, Skipped | None]:
     """The measured optimizer state beside the checkpoint (None without one), or why it cannot be read."""

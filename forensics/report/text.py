@@ -260,7 +260,10 @@ def bisect_text(data: dict) -> str:
     if bad:
         blocks = bad.get("nonfinite_blocks") or []
         tensors = bad.get("nonfinite_tensors") or []
-        lines.append(f"  {len(tensors)} non-finite tensors" + (f" in {', '.join(blocks)}" if blocks else ""))
+        if tensors or not bad.get("reason"):
+            lines.append(f"  {len(tensors)} non-finite tensors" + (f" in {', '.join(blocks)}" if blocks else ""))
+        else:  # finite weights judged bad: say by what
+            lines.append(f"  {bad['reason']}")
     probed = data.get("probed") or []
     lines.append("probed: " + ", ".join(f"{p['name']}={p['verdict']}" for p in probed))
     window = data.get("window") or {}
