@@ -29,7 +29,7 @@ from .checkpoints.bisection import BinarySearch, candidates_between, first_bad_i
 from .checkpoints.blocks import block_of
 from .checkpoints.criterion import parse_criterion
 from .checkpoints.diff import DIFF_COLUMNS
-from .checkpoints.layout import open_checkpoint
+from .checkpoints.layout import checkpoint_of, same_run_folder
 from .checkpoints.run_checks import check_with_optimizer
 from .checkpoints.scan import as_ref
 from .checkpoints.types import CheckpointInfo, CheckpointRef
@@ -59,6 +59,7 @@ class BisectResult:
         criterion: what counted as bad besides NaN/Inf.
         incident: the first finding of the run's log that harms the weights (analyze's rule); a finite
             checkpoint saved from its step on is bad, its `reason` says so. None without one.
+        reasons: checkpoint path -> why a probed one was unreadable or, finite, still bad.
     """
 
     last_good: CheckpointRef | None
@@ -71,6 +72,7 @@ class BisectResult:
     window_summary: dict = field(default_factory=dict)
     criterion: str = "non-finite only"
     incident: Finding | None = None
+    reasons: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The `bisect --json` contract (fields may be added, never renamed)."""
@@ -79,7 +81,8 @@ class BisectResult:
         return json_safe({
             "last_good": self.last_good.to_dict() if self.last_good else None,
             "first_bad": None if first_bad is None else _first_bad_dict(first_bad),
-            "probed": [{**ref.to_dict(), "verdict": verdict} for ref, verdict in self.probed],
+            "probed": [{**ref.to_dict(), "verdict": verdict, "reason": self.reasons.get(ref.path)}
+                       for ref, verdict in self.probed],
             "window": {"from_step": self.window[0], "to_step": self.window[1]},
             "findings": [f.to_dict() for f in self.findings],
             "changes": [_change(r) for r in changes.to_dict("records")],
@@ -137,7 +140,8 @@ def bisect(a, b, criterion: str | None = None, progress: Progress | None = None)
     >>> [f.kind for f in r.findings], r.window_summary["grad_norm"]["first_nonfinite_step"]
     (['masked_nan_loss', 'nonfinite_metric'], 35)
     """
-    ref_a, ref_b = open_checkpoint(a), open_checkpoint(b)
+    ref_a, ref_b = checkpoint_of(a), checkpoint_of(b)
+    same_run_folder(ref_a, ref_b)
     timeline = _timeline_near(ref_a.path, ref_b.path)
     findings = sort_findings(run_all(timeline, Thresholds())) if len(timeline) else []
     return bisect_checkpoints(ref_a, ref_b, criterion=parse_criterion(criterion), timeline=timeline,
@@ -174,7 +178,8 @@ def bisect_checkpoints(a, b, criterion=None, timeline: Timeline | None = None, f
     return BisectResult(last_good=last_good, first_bad=bad_info, probed=search.probed, window=window,
                         changes=changes, findings=_in_window(findings, window), candidates=candidates,
                         window_summary=window_summary(timeline, window) if timeline is not None else {},
-                        criterion=criterion.describe(), incident=first_harm(findings))
+                        criterion=criterion.describe(), incident=first_harm(findings),
+                        reasons={ref.path: info.reason for ref, info in search.infos.items() if info.reason})
 
 
 def _judged(info: CheckpointInfo, findings: list) -> CheckpointInfo:

@@ -82,3 +82,50 @@ def test_bisect_of_a_healthy_run_of_the_same_shape_finds_no_bad_checkpoint(tmp_p
     result = _bisect(trainer_run(tmp_path))
     assert result["first_bad"] is None and result["incident"] is None
     assert result["last_good"]["name"] == "checkpoint-60"
+
+
+def test_bisect_refuses_endpoints_of_two_different_runs(tmp_path):
+    trainer_run(tmp_path / "run_a")
+    trainer_run(tmp_path / "run_b", diverge_from=35)
+    with pytest.raises(forensics.errors.NoCheckpoints, match="another run folder"):
+        forensics.bisect(tmp_path / "run_a" / "checkpoint-10", tmp_path / "run_b" / "checkpoint-60")
+
+
+def test_bisect_refuses_a_log_file_as_an_endpoint(tmp_path):
+    run = trainer_run(tmp_path)
+    with pytest.raises(forensics.errors.NoCheckpoints, match="not a weight file"):
+        forensics.bisect(run / "checkpoint-10", run / "checkpoint-60" / "trainer_state.json")
+
+
+@pytest.mark.parametrize("inside", ["mp_rank_00", "mp_rank_00/model_optim_rng.pt"])
+def test_bisect_from_megatron_rank_folders_probes_the_iterations_between(tmp_path, inside):
+    from test_megatron_checkpoints import write_megatron_run
+
+    run = write_megatron_run(tmp_path, iterations=(100, 200, 300, 400), nan_from=300, nan_tp=0)
+    result = forensics.bisect(run / "iter_0000100" / inside, run / "iter_0000400" / inside)
+    assert (result.last_good.name, result.first_bad.name) == ("iter_0000200", "iter_0000300")
+    assert [c.name for c in result.candidates] == ["iter_0000100", "iter_0000200", "iter_0000300", "iter_0000400"]
+
+
+def test_bisect_of_healthy_megatron_rank_folders_finds_no_bad_iteration(tmp_path):
+    from test_megatron_checkpoints import write_megatron_run
+
+    run = write_megatron_run(tmp_path, iterations=(100, 200, 300, 400), nan_from=10**6)
+    result = forensics.bisect(run / "iter_0000100" / "mp_rank_00", run / "iter_0000400" / "mp_rank_00")
+    assert result.first_bad is None and result.last_good.name == "iter_0000400"
+    assert len(result.candidates) == 4
+
+
+def test_bisect_says_why_a_truncated_endpoint_was_left_out(tmp_path):
+    from forensics.report.text import bisect_text
+
+    run = trainer_run(tmp_path)
+    (run / "checkpoint-60" / "model.safetensors").write_bytes(b"")  # killed while writing
+    text = bisect_text(_bisect(run))
+    assert "left out checkpoint-60: model.safetensors: truncated" in text
+
+
+def test_bisect_of_readable_checkpoints_leaves_nothing_out(tmp_path):
+    from forensics.report.text import bisect_text
+
+    assert "left out" not in bisect_text(_bisect(trainer_run(tmp_path)))

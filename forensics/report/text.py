@@ -266,6 +266,9 @@ def bisect_text(data: dict) -> str:
             lines.append(f"  {bad['reason']}")
     probed = data.get("probed") or []
     lines.append("probed: " + ", ".join(f"{p['name']}={p['verdict']}" for p in probed))
+    # a checkpoint the search could not read is left out of it: say which and why, never quietly
+    lines.extend(f"  left out {p['name']}: {p.get('reason') or 'unreadable'}" for p in probed
+                 if p["verdict"] == "unreadable")
     window = data.get("window") or {}
     findings = data.get("findings") or []
     if findings:
