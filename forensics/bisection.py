@@ -179,7 +179,14 @@ def bisect_checkpoints(a, b, criterion=None, timeline: Timeline | None = None, f
                         changes=changes, findings=_in_window(findings, window), candidates=candidates,
                         window_summary=window_summary(timeline, window) if timeline is not None else {},
                         criterion=criterion.describe(), incident=first_harm(findings),
-                        reasons={ref.path: info.reason for ref, info in search.infos.items() if info.reason})
+                        reasons=_probe_reasons(search.infos))
+
+
+def _probe_reasons(infos: dict) -> dict:
+    """Checkpoint path -> why it was unreadable or bad, or what of it could not be checked (its optimizer state)."""
+    reasons = {ref.path: info.reason or (f"optimizer state not checked: {info.optimizer_problem}"
+                                         if info.optimizer_problem else None) for ref, info in infos.items()}
+    return {path: reason for path, reason in reasons.items() if reason}
 
 
 def _judged(info: CheckpointInfo, findings: list) -> CheckpointInfo:

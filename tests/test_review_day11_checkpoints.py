@@ -15,6 +15,7 @@ import pytest
 
 from support.checkpoint_files import qwen2_state, save_tensors
 import forensics
+from forensics.report.text import analysis_text
 
 torch = pytest.importorskip("torch")
 
@@ -129,3 +130,37 @@ def test_bisect_of_readable_checkpoints_leaves_nothing_out(tmp_path):
     from forensics.report.text import bisect_text
 
     assert "left out" not in bisect_text(_bisect(trainer_run(tmp_path)))
+
+
+class _Reduce:
+    """Pickles as the call `fn(*args)`: what a malicious file holds (written here, never executed on read)."""
+
+    def __init__(self, fn, *args):
+        self.fn, self.args = fn, args
+
+    def __reduce__(self):
+        return self.fn, self.args
+
+
+def _groups() -> list:
+    return _adamw_state(qwen2_state(), nan_moment=False)["param_groups"]
+
+
+@pytest.mark.parametrize("state", ["empty", "refused"])
+def test_an_optimizer_state_without_readable_moments_is_not_called_finite(tmp_path, state):
+    run = trainer_run(tmp_path)
+    held = {} if state == "empty" else {0: _Reduce(print, "never run")}
+    torch.save({"state": held, "param_groups": _groups()}, run / "checkpoint-60" / "optimizer.pt")
+    a = forensics.analyze(run, workers=1)
+    last = a.checkpoints[-1]
+    assert last.name == "checkpoint-60" and last.optimizer_finite is None
+    assert any(s.path.endswith("checkpoint-60/optimizer.pt") and "not checked" in s.reason for s in a.skipped)
+    assert "holds no moments" in " ".join(analysis_text(a).split())
+    probe = _bisect(run)["probed"][0]
+    assert probe["name"] == "checkpoint-60" and "optimizer state not checked" in probe["reason"]
+
+
+def test_a_real_adamw_state_is_finite_and_nothing_is_said_of_it(tmp_path):
+    a = forensics.analyze(trainer_run(tmp_path), workers=1)
+    assert [c.optimizer_finite for c in a.checkpoints] == [True] * len(STEPS)
+    assert not any("optimizer.pt" in s.path for s in a.skipped)

@@ -142,8 +142,12 @@ def _optimizer_state(ref, progress: Progress | None,
                      workers: int | None) -> tuple[OptimizerState | None, Skipped | None]:
     """The measured optimizer state beside the checkpoint (None without one), or why it cannot be read."""
     try:
-        return read_optimizer_state(ref, progress=progress, workers=workers), None
+        state = read_optimizer_state(ref, progress=progress, workers=workers)
     except UnreadableFile as err:
         return None, Skipped(err.path, err.reason)
     except OSError as err:
         return None, Skipped(str(ref.path), os_reason(err))
+    if state is not None and state.is_finite is None:  # nothing read proves nothing: said, never taken as finite
+        return state, Skipped(state.file, "holds no Adam moments that could be read (an empty state, or entries "
+                                          "the safe reader refused): not checked for NaN/Inf")
+    return state, None

@@ -121,6 +121,9 @@ def _checkpoint_rows(analysis) -> list[str]:
     if bad is None and incident is None:
         read = len(analysis.checkpoints) - len(unread)
         said = f"{plural(read, 'checkpoint')} checked, all finite" if read else "none could be read"
+        unchecked = [c.name for c in analysis.checkpoints if c.optimizer is not None and c.optimizer_finite is None]
+        if unchecked:
+            said += f"; the optimizer state of {', '.join(unchecked)} holds no moments that could be read (not checked)"
         rows += _row("Checkpoints", said + not_read)
         return rows
     safe = f"{good.name} (step {good.step})" if good else f"none saved before step {incident}"
@@ -133,6 +136,8 @@ def _checkpoint_rows(analysis) -> list[str]:
         safe += f"; finite weights but NaN/Inf optimizer state: {', '.join(poisoned)}"
     elif good is not None and good.optimizer_finite:
         safe += "; its optimizer state is finite too"
+    elif good is not None and good.optimizer is not None and good.optimizer_finite is None:
+        safe += "; its optimizer state holds no moments that could be read, so it is not checked"
     rows += _row("Last good", safe + not_read)
     return rows
 
@@ -269,6 +274,8 @@ def bisect_text(data: dict) -> str:
     # a checkpoint the search could not read is left out of it: say which and why, never quietly
     lines.extend(f"  left out {p['name']}: {p.get('reason') or 'unreadable'}" for p in probed
                  if p["verdict"] == "unreadable")
+    lines.extend(f"  {p['name']}: finite weights; {p['reason']}" for p in probed
+                 if p["verdict"] == "ok" and p.get("reason"))
     window = data.get("window") or {}
     findings = data.get("findings") or []
     if findings:
