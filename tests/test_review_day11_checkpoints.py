@@ -164,3 +164,56 @@ def test_a_real_adamw_state_is_finite_and_nothing_is_said_of_it(tmp_path):
     a = forensics.analyze(trainer_run(tmp_path), workers=1)
     assert [c.optimizer_finite for c in a.checkpoints] == [True] * len(STEPS)
     assert not any("optimizer.pt" in s.path for s in a.skipped)
+
+
+def test_a_training_args_pickle_that_is_no_trainingarguments_is_named_in_skipped(tmp_path):
+    run = trainer_run(tmp_path)
+    torch.save(_Reduce(print, "never run"), run / "training_args.bin")
+    skipped = forensics.analyze(run, workers=1).skipped
+    assert [s.path for s in skipped if s.path.endswith("training_args.bin")] == [str(run / "training_args.bin")]
+
+
+def test_a_real_training_args_bin_adds_no_skipped_line(tmp_path):
+    transformers = pytest.importorskip("transformers")
+    run = trainer_run(tmp_path)
+    torch.save(transformers.TrainingArguments(output_dir=str(run), report_to=[]), run / "training_args.bin")
+    assert not [s for s in forensics.analyze(run, workers=1).skipped if s.path.endswith("training_args.bin")]
+
+
+def _weights_bin(folder, writer: str):
+    import pickle
+
+    folder.mkdir(parents=True)
+    state = {"model.layers.0.mlp.weight": torch.ones(4, 4)}
+    if writer == "pickle.dump":
+        with open(folder / "pytorch_model.bin", "wb") as fh:
+            pickle.dump(state, fh, protocol=4)
+    else:
+        torch.save(state, folder / "pytorch_model.bin", _use_new_zipfile_serialization=False,
+                   pickle_protocol=4 if writer == "legacy protocol 4" else 2)
+    return folder
+
+
+@pytest.mark.parametrize("writer", ["pickle.dump", "legacy protocol 4"])
+def test_a_protocol_4_pickle_bin_is_refused_in_plain_words_without_torchs_warning(tmp_path, writer):
+    import warnings
+
+    from forensics.checkpoints.scan import quick_check
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        info = quick_check(_weights_bin(tmp_path / "checkpoint-10", writer))
+    assert info.status == "unreadable"
+    assert "it is a pickle of protocol 4 or later" in info.reason
+    assert not [w for w in caught if "pickle protocol" in str(w.message)]
+
+
+def test_a_legacy_torch_save_bin_of_protocol_2_reads_without_a_warning(tmp_path):
+    import warnings
+
+    from forensics.checkpoints.scan import quick_check
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        info = quick_check(_weights_bin(tmp_path / "checkpoint-10", "legacy protocol 2"))
+    assert info.status == "ok" and not [w for w in caught if "pickle protocol" in str(w.message)]
