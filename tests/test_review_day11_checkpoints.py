@@ -217,3 +217,30 @@ def test_a_legacy_torch_save_bin_of_protocol_2_reads_without_a_warning(tmp_path)
         warnings.simplefilter("always")
         info = quick_check(_weights_bin(tmp_path / "checkpoint-10", "legacy protocol 2"))
     assert info.status == "ok" and not [w for w in caught if "pickle protocol" in str(w.message)]
+
+
+def _bin_run(root):
+    """A run whose checkpoints hold pytorch_model.bin (torch.save), with a falling loss logged."""
+    for i, step in enumerate(STEPS):
+        folder = root / f"checkpoint-{step}"
+        folder.mkdir(parents=True)
+        torch.save(qwen2_state(seed=i), folder / "pytorch_model.bin")
+        history = [{"step": s, "loss": _loss(s, None), "learning_rate": 1e-4} for s in range(1, step + 1)]
+        (folder / "trainer_state.json").write_text(json.dumps({"global_step": step, "log_history": history}))
+    return root
+
+
+def test_without_torch_a_healthy_verdict_says_the_bin_checkpoints_were_not_read(tmp_path, monkeypatch):
+    import sys
+
+    run = _bin_run(tmp_path)
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
+    text = " ".join(analysis_text(forensics.analyze(run, workers=1)).split())
+    assert "(6 checkpoints not read: install torch)" in text
+    assert "6 checkpoints not read: install torch to read .bin/.pt" in text
+    assert "checkpoints checked, all finite" not in text
+
+
+def test_with_torch_the_same_bin_checkpoints_are_checked_and_nothing_is_said_of_torch(tmp_path):
+    text = " ".join(analysis_text(forensics.analyze(_bin_run(tmp_path), workers=1)).split())
+    assert "6 checkpoints checked, all finite" in text and "install torch" not in text

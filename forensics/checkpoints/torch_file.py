@@ -26,6 +26,12 @@ TORCH_HINT = "install torch to read .bin/.pt (pip install 'forensics[torch]')"
 _STATE_KEYS = ("module", "state_dict", "model")
 
 
+def unread_without_torch(checkpoints) -> list:
+    """The checkpoints (CheckpointInfo) left unread, in whole or in part, because torch is not installed."""
+    return [c for c in checkpoints if TORCH_HINT in (c.reason or "")
+            or any(TORCH_HINT in s.reason for s in c.unreadable_files)]
+
+
 def import_torch(path):
     """torch, or UnreadableFile(path, install hint) when it is not installed."""
     try:

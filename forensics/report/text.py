@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..checkpoints.blocks import block_sort_key
 from ..checkpoints.scan import NOT_FULLY_READ
+from ..checkpoints.torch_file import TORCH_HINT, unread_without_torch
 from ..analyzers import SUMMARY_KINDS
 from ..analyzers.metrics import format_number
 from ..timeline import Timeline
@@ -116,10 +117,13 @@ def _checkpoint_rows(analysis) -> list[str]:
     incident = analysis.incident_step
     unsafe = [c.name for c in analysis.checkpoints if c.status == "ok" and incident is not None
               and (c.step is None or c.step >= incident)]
-    unread = [c.name for c in analysis.checkpoints if c.status == "unreadable"]
+    no_torch = unread_without_torch(analysis.checkpoints)
+    unread = [c.name for c in analysis.checkpoints if c.status == "unreadable" and all(c is not n for n in no_torch)]
     not_read = f"; not readable: {', '.join(unread)} (--verbose says why)" if unread else ""
+    if no_torch:
+        not_read += f"; {plural(len(no_torch), 'checkpoint')} not read: {TORCH_HINT}"
     if bad is None and incident is None:
-        read = len(analysis.checkpoints) - len(unread)
+        read = len(analysis.checkpoints) - len(unread) - sum(c.status == "unreadable" for c in no_torch)
         said = f"{plural(read, 'checkpoint')} checked, all finite" if read else "none could be read"
         unchecked = [c.name for c in analysis.checkpoints if c.optimizer is not None and c.optimizer_finite is None]
         if unchecked:
