@@ -375,6 +375,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
         reasons = "; ".join(str(s) for s in skipped) or "no training metric or checkpoint weight in the files found"
         raise NotARunDirectory(path, f"nothing readable ({reasons})")
     config = read_run_config(layout, timeline)
+    named = {s.path for s in skipped}
+    skipped = skipped + [s for s in config.unreadable_files if s.path not in named]
 
     def judged(rl: bool) -> tuple[list[Finding], dict]:
         metrics = RLMetrics(metrics_from_rows(timeline.final())) if rl else metrics_from_rows(timeline.final())

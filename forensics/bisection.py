@@ -17,19 +17,21 @@ report renders it (`report.html`), it does not render itself.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
 from .analyzers import run_all
+from .analyzers.weights import first_harm, why_not_safe
 from .checkpoints.bisection import BinarySearch, candidates_between, first_bad_in_full, search_window
 from .checkpoints.blocks import block_of
 from .checkpoints.criterion import parse_criterion
 from .checkpoints.diff import DIFF_COLUMNS
-from .checkpoints.layout import open_checkpoint
-from .checkpoints.scan import as_ref, quick_check
+from .checkpoints.layout import checkpoint_of, same_run_folder
+from .checkpoints.run_checks import check_with_optimizer
+from .checkpoints.scan import as_ref
 from .checkpoints.types import CheckpointInfo, CheckpointRef
 from .config import Thresholds
 from .findings import Finding, json_safe, plural, sort_findings
@@ -55,6 +57,9 @@ class BisectResult:
         candidates: every checkpoint the search could probe, by step.
         window_summary: metric -> points, first/last/max, first NaN/Inf step inside the window.
         criterion: what counted as bad besides NaN/Inf.
+        incident: the first finding of the run's log that harms the weights (analyze's rule); a finite
+            checkpoint saved from its step on is bad, its `reason` says so. None without one.
+        reasons: checkpoint path -> why a probed one was unreadable or, finite, still bad.
     """
 
     last_good: CheckpointRef | None
@@ -66,6 +71,8 @@ class BisectResult:
     candidates: list[CheckpointRef] = field(default_factory=list)
     window_summary: dict = field(default_factory=dict)
     criterion: str = "non-finite only"
+    incident: Finding | None = None
+    reasons: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The `bisect --json` contract (fields may be added, never renamed)."""
@@ -74,7 +81,8 @@ class BisectResult:
         return json_safe({
             "last_good": self.last_good.to_dict() if self.last_good else None,
             "first_bad": None if first_bad is None else _first_bad_dict(first_bad),
-            "probed": [{**ref.to_dict(), "verdict": verdict} for ref, verdict in self.probed],
+            "probed": [{**ref.to_dict(), "verdict": verdict, "reason": self.reasons.get(ref.path)}
+                       for ref, verdict in self.probed],
             "window": {"from_step": self.window[0], "to_step": self.window[1]},
             "findings": [f.to_dict() for f in self.findings],
             "changes": [_change(r) for r in changes.to_dict("records")],
@@ -82,6 +90,7 @@ class BisectResult:
             "candidates": [ref.to_dict() for ref in self.candidates],
             "window_summary": self.window_summary,
             "criterion": self.criterion,
+            "incident": None if self.incident is None else {"kind": self.incident.kind, "step": self.incident.step},
         })
 
     def __str__(self) -> str:
@@ -92,6 +101,8 @@ class BisectResult:
             return f"bisect: no bad checkpoint{good} ({probes})"
         blocks = self.first_bad.nonfinite_blocks
         where = f" in {', '.join(blocks[:3])}{' ...' if len(blocks) > 3 else ''}" if blocks else ""
+        if not blocks and self.first_bad.reason:
+            where = f": {self.first_bad.reason}"
         good = f"{self.last_good.name} (step {self.last_good.step})" if self.last_good else "none"
         return (f"bisect: last good {good}, first bad {self.first_bad.name} (step {self.first_bad.step}){where}; "
                 f"{plural(len(self.findings), 'finding')} in the window ({probes})")
@@ -129,7 +140,8 @@ def bisect(a, b, criterion: str | None = None, progress: Progress | None = None)
     >>> [f.kind for f in r.findings], r.window_summary["grad_norm"]["first_nonfinite_step"]
     (['masked_nan_loss', 'nonfinite_metric'], 35)
     """
-    ref_a, ref_b = open_checkpoint(a), open_checkpoint(b)
+    ref_a, ref_b = checkpoint_of(a), checkpoint_of(b)
+    same_run_folder(ref_a, ref_b)
     timeline = _timeline_near(ref_a.path, ref_b.path)
     findings = sort_findings(run_all(timeline, Thresholds())) if len(timeline) else []
     return bisect_checkpoints(ref_a, ref_b, criterion=parse_criterion(criterion), timeline=timeline,
@@ -153,18 +165,35 @@ def bisect_checkpoints(a, b, criterion=None, timeline: Timeline | None = None, f
     if ra.step is not None and rb.step is not None and ra.step > rb.step:
         ra, rb = rb, ra
     criterion = parse_criterion(criterion)
+    if findings is None and timeline is not None:
+        findings = run_all(timeline, Thresholds())
+    findings = findings or []
     candidates = candidates_between(ra, rb)
-    search = BinarySearch(candidates, lambda ref: quick_check(ref, criterion, workers=workers), progress)
+    search = BinarySearch(candidates, lambda ref: _judged(check_with_optimizer(ref, criterion, workers), findings),
+                          progress)
     last_good, first_bad = search.run()
     bad_info, changes = first_bad_in_full(last_good, first_bad, search.infos.get(first_bad), ra, criterion,
                                           workers, progress)
     window = search_window(last_good, first_bad, ra, rb)
-    if findings is None and timeline is not None:
-        findings = run_all(timeline, Thresholds())
     return BisectResult(last_good=last_good, first_bad=bad_info, probed=search.probed, window=window,
-                        changes=changes, findings=_in_window(findings or [], window), candidates=candidates,
+                        changes=changes, findings=_in_window(findings, window), candidates=candidates,
                         window_summary=window_summary(timeline, window) if timeline is not None else {},
-                        criterion=criterion.describe())
+                        criterion=criterion.describe(), incident=first_harm(findings),
+                        reasons=_probe_reasons(search.infos))
+
+
+def _probe_reasons(infos: dict) -> dict:
+    """Checkpoint path -> why it was unreadable or bad, or what of it could not be checked (its optimizer state)."""
+    reasons = {ref.path: info.reason or (f"optimizer state not checked: {info.optimizer_problem}"
+                                         if info.optimizer_problem else None) for ref, info in infos.items()}
+    return {path: reason for path, reason in reasons.items() if reason}
+
+
+def _judged(info: CheckpointInfo, findings: list) -> CheckpointInfo:
+    """The probe's verdict by analyze's rule for the last good checkpoint: finite weights are not enough when
+    the optimizer state is NaN/Inf or the checkpoint was saved after the incident that harmed the weights."""
+    reason = why_not_safe(info, findings)
+    return replace(info, status="bad", reason=reason) if reason else info
 
 
 def _timeline_near(*paths: Path) -> Timeline:
@@ -212,7 +241,8 @@ def window_summary(timeline: Timeline, window: tuple[int | None, int | None]) ->
 def _first_bad_dict(info: CheckpointInfo) -> dict:
     over = {"over_bound_tensors": list(info.over_bound_tensors)} if info.over_bound_tensors is not None else {}
     return {**info.ref.to_dict(), "status": info.status, "nonfinite_tensors": list(info.nonfinite_tensors),
-            "nonfinite_blocks": list(info.nonfinite_blocks), **over}
+            "nonfinite_blocks": list(info.nonfinite_blocks), **over, "reason": info.reason,
+            "optimizer_finite": info.optimizer_finite}
 
 
 def _damaged_blocks(first_bad: CheckpointInfo | None) -> list[dict]:

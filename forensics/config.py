@@ -119,6 +119,7 @@ class RunConfig:
     values: dict[str, list[ConfigValue]] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # what was looked for and not found / not readable
+    unreadable_files: list = field(default_factory=list)  # Skipped: each configuration file that could not be read
 
     def add(self, key: str, value: Any, source: str) -> None:
         self.values.setdefault(key, []).append(ConfigValue(value, source))

@@ -34,7 +34,7 @@ def optimizer_findings(checkpoints: list[CheckpointInfo], fallback_step: int) ->
     """Findings about the saved optimizer states; empty when no checkpoint kept one."""
     with_state = [c for c in checkpoints if c.optimizer is not None]
     out = []
-    poisoned = next((c for c in with_state if not c.optimizer.is_finite), None)
+    poisoned = next((c for c in with_state if c.optimizer.is_finite is False), None)
     if poisoned is not None:
         out.append(_nonfinite_state(poisoned, with_state, fallback_step))
     skipping = _skipped(with_state, fallback_step)
@@ -52,7 +52,7 @@ def _nonfinite_state(info: CheckpointInfo, with_state: list[CheckpointInfo], fal
     message = (f"Checkpoint {info.name} (step {info.step}): the optimizer state holds NaN/Inf in "
                f"{plural(len(state.nonfinite_tensors), 'moment tensor')}{where}; {weights}.")
     later = [c.name for c in with_state if c.step is not None and info.step is not None and c.step > info.step
-             and not c.optimizer.is_finite]
+             and c.optimizer.is_finite is False]
     return Finding("nonfinite_optimizer_state", "error", info.step if info.step is not None else fallback, message,
                    evidence={"checkpoint": info.name, "file": state.file, "weights_finite": info.status != "nonfinite",
                              "nonfinite_tensors": state.nonfinite_tensors[:50], "blocks": blocks,

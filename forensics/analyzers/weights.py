@@ -121,9 +121,29 @@ def harm_step(findings: list[Finding]) -> int | None:
     """The step of the first standing error that harms the weights (non-finite training metrics, a masked
     NaN loss, divergence onset, a collapse, NaN/Inf weights or optimizer state), or of a checkpoint where the
     weights' update ratio left its history (update_precursor); None when there is none."""
-    steps = [f.step for f in findings if not f.abandoned and f.metric in _TRAINING_METRICS + ("learning_rate",)
-             and (f.kind in WEIGHT_HARMING and f.severity == "error" or f.kind in _WEIGHTS_LEFT_HISTORY)]
-    return min(steps) if steps else None
+    harm = first_harm(findings)
+    return harm.step if harm is not None else None
+
+
+def first_harm(findings: list[Finding]) -> Finding | None:
+    """The finding whose step `harm_step` gives (the earliest such), or None."""
+    harming = [f for f in findings if not f.abandoned and f.metric in _TRAINING_METRICS + ("learning_rate",)
+               and (f.kind in WEIGHT_HARMING and f.severity == "error" or f.kind in _WEIGHTS_LEFT_HISTORY)]
+    return min(harming, key=lambda f: f.step) if harming else None
+
+
+def why_not_safe(checkpoint: CheckpointInfo, findings: list[Finding]) -> str | None:
+    """Why a checkpoint whose weights read finite is still no safe place to resume from (the rule of
+    `safe_checkpoint`, for one checkpoint), or None when it is safe or its weights are not finite."""
+    if checkpoint.status != "ok" or safe_checkpoint([checkpoint], findings) is checkpoint:
+        return None
+    if checkpoint.optimizer_finite is False:
+        moments = checkpoint.optimizer.nonfinite_tensors
+        return f"finite weights, but NaN/Inf optimizer state ({plural(len(moments), 'moment tensor')}, {moments[0]} first)"
+    harm = first_harm(findings)
+    if checkpoint.step is None:
+        return f"finite weights, but of unknown step: it cannot be placed before the {harm.kind} at step {harm.step}"
+    return f"finite weights, but saved after the {harm.kind} at step {harm.step} in the run's log"
 
 
 def safe_checkpoint(checkpoints: list[CheckpointInfo], findings: list[Finding]) -> CheckpointInfo | None:

@@ -11,6 +11,7 @@ shows as "unreadable" in `probed`. The last good and first bad are then compared
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import pandas as pd
@@ -104,7 +105,8 @@ def first_bad_in_full(last_good, first_bad, probe: CheckpointInfo | None, ra, cr
             return None, empty
         return None, diff_checkpoints(ra, last_good, workers=workers)
     if last_good is None:
-        return quick_check(first_bad, criterion, stop_at_first=False, workers=workers), empty
+        return _probe_judgement_kept(quick_check(first_bad, criterion, stop_at_first=False, workers=workers),
+                                     probe), empty
     if progress:
         progress(f"comparing {last_good.name} with {first_bad.name}")
     changes = diff_checkpoints(last_good, first_bad, workers=workers)
@@ -115,4 +117,15 @@ def first_bad_in_full(last_good, first_bad, probe: CheckpointInfo | None, ra, cr
     over = None if bad else [t for t, m in zip(changes["tensor"], changes["absmax_b"]) if criterion.fails(m)]
     info = CheckpointInfo(first_bad, status, nonfinite_tensors=bad, nonfinite_blocks=blocks_in_order(bad),
                           over_bound_tensors=over)
-    return info, changes
+    return _probe_judgement_kept(info, probe), changes
+
+
+def _probe_judgement_kept(info: CheckpointInfo, probe: CheckpointInfo | None) -> CheckpointInfo:
+    """`info` with the optimizer state the probe measured and, where the probe judged the checkpoint bad
+    though its weights are finite (`reason`: NaN/Inf moments, saved after the incident), that verdict."""
+    if probe is None:
+        return info
+    info = replace(info, optimizer=probe.optimizer, optimizer_problem=probe.optimizer_problem)
+    if probe.status == "bad" and probe.reason and not info.nonfinite_tensors:
+        info = replace(info, status="bad", reason=probe.reason)
+    return info

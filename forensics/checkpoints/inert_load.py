@@ -63,7 +63,7 @@ def inert_torch_load(path) -> Any:
         obj["args"].qualname, obj["args"].field("lr"), obj["w"].tolist()
         # ('argparse.Namespace', 0.1, [1.0, 1.0])
     """
-    from .torch_file import import_torch, load_weights_only
+    from .torch_file import import_torch, load_weights_only, quiet_protocol_warning
 
     path = Path(path)
     torch = import_torch(path)
@@ -73,7 +73,7 @@ def inert_torch_load(path) -> Any:
         return load_weights_only(torch, path)
     try:
         stand_ins = [(_record_class(n), n) for n in names]
-        with torch.serialization.safe_globals(stand_ins):
+        with torch.serialization.safe_globals(stand_ins), quiet_protocol_warning():
             return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
     except OSError as err:
         raise UnreadableFile(path, os_reason(err)) from None

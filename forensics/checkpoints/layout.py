@@ -52,6 +52,14 @@ def _home(path: Path, root: Path) -> Path:
     folder = path.parent
     chain = [folder, *folder.parents]
     chain = chain[: chain.index(root) + 1] if root in chain else [folder]
+    home = _step_folder(chain)
+    if home is not None:
+        return home
+    return path if step_from_name(path.name) is not None else folder
+
+
+def _step_folder(chain: list[Path]) -> Path | None:
+    """The first step-named folder of `chain` (a folder, then its parents), or None."""
     for i, d in enumerate(chain):
         if step_from_name(d.name) is None:
             continue
@@ -59,7 +67,7 @@ def _home(path: Path, root: Path) -> Path:
         if _DEEPSPEED_TAG.match(d.name) and i + 1 < len(chain) and step_from_name(chain[i + 1].name) is not None:
             return chain[i + 1]
         return d
-    return path if step_from_name(path.name) is not None else folder
+    return None
 
 
 def _ref_of(home: Path, files: list[Path]) -> CheckpointRef | None:
@@ -157,6 +165,38 @@ def open_checkpoint(path) -> CheckpointRef:
         raise NoCheckpoints(path, f"holds no weights of its own but {len(refs)} {'checkpoint' if len(refs) == 1 else 'checkpoints'} inside ({names}); "
                                   "name one of them")
     raise NoCheckpoints(path, "no weight files (.safetensors, .bin, .pt) found")
+
+
+# What a file named as a checkpoint may be: weights, a shard index, a torch.distributed.checkpoint .metadata.
+_CHECKPOINT_FILE_SUFFIXES = (".safetensors", ".index.json", ".metadata") + TORCH_SUFFIXES
+# How far above a file or rank folder its checkpoint folder may lie (iter_N/mp_rank_00/model_optim_rng.pt).
+_CHECKPOINT_DEPTH = 3
+
+
+def checkpoint_of(path) -> CheckpointRef:
+    """The whole checkpoint `path` names, for `bisect`: a checkpoint folder as it is, and a file or rank folder
+    inside one (`iter_0000040/mp_rank_00`, `checkpoint-40/model.safetensors`) as the step-named checkpoint
+    folder that holds it, so that its siblings are the run's other checkpoints.
+
+    Raises NoCheckpoints for a file that holds no weights (a log, trainer_state.json) or where none is found.
+    """
+    path = Path(path).expanduser()
+    if path.is_file() and not path.name.lower().endswith(_CHECKPOINT_FILE_SUFFIXES):
+        raise NoCheckpoints(path, "is not a weight file: name a checkpoint folder (checkpoint-N) or its weights")
+    if path.exists() and not (path.is_file() and step_from_name(path.name) is not None):
+        start = path.resolve() if path.is_dir() else path.resolve().parent
+        home = _step_folder([start, *start.parents][:_CHECKPOINT_DEPTH])
+        if home is not None:
+            return open_checkpoint(home)
+    return open_checkpoint(path)
+
+
+def same_run_folder(a: CheckpointRef, b: CheckpointRef) -> None:
+    """Raise NoCheckpoints when `a` and `b` are checkpoints of different run folders (nothing lies between them)."""
+    folder_a, folder_b = _sibling_folder(a), _sibling_folder(b)
+    if folder_a != folder_b:
+        raise NoCheckpoints(b.path, f"is a checkpoint of another run folder than {a.name} ({folder_b} and "
+                                    f"{folder_a}): name two checkpoints of one run")
 
 
 def _file_ref(path: Path) -> CheckpointRef:

@@ -79,8 +79,17 @@ class OptimizerState:
         return max(self.trainer_step - self.step, 0)
 
     @property
-    def is_finite(self) -> bool:
-        return not self.nonfinite_tensors
+    def moments_read(self) -> int:
+        """Parameters whose two Adam moments were read and measured (none: an empty state, or one the
+        reader refused, proves nothing about finiteness)."""
+        return int(self.tensors["numel"].notna().sum()) if "numel" in self.tensors else 0
+
+    @property
+    def is_finite(self) -> bool | None:
+        """False when a moment holds NaN/Inf; True when every moment read is finite; None when none was read."""
+        if self.nonfinite_tensors:
+            return False
+        return True if self.moments_read else None
 
     def to_dict(self) -> dict[str, Any]:
         """The `optimizer` object of a checkpoint in `analyze --json`."""
@@ -140,7 +149,8 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
     tensors = _with_ratios(pd.DataFrame(rows, columns=["index", "name", "block", *_SUMS]), group_of)
     steps = [p.step for p in opt.params.values() if p.step is not None]
     nonfinite = [f"{row.name}.{key}" for row in tensors.itertuples()
-                 for key, n in (("exp_avg", row.n_nonfinite_m), ("exp_avg_sq", row.n_nonfinite_v)) if n]
+                 for key, n in (("exp_avg", row.n_nonfinite_m), ("exp_avg_sq", row.n_nonfinite_v))
+                 if n and not math.isnan(n)]  # NaN: the moment was not read, which says nothing of its values
     return OptimizerState(str(path), int(max(steps)) if steps else None, ref.step, opt.groups, mapping,
                           tensors, _per_block(tensors, group_of), nonfinite, problems)
 

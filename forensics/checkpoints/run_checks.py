@@ -127,12 +127,27 @@ def _deepspeed_counters(ref) -> tuple[DeepSpeedCounters | None, list[Skipped]]:
     return None, []
 
 
+def check_with_optimizer(ref, criterion: Criterion | None = None, workers: int | None = None) -> CheckpointInfo:
+    """A quick check of `ref` and, where its weights read finite, the optimizer state saved beside it
+    (a resume loads that too): the probe of `bisect`, measuring what `check_run_checkpoints` measures."""
+    info = quick_check(ref, criterion, workers=workers)
+    folder = ref.path if ref.path.is_dir() else ref.path.parent
+    if info.status != "ok" or optimizer_file_of(folder) is None:
+        return info
+    optimizer, problem = _optimizer_state(ref, None, workers)
+    return replace(info, optimizer=optimizer, optimizer_problem=problem.reason if problem else None)
+
+
 def _optimizer_state(ref, progress: Progress | None,
                      workers: int | None) -> tuple[OptimizerState | None, Skipped | None]:
     """The measured optimizer state beside the checkpoint (None without one), or why it cannot be read."""
     try:
-        return read_optimizer_state(ref, progress=progress, workers=workers), None
+        state = read_optimizer_state(ref, progress=progress, workers=workers)
     except UnreadableFile as err:
         return None, Skipped(err.path, err.reason)
     except OSError as err:
         return None, Skipped(str(ref.path), os_reason(err))
+    if state is not None and state.is_finite is None:  # nothing read proves nothing: said, never taken as finite
+        return state, Skipped(state.file, "holds no Adam moments that could be read (an empty state, or entries "
+                                          "the safe reader refused): not checked for NaN/Inf")
+    return state, None

@@ -7,7 +7,11 @@ which executes nothing and needs no torch.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 import pickle
+import pickletools
+import re
+import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -20,6 +24,12 @@ from .entries import TensorEntry, chunk_elements
 TORCH_HINT = "install torch to read .bin/.pt (pip install 'forensics[torch]')"
 # Keys under which a saved dict keeps its state dict (DeepSpeed: module; others: state_dict, model).
 _STATE_KEYS = ("module", "state_dict", "model")
+
+
+def unread_without_torch(checkpoints) -> list:
+    """The checkpoints (CheckpointInfo) left unread, in whole or in part, because torch is not installed."""
+    return [c for c in checkpoints if TORCH_HINT in (c.reason or "")
+            or any(TORCH_HINT in s.reason for s in c.unreadable_files)]
 
 
 def import_torch(path):
@@ -69,16 +79,16 @@ class TorchFile:
 def load_weights_only(torch, path: Path):
     """torch.load(weights_only=True), memory-mapped where the format allows; raises UnreadableFile."""
     try:
-        try:
-            return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-        except RuntimeError as err:
-            if "mmap" not in str(err):
-                raise
-            # A legacy (pre-zip) file cannot be memory-mapped: load it whole.
-            return torch.load(path, map_location="cpu", weights_only=True)
+        with quiet_protocol_warning():
+            try:
+                return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+            except RuntimeError as err:
+                if "mmap" not in str(err):
+                    raise
+                # A legacy (pre-zip) file cannot be memory-mapped: load it whole.
+                return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
-        raise UnreadableFile(path, f"torch.load(weights_only=True) refused it ({_refusal(err)}): it holds more "
-                                   "than tensors, or is damaged") from None
+        raise UnreadableFile(path, _refusal_reason(_refusal(err))) from None
     except OSError as err:
         raise UnreadableFile(path, os_reason(err)) from None
     except Exception as err:  # zip/pickle damage surfaces as RuntimeError, EOFError, ValueError, ...
@@ -95,6 +105,31 @@ def _refusal(err: Exception) -> str:
     lines = [line.strip() for line in text.splitlines()]
     named = [line for line in lines if line and not line.startswith(_GENERIC_ADVICE)]
     return named[0][:200] if named else "refused"
+
+
+@contextmanager
+def quiet_protocol_warning():
+    """torch.load without its stderr warning about a pickle protocol other than 2: what it could not read is
+    said in our own words (UnreadableFile), and a file it reads needs no warning."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
+        yield
+
+
+_OPCODE_NAMES = {ord(op.code): op.name for op in pickletools.opcodes}
+
+
+def _refusal_reason(refusal: str) -> str:
+    """Why torch's safe loader refused a file, in plain words where its message is an opcode number."""
+    refused = f"torch.load(weights_only=True) refused it ({refusal})"
+    opcode = re.fullmatch(r"Unsupported operand (\d+)", refusal)
+    if opcode is None:
+        return f"{refused}: it holds more than tensors, or is damaged"
+    name = _OPCODE_NAMES.get(int(opcode.group(1)), opcode.group(1))
+    if name == "FRAME":  # protocol 4+: pickle.dump's default, torch.save's only when asked for
+        return (f"{refused}: it is a pickle of protocol 4 or later (pickle.dump writes these, torch.save only when "
+                "asked to), which torch's safe loader does not read")
+    return f"{refused}: a pickle opcode ({name}) that torch's safe loader does not allow"
 
 
 def _tensors_of(obj, torch) -> dict[str, Any]:

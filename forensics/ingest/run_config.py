@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from ..config import RunConfig
 from ..errors import UnreadableFile, os_reason
+from ..findings import Skipped
 from ..lfs import unreadable_reason
 from ..run import RunLayout
 from ..timeline import Timeline, step_from_name
@@ -227,11 +228,10 @@ def _read_into(config: RunConfig, layout: RunLayout, path: Path, reader: Callabl
     source = _relative(layout, path)
     try:
         values = reader(path)
-    except UnreadableFile as err:
-        config.missing.append(f"{source}: {unreadable_reason(err)}")
-        return
-    except OSError as err:
-        config.missing.append(f"{source}: {os_reason(err)}")
+    except (UnreadableFile, OSError) as err:
+        reason = unreadable_reason(err) if isinstance(err, UnreadableFile) else os_reason(err)
+        config.missing.append(f"{source}: {reason}")
+        config.unreadable_files.append(Skipped(str(path), reason))  # a refused pickle is said, never passed over
         return
     _record(config, values, source)
 

@@ -12,6 +12,7 @@ from typing import Iterable
 from ..analyzers.metrics import format_number
 from ..causes import HIDERS
 from ..causes.logged_loss import LOGGING_CAUSES
+from ..checkpoints.torch_file import unread_without_torch
 from ..checkpoints.types import CheckpointInfo
 from ..findings import Finding, plural
 from .notation import block_ranges
@@ -96,10 +97,16 @@ def _headline(analysis) -> str:
     first = analysis.first_incident
     if first is None:
         if analysis.status == "healthy":
-            return ("Nothing went wrong in the logs or checkpoints that were read"
+            return ("Nothing went wrong in the logs or checkpoints that were read" + _torch_note(analysis)
                     + (f", and the {analysis.learning.metric} shows it learned." if analysis.learning else "."))
         return "Something looks off, but no single first incident was found."
     return f"First sign of trouble at step {first.step}: {first.message}"
+
+
+def _torch_note(analysis) -> str:
+    """Checkpoints left unread for want of torch: a healthy verdict must not pass for one that checked them."""
+    unread = unread_without_torch(analysis.checkpoints)
+    return f" ({plural(len(unread), 'checkpoint')} not read: install torch)" if unread else ""
 
 
 def _learned(learning) -> str:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..checkpoints.blocks import block_sort_key
 from ..checkpoints.scan import NOT_FULLY_READ
+from ..checkpoints.torch_file import TORCH_HINT, unread_without_torch
 from ..analyzers import SUMMARY_KINDS
 from ..analyzers.metrics import format_number
 from ..causes import HIDERS
@@ -119,11 +120,17 @@ def _checkpoint_rows(analysis) -> list[str]:
     incident = analysis.incident_step
     unsafe = [c.name for c in analysis.checkpoints if c.status == "ok" and incident is not None
               and (c.step is None or c.step >= incident)]
-    unread = [c.name for c in analysis.checkpoints if c.status == "unreadable"]
+    no_torch = unread_without_torch(analysis.checkpoints)
+    unread = [c.name for c in analysis.checkpoints if c.status == "unreadable" and all(c is not n for n in no_torch)]
     not_read = f"; not readable: {', '.join(unread)} (--verbose says why)" if unread else ""
+    if no_torch:
+        not_read += f"; {plural(len(no_torch), 'checkpoint')} not read: {TORCH_HINT}"
     if bad is None and incident is None:
-        read = len(analysis.checkpoints) - len(unread)
+        read = len(analysis.checkpoints) - len(unread) - sum(c.status == "unreadable" for c in no_torch)
         said = f"{plural(read, 'checkpoint')} checked, all finite" if read else "none could be read"
+        unchecked = [c.name for c in analysis.checkpoints if c.optimizer is not None and c.optimizer_finite is None]
+        if unchecked:
+            said += f"; the optimizer state of {', '.join(unchecked)} holds no moments that could be read (not checked)"
         rows += _row("Checkpoints", said + not_read)
         return rows
     safe = f"{good.name} (step {good.step})" if good else f"none saved before step {incident}"
@@ -136,6 +143,8 @@ def _checkpoint_rows(analysis) -> list[str]:
         safe += f"; finite weights but NaN/Inf optimizer state: {', '.join(poisoned)}"
     elif good is not None and good.optimizer_finite:
         safe += "; its optimizer state is finite too"
+    elif good is not None and good.optimizer is not None and good.optimizer_finite is None:
+        safe += "; its optimizer state holds no moments that could be read, so it is not checked"
     rows += _row("Last good", safe + not_read)
     return rows
 
@@ -268,9 +277,17 @@ def bisect_text(data: dict) -> str:
     if bad:
         blocks = bad.get("nonfinite_blocks") or []
         tensors = bad.get("nonfinite_tensors") or []
-        lines.append(f"  {len(tensors)} non-finite tensors" + (f" in {', '.join(blocks)}" if blocks else ""))
+        if tensors or not bad.get("reason"):
+            lines.append(f"  {len(tensors)} non-finite tensors" + (f" in {', '.join(blocks)}" if blocks else ""))
+        else:  # finite weights judged bad: say by what
+            lines.append(f"  {bad['reason']}")
     probed = data.get("probed") or []
     lines.append("probed: " + ", ".join(f"{p['name']}={p['verdict']}" for p in probed))
+    # a checkpoint the search could not read is left out of it: say which and why, never quietly
+    lines.extend(f"  left out {p['name']}: {p.get('reason') or 'unreadable'}" for p in probed
+                 if p["verdict"] == "unreadable")
+    lines.extend(f"  {p['name']}: finite weights; {p['reason']}" for p in probed
+                 if p["verdict"] == "ok" and p.get("reason"))
     window = data.get("window") or {}
     findings = data.get("findings") or []
     if findings:
