@@ -93,3 +93,20 @@ def test_names_that_only_contain_the_letters_acc_are_not_accuracies():
 def _series(steps, values):
     import pandas as pd
     return pd.Series(list(values), index=list(steps), dtype="float64")
+
+
+def test_a_training_accuracy_that_rose_does_not_excuse_an_eval_accuracy_at_zero():
+    """A reviewer's case: the training accuracy 0.2 -> 0.95 while eval_accuracy was 0.0 at all 10 evaluations (TRL
+    logs mean_token_accuracy on every SFT run, so a rising token accuracy would hide any held-out one at zero)."""
+    steps = list(range(10, 101, 10))
+    metrics = {"loss": _series(steps, [2.0 - s / 100 for s in steps]),
+               "accuracy": _series(steps, [0.2 + 0.75 * s / 100 for s in steps]),
+               "eval_accuracy": _series(steps, [0.0] * 10)}
+    assert [f.metric for f in detect_accuracy_at_zero(metrics, Thresholds())] == ["eval_accuracy"]
+
+
+def test_an_eval_sequence_accuracy_at_zero_beside_an_eval_token_accuracy_that_rose_is_silent():
+    steps = list(range(10, 101, 10))
+    metrics = {"eval_sequence_accuracy": _series(steps, [0.0] * 10),
+               "eval_token_accuracy": _series(steps, [0.5 + s / 1000 for s in steps])}
+    assert detect_accuracy_at_zero(metrics, Thresholds()) == []

@@ -6,8 +6,9 @@ example right by that measure, however far the loss fell: the loss may have lear
 frequent tokens, a fixed template) and not the task. A warning, not a break: the data cannot tell a task the run has
 not reached yet from an accuracy computed wrongly (predictions compared with labels off by one position, a format
 check that never matches), and both want a look. Left alone: a reward named for accuracy (GRPO's accuracy reward,
-DPO's rewards/accuracies: the reward and pair detectors read those), and an accuracy at zero beside another that
-moved (an exact-sequence accuracy next to a token accuracy that rose: long targets are rarely matched whole).
+DPO's rewards/accuracies: the reward and pair detectors read those), and an accuracy at zero beside another of the same
+split that moved (an exact-sequence accuracy next to a token accuracy that rose: long targets are rarely matched whole);
+a training accuracy that rose does not excuse a held-out one at zero.
 """
 from __future__ import annotations
 
@@ -27,13 +28,23 @@ _MIN_POINTS = 5  # logged points at zero before the accuracy says something rath
 def detect_accuracy_at_zero(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `accuracy_at_zero` warning per accuracy that stayed at zero over the whole log, or []."""
     accuracies = {name: finite(series) for name, series in metrics.items() if _is_an_accuracy(name)}
-    if any(_moved(series) for series in accuracies.values()):
-        return []  # another measure of the same outputs moved: the one at zero is the stricter, not a dead task
-    return [_finding(name, series, metrics) for name, series in accuracies.items() if len(series) >= _MIN_POINTS]
+    # another measure of the same outputs (the same split) that moved: the one at zero is the stricter, not a dead
+    # task; a training accuracy that rose says nothing of held-out data scored at zero
+    moved = {_split(name) for name, series in accuracies.items() if _moved(series)}
+    return [_finding(name, series, metrics) for name, series in accuracies.items()
+            if len(series) >= _MIN_POINTS and _split(name) not in moved]
 
 
 def _is_an_accuracy(name: str) -> bool:
     return _ACCURACY_NAME.search(name) is not None and "reward" not in name.lower()
+
+
+_HELD_OUT = re.compile(r"^(eval|val|valid|validation|test|dev)([_/ ]|$)", re.IGNORECASE)
+
+
+def _split(name: str) -> str:
+    """"held-out" for an evaluation's metric (eval_accuracy, val/acc, test_acc), else "train"."""
+    return "held-out" if _HELD_OUT.match(name) else "train"
 
 
 def _moved(series: pd.Series) -> bool:
