@@ -117,8 +117,8 @@ def epoch_indexed_tags_on_train_steps(frame: pd.DataFrame) -> tuple[pd.DataFrame
 
 def _epoch_indexed_at_epoch_ends(before: pd.DataFrame, frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Where the training loss was a per-epoch counter (its steps in `before` restart, in `frame` continued), each
-    tag still counting epochs (rising steps 0..E-1 or 1..E, for E epochs the counter shows) placed at the last
-    training step of its epoch."""
+    tag still counting epochs (rising steps 0..E-1, 1..E, or 0..E with an evaluation before training, for E epochs
+    the counter shows) placed at the last training step of its epoch (`_epoch_index_steps`)."""
     loss_before = before["step"].to_numpy()[before["metric"].to_numpy() == "loss"]
     loss_now = frame["step"].to_numpy()[frame["metric"].to_numpy() == "loss"]
     if len(loss_now) == 0 or (loss_before == loss_now).all():
@@ -129,11 +129,23 @@ def _epoch_indexed_at_epoch_ends(before: pd.DataFrame, frame: pd.DataFrame) -> t
         if metric == "loss" or len(steps) < 2 or (np.diff(steps) <= 0).any() or steps.min() < 0 \
                 or steps.max() > len(ends):
             return None
-        return ends[steps - (1 if steps.max() == len(ends) else 0)]
+        return _epoch_index_steps(steps, ends, int(loss_now.min()))
 
     return _restepped(frame, at_epoch_end, (
         "{tags}: logged at the epoch index beside a training loss whose step counter restarts each epoch; each point "
         "placed at the last training step of its epoch (the file's wall times, all after training, do not place it)"))
+
+
+def _epoch_index_steps(epochs: np.ndarray, ends: np.ndarray, first_step: int) -> np.ndarray:
+    """The training steps of epoch indices (rising, 0..len(ends) at most), given the last step of each epoch.
+
+    Indices that reach len(ends) count epochs from 1: index k is the end of epoch k, and an index 0 beside them is
+    an evaluation before training, at `first_step` (index 0 must never wrap round to the last epoch's end).
+    Indices below len(ends) count from 0: index k is the end of the (k+1)-th epoch.
+    """
+    if epochs.max() < len(ends):
+        return ends[epochs]
+    return np.where(epochs == 0, first_step, ends[np.maximum(epochs - 1, 0)])
 
 
 def _epoch_indexed(steps: np.ndarray, wall: np.ndarray, train: pd.DataFrame) -> bool:
