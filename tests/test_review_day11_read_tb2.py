@@ -84,3 +84,47 @@ def test_evals_counted_from_1_after_training_go_to_the_ends_of_their_epochs(tmp_
         writer.add_scalar("Loss/val", val, epoch, walltime=wall + epoch * 0.001)
     writer.close()
     assert forensics.load_timeline(tmp_path).series("eval_loss").index.tolist() == [59, 119, 179]
+
+
+def _write_reruns(folder: Path, runs: list[list[float]]) -> Path:
+    """The same training loop run again from scratch in one notebook's writer: each run logs `Loss/train` from
+    step 0."""
+    writer, wall = _writer(folder), START
+    for losses in runs:
+        for step, loss in enumerate(losses):
+            writer.add_scalar("Loss/train", loss, step, walltime=wall)
+            wall += BATCH_S
+        wall += 60.0  # the user reads the result and runs the cell again
+    writer.close()
+    return folder
+
+
+def _reruns(level, runs: int = 3, steps: int = 300, seed: int = 1) -> list[list[float]]:
+    rng = np.random.default_rng(seed)
+    return [[level(run, s) + 0.03 * rng.standard_normal() for s in range(steps)] for run in range(runs)]
+
+
+def test_three_re_runs_from_scratch_in_one_writer_stay_three_attempts_not_one_count(tmp_path):
+    run = _write_reruns(tmp_path, _reruns(lambda run, s: _curve(s)))
+    a = forensics.analyze(run)
+    assert a.status == "healthy", a.findings
+    assert not any(f.kind == "loss_spike" for f in a.findings), a.findings
+    assert a.timeline.series("loss").index.max() == 299
+
+
+def test_re_runs_whose_last_diverges_are_broken_at_the_last_run_s_own_step(tmp_path):
+    def level(run, s):
+        return 0.5 + 0.02 * (s - 150) if run == 2 and s > 150 else _curve(s)
+    a = forensics.analyze(_write_reruns(tmp_path, _reruns(level)))
+    assert a.status == "broken", a.findings
+    assert a.first_incident.kind == "divergence" and 150 <= a.first_incident.step <= 200, a.first_incident
+
+
+def test_a_per_epoch_counter_whose_loss_carries_on_at_each_restart_is_still_one_count(tmp_path):
+    """A healthy loop with `add_scalar("Loss/train", loss, batch_idx)`: each epoch starts a little above where the
+    last one ended (the reshuffled data), far below where training began."""
+    losses = _epochs(lambda g: _curve(g / 2) + (0.05 if g % 150 < 5 else 0.0), epochs=4, batches=150, seed=2)
+    run = _write_reruns(tmp_path, losses)
+    loss = forensics.load_timeline(run).series("loss")
+    assert loss.index.max() == 4 * 150 - 1 and len(loss) == 4 * 150
+    assert forensics.analyze(run).status == "healthy"
