@@ -14,7 +14,9 @@ file), and its wall time runs on. So within one file:
   counter's restarts say where each epoch ended, and epoch k's point goes to its end (`_epoch_indexed_at_epoch_ends`).
 
 `one_step_axis` does all of it, in that order; each step says what it did in a note. A single restart (a re-run in
-a notebook's same writer, or a second epoch) is left as it is: the two cannot be told apart.
+a notebook's same writer, or a second epoch) is left as it is: the two cannot be told apart. Restarts where the
+training loss goes back to where it began (a fresh model: the loop re-run from scratch, as many times as the user
+ran the cell) are re-runs, left as attempts of their own; a per-epoch counter's loss carries on at each restart.
 """
 from __future__ import annotations
 
@@ -23,6 +25,12 @@ import pandas as pd
 
 # A per-epoch counter restarts at least this often (three epochs or more); one restart may be a re-run.
 MIN_RESTARTS = 2
+# A re-run's first values sit this many times nearer the first run's first values than to where the run had got
+# (the median of LEVEL_POINTS values at each end), and the first run moved by MIN_MOVE of its level at least: a flat
+# loss restarting says nothing.
+RERUN_MARGIN = 2
+LEVEL_POINTS = 5
+MIN_MOVE = 0.1
 # The completed epochs of a per-epoch counter end within this fraction of their span of one another.
 SPAN_TOLERANCE = 0.1
 # An epoch-indexed tag's largest step (a few dozen epochs at most), and how many times further the training loss's
@@ -49,7 +57,11 @@ def continued_epoch_counters(frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[s
     A tag is a per-epoch counter where, in file order, its step goes back MIN_RESTARTS times or more, always to the
     tag's first step, and its completed pieces end at about the same step (see the module docstring).
     """
-    return _restepped(frame, lambda metric, steps, wall: _continued_count(steps), (
+    reruns = _tags_run_again_from_scratch(frame)
+    # one loop logs every tag: where its training loss was run again from scratch, so was everything beside it
+    if "loss" in reruns:
+        return frame, ()
+    return _restepped(frame, lambda metric, steps, wall: None if metric in reruns else _continued_count(steps), (
         "{tags}: the step goes back to its first value again and again within this one event file (one writer, its "
         "wall time running on): a counter restarted each epoch, not a resume; read as one continuous count, each "
         "restart offset by the count before it"))
@@ -68,6 +80,39 @@ def _restepped(frame: pd.DataFrame, new_steps, note: str) -> tuple[pd.DataFrame,
     if not changed:
         return frame, ()
     return frame.assign(step=steps), (note.format(tags=", ".join(changed)),)
+
+
+def _tags_run_again_from_scratch(frame: pd.DataFrame) -> set[str]:
+    """The tags whose step restarts are re-runs of the training from scratch (`_started_over`), not epochs."""
+    steps, values = frame["step"].to_numpy(), frame["value"].to_numpy(dtype="float64")
+    return {metric for metric, rows in frame.groupby("metric", sort=False).indices.items()
+            if _started_over(steps[rows], values[rows])}
+
+
+def _started_over(steps: np.ndarray, values: np.ndarray) -> bool:
+    """Whether, at some restart of the step, the values went back to where the first piece began: a fresh model's
+    level, nearer the first piece's first values than to both the previous piece's last values and the lowest the
+    run had reached. A per-epoch counter's next epoch carries on from where the last one ended."""
+    pieces = np.split(values, np.flatnonzero(np.diff(steps) < 0) + 1)
+    first_start = _level(pieces[0], head=True)
+    for k in range(1, len(pieces)):
+        start, before = _level(pieces[k], head=True), np.concatenate(pieces[:k])
+        previous_end = _level(before, head=False)  # the last finite values before the restart
+        reached = np.nanmin(before) if np.isfinite(before).any() else np.nan
+        if not np.isfinite([first_start, start, previous_end, reached]).all():
+            continue
+        moved = abs(first_start - previous_end) > MIN_MOVE * max(abs(first_start), abs(previous_end))
+        if moved and abs(start - first_start) * RERUN_MARGIN < min(abs(start - previous_end), abs(start - reached)):
+            return True
+    return False
+
+
+def _level(values: np.ndarray, head: bool) -> float:
+    """The median of the first (head) or last LEVEL_POINTS finite values; NaN where there are none."""
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return np.nan
+    return float(np.median(finite[:LEVEL_POINTS] if head else finite[-LEVEL_POINTS:]))
 
 
 def _continued_count(steps: np.ndarray) -> np.ndarray | None:
@@ -117,8 +162,8 @@ def epoch_indexed_tags_on_train_steps(frame: pd.DataFrame) -> tuple[pd.DataFrame
 
 def _epoch_indexed_at_epoch_ends(before: pd.DataFrame, frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Where the training loss was a per-epoch counter (its steps in `before` restart, in `frame` continued), each
-    tag still counting epochs (rising steps 0..E-1 or 1..E, for E epochs the counter shows) placed at the last
-    training step of its epoch."""
+    tag still counting epochs (rising steps 0..E-1, 1..E, or 0..E with an evaluation before training, for E epochs
+    the counter shows) placed at the last training step of its epoch (`_epoch_index_steps`)."""
     loss_before = before["step"].to_numpy()[before["metric"].to_numpy() == "loss"]
     loss_now = frame["step"].to_numpy()[frame["metric"].to_numpy() == "loss"]
     if len(loss_now) == 0 or (loss_before == loss_now).all():
@@ -129,11 +174,23 @@ def _epoch_indexed_at_epoch_ends(before: pd.DataFrame, frame: pd.DataFrame) -> t
         if metric == "loss" or len(steps) < 2 or (np.diff(steps) <= 0).any() or steps.min() < 0 \
                 or steps.max() > len(ends):
             return None
-        return ends[steps - (1 if steps.max() == len(ends) else 0)]
+        return _epoch_index_steps(steps, ends, int(loss_now.min()))
 
     return _restepped(frame, at_epoch_end, (
         "{tags}: logged at the epoch index beside a training loss whose step counter restarts each epoch; each point "
         "placed at the last training step of its epoch (the file's wall times, all after training, do not place it)"))
+
+
+def _epoch_index_steps(epochs: np.ndarray, ends: np.ndarray, first_step: int) -> np.ndarray:
+    """The training steps of epoch indices (rising, 0..len(ends) at most), given the last step of each epoch.
+
+    Indices that reach len(ends) count epochs from 1: index k is the end of epoch k, and an index 0 beside them is
+    an evaluation before training, at `first_step` (index 0 must never wrap round to the last epoch's end).
+    Indices below len(ends) count from 0: index k is the end of the (k+1)-th epoch.
+    """
+    if epochs.max() < len(ends):
+        return ends[epochs]
+    return np.where(epochs == 0, first_step, ends[np.maximum(epochs - 1, 0)])
 
 
 def _epoch_indexed(steps: np.ndarray, wall: np.ndarray, train: pd.DataFrame) -> bool:
