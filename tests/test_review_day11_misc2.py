@@ -3,6 +3,8 @@ TrainingArguments' `logging_steps` under `logging_strategy` epoch or 'no' (it st
 no run can have (inf); a resumed W&B run's summary step, which is no logging interval."""
 from __future__ import annotations
 
+import json
+
 import forensics
 
 
@@ -52,3 +54,35 @@ def test_an_infinite_logging_steps_on_the_command_line_is_no_interval_and_no_cra
     command = "python train.py --model_name_or_path gpt2 --logging_steps inf --fp16\n"
     analysis = _console(tmp_path, command + _dicts(*_PER_EPOCH_NAN))
     assert analysis.first_incident.step == 4
+
+
+
+def _wandb_console(tmp_path, losses, epochs, global_step):
+    """A W&B run folder holding the console copy (files/output.log) and the summary's last logged step."""
+    files = tmp_path / "run" / "wandb" / "run-20250101_000000-abcd1234" / "files"
+    files.mkdir(parents=True)
+    (files / "output.log").write_text(_dicts(losses, epochs))
+    (files / "wandb-summary.json").write_text(json.dumps({"train/global_step": global_step,
+                                                          "train/epoch": epochs[-1]}))
+    (files / "config.yaml").write_text("learning_rate:\n  value: 2e-05\n")
+    return forensics.analyze(tmp_path / "run")
+
+
+def _falling_then_nan(n, nan_from):
+    return [round(2.0 - 1.0 * i / n, 4) if i < nan_from else float("nan") for i in range(n)]
+
+
+def test_a_resumed_runs_summary_step_over_its_dicts_is_no_logging_interval(tmp_path):
+    """Resumed after epoch 1 (epochs 1.01 ... 2.0, 100 dicts, global_step 2000): 2000 / 100 would put the dicts
+    20 apart from step 20, the NaN of epoch 1.5 at 1000, though the run was at step 1500 there."""
+    epochs = [round(1 + (i + 1) / 100, 2) for i in range(100)]
+    analysis = _wandb_console(tmp_path, _falling_then_nan(100, 49), epochs, 2000)
+    assert analysis.first_incident.step != 1000
+
+
+def test_a_fresh_runs_summary_step_over_its_dicts_still_numbers_them(tmp_path):
+    """From the start (epochs 0.01 ... 1.0, 100 dicts, global_step 1000): 10 steps apart, the NaN of the 50th dict
+    at step 500."""
+    epochs = [round((i + 1) / 100, 2) for i in range(100)]
+    analysis = _wandb_console(tmp_path, _falling_then_nan(100, 49), epochs, 1000)
+    assert analysis.first_incident.step == 500
