@@ -7,9 +7,12 @@ the counts of an older one. What configured the judged training is the code its 
 banners that session printed; the other sessions' cells ran in another process.
 
 One kernel gives each count once, from 1. So the session's cells are found by walking up from the training cell
-(count T), taking each cell whose count the session has not given yet (a count it has is another session's) and
-stopping at its count 1, the cell where it began; a cell up there counted above T ran again after the training, but
-sits above it and most likely ran before it too (a cell shows only its last count). Then down from the training
+(count T), taking each cell whose count the session has not given yet (a count it has is another session's) until
+it has given every count below T; a cell up there counted above T ran again after the training, but sits above it
+and most likely ran before it too (a cell shows only its last count). Its count 1 does not end the walk: the cell run
+first after a restart (an environment setting) may sit below the cells it then ran; above that cell the walk goes on
+only through cells counted below T that the session has not given, and the first other counted cell (a count it
+has, or one above T) ends it: from there up the cells are an older session's. Then down from the training
 cell, taking the counts below T the session has not given (a cell placed lower but run earlier) up to the first
 count it has; a lower cell counted above T ran only after it (an inference reload, the next experiment).
 Uncounted cells are kept wherever they sit: they belong to no session, and the code reader decides whether they
@@ -52,12 +55,15 @@ def _above(cells: list[dict], trained: int) -> tuple[list[int], set[int]]:
     last = _count(cells[trained])
     kept, given = [trained], {last}
     for i in range(trained - 1, -1, -1):
-        if 1 in given:
+        if given >= set(range(1, last + 1)):
             break
         count = _count(cells[i])
-        if count is not None and count not in given:
+        fits = count is not None and count not in given and (count < last or 1 not in given)
+        if fits:
             kept.append(i)
             given.add(count)
+        elif count is not None and 1 in given:  # above its count 1, a cell the session cannot have run first
+            break
     return kept, given
 
 
@@ -69,8 +75,8 @@ def _counts_tell_sessions(cells: list[dict]) -> bool:
 
 def _count(cell: dict):
     """A cell's execution count (nbformat 3 named it `prompt_number`); None for a cell that is not code or did not
-    run."""
+    run, and for a value no kernel gives (a kernel counts from 1; JSON's true is no count)."""
     if cell.get("cell_type") != "code":
         return None
     count = cell.get("execution_count", cell.get("prompt_number"))
-    return count if isinstance(count, int) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 1 else None

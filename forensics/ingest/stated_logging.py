@@ -15,6 +15,7 @@ its logging interval is stated by:
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ def stated_logging(texts: dict[str, str], path: Path) -> StatedLogging | None:
     for key, source in ((printed_configs.ARGS_KEY, "the printed TrainingArguments"),
                         (command_line.TEXT_KEY, "the launch command")):
         args = json.loads(texts[key]) if key in texts else {}
-        every = _interval(args.get("logging_steps"))
+        every = _interval(args)
         if every is not None:
             return StatedLogging(every, _is_true(args.get("logging_first_step")), None, source)
     return _wandb_folder_logging(Path(path)) if Path(path).name == _WANDB_CONSOLE else None
@@ -54,7 +55,7 @@ def _wandb_folder_logging(console: Path) -> StatedLogging | None:
     """logging_steps from config.yaml and the last logged step from wandb-summary.json beside W&B's output.log."""
     config = _read_or_none(console.parent / "config.yaml", read_config_yaml)
     summary = _read_or_none(console.parent / "wandb-summary.json", read_json_object)
-    every = _interval(config.get("logging_steps"))
+    every = _interval(config)
     last = next((summary[k] for k in STEP_KEYS if isinstance(summary.get(k), int) and summary[k] > 0), None)
     if every is None and last is None:
         return None
@@ -69,13 +70,22 @@ def _read_or_none(path: Path, reader) -> dict[str, Any]:
         return {}
 
 
-def _interval(value: Any) -> int | None:
-    """A whole number of steps: a float below 1 is a fraction of the run (transformers >= 4.31), not a count."""
+def _interval(args: dict[str, Any]) -> int | None:
+    """The stated logging_steps where it is a whole number of steps the run logged by: a float below 1 is a fraction
+    of the run (transformers >= 4.31), not a count; inf or NaN is no interval; and under `logging_strategy` epoch
+    or 'no' the Trainer ignores logging_steps (TrainingArguments prints its default 500 all the same)."""
+    if _strategy(args.get("logging_strategy")) in ("epoch", "no"):
+        return None
     try:
-        number = float(value)
+        number = float(args.get("logging_steps"))
     except (TypeError, ValueError):
         return None
-    return int(number) if number >= 1 and number == int(number) else None
+    return int(number) if math.isfinite(number) and number >= 1 and number == int(number) else None
+
+
+def _strategy(value: Any) -> str:
+    """'epoch' from 'epoch', 'EPOCH' or the printed enum 'IntervalStrategy.EPOCH'."""
+    return str(value).rsplit(".", 1)[-1].strip().lower()
 
 
 def _is_true(value: Any) -> bool:

@@ -1252,15 +1252,28 @@ def _explicit_step(pairs: dict) -> int | None:
 def _logging_interval(events: list[tuple], train_total: int | None,
                       stated: StatedLogging | None) -> tuple[int, StatedLogging | None]:
     """The logging interval (`_logging_steps_estimate`), else the one the run states, else 1; and the statement where
-    it was used. A stated last step (W&B's summary) over the train dicts gives one as a closing summary's does."""
+    it was used. A stated last step (W&B's summary) over the train dicts gives one as a closing summary's does.
+    Neither is used where the dicts' epochs say the run resumed: counted from step 0 the positions would be off by
+    the checkpoint's step, and the summary's step over the dicts logged since the resume is no interval."""
     every = _logging_steps_estimate(events, train_total)
-    if every > 1 or stated is None:
+    if every > 1 or stated is None or _resumed_by_epochs(events):
         return every, None
     if stated.every is not None:
         return stated.every, stated
     n_train = sum(1 for e in events if e[0] == "dict" and "loss" in e[2])
     every = _clean_interval(stated.last_step, n_train)
     return (every, stated) if every > 1 else (1, None)
+
+
+def _resumed_by_epochs(events: list[tuple]) -> bool:
+    """Whether the train dicts' epochs start well past 0: further than two of their own spacings and the print's
+    rounding (0.01 of an epoch), as a run resumed from a checkpoint logs (epoch 1.01, 1.02, ... after one epoch)."""
+    epochs = [e[2]["epoch"] for e in events if e[0] == "dict" and "loss" in e[2]
+              and isinstance(e[2].get("epoch"), (int, float)) and math.isfinite(e[2]["epoch"])]
+    if len(epochs) < 2:
+        return False
+    spacing = (epochs[-1] - epochs[0]) / (len(epochs) - 1)
+    return epochs[0] > 2 * abs(spacing) + 0.01
 
 
 def _logging_steps_estimate(events: list[tuple], train_total: int | None) -> int:
