@@ -14,6 +14,9 @@ from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range, range_scope
 from .setting_names import clip_setting, warm_up_advice
 
 FAR_OUT = 5.0  # a peak rate this many times the range's ceiling is evidence by itself
+# ... and this many times pre-training's ceiling (the smallest models' where the size is unknown) is out of every
+# recipe, large-batch ones included (BERT-large's LAMB recipe runs at 6e-3)
+_BEYOND_PRETRAINING = 10.0
 _NAMES = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA", "peft": "PEFT adapters"}
 
 
@@ -56,8 +59,12 @@ def lr_too_high(facts: Facts) -> Cause | None:
     if sgd is not None:
         evidence.append(sgd)
     if far and precursor is None:
+        # with the objective unknown, pre-training (and LAMB-style large-batch) recipes are not ruled out
         evidence.append(f"peak {evidence_value(peak)} is {peak / ranges[-1].ceiling:.0f}x the top of the range: "
-                        "too far out for any recipe")
+                        + ("too far out for any recipe" if objective in OBJECTIVES_WITH_ROWS
+                           or peak >= _BEYOND_PRETRAINING * lr_range("full", "pretrain", n_params or 1).ceiling else
+                           "far above every fine-tuning recipe (pre-training recipes, which the unknown objective "
+                           "leaves open, run higher)"))
     likely = facts.broken and sure and precursor is not None  # a rate far out of range without one stays possible
     title = (f"Learning rate {evidence_value(peak)} too high for {run_name(method, objective, n_params)}" if sure
              else f"Learning rate {evidence_value(peak)}: too high if this was full fine-tuning (method unknown)")

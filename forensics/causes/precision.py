@@ -54,8 +54,11 @@ def _sentence(clause: str) -> str:
     return clause[0].upper() + clause[1:] + "."
 
 
+SCALER_AT_WORK = "Nothing to change for these alone"  # how the advice for a scaler that only skipped a few updates opens
+
+
 def _scaler_did_its_job(facts: Facts) -> str:
-    return ("Nothing to change for these alone: the fp16 loss scaler skips an update that overflows, lowers its scale "
+    return (f"{SCALER_AT_WORK}: the fp16 loss scaler skips an update that overflows, lowers its scale "
             "and goes on, as it did here. If skips come often or in runs, or the loss goes NaN, train in bf16 "
             f"({_bf16_switch(facts)}) where the hardware has it.")
 

@@ -12,6 +12,7 @@ from typing import Iterable
 from ..analyzers.metrics import format_number
 from ..causes import HIDERS
 from ..causes.logged_loss import LOGGING_CAUSES
+from ..causes.precision import SCALER_AT_WORK
 from ..checkpoints.torch_file import unread_without_torch
 from ..checkpoints.types import CheckpointInfo
 from ..findings import Finding, plural
@@ -227,10 +228,19 @@ def _answer_checkpoints(analysis) -> Answer:
 MAX_EVIDENCE = 3
 
 
+_SCALER_KINDS = ("skipped_steps", "loss_scale_overflow", "nonfinite_metric")
+
+
 def about_the_log(analysis, cause) -> bool:
-    """Whether a cause is about how the loss was logged beside a first incident of another kind (no cause of it)."""
+    """Whether a cause is about how the loss was logged beside a first incident of another kind (no cause of it), or
+    a note that the fp16 scaler only skipped a few updates beside a first incident the scaler has nothing to do with
+    (an overfitting, a memorization: "FP16 overflow, nothing to change" is no cause of those)."""
     first = analysis.first_incident
-    return cause.cause in LOGGING_CAUSES and first is not None and first.kind != "train_eval_mismatch"
+    if first is None:
+        return False
+    if cause.cause == "fp16_overflow" and cause.suggestion.startswith(SCALER_AT_WORK):
+        return first.kind not in _SCALER_KINDS
+    return cause.cause in LOGGING_CAUSES and first.kind != "train_eval_mismatch"
 
 
 def leading_cause(analysis):
@@ -244,7 +254,8 @@ def leading_cause(analysis):
 def _cause_paragraph(analysis, cause, lead) -> str:
     """A cause shown with its change: what hid the trouble and notes on the log say which they are."""
     if about_the_log(analysis, cause):
-        role = "About the log, not the first incident: "
+        role = ("About the log, not the first incident: " if cause.cause in LOGGING_CAUSES
+                else "A note, not a cause of the first incident: ")
     elif cause.cause in HIDERS and cause is not lead:
         role = "What hid it: "
     else:

@@ -14,6 +14,7 @@ from ..checkpoints.blocks import block_sort_key
 from ..checkpoints.scan import NOT_FULLY_READ
 from ..checkpoints.torch_file import TORCH_HINT, unread_without_torch
 from ..analyzers import SUMMARY_KINDS
+from ..causes.logged_loss import LOGGING_CAUSES
 from ..analyzers.metrics import format_number
 from ..causes import HIDERS
 from ..timeline import Timeline
@@ -157,7 +158,8 @@ def _cause_rows(analysis) -> list[str]:
     top = leading_cause(analysis) or causes[0]
     # a cause about the log beside a first incident of another kind is no cause of it: a note on the log
     note = about_the_log(analysis, top)
-    rows = _row("About the log" if note else "Cause", f"{top.title or top.cause} ({top.confidence})")
+    label = ("About the log" if top.cause in LOGGING_CAUSES else "Note") if note else "Cause"
+    rows = _row(label, f"{top.title or top.cause} ({top.confidence})")
     for e in top.evidence[:2]:
         rows += _row("", f"- {e}", clip=True)
     rows += _row("Reading it" if note else "What to do", _next(analysis, top))
