@@ -41,3 +41,38 @@ def test_a_pretraining_rate_is_not_called_out_of_every_recipe_when_the_objective
     (lr,) = [c for c in a.causes if c.cause == "lr_too_high"]
     assert not any("too far out for any recipe" in e for e in lr.evidence), lr.evidence
     assert any("far above every fine-tuning recipe" in e for e in lr.evidence), lr.evidence
+
+
+# ---- "no warm-up" needs a first logged rate early enough to show one -------------------------------------------------
+
+from forensics.causes import infer_causes  # noqa: E402
+from forensics.config import RunConfig, Thresholds  # noqa: E402
+from forensics.findings import Finding  # noqa: E402
+from forensics.timeline import LogRecords, build_timeline  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+
+def _flat_rate_from(first: int, every: int, planned: int, points: int = 5):
+    """A rate at its peak from the first logged point, grad_norm going NaN at the last point, `planned` steps set."""
+    steps = list(range(first, first + points * every, every))
+    rows = [(s, "learning_rate", 2e-4) for s in steps] + [(s, "grad_norm", 1.0) for s in steps[:-1]]
+    rows += [(steps[-1], "grad_norm", float("nan"))]
+    frame = pd.DataFrame({"step": pd.Series([r[0] for r in rows], dtype="int64"), "metric": [r[1] for r in rows],
+                          "value": pd.Series([r[2] for r in rows], dtype="float64"), "wall_time": float("nan")})
+    timeline = build_timeline([LogRecords(source="trainer_state.json", format="trainer_state", frame=frame)])
+    config = RunConfig()
+    config.add("max_steps", planned, "training_args.bin")
+    config.add("method", "full", "training_args.bin")
+    error = Finding(kind="nonfinite_metric", severity="error", step=steps[-1], message="nan", metric="grad_norm")
+    return {c.cause for c in infer_causes(config, timeline, [error], [], Thresholds())}
+
+
+def test_a_rate_at_its_peak_at_step_400_of_10000_says_nothing_of_a_warm_up_before_it():
+    """yangziao56, JustinBStrong, ohalon (reviewer): the first logged rate (two logging intervals in) came after the
+    shortest warm-up a recipe uses (3% of the run, 300 steps) would have ended, so "no warm-up" cannot be read."""
+    assert "no_warmup" not in _flat_rate_from(first=400, every=200, planned=10000)
+
+
+def test_a_rate_at_its_peak_at_the_first_steps_shows_no_warm_up():
+    assert "no_warmup" in _flat_rate_from(first=200, every=200, planned=10000)

@@ -398,7 +398,7 @@ def no_warmup(facts: Facts) -> Cause | None:
         return None
     lr = lr_points(facts.timeline)
     evidence = []
-    if len(lr) >= 2 and _log_starts_at_the_start(facts, lr):
+    if len(lr) >= 2 and _log_starts_at_the_start(facts, lr) and _first_point_inside_a_warm_up(facts, lr):
         first_step, first = int(lr.index[0]), float(lr.iloc[0])
         if first < facts.thresholds.warmup_peak_fraction * float(lr.max()) or _started_from_zero(facts, first_step):
             return None
@@ -416,6 +416,19 @@ def no_warmup(facts: Facts) -> Cause | None:
 
 
 WARM_UP_WINDOW = 0.1  # the most of a run's steps a warm-up covers (recipes: the first 3-10%)
+_SHORTEST_WARM_UP = 0.03  # ... and the least
+
+
+def _first_point_inside_a_warm_up(facts: Facts, lr) -> bool:
+    """Whether the first logged rate comes early enough to show a warm-up: within the shortest a recipe uses
+    (`_SHORTEST_WARM_UP` of the planned steps) where the run's length is known, else at the first logging interval.
+    A rate at its peak at step 400 of a 2,000-step run says nothing of a 60-step warm-up before it."""
+    first_step = int(lr.index[0])
+    total = planned_steps(facts) or _schedule_ran_out(facts)
+    if total:
+        return first_step <= max(1.0, _SHORTEST_WARM_UP * total)
+    interval = float(np.median(np.diff(lr.index.to_numpy()))) if len(lr) >= 2 else 1.0
+    return first_step <= max(interval, 1.0)
 
 
 def _after_the_warm_up_window(facts: Facts) -> bool:
