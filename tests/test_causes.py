@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import forensics
-from forensics.analyzers import run_all, status_of
+from forensics.analyzers import run_all
 from forensics.causes import infer_causes
 from forensics.checkpoints.types import CheckpointInfo, CheckpointRef
 from forensics.config import RunConfig, Thresholds
