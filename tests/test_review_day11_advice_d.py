@@ -76,3 +76,22 @@ def test_a_rate_at_its_peak_at_step_400_of_10000_says_nothing_of_a_warm_up_befor
 
 def test_a_rate_at_its_peak_at_the_first_steps_shows_no_warm_up():
     assert "no_warmup" in _flat_rate_from(first=200, every=200, planned=10000)
+
+
+def _rising_rate_through_the_break(break_at: int):
+    steps = list(range(1, 11))
+    rows = [(s, "learning_rate", 1e-4 * s) for s in steps] + [(s, "grad_norm", 1.0) for s in steps if s != break_at]
+    rows += [(break_at, "grad_norm", float("nan"))]
+    frame = pd.DataFrame({"step": pd.Series([r[0] for r in rows], dtype="int64"), "metric": [r[1] for r in rows],
+                          "value": pd.Series([r[2] for r in rows], dtype="float64"), "wall_time": float("nan")})
+    timeline = build_timeline([LogRecords(source="trainer_state.json", format="trainer_state", frame=frame)])
+    error = Finding(kind="nonfinite_metric", severity="error", step=break_at, message="nan", metric="grad_norm")
+    found = infer_causes(RunConfig(), timeline, [error], [], Thresholds())
+    return [e for c in found for e in c.evidence if "peaked" in e]
+
+
+def test_a_peak_at_the_step_of_the_trouble_is_not_said_to_come_before_it():
+    """sugarandgugu, lf-sft-graduate-agent (reviewer): '(step 58, before the trouble at step 58)'."""
+    lines = _rising_rate_through_the_break(5)
+    assert lines and all("before the trouble at step 5" not in e for e in lines), lines
+    assert any("step 5, where the trouble began" in e for e in lines), lines

@@ -232,7 +232,9 @@ def peak_lr(facts: Facts) -> tuple[float | None, list[str]]:
     before = lr[lr.index <= first.step] if first is not None else lr
     if len(before):
         step = int(before.idxmax())
-        upto = f", before the trouble at step {first.step}" if float(lr.max()) > float(before.max()) else ""
+        later = float(lr.max()) > float(before.max())
+        upto = ("" if not later else ", where the trouble began; higher after it" if step == first.step
+                else f", before the trouble at step {first.step}")
         seen.append((float(before.max()),
                      f"logged learning_rate peaked at {evidence_value(before.max())} (step {step}{upto})"))
     for key in ("learning_rate", "ds.optimizer.params.lr", "ds.scheduler.params.warmup_max_lr"):
