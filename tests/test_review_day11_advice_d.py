@@ -95,3 +95,11 @@ def test_a_peak_at_the_step_of_the_trouble_is_not_said_to_come_before_it():
     lines = _rising_rate_through_the_break(5)
     assert lines and all("before the trouble at step 5" not in e for e in lines), lines
     assert any("step 5, where the trouble began" in e for e in lines), lines
+
+
+def test_a_fresh_scaler_calibrating_is_nothing_to_change_however_short_the_log():
+    """chenkx612 (reviewer): 6 skips at steps 1-6 of a short log, read by the skipped-steps finding as a fresh scaler
+    halving its way down, were told 'Train in bf16' because they are over 2% of the logged steps."""
+    a = forensics.analyze(CORPUS / "chenkx612_local-roleplay-llm")
+    (fp16,) = [c for c in a.causes if c.cause == "fp16_overflow"]
+    assert fp16.suggestion.startswith("Nothing to change"), fp16.suggestion

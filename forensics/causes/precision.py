@@ -99,8 +99,15 @@ def _only_skips_recovered(facts: Facts) -> bool:
     at more than `_FEW_SKIPS` of the logged steps are a scaler overflowing for good, not calibrating."""
     grad = facts.metrics.get("grad_norm")
     skipped = len(nonfinite_steps(grad)) if grad is not None else 0
-    few = grad is None or skipped <= max(_FEW_SKIPS_AT_LEAST, _FEW_SKIPS * len(grad))
+    few = grad is None or skipped <= max(_FEW_SKIPS_AT_LEAST, _FEW_SKIPS * len(grad)) or _calibrating_only(facts)
     return few and not facts.broken and not facts.unstable_beyond_skips
+
+
+def _calibrating_only(facts: Facts) -> bool:
+    """Every skip the log shows is a fresh scaler halving its way down after a (re)start (the skipped_steps finding's
+    `at_restart`: NaN at steps 1-6, finite from 7 on), however many of the logged steps that is on a short log."""
+    skips = facts.of_kind("skipped_steps")
+    return bool(skips) and all(f.evidence.get("at_restart") for f in skips)
 
 
 _FEW_SKIPS = 0.02  # of the logged steps
