@@ -193,6 +193,15 @@ _HELD_OUT_GROUP = re.compile(r"^(?:" + "|".join(sorted(_HELD_OUT_SPLITS, key=len
                              + r")(?:_?set)?(?:[_\-. ]|$)")
 
 
+def is_held_out(name: str) -> bool:
+    """Whether a metric name is a held-out split's (eval_accuracy, val/acc, test_acc, evaluation_loss, dev_bleu).
+
+    >>> [is_held_out(n) for n in ("eval_accuracy", "val/acc", "testing_acc", "accuracy", "train/acc", "devices")]
+    [True, True, True, False, False, False]
+    """
+    return bool(_HELD_OUT_GROUP.match(name.strip().lower().replace("/", "_")))
+
+
 def _is_group_loss(name: str) -> bool:
     found = _GROUP_LOSS.match(name.strip())
     group = found.group("group").strip().lower() if found else ""

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
+from ..metric_names import is_held_out
 from .metrics import Metrics, finite, format_number, real_loss
 
 _ACCURACY_NAME = re.compile(r"(^|[^a-z])acc(uracy|uracies)?([^a-z]|$)", re.IGNORECASE)
@@ -39,12 +40,9 @@ def _is_an_accuracy(name: str) -> bool:
     return _ACCURACY_NAME.search(name) is not None and "reward" not in name.lower()
 
 
-_HELD_OUT = re.compile(r"^(eval|val|valid|validation|test|dev)([_/ ]|$)", re.IGNORECASE)
-
-
 def _split(name: str) -> str:
     """"held-out" for an evaluation's metric (eval_accuracy, val/acc, test_acc), else "train"."""
-    return "held-out" if _HELD_OUT.match(name) else "train"
+    return "held-out" if is_held_out(name) else "train"
 
 
 def _moved(series: pd.Series) -> bool:

@@ -216,7 +216,7 @@ def final_run_rows(timeline: Timeline) -> pd.DataFrame:
 _NOT_REACHED = 1.5
 
 
-def _still_rising(lr: pd.Series) -> bool:
+def still_rising(lr: pd.Series) -> bool:
     """The logged rate climbed to its last point: a warm-up not finished (a flat log that disagrees with the
     configured rate is another matter: which source is right it cannot tell)."""
     return len(lr) >= 2 and float(lr.iloc[-1]) >= float(lr.max()) and float(lr.iloc[-1]) > float(lr.iloc[0])
@@ -240,7 +240,7 @@ def peak_lr(facts: Facts) -> tuple[float | None, list[str]]:
     for key in ("learning_rate", "ds.optimizer.params.lr", "ds.scheduler.params.warmup_max_lr"):
         value = facts.config.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-            if seen and value > _NOT_REACHED * seen[0][0] and _still_rising(before):
+            if seen and value > _NOT_REACHED * seen[0][0] and still_rising(before):
                 return seen[0][0], [seen[0][1], f"configured {said(facts.config, key)}, not reached by then"]
             warm = _configured_warm_up(facts)
             if not seen and first is not None and warm is not None and warm[0] > first.step:

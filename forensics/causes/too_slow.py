@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..findings import Cause
-from .evidence import Facts, evidence_value, lr_points, peak_lr
+from .evidence import Facts, evidence_value, lr_points, peak_lr, still_rising
 from .lr_ranges import LrRange, lr_range
 from .optimization import method_name, profile_of, run_name
 
@@ -56,8 +56,7 @@ def _stopped_in_warm_up(facts: Facts) -> bool:
     """The logged rate was still climbing at the log's last point: the run stopped before its warm-up ended, so the
     rate it ran at says nothing of the rate it was set to reach (that it did not learn in a few warm-up steps is no
     evidence of a rate too low)."""
-    lr = lr_points(facts.timeline)
-    return len(lr) >= 2 and float(lr.iloc[-1]) >= float(lr.max()) and float(lr.iloc[-1]) > float(lr.iloc[0])
+    return still_rising(lr_points(facts.timeline))
 
 
 def _no_gradient(facts: Facts) -> bool:

@@ -42,8 +42,9 @@ def ran_up_to(cells: list[dict], trained: int) -> list[int]:
 
 
 def session_start(cells: list[dict], trained: int) -> int:
-    """The index of the cell where the session of cell `trained` began: the cell above it that has the session's
-    count 1; 0 where none is found (every cell above is then read as the session's)."""
+    """The index of the cell where the session of cell `trained` began: the topmost cell above it that the session ran
+    (its count 1 among them); 0 where the session's count 1 is not found (every cell above is then read as the
+    session's)."""
     if _count(cells[trained]) is None or not _counts_tell_sessions(cells):
         return 0
     kept, given = _above(cells, trained)
