@@ -61,7 +61,7 @@ def detect_loss_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Finding
               if s.peak - s.baseline >= (thresholds.loss_spike_min_rise if _steady_before(loss, s, thresholds)
                                          else min_rise)]
     jumps = 0 if steady else _recurring_jumps(loss.to_numpy(dtype="float64"), thresholds, min_rise)
-    batches = [] if steady else _single_batches(loss, spikes, thresholds, min_rise, jumps)
+    batches = [] if steady else _single_batches(loss, spikes, thresholds, min_rise, jumps, noise)
     rest = [s for s in spikes if s not in batches]
     findings = spike_findings("loss_spike", LOSS, metrics[LOSS], rest, metrics, thresholds)
     return findings + ([_batch_noise(batches, jumps)] if batches else [])
@@ -100,7 +100,8 @@ def _relative_noise(loss) -> float:
 _BATCH_STEPS = 2  # a hard batch may leave the next step or two a little high too
 
 
-def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds, min_rise: float, jumps: int) -> list[Spike]:
+def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds, min_rise: float, jumps: int,
+                    noise: float) -> list[Spike]:
     """Spikes made of hard batches. In a log of every step each point is one batch, and a heavy-tailed per-step loss
     throws such batches often: there a spike under `spike_warn_factor` that settles with no more than three high
     points in a row is one. In a log whose short jumps recur (`jumps` of them, `_recurring_jumps`) the loss's own
@@ -126,7 +127,7 @@ def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds, min_rise:
                         and _longest_high_run(values[s.position:s.end_position + 1], limit * s.baseline)
                         <= _BATCH_STEPS + 1]
     one_step_batches += [s for s in spikes if every_step and s not in one_step_batches
-                         and _hard_batch_in_a_noisy_log(loss, values, s, thresholds)]
+                         and noise >= _NOISY and _hard_batch_in_a_noisy_log(values, s, thresholds)]
     if not jumps:
         return one_step_batches
     ordinary = _outside_the_spikes(len(values), spikes)
@@ -142,17 +143,16 @@ def _single_batches(loss, spikes: list[Spike], thresholds: Thresholds, min_rise:
 _NOISY = 0.5  # a log of every step whose loss swings by this share of its level from one batch to the next ...
 
 
-def _hard_batch_in_a_noisy_log(loss, values: np.ndarray, spike: Spike, thresholds: Thresholds) -> bool:
+def _hard_batch_in_a_noisy_log(values: np.ndarray, spike: Spike, thresholds: Thresholds) -> bool:
     """Whether, in a log of every step whose loss swings by `_NOISY` of its level or more from one batch to the next
     (a hand-written loop printing each batch of a small-batch fine-tune: 0.03-1.2 around a median of 0.2), the spike
     is one hard batch: at most `_BATCH_STEPS` + 1 points in a row `loss_spike_factor` x over its baseline, after the
     log's first `spike_min_history` points, and under where the loss started (one batch no worse than the untrained
     model). There such a batch 17x the median is as ordinary as one 4.7x; the jumps need not recur over the log's
     quarters (a loss that fell 400-fold throws its late jumps under the nats a recurring jump must rise). A quiet log
-    (`_relative_noise` under `_NOISY`) has no such batches, and a jump that stays up for more points is an incident."""
+    (`_relative_noise` under `_NOISY`: the caller's part) has no such batches, and a jump that stays up for more points
+    is an incident."""
     if spike.position < thresholds.spike_min_history or not spike.peak < float(np.median(values[:5])):
-        return False
-    if _relative_noise(loss) < _NOISY:
         return False
     span = values[spike.position:spike.end_position + 1]
     return _longest_high_run(span, thresholds.loss_spike_factor * spike.baseline) <= _BATCH_STEPS + 1
