@@ -4,11 +4,12 @@
 `StepLine` or None; `OlmoBlock` gathers OLMo's multi-line records. The stdout reader calls
 both and puts the rows in file order with its other events.
 
-Each family of line is read in its own module of forensics/ingest/console_lines/, whose docstring says which lines and how:
-frameworks (Megatron, GPT-NeoX, nanotron, NeMo, NeMo 2.0, MindFormers, torchtitan, verl), toolkits (fairseq,
-fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, the MetricLogger, torchtune, DLLogger),
-nanogpt (nanoGPT, nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes of hand-written
-loops), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO loop's dashed steps).
+Each family of line is read in its own module of forensics/ingest/console_lines/, whose docstring says which
+lines and how: frameworks (Megatron, GPT-NeoX, nanotron, NeMo, NeMo 2.0, MindFormers, torchtitan, verl), toolkits
+(fairseq, fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, the MetricLogger, torchtune,
+DLLogger), nanogpt (nanoGPT, nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes
+of hand-written loops), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO
+loop's dashed steps).
 
 On the last line of a file (no newline after it) the last field of these shapes may be cut mid-write:
 it is left out and the line marked cut.
@@ -37,8 +38,9 @@ from .console_lines.hand_written import (has_generic_line, PRINTED_TENSOR, _EPOC
 from .console_lines.blocks import ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock, OlmoBlock, YamlSteps
 
 # what the stdout reader imports from here (it reads a log's lines with all of them)
-__all__ = ["ANSI", "STEP_LINE_MARKERS", "TQDM_LOSS_POSTFIX", "PRETRAINING_KINDS", "KIND_FRAMEWORKS", "StepLine", "parse_line",
-           "has_generic_line", "ComposerBlock", "DashedSteps", "KerasEpochs", "MlxTable", "NemoRLBlock", "OlmoBlock", "YamlSteps"]
+__all__ = ["ANSI", "STEP_LINE_MARKERS", "TQDM_LOSS_POSTFIX", "PRETRAINING_KINDS", "KIND_FRAMEWORKS", "StepLine",
+           "parse_line", "has_generic_line", "ComposerBlock", "DashedSteps", "KerasEpochs", "MlxTable", "NemoRLBlock",
+           "OlmoBlock", "YamlSteps"]
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
 STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "= Step ", "valid on '",
@@ -61,7 +63,21 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def parse_line(line: str, last_line: bool = False) -> StepLine | None:
-    """The record a step line holds (the docstrings of console_lines' modules), or None (OLMo headers: see OlmoBlock)."""
+    """The record a step line holds (the docstrings of console_lines' modules), or None (OLMo headers: see
+    OlmoBlock)."""
+    for shapes in (_trainer_console_shapes, _toolkit_and_print_shapes):  # in this order
+        found = shapes(line, last_line)
+        if found is not _TRY_ON:
+            return found
+    return _small_console(line, last_line)
+
+
+_TRY_ON = object()  # what a group of shapes below says of a line none of its shapes reads: the next group tries it
+
+
+def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | object:
+    """torchtune's bar, DLLogger, NeMo 2.0, MindFormers, OpenNMT-py, Megatron / nanotron (and Megatron's validation
+    line): the record (None where the shape matched but held none), or _TRY_ON."""
     if "|Loss: " in line:
         m = _TORCHTUNE_BAR.match(line)
         if m:  # the bar's own n/M after it is one ahead once the step is done: the description's count is the step
@@ -98,6 +114,12 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
         m = _MEGATRON_VALIDATION.search(line)
         if m:
             return _megatron(line[m.end():], int(m.group(1)), None, "eval_", last_line)
+    return _TRY_ON
+
+
+def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | object:
+    """NeMo's bar, fairseq, fairseq2, MaxText, InternEvo, gpt-2-simple, clu, torchtitan, the Flax examples, a printed
+    tensor or loss, the MetricLogger: the record (None where the shape matched but held none), or _TRY_ON."""
     if "reduced_train_loss=" in line:
         return _nemo_bar(line)
     if "valid on '" in line:
@@ -148,11 +170,11 @@ def parse_line(line: str, last_line: bool = False) -> StepLine | None:
         m = _METRIC_LOGGER.search(line)
         if m:
             return _metric_logger(m, line, last_line)
-    return _small_console(line, last_line)
+    return _TRY_ON
 
 
 def _small_console(line: str, last_line: bool) -> StepLine | None:
-    """nanochat, autoresearch, nanoGPT and plain `key: value` lines (module docstring): the first
+    """nanochat, autoresearch, nanoGPT and plain `key: value` lines (console_lines.nanogpt, .hand_written): the first
     shape whose start the line holds and whose reader reads it decides (a cheap substring test keeps most lines off
     the regexes); a line none of them reads may still be a step's print with no counter. A shape that starts the line
     but cannot read it passes it on (`epoch: 3442 loss: 0.21` starts like a line of `key: value` pairs, whose reader
