@@ -43,7 +43,8 @@ from .ingest import read_logs
 from .ingest.run_config import read_run_config
 from .metric_names import OPTIMIZER_STEP
 from .ingest.trackers import choose_run
-from .profile import RunProfile, classification_head, run_profile
+from .profile import RunProfile, run_profile
+from .profile.objective import classification_head
 from .run import RunLayout, discover
 from .timeline import Timeline, build_timeline
 

@@ -9,7 +9,8 @@ import pytest
 
 from support.format_runs import analyze_logs, losses, write_file
 from forensics.ingest import megatron_args, stdout
-from forensics.ingest.pretrain_lines import ComposerBlock, parse_line
+from forensics.ingest.console_lines.blocks import ComposerBlock
+from forensics.ingest.pretrain_lines import parse_line
 from forensics.metric_names import tracker_metric_names
 
 

@@ -763,7 +763,7 @@ def test_a_counter_that_starts_over_without_an_epoch_is_a_new_epoch_where_the_lo
 
 
 def test_the_generic_line_test_looks_only_where_a_counter_precedes_a_loss():
-    from forensics.ingest.pretrain_lines import has_generic_line
+    from forensics.ingest.console_lines.hand_written import has_generic_line
 
     assert has_generic_line("noise\n2024 - INFO - Step 10 - LOSS: 2.0\n")
     assert not has_generic_line("Saving at global_step 100\n{'loss': 2.0, 'step': 100}\nloss went down at step 3\n")

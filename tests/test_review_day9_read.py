@@ -295,7 +295,7 @@ def test_dllogger_iterations_counted_within_each_epoch_are_numbered_on(tmp_path)
 
 
 def test_a_count_after_a_time_mid_line_is_still_a_step():
-    from forensics.ingest.pretrain_lines import _bare_count
+    from forensics.ingest.console_lines.hand_written import _bare_count
     assert _bare_count("train 3/10 12:00 loss 2.1").groups() == ("3", "10")
     assert _bare_count("10/30 22:18:02 - INFO - [ 200/735] loss: 1").groups() == ("200", "735")
 

@@ -21,7 +21,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from .pretrain_lines import StepLine
+from .console_lines.fields import StepLine
 
 # Cheap test before feeding a text's lines
 # (its `Epoch 1/1 with loss X` alone is no mark: hand-written loops print the same words)

@@ -11,7 +11,7 @@ import ast
 import re
 from typing import Any
 
-from .notebook_code import parse_quietly
+from .notebook_code.cells import parse_quietly
 
 TEXT_KEY = "namespace_args"  # LogRecords.texts key: the arguments as JSON
 _LINE = re.compile(r"\bNamespace\((?P<body>[^\n\r]{1,20000})\)[ \t]*\r?$", re.MULTILINE)

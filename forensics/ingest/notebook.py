@@ -29,6 +29,7 @@ from ..errors import UnreadableFile
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from . import command_line, notebook_code, notebook_sessions, stdout
+from .notebook_code.cells import shell_commands
 from .results_table import trainer_tables
 
 # What a display's text/plain says when the display is HTML only: no console text
@@ -60,7 +61,7 @@ def read(path: Path) -> LogRecords:
         records = replace(records, notes=records.notes + (_earlier_runs_left_out(len(runs), judged),))
     session_cells = [cells[i] for i in notebook_sessions.ran_up_to(cells, judged[-1])]
     said = notebook_code.code_values(session_cells, console)
-    for key, value in command_line.launch_values(notebook_code.shell_commands(session_cells)).items():
+    for key, value in command_line.launch_values(shell_commands(session_cells)).items():
         said.setdefault(key, value)  # a `!python train.py --fp16` cell: the program's own arguments
     if said:
         records.texts[notebook_code.TEXT_KEY] = json.dumps(said)

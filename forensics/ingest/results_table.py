@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 
 from ..timeline import canonical_metric
-from .pretrain_lines import StepLine
+from .console_lines.fields import StepLine
 
 # Cheap test before feeding a text's lines: a table's header holds one of these
 MARKERS = ("Training Loss", "Validation Loss")

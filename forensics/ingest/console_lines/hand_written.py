@@ -1,0 +1,374 @@
+"""Console step lines of hand-written training loops: the shapes no framework owns, told by a step counter and a
+loss (or a loss alone) with their numbers:
+* lucidrains' scripts (x-transformers train_enwik8.py, train_belief_state.py:112,121): `training loss: 2.48` alone on
+  its line once a batch (or behind the tqdm bar it was printed after), `validation loss: 2.51` every few batches
+  (kind "loss_print"): no step; `step_numbering.uncounted_lines_numbered` numbers the n-th training print batch n and
+  puts a validation print at the batch before it.
+* A tqdm bar whose postfix holds a loss, as custom training loops print it (`progress.set_postfix(loss=...)`
+  or `set_postfix_str(f"loss {x:.4f}")`): `SFT:   3%|▎  | 10/375 [02:09<1:13:19, 12.05s/it, loss 6.0530]`
+  (kind "tqdm_postfix"); its step is the bar's n; an `Epoch E` before the bar restarts it each epoch, so
+  the epoch is kept as a metric and the stdout reader numbers the steps on across epochs. The postfix
+  repeats its last value at every redraw: the reader keeps a value where it changes.
+* `Epoch:[E/N](n/M) loss: X, ...` lines of the small from-scratch LLM projects (jingyaogong/minimind's
+  trainer/train_*.py: `Epoch:[1/1](10/39695), loss: 8.5371, logits_loss: 8.5371, aux_loss: 0.0000, lr: 0.0005,
+  epoch_time: 130.0min`; baby-llama2-chinese and its forks: `Epoch:[0/2](100/2000) loss:3.123 lr:0.0003000
+  epoch_Time:12.0min:`), kind "epoch_bracket": n is the step within epoch E of N, M the steps an epoch makes, and
+  the fields are `name: number` pairs separated by commas, spaces or periods. The epoch is kept as a metric (the
+  stdout reader numbers the steps on across epochs, whichever epoch the script counts from).
+* Any other short line of a hand-written training loop that names a step counter and a loss, each with its number:
+  `Epoch 1/3, Step 100/1000, Loss: 2.3456, LR: 1e-4`, `Step 100: loss = 2.3456`, `[Epoch 1][Step 100] loss: 2.3`,
+  `step 100 | loss 2.3456 | lr 1e-4`, `2024-01-01 12:00:00 - INFO - Step 100 - loss: 2.3456` (kind "generic"). Only
+  the names it knows are read (loss, train / training loss, val / validation / eval loss, lr / learning rate, grad
+  norm, epoch, perplexity, accuracy); the step is the counter as printed, the epoch (`Epoch 2`, or a bracketed tag:
+  `[E2] step 0 loss X`) as a metric (the stdout reader numbers steps that start over each epoch on). A line counted
+  by its iteration that prints the optimizer step beside it (LitGPT's `iter 46 step 1`) keeps that step as
+  `optimizer_step`. A line holding a dict (`{`) is the dict reader's. A line printed
+  once an epoch with no step counter (`Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`, LitGPT's `loss train:`) is
+  kind "generic_epoch": epoch E is its step.
+* `N | loss X | lr Y | Tms`, the step alone before `|`-separated fields (kind "key_value").
+* A loss printed as a torch tensor, one a line, as a hand-written loop's `print(loss)` writes it: after a loss
+  label (`loss: tensor(2.31, ...)`, `Loss = tensor(...)`) or with its `grad_fn=<NllLossBackward0>`; a scalar only
+  (kind "printed_tensor"). A bare `tensor(3.2207, device='cuda:0')` may be anything the loop printed (an
+  accuracy): metric `printed_tensor`, which is judged for NaN/Inf but not as a loss. No step: step 0 until
+  `step_numbering.uncounted_lines_numbered` numbers such lines by their order (none where the file logs its loss
+  another way: a custom loss's print beside the Trainer's own lines).
+* Plain logging lines made only of comma-separated `key: value` pairs with a loss and a counter,
+  as Barber0/LLM-pretrain pretrain.py logs `ep: %d, batch: %d, time: %.2f, ntokens: %.2f/%d, loss: %f`
+  (kind "key_value"). Such a line has no step of its own: its step is the counter as printed (step,
+  iter, iteration, else batch), so a counter restarted by a new attempt or epoch reads like a restart.
+  A line with any part that is not a numeric pair (prose, `batch: 3, tensorboard error: ...`) is not read. A line of
+  several `*_loss` terms and no plain `loss` takes its `total_loss` / `combined_loss` as the loss.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import re
+
+from ...metric_names import OPTIMIZER_STEP
+from ...timeline import canonical_metric
+from .fields import StepLine, _FLOAT, _field_name, _fields, _record, number
+
+# A tqdm bar (`[prefix: ]P%|bar| n/total [elapsed<left, rate, postfix...]`) whose postfix names a loss.
+_TQDM_BAR = re.compile(r"\d{1,3}%\|[^|]{0,200}\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
+                       r"\[[^\],\]]{0,60},\s*[^\],]{0,40}(?:it/s|s/it)\s*,(?P<postfix>[^\]]{0,500}(?i:loss)[^\]]{0,500})\]")
+# (a key may be words: a loop's own `set_postfix({"Training Loss": loss})` draws `Training Loss=0.365`)
+_POSTFIX_PAIR = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,3})\s*[=:]?\s*([-+]?(?:nan|inf|\.?\d)[^\s,]*)\s*$",
+                           re.IGNORECASE)
+_POSTFIX_SKIP = {"v_num"}  # Lightning's run version, not a metric
+_BAR_EPOCH = re.compile(r"\bEpoch\s*(\d{1,6})", re.IGNORECASE)
+# MiniMind / baby-llama2-chinese: `Epoch:[E/N](n/M)` then `name: number` pairs (commas, spaces or periods between).
+_EPOCH_BRACKET = re.compile(r"(?<![\w/])Epoch:?\s*\[(\d{1,6})/(\d{1,6})\]\s*\((\d{1,18})/(\d{1,18})\)")
+_BRACKET_FIELD = re.compile(r"([A-Za-z][\w]{0,40})\s*:\s*([-+]?(?:nan|inf|\d[\d.]*(?:[eE][-+]?\d+)?)[A-Za-z%]{0,4})",
+                            re.IGNORECASE)
+# A hand-written loop's line: a step counter and a loss, each with its number, in any order and punctuation.
+# Separators between a name and its number: spaces or tabs, one of `:=#`, never a run across lines (`\s*[:=]?\s*`
+# is quadratic on a long run of blanks).
+_SEP = r"[ \t]*(?:[:=#][ \t]*)?"
+_GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/))"
+                          + _SEP + r"\[?(\d{1,12})(?:[ \t]*/[ \t]*(\d{1,12}))?\]?(?![\w.]|/)", re.IGNORECASE)
+_GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?![\w.]|/)", re.IGNORECASE)
+# A loss named with its split or kind before it (`Train Loss`, `val_loss`, `total loss`) or its split after it
+# (LitGPT's `loss train:`, `Loss Val:`); any other word before it (`aux loss`, `kl loss`, `scaled loss`) is another
+# loss, passed over.
+_SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)"
+_GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|(?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|"
+                           r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|(?:(?:" + _SPLIT + r"[_ ])?(?:chosen|rejected)[_ ])?reward|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
+                           r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
+                           r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.]|,\d)", re.IGNORECASE)
+_LOSS_KINDS = frozenset({"train", "training", "total", "lm", "avg", "average", "mean", "running", "batch",
+                         "val", "valid", "validation", "eval", "test", "dev"})  # held-out ones: `_HELD_OUT`
+# A line about the best or last value so far, not a step's own (`Best loss 0.123 at step 500`, early stopping).
+_NOT_A_STEP = re.compile(r"\bbest\b|early[ _-]?stop", re.IGNORECASE)
+_GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm", "gnorm": "grad_norm",
+                  "gradient norm": "grad_norm", "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity",
+                  "acc": "accuracy", "accuracy": "accuracy", "reward": "reward"}
+_HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
+# A generic line is read for its loss, or for a held-out accuracy printed alone (Tianshi-Xu's CS336 SFT loop:
+# `Step 15 eval_acc: 0.278` between its `Step N loss: L` lines).
+_GENERIC_NEEDS = {"loss", "eval_loss", "eval_accuracy"}
+_HELD_OUT_ACCURACY = re.compile(r"(?<![a-z])" + _SPLIT + r"[_ ]acc", re.IGNORECASE)
+_LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
+# A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`;
+# the epoch may be a bracketed tag (`[E2] step 0 loss 0.49`, `[ep 3/5]`) or `Ep N` before the step in parentheses
+# (the loops of Raschka's "LLMs from scratch" and their copies: `Ep 1 (Step 000005): Train loss 0.687, Val loss ...`).
+_GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:epoch" + _SEP + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\])"
+                           r"|ep[ \t]+(?=\d{1,6}[ \t]+\(step\b))"
+                           r"(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)", re.IGNORECASE)
+_BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})[ \t]*/[ \t]*(\d{1,12})(?![\w.:]|/)")
+# a line's leading date before a time is no count: mmengine's year-less `10/30 22:18:02 - mmengine - INFO - ...`
+_LEADING_DATE = re.compile(r"^\s*\d{1,2}/\d{1,2}[ \t]+\d\d:\d\d")
+# mmengine's epoch-based loop (XTuner before its Iter(train) lines): `Epoch(train) [1][200/735]`, the iteration counted
+# within the epoch from 1 to its length
+_MMENGINE_EPOCH = re.compile(r"\bEpoch\(train\)\s*\[(\d{1,6})\]\s*\[\s*(\d{1,12})/(\d{1,12})\]")
+_AFTER_EPOCH = re.compile(r"epoch\W{0,3}$", re.IGNORECASE)
+_GENERIC_REACH = 160  # characters before a `loss` that its line's step counter may stand in
+_GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one training loop's print
+# A plain logging line made only of `key: value` pairs, one of them a counter (Barber0/LLM-pretrain).
+_KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iter|iteration):\s*\d")
+_KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
+# `loss: 2.86, orth_loss: 0.0018, total_loss: 2.86, grad_norm: 21.1` (OddFunction0205/clora-): a step's print with no
+# counter; read only with a gradient or rate among its fields (a training step's, not an evaluation summary's). The
+# loss may be named for its objective (a hand-written GRPO loop's `rl_loss: -0.0027, time: 109.1, l2_norm: 0.14,
+# token_entropy: 0.82, reward_data: {'total_num': 256, 'total_reward': 144.0, ...}`).
+_UNCOUNTED_START = re.compile(r"(?<![\w/])(?:[a-z][a-z\d]*_)*loss:[ \t]*[-+]?(?:\d|\.\d|nan|inf)", re.IGNORECASE)
+_UNCOUNTED_NEEDS = ("grad_norm", "learning_rate")
+_UNCOUNTED_GRAD_NORM = "l2_norm"  # the norm `clip_grad_norm_` returns, printed under its own name
+_GLOBAL_STEP_FIELD = "global_step"  # a trainer's own step count printed among such fields: the line's step
+# The last field of such a line may be a dict of the step's counts (`reward_data: {...}`): `_RECORD_FIELD` before it
+_RECORD_FIELD = re.compile(r"^[ \t]*[A-Za-z][\w]*[ \t]*:[ \t]*$")
+_RECORD_MAX = 2000  # characters of such a dict: a longer one is a dump, not a step's counts
+
+
+# A scalar torch tensor alone on a line (a loss label before it at most): `tensor(nan, device='cuda:0')`.
+PRINTED_TENSOR = re.compile(r"^\s*((?:train(?:ing)?[ _])?loss\s*[:=]?\s*)?tensor\(\s*([-+]?(?:nan|inf|\d+\.?\d*"
+                            r"(?:e[-+]?\d+)?))\s*(?:,\s*(?:device|dtype|grad_fn|requires_grad)=[^()]*?(?:<[\w]+>)?)*\)\s*$",
+                            re.IGNORECASE)
+
+
+# lucidrains' training scripts (x-transformers train_enwik8.py, train_belief_state.py:112,121 and their kin):
+# `training loss: 2.48` once a batch and `validation loss: 2.51` every VALIDATE_EVERY batches, the whole line, or after
+# the tqdm bar it was printed behind (`training:   1%|...| 1/100000 [00:10<...]training loss: 2.48`); no step
+_LOSS_PRINT = re.compile(r"^(?:[^\n]*\|\s*\d{1,18}/\d{1,18} \[[^\]]*\])?(training|validation) loss: (" + _FLOAT
+                         + r")\s*$")
+
+
+_POSTFIX_TRAIN = {"train_loss": "loss", "train_lr": "learning_rate", "train_grad_norm": "grad_norm"}
+
+
+def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """The last redraw on the line of a tqdm bar whose postfix holds a loss (module docstring); `first` is
+    the first redraw the shape found, the line may hold more."""
+    m = list(_TQDM_BAR.finditer(line, first.start()))[-1]
+    prefix = line[max(0, m.start() - 200):m.start()]  # the bar's label (`Epoch 2: `), looked back for, bounded
+    metrics = []
+    for part in m.group("postfix").split(","):
+        pair = _POSTFIX_PAIR.match(part)
+        value = number(pair.group(2)) if pair else None
+        if value is not None and pair.group(1) not in _POSTFIX_SKIP:
+            key = pair.group(1).lower().replace(" ", "_")  # (`set_postfix(Loss=...)` draws `Loss=2.31`)
+            metrics.append((canonical_metric(key), value))
+    if not any(name == "loss" or name.endswith("_loss") for name, _ in metrics):  # not loss_scale alone
+        return None
+    if not any(name == "loss" for name, _ in metrics):  # NeMo-Aligner's `train_loss=2.3, train_lr=1e-05`: the step's own
+        metrics = [(_POSTFIX_TRAIN.get(name, name), value) for name, value in metrics]
+    epoch = _BAR_EPOCH.search(prefix.rsplit("|", 1)[-1])
+    if epoch:
+        metrics.append(("epoch", float(epoch.group(1))))
+    return _record("tqdm_postfix", int(m.group("n")), m.group("total"), metrics, False)
+
+
+def _epoch_bracket(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """`Epoch:[E/N](n/M) loss: X, lr: Y, ...` (module docstring): step n of M in epoch E, the epoch as a metric;
+    a line without a loss is none of these. On the file's last line the last pair may be cut: left out."""
+    pairs = _BRACKET_FIELD.findall(line, m.end())
+    cut = last_line and bool(pairs) and line.rstrip().endswith(pairs[-1][1])
+    metrics = [(_field_name(name, raw), value) for name, raw in (pairs[:-1] if cut else pairs)
+               if (value := number(raw)) is not None]
+    if not any(name == "loss" for name, _ in metrics):
+        return None
+    return _record("epoch_bracket", int(m.group(3)), m.group(4), metrics + [("epoch", float(m.group(1)))], cut)
+
+
+def has_generic_line(text: str) -> bool:
+    """Whether a log holds a line with a step counter before a loss (kind "generic"): looked for before each `loss`
+    in the text (case aside), in what precedes it on its line outside a dict; one regex over a whole console with
+    a case-blind counter at every position takes a second."""
+    low = text.lower()  # `Iter 25: Train loss`, `Step 10 | Loss:`: the words in any case
+    at = low.find("loss")
+    while at >= 0:
+        before = low[max(0, at - _GENERIC_REACH):at]
+        before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
+        if ("step" in before or "iter" in before) and _GENERIC_STEP.search(before) or (
+                "epoch" in before and _GENERIC_EPOCH.search(before)) or ("/" in before and _bare_count(before)):
+            return True
+        at = low.find("loss", at + 4)
+    return False
+
+
+def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """A short line of a hand-written loop with a loss among the names it knows (module docstring), counted by the
+    first of: a step word (`Step 100`, `iter 25:`; kind "generic"), a bare `n/M` count that is not the epoch's
+    (`| epoch 1 | 200/ 2983 batches |`, `Training [===] 8.5% 5000/58874 |`; "generic" too), the epoch alone
+    (`Epoch 1/10 | Train Loss: 2.3`; kind "generic_epoch"). On a file's last line the last pair may be cut: left
+    out."""
+    if len(line) > _GENERIC_MAX_LINE or "{" in line or _NOT_A_STEP.search(line):
+        return None
+    metrics, cut = _generic_pairs(line, last_line)
+    if not metrics:
+        return None
+    mm = _MMENGINE_EPOCH.search(line)
+    if mm is not None:  # the run's own count of iterations: the epochs before this one, whole, and this one's
+        epoch, i, length = (int(g) for g in mm.groups())
+        return _record("generic", (epoch - 1) * length + i, None, metrics + [("epoch", epoch - 1 + i / length)], cut)
+    m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line)
+    if m is not None:
+        epoch = _GENERIC_EPOCH.search(line) if not any(k == "epoch" for k, _ in metrics) else None
+        if epoch is not None:  # `Epoch [2/10], Step [100/600]`: the bracketed epoch the pairs do not take
+            metrics = metrics + [("epoch", float(epoch.group(1)))]
+        return _record("generic", int(m.group(1)), m.group(2) or None, metrics + _optimizer_step(m, line), cut)
+    m = _GENERIC_EPOCH.search(line)
+    if m is None:
+        return None
+    metrics = [(k, v) for k, v in metrics if k != "epoch"] + [("epoch", float(m.group(1)))]
+    return _record("generic_epoch", int(m.group(1)), m.group(2), metrics, cut)
+
+
+def _optimizer_step(counter: re.Match, line: str) -> list[tuple[str, float]]:
+    """A line counted by its iteration (micro-batch) that also prints the optimizer's step after it (LitGPT's
+    `iter 46 step 1 | loss train: 3.724`): that step as the metric OPTIMIZER_STEP (whether the weights were updated
+    between lines), else []."""
+    if not counter.group(0).lower().startswith("iter"):
+        return []
+    step = next((m for m in _GENERIC_STEP.finditer(line, counter.end()) if m.group(0).lower().startswith("step")), None)
+    return [(OPTIMIZER_STEP, float(step.group(1)))] if step is not None else []
+
+
+def _bare_count(line: str) -> re.Match | None:
+    """The first `n/M` on the line with n <= M that is not an epoch's (`Epoch 1/3`) or part of a date or rate."""
+    dated = _LEADING_DATE.match(line)
+    for m in _BARE_COUNT.finditer(line, dated.end() if dated else 0):
+        if int(m.group(1)) <= int(m.group(2)) and not _AFTER_EPOCH.search(line, 0, m.start()):
+            return m
+    return None
+
+
+def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]], bool]:
+    """The known (name, value) pairs of a generic line, first of each name; none unless a loss is among them."""
+    pairs = _GENERIC_PAIR.findall(line)
+    # a cut number reads as a smaller one; a cut `nan` cannot be told from a whole one and is kept (a NaN hidden
+    # by dropping the last line would hide a broken run)
+    cut = last_line and bool(pairs) and line.rstrip().endswith(pairs[-1][2] + pairs[-1][3]) \
+        and pairs[-1][2].lower().lstrip("+-") not in ("nan", "inf")
+    found: dict[str, float] = {}
+    for key, before, raw, percent in pairs[:-1] if cut else pairs:
+        lowered = key.lower()
+        if lowered.replace("_", " ") == "loss scale":  # a dynamic loss scale (CPM-2's `| loss scale 1024.0 |`)
+            name = "loss_scale"
+        elif "loss" in lowered:
+            kind = before.lower()
+            if kind and kind not in _LOSS_KINDS:
+                continue  # `aux loss`, `kl loss`, `scaled loss`: not the training loss
+            name = "eval_loss" if _HELD_OUT.search(lowered) else "loss"
+        elif lowered.endswith("reward") and ("chosen" in lowered or "rejected" in lowered):
+            # a preference trainer's implicit reward of each side of its pairs (mlx-lm's DPO `Chosen reward -8.05`),
+            # TRL's rewards/chosen: no RL reward to rise
+            side = "rewards/chosen" if "chosen" in lowered else "rewards/rejected"
+            name = "eval_" + side if _HELD_OUT.match(lowered) else side
+        elif lowered.endswith("lr"):  # `lr`, or the first of several groups' (`backbone_lr 9.67e-06  proj_lr ...`)
+            name = "learning_rate"
+        else:  # a held-out split's perplexity or accuracy is an eval metric (`valid ppl`)
+            split, _, base = lowered.replace("_", " ").rpartition(" ")
+            name = _GENERIC_NAMES.get(lowered.replace("_", " ")) or _GENERIC_NAMES[base]
+            name = "eval_" + name if _HELD_OUT.search(split) else name
+        if name not in found:  # the pattern only takes what float() reads (nan, inf, 1e-4, 2.); `85.2%` is 0.852
+            found[name] = float(raw) / 100 if percent else float(raw)
+    return (list(found.items()) if found.keys() & _GENERIC_NEEDS else []), cut
+
+
+def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """A line of `key: value` pairs and nothing else (`ep: 0, batch: 20, time: 9.17, ntokens: 485.20/513,
+    loss: 10.98`): read when every comma-separated part is such a pair, a loss among them, and a
+    counter gives the step (step, iter, iteration, else batch: the printed counter as it is, so a
+    counter that restarts reads like a restarted attempt)."""
+    parts = [part for part in line[m.start():].split(",") if part.strip()]  # a trailing `, ` leaves an empty part
+    metrics, cut = _fields(parts, last_line)
+    metrics = _total_as_loss(metrics)
+    found = dict(metrics)
+    counter = next((key for key in _KEY_VALUE_COUNTERS if key in found), None)
+    if len(metrics) + cut < len(parts) or "loss" not in found or counter is None:
+        return None
+    step = found[counter]
+    if not math.isfinite(step) or step < 0 or step != int(step):
+        return None
+    return _record("key_value", int(step), None, [(n, v) for n, v in metrics if n != counter], cut)
+
+
+_TOTAL_LOSSES = ("total_loss", "combined_loss")  # the sum a multi-term objective trains on, where no `loss` is printed
+
+
+def _total_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A line of several `*_loss` terms and no plain `loss`: its total (`combined_loss: X`) is the loss trained on
+    (franciscoliu/SKU: `GD_loss, RD_loss, reversed_kl_loss, combined_loss`)."""
+    names = [name for name, _ in metrics]
+    total = next((name for name in _TOTAL_LOSSES if name in names), None)
+    if "loss" in names or total is None:
+        return metrics
+    return [("loss" if name == total else name, value) for name, value in metrics]
+
+
+def _bare_pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """`40 | loss 6.6875 | lr 3.000000e-04 | 13808.97ms` (nwyin/modded-llama2): the step alone, then `|`-separated
+    `name value` fields, a loss among them (a part with no name, the step's time, is passed over)."""
+    metrics, cut = _fields(line[m.end():].split("|"), last_line)
+    return _record("key_value", int(m.group(1)), None, metrics, cut) if "loss" in dict(metrics) else None
+
+
+def _uncounted_key_values(line: str, last_line: bool) -> StepLine | None:
+    """A line of `key: value` pairs from a `loss: X` (or `<objective>_loss: X`) on, with a grad_norm (or an `l2_norm`)
+    or learning rate among them and no counter: kind "uncounted", step 0 until
+    `step_numbering.uncounted_lines_numbered` numbers such lines by their order. A loss named for its objective
+    (`rl_loss`, `policy_loss`) is the loss where no plain one is printed; a last field that is a dict of the step's
+    counts (`reward_data: {'total_num': 256, 'total_reward': 144.0}`) gives the mean reward where it holds a
+    reward's total over a count (`_mean_reward`), and nothing else."""
+    m = _UNCOUNTED_START.search(line) if "loss:" in line else None
+    if m is None:
+        return None
+    text, record = line[m.start():], None
+    if "{" in text:
+        head, _, name = text[:text.find("{")].rpartition(",")
+        record = _literal_dict(text[text.find("{"):])
+        if record is None or not _RECORD_FIELD.match(name):
+            return None
+        text = head
+    parts = text.split(",")
+    metrics, cut = _fields(parts, last_line and record is None)
+    names = {name for name, _ in metrics}
+    if len(metrics) + cut < len(parts) or names & set(_KEY_VALUE_COUNTERS):
+        return None
+    metrics = _objective_loss(_total_as_loss(metrics))
+    if "grad_norm" not in names:
+        metrics = [("grad_norm" if name == _UNCOUNTED_GRAD_NORM else name, value) for name, value in metrics]
+    names = {name for name, _ in metrics}
+    if len(metrics) < 2 or not names & set(_UNCOUNTED_NEEDS) or "loss" not in names:
+        return None
+    reward = _mean_reward(record) if record is not None and "reward" not in names else None
+    metrics += [("reward", reward)] if reward is not None else []
+    step = dict(metrics).get(_GLOBAL_STEP_FIELD)
+    if step is not None and math.isfinite(step) and step >= 0 and step == int(step):
+        # the trainer's own count among the fields (PaddleNLP's Trainer: `loss: 5.06, learning_rate: 1e-05,
+        # global_step: 1, ...`): the step as printed
+        return _record("key_value", int(step), None, [(n, v) for n, v in metrics if n != _GLOBAL_STEP_FIELD], cut)
+    return _record("uncounted", 0, None, metrics, cut)
+
+
+def _objective_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A line whose first field is a training loss named for its objective (`rl_loss`, `policy_loss`) and that prints
+    no plain `loss`: that field is the loss (a held-out split's, `val_loss`, is not)."""
+    if not metrics or any(name == "loss" for name, _ in metrics):
+        return metrics
+    first = metrics[0][0]
+    if not first.endswith("loss") or _HELD_OUT.search(first):
+        return metrics
+    return [("loss", metrics[0][1])] + metrics[1:]
+
+
+def _literal_dict(text: str) -> dict | None:
+    """The dict a Python print wrote (`{'total_num': 256, 'total_reward': 144.0}`), whole to the line's end, else
+    None."""
+    if len(text) > _RECORD_MAX or not text.rstrip().endswith("}"):
+        return None
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _mean_reward(record: dict) -> float | None:
+    """The mean reward of a step's counts: its `total_reward` over its `total_num` (the sum of the rewards of that many
+    rollouts); None where the dict holds no such pair (a reward it names otherwise is left unread)."""
+    total, count = record.get("total_reward"), record.get("total_num")
+    if type(total) not in (int, float) or type(count) not in (int, float) or not count > 0:
+        return None
+    return float(total) / float(count)

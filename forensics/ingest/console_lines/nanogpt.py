@@ -1,0 +1,119 @@
+"""Console step lines of the nanoGPT family of pre-training scripts (nanoGPT, nanochat, autoresearch, modded-nanogpt,
+llm.c, build-nanogpt):
+* nanochat (karpathy/nanochat): scripts/base_train.py prints
+  `step 00012/00100 (12.00%) | loss: X | lrm: L | dt: Tms | tok/sec: N | bf16_mfu: M | epoch: E pq: P rg: R |
+  total time: Tm[ | eta: Em]` (kind "nanochat_base"); scripts/chat_sft.py and scripts/mid_train.py print the
+  same without the total (`step 00001 (0.28%) | ...`, kind "nanochat"). The loss is nanochat's debiased EMA
+  of the step losses (a NaN stays in it). Fields: lrm -> lr_multiplier, dt -> time_ms, tok/sec ->
+  tokens_per_second, (bf16_)mfu -> mfu_pct, a unit becomes a suffix (`total time: 0.5m` -> total_time_min).
+  Its evaluations `Step 00050 | Validation bpb: 3.162` (base_train, chat_sft, mid_train) give eval_bpb,
+  bits per byte, kept apart from eval_loss (nats per token); `Validation loss` -> eval_loss, `CORE metric`
+  -> eval_core_metric; old chat_sft's `Step N/M | Training loss: X| lrm: Y` (the `/M` or not) is a training line.
+* autoresearch (karpathy/autoresearch train.py): `\rstep 00012 (3.9%) | loss: X | lrm: L | dt: Tms |
+  tok/sec: N | mfu: M% | epoch: E | remaining: Ss    `, each written over the last with `\r` (the
+  stdout reader splits on `\r`, so each update is a line); kind "autoresearch", told by `remaining`.
+* the same `step: N/M | loss: X | matrix lr Y | time: Tms | ...` shape without a percentage
+  (adeelmahmood/nanogpt-to-chat train.py, mid_train.py; `step loss` in sft_train.py): kind "key_value".
+* nanoGPT (karpathy/nanoGPT train.py): `iter N: loss X, time Yms, mfu Z%` (loss, time_ms, mfu_pct; the
+  `mfu -100.00%` printed before five timings is no value and is left out) and the evaluation
+  `step N: train loss X, val loss Y` (train_split_loss: the loss estimated on the train split; eval_loss).
+* Space-separated `name:value` tokens after a `step:N/M` (KellerJordan/modded-nanogpt's speedrun logs and the
+  parameter-golf forks: `step:1/20344 train_loss:22.62 train_time:81991ms step_avg:nanms`, `step:125/20344
+  val_loss:6.2335 [val_bpb:3.69] train_time:... step_avg:...`; kind "colon_pairs") or an `s:N` (karpathy/llm.c's
+  main.log: `s:0 trl:11.01 lr:0.000001 norm:14.96`, `s:250 tel:6.16`, `s:250 eval:0.2437`; kind "llmc"): every token
+  must be such a pair. train_loss / trl -> loss, val_loss / tel -> eval_loss, val_bpb -> eval_bpb (bits per byte),
+  norm -> grad_norm, lr -> learning_rate, llm.c's eval (HellaSwag accuracy) -> eval_hellaswag; a unit becomes a
+  suffix, and a timing not yet measured (`nanms`) is no value.
+* karpathy/build-nanogpt's log.txt: `N train X`, `N val X`, `N hella X`, one a line (kind "step_name_value"):
+  train -> loss, val -> eval_loss, hella -> eval_hellaswag.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from ...timeline import canonical_metric
+from .fields import StepLine, _NUMBER, _UNITS, _fields, _record, _snake, number
+
+# nanochat / autoresearch / pipe-separated training lines: `step N[/M] [(P%)] | loss: X | key: value | ...`,
+# adeelmahmood/nanogpt-to-chat's `step: N/M | loss: X | matrix lr Y | ...`; the first field must be a loss.
+_PIPE_STEP = re.compile(r"(?<![\w/])step:?\s+(\d{1,18})(?:/(\d{1,18}))?(?:\s+\(([\d.]+)%\))?\s+\|(?=[\w ]*loss:)")
+# nanochat's evaluations `Step N | Validation bpb: X` and old chat_sft `Step N/M | Training loss: X| lrm: Y`.
+_NANOCHAT_STEP = re.compile(r"(?<![\w/])Step (\d{1,18})(?:/(\d{1,18}))? \|"
+                            r"(?= *(?:Validation |CORE metric:|ChatCORE|Training loss:))")
+# nanoGPT train.py: `iter N: loss X, time Yms, mfu Z%` and `step N: train loss X, val loss Y`.
+_NANOGPT = re.compile(r"(?<![\w/])(?:iter (\d{1,18}): (?=loss )|step (\d{1,18}): (?=train loss ))")
+# verl's console logger: `step:N - name:value - name:value ...`.
+# modded-nanogpt / parameter-golf `step:N/M train_loss:X ...` and llm.c `s:N trl:X ...` (no space after the colon)
+_COLON_STEP = re.compile(r"^\s*(step|s):(\d{1,18})(?:/(\d{1,18}))?(?= \S+:\S)")
+_COLON_NAMES = {"train_loss": "loss", "trl": "loss", "val_loss": "eval_loss", "tel": "eval_loss", "val_bpb": "eval_bpb",
+                "norm": "grad_norm", "lr": "learning_rate", "eval": "eval_hellaswag"}
+_COLON_MEASURES = ("loss", "eval_loss", "eval_bpb", "eval_hellaswag")  # a line holds one of these, or is no step line
+# build-nanogpt's `N train X` / `N val X` / `N hella X`
+_STEP_NAME_VALUE = re.compile(r"^(\d{1,18}) (train|val|hella) ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))\s*$")
+_STEP_NAMES = {"train": "loss", "val": "eval_loss", "hella": "eval_hellaswag"}
+# The first steps of nanoGPT print `mfu -100.00%`: its running MFU before it has five timings, no value.
+_PLACEHOLDER_MFU = -100.0
+
+
+def _pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """nanochat base_train (`step N/M (P%)`), chat_sft / mid_train (`step N (P%)`), autoresearch
+    (`step N (P%) ... | remaining: Ss`), or a nanoGPT-style `step: N/M | loss: X | ...` line."""
+    metrics, cut = _fields(line[m.end():].split("|"), last_line)
+    names = {name for name, _ in metrics}
+    if m.group(3) is None:
+        kind = "key_value"
+    elif "remaining_s" in names:
+        kind = "autoresearch"
+    else:
+        kind = "nanochat_base" if m.group(2) else "nanochat"
+    return _record(kind, int(m.group(1)), m.group(2), metrics, cut)
+
+
+def _nanochat_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """`Step N | Validation bpb: X` (-> eval_bpb; `Validation loss` -> eval_loss, `CORE metric` ->
+    eval_core_metric), or old chat_sft's `Step N/M | Training loss: X| lrm: Y| num_tokens: Z` (with or without its
+    `/M`: the `Training` field says it is a training line)."""
+    metrics, cut = _fields(line[m.end():].split("|"), last_line)
+    if m.group(2) is None and not line[m.end():].lstrip().startswith("Training loss:"):  # an evaluation's fields
+        metrics = [(name if name.startswith("eval_") else "eval_" + name, value) for name, value in metrics]
+    return _record("nanochat", int(m.group(1) or m.group(2)), m.group(2), metrics, cut)
+
+
+def _nanogpt(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """nanoGPT's `iter N:` line (loss, time_ms, mfu_pct) or its `step N:` evaluation line, whose
+    `train loss` is the loss estimated on the train split (train_split_loss) and `val loss` eval_loss."""
+    metrics, cut = _fields(line[m.end():].split(","), last_line)
+    metrics = [("train_split_loss" if name == "train_loss" else name, value) for name, value in metrics
+               if not (name == "mfu_pct" and value == _PLACEHOLDER_MFU)]
+    if not metrics or not metrics[0][0].endswith("loss"):  # the loss comes first, or it is no such line
+        return None
+    return _record("nanogpt", int(m.group(1) or m.group(2)), None, metrics, cut)
+
+
+def _colon_pairs(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """`step:N/M name:value ...` (modded-nanogpt, parameter-golf) or llm.c's `s:N name:value ...`: read when every
+    token after the counter is a numeric `name:value`, a loss or an evaluation among them."""
+    tokens = line[m.end():].split()
+    cut = last_line and bool(tokens)
+    metrics = []
+    for token in tokens[:-1] if cut else tokens:
+        name, sep, raw = token.partition(":")
+        value = number(raw) if sep and name else None
+        if value is None:
+            return None
+        unit = _UNITS.get(raw[_NUMBER.match(raw).end():].lower(), "") if _NUMBER.match(raw) else ""
+        if unit and not math.isfinite(value):
+            continue  # `step_avg:nanms`: a timing not measured yet
+        metrics.append((_COLON_NAMES.get(name) or canonical_metric(_snake(name.lower())) + unit, value))
+    if not any(name in _COLON_MEASURES for name, _ in metrics):
+        return None
+    kind = "llmc" if m.group(1) == "s" else "colon_pairs"
+    return _record(kind, int(m.group(2)), m.group(3), metrics, cut)
+
+
+def _step_name_value(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """build-nanogpt's `N train X` / `N val X` / `N hella X`."""
+    value = number(m.group(3))
+    return None if value is None else _record("step_name_value", int(m.group(1)), None,
+                                                [(_STEP_NAMES[m.group(2)], value)], False)

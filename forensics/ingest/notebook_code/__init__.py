@@ -1,0 +1,101 @@
+"""What a notebook's own code says of the run it trained, for the run profile: the arguments it passed.
+
+Outputs say what ran; for the method, the precision and the model, a notebook's outputs are often silent (a Colab
+run prints the Trainer's table and little else), while its code names them: `LoraConfig(r=16, ...)`,
+`BitsAndBytesConfig(load_in_4bit=True)`, `FastLanguageModel.from_pretrained("unsloth/...-bnb-4bit",
+load_in_4bit=True)`, `TrainingArguments(bf16=True, ...)`, TRL's `SFTConfig(...)` / `GRPOConfig(...)`. Only cells
+that ran (an execution count or an output; where the counts were cleared, the cells up to the last output) are read, parsed with `ast` (never run); shell and magic lines are blanked first, and a
+cell that is not Python is passed over. A keyword is taken where its value is a literal, or where it is Unsloth's
+`is_bfloat16_supported()` (negated or not: its notebooks' `fp16 = not is_bfloat16_supported()`), which the
+`Bfloat16 = TRUE / FALSE` line of Unsloth's banner in the outputs answers. Where a later cell passes a keyword again
+(an SFT, then a DPO), the later value stands: the notebook's last run is the one its last table shows.
+
+TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config reads them.
+`code_values(cells, outputs)` gives a flat dict in the run configuration's names (`bf16`, `fp16`, `learning_rate`,
+`training_args_class`, `trainer_class` (a TRL trainer the code builds: `trl.SFTTrainer`), `quant.load_in_4bit`,
+`quant.bits` / `quant.quant_method` (`GPTQConfig(bits=4)`, `AwqConfig(bits=4)`),
+`adapter.peft_type`, `adapter.r`, `model.name_or_path`, `model.load_dtype` (a half-precision load),
+`precision.default_fp32` where the notebook trains in its own
+code with nothing below float32 asked for, `precision.trainer_fp32` (the arguments class) where it builds a Trainer
+whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
+trainer turns on where the code sets neither flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's
+autocast), `model.built_here` where it builds its model from random weights), empty
+where the code says none of them.
+
+Read in the modules of this package: cells (which cells ran, parsed), arguments (the keywords of the calls),
+precision (autocast, float32, Unsloth's mixed precision), model (built here, trained whole), syntax (what they ask
+of the syntax tree).
+"""
+from __future__ import annotations
+
+import ast
+
+from .syntax import _called_name, _dotted
+from .cells import _parsed_cells, _source
+from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _call_values, _class_fields,
+                        _loads_a_model, _model_handed, _trained_model, _trl_trainer, _wrapped_names)
+from .precision import (_BF16_CHANGED_TO_FP16, _UNSLOTH_BF16, _autocast_precision, _trainer_arguments_in_fp32,
+                        _trains_in_default_float32, _unsloth_mixed_precision, _without_inference_autocast)
+from .model import _model_built_here, _trains_whole_model
+
+TEXT_KEY = "notebook_code"
+
+
+def code_values(cells: list, outputs: str) -> dict:
+    """The run-configuration values the notebook's executed code cells pass (module docstring)."""
+    said = _UNSLOTH_BF16.search(outputs)
+    bf16_supported = None if said is None else said.group(1) == "TRUE"
+    names: dict[str, object] = {}  # `load_in_4bit = True`, `model_name = "..."`: a name later passed as a keyword
+    values: dict = {}
+    called: set[str] = set()
+    trl_names: set[str] = set()  # what the cells imported from trl (`from trl import SFTTrainer`)
+    loads: list[tuple[tuple[int, int], str | None, dict]] = []  # (where, the name it is bound to, what) of each loader
+    trainers: list[tuple[tuple[int, int], object]] = []  # (where, the model handed to it) of each trainer built
+    aliases: dict[str, str] = {}  # `lora_model` -> `model`: the names a loaded model was wrapped under
+    trees = list(_parsed_cells(cells))  # the cells that ran, parsed once for every question below
+    code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
+    for cell, tree in enumerate(trees):
+        bound = _bound_names(tree)
+        aliases.update(_wrapped_names(tree, bound))
+        names.update(_class_fields(tree))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                    and isinstance(node.value.value, (bool, int, float, str)):
+                for target in node.targets:
+                    if isinstance(target, (ast.Name, ast.Attribute)) and _dotted(target):
+                        names[_dotted(target)] = node.value.value
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
+                trl_names.update(alias.asname or alias.name for alias in node.names)
+            elif isinstance(node, ast.Call):
+                called.add(_called_name(node.func))
+                found = _call_values(node, names, bf16_supported)
+                where = (cell, getattr(node, "lineno", 0))
+                if _loads_a_model(node):
+                    loads.append((where, bound.get(id(node)), {k: found.pop(k) for k in _LOADED_MODEL_KEYS if k in found}))
+                if _builds_a_trainer(node):
+                    trainers.append((where, _model_handed(node, names)))
+                values.update(found)
+                trainer = _trl_trainer(node, trl_names)
+                if trainer:
+                    values["trainer_class"] = trainer
+    values.update(_trained_model(loads, trainers, aliases))
+    if values.get("model.load_dtype") == "bfloat16" and _BF16_CHANGED_TO_FP16.search(outputs):
+        values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for
+    if _trains_whole_model(values, called, trees, code, loaded=bool(loads)):
+        values["method"] = "full"
+    training_code = "\n".join(_without_inference_autocast(c) for c in cells
+                              if isinstance(c, dict) and c.get("cell_type") == "code")
+    if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, training_code):
+        values["precision.default_fp32"] = True
+    elif _trainer_arguments_in_fp32(values, trees, training_code):
+        values["precision.trainer_fp32"] = values["training_args_class"]
+    unsloth = _unsloth_mixed_precision(values, trees, outputs, bf16_supported)
+    if unsloth:
+        values["precision.unsloth_mixed"] = unsloth
+    autocast = None if "bf16" in values or "fp16" in values else _autocast_precision(trees, names)
+    if autocast:
+        values["precision.autocast"] = autocast
+    built = _model_built_here(cells, trees, code)
+    if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
+        values["model.built_here"] = built
+    return values

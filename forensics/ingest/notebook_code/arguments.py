@@ -1,0 +1,216 @@
+"""The arguments a notebook's code passes: the keywords of its TrainingArguments / TRL configs, PEFT configs, loaders
+and quantization configs (literal values, Unsloth's `is_bfloat16_supported()`), the TRL trainer it builds, and
+which loaded model is the one handed to the trainer."""
+from __future__ import annotations
+
+import ast
+import re
+
+from .syntax import _called_name, _literal, _owner_name
+
+# Arguments classes whose keywords are TrainingArguments fields (TRL's configs subclass it, Unsloth's too)
+_ARGUMENT_CLASSES = re.compile(r"^(?:\w*TrainingArguments|(?:SFT|DPO|KTO|ORPO|CPO|GRPO|RLOO|PPO|Reward|GKD|BCO|"
+                               r"OnlineDPO|Nash|XPO|PRM)Config)$")
+_TRL_CLASSES = re.compile(r"Config$")
+_TRAINING_FIELDS = ("bf16", "fp16", "learning_rate", "num_train_epochs", "max_steps", "logging_steps",
+                    "per_device_train_batch_size", "gradient_accumulation_steps", "optim", "lr_scheduler_type",
+                    "warmup_steps", "warmup_ratio", "max_grad_norm", "weight_decay", "beta")
+_PEFT_CONFIGS = {"LoraConfig": "LORA", "AdaLoraConfig": "ADALORA", "LoHaConfig": "LOHA", "LoKrConfig": "LOKR",
+                 "IA3Config": "IA3", "PromptTuningConfig": "PROMPT_TUNING", "PrefixTuningConfig": "PREFIX_TUNING",
+                 "PromptEncoderConfig": "P_TUNING"}
+# `get_peft_model(model, r=16, ...)` is Unsloth's (FastLanguageModel / FastModel): a LoRA
+_PEFT_BUILDERS = ("get_peft_model",)
+_LOADERS = ("from_pretrained",)
+# a model class (AutoModelForCausalLM, GPT2LMHeadModel, LlamaForCausalLM, FastLanguageModel ...), not a tokenizer's
+_MODEL_CLASSES = re.compile(r"(?:Model|For[A-Z]\w*)$|^AutoModel")
+_BF16_SUPPORT = ("is_bfloat16_supported", "is_bf16_supported")
+
+
+# TRL's trainers: the class a notebook builds its trainer from says TRL ran it, and which objective, where the
+# arguments it passes are the Trainer's plain TrainingArguments (TRL 0.8's SFTTrainer took them, and its own
+# max_seq_length / packing as keywords)
+_TRL_TRAINERS = re.compile(r"^(?:SFT|DPO|KTO|ORPO|CPO|GRPO|RLOO|PPO|Reward|GKD|BCO|OnlineDPO|Nash|XPO|PRM)Trainer$")
+
+
+def _trl_trainer(call: ast.Call, trl_names: set[str]) -> str | None:
+    """`trl.SFTTrainer` where the call builds one of TRL's trainers, imported from trl (`from trl import SFTTrainer`)
+    or named through it (`trl.SFTTrainer(...)`); a class of the notebook's own that shares the name is not TRL's."""
+    name = _called_name(call.func)
+    if not _TRL_TRAINERS.match(name):
+        return None
+    through_trl = isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+        and call.func.value.id == "trl"
+    return f"trl.{name}" if name in trl_names or through_trl else None
+
+
+def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> dict:
+    name = _called_name(call.func)
+    owner = _owner_name(call.func)
+    out: dict = {}
+    if _ARGUMENT_CLASSES.match(name):
+        out["training_args_class"] = ("trl." + name) if _TRL_CLASSES.search(name) else name
+        for field in _TRAINING_FIELDS:
+            value = _keyword(call, field, names, bf16_supported)
+            if value is not None:
+                out[field] = value
+    elif name in _PEFT_CONFIGS or name in _PEFT_BUILDERS and _keyword(call, "r", names, None) is not None:
+        out["adapter.peft_type"] = _PEFT_CONFIGS.get(name, "LORA")
+        rank = _keyword(call, "r", names, None)
+        if isinstance(rank, int):
+            out["adapter.r"] = rank
+        task = next((k.value for k in call.keywords if k.arg == "task_type"), None)
+        task = task.attr if isinstance(task, ast.Attribute) else _literal(task, names) if task is not None else None
+        if isinstance(task, str):  # `TaskType.CAUSAL_LM` or "CAUSAL_LM"
+            out["adapter.task_type"] = task
+    elif _loads_a_model(call):
+        model = _model_name(call, names)
+        if model:
+            out["model.name_or_path"] = model
+        dtype = _half_dtype(call)
+        if dtype:
+            out["model.load_dtype"] = dtype
+        if "For" in owner:  # the head it loads (AutoModelForSequenceClassification: a classifier's)
+            out["model.architectures"] = [owner]
+    if name == "BitsAndBytesConfig" or _loads_a_model(call):
+        if _keyword(call, "load_in_4bit", names, None) is True:
+            out["quant.load_in_4bit"] = True
+    elif name in _WEIGHT_QUANT_CONFIGS:  # `GPTQConfig(bits=4, ...)`: the base loaded from 4-bit GPTQ / AWQ weights
+        bits = _keyword(call, "bits", names, None)
+        if isinstance(bits, int) and not isinstance(bits, bool):
+            out["quant.bits"], out["quant.quant_method"] = bits, _WEIGHT_QUANT_CONFIGS[name]
+    return out
+
+
+# transformers' configs of a base quantized ahead of training (its weights stored in `bits` bits)
+_WEIGHT_QUANT_CONFIGS = {"GPTQConfig": "gptq", "AwqConfig": "awq"}
+
+
+_LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architectures")
+
+
+def _trained_model(loads: list, trainers: list, aliases: dict[str, str]) -> dict:
+    """What the loader of the model the notebook trains said: of the loaders called before the first trainer is built,
+    the last one bound to the name handed to it as its model, through the names it was wrapped under
+    (`lora_model = get_peft_model(model, ...)`), or the model's name handed as a string (`GRPOTrainer(model="Qwen/...")`);
+    not a model tried first and replaced (`del model`), a critic or reward model loaded beside it, or a reload after
+    training (in float16 to merge the adapter, or to try it). Else the last loader before the trainer, else the
+    first one called."""
+    if not loads:
+        handed = next((h for _, h in sorted(trainers, key=lambda t: t[0]) if isinstance(h, str)), None)
+        return {"model.name_or_path": handed} if handed else {}
+    if not trainers:
+        return loads[0][2]
+    # the first trainer handed a model (Unsloth's `PatchDPOTrainer()` builds none)
+    at, handed = min([t for t in trainers if t[1]] or trainers, key=lambda t: t[0])
+    if isinstance(handed, str):
+        return {"model.name_or_path": handed}
+    before = [(name, what) for where, name, what in loads if where <= at]
+    bound = {name for name, _ in before}
+    root = next((r for r in (_loaded_as(n, aliases) for n in handed or ()) if r in bound), None)
+    named = [what for name, what in before if root is not None and name == root]
+    return named[-1] if named else before[-1][1] if before else loads[0][2]
+
+
+def _loaded_as(name: str, aliases: dict[str, str]) -> str:
+    """The name a model was loaded under, through the names it was wrapped under since (`lora_model` -> `model`)."""
+    seen = {name}
+    while name in aliases and aliases[name] not in seen:
+        name = aliases[name]
+        seen.add(name)
+    return name
+
+
+def _bound_names(tree: ast.AST) -> dict[int, str]:
+    """The name each call's result is bound to (`model, tokenizer = X.from_pretrained(...)`: `model`), by call."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.targets:
+            target = node.targets[0]
+            first = target.elts[0] if isinstance(target, ast.Tuple) and target.elts else target
+            if isinstance(first, ast.Name):
+                out[id(node.value)] = first.id
+    return out
+
+
+def _wrapped_names(tree: ast.AST, bound: dict[int, str]) -> dict[str, str]:
+    """`lora_model = get_peft_model(model, config)`: the new name of a model a call wrapped (its first argument, or its
+    `model=`), by that name."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and id(node) in bound:
+            arg = next((k.value for k in node.keywords if k.arg == "model"), node.args[0] if node.args else None)
+            if isinstance(arg, ast.Name) and arg.id != bound[id(node)]:
+                out[bound[id(node)]] = arg.id
+    return out
+
+
+def _model_handed(call: ast.Call, names: dict) -> str | tuple[str, ...] | None:
+    """What a trainer is handed as its model: the model's name where it is a string (`model="Qwen/..."`), else the
+    names it could be (its `model=`, or its positional arguments: TRL 0.x's `PPOTrainer(config, model, ...)`)."""
+    keyword = next((k.value for k in call.keywords if k.arg == "model"), None)
+    if keyword is not None:
+        literal = _literal(keyword, names) if not isinstance(keyword, ast.Name) or keyword.id in names else None
+        if isinstance(literal, str) and literal:
+            return literal
+        return (keyword.id,) if isinstance(keyword, ast.Name) else None
+    positional = tuple(a.id for a in call.args if isinstance(a, ast.Name))
+    return positional or None
+
+
+def _builds_a_trainer(call: ast.Call) -> bool:
+    """`Trainer(...)`, `SFTTrainer(...)`, `Seq2SeqTrainer(...)`, `UnslothTrainer(...)`: a trainer class built."""
+    name = _called_name(call.func)
+    return name[:1].isupper() and name.endswith("Trainer")
+
+
+def _loads_a_model(call: ast.Call) -> bool:
+    """`AutoModelForCausalLM.from_pretrained(...)`, `FastLanguageModel.from_pretrained(...)`: a model class's loader
+    (a tokenizer's is not)."""
+    return _called_name(call.func) in _LOADERS and bool(_MODEL_CLASSES.search(_owner_name(call.func)))
+
+
+def _half_dtype(call: ast.Call) -> str | None:
+    """"bfloat16" or "float16" where a loader is asked for its weights in half precision (`torch_dtype=torch.bfloat16`,
+    `dtype="float16"`), else None."""
+    value = next((k.value for k in call.keywords if k.arg in ("torch_dtype", "dtype")), None)
+    name = value.attr if isinstance(value, ast.Attribute) else value.value if isinstance(value, ast.Constant) else None
+    return {"bfloat16": "bfloat16", "float16": "float16", "half": "float16"}.get(name) if isinstance(name, str) else None
+
+
+def _model_name(call: ast.Call, names: dict) -> str | None:
+    for node in call.args[:1] + [k.value for k in call.keywords if k.arg in ("model_name", "pretrained_model_name_or_path")]:
+        value = _literal(node, names)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _keyword(call: ast.Call, field: str, names: dict, bf16_supported: bool | None):
+    node = next((k.value for k in call.keywords if k.arg == field), None)
+    if node is None:
+        return None
+    if bf16_supported is not None and _asks_bf16_support(node):
+        return bf16_supported
+    if bf16_supported is not None and isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) \
+            and _asks_bf16_support(node.operand):
+        return not bf16_supported
+    return _literal(node, names)
+
+
+def _class_fields(tree: ast.Module) -> dict:
+    """`{"CONFIG.bf16": True}` of the literal fields a cell's classes set in their body (a settings dataclass,
+    `bf16: bool = True`), read where the code passes `CONFIG.bf16`."""
+    out = {}
+    for cls in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+        for node in cls.body:
+            target = node.target if isinstance(node, ast.AnnAssign) else \
+                node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            value = getattr(node, "value", None)
+            if isinstance(target, ast.Name) and isinstance(value, ast.Constant) \
+                    and isinstance(value.value, (bool, int, float, str)):
+                out[f"{cls.name}.{target.id}"] = value.value
+    return out
+
+
+def _asks_bf16_support(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and _called_name(node.func) in _BF16_SUPPORT

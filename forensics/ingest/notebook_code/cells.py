@@ -1,0 +1,157 @@
+"""A notebook's code cells as the notebook-code readers see them: which cells ran (an execution count or an output;
+where the counts were cleared, the cells up to the last output), their source with shell and magic lines blanked,
+parsed with `ast` (never run) and quietly; the shell commands they ran."""
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+
+from .syntax import _called_name
+
+_SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
+_NOT_PYTHON_CELL = re.compile(r"^\s*%%(?!capture|time|timeit)")
+_MAX_CELL_CHARS = 200_000
+# A cell that hands the training to a program (`!python train.py`, `!accelerate launch`, `%run train.py`): its
+# precision is that program's, which the notebook's code does not show (`!pip install`, `!wget` are no training)
+_SHELL_TRAINING = re.compile(r"(?m)^\s*(?:!\s*(?:python3?|torchrun|accelerate|deepspeed|llamafactory-cli|axolotl|tune|"
+                             r"litgpt|swift|bash|sh|composer|lightning)\b|%run\b|%%bash|%%sh)")
+
+
+def _source(cell: dict) -> str:
+    """A cell's code: a list of lines (nbformat 4's `source`, nbformat 3's `input`) or one string."""
+    source = cell.get("source", cell.get("input"))
+    return "".join(part for part in source if isinstance(part, str)) if isinstance(source, list) else \
+        source if isinstance(source, str) else ""
+
+
+def shell_commands(cells: list) -> str:
+    """The shell lines of the cells that ran (`!python train.py \\` and the lines it continues on), without the `!`."""
+    lines: list[str] = []
+    for cell in _cells_that_ran(cells):
+        continued = False
+        for line in _source(cell).splitlines():
+            shell = line.lstrip().startswith("!")
+            if shell or continued:
+                lines.append(line.lstrip()[1:] if shell else line)
+            continued = (shell or continued) and line.rstrip().endswith("\\")
+    return "\n".join(lines)
+
+
+def _cells_that_ran(cells: list) -> list[dict]:
+    """Code cells with an execution count or an output; where the notebook was saved with every count cleared (some
+    editors and export tools do), every code cell up to the last one that shows an output; where only some cells
+    lost their counts (the cells after a few counted ones), also the uncounted cells without output just before an uncounted one that shows an output, back to a counted cell or to
+    one that would have shown something had it run (a print, a value on its last line): those ran too, printing
+    nothing (a model loaded, a config built, before the training cell whose table shows)."""
+    code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    if not any(_count(c) is not None for c in code):  # every count cleared: all up to the last cell that shows
+        shown = [i for i, c in enumerate(code) if c.get("outputs")]
+        return code[: shown[-1] + 1] if shown else []
+    ran = {i for i, c in enumerate(code) if _count(c) is not None or c.get("outputs")}
+    for i, cell in enumerate(code):
+        if _count(cell) is not None or not cell.get("outputs"):
+            continue
+        j = i - 1
+        while j >= 0 and _count(code[j]) is None and not code[j].get("outputs") and not _would_show(code[j]):
+            ran.add(j)
+            j -= 1
+    ran |= _sole_definers_of_names_read_later(code, ran)
+    return [c for i, c in enumerate(code) if i in ran]
+
+
+def _sole_definers_of_names_read_later(code: list[dict], ran: set[int]) -> set[int]:
+    """Uncounted cells without output that alone assign a name a later counted cell reads (the arguments built in a
+    cell edited after it ran, then handed to the training cell): had they not run, that cell would have stopped on
+    a NameError before its output. (Where the later cells lost their counts too, the rule of `_cells_that_ran` for
+    them stands: a silent cell that would have printed says the cells before it did not run.)"""
+    trees = [_quiet_tree(cell) for cell in code]
+    assigned = [_assigned_names(tree) for tree in trees]
+    read = [{n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} for tree in trees]
+    found = set()
+    for i, names in enumerate(assigned):
+        if i in ran or not names:
+            continue
+        sole = {name for name in names if not any(name in other for k, other in enumerate(assigned) if k != i)}
+        if any(_count(code[j]) is not None and sole & read[j] for j in range(i + 1, len(code))):
+            found.add(i)
+    return found
+
+
+def _quiet_tree(cell: dict) -> ast.Module:
+    code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in _source(cell).splitlines())
+    try:
+        return parse_quietly(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return ast.Module(body=[], type_ignores=[])
+
+
+def _assigned_names(tree: ast.Module) -> set[str]:
+    """The names a cell's top-level statements assign (`args = TrainingArguments(...)`) or define (`class CONFIG:`)."""
+    targets = [t for node in tree.body if isinstance(node, ast.Assign) for t in node.targets]
+    targets += [node.target for node in tree.body if isinstance(node, ast.AnnAssign)]
+    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    return {t.id for t in targets if isinstance(t, ast.Name)} | classes
+
+
+def _would_show(cell: dict) -> bool:
+    """Whether a cell shows something when it runs: a print or display call, or a value on its last line (Jupyter
+    shows it). A cell that does not parse is taken to (nothing is assumed to have run silently)."""
+    source = _source(cell)
+    code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return True
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        return True
+    return any(isinstance(node, ast.Call) and _called_name(node.func) in ("print", "display", "pprint")
+               for node in ast.walk(tree))
+
+
+def _count(cell: dict):
+    """A cell's execution count (nbformat 3 named it `prompt_number`)."""
+    return cell.get("execution_count", cell.get("prompt_number"))
+
+
+def _parsed_cells(cells: list):
+    """The trees of the cells that ran, with the script a `%%writefile train.py` cell writes where a shell line
+    that ran launches it (`!accelerate launch train.py`): that code ran too."""
+    launched = {name.rsplit("/", 1)[-1] for name in _SCRIPT.findall(shell_commands(cells))}
+    for cell in _cells_that_ran(cells):
+        source = _source(cell)
+        written = _WRITEFILE.match(source)
+        if written and written.group(1).rsplit("/", 1)[-1] in launched:
+            source = source.partition("\n")[2]
+        if len(source) > _MAX_CELL_CHARS or _NOT_PYTHON_CELL.match(source):
+            continue
+        code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
+        try:
+            tree = _DeadBranches().visit(parse_quietly(code))
+        except (SyntaxError, ValueError, RecursionError):
+            continue  # a cell of another language, or one that never parsed: it says nothing here
+        yield tree
+
+
+_WRITEFILE = re.compile(r"\s*%%writefile[ \t]+(?:-a[ \t]+)?(\S+\.py)[ \t]*(?:\n|$)")
+_SCRIPT = re.compile(r"(?<![\w.-])([\w./-]+\.py)(?![\w.])")
+
+
+def parse_quietly(code: str, mode: str = "exec") -> ast.AST:
+    """`ast.parse` of someone else's code with the warnings its compiler gives silenced (`invalid escape sequence
+    '\\s'` in a user's regex is a DeprecationWarning, a SyntaxWarning from Python 3.12): the analysis reads the code,
+    it does not run or fix it, and must not warn, nor, under `-W error`, lose the cell."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code, mode=mode)
+
+
+class _DeadBranches(ast.NodeTransformer):
+    """A tree without the branches that never run: Unsloth's templates keep their reload-for-inference code under
+    `if False:` (`model_name = "lora_model"`), which names no model the run trained."""
+
+    def visit_If(self, node: ast.If):
+        self.generic_visit(node)
+        if isinstance(node.test, ast.Constant):
+            return node.body if node.test.value else node.orelse
+        return node

@@ -1,0 +1,245 @@
+"""What a notebook's code says of the model it trains: built here from random weights (no trained weights loaded
+anywhere), or trained whole (an optimizer over every parameter of a model nothing freezes)."""
+from __future__ import annotations
+
+import ast
+import re
+
+from .syntax import _called_name, _owner_name, _root_name
+from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _parsed_cells
+from .arguments import _MODEL_CLASSES, _loads_a_model
+
+# Calls that load trained weights: anything named for loading (a state dict, `torch.load` under any alias, a saved
+# model, the notebook's own `load_weights_into_gpt` / `download_and_load_gpt2`, `clip.load`, safetensors'
+# `load_file`) but the data loaders; a pretrained model, a preset, a hub layer, a sentence encoder, a pipeline
+_DATA_LOADERS = re.compile(r"(?i)dataset|dataloader|load_data|load_from_disk|load_metric|dotenv|^load_iris|json|yaml|"
+                           r"csv|load_text|load_image")
+_PRETRAINED_CALLS = ("from_pretrained", "from_preset", "KerasLayer", "SentenceTransformer", "pipeline", "restore")
+_MODULE_BASES = ("Module", "Model")  # torch's nn.Module, Keras' Model: a network the notebook defines itself
+
+
+def _loads_weights(cells: list) -> bool:
+    """Whether any code cell, run or not, calls what loads trained weights (`_loads_trained_weights`); a comment
+    quoting one, or a method of that name the notebook defines, is no load."""
+    everything = [dict(c, execution_count=1) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    return any(isinstance(node, ast.Call) and _loads_trained_weights(node)
+               for tree in _parsed_cells(everything) for node in ast.walk(tree))
+
+
+def _loads_trained_weights(call: ast.Call) -> bool:
+    """A call that loads trained weights (see `_DATA_LOADERS`), or asks a model class for its pretrained ones
+    (`pretrained=True`, `weights='imagenet'`, torchvision's `weights=ResNet50_Weights...`)."""
+    name = _called_name(call.func)
+    owner = _owner_name(call.func)
+    if name in _PRETRAINED_CALLS or "load" in name.lower() and not _DATA_LOADERS.search(f"{owner}.{name}"):
+        return True
+    for keyword in call.keywords:
+        value = keyword.value
+        if keyword.arg == "pretrained" and not (isinstance(value, ast.Constant) and not value.value):
+            return True
+        if keyword.arg == "weights" and not (isinstance(value, ast.Constant) and value.value is None):
+            return True
+    return False
+
+
+def _model_built_here(cells: list, trees: list, code: str) -> str | None:
+    """The class a notebook builds its model from where it trains it from random weights: a network it defines
+    (`class GPTLanguageModel(nn.Module)`) or Keras' `Sequential([...])`, called in a cell that ran, or a library
+    model class given a config (`GPT2LMHeadModel(config)`), and nothing in its code loading trained weights nor
+    a program training it (`!python train.py`). None otherwise."""
+    if _SHELL_TRAINING.search(code) or _loads_weights(cells):
+        return None
+    defined = {node.name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+               and any(_called_name(base).endswith(_MODULE_BASES) for base in node.bases)}
+    own = {name for tree in trees for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+           for name in _own_imports(node)}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _builds_a_model(_called_name(node.func), node, defined, own):
+                return _called_name(node.func)
+    return None
+
+
+def _builds_a_model(name: str, call: ast.Call, defined: set[str], own: set[str]) -> bool:
+    """A call that builds a network with random weights: a class the notebook defines, Keras' `Sequential` /
+    `Model(inputs, outputs)`, or a library's model class handed a config (`GPT2LMHeadModel(config)`)."""
+    if name in defined or name in ("Sequential", "Model"):
+        return True
+    # (a model class of the notebook's own module may load a backbone where the notebook does not show it)
+    return bool(_MODEL_CLASSES.search(name)) and name not in own and bool(call.args or call.keywords) \
+        and ("For" in name or name.endswith("LMHeadModel"))
+
+
+# What any PEFT or quantized set-up leaves in a notebook's code, run or not
+_ADAPTER_WORDS = re.compile(r"(?i)peft|lora|adapter|load_in_[48]bit|bitsandbytes|prompt_?tuning|prefix_?tuning|ia3")
+
+
+def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, loaded: bool) -> bool:
+    """The code that ran builds a Trainer around a pre-trained model it loaded (`from_pretrained`, its name a literal
+    or not: `config.base_model_name`), or a hand-written loop's optimizer over every parameter of a model the notebook
+    loads or builds (`_optimizer_over_a_whole_model`), and nothing in the notebook's code (cells that ran or not) sets
+    up an adapter or a quantized base: every weight is trained. A notebook that trains through a shell command
+    (`!python train.py --lora ...`) shows no Trainer here."""
+    if any(key.startswith(("adapter.", "quant.")) for key in values):
+        return False
+    python = "\n".join(line for line in code.splitlines() if not _SHELL_OR_MAGIC.match(line))  # (`!pip install
+    # bitsandbytes peft` installs a library, it sets up nothing)
+    if _ADAPTER_WORDS.search(python) or _model_handed_to_own_code(trees):
+        return False
+    if loaded and any(name.endswith("Trainer") for name in called) and not _FREEZES.search(python):
+        return True
+    return _optimizer_over_a_whole_model(trees) and not _FREEZE_CALLS.search(python)
+
+
+# A torch (or bitsandbytes, or a paper's) optimizer class: what a hand-written loop builds over the weights it trains
+_OPTIMIZERS = re.compile(r"(?i)^(?:paged)?(?:adam\w*|sgd|adafactor|lion\w*|rmsprop|adagrad|adadelta|lamb|sophia\w*|muon)$")
+_FREEZE_CALLS = re.compile(r"\bfreeze_(?!support)\w*\(|\.freeze\(")
+_PARAMETERS = ("parameters", "named_parameters")
+_MOVES = ("to", "cuda", "train", "float", "half", "bfloat16")  # `GPT(config).to(device)`: the same model
+
+
+def _optimizer_over_a_whole_model(trees: list) -> bool:
+    """An optimizer built over every parameter of a model the notebook loads or builds (`AdamW(model.parameters(),
+    ...)`, the model from `from_pretrained` or a model class), and no weight of that model set aside
+    (`requires_grad = False` on it, or on weights the code cannot tie to a model), and no model class of the notebook's
+    own that keeps part of itself out of the gradient in `forward` (`_forward_stops_gradient`). Freezing another
+    model, a DPO reference's `for p in ref_model.parameters(): p.requires_grad = False`, leaves the trained one
+    whole."""
+    models = _models_made(trees)
+    trained = {name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)
+               and _OPTIMIZERS.match(_called_name(node.func)) for name in [_all_parameters_of(node)] if name}
+    trained &= models
+    return bool(trained) and not _frozen_models(trees, models) & (trained | {None}) \
+        and not _forward_stops_gradient(trees)
+
+
+_NO_GRAD = ("no_grad", "inference_mode")
+
+
+def _forward_stops_gradient(trees: list) -> bool:
+    """Whether a model class of the notebook's own runs part of its `forward` outside the gradient: under `with
+    torch.no_grad()` / `torch.inference_mode()`, or through `.detach()` (a probe over a pre-trained encoder whose
+    optimizer over `model.parameters()` trains the head alone). A `generate` under `no_grad` trains nothing and is
+    left out."""
+    for tree in trees:
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            for forward in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"):
+                for node in ast.walk(forward):
+                    if isinstance(node, ast.With) and any(isinstance(item.context_expr, ast.Call)
+                                                          and _called_name(item.context_expr.func) in _NO_GRAD
+                                                          for item in node.items):
+                        return True
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach":
+                        return True
+    return False
+
+
+def _all_parameters_of(call: ast.Call) -> str | None:
+    """`model` of `AdamW(model.parameters(), ...)` or `AdamW(params=model.parameters())`."""
+    given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "params"), None)
+    if isinstance(given, ast.Call) and isinstance(given.func, ast.Attribute) and given.func.attr == "parameters" \
+            and isinstance(given.func.value, ast.Name) and not given.args:
+        return given.func.value.id
+    return None
+
+
+def _models_made(trees: list) -> set[str]:
+    """The names the notebook binds to a model it loads, builds from a model class (its own `class GPT(nn.Module)`
+    or a library's `GPT2LMHeadModel(config)`) or copies (`copy.deepcopy(model)`), `.to(device)` and the like
+    aside."""
+    classes = {node.name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    made = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                call = node.value
+                while isinstance(call.func, ast.Attribute) and call.func.attr in _MOVES \
+                        and isinstance(call.func.value, ast.Call):
+                    call = call.func.value
+                name = _called_name(call.func)
+                if _loads_a_model(call) or name in classes or name == "deepcopy" or _MODEL_CLASSES.search(name):
+                    made |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return made
+
+
+def _frozen_models(trees: list, models: set[str]) -> set[str | None]:
+    """The models some of whose weights the code sets aside from training (`for p in X.parameters(): p.requires_grad
+    = False`, `X.requires_grad_(False)`, `X.lm_head.weight.requires_grad = False`); None for a freeze the code does
+    not tie to one of `models`."""
+    frozen: set[str | None] = set()
+    looped: set[int] = set()  # the freezes inside a loop over a model's parameters, told by that loop
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
+                    and isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr in _PARAMETERS:
+                inner = [n for n in ast.walk(node) if _sets_aside(n)]
+                if inner:
+                    root = _root_name(node.iter.func.value)
+                    frozen.add(root if root in models else None)
+                    looped |= {id(n) for n in inner}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if _sets_aside(node) and id(node) not in looped:
+                target = node.targets[0] if isinstance(node, ast.Assign) else node.func
+                root = _root_name(target)
+                frozen.add(root if root in models else None)
+    return frozen
+
+
+def _sets_aside(node: ast.AST) -> bool:
+    """`x.requires_grad = False` or `x.requires_grad_(False)`, or either given a value the code computes (`= 'lm_head'
+    in name`, `= flag`, `requires_grad_(train_backbone)`), which sets weights aside wherever it is False; only a
+    literal True (or `requires_grad_()`) sets nothing aside."""
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets) \
+            and not _literally_true(node.value)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_"):
+        return False
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+    return given is not None and not _literally_true(given)
+
+
+def _literally_true(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value is True
+
+
+# Weights set aside from training: `param.requires_grad = False`, `.requires_grad_(False)`, a freeze helper
+_FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*False|\bfreeze_(?!support)\w*\(|\.freeze\(")
+# What a notebook may import without its model leaving sight: the libraries of training, data and plotting. A module
+# of its own (`from src.model_utils import prepare_model`) may wrap the model in an adapter the notebook never shows.
+_KNOWN_PACKAGES = ("transformers", "torch", "datasets", "trl", "accelerate", "evaluate", "numpy", "pandas", "sklearn",
+                   "tqdm", "matplotlib", "seaborn", "scipy", "os", "sys", "json", "re", "math", "random", "time",
+                   "collections", "typing", "pathlib", "itertools", "functools", "warnings", "wandb",
+                   "huggingface_hub", "tokenizers", "nltk", "IPython", "google", "kaggle_secrets", "yaml", "gc",
+                   "datetime", "string", "pprint", "logging", "shutil", "glob", "csv", "dataclasses", "copy",
+                   "sentencepiece", "unsloth", "rouge_score", "sacrebleu", "torchinfo", "torchsummary", "thop",
+                   "ptflops", "fvcore", "mlflow", "deepspeed", "safetensors", "einops", "psutil", "pynvml", "GPUtil",
+                   "multiprocessing", "pickle", "optuna")
+
+
+def _model_handed_to_own_code(trees: list) -> bool:
+    """The model a cell loaded (`model = X.from_pretrained(...)`) is passed to a function the notebook imports from a
+    module of its own (`model = prepare_model(model, cfg)`), which may wrap it in an adapter out of sight."""
+    own: set[str] = set()
+    models: set[str] = set()
+    calls: list[ast.Call] = []
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                own |= _own_imports(node)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _loads_a_model(node.value):
+                models |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            elif isinstance(node, ast.Call):
+                calls.append(node)
+    return any(_root_name(call.func) in own and any(isinstance(a, ast.Name) and a.id in models
+                                                    for a in [*call.args, *(k.value for k in call.keywords)])
+               for call in calls)
+
+
+def _own_imports(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The names an import binds from a module that is no known library (a relative import is always the notebook's
+    own code)."""
+    if isinstance(node, ast.ImportFrom):
+        known = node.level == 0 and (node.module or "").split(".")[0] in _KNOWN_PACKAGES
+        return set() if known else {alias.asname or alias.name for alias in node.names}
+    return {(a.asname or a.name).split(".")[0] for a in node.names if a.name.split(".")[0] not in _KNOWN_PACKAGES}

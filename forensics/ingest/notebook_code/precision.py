@@ -1,0 +1,162 @@
+"""What a notebook's code and outputs say of the training's precision where no fp16 / bf16 flag is passed: a
+hand-written loop's autocast, a loop or a Trainer that asks for nothing below float32, the mixed precision
+Unsloth's trainer turns on (and its printed fallback from bfloat16 to float16)."""
+from __future__ import annotations
+
+import ast
+import re
+
+from .syntax import _called_name
+from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _quiet_tree, _source
+from .arguments import _ARGUMENT_CLASSES
+
+_UNSLOTH_BF16 = re.compile(r"Bfloat16 = (TRUE|FALSE)")
+
+
+_AUTOCAST_DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
+
+
+def _autocast_precision(trees: list, names: dict) -> str | None:
+    """"fp16" / "bf16" where a cell that ran trains in its own loop (`loss.backward()`) under `with autocast(...)`: the
+    dtype it names, else its device type's default (float16 on CUDA: `torch.cuda.amp.autocast`, device_type "cuda";
+    bfloat16 on the CPU), else fp16 where the cell scales its loss (a GradScaler: only float16 needs one). None where
+    no such block is seen, a literal turns it off, or nothing tells (an autocast around `generate` trains nothing)."""
+    for tree in trees:
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+        if not any(_called_name(call.func) == "backward" for call in calls):
+            continue
+        scaler = any(_called_name(call.func) == "GradScaler" for call in calls)
+        for node in ast.walk(tree):
+            items = node.items if isinstance(node, (ast.With, ast.AsyncWith)) else []
+            for call in (item.context_expr for item in items):
+                if isinstance(call, ast.Call) and _called_name(call.func) == "autocast":
+                    return _autocast_dtype(call, names, scaler)
+    return None
+
+
+def _without_inference_autocast(cell: dict) -> str:
+    """A cell's code, without its `with autocast(...)` blocks where the cell trains nothing (no backward pass,
+    optimizer step, `train` or `fit` call anywhere in it: a `generate` after training): those say nothing of the
+    training's precision."""
+    source, tree = _source(cell), _quiet_tree(cell)
+    if any(isinstance(n, ast.Call) and _called_name(n.func) in _TRAINING_STEPS for n in ast.walk(tree)):
+        return source
+    lines = source.splitlines()
+    for node in ast.walk(tree):
+        items = node.items if isinstance(node, (ast.With, ast.AsyncWith)) else []
+        if any(isinstance(i.context_expr, ast.Call) and _called_name(i.context_expr.func) == "autocast" for i in items):
+            lines[node.lineno - 1:node.end_lineno] = [""] * (node.end_lineno - node.lineno + 1)
+    return "\n".join(lines)
+
+
+_TRAINING_STEPS = ("backward", "step", "train", "fit", "training_step")
+
+
+def _autocast_dtype(call: ast.Call, names: dict, scaler: bool) -> str | None:
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    enabled = keywords.get("enabled")
+    if isinstance(enabled, ast.Constant) and enabled.value is False:
+        return None
+    if "dtype" in keywords:  # `dtype=torch.bfloat16`; a name the code sets elsewhere (`dtype=ptdtype`) is not told
+        return _AUTOCAST_DTYPES.get(_called_name(keywords["dtype"]))
+    device = keywords.get("device_type", call.args[0] if call.args else None)
+    device = names.get(device.id) if isinstance(device, ast.Name) else \
+        device.value if isinstance(device, ast.Constant) else None
+    if ".cuda." in f".{ast.unparse(call.func)}." or device == "cuda" or scaler:
+        return "fp16"
+    return "bf16" if device == "cpu" else None
+
+
+# Unsloth's loader on a GPU without bfloat16 (a T4), given `dtype=torch.bfloat16`: `Device does not support bfloat16.
+# Will change to float16.` The model is loaded, and its trainer's mixed precision turned on, in float16.
+_BF16_CHANGED_TO_FP16 = re.compile(r"does not support bfloat16\. Will change to float16")
+# Unsloth forcing float32 (a model that cannot train in float16: Gemma 3 on a T4)
+_UNSLOTH_FLOAT32 = re.compile(r"Unsloth: (?:Switching to float32 training|Using float16 precision for \S+ won't work)")
+
+
+def _unsloth_mixed_precision(values: dict, trees: list, outputs: str, bf16_supported: bool | None) -> str | None:
+    """"fp16" or "bf16" where an Unsloth notebook builds a trainer and turns neither flag on: Unsloth's patched trainer
+    then turns on the mixed precision of the model's dtype (`args.fp16 = float16; args.bf16 = not float16` in its
+    trainer patch), which is the half dtype the loader asked for, else what the GPU has (its banner's `Bfloat16 =
+    TRUE / FALSE`: a T4 loads float16). None where Unsloth said it forced float32, or nothing tells."""
+    # (both set False is the same to Unsloth as neither set: it reads `getattr(args, 'bf16', False)`)
+    if values.get("bf16") or values.get("fp16") or bf16_supported is None or _UNSLOTH_FLOAT32.search(outputs):
+        return None
+    if "training_args_class" not in values and "trainer_class" not in values:
+        return None
+    imports = any(isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "unsloth"
+                  for tree in trees for node in ast.walk(tree))
+    if not imports:
+        return None
+    half = values.get("model.load_dtype") or ("bfloat16" if bf16_supported else "float16")
+    return "bf16" if half == "bfloat16" else "fp16"
+
+
+# Anything in a notebook's code that trains below float32 or could: autocast and its scaler, half / bfloat16 / float16
+# weights or dtypes, the Trainer's and Lightning's precision switches, a quantized load, a dtype set by name
+# (a tensor of token ids, `dtype=torch.long`, says nothing of the training's precision)
+# (nor anything that sets it out of the code's sight: DeepSpeed's config, an Accelerator's saved config, XLA's
+# environment, a precision key in a dict)
+_LOWER_PRECISION_WORDS = re.compile(r"(?i)autocast|gradscaler|\.half\(|float16|bfloat16|\bbf16|\bfp16|mixed_precision|"
+                                    r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision\s*=|['\"]precision['\"]|\bhalf|"
+                                    r"quantiz|bitsandbytes|\bdtype\s*=\s*(?!torch\.(?:long|int\d*|bool|uint8|float32)\b)|"
+                                    r"deepspeed|accelerator\s*\(|\bxla\b|xla_|\btpu|set_default_tensor_type")
+# The call that trains in the notebook's own code: a hand-written loop's backward pass, Keras' fit
+_TRAINING_CALLS = ("backward", "fit")
+
+
+def _trains_in_default_float32(trees: list, code: str) -> bool:
+    """The notebook trains in its own code (a loop's `loss.backward()`, Keras' `model.fit(...)`, a Trainer whose
+    arguments it spells out) and nothing in its code, run or not, asks for a precision below float32 or hands the
+    training to a program: PyTorch's, Keras' and the Trainer's default, float32 (Karpathy's gpt-dev, a CPU loop)."""
+    if _LOWER_PRECISION_WORDS.search(code) or _SHELL_TRAINING.search(code):
+        return False
+    calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    if any(k.arg is None for c in calls if _configures_training(_called_name(c.func)) for k in c.keywords):
+        return False  # a trainer or its arguments built from a dict or a file the code does not show (`**config`)
+    if any(_called_name(c.func) in _TRAINING_CALLS and isinstance(c.func, ast.Attribute) for c in calls):
+        return True
+    arguments = [c for c in calls if _ARGUMENT_CLASSES.match(_called_name(c.func))]
+    return any(_called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments)
+
+
+def _trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:
+    """The code builds a Trainer and transformers' TrainingArguments with fp16 and bf16 each absent or False (a TRL
+    config with bf16=False said: TRL's configs turn bf16 on where neither flag is given), every precision keyword a
+    value the code shows and no `**kwargs`, and nothing in the notebook's code asks for mixed precision another way
+    (autocast, a GradScaler, accelerate's or DeepSpeed's mixed_precision, `.half()`, Unsloth, whose trainer turns it
+    on, a shell command that trains): the Trainer's default, fp32, as training_args.bin with both off is read."""
+    cls = values.get("training_args_class")
+    if not isinstance(cls, str) or values.get("fp16") is True or values.get("bf16") is True:
+        return False
+    if cls.startswith("trl.") and values.get("bf16") is not False:
+        return False
+    python = "\n".join(line for line in code.splitlines() if not _SHELL_OR_MAGIC.match(line))
+    if _MIXED_PRECISION_CODE.search(python) or _SHELL_TRAINING.search(code):
+        return False
+    calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    if not any(_called_name(c.func).endswith("Trainer") for c in calls):
+        return False
+    for call in calls:
+        name = _called_name(call.func)
+        if _configures_training(name) and any(k.arg is None for k in call.keywords):
+            return False  # arguments from a dict or a file the code does not show
+        if _ARGUMENT_CLASSES.match(name) and any(k.arg in ("fp16", "bf16") and values.get(k.arg) is not False
+                                                 for k in call.keywords):
+            return False  # a flag set from a value the code does not show
+    imports_unsloth = any(isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+        (getattr(node, "module", None) or alias.name).split(".")[0] == "unsloth" for alias in node.names)
+        for tree in trees for node in ast.walk(tree))
+    return not imports_unsloth
+
+
+# What asks a Trainer's run for a precision below float32 other than its fp16 / bf16 arguments
+_MIXED_PRECISION_CODE = re.compile(r"(?i)autocast|gradscaler|mixed_precision|\.half\(|set_default_dtype|"
+                                   r"set_default_tensor_type|deepspeed|half_precision_backend|fp16_opt_level|\bamp\b|"
+                                   r"\.to\([^()]*\b(?:b?float16|half)\b|\bunsloth\b")
+
+
+def _configures_training(name: str) -> bool:
+    """A trainer, its arguments (TrainingArguments, TRL's configs) or an engine that takes the run's precision: not a
+    model's config (`GPTConfig(**sizes)` says nothing of it)."""
+    return bool(_ARGUMENT_CLASSES.match(name)) or name.endswith(("Trainer", "initialize", "Accelerator"))

@@ -1,0 +1,39 @@
+"""What the notebook-code readers ask of Python's syntax tree: the name a call calls and what owns it, a dotted name,
+a literal's value, the name an expression starts from."""
+from __future__ import annotations
+
+import ast
+
+
+def _root_name(func: ast.expr) -> str:
+    """`prepare_model` of `prepare_model(...)`, `utils` of `utils.prepare(...)`."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _called_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _owner_name(func: ast.expr) -> str:
+    """`FastLanguageModel` of `FastLanguageModel.from_pretrained(...)`; '' for a bare call."""
+    return _called_name(func.value) if isinstance(func, ast.Attribute) else ""
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`bf16` of a name, `CONFIG.bf16` of a class's (or an object's) field read through its name; else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return f"{node.value.id}.{node.attr}" if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        else None
+
+
+def _literal(node: ast.expr, names: dict):
+    if isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node) in names:
+        return names[_dotted(node)]
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return None
+    return value if isinstance(value, (bool, int, float, str)) else None

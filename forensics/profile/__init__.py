@@ -1,0 +1,64 @@
+"""The run profile: what kind of run this was, stated up front, each field with its evidence.
+
+`run_profile(layout, config, timeline, findings)` reads what analyze already has and says:
+* method: "full" | "lora" | "qlora" | "peft" | "unknown" (adapter files and adapter_config.json,
+  a 4-bit quantization config, LLaMA-Factory `finetuning_type` / ms-swift `train_type`, PEFT's and
+  Unsloth's banners in the console, then words in the run's own names: "qlora", "lora", "full");
+* objective: "sft" | "pretrain" | "preference" | "rl" | "reward" | "unknown", with `algorithm`
+  ("dpo", "kto", "orpo", "grpo", "ppo", ...): the metric names TRL logs (rewards/chosen, logps/*:
+  preference; completion_length, reward, kl: RL), verl's console (actor/pg_loss: RL, else SFT),
+  LLaMA-Factory's `stage`, a one-label head whose first loss is ln 2 (a pairwise reward model),
+  pre-training consoles (Megatron, OLMo, torchtitan, NeMo, nanochat base_train, autoresearch), a script's
+  arguments that give its model's sizes and no weights to start from (argparse's Namespace line), a first
+  loss at about ln(vocabulary) (random weights: from scratch), then the run's names;
+* model_params: the checkpoint index's total, the model config, PEFT's "all params", or a size
+  in the run's names ("Qwen2-7B", "llama-3-8b", "1.5B"), else None;
+* precision: "bf16" | "fp16" | "fp32" | "unknown" from the training arguments / DeepSpeed config (or what a console
+  prints of them: DeepSpeed's config print, XTuner's printed config, a launch line's --bf16, torchtune's model dtype), else
+  "fp16" where the log shows a loss scaler skipping updates (a `skipped_steps` finding from a non-finite
+  grad_norm the run recovered from, or Megatron's own count): bf16 and fp32 have no scaler to skip with;
+* framework: "llamafactory" | "swift" | "xtuner" | "unsloth" | "webui" | "mlx" | "trl" | "megatron" | ... | "hf_trainer" |
+  "deepspeed" | "unknown" (a framework's own log lines or logger names, its record of the run's arguments or command
+  line, its save-folder pattern or model-card tag, TRL's names, the Trainer's files; DeepSpeed, the engine under
+  them, last).
+Unknown stays unknown: a field nothing points at is "unknown" (None for model_params), never a guess.
+
+Each field is read in a module of its own: method, objective, size (model_params), precision, framework; names (the
+run's own names), losses (where the training loss starts) and trl (TRL's signs) are what more than one of them reads.
+"""
+from __future__ import annotations
+
+from ..config import RunConfig
+from ..findings import Finding
+from ..run import RunLayout
+from ..timeline import Timeline
+from .framework import _framework
+from .method import _ADAPTERS, _method
+from .names import _names
+from .objective import _FROM_SCRATCH, _objective
+from .precision import _precision
+from .record import UNKNOWN, RunProfile
+from .size import _model_params
+
+
+def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
+                findings: list[Finding] = ()) -> RunProfile:
+    """The profile of a run from what analyze read (layout, configuration, timeline metric names and banners)
+    and the findings on its log (a loss scaler's skipped steps tell fp16)."""
+    names = _names(layout, config)
+    evidence: dict[str, str] = {}
+    model_params = _model_params(config, timeline, names, evidence)
+    method = _method(config, timeline, names, evidence, model_params)
+    if method == "qlora" and str(evidence.get("model_params", "")).startswith("unsloth banner"):
+        # Unsloth's early-2025 `X/Y` count of a 4-bit base is its packed weights (or the size its name gives), no
+        # model size: the name, the config or nothing says it
+        model_params = _model_params(config, timeline, names, evidence, packed_4bit=True)
+    objective, algorithm = _objective(config, timeline, names, evidence, adapter=method in _ADAPTERS)
+    if method == UNKNOWN and evidence.get("objective", "").endswith(_FROM_SCRATCH):
+        # a model trained from random weights trains every weight: an adapter on random weights learns nothing
+        evidence["method"] = "a model trained from random weights trains every weight (the objective's evidence)"
+        method = "full"
+    return RunProfile(method=method, objective=objective, algorithm=algorithm, model_params=model_params,
+                      precision=_precision(config, findings, evidence, timeline), framework=_framework(layout, config, timeline,
+                                                                                       objective, evidence),
+                      evidence=evidence)

@@ -1,0 +1,78 @@
+"""The run's training loss read for the profile: where it starts (about ln(vocabulary), a model on random weights;
+about ln 2, a pairwise loss at chance)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..analyzers.metrics import PERPLEXITY_NAMES
+from ..analyzers.never_learned import FRESH_HEAD_RANGE
+from ..config import RunConfig
+from ..timeline import Timeline
+
+def _pairwise_loss_at_chance(config: RunConfig, timeline: Timeline) -> float | None:
+    """The first training loss of a model with a one-score head (num_labels 1: a reward model's, or a
+    regressor's) when it is about ln 2, where a pairwise loss -log sigmoid(r_chosen - r_rejected) starts
+    with untrained scores; else None."""
+    if config.get("model.num_labels") != 1:
+        return None
+    loss = _training_losses(timeline)
+    return float(loss[0]) if len(loss) >= 3 and abs(loss[0] - math.log(2)) <= _NEAR_LN2 else None
+
+
+_NEAR_LN2 = 0.05  # the first logged loss is an average over the first logging interval: a little under ln 2
+
+
+def _first_loss_above(timeline: Timeline, level: float) -> bool:
+    loss = _training_losses(timeline)
+    return bool(len(loss)) and float(loss[0]) > level
+
+
+def _training_losses(timeline: Timeline) -> np.ndarray:
+    frame = timeline.final()
+    loss = frame.loc[frame["metric"] == "loss", "value"].to_numpy(dtype="float64")
+    return loss[np.isfinite(loss)]
+
+
+def _starts_at_random_guess(timeline: Timeline) -> float | None:
+    """The first logged training loss when it sits where a randomly initialised model's does, about
+    ln(vocabulary) (9 to 13 for 8k to 440k tokens; a fine-tune of a trained model starts near 1 to 3), and
+    the loss clearly falls from there: its last tenth `_CLEAR_FALL` under it, or a slow fall at nearly every
+    point (a warm-up's first steps); a run stuck there is judged by never_learned, not profiled by it, and a
+    wobble is no descent. A first point logged after some steps has already left ln(vocabulary): from
+    `_SCRATCH_LOW` nats up it counts too when the loss then falls by 40% or more, gradually: above half its start
+    over the first `_SLOW_SHARE` of the logged points (a fine-tune of a trained model never starts there unless
+    something is broken at its start, and then it falls within a few steps: 8.3 -> 1.3 in ten). Else None."""
+    for loss in (_training_losses(timeline), _per_token_losses_from_perplexity(timeline)):
+        lo, hi = FRESH_HEAD_RANGE
+        if len(loss) < 3 or not _SCRATCH_LOW <= loss[0] <= hi:
+            continue
+        tail = float(np.median(loss[-max(1, len(loss) // 10):]))
+        steady = loss[-1] < loss[0] and float(np.mean(np.diff(loss) < 0)) >= _STEADY
+        # random weights learn slowly: the loss stays above half its start over the log's first stretch, where a
+        # fine-tune's bad start (a template, new tokens) is put right in a few steps however often it is logged
+        gradual = bool(np.all(loss[:max(2, int(len(loss) * _SLOW_SHARE))] >= _HALVED * loss[0]))
+        if loss[0] >= lo and (tail <= _CLEAR_FALL * loss[0] or steady) or gradual and tail <= _FELL * loss[0]:
+            return float(loss[0])
+    return None
+
+_SCRATCH_LOW = 5.5  # nats (ln 245): a first loss this high that then falls gradually is a model learning from random
+                    # weights (msh2481's 500-token vocabulary starts at ln 500 = 6.21; DanielPuentee's 1000-token one
+                    # is at 6.27 by its first line, step 100; CollinPhipps' 5000-token one at 5.95 by step 200)
+_HALVED = 0.5  # a fine-tune's broken start falls under half its first loss in one logging interval
+_FELL = 0.6  # ... a model from random weights falls gradually, by 40% or more over the log
+_SLOW_SHARE = 0.15  # ... staying above half its start over this share of the logged points
+
+
+def _per_token_losses_from_perplexity(timeline: Timeline) -> np.ndarray:
+    """ln of the training perplexity a log holds beside its loss (a trainer whose `loss` is a sum logs the
+    per-token value this way), or an empty array."""
+    frame = timeline.final()
+    ppl = frame.loc[frame["metric"].str.lower().isin(PERPLEXITY_NAMES), "value"].to_numpy(dtype="float64")
+    ppl = ppl[np.isfinite(ppl) & (ppl > 0)]
+    return np.log(ppl)
+
+
+_CLEAR_FALL = 0.9  # a tenth under the first loss: a descent, not a fresh head's wobble
+_STEADY = 0.8  # or down from one point to the next at this share of them

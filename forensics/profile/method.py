@@ -1,0 +1,62 @@
+"""The profile's method: full, lora, qlora or peft, from the config, DeepSpeed-Chat's --lora_dim, a model built from
+scratch, the trainers' banners, then the words in the run's own names."""
+from __future__ import annotations
+
+from ..config import RunConfig
+from ..timeline import Timeline
+from .names import _word_in
+from .objective import _DSCHAT_OBJECTIVES, _console_from_scratch
+from .record import UNKNOWN
+from .size import _ESTIMATE_SHARE
+
+# (DoRA, AdaLoRA, LongLoRA, LoRA+, rsLoRA, PiSSA, OLoRA, MiLoRA; CLoRA: OddFunction0205's clora- run)
+_LORA_VARIANTS = ("clora", "dora", "adalora", "longlora", "loraplus", "rslora", "pissa", "olora", "milora")
+_METHOD_WORDS = (("qlora", "qlora"), ("lora", "lora")) + tuple((w, "lora") for w in _LORA_VARIANTS) + (("full", "full"),)
+_ADAPTERS = ("lora", "qlora", "peft")
+
+
+def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_params: int | None = None) -> str:
+    said = config.get("method")
+    if said in ("full", "lora", "qlora", "peft"):
+        evidence["method"] = str(config.source_of("method"))
+        return said
+    chat = next(((src, m) for src, m in timeline.meta.items() if "console_lora_dim" in m), None)
+    if chat is not None and any(kind in _DSCHAT_OBJECTIVES for kind in timeline.console_kinds):
+        evidence["method"] = (f"DeepSpeed-Chat trains every weight unless --lora_dim is given ({chat[0]}: "
+                              f"{chat[1]['console_lora_dim_line'][:120]})")
+        return "lora" if chat[1]["console_lora_dim"] > 0 else "full"
+    scratch = _console_from_scratch(timeline)
+    if scratch is not None:  # random weights: every one of them is trained
+        evidence["method"] = f"a model built from scratch ({scratch[0]}: {scratch[1]}): every weight trained"
+        return "full"
+    for banner in timeline.banners:
+        if banner.kind == "webui":
+            evidence["method"] = f"text-generation-webui LoRA training in {banner.source} (it trains LoRA adapters only)"
+            return "lora"
+        if banner.kind == "mlx_lora":
+            evidence["method"] = (f"mlx-examples' lora.py in {banner.source} (it trains LoRA adapters only): "
+                                  f"{banner.text.replace(chr(10), '; ')}")
+            return "lora"
+        if banner.trainable_params and banner.all_params and banner.trainable_params < 0.5 * banner.all_params:
+            evidence["method"] = f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} of " \
+                                 f"{banner.all_params:,} parameters trainable"
+            return "lora"
+        if banner.trainable_params and banner.trainable_params == banner.all_params:
+            evidence["method"] = f"{banner.kind} banner in {banner.source}: all {banner.all_params:,} parameters trainable"
+            return "full"
+        if banner.trainable_params and not banner.all_params and model_params \
+                and banner.trainable_params >= (1 - _ESTIMATE_SHARE) * model_params:
+            evidence["method"] = (f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} trainable "
+                                  f"parameters, the whole model (its size: see model_params)")
+            return "full"
+        if banner.trainable_params and not banner.all_params and model_params \
+                and banner.trainable_params < 0.05 * model_params:  # Unsloth states the trainable count alone
+            evidence["method"] = (f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} trainable "
+                                  f"parameters of a model of about {model_params:,} ({evidence.get('model_params')})")
+            return "lora"
+    for word, method in _METHOD_WORDS:
+        found = _word_in(names, word)
+        if found:
+            evidence["method"] = found
+            return method
+    return UNKNOWN

@@ -1,0 +1,269 @@
+"""The profile's objective: sft, pretrain, preference, rl or reward (with the algorithm where the log names it),
+from the trainer's console lines and metric names, its arguments, what says the model starts from random weights,
+then the run's own names and data."""
+from __future__ import annotations
+
+import math
+
+from ..analyzers.never_learned import FRESH_HEAD_RANGE
+from ..analyzers.zero_in_first_epoch import CLASSIFIER_HEADS, CLASSIFIER_TASKS
+from ..config import RunConfig
+from ..ingest.banners import mlx_objective
+from ..ingest.pretrain_lines import PRETRAINING_KINDS
+from ..timeline import Timeline
+from .losses import _first_loss_above, _pairwise_loss_at_chance, _starts_at_random_guess, _training_losses, _NEAR_LN2
+from .names import _MODEL_NAME_KEYS, _word_in
+from .record import UNKNOWN
+from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class
+
+# (TRL's DPO logs `nll_loss` too where rpo_alpha is set: ORPO is told by its odds-ratio terms)
+_PREFERENCE_ALGOS = (("kto", ("rewards/chosen_sum", "logps/chosen_sum")), ("orpo", ("log_odds_ratio", "log_odds_chosen")),
+                     ("dpo", ("rewards/margins", "rewards/chosen", "logps/chosen")))
+_RL_KEYS = ("completion_length", "completions/mean_length", "reward", "reward_std", "frac_reward_zero_std")
+_PPO_KEYS = ("objective/kl", "policy/approxkl_avg", "ppo/mean_scores", "objective/rlhf_reward", "critic_loss")
+# DeepSpeed-Chat's steps, each told by the lines it prints (ingest.deepspeed_chat)
+_DSCHAT_OBJECTIVES = {"dschat_sft": ("sft", None), "dschat_rm": ("reward", None), "dschat_ppo": ("rl", "ppo"),
+                      "dschat_dpo": ("preference", "dpo")}
+# Console line kinds of nanoGPT-family pre-training loops that print a HellaSwag eval (build-nanogpt's `N hella X`,
+# llm.c's `s:N eval:X`): with that eval beside the loss, the run is pre-training
+_HELLASWAG_KINDS = {"step_name_value": "build-nanogpt", "llmc": "llm.c"}
+# verl's RL trainers log the policy loss under this name; its SFT trainer logs train/loss (-> loss).
+_VERL_RL_KEY = "actor/pg_loss"
+_STAGES = {"sft": ("sft", None), "pt": ("pretrain", None), "rm": ("reward", None), "dpo": ("preference", "dpo"),
+           "kto": ("preference", "kto"), "orpo": ("preference", "orpo"), "simpo": ("preference", "simpo"),
+           "ppo": ("rl", "ppo"), "grpo": ("rl", "grpo")}
+_NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("preference", "dpo")),
+                    ("kto", ("preference", "kto")), ("orpo", ("preference", "orpo")), ("sft", ("sft", None)),
+                    ("pretrain", ("pretrain", None)), ("finetune", ("sft", None)), ("fine-tune", ("sft", None)),
+                    ("fine_tune", ("sft", None)))
+_FROM_SCRATCH = ": a model that starts from random weights, training from scratch"
+_PAIRWISE_NAMES = ("dpo", "kto")
+_PAIRWISE_START_MAX = 1.5  # nats: DPO starts at ln 2, KTO under 1; a language model's loss starts above
+
+
+def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
+               adapter: bool = False) -> tuple[str, str | None]:
+    metrics = set(timeline.metrics)
+    for step in (_from_console_trainers, _from_metric_names, _from_arguments, _from_scratch_signs, _from_names_and_data):
+        found = step(config, timeline, names, evidence, adapter, metrics)
+        if found is not None:
+            return found
+    return UNKNOWN, None
+
+
+def _from_console_trainers(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                           metrics: set) -> tuple[str, str | None] | None:
+    """verl's, DeepSpeed-Chat's and mlx's console lines, which say what they train."""
+    if "verl" in timeline.console_kinds:  # before TRL's names: verl's score is our `reward`, GRPO or PPO alike
+        rl = _VERL_RL_KEY in metrics
+        if rl or "loss" in metrics:
+            evidence["objective"] = (f"verl console lines with {_VERL_RL_KEY} (its RL trainer)" if rl
+                                     else "verl console lines with train/loss (its SFT trainer)")
+            return ("rl", None) if rl else ("sft", None)
+    chat = next((kind for kind in timeline.console_kinds if kind in _DSCHAT_OBJECTIVES), None)
+    if chat is not None:
+        evidence["objective"] = f"DeepSpeed-Chat's {chat.split('_')[1].upper()} step lines in the console"
+        return _DSCHAT_OBJECTIVES[chat]
+    mlx = next((algo for b in timeline.banners if (algo := mlx_objective(b))), None)
+    if mlx is not None:  # the trainer says what it trains: ORPO's chosen reward is no RL reward
+        evidence["objective"] = f"mlx trainer's start line: Starting {mlx.upper().replace('_', ' ')} training"
+        return ("rl", None if mlx == "rlhf" else mlx) if mlx in ("grpo", "ppo", "rlhf") else ("preference", mlx)
+    return None
+
+
+def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                       metrics: set) -> tuple[str, str | None] | None:
+    """The metric names RL and preference trainers log, LLaMA-Factory's pairwise accuracy, TRL's SFT metrics."""
+    ppo = [k for k in _PPO_KEYS if k in metrics]
+    rl = [k for k in metrics if k in _RL_KEYS or (k.startswith("rewards/") and k.endswith("/mean"))]
+    if rl == ["reward"] and not ppo and _pairwise_loss_at_chance(config, timeline) is None:
+        # a hand-written loop's `reward=`: RL, but no trainer's names to tell which (a one-label head whose loss starts
+        # at ln 2 is a reward model printing its score, told below)
+        evidence["objective"] = "metric reward in the log (RL fine-tuning)"
+        named = next(((algo, found) for algo in ("grpo", "ppo") if (found := _word_in(names, algo))), None)
+        if named is not None:
+            evidence["objective"] += f"; {named[1]}"
+        return "rl", named[0] if named else None
+    if ppo or rl and rl != ["reward"]:  # before the pairwise names: GRPO logs rewards/<func>/mean, never rewards/chosen
+        evidence["objective"] = f"metrics {', '.join(sorted(ppo or rl)[:3])} in the log (RL fine-tuning)"
+        return "rl", "ppo" if ppo else "grpo"
+    for algo, keys in _PREFERENCE_ALGOS:
+        hit = [k for k in keys if k in metrics]
+        if hit and algo == "dpo" and "nll_loss" in metrics:  # DPO with rpo_alpha, or CPO / SimPO: the log cannot tell
+            evidence["objective"] = f"metrics {', '.join(hit)}, nll_loss in the log (TRL's pairwise names)"
+            return "preference", None
+        if hit and (algo != "kto" or "rewards/margins" not in metrics):
+            evidence["objective"] = f"metrics {', '.join(hit)} in the log (TRL's {algo.upper()} names)"
+            return "preference", algo
+    if "rewards/accuracies" in metrics and any(str(src).endswith("trainer_log.jsonl") for src in timeline.meta):
+        # LLaMA-Factory's log callback writes a DPO/KTO stage's rewards/accuracies (as "accuracy")
+        evidence["objective"] = "metric accuracy in LLaMA-Factory's trainer_log.jsonl (its pairwise rewards/accuracies)"
+        return "preference", None
+    sft = [k for k in _TRL_SFT_KEYS if k in metrics]
+    if sft:
+        evidence["objective"] = f"metric {sft[0]} in the log (TRL's SFTTrainer)"
+        return "sft", None
+    return None
+
+
+def _from_arguments(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                    metrics: set) -> tuple[str, str | None] | None:
+    """A TRL arguments class, LLaMA-Factory's / ms-swift's stage, a reward model's value head or one-label head."""
+    trainer = _trl_config_class(config)
+    if trainer is not None:
+        evidence["objective"] = f"{trainer[0]} ({_trainer_source(config)})"
+        return trainer[1]
+    stage = config.get("stage") or config.get("rlhf_type")
+    if isinstance(stage, str) and stage.lower() in _STAGES:
+        evidence["objective"] = f"stage {stage} ({config.source_of('stage') or config.source_of('rlhf_type')})"
+        return _STAGES[stage.lower()]
+    head = next(((src, m["console_value_head"]) for src, m in timeline.meta.items() if m.get("console_value_head")), None)
+    if head is not None:  # (PPO loads a value head too, but logs its RL metrics: read above)
+        evidence["objective"] = f"a value head trained on pairs, with no RL metric ({head[0]}: {head[1]}): a reward model"
+        return "reward", None
+    chance = _pairwise_loss_at_chance(config, timeline)
+    if chance is not None:
+        evidence["objective"] = (f"a one-label scoring head (num_labels 1, {config.source_of('model.num_labels')}) "
+                                 f"whose first loss {chance:.4g} is about ln 2, a pairwise ranking loss at chance: "
+                                 "a reward model")
+        return "reward", None
+    return None
+
+
+def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                        metrics: set) -> tuple[str, str | None] | None:
+    """What says the model starts from random weights: pre-training."""
+    if config.get("init_from") == "scratch":  # nanoGPT's train.py
+        evidence["objective"] = f"init_from scratch ({config.source_of('init_from')}){_FROM_SCRATCH}"
+        return "pretrain", None
+    sizes = config.get("model.built_from_sizes")
+    if isinstance(sizes, str):  # a hand-written script that builds its model from the sizes it was given
+        evidence["objective"] = (f"the script's arguments give the model's sizes ({sizes}) and name no weights to "
+                                 f"start from ({config.source_of('model.built_from_sizes')}){_FROM_SCRATCH}")
+        return "pretrain", None
+    built = config.get("model.built_here")
+    if isinstance(built, str):  # a notebook that defines its network (or configures a library's) and loads no weights
+        evidence["objective"] = (f"the notebook builds its model ({built}) and loads no trained weights anywhere in "
+                                 f"its code ({config.source_of('model.built_here')}){_FROM_SCRATCH}")
+        return "pretrain", None
+    pretraining = [kind for kind in timeline.console_kinds if kind in PRETRAINING_KINDS]
+    if pretraining:
+        # a pre-training loop may start from trained weights (continued pre-training); a first loss at the
+        # random guess says this one did not, which tells the method too (`run_profile`)
+        fresh = None if adapter else _starts_at_random_guess(timeline)
+        scratch = "" if fresh is None else f", the first loss {fresh:.4g} (per token) at the random guess{_FROM_SCRATCH}"
+        evidence["objective"] = f"{pretraining[0]} pre-training console log{scratch}"
+        return "pretrain", None
+    scratch = _console_from_scratch(timeline)
+    if scratch is not None:
+        evidence["objective"] = f"the console says so ({scratch[0]}: {scratch[1]}){_FROM_SCRATCH}"
+        return "pretrain", None
+    tokenizer = next(((src, m["console_trains_tokenizer"]) for src, m in timeline.meta.items()
+                      if m.get("console_trains_tokenizer")), None)
+    if tokenizer is not None:
+        evidence["objective"] = f"it trains its own tokenizer ({tokenizer[0]}: {tokenizer[1]}){_FROM_SCRATCH}"
+        return "pretrain", None
+    fresh = None if adapter else _starts_at_random_guess(timeline)  # an adapter is never trained from scratch
+    if fresh is not None:
+        where = ("about ln(vocabulary size)" if fresh >= FRESH_HEAD_RANGE[0] else
+                 "far above where a fine-tune of a trained model starts (1 to 4), falling by half or more")
+        evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
+        return "pretrain", None
+    hella = [_HELLASWAG_KINDS[kind] for kind in timeline.console_kinds if kind in _HELLASWAG_KINDS]
+    if hella and "eval_hellaswag" in metrics and "loss" in metrics:
+        # build-nanogpt / llm.c print a HellaSwag accuracy beside the token-stream train/val loss: the base-model
+        # benchmark of their pre-training loops (a continued or resumed run starts below ln(vocab), but it is the same)
+        evidence["objective"] = (f"a {hella[0]}-style console with a HellaSwag eval beside its train/val loss: the "
+                                 "nanoGPT-family pre-training loop's own benchmark")
+        return "pretrain", None
+    return None
+
+
+def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                         metrics: set) -> tuple[str, str | None] | None:
+    """The run's own names, its instruction data, an adapter's task, a trained encoder-decoder."""
+    own = [(text, where) for text, where in names if not where.startswith(_MODEL_NAME_KEYS)]
+    supervised = _supervised_lm(config, timeline)
+    for word, (objective, algo) in _NAME_OBJECTIVES:
+        if word in _FINE_TUNE_WORDS and not supervised:
+            continue
+        # the run's own names only: a base model's path says what that model is or where it lies
+        # (`/data/pretrain_dir/Llama-3.1`, `Qwen2-7B-DPO`), not what this run trains it for
+        # (the run's folder by its own name, not the folders above it: `/data/finetune/...`, `_own_folder_name`)
+        found = _word_in(own, word)
+        if found and word in _PAIRWISE_NAMES and _first_loss_above(timeline, _PAIRWISE_START_MAX):
+            continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
+        if found:
+            evidence["objective"] = found
+            return objective, algo
+    shown = next(((src, m["console_instruction_data"]) for src, m in timeline.meta.items()
+                  if m.get("console_instruction_data")), None)
+    if shown is not None and "loss" in metrics and supervised:
+        evidence["objective"] = (f"instruction-tuning data in the console ({shown[0]}: {shown[1][:120]}), "
+                                 "with no preference, RL or reward metrics: supervised fine-tuning")
+        return "sft", None
+    task = str(config.get("adapter.task_type") or "").upper()
+    if adapter and task in _LM_TASKS and "loss" in metrics:
+        # an adapter on a trained language model, on its language-model loss, with none of the preference, RL or
+        # reward metrics looked for above: supervised fine-tuning (continued training of a trained model included)
+        evidence["objective"] = (f"a {task} adapter ({config.source_of('adapter.task_type')}) trained on the language-"
+                                 "model loss, with no preference, RL or reward metrics: supervised fine-tuning")
+        return "sft", None
+    seq2seq = _pretrained_seq2seq(config)
+    on_loss = "loss" if "loss" in metrics else "eval_loss" if "eval_loss" in metrics else None
+    if seq2seq is not None and on_loss and supervised:
+        # a trained encoder-decoder learns to write a target for each input: there is no other way to train one on
+        # its loss here (its pre-training, span corruption from scratch, starts at ln(vocabulary): told above). A run
+        # shorter than its logging interval shows only the held-out loss of that same objective.
+        trained_on = "trained on its targets' loss" if on_loss == "loss" else "evaluated on its targets' loss (eval_loss)"
+        evidence["objective"] = (f"{seq2seq}, {trained_on} with no preference, RL or reward metrics: "
+                                 "supervised (sequence-to-sequence) fine-tuning")
+        return "sft", None
+    return None
+
+
+def _console_from_scratch(timeline: Timeline) -> tuple[str, str] | None:
+    """(source, line) of a console line saying the model was built from random weights, or None."""
+    return next(((src, m["console_from_scratch"]) for src, m in timeline.meta.items() if m.get("console_from_scratch")),
+                None)
+
+
+def _pretrained_seq2seq(config: RunConfig) -> str | None:
+    """What says the run fine-tunes a trained encoder-decoder: the model's config (`is_encoder_decoder`, an
+    `...ForConditionalGeneration` head) with the checkpoint it was loaded from, or Seq2SeqTrainingArguments with
+    predict_with_generate; else None."""
+    if config.get("model.is_encoder_decoder") is not True:
+        return None
+    architectures = config.get("model.architectures")
+    head = next((n for n in (architectures if isinstance(architectures, list) else [architectures])
+                 if isinstance(n, str) and n.endswith(("ForConditionalGeneration", "EncoderDecoderModel"))), None)
+    start = config.get("model._name_or_path") or config.get("model.name_or_path")
+    if head is None:
+        return None
+    if isinstance(start, str) and start.strip():
+        return f"a trained encoder-decoder ({head} loaded from {start}, {config.source_of('model.architectures')})"
+    if "Seq2Seq" in str(config.get("training_args_class") or "") and config.get("predict_with_generate") is True:
+        return (f"an encoder-decoder ({head}, {config.source_of('model.architectures')}) trained with "
+                f"Seq2SeqTrainingArguments' predict_with_generate ({config.source_of('predict_with_generate')})")
+    return None
+
+
+_LM_TASKS = ("CAUSAL_LM", "SEQ_2_SEQ_LM")
+_FINE_TUNE_WORDS = ("finetune", "fine-tune", "fine_tune")
+
+
+def classification_head(config: RunConfig) -> bool:
+    """The model's config names a classification head (`...ForSequenceClassification`, an adapter's SEQ_CLS)."""
+    architectures = config.get("model.architectures")
+    names = architectures if isinstance(architectures, list) else [architectures]
+    return (any(isinstance(n, str) and n.endswith(CLASSIFIER_HEADS) for n in names)
+            or config.get("adapter.task_type") in CLASSIFIER_TASKS)
+
+
+def _supervised_lm(config: RunConfig, timeline: Timeline) -> bool:
+    """Whether words or data in the run can say supervised fine-tuning: not for a classification head, nor a loss that
+    starts at about ln 2 (a pairwise objective at chance, a reward model on preference pairs)."""
+    if classification_head(config):
+        return False
+    loss = _training_losses(timeline)
+    return not (len(loss) and abs(float(loss[0]) - math.log(2)) <= _NEAR_LN2)

@@ -1,0 +1,66 @@
+"""The profile's precision: bf16, fp16 or fp32 from the training arguments, the DeepSpeed config or what a console
+prints of them, else fp16 where a loss scaler shows in the log."""
+from __future__ import annotations
+
+from ..analyzers.metrics import format_number
+from ..config import RunConfig
+from ..timeline import Timeline
+from .record import UNKNOWN
+
+def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) -> str:
+    for key, name in (("bf16", "bf16"), ("ds.bf16.enabled", "bf16"), ("fp16", "fp16"), ("ds.fp16.enabled", "fp16")):
+        if config.get(key) is True:
+            evidence["precision"] = f"{key}=True ({config.source_of(key)})"
+            return name
+    unsloth = config.get("precision.unsloth_mixed")
+    if unsloth in ("fp16", "bf16"):
+        evidence["precision"] = (f"Unsloth's trainer turns on {unsloth} mixed precision where neither flag is set, "
+                                 f"from the model's dtype ({config.source_of('precision.unsloth_mixed')})")
+        return unsloth
+    autocast = config.get("precision.autocast")
+    if autocast in ("fp16", "bf16"):
+        evidence["precision"] = (f"the training loop runs its forward pass under torch's autocast in {autocast} "
+                                 f"({config.source_of('precision.autocast')})")
+        return autocast
+    loaded = config.get("model.load_dtype")
+    if loaded in _HALF_LOADS:  # the weights themselves in half precision, no mixed-precision flag set: trained so
+        evidence["precision"] = (f"the model's weights loaded in {loaded} ({config.source_of('model.load_dtype')}) "
+                                 "and no mixed-precision flag set")
+        return _HALF_LOADS[loaded]
+    if config.get("fp16") is False and config.get("bf16") is False:
+        evidence["precision"] = f"fp16 and bf16 both off ({config.source_of('fp16')})"
+        return "fp32"
+    if config.get("fp16") is False and any("bf16" not in keys for keys in config.whole_training_args()):
+        # TrainingArguments has had a bf16 field since transformers 4.13: a release before it ran fp16 or fp32
+        evidence["precision"] = f"fp16 off, and no bf16 field in its release's TrainingArguments ({config.source_of('fp16')})"
+        return "fp32"
+    scaler = next((f for f in findings if f.kind == "skipped_steps" and not f.evidence.get("grad_norm_zero")), None)
+    if scaler is not None:
+        evidence["precision"] = (f"a loss scaler skipped updates from step {scaler.step} (only fp16 has one; "
+                                 "bf16 and fp32 runs apply or break on a non-finite gradient)")
+        return "fp16"
+    overflows = timeline.series("overflow").dropna()
+    if len(overflows) and float(overflows.max()) > 0:
+        evidence["precision"] = (f"a loss scaler reported overflowing gradients and lowered its scale (step "
+                                 f"{int(overflows.index[0])}): only fp16 training scales its loss")
+        return "fp16"
+    scale = timeline.series("loss_scale").dropna()
+    if len(scale) and float(scale.max()) > 1.0:  # (Megatron prints 1.0 for bf16 and fp32 runs)
+        evidence["precision"] = (f"a dynamic loss scale is logged ({format_number(float(scale.iloc[0]))} at step "
+                                 f"{int(scale.index[0])}): only fp16 training scales its loss")
+        return "fp16"
+    if config.get("precision.default_fp32") is True:
+        evidence["precision"] = (f"the training loop in {config.source_of('precision.default_fp32')} asks for nothing "
+                                 "below float32 (no autocast, half, bfloat16 or float16, no quantized load): the "
+                                 "default, fp32")
+        return "fp32"
+    if config.get("precision.trainer_fp32"):
+        evidence["precision"] = (f"the {config.get('precision.trainer_fp32')} the code builds in "
+                                 f"{config.source_of('precision.trainer_fp32')} set neither fp16 nor bf16, and nothing "
+                                 "else in it asks for mixed precision (no autocast, accelerate or DeepSpeed "
+                                 "mixed_precision, Unsloth): the Trainer's default, fp32")
+        return "fp32"
+    return UNKNOWN
+
+
+_HALF_LOADS = {"bfloat16": "bf16", "float16": "fp16"}
