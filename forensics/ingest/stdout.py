@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..restarts import epoch_past_the_start
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._frames import without_placeholders, without_unit_loss_scale
@@ -1266,14 +1267,14 @@ def _logging_interval(events: list[tuple], train_total: int | None,
 
 
 def _resumed_by_epochs(events: list[tuple]) -> bool:
-    """Whether the train dicts' epochs start well past 0: further than two of their own spacings and the print's
-    rounding (0.01 of an epoch), as a run resumed from a checkpoint logs (epoch 1.01, 1.02, ... after one epoch)."""
+    """Whether the train dicts' epochs start well past 0 (`restarts.epoch_past_the_start`): the first dict of a log
+    that began with the run sits one of their own spacings in."""
     epochs = [e[2]["epoch"] for e in events if e[0] == "dict" and "loss" in e[2]
               and isinstance(e[2].get("epoch"), (int, float)) and math.isfinite(e[2]["epoch"])]
     if len(epochs) < 2:
         return False
     spacing = (epochs[-1] - epochs[0]) / (len(epochs) - 1)
-    return epochs[0] > 2 * abs(spacing) + 0.01
+    return epoch_past_the_start(epochs[0], abs(spacing))
 
 
 def _logging_steps_estimate(events: list[tuple], train_total: int | None) -> int:
