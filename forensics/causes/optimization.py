@@ -8,6 +8,7 @@ import numpy as np
 
 from ..findings import Cause
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
+from ..restarts import epoch_past_the_start
 from .evidence import (Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr,
                        precision_sources, resume_advice, said)
 from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range, range_scope
@@ -474,19 +475,17 @@ def _log_starts_at_the_start(facts: Facts, lr) -> bool:
     return steps[0] <= _START_INTERVALS * max(interval, 1.0) and not _epoch_past_the_start(facts, int(steps[0]))
 
 
-_EPOCH_ROUNDING = 0.01  # the Trainer's printed epoch is rounded to two decimals
-
-
 def _epoch_past_the_start(facts: Facts, first_step: int) -> bool:
-    """The logged epoch at `first_step` is more than twice (plus rounding) what a log starting at step 0 would show,
-    going by the epochs per step its own later points advance: the steps were renumbered from a later start."""
+    """The logged epoch at `first_step` is well past what a log starting at step 0 would show there
+    (`restarts.epoch_past_the_start`), going by the epochs per step its own later points advance: the steps were
+    renumbered from a later start."""
     epoch = facts.series("epoch").dropna()
     epoch = epoch[epoch.index >= first_step]
     if len(epoch) < 2 or int(epoch.index[-1]) <= 0:
         return False
     per_step = float(epoch.iloc[-1]) / int(epoch.index[-1])
     expected = per_step * max(first_step, 1)
-    return float(epoch.iloc[0]) > 2 * expected + _EPOCH_ROUNDING
+    return epoch_past_the_start(float(epoch.iloc[0]), expected)
 
 
 _RAN_OUT = 0.05  # a logged rate down to this fraction of its peak at the last point: the schedule reached its end

@@ -23,12 +23,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..restarts import back_at_the_start
+
 # A per-epoch counter restarts at least this often (three epochs or more); one restart may be a re-run.
 MIN_RESTARTS = 2
-# A re-run's first values sit this many times nearer the first run's first values than to where the run had got
-# (the median of LEVEL_POINTS values at each end), and the first run moved by MIN_MOVE of its level at least: a flat
-# loss restarting says nothing.
-RERUN_MARGIN = 2
+# A re-run's first values are told by `restarts.back_at_the_start`, each end a level (the median of LEVEL_POINTS
+# values at each end: a tag's single points are noisy), and the first run moved by MIN_MOVE of its level at least: a
+# flat loss restarting says nothing.
 LEVEL_POINTS = 5
 MIN_MOVE = 0.1
 # The completed epochs of a per-epoch counter end within this fraction of their span of one another.
@@ -92,7 +93,8 @@ def _tags_run_again_from_scratch(frame: pd.DataFrame) -> set[str]:
 def _started_over(steps: np.ndarray, values: np.ndarray) -> bool:
     """Whether, at some restart of the step, the values went back to where the first piece began: a fresh model's
     level, nearer the first piece's first values than to both the previous piece's last values and the lowest the
-    run had reached. A per-epoch counter's next epoch carries on from where the last one ended."""
+    run had reached (`restarts.back_at_the_start`). A per-epoch counter's next epoch carries on from where the last
+    one ended. Compared as the values are, not as ratios: any tag is asked (a reward may be 0 or below)."""
     pieces = np.split(values, np.flatnonzero(np.diff(steps) < 0) + 1)
     first_start = _level(pieces[0], head=True)
     for k in range(1, len(pieces)):
@@ -102,7 +104,7 @@ def _started_over(steps: np.ndarray, values: np.ndarray) -> bool:
         if not np.isfinite([first_start, start, previous_end, reached]).all():
             continue
         moved = abs(first_start - previous_end) > MIN_MOVE * max(abs(first_start), abs(previous_end))
-        if moved and abs(start - first_start) * RERUN_MARGIN < min(abs(start - previous_end), abs(start - reached)):
+        if moved and back_at_the_start(start, first_start, (previous_end, reached)):
             return True
     return False
 

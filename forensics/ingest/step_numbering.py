@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..restarts import back_at_the_start
 from .pretrain_lines import StepLine
 
 
@@ -172,10 +173,11 @@ def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
 
 
 def _goes_on(loss: float | None, last: float | None, first: float | None) -> bool:
-    """Whether a loss is nearer the last one than the log's first (ratios: a loss is a scale)."""
+    """Whether a loss goes on from the last one, not back at the log's first (`restarts.back_at_the_start`, on
+    logarithms: a loss is a scale); False where a loss is missing or not positive (left as a new attempt)."""
     if loss is None or last is None or first is None or min(loss, last, first) <= 0 or not np.isfinite(loss):
         return False
-    return abs(math.log(loss / last)) <= abs(math.log(loss / first))
+    return not back_at_the_start(math.log(loss), math.log(first), (math.log(last),))
 
 
 _HAND_WRITTEN = ("generic", "generic_epoch")

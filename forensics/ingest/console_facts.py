@@ -1,0 +1,357 @@
+"""Setup facts a console log states, for the run configuration and the run profile (`console_facts`).
+
+Precision (DeepSpeed's config print, OLMo's, nanochat's, torchtune's, Unsloth's), the model's parameter count (the
+lines of OLMo, nanochat, Megatron, DeepSpeed's pipeline, a script's own), a base loaded in 4 bits, a value head,
+instruction-tuning data, a model card's owner, a crash that ended the run, TRL's trainer by its warnings; the
+recipe's own words come from `console_recipes`.
+"""
+from __future__ import annotations
+
+import re
+
+from .console_recipes import PRECISION_NAMES, recipe_facts
+from .console_text import line_at
+
+
+# What a console log prints about the run's setup, for the run configuration (see `console_facts`).
+# DeepSpeed's config print: `bfloat16_enabled ..... True` (before 0.16), `float16_config ..... enabled=True ...` (later)
+_DS_PRECISION = re.compile(r"^.*?\b(?:(bfloat16|fp16)_enabled\s*\.{3,}\s*True|(bfloat16|float16)_config\s*\.{3,}\s*"
+                           r"enabled=True\b.*?)\s*$", re.MULTILINE)
+# ... and the DeepSpeed engine's own start-up lines: the run went through a DeepSpeed engine
+_DS_ENGINE = re.compile(r"^.*?\bDeepSpeedEngine configuration:\s*$", re.MULTILINE)
+# OLMo's printed TrainConfig (`precision='amp_bf16'`), Composer's printed YAML config (`precision: amp_bf16`)
+_AMP_PRECISION = re.compile(r"\bprecision(?:='amp_(bf16|fp16)'|: amp_(bf16|fp16)\b)|compute dtype: torch\.(bfloat16|float16)\b")
+# torchtune's recipes: `Model is initialized with precision torch.bfloat16.` (the dtype it trains in: no autocast)
+_TORCHTUNE_PRECISION = re.compile(r"^.*?\bModel is initialized with precision torch\.(bfloat16|float16|float32)\b.*$",
+                                  re.MULTILINE)
+# Unsloth switching a model that cannot train in float16 to float32 (Gemma 3 on a T4): `Unsloth: Switching to float32
+# training since model cannot work with float16`, `Unsloth: Using float16 precision for gemma3 won't work! Using float32.`
+# (the second names the model type it is about: a notebook may try one model and train another)
+_UNSLOTH_FP32 = re.compile(r"Unsloth: Switching to (float32) training\b[^\n]*")
+_UNSLOTH_FP32_FOR = re.compile(r"Unsloth: Using float16 precision for (\S+) won't work! Using (float32)\b[^\n]*")
+# A script's own `Model params : 299,392,704  (0.299B)` line (the whole model's count, a parenthesis after it at most)
+_MODEL_PARAMS_SAID = re.compile(r"^[ \t]*(?i:model param(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})(?:[ \t]+\([^()\n]{1,30}\))?"
+                                r"[ \t]*\r?$", re.MULTILINE)
+# OLMo's `Total number of parameters: N`; a parameter summary's `Total params: N` / `Total Parameters: N`.
+_TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})[ \t]*\r?$",
+                           re.MULTILINE)
+# A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
+# `load_in_4bit=True`, a bitsandbytes 4-bit model name, LLaMA-Factory's `Quantizing model to 4 bit with bitsandbytes.`)
+# or names QLoRA: an adapter on it is QLoRA.
+_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|\bquantizing (?:the )?model to 4 ?bit\b)|(?<![A-Za-z0-9_=])Q(?:LoRA|LORA)(?![A-Za-z0-9_=])")
+# A line that loads a model (a load word in English, Chinese, Japanese, Korean, Spanish, French, German) and names 4
+# bits (`4bit`, `4-bit`, `nf4`, `load_in_4bit`) beside it: `加载 4bit 基座: Qwen/Qwen2.5-1.5B-Instruct` (loading
+# the 4-bit base), `Loading the base in 4bit (nf4)`. A `4bit` elsewhere (a kernel, a merge, a flag listed) is no load.
+# bitsandbytes' 4-bit layer by its class name, in a printed model (`(q_proj): Linear4bit(in_features=4096, ...`, PEFT's
+# `lora.Linear4bit(`) or in bitsandbytes' own warning (`Input type into Linear4bit is torch.float16`): the weights
+# are 4-bit, whatever the line says beside it (`bias=False` is no negation)
+_FOUR_BIT_LAYER = re.compile(r"(?<![A-Za-z0-9_])Linear4bit(?![A-Za-z0-9_])")
+_FOUR_BIT_WORD = re.compile(r"(?i)(?<![A-Za-z0-9])(?:4[-_ ]?bits?|nf4|load_in_4bit)(?![A-Za-z0-9])")
+_LOAD_WORD = re.compile(r"(?i)\b(?:load|loads|loading|loaded|cargando|cargado|chargement|charg[ée]e?|lade|laden|geladen)\b"
+                        r"|加载|載入|载入|読み込|ロード|로드|불러")
+_NEGATED_CJK = re.compile(r"不|未|没有|沒有|無し|しない|않")  # `不加载 4bit` (not loading in 4 bits)
+# ... unless the line says it is not so (`Full fine-tuning (no QLoRA)`, `without 4-bit quantization`)
+_NEGATED = re.compile(r"\b(?:no|not|without|False|disabled?)\b", re.IGNORECASE)
+# DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`)
+_DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* [^\n]*\bmain\.py\b[^\n]*$", re.MULTILINE)
+_LORA_DIM = re.compile(r"--lora_dim[ =](\d+)")
+# LLaMA-Factory loading or saving a value head (its reward-model and PPO stages; trl's AutoModelForCausalLMWithValueHead)
+_VALUE_HEAD = re.compile(r"llamafactory\.model\.model_utils\.valuehead|Value head model saved|does not contain value head weights")
+# The model card a trainer writes beside its model (README.md): whose it is, and the card's own precision line (the
+# Trainer writes `- mixed_precision_training: Native AMP` only for fp16: transformers/modelcard.py)
+_CARD_OWNERS = (("axolotl", re.compile(r"Built with Axolotl|^axolotl version:", re.MULTILINE)),
+                ("trl", re.compile(r"^This model was trained with \[?(?:SFT|DPO|ORPO|KTO|GRPO|PPO|Reward)|^- TRL: ", re.MULTILINE)),
+                ("hf_trainer", re.compile(r"^### Training results\s*$", re.MULTILINE)))
+# A warning raised from the code of one of TRL's trainers (`.../site-packages/trl/trainer/sft_trainer.py:158:
+# UserWarning: You passed ... to the SFTTrainer`): that trainer ran. Its class, by the module's name.
+_TRL_TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "kto": "KTOTrainer", "orpo": "ORPOTrainer",
+                 "cpo": "CPOTrainer", "grpo": "GRPOTrainer", "rloo": "RLOOTrainer", "ppo": "PPOTrainer",
+                 "reward": "RewardTrainer"}
+_TRL_TRAINER_WARNING = re.compile(r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py:\d+: \w*Warning\b")
+_CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTILINE)
+# parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
+# nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own
+_NUMBER_OF_PARAMS = re.compile(r"^Number of parameters: ([\d,]{4,})[ \t]*\r?$", re.MULTILINE)
+_MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
+# MiniMind's trainer_utils.py: `Model Params: 25.83M` (millions, two decimals)
+_MODEL_PARAMS_M = re.compile(r"^Model Params: (\d{1,6}(?:\.\d{1,3})?)M[ \t]*\r?$", re.MULTILINE)
+# nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
+_COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\b.*$", re.MULTILINE)
+# a bitsandbytes 4-bit config printed as it is loaded (Unsloth's vLLM `Bitsandbytes config using kwargs = {...,
+# 'load_in_4bit': True, 'bnb_4bit_compute_dtype': 'bfloat16', ...}`): the 4-bit layers compute, and train, in that dtype
+_BNB_COMPUTE = re.compile(r"""['"]load_in_4bit['"]: True\b[^\n]*?['"]bnb_4bit_compute_dtype['"]: ['"]?(?:torch\.)?"""
+                          r"""(bfloat16|float16|float32)\b""")
+# nanochat base_train / autoresearch train.py: `Parameter counts:`, one `name : 1,234` line each, `total : N`.
+_PARAMETER_COUNTS = re.compile(r"^Parameter counts:[ \t]*\r?\n(?:[ \t]*\w+[ \t]*: [\d,]+[ \t]*\r?\n){0,30}?"
+                               r"[ \t]*total[ \t]*: ([\d,]{4,})[ \t]*\r?$", re.MULTILINE)
+# A script's own line with a count before the word: `Modele charge: 958,950,144 params (step 21000)`. A count of part
+# of the model (nanoGPT's `num decayed parameter tensors: 50, with 124,354,560 parameters`, a module tree's `wte:
+# Embedding (38,633,472 parameters)`, `Vision encoder: 303,507,456 params`, an adapter's) is no model size: lines
+# naming a part are passed over, and of the rest the largest count is the model's.
+_SAID_COUNT = re.compile(r"(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b", re.IGNORECASE)
+# the count after its name: `Model parameters: 124,439,808`, `Total parameters = 1234567890`
+_NAMED_COUNT = re.compile(r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]\s*(\d{1,3}(?:,\d{3}){2,}|\d{7,})(?![\d,.])|"
+                          # ... or the whole before the trainable part: `596,049,920 total, 596,049,920 trainable parameters`
+                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total(?=\s*,\s*[\d,]+\s+trainable\s+param(?:eter)?s\b)",
+                          re.IGNORECASE)
+_PART_WORDS = re.compile(r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|tensors?|groups?|stages?|ranks?|q?lora|peft|"
+                         r"adapters?|encoders?|vision|visual|lm[_ ]head|heads?:|teacher|student|reward|critic|"
+                         r"reference|ref|draft|pruned?|missing|skipped|unexpected|updated|experts?|active|optimizer|"
+                         r"processed)\b", re.IGNORECASE)
+# DeepSpeed's PipelineEngine, once per stage: `RANK=0 STAGE=0 LAYERS=14 [0, 14) STAGE_PARAMS=... TOTAL_PARAMS=N (...)
+# UNIQUE_PARAMS=N (...)`; UNIQUE_PARAMS counts tied weights once, the model's size.
+_PIPE_PARAMS = re.compile(r"^.*?\bUNIQUE_PARAMS=(\d{4,})\b.*$", re.MULTILINE)
+# A run that trains its own tokenizer first (B4rtekk1/CGPT: `Training BPE tokenizer on 1024 MiB ...`): a model whose
+# vocabulary is new has no trained weights to start from.
+_TRAINS_TOKENIZER = re.compile(r"^[ \t]*Training (?:a |the |new )?(?:BPE |WordPiece |Unigram |SentencePiece |byte-level )?"
+                               r"tokenizer\b.*$", re.MULTILINE | re.IGNORECASE)
+# A script that says it builds its model from random weights (nanoGPT's train.py: `Initializing a new model from
+# scratch`, printed where init_from is 'scratch'; the same words in other loops).
+_FROM_SCRATCH_LINE = re.compile(r"^[ \t]*(?:Initializ(?:ing|e) (?:a )?new model from scratch|(?:Training|Building|Creating) "
+                                r"(?:a )?new model from scratch)\b.*$", re.MULTILINE | re.IGNORECASE)
+# Instruction-tuning data a console shows: Alpaca's prompt template (`Below is an instruction that describes a task`),
+# its `### Instruction:` heading, a dataset's columns printed as `['instruction', 'input', 'output']`, or an Alpaca
+# dataset's path on a data line (not AlpacaFarm's preference pairs). Supervised fine-tuning trains on such pairs (a
+# pairwise or RL run's own metrics are read before this is asked).
+_INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^[ \t'\"]*### Instruction:"
+                               r"|\[\s*'instruction',\s*(?:'input',\s*)?'(?:output|response)'"
+                               r"|^(?!.*(?:preference|pairwise|chosen|rejected|reward|comparison|dpo))"
+                               r".*\bdata(?:set)?\w*\b.*\balpaca[\w.-]*\.json.*$"
+                               # torchtune's instruction and chat dataset builders, as its resolved config names them
+                               r"|_component_: torchtune\.datasets\.(?:alpaca\w*|instruct|chat|slimorca|samsum|grammar)"
+                               r"_dataset\b", re.MULTILINE | re.IGNORECASE)
+
+
+def console_facts(text: str) -> dict:
+    """Setup facts a console log states, with the line that states them: DeepSpeed's config print
+    (`bfloat16_enabled ..... True`, later `float16_config ..... enabled=True`; its `DeepSpeedEngine configuration:`
+    head as `console_deepspeed`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
+    `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, torchtune's `Model is initialized
+    with precision torch.bfloat16.`, Unsloth's `Switching to float32 training`, and the parameter
+    count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
+    (`Parameter counts:` ... `total : 6,389,802`, or the older `Number of parameters: N`), a parameter summary's `Total params: N`, a script's `Model params :
+    N`, parameter-golf's
+    `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
+    which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
+    (`console_4bit`; `console_4bit_layers` where bitsandbytes' 4-bit layers were seen), a value head loaded or saved
+    (`console_value_head`), instruction-tuning data shown
+    (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns), how
+    often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), which of TRL's
+    trainers raised a warning from its own module (`console_trl_trainer`: "SFTTrainer"), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
+    `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
+    `<key>_line`."""
+    out = {**_precision_said(text), **_parameter_count_said(text)}
+    for key, value in recipe_facts(text).items():
+        out.setdefault(key, value)  # a precision said above (DeepSpeed's, ...) stands
+    out.update(_start_up_lines(text))
+    out.update(_model_card(text, precision_said="console_precision" in out))
+    out.update(_model_lines(text))
+    out.update(_errors_and_warnings(text))
+    return out
+
+
+def _precision_said(text: str) -> dict:
+    """`console_precision` (with its `_line`, and `_model` where Unsloth names the model it is about) from
+    DeepSpeed's config print, OLMo's or Composer's config, nanochat's COMPUTE_DTYPE, a bitsandbytes compute dtype,
+    torchtune's or Unsloth's words."""
+    out: dict = {}
+    m = (_DS_PRECISION.search(text) or _AMP_PRECISION.search(text) or _COMPUTE_DTYPE.search(text)
+         or ("bnb_4bit_compute_dtype" in text and _BNB_COMPUTE.search(text))
+         or ("Model is initialized with precision" in text and _TORCHTUNE_PRECISION.search(text))
+         or ("Unsloth: " in text and _UNSLOTH_FP32.search(text)))
+    if m:
+        out["console_precision"] = PRECISION_NAMES[next(g for g in m.groups() if g)]
+        out["console_precision_line"] = m.group(0).strip()[-160:]
+    elif "Unsloth: " in text and (m := _UNSLOTH_FP32_FOR.search(text)):
+        out["console_precision"], out["console_precision_model"] = "fp32", m.group(1)
+        out["console_precision_line"] = m.group(0).strip()[-160:]
+    return out
+
+
+def _parameter_count_said(text: str) -> dict:
+    """`console_n_params` (with its `_line`): the whole model's count as OLMo, nanochat, parameter-golf, DeepSpeed's
+    pipeline, a script's `Model params :` line, Megatron (one tensor and one pipeline rank) or MiniMind say it."""
+    out: dict = {}
+    m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or _MODEL_PARAMS.search(text) or (
+        "Number of parameters: " in text and _NUMBER_OF_PARAMS.search(text)) or (
+        "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or _MODEL_PARAMS_SAID.search(text) or (
+        "model parallel rank" in text and _megatron_whole_model(text))
+    if m:
+        out["console_n_params"] = int(m.group(1).replace(",", ""))
+        out["console_n_params_line"] = line_at(text, m.start(1)).strip()[-160:]  # the total's own line
+    elif "Model Params: " in text and (m := _MODEL_PARAMS_M.search(text)):
+        out["console_n_params"], out["console_n_params_line"] = round(float(m.group(1)) * 1e6), m.group(0).strip()
+    return out
+
+
+def _start_up_lines(text: str) -> dict:
+    """Instruction-tuning data shown, a DeepSpeed engine started, a tokenizer trained first, a model built from
+    scratch: each the line (or its end) that says it."""
+    out: dict = {}
+    m = _INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text or "torchtune.datasets." in text else None
+    if m:
+        out["console_instruction_data"] = text[m.start():].split("\n", 1)[0].strip()[:160]  # from the match on
+    m = _DS_ENGINE.search(text) if "DeepSpeedEngine configuration" in text else None
+    if m:
+        out["console_deepspeed"] = m.group(0).strip()[-160:]
+    m = _TRAINS_TOKENIZER.search(text) if "okenizer" in text else None
+    if m:
+        out["console_trains_tokenizer"] = m.group(0).strip()[-160:]
+    m = _FROM_SCRATCH_LINE.search(text) if "from scratch" in text.lower() else None
+    if m:
+        out["console_from_scratch"] = m.group(0).strip()[-160:]
+    return out
+
+
+def _model_card(text: str, precision_said: bool) -> dict:
+    """Whose model card a README is (`model_card`), and its fp16 line where no precision was said before."""
+    out: dict = {}
+    if "Training results" in text or "Axolotl" in text or "xolotl version" in text or "trained with" in text:
+        owner = next((name for name, pattern in _CARD_OWNERS if pattern.search(text)), None)
+        if owner:
+            out["model_card"] = owner
+        m = _CARD_FP16.search(text)
+        if m and not precision_said:
+            out["console_precision"], out["console_precision_line"] = "fp16", m.group(0).strip()
+    return out
+
+
+def _model_lines(text: str) -> dict:
+    """DeepSpeed-Chat's `--lora_dim` (0: every weight trained), a value head loaded or saved, the base loaded in 4
+    bits, and the largest `N params` a script's line says."""
+    out: dict = {}
+    m = _DSCHAT_CMD.search(text) if "main.py" in text else None
+    if m:  # DeepSpeed-Chat trains every weight unless --lora_dim says otherwise
+        lora = _LORA_DIM.search(m.group(0))
+        out["console_lora_dim"], out["console_lora_dim_line"] = int(lora.group(1)) if lora else 0, m.group(0).strip()[:200]
+    m = _VALUE_HEAD.search(text) if "alue head" in text or "valuehead" in text else None
+    if m:
+        out["console_value_head"] = line_at(text, m.start()).strip()[-160:]
+    said = _said_4bit(text) if "4" in text or "LORA" in text.upper() else None
+    if said:
+        out["console_4bit"] = said
+        out["console_4bit_layers"] = bool(_FOUR_BIT_LAYER.search(said))
+    said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
+    if said is not None:
+        out["console_params_said"], out["console_params_said_line"] = said
+    return out
+
+
+def _errors_and_warnings(text: str) -> dict:
+    """The crash that ended the run, TRL's trainer by a warning from its own module, and how often tensorboardX
+    warned of a NaN or Inf value after the first loss."""
+    out: dict = {}
+    crash = _final_crash(text) if "rror" in text else None
+    if crash:
+        out["console_crash"] = crash
+    m = _TRL_TRAINER_WARNING.search(text) if "_trainer.py:" in text else None
+    if m:
+        out["console_trl_trainer"] = _TRL_TRAINERS[m.group(1)]
+        line = line_at(text, m.start())
+        out["console_trl_trainer_line"] = line[line.find(m.group(0)) + 1:].strip()[:200]  # from trl/trainer/ on
+    written = _nonfinite_written_after_the_first_loss(text) if "found in input tensor" in text else 0
+    if written:
+        out["console_nonfinite_written"] = written
+    return out
+
+
+def _nonfinite_written_after_the_first_loss(text: str) -> int:
+    """How many of tensorboardX's NaN-or-Inf warnings come after the console's first logged loss: those before it
+    are an fp16 scaler's first overflowing steps (their grad_norm inf), which it logs before any loss line."""
+    first = _LOGGED_LOSS.search(text)
+    return sum(1 for m in _TENSORBOARD_NONFINITE.finditer(text) if first is None or m.start() > first.start())
+
+
+_LOGGED_LOSS = re.compile(r"(?i)\bloss['\"]?\s*[:=]")
+
+
+# tensorboardX's check_nan (x2num.py), on a value handed to its writer: `logging.warning('NaN or Inf found in input
+# tensor.')`, printed as `WARNING:root:NaN or Inf found in input tensor.` or bare in a notebook's stream
+_TENSORBOARD_NONFINITE = re.compile(r"^(?:WARNING:root:|Warning: )?NaN or Inf found in input tensor\.?\s*$",
+                                    re.MULTILINE | re.IGNORECASE)
+
+
+# timed out, a rank died). An error of the script itself, an interrupt or a logger's own failure is not this.
+# (a notebook's error output names the exception's class alone: `OutOfMemoryError: CUDA out of memory`)
+_CRASH = re.compile(r"^(?:(?:torch\.(?:cuda\.)?)?OutOfMemoryError: .*|RuntimeError: (?:CUDA out of memory|CUDA error|NCCL).*"
+                    r"|torch\.distributed\.DistBackendError: .*)$", re.MULTILINE)
+
+
+_LOSS_WORD = re.compile(r"(?i)loss")
+
+
+def _final_crash(text: str) -> str | None:
+    """The exception line of a crash (`_CRASH`) after the log's last loss: the run stopped there; None elsewhere
+    (an out-of-memory error of an earlier attempt, or one an evaluation caught, comes before a later loss)."""
+    last = None
+    for last in _CRASH.finditer(text):
+        pass
+    if last is None or _LOSS_WORD.search(text, last.end()):  # (a results table's header says `Training Loss`)
+        return None
+    return last.group(0).strip()[:200]
+
+
+# Megatron prints each model-parallel rank's share (`> number of parameters on (tensor, pipeline) model parallel rank
+# (0, 0): 1040517632`); with one tensor and one pipeline rank (its arguments block) rank (0, 0) holds the whole model.
+_MEGATRON_RANK_PARAMS = re.compile(r"number of parameters on \(tensor, pipeline\) model parallel rank \(0, 0\): (\d{4,})")
+_MEGATRON_PARALLEL = re.compile(r"(?m)^(?:\d+: )?(?:\[(?:default|rank)\d+\]:)?\s*(tensor|pipeline)_model_parallel_size "
+                                r"\.{2,} ?(\d+)\s*$")
+
+
+def _megatron_whole_model(text: str) -> re.Match | None:
+    """Megatron's count for rank (0, 0) where the arguments say one tensor and one pipeline rank, else None."""
+    sizes = {m.group(1): int(m.group(2)) for m in _MEGATRON_PARALLEL.finditer(text)}
+    if sizes.get("tensor") != 1 or sizes.get("pipeline") != 1:
+        return None
+    return _MEGATRON_RANK_PARAMS.search(text)
+
+
+def _said_4bit(text: str) -> str | None:
+    """The first line saying the base was loaded in 4 bits (or naming QLoRA) and not saying it was not, else the first
+    line naming bitsandbytes' 4-bit layer (`_FOUR_BIT_LAYER`), else the first short line that loads a model and names
+    4 bits beside it (`_FOUR_BIT_WORD` with `_LOAD_WORD`, in any of several languages), or None."""
+    for m in _LOADED_4BIT.finditer(text):
+        line = line_at(text, m.start()).strip()
+        if not _NEGATED.search(line):
+            return line[-160:]
+    m = _FOUR_BIT_LAYER.search(text) if "Linear4bit" in text else None
+    if m:
+        return line_at(text, m.start()).strip()[-160:]
+    for m in _FOUR_BIT_WORD.finditer(text):
+        line = line_at(text, m.start()).strip()
+        if len(line) <= 200 and _LOAD_WORD.search(line) and not _NEGATED.search(line) \
+                and not _NEGATED_CJK.search(line):
+            return line[-160:]
+    return None
+
+
+def _said_param_count(text: str) -> tuple[int, str] | None:
+    """The largest `N params` a line says that names no part of the model (`_SAID_COUNT`; a count in millions or
+    billions, `0.209729 M parameters` as Karpathy's GPT prints it, `95.87M params`), with its line. A part's words
+    count before the number and in its own clause after it (`trainable params: N`, `N frozen params`), not in a
+    note that follows (`95.87M params (policy trainable, reference frozen)`)."""
+    best = None
+    for m in [*_SAID_COUNT.finditer(text), *_NAMED_COUNT.finditer(text), *_SCALED_COUNT.finditer(text)]:
+        line = line_at(text, m.start())
+        count = _count_of(m)
+        if len(line) <= 300 and not _names_a_part(text, m) and count >= 1000 and (best is None or count > best[0]):
+            best = (count, line.strip()[-160:])
+    return best
+
+
+# A count in millions or billions before `params` (the unit a capital, so `5 m params` of prose is no count)
+_SCALED_COUNT = re.compile(r"(?<![\w.,])(\d{1,4}(?:\.\d{1,6})?)\s?([MB])\s+param(?:eter)?s\b")
+
+
+def _count_of(m: re.Match) -> int:
+    if m.re is _SCALED_COUNT:
+        return round(float(m.group(1)) * (1e6 if m.group(2) == "M" else 1e9))
+    return int(next(g for g in m.groups() if g).replace(",", ""))
+
+
+def _names_a_part(text: str, m: re.Match) -> bool:
+    """Whether the words of a count's line before it, or of its clause after it, name a part of the model."""
+    line_start = max(text.rfind("\n", 0, m.start()), text.rfind("\r", 0, m.start())) + 1
+    after = line_at(text, m.start())[m.end() - line_start:]
+    clause = re.split(r"[(,;\[]", after, maxsplit=1)[0]
+    return bool(_PART_WORDS.search(text[line_start:m.end()]) or _PART_WORDS.search(clause))

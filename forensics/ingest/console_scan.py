@@ -1,0 +1,245 @@
+"""One pass over a console's lines: the events of interest, in file order.
+
+`scan(text)` -> a list of events (tuples), each the first item naming its kind:
+
+* ('dict', step|None, pairs): a printed dict (HF Trainer 4.x/5.x, ms-swift, OpenRLHF's `Global step N: {...}`, the
+  Trainer's `***** eval metrics *****` block gathered as one), its pairs through float(), the step its prefix names;
+* ('bar', n, total): a tqdm progress bar's reading;
+* ('line', StepLine): a step line of a pre-training stack or a small script (`pretrain_lines`), a results table's row
+  (`results_table`), DeepSpeed-Chat's lines (`deepspeed_chat`);
+* ('overflow', new_scale[, AT_STEP_LINE]): a loss scaler's overflow (DeepSpeed, apex, DLLogger, a hand-written one);
+  ('ds_step', step, skipped): DeepSpeed's `step=N, skipped=K` progress; ('at_minimum',): the scale at its minimum.
+
+Then the step lines are settled (`console_lines.settled`: rank copies dropped, counters numbered on).
+"""
+from __future__ import annotations
+
+import re
+
+from ..timeline import canonical_metric
+from .console_lines import settled
+from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
+from .pretrain_lines import (STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, ComposerBlock, DashedSteps, KerasEpochs, MlxTable,
+                             NemoRLBlock, OlmoBlock, YamlSteps, has_generic_line, parse_line)
+from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
+
+
+# a dict line, with the step a prefix may give: `Step: 12 {...}`, OpenRLHF's `✨ Global step 12: {...}`, slime's
+# `step 12: {...}` and `rollout 12: {...}`
+_DICT = re.compile(r"(?:(?:Step:|Global step|\bstep|\brollout)\s*(?P<step>\d{1,18}):?\s*)?\{(?P<body>[^{}]*)\}")
+_PAIR = re.compile(r"""['"](?P<key>[^'"]+)['"]\s*:\s*(?P<val>'[^']*'|"[^"]*"|[^,}\s]+)""")
+_BAR = re.compile(r"\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*\[[^\]]*?(?:it/s|s/it)\]")
+_OVERFLOW = re.compile(
+    r"(?:OVERFLOW!|overflow!|Overflow detected)[^\n]*?Attempted loss scale:\s*(?P<old>[\d.]+)"
+    r"(?:,\s*reducing to\s*(?P<new>[\d.]+)|,\s*but hysteresis is)")
+# A hand-written scaler's `OVERFLOW! Scale value 4294967296 -> 2147483648` (Barber0/LLM-pretrain loss_scaler.py).
+_SCALE_VALUE = re.compile(r"OVERFLOW! Scale value (?P<old>\d+) -> (?P<new>\d+)")
+# apex amp's dynamic loss scaler (apex/amp/scaler.py; `loss scaler N` names which of several, since 2019): `Gradient
+# overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0`, before it `Gradient overflow.  Skipping step,
+# reducing loss scale to 32768.0` (apex/fp16_utils, the FP16_Optimizer of NVIDIA's BERT and Megatron scripts)
+_APEX_OVERFLOW = re.compile(r"Gradient overflow\.\s+Skipping step,\s*(?:loss scaler \d+\s*)?reducing loss scale to\s*"
+                            r"(?P<new>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+# NVIDIA's DeepLearningExamples scripts log the scale through DLLogger when the scaler skipped a step (BERT's
+# run_pretraining.py: `dllogger.log(step="PARAMETER", data={"loss_scale": ...})` in its overflow branch): `DLL
+# 2020-06-04 01:04:20.355678 - PARAMETER loss_scale : 2.9103830456733704e-11`
+_DLL_SCALE = re.compile(r"^DLL (?:[\d\-]+[ T][\d:.]+ )?- PARAMETER loss_scale : (?P<new>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*$")
+# an overflow printed inside the optimizer step of a script that prints its own step lines: dated by those lines
+AT_STEP_LINE = "at_step_line"
+_DS_PROGRESS = re.compile(r"\bstep=(?P<step>\d{1,18}),\s*skipped=(?P<skipped>\d{1,18})\b")
+_AT_MINIMUM = "Current loss scale already at minimum"
+_LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
+             "embedding_loss", "loss/train", "loss/eval",
+             "global_step/max_steps", "global_step", "iteration"}
+# ‘ ’ “ ” read as the ' and " of a printed dict (`{‘loss’: 1.45, ...}` pasted through an editor that curls quotes)
+_TYPOGRAPHIC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step", "steps",  # steps: see console_steps.explicit_step
+                       "system/global_step")  # ROLL's
+
+# The Trainer's `log_metrics("eval", metrics)` (examples' run_clm.py and kin, trainer_pt_utils.py): `***** eval metrics
+# *****` then `  eval_loss               =     1.6123` rows; the closing evaluation's only print in a console
+_EVAL_METRICS_HEAD = re.compile(r"^\s*\*{5} eval metrics \*{5}\s*$")
+_METRICS_ROW = re.compile(r"^\s+(\w+)\s*=\s*(\S+)\s*$")
+
+
+def _number_or_none(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:  # `0:00:01.20`, `456789GF`
+        return None
+
+
+def scan(text: str) -> list[tuple]:
+    """Everything of interest, in file order (module docstring), the step lines settled."""
+    pieces = re.split(r"\r\n|[\r\n]", text)  # a CRLF is one break (an empty piece would end an OLMo block)
+    scanner = _Scanner(text)
+    for index, piece in enumerate(pieces):
+        scanner.feed(piece, last_line=index == len(pieces) - 1)
+    return settled(scanner.close())
+
+
+class _Scanner:
+    """One pass over a console's lines: the readers of blocks and tables the text's markers call for (most logs have
+    none: the work is skipped), the Trainer's `***** eval metrics *****` block being read, and the events found."""
+
+    def __init__(self, text: str):
+        self.events: list[tuple] = []
+        self.olmo = OlmoBlock()
+        self.composer = ComposerBlock() if "]:\n\t " in text or "]:\r\n\t " in text else None
+        self.nemo_rl = NemoRLBlock() if "= Step " in text and "\u2022" in text else None
+        keras = KerasEpochs() if "Epoch " in text and " - loss: " in text else None
+        mlx = MlxTable() if "train_loss" in text and "iter" in text else None
+        self.yaml_steps = YamlSteps() if "\nStep " in text and ":\n  " in text else None
+        self.dashed = DashedSteps() if " STEP " in text and ":\t" in text else None
+        # a table's line is its own: no other reader takes it
+        self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed) if t is not None)
+        self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
+            TQDM_LOSS_POSTFIX.search(text)) or has_generic_line(text)
+        self.results = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
+        self.chat = DeepSpeedChat() if any(marker in text for marker in CHAT_MARKERS) else None
+        self.block: dict | None = None  # the Trainer's `***** eval metrics *****` block being read
+        self.stepped = False  # a step line was read (what comes before it is the script's start-up)
+        self.dumped: list[int] = []  # DLLogger loss_scale lines before the first step line
+
+    def feed(self, piece: str, last_line: bool) -> None:
+        """Read one piece of text (a line, or a tqdm redraw between carriage returns)."""
+        if self._eval_metrics(piece):
+            return
+        owner = next((table for table in self.tables if table.owns(piece)), None)
+        if owner is not None:
+            record = owner.feed(piece)
+            if record:
+                self.events.append(("line", record))
+            return
+        self._step_line(piece, last_line)
+        if "{" in piece or "/" in piece and "[" in piece:
+            self.events.extend(_dicts_and_bars(piece))
+        self._loss_scale_lines(piece)
+
+    def close(self) -> list[tuple]:
+        """The events, with the block being read and each block reader's last record."""
+        if self.block and self.block.get("eval_loss") is not None:
+            self.events.append(("dict", None, self.block))
+        if len(self.dumped) == 1:  # one, before any step: the script's arguments dumped a line each, its set scale
+            del self.events[self.dumped[0]]
+        for reader in (self.olmo, self.composer, self.nemo_rl, self.yaml_steps, self.dashed):
+            last = reader.close() if reader is not None else None
+            if last is not None:
+                self.events.append(("line", last))
+        return self.events
+
+    def _eval_metrics(self, piece: str) -> bool:
+        """Whether the piece is the Trainer's `***** eval metrics *****` head or one of its rows (taken); a block
+        ends at the first other piece, one ('dict', None, {eval_loss: ...}) event where it holds an eval_loss."""
+        if self.block is not None:
+            row = _METRICS_ROW.match(piece)
+            if row:
+                value = _number_or_none(row.group(2))
+                if value is not None:
+                    self.block[row.group(1)] = value
+                return True
+            if self.block.get("eval_loss") is not None:
+                self.events.append(("dict", None, self.block))
+            self.block = None
+        if "metrics *****" in piece and _EVAL_METRICS_HEAD.match(piece):
+            self.block = {}
+            return True
+        return False
+
+    def _step_line(self, piece: str, last_line: bool) -> None:
+        """A step line (`pretrain_lines`, OLMo's and Composer's and NeMo-RL's blocks), else a results table's row,
+        else DeepSpeed-Chat's line; DeepSpeed-Chat told of each step line it did not read."""
+        record = self.step_lines and (self.olmo.feed(piece) or (self.composer is not None and self.composer.feed(piece))
+                                      or (self.nemo_rl is not None and self.nemo_rl.feed(piece))
+                                      or parse_line(piece, last_line=last_line))
+        if self.results is not None and not record:
+            record = self.results.feed(piece)
+        if self.chat is not None and not record:
+            record = self.chat.feed(piece)
+        elif self.chat is not None:
+            self.chat.saw_step(record.step)
+        if record:
+            self.events.append(("line", record))
+            self.stepped = True
+
+    def _loss_scale_lines(self, piece: str) -> None:
+        """A loss scaler's overflow (DeepSpeed's, a hand-written one's, apex's, DLLogger's), DeepSpeed's `step=N,
+        skipped=K` progress, and its scale already at the minimum."""
+        if "ttempted loss scale" in piece or "Scale value" in piece:
+            m = _OVERFLOW.search(piece) or _SCALE_VALUE.search(piece)
+            if m:
+                self.events.append(("overflow", float(m.group("new") or m.group("old"))))
+        elif "Gradient overflow." in piece:
+            m = _APEX_OVERFLOW.search(piece)
+            if m:
+                self.events.append(("overflow", float(m.group("new")), AT_STEP_LINE))
+        elif piece.startswith("DLL ") and "PARAMETER" in piece:
+            m = _DLL_SCALE.match(piece)
+            if m:
+                if not self.stepped:
+                    self.dumped.append(len(self.events))
+                self.events.append(("overflow", float(m.group("new")), AT_STEP_LINE))
+        if "skipped=" in piece:
+            for m in _DS_PROGRESS.finditer(piece):
+                self.events.append(("ds_step", int(m.group("step")), int(m.group("skipped"))))
+        if _AT_MINIMUM in piece:
+            self.events.append(("at_minimum",))
+
+
+def _dicts_and_bars(piece: str) -> list[tuple]:
+    """The printed dicts and progress-bar readings of one piece of text, in the order they stand in it. A capture whose
+    carriage returns were deleted holds on one line every bar redraw since the last dict, then the dict: the reading
+    just before a dict is the step it was logged at (the Trainer moves its bar on before it logs)."""
+    if "\u2018" in piece or "\u201c" in piece:  # typographic quotes, as an editor or a web page pasted them
+        piece = piece.translate(_TYPOGRAPHIC_QUOTES)
+    found: list[tuple[int, tuple]] = []
+    if "{" in piece:
+        for m in _DICT.finditer(piece):
+            pairs = _pairs(m.group("body"))
+            if pairs is not None:
+                found.append((m.start(), ("dict", _prefix_step(m, piece), pairs)))
+    if "/" in piece and "[" in piece:
+        for m in _BAR.finditer(piece):
+            found.append((m.start(), ("bar", int(m.group("n")), int(m.group("total")))))
+    return [event for _, event in sorted(found, key=lambda f: f[0])]
+
+
+def _prefix_step(m: re.Match, line: str) -> int | None:
+    """The step a dict line's prefix names; not a lowercase `step N:` on a line that names an epoch too (a loop's
+    `epoch 2 step 10: {...}` counts within the epoch)."""
+    if not m.group("step"):
+        return None
+    counts_within = m.group(0).startswith(("step", "rollout")) and "epoch" in line[:m.start()].lower()
+    return None if counts_within else int(m.group("step"))
+
+
+def _pairs(body: str) -> dict | None:
+    """The numeric pairs of a dict body, or None when it is not a training log dict."""
+    # ROLL tags a metric with its reduction (`actor/pg_loss@sum`); slime prefixes `train/`
+    found = {m.group("key").split("@")[0]: m.group("val") for m in _PAIR.finditer(body)}
+    if not any(k in _LOG_KEYS or k.startswith("eval_") or canonical_metric(k) in _LOG_KEYS for k in found):
+        return None
+    pairs = {}
+    for key, val in found.items():
+        if key in EXPLICIT_STEP_KEYS:
+            pairs[key] = val.strip("'\"")
+            continue
+        try:
+            pairs[key] = float(_WRAPPED.sub(lambda m: m.group(1) or m.group(2), val.strip("'\"")))
+        except ValueError:  # '0:09:01', 'True', a list: not a scalar
+            continue
+    for theirs, ours in _OWN_LOSS_KEYS:  # the step rules below tell a training dict by its `loss`
+        if theirs in pairs and ours not in pairs:
+            pairs[ours] = pairs.pop(theirs)
+    return pairs
+
+
+# Trainers that print the loss under a name of their own: SetFit's `embedding_loss`, the HF course's Accelerate loop's
+# `loss/train` (and `loss/eval`), OpenRLHF's `gpt_loss`
+_OWN_LOSS_KEYS = (("embedding_loss", "loss"), ("eval_embedding_loss", "eval_loss"), ("loss/train", "loss"),
+                  ("loss/eval", "eval_loss"), ("gpt_loss", "loss"))
+
+
+# A scalar printed inside its wrapper: numpy 2's repr (`np.float64(0.25)`) or a torch tensor's (`tensor(2.31,
+# device='cuda:0')`, cut at its first comma by `_PAIR`).
+_WRAPPED = re.compile(r"^(?:np|numpy)\.(?:float|int)\d*\(([^()]*)\)$|^tensor\(([^(),]*)\)?$")
+

@@ -1,0 +1,328 @@
+"""The steps of a console's events that print none: the Trainer's dicts, and the loss scaler's overflow lines.
+
+`dict_steps(events, ...)` dates each printed dict: the step it names, else the training progress bar before it, else
+its position x the logging interval (estimated from the run's total steps, or as the run states it:
+`stated_logging`), else its own epoch x the steps an epoch makes; `deepspeed_steps(events, ...)` dates each overflow
+and at-minimum line by the bar, the step lines or DeepSpeed's progress lines around it. `training_bar_total(events)`
+tells the training bar among the others (evaluation, tokenizing).
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+
+from ..restarts import epoch_past_the_start
+from .console_scan import AT_STEP_LINE, EXPLICIT_STEP_KEYS
+from .stated_logging import StatedLogging
+
+
+def training_bar_total(events: list[tuple]) -> int | None:
+    """The total of the training progress bar: the one most often seen right before a loss dict; where no bar comes
+    before one (a paste of the log's tail, its finished bar last), the total of a finished bar after the closing
+    summary dict (`train_runtime`)."""
+    last_bar, seen = None, Counter()
+    for event in events:
+        if event[0] == "bar":
+            last_bar = event[2]
+        elif event[0] == "dict" and "loss" in event[2] and last_bar is not None:
+            seen[last_bar] += 1
+    if seen:
+        return seen.most_common(1)[0][0]
+    summary = next((i for i, e in enumerate(events) if e[0] == "dict" and "train_runtime" in e[2]), None)
+    finished = [e[2] for e in events[summary:] if e[0] == "bar" and e[1] == e[2]] if summary is not None else []
+    return finished[-1] if finished else None
+
+
+def dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | None = None,
+                stated: StatedLogging | None = None) -> tuple[dict[int, int], str]:
+    """Step of every dict event (by index): explicit, else the training bar, else the position.
+
+    When the bars disagree with the dicts' own epochs, stdout was block-buffered (nohup, a pipe)
+    while tqdm wrote to unbuffered stderr: the dicts come out in bursts, after bars that ran
+    ahead. Their order is still right, so the bars are not used for them then.
+
+    The position rule counts the train dicts from the run's first step. A resumed run (its bar jumps from 0 to the
+    checkpoint's step) logs only from there, so where the position rule dated the dicts (no bar did) and their own
+    epochs x the steps an epoch makes (the banner's,
+    else the finished bar's total over the closing summary's epoch) put them more than `_POSITION_SLACK` logging
+    intervals (or a hundredth of an epoch, the rounding of a printed epoch) away from their positions, the epochs
+    date them. `stated`: the logging interval the run states (`stated_logging`), for the position rule.
+    """
+    steps, how = _steps_by_rules(events, train_total, use_bars=True, per_epoch=per_epoch, stated=stated)
+    if _bars_run_ahead(events, steps):
+        steps, how = _steps_by_rules(events, train_total, use_bars=False, per_epoch=per_epoch, stated=stated)
+        how += "; the progress bars ran ahead of the buffered dict lines (their epochs say so), so not used"
+        if per_epoch and _bars_run_ahead(events, steps):
+            # the banner's steps per epoch are not the dicts' (max_steps stopped inside one epoch: `Num Epochs = 1 |
+            # Total steps = 30` over 6470 steps' worth of data): their epochs would put them all on one step
+            steps, how = _steps_by_rules(events, train_total, use_bars=False, stated=stated)
+            how += "; the banner's steps per epoch do not fit the dicts' epochs, so not used"
+    if "position x logging_steps" in how and "progress bar before" not in how:  # (bar-dated dicts are right)
+        per = per_epoch or _bar_steps_per_epoch(events, train_total)
+        every, _ = _logging_interval(events, train_total, stated)
+        if per and _positions_off_their_epochs(events, steps, per, every):
+            by_epoch, rules = _steps_by_rules(events, train_total, use_bars=False, per_epoch=per, by_epoch=True)
+            if not _bars_run_ahead(events, by_epoch):
+                steps, how = by_epoch, rules + ("; the positions x logging_steps did not fit the dicts' own epochs "
+                                                "(a resumed run logs from its checkpoint's step)")
+    return steps, how
+
+
+_POSITION_SLACK = 2  # logging intervals a dict's position-rule step may be off its epoch's step
+
+
+def _bar_steps_per_epoch(events: list[tuple], train_total: int | None) -> float | None:
+    """Steps an epoch makes from a finished training bar: its total over the closing summary dict's epoch."""
+    summary = next((e[2] for e in events if e[0] == "dict" and "train_runtime" in e[2]), {})
+    epoch = summary.get("epoch")
+    if not train_total or not epoch or not math.isfinite(epoch) or epoch <= 0 or (
+            _steps_reached(events, train_total) != train_total):
+        return None
+    return train_total / epoch
+
+
+def _positions_off_their_epochs(events: list[tuple], steps: dict[int, int], per_epoch: float, every: int) -> bool:
+    """Whether the train dicts' steps (by position) sit, in the median, further from their own epochs x per_epoch
+    than `_POSITION_SLACK` logging intervals and a hundredth of an epoch."""
+    off = [abs(steps[i] - e[2]["epoch"] * per_epoch) for i, e in enumerate(events)
+           if e[0] == "dict" and "loss" in e[2] and "epoch" in e[2] and e[1] is None and explicit_step(e[2]) is None]
+    return bool(off) and float(np.median(off)) > max(_POSITION_SLACK * every, 0.01 * per_epoch)
+
+
+def _bars_run_ahead(events: list[tuple], steps: dict[int, int]) -> bool:
+    """Whether two train dicts without a step of their own got steps that their epochs contradict:
+    the same step for different epochs, or a later epoch at a lower step."""
+    seen: list[tuple[int, float]] = []
+    for i, event in enumerate(events):
+        pairs = event[2] if event[0] == "dict" else {}
+        if "loss" in pairs and "epoch" in pairs and event[1] is None and explicit_step(pairs) is None:
+            seen.append((steps[i], pairs["epoch"]))
+    return any((s2 == s1 and e2 != e1) or (s2 < s1 and e2 > e1) for (s1, e1), (s2, e2) in zip(seen, seen[1:]))
+
+
+def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool, per_epoch: float | None = None,
+                    by_epoch: bool = False, stated: StatedLogging | None = None) -> tuple[dict[int, int], str]:
+    """Each dict's step (`dict_steps`); `by_epoch`: a train dict with an epoch is dated by it whatever the logging
+    interval."""
+    steps: dict[int, int] = {}
+    rules: Counter = Counter()
+    bar_n = None
+    bar_used = False  # the last bar has dated a train dict already
+    n_train, last, last_train = 0, 0, 0
+    dated_by: list[tuple[int, str]] = []  # (event index, the rule that dated it) of each train dict
+    every, said = _logging_interval(events, train_total, stated)
+    first_at_one = said is not None and said.first_step  # logging_first_step: a dict at step 1, then every N
+    # a capture that kept a single reading of the training bar, mid-run (a paste whose other bar lines were dropped):
+    # the train dicts after the first it dates go on from it; where bars recur, dicts between two readings share a bar
+    # (buffered stdout, a bar drawn every few logs) and other rules place them
+    readings = [e[1] for e in events if e[0] == "bar" and e[2] == train_total]
+    epochs = {e[2].get("epoch") for e in events if e[0] == "dict" and "loss" in e[2]}
+    one_bar = len(readings) == 1 and train_total is not None and readings[0] < train_total \
+        and len(epochs) <= 1  # not a finished bar, and no epochs that tell the dicts apart (the epoch rule reads them)
+    for i, event in enumerate(events):
+        if event[0] == "bar" and event[2] == train_total and use_bars:
+            bar_n, bar_used = event[1], False
+        if event[0] == "line":  # an eval dict after a loop's step lines belongs to the last of them
+            last = max(last, event[1].step)
+        if event[0] != "dict":
+            continue
+        pairs = event[2]
+        is_train = "loss" in pairs
+        n_train += is_train
+        step = event[1] if event[1] is not None else explicit_step(pairs)
+        if step is None and bar_n is not None and bar_used and is_train and one_bar:
+            step, rule = last_train + every, f"{_AFTER_THE_BAR}, by logging_steps ({every})"
+        elif step is None and bar_n is not None:
+            step, rule = bar_n, _BY_BAR
+        elif step is None and (every == 1 or by_epoch) and per_epoch and is_train and "epoch" in pairs:
+            # no bar and no clean logging interval: the dict's own epoch x the banner's steps per epoch
+            step, rule = max(1, round(pairs["epoch"] * per_epoch)), f"epoch x {per_epoch:g} steps per epoch"
+        elif step is None:
+            step = (1 if n_train == 1 else (n_train - 1) * every) if first_at_one and is_train else (
+                n_train * every if is_train else last)
+            rule = f"position x logging_steps ({every}{AS_STATED} in {said.source})" if said else (
+                f"position x logging_steps ({every})")
+        else:
+            rule = ""
+        if rule:
+            rules[rule] += 1
+        if is_train:
+            dated_by.append((i, rule))
+            bar_used, last_train = bar_n is not None, step
+        steps[i] = last = step
+    if _before_the_first_bar(steps, dated_by):
+        rules["back from the first bar-dated line"] += 1
+    if use_bars and _ahead_of_their_bar(events, steps, dated_by, train_total):
+        rules["a line printed just before its bar's step"] += 1
+    return steps, "; ".join(f"{rule} ({n} lines)" for rule, n in rules.items())
+
+
+_BY_BAR = "the training progress bar before each line"
+AS_STATED = ", as stated"
+BY_ORDER = "position x logging_steps (1) "  # (the rule's text where nothing gave the interval)
+_AFTER_THE_BAR = "on from the last bar-dated line"
+
+
+def _before_the_first_bar(steps: dict[int, int], dated_by: list[tuple[int, str]]) -> bool:
+    """Train dicts dated by their position ahead of the first one a progress bar dates (a paste or a capture that
+    begins after its bar line) are put back from that one by the bar-dated lines' own spacing, not numbered from the
+    start of the run (LLaVA issue 918: a first dict with no bar above it, then dicts at bars 2565-2569). Returns whether
+    any moved."""
+    barred = [i for i, rule in dated_by if rule == _BY_BAR or rule.startswith(_AFTER_THE_BAR)]
+    if len(barred) < 2:
+        return False
+    leading = [i for i, rule in dated_by[:[i for i, _ in dated_by].index(barred[0])] if rule.startswith("position")]
+    spacing = max(1, int(round(float(np.median(np.diff([steps[i] for i in barred]))))))
+    first = steps[barred[0]]
+    if not leading or first - spacing * len(leading) < 0:
+        return False
+    for k, i in enumerate(leading):
+        steps[i] = first - spacing * (len(leading) - k)
+    return True
+
+
+def _ahead_of_their_bar(events: list[tuple], steps: dict[int, int], dated_by: list[tuple[int, str]],
+                        train_total: int | None) -> bool:
+    """A train dict that the bar before it dates at the previous train dict's step, where the training bar goes on to
+    that step + 1 before the next dict and the next dict sits higher still: tqdm's stderr and the Trainer's stdout
+    came out of order (the dict before its bar's redraw), so it is that step + 1. Returns whether any moved."""
+    moved = False
+    for k in range(1, len(dated_by)):
+        i, rule = dated_by[k]
+        if rule != _BY_BAR or steps[i] != steps[dated_by[k - 1][0]]:
+            continue
+        until = dated_by[k + 1][0] if k + 1 < len(dated_by) else len(events)
+        bars = [e[1] for e in events[i + 1:until] if e[0] == "bar" and e[2] == train_total]
+        later = steps[dated_by[k + 1][0]] if k + 1 < len(dated_by) else None
+        if steps[i] + 1 in bars and (later is None or later > steps[i] + 1):
+            steps[i] += 1
+            moved = True
+    return moved
+
+
+def explicit_step(pairs: dict) -> int | None:
+    """The step a dict line names. `steps` (the HF course's Accelerate loop: completed steps) counts only in a dict
+    with no `epoch`: a loop's `{'epoch': 1, 'steps': 50, ...}` counts within each epoch."""
+    for key in EXPLICIT_STEP_KEYS:
+        if key == "steps" and "epoch" in pairs:
+            continue
+        value = pairs.get(key)
+        if value is not None:
+            head = str(value).split("/")[0].strip()
+            if head.isdigit() and len(head) <= 18:  # fits the int64 step column
+                return int(head)
+    return None
+
+
+def _logging_interval(events: list[tuple], train_total: int | None,
+                      stated: StatedLogging | None) -> tuple[int, StatedLogging | None]:
+    """The logging interval (`_logging_steps_estimate`), else the one the run states, else 1; and the statement where
+    it was used. A stated last step (W&B's summary) over the train dicts gives one as a closing summary's does.
+    Neither is used where the dicts' epochs say the run resumed: counted from step 0 the positions would be off by
+    the checkpoint's step, and the summary's step over the dicts logged since the resume is no interval."""
+    every = _logging_steps_estimate(events, train_total)
+    if every > 1 or stated is None or _resumed_by_epochs(events):
+        return every, None
+    if stated.every is not None:
+        return stated.every, stated
+    n_train = sum(1 for e in events if e[0] == "dict" and "loss" in e[2])
+    every = _clean_interval(stated.last_step, n_train)
+    return (every, stated) if every > 1 else (1, None)
+
+
+def _resumed_by_epochs(events: list[tuple]) -> bool:
+    """Whether the train dicts' epochs start well past 0 (`restarts.epoch_past_the_start`): the first dict of a log
+    that began with the run sits one of their own spacings in."""
+    epochs = [e[2]["epoch"] for e in events if e[0] == "dict" and "loss" in e[2]
+              and isinstance(e[2].get("epoch"), (int, float)) and math.isfinite(e[2]["epoch"])]
+    if len(epochs) < 2:
+        return False
+    spacing = (epochs[-1] - epochs[0]) / (len(epochs) - 1)
+    return epoch_past_the_start(epochs[0], abs(spacing))
+
+
+def _logging_steps_estimate(events: list[tuple], train_total: int | None) -> int:
+    """logging_steps from the run's total steps / the number of train lines, when it is clean.
+
+    The total comes from the training bar (as far as it got: a run stopped at 829/1954 logged 829
+    steps' worth of lines), else the summary's train_runtime x train_steps_per_second (rounded by HF
+    to 3 decimals, hence the tolerance).
+    """
+    n_train = sum(1 for e in events if e[0] == "dict" and "loss" in e[2])
+    summary = next((e[2] for e in events if e[0] == "dict" and "train_runtime" in e[2]), {})
+    total = _steps_reached(events, train_total) or summary.get("train_runtime", 0) * summary.get(
+        "train_steps_per_second", 0)
+    return _clean_interval(total, n_train)
+
+
+def _clean_interval(total: float | None, n_train: int) -> int:
+    """total / n_train where it is a whole number of steps (within the rounding of HF's summary), else 1."""
+    if not n_train or not total or not math.isfinite(total):
+        return 1
+    every = round(total / n_train)
+    return every if every >= 1 and abs(total / n_train - every) < 0.05 * every + 0.05 else 1
+
+
+def _steps_reached(events: list[tuple], train_total: int | None) -> int | None:
+    """The training bar's furthest position: its total when the run finished, less where it stopped."""
+    furthest = max((e[1] for e in events if e[0] == "bar" and e[2] == train_total), default=0) if train_total else 0
+    return furthest or train_total
+
+
+def deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, int]:
+    """Step of each overflow / at-minimum event: apex's and DLLogger's at the script's step line after it (else before
+    it); others
+    at the training bar n + 1, else the next training step
+    line (Megatron-DeepSpeed prints the overflow during the iteration that line then reports; a
+    script logging every N batches prints it during the batches that line then covers), else the
+    nearest DeepSpeed `step=N` line (before or after), else the running count."""
+    targets = [i for i, e in enumerate(events) if e[0] in ("overflow", "at_minimum")]
+    if not targets:
+        return {}
+    progress = [i for i, e in enumerate(events) if e[0] == "ds_step"]
+    iteration_after = _next_training_step(events)
+    bar_n, bar_at = None, {}
+    for i, event in enumerate(events):
+        if event[0] == "bar" and (train_total is None or event[2] == train_total):
+            bar_n = event[1]
+        bar_at[i] = bar_n
+    line_before, last = {}, None
+    for i, event in enumerate(events):
+        if event[0] == "line" and not event[1].metrics[0][0].startswith("eval_") and event[1].kind not in _EPOCH_LINES:
+            last = event[1].step
+        line_before[i] = last
+    out = {}
+    for count, i in enumerate(targets, 1):
+        said = iteration_after.get(i) if iteration_after.get(i) is not None else line_before[i]
+        if events[i][-1] == AT_STEP_LINE and said is not None:
+            # apex's scaler prints inside the optimizer step of a script that prints its own step lines (NVIDIA's BERT:
+            # `Step:338 ...`); a bar on the same line counts micro-batches (`Iteration: 5683/11037`), not steps
+            out[i] = said
+        elif bar_at[i] is not None:
+            out[i] = bar_at[i] + 1
+        elif iteration_after.get(i) is not None:
+            out[i] = iteration_after[i]
+        elif progress:
+            nearest = min(progress, key=lambda p: abs(p - i))
+            out[i] = events[nearest][1]
+        else:
+            out[i] = count
+    return out
+
+
+def _next_training_step(events: list[tuple]) -> dict[int, int | None]:
+    """For each event index, the step of the first training step line (not an eval line) after it (or None)."""
+    out: dict[int, int | None] = {}
+    step = None
+    for i in range(len(events) - 1, -1, -1):
+        out[i] = step
+        event = events[i]
+        if event[0] == "line" and not event[1].metrics[0][0].startswith("eval_") and event[1].kind not in _EPOCH_LINES:
+            step = event[1].step
+    return out
+
+
+# Lines printed once an epoch or evaluation, not once a step: no overflow belongs to the step they are put at
+_EPOCH_LINES = ("dschat_sft", "dschat_rm", "dschat_dpo")
