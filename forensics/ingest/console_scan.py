@@ -10,17 +10,18 @@
 * ('overflow', new_scale[, AT_STEP_LINE]): a loss scaler's overflow (DeepSpeed, apex, DLLogger, a hand-written one);
   ('ds_step', step, skipped): DeepSpeed's `step=N, skipped=K` progress; ('at_minimum',): the scale at its minimum.
 
-Then the step lines are settled (`console_lines.settled`: rank copies dropped, counters numbered on).
+Then the step lines are settled (`settled_lines.settled`: rank copies dropped, counters numbered on).
 """
 from __future__ import annotations
 
 import re
 
 from ..timeline import canonical_metric
-from .console_lines import settled
+from .settled_lines import settled
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
-from .pretrain_lines import (STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, ComposerBlock, DashedSteps, KerasEpochs, MlxTable,
-                             NemoRLBlock, OlmoBlock, YamlSteps, has_generic_line, parse_line)
+from .console_lines.blocks import ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock, OlmoBlock, YamlSteps
+from .console_lines.hand_written import has_generic_line
+from .pretrain_lines import STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, parse_line
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 
 

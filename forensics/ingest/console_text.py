@@ -23,7 +23,7 @@ def as_printed(text: str) -> str:
 
 # What torchrun (`[rank0]: `, `[default0]: `) and srun before it (`0: [default0]: `) put before each line of a process:
 # gone, so that a line reads as that process printed it (block and table shapes are anchored at the line's start);
-# the copies every rank prints of one step are dropped later (`console_lines.without_rank_copies`).
+# the copies every rank prints of one step are dropped later (`settled_lines.without_rank_copies`).
 _LAUNCHER_PREFIX = re.compile(r"^(?:\d+: )?\[(?:rank|default)\d+\]: ?", re.MULTILINE)
 
 

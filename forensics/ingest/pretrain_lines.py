@@ -31,16 +31,13 @@ from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_
                                      _internevo, _maxtext_eval, _metric_logger, _opennmt, _opennmt_valid)
 from .console_lines.nanogpt import (_COLON_STEP, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP, _STEP_NAME_VALUE, _colon_pairs,
                                     _nanochat_step, _nanogpt, _pipe_step, _step_name_value)
-from .console_lines.hand_written import (has_generic_line, PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY,
+from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY,
                                          _KEY_VALUE_START, _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR, _bare_pipe_step,
                                          _epoch_bracket, _hand_written, _key_values, _tqdm_postfix,
                                          _uncounted_key_values)
-from .console_lines.blocks import ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock, OlmoBlock, YamlSteps
 
-# what the stdout reader imports from here (it reads a log's lines with all of them)
-__all__ = ["ANSI", "STEP_LINE_MARKERS", "TQDM_LOSS_POSTFIX", "PRETRAINING_KINDS", "KIND_FRAMEWORKS", "StepLine",
-           "parse_line", "has_generic_line", "ComposerBlock", "DashedSteps", "KerasEpochs", "MlxTable", "NemoRLBlock",
-           "OlmoBlock", "YamlSteps"]
+# what the console readers and the run profile import from here
+__all__ = ["ANSI", "STEP_LINE_MARKERS", "TQDM_LOSS_POSTFIX", "PRETRAINING_KINDS", "KIND_FRAMEWORKS", "parse_line"]
 
 # Every step line holds one of these; a log holding none needs no line-by-line look.
 STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "= Step ", "valid on '",

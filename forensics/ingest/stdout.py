@@ -33,7 +33,7 @@ Lines can be glued together by `\\r` (tqdm); they are split on both `\\n` and `\
 are not UTF-8 are replaced, never fatal.
 
 This module reads the file and makes the frame; the work is split by what it is about: `console_text` (the text as
-the processes printed it), `console_scan` (one pass over the lines: the events), `console_lines` (the step lines
+the processes printed it), `console_scan` (one pass over the lines: the events), `settled_lines` (the step lines
 settled), `console_steps` (the dicts and overflow lines dated), `console_facts` and `console_recipes` (the setup a
 console states).
 """
@@ -53,11 +53,11 @@ from ._frames import without_placeholders, without_unit_loss_scale
 from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs
 from .banners import find_banners, may_hold_banners
 from .console_facts import console_facts
-from .console_lines import kinds_of, step_line_warnings
+from .settled_lines import kinds_of, step_line_warnings
 from .console_scan import EXPLICIT_STEP_KEYS, scan
 from .console_steps import AS_STATED, BY_ORDER, deepspeed_steps, dict_steps, training_bar_total
 from .console_text import as_printed
-from .pretrain_lines import StepLine
+from .console_lines.fields import StepLine
 from .stated_logging import StatedLogging, stated_logging
 
 __all__ = ["FORMAT", "read", "read_console", "console_facts"]  # console_facts (its home: console_facts) read from here too

@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..restarts import back_at_the_start
-from .pretrain_lines import StepLine
+from .console_lines.fields import StepLine
 
 
 def numbered_on(events: list[tuple]) -> list[tuple]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from .pretrain_lines import StepLine
+from .console_lines.fields import StepLine
 from .step_numbering import numbered_on, uncounted_lines_numbered
 
 
