@@ -7,7 +7,8 @@ every rate so far rose step by step: that is the warm-up ramp, logged sparsely. 
 exactly 0 for at least `lr_zero_points` logged points (and at least a tenth of the log) in the
 middle of the run means no update was made there; so does such a stretch at the log's start (at least a fifth of it)
 after which the rate is at once at its level: a warm-up ramp is 0 at its first step only. A rate that ran down to about 0 and then climbs
-back point after point is a schedule whose horizon is shorter than the run. All are warnings: the
+back point after point is a schedule whose horizon is shorter than the run; one back at its peak at once in the middle
+of its decay is a scheduler that started over (a resume without the scheduler's state). All are warnings: the
 owner should know, and a jump is also where a divergence that follows it started.
 """
 from __future__ import annotations
@@ -26,7 +27,7 @@ def detect_lr_anomalies(metrics: Metrics, thresholds: Thresholds) -> list[Findin
         return []
     lr = finite(lr)
     return (_jumps(lr, thresholds) + _zero_stretches(lr, thresholds) + _climbs_after_its_end(lr, thresholds)
-            + _starts_over_after_its_end(lr))
+            + _starts_over_after_its_end(lr) + _starts_over_mid_decay(lr))
 
 
 def _cycled_before(values: np.ndarray, peak: float) -> bool:
@@ -65,6 +66,48 @@ def _starts_over_after_its_end(lr) -> list[Finding]:
     if _periodic([origin] + [f.evidence["ran_out_at"] for f in out], every):
         return []
     return _one_finding(out)
+
+
+_BACK_AT_PEAK = 0.9  # a rate back at this share of its earlier peak or more, at once ...
+_DECAYED = 0.95  # ... from a decay that had taken it this share of that peak or under ...
+_EARLY_IN_DECAY = 0.5  # ... and no further than this share: a sparsely logged cosine cycle ends lower than this
+_DECAY_POINTS = 3  # ... falling at each of this many logged points or more before the jump
+_WAY_BACK = 0.75  # ... and the jump this share of the way back up to the peak or more, in one logged interval
+
+
+def _starts_over_mid_decay(lr) -> list[Finding]:
+    """A decaying schedule that is back at (nearly) its peak at once, at one logged point, before it ran out: the
+    scheduler started over while the run went on (a resume that loaded the weights but not the scheduler's state, or
+    train() called again), so every later step trains at the rate of an earlier one and the decay ends short of its
+    planned end (a linear decay 1000 steps behind, 4.5e-6 at the last step instead of 0). Planned schedules do not do
+    this: a warm restart follows a run-down to about 0 (`_starts_over_after_its_end`), a cycle climbs point after
+    point, a new phase warms up. Needs the rate to have fallen at each of the `_DECAY_POINTS` points before the jump,
+    never risen between its peak and the jump, and to be at least `_EARLY_IN_DECAY` of its peak there: the last point
+    a sparse log shows of a cosine cycle with hard restarts (a few points a cycle) sits lower than that, while a
+    resume's restart can come anywhere (one in the later half of a decay is not told from such a cycle and is left
+    alone). A warning at the first such point, else []."""
+    values, steps = lr.to_numpy(), lr.index.to_numpy()
+    for i in range(_DECAY_POINTS + 1, len(values)):
+        before = values[:i]
+        peak_at = int(np.argmax(before))
+        peak, prev = float(before[peak_at]), float(before[-1])
+        falling = np.diff(before[-(_DECAY_POINTS + 1):]) < 0
+        if peak <= 0 or not falling.all() or np.any(np.diff(before[peak_at:]) > 0):
+            continue
+        now = float(values[i])
+        if _EARLY_IN_DECAY * peak <= prev <= _DECAYED * peak and now >= _BACK_AT_PEAK * peak \
+                and now - prev >= _WAY_BACK * (peak - prev):
+            message = (f"learning rate is back at {format_number(now)} at step {int(steps[i])}, at once, "
+                       f"from {format_number(prev)} at step {int(steps[i - 1])} on a decay from its peak of "
+                       f"{format_number(peak)} (step {int(steps[peak_at])}): the schedule started over in the middle of "
+                       "its decay (a resume that loaded the weights but not the scheduler's state, or train() called "
+                       "again), so the steps from here train at the rates of earlier ones and the decay ends short of "
+                       "its planned end. If a new phase was meant, nothing is wrong; if not, resume with the "
+                       "scheduler's state (the checkpoint's scheduler.pt).")
+            return [Finding("lr_anomaly", "warning", int(steps[i]), message, metric=LR, evidence={
+                "before": prev, "after": now, "peak": peak, "started_over": True,
+                "schedule_shape": True})]
+    return []
 
 
 def _one_finding(found: list[Finding]) -> list[Finding]:
