@@ -43,7 +43,7 @@ from .ingest import read_logs
 from .ingest.run_config import read_run_config
 from .metric_names import OPTIMIZER_STEP
 from .ingest.trackers import choose_run
-from .profile import RunProfile, classification_head, run_profile
+from .profile import RunProfile, classification_head, pretrained_base, run_profile
 from .run import RunLayout, discover
 from .timeline import Timeline, build_timeline
 
@@ -302,8 +302,10 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     doubtful = _per_step_loss(metrics, summed_loss_factor(config, release_unknown_counts=True))
     found = detect_loss_beyond_cross_entropy(doubtful, vocab, profile.framework)  # a summed loss: what its start says is moot
     if not found:
+        base = pretrained_base(config)
         found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
-                                                 config.get("adapter.task_type"), profile.objective == "pretrain")
+                                                 config.get("adapter.task_type"), profile.objective == "pretrain",
+                                                 base[0] if base else None)
     found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
                                         config.get("num_train_epochs"))
     never = any(f.kind == "never_learned" for f in findings)  # one never-learned finding is enough
