@@ -16,7 +16,8 @@ import pandas as pd
 from ._version import __version__
 from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
 from .analyzers.fall_measure import LearningEvidence
-from .analyzers.learning_evidence import for_a_reward_model, learning_shown, without_the_score
+from .analyzers.learning_evidence import (detect_ended_near_the_guess, for_a_reward_model, learning_shown,
+                                          without_the_score)
 from .analyzers.chain import link_skipped_batches, link_weight_damage
 from .analyzers.metrics import RLMetrics, is_preference_log
 from .analyzers.memorization import memorized_from_scratch
@@ -44,7 +45,7 @@ from .ingest.run_config import read_run_config
 from .metric_names import OPTIMIZER_STEP
 from .ingest.trackers import choose_run
 from .profile import RunProfile, run_profile
-from .profile.objective import classification_head
+from .profile.objective import classification_head, pretrained_base
 from .run import RunLayout, discover
 from .timeline import Timeline, build_timeline
 
@@ -293,7 +294,7 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
 
 
 def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
-                        findings: list[Finding]) -> list[Finding]:
+                        findings: list[Finding], planned: tuple = (None, None)) -> list[Finding]:
     """The detectors that need the kind of run or its config (an adapter starts as the identity; the
     vocabulary size sets the uniform guess), over the final history. A loss the run's transformers release
     logged summed over the accumulation steps is judged per step (divided by them); for the warnings about a
@@ -303,13 +304,18 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     doubtful = _per_step_loss(metrics, summed_loss_factor(config, release_unknown_counts=True))
     found = detect_loss_beyond_cross_entropy(doubtful, vocab, profile.framework)  # a summed loss: what its start says is moot
     if not found:
+        base = pretrained_base(config)
         found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
-                                                 config.get("adapter.task_type"), profile.objective == "pretrain")
+                                                 config.get("adapter.task_type"), profile.objective == "pretrain",
+                                                 base[0] if base else None)
     found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
                                         config.get("num_train_epochs"))
     never = any(f.kind == "never_learned" for f in findings)  # one never-learned finding is enough
+    per_step = _per_step_loss(metrics, summed_loss_factor(config))
     if not never:
-        found += detect_stuck_at_vocabulary_guess(_per_step_loss(metrics, summed_loss_factor(config)), vocab)
+        found += detect_stuck_at_vocabulary_guess(per_step, vocab)
+    if not never and not any(f.kind == "no_learning_evidence" for f in findings + found):
+        found += detect_ended_near_the_guess(per_step, thresholds, vocab, *planned)
     if classification_head(config) and not never:
         found += detect_classifier_at_chance(metrics, thresholds, config.get("model.num_labels"))
     if profile.objective == "reward" and not never:
@@ -326,6 +332,18 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
             f.severity == "error" for f in findings + found):
         found += detect_stuck_from_scratch(metrics, thresholds)
     return found
+
+
+def _planned_length(config: RunConfig, timeline: Timeline) -> tuple:
+    """(num_train_epochs, max_steps) the run was set up for: the configuration's, else what a log records (a
+    trainer_state.json keeps both); None for either that nothing states (a max_steps of -1 states nothing)."""
+    recorded = list(timeline.meta.values())
+    epochs = [config.get("num_train_epochs")] + [m.get("num_train_epochs") for m in recorded]
+    steps = [config.get("max_steps")] + [m.get("max_steps") for m in recorded]
+
+    def stated(values):
+        return next((v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0), None)
+    return stated(epochs), stated(steps)
 
 
 def _per_step_loss(metrics, factor: int):
@@ -400,7 +418,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
         findings = for_a_pairwise_loss(findings, metrics)  # its exact zeros cannot be masked labels
     if profile.precision == "fp16":  # a loss scaler ran, though the log does not show it: its zeros are skipped steps
         findings = link_skipped_batches(as_scaler_skips(findings, metrics, thresholds))
-    findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings))
+    findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings,
+                                                            _planned_length(config, timeline)))
     findings = link_impossible_start(findings, metrics)
     causes = infer_causes(config, timeline, findings, checkpoints, thresholds, profile)
     findings = _dated_by_optimizer_step(findings, metrics)

@@ -36,11 +36,11 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .memorization import (dated_from_settling, memorization_level, memorized_in_a_staircase, memorized_without_eval,
-                           phase_ends, phases, told_by_train_loss)
+from .memorization import (dated_from_settling, held_out_loss_names, memorization_level, memorized_in_a_staircase,
+                           memorized_without_eval, phase_ends, phases, told_by_train_loss, with_eval_like_training)
 from .metrics import (GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, lr_restart_steps, real_loss,
                       true_runs)
-from .overfitting import EVAL_LOSS, eval_loss_names
+from .overfitting import EVAL_LOSS
 from .pairwise_loss import pairs_memorized, saturated_pairs
 from .zero_in_first_epoch import near_zero_from_the_start, targets_given_away, unless_first_epoch
 
@@ -127,7 +127,7 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
             if found.kind == "memorization" and _held_out_followed(metrics, found, thresholds):
                 held_out_followed = True  # ... and the later stretches are the same descent
                 continue
-        if found.kind == "memorization" and not eval_loss_names(metrics):  # with one, overfitting dates the story
+        if found.kind == "memorization" and not held_out_loss_names(metrics):  # with one, overfitting dates the story
             found = dated_from_settling(found, loss.iloc[:start + 1], float(loss.iloc[start]))
         if found.kind == "zero_loss_unexplained":
             found = told_by_train_loss(found, metrics)
@@ -137,13 +137,14 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     given_away = targets_given_away(loss, metrics, thresholds)
     if given_away or low_start:  # what the start says comes before any later descent
         return [given_away or low_start] + [f for f in findings if f.kind not in _GRADUAL]
-    if not findings and not eval_loss_names(metrics):
+    if not findings and not held_out_loss_names(metrics):
         level, why = memorization_level(metrics, thresholds)
         epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
         findings += next(([phase_ends(f, loss) for f in found] for phase in phases(loss, lr_restart_steps(metrics))
                           if (found := memorized_without_eval(phase, level, thresholds, epochs, why))), [])
         if not findings and epochs is not None and len(epochs):
             findings += memorized_in_a_staircase(loss, epochs)
+        findings = [with_eval_like_training(f, metrics) for f in findings]
     return findings
 
 

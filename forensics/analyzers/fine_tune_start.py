@@ -21,7 +21,7 @@ import math
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import Metrics, finite, format_number, head_and_tail, is_preference_log, real_loss
+from .metrics import LR, Metrics, finite, format_number, head_and_tail, is_preference_log, real_loss
 from .never_learned import FRESH_HEAD_RANGE
 from .train_eval_gap import detect_train_eval_mismatch
 
@@ -29,10 +29,13 @@ ADAPTER_METHODS = {"lora": "LoRA", "qlora": "QLoRA", "peft": "adapter"}
 
 
 def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, method: str, vocab_size: int | None,
-                                     task_type: str | None = None, from_scratch: bool = False) -> list[Finding]:
+                                     task_type: str | None = None, from_scratch: bool = False,
+                                     pretrained_base: str | None = None) -> list[Finding]:
     """One `start_above_uniform_guess` warning at the first training loss of an adapter fine-tune of a language
-    model (PEFT task_type CAUSAL_LM or not said), or []. A training loss that is not the eval loss's quantity
-    (a train_eval_mismatch: summed over micro-batches, say) says nothing about the model's start."""
+    model (PEFT task_type CAUSAL_LM or not said), or of a run of another method above its known guess (well above,
+    unless `pretrained_base` names the trained model it was loaded from), or []. A training loss that is not the
+    eval loss's quantity (a train_eval_mismatch: summed over micro-batches, say) says nothing about the model's
+    start."""
     loss = real_loss(metrics)
     if len(loss) < 2 or is_preference_log(metrics):
         return []
@@ -45,8 +48,9 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     if method not in ADAPTER_METHODS:  # (with the vocabulary known, impossible_loss reads a start far beyond it)
         if not known:
             return _far_above_any_guess(metrics, loss, level)
-        return [] if from_scratch or vocab_size < _TOKEN_VOCABULARY else _well_above_its_guess(metrics, loss, level,
-                                                                                                vocab_size)
+        if from_scratch or vocab_size < _TOKEN_VOCABULARY:
+            return []
+        return _well_above_its_guess(metrics, loss, level, vocab_size, pretrained_base)
     if first <= level or (_a_first_step_blip(loss, level) and _then_learned_the_task(metrics, tail, first)):
         return []
     guess = (f"a uniform guess over its {vocab_size} tokens (ln {vocab_size} = {format_number(level)})" if known
@@ -82,17 +86,32 @@ _WELL_ABOVE = 1.5  # a fresh model's first loss sits at about ln V (its logits n
 _TOKEN_VOCABULARY = 1000
 
 
-def _well_above_its_guess(metrics: Metrics, loss, level: float, vocab_size: int) -> list[Finding]:
+def _well_above_its_guess(metrics: Metrics, loss, level: float, vocab_size: int,
+                          pretrained_base: str | None = None) -> list[Finding]:
     """A run not known to train an adapter, its vocabulary known: a first loss `_WELL_ABOVE` x ln V or more (under
     impossible_loss's bar for a sum) that the same logged loss later comes down under ln V from (a per-token mean),
     not a start-up blip. A freshly initialised model starts at about ln V and a trained one below it: this one scored
     its targets far worse than chance (Donut fine-tuned on a JSON of new field tokens: 25.7 at its first window, ln
-    57525 = 10.96, then 15.5, 8.7)."""
+    57525 = 10.96, then 15.5, 8.7). Where the run names the trained model it was loaded from, no fresh head's large
+    initial logits explain a start above ln V: any first loss over it is read so where the loss is still over it once
+    the learning rate reached its peak (a pretrained translation T5 at 12.9, 11.7, 10.7 over its first 1500 steps at
+    full rate, ln 30101 = 10.31); one under it by the end of the warm-up is left to the bar above (t5-small at 13.6
+    over a warm-up's first 50 steps, 8.8 at 100)."""
     guess = f"ln {vocab_size} = {format_number(level)}, the uniform guess over the model's vocabulary"
-    return _start_beyond(metrics, loss, level, _WELL_ABOVE, guess, vocab_size,
-                         "where a freshly initialised model starts at about that guess and a trained one below it. "
+    trained = f"a trained one (this run loads {pretrained_base}) below it" if pretrained_base else "a trained one below it"
+    factor = 1.0 if pretrained_base and _above_past_the_warmup(metrics, loss, level) else _WELL_ABOVE
+    return _start_beyond(metrics, loss, level, factor, guess, vocab_size,
+                         f"where a freshly initialised model starts at about that guess and {trained}. "
                          "Tokens added to the vocabulary with untrained embeddings, weights not loaded as meant, or "
                          "labels and inputs that are not what it expects (another tokenizer or template) do this")
+
+
+def _above_past_the_warmup(metrics: Metrics, loss, level: float) -> bool:
+    """A logged loss above `level` at or after the learning rate's peak (the first logged step where no rate was
+    logged): not only the warm-up's first, smallest updates."""
+    rate = finite(metrics[LR]) if LR in metrics else None
+    peak = int(rate.idxmax()) if rate is not None and len(rate) else int(loss.index[0])
+    return bool((loss[loss.index >= peak] > level).any())
 
 
 def _start_beyond(metrics: Metrics, loss, level: float, factor: float, guess: str, vocab_size: int | None,

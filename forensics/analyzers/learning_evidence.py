@@ -16,6 +16,8 @@ A loss stuck at ln 2 with nothing moving is `never_learned`.
 """
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from ..config import Thresholds
@@ -134,6 +136,51 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
                f"fell either: no evidence the run learned. {_what_to_check(loss)}")
     return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                     metric=LOSS, evidence={"head": head, "tail": tail, "n_points": int(len(loss))})]
+
+
+def detect_ended_near_the_guess(metrics: Metrics, thresholds: Thresholds, vocab_size, num_train_epochs,
+                                max_steps) -> list[Finding]:
+    """One `no_learning_evidence` warning for a language model that started at about the uniform guess over its
+    vocabulary (a first loss at `_FROM_THE_GUESS` x ln V or more: from random weights) and whose loss fell, but ended
+    its run, `_SIZEABLE` updates or more and its planned epochs or steps done, still over `_NEAR_THE_GUESS` x ln V;
+    or []. Token frequencies alone take a model to about 0.7-0.8 of ln V (a unigram model of BPE text): a fall that
+    stops above that has not learned even them, however clearly it fell (a 4-wide BERT2BERT, 10.37 -> 9.42 over its
+    one epoch, ln 32000 = 10.37). A log that stops before its run's end may be on its way down: not judged so."""
+    loss = real_loss(metrics) if LOSS in metrics else _EMPTY
+    if not isinstance(vocab_size, int) or vocab_size < _TOKEN_VOCABULARY or len(loss) < thresholds.learning_min_points \
+            or is_preference_log(metrics) or reward_metric(metrics) is not None or is_rl_without_reward(metrics):
+        return []
+    level, first = math.log(vocab_size), float(loss.iloc[0])
+    fell, _, tail = fell_clearly(loss, thresholds)
+    if first < _FROM_THE_GUESS * level or not fell or not _NEAR_THE_GUESS * level <= tail <= level \
+            or int(loss.index[-1]) < _SIZEABLE or not _ran_to_its_end(metrics, loss, num_train_epochs, max_steps):
+        return []
+    message = (f"the loss fell from {format_number(first)} to about {format_number(tail)} over the whole run "
+               f"({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}, its planned length done), but "
+               f"ended at {100 * tail / level:.0f}% of ln {vocab_size} = {format_number(level)}, the uniform "
+               "guess over the model's vocabulary: knowing only how often each token occurs takes a model to about "
+               "0.7-0.8 of that guess, so the run ended without learning even that, let alone the task: no evidence of "
+               "a usable model. Check the model's size (a test-size config?), the learning rate and how long it trained.")
+    return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
+                    metric=LOSS, evidence={"first": first, "tail": tail, "uniform_guess_loss": level,
+                                           "vocab_size": vocab_size, "n_points": int(len(loss))})]
+
+
+_TOKEN_VOCABULARY = 1000  # (a character vocabulary's guess is low enough that its frequencies sit near it)
+_FROM_THE_GUESS = 0.9  # a first loss this near ln V or above it: a model that started from random weights (or as bad)
+_NEAR_THE_GUESS = 0.85  # over this share of ln V at the end: above what token frequencies alone give (0.7-0.8)
+_SIZEABLE = 300  # updates: random weights reach the token frequencies within a few hundred
+_AT_THE_END = 0.95  # the last logged epoch (or step) at this share of the planned ones: the run's end
+
+
+def _ran_to_its_end(metrics: Metrics, loss, num_train_epochs, max_steps) -> bool:
+    """The log reaches the run's planned end: its last epoch at `_AT_THE_END` of num_train_epochs, or its last step
+    at that share of a positive max_steps."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else _EMPTY
+    if isinstance(max_steps, (int, float)) and max_steps > 0:
+        return int(loss.index[-1]) >= _AT_THE_END * max_steps
+    return isinstance(num_train_epochs, (int, float)) and num_train_epochs > 0 and len(epochs) > 0 \
+        and float(epochs.max()) >= _AT_THE_END * num_train_epochs
 
 
 def _what_to_check(loss) -> str:

@@ -162,6 +162,50 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
         "to_end": True, "settled_step": int(loss.index[start]), "epoch": epoch, "why_level": why_level.strip()})]
 
 
+_MANY_PASSES = 10.0  # epochs over the same examples, after which a held-out loss has parted from the training loss
+_NO_GAP = 1.1  # an eval loss within a tenth of the training loss over the epoch before it is at that loss's own level
+_TRACKED_EVALS = 3  # ... at every one of this many evaluations or more
+
+
+def eval_like_training(metrics: Metrics, name: str) -> bool:
+    """Whether the eval loss `name` cannot be told from the training set: after `_MANY_PASSES` epochs or more over
+    the same examples, it sits at or under the training loss of the epoch before it (within `_NO_GAP`) at every one of
+    `_TRACKED_EVALS` or more evaluations. Held-out text opens a gap over that many passes (the training loss goes
+    under it); an eval that keeps pace is most likely the training set scored again (a script passing the train split
+    as eval_dataset: 50 epochs over ~104 examples, eval 0.198 -> 0.047 at the training loss's level)."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    evals = finite(metrics[name]) if name in metrics else None
+    if LOSS not in metrics or epochs is None or not len(epochs) or float(epochs.max()) <= 0 or evals is None \
+            or len(evals) < _TRACKED_EVALS or passes_over_data(epochs) < _MANY_PASSES:
+        return False
+    loss, steps_an_epoch = real_loss(metrics), float(epochs.index[-1]) / float(epochs.max())
+    for step, value in evals.items():
+        epoch_before = loss[(loss.index > step - steps_an_epoch) & (loss.index <= step)]
+        if not len(epoch_before) or float(value) > _NO_GAP * float(epoch_before.median()):
+            return False
+    return True
+
+
+def held_out_loss_names(metrics: Metrics) -> list[str]:
+    """The log's eval losses (`eval_loss_names`) less those that look like the training set (`eval_like_training`):
+    the ones that can show whether the model still generalises."""
+    return [name for name in eval_loss_names(metrics) if not eval_like_training(metrics, name)]
+
+
+def with_eval_like_training(found: Finding, metrics: Metrics) -> Finding:
+    """A memorization judged as if no eval loss was logged, where the one logged looks like the training set: its
+    message says so, in place of "no eval loss was logged"."""
+    names = [name for name in eval_loss_names(metrics) if eval_like_training(metrics, name)]
+    if not names:
+        return found
+    said = (f"and its {names[0]} keeps pace with the training loss at each of its {len(finite(metrics[names[0]]))} "
+            "evaluations, with no gap: it looks like the training data scored again (or text so like it that it "
+            "cannot show generalisation), not held-out data")
+    message = found.message.replace("and no eval loss was logged", said, 1).replace(
+        "Log an eval loss", "Check the eval_dataset and evaluate on held-out examples", 1)
+    return replace(found, message=message, evidence={**found.evidence, "eval_like_training": names[0]})
+
+
 def _memorized_before_the_log(loss: pd.Series, level: float, epoch: float, why_level: str) -> Finding:
     """A log that begins after `memorization_epochs` passes over the data with the loss already at the memorized
     level (its median at `memorization_level`, settled to its end): the descent happened before what was kept, and

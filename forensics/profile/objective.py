@@ -163,7 +163,8 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
     if tokenizer is not None:
         evidence["objective"] = f"it trains its own tokenizer ({tokenizer[0]}: {tokenizer[1]}){_FROM_SCRATCH}"
         return "pretrain", None
-    fresh = None if adapter else _starts_at_random_guess(timeline)  # an adapter is never trained from scratch
+    # an adapter is never trained from scratch, nor a model loaded from trained weights however high its loss starts
+    fresh = None if adapter or pretrained_base(config) else _starts_at_random_guess(timeline)
     if fresh is not None:
         where = ("about ln(vocabulary size)" if fresh >= FRESH_HEAD_RANGE[0] else
                  "far above where a fine-tune of a trained model starts (1 to 4), falling by half or more")
@@ -220,6 +221,20 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
                                  "supervised (sequence-to-sequence) fine-tuning")
         return "sft", None
     return None
+
+
+def pretrained_base(config: RunConfig) -> tuple[str, str] | None:
+    """(name, where) of the trained model the run starts from: the `_name_or_path` that from_pretrained writes into
+    the saved config.json (a model built with from_config writes it empty), the adapter's base, or the model its
+    arguments load (model_name_or_path); else None."""
+    for key in _TRAINED_START_KEYS:
+        name = config.get(key)
+        if isinstance(name, str) and name.strip():
+            return name, f"{key}, {config.source_of(key)}"
+    return None
+
+
+_TRAINED_START_KEYS = ("model._name_or_path", "adapter.base_model_name_or_path", "model.name_or_path")
 
 
 def _console_from_scratch(timeline: Timeline) -> tuple[str, str] | None:
