@@ -298,11 +298,18 @@ def bisect_text(data: dict) -> str:
     changes = data.get("changes") or []
     if changes:
         lines.append("largest changes:")
-        for c in changes[:10]:
-            rel = c.get("rel_change")
-            rel_text = f"{rel:.3g}" if isinstance(rel, float) and math.isfinite(rel) else str(rel)
-            lines.append(f"  {c.get('tensor')}  rel_change={rel_text}")
+        lines.extend(f"  {c.get('tensor')}  rel_change={_rel_change_text(c)}" for c in changes[:10])
     return "\n".join(lines)
+
+
+def _rel_change_text(change: dict) -> str:
+    """A changes row's relative change; where none is finite (null in the JSON), why: NaN/Inf, or moved from zeros."""
+    rel = change.get("rel_change")
+    if isinstance(rel, (int, float)) and math.isfinite(rel):
+        return f"{rel:.3g}"
+    if change.get("n_new_nonfinite") or change.get("became_nonfinite"):
+        return "NaN/Inf"
+    return "grew from zero" if change.get("grew_from_zero") else "n/a"
 
 
 def _ckpt(c) -> str:
