@@ -16,10 +16,9 @@ from ..checkpoints.torch_file import TORCH_HINT, unread_without_torch
 from ..analyzers import SUMMARY_KINDS
 from ..causes.logged_loss import LOGGING_CAUSES
 from ..analyzers.metrics import format_number
-from ..causes import HIDERS
 from ..timeline import Timeline
 from .notation import block_ranges, plural
-from .story import Story, about_the_log, build_story, incident_chain, leading_cause
+from .story import Story, about_the_log, build_story, cause_role, incident_chain, leading_cause
 
 WIDTH = 100     # columns of the text report
 LABEL = 16      # width of the label column
@@ -163,7 +162,7 @@ def _cause_rows(analysis) -> list[str]:
     for e in top.evidence[:2]:
         rows += _row("", f"- {e}", clip=True)
     rows += _row("Reading it" if note else "What to do", _next(analysis, top))
-    hider = next((c for c in causes if c.cause in HIDERS and c is not top), None)
+    hider = next((c for c in causes if cause_role(analysis, c, top) == "hid_the_cause"), None)
     if hider is not None:  # what hid the trouble: how to read the log, after what to fix
         rows += _row("Hidden by", f"{hider.title or hider.cause} ({hider.confidence}): {hider.suggestion}",
                      max_lines=2)
