@@ -96,4 +96,4 @@ def test_analyze_names_the_cause_step_and_blocks(incident):
         assert analysis.last_good_checkpoint.name == facts.last_good_checkpoint
     if incident.blocks:
         assert tuple(analysis.first_bad_checkpoint.nonfinite_blocks) == incident.blocks
-    assert analysis.to_dict()["causes"][0]["cause"] == incident.cause
+    assert analysis.to_dict()["leading_cause"] == incident.cause
