@@ -12,7 +12,8 @@ what `analyze --json` prints for such a store:
      "lead_run": the id of the leading run: the first run read of the worst status (null when none was analyzed),
      and every other top-level field of a single run's `analyze --json`, so that a script reading one reads both:
        findings, segments, causes, updates, checkpoints, tracker_runs: every run's records in the order the runs
-         were read, each with a "run" key (its run id); findings then sorted by step as a run's are (stable);
+         were read, each with a "run" key (its run id); findings then sorted by step and causes by confidence,
+         as a run's are (stable);
          checkpoints stay [] (a store's are not opened);
        first_incident, run_profile, learning_evidence: the leading run's, with a "run" key; null (run_profile:
          every field unknown) when no run was analyzed;
@@ -86,7 +87,10 @@ class StoreAnalysis:
         for key in _GATHERED:
             data[key] = [{**record, "run": r["run"]["run_id"]} for r in runs if r["analysis"]
                          for record in r["analysis"][key]]
-        data["findings"].sort(key=lambda f: f["step"])  # the contract's order; stable: run order within a step
+        # the single-run orders, stable (run order within a step, within a confidence): findings by step, causes
+        # likely before possible
+        data["findings"].sort(key=lambda f: f["step"])
+        data["causes"].sort(key=lambda c: c["confidence"] != "likely")
         for key in _OF_THE_LEAD:
             if data[key] is not None:
                 data[key] = {**data[key], "run": lead_id}

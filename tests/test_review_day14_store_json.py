@@ -55,6 +55,8 @@ def test_the_store_findings_and_segments_are_every_runs_each_naming_its_run(tmp_
         assert sorted(json.dumps(rec, sort_keys=True) for rec in store[key]) == expected, key
     steps = [f["step"] for f in store["findings"]]
     assert steps == sorted(steps)
+    likely_first = [c["confidence"] != "likely" for c in store["causes"]]
+    assert likely_first == sorted(likely_first)
     assert store["checkpoints"] == [] and store["last_good_checkpoint"] is None
 
 
