@@ -28,7 +28,7 @@ from .analyzers.weights import first_harm, why_not_safe
 from .checkpoints.bisection import BinarySearch, candidates_between, first_bad_in_full, search_window
 from .checkpoints.blocks import block_of
 from .checkpoints.criterion import parse_criterion
-from .checkpoints.diff import DIFF_COLUMNS
+from .checkpoints.diff import DIFF_COLUMNS, change_records
 from .checkpoints.layout import checkpoint_of, same_run_folder
 from .checkpoints.run_checks import check_with_optimizer
 from .checkpoints.scan import as_ref
@@ -85,7 +85,7 @@ class BisectResult:
                        for ref, verdict in self.probed],
             "window": {"from_step": self.window[0], "to_step": self.window[1]},
             "findings": [f.to_dict() for f in self.findings],
-            "changes": [_change(r) for r in changes.to_dict("records")],
+            "changes": change_records(changes),
             "damaged_blocks": _damaged_blocks(first_bad),
             "candidates": [ref.to_dict() for ref in self.candidates],
             "window_summary": self.window_summary,
@@ -252,7 +252,3 @@ def _damaged_blocks(first_bad: CheckpointInfo | None) -> list[dict]:
         damaged.setdefault(block_of(tensor) or "(outside blocks)", []).append(tensor)
     return [{"block": b, "tensors": t} for b, t in damaged.items()]
 
-
-def _change(row: dict) -> dict:
-    """A changes row for JSON: a value that does not apply (NaN) becomes null; json_safe does the rest."""
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}

@@ -343,9 +343,9 @@ def diff(a, b, as_json, top, dask):
         changes = diff_checkpoints(a, b)
     _same_model(changes, a, b)
     if as_json:
-        from .findings import json_records
+        from .checkpoints.diff import change_records
 
-        _dump_json(json_records(changes))
+        _dump_json(change_records(changes))
     else:
         click.echo(diff_text(changes, a, b, top))
     nonfinite_b = int(changes["n_nonfinite_b"].fillna(0).sum()) if len(changes) else 0

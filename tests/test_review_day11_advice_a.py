@@ -173,8 +173,9 @@ def test_the_nan_filter_is_shown_after_the_sudden_break_it_hid(tmp_path):
     loss logged 0.0. The masked-NaN cause (likely) came first, its only advice "Resume from a checkpoint saved before
     it" (no fix: the same batch hits it again), the sudden break under "Also"."""
     a = forensics.analyze(_trainer_state(tmp_path / "run", 43))
-    causes = [c.cause for c in a.causes]
-    assert causes.index("sudden_break") < causes.index("masked_nan_loss"), causes
+    # the list is by confidence (issue 4); the report leads by role: the break first, the filter as what hid it
+    roles = {c["cause"]: c["role"] for c in a.to_dict()["causes"]}
+    assert roles["sudden_break"] == "leading" and roles["masked_nan_loss"] == "hid_the_cause", roles
     story = build_story(a)
     assert story.next_step.startswith("Next: Look at the batches just before step 43"), story.next_step
     text = " ".join(analysis_text(a).split())

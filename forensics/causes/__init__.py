@@ -1,12 +1,15 @@
 """Name the likely cause of a broken run from its own configuration, metrics and checkpoints.
 
 `infer_causes(...)` runs every rule (each a small function `rule(facts) -> Cause | None`) and
-returns the causes that fired, "likely" before "possible", and within a confidence in the
-order of RULES: settings that explain a whole class of failure (precision, quantization)
-first, then a sudden break (nothing built up before it: data or numerics, which a rate out of
-range is no answer to), then the learning rate, then where the damage is, then contributing
-settings. What only hid the trouble (`HIDERS`: HF's NaN filter logging a NaN loss as 0.0) comes
-after every cause that explains it, however sure: it tells how to read the log, not what to fix.
+returns the causes that fired, ordered by confidence: "likely" before "possible", and within a
+confidence in the order of RULES: settings that explain a whole class of failure (precision,
+quantization) first, then a sudden break (nothing built up before it: data or numerics, which a
+rate out of range is no answer to), then the learning rate, then where the damage is, then
+contributing settings. What only hid the trouble (`HIDERS`: HF's NaN filter logging a NaN loss as
+0.0) comes after every cause of its own confidence: it tells how to read the log, not what to fix.
+So the report does not lead with it however sure it is: the report picks the cause it leads with
+by role (`report.story.leading_cause`), not by place in this list, and `analyze --json` gives each
+cause its `role`.
 A cause that rules others out (`RULES_OUT`) drops them: GRPO groups without reward spread have
 no gradient for a learning rate, a warm-up or clipping to act on.
 
@@ -50,7 +53,7 @@ RULES = (
     accumulation_scaled_loss,
 )
 
-# What hid the trouble rather than caused it: ranked after every cause that explains the trouble.
+# What hid the trouble rather than caused it: ranked after every cause of its confidence, never led with.
 HIDERS = frozenset({"masked_nan_loss"})
 
 # A likely cause that says an optimizer setting cannot help, and the causes it rules out.
@@ -72,7 +75,7 @@ def infer_causes(config: RunConfig, timeline: Timeline, findings: list[Finding],
     ruled_out = set().union(*(RULES_OUT.get(c.cause, ()) for c in fired if c.confidence == "likely"))
     fired = [c for c in fired if c.cause not in ruled_out]
     order = {rule.__name__: i for i, rule in enumerate(RULES)}
-    return sorted(fired, key=lambda c: (c.cause in HIDERS, c.confidence != "likely", order.get(c.cause, len(RULES))))
+    return sorted(fired, key=lambda c: (c.confidence != "likely", c.cause in HIDERS, order.get(c.cause, len(RULES))))
 
 
 __all__ = ["infer_causes", "RULES", "HIDERS", "RULES_OUT"]

@@ -11,6 +11,7 @@ shows as "unreadable" in `probed`. The last good and first bad are then compared
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Callable
 
@@ -55,8 +56,16 @@ class BinarySearch:
         verdict = {"ok": "ok", "nonfinite": "bad", "bad": "bad"}.get(info.status, "unreadable")
         self.probed.append((ref, verdict))
         if self.progress:
-            self.progress(f"probed {ref.name} (step {ref.step}): {verdict}")
+            self.progress(f"probe {len(self.probed)} of {self.most_probes()} at most: {ref.name} (step {ref.step}): "
+                          f"{verdict}")
         return verdict
+
+    def most_probes(self) -> int:
+        """The most probes the search can take: the two ends, then one per halving of what lies between, and one
+        more for each unreadable checkpoint met so far; never more than the candidates (none is probed twice)."""
+        n = len(self.candidates)
+        unreadable = sum(verdict == "unreadable" for _, verdict in self.probed)
+        return min(n, 2 + math.ceil(math.log2(max(n - 1, 1))) + unreadable)
 
     def run(self) -> tuple[CheckpointRef | None, CheckpointRef | None]:
         """(last good, first bad); either is None when the search found none."""

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
-from ..findings import Skipped
+from ..findings import Skipped, json_safe
 from .blocks import block_of, block_sort_key
 from .dtypes import WIDEN, WIDEN_FOR_SUMS, Scratch, magnitude_value
 from .entries import chunk_elements
@@ -34,7 +34,7 @@ from .units import DEFAULT_CHUNK_BYTES, map_in_pool, split_entries, unit_target,
 
 DIFF_COLUMNS = [
     "tensor", "block", "rel_change", "rel_change_finite", "became_nonfinite", "n_nonfinite_a", "n_nonfinite_b",
-    "absmax_a", "absmax_b", "l2_a", "l2_b", "l2_diff", "dtype", "shape", "note",
+    "absmax_a", "absmax_b", "l2_a", "l2_b", "l2_diff", "dtype", "shape", "note", "n_new_nonfinite", "grew_from_zero",
 ]
 
 
@@ -48,7 +48,8 @@ def diff_table(a, b, *, workers: int | None = None, chunk_bytes: int = DEFAULT_C
     """`frame`: one row per tensor name of either checkpoint (columns DIFF_COLUMNS), largest change first.
 
     rel_change is ||b - a|| / ||a|| in float64 over the elements finite in both, except that it
-    is inf when b holds a NaN/Inf where a was finite (rel_change_finite keeps the finite part).
+    is inf when b holds a NaN/Inf where a was finite (n_new_nonfinite counts those; rel_change_finite
+    keeps the finite part), and inf too when a tensor all zeros in a moved (grew_from_zero).
     became_nonfinite: a is all finite, b is not. A tensor in only one checkpoint gets a note
     and that side's counts. Files that cannot be read are in `skipped`; when
     either checkpoint has no readable file, UnreadableFile is raised.
@@ -75,6 +76,15 @@ def diff_table(a, b, *, workers: int | None = None, chunk_bytes: int = DEFAULT_C
     ordered = frame.assign(_o=order).sort_values(["_o", "n_nonfinite_b"], ascending=False, kind="stable") \
         .drop(columns="_o").reset_index(drop=True)
     return TensorTable(ordered, tuple(skipped_a + skipped_b + errors))
+
+
+def change_records(frame: pd.DataFrame) -> list[dict]:
+    """The rows of a diff as JSON-ready dicts (`diff --json`, `bisect --json`'s changes). A number that is not
+    finite is null, never the string "inf": a change through a new NaN/Inf (n_new_nonfinite), from a tensor of
+    zeros (grew_from_zero), or a side with no finite value; those fields say which."""
+    rows = frame.to_dict("records")
+    return json_safe([{k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()}
+                      for row in rows])
 
 
 def _comparable(ea, eb) -> bool:
@@ -211,6 +221,7 @@ class PairSums:
         return {
             "rel_change": math.inf if self.n_new_bad else finite_change,
             "rel_change_finite": finite_change,
+            "n_new_nonfinite": self.n_new_bad, "grew_from_zero": not base and bool(diff),
             "became_nonfinite": self.n_bad_a == 0 and self.n_bad_b > 0,
             "n_nonfinite_a": self.n_bad_a, "n_nonfinite_b": self.n_bad_b,
             "absmax_a": magnitude_value(ea.info, self.top_a) if self.top_a >= 0 else math.nan,
@@ -228,7 +239,8 @@ def _finite_mask(info, bits, scratch) -> tuple[np.ndarray, int]:
 
 def _row(name: str, a, b, sums: PairSums | None, scratch: Scratch) -> dict:
     row = dict.fromkeys(DIFF_COLUMNS, math.nan)
-    row.update(tensor=name, block=block_of(name), became_nonfinite=False, note=None, n_nonfinite_a=0, n_nonfinite_b=0)
+    row.update(tensor=name, block=block_of(name), became_nonfinite=False, note=None, n_nonfinite_a=0, n_nonfinite_b=0,
+               n_new_nonfinite=0, grew_from_zero=False)
     entry = (b or a)[1]
     row.update(dtype=entry.dtype, shape=entry.shape)
     if a is None or b is None:

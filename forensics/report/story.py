@@ -251,16 +251,30 @@ def leading_cause(analysis):
     return next((c for c in fixes if c.cause not in HIDERS), fixes[0] if fixes else None)
 
 
+# A cause's role in the report (`cause_role`), as `analyze --json` gives it on each cause.
+CAUSE_ROLES = ("leading", "hid_the_cause", "about_the_log", "also")
+
+
+def cause_role(analysis, cause, lead) -> str:
+    """What a cause is to the report whose leading cause is `lead`: "leading" (the one it leads with),
+    "about_the_log" (a note on how the loss was logged, or the fp16 scaler's, beside an incident of another kind),
+    "hid_the_cause" (HF's NaN filter beside a cause with a fix: how to read the log), else "also"."""
+    if cause is lead:
+        return "leading"
+    if about_the_log(analysis, cause):
+        return "about_the_log"
+    return "hid_the_cause" if cause.cause in HIDERS else "also"
+
+
 def _cause_paragraph(analysis, cause, lead) -> str:
     """A cause shown with its change: what hid the trouble and notes on the log say which they are."""
-    if about_the_log(analysis, cause):
-        role = ("About the log, not the first incident: " if cause.cause in LOGGING_CAUSES
-                else "A note, not a cause of the first incident: ")
-    elif cause.cause in HIDERS and cause is not lead:
-        role = "What hid it: "
+    role = cause_role(analysis, cause, lead)
+    if role == "about_the_log":
+        prefix = ("About the log, not the first incident: " if cause.cause in LOGGING_CAUSES
+                  else "A note, not a cause of the first incident: ")
     else:
-        role = ""
-    return f"{role}{cause.title or cause.cause} ({cause.confidence}). What to change: {cause.suggestion}"
+        prefix = "What hid it: " if role == "hid_the_cause" else ""
+    return f"{prefix}{cause.title or cause.cause} ({cause.confidence}). What to change: {cause.suggestion}"
 
 
 def _answer_cause(analysis) -> Answer:

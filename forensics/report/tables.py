@@ -13,7 +13,7 @@ import pandas as pd
 from ..analyzers.metrics import format_number
 from ..checkpoints.blocks import block_of, block_sort_key
 from ..run import FILE_KINDS
-from .notation import block_ranges
+from .notation import block_ranges, shown_path
 
 MAX_ROWS = 1000      # findings / checkpoints / skipped rows shown; more are counted, not listed
 WORST_TENSORS = 25
@@ -107,15 +107,8 @@ def layout_rows(layout) -> list[dict[str, str]]:
     rows = []
     for kind in FILE_KINDS:
         for path in getattr(layout, kind, [])[:MAX_ROWS]:
-            rows.append({"kind": kind.replace("_", " "), "path": _relative(path, layout.root)})
+            rows.append({"kind": kind.replace("_", " "), "path": shown_path(path, layout.root)})
     return rows
-
-
-def _relative(path, root) -> str:
-    try:
-        return str(path.relative_to(root))
-    except (ValueError, AttributeError):
-        return str(path)
 
 
 # The columns of the bisect changes table a page can hold; the JSON keeps every column.

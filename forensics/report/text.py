@@ -16,19 +16,20 @@ from ..checkpoints.torch_file import TORCH_HINT, unread_without_torch
 from ..analyzers import SUMMARY_KINDS
 from ..causes.logged_loss import LOGGING_CAUSES
 from ..analyzers.metrics import format_number
-from ..causes import HIDERS
 from ..timeline import Timeline
-from .notation import block_ranges, plural
-from .story import Story, about_the_log, build_story, incident_chain, leading_cause
+from .notation import block_ranges, plural, shown_path
+from .story import Story, about_the_log, build_story, cause_role, incident_chain, leading_cause
 
 WIDTH = 100     # columns of the text report
 LABEL = 16      # width of the label column
 MAX_THEN = 4    # chain links shown before "... N more"
 MAX_INFO = 5    # info findings shown, one line each
+MAX_NAMED_UNREAD = 3  # files that could not be read, named on the one screen
 
 
 def analysis_text(analysis, verbose: bool = False) -> str:
-    """The text report: one screen for a clear case; `verbose` adds the four answers in full.
+    """The text report: one screen for a clear case; `verbose` adds where each run profile field was read and the
+    four answers in full.
 
     One screen: the verdict and run profile, the first incident, what followed, the damaged
     blocks, the last good checkpoint, the likely cause with its evidence and what to do, one line
@@ -38,7 +39,16 @@ def analysis_text(analysis, verbose: bool = False) -> str:
     if not verbose:
         return brief
     skipped = [f"{'note on' if s.note else 'skipped'} {s.path}: {s.reason}" for s in analysis.skipped]
-    return brief + "\n" + story_text(build_story(analysis), notes=skipped)
+    return brief + "\n" + profile_evidence_text(analysis.run_profile) + story_text(build_story(analysis), notes=skipped)
+
+
+def profile_evidence_text(profile) -> str:
+    """Where each field of the run profile was read (the HTML page shows the same list), or "" when nothing was."""
+    if not profile.evidence:
+        return ""
+    lines = ["Run profile, from the run's own files:"]
+    lines += [f"  {field}: {why}" for field, why in sorted(profile.evidence.items())]
+    return "\n".join(lines) + "\n\n"
 
 
 def brief_text(analysis) -> str:
@@ -79,11 +89,21 @@ def brief_text(analysis) -> str:
         lines += _row("", f"... and {len(info) - MAX_INFO} more info findings (--verbose)")
     unread = [s for s in analysis.skipped if not s.note]
     if unread:
-        lines += _row("Skipped", f"{plural(len(unread), 'file')} could not be read in full (--verbose names them)")
+        lines += _unread_row(analysis, unread)
     if len(unread) < len(analysis.skipped):
         notes = len(analysis.skipped) - len(unread)
         lines += _row("Read with", f"{plural(notes, 'note')} on how the records were taken (--verbose says them)")
     return "\n".join(lines) + "\n"
+
+
+def _unread_row(analysis, unread) -> list[str]:
+    """The files that could not be read in full, named (the first MAX_NAMED_UNREAD; --verbose lists all, with why)."""
+    root = analysis.layout.root if analysis.layout is not None else None
+    names = ", ".join(shown_path(s.path, root) for s in unread[:MAX_NAMED_UNREAD])
+    more = len(unread) - MAX_NAMED_UNREAD
+    tail = f" and {more} more (--verbose lists all)" if more > 0 else " (--verbose says why)"
+    return _row("Skipped", f"{plural(len(unread), 'file')} could not be read in full: {names}{tail}",
+                max_lines=2 * MAX_NAMED_UNREAD)
 
 
 def profile_line(profile) -> str:
@@ -163,7 +183,7 @@ def _cause_rows(analysis) -> list[str]:
     for e in top.evidence[:2]:
         rows += _row("", f"- {e}", clip=True)
     rows += _row("Reading it" if note else "What to do", _next(analysis, top))
-    hider = next((c for c in causes if c.cause in HIDERS and c is not top), None)
+    hider = next((c for c in causes if cause_role(analysis, c, top) == "hid_the_cause"), None)
     if hider is not None:  # what hid the trouble: how to read the log, after what to fix
         rows += _row("Hidden by", f"{hider.title or hider.cause} ({hider.confidence}): {hider.suggestion}",
                      max_lines=2)
@@ -298,11 +318,18 @@ def bisect_text(data: dict) -> str:
     changes = data.get("changes") or []
     if changes:
         lines.append("largest changes:")
-        for c in changes[:10]:
-            rel = c.get("rel_change")
-            rel_text = f"{rel:.3g}" if isinstance(rel, float) and math.isfinite(rel) else str(rel)
-            lines.append(f"  {c.get('tensor')}  rel_change={rel_text}")
+        lines.extend(f"  {c.get('tensor')}  rel_change={_rel_change_text(c)}" for c in changes[:10])
     return "\n".join(lines)
+
+
+def _rel_change_text(change: dict) -> str:
+    """A changes row's relative change; where none is finite (null in the JSON), why: NaN/Inf, or moved from zeros."""
+    rel = change.get("rel_change")
+    if isinstance(rel, (int, float)) and math.isfinite(rel):
+        return f"{rel:.3g}"
+    if change.get("n_new_nonfinite") or change.get("became_nonfinite"):
+        return "NaN/Inf"
+    return "grew from zero" if change.get("grew_from_zero") else "n/a"
 
 
 def _ckpt(c) -> str:
