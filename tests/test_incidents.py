@@ -19,7 +19,7 @@ from forensics.config import Thresholds  # noqa: E402
 from forensics.ingest import read_logs  # noqa: E402
 from forensics.ingest.run_config import read_run_config  # noqa: E402
 from forensics.run import discover  # noqa: E402
-from forensics.report.story import leading_cause  # noqa: E402
+from forensics.causes.roles import leading_cause  # noqa: E402
 from forensics.timeline import build_timeline  # noqa: E402
 
 from support.incidents import CASES  # noqa: E402
@@ -88,7 +88,7 @@ def test_analyze_names_the_cause_step_and_blocks(incident):
     analysis = forensics.analyze(incident.path, workers=1)
     facts = incident.facts
     assert analysis.status == "broken"
-    assert leading_cause(analysis).cause == incident.cause
+    assert leading_cause(analysis.causes, analysis.first_incident).cause == incident.cause
     # The first NaN where there is one; else (case 5) the injected early spike that starts the collapse.
     assert analysis.first_incident.step == (facts.first_nonfinite_step or facts.injected[0]["log_step"])
     if facts.first_bad_checkpoint:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import forensics
-from forensics.report.story import leading_cause
+from forensics.causes.roles import leading_cause
 from forensics.report.text import analysis_text
 
 CORPUS = Path(__file__).resolve().parent / "realworld"
@@ -22,7 +22,7 @@ CORPUS = Path(__file__).resolve().parent / "realworld"
 def test_skips_the_scaler_recovered_are_a_note_beside_an_overfitting():
     a = forensics.analyze(CORPUS / "adhikarinarayan_EM_phase_transition")
     assert a.first_incident.kind == "overfitting"
-    assert leading_cause(a) is None or leading_cause(a).cause != "fp16_overflow"
+    assert leading_cause(a.causes, a.first_incident) is None or leading_cause(a.causes, a.first_incident).cause != "fp16_overflow"
     text = analysis_text(a)
     assert "Note            FP16 overflow" in text and "Cause           FP16 overflow" not in text, text
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 from click.testing import CliRunner
 
 from forensics.cli import cli
 from forensics.findings import Cause
-from forensics.report.story import leading_cause
+from forensics.causes.roles import cause_role, leading_cause
 
 SAMPLE_RUNS = Path(__file__).resolve().parents[1] / "sample_runs"
 ORDER = {"likely": 0, "possible": 1}
@@ -47,11 +46,8 @@ def test_the_text_report_leads_with_the_cause_that_has_a_fix_and_shows_the_filte
 
 
 def test_the_nan_filter_alone_is_the_leading_cause():
-    from forensics.report.story import cause_role
-
     hider = Cause("masked_nan_loss", "likely", ["loss 0.0 beside grad_norm NaN"], "find the first NaN")
-    analysis = SimpleNamespace(causes=[hider], first_incident=None)
-    assert leading_cause(analysis) is hider and cause_role(analysis, hider, hider) == "leading"
+    assert leading_cause([hider], None) is hider and cause_role(None, hider, hider) == "leading"
 
 
 def test_a_healthy_run_has_no_leading_cause_and_nothing_hid():

@@ -8,7 +8,7 @@ rate out of range is no answer to), then the learning rate, then where the damag
 contributing settings. What only hid the trouble (`HIDERS`: HF's NaN filter logging a NaN loss as
 0.0) comes after every cause of its own confidence: it tells how to read the log, not what to fix.
 So the report does not lead with it however sure it is: the report picks the cause it leads with
-by role (`report.story.leading_cause`), not by place in this list, and `analyze --json` gives each
+by role (`roles.leading_cause`), not by place in this list, and `analyze --json` gives each
 cause its `role`.
 A cause that rules others out (`RULES_OUT`) drops them: GRPO groups without reward spread have
 no gradient for a learning rate, a warm-up or clipping to act on.

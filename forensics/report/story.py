@@ -10,9 +10,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..analyzers.metrics import format_number
-from ..causes import HIDERS
 from ..causes.logged_loss import LOGGING_CAUSES
-from ..causes.precision import SCALER_AT_WORK
+from ..causes.roles import cause_role, leading_cause
 from ..checkpoints.torch_file import unread_without_torch
 from ..checkpoints.types import CheckpointInfo
 from ..findings import Finding, plural
@@ -128,7 +127,7 @@ def _next_step(analysis) -> str:
     first, last_good = analysis.first_incident, analysis.last_good_checkpoint
     if analysis.status == "healthy" and first is None:
         return "Nothing to do."
-    parts, lead = [], leading_cause(analysis)
+    parts, lead = [], leading_cause(analysis.causes, analysis.first_incident)
     if lead is not None:
         parts.append(lead.suggestion.rstrip("."))
     said = lead is not None and last_good is not None and f"resume from {last_good.name}" in lead.suggestion
@@ -228,47 +227,9 @@ def _answer_checkpoints(analysis) -> Answer:
 MAX_EVIDENCE = 3
 
 
-_SCALER_KINDS = ("skipped_steps", "loss_scale_overflow", "nonfinite_metric")
-
-
-def about_the_log(analysis, cause) -> bool:
-    """Whether a cause is about how the loss was logged beside a first incident of another kind (no cause of it), or
-    a note that the fp16 scaler only skipped a few updates beside a first incident the scaler has nothing to do with
-    (an overfitting, a memorization: "FP16 overflow, nothing to change" is no cause of those)."""
-    first = analysis.first_incident
-    if first is None:
-        return False
-    if cause.cause == "fp16_overflow" and cause.suggestion.startswith(SCALER_AT_WORK):
-        return first.kind not in _SCALER_KINDS
-    return cause.cause in LOGGING_CAUSES and first.kind != "train_eval_mismatch"
-
-
-def leading_cause(analysis):
-    """The cause to act on first: the first link of the chain that has a fix, not what hid the trouble (HF's NaN
-    filter) nor a note on how the loss was logged beside an incident of another kind; the hider where nothing else
-    fired; None where only notes on the log did."""
-    fixes = [c for c in analysis.causes if not about_the_log(analysis, c)]
-    return next((c for c in fixes if c.cause not in HIDERS), fixes[0] if fixes else None)
-
-
-# A cause's role in the report (`cause_role`), as `analyze --json` gives it on each cause.
-CAUSE_ROLES = ("leading", "hid_the_cause", "about_the_log", "also")
-
-
-def cause_role(analysis, cause, lead) -> str:
-    """What a cause is to the report whose leading cause is `lead`: "leading" (the one it leads with),
-    "about_the_log" (a note on how the loss was logged, or the fp16 scaler's, beside an incident of another kind),
-    "hid_the_cause" (HF's NaN filter beside a cause with a fix: how to read the log), else "also"."""
-    if cause is lead:
-        return "leading"
-    if about_the_log(analysis, cause):
-        return "about_the_log"
-    return "hid_the_cause" if cause.cause in HIDERS else "also"
-
-
 def _cause_paragraph(analysis, cause, lead) -> str:
     """A cause shown with its change: what hid the trouble and notes on the log say which they are."""
-    role = cause_role(analysis, cause, lead)
+    role = cause_role(analysis.first_incident, cause, lead)
     if role == "about_the_log":
         prefix = ("About the log, not the first incident: " if cause.cause in LOGGING_CAUSES
                   else "A note, not a cause of the first incident: ")
@@ -279,7 +240,7 @@ def _cause_paragraph(analysis, cause, lead) -> str:
 
 def _answer_cause(analysis) -> Answer:
     if analysis.causes:
-        lead = leading_cause(analysis)
+        lead = leading_cause(analysis.causes, analysis.first_incident)
         shown = ([lead] if lead is not None else []) + [c for c in analysis.causes
                                                          if c is not lead and c.confidence == "likely"]
         possible = [c for c in analysis.causes if c not in shown]

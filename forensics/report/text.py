@@ -18,7 +18,8 @@ from ..causes.logged_loss import LOGGING_CAUSES
 from ..analyzers.metrics import format_number
 from ..timeline import Timeline
 from .notation import block_ranges, plural, shown_path
-from .story import Story, about_the_log, build_story, cause_role, incident_chain, leading_cause
+from ..causes.roles import about_the_log, cause_role, leading_cause
+from .story import Story, build_story, incident_chain
 
 WIDTH = 100     # columns of the text report
 LABEL = 16      # width of the label column
@@ -175,15 +176,15 @@ def _cause_rows(analysis) -> list[str]:
     if not causes:
         return [] if analysis.status == "healthy" else _row("Cause", "not pinned down from the run's own files "
                                                                       "(--verbose lists what is known)")
-    top = leading_cause(analysis) or causes[0]
+    top = leading_cause(analysis.causes, analysis.first_incident) or causes[0]
     # a cause about the log beside a first incident of another kind is no cause of it: a note on the log
-    note = about_the_log(analysis, top)
+    note = about_the_log(analysis.first_incident, top)
     label = ("About the log" if top.cause in LOGGING_CAUSES else "Note") if note else "Cause"
     rows = _row(label, f"{top.title or top.cause} ({top.confidence})")
     for e in top.evidence[:2]:
         rows += _row("", f"- {e}", clip=True)
     rows += _row("Reading it" if note else "What to do", _next(analysis, top))
-    hider = next((c for c in causes if cause_role(analysis, c, top) == "hid_the_cause"), None)
+    hider = next((c for c in causes if cause_role(analysis.first_incident, c, top) == "hid_the_cause"), None)
     if hider is not None:  # what hid the trouble: how to read the log, after what to fix
         rows += _row("Hidden by", f"{hider.title or hider.cause} ({hider.confidence}): {hider.suggestion}",
                      max_lines=2)
