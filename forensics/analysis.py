@@ -39,7 +39,7 @@ from .checkpoints.types import CheckpointInfo, first_bad_of
 from .checkpoints.updates import UpdateStep, checkpoint_updates
 from .config import RunConfig, Thresholds
 from .errors import NotARunDirectory
-from .findings import Cause, Finding, Skipped, json_safe, sort_findings
+from .findings import Cause, Finding, Skipped, json_safe, plural, sort_findings
 from .ingest import read_logs
 from .causes.roles import cause_role, leading_cause
 from .ingest.run_config import read_run_config
@@ -70,6 +70,12 @@ class CheckpointList(list):
 
     def _repr_html_(self) -> str:
         return self.frame.to_html(escape=True, index=False)  # names and reasons come from files: escaped
+
+    def __repr__(self) -> str:
+        """A line a checkpoint (CheckpointInfo.summary); the whole of each is still its item, the table `.frame`."""
+        return "\n".join([f"<{plural(len(self), 'checkpoint')}>"] + [f"  {c.summary()}" for c in self])
+
+    __str__ = __repr__
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,8 @@ def comparison_of(analyses: Sequence[Analysis]) -> Comparison:
     broken = _broken_index(analyses, reference)
     kinds = {f.kind for f in analyses[broken].findings if f.severity != "info"} if broken is not None else set()
     keys, values, sources = aligned_config(analyses)
-    diff = rank_differences(keys, values, sources, kinds, broken)
+    unrecorded = [not_recorded_in(analyses, key) for key in keys]
+    diff = rank_differences(keys, values, sources, kinds, broken, unrecorded)
     parted = tuple(_partings(analyses, runs, reference))
     return Comparison(runs=runs, config_diff=tuple(diff), parted=parted, reference=reference,
                       block_diff=_block_diff(analyses, reference), analyses=tuple(analyses))
@@ -147,10 +148,34 @@ def aligned_config(analyses: Sequence[Analysis]) -> tuple[list[str], list[list[A
 def _config_view(analysis: Analysis) -> dict[str, tuple[Any, str | None]]:
     config = analysis.config
     view = {key: (config.get(key), config.source_of(key)) for key in config.values}
-    precision = _precision(config)
+    precision = _precision(config) or _profile_precision(analysis)
     if precision is not None:
         view["precision"] = precision
     return view
+
+
+def _profile_precision(analysis: Analysis) -> tuple[str, str] | None:
+    """The precision the run profile read from the run's other files (a log's banner, a checkpoint's dtype), where
+    the configuration does not say it."""
+    precision = getattr(getattr(analysis, "run_profile", None), "precision", None)
+    return (precision, "run profile") if precision in ("fp16", "bf16", "fp32") else None
+
+
+def not_recorded_in(analyses: Sequence[Analysis], key: str) -> tuple[int, ...]:
+    """The runs whose configuration holds no key of `key`'s kind (its `ds.` / `model.` ... prefix, or a plain
+    training argument): there an absent value is unknown, not the default."""
+    kind = _kind_of(key)
+    if kind is None:
+        return ()
+    return tuple(i for i, a in enumerate(analyses)
+                 if key not in a.config.values and not any(_kind_of(k) == kind for k in a.config.values))
+
+
+def _kind_of(key: str) -> str | None:
+    """`ds` for `ds.fp16.enabled`, "" for a plain training argument; None for the derived `precision`."""
+    if key == "precision":
+        return None
+    return key.split(".", 1)[0] if "." in key else ""
 
 
 def _precision(config) -> tuple[str, str] | None:

@@ -94,6 +94,13 @@ class Thresholds:
     warmup_peak_fraction: float = 0.9   # first logged LR at or above this x the peak means no warm-up
 
 
+# What a reader of a run's configuration looks at first (RunConfig's short views).
+KEY_SETTINGS = ("model.model_type", "model.name_or_path", "adapter.peft_type", "quant.load_in_4bit", "learning_rate",
+                "lr_scheduler_type", "warmup_steps", "warmup_ratio", "max_grad_norm", "weight_decay", "optim", "fp16",
+                "bf16", "per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs", "max_steps",
+                "ds.zero_optimization.stage", "ds.fp16.enabled", "ds.bf16.enabled")
+
+
 @dataclass(frozen=True)
 class ConfigValue:
     """One configuration value and the file (and key) it came from."""
@@ -135,6 +142,27 @@ class RunConfig:
     def source_of(self, key: str) -> str | None:
         seen = self.values.get(key)
         return seen[0].source if seen else None
+
+    def key_settings(self) -> dict[str, Any]:
+        """The settings a reader looks at first (KEY_SETTINGS), those the run's files state, in that order."""
+        return {key: self.get(key) for key in KEY_SETTINGS if key in self.values}
+
+    def __repr__(self) -> str:
+        """One line: the key settings, then how many keys from how many files (the whole of it: `.values`)."""
+        shown = ", ".join(f"{key}={value!r}" for key, value in self.key_settings().items()) or "no key setting"
+        return f"<RunConfig {shown}; {len(self.values)} keys from {len(self.sources)} files>"
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        """A notebook view: the key settings with the file each came from (values come from files: escaped)."""
+        from html import escape
+
+        rows = "".join(f"<tr><td>{escape(key)}</td><td>{escape(repr(value))}</td>"
+                       f"<td>{escape(str(self.source_of(key)))}</td></tr>" for key, value in self.key_settings().items())
+        return (f"<p><strong>RunConfig</strong>: {len(self.values)} keys from {len(self.sources)} files "
+                "(<code>.values</code> holds them all)</p><table><tr><th>setting</th><th>value</th><th>file</th></tr>"
+                f"{rows}</table>")
 
     def whole_training_args(self) -> list[set[str]]:
         """The field names of each source that dumped a whole TrainingArguments (training_args.bin, the TensorBoard

@@ -15,6 +15,7 @@ from typing import Callable
 
 from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
+from .launch_command import holds_one_launch
 from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS, is_metrics_table_header
 
 # Folders that never hold a run's logs and can be huge.
@@ -258,9 +259,9 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
             layout.jsonl_logs.append(path)  # a JSON-lines metrics log under a console's name (DINO's log.txt)
         elif explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
-        elif suffix != ".md" and not _DOCUMENT.match(name) and _holds(path, layout, _launch_command, tail=False):
+        elif suffix != ".md" and not _DOCUMENT.match(name) and _holds(path, layout, holds_one_launch, tail=False):
             layout.config_files.append(path)  # the run's launch command, kept beside its log (command.txt)
-    elif suffix == ".sh" and not explicit and _holds(path, layout, _launch_command, tail=False):
+    elif suffix == ".sh" and not explicit and _holds(path, layout, holds_one_launch, tail=False):
         layout.config_files.append(path)  # a launch script of one command (run.sh)
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
             "loss" in name.lower() or name == _LUDWIG_STATISTICS or _holds(path, layout, _DUMPED_HISTORY.search, tail=False)):
@@ -465,12 +466,6 @@ def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
         return False
     return is_metrics_table_header(re.split(r"[,\t]", header.strip()))
-
-
-def _launch_command(chunk: bytes) -> bool:
-    """A small text holding one launch command (`ingest.command_line`)."""
-    from .ingest.command_line import holds_one_launch  # (ingest imports this module)
-    return holds_one_launch(chunk)
 
 
 def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: bool = True) -> bool:

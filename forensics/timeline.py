@@ -25,6 +25,7 @@ import pandas as pd
 
 from .metric_names import canonical_metric  # noqa: F401  (the readers' one name map, re-exported)
 from .tracker_run import TrackerRun, distinct_runs  # noqa: F401  (re-exported: the readers build them)
+from .findings import plural
 
 COLUMNS = ["step", "metric", "value", "source", "format", "wall_time", "segment", "abandoned"]
 
@@ -165,7 +166,8 @@ class Timeline:
         return len(self.frame)
 
     def __repr__(self) -> str:
-        return f"<Timeline {len(self.frame)} points, {len(self.metrics)} metrics, {len(self.segments)} segments>"
+        return (f"<Timeline {plural(len(self.frame), 'point')}, {plural(len(self.metrics), 'metric')}, "
+                f"{plural(len(self.segments), 'segment')}>")
 
     def _repr_html_(self) -> str:
         """A notebook view: counts, then per metric its points, step range, non-finite count and last value.
@@ -174,7 +176,7 @@ class Timeline:
         """
         n_abandoned = sum(s.abandoned for s in self.segments)
         head = (f"<p><strong>Timeline</strong>: {len(self.frame)} points, {len(self.metrics)} metrics, "
-                f"{len(self.segments)} segments ({n_abandoned} with abandoned steps). "
+                f"{plural(len(self.segments), 'segment')} ({n_abandoned} with abandoned steps). "
                 "<code>.wide()</code> is step x metric, <code>.frame</code> the long table.</p>")
         rows = self.final()
         if rows.empty:

@@ -270,7 +270,7 @@ def test_late_blocks_in_qwen1_names():
     bad = checkpoint(200, QWEN1_LATE, [f"{b}.attn.c_attn.weight" for b in QWEN1_LATE])
     cause = by_id(causes(cfg, Timeline.empty(), [], [checkpoint(100), bad]))["late_blocks"]
     assert cause.confidence == "likely"
-    assert "transformer.h.21, transformer.h.22, transformer.h.23: the last 3 of 24 blocks" in cause.evidence[1]
+    assert "transformer.h.21-23: the last 3 of 24 blocks" in cause.evidence[1]
     assert "last good checkpoint-100" in cause.evidence[0]
 
 

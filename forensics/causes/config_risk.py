@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 RISKS = ("high", "medium", "low", "none")
@@ -52,10 +52,17 @@ _TOPICS = (
     Topic("learning_rate", ("learning_rate", "lr", "ds.optimizer.params.lr", "ds.scheduler.params.*lr*"),
           frozenset(_OPTIMIZATION_KINDS), "medium",
           "the step size: too high a learning rate for the method and model size diverges or overflows"),
-    Topic("optimizer", ("adam_epsilon", "adam_beta1", "adam_beta2", "optim", "ds.optimizer.*", "weight_decay",
-                        "optim_args", "optimizer"),
+    Topic("optimizer", ("adam_epsilon", "adam_beta1", "adam_beta2", "ds.optimizer.params.eps",
+                        "ds.optimizer.params.betas*"),
           frozenset(_OPTIMIZATION_KINDS | _NUMERIC_KINDS), "medium",
           "Adam's eps and betas set how large an update can get when the second moment is small"),
+    Topic("weight_decay", ("weight_decay", "ds.optimizer.params.weight_decay"),
+          frozenset(), "low",
+          "weight decay pulls the weights a little toward 0 each step: it shapes what the run converges to, "
+          "it rarely makes a run break"),
+    Topic("optimizer_type", ("optim", "optimizer", "optim_args", "ds.optimizer.*"),
+          frozenset(_OPTIMIZATION_KINDS), "medium",
+          "a different optimizer (or implementation: fused, 8-bit, paged) changes the update rule and its numerics"),
     Topic("clipping", ("max_grad_norm", "ds.gradient_clipping", "clip_grad", "gradient_clipping"),
           frozenset(_OPTIMIZATION_KINDS), "medium",
           "clipping bounds each update; without it one bad batch can move the weights far"),
@@ -108,6 +115,8 @@ class RankedDifference:
         risk: "high", "medium", "low" or "none".
         why: one line: why this difference can (or cannot) explain what went wrong.
         topic: the family of keys it belongs to ("precision", "learning_rate", ...; "other").
+        not_recorded: the runs (indices) whose files record no setting of this key's kind at all (no DeepSpeed
+            config, say): their value is unknown, not the default, so the difference may not be one.
     """
 
     key: str
@@ -116,10 +125,11 @@ class RankedDifference:
     risk: str
     why: str
     topic: str
+    not_recorded: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "values": list(self.values), "sources": list(self.sources), "risk": self.risk,
-                "why": self.why, "topic": self.topic}
+                "why": self.why, "topic": self.topic, "not_recorded": list(self.not_recorded)}
 
 
 def topic_of(key: str) -> Topic | None:
@@ -138,7 +148,8 @@ def is_irrelevant(key: str) -> bool:
 
 
 def rank_differences(keys: Sequence[str], values: Sequence[Sequence[Any]], sources: Sequence[Sequence[str | None]],
-                     broken_kinds: set[str], broken_index: int | None) -> list[RankedDifference]:
+                     broken_kinds: set[str], broken_index: int | None,
+                     not_recorded: Sequence[Sequence[int]] | None = None) -> list[RankedDifference]:
     """Each differing key with its risk and reason, highest risk first (then by topic order, then key).
 
     Args:
@@ -146,8 +157,11 @@ def rank_differences(keys: Sequence[str], values: Sequence[Sequence[Any]], sourc
         values / sources: per key, one value (and its file) per run.
         broken_kinds: the finding kinds (error and warning) of the run that broke.
         broken_index: which run broke (its index), or None when none did.
+        not_recorded: per key, the runs whose files record nothing of its kind (RankedDifference.not_recorded).
     """
-    ranked = [_rank_one(k, tuple(v), tuple(s), broken_kinds, broken_index) for k, v, s in zip(keys, values, sources)]
+    unknown = not_recorded or [()] * len(keys)
+    ranked = [_unknown_side(_rank_one(k, tuple(v), tuple(s), broken_kinds, broken_index), tuple(u))
+              for k, v, s, u in zip(keys, values, sources, unknown)]
     order = {name: i for i, name in enumerate(t.name for t in _TOPICS)}
     return sorted(ranked, key=lambda d: (RISKS.index(d.risk), order.get(d.topic, len(order)), d.key))
 
@@ -162,6 +176,16 @@ def _rank_one(key: str, values: tuple, sources: tuple, kinds: set[str], broken: 
     risk = "high" if kinds & topic.relevant_to else topic.base
     risk, extra = _adjust(topic.name, key, values, broken, risk)
     return RankedDifference(key, values, sources, risk, topic.why + extra, topic.name)
+
+
+def _unknown_side(diff: RankedDifference, not_recorded: tuple[int, ...]) -> RankedDifference:
+    """A setting known on one side only is not a known difference: at most low risk, and the reason says so."""
+    if not not_recorded:
+        return diff
+    runs = ", ".join(str(i + 1) for i in not_recorded)
+    risk = diff.risk if RISKS.index(diff.risk) >= RISKS.index("low") else "low"
+    why = f"{diff.why}; not recorded for run {runs}, so whether the runs differ here is unknown"
+    return replace(diff, risk=risk, why=why, not_recorded=not_recorded)
 
 
 def _adjust(topic: str, key: str, values: tuple, broken: int | None, risk: str) -> tuple[str, str]:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..analyzers.dead_reward import ADVANTAGES_MAX, REWARD_STD, ZERO_STD
 from ..findings import Cause, plural
-from ..checkpoints.blocks import block_index
+from ..checkpoints.blocks import block_index, block_ranges
 from .evidence import (Facts, evidence_value, first_bad_checkpoint, is_embedding, last_good_before,
                        number_of_blocks, precision_sources, resume_advice, said,
                        zero_loss_zero_grad_steps)
@@ -51,7 +51,7 @@ def late_blocks(facts: Facts) -> Cause | None:
         return None
     blocks = [b for b in bad.nonfinite_blocks if block_index(b) is not None] or [str(i) for i in indices]
     evidence = _where(facts, bad) + [
-        f"non-finite values only in {', '.join(blocks)}: the last {len(indices)} of {n_blocks} blocks ({why})",
+        f"non-finite values only in {block_ranges(blocks)}: the last {len(indices)} of {n_blocks} blocks ({why})",
         f"{plural(len(bad.nonfinite_tensors), 'non-finite tensor')}, e.g. {', '.join(bad.nonfinite_tensors[:3])}",
     ]
     return Cause(
@@ -59,8 +59,7 @@ def late_blocks(facts: Facts) -> Cause | None:
         suggestion=(f"The blocks next to the output took the largest updates: {rate_for_the_run(facts)}, "
                     f"clip with {clip_setting(facts, '1.0')}, add a warm-up, and check labels and masks"
                     + (f"; {resume}." if (resume := resume_advice(facts)) else ".")),
-        title=("Damage confined to the last blocks ("
-               + (blocks[0] if len(blocks) == 1 else f"{blocks[0]} to {blocks[-1]}") + ")"),
+        title=f"Damage confined to the last blocks ({block_ranges(blocks)})",
     )
 
 

@@ -15,7 +15,9 @@ sorts its header), so the order is rebuilt and checked by shape, index by index:
    the mapping says so.
 2. "model definition": the model's own `named_parameters()`, built on torch's meta device from the
    checkpoint's `config.json` (needs torch and transformers; no weights are allocated), tried when
-   the name order is ambiguous.
+   the name order is ambiguous. Importing them takes seconds, and most checkpoints' blocks have
+   parameters of one shape (q_proj and o_proj, k_proj and v_proj), so `exact=False` leaves it to
+   `exact_names`, called only when a name in an ambiguous block is shown (a non-finite moment).
 3. "indices": neither fits; rows keep the index and no block is claimed.
 """
 from __future__ import annotations
@@ -63,18 +65,21 @@ class NameMapping:
         names: index -> parameter name (empty when `how` is "indices").
         how: "name order", "model definition" or "indices".
         note: what a reader should know (ambiguous names, why it fell back), "" when nothing.
+        ambiguous: blocks whose names the shapes cannot order (empty once the model definition named them).
     """
 
     names: dict[int, str]
     how: str
     note: str = ""
+    ambiguous: frozenset[str] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
         return {"how": self.how, "note": self.note or None}
 
 
 def map_parameter_names(group_params: list[tuple[int, ...]], shapes: dict[int, tuple[int, ...] | None],
-                        weights: dict[str, tuple[int, ...]], config_folder: Path | None = None) -> NameMapping:
+                        weights: dict[str, tuple[int, ...]], config_folder: Path | None = None,
+                        exact: bool = True) -> NameMapping:
     """Names for the optimizer's indices.
 
     Args:
@@ -82,24 +87,36 @@ def map_parameter_names(group_params: list[tuple[int, ...]], shapes: dict[int, t
         shapes: index -> the shape of its saved moments (None when it has no state yet).
         weights: the checkpoint's trainable tensors, name -> shape (the adapter's for a LoRA run).
         config_folder: the checkpoint folder, for the model-definition order (config.json).
+        exact: build the model for exact names where the name order is ambiguous; False leaves the
+            name order (blocks exact) and `ambiguous` for a later `exact_names`.
     """
-    names = list(weights)
-    ordered = sorted(names, key=_name_order_key)
-    mapping = _fit(ordered, group_params, shapes, weights)
-    if mapping is not None:
-        ambiguous = _ambiguous_blocks(mapping, group_params, shapes)
-        if not ambiguous:
-            return NameMapping(mapping, "name order")
-        defined = _defined_order(config_folder, set(names)) if config_folder is not None else None
-        exact = _fit(defined, group_params, shapes, weights) if defined else None
-        if exact is not None:
-            return NameMapping(exact, "model definition")
-        return NameMapping(mapping, "name order", (
-            f"in {len(ambiguous)} block(s) some parameters share a shape, so their names may be swapped; "
-            "per-block figures are exact (install transformers for exact names)"))
-    return NameMapping({}, "indices", (
-        f"the {sum(len(g) for g in group_params)} optimizer entries do not match the checkpoint's "
-        f"{len(weights)} tensors in count and shape; shown by index, without blocks"))
+    mapping = _fit(sorted(weights, key=_name_order_key), group_params, shapes, weights)
+    if mapping is None:
+        return NameMapping({}, "indices", (
+            f"the {sum(len(g) for g in group_params)} optimizer entries do not match the checkpoint's "
+            f"{len(weights)} tensors in count and shape; shown by index, without blocks"))
+    ambiguous = frozenset(_ambiguous_blocks(mapping, group_params, shapes))
+    if not ambiguous:
+        return NameMapping(mapping, "name order")
+    guess = NameMapping(mapping, "name order", (
+        f"in {len(ambiguous)} block(s) some parameters share a shape, so their names may be swapped; "
+        "per-block figures are exact (exact names are looked up for the parameters a report names)"), ambiguous)
+    return exact_names(guess, group_params, shapes, weights, config_folder) if exact else guess
+
+
+def exact_names(mapping: NameMapping, group_params: list[tuple[int, ...]], shapes: dict[int, tuple[int, ...] | None],
+                weights: dict[str, tuple[int, ...]], config_folder: Path | None) -> NameMapping:
+    """`mapping` with its ambiguous blocks named from the model definition (module docstring, step 2); as it
+    was, with a note saying so, where the model cannot be built."""
+    if not mapping.ambiguous:
+        return mapping
+    defined = _defined_order(config_folder, set(weights)) if config_folder is not None else None
+    exact = _fit(defined, group_params, shapes, weights) if defined else None
+    if exact is not None:
+        return NameMapping(exact, "model definition")
+    return NameMapping(mapping.names, mapping.how, (
+        f"in {len(mapping.ambiguous)} block(s) some parameters share a shape, so their names may be swapped; "
+        "per-block figures are exact (install transformers for exact names)"), mapping.ambiguous)
 
 
 def _name_order_key(name: str) -> tuple:

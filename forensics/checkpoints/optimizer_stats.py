@@ -33,7 +33,7 @@ from .dtypes import WIDEN, Scratch
 from .entries import TensorEntry, WeightFile
 from .layout import open_checkpoint
 from .optimizer_file import MOMENTS, OptimizerFile, ParamGroup, optimizer_file_of
-from .optimizer_names import NameMapping, map_parameter_names
+from .optimizer_names import NameMapping, exact_names, map_parameter_names
 from .readers import open_weight_file
 from .types import CheckpointRef
 from .fanout import active_client
@@ -119,7 +119,7 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
     weight_files = _open_weights(ref.files)
     try:
         shapes = {e.name: e.shape for wf in weight_files for e in wf.entries if e.info is not None and e.info.is_float}
-        mapping = _mapping(opt, shapes, folder)
+        mapping = _mapping(opt, shapes, folder, exact=False)  # exact names only where shown: see below
         problems = [f"{e.name}: {e.problem}" for e in opt.entries if e.problem]
     finally:
         opt.close()
@@ -147,12 +147,10 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
             report(results[-1])
     rows = [row for batch in results for row in batch]
     tensors = _with_ratios(pd.DataFrame(rows, columns=["index", "name", "block", *_SUMS]), group_of)
+    mapping, tensors = _named_where_shown(opt, mapping, tensors, shapes, folder)
     steps = [p.step for p in opt.params.values() if p.step is not None]
-    nonfinite = [f"{row.name}.{key}" for row in tensors.itertuples()
-                 for key, n in (("exp_avg", row.n_nonfinite_m), ("exp_avg_sq", row.n_nonfinite_v))
-                 if n and not math.isnan(n)]  # NaN: the moment was not read, which says nothing of its values
     return OptimizerState(str(path), int(max(steps)) if steps else None, ref.step, opt.groups, mapping,
-                          tensors, _per_block(tensors, group_of), nonfinite, problems)
+                          tensors, _per_block(tensors, group_of), _nonfinite_moments(tensors), problems)
 
 
 @dataclass(frozen=True)
@@ -200,9 +198,34 @@ def measure_batch(batch: OptimizerBatch) -> list[dict]:
             wf.close()
 
 
-def _mapping(opt: OptimizerFile, weights: dict[str, tuple[int, ...]], folder: Path) -> NameMapping:
-    groups = [g.params for g in opt.groups] or [tuple(opt.params)]
-    return map_parameter_names(groups, {i: p.shape for i, p in opt.params.items()}, weights, folder)
+def _mapping(opt: OptimizerFile, weights: dict[str, tuple[int, ...]], folder: Path, exact: bool = True) -> NameMapping:
+    return map_parameter_names(_group_params(opt), _moment_shapes(opt), weights, folder, exact)
+
+
+def _group_params(opt: OptimizerFile) -> list[tuple[int, ...]]:
+    return [g.params for g in opt.groups] or [tuple(opt.params)]
+
+
+def _moment_shapes(opt: OptimizerFile) -> dict[int, tuple[int, ...] | None]:
+    return {i: p.shape for i, p in opt.params.items()}
+
+
+def _nonfinite_moments(tensors: pd.DataFrame) -> list[str]:
+    """`<parameter>.exp_avg` / `.exp_avg_sq` of the moments holding NaN/Inf."""
+    return [f"{row.name}.{key}" for row in tensors.itertuples()
+            for key, n in (("exp_avg", row.n_nonfinite_m), ("exp_avg_sq", row.n_nonfinite_v))
+            if n and not math.isnan(n)]  # NaN: the moment was not read, which says nothing of its values
+
+
+def _named_where_shown(opt: OptimizerFile, mapping: NameMapping, tensors: pd.DataFrame,
+                       weights: dict[str, tuple[int, ...]], folder: Path) -> tuple[NameMapping, pd.DataFrame]:
+    """Exact names (the model built from config.json: seconds) only when a non-finite moment lies in a block
+    whose names the shapes left ambiguous: the report names those parameters; the block figures need no names."""
+    bad = tensors[(tensors["n_nonfinite_m"] > 0) | (tensors["n_nonfinite_v"] > 0)]
+    if not mapping.ambiguous or not set(bad["block"].dropna()) & mapping.ambiguous:
+        return mapping, tensors
+    exact = exact_names(mapping, _group_params(opt), _moment_shapes(opt), weights, folder)
+    return exact, tensors.assign(name=tensors["index"].map(lambda i: exact.names.get(i, str(i))))
 
 
 def optimizer_names(opt: OptimizerFile) -> NameMapping:

@@ -7,7 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..findings import Skipped
+from ..findings import Skipped, plural
+from .blocks import block_ranges
 
 # Checkpoint status values of the --json contract. "bad" (finite, but over a bound the user set:
 # Thresholds.absmax_bound, bisect --criterion) appears only when such a bound is given.
@@ -130,6 +131,22 @@ class CheckpointInfo:
     def __post_init__(self):
         if self.status not in STATUSES:
             raise ValueError(f"CheckpointInfo status must be one of {STATUSES}, not {self.status!r}")
+
+    def __repr__(self) -> str:
+        """One line: name, step, status and what is wrong (the stats frame stays out: `.stats`)."""
+        return f"<CheckpointInfo {self.summary()}>"
+
+    def summary(self) -> str:
+        """`checkpoint-30 (step 30): nonfinite, 36 tensors in transformer.h.21-23; optimizer state finite`."""
+        text = f"{self.name} (step {self.step}): {self.status}"
+        if self.nonfinite_tensors:
+            where = f" in {block_ranges(self.nonfinite_blocks)}" if self.nonfinite_blocks else ""
+            text += f", {plural(len(self.nonfinite_tensors), 'tensor')} with NaN/Inf{where}"
+        if self.reason:
+            text += f" ({self.reason})"
+        if self.optimizer is not None:
+            text += "; optimizer state " + {True: "finite", False: "NOT finite", None: "not read"}[self.optimizer_finite]
+        return text
 
     @property
     def name(self) -> str:

@@ -2,7 +2,8 @@
 `cmd = ...` line DeepSpeed's launcher prints (`[runner.py:571:main] cmd = python -u -m deepspeed.launcher.launch ...
 train_mem.py --lora_enable True --bf16 True ...`).
 
-`arguments(argv)` reads `--name value`, `--name=value` and a bare `--flag` (True); `config_values(args)` gives the
+`launch_command.arguments(argv)` reads `--name value`, `--name=value` and a bare `--flag` (True), and finds the one
+launch command of a text (shared with `run`, which tells command files by it); `config_values(args)` gives the
 RunConfig keys the run profile reads, only where the argument's meaning is fixed by who defines it:
 * LLaMA-Factory's own pair `--stage` and `--finetuning_type` (with `--quantization_bit`): `stage`, `method` and
   `_framework` "llamafactory";
@@ -23,10 +24,10 @@ lines (`!python train.py --fp16`, in the cells that ran): only where the text ho
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 from typing import Any
 
+from ..launch_command import COMMAND_FILE_BYTES, LAUNCHER_FRAMEWORKS, LAUNCHER_KEY, arguments, one_launch, words
 from ._jsonfile import read_json_object
 from .config_files import llamafactory_values
 
@@ -36,26 +37,12 @@ _TRUE = ("true", "1", "yes")
 _LORA_SWITCHES = ("lora_enable", "use_lora")
 
 
-def arguments(argv: list[str]) -> dict[str, Any]:
-    """{name: value} of the `--name` arguments in `argv` (values as text; a bare flag is True)."""
-    out: dict[str, Any] = {}
-    for i, token in enumerate(argv):
-        if not token.startswith("--") or len(token) < 3:
-            continue
-        name, eq, value = token[2:].partition("=")
-        if not eq:
-            following = argv[i + 1] if i + 1 < len(argv) else None
-            value = following if following is not None and not following.startswith("--") else True
-        out.setdefault(name, value)
-    return out
-
-
 def config_values(args: dict[str, Any]) -> dict[str, Any]:
     """RunConfig keys of the arguments whose meaning is fixed (module docstring)."""
     out: dict[str, Any] = {}
     launcher = args.get(LAUNCHER_KEY)
-    if isinstance(launcher, str) and launcher in _LAUNCHER_FRAMEWORKS:
-        out["_framework"] = _LAUNCHER_FRAMEWORKS[launcher]
+    if isinstance(launcher, str) and launcher in LAUNCHER_FRAMEWORKS:
+        out["_framework"] = LAUNCHER_FRAMEWORKS[launcher]
     if isinstance(args.get("model_name_or_path"), str):
         out["model.name_or_path"] = args["model_name_or_path"]
     if "stage" in args and "finetuning_type" in args:  # LLaMA-Factory's own arguments, as a pair
@@ -83,8 +70,8 @@ def console_arguments(text: str) -> dict[str, Any]:
     holds as a line of its own (module docstring), or {}."""
     m = _DEEPSPEED_CMD.search(text) if "runner.py" in text else None
     if m is None:
-        return _one_launch(text)
-    return {k: v for k, v in arguments(_words(m.group(1))).items() if isinstance(v, (str, bool))}
+        return one_launch(text)
+    return {k: v for k, v in arguments(words(m.group(1))).items() if isinstance(v, (str, bool))}
 
 
 def read_command_file(path: Path) -> dict[str, Any]:
@@ -95,49 +82,8 @@ def read_command_file(path: Path) -> dict[str, Any]:
 def launch_values(text: str) -> dict[str, Any]:
     """The RunConfig keys of the one launch command a text holds (a command file, a notebook's shell lines), or {}
     where it holds none or several."""
-    args = _one_launch(text)
+    args = one_launch(text)
     return config_values(args) if args else {}
-
-
-def holds_one_launch(chunk: bytes) -> bool:
-    """Whether the head of a file is a small text holding exactly one launch command (module docstring)."""
-    return len(chunk) < COMMAND_FILE_BYTES and bool(_one_launch(chunk.decode("utf-8", errors="replace")))
-
-
-COMMAND_FILE_BYTES = 16384  # a command file, or a launch script, is small: a bigger text is a log or a document
-LAUNCHER_KEY = "_launcher"  # the launched program, where it names a framework (module docstring)
-# a line that starts a training command: environment settings, then the launcher or the framework's own CLI
-_LAUNCH = re.compile(r"(?m)^[ \t]*(?:\$ )?(?:[A-Z_][A-Z0-9_]*=\S*[ \t]+)*(?:nohup[ \t]+)?"
-                     r"(?P<program>python3?|deepspeed|torchrun|accelerate[ \t]+launch|llamafactory-cli[ \t]+train"
-                     r"|swift[ \t]+(?:sft|pt|rlhf)|axolotl[ \t]+train)(?=[ \t])(?P<rest>(?:[^\n\\]|\\[^\n]|\\\n)*)")
-_LAUNCHER_FRAMEWORKS = {"llamafactory-cli": "llamafactory", "swift": "swift", "axolotl": "axolotl",
-                        "axolotl.cli.train": "axolotl"}
-
-
-def _one_launch(text: str) -> dict[str, Any]:
-    """The `--` arguments of the one launch command in a text (and `_launcher`, the framework's CLI or module it
-    launched), or {} where it holds none or several."""
-    found = []
-    for m in _LAUNCH.finditer(text) if "--" in text else ():
-        argv = _words(m.group("rest").replace("\\\n", " "))
-        args = {k: v for k, v in arguments(argv).items() if isinstance(v, (str, bool))}
-        if not args:
-            continue
-        program = m.group("program").split()[0]
-        module = next((argv[i + 1] for i, word in enumerate(argv[:-1]) if word == "-m"), None)
-        launcher = program if program in _LAUNCHER_FRAMEWORKS else module
-        if launcher in _LAUNCHER_FRAMEWORKS:
-            args[LAUNCHER_KEY] = launcher
-        if args not in found:
-            found.append(args)
-    return found[0] if len(found) == 1 else {}
-
-
-def _words(command: str) -> list[str]:
-    try:
-        return shlex.split(command)
-    except ValueError:  # an unclosed quote: the words as they are
-        return command.split()
 
 
 def _is_true(value: Any) -> bool:

@@ -28,7 +28,10 @@ from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 # a dict line, with the step a prefix may give: `Step: 12 {...}`, OpenRLHF's `✨ Global step 12: {...}`, slime's
 # `step 12: {...}` and `rollout 12: {...}`
 _DICT = re.compile(r"(?:(?:Step:|Global step|\bstep|\brollout)\s*(?P<step>\d{1,18}):?\s*)?\{(?P<body>[^{}]*)\}")
-_PAIR = re.compile(r"""['"](?P<key>[^'"]+)['"]\s*:\s*(?P<val>'[^']*'|"[^"]*"|[^,}\s]+)""")
+# A key is a whole Python string literal at the start of the body or after a comma (a key printed as `'acc("x")'`
+# or `"it's"` holds the other quote: cutting at any quote would make a bogus metric of its tail).
+_PAIR = re.compile(r"""(?:^|,)\s*(?:'(?P<key>[^'\\]*(?:\\.[^'\\]*)*)'|"(?P<key2>[^"\\]*(?:\\.[^"\\]*)*)")\s*:\s*"""
+                   r"""(?P<val>'[^']*'|"[^"]*"|[^,}\s]+)""")
 _BAR = re.compile(r"\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*\[[^\]]*?(?:it/s|s/it)\]")
 _OVERFLOW = re.compile(
     r"(?:OVERFLOW!|overflow!|Overflow detected)[^\n]*?Attempted loss scale:\s*(?P<old>[\d.]+)"
@@ -216,7 +219,8 @@ def _prefix_step(m: re.Match, line: str) -> int | None:
 def _pairs(body: str) -> dict | None:
     """The numeric pairs of a dict body, or None when it is not a training log dict."""
     # ROLL tags a metric with its reduction (`actor/pg_loss@sum`); slime prefixes `train/`
-    found = {m.group("key").split("@")[0]: m.group("val") for m in _PAIR.finditer(body)}
+    found = {(m.group("key") if m.group("key") is not None else m.group("key2")).split("@")[0]: m.group("val")
+             for m in _PAIR.finditer(body)}
     if not any(k in _LOG_KEYS or k.startswith("eval_") or canonical_metric(k) in _LOG_KEYS for k in found):
         return None
     pairs = {}

@@ -183,7 +183,7 @@ def _kind_of(name: str) -> str | None:
     if name == "wandb-metadata.json":
         return "command"
     if lowered.endswith((".txt", ".sh")) or "." not in name:  # (the layout keeps such a file only if it is one
-        return "launch"  # launch command: run.holds_one_launch)
+        return "launch"  # launch command: launch_command.holds_one_launch)
     if name == "config.json":
         return "model_config"
     if name == "adapter_config.json":

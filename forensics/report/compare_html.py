@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from ..analyzers.parting import PARTING_METRICS
 from .html import render_page, write_page
 from .plots import figure_data_uri
-from .tables import cell_text
+from .tables import cell_text, setting_text
 
 RUN_COLORS = ("#2e7d32", "#c62828", "#1565c0", "#6a1b9a", "#ef6c00", "#00838f")
 _LOG_METRICS = {"grad_norm", "loss_scale"}
@@ -64,7 +64,7 @@ def compare_context(comparison) -> dict:
                             if r.first_incident else "none"),
                   "profile": _profile_line(r.run_profile), "reference": i == comparison.reference}
                  for i, r in enumerate(comparison.runs)],
-        "diff": [{"key": d.key, "risk": d.risk, "why": d.why, "cells": [cell_text(v) for v in d.values]}
+        "diff": [{"key": d.key, "risk": d.risk, "why": d.why, "cells": [setting_text(v, i in d.not_recorded) for i, v in enumerate(d.values)]}
                  for d in comparison.config_diff],
         "parted": [{"metric": p.metric, "run": p.run + 1, "reference": p.reference + 1, "step": cell_text(p.step),
                     "axis": p.axis, "value": cell_text(p.value), "reference_value": cell_text(p.reference_value),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .tables import cell_text
+from .tables import cell_text, setting_text
 
 MAX_ROWS = 12  # differences shown; the rest are counted (all of them are in --json and --html)
 
@@ -20,7 +20,7 @@ def comparison_text(comparison) -> str:
     lines.append("Configuration differences, most likely to matter first:" if shown
                  else "No configuration difference that can matter.")
     for d in shown:
-        values = " | ".join(cell_text(v) for v in d.values)
+        values = " | ".join(setting_text(v, i in d.not_recorded) for i, v in enumerate(d.values))
         lines.append(f"  [{d.risk}] {d.key}: {values}")
         lines.append(f"      {d.why}")
     rest = len(comparison.config_diff) - len(shown)

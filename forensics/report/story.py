@@ -211,14 +211,16 @@ def _answer_checkpoints(analysis) -> Answer:
                               f"({plural(len(first_bad.nonfinite_tensors), 'tensor')} with NaN or Inf).")
         later_bad = [c for c in checkpoints if c.is_nonfinite and c is not first_bad]
         if later_bad:
-            paragraphs.append(f"{plural(len(later_bad), 'later checkpoint')} are damaged too; do not resume from them.")
+            one = len(later_bad) == 1
+            paragraphs.append(f"{plural(len(later_bad), 'later checkpoint')} {'is' if one else 'are'} damaged too; "
+                              f"do not resume from {'it' if one else 'them'}.")
     incident = analysis.incident_step
     unsafe = [c.name for c in checkpoints if c.status == "ok" and incident is not None
               and (c.step is None or c.step >= incident)]
     if unsafe:
         safe = f"{last_good.name} (step {last_good.step})" if last_good else "none"
         paragraphs.append(f"Last safe to resume from: {safe}. Finite, but saved after the incident at step "
-                          f"{incident} (resuming from them resumes the incident): {', '.join(unsafe)}.")
+                          f"{incident} (resuming from {'it' if len(unsafe) == 1 else 'them'} resumes the incident): {', '.join(unsafe)}.")
     bullets = tuple(f"{c.name}: {c.status}" + (f" ({c.reason})" if c.reason else "")
                     for c in checkpoints if c.status in ("unreadable", "empty"))
     return Answer(QUESTIONS[2], tuple(paragraphs), bullets)

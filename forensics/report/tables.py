@@ -20,6 +20,20 @@ WORST_TENSORS = 25
 MAX_CHANGES = 25
 
 
+def setting_text(value: Any, not_recorded: bool = False) -> str:
+    """A configuration value of one run: "not recorded" where its files hold no setting of that kind, "not set"
+    where they do but not this one (the default applies), a flag as yes/no.
+
+    >>> setting_text(None, True), setting_text(None), setting_text(False), setting_text(1e-05)
+    ('not recorded', 'not set', 'no', '1e-05')
+    """
+    if value is None:
+        return "not recorded" if not_recorded else "not set"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return cell_text(value)
+
+
 def cell_text(value: Any) -> str:
     """A cell: numbers short (NaN/Inf spelled out), None as empty, lists joined."""
     if value is None:

@@ -10,7 +10,6 @@ from typing import Iterable
 
 import pandas as pd
 
-from ..checkpoints.blocks import block_sort_key
 from ..checkpoints.scan import NOT_FULLY_READ
 from ..checkpoints.torch_file import TORCH_HINT, unread_without_torch
 from ..analyzers import SUMMARY_KINDS
@@ -251,16 +250,16 @@ def scan_text(stats: pd.DataFrame, checkpoint, rows: int = 15) -> str:
     if stats.empty:
         return f"{checkpoint}: no tensors"
     n_bad = stats[(stats["n_nan"] > 0) | (stats["n_inf"] > 0)]
-    lines = [f"{checkpoint}: {len(stats)} tensors, {int(stats['numel'].sum()):,} values"]
+    lines = [f"{checkpoint}: {plural(len(stats), 'tensor')}, {int(stats['numel'].sum()):,} values"]
     if len(n_bad):
-        blocks = sorted({b for b in n_bad["block"] if isinstance(b, str)}, key=block_sort_key)
-        lines.append(f"NON-FINITE: {len(n_bad)} tensors hold NaN/Inf"
-                     + (f" in blocks {', '.join(blocks)}" if blocks else ""))
+        blocks = {b for b in n_bad["block"] if isinstance(b, str)}
+        lines.append(f"NON-FINITE: {plural(len(n_bad), 'tensor')} {'holds' if len(n_bad) == 1 else 'hold'} NaN/Inf"
+                     + (f" in {'block' if len(blocks) == 1 else 'blocks'} {block_ranges(blocks)}" if blocks else ""))
         cols = _with_state(stats, ["name", "dtype", "n_nan", "n_inf", "absmax"])
         lines.append(n_bad[cols].head(rows).to_string(index=False))
     unread = int((stats["note"] == NOT_FULLY_READ).sum()) if "note" in stats else 0
     if unread:  # a shard or data file missing: finite-looking rows may not have been read at all
-        lines.append(f"{unread} tensors not fully read (see the skipped lines): no verdict on them")
+        lines.append(f"{plural(unread, 'tensor')} not fully read (see the skipped lines): no verdict on them")
     if not len(n_bad):
         lines.append("all values read are finite" if unread else "all values finite")
     lines.append("largest magnitudes:")
@@ -278,11 +277,11 @@ def diff_text(changes: pd.DataFrame, a, b, top: int = 20) -> str:
     """The tensors that moved most between two checkpoints and those that became non-finite."""
     if changes.empty:
         return f"{a} -> {b}: no tensor in common"
-    lines = [f"{a} -> {b}: {len(changes)} tensors compared"]
+    lines = [f"{a} -> {b}: {plural(len(changes), 'tensor')} compared"]
     if "became_nonfinite" in changes:
         went_bad = changes[changes["became_nonfinite"]]
         if len(went_bad):
-            lines.append(f"{len(went_bad)} tensors became non-finite")
+            lines.append(f"{plural(len(went_bad), 'tensor')} became non-finite")
     shown = changes.head(top)
     # A tensor that went NaN/Inf has no finite relative change: say what happened instead of "inf".
     change = [("NaN/Inf" if bad else f"{rel:.3g}") for rel, bad in zip(shown["rel_change"], shown["became_nonfinite"])]
