@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -122,6 +123,8 @@ def discover(path) -> RunLayout:
     path = Path(path).expanduser()
     if not path.exists():
         raise NotARunDirectory(path, "no such file or folder")
+    if not path.is_dir() and not path.is_file():
+        raise NotARunDirectory(path, _not_regular(path))
     if path.is_file():
         layout = RunLayout(root=path.parent.resolve())
         _classify(path.resolve(), layout, explicit=True)
@@ -153,8 +156,28 @@ def _walk(root: Path, layout: RunLayout) -> None:
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not _wandb_link(dirpath, d))
         _note_tracker_folder(Path(dirpath), dirnames, filenames, layout)
         for name in sorted(filenames):
-            if not _tracker_own_file(dirpath, name):
+            if not _tracker_own_file(dirpath, name) and _regular_file(Path(dirpath) / name, layout):
                 _classify(Path(dirpath) / name, layout, explicit=False)
+
+
+def _regular_file(path: Path, layout: RunLayout) -> bool:
+    """Whether `path` (its link followed) is a regular file; anything else is listed as skipped. A FIFO blocks the
+    reader until someone writes to it, a device such as /dev/zero never ends: neither is read."""
+    if path.is_file():
+        return True
+    layout.skipped.append(Skipped(str(path), _not_regular(path)))
+    return False
+
+
+def _not_regular(path: Path) -> str:
+    """Why `path` is not read: what it is instead of a regular file."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as err:
+        return os_reason(err)
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return f"{kind}, not a regular file; not read"
 
 
 # --- experiment trackers' folders ---------------------------------------------------------------

@@ -7,7 +7,10 @@ must not fire.
 """
 from __future__ import annotations
 
+import json
 import math
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -58,4 +61,60 @@ def test_mlflow_metric_file_written_whole_has_no_cut_note(tmp_path):
     analysis = analyze(tmp_path)
     assert list(load_timeline(tmp_path).series("loss").index) == list(range(1, STEPS + 1))
     assert analysis.status == "healthy" and not _cut_notes(analysis)
+
+
+# --- only regular files are read ------------------------------------------------------------------------------------
+
+def _trainer_state(folder: Path, steps: int = 60, every: int = 5) -> Path:
+    """A trainer_state.json as the HF Trainer writes it: a log entry every `every` steps of a run that learned."""
+    losses = _losses(steps)
+    history = [{"epoch": round(s / steps, 4), "grad_norm": 1.2, "learning_rate": 2e-05 * (1 - s / steps),
+                "loss": losses[s - 1], "step": s} for s in range(every, steps + 1, every)]
+    state = {"global_step": steps, "max_steps": steps, "logging_steps": every, "log_history": history}
+    path = folder / "trainer_state.json"
+    path.write_text(json.dumps(state, indent=2))
+    return path
+
+
+def _analyze_within(folder: Path, seconds: float = 60):
+    """analyze(folder), or None when it has not returned within `seconds` (blocked on a pipe, reading forever)."""
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(analyze(folder)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return done[0] if done else None
+
+
+def _skipped_reason(analysis, path: Path) -> str:
+    return next((s.reason for s in analysis.skipped if Path(s.path).name == path.name), "")
+
+
+@pytest.mark.parametrize("name", ["trainer_log.jsonl", "model.safetensors"])
+def test_a_named_pipe_among_the_run_files_is_skipped_by_name_not_waited_on(tmp_path, name):
+    _trainer_state(tmp_path)
+    pipe = tmp_path / name
+    os.mkfifo(pipe)
+    analysis = _analyze_within(tmp_path)
+    assert analysis is not None, "analyze blocked on the pipe"
+    assert "pipe" in _skipped_reason(analysis, pipe)
+    assert analysis.status == "healthy"  # the trainer_state.json beside it is whole and shows the run learned
+
+
+def test_a_link_to_a_device_is_skipped_by_name(tmp_path):
+    _trainer_state(tmp_path)
+    link = tmp_path / "trainer_log.jsonl"
+    link.symlink_to("/dev/null")  # /dev/zero does the same harm without end; /dev/null keeps the test cheap
+    analysis = _analyze_within(tmp_path)
+    assert "device" in _skipped_reason(analysis, link)
+
+
+def test_regular_files_and_links_to_them_are_read_and_not_skipped(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    state = _trainer_state(real)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "trainer_state.json").symlink_to(state)
+    analysis = analyze(run)
+    assert analysis.status == "healthy" and not analysis.skipped
 
