@@ -118,3 +118,52 @@ def test_regular_files_and_links_to_them_are_read_and_not_skipped(tmp_path):
     analysis = analyze(run)
     assert analysis.status == "healthy" and not analysis.skipped
 
+
+# --- bytes that are not UTF-8 cost only what they sit in -----------------------------------------------------------
+
+def _llamafactory_log(folder: Path, steps: int = STEPS, every: int = 5) -> Path:
+    """A LLaMA-Factory trainer_log.jsonl (its LogCallback's keys), one line every `every` steps."""
+    losses = _losses(steps)
+    lines = [json.dumps({"current_steps": s, "total_steps": steps, "loss": losses[s - 1], "lr": 2e-05,
+                         "epoch": round(s / steps, 2), "percentage": round(100 * s / steps, 2),
+                         "elapsed_time": f"0:00:{s // 5:02d}", "remaining_time": "0:01:00"})
+             for s in range(every, steps + 1, every)]
+    path = folder / "trainer_log.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _latin1_in_a_string(path: Path, line: int) -> None:
+    """One string value of line `line` (1-based) rewritten with a latin-1 'é', as a tool in another locale writes."""
+    lines = path.read_bytes().split(b"\n")
+    lines[line - 1] = lines[line - 1].replace(b'"remaining_time": "', b'"remaining_time": "caf\xe9 ', 1)
+    path.write_bytes(b"\n".join(lines))
+
+
+def _not_utf8_notes(analysis) -> list[str]:
+    return [f"{Path(s.path).name}: {s.reason}" for s in analysis.skipped if "not UTF-8" in s.reason]
+
+
+def test_a_latin1_byte_in_one_jsonl_line_is_replaced_and_named_and_every_point_kept(tmp_path):
+    log = _llamafactory_log(tmp_path)
+    _latin1_in_a_string(log, 20)
+    analysis = analyze(tmp_path)
+    assert list(load_timeline(tmp_path).series("loss").index) == list(range(5, STEPS + 1, 5))
+    assert analysis.status == "healthy"
+    assert _not_utf8_notes(analysis) == ["trainer_log.jsonl: partly read: bytes that are not UTF-8 were "
+                                         "replaced (1 line)"]
+
+
+def test_a_latin1_path_in_trainer_state_is_replaced_and_named_and_every_entry_kept(tmp_path):
+    state = _trainer_state(tmp_path)
+    state.write_bytes(state.read_bytes().replace(b'"global_step"', b'"best_model_checkpoint": "/home/jos\xe9/out",'
+                                                 b'\n  "global_step"', 1))
+    analysis = analyze(tmp_path)
+    assert list(load_timeline(tmp_path).series("loss").index) == list(range(5, 61, 5))
+    assert analysis.status == "healthy" and len(_not_utf8_notes(analysis)) == 1
+
+
+def test_a_utf8_log_gets_no_encoding_note(tmp_path):
+    _llamafactory_log(tmp_path)
+    analysis = analyze(tmp_path)
+    assert analysis.status == "healthy" and not analysis.skipped
