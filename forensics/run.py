@@ -16,6 +16,7 @@ from typing import Callable
 
 from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
+from .decoding import as_utf8, bom_encoding
 from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS, is_metrics_table_header
 
 # Folders that never hold a run's logs and can be huge.
@@ -501,12 +502,14 @@ def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: 
     with banners; a JSON file's shape is in its head alone)."""
     try:
         with open(path, "rb") as fh:
-            if found(fh.read(_SNIFF_BYTES)):
+            head = fh.read(_SNIFF_BYTES)
+            encoding, _ = bom_encoding(head)  # a UTF-16 console (PowerShell's `>`) is searched as its text
+            if found(as_utf8(head, encoding)):
                 return True
             size = os.fstat(fh.fileno()).st_size
             if tail and size > _SNIFF_BYTES:
-                fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES))
-                return found(fh.read(_SNIFF_BYTES))
+                fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES) // 2 * 2)  # even: a UTF-16 character's first byte
+                return found(as_utf8(fh.read(_SNIFF_BYTES), encoding))
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False
@@ -552,7 +555,8 @@ def _holds_whole(path: Path, layout: RunLayout, found: Callable[[bytes], bool]) 
             layout.skipped.append(Skipped(str(path), f"a notebook over {_MAX_NOTEBOOK_BYTES >> 20} MB: not sniffed"))
             return False
         with open(path, "rb") as fh:
-            return found(fh.read())
+            data = fh.read()
+        return found(as_utf8(data, bom_encoding(data)[0]))
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False

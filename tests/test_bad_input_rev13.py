@@ -167,3 +167,51 @@ def test_a_utf8_log_gets_no_encoding_note(tmp_path):
     _llamafactory_log(tmp_path)
     analysis = analyze(tmp_path)
     assert analysis.status == "healthy" and not analysis.skipped
+
+
+# --- a console captured as UTF-16 (Windows PowerShell's `>`) --------------------------------------------------------
+
+def _console_log(steps: int = STEPS, every: int = 5) -> str:
+    """The HF Trainer's console: its log dicts as Python prints them, one every `every` steps, then the summary."""
+    losses = _losses(steps)
+    lines = [f"{{'loss': {losses[s - 1]}, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': {s / steps:.2f}}}"
+             for s in range(every, steps + 1, every)]
+    lines.append("{'train_runtime': 120.5, 'train_samples_per_second': 13.3, 'train_loss': 0.9, 'epoch': 1.0}")
+    return "\n".join(lines) + "\n"
+
+
+def _loss_values(folder: Path) -> list[float]:
+    return list(load_timeline(folder).series("loss").values)
+
+
+def test_a_utf16_console_log_is_read_as_its_text(tmp_path):
+    (tmp_path / "utf8").mkdir()
+    (tmp_path / "utf16").mkdir()
+    (tmp_path / "utf8" / "train.log").write_text(_console_log(), encoding="utf-8")
+    (tmp_path / "utf16" / "train.log").write_text(_console_log(), encoding="utf-16")  # BOM, then UTF-16 LE
+    utf8, utf16 = analyze(tmp_path / "utf8"), analyze(tmp_path / "utf16")
+    assert len(_loss_values(tmp_path / "utf8")) == STEPS // 5
+    assert _loss_values(tmp_path / "utf16") == _loss_values(tmp_path / "utf8")
+    assert utf16.status == utf8.status == "healthy"
+
+
+def test_stray_bom_bytes_before_utf8_text_are_not_read_as_utf16(tmp_path):
+    (tmp_path / "train.log").write_bytes(b"\xff\xfe" + _console_log().encode())
+    assert len(_loss_values(tmp_path)) == STEPS // 5
+
+
+def _notebook(console: str) -> str:
+    """An nbformat 4 notebook whose one code cell printed `console` (a stream output, a list of lines)."""
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": ["trainer.train()"],
+            "outputs": [{"name": "stdout", "output_type": "stream", "text": console.splitlines(keepends=True)}]}
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def test_a_utf16_notebook_is_read_as_its_text(tmp_path):
+    (tmp_path / "utf8").mkdir()
+    (tmp_path / "utf16").mkdir()
+    (tmp_path / "utf8" / "train.ipynb").write_text(_notebook(_console_log()), encoding="utf-8")
+    (tmp_path / "utf16" / "train.ipynb").write_text(_notebook(_console_log()), encoding="utf-16")
+    assert len(_loss_values(tmp_path / "utf8")) == STEPS // 5
+    assert _loss_values(tmp_path / "utf16") == _loss_values(tmp_path / "utf8")
+
