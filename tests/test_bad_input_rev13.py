@@ -14,8 +14,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from forensics.analysis import analyze, load_timeline
+from forensics.cli import cli
 
 STEPS = 200
 
@@ -214,4 +216,32 @@ def test_a_utf16_notebook_is_read_as_its_text(tmp_path):
     (tmp_path / "utf16" / "train.ipynb").write_text(_notebook(_console_log()), encoding="utf-16")
     assert len(_loss_values(tmp_path / "utf8")) == STEPS // 5
     assert _loss_values(tmp_path / "utf16") == _loss_values(tmp_path / "utf8")
+
+
+# --- usage errors said as such --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["analyze", "scan"])
+@pytest.mark.parametrize("workers", ["-3", "0"])
+def test_a_worker_count_below_one_is_a_usage_error(tmp_path, command, workers):
+    _trainer_state(tmp_path)
+    result = CliRunner().invoke(cli, [command, str(tmp_path), "--workers", workers])
+    assert result.exit_code == 2 and "--workers" in result.output
+
+
+def test_a_worker_count_of_one_is_taken(tmp_path):
+    _trainer_state(tmp_path)
+    assert CliRunner().invoke(cli, ["analyze", str(tmp_path), "--workers", "1"]).exit_code == 0
+
+
+def test_an_html_path_under_a_file_says_it_is_a_file(tmp_path):
+    _trainer_state(tmp_path)
+    (tmp_path / "x.html").write_text("<html></html>")
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--html", str(tmp_path / "x.html" / "y.html")])
+    assert result.exit_code == 2 and "x.html is a file" in result.output and "does not exist" not in result.output
+
+
+def test_an_html_path_under_a_missing_folder_says_it_does_not_exist(tmp_path):
+    _trainer_state(tmp_path)
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--html", str(tmp_path / "no" / "y.html")])
+    assert result.exit_code == 2 and "does not exist" in result.output
 
