@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -245,3 +246,26 @@ def test_an_html_path_under_a_missing_folder_says_it_does_not_exist(tmp_path):
     result = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--html", str(tmp_path / "no" / "y.html")])
     assert result.exit_code == 2 and "does not exist" in result.output
 
+
+# --- bisect to a checkpoint that cannot be read ---------------------------------------------------------------------
+
+SAMPLE_HEALTHY = Path(__file__).resolve().parents[1] / "sample_runs" / "healthy"
+
+
+def _healthy_checkpoints(tmp_path: Path) -> Path:
+    """A copy of the sample run that trained well (checkpoints 20, 40, 60 of a tiny Llama, the real Trainer's)."""
+    return Path(shutil.copytree(SAMPLE_HEALTHY, tmp_path / "run"))
+
+
+def test_bisect_to_a_cut_checkpoint_is_a_usage_error_naming_it(tmp_path):
+    run = _healthy_checkpoints(tmp_path)
+    weights = run / "checkpoint-40" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])  # a save cut short
+    result = CliRunner().invoke(cli, ["bisect", str(run / "checkpoint-20"), str(run / "checkpoint-40")])
+    assert result.exit_code == 2 and "checkpoint-40" in result.output and "first bad" not in result.output
+
+
+def test_bisect_between_readable_checkpoints_answers(tmp_path):
+    run = _healthy_checkpoints(tmp_path)
+    result = CliRunner().invoke(cli, ["bisect", str(run / "checkpoint-20"), str(run / "checkpoint-40")])
+    assert result.exit_code == 0 and "first bad: none" in result.output
