@@ -16,7 +16,7 @@ from typing import Callable
 
 from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
-from .decoding import as_utf8, bom_encoding
+from .decoding import as_utf8, bom_encoding, decode_text
 from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS, is_metrics_table_header
 
 # Folders that never hold a run's logs and can be huge.
@@ -155,10 +155,20 @@ def _walk(root: Path, layout: RunLayout) -> None:
             continue
         seen_dirs.add((st.st_dev, st.st_ino))
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not _wandb_link(dirpath, d))
+        _note_folders_named_as_weights(dirpath, dirnames, layout)
         _note_tracker_folder(Path(dirpath), dirnames, filenames, layout)
         for name in sorted(filenames):
             if not _tracker_own_file(dirpath, name) and _regular_file(Path(dirpath) / name, layout):
                 _classify(Path(dirpath) / name, layout, explicit=False)
+
+
+def _note_folders_named_as_weights(dirpath: str, dirnames: list[str], layout: RunLayout) -> None:
+    """A folder named like a weights file (model.safetensors/) is where a checkpoint's weights were expected: said,
+    not passed over in silence (what it holds is still walked)."""
+    for name in dirnames:
+        if Path(name).suffix.lower() in _WEIGHT_SUFFIXES and not _NOT_WEIGHTS.match(name):
+            layout.skipped.append(Skipped(os.path.join(dirpath, name), "a folder named like a weights file, not a "
+                                                                       "weights file; not read as weights"))
 
 
 def _regular_file(path: Path, layout: RunLayout) -> bool:
@@ -261,6 +271,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif suffix == ".ipynb":
         if explicit or _holds_whole(path, layout, _notebook_hinted):
             layout.notebooks.append(path)
+        elif (problem := _notebook_problem(path)) is not None:
+            layout.skipped.append(Skipped(str(path), problem))
     elif (suffix in (".csv", ".tsv") and explicit) or (suffix in _TABLE_SUFFIXES and _is_metrics_table(path, layout)):
         layout.csv_logs.append(path)
     elif _is_config(name) or (not explicit and (name.lower() == "readme.md" or suffix in (".yaml", ".yml"))):
@@ -534,6 +546,23 @@ def _notebook_hinted(data: bytes) -> bool:
     strings: list[str] = []
     _strings_in([c.get("outputs") for c in cells if isinstance(c, dict)] if isinstance(cells, list) else [], strings)
     return _hinted("\n".join(strings).encode("utf-8", "replace"))
+
+
+def _notebook_problem(path: Path) -> str | None:
+    """Why a notebook that shows no training cannot be read as a notebook (cut, not JSON, cells not a list), or None
+    for a whole notebook that simply holds no training (a data-preparation notebook is passed over in silence)."""
+    try:
+        with open(path, "rb") as fh:
+            text, _ = decode_text(fh.read(_MAX_NOTEBOOK_BYTES))
+        notebook = json.loads(text)
+    except OSError as err:
+        return os_reason(err)
+    except json.JSONDecodeError as err:
+        return f"invalid JSON at line {err.lineno} column {err.colno} ({err.msg}); the notebook may be cut"
+    except RecursionError:
+        return "JSON nested too deeply; not a Jupyter notebook"
+    cells = notebook.get("cells", notebook.get("worksheets")) if isinstance(notebook, dict) else None
+    return None if isinstance(cells, list) else "no list of cells; not a Jupyter notebook"
 
 
 def _strings_in(value, out: list[str]) -> None:

@@ -269,3 +269,65 @@ def test_bisect_between_readable_checkpoints_answers(tmp_path):
     run = _healthy_checkpoints(tmp_path)
     result = CliRunner().invoke(cli, ["bisect", str(run / "checkpoint-20"), str(run / "checkpoint-40")])
     assert result.exit_code == 0 and "first bad: none" in result.output
+
+
+# --- nothing readable, folders named as files, numbers written as strings -------------------------------------------
+
+def test_a_folder_holding_only_an_unloadable_blob_is_nothing_readable(tmp_path):
+    (tmp_path / "blob.bin").write_bytes(bytes(range(256)) * 4)  # no pickle, no safetensors header
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path)])
+    assert result.exit_code == 2 and "nothing readable" in result.output and "blob.bin" in result.output
+
+
+def test_a_folder_holding_only_a_readable_checkpoint_is_analyzed(tmp_path):
+    shutil.copytree(SAMPLE_HEALTHY / "checkpoint-20", tmp_path / "checkpoint-20",
+                    ignore=shutil.ignore_patterns("trainer_state.json"))
+    assert CliRunner().invoke(cli, ["analyze", str(tmp_path)]).exit_code == 0
+
+
+def test_a_folder_named_like_a_weights_file_is_named(tmp_path):
+    run = _healthy_checkpoints(tmp_path)
+    weights = run / "checkpoint-40" / "model.safetensors"
+    weights.unlink()
+    weights.mkdir()
+    analysis = analyze(run)
+    assert "folder named like a weights file" in _skipped_reason(analysis, weights)
+
+
+def test_a_healthy_run_has_no_folder_named_like_weights(tmp_path):
+    assert not [s for s in analyze(_healthy_checkpoints(tmp_path)).skipped if "folder named" in s.reason]
+
+
+def test_numbers_written_as_strings_in_trainer_state_are_read_as_numbers(tmp_path):
+    state = _trainer_state(tmp_path)
+    history = json.loads(state.read_text())
+    for entry in history["log_history"]:
+        entry.update({k: str(v) for k, v in entry.items() if k in ("loss", "grad_norm", "learning_rate")})
+    state.write_text(json.dumps(history, indent=2))
+    analysis = analyze(tmp_path)
+    assert list(load_timeline(tmp_path).series("loss").values) == [float(e["loss"]) for e in history["log_history"]]
+    assert analysis.status == "healthy"
+
+
+def _notebook_cells_as_dict(text: str) -> str:
+    notebook = json.loads(text)
+    notebook["cells"] = {str(i): cell for i, cell in enumerate(notebook["cells"])}
+    return json.dumps(notebook)
+
+
+@pytest.mark.parametrize("damage, problem", [
+    (lambda text: text[:150], "the notebook may be cut"),  # cut before its first output
+    (_notebook_cells_as_dict, "no list of cells"),
+])
+def test_a_damaged_notebook_is_named_with_its_problem(tmp_path, damage, problem):
+    # a short head: no training line in sight, so discovery cannot tell it from a notebook without training
+    (tmp_path / "train.ipynb").write_text(damage(_notebook(_console_log())))
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path)])
+    assert result.exit_code == 2 and "train.ipynb" in result.output and problem in result.output
+
+
+def test_a_whole_notebook_without_training_is_passed_over_in_silence(tmp_path):
+    (tmp_path / "prep.ipynb").write_text(_notebook("tokenized 12000 examples\n"))
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path)])
+    assert result.exit_code == 2 and "prep.ipynb" not in result.output
+    assert "no training logs or checkpoints found" in result.output

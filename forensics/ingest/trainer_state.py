@@ -24,6 +24,7 @@ from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._jsonfile import read_json_object
+from ._jsonlines import as_number
 from ..decoding import decode_text
 
 FORMAT = "trainer_state"
@@ -123,6 +124,7 @@ def history_frame(history: list, logging_steps) -> tuple[pd.DataFrame, dict, tup
     values = np.fromiter(chain.from_iterable(map(dict.values, entries)), object, len(keys))
     types = np.fromiter(map(type, values), object, len(values))
     numeric = (types == float) | (types == int)  # exact types: a bool is not a metric
+    _numeric_strings(values, types == str, numeric)
     key_code, key_names = pd.factorize(keys)
     entry_of = np.repeat(np.arange(len(entries)), sizes)
     is_step = numeric & (keys == "step")
@@ -138,6 +140,17 @@ def history_frame(history: list, logging_steps) -> tuple[pd.DataFrame, dict, tup
         "wall_time": np.full(int(keep.sum()), math.nan),
     })
     return frame, meta, warnings
+
+
+def _numeric_strings(values: np.ndarray, is_string: np.ndarray, numeric: np.ndarray) -> None:
+    """Read the strings that hold numbers ("1.23", "nan") as numbers, in place, as the JSON-lines readers do (a
+    script that logged str(loss)); other strings stay what they are."""
+    at = np.flatnonzero(is_string)
+    numbers = [as_number(value) for value in values[at]]
+    taken = [(i, n) for i, n in zip(at.tolist(), numbers) if n is not None]
+    for i, number in taken:
+        values[i] = number
+        numeric[i] = True
 
 
 def _floats(values: np.ndarray) -> np.ndarray:
