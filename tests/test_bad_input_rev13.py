@@ -331,3 +331,30 @@ def test_a_whole_notebook_without_training_is_passed_over_in_silence(tmp_path):
     result = CliRunner().invoke(cli, ["analyze", str(tmp_path)])
     assert result.exit_code == 2 and "prep.ipynb" not in result.output
     assert "no training logs or checkpoints found" in result.output
+
+
+# --- two logs of the same metric at the same steps ------------------------------------------------------------------
+
+def _nan_from(path: Path, step: int) -> None:
+    """The JSON-lines log's loss made NaN (json.dumps writes a bare NaN) from `step` on."""
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    for entry in entries:
+        if entry["current_steps"] >= step:
+            entry["loss"] = math.nan
+    path.write_text("\n".join(json.dumps(e) for e in entries) + "\n")
+
+
+def test_a_nan_one_log_shows_is_not_hidden_by_a_finite_value_of_another(tmp_path):
+    _trainer_state(tmp_path, steps=STEPS)
+    _nan_from(_llamafactory_log(tmp_path), 150)
+    loss = load_timeline(tmp_path).series("loss")
+    assert loss.loc[:145].notna().all() and loss.loc[150:].isna().all()
+    assert analyze(tmp_path).status == "broken"
+
+
+def test_two_logs_that_agree_read_as_one_finite_curve(tmp_path):
+    _trainer_state(tmp_path, steps=STEPS)
+    _llamafactory_log(tmp_path)
+    loss = load_timeline(tmp_path).series("loss")
+    assert list(loss.index) == list(range(5, STEPS + 1, 5)) and loss.notna().all()
+    assert analyze(tmp_path).status == "healthy"
