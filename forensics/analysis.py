@@ -299,7 +299,7 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
     """
     layout = discover(path)
     if layout.is_empty():
-        raise NotARunDirectory(path)
+        raise _nothing_found(path, layout)
     records, skipped = read_logs(layout, progress)
     records, left_out = choose_run(records, run, str(path))
     return analyze_records(path, layout, records, layout.skipped + skipped + left_out, thresholds,
@@ -389,6 +389,14 @@ def _dated_by_optimizer_step(findings: list[Finding], metrics) -> list[Finding]:
                             f"optimizer step {at(f.step)}.)") for f in findings]
 
 
+def _nothing_found(path, layout: RunLayout) -> NotARunDirectory:
+    """The error for a folder where no log or weight file was found: the files that were skipped are named (a cut
+    notebook, a pipe), else the plain 'no training logs or checkpoints found'."""
+    if layout.skipped:
+        return NotARunDirectory(path, f"nothing readable ({'; '.join(str(s) for s in layout.skipped)})")
+    return NotARunDirectory(path)
+
+
 def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skipped], thresholds: Thresholds | None = None,
                     check_checkpoints: bool = True, workers: int | None = None,
                     progress: Progress | None = None) -> Analysis:
@@ -403,7 +411,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
         updates, not_compared = checkpoint_updates(checkpoints, workers=workers, progress=progress,
                                                    budget=thresholds.updates_read_budget)
         skipped = skipped + ck_skipped + [Skipped(str(path), problem) for problem in not_compared]
-    if timeline.frame.empty and not checkpoints and not records:  # files found, but not one log or weight read
+    read_any = any(c.status != "unreadable" for c in checkpoints)  # a blob.bin refused by the loader is no weight read
+    if timeline.frame.empty and not read_any and not records:  # files found, but not one log or weight read
         reasons = "; ".join(str(s) for s in skipped) or "no training metric or checkpoint weight in the files found"
         raise NotARunDirectory(path, f"nothing readable ({reasons})")
     config = read_run_config(layout, timeline)

@@ -34,6 +34,7 @@ from .checkpoints.run_checks import check_with_optimizer
 from .checkpoints.scan import as_ref
 from .checkpoints.types import CheckpointInfo, CheckpointRef
 from .config import Thresholds
+from .errors import UnreadableFile
 from .findings import Finding, json_safe, plural, sort_findings
 from .ingest import read_logs
 from .run import discover
@@ -172,6 +173,7 @@ def bisect_checkpoints(a, b, criterion=None, timeline: Timeline | None = None, f
     search = BinarySearch(candidates, lambda ref: _judged(check_with_optimizer(ref, criterion, workers), findings),
                           progress)
     last_good, first_bad = search.run()
+    _endpoints_readable(search, (ra, rb))
     bad_info, changes = first_bad_in_full(last_good, first_bad, search.infos.get(first_bad), ra, criterion,
                                           workers, progress)
     window = search_window(last_good, first_bad, ra, rb)
@@ -180,6 +182,15 @@ def bisect_checkpoints(a, b, criterion=None, timeline: Timeline | None = None, f
                         window_summary=window_summary(timeline, window) if timeline is not None else {},
                         criterion=criterion.describe(), incident=first_harm(findings),
                         reasons=_probe_reasons(search.infos))
+
+
+def _endpoints_readable(search: BinarySearch, endpoints: tuple[CheckpointRef, CheckpointRef]) -> None:
+    """Raise UnreadableFile for an endpoint the search probed and could not read: a bisect whose end is unknown
+    ("first bad: none" beside a cut checkpoint) answers nothing, so it is a usage error naming the checkpoint."""
+    for ref in endpoints:
+        info = search.infos.get(ref)
+        if info is not None and (ref, "unreadable") in search.probed:
+            raise UnreadableFile(ref.path, f"cannot bisect to a checkpoint that cannot be read: {info.reason}")
 
 
 def _probe_reasons(infos: dict) -> dict:

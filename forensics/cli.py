@@ -111,6 +111,8 @@ def _writable(path: Path | None, option: str) -> None:
     if path.is_dir():
         raise BadOutputPath(path, f"{option} takes a file name, and this is a folder")
     parent = path.parent if str(path.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise BadOutputPath(path, f"{option}: {parent} is a file, not a folder")
     if not parent.is_dir():
         raise BadOutputPath(path, f"{option}: the folder {parent} does not exist")
     if not os.access(parent, os.W_OK):
@@ -186,7 +188,7 @@ def cli():
 @click.option("--fail-on", type=click.Choice(["broken", "warning"]), default="broken", show_default=True,
               help="Exit 1 on this status or worse.")
 @click.option("--no-checkpoints", is_flag=True, help="Read the logs only; do not open checkpoints.")
-@click.option("--workers", type=int, default=None, help="Processes for checkpoint scans (default: all cores).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes for checkpoint scans (default: all cores).")
 @click.option("-v", "--verbose", is_flag=True, help="After the one-screen summary, the four answers in full.")
 @_run_option
 @_dask_option
@@ -290,7 +292,7 @@ def timeline(path, csv_path, parquet_path, wide, run):
 @click.argument("checkpoint", type=click.Path(path_type=Path, readable=False))
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write one row per tensor as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-tensor stats as JSON.")
-@click.option("--workers", type=int, default=None, help="Processes (default: all cores).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: all cores).")
 @_dask_option
 @_fail_cleanly
 def scan(checkpoint, csv_path, as_json, workers, dask):

@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
+from .decoding import as_utf8, bom_encoding, decode_text
 from .launch_command import holds_one_launch
 from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS, is_metrics_table_header
 
@@ -123,6 +125,8 @@ def discover(path) -> RunLayout:
     path = Path(path).expanduser()
     if not path.exists():
         raise NotARunDirectory(path, "no such file or folder")
+    if not path.is_dir() and not path.is_file():
+        raise NotARunDirectory(path, _not_regular(path))
     if path.is_file():
         layout = RunLayout(root=path.parent.resolve())
         _classify(path.resolve(), layout, explicit=True)
@@ -152,10 +156,40 @@ def _walk(root: Path, layout: RunLayout) -> None:
             continue
         seen_dirs.add((st.st_dev, st.st_ino))
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not _wandb_link(dirpath, d))
+        _note_folders_named_as_weights(dirpath, dirnames, layout)
         _note_tracker_folder(Path(dirpath), dirnames, filenames, layout)
         for name in sorted(filenames):
-            if not _tracker_own_file(dirpath, name):
+            if not _tracker_own_file(dirpath, name) and _regular_file(Path(dirpath) / name, layout):
                 _classify(Path(dirpath) / name, layout, explicit=False)
+
+
+def _note_folders_named_as_weights(dirpath: str, dirnames: list[str], layout: RunLayout) -> None:
+    """A folder named like a weights file (model.safetensors/) is where a checkpoint's weights were expected: said,
+    not passed over in silence (what it holds is still walked)."""
+    for name in dirnames:
+        if Path(name).suffix.lower() in _WEIGHT_SUFFIXES and not _NOT_WEIGHTS.match(name):
+            layout.skipped.append(Skipped(os.path.join(dirpath, name), "a folder named like a weights file, not a "
+                                                                       "weights file; not read as weights"))
+
+
+def _regular_file(path: Path, layout: RunLayout) -> bool:
+    """Whether `path` (its link followed) is a regular file; anything else is listed as skipped. A FIFO blocks the
+    reader until someone writes to it, a device such as /dev/zero never ends: neither is read."""
+    if path.is_file():
+        return True
+    layout.skipped.append(Skipped(str(path), _not_regular(path)))
+    return False
+
+
+def _not_regular(path: Path) -> str:
+    """Why `path` is not read: what it is instead of a regular file."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as err:
+        return os_reason(err)
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return f"{kind}, not a regular file; not read"
 
 
 # --- experiment trackers' folders ---------------------------------------------------------------
@@ -238,6 +272,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif suffix == ".ipynb":
         if explicit or _holds_whole(path, layout, _notebook_hinted):
             layout.notebooks.append(path)
+        elif (problem := _notebook_problem(path)) is not None:
+            layout.skipped.append(Skipped(str(path), problem))
     elif (suffix in (".csv", ".tsv") and explicit) or (suffix in _TABLE_SUFFIXES and _is_metrics_table(path, layout)):
         layout.csv_logs.append(path)
     elif _is_config(name) or (not explicit and (name.lower() == "readme.md" or suffix in (".yaml", ".yml"))):
@@ -473,12 +509,14 @@ def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: 
     with banners; a JSON file's shape is in its head alone)."""
     try:
         with open(path, "rb") as fh:
-            if found(fh.read(_SNIFF_BYTES)):
+            head = fh.read(_SNIFF_BYTES)
+            encoding, _ = bom_encoding(head)  # a UTF-16 console (PowerShell's `>`) is searched as its text
+            if found(as_utf8(head, encoding)):
                 return True
             size = os.fstat(fh.fileno()).st_size
             if tail and size > _SNIFF_BYTES:
-                fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES))
-                return found(fh.read(_SNIFF_BYTES))
+                fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES) // 2 * 2)  # even: a UTF-16 character's first byte
+                return found(as_utf8(fh.read(_SNIFF_BYTES), encoding))
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False
@@ -505,6 +543,23 @@ def _notebook_hinted(data: bytes) -> bool:
     return _hinted("\n".join(strings).encode("utf-8", "replace"))
 
 
+def _notebook_problem(path: Path) -> str | None:
+    """Why a notebook that shows no training cannot be read as a notebook (cut, not JSON, cells not a list), or None
+    for a whole notebook that simply holds no training (a data-preparation notebook is passed over in silence)."""
+    try:
+        with open(path, "rb") as fh:
+            text, _ = decode_text(fh.read(_MAX_NOTEBOOK_BYTES))
+        notebook = json.loads(text)
+    except OSError as err:
+        return os_reason(err)
+    except json.JSONDecodeError as err:
+        return f"invalid JSON at line {err.lineno} column {err.colno} ({err.msg}); the notebook may be cut"
+    except RecursionError:
+        return "JSON nested too deeply; not a Jupyter notebook"
+    cells = notebook.get("cells", notebook.get("worksheets")) if isinstance(notebook, dict) else None
+    return None if isinstance(cells, list) else "no list of cells; not a Jupyter notebook"
+
+
 def _strings_in(value, out: list[str]) -> None:
     if isinstance(value, str):
         out.append(value)
@@ -524,7 +579,8 @@ def _holds_whole(path: Path, layout: RunLayout, found: Callable[[bytes], bool]) 
             layout.skipped.append(Skipped(str(path), f"a notebook over {_MAX_NOTEBOOK_BYTES >> 20} MB: not sniffed"))
             return False
         with open(path, "rb") as fh:
-            return found(fh.read())
+            data = fh.read()
+        return found(as_utf8(data, bom_encoding(data)[0]))
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False

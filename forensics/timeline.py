@@ -269,7 +269,10 @@ def _one_per_step_metric(rows: pd.DataFrame) -> pd.DataFrame:
     format_codes, formats = pd.factorize(rows["format"])
     prio = np.array([FORMAT_PRIORITY.get(f, 9) for f in formats], dtype="int64")[format_codes]
     metric_codes, _ = pd.factorize(rows["metric"], sort=True)
-    order = np.lexsort((prio, metric_codes, rows["step"].to_numpy()))
+    # a NaN/Inf one log shows at a step is never hidden by a finite value another log holds for it (a second
+    # log of the same run written after the fact, or another run's log beside it): the damage is what is kept
+    finite = np.isfinite(rows["value"].to_numpy(dtype="float64"))
+    order = np.lexsort((prio, finite, metric_codes, rows["step"].to_numpy()))
     rows = rows.iloc[order]
     return rows.drop_duplicates(["step", "metric"], keep="first")
 

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "forensics"
 # Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "_lazy", "errors", "findings", "config", "torchpickle", "lfs", "metric_names", "tracker_run",
-     "restarts", "launch_command"),  # types
+     "restarts", "launch_command", "decoding"),  # types
     ("run", "timeline", "ingest", "checkpoints", "export"),                 # read and measure
     ("analyzers", "causes", "profile"),                                     # judge
     ("report",),                                                            # render

@@ -89,7 +89,7 @@ def test_epoch_going_backwards_after_a_resume_is_kept_as_written(tmp_path):
 
 @pytest.mark.parametrize("content, reason", [
     (b'{"log_history": [{"loss": 1.0, "st', "invalid JSON"),
-    (b"\xff\xfe\x00garbage", "not UTF-8"),
+    (b"\xff\xfe\x00garbage", "invalid JSON"),  # a UTF-16 BOM, then no JSON
     (b"[1, 2, 3]", "not an object"),
     (b'{"log_history": {"loss": 1}}', "not a list"),
 ])

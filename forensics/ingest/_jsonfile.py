@@ -8,16 +8,21 @@ from __future__ import annotations
 import json
 
 from ..errors import UnreadableFile
+from ..decoding import decode_text
 
 
-def read_json_value(path, what: str = ""):
-    """The JSON value in `path` (an object, a list, ...); UnreadableFile naming the problem otherwise."""
-    suffix = f"; not {what}" if what else ""
+def read_json_value(path, what: str = "", notes: list[str] | None = None):
+    """The JSON value in `path` (an object, a list, ...); UnreadableFile naming the problem otherwise.
+
+    Bytes that are not UTF-8 are replaced (a latin-1 path in a string value costs nothing else) and, when
+    `notes` is given, said there; a bad byte outside a string leaves the JSON invalid, which is said as such.
+    """
+    with open(path, "rb") as fh:
+        text, not_utf8 = decode_text(fh.read())
+    if not_utf8 and notes is not None:
+        notes.append(not_utf8)
     try:
-        with open(path, "rb") as fh:
-            return json.loads(fh.read().decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise UnreadableFile(path, f"not UTF-8 text{suffix}") from None
+        return json.loads(text)
     except json.JSONDecodeError as err:
         raise UnreadableFile(path, f"invalid JSON at line {err.lineno} column {err.colno} "
                                    f"({err.msg}); the file may be cut") from None
@@ -25,13 +30,14 @@ def read_json_value(path, what: str = ""):
         raise UnreadableFile(path, "JSON nested too deeply") from None
 
 
-def read_json_object(path, what: str = "") -> dict:
+def read_json_object(path, what: str = "", notes: list[str] | None = None) -> dict:
     """The JSON object in `path` as a dict; UnreadableFile naming the problem otherwise.
 
-    `what` names the expected file kind ("a trainer_state.json") for the error messages.
+    `what` names the expected file kind ("a trainer_state.json") for the error messages; `notes` as in
+    read_json_value.
     """
     suffix = f"; not {what}" if what else ""
-    value = read_json_value(path, what)
+    value = read_json_value(path, what, notes)
     if not isinstance(value, dict):
         raise UnreadableFile(path, f"the JSON is not an object (expected a JSON object, found {type(value).__name__}){suffix}")
     return value

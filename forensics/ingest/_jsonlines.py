@@ -25,16 +25,14 @@ import pandas as pd
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
+from ..decoding import decode_text
 
 MAX_STEP = 2 ** 62  # a step must fit the timeline's int64 column
 
 
 def parse_lines(path: Path) -> tuple[list[dict], list[str]]:
     """The JSON objects of the file in order, and warnings about lines that were not."""
-    try:
-        text = Path(path).read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise UnreadableFile(path, f"not UTF-8 text (byte {err.start}); not a JSON-lines log") from None
+    text, not_utf8 = decode_text(Path(path).read_bytes())
     lines = text.splitlines()
     objects: list[dict] = []
     bad: list[int] = []
@@ -51,8 +49,9 @@ def parse_lines(path: Path) -> tuple[list[dict], list[str]]:
         else:
             bad.append(number)
     if not objects:
-        raise UnreadableFile(path, "no JSON object on any line; not a JSON-lines log")
-    return objects, _warnings(bad, len(lines), text.endswith("\n"))
+        encoding = f" ({not_utf8})" if not_utf8 else ""
+        raise UnreadableFile(path, f"no JSON object on any line{encoding}; not a JSON-lines log")
+    return objects, ([not_utf8] if not_utf8 else []) + _warnings(bad, len(lines), text.endswith("\n"))
 
 
 def _warnings(bad: list[int], n_lines: int, ends_with_newline: bool) -> list[str]:

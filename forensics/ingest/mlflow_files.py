@@ -62,8 +62,11 @@ def _metric_rows(folder: Path) -> tuple[list[tuple[int, str, float, int]], list[
         except OSError as err:
             problems.append(f"metrics/{key}: {os_reason(err)}")
             continue
+        lines, cut = _complete_lines(text)
+        if cut:
+            problems.append(f"metrics/{key}: the last line is cut (the run may still be writing); dropped")
         bad = 0
-        for line in text.splitlines():
+        for line in lines:
             parsed = _point(line)
             if parsed is None:
                 bad += line.strip() != ""
@@ -72,6 +75,17 @@ def _metric_rows(folder: Path) -> tuple[list[tuple[int, str, float, int]], list[
         if bad:
             problems.append(f"metrics/{key}: {bad} lines are not '<timestamp> <value> <step>'; left out")
     return rows, problems
+
+
+def _complete_lines(text: str) -> tuple[list[str], bool]:
+    """The file's lines without a cut last one, and whether one was cut.
+
+    MLflow appends each point with its newline in one write ("<timestamp> <value> <step>\n"), so a last
+    line without its newline is a write in progress even where it parses ("... 0.5713 12" of step 125).
+    """
+    lines = text.splitlines()
+    cut = bool(lines) and not text.endswith("\n") and lines[-1].strip() != ""
+    return (lines[:-1], True) if cut else (lines, False)
 
 
 def _point(line: str) -> tuple[int, float, int] | None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
+from ..decoding import decode_text
 from . import command_line, notebook_code, notebook_sessions, stdout
 from .notebook_code.cells import shell_commands
 from .results_table import trainer_tables
@@ -76,9 +77,8 @@ def _earlier_runs_left_out(count: int, judged: list[int]) -> str:
 
 def _notebook(path: Path) -> tuple[dict, list[str]]:
     """The notebook's JSON object, and a warning where bytes that are not UTF-8 were replaced (as a console's are)."""
-    raw = path.read_bytes()
-    text = raw.decode("utf-8-sig", errors="replace")
-    warnings = ["bytes that are not UTF-8 were replaced"] if "\ufffd" in text and b"\xef\xbf\xbd" not in raw else []
+    text, not_utf8 = decode_text(path.read_bytes())
+    warnings = [not_utf8] if not_utf8 else []
     try:
         notebook = json.loads(text)
     except json.JSONDecodeError as err:

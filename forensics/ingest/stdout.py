@@ -49,6 +49,7 @@ import pandas as pd
 
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
+from ..decoding import decode_text
 from ._frames import without_placeholders, without_unit_loss_scale
 from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs
 from .banners import find_banners, may_hold_banners
@@ -68,10 +69,8 @@ FORMAT = "stdout"
 def read(path: Path) -> LogRecords:
     """Training metrics and DeepSpeed loss-scale events of one console log (module docstring)."""
     path = Path(path)
-    raw = path.read_bytes()
-    text = raw.decode("utf-8-sig", errors="replace")
-    replaced = "\ufffd" in text and b"\xef\xbf\xbd" not in raw
-    return read_console(text, path, ["bytes that are not UTF-8 were replaced"] if replaced else [])
+    text, not_utf8 = decode_text(path.read_bytes())
+    return read_console(text, path, [not_utf8] if not_utf8 else [])
 
 
 def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:

@@ -24,6 +24,8 @@ from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._jsonfile import read_json_object
+from ._jsonlines import as_number
+from ..decoding import decode_text
 
 FORMAT = "trainer_state"
 META_KEYS = ("global_step", "max_steps", "logging_steps", "eval_steps", "save_steps", "num_train_epochs",
@@ -39,8 +41,9 @@ def read(path: Path) -> LogRecords:
     """
     path = Path(path)
     cut_note = None
+    decode_notes: list[str] = []
     try:
-        state = read_json_object(path, "a trainer_state.json")
+        state = read_json_object(path, "a trainer_state.json", decode_notes)
     except UnreadableFile:
         state = complete_part(path)
         if state is None:
@@ -55,7 +58,7 @@ def read(path: Path) -> LogRecords:
     frame, meta, warnings = history_frame(history, state.get("logging_steps"))
     meta.update({k: state[k] for k in META_KEYS if k in state and _is_plain(state[k])})
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
-                      warnings=((cut_note,) if cut_note else ()) + warnings)
+                      warnings=tuple(decode_notes[:1]) + ((cut_note,) if cut_note else ()) + warnings)
 
 
 def complete_part(path: Path) -> dict | None:
@@ -67,8 +70,8 @@ def complete_part(path: Path) -> dict | None:
     "log_history" (best_*, epoch, eval_steps, global_step, ...) come first in sorted order.
     """
     try:
-        text = Path(path).read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+        text, _ = decode_text(Path(path).read_bytes())  # the note on replaced bytes was taken by the first reading
+    except OSError:
         return None
     key = text.find('"log_history"')
     start = text.find("[", key) + 1 if key >= 0 else 0
@@ -121,6 +124,7 @@ def history_frame(history: list, logging_steps) -> tuple[pd.DataFrame, dict, tup
     values = np.fromiter(chain.from_iterable(map(dict.values, entries)), object, len(keys))
     types = np.fromiter(map(type, values), object, len(values))
     numeric = (types == float) | (types == int)  # exact types: a bool is not a metric
+    _numeric_strings(values, types == str, numeric)
     key_code, key_names = pd.factorize(keys)
     entry_of = np.repeat(np.arange(len(entries)), sizes)
     is_step = numeric & (keys == "step")
@@ -136,6 +140,17 @@ def history_frame(history: list, logging_steps) -> tuple[pd.DataFrame, dict, tup
         "wall_time": np.full(int(keep.sum()), math.nan),
     })
     return frame, meta, warnings
+
+
+def _numeric_strings(values: np.ndarray, is_string: np.ndarray, numeric: np.ndarray) -> None:
+    """Read the strings that hold numbers ("1.23", "nan") as numbers, in place, as the JSON-lines readers do (a
+    script that logged str(loss)); other strings stay what they are."""
+    at = np.flatnonzero(is_string)
+    numbers = [as_number(value) for value in values[at]]
+    taken = [(i, n) for i, n in zip(at.tolist(), numbers) if n is not None]
+    for i, number in taken:
+        values[i] = number
+        numeric[i] = True
 
 
 def _floats(values: np.ndarray) -> np.ndarray:

@@ -413,8 +413,9 @@ def trainer_state_cases() -> list[Case]:
         Case("ts_cut_tail", "trainer_state", _state_text(lambda t: t[: len(t) // 2].encode()),
              r"partly read: cut mid-write \(the run may still be writing it\): read its [1-9]\d* complete "
              r"log_history entries"),
-        Case("ts_not_utf8", "trainer_state", _state_text(lambda t: t.encode("utf-16")),
-             r"not UTF-8 text; not a trainer_state\.json"),
+        Case("ts_not_utf8", "trainer_state",  # a latin-1 path in a string value: replaced, said, the rest read
+             _state_text(lambda t: t.encode().replace(b"{", b'{"run_dir": "caf\xe9",', 1)),
+             r"partly read: bytes that are not UTF-8 were replaced \(1 line\)$"),
         Case("ts_wrong_format", "trainer_state", _state_text(lambda t: b"log_history:\n- loss: 1.0\n  step: 5\n"),
              invalid),
         Case("ts_top_is_list", "trainer_state", _state(lambda s: s["log_history"]),
@@ -442,7 +443,7 @@ def jsonl_cases() -> list[Case]:
              r"no JSON object on any line; not a JSON-lines log"),
         Case("jsonl_not_utf8", "jsonl",
              _writes("metrics.jsonl", lambda run: good.encode()[:bad_byte_at] + b"\xff" + good.encode()[bad_byte_at:]),
-             rf"not UTF-8 text \(byte {bad_byte_at}\); not a JSON-lines log"),
+             r"partly read: bytes that are not UTF-8 were replaced \(1 line\); 1 lines without a step; skipped"),
         Case("jsonl_cut_tail", "jsonl", _writes("metrics.jsonl", lambda run: good[: len(good) - 1 - cut_at].encode()),
              rf"partly read: last line \({len(lines)}\) is cut \(the run may still be writing\); dropped"),
         Case("jsonl_garbage_lines", "jsonl",
@@ -456,7 +457,8 @@ def jsonl_cases() -> list[Case]:
              rf"partly read: last line \({len(lines)}\) is cut"),
         Case("llamafactory_not_utf8", "llamafactory",
              _writes("trainer_log.jsonl", lambda run: b"\xc3\x28" + lf.encode()),
-             r"not UTF-8 text \(byte 0\); not a JSON-lines log"),
+             r"partly read: bytes that are not UTF-8 were replaced \(1 line\); 1 lines are not JSON objects "
+             r"\(lines 1\); skipped"),
         Case("swift_binary", "swift", _writes("logging.jsonl", lambda run: event_file_bytes()),
              r"not UTF-8 text \(byte \d+\)|no JSON object on any line"),
         Case("stdout_not_utf8", "stdout",
