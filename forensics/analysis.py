@@ -41,7 +41,7 @@ from .config import RunConfig, Thresholds
 from .errors import NotARunDirectory
 from .findings import Cause, Finding, Skipped, json_safe, plural, sort_findings
 from .ingest import read_logs
-from .causes.roles import cause_role, leading_cause
+from .causes import roles
 from .ingest.run_config import read_run_config
 from .metric_names import OPTIMIZER_STEP
 from .ingest.trackers import choose_run
@@ -211,10 +211,16 @@ class Analysis:
                                                                         or checkpoint.step >= incident)
         return {**checkpoint.to_dict(), "after_incident_step": incident if after else None}
 
+    @property
+    def leading_cause(self) -> Cause | None:
+        """The cause to act on first (`causes.roles.leading_cause`): `causes` is ordered by confidence, and the
+        likeliest may be HF's NaN filter, which hid the trouble rather than caused it."""
+        return roles.leading_cause(self.causes, self.first_incident)
+
     def _causes_dicts(self) -> list[dict[str, Any]]:
         """The causes, ordered by confidence, each with its `role` in the report (see causes.roles.cause_role)."""
-        lead = leading_cause(self.causes, self.first_incident)
-        return [{**c.to_dict(), "role": cause_role(self.first_incident, c, lead)} for c in self.causes]
+        lead = self.leading_cause
+        return [{**c.to_dict(), "role": roles.cause_role(self.first_incident, c, lead)} for c in self.causes]
 
     def to_dict(self) -> dict[str, Any]:
         """The `analyze --json` contract (fields may be added, never renamed or dropped)."""
@@ -229,7 +235,7 @@ class Analysis:
             "last_good_checkpoint": last_good.to_dict() if last_good else None,
             "first_bad_checkpoint": first_bad.to_dict() if first_bad else None,
             "causes": self._causes_dicts(),
-            "leading_cause": lead.cause if (lead := leading_cause(self.causes, self.first_incident)) is not None else None,
+            "leading_cause": lead.cause if (lead := self.leading_cause) is not None else None,
             "run_profile": self.run_profile.to_dict(),
             "updates": [u.to_dict() for u in self.updates],
             "learning_evidence": json_safe(self.learning.to_dict()) if self.learning else None,

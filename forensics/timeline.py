@@ -270,9 +270,15 @@ def _one_per_step_metric(rows: pd.DataFrame) -> pd.DataFrame:
     prio = np.array([FORMAT_PRIORITY.get(f, 9) for f in formats], dtype="int64")[format_codes]
     metric_codes, _ = pd.factorize(rows["metric"], sort=True)
     # a NaN/Inf one log shows at a step is never hidden by a finite value another log holds for it (a second
-    # log of the same run written after the fact, or another run's log beside it): the damage is what is kept
+    # log of the same run written after the fact, or another run's log beside it): the damage is what is kept.
+    # Within one log the first row stands: an empty cell of its own (an epoch table's eval-only last row) is no damage
     finite = np.isfinite(rows["value"].to_numpy(dtype="float64"))
-    order = np.lexsort((prio, finite, metric_codes, rows["step"].to_numpy()))
+    finite_first = np.ones(len(rows), dtype=bool)
+    shared = rows.duplicated(["step", "metric"], keep=False).to_numpy()
+    if shared.any():  # (the group count only over the few rows two lines share: millions of rows stay fast)
+        logs_at = rows[shared].groupby(["step", "metric"], sort=False)["source"].transform("nunique").to_numpy()
+        finite_first[shared] = np.where(logs_at > 1, finite[shared], True)
+    order = np.lexsort((prio, finite_first, metric_codes, rows["step"].to_numpy()))
     rows = rows.iloc[order]
     return rows.drop_duplicates(["step", "metric"], keep="first")
 

@@ -20,6 +20,7 @@ from forensics.ingest import read_logs  # noqa: E402
 from forensics.ingest.run_config import read_run_config  # noqa: E402
 from forensics.run import discover  # noqa: E402
 from forensics.causes.roles import leading_cause  # noqa: E402
+from forensics.report.notation import block_ranges  # noqa: E402
 from forensics.timeline import build_timeline  # noqa: E402
 
 from support.incidents import CASES  # noqa: E402
@@ -80,7 +81,7 @@ def test_case_specific_evidence(incident):
         assert config.get("ds.fp16.enabled") is True and config.get("state.skipped_steps") == 5
     if incident.blocks:
         late = next(c for c in causes if c.cause == "late_blocks")
-        assert ", ".join(incident.blocks) in " ".join(late.evidence)
+        assert block_ranges(incident.blocks) in " ".join(late.evidence)  # one way of writing a range: h.21-23
 
 
 def test_analyze_names_the_cause_step_and_blocks(incident):

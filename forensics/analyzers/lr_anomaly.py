@@ -48,9 +48,9 @@ def _starts_over_after_its_end(lr) -> list[Finding]:
     values, steps = lr.to_numpy(), lr.index.to_numpy()
     if len(values) < 3:
         return []
-    out = []
+    out, peaks = [], np.maximum.accumulate(values)
     for i in range(1, len(values) - 1):
-        peak = float(np.max(values[:i]))
+        peak = float(peaks[i - 1])
         if peak > 0 and _ran_out(values, i, peak) and values[i + 1] >= _JUMPS_BACK * peak \
                 and not _climbed_back_before(values[:i]):
             message = (f"learning rate ran out at step {int(steps[i])} ({format_number(values[i])}, its schedule's end "
@@ -87,16 +87,12 @@ def _starts_over_mid_decay(lr) -> list[Finding]:
     resume's restart can come anywhere (one in the later half of a decay is not told from such a cycle and is left
     alone). A warning at the first such point, else []."""
     values, steps = lr.to_numpy(), lr.index.to_numpy()
-    for i in range(_DECAY_POINTS + 1, len(values)):
+    for i in _jumps_back_near_the_peak(values):
         before = values[:i]
         peak_at = int(np.argmax(before))
-        peak, prev = float(before[peak_at]), float(before[-1])
+        peak, prev, now = float(before[peak_at]), float(before[-1]), float(values[i])
         falling = np.diff(before[-(_DECAY_POINTS + 1):]) < 0
-        if peak <= 0 or not falling.all() or np.any(np.diff(before[peak_at:]) > 0):
-            continue
-        now = float(values[i])
-        if _EARLY_IN_DECAY * peak <= prev <= _DECAYED * peak and now >= _BACK_AT_PEAK * peak \
-                and now - prev >= _WAY_BACK * (peak - prev):
+        if falling.all() and not np.any(np.diff(before[peak_at:]) > 0):
             message = (f"learning rate is back at {format_number(now)} at step {int(steps[i])}, at once, "
                        f"from {format_number(prev)} at step {int(steps[i - 1])} on a decay from its peak of "
                        f"{format_number(peak)} (step {int(steps[peak_at])}): the schedule started over in the middle of "
@@ -108,6 +104,19 @@ def _starts_over_mid_decay(lr) -> list[Finding]:
                 "before": prev, "after": now, "peak": peak, "started_over": True,
                 "schedule_shape": True})]
     return []
+
+
+def _jumps_back_near_the_peak(values: np.ndarray) -> np.ndarray:
+    """The positions where the rate is back at once near the peak before it (`_BACK_AT_PEAK` of it, `_WAY_BACK` of the
+    way up) from a point `_EARLY_IN_DECAY` to `_DECAYED` of it: the only points `_starts_over_mid_decay` looks at
+    closer (found in one pass; a log of every step has hundreds of thousands of points)."""
+    if len(values) <= _DECAY_POINTS + 1:
+        return np.zeros(0, dtype="int64")
+    peak, prev, now = np.maximum.accumulate(values)[:-1], values[:-1], values[1:]
+    near = (peak > 0) & (prev >= _EARLY_IN_DECAY * peak) & (prev <= _DECAYED * peak) & (now >= _BACK_AT_PEAK * peak) \
+        & (now - prev >= _WAY_BACK * (peak - prev))
+    found = np.flatnonzero(near) + 1
+    return found[found >= _DECAY_POINTS + 1]
 
 
 def _one_finding(found: list[Finding]) -> list[Finding]:
