@@ -57,3 +57,34 @@ def test_a_small_vocabulary_model_starting_far_under_ln_vocab_is_not_called_pret
     losses = _falling(2.4, 1.4, 120, 0.1)
     profile = forensics.analyze(_checkpoint(tmp_path / "run", losses, _CUSTOM_LM)).run_profile
     assert profile.objective != "pretrain"
+
+
+# ---- change 2: a fine-tune of a trained base that starts near the uniform guess and ends over half of it -----------
+
+_GPT2_ADAPTER = json.dumps({"base_model_name_or_path": "gpt2", "fan_in_fan_out": True, "lora_alpha": 32,
+                            "lora_dropout": 0.05, "peft_type": "LORA", "r": 16, "target_modules": ["c_attn"],
+                            "task_type": "CAUSAL_LM", "inference_mode": True})
+
+
+def test_an_adapter_on_a_trained_base_starting_near_chance_and_ending_over_half_of_it_is_a_warning(tmp_path):
+    """A GPT-2 LoRA whose loss starts at 9.46 (87% of ln 50257) and falls at every point to 7.22 (67%)."""
+    losses = [9.4578, 8.9165, 8.2572, 8.1536, 7.6807, 7.4703, 7.2218]
+    run = _checkpoint(tmp_path / "run", losses, {}, extra_files={"adapter_config.json": _GPT2_ADAPTER})
+    analysis = forensics.analyze(run)
+    assert analysis.status == "warning"
+    assert analysis.first_incident.kind == "no_learning_evidence"
+    assert analysis.first_incident.step == 10
+
+
+def test_an_adapter_on_a_trained_base_starting_at_a_fine_tunes_level_is_healthy(tmp_path):
+    """The same LoRA and shape of curve at the level a trained GPT-2 reads English at: 3.6 falling to 2.4."""
+    losses = [3.61, 3.32, 3.05, 2.88, 2.66, 2.52, 2.41]
+    run = _checkpoint(tmp_path / "run", losses, {}, extra_files={"adapter_config.json": _GPT2_ADAPTER})
+    assert forensics.analyze(run).status == "healthy"
+
+
+def test_an_adapter_whose_start_near_chance_is_left_far_behind_is_healthy(tmp_path):
+    """A first window near the guess (8.64, a template or new tokens) that the run leaves for 0.4: put right."""
+    losses = [8.637, 3.9, 1.9, 1.1, 0.8, 0.6, 0.5, 0.45, 0.42, 0.415]
+    run = _checkpoint(tmp_path / "run", losses, {}, extra_files={"adapter_config.json": _GPT2_ADAPTER})
+    assert not any(f.kind == "no_learning_evidence" for f in forensics.analyze(run).findings)
