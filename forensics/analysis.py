@@ -322,8 +322,8 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
                                                  config.get("adapter.task_type"), profile.objective == "pretrain",
                                                  base[0] if base else None)
         if not found and not any(f.kind == "no_learning_evidence" for f in findings):
-            found = detect_start_near_the_guess(doubtful, thresholds, profile.method, vocab,
-                                                config.get("adapter.task_type"), base[0] if base else None)
+            found = detect_start_near_the_guess(doubtful, profile.method, vocab, config.get("adapter.task_type"),
+                                                base[0] if base else None)
     found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
                                         config.get("num_train_epochs"))
     never = any(f.kind == "never_learned" for f in findings)  # one never-learned finding is enough

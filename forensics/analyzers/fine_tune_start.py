@@ -68,8 +68,8 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
                               "vocab_size": vocab_size if known else None, "method": method, "last_tenth_loss": tail})]
 
 
-def detect_start_near_the_guess(metrics: Metrics, thresholds: Thresholds, method: str, vocab_size: int | None,
-                                task_type: str | None = None, pretrained_base: str | None = None) -> list[Finding]:
+def detect_start_near_the_guess(metrics: Metrics, method: str, vocab_size: int | None, task_type: str | None = None,
+                                pretrained_base: str | None = None) -> list[Finding]:
     """One `no_learning_evidence` warning for a run loaded from trained weights (an adapter, or a config naming its
     base) whose first loss is `_NEAR_CHANCE` x ln V or more of its known vocabulary and whose loss still ends over
     `_STILL_HIGH` x ln V; or []. A trained language model reads its own kind of text far under the uniform guess (a
