@@ -23,7 +23,7 @@ from .analyzers.metrics import RLMetrics, is_preference_log
 from .analyzers.memorization import memorized_from_scratch
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
 from .analyzers.zero_in_first_epoch import for_a_classifier
-from .analyzers.fine_tune_start import detect_start_above_uniform_guess
+from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_start_near_the_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.lr_anomaly import detect_warmup_past_the_end
 from .analyzers.never_learned import (detect_classifier_at_chance, detect_dpo_loss_never_under_chance,
@@ -327,6 +327,9 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
         found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
                                                  config.get("adapter.task_type"), profile.objective == "pretrain",
                                                  base[0] if base else None)
+        if not found and not any(f.kind == "no_learning_evidence" for f in findings):
+            found = detect_start_near_the_guess(doubtful, profile.method, vocab, config.get("adapter.task_type"),
+                                                base[0] if base else None)
     found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
                                         config.get("num_train_epochs"))
     never = any(f.kind == "never_learned" for f in findings)  # one never-learned finding is enough

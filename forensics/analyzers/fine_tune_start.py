@@ -14,6 +14,8 @@ size is not known, only a first loss above ln(440k) = 13, the uniform guess of a
 A run not known to train an adapter, its vocabulary not known, is held to three times that guess, and only where
 its loss later comes down under it (a per-token mean, no sum): a fresh head or a poor initialisation starts a little
 above ln V, nothing several times above it (with the vocabulary known, `impossible_loss` reads such a start).
+A fine-tune of a trained base that starts under ln V but near it, and still ends over half of it, is told apart too
+(`detect_start_near_the_guess`): the base was not shown text it can read, and the run shows no fine-tune that worked.
 """
 from __future__ import annotations
 
@@ -64,6 +66,44 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
                     evidence={"first_loss": first, "uniform_guess_loss": level,
                               "vocab_size": vocab_size if known else None, "method": method, "last_tenth_loss": tail})]
+
+
+def detect_start_near_the_guess(metrics: Metrics, method: str, vocab_size: int | None, task_type: str | None = None,
+                                pretrained_base: str | None = None) -> list[Finding]:
+    """One `no_learning_evidence` warning for a run loaded from trained weights (an adapter, or a config naming its
+    base) whose first loss is `_NEAR_CHANCE` x ln V or more of its known vocabulary and whose loss still ends over
+    `_STILL_HIGH` x ln V; or []. A trained language model reads its own kind of text far under the uniform guess (a
+    pretrained GPT-2 on English: 3-4 nats, ln 50257 = 10.82): a base that scores these targets near chance is not
+    being shown text it can read (labels full of padding, another model's tokenizer), and an end still over half the
+    guess, above what token frequencies alone give, is no fine-tune that worked, however steadily it fell (a GPT-2
+    LoRA's 9.46 -> 7.22 over three epochs). A start near chance that the run then leaves far behind (8.6 -> 0.4) is a
+    first window's template or new tokens being put right, and is left alone."""
+    loss = real_loss(metrics)
+    trained = method in ADAPTER_METHODS or bool(pretrained_base)
+    if not trained or not isinstance(vocab_size, int) or vocab_size < _TOKEN_VOCABULARY or len(loss) < 2 \
+            or is_preference_log(metrics) or task_type not in (None, "CAUSAL_LM"):
+        return []
+    level, first, tail = math.log(vocab_size), float(loss.iloc[0]), _last_tenth(loss)
+    if not _NEAR_CHANCE * level <= first <= level or tail < _STILL_HIGH * level:
+        return []
+    start = (f"this {ADAPTER_METHODS[method]} fine-tune of a trained base" if method in ADAPTER_METHODS
+             else f"this run, loaded from the trained {pretrained_base},")
+    message = (f"the first training loss {format_number(first)} of {start} is {100 * first / level:.0f}% of "
+               f"ln {vocab_size} = {format_number(level)}, the uniform guess over its vocabulary, and the run ended at "
+               f"about {format_number(tail)} ({100 * tail / level:.0f}% of it; {len(loss)} points, steps "
+               f"{int(loss.index[0])} to {int(loss.index[-1])}): a trained model reads its own kind of text far under "
+               "that guess, so the base was not shown text it can read, and an end this high is no fine-tune that "
+               "worked, however steadily it fell. Check a decoded batch: labels over padding (pad = eos not masked), "
+               "another model's tokenizer or template.")
+    return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
+                    metric="loss", evidence={"first_loss": first, "last_tenth_loss": tail, "uniform_guess_loss": level,
+                                             "vocab_size": vocab_size, "method": method, "n_points": int(len(loss))})]
+
+
+_NEAR_CHANCE = 0.8  # x ln V: a first loss this near the guess is a base that cannot read its targets (a working
+# fine-tune's first window starts at 0.1-0.4 of it; of the real runs, adapters that started from 0.8 up and ended
+# fine fell under a tenth of the guess)
+_STILL_HIGH = 0.55  # x ln V at the end (last tenth): over half the guess, about what token frequencies alone give
 
 
 def _far_above_any_guess(metrics: Metrics, loss, level: float) -> list[Finding]:

@@ -35,18 +35,19 @@ def _training_losses(timeline: Timeline) -> np.ndarray:
     return loss[np.isfinite(loss)]
 
 
-def _starts_at_random_guess(timeline: Timeline) -> float | None:
+def _starts_at_random_guess(timeline: Timeline, vocab_size: int | None = None) -> float | None:
     """The first logged training loss when it sits where a randomly initialised model's does, about
-    ln(vocabulary) (9 to 13 for 8k to 440k tokens; a fine-tune of a trained model starts near 1 to 3), and
+    ln(vocabulary) (9 to 13 for 8k to 440k tokens, or from `_NEAR_THE_GUESS` x ln V up where the model's config gives
+    its vocabulary `vocab_size`; a fine-tune of a trained model starts near 1 to 3), and
     the loss clearly falls from there: its last tenth `_CLEAR_FALL` under it, or a slow fall at nearly every
     point (a warm-up's first steps); a run stuck there is judged by never_learned, not profiled by it, and a
     wobble is no descent. A first point logged after some steps has already left ln(vocabulary): from
     `_SCRATCH_LOW` nats up it counts too when the loss then falls by 40% or more, gradually: above half its start
     over the first `_SLOW_SHARE` of the logged points (a fine-tune of a trained model never starts there unless
     something is broken at its start, and then it falls within a few steps: 8.3 -> 1.3 in ten). Else None."""
+    lo, hi = random_guess_range(vocab_size)
     for loss in (_training_losses(timeline), _per_token_losses_from_perplexity(timeline)):
-        lo, hi = FRESH_HEAD_RANGE
-        if len(loss) < 3 or not _SCRATCH_LOW <= loss[0] <= hi:
+        if len(loss) < 3 or not min(_SCRATCH_LOW, lo) <= loss[0] <= hi:
             continue
         tail = float(np.median(loss[-max(1, len(loss) // 10):]))
         steady = loss[-1] < loss[0] and float(np.mean(np.diff(loss) < 0)) >= _STEADY
@@ -56,6 +57,20 @@ def _starts_at_random_guess(timeline: Timeline) -> float | None:
         if loss[0] >= lo and (tail <= _CLEAR_FALL * loss[0] or steady) or gradual and tail <= _FELL * loss[0]:
             return float(loss[0])
     return None
+
+def random_guess_range(vocab_size: int | None) -> tuple[float, float]:
+    """(low, high) of the first losses read as a model's on random weights: any vocabulary's uniform guess
+    (FRESH_HEAD_RANGE, ln 8k .. ln 440k), reaching down to `_NEAR_THE_GUESS` x ln V where the config gives a smaller
+    vocabulary V (a character or custom-token model built from scratch: 151 tokens guess at ln 151 = 5.02, under
+    ln 8k)."""
+    lo, hi = FRESH_HEAD_RANGE
+    if isinstance(vocab_size, int) and vocab_size >= _SMALLEST_VOCABULARY:
+        lo = min(lo, _NEAR_THE_GUESS * math.log(vocab_size))
+    return lo, hi
+
+
+_NEAR_THE_GUESS = 0.9  # the first logging interval's updates take a fresh model a little under ln V
+_SMALLEST_VOCABULARY = 32  # tokens: under this (a few classes, digits) ln V is a classifier's or a fine-tune's level
 
 _SCRATCH_LOW = 5.5  # nats (ln 245): a first loss this high that then falls gradually is a model learning from random
                     # weights (msh2481's 500-token vocabulary starts at ln 500 = 6.21; DanielPuentee's 1000-token one

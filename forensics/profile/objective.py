@@ -11,7 +11,8 @@ from ..config import RunConfig
 from ..ingest.banners import mlx_objective
 from ..ingest.pretrain_lines import PRETRAINING_KINDS
 from ..timeline import Timeline
-from .losses import _first_loss_above, _pairwise_loss_at_chance, _starts_at_random_guess, _training_losses, _NEAR_LN2
+from .losses import (_first_loss_above, _pairwise_loss_at_chance, _starts_at_random_guess, _training_losses, _NEAR_LN2,
+                     random_guess_range)
 from .names import _MODEL_NAME_KEYS, _word_in
 from .record import UNKNOWN
 from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class
@@ -164,10 +165,10 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
         evidence["objective"] = f"it trains its own tokenizer ({tokenizer[0]}: {tokenizer[1]}){_FROM_SCRATCH}"
         return "pretrain", None
     # an adapter is never trained from scratch, nor a model loaded from trained weights however high its loss starts
-    fresh = None if adapter or pretrained_base(config) else _starts_at_random_guess(timeline)
+    vocab = config.get("model.vocab_size")
+    fresh = None if adapter or pretrained_base(config) else _starts_at_random_guess(timeline, vocab)
     if fresh is not None:
-        where = ("about ln(vocabulary size)" if fresh >= FRESH_HEAD_RANGE[0] else
-                 "far above where a fine-tune of a trained model starts (1 to 4), falling by half or more")
+        where = _where_the_loss_starts(fresh, vocab, config)
         evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
         return "pretrain", None
     hella = [_HELLASWAG_KINDS[kind] for kind in timeline.console_kinds if kind in _HELLASWAG_KINDS]
@@ -178,6 +179,17 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
                                  "nanoGPT-family pre-training loop's own benchmark")
         return "pretrain", None
     return None
+
+
+def _where_the_loss_starts(fresh: float, vocab, config: RunConfig) -> str:
+    """What a first loss read as a model's on random weights is: the uniform guess over the small vocabulary the
+    config gives, about ln(any vocabulary), or a level no fine-tune starts at."""
+    if fresh < FRESH_HEAD_RANGE[0] and fresh >= random_guess_range(vocab)[0]:
+        return (f"about ln {vocab} = {math.log(vocab):.4g}, the uniform guess over the model's vocabulary "
+                f"({config.source_of('model.vocab_size')})")
+    if fresh >= FRESH_HEAD_RANGE[0]:
+        return "about ln(vocabulary size)"
+    return "far above where a fine-tune of a trained model starts (1 to 4), falling by half or more"
 
 
 def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
