@@ -19,7 +19,7 @@ from .analyzers.fall_measure import LearningEvidence
 from .analyzers.learning_evidence import (detect_ended_near_the_guess, for_a_reward_model, learning_shown,
                                           without_the_score)
 from .analyzers.chain import link_skipped_batches, link_weight_damage
-from .analyzers.metrics import RLMetrics, is_preference_log
+from .analyzers.metrics import RLMetrics, finite, is_preference_log
 from .analyzers.memorization import memorized_from_scratch
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
 from .analyzers.zero_in_first_epoch import for_a_classifier
@@ -323,13 +323,15 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     doubtful = _per_step_loss(metrics, summed_loss_factor(config, release_unknown_counts=True))
     found = detect_loss_beyond_cross_entropy(doubtful, vocab, profile.framework)  # a summed loss: what its start says is moot
     if not found:
-        base = pretrained_base(config)
+        first = finite(doubtful["loss"]) if "loss" in doubtful else None
+        base = pretrained_base(config, float(first.iloc[0]) if first is not None and len(first) else None)
         found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
                                                  config.get("adapter.task_type"), profile.objective == "pretrain",
                                                  base[0] if base else None)
         if not found and not any(f.kind == "no_learning_evidence" for f in findings):
+            certain = pretrained_base(config)  # (not a configuration's name: a model built from it starts here too)
             found = detect_start_near_the_guess(doubtful, profile.method, vocab, config.get("adapter.task_type"),
-                                                base[0] if base else None)
+                                                certain[0] if certain else None)
     found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
                                         config.get("num_train_epochs"))
     never = any(f.kind == "never_learned" for f in findings)  # one never-learned finding is enough

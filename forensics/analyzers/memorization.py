@@ -199,9 +199,13 @@ def with_eval_like_training(found: Finding, metrics: Metrics) -> Finding:
     if not names:
         return found
     said = (f"and its {names[0]} keeps pace with the training loss at each of its {len(finite(metrics[names[0]]))} "
-            "evaluations, with no gap: it looks like the training data scored again (or text so like it that it "
-            "cannot show generalisation), not held-out data")
+            "evaluations, with no gap")
+    # the log cannot tell the two apart: memorized if that eval is the training data, generalising if it is held out
     message = found.message.replace("and no eval loss was logged", said, 1).replace(
+        "most likely learned by heart (memorization)",
+        "learned by heart (memorization) if that eval is the training data scored again (or text so like it that it "
+        "cannot show generalisation); were it held out, the model would generalise as well as it fits: the log cannot "
+        "tell which", 1).replace(
         "Log an eval loss", "Check the eval_dataset and evaluate on held-out examples", 1)
     return replace(found, message=message, evidence={**found.evidence, "eval_like_training": names[0]})
 

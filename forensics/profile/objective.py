@@ -166,7 +166,9 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
         return "pretrain", None
     # an adapter is never trained from scratch, nor a model loaded from trained weights however high its loss starts
     vocab = config.get("model.vocab_size")
-    fresh = None if adapter or pretrained_base(config) else _starts_at_random_guess(timeline, vocab)
+    first = _training_losses(timeline)
+    base = pretrained_base(config, float(first[0]) if len(first) else None)
+    fresh = None if adapter or base else _starts_at_random_guess(timeline, vocab)
     if fresh is not None:
         where = _where_the_loss_starts(fresh, vocab, config)
         evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
@@ -235,18 +237,27 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
     return None
 
 
-def pretrained_base(config: RunConfig) -> tuple[str, str] | None:
-    """(name, where) of the trained model the run starts from: the `_name_or_path` that from_pretrained writes into
-    the saved config.json (a model built with from_config writes it empty), the adapter's base, or the model its
-    arguments load (model_name_or_path); else None."""
+def pretrained_base(config: RunConfig, first_loss: float | None = None) -> tuple[str, str] | None:
+    """(name, where) of the trained model the run starts from: the adapter's base, or the model its arguments load
+    (model_name_or_path); else the `_name_or_path` of the saved config.json, but only where the first training loss
+    `first_loss` is not at the uniform guess (`_AT_THE_GUESS` x ln(vocabulary)): from_pretrained writes that name,
+    and so does a model built from a named configuration (`AutoConfig.from_pretrained("gpt2")` then
+    `GPT2LMHeadModel(config)`, run_clm's --config_name) over random weights, which start at about ln(vocabulary); a
+    start well over it is no fresh model's, and one well under it a model that already reads the text. Else None."""
     for key in _TRAINED_START_KEYS:
         name = config.get(key)
         if isinstance(name, str) and name.strip():
             return name, f"{key}, {config.source_of(key)}"
+    name, vocab = config.get(_CONFIG_NAME_KEY), config.get("model.vocab_size")
+    if isinstance(name, str) and name.strip() and isinstance(vocab, int) and vocab > 1 and first_loss is not None \
+            and not _AT_THE_GUESS[0] * math.log(vocab) <= first_loss <= _AT_THE_GUESS[1] * math.log(vocab):
+        return name, f"{_CONFIG_NAME_KEY}, {config.source_of(_CONFIG_NAME_KEY)}"
     return None
 
 
-_TRAINED_START_KEYS = ("model._name_or_path", "adapter.base_model_name_or_path", "model.name_or_path")
+_TRAINED_START_KEYS = ("adapter.base_model_name_or_path", "model.name_or_path")
+_CONFIG_NAME_KEY = "model._name_or_path"
+_AT_THE_GUESS = (0.9, 1.1)  # a freshly initialised model's first loss, as a share of ln(vocabulary)
 
 
 def _console_from_scratch(timeline: Timeline) -> tuple[str, str] | None:
