@@ -308,9 +308,7 @@ def bisect_text(data: dict) -> str:
             lines.append(f"  {bad['reason']}")
     probed = data.get("probed") or []
     lines.append("probed: " + ", ".join(f"{p['name']}={p['verdict']}" for p in probed))
-    # a checkpoint the search could not read is left out of it: say which and why, never quietly
-    lines.extend(f"  left out {p['name']}: {p.get('reason') or 'unreadable'}" for p in probed
-                 if p["verdict"] == "unreadable")
+    lines.extend(_unread_lines(data))
     lines.extend(f"  {p['name']}: finite weights; {p['reason']}" for p in probed
                  if p["verdict"] == "ok" and p.get("reason"))
     window = data.get("window") or {}
@@ -323,6 +321,21 @@ def bisect_text(data: dict) -> str:
         lines.append("largest changes:")
         lines.extend(f"  {c.get('tensor')}  rel_change={_rel_change_text(c)}" for c in changes[:10])
     return printable("\n".join(lines), keep_lines=True)
+
+
+def _unread_lines(data: dict) -> list[str]:
+    """The checkpoints the search could not read, probed or stepped over, each with why, never quietly; and where one
+    lies between the last good and the first bad, that the damage may have begun there."""
+    unread = data.get("unread")
+    if unread is None:  # a result saved before the list was kept: the probed ones it did not read
+        unread = [p for p in data.get("probed") or [] if p["verdict"] == "unreadable"]
+    lines = [f"  not read {u['name']}: {u.get('reason') or 'unreadable'}" for u in unread]
+    inside = data.get("unread_in_window") or []
+    if inside:
+        good, bad = data.get("last_good"), data.get("first_bad")
+        lines.append(f"  between {good['name'] if good else 'the start'} and {bad['name']} lie {', '.join(inside)}, "
+                     f"not read: the damage may have begun there")
+    return lines
 
 
 def _rel_change_text(change: dict) -> str:
