@@ -48,7 +48,8 @@ from .ingest.trackers import choose_run
 from .profile import RunProfile, run_profile
 from .profile.objective import classification_head, pretrained_base
 from .run import RunLayout, discover
-from .timeline import Timeline, build_timeline
+from .rival_logs import one_run_timeline
+from .timeline import Timeline
 
 Progress = Callable[[str], None]
 
@@ -269,8 +270,8 @@ def load_timeline(path, progress: Progress | None = None, run: str | None = None
     layout = discover(path)
     records, skipped = read_logs(layout, progress)
     records, left_out = choose_run(records, run, str(path))
-    timeline = build_timeline(records)
-    timeline.skipped = layout.skipped + skipped + left_out
+    timeline, other_runs = one_run_timeline(records)
+    timeline.skipped = layout.skipped + skipped + left_out + other_runs
     return timeline
 
 
@@ -413,7 +414,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
                     progress: Progress | None = None) -> Analysis:
     """The analysis of logs already read (`records`, LogRecords of the layout's files) and the layout's checkpoints."""
     thresholds = thresholds or Thresholds()
-    timeline = build_timeline(records)
+    timeline, other_runs = one_run_timeline(records)  # two runs' logs in one folder: one run's, and a note
+    skipped = skipped + other_runs
     timeline.skipped = skipped
     checkpoints: list[CheckpointInfo] = []
     updates: list[UpdateStep] = []

@@ -25,7 +25,8 @@ import pandas as pd
 
 from .analyzers import run_all
 from .analyzers.weights import first_harm, why_not_safe
-from .checkpoints.bisection import BinarySearch, candidates_between, first_bad_in_full, search_window
+from .checkpoints.bisection import (BinarySearch, candidates_between, first_bad_in_full, search_window,
+                                    unread_candidates)
 from .checkpoints.blocks import block_of
 from .checkpoints.criterion import parse_criterion
 from .checkpoints.diff import DIFF_COLUMNS, change_records
@@ -61,6 +62,7 @@ class BisectResult:
         incident: the first finding of the run's log that harms the weights (analyze's rule); a finite
             checkpoint saved from its step on is bad, its `reason` says so. None without one.
         reasons: checkpoint path -> why a probed one was unreadable or, finite, still bad.
+        unread: (checkpoint, why) for every candidate that could not be read, probed or stepped over, by step.
     """
 
     last_good: CheckpointRef | None
@@ -74,6 +76,17 @@ class BisectResult:
     criterion: str = "non-finite only"
     incident: Finding | None = None
     reasons: dict = field(default_factory=dict)
+    unread: list[tuple[CheckpointRef, str]] = field(default_factory=list)
+
+    def unread_in_window(self) -> list[CheckpointRef]:
+        """The checkpoints that could not be read between the last good and the first bad: the damage may have
+        begun at one of them, so the window is only as narrow as they allow."""
+        if self.first_bad is None:
+            return []
+        lo = self.last_good.step if self.last_good is not None else None
+        hi = self.first_bad.ref.step
+        return [ref for ref, _ in self.unread if ref.step is not None and hi is not None and ref.step < hi
+                and (lo is None or ref.step > lo)]
 
     def to_dict(self) -> dict:
         """The `bisect --json` contract (fields may be added, never renamed)."""
@@ -92,11 +105,15 @@ class BisectResult:
             "window_summary": self.window_summary,
             "criterion": self.criterion,
             "incident": None if self.incident is None else {"kind": self.incident.kind, "step": self.incident.step},
+            "unread": [{**ref.to_dict(), "reason": reason} for ref, reason in self.unread],
+            "unread_in_window": [ref.name for ref in self.unread_in_window()],
         })
 
     def __str__(self) -> str:
         """One line: the verdict, not the data (print `to_dict()` or the report for that)."""
         probes = f"{plural(len(self.probed), 'probe')} over {plural(len(self.candidates), 'checkpoint')}"
+        if self.unread:
+            probes += f", {len(self.unread)} not read: {', '.join(ref.name for ref, _ in self.unread)}"
         if self.first_bad is None:
             good = f"; newest good {self.last_good.name}" if self.last_good else ""
             return f"bisect: no bad checkpoint{good} ({probes})"
@@ -181,7 +198,7 @@ def bisect_checkpoints(a, b, criterion=None, timeline: Timeline | None = None, f
                         changes=changes, findings=_in_window(findings, window), candidates=candidates,
                         window_summary=window_summary(timeline, window) if timeline is not None else {},
                         criterion=criterion.describe(), incident=first_harm(findings),
-                        reasons=_probe_reasons(search.infos))
+                        reasons=_probe_reasons(search.infos), unread=unread_candidates(search))
 
 
 def _endpoints_readable(search: BinarySearch, endpoints: tuple[CheckpointRef, CheckpointRef]) -> None:

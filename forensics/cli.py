@@ -34,6 +34,14 @@ from .errors import BadOption, BadOutputPath, ForensicsError, os_reason
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
 
 
+def _say(text, err: bool = False, nl: bool = True) -> None:
+    """Print `text` with the control characters of the names in it escaped (a file named with terminal escape
+    codes must not drive the terminal); the line breaks stay."""
+    from .report.notation import printable
+
+    click.echo(printable(text, keep_lines=True), err=err, nl=nl)
+
+
 def _fail_cleanly(command):
     """Turn our own errors into one line on stderr and exit code 2, never a traceback."""
 
@@ -42,7 +50,7 @@ def _fail_cleanly(command):
         try:
             return command(*args, **kwargs)
         except ForensicsError as err:
-            click.echo(f"forensics: {err}", err=True)
+            _say(f"forensics: {err}", err=True)
             sys.exit(EXIT_USAGE)
 
     return wrapper
@@ -73,11 +81,13 @@ def _progress():
     """
     if not sys.stderr.isatty():
         return None
+    from .report.notation import printable
+
     started: dict[int, tuple[float, int]] = {}
 
     def report(message: str) -> None:
         text = message if len(message) < 70 else "..." + message[-67:]
-        click.echo(f"\r\x1b[2K  {text}{_eta(message, started)}", err=True, nl=False)
+        click.echo(f"\r\x1b[2K  {printable(text)}{_eta(message, started)}", err=True, nl=False)
 
     return report
 
@@ -137,7 +147,7 @@ def _dump_json(data) -> None:
 def _echo_result(text: str) -> None:
     """Print a command's result on stdout; a stdout that refuses it (`> file` on a full disk) is one line, exit 2."""
     try:
-        click.echo(text)
+        _say(text)
     except OSError as err:
         _stdout_to_devnull()
         raise BadOutputPath("standard output", f"cannot write the result ({os_reason(err)})") from err
@@ -161,7 +171,7 @@ def _emit(data: dict | None, text, html_path) -> None:
         return
     _echo_result(text())
     if html_path is not None:
-        click.echo(f"HTML report: {html_path}")
+        _say(f"HTML report: {html_path}")
 
 
 EXIT_CODES = ("Exit codes (every command): 0 clean (healthy, or nothing wrong found), 1 findings (a broken run, "
@@ -276,16 +286,16 @@ def timeline(path, csv_path, parquet_path, wide, run):
     tl = load_timeline(path, progress=progress, run=run)
     _end_progress(progress)
     for skipped in tl.skipped:
-        click.echo(f"skipped {skipped}", err=True)
+        _say(f"skipped {skipped}", err=True)
     root = Path(path).resolve() if Path(path).is_dir() else Path(path).resolve().parent
     for out, fmt in ((csv_path, "csv"), (parquet_path, "parquet")):
         if out is not None:
             table = timeline_table(tl, root=root, wide=wide)
             with _writing(out, f"--{fmt}"):
                 write_table(table, out, fmt)
-            click.echo(f"wrote {len(table)} rows to {out}")
+            _say(f"wrote {len(table)} rows to {out}")
     if csv_path is None and parquet_path is None:
-        click.echo(timeline_text(tl, wide=wide))
+        _say(timeline_text(tl, wide=wide))
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -310,7 +320,7 @@ def scan(checkpoint, csv_path, as_json, workers, dask):
     stats = table.frame
     _end_progress(progress)
     for skipped in table.skipped:  # a shard missing or damaged: the stats are partial
-        click.echo(f"skipped {skipped}", err=True)
+        _say(f"skipped {skipped}", err=True)
     if csv_path is not None:
         with _writing(csv_path, "--csv"):
             _text_cells_blank(stats).to_csv(csv_path, index=False, na_rep="nan")
@@ -319,9 +329,9 @@ def scan(checkpoint, csv_path, as_json, workers, dask):
 
         _dump_json(json_records(stats))
     else:
-        click.echo(scan_text(stats, checkpoint))
+        _say(scan_text(stats, checkpoint))
         if csv_path is not None:
-            click.echo(f"wrote {len(stats)} rows to {csv_path}")
+            _say(f"wrote {len(stats)} rows to {csv_path}")
     bad = int((stats["n_nan"] + stats["n_inf"]).sum()) if len(stats) else 0
     sys.exit(EXIT_BROKEN if bad else EXIT_OK)
 
@@ -349,7 +359,7 @@ def diff(a, b, as_json, top, dask):
 
         _dump_json(change_records(changes))
     else:
-        click.echo(diff_text(changes, a, b, top))
+        _say(diff_text(changes, a, b, top))
     nonfinite_b = int(changes["n_nonfinite_b"].fillna(0).sum()) if len(changes) else 0
     sys.exit(EXIT_BROKEN if nonfinite_b else EXIT_OK)
 
@@ -457,16 +467,16 @@ def watch(path, interval, json_lines, fail_on, max_polls, no_checkpoints):
     try:
         for result in follow(path, interval=interval, max_polls=max_polls, check_checkpoints=not no_checkpoints):
             for event in result.checkpoints:
-                click.echo(json.dumps(event.to_dict()) if json_lines
+                _say(json.dumps(event.to_dict()) if json_lines
                            else f"checkpoint {event.name}: {event.status}")
             for f in result.findings:
-                click.echo(json.dumps({"event": "finding", **f.to_dict()}, allow_nan=False) if json_lines
+                _say(json.dumps({"event": "finding", **f.to_dict()}, allow_nan=False) if json_lines
                            else f"step {f.step}  {f.severity:<7}  {f.kind}: {f.message}")
                 worst_seen |= f.severity == "error"
                 if fail_on and at_least(f, fail_on):
                     sys.exit(EXIT_BROKEN)
             for s in result.skipped:
-                click.echo(f"forensics: skipped {s}", err=True)
+                _say(f"forensics: skipped {s}", err=True)
     except KeyboardInterrupt:
         pass
     sys.exit(EXIT_BROKEN if worst_seen else EXIT_OK)
@@ -499,18 +509,18 @@ def replay(checkpoint, text, dtype, tokens, seed, as_json):
     if as_json:
         _dump_json(result.to_dict())
     else:
-        click.echo(str(result))
+        _say(str(result))
         if result.missing_weights:
-            click.echo(f"  warning: {len(result.missing_weights)} weights missing from the checkpoint (random "
+            _say(f"  warning: {len(result.missing_weights)} weights missing from the checkpoint (random "
                        f"init): {', '.join(result.missing_weights[:3])}")
         shown = result.frames or result.largest
-        click.echo(f"  {'dtype ' + result.dtype + ' (' + result.dtype_source + '), ' + result.device}; "
+        _say(f"  {'dtype ' + result.dtype + ' (' + result.dtype_source + '), ' + result.device}; "
                    + ("the modules that ran up to it:" if result.frames else "the largest outputs:"))
         for f in shown:
             flag = "  <- first" if f is shown[-1] and result.frames else ""
             out = "-" if f.absmax is None else f"{f.absmax:.4g}"
             seen = "-" if f.input_absmax is None else f"{f.input_absmax:.4g}"
-            click.echo(f"  {f.module:48} {f.type:22} in {seen:>10}{'!' if f.input_nonfinite else ' '} "
+            _say(f"  {f.module:48} {f.type:22} in {seen:>10}{'!' if f.input_nonfinite else ' '} "
                        f"out {out:>10}  nan {f.nan:<6} inf {f.inf:<6}{flag}".rstrip())
     sys.exit(EXIT_BROKEN if result.first_bad else EXIT_OK)
 
@@ -524,7 +534,7 @@ def main():
         code = cli.main(prog_name="forensics", standalone_mode=False)
     except click.UsageError as err:
         hint = f" (see: forensics {err.ctx.info_name} --help)" if err.ctx is not None and err.ctx.parent else ""
-        click.echo(f"forensics: {err.format_message()}{hint}", err=True)
+        _say(f"forensics: {err.format_message()}{hint}", err=True)
         sys.exit(EXIT_USAGE)
     except click.Abort:
         sys.exit(130)

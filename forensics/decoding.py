@@ -2,10 +2,12 @@
 
 Training logs are UTF-8, but not always all of it: a file name in latin-1 inside a JSON string, one line a
 tool wrote in another encoding, a console captured by Windows PowerShell's `>` (UTF-16 LE with a BOM).
-`decode_text(data)` keeps every line it can: a BOM says the encoding (UTF-8, UTF-16 LE/BE), else UTF-8 with
-the bytes that are not replaced by U+FFFD, and a note counts the lines that held them (the reader says it
-beside the file's name; a value in those lines is read as far as the rest of the line allows).
-`bom_encoding` and `as_utf8` let the sniffers of `run.discover`, which search bytes, see a UTF-16 file's text.
+`decode_text(data)` keeps every line it can: a BOM says the encoding (UTF-8, UTF-16 LE/BE); without one, a zero
+in every other byte says UTF-16 all the same (a file written as "utf-16-le" by Python or .NET carries no BOM, and
+`unmarked_utf16_note` words the note that names such a file); else UTF-8 with the bytes that are not replaced by
+U+FFFD, and a note counts the lines that held them (the reader says it beside the file's name; a value in those lines
+is read as far as the rest of the line allows).
+`sniffed_encoding` and `as_utf8` let the sniffers of `run.discover`, which search bytes, see a UTF-16 file's text.
 """
 from __future__ import annotations
 
@@ -15,17 +17,56 @@ _SAMPLE_BYTES = 4096
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
-def bom_encoding(head: bytes) -> tuple[str, int]:
-    """The encoding a file's first bytes name by their BOM ("utf-8" where none), and the BOM's length.
+def sniffed_encoding(head: bytes) -> tuple[str, int]:
+    """The encoding of a file whose first bytes are `head`, and the length of its BOM (0 where none).
 
+    A BOM names it; without one, `unmarked_utf16` may find UTF-16 (LE or BE) all the same; else "utf-8".
     A UTF-16 BOM is believed only where zero bytes show the text is UTF-16: a log's text is mostly ASCII, half
     of whose UTF-16 bytes are zero, while \xff\xfe may as well be two stray bytes before UTF-8 text.
     """
     encoding, size = next(((name, len(bom)) for bom, name in _BOMS if head.startswith(bom)), ("utf-8", 0))
     sample = head[size:size + _SAMPLE_BYTES]
+    if size == 0:
+        return unmarked_utf16(sample) or "utf-8", 0
     if encoding != "utf-8" and sample.count(0) < len(sample) // 4:
         return "utf-8", 0
     return encoding, size
+
+
+# ASCII text in UTF-16 has a zero as the high byte of every character and none as the low byte. Most characters of
+# a log are ASCII (keys, digits, punctuation); a NUL-filled stretch (a file preallocated, or cut by a crash) has zeros
+# in both positions and reads as no UTF-16.
+_HIGH_BYTES_ZERO = 0.75   # at least this share of the characters' high bytes are zero
+_LOW_BYTES_ZERO = 0.05    # and at most this share of their low bytes
+_MIN_CHARACTERS = 4
+
+
+def unmarked_utf16(sample: bytes) -> str | None:
+    """"utf-16-le" or "utf-16-be" where `sample`, the first bytes of a file with no BOM, is UTF-16 text by its
+    zero bytes (see above); None otherwise.
+
+    >>> unmarked_utf16("loss 1.5".encode("utf-16-le")), unmarked_utf16("loss 1.5".encode("utf-16-be"))
+    ('utf-16-le', 'utf-16-be')
+    >>> unmarked_utf16(b"loss 1.5"), unmarked_utf16(bytes(64))
+    (None, None)
+    """
+    count = len(sample) // 2
+    if count < _MIN_CHARACTERS:
+        return None
+    even, odd = sample[0:2 * count:2], sample[1:2 * count:2]
+    for high, low, name in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+        if high.count(0) >= _HIGH_BYTES_ZERO * count and low.count(0) <= _LOW_BYTES_ZERO * count:
+            return name
+    return None
+
+
+def unmarked_utf16_note(head: bytes) -> str | None:
+    """The note that names a file read as UTF-16 without a BOM (`head`: its first bytes), or None for any other."""
+    encoding, bom_size = sniffed_encoding(head)
+    if bom_size or encoding == "utf-8":
+        return None
+    return (f"read as UTF-16 {encoding[-2:].upper()}: the file has no byte-order mark, but a zero in every other "
+            "byte shows UTF-16 text")
 
 
 def decode_text(data: bytes) -> tuple[str, str | None]:
@@ -36,7 +77,7 @@ def decode_text(data: bytes) -> tuple[str, str | None]:
     >>> decode_text("loss 1.5".encode("utf-16"))[0]
     'loss 1.5'
     """
-    encoding, start = bom_encoding(data)
+    encoding, start = sniffed_encoding(data)
     try:
         return data[start:].decode(encoding), None
     except UnicodeDecodeError:

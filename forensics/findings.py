@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 SEVERITIES = ("info", "warning", "error")
@@ -197,3 +198,12 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     ('1 tensor', '12 tensors', '2 entries')
     """
     return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def source_name(source: str) -> str:
+    """A log file as a message names it: its folder and its name (a run folder's whole path would be too long).
+
+    >>> source_name("/runs/a/checkpoint-10/trainer_state.json"), source_name("/runs/a/wandb/run-1/files#abc")
+    ('checkpoint-10/trainer_state.json', 'run-1/files')
+    """
+    return "/".join(PurePath(source.split("#")[0]).parts[-2:])

@@ -16,7 +16,7 @@ from typing import Callable
 
 from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
-from .decoding import as_utf8, bom_encoding, decode_text
+from .decoding import as_utf8, decode_text, sniffed_encoding
 from .launch_command import holds_one_launch
 from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS, is_metrics_table_header
 
@@ -510,7 +510,7 @@ def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: 
     try:
         with open(path, "rb") as fh:
             head = fh.read(_SNIFF_BYTES)
-            encoding, _ = bom_encoding(head)  # a UTF-16 console (PowerShell's `>`) is searched as its text
+            encoding, _ = sniffed_encoding(head)  # a UTF-16 console (PowerShell's `>`) is searched as its text
             if found(as_utf8(head, encoding)):
                 return True
             size = os.fstat(fh.fileno()).st_size
@@ -580,7 +580,7 @@ def _holds_whole(path: Path, layout: RunLayout, found: Callable[[bytes], bool]) 
             return False
         with open(path, "rb") as fh:
             data = fh.read()
-        return found(as_utf8(data, bom_encoding(data)[0]))
+        return found(as_utf8(data, sniffed_encoding(data)[0]))
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "forensics"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "_lazy", "errors", "findings", "config", "torchpickle", "lfs", "metric_names", "tracker_run",
      "restarts", "launch_command", "decoding"),  # types
-    ("run", "timeline", "ingest", "checkpoints", "export"),                 # read and measure
+    ("run", "timeline", "rival_logs", "ingest", "checkpoints", "export"),   # read and measure
     ("analyzers", "causes", "profile"),                                     # judge
     ("report",),                                                            # render
     ("analysis", "bisection", "compare", "watch", "store", "replay"),                 # use cases

@@ -11,12 +11,10 @@ their numbers. Rows a resume threw away are not compared. One warning per pair o
 """
 from __future__ import annotations
 
-from pathlib import PurePath
-
 import numpy as np
 import pandas as pd
 
-from ..findings import Finding, plural
+from ..findings import Finding, plural, source_name
 from ..timeline import Timeline
 from .metrics import format_number
 
@@ -64,7 +62,7 @@ def detect_source_disagreements(timeline: Timeline) -> list[Finding]:
     for (kept, other), group in rows.groupby(["source", "other_source"], sort=False):
         first = group.iloc[0]
         metrics = sorted(set(group["metric"]))
-        message = (f"{_name(other)} disagrees with {_name(kept)} on {plural(len(group), 'point')} "
+        message = (f"{source_name(other)} disagrees with {source_name(kept)} on {plural(len(group), 'point')} "
                    f"({', '.join(metrics)}) from step {int(first['step'])}: {first['metric']} "
                    f"{format_number(first['other_value'])} there, {format_number(first['value'])} in the file the "
                    "analysis uses. Two runs' logs in one folder?")
@@ -74,9 +72,3 @@ def detect_source_disagreements(timeline: Timeline) -> list[Finding]:
             evidence={"kept_source": kept, "other_source": other, "points": len(group), "metrics": metrics,
                       "kept_value": float(first["value"]), "other_value": float(first["other_value"])}))
     return findings
-
-
-def _name(source: str) -> str:
-    """A file as a message names it: its folder and its name (a run folder's path would be too long)."""
-    parts = PurePath(source.split("#")[0]).parts
-    return "/".join(parts[-2:])

@@ -122,6 +122,17 @@ class Facts:
         first incident that harms the weights."""
         return safe_checkpoint(self.checkpoints, self.live_findings)
 
+    def finite_elsewhere(self, metric: str, steps: list[int]) -> list[str]:
+        """The logs of the run that hold a finite `metric` at every one of `steps`, where the history kept the NaN/Inf
+        another log showed (`timeline` keeps the damage): the non-finite value is one log's word against theirs."""
+        if not steps:
+            return []
+        rows = self.timeline.frame
+        rows = rows[~rows["abandoned"] & (rows["metric"] == metric) & rows["step"].isin(steps)]
+        finite = rows[np.isfinite(rows["value"].to_numpy(dtype="float64"))]
+        counts = finite.groupby("source")["step"].nunique()
+        return sorted(counts[counts == len(set(steps))].index)
+
     def nonfinite_steps(self, metric: str) -> list[int]:
         """Logged steps where `metric` is NaN/Inf, less the fp16 steps the loss scaler skipped harmlessly."""
         series = self.metrics.get(metric)

@@ -4,7 +4,7 @@ Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
 """
 from __future__ import annotations
 
-from ..findings import Cause, plural
+from ..findings import Cause, plural, source_name
 from .evidence import Facts, evidence_value, nonfinite_steps, precision_sources, said
 from .optimization import rate_for_the_run
 
@@ -24,8 +24,9 @@ def fp16_overflow(facts: Facts) -> Cause | None:
     nonfinite = _nonfinite_sentences(facts)
     if not strong and not nonfinite:
         return None
-    evidence = [f"fp16 mixed precision was on: {', '.join(on)}"] + strong + nonfinite
-    likely = facts.broken and bool(strong or nonfinite)
+    disputed = _nonfinite_in_one_log_only(facts)
+    evidence = [f"fp16 mixed precision was on: {', '.join(on)}"] + strong + (disputed or nonfinite)
+    likely = facts.broken and bool(strong or (nonfinite and not disputed))
     return Cause(
         cause="fp16_overflow", confidence="likely" if likely else "possible", evidence=evidence,
         suggestion=_scaler_did_its_job(facts) if _only_skips_recovered(facts) else _leave_fp16(facts),
@@ -173,6 +174,25 @@ def _nonfinite_sentences(facts: Facts) -> list[str]:
     if facts.of_kind("nonfinite_weights") or any(c.is_nonfinite for c in facts.checkpoints):
         out.append("checkpoint weights went non-finite")
     return out
+
+
+def _nonfinite_in_one_log_only(facts: Facts) -> list[str]:
+    """What went non-finite, said per metric, where every non-finite loss and grad_norm the history shows is one log's
+    alone, another log of the run holding finite values at those very steps (and no weight went non-finite): an
+    overflow is then not what the run's data points to, only possible; [] otherwise."""
+    if facts.masked_nan_steps or facts.of_kind("nonfinite_weights") or any(c.is_nonfinite for c in facts.checkpoints):
+        return []
+    said = []
+    for metric in ("loss", "grad_norm"):
+        bad = facts.nonfinite_steps(metric)
+        finite = facts.finite_elsewhere(metric, bad)
+        if bad and not finite:
+            return []
+        if bad:
+            said.append(f"{metric} non-finite at {plural(len(bad), 'logged step')} from step {bad[0]} in one log only: "
+                        f"{source_name(finite[0])} holds finite values at those steps, so the NaN/Inf may be that "
+                        "log's, not the training's")
+    return said
 
 
 def _nonfinite_from(facts: Facts, bad: list[int], flagged) -> str:

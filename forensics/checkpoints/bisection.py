@@ -6,13 +6,14 @@ findings, and the result type, are `forensics.bisection`.
 The checkpoints of the same run whose step lies between the two are the candidates. The newest is
 probed first, then the oldest, then a binary search between them: O(log n) quick checks, each
 stopping at the first bad tensor. A checkpoint that cannot be read is left out of the search and
-shows as "unreadable" in `probed`. The last good and first bad are then compared in full
-(diff_checkpoints) to name every damaged tensor.
+shows as "unreadable" in `probed`; `unread_candidates` also names those the search stepped over whose files do
+not open. The last good and first bad are then compared in full (diff_checkpoints) to name every damaged tensor.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 from typing import Callable
 
 import pandas as pd
@@ -20,7 +21,7 @@ import pandas as pd
 from .blocks import block_sort_key, blocks_in_order
 from .diff import DIFF_COLUMNS, diff_checkpoints
 from .layout import siblings_between
-from .scan import quick_check
+from .scan import close_files, open_files, quick_check
 from .types import CheckpointInfo, CheckpointRef
 
 Progress = Callable[[str], None]
@@ -98,6 +99,24 @@ class BinarySearch:
             if verdict != "unreadable":
                 return ref, verdict
         return None
+
+
+def unread_candidates(search: BinarySearch) -> list[tuple[CheckpointRef, str]]:
+    """Every candidate that could not be read, by step, with why: those the search probed and left out, and those
+    it never probed whose weight files do not open (headers only, no tensor read). A checkpoint the search stepped
+    over may be where the damage began; the owner must know it was not read."""
+    unread = []
+    for ref in search.candidates:
+        info = search.infos.get(ref)
+        if info is not None:
+            if (ref, "unreadable") in search.probed:
+                unread.append((ref, info.reason or "unreadable"))
+            continue
+        files, skipped = open_files(ref)
+        close_files(files)
+        if skipped:
+            unread.append((ref, "; ".join(f"{Path(s.path).name}: {s.reason}" for s in skipped)))
+    return unread
 
 
 def first_bad_in_full(last_good, first_bad, probe: CheckpointInfo | None, ra, criterion, workers,

@@ -9,14 +9,15 @@ a `trainer_state.json` in the folder.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
-from ..errors import NoCheckpoints, NotARunDirectory
+from ..errors import NoCheckpoints, NotARunDirectory, UnreadableFile, os_reason
 from ..run import RunLayout, discover
 from ..timeline import step_from_name
 from .blocks import block_sort_key
-from .readers import TORCH_SUFFIXES
+from .readers import TORCH_SUFFIXES, open_weight_file
 from .types import CheckpointRef
 from .zero import ZERO_OPTIM_FILE
 
@@ -160,11 +161,35 @@ def open_checkpoint(path) -> CheckpointRef:
     own = [r for r in refs if r.path == folder]
     if own:
         return own[0]
-    if refs:
-        names = ", ".join(r.name for r in refs[:5]) + (", ..." if len(refs) > 5 else "")
-        raise NoCheckpoints(path, f"holds no weights of its own but {len(refs)} {'checkpoint' if len(refs) == 1 else 'checkpoints'} inside ({names}); "
-                                  "name one of them")
-    raise NoCheckpoints(path, "no weight files (.safetensors, .bin, .pt) found")
+    raise NoCheckpoints(path, _no_checkpoint_here(refs, folder))
+
+
+def _no_checkpoint_here(refs: list[CheckpointRef], folder: Path) -> str:
+    """Why `folder`, holding no weights of its own, is no checkpoint: the checkpoints inside it to name instead,
+    counting only those with a weight file the readers open (a random blob named .bin is no checkpoint)."""
+    problems: list[str] = []
+    inside = [r for r in refs if _opens(r, folder, problems)]
+    if inside:
+        names = ", ".join(r.name for r in inside[:5]) + (", ..." if len(inside) > 5 else "")
+        many = "checkpoint" if len(inside) == 1 else "checkpoints"
+        return f"holds no weights of its own but {len(inside)} {many} inside ({names}); name one of them"
+    if problems:
+        return f"no weight file that the checkpoint readers accept ({'; '.join(problems[:3])})"
+    return "no weight files (.safetensors, .bin, .pt) found"
+
+
+def _opens(ref: CheckpointRef, folder: Path, problems: list[str]) -> bool:
+    """Whether a weight file of `ref` opens (its header or index only, no tensor read); why not goes to `problems`,
+    each file named from `folder`."""
+    for path in ref.files:
+        try:
+            open_weight_file(path).close()
+            return True
+        except UnreadableFile as err:
+            problems.append(f"{os.path.relpath(path, folder)}: {err.reason}")
+        except OSError as err:
+            problems.append(f"{os.path.relpath(path, folder)}: {os_reason(err)}")
+    return False
 
 
 # What a file named as a checkpoint may be: weights, a shard index, a torch.distributed.checkpoint .metadata.

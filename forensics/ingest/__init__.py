@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from ..decoding import unmarked_utf16_note
 from ..errors import UnreadableFile, os_reason
 from ..lfs import unreadable_reason
 from ..findings import Skipped
@@ -17,6 +18,10 @@ from . import (csv_metrics, dvclive, json_history, jsonl, llamafactory, mlflow_f
                swift, tensorboard, trainer_state, wandb, wandb_files)
 
 Reader = Callable[[Path], "LogRecords | list[LogRecords]"]
+
+# The kinds whose readers decode the file's bytes as text (decoding.decode_text), a UTF-16 file without BOM included
+_DECODED_AS_TEXT = ("trainer_states", "llamafactory_logs", "swift_logs", "jsonl_logs", "json_histories", "text_logs",
+                    "notebooks")
 
 
 def _readers() -> list[tuple[str, Reader]]:
@@ -57,17 +62,35 @@ def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) 
             done += 1
             if progress:
                 progress(f"reading log {done} of {total}: {path.name}")
-            try:
-                read_here = read(path)
-            except UnreadableFile as err:
-                skipped.append(Skipped(err.path, unreadable_reason(err)))
-                continue
-            except OSError as err:  # permission, vanished file: name it and go on
-                skipped.append(Skipped(str(path), os_reason(err)))
-                continue
-            for rec in read_here if isinstance(read_here, list) else [read_here]:
-                _keep(rec, attr, records, skipped)
+            _read_one(path, attr, read, records, skipped)
     return records, skipped
+
+
+def _read_one(path: Path, kind: str, read: Reader, records: list[LogRecords], skipped: list[Skipped]) -> None:
+    """Read one log file into `records`, or name it in `skipped` with why it could not be read."""
+    try:
+        read_here = read(path)
+    except UnreadableFile as err:
+        skipped.append(Skipped(err.path, unreadable_reason(err)))
+        return
+    except OSError as err:  # permission, vanished file: name it and go on
+        skipped.append(Skipped(str(path), os_reason(err)))
+        return
+    kept = len(records)
+    for rec in read_here if isinstance(read_here, list) else [read_here]:
+        _keep(rec, kind, records, skipped)
+    if kind in _DECODED_AS_TEXT and len(records) > kept:
+        skipped.extend(_encoding_note(path))
+
+
+def _encoding_note(path: Path) -> list[Skipped]:
+    """A note naming a log read as UTF-16 though it has no byte-order mark (the reading guessed it), else none."""
+    try:
+        with open(path, "rb") as fh:
+            note = unmarked_utf16_note(fh.read(4096))
+    except OSError:
+        return []
+    return [Skipped(str(path), note, note=True)] if note else []
 
 
 def _keep(rec: LogRecords, kind: str, records: list[LogRecords], skipped: list[Skipped]) -> None:

@@ -129,6 +129,9 @@ def _bisect_context(result) -> dict:
         "probed": [{"name": ref.name, "step": tables.cell_text(ref.step), "verdict": verdict}
                    for ref, verdict in result.probed],
         "n_candidates": len(result.candidates),
+        "unread": [{"name": ref.name, "step": tables.cell_text(ref.step), "reason": reason}
+                   for ref, reason in result.unread],
+        "unread_in_window": [ref.name for ref in result.unread_in_window()],
         "damaged": tables.damaged_by_block(first_bad),
         "change_header": header,
         "changes": change_rows,

@@ -4,6 +4,7 @@ Used by the story, the tables, the plots and the damage map alike.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..checkpoints.blocks import block_ranges  # noqa: F401  (re-exported: one notation everywhere)
@@ -31,6 +32,30 @@ def shown_path(path, root) -> str:
     ('checkpoint-10/trainer_state.json', '/elsewhere/x.log')
     """
     try:
-        return str(Path(path).relative_to(root))
+        shown = str(Path(path).relative_to(root))
     except (ValueError, TypeError):
-        return str(path)
+        shown = str(path)
+    return printable(shown)
+
+
+# What drives a terminal instead of printing: the C0 and C1 controls and DEL (ESC [ ... moves the cursor, clears the
+# screen, retitles the window) and the bidirectional marks, embeddings, overrides and isolates (they reorder what is
+# shown, so a name reads as another).
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text, keep_lines: bool = False) -> str:
+    r"""`text` with every control character written as its Python escape (ESC as `\x1b`), so that a file name holding
+    terminal escape codes prints as what it is and cannot drive the terminal, as the HTML report escapes it for the
+    page. `keep_lines`: the line breaks of a report's own lines stay (a name is escaped whole, its newline too).
+
+    >>> print(printable("ck\x1b[2J/trainer_state.json"))
+    ck\x1b[2J/trainer_state.json
+    """
+    text = str(text)
+
+    def escaped(match: re.Match) -> str:
+        char = match.group()
+        return char if keep_lines and char == "\n" else char.encode("unicode_escape").decode("ascii")
+
+    return _CONTROLS.sub(escaped, text)

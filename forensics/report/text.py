@@ -16,7 +16,7 @@ from ..analyzers import SUMMARY_KINDS
 from ..causes.logged_loss import LOGGING_CAUSES
 from ..analyzers.metrics import format_number
 from ..timeline import Timeline
-from .notation import block_ranges, plural, shown_path
+from .notation import block_ranges, plural, printable, shown_path
 from ..causes.roles import about_the_log, cause_role, leading_cause
 from .story import Story, build_story, incident_chain
 
@@ -39,7 +39,8 @@ def analysis_text(analysis, verbose: bool = False) -> str:
     if not verbose:
         return brief
     skipped = [f"{'note on' if s.note else 'skipped'} {s.path}: {s.reason}" for s in analysis.skipped]
-    return brief + "\n" + profile_evidence_text(analysis.run_profile) + story_text(build_story(analysis), notes=skipped)
+    text = brief + "\n" + profile_evidence_text(analysis.run_profile) + story_text(build_story(analysis), notes=skipped)
+    return printable(text, keep_lines=True)
 
 
 def profile_evidence_text(profile) -> str:
@@ -93,7 +94,8 @@ def brief_text(analysis) -> str:
     if len(unread) < len(analysis.skipped):
         notes = len(analysis.skipped) - len(unread)
         lines += _row("Read with", f"{plural(notes, 'note')} on how the records were taken (--verbose says them)")
-    return "\n".join(lines) + "\n"
+    # file and checkpoint names, and messages quoting them, reach the terminal: none may drive it
+    return printable("\n".join(lines) + "\n", keep_lines=True)
 
 
 def _unread_row(analysis, unread) -> list[str]:
@@ -210,7 +212,8 @@ def _row(label: str, text: str, clip: bool = False, max_lines: int | None = None
 
 
 def _wrap(prefix: str, text: str, indent: int) -> list[str]:
-    return textwrap.wrap(text, width=WIDTH, initial_indent=prefix, subsequent_indent=" " * indent,
+    # escaped before wrapping: textwrap would turn a newline or tab inside a name into a space, hiding it
+    return textwrap.wrap(printable(text), width=WIDTH, initial_indent=prefix, subsequent_indent=" " * indent,
                          break_on_hyphens=False) or [prefix.rstrip()]
 
 
@@ -225,7 +228,7 @@ def story_text(story: Story, notes: Iterable[str] = ()) -> str:
         lines += [""] + notes
     if story.next_step:
         lines += ["", story.next_step]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n", keep_lines=True)
 
 
 def timeline_text(timeline: Timeline, wide: bool = False, rows: int = 20) -> str:
@@ -242,13 +245,13 @@ def timeline_text(timeline: Timeline, wide: bool = False, rows: int = 20) -> str
             if len(table) > rows // 2:
                 lines.append("...")
                 lines.append(table.tail(rows // 2).to_string(header=False))
-    return "\n".join(lines)
+    return printable("\n".join(lines), keep_lines=True)
 
 
 def scan_text(stats: pd.DataFrame, checkpoint, rows: int = 15) -> str:
     """Totals, the non-finite tensors and blocks, and the tensors with the least FP16 headroom."""
     if stats.empty:
-        return f"{checkpoint}: no tensors"
+        return printable(f"{checkpoint}: no tensors")
     n_bad = stats[(stats["n_nan"] > 0) | (stats["n_inf"] > 0)]
     lines = [f"{checkpoint}: {plural(len(stats), 'tensor')}, {int(stats['numel'].sum()):,} values"]
     if len(n_bad):
@@ -265,7 +268,7 @@ def scan_text(stats: pd.DataFrame, checkpoint, rows: int = 15) -> str:
     lines.append("largest magnitudes:")
     top = stats.sort_values("absmax", ascending=False).head(min(rows, 5))
     lines.append(top[_with_state(stats, ["name", "dtype", "absmax", "l2", "std", "fp16_headroom"])].to_string(index=False))
-    return "\n".join(lines)
+    return printable("\n".join(lines), keep_lines=True)
 
 
 def _with_state(stats: pd.DataFrame, cols: list[str]) -> list[str]:
@@ -276,7 +279,7 @@ def _with_state(stats: pd.DataFrame, cols: list[str]) -> list[str]:
 def diff_text(changes: pd.DataFrame, a, b, top: int = 20) -> str:
     """The tensors that moved most between two checkpoints and those that became non-finite."""
     if changes.empty:
-        return f"{a} -> {b}: no tensor in common"
+        return printable(f"{a} -> {b}: no tensor in common")
     lines = [f"{a} -> {b}: {plural(len(changes), 'tensor')} compared"]
     if "became_nonfinite" in changes:
         went_bad = changes[changes["became_nonfinite"]]
@@ -287,7 +290,7 @@ def diff_text(changes: pd.DataFrame, a, b, top: int = 20) -> str:
     change = [("NaN/Inf" if bad else f"{rel:.3g}") for rel, bad in zip(shown["rel_change"], shown["became_nonfinite"])]
     table = pd.DataFrame({"tensor": shown["tensor"], "block": shown["block"].fillna("-"), "change": change})
     lines.append(table.to_string(index=False))
-    return "\n".join(lines)
+    return printable("\n".join(lines), keep_lines=True)
 
 
 def bisect_text(data: dict) -> str:
@@ -305,9 +308,7 @@ def bisect_text(data: dict) -> str:
             lines.append(f"  {bad['reason']}")
     probed = data.get("probed") or []
     lines.append("probed: " + ", ".join(f"{p['name']}={p['verdict']}" for p in probed))
-    # a checkpoint the search could not read is left out of it: say which and why, never quietly
-    lines.extend(f"  left out {p['name']}: {p.get('reason') or 'unreadable'}" for p in probed
-                 if p["verdict"] == "unreadable")
+    lines.extend(_unread_lines(data))
     lines.extend(f"  {p['name']}: finite weights; {p['reason']}" for p in probed
                  if p["verdict"] == "ok" and p.get("reason"))
     window = data.get("window") or {}
@@ -319,7 +320,22 @@ def bisect_text(data: dict) -> str:
     if changes:
         lines.append("largest changes:")
         lines.extend(f"  {c.get('tensor')}  rel_change={_rel_change_text(c)}" for c in changes[:10])
-    return "\n".join(lines)
+    return printable("\n".join(lines), keep_lines=True)
+
+
+def _unread_lines(data: dict) -> list[str]:
+    """The checkpoints the search could not read, probed or stepped over, each with why, never quietly; and where one
+    lies between the last good and the first bad, that the damage may have begun there."""
+    unread = data.get("unread")
+    if unread is None:  # a result saved before the list was kept: the probed ones it did not read
+        unread = [p for p in data.get("probed") or [] if p["verdict"] == "unreadable"]
+    lines = [f"  not read {u['name']}: {u.get('reason') or 'unreadable'}" for u in unread]
+    inside = data.get("unread_in_window") or []
+    if inside:
+        good, bad = data.get("last_good"), data.get("first_bad")
+        lines.append(f"  between {good['name'] if good else 'the start'} and {bad['name']} lie {', '.join(inside)}, "
+                     f"not read: the damage may have begun there")
+    return lines
 
 
 def _rel_change_text(change: dict) -> str:
