@@ -21,16 +21,26 @@ def sniffed_encoding(head: bytes) -> tuple[str, int]:
     """The encoding of a file whose first bytes are `head`, and the length of its BOM (0 where none).
 
     A BOM names it; without one, `unmarked_utf16` may find UTF-16 (LE or BE) all the same; else "utf-8".
-    A UTF-16 BOM is believed only where zero bytes show the text is UTF-16: a log's text is mostly ASCII, half
-    of whose UTF-16 bytes are zero, while \xff\xfe may as well be two stray bytes before UTF-8 text.
+    A UTF-16 BOM is believed only where zero bytes show the text is UTF-16: a log's newlines, digits and spaces are
+    ASCII, whose UTF-16 high byte is zero (`_ASCII_SHARE` of its characters at least, even in a log of Chinese
+    text), while UTF-8 text has no zero byte at all: \xff\xfe may as well be two stray bytes before it.
     """
     encoding, size = next(((name, len(bom)) for bom, name in _BOMS if head.startswith(bom)), ("utf-8", 0))
     sample = head[size:size + _SAMPLE_BYTES]
     if size == 0:
         return unmarked_utf16(sample) or "utf-8", 0
-    if encoding != "utf-8" and sample.count(0) < len(sample) // 4:
+    if encoding != "utf-8" and _high_bytes(sample, encoding).count(0) < _ASCII_SHARE * (len(sample) // 2):
         return "utf-8", 0
     return encoding, size
+
+
+_ASCII_SHARE = 0.02  # the characters of a UTF-16 log's first 2048 that are ASCII (newlines, digits, spaces), at least
+
+
+def _high_bytes(sample: bytes, encoding: str) -> bytes:
+    """The high byte of each UTF-16 character of `sample` in `encoding` (utf-16-le: the odd bytes)."""
+    count = len(sample) // 2
+    return sample[1:2 * count:2] if encoding == "utf-16-le" else sample[0:2 * count:2]
 
 
 # ASCII text in UTF-16 has a zero as the high byte of every character and none as the low byte. Most characters of
