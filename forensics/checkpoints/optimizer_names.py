@@ -11,10 +11,11 @@ sorts its header), so the order is rebuilt and checked by shape, index by index:
 
 1. "name order": blocks in order, and inside a block the usual module order (attention before the
    MLP, q/k/v/o, gate/up/down, weight before bias); outside the blocks, embeddings first, the rest
-   by module name, weight before bias. When two parameters of one block and group share a shape, the shapes cannot tell them
-   apart: the block is right, the name may not be, and the mapping says so. Outside the blocks the
-   order itself is a guess (a final LayerNorm's weight and bias, an untied lm_head beside the
-   embeddings), so two parameters there of one group and shape leave both their modules ambiguous.
+   by module name, weight before bias. When two parameters of one block and group share a shape,
+   the shapes cannot tell them apart: the block is right, the name may not be, and the mapping
+   says so. Outside the blocks the order itself is a guess (a final LayerNorm's weight and bias, an
+   untied lm_head beside the embeddings), so two parameters there of one group and shape leave
+   both their modules ambiguous.
 2. "model definition": the model's own `named_parameters()`, built on torch's meta device from the
    checkpoint's `config.json` (needs torch and transformers; no weights are allocated), tried when
    the name order is ambiguous. Importing them takes seconds, and most checkpoints' blocks have
