@@ -25,7 +25,8 @@ from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, p
 from .analyzers.zero_in_first_epoch import for_a_classifier
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
-from .analyzers.lr_anomaly import detect_warmup_past_the_end, without_planned_restarts
+from .analyzers.lr_anomaly import detect_warmup_past_the_end
+from .analyzers.planned_restarts import without_planned_restarts
 from .analyzers.never_learned import (detect_classifier_at_chance, detect_dpo_loss_never_under_chance,
                                       detect_reward_model_at_chance, detect_stuck_at_vocabulary_guess,
                                       detect_stuck_from_scratch)

@@ -90,3 +90,40 @@ def test_a_restart_mid_decay_is_planned_where_the_deepspeed_config_names_a_cycli
         "scheduler": {"type": "OneCycle", "params": {"cycle_min_lr": 1.2e-4, "cycle_max_lr": PEAK,
                                                     "cycle_first_step_size": 50, "cycle_second_step_size": 1950}}}))
     assert _restart_warnings(run) == []
+
+
+# A resume that restarts a warm-up schedule: HF's linear schedule, 100 warm-up steps over 2000, logged every 10 steps;
+# resumed at step 800 from the weights alone, the scheduler starts at its step 0 again.
+WARMUP, TOTAL, RESUMED_AT = 100, 2000, 800
+
+
+def _warmup_linear(step: int) -> float:
+    return PEAK * step / WARMUP if step < WARMUP else PEAK * (TOTAL - step) / (TOTAL - WARMUP)
+
+
+def _trainer_state_run(folder, rates: dict[int, float]):
+    rng = np.random.default_rng(1)
+    history = [{"epoch": round(3 * s / TOTAL, 4), "grad_norm": round(1 + 0.1 * float(rng.standard_normal()), 3),
+                "learning_rate": rate, "loss": _loss(s, rng), "step": s} for s, rate in rates.items()]
+    (folder / "trainer_state.json").write_text(json.dumps(
+        {"global_step": TOTAL, "max_steps": TOTAL, "num_train_epochs": 3, "logging_steps": 10, "log_history": history},
+        indent=2))
+    return folder
+
+
+def test_a_resume_that_restarts_the_warm_up_mid_decay_warns_at_the_fall(tmp_path):
+    rates = {s: _warmup_linear(s if s <= RESUMED_AT else s - RESUMED_AT) for s in range(10, TOTAL + 1, 10)}
+    found = _restart_warnings(_trainer_state_run(tmp_path, rates))
+    assert [(f.step, f.end_step, f.evidence.get("started_over")) for f in found] == [(810, 900, True)]
+
+
+def test_a_warm_up_at_the_start_of_each_stage_at_even_intervals_is_a_plan(tmp_path):
+    stage = 700  # three stages, each warming up over 50 steps and decaying to 60% of the peak
+    rates = {s: PEAK * ((s % stage) / 50 if s % stage < 50 else 1 - 0.4 * (s % stage - 50) / (stage - 50))
+             for s in range(10, TOTAL + 1, 10)}
+    assert _restart_warnings(_trainer_state_run(tmp_path, rates)) == []
+
+
+def test_one_warm_up_then_one_decay_is_silent(tmp_path):
+    rates = {s: _warmup_linear(s) for s in range(10, TOTAL + 1, 10)}
+    assert _restart_warnings(_trainer_state_run(tmp_path, rates)) == []

@@ -9,13 +9,10 @@ middle of the run means no update was made there; so does such a stretch at the 
 after which the rate is at once at its level: a warm-up ramp is 0 at its first step only. A rate that ran down to about 0 and then climbs
 back point after point is a schedule whose horizon is shorter than the run; one back at its peak at once in the middle
 of its decay is a scheduler that started over (a resume without the scheduler's state), unless the run's
-configuration names a scheduler that starts over by design (`without_planned_restarts`). All are warnings: the
+configuration names a scheduler that starts over by design (`planned_restarts`). All are warnings: the
 owner should know, and a jump is also where a divergence that follows it started.
 """
 from __future__ import annotations
-
-import re
-from typing import Any
 
 import numpy as np
 
@@ -31,7 +28,7 @@ def detect_lr_anomalies(metrics: Metrics, thresholds: Thresholds) -> list[Findin
         return []
     lr = finite(lr)
     return (_jumps(lr, thresholds) + _zero_stretches(lr, thresholds) + _climbs_after_its_end(lr, thresholds)
-            + _starts_over_after_its_end(lr) + _starts_over_mid_decay(lr))
+            + _starts_over_after_its_end(lr) + _starts_over_mid_decay(lr) + _starts_over_with_its_warmup(lr))
 
 
 def _cycled_before(values: np.ndarray, peak: float) -> bool:
@@ -92,15 +89,12 @@ def _starts_over_mid_decay(lr) -> list[Finding]:
     alone). A warning at the first such point, else []."""
     values, steps = lr.to_numpy(), lr.index.to_numpy()
     for i in range(_DECAY_POINTS + 1, len(values)):
-        before = values[:i]
-        peak_at = int(np.argmax(before))
-        peak, prev = float(before[peak_at]), float(before[-1])
-        falling = np.diff(before[-(_DECAY_POINTS + 1):]) < 0
-        if peak <= 0 or not falling.all() or np.any(np.diff(before[peak_at:]) > 0):
+        decay = _mid_decay(values[:i])
+        if decay is None:
             continue
-        now = float(values[i])
-        if _EARLY_IN_DECAY * peak <= prev <= _DECAYED * peak and now >= _BACK_AT_PEAK * peak \
-                and now - prev >= _WAY_BACK * (peak - prev):
+        peak_at, peak = decay
+        now, prev = float(values[i]), float(values[i - 1])
+        if now >= _BACK_AT_PEAK * peak and now - prev >= _WAY_BACK * (peak - prev):
             message = (f"learning rate is back at {format_number(now)} at step {int(steps[i])}, at once, "
                        f"from {format_number(prev)} at step {int(steps[i - 1])} on a decay from its peak of "
                        f"{format_number(peak)} (step {int(steps[peak_at])}): the schedule started over in the middle of "
@@ -114,32 +108,59 @@ def _starts_over_mid_decay(lr) -> list[Finding]:
     return []
 
 
-# Schedulers that start over by design: HF cosine_with_restarts and warmup_stable_decay (stage after stage), SGDR
-# (CosineAnnealingWarmRestarts), CyclicLR / DeepSpeed OneCycle, DeepSpeed LRRangeTest (a staircase), Megatron's WSD.
-_RESTARTING_SCHEDULERS = re.compile(r"restart|stable_decay|\bwsd\b|cycl|range_?test|stage", re.IGNORECASE)
-# Schedules that never decay: one that a log shows decaying is not the configured one (a custom, stage-wise plan).
-_FIXED_RATE_SCHEDULERS = {"constant", "constant_with_warmup"}
+def _mid_decay(before: np.ndarray) -> tuple[int, float] | None:
+    """(where, the peak) when `before` ends on a decay from its peak: falling at each of its last `_DECAY_POINTS`
+    points, never rising since the peak, and between `_EARLY_IN_DECAY` and `_DECAYED` of it; else None."""
+    peak_at = int(np.argmax(before))
+    peak, prev = float(before[peak_at]), float(before[-1])
+    falling = np.diff(before[-(_DECAY_POINTS + 1):]) < 0
+    if peak <= 0 or len(before) <= _DECAY_POINTS or not falling.all() or np.any(np.diff(before[peak_at:]) > 0):
+        return None
+    return (peak_at, peak) if _EARLY_IN_DECAY * peak <= prev <= _DECAYED * peak else None
 
 
-def without_planned_restarts(findings: list[Finding], scheduler_types: tuple, scheduler_kwargs: Any) -> list[Finding]:
-    """`findings` less the schedule-started-over warnings (`started_over`: mid-decay or after its end) where the
-    run's configuration names a scheduler that starts over by design (`scheduler_types`: lr_scheduler_type,
-    Megatron's lr_decay_style, DeepSpeed's scheduler.type; `scheduler_kwargs`: lr_scheduler_kwargs with cycles), or
-    a fixed rate while the log shows it decaying (a custom plan the configuration does not describe): a new stage
-    or cycle is then the plan, not a resume that lost the scheduler's state."""
-    if not _restarts_by_design(scheduler_types, scheduler_kwargs):
-        return findings
-    return [f for f in findings if not (f.kind == "lr_anomaly" and f.evidence.get("started_over"))]
+_REWARM_FLOOR = 0.25  # a rate in the middle of its decay that falls under this share of its peak in one interval ...
+_REWARM_POINTS = 2  # ... then rises at each of this many logged points or more, back to `_BACK_AT_PEAK` of the peak
 
 
-def _restarts_by_design(scheduler_types: tuple, scheduler_kwargs: Any) -> bool:
-    names = [str(t).strip() for t in scheduler_types if isinstance(t, str) and t.strip()]
-    if any(_RESTARTING_SCHEDULERS.search(name) or name.lower() in _FIXED_RATE_SCHEDULERS for name in names):
-        return True
-    kwargs = scheduler_kwargs if isinstance(scheduler_kwargs, dict) else {}
-    cycles = kwargs.get("num_cycles", kwargs.get("cycles"))
-    return kwargs.get("cycle") is True or (isinstance(cycles, (int, float)) and not isinstance(cycles, bool)
-                                           and cycles > 1)
+def _starts_over_with_its_warmup(lr) -> list[Finding]:
+    """A decaying schedule that falls at once, from half its peak or more to under `_REWARM_FLOOR` of it, and climbs
+    back point after point to (nearly) its peak: the scheduler started over with its warm-up in the middle of its
+    decay (a resume that loaded the weights but not the scheduler's state, of a schedule that warms up). A decay
+    takes a few percent of the peak a point, not half of it. Restarts at even intervals from the log's start are a
+    plan (a warm-up each stage or epoch: `_periodic`); a single one is told as it is, a warning at the fall."""
+    values, steps = lr.to_numpy(), lr.index.to_numpy()
+    restarts, segment = [], 0
+    for i in range(segment + _DECAY_POINTS + 1, len(values) - _REWARM_POINTS):
+        decay = _mid_decay(values[segment:i])
+        top = _climb_end(values, i)
+        if decay is None or values[i] > _REWARM_FLOOR * decay[1] or top - i < _REWARM_POINTS \
+                or values[top] < _BACK_AT_PEAK * decay[1]:
+            continue
+        restarts.append((i, segment + decay[0], decay[1], top))
+        segment = i
+    origin = int(steps[0]) - (int(steps[1]) - int(steps[0])) if len(steps) > 1 else 0
+    if not restarts or _periodic([origin] + [int(steps[r[0]]) for r in restarts], float(np.median(np.diff(steps)))):
+        return []
+    i, peak_at, peak, top = restarts[0]
+    message = (f"learning rate falls at once from {format_number(values[i - 1])} (step {int(steps[i - 1])}, on a decay "
+               f"from its peak of {format_number(peak)} at step {int(steps[peak_at])}) to "
+               f"{format_number(values[i])} at step {int(steps[i])}, then climbs back to {format_number(values[top])} by step {int(steps[top])}: the "
+               "schedule started over, warm-up and all, in the middle of its decay (a resume that loaded the weights "
+               "but not the scheduler's state, or train() called again), so the steps from here train at the rates of "
+               "earlier ones and the decay ends short of its planned end. If a new stage was meant, nothing is wrong; "
+               "if not, resume with the scheduler's state (the checkpoint's scheduler.pt).")
+    return [Finding("lr_anomaly", "warning", int(steps[i]), message, end_step=int(steps[top]), metric=LR, evidence={
+        "before": float(values[i - 1]), "after": float(values[i]), "peak": peak, "back_at": float(values[top]),
+        "started_over": True, "schedule_shape": True})]
+
+
+def _climb_end(values: np.ndarray, i: int) -> int:
+    """The last point of the climb that starts at point `i` (each point above the one before); `i` if none."""
+    top = i
+    while top + 1 < len(values) and values[top + 1] > values[top]:
+        top += 1
+    return top
 
 
 def _one_finding(found: list[Finding]) -> list[Finding]:
