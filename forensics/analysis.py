@@ -26,6 +26,7 @@ from .analyzers.zero_in_first_epoch import for_a_classifier
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_start_near_the_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.lr_anomaly import detect_warmup_past_the_end
+from .analyzers.planned_restarts import without_planned_restarts
 from .analyzers.never_learned import (detect_classifier_at_chance, detect_dpo_loss_never_under_chance,
                                       detect_reward_model_at_chance, detect_stuck_at_vocabulary_guess,
                                       detect_stuck_from_scratch)
@@ -455,6 +456,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
         findings = link_skipped_batches(as_scaler_skips(findings, metrics, thresholds))
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings,
                                                             _planned_length(config, timeline)))
+    findings = without_planned_restarts(findings, (config.get("lr_scheduler_type"), config.get("ds.scheduler.type")),
+                                        config.get("lr_scheduler_kwargs"))
     findings = link_impossible_start(findings, metrics)
     causes = infer_causes(config, timeline, findings, checkpoints, thresholds, profile)
     findings = _dated_by_optimizer_step(findings, metrics)

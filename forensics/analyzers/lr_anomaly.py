@@ -8,7 +8,8 @@ exactly 0 for at least `lr_zero_points` logged points (and at least a tenth of t
 middle of the run means no update was made there; so does such a stretch at the log's start (at least a fifth of it)
 after which the rate is at once at its level: a warm-up ramp is 0 at its first step only. A rate that ran down to about 0 and then climbs
 back point after point is a schedule whose horizon is shorter than the run; one back at its peak at once in the middle
-of its decay is a scheduler that started over (a resume without the scheduler's state). All are warnings: the
+of its decay is a scheduler that started over (a resume without the scheduler's state), unless the run's
+configuration names a scheduler that starts over by design (`planned_restarts`). All are warnings: the
 owner should know, and a jump is also where a divergence that follows it started.
 """
 from __future__ import annotations
@@ -27,7 +28,7 @@ def detect_lr_anomalies(metrics: Metrics, thresholds: Thresholds) -> list[Findin
         return []
     lr = finite(lr)
     return (_jumps(lr, thresholds) + _zero_stretches(lr, thresholds) + _climbs_after_its_end(lr, thresholds)
-            + _starts_over_after_its_end(lr) + _starts_over_mid_decay(lr))
+            + _starts_over_after_its_end(lr) + _starts_over_mid_decay(lr) + _starts_over_with_its_warmup(lr))
 
 
 def _cycled_before(values: np.ndarray, peak: float) -> bool:
@@ -88,11 +89,12 @@ def _starts_over_mid_decay(lr) -> list[Finding]:
     alone). A warning at the first such point, else []."""
     values, steps = lr.to_numpy(), lr.index.to_numpy()
     for i in _jumps_back_near_the_peak(values):
-        before = values[:i]
-        peak_at = int(np.argmax(before))
-        peak, prev, now = float(before[peak_at]), float(before[-1]), float(values[i])
-        falling = np.diff(before[-(_DECAY_POINTS + 1):]) < 0
-        if falling.all() and not np.any(np.diff(before[peak_at:]) > 0):
+        decay = _mid_decay(values[:i])
+        if decay is None:
+            continue
+        peak_at, peak = decay
+        now, prev = float(values[i]), float(values[i - 1])
+        if now >= _BACK_AT_PEAK * peak and now - prev >= _WAY_BACK * (peak - prev):
             message = (f"learning rate is back at {format_number(now)} at step {int(steps[i])}, at once, "
                        f"from {format_number(prev)} at step {int(steps[i - 1])} on a decay from its peak of "
                        f"{format_number(peak)} (step {int(steps[peak_at])}): the schedule started over in the middle of "
@@ -109,7 +111,7 @@ def _starts_over_mid_decay(lr) -> list[Finding]:
 def _jumps_back_near_the_peak(values: np.ndarray) -> np.ndarray:
     """The positions where the rate is back at once near the peak before it (`_BACK_AT_PEAK` of it, `_WAY_BACK` of the
     way up) from a point `_EARLY_IN_DECAY` to `_DECAYED` of it: the only points `_starts_over_mid_decay` looks at
-    closer (found in one pass; a log of every step has hundreds of thousands of points)."""
+    closer (found in one pass: a log of every step has hundreds of thousands of points)."""
     if len(values) <= _DECAY_POINTS + 1:
         return np.zeros(0, dtype="int64")
     peak, prev, now = np.maximum.accumulate(values)[:-1], values[:-1], values[1:]
@@ -117,6 +119,64 @@ def _jumps_back_near_the_peak(values: np.ndarray) -> np.ndarray:
         & (now - prev >= _WAY_BACK * (peak - prev))
     found = np.flatnonzero(near) + 1
     return found[found >= _DECAY_POINTS + 1]
+
+
+def _mid_decay(before: np.ndarray) -> tuple[int, float] | None:
+    """(where, the peak) when `before` ends on a decay from its peak: falling at each of its last `_DECAY_POINTS`
+    points, never rising since the peak, and between `_EARLY_IN_DECAY` and `_DECAYED` of it; else None."""
+    peak_at = int(np.argmax(before))
+    peak, prev = float(before[peak_at]), float(before[-1])
+    falling = np.diff(before[-(_DECAY_POINTS + 1):]) < 0
+    if peak <= 0 or len(before) <= _DECAY_POINTS or not falling.all() or np.any(np.diff(before[peak_at:]) > 0):
+        return None
+    return (peak_at, peak) if _EARLY_IN_DECAY * peak <= prev <= _DECAYED * peak else None
+
+
+_REWARM_FLOOR = 0.25  # a rate in the middle of its decay that falls under this share of its peak in one interval ...
+_REWARM_POINTS = 2  # ... then rises at each of this many logged points or more, back to `_BACK_AT_PEAK` of the peak
+
+
+def _starts_over_with_its_warmup(lr) -> list[Finding]:
+    """A decaying schedule that falls at once, from half its peak or more to under `_REWARM_FLOOR` of it, and climbs
+    back point after point to (nearly) its peak: the scheduler started over with its warm-up in the middle of its
+    decay (a resume that loaded the weights but not the scheduler's state, of a schedule that warms up). A decay
+    takes a few percent of the peak a point, not half of it. Restarts at even intervals from the log's start are a
+    plan (a warm-up each stage or epoch: `_periodic`); a single one is told as it is, a warning at the fall."""
+    values, steps = lr.to_numpy(), lr.index.to_numpy()
+    restarts, segment = [], 0
+    # (only where the rate at least halves in one interval: a decay takes a few percent a point)
+    for i in np.flatnonzero(values[1:] <= (_REWARM_FLOOR / _EARLY_IN_DECAY) * values[:-1]) + 1:
+        if i < segment + _DECAY_POINTS + 1 or i >= len(values) - _REWARM_POINTS:
+            continue
+        decay = _mid_decay(values[segment:i])
+        top = _climb_end(values, i)
+        if decay is None or values[i] > _REWARM_FLOOR * decay[1] or top - i < _REWARM_POINTS \
+                or values[top] < _BACK_AT_PEAK * decay[1]:
+            continue
+        restarts.append((i, segment + decay[0], decay[1], top))
+        segment = i
+    origin = int(steps[0]) - (int(steps[1]) - int(steps[0])) if len(steps) > 1 else 0
+    if not restarts or _periodic([origin] + [int(steps[r[0]]) for r in restarts], float(np.median(np.diff(steps)))):
+        return []
+    i, peak_at, peak, top = restarts[0]
+    message = (f"learning rate falls at once from {format_number(values[i - 1])} (step {int(steps[i - 1])}, on a decay "
+               f"from its peak of {format_number(peak)} at step {int(steps[peak_at])}) to "
+               f"{format_number(values[i])} at step {int(steps[i])}, then climbs back to {format_number(values[top])} by step {int(steps[top])}: the "
+               "schedule started over, warm-up and all, in the middle of its decay (a resume that loaded the weights "
+               "but not the scheduler's state, or train() called again), so the steps from here train at the rates of "
+               "earlier ones and the decay ends short of its planned end. If a new stage was meant, nothing is wrong; "
+               "if not, resume with the scheduler's state (the checkpoint's scheduler.pt).")
+    return [Finding("lr_anomaly", "warning", int(steps[i]), message, end_step=int(steps[top]), metric=LR, evidence={
+        "before": float(values[i - 1]), "after": float(values[i]), "peak": peak, "back_at": float(values[top]),
+        "started_over": True, "schedule_shape": True})]
+
+
+def _climb_end(values: np.ndarray, i: int) -> int:
+    """The last point of the climb that starts at point `i` (each point above the one before); `i` if none."""
+    top = i
+    while top + 1 < len(values) and values[top + 1] > values[top]:
+        top += 1
+    return top
 
 
 def _one_finding(found: list[Finding]) -> list[Finding]:

@@ -10,9 +10,12 @@ The checkpoint's own weight files name the parameters but not their module order
 sorts its header), so the order is rebuilt and checked by shape, index by index:
 
 1. "name order": blocks in order, and inside a block the usual module order (attention before the
-   MLP, q/k/v/o, gate/up/down, weight before bias). When two parameters of one block and group
-   share a shape, the shapes cannot tell them apart: the block is right, the name may not be, and
-   the mapping says so.
+   MLP, q/k/v/o, gate/up/down, weight before bias); outside the blocks, embeddings first, the rest
+   by module name, weight before bias. When two parameters of one block and group share a shape,
+   the shapes cannot tell them apart: the block is right, the name may not be, and the mapping
+   says so. Outside the blocks the order itself is a guess (a final LayerNorm's weight and bias, an
+   untied lm_head beside the embeddings), so two parameters there of one group and shape leave
+   both their modules ambiguous.
 2. "model definition": the model's own `named_parameters()`, built on torch's meta device from the
    checkpoint's `config.json` (needs torch and transformers; no weights are allocated), tried when
    the name order is ambiguous. Importing them takes seconds, and most checkpoints' blocks have
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .blocks import block_of, block_sort_key, strip_wrappers
+from .blocks import block_of, block_sort_key, module_of, strip_wrappers
 
 # transformers Trainer.get_decay_parameter_names (5.x): names matching these (lower-cased) get no decay.
 _NO_DECAY_NAMES = re.compile(r"bias|layernorm|rmsnorm|(?:^|\.)norm(?:$|\.)|_norm(?:$|\.)")
@@ -65,13 +68,16 @@ class NameMapping:
         names: index -> parameter name (empty when `how` is "indices").
         how: "name order", "model definition" or "indices".
         note: what a reader should know (ambiguous names, why it fell back), "" when nothing.
-        ambiguous: blocks whose names the shapes cannot order (empty once the model definition named them).
+        ambiguous: blocks, and modules outside them, whose names the shapes cannot order (empty once the
+            model definition named them).
+        uncertain: the indices whose names may be swapped with another's (those sharing a shape there).
     """
 
     names: dict[int, str]
     how: str
     note: str = ""
     ambiguous: frozenset[str] = frozenset()
+    uncertain: frozenset[int] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
         return {"how": self.how, "note": self.note or None}
@@ -95,12 +101,13 @@ def map_parameter_names(group_params: list[tuple[int, ...]], shapes: dict[int, t
         return NameMapping({}, "indices", (
             f"the {sum(len(g) for g in group_params)} optimizer entries do not match the checkpoint's "
             f"{len(weights)} tensors in count and shape; shown by index, without blocks"))
-    ambiguous = frozenset(_ambiguous_blocks(mapping, group_params, shapes))
-    if not ambiguous:
+    uncertain = frozenset(i for indices in _sharing_a_shape(mapping, group_params, shapes) for i in indices)
+    if not uncertain:
         return NameMapping(mapping, "name order")
-    guess = NameMapping(mapping, "name order", (
-        f"in {len(ambiguous)} block(s) some parameters share a shape, so their names may be swapped; "
-        "per-block figures are exact (exact names are looked up for the parameters a report names)"), ambiguous)
+    ambiguous = frozenset(module_of(mapping[i]) for i in uncertain)
+    guess = NameMapping(mapping, "name order", _ambiguity_note(
+        mapping, group_params, shapes, "exact names are looked up for the parameters a report names"),
+        ambiguous, uncertain)
     return exact_names(guess, group_params, shapes, weights, config_folder) if exact else guess
 
 
@@ -110,21 +117,43 @@ def exact_names(mapping: NameMapping, group_params: list[tuple[int, ...]], shape
     was, with a note saying so, where the model cannot be built."""
     if not mapping.ambiguous:
         return mapping
-    defined = _defined_order(config_folder, set(weights)) if config_folder is not None else None
+    defined, why_not = _defined_order(config_folder, set(weights)) if config_folder is not None else (
+        None, _NO_CONFIG)
     exact = _fit(defined, group_params, shapes, weights) if defined else None
     if exact is not None:
         return NameMapping(exact, "model definition")
-    return NameMapping(mapping.names, mapping.how, (
-        f"in {len(mapping.ambiguous)} block(s) some parameters share a shape, so their names may be swapped; "
-        "per-block figures are exact (install transformers for exact names)"), mapping.ambiguous)
+    note = _ambiguity_note(mapping.names, group_params, shapes, why_not or _NOT_THIS_MODEL)
+    return NameMapping(mapping.names, mapping.how, note, mapping.ambiguous, mapping.uncertain)
+
+
+# Why the model definition gave no names (the note's last words).
+_NO_CONFIG = "no config.json beside the optimizer state to build the model from, as beside an adapter's"
+_NO_TRANSFORMERS = "install torch and transformers for exact names"
+_NOT_BUILT = "the installed transformers cannot build the model of its config.json"
+_NOT_THIS_MODEL = "the model of its config.json does not hold these parameters in this order"
+
+
+def _ambiguity_note(names: dict[int, str], group_params, shapes, how_named: str) -> str:
+    """The note of a mapping whose names may be swapped: where (blocks counted, modules outside them named),
+    what stays exact, and `how_named` (what names them exactly, or why nothing could)."""
+    shared = _sharing_a_shape(names, group_params, shapes)
+    modules = [{module_of(names[i]) for i in indices} for indices in shared]
+    blocks = {m for held in modules for m in held if block_of(m + ".weight") == m}
+    others = sorted({m for held in modules for m in held} - blocks)
+    where = " and ".join(part for part in (f"{len(blocks)} block(s)" if blocks else "", ", ".join(others)) if part)
+    mixed = sorted({m for held in modules if len(held) > 1 for m in held})
+    exact = "per-block figures are exact" + (
+        f", but those of {', '.join(mixed)} may be swapped with each other" if mixed else "")
+    return f"in {where} some parameters share a shape, so their names may be swapped; {exact} ({how_named})"
 
 
 def _name_order_key(name: str) -> tuple:
     plain = strip_wrappers(name)
     block = block_of(plain)
-    if block is None:
+    if block is None:  # by module, and inside one weight before bias, as torch's modules register them
         stage = 0 if _EMBEDDING.search(plain) else 2
-        return (stage, (), (), plain)
+        module, _, leaf = plain.rpartition(".")
+        return (stage, (), (module, _PART_RANK.get(leaf, len(_PART_RANK))), plain)
     rest = plain[len(block) + 1:].split(".")
     ranks = tuple(_PART_RANK.get(part, len(_PART_RANK)) for part in rest)
     return (1, block_sort_key(block), ranks, plain)
@@ -149,38 +178,37 @@ def _fit(ordered: list[str] | None, group_params, shapes, weights) -> dict[int, 
     return None
 
 
-def _ambiguous_blocks(mapping: dict[int, str], group_params, shapes) -> set[str]:
-    """Blocks where two parameters of one group share a shape (the shapes cannot order them)."""
-    seen: dict[tuple, int] = {}
-    ambiguous = set()
+def _sharing_a_shape(mapping: dict[int, str], group_params, shapes) -> list[list[int]]:
+    """The indices whose names the shapes cannot settle, in sets that could be swapped among themselves: two or
+    more of one group and shape in one block, or outside the blocks (whose module order the name order only
+    guesses)."""
+    held: dict[tuple, list[int]] = {}
     for group, indices in enumerate(group_params):
         for i in indices:
-            key = (group, block_of(mapping[i]), shapes.get(i))
-            seen[key] = seen.get(key, 0) + 1
-            if seen[key] > 1:
-                ambiguous.add(str(key[1]))
-    return ambiguous
+            held.setdefault((group, block_of(mapping[i]), shapes.get(i)), []).append(i)
+    return [indices for indices in held.values() if len(indices) > 1]
 
 
-def _defined_order(folder: Path, known: set[str]) -> list[str] | None:
-    """The trainable parameter names in module order from the model class of `folder/config.json`,
-    built on the meta device; None when torch/transformers are missing or the model cannot be built."""
+def _defined_order(folder: Path, known: set[str]) -> tuple[list[str] | None, str]:
+    """The trainable parameter names in module order from the model class of `folder/config.json`, built on the
+    meta device, and ""; (None, why not) when there is no config.json, torch/transformers are missing or the model
+    cannot be built."""
     if not (folder / "config.json").is_file():
-        return None
+        return None, _NO_CONFIG
     try:
         import torch
         import transformers
     except ImportError:
-        return None
+        return None, _NO_TRANSFORMERS
     try:
         config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
         architecture = (getattr(config, "architectures", None) or [None])[0]
         cls = getattr(transformers, architecture, None) if architecture else None
         if cls is None:
-            return None
+            return None, _NOT_BUILT
         with torch.device("meta"):
             model = cls(config)
         order = [name for name, _ in model.named_parameters()]
     except Exception:  # any model the installed transformers cannot build: fall back, never fail the scan
-        return None
-    return [n for n in order if n in known] if set(order) >= known else None
+        return None, _NOT_BUILT
+    return ([n for n in order if n in known], "") if set(order) >= known else (None, _NOT_THIS_MODEL)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -55,7 +55,9 @@ class OptimizerState:
         trainer_step: the trainer's global step at the save (the checkpoint's), None if unknown.
         groups: the param groups as saved (lr, betas, eps, weight_decay).
         mapping: how indices were matched to parameter names.
-        tensors: one row per parameter (index, name, block, the sums above and their ratios).
+        tensors: one row per parameter (index, name, block, the sums above and their ratios, and name_certain:
+            False where the name, and so the weight its update_ratio and n_nonfinite_w were measured on, may be
+            another's of the same shape; see `NameMapping.uncertain`).
         blocks: one row per block, or per module outside the blocks (BLOCK_COLUMNS).
         nonfinite_tensors: moments holding NaN/Inf, as `<parameter>.exp_avg` / `.exp_avg_sq`.
         problems: moments that could not be read, with why.
@@ -148,6 +150,7 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
     rows = [row for batch in results for row in batch]
     tensors = _with_ratios(pd.DataFrame(rows, columns=["index", "name", "block", *_SUMS]), group_of)
     mapping, tensors = _named_where_shown(opt, mapping, tensors, shapes, folder)
+    tensors = _remeasured_where_renamed(tensors, rows, mapping, batches, group_of)
     steps = [p.step for p in opt.params.values() if p.step is not None]
     return OptimizerState(str(path), int(max(steps)) if steps else None, ref.step, opt.groups, mapping,
                           tensors, _per_block(tensors, group_of), _nonfinite_moments(tensors), problems)
@@ -219,13 +222,27 @@ def _nonfinite_moments(tensors: pd.DataFrame) -> list[str]:
 
 def _named_where_shown(opt: OptimizerFile, mapping: NameMapping, tensors: pd.DataFrame,
                        weights: dict[str, tuple[int, ...]], folder: Path) -> tuple[NameMapping, pd.DataFrame]:
-    """Exact names (the model built from config.json: seconds) only when a non-finite moment lies in a block
-    whose names the shapes left ambiguous: the report names those parameters; the block figures need no names."""
+    """Exact names (the model built from config.json: seconds) only when a non-finite moment is one whose name the
+    shapes left uncertain: the report names those parameters; the block figures need no names."""
     bad = tensors[(tensors["n_nonfinite_m"] > 0) | (tensors["n_nonfinite_v"] > 0)]
-    if not mapping.ambiguous or not set(bad["block"].dropna()) & mapping.ambiguous:
-        return mapping, tensors
-    exact = exact_names(mapping, _group_params(opt), _moment_shapes(opt), weights, folder)
-    return exact, tensors.assign(name=tensors["index"].map(lambda i: exact.names.get(i, str(i))))
+    if mapping.uncertain and set(bad["index"]) & mapping.uncertain:
+        mapping = exact_names(mapping, _group_params(opt), _moment_shapes(opt), weights, folder)
+    return mapping, tensors.assign(name=tensors["index"].map(lambda i: mapping.names.get(i, str(i))),
+                                   name_certain=~tensors["index"].isin(mapping.uncertain))
+
+
+def _remeasured_where_renamed(tensors: pd.DataFrame, rows: list[dict], mapping: NameMapping,
+                              batches: list[OptimizerBatch], group_of: dict) -> pd.DataFrame:
+    """`tensors` with the rows the exact names renamed measured again: their update ratio and non-finite weights
+    were measured on the weight of the name the shapes guessed, another parameter of the same shape."""
+    renamed = tuple((row["index"], mapping.names[row["index"]], group_of.get(row["index"])) for row in rows
+                    if mapping.names.get(row["index"], row["name"]) != row["name"])
+    if not renamed:
+        return tensors
+    again = {row["index"]: row for row in measure_batch(replace(batches[0], params=renamed))}  # same files
+    fresh = pd.DataFrame([again.get(row["index"], row) for row in rows], columns=["index", "name", "block", *_SUMS])
+    fresh = _with_ratios(fresh, group_of)
+    return fresh.assign(name_certain=~fresh["index"].isin(mapping.uncertain))
 
 
 def optimizer_names(opt: OptimizerFile) -> NameMapping:
