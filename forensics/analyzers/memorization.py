@@ -50,9 +50,9 @@ def falls_at_epoch_starts(loss: pd.Series, epochs: pd.Series) -> bool:
     """The loss falls in steps at the starts of epochs and stays flat within them: from the second epoch on,
     the batches it gets better on are the ones it has seen before, the signature of a model learning its
     training examples by heart (the 'staircase' of multi-epoch fine-tuning). Needs three whole epochs of
-    at least `_EPOCH_POINTS` logged points; the drops at the epoch starts must be at least twice the fall within them."""
-    # the epoch in force at each loss step, where the two are logged at different steps
-    epoch_of = np.floor(epochs.reindex(epochs.index.union(loss.index)).ffill().reindex(loss.index).to_numpy())
+    at least `_EPOCH_POINTS` logged points; the drops at the epoch starts must be at least twice the fall within them.
+    Each epoch's start is read after the point that straddles its boundary (`_epoch_of_points`)."""
+    epoch_of = _epoch_of_points(loss, epochs)
     whole = [e for e in np.unique(epoch_of[np.isfinite(epoch_of)]) if (epoch_of == e).sum() >= _EPOCH_POINTS]
     if len(whole) < 3:
         return False
@@ -65,6 +65,19 @@ def falls_at_epoch_starts(loss: pd.Series, epochs: pd.Series) -> bool:
     drops = [prev_end - start for (_, prev_end), (start, _) in zip(ends, ends[1:])]
     at_starts = sum(drops)
     return at_starts > 0 and at_starts >= 2 * max(within, 0.0) and sum(d > 0 for d in drops) >= 2 * len(drops) / 3
+
+
+def _epoch_of_points(loss: pd.Series, epochs: pd.Series) -> np.ndarray:
+    """The whole epoch each loss point was logged in (the epoch in force at its step, where the two are logged at
+    different steps), NaN at the first point of each epoch after the first. A logged loss is the mean over the steps
+    since the point before, and the epoch a fraction that reaches the next whole number at an epoch's last step: the
+    first point counted in an epoch holds steps of the epoch before, all of them where the logging interval divides
+    the epoch, some where it does not (logging every 50 over epochs of 1320 steps, the point at 1350 is 20 steps of
+    the old level and 30 of the new), so it belongs to neither level and would blur the step between them."""
+    epoch_of = np.floor(epochs.reindex(epochs.index.union(loss.index)).ffill().reindex(loss.index).to_numpy())
+    straddles = np.flatnonzero(np.diff(epoch_of) > 0) + 1  # (NaN before the first epoch logged compares False)
+    epoch_of[straddles] = np.nan
+    return epoch_of
 
 
 _STAIR_LEVEL = 0.2  # nats a token: a pass's median this low, in a staircase ...
@@ -83,7 +96,7 @@ def memorized_in_a_staircase(loss: pd.Series, epochs: pd.Series) -> list[Finding
     over four: a task learned well), is left alone. A `memorization` warning from the first step of that pass."""
     if len(loss) < 3 * _EPOCH_POINTS or not falls_at_epoch_starts(loss, epochs):
         return []
-    epoch_of = np.floor(epochs.reindex(epochs.index.union(loss.index)).ffill().reindex(loss.index).to_numpy())
+    epoch_of = _epoch_of_points(loss, epochs)
     passes = [e for e in np.unique(epoch_of[np.isfinite(epoch_of)]) if (epoch_of == e).sum() >= _EPOCH_POINTS]
     medians = [float(np.median(loss.to_numpy()[epoch_of == e])) for e in passes]
     if len(passes) <= _STAIR_FROM or not medians[0] > 0:
