@@ -10,7 +10,8 @@ The checkpoint's own weight files name the parameters but not their module order
 sorts its header), so the order is rebuilt and checked by shape, index by index:
 
 1. "name order": blocks in order, and inside a block the usual module order (attention before the
-   MLP, q/k/v/o, gate/up/down, weight before bias); outside the blocks, embeddings first, the rest
+   MLP, q/k/v/o, a MoE's router before its experts, numbered experts as numbers, gate/up/down, weight
+   before bias); outside the blocks, embeddings first, the rest
    by module name, weight before bias. When two parameters of one block and group share a shape,
    the shapes cannot tell them apart: the block is right, the name may not be, and the mapping
    says so. Outside the blocks the order itself is a guess (a final LayerNorm's weight and bias, an
@@ -54,8 +55,8 @@ _DECAY_RULES: tuple[Callable[[str], bool], ...] = (_no_decay_now, _no_decay_old)
 # Module order inside a block, as the common model files register their submodules.
 _PART_RANK = {part: rank for rank, part in enumerate((
     "ln_1", "self_attn", "attn", "attention", "self_attention", "q_proj", "k_proj", "v_proj", "qkv_proj",
-    "query_key_value", "c_attn", "o_proj", "dense", "c_proj", "ln_2", "mlp", "feed_forward", "ffn", "gate_proj",
-    "up_proj", "gate_up_proj", "c_fc", "down_proj", "input_layernorm", "post_attention_layernorm",
+    "query_key_value", "c_attn", "o_proj", "dense", "c_proj", "ln_2", "mlp", "feed_forward", "ffn", "router", "gate",
+    "experts", "gate_proj", "up_proj", "gate_up_proj", "c_fc", "down_proj", "input_layernorm", "post_attention_layernorm",
     "lora_A", "lora_B", "weight", "bias"))}
 _EMBEDDING = re.compile(r"embed|wte|wpe|word_embeddings|tok_embeddings")
 
@@ -155,7 +156,8 @@ def _name_order_key(name: str) -> tuple:
         module, _, leaf = plain.rpartition(".")
         return (stage, (), (module, _PART_RANK.get(leaf, len(_PART_RANK))), plain)
     rest = plain[len(block) + 1:].split(".")
-    ranks = tuple(_PART_RANK.get(part, len(_PART_RANK)) for part in rest)
+    # Numbered parts (experts.2, expert_10) as numbers: a ModuleList registers 2 before 10.
+    ranks = tuple((_PART_RANK.get(part, len(_PART_RANK)), block_sort_key(part)) for part in rest)
     return (1, block_sort_key(block), ranks, plain)
 
 

@@ -1,0 +1,89 @@
+"""Optimizer-state names for layouts the usual module order misses (review of the name-order fit).
+
+Each test saves a real AdamW state the way the HF Trainer does (two param groups in module order, one step,
+`torch.save` of its state_dict beside the weights) and checks the names forensics gives each index.
+"""
+from __future__ import annotations
+
+import pytest
+
+from forensics.checkpoints.layout import open_checkpoint
+from forensics.checkpoints.optimizer_stats import read_optimizer_state
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+safetensors_torch = pytest.importorskip("safetensors.torch")
+
+
+class _Moe(torch.nn.Module):
+    """A decoder block laid out as older transformers wrote Mixtral: the router (`gate`) before a ModuleList of
+    experts, each w1/w2/w3."""
+
+    def __init__(self, hidden: int, ffn: int, experts: int):
+        super().__init__()
+        self.gate = torch.nn.Linear(hidden, experts, bias=False)
+        self.experts = torch.nn.ModuleList(torch.nn.ModuleDict({
+            "w1": torch.nn.Linear(hidden, ffn, bias=False), "w2": torch.nn.Linear(ffn, hidden, bias=False),
+            "w3": torch.nn.Linear(hidden, ffn, bias=False)}) for _ in range(experts))
+
+
+class _Layer(torch.nn.Module):
+    def __init__(self, hidden: int, ffn: int, experts: int):
+        super().__init__()
+        self.self_attn = torch.nn.ModuleDict({p: torch.nn.Linear(hidden, hidden, bias=False) for p in
+                                              ("q_proj", "k_proj", "v_proj", "o_proj")})
+        self.block_sparse_moe = _Moe(hidden, ffn, experts)
+        self.input_layernorm = torch.nn.LayerNorm(hidden, bias=False)
+        self.post_attention_layernorm = torch.nn.LayerNorm(hidden, bias=False)
+
+
+class _MoeModel(torch.nn.Module):
+    def __init__(self, experts: int, vocab: int = 50, hidden: int = 16, ffn: int = 24, layers: int = 2):
+        super().__init__()
+        self.model = torch.nn.Module()
+        self.model.embed_tokens = torch.nn.Embedding(vocab, hidden)
+        self.model.layers = torch.nn.ModuleList(_Layer(hidden, ffn, experts) for _ in range(layers))
+        self.model.norm = torch.nn.LayerNorm(hidden, bias=False)
+        self.lm_head = torch.nn.Linear(hidden, vocab, bias=False)
+
+
+def _adamw_checkpoint(tmp_path, model, poison: str | None = None):
+    """checkpoint-3 of `model`: model.safetensors and optimizer.pt after three AdamW steps on the Trainer's two
+    groups (decay, then no decay, each in module order). Returns the folder and the true name of each index."""
+    torch.manual_seed(0)
+    named = dict(model.named_parameters())
+    no_decay = set(named) - set(transformers.Trainer.get_decay_parameter_names(None, model))
+    groups = [[n for n in named if n not in no_decay], [n for n in named if n in no_decay]]
+    optimizer = torch.optim.AdamW([{"params": [named[n] for n in g], "weight_decay": wd}
+                                   for g, wd in zip(groups, (0.01, 0.0))], lr=1e-3)
+    for _ in range(3):
+        sum((p.float() ** 2).sum() * torch.rand(()) for p in named.values()).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    truth = groups[0] + groups[1]
+    state = optimizer.state_dict()
+    if poison is not None:
+        state["state"][truth.index(poison)]["exp_avg_sq"].view(-1)[0] = float("nan")
+    folder = tmp_path / "checkpoint-3"
+    folder.mkdir()
+    safetensors_torch.save_file({n: p.detach().contiguous() for n, p in named.items()}, folder / "model.safetensors")
+    torch.save(state, folder / "optimizer.pt")
+    return folder, truth
+
+
+def test_numbered_experts_are_named_in_number_order(tmp_path):
+    poison = "model.layers.1.block_sparse_moe.experts.2.w2.weight"
+    folder, truth = _adamw_checkpoint(tmp_path, _MoeModel(experts=12), poison=poison)
+    state = read_optimizer_state(open_checkpoint(folder))
+    assert state.mapping.how == "name order"
+    assert [state.mapping.names[i] for i in range(len(truth))] == truth
+    assert state.nonfinite_tensors == [f"{poison}.exp_avg_sq"]
+
+
+def test_a_healthy_moe_state_with_fewer_than_ten_experts_keeps_its_names_and_has_no_nonfinite_moment(tmp_path):
+    folder, truth = _adamw_checkpoint(tmp_path, _MoeModel(experts=4))
+    state = read_optimizer_state(open_checkpoint(folder))
+    assert state.mapping.how == "name order"
+    assert [state.mapping.names[i] for i in range(len(truth))] == truth
+    assert state.nonfinite_tensors == []
+    assert state.is_finite is True
