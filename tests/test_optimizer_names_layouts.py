@@ -9,6 +9,7 @@ import pytest
 
 from forensics.checkpoints.layout import open_checkpoint
 from forensics.checkpoints.optimizer_stats import read_optimizer_state
+from support.trainer_checkpoints import count_model_builds, trainer_checkpoint
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -87,3 +88,61 @@ def test_a_healthy_moe_state_with_fewer_than_ten_experts_keeps_its_names_and_has
     assert [state.mapping.names[i] for i in range(len(truth))] == truth
     assert state.nonfinite_tensors == []
     assert state.is_finite is True
+
+
+def _gpt2():
+    """GPT2LMHeadModel: Conv1D blocks registering ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj, and
+    wte before wpe: the name order sorts mlp.c_proj before mlp.c_fc and wpe before wte."""
+    torch.manual_seed(0)
+    return transformers.GPT2LMHeadModel(transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100))
+
+
+def _t5():
+    torch.manual_seed(0)
+    return transformers.T5ForConditionalGeneration(transformers.T5Config(
+        num_layers=2, d_model=32, d_kv=8, d_ff=64, num_heads=4, vocab_size=100, decoder_start_token_id=0))
+
+
+def _bart():
+    """BART also saves final_logits_bias, a buffer the optimizer never holds."""
+    torch.manual_seed(0)
+    return transformers.BartForConditionalGeneration(transformers.BartConfig(
+        encoder_layers=2, decoder_layers=2, d_model=32, encoder_attention_heads=2, decoder_attention_heads=2,
+        encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=100, max_position_embeddings=64))
+
+
+@pytest.mark.parametrize("model, poison", [
+    (_gpt2, "transformer.h.1.mlp.c_fc.weight"),
+    (_t5, "decoder.block.1.layer.2.DenseReluDense.wi.weight"),
+    (_bart, "model.decoder.layers.1.fc1.weight"),
+], ids=["gpt2", "t5", "bart"])
+def test_layouts_the_name_order_misses_are_named_from_the_model_definition(tmp_path, model, poison):
+    folder, truth, _ = trainer_checkpoint(tmp_path, model(), poison=poison)
+    state = read_optimizer_state(open_checkpoint(folder))
+    assert state.mapping.how == "model definition"
+    assert [state.mapping.names[i] for i in range(len(truth))] == truth
+    assert state.nonfinite_tensors == [f"{poison}.exp_avg_sq"]
+    assert not state.blocks.empty
+
+
+def test_a_gpt2_state_without_config_json_stays_by_index_and_says_why(tmp_path):
+    folder, truth, _ = trainer_checkpoint(tmp_path, _gpt2(), poison="transformer.h.1.mlp.c_fc.weight")
+    (folder / "config.json").unlink()
+    state = read_optimizer_state(open_checkpoint(folder))
+    assert state.mapping.how == "indices" and state.mapping.names == {}
+    assert "no config.json" in state.mapping.note
+    assert state.nonfinite_tensors == [f"{truth.index('transformer.h.1.mlp.c_fc.weight')}.exp_avg_sq"]
+
+
+def test_a_healthy_state_the_name_order_fits_builds_no_model(tmp_path, monkeypatch):
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2))
+    folder, truth, _ = trainer_checkpoint(tmp_path, model)
+    builds = count_model_builds(monkeypatch)
+    state = read_optimizer_state(open_checkpoint(folder))
+    assert builds == []
+    assert state.mapping.how == "name order"
+    assert [state.mapping.names[i] for i in range(len(truth))] == truth
+    assert state.nonfinite_tensors == []
