@@ -111,11 +111,20 @@ def _bart():
         encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=100, max_position_embeddings=64))
 
 
+def _switch_twelve_experts():
+    """A MoE built from its config: T5's layout with experts expert_0 .. expert_11 in every sparse layer."""
+    torch.manual_seed(0)
+    return transformers.SwitchTransformersForConditionalGeneration(transformers.SwitchTransformersConfig(
+        num_layers=2, num_decoder_layers=2, d_model=32, d_kv=8, d_ff=64, num_heads=4, vocab_size=100,
+        num_experts=12, encoder_sparse_step=1, decoder_sparse_step=1, decoder_start_token_id=0))
+
+
 @pytest.mark.parametrize("model, poison", [
     (_gpt2, "transformer.h.1.mlp.c_fc.weight"),
     (_t5, "decoder.block.1.layer.2.DenseReluDense.wi.weight"),
     (_bart, "model.decoder.layers.1.fc1.weight"),
-], ids=["gpt2", "t5", "bart"])
+    (_switch_twelve_experts, "encoder.block.1.layer.1.mlp.experts.expert_2.wo.weight"),
+], ids=["gpt2", "t5", "bart", "switch"])
 def test_layouts_the_name_order_misses_are_named_from_the_model_definition(tmp_path, model, poison):
     folder, truth, _ = trainer_checkpoint(tmp_path, model(), poison=poison)
     state = read_optimizer_state(open_checkpoint(folder))
