@@ -10,7 +10,8 @@ The checkpoint's own weight files name the parameters but not their module order
 sorts its header), so the order is rebuilt and checked by shape, index by index:
 
 1. "name order": blocks in order, and inside a block the usual module order (attention before the
-   MLP, q/k/v/o, gate/up/down, weight before bias); outside the blocks, embeddings first, the rest
+   MLP, q/k/v/o, a MoE's router before its experts, numbered experts as numbers, gate/up/down, weight
+   before bias); outside the blocks, embeddings first, the rest
    by module name, weight before bias. When two parameters of one block and group share a shape,
    the shapes cannot tell them apart: the block is right, the name may not be, and the mapping
    says so. Outside the blocks the order itself is a guess (a final LayerNorm's weight and bias, an
@@ -21,6 +22,9 @@ sorts its header), so the order is rebuilt and checked by shape, index by index:
    the name order is ambiguous. Importing them takes seconds, and most checkpoints' blocks have
    parameters of one shape (q_proj and o_proj, k_proj and v_proj), so `exact=False` leaves it to
    `exact_names`, called only when a name in an ambiguous block is shown (a non-finite moment).
+   Also tried, whatever `exact` says, when the name order does not fit at all (GPT-2's blocks register
+   mlp.c_fc before mlp.c_proj and wte before wpe; T5 and BART have their own orders): the alternative is
+   no names at all.
 3. "indices": neither fits; rows keep the index and no block is claimed.
 """
 from __future__ import annotations
@@ -54,8 +58,8 @@ _DECAY_RULES: tuple[Callable[[str], bool], ...] = (_no_decay_now, _no_decay_old)
 # Module order inside a block, as the common model files register their submodules.
 _PART_RANK = {part: rank for rank, part in enumerate((
     "ln_1", "self_attn", "attn", "attention", "self_attention", "q_proj", "k_proj", "v_proj", "qkv_proj",
-    "query_key_value", "c_attn", "o_proj", "dense", "c_proj", "ln_2", "mlp", "feed_forward", "ffn", "gate_proj",
-    "up_proj", "gate_up_proj", "c_fc", "down_proj", "input_layernorm", "post_attention_layernorm",
+    "query_key_value", "c_attn", "o_proj", "dense", "c_proj", "ln_2", "mlp", "feed_forward", "ffn", "router", "gate",
+    "experts", "gate_proj", "up_proj", "gate_up_proj", "c_fc", "down_proj", "input_layernorm", "post_attention_layernorm",
     "lora_A", "lora_B", "weight", "bias"))}
 _EMBEDDING = re.compile(r"embed|wte|wpe|word_embeddings|tok_embeddings")
 
@@ -98,9 +102,7 @@ def map_parameter_names(group_params: list[tuple[int, ...]], shapes: dict[int, t
     """
     mapping = _fit(sorted(weights, key=_name_order_key), group_params, shapes, weights)
     if mapping is None:
-        return NameMapping({}, "indices", (
-            f"the {sum(len(g) for g in group_params)} optimizer entries do not match the checkpoint's "
-            f"{len(weights)} tensors in count and shape; shown by index, without blocks"))
+        return _defined_or_indices(group_params, shapes, weights, config_folder)
     uncertain = frozenset(i for indices in _sharing_a_shape(mapping, group_params, shapes) for i in indices)
     if not uncertain:
         return NameMapping(mapping, "name order")
@@ -117,13 +119,33 @@ def exact_names(mapping: NameMapping, group_params: list[tuple[int, ...]], shape
     was, with a note saying so, where the model cannot be built."""
     if not mapping.ambiguous:
         return mapping
+    exact, why_not = _definition_fit(group_params, shapes, weights, config_folder)
+    if exact is not None:
+        return NameMapping(exact, "model definition")
+    note = _ambiguity_note(mapping.names, group_params, shapes, why_not)
+    return NameMapping(mapping.names, mapping.how, note, mapping.ambiguous, mapping.uncertain)
+
+
+def _defined_or_indices(group_params, shapes, weights: dict[str, tuple[int, ...]],
+                        config_folder: Path | None) -> NameMapping:
+    """Names from the model definition where the name order does not fit at all (module orders the usual one
+    misses: GPT-2's Conv1D blocks, T5, BART), else "indices". Seconds, but only for a state otherwise shown
+    without names or blocks."""
+    exact, why_not = _definition_fit(group_params, shapes, weights, config_folder)
+    if exact is not None:
+        return NameMapping(exact, "model definition")
+    return NameMapping({}, "indices", (
+        f"the {sum(len(g) for g in group_params)} optimizer entries do not match the checkpoint's "
+        f"{len(weights)} tensors in count and shape; shown by index, without blocks ({why_not})"))
+
+
+def _definition_fit(group_params, shapes, weights: dict[str, tuple[int, ...]],
+                    config_folder: Path | None) -> tuple[dict[int, str] | None, str]:
+    """{index: name} in the module order of the model built from config.json, and ""; (None, why not)."""
     defined, why_not = _defined_order(config_folder, set(weights)) if config_folder is not None else (
         None, _NO_CONFIG)
     exact = _fit(defined, group_params, shapes, weights) if defined else None
-    if exact is not None:
-        return NameMapping(exact, "model definition")
-    note = _ambiguity_note(mapping.names, group_params, shapes, why_not or _NOT_THIS_MODEL)
-    return NameMapping(mapping.names, mapping.how, note, mapping.ambiguous, mapping.uncertain)
+    return (exact, "") if exact is not None else (None, why_not or _NOT_THIS_MODEL)
 
 
 # Why the model definition gave no names (the note's last words).
@@ -155,7 +177,8 @@ def _name_order_key(name: str) -> tuple:
         module, _, leaf = plain.rpartition(".")
         return (stage, (), (module, _PART_RANK.get(leaf, len(_PART_RANK))), plain)
     rest = plain[len(block) + 1:].split(".")
-    ranks = tuple(_PART_RANK.get(part, len(_PART_RANK)) for part in rest)
+    # Numbered parts (experts.2, expert_10) as numbers: a ModuleList registers 2 before 10.
+    ranks = tuple((_PART_RANK.get(part, len(_PART_RANK)), block_sort_key(part)) for part in rest)
     return (1, block_sort_key(block), ranks, plain)
 
 
@@ -211,4 +234,7 @@ def _defined_order(folder: Path, known: set[str]) -> tuple[list[str] | None, str
         order = [name for name, _ in model.named_parameters()]
     except Exception:  # any model the installed transformers cannot build: fall back, never fail the scan
         return None, _NOT_BUILT
-    return ([n for n in order if n in known], "") if set(order) >= known else (None, _NOT_THIS_MODEL)
+    # Tensors the model holds as buffers (BART's final_logits_bias) are saved but never trained: left out here,
+    # and the fit checks the rest against the optimizer count for count and shape.
+    held = [n for n in order if n in known]
+    return (held, "") if held else (None, _NOT_THIS_MODEL)
