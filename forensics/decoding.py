@@ -29,7 +29,7 @@ def sniffed_encoding(head: bytes) -> tuple[str, int]:
     sample = head[size:size + _SAMPLE_BYTES]
     if size == 0:
         return unmarked_utf16(sample) or "utf-8", 0
-    if encoding != "utf-8" and _high_bytes(sample, encoding).count(0) < _ASCII_SHARE * (len(sample) // 2):
+    if encoding != "utf-8" and _halves(sample, encoding)[0].count(0) < _ASCII_SHARE * (len(sample) // 2):
         return "utf-8", 0
     return encoding, size
 
@@ -37,10 +37,12 @@ def sniffed_encoding(head: bytes) -> tuple[str, int]:
 _ASCII_SHARE = 0.02  # the characters of a UTF-16 log's first 2048 that are ASCII (newlines, digits, spaces), at least
 
 
-def _high_bytes(sample: bytes, encoding: str) -> bytes:
-    """The high byte of each UTF-16 character of `sample` in `encoding` (utf-16-le: the odd bytes)."""
+def _halves(sample: bytes, encoding: str) -> tuple[bytes, bytes]:
+    """(high, low): the high and the low byte of each UTF-16 character of `sample` in `encoding` (utf-16-le: the odd
+    bytes are the high ones)."""
     count = len(sample) // 2
-    return sample[1:2 * count:2] if encoding == "utf-16-le" else sample[0:2 * count:2]
+    even, odd = sample[0:2 * count:2], sample[1:2 * count:2]
+    return (odd, even) if encoding == "utf-16-le" else (even, odd)
 
 
 # ASCII text in UTF-16 has a zero as the high byte of every character and none as the low byte. Most characters of
@@ -63,8 +65,8 @@ def unmarked_utf16(sample: bytes) -> str | None:
     count = len(sample) // 2
     if count < _MIN_CHARACTERS:
         return None
-    even, odd = sample[0:2 * count:2], sample[1:2 * count:2]
-    for high, low, name in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+    for name in ("utf-16-le", "utf-16-be"):
+        high, low = _halves(sample, name)
         if high.count(0) >= _HIGH_BYTES_ZERO * count and low.count(0) <= _LOW_BYTES_ZERO * count:
             return name
     return None

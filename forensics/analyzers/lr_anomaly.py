@@ -22,7 +22,8 @@ from .metrics import LR, Metrics, finite, format_number, true_runs
 
 
 def detect_lr_anomalies(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """`lr_anomaly` warnings: jumps above the schedule's own peak, and long stretches at 0."""
+    """`lr_anomaly` warnings: jumps above the schedule's own peak, long stretches at 0, and a schedule that climbs
+    back or starts over (after it ran out, in the middle of its decay, or with its warm-up again)."""
     lr = metrics.get(LR)
     if lr is None:
         return []

@@ -184,8 +184,8 @@ def eval_like_training(metrics: Metrics, name: str) -> bool:
     """Whether the eval loss `name` cannot be told from the training set: after `_MANY_PASSES` epochs or more over
     the same examples, it sits at or under the training loss of the epoch before it (within `_NO_GAP`) at every one of
     `_TRACKED_EVALS` or more evaluations. Held-out text opens a gap over that many passes (the training loss goes
-    under it); an eval that keeps pace is most likely the training set scored again (a script passing the train split
-    as eval_dataset: 50 epochs over ~104 examples, eval 0.198 -> 0.047 at the training loss's level)."""
+    under it); an eval that keeps pace cannot be told from the training set scored again (a script passing the train
+    split as eval_dataset: 50 epochs over ~104 examples, eval 0.198 -> 0.047 at the training loss's level)."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
     evals = finite(metrics[name]) if name in metrics else None
     if LOSS not in metrics or epochs is None or not len(epochs) or float(epochs.max()) <= 0 or evals is None \
