@@ -176,6 +176,9 @@ def read_model_card(path) -> dict[str, Any]:
     framework = _card_tagger(lines)
     if framework:
         out["card.tagged_by"] = framework
+    base = _card_base_model(lines)
+    if base:
+        out["card.base_model"] = base
     for line in lines[start + 1:] if start is not None else []:
         m = _CARD_ITEM.match(line.strip())
         if m is None:
@@ -188,13 +191,35 @@ def read_model_card(path) -> dict[str, Any]:
 _CARD_BYTES = 1 << 20  # a model card's quantization block sits near its top
 
 
+def _card_header(lines: list[str]) -> list[str]:
+    """The lines of a model card's YAML header, between its `---` lines ([] where it has none)."""
+    if not lines or lines[0].strip() != "---":
+        return []
+    return next((lines[1:i] for i in range(1, len(lines)) if lines[i].strip() == "---"), [])
+
+
+# PEFT's and TRL's cards name the base in their header (`base_model: HuggingFaceTB/SmolLM2-360M`, or a list of one
+# under it), also where adapter_config.json's base_model_name_or_path was saved as null.
+_CARD_BASE = re.compile(r"^base_model:[ \t]*['\"]?([\w.\-/]*)['\"]?[ \t]*$")
+_CARD_LIST_ITEM = re.compile(r"^[ \t]*- ['\"]?([\w.\-/]+)['\"]?[ \t]*$")
+
+
+def _card_base_model(lines: list[str]) -> str | None:
+    """The base model a model card's YAML header names, or None."""
+    header = _card_header(lines)
+    for i, line in enumerate(header):
+        m = _CARD_BASE.match(line.rstrip())
+        if m and m.group(1):
+            return m.group(1)
+        if m and i + 1 < len(header) and (item := _CARD_LIST_ITEM.match(header[i + 1])):
+            return item.group(1)
+    return None
+
+
 def _card_tagger(lines: list[str]) -> str | None:
     """The framework a model card's YAML header tags it with (`tags:` then `- llama-factory` lines), or None."""
-    if not lines or lines[0].strip() != "---":
-        return None
-    header = next((lines[1:i] for i in range(1, len(lines)) if lines[i].strip() == "---"), [])
     in_tags, tags = False, set()
-    for line in header:
+    for line in _card_header(lines):
         if not line.startswith((" ", "\t", "-")):
             in_tags = line.strip() == "tags:"
         elif in_tags and (m := _CARD_TAG.match(line)):

@@ -423,8 +423,14 @@ _KNOWN_VOCABULARIES = (
     (re.compile(r"^pythia-"), 50304),
     (re.compile(r"^opt-\d"), 50272),
     (re.compile(r"^phi-2$"), 51200),
+    (re.compile(r"^phi-3(?:\.5)?-mini-"), 32064),
+    (re.compile(r"^phi-4$"), 100352),  # the 14B; Phi-4-mini's vocabulary is another (200064)
+    (re.compile(r"^phi-4-mini-"), 200064),
+    (re.compile(r"^smollm2?-\d"), 49152),
+    (re.compile(r"^gemma-(?:1\.1-)?(?:2b|7b)"), 256000),
+    (re.compile(r"^gemma-2-"), 256000),
 )
-_BASE_NAME_KEYS = ("adapter.base_model_name_or_path", "model.name_or_path", "model._name_or_path")
+_BASE_NAME_KEYS = ("adapter.base_model_name_or_path", "model.name_or_path", "model._name_or_path", "card.base_model")
 
 
 def _derive_vocab_size(config: RunConfig) -> None:
