@@ -18,6 +18,7 @@ from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
 from .decoding import as_utf8, decode_text, sniffed_encoding
 from .launch_command import holds_one_launch
+from .run_signs import is_training_console, run_signs
 from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS, is_metrics_table_header
 
 # Folders that never hold a run's logs and can be huge.
@@ -79,6 +80,8 @@ class RunLayout:
             model card says the quantization the adapter was trained on), other YAML files (LLaMA-Factory's
             and axolotl's run configurations, read by their keys).
         skipped: what could not be looked at (no permission, symlink loop, ...).
+        quiet_texts: text files with no training log line, looked at again for signs that a run was started there
+            (`run_signs`) where nothing else of a run is found.
     """
 
     root: Path
@@ -99,6 +102,7 @@ class RunLayout:
     weight_files: list[Path] = field(default_factory=list)
     config_files: list[Path] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    quiet_texts: list[Path] = field(default_factory=list)
 
     @property
     def log_files(self) -> list[Path]:
@@ -133,6 +137,8 @@ def discover(path) -> RunLayout:
     else:
         layout = RunLayout(root=path.resolve())
         _walk(layout.root, layout)
+    if layout.is_empty():  # a console of a run that crashed or stopped before it logged a metric
+        layout.text_logs += [p for p in layout.quiet_texts if _holds_whole_or_ends(p, layout, _a_training_console)]
     layout.sort()
     return layout
 
@@ -297,6 +303,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
             layout.text_logs.append(path)
         elif suffix != ".md" and not _DOCUMENT.match(name) and _holds(path, layout, holds_one_launch, tail=False):
             layout.config_files.append(path)  # the run's launch command, kept beside its log (command.txt)
+        elif suffix != ".md" and not _DOCUMENT.match(name):
+            layout.quiet_texts.append(path)
     elif suffix == ".sh" and not explicit and _holds(path, layout, holds_one_launch, tail=False):
         layout.config_files.append(path)  # a launch script of one command (run.sh)
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
@@ -520,6 +528,27 @@ def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: 
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False
+
+
+def _a_training_console(chunk: bytes) -> bool:
+    return is_training_console(run_signs(chunk))
+
+
+def _holds_whole_or_ends(path: Path, layout: RunLayout, found: Callable[[bytes], bool]) -> bool:
+    """Whether `found` holds for a file's head and tail together (`_SNIFF_BYTES` each; a small file whole): signs
+    that belong together may be far apart, a run's start in its head and the traceback that ended it in its tail."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+            encoding, _ = sniffed_encoding(head)
+            size = os.fstat(fh.fileno()).st_size
+            if size > 2 * _SNIFF_BYTES:
+                fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES) // 2 * 2)
+            tail = fh.read(_SNIFF_BYTES)
+    except OSError as err:
+        layout.skipped.append(Skipped(str(path), os_reason(err)))
+        return False
+    return found(as_utf8(head + tail, encoding))
 
 
 # A notebook is read whole to be sniffed (its outputs may lie between megabytes of images); a bigger one is skipped

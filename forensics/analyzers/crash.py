@@ -11,6 +11,8 @@
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from ..findings import Finding
@@ -23,6 +25,8 @@ def detect_crash(timeline: Timeline) -> list[Finding]:
     for source, meta in timeline.meta.items():
         crash = meta.get("console_crash")
         steps = timeline.frame.loc[timeline.frame["source"] == source, "step"]
+        if steps.empty and timeline.frame.empty:
+            findings += _stopped_before_a_metric(source, meta)
         if not crash or steps.empty:
             continue
         last = int(steps.max())
@@ -35,6 +39,24 @@ def detect_crash(timeline: Timeline) -> list[Finding]:
         findings.append(Finding("run_crashed", "warning", last, message,
                                 evidence={"source": source, "exception": crash, "out_of_memory": memory}))
     return findings
+
+
+def _stopped_before_a_metric(source: str, meta: dict) -> list[Finding]:
+    """A `run_crashed` warning for a training console (`console_run_signs`) that logged no metric and whose last
+    traceback ends in an exception: the run stopped before its first logged step (out of memory on the first batch,
+    an assertion of the parallel wrapper, stopped by hand), which is all its log can say."""
+    ended = meta.get("console_final_exception") if meta.get("console_run_signs") else None
+    if not ended:
+        return []
+    memory = "out of memory" in ended.lower() or "OutOfMemory" in ended
+    by_hand = ended.startswith("KeyboardInterrupt")
+    advice = (" Lower the batch or sequence length per device, turn on gradient checkpointing, or offload the "
+              "optimizer, then start it again." if memory else
+              "" if by_hand else " Fix what raised it and start the run again.")
+    message = (f"the run {'was stopped by hand' if by_hand else 'crashed'} before it logged a single metric: "
+               f"{ended} (the last traceback of {Path(source).name}). Nothing was learned that its log can show.{advice}")
+    return [Finding("run_crashed", "warning", 0, message,
+                    evidence={"source": source, "exception": ended, "out_of_memory": memory, "before_first_step": True})]
 
 
 def detect_unlogged_nonfinite(timeline: Timeline) -> list[Finding]:

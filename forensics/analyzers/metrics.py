@@ -61,8 +61,13 @@ class RLMetrics(dict):
 def is_preference_log(metrics: Metrics) -> bool:
     """True for DPO/GRPO/PPO-style logs (rewards/*, logps/*, reward, kl keys), or for a run known to be RL
     (`RLMetrics`)."""
-    return isinstance(metrics, RLMetrics) or any(name.startswith(_PREFERENCE_PREFIXES) or name in _PREFERENCE_KEYS
-                                                 for name in metrics)
+    return isinstance(metrics, RLMetrics) or logs_preference_metrics(metrics)
+
+
+def logs_preference_metrics(metrics: Metrics) -> bool:
+    """True where the log itself holds DPO/GRPO/PPO-style names (rewards/*, logps/*, reward, kl), whatever the
+    configuration says."""
+    return any(name.startswith(_PREFERENCE_PREFIXES) or name in _PREFERENCE_KEYS for name in metrics)
 
 
 # A training perplexity logged beside the loss (exp of the per-token loss), by the names trainers give it.

@@ -12,7 +12,7 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from .fall_measure import fell_clearly
-from .metrics import EVAL_ACCURACY_KEYS, Metrics, finite, format_number, is_preference_log
+from .metrics import EVAL_ACCURACY_KEYS, Metrics, finite, format_number, is_preference_log, logs_preference_metrics
 from .overfitting import EVAL_LOSS
 
 _EMPTY = pd.Series(dtype="float64")
@@ -23,7 +23,9 @@ def eval_only(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     is the only evidence, and a couple of points are too few."""
     evals = finite(metrics.get(EVAL_LOSS)) if EVAL_LOSS in metrics else None
     if evals is None or len(evals) == 0:
-        return [] if is_preference_log(metrics) else _no_loss_at_all(metrics)
+        # a pairwise or RL log's own metrics are judged where they are; a run known to be RL only from its
+        # configuration that logged none of them (its settings printed as a dict, then stopped) showed nothing
+        return [] if logs_preference_metrics(metrics) else _no_loss_at_all(metrics)
     if len(evals) >= thresholds.learning_min_points and fell_clearly(evals, thresholds)[0]:
         return []
     memorized = eval_only_memorized(metrics, evals, thresholds)
@@ -75,7 +77,9 @@ def _no_loss_at_all(metrics: Metrics) -> list[Finding]:
     logged = sorted(name for name, series in metrics.items() if len(series))
     steps = [int(series.index[0]) for series in metrics.values() if len(series)]
     seen = f"only {', '.join(logged[:5])}{' ...' if len(logged) > 5 else ''}" if logged else "no metric at all"
-    message = (f"the logs hold no loss, training or eval ({seen}): nothing tells whether the run learned. "
-               "Log the loss (logging_steps) and, where there is held-out data, an eval loss.")
+    rl = is_preference_log(metrics)  # an RL run's reward would tell
+    message = (f"the logs hold no loss, training or eval{', and no reward' if rl else ''} ({seen}): nothing tells "
+               f"whether the run learned. Log the {'reward and the ' if rl else ''}loss (logging_steps) and, where "
+               "there is held-out data, an eval loss.")
     return [Finding("no_learning_evidence", "warning", min(steps, default=0), message,
                     evidence={"n_points": 0, "training_loss_logged": False, "metrics_logged": logged})]

@@ -94,8 +94,9 @@ def _encoding_note(path: Path) -> list[Skipped]:
 
 
 def _keep(rec: LogRecords, kind: str, records: list[LogRecords], skipped: list[Skipped]) -> None:
-    if rec.frame.empty and not rec.texts and not rec.banners and kind in ("text_logs", "notebooks"):
-        return  # a text file (a notebook's outputs) without a single training line is not a log
+    if rec.frame.empty and not rec.texts and not rec.banners and not rec.meta.get("console_run_signs") \
+            and kind in ("text_logs", "notebooks"):
+        return  # a text file (a notebook's outputs) without a single training line or sign of a run is not a log
     if rec.warnings:  # a cut or damaged file read in part: say so, one line
         skipped.append(Skipped(rec.source, "partly read: " + "; ".join(rec.warnings)))
     skipped.extend(Skipped(rec.source, note, note=True) for note in rec.notes)

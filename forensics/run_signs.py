@@ -1,0 +1,57 @@
+"""Signs in a console's text that a training run was started there, whether or not it logged a metric.
+
+A run that crashed before its first logged step (out of memory on the first batch, an FSDP assertion), was stopped
+by hand, or whose script logs only that trainings started and finished, leaves a console with no loss line at all:
+the Trainer's `***** Running training *****` header, PEFT's `trainable params: N || all params: M` banner, a
+script's own `Starting training` / `training completed` lines, a traceback, a progress bar. One of them alone is what
+any script or notes file may print; two kinds of them, one saying training, make the file a training console,
+read for what it can say (it logged nothing that tells whether the run learned, and how it ended) rather than
+passed over.
+"""
+from __future__ import annotations
+
+import re
+
+# name -> pattern; the first four say training in words, the others only go with one of them
+_TRAINING_SIGNS = {
+    "trainer_header": re.compile(rb"\*{5} Running training \*{5}"),
+    "adapter_banner": re.compile(rb"trainable params: [\d,]+ \|\| all params: [\d,]+"),
+    "training_started": re.compile(rb"(?i)\b(?:start(?:ing|ed)?|begin(?:ning)?)\s+(?:the\s+)?(?:\w+\s+)?"
+                                   rb"(?:training|fine-?tuning)\b|\b(?:training|fine-?tuning)\s+(?:has\s+|is\s+)?"
+                                   rb"(?:started|starting|begins)\b"),
+    "training_finished": re.compile(rb"(?i)\b(?:training|fine-?tuning)\s+(?:is\s+|has\s+)?(?:completed|finished|done)\b"),
+}
+_OTHER_SIGNS = {
+    "traceback": re.compile(rb"Traceback \(most recent call last\):"),
+    "out_of_memory": re.compile(rb"OutOfMemoryError|CUDA out of memory"),
+    "progress_bar": re.compile(rb"\d{1,3}%\|[^|\n]{0,80}\| *\d+/\d+ \["),
+    "loading_shards": re.compile(rb"Loading checkpoint shards:"),
+}
+_FEWEST = 2
+
+
+def run_signs(chunk: bytes) -> set[str]:
+    """The kinds of sign of a training run in `chunk` (names of `_TRAINING_SIGNS` and `_OTHER_SIGNS`)."""
+    return {name for name, sign in {**_TRAINING_SIGNS, **_OTHER_SIGNS}.items() if sign.search(chunk)}
+
+
+def is_training_console(signs: set[str]) -> bool:
+    """Two kinds of sign or more, one of them saying training in words: a console a training run printed."""
+    return len(signs) >= _FEWEST and bool(signs & set(_TRAINING_SIGNS))
+
+
+# The exception a traceback ends with: `AssertionError: ...`, `torch.OutOfMemoryError: CUDA out of memory ...`,
+# `KeyboardInterrupt` (a line of its own after the indented frames)
+_EXCEPTION_LINE = re.compile(r"(?m)^((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)"
+                             r"\b(?::[^\n]*)?)$")
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def final_exception(text: str) -> str | None:
+    """The exception line that the console's last traceback ends with (200 characters at most), or None where the
+    console holds no traceback."""
+    at = text.rfind(_TRACEBACK)
+    if at < 0:
+        return None
+    m = _EXCEPTION_LINE.search(text, at + len(_TRACEBACK))
+    return m.group(1).strip()[:200] if m else None
