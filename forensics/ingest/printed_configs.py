@@ -3,7 +3,8 @@ config (run_clm.py and kin log both at start-up; Yali-F/gpt-llama-text-gen's SLU
 
 * `Training/evaluation parameters TrainingArguments(` then one `name=value,` line per field and a closing `)`
   (also Seq2SeqTrainingArguments, TRL's SFTConfig / DPOConfig / ..., and a framework's own subclass printed the same
-  way, LMFlow's `FinetunerArguments(` (src/lmflow/pipeline/finetuner.py), told by TrainingArguments' fields in it): `training_arguments(text)` gives the
+  way, LMFlow's `FinetunerArguments(` (src/lmflow/pipeline/finetuner.py) or a project's `CoDPOConfig(`, told by
+  TrainingArguments' fields in it): `training_arguments(text)` gives the
   fields with their values read as literals (True, None, 5e-05, [] ...; `SchedulerType.LINEAR` as "linear"; any
   other text as a string, never evaluated).
 * `Model config GPT2Config {` then the config's JSON, closed by a line `}`: `model_config(text)` gives the dict.
@@ -43,19 +44,26 @@ def training_arguments(text: str) -> dict[str, Any]:
             if fields:
                 return {**fields, "__class__": f"swift.{swift.group('cls')}"}
         m = _ARGS_START.search(line.rstrip())
-        if m is None or not (m.group("cls").endswith("Arguments") or m.group("cls") in _TRL_CONFIGS):
+        if m is None:
             continue
         fields = _fields(lines[i + 1:i + 1 + _MAX_LINES])
         subclass = not m.group("cls").endswith("TrainingArguments") and m.group("cls") not in _TRL_CONFIGS
         if subclass and not swift and not all(key in fields for key in _TRAINING_ARGUMENTS_FIELDS):
-            continue  # some other arguments class printed over lines: not the trainer's
+            continue  # some other arguments or config class printed over lines: not the trainer's
         if fields:
-            if m.group("cls") in _TRL_CONFIGS:
-                fields["__class__"] = f"trl.{m.group('cls')}"
+            trl = _trl_config_of(m.group("cls"))
+            if trl:
+                fields["__class__"] = f"trl.{trl}"
             elif swift:
                 fields["__class__"] = f"swift.{m.group('cls')}"
             return fields
     return {}
+
+
+def _trl_config_of(cls: str) -> str | None:
+    """TRL's config class a printed class is or extends by its name (`DPOConfig`; a project's `CoDPOConfig`, printed
+    with TrainingArguments' fields), or None."""
+    return next((name for name in _TRL_CONFIGS if cls.endswith(name)), None)
 
 
 # ms-swift's start-up line (swift/pipelines/base.py: `logger.info(f'args: {args}')`): a TrainingArguments subclass
