@@ -95,6 +95,8 @@ def _told_apart(metrics: Metrics, loss_name: str, accuracy_name: str,
     if loss_name == LOSS and _odds_ratio_at_chance(metrics):
         return None  # ORPO's pair term never left ln 2: its accuracy is the sign of tiny margins, its fall the NLL's
     accuracy = finite(metrics[accuracy_name]) if accuracy_name in metrics else _EMPTY
+    if loss_name == LOSS:
+        accuracy = _without_ties(metrics, accuracy)
     if len(accuracy):
         k = max(1, len(accuracy) // 10)
         start, end = float(accuracy.iloc[:k].mean()), float(accuracy.iloc[-k:].mean())
@@ -115,6 +117,18 @@ def _told_apart(metrics: Metrics, loss_name: str, accuracy_name: str,
         if fell and head > _MIXED_START and (reference_free(metrics) or not _ranked_wrong(accuracy)):
             return evidence_from(loss_name, loss, head, tail)
     return None
+
+
+def _without_ties(metrics: Metrics, accuracy):
+    """The training reward accuracy less its points where every reward is exactly 0 (rewards/chosen and
+    rewards/margins 0.0): a reference-based objective's first steps, the policy still its reference, where no pair is
+    ranked either way and TRL counts each as wrong (accuracy 0.0). They are no measurement of the pairs."""
+    chosen, margins = (finite(metrics[k]) if k in metrics else _EMPTY for k in ("rewards/chosen", "rewards/margins"))
+    if not len(chosen) or not len(margins):
+        return accuracy
+    ties = chosen.index[chosen.to_numpy() == 0.0].intersection(margins.index[margins.to_numpy() == 0.0])
+    ties = ties.intersection(accuracy.index[accuracy.to_numpy() == 0.0])
+    return accuracy.drop(ties) if len(ties) < len(accuracy) else accuracy
 
 
 ODDS_RATIO = "log_odds_ratio"
