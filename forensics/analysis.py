@@ -330,7 +330,7 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
         found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
                                                  config.get("adapter.task_type"), profile.objective == "pretrain",
                                                  base[0] if base else None)
-        if not found and not any(f.kind == "no_learning_evidence" for f in findings):
+        if not found and not any(f.kind in ("no_learning_evidence", "never_learned") for f in findings):
             certain = pretrained_base(config)  # (not a configuration's name: a model built from it starts here too)
             found = detect_start_near_the_guess(doubtful, profile.method, vocab, config.get("adapter.task_type"),
                                                 certain[0] if certain else None)

@@ -80,16 +80,23 @@ def detect_start_near_the_guess(metrics: Metrics, method: str, vocab_size: int |
     first window's template or new tokens being put right, and is left alone."""
     loss = real_loss(metrics)
     trained = method in ADAPTER_METHODS or bool(pretrained_base)
-    if not trained or not isinstance(vocab_size, int) or vocab_size < _TOKEN_VOCABULARY or len(loss) < 2 \
-            or is_preference_log(metrics) or task_type not in (None, "CAUSAL_LM"):
+    known = isinstance(vocab_size, int) and vocab_size >= _TOKEN_VOCABULARY
+    if not trained or not (known or method in ADAPTER_METHODS) or len(loss) < 2 or is_preference_log(metrics) \
+            or task_type not in _TOKEN_TASKS:
         return []
-    level, first, tail = math.log(vocab_size), float(loss.iloc[0]), _last_tenth(loss)
-    if not _NEAR_CHANCE * level <= first <= level or tail < _STILL_HIGH * level:
+    # an unknown vocabulary: the guess over the smallest one a language model's tokenizer has (ln 8k = 9.0), which
+    # a first loss must reach itself (not 0.8 of it) to say the same of any vocabulary in use
+    level = math.log(vocab_size) if known else FRESH_HEAD_RANGE[0]
+    first, tail = float(loss.iloc[0]), _last_tenth(loss)
+    if not (_NEAR_CHANCE * level if known else level) <= first <= (level if known else FRESH_HEAD_RANGE[1]) \
+            or tail < _STILL_HIGH * level:
         return []
     start = (f"this {ADAPTER_METHODS[method]} fine-tune of a trained base" if method in ADAPTER_METHODS
              else f"this run, loaded from the trained {pretrained_base},")
-    message = (f"the first training loss {format_number(first)} of {start} is {100 * first / level:.0f}% of "
-               f"ln {vocab_size} = {format_number(level)}, the uniform guess over its vocabulary, and the run ended at "
+    guess = (f"{100 * first / level:.0f}% of ln {vocab_size} = {format_number(level)}, the uniform guess over its "
+             "vocabulary" if known else f"at or above {format_number(level)}, about the uniform guess over the "
+             "smallest vocabulary a language model's tokenizer has (ln 8000 = 8.99; this run's is not known)")
+    message = (f"the first training loss {format_number(first)} of {start} is {guess}, and the run ended at "
                f"about {format_number(tail)} ({100 * tail / level:.0f}% of it; {len(loss)} points, steps "
                f"{int(loss.index[0])} to {int(loss.index[-1])}): a trained model reads its own kind of text far under "
                "that guess, so the base was not shown text it can read, and an end this high is no fine-tune that "
@@ -100,6 +107,7 @@ def detect_start_near_the_guess(metrics: Metrics, method: str, vocab_size: int |
                                              "vocab_size": vocab_size, "method": method, "n_points": int(len(loss))})]
 
 
+_TOKEN_TASKS = (None, "CAUSAL_LM", "SEQ_2_SEQ_LM")  # a loss over tokens (a translator's too), not over classes
 _NEAR_CHANCE = 0.8  # x ln V: a first loss this near the guess is a base that cannot read its targets (a working
 # fine-tune's first window starts at 0.1-0.4 of it; of the real runs, adapters that started from 0.8 up and ended
 # fine fell under a tenth of the guess)
