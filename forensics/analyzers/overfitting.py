@@ -336,12 +336,18 @@ def _held_above_while_train_fell(evals, train, thresholds: Thresholds) -> int | 
     rise = float(np.median(after)) - best
     if rise < max(_SMALL_RISE * best, _NOISE_UNITS * point_noise(values[len(values) // 2:])):
         return None
-    at_best = _interval_ending(train, steps, best_pos)
+    at_best = _at_least_three(_interval_ending(train, steps, best_pos), train, steps[best_pos])
     later = train[train.index > steps[best_pos]]
     later = later.iloc[len(later) // 2:]
     if len(at_best) < 3 or len(later) < 3:
         return None
     return best_pos if float(later.median()) <= (1 - _STILL_FELL) * float(at_best.median()) else None
+
+
+def _at_least_three(interval, train, step: int):
+    """The training losses of an evaluation interval, or, where the loss was logged as seldom as the evaluation (one
+    point an interval), the last three logged up to `step`: a level to compare with, not one batch's mean."""
+    return interval if len(interval) >= 3 else train[train.index <= step].iloc[-3:]
 
 
 def _rising_trend(values: np.ndarray, thresholds: Thresholds) -> int | None:
