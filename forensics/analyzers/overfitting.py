@@ -105,7 +105,7 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     quiet = _train_fell_away(evals, real_loss(metrics), thresholds) if quiet is None else quiet
     quiet = _held_above_while_train_fell(evals, real_loss(metrics), thresholds) if quiet is None else quiet
     if quiet is not None:
-        best_pos, best, k = quiet, float(values[quiet]), len(values) - quiet - 1
+        best_pos, best, k = quiet, _best_level(values, quiet), len(values) - quiet - 1
     elif best <= 0 or not (few or np.all(values[-k:] > best * (1 + thresholds.overfit_rise))
                            or _steady_rise(values, best, thresholds)):
         drift = _rising_trend(values, thresholds)
