@@ -178,12 +178,14 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
 _MANY_PASSES = 10.0  # epochs over the same examples, after which a held-out loss has parted from the training loss
 _NO_GAP = 1.1  # an eval loss within a tenth of the training loss over the epoch before it is at that loss's own level
 _TRACKED_EVALS = 3  # ... at every one of this many evaluations or more
+_LEVEL_POINTS = 10  # training points the level beside an eval is read from at the least: a few are a few batches
 
 
 def eval_like_training(metrics: Metrics, name: str) -> bool:
     """Whether the eval loss `name` cannot be told from the training set: after `_MANY_PASSES` epochs or more over
     the same examples, it sits at or under the training loss of the epoch before it (within `_NO_GAP`) at every one of
-    `_TRACKED_EVALS` or more evaluations. Held-out text opens a gap over that many passes (the training loss goes
+    `_TRACKED_EVALS` or more evaluations (the training loss's level read over the last `_LEVEL_POINTS` points where a
+    coarse log holds fewer in that epoch). Held-out text opens a gap over that many passes (the training loss goes
     under it); an eval that keeps pace cannot be told from the training set scored again (a script passing the train
     split as eval_dataset: 50 epochs over ~104 examples, eval 0.198 -> 0.047 at the training loss's level)."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
@@ -194,6 +196,8 @@ def eval_like_training(metrics: Metrics, name: str) -> bool:
     loss, steps_an_epoch = real_loss(metrics), float(epochs.index[-1]) / float(epochs.max())
     for step, value in evals.items():
         epoch_before = loss[(loss.index > step - steps_an_epoch) & (loss.index <= step)]
+        if len(epoch_before) < _LEVEL_POINTS:  # (logged every 30 steps of a 52-step epoch: 1-2 batches' noise)
+            epoch_before = loss[loss.index <= step].iloc[-_LEVEL_POINTS:]
         if not len(epoch_before) or float(value) > _NO_GAP * float(epoch_before.median()):
             return False
     return True

@@ -1,0 +1,71 @@
+"""Harmless changes to a real log's shape must not change its verdict (metamorphic review, session 13).
+
+Each test builds a log the way the real program writes it, in the shape a coarser logging interval (or another
+harmless change) gives a real case's log, and checks the verdict the finer log gets; beside it, a run of the same
+shape where the rule must not fire.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+import forensics
+
+# --- an eval that is the training set, logged coarsely -------------------------------------------------------------
+# A LoRA fitting ~104 examples 50 times, its eval_dataset the training split: logged every 30 steps of a 52-step
+# epoch, the epoch before an evaluation holds one or two training points, whose per-batch noise (a batch of 2 or 4
+# examples: +-15%) decides alone whether the eval sits at the training loss's level.
+STEPS_AN_EPOCH, EPOCHS, COARSE_LOGGING, EVAL_EVERY = 52, 50, 30, 500
+
+
+def _train_loss(step: int, rng) -> float:
+    if step <= 40:
+        return 8.0 - 0.19 * step
+    return float((0.045 + 0.24 * np.exp(-step / 600)) * (1 + rng.normal(0, 0.15)))
+
+
+LORA_ON_LLAMA = {"peft_type": "LORA", "r": 4, "lora_alpha": 32, "task_type": "CAUSAL_LM",
+                 "base_model_name_or_path": "meta-llama/Llama-3.2-1B"}
+
+
+def _coarse_history(eval_loss, seed) -> list[dict]:
+    """Every batch draws its noise; every 30th is logged, and an eval every 500 steps."""
+    rng, total, history = np.random.default_rng(seed), STEPS_AN_EPOCH * EPOCHS, []
+    for step in range(1, total + 1):
+        train, epoch = _train_loss(step, rng), round(step / STEPS_AN_EPOCH, 4)
+        if step % COARSE_LOGGING == 0:
+            history.append({"step": step, "epoch": epoch, "loss": round(train, 4), "grad_norm": 2.5,
+                            "learning_rate": 5e-5 * (1 - step / total)})
+        if step % EVAL_EVERY == 0:
+            history.append({"step": step, "epoch": epoch, "eval_loss": eval_loss(step)})
+    return history
+
+
+def _coarse_run(tmp_path, eval_loss, seed):
+    total = STEPS_AN_EPOCH * EPOCHS
+    state = dict(global_step=total, max_steps=total, num_train_epochs=EPOCHS, logging_steps=COARSE_LOGGING,
+                 eval_steps=EVAL_EVERY, log_history=_coarse_history(eval_loss, seed))
+    (tmp_path / "trainer_state.json").write_text(json.dumps(state))
+    (tmp_path / "adapter_config.json").write_text(json.dumps(LORA_ON_LLAMA))
+    return tmp_path
+
+
+def _the_training_level(step: int) -> float:
+    return 0.045 + 0.24 * np.exp(-step / 600)  # the training set scored again: the training loss's own level
+
+
+def _held_out(step: int) -> float:
+    return 0.62 + 0.5 * np.exp(-step / 400)  # above the training loss, levelling off
+
+
+def test_an_eval_at_the_training_level_logged_every_30_steps_still_does_not_stand_memorization_down(tmp_path):
+    a = forensics.analyze(_coarse_run(tmp_path, _the_training_level, seed=1))
+    assert a.status == "warning" and a.first_incident.kind == "memorization"
+    assert a.first_incident.evidence["eval_like_training"] == "eval_loss"
+
+
+def test_a_held_out_eval_logged_every_30_steps_keeps_the_run_healthy(tmp_path):
+    a = forensics.analyze(_coarse_run(tmp_path, _held_out, seed=5))
+    assert not any(f.kind == "memorization" for f in a.findings)
+    assert a.status == "healthy"
