@@ -7,10 +7,14 @@ shape where the rule must not fire.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
+import pandas as pd
 
 import forensics
+from forensics.analyzers.never_learned import detect_never_learned
+from forensics.config import Thresholds
 
 # --- an eval that is the training set, logged coarsely -------------------------------------------------------------
 # A LoRA fitting ~104 examples 50 times, its eval_dataset the training split: logged every 30 steps of a 52-step
@@ -69,3 +73,30 @@ def test_a_held_out_eval_logged_every_30_steps_keeps_the_run_healthy(tmp_path):
     a = forensics.analyze(_coarse_run(tmp_path, _held_out, seed=5))
     assert not any(f.kind == "memorization" for f in a.findings)
     assert a.status == "healthy"
+
+
+# --- a DPO run at ln 2 with its reward margins at 0, logged every 30 steps ------------------------------------------
+# A DPO LoRA at LR 5e-7 over 188 steps whose loss never leaves ln 2 and whose margins stay within 0.005 of 0, pair
+# accuracy a coin flip, gradients flowing: logged every 10 steps (18 points) it never learned; logged every 30 steps
+# (6 points) it is the same run and says the same.
+
+def _dpo_every_30_steps(margin_scale: float) -> dict:
+    steps = list(range(30, 190, 30))
+    wobble = [-0.0016, 0.0017, -0.0001, 0.0003, -0.0005, 0.0008]
+    signs = [1, -1, 0.5, -0.5, 1, -1]
+
+    def series(values):
+        return pd.Series(values, index=steps, dtype="float64")
+    return {"loss": series([math.log(2) + w for w in wobble]),
+            "rewards/margins": series([margin_scale * s for s in signs]),
+            "rewards/accuracies": series([0.48, 0.52, 0.5, 0.49, 0.51, 0.5]), "grad_norm": series([2.0] * 6)}
+
+
+def test_a_dpo_loss_at_ln2_with_margins_at_zero_logged_every_30_steps_never_learned():
+    (found,) = detect_never_learned(_dpo_every_30_steps(0.004), Thresholds())
+    assert (found.kind, found.severity, found.step) == ("never_learned", "error", 30)
+    assert "reward margin" in found.message
+
+
+def test_a_dpo_loss_near_ln2_whose_margins_move_logged_every_30_steps_is_not_never_learned():
+    assert detect_never_learned(_dpo_every_30_steps(0.05), Thresholds()) == []
