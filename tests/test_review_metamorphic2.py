@@ -100,3 +100,29 @@ def test_a_dpo_loss_at_ln2_with_margins_at_zero_logged_every_30_steps_never_lear
 
 def test_a_dpo_loss_near_ln2_whose_margins_move_logged_every_30_steps_is_not_never_learned():
     assert detect_never_learned(_dpo_every_30_steps(0.05), Thresholds()) == []
+
+
+# --- a log kept every 20 epochs of a tiny set: the descent's last point, then the memorized level -------------------
+# One step an epoch, 100 epochs, logged every 20: 0.1676 at epoch 20, then 0.014-0.021 to the end, no eval. Logged
+# every 10 the log shows the tenfold descent (0.77 -> 0.03 by epoch 30) and is memorization; every 20 it shows only
+# the descent's last point, short of tenfold, and the state it ends in is the same.
+def _late_log(tmp_path, settled_level: float):
+    losses = [0.1676] + [settled_level * f for f in (1.07, 0.9, 0.75, 0.7)]
+    history = [{"step": 20 * (i + 1), "epoch": 20.0 * (i + 1), "loss": loss, "grad_norm": 0.05,
+                "learning_rate": 2e-4 * (1 - 0.2 * i)} for i, loss in enumerate(losses)]
+    state = dict(global_step=100, max_steps=100, num_train_epochs=100, logging_steps=20, log_history=history)
+    (tmp_path / "trainer_state.json").write_text(json.dumps(state))
+    (tmp_path / "adapter_config.json").write_text(json.dumps(LORA_ON_LLAMA))
+    return tmp_path
+
+
+def test_a_log_kept_every_20_epochs_from_the_descents_last_point_is_memorization(tmp_path):
+    a = forensics.analyze(_late_log(tmp_path, 0.02))
+    assert a.status == "warning" and (a.first_incident.kind, a.first_incident.step) == ("memorization", 40)
+    assert "0.1676, the last of a descent" in a.first_incident.message
+
+
+def test_a_late_log_settling_at_a_few_hundredths_is_not_memorization(tmp_path):
+    a = forensics.analyze(_late_log(tmp_path, 0.06))  # a forecast's or a regression's loss, not a memorized level
+    assert not any(f.kind == "memorization" for f in a.findings)
+    assert a.status == "healthy"

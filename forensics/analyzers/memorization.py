@@ -144,11 +144,14 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
         return []  # never settled, or only over the last few points: not yet the run's final state
     k = max(1, len(loss) // 10)
     head = max(float(loss.iloc[:k].median()), float(loss.iloc[0]))
-    if start == 0 and (late := epoch_at(epochs, int(loss.index[0]))) is not None \
-            and late >= thresholds.memorization_epochs and float(loss.median()) <= thresholds.memorization_level:
-        # (the strict level: without the descent, a loss of a few hundredths may be a regression's or a forecast's)
-        return [_memorized_before_the_log(loss, thresholds.memorization_level, late, "")]
-    if start == 0 or head < 10 * float(smooth.iloc[start]):
+    no_tenfold_descent = start == 0 or head < 10 * float(smooth.iloc[start])
+    settled = loss.iloc[start:]
+    if no_tenfold_descent and (late := epoch_at(epochs, int(loss.index[0]))) is not None \
+            and late >= thresholds.memorization_epochs and float(settled.median()) <= thresholds.memorization_level:
+        # (the strict level: without the descent, a loss of a few hundredths may be a regression's or a forecast's;
+        # a log kept from a late epoch may show the descent's last point or two, short of tenfold: still before it)
+        return [_memorized_before_the_log(settled, thresholds.memorization_level, late, "", loss.iloc[:start])]
+    if no_tenfold_descent:
         return []  # no tenfold descent: a loss that is simply small from the start
     floor = float(smooth.iloc[-k:].median())
     onset = _settling_position(smooth, head, floor, log_scale, LOG_SETTLED_SHARE if log_scale else SETTLED_SHARE)
@@ -227,13 +230,17 @@ def with_eval_like_training(found: Finding, metrics: Metrics) -> Finding:
     return replace(found, message=message, evidence={**found.evidence, "eval_like_training": names[0]})
 
 
-def _memorized_before_the_log(loss: pd.Series, level: float, epoch: float, why_level: str) -> Finding:
+def _memorized_before_the_log(loss: pd.Series, level: float, epoch: float, why_level: str,
+                              before: pd.Series | None = None) -> Finding:
     """A log that begins after `memorization_epochs` passes over the data with the loss already at the memorized
     level (its median at `memorization_level`, settled to its end): the descent happened before what was kept, and
     the state it left is memorization (hiyouga/LlamaFactory issue 569: 0.018-0.022 over epochs 14.7-14.9, no eval
-    loss; Time-MoE's forecasting loss of 0.06 falling steadily at epochs 24-34 is not at that level)."""
+    loss; Time-MoE's forecasting loss of 0.06 falling steadily at epochs 24-34 is not at that level). `before`: the
+    log's points ahead of `loss` (the last of the descent, short of tenfold), said in the message."""
     first, last = int(loss.index[0]), int(loss.index[-1])
-    message = (f"the log begins at epoch {epoch:.3g} with the loss already at {format_number(float(loss.median()))} "
+    lead = (f" at {format_number(float(before.iloc[0]))}, the last of a descent, and from step {first} the loss is at "
+            if before is not None and len(before) else " with the loss already at ")
+    message = (f"the log begins at epoch {epoch:.3g}{lead}{format_number(float(loss.median()))} "
                f"(about {format_number(level)} or less from step {first} to step {last}), and no eval loss was "
                "logged: after that many passes the training data is most likely learned by heart (memorization). "
                "Log an eval loss to see whether the model still generalises; fewer epochs or more data if it does not.")
