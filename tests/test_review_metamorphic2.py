@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -126,3 +127,41 @@ def test_a_late_log_settling_at_a_few_hundredths_is_not_memorization(tmp_path):
     a = forensics.analyze(_late_log(tmp_path, 0.06))  # a forecast's or a regression's loss, not a memorized level
     assert not any(f.kind == "memorization" for f in a.findings)
     assert a.status == "healthy"
+
+
+# --- a console whose stdout was buffered, logged every 3rd interval: one dict after each bar that ran ahead --------
+# CHEHHAO's Trainer console (W&B's output.log): 168 steps over 3 epochs, the dict lines buffered while tqdm's bar ran
+# ahead. Keeping every 3rd loss dict (a coarser logging_steps) leaves one dict after each bar reading, so no two share
+# a bar and their order agrees with their epochs: the bars put the dicts at epoch 1.07 and 2.14 on steps 112 and 168,
+# a whole epoch past where their epochs (x 56 steps an epoch) put them.
+REALWORLD = Path(__file__).parent / "realworld"
+
+
+def _every_third_loss_dict(tmp_path):
+    console = next((REALWORLD / "CHEHHAO_sft_qwen").rglob("output.log")).read_bytes().split(b"\n")
+    losses = [i for i, line in enumerate(console) if line.startswith(b"{'loss'")]
+    dropped = set(losses) - set(losses[2::3])
+    (tmp_path / "train.log").write_bytes(b"\n".join(line for i, line in enumerate(console) if i not in dropped))
+    return tmp_path
+
+
+def test_dicts_each_after_a_bar_that_ran_ahead_are_dated_by_their_epochs(tmp_path):
+    loss = forensics.analyze(_every_third_loss_dict(tmp_path)).timeline.series("loss")
+    assert list(loss.index) == [60, 120]
+
+
+def _unbuffered_console(tmp_path):
+    """The same run printed unbuffered: the bar reads each dict's own step just before it."""
+    lines = []
+    for step in range(20, 169, 20):
+        lines.append(f" {100 * step // 168}%|####      | {step}/168 [01:00<02:00,  8.81s/it]")
+        lines.append(str({"loss": round(0.55 - 0.0002 * step, 4), "grad_norm": 0.06,
+                          "learning_rate": 5e-5 * (1 - step / 168), "epoch": round(step / 56, 2)}))
+    lines.append(str({"train_runtime": 1785.9, "train_loss": 0.53, "epoch": 3.0}))
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_dicts_after_bars_at_their_own_steps_keep_the_bars_steps(tmp_path):
+    loss = forensics.analyze(_unbuffered_console(tmp_path)).timeline.series("loss")
+    assert list(loss.index) == list(range(20, 169, 20))
