@@ -15,7 +15,9 @@ import pandas as pd
 
 import forensics
 from forensics.analyzers.never_learned import detect_never_learned
-from forensics.config import Thresholds
+from forensics.config import RunConfig, Thresholds
+from forensics.profile import run_profile
+from forensics.timeline import LogRecords, build_timeline
 
 # --- an eval that is the training set, logged coarsely -------------------------------------------------------------
 # A LoRA fitting ~104 examples 50 times, its eval_dataset the training split: logged every 30 steps of a 52-step
@@ -165,3 +167,27 @@ def _unbuffered_console(tmp_path):
 def test_dicts_after_bars_at_their_own_steps_keep_the_bars_steps(tmp_path):
     loss = forensics.analyze(_unbuffered_console(tmp_path)).timeline.series("loss")
     assert list(loss.index) == list(range(20, 169, 20))
+
+
+# --- a TRL arguments class says the objective before a metric name only some TRL trainers log ---------------------
+# alessandronoiato's GRPO run (GRPOConfig in training_args.bin, a loss near 0 and no reward) with num_tokens and
+# mean_token_accuracy added to each record was called sft from the metric name, and its negative GRPO loss an
+# impossible cross-entropy; the arguments class names the trainer itself.
+def _profile_of(cls: str, metrics: tuple[str, ...]):
+    steps = list(range(10, 210, 10))
+    frame = pd.DataFrame({"step": steps * len(metrics), "metric": [m for m in metrics for _ in steps],
+                          "value": [0.5] * (len(steps) * len(metrics)), "wall_time": float("nan")})
+    timeline = build_timeline([LogRecords(source="trainer_state.json", format="trainer_state", frame=frame)])
+    config = RunConfig()
+    config.add("training_args_class", cls, "training_args.bin")
+    return run_profile(None, config, timeline, [])
+
+
+def test_a_grpo_config_with_a_token_accuracy_logged_is_rl():
+    p = _profile_of("trl.trainer.grpo_config.GRPOConfig", ("loss", "num_tokens", "mean_token_accuracy"))
+    assert (p.objective, p.algorithm) == ("rl", "grpo") and p.evidence["objective"].startswith("GRPOConfig")
+
+
+def test_a_token_accuracy_with_no_trl_arguments_class_is_still_sft():
+    p = _profile_of("transformers.training_args.TrainingArguments", ("loss", "num_tokens", "mean_token_accuracy"))
+    assert p.objective == "sft" and "mean_token_accuracy" in p.evidence["objective"]
