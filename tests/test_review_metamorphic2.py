@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import forensics
 from forensics.analyzers.never_learned import detect_never_learned
@@ -191,3 +192,35 @@ def test_a_grpo_config_with_a_token_accuracy_logged_is_rl():
 def test_a_token_accuracy_with_no_trl_arguments_class_is_still_sft():
     p = _profile_of("transformers.training_args.TrainingArguments", ("loss", "num_tokens", "mean_token_accuracy"))
     assert p.objective == "sft" and "mean_token_accuracy" in p.evidence["objective"]
+
+
+# --- stdout redirected into the output_dir: the dicts without their bars, the Trainer's arguments beside them -------
+# `python train.py > out/train.log` keeps the printed dicts (tqdm's bars go to stderr) in the folder where the Trainer
+# saves training_args.bin. arizalatansa's log written so (60 dicts, logging_steps 100, stopped at step 6000 of 6058
+# before the closing summary) was dated 1, 2, ... 60 and its warning (a loss ended at 91% of ln 32000 after 6000
+# updates) lost: the run too short to judge by its dated steps.
+def _training_args_bin(folder, **kw):
+    """training_args.bin as the Trainer saves it: torch.save of its TrainingArguments."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    torch.save(transformers.TrainingArguments(output_dir=str(folder), report_to=[], **kw), folder / "training_args.bin")
+
+
+def _stdout_capture(tmp_path, **arguments):
+    """A run stopped before its closing summary (whose runtime x steps a second would give the steps)."""
+    lines = [str({"loss": round(2.0 * 0.97 ** i, 4), "grad_norm": 1.5, "learning_rate": 5e-5 * (1 - i / 30),
+                  "epoch": round((i + 1) / 30, 2)}) for i in range(30)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    _training_args_bin(tmp_path, **arguments)
+    return tmp_path
+
+
+def test_printed_dicts_beside_training_args_bin_are_dated_by_its_logging_steps(tmp_path):
+    loss = forensics.analyze(_stdout_capture(tmp_path, logging_steps=100)).timeline.series("loss")
+    assert list(loss.index) == list(range(100, 3001, 100))
+
+
+def test_logging_steps_of_an_epoch_strategy_do_not_date_the_dicts(tmp_path):
+    # (under logging_strategy 'epoch' the Trainer ignores logging_steps, which keeps its default 500)
+    loss = forensics.analyze(_stdout_capture(tmp_path, logging_strategy="epoch")).timeline.series("loss")
+    assert list(loss.index) != list(range(500, 15001, 500))
