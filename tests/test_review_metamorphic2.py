@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import forensics
+from forensics.analyzers.learning_evidence import detect_ended_near_the_guess
 from forensics.analyzers.never_learned import detect_never_learned
 from forensics.config import RunConfig, Thresholds
 from forensics.profile import run_profile
@@ -224,3 +225,34 @@ def test_logging_steps_of_an_epoch_strategy_do_not_date_the_dicts(tmp_path):
     # (under logging_strategy 'epoch' the Trainer ignores logging_steps, which keeps its default 500)
     loss = forensics.analyze(_stdout_capture(tmp_path, logging_strategy="epoch")).timeline.series("loss")
     assert list(loss.index) != list(range(500, 15001, 500))
+
+
+# --- a run near the uniform guess whose log stops before its planned end ------------------------------------------
+# arizalatansa's 4-wide BERT2BERT: 10.37 (ln 32000) -> 9.43 over its 6058 planned steps, flattening; its log cut at
+# 85% (5100 steps, 9.45 and falling 0.1 nat a thousand steps) was healthy, as if it might still get anywhere.
+def _near_the_guess(last_step: int, end_level: float, every: int = 100) -> dict:
+    steps = list(range(every, last_step + 1, every))
+    level = math.log(32000)
+    values = [end_level + (level - end_level) * math.exp(-s / 1500) + 0.004 * (-1) ** i for i, s in enumerate(steps)]
+    return {"loss": pd.Series(values, index=steps, dtype="float64"),
+            "epoch": pd.Series([s / 6058 for s in steps], index=steps, dtype="float64")}
+
+
+def test_a_log_stopped_at_85_percent_falling_too_slowly_to_leave_the_guess_is_no_learning_evidence():
+    (found,) = detect_ended_near_the_guess(_near_the_guess(5100, 9.4), Thresholds(), 32000, 1, 6058)
+    assert (found.kind, found.step) == ("no_learning_evidence", 100)
+    assert "84% of its planned 6058 steps" in found.message
+
+
+def test_a_log_stopped_at_85_percent_still_falling_fast_is_not_judged():
+    # near the guess until step 3800, then 0.8 nat a thousand steps down to 9.22 at 5100: at that rate it gets under
+    # 0.85 ln V = 8.82 before its planned end
+    metrics = _near_the_guess(5100, 9.4)
+    steps = metrics["loss"].index
+    metrics["loss"] = pd.Series([10.37 - 0.00003 * s - 0.0008 * max(0, s - 3800) for s in steps], index=steps)
+    assert 8.82 < float(metrics["loss"].iloc[-1]) < 9.3
+    assert detect_ended_near_the_guess(metrics, Thresholds(), 32000, 1, 6058) == []
+
+
+def test_a_log_stopped_before_half_its_planned_steps_is_not_judged():
+    assert detect_ended_near_the_guess(_near_the_guess(2500, 9.4), Thresholds(), 32000, 1, 6058) == []
