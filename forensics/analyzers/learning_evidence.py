@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from ..config import Thresholds
@@ -145,7 +146,9 @@ def detect_ended_near_the_guess(metrics: Metrics, thresholds: Thresholds, vocab_
     its run, `_SIZEABLE` updates or more and its planned epochs or steps done, still over `_NEAR_THE_GUESS` x ln V;
     or []. Token frequencies alone take a model to about 0.7-0.8 of ln V (a unigram model of BPE text): a fall that
     stops above that has not learned even them, however clearly it fell (a 4-wide BERT2BERT, 10.37 -> 9.42 over its
-    one epoch, ln 32000 = 10.37). A log that stops before its run's end may be on its way down: not judged so."""
+    one epoch, ln 32000 = 10.37). A log that stops before its run's end may be on its way down: judged so only past
+    half its planned steps and falling too slowly to leave the guess's neighbourhood by their end
+    (`_cannot_leave_the_guess`)."""
     loss = real_loss(metrics) if LOSS in metrics else _EMPTY
     if not isinstance(vocab_size, int) or vocab_size < _TOKEN_VOCABULARY or len(loss) < thresholds.learning_min_points \
             or is_preference_log(metrics) or reward_metric(metrics) is not None or is_rl_without_reward(metrics):
@@ -153,10 +156,18 @@ def detect_ended_near_the_guess(metrics: Metrics, thresholds: Thresholds, vocab_
     level, first = math.log(vocab_size), float(loss.iloc[0])
     fell, _, tail = fell_clearly(loss, thresholds)
     if first < _FROM_THE_GUESS * level or not fell or not _NEAR_THE_GUESS * level <= tail <= level \
-            or int(loss.index[-1]) < _SIZEABLE or not _ran_to_its_end(metrics, loss, num_train_epochs, max_steps):
+            or int(loss.index[-1]) < _SIZEABLE:
         return []
-    message = (f"the loss fell from {format_number(first)} to about {format_number(tail)} over the whole run "
-               f"({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}, its planned length done), but "
+    planned = _planned_steps(metrics, loss, num_train_epochs, max_steps)
+    done = planned is not None and int(loss.index[-1]) >= _AT_THE_END * planned
+    if not done and not _cannot_leave_the_guess(loss, planned, _NEAR_THE_GUESS * level):
+        return []
+    how_far = "its planned length done" if done else (
+        f"{100 * int(loss.index[-1]) / planned:.0f}% of its planned {planned} steps, falling too slowly to leave that "
+        "level by their end")
+    message = (f"the loss fell from {format_number(first)} to about {format_number(tail)} over the "
+               f"{'whole ' * done}run ({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}, "
+               f"{how_far}), but "
                f"ended at {100 * tail / level:.0f}% of ln {vocab_size} = {format_number(level)}, the uniform "
                "guess over the model's vocabulary: knowing only how often each token occurs takes a model to about "
                "0.7-0.8 of that guess, so the run ended without learning even that, let alone the task: no evidence of "
@@ -173,14 +184,34 @@ _SIZEABLE = 300  # updates: random weights reach the token frequencies within a 
 _AT_THE_END = 0.95  # the last logged epoch (or step) at this share of the planned ones: the run's end
 
 
-def _ran_to_its_end(metrics: Metrics, loss, num_train_epochs, max_steps) -> bool:
-    """The log reaches the run's planned end: its last epoch at `_AT_THE_END` of num_train_epochs, or its last step
-    at that share of a positive max_steps."""
-    epochs = finite(metrics["epoch"]) if "epoch" in metrics else _EMPTY
+def _planned_steps(metrics: Metrics, loss, num_train_epochs, max_steps) -> int | None:
+    """The run's planned length in steps: a positive max_steps, else num_train_epochs x the steps an epoch makes (the
+    log's last step over its last epoch), else None."""
     if isinstance(max_steps, (int, float)) and max_steps > 0:
-        return int(loss.index[-1]) >= _AT_THE_END * max_steps
-    return isinstance(num_train_epochs, (int, float)) and num_train_epochs > 0 and len(epochs) > 0 \
-        and float(epochs.max()) >= _AT_THE_END * num_train_epochs
+        return int(max_steps)
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else _EMPTY
+    if not isinstance(num_train_epochs, (int, float)) or num_train_epochs <= 0 or not len(epochs) \
+            or not float(epochs.iloc[-1]) > 0:
+        return None
+    return int(round(num_train_epochs * float(epochs.index[-1]) / float(epochs.iloc[-1])))
+
+
+_PAST_HALF = 0.5  # a log stopped before its end is judged from this share of its planned steps on
+
+
+def _cannot_leave_the_guess(loss, planned: int | None, bar: float) -> bool:
+    """Whether a log stopped past `_PAST_HALF` of its planned steps, its last quarter's least-squares line carried on
+    to the planned end, would still be over `bar` there: the run, finished, would
+    end near the guess too (its rate decays with the learning rate, so the line is generous)."""
+    last = int(loss.index[-1])
+    if planned is None or last < _PAST_HALF * planned:
+        return False
+    quarter = loss.iloc[-max(3, len(loss) // 4):]
+    steps = quarter.index.to_numpy(dtype="float64")
+    if len(quarter) < 3 or np.ptp(steps) <= 0:
+        return False
+    slope, intercept = (float(v) for v in np.polyfit(steps, quarter.to_numpy(dtype="float64"), 1))
+    return intercept + slope * last + min(slope, 0.0) * (planned - last) > bar
 
 
 def _what_to_check(loss) -> str:

@@ -144,11 +144,14 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
         return []  # never settled, or only over the last few points: not yet the run's final state
     k = max(1, len(loss) // 10)
     head = max(float(loss.iloc[:k].median()), float(loss.iloc[0]))
-    if start == 0 and (late := epoch_at(epochs, int(loss.index[0]))) is not None \
-            and late >= thresholds.memorization_epochs and float(loss.median()) <= thresholds.memorization_level:
-        # (the strict level: without the descent, a loss of a few hundredths may be a regression's or a forecast's)
-        return [_memorized_before_the_log(loss, thresholds.memorization_level, late, "")]
-    if start == 0 or head < 10 * float(smooth.iloc[start]):
+    no_tenfold_descent = start == 0 or head < 10 * float(smooth.iloc[start])
+    settled = loss.iloc[start:]
+    if no_tenfold_descent and (late := epoch_at(epochs, int(loss.index[0]))) is not None \
+            and late >= thresholds.memorization_epochs and float(settled.median()) <= thresholds.memorization_level:
+        # (the strict level: without the descent, a loss of a few hundredths may be a regression's or a forecast's;
+        # a log kept from a late epoch may show the descent's last point or two, short of tenfold: still before it)
+        return [_memorized_before_the_log(settled, thresholds.memorization_level, late, "", loss.iloc[:start])]
+    if no_tenfold_descent:
         return []  # no tenfold descent: a loss that is simply small from the start
     floor = float(smooth.iloc[-k:].median())
     onset = _settling_position(smooth, head, floor, log_scale, LOG_SETTLED_SHARE if log_scale else SETTLED_SHARE)
@@ -178,12 +181,14 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
 _MANY_PASSES = 10.0  # epochs over the same examples, after which a held-out loss has parted from the training loss
 _NO_GAP = 1.1  # an eval loss within a tenth of the training loss over the epoch before it is at that loss's own level
 _TRACKED_EVALS = 3  # ... at every one of this many evaluations or more
+_LEVEL_POINTS = 10  # training points the level beside an eval is read from at the least: a few are a few batches
 
 
 def eval_like_training(metrics: Metrics, name: str) -> bool:
     """Whether the eval loss `name` cannot be told from the training set: after `_MANY_PASSES` epochs or more over
     the same examples, it sits at or under the training loss of the epoch before it (within `_NO_GAP`) at every one of
-    `_TRACKED_EVALS` or more evaluations. Held-out text opens a gap over that many passes (the training loss goes
+    `_TRACKED_EVALS` or more evaluations (the training loss's level read over the last `_LEVEL_POINTS` points where a
+    coarse log holds fewer in that epoch). Held-out text opens a gap over that many passes (the training loss goes
     under it); an eval that keeps pace cannot be told from the training set scored again (a script passing the train
     split as eval_dataset: 50 epochs over ~104 examples, eval 0.198 -> 0.047 at the training loss's level)."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
@@ -194,6 +199,8 @@ def eval_like_training(metrics: Metrics, name: str) -> bool:
     loss, steps_an_epoch = real_loss(metrics), float(epochs.index[-1]) / float(epochs.max())
     for step, value in evals.items():
         epoch_before = loss[(loss.index > step - steps_an_epoch) & (loss.index <= step)]
+        if len(epoch_before) < _LEVEL_POINTS:  # (logged every 30 steps of a 52-step epoch: 1-2 batches' noise)
+            epoch_before = loss[loss.index <= step].iloc[-_LEVEL_POINTS:]
         if not len(epoch_before) or float(value) > _NO_GAP * float(epoch_before.median()):
             return False
     return True
@@ -223,13 +230,17 @@ def with_eval_like_training(found: Finding, metrics: Metrics) -> Finding:
     return replace(found, message=message, evidence={**found.evidence, "eval_like_training": names[0]})
 
 
-def _memorized_before_the_log(loss: pd.Series, level: float, epoch: float, why_level: str) -> Finding:
+def _memorized_before_the_log(loss: pd.Series, level: float, epoch: float, why_level: str,
+                              before: pd.Series | None = None) -> Finding:
     """A log that begins after `memorization_epochs` passes over the data with the loss already at the memorized
     level (its median at `memorization_level`, settled to its end): the descent happened before what was kept, and
     the state it left is memorization (hiyouga/LlamaFactory issue 569: 0.018-0.022 over epochs 14.7-14.9, no eval
-    loss; Time-MoE's forecasting loss of 0.06 falling steadily at epochs 24-34 is not at that level)."""
+    loss; Time-MoE's forecasting loss of 0.06 falling steadily at epochs 24-34 is not at that level). `before`: the
+    log's points ahead of `loss` (the last of the descent, short of tenfold), said in the message."""
     first, last = int(loss.index[0]), int(loss.index[-1])
-    message = (f"the log begins at epoch {epoch:.3g} with the loss already at {format_number(float(loss.median()))} "
+    lead = (f" at {format_number(float(before.iloc[0]))}, the last of a descent, and from step {first} the loss is at "
+            if before is not None and len(before) else " with the loss already at ")
+    message = (f"the log begins at epoch {epoch:.3g}{lead}{format_number(float(loss.median()))} "
                f"(about {format_number(level)} or less from step {first} to step {last}), and no eval loss was "
                "logged: after that many passes the training data is most likely learned by heart (memorization). "
                "Log an eval loss to see whether the model still generalises; fewer epochs or more data if it does not.")

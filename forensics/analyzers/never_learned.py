@@ -314,7 +314,8 @@ def _at_ln2(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Find
     near = np.abs(values - LN2) <= thresholds.never_learned_tolerance
     if near.mean() < 0.9:
         return []
-    why = _stillness(metrics, values, thresholds) or _zero_rewards(metrics) or _margins_at_zero(metrics, len(values))
+    why = _stillness(metrics, values, thresholds) or _zero_rewards(metrics) \
+        or _margins_at_zero(metrics, len(values), thresholds)
     if why is None:
         return []
     message = (f"the model never learned: the preference loss stays at ln 2 = 0.6931 (random choice between the "
@@ -457,17 +458,17 @@ def _zero_rewards(metrics: Metrics) -> str | None:
     return None
 
 
-_MARGIN_POINTS = 10  # logged points of a loss at ln 2 before margins that stayed at 0 say it never moved
 _ZERO_MARGIN = 0.01  # a reward margin (beta x the log-ratio difference) this small at every point: no preference
 
 
-def _margins_at_zero(metrics: Metrics, points: int) -> str | None:
+def _margins_at_zero(metrics: Metrics, points: int, thresholds: Thresholds) -> str | None:
     """Why a pairwise loss at ln 2 never moved, from its reward margins: every logged margin (training and held-out)
-    within `_ZERO_MARGIN` of 0 over `_MARGIN_POINTS` or more points, the training pair accuracy's median at chance
+    within `_ZERO_MARGIN` of 0 over `never_learned_points` or more points (as many as any never_learned judgement needs:
+    the same run logged every 20 steps instead of 10 says it as well), the training pair accuracy's median at chance
     (AnnieL66's DPO at LR 5e-7: loss 0.6907-0.6952 over 18 points, margins -0.003 to 0.004, accuracy 0.48-0.52,
     grad_norm about 2); else None."""
     margins = finite(metrics["rewards/margins"]) if "rewards/margins" in metrics else None
-    if margins is None or points < _MARGIN_POINTS or len(margins) < _MARGIN_POINTS:
+    if margins is None or min(points, len(margins)) < thresholds.never_learned_points:
         return None
     held = finite(metrics["eval_rewards/margins"]) if "eval_rewards/margins" in metrics else margins.iloc[:0]
     accuracy = finite(metrics["rewards/accuracies"]) if "rewards/accuracies" in metrics else None

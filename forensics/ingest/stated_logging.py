@@ -8,7 +8,9 @@ its logging interval is stated by:
 * the console itself: the printed TrainingArguments (`printed_configs`), the launch command's `--logging_steps`
   (`command_line`);
 * a W&B run folder's `files/config.yaml` beside its `files/output.log` (W&B's copy of the console), and
-  `wandb-summary.json`'s `train/global_step`, the step of the last dict logged.
+  `wandb-summary.json`'s `train/global_step`, the step of the last dict logged;
+* the Trainer's `training_args.bin` in the console's own folder (stdout redirected into the output_dir: `python
+  train.py > out/train.log` keeps the dicts, while tqdm's bars go to stderr).
 
 `stated_logging(texts, path)` -> StatedLogging or None.
 """
@@ -23,10 +25,12 @@ from typing import Any
 from ..errors import UnreadableFile
 from . import command_line, printed_configs
 from ._jsonfile import read_json_object
+from .training_args import read_training_args
 from .wandb import STEP_KEYS
 from .wandb_files import read_config_yaml
 
 _WANDB_CONSOLE = "output.log"
+_SAVED_ARGUMENTS = "training_args.bin"
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,17 @@ def stated_logging(texts: dict[str, str], path: Path) -> StatedLogging | None:
         every = _interval(args)
         if every is not None:
             return StatedLogging(every, _is_true(args.get("logging_first_step")), None, source)
-    return _wandb_folder_logging(Path(path)) if Path(path).name == _WANDB_CONSOLE else None
+    if Path(path).name == _WANDB_CONSOLE:
+        return _wandb_folder_logging(Path(path))
+    return _saved_arguments_logging(Path(path))
+
+
+def _saved_arguments_logging(console: Path) -> StatedLogging | None:
+    """logging_steps from the Trainer's training_args.bin beside the console, or None."""
+    args = _read_or_none(console.parent / _SAVED_ARGUMENTS, read_training_args)
+    every = _interval(args)
+    return None if every is None else StatedLogging(every, _is_true(args.get("logging_first_step")), None,
+                                                    f"{_SAVED_ARGUMENTS} beside the console")
 
 
 def _wandb_folder_logging(console: Path) -> StatedLogging | None:

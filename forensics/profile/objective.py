@@ -101,7 +101,7 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
         evidence["objective"] = "metric accuracy in LLaMA-Factory's trainer_log.jsonl (its pairwise rewards/accuracies)"
         return "preference", None
     sft = [k for k in _TRL_SFT_KEYS if k in metrics]
-    if sft:
+    if sft and _trl_config_class(config) is None:  # (a TRL arguments class names its trainer itself: read next)
         evidence["objective"] = f"metric {sft[0]} in the log (TRL's SFTTrainer)"
         return "sft", None
     return None
