@@ -80,8 +80,8 @@ class RunLayout:
             model card says the quantization the adapter was trained on), other YAML files (LLaMA-Factory's
             and axolotl's run configurations, read by their keys).
         skipped: what could not be looked at (no permission, symlink loop, ...).
-        quiet_texts: text files with no training log line, looked at again for signs that a run was started there
-            (`run_signs`) where nothing else of a run is found.
+        quiet_texts, quiet_notebooks: text files and notebooks with no training log line, looked at again for signs
+            that a run was started there (`run_signs`) where nothing else of a run is found.
     """
 
     root: Path
@@ -103,6 +103,7 @@ class RunLayout:
     config_files: list[Path] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     quiet_texts: list[Path] = field(default_factory=list)
+    quiet_notebooks: list[Path] = field(default_factory=list)
 
     @property
     def log_files(self) -> list[Path]:
@@ -139,6 +140,7 @@ def discover(path) -> RunLayout:
         _walk(layout.root, layout)
     if layout.is_empty():  # a console of a run that crashed or stopped before it logged a metric
         layout.text_logs += [p for p in layout.quiet_texts if _holds_whole_or_ends(p, layout, _a_training_console)]
+        layout.notebooks += [p for p in layout.quiet_notebooks if _holds_whole(p, layout, _a_training_console)]
     layout.sort()
     return layout
 
@@ -280,6 +282,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
             layout.notebooks.append(path)
         elif (problem := _notebook_problem(path)) is not None:
             layout.skipped.append(Skipped(str(path), problem))
+        else:
+            layout.quiet_notebooks.append(path)
     elif (suffix in (".csv", ".tsv") and explicit) or (suffix in _TABLE_SUFFIXES and _is_metrics_table(path, layout)):
         layout.csv_logs.append(path)
     elif _is_config(name) or (not explicit and (name.lower() == "readme.md" or suffix in (".yaml", ".yml"))):

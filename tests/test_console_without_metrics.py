@@ -105,3 +105,42 @@ def test_the_exception_of_the_last_traceback_is_named():
     assert final_exception("Traceback (most recent call last):\n  File \"x.py\"\nKeyboardInterrupt\n") == \
         "KeyboardInterrupt"
     assert final_exception("no traceback here\n") is None
+
+
+def _notebook(tmp_path, outputs: list[str]):
+    import json
+    cells = [{"cell_type": "code", "source": ["!llamafactory-cli train qwen_lora.yaml\n"], "metadata": {},
+              "execution_count": 1, "outputs": [{"output_type": "stream", "name": "stdout", "text": text}
+                                                for text in outputs]}]
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "workflow.ipynb").write_text(json.dumps(nb))
+    return tmp_path
+
+
+def test_a_notebook_whose_training_cell_crashed_before_its_first_metric_is_read(tmp_path):
+    a = forensics.analyze(_notebook(tmp_path, [OOM_CONSOLE]))
+    assert a.status == "warning" and a.first_incident.kind == "run_crashed"
+    assert a.run_profile.method == "lora"  # the PEFT banner in its output
+
+
+def test_a_notebook_with_no_training_console_is_still_no_run(tmp_path):
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(_notebook(tmp_path, ["Traceback (most recent call last):\nValueError: x\n"]))
+
+
+def test_an_ms_swift_log_that_holds_only_its_closing_summary_is_a_run_that_logged_no_step(tmp_path):
+    import json
+    summary = {"train_dataset": "145.3±65.0, min=50, max=1446, size=653160",
+               "model_parameter_info": "PeftModelForCausalLM: 5791.0098M Params (19.7263M Trainable [0.3406%]), "
+                                       "0.0019M Buffers.", "last_model_checkpoint": None, "best_model_checkpoint": None,
+               "best_metric": None, "global_step": 0, "log_history": [], "memory": 0}
+    (tmp_path / "logging.jsonl").write_text(json.dumps(summary) + "\n")
+    a = forensics.analyze(tmp_path)
+    assert a.status == "warning" and a.first_incident.kind == "no_learning_evidence"
+    assert a.run_profile.method == "lora" and a.run_profile.framework == "swift"
+
+
+def test_an_ms_swift_log_with_no_step_and_no_summary_is_still_unreadable(tmp_path):
+    (tmp_path / "logging.jsonl").write_text('{"note": "hello"}\n')
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(tmp_path)

@@ -147,9 +147,10 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
     by_epoch = epoch_key is not None and not any(key in obj for obj in objects for key in step_keys)
     step_keys = (epoch_key,) if by_epoch else step_keys
     meta: dict = {"lines": len(objects)}
-    rows, no_step, run_total = [], 0, None
+    rows, no_step, run_total, other_lines = [], 0, None, 0
     for obj in objects:
         if other_line is not None and other_line(obj, meta):
+            other_lines += 1
             continue
         step, total = first_step(obj, step_keys)
         if step is None:
@@ -168,6 +169,10 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
             meta["max_steps"] = total
             run_total = run_total if run_total is not None else total
         rows.append((step, obj))
+    if not rows and other_lines:  # a run that ended before its first logged step writes its summary alone
+        note = "the log holds no step's line, only its closing summary: the run ended before it logged a step"
+        return LogRecords(source=str(path), format=fmt, frame=records_frame([], not_metrics), meta=meta,
+                          mtime=file_mtime(path), notes=(note,), warnings=tuple(warnings))
     if not rows:
         raise UnreadableFile(path, f"no line has a step ({', '.join(step_keys[:3])}); {what}")
     if no_step:

@@ -26,6 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import UnreadableFile
+from ..run_signs import is_training_console, run_signs
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from ..decoding import decode_text
@@ -50,8 +51,8 @@ def read(path: Path) -> LogRecords:
     cells = [cell for cell in cells if isinstance(cell, dict)]
     shown = [[_output_text(o) for o in _outputs(cell)] for cell in cells]
     runs = _runs(shown, path)
-    if not runs:  # a notebook that trained nothing (an evaluation, a look at the data) is no log
-        return LogRecords(source=str(path), format=stdout.FORMAT, frame=empty_frame(), mtime=file_mtime(path))
+    if not runs:
+        return _crashed_before_a_metric(cells, shown, path, warnings)
     judged, trained = runs[-1], {i for run in runs for i in run}
     began = notebook_sessions.session_start(cells, judged[-1])
     console = "".join(_kept_text(outputs, i in judged, i in trained, i >= began) for i, outputs in enumerate(shown))
@@ -64,6 +65,20 @@ def read(path: Path) -> LogRecords:
     said = notebook_code.code_values(session_cells, console)
     for key, value in command_line.launch_values(shell_commands(session_cells)).items():
         said.setdefault(key, value)  # a `!python train.py --fp16` cell: the program's own arguments
+    if said:
+        records.texts[notebook_code.TEXT_KEY] = json.dumps(said)
+    return records
+
+
+def _crashed_before_a_metric(cells: list[dict], shown: list, path: Path, warnings: list[str]) -> LogRecords:
+    """A notebook whose outputs hold no training line: no log (an evaluation, a look at the data), unless its outputs
+    together are a training run's console (`run_signs`: a run that crashed or was stopped before its first logged
+    step), read whole as one, with the arguments of its code."""
+    console = "".join(text for outputs in shown for text, _ in outputs)
+    if not is_training_console(run_signs(console.encode("utf-8", errors="replace"))):
+        return LogRecords(source=str(path), format=stdout.FORMAT, frame=empty_frame(), mtime=file_mtime(path))
+    records = stdout.read_console(console, path, warnings)
+    said = notebook_code.code_values(cells, console)
     if said:
         records.texts[notebook_code.TEXT_KEY] = json.dumps(said)
     return records
