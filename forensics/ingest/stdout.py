@@ -240,13 +240,29 @@ _MAX_EPOCHS = re.compile(r"^max_epochs = (\d{1,6})\s*$", re.MULTILINE)
 _ITER_TOTAL = re.compile(r"Iter\(train\) \[\s*\d+/(\d+)\]")
 
 
+# The banner's data and batch (`Num examples = 3,346`, `Total train batch size (w. parallel, distributed &
+# accumulation) = 8`; Unsloth's `Total batch size (2 x 4 x 1) = 8`): the steps an epoch makes, whatever max_steps cut
+_NUM_EXAMPLES = re.compile(r"Num examples = ([\d,]+)")
+_TOTAL_BATCH = re.compile(r"Total (?:train )?batch size[^=\n]{0,60}= ([\d,]+)")
+
+
 def _steps_per_epoch(text: str) -> float | None:
-    """Optimizer steps per epoch from the HF Trainer's `***** Running training *****` banner, or None."""
+    """Optimizer steps per epoch from the HF Trainer's `***** Running training *****` banner (Unsloth's too), or
+    None: its total steps over its epochs, unless max_steps stopped the run inside its first epoch (`Num Epochs = 1 |
+    Total steps = 30` where its examples over its total batch make 418 steps): then those 418. (Only then: a GRPO
+    batch counts completions, several a prompt, so examples over batch undercounts its epoch's steps.)"""
     epochs, total = _NUM_EPOCHS.search(text), _TOTAL_OPT_STEPS.search(text)
     if not epochs or not total:
         return None
     e, t = int(epochs.group(1).replace(",", "")), int(total.group(1).replace(",", ""))
-    return t / e if e > 0 and t > 0 else None
+    if e <= 0 or t <= 0:
+        return None
+    examples, batch = _NUM_EXAMPLES.search(text), _TOTAL_BATCH.search(text)
+    if e == 1 and examples and batch:
+        n, b = int(examples.group(1).replace(",", "")), int(batch.group(1).replace(",", ""))
+        if b > 0 and n // b > t:  # (the Trainer: the batches a process makes, over the accumulation)
+            return float(n // b)
+    return t / e
 
 
 _EPOCHS_EQUAL = re.compile(r"epochs?\s*=", re.IGNORECASE)
