@@ -139,8 +139,10 @@ def discover(path) -> RunLayout:
         layout = RunLayout(root=path.resolve())
         _walk(layout.root, layout)
     if layout.is_empty():  # a console of a run that crashed or stopped before it logged a metric
-        layout.text_logs += [p for p in layout.quiet_texts if _holds_whole_or_ends(p, layout, _a_training_console)]
-        layout.notebooks += [p for p in layout.quiet_notebooks if _holds_whole(p, layout, _a_training_console)]
+        quiet = sorted(layout.quiet_texts)[:_QUIET_LOOKED_AT]
+        layout.text_logs += [p for p in quiet if _holds_whole_or_ends(p, layout, _a_training_console)]
+        quiet = sorted(layout.quiet_notebooks)[:_QUIET_LOOKED_AT]
+        layout.notebooks += [p for p in quiet if _holds_whole(p, layout, _a_training_console)]
     layout.sort()
     return layout
 
@@ -532,6 +534,9 @@ def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: 
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False
+
+
+_QUIET_LOOKED_AT = 200  # a folder of thousands of text files that is no run (a dataset) is not read through
 
 
 def _a_training_console(chunk: bytes) -> bool:
