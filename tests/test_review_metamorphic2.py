@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -133,27 +132,10 @@ def test_a_late_log_settling_at_a_few_hundredths_is_not_memorization(tmp_path):
     assert a.status == "healthy"
 
 
-# --- a console whose stdout was buffered, logged every 3rd interval: one dict after each bar that ran ahead --------
-# CHEHHAO's Trainer console (W&B's output.log): 168 steps over 3 epochs, the dict lines buffered while tqdm's bar ran
-# ahead. Keeping every 3rd loss dict (a coarser logging_steps) leaves one dict after each bar reading, so no two share
-# a bar and their order agrees with their epochs: the bars put the dicts at epoch 1.07 and 2.14 on steps 112 and 168,
-# a whole epoch past where their epochs (x 56 steps an epoch) put them.
-REALWORLD = Path(__file__).parent / "realworld"
-
-
-def _every_third_loss_dict(tmp_path):
-    console = next((REALWORLD / "CHEHHAO_sft_qwen").rglob("output.log")).read_bytes().split(b"\n")
-    losses = [i for i, line in enumerate(console) if line.startswith(b"{'loss'")]
-    dropped = set(losses) - set(losses[2::3])
-    (tmp_path / "train.log").write_bytes(b"\n".join(line for i, line in enumerate(console) if i not in dropped))
-    return tmp_path
-
-
-def test_dicts_each_after_a_bar_that_ran_ahead_are_dated_by_their_epochs(tmp_path):
-    loss = forensics.analyze(_every_third_loss_dict(tmp_path)).timeline.series("loss")
-    assert list(loss.index) == [60, 120]
-
-
+# --- a console printed unbuffered: the bar reads each dict's own step just before it ---------------------------------
+# (A rule that dated every dict by its epoch where each followed a bar a whole epoch past it was taken back: the
+# banner's steps per epoch it needs are wrong for a GRPO run, whose batch counts completions, and where max_steps
+# cuts an epoch short, and it put correctly dated dicts on the wrong steps.)
 def _unbuffered_console(tmp_path):
     """The same run printed unbuffered: the bar reads each dict's own step just before it."""
     lines = []
@@ -169,6 +151,28 @@ def _unbuffered_console(tmp_path):
 def test_dicts_after_bars_at_their_own_steps_keep_the_bars_steps(tmp_path):
     loss = forensics.analyze(_unbuffered_console(tmp_path)).timeline.series("loss")
     assert list(loss.index) == list(range(20, 169, 20))
+
+
+UNSLOTH_GRPO_BANNER = ("==((====))==  Unsloth - 2x faster free finetuning | Num GPUs used = 1\n"
+                       "   \\\\   /|    Num examples = 7,473 | Num Epochs = 1 | Total steps = 1,000\n"
+                       "O^O/ \\_/ \\    Batch size per device = 6 | Gradient accumulation steps = 1\n"
+                       "\\        /    Data Parallel GPUs = 1 | Total batch size (6 x 1 x 1) = 6\n")
+
+
+def test_a_grpo_consoles_dicts_after_their_bars_keep_the_bars_steps_whatever_the_banner_says(tmp_path):
+    """A GRPO batch counts completions (six a prompt here): its dicts' epochs are steps over 7,473, not over the
+    banner's examples / batch, and its bars are right; a NaN at step 600 is at 600."""
+    lines = [UNSLOTH_GRPO_BANNER]
+    for step in range(1, 1001):
+        lines.append(f"{step // 10}%|#         | {step}/1000 [00:{step % 60:02d}<10:00, 1.0s/it]")
+        if step % 100 == 0:
+            loss = "nan" if step == 600 else f"{0.01 + step / 1e5:.4f}"
+            lines.append(f"{{'loss': {loss}, 'grad_norm': 0.3, 'learning_rate': 5e-06, 'reward': {0.2 + step / 2e3:.3f}, "
+                         f"'reward_std': 0.2, 'kl': 0.001, 'epoch': {step / 7473:.4f}}}")
+    (tmp_path / "grpo_console.log").write_text("\n".join(lines) + "\n")
+    a = forensics.analyze(tmp_path)
+    assert list(a.timeline.series("loss").index) == list(range(100, 1001, 100))
+    assert a.first_incident.step == 600
 
 
 # --- a TRL arguments class says the objective before a metric name only some TRL trainers log ---------------------

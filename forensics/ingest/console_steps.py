@@ -59,10 +59,6 @@ def dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | 
             # Total steps = 30` over 6470 steps' worth of data): their epochs would put them all on one step
             steps, how = _steps_by_rules(events, train_total, use_bars=False, stated=stated)
             how += "; the banner's steps per epoch do not fit the dicts' epochs, so not used"
-    elif "progress bar before" in how and _bars_ahead_of_epochs(events, steps, per := per_epoch or
-                                                                 _bar_steps_per_epoch(events, train_total)):
-        steps, how = _steps_by_rules(events, train_total, use_bars=False, per_epoch=per, by_epoch=True)
-        how += "; the progress bars ran ahead of the buffered dict lines (their epochs say so), so their epochs date them"
     if "position x logging_steps" in how and "progress bar before" not in how:  # (bar-dated dicts are right)
         per = per_epoch or _bar_steps_per_epoch(events, train_total)
         every, _ = _logging_interval(events, train_total, stated)
@@ -85,22 +81,6 @@ def _bar_steps_per_epoch(events: list[tuple], train_total: int | None) -> float 
             _steps_reached(events, train_total) != train_total):
         return None
     return train_total / epoch
-
-
-_BAR_LEAD = 0.05  # epochs: bars read before dicts that their epochs put this much earlier, each of them, ran ahead
-
-
-def _bars_ahead_of_epochs(events: list[tuple], steps: dict[int, int], per_epoch: float | None) -> bool:
-    """Whether the bars dated every train dict `_BAR_LEAD` of an epoch or more past its own epoch x per_epoch: buffered
-    dict lines that each came out after a bar that ran ahead (one dict a burst, so no two share a bar and their order
-    agrees: `_bars_run_ahead` cannot tell). A bar read before its dict lags it, never leads; every one, not most: a
-    file of two trainings (an SFT stage, then GRPO) holds dicts whose epochs count another run's steps."""
-    if not per_epoch:
-        return False
-    ahead = [steps[i] - e[2]["epoch"] * per_epoch for i, e in enumerate(events)
-             if e[0] == "dict" and "loss" in e[2] and isinstance(e[2].get("epoch"), (int, float)) and e[1] is None
-             and explicit_step(e[2]) is None]
-    return bool(ahead) and min(ahead) > _BAR_LEAD * per_epoch
 
 
 def _positions_off_their_epochs(events: list[tuple], steps: dict[int, int], per_epoch: float, every: int) -> bool:
