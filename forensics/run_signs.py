@@ -15,7 +15,7 @@ import re
 # name -> pattern; the first four say training in words, the others only go with one of them
 _TRAINING_SIGNS = {
     "trainer_header": re.compile(rb"\*{5} Running training \*{5}"),
-    "adapter_banner": re.compile(rb"trainable params: [\d,]+ \|\| all params: [\d,]+"),
+    "adapter_banner": re.compile(rb"trainable params: [1-9][\d,]* \|\| all params: [\d,]+"),  # (0: inference)
     "training_started": re.compile(rb"(?i)\b(?:start(?:ing|ed)?|begin(?:ning)?)\s+(?:the\s+)?(?:\w+\s+)?"
                                    rb"(?:training|fine-?tuning)\b|\b(?:training|fine-?tuning)\s+(?:has\s+|is\s+)?"
                                    rb"(?:started|starting|begins)\b"),
@@ -26,6 +26,8 @@ _OTHER_SIGNS = {
     "out_of_memory": re.compile(rb"OutOfMemoryError|CUDA out of memory"),
     "progress_bar": re.compile(rb"\d{1,3}%\|[^|\n]{0,80}\| *\d+/\d+ \["),
     "loading_shards": re.compile(rb"Loading checkpoint shards:"),
+    # a logger's timestamped lines (`2024-09-17 06:16:22,919 - INFO - ...`): a program's log, not a note
+    "logger_lines": re.compile(rb"(?m)^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[^\n]{0,40}\b(?:INFO|WARNING|ERROR)\b"),
 }
 _FEWEST = 2
 
@@ -35,9 +37,13 @@ def run_signs(chunk: bytes) -> set[str]:
     return {name for name, sign in {**_TRAINING_SIGNS, **_OTHER_SIGNS}.items() if sign.search(chunk)}
 
 
+_IN_WORDS = {"training_started", "training_finished"}
+
+
 def is_training_console(signs: set[str]) -> bool:
-    """Two kinds of sign or more, one of them saying training in words: a console a training run printed."""
-    return len(signs) >= _FEWEST and bool(signs & set(_TRAINING_SIGNS))
+    """Two kinds of sign or more, one of them saying training, and one of them more than words (a note that says
+    training started and is done is no console): a console a training run printed."""
+    return len(signs) >= _FEWEST and bool(signs & set(_TRAINING_SIGNS)) and bool(signs - _IN_WORDS)
 
 
 # The exception a traceback ends with: `AssertionError: ...`, `torch.OutOfMemoryError: CUDA out of memory ...`,

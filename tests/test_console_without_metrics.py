@@ -144,3 +144,30 @@ def test_an_ms_swift_log_with_no_step_and_no_summary_is_still_unreadable(tmp_pat
     (tmp_path / "logging.jsonl").write_text('{"note": "hello"}\n')
     with pytest.raises(NotARunDirectory):
         forensics.analyze(tmp_path)
+
+
+# --- review rev17: what is no training console, and a run that finished before its traceback -------------------------
+
+def test_a_note_that_says_training_started_and_is_done_is_no_run(tmp_path):
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(_folder(tmp_path, "todo.txt", "- start training on the new data\n- fine-tuning is done\n"))
+
+
+def test_an_inference_notebooks_zero_trainable_params_is_no_training_sign():
+    text = b"Loading checkpoint shards: 100%|##| 2/2\ntrainable params: 0 || all params: 7,000,000 || trainable%: 0.0\n"
+    assert not is_training_console(run_signs(text))
+
+
+def test_a_run_that_finished_training_then_failed_to_upload_did_not_crash_before_a_metric(tmp_path):
+    text = ("2024-01-01 10:00:00,000 - INFO - Starting training\n2024-01-01 11:00:00,000 - INFO - Training completed\n"
+            "Traceback (most recent call last):\n  File \"train.py\", line 90, in <module>\n"
+            "huggingface_hub.errors.HfHubHTTPError: 401 Client Error\n")
+    a = forensics.analyze(_folder(tmp_path, "train.log", text))
+    assert "run_crashed" not in {f.kind for f in a.findings}
+    assert a.status == "warning"
+
+
+def test_a_notebooks_crash_line_without_pythons_traceback_header_is_named(tmp_path):
+    text = OOM_CONSOLE.replace("Traceback (most recent call last):", "")
+    a = forensics.analyze(_folder(tmp_path, "dpo_train.log", text))
+    assert a.first_incident.kind == "run_crashed" and "OutOfMemoryError" in a.first_incident.message

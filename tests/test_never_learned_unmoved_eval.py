@@ -75,3 +75,9 @@ def test_no_eval_and_no_grad_norm_leaves_it_a_lack_of_evidence(tmp_path):
     a = forensics.analyze(_state(tmp_path, evals=[]))
     assert "never_learned" not in {f.kind for f in a.findings}
     assert a.status == "warning"
+
+
+def test_an_eval_loss_lower_at_every_evaluation_is_a_slow_learner_not_never_learned(tmp_path):
+    slow = [(200, 4.7790), (400, 4.7775), (600, 4.7760), (800, 4.7748), (1000, 4.7735)]  # 0.12%, but every time
+    a = forensics.analyze(_state(tmp_path, evals=slow))
+    assert "never_learned" not in {f.kind for f in a.findings}

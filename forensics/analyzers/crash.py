@@ -45,8 +45,12 @@ def _stopped_before_a_metric(source: str, meta: dict) -> list[Finding]:
     """A `run_crashed` warning for a training console (`console_run_signs`) that logged no metric and whose last
     traceback ends in an exception: the run stopped before its first logged step (out of memory on the first batch,
     an assertion of the parallel wrapper, stopped by hand), which is all its log can say."""
-    ended = meta.get("console_final_exception") if meta.get("console_run_signs") else None
+    signs = meta.get("console_run_signs") or ()
+    # (a notebook's error output names the exception without Python's traceback header: the crash line says it)
+    ended = (meta.get("console_final_exception") or meta.get("console_crash")) if signs else None
     if not ended:
+        return []
+    if "training_finished" in signs:  # trained, then failed at saving or uploading: no crash of the training
         return []
     memory = "out of memory" in ended.lower() or "OutOfMemory" in ended
     by_hand = ended.startswith("KeyboardInterrupt")

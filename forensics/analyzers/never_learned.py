@@ -138,6 +138,8 @@ def _eval_unmoved(metrics: Metrics, loss) -> str | None:
     level = float(evals.median())
     if level <= 0 or float(evals.max() - evals.min()) > _EVAL_STILL * level:
         return None
+    if bool(np.all(np.diff(evals.to_numpy()) < 0)):
+        return None  # lower at every evaluation: a slow learner, not one that changed nothing
     return (f"the eval loss stayed at {format_number(float(evals.iloc[0]))} -> {format_number(float(evals.iloc[-1]))} "
             f"(within {100 * float(evals.max() - evals.min()) / level:.2g}% at all {len(evals)} evaluations)")
 

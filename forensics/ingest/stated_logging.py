@@ -94,7 +94,8 @@ def _interval(args: dict[str, Any]) -> int | None:
         number = float(args.get("logging_steps"))
     except (TypeError, ValueError):
         return None
-    return int(number) if math.isfinite(number) and number >= 1 and number == int(number) else None
+    # (no run logs less often than every billion steps: a larger number is a damaged file, and overflows int64)
+    return int(number) if math.isfinite(number) and 1 <= number <= 1e9 and number == int(number) else None
 
 
 def _strategy(value: Any) -> str:

@@ -1,0 +1,13 @@
+"""A training_args file whose logging_steps is absurdly large (a damaged JSON, 1e308) states no logging interval:
+read as none, never an OverflowError."""
+from __future__ import annotations
+
+from forensics.ingest.stated_logging import _interval as stated_logging_steps
+
+
+def test_a_logging_steps_past_a_billion_is_no_interval():
+    assert stated_logging_steps({"logging_steps": 1e308}) is None
+
+
+def test_an_ordinary_logging_steps_is_read():
+    assert stated_logging_steps({"logging_steps": 10.0}) == 10
