@@ -101,7 +101,9 @@ def detect_start_near_the_guess(metrics: Metrics, method: str, vocab_size: int |
                f"{int(loss.index[0])} to {int(loss.index[-1])}): a trained model reads its own kind of text far under "
                "that guess, so the base was not shown text it can read, and an end this high is no fine-tune that "
                "worked, however steadily it fell. Check a decoded batch: labels over padding (pad = eos not masked), "
-               "another model's tokenizer or template.")
+               "another model's tokenizer or template." + ("" if known else " (Where the run used transformers "
+               "4.46-4.47 with gradient accumulation, the logged loss is a sum over the accumulation steps: divide "
+               "it by them before reading it so.)"))
     return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                     metric="loss", evidence={"first_loss": first, "last_tenth_loss": tail, "uniform_guess_loss": level,
                                              "vocab_size": vocab_size, "method": method, "n_points": int(len(loss))})]
