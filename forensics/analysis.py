@@ -28,8 +28,8 @@ from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_im
 from .analyzers.lr_anomaly import detect_warmup_past_the_end
 from .analyzers.planned_restarts import without_planned_restarts
 from .analyzers.never_learned import (detect_classifier_at_chance, detect_dpo_loss_never_under_chance,
-                                      detect_reward_model_at_chance, detect_stuck_at_vocabulary_guess,
-                                      detect_stuck_from_scratch)
+                                      detect_reward_model_at_chance)
+from .analyzers.stuck_at_guess import detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch
 from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 
 from forensics.analyzers.impossible_loss import detect_loss_beyond_cross_entropy
-from forensics.analyzers.never_learned import detect_never_learned, detect_stuck_at_vocabulary_guess
+from forensics.analyzers.never_learned import detect_never_learned
+from forensics.analyzers.stuck_at_guess import detect_stuck_at_vocabulary_guess
 from forensics.config import Thresholds
 
 LN4 = math.log(4)
@@ -136,7 +137,7 @@ def _from_scratch(loss, evals, epochs_to=3.0):
 
 def test_a_model_from_random_weights_stuck_for_epochs_while_its_held_out_loss_rises_never_learned():
     """0Xero7/slm_training's stalled sweep run: train loss 7.3-7.5 for four epochs, validation 7.87 -> 8.46."""
-    from forensics.analyzers.never_learned import detect_stuck_from_scratch
+    from forensics.analyzers.stuck_at_guess import detect_stuck_from_scratch
     flat = [7.45 + (0.06 if i % 3 else -0.05) for i in range(22)]
     (found,) = detect_stuck_from_scratch(_from_scratch(flat, [7.87, 8.13, 8.14, 8.46]), Thresholds())
     assert (found.kind, found.severity, found.step) == ("never_learned", "error", 49)

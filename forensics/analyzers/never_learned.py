@@ -16,13 +16,8 @@ Two levels are the signature of a model that learned nothing (VERDICTS.md):
 * ln 2 or above for a pairwise reward model (the run profile says so) whose eval accuracy is at chance
   (`detect_reward_model_at_chance`), and for a DPO loss logged alone (the run profile says DPO) that never went
   clearly under it and did not fall (`detect_dpo_loss_never_under_chance`).
-* any level, for a run logged from its start through a whole first epoch: a loss that never moved (every
-  logged window within `_UNMOVED` of its level, no trend) while grad_norm and the learning rate were not 0.
-  A pass over every batch of the data changes a model that is learning; one that changes nothing got updates
-  that reach nothing it predicts with (an adapter not in the forward pass, parameters the optimizer does not
-  hold). Per-window noise of a real fine-tune is several times wider than this. Half an epoch will do, and no
-  grad_norm need be logged, where the eval loss did not move either at three evaluations or more over the later
-  half of the log (within `_EVAL_STILL`); a loss that fell over its first points and then held has learned.
+* any level, for a run logged from its start through a whole first epoch whose loss never moved (`unmoved`).
+(A language model stuck at ln(vocabulary) or, from scratch, at its first steps' level: `stuck_at_guess`.)
 A DPO loss that falls below ln 2, or a pre-training loss that falls from ln(vocab), is healthy.
 Always an error: a run that never learned is not usable.
 """
@@ -36,6 +31,8 @@ from ..config import Thresholds
 from ..findings import Finding
 from .metrics import (EVAL_ACCURACY_KEYS, GRAD_NORM, LN2, LOSS, Metrics, finite, format_number, is_preference_log,
                       real_loss)
+from .stuck_at_guess import STUCK_FROM
+from .unmoved import FROM_THE_START, UNMOVED_POINTS, never_learned_finding, unmoved_for_an_epoch
 
 FRESH_HEAD_RANGE = (9.0, 13.0)  # ln(8k) .. ln(440k): the loss of uniform guessing over a vocabulary
 _REWARD_KEYS = ("rewards/margins", "rewards/chosen", "rewards/rejected")
@@ -57,93 +54,12 @@ def detect_never_learned(metrics: Metrics, thresholds: Thresholds) -> list[Findi
         return (_at_ln2(metrics, loss, values, thresholds) or _pairs_never_moved(metrics, loss)
                 or _pairs_never_preferred(metrics, loss))
     return (_at_fresh_head(metrics, loss, values, thresholds) or _at_chance(metrics, loss, values)
-            or _unmoved_for_an_epoch(metrics, loss, values))
+            or unmoved_for_an_epoch(metrics, loss, values))
 
 
 # a pairwise log at ln 2 with grad_norm exactly 0 and every reward exactly 0 at this many points is judged however short
 # (TRL issue 4023: three DPO lines of 0.6934, grad_norm 0.0, rewards 0.0 while the warm-up raised the rate)
 _FEWEST_STILL_PAIRWISE = 3
-_UNMOVED = 0.01  # the middle 80% of the logged losses within this share of their median ...
-_NO_TREND = 0.005  # ... and the last quarter's median within this share of the first quarter's
-_UNMOVED_POINTS = 20
-_FROM_THE_START = 0.1  # epochs: the log's first point within the first tenth of the first epoch
-
-
-def _unmoved_for_an_epoch(metrics: Metrics, loss, values) -> list[Finding]:
-    """The loss did not move over the run's whole first epoch, logged from its start, while gradients flowed and
-    the learning rate was not 0: the updates changed nothing the model predicts. Half an epoch is enough, and a
-    grad_norm that was not logged no bar, where the eval loss did not move either (`_eval_unmoved`): then the
-    held-out loss says the same as the training loss, at every evaluation over half the run."""
-    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
-    if epochs is None or len(values) < _UNMOVED_POINTS or epochs.min() > _FROM_THE_START:
-        return []
-    held = _eval_unmoved(metrics, loss)
-    if epochs.max() < (_HALF_EPOCH if held else 0.95):
-        return []
-    level = float(np.median(values))
-    lo, hi = np.percentile(values, [10, 90])
-    k = len(values) // 4
-    drift = abs(float(np.median(values[-k:])) - float(np.median(values[:k])))
-    start = float(np.median(values[:_START_POINTS]))  # a fall over the first few points then flat is learning
-    if level <= 0 or hi - lo > _UNMOVED * level or drift > _NO_TREND * level or abs(start - level) > _UNMOVED * level:
-        return []
-    grad = finite(metrics[GRAD_NORM]) if GRAD_NORM in metrics else None
-    lr = finite(metrics["learning_rate"]) if "learning_rate" in metrics else None
-    if lr is not None and float(lr.max()) <= 0:
-        return []  # no step size: other findings say so
-    if grad is not None and len(grad):
-        if float(grad.median()) <= 0:
-            return []  # no gradient: other findings say so
-        moved_by, unseen = f" while grad_norm was about {format_number(float(grad.median()))}", ""
-    elif held and lr is not None:
-        moved_by, unseen = "", " (grad_norm was not logged, so whether gradients reached them is not seen)"
-    else:
-        return []
-    accuracy = finite(metrics["mean_token_accuracy"]) if "mean_token_accuracy" in metrics else None
-    also = (f", and mean_token_accuracy stayed at {format_number(float(accuracy.iloc[0]))} -> "
-            f"{format_number(float(accuracy.iloc[-1]))}" if accuracy is not None and len(accuracy) >= 2 else "")
-    also += "" if held is None else f", and {held}"
-    span = ("its whole first epoch (epoch " if epochs.max() >= 0.95 else "the first part of its first epoch (to epoch ")
-    message = (f"the model never learned: over {span}{format_number(float(epochs.max()))}, "
-               f"{len(values)} logged points from step {int(loss.index[0])}) the loss stayed at about "
-               f"{format_number(level)} (the middle 80% within {100 * (hi - lo) / level:.2g}% of it, "
-               f"{format_number(float(values[0]))} -> {format_number(float(values[-1]))})" + moved_by +
-               (f"{' and' if moved_by else ' while'} the learning rate was up to {format_number(float(lr.max()))}"
-                if lr is not None else "") + also +
-               ": the updates changed nothing the model predicts. Check that the trainable parameters are in the "
-               "forward pass (an adapter attached to the model that is trained), that the optimizer holds them, and "
-               f"that they require gradients{unseen}.")
-    evidence = {"level": level, "reason": "unmoved over the first epoch", "spread": float((hi - lo) / level),
-                "grad_norm": float(grad.median()) if grad is not None and len(grad) else None,
-                "eval_unmoved": held is not None}
-    return [_finding(loss, message, evidence)]
-
-
-_HALF_EPOCH = 0.5
-_START_POINTS = 3  # the loss's start is read over this many first points
-_EVAL_STILL = 0.005  # an eval loss within this share of its median at every evaluation: it did not move
-_FEWEST_EVALS = 3
-
-
-def _eval_unmoved(metrics: Metrics, loss) -> str | None:
-    """The eval loss at every one of `_FEWEST_EVALS` or more evaluations within `_EVAL_STILL` of its median, the
-    evaluations spread over the later half of the training log at least, said as a clause; else None. A model that
-    learns anything moves its held-out loss by more than this over half an epoch."""
-    evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
-    if evals is None or len(evals) < _FEWEST_EVALS:
-        return None
-    first, last = int(loss.index[0]), int(loss.index[-1])
-    if int(evals.index[-1]) - int(evals.index[0]) < (last - first) / 2:
-        return None
-    level = float(evals.median())
-    if level <= 0 or float(evals.max() - evals.min()) > _EVAL_STILL * level:
-        return None
-    if bool(np.all(np.diff(evals.to_numpy()) < 0)):
-        return None  # lower at every evaluation: a slow learner, not one that changed nothing
-    return (f"the eval loss stayed at {format_number(float(evals.iloc[0]))} -> {format_number(float(evals.iloc[-1]))} "
-            f"(within {100 * float(evals.max() - evals.min()) / level:.2g}% at all {len(evals)} evaluations)")
-
-
 def _at_chance(metrics: Metrics, loss, values) -> list[Finding]:
     """A classifier or multiple-choice model at the uniform guess over k answers: the training loss at ln k
     (k = 2 to 20) at nearly every logged step, and its evaluation says the same (accuracy at 1/k, or the eval
@@ -163,7 +79,7 @@ def _at_chance(metrics: Metrics, loss, values) -> list[Finding]:
                f"{k} answers) at {int(near.sum())} of {len(values)} logged steps, and {why}. Check that the labels "
                "reach the loss (the label column, the answer format), that the classification head is trained, "
                "and the learning rate.")
-    return [_finding(loss, message, {"level": chance, "choices": k, "reason": why,
+    return [never_learned_finding(loss, message, {"level": chance, "choices": k, "reason": why,
                                      "share_at_level": float(near.mean())})]
 
 
@@ -189,7 +105,7 @@ def detect_classifier_at_chance(metrics: Metrics, thresholds: Thresholds, num_la
                f"{len(values)} logged steps, and the eval loss stays there too ({format_number(float(evals.iloc[0]))} "
                f"-> {format_number(float(evals.iloc[-1]))}). Check that the labels reach the loss, that the "
                "classification head is trained (modules_to_save for an adapter), and the learning rate.")
-    return [_finding(loss, message, {"level": chance, "choices": num_labels, "reason": "classifier at ln k",
+    return [never_learned_finding(loss, message, {"level": chance, "choices": num_labels, "reason": "classifier at ln k",
                                      "share_at_level": float(near.mean())})]
 
 
@@ -246,7 +162,7 @@ def detect_reward_model_at_chance(metrics: Metrics, thresholds: Thresholds) -> l
                f"still do not separate them) and its eval accuracy is {format_number(held_out)} (chance is 0.5). Check "
                "that the chosen and rejected answers are in the right columns and differ, the learning rate, and that "
                "the value head is trained.")
-    return [_finding(loss, message, {"level": level, "reason": "reward model at chance",
+    return [never_learned_finding(loss, message, {"level": level, "reason": "reward model at chance",
                                      "eval_accuracy": held_out})]
 
 
@@ -279,7 +195,7 @@ def detect_dpo_loss_never_under_chance(metrics: Metrics, thresholds: Thresholds)
                f"later half ({len(loss)} points), so the policy never came to prefer the chosen answers. Check that "
                "the chosen and rejected answers are not swapped, that the reference is a frozen copy of the starting "
                "policy, the learning rate and beta.")
-    return [_finding(loss, message, {"level": later, "first_half": first, "reason": "dpo loss never under ln 2"})]
+    return [never_learned_finding(loss, message, {"level": later, "first_half": first, "reason": "dpo loss never under ln 2"})]
 
 
 _MAX_SHARE = 16  # a loss printed divided by its accumulation steps: ln 2 / k for k up to this many (past it, a
@@ -309,7 +225,7 @@ def _held_at_a_share_of_ln2(loss) -> Finding | None:
                "reference does, as at its first step, so it never learned. Check that the policy's trainable weights "
                "(an adapter) are the ones the optimizer updates and that they reach the forward pass, that the "
                "reference is a frozen copy, the learning rate and beta.")
-    return _finding(loss, message, {"level": level, "accumulation": k, "reason": "dpo loss held at ln 2 / k"})
+    return never_learned_finding(loss, message, {"level": level, "accumulation": k, "reason": "dpo loss held at ln 2 / k"})
 
 
 def _at_ln2(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Finding]:
@@ -324,7 +240,7 @@ def _at_ln2(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Find
                f"two answers) at {int(near.sum())} of {len(values)} logged steps, and {why}. Check that the "
                "chosen and rejected answers differ, that the reference model is not the policy itself with "
                "frozen weights, and the learning rate.")
-    return [_finding(loss, message, {"level": LN2, "reason": why, "share_at_level": float(near.mean())})]
+    return [never_learned_finding(loss, message, {"level": LN2, "reason": why, "share_at_level": float(near.mean())})]
 
 
 _HELD_STILL = 0.005  # held-out losses within this share of their median: the evaluation did not move
@@ -363,7 +279,7 @@ def _pairs_never_moved(metrics: Metrics, loss) -> list[Finding]:
                f"{format_number(float(grad.median()))}: the updates changed nothing the model prefers. Check that the "
                "trained parameters are in the forward pass (an adapter the model uses), the learning rate and beta, "
                "and that the chosen and rejected answers differ.")
-    return [_finding(loss, message, {"level": level, "reason": "held-out evaluation never moved",
+    return [never_learned_finding(loss, message, {"level": level, "reason": "held-out evaluation never moved",
                                      "train_pair_accuracy": trained})]
 
 
@@ -392,7 +308,7 @@ def _pairs_never_preferred(metrics: Metrics, loss) -> list[Finding]:
                f"(at most {format_number(float(held.max()))} over {len(held)} evaluations). Check that the chosen and "
                "rejected answers are not swapped, that the reference is a frozen copy of the starting policy, the "
                "learning rate and beta.")
-    return [_finding(loss, message, {"level": later, "first_half": first, "reason": "held-out pairs never preferred",
+    return [never_learned_finding(loss, message, {"level": later, "first_half": first, "reason": "held-out pairs never preferred",
                                      "held_out_accuracy": float(held.max())})]
 
 
@@ -410,7 +326,7 @@ def _at_fresh_head(metrics: Metrics, loss, values, thresholds: Thresholds) -> li
                f"{format_number(math.exp(level))} tokens: uniform guessing, as from a fresh output head) from step "
                f"{int(loss.index[0])} to step {int(loss.index[-1])}, and {why}. Check that the weights were "
                "loaded, that parameters require gradients and that the learning rate is not 0.")
-    return [_finding(loss, message, {"level": level, "reason": why, "spread": float(spread)})]
+    return [never_learned_finding(loss, message, {"level": level, "reason": why, "spread": float(spread)})]
 
 
 _EIGHTHS_STILL = 0.01  # every eighth's median within this share of the level: no trend at all
@@ -418,15 +334,15 @@ _EIGHTHS_STILL = 0.01  # every eighth's median within this share of the level: n
 
 def _level_held(metrics: Metrics, loss, values, level: float) -> str | None:
     """Why a loss at the fresh-head level did not move, or None: the median of each eighth of the log within
-    `_EIGHTHS_STILL` of its level, logged from the run's start (epoch `_FROM_THE_START` at most) through a whole
+    `_EIGHTHS_STILL` of its level, logged from the run's start (epoch `FROM_THE_START` at most) through a whole
     epoch and more (linhuall's ChatGLM-6B P-Tuning: eighth medians 11.437-11.475 over four epochs, ln 130528 =
-    11.78), or `_MID_RUN_POINTS` points or more from step `_STUCK_FROM` on, a model still there after a hundred
+    11.78), or `_MID_RUN_POINTS` points or more from step `STUCK_FROM` on, a model still there after a hundred
     updates (CPM-1's fine-tune, issue 3: 11.49-11.63 from step 750 to 910, ln 30000 = 10.31). Its batches scatter it
     by a few percent; a model that learns leaves that level within tens of steps."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
-    whole_epoch = epochs is not None and len(epochs) > 0 and len(values) >= _UNMOVED_POINTS \
-        and epochs.min() <= _FROM_THE_START and epochs.max() >= 1.0
-    mid_run = int(loss.index[0]) >= _STUCK_FROM and len(values) >= _MID_RUN_POINTS
+    whole_epoch = epochs is not None and len(epochs) > 0 and len(values) >= UNMOVED_POINTS \
+        and epochs.min() <= FROM_THE_START and epochs.max() >= 1.0
+    mid_run = int(loss.index[0]) >= STUCK_FROM and len(values) >= _MID_RUN_POINTS
     if not (whole_epoch or mid_run):
         return None
     eighths = [float(np.median(part)) for part in np.array_split(values, 8)]
@@ -480,63 +396,3 @@ def _margins_at_zero(metrics: Metrics, points: int, thresholds: Thresholds) -> s
         return None
     return (f"the reward margin between chosen and rejected stays within {format_number(largest)} of 0 at every one of "
             f"{len(margins)} logged points{' and at every evaluation' if len(held) else ''}")
-
-
-def _finding(loss, message: str, evidence: dict) -> Finding:
-    return Finding("never_learned", "error", int(loss.index[0]), message, end_step=int(loss.index[-1]),
-                   metric=LOSS, evidence={**evidence, "n_points": int(len(loss))})
-
-
-def detect_stuck_at_vocabulary_guess(metrics: Metrics, vocab_size: int | None) -> list[Finding]:
-    """One `never_learned` error when the vocabulary size is known and every logged loss, up to step
-    `_STUCK_FROM` or later, sits within 1% of ln(vocabulary): a language model that kept guessing uniformly
-    for a hundred updates and more (two points are enough when the level is known), or []."""
-    loss = real_loss(metrics) if LOSS in metrics else None
-    if not isinstance(vocab_size, int) or vocab_size < 2 or loss is None or len(loss) < 2:
-        return []
-    if is_preference_log(metrics) or int(loss.index[-1]) < _STUCK_FROM:
-        return []
-    level = math.log(vocab_size)
-    values = loss.to_numpy()
-    if np.any(np.abs(values - level) > _VOCAB_TOLERANCE * level):
-        return []
-    message = (f"the model never learned: every logged loss ({format_number(values.min())} to "
-               f"{format_number(values.max())}, steps {int(loss.index[0])} to {int(loss.index[-1])}) sits at "
-               f"ln {vocab_size} = {format_number(level)}, a uniform guess over the model's vocabulary. Check that "
-               "the weights were loaded, that parameters require gradients, the learning rate, and that the model "
-               "is big enough to learn anything (a test-size config?).")
-    return [_finding(loss, message, {"level": level, "vocab_size": vocab_size, "reason": "at ln(vocabulary)"})]
-
-
-_STUCK_FROM = 100  # a from-scratch loss leaves ln(vocabulary) within tens of updates
-_HELD_OUT_WORSE = 1.03  # the last held-out loss this many times the first: the model got worse on unseen text
-
-
-def detect_stuck_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """One `never_learned` error for a model trained from random weights (the run profile says so; the caller
-    asks) whose training loss did not fall over a whole epoch and more while its held-out loss rose: it learned
-    the token frequencies in its first steps (the loss leaves ln(vocabulary) within tens of updates) and nothing
-    after, and got worse on text it had not seen. Without a held-out loss the log cannot tell a plateau from a
-    stall: `no_learning_evidence` says so."""
-    from .learning_evidence import EVAL_LOSS, learning_shown  # the same measure of a falling loss
-    loss = real_loss(metrics) if LOSS in metrics else None
-    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
-    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
-    if loss is None or len(loss) < thresholds.never_learned_points or epochs is None or not len(epochs) \
-            or evals is None or len(evals) < 3 or float(epochs.max()) < 1.0 or float(epochs.min()) > _FROM_THE_START \
-            or learning_shown(metrics, thresholds):
-        return []  # a log that starts later (a resume) may have learned before it: a plateau, not a stall
-    first, last = float(evals.iloc[0]), float(evals.iloc[-1])
-    if last < _HELD_OUT_WORSE * first:
-        return []
-    level = float(np.median(loss.to_numpy()))
-    message = (f"the model never learned beyond its first steps: trained from random weights, its loss stayed at about "
-               f"{format_number(level)} from step {int(loss.index[0])} to step {int(loss.index[-1])} (epoch "
-               f"{format_number(float(epochs.max()))}) without falling, while the held-out loss rose "
-               f"{format_number(first)} -> {format_number(last)}: what it learned before the first logged point (at most "
-               "the tokens' frequencies, from random weights) is all it learned, and later updates made it worse on "
-               "unseen text. Check the learning rate and its "
-               "schedule, the initialisation, and that the inputs and labels are shifted as the model expects.")
-    return [_finding(loss, message, {"level": level, "reason": "stuck from scratch, held-out loss rising",
-                                     "eval_first": first, "eval_last": last})]
-_VOCAB_TOLERANCE = 0.01

@@ -1,0 +1,68 @@
+"""Never learned, a language model at its guess: every logged loss at ln(vocabulary) for a hundred updates and more
+(`detect_stuck_at_vocabulary_guess`), or a model from random weights whose loss did not fall over a whole epoch while
+its held-out loss rose (`detect_stuck_from_scratch`)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..config import Thresholds
+from ..findings import Finding
+from .metrics import LOSS, Metrics, finite, format_number, is_preference_log, real_loss
+from .unmoved import FROM_THE_START, never_learned_finding
+
+
+def detect_stuck_at_vocabulary_guess(metrics: Metrics, vocab_size: int | None) -> list[Finding]:
+    """One `never_learned` error when the vocabulary size is known and every logged loss, up to step
+    `STUCK_FROM` or later, sits within 1% of ln(vocabulary): a language model that kept guessing uniformly
+    for a hundred updates and more (two points are enough when the level is known), or []."""
+    loss = real_loss(metrics) if LOSS in metrics else None
+    if not isinstance(vocab_size, int) or vocab_size < 2 or loss is None or len(loss) < 2:
+        return []
+    if is_preference_log(metrics) or int(loss.index[-1]) < STUCK_FROM:
+        return []
+    level = math.log(vocab_size)
+    values = loss.to_numpy()
+    if np.any(np.abs(values - level) > _VOCAB_TOLERANCE * level):
+        return []
+    message = (f"the model never learned: every logged loss ({format_number(values.min())} to "
+               f"{format_number(values.max())}, steps {int(loss.index[0])} to {int(loss.index[-1])}) sits at "
+               f"ln {vocab_size} = {format_number(level)}, a uniform guess over the model's vocabulary. Check that "
+               "the weights were loaded, that parameters require gradients, the learning rate, and that the model "
+               "is big enough to learn anything (a test-size config?).")
+    return [never_learned_finding(loss, message, {"level": level, "vocab_size": vocab_size, "reason": "at ln(vocabulary)"})]
+
+
+STUCK_FROM = 100  # a from-scratch loss leaves ln(vocabulary) within tens of updates
+_HELD_OUT_WORSE = 1.03  # the last held-out loss this many times the first: the model got worse on unseen text
+
+
+def detect_stuck_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """One `never_learned` error for a model trained from random weights (the run profile says so; the caller
+    asks) whose training loss did not fall over a whole epoch and more while its held-out loss rose: it learned
+    the token frequencies in its first steps (the loss leaves ln(vocabulary) within tens of updates) and nothing
+    after, and got worse on text it had not seen. Without a held-out loss the log cannot tell a plateau from a
+    stall: `no_learning_evidence` says so."""
+    from .learning_evidence import EVAL_LOSS, learning_shown  # the same measure of a falling loss
+    loss = real_loss(metrics) if LOSS in metrics else None
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
+    if loss is None or len(loss) < thresholds.never_learned_points or epochs is None or not len(epochs) \
+            or evals is None or len(evals) < 3 or float(epochs.max()) < 1.0 or float(epochs.min()) > FROM_THE_START \
+            or learning_shown(metrics, thresholds):
+        return []  # a log that starts later (a resume) may have learned before it: a plateau, not a stall
+    first, last = float(evals.iloc[0]), float(evals.iloc[-1])
+    if last < _HELD_OUT_WORSE * first:
+        return []
+    level = float(np.median(loss.to_numpy()))
+    message = (f"the model never learned beyond its first steps: trained from random weights, its loss stayed at about "
+               f"{format_number(level)} from step {int(loss.index[0])} to step {int(loss.index[-1])} (epoch "
+               f"{format_number(float(epochs.max()))}) without falling, while the held-out loss rose "
+               f"{format_number(first)} -> {format_number(last)}: what it learned before the first logged point (at most "
+               "the tokens' frequencies, from random weights) is all it learned, and later updates made it worse on "
+               "unseen text. Check the learning rate and its "
+               "schedule, the initialisation, and that the inputs and labels are shifted as the model expects.")
+    return [never_learned_finding(loss, message, {"level": level, "reason": "stuck from scratch, held-out loss rising",
+                                     "eval_first": first, "eval_last": last})]
+_VOCAB_TOLERANCE = 0.01
