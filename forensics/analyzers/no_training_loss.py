@@ -51,6 +51,9 @@ def eval_only_memorized(metrics: Metrics, evals: pd.Series, thresholds: Threshol
     `memorization` warning at the evaluation, not a lack of evidence: a summary says what the curve would have."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else _EMPTY
     mean = finite(metrics["train_loss"]) if "train_loss" in metrics else _EMPTY
+    logged = finite(metrics["loss"]) if "loss" in metrics else _EMPTY
+    if not len(mean) and 0 < len(logged) <= 2:  # (an older Trainer's summary has no train_loss: a point or two
+        mean = logged                           # logged every logging_steps are means over their windows)
     if is_preference_log(metrics) or not len(epochs) or float(epochs.max()) < thresholds.memorization_epochs \
             or not len(mean):
         return []
@@ -60,7 +63,9 @@ def eval_only_memorized(metrics: Metrics, evals: pd.Series, thresholds: Threshol
     name = next((key for key in EVAL_ACCURACY_KEYS if key in metrics and len(finite(metrics[key]))), None)
     accuracy = f", {name} {format_number(float(finite(metrics[name]).iloc[-1]))}" if name else ""
     step = int(evals.index[-1])
-    message = (f"no training loss curve was logged, but the run's mean training loss was {format_number(run_mean)} and "
+    said = ("the run's mean training loss was" if mean is not logged else
+            f"the training loss logged at step {int(mean.index[-1])} (a mean over its logging window) was")
+    message = (f"no training loss curve was logged, but {said} {format_number(run_mean)} and "
                f"its eval loss at step {step} is {format_number(last)}{accuracy}, after "
                f"{format_number(float(epochs.max()))} epochs: the model learned, down to reproducing the texts it is "
                "evaluated on nearly token for token after seeing its data that many times. The training data is most "

@@ -55,10 +55,45 @@ def read(path: Path) -> LogRecords:
         history = []
     if not isinstance(history, list):
         raise UnreadableFile(path, "'log_history' is not a list; not a trainer_state.json")
-    frame, meta, warnings = history_frame(history, state.get("logging_steps"))
+    closing = _closing_evaluation(path.parent, state.get("global_step"), history)
+    frame, meta, warnings = history_frame(history + closing, state.get("logging_steps"))
+    if closing:
+        meta["closing_evaluation"] = f"{closing[0]['source']}: the evaluation after training, at step {closing[0]['step']}"
     meta.update({k: state[k] for k in META_KEYS if k in state and _is_plain(state[k])})
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
                       warnings=tuple(decode_notes[:1]) + ((cut_note,) if cut_note else ()) + warnings)
+
+
+# The Trainer's example scripts (run_clm.py and kin) evaluate once more after `trainer.save_state()`, so that last
+# evaluation is in eval_results.json / all_results.json beside the state, not in its log_history
+_RESULTS_FILES = ("eval_results.json", "all_results.json")
+_NOT_AN_EVALUATION = ("runtime", "samples", "_mem_", "per_second")
+
+
+def _closing_evaluation(folder: Path, global_step, history: list) -> list[dict]:
+    """The evaluation a results file beside the state holds, as one log entry at the state's last step (with
+    `source`, dropped as no metric), where the log_history has no evaluation at or after that step; else []."""
+    if not isinstance(global_step, int) or global_step <= 0:
+        return []
+    if any(isinstance(e, dict) and "eval_loss" in e and isinstance(e.get("step"), int) and e["step"] >= global_step
+           for e in history):
+        return []
+    for name in _RESULTS_FILES:
+        try:
+            results = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(results, dict):
+            continue
+        evaluation = {k: v for k, v in results.items() if k.startswith("eval_") and _is_number(v)
+                      and not any(part in k for part in _NOT_AN_EVALUATION)}
+        if "eval_loss" in evaluation:
+            return [{**evaluation, "step": global_step, "source": name}]
+    return []
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def complete_part(path: Path) -> dict | None:
