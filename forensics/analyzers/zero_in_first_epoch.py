@@ -101,7 +101,8 @@ def unless_first_epoch(found: Finding, metrics: Metrics) -> Finding:
     epoch = epoch_at(finite(metrics["epoch"]) if "epoch" in metrics else None, near_zero)
     if epoch is None or epoch >= 1.0:
         return found
-    message = (f"loss near 0 from step {near_zero}, at epoch {epoch:.2g}: no example had been seen twice, so this "
+    levelled = f" (its descent levelled off from step {found.step})" if found.step < near_zero else ""
+    message = (f"loss near 0 from step {near_zero}{levelled}, at epoch {epoch:.2g}: no example had been seen twice, so this "
                "is not memorization. Trivially predictable targets (the answer inside the prompt, a fixed template) "
                "or a loss computed over too few tokens give this; check a few training examples and their labels.")
     return replace(found, kind="zero_loss_unexplained", message=message, evidence={**found.evidence, "epoch": epoch})
