@@ -171,3 +171,14 @@ def test_a_notebooks_crash_line_without_pythons_traceback_header_is_named(tmp_pa
     text = OOM_CONSOLE.replace("Traceback (most recent call last):", "")
     a = forensics.analyze(_folder(tmp_path, "dpo_train.log", text))
     assert a.first_incident.kind == "run_crashed" and "OutOfMemoryError" in a.first_incident.message
+
+
+def test_an_ms_swift_summary_whose_log_history_holds_the_steps_is_read_from_it(tmp_path):
+    import json
+    history = [{"loss": round(2.0 - s / 500, 4), "grad_norm": 1.0, "learning_rate": 1e-4, "epoch": s / 500, "step": s}
+               for s in range(10, 510, 10)]
+    summary = {"global_step": 500, "log_history": history, "last_model_checkpoint": "/out/checkpoint-500"}
+    (tmp_path / "logging.jsonl").write_text(json.dumps(summary) + "\n")
+    a = forensics.analyze(tmp_path)
+    assert list(a.timeline.series("loss").index) == list(range(10, 510, 10))
+    assert a.status == "healthy"

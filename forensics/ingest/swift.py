@@ -16,6 +16,7 @@ from pathlib import Path
 from ..timeline import LogRecords
 from ._jsonlines import read_jsonl
 from .banners import swift_banner
+from .trainer_state import history_frame
 
 FORMAT = "swift"
 STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step")
@@ -30,15 +31,24 @@ def read(path: Path) -> LogRecords:
 
     Raises UnreadableFile when no line carries a step.
     """
-    records = read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not an ms-swift logging.jsonl", _summary_line)
+    summarized: list = []
+    records = read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not an ms-swift logging.jsonl",
+                         lambda obj, meta: _summary_line(obj, meta, summarized))
+    if records.frame.empty and summarized:  # the step lines gone, the summary's copy of them kept
+        frame, _, warnings = history_frame(summarized, None)
+        note = "no step's line in the file: its closing summary's log_history read instead"
+        records = replace(records, frame=frame, notes=(note,), warnings=records.warnings + warnings)
     banner = swift_banner(str(records.meta.get("model_info", "")), str(path))
     return replace(records, banners=(banner,)) if banner else records
 
 
-def _summary_line(obj: dict, meta: dict) -> bool:
-    """The closing summary: its log_history duplicates the lines above, so only its facts are kept."""
+def _summary_line(obj: dict, meta: dict, history: list) -> bool:
+    """The closing summary: its log_history duplicates the lines above, so only its facts are kept (and its
+    entries in `history`, for a file that lost the lines)."""
     if "log_history" not in obj:
         return False
+    if isinstance(obj["log_history"], list):
+        history[:] = [e for e in obj["log_history"] if isinstance(e, dict)]
     meta.update({k: obj[k] for k in SUMMARY_META if isinstance(obj.get(k), (int, float, str))})
     info = next((obj[k] for k in MODEL_INFO if isinstance(obj.get(k), str)), None)
     if info:
