@@ -140,7 +140,7 @@ def discover(path) -> RunLayout:
         _walk(layout.root, layout)
     if layout.is_empty():  # a console of a run that crashed or stopped before it logged a metric
         quiet = sorted(layout.quiet_texts)[:_QUIET_LOOKED_AT]
-        layout.text_logs += [p for p in quiet if _holds_whole_or_ends(p, layout, _a_training_console)]
+        layout.text_logs += [p for p in quiet if _holds(p, layout, _a_training_console, together=True)]
         quiet = sorted(layout.quiet_notebooks)[:_QUIET_LOOKED_AT]
         layout.notebooks += [p for p in quiet if _holds_whole(p, layout, _a_training_console)]
     layout.sort()
@@ -518,9 +518,11 @@ def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
     return is_metrics_table_header(re.split(r"[,\t]", header.strip()))
 
 
-def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: bool = True) -> bool:
+def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: bool = True,
+           together: bool = False) -> bool:
     """Whether `found` holds for the head or (with `tail`) the tail of a file (`_SNIFF_BYTES` each: logs often start
-    with banners; a JSON file's shape is in its head alone)."""
+    with banners; a JSON file's shape is in its head alone), or (`together`) for the head and tail joined: signs that
+    belong together may be far apart, a run's start in its head and the traceback that ended it in its tail."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(_SNIFF_BYTES)
@@ -530,7 +532,8 @@ def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: 
             size = os.fstat(fh.fileno()).st_size
             if tail and size > _SNIFF_BYTES:
                 fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES) // 2 * 2)  # even: a UTF-16 character's first byte
-                return found(as_utf8(fh.read(_SNIFF_BYTES), encoding))
+                end = fh.read(_SNIFF_BYTES)
+                return found(as_utf8(head + end if together else end, encoding))
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
     return False
@@ -541,23 +544,6 @@ _QUIET_LOOKED_AT = 200  # a folder of thousands of text files that is no run (a 
 
 def _a_training_console(chunk: bytes) -> bool:
     return is_training_console(run_signs(chunk))
-
-
-def _holds_whole_or_ends(path: Path, layout: RunLayout, found: Callable[[bytes], bool]) -> bool:
-    """Whether `found` holds for a file's head and tail together (`_SNIFF_BYTES` each; a small file whole): signs
-    that belong together may be far apart, a run's start in its head and the traceback that ended it in its tail."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(_SNIFF_BYTES)
-            encoding, _ = sniffed_encoding(head)
-            size = os.fstat(fh.fileno()).st_size
-            if size > 2 * _SNIFF_BYTES:
-                fh.seek(max(size - _SNIFF_BYTES, _SNIFF_BYTES) // 2 * 2)
-            tail = fh.read(_SNIFF_BYTES)
-    except OSError as err:
-        layout.skipped.append(Skipped(str(path), os_reason(err)))
-        return False
-    return found(as_utf8(head + tail, encoding))
 
 
 # A notebook is read whole to be sniffed (its outputs may lie between megabytes of images); a bigger one is skipped

@@ -3,16 +3,16 @@
 A run that crashed before its first logged step (out of memory on the first batch, an FSDP assertion), was stopped
 by hand, or whose script logs only that trainings started and finished, leaves a console with no loss line at all:
 the Trainer's `***** Running training *****` header, PEFT's `trainable params: N || all params: M` banner, a
-script's own `Starting training` / `training completed` lines, a traceback, a progress bar. One of them alone is what
-any script or notes file may print; two kinds of them, one saying training, make the file a training console,
-read for what it can say (it logged nothing that tells whether the run learned, and how it ended) rather than
+script's own `Starting training` / `training completed` lines, a traceback, a progress bar, a logger's timestamped
+lines. One of them alone is what any script or notes file may print; two kinds of them, one saying training and one
+more than words, make the file a training console, read for what it can say (it logged nothing that tells whether the run learned, and how it ended) rather than
 passed over.
 """
 from __future__ import annotations
 
 import re
 
-# name -> pattern; the first four say training in words, the others only go with one of them
+# name -> pattern; these say training (the last two in words alone), the others only go with one of them
 _TRAINING_SIGNS = {
     "trainer_header": re.compile(rb"\*{5} Running training \*{5}"),
     "adapter_banner": re.compile(rb"trainable params: [1-9][\d,]* \|\| all params: [\d,]+"),  # (0: inference)

@@ -2,12 +2,12 @@
 read as none, never an OverflowError."""
 from __future__ import annotations
 
-from forensics.ingest.stated_logging import _interval as stated_logging_steps
+from forensics.ingest.stated_logging import _interval
 
 
 def test_a_logging_steps_past_a_billion_is_no_interval():
-    assert stated_logging_steps({"logging_steps": 1e308}) is None
+    assert _interval({"logging_steps": 1e308}) is None
 
 
 def test_an_ordinary_logging_steps_is_read():
-    assert stated_logging_steps({"logging_steps": 10.0}) == 10
+    assert _interval({"logging_steps": 10.0}) == 10

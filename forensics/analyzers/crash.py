@@ -25,7 +25,7 @@ def detect_crash(timeline: Timeline) -> list[Finding]:
     for source, meta in timeline.meta.items():
         crash = meta.get("console_crash")
         steps = timeline.frame.loc[timeline.frame["source"] == source, "step"]
-        if steps.empty and timeline.frame.empty:
+        if timeline.frame.empty:
             findings += _stopped_before_a_metric(source, meta)
         if not crash or steps.empty:
             continue

@@ -198,8 +198,8 @@ def _card_header(lines: list[str]) -> list[str]:
     return next((lines[1:i] for i in range(1, len(lines)) if lines[i].strip() == "---"), [])
 
 
-# PEFT's and TRL's cards name the base in their header (`base_model: HuggingFaceTB/SmolLM2-360M`, or a list of one
-# under it), also where adapter_config.json's base_model_name_or_path was saved as null.
+# PEFT's and TRL's cards name the base in their header (`base_model: HuggingFaceTB/SmolLM2-360M`, or a list whose first
+# item is taken), also where adapter_config.json's base_model_name_or_path was saved as null.
 _CARD_BASE = re.compile(r"^base_model:[ \t]*['\"]?([\w.\-/]*)['\"]?[ \t]*$")
 _CARD_LIST_ITEM = re.compile(r"^[ \t]*- ['\"]?([\w.\-/]+)['\"]?[ \t]*$")
 

@@ -139,8 +139,7 @@ def console_facts(text: str) -> dict:
     (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns), how
     often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), which of TRL's
     trainers raised a warning from its own module (`console_trl_trainer`: "SFTTrainer"), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
-    `mixed_precision_training: Native AMP` line is fp16), and for a training run's console (`run_signs`) its kinds of sign
-    and the exception its last traceback ends with (`console_run_signs`, `console_final_exception`). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
+    `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
     `<key>_line`."""
     out = {**_precision_said(text), **_parameter_count_said(text)}
     for key, value in recipe_facts(text).items():
@@ -149,13 +148,12 @@ def console_facts(text: str) -> dict:
     out.update(_model_card(text, precision_said="console_precision" in out))
     out.update(_model_lines(text))
     out.update(_errors_and_warnings(text))
-    out.update(_run_signs(text))
     return out
 
 
-def _run_signs(text: str) -> dict:
-    """Where the console is a training run's (`run_signs.is_training_console`): its kinds of sign
-    (`console_run_signs`), and the exception its last traceback ends with (`console_final_exception`)."""
+def run_sign_facts(text: str) -> dict:
+    """For a console that logged no metric, where it is a training run's (`run_signs.is_training_console`): its kinds
+    of sign (`console_run_signs`), and the exception its last traceback ends with (`console_final_exception`)."""
     signs = run_signs(text.encode("utf-8", errors="replace"))
     if not is_training_console(signs):
         return {}

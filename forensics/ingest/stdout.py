@@ -53,7 +53,7 @@ from ..decoding import decode_text
 from ._frames import without_placeholders, without_unit_loss_scale
 from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs
 from .banners import find_banners, may_hold_banners
-from .console_facts import console_facts
+from .console_facts import console_facts, run_sign_facts
 from .settled_lines import kinds_of, step_line_warnings
 from .console_scan import EXPLICIT_STEP_KEYS, scan
 from .console_steps import AS_STATED, BY_ORDER, deepspeed_steps, dict_steps, training_bar_total
@@ -95,6 +95,8 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
     notes += _dict_numbering_notes(meta.get("step_inferred", ""), sum(1 for e in events if e[0] == "dict"
                                                                        and "loss" in e[2]))
     meta.update(console_facts(text))
+    if frame.empty:  # a run that crashed or stopped before its first logged step: what its console says of it
+        meta.update(run_sign_facts(text))
     if flavour:
         meta["dict_lines"] = flavour
     kinds = kinds_of(events)

@@ -25,6 +25,7 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._jsonfile import read_json_object
 from ._jsonlines import as_number
+from .config_files import is_number
 from ..decoding import decode_text
 
 FORMAT = "trainer_state"
@@ -85,15 +86,11 @@ def _closing_evaluation(folder: Path, global_step, history: list) -> list[dict]:
             continue
         if not isinstance(results, dict):
             continue
-        evaluation = {k: v for k, v in results.items() if k.startswith("eval_") and _is_number(v)
+        evaluation = {k: v for k, v in results.items() if k.startswith("eval_") and is_number(v)
                       and not any(part in k for part in _NOT_AN_EVALUATION)}
         if "eval_loss" in evaluation:
             return [{**evaluation, "step": global_step, "source": name}]
     return []
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def complete_part(path: Path) -> dict | None:
