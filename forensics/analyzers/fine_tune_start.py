@@ -32,12 +32,14 @@ ADAPTER_METHODS = {"lora": "LoRA", "qlora": "QLoRA", "peft": "adapter"}
 
 def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, method: str, vocab_size: int | None,
                                      task_type: str | None = None, from_scratch: bool = False,
-                                     pretrained_base: str | None = None) -> list[Finding]:
+                                     pretrained_base: str | None = None, fine_tune: bool = False) -> list[Finding]:
     """One `start_above_uniform_guess` warning at the first training loss of an adapter fine-tune of a language
     model (PEFT task_type CAUSAL_LM or not said), or of a run of another method above its known guess (well above,
-    unless `pretrained_base` names the trained model it was loaded from), or []. A training loss that is not the
-    eval loss's quantity (a train_eval_mismatch: summed over micro-batches, say) says nothing about the model's
-    start."""
+    unless `pretrained_base` names the trained model it was loaded from), or []. Its vocabulary not known, a run of
+    another method is held to the guess of the largest vocabulary where it fine-tunes a trained model
+    (`fine_tune`: an SFT stage, or `pretrained_base` named), to three times it otherwise. A training loss that is
+    not the eval loss's quantity (a train_eval_mismatch: summed over micro-batches, say) says nothing about the
+    model's start."""
     loss = real_loss(metrics)
     if len(loss) < 2 or is_preference_log(metrics):
         return []
@@ -49,7 +51,7 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     tail = _last_tenth(loss)
     if method not in ADAPTER_METHODS:  # (with the vocabulary known, impossible_loss reads a start far beyond it)
         if not known:
-            return _far_above_any_guess(metrics, loss, level)
+            return _far_above_any_guess(metrics, loss, level, fine_tune or bool(pretrained_base))
         if from_scratch or vocab_size < _TOKEN_VOCABULARY:
             return []
         return _well_above_its_guess(metrics, loss, level, vocab_size, pretrained_base)
@@ -116,16 +118,19 @@ _NEAR_CHANCE = 0.8  # x ln V: a first loss this near the guess is a base that ca
 _STILL_HIGH = 0.55  # x ln V at the end (last tenth): over half the guess, about what token frequencies alone give
 
 
-def _far_above_any_guess(metrics: Metrics, loss, level: float) -> list[Finding]:
+def _far_above_any_guess(metrics: Metrics, loss, level: float, trained: bool = False) -> list[Finding]:
     """A run not known to train an adapter (a full fine-tune, pre-training from scratch), its vocabulary not known:
     a fresh head or a poor initialisation starts a little above ln V, nothing starts `_FAR_BEYOND` times the largest
     guess in use (ln 440k); where the same logged loss later comes down under that guess, it is a per-token mean
     (`_per_token_later`: no sum), so the start was the model's, far worse than chance on these targets (a model
-    converted to 8-bit layers, say). A start-up blip, the next point already at a fine-tune's level and the task then
-    learned, is left alone."""
+    converted to 8-bit layers, say). A run that fine-tunes a `trained` model has no fresh head's large initial logits
+    to explain any start above that largest guess: it is held to the guess itself (an SFT stage's first loss 15.4,
+    over ln 440k = 13 and so over any vocabulary's guess, then 2.1 a hundred steps on). A start-up blip, the next
+    point already at a fine-tune's level and the task then learned, is left alone."""
     guess = f"{format_number(level)}, the uniform guess over the largest vocabulary in use (ln 440k)"
-    return _start_beyond(metrics, loss, level, _FAR_BEYOND, guess, None,
-                         "which no model, pre-trained or freshly initialised, does. Its weights were not loaded or "
+    who = "no model fine-tuned from trained weights" if trained else "no model, pre-trained or freshly initialised,"
+    return _start_beyond(metrics, loss, level, 1.0 if trained else _FAR_BEYOND, guess, None,
+                         f"which {who} does. Its weights were not loaded or "
                          "converted as meant (a quantized or resized model, a broken initialisation), or the labels "
                          "or inputs are not what it expects (another tokenizer or template)")
 
