@@ -3,8 +3,11 @@
 ln(440k) = 13 nats bounds the uniform guess of every tokenizer in use (Gemma 3's 262k: 12.48). A run that fine-tunes
 a trained model (an SFT stage) has no fresh head's large initial logits to excuse a start above it: a MiniMind-style
 SFT console (tests/realworld/MoonLight0123_llm) logs 15.43 at step 0 and 2.13 a hundred steps on. Such a start is a
-warning whatever the method; a run built from scratch (whose fresh head may start somewhat above ln V), a start
-merely high but under the bound, and a loss summed over gradient accumulation by a release known to sum it are not.
+warning whatever the method. So is a from-scratch run's first training loss above that bound beside an eval loss of
+the same weights at the same step under it (tests/realworld/diegoalejogm_build-llm: 19.55 against 10.87 at step 0,
+a train-loss helper summing 9 batches and dividing by 5). A run built from scratch (whose fresh head may start
+somewhat above ln V), a start merely high but under the bound, and a loss summed over gradient accumulation by a
+release known to sum it are not.
 """
 from __future__ import annotations
 
@@ -89,3 +92,31 @@ def test_the_same_loss_from_a_release_that_logs_the_mean_is_a_start_above_any_gu
     run = forensics.analyze(_summed_sft_run(tmp_path / "qwen-sft", "4.51.3"))
     assert run.run_profile.objective == "sft"
     assert "start_above_uniform_guess" in [f.kind for f in run.findings]
+
+
+# a fresh GPT-2-sized model (ln 50257 = 10.82) evaluated every 5 steps on train and held-out batches alike
+FRESH_EVAL = {0: 10.87, 5: 10.10, 10: 9.28, 15: 8.62, 20: 8.00, 25: 7.48, 30: 7.12, 35: 6.9, 40: 6.8, 45: 6.7}
+
+
+def _pretraining(train, eval_loss):
+    return detect_start_above_uniform_guess(_run(train, eval_loss=eval_loss), Thresholds(), "full", None, None, True)
+
+
+def test_a_from_scratch_training_loss_above_any_guess_beside_its_eval_under_it_is_a_warning():
+    train = {s: 1.8 * v for s, v in FRESH_EVAL.items()}  # 19.57 at step 0, the same weights' eval 10.87
+    found = _pretraining(train, FRESH_EVAL)
+    assert [(f.kind, f.severity, f.step) for f in found] == [("start_above_uniform_guess", "warning", 0)]
+    assert "the eval loss of the same weights at that step is 10.87" in found[0].message
+
+
+def test_a_from_scratch_run_whose_training_and_eval_loss_start_together_raises_nothing():
+    train = {s: v + 0.05 for s, v in FRESH_EVAL.items()}
+    assert _pretraining(train, FRESH_EVAL) == []
+
+
+def test_an_eval_first_logged_after_the_first_training_loss_says_nothing_of_its_weights():
+    """A fresh head's large initial logits may put a first window over the bound: an eval logged only later is of
+    other weights."""
+    train = {s: 1.8 * v for s, v in FRESH_EVAL.items()}
+    later = {s: v for s, v in FRESH_EVAL.items() if s > 0}
+    assert _pretraining(train, later) == []
