@@ -329,7 +329,7 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
         base = pretrained_base(config, float(first.iloc[0]) if first is not None and len(first) else None)
         found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
                                                  config.get("adapter.task_type"), profile.objective == "pretrain",
-                                                 base[0] if base else None)
+                                                 base[0] if base else None, profile.objective == "sft")
         if not found and not any(f.kind in ("no_learning_evidence", "never_learned") for f in findings):
             certain = pretrained_base(config)  # (not a configuration's name: a model built from it starts here too)
             found = detect_start_near_the_guess(doubtful, profile.method, vocab, config.get("adapter.task_type"),

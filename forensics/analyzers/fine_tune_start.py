@@ -24,7 +24,9 @@ import math
 from ..config import Thresholds
 from ..findings import Finding
 from .metrics import LR, Metrics, finite, format_number, head_and_tail, is_preference_log, real_loss
+from .impossible_loss import ANY_VOCABULARY_GUESS
 from .never_learned import FRESH_HEAD_RANGE
+from .overfitting import EVAL_LOSS
 from .train_eval_gap import detect_train_eval_mismatch
 
 ADAPTER_METHODS = {"lora": "LoRA", "qlora": "QLoRA", "peft": "adapter"}
@@ -32,12 +34,15 @@ ADAPTER_METHODS = {"lora": "LoRA", "qlora": "QLoRA", "peft": "adapter"}
 
 def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, method: str, vocab_size: int | None,
                                      task_type: str | None = None, from_scratch: bool = False,
-                                     pretrained_base: str | None = None) -> list[Finding]:
+                                     pretrained_base: str | None = None, fine_tune: bool = False) -> list[Finding]:
     """One `start_above_uniform_guess` warning at the first training loss of an adapter fine-tune of a language
     model (PEFT task_type CAUSAL_LM or not said), or of a run of another method above its known guess (well above,
-    unless `pretrained_base` names the trained model it was loaded from), or []. A training loss that is not the
-    eval loss's quantity (a train_eval_mismatch: summed over micro-batches, say) says nothing about the model's
-    start."""
+    unless `pretrained_base` names the trained model it was loaded from), or []. Its vocabulary not known, a run of
+    another method is held to the guess of the largest vocabulary where it fine-tunes a trained model
+    (`fine_tune`: an SFT stage, or `pretrained_base` named), to three times it otherwise, and any run so where the
+    eval loss of the same weights at its first step lies under that guess (`_above_any_guess_beside_its_eval`). A
+    training loss that is not the eval loss's quantity at every evaluation (a train_eval_mismatch: summed over
+    micro-batches, say) says nothing about the model's start."""
     loss = real_loss(metrics)
     if len(loss) < 2 or is_preference_log(metrics):
         return []
@@ -48,8 +53,11 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     first, step = float(loss.iloc[0]), int(loss.index[0])
     tail = _last_tenth(loss)
     if method not in ADAPTER_METHODS:  # (with the vocabulary known, impossible_loss reads a start far beyond it)
+        beside_its_eval = _above_any_guess_beside_its_eval(metrics, loss)
+        if beside_its_eval:
+            return beside_its_eval
         if not known:
-            return _far_above_any_guess(metrics, loss, level)
+            return _far_above_any_guess(metrics, loss, level, fine_tune or bool(pretrained_base))
         if from_scratch or vocab_size < _TOKEN_VOCABULARY:
             return []
         return _well_above_its_guess(metrics, loss, level, vocab_size, pretrained_base)
@@ -116,18 +124,49 @@ _NEAR_CHANCE = 0.8  # x ln V: a first loss this near the guess is a base that ca
 _STILL_HIGH = 0.55  # x ln V at the end (last tenth): over half the guess, about what token frequencies alone give
 
 
-def _far_above_any_guess(metrics: Metrics, loss, level: float) -> list[Finding]:
+def _far_above_any_guess(metrics: Metrics, loss, level: float, trained: bool = False) -> list[Finding]:
     """A run not known to train an adapter (a full fine-tune, pre-training from scratch), its vocabulary not known:
     a fresh head or a poor initialisation starts a little above ln V, nothing starts `_FAR_BEYOND` times the largest
     guess in use (ln 440k); where the same logged loss later comes down under that guess, it is a per-token mean
     (`_per_token_later`: no sum), so the start was the model's, far worse than chance on these targets (a model
-    converted to 8-bit layers, say). A start-up blip, the next point already at a fine-tune's level and the task then
-    learned, is left alone."""
+    converted to 8-bit layers, say). A run that fine-tunes a `trained` model has no fresh head's large initial logits
+    to explain any start above that largest guess: it is held to the guess itself (an SFT stage's first loss 15.4,
+    over ln 440k = 13 and so over any vocabulary's guess, then 2.1 a hundred steps on). A start-up blip, the next
+    point already at a fine-tune's level and the task then learned, is left alone."""
     guess = f"{format_number(level)}, the uniform guess over the largest vocabulary in use (ln 440k)"
-    return _start_beyond(metrics, loss, level, _FAR_BEYOND, guess, None,
-                         "which no model, pre-trained or freshly initialised, does. Its weights were not loaded or "
+    who = "no model fine-tuned from trained weights" if trained else "no model, pre-trained or freshly initialised,"
+    return _start_beyond(metrics, loss, level, 1.0 if trained else _FAR_BEYOND, guess, None,
+                         f"which {who} does. Its weights were not loaded or "
                          "converted as meant (a quantized or resized model, a broken initialisation), or the labels "
                          "or inputs are not what it expects (another tokenizer or template)")
+
+
+def _above_any_guess_beside_its_eval(metrics: Metrics, loss) -> list[Finding]:
+    """A run not known to train an adapter whose first training loss is above the guess of the largest vocabulary
+    (ln 440k) and `_WELL_ABOVE` x the eval loss logged at the same step, that eval under the guess: the same weights
+    score held-out text as a model may (a fresh one at about ln V), so no initial logits explain the training number,
+    a per-token mean of these weights it is not (a helper that sums more batches than it divides by: 19.6 against an
+    eval of 10.9 at step 0 of a fresh GPT-2-sized model, ln 50257 = 10.82). Not a start-up blip whose task was then
+    learned."""
+    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
+    first, step, tail = float(loss.iloc[0]), int(loss.index[0]), _last_tenth(loss)
+    if evals is None or step not in evals.index or first <= ANY_VOCABULARY_GUESS or (
+            _a_first_step_blip(loss, ANY_VOCABULARY_GUESS) and _then_learned_the_task(metrics, tail, first)):
+        return []
+    held_out = float(evals[step])
+    if not 0 < held_out <= ANY_VOCABULARY_GUESS or first < _WELL_ABOVE * held_out:
+        return []
+    message = (f"the first training loss {format_number(first)} (step {step}) is above "
+               f"{format_number(ANY_VOCABULARY_GUESS)}, the uniform guess over the largest vocabulary in use "
+               "(ln 440k), "
+               f"while the eval loss of the same weights at that step is {format_number(held_out)} "
+               f"({format_number(first / held_out)}x under it): a model that scores held-out text so cannot score its "
+               "training batches worse than any uniform guess, so the logged training loss is not a per-token mean of "
+               "these weights (a helper that sums more batches than it divides by, another loss term). Read the eval "
+               "loss to judge the run, and check how the training loss is computed.")
+    return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
+                    evidence={"first_loss": first, "uniform_guess_loss": ANY_VOCABULARY_GUESS, "eval_loss": held_out,
+                              "vocab_size": None, "method": None, "last_tenth_loss": tail})]
 
 
 _WELL_ABOVE = 1.5  # a fresh model's first loss sits at about ln V (its logits near 0); this far above it, no init
