@@ -6,7 +6,7 @@ both and puts the rows in file order with its other events.
 
 Each family of line is read in its own module of forensics/ingest/console_lines/, whose docstring says which
 lines and how: frameworks (Megatron, GPT-NeoX, nanotron, NeMo, NeMo 2.0, MindFormers, torchtitan, verl), toolkits
-(fairseq, fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, the MetricLogger, torchtune,
+(fairseq, fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, Joey NMT, the MetricLogger, torchtune,
 DLLogger), nanogpt (nanoGPT, nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes
 of hand-written loops), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO
 loop's dashed steps).
@@ -26,9 +26,10 @@ from .console_lines.fields import StepLine
 from .console_lines.frameworks import (_MEGATRON_ITERATION, _MEGATRON_VALIDATION, _MINDFORMERS, _NEMO2_PROGRESS, _TITAN,
                                        _VERL_STEP, _megatron, _mindformers, _nemo2_progress, _nemo_bar, _titan, _verl)
 from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_VALID, _FLAX_STEP, _GPT2_SIMPLE,
-                                     _INTERNEVO_STEP, _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_STEP, _OPENNMT_VALID,
-                                     _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _fairseq_valid, _flax_step,
-                                     _internevo, _maxtext_eval, _metric_logger, _opennmt, _opennmt_valid)
+                                     _INTERNEVO_STEP, _JOEYNMT_VALID, _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_STEP,
+                                     _OPENNMT_VALID, _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _fairseq_valid,
+                                     _flax_step, _internevo, _joeynmt_valid, _maxtext_eval, _metric_logger, _opennmt,
+                                     _opennmt_valid)
 from .console_lines.nanogpt import (_COLON_STEP, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP, _STEP_NAME_VALUE, _colon_pairs,
                                     _nanochat_step, _nanogpt, _pipe_step, _step_name_value)
 from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY,
@@ -55,7 +56,8 @@ KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
                    "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed",
-                   "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune"}
+                   "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune",
+                   "joeynmt_valid": "joeynmt"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -73,7 +75,7 @@ _TRY_ON = object()  # what a group of shapes below says of a line none of its sh
 
 
 def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | object:
-    """torchtune's bar, DLLogger, NeMo 2.0, MindFormers, OpenNMT-py, Megatron / nanotron (and Megatron's validation
+    """torchtune's bar, DLLogger, NeMo 2.0, MindFormers, OpenNMT-py, Joey NMT's validation, Megatron / nanotron (and Megatron's validation
     line): the record (None where the shape matched but held none), or _TRY_ON."""
     if "|Loss: " in line:
         m = _TORCHTUNE_BAR.match(line)
@@ -99,6 +101,10 @@ def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | obj
         m = _OPENNMT_VALID.search(line)
         if m:  # no step: `step_numbering.uncounted_lines_numbered` puts it at the step line before it
             return _opennmt_valid(m)
+    if "Validation result (" in line:
+        m = _JOEYNMT_VALID.search(line)
+        if m:  # before the generic reader, which would take its summed dev-set loss for a training loss
+            return _joeynmt_valid(m)
     if "iteration" in line:
         m = _MEGATRON_ITERATION.search(line)
         nanotron = bool(m and m.group(1))
