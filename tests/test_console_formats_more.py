@@ -12,6 +12,8 @@ import math
 
 import pytest
 
+import forensics
+from forensics.errors import NotARunDirectory
 from support.format_runs import analyze_logs, write_file
 
 # --- Joey NMT 1.x ---------------------------------------------------------------------------------------------------
@@ -67,3 +69,47 @@ def test_a_prose_validation_sentence_is_no_joeynmt_line(tmp_path):
     from forensics.ingest.pretrain_lines import parse_line
     assert parse_line("Validation result (greedy) was poor: the ppl: 23.0 at the end") is None
 
+
+# --- a custom loop's comma-separated `name:value` lines after a counter ------------------------------------------------
+
+
+def _iters_console(loss_at, names=("Loss", "logprobability_for_Positive", "Log_Odds"), lines=23, every=500):
+    """A loop's `print(f"time:{now}, iters:{i}, iters_average_{name}:{value:.4f}, ...")` (the date's own comma
+    included), under a header of its settings."""
+    out = ["time:2024-03-23, 04:24:46, batch_size:2, trainable_parameters_num:463987712, warmup_steps:2000, "
+           "max_lr:1e-05, min_lr:5e-07"]
+    for k in range(lines):
+        i, loss = every * (k + 2), loss_at(k)
+        values = {"Loss": loss, "logprobability_for_Positive": -loss, "Log_Odds": 0.19, "Accuracy": 1 / (1 + loss)}
+        fields = ", ".join(f"iters_average_{name}:{values[name]:.4f}" for name in names)
+        out.append(f"time:2024-03-23, {4 + k // 15:02d}:{k * 4 % 60:02d}:58, iters:{i}, {fields}")
+    return "\n".join(out) + "\n"
+
+
+def test_iters_counter_with_averaged_loss_pairs_is_a_step_line(tmp_path):
+    """`time:..., iters:1000, iters_average_Loss:1.4231, ...`: the loss at step 1000, 1500, ... (the counter as
+    printed), the other pairs kept under their own names; a loss falling 1.42 -> 1.32 in small steps is healthy."""
+    a = analyze_logs(write_file(tmp_path, "sft_log.txt", _iters_console(lambda k: 1.42 - 0.0045 * k
+                                                                        + (0.008 if k % 2 else -0.008))))
+    loss = a.timeline.series("loss")
+    assert list(loss.index) == [500 * (k + 2) for k in range(23)]
+    assert loss.iloc[0] == pytest.approx(1.412, abs=1e-4)
+    assert "iters_average_logprobability_for_positive" in a.timeline.metrics
+    assert a.status == "healthy", (a.status, a.first_incident)
+
+
+def test_iters_lines_without_a_loss_stay_unread(tmp_path):
+    """The same loop's lines holding an accuracy only (an evaluation script's output, no loss among the pairs): no step
+    line, the folder is no run."""
+    text = _iters_console(lambda k: 1.0 - 0.01 * k, names=("Accuracy", "Log_Odds"))
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(write_file(tmp_path, "eval_log.txt", text), check_checkpoints=False)
+
+
+def test_another_loss_term_or_prose_after_iters_is_no_training_loss():
+    """`iters:100, aux_loss:0.1` (another loss term) and a sentence (`iters: 3, and the loss: fell`) are no step line."""
+    from forensics.ingest.pretrain_lines import parse_line
+    assert parse_line("time:2024-03-23, 04:31:58, iters:100, aux_loss:0.1000, tokens:512") is None
+    assert parse_line("after iters: 3, and then the loss: fell to 2.0") is None
+    record = parse_line("time:2024-03-23, 04:31:58, iters:100, running_loss:2.5000, lr:0.0001")
+    assert record is not None and record.step == 100 and dict(record.metrics)["loss"] == 2.5

@@ -34,8 +34,11 @@ loss (or a loss alone) with their numbers:
   another way: a custom loss's print beside the Trainer's own lines).
 * Plain logging lines made only of comma-separated `key: value` pairs with a loss and a counter,
   as Barber0/LLM-pretrain pretrain.py logs `ep: %d, batch: %d, time: %.2f, ntokens: %.2f/%d, loss: %f`
-  (kind "key_value"). Such a line has no step of its own: its step is the counter as printed (step,
-  iter, iteration, else batch), so a counter restarted by a new attempt or epoch reads like a restart.
+  (kind "key_value"), from the counter on (a custom loop's `time:2024-01-05, 10:00:00, iters:500,
+  iters_average_Loss:2.31, ...`: the date before it is passed over). Such a line has no step of its own: its step is
+  the counter as printed (step, iter(s), iteration, else batch), so a counter restarted by a new attempt or epoch reads
+  like a restart. A loss named for how it was taken (`avg_loss`, `iters_average_Loss`) is the loss where no plain
+  `loss` is printed.
   A line with any part that is not a numeric pair (prose, `batch: 3, tensorboard error: ...`) is not read. A line of
   several `*_loss` terms and no plain `loss` takes its `total_loss` / `combined_loss` as the loss.
 """
@@ -105,8 +108,8 @@ _AFTER_EPOCH = re.compile(r"epoch\W{0,3}$", re.IGNORECASE)
 _GENERIC_REACH = 160  # characters before a `loss` that its line's step counter may stand in
 _GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one training loop's print
 # A plain logging line made only of `key: value` pairs, one of them a counter (Barber0/LLM-pretrain).
-_KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iter|iteration):\s*\d")
-_KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
+_KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iters?|iteration):\s*\d")
+_KEY_VALUE_COUNTERS = ("step", "iter", "iters", "iteration", "batch")
 # `loss: 2.86, orth_loss: 0.0018, total_loss: 2.86, grad_norm: 21.1` (OddFunction0205/clora-): a step's print with no
 # counter; read only with a gradient or rate among its fields (a training step's, not an evaluation summary's). The
 # loss may be named for its objective (a hand-written GRPO loop's `rl_loss: -0.0027, time: 109.1, l2_norm: 0.14,
@@ -273,7 +276,7 @@ def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     counter that restarts reads like a restarted attempt)."""
     parts = [part for part in line[m.start():].split(",") if part.strip()]  # a trailing `, ` leaves an empty part
     metrics, cut = _fields(parts, last_line)
-    metrics = _total_as_loss(metrics)
+    metrics = _averaged_as_loss(_total_as_loss(metrics))
     found = dict(metrics)
     counter = next((key for key in _KEY_VALUE_COUNTERS if key in found), None)
     if len(metrics) + cut < len(parts) or "loss" not in found or counter is None:
@@ -295,6 +298,23 @@ def _total_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
     if "loss" in names or total is None:
         return metrics
     return [("loss" if name == total else name, value) for name, value in metrics]
+
+
+# How a training loss was taken, as the word before `_loss` names it (`avg_loss`, `iters_average_Loss`)
+_TAKEN_LOSS_KINDS = frozenset({"train", "training", "lm", "avg", "average", "mean", "running", "batch"})
+
+
+def _averaged_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A line with no plain `loss` whose loss is named for how it was taken (a custom loop's `iters:500,
+    iters_average_Loss:2.31, iters_average_logprobability_for_Positive:-2.31, ...`, the mean over the iterations since
+    the line before; `running_loss`, `train_loss`): the first such field is the loss. Another loss term (`aux_loss`,
+    `kl_loss`) or a held-out one (`val_loss`) is not."""
+    names = [name for name, _ in metrics]
+    taken = next((name for name in names if name.endswith("_loss")
+                  and name[:-len("_loss")].rsplit("_", 1)[-1] in _TAKEN_LOSS_KINDS), None)
+    if "loss" in names or taken is None:
+        return metrics
+    return [("loss" if name == taken else name, value) for name, value in metrics]
 
 
 def _bare_pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
