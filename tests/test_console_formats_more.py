@@ -1,10 +1,10 @@
 """Console line shapes the console reader used to refuse or misread (branch fxlines), each built as the program that
 prints it writes it, with a run where the reader must not fire:
-* a hand-written loop's Python logger printing once an epoch `Epoch 001: train=2.5584, val=2.3731, ppl=10.73 [BEST]`
+* a hand-written loop's Python logger printing once an epoch `Epoch 001: train=2.4900, val=2.4400, ppl=11.47 [BEST]`
   (a training and a validation loss, the perplexity exp(val) beside them);
-* a custom loop's comma-separated `time:2024-03-23, 04:31:58, iters:1000, iters_average_Loss:1.4231, ...`;
-* Joey NMT 1.x's `Validation result (greedy) at epoch  26, step     4000: token_accuracy:   6.22, loss: 38782.6602,
-  ppl:  22.9588, duration: 11.6068s` (joeynmt/training.py), whose loss is summed over the dev set's tokens.
+* a custom loop's comma-separated `time:2024-03-23, 04:31:58, iters:1000, iters_average_Loss:1.4120, ...`;
+* Joey NMT 1.x's `Validation result (greedy) at epoch  13, step     2000: token_accuracy:   5.90, loss: 41230.5117,
+  ppl:  31.0412, duration: 10.2210s` (joeynmt/training.py), whose loss is summed over the dev set's tokens.
 """
 from __future__ import annotations
 
@@ -15,6 +15,69 @@ import pytest
 import forensics
 from forensics.errors import NotARunDirectory
 from support.format_runs import analyze_logs, write_file
+
+EPOCHS = 20
+
+
+# --- a loop's logger, once an epoch: `Epoch NNN: train=X, val=Y, ppl=P` -------------------------------------------------
+
+
+def _logger_stamp(i: int) -> str:
+    """`logging.Formatter("%(asctime)s - %(levelname)s - %(message)s")`'s prefix, 20 s an epoch."""
+    return f"2025-11-04 10:{i // 3 % 60:02d}:{i * 20 % 60:02d},{i * 37 % 1000:03d} - INFO - "
+
+
+def _epoch_console(train, val, ppl=None):
+    """A loop's logger: `Epoch NNN: train=%.4f, val=%.4f, ppl=%.2f` and a `[BEST]` or `(no improve k/10)` tag."""
+    out = [_logger_stamp(0) + "Logger initialized. Writing to results/train.log", _logger_stamp(0) + "Using device: cuda"]
+    best, waited = math.inf, 0
+    for e, (t, v) in enumerate(zip(train, val), start=1):
+        p = math.exp(v) if ppl is None else ppl[e - 1]
+        tag = "[BEST]" if v < best else f"(no improve {waited + 1}/10)"
+        waited = 0 if v < best else waited + 1
+        best = min(best, v)
+        out.append(_logger_stamp(e) + f"Epoch {e:03d}: train={t:.4f}, val={v:.4f}, ppl={p:.2f} {tag}")
+    return "\n".join(out) + "\n"
+
+
+def _falling(start, end, n=EPOCHS, wiggle=0.01):
+    return [start + (end - start) * i / (n - 1) + (wiggle if i % 2 else -wiggle) for i in range(n)]
+
+
+def test_epoch_train_val_ppl_lines_are_a_training_and_an_eval_loss(tmp_path):
+    """`Epoch 001: train=2.4900, val=2.4400, ppl=11.47 [BEST]` once an epoch: the loss and the eval loss, one point an
+    epoch at steps 1..20 (the epoch count); a run falling 2.5 -> 1.3 with val just above it is healthy."""
+    train, val = _falling(2.5, 1.3), _falling(2.45, 1.4)
+    a = analyze_logs(write_file(tmp_path, "results/train.log", _epoch_console(train, val)))
+    loss, eval_loss = a.timeline.series("loss"), a.timeline.series("eval_loss")
+    assert list(loss.index) == list(range(1, EPOCHS + 1))
+    assert list(eval_loss.index) == list(range(1, EPOCHS + 1))
+    assert loss.iloc[0] == pytest.approx(train[0], abs=1e-4) and eval_loss.iloc[-1] == pytest.approx(val[-1], abs=1e-4)
+    assert a.status == "healthy", (a.status, a.first_incident)
+
+
+def test_epoch_train_val_lines_with_val_rising_are_overfitting(tmp_path):
+    """The same lines where val turns up at epoch 8 and keeps rising while train falls: overfitting, after epoch 8."""
+    train = _falling(2.5, 0.3)
+    val = [2.4 - 0.1 * e for e in range(8)] + [1.7 + 0.12 * e for e in range(1, EPOCHS - 7)]
+    a = analyze_logs(write_file(tmp_path, "results/train.log", _epoch_console(train, val)))
+    assert a.status == "warning"
+    assert a.first_incident is not None and a.first_incident.kind == "overfitting"
+    assert 8 <= a.first_incident.step <= 14
+
+
+def test_epoch_train_val_lines_without_a_matching_perplexity_stay_unread(tmp_path):
+    """`Epoch 003: train=0.9100, val=0.8800` may be accuracies: without a ppl that is exp(val) beside them (here an
+    accuracy printed with its own `ppl=` that is no exp of val), the lines are no loss and the folder is no run."""
+    acc = [0.5 + 0.02 * e for e in range(EPOCHS)]
+    text = _epoch_console(acc, [a - 0.01 for a in acc], ppl=[12.5] * EPOCHS)
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(write_file(tmp_path, "results/train.log", text), check_checkpoints=False)
+    plain = "\n".join(_logger_stamp(e) + f"Epoch {e:03d}: train={a:.4f}, val={a - 0.01:.4f}"
+                      for e, a in enumerate(acc, 1)) + "\n"
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(write_file(tmp_path / "b", "results/train.log", plain), check_checkpoints=False)
+
 
 # --- Joey NMT 1.x ---------------------------------------------------------------------------------------------------
 
@@ -87,7 +150,7 @@ def _iters_console(loss_at, names=("Loss", "logprobability_for_Positive", "Log_O
 
 
 def test_iters_counter_with_averaged_loss_pairs_is_a_step_line(tmp_path):
-    """`time:..., iters:1000, iters_average_Loss:1.4231, ...`: the loss at step 1000, 1500, ... (the counter as
+    """`time:..., iters:1000, iters_average_Loss:1.4120, ...`: the loss at step 1000, 1500, ... (the counter as
     printed), the other pairs kept under their own names; a loss falling 1.42 -> 1.32 in small steps is healthy."""
     a = analyze_logs(write_file(tmp_path, "sft_log.txt", _iters_console(lambda k: 1.42 - 0.0045 * k
                                                                         + (0.008 if k % 2 else -0.008))))

@@ -33,9 +33,9 @@ from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_
 from .console_lines.nanogpt import (_COLON_STEP, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP, _STEP_NAME_VALUE, _colon_pairs,
                                     _nanochat_step, _nanogpt, _pipe_step, _step_name_value)
 from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY,
-                                         _KEY_VALUE_START, _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR, _bare_pipe_step,
-                                         _epoch_bracket, _hand_written, _key_values, _tqdm_postfix,
-                                         _uncounted_key_values)
+                                         _EPOCH_SPLIT_LOSSES, _KEY_VALUE_START, _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR,
+                                         _bare_pipe_step, _epoch_bracket, _epoch_split_losses, _hand_written,
+                                         _key_values, _tqdm_postfix, _uncounted_key_values)
 
 # what the console readers and the run profile import from here
 __all__ = ["ANSI", "STEP_LINE_MARKERS", "TQDM_LOSS_POSTFIX", "PRETRAINING_KINDS", "KIND_FRAMEWORKS", "parse_line"]
@@ -45,7 +45,7 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "Metrics (step ", "Completed eval after", "] collection=", "] loss=", "tgs (tokens/gpu/second)=",
                      "step:", "reduced_train_loss=", "loss:",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
-                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:")
+                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
@@ -196,5 +196,6 @@ _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanocha
                  (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("oss", _KEY_VALUE_START, _key_values),
-                 ("%|", _TQDM_BAR, _tqdm_postfix), ("oss", _LOSS_WORD, _hand_written),
+                 ("%|", _TQDM_BAR, _tqdm_postfix), ("train=", _EPOCH_SPLIT_LOSSES, _epoch_split_losses),
+                 ("oss", _LOSS_WORD, _hand_written),
                  ("acc", _HELD_OUT_ACCURACY, _hand_written))

@@ -25,6 +25,9 @@ loss (or a loss alone) with their numbers:
   `optimizer_step`. A line holding a dict (`{`) is the dict reader's. A line printed
   once an epoch with no step counter (`Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`, LitGPT's `loss train:`) is
   kind "generic_epoch": epoch E is its step.
+* A loop's once-an-epoch logger line of its two losses by split name and a perplexity: `Epoch 007: train=1.9021,
+  val=1.9530, ppl=7.05 [BEST]` (kind "generic_epoch"): read only where the ppl is exp of one of them, which says
+  they are losses (bare `train=` and `val=` may be accuracies).
 * `N | loss X | lr Y | Tms`, the step alone before `|`-separated fields (kind "key_value").
 * A loss printed as a torch tensor, one a line, as a hand-written loop's `print(loss)` writes it: after a loss
   label (`loss: tensor(2.31, ...)`, `Loss = tensor(...)`) or with its `grad_fn=<NllLossBackward0>`; a scalar only
@@ -315,6 +318,31 @@ def _averaged_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float
     if "loss" in names or taken is None:
         return metrics
     return [("loss" if name == taken else name, value) for name, value in metrics]
+
+
+# A loop's once-an-epoch print of its training and validation losses, by split name alone, and the perplexity of one of
+# them (`Epoch 007: train=1.9021, val=1.9530, ppl=7.05 [BEST]`, a Python logger's message)
+_EPOCH_SPLIT_LOSSES = re.compile(r"(?<![\w/])Epoch[ \t]*(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?[ \t]*:[ \t]*"
+                                 r"train(?:ing)?[ \t]*=[ \t]*(" + _FLOAT + r")[ \t]*[,|][ \t]*"
+                                 r"val(?:id|idation)?[ \t]*=[ \t]*(" + _FLOAT + r")[ \t]*[,|][ \t]*"
+                                 r"(?:val[_ ]?)?ppl[ \t]*=[ \t]*(" + _FLOAT + r")", re.IGNORECASE)
+_PRINTED_PPL = 0.011  # a perplexity printed with two decimals: within this of the exp of the loss it was taken from
+
+
+def _epoch_split_losses(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """`Epoch E: train=X, val=Y, ppl=P` (kind "generic_epoch", epoch E its step): X the training loss and Y the eval
+    loss only where P is exp(Y) (or exp(X)) as printed; bare `train=` / `val=` may as well be accuracies, and the
+    perplexity beside them is what says they are losses in nats."""
+    train, val, ppl = (float(g) for g in m.group(3, 4, 5))
+    if not (_perplexity_of(ppl, val) or _perplexity_of(ppl, train)):
+        return None  # (a last line cut inside its ppl is none either: its number is no exp of a loss)
+    metrics = [("loss", train), ("eval_loss", val), ("eval_ppl", ppl), ("epoch", float(m.group(1)))]
+    return _record("generic_epoch", int(m.group(1)), m.group(2), metrics, False)
+
+
+def _perplexity_of(ppl: float, loss: float) -> bool:
+    """Whether a printed perplexity is exp(loss), to its printed decimals."""
+    return loss < 700 and math.isclose(ppl, math.exp(loss), rel_tol=1e-3, abs_tol=_PRINTED_PPL)
 
 
 def _bare_pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
