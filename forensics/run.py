@@ -416,6 +416,10 @@ _FRAMEWORK_LINES = 2
 _LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
                          rb"""|\d[ \t]*/[ \t]*\d+)[^\n{]{0,120}?(?:\b|(?<=_))loss[ \t]*(?:[:=][ \t]*)?[-+]?(?:\d|nan|inf)""")
 _LOOSE_LINES = 3
+# A loop's once-an-epoch line of its two losses and the perplexity beside them (`Epoch 007: train=1.9021, val=1.9530,
+# ppl=7.05`): `_LOOSE_LINES` of them (the reader keeps those whose ppl is exp of a loss)
+_EPOCH_LOSSES_HINT = re.compile(rb"""(?i)(?<![\w/])epoch[ \t]*\d+(?:[ \t]*/[ \t]*\d+)?[ \t]*:[ \t]*train(?:ing)?[ \t]*=[ \t]*"""
+                                rb"""[-+.\dnNiI][^\n]{0,60}?\bppl[ \t]*=[ \t]*[-+.\dnNiI]""")
 # A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
 _PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
 _PRINTED_TENSORS = 5
@@ -473,6 +477,7 @@ def _hinted(chunk: bytes) -> bool:
     if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk) or _TRAINER_TABLE_HTML.search(chunk):
         return True
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
+            or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES)
             or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
             or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS))
 

@@ -6,7 +6,7 @@ both and puts the rows in file order with its other events.
 
 Each family of line is read in its own module of forensics/ingest/console_lines/, whose docstring says which
 lines and how: frameworks (Megatron, GPT-NeoX, nanotron, NeMo, NeMo 2.0, MindFormers, torchtitan, verl), toolkits
-(fairseq, fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, the MetricLogger, torchtune,
+(fairseq, fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, Joey NMT, the MetricLogger, torchtune,
 DLLogger), nanogpt (nanoGPT, nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes
 of hand-written loops), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO
 loop's dashed steps).
@@ -26,15 +26,16 @@ from .console_lines.fields import StepLine
 from .console_lines.frameworks import (_MEGATRON_ITERATION, _MEGATRON_VALIDATION, _MINDFORMERS, _NEMO2_PROGRESS, _TITAN,
                                        _VERL_STEP, _megatron, _mindformers, _nemo2_progress, _nemo_bar, _titan, _verl)
 from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_VALID, _FLAX_STEP, _GPT2_SIMPLE,
-                                     _INTERNEVO_STEP, _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_STEP, _OPENNMT_VALID,
-                                     _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _fairseq_valid, _flax_step,
-                                     _internevo, _maxtext_eval, _metric_logger, _opennmt, _opennmt_valid)
+                                     _INTERNEVO_STEP, _JOEYNMT_VALID, _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_STEP,
+                                     _OPENNMT_VALID, _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _fairseq_valid,
+                                     _flax_step, _internevo, _joeynmt_valid, _maxtext_eval, _metric_logger, _opennmt,
+                                     _opennmt_valid)
 from .console_lines.nanogpt import (_COLON_STEP, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP, _STEP_NAME_VALUE, _colon_pairs,
                                     _nanochat_step, _nanogpt, _pipe_step, _step_name_value)
 from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY,
-                                         _KEY_VALUE_START, _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR, _bare_pipe_step,
-                                         _epoch_bracket, _hand_written, _key_values, _tqdm_postfix,
-                                         _uncounted_key_values)
+                                         _EPOCH_SPLIT_LOSSES, _KEY_VALUE_START, _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR,
+                                         _bare_pipe_step, _epoch_bracket, _epoch_split_losses, _hand_written,
+                                         _key_values, _tqdm_postfix, _uncounted_key_values)
 
 # what the console readers and the run profile import from here
 __all__ = ["ANSI", "STEP_LINE_MARKERS", "TQDM_LOSS_POSTFIX", "PRETRAINING_KINDS", "KIND_FRAMEWORKS", "parse_line"]
@@ -44,7 +45,7 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "Metrics (step ", "Completed eval after", "] collection=", "] loss=", "tgs (tokens/gpu/second)=",
                      "step:", "reduced_train_loss=", "loss:",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
-                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ")
+                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
@@ -55,7 +56,8 @@ KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
                    "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed",
-                   "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune"}
+                   "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune",
+                   "joeynmt_valid": "joeynmt"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -73,7 +75,7 @@ _TRY_ON = object()  # what a group of shapes below says of a line none of its sh
 
 
 def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | object:
-    """torchtune's bar, DLLogger, NeMo 2.0, MindFormers, OpenNMT-py, Megatron / nanotron (and Megatron's validation
+    """torchtune's bar, DLLogger, NeMo 2.0, MindFormers, OpenNMT-py, Joey NMT's validation, Megatron / nanotron (and Megatron's validation
     line): the record (None where the shape matched but held none), or _TRY_ON."""
     if "|Loss: " in line:
         m = _TORCHTUNE_BAR.match(line)
@@ -99,6 +101,10 @@ def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | obj
         m = _OPENNMT_VALID.search(line)
         if m:  # no step: `step_numbering.uncounted_lines_numbered` puts it at the step line before it
             return _opennmt_valid(m)
+    if "Validation result (" in line:
+        m = _JOEYNMT_VALID.search(line)
+        if m:  # before the generic reader, which would take its summed dev-set loss for a training loss
+            return _joeynmt_valid(m)
     if "iteration" in line:
         m = _MEGATRON_ITERATION.search(line)
         nanotron = bool(m and m.group(1))
@@ -189,6 +195,7 @@ _BARE_PIPE = re.compile(r"^\s*(\d{1,18})\s+\|\s+(?=loss[ :]\s*[-+.\dnNiI])")
 _SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step), ("| loss", _BARE_PIPE, _bare_pipe_step),
                  (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
-                 ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("loss", _KEY_VALUE_START, _key_values),
-                 ("%|", _TQDM_BAR, _tqdm_postfix), ("oss", _LOSS_WORD, _hand_written),
+                 ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("oss", _KEY_VALUE_START, _key_values),
+                 ("%|", _TQDM_BAR, _tqdm_postfix), ("train=", _EPOCH_SPLIT_LOSSES, _epoch_split_losses),
+                 ("oss", _LOSS_WORD, _hand_written),
                  ("acc", _HELD_OUT_ACCURACY, _hand_written))

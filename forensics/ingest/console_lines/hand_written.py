@@ -25,6 +25,9 @@ loss (or a loss alone) with their numbers:
   `optimizer_step`. A line holding a dict (`{`) is the dict reader's. A line printed
   once an epoch with no step counter (`Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`, LitGPT's `loss train:`) is
   kind "generic_epoch": epoch E is its step.
+* A loop's once-an-epoch logger line of its two losses by split name and a perplexity: `Epoch 007: train=1.9021,
+  val=1.9530, ppl=7.05 [BEST]` (kind "generic_epoch"): read only where the ppl is exp of one of them, which says
+  they are losses (bare `train=` and `val=` may be accuracies).
 * `N | loss X | lr Y | Tms`, the step alone before `|`-separated fields (kind "key_value").
 * A loss printed as a torch tensor, one a line, as a hand-written loop's `print(loss)` writes it: after a loss
   label (`loss: tensor(2.31, ...)`, `Loss = tensor(...)`) or with its `grad_fn=<NllLossBackward0>`; a scalar only
@@ -34,8 +37,11 @@ loss (or a loss alone) with their numbers:
   another way: a custom loss's print beside the Trainer's own lines).
 * Plain logging lines made only of comma-separated `key: value` pairs with a loss and a counter,
   as Barber0/LLM-pretrain pretrain.py logs `ep: %d, batch: %d, time: %.2f, ntokens: %.2f/%d, loss: %f`
-  (kind "key_value"). Such a line has no step of its own: its step is the counter as printed (step,
-  iter, iteration, else batch), so a counter restarted by a new attempt or epoch reads like a restart.
+  (kind "key_value"), from the counter on (a custom loop's `time:2024-01-05, 10:00:00, iters:500,
+  iters_average_Loss:2.31, ...`: the date before it is passed over). Such a line has no step of its own: its step is
+  the counter as printed (step, iter(s), iteration, else batch), so a counter restarted by a new attempt or epoch reads
+  like a restart. A loss named for how it was taken (`avg_loss`, `iters_average_Loss`) is the loss where no plain
+  `loss` is printed.
   A line with any part that is not a numeric pair (prose, `batch: 3, tensorboard error: ...`) is not read. A line of
   several `*_loss` terms and no plain `loss` takes its `total_loss` / `combined_loss` as the loss.
 """
@@ -105,8 +111,8 @@ _AFTER_EPOCH = re.compile(r"epoch\W{0,3}$", re.IGNORECASE)
 _GENERIC_REACH = 160  # characters before a `loss` that its line's step counter may stand in
 _GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one training loop's print
 # A plain logging line made only of `key: value` pairs, one of them a counter (Barber0/LLM-pretrain).
-_KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iter|iteration):\s*\d")
-_KEY_VALUE_COUNTERS = ("step", "iter", "iteration", "batch")
+_KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iters?|iteration):\s*\d")
+_KEY_VALUE_COUNTERS = ("step", "iter", "iters", "iteration", "batch")
 # `loss: 2.86, orth_loss: 0.0018, total_loss: 2.86, grad_norm: 21.1` (OddFunction0205/clora-): a step's print with no
 # counter; read only with a gradient or rate among its fields (a training step's, not an evaluation summary's). The
 # loss may be named for its objective (a hand-written GRPO loop's `rl_loss: -0.0027, time: 109.1, l2_norm: 0.14,
@@ -273,7 +279,7 @@ def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     counter that restarts reads like a restarted attempt)."""
     parts = [part for part in line[m.start():].split(",") if part.strip()]  # a trailing `, ` leaves an empty part
     metrics, cut = _fields(parts, last_line)
-    metrics = _total_as_loss(metrics)
+    metrics = _averaged_as_loss(_total_as_loss(metrics))
     found = dict(metrics)
     counter = next((key for key in _KEY_VALUE_COUNTERS if key in found), None)
     if len(metrics) + cut < len(parts) or "loss" not in found or counter is None:
@@ -295,6 +301,48 @@ def _total_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
     if "loss" in names or total is None:
         return metrics
     return [("loss" if name == total else name, value) for name, value in metrics]
+
+
+# How a training loss was taken, as the word before `_loss` names it (`avg_loss`, `iters_average_Loss`)
+_TAKEN_LOSS_KINDS = frozenset({"train", "training", "lm", "avg", "average", "mean", "running", "batch"})
+
+
+def _averaged_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A line with no plain `loss` whose loss is named for how it was taken (a custom loop's `iters:500,
+    iters_average_Loss:2.31, iters_average_logprobability_for_Positive:-2.31, ...`, the mean over the iterations since
+    the line before; `running_loss`, `train_loss`): the first such field is the loss. Another loss term (`aux_loss`,
+    `kl_loss`) or a held-out one (`val_loss`) is not."""
+    names = [name for name, _ in metrics]
+    taken = next((name for name in names if name.endswith("_loss")
+                  and name[:-len("_loss")].rsplit("_", 1)[-1] in _TAKEN_LOSS_KINDS), None)
+    if "loss" in names or taken is None:
+        return metrics
+    return [("loss" if name == taken else name, value) for name, value in metrics]
+
+
+# A loop's once-an-epoch print of its training and validation losses, by split name alone, and the perplexity of one of
+# them (`Epoch 007: train=1.9021, val=1.9530, ppl=7.05 [BEST]`, a Python logger's message)
+_EPOCH_SPLIT_LOSSES = re.compile(r"(?<![\w/])Epoch[ \t]*(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?[ \t]*:[ \t]*"
+                                 r"train(?:ing)?[ \t]*=[ \t]*(" + _FLOAT + r")[ \t]*[,|][ \t]*"
+                                 r"val(?:id|idation)?[ \t]*=[ \t]*(" + _FLOAT + r")[ \t]*[,|][ \t]*"
+                                 r"(?:val[_ ]?)?ppl[ \t]*=[ \t]*(" + _FLOAT + r")", re.IGNORECASE)
+_PRINTED_PPL = 0.011  # a perplexity printed with two decimals: within this of the exp of the loss it was taken from
+
+
+def _epoch_split_losses(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """`Epoch E: train=X, val=Y, ppl=P` (kind "generic_epoch", epoch E its step): X the training loss and Y the eval
+    loss only where P is exp(Y) (or exp(X)) as printed; bare `train=` / `val=` may as well be accuracies, and the
+    perplexity beside them is what says they are losses in nats."""
+    train, val, ppl = (float(g) for g in m.group(3, 4, 5))
+    if not (_perplexity_of(ppl, val) or _perplexity_of(ppl, train)):
+        return None  # (a last line cut inside its ppl is none either: its number is no exp of a loss)
+    metrics = [("loss", train), ("eval_loss", val), ("eval_ppl", ppl), ("epoch", float(m.group(1)))]
+    return _record("generic_epoch", int(m.group(1)), m.group(2), metrics, False)
+
+
+def _perplexity_of(ppl: float, loss: float) -> bool:
+    """Whether a printed perplexity is exp(loss), to its printed decimals."""
+    return loss < 700 and math.isclose(ppl, math.exp(loss), rel_tol=1e-3, abs_tol=_PRINTED_PPL)
 
 
 def _bare_pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:

@@ -13,6 +13,10 @@
   exp(xent)), acc -> accuracy_pct. Its validation's `[... INFO] Validation perplexity: P` / `Validation accuracy: A`
   lines (report_manager.py:154) give eval_ppl and eval_loss = ln P, eval_accuracy_pct (kind "opennmt_valid", placed
   at the step line before them by `step_numbering`).
+* Joey NMT 1.x's validation line (joeynmt/training.py): `Validation result (greedy) at epoch  13, step     2000:
+  token_accuracy:   5.90, loss: 41230.5117, ppl:  31.0412, duration: 10.2210s` (kind "joeynmt_valid", at its step):
+  its loss is summed over the dev set's tokens, so the per-token eval_loss is ln(ppl), eval_ppl the ppl. Its training
+  lines (`Epoch   2 Step:      200 Batch Loss:     4.812340 Tokens per Sec: ...`) are generic lines.
 * The MetricLogger of DeiT / MAE / DETR / DINO and the LLaMA-Adapter / LLaMA2-Accessory scripts that copied it:
   `[17:11:05.859398] Epoch: [0]  [   30/13000]  eta: 2:17:53  lr: 0.000001  closs: 1.5078 (1.6011)  grad_norm: 0.9
   (1.1)  time: 0.61  data: 0.00  max mem: 20618` (kind "metric_logger"): step E x M + N; each meter prints the median
@@ -194,6 +198,22 @@ def _opennmt_valid(m: re.Match) -> StepLine:
         return StepLine("opennmt_valid", 0, None, (("eval_accuracy_pct", value),))
     loss = math.log(value) if value > 0 else math.nan
     return StepLine("opennmt_valid", 0, None, (("eval_loss", loss), ("eval_ppl", value)))
+
+
+# Joey NMT 1.x's validation (joeynmt/training.py, TrainManager._validate): `Validation result (greedy) at epoch  13, step
+#     2000: token_accuracy:   5.90, loss: 41230.5117, ppl:  31.0412, duration: 10.2210s` (later releases add `utility
+# ...:` before the duration). Its `loss` is summed over every token of the dev set, so it grows with the set and is no
+# per-token loss; the perplexity is exp(loss / tokens): ln(ppl) is the per-token eval loss, what the overfitting and
+# eval analyzers compare with the training loss (the batch loss, per token).
+_JOEYNMT_VALID = re.compile(r"\bValidation result \([^)]{1,40}\) at epoch\s*(\d{1,9}), step\s*(\d{1,18}): .*?"
+                            r"\bppl:\s*(" + _FLOAT + r")", re.IGNORECASE)
+
+
+def _joeynmt_valid(m: re.Match) -> StepLine:
+    """Joey NMT's validation at its printed step: eval_loss = ln(ppl) and eval_ppl; the summed loss is not read."""
+    ppl = float(m.group(3))
+    loss = math.log(ppl) if ppl > 0 else math.nan
+    return StepLine("joeynmt_valid", int(m.group(2)), None, (("eval_loss", loss), ("eval_ppl", ppl)))
 
 
 def _opennmt(m: re.Match) -> StepLine:
