@@ -1,0 +1,74 @@
+"""The profile's method on an adapter whose base was quantized (QLoRA), where no adapter_config.json records it: the
+run's own name, Unsloth's warning naming the model it loaded, LLaMA-Factory's arguments saved as JSON. Each sign has
+a test where it must not fire (a LoRA on a bf16 base whose name holds `4b`, a name that says neither).
+
+Runs are written the way the programs write them: the Trainer's save (trainer_state.json, training_args.bin pickled
+by torch.save, PEFT's adapter_config.json), a notebook's cell outputs. Folder names here avoid the words the profile
+reads in a run's names (lora, sft, full, ...)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import transformers
+
+import forensics
+from support.review_runs import falling
+
+_ADAPTER_CONFIG = {"base_model_name_or_path": "BASE", "bias": "none", "fan_in_fan_out": False, "inference_mode": True,
+                   "init_lora_weights": True, "lora_alpha": 64, "lora_dropout": 0.1, "modules_to_save": None,
+                   "peft_type": "LORA", "r": 16, "target_modules": ["q_proj", "v_proj"], "task_type": "CAUSAL_LM",
+                   "use_dora": False, "use_rslora": False}
+
+
+def _trainer_save(folder, output_dir: str, base: str = "microsoft/phi-2", optim: str = "paged_adamw_8bit",
+                  adapter: bool = True):
+    """`folder`: what Trainer.save_model and save_state leave of a PEFT run (trainer_state.json with thirty falling
+    losses, training_args.bin naming `output_dir` and `optim`, adapter_config.json on `base` where `adapter`)."""
+    folder.mkdir(parents=True)
+    history = [{"step": s * 10, "epoch": s / 30, "loss": round(v, 4), "grad_norm": 0.8, "learning_rate": 2e-4}
+               for s, v in enumerate(falling(30), 1)]
+    state = {"global_step": 300, "max_steps": 300, "epoch": 1.0, "logging_steps": 10, "log_history": history,
+             "best_model_checkpoint": None, "train_batch_size": 4}
+    (folder / "trainer_state.json").write_text(json.dumps(state, indent=2))
+    args = transformers.TrainingArguments(output_dir=output_dir, optim=optim, fp16=False, report_to=[],
+                                          learning_rate=2e-4)
+    torch.save(args, folder / "training_args.bin")
+    if adapter:
+        config = {**_ADAPTER_CONFIG, "base_model_name_or_path": base}
+        (folder / "adapter_config.json").write_text(json.dumps(config, indent=2))
+    return folder
+
+
+# ---- the run's own name (training_args.bin's output_dir) says QLoRA, beside QLoRA's paged optimizer ---------------
+
+
+@pytest.mark.parametrize("output_dir, optim", [("./models/qlora-phi2", "paged_adamw_8bit"),
+                                               ("output/yi-6b-chat-qlora", "paged_adamw_32bit"),
+                                               ("models/gpt2_qlora_squad", "paged_adamw_32bit")])
+def test_an_adapter_saved_by_a_run_whose_output_dir_says_qlora_with_a_paged_optimizer_is_qlora(tmp_path, output_dir,
+                                                                                               optim):
+    profile = forensics.analyze(_trainer_save(tmp_path / "run", output_dir, optim=optim)).run_profile
+    assert profile.method == "qlora"
+    assert "says QLoRA" in profile.evidence["method"] and optim in profile.evidence["method"]
+
+
+@pytest.mark.parametrize("output_dir, base, optim", [
+    ("outputs/gemma-3-4b-adapter", "google/gemma-3-4b-it", "paged_adamw_8bit"),
+    ("outputs/qwen3-4b-chat", "Qwen/Qwen3-4B", "paged_adamw_32bit"),
+    ("outputs/loraqlora-compare", "Qwen/Qwen3-4B", "paged_adamw_8bit"),
+    ("outputs/qlora_vs_plain", "microsoft/phi-2", "paged_adamw_8bit"),
+    ("./results_qlora", "microsoft/phi-2", "adamw_torch")])
+def test_an_adapter_on_a_bf16_base_whose_names_do_not_say_qlora_stays_lora(tmp_path, output_dir, base, optim):
+    """`4b` is a size, not 4 bits; `loraqlora` is neither word; a name setting QLoRA against another is no claim; a
+    name with the plain AdamW beside it may be a script named for QLoRA that loaded its base in 8 bits."""
+    run = _trainer_save(tmp_path / "run", output_dir, base, optim)
+    assert forensics.analyze(run).run_profile.method == "lora"
+
+
+def test_a_name_that_says_qlora_beside_no_adapter_is_not_taken_as_the_words_method(tmp_path):
+    """Without an adapter the name is the only word: `loraqlora-compare` says neither lora nor qlora."""
+    run = _trainer_save(tmp_path / "run", "outputs/loraqlora-compare", adapter=False)
+    assert forensics.analyze(run).run_profile.method == "unknown"
+
