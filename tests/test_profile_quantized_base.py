@@ -14,7 +14,7 @@ import torch
 import transformers
 
 import forensics
-from support.review_runs import falling
+from support.review_runs import falling, ran_notebook
 
 _ADAPTER_CONFIG = {"base_model_name_or_path": "BASE", "bias": "none", "fan_in_fan_out": False, "inference_mode": True,
                    "init_lora_weights": True, "lora_alpha": 64, "lora_dropout": 0.1, "modules_to_save": None,
@@ -72,3 +72,39 @@ def test_a_name_that_says_qlora_beside_no_adapter_is_not_taken_as_the_words_meth
     run = _trainer_save(tmp_path / "run", "outputs/loraqlora-compare", adapter=False)
     assert forensics.analyze(run).run_profile.method == "unknown"
 
+
+# ---- Unsloth's warning names the model it loaded: a bnb-4bit checkpoint ---------------------------------------------
+
+_UNSLOTH_BANNER = """==((====))==  Unsloth: Fast Llama patching release 2024.4
+   \\\\   /|    GPU: NVIDIA RTX 6000 Ada Generation. Max memory: 47.507 GB. Platform = Linux.
+O^O/ \\_/ \\    Pytorch: 2.2.1. CUDA = 8.9. CUDA Toolkit = 12.1.
+\\        /    Bfloat16 = TRUE. Xformers = 0.0.25. FA = False.
+ "-____-"     Free Apache license: http://github.com/unslothai/unsloth
+"""
+
+
+def _unsloth_notebook(folder, load_line: str):
+    """`folder/train.ipynb`: Unsloth loads a saved adapter folder by a variable (the base is named only by what
+    Unsloth prints), then TRL's DPOTrainer logs thirty falling losses."""
+    load = ('ADAPTER_DIR = "/root/adapters/run1"\nfrom unsloth import FastLanguageModel\n'
+            'model, tokenizer = FastLanguageModel.from_pretrained(model_name=ADAPTER_DIR)')
+    train = "trainer = DPOTrainer(model=model, ref_model=None, args=args, train_dataset=ds)\ntrainer.train()"
+    dicts = "".join(f"{{'loss': {v:.4f}, 'grad_norm': 3.1, 'learning_rate': 5e-06, 'rewards/margins': {s / 30:.3f}, "
+                    f"'epoch': {s / 30:.2f}}}\n" for s, v in enumerate(falling(30, 0.693, 0.35), 1))
+    return ran_notebook(folder, "train.ipynb", [(load, _UNSLOTH_BANNER + load_line + "\n"), (train, dicts)])
+
+
+_PAD_LINE = "{} does not have a padding token! Will use pad_token = <|reserved_special_token_250|>."
+
+
+def test_unsloths_padding_warning_naming_a_bnb_4bit_model_makes_the_run_qlora(tmp_path):
+    line = _PAD_LINE.format("/root/models/unsloth_llama-3-70b-Instruct-bnb-4bit/")
+    profile = forensics.analyze(_unsloth_notebook(tmp_path / "run", line)).run_profile
+    assert profile.method == "qlora"
+    assert "bnb-4bit" in profile.evidence["method"]
+
+
+@pytest.mark.parametrize("line", [_PAD_LINE.format("unsloth/Qwen3-4B"), _PAD_LINE.format("google/gemma-3-4b-it"),
+                                  "Not loading unsloth/llama-3-8b-bnb-4bit: the bf16 base is used"])
+def test_unsloths_padding_warning_naming_a_bf16_model_says_no_quantized_base(tmp_path, line):
+    assert forensics.analyze(_unsloth_notebook(tmp_path / "run", line)).run_profile.method != "qlora"
