@@ -1,6 +1,7 @@
 """The profile's method on an adapter whose base was quantized (QLoRA), where no adapter_config.json records it: the
-run's own name, Unsloth's warning naming the model it loaded, LLaMA-Factory's arguments saved as JSON. Each sign has
-a test where it must not fire (a LoRA on a bf16 base whose name holds `4b`, a name that says neither).
+run's own name beside QLoRA's paged optimizer, Unsloth's warning naming the model it loaded, LLaMA-Factory's
+arguments saved as JSON. Each sign has a test where it must not fire (a LoRA on a bf16 base whose name holds `4b`, a
+name that says neither, arguments that quantize nothing).
 
 Runs are written the way the programs write them: the Trainer's save (trainer_state.json, training_args.bin pickled
 by torch.save, PEFT's adapter_config.json), a notebook's cell outputs. Folder names here avoid the words the profile
@@ -108,3 +109,48 @@ def test_unsloths_padding_warning_naming_a_bnb_4bit_model_makes_the_run_qlora(tm
                                   "Not loading unsloth/llama-3-8b-bnb-4bit: the bf16 base is used"])
 def test_unsloths_padding_warning_naming_a_bf16_model_says_no_quantized_base(tmp_path, line):
     assert forensics.analyze(_unsloth_notebook(tmp_path / "run", line)).run_profile.method != "qlora"
+
+
+# ---- LLaMA-Factory's arguments saved as JSON beside its trainer_log.jsonl ------------------------------------------
+
+
+def _llamafactory_output(folder, args_name: str = "run_args.json", **args):
+    """`folder`: a LLaMA-Factory output folder (trainer_log.jsonl of thirty falling losses, PEFT's adapter_config.json
+    on Qwen/Qwen2.5-7B-Instruct) with its arguments dict saved as JSON under `args_name`, as a script calling
+    llamafactory's run_exp(args) saves it."""
+    folder.mkdir(parents=True)
+    lines = [{"current_steps": s * 10, "total_steps": 300, "loss": round(v, 4), "lr": 2e-4 * (1 - s / 30),
+              "epoch": s / 30, "percentage": round(100 * s / 30, 2), "elapsed_time": "0:10:00",
+              "remaining_time": "0:10:00"} for s, v in enumerate(falling(30), 1)]
+    (folder / "trainer_log.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    config = {**_ADAPTER_CONFIG, "base_model_name_or_path": "Qwen/Qwen2.5-7B-Instruct"}
+    (folder / "adapter_config.json").write_text(json.dumps(config, indent=2))
+    saved = {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct", **args, "stage": "sft", "do_train": True,
+             "finetuning_type": "lora", "lora_target": "all", "template": "qwen", "output_dir": "saves/run",
+             "learning_rate": 0.0002, "num_train_epochs": 1.0, "logging_steps": 10, "bf16": True}
+    (folder / args_name).write_text(json.dumps(saved, ensure_ascii=False, indent=2))
+    return folder
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_llamafactory_arguments_saved_as_json_with_a_quantization_bit_make_the_adapter_qlora(tmp_path, bits):
+    """LLaMA-Factory quantizes the base for any quantization_bit (bitsandbytes 4 or 8 bits) and trains the LoRA on it:
+    its training_args.yaml says qlora for either, and so does the same dict saved as JSON."""
+    run = _llamafactory_output(tmp_path / "run", quantization_bit=bits, quantization_method="bitsandbytes")
+    profile = forensics.analyze(run).run_profile
+    assert (profile.method, profile.objective) == ("qlora", "sft")
+    assert profile.evidence["method"] == "run_args.json"
+
+
+def test_llamafactory_arguments_saved_as_json_without_quantization_leave_the_adapter_lora(tmp_path):
+    profile = forensics.analyze(_llamafactory_output(tmp_path / "run", args_name="args_4b.json")).run_profile
+    assert (profile.method, profile.objective) == ("lora", "sft")
+    assert profile.evidence["objective"] == "stage sft (args_4b.json)"
+
+
+def test_a_json_file_with_a_stage_but_no_finetuning_type_is_not_taken_for_llamafactory_arguments(tmp_path):
+    run = _llamafactory_output(tmp_path / "run", quantization_bit=4)
+    saved = json.loads((run / "run_args.json").read_text())
+    del saved["finetuning_type"]  # (a pipeline's own record: {"stage": ..., "quantization_bit": ...})
+    (run / "run_args.json").write_text(json.dumps(saved))
+    assert forensics.analyze(run).run_profile.method == "lora"

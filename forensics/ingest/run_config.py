@@ -29,7 +29,7 @@ from ..config import RunConfig
 from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from ..lfs import unreadable_reason
-from ..run import RunLayout
+from ..run import RunLayout, is_llamafactory_args
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
 from . import command_line, megatron_args, mmengine_config, namespace_args, notebook_code, printed_configs
@@ -54,7 +54,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
                "console log's launch command (DeepSpeed's cmd = line)")
     _read_text(config, timeline, notebook_code.TEXT_KEY, dict, "the notebook's code (arguments of the cells that ran)")
     _read_tracker_configs(config, layout, timeline)
-    for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("finetuning_args", cf.read_finetuning_args),
+    for kind, reader in (("llamafactory", cf.read_llamafactory_args), ("finetuning_args", cf.read_finetuning_args),
                          ("swift", cf.read_swift_args), ("autotrain", cf.read_autotrain_params),
                          ("ludwig", cf.read_ludwig_hyperparameters),
                          ("yaml", cf.read_config_yaml), ("command", command_line.read_wandb_metadata),
@@ -151,6 +151,8 @@ def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
                                                     "megatron", "yaml", "command", "launch", "autotrain", "ludwig")}
     for path in layout.config_files:
         kind = _kind_of(path.name)
+        if kind == "deepspeed" and _holds_llamafactory_args(path):  # (discovery took it in for what it holds)
+            kind = "llamafactory"
         if kind:
             kinds[kind].append(path)
     kinds["model_states"] = [p for p in layout.weight_files if p.name.endswith("model_states.pt")]
@@ -195,6 +197,15 @@ def _kind_of(name: str) -> str | None:
     if name.endswith("optim_states.pt"):
         return "optim_states"
     return "deepspeed" if lowered.endswith(".json") else None
+
+
+def _holds_llamafactory_args(path: Path) -> bool:
+    """A JSON file of LLaMA-Factory's arguments under a name of its owner's (`run.is_llamafactory_args`)."""
+    try:
+        with open(path, "rb") as fh:
+            return is_llamafactory_args(fh.read(1 << 16))
+    except OSError:
+        return False  # (discovery, which opened it first, has said why)
 
 
 def _step_of(path: Path) -> int | None:
