@@ -78,7 +78,8 @@ class RunLayout:
         config_files: training_args.bin, config.json, adapter_config.json, DeepSpeed configs,
             args.json (sft_args.json), training_args.yaml, scaler.pt, wandb-metadata.json (the command line), DeepSpeed optimizer states, README.md (a PEFT
             model card says the quantization the adapter was trained on), other YAML files (LLaMA-Factory's
-            and axolotl's run configurations, read by their keys).
+            and axolotl's run configurations, read by their keys), a JSON file of LLaMA-Factory's arguments
+            under any name (`is_llamafactory_args`).
         skipped: what could not be looked at (no permission, symlink loop, ...).
         quiet_texts, quiet_notebooks: text files and notebooks with no training log line, looked at again for signs
             that a run was started there (`run_signs`) where nothing else of a run is found.
@@ -316,6 +317,9 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
             "loss" in name.lower() or name == _LUDWIG_STATISTICS or _holds(path, layout, _DUMPED_HISTORY.search, tail=False)):
         layout.json_histories.append(path)
+    elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and _holds(path, layout, is_llamafactory_args,
+                                                                                   tail=False):
+        layout.config_files.append(path)  # LLaMA-Factory's arguments as JSON, of any name (`run_args.json`)
     elif explicit and suffix == ".json":
         # A JSON file given by name: treat it like a trainer_state.json (it may be renamed).
         layout.trainer_states.append(path)
@@ -325,6 +329,16 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
 _DUMPED_HISTORY = re.compile(rb'^(?:\xef\xbb\xbf)?\s*(?:(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|'
                              rb'training_history|metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]'
                              rb'|\{\s*"train_step_loss"\s*:\s*\[)')  # (llama-cookbook's metrics_data_*.json)
+
+
+def is_llamafactory_args(head: bytes) -> bool:
+    """Whether a JSON file's head is LLaMA-Factory's arguments (`llamafactory-cli train args.json` takes them so, and a
+    script calling its run_exp(args) may save that dict beside the run): an object with its FinetuningArguments'
+    `stage` and `finetuning_type`, a pair no other trainer's arguments hold."""
+    return (head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and b'"finetuning_type"' in head
+            and b'"stage"' in head)
+
+
 # Ludwig's record of an experiment's metrics, one value per evaluation period (ingest.json_history)
 _LUDWIG_STATISTICS = "training_statistics.json"
 # A checkpoint folder's tokenizer files (megabytes each, never a history): not sniffed

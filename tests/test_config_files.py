@@ -151,7 +151,7 @@ def test_llamafactory_values(tmp_path):
     yaml = pytest.importorskip("yaml")
     path = tmp_path / "training_args.yaml"
     path.write_text(yaml.dump(LF_ARGS))
-    values = cf.read_llamafactory_yaml(path)
+    values = cf.read_llamafactory_args(path)
     assert values["method"] == "qlora" and values["learning_rate"] == 5e-5 and values["max_grad_norm"] == 1.0
     assert values["quant.bnb_4bit_use_double_quant"] is True  # LLaMA-Factory's default when not written
     assert values["adapter.r"] == 8 and values["deepspeed"] == "cache/ds_z3_config.json"

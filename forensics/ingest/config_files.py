@@ -411,8 +411,10 @@ _OTHER_PEFT = ("p_tuning", "ptuning", "p-tuning", "ptuning_v2", "prefix", "prefi
                "ia3", "vera", "boft", "loha", "lokr", "reft", "adapter")
 
 
-def read_llamafactory_yaml(path) -> dict[str, Any]:
-    return llamafactory_values(read_flat_yaml(path))
+def read_llamafactory_args(path) -> dict[str, Any]:
+    """LLaMA-Factory's arguments: its training_args.yaml, or the same arguments saved as a JSON object."""
+    args = read_json_object(path) if str(path).lower().endswith(".json") else read_flat_yaml(path)
+    return llamafactory_values(args)
 
 
 def read_finetuning_args(path) -> dict[str, Any]:

@@ -53,6 +53,9 @@ _LOAD_WORD = re.compile(r"(?i)\b(?:load|loads|loading|loaded|cargando|cargado|ch
 _NEGATED_CJK = re.compile(r"不|未|没有|沒有|無し|しない|않")  # `不加载 4bit` (not loading in 4 bits)
 # ... unless the line says it is not so (`Full fine-tuning (no QLoRA)`, `without 4-bit quantization`)
 _NEGATED = re.compile(r"\b(?:no|not|without|False|disabled?)\b", re.IGNORECASE)
+# Unsloth's warning naming the model it loaded (`unsloth/gemma-2-2b-it-bnb-4bit does not have a padding token! Will use
+# pad_token = <pad>.`, from `model.config._name_or_path` in its patch_tokenizer): that `not` is the tokenizer's
+_PAD_TOKEN_CLAUSE = re.compile(r" does not have a padding token! Will use pad_token = .*$")
 # DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`)
 _DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* [^\n]*\bmain\.py\b[^\n]*$", re.MULTILINE)
 _LORA_DIM = re.compile(r"--lora_dim[ =](\d+)")
@@ -326,7 +329,7 @@ def _said_4bit(text: str) -> str | None:
     4 bits beside it (`_FOUR_BIT_WORD` with `_LOAD_WORD`, in any of several languages), or None."""
     for m in _LOADED_4BIT.finditer(text):
         line = line_at(text, m.start()).strip()
-        if not _NEGATED.search(line):
+        if not _NEGATED.search(_PAD_TOKEN_CLAUSE.sub("", line)):
             return line[-160:]
     m = _FOUR_BIT_LAYER.search(text) if "Linear4bit" in text else None
     if m:

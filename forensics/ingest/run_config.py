@@ -29,7 +29,7 @@ from ..config import RunConfig
 from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from ..lfs import unreadable_reason
-from ..run import RunLayout
+from ..run import RunLayout, is_llamafactory_args
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
 from . import command_line, megatron_args, mmengine_config, namespace_args, notebook_code, printed_configs
@@ -54,7 +54,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
                "console log's launch command (DeepSpeed's cmd = line)")
     _read_text(config, timeline, notebook_code.TEXT_KEY, dict, "the notebook's code (arguments of the cells that ran)")
     _read_tracker_configs(config, layout, timeline)
-    for kind, reader in (("llamafactory", cf.read_llamafactory_yaml), ("finetuning_args", cf.read_finetuning_args),
+    for kind, reader in (("llamafactory", cf.read_llamafactory_args), ("finetuning_args", cf.read_finetuning_args),
                          ("swift", cf.read_swift_args), ("autotrain", cf.read_autotrain_params),
                          ("ludwig", cf.read_ludwig_hyperparameters),
                          ("yaml", cf.read_config_yaml), ("command", command_line.read_wandb_metadata),
@@ -151,6 +151,8 @@ def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
                                                     "megatron", "yaml", "command", "launch", "autotrain", "ludwig")}
     for path in layout.config_files:
         kind = _kind_of(path.name)
+        if kind == "deepspeed" and _holds_llamafactory_args(path):  # (discovery took it in for what it holds)
+            kind = "llamafactory"
         if kind:
             kinds[kind].append(path)
     kinds["model_states"] = [p for p in layout.weight_files if p.name.endswith("model_states.pt")]
@@ -195,6 +197,15 @@ def _kind_of(name: str) -> str | None:
     if name.endswith("optim_states.pt"):
         return "optim_states"
     return "deepspeed" if lowered.endswith(".json") else None
+
+
+def _holds_llamafactory_args(path: Path) -> bool:
+    """A JSON file of LLaMA-Factory's arguments under a name of its owner's (`run.is_llamafactory_args`)."""
+    try:
+        with open(path, "rb") as fh:
+            return is_llamafactory_args(fh.read(1 << 16))
+    except OSError:
+        return False  # (discovery, which opened it first, has said why)
 
 
 def _step_of(path: Path) -> int | None:
@@ -348,6 +359,12 @@ _FOUR_BIT_BASE = re.compile(r"bnb-4bit|(?<![a-z0-9])(?:4bit|int4|awq)(?![a-z0-9]
 
 # a run's name that sets 4 bits against something else (`lora_not_4bit`, `fp16_baseline_vs_4bit`): no base said
 _NOT_4BIT = re.compile(r"(?i)(?<![a-z])(?:no|not|non|without|vs|versus|baseline)(?![a-z])")
+# a run's own name that says QLoRA (`output/yi-6b-sft-qlora`, `./models/qlora-phi2`; `loraqlora-compare` says neither),
+# taken with the optimizer QLoRA brought (bitsandbytes' paged AdamW: `paged_adamw_8bit`, `paged_adamw_32bit`): its
+# adapter sat on a quantized base, which no adapter_config.json records. The name alone is not enough: a script named
+# for QLoRA may load its base in 8 bits, or in full precision.
+_QLORA_WORD = re.compile(r"(?i)(?<![a-z])qlora(?![a-z])")
+_PAGED_OPTIMIZER = re.compile(r"(?i)^paged_")
 
 
 _LORA_KINDS = ("LORA", "ADALORA", "LOHA", "LOKR", "OFT", "BOFT", "VERA", "DORA")  # low-rank (or kin) weight deltas
@@ -359,7 +376,8 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
     adapter_files = [n for n in names if n.startswith("adapter_model")]
     full_files = [n for n in names if n.startswith(("model", "pytorch_model")) or n.endswith("model_states.pt")]
     base = str(config.get("adapter.base_model_name_or_path") or config.get("model.name_or_path") or "")
-    own = " ".join(re.split(r"[\\/]", str(config.get(k) or "").rstrip("\\/"))[-1] for k in ("output_dir", "run_name"))
+    own = " ".join(dict.fromkeys(  # (run_name is output_dir where the Trainer's default stands)
+        re.split(r"[\\/]", str(config.get(k) or "").rstrip("\\/"))[-1] for k in ("output_dir", "run_name")))
     quant4 = (config.get("quant.load_in_4bit") is True or config.get("quant.bits") == 4
               or bool(_FOUR_BIT_BASE.search(base))  # unsloth/...-bnb-4bit: the base was saved 4-bit
               or bool(_FOUR_BIT_BASE.search(own)) and not _NOT_4BIT.search(own))  # named for its 4-bit base
@@ -368,10 +386,7 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
         method, source = "peft", f"derived: peft_type {peft_type} ({config.source_of('adapter.peft_type')})"
     elif adapter_files or peft_type or config.get("adapter.r"):
         why = adapter_files[0] if adapter_files else (config.source_of("adapter.peft_type") or "adapter_config.json")
-        four = (config.source_of("quant.load_in_4bit") or config.source_of("quant.bits")
-                or (f"the base's name {base}" if _FOUR_BIT_BASE.search(base) else f"the run's own name {own.strip()}"))
-        method, source = ("qlora", f"derived: {why} with a 4-bit quantized base ({four})") if quant4 else \
-            ("lora", f"derived: {why}")
+        method, source = _adapter_method(config, why, quant4, base, own)
     elif quant4:
         where = config.source_of("quant.load_in_4bit") or config.source_of("quant.bits") or "quantization_config"
         method, source = "qlora", f"derived: a base loaded in 4 bits ({where}; it cannot be trained in full)"
@@ -387,6 +402,20 @@ def _derive_method(config: RunConfig, layout: RunLayout) -> None:
         config.put_first("method", method, f"{source}; {config.source_of('method')} says lora")
     elif config.get("method") != method:  # a second value shows as a conflict: the framework said otherwise
         config.add("method", method, source)
+
+
+def _adapter_method(config: RunConfig, why: str, quant4: bool, base: str, own: str) -> tuple[str, str]:
+    """(method, source) of a run that trained a low-rank adapter: "qlora" where its base was 4-bit (`quant4`) or its
+    own name says QLoRA beside a paged optimizer (`_QLORA_WORD`), else "lora"."""
+    if quant4:
+        four = (config.source_of("quant.load_in_4bit") or config.source_of("quant.bits")
+                or (f"the base's name {base}" if _FOUR_BIT_BASE.search(base) else f"the run's own name {own.strip()}"))
+        return "qlora", f"derived: {why} with a 4-bit quantized base ({four})"
+    optimizer = str(config.get("optim") or "")
+    if _QLORA_WORD.search(own) and not _NOT_4BIT.search(own) and _PAGED_OPTIMIZER.match(optimizer):
+        return "qlora", (f"derived: {why}, in a run whose own name says QLoRA ({own.strip()}) and whose optimizer is "
+                         f"QLoRA's paged one ({optimizer}, {config.source_of('optim')})")
+    return "lora", f"derived: {why}"
 
 
 def _trainer_saved_model_config(layout: RunLayout) -> str | None:
