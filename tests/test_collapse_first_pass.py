@@ -10,6 +10,7 @@ import pandas as pd
 from forensics.analyzers.collapse import detect_loss_collapse
 from forensics.analyzers.zero_in_first_epoch import for_a_language_model
 from forensics.config import Thresholds
+from forensics.ingest import stdout
 
 TH = Thresholds()
 
@@ -125,3 +126,31 @@ def test_a_fall_straight_to_an_exact_zero_stays_unexplained():
     findings = _judged_as_language_model(metrics)
     assert _collapse(findings) is None
     assert any(f.kind == "zero_loss_unexplained" for f in findings)
+
+
+# --- the epochs of a notebook's results table, where its progress line printed the whole epochs done --------------
+
+_BANNER = ("==((====))==  Unsloth - 2x faster free finetuning | Num GPUs used = 1\n"
+           "   \\\\   /|    Num examples = 241 | Num Epochs = 2 | Total steps = 60\n"
+           "O^O/ \\_/ \\    Batch size per device = 2 | Gradient accumulation steps = 4\n"
+           "\\        /    Data Parallel GPUs = 1 | Total batch size (2 x 4 x 1) = 8\n")
+
+
+def _table_epochs(tmp_path, progress: str) -> pd.Series:
+    rows = "".join(f"{step}\t{0.2 / step:.6f}\n" for step in range(1, 61))
+    path = tmp_path / "train.log"
+    path.write_text(_BANNER + progress + "\nStep\tTraining Loss\n" + rows)
+    frame = stdout.read(path).frame
+    epochs = frame[frame["metric"] == "epoch"]
+    return pd.Series(epochs["value"].to_numpy(), index=epochs["step"].to_numpy())
+
+
+def test_a_progress_line_printing_the_whole_epochs_done_gives_way_to_the_banners_steps_an_epoch(tmp_path):
+    # `[60/60, Epoch 1/2]`: int(state.epoch) of 1.99 at the end; the banner's 30 steps an epoch put step 13 at 0.43
+    epochs = _table_epochs(tmp_path, "[60/60 03:10, Epoch 1/2]")
+    assert epochs[60] == 2.0 and abs(epochs[13] - 13 / 30) < 1e-9
+
+
+def test_a_progress_line_at_the_banners_epochs_keeps_its_pace(tmp_path):
+    epochs = _table_epochs(tmp_path, "[60/60 03:10, Epoch 2/2]")
+    assert epochs[60] == 2.0 and abs(epochs[30] - 1.0) < 1e-9
