@@ -3,8 +3,11 @@
 Within the first epoch no example has come round again, so a loss near zero there is no training set learned by
 heart. A language model's loss at 0.01 nats before the first epoch ended that goes on to the floor of a 4-decimal
 print is the targets handed to the model (`targets_given_away`, a `loss_collapse`); one already near 0 at the first
-logged points is nearly every label masked or targets copied (`near_zero_from_the_start`); any other near-zero
-stretch reached within the first epoch is `zero_loss_unexplained` (`unless_first_epoch`). On a classification head
+logged points is nearly every label masked or targets copied (`near_zero_from_the_start`); one that settles tenfold
+lower, under 0.01, in its first pass is a `loss_collapse` too, an error where it ends at that floor and a warning
+where it stays above it (`collapsed_in_first_pass`; from under 1 nat where the run profile says it is a language
+model: `for_a_language_model`); any other near-zero stretch reached within the first epoch is
+`zero_loss_unexplained` (`unless_first_epoch`). On a classification head
 the loss is no next-token loss, and the same findings say so (`for_a_classifier`).
 """
 from __future__ import annotations
