@@ -22,7 +22,7 @@ from .analyzers.chain import link_skipped_batches, link_weight_damage
 from .analyzers.metrics import RLMetrics, finite, is_preference_log
 from .analyzers.memorization import memorized_from_scratch
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
-from .analyzers.zero_in_first_epoch import for_a_classifier
+from .analyzers.zero_in_first_epoch import for_a_classifier, for_a_language_model
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_start_near_the_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.lr_anomaly import detect_warmup_past_the_end
@@ -452,6 +452,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
         findings, metrics = for_a_reward_model(findings, metrics, thresholds), without_the_score(metrics)
     if profile.objective == "preference" and profile.algorithm in PAIRWISE_ALGORITHMS:
         findings = for_a_pairwise_loss(findings, metrics)  # its exact zeros cannot be masked labels
+    if profile.objective in ("sft", "pretrain"):  # a loss under 1 nat is a language model's too
+        findings = for_a_language_model(findings, metrics, thresholds)
     if profile.precision == "fp16":  # a loss scaler ran, though the log does not show it: its zeros are skipped steps
         findings = link_skipped_batches(as_scaler_skips(findings, metrics, thresholds))
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings,

@@ -312,17 +312,22 @@ _LOG_FLOOR = 1e-4  # the floor a loss rounded to 4 decimals can show (0.0 is rea
 _HALFWAY_DOWN = 0.5  # a memorizing descent is dated where it has come half its way down on a log scale
 
 
+def levelled_off_position(descent: pd.Series, floor: float) -> int:
+    """Where a descent to `floor` levelled off: the first point from which it stays (in nine of ten points, and at the
+    last) half its way down in orders of magnitude, under the geometric mean of its start and its floor (read as
+    `_LOG_FLOOR` or more: a 4-decimal print's 0.0). On a linear scale a fine-tune's loss that drops from 5 to 0.02 in
+    its first steps and then takes epochs to reach ~0 reads as levelled off from the first steps (MERCATOR: step 15
+    at 0.34; guohuiyuan: 680)."""
+    k = max(1, len(descent) // 10)
+    head = max(float(descent.iloc[:k].median()), float(descent.iloc[0]))
+    return _settling_position(_running_median(descent), head, max(floor, _LOG_FLOOR), log_scale=True,
+                              share=_HALFWAY_DOWN)
+
+
 def dated_from_settling(found: Finding, descent: pd.Series, floor: float) -> Finding:
     """A memorization finding dated from where its descent to near zero levelled off, which can be well before
     the loss reached the near-zero bar (`collapse_abs`); that first near-zero step stays in the evidence."""
-    k = max(1, len(descent) // 10)
-    head = max(float(descent.iloc[:k].median()), float(descent.iloc[0]))
-    # on a log scale, from where it has come half its way down in orders of magnitude (the geometric mean of its start
-    # and its floor): a fine-tune's loss drops from 5 to 0.02 in its first steps and then takes epochs to reach ~0,
-    # which on a linear scale reads as levelled off from the first steps (MERCATOR: step 15 at 0.34; guohuiyuan: 680)
-    onset = _settling_position(_running_median(descent), head, max(floor, _LOG_FLOOR), log_scale=True,
-                               share=_HALFWAY_DOWN)
-    step = int(descent.index[onset])
+    step = int(descent.index[levelled_off_position(descent, floor)])
     if step >= found.step:
         return found
     message = found.message.replace(f" at step {found.step} ", f" at step {found.step} (its descent levelled off from "

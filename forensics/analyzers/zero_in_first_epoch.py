@@ -3,8 +3,11 @@
 Within the first epoch no example has come round again, so a loss near zero there is no training set learned by
 heart. A language model's loss at 0.01 nats before the first epoch ended that goes on to the floor of a 4-decimal
 print is the targets handed to the model (`targets_given_away`, a `loss_collapse`); one already near 0 at the first
-logged points is nearly every label masked or targets copied (`near_zero_from_the_start`); any other near-zero
-stretch reached within the first epoch is `zero_loss_unexplained` (`unless_first_epoch`). On a classification head
+logged points is nearly every label masked or targets copied (`near_zero_from_the_start`); one that settles tenfold
+lower, under 0.01, in its first pass is a `loss_collapse` too, an error where it ends at that floor and a warning
+where it stays above it (`collapsed_in_first_pass`; from under 1 nat where the run profile says it is a language
+model: `for_a_language_model`); any other near-zero stretch reached within the first epoch is
+`zero_loss_unexplained` (`unless_first_epoch`). On a classification head
 the loss is no next-token loss, and the same findings say so (`for_a_classifier`).
 """
 from __future__ import annotations
@@ -16,7 +19,9 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import EVAL_ACCURACY_KEYS, LOSS, PASSES, Metrics, epoch_at, finite, format_number, passes_over_data
+from .memorization import levelled_off_position
+from .metrics import (EVAL_ACCURACY_KEYS, GRAD_NORM, LOSS, PASSES, Metrics, epoch_at, finite, format_number,
+                      is_preference_log, passes_over_data, real_loss)
 from .overfitting import EVAL_LOSS, eval_loss_names
 
 
@@ -66,6 +71,98 @@ def targets_given_away(loss: pd.Series, metrics: Metrics, thresholds: Thresholds
     return Finding("loss_collapse", "error", first, message, end_step=last, metric=LOSS, evidence={
         "to_end": True, "sudden": False, "first_epoch": True, "epoch": epoch, "value": float(values[at]),
         "level_before": start, "near_zero_step": reached, "tail": tail, "n_points": len(values) - fall})
+
+
+_CUT_SHORT = 0.5  # epochs: a counter that ends this early was stopped (max_steps) well inside its first pass
+_SETTLED = 0.9  # ... share of the points after the loss got there that stay under `memorization_level`
+
+
+def _counts_passes(epochs: pd.Series) -> bool:
+    """Whether an epoch counter counts passes over the data: it reaches `PASSES`, or it ends under `_CUT_SHORT`
+    (max_steps stopped the run early in its first pass: 60 steps of 8 over 100,000 examples end at 0.0048). A
+    streaming run's epoch is a fraction of max_steps that ends near 1 whatever was repeated."""
+    return passes_over_data(epochs) >= PASSES or float(epochs.iloc[-1]) <= _CUT_SHORT
+
+
+def collapsed_in_first_pass(loss: pd.Series, metrics: Metrics, thresholds: Thresholds,
+                            language_model: bool = False) -> Finding | None:
+    """A language model's loss (`given_away_start` nats or more at its first point, or a run its profile calls
+    supervised fine-tuning or pre-training: `language_model`) that falls tenfold and more, through real values (not
+    an exact 0.0), to `given_away_level` or less before the first epoch ended, and stays under `memorization_level`
+    (`_SETTLED` of its points) from there to the end, with no eval loss: a whole-sequence loss that low on text not
+    yet seen measures targets trivial or given away (pad tokens as labels, a prompt-masking bug, a constant answer),
+    not the task. A `loss_collapse` dated where its descent levelled off (`levelled_off_position`, on a log scale):
+    an error where its last tenth sits at the floor of a 4-decimal print (`_NOTHING_LEFT`: nothing left to learn,
+    no gradient); a warning where it stays small but above it (repeated texts in the data would make that low loss
+    real), and only where no grad_norm shows a gradient still alive (`_gradient_alive`). Needs an epoch counter that
+    counts passes (`_counts_passes`)."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if epochs is None or not len(epochs) or not _counts_passes(epochs) or eval_loss_names(metrics) \
+            or len(loss) < thresholds.collapse_points + 1:
+        return None
+    values = loss.to_numpy()
+    start = float(values[0])
+    if not (language_model or start >= thresholds.given_away_start) or start <= thresholds.given_away_level:
+        return None
+    low = np.flatnonzero(values <= min(thresholds.given_away_level, start / 10))
+    if not len(low) or values[low[0]] == 0.0 or len(values) - low[0] < thresholds.collapse_points:
+        return None  # (a fall straight to an exact 0.0 is a masked NaN as well: `_zero_without_grad_norm` says so)
+    at = int(low[0])
+    epoch = epoch_at(epochs, int(loss.index[at]))
+    if epoch is None or epoch >= 1.0 or np.mean(values[at:] <= thresholds.memorization_level) < _SETTLED:
+        return None
+    tail = float(np.median(values[-max(1, len(values) // 10):]))
+    at_floor = tail <= _NOTHING_LEFT
+    if not at_floor and _gradient_alive(metrics, loss.index[at:], thresholds):
+        return None
+    onset = levelled_off_position(loss, tail)
+    first, reached, last = int(loss.index[onset]), int(loss.index[at]), int(loss.index[-1])
+    return Finding("loss_collapse", "error" if at_floor else "warning", first,
+                   _first_pass_message(start, float(values[onset]), first, float(values[at]), reached, epoch, tail,
+                                       last, at_floor),
+                   end_step=last, metric=LOSS, evidence={
+                       "to_end": True, "sudden": False, "first_epoch": True, "epoch": epoch, "value": float(values[at]),
+                       "level_before": start, "near_zero_step": reached, "tail": tail, "n_points": len(values) - onset})
+
+
+def _gradient_alive(metrics: Metrics, steps: pd.Index, thresholds: Thresholds) -> bool:
+    """A grad_norm logged over these steps, its median above `collapse_abs`: the loss, small as it is, still carries
+    a gradient, the mark of a regular target learned (a t5-small's 0.005 nats on templated outputs in its first epoch,
+    grad_norm 0.21; a LoRA's 0.0035 on knowledge-graph paths, 0.12-0.44), not of labels with nothing left in them."""
+    grad = finite(metrics[GRAD_NORM]) if GRAD_NORM in metrics else pd.Series(dtype="float64")
+    seen = grad[(grad.index >= steps[0]) & (grad.index <= steps[-1])]
+    return bool(len(seen)) and float(seen.median()) > thresholds.collapse_abs
+
+
+_EXPLAINED = ("memorization", "zero_loss_unexplained", "no_learning_evidence")  # what such a collapse says instead
+
+
+def for_a_language_model(findings: list[Finding], metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """The findings of a run whose profile says it trains a language model (supervised fine-tuning, pre-training),
+    where its loss collapsed in its first pass (`collapsed_in_first_pass`) from under `given_away_start` nats, which
+    the log alone cannot show to be a language model's: that collapse in place of the near-zero loss judged without
+    it (not memorization, 'unexplained') and of 'no evidence it learned'."""
+    if LOSS not in metrics or is_preference_log(metrics) or any(f.kind == "loss_collapse" for f in findings):
+        return findings  # (a preference or RL loss sits near 0 by design)
+    found = collapsed_in_first_pass(real_loss(metrics), metrics, thresholds, language_model=True)
+    if found is None:
+        return findings
+    return [found] + [f for f in findings if f.kind not in _EXPLAINED or f.metric not in (LOSS, None)]
+
+
+def _first_pass_message(start: float, levelled: float, first: int, value: float, reached: int, epoch: float,
+                        tail: float, last: int, at_floor: bool) -> str:
+    ends = ("at the floor of a 4-decimal print: nothing is left to learn and no gradient is left to learn from"
+            if at_floor else "small but not 0: were the training texts repeats of one another, this low loss could "
+            "be real; nothing in the log says so")
+    return (f"loss collapse: the loss falls from {format_number(start)} to {format_number(value)} by step {reached}, at "
+            f"epoch {epoch:.2g}, before any example was seen twice (its descent levels off, on a log scale, at step "
+            f"{first}: {format_number(levelled)}), and ends at {format_number(tail)} over the last tenth of the log "
+            f"(step {last}), {ends}. "
+            "A whole-sequence next-token loss this low on text the model has not seen measures targets that are "
+            "trivial or handed to it, not the task: pad tokens counted as labels, a prompt-masking bug that leaves "
+            "only template tokens, the same answer for every example, labels equal to the inputs. Decode the "
+            "unmasked labels of one batch and compare them with its input_ids.")
 
 
 _START = 0.25  # epochs: a log whose first point is this early shows where training started

@@ -202,6 +202,10 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
         # a results table has no epoch column; the Trainer's (or Unsloth's) banner says how many steps an epoch makes
         frame = _with_epochs(frame, per_epoch)
         meta["epoch_inferred"] = f"step / {per_epoch:g} steps per epoch, as the trainer's banner states them"
+    elif per_epoch and "loss" in metrics and _results_table_only(events) and _paced_by_whole_epochs(frame, per_epoch):
+        frame = _with_epochs(frame[frame["metric"] != "epoch"].reset_index(drop=True), per_epoch)
+        meta["epoch_inferred"] = (f"step / {per_epoch:g} steps per epoch, as the trainer's banner states them (the "
+                                  "progress line's epoch is a whole number, the epochs done)")
     return without_unit_loss_scale(without_placeholders(frame) if "megatron" in kinds_of(events) else frame)
 
 
@@ -216,6 +220,24 @@ def _plan_fits(plan: tuple[int, int], steps: list[int], events: list[tuple]) -> 
     no step goes past it (one plan line of another run in the same log, or a resume, would)."""
     totals = {e[1].total for e in events if e[0] == "line" and e[1].total}
     return plan[1] in totals and max(steps) <= plan[1]
+
+
+def _paced_by_whole_epochs(frame: pd.DataFrame, per_epoch: float) -> bool:
+    """Whether a results table's epochs were paced from a progress line that printed a whole number of epochs under
+    the banner's count at its last step (`[60/60 03:10, Epoch 1/2]`: the notebook callback prints int(state.epoch) when
+    training ends, the epochs done, so 1 for 1.99), each row's epoch its step x that number / the last step, an
+    undercount by up to one epoch. The banner's steps per epoch (`Num Epochs = 2 | Total steps = 60`: with max_steps
+    its epochs are the steps over an epoch's, rounded up, so it errs the other way by less) date them instead, where
+    the two agree on that whole number (the banner's epochs at the last step over it, by one epoch at most)."""
+    epochs = frame[frame["metric"] == "epoch"]
+    if epochs.empty:
+        return False
+    steps, values = epochs["step"].to_numpy(dtype="float64"), epochs["value"].to_numpy(dtype="float64")
+    last, done = float(steps[-1]), float(values[-1])
+    by_banner = last / per_epoch
+    if last <= 0 or done <= 0 or done != math.floor(done) or not done < by_banner <= done + 1:
+        return False
+    return bool(np.allclose(values, steps * done / last))  # paced, not an Epoch column of the table's own
 
 
 def _with_epochs(frame: pd.DataFrame, per_epoch: float) -> pd.DataFrame:
