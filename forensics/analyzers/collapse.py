@@ -39,6 +39,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
+from .late_passes import memorized_over_late_passes
 from .memorization import (dated_from_settling, held_out_loss_names, memorization_level, memorized_in_a_staircase,
                            memorized_without_eval, phase_ends, phases, told_by_train_loss, with_eval_like_training)
 from .metrics import (GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, lr_restart_steps, real_loss,
@@ -147,7 +148,7 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
         findings += next(([phase_ends(f, loss) for f in found] for phase in phases(loss, lr_restart_steps(metrics))
                           if (found := memorized_without_eval(phase, level, thresholds, epochs, why))), [])
         if not findings and epochs is not None and len(epochs):
-            findings += memorized_in_a_staircase(loss, epochs)
+            findings += memorized_in_a_staircase(loss, epochs) or memorized_over_late_passes(loss, epochs, thresholds)
         findings = [with_eval_like_training(f, metrics) for f in findings]
     return findings
 
