@@ -3,6 +3,9 @@
 * A verl console that stopped before its first `step:N - ...` line (an out-of-memory error in the first optimizer
   step, a TPU port stuck compiling) is still a training run's console: verl pprints its whole config as it starts
   (`{'actor_rollout_ref': {'actor': {...`). A warning naming the crash, never 'not a run'.
+* A torchtitan-derived trainer that prints `step=N global_avg_loss=X global_max_loss=Y throughput(tps)=...` (saforem2's
+  mmm.train) is read: its averaged loss is the loss, the worst rank's max loss keeps its own name. Prose that holds
+  `step=` and a hand-written loop's `step=3 loss=2.1` are not taken for it.
 The consoles are written as the real programs print them: Ray's `(TaskRunner pid=N)` prefix on every line of the
 driver, pprint's indented dict, tqdm's `Training Progress` bar.
 """
@@ -12,6 +15,7 @@ import pytest
 
 import forensics
 from forensics.errors import NotARunDirectory
+from forensics.ingest.pretrain_lines import parse_line
 
 _RAY = "\x1b[36m(TaskRunner pid=563119)\x1b[0m "
 
@@ -84,3 +88,47 @@ def test_a_notes_file_quoting_verls_config_alone_is_no_run(tmp_path):
     """Not fire: the printed config alone (pasted in notes) is one sign, not a training console."""
     with pytest.raises(NotARunDirectory):
         forensics.analyze(_folder(tmp_path, "Our settings:\n" + VERL_CONFIG, name="notes.txt"))
+
+
+def _titan_key_value_console(max_loss_at_60: float = 8.1) -> str:
+    """mmm.train's start and its step lines every 10 steps: a pre-training falling from about ln(128256)."""
+    lines = ["[2025-02-03 09:19:41][I][mmm/train:71:__main__] Starting job: Llama 3 8B training",
+             "[2025-02-03 09:19:51][I][mmm/train:300:__main__] Training starts at step 1, with local batch size 1, "
+             "global batch size 8, sequence length 2048, total steps 1000 (warmup 200)"]
+    losses = [12.27, 11.10, 9.30, 8.36, 7.75, 7.41, 7.38, 7.18, 6.95, 6.98, 6.87]
+    for i, loss in enumerate(losses):
+        step = max(1, 10 * i)
+        worst = max_loss_at_60 if step == 60 else loss + 1.2
+        lines.append(f"[2025-02-03 09:20:14][I][mmm/train:458:__main__] step={step} global_avg_loss={loss:.6f} "
+                     f"global_max_loss={worst:.6f} throughput(tps)=110.670108 mfu(%)=1.711512 "
+                     f"end_to_end(s)=18.505449 data_loading(s)=0.002796 data_loading(%)=0.015172")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_titan_key_value_line_is_read_with_its_averaged_loss_as_the_loss():
+    line = ("[2025-02-03 09:50:52][I][mmm/train:458:__main__] step=100 global_avg_loss=6.869817 "
+            "global_max_loss=8.179618 throughput(tps)=110.670108 mfu(%)=1.711512 end_to_end(s)=18.505449")
+    record = parse_line(line)
+    assert record.step == 100
+    assert dict(record.metrics) == {"loss": 6.869817, "global_max_loss": 8.179618, "throughput_tps": 110.670108,
+                                    "mfu_pct": 1.711512, "end_to_end_s": 18.505449}
+
+
+def test_a_titan_key_value_pre_training_falling_from_ln_vocab_is_healthy_despite_one_ranks_max_loss(tmp_path):
+    a = forensics.analyze(_folder(tmp_path, _titan_key_value_console(max_loss_at_60=16.77), name="train.log"))
+    assert a.status == "healthy", [f.message for f in a.findings]
+    assert a.run_profile.objective == "pretrain"
+
+
+def test_prose_holding_step_equals_is_no_step_line(tmp_path):
+    """Not fire: a sentence that says `step=` and `loss=` is no metric line, and no run."""
+    prose = "We stopped at step=5 because loss=nan was printed, then restarted with a lower LR.\n"
+    assert parse_line(prose.strip()) is None
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(_folder(tmp_path, prose * 3, name="notes.log"))
+
+
+def test_a_hand_written_loops_step_equals_loss_line_stays_the_loops():
+    """Not fire: `step=3 loss=2.1 lr=...` is read as before, a hand-written loop's line (kind generic)."""
+    record = parse_line("step=3 loss=2.1 lr=0.001")
+    assert record.kind == "generic" and dict(record.metrics) == {"loss": 2.1, "learning_rate": 0.001}
