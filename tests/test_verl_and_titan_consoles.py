@@ -6,14 +6,20 @@
 * A torchtitan-derived trainer that prints `step=N global_avg_loss=X global_max_loss=Y throughput(tps)=...` (saforem2's
   mmm.train) is read: its averaged loss is the loss, the worst rank's max loss keeps its own name. Prose that holds
   `step=` and a hand-written loop's `step=3 loss=2.1` are not taken for it.
+* reward_decline judges verl's held-out reward (`val-core/<data>/reward/mean@1`) where one is logged, and a swing of
+  the train reward inside its own noise is no decline.
 The consoles are written as the real programs print them: Ray's `(TaskRunner pid=N)` prefix on every line of the
 driver, pprint's indented dict, tqdm's `Training Progress` bar.
 """
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 
 import forensics
+from forensics.analyzers.reward_decline import detect_reward_decline
+from forensics.config import Thresholds
 from forensics.errors import NotARunDirectory
 from forensics.ingest.pretrain_lines import parse_line
 
@@ -132,3 +138,46 @@ def test_a_hand_written_loops_step_equals_loss_line_stays_the_loops():
     """Not fire: `step=3 loss=2.1 lr=...` is read as before, a hand-written loop's line (kind generic)."""
     record = parse_line("step=3 loss=2.1 lr=0.001")
     assert record.kind == "generic" and dict(record.metrics) == {"loss": 2.1, "learning_rate": 0.001}
+
+
+_VAL = "val-core/openai/gsm8k/reward/mean@1"
+
+
+def _flat_train_reward(seed: int = 0) -> pd.Series:
+    """A PPO train reward saturated near 0.95: 256 prompts a step, each right or wrong (about 0.013 a step of noise)."""
+    rng = np.random.default_rng(seed)
+    steps = np.arange(101, 436)
+    return pd.Series(rng.binomial(256, 0.947, len(steps)) / 256, index=steps, dtype="float64")
+
+
+def _val_reward(levels: list[float], seed: int = 1) -> pd.Series:
+    """Greedy accuracy on 1319 test questions every 10 steps, around the given level at each eval."""
+    rng = np.random.default_rng(seed)
+    steps = np.arange(110, 110 + 10 * len(levels), 10)
+    return pd.Series(rng.binomial(1319, levels) / 1319, index=steps, dtype="float64")
+
+
+def test_a_held_out_reward_that_slides_while_the_train_reward_holds_is_a_decline_dated_where_it_left_its_level():
+    val = _val_reward([0.897] * 10 + [0.876] * 24)
+    found = detect_reward_decline({"reward": _flat_train_reward(), _VAL: val}, Thresholds())
+    assert [f.kind for f in found] == ["reward_decline"]
+    assert found[0].metric == _VAL and found[0].evidence["held_out"]
+    assert 170 <= found[0].step <= 230
+
+
+def test_a_train_reward_swinging_inside_its_noise_is_no_decline():
+    """A saturated train reward whose smoothed level drifts 0.949 -> 0.953 -> 0.945 under 0.013 of noise a step: the
+    'peak' is no higher above the start than a flat series' highest window stands, and the end no further below the
+    start than its noise."""
+    steps = np.arange(101, 436)
+    drift = np.interp(steps, [101, 123, 435], [0.949, 0.953, 0.945])
+    noise = np.tile([0.0, 0.016, -0.012, 0.008, -0.019, 0.004, 0.012, -0.009], 42)[:len(steps)]
+    reward = pd.Series(np.round(drift + noise, 3), index=steps)
+    assert detect_reward_decline({"reward": reward}, Thresholds()) == []
+
+
+def test_a_healthy_verl_run_whose_held_out_reward_rises_is_no_decline():
+    """Not fire: the held-out accuracy climbs and levels off (as a learning run's does), the train reward rising too."""
+    levels = list(0.54 + 0.08 * (1 - np.exp(-np.arange(49) / 10)))
+    train = pd.Series(0.50 + 0.2 * (1 - np.exp(-np.arange(1, 241) / 60)), index=np.arange(1, 241))
+    assert detect_reward_decline({"reward": train, _VAL: _val_reward(levels)}, Thresholds()) == []
