@@ -8,6 +8,9 @@
   `step=` and a hand-written loop's `step=3 loss=2.1` are not taken for it.
 * reward_decline judges verl's held-out reward (`val-core/<data>/reward/mean@1`) where one is logged, and a swing of
   the train reward inside its own noise is no decline.
+* verl's printed RL-trainer config names the framework (verl), the objective (rl) and, with no LoRA key in it
+  (`lora_rank` absent, as in older verl), the method full: the whole actor is trained. A config that is not verl's says
+  nothing of the method.
 The consoles are written as the real programs print them: Ray's `(TaskRunner pid=N)` prefix on every line of the
 driver, pprint's indented dict, tqdm's `Training Progress` bar.
 """
@@ -181,3 +184,31 @@ def test_a_healthy_verl_run_whose_held_out_reward_rises_is_no_decline():
     levels = list(0.54 + 0.08 * (1 - np.exp(-np.arange(49) / 10)))
     train = pd.Series(0.50 + 0.2 * (1 - np.exp(-np.arange(1, 241) / 60)), index=np.arange(1, 241))
     assert detect_reward_decline({"reward": train, _VAL: _val_reward(levels)}, Thresholds()) == []
+
+
+def _profile(tmp_path, text: str, name: str = "verl_demo.log") -> dict:
+    return forensics.analyze(_folder(tmp_path, text, name)).run_profile.to_dict()
+
+
+def test_a_verl_console_that_never_logged_a_step_says_verl_rl_full_from_its_printed_config(tmp_path):
+    profile = _profile(tmp_path, OOM_IN_FIRST_STEP)
+    assert (profile["framework"], profile["objective"], profile["method"]) == ("verl", "rl", "full")
+
+
+def test_a_verl_config_without_any_lora_key_trains_the_whole_actor(tmp_path):
+    config = VERL_CONFIG.replace("'model': {'lora_rank': 0,", "'model': {'enable_gradient_checkpointing': True,")
+    steps = "".join(_verl_step(s, 0.20 + 0.02 * s) for s in range(1, 31))
+    assert _profile(tmp_path, config + steps)["method"] == "full"
+
+
+def test_a_verl_config_with_a_lora_rank_is_lora(tmp_path):
+    """Not fire: a rank above 0 is an adapter."""
+    steps = "".join(_verl_step(s, 0.20 + 0.02 * s) for s in range(1, 31))
+    assert _profile(tmp_path, VERL_CONFIG.replace("'lora_rank': 0,", "'lora_rank': 32,") + steps)["method"] == "lora"
+
+
+def test_a_printed_config_that_is_not_verls_says_nothing_of_the_method(tmp_path):
+    """Not fire: a hand-written loop's pprinted settings with no LoRA key leave the method unknown."""
+    settings = "{'model': {'path': 'Qwen/Qwen2.5-0.5B-Instruct'},\n 'optim': {'lr': 1e-06},\n 'trainer': {'epochs': 1}}\n"
+    steps = "".join(f"step {s} | loss {2.5 - 0.03 * s:.3f} | lr 1e-06\n" for s in range(1, 31))
+    assert _profile(tmp_path, settings + steps, name="train.log")["method"] == "unknown"
