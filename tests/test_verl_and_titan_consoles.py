@@ -11,6 +11,10 @@
 * verl's printed RL-trainer config names the framework (verl), the objective (rl) and, with no LoRA key in it
   (`lora_rank` absent, as in older verl), the method full: the whole actor is trained. A config that is not verl's says
   nothing of the method.
+* Model size and precision from the consoles' own lines: torchtitan's `Model <name> size: N total parameters` and its
+  echoed `--training.mixed_precision_param=bfloat16`, lit-gpt's `Total parameters N`, Lightning's `Using 16-bit
+  Automatic Mixed Precision (AMP)`, Megatron's arguments and rank (0, 0) count behind an MPI launcher's `[host:0]:`
+  prefix (beating a size in the file's name).
 The consoles are written as the real programs print them: Ray's `(TaskRunner pid=N)` prefix on every line of the
 driver, pprint's indented dict, tqdm's `Training Progress` bar.
 """
@@ -212,3 +216,64 @@ def test_a_printed_config_that_is_not_verls_says_nothing_of_the_method(tmp_path)
     settings = "{'model': {'path': 'Qwen/Qwen2.5-0.5B-Instruct'},\n 'optim': {'lr': 1e-06},\n 'trainer': {'epochs': 1}}\n"
     steps = "".join(f"step {s} | loss {2.5 - 0.03 * s:.3f} | lr 1e-06\n" for s in range(1, 31))
     assert _profile(tmp_path, settings + steps, name="train.log")["method"] == "unknown"
+
+
+_TITAN = "[rank0]:[titan] 2026-08-13 22:49:{:02d},421 - root - INFO - "
+
+
+def _titan_console(command_flags: str) -> str:
+    lines = [f"Command: torchrun --nproc_per_node=1 -m torchtitan.train --job.config_file debug_model.toml "
+             f"--training.steps=40{command_flags}",
+             _TITAN.format(16) + "Building glm5 debugmodel with Glm5ModelArgs(dim=256, n_layers=6, vocab_size=2048)",
+             _TITAN.format(16) + "Model glm5 debugmodel size: 8,566,272 total parameters"]
+    lines += [_TITAN.format(19) + f"step: {s:2d}  loss: {8.1 - 0.13 * s:7.5f}  grad_norm:  1.3505  memory:  0.16GiB(0.27%)"
+              f"  tps: 4,748  tflops: 0.14  mfu: 0.04%" for s in range(1, 41)]
+    return "\n".join(lines) + "\n"
+
+
+def test_torchtitans_model_size_line_and_echoed_mixed_precision_flag_give_size_and_precision(tmp_path):
+    profile = _profile(tmp_path, _titan_console(" --training.mixed_precision_param=bfloat16"), name="runtime.log")
+    assert (profile["model_params"], profile["precision"]) == (8566272, "bf16")
+
+
+def test_a_torchtitan_console_without_the_flag_says_no_precision(tmp_path):
+    """Not fire: no dtype printed, no precision guessed."""
+    assert _profile(tmp_path, _titan_console(""), name="runtime.log")["precision"] == "unknown"
+
+
+def _litgpt_console(amp_line: str) -> str:
+    lines = [amp_line, "Loading model with {'name': 'pythia-160m', 'block_size': 2048, 'vocab_size': 50254}",
+             "Total parameters 162,322,944"]
+    lines += [f"iter {i * 100} step {i * 100 + 1}: loss {10.98 - 0.35 * i:.4f}, LR: 0.000300, iter time: 625.12ms "
+              "(optimizer.step)" for i in range(14)]
+    return "\n".join(lines) + "\n"
+
+
+def test_litgpts_total_parameters_and_lightnings_16_bit_amp_line_give_size_and_fp16(tmp_path):
+    profile = _profile(tmp_path, _litgpt_console("INFO: Using 16-bit Automatic Mixed Precision (AMP)"), name="train.log")
+    assert (profile["model_params"], profile["precision"]) == (162322944, "fp16")
+
+
+def test_lightnings_bfloat16_amp_line_is_bf16_not_fp16(tmp_path):
+    """Not fire: the bfloat16 plugin's line is no 16-bit (float16) AMP."""
+    profile = _profile(tmp_path, _litgpt_console("Using bfloat16 Automatic Mixed Precision (AMP)"), name="train.log")
+    assert profile["precision"] == "bf16"
+
+
+def _megatron_console(prefix: str) -> str:
+    args = [("bf16", "True"), ("fp16", "False"), ("pipeline_model_parallel_size", "1"),
+            ("tensor_model_parallel_size", "1")]
+    lines = [f"{prefix}------------------------ arguments ------------------------"]
+    lines += [f"{prefix}  {name} {'.' * (48 - len(name))} {value}" for name, value in args]
+    lines += [f"{prefix}-------------------- end of arguments ---------------------",
+              f"{prefix} > number of parameters on (tensor, pipeline) model parallel rank (0, 0): 74702080"]
+    lines += [f"{prefix} iteration {10 * i:8d}/   25533 | consumed samples: {2560 * i:12d} | learning rate: 3.000E-04 | "
+              f"global batch size:   256 | lm loss: {10.9 - 0.4 * i:.6E} | loss scale: 1.0 | grad norm: 1.2 | "
+              "number of skipped iterations:   0 | number of nan iterations:   0 |" for i in range(1, 21)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("prefix", ["[ip-26-0-147-189:0]: ", "[default0]: "])
+def test_megatrons_arguments_and_rank_count_behind_a_launcher_prefix_beat_the_file_names_size(tmp_path, prefix):
+    profile = _profile(tmp_path, _megatron_console(prefix), name="job_74m.log")
+    assert (profile["model_params"], profile["precision"]) == (74702080, "bf16")
