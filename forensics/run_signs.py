@@ -14,6 +14,9 @@ import re
 
 # name -> pattern; these say training (the last two in words alone), the others only go with one of them
 _TRAINING_SIGNS = {
+    # verl's RL trainer pprints its whole config as it starts (`{'actor_rollout_ref': {'actor': {...`), minutes of
+    # model loading and compilation before its first `step:1 - ...` line
+    "rl_trainer_config": re.compile(rb"\{'actor_rollout_ref': \{"),
     "trainer_header": re.compile(rb"\*{5} Running training \*{5}"),
     "adapter_banner": re.compile(rb"trainable params: [1-9][\d,]* \|\| all params: [\d,]+"),  # (0: inference)
     "training_started": re.compile(rb"(?i)\b(?:start(?:ing|ed)?|begin(?:ning)?)\s+(?:the\s+)?(?:\w+\s+)?"

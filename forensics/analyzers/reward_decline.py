@@ -4,11 +4,15 @@ In GRPO/PPO logs the loss says little (near 0 by construction); the reward is wh
 looks like (SIGNALS.md #20: "watch reward instead"). The reward is smoothed with a rolling median
 over a window of an eighth of the log; when its level at the end has fallen from its peak by more
 than half of what it had gained from the start, and by more than the reward's own noise, the
-policy got worse after the peak: a warning, dated at the peak, naming the checkpoints around it
-as the better ones. The length of the completions is reported beside it: a policy whose every
+policy got worse after the peak: a warning, dated at the peak (where the reward never rose clear of
+its start's noise, at the last step it still held its start's level), naming the checkpoints around it
+as the better ones. A held-out reward (verl's `val-core/<data>/reward/mean@1`, greedy answers on a
+fixed test set) is judged where one is logged, in place of the train reward. The length of the completions is reported beside it: a policy whose every
 completion hits the length limit (completions/clipped_ratio near 1) is a common way down.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -19,6 +23,13 @@ from .metrics import Metrics, finite, format_number, point_noise
 REWARD_KEYS = ("reward", "rewards/mean", "objective/rlhf_reward", "ppo/mean_scores")
 CLIPPED = "completions/clipped_ratio"
 MIN_POINTS = 16  # fewer logged rewards cannot tell a trend from the reward's own noise
+_HELD_OUT_REWARDS = (re.compile(r"val-core/.+/mean@\d+"), re.compile(r"val-aux/.+/reward/mean@\d+"),
+                     re.compile(r"eval_test_score/.+"))
+# A median of n noisy points strays about 1.25x as far from the level as their mean does (sqrt(pi/2))
+_MEDIAN_ERROR = 1.2533
+# The highest of a series' smoothed values stands about two of their errors above its level even where the level
+# is flat (the most of some eight independent windows): a peak no higher above the start is no rise
+_PEAK_CLEAR = 2.0
 
 
 def reward_metric(metrics: Metrics) -> str | None:
@@ -26,30 +37,54 @@ def reward_metric(metrics: Metrics) -> str | None:
     return next((k for k in REWARD_KEYS if k in metrics), None)
 
 
+def held_out_reward_metrics(metrics: Metrics) -> list[str]:
+    """The held-out reward series a log holds, the kind verl names its core metric first: `val-core/<data>/<score>/
+    mean@N`, then `val-aux/<data>/reward/mean@N`, then older verl's `val/test_score/<data>` (read as
+    `eval_test_score/<data>`); [] for a log without one."""
+    for shape in _HELD_OUT_REWARDS:
+        found = sorted(name for name in metrics if shape.fullmatch(name))
+        if found:
+            return found
+    return []
+
+
 def detect_reward_decline(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """One `reward_decline` warning when the reward fell back after its peak, or []."""
-    name = reward_metric(metrics)
-    if name is None:
-        return []
+    """One `reward_decline` warning when the reward fell back after its peak, or []. Where a held-out reward is
+    logged often enough it is the one judged: it says how the policy does on what it did not train on, while the
+    train reward moves with each batch's prompts."""
+    held_out = [name for name in held_out_reward_metrics(metrics) if len(finite(metrics[name])) >= MIN_POINTS]
+    train = reward_metric(metrics)
+    for name in held_out or ([train] if train else []):
+        finding = _decline(metrics, name, held_out=bool(held_out))
+        if finding:
+            return [finding]
+    return []
+
+
+def _decline(metrics: Metrics, name: str, held_out: bool) -> Finding | None:
     reward = finite(metrics[name])
     if len(reward) < MIN_POINTS:
-        return []
+        return None
     window = max(3, len(reward) // 8)
     level = reward.rolling(window, center=True, min_periods=window).median().dropna()
     start, end = float(reward.iloc[:window].median()), float(reward.iloc[-window:].median())
-    peak_step = int(level.idxmax())
-    peak = float(level.max())
-    noise = point_noise(reward) / np.sqrt(window)
+    noise = _MEDIAN_ERROR * point_noise(reward) / np.sqrt(window)
+    peak_step, peak = int(level.idxmax()), float(level.max())
+    if peak - start <= _PEAK_CLEAR * noise:  # no rise above the start's noise: the fall is measured from the start
+        peak, peak_step = start, int(level[level >= start - _PEAK_CLEAR * noise].index[-1])
     gained, lost = peak - start, peak - end
     if lost <= 0.5 * max(gained, 0.0) or lost <= 3 * noise or peak_step >= int(reward.index[-window]):
-        return []
-    message = (f"{name} rose from about {format_number(start)} to {format_number(peak)} around step {peak_step} and "
-               f"fell back to about {format_number(end)} by the end: the policy got worse after step {peak_step}"
-               f"{_clipped_note(metrics)}. A checkpoint near step {peak_step} holds the better policy; check the "
-               "reward functions for a way to score without doing the task, the KL coefficient and the learning rate.")
-    return [Finding("reward_decline", "warning", peak_step, message, end_step=int(reward.index[-1]), metric=name,
-                    evidence={"start": start, "peak": peak, "peak_step": peak_step, "end": end,
-                              "noise": float(noise), "window": window})]
+        return None
+    which = "the held-out reward " if held_out else ""
+    rise = (f"rose from about {format_number(start)} to {format_number(peak)} around step {peak_step}" if gained > 0
+            else f"held about {format_number(start)} until step {peak_step}")
+    message = (f"{which}{name} {rise} and fell back to about {format_number(end)} by the end: the policy got worse "
+               f"after step {peak_step}{_clipped_note(metrics)}. A checkpoint near step {peak_step} holds the better "
+               "policy; check the reward functions for a way to score without doing the task, the KL coefficient and "
+               "the learning rate.")
+    return Finding("reward_decline", "warning", peak_step, message, end_step=int(reward.index[-1]), metric=name,
+                   evidence={"start": start, "peak": peak, "peak_step": peak_step, "end": end,
+                             "noise": float(noise), "window": window, "held_out": held_out})
 
 
 def _clipped_note(metrics: Metrics) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from .console_recipes import PRECISION_NAMES, recipe_facts
+from .megatron_args import LAUNCHER_PREFIX
 from .console_text import line_at
 from ..run_signs import final_exception, is_training_console, run_signs
 
@@ -25,6 +26,11 @@ _AMP_PRECISION = re.compile(r"\bprecision(?:='amp_(bf16|fp16)'|: amp_(bf16|fp16)
 # torchtune's recipes: `Model is initialized with precision torch.bfloat16.` (the dtype it trains in: no autocast)
 _TORCHTUNE_PRECISION = re.compile(r"^.*?\bModel is initialized with precision torch\.(bfloat16|float16|float32)\b.*$",
                                   re.MULTILINE)
+# torchtitan's mixed-precision flag echoed in its launch command (`--training.mixed_precision_param=bfloat16`: FSDP's
+# param dtype, autocast's where FSDP is off); Lightning's / Fabric's start-up line for its AMP plugin (`Using 16-bit
+# Automatic Mixed Precision (AMP)`: float16 with a GradScaler; `Using bfloat16 Automatic Mixed Precision (AMP)`)
+_TITAN_MIXED_PRECISION = re.compile(r"--training\.mixed_precision_param[= ](bfloat16|float16|float32)\b")
+_LIGHTNING_AMP = re.compile(r"^.*?\bUsing (16-?bit|bfloat16)(?: native)? Automatic Mixed Precision \(AMP\).*$", re.MULTILINE)
 # Unsloth switching a model that cannot train in float16 to float32 (Gemma 3 on a T4): `Unsloth: Switching to float32
 # training since model cannot work with float16`, `Unsloth: Using float16 precision for gemma3 won't work! Using float32.`
 # (the second names the model type it is about: a notebook may try one model and train another)
@@ -93,8 +99,12 @@ _PARAMETER_COUNTS = re.compile(r"^Parameter counts:[ \t]*\r?\n(?:[ \t]*\w+[ \t]*
 # Embedding (38,633,472 parameters)`, `Vision encoder: 303,507,456 params`, an adapter's) is no model size: lines
 # naming a part are passed over, and of the rest the largest count is the model's.
 _SAID_COUNT = re.compile(r"(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b", re.IGNORECASE)
-# the count after its name: `Model parameters: 124,439,808`, `Total parameters = 1234567890`
-_NAMED_COUNT = re.compile(r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]\s*(\d{1,3}(?:,\d{3}){2,}|\d{7,})(?![\d,.])|"
+# the count after its name: `Model parameters: 124,439,808`, `Total parameters = 1234567890`, lit-gpt's `Total
+# parameters 162,322,944`
+_NAMED_COUNT = re.compile(r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]?\s*(\d{1,3}(?:,\d{3}){2,}|\d{7,})(?![\d,.])|"
+                          # ... or before `total parameters`: torchtitan's `Model llama3 8B size: 8,030,261,248 total
+                          # parameters`
+                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total\s+param(?:eter)?s\b|"
                           # ... or the whole before the trainable part: `596,049,920 total, 596,049,920 trainable parameters`
                           r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total(?=\s*,\s*[\d,]+\s+trainable\s+param(?:eter)?s\b)",
                           re.IGNORECASE)
@@ -170,12 +180,14 @@ def run_sign_facts(text: str) -> dict:
 def _precision_said(text: str) -> dict:
     """`console_precision` (with its `_line`, and `_model` where Unsloth names the model it is about) from
     DeepSpeed's config print, OLMo's or Composer's config, nanochat's COMPUTE_DTYPE, a bitsandbytes compute dtype,
-    torchtune's or Unsloth's words."""
+    torchtune's or Unsloth's words, torchtitan's echoed flag, Lightning's AMP line."""
     out: dict = {}
     m = (_DS_PRECISION.search(text) or _AMP_PRECISION.search(text) or _COMPUTE_DTYPE.search(text)
          or ("bnb_4bit_compute_dtype" in text and _BNB_COMPUTE.search(text))
          or ("Model is initialized with precision" in text and _TORCHTUNE_PRECISION.search(text))
-         or ("Unsloth: " in text and _UNSLOTH_FP32.search(text)))
+         or ("Unsloth: " in text and _UNSLOTH_FP32.search(text))
+         or ("mixed_precision_param" in text and _TITAN_MIXED_PRECISION.search(text))
+         or ("Automatic Mixed Precision" in text and _LIGHTNING_AMP.search(text)))
     if m:
         out["console_precision"] = PRECISION_NAMES[next(g for g in m.groups() if g)]
         out["console_precision_line"] = m.group(0).strip()[-160:]
@@ -311,7 +323,7 @@ def _final_crash(text: str) -> str | None:
 # Megatron prints each model-parallel rank's share (`> number of parameters on (tensor, pipeline) model parallel rank
 # (0, 0): 1040517632`); with one tensor and one pipeline rank (its arguments block) rank (0, 0) holds the whole model.
 _MEGATRON_RANK_PARAMS = re.compile(r"number of parameters on \(tensor, pipeline\) model parallel rank \(0, 0\): (\d{4,})")
-_MEGATRON_PARALLEL = re.compile(r"(?m)^(?:\d+: )?(?:\[(?:default|rank)\d+\]:)?\s*(tensor|pipeline)_model_parallel_size "
+_MEGATRON_PARALLEL = re.compile(r"(?m)^" + LAUNCHER_PREFIX + r"\s*(tensor|pipeline)_model_parallel_size "
                                 r"\.{2,} ?(\d+)\s*$")
 
 

@@ -23,12 +23,14 @@ _SWIFT_LOGGER = re.compile(r"^\[INFO:swift\][^\n]*", re.MULTILINE)
 # 'bf16-true', ..., 'lora_r': 8, ...}` (Lightning Fabric's precision names; `quantize: 'bnb.nf4'` is QLoRA)
 _LITGPT_PRECISION = re.compile(r"'precision': '(bf16|16|32)-(?:true|mixed)'")
 _LITGPT_PRECISIONS = {"bf16": "bf16", "16": "fp16", "32": "fp32"}
-PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32"}
+PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32",
+                   "16-bit": "fp16", "16bit": "fp16"}  # (Lightning's `Using 16-bit Automatic Mixed Precision`)
 # verl's RL trainer prints its whole config with pprint at start (`{'actor_rollout_ref': {'actor': {...`): the policy
 # model's `'lora_rank': 0` (no adapter: every weight trained; verl's default) comes first, in actor_rollout_ref.model,
 # and the actor's FSDP config holds its mixed-precision `'dtype': 'bfloat16'` (its `model_dtype` is the stored weights')
 _VERL_CONFIG = re.compile(r"\{'actor_rollout_ref': \{")
 _VERL_LORA_RANK = re.compile(r"'lora_rank': (\d+),")
+_VERL_LORA_KEY = re.compile(r"'lora_\w+': ")  # any adapter setting (rank, alpha, adapter path) printed
 _VERL_FSDP_DTYPE = re.compile(r"'fsdp_config': \{(?:[^\n]*\n){0,40}?[^\n]*?'(?:param_)?dtype': '(bfloat16|bf16|float16|fp16|"
                               r"float32)'")
 
@@ -74,12 +76,19 @@ def recipe_facts(text: str) -> dict:
 
 
 def _verl_config_facts(config: str) -> dict:
-    """The method (`'lora_rank': 0` full, else LoRA) and the actor's mixed precision that verl's printed config says."""
-    out: dict = {}
+    """What verl's printed RL-trainer config says: the framework and objective (its `actor_rollout_ref` is the policy
+    the rollouts train), the method (`'lora_rank': 0` or no LoRA key at all: full, every weight of the actor trained;
+    a rank above 0: LoRA) and the actor's mixed precision."""
+    first = f"verl's printed config: {_squeezed_line(config, 0)}"
+    out: dict = {"console_framework": "verl", "console_framework_line": first,
+                 "console_objective": "rl", "console_objective_line": first}
     rank = _VERL_LORA_RANK.search(config)
     if rank:
         out["console_method"] = "lora" if int(rank.group(1)) > 0 else "full"
         out["console_method_line"] = f"verl's printed config: {_squeezed_line(config, rank.start())}"
+    elif not _VERL_LORA_KEY.search(config):  # (an older config without the key trained no adapter: verl had none)
+        out["console_method"] = "full"
+        out["console_method_line"] = f"{first} (no LoRA key in it: the whole actor trained)"
     dtype = _VERL_FSDP_DTYPE.search(config)
     if dtype:
         out["console_precision"] = PRECISION_NAMES[dtype.group(1)]

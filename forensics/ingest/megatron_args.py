@@ -24,8 +24,10 @@ TEXT_KEY = "megatron_args"  # LogRecords.texts key: the block as JSON
 _START = re.compile(r"-{8,} arguments -{8,}")
 _END = re.compile(r"-{8,} end of arguments -{8,}")
 _ARG = re.compile(r"^\s*([A-Za-z_]\w*) \.{2,} ?(.*?)\s*$")
-# What a launcher puts before each line: torchrun's `[default0]:` / `[rank0]:`, srun's `0: ` (both, in that order)
-_LAUNCHER = re.compile(r"^(?:\d+: )?(?:\[(?:default|rank)\d+\]:)?")
+# What a launcher puts before each line: torchrun's `[default0]:` / `[rank0]:`, srun's `0: ` (both, in that order), an
+# MPI launcher's `[host:rank]:` (`[ip-26-0-147-189:0]:`)
+LAUNCHER_PREFIX = r"(?:\d+: )?(?:\[(?:default|rank)\d+\]:|\[[\w.-]+:\d+\]:)?"
+_LAUNCHER = re.compile("^" + LAUNCHER_PREFIX)
 # Megatron name -> RunConfig key, where the meaning is the same.
 _NAMES = {
     "lr": "learning_rate", "min_lr": "min_lr", "clip_grad": "max_grad_norm", "weight_decay": "weight_decay",

@@ -24,7 +24,8 @@ import re
 
 from .console_lines.fields import StepLine
 from .console_lines.frameworks import (_MEGATRON_ITERATION, _MEGATRON_VALIDATION, _MINDFORMERS, _NEMO2_PROGRESS, _TITAN,
-                                       _VERL_STEP, _megatron, _mindformers, _nemo2_progress, _nemo_bar, _titan, _verl)
+                                       _TITAN_KEY_VALUE, _VERL_STEP, _megatron, _mindformers, _nemo2_progress, _nemo_bar,
+                                       _titan, _titan_key_values, _verl)
 from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_VALID, _FLAX_STEP, _GPT2_SIMPLE,
                                      _INTERNEVO_STEP, _JOEYNMT_VALID, _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_STEP,
                                      _OPENNMT_VALID, _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _fairseq_valid,
@@ -43,7 +44,7 @@ __all__ = ["ANSI", "STEP_LINE_MARKERS", "TQDM_LOSS_POSTFIX", "PRETRAINING_KINDS"
 # Every step line holds one of these; a log holding none needs no line-by-line look.
 STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "= Step ", "valid on '",
                      "Metrics (step ", "Completed eval after", "] collection=", "] loss=", "tgs (tokens/gpu/second)=",
-                     "step:", "reduced_train_loss=", "loss:",
+                     "step:", "reduced_train_loss=", "loss:", "step=",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
                      "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
@@ -187,7 +188,9 @@ def _small_console(line: str, last_line: bool) -> StepLine | None:
         found = (read(m, line, last_line) or _uncounted_key_values(line, last_line)) if m else None
         if found is not None:
             return found
-    return None
+    # last: a hand-written loop's `step=3 loss=2.1` is read above, as the loop's; this shape takes what none of them can
+    m = _TITAN_KEY_VALUE.search(line) if "step=" in line and "loss=" in line else None
+    return _titan_key_values(m, line, last_line) if m else None
 
 
 # (substring, start of the shape, reader) in the order they are tried.

@@ -61,6 +61,10 @@ def _from_console_trainers(config: RunConfig, timeline: Timeline, names, evidenc
             evidence["objective"] = (f"verl console lines with {_VERL_RL_KEY} (its RL trainer)" if rl
                                      else "verl console lines with train/loss (its SFT trainer)")
             return ("rl", None) if rl else ("sft", None)
+    said = next(((src, m) for src, m in timeline.meta.items() if m.get("console_objective")), None)
+    if said is not None:  # a trainer's printed config that says what it trains (verl's RL trainer), no step logged
+        evidence["objective"] = f"{said[0]}: {said[1].get('console_objective_line', '')}"
+        return said[1]["console_objective"], None
     chat = next((kind for kind in timeline.console_kinds if kind in _DSCHAT_OBJECTIVES), None)
     if chat is not None:
         evidence["objective"] = f"DeepSpeed-Chat's {chat.split('_')[1].upper()} step lines in the console"

@@ -30,6 +30,12 @@
   step_time_ms, `overflow cond: True` -> an `overflow` point, the `T` throughput -> tflops_per_npu.
 * torchtitan (torchtitan/components/metrics.py `MetricsProcessor.log`):
   `step: N  loss: X  grad_norm: Y  memory: 20.21GiB(21.27%)  tps: 1,016  tflops: 58.88  mfu: 5.95%`.
+* torchtitan-derived trainers that print the step's metrics as `name=value` pairs (saforem2's mmm.train):
+  `step=10 global_avg_loss=11.10 global_max_loss=12.19 throughput(tps)=112.29 mfu(%)=1.74 end_to_end(s)=16.41`
+  (kind "titan_key_value"). Read only where `step=N` opens the pairs and a `*loss=` field comes right after it, and
+  every word after it is such a pair (prose that says `step=3` is none); global_avg_loss (the loss averaged over the
+  ranks, torchtitan's loss_metrics/global_avg_loss) is the loss, global_max_loss (the worst rank's) keeps its name,
+  and a unit in brackets becomes a suffix as in verl's names (`mfu(%)` -> mfu_pct, `end_to_end(s)` -> end_to_end_s).
 * verl (verl/utils/logger/aggregate_logger.py `concat_dict_to_str`, its console logger for SFT and RL
   trainers): `step:N - train/loss:X - train/lr(1e-3):Y - train/time(s):Z`, every numeric metric as
   `name:value` joined by ` - ` (kind "verl"). A scale in the name is undone (`lr(1e-3)` prints the LR
@@ -83,6 +89,9 @@ _NEMO_SKIP = {"loss", "v_num", "global_step", "consumed_samples"}
 _TITAN = re.compile(r"\bstep:\s*(\d{1,18})(?:/(\d{1,18}))?\s+(?:=\s*[\d.]+%\s+)?loss:\s")
 _TITAN_PAIR = re.compile(r"([a-z_]+):\s*(\S+)")
 _TITAN_NAMES = {"memory": "memory_gib", "mfu": "mfu_pct"}  # max reserved GiB; % of peak FLOPS
+_TITAN_KEY_VALUE = re.compile(r"\bstep=(\d{1,18})\s+(?=\w*loss=)")
+_TITAN_KEY_VALUE_PAIR = re.compile(r"([A-Za-z_]\w*)(?:\(([^()\s]*)\))?=(\S+)")
+_TITAN_KEY_VALUE_NAMES = {"global_avg_loss": "loss"}
 _VERL_STEP = re.compile(r"(?<![\w/])step:(\d{1,18}) - (?=[^\s:]+:)")
 _VERL_FIELD = re.compile(r"([^\s:][^:]*?)(?:\(([^()]*)\))?:(?:np\.\w+\()?([-+\w.]+)\)?")
 _VERL_UNITS = {"s": "_s", "ms": "_ms", "%": "_pct"}
@@ -210,6 +219,23 @@ def _titan(text: str, step: int, total: int | None) -> StepLine | None:
         if key != "step" and parsed is not None:
             metrics.append((_TITAN_NAMES.get(key) or canonical_metric(key), parsed))
     return StepLine("torchtitan", step, total, tuple(metrics)) if metrics else None
+
+
+def _titan_key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """A torchtitan-derived trainer's `step=N name=value ...` line (module docstring), or None where a word after
+    `step=N` is no `name=value` pair."""
+    pairs = line[m.end():].split()
+    cut = last_line and len(pairs) > 1
+    metrics = []
+    for pair in pairs[:-1] if cut else pairs:
+        field = _TITAN_KEY_VALUE_PAIR.fullmatch(pair)
+        if field is None:
+            return None
+        value = number(field.group(3))
+        if value is not None:
+            name = _TITAN_KEY_VALUE_NAMES.get(field.group(1), field.group(1))
+            metrics.append(_verl_metric(name, field.group(2), value))
+    return _record("titan_key_value", int(m.group(1)), None, metrics, cut)
 
 
 def _verl(m: re.Match, line: str, last_line: bool) -> StepLine | None:
