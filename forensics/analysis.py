@@ -34,7 +34,7 @@ from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings
 from .causes import infer_causes
-from .causes.logged_loss import summed_loss_factor
+from .causes.logged_loss import summed_loss_factor, summed_over_unknown_accumulation
 from .checkpoints.run_checks import check_run_checkpoints
 from .checkpoints.types import CheckpointInfo, first_bad_of
 from .checkpoints.updates import UpdateStep, checkpoint_updates
@@ -314,6 +314,12 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
                            check_checkpoints, workers, progress)
 
 
+def _fine_tune_of_a_trained_model(profile: RunProfile, config: RunConfig, base) -> bool:
+    """An SFT stage or a named trained base, where the logged loss is a per-token mean (not a 4.46-4.47 Trainer's
+    sum over accumulation steps no source records): a start above every vocabulary's guess is then the model's."""
+    return (profile.objective == "sft" or base is not None) and not summed_over_unknown_accumulation(config)
+
+
 def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
                         findings: list[Finding], planned: tuple = (None, None)) -> list[Finding]:
     """The detectors that need the kind of run or its config (an adapter starts as the identity; the
@@ -329,7 +335,8 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
         base = pretrained_base(config, float(first.iloc[0]) if first is not None and len(first) else None)
         found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
                                                  config.get("adapter.task_type"), profile.objective == "pretrain",
-                                                 base[0] if base else None, profile.objective == "sft")
+                                                 base[0] if base else None, _fine_tune_of_a_trained_model(
+                                                     profile, config, base))
         if not found and not any(f.kind in ("no_learning_evidence", "never_learned") for f in findings):
             certain = pretrained_base(config)  # (not a configuration's name: a model built from it starts here too)
             found = detect_start_near_the_guess(doubtful, profile.method, vocab, config.get("adapter.task_type"),

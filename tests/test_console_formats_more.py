@@ -97,7 +97,7 @@ def _joey_console(dev_ppls, valid_every=1000, log_every=200, steps_per_epoch=150
         if step % valid_every == 0:
             ppl = dev_ppls[step // valid_every - 1]
             out.append(f"2020-05-12 17:00:10,000 Validation result (greedy) at epoch {epoch:3d}, step {step:8d}: "
-                       f"token_accuracy: {6.22:6.2f}, loss: {12000 * math.log(ppl):8.4f}, ppl: {ppl:8.4f}, "
+                       f"token_accuracy: {6.22:6.2f}, loss: {12000 * math.log(ppl) if ppl > 0 else 0.0:8.4f}, ppl: {ppl:8.4f}, "
                        f"duration: 11.6068s")
         if step % steps_per_epoch < log_every:
             out.append(f"2020-05-12 17:00:20,000 Epoch {epoch:3d}: total training loss {400 * loss:.2f}")
@@ -125,6 +125,14 @@ def test_joeynmt_validation_falling_is_healthy(tmp_path):
     assert list(a.timeline.series("eval_loss").round(3)) == [round(math.log(p), 3) for p in (30.0, 18.0, 14.0, 12.0)]
     assert a.timeline.series("loss").max() < 5
     assert a.status == "healthy", (a.status, a.first_incident)
+
+
+def test_a_joeynmt_perplexity_of_zero_is_no_eval_loss(tmp_path):
+    """A printed ppl of 0 is no model's (a perplexity is at least 1): that validation gives no eval_loss, and no
+    non-finite finding is raised for it; the others are read as before."""
+    a = analyze_logs(write_file(tmp_path, "results/train.log", _joey_console([30.0, 0.0, 14.0, 12.0])))
+    assert list(a.timeline.series("eval_loss").index) == [1000, 3000, 4000]
+    assert not any(f.kind.startswith("nonfinite") for f in a.findings), a.findings
 
 
 def test_a_prose_validation_sentence_is_no_joeynmt_line(tmp_path):

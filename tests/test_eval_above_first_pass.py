@@ -54,3 +54,12 @@ def test_three_evaluations_are_left_to_the_overfitting_analyzer():
 def test_whole_number_epoch_labels_cannot_say_which_points_were_the_first_pass():
     labels = np.floor(EPOCHS)
     assert detect_eval_above_first_pass(_metrics({330: 1.509}, epochs=labels), Thresholds()) == []
+
+
+def test_two_evaluations_that_fell_are_no_overfitting():
+    assert detect_eval_above_first_pass(_metrics({113: 2.30, 330: 1.72}), Thresholds()) == []
+
+
+def test_a_training_loss_printed_as_zero_at_the_eval_is_left_alone():
+    zero_end = np.where(EPOCHS > 2.8, 0.0, TRAIN)
+    assert detect_eval_above_first_pass(_metrics({330: 1.9}, train=zero_end), Thresholds()) == []

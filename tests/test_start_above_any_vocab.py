@@ -43,7 +43,7 @@ def test_a_fine_tunes_first_loss_above_the_largest_vocabularys_guess_is_a_warnin
 
 def test_a_full_fine_tune_naming_its_trained_base_is_held_to_the_same_bound():
     found = detect_start_above_uniform_guess(_run(SFT_ABOVE_ANY_GUESS), Thresholds(), "full", None, None, False,
-                                             "Qwen/Qwen2.5-0.5B")
+                                             "Qwen/Qwen2.5-0.5B", fine_tune=True)
     assert [f.kind for f in found] == ["start_above_uniform_guess"]
 
 
@@ -120,3 +120,29 @@ def test_an_eval_first_logged_after_the_first_training_loss_says_nothing_of_its_
     train = {s: 1.8 * v for s, v in FRESH_EVAL.items()}
     later = {s: v for s, v in FRESH_EVAL.items() if s > 0}
     assert _pretraining(train, later) == []
+
+
+def _sft_run_of_a_release(folder, release: str, accumulation: int | None):
+    """A full SFT run whose logged loss starts at 16.9 and ends at 8.8, the transformers release in config.json and
+    gradient_accumulation_steps recorded or not."""
+    folder.mkdir(parents=True)
+    history = [{"step": 10 * k, "loss": 16.9 - 0.45 * k, "learning_rate": 2e-5} for k in range(0, 19)]
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": 180, "log_history": history}))
+    args = {"stage": "sft", "finetuning_type": "full"}
+    if accumulation is not None:
+        args["gradient_accumulation_steps"] = accumulation
+    (folder / "training_args.yaml").write_text("".join(f"{k}: {v}\n" for k, v in args.items()))
+    (folder / "config.json").write_text(json.dumps({"transformers_version": release}))
+    return folder
+
+
+def test_a_summing_release_with_no_accumulation_recorded_is_not_read_as_a_per_token_start(tmp_path):
+    run = forensics.analyze(_sft_run_of_a_release(tmp_path / "qwen-sft", "4.46.0", None))
+    assert run.run_profile.objective == "sft"
+    assert "start_above_uniform_guess" not in [f.kind for f in run.findings]
+
+
+def test_a_release_that_logs_the_mean_keeps_the_start_above_any_guess(tmp_path):
+    run = forensics.analyze(_sft_run_of_a_release(tmp_path / "qwen-sft", "4.51.3", None))
+    assert run.run_profile.objective == "sft"
+    assert "start_above_uniform_guess" in [f.kind for f in run.findings]

@@ -38,9 +38,9 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     """One `start_above_uniform_guess` warning at the first training loss of an adapter fine-tune of a language
     model (PEFT task_type CAUSAL_LM or not said), or of a run of another method above its known guess (well above,
     unless `pretrained_base` names the trained model it was loaded from), or []. Its vocabulary not known, a run of
-    another method is held to the guess of the largest vocabulary where it fine-tunes a trained model
-    (`fine_tune`: an SFT stage, or `pretrained_base` named), to three times it otherwise, and any run so where the
-    eval loss of the same weights at its first step lies under that guess (`_above_any_guess_beside_its_eval`). A
+    another method is held to the guess of the largest vocabulary where it fine-tunes a trained model (`fine_tune`:
+    an SFT stage or a named trained base, its loss a per-token mean), to three times it otherwise, and any run so
+    where the eval loss of the same weights at its first step lies under that guess (`_above_any_guess_beside_its_eval`). A
     training loss that is not the eval loss's quantity at every evaluation (a train_eval_mismatch: summed over
     micro-batches, say) says nothing about the model's start."""
     loss = real_loss(metrics)
@@ -57,7 +57,7 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
         if beside_its_eval:
             return beside_its_eval
         if not known:
-            return _far_above_any_guess(metrics, loss, level, fine_tune or bool(pretrained_base))
+            return _far_above_any_guess(metrics, loss, level, fine_tune)
         if from_scratch or vocab_size < _TOKEN_VOCABULARY:
             return []
         return _well_above_its_guess(metrics, loss, level, vocab_size, pretrained_base)

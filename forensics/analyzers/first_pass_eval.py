@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LOSS, Metrics, finite, format_number, is_preference_log, real_loss
+from .metrics import LOSS, Metrics, epoch_at, finite, format_number, is_preference_log, real_loss
 from .overfitting import EVAL_LOSS
 
 _MAX_EVALS = 2  # from three evaluations on `overfitting` judges the series itself
@@ -28,7 +28,8 @@ _ABOVE_TRAIN_NOW = 1.5  # ... and this many times the training loss logged at th
 
 def detect_eval_above_first_pass(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `overfitting` warning at the last evaluation of a multi-epoch run evaluated once or twice, where that eval
-    loss is above the late first-pass training loss and far above the training loss at the eval, or []."""
+    loss is above the late first-pass training loss and far above the training loss at the eval (and not under an
+    earlier eval: held-out text that got better is no overfitting), or []."""
     evals = finite(metrics.get(EVAL_LOSS, pd.Series(dtype="float64")))
     epochs = finite(metrics.get("epoch", pd.Series(dtype="float64")))
     if not 1 <= len(evals) <= _MAX_EVALS or not _fractional(epochs) or LOSS not in metrics \
@@ -36,13 +37,14 @@ def detect_eval_above_first_pass(metrics: Metrics, thresholds: Thresholds) -> li
         return []
     train = real_loss(metrics)
     step, held_out = int(evals.index[-1]), float(evals.iloc[-1])
-    epoch = _epoch_at(epochs, step)
+    epoch = epoch_at(epochs, step)
     first_pass = _late_first_pass(train, epochs)
     now = train[train.index <= step]
-    if epoch is None or epoch < _PASSES or first_pass is None or now.empty or held_out <= 0:
+    if epoch is None or epoch < _PASSES or first_pass is None or now.empty or held_out <= 0 \
+            or float(evals.iloc[0]) > held_out:  # (an earlier eval above it: held-out text got better since)
         return []
     train_now = float(now.iloc[-1])
-    if held_out < _ABOVE_FIRST_PASS * first_pass or held_out < _ABOVE_TRAIN_NOW * train_now:
+    if train_now <= 0 or held_out < _ABOVE_FIRST_PASS * first_pass or held_out < _ABOVE_TRAIN_NOW * train_now:
         return []
     message = (f"the eval loss, measured {'once' if len(evals) == 1 else 'twice'}, is {format_number(held_out)} at step "
                f"{step} (epoch {format_number(epoch)}): above the training loss late in the first pass over the data "
@@ -64,15 +66,10 @@ def _fractional(epochs: pd.Series) -> bool:
     return len(values) > 0 and bool(np.any(values != np.round(values)))
 
 
-def _epoch_at(epochs: pd.Series, step: int) -> float | None:
-    before = epochs[epochs.index <= step]
-    return float(before.iloc[-1]) if len(before) else None
-
-
 def _late_first_pass(train: pd.Series, epochs: pd.Series) -> float | None:
     """The median training loss over the last half of the points logged within the first epoch (the model at its
     best on batches it had not yet seen), or None where fewer than `_FIRST_PASS_POINTS` were logged there."""
-    at = pd.Series([_epoch_at(epochs, int(s)) for s in train.index], index=train.index, dtype="float64")
+    at = pd.Series([epoch_at(epochs, int(s)) for s in train.index], index=train.index, dtype="float64")
     first = train[(at <= 1.0).to_numpy()]
     if len(first) < _FIRST_PASS_POINTS:
         return None

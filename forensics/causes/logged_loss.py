@@ -24,10 +24,22 @@ def summed_loss_factor(config, release_unknown_counts: bool = False) -> int:
     `release_unknown_counts`, a run whose release is not known gets the benefit of the doubt too (for a
     warning that a summed loss would set off wrongly)."""
     accumulation = config.get("gradient_accumulation_steps")
-    release = next((str(config.get(k)) for k in _VERSION_KEYS if isinstance(config.get(k), str)), "")
+    release = _release(config)
     maybe = release.startswith(_SUMMING_RELEASES) or (
         release_unknown_counts and not release and _fields_allow_a_summing_release(config))
     return accumulation if maybe and isinstance(accumulation, int) and accumulation >= 2 else 1
+
+
+def summed_over_unknown_accumulation(config) -> bool:
+    """Whether the run's transformers release logged the loss summed over the accumulation steps (4.46, 4.47) while
+    no source records how many there were: the logged loss may be that many micro-batch means added up, a number
+    nothing here can divide out."""
+    return _release(config).startswith(_SUMMING_RELEASES) \
+        and not isinstance(config.get("gradient_accumulation_steps"), int)
+
+
+def _release(config) -> str:
+    return next((str(config.get(k)) for k in _VERSION_KEYS if isinstance(config.get(k), str)), "")
 
 
 # TrainingArguments fields by release (the dataclass in each wheel): `include_for_metrics` came in 4.46,

@@ -210,10 +210,13 @@ _JOEYNMT_VALID = re.compile(r"\bValidation result \([^)]{1,40}\) at epoch\s*(\d{
 
 
 def _joeynmt_valid(m: re.Match) -> StepLine:
-    """Joey NMT's validation at its printed step: eval_loss = ln(ppl) and eval_ppl; the summed loss is not read."""
+    """Joey NMT's validation at its printed step: eval_loss = ln(ppl) and eval_ppl; the summed loss is not read. A
+    perplexity of 0 or under is no model's (it is at least 1): the line's step is kept, none of its values."""
     ppl = float(m.group(3))
-    loss = math.log(ppl) if ppl > 0 else math.nan
-    return StepLine("joeynmt_valid", int(m.group(2)), None, (("eval_loss", loss), ("eval_ppl", ppl)))
+    if not ppl > 0:  # (NaN is read as it was printed: a non-finite evaluation)
+        return StepLine("joeynmt_valid", int(m.group(2)), None, (("eval_loss", ppl), ("eval_ppl", ppl))) \
+            if math.isnan(ppl) else StepLine("joeynmt_valid", int(m.group(2)), None, ())
+    return StepLine("joeynmt_valid", int(m.group(2)), None, (("eval_loss", math.log(ppl)), ("eval_ppl", ppl)))
 
 
 def _opennmt(m: re.Match) -> StepLine:
