@@ -184,3 +184,32 @@ def test_another_loss_term_or_prose_after_iters_is_no_training_loss():
     assert parse_line("after iters: 3, and then the loss: fell to 2.0") is None
     record = parse_line("time:2024-03-23, 04:31:58, iters:100, running_loss:2.5000, lr:0.0001")
     assert record is not None and record.step == 100 and dict(record.metrics)["loss"] == 2.5
+
+
+def test_a_held_out_loss_named_for_how_it_was_taken_is_no_training_loss():
+    """`val_avg_loss`, `eval_mean_loss`, `valid_running_loss`, `test_avg_loss`: the held-out word makes them no training
+    loss, however the loss was taken."""
+    from forensics.ingest.pretrain_lines import parse_line
+    for name in ("val_avg_loss", "eval_mean_loss", "valid_running_loss", "test_avg_loss"):
+        record = parse_line(f"time:2024-03-23, 04:31:58, iters:100, {name}:2.5000, lr:0.0001")
+        assert record is None or "loss" not in dict(record.metrics), (name, record)
+
+
+def test_a_perplexity_of_the_training_loss_says_nothing_of_val(tmp_path):
+    """`Epoch 001: train=2.7100, val=0.3537, ppl=15.03`: the ppl is exp(train), so train is the training loss; val,
+    which the ppl says nothing of (an accuracy here), is no eval loss."""
+    train = _falling(2.71, 1.5)
+    acc = [0.3537 + 0.01 * e for e in range(EPOCHS)]
+    a = analyze_logs(write_file(tmp_path, "results/train.log",
+                                _epoch_console(train, acc, ppl=[math.exp(t) for t in train])))
+    assert len(a.timeline.series("loss")) == EPOCHS
+    assert "eval_loss" not in a.timeline.metrics
+    assert not any(f.kind == "overfitting" for f in a.findings)
+
+
+def test_a_perplexity_printed_to_one_decimal_still_says_its_loss():
+    """`ppl=10.7` for exp(2.3731) = 10.73: within half its last digit's unit, the same perplexity as printed."""
+    from forensics.ingest.pretrain_lines import parse_line
+    record = parse_line("2025-11-04 10:38:56,383 - INFO - Epoch 001: train=2.5584, val=2.3731, ppl=10.7 [BEST]")
+    assert record is not None and dict(record.metrics)["eval_loss"] == 2.3731
+    assert parse_line("2025-11-04 10:38:56,383 - INFO - Epoch 001: train=2.5584, val=2.3731, ppl=10.9 [BEST]") is None

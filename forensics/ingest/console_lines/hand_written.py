@@ -303,8 +303,10 @@ def _total_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
     return [("loss" if name == total else name, value) for name, value in metrics]
 
 
-# How a training loss was taken, as the word before `_loss` names it (`avg_loss`, `iters_average_Loss`)
+# How a training loss was taken, as the word before `_loss` names it (`avg_loss`, `iters_average_Loss`), and the
+# words that make such a name a held-out one (`val_avg_loss`, `eval_mean_loss`)
 _TAKEN_LOSS_KINDS = frozenset({"train", "training", "lm", "avg", "average", "mean", "running", "batch"})
+_HELD_OUT_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "dev", "heldout"})
 
 
 def _averaged_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -314,7 +316,8 @@ def _averaged_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float
     `kl_loss`) or a held-out one (`val_loss`) is not."""
     names = [name for name, _ in metrics]
     taken = next((name for name in names if name.endswith("_loss")
-                  and name[:-len("_loss")].rsplit("_", 1)[-1] in _TAKEN_LOSS_KINDS), None)
+                  and name[:-len("_loss")].rsplit("_", 1)[-1] in _TAKEN_LOSS_KINDS
+                  and not _HELD_OUT_WORDS.intersection(name.split("_"))), None)
     if "loss" in names or taken is None:
         return metrics
     return [("loss" if name == taken else name, value) for name, value in metrics]
@@ -326,23 +329,35 @@ _EPOCH_SPLIT_LOSSES = re.compile(r"(?<![\w/])Epoch[ \t]*(\d{1,6})(?:[ \t]*/[ \t]
                                  r"train(?:ing)?[ \t]*=[ \t]*(" + _FLOAT + r")[ \t]*[,|][ \t]*"
                                  r"val(?:id|idation)?[ \t]*=[ \t]*(" + _FLOAT + r")[ \t]*[,|][ \t]*"
                                  r"(?:val[_ ]?)?ppl[ \t]*=[ \t]*(" + _FLOAT + r")", re.IGNORECASE)
-_PRINTED_PPL = 0.011  # a perplexity printed with two decimals: within this of the exp of the loss it was taken from
 
 
 def _epoch_split_losses(m: re.Match, line: str, last_line: bool) -> StepLine | None:
-    """`Epoch E: train=X, val=Y, ppl=P` (kind "generic_epoch", epoch E its step): X the training loss and Y the eval
-    loss only where P is exp(Y) (or exp(X)) as printed; bare `train=` / `val=` may as well be accuracies, and the
-    perplexity beside them is what says they are losses in nats."""
+    """`Epoch E: train=X, val=Y, ppl=P` (kind "generic_epoch", epoch E its step): bare `train=` / `val=` may as well
+    be accuracies, and the perplexity beside them is what says they are losses in nats. Where P is exp(Y) as printed
+    (the held-out perplexity, the usual print), Y is the eval loss and X, printed beside it the same way, the training
+    loss; where P is exp(X) alone, X is the training loss and Y, which P says nothing of, is not read."""
     train, val, ppl = (float(g) for g in m.group(3, 4, 5))
-    if not (_perplexity_of(ppl, val) or _perplexity_of(ppl, train)):
+    of_val, of_train = (_perplexity_of(m.group(5), m.group(i)) for i in (4, 3))
+    if not (of_val or of_train):
         return None  # (a last line cut inside its ppl is none either: its number is no exp of a loss)
-    metrics = [("loss", train), ("eval_loss", val), ("eval_ppl", ppl), ("epoch", float(m.group(1)))]
+    held_out = [("eval_loss", val), ("eval_ppl", ppl)] if of_val else [("ppl", ppl)]
+    metrics = [("loss", train), *held_out, ("epoch", float(m.group(1)))]
     return _record("generic_epoch", int(m.group(1)), m.group(2), metrics, False)
 
 
-def _perplexity_of(ppl: float, loss: float) -> bool:
-    """Whether a printed perplexity is exp(loss), to its printed decimals."""
-    return loss < 700 and math.isclose(ppl, math.exp(loss), rel_tol=1e-3, abs_tol=_PRINTED_PPL)
+def _perplexity_of(ppl: str, loss: str) -> bool:
+    """Whether a printed perplexity is exp of a printed loss, to the decimals each was printed with (a loss off by
+    half its last digit's unit moves its exp by that share; the perplexity's own rounding adds half its unit)."""
+    value = float(loss)
+    return value < 700 and math.isclose(float(ppl), math.exp(value), rel_tol=_printed_step(loss) / 2 + 1e-9,
+                                        abs_tol=_printed_step(ppl) / 2 + 1e-9)
+
+
+def _printed_step(number: str) -> float:
+    """The unit of a printed number's last digit: 0.01 for `10.73`, 1 for `11` (an exponent's number: its own)."""
+    mantissa, _, exponent = number.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 10.0 ** (int(exponent or 0) - decimals)
 
 
 def _bare_pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
