@@ -1,0 +1,99 @@
+"""Real-shaped run folders the tool misread: a W&B run dated by the script's own counter, a console whose last line
+lacks only its newline, an ms-swift console's command echo and model summary, a from-scratch run that overshoots the
+uniform guess in its first steps, and a DeepSpeed fp16 run whose LR lags its schedule.
+
+Each case is written the way the real program writes it (nanoGPT's `wandb.log` rows and console lines, ms-swift's
+console, DeepSpeed's args), with a healthy run of the same shape where the rule must not fire.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from forensics.analysis import analyze
+from forensics.ingest import wandb, wandb_files
+from tests.support.wandb_log import framed, record
+
+# --- 1. a W&B history row dated by its own counter -------------------------------------------------
+
+EVAL_EVERY = 250
+
+
+def _nanogpt_history(pb, evals: int) -> list:
+    """nanoGPT's train.py: `wandb.log({"iter": iter_num, "train/loss": ..., "val/loss": ..., "lr": ..., "mfu": ...})`
+    at each evaluation; W&B adds `_step` 0, 1, 2 ... (one a `wandb.log` call)."""
+    rows = []
+    for i in range(evals):
+        train = 1.0 + 3.29 * math.exp(-i / 1.5)
+        items = {"iter": i * EVAL_EVERY, "train/loss": train, "val/loss": train + 0.1 * (i > 0), "lr": 1e-3,
+                 "mfu": 8.8, "_timestamp": 1696024422.0 + 20 * i, "_step": i}
+        rows.append(record(history=pb.HistoryRecord(
+            item=[pb.HistoryItem(key=k, value_json=repr(v)) for k, v in items.items()])))
+    return rows
+
+
+def _nanogpt_config(pb) -> bytes:
+    config = pb.ConfigRecord(update=[pb.ConfigItem(key="init_from", value_json='"scratch"'),
+                                     pb.ConfigItem(key="dtype", value_json='"bfloat16"'),
+                                     pb.ConfigItem(key="block_size", value_json="256"),
+                                     pb.ConfigItem(key="eval_interval", value_json=str(EVAL_EVERY))])
+    return record(run=pb.RunRecord(run_id="abc", project="shakespeare-char", config=config))
+
+
+def _nanogpt_console(evals: int) -> str:
+    """nanoGPT's console as W&B's files/output.log captures it: eval lines and `iter N: loss X` every 10 iterations."""
+    lines = []
+    for it in range(0, (evals - 1) * EVAL_EVERY + 1, 10):
+        loss = 1.0 + 3.26 * math.exp(-it / EVAL_EVERY / 1.5)
+        if it % EVAL_EVERY == 0:
+            lines.append(f"step {it}: train loss {loss + 0.03:.4f}, val loss {loss + 0.1:.4f}")
+        lines.append(f"iter {it}: loss {loss:.4f}, time 41.90ms, mfu 8.86%")
+    return "\n".join(lines)
+
+
+def _nanogpt_run_folder(tmp_path: Path, evals: int = 9) -> Path:
+    pb = pytest.importorskip("wandb.proto.wandb_internal_pb2")
+    run = tmp_path / "wandb" / "run-20230929_145323-abc"
+    (run / "files").mkdir(parents=True)
+    (run / "run-abc.wandb").write_bytes(framed([_nanogpt_config(pb), *_nanogpt_history(pb, evals)]))
+    (run / "files" / "output.log").write_text(_nanogpt_console(evals) + "\n")
+    return run
+
+
+def test_a_wandb_row_is_dated_by_its_own_iter_key_not_by_wandbs_row_counter(tmp_path):
+    run = _nanogpt_run_folder(tmp_path)
+    frame = wandb.read(run / "run-abc.wandb").frame
+    assert sorted(frame["step"].unique()) == [i * EVAL_EVERY for i in range(9)]
+    assert "iter" not in set(frame["metric"])
+
+
+def test_a_nanogpt_wandb_log_beside_its_console_is_one_run_and_keeps_its_config(tmp_path):
+    _nanogpt_run_folder(tmp_path, evals=29)  # W&B rows 0..28 meet console iterations 0, 10, 20 if dated by _step
+    a = analyze(tmp_path)
+    assert not [s for s in a.skipped if "two runs" in s.reason]
+    profile = a.run_profile.to_dict()
+    assert (profile["method"], profile["objective"], profile["precision"]) == ("full", "pretrain", "bf16")
+
+
+def test_a_wandb_history_without_its_own_counter_keeps_wandbs_step(tmp_path):
+    pb = pytest.importorskip("wandb.proto.wandb_internal_pb2")
+    # `iter` only in some rows (a script that logs it at evaluations alone) dates nothing: _step stays the step
+    rows = [record(history=pb.HistoryRecord(item=[pb.HistoryItem(key="loss", value_json=str(3.0 - i / 10)),
+                                                  *([pb.HistoryItem(key="iter", value_json=str(100 * i))] if i % 2 else []),
+                                                  pb.HistoryItem(key="_step", value_json=str(i))]))
+            for i in range(4)]
+    path = tmp_path / "run-x.wandb"
+    path.write_bytes(framed(rows))
+    assert wandb.read(path).frame.query("metric == 'loss'")["step"].tolist() == [0, 1, 2, 3]
+
+
+def test_a_wandb_summary_is_dated_by_its_own_iter_key(tmp_path):
+    files = tmp_path / "wandb" / "run-20230929_145323-abc" / "files"
+    files.mkdir(parents=True)
+    (files / "wandb-summary.json").write_text('{"iter": 7000, "train/loss": 0.98, "val/loss": 1.49, "lr": 0.0001, '
+                                              '"_timestamp": 1696024856.4, "_runtime": 452.9, "_step": 28}')
+
+    frame = wandb_files.read(files.parent).frame
+    assert set(frame["step"]) == {7000} and "iter" not in set(frame["metric"])
