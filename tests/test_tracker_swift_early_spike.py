@@ -97,3 +97,30 @@ def test_a_wandb_summary_is_dated_by_its_own_iter_key(tmp_path):
 
     frame = wandb_files.read(files.parent).frame
     assert set(frame["step"]) == {7000} and "iter" not in set(frame["metric"])
+
+
+# --- 2. a console's last line without its newline ------------------------------------------------
+
+def _console_folder(tmp_path: Path, last_line: str) -> Path:
+    """nanoGPT's console as `python train.py > train.log` leaves it when the file was copied before the final newline."""
+    lines = [f"iter {it}: loss {4.2 - it / 400:.4f}, time 41.90ms, mfu 8.86%" for it in range(0, 1000, 10)]
+    (tmp_path / "train.log").write_text("\n".join(lines + [last_line]))
+    return tmp_path
+
+
+def _cut_notes(folder: Path) -> list[str]:
+    return [s.reason for s in analyze(folder).skipped if "cut mid-write" in s.reason]
+
+
+def test_a_complete_last_line_without_its_newline_is_not_called_cut(tmp_path):
+    folder = _console_folder(tmp_path, "iter 1000: loss 1.7000, time 4639.50ms, mfu 7.90%")
+    assert _cut_notes(folder) == []
+    a = analyze(folder)
+    assert a.timeline.frame.query("metric == 'mfu_pct' and step == 1000")["value"].tolist() == [7.9]
+
+
+@pytest.mark.parametrize("cut_line", ["iter 1000: loss 1.7000, time 4639.50ms, mfu 7.9",
+                                      "iter 1000: loss 1.7000, time 4639.50ms, mf",
+                                      "iter 1000: loss 1.7000, time 46"])
+def test_a_last_line_cut_mid_write_is_still_called_cut(tmp_path, cut_line):
+    assert len(_cut_notes(_console_folder(tmp_path, cut_line))) == 1
