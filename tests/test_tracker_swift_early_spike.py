@@ -124,3 +124,43 @@ def test_a_complete_last_line_without_its_newline_is_not_called_cut(tmp_path):
                                       "iter 1000: loss 1.7000, time 46"])
 def test_a_last_line_cut_mid_write_is_still_called_cut(tmp_path, cut_line):
     assert len(_cut_notes(_console_folder(tmp_path, cut_line))) == 1
+
+
+# --- 3. an ms-swift console: the echoed command and the model summary --------------------------------
+
+def _swift_console(tmp_path: Path, train_type: str, torch_dtype: str, params: str) -> Path:
+    """`swift sft ...` typed at a shell (its `> ` continuation prompts echoed), then ms-swift's log as it writes it."""
+    command = ["swift sft \\", "    --model Qwen/Qwen3-4B-Instruct-2507 \\", f"    --train_type {train_type} \\",
+               "    --dataset './train.jsonl' \\", f"    --torch_dtype {torch_dtype} \\", "    --learning_rate 1e-4 \\",
+               "    --output_dir output"]
+    lines = [command[0], *("> " + line for line in command[1:]), "",
+             f"[INFO:swift] model_parameter_info: PeftModelForCausalLM: {params} Params (16.5151M Trainable [0.4089%]),"
+             " 0.0001M Buffers.",
+             "{'loss': 0.95332909, 'grad_norm': 2.68535495, 'learning_rate': 0.0001, 'token_acc': 0.82803897, "
+             "'epoch': 0.84, 'global_step/max_steps': '1/2', 'percentage': '50.00%', 'elapsed_time': '10s', "
+             "'remaining_time': '10s', 'memory(GiB)': 9.78, 'train_speed(iter/s)': 0.093831}",
+             "{'train_runtime': 12.743, 'train_samples_per_second': 1.491, 'train_steps_per_second': 0.157, "
+             "'train_loss': 0.87286359, 'token_acc': 0.891258, 'epoch': 1.0, 'global_step/max_steps': '2/2', "
+             "'percentage': '100.00%', 'elapsed_time': '12s', 'remaining_time': '0s', 'memory(GiB)': 9.78, "
+             "'train_speed(iter/s)': 0.157085}",
+             "[INFO:swift] last_model_checkpoint: /workspace/output/v1-20250927-221821/checkpoint-2"]
+    (tmp_path / "sft.log").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_an_ms_swift_console_gives_method_precision_and_size_from_its_command_and_model_summary(tmp_path):
+    profile = analyze(_swift_console(tmp_path, "lora", "bfloat16", "4038.9832M")).run_profile.to_dict()
+    assert (profile["method"], profile["precision"], profile["framework"]) == ("lora", "bf16", "swift")
+    assert profile["model_params"] == 4_038_983_200
+
+
+def test_an_ms_swift_full_fp32_run_is_not_called_lora_or_half_precision(tmp_path):
+    profile = analyze(_swift_console(tmp_path, "full", "float32", "494.0327M")).run_profile.to_dict()
+    assert profile["method"] == "full" and profile["precision"] not in ("bf16", "fp16")
+    assert profile["model_params"] == 494_032_700
+
+
+def test_too_few_loss_points_names_the_closing_summarys_mean_loss(tmp_path):
+    a = analyze(_swift_console(tmp_path, "lora", "bfloat16", "4038.9832M"))
+    assert a.first_incident.kind == "no_learning_evidence"
+    assert "train_loss 0.8729" in a.first_incident.message

@@ -76,6 +76,9 @@ _NUMBER_OF_PARAMS = re.compile(r"^Number of parameters: ([\d,]{4,})[ \t]*\r?$", 
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
 # MiniMind's trainer_utils.py: `Model Params: 25.83M` (millions, two decimals)
 _MODEL_PARAMS_M = re.compile(r"^Model Params: (\d{1,6}(?:\.\d{1,3})?)M[ \t]*\r?$", re.MULTILINE)
+# ms-swift's model summary (`get_model_parameter_info`): `[INFO:swift] model_parameter_info: PeftModelForCausalLM:
+# 4038.9832M Params (16.5151M Trainable [0.4089%]), 0.0001M Buffers.` - the whole model, an adapter's weights included
+_SWIFT_MODEL_PARAMS = re.compile(r"model_parameter_info: \w+: (\d{1,7}(?:\.\d{1,6})?)M Params \(")
 # nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
 _COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\b.*$", re.MULTILINE)
 # a bitsandbytes 4-bit config printed as it is loaded (Unsloth's vLLM `Bitsandbytes config using kwargs = {...,
@@ -184,7 +187,7 @@ def _precision_said(text: str) -> dict:
 
 def _parameter_count_said(text: str) -> dict:
     """`console_n_params` (with its `_line`): the whole model's count as OLMo, nanochat, parameter-golf, DeepSpeed's
-    pipeline, a script's `Model params :` line, Megatron (one tensor and one pipeline rank) or MiniMind say it."""
+    pipeline, a script's `Model params :` line, Megatron (one tensor and one pipeline rank), MiniMind or ms-swift say it."""
     out: dict = {}
     m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or _MODEL_PARAMS.search(text) or (
         "Number of parameters: " in text and _NUMBER_OF_PARAMS.search(text)) or (
@@ -193,8 +196,10 @@ def _parameter_count_said(text: str) -> dict:
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = line_at(text, m.start(1)).strip()[-160:]  # the total's own line
-    elif "Model Params: " in text and (m := _MODEL_PARAMS_M.search(text)):
-        out["console_n_params"], out["console_n_params_line"] = round(float(m.group(1)) * 1e6), m.group(0).strip()
+    elif m := ("Model Params: " in text and _MODEL_PARAMS_M.search(text)) or (
+            "model_parameter_info: " in text and _SWIFT_MODEL_PARAMS.search(text)):
+        out["console_n_params"] = round(float(m.group(1)) * 1e6)
+        out["console_n_params_line"] = line_at(text, m.start(1)).strip()[-160:]
     return out
 
 
