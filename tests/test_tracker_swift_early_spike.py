@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from forensics.analysis import analyze
@@ -164,3 +165,52 @@ def test_too_few_loss_points_names_the_closing_summarys_mean_loss(tmp_path):
     a = analyze(_swift_console(tmp_path, "lora", "bfloat16", "4038.9832M"))
     assert a.first_incident.kind == "no_learning_evidence"
     assert "train_loss 0.8729" in a.first_incident.message
+
+
+# --- 4. a from-scratch run overshooting the uniform guess in its first steps --------------------------
+
+TITAN_HEAD = ("[titan] 2025-09-11 14:09:19,030 - root - INFO - Building llama2 7B with TransformerModelArgs(dim=4096, "
+              "n_layers=6, n_heads=32, n_kv_heads=None, vocab_size=32000, multiple_of=256, norm_eps=1e-05)")
+
+
+def _titan_console(tmp_path: Path, losses: list[float], grad_norms: list[float]) -> Path:
+    """torchtitan's console: the model args it builds from, then `step: N  loss: X  grad_norm: G ...` every step."""
+    lines = [TITAN_HEAD] + [f"[titan] 2025-09-11 14:09:{20 + s % 40:02d},000 - root - INFO - step: {s:2d}  loss: {loss:7.4f}"
+                            f"  grad_norm: {g:7.4f}  memory:  8.44GiB(13.20%)  tps: 6,697  tflops: 62.15  mfu: 20.84%"
+                            for s, (loss, g) in enumerate(zip(losses, grad_norms), start=1)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def _falling_from(start: float, n: int) -> list[float]:
+    return [start * (0.5 + 0.5 * math.exp(-k / 15)) for k in range(n)]
+
+
+def test_a_from_scratch_loss_rising_far_above_the_uniform_guess_in_its_first_steps_is_a_spike(tmp_path):
+    losses = [10.86, 14.45, 15.20, 11.31, 11.12, 10.19] + _falling_from(9.8, 60)
+    grads = [3.2, 41.8, 66.6, 14.1, 38.4, 18.2] + [2.0] * 60
+    a = analyze(_titan_console(tmp_path, losses, grads))
+    assert a.status == "warning"
+    assert (a.first_incident.kind, a.first_incident.step) == ("loss_spike", 2)
+    assert "ln 32000" in a.first_incident.message
+
+
+@pytest.mark.parametrize("head", [[10.40, 10.20, 9.90], [10.38, 10.61, 10.72, 10.45]],
+                         ids=["falling from ln V", "a rise of a few percent"])
+def test_a_healthy_from_scratch_start_is_no_spike(tmp_path, head):
+    losses = head + _falling_from(9.8, 60)
+    grads = [3.0, 6.0, 8.0, 5.0][:len(head)] + [2.0] * 60
+    a = analyze(_titan_console(tmp_path, losses, grads))
+    assert not [f for f in a.findings if f.kind == "loss_spike"]
+    assert a.status == "healthy"
+
+
+def test_a_loss_up_from_ln_v_without_grad_norm_rising_is_no_overshoot():
+    from forensics.analyzers.early_overshoot import detect_early_overshoot
+    from forensics.config import Thresholds
+    steps = range(1, 8)
+    metrics = {"loss": pd.Series([10.4, 13.0, 13.2, 10.5, 10.0, 9.6, 9.2], index=steps),
+               "grad_norm": pd.Series([3.0, 3.5, 3.1, 2.9, 2.8, 2.5, 2.4], index=steps)}
+    assert detect_early_overshoot(metrics, 32000, Thresholds()) == []
+    metrics["grad_norm"] = pd.Series([3.0, 30.0, 40.0, 5.0, 2.8, 2.5, 2.4], index=steps)
+    assert [f.step for f in detect_early_overshoot(metrics, 32000, Thresholds())] == [2]

@@ -74,6 +74,9 @@ _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTI
 # nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own
 _NUMBER_OF_PARAMS = re.compile(r"^Number of parameters: ([\d,]{4,})[ \t]*\r?$", re.MULTILINE)
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
+# The vocabulary a console prints: a model's args dataclass (torchtitan's `TransformerModelArgs(..., vocab_size=32000,
+# ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`)
+_VOCAB_SIZE = re.compile(r"\bvocab(?:_| )size(?:=|: )(\d{2,7})\b")
 # MiniMind's trainer_utils.py: `Model Params: 25.83M` (millions, two decimals)
 _MODEL_PARAMS_M = re.compile(r"^Model Params: (\d{1,6}(?:\.\d{1,3})?)M[ \t]*\r?$", re.MULTILINE)
 # ms-swift's model summary (`get_model_parameter_info`): `[INFO:swift] model_parameter_info: PeftModelForCausalLM:
@@ -142,9 +145,10 @@ def console_facts(text: str) -> dict:
     (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns), how
     often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), which of TRL's
     trainers raised a warning from its own module (`console_trl_trainer`: "SFTTrainer"), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
-    `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
+    `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`,
+    `console_vocab_size`, each with
     `<key>_line`."""
-    out = {**_precision_said(text), **_parameter_count_said(text)}
+    out = {**_precision_said(text), **_parameter_count_said(text), **_vocabulary_said(text)}
     for key, value in recipe_facts(text).items():
         out.setdefault(key, value)  # a precision said above (DeepSpeed's, ...) stands
     out.update(_start_up_lines(text))
@@ -201,6 +205,14 @@ def _parameter_count_said(text: str) -> dict:
         out["console_n_params"] = round(float(m.group(1)) * 1e6)
         out["console_n_params_line"] = line_at(text, m.start(1)).strip()[-160:]
     return out
+
+
+def _vocabulary_said(text: str) -> dict:
+    """`console_vocab_size` (with its `_line`): the first vocabulary size the console prints (`_VOCAB_SIZE`)."""
+    m = _VOCAB_SIZE.search(text) if "ocab" in text else None
+    if not m:
+        return {}
+    return {"console_vocab_size": int(m.group(1)), "console_vocab_size_line": line_at(text, m.start(1)).strip()[-160:]}
 
 
 def _start_up_lines(text: str) -> dict:
