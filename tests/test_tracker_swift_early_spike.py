@@ -214,3 +214,18 @@ def test_a_loss_up_from_ln_v_without_grad_norm_rising_is_no_overshoot():
     assert detect_early_overshoot(metrics, 32000, Thresholds()) == []
     metrics["grad_norm"] = pd.Series([3.0, 30.0, 40.0, 5.0, 2.8, 2.5, 2.4], index=steps)
     assert [f.step for f in detect_early_overshoot(metrics, 32000, Thresholds())] == [2]
+
+
+@pytest.mark.parametrize("size_line", [
+    "[titan] 2025-09-11 14:09:19,553 - root - INFO - Model llama2 7B size: 1,476,448,256 total parameters",
+    "[titan] 2025-09-11 14:09:19,553 - root - INFO - \x1b[34mModel llama2 7B \x1b[31msize: 1,476,448,256 total "
+    "parameters\x1b[39m"])
+def test_torchtitans_model_size_line_gives_the_model_size(tmp_path, size_line):
+    _titan_console(tmp_path, _falling_from(10.4, 30), [2.0] * 30)
+    log = tmp_path / "train.log"
+    log.write_text(size_line + "\n" + log.read_text())
+    assert analyze(tmp_path).run_profile.to_dict()["model_params"] == 1_476_448_256
+
+
+def test_a_titan_console_without_its_size_line_states_no_size(tmp_path):
+    assert analyze(_titan_console(tmp_path, _falling_from(10.4, 30), [2.0] * 30)).run_profile.to_dict()["model_params"] is None

@@ -77,6 +77,8 @@ _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", r
 # The vocabulary a console prints: a model's args dataclass (torchtitan's `TransformerModelArgs(..., vocab_size=32000,
 # ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`)
 _VOCAB_SIZE = re.compile(r"\bvocab(?:_| )size(?:=|: )(\d{2,7})\b")
+# torchtitan's train.py: `Model llama3 8B size: 8,030,261,248 total parameters` (its colour codes around `size:`)
+_TITAN_MODEL_SIZE = re.compile(r"\bModel [^\n]{1,120}?size: (?:\x1b\[[0-9;]*m)?([\d,]{4,}) total parameters")
 # MiniMind's trainer_utils.py: `Model Params: 25.83M` (millions, two decimals)
 _MODEL_PARAMS_M = re.compile(r"^Model Params: (\d{1,6}(?:\.\d{1,3})?)M[ \t]*\r?$", re.MULTILINE)
 # ms-swift's model summary (`get_model_parameter_info`): `[INFO:swift] model_parameter_info: PeftModelForCausalLM:
@@ -191,12 +193,14 @@ def _precision_said(text: str) -> dict:
 
 def _parameter_count_said(text: str) -> dict:
     """`console_n_params` (with its `_line`): the whole model's count as OLMo, nanochat, parameter-golf, DeepSpeed's
-    pipeline, a script's `Model params :` line, Megatron (one tensor and one pipeline rank), MiniMind or ms-swift say it."""
+    pipeline, a script's `Model params :` line, Megatron (one tensor and one pipeline rank), torchtitan, MiniMind or
+    ms-swift say it."""
     out: dict = {}
     m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or _MODEL_PARAMS.search(text) or (
         "Number of parameters: " in text and _NUMBER_OF_PARAMS.search(text)) or (
         "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or _MODEL_PARAMS_SAID.search(text) or (
-        "model parallel rank" in text and _megatron_whole_model(text))
+        "model parallel rank" in text and _megatron_whole_model(text)) or (
+        " total parameters" in text and _TITAN_MODEL_SIZE.search(text))
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = line_at(text, m.start(1)).strip()[-160:]  # the total's own line
