@@ -229,3 +229,13 @@ def test_torchtitans_model_size_line_gives_the_model_size(tmp_path, size_line):
 
 def test_a_titan_console_without_its_size_line_states_no_size(tmp_path):
     assert analyze(_titan_console(tmp_path, _falling_from(10.4, 30), [2.0] * 30)).run_profile.to_dict()["model_params"] is None
+
+
+# --- 5. a DeepSpeed-style precision section given as the Trainer's flag ---------------------------------
+
+@pytest.mark.parametrize("section, said", [({"enabled": True}, True), ({"enabled": False}, False),
+                                           ({"enabled": "auto"}, None)])
+def test_an_fp16_flag_given_as_a_deepspeed_section_is_read_by_its_enabled_switch(section, said):
+    from forensics.ingest.config_files import training_args_values
+    values = training_args_values({"learning_rate": 1e-5, "bf16": False, "fp16": section, "deepspeed": "deepspeed.json"})
+    assert values.get("fp16") is said and values["bf16"] is False
