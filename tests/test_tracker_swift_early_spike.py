@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -239,3 +240,47 @@ def test_an_fp16_flag_given_as_a_deepspeed_section_is_read_by_its_enabled_switch
     from forensics.ingest.config_files import training_args_values
     values = training_args_values({"learning_rate": 1e-5, "bf16": False, "fp16": section, "deepspeed": "deepspeed.json"})
     assert values.get("fp16") is said and values["bf16"] is False
+
+
+# --- 5b. skipped fp16 updates read from the learning rate lagging its linear schedule --------------------
+
+PEAK, TOTAL = 1e-5, 3864
+FP16_LINEAR = {"fp16": True, "lr_scheduler_type": "linear", "learning_rate": PEAK, "warmup_steps": 0, "warmup_ratio": 0.0}
+
+
+def _logged_lr(skipped_by: dict[int, int], every: int = 10, last: int = 3860) -> pd.Series:
+    """The HF Trainer's logged rate, float32 as TensorBoard keeps it, on get_linear_schedule_with_warmup (no warm-up)
+    whose scheduler missed `skipped_by[s]` steps by step s (DeepSpeed's fp16 overflows skip the scheduler too)."""
+    steps = list(range(every, last + 1, every))
+    lag = [max([n for s, n in skipped_by.items() if s <= step], default=0) for step in steps]
+    return pd.Series(np.float32([PEAK * (1 - (step - k) / TOTAL) for step, k in zip(steps, lag)]).astype("float64"),
+                     index=steps)
+
+
+def test_a_learning_rate_lagging_its_linear_schedule_is_skipped_fp16_updates():
+    from forensics.analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
+    lr = _logged_lr({10: 10, 20: 17, 1020: 18, 1690: 19, 2490: 20})
+    (found,) = detect_skips_from_lr_lag({"learning_rate": lr, "loss": lr * 0 + 0.1}, linear_fp16_schedule(FP16_LINEAR))
+    assert (found.kind, found.step, found.evidence["count"]) == ("skipped_steps", 10, 20)
+
+
+@pytest.mark.parametrize("skipped_by", [{}, {10: 1}, {60: 2}], ids=["on schedule", "logged before the step",
+                                                                     "a fresh scaler's two skips"])
+def test_a_learning_rate_on_its_schedule_is_no_skipped_update(skipped_by):
+    from forensics.analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
+    lr = _logged_lr(skipped_by)
+    assert detect_skips_from_lr_lag({"learning_rate": lr}, linear_fp16_schedule(FP16_LINEAR)) == []
+
+
+@pytest.mark.parametrize("change", [{"fp16": False, "bf16": True}, {"warmup_steps": 100},
+                                    {"lr_scheduler_type": "cosine"}])
+def test_the_lag_is_read_only_on_a_linear_fp16_schedule_without_warm_up(change):
+    from forensics.analyzers.lr_lag import linear_fp16_schedule
+    assert linear_fp16_schedule({**FP16_LINEAR, **change}) is None
+
+
+def test_a_log_with_grad_norm_tells_its_skips_there_not_from_the_rate():
+    from forensics.analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
+    lr = _logged_lr({10: 10, 20: 17})
+    metrics = {"learning_rate": lr, "grad_norm": lr * 0 + 1.0}
+    assert detect_skips_from_lr_lag(metrics, linear_fp16_schedule(FP16_LINEAR)) == []
