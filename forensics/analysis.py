@@ -29,6 +29,8 @@ from .analyzers.lr_anomaly import detect_warmup_past_the_end
 from .analyzers.planned_restarts import without_planned_restarts
 from .analyzers.never_learned import (detect_classifier_at_chance, detect_dpo_loss_never_under_chance,
                                       detect_reward_model_at_chance)
+from .analyzers.early_overshoot import detect_early_overshoot
+from .analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
 from .analyzers.stuck_at_guess import detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch
 from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
@@ -341,10 +343,14 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
             certain = pretrained_base(config)  # (not a configuration's name: a model built from it starts here too)
             found = detect_start_near_the_guess(doubtful, profile.method, vocab, config.get("adapter.task_type"),
                                                 certain[0] if certain else None)
+    if not any(f.kind == "skipped_steps" for f in findings):  # the skips told by grad_norm or a count stand
+        found += detect_skips_from_lr_lag(metrics, linear_fp16_schedule(config))
     found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
                                         config.get("num_train_epochs"))
     never = any(f.kind == "never_learned" for f in findings)  # one never-learned finding is enough
     per_step = _per_step_loss(metrics, summed_loss_factor(config))
+    found += [f for f in detect_early_overshoot(per_step, vocab, thresholds)  # unless the spike rules saw it first
+              if not any(g.kind == "loss_spike" and g.step <= f.evidence["peak_step"] for g in findings)]
     if not never:
         found += detect_stuck_at_vocabulary_guess(per_step, vocab)
     if not never and not any(f.kind == "no_learning_evidence" for f in findings + found):

@@ -34,6 +34,10 @@ class Thresholds:
     # loss spike / divergence
     loss_spike_factor: float = 3.0   # loss / rolling median above this (and MAD z above spike_mad_z)
     loss_spike_early_factor: float = 3.0  # before spike_min_history points: a loss this many times the first ones
+    # ... or, from random weights (the first loss about ln V), this x over both the first loss and ln V, with
+    # grad_norm this many times its first value: the optimizer overshooting (`early_overshoot`)
+    overshoot_factor: float = 1.2
+    overshoot_grad_factor: float = 3.0
     divergence_factor: float = 1.5   # sustained: loss stays above this x its running minimum ...
     divergence_points: int = 5       # ... for this many logged points until the end
     divergence_max_recovery: float = 0.5  # ... and has come back less than this fraction from its peak

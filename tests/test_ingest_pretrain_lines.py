@@ -512,7 +512,11 @@ def test_a_verl_console_log_is_found_and_read(tmp_path):
     assert [p.name for p in discover(tmp_path).text_logs] == ["output.log"]
     rec = stdout.read(tmp_path / "output.log")
     assert _series(rec.frame, "learning_rate") == pytest.approx({s: 1e-5 for s in range(1, 6)})
-    # the last line has no newline: maybe cut mid-write, so only its last field is left out
+    # the last line has no newline but is printed in the shape of the lines before it: whole, not cut
+    assert sorted(_series(rec.frame, "loss")) == [1, 2, 3, 4, 5] and sorted(_series(rec.frame, "time_s")) == [1, 2, 3, 4, 5]
+    # cut mid-write (`6.` of `6.1`): only its last field is left out
+    (tmp_path / "output.log").write_text("\n".join(lines[:-1] + [lines[-1][:-1]]))
+    rec = stdout.read(tmp_path / "output.log")
     assert sorted(_series(rec.frame, "loss")) == [1, 2, 3, 4, 5] and sorted(_series(rec.frame, "time_s")) == [1, 2, 3, 4]
 
 

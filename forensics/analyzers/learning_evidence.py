@@ -26,7 +26,7 @@ from ..findings import Finding
 from ..metric_names import OPTIMIZER_STEP
 from .fall_measure import (LearningEvidence, evidence_from, fell_clearly, starts_mid_run, two_windows_fell,
                            window_means, without_blips)
-from .metrics import LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
+from .metrics import LOSS, TRAIN_LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
 from .no_training_loss import eval_only, eval_only_memorized
 from .preference_pairs import (held_out_must_show, is_pairwise_log, is_rl_without_reward, pairs_not_told_apart,
                                pairs_told_apart)
@@ -113,8 +113,9 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
         memorized = eval_only_memorized(metrics, evals, thresholds) if len(evals) else []
         if memorized:  # (a tracker's copy of the closing mean read as the one loss point)
             return memorized
-        message = (f"only {len(loss)} finite loss {'point was' if len(loss) == 1 else 'points were'} logged: "
-                   "too few to tell whether the run learned (log more often, e.g. logging_steps=10).")
+        message = (f"only {len(loss)} finite loss {'point was' if len(loss) == 1 else 'points were'} logged"
+                   f"{_closing_mean_said(metrics)}: too few to tell whether the run learned (log more often, e.g. "
+                   "logging_steps=10).")
         return [Finding("no_learning_evidence", "warning", int(loss.index[-1]), message, metric=LOSS,
                         evidence={"n_points": int(len(loss))})]
     if 0 < float(loss.median()) <= thresholds.memorization_level:
@@ -293,3 +294,12 @@ def for_a_reward_model(findings: list[Finding], metrics: Metrics, thresholds: Th
 def without_the_score(metrics: Metrics) -> Metrics:
     """A reward model's metrics without the score it prints as `reward`."""
     return {name: series for name, series in metrics.items() if name != REWARD}
+
+
+def _closing_mean_said(metrics: Metrics) -> str:
+    """` (and the closing summary's mean over the run, train_loss X)` where the Trainer's end summary logged one, else
+    "": a mean over the whole run says its level, not its course."""
+    mean = finite(metrics[TRAIN_LOSS]) if TRAIN_LOSS in metrics else None
+    if mean is None or len(mean) != 1:
+        return ""
+    return f" (and the closing summary's mean over the run, train_loss {format_number(float(mean.iloc[0]))})"

@@ -12,7 +12,10 @@ RunConfig keys the run profile reads, only where the argument's meaning is fixed
   LLaVA's `--bits 4`, a 4-bit base: QLoRA).
 * `--model_name_or_path`: `model.name_or_path` (a name, read for the model's size as any model name is);
 * the program that was launched, where it is a framework's own: `llamafactory-cli train` (LLaMA-Factory), `swift
-  sft|pt|rlhf` (ms-swift), `axolotl train` / `-m axolotl.cli.train` (Axolotl): `_framework`.
+  sft|pt|rlhf` (ms-swift), `axolotl train` / `-m axolotl.cli.train` (Axolotl): `_framework`;
+* ms-swift's own `--train_type` (`--tuner_type`, v2's `--sft_type`), `--torch_dtype`, `--quant_bits` and `--model` on a
+  `swift sft|pt|rlhf` command, read as its args.json is; with no `--bf16` / `--fp16`, swift sets the mixed precision
+  from `--torch_dtype` (bfloat16: bf16, float16: fp16).
 Other arguments are left to the files that record the run's settings (training_args.bin, the tracker's config).
 
 Launch commands are read from W&B's metadata, from DeepSpeed's `cmd = ...` line, from a console line that is itself
@@ -29,12 +32,15 @@ from typing import Any
 
 from ..launch_command import COMMAND_FILE_BYTES, LAUNCHER_FRAMEWORKS, LAUNCHER_KEY, arguments, one_launch, words
 from ._jsonfile import read_json_object
-from .config_files import llamafactory_values
+from .config_files import llamafactory_values, swift_values
 
 TEXT_KEY = "command_line"  # LogRecords.texts key: the launcher's arguments as JSON
 _DEEPSPEED_CMD = re.compile(r"^\[[^\]]*\] \[INFO\] \[runner\.py:\d+:main\] cmd = ([^\n\r]{1,20000})$", re.MULTILINE)
 _TRUE = ("true", "1", "yes")
 _LORA_SWITCHES = ("lora_enable", "use_lora")
+# ms-swift's arguments that say what was trained and in which dtype (its args.json names, `swift_values` reads them)
+_SWIFT_ARGUMENTS = ("train_type", "tuner_type", "sft_type", "torch_dtype", "quant_bits", "model")
+_SWIFT_DTYPE_PRECISION = {"bfloat16": "bf16", "float16": "fp16"}
 
 
 def config_values(args: dict[str, Any]) -> dict[str, Any]:
@@ -49,6 +55,8 @@ def config_values(args: dict[str, Any]) -> dict[str, Any]:
         said = llamafactory_values({k: args[k] for k in ("stage", "finetuning_type", "quantization_bit") if k in args})
         out.update({k: v for k, v in said.items() if k in ("stage", "method") or k.startswith("quant.")})
         out["_framework"] = "llamafactory"
+    if launcher == "swift":
+        out.update(_swift_arguments(args))
     for flag in ("bf16", "fp16"):
         if _is_true(args.get(flag)):
             out[flag] = True
@@ -56,6 +64,15 @@ def config_values(args: dict[str, Any]) -> dict[str, Any]:
         out["adapter.peft_type"] = "LORA"
         if str(args.get("bits")) == "4":
             out["quant.load_in_4bit"] = True
+    return out
+
+
+def _swift_arguments(args: dict[str, Any]) -> dict[str, Any]:
+    """RunConfig keys of a `swift sft|pt|rlhf` command's own arguments (module docstring)."""
+    out = swift_values({k: args[k] for k in _SWIFT_ARGUMENTS if isinstance(args.get(k), str)})
+    flag = _SWIFT_DTYPE_PRECISION.get(str(args.get("torch_dtype")))
+    if flag and "bf16" not in args and "fp16" not in args:  # swift's own choice, where the command made none
+        out[flag] = True
     return out
 
 

@@ -56,6 +56,11 @@ def training_args_values(args: dict) -> dict[str, Any]:
         out.update(deepspeed_values(ds["config"]))
     if isinstance(args.get("deepspeed"), dict):
         out.update(deepspeed_values(args["deepspeed"]))
+    for flag in ("fp16", "bf16"):
+        if isinstance(out.get(flag), dict):  # a DeepSpeed-style section given as the flag: `"fp16": {"enabled": true}`
+            enabled = _enabled(out.pop(flag))
+            if enabled is not None:
+                out[flag] = enabled
     if "_n_gpu" in args:
         out["n_gpu"] = args["_n_gpu"]
     if isinstance(args.get("__class__"), str):  # training_args.bin: TRL's SFTConfig, GRPOConfig, Unsloth's ...
@@ -63,6 +68,13 @@ def training_args_values(args: dict) -> dict[str, Any]:
     if str(args.get("__class__", "")).startswith("swift."):  # ms-swift's printed arguments: its own tuner names
         out.update(swift_values(args))
     return out
+
+
+def _enabled(section: dict) -> bool | None:
+    """A `{"enabled": true}` section's switch (`"auto"` or none: None, not said). The Trainer reads any non-empty dict
+    as on, but whoever wrote `{"enabled": false}` meant off; the section's own word is taken."""
+    enabled = section.get("enabled")
+    return enabled if isinstance(enabled, bool) else None
 
 
 def _without_class(value: Any) -> Any:

@@ -83,8 +83,16 @@ _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTI
 # nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own
 _NUMBER_OF_PARAMS = re.compile(r"^Number of parameters: ([\d,]{4,})[ \t]*\r?$", re.MULTILINE)
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
+# The vocabulary a console prints: a model's args dataclass (torchtitan's `TransformerModelArgs(..., vocab_size=32000,
+# ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`)
+_VOCAB_SIZE = re.compile(r"\bvocab(?:_| )size(?:=|: )(\d{2,7})\b")
+# torchtitan's train.py: `Model llama3 8B size: 8,030,261,248 total parameters` (its colour codes around `size:`)
+_TITAN_MODEL_SIZE = re.compile(r"\bModel [^\n]{1,120}?size: (?:\x1b\[[0-9;]*m)?([\d,]{4,}) total parameters")
 # MiniMind's trainer_utils.py: `Model Params: 25.83M` (millions, two decimals)
 _MODEL_PARAMS_M = re.compile(r"^Model Params: (\d{1,6}(?:\.\d{1,3})?)M[ \t]*\r?$", re.MULTILINE)
+# ms-swift's model summary (`get_model_parameter_info`): `[INFO:swift] model_parameter_info: PeftModelForCausalLM:
+# 4038.9832M Params (16.5151M Trainable [0.4089%]), 0.0001M Buffers.` - the whole model, an adapter's weights included
+_SWIFT_MODEL_PARAMS = re.compile(r"model_parameter_info: \w+: (\d{1,7}(?:\.\d{1,6})?)M Params \(")
 # nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
 _COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\b.*$", re.MULTILINE)
 # a bitsandbytes 4-bit config printed as it is loaded (Unsloth's vLLM `Bitsandbytes config using kwargs = {...,
@@ -152,9 +160,10 @@ def console_facts(text: str) -> dict:
     (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns), how
     often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), which of TRL's
     trainers raised a warning from its own module (`console_trl_trainer`: "SFTTrainer"), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
-    `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, each with
+    `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`,
+    `console_vocab_size`, each with
     `<key>_line`."""
-    out = {**_precision_said(text), **_parameter_count_said(text)}
+    out = {**_precision_said(text), **_parameter_count_said(text), **_vocabulary_said(text)}
     for key, value in recipe_facts(text).items():
         out.setdefault(key, value)  # a precision said above (DeepSpeed's, ...) stands
     out.update(_start_up_lines(text))
@@ -199,18 +208,30 @@ def _precision_said(text: str) -> dict:
 
 def _parameter_count_said(text: str) -> dict:
     """`console_n_params` (with its `_line`): the whole model's count as OLMo, nanochat, parameter-golf, DeepSpeed's
-    pipeline, a script's `Model params :` line, Megatron (one tensor and one pipeline rank) or MiniMind say it."""
+    pipeline, a script's `Model params :` line, Megatron (one tensor and one pipeline rank), torchtitan, MiniMind or
+    ms-swift say it."""
     out: dict = {}
     m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or _MODEL_PARAMS.search(text) or (
         "Number of parameters: " in text and _NUMBER_OF_PARAMS.search(text)) or (
         "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or _MODEL_PARAMS_SAID.search(text) or (
-        "model parallel rank" in text and _megatron_whole_model(text))
+        "model parallel rank" in text and _megatron_whole_model(text)) or (
+        " total parameters" in text and _TITAN_MODEL_SIZE.search(text))
     if m:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = line_at(text, m.start(1)).strip()[-160:]  # the total's own line
-    elif "Model Params: " in text and (m := _MODEL_PARAMS_M.search(text)):
-        out["console_n_params"], out["console_n_params_line"] = round(float(m.group(1)) * 1e6), m.group(0).strip()
+    elif m := ("Model Params: " in text and _MODEL_PARAMS_M.search(text)) or (
+            "model_parameter_info: " in text and _SWIFT_MODEL_PARAMS.search(text)):
+        out["console_n_params"] = round(float(m.group(1)) * 1e6)
+        out["console_n_params_line"] = line_at(text, m.start(1)).strip()[-160:]
     return out
+
+
+def _vocabulary_said(text: str) -> dict:
+    """`console_vocab_size` (with its `_line`): the first vocabulary size the console prints (`_VOCAB_SIZE`)."""
+    m = _VOCAB_SIZE.search(text) if "ocab" in text else None
+    if not m:
+        return {}
+    return {"console_vocab_size": int(m.group(1)), "console_vocab_size_line": line_at(text, m.start(1)).strip()[-160:]}
 
 
 def _start_up_lines(text: str) -> dict:

@@ -54,6 +54,11 @@ _AT_MINIMUM = "Current loss scale already at minimum"
 _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
              "embedding_loss", "loss/train", "loss/eval",
              "global_step/max_steps", "global_step", "iteration"}
+# A number's shape in a printed line: its whole part any length (a step, a time grow), its decimals counted (a fixed
+# `:.4f` prints as many on every line; a number cut mid-write has fewer, or lost the unit after it)
+_WHOLE_PART = re.compile(r"(?<![.\d])\d+")
+_DIGIT = re.compile(r"\d")
+MAX_SHAPES_KEPT = 64  # a print statement's lines share one shape; a log of ever-new shapes compares with its first 64
 # ‘ ’ “ ” read as the ' and " of a printed dict (`{‘loss’: 1.45, ...}` pasted through an editor that curls quotes)
 _TYPOGRAPHIC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step", "steps",  # steps: see console_steps.explicit_step
@@ -70,6 +75,15 @@ def _number_or_none(text: str) -> float | None:
         return float(text)
     except ValueError:  # `0:00:01.20`, `456789GF`
         return None
+
+
+def printed_shape(line: str) -> str:
+    """The line with each number's whole part as `9` and each decimal as `9`: two lines of one print statement share it.
+
+    >>> printed_shape("iter 7000: loss 1.1066, time 4639.50ms, mfu 7.90%")
+    'iter 9: loss 9.9999, time 9.99ms, mfu 9.99%'
+    """
+    return _DIGIT.sub("9", _WHOLE_PART.sub("9", line.rstrip()))
 
 
 def scan(text: str) -> list[tuple]:
@@ -103,6 +117,7 @@ class _Scanner:
         self.block: dict | None = None  # the Trainer's `***** eval metrics *****` block being read
         self.stepped = False  # a step line was read (what comes before it is the script's start-up)
         self.dumped: list[int] = []  # DLLogger loss_scale lines before the first step line
+        self.step_line_shapes: set[str] = set()  # the printed shapes (`printed_shape`) of the step lines read
 
     def feed(self, piece: str, last_line: bool) -> None:
         """Read one piece of text (a line, or a tqdm redraw between carriage returns)."""
@@ -154,7 +169,7 @@ class _Scanner:
         else DeepSpeed-Chat's line; DeepSpeed-Chat told of each step line it did not read."""
         record = self.step_lines and (self.olmo.feed(piece) or (self.composer is not None and self.composer.feed(piece))
                                       or (self.nemo_rl is not None and self.nemo_rl.feed(piece))
-                                      or parse_line(piece, last_line=last_line))
+                                      or self._parsed_step_line(piece, last_line))
         if self.results is not None and not record:
             record = self.results.feed(piece)
         if self.chat is not None and not record:
@@ -164,6 +179,19 @@ class _Scanner:
         if record:
             self.events.append(("line", record))
             self.stepped = True
+
+    def _parsed_step_line(self, piece: str, last_line: bool):
+        """`parse_line`'s record; the file's last line (no newline after it) is taken whole, not cut mid-write, where
+        it is printed in the very shape of a step line before it: only its final newline is missing."""
+        record = parse_line(piece, last_line=last_line)
+        if not record or (not record.cut and len(self.step_line_shapes) >= MAX_SHAPES_KEPT):
+            return record
+        shape = printed_shape(piece)
+        if record.cut and shape in self.step_line_shapes:
+            record = parse_line(piece, last_line=False)
+        if len(self.step_line_shapes) < MAX_SHAPES_KEPT:
+            self.step_line_shapes.add(shape)
+        return record
 
     def _loss_scale_lines(self, piece: str) -> None:
         """A loss scaler's overflow (DeepSpeed's, a hand-written one's, apex's, DLLogger's), DeepSpeed's `step=N,

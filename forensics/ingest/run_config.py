@@ -113,9 +113,9 @@ def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
             config.add("bf16", False, said)
         elif precision in ("bf16", "fp16") and config.get(precision) is None:
             config.add(precision, True, said)
-        n = meta.get("console_n_params")
-        if isinstance(n, int) and config.get("n_params") is None:
-            config.add("n_params", n, f"{source}: {meta.get('console_n_params_line', '')}")
+        for ours, theirs in (("n_params", "console_n_params"), ("model.vocab_size", "console_vocab_size")):
+            if isinstance(meta.get(theirs), int) and config.get(ours) is None:
+                config.add(ours, meta[theirs], f"{source}: {meta.get(theirs + '_line', '')}")
         said = f"{source}: {meta.get('console_framework_line', '')}"
         if meta.get("console_framework") and config.get("_framework") is None:
             config.add("_framework", meta["console_framework"], said)

@@ -16,7 +16,9 @@ so the `wandb` package is not needed (it is large, and its reader is internal AP
 versions put a history key in `key`, newer ones (wandb-core) in `nested_key`: both are read.
 
 Step: the run's declared step metric (HF's WandbCallback declares `train/global_step` for every
-metric), else `train/global_step` / `trainer/global_step` where logged, else W&B's own `_step`.
+metric), else `train/global_step` / `trainer/global_step` where logged, else the run's own counter
+(`iter`, `iteration`, `step`: nanoGPT logs `iter` in each row) where every row carries it, else W&B's
+own `_step`, which only counts the rows `wandb.log` was called with.
 A row without the step metric takes the last value seen, as W&B's `step_sync` does. Metric names
 map as every tracker's do (`train/loss` -> loss, `eval/loss` -> eval_loss; Lightning's WandbLogger's `train_loss`
 -> loss where no other loss is logged, `lr-AdamW` -> learning_rate); `_timestamp` is the wall time.
@@ -45,6 +47,9 @@ CONFIG_TEXT = "wandb_config"
 _HISTORY, _CONFIG, _METRIC, _RUN, _EXIT = 2, 5, 12, 17, 18
 # Keys W&B or HF use as a step counter: the axis, not a metric.
 STEP_KEYS = ("train/global_step", "trainer/global_step", "global_step")
+# A script's own counter, logged beside its metrics (nanoGPT's `wandb.log({"iter": iter_num, ...})`): the step where
+# every row carries it and it never goes back; a counter only some rows carry would date the others by a guess.
+OWN_COUNTER_KEYS = ("iter", "iteration", "step")
 
 
 def read(path: Path) -> LogRecords:
@@ -189,7 +194,16 @@ def _step_key(log: dict[str, Any]) -> str:
     if log["step_metric"]:
         return log["step_metric"]
     logged = {k for row in log["history"] for k in row}
-    return next((k for k in STEP_KEYS if k in logged), "_step")
+    return next((k for k in STEP_KEYS if k in logged), None) or _own_counter(log["history"]) or "_step"
+
+
+def _own_counter(history: list[dict[str, Any]]) -> str | None:
+    """The first of OWN_COUNTER_KEYS that every history row logs as a number, never going back; None for none."""
+    for key in OWN_COUNTER_KEYS:
+        values = [_number(row.get(key)) for row in history]
+        if values and None not in values and all(a <= b for a, b in zip(values, values[1:])):
+            return key
+    return None
 
 
 def _history_frame(history: list[dict[str, Any]], step_key: str) -> tuple[pd.DataFrame, int]:

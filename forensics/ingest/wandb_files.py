@@ -4,7 +4,8 @@ W&B's sender writes both beside the log of an online run (offline runs get them 
 
 * `wandb-summary.json`: the last value of every metric (HF's final `train/loss`, `train/grad_norm`,
   `train/global_step`, ...) plus W&B's own `_step`, `_runtime`, `_timestamp` and `_wandb`; read
-  as one point at the summary's step (the step metric's last value, else `_step`).
+  as one point at the summary's step (the step metric's last value, else the script's own `iter` / `iteration` /
+  `step`, else `_step`).
 * `config.yaml`: the config, one top-level key per value: `key:` then an indented `value: <scalar>`
   (and, before W&B 0.17, `desc: null`). A value that is a mapping (`peft_config`, `id2label`) is read
   as the flat {key: scalar} of its leaves (`peft_config` -> {r: 16, peft_type: LORA, ...}); lists and
@@ -28,7 +29,7 @@ from ..timeline import LogRecords, TrackerRun, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._jsonfile import read_json_object
 from .config_files import yaml_scalar
-from .wandb import CONFIG_TEXT, STEP_KEYS
+from .wandb import CONFIG_TEXT, OWN_COUNTER_KEYS, STEP_KEYS
 
 FORMAT = "wandb_summary"
 _TOP_KEY = re.compile(r"^([^\s#:][^:]*):\s*$")
@@ -88,13 +89,14 @@ def _read_or_note(path: Path, reader, problems: list[str]) -> Any:
 
 
 def _summary_frame(summary: dict[str, Any]) -> pd.DataFrame:
-    step_key = next((k for k in STEP_KEYS + ("_step",) if _is_number(summary.get(k))), None)
+    # a script's own counter (nanoGPT's `iter`) before W&B's `_step`, which counts `wandb.log` calls
+    step_key = next((k for k in STEP_KEYS + OWN_COUNTER_KEYS + ("_step",) if _is_number(summary.get(k))), None)
     if step_key is None:
         return empty_frame()
     step = int(summary[step_key])
     wall = float(summary["_timestamp"]) if _is_number(summary.get("_timestamp")) else math.nan
     points = [(canonical_metric(k), float(v)) for k, v in summary.items()
-              if _is_number(v) and not k.startswith("_") and k not in STEP_KEYS]
+              if _is_number(v) and not k.startswith("_") and k not in STEP_KEYS and k != step_key]
     return pd.DataFrame({"step": pd.Series([step] * len(points), dtype="int64"), "metric": [m for m, _ in points],
                          "value": pd.Series([v for _, v in points], dtype="float64"),
                          "wall_time": pd.Series([wall] * len(points), dtype="float64")})
