@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding, plural
-from .metrics import EXPLODED_LOSS, GRAD_NORM, LOSS, Metrics, format_number
+from .metrics import EXPLODED_LOSS, GRAD_NORM, LOSS, Metrics, format_number, true_runs
 
 _WATCHED_PREFIXES = ("rewards/", "logps/", "logits/")
 # `printed_tensor`: a scalar a hand-written loop printed each step with no name (ingest.pretrain_lines), most often
@@ -103,15 +103,22 @@ def _skipped_at_the_end(found: Finding, series: pd.Series, bad: np.ndarray, metr
     window of NaN losses; not exploded): a warning. Weights a NaN gradient reached give a NaN loss at the next step, so
     a finite loss after it says the update was skipped (a loss scaler, a skip-on-NaN optimizer wrapper); the log ends
     too soon after to tell a passing burst from updates skipped for good (InternLM/xtuner issue 187: grad_norm NaN at
-    iterations 240 and 250 of a paste ending there, the loss 2.51 then 2.46)."""
+    iterations 240 and 250 of a paste ending there, the loss 2.51 then 2.46). Where earlier bursts came before it,
+    each followed by finite norms, see `_burst_again_at_the_end`."""
     if found.severity != "error" or found.metric != GRAD_NORM or LOSS not in metrics:
         return found
-    first = int(np.argmax(bad))
-    if len(bad) - first > _SHORT_END or first < _FINITE_BEFORE or not bad[first:].all():
+    runs = true_runs(bad)
+    first = runs[-1][0]  # the stretch non-finite to the end
+    if len(bad) - first > _SHORT_END or first < _FINITE_BEFORE:
         return found
     loss = metrics[LOSS]
-    later = loss[loss.index > found.step].to_numpy(dtype="float64")
-    if len(later) == 0 or not np.all(np.isfinite(later)) or np.any(later == 0.0) or np.any(later > EXPLODED_LOSS):
+    since = loss[loss.index >= int(series.index[runs[0][0]])].to_numpy(dtype="float64")
+    if not np.all(np.isfinite(since)) or np.any(since == 0.0) or np.any(since > EXPLODED_LOSS):
+        return found
+    later = loss[loss.index > int(series.index[first])].to_numpy(dtype="float64")
+    if len(runs) > 1:
+        return _burst_again_at_the_end(found, series, runs, since)
+    if len(later) == 0:
         return found
     message = (f"{found.message} The training loss logged after it stays finite ({format_number(float(later[-1]))} at "
                f"step {int(loss.index[-1])}): the non-finite gradients did not reach the weights (those updates were "
@@ -119,6 +126,22 @@ def _skipped_at_the_end(found: Finding, series: pd.Series, bad: np.ndarray, metr
                "show. A longer log (or the loss scale / skipped-step count) tells a passing burst from a run that "
                "stopped updating.")
     return replace(found, severity="warning", message=message, evidence={**found.evidence, "skipped_at_end": True})
+
+
+def _burst_again_at_the_end(found: Finding, series: pd.Series, runs: list, loss_since: np.ndarray) -> Finding:
+    """A grad_norm that went non-finite in earlier bursts, finite again after each, the training loss finite and sound
+    from the first of them to the end, and non-finite again at only the last `_SHORT_END` points: the same event once
+    more (the earlier ones did not reach the weights: the loss stayed sound after each), not weights shown broken;
+    a warning, saying that whether the run got past the last one does not show (a bf16 QLoRA with NaN norms at 23
+    scattered steps through its last, the loss falling throughout)."""
+    end = int(series.index[runs[-1][0]])
+    message = (f"{found.message} The training loss stays finite from the first of them to the end "
+               f"({format_number(float(loss_since[-1]))} last), through {plural(len(runs) - 1, 'earlier burst')} the "
+               f"run came back from: those updates did not reach the weights. The burst at step {end} looks like "
+               "another; the log ends before showing the run got past it. Check the last checkpoint's weights and why "
+               "the gradient norm overflows (a batch of extreme length, gradients past the precision's range).")
+    return replace(found, severity="warning", message=message,
+                   evidence={**found.evidence, "recurring": True, "bursts": len(runs)})
 
 
 def _ends_after(points: int) -> str:
@@ -178,9 +201,14 @@ def _finding(name: str, series: pd.Series, bad: np.ndarray) -> Finding:
     ends_finite = bool(np.isfinite(values[-1]))
     word = format_number(values[first])
     prior = f"last finite {format_number(last_finite[0])} at step {last_finite[1]}" if last_finite else "never finite before"
+    tail_start = true_runs(bad)[-1][0]
     if ends_finite:
         message = (f"{name} is {word} at step {int(steps[first])} ({plural(int(bad.sum()), 'non-finite point')} "
                    f"through step {int(steps[last_bad])}, {prior}) and finite again from step {recovered_at}.")
+    elif tail_start > first:  # non-finite now and then, finite in between, and again at the end
+        message = (f"{name} is {word} at step {int(steps[first])} ({prior}), at "
+                   f"{plural(int(bad.sum()), 'non-finite point')} in all, finite again between them, and non-finite "
+                   f"at the end of the log from step {int(steps[tail_start])} on.")
     else:
         message = f"{name} is {word} from step {int(steps[first])} on ({prior})."
     evidence = {
