@@ -1,0 +1,79 @@
+"""Profile fields a run's own console states plainly: torchtune's printed config (`dtype: bf16`) and a script's
+`N total params` line, the Trainer's trainable count of a model trained whole, a QDoRA / Q-LoRA adapter named in the
+run's text, a GradScaler's `scaler.pt` in a Trainer checkpoint. Each snippet is shaped like the real run's (the case
+named in the test's docstring); each test also checks a run of the same shape where the sign must not fire.
+
+Folder names here avoid the words the profile reads in a run's names (lora, sft, full, ...): the test's own folder
+path would otherwise say the method.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import forensics
+
+# torchtune's recipe start as `tune run` prints it (torchtune/config/_utils.py log_config), then its tqdm bar
+_TORCHTUNE_START = """INFO:torchtune.utils.logging:Running LoRAFinetuneRecipeDistributed with resolved config:
+
+batch_size: 2
+checkpointer:
+  _component_: torchtune.utils.FullModelHFCheckpointer
+  checkpoint_dir: /tmp/Llama-2-7b-hf
+  model_type: LLAMA2
+dataset:
+  _component_: torchtune.datasets.alpaca_dataset
+device: cuda
+dtype: bf16
+epochs: 10
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+  lora_rank: 32
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 0.0003
+
+DEBUG:torchtune.utils.logging:Setting manual seed to local seed 2672818458.
+INFO:torchtune.utils.logging:Model instantiation took 10.71 secs
+"""
+_TORCHTUNE_BAR = "".join(f"1|{k}|Loss: {1.6 - k / 250:.4f}:  {k // 2}%|#| {k}/203 [0:{k:02d}:00<16:05, 87.76s/it]\r"
+                         for k in range(1, 193)) + "\n"
+# torchtune's tutorial's count of a LoRA model: the whole model, then the adapter's share
+_TOTAL_PARAMS = """
+  6771970048 total params,
+  33554432 trainable params,
+  0.50% of all params are trainable.
+"""
+
+
+def _console(folder: Path, text: str, name: str = "train.log"):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text)
+    return forensics.analyze(folder).run_profile
+
+
+def test_torchtunes_printed_config_dtype_says_the_precision(tmp_path):
+    """IbrahimOued_torchtune-finetuning: `tune run` prints the resolved config with its top-level `dtype: bf16`."""
+    assert _console(tmp_path / "a", _TORCHTUNE_START + _TORCHTUNE_BAR).precision == "bf16"
+    assert _console(tmp_path / "b", _TORCHTUNE_START.replace("dtype: bf16", "dtype: fp32") + _TORCHTUNE_BAR).precision \
+        == "fp32"
+
+
+def test_a_dtype_outside_torchtunes_top_level_config_says_no_precision(tmp_path):
+    """A component's own indented `dtype:`, or a `dtype:` line after the config's end, is not the recipe's dtype."""
+    indented = _TORCHTUNE_START.replace("dtype: bf16\n", "").replace("  model_type: LLAMA2\n",
+                                                                      "  model_type: LLAMA2\n  dtype: bf16\n")
+    assert _console(tmp_path / "a", indented + _TORCHTUNE_BAR).precision == "unknown"
+    after = _TORCHTUNE_START.replace("dtype: bf16\n", "") + "dtype: bf16\n"
+    assert _console(tmp_path / "b", after + _TORCHTUNE_BAR).precision == "unknown"
+
+
+def test_a_printed_total_params_count_is_the_model_size(tmp_path):
+    """IbrahimOued_torchtune-finetuning: the notebook prints `6771970048 total params,` before training."""
+    p = _console(tmp_path / "a", _TOTAL_PARAMS + _TORCHTUNE_START + _TORCHTUNE_BAR)
+    assert p.model_params == 6771970048
+
+
+def test_a_trainable_params_count_alone_is_no_model_size(tmp_path):
+    """The adapter's `33554432 trainable params,` with no total beside it says nothing of the model's size."""
+    alone = _TOTAL_PARAMS.replace("  6771970048 total params,\n", "")
+    assert _console(tmp_path / "a", alone + _TORCHTUNE_START + _TORCHTUNE_BAR).model_params is None
