@@ -77,3 +77,53 @@ def test_a_trainable_params_count_alone_is_no_model_size(tmp_path):
     """The adapter's `33554432 trainable params,` with no total beside it says nothing of the model's size."""
     alone = _TOTAL_PARAMS.replace("  6771970048 total params,\n", "")
     assert _console(tmp_path / "a", alone + _TORCHTUNE_START + _TORCHTUNE_BAR).model_params is None
+
+
+def _trainer_notebook(folder: Path, trainable: str, adapter: bool = False, model: str = "gpt2-large") -> Path:
+    """A Colab notebook of a transformers.Trainer fine-tune shaped like SRM47's: the model loaded by name, the
+    Trainer's `***** Running training *****` header on stderr, its HTML progress table; with `adapter`, a PEFT LoRA
+    wraps the model first (and PEFT's own banner is not printed)."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    rows = "".join(f"<tr><td>{s}</td><td>{1.45 - s / 20000:.6f}</td></tr>" for s in range(500, 4001, 500))
+    table = ("<div><progress value='4286' max='4286'></progress> [4286/4286 57:51, Epoch 1/1]</div>"
+             "<table border=\"1\" class=\"dataframe\"><thead><tr><th>Step</th><th>Training Loss</th></tr></thead>"
+             f"<tbody>{rows}</tbody></table><p>")
+    header = ("***** Running training *****\n  Num examples = 34285\n  Num Epochs = 1\n"
+              "  Instantaneous batch size per device = 8\n  Total optimization steps = 4286\n"
+              f"  Number of trainable parameters = {trainable}\n")
+    wrap = ("from peft import LoraConfig, get_peft_model\n"
+            "model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16, task_type='CAUSAL_LM'))\n") if adapter else ""
+    cells = [new_code_cell("from transformers import AutoModelWithLMHead, Trainer, TrainingArguments\n"
+                           f"model = AutoModelWithLMHead.from_pretrained('{model}')\n" + wrap),
+             new_code_cell("training_args = TrainingArguments(output_dir='paraphraser', per_device_train_batch_size=8,"
+                           " num_train_epochs=1)\ntrainer = Trainer(model=model, args=training_args, "
+                           "train_dataset=dataset)\ntrainer.train()",
+                           outputs=[new_output("stream", name="stderr", text=header),
+                                    new_output("display_data", data={"text/html": table, "text/plain": "<IPython>"})])]
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(new_notebook(cells=cells), folder / "finetune_gpt2.ipynb")
+    return folder
+
+
+def test_the_trainers_trainable_count_of_a_model_trained_whole_is_its_size(tmp_path):
+    """SRM47_gpt2-paraphraser-comparisons: a Trainer fine-tune of gpt2-large, no adapter anywhere, whose header says
+    `Number of trainable parameters = 774030080`: every weight is trained, so that is the model's size."""
+    p = forensics.analyze(_trainer_notebook(tmp_path / "a", "774030080")).run_profile
+    assert (p.method, p.model_params) == ("full", 774030080)
+
+
+def test_an_adapters_trainable_count_is_no_model_size(tmp_path):
+    """The same notebook with a LoRA wrapped around the model: the Trainer's count (2,949,120) is the adapter's."""
+    p = forensics.analyze(_trainer_notebook(tmp_path / "a", "2,949,120", adapter=True)).run_profile
+    assert p.method == "lora" and p.model_params is None
+
+
+def test_a_trainable_count_well_under_the_size_the_name_gives_is_a_frozen_part(tmp_path):
+    """A run trained whole by its code whose Trainer counts 1,200,000,000 trainable weights of a model named 7B has
+    frozen most of it: the count is not the model's size, the name's size stands."""
+    p = forensics.analyze(_trainer_notebook(tmp_path / "a", "1,200,000,000", model="Qwen/Qwen2-7B")).run_profile
+    assert (p.method, p.model_params) == ("full", 7_000_000_000)
+    p = forensics.analyze(_trainer_notebook(tmp_path / "b", "7,615,616,512", model="Qwen/Qwen2-7B")).run_profile
+    assert (p.method, p.model_params) == ("full", 7_615_616_512)

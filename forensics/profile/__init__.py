@@ -11,8 +11,9 @@
   pre-training consoles (Megatron, OLMo, torchtitan, NeMo, nanochat base_train, autoresearch), a script's
   arguments that give its model's sizes and no weights to start from (argparse's Namespace line), a first
   loss at about ln(vocabulary) (random weights: from scratch), then the run's names;
-* model_params: the checkpoint index's total, the model config, PEFT's "all params", or a size
-  in the run's names ("Qwen2-7B", "llama-3-8b", "1.5B"), else None;
+* model_params: the checkpoint index's total, the model config, PEFT's "all params", the Trainer's (or Unsloth's)
+  trainable count of a run that trains every weight, or a size in the run's names ("Qwen2-7B", "llama-3-8b",
+  "1.5B"), else None;
 * precision: "bf16" | "fp16" | "fp32" | "unknown" from the training arguments / DeepSpeed config (or what a console
   prints of them: DeepSpeed's config print, XTuner's printed config, a launch line's --bf16, torchtune's model dtype), else
   "fp16" where the log shows a loss scaler skipping updates (a `skipped_steps` finding from a non-finite
@@ -53,6 +54,9 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
         # Unsloth's early-2025 `X/Y` count of a 4-bit base is its packed weights (or the size its name gives), no
         # model size: the name, the config or nothing says it
         model_params = _model_params(config, timeline, names, evidence, packed_4bit=True)
+    if method == "full":
+        # every weight trained: the count the Trainer (or Unsloth) prints of the trainable weights is the model's size
+        model_params = _model_params(config, timeline, names, evidence, trained_whole=True)
     objective, algorithm = _objective(config, timeline, names, evidence, adapter=method in _ADAPTERS)
     if method == UNKNOWN and evidence.get("objective", "").endswith(_FROM_SCRATCH):
         # a model trained from random weights trains every weight: an adapter on random weights learns nothing
