@@ -127,3 +127,34 @@ def test_a_trainable_count_well_under_the_size_the_name_gives_is_a_frozen_part(t
     assert (p.method, p.model_params) == ("full", 7_000_000_000)
     p = forensics.analyze(_trainer_notebook(tmp_path / "b", "7,615,616,512", model="Qwen/Qwen2-7B")).run_profile
     assert (p.method, p.model_params) == ("full", 7_615_616_512)
+
+
+# A script's console as VietAnh's notebook captured it: its step lines, PEFT's banner, the Trainer's log dicts
+_LOG_DICTS = "".join(f"{{'loss': {2.4 + 1.2 / k:.4f}, 'grad_norm': 1.2, 'learning_rate': 0.0002, 'epoch': {k / 7.5:.2f}}}\n"
+                     for k in range(1, 76))
+_BANNER = "trainable params: 940,032 || all params: 226,891,008 || trainable%: 0.4143\n"
+
+
+def test_a_qdora_or_q_lora_adapter_named_in_the_console_is_qlora(tmp_path):
+    """VietAnh-AI2-UET_ViT5_Base_QLoRa_VNDS: `Step 3: Setting up QDoRa VietAI/vit5-base completed` (a DoRA adapter on
+    a 4-bit base), then PEFT's banner: QLoRA, whose adapter the banner counts."""
+    said = "Step 3: Setting up QDoRa VietAI/vit5-base completed\n"
+    assert _console(tmp_path / "a", said + _BANNER + _LOG_DICTS).method == "qlora"
+    assert _console(tmp_path / "b", "Fine-tuning with Q-LoRA on VietAI/vit5-base\n" + _BANNER + _LOG_DICTS).method == "qlora"
+
+
+def test_qdora_in_a_web_address_or_inside_another_name_is_no_sign(tmp_path):
+    """A link to a QDoRA write-up, or DeepSeek's `q_lora_rank` in a printed model config, says nothing of this run's
+    base: PEFT's banner alone says LoRA."""
+    link = ("See https://github.com/AnswerDotAI/fsdp_qlora/blob/main/QDoRA.md and "
+            "https://huggingface.co/papers/QLoRA-2305.14314 for the method\n")
+    assert _console(tmp_path / "a", link + _BANNER + _LOG_DICTS).method == "lora"
+    config = "  q_lora_rank: 1536\n  kv_lora_rank: 512\nMyQDoRAStep finished\n"
+    assert _console(tmp_path / "b", config + _BANNER + _LOG_DICTS).method == "lora"
+
+
+def test_a_run_named_for_qdora_is_qlora(tmp_path):
+    """A run folder the owner named for QDoRA (or Q-LoRA), with nothing else saying the method: QLoRA."""
+    assert _console(tmp_path / "vit5-qdora-news", _LOG_DICTS).method == "qlora"
+    assert _console(tmp_path / "vit5_q-lora_news", _LOG_DICTS).method == "qlora"
+    assert _console(tmp_path / "vit5-qdoramix-news", _LOG_DICTS).method == "unknown"  # (no word of its own)

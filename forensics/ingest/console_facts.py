@@ -38,8 +38,11 @@ _TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)
                            re.MULTILINE)
 # A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
 # `load_in_4bit=True`, a bitsandbytes 4-bit model name, LLaMA-Factory's `Quantizing model to 4 bit with bitsandbytes.`)
-# or names QLoRA: an adapter on it is QLoRA.
-_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|\bquantizing (?:the )?model to 4 ?bit\b)|(?<![A-Za-z0-9_=])Q(?:LoRA|LORA)(?![A-Za-z0-9_=])")
+# or names QLoRA (`Q-LoRA`; QDoRA, a DoRA adapter on a 4-bit base: `Setting up QDoRa VietAI/vit5-base`): an adapter on
+# it is QLoRA. (Only as the word, capital Q: `q_lora` is DeepSeek's query projection rank in MaxText's and Megatron's
+# printed configs.)
+_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|\bquantizing (?:the )?model to 4 ?bit\b)"
+                          r"|(?<![A-Za-z0-9_=])Q-?(?:LoRA|LORA|DoRA|DORA|DoRa)(?![A-Za-z0-9_=])")
 # A line that loads a model (a load word in English, Chinese, Japanese, Korean, Spanish, French, German) and names 4
 # bits (`4bit`, `4-bit`, `nf4`, `load_in_4bit`) beside it: `加载 4bit 基座: Qwen/Qwen2.5-1.5B-Instruct` (loading
 # the 4-bit base), `Loading the base in 4bit (nf4)`. A `4bit` elsewhere (a kernel, a merge, a flag listed) is no load.
@@ -331,6 +334,8 @@ def _said_4bit(text: str) -> str | None:
     4 bits beside it (`_FOUR_BIT_WORD` with `_LOAD_WORD`, in any of several languages), or None."""
     for m in _LOADED_4BIT.finditer(text):
         line = line_at(text, m.start()).strip()
+        if _in_a_web_address(text, m.start()):
+            continue  # (`https://github.com/.../QDoRA`: a link names no base the run loaded)
         if not _NEGATED.search(_PAD_TOKEN_CLAUSE.sub("", line)):
             return line[-160:]
     m = _FOUR_BIT_LAYER.search(text) if "Linear4bit" in text else None
@@ -342,6 +347,12 @@ def _said_4bit(text: str) -> str | None:
                 and not _NEGATED_CJK.search(line):
             return line[-160:]
     return None
+
+
+def _in_a_web_address(text: str, start: int) -> bool:
+    """Whether the word at `start` is part of a web address (the text before it, back to a space, holds `://`)."""
+    before = re.search(r"\S*\Z", text[max(0, start - 300):start]).group(0)
+    return "://" in before or before.lower().startswith("www.")
 
 
 def _said_param_count(text: str) -> tuple[int, str] | None:

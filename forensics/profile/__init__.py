@@ -3,7 +3,8 @@
 `run_profile(layout, config, timeline, findings)` reads what analyze already has and says:
 * method: "full" | "lora" | "qlora" | "peft" | "unknown" (adapter files and adapter_config.json,
   a 4-bit quantization config, LLaMA-Factory `finetuning_type` / ms-swift `train_type`, PEFT's and
-  Unsloth's banners in the console, then words in the run's own names: "qlora", "lora", "full");
+  Unsloth's banners in the console, then words in the run's own names: "qlora" (or "q-lora", "qdora"), "lora",
+  "full");
 * objective: "sft" | "pretrain" | "preference" | "rl" | "reward" | "unknown", with `algorithm`
   ("dpo", "kto", "orpo", "grpo", "ppo", ...): the metric names TRL logs (rewards/chosen, logps/*:
   preference; completion_length, reward, kl: RL), verl's console (actor/pg_loss: RL, else SFT),
