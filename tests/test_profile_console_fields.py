@@ -158,3 +158,35 @@ def test_a_run_named_for_qdora_is_qlora(tmp_path):
     assert _console(tmp_path / "vit5-qdora-news", _LOG_DICTS).method == "qlora"
     assert _console(tmp_path / "vit5_q-lora_news", _LOG_DICTS).method == "qlora"
     assert _console(tmp_path / "vit5-qdoramix-news", _LOG_DICTS).method == "unknown"  # (no word of its own)
+
+
+# REICHIYAN's three scripts, each a Trainer run of 3 steps with logging_steps 10: train()'s closing summary is all
+_SUMMARY = ("/content/lab/training_utils.py:109: FutureWarning: `tokenizer` is deprecated and will be removed in version "
+            "5.0.0 for `Trainer.__init__`. Use `processing_class` instead.\n  trainer = Trainer(\n"
+            "{'train_runtime': 2.3508, 'train_samples_per_second': 2.127, 'train_steps_per_second': 1.276, "
+            "'train_loss': 11.154792785644531, 'epoch': 1.0}\n100%|##########| 3/3 [00:02<00:00,  1.28it/s]\n")
+
+
+def _script_notebook(folder: Path, printed: str):
+    """A Colab notebook that runs a training script (`!python train.py`) and keeps what it printed."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    folder.mkdir(parents=True, exist_ok=True)
+    cell = new_code_cell("!python train.py", outputs=[new_output("stream", name="stdout", text=printed)])
+    nbformat.write(new_notebook(cells=[cell]), folder / "lab.ipynb")
+    return forensics.analyze(folder).run_profile
+
+
+def test_the_trainers_closing_summary_dict_says_the_hf_trainer(tmp_path):
+    """REICHIYAN_llm_ft_tinyllama: `{'train_runtime': ..., 'train_samples_per_second': ..., 'train_steps_per_second':
+    ..., 'train_loss': ..., 'epoch': 1.0}`, the speed metrics Trainer.train() logs as it ends."""
+    text = _BANNER + _SUMMARY + "Saved TinyLlama LoRA adapter to models/ft_adapter\n"
+    assert _script_notebook(tmp_path / "a", text).framework == "hf_trainer"
+
+
+def test_a_hand_written_loops_summary_dict_says_no_trainer(tmp_path):
+    """A loop's own `{'epoch': ..., 'train_loss': ...}` without the Trainer's speed metrics names no framework."""
+    text = _BANNER + "".join(f"{{'epoch': {e}, 'train_loss': {3.0 - e / 5:.3f}}}\n" for e in range(1, 6)) + \
+        "100%|##########| 5/5 [00:02<00:00,  1.28it/s]\nSaved the adapter to models/ft_adapter\n"
+    assert _script_notebook(tmp_path / "a", text).framework == "unknown"
