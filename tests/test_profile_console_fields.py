@@ -190,3 +190,41 @@ def test_a_hand_written_loops_summary_dict_says_no_trainer(tmp_path):
     text = _BANNER + "".join(f"{{'epoch': {e}, 'train_loss': {3.0 - e / 5:.3f}}}\n" for e in range(1, 6)) + \
         "100%|##########| 5/5 [00:02<00:00,  1.28it/s]\nSaved the adapter to models/ft_adapter\n"
     assert _script_notebook(tmp_path / "a", text).framework == "unknown"
+
+
+def _trainer_checkpoint(folder: Path, scaler: bool, release: str | None) -> Path:
+    """A Trainer output folder with checkpoint-500/: the model's config.json (with the transformers release that
+    wrote it), trainer_state.json and, with `scaler`, the GradScaler state torch.save wrote as scaler.pt."""
+    import json
+
+    import torch
+
+    checkpoint = folder / "checkpoint-500"
+    checkpoint.mkdir(parents=True)
+    config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
+              "vocab_size": 50257, "n_positions": 1024, "torch_dtype": "float32"}
+    if release:
+        config["transformers_version"] = release
+    (checkpoint / "config.json").write_text(json.dumps(config))
+    history = [{"loss": round(3.5 - s / 400, 4), "learning_rate": 5e-5, "epoch": s / 500, "step": s}
+               for s in range(10, 501, 10)]
+    (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": 500, "log_history": history}))
+    if scaler:
+        torch.save({"scale": 32768.0, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000,
+                    "_growth_tracker": 12}, checkpoint / "scaler.pt")
+    return folder
+
+
+def test_a_grad_scalers_state_in_a_trainer_checkpoint_says_fp16(tmp_path):
+    """REICHIYAN_llm_ft_tinyllama's checkpoints (transformers 4.57.1) hold scaler.pt: the Trainer keeps a GradScaler,
+    and so saves one, for fp16 alone."""
+    run = _trainer_checkpoint(tmp_path / "a", scaler=True, release="4.57.1")
+    assert forensics.analyze(run).run_profile.precision == "fp16"
+
+
+def test_a_checkpoint_without_scaler_pt_or_from_a_bf16_scaler_release_says_no_precision(tmp_path):
+    """No scaler.pt says nothing (bf16, fp32, or a release that saved none); a scaler.pt of transformers 4.18, whose
+    Trainer kept a GradScaler for bf16 as well, or of an unknown release, says nothing either."""
+    assert forensics.analyze(_trainer_checkpoint(tmp_path / "a", False, "4.57.1")).run_profile.precision == "unknown"
+    assert forensics.analyze(_trainer_checkpoint(tmp_path / "b", True, "4.18.0")).run_profile.precision == "unknown"
+    assert forensics.analyze(_trainer_checkpoint(tmp_path / "c", True, None)).run_profile.precision == "unknown"

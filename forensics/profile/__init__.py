@@ -17,7 +17,8 @@
   "1.5B"), else None;
 * precision: "bf16" | "fp16" | "fp32" | "unknown" from the training arguments / DeepSpeed config (or what a console
   prints of them: DeepSpeed's config print, XTuner's printed config, a launch line's --bf16, torchtune's model dtype), else
-  "fp16" where the log shows a loss scaler skipping updates (a `skipped_steps` finding from a non-finite
+  "fp16" where a Trainer checkpoint holds a GradScaler's scaler.pt (a release that keeps one for fp16 alone), or
+  where the log shows a loss scaler skipping updates (a `skipped_steps` finding from a non-finite
   grad_norm the run recovered from, or Megatron's own count): bf16 and fp32 have no scaler to skip with;
 * framework: "llamafactory" | "swift" | "xtuner" | "unsloth" | "webui" | "mlx" | "trl" | "megatron" | ... | "hf_trainer" |
   "deepspeed" | "unknown" (a framework's own log lines or logger names, its record of the run's arguments or command
