@@ -228,3 +228,22 @@ def test_a_checkpoint_without_scaler_pt_or_from_a_bf16_scaler_release_says_no_pr
     assert forensics.analyze(_trainer_checkpoint(tmp_path / "a", False, "4.57.1")).run_profile.precision == "unknown"
     assert forensics.analyze(_trainer_checkpoint(tmp_path / "b", True, "4.18.0")).run_profile.precision == "unknown"
     assert forensics.analyze(_trainer_checkpoint(tmp_path / "c", True, None)).run_profile.precision == "unknown"
+
+
+_SEQ2SEQ_WARNING = ("/content/repo/scripts/train.py:153: FutureWarning: `tokenizer` is deprecated and will be removed in "
+                    "version 5.0.0 for `Seq2SeqTrainer.__init__`. Use `processing_class` instead.\n"
+                    "  trainer = Seq2SeqTrainer(\n")
+
+
+def test_the_seq2seq_trainer_built_in_the_console_says_supervised_fine_tuning(tmp_path):
+    """VietAnh-AI2-UET_ViT5_Base_QLoRa_VNDS: the script's Seq2SeqTrainer named in transformers' own warning as it is
+    built, then its log dicts: an encoder-decoder trained on its targets, supervised fine-tuning."""
+    assert _console(tmp_path / "a", _BANNER + _SEQ2SEQ_WARNING + _LOG_DICTS).objective == "sft"
+
+
+def test_a_plain_trainer_or_a_seq2seq_trainer_in_prose_says_no_objective(tmp_path):
+    """The same warning for `Trainer.__init__`, or the class named in a sentence, says nothing of the objective."""
+    plain = _SEQ2SEQ_WARNING.replace("Seq2SeqTrainer", "Trainer")
+    assert _console(tmp_path / "a", _BANNER + plain + _LOG_DICTS).objective == "unknown"
+    prose = "Note: this script uses Trainer, not Seq2SeqTrainer(...) as the docs suggest\n"
+    assert _console(tmp_path / "b", _BANNER + prose + _LOG_DICTS).objective == "unknown"

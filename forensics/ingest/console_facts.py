@@ -2,7 +2,8 @@
 
 Precision (DeepSpeed's config print, OLMo's, nanochat's, torchtune's, Unsloth's), the model's parameter count (the
 lines of OLMo, nanochat, Megatron, DeepSpeed's pipeline, a script's own), a base loaded in 4 bits, a value head,
-instruction-tuning data, a model card's owner, a crash that ended the run, TRL's trainer by its warnings; the
+instruction-tuning data, a model card's owner, a crash that ended the run, TRL's trainer and transformers' Seq2SeqTrainer by
+the warnings about them; the
 recipe's own words come from `console_recipes`.
 """
 from __future__ import annotations
@@ -75,6 +76,9 @@ _TRL_TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "kto": "KTOTrainer", 
                  "cpo": "CPOTrainer", "grpo": "GRPOTrainer", "rloo": "RLOOTrainer", "ppo": "PPOTrainer",
                  "reward": "RewardTrainer"}
 _TRL_TRAINER_WARNING = re.compile(r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py:\d+: \w*Warning\b")
+# transformers' Seq2SeqTrainer named as the run builds it: its own deprecation warning (`... will be removed in version
+# 5.0.0 for `Seq2SeqTrainer.__init__``) or the source line a warning quotes (`  trainer = Seq2SeqTrainer(`)
+_SEQ2SEQ_TRAINER = re.compile(r"`Seq2SeqTrainer\.__init__`|^[ \t]*\w+[ \t]*=[ \t]*Seq2SeqTrainer\([ \t]*\r?$", re.MULTILINE)
 _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTILINE)
 # parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
 # nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own
@@ -260,12 +264,15 @@ def _model_lines(text: str) -> dict:
 
 
 def _errors_and_warnings(text: str) -> dict:
-    """The crash that ended the run, TRL's trainer by a warning from its own module, and how often tensorboardX
-    warned of a NaN or Inf value after the first loss."""
+    """The crash that ended the run, transformers' Seq2SeqTrainer or TRL's trainer by a warning about its building,
+    and how often tensorboardX warned of a NaN or Inf value after the first loss."""
     out: dict = {}
     crash = _final_crash(text) if "rror" in text else None
     if crash:
         out["console_crash"] = crash
+    m = _SEQ2SEQ_TRAINER.search(text) if "Seq2SeqTrainer" in text else None
+    if m:
+        out["console_seq2seq_trainer"] = line_at(text, m.start()).strip()[-160:]
     m = _TRL_TRAINER_WARNING.search(text) if "_trainer.py:" in text else None
     if m:
         out["console_trl_trainer"] = _TRL_TRAINERS[m.group(1)]

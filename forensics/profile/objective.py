@@ -224,7 +224,7 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
         evidence["objective"] = (f"a {task} adapter ({config.source_of('adapter.task_type')}) trained on the language-"
                                  "model loss, with no preference, RL or reward metrics: supervised fine-tuning")
         return "sft", None
-    seq2seq = _pretrained_seq2seq(config)
+    seq2seq = _pretrained_seq2seq(config) or _console_seq2seq_trainer(timeline)
     on_loss = "loss" if "loss" in metrics else "eval_loss" if "eval_loss" in metrics else None
     if seq2seq is not None and on_loss and supervised:
         # a trained encoder-decoder learns to write a target for each input: there is no other way to train one on
@@ -284,6 +284,14 @@ def _pretrained_seq2seq(config: RunConfig) -> str | None:
         return (f"an encoder-decoder ({head}, {config.source_of('model.architectures')}) trained with "
                 f"Seq2SeqTrainingArguments' predict_with_generate ({config.source_of('predict_with_generate')})")
     return None
+
+
+def _console_seq2seq_trainer(timeline: Timeline) -> str | None:
+    """The console line naming transformers' Seq2SeqTrainer as the run builds it (an encoder-decoder trained on
+    its targets: a model from random weights is told by its first loss, before this is asked), else None."""
+    said = next(((src, m["console_seq2seq_trainer"]) for src, m in timeline.meta.items()
+                 if m.get("console_seq2seq_trainer")), None)
+    return None if said is None else f"transformers' Seq2SeqTrainer built in the console ({said[0]}: {said[1][:120]})"
 
 
 _LM_TASKS = ("CAUSAL_LM", "SEQ_2_SEQ_LM")
