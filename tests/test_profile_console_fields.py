@@ -79,7 +79,8 @@ def test_a_trainable_params_count_alone_is_no_model_size(tmp_path):
     assert _console(tmp_path / "a", alone + _TORCHTUNE_START + _TORCHTUNE_BAR).model_params is None
 
 
-def _trainer_notebook(folder: Path, trainable: str, adapter: bool = False, model: str = "gpt2-large") -> Path:
+def _trainer_notebook(folder: Path, trainable: str, adapter: bool = False, model: str = "gpt2-large",
+                      name: str = "finetune_gpt2.ipynb") -> Path:
     """A Colab notebook of a transformers.Trainer fine-tune shaped like SRM47's: the model loaded by name, the
     Trainer's `***** Running training *****` header on stderr, its HTML progress table; with `adapter`, a PEFT LoRA
     wraps the model first (and PEFT's own banner is not printed)."""
@@ -103,7 +104,7 @@ def _trainer_notebook(folder: Path, trainable: str, adapter: bool = False, model
                            outputs=[new_output("stream", name="stderr", text=header),
                                     new_output("display_data", data={"text/html": table, "text/plain": "<IPython>"})])]
     folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(new_notebook(cells=cells), folder / "finetune_gpt2.ipynb")
+    nbformat.write(new_notebook(cells=cells), folder / name)
     return folder
 
 
@@ -247,3 +248,16 @@ def test_a_plain_trainer_or_a_seq2seq_trainer_in_prose_says_no_objective(tmp_pat
     assert _console(tmp_path / "a", _BANNER + plain + _LOG_DICTS).objective == "unknown"
     prose = "Note: this script uses Trainer, not Seq2SeqTrainer(...) as the docs suggest\n"
     assert _console(tmp_path / "b", _BANNER + prose + _LOG_DICTS).objective == "unknown"
+
+
+def test_a_notebook_named_for_fine_tuning_says_supervised_fine_tuning(tmp_path):
+    """LevOssadtchi-NLP_rating-to-review-generator: gpt2_finetuning.ipynb, a Trainer fine-tune of gpt2-large on its
+    task's text, named by its owner with the -ing form of the verb."""
+    p = forensics.analyze(_trainer_notebook(tmp_path / "a", "774030080", name="gpt2_finetuning.ipynb")).run_profile
+    assert p.objective == "sft"
+
+
+def test_a_folder_named_for_fine_tuning_says_no_objective(tmp_path):
+    """A folder called `llm-finetuning` names a project (a repository of notebooks), not what the run in it trains."""
+    p = forensics.analyze(_trainer_notebook(tmp_path / "llm-finetuning", "774030080", name="gpt2.ipynb")).run_profile
+    assert p.objective == "unknown"

@@ -2,9 +2,8 @@
 
 Precision (DeepSpeed's config print, OLMo's, nanochat's, torchtune's, Unsloth's), the model's parameter count (the
 lines of OLMo, nanochat, Megatron, DeepSpeed's pipeline, a script's own), a base loaded in 4 bits, a value head,
-instruction-tuning data, a model card's owner, a crash that ended the run, TRL's trainer and transformers' Seq2SeqTrainer by
-the warnings about them; the
-recipe's own words come from `console_recipes`.
+instruction-tuning data, a model card's owner, a crash that ended the run, TRL's trainer and transformers'
+Seq2SeqTrainer by the warnings about them; the recipe's own words come from `console_recipes`.
 """
 from __future__ import annotations
 
