@@ -2,8 +2,8 @@
 
 Precision (DeepSpeed's config print, OLMo's, nanochat's, torchtune's, Unsloth's), the model's parameter count (the
 lines of OLMo, nanochat, Megatron, DeepSpeed's pipeline, a script's own), a base loaded in 4 bits, a value head,
-instruction-tuning data, a model card's owner, a crash that ended the run, TRL's trainer by its warnings; the
-recipe's own words come from `console_recipes`.
+instruction-tuning data, a model card's owner, a crash that ended the run, TRL's trainer and transformers'
+Seq2SeqTrainer by the warnings about them; the recipe's own words come from `console_recipes`.
 """
 from __future__ import annotations
 
@@ -44,8 +44,11 @@ _TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)
                            re.MULTILINE)
 # A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
 # `load_in_4bit=True`, a bitsandbytes 4-bit model name, LLaMA-Factory's `Quantizing model to 4 bit with bitsandbytes.`)
-# or names QLoRA: an adapter on it is QLoRA.
-_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|\bquantizing (?:the )?model to 4 ?bit\b)|(?<![A-Za-z0-9_=])Q(?:LoRA|LORA)(?![A-Za-z0-9_=])")
+# or names QLoRA (`Q-LoRA`; QDoRA, a DoRA adapter on a 4-bit base: `Setting up QDoRa VietAI/vit5-base`): an adapter on
+# it is QLoRA. (Only as the word, capital Q: `q_lora` is DeepSeek's query projection rank in MaxText's and Megatron's
+# printed configs.)
+_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|\bquantizing (?:the )?model to 4 ?bit\b)"
+                          r"|(?<![A-Za-z0-9_=])Q-?(?:LoRA|LORA|DoRA|DORA|DoRa)(?![A-Za-z0-9_=])")
 # A line that loads a model (a load word in English, Chinese, Japanese, Korean, Spanish, French, German) and names 4
 # bits (`4bit`, `4-bit`, `nf4`, `load_in_4bit`) beside it: `加载 4bit 基座: Qwen/Qwen2.5-1.5B-Instruct` (loading
 # the 4-bit base), `Loading the base in 4bit (nf4)`. A `4bit` elsewhere (a kernel, a merge, a flag listed) is no load.
@@ -78,6 +81,9 @@ _TRL_TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "kto": "KTOTrainer", 
                  "cpo": "CPOTrainer", "grpo": "GRPOTrainer", "rloo": "RLOOTrainer", "ppo": "PPOTrainer",
                  "reward": "RewardTrainer"}
 _TRL_TRAINER_WARNING = re.compile(r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py:\d+: \w*Warning\b")
+# transformers' Seq2SeqTrainer named as the run builds it: its own deprecation warning (`... will be removed in version
+# 5.0.0 for `Seq2SeqTrainer.__init__``) or the source line a warning quotes (`  trainer = Seq2SeqTrainer(`)
+_SEQ2SEQ_TRAINER = re.compile(r"`Seq2SeqTrainer\.__init__`|^[ \t]*\w+[ \t]*=[ \t]*Seq2SeqTrainer\([ \t]*\r?$", re.MULTILINE)
 _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTILINE)
 # parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
 # nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own
@@ -114,7 +120,9 @@ _NAMED_COUNT = re.compile(r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]?\s*(\d{1,
                           # parameters`
                           r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total\s+param(?:eter)?s\b|"
                           # ... or the whole before the trainable part: `596,049,920 total, 596,049,920 trainable parameters`
-                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total(?=\s*,\s*[\d,]+\s+trainable\s+param(?:eter)?s\b)",
+                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total(?=\s*,\s*[\d,]+\s+trainable\s+param(?:eter)?s\b)|"
+                          # ... or `6771970048 total params,` (torchtune's tutorial, then `33554432 trainable params,`)
+                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total\s+param(?:eter)?s\b",
                           re.IGNORECASE)
 _PART_WORDS = re.compile(r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|tensors?|groups?|stages?|ranks?|q?lora|peft|"
                          r"adapters?|encoders?|vision|visual|lm[_ ]head|heads?:|teacher|student|reward|critic|"
@@ -288,12 +296,15 @@ def _model_lines(text: str) -> dict:
 
 
 def _errors_and_warnings(text: str) -> dict:
-    """The crash that ended the run, TRL's trainer by a warning from its own module, and how often tensorboardX
-    warned of a NaN or Inf value after the first loss."""
+    """The crash that ended the run, transformers' Seq2SeqTrainer or TRL's trainer by a warning about its building,
+    and how often tensorboardX warned of a NaN or Inf value after the first loss."""
     out: dict = {}
     crash = _final_crash(text) if "rror" in text else None
     if crash:
         out["console_crash"] = crash
+    m = _SEQ2SEQ_TRAINER.search(text) if "Seq2SeqTrainer" in text else None
+    if m:
+        out["console_seq2seq_trainer"] = line_at(text, m.start()).strip()[-160:]
     m = _TRL_TRAINER_WARNING.search(text) if "_trainer.py:" in text else None
     if m:
         out["console_trl_trainer"] = _TRL_TRAINERS[m.group(1)]
@@ -362,6 +373,8 @@ def _said_4bit(text: str) -> str | None:
     4 bits beside it (`_FOUR_BIT_WORD` with `_LOAD_WORD`, in any of several languages), or None."""
     for m in _LOADED_4BIT.finditer(text):
         line = line_at(text, m.start()).strip()
+        if _in_a_web_address(text, m.start()):
+            continue  # (`https://github.com/.../QDoRA`: a link names no base the run loaded)
         if not _NEGATED.search(_PAD_TOKEN_CLAUSE.sub("", line)):
             return line[-160:]
     m = _FOUR_BIT_LAYER.search(text) if "Linear4bit" in text else None
@@ -373,6 +386,12 @@ def _said_4bit(text: str) -> str | None:
                 and not _NEGATED_CJK.search(line):
             return line[-160:]
     return None
+
+
+def _in_a_web_address(text: str, start: int) -> bool:
+    """Whether the word at `start` is part of a web address (the text before it, back to a space, holds `://`)."""
+    before = re.search(r"\S*\Z", text[max(0, start - 300):start]).group(0)
+    return "://" in before or before.lower().startswith("www.")
 
 
 def _said_param_count(text: str) -> tuple[int, str] | None:

@@ -13,6 +13,9 @@ from .console_text import line_at
 # resolved config:` then the YAML; the model builder in it says QLoRA (`_component_: torchtune.models.llama3.qlora_llama3_8b`)
 _TORCHTUNE_RECIPE = re.compile(r"\bRunning (\w+Recipe\w*) with resolved config:")
 _TORCHTUNE_BUILDER = re.compile(r"_component_: torchtune\.models\.[\w.]*?\.(q?lora|dora)_\w+")
+# ... and its top-level `dtype: bf16`, the dtype the recipe builds the model in and trains in (no autocast); a
+# component's own `dtype:` is indented under it
+_TORCHTUNE_DTYPE = re.compile(r"^dtype: (bf16|fp16|fp32)[ \t]*\r?$", re.MULTILINE)
 # axolotl's log format (src/axolotl/logging_config.py): `[time] [INFO] [axolotl.train.execute_training:203] [PID:1] ...`
 _AXOLOTL_LOGGER = re.compile(r"\[axolotl\.[\w.]+:\d+\]")
 _LORA_COUNT = re.compile(r"^LoRA \u53c2\u6570\u91cf: [\d.]+ ?M\b.*$", re.MULTILINE)
@@ -24,7 +27,7 @@ _SWIFT_LOGGER = re.compile(r"^\[INFO:swift\][^\n]*", re.MULTILINE)
 _LITGPT_PRECISION = re.compile(r"'precision': '(bf16|16|32)-(?:true|mixed)'")
 _LITGPT_PRECISIONS = {"bf16": "bf16", "16": "fp16", "32": "fp32"}
 PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32",
-                   "16-bit": "fp16", "16bit": "fp16"}  # (Lightning's `Using 16-bit Automatic Mixed Precision`)
+                   "fp32": "fp32", "16-bit": "fp16", "16bit": "fp16"}  # (Lightning's `Using 16-bit Automatic Mixed Precision`)
 # verl's RL trainer prints its whole config with pprint at start (`{'actor_rollout_ref': {'actor': {...`): the policy
 # model's `'lora_rank': 0` (no adapter: every weight trained; verl's default) comes first, in actor_rollout_ref.model,
 # and the actor's FSDP config holds its mixed-precision `'dtype': 'bfloat16'` (its `model_dtype` is the stored weights')
@@ -37,8 +40,8 @@ _VERL_FSDP_DTYPE = re.compile(r"'fsdp_config': \{(?:[^\n]*\n){0,40}?[^\n]*?'(?:p
 
 def recipe_facts(text: str) -> dict:
     """The framework and method torchtune's recipe start, ms-swift's or axolotl's logger names or LitGPT's printed
-    hyperparameters say (`console_framework`, `console_method`, each with `console_framework_line`), and LitGPT's
-    precision."""
+    hyperparameters say (`console_framework`, `console_method`, each with `console_framework_line`), and the precision
+    of LitGPT's and of torchtune's printed config (`dtype: bf16`)."""
     out: dict = {}
     m = _TORCHTUNE_RECIPE.search(text) if "with resolved config" in text else None
     if m:
@@ -48,6 +51,9 @@ def recipe_facts(text: str) -> dict:
         out.update(console_framework="torchtune", console_framework_line=m.group(0))
         if kind:
             out["console_method"] = "qlora" if kind == "qlora" else "lora" if kind in ("lora", "dora") else "full"
+        dtype = _TORCHTUNE_DTYPE.search(_torchtune_config(text, m))
+        if dtype:
+            out["console_precision"], out["console_precision_line"] = PRECISION_NAMES[dtype.group(1)], dtype.group(0).strip()
     m = _SWIFT_LOGGER.search(text) if "[INFO:swift]" in text else None
     if m:
         out.update(console_framework="swift", console_framework_line=m.group(0).strip()[:160])
@@ -73,6 +79,13 @@ def recipe_facts(text: str) -> dict:
         if "'lora_r': " in text:
             out["console_method"] = "qlora" if "'quantize': 'bnb.nf4" in text else "lora"
     return out
+
+
+def _torchtune_config(text: str, start: re.Match) -> str:
+    """The YAML torchtune's `log_config` prints after its recipe line: from there to the first blank line after it
+    (the log's next lines are the recipe's own)."""
+    rest = text[start.end():].lstrip("\r\n")
+    return re.split(r"\r?\n[ \t]*\r?\n", rest, maxsplit=1)[0]
 
 
 def _verl_config_facts(config: str) -> dict:

@@ -127,15 +127,19 @@ _SMOOTHED_NOTE = ("MetricLogger lines (`Epoch: [E]  [N/M]  ... loss: median (ave
 def _dict_flavour(events: list[tuple]) -> str | None:
     """Whose printed dicts a console holds: "swift" (ms-swift's carry `global_step/max_steps`), "hf_trainer" (the
     Trainer's ProgressCallback prints `{'loss': ..., 'learning_rate': ..., 'epoch': ...}` at each logging step, never
-    a `step` key;
-    TRL's and LLaMA-Factory's trainers are Trainers and print the same), or None."""
+    a `step` key, and train() closes with `{'train_runtime': ..., 'train_samples_per_second': ..., 'train_loss': ...,
+    'epoch': ...}`, its speed_metrics' names; TRL's and LLaMA-Factory's trainers are Trainers and print the same), or
+    None."""
     dicts = [e[2] for e in events if e[0] == "dict"]
     if any("global_step/max_steps" in d for d in dicts):
         return "swift"
-    if any("epoch" in d and ("loss" in d and ("learning_rate" in d or "grad_norm" in d) or "eval_loss" in d)
-           and "step" not in d for d in dicts):  # a hand-written `print({'epoch': e, 'step': s, 'loss': l})` is not
-        return "hf_trainer"
+    if any(("epoch" in d and ("loss" in d and ("learning_rate" in d or "grad_norm" in d) or "eval_loss" in d)
+            or all(k in d for k in _TRAIN_SUMMARY_KEYS)) and "step" not in d for d in dicts):
+        return "hf_trainer"  # (a hand-written `print({'epoch': e, 'step': s, 'loss': l})` is not)
     return None
+
+
+_TRAIN_SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss")
 
 
 def _argument_texts(text: str) -> dict[str, str]:

@@ -3,7 +3,8 @@
 `run_profile(layout, config, timeline, findings)` reads what analyze already has and says:
 * method: "full" | "lora" | "qlora" | "peft" | "unknown" (adapter files and adapter_config.json,
   a 4-bit quantization config, LLaMA-Factory `finetuning_type` / ms-swift `train_type`, PEFT's and
-  Unsloth's banners in the console, then words in the run's own names: "qlora", "lora", "full");
+  Unsloth's banners in the console, then words in the run's own names: "qlora" (or "q-lora", "qdora"), "lora",
+  "full");
 * objective: "sft" | "pretrain" | "preference" | "rl" | "reward" | "unknown", with `algorithm`
   ("dpo", "kto", "orpo", "grpo", "ppo", ...): the metric names TRL logs (rewards/chosen, logps/*:
   preference; completion_length, reward, kl: RL), verl's console (actor/pg_loss: RL, else SFT),
@@ -11,11 +12,13 @@
   pre-training consoles (Megatron, OLMo, torchtitan, NeMo, nanochat base_train, autoresearch), a script's
   arguments that give its model's sizes and no weights to start from (argparse's Namespace line), a first
   loss at about ln(vocabulary) (random weights: from scratch), then the run's names;
-* model_params: the checkpoint index's total, the model config, PEFT's "all params", or a size
-  in the run's names ("Qwen2-7B", "llama-3-8b", "1.5B"), else None;
+* model_params: the checkpoint index's total, the model config, PEFT's "all params", the Trainer's (or Unsloth's)
+  trainable count of a run that trains every weight, or a size in the run's names ("Qwen2-7B", "llama-3-8b",
+  "1.5B"), else None;
 * precision: "bf16" | "fp16" | "fp32" | "unknown" from the training arguments / DeepSpeed config (or what a console
   prints of them: DeepSpeed's config print, XTuner's printed config, a launch line's --bf16, torchtune's model dtype), else
-  "fp16" where the log shows a loss scaler skipping updates (a `skipped_steps` finding from a non-finite
+  "fp16" where a Trainer checkpoint holds a GradScaler's scaler.pt (a release that keeps one for fp16 alone), or
+  where the log shows a loss scaler skipping updates (a `skipped_steps` finding from a non-finite
   grad_norm the run recovered from, or Megatron's own count): bf16 and fp32 have no scaler to skip with;
 * framework: "llamafactory" | "swift" | "xtuner" | "unsloth" | "webui" | "mlx" | "trl" | "megatron" | ... | "hf_trainer" |
   "deepspeed" | "unknown" (a framework's own log lines or logger names, its record of the run's arguments or command
@@ -53,6 +56,9 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
         # Unsloth's early-2025 `X/Y` count of a 4-bit base is its packed weights (or the size its name gives), no
         # model size: the name, the config or nothing says it
         model_params = _model_params(config, timeline, names, evidence, packed_4bit=True)
+    if method == "full":
+        # every weight trained: the count the Trainer (or Unsloth) prints of the trainable weights is the model's size
+        model_params = _model_params(config, timeline, names, evidence, trained_whole=True)
     objective, algorithm = _objective(config, timeline, names, evidence, adapter=method in _ADAPTERS)
     if method == UNKNOWN and evidence.get("objective", "").endswith(_FROM_SCRATCH):
         # a model trained from random weights trains every weight: an adapter on random weights learns nothing

@@ -192,8 +192,8 @@ def _from_logged_names(layout: RunLayout | None, config: RunConfig, timeline: Ti
     if printed is not None:  # before a DeepSpeed config: DeepSpeed is the engine under the Trainer
         source, flavour = printed
         evidence["framework"] = (f"ms-swift's printed log dicts (global_step/max_steps) in {source}" if flavour == "swift"
-                                 else f"the Hugging Face Trainer's printed log dicts ({{'loss': ..., 'epoch': ...}}) "
-                                      f"in {source}")
+                                 else f"the Hugging Face Trainer's printed log dicts ({{'loss': ..., 'epoch': ...}}, or "
+                                      f"train()'s closing {{'train_runtime': ..., 'train_loss': ...}}) in {source}")
         return flavour
     table = next(((source, meta["trainer_table"]) for source, meta in timeline.meta.items() if meta.get("trainer_table")),
                  None)

@@ -11,7 +11,10 @@ from .size import _ESTIMATE_SHARE
 
 # (DoRA, AdaLoRA, LongLoRA, LoRA+, rsLoRA, PiSSA, OLoRA, MiLoRA; CLoRA: OddFunction0205's clora- run)
 _LORA_VARIANTS = ("clora", "dora", "adalora", "longlora", "loraplus", "rslora", "pissa", "olora", "milora")
-_METHOD_WORDS = (("qlora", "qlora"), ("lora", "lora")) + tuple((w, "lora") for w in _LORA_VARIANTS) + (("full", "full"),)
+# (QDoRA: a DoRA adapter on a 4-bit base, as QLoRA is a LoRA on one; `q-lora` read before `lora` finds its tail)
+_QUANTIZED_ADAPTER_WORDS = ("qlora", "q-lora", "qdora", "q-dora")
+_METHOD_WORDS = tuple((w, "qlora") for w in _QUANTIZED_ADAPTER_WORDS) + (("lora", "lora"),) + tuple(
+    (w, "lora") for w in _LORA_VARIANTS) + (("full", "full"),)
 _ADAPTERS = ("lora", "qlora", "peft")
 
 

@@ -13,7 +13,7 @@ from ..ingest.pretrain_lines import PRETRAINING_KINDS
 from ..timeline import Timeline
 from .losses import (_first_loss_above, _pairwise_loss_at_chance, _starts_at_random_guess, _training_losses, _NEAR_LN2,
                      random_guess_range)
-from .names import _MODEL_NAME_KEYS, _word_in
+from .names import _MODEL_NAME_KEYS, _RUN_FOLDER, _word_in
 from .record import UNKNOWN
 from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class
 
@@ -33,10 +33,14 @@ _VERL_RL_KEY = "actor/pg_loss"
 _STAGES = {"sft": ("sft", None), "pt": ("pretrain", None), "rm": ("reward", None), "dpo": ("preference", "dpo"),
            "kto": ("preference", "kto"), "orpo": ("preference", "orpo"), "simpo": ("preference", "simpo"),
            "ppo": ("rl", "ppo"), "grpo": ("rl", "grpo")}
+_FINE_TUNE_WORDS = ("finetune", "fine-tune", "fine_tune", "finetuning", "fine-tuning", "fine_tuning")
+# The -ing form names an activity as often as a run: a folder called `LLM-finetuning` or `eval-prompt-vs-finetuning`
+# holds a project (a repository of notebooks, a comparison), so it is read only in the names of the run's own files
+# and outputs (`gpt2_finetuning.ipynb`, an output_dir), not in the name of the folder analyzed.
+_FINE_TUNING_WORDS = _FINE_TUNE_WORDS[3:]
 _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("preference", "dpo")),
                     ("kto", ("preference", "kto")), ("orpo", ("preference", "orpo")), ("sft", ("sft", None)),
-                    ("pretrain", ("pretrain", None)), ("finetune", ("sft", None)), ("fine-tune", ("sft", None)),
-                    ("fine_tune", ("sft", None)))
+                    ("pretrain", ("pretrain", None))) + tuple((w, ("sft", None)) for w in _FINE_TUNE_WORDS)
 _FROM_SCRATCH = ": a model that starts from random weights, training from scratch"
 _PAIRWISE_NAMES = ("dpo", "kto")
 _PAIRWISE_START_MAX = 1.5  # nats: DPO starts at ln 2, KTO under 1; a language model's loss starts above
@@ -209,7 +213,7 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
         # the run's own names only: a base model's path says what that model is or where it lies
         # (`/data/pretrain_dir/Llama-3.1`, `Qwen2-7B-DPO`), not what this run trains it for
         # (the run's folder by its own name, not the folders above it: `/data/finetune/...`, `_own_folder_name`)
-        found = _word_in(own, word)
+        found = _word_in([n for n in own if n[1] != _RUN_FOLDER] if word in _FINE_TUNING_WORDS else own, word)
         if found and word in _PAIRWISE_NAMES and _first_loss_above(timeline, _PAIRWISE_START_MAX):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:
@@ -228,7 +232,7 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
         evidence["objective"] = (f"a {task} adapter ({config.source_of('adapter.task_type')}) trained on the language-"
                                  "model loss, with no preference, RL or reward metrics: supervised fine-tuning")
         return "sft", None
-    seq2seq = _pretrained_seq2seq(config)
+    seq2seq = _pretrained_seq2seq(config) or _console_seq2seq_trainer(timeline)
     on_loss = "loss" if "loss" in metrics else "eval_loss" if "eval_loss" in metrics else None
     if seq2seq is not None and on_loss and supervised:
         # a trained encoder-decoder learns to write a target for each input: there is no other way to train one on
@@ -290,8 +294,15 @@ def _pretrained_seq2seq(config: RunConfig) -> str | None:
     return None
 
 
+def _console_seq2seq_trainer(timeline: Timeline) -> str | None:
+    """The console line naming transformers' Seq2SeqTrainer as the run builds it (an encoder-decoder trained on
+    its targets: a model from random weights is told by its first loss, before this is asked), else None."""
+    said = next(((src, m["console_seq2seq_trainer"]) for src, m in timeline.meta.items()
+                 if m.get("console_seq2seq_trainer")), None)
+    return None if said is None else f"transformers' Seq2SeqTrainer built in the console ({said[0]}: {said[1][:120]})"
+
+
 _LM_TASKS = ("CAUSAL_LM", "SEQ_2_SEQ_LM")
-_FINE_TUNE_WORDS = ("finetune", "fine-tune", "fine_tune")
 
 
 def classification_head(config: RunConfig) -> bool:

@@ -2,6 +2,8 @@
 prints of them, else fp16 where a loss scaler shows in the log."""
 from __future__ import annotations
 
+import re
+
 from ..analyzers.metrics import format_number
 from ..config import RunConfig
 from ..timeline import Timeline
@@ -34,6 +36,11 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
         # TrainingArguments has had a bf16 field since transformers 4.13: a release before it ran fp16 or fp32
         evidence["precision"] = f"fp16 off, and no bf16 field in its release's TrainingArguments ({config.source_of('fp16')})"
         return "fp32"
+    saved = _grad_scaler_file(config)
+    if saved is not None:
+        evidence["precision"] = (f"the Trainer saved a GradScaler's state ({saved}) under transformers "
+                                 f"{_release_said(config)}, which keeps one for fp16 only: bf16 and fp32 scale no loss")
+        return "fp16"
     scaler = next((f for f in findings if f.kind == "skipped_steps" and not f.evidence.get("grad_norm_zero")), None)
     if scaler is not None:
         evidence["precision"] = (f"a loss scaler skipped updates from step {scaler.step} (only fp16 has one; "
@@ -64,3 +71,28 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
 
 
 _HALF_LOADS = {"bfloat16": "bf16", "float16": "fp16"}
+# transformers' Trainer saves `scaler.pt` where it holds a GradScaler. From bf16's arrival (4.10 at the earliest) to its
+# move onto Accelerate a bf16 run held one too (4.19's trainer.py: `self.do_grad_scaling = True` for fp16 or bf16 under
+# native amp); under Accelerate only fp16 does (`Accelerator.scaler` is made for fp16 alone), and the Trainer saves it
+# (5.x `Trainer._save_scaler`) or, in between (4.46), saves none. Releases in [first, last) are left unsaid: their
+# scaler.pt may be a bf16 run's.
+_BF16_SCALER_RELEASES = ((4, 10), (4, 30))
+_RELEASE = re.compile(r"^(\d+)\.(\d+)")
+
+
+def _grad_scaler_file(config: RunConfig) -> str | None:
+    """The `scaler.pt` a Trainer checkpoint holds (its GradScaler's state: fp16 mixed precision), where the run's
+    transformers release is known and is not one whose GradScaler served bf16 too; else None."""
+    source = str(config.source_of("state.loss_scale") or "")
+    if not source.endswith("scaler.pt"):  # (DeepSpeed's optimizer states carry a loss scale of their own)
+        return None
+    m = _RELEASE.match(_release_said(config))
+    if m is None or _BF16_SCALER_RELEASES[0] <= (int(m.group(1)), int(m.group(2))) < _BF16_SCALER_RELEASES[1]:
+        return None
+    return source
+
+
+def _release_said(config: RunConfig) -> str:
+    """The transformers release the run's saved model config (or its arguments) name, or ""."""
+    return next((str(config.get(k)) for k in ("model.transformers_version", "transformers_version")
+                 if isinstance(config.get(k), str)), "")

@@ -31,9 +31,10 @@ _UNSLOTH_SLASH = re.compile(r"Trainable parameters\s*=\s*[\d,]+\s*/\s*[\d,]+")
 
 
 def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict,
-                  packed_4bit: bool = False) -> int | None:
+                  packed_4bit: bool = False, trained_whole: bool = False) -> int | None:
     """The model's size, from the files, a banner's count, the config's estimate, the log's own line or the name.
-    packed_4bit: the base is loaded in 4 bits, so Unsloth's early-2025 `X/Y` total counts packed weights."""
+    packed_4bit: the base is loaded in 4 bits, so Unsloth's early-2025 `X/Y` total counts packed weights.
+    trained_whole: the run trains every weight (its method is full), so a banner's trainable count is its size."""
     evidence.pop("model_params", None)
     n = config.get("n_params")
     estimated = str(config.source_of("n_params") or "").startswith("estimate")
@@ -54,19 +55,46 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict,
             return int(counted.trainable_params)
         evidence["model_params"] = str(config.source_of("n_params"))
         return int(n)
+    counted = _trainable_count_of_the_whole(timeline, names) if trained_whole else None
+    if counted is not None:
+        evidence["model_params"] = (f"{counted.kind} banner in {counted.source}: {counted.trainable_params:,} trainable, "
+                                    "every weight of a run that trains them all (see method)")
+        return int(counted.trainable_params)
     for source, meta in timeline.meta.items():  # a script's own `N params` line: under a banner's or config's count
         said = meta.get("console_params_said")
         if isinstance(said, int) and said > 0:
             evidence["model_params"] = f"{source}: {meta.get('console_params_said_line', '')}"
             return said
+    named = _size_in_names(names)
+    if named is not None:
+        evidence["model_params"] = named[1]
+        return named[0]
+    return None
+
+
+def _size_in_names(names) -> tuple[int, str] | None:
+    """(size, where) of the first size the run's names give (`Qwen2-7B`: 7e9), the model's own name first, or None."""
     for text, where in sorted(names, key=_names_a_model_first):
         m = _SIZE.search(_decimal_sizes(text).replace("_", "-"))
         if m:
             size = float(m.group(1)) * (1e9 if m.group(2).lower() == "b" else 1e6)
             if 1e7 <= size <= 2e12:
-                evidence["model_params"] = f"'{m.group(0)}' in {where}: {text}"
-                return int(size)
+                return int(size), f"'{m.group(0)}' in {where}: {text}"
     return None
+
+
+def _trainable_count_of_the_whole(timeline: Timeline, names):
+    """The banner with the largest trainable-only count (the Trainer's `Number of trainable parameters = N`,
+    Unsloth's), for a run that trains every weight; None where there is none, or where the run's names give a size
+    the count falls well short of (a model with frozen parts counts less than its whole)."""
+    counts = [b for b in timeline.banners if b.trainable_params and not b.all_params]
+    if not counts:
+        return None
+    largest = max(counts, key=lambda b: b.trainable_params)
+    named = _size_in_names(names)
+    if named is not None and largest.trainable_params < (1 - _NAMED_SHARE) * named[0]:
+        return None
+    return largest
 
 
 def _counted_whole(config: RunConfig, timeline: Timeline, n: float):
@@ -77,3 +105,4 @@ def _counted_whole(config: RunConfig, timeline: Timeline, n: float):
 
 
 _ESTIMATE_SHARE = 0.05  # a size estimated from the config is within a few percent (norms and biases left out)
+_NAMED_SHARE = 0.3  # a name's size is rounded (`7B` for 6.74B, `1.5B` for 1.54B), never off by a third
