@@ -397,6 +397,13 @@ def _metrics_by_segment(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -
     return {s["id"]: named.get(s["id"], set()) for segs in by_format.values() for s in segs}
 
 
+def as_float32(values) -> np.ndarray:
+    """Values as float32, what a logger's float32 metric printed at full precision rounds back to; a value past
+    float32's range (1e300 in a hand-written log) becomes inf quietly, as it would have been logged."""
+    with np.errstate(over="ignore"):
+        return np.asarray(values, dtype="float64").astype("float32")
+
+
 def _copied_segments(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -> set[int]:
     """Segments every point of which another segment of the same kind of log also holds, and that ends no later:
     a checkpoint's trainer_state.json holds the history up to its save, a copy, not a later attempt, whatever
@@ -405,7 +412,7 @@ def _copied_segments(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -> s
     if not groups:
         return set()
     keys = pd.util.hash_pandas_object(frame[["step", "metric"]].assign(
-        value=frame["value"].to_numpy(dtype="float64").astype("float32")), index=False).to_numpy()
+        value=as_float32(frame["value"])), index=False).to_numpy()
     segment = frame["segment"].to_numpy()
     points = {s["id"]: np.unique(keys[segment == s["id"]]) for segs in groups for s in segs}
     return {s["id"] for segs in groups for s in segs
@@ -415,7 +422,7 @@ def _copied_segments(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -> s
 
 def _drop_duplicate_points(frame: pd.DataFrame) -> pd.DataFrame:
     """Keep one row per (step, metric, float32 value): standing rows first, then the most precise source."""
-    v32 = frame["value"].to_numpy(dtype="float64").astype("float32")
+    v32 = as_float32(frame["value"])
     # Map the few distinct formats, not every row (a per-row .map is most of the time at 1M rows).
     codes, formats = pd.factorize(frame["format"])
     prio = np.array([FORMAT_PRIORITY.get(f, 9) for f in formats], dtype="int64")[codes]

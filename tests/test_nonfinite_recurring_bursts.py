@@ -29,11 +29,26 @@ def _grad_finding(metrics):
     return found[0]
 
 
+BURSTS = {100, 110, 120, 130, 280, 290, 300, 310, 450, 460, 470, 480}
+
+
 def test_a_burst_again_at_the_end_after_bursts_it_came_back_from_is_a_warning():
-    f = _grad_finding(_run({280, 290, 300, 310, 700}))
-    assert f.severity == "warning" and f.step == 280
-    assert "from step 280 on" not in f.message and "finite again between them" in f.message
+    f = _grad_finding(_run(BURSTS | {700}))
+    assert f.severity == "warning" and f.step == 100
+    assert "from step 100 on" not in f.message and "finite again between them" in f.message
     assert "from step 700 on" in f.message
+
+
+def test_one_earlier_burst_is_no_pattern_and_the_last_stays_an_error():
+    f = _grad_finding(_run({280, 290, 300, 310, 700}))
+    assert f.severity == "error"
+    assert "from step 280 on" not in f.message and "from step 700 on" in f.message
+
+
+def test_earlier_updates_read_as_skipped_count_as_bursts_it_came_back_from():
+    found = [f for f in detect_nonfinite_metrics(_run({50, 150, 250, 280, 290, 300, 310, 700}), Thresholds(),
+                                                 skipped_steps=[50, 150, 250]) if f.metric == "grad_norm"]
+    assert [f.severity for f in found] == ["warning"]
 
 
 def test_non_finite_to_the_end_from_its_first_bad_point_stays_an_error():
@@ -42,10 +57,10 @@ def test_non_finite_to_the_end_from_its_first_bad_point_stays_an_error():
 
 
 def test_a_nan_loss_after_the_bursts_keeps_it_an_error():
-    f = _grad_finding(_run({280, 290, 300, 310, 700}, loss_nan_from=650))
+    f = _grad_finding(_run(BURSTS | {700}, loss_nan_from=650))
     assert f.severity == "error"
 
 
 def test_a_long_stretch_at_the_end_after_earlier_bursts_stays_an_error():
-    f = _grad_finding(_run({280, 290, 300, 310, 670, 680, 690, 700}))
+    f = _grad_finding(_run(BURSTS | {670, 680, 690, 700}))
     assert f.severity == "error"

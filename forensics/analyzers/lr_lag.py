@@ -13,7 +13,9 @@ logged point (no restart), logged at most every `_MAX_SPACING` steps, and every 
 number of steps and never going back (else the schedule is not the one read, or the rate was printed rounded). A lag
 of `_MIN_LAG` steps or more is reported: 0 or 1 is a run on its schedule (1: a rate logged before its step's scheduler
 step), and a few more are a fresh scaler calibrating (from 2**16 it halves on each overflow: a few skips at the start
-are expected of it, and from the rate alone they cannot be placed).
+are expected of it, and from the rate alone they cannot be placed). The lag must also grow by `_MIN_LAG` after the
+first logged point: a lag the same from there on is as well a warm-up the Trainer's arguments do not show (a DeepSpeed
+config's WarmupDecayLR in place of the Trainer's linear schedule).
 
     detect_skips_from_lr_lag(metrics, schedule)   # schedule: LinearSchedule or None -> [] or one `skipped_steps`
 """
@@ -63,7 +65,8 @@ def detect_skips_from_lr_lag(metrics: Metrics, schedule: LinearSchedule | None) 
     total = schedule.peak / float(np.median(falls / gaps))  # T: the schedule's length, from its skip-free fall
     lag = steps - total * (1 - values / schedule.peak)
     whole = np.abs(lag - np.round(lag)) <= _ON_A_STEP
-    if whole.mean() < _ON_A_STEP_SHARE or (np.diff(lag) < -_ON_A_STEP).any() or lag.max() < _MIN_LAG:
+    if whole.mean() < _ON_A_STEP_SHARE or (np.diff(lag) < -_ON_A_STEP).any() or lag.max() < _MIN_LAG \
+            or lag.max() - lag[0] < _MIN_LAG:
         return []
     return [_finding(steps, lag, total, schedule)]
 

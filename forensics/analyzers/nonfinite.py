@@ -59,7 +59,8 @@ def detect_nonfinite_metrics(metrics: Metrics, thresholds: Thresholds,
         if bad.any():
             found = _sporadic_diagnostic(_only_the_evaluation(_finding(name, series, bad), metrics), series, bad,
                                          metrics)
-            findings.append(_skipped_at_the_end(found, series, bad, metrics))
+            passed = len(skipped.intersection(int(x) for x in series.index)) if name == GRAD_NORM else 0
+            findings.append(_skipped_at_the_end(found, series, bad, metrics, passed))
     return findings
 
 
@@ -97,14 +98,16 @@ _SHORT_END = 2  # at most this many non-finite grad norms ending the log: too fe
 _FINITE_BEFORE = 3  # ... after at least this many finite ones
 
 
-def _skipped_at_the_end(found: Finding, series: pd.Series, bad: np.ndarray, metrics: Metrics) -> Finding:
+def _skipped_at_the_end(found: Finding, series: pd.Series, bad: np.ndarray, metrics: Metrics,
+                        skipped_before: int = 0) -> Finding:
     """A grad_norm non-finite at only the last `_SHORT_END` points of a log where it was finite before, while the
     training loss logged at a later step is finite and sound (not exactly 0.0, which HF's NaN filter logs for a
     window of NaN losses; not exploded): a warning. Weights a NaN gradient reached give a NaN loss at the next step, so
     a finite loss after it says the update was skipped (a loss scaler, a skip-on-NaN optimizer wrapper); the log ends
     too soon after to tell a passing burst from updates skipped for good (InternLM/xtuner issue 187: grad_norm NaN at
-    iterations 240 and 250 of a paste ending there, the loss 2.51 then 2.46). Where earlier bursts came before it,
-    each followed by finite norms, see `_burst_again_at_the_end`."""
+    iterations 240 and 250 of a paste ending there, the loss 2.51 then 2.46). Where `_RECOVERED_BURSTS` earlier
+    bursts came before it (`skipped_before`: those read as skipped updates), each followed by finite norms, see
+    `_burst_again_at_the_end`."""
     if found.severity != "error" or found.metric != GRAD_NORM or LOSS not in metrics:
         return found
     runs = true_runs(bad)
@@ -116,8 +119,8 @@ def _skipped_at_the_end(found: Finding, series: pd.Series, bad: np.ndarray, metr
     if not np.all(np.isfinite(since)) or np.any(since == 0.0) or np.any(since > EXPLODED_LOSS):
         return found
     later = loss[loss.index > int(series.index[first])].to_numpy(dtype="float64")
-    if len(runs) > 1:
-        return _burst_again_at_the_end(found, series, runs, since)
+    if len(runs) - 1 + skipped_before >= _RECOVERED_BURSTS:
+        return _burst_again_at_the_end(found, series, runs, since, skipped_before)
     if len(later) == 0:
         return found
     message = (f"{found.message} The training loss logged after it stays finite ({format_number(float(later[-1]))} at "
@@ -128,7 +131,11 @@ def _skipped_at_the_end(found: Finding, series: pd.Series, bad: np.ndarray, metr
     return replace(found, severity="warning", message=message, evidence={**found.evidence, "skipped_at_end": True})
 
 
-def _burst_again_at_the_end(found: Finding, series: pd.Series, runs: list, loss_since: np.ndarray) -> Finding:
+_RECOVERED_BURSTS = 3  # earlier bursts the run came back from: a pattern, not one lucky recovery
+
+
+def _burst_again_at_the_end(found: Finding, series: pd.Series, runs: list, loss_since: np.ndarray,
+                            skipped_before: int) -> Finding:
     """A grad_norm that went non-finite in earlier bursts, finite again after each, the training loss finite and sound
     from the first of them to the end, and non-finite again at only the last `_SHORT_END` points: the same event once
     more (the earlier ones did not reach the weights: the loss stayed sound after each), not weights shown broken;
@@ -136,12 +143,13 @@ def _burst_again_at_the_end(found: Finding, series: pd.Series, runs: list, loss_
     scattered steps through its last, the loss falling throughout)."""
     end = int(series.index[runs[-1][0]])
     message = (f"{found.message} The training loss stays finite from the first of them to the end "
-               f"({format_number(float(loss_since[-1]))} last), through {plural(len(runs) - 1, 'earlier burst')} the "
-               f"run came back from: those updates did not reach the weights. The burst at step {end} looks like "
+               f"({format_number(float(loss_since[-1]))} last), through "
+               f"{plural(len(runs) - 1 + skipped_before, 'earlier burst')} the run came back from (skipped updates "
+               f"counted): those updates did not reach the weights. The burst at step {end} looks like "
                "another; the log ends before showing the run got past it. Check the last checkpoint's weights and why "
                "the gradient norm overflows (a batch of extreme length, gradients past the precision's range).")
     return replace(found, severity="warning", message=message,
-                   evidence={**found.evidence, "recurring": True, "bursts": len(runs)})
+                   evidence={**found.evidence, "recurring": True, "bursts": len(runs) + skipped_before})
 
 
 def _ends_after(points: int) -> str:

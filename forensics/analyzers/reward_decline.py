@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
@@ -53,27 +54,33 @@ def detect_reward_decline(metrics: Metrics, thresholds: Thresholds) -> list[Find
     logged often enough it is the one judged: it says how the policy does on what it did not train on, while the
     train reward moves with each batch's prompts."""
     held_out = [name for name in held_out_reward_metrics(metrics) if len(finite(metrics[name])) >= MIN_POINTS]
+    if held_out:
+        # several test sets are judged as one (their mean where all were evaluated): each set judged alone is one more
+        # chance for a flat reward's noise to read as a fall
+        reward = pd.concat([finite(metrics[name]) for name in held_out], axis=1, join="inner").mean(axis=1)
+        name = held_out[0] if len(held_out) == 1 else f"the mean of {len(held_out)} held-out rewards ({held_out[0]}, ...)"
+        finding = _decline(metrics, reward, name, held_out=True)
+        return [finding] if finding else []
     train = reward_metric(metrics)
-    for name in held_out or ([train] if train else []):
-        finding = _decline(metrics, name, held_out=bool(held_out))
-        if finding:
-            return [finding]
-    return []
+    finding = _decline(metrics, finite(metrics[train]), train, held_out=False) if train else None
+    return [finding] if finding else []
 
 
-def _decline(metrics: Metrics, name: str, held_out: bool) -> Finding | None:
-    reward = finite(metrics[name])
+def _decline(metrics: Metrics, reward, name: str, held_out: bool) -> Finding | None:
     if len(reward) < MIN_POINTS:
         return None
     window = max(3, len(reward) // 8)
     level = reward.rolling(window, center=True, min_periods=window).median().dropna()
     start, end = float(reward.iloc[:window].median()), float(reward.iloc[-window:].median())
-    noise = _MEDIAN_ERROR * point_noise(reward) / np.sqrt(window)
+    noise = _MEDIAN_ERROR * _point_noise(reward, held_out) / np.sqrt(window)
     peak_step, peak = int(level.idxmax()), float(level.max())
     if peak - start <= _PEAK_CLEAR * noise:  # no rise above the start's noise: the fall is measured from the start
         peak, peak_step = start, int(level[level >= start - _PEAK_CLEAR * noise].index[-1])
     gained, lost = peak - start, peak - end
-    if lost <= 0.5 * max(gained, 0.0) or lost <= 3 * noise or peak_step >= int(reward.index[-window]):
+    # A held-out reward's peak, the highest of its smoothed values, stands about `_PEAK_CLEAR` errors above its level
+    # by chance alone: its fall is counted from that level (a train reward's judged as before: its batches vary more)
+    counted = lost - (_PEAK_CLEAR * noise if held_out and gained > 0 else 0.0)
+    if lost <= 0.5 * max(gained, 0.0) or counted <= 3 * noise or peak_step >= int(reward.index[-window]):
         return None
     which = "the held-out reward " if held_out else ""
     rise = (f"rose from about {format_number(start)} to {format_number(peak)} around step {peak_step}" if gained > 0
@@ -85,6 +92,16 @@ def _decline(metrics: Metrics, name: str, held_out: bool) -> Finding | None:
     return Finding("reward_decline", "warning", peak_step, message, end_step=int(reward.index[-1]), metric=name,
                    evidence={"start": start, "peak": peak, "peak_step": peak_step, "end": end,
                              "noise": float(noise), "window": window, "held_out": held_out})
+
+
+def _point_noise(reward, held_out: bool) -> float:
+    """The reward's point-to-point noise. A held-out reward is a share of a fixed test set answered right: its values
+    are multiples of one answer's share, so many steps between them tie and the robust measure (the MAD of the steps)
+    reads too little noise; their plain spread is taken where it is larger."""
+    robust = point_noise(reward)
+    if not held_out:
+        return robust
+    return max(robust, float(np.std(np.diff(reward.to_numpy(dtype="float64")))) / np.sqrt(2))
 
 
 def _clipped_note(metrics: Metrics) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..findings import Finding, plural, source_name
-from ..timeline import Timeline
+from ..timeline import Timeline, as_float32
 from .metrics import format_number
 
 EXACT_FORMATS = ("trainer_state", "tensorboard", "wandb", "mlflow")
@@ -48,8 +48,7 @@ _PRINTED_DIGITS, _PRINTED_DECIMALS = 5e-4, 5e-5
 
 
 def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
-    a32 = a.to_numpy(dtype="float64").astype("float32")
-    b32 = b.to_numpy(dtype="float64").astype("float32")
+    a32, b32 = as_float32(a), as_float32(b)
     # (isclose holds for equal values, infinities of one sign included)
     close = np.isclose(a32.astype("float64"), b32.astype("float64"), rtol=_PRINTED_DIGITS, atol=_PRINTED_DECIMALS)
     return close | (np.isnan(a32) & np.isnan(b32))

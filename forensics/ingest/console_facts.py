@@ -87,13 +87,13 @@ _SEQ2SEQ_TRAINER = re.compile(r"`Seq2SeqTrainer\.__init__`|^[ \t]*\w+[ \t]*=[ \t
 _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTILINE)
 # parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
 # nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own
-_NUMBER_OF_PARAMS = re.compile(r"^Number of parameters: ([\d,]{4,})[ \t]*\r?$", re.MULTILINE)
+_NUMBER_OF_PARAMS = re.compile(r"^Number of parameters: (\d{1,3}(?:,\d{3})+|\d{4,})[ \t]*\r?$", re.MULTILINE)
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
 # The vocabulary a console prints: a model's args dataclass (torchtitan's `TransformerModelArgs(..., vocab_size=32000,
 # ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`)
 _VOCAB_SIZE = re.compile(r"\bvocab(?:_| )size(?:=|: )(\d{2,7})\b")
 # torchtitan's train.py: `Model llama3 8B size: 8,030,261,248 total parameters` (its colour codes around `size:`)
-_TITAN_MODEL_SIZE = re.compile(r"\bModel [^\n]{1,120}?size: (?:\x1b\[[0-9;]*m)?([\d,]{4,}) total parameters")
+_TITAN_MODEL_SIZE = re.compile(r"\bModel [^\n]{1,120}?size: (?:\x1b\[[0-9;]*m)?(\d{1,3}(?:,\d{3})+|\d{4,}) total parameters")
 # MiniMind's trainer_utils.py: `Model Params: 25.83M` (millions, two decimals)
 _MODEL_PARAMS_M = re.compile(r"^Model Params: (\d{1,6}(?:\.\d{1,3})?)M[ \t]*\r?$", re.MULTILINE)
 # ms-swift's model summary (`get_model_parameter_info`): `[INFO:swift] model_parameter_info: PeftModelForCausalLM:
@@ -107,7 +107,7 @@ _BNB_COMPUTE = re.compile(r"""['"]load_in_4bit['"]: True\b[^\n]*?['"]bnb_4bit_co
                           r"""(bfloat16|float16|float32)\b""")
 # nanochat base_train / autoresearch train.py: `Parameter counts:`, one `name : 1,234` line each, `total : N`.
 _PARAMETER_COUNTS = re.compile(r"^Parameter counts:[ \t]*\r?\n(?:[ \t]*\w+[ \t]*: [\d,]+[ \t]*\r?\n){0,30}?"
-                               r"[ \t]*total[ \t]*: ([\d,]{4,})[ \t]*\r?$", re.MULTILINE)
+                               r"[ \t]*total[ \t]*: (\d{1,3}(?:,\d{3})+|\d{4,})[ \t]*\r?$", re.MULTILINE)
 # A script's own line with a count before the word: `Modele charge: 958,950,144 params (step 21000)`. A count of part
 # of the model (nanoGPT's `num decayed parameter tensors: 50, with 124,354,560 parameters`, a module tree's `wte:
 # Embedding (38,633,472 parameters)`, `Vision encoder: 303,507,456 params`, an adapter's) is no model size: lines
@@ -117,12 +117,10 @@ _SAID_COUNT = re.compile(r"(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:
 # parameters 162,322,944`
 _NAMED_COUNT = re.compile(r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]?\s*(\d{1,3}(?:,\d{3}){2,}|\d{7,})(?![\d,.])|"
                           # ... or before `total parameters`: torchtitan's `Model llama3 8B size: 8,030,261,248 total
-                          # parameters`
+                          # parameters`, torchtune's tutorial `6771970048 total params,`
                           r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total\s+param(?:eter)?s\b|"
                           # ... or the whole before the trainable part: `596,049,920 total, 596,049,920 trainable parameters`
-                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total(?=\s*,\s*[\d,]+\s+trainable\s+param(?:eter)?s\b)|"
-                          # ... or `6771970048 total params,` (torchtune's tutorial, then `33554432 trainable params,`)
-                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total\s+param(?:eter)?s\b",
+                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total(?=\s*,\s*[\d,]+\s+trainable\s+param(?:eter)?s\b)",
                           re.IGNORECASE)
 _PART_WORDS = re.compile(r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|tensors?|groups?|stages?|ranks?|q?lora|peft|"
                          r"adapters?|encoders?|vision|visual|lm[_ ]head|heads?:|teacher|student|reward|critic|"
@@ -214,6 +212,9 @@ def _precision_said(text: str) -> dict:
     return out
 
 
+_MOST_PARAMS = 10 ** 13  # ten trillion: past any model trained; a larger printed count is no model's size
+
+
 def _parameter_count_said(text: str) -> dict:
     """`console_n_params` (with its `_line`): the whole model's count as OLMo, nanochat, parameter-golf, DeepSpeed's
     pipeline, a script's `Model params :` line, Megatron (one tensor and one pipeline rank), torchtitan, MiniMind or
@@ -224,7 +225,7 @@ def _parameter_count_said(text: str) -> dict:
         "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or _MODEL_PARAMS_SAID.search(text) or (
         "model parallel rank" in text and _megatron_whole_model(text)) or (
         " total parameters" in text and _TITAN_MODEL_SIZE.search(text))
-    if m:
+    if m and 0 < int(m.group(1).replace(",", "")) <= _MOST_PARAMS:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
         out["console_n_params_line"] = line_at(text, m.start(1)).strip()[-160:]  # the total's own line
     elif m := ("Model Params: " in text and _MODEL_PARAMS_M.search(text)) or (
@@ -403,7 +404,8 @@ def _said_param_count(text: str) -> tuple[int, str] | None:
     for m in [*_SAID_COUNT.finditer(text), *_NAMED_COUNT.finditer(text), *_SCALED_COUNT.finditer(text)]:
         line = line_at(text, m.start())
         count = _count_of(m)
-        if len(line) <= 300 and not _names_a_part(text, m) and count >= 1000 and (best is None or count > best[0]):
+        if len(line) <= 300 and not _names_a_part(text, m) and 1000 <= count <= _MOST_PARAMS \
+                and (best is None or count > best[0]):
             best = (count, line.strip()[-160:])
     return best
 

@@ -96,10 +96,12 @@ def _verl_config_facts(config: str) -> dict:
     out: dict = {"console_framework": "verl", "console_framework_line": first,
                  "console_objective": "rl", "console_objective_line": first}
     rank = _VERL_LORA_RANK.search(config)
+    end = _closing_brace(config)
     if rank:
         out["console_method"] = "lora" if int(rank.group(1)) > 0 else "full"
         out["console_method_line"] = f"verl's printed config: {_squeezed_line(config, rank.start())}"
-    elif not _VERL_LORA_KEY.search(config):  # (an older config without the key trained no adapter: verl had none)
+    elif end is not None and not _VERL_LORA_KEY.search(config[:end]):
+        # (an older config without the key trained no adapter: verl had none; a print cut short says nothing)
         out["console_method"] = "full"
         out["console_method_line"] = f"{first} (no LoRA key in it: the whole actor trained)"
     dtype = _VERL_FSDP_DTYPE.search(config)
@@ -108,6 +110,24 @@ def _verl_config_facts(config: str) -> dict:
         out["console_precision_line"] = (f"verl's printed config, the actor's fsdp_config: "
                                          f"{_squeezed_line(config, dtype.start(1))}")
     return out
+
+
+def _closing_brace(text: str) -> int | None:
+    """The position after the brace that closes the dict `text` opens with (quoted text skipped), or None where the
+    text ends first: a print cut short."""
+    depth, quote, escaped = 0, "", False
+    for i, ch in enumerate(text):
+        if quote:
+            escaped, quote = (not escaped and ch == "\\"), ("" if ch == quote and not escaped else quote)
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
 
 
 def _squeezed_line(text: str, at: int) -> str:

@@ -198,12 +198,23 @@ def _step_key(log: dict[str, Any]) -> str:
 
 
 def _own_counter(history: list[dict[str, Any]]) -> str | None:
-    """The first of OWN_COUNTER_KEYS that every history row logs as a number, never going back; None for none."""
+    """The first of OWN_COUNTER_KEYS that every history row holding a number logs as a whole number a step may be
+    (a row of a table or an image alone needs none), never going back, and never twice for one metric (a `step`
+    column that is the epoch repeats on every batch's row: no step counter); None for none."""
+    rows = [row for row in history if any(_number(v) is not None for k, v in row.items() if not k.startswith("_"))]
     for key in OWN_COUNTER_KEYS:
-        values = [_number(row.get(key)) for row in history]
-        if values and None not in values and all(a <= b for a, b in zip(values, values[1:])):
+        values = [_number(row.get(key)) for row in rows]
+        if not values or None in values or not all(_a_step(v) for v in values) \
+                or not all(a <= b for a, b in zip(values, values[1:])):
+            continue
+        seen = [(v, k) for v, row in zip(values, rows) for k in row if k != key and not k.startswith("_")]
+        if len(seen) == len(set(seen)):
             return key
     return None
+
+
+def _a_step(value: float) -> bool:
+    return math.isfinite(value) and 0 <= value < 2 ** 53 and value == int(value)
 
 
 def _history_frame(history: list[dict[str, Any]], step_key: str) -> tuple[pd.DataFrame, int]:

@@ -90,7 +90,8 @@ def _read_or_note(path: Path, reader, problems: list[str]) -> Any:
 
 def _summary_frame(summary: dict[str, Any]) -> pd.DataFrame:
     # a script's own counter (nanoGPT's `iter`) before W&B's `_step`, which counts `wandb.log` calls
-    step_key = next((k for k in STEP_KEYS + OWN_COUNTER_KEYS + ("_step",) if _is_number(summary.get(k))), None)
+    step_key = next((k for k in STEP_KEYS + OWN_COUNTER_KEYS + ("_step",) if _is_number(summary.get(k))
+                     and math.isfinite(summary[k]) and 0 <= summary[k] < 2 ** 53), None)
     if step_key is None:
         return empty_frame()
     step = int(summary[step_key])
