@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import forensics
 from forensics.analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
 from forensics.analyzers.reward_decline import detect_reward_decline
 from forensics.config import Thresholds

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .console_text import line_at
+from .console_text import bracket_depths, line_at
 
 # torchtune's recipe start (torchtune/config/_utils.py `log_config`): `Running LoRAFinetuneRecipeSingleDevice with
 # resolved config:` then the YAML; the model builder in it says QLoRA (`_component_: torchtune.models.llama3.qlora_llama3_8b`)
@@ -115,19 +115,7 @@ def _verl_config_facts(config: str) -> dict:
 def _closing_brace(text: str) -> int | None:
     """The position after the brace that closes the dict `text` opens with (quoted text skipped), or None where the
     text ends first: a print cut short."""
-    depth, quote, escaped = 0, "", False
-    for i, ch in enumerate(text):
-        if quote:
-            escaped, quote = (not escaped and ch == "\\"), ("" if ch == quote and not escaped else quote)
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "{[(":
-            depth += 1
-        elif ch in "}])":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return None
+    return next((i + 1 for i, ch, depth in bracket_depths(text) if depth == 0 and ch in ")]}"), None)
 
 
 def _squeezed_line(text: str, at: int) -> str:

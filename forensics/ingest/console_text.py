@@ -66,3 +66,18 @@ def line_at(text: str, at: int) -> str:
     ends = [k for k in (text.find("\n", at), text.find("\r", at)) if k >= 0]
     return text[start:min(ends, default=len(text))]
 
+
+def bracket_depths(text: str):
+    """(position, character, depth after it) of each character of `text` outside quoted strings ('...' or "...", a
+    backslash escaping the quote), depth counting the brackets ( [ { open around it: the shape of a printed Python
+    literal, read without evaluating it."""
+    depth, quote, escaped = 0, "", False
+    for i, ch in enumerate(text):
+        if quote:
+            escaped, quote = (not escaped and ch == "\\"), ("" if ch == quote and not escaped else quote)
+            continue
+        if ch in "'\"":
+            quote = ch
+            continue
+        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
+        yield i, ch, depth

@@ -16,6 +16,8 @@ import json
 import re
 from typing import Any
 
+from .console_text import bracket_depths
+
 ARGS_KEY = "printed_training_args"  # LogRecords.texts keys: the blocks as JSON
 MODEL_CONFIG_KEY = "printed_model_config"
 
@@ -86,17 +88,9 @@ def _one_line_fields(body: str) -> dict[str, Any]:
 
 
 def _top_level_parts(body: str) -> list[str]:
-    parts, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(body):
-        if quote:
-            quote = "" if ch == quote and body[i - 1] != "\\" else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
+    parts, start = [], 0
+    for i, ch, depth in bracket_depths(body):
+        if ch == "," and depth == 0:
             parts.append(body[start:i])
             start = i + 1
     parts.append(body[start:])
