@@ -130,6 +130,12 @@ def test_a_trainable_count_well_under_the_size_the_name_gives_is_a_frozen_part(t
     assert (p.method, p.model_params) == ("full", 7_615_616_512)
 
 
+def test_a_trainable_count_too_small_for_any_language_model_is_no_size(tmp_path):
+    """A head of 1,538 weights trained over a frozen body, read as a full run: no language model is that small."""
+    p = forensics.analyze(_trainer_notebook(tmp_path / "a", "1,538")).run_profile
+    assert p.model_params is None
+
+
 # A script's console as VietAnh's notebook captured it: its step lines, PEFT's banner, the Trainer's log dicts
 _LOG_DICTS = "".join(f"{{'loss': {2.4 + 1.2 / k:.4f}, 'grad_norm': 1.2, 'learning_rate': 0.0002, 'epoch': {k / 7.5:.2f}}}\n"
                      for k in range(1, 76))

@@ -91,6 +91,8 @@ def _trainable_count_of_the_whole(timeline: Timeline, names):
     if not counts:
         return None
     largest = max(counts, key=lambda b: b.trainable_params)
+    if largest.trainable_params < _LEAST_MODEL:
+        return None  # (a head trained over a frozen body, whatever the method was read as: no language model's size)
     named = _size_in_names(names)
     if named is not None and largest.trainable_params < (1 - _NAMED_SHARE) * named[0]:
         return None
@@ -105,4 +107,5 @@ def _counted_whole(config: RunConfig, timeline: Timeline, n: float):
 
 
 _ESTIMATE_SHARE = 0.05  # a size estimated from the config is within a few percent (norms and biases left out)
+_LEAST_MODEL = 100_000  # parameters: the smallest language model a trainable count is taken as the size of
 _NAMED_SHARE = 0.3  # a name's size is rounded (`7B` for 6.74B, `1.5B` for 1.54B), never off by a third
