@@ -68,7 +68,7 @@ def fell_clearly(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[
     trend = _falling_trend(values, sigma, thresholds, trend_z) \
         and tail < head_median - _TREND_ENDS_LOWER * abs(head_median)
     fell = by_median or by_first or by_level or trend or _down_at_every_point(values, series.index) \
-        or _down_first_then_held(values)
+        or (_down_first_then_held(values) and not starts_mid_run(series))
     return fell, max(head_median, first), tail
 
 
@@ -96,7 +96,8 @@ def _down_first_then_held(values: np.ndarray) -> bool:
     `_TREND_ENDS_LOWER` of the start at least, and whose later points hold the level that descent reached: their
     median at or under its third point. The descent came first and the points after it, noisy as they are, do not
     come back; measured against that later noise spread over the whole log, a fall made in the first four points
-    reads as chance (a Llama LoRA logged every 50 steps: 2.053, 1.983, 1.901, 1.849, then 1.85-1.95 to the end)."""
+    reads as chance (a Llama LoRA logged every 50 steps: 2.053, 1.983, 1.901, 1.849, then 1.85-1.95 to the end). Not
+    for a log that starts mid-run (`fell_clearly` checks): its first point is a resume's first batch, no start."""
     head, rest = values[:_STEADY_POINTS], values[_STEADY_POINTS:]
     if len(rest) < _STEADY_POINTS or not bool(np.all(np.diff(head) < 0)) or not head[0] > 0:
         return False
