@@ -261,7 +261,7 @@ def lr_precursor(facts: Facts) -> str | None:
     if jumps:
         return f"the learning rate jumped {evidence_value(jumps[0].evidence['factor'])}x at step {jumps[0].step}"
     divergence = facts.of_kind("divergence")
-    if divergence and _rise_readable(facts):
+    if divergence and _rise_readable(facts) and _rise_on_a_falling_rate(facts, divergence[0].step) is None:
         return _loss_rise(facts, divergence[0].step)
     incident = next((f for f in facts.live_findings if f.severity == "error"), None)
     grad = facts.series("grad_norm")
@@ -285,9 +285,32 @@ _EARLIER = {"grad_norm_spike": "grad_norm spiked", "loss_spike": "the loss spike
             "jumped", "nonfinite_metric": "a metric went non-finite", "skipped_steps": "the fp16 scaler skipped steps"}
 
 
+# A loss rise that began with the logged rate under this fraction of its peak began on a falling rate, after the
+# rate had been higher for a while without it: a rate too high does its harm where it is highest.
+_AT_PEAK = 0.9
+
+
+def _rise_on_a_falling_rate(facts: Facts, step: int) -> str | None:
+    """Why a loss rise from `step` does not point at the learning rate, where it began after the rate had fallen from
+    its peak (under `_AT_PEAK` of it); None where the rate was at or near its peak then, or not logged."""
+    lr = lr_points(facts.timeline)
+    upto = lr[lr.index <= step]
+    if len(upto) < 2 or float(upto.iloc[-1]) >= _AT_PEAK * float(upto.max()):
+        return None
+    return (f"the loss rose from step {step}, with the learning rate at {evidence_value(float(upto.iloc[-1]))} and "
+            f"falling, {int(step - upto.idxmax())} steps after its peak of {evidence_value(float(upto.max()))} "
+            f"(step {int(upto.idxmax())}): a rise that began long after the peak, on a falling rate, is no sign of a "
+            "rate too high")
+
+
 def _no_precursor(facts: Facts) -> str:
-    """Why no precursor is named: a log of fewer than `_RISE_POINTS` logged steps up to the break (an end-of-training
-    summary alone) cannot show one, which is not the same as a log that shows none."""
+    """Why no precursor is named: a loss rise that began on a falling rate long after its peak; else a log of fewer
+    than `_RISE_POINTS` logged steps up to the break (an end-of-training summary alone) cannot show one, which is not
+    the same as a log that shows none."""
+    divergence = facts.of_kind("divergence")
+    falling = _rise_on_a_falling_rate(facts, divergence[0].step) if divergence else None
+    if falling is not None:
+        return falling
     first = facts.first_unstable
     steps = facts.timeline.final()["step"]
     if first is not None:
