@@ -180,6 +180,26 @@ def nonfinite_steps(series: pd.Series) -> list[int]:
     return [int(s) for s in series.index[~np.isfinite(values)]]
 
 
+# grad_norm's climb is read from the median of its last few finite points before a step against the median of the rest
+_CLIMB_RECENT = 3
+_CLIMB_MIN_POINTS = 6
+
+
+def grad_norm_climb_before(facts: Facts, step: int, factor: float) -> tuple[float, float] | None:
+    """(earlier level, recent level) of grad_norm over its finite points before `step`, where the median of the last
+    `_CLIMB_RECENT` is at least `factor` times the median of those before them; None otherwise or where too few
+    points were logged to read a climb from."""
+    grad = facts.series("grad_norm")
+    if grad.empty:
+        return None
+    before = grad[(grad.index < step) & np.isfinite(grad.to_numpy(dtype="float64"))]
+    if len(before) < _CLIMB_MIN_POINTS:
+        return None
+    recent = float(np.median(before.iloc[-_CLIMB_RECENT:]))
+    baseline = float(np.median(before.iloc[:-_CLIMB_RECENT]))
+    return (baseline, recent) if baseline > 0 and recent >= factor * baseline else None
+
+
 def zero_loss_zero_grad_steps(facts: Facts) -> list[int]:
     """Steps where loss and grad_norm are both logged as exactly 0.0: no learning signal at all."""
     loss, grad = facts.metrics.get("loss"), facts.metrics.get("grad_norm")

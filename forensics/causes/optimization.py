@@ -9,8 +9,8 @@ import numpy as np
 from ..findings import Cause
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from ..restarts import epoch_past_the_start
-from .evidence import (Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr,
-                       precision_sources, resume_advice, said)
+from .evidence import (Facts, first_bad_checkpoint, evidence_value, grad_norm_climb_before, lr_points, max_finite,
+                       peak_lr, precision_sources, resume_advice, said)
 from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range, range_scope
 from .setting_names import clip_setting, warm_up_advice
 
@@ -188,6 +188,8 @@ def rate_for_the_run(facts: Facts) -> str:
     if peak <= ranges[0].high:
         where = "within" if method != "unknown" else "not above"
         return f"the learning rate ({evidence_value(peak)}) is {where} the usual {what}: keep it there"
+    if peak <= ranges[0].ceiling:  # lr_too_high's own bound (an adapter's up to three times the top): not too high
+        return f"the learning rate ({evidence_value(peak)}) {_against(peak, ranges[0])}: not too high by itself"
     if method == "unknown" and objective not in OBJECTIVES_WITH_ROWS:
         # BERT pre-training with LAMB at 6e-3, T5 at 1e-3: neither range judges a run whose method and objective
         # are both unknown
@@ -255,6 +257,9 @@ def _against(peak: float, rng: LrRange) -> str:
     return f"is above the usual {rng.describe()} but within what adapter runs often use (up to {evidence_value(rng.ceiling)})"
 
 
+_PRECURSOR_CLIMB = 2.0  # grad_norm this many times its earlier level just before the break
+
+
 def lr_precursor(facts: Facts) -> str | None:
     """What in the run's own metrics points at the learning rate before the break, or None (a sudden break)."""
     jumps = [f for f in facts.of_kind("lr_anomaly") if "factor" in f.evidence]
@@ -264,15 +269,11 @@ def lr_precursor(facts: Facts) -> str | None:
     if divergence and _rise_readable(facts) and _rise_on_a_falling_rate(facts, divergence[0].step) is None:
         return _loss_rise(facts, divergence[0].step)
     incident = next((f for f in facts.live_findings if f.severity == "error"), None)
-    grad = facts.series("grad_norm")
-    if incident is None or grad.empty:
+    if incident is None or facts.series("grad_norm").empty:
         return None
-    before = grad[(grad.index < incident.step) & np.isfinite(grad.to_numpy())]
-    if len(before) < 6:
-        return None
-    recent, baseline = float(np.median(before.iloc[-3:])), float(np.median(before.iloc[:-3]))
-    if baseline > 0 and recent >= 2 * baseline:
-        return (f"grad_norm climbed from about {evidence_value(baseline)} to {evidence_value(recent)} over the "
+    climb = grad_norm_climb_before(facts, incident.step, _PRECURSOR_CLIMB)
+    if climb is not None:
+        return (f"grad_norm climbed from about {evidence_value(climb[0])} to {evidence_value(climb[1])} over the "
                 f"logged points before step {incident.step}")
     spikes = [f for f in facts.of_kind("grad_norm_spike") if f.step <= incident.step]
     if spikes:

@@ -5,7 +5,7 @@ Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
 from __future__ import annotations
 
 from ..findings import Cause, plural, source_name
-from .evidence import Facts, evidence_value, nonfinite_steps, precision_sources, said
+from .evidence import Facts, evidence_value, grad_norm_climb_before, nonfinite_steps, precision_sources, said
 from .optimization import rate_for_the_run
 
 _FP32_NAMES = ("fp32", "float32", "torch.float32", "float", "fp32_comm")
@@ -25,13 +25,36 @@ def fp16_overflow(facts: Facts) -> Cause | None:
     if not strong and not nonfinite:
         return None
     disputed = _nonfinite_in_one_log_only(facts)
-    evidence = [f"fp16 mixed precision was on: {', '.join(on)}"] + strong + (disputed or nonfinite)
-    likely = facts.broken and bool(strong or (nonfinite and not disputed))
+    grew = _gradient_grew_first(facts)
+    evidence = [f"fp16 mixed precision was on: {', '.join(on)}"] + strong + (disputed or nonfinite) + \
+        ([grew] if grew else [])
+    likely = facts.broken and bool(strong or (nonfinite and not disputed)) and not grew
     return Cause(
         cause="fp16_overflow", confidence="likely" if likely else "possible", evidence=evidence,
         suggestion=_scaler_did_its_job(facts) if _only_skips_recovered(facts) else _leave_fp16(facts),
         title="FP16 overflow (range max 65504)",
     )
+
+
+# grad_norm this many times its earlier level just before the first overflow: the gradient was growing already
+_GREW_FIRST = 10.0
+
+
+def _gradient_grew_first(facts: Facts) -> str | None:
+    """A sentence saying grad_norm grew many-fold (`_GREW_FIRST`) over the logged points before the first sign of an
+    overflow (a skipped step, a loss-scale overflow, a non-finite loss or grad_norm): the overflow is then what a
+    growing gradient ended in, not the first cause; None where it did not, or no such sign has a step."""
+    signs = [f.step for f in facts.of_kind("skipped_steps", "loss_scale_overflow")]
+    signs += [s for metric in ("loss", "grad_norm") for s in facts.nonfinite_steps(metric)[:1]]
+    if not signs:
+        return None
+    first = min(signs)
+    climb = grad_norm_climb_before(facts, first, _GREW_FIRST)
+    if climb is None:
+        return None
+    return (f"grad_norm grew from about {evidence_value(climb[0])} to {evidence_value(climb[1])} over the logged "
+            f"points before the first overflow at step {first}: the overflow is what a growing gradient ended in, so "
+            "what made the gradient grow comes first")
 
 
 def _fp16_in_the_profile(facts: Facts) -> list[str]:
