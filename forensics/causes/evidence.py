@@ -182,7 +182,7 @@ def nonfinite_steps(series: pd.Series) -> list[int]:
 
 # grad_norm's climb is read from the median of its last few finite points before a step against the median of the rest
 _CLIMB_RECENT = 3
-_CLIMB_MIN_POINTS = 6
+CLIMB_MIN_POINTS = 6
 
 
 def grad_norm_climb_before(facts: Facts, step: int, factor: float) -> tuple[float, float] | None:
@@ -193,7 +193,7 @@ def grad_norm_climb_before(facts: Facts, step: int, factor: float) -> tuple[floa
     if grad.empty:
         return None
     before = grad[(grad.index < step) & np.isfinite(grad.to_numpy(dtype="float64"))]
-    if len(before) < _CLIMB_MIN_POINTS:
+    if len(before) < CLIMB_MIN_POINTS:
         return None
     recent = float(np.median(before.iloc[-_CLIMB_RECENT:]))
     baseline = float(np.median(before.iloc[:-_CLIMB_RECENT]))

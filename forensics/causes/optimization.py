@@ -9,8 +9,8 @@ import numpy as np
 from ..findings import Cause
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from ..restarts import epoch_past_the_start
-from .evidence import (Facts, first_bad_checkpoint, evidence_value, grad_norm_climb_before, lr_points, max_finite,
-                       peak_lr, precision_sources, resume_advice, said)
+from .evidence import (CLIMB_MIN_POINTS, Facts, first_bad_checkpoint, evidence_value, grad_norm_climb_before,
+                       lr_points, max_finite, peak_lr, precision_sources, resume_advice, said)
 from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range, range_scope
 from .setting_names import clip_setting, warm_up_advice
 
@@ -143,12 +143,22 @@ def _method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[
     scope = range_scope(objective, n_params, method)
     scoped = [f"those ranges are {scope}"] if scope else []
     if method == "unknown":
-        return [f"fine-tuning method unknown (no adapter files, framework config, banner or name says it): recipes "
+        return [f"fine-tuning method unknown ({_method_unread(facts)}): recipes "
                 f"use {ranges[0].describe()} for full fine-tuning ({ranges[0].source}) and {ranges[1].describe()} "
                 f"for LoRA/QLoRA ({ranges[1].source})"] + scoped
     where = (facts.profile.evidence.get("method") if facts.profile else None) or facts.config.source_of("method")
     return [f"method: {method_name(method, objective)} ({where})",
             f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"] + scoped
+
+
+def _method_unread(facts: Facts) -> str:
+    """Why the method is unknown: nothing says it, or a banner's trainable count that cannot tell it alone (no model
+    size beside it: the whole of a small model or an adapter on a large one)."""
+    counted = next((b for b in facts.timeline.banners if b.trainable_params and not b.all_params), None)
+    if counted is None:
+        return "no adapter files, framework config, banner or name says it"
+    return (f"the log's banner counts {counted.trainable_params:,} trainable parameters but not the model's size, so "
+            "whether that is the whole model or an adapter on a larger one is not known")
 
 
 def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) -> str:
@@ -178,6 +188,9 @@ def rate_for_the_run(facts: Facts) -> str:
     if _rate_of_another_kind(facts):
         return (f"judge the learning rate by {_named_optimizer(facts)}'s own usual rates (the recipes' ranges are "
                 "Adam-family rates)")
+    if method == "unknown" and _language_model_frozen(facts):  # lr_too_high's own exception
+        return ("judge the learning rate by the stage's own recipe: the language model is frozen, so only a small part "
+                "such as the projector trains, at rates no fine-tuning range here covers")
     ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
         if method == "unknown" else [lr_range(method, objective, n_params)]
     what, peak = _ranges_in_words(method, objective, ranges), peak_lr(facts)[0]
@@ -219,13 +232,33 @@ def _steadying_advice(facts: Facts, method: str) -> str:
         [warm_up_advice(facts)] if _warm_up_in_question(facts) else []
     clipping = _clipping(facts)
     norm = clipping[0] if clipping is not None else None
+    nan_from = _nan_gradient_at_the_break(facts)
     if isinstance(norm, (int, float)) and not isinstance(norm, bool) and 0 < norm <= _USUAL_CLIP:
         parts.append(f"keep clipping at {clipping[1]}")
+    elif nan_from is not None:  # no advice to clip what clipping cannot act on
+        parts.append(f"clipping is no fix for the gradient that was NaN from step {nan_from} (it scales by max_norm / "
+                     "total_norm, NaN itself)")
     elif isinstance(norm, (int, float)) and not isinstance(norm, bool) and norm > _USUAL_CLIP:
         parts.append(f"clip with {clip} (the run clipped at {clipping[1]})")
     else:
         parts.append(f"clip with {clip}")
     return ", ".join(parts)
+
+
+def _nan_gradient_at_the_break(facts: Facts) -> int | None:
+    """The step grad_norm went non-finite, where it did at or before the first trouble with no finite norm logged
+    before it, or out of a steady one (`CLIMB_MIN_POINTS` or more points and no `lr_precursor` climb): clipping cannot
+    act on a NaN norm (`clipping_cannot_help`), nor had a growth to hold back. None otherwise, and where a few finite
+    points cannot tell whether the gradient was growing."""
+    bad, first = facts.nonfinite_steps("grad_norm"), facts.first_unstable
+    if not bad or first is None or bad[0] > first.step:
+        return None
+    grad = facts.series("grad_norm")
+    finite_before = int(np.isfinite(grad[grad.index < bad[0]].to_numpy(dtype="float64")).sum())
+    if finite_before == 0:
+        return bad[0]
+    steady = finite_before >= CLIMB_MIN_POINTS and not grad_norm_climb_before(facts, bad[0], _PRECURSOR_CLIMB)
+    return bad[0] if steady else None
 
 
 def warm_up_seen(facts: Facts) -> str | None:

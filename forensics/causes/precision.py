@@ -4,6 +4,8 @@ Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..findings import Cause, plural, source_name
 from .evidence import Facts, evidence_value, grad_norm_climb_before, nonfinite_steps, precision_sources, said
 from .optimization import rate_for_the_run
@@ -189,14 +191,24 @@ def _nonfinite_sentences(facts: Facts) -> list[str]:
         out.append(f"{other[0].metric or 'a metric'} non-finite from step {other[0].step}")
     masked = facts.masked_nan_steps
     if masked:
-        found = facts.of_kind("masked_nan_loss")
-        if not found or found[0].evidence.get("grad_norm") is not None:
-            out.append(f"loss logged as 0.0 next to a non-finite grad_norm from step {masked[0]} (a masked NaN loss)")
-        else:  # told by what came with it (an exploded loss before it, a NaN eval beside it, a frozen rate)
-            out.append(f"loss logged as 0.0 from step {masked[0]} (a masked NaN loss; grad_norm was not logged)")
+        out.append(_masked_beside(facts, masked))
     if facts.of_kind("nonfinite_weights") or any(c.is_nonfinite for c in facts.checkpoints):
         out.append("checkpoint weights went non-finite")
     return out
+
+
+def _masked_beside(facts: Facts, masked: list[int]) -> str:
+    """The masked NaN loss, said with the grad_norm logged beside it as it was logged: NaN/Inf, a number (DeepSpeed
+    logs 0.0 for a step its fp16 scaler skipped), or none; where it is not NaN, what told the NaN is the finding's."""
+    grad = facts.metrics.get("grad_norm")
+    at = grad[grad.index.isin(masked)].to_numpy(dtype="float64") if grad is not None else np.array([])
+    if len(at) and not np.isfinite(at).all():
+        return f"loss logged as 0.0 next to a non-finite grad_norm from step {masked[0]} (a masked NaN loss)"
+    if len(at):
+        return (f"loss logged as 0.0 from step {masked[0]} with grad_norm logged as {evidence_value(float(at[0]))} "
+                "there, not NaN (a masked NaN loss)")
+    # told by what came with it (an exploded loss before it, a NaN eval beside it, a frozen rate)
+    return f"loss logged as 0.0 from step {masked[0]} (a masked NaN loss; grad_norm was not logged)"
 
 
 def _nonfinite_in_one_log_only(facts: Facts) -> list[str]:
