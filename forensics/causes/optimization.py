@@ -163,7 +163,10 @@ def _method_unread(facts: Facts) -> str:
 
 def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) -> str:
     steadying = _steadying_advice(facts, method)
-    if method == "unknown" and peak <= ranges[-1].ceiling:
+    unfitted = _no_row_fits(facts, peak)
+    if unfitted is not None:
+        advice = f"{unfitted[0].upper()}{unfitted[1:]}; {steadying}"
+    elif method == "unknown" and peak <= ranges[-1].ceiling:
         advice = (f"The method is unknown and decides this: for full fine-tuning lower the learning rate to "
                   f"{ranges[0].describe()}; for LoRA/QLoRA adapters {evidence_value(peak)} "
                   f"{_against(peak, ranges[1])}, so look elsewhere first. Either way {steadying}")
@@ -203,11 +206,31 @@ def rate_for_the_run(facts: Facts) -> str:
         return f"the learning rate ({evidence_value(peak)}) is {where} the usual {what}: keep it there"
     if peak <= ranges[0].ceiling:  # lr_too_high's own bound (an adapter's up to three times the top): not too high
         return f"the learning rate ({evidence_value(peak)}) {_against(peak, ranges[0])}: not too high by itself"
+    unfitted = _no_row_fits(facts, peak)
+    if unfitted is not None:
+        return unfitted
     if method == "unknown" and objective not in OBJECTIVES_WITH_ROWS:
-        # BERT pre-training with LAMB at 6e-3, T5 at 1e-3: neither range judges a run whose method and objective
-        # are both unknown
         return f"lower the learning rate if it is above the usual for the run's method and objective ({what})"
     return f"lower the learning rate ({what})"
+
+
+def _no_row_fits(facts: Facts, peak: float) -> str | None:
+    """Where neither the method nor the objective is known and the peak is above every fine-tuning recipe's ceiling yet
+    within what pre-training and large-batch recipes run at (under `_BEYOND_PRETRAINING` times pre-training's): a
+    clause saying no range of the table fits, in place of a fine-tuning range the run may not be (BERT pre-training
+    with LAMB at 6e-3, T5 at a constant 1e-3); None otherwise."""
+    method, objective, n_params = profile_of(facts)
+    if method != "unknown" or objective in OBJECTIVES_WITH_ROWS:
+        return None
+    full, adapter = lr_range("full", objective, n_params), lr_range("lora", objective, n_params)
+    pretraining = lr_range("full", "pretrain", n_params or 1)
+    if not adapter.ceiling < peak < _BEYOND_PRETRAINING * pretraining.ceiling:
+        return None
+    return (f"no range in the table fits a rate of {evidence_value(peak)} where the method is unknown and so is the "
+            f"objective: it is above every fine-tuning recipe ({full.describe()} for full fine-tuning, "
+            f"{adapter.describe()} for LoRA/QLoRA adapters) but not beyond pre-training recipes ({pretraining.describe()} under 1B parameters; "
+            "large-batch optimizers such as LAMB run higher), so judge it by the recipe of the run's own model and "
+            "optimizer")
 
 
 def _ranges_in_words(method: str, objective: str, ranges: list[LrRange]) -> str:
