@@ -241,9 +241,12 @@ _TRAIN_FELL = 0.02  # the training loss after the best eval this share under its
 
 def _train_fell_since(train, best_step: int) -> bool:
     """Whether the training loss after `best_step` (its median) sits `_TRAIN_FELL` or more under its level at that
-    step (the median of its last three points up to it): a flat loss with noise is no fall."""
+    step (the median of its last three points up to it; where none was logged by then, as when the training loss is
+    logged more sparsely than the evals, the first point after it): a flat loss with noise is no fall."""
     at_best = train[train.index <= best_step].iloc[-3:]
     later = train[train.index > best_step]
+    if at_best.empty:
+        at_best, later = later.iloc[:1], later.iloc[1:]
     return not at_best.empty and not later.empty and float(later.median()) <= (1 - _TRAIN_FELL) * float(at_best.median())
 
 

@@ -11,9 +11,10 @@ import numpy as np
 from ..analyzers.dead_reward import ADVANTAGES_MAX, REWARD_STD, ZERO_STD
 from ..findings import Cause, plural
 from ..checkpoints.blocks import block_index, block_ranges
-from .evidence import (Facts, evidence_value, first_bad_checkpoint, is_embedding, last_good_before,
-                       number_of_blocks, precision_sources, resume_advice, said,
-                       zero_loss_zero_grad_steps)
+from ..analyzers.weights import first_harm
+from .evidence import (INSTABILITY_KINDS, Facts, evidence_value, first_bad_checkpoint, is_embedding,
+                       last_good_before, not_the_optimizer, number_of_blocks, precision_sources, resume_advice,
+                       said, zero_loss_zero_grad_steps)
 from .optimization import rate_for_the_run, trained_precision
 from .setting_names import clip_setting, rollouts_setting
 
@@ -138,19 +139,60 @@ def _masked_sentence(facts: Facts, steps: list[int], first: int, flagged) -> str
 
 
 def _after_masked(facts: Facts, first: int) -> str:
-    """What to do about the weights: resume from before the NaN, unless nothing came before it (a NaN from the first
-    step, or before any update), where no checkpoint holds trained weights to go back to."""
-    if facts.before_any_update or first <= 1:
-        return ("It was NaN from the start, so no checkpoint before it holds trained weights: find what made it NaN "
-                "(the other causes), fix it and start again; logging_nan_inf_filter=False makes the NaN visible.")
+    """What to do about the weights: resume from before the first incident that harmed them (`resume_point`), unless
+    nothing came before it (a NaN from the first step, or no update made before the harm), where no checkpoint holds
+    trained weights to go back to."""
+    harm, what = resume_point(facts, first)
+    frozen = _no_update_before(facts, harm)
+    if facts.before_any_update or harm <= 1 or frozen:
+        start = (f"No update was made before step {harm}: {frozen}. So" if frozen and harm > 1
+                 else "It was NaN from the start, so")
+        return (f"{start} no checkpoint before it holds trained weights: find what made it NaN (the other "
+                "causes), fix it and start again; logging_nan_inf_filter=False makes the NaN visible.")
     visible = "logging_nan_inf_filter=False shows the NaN in the log."
     if not facts.broken:
         return f"The run got past it, so there is nothing to resume; {visible}"
-    resume = resume_advice(facts)
-    then = (f"then {resume}" if resume else "then start again: no checkpoint saved before it was found"
-            if facts.checkpoints else "then resume from a checkpoint saved before it, if one was kept")
+    good = facts.safe_checkpoint
+    resume = resume_advice(facts) if good is not None and (good.step is None or good.step < harm) else None
+    before = "before it" if harm == first else f"before step {harm} ({what})"
+    then = (f"then {resume}" if resume else f"then start again: no checkpoint saved {before} was found"
+            if facts.checkpoints else f"then resume from a checkpoint saved {before}, if one was kept")
     return (f"The filter only hid it: fix what made it NaN first (resuming without a fix replays the same batches "
             f"into it), {then}; {visible}")
+
+
+def resume_point(facts: Facts, first: int) -> tuple[int, str]:
+    """The step of the first incident that harmed the weights, at or before a hidden NaN at `first`, and what it was:
+    the weight-harming incidents `harm_step` reads (divergence onset, collapse, non-finite training metrics), a
+    non-finite metric of any kind that broke the run (an eval loss or a DPO's log-probs computed on NaN weights), or
+    a loss spike that never came back: a checkpoint saved after any of them holds what it did to the weights."""
+    harming = [f for f in facts.live_findings if f.severity == "error" and f.kind in INSTABILITY_KINDS
+               and not not_the_optimizer(f)]
+    harming += [f for f in facts.of_kind("loss_spike") if f.evidence.get("recovered") is False]
+    harm = first_harm(facts.live_findings)
+    if harm is not None:
+        harming.append(harm)
+    earlier = min((f for f in harming if f.step < first), key=lambda f: f.step, default=None)
+    if earlier is None:
+        return first, "the hidden NaN"
+    if earlier.kind == "nonfinite_metric":
+        return earlier.step, f"{earlier.metric or 'a metric'} non-finite from there"
+    return earlier.step, f"where the {earlier.kind.replace('_', ' ')} began"
+
+
+def _no_update_before(facts: Facts, step: int) -> str | None:
+    """Why no update had been made before `step`, where the learning rate was logged as 0.0 at every logged step before
+    it (a scheduler that steps only with the optimizer holds the rate at 0 while every step is skipped, as an fp16
+    loss scaler skips each step that overflows); None where a rate above 0 was logged before it or none was."""
+    lr = facts.metrics.get("learning_rate")
+    if lr is None:
+        return None
+    before = lr[lr.index < step].to_numpy(dtype="float64")
+    before = before[np.isfinite(before)]
+    if not len(before) or (before != 0.0).any():
+        return None
+    return (f"the learning rate was logged as 0.0 at all {len(before)} logged steps before it, a scheduler that did not "
+            "step, as when every optimizer step is skipped (an fp16 loss scaler skips each step that overflows)")
 
 
 # The GRPO detector's no_learning_signal (analyzers.dead_reward): rewards without spread, not masked labels.

@@ -66,7 +66,7 @@ class Facts:
         that shows no learning are not this kind: a lower rate or a warm-up is not their fix; nor is a schedule
         that ran out and started over or climbed back (`schedule_shape`): the scheduler's settings are."""
         return any(c.is_nonfinite for c in self.checkpoints) or any(
-            f.kind in INSTABILITY_KINDS and f.severity in ("warning", "error") and not _not_the_optimizer(f)
+            f.kind in INSTABILITY_KINDS and f.severity in ("warning", "error") and not not_the_optimizer(f)
             for f in self.live_findings)
 
     @property
@@ -75,7 +75,7 @@ class Facts:
         scaler doing its job (VERDICTS.md), which the learning rate, warm-up or clipping is no answer to."""
         return any(c.is_nonfinite for c in self.checkpoints) or any(
             f.kind in INSTABILITY_KINDS - {"skipped_steps"} and f.severity in ("warning", "error")
-            and not _not_the_optimizer(f) for f in self.live_findings)
+            and not not_the_optimizer(f) for f in self.live_findings)
 
     @cached_property
     def first_unstable(self) -> Finding | None:
@@ -84,7 +84,7 @@ class Facts:
         the run, the earliest that did: a spike the run recovered from before it did not break it, and the rate in
         force at that spike is not the one the break ran at."""
         found = [f for f in self.live_findings if f.kind in INSTABILITY_KINDS - {"skipped_steps"}
-                 and f.severity in ("warning", "error") and not _not_the_optimizer(f)]
+                 and f.severity in ("warning", "error") and not not_the_optimizer(f)]
         broke = [f for f in found if f.severity == "error"]
         return min(broke or found, key=lambda f: f.step) if found else None
 
@@ -163,7 +163,7 @@ def said(config: RunConfig, key: str) -> str:
     return f"{key}={evidence_value(config.get(key))} ({config.source_of(key)})"
 
 
-def _not_the_optimizer(finding: Finding) -> bool:
+def not_the_optimizer(finding: Finding) -> bool:
     """A finding whose trouble no optimizer setting explains: a schedule that ran out and restarted
     (`schedule_shape`), an evaluation that broke while training stayed finite (`training_finite`), preference
     pairs separated so far that the loss is ~0 (`saturated_pairs`: the objective met, its fix beta, epochs or
@@ -178,6 +178,26 @@ def _not_the_optimizer(finding: Finding) -> bool:
 def nonfinite_steps(series: pd.Series) -> list[int]:
     values = series.to_numpy(dtype="float64")
     return [int(s) for s in series.index[~np.isfinite(values)]]
+
+
+# grad_norm's climb is read from the median of its last few finite points before a step against the median of the rest
+_CLIMB_RECENT = 3
+CLIMB_MIN_POINTS = 6
+
+
+def grad_norm_climb_before(facts: Facts, step: int, factor: float) -> tuple[float, float] | None:
+    """(earlier level, recent level) of grad_norm over its finite points before `step`, where the median of the last
+    `_CLIMB_RECENT` is at least `factor` times the median of those before them; None otherwise or where too few
+    points were logged to read a climb from."""
+    grad = facts.series("grad_norm")
+    if grad.empty:
+        return None
+    before = grad[(grad.index < step) & np.isfinite(grad.to_numpy(dtype="float64"))]
+    if len(before) < CLIMB_MIN_POINTS:
+        return None
+    recent = float(np.median(before.iloc[-_CLIMB_RECENT:]))
+    baseline = float(np.median(before.iloc[:-_CLIMB_RECENT]))
+    return (baseline, recent) if baseline > 0 and recent >= factor * baseline else None
 
 
 def zero_loss_zero_grad_steps(facts: Facts) -> list[int]:

@@ -9,8 +9,8 @@ import numpy as np
 from ..findings import Cause
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from ..restarts import epoch_past_the_start
-from .evidence import (Facts, first_bad_checkpoint, evidence_value, lr_points, max_finite, peak_lr,
-                       precision_sources, resume_advice, said)
+from .evidence import (CLIMB_MIN_POINTS, Facts, first_bad_checkpoint, evidence_value, grad_norm_climb_before,
+                       lr_points, max_finite, peak_lr, precision_sources, resume_advice, said)
 from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range, range_scope
 from .setting_names import clip_setting, warm_up_advice
 
@@ -143,7 +143,7 @@ def _method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[
     scope = range_scope(objective, n_params, method)
     scoped = [f"those ranges are {scope}"] if scope else []
     if method == "unknown":
-        return [f"fine-tuning method unknown (no adapter files, framework config, banner or name says it): recipes "
+        return [f"fine-tuning method unknown ({_method_unread(facts)}): recipes "
                 f"use {ranges[0].describe()} for full fine-tuning ({ranges[0].source}) and {ranges[1].describe()} "
                 f"for LoRA/QLoRA ({ranges[1].source})"] + scoped
     where = (facts.profile.evidence.get("method") if facts.profile else None) or facts.config.source_of("method")
@@ -151,9 +151,22 @@ def _method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[
             f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"] + scoped
 
 
+def _method_unread(facts: Facts) -> str:
+    """Why the method is unknown: nothing says it, or a banner's trainable count that cannot tell it alone (no model
+    size beside it: the whole of a small model or an adapter on a large one)."""
+    counted = next((b for b in facts.timeline.banners if b.trainable_params and not b.all_params), None)
+    if counted is None:
+        return "no adapter files, framework config, banner or name says it"
+    return (f"the log's banner counts {counted.trainable_params:,} trainable parameters but not the model's size, so "
+            "whether that is the whole model or an adapter on a larger one is not known")
+
+
 def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) -> str:
     steadying = _steadying_advice(facts, method)
-    if method == "unknown" and peak <= ranges[-1].ceiling:
+    unfitted = _no_row_fits(facts, peak)
+    if unfitted is not None:
+        advice = f"{unfitted[0].upper()}{unfitted[1:]}; {steadying}"
+    elif method == "unknown" and peak <= ranges[-1].ceiling:
         advice = (f"The method is unknown and decides this: for full fine-tuning lower the learning rate to "
                   f"{ranges[0].describe()}; for LoRA/QLoRA adapters {evidence_value(peak)} "
                   f"{_against(peak, ranges[1])}, so look elsewhere first. Either way {steadying}")
@@ -178,6 +191,9 @@ def rate_for_the_run(facts: Facts) -> str:
     if _rate_of_another_kind(facts):
         return (f"judge the learning rate by {_named_optimizer(facts)}'s own usual rates (the recipes' ranges are "
                 "Adam-family rates)")
+    if method == "unknown" and _language_model_frozen(facts):  # lr_too_high's own exception
+        return ("judge the learning rate by the stage's own recipe: the language model is frozen, so only a small part "
+                "such as the projector trains, at rates no fine-tuning range here covers")
     ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
         if method == "unknown" else [lr_range(method, objective, n_params)]
     what, peak = _ranges_in_words(method, objective, ranges), peak_lr(facts)[0]
@@ -188,11 +204,33 @@ def rate_for_the_run(facts: Facts) -> str:
     if peak <= ranges[0].high:
         where = "within" if method != "unknown" else "not above"
         return f"the learning rate ({evidence_value(peak)}) is {where} the usual {what}: keep it there"
+    if peak <= ranges[0].ceiling:  # lr_too_high's own bound (an adapter's up to three times the top): not too high
+        return f"the learning rate ({evidence_value(peak)}) {_against(peak, ranges[0])}: not too high by itself"
+    unfitted = _no_row_fits(facts, peak)
+    if unfitted is not None:
+        return unfitted
     if method == "unknown" and objective not in OBJECTIVES_WITH_ROWS:
-        # BERT pre-training with LAMB at 6e-3, T5 at 1e-3: neither range judges a run whose method and objective
-        # are both unknown
         return f"lower the learning rate if it is above the usual for the run's method and objective ({what})"
     return f"lower the learning rate ({what})"
+
+
+def _no_row_fits(facts: Facts, peak: float) -> str | None:
+    """Where neither the method nor the objective is known and the peak is above every fine-tuning recipe's ceiling yet
+    within what pre-training and large-batch recipes run at (under `_BEYOND_PRETRAINING` times pre-training's): a
+    clause saying no range of the table fits, in place of a fine-tuning range the run may not be (BERT pre-training
+    with LAMB at 6e-3, T5 at a constant 1e-3); None otherwise."""
+    method, objective, n_params = profile_of(facts)
+    if method != "unknown" or objective in OBJECTIVES_WITH_ROWS:
+        return None
+    full, adapter = lr_range("full", objective, n_params), lr_range("lora", objective, n_params)
+    pretraining = lr_range("full", "pretrain", n_params or 1)
+    if not adapter.ceiling < peak < _BEYOND_PRETRAINING * pretraining.ceiling:
+        return None
+    return (f"no range in the table fits a rate of {evidence_value(peak)} where the method is unknown and so is the "
+            f"objective: it is above every fine-tuning recipe ({full.describe()} for full fine-tuning, "
+            f"{adapter.describe()} for LoRA/QLoRA adapters) but not beyond pre-training recipes ({pretraining.describe()} under 1B parameters; "
+            "large-batch optimizers such as LAMB run higher), so judge it by the recipe of the run's own model and "
+            "optimizer")
 
 
 def _ranges_in_words(method: str, objective: str, ranges: list[LrRange]) -> str:
@@ -217,13 +255,33 @@ def _steadying_advice(facts: Facts, method: str) -> str:
         [warm_up_advice(facts)] if _warm_up_in_question(facts) else []
     clipping = _clipping(facts)
     norm = clipping[0] if clipping is not None else None
+    nan_from = _nan_gradient_at_the_break(facts)
     if isinstance(norm, (int, float)) and not isinstance(norm, bool) and 0 < norm <= _USUAL_CLIP:
         parts.append(f"keep clipping at {clipping[1]}")
+    elif nan_from is not None:  # no advice to clip what clipping cannot act on
+        parts.append(f"clipping is no fix for the gradient that was NaN from step {nan_from} (it scales by max_norm / "
+                     "total_norm, NaN itself)")
     elif isinstance(norm, (int, float)) and not isinstance(norm, bool) and norm > _USUAL_CLIP:
         parts.append(f"clip with {clip} (the run clipped at {clipping[1]})")
     else:
         parts.append(f"clip with {clip}")
     return ", ".join(parts)
+
+
+def _nan_gradient_at_the_break(facts: Facts) -> int | None:
+    """The step grad_norm went non-finite, where it did at or before the first trouble with no finite norm logged
+    before it, or out of a steady one (`CLIMB_MIN_POINTS` or more points and no `lr_precursor` climb): clipping cannot
+    act on a NaN norm (`clipping_cannot_help`), nor had a growth to hold back. None otherwise, and where a few finite
+    points cannot tell whether the gradient was growing."""
+    bad, first = facts.nonfinite_steps("grad_norm"), facts.first_unstable
+    if not bad or first is None or bad[0] > first.step:
+        return None
+    grad = facts.series("grad_norm")
+    finite_before = int(np.isfinite(grad[grad.index < bad[0]].to_numpy(dtype="float64")).sum())
+    if finite_before == 0:
+        return bad[0]
+    steady = finite_before >= CLIMB_MIN_POINTS and not grad_norm_climb_before(facts, bad[0], _PRECURSOR_CLIMB)
+    return bad[0] if steady else None
 
 
 def warm_up_seen(facts: Facts) -> str | None:
@@ -255,24 +313,23 @@ def _against(peak: float, rng: LrRange) -> str:
     return f"is above the usual {rng.describe()} but within what adapter runs often use (up to {evidence_value(rng.ceiling)})"
 
 
+_PRECURSOR_CLIMB = 2.0  # grad_norm this many times its earlier level just before the break
+
+
 def lr_precursor(facts: Facts) -> str | None:
     """What in the run's own metrics points at the learning rate before the break, or None (a sudden break)."""
     jumps = [f for f in facts.of_kind("lr_anomaly") if "factor" in f.evidence]
     if jumps:
         return f"the learning rate jumped {evidence_value(jumps[0].evidence['factor'])}x at step {jumps[0].step}"
     divergence = facts.of_kind("divergence")
-    if divergence and _rise_readable(facts):
+    if divergence and _rise_readable(facts) and _rise_on_a_falling_rate(facts, divergence[0].step) is None:
         return _loss_rise(facts, divergence[0].step)
     incident = next((f for f in facts.live_findings if f.severity == "error"), None)
-    grad = facts.series("grad_norm")
-    if incident is None or grad.empty:
+    if incident is None or facts.series("grad_norm").empty:
         return None
-    before = grad[(grad.index < incident.step) & np.isfinite(grad.to_numpy())]
-    if len(before) < 6:
-        return None
-    recent, baseline = float(np.median(before.iloc[-3:])), float(np.median(before.iloc[:-3]))
-    if baseline > 0 and recent >= 2 * baseline:
-        return (f"grad_norm climbed from about {evidence_value(baseline)} to {evidence_value(recent)} over the "
+    climb = grad_norm_climb_before(facts, incident.step, _PRECURSOR_CLIMB)
+    if climb is not None:
+        return (f"grad_norm climbed from about {evidence_value(climb[0])} to {evidence_value(climb[1])} over the "
                 f"logged points before step {incident.step}")
     spikes = [f for f in facts.of_kind("grad_norm_spike") if f.step <= incident.step]
     if spikes:
@@ -285,9 +342,32 @@ _EARLIER = {"grad_norm_spike": "grad_norm spiked", "loss_spike": "the loss spike
             "jumped", "nonfinite_metric": "a metric went non-finite", "skipped_steps": "the fp16 scaler skipped steps"}
 
 
+# A loss rise that began with the logged rate under this fraction of its peak began on a falling rate, after the
+# rate had been higher for a while without it: a rate too high does its harm where it is highest.
+_AT_PEAK = 0.9
+
+
+def _rise_on_a_falling_rate(facts: Facts, step: int) -> str | None:
+    """Why a loss rise from `step` does not point at the learning rate, where it began after the rate had fallen from
+    its peak (under `_AT_PEAK` of it); None where the rate was at or near its peak then, or not logged."""
+    lr = lr_points(facts.timeline)
+    upto = lr[lr.index <= step]
+    if len(upto) < 2 or float(upto.iloc[-1]) >= _AT_PEAK * float(upto.max()):
+        return None
+    return (f"the loss rose from step {step}, with the learning rate at {evidence_value(float(upto.iloc[-1]))} and "
+            f"falling, {int(step - upto.idxmax())} steps after its peak of {evidence_value(float(upto.max()))} "
+            f"(step {int(upto.idxmax())}): a rise that began long after the peak, on a falling rate, is no sign of a "
+            "rate too high")
+
+
 def _no_precursor(facts: Facts) -> str:
-    """Why no precursor is named: a log of fewer than `_RISE_POINTS` logged steps up to the break (an end-of-training
-    summary alone) cannot show one, which is not the same as a log that shows none."""
+    """Why no precursor is named: a loss rise that began on a falling rate long after its peak; else a log of fewer
+    than `_RISE_POINTS` logged steps up to the break (an end-of-training summary alone) cannot show one, which is not
+    the same as a log that shows none."""
+    divergence = facts.of_kind("divergence")
+    falling = _rise_on_a_falling_rate(facts, divergence[0].step) if divergence else None
+    if falling is not None:
+        return falling
     first = facts.first_unstable
     steps = facts.timeline.final()["step"]
     if first is not None:

@@ -4,8 +4,10 @@ Each rule is `rule(facts) -> Cause | None`; thresholds come from `Thresholds`.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..findings import Cause, plural, source_name
-from .evidence import Facts, evidence_value, nonfinite_steps, precision_sources, said
+from .evidence import Facts, evidence_value, grad_norm_climb_before, nonfinite_steps, precision_sources, said
 from .optimization import rate_for_the_run
 
 _FP32_NAMES = ("fp32", "float32", "torch.float32", "float", "fp32_comm")
@@ -25,13 +27,36 @@ def fp16_overflow(facts: Facts) -> Cause | None:
     if not strong and not nonfinite:
         return None
     disputed = _nonfinite_in_one_log_only(facts)
-    evidence = [f"fp16 mixed precision was on: {', '.join(on)}"] + strong + (disputed or nonfinite)
-    likely = facts.broken and bool(strong or (nonfinite and not disputed))
+    grew = _gradient_grew_first(facts)
+    evidence = [f"fp16 mixed precision was on: {', '.join(on)}"] + strong + (disputed or nonfinite) + \
+        ([grew] if grew else [])
+    likely = facts.broken and bool(strong or (nonfinite and not disputed)) and not grew
     return Cause(
         cause="fp16_overflow", confidence="likely" if likely else "possible", evidence=evidence,
         suggestion=_scaler_did_its_job(facts) if _only_skips_recovered(facts) else _leave_fp16(facts),
         title="FP16 overflow (range max 65504)",
     )
+
+
+# grad_norm this many times its earlier level just before the first overflow: the gradient was growing already
+_GREW_FIRST = 10.0
+
+
+def _gradient_grew_first(facts: Facts) -> str | None:
+    """A sentence saying grad_norm grew many-fold (`_GREW_FIRST`) over the logged points before the first sign of an
+    overflow (a skipped step, a loss-scale overflow, a non-finite loss or grad_norm): the overflow is then what a
+    growing gradient ended in, not the first cause; None where it did not, or no such sign has a step."""
+    signs = [f.step for f in facts.of_kind("skipped_steps", "loss_scale_overflow")]
+    signs += [s for metric in ("loss", "grad_norm") for s in facts.nonfinite_steps(metric)[:1]]
+    if not signs:
+        return None
+    first = min(signs)
+    climb = grad_norm_climb_before(facts, first, _GREW_FIRST)
+    if climb is None:
+        return None
+    return (f"grad_norm grew from about {evidence_value(climb[0])} to {evidence_value(climb[1])} over the logged "
+            f"points before the first overflow at step {first}: the overflow is what a growing gradient ended in, so "
+            "what made the gradient grow comes first")
 
 
 def _fp16_in_the_profile(facts: Facts) -> list[str]:
@@ -166,14 +191,24 @@ def _nonfinite_sentences(facts: Facts) -> list[str]:
         out.append(f"{other[0].metric or 'a metric'} non-finite from step {other[0].step}")
     masked = facts.masked_nan_steps
     if masked:
-        found = facts.of_kind("masked_nan_loss")
-        if not found or found[0].evidence.get("grad_norm") is not None:
-            out.append(f"loss logged as 0.0 next to a non-finite grad_norm from step {masked[0]} (a masked NaN loss)")
-        else:  # told by what came with it (an exploded loss before it, a NaN eval beside it, a frozen rate)
-            out.append(f"loss logged as 0.0 from step {masked[0]} (a masked NaN loss; grad_norm was not logged)")
+        out.append(_masked_beside(facts, masked))
     if facts.of_kind("nonfinite_weights") or any(c.is_nonfinite for c in facts.checkpoints):
         out.append("checkpoint weights went non-finite")
     return out
+
+
+def _masked_beside(facts: Facts, masked: list[int]) -> str:
+    """The masked NaN loss, said with the grad_norm logged beside it as it was logged: NaN/Inf, a number (DeepSpeed
+    logs 0.0 for a step its fp16 scaler skipped), or none; where it is not NaN, what told the NaN is the finding's."""
+    grad = facts.metrics.get("grad_norm")
+    at = grad[grad.index.isin(masked)].to_numpy(dtype="float64") if grad is not None else np.array([])
+    if len(at) and not np.isfinite(at).all():
+        return f"loss logged as 0.0 next to a non-finite grad_norm from step {masked[0]} (a masked NaN loss)"
+    if len(at):
+        return (f"loss logged as 0.0 from step {masked[0]} with grad_norm logged as {evidence_value(float(at[0]))} "
+                "there, not NaN (a masked NaN loss)")
+    # told by what came with it (an exploded loss before it, a NaN eval beside it, a frozen rate)
+    return f"loss logged as 0.0 from step {masked[0]} (a masked NaN loss; grad_norm was not logged)"
 
 
 def _nonfinite_in_one_log_only(facts: Facts) -> list[str]:
