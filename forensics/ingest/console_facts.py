@@ -11,7 +11,7 @@ import re
 
 from .console_recipes import PRECISION_NAMES, recipe_facts
 from .megatron_args import LAUNCHER_PREFIX
-from .console_text import line_at
+from .console_text import line_at, line_end
 from ..run_signs import final_exception, is_training_console, run_signs
 
 
@@ -205,10 +205,10 @@ def _precision_said(text: str) -> dict:
          or ("Automatic Mixed Precision" in text and _LIGHTNING_AMP.search(text)))
     if m:
         out["console_precision"] = PRECISION_NAMES[next(g for g in m.groups() if g)]
-        out["console_precision_line"] = m.group(0).strip()[-160:]
+        out["console_precision_line"] = line_end(m.group(0))
     elif "Unsloth: " in text and (m := _UNSLOTH_FP32_FOR.search(text)):
         out["console_precision"], out["console_precision_model"] = "fp32", m.group(1)
-        out["console_precision_line"] = m.group(0).strip()[-160:]
+        out["console_precision_line"] = line_end(m.group(0))
     return out
 
 
@@ -227,11 +227,11 @@ def _parameter_count_said(text: str) -> dict:
         " total parameters" in text and _TITAN_MODEL_SIZE.search(text))
     if m and 0 < int(m.group(1).replace(",", "")) <= _MOST_PARAMS:
         out["console_n_params"] = int(m.group(1).replace(",", ""))
-        out["console_n_params_line"] = line_at(text, m.start(1)).strip()[-160:]  # the total's own line
+        out["console_n_params_line"] = line_end(line_at(text, m.start(1)))  # the total's own line
     elif m := ("Model Params: " in text and _MODEL_PARAMS_M.search(text)) or (
             "model_parameter_info: " in text and _SWIFT_MODEL_PARAMS.search(text)):
         out["console_n_params"] = round(float(m.group(1)) * 1e6)
-        out["console_n_params_line"] = line_at(text, m.start(1)).strip()[-160:]
+        out["console_n_params_line"] = line_end(line_at(text, m.start(1)))
     return out
 
 
@@ -240,7 +240,7 @@ def _vocabulary_said(text: str) -> dict:
     m = _VOCAB_SIZE.search(text) if "ocab" in text else None
     if not m:
         return {}
-    return {"console_vocab_size": int(m.group(1)), "console_vocab_size_line": line_at(text, m.start(1)).strip()[-160:]}
+    return {"console_vocab_size": int(m.group(1)), "console_vocab_size_line": line_end(line_at(text, m.start(1)))}
 
 
 def _start_up_lines(text: str) -> dict:
@@ -252,13 +252,13 @@ def _start_up_lines(text: str) -> dict:
         out["console_instruction_data"] = text[m.start():].split("\n", 1)[0].strip()[:160]  # from the match on
     m = _DS_ENGINE.search(text) if "DeepSpeedEngine configuration" in text else None
     if m:
-        out["console_deepspeed"] = m.group(0).strip()[-160:]
+        out["console_deepspeed"] = line_end(m.group(0))
     m = _TRAINS_TOKENIZER.search(text) if "okenizer" in text else None
     if m:
-        out["console_trains_tokenizer"] = m.group(0).strip()[-160:]
+        out["console_trains_tokenizer"] = line_end(m.group(0))
     m = _FROM_SCRATCH_LINE.search(text) if "from scratch" in text.lower() else None
     if m:
-        out["console_from_scratch"] = m.group(0).strip()[-160:]
+        out["console_from_scratch"] = line_end(m.group(0))
     return out
 
 
@@ -285,7 +285,7 @@ def _model_lines(text: str) -> dict:
         out["console_lora_dim"], out["console_lora_dim_line"] = int(lora.group(1)) if lora else 0, m.group(0).strip()[:200]
     m = _VALUE_HEAD.search(text) if "alue head" in text or "valuehead" in text else None
     if m:
-        out["console_value_head"] = line_at(text, m.start()).strip()[-160:]
+        out["console_value_head"] = line_end(line_at(text, m.start()))
     said = _said_4bit(text) if "4" in text or "LORA" in text.upper() else None
     if said:
         out["console_4bit"] = said
@@ -305,7 +305,7 @@ def _errors_and_warnings(text: str) -> dict:
         out["console_crash"] = crash
     m = _SEQ2SEQ_TRAINER.search(text) if "Seq2SeqTrainer" in text else None
     if m:
-        out["console_seq2seq_trainer"] = line_at(text, m.start()).strip()[-160:]
+        out["console_seq2seq_trainer"] = line_end(line_at(text, m.start()))
     m = _TRL_TRAINER_WARNING.search(text) if "_trainer.py:" in text else None
     if m:
         out["console_trl_trainer"] = _TRL_TRAINERS[m.group(1)]
@@ -377,15 +377,15 @@ def _said_4bit(text: str) -> str | None:
         if _in_a_web_address(text, m.start()):
             continue  # (`https://github.com/.../QDoRA`: a link names no base the run loaded)
         if not _NEGATED.search(_PAD_TOKEN_CLAUSE.sub("", line)):
-            return line[-160:]
+            return line_end(line)
     m = _FOUR_BIT_LAYER.search(text) if "Linear4bit" in text else None
     if m:
-        return line_at(text, m.start()).strip()[-160:]
+        return line_end(line_at(text, m.start()))
     for m in _FOUR_BIT_WORD.finditer(text):
         line = line_at(text, m.start()).strip()
         if len(line) <= 200 and _LOAD_WORD.search(line) and not _NEGATED.search(line) \
                 and not _NEGATED_CJK.search(line):
-            return line[-160:]
+            return line_end(line)
     return None
 
 
@@ -406,7 +406,7 @@ def _said_param_count(text: str) -> tuple[int, str] | None:
         count = _count_of(m)
         if len(line) <= 300 and not _names_a_part(text, m) and 1000 <= count <= _MOST_PARAMS \
                 and (best is None or count > best[0]):
-            best = (count, line.strip()[-160:])
+            best = (count, line_end(line))
     return best
 
 

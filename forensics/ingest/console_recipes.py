@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .console_text import bracket_depths, line_at
+from .console_text import bracket_depths, line_at, line_end
 
 # torchtune's recipe start (torchtune/config/_utils.py `log_config`): `Running LoRAFinetuneRecipeSingleDevice with
 # resolved config:` then the YAML; the model builder in it says QLoRA (`_component_: torchtune.models.llama3.qlora_llama3_8b`)
@@ -66,7 +66,7 @@ def recipe_facts(text: str) -> dict:
         out["console_precision"], out["console_precision_line"] = PRECISION_NAMES[m.group(1)], m.group(0)
     m = _AXOLOTL_LOGGER.search(text) if "[axolotl." in text else None
     if m:
-        out.update(console_framework="axolotl", console_framework_line=line_at(text, m.start()).strip()[-160:])
+        out.update(console_framework="axolotl", console_framework_line=line_end(line_at(text, m.start())))
     if "paddlenlp commit id" in text:
         out.update(_paddlenlp_facts(text))
     m = _VERL_CONFIG.search(text) if "'actor_rollout_ref'" in text else None

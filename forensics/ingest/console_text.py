@@ -81,3 +81,17 @@ def bracket_depths(text: str):
             continue
         depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
         yield i, ch, depth
+
+
+_EXCERPT = 160  # characters of a quoted line kept in the evidence
+
+
+def line_end(line: str) -> str:
+    """A line as quoted in the evidence: whole where short, else its last `_EXCERPT` characters from a word's start,
+    marked as cut ("..."), so no quote begins inside a word."""
+    line = line.strip()
+    if len(line) <= _EXCERPT:
+        return line
+    tail = line[-_EXCERPT:]
+    space = tail.find(" ")
+    return "..." + (tail[space + 1:] if 0 <= space < _EXCERPT // 4 else tail)
