@@ -85,10 +85,16 @@ def test_a_flat_held_out_reward_is_no_decline():
 
 
 def test_several_held_out_rewards_are_judged_as_one():
+    """Four test sets sliding together are one decline, named as their mean; four flat ones are none."""
     train = pd.Series(0.5 + 0.25 * (1 - np.exp(-np.arange(1, 201) / 60)), index=np.arange(1, 201))
-    sets = {f"val-core/set{k}/reward/mean@1": _flat_val(100 + k) for k in range(4)}
-    found = detect_reward_decline({"reward": train, **sets}, Thresholds())
-    assert found == [] or "the mean of 4 held-out rewards" in found[0].message
+    steps = np.arange(0, 210, 10)
+    level = np.where(steps < 80, 0.85, 0.80)
+    sliding = {f"val-core/set{k}/reward/mean@1": pd.Series(level + 0.001 * ((steps // 10 + k) % 3), index=steps)
+               for k in range(4)}
+    found = detect_reward_decline({"reward": train, **sliding}, Thresholds())
+    assert [f.kind for f in found] == ["reward_decline"] and "the mean of 4 held-out rewards" in found[0].message
+    flat = {f"val-core/set{k}/reward/mean@1": _flat_val(100 + k) for k in range(4)}
+    assert detect_reward_decline({"reward": train, **flat}, Thresholds()) == []
 
 
 PEAK, TOTAL = 1e-5, 1000
