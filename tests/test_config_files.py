@@ -8,6 +8,8 @@ import pytest
 
 from forensics.errors import UnreadableFile
 from forensics.ingest import config_files as cf
+from forensics.ingest import framework_configs as fc
+from forensics.ingest.flat_yaml import read_flat_yaml
 from forensics.ingest.run_config import read_run_config
 from forensics.run import discover
 from forensics.timeline import Timeline
@@ -144,23 +146,23 @@ def test_flat_yaml_reads_what_pyyaml_writes(tmp_path):
     yaml = pytest.importorskip("yaml")
     path = tmp_path / "training_args.yaml"
     path.write_text(yaml.dump(LF_ARGS))
-    assert cf.read_flat_yaml(path) == yaml.safe_load(path.read_text())
+    assert read_flat_yaml(path) == yaml.safe_load(path.read_text())
 
 
 def test_llamafactory_values(tmp_path):
     yaml = pytest.importorskip("yaml")
     path = tmp_path / "training_args.yaml"
     path.write_text(yaml.dump(LF_ARGS))
-    values = cf.read_llamafactory_args(path)
+    values = fc.read_llamafactory_args(path)
     assert values["method"] == "qlora" and values["learning_rate"] == 5e-5 and values["max_grad_norm"] == 1.0
     assert values["quant.bnb_4bit_use_double_quant"] is True  # LLaMA-Factory's default when not written
     assert values["adapter.r"] == 8 and values["deepspeed"] == "cache/ds_z3_config.json"
 
 
 def test_llamafactory_double_quant_off_and_full():
-    values = cf.llamafactory_values({"finetuning_type": "full", "learning_rate": 1e-5})
+    values = fc.llamafactory_values({"finetuning_type": "full", "learning_rate": 1e-5})
     assert values["method"] == "full" and "quant.bnb_4bit_use_double_quant" not in values
-    off = cf.llamafactory_values({"finetuning_type": "lora", "quantization_bit": 4, "double_quantization": False})
+    off = fc.llamafactory_values({"finetuning_type": "lora", "quantization_bit": 4, "double_quantization": False})
     assert off["quant.bnb_4bit_use_double_quant"] is False and off["method"] == "qlora"
 
 
@@ -168,7 +170,7 @@ def test_bad_yaml_is_unreadable(tmp_path):
     path = tmp_path / "training_args.yaml"
     path.write_text("learning_rate: 1e-4\nthis line has no colon\n")
     with pytest.raises(UnreadableFile, match="line 2"):
-        cf.read_flat_yaml(path)
+        read_flat_yaml(path)
 
 
 def test_swift_args(tmp_path):
@@ -177,7 +179,7 @@ def test_swift_args(tmp_path):
                                 "quant_bits": 4, "quant_method": "bnb", "bnb_4bit_use_double_quant": True,
                                 "learning_rate": 1e-4, "max_grad_norm": 1.0, "warmup_ratio": 0.05, "lora_rank": 8,
                                 "deepspeed": {"zero_optimization": {"stage": 2}, "bf16": {"enabled": "auto"}}}))
-    values = cf.read_swift_args(path)
+    values = fc.read_swift_args(path)
     assert values["method"] == "qlora" and values["quant.bnb_4bit_use_double_quant"] is True
     assert values["model.torch_dtype"] == "bfloat16" and values["ds.zero_optimization.stage"] == 2
     assert values["learning_rate"] == 1e-4 and values["adapter.r"] == 8
@@ -189,7 +191,7 @@ def test_swift_args_of_a_full_fine_tune_name_no_adapter(tmp_path):
     path = tmp_path / "args.json"
     path.write_text(json.dumps({"train_type": None, "tuner_type": "full", "lora_rank": 8, "lora_alpha": 32,
                                 "model": "google/gemma-4-26B-A4B-it", "learning_rate": 2e-5}))
-    values = cf.read_swift_args(path)
+    values = fc.read_swift_args(path)
     assert values["method"] == "full" and "adapter.r" not in values and "adapter.lora_alpha" not in values
     assert values["_framework"] == "swift"
 

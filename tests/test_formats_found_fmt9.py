@@ -145,7 +145,7 @@ def test_swift4_printed_sft_arguments_tuner_type_gives_method(tmp_path):
     `torch_dtype=torch.bfloat16,`. The tool reads the block (precision bf16) but says method `unknown`: the printed
     block goes through config_files.training_args_values, which knows no swift tuner field. Fix:
     ingest/run_config.py read_run_config (the printed_configs.ARGS_KEY branch) or config_files.training_args_values:
-    map tuner_type / train_type / sft_type to the method as config_files.read_swift_args does for args.json."""
+    map tuner_type / train_type / sft_type to the method as framework_configs.read_swift_args does for args.json."""
     fields = {"_n_gpu": 1, "bf16": True, "fp16": False, "learning_rate": 0.0001, "lora_rank": 8,
               "model": "Qwen/Qwen2.5-7B-Instruct", "output_dir": "/root/output/v0-20260101-000000",
               "torch_dtype": "torch.bfloat16", "train_type": None, "tuner_type": "lora"}

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..launch_command import COMMAND_FILE_BYTES, LAUNCHER_FRAMEWORKS, LAUNCHER_KEY, arguments, one_launch, words
 from ._jsonfile import read_json_object
-from .config_files import llamafactory_values, swift_values
+from .framework_configs import llamafactory_values, swift_values
 
 TEXT_KEY = "command_line"  # LogRecords.texts key: the launcher's arguments as JSON
 _DEEPSPEED_CMD = re.compile(r"^\[[^\]]*\] \[INFO\] \[runner\.py:\d+:main\] cmd = ([^\n\r]{1,20000})$", re.MULTILINE)

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..errors import UnreadableFile, os_reason
 from ..timeline import LogRecords, TrackerRun
 from ._filetime import file_mtime
-from .config_files import read_flat_yaml
+from .flat_yaml import read_flat_yaml
 from .mlflow_store import run_records, status_of
 
 _MAX_PARAM_BYTES = 1 << 16  # MLflow caps a param at 6000 characters; anything far larger is not one

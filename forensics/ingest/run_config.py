@@ -32,6 +32,8 @@ from ..lfs import unreadable_reason
 from ..run import RunLayout, is_llamafactory_args
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
+from . import framework_configs as fc
+from ._config_keys import is_number
 from . import command_line, megatron_args, mmengine_config, namespace_args, notebook_code, printed_configs
 from .mlflow_store import PARAMS_TEXT
 from .tracker_config import derived_method, literal_values, tracker_config_values
@@ -54,9 +56,9 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
                "console log's launch command (DeepSpeed's cmd = line)")
     _read_text(config, timeline, notebook_code.TEXT_KEY, dict, "the notebook's code (arguments of the cells that ran)")
     _read_tracker_configs(config, layout, timeline)
-    for kind, reader in (("llamafactory", cf.read_llamafactory_args), ("finetuning_args", cf.read_finetuning_args),
-                         ("swift", cf.read_swift_args), ("autotrain", cf.read_autotrain_params),
-                         ("ludwig", cf.read_ludwig_hyperparameters),
+    for kind, reader in (("llamafactory", fc.read_llamafactory_args), ("finetuning_args", fc.read_finetuning_args),
+                         ("swift", fc.read_swift_args), ("autotrain", fc.read_autotrain_params),
+                         ("ludwig", fc.read_ludwig_hyperparameters),
                          ("yaml", cf.read_config_yaml), ("command", command_line.read_wandb_metadata),
                          ("launch", command_line.read_command_file)):
         for path in by_kind[kind]:
@@ -302,7 +304,7 @@ def _record(config: RunConfig, values: dict[str, Any], source: str) -> None:
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
-    return type(a) is type(b) and a == b or (cf.is_number(a) and cf.is_number(b) and a == b)
+    return type(a) is type(b) and a == b or (is_number(a) and is_number(b) and a == b)
 
 
 # HF fills these DeepSpeed "auto" values from TrainingArguments (integrations/deepspeed.py).
@@ -513,7 +515,7 @@ def _estimate_params(config: RunConfig) -> int | None:
     encoder_decoder = _encoder_decoder_params(config, h, vocab)
     if encoder_decoder:
         return encoder_decoder
-    if not all(cf.is_number(v) and v > 0 for v in (h, layers, vocab)):
+    if not all(is_number(v) and v > 0 for v in (h, layers, vocab)):
         return None
     inter = config.get("model.intermediate_size") or 4 * h
     heads = config.get("model.num_attention_heads") or 1
@@ -523,7 +525,7 @@ def _estimate_params(config: RunConfig) -> int | None:
     attn = 2 * h * h + 2 * h * (h * kv_heads / heads)
     mlp = 1.5 * h * inter if model_type == "qwen" else (2 if model_type in _UNGATED_MLP or glm_v1 else 3) * h * inter
     dense_layers = 0
-    experts = next((e for k in _EXPERT_KEYS if cf.is_number(e := config.get(f"model.{k}")) and e > 1), None)
+    experts = next((e for k in _EXPERT_KEYS if is_number(e := config.get(f"model.{k}")) and e > 1), None)
     if experts:  # a mixture of experts: every expert's gated MLP counts (all are trained), plus the router
         dense_mlp, mlp = mlp, _moe_mlp(config, h, inter, experts)
         # DeepSeek keeps its first k blocks dense (first_k_dense_replace)
@@ -553,7 +555,7 @@ def _encoder_decoder_params(config: RunConfig, d, vocab) -> int | None:
     any other config."""
     get = lambda key: config.get(f"model.{key}")  # noqa: E731
     enc, dec = get("encoder_layers"), get("decoder_layers")
-    if not all(cf.is_number(v) and v > 0 for v in (enc, dec, d, vocab)):
+    if not all(is_number(v) and v > 0 for v in (enc, dec, d, vocab)):
         return None
     enc_ffn, dec_ffn = get("encoder_ffn_dim") or 4 * d, get("decoder_ffn_dim") or 4 * d
     return int(enc * (4 * d * d + 2 * d * enc_ffn) + dec * (8 * d * d + 2 * d * dec_ffn) + vocab * d)
@@ -567,14 +569,14 @@ def _exact_params(config: RunConfig) -> int | None:
     model_type = str(get("model_type") or "").lower()
     if model_type == "gpt2":
         h, layers, vocab, positions = get("n_embd"), get("n_layer"), get("vocab_size"), get("n_positions")
-        if not all(cf.is_number(v) and v > 0 for v in (h, layers, vocab, positions)):
+        if not all(is_number(v) and v > 0 for v in (h, layers, vocab, positions)):
             return None
         inner = get("n_inner") or 4 * h
         block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * inner + inner) + (inner * h + h)
         return int(vocab * h + positions * h + layers * block + 2 * h)
     if model_type == "gpt_neox":  # Pythia, GPT-NeoX: biased fused qkv and dense layers, two biased norms a block
         h, layers, vocab, inter = get("hidden_size"), get("num_hidden_layers"), get("vocab_size"), get("intermediate_size")
-        if not all(cf.is_number(v) and v > 0 for v in (h, layers, vocab, inter)):
+        if not all(is_number(v) and v > 0 for v in (h, layers, vocab, inter)):
             return None
         bias = 4 * h if get("attention_bias") is not False else 0  # the qkv and dense biases
         block = 4 * h + 4 * h * h + bias + (h * inter + inter) + (inter * h + h)
@@ -583,7 +585,7 @@ def _exact_params(config: RunConfig) -> int | None:
     if model_type in ("t5", "mt5"):
         d, d_ff, d_kv, heads = get("d_model"), get("d_ff"), get("d_kv"), get("num_heads")
         enc, vocab, buckets = get("num_layers"), get("vocab_size"), get("relative_attention_num_buckets") or 32
-        if not all(cf.is_number(v) and v > 0 for v in (d, d_ff, d_kv, heads, enc, vocab)):
+        if not all(is_number(v) and v > 0 for v in (d, d_ff, d_kv, heads, enc, vocab)):
             return None
         dec = get("num_decoder_layers") or enc
         attn, inner = 4 * d * heads * d_kv, (3 if "gated" in str(get("feed_forward_proj") or "") else 2) * d * d_ff
@@ -602,7 +604,7 @@ def _moe_mlp(config: RunConfig, h: float, inter: float, experts: float) -> float
     shared = config.get("model.n_shared_experts") or 0
     mlp = (experts + shared) * 3 * h * expert_inter + h * experts
     shared_inter = config.get("model.shared_expert_intermediate_size")
-    if cf.is_number(shared_inter) and shared_inter > 0:
+    if is_number(shared_inter) and shared_inter > 0:
         mlp += 3 * h * shared_inter + h
     return mlp
 

@@ -25,7 +25,7 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._jsonfile import read_json_object
 from ._jsonlines import as_number
-from .config_files import is_number
+from ._config_keys import is_number
 from ..decoding import decode_text
 
 FORMAT = "trainer_state"

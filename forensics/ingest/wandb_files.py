@@ -28,7 +28,7 @@ from ..errors import UnreadableFile
 from ..timeline import LogRecords, TrackerRun, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ._jsonfile import read_json_object
-from .config_files import yaml_scalar
+from .flat_yaml import yaml_scalar
 from .wandb import CONFIG_TEXT, OWN_COUNTER_KEYS, STEP_KEYS
 
 FORMAT = "wandb_summary"
