@@ -33,12 +33,21 @@ def detect_crash(timeline: Timeline) -> list[Finding]:
         memory = "out of memory" in crash.lower() or "OutOfMemory" in crash
         advice = (" Lower the batch or sequence length per device, turn on gradient checkpointing, or offload the "
                   "optimizer; then resume from the last checkpoint." if memory else
+                  _KILLED_ADVICE if crash.startswith(_KILLED_BY_SHELL) and "Killed" in crash else
                   " Resume from the last checkpoint once the cause is fixed.")
         message = (f"the run stopped after step {last}: {crash}. It did not finish; a checkpoint saved before the "
                    f"crash is unaffected by it.{advice}")
         findings.append(Finding("run_crashed", "warning", last, message,
                                 evidence={"source": source, "exception": crash, "out_of_memory": memory}))
     return findings
+
+
+# A job the shell reports `Killed` got SIGKILL, which a Python process cannot catch or print: most often the kernel's
+# out-of-memory killer (host RAM, not the GPU's), or a scheduler enforcing its time or memory limit.
+_KILLED_BY_SHELL = "the shell: "
+_KILLED_ADVICE = (" A job the shell reports killed got a signal it could not catch, most often the kernel's "
+                  "out-of-memory killer (host RAM: data loader workers, a dataset held in memory) or the scheduler's "
+                  "time or memory limit: check `dmesg` or the job's accounting, then resume from the last checkpoint.")
 
 
 def _stopped_before_a_metric(source: str, meta: dict) -> list[Finding]:

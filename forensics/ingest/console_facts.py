@@ -300,7 +300,7 @@ def _errors_and_warnings(text: str) -> dict:
     """The crash that ended the run, transformers' Seq2SeqTrainer or TRL's trainer by a warning about its building,
     and how often tensorboardX warned of a NaN or Inf value after the first loss."""
     out: dict = {}
-    crash = _final_crash(text) if "rror" in text else None
+    crash = _final_crash(text) if "rror" in text or "Killed" in text else None
     if crash:
         out["console_crash"] = crash
     m = _SEQ2SEQ_TRAINER.search(text) if "Seq2SeqTrainer" in text else None
@@ -339,18 +339,43 @@ _CRASH = re.compile(r"^(?:(?:torch\.(?:cuda\.)?)?OutOfMemoryError: .*|RuntimeErr
                     r"|torch\.distributed\.DistBackendError: .*)$", re.MULTILINE)
 
 
+# The shell's word on a job a signal ended (bash's job status, `./train.sh: line 33: 136834 Killed   python3 main.py
+# ...`, or a bare `Killed` where the job ran in the foreground): SIGKILL, most often the kernel's out-of-memory killer
+# (host RAM), or a scheduler's limit. Written by the shell after the script's last output, often on the same line as
+# the progress bar it cut (tqdm leaves no newline), so not anchored at a line's start.
+_SHELL_KILLED = re.compile(r"(?:: (line \d+: +\d+ (?:Killed|Segmentation fault|Aborted|Bus error)\b)[ \t]*([^\n]*)"
+                           r"|^(Killed)[ \t]*$)", re.MULTILINE)
+
+
 _LOSS_WORD = re.compile(r"(?i)loss")
 
 
 def _final_crash(text: str) -> str | None:
-    """The exception line of a crash (`_CRASH`) after the log's last loss: the run stopped there; None elsewhere
-    (an out-of-memory error of an earlier attempt, or one an evaluation caught, comes before a later loss)."""
+    """The exception line of a crash (`_CRASH`), or the shell's report of a job it saw killed (`_SHELL_KILLED`), after
+    the log's last loss: the run stopped there; None elsewhere (an out-of-memory error of an earlier attempt, or one
+    an evaluation caught, comes before a later loss)."""
     last = None
     for last in _CRASH.finditer(text):
         pass
+    killed = None
+    for killed in _SHELL_KILLED.finditer(text):
+        pass
+    if killed is not None and (last is None or killed.start() > last.start()):
+        if _LOSS_WORD.search(text, killed.end()):
+            return None
+        said, command = killed.group(1) or killed.group(3), " ".join(killed.group(2).split()) if killed.group(2) else ""
+        return f"the shell: {' '.join(said.split())}" + (f" ({_words_up_to(command, 60)})" if command else "")
     if last is None or _LOSS_WORD.search(text, last.end()):  # (a results table's header says `Training Loss`)
         return None
     return last.group(0).strip()[:200]
+
+
+def _words_up_to(text: str, size: int) -> str:
+    """`text` whole where it is short, else its words up to `size` characters, marked as cut ("...")."""
+    if len(text) <= size:
+        return text
+    cut = text[:size]
+    return (cut[:cut.rfind(" ")] if " " in cut else cut) + " ..."
 
 
 # Megatron prints each model-parallel rank's share (`> number of parameters on (tensor, pipeline) model parallel rank

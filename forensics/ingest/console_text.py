@@ -14,11 +14,17 @@ from .results_table import html_tables_as_text
 
 def as_printed(text: str) -> str:
     """The console's text with what wrapped its lines taken off (module docstring)."""
-    text = ANSI.sub("", text) if "\x1b" in text else text
+    text = ANSI.sub("", _CURSOR_UP.sub("\n", text)) if "\x1b" in text else text
     text = text.replace("\x00", "") if "\x00" in text else text  # a file overwritten while its writer appended
     text = _LAUNCHER_PREFIX.sub("", text) if "]:" in text else text
     text = _without_line_stamps(text.replace("\r\n", "\n") if "\r\n" in text else text)
     return html_tables_as_text(text)
+
+
+# tqdm's nested bars (an `Iteration` bar under an `Epoch` bar) end each redraw with cursor-up (ESC [ A), and what the
+# script prints next starts on a line of its own on the screen; in the captured file it follows on the bar's line,
+# where the bar's numbers (`19%|...| 283/1529`) would read as the step of the script's `Step: 280 | Loss: ...`
+_CURSOR_UP = re.compile(r"\x1b\[\d*A")
 
 
 # What torchrun (`[rank0]: `, `[default0]: `) and srun before it (`0: [default0]: `) put before each line of a process:
