@@ -61,7 +61,7 @@ def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]
     peak = float(np.max(smooth[floor_pos:]))
     if peak > floor and (peak - end_level) / (peak - floor) >= thresholds.divergence_max_recovery:
         return _never_back_to_start(metrics, loss, thresholds) or _unrecovered_blow_up(metrics, loss, thresholds)
-    onset = _onset(values, smooth, floor_pos)
+    onset = _onset(values, smooth, floor_pos, end_level, thresholds.divergence_factor)
     if _restart_near(metrics, loss, onset):
         return []
     rise_step = int(loss.index[onset])
@@ -97,8 +97,8 @@ def _pairwise_blow_up(metrics: Metrics, thresholds: Thresholds) -> list[Finding]
     if not _PAIRWISE_START[0] <= start <= _PAIRWISE_START[1] or floor >= _PAIRWISE_APART \
             or not np.all(smooth[-tail:] > bar) or _pairs_still_ranked_right(metrics):
         return []
-    onset = _onset(values, smooth, floor_pos)
     end_level = float(np.median(values[-tail:]))
+    onset = _onset(values, smooth, floor_pos, end_level, thresholds.divergence_factor)
     message = (f"the preference loss diverges from step {int(loss.index[onset])}: it came down to about "
                f"{format_number(floor)} (under ln 2 = 0.6931: the chosen answers preferred) and rose to stay above "
                f"{format_number(bar)} to the end (about {format_number(end_level)}): the policy now ranks the rejected "
@@ -185,13 +185,40 @@ def _tail_points(n: int, thresholds: Thresholds) -> int:
     return int(min(thresholds.divergence_points, max(2, n // 5)))
 
 
-def _onset(values: np.ndarray, smooth: np.ndarray, floor_pos: int) -> int:
-    """The first point after the low that rises above it by more than the log's own noise."""
+def _onset(values: np.ndarray, smooth: np.ndarray, floor_pos: int, end_level: float, factor: float) -> int:
+    """Where the loss leaves its low level: the first point after the low that rises above it by more than the log's
+    own noise; or, where the smoothed loss held its level a while and then climbed (`_held_then_climbed`), the point
+    after the last one still near the low: within `_DRIFT` of the rise over it, and not yet halfway to the divergence
+    bar (`factor` x the low). A loss that creeps up by a tenth of its rise before it climbs has not yet left its level
+    (a ChatGLM3 LoRA logged every 50 steps: medians 1.84 creeping to 2.07 over 12000 steps, then 2.3, 3.1, 6.8 and
+    6.2-6.6 to the end); one that doubled before it blew up had (0.66, 1.3, 1.5, then 31)."""
     lo, hi = max(0, floor_pos - 50), floor_pos + 51
     noise = float(np.median(np.abs(values[lo:hi] - smooth[lo:hi]))) * 1.4826  # scatter around the trend at the low
     margin = max(3 * noise, 0.02 * abs(smooth[floor_pos]))
     above = np.flatnonzero(smooth[floor_pos + 1:] > smooth[floor_pos] + margin)
-    return floor_pos + 1 + int(above[0]) if len(above) else floor_pos + 1
+    first = floor_pos + 1 + int(above[0]) if len(above) else floor_pos + 1
+    if not _held_then_climbed(smooth, floor_pos, end_level, margin):
+        return first
+    low = float(smooth[floor_pos])
+    near = np.flatnonzero(smooth[floor_pos + 1:] <= low + min(_DRIFT * (end_level - low), (factor - 1) / 2 * low))
+    left = floor_pos + 1 + (int(near[-1]) + 1 if len(near) else 0)
+    return min(max(first, left), len(values) - 1)
+
+
+_DRIFT = 0.1  # a smoothed loss within this share of the whole rise (low to end) of its low still holds the low level
+_KNEE_DEPTH = 0.25  # a knee this share of the climb under the straight climb: the loss held its level, then climbed
+
+
+def _held_then_climbed(smooth: np.ndarray, floor_pos: int, end_level: float, margin: float) -> bool:
+    """Whether the smoothed loss, on its way up from its low to halfway to its end level, bends: some point of it
+    lies under the straight line between the two by `margin` and by `_KNEE_DEPTH` of that climb. A loss that climbs
+    steadily from its low, slowing or not, lies near that line: it left its level at once."""
+    halfway = np.flatnonzero(smooth[floor_pos + 1:] >= (smooth[floor_pos] + end_level) / 2)
+    if not len(halfway):
+        return False
+    way = smooth[floor_pos:floor_pos + 2 + int(halfway[0])]
+    under = float(np.max(np.linspace(way[0], way[-1], len(way)) - way))
+    return under > max(margin, _KNEE_DEPTH * (way[-1] - way[0]))
 
 
 def _restart_near(metrics: Metrics, loss: pd.Series, onset: int) -> bool:

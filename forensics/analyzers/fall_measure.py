@@ -91,19 +91,36 @@ def _down_at_every_point(values: np.ndarray, steps) -> bool:
 
 
 def _down_first_then_held(values: np.ndarray) -> bool:
-    """A log whose first `_STEADY_POINTS` points are each lower than the one before (the order noise gives once in
-    24), by more than `_HELD_NOISE_UNITS` times the point-to-point noise of the points after them and by
+    """A log whose first `_STEADY_POINTS` points or more are each lower than the one before (the order noise gives once
+    in 24 for four), by more than `_HELD_NOISE_UNITS` times the noise of the points after them (`_held_noise`) and by
     `_TREND_ENDS_LOWER` of the start at least, and whose later points hold the level that descent reached: their
     median at or under its third point. The descent came first and the points after it, noisy as they are, do not
-    come back; measured against that later noise spread over the whole log, a fall made in the first four points
-    reads as chance (a Llama LoRA logged every 50 steps: 2.053, 1.983, 1.901, 1.849, then 1.85-1.95 to the end). Not
-    for a log that starts mid-run (`fell_clearly` checks): its first point is a resume's first batch, no start."""
-    head, rest = values[:_STEADY_POINTS], values[_STEADY_POINTS:]
-    if len(rest) < _STEADY_POINTS or not bool(np.all(np.diff(head) < 0)) or not head[0] > 0:
+    come back; measured against that later noise spread over the whole log, a fall made in the first points reads as
+    chance (a Llama LoRA logged every 50 steps: 2.053, 1.983, 1.901, 1.849, then 1.85-1.95 to the end). Not for a log
+    that starts mid-run (`fell_clearly` checks): its first point is a resume's first batch, no start."""
+    if not values[0] > 0:
         return False
-    fall = float(head[0] - head[-1])
-    return fall > _HELD_NOISE_UNITS * point_noise(rest) and fall >= _TREND_ENDS_LOWER * float(head[0]) \
-        and float(np.median(rest)) <= float(head[2])
+    for length in range(_STEADY_POINTS, _descent_length(values) + 1):
+        head, rest = values[:length], values[length:]
+        fall = float(head[0] - head[-1])
+        if len(rest) >= _STEADY_POINTS and fall > _HELD_NOISE_UNITS * _held_noise(rest) \
+                and fall >= _TREND_ENDS_LOWER * float(head[0]) and float(np.median(rest)) <= float(head[2]):
+            return True
+    return False
+
+
+def _descent_length(values: np.ndarray) -> int:
+    """How many points the log starts with that are each lower than the one before (the first counted)."""
+    rises = np.flatnonzero(np.diff(values) >= 0)
+    return int(rises[0]) + 1 if len(rises) else len(values)
+
+
+def _held_noise(rest: np.ndarray) -> float:
+    """The noise of the points that hold a level: their scatter about its median, or their point-to-point noise where
+    that is smaller (points still drifting). Batch-to-batch losses that swing up and down by turns differ from one
+    point to the next by more than they scatter about their level (a batch-1 LoRA's steps after a five-point
+    descent: 4.30, 3.95, 4.19, 3.80, 4.20, a point-to-point noise of 0.33 about a level they hold within 0.17)."""
+    return min(point_noise(rest), float(1.4826 * np.median(np.abs(rest - np.median(rest)))))
 
 
 _HELD_NOISE_UNITS = 3.0
