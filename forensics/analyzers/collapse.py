@@ -44,7 +44,7 @@ from .memorization import (dated_from_settling, held_out_loss_names, memorizatio
                            memorized_without_eval, phase_ends, phases, told_by_train_loss, with_eval_like_training)
 from .metrics import (GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, lr_restart_steps, real_loss,
                       true_runs)
-from .overfitting import EVAL_LOSS
+from .overfitting import EVAL_LOSS, eval_loss_names
 from .pairwise_loss import pairs_memorized, saturated_pairs
 from .zero_in_first_epoch import (collapsed_in_first_pass, near_zero_from_the_start, targets_given_away,
                                   unless_first_epoch)
@@ -146,7 +146,8 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
         level, why = memorization_level(metrics, thresholds)
         epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
         findings += next(([phase_ends(f, loss) for f in found] for phase in phases(loss, lr_restart_steps(metrics))
-                          if (found := memorized_without_eval(phase, level, thresholds, epochs, why))), [])
+                          if (found := memorized_without_eval(phase, level, thresholds, epochs, why,
+                                                              to_the_end=not eval_loss_names(metrics)))), [])
         if not findings and epochs is not None and len(epochs):
             findings += memorized_in_a_staircase(loss, epochs) or memorized_over_late_passes(loss, epochs, thresholds)
         findings = [with_eval_like_training(f, metrics) for f in findings]

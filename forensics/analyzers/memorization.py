@@ -126,8 +126,8 @@ def _settled_from(loss: pd.Series, level: float) -> int | None:
     return first_settled(low, 0.9) if len(low) and low[-1] else None
 
 
-def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds,
-                            epochs: pd.Series | None, why_level: str = "", log_scale: bool = False) -> list[Finding]:
+def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds, epochs: pd.Series | None,
+                            why_level: str = "", log_scale: bool = False, to_the_end: bool = False) -> list[Finding]:
     """A loss that fell gradually to a small fraction of where it started and settled under the memorization
     `level` to the end of the log, with no eval loss to say the model generalises: memorization, dated from
     where the descent settled (`_settling_position`).
@@ -137,14 +137,18 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
     had been seen twice, the data is simply that easy (templated answers). One whose descent levelled off in the
     first epoch but that still fell several-fold over the passes after it is, dated on those passes
     (`_onset_over_later_epochs`). (With an eval loss, `overfitting` judges: a low eval loss means the task itself
-    is that easy.)"""
+    is that easy.) `to_the_end`: the tenfold descent may reach the loss's last level, not the level where it first
+    settled (0.71 -> 0.076 at the crossing, 0.01 at the end, over five epochs); for a log with no eval loss at all,
+    where nothing else could show the same."""
     smooth = _running_median(loss)
     start = _settled_from(smooth, level)
     if start is None or len(loss) - start < max(thresholds.collapse_points, 0.1 * len(loss)):
         return []  # never settled, or only over the last few points: not yet the run's final state
     k = max(1, len(loss) // 10)
     head = max(float(loss.iloc[:k].median()), float(loss.iloc[0]))
-    no_tenfold_descent = start == 0 or head < 10 * float(smooth.iloc[start])
+    floor = float(smooth.iloc[-k:].median())
+    reached = min(float(smooth.iloc[start]), floor) if to_the_end else float(smooth.iloc[start])
+    no_tenfold_descent = start == 0 or head < 10 * reached
     settled = loss.iloc[start:]
     if no_tenfold_descent and (late := epoch_at(epochs, int(loss.index[0]))) is not None \
             and late >= thresholds.memorization_epochs and float(settled.median()) <= thresholds.memorization_level:
@@ -153,7 +157,6 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
         return [_memorized_before_the_log(settled, thresholds.memorization_level, late, "", loss.iloc[:start])]
     if no_tenfold_descent:
         return []  # no tenfold descent: a loss that is simply small from the start
-    floor = float(smooth.iloc[-k:].median())
     onset = _settling_position(smooth, head, floor, log_scale, LOG_SETTLED_SHARE if log_scale else SETTLED_SHARE)
     epoch, levels_off = epoch_at(epochs, int(loss.index[onset])), "where its descent levels off"
     if epoch is not None and epoch < 1.0:
