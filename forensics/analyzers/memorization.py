@@ -147,15 +147,14 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
     k = max(1, len(loss) // 10)
     head = max(float(loss.iloc[:k].median()), float(loss.iloc[0]))
     floor = float(smooth.iloc[-k:].median())
-    reached = min(float(smooth.iloc[start]), floor) if to_the_end else float(smooth.iloc[start])
-    no_tenfold_descent = start == 0 or head < 10 * reached
+    no_tenfold_descent = start == 0 or head < 10 * float(smooth.iloc[start])
     settled = loss.iloc[start:]
     if no_tenfold_descent and (late := epoch_at(epochs, int(loss.index[0]))) is not None \
             and late >= thresholds.memorization_epochs and float(settled.median()) <= thresholds.memorization_level:
         # (the strict level: without the descent, a loss of a few hundredths may be a regression's or a forecast's;
         # a log kept from a late epoch may show the descent's last point or two, short of tenfold: still before it)
         return [_memorized_before_the_log(settled, thresholds.memorization_level, late, "", loss.iloc[:start])]
-    if no_tenfold_descent:
+    if no_tenfold_descent and not (to_the_end and start > 0 and head >= 10 * floor):
         return []  # no tenfold descent: a loss that is simply small from the start
     onset = _settling_position(smooth, head, floor, log_scale, LOG_SETTLED_SHARE if log_scale else SETTLED_SHARE)
     epoch, levels_off = epoch_at(epochs, int(loss.index[onset])), "where its descent levels off"
