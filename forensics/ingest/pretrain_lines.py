@@ -58,7 +58,7 @@ KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "
                    "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed",
                    "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune",
-                   "joeynmt_valid": "joeynmt"}
+                   "joeynmt_valid": "joeynmt", "keras": "keras"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 

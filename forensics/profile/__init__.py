@@ -52,9 +52,9 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
     evidence: dict[str, str] = {}
     model_params = _model_params(config, timeline, names, evidence)
     method = _method(config, timeline, names, evidence, model_params)
-    if method == "qlora" and str(evidence.get("model_params", "")).startswith("unsloth banner"):
-        # Unsloth's early-2025 `X/Y` count of a 4-bit base is its packed weights (or the size its name gives), no
-        # model size: the name, the config or nothing says it
+    if method == "qlora":
+        # Unsloth's early-2025 `X/Y` count of a 4-bit base is its packed weights, and so is a printed count that falls
+        # well short of the size the names give: no model size, the name, the config or nothing says it
         model_params = _model_params(config, timeline, names, evidence, packed_4bit=True)
     if method == "full":
         # every weight trained: the count the Trainer (or Unsloth) prints of the trainable weights is the model's size

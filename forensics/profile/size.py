@@ -33,7 +33,8 @@ _UNSLOTH_SLASH = re.compile(r"Trainable parameters\s*=\s*[\d,]+\s*/\s*[\d,]+")
 def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict,
                   packed_4bit: bool = False, trained_whole: bool = False) -> int | None:
     """The model's size, from the files, a banner's count, the config's estimate, the log's own line or the name.
-    packed_4bit: the base is loaded in 4 bits, so Unsloth's early-2025 `X/Y` total counts packed weights.
+    packed_4bit: the base is loaded in 4 bits (its method is qlora), so Unsloth's early-2025 `X/Y` total counts packed
+    weights, and so may any printed count (`_packed_count`); a quantization config's load_in_4bit says the same.
     trained_whole: the run trains every weight (its method is full), so a banner's trainable count is its size."""
     evidence.pop("model_params", None)
     n = config.get("n_params")
@@ -41,9 +42,10 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict,
     if isinstance(n, (int, float)) and n > 0 and not estimated:  # a count the files hold
         evidence["model_params"] = str(config.source_of("n_params"))
         return int(n)
+    four_bit = packed_4bit or config.get("quant.load_in_4bit") is True
     for banner in timeline.banners:  # a count the run printed beats an estimate from the config
         packed = packed_4bit and banner.kind == "unsloth" and _UNSLOTH_SLASH.search(banner.text)
-        if banner.all_params and not packed:
+        if banner.all_params and not packed and not _packed_count(banner.all_params, four_bit, names):
             evidence["model_params"] = f"{banner.kind} banner in {banner.source}"
             return int(banner.all_params)
     if isinstance(n, (int, float)) and n > 0:
@@ -62,7 +64,7 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict,
         return int(counted.trainable_params)
     for source, meta in timeline.meta.items():  # a script's own `N params` line: under a banner's or config's count
         said = meta.get("console_params_said")
-        if isinstance(said, int) and said > 0:
+        if isinstance(said, int) and said > 0 and not _packed_count(said, four_bit, names):
             evidence["model_params"] = f"{source}: {meta.get('console_params_said_line', '')}"
             return said
     named = _size_in_names(names)
@@ -70,6 +72,18 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict,
         evidence["model_params"] = named[1]
         return named[0]
     return None
+
+
+def _packed_count(count: int, four_bit: bool, names) -> bool:
+    """A count printed of a 4-bit base that is about half the size the run's names give: bitsandbytes stores two
+    4-bit weights a byte (a Params4bit's numel is half its weight's), so the `param.numel()` sum of a
+    print_trainable_parameters copied into a notebook, or of PEFT before it doubled Params4bit, is about half the
+    model (Falcon-7B as 3.6B; the embeddings count whole). PEFT's corrected count is the size: kept; so is a count
+    far under half the name's size (the name is of something else, or misread)."""
+    if not four_bit:
+        return False
+    named = _size_in_names(names)
+    return named is not None and _PACKED_SHARE[0] * named[0] <= count < _PACKED_SHARE[1] * named[0]
 
 
 def _size_in_names(names) -> tuple[int, str] | None:
@@ -109,3 +123,6 @@ def _counted_whole(config: RunConfig, timeline: Timeline, n: float):
 _ESTIMATE_SHARE = 0.05  # a size estimated from the config is within a few percent (norms and biases left out)
 _LEAST_MODEL = 100_000  # parameters: the smallest language model a trainable count is taken as the size of
 _NAMED_SHARE = 0.3  # a name's size is rounded (`7B` for 6.74B, `1.5B` for 1.54B), never off by a third
+# a packed count's share of the name's size: half the weights and the whole embeddings of a model the name rounds
+# (Llama-2-7B's 6.74B packs to 3.5B of `7b`; Llama-3-8B to 4.5B of `8b`; a small model, more of it embeddings, to 0.65)
+_PACKED_SHARE = (0.45, 1 - _NAMED_SHARE)

@@ -187,8 +187,9 @@ class NemoRLBlock:
 # `100/100 ━━━━ 5s 50ms/step - loss: X - val_loss: Y` (verbose=1, updated in place) or `100/100 - 5s - loss: X`
 # (verbose=2); each metric is the epoch's running mean, final at the bar's last batch.
 _KERAS_EPOCH = re.compile(r"^Epoch (\d{1,9})/(\d{1,9})\s*$")
-# Keras's own bar after `n/N`: `━━━━` (Keras 3), `[=====>....]` (tf.keras) or ` - 5s` (verbose=2); not a tqdm bar
-_KERAS_BAR = re.compile(r"^\s*(\d{1,12})/(\d{1,12}) (?:[\u2501\s]*\u2501|\[[=>.]+\]|- \d+m?s\b).*? - loss: ")
+# Keras's own bar after `n/N`: `━━━━` (Keras 3), `[=====>....]` (tf.keras) or ` - 5s` (verbose=2); not a tqdm bar.
+# Keras 2.2's verbose=2 prints the epoch's end alone, with no count: ` - 131s - loss: 2.3976 - acc: 0.51`.
+_KERAS_BAR = re.compile(r"^\s*(?:(\d{1,12})/(\d{1,12}) (?:[\u2501\s]*\u2501|\[[=>.]+\]|- \d+m?s\b)|- \d+m?s\b).*? - loss: ")
 _KERAS_PAIR = re.compile(r" - ([A-Za-z][\w/]*): (" + _FLOAT + r")", re.IGNORECASE)
 
 
@@ -215,7 +216,7 @@ class KerasEpochs:
             return None
         bar = _KERAS_BAR.match(line)
         if bar is None or bar.group(1) != bar.group(2):
-            return None  # an update within the epoch: its mean so far
+            return None  # an update within the epoch: its mean so far (a line with no count is the epoch's end)
         metrics = tuple((keras_metric_name(name), float(raw)) for name, raw in _KERAS_PAIR.findall(line))
         return StepLine("keras", self.before + self.epoch, None, metrics) if metrics else None
 
