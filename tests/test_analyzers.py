@@ -1256,8 +1256,9 @@ def test_a_blow_up_the_loss_came_part_way_back_from_but_grad_norm_never_did_is_d
     (f,) = detect_divergence(metrics(st, loss=loss, grad_norm=grad), TH)
     assert (f.severity, f.step) == ("error", st[100]) and f.evidence["grad_norm_end"] > 10 * f.evidence["grad_norm_early"]
     settled = grad.copy()
-    settled[200:] = 2.0  # grad_norm back to its level: not this rule
-    assert detect_divergence(metrics(st, loss=loss, grad_norm=settled), TH) == []
+    settled[200:] = 2.0  # grad_norm back to its level: not this rule (no error; the loss held 1.33x its level
+    # before the jump to the end, which the sustained step-up rule names as a warning)
+    assert [f.severity for f in detect_divergence(metrics(st, loss=loss, grad_norm=settled), TH)] in ([], ["warning"])
 
 
 def test_a_short_log_whose_grad_norm_blew_up_for_good_while_its_loss_left_its_low_diverged():

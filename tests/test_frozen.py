@@ -41,12 +41,18 @@ def test_an_sft_run_whose_loss_never_moves_with_no_gradient_never_learned():
 
 @pytest.mark.parametrize("metrics", [
     _metrics(grad_norm={s: 0.0 for s in range(1, 21)}, loss={s: 2.5 - s / 10 for s in range(1, 21)}),  # it learned
-    _metrics(grad_norm={s: 0.0 for s in range(1, 4)}, loss={s: 2.3 for s in range(1, 4)}),  # three points
     _metrics(grad_norm={s: 0.0 if s % 3 else 0.4 for s in range(1, 21)}, loss={s: 2.3 for s in range(1, 21)}),
     _metrics(grad_norm={s: 0.0 for s in range(1, 21)}, loss={s: 0.0 for s in range(1, 21)}),  # masked labels
 ])
-def test_learning_runs_short_logs_and_other_detectors_cases_are_left_alone(metrics):
+def test_learning_runs_and_other_detectors_cases_are_left_alone(metrics):
     assert detect_no_gradient(metrics, Thresholds()) == []
+
+
+def test_a_short_log_with_no_gradient_is_a_warning_not_a_frozen_model():
+    # three points are too few to call the model frozen (an error), but they are every step the log shows
+    found = detect_no_gradient(_metrics(grad_norm={s: 0.0 for s in range(1, 4)}, loss={s: 2.3 for s in range(1, 4)}),
+                               Thresholds())
+    assert [(f.kind, f.severity, f.step, f.end_step) for f in found] == [("no_learning_signal", "warning", 1, 3)]
 
 
 def test_the_frozen_run_is_broken_by_one_finding():

@@ -35,14 +35,21 @@ from ..config import Thresholds
 from ..findings import Finding
 from .metrics import (EXPLODED_LOSS, GRAD_NORM, LN2, LOSS, TRAIN_LOSS, Metrics, finite, format_number,
                       is_preference_log, lr_restart_steps, point_noise, position_of, real_loss)
+from .sustained_rise import detect_sustained_step_up
 
 _MIN_POINTS = 5
 
 
 def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """One `divergence` finding (error) from the step the loss left its trend, or []."""
+    """One `divergence` finding from the step the loss left its trend: an error where it rose many-fold, a warning
+    where it stepped up by less and stayed up (`detect_sustained_step_up`); or []."""
     if is_preference_log(metrics):
         return _pairwise_blow_up(metrics, thresholds)
+    return _many_fold_rise(metrics, thresholds) or detect_sustained_step_up(metrics)
+
+
+def _many_fold_rise(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """The `divergence` error of a loss that rose many-fold and stayed up (the module's rules), or []."""
     loss = real_loss(metrics) if LOSS in metrics else pd.Series(dtype="float64")
     if loss.empty:
         return _exploded_run_mean(metrics)

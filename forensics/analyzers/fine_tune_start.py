@@ -36,17 +36,21 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
                                      task_type: str | None = None, from_scratch: bool = False,
                                      pretrained_base: str | None = None, fine_tune: bool = False) -> list[Finding]:
     """One `start_above_uniform_guess` warning at the first training loss of an adapter fine-tune of a language
-    model (PEFT task_type CAUSAL_LM or not said), or of a run of another method above its known guess (well above,
+    model (PEFT task_type CAUSAL_LM, SEQ_2_SEQ_LM or not said: a loss over tokens, whose uniform guess is ln V; a
+    classifier's is over its labels), or of a run of another method above its known guess (well above,
     unless `pretrained_base` names the trained model it was loaded from), or []. Its vocabulary not known, a run of
     another method is held to the guess of the largest vocabulary where it fine-tunes a trained model (`fine_tune`:
     an SFT stage or a named trained base, its loss a per-token mean), to three times it otherwise, and any run so
     where the eval loss of the same weights at its first step lies under that guess (`_above_any_guess_beside_its_eval`). A
     training loss that is not the eval loss's quantity at every evaluation (a train_eval_mismatch: summed over
-    micro-batches, say) says nothing about the model's start."""
+    micro-batches, say) says nothing about the model's start. A fine-tune of a trained model that logged no training
+    loss is read from its first eval loss (`_first_eval_above_its_guess`)."""
     loss = real_loss(metrics)
-    if len(loss) < 2 or is_preference_log(metrics):
+    if is_preference_log(metrics) or task_type not in _TOKEN_TASKS:
         return []
-    if task_type not in (None, "CAUSAL_LM") or detect_train_eval_mismatch(metrics, thresholds):
+    if loss.empty and not from_scratch and (method in ADAPTER_METHODS or fine_tune):
+        return _first_eval_above_its_guess(metrics, vocab_size)
+    if len(loss) < 2 or detect_train_eval_mismatch(metrics, thresholds):
         return []
     known = isinstance(vocab_size, int) and vocab_size > 1
     level = math.log(vocab_size) if known else FRESH_HEAD_RANGE[1]
@@ -74,6 +78,31 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
                     evidence={"first_loss": first, "uniform_guess_loss": level,
                               "vocab_size": vocab_size if known else None, "method": method, "last_tenth_loss": tail})]
+
+
+def _first_eval_above_its_guess(metrics: Metrics, vocab_size: int | None) -> list[Finding]:
+    """A fine-tune of a trained model that logged no training loss (a logging interval longer than the run): its
+    first eval loss is the model as it then stands scoring held-out targets of the same kind, so one above ln V of
+    its known vocabulary says what a first training loss there would (t5-small's first eval 10.9 after an epoch,
+    ln 32128 = 10.38), where the eval loss later comes down under that guess (a per-token mean); else []."""
+    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
+    if evals is None or len(evals) < 2 or not (isinstance(vocab_size, int) and vocab_size >= _TOKEN_VOCABULARY):
+        return []
+    level, first, step = math.log(vocab_size), float(evals.iloc[0]), int(evals.index[0])
+    if first <= level or not _per_token_later(evals, level):
+        return []
+    tail = _last_tenth(evals)
+    message = (f"no training loss was logged, and the first eval loss {format_number(first)} (step {step}) of this "
+               f"fine-tune of a trained model is above a uniform guess over its {vocab_size} tokens (ln {vocab_size} = "
+               f"{format_number(level)}); the eval loss then came down to about {format_number(tail)}. A trained model "
+               "scores its own kind of text far under that guess, so after these updates it still predicted the "
+               "targets worse than chance: the labels or inputs are not what it expects (labels padded and not masked "
+               "to -100, another model's tokenizer or template), and the fall that follows may be it learning that "
+               "rather than the task. Check a decoded batch, and log the training loss (logging_steps under the run's "
+               "length).")
+    return [Finding("start_above_uniform_guess", "warning", step, message, metric=EVAL_LOSS,
+                    evidence={"first_eval_loss": first, "uniform_guess_loss": level, "vocab_size": vocab_size,
+                              "last_tenth_eval_loss": tail})]
 
 
 def detect_start_near_the_guess(metrics: Metrics, method: str, vocab_size: int | None, task_type: str | None = None,

@@ -25,14 +25,16 @@ from .metrics import (GRAD_NORM, LOSS, Metrics, finite, first_settled, format_nu
 from .never_learned import detect_never_learned
 from .preference_pairs import is_pairwise_log
 from .reward_decline import reward_metric
+from .skipped_steps import scaler_shown
 
 _MIN_POINTS = 5
 
 
 def detect_no_gradient(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """One `no_learning_signal` error over the whole log, or []."""
+    """One `no_learning_signal` error over the whole log (a warning where it has too few points to call the model
+    frozen: `_zero_at_its_few_points`), or []."""
     grad = finite(metrics[GRAD_NORM]) if GRAD_NORM in metrics else None
-    if grad is None or len(grad) < max(_MIN_POINTS, thresholds.learning_min_points) or np.any(grad.to_numpy() != 0):
+    if grad is None or grad.empty or np.any(grad.to_numpy() != 0):
         return []
     loss = real_loss(metrics)
     if len(loss) and np.all(loss.to_numpy() == 0.0):
@@ -43,6 +45,8 @@ def detect_no_gradient(metrics: Metrics, thresholds: Thresholds) -> list[Finding
         return []
     if detect_never_learned(metrics, thresholds) or detect_dead_reward_signal(metrics, thresholds):
         return []
+    if len(grad) < max(_MIN_POINTS, thresholds.learning_min_points):
+        return _zero_at_its_few_points(metrics, thresholds, grad)
     first, last = int(grad.index[0]), int(grad.index[-1])
     message = (f"grad_norm is exactly 0 at every one of the {len(grad)} logged steps ({first} to {last}) and the log "
                "shows nothing learned: no gradient reached the trainable weights, so they never changed. Check that "
@@ -52,6 +56,28 @@ def detect_no_gradient(metrics: Metrics, thresholds: Thresholds) -> list[Finding
                "which this one does not.")
     return [Finding("no_learning_signal", "error", first, message, end_step=last, metric=GRAD_NORM,
                     evidence={"points": int(len(grad)), "grad_norm_zero": True, "frozen": True})]
+
+
+def _zero_at_its_few_points(metrics: Metrics, thresholds: Thresholds, grad) -> list[Finding]:
+    """A `no_learning_signal` warning for a log of fewer than `_MIN_POINTS` grad_norms, every one exactly 0, beside a
+    finite non-zero loss at each: at every step the log shows, no gradient reached the trainable weights (a PEFT model
+    with gradient checkpointing and no input gradients gives exactly 0 from its first update). Too few points to say
+    the weights never changed (a DeepSpeed release may log the norm as 0), so a warning. Not an RL log (a zero
+    gradient there is groups that scored alike), nor one whose loss scaler may have skipped those steps."""
+    loss = real_loss(metrics)
+    steps = [int(s) for s in grad.index]
+    if reward_metric(metrics) is not None or scaler_shown(metrics, thresholds) or \
+            not all(s in loss.index and float(loss[s]) != 0.0 for s in steps):
+        return []
+    shown = ", ".join(str(s) for s in steps)
+    message = (f"grad_norm is exactly 0 at every logged step ({shown}) while the loss there is finite and non-zero "
+               f"(about {format_number(float(loss[steps].median()))}): no gradient reached the trainable weights at "
+               "any step the log shows, so they are not moving. Check that the adapter or parameters require "
+               "gradients (gradient checkpointing on a PEFT model needs the inputs to require grads: "
+               "enable_input_require_grads, or use_reentrant False) and that the loss is not detached from the model; "
+               "with this few points the log cannot rule out a release that reports the norm as 0.")
+    return [Finding("no_learning_signal", "warning", steps[0], message, end_step=steps[-1] if len(steps) > 1 else None,
+                    metric=GRAD_NORM, evidence={"points": len(steps), "grad_norm_zero": True, "frozen": False})]
 
 
 _MOSTLY_ZERO = 0.8  # an RL log's grad_norm exactly 0 at this share of its points from some step to the end ...

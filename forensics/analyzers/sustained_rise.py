@@ -1,0 +1,106 @@
+"""A sustained step up: the training loss steps up clearly, short of many-fold, and stays up to the end of the log.
+
+`detect_divergence` calls a loss that rises many-fold (1.5x) over its low and stays there an error. A smaller rise
+can say the same of the run as it ended, when it is a step and not noise: the loss held a level, then moved to one
+`_STEP_UP` higher or more within a window, far out of its own noise (`_STEP_Z` standard errors of a window's mean),
+and every window after is still up (none back under half the rise) to the end of the log, while the part before it
+did not climb like this (a loss drifting up all along is not a step). On fresh batches of one distribution (a
+first pass over a large data set) such a step means the updates made the model fit its own data worse: a
+`divergence` warning (not broken: the end is not many-fold worse), dated where the step begins. A loss that steps up
+at a new epoch or a new data mixture and comes back is not held to the end; one that steps up at a restart of the
+learning-rate schedule is a new phase, left alone.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..findings import Finding
+from .metrics import LOSS, Metrics, format_number, lr_restart_steps, point_noise, real_loss, restart_near
+
+_MIN_POINTS = 60  # points a log needs for window means either side of a step (at least 2 windows each side)
+_WINDOWS = 12  # a window is this share of the log (at least `_MIN_WINDOW` points) ...
+_MIN_WINDOW = 5
+_STEP_UP = 0.15  # the level after the step is at least this much (relative) above the level held before it ...
+_STEP_Z = 6.0  # ... and this many standard errors of a window's mean above it
+_HELD = 0.5  # every window after the step stays above the level before + this share of the rise
+_EARLIER_CLIMB = 0.5  # the windows before the step climbed less than this share of the rise over their own lowest
+
+
+def detect_sustained_step_up(metrics: Metrics) -> list[Finding]:
+    """One `divergence` warning from the step where the loss stepped up and stayed up (see the module), or []."""
+    loss = real_loss(metrics) if LOSS in metrics else pd.Series(dtype="float64")
+    if len(loss) < _MIN_POINTS:
+        return []
+    values = loss.to_numpy(dtype="float64")
+    width = max(_MIN_WINDOW, len(values) // _WINDOWS)
+    split = _best_split(values, width)
+    if split is None:
+        return []
+    before, after = _level_before(values, split, width), float(np.mean(values[split:]))
+    rise = after - before
+    noise = point_noise(values[:split]) / np.sqrt(width)  # the standard error of a window's mean
+    if before <= 0 or rise < _STEP_UP * before or rise < _STEP_Z * noise:
+        return []
+    if not _held_to_the_end(values[split:], width, before + _HELD * rise) \
+            or _climbed_before(values[:split], width, _EARLIER_CLIMB * rise) or _at_a_restart(metrics, loss, split):
+        return []
+    step = int(loss.index[split])
+    end = float(np.mean(values[-width:]))
+    message = (f"the loss steps up from step {step} and stays up: about {format_number(before)} before, "
+               f"{format_number(after)} on average after ({format_number(after / before)}x, "
+               f"{format_number(rise / noise if noise > 0 else float('inf'))} standard errors of a {width}-point "
+               f"mean), every {width}-point window since above {format_number(before + _HELD * rise)}, "
+               f"{format_number(end)} over the last. Not many-fold, but the model fits its training data worse at the "
+               "end than before the step; on fresh batches of one data set that is the updates doing harm (a "
+               "learning rate too high for the adapter or model, an optimizer state gone bad). Look at what changed "
+               "at that step (data order, sequence lengths, the schedule) and compare a checkpoint from before it.")
+    return [Finding("divergence", "warning", step, message, end_step=int(loss.index[-1]), metric=LOSS,
+                    evidence={"floor": before, "floor_step": int(loss.index[max(0, split - 1)]), "end_level": end,
+                              "mean_after": after, "factor": after / before, "n_points": len(values) - split,
+                              "step_up": True})]
+
+
+def _best_split(values: np.ndarray, width: int) -> int | None:
+    """The position where the log splits into two parts whose means differ most upward, in standard errors (a
+    two-sample t over every split with two windows each side); None where no split has the later part higher."""
+    n = len(values)
+    positions = np.arange(2 * width, n - 2 * width + 1)
+    if not len(positions):
+        return None
+    cumulative = np.concatenate([[0.0], np.cumsum(values)])
+    mean_before = cumulative[positions] / positions
+    mean_after = (cumulative[n] - cumulative[positions]) / (n - positions)
+    score = (mean_after - mean_before) * np.sqrt(positions * (n - positions) / n)
+    best = int(np.argmax(score))
+    return int(positions[best]) if score[best] > 0 else None
+
+
+def _level_before(values: np.ndarray, split: int, width: int) -> float:
+    """The level the loss held just before the step: the median of the last two windows before it."""
+    return float(np.median(values[max(0, split - 2 * width):split]))
+
+
+def _window_means(values: np.ndarray, width: int) -> np.ndarray:
+    """Means of consecutive `width`-point windows (the last one takes the remainder, if any is left)."""
+    return np.array([float(np.mean(values[i:i + width])) for i in range(0, len(values), width)
+                     if len(values[i:i + width]) >= max(2, width // 2)])
+
+
+def _held_to_the_end(after: np.ndarray, width: int, bar: float) -> bool:
+    """Every window from the step to the end of the log is above `bar`: the loss did not come back."""
+    means = _window_means(after, width)
+    return bool(len(means) >= 2 and np.all(means > bar))
+
+
+def _climbed_before(before: np.ndarray, width: int, climb: float) -> bool:
+    """The windows before the step climbed by `climb` or more over the lowest of them: a loss drifting up all along,
+    not one that held a level and stepped off it."""
+    means = _window_means(before, width)
+    return bool(len(means) and means[-1] - float(np.min(means)) >= climb)
+
+
+def _at_a_restart(metrics: Metrics, loss: pd.Series, split: int) -> bool:
+    """The learning-rate schedule restarted within a few logged points before the step's first point after it: a new
+    phase."""
+    return restart_near(loss, int(loss.index[min(split + 1, len(loss) - 1)]), lr_restart_steps(metrics), 3) is not None
