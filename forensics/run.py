@@ -423,6 +423,7 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   rb"""|\] collection=train """
                                   rb"""|\{ Epoch:\[\s*\d+/\s*\d+\], step:\[\s*\d+/\s*\d+\], loss:"""  # MindFormers
                                   rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # OpenNMT-py
+                                  rb"""|\bEpoch\s*\d+,\s*\d+/\s*\d+; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # its 2018 line
                                   rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)""")  # a PPO loop's prints
 _FRAMEWORK_LINES = 2
 # A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose

@@ -110,3 +110,43 @@ def test_newer_fairseq_train_inner_and_word_language_model_lines_are_not_the_leg
     assert inner.kind != "fairseq_legacy" and dict(inner.metrics)["loss"] == 2.5
     assert wlm.kind != "fairseq_legacy" and dict(wlm.metrics)["loss"] == 7.63
     assert end.kind != "fairseq_epoch" and dict(end.metrics)["eval_loss"] == 5.8
+
+
+# --- OpenNMT-py's 2018 report line ---------------------------------------------------------------------------------
+
+
+def _onmt_2018_log(batches=400, every=50, epochs=2, nan_from=None):
+    """onmt/Trainer.py:66 `("Epoch %2d, %5d/%5d; acc: %6.2f; ppl: %6.2f; xent: %6.2f; %3.0f src tok/s; %3.0f tgt
+    tok/s; %6.0f s elapsed")`: xent the loss (nats), ppl = exp(xent), acc in percent; the batch counter starts over
+    each epoch."""
+    out, i = [], 0
+    for e in range(1, epochs + 1):
+        for n in range(every, batches + 1, every):
+            i += 1
+            xent = float("nan") if nan_from is not None and i >= nan_from else 6.0 - 0.25 * i
+            ppl = math.exp(xent) if xent == xent else xent
+            out.append("Epoch %2d, %5d/%5d; acc: %6.2f; ppl: %6.2f; xent: %6.2f; %3.0f src tok/s; %3.0f tgt tok/s; "
+                       "%6.0f s elapsed" % (e, n, batches, 10 + 2 * i, ppl, xent, 3438, 3517, 40 * i))
+    return "\n".join(out) + "\n"
+
+
+def test_opennmt_2018_epoch_lines_are_read_and_numbered_on_across_epochs(tmp_path):
+    """Batch n of M in epoch E at (E - 1) x M + n; xent the loss, acc accuracy_pct; framework opennmt; healthy."""
+    a = analyze_logs(write_file(tmp_path, "train.log", _onmt_2018_log()))
+    loss = a.timeline.series("loss")
+    assert list(loss.index) == list(range(50, 801, 50)), list(loss.index)
+    assert float(loss.iloc[0]) == 5.75 and float(a.timeline.series("accuracy_pct").iloc[-1]) == 42.0
+    assert a.run_profile.framework == "opennmt"
+    assert a.status == "healthy", [(f.kind, f.message) for f in a.findings]
+
+
+def test_opennmt_2018_nan_xent_is_broken_at_its_step(tmp_path):
+    """`xent:    nan` from the 11th line on (epoch 2, batch 150: step 550)."""
+    a = analyze_logs(write_file(tmp_path, "train.log", _onmt_2018_log(nan_from=11)))
+    assert a.status == "broken" and a.first_incident.step == 550, a.first_incident
+
+
+def test_a_hand_written_epoch_line_with_acc_is_not_opennmts():
+    """A loop's own `Epoch 1, 50/100; loss: 2.3; acc: 41.0` (no ppl, no xent) is not OpenNMT-py's line."""
+    record = parse_line("Epoch 1, 50/100; loss: 2.3; acc: 41.0")
+    assert record is None or record.kind != "opennmt_epoch"

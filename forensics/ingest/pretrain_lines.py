@@ -28,10 +28,10 @@ from .console_lines.frameworks import (_MEGATRON_ITERATION, _MEGATRON_VALIDATION
                                        _titan, _titan_key_values, _verl)
 from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_LEGACY, _FAIRSEQ_LEGACY_EPOCH,
                                      _FAIRSEQ_VALID, _FLAX_STEP, _GPT2_SIMPLE, _INTERNEVO_STEP, _JOEYNMT_VALID,
-                                     _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_STEP, _OPENNMT_VALID,
+                                     _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_EPOCH, _OPENNMT_STEP, _OPENNMT_VALID,
                                      _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _fairseq_epoch_summary,
                                      _fairseq_legacy, _fairseq_valid, _flax_step, _internevo, _joeynmt_valid,
-                                     _maxtext_eval, _metric_logger, _opennmt, _opennmt_valid)
+                                     _maxtext_eval, _metric_logger, _opennmt, _opennmt_epoch, _opennmt_valid)
 from .console_lines.nanogpt import (_COLON_STEP, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP, _STEP_NAME_VALUE, _colon_pairs,
                                     _nanochat_step, _nanogpt, _pipe_step, _step_name_value)
 from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY,
@@ -60,7 +60,7 @@ KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "
                    "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed",
                    "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune",
-                   "joeynmt_valid": "joeynmt", "fairseq_legacy": "fairseq",
+                   "joeynmt_valid": "joeynmt", "opennmt_epoch": "opennmt", "fairseq_legacy": "fairseq",
                    "fairseq_epoch": "fairseq"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -101,6 +101,9 @@ def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | obj
         m = _OPENNMT_STEP.search(line)
         if m:
             return _opennmt(m)
+        m = _OPENNMT_EPOCH.search(line)
+        if m:  # OpenNMT-py's 2018 `Epoch  1, 50/37527; acc: ...`
+            return _opennmt_epoch(m)
     if "] Validation " in line:
         m = _OPENNMT_VALID.search(line)
         if m:  # no step: `step_numbering.uncounted_lines_numbered` puts it at the step line before it

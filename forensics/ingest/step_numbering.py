@@ -3,9 +3,9 @@
 `numbered_on(events)` takes the stdout reader's events in file order (`("line", StepLine)` among others) and gives
 them back with the steps of these kinds made to run on:
 
-* MiniMind / baby-llama2-chinese `Epoch:[E/N](n/M)` lines (kind "epoch_bracket") and fairseq-py's legacy `| epoch E
-  n / M loss=...` lines ("fairseq_legacy"): (E - the first epoch) x M + n; fairseq's legacy epoch summaries
-  ("fairseq_epoch") at the step line before them.
+* MiniMind / baby-llama2-chinese `Epoch:[E/N](n/M)` lines (kind "epoch_bracket"), fairseq-py's legacy `| epoch E  n /
+  M loss=...` lines ("fairseq_legacy") and OpenNMT-py's 2018 `Epoch E, n/M; acc: ...` ("opennmt_epoch"): (E - the
+  first epoch) x M + n; fairseq's legacy epoch summaries ("fairseq_epoch") at the step line before them.
 * A hand-written loop's lines (kind "generic") that print their epoch: numbered on by the epoch's own total or the
   counter's stride; their epoch becomes the epochs done, as the HF Trainer logs it.
 * Such lines that print no epoch: a counter back at its first value is a new epoch where the loss goes on, a new
@@ -323,7 +323,7 @@ def _counter_goes_on(events: list[tuple], epoch_of: dict) -> bool:
 
 
 # Kinds of line that print batch n of an epoch's M beside their epoch E
-_BATCH_OF_EPOCH = ("epoch_bracket", "fairseq_legacy")
+_BATCH_OF_EPOCH = ("epoch_bracket", "fairseq_legacy", "opennmt_epoch")
 
 
 def _epoch_brackets_numbered_on(events: list[tuple]) -> list[tuple]:

@@ -18,7 +18,8 @@
   eval_).
 * OpenNMT-py (onmt/utils/statistics.py:125, Statistics.output): `Step 10/  300; acc: 41.0; ppl:  11.8; xent: 2.5;
   lr: 0.00100; sents: ...; bsz: ...; 12345/13456 tok/s;      6 sec;` (kind "opennmt"): xent is the loss (ppl =
-  exp(xent)), acc -> accuracy_pct. Its validation's `[... INFO] Validation perplexity: P` / `Validation accuracy: A`
+  exp(xent)), acc -> accuracy_pct. Its 2018 line `Epoch  1, 12850/37527; acc:   3.99; ppl: 12792.57; xent:   9.46;
+  3438 src tok/s; ...` (kind "opennmt_epoch"): batch N of M in epoch E, numbered on by `step_numbering`. Its validation's `[... INFO] Validation perplexity: P` / `Validation accuracy: A`
   lines (report_manager.py:154) give eval_ppl and eval_loss = ln P, eval_accuracy_pct (kind "opennmt_valid", placed
   at the step line before them by `step_numbering`).
 * Joey NMT 1.x's validation line (joeynmt/training.py): `Validation result (greedy) at epoch  13, step     2000:
@@ -278,6 +279,19 @@ def _joeynmt_valid(m: re.Match) -> StepLine:
         return StepLine("joeynmt_valid", int(m.group(2)), None, (("eval_loss", ppl), ("eval_ppl", ppl))) \
             if math.isnan(ppl) else StepLine("joeynmt_valid", int(m.group(2)), None, ())
     return StepLine("joeynmt_valid", int(m.group(2)), None, (("eval_loss", math.log(ppl)), ("eval_ppl", ppl)))
+
+
+# OpenNMT-py's 2018 Statistics.output (onmt/Trainer.py:66, OpenNMT/OpenNMT-py 9d51f2c7 2018-04-29): `Epoch %2d,
+# %5d/%5d; acc: %6.2f; ppl: %6.2f; xent: %6.2f; %3.0f src tok/s; %3.0f tgt tok/s; %6.0f s elapsed`: batch N of M
+_OPENNMT_EPOCH = re.compile(r"\bEpoch\s*(\d{1,9}),\s*(\d{1,18})/\s*(\d{1,18}); acc:\s*(" + _FLOAT + r"); ppl:\s*("
+                            + _FLOAT + r"); xent:\s*(" + _FLOAT + r");")
+
+
+def _opennmt_epoch(m: re.Match) -> StepLine:
+    """Batch N of M in epoch E (kept as a metric: `step_numbering` numbers the batches on across epochs)."""
+    metrics = (("loss", float(m.group(6))), ("ppl", float(m.group(5))), ("accuracy_pct", float(m.group(4))),
+               ("epoch", float(m.group(1))))
+    return StepLine("opennmt_epoch", int(m.group(2)), int(m.group(3)), metrics)
 
 
 def _opennmt(m: re.Match) -> StepLine:
