@@ -150,3 +150,65 @@ def test_a_hand_written_epoch_line_with_acc_is_not_opennmts():
     """A loop's own `Epoch 1, 50/100; loss: 2.3; acc: 41.0` (no ppl, no xent) is not OpenNMT-py's line."""
     record = parse_line("Epoch 1, 50/100; loss: 2.3; acc: 41.0")
     assert record is None or record.kind != "opennmt_epoch"
+
+
+# --- llm.c's train_gpt2 console ------------------------------------------------------------------------------------
+
+
+def _llmc_log(steps=30, val_every=10, nan_from=None, total=74, start=10.9):
+    """train_gpt2.cu: `val loss %f` at every val_every-th step (before the step's update: the model after the step line
+    before it, and before any step, the weights as loaded) and `step %4d/%d | loss %7.6f (%+.2fz)| norm %6.4f
+    (%+.2fz)| lr %.2e | %.2f ms | %.1f%% bf16 MFU | %.0f tok/s` after each update; NaN prints `nan (+nanz)`."""
+    out = []
+    for s in range(0, steps + 1):
+        if s % val_every == 0:
+            late = nan_from is not None and s >= nan_from
+            out.append(f"val loss {float('nan') if late else start - 0.2 * s if s else start + 0.05:f}")
+        if s == steps:
+            break
+        bad = nan_from is not None and s + 1 >= nan_from
+        loss, norm = (float("nan"),) * 2 if bad else (start - start / 50 * s, 2.0 - 0.03 * s)
+        z = "+nanz" if bad else "+0.10z"
+        out.append(f"step {s + 1:4d}/{total} | loss {loss:7.6f} ({z})| norm {norm:6.4f} ({z})| lr {3e-4:.2e} | "
+                   f"36.58 ms | 9.2% bf16 MFU | 112241 tok/s")
+    out += ["generating:", "---"]
+    return "\n".join(out) + "\n"
+
+
+def test_llmc_norm_column_is_the_grad_norm_and_val_loss_the_eval_loss(tmp_path):
+    """`| norm 1.7000 (+0.10z)|` -> grad_norm; `val loss X` -> eval_loss at the step line before it (the one before
+    any step line, the weights as loaded, is no step's)."""
+    a = analyze_logs(write_file(tmp_path, "train.log", _llmc_log()))
+    norm = a.timeline.series("grad_norm")
+    assert len(norm) == 30 and math.isclose(float(norm.iloc[0]), 2.0)
+    assert list(a.timeline.series("eval_loss").index) == [10, 20, 30]
+
+
+def test_llmc_console_is_pre_training(tmp_path):
+    """llm.c's train_gpt2 step line is a pre-training loop's own (token streams, no fine-tuning mode): objective
+    pretrain, here for a run continued from a checkpoint (a first loss of 3.3, far under the random guess, which
+    alone would not say so); a healthy falling run."""
+    a = analyze_logs(write_file(tmp_path, "train.log", _llmc_log(start=3.3)))
+    assert a.run_profile.objective == "pretrain", a.run_profile
+    assert a.status == "healthy", [(f.kind, f.message) for f in a.findings]
+
+
+def test_llmc_nan_norm_and_val_loss_are_non_finite(tmp_path):
+    """From step 12 on loss and norm print `nan (+nanz)`, and the val loss after step 20 is nan: broken at 12, the
+    grad norm and the eval loss read non-finite too."""
+    a = analyze_logs(write_file(tmp_path, "train.log", _llmc_log(nan_from=12)))
+    assert a.status == "broken" and a.first_incident.step == 12
+    kinds = {(f.metric, f.kind) for f in a.findings}
+    assert ("grad_norm", "nonfinite_metric") in kinds and ("eval_loss", "nonfinite_metric") in kinds, kinds
+
+
+def test_a_hand_written_step_norm_line_and_a_lone_val_loss_are_not_llmcs(tmp_path):
+    """A loop's `step 10/100 | loss 2.3 | norm 1.2 | lr 1e-4` (no ms, MFU, tok/s) is not llm.c's line, and `val loss X`
+    lines in a file with no llm.c step line are nobody's evaluation: no eval_loss, objective not pretrain."""
+    record = parse_line("step   10/100 | loss 2.300000 | norm 1.2000 | lr 1.00e-04")
+    assert record is not None and record.kind != "llmc_console"
+    lines = [f"step {s:4d}/100 | loss {3.0 - 0.05 * s:.6f} | lr 1.00e-04" for s in range(1, 31)]
+    lines += [f"val loss {2.5:f}"] * 3
+    a = analyze_logs(write_file(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert "eval_loss" not in a.timeline.metrics
+    assert a.run_profile.objective != "pretrain"

@@ -15,7 +15,8 @@ them back with the steps of these kinds made to run on:
 * `uncounted_lines_numbered(events)`: lines that print no counter at all (kind "uncounted") are numbered 1, 2, ...
   in file order, where a file holds `_FEWEST_UNCOUNTED` or more of them (fewer are not a loop's log); lucidrains'
   `training loss: X` prints (kind "loss_print") likewise, their `validation loss: X` at the batch it followed;
-  OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") at the step line before them; a MetricLogger
+  OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") and llm.c's `val loss X` ("llmc_val") at the
+  step line before them; a MetricLogger
   evaluation (`Test:  [N/M]` lines, kind "metric_logger_eval") by its last line, at the training line before it.
 """
 from __future__ import annotations
@@ -52,7 +53,8 @@ def uncounted_lines_numbered(events: list[tuple]) -> list[tuple]:
             events = [e for e in events if not (e[0] == "line" and e[1].kind == kind)]
     for kind, fewest in _FEWEST_UNCOUNTED.items():
         events = _numbered_in_order(events, kind, fewest)
-    return _metric_logger_evaluations_placed(_opennmt_validations_placed(_loss_prints_numbered(events)))
+    events = _validations_placed(_loss_prints_numbered(events), "opennmt", "opennmt_valid")
+    return _metric_logger_evaluations_placed(_validations_placed(events, "llmc_console", "llmc_val"))
 
 
 def _metric_logger_evaluations_placed(events: list[tuple]) -> list[tuple]:
@@ -89,16 +91,17 @@ _LOOSE_PRINTS = ("printed_tensor", "loss_print")
 _FEWEST_LOSS_PRINTS = 10
 
 
-def _opennmt_validations_placed(events: list[tuple]) -> list[tuple]:
-    """OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") at the step of the `Step N/M; ...` line
-    before them (the validation ran after that step); none before any step line (another program's words)."""
-    if not any(e[0] == "line" and e[1].kind == "opennmt_valid" for e in events):
+def _validations_placed(events: list[tuple], step_kind: str, valid_kind: str) -> list[tuple]:
+    """A program's validation lines that print no step (OpenNMT-py's `Validation perplexity: P`, kind "opennmt_valid";
+    llm.c's `val loss X`, "llmc_val") at the step of its step line before them (the validation ran after that step);
+    none before any step line (another program's words, or an evaluation of the weights before any step)."""
+    if not any(e[0] == "line" and e[1].kind == valid_kind for e in events):
         return events
     out, last = [], None
     for event in events:
-        if event[0] == "line" and event[1].kind == "opennmt":
+        if event[0] == "line" and event[1].kind == step_kind:
             last = event[1].step
-        elif event[0] == "line" and event[1].kind == "opennmt_valid":
+        elif event[0] == "line" and event[1].kind == valid_kind:
             if last is None:
                 continue
             event = ("line", replace(event[1], step=last))
