@@ -3,8 +3,9 @@ within its first window.
 
 Where the loss's own fall over the log (`fall_measure.fell_clearly`) does not show learning, these may: a held-out
 accuracy risen by `ACCURACY_RISE` (`accuracy_rose`), a training token accuracy risen by the same measure a loss
-falls by (`token_accuracy_rose`), the run's closing mean loss above the logged tail's (`fell_before_the_log`), or a
-first window's mean standing well above every later one (`fell_in_the_first_window`).
+falls by (`token_accuracy_rose`), the run's closing mean loss above the logged tail's (`fell_before_the_log`), a
+first window's mean standing well above every later one (`fell_in_the_first_window`), or the running mean a console
+prints beside each batch's loss fallen clearly (`running_mean_fell`).
 """
 from __future__ import annotations
 
@@ -109,3 +110,19 @@ def token_accuracy_rose(metrics: Metrics, thresholds: Thresholds) -> LearningEvi
         return None
     rose, head, tail = fell_clearly(-accuracy, thresholds)
     return evidence_from(name, accuracy, -head, -tail) if rose else None
+
+
+# The running mean of the loss a console prints beside each batch's own (fairseq-py's legacy `loss=1.27 (1.50)`,
+# gpt-2-simple's `avg=`, DLLogger's `average_loss`): the readers' name for it
+RUNNING_MEAN = "loss_avg"
+
+
+def running_mean_fell(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence | None:
+    """The printed running mean of the loss fallen clearly (`fell_clearly`), or None: a mean over the epoch's batches
+    so far has the batches' noise averaged out, so a fall the batch losses' noise hides shows in it (a few points a
+    thousand batches apart, each batch loss anywhere within +-30% of the mean)."""
+    mean = finite(metrics[RUNNING_MEAN]) if RUNNING_MEAN in metrics else _EMPTY
+    if len(mean) < thresholds.learning_min_points:
+        return None
+    fell, head, tail = fell_clearly(mean, thresholds)
+    return evidence_from(RUNNING_MEAN, mean, head, tail) if fell else None

@@ -26,13 +26,15 @@ from .console_lines.fields import StepLine
 from .console_lines.frameworks import (_MEGATRON_ITERATION, _MEGATRON_VALIDATION, _MINDFORMERS, _NEMO2_PROGRESS, _TITAN,
                                        _TITAN_KEY_VALUE, _VERL_STEP, _megatron, _mindformers, _nemo2_progress, _nemo_bar,
                                        _titan, _titan_key_values, _verl)
-from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_VALID, _FLAX_STEP, _GPT2_SIMPLE,
-                                     _INTERNEVO_STEP, _JOEYNMT_VALID, _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_STEP,
-                                     _OPENNMT_VALID, _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _fairseq_valid,
-                                     _flax_step, _internevo, _joeynmt_valid, _maxtext_eval, _metric_logger, _opennmt,
-                                     _opennmt_valid)
-from .console_lines.nanogpt import (_COLON_STEP, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP, _STEP_NAME_VALUE, _colon_pairs,
-                                    _nanochat_step, _nanogpt, _pipe_step, _step_name_value)
+from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_LEGACY, _FAIRSEQ_LEGACY_EPOCH,
+                                     _FAIRSEQ_VALID, _FLAX_STEP, _GPT2_SIMPLE, _INTERNEVO_STEP, _JOEYNMT_VALID,
+                                     _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_EPOCH, _OPENNMT_STEP, _OPENNMT_VALID,
+                                     _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _fairseq_epoch_summary,
+                                     _fairseq_legacy, _fairseq_valid, _flax_step, _internevo, _joeynmt_valid,
+                                     _maxtext_eval, _metric_logger, _opennmt, _opennmt_epoch, _opennmt_valid)
+from .console_lines.nanogpt import (_COLON_STEP, _LLMC_STEP, _LLMC_VAL, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP,
+                                    _STEP_NAME_VALUE, _colon_pairs, _llmc_console, _llmc_val, _nanochat_step, _nanogpt,
+                                    _pipe_step, _step_name_value)
 from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY,
                                          _EPOCH_SPLIT_LOSSES, _KEY_VALUE_START, _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR,
                                          _bare_pipe_step, _epoch_bracket, _epoch_split_losses, _hand_written,
@@ -46,19 +48,22 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "Metrics (step ", "Completed eval after", "] collection=", "] loss=", "tgs (tokens/gpu/second)=",
                      "step:", "reduced_train_loss=", "loss:", "step=",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
-                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=")
+                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=",
+                     "| epoch ")
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
 # lines, nanoGPT's train.py and plain key: value lines also come from fine-tuning runs).
-PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "autoresearch", "nanotron")
+PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "autoresearch", "nanotron",
+                     "llmc_console")
 # The framework a kind of line names, where it names one.
 KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "composer", "nemo_rl": "nemo_rl", "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
                    "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed",
                    "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune",
-                   "joeynmt_valid": "joeynmt", "keras": "keras"}
+                   "joeynmt_valid": "joeynmt", "opennmt_epoch": "opennmt", "fairseq_legacy": "fairseq",
+                   "fairseq_epoch": "fairseq", "keras": "keras"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -98,6 +103,9 @@ def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | obj
         m = _OPENNMT_STEP.search(line)
         if m:
             return _opennmt(m)
+        m = _OPENNMT_EPOCH.search(line)
+        if m:  # OpenNMT-py's 2018 `Epoch  1, 50/37527; acc: ...`
+            return _opennmt_epoch(m)
     if "] Validation " in line:
         m = _OPENNMT_VALID.search(line)
         if m:  # no step: `step_numbering.uncounted_lines_numbered` puts it at the step line before it
@@ -126,10 +134,16 @@ def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | o
     tensor or loss, the MetricLogger: the record (None where the shape matched but held none), or _TRY_ON."""
     if "reduced_train_loss=" in line:
         return _nemo_bar(line)
+    if line.startswith("| epoch "):  # fairseq-py's legacy console
+        m = _FAIRSEQ_LEGACY.match(line)
+        if m:  # (a validation's progress line: None, no record, and no other shape's)
+            return _fairseq_legacy(m)
+        if _FAIRSEQ_LEGACY_EPOCH.match(line) and "valid on '" not in line:
+            return _fairseq_epoch_summary(line)
     if "valid on '" in line:
         m = _FAIRSEQ_VALID.search(line)
         if m:
-            return _fairseq_valid(m.group(1))
+            return _fairseq_valid(m.group(1), line)
     if "Metrics (step " in line:
         m = _FAIRSEQ2.search(line)
         if m:
@@ -195,7 +209,8 @@ def _small_console(line: str, last_line: bool) -> StepLine | None:
 
 # (substring, start of the shape, reader) in the order they are tried.
 _BARE_PIPE = re.compile(r"^\s*(\d{1,18})\s+\|\s+(?=loss[ :]\s*[-+.\dnNiI])")
-_SMALL_SHAPES = (("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step), ("| loss", _BARE_PIPE, _bare_pipe_step),
+_SMALL_SHAPES = (("| norm ", _LLMC_STEP, _llmc_console), ("val loss ", _LLMC_VAL, _llmc_val),
+                 ("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step), ("| loss", _BARE_PIPE, _bare_pipe_step),
                  (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("oss", _KEY_VALUE_START, _key_values),

@@ -3,7 +3,9 @@
 `numbered_on(events)` takes the stdout reader's events in file order (`("line", StepLine)` among others) and gives
 them back with the steps of these kinds made to run on:
 
-* MiniMind / baby-llama2-chinese `Epoch:[E/N](n/M)` lines (kind "epoch_bracket"): (E - the first epoch) x M + n.
+* MiniMind / baby-llama2-chinese `Epoch:[E/N](n/M)` lines (kind "epoch_bracket"), fairseq-py's legacy `| epoch E  n /
+  M loss=...` lines ("fairseq_legacy") and OpenNMT-py's 2018 `Epoch E, n/M; acc: ...` ("opennmt_epoch"): (E - the
+  first epoch) x M + n; fairseq's legacy epoch summaries ("fairseq_epoch") at the step line before them.
 * A hand-written loop's lines (kind "generic") that print their epoch: numbered on by the epoch's own total or the
   counter's stride; their epoch becomes the epochs done, as the HF Trainer logs it.
 * Such lines that print no epoch: a counter back at its first value is a new epoch where the loss goes on, a new
@@ -13,7 +15,8 @@ them back with the steps of these kinds made to run on:
 * `uncounted_lines_numbered(events)`: lines that print no counter at all (kind "uncounted") are numbered 1, 2, ...
   in file order, where a file holds `_FEWEST_UNCOUNTED` or more of them (fewer are not a loop's log); lucidrains'
   `training loss: X` prints (kind "loss_print") likewise, their `validation loss: X` at the batch it followed;
-  OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") at the step line before them; a MetricLogger
+  OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") and llm.c's `val loss X` ("llmc_val") at the
+  step line before them; a MetricLogger
   evaluation (`Test:  [N/M]` lines, kind "metric_logger_eval") by its last line, at the training line before it.
 """
 from __future__ import annotations
@@ -30,7 +33,8 @@ from .console_lines.fields import StepLine
 
 def numbered_on(events: list[tuple]) -> list[tuple]:
     """The events with the steps of the kinds above numbered on (module docstring)."""
-    events = _generic_epochs_numbered_on(_without_stray_generic_lines(_epoch_brackets_numbered_on(events)))
+    events = _fairseq_summaries_placed(_epoch_brackets_numbered_on(events))
+    events = _generic_epochs_numbered_on(_without_stray_generic_lines(events))
     return _epoch_lines_placed(_unprinted_epochs_numbered_on(events))
 
 
@@ -49,7 +53,8 @@ def uncounted_lines_numbered(events: list[tuple]) -> list[tuple]:
             events = [e for e in events if not (e[0] == "line" and e[1].kind == kind)]
     for kind, fewest in _FEWEST_UNCOUNTED.items():
         events = _numbered_in_order(events, kind, fewest)
-    return _metric_logger_evaluations_placed(_opennmt_validations_placed(_loss_prints_numbered(events)))
+    events = _validations_placed(_loss_prints_numbered(events), "opennmt", "opennmt_valid")
+    return _metric_logger_evaluations_placed(_validations_placed(events, "llmc_console", "llmc_val"))
 
 
 def _metric_logger_evaluations_placed(events: list[tuple]) -> list[tuple]:
@@ -86,16 +91,17 @@ _LOOSE_PRINTS = ("printed_tensor", "loss_print")
 _FEWEST_LOSS_PRINTS = 10
 
 
-def _opennmt_validations_placed(events: list[tuple]) -> list[tuple]:
-    """OpenNMT-py's `Validation perplexity: P` lines (kind "opennmt_valid") at the step of the `Step N/M; ...` line
-    before them (the validation ran after that step); none before any step line (another program's words)."""
-    if not any(e[0] == "line" and e[1].kind == "opennmt_valid" for e in events):
+def _validations_placed(events: list[tuple], step_kind: str, valid_kind: str) -> list[tuple]:
+    """A program's validation lines that print no step (OpenNMT-py's `Validation perplexity: P`, kind "opennmt_valid";
+    llm.c's `val loss X`, "llmc_val") at the step of its step line before them (the validation ran after that step);
+    none before any step line (another program's words, or an evaluation of the weights before any step)."""
+    if not any(e[0] == "line" and e[1].kind == valid_kind for e in events):
         return events
     out, last = [], None
     for event in events:
-        if event[0] == "line" and event[1].kind == "opennmt":
+        if event[0] == "line" and event[1].kind == step_kind:
             last = event[1].step
-        elif event[0] == "line" and event[1].kind == "opennmt_valid":
+        elif event[0] == "line" and event[1].kind == valid_kind:
             if last is None:
                 continue
             event = ("line", replace(event[1], step=last))
@@ -319,17 +325,22 @@ def _counter_goes_on(events: list[tuple], epoch_of: dict) -> bool:
     return bool(changes) and all(after > before for before, after in changes)
 
 
+# Kinds of line that print batch n of an epoch's M beside their epoch E
+_BATCH_OF_EPOCH = ("epoch_bracket", "fairseq_legacy", "opennmt_epoch")
+
+
 def _epoch_brackets_numbered_on(events: list[tuple]) -> list[tuple]:
-    """`Epoch:[E/N](n/M)` lines at step (E - the first epoch) x M + n, their epoch as the HF Trainer logs it
-    (epochs done, a fraction): some scripts print E counted from 0, most from 1; the log's first epoch is its 0."""
-    epochs = [dict(e[1].metrics)["epoch"] for e in events if e[0] == "line" and e[1].kind == "epoch_bracket"]
+    """`Epoch:[E/N](n/M)` lines (and the other `_BATCH_OF_EPOCH` kinds) at step (E - the first epoch) x M + n, their
+    epoch as the HF Trainer logs it (epochs done, a fraction): some scripts print E counted from 0, most from 1; the
+    log's first epoch is its 0."""
+    epochs = [dict(e[1].metrics)["epoch"] for e in events if e[0] == "line" and e[1].kind in _BATCH_OF_EPOCH]
     if not epochs:
         return events
     first = min(epochs)
     out = []
     for event in events:
         record = event[1] if event[0] == "line" else None
-        if record is not None and record.kind == "epoch_bracket" and record.total:
+        if record is not None and record.kind in _BATCH_OF_EPOCH and record.total:
             done = dict(record.metrics)["epoch"] - first
             metrics = tuple((k, done + record.step / record.total if k == "epoch" else v) for k, v in record.metrics)
             event = ("line", replace(record, step=int(done) * record.total + record.step, metrics=metrics))
@@ -340,3 +351,29 @@ def _epoch_brackets_numbered_on(events: list[tuple]) -> list[tuple]:
 def _stride(printed: list[int], unknown: int) -> int:
     """The typical gap between the steps a loop printed in the current epoch; `unknown` before it printed two."""
     return int(np.median(np.diff(printed))) if len(printed) > 1 else unknown
+
+
+def _fairseq_summaries_placed(events: list[tuple]) -> list[tuple]:
+    """fairseq's legacy epoch summaries (kind "fairseq_epoch", at their epoch E): where the log has its progress lines,
+    at the step of the last one before them with their held-out metrics only (the progress lines hold the training
+    loss and its running mean; the epoch's mean would be a second value there), none before any; in a log of
+    summaries alone (an epoch shorter than the progress bar's interval prints none), at step E - the first epoch + 1
+    with every metric, the epoch the epochs done."""
+    epochs = [dict(e[1].metrics)["epoch"] for e in events if e[0] == "line" and e[1].kind == "fairseq_epoch"]
+    if not epochs:
+        return events
+    stepped = any(e[0] == "line" and e[1].kind == "fairseq_legacy" for e in events)
+    out, last = [], None
+    for event in events:
+        record = event[1] if event[0] == "line" else None
+        if record is not None and record.kind == "fairseq_legacy":
+            last = record.step
+        elif record is not None and record.kind == "fairseq_epoch":
+            done = dict(record.metrics)["epoch"] - min(epochs) + 1
+            metrics = tuple((k, done if k == "epoch" else v) for k, v in record.metrics
+                            if not stepped or k.startswith("eval_"))
+            if not metrics or (stepped and last is None):
+                continue
+            event = ("line", replace(record, step=last if stepped else int(done), metrics=metrics))
+        out.append(event)
+    return out

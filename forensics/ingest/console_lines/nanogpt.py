@@ -24,6 +24,11 @@ llm.c, build-nanogpt):
   must be such a pair. train_loss / trl -> loss, val_loss / tel -> eval_loss, val_bpb -> eval_bpb (bits per byte),
   norm -> grad_norm, lr -> learning_rate, llm.c's eval (HellaSwag accuracy) -> eval_hellaswag; a unit becomes a
   suffix, and a timing not yet measured (`nanms`) is no value.
+* llm.c's console (karpathy/llm.c train_gpt2.cu): `step   10/74 | loss 3.284 (+0.01z)| norm 1.2345 (+0.20z)| lr
+  3.00e-04 | 36.58 ms | 9.2% bf16 MFU | 112241 tok/s` (earlier `| train loss X | norm G | ...`, `loss X (z +0.01)|`;
+  kind "llmc_console"): loss, norm -> grad_norm (the global gradient norm, before clipping), lr, time_ms, mfu_pct,
+  tokens_per_second; the z-scores against the recent steps are not read. Its `val loss X` line (kind "llmc_val",
+  eval_loss) is placed by `step_numbering` at the step line before it.
 * karpathy/build-nanogpt's log.txt: `N train X`, `N val X`, `N hella X`, one a line (kind "step_name_value"):
   train -> loss, val -> eval_loss, hella -> eval_hellaswag.
 """
@@ -33,7 +38,7 @@ import math
 import re
 
 from ...timeline import canonical_metric
-from .fields import StepLine, _NUMBER, _UNITS, _fields, _record, _snake, number
+from .fields import StepLine, _FLOAT, _NUMBER, _UNITS, _fields, _record, _snake, number
 
 # nanochat / autoresearch / pipe-separated training lines: `step N[/M] [(P%)] | loss: X | key: value | ...`,
 # adeelmahmood/nanogpt-to-chat's `step: N/M | loss: X | matrix lr Y | ...`; the first field must be a loss.
@@ -52,6 +57,15 @@ _COLON_MEASURES = ("loss", "eval_loss", "eval_bpb", "eval_hellaswag")  # a line 
 # build-nanogpt's `N train X` / `N val X` / `N hella X`
 _STEP_NAME_VALUE = re.compile(r"^(\d{1,18}) (train|val|hella) ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))\s*$")
 _STEP_NAMES = {"train": "loss", "val": "eval_loss", "hella": "eval_hellaswag"}
+# llm.c train_gpt2.cu:1872 (karpathy/llm.c f1e2ace): `printf0("step %4d/%d | loss %7.6f (%+.2fz)| norm %6.4f
+# (%+.2fz)| lr %.2e | %.2f ms | %.1f%% bf16 MFU | %.0f tok/s\n", ...)`; before 5983036 (2024-06) `loss %7.6f (z %+.2f)|
+# norm %6.4f |`, before that `train loss %7.6f | norm %6.4f |` (`A100 fp16 MFU` in its first form); and at each
+# evaluation `printf0("val loss %f\n", val_loss)` (train_gpt2.cu:1728)
+_LLMC_STEP = re.compile(r"^step\s+(\d{1,18})/(\d{1,18}) \| (?:train )?loss\s+(" + _FLOAT + r")\s*(?:\([^)|]*\))?\s*\| "
+                        r"norm\s+(" + _FLOAT + r")\s*(?:\([^)|]*\))?\s*\| lr\s+(" + _FLOAT + r") \| (" + _FLOAT
+                        + r") ms \| (" + _FLOAT + r")% [^|]{0,30}MFU \| (" + _FLOAT + r") tok/s\s*$", re.IGNORECASE)
+_LLMC_VAL = re.compile(r"^val loss (" + _FLOAT + r")\s*$", re.IGNORECASE)
+_LLMC_NAMES = ("loss", "grad_norm", "learning_rate", "time_ms", "mfu_pct", "tokens_per_second")
 # The first steps of nanoGPT print `mfu -100.00%`: its running MFU before it has five timings, no value.
 _PLACEHOLDER_MFU = -100.0
 
@@ -117,3 +131,15 @@ def _step_name_value(m: re.Match, line: str, last_line: bool) -> StepLine | None
     value = number(m.group(3))
     return None if value is None else _record("step_name_value", int(m.group(1)), None,
                                                 [(_STEP_NAMES[m.group(2)], value)], False)
+
+
+def _llmc_console(m: re.Match, line: str, last_line: bool) -> StepLine:
+    """llm.c's step line: step N of M, its loss, grad norm, lr, time, MFU and throughput."""
+    metrics = tuple((name, float(raw)) for name, raw in zip(_LLMC_NAMES, m.groups()[2:]))
+    return StepLine("llmc_console", int(m.group(1)), int(m.group(2)), metrics)
+
+
+def _llmc_val(m: re.Match, line: str, last_line: bool) -> StepLine:
+    """llm.c's `val loss X`: eval_loss, at step 0 until `step_numbering` places it (none in a file of no llm.c step
+    line: the words alone may be anyone's)."""
+    return StepLine("llmc_val", 0, None, (("eval_loss", float(m.group(1))),))

@@ -1,6 +1,14 @@
 """Console step lines of research toolkits, example scripts and loggers, one line a step or an evaluation:
 * fairseq's validation line `valid | epoch 001 | valid on 'valid' subset | loss X | ppl Y | ... | num_updates N`
   (eval_loss at update N; its `train_inner` lines, `loss=X, ..., gnorm=G`, are generic lines).
+* fairseq-py's legacy (2017-18) progress lines `| epoch 010  2000 / 8223 loss=1.27 (1.50), wps=962, ..., lr=0.001,
+  clip=100%, gnorm=2.1427` (`| epoch 010:  2000 / 8223 ...` from November 2017; kind "fairseq_legacy"): batch N of M
+  in epoch E, numbered on by `step_numbering` ((E - the first epoch) x M + N); the batch's loss and, in brackets, the
+  epoch's running mean (loss_avg), gnorm -> grad_norm. Its epoch summaries `| epoch 010 | train loss 1.44 | train
+  ppl 2.72 | ...` and `| epoch 010 | valid on 'valid' subset | valid loss 1.94 | valid ppl 3.83` (kind
+  "fairseq_epoch", placed by `step_numbering`); the validation's own progress line (`valid on 'valid' subset  1000 /
+  1311 loss=1.60`, its running mean over part of the set) is no record. fairseq's losses are in bits (base 2, ppl =
+  2^loss): these kinds give them in nats, as every other reader does (x ln 2).
 * the transformers Flax examples (run_clm_flax.py, run_mlm_flax.py, run_t5_mlm_flax.py): `Step... (N | Loss: X, Learning
   Rate: Y)` and `Step... (N | Eval Loss: X | Eval Perplexity: Y)` (a line with no learning rate is an evaluation's: its
   fields eval_; kind "flax").
@@ -10,7 +18,8 @@
   eval_).
 * OpenNMT-py (onmt/utils/statistics.py:125, Statistics.output): `Step 10/  300; acc: 41.0; ppl:  11.8; xent: 2.5;
   lr: 0.00100; sents: ...; bsz: ...; 12345/13456 tok/s;      6 sec;` (kind "opennmt"): xent is the loss (ppl =
-  exp(xent)), acc -> accuracy_pct. Its validation's `[... INFO] Validation perplexity: P` / `Validation accuracy: A`
+  exp(xent)), acc -> accuracy_pct. Its 2018 line `Epoch  1, 12850/37527; acc:   3.99; ppl: 12792.57; xent:   9.46;
+  3438 src tok/s; ...` (kind "opennmt_epoch"): batch N of M in epoch E, numbered on by `step_numbering`. Its validation's `[... INFO] Validation perplexity: P` / `Validation accuracy: A`
   lines (report_manager.py:154) give eval_ppl and eval_loss = ln P, eval_accuracy_pct (kind "opennmt_valid", placed
   at the step line before them by `step_numbering`).
 * Joey NMT 1.x's validation line (joeynmt/training.py): `Validation result (greedy) at epoch  13, step     2000:
@@ -93,13 +102,66 @@ _FAIRSEQ_VALID = re.compile(r"\bvalid on '[^']*' subset \| (.*)$")
 _FAIRSEQ_NAMES = {"loss": "eval_loss", "ppl": "eval_ppl", "nll_loss": "eval_nll_loss", "accuracy": "eval_accuracy"}
 
 
-def _fairseq_valid(fields: str) -> StepLine | None:
+def _fairseq_valid(fields: str, line: str) -> StepLine | None:
     pairs = dict(part.strip().split(" ", 1) for part in fields.split("|") if part.strip().count(" ") == 1)
+    if not pairs and _FAIRSEQ_LEGACY_EPOCH.match(line):  # `| valid loss 1.94 | valid ppl 3.83`: the legacy summary's
+        return _fairseq_epoch_summary(line)
     step = pairs.get("num_updates", "")
     metrics = [(_FAIRSEQ_NAMES[k], value) for k, raw in pairs.items() if k in _FAIRSEQ_NAMES
                and (value := number(raw)) is not None]
     whole = re.fullmatch(r"[0-9]{1,18}", step) is not None
     return StepLine("fairseq_valid", int(step), None, tuple(metrics)) if whole and metrics else None
+
+
+# fairseq-py's legacy console (fairseq/progress_bar.py simple_progress_bar and train.py, facebookresearch/fairseq
+# e734b0fa 2017-09-14 to 50fdf591 2018-02): the epoch's prefix `| epoch {:03d}` (`| epoch {:03d} | valid on '{}'
+# subset` for a validation), then `{} {:5d} / {:d} {}` (`{}:  {:5d} / {:d} {}` from c6d6256b, 2017-11) with the
+# tqdm-style postfix `loss={:.2f} ({:.2f}), wps=..., lr=..., clip={:3.0f}%, gnorm={:.4f}`; at the epoch's end
+# `| epoch {:03d} | train loss {:2.2f} | train ppl {:3.2f} | ...` and `... subset | valid loss {:2.2f} | valid ppl
+# {:3.2f}`. Its criterions divide the summed loss by math.log(2): bits a token.
+_FAIRSEQ_LEGACY = re.compile(r"^\| epoch (\d{1,6})(?P<valid> \| valid on '[^']*' subset)?:? +(\d{1,18}) / (\d{1,18}) "
+                             r"(?=.*\bloss=)(.*)$")
+_FAIRSEQ_LEGACY_EPOCH = re.compile(r"^\| epoch (\d{1,6})(?: \| valid on '[^']*' subset)? \| (?:train|valid) loss ")
+_FAIRSEQ_LEGACY_PAIR = re.compile(r"(?:^|, )(loss|lr|gnorm)=(" + _FLOAT + r")(?: \((" + _FLOAT + r")\))?",
+                                  re.IGNORECASE)
+_FAIRSEQ_LEGACY_NAMES = {"lr": "learning_rate", "gnorm": "grad_norm"}
+_FAIRSEQ_SUMMARY_NAMES = {"train loss": "loss", "train ppl": "ppl", "valid loss": "eval_loss", "valid ppl": "eval_ppl"}
+_BITS = {"loss", "loss_avg", "eval_loss"}  # fairseq's losses in bits: x ln 2 gives nats
+
+
+def _in_nats(name: str, value: float) -> float:
+    return value * math.log(2) if name in _BITS else value
+
+
+def _fairseq_legacy(m: re.Match) -> StepLine | None:
+    """A legacy progress line: batch N of M (`total`) in epoch E (kept as a metric for `step_numbering`); the loss,
+    its running mean in brackets (loss_avg), lr and gnorm, in nats. A validation's progress line is its running mean
+    over part of the set (its summary line holds the whole): None, no record."""
+    if m.group("valid"):
+        return None
+    metrics = []
+    for name, value, mean in _FAIRSEQ_LEGACY_PAIR.findall(m.group(5)):
+        name = _FAIRSEQ_LEGACY_NAMES.get(name.lower(), name.lower())
+        metrics.append((name, _in_nats(name, float(value))))
+        if mean:
+            metrics.append(("loss_avg", _in_nats("loss_avg", float(mean))))
+    if not any(name == "loss" for name, _ in metrics):
+        return None
+    return StepLine("fairseq_legacy", int(m.group(3)), int(m.group(4)), tuple(metrics) + (("epoch", float(m.group(1))),))
+
+
+def _fairseq_epoch_summary(line: str) -> StepLine | None:
+    """A legacy epoch summary: train loss / ppl or valid loss / ppl (eval_), losses in nats, at epoch E until
+    `step_numbering` places it."""
+    epoch = int(_FAIRSEQ_LEGACY_EPOCH.match(line).group(1))
+    metrics = []
+    for part in line.split("|")[2:]:
+        name, _, raw = part.strip().rpartition(" ")
+        own = _FAIRSEQ_SUMMARY_NAMES.get(name)
+        value = number(raw) if own else None
+        if value is not None:
+            metrics.append((own, _in_nats(own, value)))
+    return StepLine("fairseq_epoch", epoch, None, tuple(metrics) + (("epoch", float(epoch)),)) if metrics else None
 
 
 # fairseq2's LogMetricRecorder (src/fairseq2/metrics/recorders/log.py): `Train Metrics (step 12) - NLL Loss: 2.48 |
@@ -217,6 +279,19 @@ def _joeynmt_valid(m: re.Match) -> StepLine:
         return StepLine("joeynmt_valid", int(m.group(2)), None, (("eval_loss", ppl), ("eval_ppl", ppl))) \
             if math.isnan(ppl) else StepLine("joeynmt_valid", int(m.group(2)), None, ())
     return StepLine("joeynmt_valid", int(m.group(2)), None, (("eval_loss", math.log(ppl)), ("eval_ppl", ppl)))
+
+
+# OpenNMT-py's 2018 Statistics.output (onmt/Trainer.py:66, OpenNMT/OpenNMT-py 9d51f2c7 2018-04-29): `Epoch %2d,
+# %5d/%5d; acc: %6.2f; ppl: %6.2f; xent: %6.2f; %3.0f src tok/s; %3.0f tgt tok/s; %6.0f s elapsed`: batch N of M
+_OPENNMT_EPOCH = re.compile(r"\bEpoch\s*(\d{1,9}),\s*(\d{1,18})/\s*(\d{1,18}); acc:\s*(" + _FLOAT + r"); ppl:\s*("
+                            + _FLOAT + r"); xent:\s*(" + _FLOAT + r");")
+
+
+def _opennmt_epoch(m: re.Match) -> StepLine:
+    """Batch N of M in epoch E (kept as a metric: `step_numbering` numbers the batches on across epochs)."""
+    metrics = (("loss", float(m.group(6))), ("ppl", float(m.group(5))), ("accuracy_pct", float(m.group(4))),
+               ("epoch", float(m.group(1))))
+    return StepLine("opennmt_epoch", int(m.group(2)), int(m.group(3)), metrics)
 
 
 def _opennmt(m: re.Match) -> StepLine:
