@@ -12,7 +12,7 @@ from ..ingest.banners import mlx_objective
 from ..ingest.pretrain_lines import PRETRAINING_KINDS
 from ..timeline import Timeline
 from .losses import (_first_loss_above, _pairwise_loss_at_chance, _starts_at_random_guess, _training_losses, _NEAR_LN2,
-                     random_guess_range)
+                     _SMALLEST_VOCABULARY, random_guess_range)
 from .names import _MODEL_NAME_KEYS, _RUN_FOLDER, _word_in
 from .record import UNKNOWN
 from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class
@@ -181,6 +181,11 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
         where = _where_the_loss_starts(fresh, vocab, config)
         evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
         return "pretrain", None
+    # (a first loss logged after many steps is far under ln(vocabulary): the config still says where it began)
+    own_vocabulary = None if adapter else _fresh_model_config(config)
+    if own_vocabulary is not None:
+        evidence["objective"] = f"{own_vocabulary}{_FROM_SCRATCH}"
+        return "pretrain", None
     hella = [_HELLASWAG_KINDS[kind] for kind in timeline.console_kinds if kind in _HELLASWAG_KINDS]
     if hella and "eval_hellaswag" in metrics and "loss" in metrics:
         # build-nanogpt / llm.c print a HellaSwag accuracy beside the token-stream train/val loss: the base-model
@@ -189,6 +194,37 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
                                  "nanoGPT-family pre-training loop's own benchmark")
         return "pretrain", None
     return None
+
+
+# Text language-model families whose released checkpoints tokenize into subwords, tens of thousands of them (GPT-2
+# 50,257; BERT 21,128 to 119,547; LLaMA 32,000 up). Protein and DNA families (ESM's 33 tokens) are not named; ProtBert's
+# 30 amino acids under model_type bert are under `_SMALLEST_VOCABULARY`, not read either.
+_SUBWORD_FAMILIES = ("gpt2", "gpt_neo", "gpt_neox", "gptj", "openai-gpt", "llama", "mistral", "qwen2", "qwen3", "opt",
+                     "bloom", "bert", "roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2")
+_LM_HEADS = ("LMHeadModel", "ForCausalLM", "ForMaskedLM")
+# No released checkpoint of those families has a vocabulary this small: a few hundred tokens (music notes, event
+# codes, characters) are the run's own tokenizer, whose embeddings exist nowhere but in this run
+_SMALLEST_RELEASED_SUBWORDS = 1000
+
+
+def _fresh_model_config(config: RunConfig) -> str | None:
+    """What says the saved model config is a language model built here from random weights: a causal or masked LM
+    head of a subword family (`_SUBWORD_FAMILIES`) with a vocabulary no released checkpoint of it has (under
+    `_SMALLEST_RELEASED_SUBWORDS` tokens) and no trained model named anywhere (no `_name_or_path`, no base in the
+    arguments or an adapter). Else None. (from_pretrained of a released model brings that model's vocabulary;
+    resizing it for added tokens only grows it.)"""
+    vocab, family = config.get("model.vocab_size"), config.get("model.model_type")
+    architectures = config.get("model.architectures")
+    heads = [a for a in (architectures if isinstance(architectures, list) else [architectures])
+             if isinstance(a, str) and a.endswith(_LM_HEADS)]
+    named = config.get(_CONFIG_NAME_KEY)
+    if not heads or family not in _SUBWORD_FAMILIES or pretrained_base(config) is not None \
+            or (isinstance(named, str) and named.strip()):
+        return None
+    if not isinstance(vocab, int) or not _SMALLEST_VOCABULARY <= vocab < _SMALLEST_RELEASED_SUBWORDS:
+        return None
+    return (f"a {heads[0]} with its own {vocab}-token vocabulary, which no released {family} checkpoint has, and no "
+            f"trained model named ({config.source_of('model.vocab_size')})")
 
 
 def _where_the_loss_starts(fresh: float, vocab, config: RunConfig) -> str:
