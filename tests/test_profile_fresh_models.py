@@ -124,3 +124,82 @@ def test_a_scripts_wandb_config_that_names_weights_to_start_from_is_not_profiled
     """(trained weights start where a fine-tune does, well under ln(vocabulary))"""
     profile = forensics.analyze(_wandb_run(tmp_path, {**_SCRIPT_ARGS, **weights}, first_loss=3.0)).run_profile
     assert profile.objective != "pretrain"
+
+
+# --- a console that counts every weight as trainable ---------------------------------------------------------------
+
+def _trainer_console(folder, count_line: str, total_line: str) -> None:
+    """A script's console around the HF Trainer, as `python train.py > log_train.txt` captures it: its own count
+    of the trainable weights first, the Trainer's printed log dicts, its closing summary with a total count."""
+    lines = ["cuda:0", count_line, "Loading dataset...", "Initializing trainer..."]
+    lines += [f"{{'loss': {2.9 - 0.05 * i:.4f}, 'grad_norm': {1.2 - 0.01 * i:.4f}, 'learning_rate': 5e-05, "
+              f"'epoch': {0.1 * (i + 1):.2f}}}" for i in range(30)]
+    lines += ["{'train_runtime': 2202.3032, 'train_samples_per_second': 20.342, 'train_steps_per_second': 0.318, "
+              "'train_loss': 2.2, 'epoch': 3.0}", "Training completed successfully!", "", "Model Analysis:",
+              total_line, "Base model parameters: 9,102,528"]
+    (folder / "log_train.txt").write_text("\n".join(lines) + "\n")
+
+
+def test_a_trainable_count_equal_to_the_printed_total_profiles_the_run_as_training_every_weight(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    _trainer_console(run, "Enhanced model has 9,854,851 trainable parameters.", "Total parameters: 9,854,851")
+    profile = forensics.analyze(run).run_profile
+    assert profile.method == "full" and profile.model_params == 9_854_851
+
+
+def test_a_trainable_count_under_the_printed_total_does_not_say_every_weight_trained(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    _trainer_console(run, "Enhanced model has 752,320 trainable parameters.", "Total parameters: 9,854,851")
+    assert forensics.analyze(run).run_profile.method != "full"
+
+
+def test_peft_counting_a_few_trainable_weights_of_all_of_them_is_still_lora(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    _trainer_console(run, "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622",
+                     "Total parameters: 6,742,609,920")
+    assert forensics.analyze(run).run_profile.method == "lora"
+
+
+_JOEY_NAMES = ["decoder.layer_norm.bias", "decoder.layer_norm.weight", "decoder.layers.0.feed_forward.layer_norm.bias",
+               "encoder.layer_norm.bias", "encoder.layers.0.src_src_att.k_layer.weight", "src_embed.lut.weight",
+               "trg_embed.lut.weight"]
+
+
+def _joey_log(folder, names: list[str]) -> None:
+    """Joey NMT's train.log (`_log_parameters_list`: the count of the weights that require grad, then their sorted
+    names) and validations.txt, as Joey NMT 0.9 writes them."""
+    results = folder / "results"
+    results.mkdir()
+    (results / "train.log").write_text(
+        "2020-05-12 16:47:34,244 Hello! This is Joey-NMT.\n"
+        "2020-05-12 16:47:35,805 Total params: 58957824\n"
+        f"2020-05-12 16:47:35,807 Trainable parameters: {sorted(names)}\n"
+        "2020-05-12 16:47:37,578 cfg.name                           : transformer\n" + "".join(
+            f"2020-05-12 16:48:35,873 Epoch {e:>3} Step: {200 * e:>8} Batch Loss: {5 / e:>12.6f} Tokens per Sec: "
+            f"    8992, Lr: 0.000200\n2020-05-12 16:49:08,623 Epoch {e:>3}: total training loss {800 / e:.2f}\n"
+            for e in range(1, 30)))
+    (results / "validations.txt").write_text("".join(
+        f"Steps: {4000 * k}\tLoss: {60000 - 4000 * k:.5f}\tPPL: {30 - k:.5f}\ttoken_accuracy: 6.2\tLR: 0.00020000\t\n"
+        for k in range(1, 10)))
+
+
+def test_joey_nmt_listing_the_embeddings_among_its_trainable_weights_is_profiled_as_training_every_weight(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    _joey_log(run, _JOEY_NAMES)
+    profile = forensics.analyze(run).run_profile
+    assert profile.method == "full" and profile.model_params == 58_957_824
+
+
+@pytest.mark.parametrize("names", [
+    [n for n in _JOEY_NAMES if "embed" not in n],  # frozen embeddings: what else was frozen is not said
+    _JOEY_NAMES + ["encoder.layers.0.src_src_att.k_layer.lora_A.weight"]])  # an adapter's weights among them
+def test_joey_nmt_trainable_weights_without_the_embeddings_or_with_an_adapter_do_not_say_every_weight_trained(
+        tmp_path, names):
+    run = tmp_path / "run"
+    run.mkdir()
+    _joey_log(run, names)
+    assert forensics.analyze(run).run_profile.method != "full"
