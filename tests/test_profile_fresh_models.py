@@ -203,3 +203,54 @@ def test_joey_nmt_trainable_weights_without_the_embeddings_or_with_an_adapter_do
     run.mkdir()
     _joey_log(run, names)
     assert forensics.analyze(run).run_profile.method != "full"
+
+
+# --- continued pre-training named by the run itself ------------------------------------------------------------------
+
+def _trainer_run_with_output_dir(folder, output_dir: str) -> None:
+    """A Trainer checkpoint's trainer_state.json and training_args.bin (TrainingArguments as torch.save writes
+    them): a trained model's loss, from 1.9 down to 1.6."""
+    torch = pytest.importorskip("torch")
+    folder.mkdir()
+    torch.save(transformers.TrainingArguments(output_dir=output_dir, learning_rate=5e-6, bf16=False),
+               folder / "training_args.bin")
+    _trainer_state(folder, first_loss=1.9, last_loss=1.6, every=10)
+
+
+def test_an_output_dir_named_cpt_profiles_the_run_as_continued_pretraining(tmp_path):
+    _trainer_run_with_output_dir(tmp_path / "run", "/data/model/knowledge-mistral7b_cpt-lr5e-06-blocksize2048")
+    profile = forensics.analyze(tmp_path / "run").run_profile
+    assert profile.objective == "pretrain" and "'cpt' in output_dir" in profile.evidence["objective"]
+
+
+def test_an_output_dir_under_continue_pretraining_profiles_the_run_as_continued_pretraining(tmp_path):
+    _trainer_run_with_output_dir(tmp_path / "run", "/data/ai4ta/continue_pretraining/models/open-web-math_100000")
+    assert forensics.analyze(tmp_path / "run").run_profile.objective == "pretrain"
+
+
+def test_a_notebook_named_for_continued_pretraining_profiles_the_run_as_continued_pretraining(tmp_path):
+    """The notebook's own file name (`Continued_pretraining_Spanish_+_Unsloth.ipynb`) with its Trainer table."""
+    run = tmp_path / "run"
+    run.mkdir()
+    rows = "".join(f"<tr><td>{s}</td><td>{2.1 - 0.02 * s:.6f}</td></tr>" for s in range(1, 41))
+    table = ("<div><progress value='40' max='40'></progress> [40/40 02:00, Epoch 0/1]</div><table border=\"1\" "
+             "class=\"dataframe\"><thead><tr style=\"text-align: left;\"><th>Step</th><th>Training Loss</th></tr>"
+             f"</thead><tbody>{rows}</tbody></table><p>")
+    notebook = {"nbformat": 4, "nbformat_minor": 0, "metadata": {}, "cells": [{
+        "cell_type": "code", "execution_count": 9, "metadata": {}, "source": ["trainer_stats = trainer.train()"],
+        "outputs": [{"output_type": "display_data", "metadata": {},
+                     "data": {"text/html": [table], "text/plain": ["<IPython.core.display.HTML object>"]}}]}]}
+    (run / "Continued_pretraining_Spanish.ipynb").write_text(json.dumps(notebook))
+    assert forensics.analyze(run).run_profile.objective == "pretrain"
+
+
+@pytest.mark.parametrize("output_dir", ["/data/outputs/pretrained_model_alpaca", "/models/bert-base-pretrained/out"])
+def test_an_output_dir_naming_a_pretrained_model_is_not_read_as_continued_pretraining(tmp_path, output_dir):
+    _trainer_run_with_output_dir(tmp_path / "run", output_dir)
+    assert forensics.analyze(tmp_path / "run").run_profile.objective != "pretrain"
+
+
+def test_the_analyzed_folders_own_name_cpt4ta_is_not_read_as_continued_pretraining(tmp_path):
+    """The folder a run was copied into (a course's `cpt4ta`) names a project, not what the run trained."""
+    _trainer_run_with_output_dir(tmp_path / "cpt4ta", "/data/outputs/run1")
+    assert forensics.analyze(tmp_path / "cpt4ta").run_profile.objective != "pretrain"

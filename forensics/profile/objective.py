@@ -38,9 +38,16 @@ _FINE_TUNE_WORDS = ("finetune", "fine-tune", "fine_tune", "finetuning", "fine-tu
 # holds a project (a repository of notebooks, a comparison), so it is read only in the names of the run's own files
 # and outputs (`gpt2_finetuning.ipynb`, an output_dir), not in the name of the folder analyzed.
 _FINE_TUNING_WORDS = _FINE_TUNE_WORDS[3:]
+# Continued pre-training named by the run itself: `continue_pretraining/`, `Continued_pretraining_Spanish.ipynb`, an
+# output dir `knowledge-mistral7b_cpt-lr5e-06`. Like the -ing words above these name an activity (a folder of a
+# course's notebooks, `cpt4ta`), so they are read in the names of the run's own files and outputs alone; `pretrained`
+# (a base model's folder, `...-pretrained`) is no such word.
+_CONTINUED_PRETRAINING_WORDS = ("pretraining", "cpt")
+_OWN_FILES_WORDS = _FINE_TUNING_WORDS + _CONTINUED_PRETRAINING_WORDS
 _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("preference", "dpo")),
                     ("kto", ("preference", "kto")), ("orpo", ("preference", "orpo")), ("sft", ("sft", None)),
-                    ("pretrain", ("pretrain", None))) + tuple((w, ("sft", None)) for w in _FINE_TUNE_WORDS)
+                    ("pretrain", ("pretrain", None))) + tuple(
+    (w, ("pretrain", None)) for w in _CONTINUED_PRETRAINING_WORDS) + tuple((w, ("sft", None)) for w in _FINE_TUNE_WORDS)
 _FROM_SCRATCH = ": a model that starts from random weights, training from scratch"
 _PAIRWISE_NAMES = ("dpo", "kto")
 _PAIRWISE_START_MAX = 1.5  # nats: DPO starts at ln 2, KTO under 1; a language model's loss starts above
@@ -249,7 +256,7 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
         # the run's own names only: a base model's path says what that model is or where it lies
         # (`/data/pretrain_dir/Llama-3.1`, `Qwen2-7B-DPO`), not what this run trains it for
         # (the run's folder by its own name, not the folders above it: `/data/finetune/...`, `_own_folder_name`)
-        found = _word_in([n for n in own if n[1] != _RUN_FOLDER] if word in _FINE_TUNING_WORDS else own, word)
+        found = _word_in([n for n in own if n[1] != _RUN_FOLDER] if word in _OWN_FILES_WORDS else own, word)
         if found and word in _PAIRWISE_NAMES and _first_loss_above(timeline, _PAIRWISE_START_MAX):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:
