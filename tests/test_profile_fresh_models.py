@@ -33,11 +33,14 @@ def _trainer_state(folder, first_loss: float, last_loss: float, points: int = 40
 
 
 def _saved_model(folder, config, name: str | None = None) -> None:
-    """config.json as `save_pretrained` writes it; `name` adds the `_name_or_path` a transformers 4.x
-    `from_pretrained` model kept in it (transformers 5 no longer writes it)."""
+    """config.json as `save_pretrained` writes it; with `name`, as a transformers 4.x `from_pretrained` model
+    saved it: its `_name_or_path` kept, and `tie_word_embeddings` left out where it is the default, True (the 4.x
+    diff against PretrainedConfig's defaults; transformers 5 writes the value and drops the name)."""
     config.save_pretrained(folder)
     if name is not None:
         saved = json.loads((folder / "config.json").read_text())
+        if saved.get("tie_word_embeddings") is True:
+            del saved["tie_word_embeddings"]
         (folder / "config.json").write_text(json.dumps({"_name_or_path": name, **saved}, indent=2, sort_keys=True))
 
 
@@ -254,3 +257,47 @@ def test_the_analyzed_folders_own_name_cpt4ta_is_not_read_as_continued_pretraini
     """The folder a run was copied into (a course's `cpt4ta`) names a project, not what the run trained."""
     _trainer_run_with_output_dir(tmp_path / "cpt4ta", "/data/outputs/run1")
     assert forensics.analyze(tmp_path / "cpt4ta").run_profile.objective != "pretrain"
+
+
+# --- a masked LM's size, and the Trainer's count of a model trained whole --------------------------------------------
+
+_BERT_BASE = 109_482_240  # bert-base-uncased: 30,522 x 768 word embeddings (the MLM decoder is that same matrix)
+
+
+def test_a_bert_configs_size_estimate_counts_its_tied_word_embeddings_once(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    _saved_model(run, transformers.BertConfig(architectures=["BertForMaskedLM"]), name="bert-base-uncased")
+    _trainer_state(run, first_loss=2.1, last_loss=1.8)
+    assert abs(forensics.analyze(run).run_profile.model_params - _BERT_BASE) <= 0.05 * _BERT_BASE
+
+
+def _hf_console(folder, trainable: int) -> None:
+    """The Trainer's `***** Running training *****` block as its logger prints it, then its log dicts."""
+    head = "[INFO|trainer.py:1969] 2024-03-30 16:56:28,506 >> "
+    lines = [f"{head}***** Running training *****", f"{head}  Num examples = 7,204", f"{head}  Num Epochs = 8",
+             f"{head}  Total optimization steps = 1,800", f"{head}  Number of trainable parameters = {trainable:,}"]
+    lines += [f"{{'loss': {2.4 - 0.02 * i:.4f}, 'grad_norm': 1.1, 'learning_rate': 1e-04, 'epoch': {i / 20:.2f}}}"
+              for i in range(1, 40)]
+    (folder / "out.log").write_text("\n".join(lines) + "\n")
+
+
+def test_a_trainable_count_a_little_above_the_configs_estimate_is_the_size_of_a_model_trained_whole(tmp_path):
+    """A BERT masked LM with a head the script adds (coCondenser's two extra layers): the Trainer counts every
+    weight, the config describes the BERT alone."""
+    run = tmp_path / "run"
+    run.mkdir()
+    _saved_model(run, transformers.BertConfig(vocab_size=61790, architectures=["BertForMaskedLM"]),
+                 name="model/checkpoint-260000")
+    _hf_console(run, 147_735_134)
+    profile = forensics.analyze(run).run_profile
+    assert (profile.method, profile.model_params) == ("full", 147_735_134)
+
+
+def test_a_trainable_count_far_above_the_configs_estimate_is_not_taken_as_the_models_size(tmp_path):
+    """Twice the model its config describes: the count is of something else (two models, a second network)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    _saved_model(run, transformers.BertConfig(architectures=["BertForMaskedLM"]), name="bert-base-uncased")
+    _hf_console(run, 2 * _BERT_BASE)
+    assert forensics.analyze(run).run_profile.model_params != 2 * _BERT_BASE
