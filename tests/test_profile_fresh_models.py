@@ -301,3 +301,34 @@ def test_a_trainable_count_far_above_the_configs_estimate_is_not_taken_as_the_mo
     _saved_model(run, transformers.BertConfig(architectures=["BertForMaskedLM"]), name="bert-base-uncased")
     _hf_console(run, 2 * _BERT_BASE)
     assert forensics.analyze(run).run_profile.model_params != 2 * _BERT_BASE
+
+
+# --- the trained model saved whole, in shards, into the run's output_dir ---------------------------------------------
+
+def _save_console(folder, output_dir: str, saved_in: str, extra: str = "") -> None:
+    """The Trainer's console (as LLaMA-Factory's W&B output.log captures it): its log dicts, then save_model's lines
+    for a model over transformers' 5 GB shard size."""
+    folder.mkdir()
+    head = "[INFO|modeling_utils.py:2462] 2024-04-14 00:02:48,964 >> "
+    lines = [extra] + [f"{{'loss': {1.9 - 0.005 * i:.4f}, 'learning_rate': 3e-06, 'epoch': {i / 100:.2f}}}"
+                       for i in range(1, 60)]
+    lines += [f"[INFO|configuration_utils.py:473] 2024-04-14 00:02:35,396 >> Configuration saved in {saved_in}/config.json",
+              f"{head}The model is bigger than the maximum size per checkpoint (5GB) and is going to be split in 3 "
+              "checkpoint shards. You can find where each parameters has been saved in the index located at "
+              f"{saved_in}/model.safetensors.index.json."]
+    (folder / "output.log").write_text("\n".join(lines) + "\n")
+    torch = pytest.importorskip("torch")
+    torch.save(transformers.TrainingArguments(output_dir=output_dir, learning_rate=3e-6), folder / "training_args.bin")
+
+
+def test_a_console_saving_the_model_in_shards_into_its_output_dir_profiles_the_run_as_training_every_weight(tmp_path):
+    _save_console(tmp_path / "run", "/data/ai4ta/models/open-web-math", "/data/ai4ta/models/open-web-math")
+    assert forensics.analyze(tmp_path / "run").run_profile.method == "full"
+
+
+@pytest.mark.parametrize("saved_in, extra", [
+    ("/data/ai4ta/export/merged", ""),  # a merged model exported elsewhere: not this run's save
+    ("/data/ai4ta/models/open-web-math", "Fine-tuning method: LoRA")])  # an adapter named in the console
+def test_a_sharded_save_elsewhere_or_beside_an_adapter_does_not_say_every_weight_trained(tmp_path, saved_in, extra):
+    _save_console(tmp_path / "run", "/data/ai4ta/models/open-web-math", saved_in, extra)
+    assert forensics.analyze(tmp_path / "run").run_profile.method != "full"
