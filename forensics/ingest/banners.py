@@ -10,6 +10,10 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
 * A parameter summary, as torchinfo / torchsummary / Keras and many training scripts print it: `Total params:
   124,475,904` and `Trainable params: 124,475,904` (or `... Parameters: N`), each a line of its own, within three
   lines of each other (dhairyag/ShakespeareGPT-Forge log.md). All of it trainable is a full training run.
+* A script's own `Enhanced model has 9,854,851 trainable parameters.` with `Total parameters: 9,854,851` anywhere in
+  the same log (kind "param_counts"), and Joey NMT's `Total params: N` (the weights that require grad) followed by
+  `Trainable parameters: [names]` that list the embedding tables and no adapter's weights (kind "param_names"): N
+  trainable of N, a full training run.
 * The HF Trainer's `***** Running training *****` block: `  Number of trainable parameters = 124,439,808`, the
   count alone (the model's size is the config's, when the log prints it).
 * MLX's `mlx_lm.lora` (LoRA, DoRA or, with `--fine-tune-type full`, every weight): `Trainable parameters: 0.085%
@@ -59,6 +63,13 @@ _SUMMARY_TRAINABLE = re.compile(r"^\s*Trainable param(?:eter)?s\s*[:=]\s*([\d,]+
 _SUMMARY_TOTAL = re.compile(r"^\s*(?:Total|All) param(?:eter)?s\s*[:=]\s*([\d,]+)\s*$", re.IGNORECASE)
 _SUMMARY_REACH = 3  # lines between the total and the trainable count of one summary
 _HF_TRAINABLE = re.compile(r"(?:^|>>)\s+Number of trainable parameters = ([\d,]+)\s*$")
+# A script's own count of its trainable weights, the number before the words (`Enhanced model has 9,854,851 trainable
+# parameters.`), and a total count on a line of its own anywhere in the same log (`Total parameters: 9,854,851`)
+_TRAINABLE_SAID = re.compile(r"(?<![\w.,])([\d,]{4,}) trainable param(?:eter)?s\b")
+_TOTAL_SAID = re.compile(r"\b[Tt]otal param(?:eter)?s\s*[:=]\s*([\d,]{4,})\s*$")
+# Joey NMT's `Trainable parameters: ['decoder.layer_norm.bias', ...]` after its `Total params: N`
+_NAMED_TRAINABLE = re.compile(r"Trainable parameters: \[([^\]]*)\]\s*$")
+_ADAPTER_WEIGHT = re.compile(r"(?i)lora_|adapter|prefix_|prompt_|ia3_")
 _MLX = re.compile(r"^Trainable parameters: [\d.]+% \(([\d.]+)M/([\d.]+)M\)\s*$")
 _MLX_LORA_TRAINABLE = re.compile(r"^Trainable parameters (\d+\.\d{3})M\s*$")
 _MLX_LORA_TOTAL = re.compile(r"^Total parameters \d+\.\d{3}M\s*$")
@@ -71,10 +82,8 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
     """Every PEFT and Unsloth banner in `lines` (a log split into lines), in order."""
     found = []
     for i, line in enumerate(lines):
-        if "trainable params" in line:
-            m = _PEFT.search(line)
-            if m:
-                found.append(Banner("peft", line.strip(), _count(m.group(1)), _count(m.group(2)), source))
+        if "trainable params" in line and (m := _PEFT.search(line)):
+            found.append(Banner("peft", line.strip(), _count(m.group(1)), _count(m.group(2)), source))
         elif _UNSLOTH_HEAD in line:
             # (a capture may put a blank line between the block's lines: its five lines are the non-blank ones)
             block = [x.rstrip() for x in lines[i:i + 2 * _UNSLOTH_LINES] if x.strip()][:_UNSLOTH_LINES]
@@ -106,6 +115,15 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
             summary = _parameter_summary(lines, i, m, source)
             if summary is not None:
                 found.append(summary)
+        elif " trainable param" in line and (m := _TRAINABLE_SAID.search(line)):
+            whole = _total_said_alike(lines, _count(m.group(1)))
+            if whole is not None:
+                found.append(Banner("param_counts", f"{line.strip()}\n{whole}", _count(m.group(1)),
+                                    _count(m.group(1)), source))
+        elif "Trainable parameters: [" in line and i > 0 and (m := _NAMED_TRAINABLE.search(line)):
+            listed = _trained_whole_by_names(lines[i - 1], m.group(1), source)
+            if listed is not None:
+                found.append(listed)
     return tuple(found)
 
 
@@ -132,6 +150,27 @@ def _parameter_summary(lines: list[str], i: int, trainable: re.Match, source: st
         return None
     text = "\n".join(x.strip() for x in (total.string, trainable.string))
     return Banner("param_summary", text, _count(trainable.group(1)), _count(total.group(1)), source)
+
+
+def _total_said_alike(lines: list[str], trainable: int) -> str | None:
+    """The line of the log that gives the model's total count (`Total parameters: N`) as `trainable`, or None: a
+    script's own `N trainable parameters` beside a total of the same N says that every weight was trained."""
+    return next((line.strip() for line in lines if "otal param" in line and (m := _TOTAL_SAID.search(line))
+                 and _count(m.group(1)) == trainable), None)
+
+
+def _trained_whole_by_names(before: str, names: str, source: str) -> Banner | None:
+    """Joey NMT's pair (`_log_parameters_list`): `Total params: N`, the count of the weights that require grad, then
+    `Trainable parameters: [names]`. A list that holds the embedding tables and no adapter's weights trains the
+    whole model (an adapter method freezes the embeddings; one that trains them lists its own weights beside them),
+    so N is every weight: a banner of N trainable of N. Else None."""
+    total = _TOTAL_SAID.search(before)
+    listed = re.findall(r"'([^']+)'", names)
+    if total is None or not any("embed" in n for n in listed) or any(_ADAPTER_WEIGHT.search(n) for n in listed):
+        return None
+    embeddings = ", ".join(n for n in listed if "embed" in n)
+    return Banner("param_names", f"{before.strip()}\nTrainable parameters: {len(listed)} names, {embeddings} among them",
+                  _count(total.group(1)), _count(total.group(1)), source)
 
 
 def swift_banner(info: str, source: str) -> Banner | None:

@@ -243,6 +243,15 @@ def _vocabulary_said(text: str) -> dict:
     return {"console_vocab_size": int(m.group(1)), "console_vocab_size_line": line_end(line_at(text, m.start(1)))}
 
 
+# transformers' save_pretrained of a model over its shard size (5 GB by default): `The model is bigger than the maximum
+# size per checkpoint (5GB) and is going to be split in 3 checkpoint shards. You can find where each parameters has
+# been saved in the index located at <dir>/model.safetensors.index.json.` A PEFT save writes the adapter alone (never
+# gigabytes, never sharded), so where the console names no adapter anywhere the run saved the weights it trained whole
+_SHARDED_SAVE = re.compile(r"split in \d+ checkpoint shards\. You can find where each parameters has been saved in the "
+                           r"index located at (\S+?)\.?[ \t]*\r?$", re.MULTILINE)
+_ADAPTER_WORDS = re.compile(r"(?i)lora|adapter|\bpeft\b")
+
+
 def _start_up_lines(text: str) -> dict:
     """Instruction-tuning data shown, a DeepSpeed engine started, a tokenizer trained first, a model built from
     scratch: each the line (or its end) that says it."""
@@ -259,6 +268,9 @@ def _start_up_lines(text: str) -> dict:
     m = _FROM_SCRATCH_LINE.search(text) if "from scratch" in text.lower() else None
     if m:
         out["console_from_scratch"] = line_end(m.group(0))
+    m = _SHARDED_SAVE.search(text) if "checkpoint shards" in text else None
+    if m and not _ADAPTER_WORDS.search(text):
+        out["console_sharded_save"] = m.group(1)
     return out
 
 

@@ -501,6 +501,10 @@ def _derive_n_params(config: RunConfig, layout: RunLayout) -> None:
 
 _EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
 _UNGATED_MLP = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2", "bert", "t5"}
+# Encoder families whose configs leave tie_word_embeddings at transformers' default (True): the masked-LM head's
+# decoder is the word-embedding matrix itself, and a classifier has no vocabulary-sized head at all
+_TIED_BY_DEFAULT = {"gpt2", "bert", "roberta", "xlm-roberta", "distilbert", "electra", "deberta", "deberta-v2",
+                    "camembert", "modernbert"}
 
 
 def _estimate_params(config: RunConfig) -> int | None:
@@ -530,7 +534,7 @@ def _estimate_params(config: RunConfig) -> int | None:
         dense_mlp, mlp = mlp, _moe_mlp(config, h, inter, experts)
         # DeepSeek keeps its first k blocks dense (first_k_dense_replace)
         dense_layers = min(int(config.get("model.first_k_dense_replace") or 0), int(layers))
-    tied = config.get("model.tie_word_embeddings", model_type in ("gpt2",) or glm_v1)
+    tied = config.get("model.tie_word_embeddings", model_type in _TIED_BY_DEFAULT or glm_v1)
     embed = vocab * h * (1 if tied else 2)
     blocks = (layers - dense_layers) * (attn + mlp) + (dense_layers * (attn + dense_mlp) if dense_layers else 0)
     return int(blocks + embed)

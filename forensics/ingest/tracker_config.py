@@ -17,6 +17,7 @@ import ast
 from typing import Any
 
 from .config_files import model_config_values, training_args_values
+from .namespace_args import built_from_sizes
 
 # Keys of a transformers model config (PretrainedConfig.to_dict) that the HF callbacks mix into
 # the same dict as the TrainingArguments: read as `model.<key>`, as config.json would be.
@@ -51,6 +52,9 @@ def tracker_config_values(config: dict[str, Any], values_are_text: bool = False)
     out.update(_adapter_values(config.get("peft_config")))
     if _is_nanogpt_config(config):
         out.update(_NANOGPT_DTYPES.get(str(config["dtype"]), {}))
+    sizes = built_from_sizes(config)
+    if sizes:  # a hand-written script's arguments logged as the config (`wandb.init(config=vars(args))`), as argparse
+        out["model.built_from_sizes"] = sizes  # prints them: the model's sizes and no weights to start from
     return out
 
 

@@ -1,5 +1,6 @@
 """The profile's method: full, lora, qlora or peft, from the config, DeepSpeed-Chat's --lora_dim, a model built from
-scratch, the trainers' banners, then the words in the run's own names."""
+scratch, the trainers' banners, the words in the run's own names, then a console that saves the trained model whole
+(in shards, into its output_dir)."""
 from __future__ import annotations
 
 from ..config import RunConfig
@@ -62,4 +63,19 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         if found:
             evidence["method"] = found
             return method
+    return _saved_whole_into_output_dir(config, timeline, evidence)
+
+
+def _saved_whole_into_output_dir(config: RunConfig, timeline: Timeline, evidence: dict) -> str:
+    """"full" where the console shows the trained model saved in shards into the run's own output_dir, with no adapter
+    named anywhere in it (`console_sharded_save`: an adapter is never sharded), else unknown. A merged model saved
+    elsewhere (an export folder) is not this run's save."""
+    output_dir = config.get("output_dir")
+    for source, meta in timeline.meta.items():
+        index = meta.get("console_sharded_save")
+        if isinstance(output_dir, str) and output_dir.strip() and isinstance(index, str) \
+                and index.startswith(output_dir.rstrip("/") + "/"):
+            evidence["method"] = (f"the console saves the trained model in shards into its output_dir, naming no "
+                                  f"adapter anywhere ({source}: {index})")
+            return "full"
     return UNKNOWN

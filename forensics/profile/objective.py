@@ -12,7 +12,7 @@ from ..ingest.banners import mlx_objective
 from ..ingest.pretrain_lines import PRETRAINING_KINDS
 from ..timeline import Timeline
 from .losses import (_first_loss_above, _pairwise_loss_at_chance, _starts_at_random_guess, _training_losses, _NEAR_LN2,
-                     random_guess_range)
+                     _SMALLEST_VOCABULARY, random_guess_range)
 from .names import _MODEL_NAME_KEYS, _RUN_FOLDER, _word_in
 from .record import UNKNOWN
 from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class
@@ -38,9 +38,16 @@ _FINE_TUNE_WORDS = ("finetune", "fine-tune", "fine_tune", "finetuning", "fine-tu
 # holds a project (a repository of notebooks, a comparison), so it is read only in the names of the run's own files
 # and outputs (`gpt2_finetuning.ipynb`, an output_dir), not in the name of the folder analyzed.
 _FINE_TUNING_WORDS = _FINE_TUNE_WORDS[3:]
+# Continued pre-training named by the run itself: `continue_pretraining/`, `Continued_pretraining_Spanish.ipynb`, an
+# output dir `knowledge-mistral7b_cpt-lr5e-06`. Like the -ing words above these name an activity (a folder of a
+# course's notebooks, `cpt4ta`), so they are read in the names of the run's own files and outputs alone; `pretrained`
+# (a base model's folder, `...-pretrained`) is no such word.
+_CONTINUED_PRETRAINING_WORDS = ("pretraining", "cpt")
+_OWN_FILES_WORDS = _FINE_TUNING_WORDS + _CONTINUED_PRETRAINING_WORDS
 _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("preference", "dpo")),
                     ("kto", ("preference", "kto")), ("orpo", ("preference", "orpo")), ("sft", ("sft", None)),
-                    ("pretrain", ("pretrain", None))) + tuple((w, ("sft", None)) for w in _FINE_TUNE_WORDS)
+                    ("pretrain", ("pretrain", None))) + tuple(
+    (w, ("pretrain", None)) for w in _CONTINUED_PRETRAINING_WORDS) + tuple((w, ("sft", None)) for w in _FINE_TUNE_WORDS)
 _FROM_SCRATCH = ": a model that starts from random weights, training from scratch"
 _PAIRWISE_NAMES = ("dpo", "kto")
 _PAIRWISE_START_MAX = 1.5  # nats: DPO starts at ln 2, KTO under 1; a language model's loss starts above
@@ -181,6 +188,11 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
         where = _where_the_loss_starts(fresh, vocab, config)
         evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
         return "pretrain", None
+    # (a first loss logged after many steps is far under ln(vocabulary): the config still says where it began)
+    own_vocabulary = None if adapter else _fresh_model_config(config)
+    if own_vocabulary is not None:
+        evidence["objective"] = f"{own_vocabulary}{_FROM_SCRATCH}"
+        return "pretrain", None
     hella = [_HELLASWAG_KINDS[kind] for kind in timeline.console_kinds if kind in _HELLASWAG_KINDS]
     if hella and "eval_hellaswag" in metrics and "loss" in metrics:
         # build-nanogpt / llm.c print a HellaSwag accuracy beside the token-stream train/val loss: the base-model
@@ -189,6 +201,37 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
                                  "nanoGPT-family pre-training loop's own benchmark")
         return "pretrain", None
     return None
+
+
+# Text language-model families whose released checkpoints tokenize into subwords, tens of thousands of them (GPT-2
+# 50,257; BERT 21,128 to 119,547; LLaMA 32,000 up). Protein and DNA families (ESM's 33 tokens) are not named; ProtBert's
+# 30 amino acids under model_type bert are under `_SMALLEST_VOCABULARY`, not read either.
+_SUBWORD_FAMILIES = ("gpt2", "gpt_neo", "gpt_neox", "gptj", "openai-gpt", "llama", "mistral", "qwen2", "qwen3", "opt",
+                     "bloom", "bert", "roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2")
+_LM_HEADS = ("LMHeadModel", "ForCausalLM", "ForMaskedLM")
+# No released checkpoint of those families has a vocabulary this small: a few hundred tokens (music notes, event
+# codes, characters) are the run's own tokenizer, whose embeddings exist nowhere but in this run
+_SMALLEST_RELEASED_SUBWORDS = 1000
+
+
+def _fresh_model_config(config: RunConfig) -> str | None:
+    """What says the saved model config is a language model built here from random weights: a causal or masked LM
+    head of a subword family (`_SUBWORD_FAMILIES`) with a vocabulary no released checkpoint of it has (under
+    `_SMALLEST_RELEASED_SUBWORDS` tokens) and no trained model named anywhere (no `_name_or_path`, no base in the
+    arguments or an adapter). Else None. (from_pretrained of a released model brings that model's vocabulary;
+    resizing it for added tokens only grows it.)"""
+    vocab, family = config.get("model.vocab_size"), config.get("model.model_type")
+    architectures = config.get("model.architectures")
+    heads = [a for a in (architectures if isinstance(architectures, list) else [architectures])
+             if isinstance(a, str) and a.endswith(_LM_HEADS)]
+    named = config.get(_CONFIG_NAME_KEY)
+    if not heads or family not in _SUBWORD_FAMILIES or pretrained_base(config) is not None \
+            or (isinstance(named, str) and named.strip()):
+        return None
+    if not isinstance(vocab, int) or not _SMALLEST_VOCABULARY <= vocab < _SMALLEST_RELEASED_SUBWORDS:
+        return None
+    return (f"a {heads[0]} with its own {vocab}-token vocabulary, which no released {family} checkpoint has, and no "
+            f"trained model named ({config.source_of('model.vocab_size')})")
 
 
 def _where_the_loss_starts(fresh: float, vocab, config: RunConfig) -> str:
@@ -213,7 +256,7 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
         # the run's own names only: a base model's path says what that model is or where it lies
         # (`/data/pretrain_dir/Llama-3.1`, `Qwen2-7B-DPO`), not what this run trains it for
         # (the run's folder by its own name, not the folders above it: `/data/finetune/...`, `_own_folder_name`)
-        found = _word_in([n for n in own if n[1] != _RUN_FOLDER] if word in _FINE_TUNING_WORDS else own, word)
+        found = _word_in([n for n in own if n[1] != _RUN_FOLDER] if word in _OWN_FILES_WORDS else own, word)
         if found and word in _PAIRWISE_NAMES and _first_loss_above(timeline, _PAIRWISE_START_MAX):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:

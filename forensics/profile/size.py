@@ -49,7 +49,7 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict,
             evidence["model_params"] = f"{banner.kind} banner in {banner.source}"
             return int(banner.all_params)
     if isinstance(n, (int, float)) and n > 0:
-        counted = _counted_whole(config, timeline, n)
+        counted = _counted_whole(config, timeline, n) or (_counted_above(timeline, n) if trained_whole else None)
         if counted is not None:  # the Trainer counted every weight: an exact count beats the estimate
             evidence["model_params"] = (f"{counted.kind} banner in {counted.source}: {counted.trainable_params:,} "
                                         f"trainable, the whole of the model ({config.source_of('n_params')}: "
@@ -120,6 +120,15 @@ def _counted_whole(config: RunConfig, timeline: Timeline, n: float):
                  and abs(b.trainable_params - n) <= _ESTIMATE_SHARE * n), None)
 
 
+def _counted_above(timeline: Timeline, n: float):
+    """The trainable-count-only banner whose count is above the estimated size `n` by up to `_ESTIMATE_MISSES`, or
+    None. In a run that trains every weight the count is the whole model: the estimate, from the config alone, misses
+    what the config does not describe (a head the training script adds, biases, norms)."""
+    return next((b for b in timeline.banners if b.trainable_params and not b.all_params
+                 and n < b.trainable_params <= (1 + _ESTIMATE_MISSES) * n), None)
+
+
+_ESTIMATE_MISSES = 0.25  # ... a head or two added to a model of its config: a fraction, never a multiple, of it
 _ESTIMATE_SHARE = 0.05  # a size estimated from the config is within a few percent (norms and biases left out)
 _LEAST_MODEL = 100_000  # parameters: the smallest language model a trainable count is taken as the size of
 _NAMED_SHARE = 0.3  # a name's size is rounded (`7B` for 6.74B, `1.5B` for 1.54B), never off by a third
