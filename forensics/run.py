@@ -423,10 +423,10 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   rb"""|\] collection=train """
                                   rb"""|\{ Epoch:\[\s*\d+/\s*\d+\], step:\[\s*\d+/\s*\d+\], loss:"""  # MindFormers
                                   rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # OpenNMT-py
-                                   rb"""|\bEpoch\s*\d+,\s*\d+/\s*\d+; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # its 2018 line
-                                   rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)"""  # a PPO loop's prints
-                                   # Keras 2.2's fit(verbose=2): `Epoch 1/200`, then ` - 131s - loss: 2.3976` (no n/N)
-                                   rb"""|(?m:^Epoch \d+/\d+[ \t]*\n[ \t]*- \d+m?s - loss: [-+.\dnNiI])""")
+                                  rb"""|\bEpoch\s*\d+,\s*\d+/\s*\d+; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # its 2018 line
+                                  rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)"""  # a PPO loop's prints
+                                  # Keras 2.2's fit(verbose=2): `Epoch 1/200`, then ` - 131s - loss: 2.3976` (no n/N)
+                                  rb"""|(?m:^Epoch \d+/\d+[ \t]*\n[ \t]*- \d+m?s - loss: [-+.\dnNiI])""")
 _FRAMEWORK_LINES = 2
 # A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose
 # that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
