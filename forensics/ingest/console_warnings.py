@@ -1,0 +1,103 @@
+"""What a console says went wrong or which trainer ran, in its warnings and errors (`console_warnings`).
+
+The crash that ended the run (a CUDA out-of-memory error, a CUDA fault, NCCL, or the shell's report of a job it saw
+killed), after the log's last loss; how often tensorboardX warned that a value handed to its writer was NaN or Inf
+after the first loss; TRL's trainer and transformers' Seq2SeqTrainer named by warnings raised from their own code.
+"""
+from __future__ import annotations
+
+import re
+
+from .console_text import line_at, line_end
+
+# A warning raised from the code of one of TRL's trainers (`.../site-packages/trl/trainer/sft_trainer.py:158:
+# UserWarning: You passed ... to the SFTTrainer`): that trainer ran. Its class, by the module's name.
+_TRL_TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "kto": "KTOTrainer", "orpo": "ORPOTrainer",
+                 "cpo": "CPOTrainer", "grpo": "GRPOTrainer", "rloo": "RLOOTrainer", "ppo": "PPOTrainer",
+                 "reward": "RewardTrainer"}
+_TRL_TRAINER_WARNING = re.compile(r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py:\d+: \w*Warning\b")
+# transformers' Seq2SeqTrainer named as the run builds it: its own deprecation warning (`... will be removed in version
+# 5.0.0 for `Seq2SeqTrainer.__init__``) or the source line a warning quotes (`  trainer = Seq2SeqTrainer(`)
+_SEQ2SEQ_TRAINER = re.compile(r"`Seq2SeqTrainer\.__init__`|^[ \t]*\w+[ \t]*=[ \t]*Seq2SeqTrainer\([ \t]*\r?$", re.MULTILINE)
+
+
+def console_warnings(text: str) -> dict:
+    """The crash that ended the run, transformers' Seq2SeqTrainer or TRL's trainer by a warning about its building,
+    and how often tensorboardX warned of a NaN or Inf value after the first loss."""
+    out: dict = {}
+    crash = _final_crash(text) if "rror" in text or "Killed" in text else None
+    if crash:
+        out["console_crash"] = crash
+    m = _SEQ2SEQ_TRAINER.search(text) if "Seq2SeqTrainer" in text else None
+    if m:
+        out["console_seq2seq_trainer"] = line_end(line_at(text, m.start()))
+    m = _TRL_TRAINER_WARNING.search(text) if "_trainer.py:" in text else None
+    if m:
+        out["console_trl_trainer"] = _TRL_TRAINERS[m.group(1)]
+        line = line_at(text, m.start())
+        out["console_trl_trainer_line"] = line[line.find(m.group(0)) + 1:].strip()[:200]  # from trl/trainer/ on
+    written = _nonfinite_written_after_the_first_loss(text) if "found in input tensor" in text else 0
+    if written:
+        out["console_nonfinite_written"] = written
+    return out
+
+
+def _nonfinite_written_after_the_first_loss(text: str) -> int:
+    """How many of tensorboardX's NaN-or-Inf warnings come after the console's first logged loss: those before it
+    are an fp16 scaler's first overflowing steps (their grad_norm inf), which it logs before any loss line."""
+    first = _LOGGED_LOSS.search(text)
+    return sum(1 for m in _TENSORBOARD_NONFINITE.finditer(text) if first is None or m.start() > first.start())
+
+
+_LOGGED_LOSS = re.compile(r"(?i)\bloss['\"]?\s*[:=]")
+
+
+# tensorboardX's check_nan (x2num.py), on a value handed to its writer: `logging.warning('NaN or Inf found in input
+# tensor.')`, printed as `WARNING:root:NaN or Inf found in input tensor.` or bare in a notebook's stream
+_TENSORBOARD_NONFINITE = re.compile(r"^(?:WARNING:root:|Warning: )?NaN or Inf found in input tensor\.?\s*$",
+                                    re.MULTILINE | re.IGNORECASE)
+
+
+# timed out, a rank died). An error of the script itself, an interrupt or a logger's own failure is not this.
+# (a notebook's error output names the exception's class alone: `OutOfMemoryError: CUDA out of memory`)
+_CRASH = re.compile(r"^(?:(?:torch\.(?:cuda\.)?)?OutOfMemoryError: .*|RuntimeError: (?:CUDA out of memory|CUDA error|NCCL).*"
+                    r"|torch\.distributed\.DistBackendError: .*)$", re.MULTILINE)
+
+
+# The shell's word on a job a signal ended (bash's job status, `./train.sh: line 33: 136834 Killed   python3 main.py
+# ...`, or a bare `Killed` where the job ran in the foreground): SIGKILL, most often the kernel's out-of-memory killer
+# (host RAM), or a scheduler's limit. Written by the shell after the script's last output, often on the same line as
+# the progress bar it cut (tqdm leaves no newline), so not anchored at a line's start.
+_SHELL_KILLED = re.compile(r"(?:: (line \d+: +\d+ (?:Killed|Segmentation fault|Aborted|Bus error)\b)[ \t]*([^\n]*)"
+                           r"|^(Killed)[ \t]*$)", re.MULTILINE)
+
+
+_LOSS_WORD = re.compile(r"(?i)loss")
+
+
+def _final_crash(text: str) -> str | None:
+    """The exception line of a crash (`_CRASH`), or the shell's report of a job it saw killed (`_SHELL_KILLED`), after
+    the log's last loss: the run stopped there; None elsewhere (an out-of-memory error of an earlier attempt, or one
+    an evaluation caught, comes before a later loss)."""
+    last = None
+    for last in _CRASH.finditer(text):
+        pass
+    killed = None
+    for killed in _SHELL_KILLED.finditer(text):
+        pass
+    if killed is not None and (last is None or killed.start() > last.start()):
+        if _LOSS_WORD.search(text, killed.end()):
+            return None
+        said, command = killed.group(1) or killed.group(3), " ".join(killed.group(2).split()) if killed.group(2) else ""
+        return f"the shell: {' '.join(said.split())}" + (f" ({_words_up_to(command, 60)})" if command else "")
+    if last is None or _LOSS_WORD.search(text, last.end()):  # (a results table's header says `Training Loss`)
+        return None
+    return last.group(0).strip()[:200]
+
+
+def _words_up_to(text: str, size: int) -> str:
+    """`text` whole where it is short, else its words up to `size` characters, marked as cut ("...")."""
+    if len(text) <= size:
+        return text
+    cut = text[:size]
+    return (cut[:cut.rfind(" ")] if " " in cut else cut) + " ..."
