@@ -106,7 +106,7 @@ def test_a_loss_that_keeps_falling_over_later_epochs_is_memorization_though_its_
 
 
 def test_a_loss_at_its_floor_by_the_first_epochs_end_is_still_no_memorization():
-    """The guard kept: within `_FELL_AFTER` x its final level at the first epoch's end (Ammar's Mistral QLoRA on
+    """The guard kept: within `FELL_AFTER` x its final level at the first epoch's end (Ammar's Mistral QLoRA on
     docker commands, judged healthy: 0.040 at epoch 0.93, 0.0132 at the end of a second epoch under a cosine decay)."""
     st = np.arange(5, 75, 5, dtype="int64")
     loss = np.array([0.934, 0.30, 0.149, 0.061, 0.0445, 0.040, 0.0397, 0.021, 0.022, 0.016, 0.0155, 0.0145,

@@ -80,14 +80,14 @@ def _epoch_of_points(loss: pd.Series, epochs: pd.Series) -> np.ndarray:
     return epoch_of
 
 
-_STAIR_LEVEL = 0.2  # nats a token: a pass's median this low, in a staircase ...
+STAIR_LEVEL = 0.2  # nats a token: a pass's median this low, in a staircase ...
 _STAIR_FALL = 6.0  # ... and this many times under the first pass's, from the third pass on, to the end
 _STAIR_FROM = 2  # the third pass (0-based): the first two may be ordinary learning
 
 
 def memorized_in_a_staircase(loss: pd.Series, epochs: pd.Series) -> list[Finding]:
     """A loss that falls at the start of each epoch and stays flat within it (`falls_at_epoch_starts`: it gets better
-    on the examples it has seen before), whose median over a pass from the third on is under `_STAIR_LEVEL` and
+    on the examples it has seen before), whose median over a pass from the third on is under `STAIR_LEVEL` and
     `_STAIR_FALL` x under the first pass's, and stays under that level over every whole pass after, with no eval loss:
     the model halves its loss each time the examples come round again, down to a level no new text would get
     (a 13B full fine-tune's pass medians 1.463, 1.128, 0.731, 0.389, 0.191, 0.105). The many-epochs level of
@@ -101,8 +101,8 @@ def memorized_in_a_staircase(loss: pd.Series, epochs: pd.Series) -> list[Finding
     medians = [float(np.median(loss.to_numpy()[epoch_of == e])) for e in passes]
     if len(passes) <= _STAIR_FROM or not medians[0] > 0:
         return []
-    low = [m <= _STAIR_LEVEL and m * _STAIR_FALL <= medians[0] for m in medians]
-    at = next((i for i in range(_STAIR_FROM, len(passes)) if low[i] and all(m <= _STAIR_LEVEL for m in medians[i:])),
+    low = [m <= STAIR_LEVEL and m * _STAIR_FALL <= medians[0] for m in medians]
+    at = next((i for i in range(_STAIR_FROM, len(passes)) if low[i] and all(m <= STAIR_LEVEL for m in medians[i:])),
               None)
     if at is None:
         return []
@@ -115,11 +115,11 @@ def memorized_in_a_staircase(loss: pd.Series, epochs: pd.Series) -> list[Finding
                "most likely learned by heart (memorization). Log an eval loss to see whether the model still "
                "generalises; fewer epochs or more data if it does not.")
     return [Finding("memorization", "warning", first, message, end_step=last, metric=LOSS, evidence={
-        "value": medians[at], "level": _STAIR_LEVEL, "eval_loss_logged": False, "to_end": True, "settled_step": first,
+        "value": medians[at], "level": STAIR_LEVEL, "eval_loss_logged": False, "to_end": True, "settled_step": first,
         "epoch": float(passes[at]), "pass_medians": medians[:20], "staircase": True})]
 
 
-def _settled_from(loss: pd.Series, level: float) -> int | None:
+def settled_from(loss: pd.Series, level: float) -> int | None:
     """Position from which the loss has settled under `level`: it is under it there, in nine of ten points
     after, and at the end of the log; None when it never settles."""
     low = loss.to_numpy() <= level
@@ -141,7 +141,7 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
     settled (0.71 -> 0.076 at the crossing, 0.01 at the end, over five epochs); for a log with no eval loss at all,
     where nothing else could show the same."""
     smooth = _running_median(loss)
-    start = _settled_from(smooth, level)
+    start = settled_from(smooth, level)
     if start is None or len(loss) - start < max(thresholds.collapse_points, 0.1 * len(loss)):
         return []  # never settled, or only over the last few points: not yet the run's final state
     k = max(1, len(loss) // 10)
@@ -163,7 +163,7 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
         if onset is None:
             return []
         epoch, levels_off = epoch_at(epochs, int(loss.index[onset])), _STILL_FALLING
-    entered = _settled_from(smooth, _MEMORIZED_BAND * level)
+    entered = settled_from(smooth, _MEMORIZED_BAND * level)
     if entered is not None and entered > onset:  # levelled off while still well above the memorized level
         onset = entered
         epoch, levels_off = epoch_at(epochs, int(loss.index[onset])), _ENTERED.format(_MEMORIZED_BAND)
@@ -180,14 +180,14 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
         "to_end": True, "settled_step": int(loss.index[start]), "epoch": epoch, "why_level": why_level.strip()})]
 
 
-_MANY_PASSES = 10.0  # epochs over the same examples, after which a held-out loss has parted from the training loss
+MANY_PASSES = 10.0  # epochs over the same examples, after which a held-out loss has parted from the training loss
 _NO_GAP = 1.1  # an eval loss within a tenth of the training loss over the epoch before it is at that loss's own level
 _TRACKED_EVALS = 3  # ... at every one of this many evaluations or more
 _LEVEL_POINTS = 10  # training points the level beside an eval is read from at the least: a few are a few batches
 
 
 def eval_like_training(metrics: Metrics, name: str) -> bool:
-    """Whether the eval loss `name` cannot be told from the training set: after `_MANY_PASSES` epochs or more over
+    """Whether the eval loss `name` cannot be told from the training set: after `MANY_PASSES` epochs or more over
     the same examples, it sits at or under the training loss of the epoch before it (within `_NO_GAP`) at every one of
     `_TRACKED_EVALS` or more evaluations (the training loss's level read over the last `_LEVEL_POINTS` points where a
     coarse log holds fewer in that epoch). Held-out text opens a gap over that many passes (the training loss goes
@@ -196,7 +196,7 @@ def eval_like_training(metrics: Metrics, name: str) -> bool:
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
     evals = finite(metrics[name]) if name in metrics else None
     if LOSS not in metrics or epochs is None or not len(epochs) or float(epochs.max()) <= 0 or evals is None \
-            or len(evals) < _TRACKED_EVALS or passes_over_data(epochs) < _MANY_PASSES:
+            or len(evals) < _TRACKED_EVALS or passes_over_data(epochs) < MANY_PASSES:
         return False
     loss, steps_an_epoch = real_loss(metrics), float(epochs.index[-1]) / float(epochs.max())
     for step, value in evals.items():
@@ -260,7 +260,7 @@ _ENTERED = "where it settles within {:g}x the memorization level"
 # a loss this many times its final level at the first epoch's end had not reached its floor there; a fall of 3x over one
 # more pass under a decaying LR is still the easy task polished (Ammar's Mistral QLoRA on docker commands, judged
 # healthy: 0.040 at epoch 0.93, 0.0132 at the end of its second epoch, the cosine down to 7e-7)
-_FELL_AFTER = 4.0
+FELL_AFTER = 4.0
 _STILL_FALLING = ("still falling over the passes after its first epoch (halfway down, on a log scale, from its level "
                   "at that epoch's end to its floor)")
 
@@ -268,7 +268,7 @@ _STILL_FALLING = ("still falling over the passes after its first epoch (halfway 
 def _onset_over_later_epochs(smooth: pd.Series, epochs: pd.Series | None, floor: float) -> int | None:
     """Where a descent that levelled off in the first epoch on a linear scale still went on over the passes after it:
     the first point past the first epoch from which the loss stays (on a log scale) halfway down from its level at the
-    first epoch's end to its `floor`; None where that level was under `_FELL_AFTER` x the floor (the loss reached its
+    first epoch's end to its `floor`; None where that level was under `FELL_AFTER` x the floor (the loss reached its
     floor before any example was seen twice: the data is that easy). anears' QLoRA SFT of a chart VLM: 5.9 at its
     first point, 0.031 at the end of epoch 1, 0.0053 over the last eighth, each pass over the same examples taking it
     further down; a fall from 5.9 looks level from 0.3 on, within epoch 1, where the repeated passes had not begun.
@@ -279,7 +279,7 @@ def _onset_over_later_epochs(smooth: pd.Series, epochs: pd.Series | None, floor:
         return None
     epoch_of = epochs.reindex(epochs.index.union(smooth.index)).ffill().reindex(smooth.index).to_numpy()
     later = np.flatnonzero(epoch_of >= 1.0)
-    if not len(later) or later[0] == 0 or float(smooth.iloc[later[0] - 1]) < _FELL_AFTER * floor:
+    if not len(later) or later[0] == 0 or float(smooth.iloc[later[0] - 1]) < FELL_AFTER * floor:
         return None
     start = int(later[0])
     return start + _settling_position(smooth.iloc[start:], float(smooth.iloc[start - 1]), floor, log_scale=True,
@@ -306,7 +306,7 @@ def _settling_position(loss: pd.Series, head: float, floor: float, log_scale: bo
         bar = math.exp(math.log(floor) + share * (math.log(head) - math.log(floor)))
     else:
         bar = floor + share * max(head - floor, 0.0)
-    found = _settled_from(loss, bar)
+    found = settled_from(loss, bar)
     return len(loss) - 1 if found is None else found
 
 
