@@ -50,19 +50,26 @@ from .zero_in_first_epoch import (collapsed_in_first_pass, near_zero_from_the_st
                                   unless_first_epoch)
 
 
-def _held_out_already_at_zero(metrics: Metrics, loss: pd.Series, start: int, stop: int,
-                              thresholds: Thresholds) -> bool:
-    """Every eval loss logged up to the end of a near-zero stretch is itself near zero, from an evaluation at or
+def _held_out_level(found: Finding, thresholds: Thresholds) -> float:
+    """The eval loss under which held-out data counts as predicted as well as the training data: near zero beside a
+    collapse; beside a gradual descent (memorization), the level a memorized training loss is judged under."""
+    return thresholds.memorization_level if found.kind == "memorization" else thresholds.collapse_abs
+
+
+def _held_out_already_at_zero(metrics: Metrics, loss: pd.Series, start: int, stop: int, level: float) -> bool:
+    """Every eval loss logged up to the end of a near-zero stretch is itself under `level`, from an evaluation at or
     before its start: the model predicted held-out data as well before the training loss got there, so that loss is
     the model's own fit of an easy task, not a degenerate model nor one that learned its data by heart
     (AndrewMichael2020's text-to-SQL GPT: validation 0.0000 at the end of epoch 1, while the epoch's running training
-    mean was still 0.57; Seanaaa0's synthetic grid task: eval 3.4e-4 before the training loss reached 1e-5)."""
+    mean was still 0.57; Seanaaa0's synthetic grid task: eval 3.4e-4 before the training loss reached 1e-5;
+    smhavens' one-word category answers: eval 0.0014-0.0089 at every epoch while the training loss went 0.39 ->
+    0.0008)."""
     evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
     if evals is None or not len(evals):
         return False
     upto = evals[evals.index <= int(loss.index[stop - 1])]
     return bool(len(upto)) and int(upto.index[0]) <= int(loss.index[start]) \
-        and bool(np.all(upto.to_numpy() <= thresholds.collapse_abs))
+        and bool(np.all(upto.to_numpy() <= level))
 
 
 _FOLLOWING_EVALS = 2  # evaluations inside a near-zero stretch that say whether held-out data went there too
@@ -123,7 +130,7 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
             continue
         found = _judge(loss, grad, start, stop, thresholds)
         if found.kind in ("loss_collapse", "memorization") \
-                and _held_out_already_at_zero(metrics, loss, start, stop, thresholds):
+                and _held_out_already_at_zero(metrics, loss, start, stop, _held_out_level(found, thresholds)):
             continue
         if found.kind in _GRADUAL:
             if any(f.kind in _GRADUAL for f in findings) or held_out_followed:
