@@ -19,20 +19,37 @@ from .stated_logging import StatedLogging
 
 
 def training_bar_total(events: list[tuple]) -> int | None:
-    """The total of the training progress bar: the one most often seen right before a loss dict; where no bar comes
-    before one (a paste of the log's tail, its finished bar last), the total of a finished bar after the closing
-    summary dict (`train_runtime`)."""
+    """The total of the training progress bar: the one most often seen right before a loss dict, of those whose
+    readings never go back where there are such (`_restarting_totals`); where no bar comes before one (a paste of the
+    log's tail, its finished bar last), the total of a finished bar after the closing summary dict (`train_runtime`)."""
     last_bar, seen = None, Counter()
     for event in events:
         if event[0] == "bar":
             last_bar = event[2]
         elif event[0] == "dict" and "loss" in event[2] and last_bar is not None:
             seen[last_bar] += 1
+    restarting = _restarting_totals(events)
+    if any(total not in restarting for total in seen):
+        seen = Counter({total: n for total, n in seen.items() if total not in restarting})
     if seen:
         return seen.most_common(1)[0][0]
     summary = next((i for i, e in enumerate(events) if e[0] == "dict" and "train_runtime" in e[2]), None)
     finished = [e[2] for e in events[summary:] if e[0] == "bar" and e[1] == e[2]] if summary is not None else []
     return finished[-1] if finished else None
+
+
+def _restarting_totals(events: list[tuple]) -> set[int]:
+    """The totals of bars whose readings go back (`50/50` then `0/50`): a loop drawn anew each time, as an evaluation
+    bar is; the training bar counts on. Where a notebook keeps only the bars that a newline ended (Colab deletes each
+    redraw that tqdm.write cleared for a dict), the finished evaluation bar is often the last one before a dict."""
+    last: dict[int, int] = {}
+    restarting = set()
+    for event in events:
+        if event[0] == "bar":
+            if event[1] < last.get(event[2], 0):
+                restarting.add(event[2])
+            last[event[2]] = event[1]
+    return restarting
 
 
 def dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | None = None,
@@ -132,6 +149,8 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
         is_train = "loss" in pairs
         n_train += is_train
         step = event[1] if event[1] is not None else explicit_step(pairs)
+        if step is None and bar_n == 0 and is_train and not bar_used and _past_the_start(pairs):
+            bar_n = None  # the bar's first draw, kept because a warning's newline ended it: a stale reading
         if step is None and bar_n is not None and bar_used and is_train and one_bar:
             step, rule = last_train + every, f"{_AFTER_THE_BAR}, by logging_steps ({every})"
         elif step is None and bar_n is not None:
@@ -157,6 +176,14 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
     if use_bars and _ahead_of_their_bar(events, steps, dated_by, train_total):
         rules["a line printed just before its bar's step"] += 1
     return steps, "; ".join(f"{rule} ({n} lines)" for rule, n in rules.items())
+
+
+def _past_the_start(pairs: dict) -> bool:
+    """Whether a dict's own epoch says it was logged after step 0 (no data has been seen at step 0: epoch 0.0). A bar's
+    reading of 0 before the first train dict dates it and those after it only where this is not so: a run logging
+    every step prints its first dict at epoch 0.0 before the bar's redraw (`_ahead_of_their_bar`)."""
+    epoch = pairs.get("epoch")
+    return isinstance(epoch, float) and math.isfinite(epoch) and epoch > 0
 
 
 _BY_BAR = "the training progress bar before each line"
