@@ -93,3 +93,28 @@ def test_labelled_and_download_bars_are_not_training_bars():
 
 def test_a_percentage_that_is_not_its_count_is_no_bar():
     assert [e for e in scan(" 10% 5/10 [00:01<00:01,  3.00it/s]\n") if e[0] == "bar"] == []
+
+
+def _logged(steps, per_epoch: int) -> str:
+    return "".join(_dict(step, per_epoch, loss=1.4 + 0.01 * (k % 3)) for k, step in enumerate(steps))
+
+
+def test_dicts_of_a_kept_tail_are_dated_back_from_the_bar_after_them(tmp_path):
+    # a 10-epoch run of 100 steps an epoch logging every 5, saved mid-run: only its dicts of steps 405-450 and the bar
+    # at 452 survive; their epochs (4.05 ... 4.5) space them 5 steps apart, the last at most at the reading
+    stream = _logged(range(405, 451, 5), 100) + _bar(452, 1000)
+    assert _loss_steps(_notebook(tmp_path, stream)) == list(range(407, 453, 5))
+
+
+def test_a_capture_from_the_start_keeps_its_positions_under_the_bar_after_it(tmp_path):
+    # the same run's first dicts (steps 10-50, every 10, 100 an epoch) and the bar at 52: positions x 10 fit their
+    # epochs, so they stay where the run's start puts them
+    stream = _logged(range(10, 51, 10), 100) + _bar(52, 200)
+    assert _loss_steps(_notebook(tmp_path, stream)) == [10, 20, 30, 40, 50]
+
+
+def test_an_evaluation_bar_after_the_dicts_dates_nothing(tmp_path):
+    # the kept tail ends inside an evaluation (12 of 40 batches): read as the training bar it would put 10 dicts
+    # 0.05 epoch apart within 12 steps; they stay numbered by their order
+    stream = _logged(range(405, 451, 5), 100) + _bar(12, 40)
+    assert _loss_steps(_notebook(tmp_path, stream)) == list(range(1, 11))
