@@ -33,6 +33,11 @@ _DICT = re.compile(r"(?:(?:Step:|Global step|\bstep|\brollout)\s*(?P<step>\d{1,1
 _PAIR = re.compile(r"""(?:^|,)\s*(?:'(?P<key>[^'\\]*(?:\\.[^'\\]*)*)'|"(?P<key2>[^"\\]*(?:\\.[^"\\]*)*)")\s*:\s*"""
                    r"""(?P<val>'[^']*'|"[^"]*"|[^,}\s]+)""")
 _BAR = re.compile(r"\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*\[[^\]]*?(?:it/s|s/it)\]")
+# The same bar without its `|...|` block, as Colab keeps a `!python` cell's tqdm: ` 33% 12/36 [00:41<01:23,  3.45s/it]`.
+# Unlabelled only (the Trainer's bars have no description; `Map: 100% 500/500`, `Loading checkpoint shards: 100% 2/2`
+# are someone else's): at the start of the piece or right after an earlier redraw or a dict.
+_PLAIN_BAR = re.compile(r"(?:^|(?<=[\]}]))\s*(?P<pct>\d{1,3})%\s+(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
+                        r"\[[^\]]*?(?:it/s|s/it)\]")
 _OVERFLOW = re.compile(
     r"(?:OVERFLOW!|overflow!|Overflow detected)[^\n]*?Attempted loss scale:\s*(?P<old>[\d.]+)"
     r"(?:,\s*reducing to\s*(?P<new>[\d.]+)|,\s*but hysteresis is)")
@@ -232,7 +237,17 @@ def _dicts_and_bars(piece: str) -> list[tuple]:
     if "/" in piece and "[" in piece:
         for m in _BAR.finditer(piece):
             found.append((m.start(), ("bar", int(m.group("n")), int(m.group("total")))))
+        if "%" in piece:
+            found.extend((m.start(), ("bar", int(m.group("n")), int(m.group("total"))))
+                         for m in _PLAIN_BAR.finditer(piece) if _percentage_fits(m))
     return [event for _, event in sorted(found, key=lambda f: f[0])]
+
+
+def _percentage_fits(m: re.Match) -> bool:
+    """Whether a plain bar's percentage is its n/total (tqdm rounds it), as a progress bar's is and a line that only
+    looks like one (`5% 3/4 [note]`) need not be."""
+    total = int(m.group("total"))
+    return total > 0 and abs(int(m.group("pct")) - 100 * int(m.group("n")) / total) <= 1
 
 
 def _prefix_step(m: re.Match, line: str) -> int | None:

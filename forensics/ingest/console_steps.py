@@ -1,7 +1,7 @@
 """The steps of a console's events that print none: the Trainer's dicts, and the loss scaler's overflow lines.
 
 `dict_steps(events, ...)` dates each printed dict: the step it names, else the training progress bar before it, else
-its position x the logging interval (estimated from the run's total steps, or as the run states it:
+back from its one reading after them (`bar_after_the_dicts`), else its position x the logging interval (estimated from the run's total steps, or as the run states it:
 `stated_logging`), else its own epoch x the steps an epoch makes; `deepspeed_steps(events, ...)` dates each overflow
 and at-minimum line by the bar, the step lines or DeepSpeed's progress lines around it. `training_bar_total(events)`
 tells the training bar among the others (evaluation, tokenizing).
@@ -14,25 +14,51 @@ from collections import Counter
 import numpy as np
 
 from ..restarts import epoch_past_the_start
+from .bar_after_the_dicts import dated_back, reading_after, steps_per_epoch_by_reading, tail_bar_total
 from .console_scan import AT_STEP_LINE, EXPLICIT_STEP_KEYS
 from .stated_logging import StatedLogging
 
 
 def training_bar_total(events: list[tuple]) -> int | None:
-    """The total of the training progress bar: the one most often seen right before a loss dict; where no bar comes
-    before one (a paste of the log's tail, its finished bar last), the total of a finished bar after the closing
-    summary dict (`train_runtime`)."""
+    """The total of the training progress bar: the one most often seen right before a loss dict, of those whose
+    readings never go back where there are such (`_restarting_totals`); where no bar comes before one (a paste of the
+    log's tail, its finished bar last), the total of a finished bar after the closing summary dict (`train_runtime`)."""
     last_bar, seen = None, Counter()
     for event in events:
         if event[0] == "bar":
             last_bar = event[2]
         elif event[0] == "dict" and "loss" in event[2] and last_bar is not None:
             seen[last_bar] += 1
+    restarting = _restarting_totals(events)
+    if any(total not in restarting for total in seen):
+        seen = Counter({total: n for total, n in seen.items() if total not in restarting})
     if seen:
         return seen.most_common(1)[0][0]
     summary = next((i for i, e in enumerate(events) if e[0] == "dict" and "train_runtime" in e[2]), None)
     finished = [e[2] for e in events[summary:] if e[0] == "bar" and e[1] == e[2]] if summary is not None else []
-    return finished[-1] if finished else None
+    return finished[-1] if finished else tail_bar_total(events, _loose_train_dicts(events))
+
+
+def _loose_train_dicts(events: list[tuple]) -> list[int]:
+    """Indices of the train dicts, where none names its step (a prefix or a key); else []."""
+    train = [i for i, e in enumerate(events) if e[0] == "dict" and "loss" in e[2]]
+    if any(events[i][1] is not None or explicit_step(events[i][2]) is not None for i in train):
+        return []
+    return train
+
+
+def _restarting_totals(events: list[tuple]) -> set[int]:
+    """The totals of bars whose readings go back (`50/50` then `0/50`): a loop drawn anew each time, as an evaluation
+    bar is; the training bar counts on. Where a notebook keeps only the bars that a newline ended (Colab deletes each
+    redraw that tqdm.write cleared for a dict), the finished evaluation bar is often the last one before a dict."""
+    last: dict[int, int] = {}
+    restarting = set()
+    for event in events:
+        if event[0] == "bar":
+            if event[1] < last.get(event[2], 0):
+                restarting.add(event[2])
+            last[event[2]] = event[1]
+    return restarting
 
 
 def dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | None = None,
@@ -60,6 +86,9 @@ def dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | 
             steps, how = _steps_by_rules(events, train_total, use_bars=False, stated=stated)
             how += "; the banner's steps per epoch do not fit the dicts' epochs, so not used"
     if "position x logging_steps" in how and "progress bar before" not in how:  # (bar-dated dicts are right)
+        back = _back_from_a_later_bar(events, steps, train_total, per_epoch, stated)
+        if back is not None:
+            return back
         per = per_epoch or _bar_steps_per_epoch(events, train_total)
         every, _ = _logging_interval(events, train_total, stated)
         if per and _positions_off_their_epochs(events, steps, per, every):
@@ -71,6 +100,22 @@ def dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | 
 
 
 _POSITION_SLACK = 2  # logging intervals a dict's position-rule step may be off its epoch's step
+
+
+def _back_from_a_later_bar(events: list[tuple], steps: dict[int, int], train_total: int | None,
+                           per_epoch: float | None, stated: StatedLogging | None) -> tuple[dict[int, int], str] | None:
+    """The dicts dated back from the training bar's one reading after them (`bar_after_the_dicts`), where their
+    positions x the logging interval do not fit their own epochs x the steps an epoch makes (the banner's, else the
+    reading over the last dict's epoch); else None."""
+    loose = _loose_train_dicts(events)
+    reading = reading_after(events, loose, train_total)
+    per = per_epoch or (steps_per_epoch_by_reading(events, loose, reading) if reading else None)
+    if not reading or not per:
+        return None
+    every, said = _logging_interval(events, train_total, stated)
+    if not _positions_off_their_epochs(events, steps, per, every):
+        return None
+    return dated_back(events, steps, loose, reading, per, said.every if said else None)
 
 
 def _bar_steps_per_epoch(events: list[tuple], train_total: int | None) -> float | None:
@@ -132,6 +177,8 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
         is_train = "loss" in pairs
         n_train += is_train
         step = event[1] if event[1] is not None else explicit_step(pairs)
+        if step is None and bar_n == 0 and is_train and not bar_used and _past_the_start(pairs):
+            bar_n = None  # the bar's first draw, kept because a warning's newline ended it: a stale reading
         if step is None and bar_n is not None and bar_used and is_train and one_bar:
             step, rule = last_train + every, f"{_AFTER_THE_BAR}, by logging_steps ({every})"
         elif step is None and bar_n is not None:
@@ -157,6 +204,14 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
     if use_bars and _ahead_of_their_bar(events, steps, dated_by, train_total):
         rules["a line printed just before its bar's step"] += 1
     return steps, "; ".join(f"{rule} ({n} lines)" for rule, n in rules.items())
+
+
+def _past_the_start(pairs: dict) -> bool:
+    """Whether a dict's own epoch says it was logged after step 0 (no data has been seen at step 0: epoch 0.0). A bar's
+    reading of 0 before the first train dict dates it and those after it only where this is not so: a run logging
+    every step prints its first dict at epoch 0.0 before the bar's redraw (`_ahead_of_their_bar`)."""
+    epoch = pairs.get("epoch")
+    return isinstance(epoch, float) and math.isfinite(epoch) and epoch > 0
 
 
 _BY_BAR = "the training progress bar before each line"

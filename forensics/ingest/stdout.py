@@ -8,8 +8,9 @@
   `Step: N {...}` lines. Pairs are pulled out with a regex (ast.literal_eval rejects `nan`), each
   value through float(); a dict must hold a training key (loss, eval_*, learning_rate, ...).
 * The step of a dict: an explicit one (`Step: N`, `'global_step/max_steps': '10/100'`); else the
-  nearest training progress bar fragment before it (`| 10/100 [..., 1.2it/s]`, bars of other
-  totals - eval, tokenizing - are ignored); else its position x logging_steps, logging_steps
+  nearest training progress bar fragment before it (`| 10/100 [..., 1.2it/s]`, or Colab's ` 10% 10/100 [...]`; bars of
+  other totals - eval, tokenizing - are ignored); where the bar's one reading comes after the dicts (a kept tail),
+  back from it (`bar_after_the_dicts`); else its position x logging_steps, logging_steps
   estimated from the run's total steps when the log tells them; where it does not, its own
   `epoch` x the steps per epoch of the Trainer's banner (`Num Epochs`, `Total optimization steps`). `meta["step_inferred"]` says
   which rule gave the steps when it was not explicit.
