@@ -64,7 +64,8 @@ class Banner:
     kind: "peft" (PEFT's print_trainable_parameters: `trainable params: X || all params: Y ||
     trainable%: Z`) or "unsloth" (Unsloth's `==((====))==` block: its model-loading banner or its
     training banner, which states `Number of trainable parameters = X`) or "webui"
-    (text-generation-webui's LoRA training, which trains adapters only).
+    (text-generation-webui's LoRA training, which trains adapters only) or "adapter_counts" (a script's own
+    `LoRA model initialized. Trainable parameters: X, All parameters: Y`), among others (ingest/banners.py).
     text: the banner as printed (one line, or the block's lines joined by newlines): the evidence.
     trainable_params, all_params: the counts it states, None where it states none.
     source: the log file.

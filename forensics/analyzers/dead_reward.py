@@ -6,7 +6,9 @@ all completions of every prompt score the same (TRL logs `frac_reward_zero_std` 
 the gradient: the policy cannot learn, whatever the loss shows (it is ~0 by construction). SIGNALS.md #20: the
 alarm is `frac_reward_zero_std` at 1 (with grad_norm ~0), not a loss near 0. An error (VERDICTS.md: a run that never learned) when that
 holds at `DEAD_SHARE` of the logged steps, or from some step to the end (over at least half the log)
-with the reward stuck at one level from there (`_stuck`), and the reward does not rise from that step on. Where
+with the reward stuck at one level from there (`_stuck`), and the reward does not rise from that step on; a log
+shorter than learning_min_points is enough where every step it holds had no spread and a grad_norm of exactly 0
+(`_no_update_at_every_step`: each step is a whole batch of groups, and none of them moved the policy). Where
 TRL's `frac_reward_zero_std` tells how many groups of each step had a spread, the groups that did must be fewer than
 `LIVE_SHARE` of all groups from that step on: a tenth or more of the groups scoring their completions apart (one
 prompt of eight solved now and then, the rest all wrong) is a weak signal, not none, and the run may yet learn from it
@@ -32,15 +34,19 @@ REWARD_STD = "reward_std"
 ADVANTAGES_MAX, ADVANTAGES_MIN = "critic/advantages/max", "critic/advantages/min"  # verl's, over the batch
 DEAD_SHARE = 0.8  # at least this share of the logged steps without any reward spread
 LIVE_SHARE = 0.1  # ... and, where frac_reward_zero_std counts them, fewer than this share of the groups with one
+FEW_DEAD_STEPS = 2  # fewer logged steps than learning_min_points are enough where every one had grad_norm exactly 0
 
 
 def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `no_learning_signal` error for a GRPO log whose reward groups (nearly) never differ, or []."""
     dead = no_spread_points(metrics)
-    if dead is None or len(dead) < thresholds.learning_min_points:
+    if dead is None:
+        return []
+    needed = FEW_DEAD_STEPS if _no_update_at_every_step(metrics, dead) else thresholds.learning_min_points
+    if len(dead) < needed:
         return []
     begin = 0 if dead.mean() >= DEAD_SHARE else first_settled(dead.to_numpy(), DEAD_SHARE)
-    if begin is None or len(dead) - begin < max(thresholds.learning_min_points, len(dead) / 2):
+    if begin is None or len(dead) - begin < max(needed, len(dead) / 2):
         return []
     steps = dead.index[begin:][dead.to_numpy()[begin:]]
     first = int(steps[0])
@@ -76,6 +82,16 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
                     metric=str(dead.name),
                     evidence={"dead_steps": int(len(steps)), "logged_steps": int(len(dead) - begin),
                               "share": float(len(steps) / (len(dead) - begin))})]
+
+
+def _no_update_at_every_step(metrics: Metrics, dead) -> bool:
+    """Whether every logged step had no reward group with a spread and a grad_norm logged as exactly 0: each step is
+    a whole batch of groups, and a GRPO step with no advantage makes no update, so even a log of `FEW_DEAD_STEPS`
+    says the policy did not move (a KL term or some group's spread would show as a grad_norm above 0)."""
+    if not dead.all() or GRAD_NORM not in metrics:
+        return False
+    grad = finite(metrics[GRAD_NORM]).reindex(dead.index)
+    return not grad.isna().any() and bool(np.all(grad.to_numpy() == 0.0))
 
 
 def _saturated(metrics: Metrics, reward, first: int, stds: float) -> bool:

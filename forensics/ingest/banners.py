@@ -14,6 +14,9 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
   the same log (kind "param_counts"), and Joey NMT's `Total params: N` (the weights that require grad) followed by
   `Trainable parameters: [names]` that list the embedding tables and no adapter's weights (kind "param_names"): N
   trainable of N, a full training run.
+* A script's own count line after `get_peft_model`, naming the adapter on the same line: `LoRA model initialized.
+  Trainable parameters: 11796480, All parameters: 4034264576, trainable ratio: 0.29%` (kind "adapter_counts"); the
+  same counts without LoRA / PEFT / adapter on the line are left to the parameter-summary readers.
 * The HF Trainer's `***** Running training *****` block: `  Number of trainable parameters = 124,439,808`, the
   count alone (the model's size is the config's, when the log prints it).
 * MLX's `mlx_lm.lora` (LoRA, DoRA or, with `--fine-tune-type full`, every weight): `Trainable parameters: 0.085%
@@ -41,6 +44,12 @@ import re
 from ..timeline import Banner
 
 _PEFT = re.compile(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+)")
+# A script's own count after get_peft_model, the adapter named on the same line (`LoRA model initialized. Trainable
+# parameters: 11796480, All parameters: 4034264576, trainable ratio: 0.29%`); without the adapter's name such a line
+# is a count, not a method
+_ADAPTER_COUNTS = re.compile(r"Trainable param(?:eter)?s\s*[:=]\s*([\d,]+)\s*[,;|]+\s*(?:All|Total) "
+                             r"param(?:eter)?s\s*[:=]\s*([\d,]+)", re.IGNORECASE)
+_ADAPTER_NAMED = re.compile(r"(?i)(?<![a-z])(?:q?lora|peft|adapters?)(?![a-z])")
 _UNSLOTH_HEAD = "==((====))==  Unsloth"
 _UNSLOTH_LINES = 5
 # `Number of trainable parameters = 41,943,040`, or (2025 and later) `Trainable parameters = 17,596,416 of
@@ -95,6 +104,8 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
             found.append(Banner("llamafactory", line.strip()[:300], None, None, source))
         elif _WEBUI.search(line) and not any(b.kind == "webui" for b in found):
             found.append(Banner("webui", line.strip()[:300], None, None, source))
+        elif "rainable param" in line and _ADAPTER_NAMED.search(line) and (m := _ADAPTER_COUNTS.search(line)):
+            found.append(Banner("adapter_counts", line.strip()[:300], _count(m.group(1)), _count(m.group(2)), source))
         elif "Trainable params:" in line and (m := _WEBUI_COUNTS.search(line)):
             # the model's own count, named apart from the adapter's by the log itself
             found.append(Banner("webui", line.strip(), _count(m.group(1)), _count(m.group(2)), source))

@@ -17,7 +17,9 @@ loss (or a loss alone) with their numbers:
   stdout reader numbers the steps on across epochs, whichever epoch the script counts from).
 * Any other short line of a hand-written training loop that names a step counter and a loss, each with its number:
   `Epoch 1/3, Step 100/1000, Loss: 2.3456, LR: 1e-4`, `Step 100: loss = 2.3456`, `[Epoch 1][Step 100] loss: 2.3`,
-  `step 100 | loss 2.3456 | lr 1e-4`, `2024-01-01 12:00:00 - INFO - Step 100 - loss: 2.3456` (kind "generic"). Only
+  `step 100 | loss 2.3456 | lr 1e-4`, `2024-01-01 12:00:00 - INFO - Step 100 - loss: 2.3456`, a loguru line of the
+  loop's `name=value` locals `... - [0.06%] batch_index=64 loss=11.0210` (`batch_index`, `batch_idx`, `batch`, `it`
+  count only as such a pair) (kind "generic"). Only
   the names it knows are read (loss, train / training loss, val / validation / eval loss, lr / learning rate, grad
   norm, epoch, perplexity, accuracy); the step is the counter as printed, the epoch (`Epoch 2`, or a bracketed tag:
   `[E2] step 0 loss X`) as a metric (the stdout reader numbers steps that start over each epoch on). A line counted
@@ -71,7 +73,11 @@ _BRACKET_FIELD = re.compile(r"([A-Za-z][\w]{0,40})\s*:\s*([-+]?(?:nan|inf|\d[\d.
 # Separators between a name and its number: spaces or tabs, one of `:=#`, never a run across lines (`\s*[:=]?\s*`
 # is quadratic on a long run of blanks).
 _SEP = r"[ \t]*(?:[:=#][ \t]*)?"
-_GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/))"
+# `batch` counts where it is out of a total (`batch 200/2983`) or a logger's `name=value` pair (`batch_index=64
+# loss=11.02`, a loop's f-string of its locals); so does `it=` (the loop variable), never `it` in prose.
+_COUNTER_PAIR = r"(?:batch(?:_index|_idx)?|it)(?=[ \t]*=[ \t]*\d)"
+_GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/)|"
+                           + _COUNTER_PAIR + ")"
                           + _SEP + r"\[?(\d{1,12})(?:[ \t]*/[ \t]*(\d{1,12}))?\]?(?![\w.]|/)", re.IGNORECASE)
 _GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?![\w.]|/)", re.IGNORECASE)
 # A loss named with its split or kind before it (`Train Loss`, `val_loss`, `total loss`) or its split after it
@@ -185,7 +191,7 @@ def has_generic_line(text: str) -> bool:
     while at >= 0:
         before = low[max(0, at - _GENERIC_REACH):at]
         before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
-        if ("step" in before or "iter" in before) and _GENERIC_STEP.search(before) or (
+        if ("step" in before or "iter" in before or "=" in before) and _GENERIC_STEP.search(before) or (
                 "epoch" in before and _GENERIC_EPOCH.search(before)) or ("/" in before and _bare_count(before)):
             return True
         at = low.find("loss", at + 4)
