@@ -59,3 +59,10 @@ def test_a_closing_summarys_train_loss_is_not_the_loss_but_a_sole_per_step_train
     assert tracker_metric_names(["train/train_runtime", "train/train_loss", "eval/loss"]) == [
         "train_runtime", "train_loss", "eval_loss"]
     assert tracker_metric_names(["train_loss", "val_loss"]) == ["loss", "eval_loss"]
+
+
+def test_a_tensorboard_file_holding_only_the_closing_summary_is_the_hf_trainers(tmp_path):
+    """No step reached logging_steps, so no train/learning_rate: the summary's train/train_runtime beside train/epoch
+    are the Trainer's tags still."""
+    a = analyze(_gpt2_run(tmp_path, 0, 13100.0, 11.0))
+    assert a.run_profile.framework == "hf_trainer"
