@@ -46,3 +46,16 @@ def test_epoch_means_falling_but_the_run_not_ending_on_its_lowest_point_are_no_e
     a = analyze(_llamafactory_log(tmp_path, [2.10, 1.93, 1.95, 2.02, 1.82, 1.88, 1.98, 1.85, 1.86]))
     assert a.status == "warning"
     assert a.first_incident.kind == "no_learning_evidence"
+
+
+def test_an_epoch_logged_twice_at_a_step_does_not_stop_the_reading():
+    """A trainer_state.json's eval record repeats the epoch at its step: one epoch value a step is read."""
+    import pandas as pd
+
+    from forensics.analyzers.secondary_evidence import epoch_means_fell
+    from forensics.config import Thresholds
+
+    steps = list(range(10, 100, 10))
+    loss = pd.Series([2.10, 1.93, 1.95, 2.02, 1.86, 1.88, 1.98, 1.85, 1.83], index=steps)
+    epochs = pd.Series([s / _STEPS_AN_EPOCH for s in steps + [90]], index=steps + [90])
+    assert epoch_means_fell({"loss": loss, "epoch": epochs}, loss, Thresholds()) is not None

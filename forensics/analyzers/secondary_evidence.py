@@ -96,7 +96,9 @@ def epoch_means_fell(metrics: Metrics, loss, thresholds: Thresholds) -> Learning
     reads as chance; the epochs' means, each over the same data, falling in order (1 in 6 by chance for three) with
     the run ending on its lowest point (about 1 in n) is the run learning. A point logged at an epoch's end (epoch
     1.0) closes that epoch's window and counts to it."""
-    epochs = finite(metrics["epoch"]).reindex(loss.index) if "epoch" in metrics else None
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if epochs is not None:  # (a step's eval record carries the epoch too: one value a step)
+        epochs = epochs[~epochs.index.duplicated(keep="last")].reindex(loss.index)
     if epochs is None or epochs.isna().any() or len(loss) < _EPOCHS_SEEN * _POINTS_AN_EPOCH:
         return None
     groups = loss.groupby(np.ceil(epochs.to_numpy(dtype="float64")) - 1)
