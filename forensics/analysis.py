@@ -31,7 +31,8 @@ from .analyzers.never_learned import (detect_classifier_at_chance, detect_dpo_lo
                                       detect_reward_model_at_chance)
 from .analyzers.early_overshoot import detect_early_overshoot
 from .analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
-from .analyzers.stuck_at_guess import detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch
+from .analyzers.stuck_at_guess import (detect_no_update_at_the_guess, detect_stuck_at_vocabulary_guess,
+                                      detect_stuck_from_scratch)
 from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings
@@ -352,7 +353,7 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     found += [f for f in detect_early_overshoot(per_step, vocab, thresholds)  # unless the spike rules saw it first
               if not any(g.kind == "loss_spike" and g.step <= f.evidence["peak_step"] for g in findings)]
     if not never:
-        found += detect_stuck_at_vocabulary_guess(per_step, vocab)
+        found += detect_stuck_at_vocabulary_guess(per_step, vocab) or detect_no_update_at_the_guess(metrics, vocab)
     if not never and not any(f.kind == "no_learning_evidence" for f in findings + found):
         found += detect_ended_near_the_guess(per_step, thresholds, vocab, *planned)
     if classification_head(config) and not never:

@@ -155,13 +155,23 @@ def tracker_metric_names(tags: list[str]) -> list[str]:
     names = _test_split_apart([_tracker_name(tag) for tag in tags], tags)
     if "loss" in names:
         return names
-    sole = next((name for name in _SOLE_LOSSES if name in names), None)
+    sole = next((name for name in _SOLE_LOSSES if name in names and not _closing_summary(name, names)), None)
     if sole is None:
         sole = next((name for name in names if _is_group_loss(name)), None)
     return ["loss" if name == sole else name for name in names]
 
 
 _TEST_SPLITS = ("test", "testing")
+
+
+# What the HF Trainer's closing summary logs beside `train_loss` (its mean over the run, `tr_loss / global_step`)
+_SUMMARY_BESIDE = frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos"})
+
+
+def _closing_summary(name: str, names: list[str]) -> bool:
+    """Whether `train_loss` is the HF Trainer's closing summary (its runtime and throughput logged beside it), the
+    mean over the whole run, not a per-step loss logged under that name (Lightning's `self.log("train_loss", loss)`)."""
+    return name == "train_loss" and bool(_SUMMARY_BESIDE & set(names))
 
 
 def _test_split_apart(names: list[str], tags: list[str]) -> list[str]:

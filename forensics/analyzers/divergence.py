@@ -35,6 +35,7 @@ from ..config import Thresholds
 from ..findings import Finding
 from .metrics import (EXPLODED_LOSS, GRAD_NORM, LN2, LOSS, TRAIN_LOSS, Metrics, finite, format_number,
                       is_preference_log, lr_restart_steps, point_noise, position_of, real_loss)
+from .no_training_loss import summary_at_step_zero
 from .sustained_rise import detect_sustained_step_up
 
 _MIN_POINTS = 5
@@ -289,8 +290,8 @@ def _exploded_run_mean(metrics: Metrics) -> list[Finding]:
     `EXPLODED_LOSS`, a value no per-token cross-entropy takes: the loss blew up somewhere in the run. An error at
     the summary's step (the log cannot say where it began)."""
     summary = finite(metrics.get(TRAIN_LOSS, pd.Series(dtype="float64")))
-    if summary.empty or float(summary.iloc[-1]) <= EXPLODED_LOSS:
-        return []
+    if summary.empty or float(summary.iloc[-1]) <= EXPLODED_LOSS or summary_at_step_zero(metrics):
+        return []  # (at step 0 no update ran: the summed loss over a step count floored at 0.001, no mean)
     step, value = int(summary.index[-1]), float(summary.iloc[-1])
     message = (f"no per-step loss was logged, but the closing train_loss (the mean of every step's loss) is "
                f"{format_number(value)}, far above what a per-token cross-entropy takes (a uniform guess over any "

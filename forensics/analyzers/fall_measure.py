@@ -66,10 +66,27 @@ def fell_clearly(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[
                            thresholds) and tail < head_median - thresholds.learning_min_fall * abs(head_median)
     # (a trend counts where the log also ends below where it began: a hump in the middle tilts a line over a flat log)
     trend = _falling_trend(values, sigma, thresholds, trend_z) \
-        and tail < head_median - _TREND_ENDS_LOWER * abs(head_median)
+        and tail < head_median - _TREND_ENDS_LOWER * abs(head_median) and not came_back_up(values, sigma)
     fell = by_median or by_first or by_level or trend or _down_at_every_point(values, series.index) \
         or (_down_first_then_held(values) and not starts_mid_run(series))
     return fell, max(head_median, first), tail
+
+
+def came_back_up(values: np.ndarray, sigma: float) -> bool:
+    """Whether the log's last tenth stands above its lowest tenth (the median of k consecutive points, k a tenth of
+    the log) by `_CAME_BACK_UNITS` times the noise of such a median and by more than the log fell from its first tenth
+    to its last: the loss went down and came most of the way back up. A least-squares line tilts down over such a dip
+    (a translation console's per-token loss from about 10.5 down to under 8 and back to about 10 in a dozen reports),
+    but the run did not end lower than its start by more than its own swings: no evidence of a descent."""
+    k = max(1, len(values) // 10)
+    if len(values) < 3 * k or sigma <= 0:
+        return False
+    medians = np.array([np.median(values[i:i + k]) for i in range(len(values) - k + 1)])
+    head, tail, lowest = float(medians[0]), float(medians[-1]), float(medians.min())
+    return tail - lowest > _CAME_BACK_UNITS * 1.2533 * sigma * np.sqrt(2 / k) and tail - lowest > head - tail
+
+
+_CAME_BACK_UNITS = 2.0  # (with the comeback also larger than the fall, a flat noisy log rarely shows this by chance)
 
 
 _STEADY_POINTS = 4  # a short log lower at every point than at the one before, over this many points or more ...

@@ -50,9 +50,11 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
         return []
     if loss.empty and not from_scratch and (method in ADAPTER_METHODS or fine_tune):
         return _first_eval_above_its_guess(metrics, vocab_size)
+    known = isinstance(vocab_size, int) and vocab_size > 1
+    if len(loss) == 1 and known and method in ADAPTER_METHODS:
+        return _one_point_above_its_guess(loss, method, vocab_size)
     if len(loss) < 2 or detect_train_eval_mismatch(metrics, thresholds):
         return []
-    known = isinstance(vocab_size, int) and vocab_size > 1
     level = math.log(vocab_size) if known else FRESH_HEAD_RANGE[1]
     first, step = float(loss.iloc[0]), int(loss.index[0])
     tail = _last_tenth(loss)
@@ -78,6 +80,26 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
                     evidence={"first_loss": first, "uniform_guess_loss": level,
                               "vocab_size": vocab_size if known else None, "method": method, "last_tenth_loss": tail})]
+
+
+def _one_point_above_its_guess(loss, method: str, vocab_size: int) -> list[Finding]:
+    """The one training loss an adapter fine-tune logged, above the uniform guess over its known vocabulary: an adapter
+    starts as the identity, so a loss logged within its first window is the trained base's own on these targets, and a
+    start-up blip would need a later point to show it so (a run of a step or two logs one point, at its end); else [].
+    The caller divides a loss its transformers release may have summed over accumulation steps, so this is per step."""
+    level, first, step = math.log(vocab_size), float(loss.iloc[0]), int(loss.index[0])
+    if first <= level:
+        return []
+    message = (f"the only training loss this {ADAPTER_METHODS[method]} fine-tune logged, {format_number(first)} at step "
+               f"{step}, is above a uniform guess over its {vocab_size} tokens (ln {vocab_size} = "
+               f"{format_number(level)}): an adapter starts as the identity, so the pre-trained base predicted these "
+               "targets worse than chance. The labels or inputs are not what the model expects (another model's "
+               "tokenizer or chat template, labels shifted or padding not masked, base weights not loaded or broken "
+               "in half precision), and one point cannot show the run learned. Check a decoded batch against the "
+               "model's template, and log more often.")
+    return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
+                    evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": vocab_size,
+                              "method": method, "n_points": 1})]
 
 
 def _first_eval_above_its_guess(metrics: Metrics, vocab_size: int | None) -> list[Finding]:

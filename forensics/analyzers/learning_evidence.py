@@ -24,15 +24,15 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from ..metric_names import OPTIMIZER_STEP
-from .fall_measure import (LearningEvidence, evidence_from, fell_clearly, starts_mid_run, two_windows_fell,
-                           window_means, without_blips)
+from .fall_measure import (LearningEvidence, came_back_up, evidence_from, fell_clearly, pair_means_if_alternating,
+                           starts_mid_run, two_windows_fell, window_means, without_blips)
 from .metrics import LOSS, TRAIN_LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
 from .no_training_loss import eval_only, eval_only_memorized
 from .preference_pairs import (held_out_must_show, is_pairwise_log, is_rl_without_reward, pairs_not_told_apart,
                                pairs_told_apart)
 from .reward_decline import reward_metric
-from .secondary_evidence import (accuracy_rose, fell_before_the_log, fell_in_the_first_window, running_mean_fell,
-                                 token_accuracy_rose)
+from .secondary_evidence import (accuracy_rose, epoch_means_fell, fell_before_the_log, fell_in_the_first_window,
+                                 running_mean_fell, token_accuracy_rose)
 
 EVAL_LOSS = "eval_loss"
 REWARD = "reward"  # a bare `reward`: an RL policy's return, or the score a reward model prints (`for_a_reward_model`)
@@ -76,7 +76,8 @@ def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence
     if two_windows_fell(loss):
         return evidence_from(LOSS, loss, float(loss.iloc[0]), float(loss.iloc[-1]))
     return accuracy_rose(metrics) or token_accuracy_rose(metrics, thresholds) or fell_before_the_log(metrics, loss) \
-        or fell_in_the_first_window(metrics, loss, thresholds) or running_mean_fell(metrics, thresholds)
+        or fell_in_the_first_window(metrics, loss, thresholds) or running_mean_fell(metrics, thresholds) \
+        or epoch_means_fell(metrics, loss, thresholds)
 
 
 def _short_pairwise_log_told_apart(metrics: Metrics, loss, thresholds: Thresholds) -> bool:
@@ -128,17 +129,30 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
             or token_accuracy_rose(metrics, thresholds) is not None \
             or fell_before_the_log(metrics, loss) is not None \
             or fell_in_the_first_window(metrics, loss, thresholds) is not None \
-            or running_mean_fell(metrics, thresholds) is not None:
+            or running_mean_fell(metrics, thresholds) is not None \
+            or epoch_means_fell(metrics, loss, thresholds) is not None:
         return []
     moved = tail < head - thresholds.learning_min_fall * abs(head)
     noise = point_noise(without_blips(loss).to_numpy(dtype="float64"))
     said = (f"the loss fell no more than its own step-to-step noise explains (about {format_number(noise)} a point): "
             if moved else "the loss did not fall: ")
     message = (f"{said}about {format_number(head)} over the first logged points and {format_number(tail)} over the "
-               f"last ({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}), and no eval loss "
-               f"fell either: no evidence the run learned. {_what_to_check(loss)}")
+               f"last ({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}){_dip_said(loss)}, and "
+               f"no eval loss fell either: no evidence the run learned. {_what_to_check(loss)}")
     return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                     metric=LOSS, evidence={"head": head, "tail": tail, "n_points": int(len(loss))})]
+
+
+def _dip_said(loss) -> str:
+    """`; it went down to X at step S and came back up` where the log dipped and came most of the way back
+    (`came_back_up`): a line fitted over the dip falls, the run did not; else ""."""
+    series = pair_means_if_alternating(without_blips(loss))  # (the series `fell_clearly` reads)
+    values = series.to_numpy(dtype="float64")
+    if not came_back_up(values, point_noise(values)):
+        return ""
+    low = series.idxmin()
+    return (f"; it went down to {format_number(float(series[low]))} at step {int(low)} and came back up, a swing of the "
+            "loss, not a descent")
 
 
 def detect_ended_near_the_guess(metrics: Metrics, thresholds: Thresholds, vocab_size, num_train_epochs,

@@ -18,10 +18,40 @@ from .overfitting import EVAL_LOSS
 _EMPTY = pd.Series(dtype="float64")
 
 
+_SUMMARY_KEYS = ("train_runtime", "train_loss")  # what the HF Trainer's closing summary logs, at the global step
+
+
+def summary_at_step_zero(metrics: Metrics) -> bool:
+    """Whether a log with no training loss holds the Trainer's closing summary (train_runtime, train_loss) at step 0:
+    the summary is written at the global step the run ended on, so no optimizer step ran (fewer micro-batches than
+    one accumulation, say). Its train_loss is then no mean: the Trainer divides the summed loss by
+    max(global_step, 0.001), so it reads a thousand times the loss it summed."""
+    steps = [int(s) for key in _SUMMARY_KEYS if key in metrics for s in finite(metrics[key]).index]
+    return "loss" not in metrics and bool(steps) and max(steps) == 0
+
+
+def _no_step_ran(metrics: Metrics, evals) -> list[Finding]:
+    """The warning for a run whose closing summary sits at step 0 (`summary_at_step_zero`): no update happened."""
+    mean = finite(metrics["train_loss"]) if "train_loss" in metrics else _EMPTY
+    summed = (f"; its train_loss, {format_number(float(mean.iloc[-1]))}, is the loss summed over the micro-batches "
+              "that ran divided by the Trainer's floor of 0.001 for a step count of 0, not a loss" if len(mean) else "")
+    seen = (f" The eval loss, {format_number(float(evals.iloc[-1]))}, is the model as it was loaded."
+            if evals is not None and len(evals) else "")
+    message = (f"no optimizer step ran: the Trainer's closing summary was written at global step 0{summed}. The saved "
+               f"model is the one the run started from, so nothing was learned.{seen} Check that an epoch holds at "
+               "least one gradient-accumulation cycle of batches (gradient_accumulation_steps x batch size x devices "
+               "<= examples), or train longer.")
+    return [Finding("no_learning_evidence", "warning", 0, message, end_step=0, metric="train_loss",
+                    evidence={"optimizer_steps": 0, "training_loss_logged": False})]
+
+
 def eval_only(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """A log with eval losses but no training loss (logging_steps longer than the run): the eval loss
-    is the only evidence, and a couple of points are too few."""
+    is the only evidence, and a couple of points are too few. A closing summary at step 0 says no update ran at
+    all (`summary_at_step_zero`)."""
     evals = finite(metrics.get(EVAL_LOSS)) if EVAL_LOSS in metrics else None
+    if summary_at_step_zero(metrics):
+        return _no_step_ran(metrics, evals)
     if evals is None or len(evals) == 0:
         # a pairwise or RL log's own metrics are judged where they are; a run known to be RL only from its
         # configuration that logged none of them (its settings printed as a dict, then stopped) showed nothing

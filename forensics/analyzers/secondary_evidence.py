@@ -4,8 +4,9 @@ within its first window.
 Where the loss's own fall over the log (`fall_measure.fell_clearly`) does not show learning, these may: a held-out
 accuracy risen by `ACCURACY_RISE` (`accuracy_rose`), a training token accuracy risen by the same measure a loss
 falls by (`token_accuracy_rose`), the run's closing mean loss above the logged tail's (`fell_before_the_log`), a
-first window's mean standing well above every later one (`fell_in_the_first_window`), or the running mean a console
-prints beside each batch's loss fallen clearly (`running_mean_fell`).
+first window's mean standing well above every later one (`fell_in_the_first_window`), the running mean a console
+prints beside each batch's loss fallen clearly (`running_mean_fell`), or the mean loss of each of three epochs or more
+lower than the one before (`epoch_means_fell`).
 """
 from __future__ import annotations
 
@@ -81,6 +82,34 @@ def _accuracy_agrees(metrics: Metrics) -> bool:
         return True
     rise = float(np.median(accuracy[1:])) - float(accuracy[0])
     return rise > 0 and rise >= point_noise(accuracy)
+
+
+_EPOCHS_SEEN = 3  # whole passes over the data, each with ...
+_POINTS_AN_EPOCH = 2  # ... this many logged losses or more: each epoch's mean is a mean, not one batch
+
+
+def epoch_means_fell(metrics: Metrics, loss, thresholds: Thresholds) -> LearningEvidence | None:
+    """A short multi-epoch log whose per-epoch mean loss is lower at each of `_EPOCHS_SEEN` epochs or more than at the
+    one before (by `learning_min_fall` from the first epoch's to the last's in all), its last point the lowest it
+    logged; else None. Where each epoch's first batches sit above its last (the zig-zag a reshuffled pass makes),
+    point-to-point noise measured over so few points is mostly that structure, and a fall of a couple of its units
+    reads as chance; the epochs' means, each over the same data, falling in order (1 in 6 by chance for three) with
+    the run ending on its lowest point (about 1 in n) is the run learning. A point logged at an epoch's end (epoch
+    1.0) closes that epoch's window and counts to it."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if epochs is not None:  # (a step's eval record carries the epoch too: one value a step)
+        epochs = epochs[~epochs.index.duplicated(keep="last")].reindex(loss.index)
+    if epochs is None or epochs.isna().any() or len(loss) < _EPOCHS_SEEN * _POINTS_AN_EPOCH:
+        return None
+    groups = loss.groupby(np.ceil(epochs.to_numpy(dtype="float64")) - 1)
+    means, sizes = groups.mean(), groups.size()
+    first, last = float(means.iloc[0]), float(means.iloc[-1])
+    if len(means) < _EPOCHS_SEEN or int(sizes.min()) < _POINTS_AN_EPOCH or not bool(np.all(np.diff(means) < 0)) \
+            or float(loss.iloc[-1]) > float(loss.min()) or not last < (1 - thresholds.learning_min_fall) * first:
+        return None
+    said = (f"the mean loss of each epoch fell at every epoch ({', '.join(format_number(float(m)) for m in means)} over "
+            f"{len(means)} epochs) and the last logged loss, {format_number(float(loss.iloc[-1]))}, is the lowest")
+    return LearningEvidence(LOSS, first, last, int(len(loss)), int(loss.index[0]), int(loss.index[-1]), said)
 
 
 ACCURACY_RISE = 0.1  # a held-out accuracy this far above where it was first evaluated: the model learned

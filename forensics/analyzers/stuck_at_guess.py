@@ -1,5 +1,6 @@
 """Never learned, a language model at its guess: every logged loss at ln(vocabulary) for a hundred updates and more
-(`detect_stuck_at_vocabulary_guess`), or a model from random weights whose loss did not fall over a whole epoch while
+(`detect_stuck_at_vocabulary_guess`), a run that made no update with its eval loss at that guess
+(`detect_no_update_at_the_guess`), or a model from random weights whose loss did not fall over a whole epoch while
 its held-out loss rose (`detect_stuck_from_scratch`)."""
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import numpy as np
 from ..config import Thresholds
 from ..findings import Finding
 from .metrics import LOSS, Metrics, finite, format_number, is_preference_log, real_loss
+from .no_training_loss import summary_at_step_zero
+from .overfitting import EVAL_LOSS
 from .unmoved import FROM_THE_START, never_learned_finding
 
 
@@ -32,6 +35,32 @@ def detect_stuck_at_vocabulary_guess(metrics: Metrics, vocab_size: int | None) -
                "the weights were loaded, that parameters require gradients, the learning rate, and that the model "
                "is big enough to learn anything (a test-size config?).")
     return [never_learned_finding(loss, message, {"level": level, "vocab_size": vocab_size, "reason": "at ln(vocabulary)"})]
+
+
+def detect_no_update_at_the_guess(metrics: Metrics, vocab_size: int | None) -> list[Finding]:
+    """One `never_learned` error at step 0 for a run that made no optimizer step (its closing summary at step 0,
+    `summary_at_step_zero`) and whose every eval loss sits at `_AT_THE_GUESS` x ln(vocabulary) or above: the model it
+    saved is the one it loaded, and that model predicts the held-out tokens no better than a uniform guess over its
+    vocabulary. Unusable as it ended, and nothing was learned; else []."""
+    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
+    if not isinstance(vocab_size, int) or vocab_size < _TOKEN_VOCABULARY or evals is None or not len(evals) \
+            or not summary_at_step_zero(metrics):
+        return []
+    level = math.log(vocab_size)
+    if float(evals.min()) < _AT_THE_GUESS * level:
+        return []
+    message = (f"the model never learned: no optimizer step ran (the Trainer's closing summary was written at global "
+               f"step 0, so the saved model is the one the run loaded), and its eval loss, "
+               f"{format_number(float(evals.iloc[-1]))}, sits at ln {vocab_size} = {format_number(level)}, a uniform "
+               "guess over the model's vocabulary. Check that an epoch holds at least one gradient-accumulation cycle "
+               "of batches, that the weights were loaded, and the data's labels.")
+    return [Finding("never_learned", "error", 0, message, end_step=int(evals.index[-1]), metric=EVAL_LOSS,
+                    evidence={"level": level, "vocab_size": vocab_size, "eval_loss": float(evals.iloc[-1]),
+                              "optimizer_steps": 0, "reason": "no update, eval at ln(vocabulary)"})]
+
+
+_AT_THE_GUESS = 0.9  # an eval loss this share of ln V or above: no better than the guess (token frequencies give 0.7-0.8)
+_TOKEN_VOCABULARY = 1000  # (a character vocabulary's guess is low enough that its frequencies sit near it)
 
 
 STUCK_FROM = 100  # a from-scratch loss leaves ln(vocabulary) within tens of updates

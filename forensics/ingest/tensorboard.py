@@ -247,11 +247,15 @@ _ADD_SCALARS_LOSS = "loss_"
 # `learning_rate` with every training loss: the Trainer's own tag set (TRL's and Axolotl's trainers are Trainers).
 _HF_CALLBACK_PREFIXES = ("train/", "eval/", "test/")
 _HF_CALLBACK_TRAIN_TAGS = {"train/epoch", "train/learning_rate"}
+# ... and train() closes with its summary (train_runtime, train_samples_per_second, ..., train_loss, epoch), the only
+# scalars of a run that never reached logging_steps
+_HF_CALLBACK_SUMMARY_TAGS = {"train/epoch", "train/train_runtime", "train/train_samples_per_second"}
 
 
 def hf_trainer_callback_tags(tags: list[str]) -> bool:
     """Whether a file's scalar tags are the Hugging Face Trainer's TensorBoardCallback's (see above)."""
-    return _HF_CALLBACK_TRAIN_TAGS <= set(tags) and all(tag.startswith(_HF_CALLBACK_PREFIXES) for tag in tags)
+    return (_HF_CALLBACK_TRAIN_TAGS <= set(tags) or _HF_CALLBACK_SUMMARY_TAGS <= set(tags)) \
+        and all(tag.startswith(_HF_CALLBACK_PREFIXES) for tag in tags)
 
 
 class _FastScalars:

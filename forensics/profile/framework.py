@@ -186,7 +186,7 @@ def _from_logged_names(layout: RunLayout | None, config: RunConfig, timeline: Ti
     if callback is not None:  # after TRL's own signs: TRL's trainers log through the same callback
         return _said(evidence, "trl" if objective in ("preference", "rl") else "hf_trainer",
                      f"the Hugging Face Trainer's TensorBoardCallback tags (train/ and eval/, with train/epoch and "
-                     f"train/learning_rate) in {callback}")
+                     f"train/learning_rate, or the closing summary's train/train_runtime) in {callback}")
     printed = next(((source, meta["dict_lines"]) for source, meta in timeline.meta.items() if meta.get("dict_lines")),
                    None)
     if printed is not None:  # before a DeepSpeed config: DeepSpeed is the engine under the Trainer
