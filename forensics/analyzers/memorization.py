@@ -126,6 +126,10 @@ def settled_from(loss: pd.Series, level: float) -> int | None:
     return first_settled(low, 0.9) if len(low) and low[-1] else None
 
 
+_MOST_OF_TENFOLD = 5.0  # ... `to_the_end` counts only a crossing that came most of that way (an RL policy loss that
+# starts near 0, 0.064 -> 0.0035, crosses the level from a start only three times it: no descent to a memorized set)
+
+
 def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds, epochs: pd.Series | None,
                             why_level: str = "", log_scale: bool = False, to_the_end: bool = False) -> list[Finding]:
     """A loss that fell gradually to a small fraction of where it started and settled under the memorization
@@ -154,7 +158,8 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
         # (the strict level: without the descent, a loss of a few hundredths may be a regression's or a forecast's;
         # a log kept from a late epoch may show the descent's last point or two, short of tenfold: still before it)
         return [_memorized_before_the_log(settled, thresholds.memorization_level, late, "", loss.iloc[:start])]
-    if no_tenfold_descent and not (to_the_end and start > 0 and head >= 10 * floor):
+    if no_tenfold_descent and not (to_the_end and start > 0 and head >= 10 * floor
+                                   and head >= _MOST_OF_TENFOLD * float(smooth.iloc[start])):
         return []  # no tenfold descent: a loss that is simply small from the start
     onset = _settling_position(smooth, head, floor, log_scale, LOG_SETTLED_SHARE if log_scale else SETTLED_SHARE)
     epoch, levels_off = epoch_at(epochs, int(loss.index[onset])), "where its descent levels off"
