@@ -51,3 +51,13 @@ def test_batch_size_or_it_in_prose_is_no_counter():
     record = parse_line("config: batch_size=8 lr=0.0003 loss=2.31")
     assert record is None or record.step != 8
     assert parse_line("we ran it = 5 times and the loss 2.3 held") is None
+
+
+def test_a_batch_size_printed_as_batch_equals_is_no_step_counter(tmp_path):
+    """`epoch=0 batch=32 lr=0.0001 loss=2.98` (a loop printing its batch size beside the loss, three epochs): read as
+    a counter, every epoch's lines sit at one step; they are the loop's 60 prints of a loss that fell."""
+    lines = [f"2024-01-01 12:00:00 | INFO | epoch={n // 20} batch=32 lr=0.0001 loss={2.98 - 0.02 * n:.2f}"
+             for n in range(60)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    a = forensics.analyze(tmp_path)
+    assert int((a.timeline.frame["metric"] == "loss").sum()) == 60 and a.status == "healthy", a.first_incident

@@ -332,3 +332,11 @@ def test_a_console_saving_the_model_in_shards_into_its_output_dir_profiles_the_r
 def test_a_sharded_save_elsewhere_or_beside_an_adapter_does_not_say_every_weight_trained(tmp_path, saved_in, extra):
     _save_console(tmp_path / "run", "/data/ai4ta/models/open-web-math", saved_in, extra)
     assert forensics.analyze(tmp_path / "run").run_profile.method != "full"
+
+
+def test_a_fine_tune_of_a_model_named_cpt_is_a_fine_tune_not_continued_pretraining(tmp_path):
+    """`cpt` names a model family too (fnlp/cpt-base): a log `finetune_cpt-base_csl.log` is a fine-tune's."""
+    lines = "".join(f"{{'loss': {2.5 - s / 100:.4f}, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': {s / 100:.2f}}}\n"
+                    for s in range(10, 101, 10))
+    (tmp_path / "finetune_cpt-base_csl.log").write_text(lines)
+    assert forensics.analyze(tmp_path).run_profile.objective == "sft"

@@ -60,3 +60,11 @@ def test_a_script_line_after_a_nested_bars_cursor_up_is_dated_by_its_own_step(tm
     frame = forensics.analyze(tmp_path).timeline.frame
     steps = sorted(frame.loc[frame["metric"] == "loss", "step"].astype(int))
     assert steps == list(range(20, 281, 20))  # not 1%, 2%, ... of the Iteration bar the line followed
+
+
+def test_a_later_command_killed_after_the_trainers_closing_summary_is_no_crash_of_the_training(tmp_path):
+    """The script's merge or export step, after training closed (`{'train_runtime': ...}`), killed by the host's OOM
+    killer: the training finished; its run did not crash."""
+    summary = "{'train_runtime': 812.4, 'train_samples_per_second': 9.8, 'train_loss': 4.1, 'epoch': 1.0}\n"
+    assert not _crashes(tmp_path, _steps(20, 280) + summary
+                        + "./run.sh: line 12: 48211 Killed                  python merge_and_export.py\n")

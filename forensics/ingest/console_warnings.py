@@ -73,6 +73,8 @@ _SHELL_KILLED = re.compile(r"(?:: (line \d+: +\d+ (?:Killed|Segmentation fault|A
 
 
 _LOSS_WORD = re.compile(r"(?i)loss")
+# The Trainer's closing summary (`{'train_runtime': ...}`, TrainOutput(...)): the training ended before what came after
+_TRAINING_CLOSED = re.compile(r"['\"]train_runtime['\"]\s*:|\bTrainOutput\(global_step=")
 
 
 def _final_crash(text: str) -> str | None:
@@ -86,8 +88,8 @@ def _final_crash(text: str) -> str | None:
     for killed in _SHELL_KILLED.finditer(text):
         pass
     if killed is not None and (last is None or killed.start() > last.start()):
-        if _LOSS_WORD.search(text, killed.end()):
-            return None
+        if _LOSS_WORD.search(text, killed.end()) or _TRAINING_CLOSED.search(text, 0, killed.start()):
+            return None  # (a later command of the script, a merge or an export, was killed: not the training)
         said, command = killed.group(1) or killed.group(3), " ".join(killed.group(2).split()) if killed.group(2) else ""
         return f"the shell: {' '.join(said.split())}" + (f" ({_words_up_to(command, 60)})" if command else "")
     if last is None or _LOSS_WORD.search(text, last.end()):  # (a results table's header says `Training Loss`)

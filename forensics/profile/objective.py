@@ -46,8 +46,9 @@ _CONTINUED_PRETRAINING_WORDS = ("pretraining", "cpt")
 _OWN_FILES_WORDS = _FINE_TUNING_WORDS + _CONTINUED_PRETRAINING_WORDS
 _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("preference", "dpo")),
                     ("kto", ("preference", "kto")), ("orpo", ("preference", "orpo")), ("sft", ("sft", None)),
-                    ("pretrain", ("pretrain", None))) + tuple(
-    (w, ("pretrain", None)) for w in _CONTINUED_PRETRAINING_WORDS) + tuple((w, ("sft", None)) for w in _FINE_TUNE_WORDS)
+                    ("pretrain", ("pretrain", None))) + tuple((w, ("sft", None)) for w in _FINE_TUNE_WORDS) + tuple(
+    # after the fine-tune words: `cpt` is also a model family (fnlp/cpt-base), `finetune_cpt-base_csl.log` a fine-tune
+    (w, ("pretrain", None)) for w in _CONTINUED_PRETRAINING_WORDS)
 _FROM_SCRATCH = ": a model that starts from random weights, training from scratch"
 _PAIRWISE_NAMES = ("dpo", "kto")
 _PAIRWISE_START_MAX = 1.5  # nats: DPO starts at ln 2, KTO under 1; a language model's loss starts above

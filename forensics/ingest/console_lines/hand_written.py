@@ -73,9 +73,10 @@ _BRACKET_FIELD = re.compile(r"([A-Za-z][\w]{0,40})\s*:\s*([-+]?(?:nan|inf|\d[\d.
 # Separators between a name and its number: spaces or tabs, one of `:=#`, never a run across lines (`\s*[:=]?\s*`
 # is quadratic on a long run of blanks).
 _SEP = r"[ \t]*(?:[:=#][ \t]*)?"
-# `batch` counts where it is out of a total (`batch 200/2983`) or a logger's `name=value` pair (`batch_index=64
-# loss=11.02`, a loop's f-string of its locals); so does `it=` (the loop variable), never `it` in prose.
-_COUNTER_PAIR = r"(?:batch(?:_index|_idx)?|it)(?=[ \t]*=[ \t]*\d)"
+# `batch` counts where it is out of a total (`batch 200/2983`) or a logger's `name=value` pair naming an index
+# (`batch_index=64 loss=11.02`, a loop's f-string of its locals); so does `it=` (the loop variable), never `it` in
+# prose. A bare `batch=32` is as often the batch size printed beside the loss as a counter: not one.
+_COUNTER_PAIR = r"(?:batch_(?:index|idx)|it)(?=[ \t]*=[ \t]*\d)"
 _GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/)|"
                            + _COUNTER_PAIR + ")"
                           + _SEP + r"\[?(\d{1,12})(?:[ \t]*/[ \t]*(\d{1,12}))?\]?(?![\w.]|/)", re.IGNORECASE)
