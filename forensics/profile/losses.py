@@ -64,13 +64,13 @@ def random_guess_range(vocab_size: int | None) -> tuple[float, float]:
     vocabulary V (a character or custom-token model built from scratch: 151 tokens guess at ln 151 = 5.02, under
     ln 8k)."""
     lo, hi = FRESH_HEAD_RANGE
-    if isinstance(vocab_size, int) and vocab_size >= _SMALLEST_VOCABULARY:
+    if isinstance(vocab_size, int) and vocab_size >= SMALLEST_VOCABULARY:
         lo = min(lo, _NEAR_THE_GUESS * math.log(vocab_size))
     return lo, hi
 
 
 _NEAR_THE_GUESS = 0.9  # the first logging interval's updates take a fresh model a little under ln V
-_SMALLEST_VOCABULARY = 32  # tokens: under this (a few classes, digits) ln V is a classifier's or a fine-tune's level
+SMALLEST_VOCABULARY = 32  # tokens: under this (a few classes, digits) ln V is a classifier's or a fine-tune's level
 
 _SCRATCH_LOW = 5.5  # nats (ln 245): a first loss this high that then falls gradually is a model learning from random
                     # weights (msh2481's 500-token vocabulary starts at ln 500 = 6.21; DanielPuentee's 1000-token one

@@ -12,7 +12,7 @@ from ..ingest.banners import mlx_objective
 from ..ingest.pretrain_lines import PRETRAINING_KINDS
 from ..timeline import Timeline
 from .losses import (_first_loss_above, _pairwise_loss_at_chance, _starts_at_random_guess, _training_losses, _NEAR_LN2,
-                     _SMALLEST_VOCABULARY, random_guess_range)
+                     SMALLEST_VOCABULARY, random_guess_range)
 from .names import _MODEL_NAME_KEYS, _RUN_FOLDER, _word_in
 from .record import UNKNOWN
 from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class
@@ -206,7 +206,7 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
 
 # Text language-model families whose released checkpoints tokenize into subwords, tens of thousands of them (GPT-2
 # 50,257; BERT 21,128 to 119,547; LLaMA 32,000 up). Protein and DNA families (ESM's 33 tokens) are not named; ProtBert's
-# 30 amino acids under model_type bert are under `_SMALLEST_VOCABULARY`, not read either.
+# 30 amino acids under model_type bert are under `SMALLEST_VOCABULARY`, not read either.
 _SUBWORD_FAMILIES = ("gpt2", "gpt_neo", "gpt_neox", "gptj", "openai-gpt", "llama", "mistral", "qwen2", "qwen3", "opt",
                      "bloom", "bert", "roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2")
 _LM_HEADS = ("LMHeadModel", "ForCausalLM", "ForMaskedLM")
@@ -229,7 +229,7 @@ def _fresh_model_config(config: RunConfig) -> str | None:
     if not heads or family not in _SUBWORD_FAMILIES or pretrained_base(config) is not None \
             or (isinstance(named, str) and named.strip()):
         return None
-    if not isinstance(vocab, int) or not _SMALLEST_VOCABULARY <= vocab < _SMALLEST_RELEASED_SUBWORDS:
+    if not isinstance(vocab, int) or not SMALLEST_VOCABULARY <= vocab < _SMALLEST_RELEASED_SUBWORDS:
         return None
     return (f"a {heads[0]} with its own {vocab}-token vocabulary, which no released {family} checkpoint has, and no "
             f"trained model named ({config.source_of('model.vocab_size')})")
