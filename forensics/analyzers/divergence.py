@@ -17,14 +17,14 @@ ln 2 and then rose to stay well above it (`_pairwise_blow_up`).
 
 A loss that blows up within its first few points (a learning rate far too high from the start
 of warm-up) leaves no low for the smoothing to see: the rule then compares with where the log
-started, the median of its first `_START_POINTS` raw points (its first point in a log of under
+started, the median of its first `START_POINTS` raw points (its first point in a log of under
 20 finite points that then went NaN to the end: a run that blew up after a few steps). The run diverged when its smoothed loss leaves
 `divergence_factor` x that start early (in the first tenth; anywhere before the last points of a
 short log), never comes back under it, and ends there.
 
 A blow-up the loss came part of the way back from still diverged when grad_norm jumped tenfold over
 its early level and stays there to the end while the loss ends 1.25x its level before the jump: the
-run as it ended is worse than it was before (`_unrecovered_blow_up`).
+run as it ended is worse than it was before (`unrecovered_blow_up`, blow_up.py).
 """
 from __future__ import annotations
 
@@ -33,12 +33,11 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import (EXPLODED_LOSS, GRAD_NORM, LN2, LOSS, TRAIN_LOSS, Metrics, finite, format_number,
-                      is_preference_log, lr_restart_steps, point_noise, position_of, real_loss)
-from .no_training_loss import summary_at_step_zero
+from .blow_up import exploded_run_mean, unrecovered_blow_up
+from .loss_trend import MIN_POINTS, START_POINTS, restart_near, smoothed, smoothing_width, tail_points
+from .metrics import LN2, LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
 from .sustained_rise import detect_sustained_step_up
 
-_MIN_POINTS = 5
 
 
 def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -53,24 +52,24 @@ def _many_fold_rise(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """The `divergence` error of a loss that rose many-fold and stayed up (the module's rules), or []."""
     loss = real_loss(metrics) if LOSS in metrics else pd.Series(dtype="float64")
     if loss.empty:
-        return _exploded_run_mean(metrics)
-    if len(loss) < _MIN_POINTS:
+        return exploded_run_mean(metrics)
+    if len(loss) < MIN_POINTS:
         return []
     values = loss.to_numpy(dtype="float64")
     smooth = smoothed(values)
-    tail = _tail_points(len(values), thresholds)
+    tail = tail_points(len(values), thresholds)
     floor_pos = int(np.argmin(smooth[:len(values) - tail]))
     floor = _level_at(values, floor_pos, float(smooth[floor_pos]))
     end_level = float(np.median(values[-tail:]))
     limit = thresholds.divergence_factor * floor
     if floor <= 0 or not np.all(smooth[-tail:] > limit) or end_level - floor < thresholds.divergence_min_rise \
             or _within_noise(values, floor, end_level, tail):
-        return _never_back_to_start(metrics, loss, thresholds) or _unrecovered_blow_up(metrics, loss, thresholds)
+        return _never_back_to_start(metrics, loss, thresholds) or unrecovered_blow_up(metrics, loss, thresholds)
     peak = float(np.max(smooth[floor_pos:]))
     if peak > floor and (peak - end_level) / (peak - floor) >= thresholds.divergence_max_recovery:
-        return _never_back_to_start(metrics, loss, thresholds) or _unrecovered_blow_up(metrics, loss, thresholds)
+        return _never_back_to_start(metrics, loss, thresholds) or unrecovered_blow_up(metrics, loss, thresholds)
     onset = _onset(values, smooth, floor_pos, end_level, thresholds.divergence_factor)
-    if _restart_near(metrics, loss, onset):
+    if restart_near(metrics, loss, onset):
         return []
     rise_step = int(loss.index[onset])
     low = _held_low(values, floor_pos, onset, floor)
@@ -94,12 +93,12 @@ def _pairwise_blow_up(metrics: Metrics, thresholds: Thresholds) -> list[Finding]
     them far below the rejected ones (a learning rate that blew the margins up the wrong way). An error from where it
     left its low; GRPO / PPO losses, which start near 0, are not such a loss."""
     loss = real_loss(metrics) if LOSS in metrics else None
-    if loss is None or len(loss) < _MIN_POINTS:
+    if loss is None or len(loss) < MIN_POINTS:
         return []
     values = loss.to_numpy(dtype="float64")
     start = float(np.median(values[:3]))
     smooth = smoothed(values)
-    tail = _tail_points(len(values), thresholds)
+    tail = tail_points(len(values), thresholds)
     floor_pos = int(np.argmin(smooth[:len(values) - tail]))
     floor, bar = float(smooth[floor_pos]), thresholds.divergence_factor * LN2
     if not _PAIRWISE_START[0] <= start <= _PAIRWISE_START[1] or floor >= _PAIRWISE_APART \
@@ -131,22 +130,12 @@ def _pairs_still_ranked_right(metrics: Metrics) -> bool:
     return False
 
 
-def smoothed(values: np.ndarray) -> np.ndarray:
-    """Centred rolling median, a tenth of the log wide (odd, 3 to 51 points)."""
-    return pd.Series(values).rolling(_width(len(values)), center=True, min_periods=1).median().to_numpy()
-
-
-def _width(n: int) -> int:
-    width = int(min(51, max(3, n // 10)))
-    return width + 1 - width % 2
-
-
 def _held_low(values: np.ndarray, floor_pos: int, onset: int, floor: float) -> float:
     """The level the loss held at its low, as a message states it: the smoothed low, except where the low is at the
     log's start, inside half a window of it: there the centred median had only the points after it (at the first of
     two points, their mean: a loss at 1.70 that jumps to 11.46 reads as a 'low' of 6.58), so the raw points from the
     low to the onset of the rise give it."""
-    if floor_pos >= _width(len(values)) // 2 or onset <= floor_pos:
+    if floor_pos >= smoothing_width(len(values)) // 2 or onset <= floor_pos:
         return floor
     return float(np.median(values[floor_pos:onset]))
 
@@ -182,15 +171,9 @@ def _within_noise(values: np.ndarray, floor: float, end_level: float, tail: int)
     plateau's rolling medians and its last points' median are apart by a couple of standard errors with nothing
     going wrong (cloud-zhoubingye's ChatGLM3 LoRA at about 0.18, point noise 0.14, logged every 50 steps: a low of
     0.11 and an end of 0.28, 2.5x). A divergence rises far out of its noise."""
-    width = len(values) // 10  # the smoothing window (`smoothed`), at least 3
-    width = int(min(51, max(3, width))) | 1
+    width = smoothing_width(len(values))
     sigma = point_noise(values[:len(values) - tail])
     return end_level - floor <= _NOISE_Z * 1.2533 * sigma * np.sqrt(1 / tail + 1 / width)
-
-
-def _tail_points(n: int, thresholds: Thresholds) -> int:
-    """How many last points must stay up: `divergence_points`, or a fifth of a short log (at least 2)."""
-    return int(min(thresholds.divergence_points, max(2, n // 5)))
 
 
 def _onset(values: np.ndarray, smooth: np.ndarray, floor_pos: int, end_level: float, factor: float) -> int:
@@ -229,38 +212,28 @@ def _held_then_climbed(smooth: np.ndarray, floor_pos: int, end_level: float, mar
     return under > max(margin, _KNEE_DEPTH * (way[-1] - way[0]))
 
 
-def _restart_near(metrics: Metrics, loss: pd.Series, onset: int) -> bool:
-    """True when the learning-rate schedule restarted within two logged points of the onset."""
-    lo = int(loss.index[max(onset - 2, 0)])
-    hi = int(loss.index[min(onset + 1, len(loss) - 1)])
-    return any(lo <= r <= hi for r in lr_restart_steps(metrics))
-
-
-_START_POINTS = 5  # the level a log starts at: the median of its first few points, before any warm-up peak
-
-
 def _never_back_to_start(metrics: Metrics, loss: pd.Series, thresholds: Thresholds) -> list[Finding]:
     """Divergence from the log's first points: the loss left `divergence_factor` x its starting level within
     the first tenth of the log and its smoothed level never came back under it, to the end."""
     values = loss.to_numpy(dtype="float64")
     n = len(values)
-    if n < _MIN_POINTS:
+    if n < MIN_POINTS:
         return []
     # a short log counts only where the run then went NaN: its first point is the start, and it may leave it late
-    short = n < 4 * _START_POINTS
+    short = n < 4 * START_POINTS
     if short and not _went_nonfinite_after(metrics, loss):
         return []
-    k = 1 if short else _START_POINTS
+    k = 1 if short else START_POINTS
     start = float(np.median(values[:k]))
     limit = thresholds.divergence_factor * start
-    end_level = float(np.median(values[-_tail_points(n, thresholds):]))
+    end_level = float(np.median(values[-tail_points(n, thresholds):]))
     above = values > limit
     stays = np.logical_and.accumulate((smoothed(values) > limit)[::-1])[::-1]  # above from here to the end
     if start <= 0 or not above.any() or not stays.any():
         return []
     onset = max(int(np.argmax(above)), int(np.argmax(stays)))
-    latest = n - _tail_points(n, thresholds) if short else max(k + 1, n // 10)
-    if onset > latest or end_level - start < thresholds.divergence_min_rise or _restart_near(metrics, loss, onset):
+    latest = n - tail_points(n, thresholds) if short else max(k + 1, n // 10)
+    if onset > latest or end_level - start < thresholds.divergence_min_rise or restart_near(metrics, loss, onset):
         return []
     rise_step = int(loss.index[onset])
     message = (f"loss diverges from step {rise_step}: it started at about {format_number(start)} and never came back "
@@ -281,131 +254,3 @@ def _went_nonfinite_after(metrics: Metrics, loss: pd.Series) -> bool:
     return bool(len(later)) and not np.isfinite(later).any()
 
 
-_BLOWN = 10.0  # grad_norm this many times its early level has blown up ...
-_WORSE = 1.25  # ... and a loss that ends this many times its level before that never recovered
-
-
-def _exploded_run_mean(metrics: Metrics) -> list[Finding]:
-    """A log with no per-step loss whose closing `train_loss` (the mean of every step's loss) is above
-    `EXPLODED_LOSS`, a value no per-token cross-entropy takes: the loss blew up somewhere in the run. An error at
-    the summary's step (the log cannot say where it began)."""
-    summary = finite(metrics.get(TRAIN_LOSS, pd.Series(dtype="float64")))
-    if summary.empty or float(summary.iloc[-1]) <= EXPLODED_LOSS or summary_at_step_zero(metrics):
-        return []  # (at step 0 no update ran: the summed loss over a step count floored at 0.001, no mean)
-    step, value = int(summary.index[-1]), float(summary.iloc[-1])
-    message = (f"no per-step loss was logged, but the closing train_loss (the mean of every step's loss) is "
-               f"{format_number(value)}, far above what a per-token cross-entropy takes (a uniform guess over any "
-               f"vocabulary is under 13): the loss blew up during the run, by step {step} at the latest. Log the loss "
-               "every few steps (logging_steps) to see where; check the precision (a model loaded in float16 and "
-               "trained without mixed precision overflows), the learning rate and the data.")
-    return [Finding("divergence", "error", step, message, end_step=step, metric=TRAIN_LOSS,
-                    evidence={"train_loss": value, "no_step_loss": True})]
-
-
-def _unrecovered_blow_up(metrics: Metrics, loss: pd.Series, thresholds: Thresholds) -> list[Finding]:
-    """A blow-up the run never came back from, though the loss fell part of the way: grad_norm jumps to
-    `_BLOWN` x its early level and is still there at the end (median of the last tenth), and the loss ends
-    `_WORSE` x its level just before the jump. The run as it ended is worse than it was before: an error,
-    from the jump. An earlier blow-up the run came all the way back from (grad_norm and loss both back at
-    their level before it) is not the one dated."""
-    grad = finite(metrics.get(GRAD_NORM, pd.Series(dtype="float64")))
-    if len(grad) < 4 * _START_POINTS or len(loss) < 4 * _START_POINTS:
-        return _short_unrecovered_blow_up(grad, loss, metrics, thresholds)
-    k = max(_START_POINTS, len(grad) // 10)
-    early = float(grad.iloc[:k].median())
-    if early <= 0 or float(grad.iloc[-k:].median()) < _BLOWN * early:
-        return []
-    found = _blow_up_not_come_back_from(grad, loss, _BLOWN * early, max(_START_POINTS, len(loss) // 10))
-    if found is None:
-        return []
-    jump, level = found
-    end_level = float(loss.iloc[-max(_START_POINTS, len(loss) // 10):].median())
-    if level <= 0 or end_level < _WORSE * level or end_level - level < thresholds.divergence_min_rise \
-            or _restart_near(metrics, loss, position_of(loss, jump)):
-        return []
-    rise = _loss_leaves(loss, jump, _WORSE * level)
-    message = (f"loss diverges from step {rise}" + (f", after grad_norm blew up at step {jump}" if rise != jump else
-                                                   ", where grad_norm blew up") +
-               f" ({format_number(float(grad.loc[jump]))}, {format_number(float(grad.loc[jump]) / early)}x its early "
-               f"level {format_number(early)}), and the run never came back: the loss ends at about "
-               f"{format_number(end_level)} against {format_number(level)} before ({format_number(end_level / level)}x) "
-               f"and grad_norm is still about {format_number(float(grad.iloc[-k:].median()))} at the end. The weights "
-               f"at the end are worse than before step {jump}.")
-    evidence = {"floor": level, "floor_step": int(loss.index[loss.index < jump][-1]), "end_level": end_level, "peak": float(loss.max()),
-                "factor": end_level / level, "n_points": int((loss.index >= jump).sum()), "grad_norm_early": early,
-                "grad_norm_end": float(grad.iloc[-k:].median())}
-    evidence["grad_norm_jump_step"] = jump
-    return [Finding("divergence", "error", rise, message, end_step=int(loss.index[-1]), metric=LOSS, evidence=evidence)]
-
-
-def _short_unrecovered_blow_up(grad: pd.Series, loss: pd.Series, metrics: Metrics,
-                               thresholds: Thresholds) -> list[Finding]:
-    """`_unrecovered_blow_up` on a log too short for its medians (under 20 points, each the mean of many steps):
-    grad_norm jumps to `_BLOWN` x its first two points and never comes back under it, and the loss since the jump
-    (its median) and at its end (the median of the last points) is `divergence_factor` x the lowest it reached
-    before the jump (a stricter bar than the long log's, as the low is a single point here). crystal-text-llm issue 6: a pasted 11 lines, grad_norm 0.25 ->
-    7-23 and loss 0.48 -> 0.82-0.89 at a learning rate of 5e-4."""
-    if len(grad) < _MIN_POINTS or len(loss) < _MIN_POINTS:
-        return []
-    early = float(grad.iloc[:2].median())
-    limit = _BLOWN * early
-    blown = np.flatnonzero(grad.to_numpy(dtype="float64") > limit)
-    if early <= 0 or not len(blown) or not (grad.iloc[int(blown[0]):] > limit).all():
-        return []
-    jump = int(grad.index[int(blown[0])])
-    before, after = loss[loss.index < jump], loss[loss.index >= jump]
-    tail = _tail_points(len(loss), thresholds)
-    if len(before) < 2 or len(after) < 2 * tail:
-        return []
-    low, since, end_level = float(before.min()), float(after.median()), float(after.iloc[-tail:].median())
-    bar = thresholds.divergence_factor * low
-    if low <= 0 or since < bar or end_level < bar or end_level - low < thresholds.divergence_min_rise \
-            or _restart_near(metrics, loss, position_of(loss, jump)):
-        return []
-    rise = _loss_leaves(loss, jump, _WORSE * low)
-    message = (f"loss diverges from step {rise}, as grad_norm blew up at step {jump} "
-               f"({format_number(float(grad.loc[jump]))}, {format_number(float(grad.loc[jump]) / early)}x its first "
-               f"points' {format_number(early)}) and never came back down: the loss ends at about "
-               f"{format_number(end_level)} against a low of {format_number(low)} before ({format_number(end_level / low)}x). "
-               f"A short log ({len(loss)} points), but every point since the jump says the same.")
-    evidence = {"floor": low, "floor_step": int(before.idxmin()), "end_level": end_level, "peak": float(after.max()),
-                "factor": end_level / low, "n_points": len(after), "grad_norm_early": early,
-                "grad_norm_end": float(grad.iloc[-tail:].median()), "grad_norm_jump_step": jump, "short_log": True}
-    return [Finding("divergence", "error", rise, message, end_step=int(loss.index[-1]), metric=LOSS, evidence=evidence)]
-
-
-def _loss_leaves(loss: pd.Series, jump: int, bar: float) -> int:
-    """The first step at or after the grad_norm jump where the smoothed loss is above `bar`: where the loss itself
-    left its level (a blow-up of the gradients can come some way ahead of it); the jump where it never is."""
-    after = loss[loss.index >= jump]
-    above = np.flatnonzero(smoothed(after.to_numpy(dtype="float64")) > bar)
-    return int(after.index[above[0]]) if len(above) else jump
-
-
-_BACK = 1.05  # a loss within this x its level before a blow-up has come back from it
-
-
-def _blow_up_not_come_back_from(grad: pd.Series, loss: pd.Series, limit: float, k: int) -> tuple[int, float] | None:
-    """(step, loss level just before it) of the first grad_norm above `limit` that the run did not come all
-    the way back from: no later point where the smoothed grad_norm is under `limit` and the smoothed loss is
-    within `_BACK` x the level of the `k` points before the jump. None when there is no such jump."""
-    values = grad.to_numpy(dtype="float64")
-    grad_back = pd.Series(smoothed(values) <= limit, index=grad.index)
-    loss_level = pd.Series(smoothed(loss.to_numpy(dtype="float64")), index=loss.index)
-    pos = 0
-    while True:
-        blown = np.flatnonzero(values[pos:] > limit)
-        if not len(blown):
-            return None
-        jump = int(grad.index[pos + int(blown[0])])
-        before = loss[loss.index < jump].iloc[-k:]
-        if len(before) < _START_POINTS:  # a jump in the first few points has no level before it: the next one
-            pos += int(blown[0]) + 1
-            continue
-        level = float(before.median())
-        # the loss level carried to each grad_norm step after the jump (the two may be logged at other steps)
-        after = loss_level[loss_level.index > jump].reindex(grad.index[grad.index > jump], method="ffill")
-        back = grad_back[grad.index > jump] & (after <= _BACK * level)
-        if not back.any():
-            return jump, level
-        pos = grad.index.get_loc(back.idxmax()) + 1
