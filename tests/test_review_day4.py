@@ -160,6 +160,16 @@ def test_underscore_decimal_sizes_that_hold(name, params):
     assert _model_params(name) == params
 
 
+@pytest.mark.parametrize("name, params", [("outputs/qwen2_5_1_5b_lora", 1_500_000_000),
+                                          ("saves/qwen2_5_0_5b_sft", 500_000_000),
+                                          ("runs/Phi_1_5b_finetune", 1_500_000_000),
+                                          ("out/Llama_3_1_8b", 8_000_000_000), ("out/qwen2_5_7b", 7_000_000_000)])
+def test_names_with_underscores_for_every_separator_keep_a_half_size(name, params):
+    """`qwen2_5_1_5b` and `Phi_1_5b` (underscores for dots and dashes alike) were read as 5B: `1_5b` after an
+    underscore is 1.5B, while `3_1_8b` is still Llama 3.1 8B and `2_5_7b` Qwen2.5 7B."""
+    assert _model_params(name) == params
+
+
 # ---- TensorBoard: bare `Loss` tag ----------------------------------------------------------------------------------
 
 

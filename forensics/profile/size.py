@@ -13,6 +13,9 @@ from .names import _names_a_model_first
 # (nor a family's version before it: `llama-3_8b`, `Llama-2_7b-hf`, `gemma-2_2b` are Llama 3 8B, Llama 2 7B, Gemma 2 2B)
 _DECIMAL_UNDERSCORE = re.compile(r"(?<![^-/\s])(?:(?P<family>[a-z]+)-)?(?P<whole>\d)_(?P<part>\d[bm])(?![a-z0-9])",
                                  re.IGNORECASE)
+# `qwen2_5_1_5b`, `Phi_1_5b`, `qwen2_5_0_5b`: where underscores stand for every separator, `1_5b` after one is still
+# 1.5B (a whole 5B model is rare; 0.5B and 1.5B are common sizes), though `3_1_8b` stays Llama 3.1 8B
+_UNDERSCORED_HALF = re.compile(r"(?<=_)(?P<whole>\d)_(?P<part>5[bm])(?![a-z0-9])", re.IGNORECASE)
 _VERSIONED_FAMILIES = {"llama", "gemma", "mistral", "falcon", "olmo", "phi", "glm", "yi", "mpt"}
 
 
@@ -23,7 +26,8 @@ def _decimal_sizes(text: str) -> str:
         if family and family.lower() in _VERSIONED_FAMILIES:
             return m.group(0)
         return f"{family + '-' if family else ''}{m.group('whole')}.{m.group('part')}"
-    return _DECIMAL_UNDERSCORE.sub(point, text)
+    text = _DECIMAL_UNDERSCORE.sub(point, text)
+    return _UNDERSCORED_HALF.sub(lambda m: f"{m.group('whole')}.{m.group('part')}", text)
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d{1,4}(?:\.\d{1,2})?)\s?([bm])(?![a-z0-9])", re.IGNORECASE)
 
 
