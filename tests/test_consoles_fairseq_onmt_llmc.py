@@ -102,14 +102,71 @@ def test_fairseq_legacy_running_mean_that_stays_flat_is_no_evidence_of_learning(
 def test_newer_fairseq_train_inner_and_word_language_model_lines_are_not_the_legacy_kind():
     """fairseq's later `train_inner` line (no leading `| `, num_updates in it) and PyTorch's word_language_model
     example (`| epoch   1 |   200/ 2983 batches | ... | loss  7.63 | ppl  2050.12`, natural log) look alike: neither is
-    read as fairseq's legacy line, and neither loss is converted."""
+    read as fairseq's legacy line; the train_inner line is fairseq's own (its loss in bits: ppl 5.66 = 2^2.5), the
+    word_language_model's loss stays as printed."""
     inner = parse_line("epoch 001:     10 / 10 loss=2.500, ppl=5.66, wps=20000, ups=2.5, wpb=8192, bsz=16, "
                        "num_updates=10, lr=0.0001, gnorm=1.3")
     wlm = parse_line("| epoch   1 |   200/ 2983 batches | lr 20.00 | ms/batch 45.63 | loss  7.63 | ppl  2050.12")
     end = parse_line("| end of epoch   1 | time: 12.30s | valid loss  5.80 | valid ppl   330.61")
-    assert inner.kind != "fairseq_legacy" and dict(inner.metrics)["loss"] == 2.5
+    assert inner.kind == "fairseq_inner" and math.isclose(dict(inner.metrics)["loss"], 2.5 * LN2)
     assert wlm.kind != "fairseq_legacy" and dict(wlm.metrics)["loss"] == 7.63
     assert end.kind != "fairseq_epoch" and dict(end.metrics)["eval_loss"] == 5.8
+
+
+# --- fairseq's console since 2020 (train_inner / train / valid loggers) and its JSON progress bar -------------------
+
+
+def _fairseq_log(epochs=2, per_epoch=300, every=100):
+    """fairseq_cli/train.py's loggers as issue 2338 and 940 show them: `train_inner` progress lines with a
+    label-smoothed loss above nll_loss and ppl = 2^nll_loss, `train` and `valid` epoch summaries, all in bits."""
+    out = []
+    for e in range(1, epochs + 1):
+        for n in range(every, per_epoch + 1, every):
+            u = (e - 1) * per_epoch + n
+            nll = 9.0 - 0.002 * u
+            out.append(f"2020-07-17 07:11:02 | INFO | train_inner | epoch {e:03d}:   {n:4d} / {per_epoch} "
+                       f"loss={nll + 0.6:.3f}, nll_loss={nll:.3f}, ppl={2 ** nll:.2f}, wps=57.3, ups=0.04, wpb=1613, "
+                       f"bsz=80, num_updates={u}, lr=2.8e-05, gnorm=3.23, train_wall=13, wall=1236")
+        out.append(f"2020-07-17 08:00:00 | INFO | valid | epoch {e:03d} | valid on 'valid' subset | loss {nll + 0.5:.3f} "
+                   f"| nll_loss {nll - 0.1:.3f} | ppl {2 ** (nll - 0.1):.2f} | wps 5000 | num_updates {u}")
+        out.append(f"2020-07-17 08:00:00 | INFO | train | epoch {e:03d} | loss {nll + 0.8:.3f} | nll_loss {nll + 0.2:.3f}"
+                   f" | ppl {2 ** (nll + 0.2):.2f} | wps 57 | num_updates {u} | lr 2.8e-05 | gnorm 3.1")
+    return "\n".join(out) + "\n"
+
+
+def test_fairseq_train_inner_lines_are_at_their_update_count_in_nats(tmp_path):
+    """The losses of fairseq's console are bits (its criterions divide by ln 2): read in nats, as every other reader
+    gives them, at num_updates across epochs; the epoch's own summary adds no second training loss at its last step,
+    and the validation's loss is in nats too."""
+    a = analyze_logs(write_file(tmp_path, "train.log", _fairseq_log()))
+    loss, nll, ev = (a.timeline.series(n) for n in ("loss", "nll_loss", "eval_loss"))
+    assert list(loss.index) == [100, 200, 300, 400, 500, 600]
+    assert math.isclose(float(loss.loc[100]), (9.0 - 0.2 + 0.6) * LN2, rel_tol=1e-3)
+    assert math.isclose(float(nll.loc[600]), (9.0 - 1.2) * LN2, rel_tol=1e-3)
+    assert math.isclose(float(loss.loc[300]), (9.0 - 0.6 + 0.6) * LN2, rel_tol=1e-3)  # not the summary's mean
+    assert list(ev.index) == [300, 600] and math.isclose(float(ev.loc[300]), (9.0 - 0.6 + 0.5) * LN2, rel_tol=1e-3)
+    assert a.run_profile.framework == "fairseq"
+
+
+def test_fairseq_json_progress_dicts_are_read_in_nats(tmp_path):
+    """--log-format json prints the same fields as dicts through its loggers (progress_bar.py JsonProgressBar; fields
+    as issue 233 shows them): training dicts by num_updates and wpb, validation dicts with valid_ppl =
+    2^valid_nll_loss."""
+    head = "2020-07-17 07:11:02 | INFO | "
+    lines = [head + 'train_inner | {"epoch": 25, "loss": "3.097", "nll_loss": "1.328", "ppl": "2.51", "wps": 16674, '
+             f'"ups": "2.7", "wpb": 617156, "bsz": 16626, "num_updates": {u}, "lr": 0.00019, "gnorm": "0.194"}}'
+             for u in range(100, 1100, 100)]
+    lines.append(head + 'valid | {"epoch": 25, "valid_loss": 3.1106, "valid_nll_loss": 1.3199, "valid_ppl": "2.50"}')
+    a = analyze_logs(write_file(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert math.isclose(float(a.timeline.series("loss").iloc[0]), 3.097 * LN2, rel_tol=1e-6)
+    assert math.isclose(float(a.timeline.series("eval_loss").iloc[-1]), 3.1106 * LN2, rel_tol=1e-6)
+
+
+def test_a_loop_printing_a_natural_log_perplexity_keeps_its_losses():
+    """A hand-written loop's dict with valid_ppl = e^valid_loss (nats) is left as printed."""
+    from forensics.ingest.console_lines.toolkits import fairseq_dict_in_nats
+    pairs = {"epoch": 3.0, "valid_loss": 2.3026, "valid_nll_loss": 2.3026, "valid_ppl": 10.0}
+    assert fairseq_dict_in_nats(pairs) == pairs
 
 
 # --- OpenNMT-py's 2018 report line ---------------------------------------------------------------------------------

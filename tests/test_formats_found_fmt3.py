@@ -51,12 +51,13 @@ def fairseq_log(nan_at=None):
     for s, l in enumerate(losses(nan_at), 1):
         ep = 1 + (s - 1) // 10
         i = (s - 1) % 10 + 1
+        l = l / math.log(2)  # fairseq prints bits (ppl = 2^loss): the reader gives nats, losses() back
         ppl = 2 ** l if l == l else l
         out.append(f"2024-03-01 10:00:{s:02d} | INFO | train_inner | epoch {ep:03d}:     {i:2d} / 10 loss={l:.3f}, "
                    f"ppl={ppl:.2f}, wps=20000, ups=2.5, wpb=8192, bsz=16, num_updates={s}, lr={lr(s):g}, "
                    f"gnorm={gn(s, l):.3f}, loss_scale=128, train_wall=4, gb_free=10.1, wall={s * 4}")
         if s % 10 == 0:
-            e = 2.4 - s * 0.03
+            e = (2.4 - s * 0.03) / math.log(2)
             out.append(f"2024-03-01 10:00:{s:02d} | INFO | valid | epoch {ep:03d} | valid on 'valid' subset | "
                        f"loss {e:.3f} | ppl {2 ** e:.2f} | wps 50000 | wpb 8000 | bsz 15.6 | num_updates {s}")
             out.append(f"2024-03-01 10:00:{s:02d} | INFO | train | epoch {ep:03d} | loss {l:.3f} | ppl {ppl:.2f} | "
@@ -69,13 +70,14 @@ def fairseq_json_log(nan_at=None):
     out = ["2024-03-01 10:00:00 | INFO | fairseq_cli.train | model: TransformerLanguageModel"]
     for s, l in enumerate(losses(nan_at), 1):
         ep = 1 + (s - 1) // 10
+        l = l / math.log(2)  # in bits, as above
         d = {"epoch": ep, "update": round(ep - 1 + ((s - 1) % 10 + 1) / 10, 3), "loss": f"{l:.3f}",
              "ppl": f"{2 ** l if l == l else l:.2f}", "wps": "20000", "ups": "2.5", "wpb": "8192", "bsz": "16",
              "num_updates": str(s), "lr": f"{lr(s):g}", "gnorm": f"{gn(s, l):.3f}", "loss_scale": "128",
              "train_wall": "4", "gb_free": "10.1", "wall": str(s * 4)}
         out.append(f"2024-03-01 10:00:{s:02d} | INFO | train_inner | {json.dumps(d)}")
         if s % 10 == 0:
-            e = 2.4 - s * 0.03
+            e = (2.4 - s * 0.03) / math.log(2)
             v = {"epoch": ep, "valid_loss": f"{e:.3f}", "valid_ppl": f"{2 ** e:.2f}", "valid_wps": "50000",
                  "valid_wpb": "8000", "valid_bsz": "15.6", "valid_num_updates": str(s)}
             out.append(f"2024-03-01 10:00:{s:02d} | INFO | valid | {json.dumps(v)}")

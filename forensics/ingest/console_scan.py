@@ -21,6 +21,7 @@ from .settled_lines import settled
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .console_lines.blocks import ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock, OlmoBlock, YamlSteps
 from .console_lines.hand_written import has_generic_line
+from .console_lines.toolkits import fairseq_dict_in_nats
 from .pretrain_lines import STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, parse_line
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 
@@ -278,7 +279,7 @@ def _pairs(body: str) -> dict | None:
     for theirs, ours in _OWN_LOSS_KEYS:  # the step rules below tell a training dict by its `loss`
         if theirs in pairs and ours not in pairs:
             pairs[ours] = pairs.pop(theirs)
-    return pairs
+    return fairseq_dict_in_nats(pairs)
 
 
 # Trainers that print the loss under a name of their own: SetFit's `embedding_loss`, the HF course's Accelerate loop's

@@ -27,10 +27,10 @@ from .console_lines.frameworks import (_MEGATRON_ITERATION, _MEGATRON_VALIDATION
                                        _TITAN_KEY_VALUE, _VERL_STEP, _megatron, _mindformers, _nemo2_progress, _nemo_bar,
                                        _titan, _titan_key_values, _verl)
 from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_LEGACY, _FAIRSEQ_LEGACY_EPOCH,
-                                     _FAIRSEQ_VALID, _FLAX_STEP, _GPT2_SIMPLE, _INTERNEVO_STEP, _JOEYNMT_VALID,
+                                     _FAIRSEQ_INNER, _FAIRSEQ_TRAIN, _FAIRSEQ_VALID, _FLAX_STEP, _GPT2_SIMPLE, _INTERNEVO_STEP, _JOEYNMT_VALID,
                                      _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_EPOCH, _OPENNMT_STEP, _OPENNMT_VALID,
                                      _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _fairseq_epoch_summary,
-                                     _fairseq_legacy, _fairseq_valid, _flax_step, _internevo, _joeynmt_valid,
+                                     _fairseq_inner, _fairseq_legacy, _fairseq_train_summary, _fairseq_valid, _flax_step, _internevo, _joeynmt_valid,
                                      _maxtext_eval, _metric_logger, _opennmt, _opennmt_epoch, _opennmt_valid)
 from .console_lines.nanogpt import (_COLON_STEP, _LLMC_STEP, _LLMC_VAL, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP,
                                     _STEP_NAME_VALUE, _colon_pairs, _llmc_console, _llmc_val, _nanochat_step, _nanogpt,
@@ -63,7 +63,7 @@ KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed",
                    "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune",
                    "joeynmt_valid": "joeynmt", "opennmt_epoch": "opennmt", "fairseq_legacy": "fairseq",
-                   "fairseq_epoch": "fairseq", "keras": "keras"}
+                   "fairseq_epoch": "fairseq", "fairseq_inner": "fairseq", "fairseq_valid": "fairseq", "keras": "keras"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -140,6 +140,14 @@ def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | o
             return _fairseq_legacy(m)
         if _FAIRSEQ_LEGACY_EPOCH.match(line) and "valid on '" not in line:
             return _fairseq_epoch_summary(line)
+    if "num_updates=" in line:
+        m = _FAIRSEQ_INNER.search(line)
+        if m:
+            return _fairseq_inner(m)
+    if "| train | epoch " in line:
+        m = _FAIRSEQ_TRAIN.search(line)
+        if m:
+            return _fairseq_train_summary(m)
     if "valid on '" in line:
         m = _FAIRSEQ_VALID.search(line)
         if m:

@@ -353,8 +353,11 @@ def _stride(printed: list[int], unknown: int) -> int:
     return int(np.median(np.diff(printed))) if len(printed) > 1 else unknown
 
 
+_FAIRSEQ_PROGRESS = ("fairseq_legacy", "fairseq_inner")  # fairseq's progress lines, legacy and since 2020
+
+
 def _fairseq_summaries_placed(events: list[tuple]) -> list[tuple]:
-    """fairseq's legacy epoch summaries (kind "fairseq_epoch", at their epoch E): where the log has its progress lines,
+    """fairseq's epoch summaries (kind "fairseq_epoch", at their epoch E): where the log has its progress lines,
     at the step of the last one before them with their held-out metrics only (the progress lines hold the training
     loss and its running mean; the epoch's mean would be a second value there), none before any; in a log of
     summaries alone (an epoch shorter than the progress bar's interval prints none), at step E - the first epoch + 1
@@ -362,11 +365,11 @@ def _fairseq_summaries_placed(events: list[tuple]) -> list[tuple]:
     epochs = [dict(e[1].metrics)["epoch"] for e in events if e[0] == "line" and e[1].kind == "fairseq_epoch"]
     if not epochs:
         return events
-    stepped = any(e[0] == "line" and e[1].kind == "fairseq_legacy" for e in events)
+    stepped = any(e[0] == "line" and e[1].kind in _FAIRSEQ_PROGRESS for e in events)
     out, last = [], None
     for event in events:
         record = event[1] if event[0] == "line" else None
-        if record is not None and record.kind == "fairseq_legacy":
+        if record is not None and record.kind in _FAIRSEQ_PROGRESS:
             last = record.step
         elif record is not None and record.kind == "fairseq_epoch":
             done = dict(record.metrics)["epoch"] - min(epochs) + 1
