@@ -298,6 +298,23 @@ def test_a_dpo_loss_near_ln2_whose_margins_move_is_not_called_never_learned():
     assert detect_never_learned(_dpo_at_ln2(0.05), Thresholds()) == []
 
 
+def test_a_dpo_loss_at_ln2_with_margins_near_a_hundredth_and_tied_pairs_never_learned():
+    """Arun-vEDU's LoRA DPO at LR 5e-7: margins up to 0.0138 and a pair accuracy of 0.13-0.17 (tied pairs, counted
+    wrong) beside a loss at ln 2 +- 0.005 for three epochs; before, a margin over 0.01 or an accuracy off 0.5 in
+    either direction said the pairs had moved."""
+    metrics = _dpo_at_ln2(0.0138)
+    metrics["loss"].iloc[[1, 7]] = [0.688, 0.6883]  # 0.0051 under ln 2, as its margin of 0.0138 explains
+    metrics["rewards/accuracies"] = pd.Series([0.134, 0.15, 0.171, 0.144, 0.14, 0.16] * 3, index=metrics["loss"].index)
+    (found,) = detect_never_learned(metrics, Thresholds())
+    assert (found.kind, found.severity, found.step) == ("never_learned", "error", 10)
+
+
+def test_a_dpo_loss_at_ln2_whose_pairs_are_ranked_right_is_not_called_never_learned():
+    metrics = _dpo_at_ln2(0.004)
+    metrics["rewards/accuracies"] = pd.Series([0.6, 0.62, 0.65, 0.6, 0.63, 0.64] * 3, index=metrics["loss"].index)
+    assert detect_never_learned(metrics, Thresholds()) == []
+
+
 # ---- a falling least-squares line over a flat log with a hump in the middle is no evidence of learning -----------------
 
 from forensics.analyzers.learning_evidence import detect_no_learning_evidence  # noqa: E402
