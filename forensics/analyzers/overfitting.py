@@ -11,7 +11,10 @@ above it. A quiet eval loss (one that fell by a few thousandths an eval) also fi
 when every one of four or more evals after its best sits 1% and three times its own noise above it, and a log of
 few evals when the two or more after its best sit 1% above it while the training loss fell 10% below its level there.
 A climb of `overfit_points` or more evals in a row from the best so far, 2% and three times its noise above it, while
-the training loss fell 10%, is overfitting from the eval after that best even where later evals fall again.
+the training loss fell 10%, is overfitting from the eval after that best even where later evals fall again. A climb
+at each of `overfit_points` + 2 or more evals after the best needs only 1% while the training loss fell, and eight or
+more evals after the best none of which comes back to it, 2% and 2.5 times its noise above it in their median, while
+the training loss fell a fifth, is overfitting too (`held_out_stall`).
 A log with no training loss fires when the eval loss climbs at each of the `overfit_points` + 1 or more evals after its
 best (the message saying that the gap between the two cannot be seen).
 """
@@ -24,6 +27,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
+from .held_out_stall import interval_ending, median_rise_clears, stalled_overfit, train_levels_around
 from .metrics import LOSS, Metrics, finite, format_number, point_noise, real_loss
 
 EVAL_LOSS = "eval_loss"
@@ -111,7 +115,9 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
         drift = _rising_trend(values, thresholds)
         if drift is None:
             episode = _climb_while_train_fell(evals, real_loss(metrics), thresholds)
-            return [] if episode is None else [_passing_overfit(name, evals, real_loss(metrics), *episode)]
+            if episode is not None:
+                return [_passing_overfit(name, evals, real_loss(metrics), *episode)]
+            return stalled_overfit(name, evals, real_loss(metrics), thresholds)
         # a drift is told by where it ended: its last quarter
         best_pos, best, k = drift, float(values[drift]), max(2, (len(values) - drift - 1) // 4)
     train = real_loss(metrics)
@@ -218,7 +224,8 @@ def _back_at_the_level_before(values: np.ndarray, best_pos: int) -> bool:
 def _climbing(values: np.ndarray, thresholds: Thresholds, evals, train) -> int | None:
     """The best eval's position when every eval after it (`overfit_points` + 1 or more, or `overfit_points` while
     the training loss fell since the best) is higher than the one before, and the last ends `_CLIMB` above the best
-    and `_NOISE_UNITS` x the eval loss's own noise (in the later half of the log) above it: a
+    (`_SMALL_RISE` for a long climb while the training loss fell: `_long_climb`) and `_NOISE_UNITS` x the eval
+    loss's own noise (in the later half of the log) above it: a
     climb eval after eval, which chance does not make, though its first step is small (jzystar's small GPT on one
     short story: 6.151, 6.201, 6.225, 6.269, 6.296 while the training loss fell 2.4 -> 0.9; zjzheng0410's Qwen2.5-7B
     QLoRA: 1.7255, then 1.7275, 1.7348, 1.7610 while the training loss fell 5%). Else None."""
@@ -226,14 +233,26 @@ def _climbing(values: np.ndarray, thresholds: Thresholds, evals, train) -> int |
     after, best = values[best_pos + 1:], float(values[best_pos])
     if best <= 0 or len(after) < thresholds.overfit_points or not np.all(np.diff(values[best_pos:]) > 0):
         return None
-    if len(after) == thresholds.overfit_points and not _train_fell_since(train, int(evals.index[best_pos])):
+    train_fell = _train_fell_since(train, int(evals.index[best_pos]))
+    if len(after) == thresholds.overfit_points and not train_fell:
         return None
     rise = float(after[-1]) - best
+    least = _SMALL_RISE if train_fell and _long_climb(after, thresholds) else _CLIMB
     settled = values[len(values) // 2:]  # the noise of the log's later half: its early descent is no noise
-    return best_pos if rise > max(_CLIMB * best, _NOISE_UNITS * point_noise(settled)) else None
+    return best_pos if rise > max(least * best, _NOISE_UNITS * point_noise(settled)) else None
 
 
 _CLIMB = 2 * _SMALL_RISE
+
+
+def _long_climb(after: np.ndarray, thresholds: Thresholds) -> bool:
+    """A climb at each of `overfit_points` + 2 or more evals after the best: six or more evals in rising order, which
+    evals that only wobble around a level put in that order once in 720 tries. So long a climb is overfitting from a
+    rise of `_SMALL_RISE` (ytkinroman's m2m100 LoRA: eval 5.1882 at its first evaluation, the run's own
+    best_model_checkpoint, then higher at each of the next six, +1.3% by the last, while the training loss fell
+    5.80 -> 5.62 over 43 more epochs); a shorter one needs `_CLIMB` (Jaong's continued pre-training: 0.4853 at epoch
+    6, then three rises to +1.1% while the training loss fell - judged healthy)."""
+    return len(after) >= thresholds.overfit_points + 2
 
 
 _TRAIN_FELL = 0.02  # the training loss after the best eval this share under its level there: it kept falling
@@ -284,7 +303,7 @@ def _few_evals_climbing(evals, train, thresholds: Thresholds) -> int | None:
     if float(after[-1]) <= best * (1 + _CLIMB):
         return None
     at_best = _training_at_the_best(train, steps, best_pos)
-    at_end = _interval_ending(train, steps, len(values) - 1)
+    at_end = interval_ending(train, steps, len(values) - 1)
     if len(at_best) < 3 or len(at_end) < 3:
         return None
     return best_pos if float(at_end.median()) <= (1 - _FELL_AWAY) * float(at_best.median()) else None
@@ -336,21 +355,10 @@ def _held_above_while_train_fell(evals, train, thresholds: Thresholds) -> int | 
         return None
     if _back_at_the_level_before(values, best_pos):
         return None
-    rise = float(np.median(after)) - best
-    if rise < max(_SMALL_RISE * best, _NOISE_UNITS * point_noise(values[len(values) // 2:])):
+    if not median_rise_clears(values, best_pos, _SMALL_RISE, _NOISE_UNITS):
         return None
-    at_best = _at_least_three(_interval_ending(train, steps, best_pos), train, steps[best_pos])
-    later = train[train.index > steps[best_pos]]
-    later = later.iloc[len(later) // 2:]
-    if len(at_best) < 3 or len(later) < 3:
-        return None
-    return best_pos if float(later.median()) <= (1 - _STILL_FELL) * float(at_best.median()) else None
-
-
-def _at_least_three(interval, train, step: int):
-    """The training losses of an evaluation interval, or, where the loss was logged as seldom as the evaluation (one
-    point an interval), the last three logged up to `step`: a level to compare with, not one batch's mean."""
-    return interval if len(interval) >= 3 else train[train.index <= step].iloc[-3:]
+    levels = train_levels_around(train, steps, best_pos)
+    return best_pos if levels is not None and levels[1] <= (1 - _STILL_FELL) * levels[0] else None
 
 
 def _rising_trend(values: np.ndarray, thresholds: Thresholds) -> int | None:
@@ -392,7 +400,7 @@ def _climb_while_train_fell(evals, train, thresholds: Thresholds) -> tuple[int, 
         rise = float(values[top] - values[best])
         if top - best < thresholds.overfit_points or rise <= max(_CLIMB * values[best], _NOISE_UNITS * noise):
             continue
-        at_best, at_top = _interval_ending(train, steps, best), _interval_ending(train, steps, top)
+        at_best, at_top = interval_ending(train, steps, best), interval_ending(train, steps, top)
         if len(at_best) >= 3 and len(at_top) >= 3 \
                 and float(at_top.median()) <= (1 - _FELL_AWAY) * float(at_best.median()):
             return best, top
@@ -402,22 +410,15 @@ def _climb_while_train_fell(evals, train, thresholds: Thresholds) -> tuple[int, 
 def _training_at_the_best(train, steps, best_pos: int):
     """The training losses the best eval is compared with: those of the evaluation interval ending at it, or, where
     the first eval is the best, the later half of the run up to it (past the first steep fall)."""
-    at_best = _interval_ending(train, steps, best_pos)
+    at_best = interval_ending(train, steps, best_pos)
     return at_best.iloc[len(at_best) // 2:] if best_pos == 0 else at_best
-
-
-def _interval_ending(train, steps, at: int):
-    """The training losses logged over the evaluation interval that ends at the eval at position `at` (from the log's
-    start for the first eval)."""
-    after = train.index > steps[at - 1] if at > 0 else np.ones(len(train), dtype=bool)
-    return train[after & (train.index <= steps[at])]
 
 
 def _passing_overfit(name: str, evals, train, best: int, top: int) -> Finding:
     """The `overfitting` warning of a climb of the eval loss from its best so far, dated at the eval after that best,
     whether or not later evals fell again."""
     values, steps = evals.to_numpy(), evals.index
-    at_best, at_top = _interval_ending(train, steps, best), _interval_ending(train, steps, top)
+    at_best, at_top = interval_ending(train, steps, best), interval_ending(train, steps, top)
     last = f"{format_number(float(values[-1]))} at step {int(steps[-1])}"
     after = (f"later evals fall below that best again ({last}): check what changed there, and keep a checkpoint from "
              "before the rise if the later fall is not real learning" if values[-1] < values[best] else
