@@ -269,3 +269,32 @@ def test_a_hand_written_step_norm_line_and_a_lone_val_loss_are_not_llmcs(tmp_pat
     a = analyze_logs(write_file(tmp_path, "train.log", "\n".join(lines) + "\n"))
     assert "eval_loss" not in a.timeline.metrics
     assert a.run_profile.objective != "pretrain"
+
+
+# --- char-rnn-tensorflow's train.py ---------------------------------------------------------------------------------
+
+
+def _char_rnn_log(batches=446, epochs=2, every=1):
+    """train.py's `print("{}/{} (epoch {}), train_loss = {:.3f}, time/batch = {:.3f}".format(e * num_batches + b,
+    num_epochs * num_batches, e, train_loss, end - start))`, a loss falling from 4.2 (ln 65 characters)."""
+    lines = []
+    for e in range(epochs):
+        for b in range(0, batches, every):
+            step = e * batches + b
+            lines.append(f"{step}/{epochs * batches} (epoch {e}), train_loss = {4.2 - 2.4 * step / (epochs * batches):.3f}, "
+                         "time/batch = 0.151")
+    return "\n".join(lines) + "\n"
+
+
+def test_char_rnn_lines_are_the_runs_own_steps_of_a_model_trained_from_scratch(tmp_path):
+    """sherjilozair/char-rnn-tensorflow issue 138's paste reads as a pre-training console (AS34): the first count is
+    already the run's step across epochs, not a batch of the epoch to number on."""
+    a = analyze_logs(write_file(tmp_path, "train.log", _char_rnn_log(every=10)))
+    loss = a.timeline.series("loss")
+    assert loss.index[-1] == 886 and float(loss.loc[446]) == 3.0
+    assert a.run_profile.objective == "pretrain"
+
+
+def test_a_line_that_only_looks_like_char_rnns_is_not_read_as_it():
+    record = parse_line("1200/44600 (epoch 2), loss = 1.482, time = 0.2")
+    assert record is None or record.kind != "char_rnn"

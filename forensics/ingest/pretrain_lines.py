@@ -32,8 +32,8 @@ from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_
                                      _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _fairseq_epoch_summary,
                                      _fairseq_inner, _fairseq_legacy, _fairseq_train_summary, _fairseq_valid, _flax_step, _internevo, _joeynmt_valid,
                                      _maxtext_eval, _metric_logger, _opennmt, _opennmt_epoch, _opennmt_valid)
-from .console_lines.nanogpt import (_COLON_STEP, _LLMC_STEP, _LLMC_VAL, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP,
-                                    _STEP_NAME_VALUE, _colon_pairs, _llmc_console, _llmc_val, _nanochat_step, _nanogpt,
+from .console_lines.nanogpt import (_CHAR_RNN, _COLON_STEP, _LLMC_STEP, _LLMC_VAL, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP,
+                                    _STEP_NAME_VALUE, _char_rnn, _colon_pairs, _llmc_console, _llmc_val, _nanochat_step, _nanogpt,
                                     _pipe_step, _step_name_value)
 from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY,
                                          _EPOCH_SPLIT_LOSSES, _KEY_VALUE_START, _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR,
@@ -55,7 +55,7 @@ TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
 # lines, nanoGPT's train.py and plain key: value lines also come from fine-tuning runs).
 PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "autoresearch", "nanotron",
-                     "llmc_console")
+                     "llmc_console", "char_rnn")
 # The framework a kind of line names, where it names one.
 KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "composer", "nemo_rl": "nemo_rl", "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
@@ -217,7 +217,8 @@ def _small_console(line: str, last_line: bool) -> StepLine | None:
 
 # (substring, start of the shape, reader) in the order they are tried.
 _BARE_PIPE = re.compile(r"^\s*(\d{1,18})\s+\|\s+(?=loss[ :]\s*[-+.\dnNiI])")
-_SMALL_SHAPES = (("| norm ", _LLMC_STEP, _llmc_console), ("val loss ", _LLMC_VAL, _llmc_val),
+_SMALL_SHAPES = (("| norm ", _LLMC_STEP, _llmc_console), ("), train_loss = ", _CHAR_RNN, _char_rnn),
+                 ("val loss ", _LLMC_VAL, _llmc_val),
                  ("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step), ("| loss", _BARE_PIPE, _bare_pipe_step),
                  (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),

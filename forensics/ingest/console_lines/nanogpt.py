@@ -1,5 +1,7 @@
 """Console step lines of the nanoGPT family of pre-training scripts (nanoGPT, nanochat, autoresearch, modded-nanogpt,
-llm.c, build-nanogpt):
+llm.c, build-nanogpt) and of char-rnn-tensorflow:
+* char-rnn-tensorflow's train.py: `1200/44600 (epoch 2), train_loss = 1.482, time/batch = 0.151` (kind "char_rnn"): the
+  run's step of its whole, the loss, the epoch from 0; a character-level model trained from random weights.
 * nanochat (karpathy/nanochat): scripts/base_train.py prints
   `step 00012/00100 (12.00%) | loss: X | lrm: L | dt: Tms | tok/sec: N | bf16_mfu: M | epoch: E pq: P rg: R |
   total time: Tm[ | eta: Em]` (kind "nanochat_base"); scripts/chat_sft.py and scripts/mid_train.py print the
@@ -48,6 +50,9 @@ _NANOCHAT_STEP = re.compile(r"(?<![\w/])Step (\d{1,18})(?:/(\d{1,18}))? \|"
                             r"(?= *(?:Validation |CORE metric:|ChatCORE|Training loss:))")
 # nanoGPT train.py: `iter N: loss X, time Yms, mfu Z%` and `step N: train loss X, val loss Y`.
 _NANOGPT = re.compile(r"(?<![\w/])(?:iter (\d{1,18}): (?=loss )|step (\d{1,18}): (?=train loss ))")
+# char-rnn-tensorflow train.py (sherjilozair/char-rnn-tensorflow and its forks): `{}/{} (epoch {}), train_loss = {:.3f},
+# time/batch = {:.3f}`, the first count e x batches an epoch + b (the run's own step), the second the whole run's
+_CHAR_RNN = re.compile(r"^\s*(\d{1,18})/(\d{1,18}) \(epoch (\d{1,6})\), train_loss = (" + _FLOAT + r"), time/batch = ")
 # verl's console logger: `step:N - name:value - name:value ...`.
 # modded-nanogpt / parameter-golf `step:N/M train_loss:X ...` and llm.c `s:N trl:X ...` (no space after the colon)
 _COLON_STEP = re.compile(r"^\s*(step|s):(\d{1,18})(?:/(\d{1,18}))?(?= \S+:\S)")
@@ -103,6 +108,13 @@ def _nanogpt(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     if not metrics or not metrics[0][0].endswith("loss"):  # the loss comes first, or it is no such line
         return None
     return _record("nanogpt", int(m.group(1) or m.group(2)), None, metrics, cut)
+
+
+def _char_rnn(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """char-rnn-tensorflow's step line (kind "char_rnn"): a character-level language model trained from its random
+    weights, at the run's step, its loss and epoch (counted from 0, as it prints it)."""
+    return StepLine("char_rnn", int(m.group(1)), int(m.group(2)),
+                    (("loss", float(m.group(4))), ("epoch", float(m.group(3)))))
 
 
 def _colon_pairs(m: re.Match, line: str, last_line: bool) -> StepLine | None:
