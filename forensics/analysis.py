@@ -22,7 +22,7 @@ from .analyzers.chain import link_skipped_batches, link_weight_damage
 from .analyzers.metrics import RLMetrics, finite, is_preference_log
 from .analyzers.memorization import memorized_from_scratch
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
-from .analyzers.zero_in_first_epoch import for_a_classifier, for_a_language_model
+from .analyzers.zero_in_first_epoch import for_a_classifier, for_a_language_model, for_epochs_over_a_sized_dataset
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_start_near_the_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.lr_anomaly import detect_warmup_past_the_end
@@ -374,6 +374,13 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     return found
 
 
+def _length_set_in_epochs(config: RunConfig) -> bool:
+    """The configuration leaves max_steps unset (the HF Trainer's -1): the run's length is its epochs over a dataset
+    with a length (the Trainer refuses a stream without max_steps), so its logged epoch counts passes over the data."""
+    max_steps = config.get("max_steps")
+    return isinstance(max_steps, (int, float)) and not isinstance(max_steps, bool) and max_steps <= 0
+
+
 def _planned_length(config: RunConfig, timeline: Timeline) -> tuple:
     """(num_train_epochs, max_steps) the run was set up for: the configuration's, else what a log records (a
     trainer_state.json keeps both); None for either that nothing states (a max_steps of -1 states nothing)."""
@@ -452,6 +459,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
         findings = run_all(timeline, thresholds, rl=rl) + weight_findings(checkpoints, timeline, thresholds)
         findings += optimizer_findings(checkpoints, last_step(timeline))
         findings += update_precursor(updates, checkpoints, findings)
+        if _length_set_in_epochs(config):  # its epoch counter counts passes, though it ends inside the first
+            findings = for_epochs_over_a_sized_dataset(findings, metrics, thresholds)
         if classification_head(config):
             findings = for_a_classifier(findings, metrics, thresholds)
         return sort_findings(link_weight_damage(findings)), metrics

@@ -24,7 +24,8 @@ zeros and NaN/Inf left out) is judged by how the loss got there:
   model (unshifted labels, a missing causal mask). A classification head's is a warning (`for_a_classifier`).
   And one that settles tenfold lower, under 0.01, in its first pass (`collapsed_in_first_pass`): an error where it
   ends at a 4-decimal print's floor, a warning where it stays above it; from under 1 nat only where the run profile
-  says it is a language model (`for_a_language_model`).
+  says it is a language model (`for_a_language_model`). And a warning where a sparse log is under 0.05 nats at a
+  first-pass point and near 0 from the next one to the end (`too_low_on_unseen_text`).
 
 Errors when the stretch lasts to the end of the log; warnings when the loss comes back.
 Preference/RL logs (rewards/*, logps/*) are skipped: their loss sits near zero by design; a pairwise
@@ -47,7 +48,7 @@ from .metrics import (GRAD_NORM, LOSS, Metrics, finite, format_number, is_prefer
 from .overfitting import EVAL_LOSS, eval_loss_names
 from .pairwise_loss import pairs_memorized, saturated_pairs
 from .zero_in_first_epoch import (collapsed_in_first_pass, near_zero_from_the_start, targets_given_away,
-                                  unless_first_epoch)
+                                  too_low_on_unseen_text, unless_first_epoch)
 
 
 def _held_out_level(found: Finding, thresholds: Thresholds) -> float:
@@ -146,7 +147,8 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
         if found.kind == "memorization":
             found = unless_first_epoch(found, metrics)
         findings.append(found)
-    given_away = targets_given_away(loss, metrics, thresholds) or collapsed_in_first_pass(loss, metrics, thresholds)
+    given_away = targets_given_away(loss, metrics, thresholds) or collapsed_in_first_pass(loss, metrics, thresholds) \
+        or too_low_on_unseen_text(loss, metrics, thresholds)
     if given_away or low_start:  # what the start says comes before any later descent
         return [given_away or low_start] + [f for f in findings if f.kind not in _GRADUAL]
     if not findings and not held_out_loss_names(metrics):

@@ -6,7 +6,10 @@ print is the targets handed to the model (`targets_given_away`, a `loss_collapse
 logged points is nearly every label masked or targets copied (`near_zero_from_the_start`); one that settles tenfold
 lower, under 0.01, in its first pass is a `loss_collapse` too, an error where it ends at that floor and a warning
 where it stays above it (`collapsed_in_first_pass`; from under 1 nat where the run profile says it is a language
-model: `for_a_language_model`); any other near-zero stretch reached within the first epoch is
+model: `for_a_language_model`); one already under 0.05 nats at a first-pass point and near 0 from the next to
+the end, in a log too sparse for those (a point every 500-2000 steps), is a `loss_collapse` warning too
+(`too_low_on_unseen_text`; for a one-epoch run whose configuration sets its length in epochs:
+`for_epochs_over_a_sized_dataset`); any other near-zero stretch reached within the first epoch is
 `zero_loss_unexplained` (`unless_first_epoch`). On a classification head
 the loss is no next-token loss, and the same findings say so (`for_a_classifier`).
 """
@@ -21,7 +24,7 @@ from ..config import Thresholds
 from ..findings import Finding
 from .memorization import levelled_off_position
 from .metrics import (EVAL_ACCURACY_KEYS, GRAD_NORM, LOSS, PASSES, Metrics, epoch_at, finite, format_number,
-                      is_preference_log, passes_over_data, real_loss)
+                      is_preference_log, passes_over_data, real_loss, true_runs)
 from .overfitting import EVAL_LOSS, eval_loss_names
 
 
@@ -163,6 +166,82 @@ def _first_pass_message(start: float, levelled: float, first: int, value: float,
             "trivial or handed to it, not the task: pad tokens counted as labels, a prompt-masking bug that leaves "
             "only template tokens, the same answer for every example, labels equal to the inputs. Decode the "
             "unmasked labels of one batch and compare them with its input_ids.")
+
+
+_UNSEEN_TEXT_LEVEL = 0.05  # nats a token: no text a model has not yet seen is this predictable to it, unless trivial
+_SECOND_PASS_OVER = 2.0  # epochs: near zero before this, no example had been seen more than twice
+
+
+def too_low_on_unseen_text(loss: pd.Series, metrics: Metrics, thresholds: Thresholds,
+                           counts_passes: bool = False) -> Finding | None:
+    """A loss at `_UNSEEN_TEXT_LEVEL` or less at a point inside the first epoch (on batches the model had not yet
+    seen), and near zero (`collapse_abs` or less, real values) at every point after it to the end of the log, the
+    first of those before a second pass was over: a `loss_collapse` warning dated at that first-pass point. What a
+    log this sparse shows (a point every 500-2000 steps: too few for `collapsed_in_first_pass`) is enough: a per-token
+    loss of 0.002 on examples never seen means p = 0.998 on every target token, which no task of real text gives;
+    targets trivial (pad tokens counted as labels) or handed over (labels leaking into the inputs, a near-copy task)
+    do. Vanh253333's bert2bert, one epoch, no eval: 0.715 (epoch 0.30), 0.0020 (0.61), 0.0004 (0.91); qwu01's
+    Reformer on protein sequences (30 symbols, ln 30 = 3.4 nats): 0.042 at its first point (epoch 0.73), 1e-4 from
+    epoch 1.47, eval 3e-5. Silent where grad_norm shows a gradient still alive over that stretch (`_gradient_alive`:
+    a regular target learned, PraveenBarathi-K's and taehyun-me's classifiers), and where a logged eval loss ends
+    above `memorization_level` (held-out text not as predictable: another story, which `overfitting` tells).
+    Needs an epoch counter that counts passes (`_counts_passes`, or `counts_passes`: the run's configuration says
+    so)."""
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if epochs is None or not len(epochs) or not (counts_passes or _counts_passes(epochs)) \
+            or not _held_out_as_low(metrics, thresholds):
+        return None
+    values = loss.to_numpy()
+    runs = true_runs((values > 0) & (values <= thresholds.collapse_abs))
+    after = runs[-1][0] if runs and runs[-1][1] == len(values) else 0
+    if after == 0 or not 0 < values[after - 1] <= _UNSEEN_TEXT_LEVEL:
+        return None  # (no near-zero end, or one from the first point: nothing shows the first pass above it)
+    at = after - 1
+    epoch, reached = epoch_at(epochs, int(loss.index[at])), epoch_at(epochs, int(loss.index[after]))
+    if epoch is None or epoch >= 1.0 or reached is None or reached >= _SECOND_PASS_OVER \
+            or _gradient_alive(metrics, loss.index[at:], thresholds):
+        return None
+    first, last = int(loss.index[at]), int(loss.index[-1])
+    return Finding("loss_collapse", "warning", first, _unseen_text_message(loss, at, after, epoch, metrics),
+                   end_step=last, metric=LOSS, evidence={
+                       "to_end": True, "sudden": False, "first_epoch": True, "epoch": epoch,
+                       "value": float(values[at]), "level_before": float(values[0]),
+                       "near_zero_step": int(loss.index[after]), "tail": float(np.median(values[after:])),
+                       "n_points": len(values) - at})
+
+
+def _held_out_as_low(metrics: Metrics, thresholds: Thresholds) -> bool:
+    """No eval loss logged, or the last one under `memorization_level`: held-out text as predictable as the
+    training batches (qwu01's eval 3e-5, perplexity 1.00003), the same trivial targets on both splits."""
+    names = eval_loss_names(metrics)
+    evals = finite(metrics[names[0]]) if names else pd.Series(dtype="float64")
+    return not names or (len(evals) > 0 and float(evals.iloc[-1]) <= thresholds.memorization_level)
+
+
+def _unseen_text_message(loss: pd.Series, at: int, after: int, epoch: float, metrics: Metrics) -> str:
+    names = eval_loss_names(metrics)
+    held_out = (f" The held-out {names[0]} is as low ({format_number(float(finite(metrics[names[0]]).iloc[-1]))}): "
+                "both splits hold the same trivially predictable targets." if names else " No eval loss was logged.")
+    return (f"loss collapse: the loss is {format_number(float(loss.iloc[at]))} at step {int(loss.index[at])}, at "
+            f"epoch {epoch:.2g}, inside the first pass over the data (on examples the model had not yet seen), and "
+            f"near 0 from step {int(loss.index[after])} to the end of the log ({format_number(float(loss.iloc[-1]))} "
+            f"at step {int(loss.index[-1])}). No text a model has not seen is that predictable to it: the loss counts "
+            "targets that are trivial or handed to it, not the task (pad tokens counted as labels, labels leaking "
+            f"into the inputs, a near-copy task), and this log cannot say which.{held_out} Decode the unmasked labels "
+            "of one batch and compare them with its input_ids.")
+
+
+def for_epochs_over_a_sized_dataset(findings: list[Finding], metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+    """The findings of a run whose configuration sets its length in epochs (max_steps unset: the HF Trainer refuses
+    that for a dataset without a length, so its epoch counter counts passes over the data even where it ends between
+    `_CUT_SHORT` and `PASSES`, as one planned epoch does), where its loss was too low on unseen text
+    (`too_low_on_unseen_text`): that collapse in place of what was said of the same near-zero loss without it."""
+    if LOSS not in metrics or is_preference_log(metrics) or any(f.kind == "loss_collapse" for f in findings):
+        return findings
+    found = too_low_on_unseen_text(real_loss(metrics), metrics, thresholds, counts_passes=True)
+    if found is None:
+        return findings
+    return [found] + [f for f in findings if f.kind not in _EXPLAINED or f.metric not in (LOSS, None)]
 
 
 _START = 0.25  # epochs: a log whose first point is this early shows where training started

@@ -168,9 +168,11 @@ def not_the_optimizer(finding: Finding) -> bool:
     (`schedule_shape`), an evaluation that broke while training stayed finite (`training_finite`), preference
     pairs separated so far that the loss is ~0 (`saturated_pairs`: the objective met, its fix beta, epochs or
     harder pairs, not the precision or a warm-up), a diagnostic mean NaN now and then beside a sound training loss
-    (`sporadic`: a batch with no tokens left to average over, its fix the truncation settings)."""
+    (`sporadic`: a batch with no tokens left to average over, its fix the truncation settings), a loss near 0 before
+    the first pass over the data was over (`first_epoch`: targets trivial or handed to the model, its fix the
+    labels; qwu01's and Vanh253333's collapses were told to warm up and lower the rate)."""
     return any(finding.evidence.get(key) for key in ("schedule_shape", "training_finite", "saturated_pairs",
-                                                        "sporadic"))
+                                                        "sporadic", "first_epoch"))
 
 
 # --- timeline facts -------------------------------------------------------------------------
