@@ -413,7 +413,11 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/tra
                        # NVIDIA DLLogger's StdOutBackend: `DLL 2020-06-04 01:09:11.569757 - <step> step_loss : 1.07`
                        rb"""|(?m:^DLL (?:[\d-]+[ T][\d:.]+ )?- [^\n]*?[\w.]*loss[\w.]* : [-+.\dnNiI])"""
                        # the MetricLogger of DeiT / MAE / DETR / DINO / LLaMA-Adapter: `Epoch: [0]  [ 30/13000]  ...`
-                       rb"""|Epoch: \[\d+(?:/\d+)?\]  \[ *\d+/\d+\]  [^\n]{0,200}?loss: [-+.\dnNiI]""")
+                       rb"""|Epoch: \[\d+(?:/\d+)?\]  \[ *\d+/\d+\]  [^\n]{0,200}?loss: [-+.\dnNiI]"""
+                       # THUNLP-AIPoet's InfoLogger: `epoch: 1, 11/125 8.8%, 6.49s per iter, lr: 0.0003, ...` then losses
+                       rb"""|(?m:^epoch: \d+, \d+/\d+ [\d.]+%, [\d.]+ ?s per iter, lr: [^\n]*\n[ \t]+[^\n]*?loss: *[-+.\dnNiI])"""
+                       # ParlAI's training report: `time:10s total_exs:2432 epochs:0.04`, then its table's names
+                       rb"""|(?m:time:[\d.]+s total_exs:\d+ epochs:[\d.]+[^\n]*\n[ \t]+(?:[\w@/.-]+ +)*loss(?: |$))""")
 # One line of a framework's own that prose may quote (a notes file with `[1200] collection=train loss=nan`): two needed
 _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\] loss=[-+.\dnNiI])"""
                                   rb"""|\bstep=\d+ loss=[-+.\dnNiI][^\n]* tgs \(tokens/gpu/second\)="""
@@ -433,6 +437,10 @@ _FRAMEWORK_LINES = 2
 _LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
                          rb"""|\d[ \t]*/[ \t]*\d+)[^\n{]{0,120}?(?:\b|(?<=_))loss[ \t]*(?:[:=][ \t]*)?[-+]?(?:\d|nan|inf)""")
 _LOOSE_LINES = 3
+# Unsloth's own loop, unsloth_train: its banner, then a `step, loss` print every logging_steps steps, on a line of its
+# own or after the tqdm bar (`...12.12s/it]10, 2.2398`): the banner and `_LOOSE_LINES` prints
+_UNSLOTH_TRAIN = b"==((====))==  Unsloth - 2x faster free finetuning"
+_UNSLOTH_PRINT = re.compile(rb"(?m)(?:^|(?:it/s|s/it)\])\d{1,12}, [-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf)[ \t]*$")
 # A loop's once-an-epoch line of its two losses and the perplexity beside them (`Epoch 007: train=1.9021, val=1.9530,
 # ppl=7.05`): `_LOOSE_LINES` of them (the reader keeps those whose ppl is exp of a loss)
 _EPOCH_LOSSES_HINT = re.compile(rb"""(?i)(?<![\w/])epoch[ \t]*\d+(?:[ \t]*/[ \t]*\d+)?[ \t]*:[ \t]*train(?:ing)?[ \t]*=[ \t]*"""
@@ -496,7 +504,8 @@ def _hinted(chunk: bytes) -> bool:
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
             or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES)
             or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
-            or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS))
+            or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS)
+            or _UNSLOTH_TRAIN in chunk and _at_least(_UNSLOTH_PRINT, chunk, _LOOSE_LINES))
 
 
 _JSON_LINES_SNIFFED = 20  # lines of a file's head that must each be a JSON object with a step (or epoch)

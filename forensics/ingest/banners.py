@@ -17,6 +17,8 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
 * A script's own count line after `get_peft_model`, naming the adapter on the same line: `LoRA model initialized.
   Trainable parameters: 11796480, All parameters: 4034264576, trainable ratio: 0.29%` (kind "adapter_counts"); the
   same counts without LoRA / PEFT / adapter on the line are left to the parameter-summary readers.
+* ParlAI's TorchAgent, on building or loading its model: `Total parameters: 16,824,320 (16,824,320 trainable)` (through
+  its logger `21:19:59 | Total parameters: ...`), the model's count and the trainable part of it (kind "parlai").
 * The HF Trainer's `***** Running training *****` block: `  Number of trainable parameters = 124,439,808`, the
   count alone (the model's size is the config's, when the log prints it).
 * MLX's `mlx_lm.lora` (LoRA, DoRA or, with `--fine-tune-type full`, every weight): `Trainable parameters: 0.085%
@@ -71,6 +73,7 @@ _SWIFT_INFO = re.compile(r"^(\w+): ([\d.]+)M Params \(([\d.]+)M Trainable")
 _SUMMARY_TRAINABLE = re.compile(r"^\s*Trainable param(?:eter)?s\s*[:=]\s*([\d,]+)\s*$", re.IGNORECASE)
 _SUMMARY_TOTAL = re.compile(r"^\s*(?:Total|All) param(?:eter)?s\s*[:=]\s*([\d,]+)\s*$", re.IGNORECASE)
 _SUMMARY_REACH = 3  # lines between the total and the trainable count of one summary
+_PARLAI_COUNTS = re.compile(r"(?:^|\| )Total parameters: ([\d,]+) \(([\d,]+) trainable\)\s*$")
 _HF_TRAINABLE = re.compile(r"(?:^|>>)\s+Number of trainable parameters = ([\d,]+)\s*$")
 # A script's own count of its trainable weights, the number before the words (`Enhanced model has 9,854,851 trainable
 # parameters.`), and a total count on a line of its own anywhere in the same log (`Total parameters: 9,854,851`)
@@ -109,6 +112,8 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
         elif "Trainable params:" in line and (m := _WEBUI_COUNTS.search(line)):
             # the model's own count, named apart from the adapter's by the log itself
             found.append(Banner("webui", line.strip(), _count(m.group(1)), _count(m.group(2)), source))
+        elif " trainable)" in line and (m := _PARLAI_COUNTS.search(line)):
+            found.append(Banner("parlai", line.strip()[:300], _count(m.group(2)), _count(m.group(1)), source))
         elif "Number of trainable parameters =" in line and (m := _HF_TRAINABLE.search(line)):
             # (Unsloth's own line, inside its block, starts with "-____-" and is read with the block)
             found.append(Banner("hf_trainer", line.strip()[:300], _count(m.group(1)), None, source))

@@ -21,7 +21,10 @@ from .settled_lines import settled
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .console_lines.blocks import ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock, OlmoBlock, YamlSteps
 from .console_lines.hand_written import has_generic_line
+from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerRecords
+from .console_lines.parlai import MARKER as PARLAI_MARKER, ParlaiReports
 from .console_lines.toolkits import fairseq_dict_in_nats
+from .console_lines.unsloth import MARKER as UNSLOTH_TRAIN_MARKER, UnslothTrainPrints
 from .pretrain_lines import STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, parse_line
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 
@@ -114,8 +117,12 @@ class _Scanner:
         mlx = MlxTable() if "train_loss" in text and "iter" in text else None
         self.yaml_steps = YamlSteps() if "\nStep " in text and ":\n  " in text else None
         self.dashed = DashedSteps() if " STEP " in text and ":\t" in text else None
+        self.parlai = ParlaiReports() if PARLAI_MARKER in text else None
         # a table's line is its own: no other reader takes it
-        self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed) if t is not None)
+        unsloth = UnslothTrainPrints() if UNSLOTH_TRAIN_MARKER in text else None
+        self.info_logger = InfoLoggerRecords() if INFO_LOGGER_MARKER in text else None
+        self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
+                                        self.info_logger) if t is not None)
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
             TQDM_LOSS_POSTFIX.search(text)) or has_generic_line(text)
         self.results = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
@@ -146,7 +153,8 @@ class _Scanner:
             self.events.append(("dict", None, self.block))
         if len(self.dumped) == 1:  # one, before any step: the script's arguments dumped a line each, its set scale
             del self.events[self.dumped[0]]
-        for reader in (self.olmo, self.composer, self.nemo_rl, self.yaml_steps, self.dashed):
+        for reader in (self.olmo, self.composer, self.nemo_rl, self.yaml_steps, self.dashed, self.parlai,
+                       self.info_logger):
             last = reader.close() if reader is not None else None
             if last is not None:
                 self.events.append(("line", last))

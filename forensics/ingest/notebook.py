@@ -31,6 +31,7 @@ from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from ..decoding import decode_text
 from . import command_line, notebook_code, notebook_sessions, stdout
+from .console_text import as_printed
 from .notebook_code.cells import shell_commands
 from .results_table import trainer_tables
 
@@ -57,6 +58,7 @@ def read(path: Path) -> LogRecords:
     began = notebook_sessions.session_start(cells, judged[-1])
     console = "".join(_kept_text(outputs, i in judged, i in trained, i >= began) for i, outputs in enumerate(shown))
     records = stdout.read_console(console, path, warnings)
+    records = replace(records, banners=_judged_cells_first(records.banners, [shown[i] for i in judged]))
     if any(kind == "table" for i in judged for _, kind in shown[i]):
         records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
     if len(runs) > 1:
@@ -68,6 +70,15 @@ def read(path: Path) -> LogRecords:
     if said:
         records.texts[notebook_code.TEXT_KEY] = json.dumps(said)
     return records
+
+
+def _judged_cells_first(banners: tuple, judged: list[list[tuple[str, str]]]) -> tuple:
+    """The banners, those the judged training's own cells print first: what an earlier cell loaded to look at (a
+    model shown before the run, another one's reload) is not the model trained (ParlAI's tutorial shows its 87.5M
+    transformer's replies three times before it trains a 16.8M LSTM: ameerfayiz_ML-notebooks)."""
+    text = as_printed("".join(text for outputs in judged for text, _ in outputs))
+    own = [b for b in banners if all(line.strip() in text for line in b.text.splitlines())]
+    return tuple(own) + tuple(b for b in banners if b not in own)
 
 
 def _crashed_before_a_metric(cells: list[dict], shown: list, path: Path, warnings: list[str]) -> LogRecords:
@@ -115,25 +126,29 @@ def _runs(shown: list[list[tuple[str, str]]], path: Path) -> list[list[int]]:
     new training starting where a cell's steps start again at or below where the one before ended (a trial, then the
     run; an SFT, then a DPO; a cell run again). A cell that carries the steps on (a resume) is the same training."""
     runs: list[list[int]] = []
-    last_step = None
+    last_step, last_sizes = None, set()
     for i, outputs in enumerate(shown):
-        steps = _training_steps("".join(text for text, _ in outputs), path)
+        steps, sizes = _training_steps("".join(text for text, _ in outputs), path)
         if not steps:
             continue
-        if last_step is None or steps[0] <= last_step:
+        if last_step is None or steps[0] <= last_step or (sizes and last_sizes and not sizes & last_sizes):
             runs.append([])
         runs[-1].append(i)
-        last_step = steps[-1]
+        last_step, last_sizes = steps[-1], sizes or last_sizes
     return runs
 
 
-def _training_steps(text: str, path: Path) -> list[int]:
-    """The steps at which one cell's outputs log a training metric (not an evaluation's, not a closing summary)."""
+def _training_steps(text: str, path: Path) -> tuple[list[int], set[int]]:
+    """The steps at which one cell's outputs log a training metric (not an evaluation's, not a closing summary), and
+    the model sizes its banners state: a cell whose steps carry on from the last training's is a new training all the
+    same where it builds a model of another size (ParlAI's tutorial trains a 87.5M transformer to update 1716, then a
+    16.8M LSTM of its own from scratch, whose first report is at update 1828: ameerfayiz_ML-notebooks)."""
     if not text:
-        return []
-    frame = stdout.read_console(text, path, []).frame
+        return [], set()
+    records = stdout.read_console(text, path, [])
+    frame = records.frame
     trained = frame[~frame["metric"].str.startswith("eval_") & ~frame["metric"].isin(_SUMMARY)]
-    return sorted(set(trained["step"].astype(int)))
+    return sorted(set(trained["step"].astype(int))), {b.all_params for b in records.banners if b.all_params}
 
 
 def _kept_text(outputs: list[tuple[str, str]], judged: bool, trained: bool, in_session: bool) -> str:
