@@ -205,6 +205,14 @@ def _rl_gradient_gone(finding) -> bool:
     return finding.metric == "grad_norm" and "zero_points" in finding.evidence
 
 
+def _zero_at_few_points(finding) -> bool:
+    """analyzers.frozen's warning for a log of a few grad_norms, every one exactly 0, beside a finite non-zero loss at
+    each (`frozen` False: too few points to call the weights frozen). The loss is not 0 there, so it is no masked
+    label's (Schwaldlander's LoRA: grad_norm 0.0 beside a loss of 1.558 at its one logged step)."""
+    return finding.metric == "grad_norm" and bool(finding.evidence.get("grad_norm_zero")) \
+        and finding.evidence.get("frozen") is False
+
+
 def _evaluated_without_spread(finding) -> bool:
     """A GRPO loss exactly 0 at every step beside an evaluation whose groups had no reward spread
     (`detect_zero_loss_no_spread`)."""
@@ -244,7 +252,7 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
     steps = [s for s in zero_loss_zero_grad_steps(facts) if s not in set(facts.masked_nan_steps)]
     flagged = [f for f in facts.of_kind("no_learning_signal")
                if f.metric not in _REWARD_SPREAD_METRICS and not f.evidence.get("frozen") and not _rl_gradient_gone(f)
-               and not _evaluated_without_spread(f)]
+               and not _evaluated_without_spread(f) and not _zero_at_few_points(f)]
     if facts.profile is not None and facts.profile.objective == "rl":
         steps = []  # a policy-gradient loss is 0 by construction (GRPO's group-normalised advantages): no labels
     if not steps and not flagged:
@@ -274,7 +282,7 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
 def frozen_weights(facts: Facts) -> Cause | None:
     """grad_norm exactly 0 at every step of a run whose loss is not 0 and that learned nothing, or a second epoch that
     repeats the first's losses batch for batch: no gradient reached the trainable weights."""
-    found = [f for f in facts.of_kind("no_learning_signal") if f.evidence.get("frozen")]
+    found = [f for f in facts.of_kind("no_learning_signal") if f.evidence.get("frozen") or _zero_at_few_points(f)]
     if not found:
         return None
     ds = any(k.startswith("ds.") for k in facts.config.values)
@@ -282,6 +290,12 @@ def frozen_weights(facts: Facts) -> Cause | None:
     if "repeated_from" in first:  # the loss says it, not grad_norm
         evidence = [f"the epoch from step {first['repeated_from']} repeats the losses of the epoch before, batch for "
                     "batch: the same batches gave the same loss, so the weights had not changed"]
+    elif _zero_at_few_points(found[0]):
+        points = int(first.get("points", 1))
+        where = f"at the one logged step ({found[0].step})" if points == 1 else \
+            f"at all {points} logged steps from step {found[0].step}"
+        evidence = [f"grad_norm exactly 0 {where}, beside a loss that is not 0: no gradient reached the trainable "
+                    "weights at any step the log shows (too few points to rule out a release that logs the norm as 0)"]
     else:
         evidence = [f"grad_norm exactly 0 at all {first.get('points')} logged steps from step {found[0].step}, "
                     "with a loss that is not 0 and nothing learned"]
@@ -292,7 +306,7 @@ def frozen_weights(facts: Facts) -> Cause | None:
     if spread:
         evidence.append(spread)
     return Cause(
-        cause="frozen_weights", confidence="likely", evidence=evidence,
+        cause="frozen_weights", confidence="possible" if _zero_at_few_points(found[0]) else "likely", evidence=evidence,
         suggestion=_frozen_advice(facts, spread),
         title="No gradient reached the weights",
     )

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..findings import Cause
+from ..findings import Cause, plural
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
+from ..profile.objective import pretrained_base
 from ..restarts import epoch_past_the_start
 from .evidence import (CLIMB_MIN_POINTS, Facts, first_bad_checkpoint, evidence_value, grad_norm_climb_before,
                        lr_points, max_finite, peak_lr, precision_sources, resume_advice, said)
@@ -121,17 +122,44 @@ def _sgd_scale(facts: Facts, peak: float) -> str | None:
 
 
 def profile_of(facts: Facts) -> tuple[str, str, int | None]:
+    """(method, objective, model size) the learning-rate ranges are read for. A pre-training objective on a trained
+    model (`continued_from`) is read as fine-tuning: its rates are a trained model's, not random weights' (`lr_ranges`:
+    the "sft" rows cover continued pre-training)."""
     p = facts.profile
     method = p.method if p is not None else (facts.config.get("method") or "unknown")
     n = p.model_params if p is not None else facts.config.get("n_params")
-    return method, p.objective if p is not None else "unknown", n if isinstance(n, (int, float)) else None
+    objective = p.objective if p is not None else "unknown"
+    if objective == "pretrain" and continued_from(facts) is not None:
+        objective = "sft"
+    return method, objective, n if isinstance(n, (int, float)) else None
+
+
+def continued_from(facts: Facts) -> str | None:
+    """Where a run profiled as pre-training says it starts from a trained model (`pretrained_base`: a named base whose
+    first loss is not at the random guess), as evidence; None otherwise. yangjunx21's continued pre-training of
+    chatglm3-6b-base (first loss 2.1, ln(vocabulary) 11.1) was told to raise its 3e-6 to from-scratch rates (1.2e-4 to
+    3e-4), which wreck a trained 6B model."""
+    if facts.profile is None or facts.profile.objective != "pretrain":
+        return None
+    loss = facts.series("loss").to_numpy(dtype="float64")
+    loss = loss[np.isfinite(loss)]
+    base = pretrained_base(facts.config, float(loss[0]) if len(loss) else None)
+    if base is None:
+        return None
+    return (f"continued pre-training of a trained model ({base[0]}, {base[1]}): judged by the rates recipes fine-tune "
+            "a trained model at, not by those of pre-training from random weights")
 
 
 def run_name(method: str, objective: str, n_params: int | None) -> str:
     what = method_name(method, objective) if method in _NAMES else "a run of unknown method"
-    if objective in ("preference", "rl"):
-        what += f" ({objective})"
-    return what + (f" of a {_size(n_params)} model" if n_params else "")
+    return for_objective(what, objective) + (f" of a {_size(n_params)} model" if n_params else "")
+
+
+def for_objective(what: str, objective: str) -> str:
+    """A method in words with the objective its range is for, where that is not supervised fine-tuning's: a DPO or
+    GRPO rate is a tenth to a hundredth of an SFT one, so "5e-06 to 5e-05 for LoRA" alone reads as LoRA's range and
+    contradicts the 1e-4 to 2e-4 an SFT LoRA runs at (prchigoyal01's LoRA DPO, srinath-manda's full GRPO)."""
+    return f"{what} ({objective})" if objective in ("preference", "rl") else what
 
 
 def _size(n: float) -> str:
@@ -147,8 +175,9 @@ def _method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[
                 f"use {ranges[0].describe()} for full fine-tuning ({ranges[0].source}) and {ranges[1].describe()} "
                 f"for LoRA/QLoRA ({ranges[1].source})"] + scoped
     where = (facts.profile.evidence.get("method") if facts.profile else None) or facts.config.source_of("method")
-    return [f"method: {method_name(method, objective)} ({where})",
-            f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"] + scoped
+    continued = continued_from(facts)
+    return [f"method: {method_name(method, objective)} ({where})"] + ([continued] if continued else []) + \
+        [f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"] + scoped
 
 
 def _method_unread(facts: Facts) -> str:
@@ -167,13 +196,13 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
     if unfitted is not None:
         advice = f"{unfitted[0].upper()}{unfitted[1:]}; {steadying}"
     elif method == "unknown" and peak <= ranges[-1].ceiling:
-        advice = (f"The method is unknown and decides this: for full fine-tuning lower the learning rate to "
-                  f"{ranges[0].describe()}; for LoRA/QLoRA adapters {evidence_value(peak)} "
+        objective = profile_of(facts)[1]
+        advice = (f"The method is unknown and decides this: for {for_objective('full fine-tuning', objective)} lower "
+                  f"the learning rate to {ranges[0].describe()}; for {for_objective('LoRA/QLoRA adapters', objective)} "
+                  f"{evidence_value(peak)} "
                   f"{_against(peak, ranges[1])}, so look elsewhere first. Either way {steadying}")
     else:
-        target = (f"{ranges[0].describe()} for full fine-tuning, {ranges[1].describe()} for LoRA/QLoRA adapters "
-                  "(the method is unknown)" if method == "unknown"
-                  else f"{ranges[0].describe()} for {method_name(method, profile_of(facts)[1])}")
+        target = ranges_in_words(method, profile_of(facts)[1], ranges, unknown="(the method is unknown)")
         scope = range_scope(*profile_of(facts)[1:], method)
         advice = f"Lower the learning rate ({target}{'; those are ' + scope if scope else ''}); {steadying}"
     resume = resume_advice(facts)  # only a checkpoint saved before the trouble, named; none for a run that got past it
@@ -196,7 +225,7 @@ def rate_for_the_run(facts: Facts) -> str:
                 "such as the projector trains, at rates no fine-tuning range here covers")
     ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
         if method == "unknown" else [lr_range(method, objective, n_params)]
-    what, peak = _ranges_in_words(method, objective, ranges), peak_lr(facts)[0]
+    what, peak = ranges_in_words(method, objective, ranges), peak_lr(facts)[0]
     if peak is None:
         return f"check the learning rate against the usual {what} (the run's rate is not in its files)"
     if peak < ranges[0].low:
@@ -233,13 +262,16 @@ def _no_row_fits(facts: Facts, peak: float) -> str | None:
             "optimizer")
 
 
-def _ranges_in_words(method: str, objective: str, ranges: list[LrRange]) -> str:
-    """The range for the run's method and objective, or both (full, then adapter) where the method is unknown."""
+def ranges_in_words(method: str, objective: str, ranges: list[LrRange], unknown: str | None = None) -> str:
+    """The range for the run's method and objective, or both (full, then adapter) where the method is unknown, followed
+    by `unknown` (or, by default, "; the method is unknown")."""
     if method == "unknown":
-        unknown = "the method is unknown" if objective in OBJECTIVES_WITH_ROWS else \
-            "the method and objective are unknown"
-        return (f"{ranges[0].describe()} for {method_name('full', objective)}, {ranges[1].describe()} for LoRA/QLoRA "
-                f"adapters; {unknown}")
+        if unknown is None:
+            unknown = "; the method is unknown" if objective in OBJECTIVES_WITH_ROWS else \
+                "; the method and objective are unknown"
+        return (f"{ranges[0].describe()} for {for_objective(method_name('full', objective), objective)}, "
+                f"{ranges[1].describe()} for {for_objective('LoRA/QLoRA adapters', objective)}"
+                f"{unknown if unknown.startswith(';') else ' ' + unknown}")
     return f"{ranges[0].describe()} for {run_name(method, objective, None)}"
 
 
@@ -646,9 +678,25 @@ def clipping_cannot_help(facts: Facts) -> Cause | None:
         return None
     return Cause(
         cause="clipping_cannot_help", confidence="possible",
-        evidence=[f"{clip[1]} was set", f"grad_norm was non-finite at {len(bad)} logged steps from step {bad[0]}",
+        evidence=[f"{clip[1]} was set",
+                  f"grad_norm was non-finite at {plural(len(bad), 'logged step')} from step {bad[0]}",
                   "clipping scales gradients by max_norm / total_norm, which is NaN when the norm is, so the NaN "
                   "came from the forward or backward pass itself"],
-        suggestion="Look for the source of the NaN (precision, quantization, data); clipping alone will not stop it.",
+        suggestion=(f"Look for the source of the NaN: at the batches around step {bad[0]} (an empty or corrupt sample, "
+                    f"labels all -100), {_numerics_hint(facts)}{_quantization_hint(facts)}; clipping alone will not "
+                    "stop it."),
         title="Clipping could not stop non-finite gradients",
     )
+
+
+def _quantization_hint(facts: Facts) -> str:
+    """Quantization as a place to look, only where the run may have trained on a quantized base: QLoRA, a 4- or 8-bit
+    load in its config, or a method not known. A full fine-tune or a LoRA that loads no quantized base is not told to
+    look at quantization it did not use (yoshi182023's fp32 LoRA, 3jp4rk's fp32 full pre-training)."""
+    method = profile_of(facts)[0]
+    loaded = [k for k in ("quant.load_in_4bit", "quant.load_in_8bit") if facts.config.get(k) is True]
+    if method == "qlora" or loaded:
+        return f", and at the quantized base ({said(facts.config, loaded[0]) if loaded else 'QLoRA'})"
+    # pre-training starts from random weights: there is no quantized base to look at
+    unknown = method == "unknown" and profile_of(facts)[1] != "pretrain"
+    return ", and at quantization, if the base was loaded in 4 or 8 bits" if unknown else ""

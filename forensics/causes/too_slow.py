@@ -12,7 +12,7 @@ import numpy as np
 from ..findings import Cause
 from .evidence import Facts, evidence_value, lr_points, peak_lr, still_rising
 from .lr_ranges import LrRange, lr_range
-from .optimization import method_name, profile_of, run_name
+from .optimization import continued_from, method_name, profile_of, ranges_in_words, run_name
 
 TOO_LOW = 3.0   # a peak this many times under the bottom of the range is out of every recipe for the run's kind
 FAR_UNDER = 5.0  # and this many times under it, with the run broken, the rate is the likely cause
@@ -39,8 +39,8 @@ def lr_too_low(facts: Facts) -> Cause | None:
     likely = facts.broken and method != "unknown" and peak * FAR_UNDER <= bottom
     return Cause(
         cause="lr_too_low", confidence="likely" if likely else "possible",
-        evidence=list(where) + [_against_recipes(method, objective, ranges, peak),
-                                f"{stalled[0].kind} from step {stalled[0].step}"],
+        evidence=list(where) + [c for c in [continued_from(facts)] if c] + [
+            _against_recipes(method, objective, ranges, peak), f"{stalled[0].kind} from step {stalled[0].step}"],
         suggestion=_advice(method, objective, ranges),
         title=(f"Learning rate {evidence_value(peak)} {'far ' if likely else ''}under the range recipes use for "
                f"{run_name(method, objective, n_params)}"),
@@ -76,9 +76,7 @@ def _against_recipes(method: str, objective: str, ranges: list[LrRange], peak: f
 
 
 def _advice(method: str, objective: str, ranges: list[LrRange]) -> str:
-    if method == "unknown":
-        return (f"Raise the learning rate to the recipes' range: {ranges[0].describe()} for full fine-tuning, "
-                f"{ranges[1].describe()} for LoRA/QLoRA adapters (the method is unknown); check first that the loss "
-                "is computed on the right tokens and the weights meant to train are trainable.")
-    return (f"Raise the learning rate to {ranges[0].describe()} for {method_name(method, objective)}; check first "
-            "that the loss is computed on the right tokens and the weights meant to train are trainable.")
+    target = ("the recipes' range: " if method == "unknown" else "") + \
+        ranges_in_words(method, objective, ranges, unknown="(the method is unknown)")
+    return (f"Raise the learning rate to {target}; check first that the loss is computed on the right tokens and the "
+            "weights meant to train are trainable.")
