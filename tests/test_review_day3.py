@@ -198,6 +198,21 @@ def test_notebook_printing_a_torchinfo_summary_is_still_full(tmp_path):
     assert a.run_profile.method == "full", a.run_profile.evidence
 
 
+def test_notebook_whose_folder_name_holds_ia3_is_still_full(tmp_path):
+    """eduseiti's course notebook (AS35) keeps its files under `drive/MyDrive/unicamp/ia368v_dd/aula_05`: the `ia3` in
+    `ia368v` read as an IA3 adapter, method unknown (full judged)."""
+    folder = "WORKING_FOLDER = 'drive/MyDrive/unicamp/ia368v_dd/aula_05'\n"
+    a = _analyze(training_notebook(tmp_path, [_HEAD + folder, _MODEL, _TRAIN]))
+    assert a.run_profile.method == "full", a.run_profile.evidence
+
+
+def test_notebook_setting_up_an_ia3_adapter_is_not_full(tmp_path):
+    adapter = "from peft import IA3Config\nconfig = IA3Config(task_type='CAUSAL_LM')\n"
+    a = _analyze(training_notebook(tmp_path, [_HEAD + adapter.replace("from peft import ", "from x import "),
+                                              _MODEL, _TRAIN]))
+    assert a.run_profile.method != "full", a.run_profile.evidence
+
+
 # ---- shapes checked that held -------------------------------------------------------------------------------------
 
 

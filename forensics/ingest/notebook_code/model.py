@@ -71,7 +71,9 @@ def _builds_a_model(name: str, call: ast.Call, defined: set[str], own: set[str])
 
 
 # What any PEFT or quantized set-up leaves in a notebook's code, run or not
-_ADAPTER_WORDS = re.compile(r"(?i)peft|lora|adapter|load_in_[48]bit|bitsandbytes|prompt_?tuning|prefix_?tuning|ia3")
+# (`ia3` not followed by a digit: a course folder `ia368v_dd` in a path is no IA3 adapter, eduseiti's notebook)
+_ADAPTER_WORDS = re.compile(r"(?i)peft|lora|adapter|load_in_[48]bit|bitsandbytes|prompt_?tuning|prefix_?tuning|"
+                            r"ia3(?![0-9])")
 
 
 def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, loaded: bool) -> bool:
