@@ -3,7 +3,8 @@
 Many hand-written scripts `print(args)` first thing; the line says the run's setting the way training_args.bin does
 for the HF Trainer. `parse(text)` returns the first such line's arguments (literal values only, read with
 ast.literal_eval, never run), `config_values(args)` the ones with an HF-named counterpart as RunConfig keys, and
-`model.built_from_sizes` where the arguments give the model's own sizes and name no weights to start from.
+`model.built_from_sizes` where the arguments give the model's own sizes and name no weights to start from,
+`model.pretrained_off` where an argument switches a pre-trained model off and none sets an adapter.
 """
 from __future__ import annotations
 
@@ -45,6 +46,12 @@ _STARTING_WEIGHTS = re.compile(r"pretrain|checkpoint|ckpt|resume|restore|load|in
 # names of pre-trained model families on the hub: `model='gpt2'` with sizes beside it may still load its weights
 _PRETRAINED = re.compile(r"(?i)^(?:distil)?(?:gpt2|gpt_?neo|gptj|bert|roberta|t5|mt5|bart|llama|qwen|mistral|gemma|"
                          r"phi|opt|bloom|pythia|falcon|deberta|electra|xlnet|albert|smollm|olmo)")
+# An argument that switches a pre-trained model on or off (`pretrained=''`, `use_pretrained=False`): off, the script
+# loads no trained model and trains the one it builds, whole, unless an argument sets an adapter on it (`_ADAPTER_ARGS`)
+_PRETRAINED_SWITCH = re.compile(r"^(?:use_|load_|from_)?pretrained(?:_model|_path|_weights|_checkpoint|_ckpt)?$",
+                                re.IGNORECASE)
+_ADAPTER_ARGS = re.compile(r"lora|adapter|peft|prefix_tuning|p_?tuning", re.IGNORECASE)
+_SET_OFF = (None, False, "", 0, "None", "none", "scratch")  # a value that names no weights
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16"}
 
 
@@ -82,7 +89,20 @@ def config_values(args: dict) -> dict[str, Any]:
     sizes = built_from_sizes(args)
     if sizes:
         out["model.built_from_sizes"] = sizes
+    switched_off = pretrained_switched_off(args)
+    if switched_off:
+        out["model.pretrained_off"] = switched_off
     return out
+
+
+def pretrained_switched_off(args: dict) -> str | None:
+    """`name=value` of the argument that switches a pre-trained model off (`pretrained=''`, `use_pretrained=False`)
+    where no argument sets an adapter (`lora_r=8`, `use_peft=True`), else None: the script trains the model it builds,
+    every weight of it (styxjedi/ada-self-attn-defseq's Namespace: pretrained='', its first loss at ln of its
+    vocabulary). Word vectors put into that model (`pretrained_word_emb_path`) are no model to start from."""
+    if any(_ADAPTER_ARGS.search(k) and v not in _SET_OFF for k, v in args.items()):
+        return None
+    return next((f"{k}={v!r}" for k, v in args.items() if _PRETRAINED_SWITCH.match(k) and v in _SET_OFF), None)
 
 
 def built_from_sizes(args: dict) -> str | None:

@@ -5,8 +5,8 @@
 both and puts the rows in file order with its other events.
 
 Each family of line is read in its own module of forensics/ingest/console_lines/, whose docstring says which
-lines and how: frameworks (Megatron, GPT-NeoX, nanotron, NeMo, NeMo 2.0, MindFormers, torchtitan, verl), toolkits
-(fairseq, fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, Joey NMT, the MetricLogger, torchtune,
+lines and how: frameworks (Megatron, GPT-NeoX, nanotron, NeMo, NeMo 2.0, MindFormers, torchtitan, verl, RWKV-LM's
+train_log.txt), toolkits (fairseq, fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, Joey NMT, the MetricLogger, torchtune,
 DLLogger), nanogpt (nanoGPT, nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes
 of hand-written loops), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO
 loop's dashed steps).
@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 
 from .console_lines.fields import StepLine
-from .console_lines.frameworks import (_MEGATRON_ITERATION, _MEGATRON_VALIDATION, _MINDFORMERS, _NEMO2_PROGRESS, _TITAN,
-                                       _TITAN_KEY_VALUE, _VERL_STEP, _megatron, _mindformers, _nemo2_progress, _nemo_bar,
-                                       _titan, _titan_key_values, _verl)
+from .console_lines.frameworks import (RWKV_EPOCH, _MEGATRON_ITERATION, _MEGATRON_VALIDATION, _MINDFORMERS,
+                                       _NEMO2_PROGRESS, _TITAN, _TITAN_KEY_VALUE, _VERL_STEP, _megatron, _mindformers,
+                                       _nemo2_progress, _nemo_bar, _titan, _titan_key_values, _verl, rwkv_epoch)
 from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_LEGACY, _FAIRSEQ_LEGACY_EPOCH,
                                      _FAIRSEQ_INNER, _FAIRSEQ_TRAIN, _FAIRSEQ_VALID, _FLAX_STEP, _GPT2_SIMPLE, _INTERNEVO_STEP, _JOEYNMT_VALID,
                                      _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_EPOCH, _OPENNMT_STEP, _OPENNMT_VALID,
@@ -49,7 +49,8 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "step:", "reduced_train_loss=", "loss:", "step=",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
                      "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=",
-                     "| epoch ")
+                     "| epoch ",
+                     "NEW RUN ")  # (RWKV-LM's train_log.txt: its mini-epoch lines hold no word, its launches' heads do)
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
@@ -81,8 +82,13 @@ _TRY_ON = object()  # what a group of shapes below says of a line none of its sh
 
 
 def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | object:
-    """torchtune's bar, DLLogger, NeMo 2.0, MindFormers, OpenNMT-py, Joey NMT's validation, Megatron / nanotron (and Megatron's validation
-    line): the record (None where the shape matched but held none), or _TRY_ON."""
+    """RWKV-LM's train_log.txt, torchtune's bar, DLLogger, NeMo 2.0, MindFormers, OpenNMT-py, Joey NMT's validation,
+    Megatron / nanotron (and Megatron's validation line): the record (None where the shape matched but held none), or
+    _TRY_ON."""
+    if line[:1].isdigit():
+        m = RWKV_EPOCH.match(line)
+        if m:
+            return rwkv_epoch(m)
     if "|Loss: " in line:
         m = _TORCHTUNE_BAR.match(line)
         if m:  # the bar's own n/M after it is one ahead once the step is done: the description's count is the step

@@ -3,7 +3,7 @@
 Sources, most authoritative first (`RunConfig.values[key]` keeps that order):
 training_args.bin (the run root, then the newest checkpoint first), the TensorBoard `args`
 text, Megatron's printed arguments in a console log (and an argparse Namespace line, printed TrainingArguments,
-an mmengine runner's printed config, DeepSpeed's launch line), LLaMA-Factory training_args.yaml, ms-swift
+an mmengine runner's printed config, DeepSpeed's launch line, RWKV-LM's launch arguments), LLaMA-Factory training_args.yaml, ms-swift
 args.json (2.x: sft_args.json) and W&B's wandb-metadata.json (the command line), a launch command kept in a small text file beside the log
 (command.txt, run.sh), Megatron's `args` (newest `model_optim_rng.pt` or torch_dist `common.pt`), DeepSpeed configs (embedded in
 `*optim_states.pt`, files in the run folder, the file named by the `deepspeed` argument when
@@ -34,7 +34,7 @@ from ..timeline import Timeline, step_from_name
 from . import config_files as cf
 from . import framework_configs as fc
 from ._config_keys import is_number
-from . import command_line, megatron_args, mmengine_config, namespace_args, notebook_code, printed_configs
+from . import command_line, megatron_args, mmengine_config, namespace_args, notebook_code, printed_configs, rwkv_args
 from .mlflow_store import PARAMS_TEXT
 from .tracker_config import derived_method, literal_values, tracker_config_values
 from .wandb import CONFIG_TEXT
@@ -55,6 +55,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, command_line.TEXT_KEY, command_line.config_values,
                "console log's launch command (DeepSpeed's cmd = line)")
     _read_text(config, timeline, notebook_code.TEXT_KEY, dict, "the notebook's code (arguments of the cells that ran)")
+    _read_text(config, timeline, rwkv_args.TEXT_KEY, rwkv_args.config_values,
+               "RWKV-LM's train_log.txt (the last launch's arguments)")
     _read_tracker_configs(config, layout, timeline)
     for kind, reader in (("llamafactory", fc.read_llamafactory_args), ("finetuning_args", fc.read_finetuning_args),
                          ("swift", fc.read_swift_args), ("autotrain", fc.read_autotrain_params),

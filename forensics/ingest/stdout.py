@@ -52,7 +52,7 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ..decoding import decode_text
 from ._frames import without_placeholders, without_unit_loss_scale
-from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs
+from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs, rwkv_args
 from .banners import find_banners, may_hold_banners
 from .console_facts import console_facts, run_sign_facts
 from .settled_lines import kinds_of, step_line_warnings
@@ -146,8 +146,8 @@ _TRAIN_SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_steps
 def _argument_texts(text: str) -> dict[str, str]:
     """Megatron's printed arguments as texts[megatron_args.TEXT_KEY], a script's argparse `Namespace(...)` line as
     texts[namespace_args.TEXT_KEY], an HF script's printed TrainingArguments and model config
-    (`printed_configs`), an mmengine runner's printed config (`mmengine_config`) and DeepSpeed's launch line
-    (`command_line`), each as JSON, when the log has them."""
+    (`printed_configs`), an mmengine runner's printed config (`mmengine_config`), DeepSpeed's launch line
+    (`command_line`) and the arguments of RWKV-LM's last launch (`rwkv_args`), each as JSON, when the log has them."""
     out = {}
     if "end of arguments" in text:
         args = megatron_args.parse_block(text.splitlines())
@@ -159,7 +159,8 @@ def _argument_texts(text: str) -> dict[str, str]:
     for key, found in ((printed_configs.ARGS_KEY, printed_configs.training_arguments(text)),
                        (mmengine_config.TEXT_KEY, mmengine_config.parse(text)),
                        (command_line.TEXT_KEY, command_line.console_arguments(text)),
-                       (printed_configs.MODEL_CONFIG_KEY, printed_configs.model_config(text))):
+                       (printed_configs.MODEL_CONFIG_KEY, printed_configs.model_config(text)),
+                       (rwkv_args.TEXT_KEY, rwkv_args.parse(text))):
         if found:
             out[key] = json.dumps(found)
     return out

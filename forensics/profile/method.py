@@ -1,6 +1,6 @@
 """The profile's method: full, lora, qlora or peft, from the config, DeepSpeed-Chat's --lora_dim, a model built from
-scratch, the trainers' banners, the words in the run's own names, then a console that saves the trained model whole
-(in shards, into its output_dir)."""
+scratch, the trainers' banners, a script's arguments that switch a pre-trained model off, the words in the run's own
+names, then a console that saves the trained model whole (in shards, into its output_dir)."""
 from __future__ import annotations
 
 from ..config import RunConfig
@@ -58,6 +58,12 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
             evidence["method"] = (f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} trainable "
                                   f"parameters of a model of about {model_params:,} ({evidence.get('model_params')})")
             return "lora"
+    switched_off = config.get("model.pretrained_off")
+    if isinstance(switched_off, str):  # the script's own switch: arguments outrank the words in the run's names
+        evidence["method"] = (f"the script's arguments switch a pre-trained model off ({switched_off}, "
+                              f"{config.source_of('model.pretrained_off')}) and set no adapter: the model it builds "
+                              "is trained whole")
+        return "full"
     for word, method in _METHOD_WORDS:
         found = _word_in(names, word)
         if found:

@@ -42,6 +42,12 @@
   in units of 1e-3: 0.01 is 1e-5) and a unit becomes a suffix (`time(s)` -> time_s); numpy 2 scalars
   print as `np.float64(0.5)`. RL names keep verl's spelling except those the timeline knows
   (actor/grad_norm -> grad_norm, critic/score/mean -> reward, ...).
+* RWKV-LM's trainer and its forks (RWKV-PEFT, RWKV-LM-LoRA: src/trainer.py `on_train_epoch_end`) write train_log.txt,
+  each launch under its `NEW RUN <timestamp>` head (`rwkv_args` reads the arguments printed there), then a line a
+  mini-epoch (`epoch_steps` optimizer steps): `{epoch_begin + current_epoch} {mean loss:.6f} {exp(loss):.4f}
+  {lr:.8f} {datetime.now()} {current_epoch}`, e.g. `0 1.179688 3.2534 0.00001001 2025-05-27 10:59:28.237880 0` (kind
+  "rwkv"): the first number, the mini-epoch counted from the run's start (a resume's epoch_begin included), is the
+  step; the loss is the mini-epoch's mean, the LR the one it ended at (the perplexity is exp of that loss: left out).
 """
 from __future__ import annotations
 
@@ -92,6 +98,9 @@ _TITAN_NAMES = {"memory": "memory_gib", "mfu": "mfu_pct"}  # max reserved GiB; %
 _TITAN_KEY_VALUE = re.compile(r"\bstep=(\d{1,18})\s+(?=\w*loss=)")
 _TITAN_KEY_VALUE_PAIR = re.compile(r"([A-Za-z_]\w*)(?:\(([^()\s]*)\))?=(\S+)")
 _TITAN_KEY_VALUE_NAMES = {"global_avg_loss": "loss"}
+# (the loss and LR in their fixed decimals, the local time to the microsecond: no other console prints this line)
+RWKV_EPOCH = re.compile(r"^(\d{1,9}) ((?:nan|inf|\d+\.\d{6})) (?:nan|inf|\d+\.\d+) (\d+\.\d{8}) "
+                        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \d{1,9}\s*$")
 _VERL_STEP = re.compile(r"(?<![\w/])step:(\d{1,18}) - (?=[^\s:]+:)")
 _VERL_FIELD = re.compile(r"([^\s:][^:]*?)(?:\(([^()]*)\))?:(?:np\.\w+\()?([-+\w.]+)\)?")
 _VERL_UNITS = {"s": "_s", "ms": "_ms", "%": "_pct"}
@@ -262,3 +271,8 @@ def _verl_metric(name: str, bracket: str | None, value: float) -> tuple[str, flo
     name = canonical_metric(name)
     unit = _VERL_UNITS.get(bracket or "", "")
     return name + unit if bracket is None or unit else f"{name}_{_snake(bracket)}", value
+
+
+def rwkv_epoch(m: re.Match) -> StepLine:
+    """RWKV-LM's train_log.txt line of a mini-epoch (module docstring): its mean loss and last LR at its number."""
+    return StepLine("rwkv", int(m.group(1)), None, (("loss", float(m.group(2))), ("learning_rate", float(m.group(3)))))

@@ -81,11 +81,17 @@ _GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?|bat
                            + _COUNTER_PAIR + ")"
                           + _SEP + r"\[?(\d{1,12})(?:[ \t]*/[ \t]*(\d{1,12}))?\]?(?![\w.]|/)", re.IGNORECASE)
 _GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?![\w.]|/)", re.IGNORECASE)
+# The loss named for its criterion, PyTorch's class name as a loop prints it (styxjedi/ada-self-attn-defseq: `Epoch
+# [1/100], Step [10/734], CrossEntropyLoss: 10.6802, Perplexity: 43486.9354`): the loss where no plain one is beside it.
+_CROSS_ENTROPY = r"cross[_ ]?entropy[_ ]?loss"
+_CROSS_ENTROPY_NAME = re.compile(_CROSS_ENTROPY)
+_CRITERION_LOSS = "criterion_loss"
 # A loss named with its split or kind before it (`Train Loss`, `val_loss`, `total loss`) or its split after it
 # (LitGPT's `loss train:`, `Loss Val:`); any other word before it (`aux loss`, `kl loss`, `scaled loss`) is another
 # loss, passed over.
 _SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)"
-_GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|(?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|"
+_GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|" + _CROSS_ENTROPY
+                           + r"|(?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|"
                            r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|(?:(?:" + _SPLIT + r"[_ ])?(?:chosen|rejected)[_ ])?reward|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
                            r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
                            r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.]|,\d)", re.IGNORECASE)
@@ -258,6 +264,8 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
         lowered = key.lower()
         if lowered.replace("_", " ") == "loss scale":  # a dynamic loss scale (CPM-2's `| loss scale 1024.0 |`)
             name = "loss_scale"
+        elif _CROSS_ENTROPY_NAME.fullmatch(lowered):
+            name = _CRITERION_LOSS  # the loss only where no plain one is printed beside it (below)
         elif "loss" in lowered:
             kind = before.lower()
             if kind and kind not in _LOSS_KINDS:
@@ -276,6 +284,9 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
             name = "eval_" + name if _HELD_OUT.search(split) else name
         if name not in found:  # the pattern only takes what float() reads (nan, inf, 1e-4, 2.); `85.2%` is 0.852
             found[name] = float(raw) / 100 if percent else float(raw)
+    criterion = found.pop(_CRITERION_LOSS, None)
+    if criterion is not None and "loss" not in found:
+        found = {"loss": criterion, **found}
     return (list(found.items()) if found.keys() & _GENERIC_NEEDS else []), cut
 
 
