@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ..analyzers.metrics import format_number
 from ..config import RunConfig
 from ..timeline import Timeline
@@ -29,6 +31,10 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
         evidence["precision"] = (f"the model's weights loaded in {loaded} ({config.source_of('model.load_dtype')}) "
                                  "and no mixed-precision flag set")
         return _HALF_LOADS[loaded]
+    held = _grad_norms_held_in_bf16(timeline)
+    if held is not None:
+        evidence["precision"] = held
+        return "bf16"
     if config.get("fp16") is False and config.get("bf16") is False:
         evidence["precision"] = f"fp16 and bf16 both off ({config.source_of('fp16')})"
         return "fp32"
@@ -71,6 +77,27 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
 
 
 _HALF_LOADS = {"bfloat16": "bf16", "float16": "fp16"}
+_BF16_VALUES = 8  # logged grad_norms, every one a bfloat16 number: no chance (2^-16 each for a float32 value)
+
+
+def _grad_norms_held_in_bf16(timeline: Timeline) -> str | None:
+    """Why the gradients were bfloat16 tensors, where every logged grad_norm (`_BF16_VALUES` or more, not 0) is a
+    bfloat16 number - at most 8 significant bits, 1.234375 or 0.78515625 - and most print more digits than a rounded
+    log would keep: the norm of bf16 gradients is a bf16 tensor, and a model loaded in bfloat16 and trained with
+    neither fp16 nor bf16 set trains in bf16 (isharpals-06's SFTConfig with both off, michaelnny's own loop; under
+    mixed precision the gradients are float32 and so is their norm). Else None."""
+    values = timeline.series("grad_norm").dropna()
+    values = values[np.isfinite(values) & (values != 0)].to_numpy(dtype="float64")
+    if len(values) < _BF16_VALUES:
+        return None
+    as_float32 = values.astype(np.float32)
+    if not np.array_equal(as_float32.astype(np.float64), values) or (as_float32.view(np.uint32) & 0xFFFF).any():
+        return None
+    if np.mean([len(repr(float(v)).replace(".", "").strip("0")) > 4 for v in values]) < 0.5:
+        return None  # values a log rounded (0.5, 1.25): bf16 numbers by chance
+    shown = ", ".join(f"{v:.10g}" for v in values[:3])
+    return (f"every one of the {len(values)} logged grad_norm values is a bfloat16 number (at most 8 significant "
+            f"bits: {shown}, ...): the gradients were bf16 tensors, a model trained in bf16")
 # transformers' Trainer saves `scaler.pt` where it holds a GradScaler. From bf16's arrival (4.10 at the earliest) to its
 # move onto Accelerate a bf16 run held one too (4.19's trainer.py: `self.do_grad_scaling = True` for fp16 or bf16 under
 # native amp); under Accelerate only fp16 does (`Accelerator.scaler` is made for fp16 alone), and the Trainer saves it
