@@ -14,7 +14,9 @@ A climb of `overfit_points` or more evals in a row from the best so far, 2% and 
 the training loss fell 10%, is overfitting from the eval after that best even where later evals fall again. A climb
 at each of `overfit_points` + 2 or more evals after the best needs only 1% while the training loss fell, and eight or
 more evals after the best none of which comes back to it, 2% and 2.5 times its noise above it in their median, while
-the training loss fell a fifth, is overfitting too (`held_out_stall`).
+the training loss fell a fifth, is overfitting too (`held_out_stall`). The rules that set the eval loss against the
+training loss live in `overfit_train_rules`; that training loss is the one logged as the run trained, or, where none
+was, the loss estimated on the train split at each evaluation (`training_loss`).
 A log with no training loss fires when the eval loss climbs at each of the `overfit_points` + 1 or more evals after its
 best (the message saying that the gap between the two cannot be seen).
 """
@@ -27,8 +29,11 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .held_out_stall import interval_ending, median_rise_clears, stalled_overfit, train_levels_around
-from .metrics import LOSS, Metrics, finite, format_number, point_noise, real_loss
+from .eval_levels import CLIMB, NOISE_UNITS, SMALL_RISE, back_at_the_level_before, best_level
+from .held_out_stall import stalled_overfit
+from .metrics import Metrics, finite, format_number, point_noise, real_loss
+from .overfit_train_rules import (climb_while_train_fell, few_evals_climbing, held_above_while_train_fell,
+                                  passing_overfit, train_fell_away, train_fell_since, training_loss)
 
 EVAL_LOSS = "eval_loss"
 
@@ -64,9 +69,9 @@ def _one_pass_still_learning(metrics: Metrics, found: Finding) -> bool:
     and it says the model did not get worse; overfitting needs an example seen twice (matyasosvath's one-epoch DPO of
     GPT-2: a 40-pair val loss 0.094 -> 0.106 while the training loss went 0.166 -> 0.148). A larger rise is no
     wobble of the eval set: the owner should look, one pass or not."""
-    train = real_loss(metrics) if LOSS in metrics else None
+    train = real_loss(metrics)  # the loss of each batch as it was trained on, not a train-split estimate
     rise = float(found.evidence["end_eval_loss"]) - float(found.evidence["best_eval_loss"])
-    if train is None or rise > _ONE_PASS_WOBBLE or not _one_pass(metrics):
+    if train.empty or rise > _ONE_PASS_WOBBLE or not _one_pass(metrics):
         return False
     best, last = int(found.evidence["best_step"]), int(found.end_step or found.step)
     half = (last - best) / 2
@@ -93,37 +98,37 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     k = thresholds.overfit_points
     if len(evals) < 3:
         return []
-    if LOSS not in metrics or real_loss(metrics).empty:
+    train = training_loss(metrics)
+    if train.empty:
         return _climbing_alone(name, evals, thresholds)
     values = evals.to_numpy()
     few_evals = len(values) < k + 2  # three or four evals (one an epoch): every one after the best well above it
     if few_evals:
         k = len(values) - 1
     best_pos = int(np.argmin(values[:-k]))
-    best = _best_level(values, best_pos)
+    best = best_level(values, best_pos)
     few = few_evals and np.all(values[-k:] > best * (1 + thresholds.overfit_steady_rise))
     quiet = _clear_small_rise(values, thresholds)
-    quiet = _climbing(values, thresholds, evals, real_loss(metrics)) if quiet is None else quiet
+    quiet = _climbing(values, thresholds, evals, train) if quiet is None else quiet
     quiet = _settled_above(values, thresholds) if quiet is None else quiet
-    quiet = _few_evals_climbing(evals, real_loss(metrics), thresholds) if quiet is None and few_evals else quiet
-    quiet = _train_fell_away(evals, real_loss(metrics), thresholds) if quiet is None else quiet
-    quiet = _held_above_while_train_fell(evals, real_loss(metrics), thresholds) if quiet is None else quiet
+    quiet = few_evals_climbing(evals, train, thresholds) if quiet is None and few_evals else quiet
+    quiet = train_fell_away(evals, train, thresholds) if quiet is None else quiet
+    quiet = held_above_while_train_fell(evals, train, thresholds) if quiet is None else quiet
     if quiet is not None:
-        best_pos, best, k = quiet, _best_level(values, quiet), len(values) - quiet - 1
+        best_pos, best, k = quiet, best_level(values, quiet), len(values) - quiet - 1
     elif best <= 0 or not (few or np.all(values[-k:] > best * (1 + thresholds.overfit_rise))
                            or _steady_rise(values, best, thresholds)):
         drift = _rising_trend(values, thresholds)
         if drift is None:
-            episode = _climb_while_train_fell(evals, real_loss(metrics), thresholds)
+            episode = climb_while_train_fell(evals, train, thresholds)
             if episode is not None:
-                return [_passing_overfit(name, evals, real_loss(metrics), *episode)]
-            return stalled_overfit(name, evals, real_loss(metrics), thresholds)
+                return [passing_overfit(name, evals, train, *episode)]
+            return stalled_overfit(name, evals, train, thresholds)
         # a drift is told by where it ended: its last quarter
         best_pos, best, k = drift, float(values[drift]), max(2, (len(values) - drift - 1) // 4)
-    train = real_loss(metrics)
     best_step, last_step = int(evals.index[best_pos]), int(evals.index[-1])
     rise_step = int(evals.index[best_pos + 1])  # the best checkpoint itself is the one to keep, not the incident
-    train_fell = _train_fell_since(train, best_step)
+    train_fell = train_fell_since(train, best_step)
     end = float(np.median(values[-k:]))
     trend = ("while the training loss keeps falling: overfitting" if train_fell else
              "and the training loss did not improve either: the later updates made the model worse")
@@ -145,7 +150,7 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
 def _climbing_alone(name: str, evals, thresholds: Thresholds) -> list[Finding]:
     """A log with an eval loss and no training loss (logging_steps past the run's end, an evaluation-only history):
     the `overfitting` warning where the eval loss climbs at every one of the `overfit_points` + 1 or more evals after
-    its best, each above the one before, to end `_CLIMB` and `_NOISE_UNITS` x its own noise above it (`_climbing`,
+    its best, each above the one before, to end `CLIMB` and `NOISE_UNITS` x its own noise above it (`_climbing`,
     which a held-out loss does not do by chance); dated at the first eval after the best. Without the training loss
     the gap between the two cannot be seen, and the message says so (a seq2seq model trained for ten epochs on two
     examples, its one held-out example's loss lowest at epoch 5 and 4-22% above it at each later epoch). [] else."""
@@ -185,46 +190,22 @@ def _full_precision(value: float) -> bool:
 _TABLE_DECIMALS = 5  # a model card's or notebook's table rounds to 4 decimals
 
 
-_NEIGHBOURS = 2  # a long eval series' best is judged with this many evals on each side of it ...
-_LONG = 15  # ... from this many evals on: one lucky low eval among noisy ones is not a level it had reached
-
-
-def _best_level(values: np.ndarray, best_pos: int) -> float:
-    """The level the eval loss had at its best: the lowest eval itself, or in a long series the median of it
-    and its neighbours (a single-batch validation loss dips by chance; a real best is where the loss was)."""
-    if len(values) < _LONG:
-        return float(values[best_pos])
-    around = values[max(0, best_pos - _NEIGHBOURS):best_pos + _NEIGHBOURS + 1]
-    return float(np.median(around))
-
-
-_SMALL_RISE = 0.01  # a quiet eval loss's rise counts from 1% above its best ...
-_NOISE_UNITS = 3.0  # ... when that is also this many times its own point-to-point noise
-
-
 def _clear_small_rise(values: np.ndarray, thresholds: Thresholds) -> int | None:
     """The best eval's position when every one of the `overfit_points` + 1 or more evals after it sits above it
-    by `_SMALL_RISE` and by `_NOISE_UNITS` x the eval loss's own noise: a small rise, but one a quiet eval loss
+    by `SMALL_RISE` and by `NOISE_UNITS` x the eval loss's own noise: a small rise, but one a quiet eval loss
     (one that fell by a few thousandths an eval) does not make by chance. Else None."""
     best_pos = int(np.argmin(values))
     after, best = values[best_pos + 1:], float(values[best_pos])
-    if best <= 0 or len(after) < thresholds.overfit_points + 1 or _back_at_the_level_before(values, best_pos):
+    if best <= 0 or len(after) < thresholds.overfit_points + 1 or back_at_the_level_before(values, best_pos):
         return None
-    floor = max(best * _SMALL_RISE, _NOISE_UNITS * point_noise(values))
+    floor = max(best * SMALL_RISE, NOISE_UNITS * point_noise(values))
     return best_pos if bool(np.all(after - best > floor)) else None
-
-
-def _back_at_the_level_before(values: np.ndarray, best_pos: int) -> bool:
-    """The evals after the best sit (their median) no higher than the highest of the two just before it: the best
-    was a lucky low among evals at one level, not a turn."""
-    just_before, after = values[max(0, best_pos - 2):best_pos], values[best_pos + 1:]
-    return bool(len(just_before)) and len(after) > 0 and float(np.median(after)) <= float(just_before.max())
 
 
 def _climbing(values: np.ndarray, thresholds: Thresholds, evals, train) -> int | None:
     """The best eval's position when every eval after it (`overfit_points` + 1 or more, or `overfit_points` while
-    the training loss fell since the best) is higher than the one before, and the last ends `_CLIMB` above the best
-    (`_SMALL_RISE` for a long climb while the training loss fell: `_long_climb`) and `_NOISE_UNITS` x the eval
+    the training loss fell since the best) is higher than the one before, and the last ends `CLIMB` above the best
+    (`SMALL_RISE` for a long climb while the training loss fell: `_long_climb`) and `NOISE_UNITS` x the eval
     loss's own noise (in the later half of the log) above it: a
     climb eval after eval, which chance does not make, though its first step is small (jzystar's small GPT on one
     short story: 6.151, 6.201, 6.225, 6.269, 6.296 while the training loss fell 2.4 -> 0.9; zjzheng0410's Qwen2.5-7B
@@ -233,40 +214,23 @@ def _climbing(values: np.ndarray, thresholds: Thresholds, evals, train) -> int |
     after, best = values[best_pos + 1:], float(values[best_pos])
     if best <= 0 or len(after) < thresholds.overfit_points or not np.all(np.diff(values[best_pos:]) > 0):
         return None
-    train_fell = _train_fell_since(train, int(evals.index[best_pos]))
+    train_fell = train_fell_since(train, int(evals.index[best_pos]))
     if len(after) == thresholds.overfit_points and not train_fell:
         return None
     rise = float(after[-1]) - best
-    least = _SMALL_RISE if train_fell and _long_climb(after, thresholds) else _CLIMB
+    least = SMALL_RISE if train_fell and _long_climb(after, thresholds) else CLIMB
     settled = values[len(values) // 2:]  # the noise of the log's later half: its early descent is no noise
-    return best_pos if rise > max(least * best, _NOISE_UNITS * point_noise(settled)) else None
-
-
-_CLIMB = 2 * _SMALL_RISE
+    return best_pos if rise > max(least * best, NOISE_UNITS * point_noise(settled)) else None
 
 
 def _long_climb(after: np.ndarray, thresholds: Thresholds) -> bool:
     """A climb at each of `overfit_points` + 2 or more evals after the best: six or more evals in rising order, which
     evals that only wobble around a level put in that order once in 720 tries. So long a climb is overfitting from a
-    rise of `_SMALL_RISE` (ytkinroman's m2m100 LoRA: eval 5.1882 at its first evaluation, the run's own
+    rise of `SMALL_RISE` (ytkinroman's m2m100 LoRA: eval 5.1882 at its first evaluation, the run's own
     best_model_checkpoint, then higher at each of the next six, +1.3% by the last, while the training loss fell
-    5.80 -> 5.62 over 43 more epochs); a shorter one needs `_CLIMB` (Jaong's continued pre-training: 0.4853 at epoch
+    5.80 -> 5.62 over 43 more epochs); a shorter one needs `CLIMB` (Jaong's continued pre-training: 0.4853 at epoch
     6, then three rises to +1.1% while the training loss fell - judged healthy)."""
     return len(after) >= thresholds.overfit_points + 2
-
-
-_TRAIN_FELL = 0.02  # the training loss after the best eval this share under its level there: it kept falling
-
-
-def _train_fell_since(train, best_step: int) -> bool:
-    """Whether the training loss after `best_step` (its median) sits `_TRAIN_FELL` or more under its level at that
-    step (the median of its last three points up to it; where none was logged by then, as when the training loss is
-    logged more sparsely than the evals, the first point after it): a flat loss with noise is no fall."""
-    at_best = train[train.index <= best_step].iloc[-3:]
-    later = train[train.index > best_step]
-    if at_best.empty:
-        at_best, later = later.iloc[:1], later.iloc[1:]
-    return not at_best.empty and not later.empty and float(later.median()) <= (1 - _TRAIN_FELL) * float(at_best.median())
 
 
 def _settled_above(values: np.ndarray, thresholds: Thresholds) -> int | None:
@@ -276,7 +240,7 @@ def _settled_above(values: np.ndarray, thresholds: Thresholds) -> int | None:
     above it, while the training loss fell fivefold); not where the evals after it, not climbing, are back at the
     level of the evals just before it (a lucky low eval among noisy ones). Else None."""
     best_pos = int(np.argmin(values))
-    before, after, best = values[:best_pos], values[best_pos + 1:], _best_level(values, best_pos)
+    before, after, best = values[:best_pos], values[best_pos + 1:], best_level(values, best_pos)
     if best <= 0 or len(after) < thresholds.overfit_points:
         return None
     climbing = bool(np.all(np.diff(after) > 0))
@@ -287,83 +251,9 @@ def _settled_above(values: np.ndarray, thresholds: Thresholds) -> int | None:
     return best_pos if bool(np.all(after > best * (1 + thresholds.overfit_steady_rise))) else None
 
 
-def _few_evals_climbing(evals, train, thresholds: Thresholds) -> int | None:
-    """In a log of three or four evals, the best eval's position when the two or more evals after it each climb on
-    the one before to end `overfit_steady_rise` above it (haomingdouranggouqil's Qwen2-7B LoRA: 0.538, 0.416, then
-    0.478 and 0.526 while the training loss fell to 0.07), or `_CLIMB` above it while the training loss fell away
-    (`_FELL_AWAY` under its level at the best, over the last evaluation interval: a ChatGLM2-6B QLoRA's 20 epochs on
-    72 examples, 1.4668, 1.4736, 1.5020 while the training loss went 1.0 -> 0.4). Else None."""
-    values, steps = evals.to_numpy(), evals.index
-    best_pos = int(np.argmin(values[:-1]))
-    after, best = values[best_pos + 1:], float(values[best_pos])
-    if best <= 0 or len(after) < 2 or not np.all(np.diff(values[best_pos:]) > 0):
-        return None
-    if float(after[-1]) > best * (1 + thresholds.overfit_steady_rise):
-        return best_pos
-    if float(after[-1]) <= best * (1 + _CLIMB):
-        return None
-    at_best = _training_at_the_best(train, steps, best_pos)
-    at_end = interval_ending(train, steps, len(values) - 1)
-    if len(at_best) < 3 or len(at_end) < 3:
-        return None
-    return best_pos if float(at_end.median()) <= (1 - _FELL_AWAY) * float(at_best.median()) else None
-
-
-_FELL_AWAY = 0.1  # the training loss fell this share below its level at the best eval while the eval loss rose
-
-
-def _train_fell_away(evals, train, thresholds: Thresholds) -> int | None:
-    """In a log of fewer than `_LONG` evals (a long one's lowest eval may be a lucky batch: its noise judges it), the
-    best eval's position when every eval after it (two or more) sits `_SMALL_RISE` or more above it while the
-    training loss fell away: its median over the last evaluation interval `_FELL_AWAY` or more below its median over
-    the interval that ended at the best; and every eval after the best above each of the `overfit_points` before it
-    (not back at the level the evals held before a lucky low). Few evals (one or two an epoch) cannot show a climb
-    or a noise level, but a held-out loss that stopped improving while the training loss kept dropping is the gap
-    between them growing: the model fits the seen examples, not the task. Else None."""
-    values = evals.to_numpy()
-    best_pos = int(np.argmin(values))
-    after, best = values[best_pos + 1:], float(values[best_pos])
-    held = values[max(0, best_pos - thresholds.overfit_points):best_pos]
-    if len(values) >= _LONG or best <= 0 or len(after) < 2 \
-            or not np.all(after > best * (1 + _SMALL_RISE)) or len(held) and float(after.min()) <= float(held.max()):
-        return None  # (back among the evals just before the best: that best was a lucky low, not a turn)
-    steps = evals.index
-    at_best = _training_at_the_best(train, steps, best_pos)
-    at_end = train[(train.index > steps[-2]) & (train.index <= steps[-1])]
-    if len(at_end) < 3:  # a short last interval (a final evaluation soon after the last periodic one)
-        at_end = train[train.index > steps[best_pos]].iloc[-3:]
-    if len(at_best) < 3 or len(at_end) < 3:
-        return None
-    return best_pos if float(at_end.median()) <= (1 - _FELL_AWAY) * float(at_best.median()) else None
-
-
-_STILL_FELL = 0.05  # the training loss over the later evals this share under its level at the best eval
-
-
-def _held_above_while_train_fell(evals, train, thresholds: Thresholds) -> int | None:
-    """The best eval's position when every eval after it (`overfit_points` + 1 or more) sits above it, their median
-    `_SMALL_RISE` and `_NOISE_UNITS` x the eval loss's own noise (in the later half of the log) above it, while the
-    training loss kept falling: its median over the later half of the evaluations after the best `_STILL_FELL` or
-    more under its level at the best (the interval ending there). A quiet held-out loss that turned at its best and
-    never came back while the seen data's loss went on down (P-Zande's Gemma-2B LoRA: 1.8792 at its best, then
-    0.5-1.5% above it for six evals, the training loss 8% lower in its second epoch); a first eval after the best
-    less than 1% above it is what `_clear_small_rise` will not take. Else None."""
-    values, steps = evals.to_numpy(), evals.index
-    best_pos = int(np.argmin(values))
-    after, best = values[best_pos + 1:], float(values[best_pos])
-    if best <= 0 or len(after) < thresholds.overfit_points + 1 or not np.all(after > best):
-        return None
-    if _back_at_the_level_before(values, best_pos):
-        return None
-    if not median_rise_clears(values, best_pos, _SMALL_RISE, _NOISE_UNITS):
-        return None
-    levels = train_levels_around(train, steps, best_pos)
-    return best_pos if levels is not None and levels[1] <= (1 - _STILL_FELL) * levels[0] else None
-
-
 def _rising_trend(values: np.ndarray, thresholds: Thresholds) -> int | None:
     """The best eval's position when the many evals after it (twice `overfit_points` + 1 or more) climb on a
-    least-squares line by `_TREND_Z` standard errors and end (their last quarter's median) `_SMALL_RISE` above the
+    least-squares line by `_TREND_Z` standard errors and end (their last quarter's median) `SMALL_RISE` above the
     best: a slow drift up that single evals hovering near the best hide from `_clear_small_rise`. Else None."""
     best_pos = int(np.argmin(values))
     after, best = values[best_pos + 1:], float(values[best_pos])
@@ -376,62 +266,10 @@ def _rising_trend(values: np.ndarray, thresholds: Thresholds) -> int | None:
     se = sigma / np.sqrt(n * (n * n - 1) / 12) if sigma > 0 else 0.0
     end = float(np.median(after[-max(2, n // 4):]))
     rising = slope > 0 and (se == 0.0 or slope > _TREND_Z * se)
-    return best_pos if rising and end > best * (1 + _SMALL_RISE) else None
+    return best_pos if rising and end > best * (1 + SMALL_RISE) else None
 
 
 _TREND_Z = 3.0
-
-
-def _climb_while_train_fell(evals, train, thresholds: Thresholds) -> tuple[int, int] | None:
-    """(best, top) positions of the first stretch where the eval loss, from its best so far, climbed on each eval
-    `overfit_points` or more evals in a row to end `_CLIMB` and `_NOISE_UNITS` x its own noise (in the later half
-    of the log) above that best, while the training loss fell `_FELL_AWAY` or more (its median over the evaluation
-    interval ending at the top against the one ending at the best): the gap between the seen and the held-out data
-    growing eval after eval, which is overfitting for as long as it lasts though later evals fall again (a later drop
-    of both is a change in the run, not a cure of the first). Else None."""
-    values, steps = evals.to_numpy(), evals.index
-    noise = point_noise(values[len(values) // 2:])
-    for best in range(len(values) - thresholds.overfit_points):
-        if values[best] > float(values[:best + 1].min()) or values[best] <= 0:
-            continue  # not the best so far
-        top = best
-        while top + 1 < len(values) and values[top + 1] > values[top]:
-            top += 1
-        rise = float(values[top] - values[best])
-        if top - best < thresholds.overfit_points or rise <= max(_CLIMB * values[best], _NOISE_UNITS * noise):
-            continue
-        at_best, at_top = interval_ending(train, steps, best), interval_ending(train, steps, top)
-        if len(at_best) >= 3 and len(at_top) >= 3 \
-                and float(at_top.median()) <= (1 - _FELL_AWAY) * float(at_best.median()):
-            return best, top
-    return None
-
-
-def _training_at_the_best(train, steps, best_pos: int):
-    """The training losses the best eval is compared with: those of the evaluation interval ending at it, or, where
-    the first eval is the best, the later half of the run up to it (past the first steep fall)."""
-    at_best = interval_ending(train, steps, best_pos)
-    return at_best.iloc[len(at_best) // 2:] if best_pos == 0 else at_best
-
-
-def _passing_overfit(name: str, evals, train, best: int, top: int) -> Finding:
-    """The `overfitting` warning of a climb of the eval loss from its best so far, dated at the eval after that best,
-    whether or not later evals fell again."""
-    values, steps = evals.to_numpy(), evals.index
-    at_best, at_top = interval_ending(train, steps, best), interval_ending(train, steps, top)
-    last = f"{format_number(float(values[-1]))} at step {int(steps[-1])}"
-    after = (f"later evals fall below that best again ({last}): check what changed there, and keep a checkpoint from "
-             "before the rise if the later fall is not real learning" if values[-1] < values[best] else
-             f"later evals stay above that best ({last}): the checkpoint near step {int(steps[best])} generalises best")
-    message = (f"{name} is lowest so far at step {int(steps[best])} ({format_number(float(values[best]))}) and rises at "
-               f"each of the next {top - best} evaluations to {format_number(float(values[top]))} at step "
-               f"{int(steps[top])} ({format_number(float(values[top] / values[best]))}x) while the training loss keeps "
-               f"falling (its median {format_number(float(at_best.median()))} over the evaluation interval ending at "
-               f"the best, {format_number(float(at_top.median()))} over the one ending at the top): overfitting; "
-               f"{after}.")
-    return Finding("overfitting", "warning", int(steps[best + 1]), message, end_step=int(steps[top]), metric=name,
-                   evidence={"best_eval_loss": float(values[best]), "best_step": int(steps[best]),
-                             "end_eval_loss": float(values[top]), "passing": True})
 
 
 def _steady_rise(values: np.ndarray, best: float, thresholds: Thresholds) -> bool:

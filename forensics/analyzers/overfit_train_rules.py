@@ -1,0 +1,167 @@
+"""The `overfitting` rules that set the eval loss against the training loss.
+
+A held-out loss that stopped improving, or climbed a little, is overfitting when the training loss kept falling
+over the same evaluations: the gap between the seen and the held-out data grew. Each rule returns the best eval's
+position (or the climb's ends) for `overfitting` to date and tell; `training_loss` is the series they compare with.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import Thresholds
+from ..findings import Finding
+from .eval_levels import CLIMB, LONG, NOISE_UNITS, SMALL_RISE, back_at_the_level_before
+from .held_out_stall import interval_ending, median_rise_clears, train_levels_around
+from .metrics import Metrics, finite, format_number, point_noise, real_loss
+
+
+TRAIN_SPLIT_LOSS = "train_split_loss"
+
+
+def training_loss(metrics: Metrics):
+    """The training loss the eval loss is set against: the loss logged as the run trained, or, where none was logged,
+    the loss estimated on the train split at each evaluation (nanoGPT's `step N: train loss T, val loss V`, the only
+    lines Shilpaj1994's notebook of Karpathy's GPT on tiny Shakespeare prints): the model's fit to its training data
+    either way, which is what a held-out loss that turned is compared with."""
+    loss = real_loss(metrics)
+    return finite(metrics[TRAIN_SPLIT_LOSS]) if loss.empty and TRAIN_SPLIT_LOSS in metrics else loss
+
+
+_TRAIN_FELL = 0.02  # the training loss after the best eval this share under its level there: it kept falling
+
+
+def train_fell_since(train, best_step: int) -> bool:
+    """Whether the training loss after `best_step` (its median) sits `_TRAIN_FELL` or more under its level at that
+    step (the median of its last three points up to it; where none was logged by then, as when the training loss is
+    logged more sparsely than the evals, the first point after it): a flat loss with noise is no fall."""
+    at_best = train[train.index <= best_step].iloc[-3:]
+    later = train[train.index > best_step]
+    if at_best.empty:
+        at_best, later = later.iloc[:1], later.iloc[1:]
+    return not at_best.empty and not later.empty and float(later.median()) <= (1 - _TRAIN_FELL) * float(at_best.median())
+
+
+def few_evals_climbing(evals, train, thresholds: Thresholds) -> int | None:
+    """In a log of three or four evals, the best eval's position when the two or more evals after it each climb on
+    the one before to end `overfit_steady_rise` above it (haomingdouranggouqil's Qwen2-7B LoRA: 0.538, 0.416, then
+    0.478 and 0.526 while the training loss fell to 0.07), or `CLIMB` above it while the training loss fell away
+    (`FELL_AWAY` under its level at the best, over the last evaluation interval: a ChatGLM2-6B QLoRA's 20 epochs on
+    72 examples, 1.4668, 1.4736, 1.5020 while the training loss went 1.0 -> 0.4). Else None."""
+    values, steps = evals.to_numpy(), evals.index
+    best_pos = int(np.argmin(values[:-1]))
+    after, best = values[best_pos + 1:], float(values[best_pos])
+    if best <= 0 or len(after) < 2 or not np.all(np.diff(values[best_pos:]) > 0):
+        return None
+    if float(after[-1]) > best * (1 + thresholds.overfit_steady_rise):
+        return best_pos
+    if float(after[-1]) <= best * (1 + CLIMB):
+        return None
+    at_best = _training_at_the_best(train, steps, best_pos)
+    at_end = interval_ending(train, steps, len(values) - 1)
+    if len(at_best) < 3 or len(at_end) < 3:
+        return None
+    return best_pos if float(at_end.median()) <= (1 - FELL_AWAY) * float(at_best.median()) else None
+
+
+FELL_AWAY = 0.1  # the training loss fell this share below its level at the best eval while the eval loss rose
+
+
+def train_fell_away(evals, train, thresholds: Thresholds) -> int | None:
+    """In a log of fewer than `LONG` evals (a long one's lowest eval may be a lucky batch: its noise judges it), the
+    best eval's position when every eval after it (two or more) sits `SMALL_RISE` or more above it while the
+    training loss fell away: its median over the last evaluation interval `FELL_AWAY` or more below its median over
+    the interval that ended at the best; and every eval after the best above each of the `overfit_points` before it
+    (not back at the level the evals held before a lucky low). Few evals (one or two an epoch) cannot show a climb
+    or a noise level, but a held-out loss that stopped improving while the training loss kept dropping is the gap
+    between them growing: the model fits the seen examples, not the task. Else None."""
+    values = evals.to_numpy()
+    best_pos = int(np.argmin(values))
+    after, best = values[best_pos + 1:], float(values[best_pos])
+    held = values[max(0, best_pos - thresholds.overfit_points):best_pos]
+    if len(values) >= LONG or best <= 0 or len(after) < 2 \
+            or not np.all(after > best * (1 + SMALL_RISE)) or len(held) and float(after.min()) <= float(held.max()):
+        return None  # (back among the evals just before the best: that best was a lucky low, not a turn)
+    steps = evals.index
+    at_best = _training_at_the_best(train, steps, best_pos)
+    at_end = train[(train.index > steps[-2]) & (train.index <= steps[-1])]
+    if len(at_end) < 3:  # a short last interval (a final evaluation soon after the last periodic one)
+        at_end = train[train.index > steps[best_pos]].iloc[-3:]
+    if len(at_best) < 3 or len(at_end) < 3:
+        return None
+    return best_pos if float(at_end.median()) <= (1 - FELL_AWAY) * float(at_best.median()) else None
+
+
+_STILL_FELL = 0.05  # the training loss over the later evals this share under its level at the best eval
+
+
+def held_above_while_train_fell(evals, train, thresholds: Thresholds) -> int | None:
+    """The best eval's position when every eval after it (`overfit_points` + 1 or more) sits above it, their median
+    `SMALL_RISE` and `NOISE_UNITS` x the eval loss's own noise (in the later half of the log) above it, while the
+    training loss kept falling: its median over the later half of the evaluations after the best `_STILL_FELL` or
+    more under its level at the best (the interval ending there). A quiet held-out loss that turned at its best and
+    never came back while the seen data's loss went on down (P-Zande's Gemma-2B LoRA: 1.8792 at its best, then
+    0.5-1.5% above it for six evals, the training loss 8% lower in its second epoch); a first eval after the best
+    less than 1% above it is what `overfitting`'s `_clear_small_rise` will not take. Else None."""
+    values, steps = evals.to_numpy(), evals.index
+    best_pos = int(np.argmin(values))
+    after, best = values[best_pos + 1:], float(values[best_pos])
+    if best <= 0 or len(after) < thresholds.overfit_points + 1 or not np.all(after > best):
+        return None
+    if back_at_the_level_before(values, best_pos):
+        return None
+    if not median_rise_clears(values, best_pos, SMALL_RISE, NOISE_UNITS):
+        return None
+    levels = train_levels_around(train, steps, best_pos)
+    return best_pos if levels is not None and levels[1] <= (1 - _STILL_FELL) * levels[0] else None
+
+
+def climb_while_train_fell(evals, train, thresholds: Thresholds) -> tuple[int, int] | None:
+    """(best, top) positions of the first stretch where the eval loss, from its best so far, climbed on each eval
+    `overfit_points` or more evals in a row to end `CLIMB` and `NOISE_UNITS` x its own noise (in the later half
+    of the log) above that best, while the training loss fell `FELL_AWAY` or more (its median over the evaluation
+    interval ending at the top against the one ending at the best): the gap between the seen and the held-out data
+    growing eval after eval, which is overfitting for as long as it lasts though later evals fall again (a later drop
+    of both is a change in the run, not a cure of the first). Else None."""
+    values, steps = evals.to_numpy(), evals.index
+    noise = point_noise(values[len(values) // 2:])
+    for best in range(len(values) - thresholds.overfit_points):
+        if values[best] > float(values[:best + 1].min()) or values[best] <= 0:
+            continue  # not the best so far
+        top = best
+        while top + 1 < len(values) and values[top + 1] > values[top]:
+            top += 1
+        rise = float(values[top] - values[best])
+        if top - best < thresholds.overfit_points or rise <= max(CLIMB * values[best], NOISE_UNITS * noise):
+            continue
+        at_best, at_top = interval_ending(train, steps, best), interval_ending(train, steps, top)
+        if len(at_best) >= 3 and len(at_top) >= 3 \
+                and float(at_top.median()) <= (1 - FELL_AWAY) * float(at_best.median()):
+            return best, top
+    return None
+
+
+def _training_at_the_best(train, steps, best_pos: int):
+    """The training losses the best eval is compared with: those of the evaluation interval ending at it, or, where
+    the first eval is the best, the later half of the run up to it (past the first steep fall)."""
+    at_best = interval_ending(train, steps, best_pos)
+    return at_best.iloc[len(at_best) // 2:] if best_pos == 0 else at_best
+
+
+def passing_overfit(name: str, evals, train, best: int, top: int) -> Finding:
+    """The `overfitting` warning of a climb of the eval loss from its best so far, dated at the eval after that best,
+    whether or not later evals fell again."""
+    values, steps = evals.to_numpy(), evals.index
+    at_best, at_top = interval_ending(train, steps, best), interval_ending(train, steps, top)
+    last = f"{format_number(float(values[-1]))} at step {int(steps[-1])}"
+    after = (f"later evals fall below that best again ({last}): check what changed there, and keep a checkpoint from "
+             "before the rise if the later fall is not real learning" if values[-1] < values[best] else
+             f"later evals stay above that best ({last}): the checkpoint near step {int(steps[best])} generalises best")
+    message = (f"{name} is lowest so far at step {int(steps[best])} ({format_number(float(values[best]))}) and rises at "
+               f"each of the next {top - best} evaluations to {format_number(float(values[top]))} at step "
+               f"{int(steps[top])} ({format_number(float(values[top] / values[best]))}x) while the training loss keeps "
+               f"falling (its median {format_number(float(at_best.median()))} over the evaluation interval ending at "
+               f"the best, {format_number(float(at_top.median()))} over the one ending at the top): overfitting; "
+               f"{after}.")
+    return Finding("overfitting", "warning", int(steps[best + 1]), message, end_step=int(steps[top]), metric=name,
+                   evidence={"best_eval_loss": float(values[best]), "best_step": int(steps[best]),
+                             "end_eval_loss": float(values[top]), "passing": True})
