@@ -156,3 +156,20 @@ def test_a_progress_line_whose_epochs_differ_from_the_banners_keeps_its_own_pace
     # 30 steps an epoch are not taken over the progress line's 20
     epochs = _table_epochs(tmp_path, "[60/60 03:10, Epoch 3/3]")
     assert epochs[60] == 3.0 and abs(epochs[20] - 1.0) < 1e-9
+
+
+def _three_prints(*losses: float) -> dict[str, pd.Series]:
+    return {"loss": pd.Series(list(losses), index=[1, 2, 3], dtype="float64")}
+
+
+def test_a_three_print_launch_cut_after_falling_to_zero_is_a_collapse():
+    """shresthakamal's DialoGPT loop (AS39): 5.59, 1.5e-9, 0.0, then the launch was cut - two near-zero points, fewer
+    than `collapse_points`, but every point after the first: a collapse (it read healthy, with no finding at all)."""
+    (found,) = detect_loss_collapse(_three_prints(5.59, 1.5e-9, 0.0), Thresholds())
+    assert (found.kind, found.step, found.severity) == ("loss_collapse", 2, "error")
+
+
+def test_three_prints_with_one_near_zero_or_a_longer_log_with_two_stay_silent():
+    assert detect_loss_collapse(_three_prints(5.59, 2.1, 0.0), Thresholds()) == []
+    four = {"loss": pd.Series([5.59, 3.1, 1e-9, 0.0], index=[1, 2, 3, 4], dtype="float64")}
+    assert detect_loss_collapse(four, Thresholds()) == []

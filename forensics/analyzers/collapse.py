@@ -109,9 +109,13 @@ def _among_scattered_zeros(loss: pd.Series, start: int, stop: int, thresholds: T
 
 
 def near_zero_runs(loss: pd.Series, thresholds: Thresholds) -> list[tuple[int, int]]:
-    """(start, stop) positions of stretches of >= collapse_points losses at or below collapse_abs."""
+    """(start, stop) positions of stretches of >= collapse_points losses at or below collapse_abs; in a log too short
+    for that many (a launch cut after three prints), a stretch of two or more that holds every point after the first:
+    shresthakamal's DialoGPT loop, 5.59, 1.5e-9, 0.0, and no more."""
     low = loss.to_numpy() <= thresholds.collapse_abs
-    return [(i, j) for i, j in true_runs(low) if j - i >= thresholds.collapse_points]
+    n = len(low)
+    return [(i, j) for i, j in true_runs(low)
+            if j - i >= thresholds.collapse_points or n <= thresholds.collapse_points and i == 1 and j == n >= 3]
 
 
 def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
