@@ -145,7 +145,9 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
                 held_out_followed = True  # ... and the later stretches are the same descent
                 continue
         if found.kind == "memorization" and not held_out_loss_names(metrics):  # with one, overfitting dates the story
-            found = dated_from_settling(found, loss.iloc[:start + 1], float(loss.iloc[start]))
+            # (the strict level: a loss that went on to ~0 got under it, whatever the epochs)
+            found = dated_from_settling(found, loss.iloc[:start + 1], float(loss.iloc[start]),
+                                        thresholds.memorization_level)
         if found.kind == "zero_loss_unexplained":
             found = told_by_train_loss(found, metrics)
         if found.kind == "memorization":

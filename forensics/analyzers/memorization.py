@@ -5,9 +5,9 @@ small fraction of where it started and settled under the memorization level to t
 by heart (a `memorization` warning, VERDICTS.md). This module holds that level (`memorization_level`, looser after
 many epochs or where the loss falls at the epoch starts, `falls_at_epoch_starts`), the judgements that read it
 (`memorized_without_eval`, `memorized_in_a_staircase`, `memorized_from_scratch` for a model trained from random
-weights), the dating of a memorizing descent from where it levelled off (`dated_from_settling`), and the exact 0.0
-windows that the run's own `train_loss` says held real loss (`told_by_train_loss`). `collapse.detect_loss_collapse`
-calls them; the near-zero stretch itself is judged there.
+weights), the dating of a memorizing descent from where it levelled off, no earlier than where it settled near the
+memorization level (`dated_from_settling`), and the exact 0.0 windows that the run's own `train_loss` says held real
+loss (`told_by_train_loss`). `collapse.detect_loss_collapse` calls them; the near-zero stretch itself is judged there.
 """
 from __future__ import annotations
 
@@ -331,14 +331,20 @@ def levelled_off_position(descent: pd.Series, floor: float) -> int:
                               share=_HALFWAY_DOWN)
 
 
-def dated_from_settling(found: Finding, descent: pd.Series, floor: float) -> Finding:
+def dated_from_settling(found: Finding, descent: pd.Series, floor: float, level: float) -> Finding:
     """A memorization finding dated from where its descent to near zero levelled off, which can be well before
-    the loss reached the near-zero bar (`collapse_abs`); that first near-zero step stays in the evidence."""
-    step = int(descent.index[levelled_off_position(descent, floor)])
+    the loss reached the near-zero bar (`collapse_abs`); that first near-zero step stays in the evidence. As for a
+    loss settled under the memorization `level` (`memorized_without_eval`), no earlier than where the loss settles
+    within `_MEMORIZED_BAND` x that level: a descent that comes half its way down (on a log scale) at a few hundredths
+    still has a tenfold fall ahead (Artin200912's ReFT run over ~300 epochs: 0.04 at step 2280, halfway from 2.4 to
+    0.001 on a log scale; under 0.03 from 2760, 0.006 at 3300, 0.001 at 3420)."""
+    step, said = int(descent.index[levelled_off_position(descent, floor)]), "its descent levelled off from"
+    entered = settled_from(_running_median(descent), _MEMORIZED_BAND * level)
+    if entered is not None and int(descent.index[entered]) > step:
+        step, said = int(descent.index[entered]), f"it settles under {format_number(_MEMORIZED_BAND * level)} from"
     if step >= found.step:
         return found
-    message = found.message.replace(f" at step {found.step} ", f" at step {found.step} (its descent levelled off from "
-                                    f"step {step}) ", 1)
+    message = found.message.replace(f" at step {found.step} ", f" at step {found.step} ({said} step {step}) ", 1)
     return replace(found, step=step, message=message, evidence={**found.evidence, "near_zero_step": found.step})
 
 
