@@ -154,6 +154,24 @@ def test_console_lines_that_state_precision_or_size():
     assert "console_n_params" not in stdout.console_facts("Trainable model params : 4,194,304\n")
 
 
+def test_a_bare_parameters_line_is_the_models_size():
+    """A notebook's `print("Parameters", model.num_parameters())` (eduseiti_ia368v_dd_class_05: `Parameters 125239296`)
+    and its `Parameters: N` / `Number of parameters: N` forms, each a line of its own."""
+    for line in ("Parameters 125239296\n", "Parameters: 125,239,296\n", "Number of parameters: 125239296\n"):
+        facts = stdout.console_facts("Some weights of the model were loaded.\n" + line + "***** Running training *****\n")
+        assert facts["console_n_params"] == 125239296, line
+        assert facts["console_n_params_line"] == line.strip()
+
+
+def test_a_trainable_count_or_a_table_of_parameters_is_not_the_models_size():
+    """`Trainable parameters: N` counts a part; a table with a `Parameters` column lists parts, row by row."""
+    assert "console_n_params" not in stdout.console_facts("Trainable parameters: 4194304\n")
+    table = ("| Layer | Parameters |\n|-------|------------|\n| wte   | 38633472   |\n| h.0   | 7087872    |\n")
+    assert "console_n_params" not in stdout.console_facts(table)
+    assert "console_n_params" not in stdout.console_facts("Layer        Parameters\nwte          38633472\n")
+    assert "console_n_params" not in stdout.console_facts("| Parameters | 124439808 |\n")
+
+
 _HF_LINES = "".join(f"{{'loss': {2.4 - k / 20:.4f}, 'learning_rate': 2e-05, 'epoch': {k / 20:.2f}}}\n" for k in range(1, 21))
 
 

@@ -55,7 +55,7 @@ def eval_only(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     if evals is None or len(evals) == 0:
         # a pairwise or RL log's own metrics are judged where they are; a run known to be RL only from its
         # configuration that logged none of them (its settings printed as a dict, then stopped) showed nothing
-        return [] if logs_preference_metrics(metrics) else _no_loss_at_all(metrics)
+        return [] if logs_preference_metrics(metrics) else (_summary_mean_only(metrics) or _no_loss_at_all(metrics))
     if len(evals) >= thresholds.learning_min_points and fell_clearly(evals, thresholds)[0]:
         return []
     memorized = eval_only_memorized(metrics, evals, thresholds)
@@ -104,6 +104,24 @@ def eval_only_memorized(metrics: Metrics, evals: pd.Series, thresholds: Threshol
     return [Finding("memorization", "warning", step, message, end_step=step, metric=EVAL_LOSS, evidence={
         "value": last, "train_loss_mean": run_mean, "epoch": float(epochs.max()), "eval_loss_logged": True,
         "to_end": True, "training_loss_logged": False})]
+
+
+def _summary_mean_only(metrics: Metrics) -> list[Finding]:
+    """A log whose one loss is the closing summary's train_loss, written after real steps (`summary_at_step_zero` is
+    not so): the mean over the run, a single number that cannot say whether the loss fell (a 2-step demo with
+    logging_steps 5: yangoos57_Bert_For_Domain_Adaptation)."""
+    closing = all(key in metrics for key in _SUMMARY_KEYS) and "loss" not in metrics  # the Trainer's summary's
+    mean = finite(metrics["train_loss"]) if closing else _EMPTY
+    if not len(mean) or int(mean.index[-1]) <= 0:
+        return []
+    step = int(mean.index[-1])
+    message = (f"no training loss was logged over the run's {step} {'step' if step == 1 else 'steps'} "
+               f"(logging_steps longer than the run?) and no eval loss: the only loss is the closing summary's "
+               f"train_loss, {format_number(float(mean.iloc[-1]))}, the mean over the whole run, which cannot show "
+               "whether the loss fell. Log the training loss (a smaller logging_steps) and, where there is held-out "
+               "data, an eval loss.")
+    return [Finding("no_learning_evidence", "warning", step, message, end_step=step, metric="train_loss",
+                    evidence={"n_points": 0, "training_loss_logged": False, "train_loss_mean": float(mean.iloc[-1])})]
 
 
 def _no_loss_at_all(metrics: Metrics) -> list[Finding]:

@@ -78,8 +78,11 @@ _CARD_OWNERS = (("axolotl", re.compile(r"Built with Axolotl|^axolotl version:", 
                 ("hf_trainer", re.compile(r"^### Training results\s*$", re.MULTILINE)))
 _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTILINE)
 # parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
-# nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own
-_NUMBER_OF_PARAMS = re.compile(r"^Number of parameters: (\d{1,3}(?:,\d{3})+|\d{4,})[ \t]*\r?$", re.MULTILINE)
+# nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own;
+# a notebook's bare `print("Parameters", model.num_parameters())`: `Parameters 125239296` (eduseiti_ia368v_dd_class_05).
+# The line holds the name and the count only: not `Trainable parameters: N` (a part), nor a table's row or head.
+_NUMBER_OF_PARAMS = re.compile(r"^[ \t]*(?:[Nn]umber of )?[Pp]arameters[ \t]*[:=]?[ \t]*(\d{1,3}(?:,\d{3})+|\d{4,})[ \t]*\r?$",
+                               re.MULTILINE)
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
 # The vocabulary a console prints: a model's args dataclass (torchtitan's `TransformerModelArgs(..., vocab_size=32000,
 # ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`)
@@ -149,7 +152,7 @@ def console_facts(text: str) -> dict:
     `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, torchtune's `Model is initialized
     with precision torch.bfloat16.`, Unsloth's `Switching to float32 training`, and the parameter
     count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
-    (`Parameter counts:` ... `total : 6,389,802`, or the older `Number of parameters: N`), a parameter summary's `Total params: N`, a script's `Model params :
+    (`Parameter counts:` ... `total : 6,389,802`, or the older `Number of parameters: N`; a bare `Parameters N`), a parameter summary's `Total params: N`, a script's `Model params :
     N`, parameter-golf's
     `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
     which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
@@ -213,7 +216,7 @@ def _parameter_count_said(text: str) -> dict:
     ms-swift say it."""
     out: dict = {}
     m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or _MODEL_PARAMS.search(text) or (
-        "Number of parameters: " in text and _NUMBER_OF_PARAMS.search(text)) or (
+        "arameters" in text and _NUMBER_OF_PARAMS.search(text)) or (
         "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or _MODEL_PARAMS_SAID.search(text) or (
         "model parallel rank" in text and _megatron_whole_model(text)) or (
         " total parameters" in text and _TITAN_MODEL_SIZE.search(text))

@@ -3,7 +3,8 @@
 `scan(text)` -> a list of events (tuples), each the first item naming its kind:
 
 * ('dict', step|None, pairs): a printed dict (HF Trainer 4.x/5.x, ms-swift, OpenRLHF's `Global step N: {...}`, the
-  Trainer's `***** eval metrics *****` block gathered as one), its pairs through float(), the step its prefix names;
+  Trainer's `***** eval metrics *****` block gathered as one), its pairs through float(), the step its prefix names
+  (a `TrainOutput(global_step=N, ..., metrics={...})`'s N);
 * ('bar', n, total): a tqdm progress bar's reading;
 * ('line', StepLine): a step line of a pre-training stack or a small script (`pretrain_lines`), a results table's row
   (`results_table`), DeepSpeed-Chat's lines (`deepspeed_chat`);
@@ -259,11 +260,17 @@ def _percentage_fits(m: re.Match) -> bool:
     return total > 0 and abs(int(m.group("pct")) - 100 * int(m.group("n")) / total) <= 1
 
 
+# train()'s return value as a notebook cell shows it, `TrainOutput(global_step=2, training_loss=3.28..., metrics={...})`:
+# its metrics are the closing summary, written at that global step
+_TRAIN_OUTPUT = re.compile(r"\bTrainOutput\(global_step=(\d{1,18}),[^{}]*\bmetrics=\s*\Z")
+
+
 def _prefix_step(m: re.Match, line: str) -> int | None:
-    """The step a dict line's prefix names; not a lowercase `step N:` on a line that names an epoch too (a loop's
-    `epoch 2 step 10: {...}` counts within the epoch)."""
+    """The step a dict line's prefix names (a TrainOutput's global_step for its metrics); not a lowercase `step N:` on
+    a line that names an epoch too (a loop's `epoch 2 step 10: {...}` counts within the epoch)."""
     if not m.group("step"):
-        return None
+        output = _TRAIN_OUTPUT.search(line, 0, m.start()) if "TrainOutput(" in line else None
+        return int(output.group(1)) if output else None
     counts_within = m.group(0).startswith(("step", "rollout")) and "epoch" in line[:m.start()].lower()
     return None if counts_within else int(m.group("step"))
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..restarts import epoch_past_the_start
 from .bar_after_the_dicts import dated_back, reading_after, steps_per_epoch_by_reading, tail_bar_total
+from .closing_summary import dated_by_train_output
 from .console_scan import AT_STEP_LINE, EXPLICIT_STEP_KEYS
 from .stated_logging import StatedLogging
 
@@ -74,8 +75,16 @@ def dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | 
     epochs x the steps an epoch makes (the banner's,
     else the finished bar's total over the closing summary's epoch) put them more than `_POSITION_SLACK` logging
     intervals (or a hundredth of an epoch, the rounding of a printed epoch) away from their positions, the epochs
-    date them. `stated`: the logging interval the run states (`stated_logging`), for the position rule.
+    date them. `stated`: the logging interval the run states (`stated_logging`), for the position rule. A closing
+    summary is then put at its TrainOutput's global step (`closing_summary`).
     """
+    steps, how = _dated_by_rules(events, train_total, per_epoch, stated)
+    return dated_by_train_output(events, steps), how
+
+
+def _dated_by_rules(events: list[tuple], train_total: int | None, per_epoch: float | None,
+                    stated: StatedLogging | None) -> tuple[dict[int, int], str]:
+    """`dict_steps` before the closing summaries are dated by their TrainOutput."""
     steps, how = _steps_by_rules(events, train_total, use_bars=True, per_epoch=per_epoch, stated=stated)
     if _bars_run_ahead(events, steps):
         steps, how = _steps_by_rules(events, train_total, use_bars=False, per_epoch=per_epoch, stated=stated)
