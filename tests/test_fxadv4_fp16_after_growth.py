@@ -51,7 +51,10 @@ def test_an_overflow_out_of_a_steady_gradient_stays_likely():
 
 
 def test_a_lora_rate_above_the_adapter_ceiling_is_still_told_to_be_lowered():
-    """Not fire: LoRA at 1e-3, past three times the range's top: lowering it stays the advice."""
+    """Not fire: LoRA at 1e-3, past three times the range's top: lowering it stays the advice (lr_too_high's own,
+    which the fp16 advice points at rather than repeating: fx-advice2, ccccai239)."""
     grad = {s: 0.2 if s < 900 else NAN for s in STEPS}
     nan = Finding("nonfinite_metric", "error", 900, "NaN", metric="grad_norm")
-    assert "Lower the learning rate" in _run(grad, 1e-3, [nan])["fp16_overflow"].suggestion
+    found = _run(grad, 1e-3, [nan])
+    assert "Lower the learning rate" in found["lr_too_high"].suggestion
+    assert f'see the cause "{found["lr_too_high"].title}"' in found["fp16_overflow"].suggestion

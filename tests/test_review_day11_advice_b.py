@@ -205,9 +205,11 @@ def test_an_fp16_run_with_first_block_damage_is_still_told_of_an_fp16_overflow()
 def test_late_block_damage_advice_gives_the_range_for_the_runs_method():
     """late_blocks said "lower the learning rate (1e-5 to 5e-5)" whatever the method: a QLoRA run is told its own
     range (1e-4 to 2e-4) and, being a Hugging Face run, max_grad_norm."""
-    text = _damaged(_LATE, RunProfile(method="qlora", objective="sft", framework="trl"),
-                    cfg=config(model__num_hidden_layers=24, learning_rate=1e-3))["late_blocks"].suggestion
-    assert "1e-5 to 5e-5" not in text and "0.0001 to 0.0002 for QLoRA" in text, text
+    found = _damaged(_LATE, RunProfile(method="qlora", objective="sft", framework="trl"),
+                     cfg=config(model__num_hidden_layers=24, learning_rate=1e-3))
+    text, rate = found["late_blocks"].suggestion, found["lr_too_high"]
+    assert "1e-5 to 5e-5" not in rate.suggestion and "0.0001 to 0.0002 for QLoRA" in rate.suggestion, rate.suggestion
+    assert f'see the cause "{rate.title}"' in text, text  # fx-advice2: the range once, in the rate's own cause
     assert "max_grad_norm=1.0" in text
 
 

@@ -96,10 +96,12 @@ def test_double_quant_advice_gives_the_qlora_range_and_asks_no_lower_rate_of_a_r
 
 
 def test_a_qlora_run_above_the_range_is_still_told_to_lower_its_rate_to_it():
-    """The same run at 1e-3, five times the top of the QLoRA range: both precision causes ask for the range."""
+    """The same run at 1e-3, five times the top of the QLoRA range: lr_too_high asks for the range, and both precision
+    causes point at it rather than saying it again (fx-advice2: ccccai239 was told to lower its rate twice)."""
     found = _qlora_fp16_run(1e-3)
+    assert "Lower the learning rate (0.0001 to 0.0002 for QLoRA" in found["lr_too_high"].suggestion
     for cause in ("fp16_overflow", "qlora_double_quant"):
-        assert "Lower the learning rate (0.0001 to 0.0002 for QLoRA)." in found[cause].suggestion, found[cause]
+        assert f'too high (see the cause "{found["lr_too_high"].title}")' in found[cause].suggestion, found[cause]
 
 
 

@@ -141,7 +141,7 @@ def _masked_sentence(facts: Facts, steps: list[int], first: int, flagged) -> str
 def _after_masked(facts: Facts, first: int) -> str:
     """What to do about the weights: resume from before the first incident that harmed them (`resume_point`), unless
     nothing came before it (a NaN from the first step, or no update made before the harm), where no checkpoint holds
-    trained weights to go back to."""
+    trained weights to go back to, or the log shows nothing sound before it (`_nothing_sound_before`)."""
     harm, what = resume_point(facts, first)
     frozen = _no_update_before(facts, harm)
     if facts.before_any_update or harm <= 1 or frozen:
@@ -155,10 +155,28 @@ def _after_masked(facts: Facts, first: int) -> str:
     good = facts.safe_checkpoint
     resume = resume_advice(facts) if good is not None and (good.step is None or good.step < harm) else None
     before = "before it" if harm == first else f"before step {harm} ({what})"
+    unsound = None if resume or facts.checkpoints else _nothing_sound_before(facts, harm)
+    if unsound:
+        return (f"The filter only hid it: {unsound}, so there is no checkpoint to go back to: find what made it NaN "
+                f"(the other causes), fix it and start again; {visible}")
     then = (f"then {resume}" if resume else f"then start again: no checkpoint saved {before} was found"
             if facts.checkpoints else f"then resume from a checkpoint saved {before}, if one was kept")
     return (f"The filter only hid it: fix what made it NaN first (resuming without a fix replays the same batches "
             f"into it), {then}; {visible}")
+
+
+def _nothing_sound_before(facts: Facts, step: int) -> str | None:
+    """Why no checkpoint saved before `step` is known to hold sound weights, where the log shows nothing of the run
+    before it (no real loss, no finite grad_norm: a NaN from the log's first point); None where it does. yoshi182023,
+    Anujaykalbhor, A-Mayank and hiyouga 2810 went NaN at their first logged point and were told to resume from a
+    checkpoint saved before it, "if one was kept": nothing logged says the weights were ever sound then."""
+    loss, grad = facts.metrics.get("loss"), facts.metrics.get("grad_norm")
+    for series, sound in ((loss, lambda v: np.isfinite(v) & (v != 0.0)), (grad, np.isfinite)):
+        if series is not None:
+            earlier = series[series.index < step].to_numpy(dtype="float64")
+            if sound(earlier).any():
+                return None
+    return f"no real loss or finite grad_norm was logged before step {step} to show weights still sound before it"
 
 
 def resume_point(facts: Facts, first: int) -> tuple[int, str]:

@@ -62,6 +62,10 @@ TABLE = (
 
 
 OBJECTIVES_WITH_ROWS = ("sft", "preference", "rl", "pretrain")  # the objectives the table has rows for
+# The objectives in words, where the scope names them ("sft recipes" read as an id in xxw1995's advice); an objective
+# the table has no row for is judged by the supervised fine-tuning rows
+_OBJECTIVE_WORDS = {"sft": "supervised fine-tuning", "pretrain": "pre-training", "preference": "preference",
+                    "rl": "RL"}
 _TYPICAL_SIZE = 7e9  # an unknown size is judged against the common 7B-class row
 
 
@@ -104,5 +108,5 @@ def range_scope(objective: str, n_params: int | None, method: str = "unknown") -
         unknown.append("model size not known")
     if not unknown:
         return ""
-    what = "supervised fine-tuning recipes" if objective not in OBJECTIVES_WITH_ROWS else f"{objective} recipes"
+    what = f"{_OBJECTIVE_WORDS.get(objective, 'supervised fine-tuning')} recipes"
     return what + (" for a 7B-class model" if n_params is None and sized else "") + f" ({'; '.join(unknown)})"

@@ -71,6 +71,13 @@ def lr_too_high(facts: Facts) -> Cause | None:
     title = (f"Learning rate {evidence_value(peak)} too high for {run_name(method, objective, n_params)}" if sure
              else f"Learning rate {evidence_value(peak)}: too high if this was full fine-tuning (method unknown)")
     advice = _lr_advice(facts, method, ranges, peak)
+    rise = None if precursor else _falling_rate_rise(facts)
+    if rise is not None:  # its own evidence says the rise is no sign of the rate: it does not lead with lowering it
+        title = (f"Learning rate {evidence_value(peak)} above the range for {run_name(method, objective, n_params)}, "
+                 "though the loss rose on a falling rate") if sure else title
+        advice = (f"Look first at the batches around step {rise} and what else changed there: the loss rose on a "
+                  f"falling rate, long after its peak. The rate is above what recipes use all the same: "
+                  f"{advice[0].lower()}{advice[1:]}")
     if sgd is not None:
         named = _named_optimizer(facts)
         title += (" with an Adam-family optimizer " + (f"(the run names {named!r})" if named else
@@ -238,6 +245,9 @@ def rate_for_the_run(facts: Facts) -> str:
     unfitted = _no_row_fits(facts, peak)
     if unfitted is not None:
         return unfitted
+    own = lr_too_high(facts)
+    if own is not None:  # its own cause gives the range: ccccai239's fp16 advice said it again, word for word
+        return f"the learning rate ({evidence_value(peak)}) is too high (see the cause \"{own.title}\")"
     if method == "unknown" and objective not in OBJECTIVES_WITH_ROWS:
         return f"lower the learning rate if it is above the usual for the run's method and objective ({what})"
     return f"lower the learning rate ({what})"
@@ -322,18 +332,31 @@ def warm_up_seen(facts: Facts) -> str | None:
     key = _warmup_key(facts)
     if key is not None:
         return said(facts.config, key)
-    lr = lr_points(facts.timeline)
-    first = facts.first_unstable
-    if first is not None:
-        lr = lr[lr.index <= first.step]
+    whole = lr_points(facts.timeline)
     jumps = [f.step for f in facts.of_kind("lr_anomaly") if "factor" in f.evidence]
     if jumps:
-        lr = lr[lr.index < min(jumps)]  # a rate that leapt above its schedule did not warm up to where it leapt
+        whole = whole[whole.index < min(jumps)]  # a rate that leapt above its schedule did not warm up to there
+    first = facts.first_unstable
+    lr = whole[whole.index <= first.step] if first is not None else whole
+    still_warming = len(lr) == 1 and first is not None
+    if still_warming:
+        lr = _rise_through_the_break(whole)
     if len(lr) >= 2 and _log_starts_at_the_start(facts, lr) and \
             float(lr.iloc[0]) < facts.thresholds.warmup_peak_fraction * float(lr.max()):
-        return (f"the logged rate rose from {evidence_value(float(lr.iloc[0]))} at step {int(lr.index[0])} to "
+        rise = (f"{evidence_value(float(lr.iloc[0]))} at step {int(lr.index[0])} to "
                 f"{evidence_value(float(lr.max()))} at step {int(lr.idxmax())}")
+        return (f"the logged rate was still warming up at the break: it rose from {rise}" if still_warming
+                else f"the logged rate rose from {rise}")
     return None
+
+
+def _rise_through_the_break(lr):
+    """The logged rate from its first point up to where it stops rising, where the break came at that first point: one
+    point cannot show a warm-up, the climb that goes on from it can (sugarandgugu's rate, 2.5e-4 at its break at step
+    58, rose to 5e-4 at step 116 and held there, and it was told to warm up)."""
+    rising = np.diff(lr.to_numpy()) > 0
+    top = int(np.argmin(rising)) if not rising.all() else len(rising)
+    return lr.iloc[:top + 1]
 
 
 def _against(peak: float, rng: LrRange) -> str:
@@ -390,6 +413,16 @@ def _rise_on_a_falling_rate(facts: Facts, step: int) -> str | None:
             f"falling, {int(step - upto.idxmax())} steps after its peak of {evidence_value(float(upto.max()))} "
             f"(step {int(upto.idxmax())}): a rise that began long after the peak, on a falling rate, is no sign of a "
             "rate too high")
+
+
+def _falling_rate_rise(facts: Facts) -> int | None:
+    """The step a divergence began at, where it began on a falling rate long after the peak (`_rise_on_a_falling_rate`):
+    xxw1995's loss rose at step 14950 on a rate down to 7e-4 from its 1e-3 at step 50, and lr_too_high said in one
+    breath that this is no sign of a rate too high and "Lower the learning rate"; None otherwise."""
+    divergence = facts.of_kind("divergence")
+    if divergence and _rise_on_a_falling_rate(facts, divergence[0].step) is not None:
+        return divergence[0].step
+    return None
 
 
 def _no_precursor(facts: Facts) -> str:
