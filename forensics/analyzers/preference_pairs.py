@@ -3,9 +3,10 @@
 A pairwise log learned when the pairs are told apart: its loss ends clearly under ln 2 (fallen, and `PAIRWISE_CLEAR`
 under it, or, over many points, under it by several times the log's own noise while the reward margin rose clearly)
 or its reward accuracy ends at `PAIRWISE_ACCURATE` or more (a training accuracy having risen by `PAIRWISE_RISE` from
-the log's first tenth); where the log holds a held-out evaluation, that evaluation must show it
-(`held_out_must_show`), unless it is a couple of evaluations that all moved the right way. `pairs_told_apart` gives
-the evidence, `pairs_not_told_apart` the `no_learning_evidence` warning where there is none.
+the log's first tenth, and by more than its batch-to-batch noise explains); where the log holds a held-out
+evaluation, that evaluation must show it (`held_out_must_show`), unless it is a couple of evaluations that all moved
+the right way. `pairs_told_apart` gives the evidence, `pairs_not_told_apart` the `no_learning_evidence` warning where
+there is none.
 """
 from __future__ import annotations
 
