@@ -8,7 +8,7 @@ classifier). When it did not, or when only a couple of points were logged, the r
 a `no_learning_evidence` warning that says what was seen. In an RL log (GRPO, PPO) the loss is near 0 by
 construction and the reward is the evidence: it must end clearly above where it started. A pairwise
 preference log (DPO and kin) learned when the pairs are told apart: its loss ends clearly under ln 2 (fallen, and
-`PAIRWISE_CLEAR` under it) or its reward accuracy ends at `PAIRWISE_ACCURATE` or more (a training accuracy having
+`PAIRWISE_CLEAR` under it, or many times its own noise under it with the reward margin rising clearly) or its reward accuracy ends at `PAIRWISE_ACCURATE` or more (a training accuracy having
 risen by `PAIRWISE_RISE` from the log's first tenth: a few pairs a batch are noisy); where the log holds a
 held-out evaluation, that evaluation must show it (a training accuracy that rose while the held-out loss stayed at
 ln 2 is no evidence the preference carries over), unless it is a couple of evaluations that all moved the right way.
