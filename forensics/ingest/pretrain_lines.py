@@ -135,6 +135,14 @@ def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | obj
     return _TRY_ON
 
 
+# (substring, shape searched for, reader of its match): the toolkit lines no other shape's substring is in
+_SEARCHED_SHAPES = (("num_updates=", _FAIRSEQ_INNER, _fairseq_inner),
+                    ("| train | epoch ", _FAIRSEQ_TRAIN, _fairseq_train_summary),
+                    ("Metrics (step ", _FAIRSEQ2, _fairseq2),
+                    ("Completed eval after train step ", _MAXTEXT_EVAL, _maxtext_eval),
+                    ("] collection=", _CLU_WRITER, _clu_scalars))
+
+
 def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | object:
     """NeMo's bar, fairseq, fairseq2, MaxText, InternEvo, gpt-2-simple, clu, torchtitan, the Flax examples, a printed
     tensor or loss, the MetricLogger: the record (None where the shape matched but held none), or _TRY_ON."""
@@ -146,26 +154,14 @@ def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | o
             return _fairseq_legacy(m)
         if _FAIRSEQ_LEGACY_EPOCH.match(line) and "valid on '" not in line:
             return _fairseq_epoch_summary(line)
-    if "num_updates=" in line:
-        m = _FAIRSEQ_INNER.search(line)
-        if m:
-            return _fairseq_inner(m)
-    if "| train | epoch " in line:
-        m = _FAIRSEQ_TRAIN.search(line)
-        if m:
-            return _fairseq_train_summary(m)
     if "valid on '" in line:
         m = _FAIRSEQ_VALID.search(line)
         if m:
             return _fairseq_valid(m.group(1), line)
-    if "Metrics (step " in line:
-        m = _FAIRSEQ2.search(line)
+    for needle, shape, read in _SEARCHED_SHAPES:
+        m = shape.search(line) if needle in line else None
         if m:
-            return _fairseq2(m)
-    if "Completed eval after train step " in line:
-        m = _MAXTEXT_EVAL.search(line)
-        if m:
-            return _maxtext_eval(m)
+            return read(m)
     if "tgs (tokens/gpu/second)=" in line:
         m = _INTERNEVO_STEP.search(line)
         if m:
@@ -175,10 +171,6 @@ def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | o
         if m:  # gpt-2-simple (gpt_2_simple/gpt_2.py): `[250 | 162.50] loss=2.31 avg=2.40`, avg its running mean
             return StepLine("gpt2_simple", int(m.group(1)), None, (("loss", float(m.group(2))),
                                                                      ("loss_avg", float(m.group(3)))))
-    if "] collection=" in line:
-        m = _CLU_WRITER.search(line)
-        if m:
-            return _clu_scalars(m)
     if "loss:" in line and "step:" in line:
         m = _TITAN.search(line)
         if m:
