@@ -26,6 +26,7 @@ from .analyzers.zero_in_first_epoch import for_a_classifier, for_a_language_mode
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_start_near_the_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.lr_anomaly import detect_warmup_past_the_end
+from .analyzers.train_eval_gap import detect_train_eval_mismatch
 from .analyzers.planned_restarts import without_planned_restarts
 from .analyzers.never_learned import (detect_classifier_at_chance, detect_dpo_loss_never_under_chance,
                                       detect_reward_model_at_chance)
@@ -323,6 +324,15 @@ def _fine_tune_of_a_trained_model(profile: RunProfile, config: RunConfig, base) 
     return (profile.objective == "sft" or base is not None) and not summed_over_unknown_accumulation(config)
 
 
+def _beyond_cross_entropy(metrics, vocab, framework: str | None, thresholds: Thresholds) -> list[Finding]:
+    """`detect_loss_beyond_cross_entropy`, less where the training loss is another quantity than the eval loss at every
+    evaluation (`train_eval_mismatch`, a note that says so and tells to judge by the eval loss): a first training loss
+    beyond ln(vocabulary) then says that again, not that the run went wrong (gbyuvd_ChemMiniQ3-HoriFIE: a multi-token
+    loss summed over three heads, 20.4 at the start = 3 x ln 782, against a per-token eval loss falling 2.69 -> 1.73)."""
+    found = detect_loss_beyond_cross_entropy(metrics, vocab, framework)
+    return [] if found and detect_train_eval_mismatch(metrics, thresholds) else found
+
+
 def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
                         findings: list[Finding], planned: tuple = (None, None)) -> list[Finding]:
     """The detectors that need the kind of run or its config (an adapter starts as the identity; the
@@ -332,7 +342,7 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     at ln(vocabulary) is judged on what was logged unless the release is known to sum."""
     vocab = config.get("model.vocab_size")
     doubtful = _per_step_loss(metrics, summed_loss_factor(config, release_unknown_counts=True))
-    found = detect_loss_beyond_cross_entropy(doubtful, vocab, profile.framework)  # a summed loss: what its start says is moot
+    found = _beyond_cross_entropy(doubtful, vocab, profile.framework, thresholds)  # a summed loss: its start is moot
     if not found:
         first = finite(doubtful["loss"]) if "loss" in doubtful else None
         base = pretrained_base(config, float(first.iloc[0]) if first is not None and len(first) else None)

@@ -431,6 +431,8 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # OpenNMT-py
                                   rb"""|\bEpoch\s*\d+,\s*\d+/\s*\d+; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # its 2018 line
                                   rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)"""  # a PPO loop's prints
+                                  # the TF PTB word-LM tutorial's running line: `0.083 perplexity: 14566.362 speed: 525 wps`
+                                  rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""
                                   # Keras 2.2's fit(verbose=2): `Epoch 1/200`, then ` - 131s - loss: 2.3976` (no n/N)
                                   rb"""|(?m:^Epoch \d+/\d+[ \t]*\n[ \t]*- \d+m?s - loss: [-+.\dnNiI])""")
 _FRAMEWORK_LINES = 2

@@ -85,8 +85,10 @@ _NUMBER_OF_PARAMS = re.compile(r"^[ \t]*(?:[Nn]umber of )?[Pp]arameters[ \t]*[:=
                                re.MULTILINE)
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
 # The vocabulary a console prints: a model's args dataclass (torchtitan's `TransformerModelArgs(..., vocab_size=32000,
-# ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`)
-_VOCAB_SIZE = re.compile(r"\bvocab(?:_| )size(?:=|: )(\d{2,7})\b")
+# ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`), a script's
+# model summary in any case (santhoshv6/era_v4_s13_assignment's `  Vocab Size: 65`), the length of the TF PTB
+# tutorial's word-to-id map as its copies print it (graceGuor/emojiPrediction's `word_to_id.len:9277`)
+_VOCAB_SIZE = re.compile(r"\b(?:vocab(?:_| )size(?:=|: )|word_to_id\.len:)(\d{2,7})\b", re.IGNORECASE)
 # torchtitan's train.py: `Model llama3 8B size: 8,030,261,248 total parameters` (its colour codes around `size:`)
 _TITAN_MODEL_SIZE = re.compile(r"\bModel [^\n]{1,120}?size: (?:\x1b\[[0-9;]*m)?(\d{1,3}(?:,\d{3})+|\d{4,}) total parameters")
 # MiniMind's trainer_utils.py: `Model Params: 25.83M` (millions, two decimals)
@@ -232,7 +234,7 @@ def _parameter_count_said(text: str) -> dict:
 
 def _vocabulary_said(text: str) -> dict:
     """`console_vocab_size` (with its `_line`): the first vocabulary size the console prints (`_VOCAB_SIZE`)."""
-    m = _VOCAB_SIZE.search(text) if "ocab" in text else None
+    m = _VOCAB_SIZE.search(text) if "ocab" in text or "OCAB" in text or "word_to_id" in text else None
     if not m:
         return {}
     return {"console_vocab_size": int(m.group(1)), "console_vocab_size_line": line_end(line_at(text, m.start(1)))}

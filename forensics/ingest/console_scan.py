@@ -7,7 +7,9 @@
   (a `TrainOutput(global_step=N, ..., metrics={...})`'s N);
 * ('bar', n, total): a tqdm progress bar's reading;
 * ('line', StepLine): a step line of a pre-training stack or a small script (`pretrain_lines`), a results table's row
-  (`results_table`), DeepSpeed-Chat's lines (`deepspeed_chat`);
+  (`results_table`), DeepSpeed-Chat's lines (`deepspeed_chat`), in a file with epoch section headers a stepless loss
+  line no other reader took (`console_lines.stepless`);
+* ('epoch_header', E, total): such a header (`=== Epoch 3/20 ===`), gone once the lines under it are dated;
 * ('overflow', new_scale[, AT_STEP_LINE]): a loss scaler's overflow (DeepSpeed, apex, DLLogger, a hand-written one);
   ('ds_step', step, skipped): DeepSpeed's `step=N, skipped=K` progress; ('at_minimum',): the scale at its minimum.
 
@@ -24,6 +26,7 @@ from .console_lines.blocks import ComposerBlock, DashedSteps, KerasEpochs, MlxTa
 from .console_lines.hand_written import has_generic_line
 from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerRecords
 from .console_lines.parlai import MARKER as PARLAI_MARKER, ParlaiReports
+from .console_lines.stepless import EPOCH_HEADER_MARK, epoch_header, headed_line
 from .console_lines.toolkits import fairseq_dict_in_nats
 from .console_lines.unsloth import MARKER as UNSLOTH_TRAIN_MARKER, UnslothTrainPrints
 from .pretrain_lines import STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, parse_line
@@ -127,6 +130,8 @@ class _Scanner:
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
             TQDM_LOSS_POSTFIX.search(text)) or has_generic_line(text)
         self.results = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
+        # epoch section headers (`=== Epoch 3/20 ===`) date the stepless loss lines under them (`stepless_dating`)
+        self.headers = ("poch" in text or "POCH" in text) and EPOCH_HEADER_MARK.search(text) is not None
         self.chat = DeepSpeedChat() if any(marker in text for marker in CHAT_MARKERS) else None
         self.block: dict | None = None  # the Trainer's `***** eval metrics *****` block being read
         self.stepped = False  # a step line was read (what comes before it is the script's start-up)
@@ -191,6 +196,12 @@ class _Scanner:
             record = self.chat.feed(piece)
         elif self.chat is not None:
             self.chat.saw_step(record.step)
+        if self.headers and not record:
+            header = epoch_header(piece)
+            if header:
+                self.events.append(header)
+                return
+            record = headed_line(piece, last_line)
         if record:
             self.events.append(("line", record))
             self.stepped = True

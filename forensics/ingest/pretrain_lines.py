@@ -8,7 +8,7 @@ Each family of line is read in its own module of forensics/ingest/console_lines/
 lines and how: frameworks (Megatron, GPT-NeoX, nanotron, NeMo, NeMo 2.0, MindFormers, torchtitan, verl, RWKV-LM's
 train_log.txt), toolkits (fairseq, fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, Joey NMT, the MetricLogger, torchtune,
 DLLogger), nanogpt (nanoGPT, nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes
-of hand-written loops), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO
+of hand-written loops), stepless (lines dated by the lines around them: a `bpc = X` print, the TF PTB tutorial's), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO
 loop's dashed steps).
 
 On the last line of a file (no newline after it) the last field of these shapes may be cut mid-write:
@@ -39,6 +39,7 @@ from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_O
                                          _EPOCH_SPLIT_LOSSES, _KEY_VALUE_START, _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR,
                                          _bare_pipe_step, _epoch_bracket, _epoch_split_losses, _hand_written,
                                          _key_values, _tqdm_postfix, _uncounted_key_values)
+from .console_lines.stepless import _BPC_PRINT, _PTB_EPOCH, _PTB_PROGRESS, bpc_print, ptb_epoch, ptb_progress
 
 # what the console readers and the run profile import from here
 __all__ = ["ANSI", "STEP_LINE_MARKERS", "TQDM_LOSS_POSTFIX", "PRETRAINING_KINDS", "KIND_FRAMEWORKS", "parse_line"]
@@ -49,7 +50,7 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "step:", "reduced_train_loss=", "loss:", "step=",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
                      "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=",
-                     "| epoch ",
+                     "| epoch ", " wps",
                      "NEW RUN ")  # (RWKV-LM's train_log.txt: its mini-epoch lines hold no word, its launches' heads do)
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
@@ -140,7 +141,8 @@ _SEARCHED_SHAPES = (("num_updates=", _FAIRSEQ_INNER, _fairseq_inner),
                     ("| train | epoch ", _FAIRSEQ_TRAIN, _fairseq_train_summary),
                     ("Metrics (step ", _FAIRSEQ2, _fairseq2),
                     ("Completed eval after train step ", _MAXTEXT_EVAL, _maxtext_eval),
-                    ("] collection=", _CLU_WRITER, _clu_scalars))
+                    ("] collection=", _CLU_WRITER, _clu_scalars),
+                    (" wps", _PTB_PROGRESS, ptb_progress), (" Perplexity: ", _PTB_EPOCH, ptb_epoch))
 
 
 def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | object:
@@ -223,4 +225,4 @@ _SMALL_SHAPES = (("| norm ", _LLMC_STEP, _llmc_console), ("), train_loss = ", _C
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("oss", _KEY_VALUE_START, _key_values),
                  ("%|", _TQDM_BAR, _tqdm_postfix), ("train=", _EPOCH_SPLIT_LOSSES, _epoch_split_losses),
                  ("oss", _LOSS_WORD, _hand_written),
-                 ("acc", _HELD_OUT_ACCURACY, _hand_written))
+                 ("acc", _HELD_OUT_ACCURACY, _hand_written), ("bpc", _BPC_PRINT, bpc_print))

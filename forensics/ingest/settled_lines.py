@@ -1,6 +1,7 @@
 """The step lines of a scanned console settled: each once, at the step of the run it belongs to.
 
-`settled(events)` runs, in order: lines that print no step numbered in file order (`step_numbering`), the copies every
+`settled(events)` runs, in order: loss lines under epoch section headers dated by them (`stepless_dating`), lines
+that print no step numbered in file order (`step_numbering`), the copies every
 rank prints dropped, tqdm postfix lines numbered on across restarting bars and kept where they changed, NeMo 2's
 repeated validation values kept once, and counters that restart each epoch numbered on (`step_numbering`).
 """
@@ -11,12 +12,13 @@ from dataclasses import replace
 
 from .console_lines.fields import StepLine
 from .step_numbering import numbered_on, uncounted_lines_numbered
+from .stepless_dating import headed_lines_dated
 
 
 def settled(events: list[tuple]) -> list[tuple]:
     """The scanned events with their step lines settled (module docstring)."""
     return numbered_on(_nemo2_evaluations_once(_tqdm_postfix_changes(_without_rank_copies(
-        uncounted_lines_numbered(events)))))
+        uncounted_lines_numbered(headed_lines_dated(events))))))
 
 
 def _nemo2_evaluations_once(events: list[tuple]) -> list[tuple]:
@@ -106,6 +108,11 @@ def kinds_of(events: list[tuple]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(e[1].kind for e in events if e[0] == "line"))
 
 
+# Kinds whose step is not yet theirs here (an epoch, or 0 until the lines around them date them): alike values of two
+# of them are no rank's copies
+_DATED_LATER = ("generic_epoch", "held_out_print", "ptb_progress")
+
+
 def _without_rank_copies(events: list[tuple]) -> list[tuple]:
     """Drop a step line that repeats one already seen at the same step (every rank printing it).
 
@@ -114,7 +121,7 @@ def _without_rank_copies(events: list[tuple]) -> list[tuple]:
     """
     out, seen, current = [], set(), None
     for event in _epoch_line_copies_dropped(events):
-        if event[0] == "line" and event[1].kind != "generic_epoch":
+        if event[0] == "line" and event[1].kind not in _DATED_LATER:
             record: StepLine = event[1]
             if record.step != current:
                 current, seen = record.step, set()

@@ -29,13 +29,15 @@ import numpy as np
 
 from ..restarts import back_at_the_start
 from .console_lines.fields import StepLine
+from .stepless_dating import held_out_prints_placed, ptb_progress_numbered
 
 
 def numbered_on(events: list[tuple]) -> list[tuple]:
     """The events with the steps of the kinds above numbered on (module docstring)."""
     events = _fairseq_summaries_placed(_epoch_brackets_numbered_on(events))
+    events = _summaries_placed(ptb_progress_numbered(events), "ptb_epoch", ("ptb_progress",))
     events = _generic_epochs_numbered_on(_without_stray_generic_lines(events))
-    return _epoch_lines_placed(_unprinted_epochs_numbered_on(events))
+    return held_out_prints_placed(_epoch_lines_placed(_unprinted_epochs_numbered_on(events)))
 
 
 # A file needs this many lines of a kind that prints no step to read them as a loop's prints: `key: value` lines with
@@ -209,7 +211,7 @@ def _epoch_lines_placed(events: list[tuple]) -> list[tuple]:
     if not epochs:
         return events
     first = min(epochs)
-    stepped = any(e[0] == "line" and e[1].kind != "generic_epoch" for e in events)
+    stepped = any(e[0] == "line" and e[1].kind not in ("generic_epoch", "held_out_print") for e in events)
     if not stepped and _printed_each_batch(events):
         return _batch_lines_numbered(events, first)
     out, last = [], 0
@@ -357,21 +359,27 @@ _FAIRSEQ_PROGRESS = ("fairseq_legacy", "fairseq_inner")  # fairseq's progress li
 
 
 def _fairseq_summaries_placed(events: list[tuple]) -> list[tuple]:
-    """fairseq's epoch summaries (kind "fairseq_epoch", at their epoch E): where the log has its progress lines,
-    at the step of the last one before them with their held-out metrics only (the progress lines hold the training
-    loss and its running mean; the epoch's mean would be a second value there), none before any; in a log of
-    summaries alone (an epoch shorter than the progress bar's interval prints none), at step E - the first epoch + 1
-    with every metric, the epoch the epochs done."""
-    epochs = [dict(e[1].metrics)["epoch"] for e in events if e[0] == "line" and e[1].kind == "fairseq_epoch"]
+    """fairseq's epoch summaries (kind "fairseq_epoch", at their epoch E) placed among its progress lines
+    (`_summaries_placed`)."""
+    return _summaries_placed(events, "fairseq_epoch", _FAIRSEQ_PROGRESS)
+
+
+def _summaries_placed(events: list[tuple], summary: str, progress: tuple[str, ...]) -> list[tuple]:
+    """A program's epoch summaries (kind `summary`, at their epoch E: fairseq's, the TF PTB tutorial's): where the
+    log has its progress lines (kinds `progress`), at the step of the last one before them with their held-out
+    metrics only (the progress lines hold the training loss and its running mean; the epoch's mean would be a second
+    value there), none before any; in a log of summaries alone (an epoch shorter than the progress bar's interval
+    prints none), at step E - the first epoch + 1 with every metric, the epoch the epochs done."""
+    epochs = [dict(e[1].metrics)["epoch"] for e in events if e[0] == "line" and e[1].kind == summary]
     if not epochs:
         return events
-    stepped = any(e[0] == "line" and e[1].kind in _FAIRSEQ_PROGRESS for e in events)
+    stepped = any(e[0] == "line" and e[1].kind in progress for e in events)
     out, last = [], None
     for event in events:
         record = event[1] if event[0] == "line" else None
-        if record is not None and record.kind in _FAIRSEQ_PROGRESS:
+        if record is not None and record.kind in progress:
             last = record.step
-        elif record is not None and record.kind == "fairseq_epoch":
+        elif record is not None and record.kind == summary:
             done = dict(record.metrics)["epoch"] - min(epochs) + 1
             metrics = tuple((k, done if k == "epoch" else v) for k, v in record.metrics
                             if not stepped or k.startswith("eval_"))

@@ -88,13 +88,14 @@ _CROSS_ENTROPY_NAME = re.compile(_CROSS_ENTROPY)
 _CRITERION_LOSS = "criterion_loss"
 # A loss named with its split or kind before it (`Train Loss`, `val_loss`, `total loss`) or its split after it
 # (LitGPT's `loss train:`, `Loss Val:`); any other word before it (`aux loss`, `kl loss`, `scaled loss`) is another
-# loss, passed over.
+# loss, passed over. A number may end its logger message's sentence (ThAIKeras/char-rnn-text-generation's `epoch: 0,
+# duration: 368s, loss: 3.12742.`): a full stop after it is no part of it, a dot before a digit or letter is.
 _SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)"
 _GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|" + _CROSS_ENTROPY
                            + r"|(?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|"
                            r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|(?:(?:" + _SPLIT + r"[_ ])?(?:chosen|rejected)[_ ])?reward|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
                            r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
-                           r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?![\w.]|,\d)", re.IGNORECASE)
+                           r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?!\w|\.\w|,\d)", re.IGNORECASE)
 _LOSS_KINDS = frozenset({"train", "training", "total", "lm", "avg", "average", "mean", "running", "batch",
                          "val", "valid", "validation", "eval", "test", "dev"})  # held-out ones: `_HELD_OUT`
 # A line about the best or last value so far, not a step's own (`Best loss 0.123 at step 500`, early stopping).
@@ -114,6 +115,14 @@ _LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 _GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:epoch" + _SEP + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\])"
                            r"|ep[ \t]+(?=\d{1,6}[ \t]+\(step\b))"
                            r"(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)", re.IGNORECASE)
+# A batch counted within the epoch printed right after it, as TensorFlow 2's Transformer tutorial and its copies print
+# `Epoch 1 Batch 0 Loss 2.0991 Accuracy 0.0000` (Gregorgeous/ula-transformer-tensorflow2.0): the batch is the counter
+# (a bare `batch 32` elsewhere may be the batch size); the tutorial's `Epoch 1 Loss 2.0357 Accuracy 0.0000` after them
+# is the epoch's summary, no step of its own. Only that print's spaced words: a loop's `Epoch: 0, Batch: 100, Loss: X`
+# pairs stay epoch-only lines numbered in file order, as the SummaryWriter beside such a log counts them
+# (shresthakamal_dialogpt2-finetune: steps 0, 1, 2 in its event file for batches 0, 100, 200).
+_BATCH_AFTER_EPOCH = re.compile(r"(?<![\w/])epoch[ \t]+\d{1,6}[ \t]+batch[ \t]+(\d{1,12})()[ \t]+(?=loss\b)",
+                                re.IGNORECASE)
 _BARE_COUNT = re.compile(r"(?<![\w./:-])(\d{1,12})[ \t]*/[ \t]*(\d{1,12})(?![\w.:]|/)")
 # a line's leading date before a time is no count: mmengine's year-less `10/30 22:18:02 - mmengine - INFO - ...`
 _LEADING_DATE = re.compile(r"^\s*\d{1,2}/\d{1,2}[ \t]+\d\d:\d\d")
@@ -208,8 +217,9 @@ def has_generic_line(text: str) -> bool:
 def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
     """A short line of a hand-written loop with a loss among the names it knows (module docstring), counted by the
     first of: a step word (`Step 100`, `iter 25:`; kind "generic"), a bare `n/M` count that is not the epoch's
-    (`| epoch 1 | 200/ 2983 batches |`, `Training [===] 8.5% 5000/58874 |`; "generic" too), the epoch alone
-    (`Epoch 1/10 | Train Loss: 2.3`; kind "generic_epoch"). On a file's last line the last pair may be cut: left
+    (`| epoch 1 | 200/ 2983 batches |`, `Training [===] 8.5% 5000/58874 |`; "generic" too), a batch right after the
+    epoch (`Epoch 1 Batch 0 Loss 2.09`; "generic"), the epoch alone (`Epoch 1/10 | Train Loss: 2.3`; kind
+    "generic_epoch"). On a file's last line the last pair may be cut: left
     out."""
     if len(line) > _GENERIC_MAX_LINE or "{" in line or _NOT_A_STEP.search(line):
         return None
@@ -220,7 +230,7 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
     if mm is not None:  # the run's own count of iterations: the epochs before this one, whole, and this one's
         epoch, i, length = (int(g) for g in mm.groups())
         return _record("generic", (epoch - 1) * length + i, None, metrics + [("epoch", epoch - 1 + i / length)], cut)
-    m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line)
+    m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) or _BATCH_AFTER_EPOCH.search(line)
     if m is not None:
         epoch = _GENERIC_EPOCH.search(line) if not any(k == "epoch" for k, _ in metrics) else None
         if epoch is not None:  # `Epoch [2/10], Step [100/600]`: the bracketed epoch the pairs do not take
@@ -231,6 +241,16 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
         return None
     metrics = [(k, v) for k, v in metrics if k != "epoch"] + [("epoch", float(m.group(1)))]
     return _record("generic_epoch", int(m.group(1)), m.group(2), metrics, cut)
+
+
+def stepless_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]], bool]:
+    """The known pairs of a short line with a loss that names no counter and no epoch (what `_hand_written` leaves
+    unread: `Loss: 8.6529, BLEU: 0.00`), and whether its last pair was cut; ([], False) for any other line."""
+    if len(line) > _GENERIC_MAX_LINE or "{" in line or _NOT_A_STEP.search(line) or _MMENGINE_EPOCH.search(line) \
+            or _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) or _GENERIC_EPOCH.search(line):
+        return [], False
+    metrics, cut = _generic_pairs(line, last_line)
+    return (metrics, cut) if any(name in ("loss", "eval_loss") for name, _ in metrics) else ([], False)
 
 
 def _optimizer_step(counter: re.Match, line: str) -> list[tuple[str, float]]:

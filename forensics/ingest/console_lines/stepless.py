@@ -1,0 +1,74 @@
+"""Console lines that print no step of their own, dated by the lines around them (`stepless_dating`):
+
+* A held-out bits-per-character print alone on its line, `bpc = 2.005124` (ThAIKeras/char-rnn-text-generation's
+  keras_model.py: `logger.info("bpc = %f" % bpc)`, bits by `math.log(p, 2)` over the test text every 10 epochs, after
+  that epoch's `epoch: E, duration: Ns, loss: L.` line; kind "held_out_print"): an eval loss in nats per character,
+  bpc x ln 2 (the loss beside it is Keras' cross-entropy, in nats). Its best so far (`best bpc = X`) is no evaluation.
+* The TensorFlow PTB word-LM tutorial (tensorflow/models tutorials/rnn/ptb/ptb_word_lm.py, copied into many old
+  repositories): `0.083 perplexity: 14566.362 speed: 525 wps` ten times an epoch, the fraction of the epoch done, then
+  exp of the mean loss since the epoch began (kind "ptb_progress": loss = ln perplexity, the epoch fraction as
+  `epoch`); some copies print `epoch_size: N` before it (graceGuor/emojiPrediction), the steps an epoch makes, its
+  total. `Epoch: E Train Perplexity: P` and `Epoch: E Valid Perplexity: P` close each epoch (kind "ptb_epoch":
+  the mean loss ln P, a held-out one for Valid); `Test Perplexity: P` at the end is left unread (no epoch).
+* An epoch section header, a line that is only the epoch (`=== Epoch 3/20 ===`, YYYYXL1004/NLP2's Chinese-to-English
+  Transformer), and the short loss lines with no counter under it (`Loss: 5.3513, BLEU: 0.51, 累计时间: 69.7s`): the
+  header gives their epoch (`epoch_header`, `headed_line`; read only in a file holding such a header, of lines no
+  other reader took).
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from .fields import StepLine, _FLOAT
+from .hand_written import stepless_pairs
+
+# `bpc = X` as the whole message (a logger's `... - INFO - ` before it at most); a split name before it may say which
+_BPC_PRINT = re.compile(r"(?:^|\s-\s)[ \t]*(?:(?:test|valid(?:ation)?|val|eval|dev)[ _])?bpc[ \t]*[=:][ \t]*(" + _FLOAT
+                        + r")[ \t]*$", re.IGNORECASE)
+_PTB_PROGRESS = re.compile(r"(?:^|[\s:])(\d{1,3}\.\d{1,6}) perplexity: (" + _FLOAT + r") speed: \d+(?:\.\d*)? wps")
+_EPOCH_SIZE = re.compile(r"\bepoch_size:?[ \t]*(\d{1,12})\b")
+_PTB_EPOCH = re.compile(r"(?<![\w])(?:Epoch: (\d{1,6}) )?(Train|Valid|Test) Perplexity: (" + _FLOAT + r")")
+# a line that is only an epoch and its decoration: `=== Epoch 3/20 ===`, `----- epoch 3 -----`, `[Epoch 3]`
+_EPOCH_HEADER = re.compile(r"^[^\w\n]*epoch[^\w\n]{0,3}(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?[^\w\n]*$", re.IGNORECASE)
+EPOCH_HEADER_MARK = re.compile(_EPOCH_HEADER.pattern, re.IGNORECASE | re.MULTILINE)  # one search over a whole text
+
+
+def bpc_print(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """`bpc = X` (module docstring): kind "held_out_print", its eval loss in nats; none for a best-so-far line."""
+    if "best" in line.lower():
+        return None
+    return StepLine("held_out_print", 0, None, (("eval_loss", float(m.group(1)) * math.log(2)),))
+
+
+def ptb_progress(m: re.Match) -> StepLine | None:
+    """`F perplexity: P speed: W wps` (module docstring): kind "ptb_progress" at step 0 until `stepless_dating`
+    numbers it, the epoch size its total where the line prints it."""
+    fraction, perplexity = float(m.group(1)), float(m.group(2))
+    if not perplexity > 0:
+        return None
+    size = _EPOCH_SIZE.search(m.string, 0, m.start())
+    metrics = (("loss", math.log(perplexity)), ("perplexity", perplexity), ("epoch", fraction))
+    return StepLine("ptb_progress", 0, int(size.group(1)) if size else None, metrics)
+
+
+def ptb_epoch(m: re.Match) -> StepLine | None:
+    """`Epoch: E Train|Valid Perplexity: P` (module docstring): kind "ptb_epoch" at step E; none for the test's."""
+    epoch, split, perplexity = m.group(1), m.group(2), float(m.group(3))
+    if epoch is None or split == "Test" or not perplexity > 0:
+        return None
+    prefix = "eval_" if split == "Valid" else ""
+    metrics = ((prefix + "loss", math.log(perplexity)), (prefix + "perplexity", perplexity), ("epoch", float(epoch)))
+    return StepLine("ptb_epoch", int(epoch), None, metrics)
+
+
+def epoch_header(line: str) -> tuple | None:
+    """('epoch_header', E, total) for a line that is only an epoch (module docstring), else None."""
+    m = _EPOCH_HEADER.match(line) if "poch" in line or "POCH" in line else None
+    return ("epoch_header", int(m.group(1)), int(m.group(2)) if m.group(2) else None) if m else None
+
+
+def headed_line(line: str, last_line: bool) -> StepLine | None:
+    """A short line with a loss and no counter (kind "headed", step 0 until its header dates it), else None."""
+    metrics, cut = stepless_pairs(line, last_line)
+    return StepLine("headed", 0, None, tuple(metrics), cut) if metrics else None

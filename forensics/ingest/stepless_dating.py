@@ -1,0 +1,75 @@
+"""The steps of console lines that print none (console_lines.stepless): dated by the lines around them.
+
+* `headed_lines_dated(events)`: short loss lines with no counter (kind "headed") under an epoch section header
+  (`=== Epoch 3/20 ===`) become that epoch's once-an-epoch lines (kind "generic_epoch", numbered with the others by
+  `step_numbering`); only where every such line sits under a header and no header's section holds two values of one
+  metric (a loop's stepless prints within an epoch are not its epoch's). Else none is read. The headers go.
+* `ptb_progress_numbered(events)`: the TF PTB tutorial's running lines at (epochs before + fraction) x the epoch's
+  size where the line prints it, else at 1, 2, ... in file order (the n-th print); an epoch starts where the
+  fraction goes back.
+* `held_out_prints_placed(events)`: a `bpc = X` print (kind "held_out_print") at the step of the last step line
+  before it (the evaluation ran after that epoch); none before any.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .console_lines.fields import StepLine
+
+
+def headed_lines_dated(events: list[tuple]) -> list[tuple]:
+    """The events less the epoch headers, with the headed lines dated by them or left out (module docstring)."""
+    if not any(e[0] == "epoch_header" for e in events):
+        return events
+    dated, header, seen = {}, None, set()
+    for i, event in enumerate(events):
+        if event[0] == "epoch_header":
+            header, seen = event, set()
+        elif event[0] == "line" and event[1].kind == "headed":
+            names = set(event[1].names)
+            if header is None or names & seen:
+                dated = {}
+                break
+            seen |= names
+            dated[i] = _under(event[1], header)
+    return [("line", dated[i]) if i in dated else e for i, e in enumerate(events)
+            if e[0] != "epoch_header" and (i in dated or not (e[0] == "line" and e[1].kind == "headed"))]
+
+
+def _under(record: StepLine, header: tuple) -> StepLine:
+    """A headed line as its epoch's once-an-epoch line (kind "generic_epoch", at the header's epoch E)."""
+    epoch = header[1]
+    return StepLine("generic_epoch", epoch, header[2], record.metrics + (("epoch", float(epoch)),), record.cut)
+
+
+def ptb_progress_numbered(events: list[tuple]) -> list[tuple]:
+    """The TF PTB tutorial's running lines numbered (module docstring), their epoch the epochs done."""
+    out, epochs_done, last_fraction, count = [], 0, None, 0
+    for event in events:
+        if event[0] == "line" and event[1].kind == "ptb_progress":
+            record = event[1]
+            fraction = dict(record.metrics)["epoch"]
+            if last_fraction is not None and fraction <= last_fraction:
+                epochs_done += 1
+            last_fraction, count = fraction, count + 1
+            step = round((epochs_done + fraction) * record.total) if record.total else count
+            metrics = tuple((k, epochs_done + fraction if k == "epoch" else v) for k, v in record.metrics)
+            event = ("line", replace(record, step=step, metrics=metrics))
+        out.append(event)
+    return out
+
+
+def held_out_prints_placed(events: list[tuple]) -> list[tuple]:
+    """`bpc = X` prints at the step of the last step line before them; none before any (module docstring)."""
+    if not any(e[0] == "line" and e[1].kind == "held_out_print" for e in events):
+        return events
+    out, last = [], None
+    for event in events:
+        if event[0] == "line" and event[1].kind == "held_out_print":
+            if last is None:
+                continue
+            event = ("line", replace(event[1], step=last))
+        elif event[0] == "line":
+            last = event[1].step
+        out.append(event)
+    return out
