@@ -28,6 +28,7 @@ _PAIR = _NAME + r" = [^,\s]+"
 _HOOK = re.compile(r"(?:^|(?<=[:\]\s]))(" + _PAIR + r"(?:, " + _PAIR + r")+)(?: \(" + _FLOAT + r" sec\))?\s*$")
 _EVAL = re.compile(r"\bSaving dict for global step (\d{1,18}): (" + _PAIR + r"(?:, " + _PAIR + r")*)\s*$")
 _STEP_NAMES = ("step", "global_step")
+_MAX_LINE = 2000  # the hook's line is short; a longer line with ` = ` in it is a dump, not searched
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:
@@ -43,7 +44,7 @@ def _number(raw: str) -> float | None:
 
 def read_line(line: str) -> StepLine | None:
     """The record of a hook line (a step and a loss among its names) or of an evaluation's summary, else None."""
-    if " = " not in line:
+    if " = " not in line or len(line) > _MAX_LINE:
         return None
     m = _EVAL.search(line) if "Saving dict" in line else None
     if m is not None:
@@ -56,7 +57,7 @@ def _hook_line(pairs: list[tuple[str, str]]) -> StepLine | None:
     """A LoggingTensorHook line with a step and a loss (every value a number), or None."""
     values = {name: _number(raw) for name, raw in pairs}
     step = next((values[name] for name in _STEP_NAMES if name in values), None)
-    if step is None or step != int(step) or None in values.values() or not any("loss" in n for n in values):
+    if step is None or not step.is_integer() or None in values.values() or not any("loss" in n for n in values):
         return None
     metrics = tuple((canonical_metric(_snake(name)), value) for name, value in values.items()
                     if name not in _STEP_NAMES)
