@@ -27,6 +27,8 @@ from .console_lines.hand_written import has_generic_line
 from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerRecords
 from .console_lines.parlai import MARKER as PARLAI_MARKER, ParlaiReports
 from .console_lines.stepless import EPOCH_HEADER_MARK, epoch_header, headed_line
+from .console_lines import tf_estimator, value_first
+from .console_lines.one_line import OneLineRecords
 from .console_lines.toolkits import fairseq_dict_in_nats
 from .console_lines.unsloth import MARKER as UNSLOTH_TRAIN_MARKER, UnslothTrainPrints
 from .pretrain_lines import STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, parse_line
@@ -125,8 +127,10 @@ class _Scanner:
         # a table's line is its own: no other reader takes it
         unsloth = UnslothTrainPrints() if UNSLOTH_TRAIN_MARKER in text else None
         self.info_logger = InfoLoggerRecords() if INFO_LOGGER_MARKER in text else None
+        estimator = OneLineRecords(tf_estimator.read_line) if any(m in text for m in tf_estimator.MARKERS) else None
+        values_first = OneLineRecords(value_first.read_line) if value_first.MARKER in text else None
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
-                                        self.info_logger) if t is not None)
+                                        self.info_logger, estimator, values_first) if t is not None)
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
             TQDM_LOSS_POSTFIX.search(text)) or has_generic_line(text)
         self.results = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None

@@ -35,6 +35,7 @@ from . import config_files as cf
 from . import framework_configs as fc
 from ._config_keys import is_number
 from . import command_line, megatron_args, mmengine_config, namespace_args, notebook_code, printed_configs, rwkv_args
+from .console_lines import value_first
 from .mlflow_store import PARAMS_TEXT
 from .tracker_config import derived_method, literal_values, tracker_config_values
 from .wandb import CONFIG_TEXT
@@ -57,6 +58,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, notebook_code.TEXT_KEY, dict, "the notebook's code (arguments of the cells that ran)")
     _read_text(config, timeline, rwkv_args.TEXT_KEY, rwkv_args.config_values,
                "RWKV-LM's train_log.txt (the last launch's arguments)")
+    _read_text(config, timeline, value_first.TEXT_KEY, dict, "the launch line's DEFAULT_FLOAT (tinygrad's float dtype)")
     _read_tracker_configs(config, layout, timeline)
     for kind, reader in (("llamafactory", fc.read_llamafactory_args), ("finetuning_args", fc.read_finetuning_args),
                          ("swift", fc.read_swift_args), ("autotrain", fc.read_autotrain_params),

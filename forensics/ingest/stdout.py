@@ -60,6 +60,7 @@ from .console_scan import EXPLICIT_STEP_KEYS, scan
 from .console_steps import AS_STATED, BY_ORDER, deepspeed_steps, dict_steps, training_bar_total
 from .console_text import as_printed
 from .console_lines.fields import StepLine
+from .console_lines import value_first
 from .stated_logging import StatedLogging, stated_logging
 
 __all__ = ["FORMAT", "read", "read_console", "console_facts"]  # console_facts (its home: console_facts) read from here too
@@ -160,7 +161,8 @@ def _argument_texts(text: str) -> dict[str, str]:
                        (mmengine_config.TEXT_KEY, mmengine_config.parse(text)),
                        (command_line.TEXT_KEY, command_line.console_arguments(text)),
                        (printed_configs.MODEL_CONFIG_KEY, printed_configs.model_config(text)),
-                       (rwkv_args.TEXT_KEY, rwkv_args.parse(text))):
+                       (rwkv_args.TEXT_KEY, rwkv_args.parse(text)),
+                       (value_first.TEXT_KEY, value_first.launch_dtype(text))):
         if found:
             out[key] = json.dumps(found)
     return out
