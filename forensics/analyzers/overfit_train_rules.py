@@ -12,7 +12,7 @@ from ..config import Thresholds
 from ..findings import Finding
 from .eval_levels import CLIMB, LONG, NOISE_UNITS, SMALL_RISE, back_at_the_level_before
 from .held_out_stall import interval_ending, median_rise_clears, train_levels_around
-from .metrics import Metrics, finite, format_number, point_noise, real_loss
+from .metrics import PASSES, Metrics, epoch_at, finite, format_number, point_noise, real_loss
 
 
 TRAIN_SPLIT_LOSS = "train_split_loss"
@@ -113,6 +113,45 @@ def held_above_while_train_fell(evals, train, thresholds: Thresholds) -> int | N
         return None
     levels = train_levels_around(train, steps, best_pos)
     return best_pos if levels is not None and levels[1] <= (1 - _STILL_FELL) * levels[0] else None
+
+
+TURN_RISE = 0.03  # a last eval or two this share above the best: over the 2% a two-eval climb needs (`CLIMB`)
+
+
+def turned_up_at_the_end(evals, train, epochs) -> int | None:
+    """In a log of fewer than `LONG` evals, the best eval's position when the one or two evals after it, the last of
+    the log, each sit `TURN_RISE` above it, and above it by more than any rise the evals showed before the best (their
+    own wobble: each eval against the lowest one before it), while the training loss fell `_STILL_FELL` or more
+    (its median over the evaluation interval ending at the last eval against the one ending at the best), at an eval
+    `PASSES` or more epochs in, after the training examples were seen again. A held-out loss over a fixed eval set
+    that turned up by a clear margin as the training loss kept falling on data seen before is overfitting from its
+    first eval above the best, though too few evals follow to show a climb (HenryECA's Llama-3.1-8B LoRA, two evals
+    an epoch apart: 1.4221 then 1.4870, +4.6%, while the epoch-mean train loss fell 1.391 -> 1.074; Approvalize's
+    Llama-2 LoRA: 0.7558 down to 0.6009 at step 40, 0.6300 at the last eval in the fourth epoch as the training loss
+    fell 0.500 -> 0.449). Healthy-judged logs whose last evals rose stay under it (Ishihara-Masabumi's Llama SFT: +0.8%,
+    Thanh097698's chatbot: +1.3%), or rose no more than they had wobbled before (cyanisthecolor's +2.5% after a +9%
+    wobble, smhavens's after a fourfold one), or saw their data once (taehyun-me's +12% at epoch 0.98). Else None."""
+    values, steps = evals.to_numpy(), evals.index
+    best_pos = int(np.argmin(values))
+    after, best = values[best_pos + 1:], float(values[best_pos])
+    if len(values) >= LONG or best <= 0 or not 1 <= len(after) <= 2:
+        return None
+    if not np.all(after > best * (1 + max(TURN_RISE, _own_wobble(values[:best_pos + 1])))):
+        return None
+    passes = epoch_at(epochs, int(steps[best_pos + 1]))
+    at_best = _training_at_the_best(train, steps, best_pos)
+    at_end = interval_ending(train, steps, len(values) - 1)
+    if passes is None or passes < PASSES or at_best.empty or at_end.empty:
+        return None
+    return best_pos if float(at_end.median()) <= (1 - _STILL_FELL) * float(at_best.median()) else None
+
+
+def _own_wobble(values: np.ndarray) -> float:
+    """The largest share by which an eval sat above the lowest one before it: how far the eval loss rose by chance
+    (or by a change of the run) before it turned for good; 0 for a loss that only fell."""
+    running_min = np.minimum.accumulate(values)
+    rises = values[1:] / running_min[:-1] - 1
+    return float(rises.max()) if len(rises) and float(rises.max()) > 0 else 0.0
 
 
 def climb_while_train_fell(evals, train, thresholds: Thresholds) -> tuple[int, int] | None:

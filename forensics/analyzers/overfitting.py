@@ -14,7 +14,9 @@ A climb of `overfit_points` or more evals in a row from the best so far, 2% and 
 the training loss fell 10%, is overfitting from the eval after that best even where later evals fall again. A climb
 at each of `overfit_points` + 2 or more evals after the best needs only 1% while the training loss fell, and eight or
 more evals after the best none of which comes back to it, 2% and 2.5 times its noise above it in their median, while
-the training loss fell a fifth, is overfitting too (`held_out_stall`). The rules that set the eval loss against the
+the training loss fell a fifth, is overfitting too (`held_out_stall`), and so, in a log of as few as two evals, is a
+last eval or two 3% above the best and above any rise the evals showed before it, past the first pass over the data,
+while the training loss fell 5% (`turned_up_at_the_end`). The rules that set the eval loss against the
 training loss live in `overfit_train_rules`; that training loss is the one logged as the run trained, or, where none
 was, the loss estimated on the train split at each evaluation (`training_loss`).
 A log with no training loss fires when the eval loss climbs at each of the `overfit_points` + 1 or more evals after its
@@ -33,7 +35,8 @@ from .eval_levels import CLIMB, NOISE_UNITS, SMALL_RISE, back_at_the_level_befor
 from .held_out_stall import stalled_overfit
 from .metrics import Metrics, finite, format_number, point_noise, real_loss
 from .overfit_train_rules import (climb_while_train_fell, few_evals_climbing, held_above_while_train_fell,
-                                  passing_overfit, train_fell_away, train_fell_since, training_loss)
+                                  passing_overfit, train_fell_away, train_fell_since, training_loss,
+                                  turned_up_at_the_end)
 
 EVAL_LOSS = "eval_loss"
 
@@ -96,9 +99,11 @@ def _one_pass(metrics: Metrics) -> bool:
 def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Finding]:
     evals = _without_best_reevaluated(finite(metrics.get(name, real_loss(metrics).iloc[:0])))
     k = thresholds.overfit_points
-    if len(evals) < 3:
-        return []
     train = training_loss(metrics)
+    epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
+    if len(evals) < 3:
+        turn = turned_up_at_the_end(evals, train, epochs) if len(evals) == 2 and not train.empty else None
+        return [] if turn is None else [_overfit_finding(name, evals, train, turn, float(evals.iloc[turn]), 1)]
     if train.empty:
         return _climbing_alone(name, evals, thresholds)
     values = evals.to_numpy()
@@ -114,6 +119,7 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     quiet = few_evals_climbing(evals, train, thresholds) if quiet is None and few_evals else quiet
     quiet = train_fell_away(evals, train, thresholds) if quiet is None else quiet
     quiet = held_above_while_train_fell(evals, train, thresholds) if quiet is None else quiet
+    quiet = turned_up_at_the_end(evals, train, epochs) if quiet is None else quiet
     if quiet is not None:
         best_pos, best, k = quiet, best_level(values, quiet), len(values) - quiet - 1
     elif best <= 0 or not (few or np.all(values[-k:] > best * (1 + thresholds.overfit_rise))
@@ -126,6 +132,13 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
             return stalled_overfit(name, evals, train, thresholds)
         # a drift is told by where it ended: its last quarter
         best_pos, best, k = drift, float(values[drift]), max(2, (len(values) - drift - 1) // 4)
+    return [_overfit_finding(name, evals, train, best_pos, best, k)]
+
+
+def _overfit_finding(name: str, evals, train, best_pos: int, best: float, k: int) -> Finding:
+    """The `overfitting` warning of an eval loss at its best (`best`, its level there) at `best_pos` and about the
+    median of its last `k` evals at the end, dated at the first eval after the best."""
+    values = evals.to_numpy()
     best_step, last_step = int(evals.index[best_pos]), int(evals.index[-1])
     rise_step = int(evals.index[best_pos + 1])  # the best checkpoint itself is the one to keep, not the incident
     train_fell = train_fell_since(train, best_step)
@@ -139,12 +152,13 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
             if k == 1 or float(values[-1]) == end else
             f"about {format_number(end)} over its last {k} evaluations ({format_number(end / best)}x; "
             f"{format_number(float(values[-1]))} at step {last_step})")
-    message = (f"{name} is lowest at step {best_step} ({format_number(lowest)}{level}) and rises from step {rise_step} to "
-               f"{span} {trend}. The checkpoint "
+    rises = (f"rises to {format_number(end)} at step {last_step}, its last evaluation ({format_number(end / best)}x),"
+             if rise_step == last_step else f"rises from step {rise_step} to {span}")
+    message = (f"{name} is lowest at step {best_step} ({format_number(lowest)}{level}) and {rises} {trend}. The checkpoint "
                f"near step {best_step} generalises best; fewer epochs, a lower learning rate, more data or "
                "regularisation would help.")
-    return [Finding("overfitting", "warning", rise_step, message, end_step=last_step, metric=name,
-                    evidence={"best_eval_loss": best, "best_step": best_step, "end_eval_loss": end})]
+    return Finding("overfitting", "warning", rise_step, message, end_step=last_step, metric=name,
+                   evidence={"best_eval_loss": best, "best_step": best_step, "end_eval_loss": end})
 
 
 def _climbing_alone(name: str, evals, thresholds: Thresholds) -> list[Finding]:
