@@ -3,11 +3,12 @@
 VERDICTS.md: healthy is not "no finding fired"; the data must show a run that learned. For an
 LM loss that evidence is the loss (or the eval loss) ending clearly below where it started: the
 median of the last tenth of the logged points below the median of the first tenth by at least
-`learning_min_fall`; or a held-out accuracy rising by `ACCURACY_RISE` (a reward model ranking more pairs right, a
-classifier). When it did not, or when only a couple of points were logged, the run gets
-a `no_learning_evidence` warning that says what was seen. In an RL log (GRPO, PPO) the loss is near 0 by
-construction and the reward is the evidence: it must end clearly above where it started. A pairwise
-preference log (DPO and kin) learned when the pairs are told apart: its loss ends clearly under ln 2 (fallen, and
+`learning_min_fall` (an eval loss also where it is lower at every evaluation, by a few percent in all); or a
+held-out accuracy rising by `ACCURACY_RISE` (a reward model ranking more pairs right, a classifier). When it did
+not, or when only a couple of points were logged, the run gets a `no_learning_evidence` warning that says what was
+seen. In an RL log (GRPO, PPO) the loss is near 0 by construction and the reward is the evidence: it must end
+clearly above where it started. A pairwise preference log (DPO and kin) learned when the pairs are told apart: its
+loss ends clearly under ln 2 (fallen, and
 `PAIRWISE_CLEAR` under it, or many times its own noise under it with the reward margin rising clearly) or its reward accuracy ends at `PAIRWISE_ACCURATE` or more (a training accuracy having
 risen by `PAIRWISE_RISE` from the log's first tenth: a few pairs a batch are noisy); where the log holds a
 held-out evaluation, that evaluation must show it (a training accuracy that rose while the held-out loss stayed at
@@ -24,8 +25,8 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from ..metric_names import OPTIMIZER_STEP
-from .fall_measure import (LearningEvidence, came_back_up, evidence_from, fell_clearly, pair_means_if_alternating,
-                           starts_mid_run, two_windows_fell, window_means, without_blips)
+from .fall_measure import (LearningEvidence, came_back_up, evidence_from, fell_clearly, lower_at_every_evaluation,
+                           pair_means_if_alternating, starts_mid_run, two_windows_fell, window_means, without_blips)
 from .metrics import LOSS, TRAIN_LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
 from .no_training_loss import eval_only, eval_only_memorized
 from .preference_pairs import (held_out_must_show, is_pairwise_log, is_rl_without_reward, pairs_not_told_apart,
@@ -72,6 +73,9 @@ def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence
             fell, head, tail = fell_clearly(series, thresholds)
             if fell:
                 return evidence_from(name, series, head, tail)
+    evals = finite(metrics.get(EVAL_LOSS, _EMPTY))
+    if lower_at_every_evaluation(evals):
+        return evidence_from(EVAL_LOSS, evals, float(evals.iloc[0]), float(evals.iloc[-1]))
     loss = real_loss(metrics) if LOSS in metrics else _EMPTY
     if two_windows_fell(loss):
         return evidence_from(LOSS, loss, float(loss.iloc[0]), float(loss.iloc[-1]))
@@ -108,7 +112,7 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     if len(loss) < thresholds.learning_min_points:
         evals = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
         if len(loss) == 0 or len(evals) >= thresholds.learning_min_points and fell_clearly(evals, thresholds)[0] \
-                or accuracy_rose(metrics) is not None or two_windows_fell(loss) \
+                or lower_at_every_evaluation(evals) or accuracy_rose(metrics) is not None or two_windows_fell(loss) \
                 or _short_pairwise_log_told_apart(metrics, loss, thresholds):
             return []  # (a model card's results table: a training loss at each evaluation, the eval loss falling)
         memorized = eval_only_memorized(metrics, evals, thresholds) if len(evals) else []
@@ -125,7 +129,8 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     if fell:
         return []
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
-    if len(eval_loss) >= 2 and fell_clearly(eval_loss, thresholds)[0] or accuracy_rose(metrics) is not None \
+    if len(eval_loss) >= 2 and fell_clearly(eval_loss, thresholds)[0] or lower_at_every_evaluation(eval_loss) \
+            or accuracy_rose(metrics) is not None \
             or token_accuracy_rose(metrics, thresholds) is not None \
             or fell_before_the_log(metrics, loss) is not None \
             or fell_in_the_first_window(metrics, loss, thresholds) is not None \

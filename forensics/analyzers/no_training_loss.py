@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .fall_measure import fell_clearly
+from .fall_measure import fell_clearly, lower_at_every_evaluation
 from .metrics import EVAL_ACCURACY_KEYS, Metrics, finite, format_number, is_preference_log, logs_preference_metrics
 from .overfitting import EVAL_LOSS
 
@@ -56,7 +56,8 @@ def eval_only(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
         # a pairwise or RL log's own metrics are judged where they are; a run known to be RL only from its
         # configuration that logged none of them (its settings printed as a dict, then stopped) showed nothing
         return [] if logs_preference_metrics(metrics) else (_summary_mean_only(metrics) or _no_loss_at_all(metrics))
-    if len(evals) >= thresholds.learning_min_points and fell_clearly(evals, thresholds)[0]:
+    if len(evals) >= thresholds.learning_min_points and fell_clearly(evals, thresholds)[0] \
+            or lower_at_every_evaluation(evals):
         return []
     memorized = eval_only_memorized(metrics, evals, thresholds)
     if memorized:
