@@ -409,13 +409,13 @@ def test_a_variant_of_low_rank_adapters_named_by_the_run_folder_says_its_method(
 def test_a_gpt_neox_config_is_counted_exactly():
     """arbordreams/tokalign-baseline's 1.4B GPT-NeoX: biases and norms included, the head apart from the embedding
     (1,426,878,464; transformers' own count on the meta device)."""
-    from forensics.ingest.run_config import _exact_params
+    from forensics.ingest.param_count import exact_params
 
     config = RunConfig()
     for key, value in {"model_type": "gpt_neox", "vocab_size": 151646, "hidden_size": 2048, "num_hidden_layers": 16,
                        "intermediate_size": 8192, "attention_bias": True, "tie_word_embeddings": False}.items():
         config.add(f"model.{key}", value, "config.json")
-    assert _exact_params(config) == 1_426_878_464
+    assert exact_params(config) == 1_426_878_464
 
 
 @pytest.mark.parametrize("said, method", [("[3/5] Loading model with 4-bit quantization...", "qlora"),
