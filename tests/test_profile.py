@@ -18,6 +18,7 @@ import forensics
 from forensics.causes import infer_causes
 from forensics.config import RunConfig, Thresholds
 from forensics.findings import Finding
+from forensics.ingest.param_count import exact_params
 from forensics.profile import RunProfile
 from forensics.timeline import LogRecords, Timeline, build_timeline
 
@@ -409,13 +410,39 @@ def test_a_variant_of_low_rank_adapters_named_by_the_run_folder_says_its_method(
 def test_a_gpt_neox_config_is_counted_exactly():
     """arbordreams/tokalign-baseline's 1.4B GPT-NeoX: biases and norms included, the head apart from the embedding
     (1,426,878,464; transformers' own count on the meta device)."""
-    from forensics.ingest.param_count import exact_params
-
     config = RunConfig()
     for key, value in {"model_type": "gpt_neox", "vocab_size": 151646, "hidden_size": 2048, "num_hidden_layers": 16,
                        "intermediate_size": 8192, "attention_bias": True, "tie_word_embeddings": False}.items():
         config.add(f"model.{key}", value, "config.json")
     assert exact_params(config) == 1_426_878_464
+
+
+_LLAMA_3_8B = {"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096, "num_hidden_layers": 32,
+               "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+               "attention_bias": False, "mlp_bias": False, "tie_word_embeddings": False}
+
+
+@pytest.mark.parametrize("model, expected", [
+    (_LLAMA_3_8B, 8_030_261_248),  # NecromancerCodex_hohyun-site_llama_ko: its index's bf16 bytes / 2
+    ({"model_type": "mistral", "vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32,
+      "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8}, 7_241_732_096),  # deadkali-hat
+    ({**_LLAMA_3_8B, "vocab_size": 32000, "num_key_value_heads": 32, "intermediate_size": 11008}, 6_738_415_616),
+])
+def test_a_llama_or_mistral_config_is_counted_with_its_norms(model, expected):
+    """Llama-3-8B, Mistral-7B and Llama-2-7B as transformers counts them: the estimate left out the two RMSNorm weight
+    vectors of each block and the final norm (65 x 4,096 = 266,240 of an 8B)."""
+    config = RunConfig()
+    for key, value in model.items():
+        config.add(f"model.{key}", value, "config.json")
+    assert exact_params(config) == expected
+
+
+def test_a_qwen2_config_is_not_counted_as_a_llama():
+    """Qwen2 biases its q, k and v projections whatever its config says: not the Llama layout, left to the estimate."""
+    config = RunConfig()
+    for key, value in {**_LLAMA_3_8B, "model_type": "qwen2"}.items():
+        config.add(f"model.{key}", value, "config.json")
+    assert exact_params(config) is None
 
 
 @pytest.mark.parametrize("said, method", [("[3/5] Loading model with 4-bit quantization...", "qlora"),

@@ -77,10 +77,13 @@ def _encoder_decoder_params(config: RunConfig, d, vocab) -> int | None:
 
 def exact_params(config: RunConfig) -> int | None:
     """The parameter count of the layouts known to the weight: GPT-2 (tied head; position embeddings, biases and
-    norms included), GPT-NeoX / Pythia (untied head by default) and T5 / mT5 (encoder, decoder with cross-attention, relative position buckets; a gated MLP for
-    the gated-gelu variants; the head counted where it is not tied). None for any other model type."""
+    norms included), GPT-NeoX / Pythia (untied head by default), T5 / mT5 (encoder, decoder with cross-attention,
+    relative position buckets; a gated MLP for the gated-gelu variants; the head counted where it is not tied) and
+    Llama / Mistral (`_llama_params`). None for any other model type."""
     get = lambda key: config.get(f"model.{key}")  # noqa: E731
     model_type = str(get("model_type") or "").lower()
+    if model_type in _LLAMA_LAYOUTS:
+        return _llama_params(get)
     if model_type == "gpt2":
         h, layers, vocab, positions = get("n_embd"), get("n_layer"), get("vocab_size"), get("n_positions")
         if not all(is_number(v) and v > 0 for v in (h, layers, vocab, positions)):
@@ -108,6 +111,30 @@ def exact_params(config: RunConfig) -> int | None:
         decoder = dec * (2 * attn + inner + 3 * d) + buckets * heads + d
         return int(vocab * d * (1 if tied else 2) + encoder + decoder)
     return None
+
+
+# transformers' LlamaForCausalLM and MistralForCausalLM: the same blocks (Mistral's sliding window adds no weight)
+_LLAMA_LAYOUTS = ("llama", "mistral")
+
+
+def _llama_params(get) -> int | None:
+    """A Llama / Mistral decoder counted to the weight: per block q, k, v, o (grouped k / v heads of head_dim, biases
+    where attention_bias says so), a gated MLP (gate, up, down; biases where mlp_bias), and two RMSNorm weight vectors;
+    the final norm; the embedding, and the head unless tied. The estimate leaves the norms out: 2 x 32 + 1 vectors of
+    4,096 in a 7B / 8B, 266,240 weights, where a judge counts Llama-3-8B as 8,030,261,248 and Mistral-7B as
+    7,241,732,096 (NecromancerCodex_hohyun-site_llama_ko's index holds exactly that many bf16 bytes / 2;
+    deadkali-hat_Sargent_Bit)."""
+    h, layers, vocab, inter, heads = (get(k) for k in ("hidden_size", "num_hidden_layers", "vocab_size",
+                                                        "intermediate_size", "num_attention_heads"))
+    if not all(is_number(v) and v > 0 for v in (h, layers, vocab, inter, heads)):
+        return None
+    kv_heads = get("num_key_value_heads") or heads
+    head_dim = get("head_dim") or h // heads
+    q, kv = heads * head_dim, kv_heads * head_dim
+    attn = h * q + 2 * h * kv + q * h + ((q + 2 * kv + h) if get("attention_bias") is True else 0)
+    mlp = 3 * h * inter + ((2 * inter + h) if get("mlp_bias") is True else 0)
+    tied = get("tie_word_embeddings") is True  # LlamaConfig and MistralConfig default to an untied head
+    return int(layers * (attn + mlp + 2 * h) + h + vocab * h * (1 if tied else 2))
 
 
 def _moe_mlp(config: RunConfig, h: float, inter: float, experts: float) -> float:

@@ -25,8 +25,8 @@ MODEL_KEYS = frozenset({
     "model_type", "architectures", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
     "num_key_value_heads", "intermediate_size", "max_position_embeddings", "tie_word_embeddings", "torch_dtype",
     "dtype", "quantization_config", "_name_or_path", "transformers_version", "use_cache", "_attn_implementation",
-    "head_dim", "rope_theta", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "hidden_act",
-    "initializer_range", "n_layer", "n_embd", "n_head", "n_inner", "n_positions", "d_model", "num_layers",
+    "head_dim", "attention_bias", "mlp_bias", "rope_theta", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon",
+    "hidden_act", "initializer_range", "n_layer", "n_embd", "n_head", "n_inner", "n_positions", "d_model", "num_layers",
     "text_config", "sliding_window", "rope_scaling", "attention_dropout", "id2label", "label2id", "num_labels",
     # ChatGLM / GLM-4 (THUDM's configuration_chatglm.py) spell their sizes their own way
     "ffn_hidden_size", "inner_hidden_size", "multi_query_attention", "multi_query_group_num", "padded_vocab_size",
