@@ -52,6 +52,9 @@ def tracker_config_values(config: dict[str, Any], values_are_text: bool = False)
     out.update(_adapter_values(config.get("peft_config")))
     if _is_nanogpt_config(config):
         out.update(_NANOGPT_DTYPES.get(str(config["dtype"]), {}))
+    job = openai_job_method(config)
+    if job:
+        out["openai_job.method"] = job
     sizes = built_from_sizes(config)
     if sizes:  # a hand-written script's arguments logged as the config (`wandb.init(config=vars(args))`), as argparse
         out["model.built_from_sizes"] = sizes  # prints them: the model's sizes and no weights to start from
@@ -84,6 +87,21 @@ _NANOGPT_DTYPES = {"float16": {"fp16": True, "bf16": False}, "bfloat16": {"bf16"
 
 def _is_nanogpt_config(config: dict[str, Any]) -> bool:
     return all(key in config for key in _NANOGPT_KEYS)
+
+
+def openai_job_method(config: dict[str, Any]) -> str | None:
+    """The training method of an OpenAI fine-tuning job whose record is the config (`openai wandb sync` logs the job
+    object itself: mdarshad1000_Fine-Tuning-GPTs, sinanuozdemir_oreilly-hands-on-gpt-llm), else None. The legacy
+    `fine-tune` object (prompt / completion pairs, `hyperparams.prompt_loss_weight`) had no method but supervised;
+    a `fine_tuning.job` names its method (`supervised`, `dpo`, `reinforcement`), supervised where it names none."""
+    kind, hyperparams = config.get("object"), config.get("hyperparams")
+    if kind == "fine-tune" and isinstance(hyperparams, dict) and "prompt_loss_weight" in hyperparams:
+        return "supervised"
+    if kind == "fine_tuning.job" and isinstance(config.get("model"), str):
+        method = config.get("method")
+        said = method.get("type") if isinstance(method, dict) else None
+        return said if isinstance(said, str) else "supervised"
+    return None
 
 
 def literal_values(config: dict[str, Any]) -> dict[str, Any]:
