@@ -460,7 +460,7 @@ def test_a_peft_banners_count_outranks_a_llama_configs_count(tmp_path):
 @pytest.mark.parametrize("said, method", [("[3/5] Loading model with 4-bit quantization...", "qlora"),
                                           ("BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4')", "qlora"),
                                           ("Loading unsloth/llama-3-8b-bnb-4bit", "qlora"),
-                                          ("Loading model in bfloat16...", "lora")])
+                                          ("Loading model in bfloat16...", "peft")])
 def test_a_console_that_says_its_base_was_loaded_in_4_bits_makes_its_adapter_qlora(tmp_path, said, method):
     """Ishihara-Masabumi/Llama_SFT: a PEFT banner (an adapter) and '[3/5] Loading model with 4-bit quantization...'."""
     lines = [said, "trainable params: 12,156,928 || all params: 3,224,906,752 || trainable%: 0.3770"]

@@ -284,7 +284,7 @@ def _model_card(text: str, precision_said: bool) -> dict:
 
 def _model_lines(text: str) -> dict:
     """DeepSpeed-Chat's `--lora_dim` (0: every weight trained), a value head loaded or saved, the base loaded in 4
-    bits, and the largest `N params` a script's line says."""
+    bits, the largest `N params` a script's line says, and the first line naming LoRA (`console_lora_named`)."""
     out: dict = {}
     m = _DSCHAT_CMD.search(text) if "main.py" in text else None
     if m:  # DeepSpeed-Chat trains every weight unless --lora_dim says otherwise
@@ -300,7 +300,22 @@ def _model_lines(text: str) -> dict:
     said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
     if said is not None:
         out["console_params_said"], out["console_params_said_line"] = said
+    named = lora_named(text)
+    if named:
+        out["console_lora_named"] = named
     return out
+
+
+def lora_named(text: str) -> str | None:
+    """The first line of `text` naming LoRA (`_LORA_NAMED`), or None."""
+    m = _LORA_NAMED.search(text)
+    return line_end(line_at(text, m.start()).strip()) if m else None
+
+
+# LoRA named anywhere in a console (`Configuration LoRA pour le modèle policy...`, `LoRA rank=16, alpha=32`, a
+# traceback's `lora_B(lora_A(dropout(x)))`, LLaMA-Factory's `Fine-tuning method: LoRA`, a LoraConfig print): PEFT's
+# count banner shows an adapter, and this says which (2025DL-TEAM3_skeleton_hw's console names none)
+_LORA_NAMED = re.compile(r"(?<![A-Za-z])[Qq]?[Ll][Oo][Rr][Aa](?:[Cc]onfig)?(?![A-Za-z])")
 
 
 # Megatron prints each model-parallel rank's share (`> number of parameters on (tensor, pipeline) model parallel rank
