@@ -84,10 +84,10 @@ def _adapter_kind(banner, names, timeline: Timeline, evidence: dict) -> str:
     iamseungpil_gpt-oss name no LoRA anywhere: judged peft). `evidence["method"]` gets what said which."""
     if banner.kind in _LORA_ONLY_BANNERS:
         return "lora"
-    said = next((f"{found}" for word in ("lora",) + _LORA_VARIANTS if (found := _word_in(names, word))), None) \
+    said = next((found for word in ("lora",) + _LORA_VARIANTS if (found := _word_in(names, word))), None) \
         or next((f"'{m['console_lora_named'][:120]}' ({source})" for source, m in timeline.meta.items()
                  if m.get("console_lora_named")), None) \
-        or (f"the banner's own line" if _word_in([(banner.text, "")], "lora") else None)
+        or ("the banner's own line" if _word_in([(banner.text, "")], "lora") else None)
     if said is None:
         evidence["method"] += "; nothing in the run names the adapter's kind (no LoRA named): a PEFT adapter"
         return "peft"
