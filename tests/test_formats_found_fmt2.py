@@ -248,7 +248,8 @@ def test_axolotl_console_says_axolotl(tmp_path):
 
     a = _analyze(tmp_path / "good", {"train.log": console(None)})
     assert _loss_points(a) == N and a.status == "healthy"
-    assert (a.run_profile.framework, a.run_profile.method) == ("axolotl", "lora")
+    # (PEFT's count banner shows an adapter; nothing in this console names its kind)
+    assert (a.run_profile.framework, a.run_profile.method) == ("axolotl", "peft")
     _assert_broken_at(_analyze(tmp_path / "bad", {"train.log": console(NAN_AT)}))
 
 

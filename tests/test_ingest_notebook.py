@@ -313,3 +313,14 @@ def test_a_classifier_head_loaded_in_the_code_is_no_supervised_fine_tune(tmp_pat
                                "model = GPT2ForSequenceClassification.from_pretrained('gpt2', num_labels=3)\n"
                                "Trainer(model=model).train()\n", [_TRAINING], 1)])
     assert forensics.analyze(tmp_path).run_profile.objective == "unknown"
+
+
+@pytest.mark.parametrize("output_dir, method", [("runs/llama3.2-3b-lora-v1", "lora"), ("runs/llama3.2-3b-v1", "peft")])
+def test_the_training_cells_own_command_says_which_adapter_its_peft_banner_shows(tmp_path, output_dir, method):
+    """Schwaldlander_DomainNameSuggest: the cell runs `!python training/train_sft.py --output_dir
+    runs/llama3.2-3b-lora-v1 --config configs/training_lora.yaml` and prints PEFT's count banner, which shows an adapter
+    and not its kind; the command names LoRA. With no LoRA named anywhere the adapter's kind is left unsaid (peft)."""
+    banner = "trainable params: 24,313,856 || all params: 3,237,063,680 || trainable%: 0.7511\n"
+    _notebook(tmp_path, [_stream(banner + _dict_lines([2.5 - 0.03 * i for i in range(40)]))],
+              source=f"!python training/train_sft.py \\\n  --output_dir {output_dir}\n")
+    assert forensics.analyze(tmp_path).run_profile.method == method

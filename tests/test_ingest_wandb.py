@@ -306,3 +306,30 @@ def test_a_copied_latest_run_folder_is_the_same_run_not_a_second_one(tmp_path):
     result = analyze(tmp_path)
     assert [r.run_id for r in result.timeline.tracker_runs] == ["ft-jxFTOONXtEE9wOuUXnAghvgu"]
     assert len(result.timeline.series("loss")) == 551
+
+
+@pytest.mark.parametrize("job, objective", [
+    ({"object": "fine-tune", "model": "curie", "hyperparams": {"n_epochs": 4, "prompt_loss_weight": 0.1}}, ("sft", None)),
+    ({"object": "fine_tuning.job", "model": "gpt-4o-mini-2024-07-18",
+      "method": {"type": "dpo", "dpo": {"hyperparameters": {"beta": 0.1}}}}, ("preference", "dpo")),
+    ({"object": "fine_tuning.job", "model": "gpt-3.5-turbo-0613", "hyperparameters": {"n_epochs": 3}}, ("sft", None)),
+    # not a job's record: HF's TrainingArguments, and a config that merely has an `object` key
+    ({"learning_rate": 2e-5, "per_device_train_batch_size": 8}, ("unknown", None)),
+    ({"object": "fine-tune", "learning_rate": 2e-5}, ("unknown", None)),
+])
+def test_an_openai_fine_tuning_job_synced_to_wandb_says_its_objective(job, objective):
+    """mdarshad1000_Fine-Tuning-GPTs / sinanuozdemir_oreilly-hands-on-gpt-llm: `openai wandb sync` logs the job object
+    as the W&B config; the legacy `fine-tune` (prompt / completion pairs, prompt_loss_weight) was supervised only, and a
+    `fine_tuning.job` names its method."""
+    from forensics.config import RunConfig
+    from forensics.ingest.tracker_config import tracker_config_values
+    from forensics.profile import run_profile
+    from forensics.timeline import Timeline
+
+    config = RunConfig()
+    for key, value in tracker_config_values(job).items():
+        config.add(key, value, "files/config.yaml (W&B config)")
+    profile = run_profile(None, config, Timeline.empty(), [])
+    assert (profile.objective, profile.algorithm) == objective
+    if objective[0] != "unknown":
+        assert "OpenAI fine-tuning job" in profile.evidence["objective"]

@@ -18,6 +18,7 @@ import forensics
 from forensics.causes import infer_causes
 from forensics.config import RunConfig, Thresholds
 from forensics.findings import Finding
+from forensics.ingest.param_count import estimate_params, exact_params
 from forensics.profile import RunProfile
 from forensics.timeline import LogRecords, Timeline, build_timeline
 
@@ -409,19 +410,57 @@ def test_a_variant_of_low_rank_adapters_named_by_the_run_folder_says_its_method(
 def test_a_gpt_neox_config_is_counted_exactly():
     """arbordreams/tokalign-baseline's 1.4B GPT-NeoX: biases and norms included, the head apart from the embedding
     (1,426,878,464; transformers' own count on the meta device)."""
-    from forensics.ingest.run_config import _exact_params
-
     config = RunConfig()
     for key, value in {"model_type": "gpt_neox", "vocab_size": 151646, "hidden_size": 2048, "num_hidden_layers": 16,
                        "intermediate_size": 8192, "attention_bias": True, "tie_word_embeddings": False}.items():
         config.add(f"model.{key}", value, "config.json")
-    assert _exact_params(config) == 1_426_878_464
+    assert exact_params(config) == 1_426_878_464
+
+
+_LLAMA_3_8B = {"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096, "num_hidden_layers": 32,
+               "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+               "attention_bias": False, "mlp_bias": False, "tie_word_embeddings": False}
+
+
+@pytest.mark.parametrize("model, expected", [
+    (_LLAMA_3_8B, 8_030_261_248),  # NecromancerCodex_hohyun-site_llama_ko: its index's bf16 bytes / 2
+    ({"model_type": "mistral", "vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32,
+      "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8}, 7_241_732_096),  # deadkali-hat
+    ({**_LLAMA_3_8B, "vocab_size": 32000, "num_key_value_heads": 32, "intermediate_size": 11008}, 6_738_415_616),
+])
+def test_a_llama_or_mistral_config_is_counted_with_its_norms(model, expected):
+    """Llama-3-8B, Mistral-7B and Llama-2-7B as transformers counts them: the estimate left out the two RMSNorm weight
+    vectors of each block and the final norm (65 x 4,096 = 266,240 of an 8B)."""
+    config = RunConfig()
+    for key, value in model.items():
+        config.add(f"model.{key}", value, "config.json")
+    assert estimate_params(config) == expected
+
+
+def test_a_qwen2_config_is_not_counted_as_a_llama():
+    """Qwen2 biases its q, k and v projections whatever its config says: not the Llama layout, left to the estimate
+    (norms left out)."""
+    config = RunConfig()
+    for key, value in {**_LLAMA_3_8B, "model_type": "qwen2"}.items():
+        config.add(f"model.{key}", value, "config.json")
+    assert estimate_params(config) == 8_030_261_248 - 65 * 4096
+
+
+def test_a_peft_banners_count_outranks_a_llama_configs_count(tmp_path):
+    """LzZzZx328_finetune_LLM (judged 6,929,104,896): PEFT's `all params`, the adapter's weights included, is the count
+    the run printed; the config's count of the base ranks under it."""
+    (tmp_path / "config.json").write_text(json.dumps(_LLAMA_3_8B))
+    lines = ["trainable params: 20,971,520 || all params: 8,051,232,768 || trainable%: 0.2605"]
+    lines += [f"{{'loss': {2.5 - s / 40:.4f}, 'grad_norm': 1.0, 'learning_rate': 0.0002, 'epoch': {s / 20}}}"
+              for s in range(1, 21)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    assert forensics.analyze(tmp_path).run_profile.model_params == 8_051_232_768
 
 
 @pytest.mark.parametrize("said, method", [("[3/5] Loading model with 4-bit quantization...", "qlora"),
                                           ("BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4')", "qlora"),
                                           ("Loading unsloth/llama-3-8b-bnb-4bit", "qlora"),
-                                          ("Loading model in bfloat16...", "lora")])
+                                          ("Loading model in bfloat16...", "peft")])
 def test_a_console_that_says_its_base_was_loaded_in_4_bits_makes_its_adapter_qlora(tmp_path, said, method):
     """Ishihara-Masabumi/Llama_SFT: a PEFT banner (an adapter) and '[3/5] Loading model with 4-bit quantization...'."""
     lines = [said, "trainable params: 12,156,928 || all params: 3,224,906,752 || trainable%: 0.3770"]

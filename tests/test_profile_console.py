@@ -143,6 +143,20 @@ def test_the_deepspeed_engines_own_lines_say_precision_and_framework(tmp_path):
     assert p.precision == "unknown"
 
 
+def test_the_deepspeed_engines_progress_report_says_deepspeed(tmp_path):
+    """Ourboros-Alignment-Team_RWKV-RM-Copilot: a hand-written loop driving the DeepSpeed engine, whose console keeps
+    no configuration print but the engine's own progress report every 10 steps (deepspeed/runtime/engine.py
+    `_report_progress`); a loop's own `step=` words without the engine's report name no framework."""
+    steps = "".join(f"Epoch 0, Loss: {1.0 - s / 50:.4f}, Positive Score: 0.5, Negative Score: 0.4\n"
+                    + (f"[2025-04-09 20:17:04,762] [INFO] [logging.py:96:log_dist] [Rank 0] step={s}, skipped=0, "
+                       "lr=[1e-06, 1e-06], mom=[(0.9, 0.99), (0.9, 0.99)]\n" if s % 10 == 0 else "")
+                    for s in range(1, 41))
+    p = _console(tmp_path / "a", steps)
+    assert p.framework == "deepspeed" and "progress report" in p.evidence["framework"]
+    own = "".join(f"step={s}, loss={1.0 - s / 50:.4f}\n" for s in range(1, 41))
+    assert _console(tmp_path / "b", own).framework == "unknown"
+
+
 def test_console_lines_that_state_precision_or_size():
     """torchtune's recipes (meta-pytorch/torchtune PR 1358) and a script's `Model params :` line
     (Pratic2001/Qwen3-Non-MOE)."""

@@ -158,12 +158,15 @@ def test_a_trainable_count_under_the_printed_total_does_not_say_every_weight_tra
     assert forensics.analyze(run).run_profile.method != "full"
 
 
-def test_peft_counting_a_few_trainable_weights_of_all_of_them_is_still_lora(tmp_path):
+@pytest.mark.parametrize("named, method", [("", "peft"), ("LoRA rank=16, alpha=32\n", "lora")])
+def test_peft_counting_a_few_trainable_weights_of_all_of_them_is_still_an_adapter(tmp_path, named, method):
+    """An adapter, not a whole model (the `Total parameters` line is the whole of which a few are trained); LoRA where
+    the console names it, else an adapter of unsaid kind (2025DL-TEAM3_skeleton_hw, judged peft)."""
     run = tmp_path / "run"
     run.mkdir()
-    _trainer_console(run, "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622",
+    _trainer_console(run, f"{named}trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622",
                      "Total parameters: 6,742,609,920")
-    assert forensics.analyze(run).run_profile.method == "lora"
+    assert forensics.analyze(run).run_profile.method == method
 
 
 _JOEY_NAMES = ["decoder.layer_norm.bias", "decoder.layer_norm.weight", "decoder.layers.0.feed_forward.layer_norm.bias",

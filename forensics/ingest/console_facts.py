@@ -22,6 +22,10 @@ _DS_PRECISION = re.compile(r"^.*?\b(?:(bfloat16|fp16)_enabled\s*\.{3,}\s*True|(b
                            r"enabled=True\b.*?)\s*$", re.MULTILINE)
 # ... and the DeepSpeed engine's own start-up lines: the run went through a DeepSpeed engine
 _DS_ENGINE = re.compile(r"^.*?\bDeepSpeedEngine configuration:\s*$", re.MULTILINE)
+# ... or the engine's progress report through its own logger (deepspeed/runtime/engine.py `_report_progress`: `[Rank 0]
+# step=10, skipped=0, lr=[1e-06, 1e-06], mom=[(0.9, 0.99), ...]`), where a hand-written loop drives the engine itself
+# (Ourboros-Alignment-Team_RWKV-RM-Copilot) and no configuration print was kept
+_DS_PROGRESS_LINE = re.compile(r"^.*?\bstep=\d+, skipped=\d+, lr=\[[^\n]*$", re.MULTILINE)
 # OLMo's printed TrainConfig (`precision='amp_bf16'`), Composer's printed YAML config (`precision: amp_bf16`)
 _AMP_PRECISION = re.compile(r"\bprecision(?:='amp_(bf16|fp16)'|: amp_(bf16|fp16)\b)|compute dtype: torch\.(bfloat16|float16)\b")
 # torchtune's recipes: `Model is initialized with precision torch.bfloat16.` (the dtype it trains in: no autocast)
@@ -150,7 +154,7 @@ _INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^
 def console_facts(text: str) -> dict:
     """Setup facts a console log states, with the line that states them: DeepSpeed's config print
     (`bfloat16_enabled ..... True`, later `float16_config ..... enabled=True`; its `DeepSpeedEngine configuration:`
-    head as `console_deepspeed`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
+    head, or the engine's `step=N, skipped=K, lr=[...]` progress line, as `console_deepspeed`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
     `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, torchtune's `Model is initialized
     with precision torch.bfloat16.`, Unsloth's `Switching to float32 training`, and the parameter
     count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
@@ -256,7 +260,8 @@ def _start_up_lines(text: str) -> dict:
     m = _INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text or "torchtune.datasets." in text else None
     if m:
         out["console_instruction_data"] = text[m.start():].split("\n", 1)[0].strip()[:160]  # from the match on
-    m = _DS_ENGINE.search(text) if "DeepSpeedEngine configuration" in text else None
+    m = (_DS_ENGINE.search(text) if "DeepSpeedEngine configuration" in text else None) \
+        or (_DS_PROGRESS_LINE.search(text) if "skipped=" in text else None)
     if m:
         out["console_deepspeed"] = line_end(m.group(0))
     m = _TRAINS_TOKENIZER.search(text) if "okenizer" in text else None
@@ -286,7 +291,7 @@ def _model_card(text: str, precision_said: bool) -> dict:
 
 def _model_lines(text: str) -> dict:
     """DeepSpeed-Chat's `--lora_dim` (0: every weight trained), a value head loaded or saved, the base loaded in 4
-    bits, and the largest `N params` a script's line says."""
+    bits, the largest `N params` a script's line says, and the first line naming LoRA (`console_lora_named`)."""
     out: dict = {}
     m = _DSCHAT_CMD.search(text) if "main.py" in text else None
     if m:  # DeepSpeed-Chat trains every weight unless --lora_dim says otherwise
@@ -302,7 +307,22 @@ def _model_lines(text: str) -> dict:
     said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
     if said is not None:
         out["console_params_said"], out["console_params_said_line"] = said
+    named = lora_named(text)
+    if named:
+        out["console_lora_named"] = named
     return out
+
+
+def lora_named(text: str) -> str | None:
+    """The first line of `text` naming LoRA (`_LORA_NAMED`), or None."""
+    m = _LORA_NAMED.search(text)
+    return line_end(line_at(text, m.start()).strip()) if m else None
+
+
+# LoRA named anywhere in a console (`Configuration LoRA pour le modèle policy...`, `LoRA rank=16, alpha=32`, a
+# traceback's `lora_B(lora_A(dropout(x)))`, LLaMA-Factory's `Fine-tuning method: LoRA`, a LoraConfig print): PEFT's
+# count banner shows an adapter, and this says which (2025DL-TEAM3_skeleton_hw's console names none)
+_LORA_NAMED = re.compile(r"(?<![A-Za-z])[Qq]?[Ll][Oo][Rr][Aa](?:[Cc]onfig)?(?![A-Za-z])")
 
 
 # Megatron prints each model-parallel rank's share (`> number of parameters on (tensor, pipeline) model parallel rank

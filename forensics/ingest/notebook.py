@@ -31,6 +31,7 @@ from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from ..decoding import decode_text
 from . import command_line, notebook_code, notebook_sessions, stdout
+from .console_facts import lora_named
 from .console_text import as_printed
 from .notebook_code.cells import shell_commands
 from .results_table import trainer_tables
@@ -63,6 +64,9 @@ def read(path: Path) -> LogRecords:
         records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
     if len(runs) > 1:
         records = replace(records, notes=records.notes + (_earlier_runs_left_out(len(runs), judged),))
+    named = lora_named(shell_commands([cells[i] for i in judged]))
+    if named:  # the cell's own `!python train.py --output_dir runs/...-lora-v1` (Schwaldlander_DomainNameSuggest)
+        records.meta.setdefault("console_lora_named", named)
     session_cells = [cells[i] for i in notebook_sessions.ran_up_to(cells, judged[-1])]
     said = notebook_code.code_values(session_cells, console)
     for key, value in command_line.launch_values(shell_commands(session_cells)).items():

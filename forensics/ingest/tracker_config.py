@@ -25,8 +25,8 @@ MODEL_KEYS = frozenset({
     "model_type", "architectures", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
     "num_key_value_heads", "intermediate_size", "max_position_embeddings", "tie_word_embeddings", "torch_dtype",
     "dtype", "quantization_config", "_name_or_path", "transformers_version", "use_cache", "_attn_implementation",
-    "head_dim", "rope_theta", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "hidden_act",
-    "initializer_range", "n_layer", "n_embd", "n_head", "n_inner", "n_positions", "d_model", "num_layers",
+    "head_dim", "attention_bias", "mlp_bias", "rope_theta", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon",
+    "hidden_act", "initializer_range", "n_layer", "n_embd", "n_head", "n_inner", "n_positions", "d_model", "num_layers",
     "text_config", "sliding_window", "rope_scaling", "attention_dropout", "id2label", "label2id", "num_labels",
     # ChatGLM / GLM-4 (THUDM's configuration_chatglm.py) spell their sizes their own way
     "ffn_hidden_size", "inner_hidden_size", "multi_query_attention", "multi_query_group_num", "padded_vocab_size",
@@ -52,6 +52,9 @@ def tracker_config_values(config: dict[str, Any], values_are_text: bool = False)
     out.update(_adapter_values(config.get("peft_config")))
     if _is_nanogpt_config(config):
         out.update(_NANOGPT_DTYPES.get(str(config["dtype"]), {}))
+    job = openai_job_method(config)
+    if job:
+        out["openai_job.method"] = job
     sizes = built_from_sizes(config)
     if sizes:  # a hand-written script's arguments logged as the config (`wandb.init(config=vars(args))`), as argparse
         out["model.built_from_sizes"] = sizes  # prints them: the model's sizes and no weights to start from
@@ -84,6 +87,21 @@ _NANOGPT_DTYPES = {"float16": {"fp16": True, "bf16": False}, "bfloat16": {"bf16"
 
 def _is_nanogpt_config(config: dict[str, Any]) -> bool:
     return all(key in config for key in _NANOGPT_KEYS)
+
+
+def openai_job_method(config: dict[str, Any]) -> str | None:
+    """The training method of an OpenAI fine-tuning job whose record is the config (`openai wandb sync` logs the job
+    object itself: mdarshad1000_Fine-Tuning-GPTs, sinanuozdemir_oreilly-hands-on-gpt-llm), else None. The legacy
+    `fine-tune` object (prompt / completion pairs, `hyperparams.prompt_loss_weight`) had no method but supervised;
+    a `fine_tuning.job` names its method (`supervised`, `dpo`, `reinforcement`), supervised where it names none."""
+    kind, hyperparams = config.get("object"), config.get("hyperparams")
+    if kind == "fine-tune" and isinstance(hyperparams, dict) and "prompt_loss_weight" in hyperparams:
+        return "supervised"
+    if kind == "fine_tuning.job" and isinstance(config.get("model"), str):
+        method = config.get("method")
+        said = method.get("type") if isinstance(method, dict) else None
+        return said if isinstance(said, str) else "supervised"
+    return None
 
 
 def literal_values(config: dict[str, Any]) -> dict[str, Any]:

@@ -206,5 +206,6 @@ def _from_logged_names(layout: RunLayout | None, config: RunConfig, timeline: Ti
     engine = next(((source, meta["console_deepspeed"]) for source, meta in timeline.meta.items()
                    if meta.get("console_deepspeed")), None)
     if engine is not None:  # last: DeepSpeed is the engine under any trainer named above
-        return _said(evidence, "deepspeed", f"the DeepSpeed engine's configuration print in {engine[0]}: {engine[1]}")
+        return _said(evidence, "deepspeed", f"the DeepSpeed engine's own lines (its configuration print or its progress "
+                                            f"report) in {engine[0]}: {engine[1]}")
     return None

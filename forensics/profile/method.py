@@ -44,7 +44,7 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         if banner.trainable_params and banner.all_params and banner.trainable_params < 0.5 * banner.all_params:
             evidence["method"] = f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} of " \
                                  f"{banner.all_params:,} parameters trainable"
-            return "lora"
+            return _adapter_kind(banner, names, timeline, evidence)
         if banner.trainable_params and banner.trainable_params == banner.all_params:
             evidence["method"] = f"{banner.kind} banner in {banner.source}: all {banner.all_params:,} parameters trainable"
             return "full"
@@ -57,7 +57,7 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
                 and banner.trainable_params < 0.05 * model_params:  # Unsloth states the trainable count alone
             evidence["method"] = (f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} trainable "
                                   f"parameters of a model of about {model_params:,} ({evidence.get('model_params')})")
-            return "lora"
+            return _adapter_kind(banner, names, timeline, evidence)
     switched_off = config.get("model.pretrained_off")
     if isinstance(switched_off, str):  # the script's own switch: arguments outrank the words in the run's names
         evidence["method"] = (f"the script's arguments switch a pre-trained model off ({switched_off}, "
@@ -70,6 +70,29 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
             evidence["method"] = found
             return method
     return _saved_whole_into_output_dir(config, timeline, evidence)
+
+
+# Banners of trainers that train LoRA adapters only (Unsloth's get_peft_model, text-generation-webui, mlx's lora
+# scripts: LoRA or DoRA): a part of the model trainable under them is a LoRA adapter
+_LORA_ONLY_BANNERS = ("unsloth", "webui", "mlx", "mlx_lora")
+
+
+def _adapter_kind(banner, names, timeline: Timeline, evidence: dict) -> str:
+    """"lora" for an adapter a count banner shows where the banner is a LoRA-only trainer's or LoRA is named in it, the
+    run's names or a console line; else "peft": PEFT's `trainable params: X || all params: Y` (or a Trainer's count far
+    under the model) shows an adapter, not which kind (2025DL-TEAM3_skeleton_hw, TerryTong-Git_poisonshare and
+    iamseungpil_gpt-oss name no LoRA anywhere: judged peft). `evidence["method"]` gets what said which."""
+    if banner.kind in _LORA_ONLY_BANNERS:
+        return "lora"
+    said = next((found for word in ("lora",) + _LORA_VARIANTS if (found := _word_in(names, word))), None) \
+        or next((f"'{m['console_lora_named'][:120]}' ({source})" for source, m in timeline.meta.items()
+                 if m.get("console_lora_named")), None) \
+        or ("the banner's own line" if _word_in([(banner.text, "")], "lora") else None)
+    if said is None:
+        evidence["method"] += "; nothing in the run names the adapter's kind (no LoRA named): a PEFT adapter"
+        return "peft"
+    evidence["method"] += f"; LoRA named: {said}"
+    return "lora"
 
 
 def _saved_whole_into_output_dir(config: RunConfig, timeline: Timeline, evidence: dict) -> str:

@@ -33,6 +33,8 @@ _VERL_RL_KEY = "actor/pg_loss"
 _STAGES = {"sft": ("sft", None), "pt": ("pretrain", None), "rm": ("reward", None), "dpo": ("preference", "dpo"),
            "kto": ("preference", "kto"), "orpo": ("preference", "orpo"), "simpo": ("preference", "simpo"),
            "ppo": ("rl", "ppo"), "grpo": ("rl", "grpo")}
+# The methods of OpenAI's fine-tuning jobs (ingest.tracker_config.openai_job_method)
+_OPENAI_JOB_METHODS = {"supervised": ("sft", None), "dpo": ("preference", "dpo"), "reinforcement": ("rl", None)}
 _FINE_TUNE_WORDS = ("finetune", "fine-tune", "fine_tune", "finetuning", "fine-tuning", "fine_tuning")
 # The -ing form names an activity as often as a run: a folder called `LLM-finetuning` or `eval-prompt-vs-finetuning`
 # holds a project (a repository of notebooks, a comparison), so it is read only in the names of the run's own files
@@ -125,7 +127,8 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
 
 def _from_arguments(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
                     metrics: set) -> tuple[str, str | None] | None:
-    """A TRL arguments class, LLaMA-Factory's / ms-swift's stage, a reward model's value head or one-label head."""
+    """A TRL arguments class, LLaMA-Factory's / ms-swift's stage, an OpenAI fine-tuning job's method, a reward model's
+    value head or one-label head."""
     trainer = _trl_config_class(config)
     if trainer is not None:
         evidence["objective"] = f"{trainer[0]} ({_trainer_source(config)})"
@@ -134,6 +137,10 @@ def _from_arguments(config: RunConfig, timeline: Timeline, names, evidence: dict
     if isinstance(stage, str) and stage.lower() in _STAGES:
         evidence["objective"] = f"stage {stage} ({config.source_of('stage') or config.source_of('rlhf_type')})"
         return _STAGES[stage.lower()]
+    job = config.get("openai_job.method")
+    if job in _OPENAI_JOB_METHODS:  # a hosted job's record says what it trained: no log line or name is needed
+        evidence["objective"] = f"an OpenAI fine-tuning job, method {job} ({config.source_of('openai_job.method')})"
+        return _OPENAI_JOB_METHODS[job]
     head = next(((src, m["console_value_head"]) for src, m in timeline.meta.items() if m.get("console_value_head")), None)
     if head is not None:  # (PPO loads a value head too, but logs its RL metrics: read above)
         evidence["objective"] = f"a value head trained on pairs, with no RL metric ({head[0]}: {head[1]}): a reward model"
