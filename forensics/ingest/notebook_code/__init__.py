@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 
 from .syntax import _called_name, _dotted
-from .cells import _parsed_cells, _source
+from .cells import _cells_meant, _parsed_cells, _source
 from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _call_values, _class_fields,
                         _loads_a_model, _model_handed, _trained_model, _trl_trainer, _wrapped_names, machine_test)
 from .machine import printed_machine
@@ -79,7 +79,10 @@ def code_values(cells: list, outputs: str) -> dict:
     values.update(_trained_model(loads, trainers, aliases))
     if values.get("model.load_dtype") == "bfloat16" and _BF16_CHANGED_TO_FP16.search(outputs):
         values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for
-    if _trains_whole_model(values, called, trees, code, loaded=bool(loads)):
+    meant = "\n".join(_source(c) for c in _cells_meant(cells))
+    # a trainer handed a model's name loads it itself (`SFTTrainer("openai-community/gpt2-medium", ...)`)
+    loaded = bool(loads) or any(isinstance(handed, str) for _, handed in trainers)
+    if _trains_whole_model(values, called, trees, meant, loaded=loaded):
         values["method"] = "full"
     training_code = "\n".join(_without_inference_autocast(c) for c in cells
                               if isinstance(c, dict) and c.get("cell_type") == "code")

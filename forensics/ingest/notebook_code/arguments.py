@@ -147,14 +147,18 @@ def _wrapped_names(tree: ast.AST, bound: dict[int, str]) -> dict[str, str]:
 
 
 def _model_handed(call: ast.Call, names: dict) -> str | tuple[str, ...] | None:
-    """What a trainer is handed as its model: the model's name where it is a string (`model="Qwen/..."`), else the
-    names it could be (its `model=`, or its positional arguments: TRL 0.x's `PPOTrainer(config, model, ...)`)."""
+    """What a trainer is handed as its model: the model's name where it is a string (`model="Qwen/..."`, or first:
+    `SFTTrainer("openai-community/gpt2-medium", args=...)`), else the names it could be (its `model=`, or its
+    positional arguments: TRL 0.x's `PPOTrainer(config, model, ...)`)."""
     keyword = next((k.value for k in call.keywords if k.arg == "model"), None)
     if keyword is not None:
         literal = _literal(keyword, names) if not isinstance(keyword, ast.Name) or keyword.id in names else None
         if isinstance(literal, str) and literal:
             return literal
         return (keyword.id,) if isinstance(keyword, ast.Name) else None
+    if call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str) \
+            and call.args[0].value:
+        return call.args[0].value
     positional = tuple(a.id for a in call.args if isinstance(a, ast.Name))
     return positional or None
 
