@@ -454,6 +454,10 @@ _UNSLOTH_PRINT = re.compile(rb"(?m)(?:^|(?:it/s|s/it)\])\d{1,12}, [-+]?(?:\d+(?:
 # ppl=7.05`): `_LOOSE_LINES` of them (the reader keeps those whose ppl is exp of a loss)
 _EPOCH_LOSSES_HINT = re.compile(rb"""(?i)(?<![\w/])epoch[ \t]*\d+(?:[ \t]*/[ \t]*\d+)?[ \t]*:[ \t]*train(?:ing)?[ \t]*=[ \t]*"""
                                 rb"""[-+.\dnNiI][^\n]{0,60}?\bppl[ \t]*=[ \t]*[-+.\dnNiI]""")
+# A loop's per-epoch record as bare lines, `epoch 0` then `time 395.9` / `loss 1.788` a line each (14renus_cse291):
+# `_LOOSE_LINES` of them (the shape ingest.console_lines.bare_epochs reads)
+_BARE_EPOCH_RECORD_HINT = re.compile(rb"(?im)^epoch \d{1,9}[ \t]*\n(?:[A-Za-z_]\w{0,40} [-+]?[\d.]+(?:e[-+]?\d+)?[ \t]*\n)*?"
+                                     rb"[A-Za-z_]*loss [-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)[ \t]*$")
 # A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
 _PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
 _PRINTED_TENSORS = 5
@@ -511,7 +515,7 @@ def _hinted(chunk: bytes) -> bool:
     if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk) or _TRAINER_TABLE_HTML.search(chunk):
         return True
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
-            or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES)
+            or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES) or _at_least(_BARE_EPOCH_RECORD_HINT, chunk, _LOOSE_LINES)
             or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
             or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS)
             or _UNSLOTH_TRAIN in chunk and _at_least(_UNSLOTH_PRINT, chunk, _LOOSE_LINES))

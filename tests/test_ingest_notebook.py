@@ -278,7 +278,8 @@ def test_counts_cleared_notebook_reads_the_cells_up_to_its_last_output(tmp_path)
 
 def test_trainer_around_a_loaded_model_with_no_adapter_anywhere_is_a_full_fine_tune(tmp_path):
     """GPT-2 fine-tuned whole in a notebook: `GPT2LMHeadModel.from_pretrained("gpt2")`, a Trainer, no PEFT or
-    quantization anywhere in the code. A LoRA cell that never ran still says an adapter was meant: no verdict."""
+    quantization in the code that ran. A LoRA cell that never ran (no count where the others have one, no output)
+    is not the run's code (AliN75_Memorization's freeze cell)."""
     cells = [("from transformers import GPT2LMHeadModel, Trainer, TrainingArguments\n"
               "model = GPT2LMHeadModel.from_pretrained('gpt2')\n", [], 1),
              ("trainer = Trainer(model=model, args=TrainingArguments(output_dir='out'))\ntrainer.train()\n",
@@ -286,7 +287,7 @@ def test_trainer_around_a_loaded_model_with_no_adapter_anywhere_is_a_full_fine_t
     _code_notebook(tmp_path, cells)
     assert forensics.analyze(tmp_path).run_profile.method == "full"
     _code_notebook(tmp_path, cells + [("from peft import LoraConfig\nLoraConfig(r=8)\n", [], None)])
-    assert forensics.analyze(tmp_path).run_profile.method == "unknown"
+    assert forensics.analyze(tmp_path).run_profile.method == "full"
 
 
 def test_a_cell_still_running_when_saved_counts_as_run(tmp_path):

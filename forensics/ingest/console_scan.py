@@ -22,6 +22,7 @@ import re
 from ..timeline import canonical_metric
 from .settled_lines import settled
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
+from .console_lines.bare_epochs import BareEpochRecords, has_bare_epoch_records
 from .console_lines.blocks import ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock, OlmoBlock, YamlSteps
 from .console_lines.hand_written import has_generic_line
 from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerRecords
@@ -124,13 +125,15 @@ class _Scanner:
         self.yaml_steps = YamlSteps() if "\nStep " in text and ":\n  " in text else None
         self.dashed = DashedSteps() if " STEP " in text and ":\t" in text else None
         self.parlai = ParlaiReports() if PARLAI_MARKER in text else None
+        self.bare_epochs = BareEpochRecords() if has_bare_epoch_records(text) else None
         # a table's line is its own: no other reader takes it
         unsloth = UnslothTrainPrints() if UNSLOTH_TRAIN_MARKER in text else None
         self.info_logger = InfoLoggerRecords() if INFO_LOGGER_MARKER in text else None
         estimator = OneLineRecords(tf_estimator.read_line) if any(m in text for m in tf_estimator.MARKERS) else None
         values_first = OneLineRecords(value_first.read_line) if value_first.MARKER in text else None
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
-                                        self.info_logger, estimator, values_first) if t is not None)
+                                        self.info_logger, estimator, values_first, self.bare_epochs)
+                       if t is not None)
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
             TQDM_LOSS_POSTFIX.search(text)) or has_generic_line(text)
         self.results = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
@@ -164,7 +167,7 @@ class _Scanner:
         if len(self.dumped) == 1:  # one, before any step: the script's arguments dumped a line each, its set scale
             del self.events[self.dumped[0]]
         for reader in (self.olmo, self.composer, self.nemo_rl, self.yaml_steps, self.dashed, self.parlai,
-                       self.info_logger):
+                       self.info_logger, self.bare_epochs):
             last = reader.close() if reader is not None else None
             if last is not None:
                 self.events.append(("line", last))

@@ -17,8 +17,10 @@ cell, taking the counts below T the session has not given (a cell placed lower b
 count it has; a lower cell counted above T ran only after it (an inference reload, the next experiment).
 Uncounted cells are kept wherever they sit: they belong to no session, and the code reader decides whether they
 ran (an output, a silent cell before one) and what their code, run or not, says of what was meant. A notebook with
-no counts at all, or one count on every counted cell, or an uncounted training cell, is one session, every cell
-kept.
+one count on every counted cell, or an uncounted training cell, is one session, every cell kept. A notebook saved
+with every count cleared keeps its cells down to the training cell: below it, in the only order left, is what ran
+after it or never (06Anirudh24_Always-On-Policy-Prompts-for-Efficient-RLHF: a RewardTrainer script pasted below the
+SFTTrainer cell whose table is the notebook's only training output, with no output of its own).
 """
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ def ran_up_to(cells: list[dict], trained: int) -> list[int]:
     """The indices (into `cells`) of the cells of the session of cell `trained` that ran before it, it too (module
     docstring). What ran after it (an inference reload, the next experiment) configured nothing of it."""
     last = _count(cells[trained])
+    if not any(_count(cell) is not None for cell in cells):
+        return list(range(trained + 1))  # every count cleared: the notebook's order is the only order left
     if last is None or not _counts_tell_sessions(cells):
         return list(range(len(cells)))
     kept, given = _above(cells, trained)

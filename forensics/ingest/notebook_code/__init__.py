@@ -5,9 +5,10 @@ run prints the Trainer's table and little else), while its code names them: `Lor
 `BitsAndBytesConfig(load_in_4bit=True)`, `FastLanguageModel.from_pretrained("unsloth/...-bnb-4bit",
 load_in_4bit=True)`, `TrainingArguments(bf16=True, ...)`, TRL's `SFTConfig(...)` / `GRPOConfig(...)`. Only cells
 that ran (an execution count or an output; where the counts were cleared, the cells up to the last output) are read, parsed with `ast` (never run); shell and magic lines are blanked first, and a
-cell that is not Python is passed over. A keyword is taken where its value is a literal, or where it is Unsloth's
-`is_bfloat16_supported()` (negated or not: its notebooks' `fp16 = not is_bfloat16_supported()`), which the
-`Bfloat16 = TRUE / FALSE` line of Unsloth's banner in the outputs answers. Where a later cell passes a keyword again
+cell that is not Python is passed over. A keyword is taken where its value is a literal, or where it tests the
+machine (`torch.cuda.is_available()`, `torch.cuda.is_bf16_supported()`, Unsloth's `is_bfloat16_supported()`, negated
+or not: `fp16 = not is_bfloat16_supported()`) and the outputs answer the test (`machine`: a CUDA device printed, a
+GPU named, the `Bfloat16 = TRUE / FALSE` line of Unsloth's banner). Where a later cell passes a keyword again
 (an SFT, then a DPO), the later value stands: the notebook's last run is the one its last table shows.
 
 TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config reads them.
@@ -23,18 +24,19 @@ autocast), `model.built_here` where it builds its model from random weights), em
 where the code says none of them.
 
 Read in the modules of this package: cells (which cells ran, parsed), arguments (the keywords of the calls),
-precision (autocast, float32, Unsloth's mixed precision), model (built here, trained whole), syntax (what they ask
-of the syntax tree).
+precision (autocast, float32, Unsloth's mixed precision), model (built here, trained whole), machine (what the
+outputs say of CUDA and bfloat16), syntax (what they ask of the syntax tree).
 """
 from __future__ import annotations
 
 import ast
 
 from .syntax import _called_name, _dotted
-from .cells import _parsed_cells, _source
+from .cells import _cells_meant, _parsed_cells, _source
 from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _call_values, _class_fields,
-                        _loads_a_model, _model_handed, _trained_model, _trl_trainer, _wrapped_names)
-from .precision import (_BF16_CHANGED_TO_FP16, _UNSLOTH_BF16, _autocast_precision, _trainer_arguments_in_fp32,
+                        _loads_a_model, _model_handed, _trained_model, _trl_trainer, _wrapped_names, machine_test)
+from .machine import printed_machine
+from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _trainer_arguments_in_fp32,
                         _trains_in_default_float32, _unsloth_mixed_precision, _without_inference_autocast)
 from .model import _model_built_here, _trains_whole_model
 
@@ -43,8 +45,7 @@ TEXT_KEY = "notebook_code"
 
 def code_values(cells: list, outputs: str) -> dict:
     """The run-configuration values the notebook's executed code cells pass (module docstring)."""
-    said = _UNSLOTH_BF16.search(outputs)
-    bf16_supported = None if said is None else said.group(1) == "TRUE"
+    machine = printed_machine(outputs)
     names: dict[str, object] = {}  # `load_in_4bit = True`, `model_name = "..."`: a name later passed as a keyword
     values: dict = {}
     called: set[str] = set()
@@ -59,16 +60,13 @@ def code_values(cells: list, outputs: str) -> dict:
         aliases.update(_wrapped_names(tree, bound))
         names.update(_class_fields(tree))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
-                    and isinstance(node.value.value, (bool, int, float, str)):
-                for target in node.targets:
-                    if isinstance(target, (ast.Name, ast.Attribute)) and _dotted(target):
-                        names[_dotted(target)] = node.value.value
+            if isinstance(node, ast.Assign):
+                _bind(names, node, machine)
             elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
                 trl_names.update(alias.asname or alias.name for alias in node.names)
             elif isinstance(node, ast.Call):
                 called.add(_called_name(node.func))
-                found = _call_values(node, names, bf16_supported)
+                found = _call_values(node, names, machine)
                 where = (cell, getattr(node, "lineno", 0))
                 if _loads_a_model(node):
                     loads.append((where, bound.get(id(node)), {k: found.pop(k) for k in _LOADED_MODEL_KEYS if k in found}))
@@ -81,7 +79,10 @@ def code_values(cells: list, outputs: str) -> dict:
     values.update(_trained_model(loads, trainers, aliases))
     if values.get("model.load_dtype") == "bfloat16" and _BF16_CHANGED_TO_FP16.search(outputs):
         values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for
-    if _trains_whole_model(values, called, trees, code, loaded=bool(loads)):
+    meant = "\n".join(_source(c) for c in _cells_meant(cells))
+    # a trainer handed a model's name loads it itself (`SFTTrainer("openai-community/gpt2-medium", ...)`)
+    loaded = bool(loads) or any(isinstance(handed, str) for _, handed in trainers)
+    if _trains_whole_model(values, called, trees, meant, loaded=loaded):
         values["method"] = "full"
     training_code = "\n".join(_without_inference_autocast(c) for c in cells
                               if isinstance(c, dict) and c.get("cell_type") == "code")
@@ -89,7 +90,7 @@ def code_values(cells: list, outputs: str) -> dict:
         values["precision.default_fp32"] = True
     elif _trainer_arguments_in_fp32(values, trees, training_code):
         values["precision.trainer_fp32"] = values["training_args_class"]
-    unsloth = _unsloth_mixed_precision(values, trees, outputs, bf16_supported)
+    unsloth = _unsloth_mixed_precision(values, trees, outputs, machine.bf16)
     if unsloth:
         values["precision.unsloth_mixed"] = unsloth
     autocast = None if "bf16" in values or "fp16" in values else _autocast_precision(trees, names)
@@ -99,3 +100,15 @@ def code_values(cells: list, outputs: str) -> dict:
     if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
         values["model.built_here"] = built
     return values
+
+
+def _bind(names: dict, node: ast.Assign, machine) -> None:
+    """Keep what an assignment binds where a later keyword may pass it: a literal, or a test of the machine the
+    outputs answer (`use_fp16 = torch.cuda.is_available()`)."""
+    constant = node.value.value if isinstance(node.value, ast.Constant) else None
+    value = constant if isinstance(constant, (bool, int, float, str)) else machine_test(node.value, machine)
+    if value is None:
+        return
+    for target in node.targets:
+        if isinstance(target, (ast.Name, ast.Attribute)) and _dotted(target):
+            names[_dotted(target)] = value

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
+from .machine import PrintedMachine
 from .syntax import _called_name, _literal, _owner_name
 
 # Arguments classes whose keywords are TrainingArguments fields (TRL's configs subclass it, Unsloth's too)
@@ -24,6 +25,7 @@ _LOADERS = ("from_pretrained",)
 # a model class (AutoModelForCausalLM, GPT2LMHeadModel, LlamaForCausalLM, FastLanguageModel ...), not a tokenizer's
 _MODEL_CLASSES = re.compile(r"(?:Model|For[A-Z]\w*)$|^AutoModel")
 _BF16_SUPPORT = ("is_bfloat16_supported", "is_bf16_supported")
+_NO_MACHINE = PrintedMachine()
 
 
 # TRL's trainers: the class a notebook builds its trainer from says TRL ran it, and which objective, where the
@@ -43,19 +45,19 @@ def _trl_trainer(call: ast.Call, trl_names: set[str]) -> str | None:
     return f"trl.{name}" if name in trl_names or through_trl else None
 
 
-def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> dict:
+def _call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
     name = _called_name(call.func)
     owner = _owner_name(call.func)
     out: dict = {}
     if _ARGUMENT_CLASSES.match(name):
         out["training_args_class"] = ("trl." + name) if _TRL_CLASSES.search(name) else name
         for field in _TRAINING_FIELDS:
-            value = _keyword(call, field, names, bf16_supported)
+            value = _keyword(call, field, names, machine)
             if value is not None:
                 out[field] = value
-    elif name in _PEFT_CONFIGS or name in _PEFT_BUILDERS and _keyword(call, "r", names, None) is not None:
+    elif name in _PEFT_CONFIGS or name in _PEFT_BUILDERS and _keyword(call, "r", names, _NO_MACHINE) is not None:
         out["adapter.peft_type"] = _PEFT_CONFIGS.get(name, "LORA")
-        rank = _keyword(call, "r", names, None)
+        rank = _keyword(call, "r", names, _NO_MACHINE)
         if isinstance(rank, int):
             out["adapter.r"] = rank
         task = next((k.value for k in call.keywords if k.arg == "task_type"), None)
@@ -72,10 +74,10 @@ def _call_values(call: ast.Call, names: dict, bf16_supported: bool | None) -> di
         if "For" in owner:  # the head it loads (AutoModelForSequenceClassification: a classifier's)
             out["model.architectures"] = [owner]
     if name == "BitsAndBytesConfig" or _loads_a_model(call):
-        if _keyword(call, "load_in_4bit", names, None) is True:
+        if _keyword(call, "load_in_4bit", names, _NO_MACHINE) is True:
             out["quant.load_in_4bit"] = True
     elif name in _WEIGHT_QUANT_CONFIGS:  # `GPTQConfig(bits=4, ...)`: the base loaded from 4-bit GPTQ / AWQ weights
-        bits = _keyword(call, "bits", names, None)
+        bits = _keyword(call, "bits", names, _NO_MACHINE)
         if isinstance(bits, int) and not isinstance(bits, bool):
             out["quant.bits"], out["quant.quant_method"] = bits, _WEIGHT_QUANT_CONFIGS[name]
     return out
@@ -145,14 +147,18 @@ def _wrapped_names(tree: ast.AST, bound: dict[int, str]) -> dict[str, str]:
 
 
 def _model_handed(call: ast.Call, names: dict) -> str | tuple[str, ...] | None:
-    """What a trainer is handed as its model: the model's name where it is a string (`model="Qwen/..."`), else the
-    names it could be (its `model=`, or its positional arguments: TRL 0.x's `PPOTrainer(config, model, ...)`)."""
+    """What a trainer is handed as its model: the model's name where it is a string (`model="Qwen/..."`, or first:
+    `SFTTrainer("openai-community/gpt2-medium", args=...)`), else the names it could be (its `model=`, or its
+    positional arguments: TRL 0.x's `PPOTrainer(config, model, ...)`)."""
     keyword = next((k.value for k in call.keywords if k.arg == "model"), None)
     if keyword is not None:
         literal = _literal(keyword, names) if not isinstance(keyword, ast.Name) or keyword.id in names else None
         if isinstance(literal, str) and literal:
             return literal
         return (keyword.id,) if isinstance(keyword, ast.Name) else None
+    if call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str) \
+            and call.args[0].value:
+        return call.args[0].value
     positional = tuple(a.id for a in call.args if isinstance(a, ast.Name))
     return positional or None
 
@@ -185,16 +191,30 @@ def _model_name(call: ast.Call, names: dict) -> str | None:
     return None
 
 
-def _keyword(call: ast.Call, field: str, names: dict, bf16_supported: bool | None):
+def _keyword(call: ast.Call, field: str, names: dict, machine: PrintedMachine):
     node = next((k.value for k in call.keywords if k.arg == field), None)
     if node is None:
         return None
-    if bf16_supported is not None and _asks_bf16_support(node):
-        return bf16_supported
-    if bf16_supported is not None and isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) \
-            and _asks_bf16_support(node.operand):
-        return not bf16_supported
-    return _literal(node, names)
+    tested = machine_test(node, machine)
+    return tested if tested is not None else _literal(node, names)
+
+
+def machine_test(node: ast.expr, machine: PrintedMachine) -> bool | None:
+    """What a test of the machine gave, as the outputs answer it (`torch.cuda.is_available()`,
+    `torch.cuda.is_bf16_supported()`, Unsloth's `is_bfloat16_supported()`, negated or joined with and / or: the
+    precision flags notebooks pass); None where the expression is no such test or the outputs do not answer it."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = machine_test(node.operand, machine)
+        return None if inner is None else not inner
+    if isinstance(node, ast.BoolOp):
+        parts = [machine_test(value, machine) for value in node.values]
+        decisive = isinstance(node.op, ast.Or)  # True decides an `or`, False an `and`
+        return decisive if decisive in parts else None if None in parts else not decisive
+    if not isinstance(node, ast.Call):
+        return None
+    if _called_name(node.func) == "is_available" and _owner_name(node.func) == "cuda":
+        return machine.cuda
+    return machine.bf16 if _called_name(node.func) in _BF16_SUPPORT else None
 
 
 def _class_fields(tree: ast.Module) -> dict:
@@ -211,6 +231,3 @@ def _class_fields(tree: ast.Module) -> dict:
                 out[f"{cls.name}.{target.id}"] = value.value
     return out
 
-
-def _asks_bf16_support(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and _called_name(node.func) in _BF16_SUPPORT

@@ -60,6 +60,16 @@ def _cells_that_ran(cells: list) -> list[dict]:
     return [c for i, c in enumerate(code) if i in ran]
 
 
+def _cells_meant(cells: list) -> list[dict]:
+    """The code cells whose code, run or not, says what the run was meant to be (an adapter set up, weights frozen):
+    where the notebook carries execution counts, the cells that ran (`_cells_that_ran`), since a cell left with no
+    count and no output there never ran (AliN75_Memorization: its 'freeze all but blocks 5, 10, 15' cell sits
+    uncounted between the cells counted 10 and 11, and the Trainer's banner counts 1,315,575,808 weights trainable);
+    where every count was cleared, every code cell (nothing tells which ran)."""
+    code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    return _cells_that_ran(code) if any(_count(c) is not None for c in code) else code
+
+
 def _sole_definers_of_names_read_later(code: list[dict], ran: set[int]) -> set[int]:
     """Uncounted cells without output that alone assign a name a later counted cell reads (the arguments built in a
     cell edited after it ran, then handed to the training cell): had they not run, that cell would have stopped on

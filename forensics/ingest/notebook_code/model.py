@@ -79,8 +79,9 @@ _ADAPTER_WORDS = re.compile(r"(?i)peft|lora|adapter|load_in_[48]bit|bitsandbytes
 def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, loaded: bool) -> bool:
     """The code that ran builds a Trainer around a pre-trained model it loaded (`from_pretrained`, its name a literal
     or not: `config.base_model_name`), or a hand-written loop's optimizer over every parameter of a model the notebook
-    loads or builds (`_optimizer_over_a_whole_model`), and nothing in the notebook's code (cells that ran or not) sets
-    up an adapter or a quantized base: every weight is trained. A notebook that trains through a shell command
+    loads or builds (`_optimizer_over_a_whole_model`) or hands by name, and nothing in the notebook's code (`code`:
+    the cells that ran where the cells carry counts, else every cell, run or not) sets up an adapter or a quantized
+    base: every weight is trained. A notebook that trains through a shell command
     (`!python train.py --lora ...`) shows no Trainer here."""
     if any(key.startswith(("adapter.", "quant.")) for key in values):
         return False

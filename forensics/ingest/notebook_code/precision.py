@@ -10,9 +10,6 @@ from .syntax import _called_name
 from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _quiet_tree, _source
 from .arguments import _ARGUMENT_CLASSES
 
-_UNSLOTH_BF16 = re.compile(r"Bfloat16 = (TRUE|FALSE)")
-
-
 _AUTOCAST_DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
 
 
