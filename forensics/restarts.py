@@ -8,7 +8,7 @@ Rules the readers and the cause rules share, on plain numbers (no file is read h
   (`ingest.step_numbering`) ask it.
 * `epoch_past_the_start`: a log's first epoch is well past what its first point would show had the log begun where
   the run did: resumed from a checkpoint, or an excerpt from mid-run. The console reader (`ingest.stdout`, before it
-  dates the printed dicts) and the learning-rate rules (`causes.optimization`, before they ask about a warm-up) ask it.
+  dates the printed dicts) and the learning-rate rules (`causes.warmup`, before they ask about a warm-up) ask it.
 """
 from __future__ import annotations
 

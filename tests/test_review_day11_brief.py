@@ -1,4 +1,4 @@
-"""The brief text after the day's advice rows (report/text.py, causes/optimization.py warm_up_seen).
+"""The brief text after the day's advice rows (report/text.py, causes/warmup.py warm_up_seen).
 
 * A logged rate that leapt 3333x above its schedule in one step (sample_runs/lr_blowup: 0.003 -> 10 at step 20) is
   no warm-up: the advice must not tell the run to "keep the warm-up (the logged rate rose from 0.003 to 10)".

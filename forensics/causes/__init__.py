@@ -30,9 +30,10 @@ from .damage import (early_blocks, frozen_weights, late_blocks, masked_nan_loss,
                      zero_loss_zero_grad)
 from .evidence import Facts
 from .logged_loss import accumulation_scaled_loss
-from .optimization import clipping_cannot_help, lr_too_high, no_clipping, no_warmup, sudden_break
+from .optimization import clipping_cannot_help, lr_too_high, no_clipping, sudden_break
 from .precision import deepspeed_precision_conflict, fp16_overflow, qlora_double_quant
 from .too_slow import lr_too_low
+from .warmup import no_warmup
 
 RULES = (
     deepspeed_precision_conflict,

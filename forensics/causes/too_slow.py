@@ -12,7 +12,7 @@ import numpy as np
 from ..findings import Cause
 from .evidence import Facts, evidence_value, lr_points, peak_lr, still_rising
 from .lr_ranges import LrRange, lr_range
-from .optimization import continued_from, method_name, profile_of, ranges_in_words, run_name
+from .lr_words import continued_from, method_name, profile_of, ranges_in_words, run_name
 
 TOO_LOW = 3.0   # a peak this many times under the bottom of the range is out of every recipe for the run's kind
 FAR_UNDER = 5.0  # and this many times under it, with the run broken, the rate is the likely cause

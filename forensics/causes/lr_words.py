@@ -1,0 +1,111 @@
+"""The run and its learning-rate range in words: the method ("LoRA", "pre-training"), the run's name with its objective
+and size, the (method, objective, size) the ranges are read for, and the sentences that give a range.
+
+Shared by the learning-rate causes (`optimization.lr_too_high`, `too_slow.lr_too_low`) and the advice other causes
+give about the rate (`optimization.rate_for_the_run`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..profile.objective import pretrained_base
+from .evidence import Facts, evidence_value
+from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, range_scope
+
+_NAMES = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA", "peft": "PEFT adapters"}
+
+
+def method_name(method: str, objective: str) -> str:
+    """The method in words; a whole model trained from random weights is pre-training, not fine-tuning."""
+    return "pre-training" if method == "full" and objective == "pretrain" else _NAMES.get(method, method)
+
+
+def profile_of(facts: Facts) -> tuple[str, str, int | None]:
+    """(method, objective, model size) the learning-rate ranges are read for. A pre-training objective on a trained
+    model (`continued_from`) is read as fine-tuning: its rates are a trained model's, not random weights' (`lr_ranges`:
+    the "sft" rows cover continued pre-training)."""
+    p = facts.profile
+    method = p.method if p is not None else (facts.config.get("method") or "unknown")
+    n = p.model_params if p is not None else facts.config.get("n_params")
+    objective = p.objective if p is not None else "unknown"
+    if objective == "pretrain" and continued_from(facts) is not None:
+        objective = "sft"
+    return method, objective, n if isinstance(n, (int, float)) else None
+
+
+def continued_from(facts: Facts) -> str | None:
+    """Where a run profiled as pre-training says it starts from a trained model (`pretrained_base`: a named base whose
+    first loss is not at the random guess), as evidence; None otherwise. yangjunx21's continued pre-training of
+    chatglm3-6b-base (first loss 2.1, ln(vocabulary) 11.1) was told to raise its 3e-6 to from-scratch rates (1.2e-4 to
+    3e-4), which wreck a trained 6B model."""
+    if facts.profile is None or facts.profile.objective != "pretrain":
+        return None
+    loss = facts.series("loss").to_numpy(dtype="float64")
+    loss = loss[np.isfinite(loss)]
+    base = pretrained_base(facts.config, float(loss[0]) if len(loss) else None)
+    if base is None:
+        return None
+    return (f"continued pre-training of a trained model ({base[0]}, {base[1]}): judged by the rates recipes fine-tune "
+            "a trained model at, not by those of pre-training from random weights")
+
+
+def run_name(method: str, objective: str, n_params: int | None) -> str:
+    what = method_name(method, objective) if method in _NAMES else "a run of unknown method"
+    return for_objective(what, objective) + (f" of a {_size(n_params)} model" if n_params else "")
+
+
+def for_objective(what: str, objective: str) -> str:
+    """A method in words with the objective its range is for, where that is not supervised fine-tuning's: a DPO or
+    GRPO rate is a tenth to a hundredth of an SFT one, so "5e-06 to 5e-05 for LoRA" alone reads as LoRA's range and
+    contradicts the 1e-4 to 2e-4 an SFT LoRA runs at (prchigoyal01's LoRA DPO, srinath-manda's full GRPO)."""
+    return f"{what} ({objective})" if objective in ("preference", "rl") else what
+
+
+def _size(n: float) -> str:
+    return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
+
+
+def method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[str]:
+    _, objective, n_params = profile_of(facts)
+    scope = range_scope(objective, n_params, method)
+    scoped = [f"those ranges are {scope}"] if scope else []
+    if method == "unknown":
+        return [f"fine-tuning method unknown ({_method_unread(facts)}): recipes "
+                f"use {ranges[0].describe()} for full fine-tuning ({ranges[0].source}) and {ranges[1].describe()} "
+                f"for LoRA/QLoRA ({ranges[1].source})"] + scoped
+    where = (facts.profile.evidence.get("method") if facts.profile else None) or facts.config.source_of("method")
+    continued = continued_from(facts)
+    return [f"method: {method_name(method, objective)} ({where})"] + ([continued] if continued else []) + \
+        [f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"] + scoped
+
+
+def _method_unread(facts: Facts) -> str:
+    """Why the method is unknown: nothing says it, or a banner's trainable count that cannot tell it alone (no model
+    size beside it: the whole of a small model or an adapter on a large one)."""
+    counted = next((b for b in facts.timeline.banners if b.trainable_params and not b.all_params), None)
+    if counted is None:
+        return "no adapter files, framework config, banner or name says it"
+    return (f"the log's banner counts {counted.trainable_params:,} trainable parameters but not the model's size, so "
+            "whether that is the whole model or an adapter on a larger one is not known")
+
+
+def ranges_in_words(method: str, objective: str, ranges: list[LrRange], unknown: str | None = None) -> str:
+    """The range for the run's method and objective, or both (full, then adapter) where the method is unknown, followed
+    by `unknown` (or, by default, "; the method is unknown")."""
+    if method == "unknown":
+        if unknown is None:
+            unknown = "; the method is unknown" if objective in OBJECTIVES_WITH_ROWS else \
+                "; the method and objective are unknown"
+        return (f"{ranges[0].describe()} for {for_objective(method_name('full', objective), objective)}, "
+                f"{ranges[1].describe()} for {for_objective('LoRA/QLoRA adapters', objective)}"
+                f"{unknown if unknown.startswith(';') else ' ' + unknown}")
+    return f"{ranges[0].describe()} for {run_name(method, objective, None)}"
+
+
+def against(peak: float, rng: LrRange) -> str:
+    """Where `peak` sits against an adapter range it does not exceed the ceiling of, in words."""
+    if peak < rng.low:
+        return f"is below the usual {rng.describe()}"
+    if peak <= rng.high:
+        return f"is within the usual {rng.describe()}"
+    return f"is above the usual {rng.describe()} but within what adapter runs often use (up to {evidence_value(rng.ceiling)})"
