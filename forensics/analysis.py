@@ -52,7 +52,8 @@ from .metric_names import OPTIMIZER_STEP
 from .ingest.trackers import choose_run
 from .profile import RunProfile, run_profile
 from .profile.objective import classification_head, pretrained_base
-from .run import RunLayout, discover
+from .run import discover
+from .run_layout import RunLayout
 from .rival_logs import one_run_timeline
 from .timeline import Timeline
 

@@ -17,13 +17,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "forensics"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "_lazy", "errors", "findings", "config", "torchpickle", "lfs", "metric_names", "tracker_run",
      "restarts", "launch_command", "decoding", "run_signs"),  # types
-    ("run", "timeline", "rival_logs", "ingest", "checkpoints", "export"),   # read and measure
+    ("run", "run_layout", "log_hints", "timeline", "rival_logs", "ingest", "checkpoints", "export"),  # read, measure
     ("analyzers", "causes", "profile"),                                     # judge
     ("report",),                                                            # render
     ("analysis", "bisection", "compare", "watch", "store", "replay"),                 # use cases
     ("cli", "__main__", "forensics"),                                       # shells and the package
 )
-LOWER = ("run", "timeline", "ingest", "checkpoints")
+LOWER = ("run", "run_layout", "log_hints", "timeline", "ingest", "checkpoints")
 JUDGING_OR_RENDERING = ("analyzers", "causes", "report")
 
 

@@ -29,7 +29,8 @@ from ..config import RunConfig
 from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from ..lfs import unreadable_reason
-from ..run import RunLayout, is_llamafactory_args
+from ..log_hints import is_llamafactory_args
+from ..run_layout import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
 from . import framework_configs as fc
@@ -207,7 +208,7 @@ def _kind_of(name: str) -> str | None:
 
 
 def _holds_llamafactory_args(path: Path) -> bool:
-    """A JSON file of LLaMA-Factory's arguments under a name of its owner's (`run.is_llamafactory_args`)."""
+    """A JSON file of LLaMA-Factory's arguments under a name of its owner's (`log_hints.is_llamafactory_args`)."""
     try:
         with open(path, "rb") as fh:
             return is_llamafactory_args(fh.read(1 << 16))

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from ..config import RunConfig
 from ..findings import Finding
-from ..run import RunLayout
+from ..run_layout import RunLayout
 from ..timeline import Timeline
 from .framework import _framework
 from .method import _ADAPTERS, _method

@@ -7,7 +7,7 @@ import re
 
 from ..config import RunConfig
 from ..ingest.pretrain_lines import KIND_FRAMEWORKS
-from ..run import RunLayout
+from ..run_layout import RunLayout
 from ..timeline import Timeline
 from .record import UNKNOWN
 from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class, _trl_signs

@@ -1,0 +1,235 @@
+"""Whether a chunk of a file's bytes shows what the file is: a training log's lines, a JSON-lines metrics log, a
+history dumped as JSON, LLaMA-Factory's arguments, a README or notebook holding a log. Pure functions of the bytes.
+
+`run.discover` reads a file's head (and tail, `SNIFF_BYTES` each) and asks these where the file's name does not say
+what it is.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS
+from .run_signs import is_training_console, run_signs
+
+SNIFF_BYTES = 1 << 16  # how much of a file's head (and of its tail) is sniffed
+
+# A JSON list of log entries with a loss, bare or under a history key (ingest.json_history): its head holds both.
+DUMPED_HISTORY = re.compile(rb'^(?:\xef\xbb\xbf)?\s*(?:(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|'
+                            rb'training_history|metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]'
+                            rb'|\{\s*"train_step_loss"\s*:\s*\[)')  # (llama-cookbook's metrics_data_*.json)
+
+
+def is_llamafactory_args(head: bytes) -> bool:
+    """Whether a JSON file's head is LLaMA-Factory's arguments (`llamafactory-cli train args.json` takes them so, and a
+    script calling its run_exp(args) may save that dict beside the run): an object with its FinetuningArguments'
+    `stage` and `finetuning_type`, a pair no other trainer's arguments hold."""
+    return (head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and b'"finetuning_type"' in head
+            and b'"stage"' in head)
+
+
+# What a captured stdout of a training run contains: HF dict lines, DeepSpeed overflow lines,
+# Megatron / GPT-NeoX / nanotron iteration lines, Composer's `[batch=N/M]:` blocks, OLMo step headers, torchtitan
+# step lines, NeMo's Lightning bars, nanochat / autoresearch `step N (P%) | loss:` and `Step N | Validation bpb:`
+# lines, nanoGPT's `iter N: loss` / `step N: train loss`, verl's `step:N - name:value` lines, tqdm bars with a loss in
+# their postfix, plain `batch: N, ..., loss: X` lines, modded-nanogpt's `step:N/M train_loss:X`, llm.c's `s:N trl:X`
+# and build-nanogpt's `N train X` (two of them in a row), torchtune's `1|12|Loss: X` bar, NeMo-RL's
+# `  • Loss: X`, transformers' no_trainer examples' `epoch 0: perplexity: P eval_loss: X`, MaxText's `Completed eval
+# after train step N, loss=X`, fairseq2's `Train Metrics (step N) - NLL Loss: X`, mlx-lm's `iter train_loss` table,
+# clu's `[N] collection=train ...`, EasyR1's `Step N` YAML blocks, the Flax examples' `Step... (N | Loss: X, ...)`,
+# simpletransformers' `Epochs 1/3. Running Loss: X: 10%|` bar, H2O LLM Studio's logged `- INFO: train loss: X: 5%|`
+# bar, MindFormers' `{ Epoch:[E/N], step:[n/M], loss: X`, OpenNMT-py's `Step N/M; acc: A; ppl: P; xent: X;`,
+# lucidrains' `training loss: X` prints (ingest.pretrain_lines).
+_LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/train|embedding_loss)['"]\s*:|OVERFLOW!"""
+                       # the same dict pasted with typographic quotes (\u2018loss\u2019: ...)
+                       rb"""|\xe2\x80[\x98\x9c](?:loss|grad_norm|eval_loss|learning_rate)\xe2\x80[\x99\x9d]\s*:"""
+                       rb"""|loss scale|\bstep \d+: \{'train/|\{"system/global_step": \d+|iteration:?\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
+                       rb"""|(?:batch|token|sample)=\d+(?:/\d+)?\]:\r?\n\t Train """
+                       rb"""|step:?\s+\d+(?:/\d+)?(?:\s+\([\d.]+%\))?\s+\|[\w ]*loss:"""
+                       rb"""|Step \d+ \| Validation (?:bpb|loss):|(?:iter \d+: loss|step \d+: train loss) (?:\d|nan|inf)"""
+                       rb"""|(?:batch|step|iter):\s*\d+,[^\n]*loss:\s*[-+.\w]"""
+                       rb"""|\biter \d+ step \d+ \| loss train: [-+.\dnNiI]"""  # LitGPT's finetune and pretrain
+                       rb"""|\bstep:\d+ - [^\n]*(?:loss|score/mean|grad_norm)[^\s:]*:[-+.\w]"""
+                       rb"""|\d/\d+ \[[^\]\n]*(?:it/s|s/it),[^\]\n]*loss[\w/]*[ =:]\s*[-+.\dnNiI]"""
+                       rb"""|Epoch:?\s*\[\d+/\d+\]\s*\(\d+/\d+\)[^\n]{0,20}?\bloss:\s*[-+.\dnNiI]"""
+                       rb"""|(?m:^step:\d+/\d+ (?:train|val)_loss:[-+.\dnNiI])|(?m:^s:\d+ t[re]l:[-+.\dnNiI])"""
+                       rb"""|(?m:^\d+ train [-+.\dnNiI][^\n]*\n\d+ train [-+.\dnNiI])"""
+                       rb"""|(?m:^\s*\d+ \| loss[ :]\s*[-+.\dnNiI])|(?m:^\d+\|\d+\|Loss: [-+.\dnNiI])"""
+                       rb"""|(?m:^\s*iter\s+train_loss\s[^\n]*\n\s*\d+\s+[-+.\dnNiI])"""
+                       rb"""|(?m:^Step \d+\n[A-Za-z_][\w@.-]*:\n  [A-Za-z_][\w@.-]*:)"""
+                       rb"""|(?m:^Step\.\.\. \(\d+ \| (?:Eval )?Loss: [-+.\dnNiI])"""
+                       rb"""|\bEpochs \d+/\d+\. Running Loss: *[-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|"""
+                       rb"""|(?m: - INFO: train loss: [-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|)"""
+                       # NVIDIA DLLogger's StdOutBackend: `DLL 2020-06-04 01:09:11.569757 - <step> step_loss : 1.07`
+                       rb"""|(?m:^DLL (?:[\d-]+[ T][\d:.]+ )?- [^\n]*?[\w.]*loss[\w.]* : [-+.\dnNiI])"""
+                       # RWKV-LM's train_log.txt: each launch's head, then its arguments as a dict (`rwkv_args`)
+                       rb"""|(?m:^NEW RUN \d{4}-\d\d-\d\d-\d\d-\d\d-\d\d[ \t]*\r?\n\{')"""
+                       # the MetricLogger of DeiT / MAE / DETR / DINO / LLaMA-Adapter: `Epoch: [0]  [ 30/13000]  ...`
+                       rb"""|Epoch: \[\d+(?:/\d+)?\]  \[ *\d+/\d+\]  [^\n]{0,200}?loss: [-+.\dnNiI]"""
+                       # THUNLP-AIPoet's InfoLogger: `epoch: 1, 11/125 8.8%, 6.49s per iter, lr: 0.0003, ...` then losses
+                       rb"""|(?m:^epoch: \d+, \d+/\d+ [\d.]+%, [\d.]+ ?s per iter, lr: [^\n]*\n[ \t]+[^\n]*?loss: *[-+.\dnNiI])"""
+                       # ParlAI's training report: `time:10s total_exs:2432 epochs:0.04`, then its table's names
+                       rb"""|(?m:time:[\d.]+s total_exs:\d+ epochs:[\d.]+[^\n]*\n[ \t]+(?:[\w@/.-]+ +)*loss(?: |$))""")
+# One line of a framework's own that prose may quote (a notes file with `[1200] collection=train loss=nan`): two needed
+_FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\] loss=[-+.\dnNiI])"""
+                                  rb"""|\bstep=\d+ loss=[-+.\dnNiI][^\n]* tgs \(tokens/gpu/second\)="""
+                                  rb"""|(?m:^\s+\xe2\x80\xa2 Loss: [-+.\dnNiI])"""
+                                  rb"""|\bepoch \d+: perplexity: [-+.\dnNiI][^\n]* eval_loss: """
+                                  rb"""|Completed eval after train step \d+, loss=|Metrics \(step \d+\) - """
+                                  rb"""|\] collection=train """
+                                  rb"""|\{ Epoch:\[\s*\d+/\s*\d+\], step:\[\s*\d+/\s*\d+\], loss:"""  # MindFormers
+                                  rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # OpenNMT-py
+                                  rb"""|\bEpoch\s*\d+,\s*\d+/\s*\d+; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # its 2018 line
+                                  rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)"""  # a PPO loop's prints
+                                  # the TF PTB word-LM tutorial's running line: `0.083 perplexity: 14566.362 speed: 525 wps`
+                                  rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""
+                                  # Keras 2.2's fit(verbose=2): `Epoch 1/200`, then ` - 131s - loss: 2.3976` (no n/N)
+                                  rb"""|(?m:^Epoch \d+/\d+[ \t]*\n[ \t]*- \d+m?s - loss: [-+.\dnNiI])"""
+                                  # TF Estimator's hook line: `INFO:tensorflow:loss = 1.96779, step = 54901 (116.492 sec)`
+                                  rb"""|(?m:[:\]\s]loss = [-+.\dnNiI][^\n,]*, (?:global_)?step = \d+(?: \([\d.]+ sec\))?[ \t]*$)"""
+                                  # tinygrad's MLPerf line, each value before its name: `    1 93.44 s run, 11.8750 loss, 1e-12 LR`
+                                  rb"""|(?m:^[ \t]*\d+ [-+.\deE]+ [A-Za-z][\w ]{0,20}, [-+.\deEnNiI]+ loss, [-+.\deE]+ [A-Za-z])""")
+_FRAMEWORK_LINES = 2
+# A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose
+# that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
+_LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
+                         rb"""|\d[ \t]*/[ \t]*\d+)[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss[ \t]*(?:[:=][ \t]*)?"""
+                         rb"""[-+]?(?:\d|nan|inf)""")  # (a loss named for its criterion: `CrossEntropyLoss: 10.68`)
+_LOOSE_LINES = 3
+# Unsloth's own loop, unsloth_train: its banner, then a `step, loss` print every logging_steps steps, on a line of its
+# own or after the tqdm bar (`...12.12s/it]10, 2.2398`): the banner and `_LOOSE_LINES` prints
+_UNSLOTH_TRAIN = b"==((====))==  Unsloth - 2x faster free finetuning"
+_UNSLOTH_PRINT = re.compile(rb"(?m)(?:^|(?:it/s|s/it)\])\d{1,12}, [-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf)[ \t]*$")
+# A loop's once-an-epoch line of its two losses and the perplexity beside them (`Epoch 007: train=1.9021, val=1.9530,
+# ppl=7.05`): `_LOOSE_LINES` of them (the reader keeps those whose ppl is exp of a loss)
+_EPOCH_LOSSES_HINT = re.compile(rb"""(?i)(?<![\w/])epoch[ \t]*\d+(?:[ \t]*/[ \t]*\d+)?[ \t]*:[ \t]*train(?:ing)?[ \t]*=[ \t]*"""
+                                rb"""[-+.\dnNiI][^\n]{0,60}?\bppl[ \t]*=[ \t]*[-+.\dnNiI]""")
+# A loop's per-epoch record as bare lines, `epoch 0` then `time 395.9` / `loss 1.788` a line each (14renus_cse291):
+# `_LOOSE_LINES` of them (the shape ingest.console_lines.bare_epochs reads)
+_BARE_EPOCH_RECORD_HINT = re.compile(rb"(?im)^epoch \d{1,9}[ \t]*\n(?:[A-Za-z_]\w{0,40} [-+]?[\d.]+(?:e[-+]?\d+)?[ \t]*\n)*?"
+                                     rb"[A-Za-z_]*loss [-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)[ \t]*$")
+# A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
+_PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
+_PRINTED_TENSORS = 5
+# lucidrains' scripts print `training loss: 2.48` alone once a batch (after tqdm's bar, when it drew one), back to back
+# (a `validation loss: X` print between some): a line prose may hold once, and a sweep's summary once a trial, each
+# under its own header, so a file needs `_LOSS_PRINTS` of them each followed at once by the next
+_LOSS_PRINT = re.compile(rb"(?m)(?:^|\])training loss: [-+]?(?:\d[\d.eE+-]*|nan|inf)[ \t]*\r?\n"
+                         rb"(?=(?:(?:[^\n]*\])?validation loss: [^\n]*\n)?(?:[^\n]*\])?training loss: )")
+_LOSS_PRINTS = 9
+
+
+# The header of the Trainer's notebook progress table (copied as text) or of its model card's results table.
+# (the card's table as a web page shows it has its cells separated by spaces: `Training Loss Epoch Step Validation Loss`)
+_RESULTS_TABLE = re.compile(rb"(?m)^[ \t|]*(?:Step|Epoch|Training Loss)[ \t]*[\t|][^\n]*(?:Training|Validation) Loss"
+                            rb"|^Training Loss (?:Epoch Step|Step Epoch) Validation Loss\b")
+
+
+# The Trainer's printed log dicts, values as numbers or as strings (`{'loss': '0.5717', 'grad_norm': ...}`)
+_LOG_DICT = re.compile(rb"""\{['"]loss['"]: '?[-\d.]""")
+_README_DICTS = 3
+
+
+def readme_log(chunk: bytes) -> bool:
+    """A README that holds a training log: the Trainer's results table, or `_README_DICTS` of its log dicts."""
+    return bool(_RESULTS_TABLE.search(chunk)) or _at_least(_LOG_DICT, chunk, _README_DICTS)
+
+
+# The same table as HTML, as Jupyter displays it (a notebook's output, nbconvert's Markdown export): its header cells
+_TRAINER_TABLE_HTML = re.compile(rb"<th\b[^>]*>\s*(?:Training|Validation)(?:\s|&nbsp;|&#160;)+Loss\s*</th>")
+
+
+# A hand-written loop's line with no counter at all: a loss (`loss`, or one named for its objective, `rl_loss`) and
+# another `name: number` after it (`loss: 1.3741, orth_loss: 0.0015, grad_norm: 1.9062`), `_UNCOUNTED_LINES` of them.
+_UNCOUNTED_HINT = re.compile(rb"""(?i)(?:\b|(?<=_))loss[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)[^\n]{0,40}?[,|][ \t]*\w+[ \t]*[:=][ \t]*"""
+                            rb"""[-+]?(?:\d|nan|inf)""")
+_UNCOUNTED_LINES = 5
+# What a terminal or a launcher adds to a line (colour codes; torchrun's `[rank0]: `): gone before the hints are
+# looked for, as the console reader drops them (some hints are anchored at a line's start)
+_ANSI_BYTES = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
+_LAUNCHER_BYTES = re.compile(rb"(?m)^(?:\d+: )?\[(?:rank|default)\d+\]: ?")
+# a log collector's time or task label before every line (`docker logs -t`, `srun --label`), as the reader drops them
+_STAMP_BYTES = re.compile(rb"(?m)^(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) |\d{1,4}: )")
+
+
+def log_hinted(chunk: bytes) -> bool:
+    """A chunk of a file holds a line of a known training log, or `_LOOSE_LINES` lines of a hand-written loop (or
+    `_UNCOUNTED_LINES` of its counter-less lines, `_PRINTED_TENSORS` of its printed loss tensors, or `_LOSS_PRINTS` of
+    lucidrains' `training loss: X` prints)."""
+    chunk = chunk[3:] if chunk.startswith(b"\xef\xbb\xbf") else chunk
+    chunk = _ANSI_BYTES.sub(b"", chunk) if b"\x1b" in chunk else chunk
+    chunk = _LAUNCHER_BYTES.sub(b"", chunk) if b"]:" in chunk else chunk
+    chunk = _STAMP_BYTES.sub(b"", chunk) if _STAMP_BYTES.match(chunk) else chunk
+    # a tqdm bar's carriage returns end lines too (a Windows line end is one line end, not two)
+    chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in chunk else chunk
+    if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk) or _TRAINER_TABLE_HTML.search(chunk):
+        return True
+    return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
+            or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES) or _at_least(_BARE_EPOCH_RECORD_HINT, chunk, _LOOSE_LINES)
+            or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
+            or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS)
+            or _UNSLOTH_TRAIN in chunk and _at_least(_UNSLOTH_PRINT, chunk, _LOOSE_LINES))
+
+
+_JSON_LINES_SNIFFED = 20  # lines of a file's head that must each be a JSON object with a step (or epoch)
+_LOSS_KEY = re.compile(r"(?i)loss")
+
+
+def json_lines_log(chunk: bytes) -> bool:
+    """A file that is a JSON-lines metrics log whatever its name (`log.txt`, `train.log`): each of the first
+    `_JSON_LINES_SNIFFED` lines of its head (a cut last line aside) a JSON object holding a step key (or an epoch),
+    one of them a loss. A console with a JSON line among its prints is not one."""
+    lines = [line for line in chunk.split(b"\n") if line.strip()]
+    if len(chunk) >= SNIFF_BYTES and lines:
+        lines = lines[:-1]  # the head may end mid-line
+    if not lines or not lines[0].lstrip().startswith((b"{", b"\xef\xbb\xbf{")):
+        return False
+    steps = set(JSON_LINE_STEP_KEYS) | {JSON_LINE_EPOCH_KEY}
+    loss = False
+    for line in lines[:_JSON_LINES_SNIFFED]:
+        try:
+            obj = json.loads(line.decode("utf-8-sig"))
+        except (ValueError, RecursionError):
+            return False
+        if not isinstance(obj, dict) or not steps & set(obj):
+            return False
+        loss = loss or any(_LOSS_KEY.search(str(key)) for key in obj)
+    return loss
+
+
+def _at_least(pattern: re.Pattern, chunk: bytes, n: int) -> bool:
+    return any(i + 1 >= n for i, _ in enumerate(pattern.finditer(chunk)))
+
+
+def a_training_console(chunk: bytes) -> bool:
+    return is_training_console(run_signs(chunk))
+
+
+def notebook_hinted(data: bytes) -> bool:
+    """A notebook whose cell outputs hold a training log's line or the Trainer's notebook table."""
+    if _TRAINER_TABLE_HTML.search(data):
+        return True
+    try:
+        notebook = json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):  # cut mid-write: kept when its raw text shows a line, for its reader to name
+        return log_hinted(data)
+    sheets = notebook.get("worksheets") if isinstance(notebook, dict) else None  # nbformat 3
+    cells = notebook.get("cells") if isinstance(notebook, dict) and "cells" in notebook else [
+        c for w in sheets if isinstance(w, dict) and isinstance(w.get("cells"), list) for c in w["cells"]] \
+        if isinstance(sheets, list) else None
+    strings: list[str] = []
+    _strings_in([c.get("outputs") for c in cells if isinstance(c, dict)] if isinstance(cells, list) else [], strings)
+    return log_hinted("\n".join(strings).encode("utf-8", "replace"))
+
+
+def _strings_in(value, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        out.append("".join(value))  # a notebook's multi-line string: its lines keep their newlines
+    elif isinstance(value, list):
+        for item in value:
+            _strings_in(item, out)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings_in(item, out)
