@@ -1,7 +1,8 @@
 """The `forensics` command: a thin click shell over the library.
 
 Each command parses its arguments, calls one library function and renders the result as
-text, JSON or HTML. Library errors (ForensicsError) become one line on stderr and exit 2.
+text, JSON or HTML (how it writes them: `cli_output`). Library errors (ForensicsError) become one line on stderr
+and exit 2.
 Each command imports what it needs inside its function, so `forensics --help` and a command
 that reads no weights start without pandas, numpy or matplotlib (bench/startup.py measures it).
 
@@ -17,29 +18,18 @@ that reads no weights start without pandas, numpy or matplotlib (bench/startup.p
 from __future__ import annotations
 
 import json
-import os
-import re
 import sys
-import time
 import warnings
-from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 
 import click
 
 from ._version import __version__
-from .errors import BadOption, BadOutputPath, ForensicsError, os_reason
+from .cli_output import dump_json, emit, end_progress, progress_line, say, writable, writing
+from .errors import BadOption, ForensicsError
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
-
-
-def _say(text, err: bool = False, nl: bool = True) -> None:
-    """Print `text` with the control characters of the names in it escaped (a file named with terminal escape
-    codes must not drive the terminal); the line breaks stay."""
-    from .report.notation import printable
-
-    click.echo(printable(text, keep_lines=True), err=err, nl=nl)
 
 
 def _fail_cleanly(command):
@@ -50,7 +40,7 @@ def _fail_cleanly(command):
         try:
             return command(*args, **kwargs)
         except ForensicsError as err:
-            _say(f"forensics: {err}", err=True)
+            say(f"forensics: {err}", err=True)
             sys.exit(EXIT_USAGE)
 
     return wrapper
@@ -72,106 +62,6 @@ def _fanned_out(dask: str | None, workers: int | None = None):
     from .checkpoints.fanout import dask_scheduler
 
     return dask_scheduler(dask, workers)
-
-
-def _progress():
-    """A progress callback writing one self-overwriting line to stderr, or None when stderr is no terminal.
-
-    Messages that say "N of M" get an estimate of the time left, from the pace since that count began.
-    """
-    if not sys.stderr.isatty():
-        return None
-    from .report.notation import printable
-
-    started: dict[int, tuple[float, int]] = {}
-
-    def report(message: str) -> None:
-        text = message if len(message) < 70 else "..." + message[-67:]
-        click.echo(f"\r\x1b[2K  {printable(text)}{_eta(message, started)}", err=True, nl=False)
-
-    return report
-
-
-_N_OF_M = re.compile(r"(\d+) of (\d+)")
-
-
-def _eta(message: str, started: dict[int, tuple[float, int]]) -> str:
-    """ ", about 12 s left" for an "N of M" message once the count has moved, else ""."""
-    m = _N_OF_M.search(message)
-    if not m:
-        return ""
-    done, total = int(m.group(1)), int(m.group(2))
-    now = time.monotonic()
-    t0, first = started.setdefault(total, (now, done))
-    if done <= first or done >= total:
-        return ""
-    left = (now - t0) / (done - first) * (total - done)
-    return f", about {left:.0f} s left" if left < 120 else f", about {left / 60:.0f} min left"
-
-
-def _end_progress(progress) -> None:
-    if progress is not None:
-        click.echo("\r\x1b[2K", err=True, nl=False)
-
-
-def _writable(path: Path | None, option: str) -> None:
-    """Check before any work that `path` can be written: its folder exists and it is not a folder itself."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise BadOutputPath(path, f"{option} takes a file name, and this is a folder")
-    parent = path.parent if str(path.parent) else Path(".")
-    if parent.exists() and not parent.is_dir():
-        raise BadOutputPath(path, f"{option}: {parent} is a file, not a folder")
-    if not parent.is_dir():
-        raise BadOutputPath(path, f"{option}: the folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise BadOutputPath(path, f"{option}: the folder {parent} is not writable")
-
-
-@contextmanager
-def _writing(path: Path, option: str):
-    """Around the write of an output file: an OSError there (disk full, a device that refuses the bytes) becomes
-    one line naming the file and the problem, exit 2, never a traceback. `_writable` checked only what it could
-    before the work; a full disk shows only when the bytes go out."""
-    try:
-        yield
-    except OSError as err:
-        raise BadOutputPath(path, f"{option}: cannot write the file ({os_reason(err)})") from err
-
-
-def _dump_json(data) -> None:
-    _echo_result(json.dumps(data, indent=2, allow_nan=False, default=str))
-
-
-def _echo_result(text: str) -> None:
-    """Print a command's result on stdout; a stdout that refuses it (`> file` on a full disk) is one line, exit 2."""
-    try:
-        _say(text)
-    except OSError as err:
-        _stdout_to_devnull()
-        raise BadOutputPath("standard output", f"cannot write the result ({os_reason(err)})") from err
-
-
-def _stdout_to_devnull() -> None:
-    """Point stdout at /dev/null, so that the bytes it still holds do not fail again (a second message, exit 120)
-    when Python flushes it at exit."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # a stdout with no file behind it (a test runner's buffer)
-        pass
-
-
-def _emit(data: dict | None, text, html_path) -> None:
-    """Print the JSON contract (when `data` is given) or the text rendering, naming the HTML file written."""
-    if data is not None:
-        if html_path is not None:
-            data["html"] = str(html_path)
-        _dump_json(data)
-        return
-    _echo_result(text())
-    if html_path is not None:
-        _say(f"HTML report: {html_path}")
 
 
 EXIT_CODES = ("Exit codes (every command): 0 clean (healthy, or nothing wrong found), 1 findings (a broken run, "
@@ -214,8 +104,8 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose,
     from .errors import SeveralRuns
 
     _html_not_the_run(path, html_path)
-    _writable(html_path, "--html")
-    progress = _progress()
+    writable(html_path, "--html")
+    progress = progress_line()
     try:
         with _fanned_out(dask, workers):
             result = run_analysis(path, check_checkpoints=not no_checkpoints, workers=workers, progress=progress,
@@ -223,17 +113,17 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose,
     except SeveralRuns:
         if html_path is not None:
             raise
-        _end_progress(progress)
+        end_progress(progress)
         _analyze_each(path, as_json, fail_on)
-    _end_progress(progress)
+    end_progress(progress)
     if html_path is not None:
         from .report import write_html
 
-        with _writing(html_path, "--html"):
+        with writing(html_path, "--html"):
             write_html(result, html_path)
     from .report.text import analysis_text
 
-    _emit(result.to_dict() if as_json else None, lambda: analysis_text(result, verbose=verbose), html_path)
+    emit(result.to_dict() if as_json else None, lambda: analysis_text(result, verbose=verbose), html_path)
     failing = {"broken": {"broken"}, "warning": {"broken", "warning"}}[fail_on]
     sys.exit(EXIT_BROKEN if result.status in failing else EXIT_OK)
 
@@ -244,7 +134,7 @@ def _analyze_each(path: Path, as_json: bool, fail_on: str) -> None:
     from .store import analyze_each
 
     store = analyze_each(path)
-    _emit(store.to_dict() if as_json else None, lambda: store_text(store), None)
+    emit(store.to_dict() if as_json else None, lambda: store_text(store), None)
     failing = {"broken": {"broken"}, "warning": {"broken", "warning"}}[fail_on]
     sys.exit(EXIT_BROKEN if store.status in failing else EXIT_OK)
 
@@ -276,26 +166,26 @@ def timeline(path, csv_path, parquet_path, wide, run):
     from .export import timeline_table, write_table
     from .report.text import timeline_text
 
-    _writable(csv_path, "--csv")
-    _writable(parquet_path, "--parquet")
+    writable(csv_path, "--csv")
+    writable(parquet_path, "--parquet")
     if parquet_path is not None:
-        from .export import _require_pyarrow
+        from .export import require_pyarrow
 
-        _require_pyarrow("--parquet")
-    progress = _progress()
+        require_pyarrow("--parquet")
+    progress = progress_line()
     tl = load_timeline(path, progress=progress, run=run)
-    _end_progress(progress)
+    end_progress(progress)
     for skipped in tl.skipped:
-        _say(f"skipped {skipped}", err=True)
+        say(f"skipped {skipped}", err=True)
     root = Path(path).resolve() if Path(path).is_dir() else Path(path).resolve().parent
     for out, fmt in ((csv_path, "csv"), (parquet_path, "parquet")):
         if out is not None:
             table = timeline_table(tl, root=root, wide=wide)
-            with _writing(out, f"--{fmt}"):
+            with writing(out, f"--{fmt}"):
                 write_table(table, out, fmt)
-            _say(f"wrote {len(table)} rows to {out}")
+            say(f"wrote {len(table)} rows to {out}")
     if csv_path is None and parquet_path is None:
-        _say(timeline_text(tl, wide=wide))
+        say(timeline_text(tl, wide=wide))
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -311,27 +201,28 @@ def scan(checkpoint, csv_path, as_json, workers, dask):
     Exit 1 when a tensor holds NaN/Inf. Example: forensics scan ./output/checkpoint-3600 --csv stats.csv
     """
     from .checkpoints import scan_table
+    from .export import write_stats_csv
     from .report.text import scan_text
 
-    _writable(csv_path, "--csv")
-    progress = _progress()
+    writable(csv_path, "--csv")
+    progress = progress_line()
     with _fanned_out(dask, workers):
         table = scan_table(checkpoint, workers=workers, progress=progress)
     stats = table.frame
-    _end_progress(progress)
+    end_progress(progress)
     for skipped in table.skipped:  # a shard missing or damaged: the stats are partial
-        _say(f"skipped {skipped}", err=True)
+        say(f"skipped {skipped}", err=True)
     if csv_path is not None:
-        with _writing(csv_path, "--csv"):
-            _text_cells_blank(stats).to_csv(csv_path, index=False, na_rep="nan")
+        with writing(csv_path, "--csv"):
+            write_stats_csv(stats, csv_path)
     if as_json:
         from .findings import json_records
 
-        _dump_json(json_records(stats))
+        dump_json(json_records(stats))
     else:
-        _say(scan_text(stats, checkpoint))
+        say(scan_text(stats, checkpoint))
         if csv_path is not None:
-            _say(f"wrote {len(stats)} rows to {csv_path}")
+            say(f"wrote {len(stats)} rows to {csv_path}")
     bad = int((stats["n_nan"] + stats["n_inf"]).sum()) if len(stats) else 0
     sys.exit(EXIT_BROKEN if bad else EXIT_OK)
 
@@ -349,36 +240,20 @@ def diff(a, b, as_json, top, dask):
     Exit 1 when B holds NaN/Inf. Example: forensics diff ./output/checkpoint-3000 ./output/checkpoint-3600
     """
     from .checkpoints import diff_checkpoints
+    from .checkpoints.diff import require_one_model
     from .report.text import diff_text
 
     with _fanned_out(dask):
         changes = diff_checkpoints(a, b)
-    _same_model(changes, a, b)
+    require_one_model(changes, a, b)
     if as_json:
         from .checkpoints.diff import change_records
 
-        _dump_json(change_records(changes))
+        dump_json(change_records(changes))
     else:
-        _say(diff_text(changes, a, b, top))
+        say(diff_text(changes, a, b, top))
     nonfinite_b = int(changes["n_nonfinite_b"].fillna(0).sum()) if len(changes) else 0
     sys.exit(EXIT_BROKEN if nonfinite_b else EXIT_OK)
-
-
-def _text_cells_blank(frame):
-    """`frame` with missing text cells (a tensor outside every block, no note) empty, so that "nan" in
-    the CSV only ever marks a number that is NaN."""
-    from .findings import text_columns
-
-    return frame.assign(**{c: frame[c].astype(object).where(frame[c].notna(), "") for c in text_columns(frame)})
-
-
-def _same_model(changes, a, b) -> None:
-    """Two checkpoints of different models share few tensor names: comparing them tensor by tensor means nothing."""
-    total = len(changes)
-    shared = int(changes["note"].isna().sum()) if total else 0
-    if total and shared < total / 2:
-        raise BadOption(f"{a} and {b} share {shared} of {total} tensor names: they are not checkpoints of one "
-                        "model, so a tensor-by-tensor diff would mean nothing")
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -401,18 +276,18 @@ def bisect(a, b, as_json, html_path, criterion, dask):
     from .report.text import bisect_text
 
     parse_criterion(criterion)  # a criterion it cannot read fails here, before any checkpoint is opened
-    _writable(html_path, "--html")
-    progress = _progress()
+    writable(html_path, "--html")
+    progress = progress_line()
     with _fanned_out(dask):
         result = run_bisect(a, b, criterion=criterion, progress=progress)
     data = result.to_dict()
-    _end_progress(progress)
+    end_progress(progress)
     if html_path is not None:
         from .report import write_bisect_html
 
-        with _writing(html_path, "--html"):
+        with writing(html_path, "--html"):
             write_bisect_html(result, html_path)
-    _emit(data if as_json else None, lambda: bisect_text(data), html_path)
+    emit(data if as_json else None, lambda: bisect_text(data), html_path)
     sys.exit(EXIT_BROKEN if data.get("first_bad") else EXIT_OK)
 
 
@@ -433,16 +308,16 @@ def compare(paths, as_json, html_path, no_checkpoints):
 
     if len(paths) < 2:
         raise click.UsageError("compare needs at least two run folders")
-    _writable(html_path, "--html")
-    progress = _progress()
+    writable(html_path, "--html")
+    progress = progress_line()
     result = run_compare(list(paths), check_checkpoints=not no_checkpoints, progress=progress)
-    _end_progress(progress)
+    end_progress(progress)
     if html_path is not None:
         from .report.compare_html import write_compare_html
 
-        with _writing(html_path, "--html"):
+        with writing(html_path, "--html"):
             write_compare_html(result, html_path)
-    _emit(result.to_dict() if as_json else None, lambda: comparison_text(result), html_path)
+    emit(result.to_dict() if as_json else None, lambda: comparison_text(result), html_path)
     sys.exit(EXIT_BROKEN if any(r.status == "broken" for r in result.runs) else EXIT_OK)
 
 
@@ -461,22 +336,22 @@ def watch(path, interval, json_lines, fail_on, max_polls, no_checkpoints):
     Exit 1 when an error-level finding was reported (or one at --fail-on), 0 otherwise; Ctrl-C stops.
     Example: forensics watch ./output/ --fail-on error --interval 30
     """
+    from .report.text import watch_checkpoint_line, watch_finding_line
     from .watch import at_least, watch as follow
 
     worst_seen = False
     try:
         for result in follow(path, interval=interval, max_polls=max_polls, check_checkpoints=not no_checkpoints):
             for event in result.checkpoints:
-                _say(json.dumps(event.to_dict()) if json_lines
-                           else f"checkpoint {event.name}: {event.status}")
+                say(json.dumps(event.to_dict()) if json_lines else watch_checkpoint_line(event))
             for f in result.findings:
-                _say(json.dumps({"event": "finding", **f.to_dict()}, allow_nan=False) if json_lines
-                           else f"step {f.step}  {f.severity:<7}  {f.kind}: {f.message}")
+                say(json.dumps({"event": "finding", **f.to_dict()}, allow_nan=False) if json_lines
+                    else watch_finding_line(f))
                 worst_seen |= f.severity == "error"
                 if fail_on and at_least(f, fail_on):
                     sys.exit(EXIT_BROKEN)
             for s in result.skipped:
-                _say(f"forensics: skipped {s}", err=True)
+                say(f"forensics: skipped {s}", err=True)
     except KeyboardInterrupt:
         pass
     sys.exit(EXIT_BROKEN if worst_seen else EXIT_OK)
@@ -504,24 +379,13 @@ def replay(checkpoint, text, dtype, tokens, seed, as_json):
     Example: forensics replay ./output/checkpoint-3600 --dtype fp16
     """
     from .replay import replay as run_replay
+    from .report.text import replay_text
 
     result = run_replay(checkpoint, text=text, dtype=dtype, tokens=tokens, seed=seed)
     if as_json:
-        _dump_json(result.to_dict())
+        dump_json(result.to_dict())
     else:
-        _say(str(result))
-        if result.missing_weights:
-            _say(f"  warning: {len(result.missing_weights)} weights missing from the checkpoint (random "
-                       f"init): {', '.join(result.missing_weights[:3])}")
-        shown = result.frames or result.largest
-        _say(f"  {'dtype ' + result.dtype + ' (' + result.dtype_source + '), ' + result.device}; "
-                   + ("the modules that ran up to it:" if result.frames else "the largest outputs:"))
-        for f in shown:
-            flag = "  <- first" if f is shown[-1] and result.frames else ""
-            out = "-" if f.absmax is None else f"{f.absmax:.4g}"
-            seen = "-" if f.input_absmax is None else f"{f.input_absmax:.4g}"
-            _say(f"  {f.module:48} {f.type:22} in {seen:>10}{'!' if f.input_nonfinite else ' '} "
-                       f"out {out:>10}  nan {f.nan:<6} inf {f.inf:<6}{flag}".rstrip())
+        say(replay_text(result))
     sys.exit(EXIT_BROKEN if result.first_bad else EXIT_OK)
 
 
@@ -534,7 +398,7 @@ def main():
         code = cli.main(prog_name="forensics", standalone_mode=False)
     except click.UsageError as err:
         hint = f" (see: forensics {err.ctx.info_name} --help)" if err.ctx is not None and err.ctx.parent else ""
-        _say(f"forensics: {err.format_message()}{hint}", err=True)
+        say(f"forensics: {err.format_message()}{hint}", err=True)
         sys.exit(EXIT_USAGE)
     except click.Abort:
         sys.exit(130)

@@ -19,6 +19,7 @@ import pandas as pd
 from pandas.arrays import FloatingArray
 
 from .errors import BadOption
+from .findings import text_columns
 from .timeline import Timeline
 
 
@@ -85,7 +86,7 @@ def _relative(source: str, root: Path | None) -> str:
 def write_table(table: pd.DataFrame, path: Path, fmt: str) -> None:
     """Write `table` as "csv" or "parquet"; NaN as `nan`, missing as empty (CSV) or null (Parquet)."""
     if fmt == "parquet":
-        _require_pyarrow("--parquet")
+        require_pyarrow("--parquet")
         import pyarrow.parquet as pq
 
         # through a handle we opened: given a path, pyarrow deletes it when the write fails (a full disk), and a
@@ -101,6 +102,16 @@ def write_table(table: pd.DataFrame, path: Path, fmt: str) -> None:
         pacsv.write_csv(_arrow(table.assign(**as_text)), path)
     else:
         _pandas_csv(table, path)
+
+
+def write_stats_csv(stats: pd.DataFrame, path: Path) -> None:
+    """Write a checkpoint's per-tensor stats (`scan_table`) as CSV, where "nan" only ever marks a number that is NaN:
+    a missing text cell (a tensor outside every block, no note) is written empty."""
+    _text_cells_blank(stats).to_csv(path, index=False, na_rep="nan")
+
+
+def _text_cells_blank(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(**{c: frame[c].astype(object).where(frame[c].notna(), "") for c in text_columns(frame)})
 
 
 def _arrow(table: pd.DataFrame):
@@ -131,6 +142,6 @@ def _has_pyarrow() -> bool:
     return True
 
 
-def _require_pyarrow(option: str) -> None:
+def require_pyarrow(option: str) -> None:
     if not _has_pyarrow():
         raise BadOption(f"{option} needs pyarrow: pip install 'forensics[export]'")

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from forensics.cli import _eta, cli
+from forensics.cli import cli
+from forensics.cli_output import eta
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"
@@ -127,7 +128,7 @@ def test_timeline_parquet_keeps_nan_and_null_apart(tmp_path):
 
 def test_progress_estimates_time_left_from_n_of_m():
     started: dict = {}
-    assert _eta("checking checkpoint 1 of 10: a", started) == ""
+    assert eta("checking checkpoint 1 of 10: a", started) == ""
     started[10] = (started[10][0] - 5.0, 1)  # 5 s for the first one
-    assert _eta("checking checkpoint 2 of 10: b", started).startswith(", about 40 s")
-    assert _eta("reading trainer_state.json", started) == ""
+    assert eta("checking checkpoint 2 of 10: b", started).startswith(", about 40 s")
+    assert eta("reading trainer_state.json", started) == ""

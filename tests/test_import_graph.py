@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analyzers", "causes", "profile"),                                     # judge
     ("report",),                                                            # render
     ("analysis", "bisection", "compare", "watch", "store", "replay"),                 # use cases
-    ("cli", "__main__", "forensics"),                                       # shells and the package
+    ("cli", "cli_output", "__main__", "forensics"),                         # shells and the package
 )
 LOWER = ("run", "run_layout", "log_hints", "timeline", "ingest", "checkpoints")
 JUDGING_OR_RENDERING = ("analyzers", "causes", "report")

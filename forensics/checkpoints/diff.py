@@ -21,7 +21,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from ..errors import UnreadableFile
+from ..errors import BadOption, UnreadableFile
 from ..findings import Skipped, json_safe
 from .blocks import block_of, block_sort_key
 from .dtypes import WIDEN, WIDEN_FOR_SUMS, Scratch, magnitude_value
@@ -76,6 +76,16 @@ def diff_table(a, b, *, workers: int | None = None, chunk_bytes: int = DEFAULT_C
     ordered = frame.assign(_o=order).sort_values(["_o", "n_nonfinite_b"], ascending=False, kind="stable") \
         .drop(columns="_o").reset_index(drop=True)
     return TensorTable(ordered, tuple(skipped_a + skipped_b + errors))
+
+
+def require_one_model(changes: pd.DataFrame, a, b) -> None:
+    """Raise BadOption where under half the rows of `diff_checkpoints` compared a tensor both sides hold (no `note`):
+    checkpoints of different models share few tensor names, and comparing them tensor by tensor means nothing."""
+    total = len(changes)
+    shared = int(changes["note"].isna().sum()) if total else 0
+    if total and shared < total / 2:
+        raise BadOption(f"{a} and {b} share {shared} of {total} tensor names: they are not checkpoints of one "
+                        "model, so a tensor-by-tensor diff would mean nothing")
 
 
 def change_records(frame: pd.DataFrame) -> list[dict]:

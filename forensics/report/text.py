@@ -293,6 +293,35 @@ def diff_text(changes: pd.DataFrame, a, b, top: int = 20) -> str:
     return printable("\n".join(lines), keep_lines=True)
 
 
+def replay_text(result) -> str:
+    """The replay's verdict, the weights missing from the checkpoint, then the modules that ran up to the first one past
+    its dtype's limit (or, where none was, the largest outputs), one a line."""
+    lines = [str(result)]
+    if result.missing_weights:
+        lines.append(f"  warning: {len(result.missing_weights)} weights missing from the checkpoint (random "
+                     f"init): {', '.join(result.missing_weights[:3])}")
+    shown = result.frames or result.largest
+    lines.append(f"  {'dtype ' + result.dtype + ' (' + result.dtype_source + '), ' + result.device}; "
+                 + ("the modules that ran up to it:" if result.frames else "the largest outputs:"))
+    for f in shown:
+        flag = "  <- first" if f is shown[-1] and result.frames else ""
+        out = "-" if f.absmax is None else f"{f.absmax:.4g}"
+        seen = "-" if f.input_absmax is None else f"{f.input_absmax:.4g}"
+        lines.append(f"  {f.module:48} {f.type:22} in {seen:>10}{'!' if f.input_nonfinite else ' '} "
+                     f"out {out:>10}  nan {f.nan:<6} inf {f.inf:<6}{flag}".rstrip())
+    return "\n".join(lines)
+
+
+def watch_checkpoint_line(event) -> str:
+    """A checkpoint `watch` saw settle, in one line."""
+    return f"checkpoint {event.name}: {event.status}"
+
+
+def watch_finding_line(f) -> str:
+    """A finding `watch` reports, in one line: its step, severity, kind and message."""
+    return f"step {f.step}  {f.severity:<7}  {f.kind}: {f.message}"
+
+
 def bisect_text(data: dict) -> str:
     """The bisect verdict from its JSON form: last good, first bad, what broke, what the logs say."""
     lines = []
