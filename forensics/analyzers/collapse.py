@@ -41,8 +41,9 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from .late_passes import memorized_over_late_passes
-from .memorization import (dated_from_settling, held_out_loss_names, memorization_level, memorized_in_a_staircase,
-                           memorized_without_eval, phase_ends, phases, told_by_train_loss, with_eval_like_training)
+from .memorization import (held_out_loss_names, memorization_level, memorized_in_a_staircase, memorized_without_eval,
+                           phase_ends, phases, told_by_train_loss, with_eval_like_training)
+from .memorization_onset import dated_from_settling
 from .metrics import (GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, lr_restart_steps, real_loss,
                       true_runs)
 from .overfitting import EVAL_LOSS, eval_loss_names

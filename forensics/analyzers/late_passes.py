@@ -13,7 +13,8 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .memorization import FELL_AFTER, MANY_PASSES, STAIR_LEVEL, settled_from
+from .memorization import MANY_PASSES, STAIR_LEVEL
+from .memorization_onset import FELL_AFTER, settled_from
 from .metrics import LOSS, format_number, passes_over_data
 
 

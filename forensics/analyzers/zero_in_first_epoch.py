@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .memorization import levelled_off_position
+from .memorization_onset import levelled_off_position
 from .metrics import (EVAL_ACCURACY_KEYS, GRAD_NORM, LOSS, PASSES, Metrics, epoch_at, finite, format_number,
                       is_preference_log, passes_over_data, real_loss, true_runs)
 from .overfitting import EVAL_LOSS, eval_loss_names
