@@ -35,10 +35,10 @@ from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_
 from .console_lines.nanogpt import (_CHAR_RNN, _COLON_STEP, _LLMC_STEP, _LLMC_VAL, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP,
                                     _STEP_NAME_VALUE, _char_rnn, _colon_pairs, _llmc_console, _llmc_val, _nanochat_step, _nanogpt,
                                     _pipe_step, _step_name_value)
-from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY,
-                                         _EPOCH_SPLIT_LOSSES, _KEY_VALUE_START, _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR,
-                                         _bare_pipe_step, _epoch_bracket, _epoch_split_losses, _hand_written,
-                                         _key_values, _tqdm_postfix, _uncounted_key_values)
+from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY, _EPOCH_SPLIT_LOSSES,
+                                         _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR, _epoch_bracket, _epoch_split_losses,
+                                         _hand_written, _tqdm_postfix)
+from .console_lines.key_values import _KEY_VALUE_START, _bare_pipe_step, _key_values, _uncounted_key_values
 from .console_lines.stepless import _BPC_PRINT, _PTB_EPOCH, _PTB_PROGRESS, bpc_print, ptb_epoch, ptb_progress
 
 # what the console readers and the run profile import from here
