@@ -135,6 +135,12 @@ def readme_log(chunk: bytes) -> bool:
     return bool(_RESULTS_TABLE.search(chunk)) or _at_least(_LOG_DICT, chunk, _README_DICTS)
 
 
+# A pandas DataFrame of per-epoch results as its repr prints it (`ingest.dataframe_table`): a header of names, one of
+# them a loss, its index named epoch (or step) on the next line or an epoch column, then a row of numbers
+_HISTORY_TABLE = re.compile(rb"(?m)^(?=[^\n]*loss)[ \t]+[A-Za-z_][\w \t]*\n(?:epoch|step)[ \t]*\n[ \t]*\d+[ \t]+[-+\d.nN]"
+                            rb"|^(?=[^\n]*loss)(?=[^\n]*\b(?:epoch|step)\b)[ \t]*[A-Za-z_][\w \t]*\n[ \t]*\d+[ \t]+[-+\d.nN]")
+
+
 # The same table as HTML, as Jupyter displays it (a notebook's output, nbconvert's Markdown export): its header cells
 _TRAINER_TABLE_HTML = re.compile(rb"<th\b[^>]*>\s*(?:Training|Validation)(?:\s|&nbsp;|&#160;)+Loss\s*</th>")
 
@@ -162,7 +168,8 @@ def log_hinted(chunk: bytes) -> bool:
     chunk = _STAMP_BYTES.sub(b"", chunk) if _STAMP_BYTES.match(chunk) else chunk
     # a tqdm bar's carriage returns end lines too (a Windows line end is one line end, not two)
     chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in chunk else chunk
-    if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk) or _TRAINER_TABLE_HTML.search(chunk):
+    if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk) or _TRAINER_TABLE_HTML.search(chunk) or (
+            b"loss" in chunk and _HISTORY_TABLE.search(chunk)):
         return True
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
             or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES) or _at_least(_BARE_EPOCH_RECORD_HINT, chunk, _LOOSE_LINES)

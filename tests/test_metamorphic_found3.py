@@ -5,7 +5,6 @@ where the tool's answer changes though the run did not. Each builds the transfor
 case file and asserts the answer the tool gives on the untouched notebook. Each fails on the code it was found on."""
 from __future__ import annotations
 
-import pytest
 
 import json
 import re
@@ -190,13 +189,12 @@ def test_markdown_export_agallardom_tables_not_judged_unlearned(tmp_path):
 
 # --- 4. (bench `ipynb`, over every console case) a `step<TAB>loss` table printed in a cell ---------------------------
 
-@pytest.mark.xfail(strict=True, reason="a step<TAB>loss table printed in a notebook cell is not read as a console (a metrics table is read from its own file only; left open: the least plausible shape)")
 def test_step_table_printed_in_a_cell_is_read(tmp_path):
     """Jayant's train.log is a bare `step\\tloss` table, read as a metrics table (run._is_metrics_table) where it is
-    a .log; printed as a notebook cell's stdout (`print(df.to_csv(sep="\\t", index=False))`), the sniff (_hinted:
-    _RESULTS_TABLE wants a Training/Validation Loss header) passes it over, and the notebook reader's console reader
-    (stdout.read_console) reads no metric from it even when the .ipynb is named: memorization at 4170 -> 'no
-    training logs'. The only case of the 90 the `ipynb` transform applies to that changes."""
+    a .log; printed as a notebook cell's stdout (`print(df.to_csv(sep="\\t", index=False))`) it once read as 'no
+    training logs' (the sniff wanted a Training/Validation Loss header, and no console reader took the rows). A
+    DataFrame-shaped history table (a header naming a loss and a step or epoch, a row of numbers a line:
+    ingest.dataframe_table, run._HISTORY_TABLE) is now read from a console too: memorization at 4170 as from the .log."""
     run = case_copy(tmp_path, "Jayant-Guru-Shrivastava_ERAV4-Session11-shakespeare-gpt2-124M")
     log = run / "train.log"
     nb = {"cells": [{"cell_type": "code", "execution_count": 1, "metadata": {}, "source": ["print(log_df.to_csv(sep='\\t', index=False))\n"],

@@ -34,6 +34,7 @@ from .console_lines.toolkits import fairseq_dict_in_nats
 from .console_lines.unsloth import MARKER as UNSLOTH_TRAIN_MARKER, UnslothTrainPrints
 from .pretrain_lines import STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, parse_line
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
+from .dataframe_table import DataFrameTable
 
 
 # a dict line, with the step a prefix may give: `Step: 12 {...}`, OpenRLHF's `✨ Global step 12: {...}`, slime's
@@ -131,8 +132,9 @@ class _Scanner:
         self.info_logger = InfoLoggerRecords() if INFO_LOGGER_MARKER in text else None
         estimator = OneLineRecords(tf_estimator.read_line) if any(m in text for m in tf_estimator.MARKERS) else None
         values_first = OneLineRecords(value_first.read_line) if value_first.MARKER in text else None
+        history = DataFrameTable() if "loss" in text else None  # a pandas DataFrame of per-epoch results
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
-                                        self.info_logger, estimator, values_first, self.bare_epochs)
+                                        self.info_logger, estimator, values_first, self.bare_epochs, history)
                        if t is not None)
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
             TQDM_LOSS_POSTFIX.search(text)) or has_generic_line(text)

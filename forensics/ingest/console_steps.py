@@ -17,6 +17,7 @@ from ..restarts import epoch_past_the_start
 from .bar_after_the_dicts import dated_back, reading_after, steps_per_epoch_by_reading, tail_bar_total
 from .closing_summary import dated_by_train_output
 from .console_scan import AT_STEP_LINE, EXPLICIT_STEP_KEYS
+from .evaluations_only import RULE as EVALS_BY_EPOCH, dated_by_their_epochs
 from .stated_logging import StatedLogging
 
 
@@ -76,10 +77,12 @@ def dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | 
     else the finished bar's total over the closing summary's epoch) put them more than `_POSITION_SLACK` logging
     intervals (or a hundredth of an epoch, the rounding of a printed epoch) away from their positions, the epochs
     date them. `stated`: the logging interval the run states (`stated_logging`), for the position rule. A closing
-    summary is then put at its TrainOutput's global step (`closing_summary`).
+    summary is then put at its TrainOutput's global step (`closing_summary`), and where no train dict was logged the
+    eval dicts at their epochs by it (`evaluations_only`).
     """
     steps, how = _dated_by_rules(events, train_total, per_epoch, stated)
-    return dated_by_train_output(events, steps), how
+    steps, by_epochs = dated_by_their_epochs(events, dated_by_train_output(events, steps))
+    return steps, (f"{how}; {EVALS_BY_EPOCH}" if how else EVALS_BY_EPOCH) if by_epochs else how
 
 
 def _dated_by_rules(events: list[tuple], train_total: int | None, per_epoch: float | None,

@@ -143,15 +143,20 @@ def _runs(shown: list[list[tuple[str, str]]], path: Path) -> list[list[int]]:
 
 
 def _training_steps(text: str, path: Path) -> tuple[list[int], set[int]]:
-    """The steps at which one cell's outputs log a training metric (not an evaluation's, not a closing summary), and
-    the model sizes its banners state: a cell whose steps carry on from the last training's is a new training all the
+    """The steps at which one cell's outputs log a training metric (not an evaluation's, not a closing summary), else
+    those of its evaluations where it closes with train()'s summary (a run of fewer steps than its logging_steps logs
+    only those: ANURAGMN_benchmarkingRougeBLEU, 248 steps under the default 500), and the model sizes its banners
+    state: a cell whose steps carry on from the last training's is a new training all the
     same where it builds a model of another size (ParlAI's tutorial trains a 87.5M transformer to update 1716, then a
     16.8M LSTM of its own from scratch, whose first report is at update 1828: ameerfayiz_ML-notebooks)."""
     if not text:
         return [], set()
     records = stdout.read_console(text, path, [])
     frame = records.frame
-    trained = frame[~frame["metric"].str.startswith("eval_") & ~frame["metric"].isin(_SUMMARY)]
+    evaluated = frame["metric"].str.startswith("eval_")
+    trained = frame[~evaluated & ~frame["metric"].isin(_SUMMARY)]
+    if trained.empty and frame["metric"].eq("train_runtime").any():
+        trained = frame[evaluated]  # a run shorter than its logging interval: its evaluations, then its summary
     return sorted(set(trained["step"].astype(int))), {b.all_params for b in records.banners if b.all_params}
 
 
