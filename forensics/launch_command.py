@@ -15,6 +15,7 @@ from typing import Any
 
 COMMAND_FILE_BYTES = 16384  # a command file, or a launch script, is small: a bigger text is a log or a document
 LAUNCHER_KEY = "_launcher"  # the launched program, where it names a framework
+SCRIPT_KEY = "_script"  # the Python script the command runs (`train_pretrain.py`), where it names one
 # The launched program or module -> the framework it is (the others say nothing of the framework).
 LAUNCHER_FRAMEWORKS = {"llamafactory-cli": "llamafactory", "swift": "swift", "axolotl": "axolotl",
                        "axolotl.cli.train": "axolotl"}
@@ -65,9 +66,23 @@ def one_launch(text: str) -> dict[str, Any]:
         launcher = program if program in LAUNCHER_FRAMEWORKS else module
         if launcher in LAUNCHER_FRAMEWORKS:
             args[LAUNCHER_KEY] = launcher
+        script = launched_script(argv)
+        if script is not None:
+            args[SCRIPT_KEY] = script
         if args not in found:
             found.append(args)
     return found[0] if len(found) == 1 else {}
+
+
+def launched_script(argv: list[str]) -> str | None:
+    """The file name of the Python script a command runs: its first word ending in `.py` (after the launcher's own
+    options: `torchrun --nproc_per_node 2 train_pretrain.py ...`), or None.
+
+    >>> launched_script(["--nproc_per_node", "2", "trainer/train_pretrain.py", "--epochs", "1"])
+    'train_pretrain.py'
+    """
+    script = next((word for word in argv if word.endswith(".py") and not word.startswith("-")), None)
+    return None if script is None else script.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def holds_one_launch(chunk: bytes) -> bool:

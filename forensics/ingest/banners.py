@@ -31,6 +31,10 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
   iters: 600` (`Starting ORPO training..., iters: 500`: the objective it trains) and its step lines, `Iter 10: Train
   loss 2.416, Learning Rate 1.000e-05, It/sec 3.374, Tokens/sec 875.431, ...` and `Iter 1: Val loss 2.247, Val took
   4.935s` (kind "mlx_trainer", once a log: the start line where there is one).
+* MiniMind's `init_model` (trainer/trainer_utils.py), as it builds the model: `Model Params: 63.91M` then `Trainable
+  Params: 63.912M`, in millions to two and three decimals (kind "minimind"); equal within that rounding, every weight
+  is trainable. Its train_lora.py counts before applying LoRA and then again: `LLM 总参数量: 7.356 M` (the whole) and
+  `LoRA 参数量: 0.262 M` (the adapter, the only weights it trains).
 * LLaMA-Factory's own loggers (`llmtuner.*` before v0.6, then `llamafactory.*`), named on each of their lines.
 * Unsloth, on loading the model: `==((====))==  Unsloth 2024.8: Fast Llama patching. ...` and
   four more lines (GPU, Pytorch, `Bfloat16 = FALSE`, licence); on training:
@@ -87,6 +91,12 @@ _MLX_LORA_TRAINABLE = re.compile(r"^Trainable parameters (\d+\.\d{3})M\s*$")
 _MLX_LORA_TOTAL = re.compile(r"^Total parameters \d+\.\d{3}M\s*$")
 _MLX_START = re.compile(r"^Starting (?:(DPO|ORPO|CPO|KTO|GRPO|PPO|Online DPO|XPO|RLHF) )?training\.\.\., "
                         r"iters: \d+\s*$")
+# MiniMind's counts (module docstring); a MoE prints its total and active counts, `Model Params: 198.3M-A63.9M`
+_MINIMIND_TOTAL = re.compile(r"^Model Params: (\d+(?:\.\d+)?)M(?:-A\d+(?:\.\d+)?M)?\s*$")
+_MINIMIND_TRAINABLE = re.compile(r"^Trainable Params: (\d+(?:\.\d+)?)M\s*$")
+_MINIMIND_LORA_TOTAL = re.compile(r"^LLM 总参数量: (\d+(?:\.\d+)?) M\s*$")
+_MINIMIND_LORA = re.compile(r"^LoRA 参数量: (\d+(?:\.\d+)?) M\s*$")
+_MINIMIND_ROUNDING = 5500  # parameters: the total is printed to 0.01M, the trainable count to 0.001M
 _MLX_STEP = re.compile(r"^Iter \d+: (?:Train loss \S+, .*\bIt/sec [\d.]+|Val loss \S+, .*\bVal took [\d.]+s)")
 
 
@@ -103,6 +113,11 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
             total = m and (m.group(2) or m.group(3))
             found.append(Banner("unsloth", "\n".join(block), _count(m.group(1)) if m else None,
                                 _count(total) if total else None, source))
+        elif line.startswith(("Model Params: ", "LLM 总参数量: ")) and (m := _MINIMIND_TOTAL.match(line)
+                                                                       or _MINIMIND_LORA_TOTAL.match(line)):
+            counts = _minimind_counts(lines, i, m, source)
+            if counts is not None:
+                found.append(counts)
         elif _LLAMAFACTORY.search(line) and not any(b.kind == "llamafactory" for b in found):
             found.append(Banner("llamafactory", line.strip()[:300], None, None, source))
         elif _WEBUI.search(line) and not any(b.kind == "webui" for b in found):
@@ -158,6 +173,22 @@ def mlx_objective(banner: Banner) -> str | None:
     return m.group(1).lower().replace(" ", "_") if m and m.group(1) else None
 
 
+def _minimind_counts(lines: list[str], i: int, total: re.Match, source: str) -> Banner | None:
+    """MiniMind's whole-model count with its trainable (or LoRA) count on the next line, as a banner; or None. The
+    trainable count `init_model` prints is every weight, within the rounding of the two prints (both counts are then
+    the trainable one: jingyaogong_minimind_issue634, 7.28M and 7.279M); where the log names an adapter after it,
+    train_lora.py froze all but its LoRA after that count, and its own pair says what was trained."""
+    following = next((x.strip() for x in lines[i + 1:i + 3] if x.strip()), "")
+    lora = total.re is _MINIMIND_LORA_TOTAL
+    m = (_MINIMIND_LORA if lora else _MINIMIND_TRAINABLE).match(following)
+    if m is None or not lora and any(_ADAPTER_NAMED.search(x) for x in lines[i + 2:]):
+        return None
+    whole, trainable = (round(float(g) * 1e6) for g in (total.group(1), m.group(1)))
+    if not lora and abs(whole - trainable) <= _MINIMIND_ROUNDING:
+        whole = trainable
+    return Banner("minimind", f"{total.string.strip()}\n{following}", trainable, whole, source)
+
+
 def _parameter_summary(lines: list[str], i: int, trainable: re.Match, source: str) -> Banner | None:
     """A `Trainable params: N` line with its summary's `Total params: M` within `_SUMMARY_REACH` lines."""
     near = lines[max(0, i - _SUMMARY_REACH):i + _SUMMARY_REACH + 1]
@@ -201,7 +232,7 @@ def may_hold_banners(text: str) -> bool:
     """A cheap test before splitting a log into lines to look for banners."""
     return any(mark in text for mark in ("trainable", "Trainable", "Unsloth", "LoRA training run", "Training_PRO",
                                          "compute dtype", "llmtuner.", "llamafactory.", "It/sec", "Val took",
-                                         "training..., iters"))
+                                         "training..., iters", "参数量"))
 
 
 def _count(text: str) -> int:

@@ -11,6 +11,8 @@ RunConfig keys the run profile reads, only where the argument's meaning is fixed
 * a LoRA switch, `--lora_enable True` (LLaVA's train.py) or `--use_lora True`: `adapter.peft_type` "LORA" (with
   LLaVA's `--bits 4`, a 4-bit base: QLoRA).
 * `--model_name_or_path`: `model.name_or_path` (a name, read for the model's size as any model name is);
+* the Python script the command runs (`train_pretrain.py`): `launch.script`, a name of the run's own (its words may say
+  the stage, as MiniMind's train_pretrain.py / train_full_sft.py / train_lora.py / train_dpo.py do);
 * the program that was launched, where it is a framework's own: `llamafactory-cli train` (LLaMA-Factory), `swift
   sft|pt|rlhf` (ms-swift), `axolotl train` / `-m axolotl.cli.train` (Axolotl): `_framework`;
 * ms-swift's own `--train_type` (`--tuner_type`, v2's `--sft_type`), `--torch_dtype`, `--quant_bits` and `--model` on a
@@ -30,7 +32,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..launch_command import COMMAND_FILE_BYTES, LAUNCHER_FRAMEWORKS, LAUNCHER_KEY, arguments, one_launch, words
+from ..launch_command import (COMMAND_FILE_BYTES, LAUNCHER_FRAMEWORKS, LAUNCHER_KEY, SCRIPT_KEY, arguments,
+                              launched_script, one_launch, words)
 from ._jsonfile import read_json_object
 from .framework_configs import llamafactory_values, swift_values
 
@@ -49,6 +52,8 @@ def config_values(args: dict[str, Any]) -> dict[str, Any]:
     launcher = args.get(LAUNCHER_KEY)
     if isinstance(launcher, str) and launcher in LAUNCHER_FRAMEWORKS:
         out["_framework"] = LAUNCHER_FRAMEWORKS[launcher]
+    if isinstance(args.get(SCRIPT_KEY), str):  # its name may say the stage it runs (the run profile reads it)
+        out["launch.script"] = args[SCRIPT_KEY]
     if isinstance(args.get("model_name_or_path"), str):
         out["model.name_or_path"] = args["model_name_or_path"]
     if "stage" in args and "finetuning_type" in args:  # LLaMA-Factory's own arguments, as a pair
@@ -88,7 +93,10 @@ def console_arguments(text: str) -> dict[str, Any]:
     m = _DEEPSPEED_CMD.search(text) if "runner.py" in text else None
     if m is None:
         return one_launch(text)
-    return {k: v for k, v in arguments(words(m.group(1))).items() if isinstance(v, (str, bool))}
+    argv = words(m.group(1))
+    args = {k: v for k, v in arguments(argv).items() if isinstance(v, (str, bool))}
+    script = launched_script(argv)
+    return {**args, SCRIPT_KEY: script} if script else args
 
 
 def read_command_file(path: Path) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from ..run_layout import RunLayout
 from ..timeline import step_from_name
 
 _NAME_KEYS = ("model.name_or_path", "model._name_or_path", "output_dir", "run_name", "logging_dir", "hub_model_id",
-              "best_model_checkpoint", "adapter.base_model_name_or_path")
+              "best_model_checkpoint", "adapter.base_model_name_or_path", "launch.script")
 
 _RUN_FOLDER = "the run folder's name"
 

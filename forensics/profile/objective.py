@@ -12,10 +12,10 @@ from ..ingest.banners import mlx_objective
 from ..ingest.pretrain_lines import PRETRAINING_KINDS
 from ..timeline import Timeline
 from .losses import (_first_loss_above, _pairwise_loss_at_chance, _starts_at_random_guess, _training_losses, _NEAR_LN2,
-                     SMALLEST_VOCABULARY, random_guess_range)
+                     random_guess_range)
 from .names import _MODEL_NAME_KEYS, _RUN_FOLDER, _word_in
 from .record import UNKNOWN
-from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class
+from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class, _unsloth_sft_class
 
 # (TRL's DPO logs `nll_loss` too where rpo_alpha is set: ORPO is told by its odds-ratio terms)
 _PREFERENCE_ALGOS = (("kto", ("rewards/chosen_sum", "logps/chosen_sum")), ("orpo", ("log_odds_ratio", "log_odds_chosen")),
@@ -212,8 +212,8 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
 
 
 # Text language-model families whose released checkpoints tokenize into subwords, tens of thousands of them (GPT-2
-# 50,257; BERT 21,128 to 119,547; LLaMA 32,000 up). Protein and DNA families (ESM's 33 tokens) are not named; ProtBert's
-# 30 amino acids under model_type bert are under `SMALLEST_VOCABULARY`, not read either.
+# 50,257; BERT 21,128 to 119,547; LLaMA 32,000 up). Protein and DNA families (ESM's 33 tokens) are not named; a fine-tune
+# of ProtBert (30 amino acids under model_type bert) names it in its config's `_name_or_path`, which the rule declines.
 _SUBWORD_FAMILIES = ("gpt2", "gpt_neo", "gpt_neox", "gptj", "openai-gpt", "llama", "mistral", "qwen2", "qwen3", "opt",
                      "bloom", "bert", "roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2")
 _LM_HEADS = ("LMHeadModel", "ForCausalLM", "ForMaskedLM")
@@ -236,7 +236,10 @@ def _fresh_model_config(config: RunConfig) -> str | None:
     if not heads or family not in _SUBWORD_FAMILIES or pretrained_base(config) is not None \
             or (isinstance(named, str) and named.strip()):
         return None
-    if not isinstance(vocab, int) or not SMALLEST_VOCABULARY <= vocab < _SMALLEST_RELEASED_SUBWORDS:
+    # (no floor: `SMALLEST_VOCABULARY` is for comparing a first loss with ln V, where a few classes' ln V is a
+    # classifier's level; an LM head over an alphabet of its own is trained from scratch whatever its size, as
+    # EnthusiasticTeslim_CSC7343-FinalProject's BertForMaskedLM over 25 symbols)
+    if not isinstance(vocab, int) or not 1 < vocab < _SMALLEST_RELEASED_SUBWORDS:
         return None
     return (f"a {heads[0]} with its own {vocab}-token vocabulary, which no released {family} checkpoint has, and no "
             f"trained model named ({config.source_of('model.vocab_size')})")
@@ -256,7 +259,10 @@ def _where_the_loss_starts(fresh: float, vocab, config: RunConfig) -> str:
 def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
                          metrics: set) -> tuple[str, str | None] | None:
     """The run's own names, its instruction data, an adapter's task, a trained encoder-decoder."""
-    own = [(text, where) for text, where in names if not where.startswith(_MODEL_NAME_KEYS)]
+    # (a launched script whose name says two stages, `pretrain_and_sft.py`, runs both: which one this log is, it does
+    # not say)
+    own = [(text, where) for text, where in names if not where.startswith(_MODEL_NAME_KEYS)
+           and not (where.startswith(_SCRIPT_KEY) and _stages_named(text) > 1)]
     supervised = _supervised_lm(config, timeline)
     for word, (objective, algo) in _NAME_OBJECTIVES:
         if word in _FINE_TUNE_WORDS and not supervised:
@@ -270,6 +276,11 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
         if found:
             evidence["objective"] = found
             return objective, algo
+    unsloth = _unsloth_sft_class(config)
+    if unsloth is not None and "loss" in metrics and supervised:  # (after the names: continued pre-training uses it too)
+        evidence["objective"] = (f"{unsloth} ({_trainer_source(config)}), Unsloth's subclass of TRL's SFTTrainer and its "
+                                 "arguments, and no name of the run says continued pre-training: supervised fine-tuning")
+        return "sft", None
     shown = next(((src, m["console_instruction_data"]) for src, m in timeline.meta.items()
                   if m.get("console_instruction_data")), None)
     if shown is not None and "loss" in metrics and supervised:
@@ -294,6 +305,14 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
                                  "supervised (sequence-to-sequence) fine-tuning")
         return "sft", None
     return None
+
+
+def _stages_named(text: str) -> int:
+    """How many objectives the words of `text` say (`_NAME_OBJECTIVES`)."""
+    return len({objective for word, (objective, _) in _NAME_OBJECTIVES if _word_in([(text, "")], word)})
+
+
+_SCRIPT_KEY = "launch.script"
 
 
 def pretrained_base(config: RunConfig, first_loss: float | None = None) -> tuple[str, str] | None:

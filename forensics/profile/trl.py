@@ -15,7 +15,11 @@ _TRL_CONFIGS = (("SFTConfig", ("sft", None)), ("DPOConfig", ("preference", "dpo"
                 ("CPOConfig", ("preference", "cpo")),
                 ("GRPOConfig", ("rl", "grpo")), ("RLOOConfig", ("rl", "rloo")), ("PPOConfig", ("rl", "ppo")),
                 ("RewardConfig", ("reward", None)))
-
+# Unsloth's own classes (unsloth/trainer.py): UnslothTrainer subclasses TRL's SFTTrainer, and UnslothTrainingArguments
+# TRL's SFTConfig (older releases transformers' TrainingArguments), adding embedding_learning_rate. They train on
+# text the way SFTTrainer does, supervised pairs or raw text alike: Unsloth's continued pre-training notebooks use them
+# too (NickKornienko_CMPE-297-HW3, kat-le_cmpe255-unsloth.ai-cpt), so they say sft only where no name says otherwise.
+_UNSLOTH_SFT_CLASSES = ("UnslothTrainer", "UnslothTrainingArguments")
 
 
 def _trl_signs(timeline: Timeline, objective: str) -> bool:
@@ -36,6 +40,15 @@ def _trl_config_class(config: RunConfig) -> tuple[str, tuple[str, str | None]] |
         found = next(((short, said) for suffix, said in _TRL_CONFIGS if is_trl and config_name.endswith(suffix)), None)
         if found:
             return found
+    return None
+
+
+def _unsloth_sft_class(config: RunConfig) -> str | None:
+    """Unsloth's own trainer or arguments class where the run names one (`_UNSLOTH_SFT_CLASSES`), else None."""
+    for key in ("trainer_class", "training_args_class"):
+        name = config.get(key)
+        if isinstance(name, str) and name.rsplit(".", 1)[-1] in _UNSLOTH_SFT_CLASSES:
+            return name.rsplit(".", 1)[-1]
     return None
 
 

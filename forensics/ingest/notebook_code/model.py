@@ -89,7 +89,7 @@ def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, 
     # bitsandbytes peft` installs a library, it sets up nothing)
     if _ADAPTER_WORDS.search(python) or _model_handed_to_own_code(trees):
         return False
-    if loaded and any(name.endswith("Trainer") for name in called) and not _FREEZES.search(python):
+    if loaded and any(name.endswith("Trainer") for name in called) and not _sets_weights_aside(trees, python):
         return True
     return _optimizer_over_a_whole_model(trees) and not _FREEZE_CALLS.search(python)
 
@@ -170,12 +170,13 @@ def _frozen_models(trees: list, models: set[str]) -> set[str | None]:
     = False`, `X.requires_grad_(False)`, `X.lm_head.weight.requires_grad = False`); None for a freeze the code does
     not tie to one of `models`."""
     frozen: set[str | None] = set()
-    looped: set[int] = set()  # the freezes inside a loop over a model's parameters, told by that loop
+    dead = _never_run(trees)  # freezes under a test that never holds set nothing aside
+    looped: set[int] = set(dead)  # the freezes inside a loop over a model's parameters, told by that loop
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
                     and isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr in _PARAMETERS:
-                inner = [n for n in ast.walk(node) if _sets_aside(n)]
+                inner = [n for n in ast.walk(node) if _sets_aside(n) and id(n) not in dead]
                 if inner:
                     root = _root_name(node.iter.func.value)
                     frozen.add(root if root in models else None)
@@ -187,6 +188,37 @@ def _frozen_models(trees: list, models: set[str]) -> set[str | None]:
                 root = _root_name(target)
                 frozen.add(root if root in models else None)
     return frozen
+
+
+def _sets_weights_aside(trees: list, python: str) -> bool:
+    """Whether the code sets weights aside from training: a freeze helper (`_FREEZE_CALLS`), or a `requires_grad =
+    False` (`_FREEZES`) that is not only under a test that can never hold (`_never_run`). Where the text shows a
+    freeze the cells' syntax does not, it counts."""
+    if _FREEZE_CALLS.search(python) or not _FREEZES.search(python):
+        return bool(_FREEZE_CALLS.search(python))
+    dead = _never_run(trees)
+    freezes = [n for tree in trees for n in ast.walk(tree) if _sets_aside(n)]
+    return not freezes or any(id(n) not in dead for n in freezes)
+
+
+def _never_run(trees: list) -> set[int]:
+    """The ids of the nodes under an `if` whose test can never hold (`_never_true`)."""
+    return {id(n) for tree in trees for node in ast.walk(tree) if isinstance(node, ast.If) and _never_true(node.test)
+            for stmt in node.body for n in ast.walk(stmt)}
+
+
+_SPLITS = ("split", "rsplit", "splitlines")
+
+
+def _never_true(test: ast.expr) -> bool:
+    """`name.split('.') == 'encoder'`: the list `str.split` returns compared with a string literal is never equal, so
+    its branch never runs (mitchgauthier_nlp_6120_abs_summarization's 'freeze the encoder' cell, which trains every
+    weight)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr in _SPLITS for x in sides) \
+        and any(isinstance(x, ast.Constant) and isinstance(x.value, str) for x in sides)
 
 
 def _sets_aside(node: ast.AST) -> bool:
