@@ -104,10 +104,15 @@ _UNSLOTH_PRINT = re.compile(rb"(?m)(?:^|(?:it/s|s/it)\])\d{1,12}, [-+]?(?:\d+(?:
 # ppl=7.05`): `_LOOSE_LINES` of them (the reader keeps those whose ppl is exp of a loss)
 _EPOCH_LOSSES_HINT = re.compile(rb"""(?i)(?<![\w/])epoch[ \t]*\d+(?:[ \t]*/[ \t]*\d+)?[ \t]*:[ \t]*train(?:ing)?[ \t]*=[ \t]*"""
                                 rb"""[-+.\dnNiI][^\n]{0,60}?\bppl[ \t]*=[ \t]*[-+.\dnNiI]""")
-# A loop's per-epoch record as bare lines, `epoch 0` then `time 395.9` / `loss 1.788` a line each (14renus_cse291):
-# `_LOOSE_LINES` of them (the shape ingest.console_lines.bare_epochs reads)
-_BARE_EPOCH_RECORD_HINT = re.compile(rb"(?im)^epoch \d{1,9}[ \t]*\n(?:[A-Za-z_]\w{0,40} [-+]?[\d.]+(?:e[-+]?\d+)?[ \t]*\n)*?"
-                                     rb"[A-Za-z_]*loss [-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)[ \t]*$")
+# A loop's record as bare lines under a line that is only its counter, `epoch 0` then `time 395.9` / `loss 1.788` a
+# line each (14renus_cse291), `### ITER 50 ###` then `Train Loss: 2.6893` (AIdventures_flora): `_LOOSE_LINES` of them
+# (the shape ingest.console_lines.bare_epochs reads)
+_BARE_RECORD_NAME = rb"[A-Za-z_]\w{0,40}(?: [A-Za-z_]\w{0,40}){0,2}(?::[ ]*|[ ]+)"
+_BARE_EPOCH_RECORD_HINT = re.compile(rb"(?im)^[#=*\- \t]*(?:epoch|iter(?:ation)?|step)[ \t]*:?[ \t]*\d{1,9}"
+                                     rb"(?:[ \t]*/[ \t]*\d{1,9})?[#=*\- \t]*\n"
+                                     rb"(?:" + _BARE_RECORD_NAME + rb"[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]*\n)*?"
+                                     rb"(?:[A-Za-z_]\w{0,40} ){0,2}[A-Za-z_]*loss(?::[ ]*|[ ]+)"
+                                     rb"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)[ \t]*$")
 # A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
 _PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
 _PRINTED_TENSORS = 5

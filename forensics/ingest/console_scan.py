@@ -7,8 +7,9 @@
   (a `TrainOutput(global_step=N, ..., metrics={...})`'s N);
 * ('bar', n, total): a tqdm progress bar's reading;
 * ('line', StepLine): a step line of a pre-training stack or a small script (`pretrain_lines`), a results table's row
-  (`results_table`), DeepSpeed-Chat's lines (`deepspeed_chat`), in a file with epoch section headers a stepless loss
-  line no other reader took (`console_lines.stepless`);
+  (`results_table`), DeepSpeed-Chat's lines (`deepspeed_chat`), a record of bare lines under a counter line
+  (`console_lines.bare_epochs`), in a file with epoch section headers and no such records a stepless loss line no
+  other reader took (`console_lines.stepless`);
 * ('epoch_header', E, total): such a header (`=== Epoch 3/20 ===`), gone once the lines under it are dated;
 * ('overflow', new_scale[, AT_STEP_LINE]): a loss scaler's overflow (DeepSpeed, apex, DLLogger, a hand-written one);
   ('ds_step', step, skipped): DeepSpeed's `step=N, skipped=K` progress; ('at_minimum',): the scale at its minimum.
@@ -139,8 +140,10 @@ class _Scanner:
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
             TQDM_LOSS_POSTFIX.search(text)) or has_generic_line(text)
         self.results = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
-        # epoch section headers (`=== Epoch 3/20 ===`) date the stepless loss lines under them (`stepless_dating`)
-        self.headers = ("poch" in text or "POCH" in text) and EPOCH_HEADER_MARK.search(text) is not None
+        # epoch section headers (`=== Epoch 3/20 ===`) date the stepless loss lines under them (`stepless_dating`),
+        # unless bare records own the file's counter lines (one owner per header: `console_lines.bare_epochs`)
+        self.headers = self.bare_epochs is None and ("poch" in text or "POCH" in text) \
+            and EPOCH_HEADER_MARK.search(text) is not None
         self.chat = DeepSpeedChat() if any(marker in text for marker in CHAT_MARKERS) else None
         self.block: dict | None = None  # the Trainer's `***** eval metrics *****` block being read
         self.stepped = False  # a step line was read (what comes before it is the script's start-up)
