@@ -22,7 +22,7 @@ and the older 3 (`worksheets`, `pyout`, `pyerr`, mime types as bare keys) are bo
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import UnreadableFile
@@ -128,36 +128,70 @@ _SUMMARY = {"train_loss", "train_runtime", "train_samples_per_second", "train_st
 def _runs(shown: list[list[tuple[str, str]]], path: Path) -> list[list[int]]:
     """The trainings the notebook holds, each the indices of its cells: cells whose outputs log training steps, a
     new training starting where a cell's steps start again at or below where the one before ended (a trial, then the
-    run; an SFT, then a DPO; a cell run again). A cell that carries the steps on (a resume) is the same training."""
+    run; an SFT, then a DPO; a cell run again). A cell that carries the steps on (a resume) is the same training, and
+    so is a cell that shows only a closing summary after a training (`result = trainer.train()`, then `result`)."""
     runs: list[list[int]] = []
     last_step, last_sizes = None, set()
     for i, outputs in enumerate(shown):
-        steps, sizes = _training_steps("".join(text for text, _ in outputs), path)
-        if not steps:
+        cell = _training_steps(outputs, path)
+        if not cell.steps:
             continue
-        if last_step is None or steps[0] <= last_step or (sizes and last_sizes and not sizes & last_sizes):
+        steps, sizes = cell.steps, cell.sizes
+        new = last_step is None or (not cell.closing_only and (
+            steps[0] <= last_step or (sizes and last_sizes and not sizes & last_sizes)))
+        if new:
             runs.append([])
         runs[-1].append(i)
-        last_step, last_sizes = steps[-1], sizes or last_sizes
+        last_step = max(steps[-1], last_step) if cell.closing_only and last_step is not None else steps[-1]
+        last_sizes = sizes or last_sizes
     return runs
 
 
-def _training_steps(text: str, path: Path) -> tuple[list[int], set[int]]:
+@dataclass(frozen=True)
+class _CellTraining:
+    """What one cell's outputs say of a training: the steps they log, the model sizes their banners state, and
+    whether the steps are only those of a closing summary (no training metric logged)."""
+    steps: list[int]
+    sizes: set[int]
+    closing_only: bool = False
+
+
+def _training_steps(outputs: list[tuple[str, str]], path: Path) -> _CellTraining:
     """The steps at which one cell's outputs log a training metric (not an evaluation's, not a closing summary), else
     those of its evaluations where it closes with train()'s summary (a run of fewer steps than its logging_steps logs
-    only those: ANURAGMN_benchmarkingRougeBLEU, 248 steps under the default 500), and the model sizes its banners
-    state: a cell whose steps carry on from the last training's is a new training all the
+    only those: ANURAGMN_benchmarkingRougeBLEU, 248 steps under the default 500), else the summary's own where the
+    cell shows train()'s TrainOutput or the Trainer's progress table (`_closes_a_training`), and the model sizes its
+    banners state: a cell whose steps carry on from the last training's is a new training all the
     same where it builds a model of another size (ParlAI's tutorial trains a 87.5M transformer to update 1716, then a
     16.8M LSTM of its own from scratch, whose first report is at update 1828: ameerfayiz_ML-notebooks)."""
+    text = "".join(text for text, _ in outputs)
     if not text:
-        return [], set()
+        return _CellTraining([], set())
     records = stdout.read_console(text, path, [])
     frame = records.frame
+    sizes = {b.all_params for b in records.banners if b.all_params}
     evaluated = frame["metric"].str.startswith("eval_")
     trained = frame[~evaluated & ~frame["metric"].isin(_SUMMARY)]
-    if trained.empty and frame["metric"].eq("train_runtime").any():
+    summary = frame[frame["metric"].eq("train_runtime")]
+    closing_only = trained.empty and not evaluated.any() and _closes_a_training(outputs)
+    if closing_only and not summary.empty:
+        return _CellTraining(sorted(set(summary["step"].astype(int))), sizes, closing_only=True)
+    if trained.empty and not summary.empty:
         trained = frame[evaluated]  # a run shorter than its logging interval: its evaluations, then its summary
-    return sorted(set(trained["step"].astype(int))), {b.all_params for b in records.banners if b.all_params}
+    return _CellTraining(sorted(set(trained["step"].astype(int))), sizes)
+
+
+# train()'s return value as a cell shows it: the run's closing summary as its metrics, dated at its global step
+_TRAIN_OUTPUT = "TrainOutput(global_step="
+
+
+def _closes_a_training(outputs: list[tuple[str, str]]) -> bool:
+    """Whether a cell's outputs show that a training ran to its end though they log no training metric: train()'s
+    `TrainOutput(global_step=N, ...)`, or the Trainer's progress table (a Loss column, no row where the run was
+    shorter than its logging_steps). Recent transformers print no `***** Running training *****` banner in a
+    notebook, and a 2-step run under logging_steps 10 shows only these (Onemaeus97_yifanbot: `[2/2 00:01, Epoch
+    2/2]`, Step / Training Loss headers, then TrainOutput(global_step=2, training_loss=4.645, ...))."""
+    return any(kind == "table" or (kind == "result" and _TRAIN_OUTPUT in text) for text, kind in outputs)
 
 
 def _kept_text(outputs: list[tuple[str, str]], judged: bool, trained: bool, in_session: bool) -> str:
