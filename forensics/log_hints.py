@@ -217,8 +217,14 @@ def a_training_console(chunk: bytes) -> bool:
     return is_training_console(run_signs(chunk))
 
 
+# train()'s return value as a cell shows it: the Trainer ran to its end, even where it logged no row and printed no
+# banner (Onemaeus97_yifanbot: a 2-step run under logging_steps 10; ingest.notebook dates it at its global step)
+_TRAIN_OUTPUT = re.compile(rb"TrainOutput\(global_step=\d+, training_loss=")
+
+
 def notebook_hinted(data: bytes) -> bool:
-    """A notebook whose cell outputs hold a training log's line or the Trainer's notebook table."""
+    """A notebook whose cell outputs hold a training log's line, the Trainer's notebook table or train()'s
+    TrainOutput."""
     if _TRAINER_TABLE_HTML.search(data):
         return True
     try:
@@ -231,7 +237,8 @@ def notebook_hinted(data: bytes) -> bool:
         if isinstance(sheets, list) else None
     strings: list[str] = []
     _strings_in([c.get("outputs") for c in cells if isinstance(c, dict)] if isinstance(cells, list) else [], strings)
-    return log_hinted("\n".join(strings).encode("utf-8", "replace"))
+    text = "\n".join(strings).encode("utf-8", "replace")
+    return log_hinted(text) or bool(_TRAIN_OUTPUT.search(text))
 
 
 def _strings_in(value, out: list[str]) -> None:

@@ -61,7 +61,7 @@ def test_a_train_output_beside_an_empty_trainer_table_is_a_run_with_no_evidence_
 
 
 def test_a_train_output_alone_is_read_as_the_runs_closing_summary(tmp_path):
-    """No table, no banner: the TrainOutput is the run (discovery of such a notebook is log_hints' part)."""
+    """No table, no banner: the TrainOutput is the run."""
     folder = _write(tmp_path / "nb", [new_code_cell("trainer.train()", outputs=[_result(_TRAIN_OUTPUT)])])
     frame = notebook.read(folder / "run.ipynb").frame
     assert frame.set_index("metric").loc["train_loss", "step"] == 2
@@ -90,3 +90,19 @@ def test_a_train_output_shown_after_a_logged_run_is_that_runs_close(tmp_path):
     a = forensics.analyze(_write(tmp_path / "nb", [run, shown]))
     assert a.status == "healthy" and a.first_incident is None
     assert a.timeline.frame["metric"].eq("loss").sum() == 40
+
+
+def test_a_notebook_whose_only_sign_of_training_is_a_train_output_is_found_and_judged(tmp_path):
+    """The run finder takes the notebook on its TrainOutput alone (no table, no banner, no log line), and the one
+    run-mean it holds shows no learning either way."""
+    folder = _write(tmp_path / "nb", [new_code_cell("trainer.train()", outputs=[_result(_TRAIN_OUTPUT)])])
+    a = forensics.analyze(folder)
+    assert a.status == "warning"
+    assert (a.first_incident.kind, a.first_incident.step) == ("no_learning_evidence", 2)
+
+
+def test_a_train_output_only_in_a_notebooks_code_is_no_sign_of_a_run(tmp_path):
+    """The class's name in the source (a comment, an import) is not train()'s shown value."""
+    cell = new_code_cell("from transformers.trainer_utils import TrainOutput  # TrainOutput(global_step=2, training_loss=1)")
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(_write(tmp_path / "nb", [cell]))
