@@ -336,7 +336,9 @@ def test_a_written_script_that_the_notebook_launches_is_read_as_its_code(tmp_pat
 
 
 def test_a_written_script_that_another_program_is_launched_beside_is_not_read(tmp_path):
-    profile = forensics.analyze(_writefile_notebook(tmp_path / "run", "!python finetune.py --epochs 3\n")).run_profile
+    """The launched program's name says nothing of its stage (`main.py`, not `finetune.py`, whose name alone now says
+    sft as a launch script's name does): what the written train.py holds (bf16, SFTTrainer) is not read for it."""
+    profile = forensics.analyze(_writefile_notebook(tmp_path / "run", "!python main.py --epochs 3\n")).run_profile
     assert profile.precision == "unknown" and profile.objective != "sft"
 
 
