@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..timeline import canonical_metric
+from ._jsonlines import as_number  # a whole cell as pandas prints it (`0.637607`, `NaN`, `1.2e-05`), else None
 from .console_lines.fields import StepLine
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -36,14 +37,6 @@ _STEP_NAMES = ("epoch", "step")
 _HELD_OUT = ("val_", "valid_", "validation_", "eval_", "dev_")
 _TRAIN = ("train_", "training_")
 _ELLIPSIS = re.compile(r"^[\s.]*\.\.\.[\s.]*$")
-
-
-def _value(cell: str) -> float | None:
-    """A cell's number as pandas prints it (`0.637607`, `NaN`, `1.2e-05`), else None: a whole cell, not a prefix."""
-    try:
-        return float(cell)
-    except ValueError:
-        return None
 
 
 def _metric(column: str) -> str:
@@ -96,7 +89,7 @@ class DataFrameTable:
         if len(cells) == 1 and not self.rows and _INDEX_NAME.match(line):
             self.index_name = cells[0]
             return None
-        values = tuple(_value(c) for c in cells)
+        values = tuple(as_number(c) for c in cells)
         if any(v is None for v in values):
             return None  # pandas' `...` row
         if not self.rows:
@@ -117,7 +110,7 @@ class DataFrameTable:
             return True
         n = len(self.columns)
         widths = {n + self.indexed} if self.indexed is not None else {n + 1} if self.index_name else {n, n + 1}
-        return len(cells) in widths and all(_value(c) is not None for c in cells)
+        return len(cells) in widths and all(as_number(c) is not None for c in cells)
 
     def _names(self) -> list[str]:
         """The names of a row's cells, lowered: the index's first where the rows have one."""

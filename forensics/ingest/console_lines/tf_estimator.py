@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from ...timeline import canonical_metric
+from .._jsonlines import as_number  # None for an array or a string tensor: no scalar
 from .fields import _FLOAT, StepLine, _snake
 
 # In a text that holds none of these, no line is the Estimator's.
@@ -35,13 +36,6 @@ def _pairs(text: str) -> list[tuple[str, str]]:
     return [tuple(pair.split(" = ", 1)) for pair in text.split(", ")]
 
 
-def _number(raw: str) -> float | None:
-    try:
-        return float(raw)
-    except ValueError:  # an array, a string tensor: no scalar
-        return None
-
-
 def read_line(line: str) -> StepLine | None:
     """The record of a hook line (a step and a loss among its names) or of an evaluation's summary, else None."""
     if " = " not in line or len(line) > _MAX_LINE:
@@ -55,7 +49,7 @@ def read_line(line: str) -> StepLine | None:
 
 def _hook_line(pairs: list[tuple[str, str]]) -> StepLine | None:
     """A LoggingTensorHook line with a step and a loss (every value a number), or None."""
-    values = {name: _number(raw) for name, raw in pairs}
+    values = {name: as_number(raw) for name, raw in pairs}
     step = next((values[name] for name in _STEP_NAMES if name in values), None)
     if step is None or not step.is_integer() or None in values.values() or not any("loss" in n for n in values):
         return None
@@ -68,7 +62,7 @@ def _evaluation(step: int, pairs: list[tuple[str, str]]) -> StepLine | None:
     """The evaluation's numeric values at its global step, each `eval_<name>`."""
     metrics = []
     for name, raw in pairs:
-        value = _number(raw)
+        value = as_number(raw)
         if value is not None and name not in _STEP_NAMES:
             metrics.append(("eval_" + _snake(name.rsplit("/", 1)[-1]), value))
     return StepLine("tf_estimator_eval", step, None, tuple(metrics)) if metrics else None
