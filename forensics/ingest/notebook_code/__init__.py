@@ -36,6 +36,7 @@ from .cells import _cells_meant, _parsed_cells, _source
 from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _call_values, _class_fields,
                         _loads_a_model, _model_handed, _trained_model, _trl_trainer, _wrapped_names, machine_test,
                         machine_value)
+from .data import raw_text_lm
 from .machine import printed_machine
 from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _trainer_arguments_in_fp32,
                         _trains_in_default_float32, _unsloth_mixed_precision, _without_inference_autocast)
@@ -97,6 +98,9 @@ def code_values(cells: list, outputs: str) -> dict:
     autocast = None if "bf16" in values or "fp16" in values else _autocast_precision(trees, names)
     if autocast:
         values["precision.autocast"] = autocast
+    raw_text = raw_text_lm(trees)
+    if raw_text:
+        values["data.raw_text_lm"] = raw_text
     built = _model_built_here(cells, trees, code)
     if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
         values["model.built_here"] = built
