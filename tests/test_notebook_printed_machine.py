@@ -68,6 +68,33 @@ def test_a_flag_bound_to_a_name_first_is_answered_too(tmp_path):
     assert forensics.analyze(folder).run_profile.precision == "fp16"
 
 
+def _device_notebook(folder: Path, flags: str, printed: str) -> Path:
+    """A notebook that picks its device with `device = "cuda" if torch.cuda.is_available() else "cpu"` and passes
+    `flags` that compare it (Onemaeus97_yifanbot, AjayChikate_DSL501-PROJECT-kto)."""
+    _flag_notebook(folder, flags, printed)
+    path = folder / "finetune.ipynb"
+    nb = json.loads(path.read_text())
+    nb["cells"][0]["source"] += 'device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+    path.write_text(json.dumps(nb))
+    return folder
+
+
+def test_a_flag_that_compares_the_chosen_device_is_answered_by_the_printed_device(tmp_path):
+    """Onemaeus97_yifanbot: `bf16=(device=="cuda")` after 'Device: cuda'."""
+    _device_notebook(tmp_path / "bf16", 'bf16=(device=="cuda"), fp16=False', "Device: cuda\n")
+    _device_notebook(tmp_path / "fp16", 'fp16=True if device == "cuda" else False', "Device: cuda\n")
+    _device_notebook(tmp_path / "cpu", 'fp16=True if device == "cuda" else False', "Using device: cpu\n")
+    assert forensics.analyze(tmp_path / "bf16").run_profile.precision == "bf16"
+    assert forensics.analyze(tmp_path / "fp16").run_profile.precision == "fp16"
+    assert forensics.analyze(tmp_path / "cpu").run_profile.precision == "fp32"
+
+
+def test_a_flag_that_compares_the_chosen_device_stays_unknown_where_the_outputs_say_nothing_of_the_machine(tmp_path):
+    """AjayChikate_DSL501-PROJECT-kto prints no device: which branch ran, nothing says."""
+    _device_notebook(tmp_path, 'fp16=True if device == "cuda" else False', "")
+    assert forensics.analyze(tmp_path).run_profile.precision == "unknown"
+
+
 def test_printed_machine_reads_no_gpu_into_library_names_and_unsloths_banner_beats_a_name():
     assert printed_machine("Collecting nvidia-cuda-nvrtc-cu12==12.4.127\nloading libbitsandbytes_cuda124.so.\n"
                            "Unable to register cuFFT factory\n") == PrintedMachine(None, None)

@@ -258,7 +258,16 @@ def _where_the_loss_starts(fresh: float, vocab, config: RunConfig) -> str:
 
 def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
                          metrics: set) -> tuple[str, str | None] | None:
-    """The run's own names, its instruction data, an adapter's task, a trained encoder-decoder."""
+    """What a notebook's code trains on, the run's own names, its instruction data, an adapter's task, a trained
+    encoder-decoder."""
+    raw_text = config.get("data.raw_text_lm")
+    if isinstance(raw_text, str) and metrics & {"loss", "eval_loss"}:  # (AliN75_Memorization logs the eval loss only)
+        # before the names: StaticOwl_dpnlp's `fine_tune.ipynb` trains gpt2-xl on chunks of a text file with labels =
+        # input_ids, next-token training on raw text whatever the notebook is called
+        evidence["objective"] = (f"the notebook's code trains its causal LM on plain text with labels = input_ids "
+                                 f"and no prompt or response written around it ({raw_text}, "
+                                 f"{config.source_of('data.raw_text_lm')}): next-token training on raw text")
+        return "pretrain", None
     # (a launched script whose name says two stages, `pretrain_and_sft.py`, runs both: which one this log is, it does
     # not say)
     own = [(text, where) for text, where in names if not where.startswith(_MODEL_NAME_KEYS)

@@ -34,7 +34,9 @@ import ast
 from .syntax import _called_name, _dotted
 from .cells import _cells_meant, _parsed_cells, _source
 from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _call_values, _class_fields,
-                        _loads_a_model, _model_handed, _trained_model, _trl_trainer, _wrapped_names, machine_test)
+                        _loads_a_model, _model_handed, _trained_model, _trl_trainer, _wrapped_names, machine_test,
+                        machine_value)
+from .data import raw_text_lm
 from .machine import printed_machine
 from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _trainer_arguments_in_fp32,
                         _trains_in_default_float32, _unsloth_mixed_precision, _without_inference_autocast)
@@ -96,6 +98,9 @@ def code_values(cells: list, outputs: str) -> dict:
     autocast = None if "bf16" in values or "fp16" in values else _autocast_precision(trees, names)
     if autocast:
         values["precision.autocast"] = autocast
+    raw_text = raw_text_lm(trees)
+    if raw_text:
+        values["data.raw_text_lm"] = raw_text
     built = _model_built_here(cells, trees, code)
     if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
         values["model.built_here"] = built
@@ -103,10 +108,13 @@ def code_values(cells: list, outputs: str) -> dict:
 
 
 def _bind(names: dict, node: ast.Assign, machine) -> None:
-    """Keep what an assignment binds where a later keyword may pass it: a literal, or a test of the machine the
-    outputs answer (`use_fp16 = torch.cuda.is_available()`)."""
+    """Keep what an assignment binds where a later keyword may pass it: a literal, a test of the machine the outputs
+    answer (`use_fp16 = torch.cuda.is_available()`) or what such a test chose (`device = "cuda" if
+    torch.cuda.is_available() else "cpu"`)."""
     constant = node.value.value if isinstance(node.value, ast.Constant) else None
-    value = constant if isinstance(constant, (bool, int, float, str)) else machine_test(node.value, machine)
+    value = constant if isinstance(constant, (bool, int, float, str)) else \
+        machine_value(node.value, machine, names) if isinstance(node.value, ast.IfExp) \
+        else machine_test(node.value, machine, names)
     if value is None:
         return
     for target in node.targets:

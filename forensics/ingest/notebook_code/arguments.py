@@ -193,28 +193,53 @@ def _model_name(call: ast.Call, names: dict) -> str | None:
 
 def _keyword(call: ast.Call, field: str, names: dict, machine: PrintedMachine):
     node = next((k.value for k in call.keywords if k.arg == field), None)
-    if node is None:
-        return None
-    tested = machine_test(node, machine)
+    return None if node is None else machine_value(node, machine, names)
+
+
+def machine_value(node: ast.expr, machine: PrintedMachine, names: dict):
+    """The value an expression gave, where it is a literal, a name bound to one, a test of the machine the outputs
+    answer, or a choice made on such a test (`"cuda" if torch.cuda.is_available() else "cpu"`, `True if device ==
+    "cuda" else False`); else None."""
+    if isinstance(node, ast.IfExp):
+        test = machine_test(node.test, machine, names)
+        return None if test is None else machine_value(node.body if test else node.orelse, machine, names)
+    tested = machine_test(node, machine, names)
     return tested if tested is not None else _literal(node, names)
 
 
-def machine_test(node: ast.expr, machine: PrintedMachine) -> bool | None:
+def machine_test(node: ast.expr, machine: PrintedMachine, names: dict | None = None) -> bool | None:
     """What a test of the machine gave, as the outputs answer it (`torch.cuda.is_available()`,
     `torch.cuda.is_bf16_supported()`, Unsloth's `is_bfloat16_supported()`, negated or joined with and / or: the
-    precision flags notebooks pass); None where the expression is no such test or the outputs do not answer it."""
+    precision flags notebooks pass, or a comparison of what such a test chose: `device == "cuda"` after `device =
+    "cuda" if torch.cuda.is_available() else "cpu"`); None where the expression is no such test or the outputs do not
+    answer it."""
+    names = {} if names is None else names
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = machine_test(node.operand, machine)
+        inner = machine_test(node.operand, machine, names)
         return None if inner is None else not inner
     if isinstance(node, ast.BoolOp):
-        parts = [machine_test(value, machine) for value in node.values]
+        parts = [machine_test(value, machine, names) for value in node.values]
         decisive = isinstance(node.op, ast.Or)  # True decides an `or`, False an `and`
         return decisive if decisive in parts else None if None in parts else not decisive
+    if isinstance(node, ast.Compare):
+        return _compared(node, machine, names)
     if not isinstance(node, ast.Call):
         return None
     if _called_name(node.func) == "is_available" and _owner_name(node.func) == "cuda":
         return machine.cuda
     return machine.bf16 if _called_name(node.func) in _BF16_SUPPORT else None
+
+
+def _compared(node: ast.Compare, machine: PrintedMachine, names: dict) -> bool | None:
+    """`device == "cuda"` / `!=` between two values the code and the outputs give (Onemaeus97_yifanbot's
+    `bf16=(device=="cuda")`, AjayChikate's `fp16=True if device == "cuda" else False`); None where either is not
+    known."""
+    if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+        return None
+    left, right = (machine_value(side, machine, names) for side in (node.left, node.comparators[0]))
+    if not isinstance(left, str) or not isinstance(right, str):
+        return None
+    return (left == right) is isinstance(node.ops[0], ast.Eq)
 
 
 def _class_fields(tree: ast.Module) -> dict:

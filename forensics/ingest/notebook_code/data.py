@@ -1,0 +1,114 @@
+"""What a notebook's code says of the data a causal language model is trained on: plain text whose labels are its
+own tokens, with no prompt or response written around it (next-token training on raw text, which the corpus calls
+pretrain whatever the notebook's name says: StaticOwl_dpnlp's `fine_tune.ipynb` chunks a text file, AliN75's
+`fine-tuning.ipynb` is run_clm's group_texts, Abdelmanemm's tokenizes a column of jokes for
+DataCollatorForLanguageModeling(mlm=False)).
+
+A notebook that writes its examples from fields (an f-string or `.format` joining two or more of them, a template
+string, a chat template, a formatting function), reads a text file through TextDataset (lines the code does not show:
+SRM47's paraphrase pairs, ishanmehta2's `clue, length, answer` lines), trains an encoder-decoder or hands its data to
+TRL's SFTTrainer is no such run: nothing is said."""
+from __future__ import annotations
+
+import ast
+import re
+
+from .syntax import _called_name, _dotted
+
+# How a notebook sets the labels of a causal LM to its inputs: the collator (mlm=False), run_clm's group_texts
+_LM_COLLATOR = "DataCollatorForLanguageModeling"
+_BLOCK_CONCATENATION = "group_texts"
+# What writes an example from a template: a prompt format's markers, a chat template, TRL's formatting hook
+_TEMPLATE_MARKERS = re.compile(r"###|(?i:instruction|response)|<\|im_start\|>|\[INST\]|<start_of_turn>|<\|user\|>|"
+                               r"<\|assistant\|>|Question:|Answer:|<human>|<bot>")
+_TEMPLATE_CALLS = ("apply_chat_template", "formatting_func")
+# transformers' datasets of a text file's lines (called with file_path=; StaticOwl_dpnlp's own class of that name is not)
+_FILE_DATASETS = ("TextDataset", "LineByLineTextDataset")
+# Data or models that are not plain text for a causal LM (see the module docstring)
+_NOT_RAW_TEXT_CALLS = re.compile(r"^(?:DataCollatorForSeq2Seq|SFTTrainer|"
+                                 r"\w*Seq2Seq\w*|\w*ForConditionalGeneration|\w*ForMaskedLM|T5\w*)$")
+
+
+def raw_text_lm(trees: list) -> str | None:
+    """What says the cells that ran (`trees`) train a causal LM on raw text with labels = input_ids (module
+    docstring), or None."""
+    how = _labels_are_inputs(trees)
+    if how is None or any(_formats_examples(node) for tree in trees for node in ast.walk(tree)):
+        return None
+    return how
+
+
+def _labels_are_inputs(trees: list) -> str | None:
+    """The code that makes a causal LM's labels its own input tokens: `item['labels'] = item['input_ids'].clone()`
+    (the same encoding: a seq2seq's labels are its targets' input_ids), run_clm's group_texts, or
+    DataCollatorForLanguageModeling(mlm=False); None where none is there."""
+    found = None
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.Call) and _called_name(node.func) == _LM_COLLATOR and _mlm_off(node):
+            found = found or f"{_LM_COLLATOR}(mlm=False)"
+        elif isinstance(node, ast.FunctionDef) and node.name == _BLOCK_CONCATENATION:
+            found = found or f"run_clm's {_BLOCK_CONCATENATION} (texts concatenated and cut into blocks)"
+        elif isinstance(node, ast.Assign) and any(_same_encoding_labels(t, node.value) for t in node.targets):
+            found = found or f"{ast.unparse(node)[:80]} (labels = input_ids)"
+    return found
+
+
+def _mlm_off(call: ast.Call) -> bool:
+    return any(k.arg == "mlm" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords)
+
+
+def _same_encoding_labels(target: ast.expr, value: ast.expr) -> bool:
+    """`X['labels'] = X['input_ids']` (`.clone()`, `.copy()`, `list(...)` of it): one encoding's own tokens."""
+    labels = _key_of(target, "labels")
+    return labels is not None and labels == _key_of(_unwrapped(value), "input_ids")
+
+
+def _unwrapped(value: ast.expr) -> ast.expr:
+    """`X` of `X.clone()`, `X.copy()`, `X.detach()`, `list(X)`, `copy.deepcopy(X)`."""
+    while isinstance(value, ast.Call):
+        if isinstance(value.func, ast.Attribute) and value.func.attr in ("clone", "copy", "detach") and not value.args:
+            value = value.func.value
+        elif _called_name(value.func) in ("list", "deepcopy") and len(value.args) == 1:
+            value = value.args[0]
+        else:
+            break
+    return value
+
+
+def _key_of(node: ast.expr, key: str) -> str | None:
+    """`X` of `X['key']`, else None."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == key:
+        return _dotted(node.value)
+    return None
+
+
+def _formats_examples(node: ast.AST) -> bool:
+    """A node that writes examples from a template or from several fields, or builds data or a model that is not
+    plain text for a causal LM (module docstring)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return bool(_TEMPLATE_MARKERS.search(node.value))
+    if isinstance(node, ast.JoinedStr):  # LevOssadtchi's f"Rate: {row['rate']}, Text: {row['Text']}"
+        return _fields_in([v.value for v in node.values if isinstance(v, ast.FormattedValue)]) >= 2
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # Ngwaru's sample["prompt"]+"\n"+sample["completion"]
+        return _fields_in(_added(node)) >= 2
+    if not isinstance(node, ast.Call):
+        return False
+    name = _called_name(node.func)
+    if name == "format" and _fields_in(node.args + [k.value for k in node.keywords]) >= 2:
+        return True
+    if name in _FILE_DATASETS and any(k.arg == "file_path" for k in node.keywords):
+        return True
+    return name in _TEMPLATE_CALLS or bool(_NOT_RAW_TEXT_CALLS.match(name)) or any(
+        k.arg in _TEMPLATE_CALLS + ("text_target",) for k in node.keywords)
+
+
+def _added(node: ast.expr) -> list:
+    """The terms of `a + b + c`."""
+    return _added(node.left) + _added(node.right) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
+        else [node]
+
+
+def _fields_in(values: list) -> int:
+    """How many of `values` read a field of an example (`row['Text']`, `rate(row['rate'])`)."""
+    return sum(any(isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)
+                   for n in ast.walk(value)) for value in values)
