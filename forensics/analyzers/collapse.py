@@ -40,6 +40,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
+from .epoch_staircase import memorized_at_the_epoch_starts
 from .late_passes import memorized_over_late_passes
 from .memorization import (held_out_loss_names, memorization_level, memorized_in_a_staircase, memorized_without_eval,
                            phase_ends, phases, told_by_train_loss, with_eval_like_training)
@@ -167,6 +168,8 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
         if not findings and epochs is not None and len(epochs):
             findings += memorized_in_a_staircase(loss, epochs) or memorized_over_late_passes(loss, epochs, thresholds)
         findings = [with_eval_like_training(f, metrics) for f in findings]
+    if not findings:  # a staircase at any level, where no eval is held out or the one logged moves with the passes
+        findings = [with_eval_like_training(f, metrics) for f in memorized_at_the_epoch_starts(metrics)]
     return findings
 
 

@@ -7,7 +7,8 @@ many epochs or where the loss falls at the epoch starts, `falls_at_epoch_starts`
 (`memorized_without_eval`, `memorized_in_a_staircase`, `memorized_from_scratch` for a model trained from random
 weights), and the exact 0.0 windows that the run's own `train_loss` says held real loss (`told_by_train_loss`).
 `collapse.detect_loss_collapse` calls them; the near-zero stretch itself is judged there, and where a memorizing
-descent began is dated in `memorization_onset`.
+descent began is dated in `memorization_onset`. A staircase whose drops outdo the first pass's fall is memorization at
+any level (`epoch_staircase`, which reads the passes with `whole_passes` and `pass_edges`).
 """
 from __future__ import annotations
 
@@ -51,19 +52,31 @@ def falls_at_epoch_starts(loss: pd.Series, epochs: pd.Series) -> bool:
     training examples by heart (the 'staircase' of multi-epoch fine-tuning). Needs three whole epochs of
     at least `_EPOCH_POINTS` logged points; the drops at the epoch starts must be at least twice the fall within them.
     Each epoch's start is read after the point that straddles its boundary (`_epoch_of_points`)."""
-    epoch_of = _epoch_of_points(loss, epochs)
-    whole = [e for e in np.unique(epoch_of[np.isfinite(epoch_of)]) if (epoch_of == e).sum() >= _EPOCH_POINTS]
+    epoch_of, whole = whole_passes(loss, epochs)
     if len(whole) < 3:
         return False
-    ends = []
-    for e in whole:
-        values = loss.to_numpy()[epoch_of == e]
-        k = max(2, int(len(values) * _EDGE))
-        ends.append((float(np.median(values[:k])), float(np.median(values[-k:]))))
+    ends = pass_edges(loss, epoch_of, whole)
     within = sum(start - end for start, end in ends[1:])  # the first epoch's own fall is ordinary learning
     drops = [prev_end - start for (_, prev_end), (start, _) in zip(ends, ends[1:])]
     at_starts = sum(drops)
     return at_starts > 0 and at_starts >= 2 * max(within, 0.0) and sum(d > 0 for d in drops) >= 2 * len(drops) / 3
+
+
+def whole_passes(loss: pd.Series, epochs: pd.Series) -> tuple[np.ndarray, list[float]]:
+    """The whole epoch of each loss point (`_epoch_of_points`) and the epochs logged at `_EPOCH_POINTS` points or
+    more, in order: the passes whose level can be read."""
+    epoch_of = _epoch_of_points(loss, epochs)
+    return epoch_of, [e for e in np.unique(epoch_of[np.isfinite(epoch_of)]) if (epoch_of == e).sum() >= _EPOCH_POINTS]
+
+
+def pass_edges(loss: pd.Series, epoch_of: np.ndarray, passes: list[float]) -> list[tuple[float, float]]:
+    """Each pass's (start, end) level: the medians of its first and last `_EDGE` of points (two at the least)."""
+    ends = []
+    for e in passes:
+        values = loss.to_numpy()[epoch_of == e]
+        k = max(2, int(len(values) * _EDGE))
+        ends.append((float(np.median(values[:k])), float(np.median(values[-k:]))))
+    return ends
 
 
 def _epoch_of_points(loss: pd.Series, epochs: pd.Series) -> np.ndarray:
@@ -95,8 +108,7 @@ def memorized_in_a_staircase(loss: pd.Series, epochs: pd.Series) -> list[Finding
     over four: a task learned well), is left alone. A `memorization` warning from the first step of that pass."""
     if len(loss) < 3 * _EPOCH_POINTS or not falls_at_epoch_starts(loss, epochs):
         return []
-    epoch_of = _epoch_of_points(loss, epochs)
-    passes = [e for e in np.unique(epoch_of[np.isfinite(epoch_of)]) if (epoch_of == e).sum() >= _EPOCH_POINTS]
+    epoch_of, passes = whole_passes(loss, epochs)
     medians = [float(np.median(loss.to_numpy()[epoch_of == e])) for e in passes]
     if len(passes) <= _STAIR_FROM or not medians[0] > 0:
         return []
