@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("run", "run_layout", "log_hints", "timeline", "rival_logs", "ingest", "checkpoints", "export"),  # read, measure
     ("analyzers", "causes", "profile"),                                     # judge
     ("report",),                                                            # render
-    ("analysis", "bisection", "compare", "watch", "store", "replay", "replay_loading",
+    ("analysis", "run_findings", "bisection", "compare", "watch", "store", "replay", "replay_loading",
      "replay_memory"),                                                      # use cases
     ("cli", "cli_output", "__main__", "forensics"),                         # shells and the package
 )
