@@ -5,56 +5,33 @@ notebook user holds. Its `to_dict()` is the `analyze --json` contract.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 import pandas as pd
 
 from ._version import __version__
-from .analyzers import first_incident_of, metrics_from_rows, run_all, status_of
+from .analyzers import first_incident_of, status_of
 from .analyzers.fall_measure import LearningEvidence
-from .analyzers.learning_evidence import (detect_ended_near_the_guess, for_a_reward_model, learning_shown,
-                                          without_the_score)
-from .analyzers.chain import link_skipped_batches, link_weight_damage
-from .analyzers.metrics import RLMetrics, finite, is_preference_log
-from .analyzers.memorization import memorized_from_scratch
-from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
-from .analyzers.zero_in_first_epoch import for_a_classifier, for_a_language_model, for_epochs_over_a_sized_dataset
-from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_start_near_the_guess
-from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
-from .analyzers.lr_anomaly import detect_warmup_past_the_end
-from .analyzers.train_eval_gap import detect_train_eval_mismatch
-from .analyzers.planned_restarts import without_planned_restarts
-from .analyzers.never_learned import (detect_classifier_at_chance, detect_dpo_loss_never_under_chance,
-                                      detect_reward_model_at_chance)
-from .analyzers.early_overshoot import detect_early_overshoot
-from .analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
-from .analyzers.stuck_at_guess import (detect_no_update_at_the_guess, detect_stuck_at_vocabulary_guess,
-                                      detect_stuck_from_scratch)
-from .analyzers.skipped_steps import as_scaler_skips
-from .analyzers.optimizer_state import optimizer_findings, update_precursor
-from .analyzers.weights import harm_step, last_step, safe_checkpoint, weight_findings
-from .causes import infer_causes
-from .causes.logged_loss import summed_loss_factor, summed_over_unknown_accumulation
+from .analyzers.learning_evidence import learning_shown
+from .analyzers.weights import harm_step, safe_checkpoint
+from .causes import infer_causes, roles
 from .checkpoints.run_checks import check_run_checkpoints
 from .checkpoints.types import CheckpointInfo, first_bad_of
 from .checkpoints.updates import UpdateStep, checkpoint_updates
 from .config import RunConfig, Thresholds
 from .errors import NotARunDirectory
-from .findings import Cause, Finding, Skipped, json_safe, plural, sort_findings
+from .findings import Cause, Finding, Skipped, json_safe, plural
 from .ingest import read_logs
-from .causes import roles
 from .ingest.run_config import read_run_config
-from .metric_names import OPTIMIZER_STEP
 from .ingest.trackers import choose_run
-from .profile import RunProfile, run_profile
-from .profile.objective import classification_head, pretrained_base
-from .run import discover
-from .run_layout import RunLayout
+from .profile import RunProfile
 from .rival_logs import one_run_timeline
+from .run import discover
+from .run_findings import dated_by_optimizer_step, judge_run
+from .run_layout import RunLayout
 from .timeline import Timeline
 
 Progress = Callable[[str], None]
@@ -319,121 +296,6 @@ def analyze(path, thresholds: Thresholds | None = None, check_checkpoints: bool 
                            check_checkpoints, workers, progress)
 
 
-def _fine_tune_of_a_trained_model(profile: RunProfile, config: RunConfig, base) -> bool:
-    """An SFT stage or a named trained base, where the logged loss is a per-token mean (not a 4.46-4.47 Trainer's
-    sum over accumulation steps no source records): a start above every vocabulary's guess is then the model's."""
-    return (profile.objective == "sft" or base is not None) and not summed_over_unknown_accumulation(config)
-
-
-def _beyond_cross_entropy(metrics, vocab, framework: str | None, thresholds: Thresholds) -> list[Finding]:
-    """`detect_loss_beyond_cross_entropy`, less where the training loss is another quantity than the eval loss at every
-    evaluation (`train_eval_mismatch`, a note that says so and tells to judge by the eval loss): a first training loss
-    beyond ln(vocabulary) then says that again, not that the run went wrong (gbyuvd_ChemMiniQ3-HoriFIE: a multi-token
-    loss summed over three heads, 20.4 at the start = 3 x ln 782, against a per-token eval loss falling 2.69 -> 1.73)."""
-    found = detect_loss_beyond_cross_entropy(metrics, vocab, framework)
-    return [] if found and detect_train_eval_mismatch(metrics, thresholds) else found
-
-
-def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
-                        findings: list[Finding], planned: tuple = (None, None)) -> list[Finding]:
-    """The detectors that need the kind of run or its config (an adapter starts as the identity; the
-    vocabulary size sets the uniform guess), over the final history. A loss the run's transformers release
-    logged summed over the accumulation steps is judged per step (divided by them); for the warnings about a
-    loss too high, a run whose release is not known is given that benefit of the doubt too, but a run stuck
-    at ln(vocabulary) is judged on what was logged unless the release is known to sum."""
-    vocab = config.get("model.vocab_size")
-    doubtful = _per_step_loss(metrics, summed_loss_factor(config, release_unknown_counts=True))
-    found = _beyond_cross_entropy(doubtful, vocab, profile.framework, thresholds)  # a summed loss: its start is moot
-    if not found:
-        first = finite(doubtful["loss"]) if "loss" in doubtful else None
-        base = pretrained_base(config, float(first.iloc[0]) if first is not None and len(first) else None)
-        found = detect_start_above_uniform_guess(doubtful, thresholds, profile.method, vocab,
-                                                 config.get("adapter.task_type"), profile.objective == "pretrain",
-                                                 base[0] if base else None, _fine_tune_of_a_trained_model(
-                                                     profile, config, base))
-        if not found and not any(f.kind in ("no_learning_evidence", "never_learned") for f in findings):
-            certain = pretrained_base(config)  # (not a configuration's name: a model built from it starts here too)
-            found = detect_start_near_the_guess(doubtful, profile.method, vocab, config.get("adapter.task_type"),
-                                                certain[0] if certain else None)
-    if not any(f.kind == "skipped_steps" for f in findings):  # the skips told by grad_norm or a count stand
-        found += detect_skips_from_lr_lag(metrics, linear_fp16_schedule(config))
-    found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
-                                        config.get("num_train_epochs"))
-    never = any(f.kind == "never_learned" for f in findings)  # one never-learned finding is enough
-    per_step = _per_step_loss(metrics, summed_loss_factor(config))
-    found += [f for f in detect_early_overshoot(per_step, vocab, thresholds)  # unless the spike rules saw it first
-              if not any(g.kind == "loss_spike" and g.step <= f.evidence["peak_step"] for g in findings)]
-    if not never:
-        found += detect_stuck_at_vocabulary_guess(per_step, vocab) or detect_no_update_at_the_guess(metrics, vocab)
-    if not never and not any(f.kind == "no_learning_evidence" for f in findings + found):
-        found += detect_ended_near_the_guess(per_step, thresholds, vocab, *planned)
-    if classification_head(config) and not never:
-        found += detect_classifier_at_chance(metrics, thresholds, config.get("model.num_labels"))
-    if profile.objective == "reward" and not never:
-        found += detect_reward_model_at_chance(metrics, thresholds)
-    if profile.algorithm == "dpo" and not never:
-        found += detect_dpo_loss_never_under_chance(metrics, thresholds)
-    rpo_alpha = config.get("rpo_alpha")
-    if isinstance(rpo_alpha, (int, float)) and not any(f.kind in ("memorization", "loss_collapse") for f in findings):
-        found += pair_term_memorized(metrics, thresholds, float(rpo_alpha))
-    if profile.objective == "pretrain" and profile.method == "full" and not any(
-            f.kind in ("memorization", "overfitting", "loss_collapse", "zero_loss_unexplained") for f in findings):
-        found += memorized_from_scratch(metrics, thresholds)
-    if profile.objective == "pretrain" and profile.method == "full" and not any(
-            f.severity == "error" for f in findings + found):
-        found += detect_stuck_from_scratch(metrics, thresholds)
-    return found
-
-
-def _length_set_in_epochs(config: RunConfig) -> bool:
-    """The configuration leaves max_steps unset (the HF Trainer's -1): the run's length is its epochs over a dataset
-    with a length (the Trainer refuses a stream without max_steps), so its logged epoch counts passes over the data."""
-    max_steps = config.get("max_steps")
-    return isinstance(max_steps, (int, float)) and not isinstance(max_steps, bool) and max_steps <= 0
-
-
-def _planned_length(config: RunConfig, timeline: Timeline) -> tuple:
-    """(num_train_epochs, max_steps) the run was set up for: the configuration's, else what a log records (a
-    trainer_state.json keeps both); None for either that nothing states (a max_steps of -1 states nothing)."""
-    recorded = list(timeline.meta.values())
-    epochs = [config.get("num_train_epochs")] + [m.get("num_train_epochs") for m in recorded]
-    steps = [config.get("max_steps")] + [m.get("max_steps") for m in recorded]
-
-    def stated(values):
-        return next((v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0), None)
-    return stated(epochs), stated(steps)
-
-
-def _per_step_loss(metrics, factor: int):
-    return {**metrics, "loss": metrics["loss"] / factor} if factor > 1 and "loss" in metrics else metrics
-
-
-def _dated_by_optimizer_step(findings: list[Finding], metrics) -> list[Finding]:
-    """Findings dated by the optimizer step where the log counts its lines by iteration (micro-batch) and prints the
-    optimizer's step beside each (lit-gpt's `iter 1152 step 144: loss X`, the metric OPTIMIZER_STEP): the detectors
-    read one point per line, at its iteration, and a finding's step (and end step, and the step in a `caused_by`) is
-    then the optimizer step printed at that iteration, the message saying which iteration it is. A log whose
-    optimizer step never advances keeps its iterations (no update happened between the lines: that is the finding)."""
-    printed = metrics[OPTIMIZER_STEP].dropna() if OPTIMIZER_STEP in metrics else None
-    if printed is None or printed.nunique() < 2 or not findings:
-        return findings
-    iterations, steps = printed.index.to_numpy(), printed.to_numpy()
-
-    def at(iteration: int | None) -> int | None:
-        if iteration is None:
-            return None
-        pos = int(np.searchsorted(iterations, iteration, side="right")) - 1
-        return int(steps[max(pos, 0)])
-
-    def caused(key: str | None) -> str | None:
-        kind, _, step = (key or "").rpartition("@")
-        return f"{kind}@{at(int(step))}" if kind and step.isdigit() else key
-
-    return [replace(f, step=at(f.step), end_step=at(f.end_step), caused_by=caused(f.caused_by),
-                    message=f"{f.message} (Steps above count iterations, micro-batches: iteration {f.step} is "
-                            f"optimizer step {at(f.step)}.)") for f in findings]
-
-
 def _nothing_found(path, layout: RunLayout) -> NotARunDirectory:
     """The error for a folder where no log or weight file was found: the files that were skipped are named (a cut
     notebook, a pipe), else the plain 'no training logs or checkpoints found'."""
@@ -453,10 +315,8 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
     checkpoints: list[CheckpointInfo] = []
     updates: list[UpdateStep] = []
     if check_checkpoints and layout.weight_files:
-        checkpoints, ck_skipped = check_run_checkpoints(layout, thresholds, workers=workers, progress=progress)
-        updates, not_compared = checkpoint_updates(checkpoints, workers=workers, progress=progress,
-                                                   budget=thresholds.updates_read_budget)
-        skipped = skipped + ck_skipped + [Skipped(str(path), problem) for problem in not_compared]
+        checkpoints, updates, not_read = _checked_checkpoints(path, layout, thresholds, workers, progress)
+        skipped = skipped + not_read
     read_any = any(c.status != "unreadable" for c in checkpoints)  # a blob.bin refused by the loader is no weight read
     if timeline.frame.empty and not read_any and not records:  # files found, but not one log or weight read
         reasons = "; ".join(str(s) for s in skipped) or "no training metric or checkpoint weight in the files found"
@@ -464,42 +324,21 @@ def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skippe
     config = read_run_config(layout, timeline)
     named = {s.path for s in skipped}
     skipped = skipped + [s for s in config.unreadable_files if s.path not in named]
-
-    def judged(rl: bool) -> tuple[list[Finding], dict]:
-        metrics = RLMetrics(metrics_from_rows(timeline.final())) if rl else metrics_from_rows(timeline.final())
-        findings = run_all(timeline, thresholds, rl=rl) + weight_findings(checkpoints, timeline, thresholds)
-        findings += optimizer_findings(checkpoints, last_step(timeline))
-        findings += update_precursor(updates, checkpoints, findings)
-        if _length_set_in_epochs(config):  # its epoch counter counts passes, though it ends inside the first
-            findings = for_epochs_over_a_sized_dataset(findings, metrics, thresholds)
-        if classification_head(config):
-            findings = for_a_classifier(findings, metrics, thresholds)
-        return sort_findings(link_weight_damage(findings)), metrics
-
-    findings, metrics = judged(rl=False)
-    profile = run_profile(layout, config, timeline, findings)
-    if profile.objective == "rl" and not is_preference_log(metrics):
-        # an RL run (its configuration says so) whose log names no reward, KL or policy metric: its loss is the
-        # policy-gradient objective, near 0 or under it by construction, not a cross-entropy to judge as one
-        findings, metrics = judged(rl=True)
-    if profile.objective == "reward":  # a printed `reward` is its score, not a return to rise
-        findings, metrics = for_a_reward_model(findings, metrics, thresholds), without_the_score(metrics)
-    if profile.objective == "preference" and profile.algorithm in PAIRWISE_ALGORITHMS:
-        findings = for_a_pairwise_loss(findings, metrics)  # its exact zeros cannot be masked labels
-    if profile.objective in ("sft", "pretrain"):  # a loss under 1 nat is a language model's too
-        findings = for_a_language_model(findings, metrics, thresholds)
-    if profile.precision == "fp16":  # a loss scaler ran, though the log does not show it: its zeros are skipped steps
-        findings = link_skipped_batches(as_scaler_skips(findings, metrics, thresholds))
-    findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings,
-                                                            _planned_length(config, timeline)))
-    findings = without_planned_restarts(findings, (config.get("lr_scheduler_type"), config.get("ds.scheduler.type")),
-                                        config.get("lr_scheduler_kwargs"))
-    findings = link_impossible_start(findings, metrics)
+    findings, metrics, profile = judge_run(layout, timeline, config, checkpoints, updates, thresholds)
     causes = infer_causes(config, timeline, findings, checkpoints, thresholds, profile)
-    findings = _dated_by_optimizer_step(findings, metrics)
+    findings = dated_by_optimizer_step(findings, metrics)
     return Analysis(
         path=Path(path), status=status_of(findings), findings=findings,
         first_incident=first_incident_of(findings), timeline=timeline, checkpoints=checkpoints,
         config=config, causes=causes, skipped=skipped, layout=layout, thresholds=thresholds, run_profile=profile,
         updates=tuple(updates), learning=learning_shown(metrics, thresholds),
     )
+
+
+def _checked_checkpoints(path, layout: RunLayout, thresholds: Thresholds, workers: int | None,
+                         progress: Progress | None) -> tuple[list[CheckpointInfo], list[UpdateStep], list[Skipped]]:
+    """(each checkpoint checked, how far the weights moved between consecutive ones, the files and pairs not read)."""
+    checkpoints, ck_skipped = check_run_checkpoints(layout, thresholds, workers=workers, progress=progress)
+    updates, not_compared = checkpoint_updates(checkpoints, workers=workers, progress=progress,
+                                               budget=thresholds.updates_read_budget)
+    return checkpoints, updates, ck_skipped + [Skipped(str(path), problem) for problem in not_compared]

@@ -164,7 +164,7 @@ def test_fairseq_json_progress_dicts_are_read_in_nats(tmp_path):
 
 def test_a_loop_printing_a_natural_log_perplexity_keeps_its_losses():
     """A hand-written loop's dict with valid_ppl = e^valid_loss (nats) is left as printed."""
-    from forensics.ingest.console_lines.toolkits import fairseq_dict_in_nats
+    from forensics.ingest.console_lines.fairseq import fairseq_dict_in_nats
     pairs = {"epoch": 3.0, "valid_loss": 2.3026, "valid_nll_loss": 2.3026, "valid_ppl": 10.0}
     assert fairseq_dict_in_nats(pairs) == pairs
 

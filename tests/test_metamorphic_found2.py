@@ -63,7 +63,7 @@ def test_console_continued_in_second_file_keeps_first_half(tmp_path):
     """output.log split into output.log + resume_output.log (newer). The newer half opens with an HF dict line
     before any progress bar, so stdout._steps_by_rules numbers it by position x logging_steps (step 1, where the
     older half's dicts are at steps 32-832 and its epoch goes on from the older half's), and
-    timeline._mark_superseded takes the newer file as a later attempt from step 1: every row of the older file is
+    log_attempts.mark_superseded takes the newer file as a later attempt from step 1: every row of the older file is
     abandoned. healthy becomes warning no_learning_evidence@810. split_two / split_nohup changed the verdict in 9
     of 25 cases each, this way (llama3-8b-unsloth-mobility-stdout broken divergence@1633 -> warning grad_norm_spike@3113)."""
     run = case_copy(tmp_path, "tsebaka_T-Lab-2024-LLM-Alignment")

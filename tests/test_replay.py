@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import forensics.replay as replay_module
+import forensics.replay_memory as replay_memory
 from forensics.cli import cli
 from forensics.errors import BadOption
 from forensics.replay import replay
@@ -264,9 +265,9 @@ def test_too_big_for_this_machine_is_refused_before_loading(tmp_path, monkeypatc
     folder = _model(tmp_path, "ok")
     params = sum(p.numel() for p in transformers.Qwen2ForCausalLM(transformers.Qwen2Config(**SIZES)).parameters())
     config = transformers.AutoConfig.from_pretrained(folder)
-    need = replay_module.estimate_bytes(folder, config, "float16", 32)
-    assert need >= 2 * params and replay_module.estimate_bytes(folder, config, "float32", 32) - need == 2 * params
-    monkeypatch.setattr(replay_module, "_available_memory", lambda: 64 * 2**20)
+    need = replay_memory.estimate_bytes(folder, config, "float16", 32)
+    assert need >= 2 * params and replay_memory.estimate_bytes(folder, config, "float32", 32) - need == 2 * params
+    monkeypatch.setattr(replay_memory, "_available_memory", lambda: 64 * 2**20)
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained",
                         lambda *a, **k: pytest.fail("loaded although it does not fit"))
     out = _invoke(folder)

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..findings import Finding, plural, source_name
-from ..timeline import Timeline, as_float32
+from ..log_attempts import as_float32
+from ..timeline import Timeline
 from .metrics import format_number
 
 EXACT_FORMATS = ("trainer_state", "tensorboard", "wandb", "mlflow")

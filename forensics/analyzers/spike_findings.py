@@ -2,9 +2,12 @@
 
 A jump at a learning-rate restart is a new training phase (info); several spikes in a row
 (`spike_storm_count`, each within `spike_storm_gap` points of the last) are one storm finding
-named by its largest spike; any other spike is a warning of its own.
+named by its largest spike; any other spike is a warning of its own. `as_info` makes one info where a
+detector's rule finds it no incident.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pandas as pd
 
@@ -70,3 +73,9 @@ def _storm(kind: str, metric: str, group: list[Spike]) -> Finding:
                f"recent median {format_number(big.baseline)}); {aftermath(group[-1])}.")
     return Finding(kind, "warning", group[0].step, message, end_step=group[-1].end_step, metric=metric,
                    evidence=dict(group_evidence(group), storm=True))
+
+
+def as_info(finding: Finding, note: str, **evidence) -> Finding:
+    """The finding made info, `note` (why it is no incident) added to its message and `evidence` to its numbers."""
+    return replace(finding, severity="info", message=finding.message.rstrip(".") + note + ".",
+                   evidence={**finding.evidence, **evidence})

@@ -31,7 +31,7 @@ from .console_lines.parlai import MARKER as PARLAI_MARKER, ParlaiReports
 from .console_lines.stepless import EPOCH_HEADER_MARK, epoch_header, headed_line
 from .console_lines import tf_estimator, value_first
 from .console_lines.one_line import OneLineRecords
-from .console_lines.toolkits import fairseq_dict_in_nats
+from .console_lines.fairseq import fairseq_dict_in_nats
 from .console_lines.unsloth import MARKER as UNSLOTH_TRAIN_MARKER, UnslothTrainPrints
 from .pretrain_lines import STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, parse_line
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable

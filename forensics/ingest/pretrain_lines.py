@@ -6,7 +6,7 @@ both and puts the rows in file order with its other events.
 
 Each family of line is read in its own module of forensics/ingest/console_lines/, whose docstring says which
 lines and how: frameworks (Megatron, GPT-NeoX, nanotron, NeMo, NeMo 2.0, MindFormers, torchtitan, verl, RWKV-LM's
-train_log.txt), toolkits (fairseq, fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, Joey NMT, the MetricLogger, torchtune,
+train_log.txt), fairseq (its losses in bits), toolkits (fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, Joey NMT, the MetricLogger, torchtune,
 DLLogger), nanogpt (nanoGPT, nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes
 of hand-written loops), stepless (lines dated by the lines around them: a `bpc = X` print, the TF PTB tutorial's), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO
 loop's dashed steps).
@@ -26,12 +26,14 @@ from .console_lines.fields import StepLine
 from .console_lines.frameworks import (RWKV_EPOCH, _MEGATRON_ITERATION, _MEGATRON_VALIDATION, _MINDFORMERS,
                                        _NEMO2_PROGRESS, _TITAN, _TITAN_KEY_VALUE, _VERL_STEP, _megatron, _mindformers,
                                        _nemo2_progress, _nemo_bar, _titan, _titan_key_values, _verl, rwkv_epoch)
-from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FAIRSEQ_LEGACY, _FAIRSEQ_LEGACY_EPOCH,
-                                     _FAIRSEQ_INNER, _FAIRSEQ_TRAIN, _FAIRSEQ_VALID, _FLAX_STEP, _GPT2_SIMPLE, _INTERNEVO_STEP, _JOEYNMT_VALID,
-                                     _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_EPOCH, _OPENNMT_STEP, _OPENNMT_VALID,
-                                     _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _fairseq_epoch_summary,
-                                     _fairseq_inner, _fairseq_legacy, _fairseq_train_summary, _fairseq_valid, _flax_step, _internevo, _joeynmt_valid,
-                                     _maxtext_eval, _metric_logger, _opennmt, _opennmt_epoch, _opennmt_valid)
+from .console_lines.fairseq import (_FAIRSEQ_INNER, _FAIRSEQ_LEGACY, _FAIRSEQ_LEGACY_EPOCH, _FAIRSEQ_TRAIN,
+                                    _FAIRSEQ_VALID, _fairseq_epoch_summary, _fairseq_inner, _fairseq_legacy,
+                                    _fairseq_train_summary, _fairseq_valid)
+from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FLAX_STEP, _GPT2_SIMPLE, _INTERNEVO_STEP,
+                                     _JOEYNMT_VALID, _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_EPOCH, _OPENNMT_STEP,
+                                     _OPENNMT_VALID, _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _flax_step,
+                                     _internevo, _joeynmt_valid, _maxtext_eval, _metric_logger, _opennmt,
+                                     _opennmt_epoch, _opennmt_valid)
 from .console_lines.nanogpt import (_CHAR_RNN, _COLON_STEP, _LLMC_STEP, _LLMC_VAL, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP,
                                     _STEP_NAME_VALUE, _char_rnn, _colon_pairs, _llmc_console, _llmc_val, _nanochat_step, _nanogpt,
                                     _pipe_step, _step_name_value)
