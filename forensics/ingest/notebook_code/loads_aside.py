@@ -48,7 +48,7 @@ def _looked_at_only(trees: list, is_load: Callable[[ast.Call], bool]) -> list[as
     parents = {id(child): parent for tree in trees for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
     uses = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Name)
             and isinstance(node.ctx, ast.Load) and node.id in bound]
-    aside = set(bound)
+    aside = {use.id for use in uses}  # a load never used again says nothing of what it was for: it stays a load
     changed = True
     while changed:  # a name handed to a load that is itself no longer set aside is used by the trained model
         changed = False
