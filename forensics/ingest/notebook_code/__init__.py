@@ -25,7 +25,8 @@ autocast), `precision.keras_policy` ("fp16" / "bf16": Keras' mixed_float16 / mix
 where the code says none of them.
 
 Read in the modules of this package: cells (which cells ran, parsed), arguments (the keywords of the calls),
-precision (autocast, float32, Unsloth's mixed precision), model (built here, trained whole), machine (what the
+precision (autocast, float32, Unsloth's mixed precision, Keras' policy), model (built here, trained whole),
+loads_aside (calls named for loading that load no weights of the trained model), machine (what the
 outputs say of CUDA and bfloat16), syntax (what they ask of the syntax tree).
 """
 from __future__ import annotations
