@@ -368,8 +368,8 @@ def _in_a_web_address(text: str, start: int) -> bool:
 
 
 def _said_param_count(text: str) -> tuple[int, str] | None:
-    """The largest `N params` a line says that names no part of the model (`_SAID_COUNT`; a count in millions or
-    billions, `0.209729 M parameters` as Karpathy's GPT prints it, `95.87M params`), with its line. A part's words
+    """The largest `N params` a line says that names no part of the model (`_SAID_COUNT`; a count in thousands,
+    millions or billions, `0.209729 M parameters` as Karpathy's GPT prints it, `95.87M params`), with its line. A part's words
     count before the number and in its own clause after it (`trainable params: N`, `N frozen params`), not in a
     note that follows (`95.87M params (policy trainable, reference frozen)`)."""
     best = None
@@ -382,13 +382,16 @@ def _said_param_count(text: str) -> tuple[int, str] | None:
     return best
 
 
-# A count in millions or billions before `params` (the unit a capital, so `5 m params` of prose is no count)
-_SCALED_COUNT = re.compile(r"(?<![\w.,])(\d{1,4}(?:\.\d{1,6})?)\s?([MB])\s+param(?:eter)?s\b")
+# A count in thousands, millions or billions before `params` (the unit a capital, so `5 m params` of prose is no
+# count): a tiny GPT's `print(sum(p.numel() ...)/1e3, 'K parameters')` gives `59.328 K parameters`
+# (evintunador_micro-GPT-sandbox)
+_SCALED_COUNT = re.compile(r"(?<![\w.,])(\d{1,4}(?:\.\d{1,6})?)\s?([KMB])\s+param(?:eter)?s\b")
+_SCALES = {"K": 1e3, "M": 1e6, "B": 1e9}
 
 
 def _count_of(m: re.Match) -> int:
     if m.re is _SCALED_COUNT:
-        return round(float(m.group(1)) * (1e6 if m.group(2) == "M" else 1e9))
+        return round(float(m.group(1)) * _SCALES[m.group(2)])
     return int(next(g for g in m.groups() if g).replace(",", ""))
 
 

@@ -24,7 +24,8 @@ from ..timeline import canonical_metric
 from .settled_lines import settled
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .console_lines.bare_epochs import BareEpochRecords, has_bare_epoch_records
-from .console_lines.blocks import ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock, OlmoBlock, YamlSteps
+from .console_lines.blocks import (KERAS_LOSS_MARKER, ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock,
+                                   OlmoBlock, YamlSteps)
 from .console_lines.hand_written import has_generic_line
 from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerRecords
 from .console_lines.parlai import MARKER as PARLAI_MARKER, ParlaiReports
@@ -122,7 +123,7 @@ class _Scanner:
         self.olmo = OlmoBlock()
         self.composer = ComposerBlock() if "]:\n\t " in text or "]:\r\n\t " in text else None
         self.nemo_rl = NemoRLBlock() if "= Step " in text and "\u2022" in text else None
-        keras = KerasEpochs() if "Epoch " in text and " - loss: " in text else None
+        keras = KerasEpochs() if "Epoch " in text and KERAS_LOSS_MARKER.search(text) else None
         mlx = MlxTable() if "train_loss" in text and "iter" in text else None
         self.yaml_steps = YamlSteps() if "\nStep " in text and ":\n  " in text else None
         self.dashed = DashedSteps() if " STEP " in text and ":\t" in text else None

@@ -129,7 +129,8 @@ def _runs(shown: list[list[tuple[str, str]]], path: Path) -> list[list[int]]:
     """The trainings the notebook holds, each the indices of its cells: cells whose outputs log training steps, a
     new training starting where a cell's steps start again at or below where the one before ended (a trial, then the
     run; an SFT, then a DPO; a cell run again). A cell that carries the steps on (a resume) is the same training, and
-    so is a cell that shows only a closing summary after a training (`result = trainer.train()`, then `result`)."""
+    so is a cell that shows only a closing summary after a training (`result = trainer.train()`, then `result`), or
+    only trainer.evaluate()'s one-row table at the step where the training ended (`_closing_evaluation`)."""
     runs: list[list[int]] = []
     last_step, last_sizes = None, set()
     for i, outputs in enumerate(shown):
@@ -137,7 +138,7 @@ def _runs(shown: list[list[tuple[str, str]]], path: Path) -> list[list[int]]:
         if not cell.steps:
             continue
         steps, sizes = cell.steps, cell.sizes
-        new = last_step is None or (not cell.closing_only and (
+        new = last_step is None or (not cell.closing_only and not _closing_evaluation(cell, last_step) and (
             steps[0] <= last_step or (sizes and last_sizes and not sizes & last_sizes)))
         if new:
             runs.append([])
@@ -154,6 +155,7 @@ class _CellTraining:
     steps: list[int]
     sizes: set[int]
     closing_only: bool = False
+    evaluate_table: bool = False
 
 
 def _training_steps(outputs: list[tuple[str, str]], path: Path) -> _CellTraining:
@@ -178,7 +180,23 @@ def _training_steps(outputs: list[tuple[str, str]], path: Path) -> _CellTraining
         return _CellTraining(sorted(set(summary["step"].astype(int))), sizes, closing_only=True)
     if trained.empty and not summary.empty:
         trained = frame[evaluated]  # a run shorter than its logging interval: its evaluations, then its summary
-    return _CellTraining(sorted(set(trained["step"].astype(int))), sizes)
+    return _CellTraining(sorted(set(trained["step"].astype(int))), sizes, evaluate_table=_evaluate_table(outputs))
+
+
+def _closing_evaluation(cell: _CellTraining, last_step: int) -> bool:
+    """Whether a cell is trainer.evaluate() run after the training: its table's one row at the very step where the
+    training ended. The Trainer's notebook callback writes evaluate()'s metrics as a new table whose columns come in
+    the order it fills them (Training Loss, Validation Loss, then Step), where a training's table opens with its
+    Step (or Epoch) column; the row repeats the run's last training loss (DulaniDeSilva_Natural-Language-Processing-
+    NLP-: the 7-row table of train() ends at 618, evaluate() shows `3.249048  3.243796  618`)."""
+    return cell.evaluate_table and cell.steps == [last_step]
+
+
+def _evaluate_table(outputs: list[tuple[str, str]]) -> bool:
+    """Whether a cell's Trainer tables are all evaluate()'s: a header whose first column is neither Step nor Epoch."""
+    headers = [next((line for line in text.splitlines() if "\t" in line), "") for text, kind in outputs
+               if kind == "table"]
+    return bool(headers) and all(header.split("\t")[0] not in ("Step", "Epoch") for header in headers)
 
 
 # train()'s return value as a cell shows it: the run's closing summary as its metrics, dated at its global step

@@ -26,6 +26,11 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
         evidence["precision"] = (f"the training loop runs its forward pass under torch's autocast in {autocast} "
                                  f"({config.source_of('precision.autocast')})")
         return autocast
+    policy = config.get("precision.keras_policy")
+    if policy in ("fp16", "bf16"):
+        evidence["precision"] = (f"Keras' global policy mixed_{'float16' if policy == 'fp16' else 'bfloat16'} "
+                                 f"({config.source_of('precision.keras_policy')})")
+        return policy
     loaded = config.get("model.load_dtype")
     if loaded in _HALF_LOADS:  # the weights themselves in half precision, no mixed-precision flag set: trained so
         evidence["precision"] = (f"the model's weights loaded in {loaded} ({config.source_of('model.load_dtype')}) "

@@ -189,7 +189,11 @@ class NemoRLBlock:
 _KERAS_EPOCH = re.compile(r"^Epoch (\d{1,9})/(\d{1,9})\s*$")
 # Keras's own bar after `n/N`: `━━━━` (Keras 3), `[=====>....]` (tf.keras) or ` - 5s` (verbose=2); not a tqdm bar.
 # Keras 2.2's verbose=2 prints the epoch's end alone, with no count: ` - 131s - loss: 2.3976 - acc: 0.51`.
-_KERAS_BAR = re.compile(r"^\s*(?:(\d{1,12})/(\d{1,12}) (?:[\u2501\s]*\u2501|\[[=>.]+\]|- \d+m?s\b)|- \d+m?s\b).*? - loss: ")
+# A metric's name is the one its train_step returned, as written: a custom one may be capitalised (`- Loss: 252.1 -
+# Perplexity: inf - val_Loss: 186.4`, Asocsar_GPT2), so the loss is found whatever its case.
+_KERAS_BAR = re.compile(r"^\s*(?:(\d{1,12})/(\d{1,12}) (?:[\u2501\s]*\u2501|\[[=>.]+\]|- \d+m?s\b)|- \d+m?s\b).*?(?i: - loss: )")
+# The cheap test before feeding a console's lines to `KerasEpochs`, with `Epoch ` in the text
+KERAS_LOSS_MARKER = re.compile(r"(?i) - loss: ")
 _KERAS_PAIR = re.compile(r" - ([A-Za-z][\w/]*): (" + _FLOAT + r")", re.IGNORECASE)
 
 
@@ -203,8 +207,7 @@ class KerasEpochs:
     before: int = 0  # the epochs of earlier `fit` calls that ran to their end (fine-tuning after a frozen phase)
 
     def owns(self, line: str) -> bool:
-        return bool(_KERAS_EPOCH.match(line) or (self.epoch is not None and " - loss: " in line
-                                                  and _KERAS_BAR.match(line)))
+        return bool(_KERAS_EPOCH.match(line) or (self.epoch is not None and _KERAS_BAR.match(line)))
 
     def feed(self, line: str) -> StepLine | None:
         header = _KERAS_EPOCH.match(line)
@@ -217,7 +220,7 @@ class KerasEpochs:
         bar = _KERAS_BAR.match(line)
         if bar is None or bar.group(1) != bar.group(2):
             return None  # an update within the epoch: its mean so far (a line with no count is the epoch's end)
-        metrics = tuple((keras_metric_name(name), float(raw)) for name, raw in _KERAS_PAIR.findall(line))
+        metrics = tuple((keras_metric_name(name.lower()), float(raw)) for name, raw in _KERAS_PAIR.findall(line))
         return StepLine("keras", self.before + self.epoch, None, metrics) if metrics else None
 
 

@@ -20,11 +20,13 @@ TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config
 code with nothing below float32 asked for, `precision.trainer_fp32` (the arguments class) where it builds a Trainer
 whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
 trainer turns on where the code sets neither flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's
-autocast), `model.built_here` where it builds its model from random weights), empty
+autocast), `precision.keras_policy` ("fp16" / "bf16": Keras' mixed_float16 / mixed_bfloat16 global policy),
+`model.built_here` where it builds its model from random weights), empty
 where the code says none of them.
 
 Read in the modules of this package: cells (which cells ran, parsed), arguments (the keywords of the calls),
-precision (autocast, float32, Unsloth's mixed precision), model (built here, trained whole), machine (what the
+precision (autocast, float32, Unsloth's mixed precision, Keras' policy), model (built here, trained whole),
+loads_aside (calls named for loading that load no weights of the trained model), machine (what the
 outputs say of CUDA and bfloat16), syntax (what they ask of the syntax tree).
 """
 from __future__ import annotations
@@ -38,8 +40,9 @@ from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _ca
                         machine_value)
 from .data import raw_text_lm
 from .machine import printed_machine
-from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _trainer_arguments_in_fp32,
-                        _trains_in_default_float32, _unsloth_mixed_precision, _without_inference_autocast)
+from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _keras_policy_precision,
+                        _trainer_arguments_in_fp32, _trains_in_default_float32, _unsloth_mixed_precision,
+                        _without_inference_autocast)
 from .model import _model_built_here, _trains_whole_model
 
 TEXT_KEY = "notebook_code"
@@ -101,6 +104,9 @@ def code_values(cells: list, outputs: str) -> dict:
     raw_text = raw_text_lm(trees)
     if raw_text:
         values["data.raw_text_lm"] = raw_text
+    keras_policy = _keras_policy_precision(trees)
+    if keras_policy:
+        values["precision.keras_policy"] = keras_policy
     built = _model_built_here(cells, trees, code)
     if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
         values["model.built_here"] = built

@@ -6,8 +6,9 @@ import ast
 import re
 
 from .syntax import _called_name, _owner_name, _root_name
-from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _parsed_cells
+from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _cells_meant, _parsed_cells
 from .arguments import _MODEL_CLASSES, _loads_a_model
+from .loads_aside import loads_set_aside
 
 # Calls that load trained weights: anything named for loading (a state dict, `torch.load` under any alias, a saved
 # model, the notebook's own `load_weights_into_gpt` / `download_and_load_gpt2`, `clip.load`, safetensors'
@@ -19,11 +20,16 @@ _MODULE_BASES = ("Module", "Model")  # torch's nn.Module, Keras' Model: a networ
 
 
 def _loads_weights(cells: list) -> bool:
-    """Whether any code cell, run or not, calls what loads trained weights (`_loads_trained_weights`); a comment
-    quoting one, or a method of that name the notebook defines, is no load."""
-    everything = [dict(c, execution_count=1) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
-    return any(isinstance(node, ast.Call) and _loads_trained_weights(node)
-               for tree in _parsed_cells(everything) for node in ast.walk(tree))
+    """Whether a code cell meant for the run (`_cells_meant`: any, run or not, where the counts were cleared) calls
+    what loads trained weights (`_loads_trained_weights`); a comment quoting one, a method of that name the notebook
+    defines, a tokenizer's load or a model loaded only to generate (`loads_set_aside`) is no load. A cell left
+    uncounted among counted ones never ran: evintunador_micro-GPT-sandbox's reload of a saved GPT, below its training
+    cell."""
+    meant = [dict(c, execution_count=1) for c in _cells_meant(cells)]
+    trees = list(_parsed_cells(meant))
+    aside = loads_set_aside(trees, _loads_trained_weights)
+    return any(isinstance(node, ast.Call) and _loads_trained_weights(node) and id(node) not in aside
+               for tree in trees for node in ast.walk(tree))
 
 
 def _loads_trained_weights(call: ast.Call) -> bool:

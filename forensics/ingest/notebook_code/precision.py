@@ -31,6 +31,28 @@ def _autocast_precision(trees: list, names: dict) -> str | None:
     return None
 
 
+# Keras' mixed-precision policies (`keras.mixed_precision.set_global_policy("mixed_float16")`, TF 2.1-2.3's
+# `mixed_precision.experimental.set_policy`, a `Policy("mixed_bfloat16")` handed to them): every layer built after it
+# computes in the half type, its variables kept in float32, and fit scales the loss for float16
+_KERAS_POLICIES = {"mixed_float16": "fp16", "mixed_bfloat16": "bf16"}
+_SET_POLICY = ("set_global_policy", "set_policy")
+
+
+def _keras_policy_precision(trees: list) -> str | None:
+    """"fp16" / "bf16" where a cell that ran sets Keras' global policy to mixed float16 / bfloat16 (BMunitiz_NLP's
+    KerasHub GPT, `mixed_float16` set before the model is built); the last one set stands. None where none is set."""
+    found = None
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _called_name(node.func) in _SET_POLICY and node.args:
+                given = node.args[0]
+                if isinstance(given, ast.Call) and _called_name(given.func) == "Policy" and given.args:
+                    given = given.args[0]
+                if isinstance(given, ast.Constant) and isinstance(given.value, str):
+                    found = _KERAS_POLICIES.get(given.value) or None
+    return found
+
+
 def _without_inference_autocast(cell: dict) -> str:
     """A cell's code, without its `with autocast(...)` blocks where the cell trains nothing (no backward pass,
     optimizer step, `train` or `fit` call anywhere in it: a `generate` after training): those say nothing of the
@@ -91,12 +113,14 @@ def _unsloth_mixed_precision(values: dict, trees: list, outputs: str, bf16_suppo
 
 # Anything in a notebook's code that trains below float32 or could: autocast and its scaler, half / bfloat16 / float16
 # weights or dtypes, the Trainer's and Lightning's precision switches, a quantized load, a dtype set by name
-# (a tensor of token ids, `dtype=torch.long`, says nothing of the training's precision)
+# (a tensor of token ids, `dtype=torch.long` or TensorFlow's `dtype=tf.int32`, says nothing of the training's precision,
+# nor a dtype copied from a tensor, `dtype=logits.dtype`: Asocsar_GPT2's sampling cells)
 # (nor anything that sets it out of the code's sight: DeepSpeed's config, an Accelerator's saved config, XLA's
 # environment, a precision key in a dict)
 _LOWER_PRECISION_WORDS = re.compile(r"(?i)autocast|gradscaler|\.half\(|float16|bfloat16|\bbf16|\bfp16|mixed_precision|"
                                     r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision\s*=|['\"]precision['\"]|\bhalf|"
-                                    r"quantiz|bitsandbytes|\bdtype\s*=\s*(?!torch\.(?:long|int\d*|bool|uint8|float32)\b)|"
+                                    r"quantiz|bitsandbytes|\bdtype\s*=\s*(?!(?:torch|tf|np|numpy)\.(?:long|int\d*|bool|uint8|float32)\b|"
+                                    r"[\w.]+\.dtype\b)|"
                                     r"deepspeed|accelerator\s*\(|\bxla\b|xla_|\btpu|set_default_tensor_type")
 # The call that trains in the notebook's own code: a hand-written loop's backward pass, Keras' fit
 _TRAINING_CALLS = ("backward", "fit")

@@ -1,0 +1,190 @@
+"""Notebook readings of corpus batch AS52: trainer.evaluate()'s table after a training is that training's end
+(DulaniDeSilva_Natural-Language-Processing-NLP-), Keras epoch lines whose metric names are capitalised (Asocsar_GPT2),
+what loads no weights of the trained model (a SentencePiece processor's `Load`, a KerasHub preset shown generating
+before a model built from scratch, a pickled dict of tokenizer data, a reload cell that never ran), Keras' mixed
+precision policy (BMunitiz_NLP) and a parameter count printed in thousands (evintunador_micro-GPT-sandbox). The
+notebooks are written in nbformat 4's shape with their outputs as the libraries print them."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+import forensics
+from forensics.ingest import notebook
+from forensics.ingest.console_facts import _said_param_count
+from support.format_runs import analyze_logs, write_file
+
+
+def _stream(text: str):
+    return new_output("stream", name="stdout", text=text)
+
+
+def _html(html: str):
+    return new_output("display_data", data={"text/html": html, "text/plain": "<IPython.core.display.HTML object>"})
+
+
+def _notebook(folder: Path, cells: list[tuple[str, list, int | None]]) -> Path:
+    """`folder/run.ipynb` of code cells (source, outputs, execution count or None for a cell that never ran)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(new_notebook(cells=[new_code_cell(source, outputs=outputs, execution_count=count)
+                                       for source, outputs, count in cells]), folder / "run.ipynb")
+    return folder
+
+
+# --- trainer.evaluate()'s one-row table after the training's table --------------------------------------------------
+
+def _table(header: list[str], rows: list[list[str]], progress: str = "") -> dict:
+    head = "".join(f"<th>{h}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    bar = f"<div><progress value='1' max='1'></progress> {progress}</div>" if progress else ""
+    return _html(f'{bar}<table border="1" class="dataframe"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+
+
+def _training_table(start: int = 100) -> dict:
+    """The Trainer's table of a run evaluated every 100 steps to 600, both losses falling."""
+    rows = [[str(step), f"{3.45 - 0.04 * k:.6f}", f"{3.34 - 0.02 * k:.6f}"]
+            for k, step in enumerate(range(start, start + 600, 100))]
+    return _table(["Step", "Training Loss", "Validation Loss"], rows, f"[{start + 500}/{start + 500} 50:15, Epoch 3/3]")
+
+
+def test_evaluate_table_at_the_training_s_last_step_is_the_end_of_that_training(tmp_path):
+    """evaluate()'s table: Training Loss, Validation Loss, then Step, one row at step 600 where the training ended."""
+    evaluate = _table(["Training Loss", "Validation Loss", "Step"], [["3.250000", "3.239000", "600"]])
+    _notebook(tmp_path, [("trainer.train()", [_training_table()], 18),
+                         ("trainer.evaluate()", [_html("<div><progress></progress> [92/92 00:25]</div>"), evaluate], 19)])
+    a = forensics.analyze(tmp_path)
+    assert (a.status, a.first_incident) == ("healthy", None)
+    assert len(a.timeline.series("loss")) == 6
+
+
+def test_a_second_training_table_starting_again_is_still_a_new_training(tmp_path):
+    """A training table (its Step column first) whose steps start again is another training: only it is judged."""
+    _notebook(tmp_path, [("trainer.train()", [_training_table()], 18),
+                         ("trainer.train()", [_training_table()], 19)])
+    notes = notebook.read(tmp_path / "run.ipynb").notes
+    assert any("holds 2 trainings" in note for note in notes)
+
+
+# --- Keras epoch lines with capitalised metric names ----------------------------------------------------------------
+
+def _keras_console(loss: str = "Loss") -> str:
+    lines = []
+    for epoch in range(1, 13):
+        lines += [f"Epoch {epoch}/50", f"901/901 [==============================] - 84s 93ms/step - {loss}: "
+                  f"{5.0 - 0.2 * epoch:.4f} - Perplexity: inf - val_{loss}: {5.1 - 0.2 * epoch:.4f} - val_Perplexity: inf"]
+    return "\n".join(lines) + "\n"
+
+
+def test_capitalised_keras_metric_names_are_read_at_their_epochs(tmp_path):
+    a = analyze_logs(write_file(tmp_path, "nohup.out", _keras_console("Loss")))
+    assert list(a.timeline.series("loss").index) == list(range(1, 13))
+    assert list(a.timeline.series("eval_loss").index) == list(range(1, 13))
+    assert a.run_profile.framework == "keras"
+
+
+def test_lowercase_keras_metric_names_read_as_before(tmp_path):
+    a = analyze_logs(write_file(tmp_path, "nohup.out", _keras_console("loss")))
+    assert list(a.timeline.series("loss").index) == list(range(1, 13)) and a.status == "healthy"
+
+
+# --- what loads no weights of the trained model ----------------------------------------------------------------------
+
+_KERAS_FIT = _stream("".join(f"Epoch {e}/12\n10/10 [==============================] - 1s 10ms/step - loss: {5 - 0.2 * e:.4f}"
+                             f" - val_loss: {5.1 - 0.2 * e:.4f}\n" for e in range(1, 13)))
+_OWN_MODEL = ("import keras\ninputs = keras.Input(shape=(None,))\noutputs = keras.layers.Dense(10)(inputs)\n"
+              "model = keras.Model(inputs=inputs, outputs=outputs)\nmodel.compile(optimizer='adam', loss='mse')\n")
+
+
+def _keras_notebook(folder: Path, setup: str) -> forensics.Analysis:
+    _notebook(folder, [(setup, [], 1), (_OWN_MODEL, [], 2), ("model.fit(x, epochs=12)", [_KERAS_FIT], 3)])
+    return forensics.analyze(folder)
+
+
+def test_a_sentencepiece_processor_s_load_is_no_weights_load(tmp_path):
+    a = _keras_notebook(tmp_path, "import sentencepiece as spm\ns = spm.SentencePieceProcessor()\ns.Load('bpe.model')\n")
+    assert (a.run_profile.method, a.run_profile.objective) == ("full", "pretrain")
+
+
+def test_a_preset_only_asked_to_generate_is_no_load_of_the_trained_model(tmp_path):
+    a = _keras_notebook(tmp_path, "import keras_nlp\n"
+                                  "pre = keras_nlp.models.GPT2CausalLMPreprocessor.from_preset('gpt2_base_en')\n"
+                                  "lm = keras_nlp.models.GPT2CausalLM.from_preset('gpt2_base_en', preprocessor=pre)\n"
+                                  "print(lm.generate('My trip to Yosemite was', max_length=200))\n")
+    assert (a.run_profile.method, a.run_profile.objective) == ("full", "pretrain")
+
+
+def test_a_preset_used_as_a_layer_of_the_trained_model_is_still_a_load(tmp_path):
+    a = _keras_notebook(tmp_path, "import keras_nlp\nbackbone = keras_nlp.models.GPT2Backbone.from_preset('gpt2_base_en')\n"
+                                  "features = backbone(inputs)\n")
+    assert a.run_profile.objective != "pretrain"
+
+
+def test_a_model_s_own_weights_load_still_counts(tmp_path):
+    a = _keras_notebook(tmp_path, "import sentencepiece as spm\ns = spm.SentencePieceProcessor()\ns.Load('bpe.model')\n"
+                                  "other = keras.models.Sequential()\nother.load_weights('saved.h5')\n")
+    assert a.run_profile.objective != "pretrain"
+
+
+_TORCH_MODEL = ("import torch\nimport torch.nn as nn\nclass GPT(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.lin = nn.Linear(4, 4)\n"
+                "model = GPT()\nprint(sum(p.numel() for p in model.parameters())/1e3, 'K parameters')\n")
+_TORCH_LOOP = ("optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)\nfor it in range(1000):\n"
+               "    loss = model(x)\n    optimizer.zero_grad()\n    loss.backward()\n    optimizer.step()\n")
+_STEPS = _stream("".join(f"step {s}: train loss {4.8 - 0.0017 * s:.4f}, val loss {4.81 - 0.0017 * s:.4f}\n"
+                         for s in range(0, 1000, 50)))
+
+
+def _torch_notebook(folder: Path, reload_count: int | None, tokenizer: str = "") -> forensics.Analysis:
+    """A tiny GPT built in cell 1 and trained in cell 3; between them a reload of saved weights, run (`reload_count`)
+    or never run (None: uncounted among counted cells, as evintunador_micro-GPT-sandbox's below its training)."""
+    _notebook(folder, [(tokenizer + _TORCH_MODEL, [_stream("59.328 K parameters\n")], 1),
+                       ("model.load_state_dict(torch.load('models/GPT.pth'))", [], reload_count),
+                       (_TORCH_LOOP, [_STEPS], 3)])
+    return forensics.analyze(folder)
+
+
+def test_a_reload_cell_that_never_ran_among_counted_cells_is_no_load(tmp_path):
+    assert _torch_notebook(tmp_path, None).run_profile.objective == "pretrain"
+
+
+def test_a_reload_cell_that_ran_is_a_load(tmp_path):
+    assert _torch_notebook(tmp_path, 2).run_profile.objective != "pretrain"
+
+
+def test_a_pickled_dict_read_by_its_keys_is_no_weights_load(tmp_path):
+    tokenizer = ("import pickle\nwith open('tokenizer.model', 'rb') as f:\n    data = pickle.load(f)\n"
+                 "stoi = data['stoi']\nmerges = data['merges']\n")
+    assert _torch_notebook(tmp_path, None, tokenizer).run_profile.objective == "pretrain"
+
+
+def test_a_parameter_count_in_thousands_is_read():
+    assert _said_param_count("59.328 K parameters\n")[0] == 59328
+
+
+def test_a_notebook_printing_k_parameters_gives_the_model_size(tmp_path):
+    assert _torch_notebook(tmp_path, None).run_profile.model_params == 59328
+
+
+def test_a_lowercase_k_in_prose_is_no_count():
+    assert _said_param_count("we trained with 5 k parameters frozen\n") is None
+
+
+# --- Keras' mixed-precision policy -----------------------------------------------------------------------------------
+
+def test_keras_mixed_float16_policy_is_fp16(tmp_path):
+    a = _keras_notebook(tmp_path, "import keras\nkeras.mixed_precision.set_global_policy('mixed_float16')\n")
+    assert a.run_profile.precision == "fp16"
+
+
+def test_keras_mixed_bfloat16_policy_object_is_bf16(tmp_path):
+    a = _keras_notebook(tmp_path, "from tensorflow.keras import mixed_precision\n"
+                                  "mixed_precision.set_global_policy(mixed_precision.Policy('mixed_bfloat16'))\n")
+    assert a.run_profile.precision == "bf16"
+
+
+def test_keras_without_a_policy_and_with_tensorflow_int_dtypes_is_fp32(tmp_path):
+    a = _keras_notebook(tmp_path, "import tensorflow as tf\nids = tf.constant([1, 2], dtype=tf.int32)\n"
+                                  "pad = tf.ones_like(ids, dtype=ids.dtype)\n")
+    assert a.run_profile.precision == "fp32"
