@@ -23,7 +23,7 @@ import re
 from ..timeline import canonical_metric
 from .settled_lines import settled
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
-from .console_lines.bare_epochs import BareEpochRecords, has_bare_epoch_records
+from .console_lines.bare_epochs import bare_epoch_reader
 from .console_lines.blocks import ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock, OlmoBlock, YamlSteps
 from .console_lines.hand_written import has_generic_line
 from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerRecords
@@ -127,7 +127,7 @@ class _Scanner:
         self.yaml_steps = YamlSteps() if "\nStep " in text and ":\n  " in text else None
         self.dashed = DashedSteps() if " STEP " in text and ":\t" in text else None
         self.parlai = ParlaiReports() if PARLAI_MARKER in text else None
-        self.bare_epochs = BareEpochRecords() if has_bare_epoch_records(text) else None
+        self.bare_epochs = bare_epoch_reader(text)
         # a table's line is its own: no other reader takes it
         unsloth = UnslothTrainPrints() if UNSLOTH_TRAIN_MARKER in text else None
         self.info_logger = InfoLoggerRecords() if INFO_LOGGER_MARKER in text else None
