@@ -45,6 +45,17 @@ def _trl_trainer(call: ast.Call, trl_names: set[str]) -> str | None:
     return f"trl.{name}" if name in trl_names or through_trl else None
 
 
+# A switch of a trainer's keyword arguments held in a dict (DSPy's GRPO hands Arbor `train_kwargs = {..., "lora":
+# True}`: langwatch_cookbooks): an adapter is trained, LoRA
+_LORA_SWITCHES = ("lora", "use_lora")
+
+
+def _lora_switched_on(node: ast.Dict) -> bool:
+    """`{"lora": True, ...}`: a dict literal that turns LoRA on."""
+    return any(isinstance(key, ast.Constant) and key.value in _LORA_SWITCHES
+               and isinstance(value, ast.Constant) and value.value is True for key, value in zip(node.keys, node.values))
+
+
 def _call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
     name = _called_name(call.func)
     owner = _owner_name(call.func)
