@@ -69,3 +69,11 @@ def test_the_corpus_grpo_loop_that_died_sampling_is_broken_with_no_learning_sign
     assert (a.first_incident.kind, a.first_incident.step) == ("no_learning_signal", 1)
     (crash,) = [f for f in a.findings if f.kind == "run_crashed"]
     assert crash.step == 2 and "probability tensor" in crash.message
+
+
+def test_a_list_is_read_under_its_singular_name(tmp_path):
+    text = "".join(f"\nStep {n}/9 | batch {n}\n  losses: [0.5, 0.7]\n  loss: 0.6\n  accuracies: [0.5, 1.0]\n"
+                   for n in (1, 2, 3))
+    (tmp_path / "output.txt").write_text(text)
+    metrics = set(forensics.load_timeline(tmp_path).frame["metric"])
+    assert {"loss", "accuracy", "step_loss_std", "step_accuracy_std"} <= metrics and "losse" not in metrics

@@ -137,12 +137,21 @@ def _values(name: str, text: str) -> list[tuple[str, float]]:
     values = [number(part) for part in text[1:-1].split(",") if part.strip()]
     if not values or any(v is None for v in values):
         return []
-    name = name[:-1] if name.endswith("s") and not name.endswith("ss") else name  # rewards -> reward
+    name = _singular(name)  # rewards -> reward
     mean = sum(values) / len(values)
     if len(values) < 2:
         return [(name, mean)]
     spread = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
     return [(name, mean), (f"step_{name}_std", spread)]
+
+
+def _singular(name: str) -> str:
+    """`reward` of a list named `rewards`, `loss` of `losses`, `accuracy` of `accuracies`."""
+    if name.endswith("sses"):
+        return name[:-2]
+    if name.endswith("ies"):
+        return name[:-3] + "y"
+    return name[:-1] if name.endswith("s") and not name.endswith("ss") else name
 
 
 def _record(counter: str, n: int, total: int | None, metrics: list, under_pipes: bool) -> StepLine:
