@@ -113,6 +113,14 @@ _BARE_EPOCH_RECORD_HINT = re.compile(rb"(?im)^[#=*\- \t]*(?:epoch|iter(?:ation)?
                                      rb"(?:" + _BARE_RECORD_NAME + rb"[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]*\n)*?"
                                      rb"(?:[A-Za-z_]\w{0,40} ){0,2}[A-Za-z_]*loss(?::[ ]*|[ ]+)"
                                      rb"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)[ \t]*$")
+# ... and a step's `|`-separated header stating the run's length, its values indented further down with other lines
+# between (karanravindra_omni: `Step 1/50 | gold='72'`, sample lines, then `  rewards: [...]` / `  loss:    -0.0000`):
+# `_PIPED_RECORDS` of them
+_PIPED_STEP_RECORD_HINT = re.compile(rb"(?im)^(?:epoch|iter(?:ation)?|step)[ \t]+\d{1,9}[ \t]*/[ \t]*\d{1,9}[ \t]*\|"
+                                     rb"(?![^\n]*loss)[^\n]*\n(?:(?![ \t]*(?:epoch|iter|step)[ \t]+\d+[ \t]*/)[^\n]*\n)"
+                                     rb"{0,40}?[ \t]+(?:[A-Za-z_]\w{0,40} ){0,2}[A-Za-z_]*loss:[ \t]*"
+                                     rb"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)[ \t]*$")
+_PIPED_RECORDS = 2
 # A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
 _PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
 _PRINTED_TENSORS = 5
@@ -178,6 +186,7 @@ def log_hinted(chunk: bytes) -> bool:
         return True
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
             or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES) or _at_least(_BARE_EPOCH_RECORD_HINT, chunk, _LOOSE_LINES)
+            or b"|" in chunk and _at_least(_PIPED_STEP_RECORD_HINT, chunk, _PIPED_RECORDS)
             or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
             or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS)
             or _UNSLOTH_TRAIN in chunk and _at_least(_UNSLOTH_PRINT, chunk, _LOOSE_LINES))

@@ -65,3 +65,12 @@ def test_the_warning_stands_where_the_runs_records_are_read_from_its_trainer_sta
                                LogRecords("train.ipynb", "notebook", empty, meta={"console_nonfinite_written": 1})])
     (f,) = detect_unlogged_nonfinite(timeline)
     assert (f.kind, f.step) == ("nonfinite_unlogged", 30)
+
+
+def test_sampling_from_non_finite_probabilities_after_the_last_step_is_a_crash(tmp_path):
+    """karanravindra_omni's GRPO loop: torch.multinomial in generate could not sample after two updates in bf16."""
+    (tmp_path / "output.log").write_text(_dicts(10, 100) + "Traceback (most recent call last):\n  File \"x.py\", "
+                                         "line 9, in <module>\nRuntimeError: probability tensor contains either `inf`, "
+                                         "`nan` or element < 0\n")
+    (f,) = [f for f in forensics.analyze(tmp_path).findings if f.kind == "run_crashed"]
+    assert "probability tensor" in f.message and not f.evidence["out_of_memory"]

@@ -32,6 +32,9 @@ from .metrics import GRAD_NORM, LOSS, Metrics, finite, first_settled, format_num
 ZERO_STD = "frac_reward_zero_std"
 REWARD_STD = "reward_std"
 ADVANTAGES_MAX, ADVANTAGES_MIN = "critic/advantages/max", "critic/advantages/min"  # verl's, over the batch
+# a hand-written loop's printed list of a step's rewards, its spread over all the step's completions (0: no group had
+# one; above 0 it may be between groups): ingest.console_lines.bare_epochs, karanravindra_omni
+STEP_REWARD_STD = "step_reward_std"
 DEAD_SHARE = 0.8  # at least this share of the logged steps without any reward spread
 LIVE_SHARE = 0.1  # ... and, where frac_reward_zero_std counts them, fewer than this share of the groups with one
 FEW_DEAD_STEPS = 2  # fewer logged steps than learning_min_points are enough where every one had grad_norm exactly 0
@@ -87,11 +90,17 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
 def _no_update_at_every_step(metrics: Metrics, dead) -> bool:
     """Whether every logged step had no reward group with a spread and a grad_norm logged as exactly 0: each step is
     a whole batch of groups, and a GRPO step with no advantage makes no update, so even a log of `FEW_DEAD_STEPS`
-    says the policy did not move (a KL term or some group's spread would show as a grad_norm above 0)."""
-    if not dead.all() or GRAD_NORM not in metrics:
+    says the policy did not move (a KL term or some group's spread would show as a grad_norm above 0). Where no
+    grad_norm is logged, a loss of exactly 0 at every such step says it as well: with every advantage 0 the policy term
+    is 0, and a KL term of 0 is a policy still at its reference, whose gradient is 0 too (karanravindra_omni's loop:
+    `loss: -0.0000` beside four equal rewards at both of its steps)."""
+    if not dead.all():
         return False
-    grad = finite(metrics[GRAD_NORM]).reindex(dead.index)
-    return not grad.isna().any() and bool(np.all(grad.to_numpy() == 0.0))
+    name = GRAD_NORM if GRAD_NORM in metrics else LOSS if LOSS in metrics else None
+    if name is None:
+        return False
+    values = finite(metrics[name]).reindex(dead.index)
+    return not values.isna().any() and bool(np.all(values.to_numpy() == 0.0))
 
 
 def _saturated(metrics: Metrics, reward, first: int, stds: float) -> bool:
@@ -168,6 +177,9 @@ def no_spread_points(metrics: Metrics):
     if REWARD_STD in metrics and "reward" in metrics:
         std = finite(metrics[REWARD_STD])
         return (std <= 0.0).rename(REWARD_STD) if len(std) else None
+    if STEP_REWARD_STD in metrics:
+        std = finite(metrics[STEP_REWARD_STD])
+        return (std <= 0.0).rename(STEP_REWARD_STD) if len(std) else None
     if ADVANTAGES_MAX in metrics and ADVANTAGES_MIN in metrics:
         # verl's advantages over the whole batch: 0 at both ends where no group's completions scored apart
         top, bottom = finite(metrics[ADVANTAGES_MAX]), finite(metrics[ADVANTAGES_MIN])

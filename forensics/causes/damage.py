@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..analyzers.dead_reward import ADVANTAGES_MAX, REWARD_STD, ZERO_STD
+from ..analyzers.dead_reward import ADVANTAGES_MAX, REWARD_STD, STEP_REWARD_STD, ZERO_STD
 from ..findings import Cause, plural
 from ..checkpoints.blocks import block_index, block_ranges
 from ..analyzers.weights import first_harm
@@ -215,7 +215,7 @@ def _no_update_before(facts: Facts, step: int) -> str | None:
 
 # The GRPO detector's no_learning_signal (analyzers.dead_reward): rewards without spread, not masked labels.
 # the metrics that tell a GRPO step's groups had no reward spread (analyzers.dead_reward.no_spread_points)
-_REWARD_SPREAD_METRICS = (ZERO_STD, REWARD_STD, ADVANTAGES_MAX)
+_REWARD_SPREAD_METRICS = (ZERO_STD, REWARD_STD, ADVANTAGES_MAX, STEP_REWARD_STD)
 
 
 def _rl_gradient_gone(finding) -> bool:

@@ -8,8 +8,8 @@
 * ('bar', n, total): a tqdm progress bar's reading;
 * ('line', StepLine): a step line of a pre-training stack or a small script (`pretrain_lines`), a results table's row
   (`results_table`), DeepSpeed-Chat's lines (`deepspeed_chat`), a record of bare lines under a counter line
-  (`console_lines.bare_epochs`), in a file with epoch section headers and no such records a stepless loss line no
-  other reader took (`console_lines.stepless`);
+  (`console_lines.bare_epochs`), DSPy's GRPO steps (`console_lines.dspy_grpo`), in a file with epoch section headers
+  and no such records a stepless loss line no other reader took (`console_lines.stepless`);
 * ('epoch_header', E, total): such a header (`=== Epoch 3/20 ===`), gone once the lines under it are dated;
 * ('overflow', new_scale[, AT_STEP_LINE]): a loss scaler's overflow (DeepSpeed, apex, DLLogger, a hand-written one);
   ('ds_step', step, skipped): DeepSpeed's `step=N, skipped=K` progress; ('at_minimum',): the scale at its minimum.
@@ -23,7 +23,8 @@ import re
 from ..timeline import canonical_metric
 from .settled_lines import settled
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
-from .console_lines.bare_epochs import BareEpochRecords, has_bare_epoch_records
+from .console_lines.bare_epochs import bare_epoch_reader
+from .console_lines.dspy_grpo import MARKER as DSPY_GRPO_MARKER, DspyGrpoSteps
 from .console_lines.blocks import (KERAS_LOSS_MARKER, ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock,
                                    OlmoBlock, YamlSteps)
 from .console_lines.hand_written import has_generic_line
@@ -128,15 +129,17 @@ class _Scanner:
         self.yaml_steps = YamlSteps() if "\nStep " in text and ":\n  " in text else None
         self.dashed = DashedSteps() if " STEP " in text and ":\t" in text else None
         self.parlai = ParlaiReports() if PARLAI_MARKER in text else None
-        self.bare_epochs = BareEpochRecords() if has_bare_epoch_records(text) else None
+        self.bare_epochs = bare_epoch_reader(text)
         # a table's line is its own: no other reader takes it
         unsloth = UnslothTrainPrints() if UNSLOTH_TRAIN_MARKER in text else None
         self.info_logger = InfoLoggerRecords() if INFO_LOGGER_MARKER in text else None
+        self.dspy_grpo = DspyGrpoSteps() if DSPY_GRPO_MARKER in text else None
         estimator = OneLineRecords(tf_estimator.read_line) if any(m in text for m in tf_estimator.MARKERS) else None
         values_first = OneLineRecords(value_first.read_line) if value_first.MARKER in text else None
         history = DataFrameTable() if "loss" in text else None  # a pandas DataFrame of per-epoch results
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
-                                        self.info_logger, estimator, values_first, self.bare_epochs, history)
+                                        self.info_logger, estimator, values_first, self.bare_epochs, self.dspy_grpo,
+                                        history)
                        if t is not None)
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
             TQDM_LOSS_POSTFIX.search(text)) or has_generic_line(text)
@@ -173,7 +176,7 @@ class _Scanner:
         if len(self.dumped) == 1:  # one, before any step: the script's arguments dumped a line each, its set scale
             del self.events[self.dumped[0]]
         for reader in (self.olmo, self.composer, self.nemo_rl, self.yaml_steps, self.dashed, self.parlai,
-                       self.info_logger, self.bare_epochs):
+                       self.info_logger, self.bare_epochs, self.dspy_grpo):
             last = reader.close() if reader is not None else None
             if last is not None:
                 self.events.append(("line", last))

@@ -60,8 +60,11 @@ _TENSORBOARD_NONFINITE = re.compile(r"^(?:WARNING:root:|Warning: )?NaN or Inf fo
 
 # timed out, a rank died). An error of the script itself, an interrupt or a logger's own failure is not this.
 # (a notebook's error output names the exception's class alone: `OutOfMemoryError: CUDA out of memory`)
-_CRASH = re.compile(r"^(?:(?:torch\.(?:cuda\.)?)?OutOfMemoryError: .*|RuntimeError: (?:CUDA out of memory|CUDA error|NCCL).*"
-                    r"|torch\.distributed\.DistBackendError: .*)$", re.MULTILINE)
+# Sampling from a model whose next-token probabilities are no longer finite is the model's failure, not the script's:
+# torch.multinomial's `probability tensor contains either `inf`, `nan` or element < 0` (karanravindra_omni's GRPO loop
+# could not sample its third step's completions after two updates in bf16).
+_CRASH = re.compile(r"^(?:(?:torch\.(?:cuda\.)?)?OutOfMemoryError: .*|RuntimeError: (?:CUDA out of memory|CUDA error|NCCL"
+                    r"|probability tensor contains either).*|torch\.distributed\.DistBackendError: .*)$", re.MULTILINE)
 
 
 # The shell's word on a job a signal ended (bash's job status, `./train.sh: line 33: 136834 Killed   python3 main.py

@@ -25,7 +25,7 @@ class StepLine:
     "autoresearch", "nanogpt", "verl", "colon_pairs", "llmc", "step_name_value", "epoch_bracket", "tqdm_postfix", "flax",
     "key_value", "uncounted", "printed_tensor", "generic", "generic_epoch", "nemo2", "mindformers", "opennmt",
     "opennmt_valid", "joeynmt_valid", "loss_print", "metric_logger", "held_out_print", "ptb_progress", "ptb_epoch",
-    "headed", ...), step, total steps if printed, the
+    "headed", "piped_step", ...), step, total steps if printed, the
     metrics in print order, and
     whether a cut tail lost fields."""
 

@@ -36,8 +36,8 @@ import ast
 from .syntax import _called_name, _dotted
 from .cells import _cells_meant, _parsed_cells, _source
 from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _call_values, _class_fields,
-                        _loads_a_model, _model_handed, _trained_model, _trl_trainer, _wrapped_names, machine_test,
-                        machine_value)
+                        _loads_a_model, _lora_switched_on, _model_handed, _trained_model, _trl_trainer, _wrapped_names,
+                        machine_test, machine_value)
 from .data import raw_text_lm
 from .machine import printed_machine
 from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _keras_policy_precision,
@@ -67,6 +67,8 @@ def code_values(cells: list, outputs: str) -> dict:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign):
                 _bind(names, node, machine)
+            elif isinstance(node, ast.Dict) and _lora_switched_on(node):
+                values.setdefault("adapter.peft_type", "LORA")
             elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
                 trl_names.update(alias.asname or alias.name for alias in node.names)
             elif isinstance(node, ast.Call):

@@ -45,6 +45,17 @@ def _trl_trainer(call: ast.Call, trl_names: set[str]) -> str | None:
     return f"trl.{name}" if name in trl_names or through_trl else None
 
 
+# A switch of a trainer's keyword arguments held in a dict (DSPy's GRPO hands Arbor `train_kwargs = {..., "lora":
+# True}`: langwatch_cookbooks): an adapter is trained, LoRA
+_LORA_SWITCHES = ("lora", "use_lora")
+
+
+def _lora_switched_on(node: ast.Dict) -> bool:
+    """`{"lora": True, ...}`: a dict literal that turns LoRA on."""
+    return any(isinstance(key, ast.Constant) and key.value in _LORA_SWITCHES
+               and isinstance(value, ast.Constant) and value.value is True for key, value in zip(node.keys, node.values))
+
+
 def _call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
     name = _called_name(call.func)
     owner = _owner_name(call.func)
@@ -167,6 +178,29 @@ def _builds_a_trainer(call: ast.Call) -> bool:
     """`Trainer(...)`, `SFTTrainer(...)`, `Seq2SeqTrainer(...)`, `UnslothTrainer(...)`: a trainer class built."""
     name = _called_name(call.func)
     return name[:1].isupper() and name.endswith("Trainer")
+
+
+def model_classes_followed(trees: list) -> list:
+    """The trees with each loader called through a name that holds a model class (`model_cls = AutoModelForCausalLM`,
+    then `model_cls.from_pretrained(...)`: SolipsisAI_research) called through the class's own name, where that name
+    is bound once in the notebook and to that class alone."""
+    bound: dict[str, list] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        bound.setdefault(target.id, []).append(node.value)
+    held = {name: _called_name(values[0]) for name, values in bound.items() if len(values) == 1
+            and isinstance(values[0], (ast.Name, ast.Attribute)) and _MODEL_CLASSES.search(_called_name(values[0]))}
+    if not held:
+        return trees
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in _LOADERS and isinstance(node.value, ast.Name) \
+                    and node.value.id in held:
+                node.value = ast.copy_location(ast.Name(id=held[node.value.id], ctx=ast.Load()), node.value)
+    return trees
 
 
 def _loads_a_model(call: ast.Call) -> bool:

@@ -8,6 +8,7 @@ import re
 import warnings
 
 from .syntax import _called_name
+from .arguments import model_classes_followed
 
 _SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
 _NOT_PYTHON_CELL = re.compile(r"^\s*%%(?!capture|time|timeit)")
@@ -124,9 +125,14 @@ def _count(cell: dict):
     return cell.get("execution_count", cell.get("prompt_number"))
 
 
-def _parsed_cells(cells: list):
+def _parsed_cells(cells: list) -> list:
     """The trees of the cells that ran, with the script a `%%writefile train.py` cell writes where a shell line
-    that ran launches it (`!accelerate launch train.py`): that code ran too."""
+    that ran launches it (`!accelerate launch train.py`): that code ran too; a model class held in a name called by
+    the class's own name (`arguments.model_classes_followed`)."""
+    return model_classes_followed(list(_trees_of_cells_that_ran(cells)))
+
+
+def _trees_of_cells_that_ran(cells: list):
     launched = {name.rsplit("/", 1)[-1] for name in _SCRIPT.findall(shell_commands(cells))}
     for cell in _cells_that_ran(cells):
         source = _source(cell)

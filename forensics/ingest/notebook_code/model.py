@@ -55,8 +55,10 @@ def _model_built_here(cells: list, trees: list, code: str) -> str | None:
     a program training it (`!python train.py`). None otherwise."""
     if _SHELL_TRAINING.search(code) or _loads_weights(cells):
         return None
+    from_torch_nn = {alias.asname or alias.name for tree in trees for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom) and node.module == "torch.nn" for alias in node.names}
     defined = {node.name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
-               and any(_called_name(base).endswith(_MODULE_BASES) for base in node.bases)}
+               and any(_a_network_base(base, from_torch_nn) for base in node.bases)}
     own = {name for tree in trees for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
            for name in _own_imports(node)}
     for tree in trees:
@@ -64,6 +66,16 @@ def _model_built_here(cells: list, trees: list, code: str) -> str | None:
             if isinstance(node, ast.Call) and _builds_a_model(_called_name(node.func), node, defined, own):
                 return _called_name(node.func)
     return None
+
+
+def _a_network_base(base: ast.expr, from_torch_nn: set[str]) -> bool:
+    """A base class of a network: torch's `nn.Module` (`torch.nn.Module`, or `Module` imported from torch.nn), a
+    Lightning module, Keras' `Model`. Another library's `Module` is no network: DSPy's `dspy.Module` is a prompt
+    program whose model is served elsewhere (langwatch_cookbooks' `class QueryRewriter(dspy.Module)`)."""
+    name = _called_name(base)
+    if name == "Module":
+        return _owner_name(base) == "nn" if isinstance(base, ast.Attribute) else name in from_torch_nn
+    return name.endswith(_MODULE_BASES)
 
 
 def _builds_a_model(name: str, call: ast.Call, defined: set[str], own: set[str]) -> bool:
