@@ -64,3 +64,27 @@ def test_examples_written_from_a_template_or_from_two_fields_stay_sft_by_the_nam
     for name, data, collator in (("template", template, ""), ("joined", joined, ""),
                                  ("lines", lines, ", data_collator=DataCollatorForLanguageModeling(tok, mlm=False)")):
         assert forensics.analyze(_notebook(tmp_path / name, data, collator)).run_profile.objective == "sft", name
+
+
+_COLLATOR = ", data_collator=DataCollatorForLanguageModeling(tokenizer=tok, mlm=False)"
+
+
+def test_a_rows_turns_joined_by_the_eos_token_are_dialogue_not_raw_text(tmp_path):
+    """SolipsisAI_research: DialoGPT fine-tuned on a response and its previous turns, `eos.join(row.values)`."""
+    data = ("import pandas as pd\ndf = pd.read_csv('lines.csv')\n"
+            "def concat(row):\n    return f'{tok.eos_token}'.join(row.values) + tok.eos_token\n"
+            "df['text'] = df.apply(concat, axis=1)\ntrain_dataset = tok(df['text'].tolist())\n")
+    assert forensics.analyze(_notebook(tmp_path, data, _COLLATOR)).run_profile.objective == "sft"
+
+
+def test_documents_joined_by_the_eos_token_stay_raw_text(tmp_path):
+    data = ("import pandas as pd\ndocs = pd.read_csv('docs.csv')['text'].tolist()\n"
+            "stream = tok.eos_token.join(docs)\ntrain_dataset = tok([stream[i:i + 2048] for i in range(0, len(stream), 2048)])\n")
+    assert forensics.analyze(_notebook(tmp_path, data, _COLLATOR)).run_profile.objective == "pretrain"
+
+
+def test_data_built_by_a_function_no_cell_that_ran_defines_is_not_called_raw_text(tmp_path):
+    """SolipsisAI_research: `prepare_data(df, ...)` is defined in a cell saved without its execution count; what the
+    cells that ran show of the data is not all of it, so the collator alone says nothing."""
+    data = "import pandas as pd\ndf = pd.read_csv('lines.csv')\ntrain_dataset = prepare_data(df, n=7)\n"
+    assert forensics.analyze(_notebook(tmp_path, data, _COLLATOR)).run_profile.objective == "sft"

@@ -11,6 +11,7 @@ TRL's SFTTrainer is no such run: nothing is said."""
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 
 from .syntax import _called_name, _dotted
@@ -22,6 +23,8 @@ _BLOCK_CONCATENATION = "group_texts"
 _TEMPLATE_MARKERS = re.compile(r"###|(?i:instruction|response)|<\|im_start\|>|\[INST\]|<start_of_turn>|<\|user\|>|"
                                r"<\|assistant\|>|Question:|Answer:|<human>|<bot>")
 _TEMPLATE_CALLS = ("apply_chat_template", "formatting_func")
+# A tokenizer's special tokens that, joining an example's parts, mark turns or fields
+_TURN_SEPARATORS = ("eos_token", "sep_token", "bos_token")
 # transformers' datasets of a text file's lines (called with file_path=; StaticOwl_dpnlp's own class of that name is not)
 _FILE_DATASETS = ("TextDataset", "LineByLineTextDataset")
 # Data or models that are not plain text for a causal LM (see the module docstring)
@@ -33,9 +36,28 @@ def raw_text_lm(trees: list) -> str | None:
     """What says the cells that ran (`trees`) train a causal LM on raw text with labels = input_ids (module
     docstring), or None."""
     how = _labels_are_inputs(trees)
-    if how is None or any(_formats_examples(node) for tree in trees for node in ast.walk(tree)):
+    if how is None or _calls_code_not_shown(trees) or any(
+            _formats_examples(node) for tree in trees for node in ast.walk(tree)):
         return None
     return how
+
+
+def _calls_code_not_shown(trees: list) -> bool:
+    """A bare function call whose definition is in no cell that ran and no import: the data may be built there
+    (SolipsisAI_research's `prepare_data(df, ...)` is defined in a cell saved without its execution count, where its
+    rows' turns are joined by the EOS token), so what the cells that ran show of the data is not all of it."""
+    nodes = [n for tree in trees for n in ast.walk(tree)]
+    known = set(dir(builtins))
+    for node in nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            known.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            known.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            known.add(node.id)
+        elif isinstance(node, ast.arg):
+            known.add(node.arg)
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in known for n in nodes)
 
 
 def _labels_are_inputs(trees: list) -> str | None:
@@ -93,6 +115,8 @@ def _formats_examples(node: ast.AST) -> bool:
         return _fields_in(_added(node)) >= 2
     if not isinstance(node, ast.Call):
         return False
+    if _joined_by_a_special_token(node):
+        return True
     name = _called_name(node.func)
     if name == "format" and _fields_in(node.args + [k.value for k in node.keywords]) >= 2:
         return True
@@ -100,6 +124,20 @@ def _formats_examples(node: ast.AST) -> bool:
         return True
     return name in _TEMPLATE_CALLS or bool(_NOT_RAW_TEXT_CALLS.match(name)) or any(
         k.arg in _TEMPLATE_CALLS + ("text_target",) for k in node.keywords)
+
+
+def _joined_by_a_special_token(call: ast.Call) -> bool:
+    """`f"{tokenizer.eos_token}".join(row.values)`: one example's parts (a row's values, or a literal list of them)
+    joined by the tokenizer's end-of-text or separator token are a dialogue's context and response (SolipsisAI_research's
+    DialoGPT fine-tune), not raw text. Documents joined by it (`eos.join(ds['text'])`, `eos.join(texts)`) are raw
+    text concatenated for blocks, and stay so."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "join" and len(call.args) == 1):
+        return False
+    parts = call.args[0]
+    one_examples_parts = (isinstance(parts, ast.Attribute) and parts.attr == "values") or (
+        isinstance(parts, (ast.List, ast.Tuple)) and len(parts.elts) >= 2)
+    return one_examples_parts and any(isinstance(n, ast.Attribute) and n.attr in _TURN_SEPARATORS
+                                      for n in ast.walk(call.func.value))
 
 
 def _added(node: ast.expr) -> list:
