@@ -80,6 +80,8 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   rb"""|\{ Epoch:\[\s*\d+/\s*\d+\], step:\[\s*\d+/\s*\d+\], loss:"""  # MindFormers
                                   rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # OpenNMT-py
                                   rb"""|\bEpoch\s*\d+,\s*\d+/\s*\d+; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # its 2018 line
+                                  # PEFT's example loops: `epoch=0: train_ppl=tensor(4.96, ...) train_epoch_loss=tensor(`
+                                  rb"""|(?m:(?:^|\])[ \t]*epoch=\d+: [^\n]*?loss=(?:tensor\()?[-+.\dnNiI])"""
                                   rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)"""  # a PPO loop's prints
                                   # the TF PTB word-LM tutorial's running line: `0.083 perplexity: 14566.362 speed: 525 wps`
                                   rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""

@@ -24,7 +24,7 @@ import math
 from ..config import Thresholds
 from ..findings import Finding
 from .metrics import LR, Metrics, finite, format_number, head_and_tail, is_preference_log, real_loss
-from .impossible_loss import ANY_VOCABULARY_GUESS
+from .impossible_loss import ANY_VOCABULARY_GUESS, per_token_later
 from .never_learned import FRESH_HEAD_RANGE
 from .overfitting import EVAL_LOSS
 from .train_eval_gap import detect_train_eval_mismatch
@@ -51,8 +51,8 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     if loss.empty and not from_scratch and (method in ADAPTER_METHODS or fine_tune):
         return _first_eval_above_its_guess(metrics, vocab_size)
     known = isinstance(vocab_size, int) and vocab_size > 1
-    if len(loss) == 1 and known and method in ADAPTER_METHODS:
-        return _one_point_above_its_guess(loss, method, vocab_size)
+    if len(loss) == 1 and (known or method in ADAPTER_METHODS):
+        return _one_point_above_its_guess(loss, method, vocab_size if known else None)
     if len(loss) < 2 or detect_train_eval_mismatch(metrics, thresholds):
         return []
     level = math.log(vocab_size) if known else FRESH_HEAD_RANGE[1]
@@ -82,21 +82,37 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
                               "vocab_size": vocab_size if known else None, "method": method, "last_tenth_loss": tail})]
 
 
-def _one_point_above_its_guess(loss, method: str, vocab_size: int) -> list[Finding]:
-    """The one training loss an adapter fine-tune logged, above the uniform guess over its known vocabulary: an adapter
-    starts as the identity, so a loss logged within its first window is the trained base's own on these targets, and a
-    start-up blip would need a later point to show it so (a run of a step or two logs one point, at its end); else [].
-    The caller divides a loss its transformers release may have summed over accumulation steps, so this is per step."""
-    level, first, step = math.log(vocab_size), float(loss.iloc[0]), int(loss.index[0])
-    if first <= level:
+def _one_point_above_its_guess(loss, method: str, vocab_size: int | None) -> list[Finding]:
+    """The one training loss a run logged, above the uniform guess: ln V of its known vocabulary, else (for an adapter)
+    ln 440k, about 13, the guess of any tokenizer; an adapter fine-tune's above it, any other run's `_FAR_BEYOND` times
+    above it (the bar `impossible_loss` holds a longer log to).
+    An adapter starts as the identity, so a loss logged within its first window is the trained base's own on these
+    targets, and a start-up blip would need a later point to show it so (a run of a step or two logs one point, at its
+    end); a fresh head starts a little above ln V, nothing starts several times above it. One number cannot show
+    whether it is a sum (`impossible_loss` needs later points for that): it is read as the model's start
+    (MUmarAmanat_peft-example's flan-t5-base LoRA, one step at 51.25 with its label padding unmasked, 4.9x ln 32128);
+    else []. (Another run's lone point, its vocabulary not known, is left alone: a log of masked NaN windows keeps one
+    real loss, lf-sft-graduate-agent's 122 before its zeros.) The caller divides a loss its transformers release may
+    have summed over accumulation steps, so this is per step."""
+    adapter = method in ADAPTER_METHODS
+    level = math.log(vocab_size) if vocab_size else FRESH_HEAD_RANGE[1]
+    first, step = float(loss.iloc[0]), int(loss.index[0])
+    if first <= (1.0 if adapter else _FAR_BEYOND) * level:
         return []
-    message = (f"the only training loss this {ADAPTER_METHODS[method]} fine-tune logged, {format_number(first)} at step "
-               f"{step}, is above a uniform guess over its {vocab_size} tokens (ln {vocab_size} = "
-               f"{format_number(level)}): an adapter starts as the identity, so the pre-trained base predicted these "
-               "targets worse than chance. The labels or inputs are not what the model expects (another model's "
-               "tokenizer or chat template, labels shifted or padding not masked, base weights not loaded or broken "
-               "in half precision), and one point cannot show the run learned. Check a decoded batch against the "
-               "model's template, and log more often.")
+    guess = (f"a uniform guess over its {vocab_size} tokens (ln {vocab_size} = {format_number(level)})" if vocab_size
+             else f"a uniform guess over any tokenizer's vocabulary (at most about {format_number(level)})")
+    if adapter:
+        start = (f"the only training loss this {ADAPTER_METHODS[method]} fine-tune logged, {format_number(first)} at "
+                 f"step {step}, is above {guess}: an adapter starts as the identity, so the pre-trained base predicted "
+                 "these targets worse than chance")
+    else:
+        start = (f"the only training loss this run logged, {format_number(first)} at step {step}, is "
+                 f"{format_number(first / level)}x {guess}: no model, pre-trained or freshly initialised, starts so far "
+                 "above chance")
+    message = (f"{start}. The labels or inputs are not what the model expects (another model's tokenizer or chat "
+               "template, labels shifted or padding not masked, base weights not loaded or broken in half precision), "
+               "or the logged loss is a sum, and one point cannot show the run learned. Check a decoded batch against "
+               "the model's template, and log more often.")
     return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
                     evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": vocab_size,
                               "method": method, "n_points": 1})]
@@ -111,7 +127,7 @@ def _first_eval_above_its_guess(metrics: Metrics, vocab_size: int | None) -> lis
     if evals is None or len(evals) < 2 or not (isinstance(vocab_size, int) and vocab_size >= _TOKEN_VOCABULARY):
         return []
     level, first, step = math.log(vocab_size), float(evals.iloc[0]), int(evals.index[0])
-    if first <= level or not _per_token_later(evals, level):
+    if first <= level or not per_token_later(evals, level):
         return []
     tail = _last_tenth(evals)
     message = (f"no training loss was logged, and the first eval loss {format_number(first)} (step {step}) of this "
@@ -179,7 +195,7 @@ def _far_above_any_guess(metrics: Metrics, loss, level: float, trained: bool = F
     """A run not known to train an adapter (a full fine-tune, pre-training from scratch), its vocabulary not known:
     a fresh head or a poor initialisation starts a little above ln V, nothing starts `_FAR_BEYOND` times the largest
     guess in use (ln 440k); where the same logged loss later comes down under that guess, it is a per-token mean
-    (`_per_token_later`: no sum), so the start was the model's, far worse than chance on these targets (a model
+    (`per_token_later`: no sum), so the start was the model's, far worse than chance on these targets (a model
     converted to 8-bit layers, say). A run that fine-tunes a `trained` model has no fresh head's large initial logits
     to explain any start above that largest guess: it is held to the guess itself (an SFT stage's first loss 15.4,
     over ln 440k = 13 and so over any vocabulary's guess, then 2.1 a hundred steps on). A start-up blip, the next
@@ -259,7 +275,7 @@ def _start_beyond(metrics: Metrics, loss, level: float, factor: float, guess: st
     """The warning of a first loss over `factor` x the guess `level`, the same logged loss coming down under it
     later, and no start-up blip; else []."""
     first, step, tail = float(loss.iloc[0]), int(loss.index[0]), _last_tenth(loss)
-    if first <= factor * level or not _per_token_later(loss, level) or (
+    if first <= factor * level or not per_token_later(loss, level) or (
             _a_first_step_blip(loss, level) and _then_learned_the_task(metrics, tail, first)):
         return []
     message = (f"the first training loss {format_number(first)} is {format_number(first / level)}x {guess}, and the "
@@ -270,12 +286,6 @@ def _start_beyond(metrics: Metrics, loss, level: float, factor: float, guess: st
     return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
                     evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": vocab_size,
                               "method": None, "last_tenth_loss": tail})]
-
-
-def _per_token_later(loss, level: float) -> bool:
-    """The same logged loss comes down under the uniform guess `level` (its last tenth's median): a per-token mean,
-    as no sum over a step's samples or tokens does (a loss summed over a batch's response tokens stays tens of nats)."""
-    return float(loss.iloc[-max(1, len(loss) // 10):].median()) <= level
 
 
 _FAR_BEYOND = 3.0  # (impossible_loss's bar for a sum: the same start, told apart by where the loss goes later)

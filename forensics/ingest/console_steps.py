@@ -31,7 +31,7 @@ def training_bar_total(events: list[tuple]) -> int | None:
             last_bar = event[2]
         elif event[0] == "dict" and "loss" in event[2] and last_bar is not None:
             seen[last_bar] += 1
-    restarting = _restarting_totals(events)
+    restarting = _restarting_totals(events) | _evaluation_totals(events)
     if any(total not in restarting for total in seen):
         seen = Counter({total: n for total, n in seen.items() if total not in restarting})
     if seen:
@@ -61,6 +61,29 @@ def _restarting_totals(events: list[tuple]) -> set[int]:
                 restarting.add(event[2])
             last[event[2]] = event[1]
     return restarting
+
+
+def _evaluation_totals(events: list[tuple]) -> set[int]:
+    """The totals of bars drawn `_EVAL_DRAWS` times or more, each draw followed by an eval dict before any other dict:
+    the bar of each evaluation, whatever its readings. A notebook's ipywidgets bar keeps only its first frame as text
+    (`0/32`), so the eval bar's readings never go back (`_restarting_totals` cannot tell it), and where the eval dict
+    and the next train dict come out in one stream write it stands right before that train dict too (Ka0Ri_RAG: ten
+    evaluations of 32 batches between ten train dicts, the training bar's one frame `0/100` before the first)."""
+    draws: Counter = Counter()
+    evaluated: Counter = Counter()
+    pending: list[int] = []
+    for event in events:
+        if event[0] == "bar":
+            pending.append(event[2])
+        elif event[0] == "dict":
+            if "loss" not in event[2] and any(str(key).startswith("eval_") for key in event[2]):
+                evaluated.update(set(pending))
+            draws.update(set(pending))
+            pending = []
+    return {total for total, n in draws.items() if n >= _EVAL_DRAWS and evaluated[total] == n}
+
+
+_EVAL_DRAWS = 2
 
 
 def dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | None = None,

@@ -6,8 +6,9 @@ both and puts the rows in file order with its other events.
 
 Each family of line is read in its own module of forensics/ingest/console_lines/, whose docstring says which
 lines and how: frameworks (Megatron, GPT-NeoX, nanotron, NeMo, NeMo 2.0, MindFormers, torchtitan, verl, RWKV-LM's
-train_log.txt), fairseq (its losses in bits), toolkits (fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple, OpenNMT-py, Joey NMT, the MetricLogger, torchtune,
-DLLogger), nanogpt (nanoGPT, nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes
+train_log.txt), fairseq (its losses in bits), toolkits (fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple,
+OpenNMT-py, Joey NMT, the MetricLogger, torchtune, DLLogger), epoch_tensors (PEFT's example loops), nanogpt (nanoGPT,
+nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes
 of hand-written loops), stepless (lines dated by the lines around them: a `bpc = X` print, the TF PTB tutorial's), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO
 loop's dashed steps).
 
@@ -40,6 +41,7 @@ from .console_lines.nanogpt import (_CHAR_RNN, _COLON_STEP, _LLMC_STEP, _LLMC_VA
 from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY, _EPOCH_SPLIT_LOSSES,
                                          _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR, _epoch_bracket, _epoch_split_losses,
                                          _hand_written, _tqdm_postfix)
+from .console_lines.epoch_tensors import EPOCH_TENSORS, epoch_tensors
 from .console_lines.key_values import _KEY_VALUE_START, _bare_pipe_step, _key_values, _uncounted_key_values
 from .console_lines.stepless import _BPC_PRINT, _PTB_EPOCH, _PTB_PROGRESS, bpc_print, ptb_epoch, ptb_progress
 
@@ -219,7 +221,7 @@ def _small_console(line: str, last_line: bool) -> StepLine | None:
 
 # (substring, start of the shape, reader) in the order they are tried.
 _BARE_PIPE = re.compile(r"^\s*(\d{1,18})\s+\|\s+(?=loss[ :]\s*[-+.\dnNiI])")
-_SMALL_SHAPES = (("| norm ", _LLMC_STEP, _llmc_console), ("), train_loss = ", _CHAR_RNN, _char_rnn),
+_SMALL_SHAPES = (("epoch=", EPOCH_TENSORS, epoch_tensors), ("| norm ", _LLMC_STEP, _llmc_console), ("), train_loss = ", _CHAR_RNN, _char_rnn),
                  ("val loss ", _LLMC_VAL, _llmc_val),
                  ("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step), ("| loss", _BARE_PIPE, _bare_pipe_step),
                  (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
