@@ -573,3 +573,13 @@ def test_an_ms_swift_args_json_without_rlhf_type_says_sft_or_pt(tmp_path, args, 
              "global_step/max_steps": f"{s}/20", "memory(GiB)": 20.0} for s in range(1, 21)]
     (run / "logging.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert forensics.analyze(run).run_profile.objective == objective
+
+
+def test_a_biogpt_config_counts_a_plain_mlp_and_a_tied_head():
+    """microsoft/biogpt (Bhattars1_MediChat-1.0's config.json) is published as 347M: two MLP matrices and an output
+    layer that shares the word embeddings, not the gated three and a separate head (489M)."""
+    config = RunConfig()
+    for key, value in {"model_type": "biogpt", "hidden_size": 1024, "num_hidden_layers": 24, "intermediate_size": 4096,
+                       "num_attention_heads": 16, "vocab_size": 42384}.items():
+        config.add(f"model.{key}", value, "config.json")
+    assert 340e6 < estimate_params(config) < 350e6

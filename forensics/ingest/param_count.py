@@ -10,11 +10,12 @@ from ..config import RunConfig
 from ._config_keys import is_number
 
 _EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
-_UNGATED_MLP = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2", "bert", "t5"}
-# Encoder families whose configs leave tie_word_embeddings at transformers' default (True): the masked-LM head's
-# decoder is the word-embedding matrix itself, and a classifier has no vocabulary-sized head at all
+_UNGATED_MLP = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2", "bert", "t5", "biogpt"}
+# Families whose configs leave tie_word_embeddings at transformers' default (True): an encoder's masked-LM head's
+# decoder is the word-embedding matrix itself (a classifier has no vocabulary-sized head at all), and BioGPT's output
+# projection shares its embedding (microsoft/biogpt, 347M: Bhattars1_MediChat-1.0)
 _TIED_BY_DEFAULT = {"gpt2", "bert", "roberta", "xlm-roberta", "distilbert", "electra", "deberta", "deberta-v2",
-                    "camembert", "modernbert"}
+                    "camembert", "modernbert", "biogpt"}
 
 
 def estimate_params(config: RunConfig) -> int | None:
