@@ -48,7 +48,7 @@ from .memorization_onset import dated_from_settling
 from .metrics import (GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, lr_restart_steps, real_loss,
                       true_runs)
 from .overfitting import EVAL_LOSS, eval_loss_names
-from .pairwise_loss import pairs_memorized, saturated_pairs
+from .pairwise_loss import pairs_memorized, pairs_separated_on_return, saturated_pairs
 from .zero_in_first_epoch import (collapsed_in_first_pass, near_zero_from_the_start, targets_given_away,
                                   too_low_on_unseen_text, unless_first_epoch)
 
@@ -125,7 +125,7 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     if LOSS not in metrics:
         return []
     if is_preference_log(metrics):
-        return saturated_pairs(metrics, thresholds) or pairs_memorized(metrics)
+        return saturated_pairs(metrics, thresholds) or pairs_memorized(metrics) or pairs_separated_on_return(metrics)
     loss = real_loss(metrics)
     grad = metrics.get(GRAD_NORM)
     findings: list[Finding] = []

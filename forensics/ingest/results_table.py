@@ -20,7 +20,8 @@ Each row becomes a `StepLine` of kind "results_table"; a table without a Step co
 its step (kind "results_table_epoch"). A Step table without an Epoch column under the notebook's progress line
 (`[500/500 10:09:58, Epoch 19/9223372036854775807]`) takes each row's epoch from it, step x e / n: the passes over
 the data go at one pace (with max_steps on a streaming set the total is sys.maxsize, and the count before it is still
-the passes made). An HTML Epoch table under a progress line that plans its steps and epochs gets a Step column, each
+the passes made; where it closes on `Epoch 1` of more planned, a floor of more than one pass, the rows go unpaced).
+An HTML Epoch table under a progress line that plans its steps and epochs gets a Step column, each
 row dated at the end of its epoch (epoch x steps an epoch); a table whose rows count from `0` (the callback's
 `int(state.epoch)` a little under each whole epoch) is one epoch later than its labels.
 """
@@ -98,7 +99,7 @@ class ResultsTable:
 
     columns: list[str] | None = None
     rows: int = 0
-    progress: tuple[int, float] | None = None  # (step, epoch) of the last progress line seen
+    progress: tuple[int, float] | None = None  # (step, epoch) of the last progress line seen (None: a floor)
     passes: float | None = None  # the table's epochs per step, from the progress line over it (no Epoch column)
 
     def feed(self, line: str) -> StepLine | None:
@@ -119,7 +120,7 @@ class ResultsTable:
             self.passes = epoch / step if step > 0 and "step" in found and "epoch" not in found else None
             self.progress = None
         elif "Epoch " in line and (m := _PROGRESS.search(line)):
-            self.progress = (int(m.group("step")), float(m.group("epoch")))
+            self.progress = None if _one_pass_floor(m) else (int(m.group("step")), float(m.group("epoch")))
         return None
 
     def _row(self, cells: list[str]) -> StepLine | None:
@@ -182,7 +183,19 @@ def trainer_tables(html: str) -> str:
 # epochs
 _PLAN = re.compile(r"\[\s*\d+/(?P<steps>\d+)\b[^\]]*\bEpoch [\d.]+/(?P<epochs>\d+)\]")
 # ... and where it stands: step n of the plan at epoch e (the epochs done, as the Trainer's state counts them)
-_PROGRESS = re.compile(r"\[\s*(?P<step>\d+)/\d+\b[^\]]*\bEpoch (?P<epoch>\d+(?:\.\d+)?)/\d+\]")
+_PROGRESS = re.compile(r"\[\s*(?P<step>\d+)/(?P<steps>\d+)\b[^\]]*\bEpoch (?P<epoch>\d+(?:\.\d+)?)/(?P<epochs>\d+)\]")
+
+
+def _one_pass_floor(progress: re.Match) -> bool:
+    """Whether a progress line at the plan's last step says `Epoch 1` of more planned (`[500/500 1:17:36, Epoch
+    1/2]`): the notebook callback closes on int(state.epoch), a floor, and a run that ends under its planned epochs
+    went past that whole number (max_steps stopped it inside the next pass, or each pass's last micro-batches made
+    steps the plan did not count). Paced from it, the rows would end at exactly one pass, a run that saw no example
+    twice, where changyuhsin1999_duke_chatbot's 500 steps at 326 an epoch reached 1.53 and its second pass overfit.
+    Such a table goes unpaced, as a floor of 0 is (a banner's steps per epoch can still date it). A floor of 2 or
+    more claims no more than the passes made; a fraction (`Epoch 0.60/2`, the bar during training) is the state's."""
+    step, steps, epochs = int(progress.group("step")), int(progress.group("steps")), int(progress.group("epochs"))
+    return progress.group("epoch") == "1" and step == steps and epochs > 1 and epochs <= steps
 
 
 def _stepped(rows: list[list[str]], progress: str) -> list[list[str]]:

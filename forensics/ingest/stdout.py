@@ -210,7 +210,7 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
         # a results table has no epoch column; the Trainer's (or Unsloth's) banner says how many steps an epoch makes
         frame = _with_epochs(frame, per_epoch)
         meta["epoch_inferred"] = f"step / {per_epoch:g} steps per epoch, as the trainer's banner states them"
-    elif per_epoch and "loss" in metrics and _results_table_only(events) and _paced_by_whole_epochs(frame, per_epoch):
+    elif per_epoch and "loss" in metrics and _results_table_only(events) and _paced_by_whole_epochs(events, per_epoch):
         frame = _with_epochs(frame[frame["metric"] != "epoch"].reset_index(drop=True), per_epoch)
         meta["epoch_inferred"] = (f"step / {per_epoch:g} steps per epoch, as the trainer's banner states them (the "
                                   "progress line's epoch is a whole number, the epochs done)")
@@ -218,9 +218,15 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
 
 
 def _results_table_only(events: list[tuple]) -> bool:
-    """Whether every step of the log comes from a results table (optimizer steps, as the banner counts them)."""
+    """Whether every step of the log comes from a results table (optimizer steps, as the banner counts them), the
+    closing summary apart (train() returns `TrainOutput(..., metrics={'train_runtime': ..., 'epoch': 2.64})` under
+    the table: DAViDChen1999_RLHF-Homework-Portfolio's Unsloth DPO notebook)."""
     kinds = {e[1].kind for e in events if e[0] == "line"}
-    return kinds == {"results_table"} and not any(e[0] == "dict" for e in events)
+    return kinds == {"results_table"} and not any(e[0] == "dict" and not _closing_summary(e[2]) for e in events)
+
+
+def _closing_summary(pairs: dict) -> bool:
+    return all(k in pairs for k in _TRAIN_SUMMARY_KEYS) and "loss" not in pairs
 
 
 def _plan_fits(plan: tuple[int, int], steps: list[int], events: list[tuple]) -> bool:
@@ -230,17 +236,19 @@ def _plan_fits(plan: tuple[int, int], steps: list[int], events: list[tuple]) -> 
     return plan[1] in totals and max(steps) <= plan[1]
 
 
-def _paced_by_whole_epochs(frame: pd.DataFrame, per_epoch: float) -> bool:
+def _paced_by_whole_epochs(events: list[tuple], per_epoch: float) -> bool:
     """Whether a results table's epochs were paced from a progress line that printed a whole number of epochs under
     the banner's count at its last step (`[60/60 03:10, Epoch 1/2]`: the notebook callback prints int(state.epoch) when
     training ends, the epochs done, so 1 for 1.99), each row's epoch its step x that number / the last step, an
     undercount by up to one epoch. The banner's steps per epoch (`Num Epochs = 2 | Total steps = 60`: with max_steps
     its epochs are the steps over an epoch's, rounded up, so it errs the other way by less) date them instead, where
-    the two agree on that whole number (the banner's epochs at the last step over it, by one epoch at most)."""
-    epochs = frame[frame["metric"] == "epoch"]
-    if epochs.empty:
+    the two agree on that whole number (the banner's epochs at the last step over it, by one epoch at most). The
+    table's rows are read, not a closing summary's epoch after them."""
+    dated = [(e[1].step, dict(zip(e[1].names, e[1].values)).get("epoch")) for e in events if e[0] == "line"]
+    dated = [(step, epoch) for step, epoch in dated if epoch is not None]
+    if not dated:
         return False
-    steps, values = epochs["step"].to_numpy(dtype="float64"), epochs["value"].to_numpy(dtype="float64")
+    steps, values = (np.array(column, dtype="float64") for column in zip(*dated))
     last, done = float(steps[-1]), float(values[-1])
     by_banner = last / per_epoch
     if last <= 0 or done <= 0 or done != math.floor(done) or not done < by_banner <= done + 1:
