@@ -92,6 +92,22 @@ def start_key(part: pd.DataFrame, mtime: float, global_step, attempt: int) -> tu
     return (float(bucket), reached, attempt)
 
 
+def file_reach(frame: pd.DataFrame):
+    """What each attempt of one file counts as having reached, for `start_key`: a launch that logs a training curve of
+    its own (`_CURVE_POINTS` loss points) the file's last step, so that the file's order says which launch came
+    later (junkwhinger_babynames_generator appends 165 launches to one log, a longer abandoned one before the last);
+    a part without one (an evaluation or closing summary a console dated at step 0: Ka0Ri_RAG, REICHIYAN_llm_ft_
+    tinyllama) its own last step, as before."""
+    last = int(frame["step"].max())
+
+    def reach(part: pd.DataFrame) -> int | None:
+        return last if (part["metric"] == "loss").sum() >= _CURVE_POINTS else None
+    return reach
+
+
+_CURVE_POINTS = 2
+
+
 def mark_superseded(frame: pd.DataFrame, seg_rows: list[dict]) -> np.ndarray:
     """Rows of an earlier attempt at or past a later attempt's first step (same kind of log) are abandoned."""
     # cut[segment]: the lowest first step of any newer attempt of the same kind of log (inf: none).

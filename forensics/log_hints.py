@@ -18,6 +18,17 @@ SNIFF_BYTES = 1 << 16  # how much of a file's head (and of its tail) is sniffed
 DUMPED_HISTORY = re.compile(rb'^(?:\xef\xbb\xbf)?\s*(?:(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|'
                             rb'training_history|metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]'
                             rb'|\{\s*"train_step_loss"\s*:\s*\[)')  # (llama-cookbook's metrics_data_*.json)
+# The same list of log dicts printed into a text file (`pprint(trainer.state.log_history)` saved as experiments/log.txt,
+# NguyenTuoc2807_Financial-Numerical-Reasoning): the file opens with its first dict, loss key and all, and ends with
+# the list's close (sniffed on the head and tail joined)
+_PRINTED_HISTORY_HEAD = re.compile(rb"""\A(?:\xef\xbb\xbf)?\s*\[\s*\{[^\[\]]{0,2000}?['"](?:loss|eval_loss)['"]\s*:\s*"""
+                                   rb"""[-\d.nNiI]""")
+_PRINTED_HISTORY_END = re.compile(rb"\}\s*\]\s*\Z")
+
+
+def printed_history(chunk: bytes) -> bool:
+    """Whether a text file is, as a whole, one list of log dicts with a loss (ingest.json_history reads it)."""
+    return bool(_PRINTED_HISTORY_HEAD.search(chunk)) and bool(_PRINTED_HISTORY_END.search(chunk))
 
 
 def is_llamafactory_args(head: bytes) -> bool:

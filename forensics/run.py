@@ -18,7 +18,7 @@ from .findings import Skipped
 from .decoding import as_utf8, decode_text, sniffed_encoding
 from .launch_command import holds_one_launch
 from .log_hints import (DUMPED_HISTORY, SNIFF_BYTES, a_training_console, is_llamafactory_args, json_lines_log,
-                        log_hinted, notebook_hinted, readme_log)
+                        log_hinted, notebook_hinted, printed_history, readme_log)
 from .metric_names import is_metrics_table_header
 from .run_layout import RunLayout
 
@@ -232,7 +232,9 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.weight_files.append(path)
     elif suffix in _TEXT_LOG_SUFFIXES or not suffix or _ROTATED_LOG.search(name) or _RANK_LOG.match(name) or (
             explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
-        if not _DOCUMENT.match(name) and _holds(path, layout, json_lines_log, tail=False):
+        if not _DOCUMENT.match(name) and _holds(path, layout, printed_history, together=True):
+            layout.json_histories.append(path)  # a log_history pprint'ed into a .txt (NguyenTuoc2807_Financial-...)
+        elif not _DOCUMENT.match(name) and _holds(path, layout, json_lines_log, tail=False):
             layout.jsonl_logs.append(path)  # a JSON-lines metrics log under a console's name (DINO's log.txt)
         elif explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)

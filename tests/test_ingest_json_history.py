@@ -70,3 +70,34 @@ def test_a_bare_list_of_numbers_is_a_loss_history_only_where_the_file_says_so(tm
     assert json_history.history_of(json.loads((tmp_path / "scores.json").read_text())) is None
     (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 120, "log_history": _entries()}))
     assert discover(tmp_path).json_histories == []
+
+
+def _pprinted(entries) -> str:
+    """A history as pprint writes it into a text file: single quotes, each dict broken over lines."""
+    import pprint
+    return pprint.pformat(entries, width=40, sort_dicts=False)
+
+
+def test_a_log_history_pprinted_into_a_text_file_is_read_as_the_trainers_history(tmp_path):
+    """NguyenTuoc2807_Financial-Numerical-Reasoning's experiments/log.txt: `pprint(trainer.state.log_history)`, each
+    dict over five lines, the closing train_runtime summary last; a NaN loss is printed `nan`."""
+    entries = _entries() + [{"train_runtime": 13816.2, "train_samples_per_second": 0.785,
+                             "train_steps_per_second": 0.098, "train_loss": 0.25, "epoch": 1.0, "step": 120}]
+    entries[5]["loss"] = float("nan")
+    (tmp_path / "log.txt").write_text(_pprinted(entries))
+    assert "'loss': nan" in (tmp_path / "log.txt").read_text()
+    assert [p.name for p in discover(tmp_path).json_histories] == ["log.txt"]
+    records = json_history.read(tmp_path / "log.txt")
+    losses = records.frame.loc[records.frame["metric"] == "loss"]
+    assert list(losses["step"]) == list(range(10, 130, 10)) and losses["value"].isna().sum() == 1
+    analysis = forensics.analyze(tmp_path)
+    assert analysis.run_profile.framework == "hf_trainer"
+
+
+def test_a_text_log_that_only_opens_with_a_printed_history_stays_a_console(tmp_path):
+    """A console whose first lines are a printed list of dicts but which goes on with other lines is no literal: it
+    stays a text log (its dict lines read as the console reader reads them)."""
+    text = _pprinted(_entries(3)) + "\nstep 40 loss 2.0\nstep 50 loss 1.9\nstep 60 loss 1.8\n"
+    (tmp_path / "train.log").write_text(text)
+    layout = discover(tmp_path)
+    assert layout.json_histories == [] and [p.name for p in layout.text_logs] == ["train.log"]

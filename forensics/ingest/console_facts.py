@@ -44,8 +44,9 @@ _UNSLOTH_FP32_FOR = re.compile(r"Unsloth: Using float16 precision for (\S+) won'
 # A script's own `Model params : 299,392,704  (0.299B)` line (the whole model's count, a parenthesis after it at most)
 _MODEL_PARAMS_SAID = re.compile(r"^[ \t]*(?i:model param(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})(?:[ \t]+\([^()\n]{1,30}\))?"
                                 r"[ \t]*\r?$", re.MULTILINE)
-# OLMo's `Total number of parameters: N`; a parameter summary's `Total params: N` / `Total Parameters: N`.
-_TOTAL_PARAMS = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})[ \t]*\r?$",
+# OLMo's `Total number of parameters: N`; a parameter summary's `Total params: N` / `Total Parameters: N`; OpenNMT-py's
+# `[... INFO] * number of parameters: N`, encoder, decoder and generator together (kmilink_OpenNMT-Indonesia-Bima)
+_TOTAL_PARAMS = re.compile(r"(?:(?i:total)|INFO\] \*) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})[ \t]*\r?$",
                            re.MULTILINE)
 # A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
 # `load_in_4bit=True`, a bitsandbytes 4-bit model name, LLaMA-Factory's `Quantizing model to 4 bit with bitsandbytes.`)

@@ -226,6 +226,10 @@ class _Scanner:
         """`parse_line`'s record; the file's last line (no newline after it) is taken whole, not cut mid-write, where
         it is printed in the very shape of a step line before it: only its final newline is missing."""
         record = parse_line(piece, last_line=last_line)
+        if last_line and not record and printed_shape(piece) in self.step_line_shapes:
+            # its one pair was the one held back as maybe cut (ChattyBuddy_ChatBot's `Iteration: 4000; ...; Average
+            # loss: 2.3270`, the run's last line, unterminated): a line printed as the ones before it is whole
+            return parse_line(piece, last_line=False)
         if not record or (not record.cut and len(self.step_line_shapes) >= MAX_SHAPES_KEPT):
             return record
         shape = printed_shape(piece)

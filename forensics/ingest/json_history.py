@@ -3,7 +3,8 @@
 * a list of log dicts: `json.dump(trainer.state.log_history, f)` (`log_history.json`), bare or under one of
   `HISTORY_KEYS` in a summary (a course notebook's `dpo_metrics.json`: `{"beta": 0.1, "history": [{"epoch": 0.08,
   "loss": 0.87, ...}, ...]}`); a history with no `loss` key names its training loss `train_loss` / `training_loss`
-  and its held-out one `dev_loss` / `val_loss` / `valid_loss` / `test_loss`;
+  and its held-out one `dev_loss` / `val_loss` / `valid_loss` / `test_loss`; or the same list printed into a text
+  file as a Python literal (`pprint(trainer.state.log_history)` in a .txt, read by `_python_literal`);
 * a dict of parallel lists: `{"steps": [...], "train": [...], "val": [...]}`, `{"train": [...], "val": [...]}`;
 * Ludwig's training_statistics.json (ludwig/api.py:545-555): split -> output feature or `combined` -> metric -> one
   value per evaluation period (`evaluation_frequency`: an epoch, or a number of steps); `training` / `combined` /
@@ -23,6 +24,7 @@ from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric
 from ._filetime import file_mtime
 from ._jsonfile import read_json_value
+from ._python_literal import read_python_literal
 from .trainer_state import history_frame
 
 FORMAT = "json_history"
@@ -58,14 +60,39 @@ def history_of(data, says_loss: bool = False) -> list[dict] | None:
 def read(path: Path) -> LogRecords:
     """The entries of a dumped history as timeline rows; UnreadableFile where the file holds no such history."""
     path = Path(path)
-    history = history_of(read_json_value(path), says_loss="loss" in path.name.lower())
+    history = history_of(_dumped_value(path), says_loss="loss" in path.name.lower())
     if history is None:
         raise UnreadableFile(path, "no list of log entries with a loss (a dumped training history) in it")
     frame, meta, warnings = history_frame(history, None)
+    if _trainer_written(history):
+        meta["trainer_history"] = "the Hugging Face Trainer's log_history (its log dicts with step and epoch)"
     if "step_inferred" in meta:
         meta["step_inferred"] = f"{len(history)} entries without 'step': numbered by their place in the list"
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
                       warnings=warnings)
+
+
+# The closing record Trainer.train() logs (speed_metrics' names and train_loss), and the keys Trainer.log() puts in
+# every training record of log_history (the dict its ProgressCallback prints has no `step`)
+_TRAIN_SUMMARY_KEYS = {"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss"}
+_TRAINER_RECORD_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "step"}
+
+
+def _trainer_written(history: list[dict]) -> bool:
+    """Whether a history is the Hugging Face Trainer's log_history: its closing summary, or its training records."""
+    return any(_TRAIN_SUMMARY_KEYS <= e.keys() or _TRAINER_RECORD_KEYS <= e.keys() for e in history
+               if isinstance(e, dict))
+
+
+def _dumped_value(path: Path):
+    """The value a history file holds: JSON, or in a text file that is not JSON one Python literal (a history
+    pprint'ed into a .txt, NguyenTuoc2807_Financial-Numerical-Reasoning)."""
+    try:
+        return read_json_value(path)
+    except UnreadableFile:
+        if path.suffix.lower() == ".json":
+            raise
+    return read_python_literal(path)
 
 
 def with_loss_names(entries: list) -> list[dict] | None:

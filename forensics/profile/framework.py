@@ -195,9 +195,9 @@ def _from_logged_names(layout: RunLayout | None, config: RunConfig, timeline: Ti
                                  else f"the Hugging Face Trainer's printed log dicts ({{'loss': ..., 'epoch': ...}}, or "
                                       f"train()'s closing {{'train_runtime': ..., 'train_loss': ...}}) in {source}")
         return flavour
-    table = next(((source, meta["trainer_table"]) for source, meta in timeline.meta.items() if meta.get("trainer_table")),
-                 None)
-    if table is not None:  # TRL's trainers and Unsloth's are Trainers: the same table
+    table = next(((source, meta.get("trainer_table") or meta["trainer_history"]) for source, meta in timeline.meta.items()
+                  if meta.get("trainer_table") or meta.get("trainer_history")), None)
+    if table is not None:  # TRL's trainers and Unsloth's are Trainers: the same table (and log_history)
         evidence["framework"] = f"{table[1]} in {table[0]}"
         return "trl" if objective in ("preference", "rl") else "hf_trainer"
     if any(k.startswith("ds.") for k in config.values):

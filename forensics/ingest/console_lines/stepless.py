@@ -29,8 +29,21 @@ _BPC_PRINT = re.compile(r"(?:^|\s-\s)[ \t]*(?:(?:test|valid(?:ation)?|val|eval|d
 _PTB_PROGRESS = re.compile(r"(?:^|[\s:])(\d{1,3}\.\d{1,6}) perplexity: (" + _FLOAT + r") speed: \d+(?:\.\d*)? wps")
 _EPOCH_SIZE = re.compile(r"\bepoch_size:?[ \t]*(\d{1,12})\b")
 _PTB_EPOCH = re.compile(r"(?<![\w])(?:Epoch: (\d{1,6}) )?(Train|Valid|Test) Perplexity: (" + _FLOAT + r")")
-# a line that is only an epoch and its decoration: `=== Epoch 3/20 ===`, `----- epoch 3 -----`, `[Epoch 3]`
-_EPOCH_HEADER = re.compile(r"^[^\w\n]*epoch[^\w\n]{0,3}(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?[^\w\n]*$", re.IGNORECASE)
+# What a Python logger writes before its message: a date and time, then its level (and name) at most, as cs230's
+# set_logger writes `2018-09-04 17:46:35,724:INFO: ` (junkwhinger_babynames_generator), `... - INFO - `,
+# `[2024-06-01 10:00:00,500 INFO] `; or logging.basicConfig's `INFO:root:`
+_LOGGER_PREFIX = (r"(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,6})?"
+                  r"(?:[ \t]*[:|-]?[ \t]*(?:[\w.]{1,40}[ \t]*[:|-][ \t]*)?(?:INFO|DEBUG|WARNING)\b)?[ \t]*[]:|-]?[ \t]*"
+                  r"|(?:INFO|DEBUG|WARNING):[\w.]{0,40}:)?")
+_LOGGED = re.compile(r"^" + _LOGGER_PREFIX)
+# a line that is only an epoch and its decoration: `=== Epoch 3/20 ===`, `----- epoch 3 -----`, `[Epoch 3]`, a
+# logger's prefix before it at most
+_EPOCH_HEADER = re.compile(r"^" + _LOGGER_PREFIX + r"[^\w\n]*epoch[^\w\n]{0,3}(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?"
+                           r"[^\w\n]*$", re.IGNORECASE)
+# a line whose message names a held-out split before its pairs: cs230's `- Eval metrics: loss: 1.539, acc: 0.520`
+# under `- Train metrics: loss: 1.632, ...` (junkwhinger_babynames_generator): its loss is that epoch's held-out loss
+_HELD_OUT_RECORD = re.compile(r"^[^\w\n]*(?:val(?:id|idation)?|eval(?:uation)?|dev)\b[\w ]{0,20}:", re.IGNORECASE)
+_HELD_OUT_NAMES = {"loss": "eval_loss", "accuracy": "eval_accuracy", "perplexity": "eval_perplexity"}
 EPOCH_HEADER_MARK = re.compile(_EPOCH_HEADER.pattern, re.IGNORECASE | re.MULTILINE)  # one search over a whole text
 
 
@@ -69,6 +82,10 @@ def epoch_header(line: str) -> tuple | None:
 
 
 def headed_line(line: str, last_line: bool) -> StepLine | None:
-    """A short line with a loss and no counter (kind "headed", step 0 until its header dates it), else None."""
-    metrics, cut = stepless_pairs(line, last_line)
+    """A short line with a loss and no counter (kind "headed", step 0 until its header dates it), else None; a line
+    whose message opens with a held-out split's name (`Eval metrics: loss: X`) gives that split's metrics."""
+    message = line[_LOGGED.match(line).end():]
+    metrics, cut = stepless_pairs(message, last_line)
+    if metrics and _HELD_OUT_RECORD.match(message):
+        metrics = [(_HELD_OUT_NAMES.get(name, name), value) for name, value in metrics]
     return StepLine("headed", 0, None, tuple(metrics), cut) if metrics else None
