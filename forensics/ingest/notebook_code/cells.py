@@ -15,9 +15,11 @@ _SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
 _NOT_PYTHON_CELL = re.compile(r"^\s*%%(?!capture|time|timeit)")
 _MAX_CELL_CHARS = 200_000
 # A cell that hands the training to a program (`!python train.py`, `!accelerate launch`, `%run train.py`): its
-# precision is that program's, which the notebook's code does not show (`!pip install`, `!wget` are no training)
-_SHELL_TRAINING = re.compile(r"(?m)^\s*(?:!\s*(?:python3?|torchrun|accelerate|deepspeed|llamafactory-cli|axolotl|tune|"
-                             r"litgpt|swift|bash|sh|composer|lightning)\b|%run\b|%%bash|%%sh)")
+# precision is that program's, which the notebook's code does not show (`!pip install`, `!wget` are no training; nor
+# is an evaluation script, Chrisgr1_openai-cookbook's `!python lm-evaluation-harness/main.py --model hf-causal ...`)
+_SHELL_TRAINING = re.compile(r"(?m)^\s*(?:!\s*(?:python3?\b(?![ \t]+(?:-m[ \t]+)?[\w./-]*eval)|(?:torchrun|accelerate|"
+                             r"deepspeed|llamafactory-cli|axolotl|tune|litgpt|swift|bash|sh|composer|lightning)\b)"
+                             r"|%run\b|%%bash|%%sh)")
 
 
 def _source(cell: dict) -> str:
