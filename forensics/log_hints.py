@@ -96,6 +96,8 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)"""  # a PPO loop's prints
                                   # the TF PTB word-LM tutorial's running line: `0.083 perplexity: 14566.362 speed: 525 wps`
                                   rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""
+                                  # a loop's epoch record naming its loss cost (ingest.console_lines.epoch_costs)
+                                  rb"""|(?i:\bepoch[ \t]*#?[ \t]*\d+[ \t]+finished[-=*#:\s]*train(?:ing)?[ \t]+cost: [-+.\dnNiI])"""
                                   # Keras 2.2's fit(verbose=2): `Epoch 1/200`, then ` - 131s - loss: 2.3976` (no n/N)
                                   rb"""|(?m:^Epoch \d+/\d+[ \t]*\n[ \t]*- \d+m?s - loss: [-+.\dnNiI])"""
                                   # TF Estimator's hook line: `INFO:tensorflow:loss = 1.96779, step = 54901 (116.492 sec)`
@@ -126,6 +128,12 @@ _BARE_EPOCH_RECORD_HINT = re.compile(rb"(?im)^[#=*\- \t]*(?:epoch|iter(?:ation)?
                                      rb"(?:" + _BARE_RECORD_NAME + rb"[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]*\n)*?"
                                      rb"(?:[A-Za-z_]\w{0,40} ){0,2}[A-Za-z_]*loss(?::[ ]*|[ ]+)"
                                      rb"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)[ \t]*$")
+# ... or short loss lines under a header of one word that starts the epoch (BlayvasD_GPT-Histories: `Training epoch 1`,
+# then `Validation Loss: X` / `Training Loss: Y` a print each, tqdm bars and the outputs' names between; the shape
+# ingest.console_lines.stepless reads)
+_WORDED_EPOCH_SECTION_HINT = re.compile(rb"(?im)^[ \t]*(?:training|starting|start|beginning|running)[ \t]+epoch[ \t]*"
+                                        rb"\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?[ \t.:]*\n(?:[^\n]*\n){0,12}?"
+                                        rb"[^\n]{0,40}\bloss[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)")
 # ... and a step's `|`-separated header stating the run's length, its values indented further down with other lines
 # between (karanravindra_omni: `Step 1/50 | gold='72'`, sample lines, then `  rewards: [...]` / `  loss:    -0.0000`):
 # `_PIPED_RECORDS` of them
@@ -199,6 +207,7 @@ def log_hinted(chunk: bytes) -> bool:
         return True
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
             or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES) or _at_least(_BARE_EPOCH_RECORD_HINT, chunk, _LOOSE_LINES)
+            or _at_least(_WORDED_EPOCH_SECTION_HINT, chunk, _LOOSE_LINES)
             or b"|" in chunk and _at_least(_PIPED_STEP_RECORD_HINT, chunk, _PIPED_RECORDS)
             or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
             or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS)

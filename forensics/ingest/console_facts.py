@@ -234,7 +234,16 @@ def _parameter_count_said(text: str) -> dict:
             "model_parameter_info: " in text and _SWIFT_MODEL_PARAMS.search(text)):
         out["console_n_params"] = round(float(m.group(1)) * 1e6)
         out["console_n_params_line"] = line_end(line_at(text, m.start(1)))
+    elif m := _TOTAL_PARAMS_SCALED.search(text):
+        out["console_n_params"] = round(float(m.group(1)) * _SCALES[m.group(2)])
+        out["console_n_params_line"] = line_end(line_at(text, m.start(1)))
     return out
+
+
+# ... the total in thousands, millions or billions after its name: `total params = 10.79M` (MatthewZhang473_GPT_from_
+# scratch's gpt.py, a 10.79M character GPT), `Total parameters: 124.4M`
+_TOTAL_PARAMS_SCALED = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*"
+                                  r"(\d{1,4}(?:\.\d{1,6})?)[ \t]?([KMB])[ \t]*\r?$", re.MULTILINE)
 
 
 def _vocabulary_said(text: str) -> dict:

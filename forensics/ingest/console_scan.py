@@ -30,7 +30,7 @@ from .console_lines.blocks import (KERAS_LOSS_MARKER, ComposerBlock, DashedSteps
 from .console_lines.hand_written import has_generic_line
 from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerRecords
 from .console_lines.parlai import MARKER as PARLAI_MARKER, ParlaiReports
-from .console_lines.stepless import EPOCH_HEADER_MARK, epoch_header, headed_line
+from .console_lines.stepless import EPOCH_HEADER_MARK, epoch_header, headed_line, worded_headers_repeat
 from .console_lines import tf_estimator, value_first
 from .console_lines.one_line import OneLineRecords
 from .console_lines.fairseq import fairseq_dict_in_nats
@@ -146,8 +146,9 @@ class _Scanner:
         self.results = ResultsTable() if any(marker in text for marker in TABLE_MARKERS) else None
         # epoch section headers (`=== Epoch 3/20 ===`) date the stepless loss lines under them (`stepless_dating`),
         # unless bare records own the file's counter lines (one owner per header: `console_lines.bare_epochs`)
+        self.worded_headers = ("poch" in text or "POCH" in text) and worded_headers_repeat(text)
         self.headers = self.bare_epochs is None and ("poch" in text or "POCH" in text) \
-            and EPOCH_HEADER_MARK.search(text) is not None
+            and (EPOCH_HEADER_MARK.search(text) is not None or self.worded_headers)
         self.chat = DeepSpeedChat() if any(marker in text for marker in CHAT_MARKERS) else None
         self.block: dict | None = None  # the Trainer's `***** eval metrics *****` block being read
         self.stepped = False  # a step line was read (what comes before it is the script's start-up)
@@ -213,7 +214,7 @@ class _Scanner:
         elif self.chat is not None:
             self.chat.saw_step(record.step)
         if self.headers and not record:
-            header = epoch_header(piece)
+            header = epoch_header(piece, self.worded_headers)
             if header:
                 self.events.append(header)
                 return

@@ -29,14 +29,14 @@ import numpy as np
 
 from ..restarts import back_at_the_start
 from .console_lines.fields import StepLine
-from .stepless_dating import held_out_prints_placed, ptb_progress_numbered
+from .stepless_dating import BEFORE_TRAINING, held_out_prints_placed, ptb_progress_numbered
 
 
 def numbered_on(events: list[tuple]) -> list[tuple]:
     """The events with the steps of the kinds above numbered on (module docstring)."""
     events = _fairseq_summaries_placed(_epoch_brackets_numbered_on(events))
     events = _summaries_placed(ptb_progress_numbered(events), "ptb_epoch", ("ptb_progress",))
-    events = _generic_epochs_numbered_on(_without_stray_generic_lines(events))
+    events = _generic_epochs_numbered_on(_shaped_epoch_lines(_without_stray_generic_lines(events)))
     return held_out_prints_placed(_epoch_lines_placed(_unprinted_epochs_numbered_on(events)))
 
 
@@ -201,6 +201,17 @@ def _without_stray_generic_lines(events: list[tuple]) -> list[tuple]:
     return [e for e in events if not (e[0] == "line" and e[1].kind in _HAND_WRITTEN)]
 
 
+# Once-an-epoch records of a shape no prose has (console_lines.epoch_costs' `--- Epoch #0 finished --- Training cost:
+# X`): read however few the file holds (jonathanbgn_slogan-generator's two epochs print two)
+_SHAPED_EPOCH_KINDS = ("epoch_cost",)
+
+
+def _shaped_epoch_lines(events: list[tuple]) -> list[tuple]:
+    """The records of `_SHAPED_EPOCH_KINDS` as once-an-epoch lines (kind "generic_epoch"), past the stray-line rule."""
+    return [("line", replace(e[1], kind="generic_epoch")) if e[0] == "line" and e[1].kind in _SHAPED_EPOCH_KINDS
+            else e for e in events]
+
+
 def _epoch_lines_placed(events: list[tuple]) -> list[tuple]:
     """Once-an-epoch lines (kind "generic_epoch") at step 1, 2, ... (E + 1 for a loop that counts epochs from 0, else
     E as printed: a log that starts at epoch 3442, a pasted excerpt, keeps the run's own epochs), their epoch the
@@ -211,7 +222,8 @@ def _epoch_lines_placed(events: list[tuple]) -> list[tuple]:
     if not epochs:
         return events
     first = min(epochs)
-    stepped = any(e[0] == "line" and e[1].kind not in ("generic_epoch", "held_out_print") for e in events)
+    stepped = any(e[0] == "line" and e[1].kind not in ("generic_epoch", "held_out_print", BEFORE_TRAINING)
+                  for e in events)
     if not stepped and _printed_each_batch(events):
         return _batch_lines_numbered(events, first)
     out, last = [], 0

@@ -3,7 +3,9 @@
 * `headed_lines_dated(events)`: short loss lines with no counter (kind "headed") under an epoch section header
   (`=== Epoch 3/20 ===`) become that epoch's once-an-epoch lines (kind "generic_epoch", numbered with the others by
   `step_numbering`); only where every such line sits under a header and no header's section holds two values of one
-  metric (a loop's stepless prints within an epoch are not its epoch's). Else none is read. The headers go.
+  metric (a loop's stepless prints within an epoch are not its epoch's). Else none is read. The headers go. Lines
+  with a held-out loss before a first header that counts from 1 are the evaluation before training (step 0, kind
+  BEFORE_TRAINING); a lone held-out loss after the last section's own is the test after training (left out).
 * `ptb_progress_numbered(events)`: the TF PTB tutorial's running lines at (epochs before + fraction) x the epoch's
   size where the line prints it, else at 1, 2, ... in file order (the n-th print); an epoch starts where the
   fraction goes back.
@@ -16,16 +18,20 @@ from dataclasses import replace
 
 from .console_lines.fields import StepLine
 
+# the kind of a line measured before the first epoch's header (`_before_the_first`): at step 0, not numbered as an epoch
+BEFORE_TRAINING = "before_training"
+
 
 def headed_lines_dated(events: list[tuple]) -> list[tuple]:
     """The events less the epoch headers, with the headed lines dated by them or left out (module docstring)."""
     if not any(e[0] == "epoch_header" for e in events):
         return events
-    dated, header, seen = {}, None, set()
+    dated, header, seen = {}, _before_the_first(events), set()
+    closing = _closing_evaluation(events)
     for i, event in enumerate(events):
         if event[0] == "epoch_header":
             header, seen = event, set()
-        elif event[0] == "line" and event[1].kind == "headed":
+        elif event[0] == "line" and event[1].kind == "headed" and i != closing:
             names = set(event[1].names)
             if header is None or names & seen:
                 dated = {}
@@ -36,10 +42,36 @@ def headed_lines_dated(events: list[tuple]) -> list[tuple]:
             if e[0] != "epoch_header" and (i in dated or not (e[0] == "line" and e[1].kind == "headed"))]
 
 
+def _closing_evaluation(events: list[tuple]) -> int | None:
+    """The index of the file's last headed line where it is a held-out loss alone, after the last header's section
+    already holds one, and two headers or more came before: the test after the last epoch (BlayvasD_GPT-Histories'
+    `Test Loss: 2.3667` after epoch 100's `Validation Loss` / `Training Loss`), left out, not the sign of a loop
+    printing within its epochs; else None."""
+    headed = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "headed"]
+    headers = [i for i, e in enumerate(events) if e[0] == "epoch_header"]
+    if not headed or len(headers) < 2 or events[headed[-1]][1].names != ("eval_loss",):
+        return None
+    last_section = [i for i in headed[:-1] if i > headers[-1]]
+    return headed[-1] if any("eval_loss" in events[i][1].names for i in last_section) else None
+
+
+def _before_the_first(events: list[tuple]) -> tuple | None:
+    """The section the lines before the first header sit in: where they hold a held-out loss and the headers count
+    epochs from 1, the evaluation before training (BlayvasD_GPT-Histories: `Validation Loss: 2.9626` / `Training Loss:
+    2.5578`, then `Training epoch 1`), epoch 0; else none (a training loss alone there, or under headers that count
+    from 0, is no epoch's: nothing is dated)."""
+    first = next((i for i, e in enumerate(events) if e[0] == "epoch_header"), None)
+    if first is None or events[first][1] < 1:
+        return None
+    before = [e[1] for e in events[:first] if e[0] == "line" and e[1].kind == "headed"]
+    return (BEFORE_TRAINING, 0, events[first][2]) if any("eval_loss" in r.names for r in before) else None
+
+
 def _under(record: StepLine, header: tuple) -> StepLine:
-    """A headed line as its epoch's once-an-epoch line (kind "generic_epoch", at the header's epoch E)."""
-    epoch = header[1]
-    return StepLine("generic_epoch", epoch, header[2], record.metrics + (("epoch", float(epoch)),), record.cut)
+    """A headed line as its epoch's once-an-epoch line (kind "generic_epoch", at the header's epoch E); one before
+    the first header as the measure before training (kind BEFORE_TRAINING, at step 0, epoch 0)."""
+    epoch, kind = header[1], BEFORE_TRAINING if header[0] == BEFORE_TRAINING else "generic_epoch"
+    return StepLine(kind, epoch, header[2], record.metrics + (("epoch", float(epoch)),), record.cut)
 
 
 def ptb_progress_numbered(events: list[tuple]) -> list[tuple]:

@@ -91,3 +91,21 @@ def _per_token_losses_from_perplexity(timeline: Timeline) -> np.ndarray:
 
 _CLEAR_FALL = 0.9  # a tenth under the first loss: a descent, not a fresh head's wobble
 _STEADY = 0.8  # or down from one point to the next at this share of them
+
+
+def _character_model_at_step_zero(timeline: Timeline) -> float | None:
+    """The held-out loss a nanoGPT-style console measured at step 0, before any update (`step 0: train loss X, val
+    loss Y`), when it is the uniform guess over a character-sized vocabulary (ln 32 .. `_SCRATCH_LOW`, a byte or
+    character alphabet) and then falls to under half of it: a model on random weights (MatthewZhang473_GPT_from_
+    scratch: val 4.2820 at step 0, ln 65 = 4.17 for tiny Shakespeare's characters, 1.47 at the end). A pretrained
+    model's held-out loss on its fine-tuning text starts near where it ends (nanoGPT's finetune_shakespeare from
+    GPT-2: about 3.5, then near 3). Else None."""
+    if "nanogpt" not in timeline.console_kinds:
+        return None
+    held_out = timeline.series("eval_loss").dropna()
+    if len(held_out) < 3 or held_out.index[0] != 0:
+        return None
+    first = float(held_out.iloc[0])
+    if not math.log(SMALLEST_VOCABULARY) <= first <= _SCRATCH_LOW:
+        return None
+    return first if float(held_out.iloc[-1]) <= _HALVED * first else None

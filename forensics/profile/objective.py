@@ -11,8 +11,8 @@ from ..config import RunConfig
 from ..ingest.banners import mlx_objective
 from ..ingest.pretrain_lines import PRETRAINING_KINDS
 from ..timeline import Timeline
-from .losses import (_first_loss_above, _pairwise_loss_at_chance, _starts_at_random_guess, _training_losses, _NEAR_LN2,
-                     random_guess_range)
+from .losses import (_character_model_at_step_zero, _first_loss_above, _pairwise_loss_at_chance,
+                     _starts_at_random_guess, _training_losses, _NEAR_LN2, random_guess_range)
 from .names import _MODEL_NAME_KEYS, _RUN_FOLDER, _word_in
 from .record import UNKNOWN
 from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class, _unsloth_sft_class
@@ -195,6 +195,11 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
     if fresh is not None:
         where = _where_the_loss_starts(fresh, vocab, config)
         evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
+        return "pretrain", None
+    fresh = None if adapter or base else _character_model_at_step_zero(timeline)
+    if fresh is not None:
+        evidence["objective"] = (f"the held-out loss at step 0, before any update, is {fresh:.4g}, about ln(a "
+                                 f"character vocabulary), and falls to under half of it{_FROM_SCRATCH}")
         return "pretrain", None
     # (a first loss logged after many steps is far under ln(vocabulary): the config still says where it began)
     own_vocabulary = None if adapter else _fresh_model_config(config)

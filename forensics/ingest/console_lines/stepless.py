@@ -75,10 +75,26 @@ def ptb_epoch(m: re.Match) -> StepLine | None:
     return StepLine("ptb_epoch", int(epoch), None, metrics)
 
 
-def epoch_header(line: str) -> tuple | None:
-    """('epoch_header', E, total) for a line that is only an epoch (module docstring), else None."""
+def epoch_header(line: str, worded: bool = False) -> tuple | None:
+    """('epoch_header', E, total) for a line that is only an epoch (module docstring), or, where `worded` (the file
+    repeats such a header: `worded_headers_repeat`), the epoch after one starting word; else None."""
     m = _EPOCH_HEADER.match(line) if "poch" in line or "POCH" in line else None
+    m = m or (_WORDED_EPOCH_HEADER.match(line) if worded and ("poch" in line or "POCH" in line) else None)
     return ("epoch_header", int(m.group(1)), int(m.group(2)) if m.group(2) else None) if m else None
+
+
+# a header of one word that starts the epoch, then the epoch alone: `Training epoch 1` (BlayvasD_GPT-Histories: the
+# loop prints it before each epoch's `Validation Loss: X` / `Training Loss: Y`); never a word that ends one
+# (`Finished epoch 3` closes the lines above it)
+_WORDED_EPOCH_HEADER = re.compile(r"^[ \t]*(?:training|starting|start|beginning|running)[ \t]+epoch[ \t]*(\d{1,6})"
+                                  r"(?:[ \t]*/[ \t]*(\d{1,6}))?[ \t.:]*$", re.IGNORECASE)
+_WORDED_HEADER_MARK = re.compile(_WORDED_EPOCH_HEADER.pattern, re.IGNORECASE | re.MULTILINE)
+
+
+def worded_headers_repeat(text: str) -> bool:
+    """Whether the text holds a worded epoch header (`Training epoch 1`) for two epochs or more: the section shape
+    of a loop that prints it before each epoch's lines, not a sentence that happens to read so."""
+    return len({m.group(1) for m in _WORDED_HEADER_MARK.finditer(text)}) >= 2
 
 
 def headed_line(line: str, last_line: bool) -> StepLine | None:

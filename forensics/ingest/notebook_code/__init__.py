@@ -5,7 +5,7 @@ run prints the Trainer's table and little else), while its code names them: `Lor
 `BitsAndBytesConfig(load_in_4bit=True)`, `FastLanguageModel.from_pretrained("unsloth/...-bnb-4bit",
 load_in_4bit=True)`, `TrainingArguments(bf16=True, ...)`, TRL's `SFTConfig(...)` / `GRPOConfig(...)`. Only cells
 that ran (an execution count or an output; where the counts were cleared, the cells up to the last output) are read, parsed with `ast` (never run); shell and magic lines are blanked first, and a
-cell that is not Python is passed over. A keyword is taken where its value is a literal, or where it tests the
+cell indented as a whole dedented (IPython runs it so), a cell that is not Python is passed over. A keyword is taken where its value is a literal, or where it tests the
 machine (`torch.cuda.is_available()`, `torch.cuda.is_bf16_supported()`, Unsloth's `is_bfloat16_supported()`, negated
 or not: `fp16 = not is_bfloat16_supported()`) and the outputs answer the test (`machine`: a CUDA device printed, a
 GPU named, the `Bfloat16 = TRUE / FALSE` line of Unsloth's banner). Where a later cell passes a keyword again
@@ -17,7 +17,8 @@ TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config
 `quant.bits` / `quant.quant_method` (`GPTQConfig(bits=4)`, `AwqConfig(bits=4)`),
 `adapter.peft_type`, `adapter.r`, `model.name_or_path`, `model.load_dtype` (a half-precision load),
 `precision.default_fp32` where the notebook trains in its own
-code with nothing below float32 asked for, `precision.trainer_fp32` (the arguments class) where it builds a Trainer
+code with nothing below float32 asked for (or through gpt-2-simple's `finetune`, which also trains every weight:
+`method` full), `precision.trainer_fp32` (the arguments class) where it builds a Trainer
 whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
 trainer turns on where the code sets neither flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's
 autocast), `precision.keras_policy` ("fp16" / "bf16": Keras' mixed_float16 / mixed_bfloat16 global policy),
@@ -26,6 +27,7 @@ where the code says none of them.
 
 Read in the modules of this package: cells (which cells ran, parsed), arguments (the keywords of the calls),
 precision (autocast, float32, Unsloth's mixed precision, Keras' policy), model (built here, trained whole),
+gpt2_simple (gpt-2-simple's `finetune`),
 loads_aside (calls named for loading that load no weights of the trained model), machine (what the
 outputs say of CUDA and bfloat16), syntax (what they ask of the syntax tree).
 """
@@ -39,6 +41,7 @@ from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _ca
                         _loads_a_model, _lora_switched_on, _model_handed, _trained_model, _trl_trainer, _wrapped_names,
                         machine_test, machine_value)
 from .data import raw_text_lm
+from .gpt2_simple import gpt2_simple_finetunes_whole
 from .machine import printed_machine
 from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _keras_policy_precision,
                         _trainer_arguments_in_fp32, _trains_in_default_float32, _unsloth_mixed_precision,
@@ -89,11 +92,13 @@ def code_values(cells: list, outputs: str) -> dict:
     meant = "\n".join(_source(c) for c in _cells_meant(cells))
     # a trainer handed a model's name loads it itself (`SFTTrainer("openai-community/gpt2-medium", ...)`)
     loaded = bool(loads) or any(isinstance(handed, str) for _, handed in trainers)
-    if _trains_whole_model(values, called, trees, meant, loaded=loaded):
+    gpt2_simple = gpt2_simple_finetunes_whole(trees)
+    if _trains_whole_model(values, called, trees, meant, loaded=loaded) or gpt2_simple:
         values["method"] = "full"
     training_code = "\n".join(_without_inference_autocast(c) for c in cells
                               if isinstance(c, dict) and c.get("cell_type") == "code")
-    if "bf16" not in values and "fp16" not in values and _trains_in_default_float32(trees, training_code):
+    if "bf16" not in values and "fp16" not in values and (
+            gpt2_simple or _trains_in_default_float32(trees, training_code)):
         values["precision.default_fp32"] = True
     elif _trainer_arguments_in_fp32(values, trees, training_code):
         values["precision.trainer_fp32"] = values["training_args_class"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 import warnings
 
 from .syntax import _called_name
@@ -14,9 +15,11 @@ _SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
 _NOT_PYTHON_CELL = re.compile(r"^\s*%%(?!capture|time|timeit)")
 _MAX_CELL_CHARS = 200_000
 # A cell that hands the training to a program (`!python train.py`, `!accelerate launch`, `%run train.py`): its
-# precision is that program's, which the notebook's code does not show (`!pip install`, `!wget` are no training)
-_SHELL_TRAINING = re.compile(r"(?m)^\s*(?:!\s*(?:python3?|torchrun|accelerate|deepspeed|llamafactory-cli|axolotl|tune|"
-                             r"litgpt|swift|bash|sh|composer|lightning)\b|%run\b|%%bash|%%sh)")
+# precision is that program's, which the notebook's code does not show (`!pip install`, `!wget` are no training; nor
+# is an evaluation script, Chrisgr1_openai-cookbook's `!python lm-evaluation-harness/main.py --model hf-causal ...`)
+_SHELL_TRAINING = re.compile(r"(?m)^\s*(?:!\s*(?:python3?\b(?![ \t]+(?:-m[ \t]+)?[\w./-]*eval)|(?:torchrun|accelerate|"
+                             r"deepspeed|llamafactory-cli|axolotl|tune|litgpt|swift|bash|sh|composer|lightning)\b)"
+                             r"|%run\b|%%bash|%%sh)")
 
 
 def _source(cell: dict) -> str:
@@ -89,8 +92,15 @@ def _sole_definers_of_names_read_later(code: list[dict], ran: set[int]) -> set[i
     return found
 
 
+def python_of(source: str) -> str:
+    """A cell's source as Python: shell and magic lines blanked, then the indent every line shares removed - IPython
+    runs a cell indented as a whole (Abeshith_FineTuning_LanguageModels: ' training_args = TrainingArguments(..., fp16
+    = True)', one space on every line, ran and fed the SFTTrainer), which `ast.parse` rejects ('unexpected indent')."""
+    return textwrap.dedent("\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines()))
+
+
 def _quiet_tree(cell: dict) -> ast.Module:
-    code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in _source(cell).splitlines())
+    code = python_of(_source(cell))
     try:
         return parse_quietly(code)
     except (SyntaxError, ValueError, RecursionError):
@@ -108,8 +118,7 @@ def _assigned_names(tree: ast.Module) -> set[str]:
 def _would_show(cell: dict) -> bool:
     """Whether a cell shows something when it runs: a print or display call, or a value on its last line (Jupyter
     shows it). A cell that does not parse is taken to (nothing is assumed to have run silently)."""
-    source = _source(cell)
-    code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
+    code = python_of(_source(cell))
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
@@ -141,7 +150,7 @@ def _trees_of_cells_that_ran(cells: list):
             source = source.partition("\n")[2]
         if len(source) > _MAX_CELL_CHARS or _NOT_PYTHON_CELL.match(source):
             continue
-        code = "\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines())
+        code = python_of(source)
         try:
             tree = _DeadBranches().visit(parse_quietly(code))
         except (SyntaxError, ValueError, RecursionError):
