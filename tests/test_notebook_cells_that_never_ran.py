@@ -65,3 +65,21 @@ def test_counts_cleared_an_adapter_set_up_above_the_training_cell_still_counts(t
         ("trainer = SFTTrainer('openai-community/gpt2-medium', peft_config=peft_config)\ntrainer.train()\n",
          [_TRAINING], None)])
     assert forensics.analyze(tmp_path).run_profile.method == "lora"
+
+
+_TEMPLATE_RUN = _stream("".join(f"{{'loss': {1.0 + 0.2 * (i % 3)}, 'grad_norm': 1.0, 'learning_rate': 2e-04, "
+                                f"'epoch': {i / 100:.3f}}}\n" for i in range(1, 31)))
+
+
+def test_a_training_saved_in_a_cell_that_never_ran_does_not_displace_the_counted_run(tmp_path):
+    """ucaokylong_LLM_learning: the owner's run is counted; the template's 30 flat steps, output kept in a cell with
+    no execution count further down, are not the run judged."""
+    _notebook(tmp_path, [(_LOAD, [], 1), (_TRAIN, [_TRAINING], 2), (_TRAIN, [_TEMPLATE_RUN], None)])
+    analysis = forensics.analyze(tmp_path)
+    assert analysis.status == "healthy"
+    assert analysis.timeline.frame["step"].max() == 40
+
+
+def test_the_last_training_is_judged_where_every_training_cell_ran(tmp_path):
+    _notebook(tmp_path, [(_LOAD, [], 1), (_TRAIN, [_TRAINING], 2), (_TRAIN, [_TEMPLATE_RUN], 3)])
+    assert forensics.analyze(tmp_path).timeline.frame["step"].max() == 30

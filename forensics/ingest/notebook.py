@@ -55,7 +55,7 @@ def read(path: Path) -> LogRecords:
     runs = _runs(shown, path)
     if not runs:
         return _crashed_before_a_metric(cells, shown, path, warnings)
-    judged, trained = runs[-1], {i for run in runs for i in run}
+    judged, trained = notebook_sessions.judged_training(runs, cells), {i for run in runs for i in run}
     began = notebook_sessions.session_start(cells, judged[-1])
     console = "".join(_kept_text(outputs, i in judged, i in trained, i >= began) for i, outputs in enumerate(shown))
     records = stdout.read_console(console, path, warnings)
@@ -63,7 +63,7 @@ def read(path: Path) -> LogRecords:
     if any(kind == "table" for i in judged for _, kind in shown[i]):
         records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
     if len(runs) > 1:
-        records = replace(records, notes=records.notes + (_earlier_runs_left_out(len(runs), judged),))
+        records = replace(records, notes=records.notes + (_other_runs_left_out(len(runs), judged, judged is runs[-1]),))
     named = lora_named(shell_commands([cells[i] for i in judged]))
     if named:  # the cell's own `!python train.py --output_dir runs/...-lora-v1` (Schwaldlander_DomainNameSuggest)
         records.meta.setdefault("console_lora_named", named)
@@ -99,10 +99,11 @@ def _crashed_before_a_metric(cells: list[dict], shown: list, path: Path, warning
     return records
 
 
-def _earlier_runs_left_out(count: int, judged: list[int]) -> str:
+def _other_runs_left_out(count: int, judged: list[int], last: bool) -> str:
     cells = f"cell {judged[0] + 1}" + (f" to {judged[-1] + 1}" if len(judged) > 1 else "")
-    return (f"the notebook holds {count} trainings (a new one starts where the steps start again): the last, in "
-            f"{cells}, is judged; the earlier ones are left out")
+    which = "the last" if last else "the last whose cells ran (a later one is in cells with no execution count)"
+    return (f"the notebook holds {count} trainings (a new one starts where the steps start again): {which}, in "
+            f"{cells}, is judged; the {'earlier' if last else 'other'} ones are left out")
 
 
 def _notebook(path: Path) -> tuple[dict, list[str]]:

@@ -72,6 +72,15 @@ def _above(cells: list[dict], trained: int) -> tuple[list[int], set[int]]:
     return kept, given
 
 
+def judged_training(runs: list[list[int]], cells: list[dict]) -> list[int]:
+    """Of a notebook's trainings (each its cells' indices, in cell order), the one judged: the last, unless no cell of
+    it ran where an earlier training's did (a cell with no execution count under counted ones is output saved from
+    elsewhere: ucaokylong_LLM_learning's last table is Unsloth's template run of 30 steps, kept in a cell with no count,
+    while the owner's 1,479-step run is counted 14)."""
+    counted = [run for run in runs if any(_count(cells[i]) is not None for i in run)]
+    return counted[-1] if counted and counted[-1] is not runs[-1] else runs[-1]
+
+
 def _counts_tell_sessions(cells: list[dict]) -> bool:
     """Whether the counts can be a kernel's record: not one count on every counted cell (each showing 1: a notebook
     put together by a tool), which says nothing of what ran together."""
