@@ -102,18 +102,12 @@ def code_values(cells: list, outputs: str) -> dict:
         values["precision.default_fp32"] = True
     elif _trainer_arguments_in_fp32(values, trees, training_code):
         values["precision.trainer_fp32"] = values["training_args_class"]
-    unsloth = _unsloth_mixed_precision(values, trees, outputs, machine.bf16)
-    if unsloth:
-        values["precision.unsloth_mixed"] = unsloth
-    autocast = None if "bf16" in values or "fp16" in values else _autocast_precision(trees, names)
-    if autocast:
-        values["precision.autocast"] = autocast
-    raw_text = raw_text_lm(trees)
-    if raw_text:
-        values["data.raw_text_lm"] = raw_text
-    keras_policy = _keras_policy_precision(trees)
-    if keras_policy:
-        values["precision.keras_policy"] = keras_policy
+    half_flag = "bf16" in values or "fp16" in values
+    found = {"precision.unsloth_mixed": _unsloth_mixed_precision(values, trees, outputs, machine.bf16),
+             "precision.autocast": None if half_flag else _autocast_precision(trees, names),
+             "data.raw_text_lm": raw_text_lm(trees),
+             "precision.keras_policy": _keras_policy_precision(trees)}
+    values.update({key: value for key, value in found.items() if value})
     built = _model_built_here(cells, trees, code)
     if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
         values["model.built_here"] = built
