@@ -78,7 +78,7 @@ def judged_training(runs: list[list[int]], cells: list[dict]) -> list[int]:
     elsewhere: ucaokylong_LLM_learning's last table is Unsloth's template run of 30 steps, kept in a cell with no count,
     while the owner's 1,479-step run is counted 14)."""
     counted = [run for run in runs if any(_count(cells[i]) is not None for i in run)]
-    return counted[-1] if counted and counted[-1] is not runs[-1] else runs[-1]
+    return counted[-1] if counted else runs[-1]
 
 
 def _counts_tell_sessions(cells: list[dict]) -> bool:
