@@ -32,8 +32,8 @@ from .no_training_loss import eval_only, eval_only_memorized
 from .preference_pairs import (held_out_must_show, is_pairwise_log, is_rl_without_reward, pairs_not_told_apart,
                                pairs_told_apart)
 from .reward_decline import reward_metric
-from .secondary_evidence import (accuracy_rose, epoch_means_fell, fell_before_the_log, fell_in_the_first_window,
-                                 running_mean_fell, token_accuracy_rose)
+from .secondary_evidence import (accuracy_rose, epoch_means_fell, fell_before_the_log, fell_by_the_last_window,
+                                 fell_in_the_first_window, running_mean_fell, token_accuracy_rose)
 
 EVAL_LOSS = "eval_loss"
 REWARD = "reward"  # a bare `reward`: an RL policy's return, or the score a reward model prints (`for_a_reward_model`)
@@ -77,11 +77,11 @@ def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence
     if lower_at_every_evaluation(evals):
         return evidence_from(EVAL_LOSS, evals, float(evals.iloc[0]), float(evals.iloc[-1]))
     loss = real_loss(metrics) if LOSS in metrics else _EMPTY
-    if two_windows_fell(loss):
+    if two_windows_fell(loss, metrics.get("epoch")):
         return evidence_from(LOSS, loss, float(loss.iloc[0]), float(loss.iloc[-1]))
     return accuracy_rose(metrics) or token_accuracy_rose(metrics, thresholds) or fell_before_the_log(metrics, loss) \
         or fell_in_the_first_window(metrics, loss, thresholds) or running_mean_fell(metrics, thresholds) \
-        or epoch_means_fell(metrics, loss, thresholds)
+        or epoch_means_fell(metrics, loss, thresholds) or fell_by_the_last_window(metrics, loss)
 
 
 def _short_pairwise_log_told_apart(metrics: Metrics, loss, thresholds: Thresholds) -> bool:
@@ -112,8 +112,10 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     if len(loss) < thresholds.learning_min_points:
         evals = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
         if len(loss) == 0 or len(evals) >= thresholds.learning_min_points and fell_clearly(evals, thresholds)[0] \
-                or lower_at_every_evaluation(evals) or accuracy_rose(metrics) is not None or two_windows_fell(loss) \
-                or _short_pairwise_log_told_apart(metrics, loss, thresholds):
+                or lower_at_every_evaluation(evals) or accuracy_rose(metrics) is not None \
+                or two_windows_fell(loss, metrics.get("epoch")) \
+                or _short_pairwise_log_told_apart(metrics, loss, thresholds) \
+                or fell_by_the_last_window(metrics, loss) is not None:
             return []  # (a model card's results table: a training loss at each evaluation, the eval loss falling)
         memorized = eval_only_memorized(metrics, evals, thresholds) if len(evals) else []
         if memorized:  # (a tracker's copy of the closing mean read as the one loss point)
@@ -135,7 +137,8 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
             or fell_before_the_log(metrics, loss) is not None \
             or fell_in_the_first_window(metrics, loss, thresholds) is not None \
             or running_mean_fell(metrics, thresholds) is not None \
-            or epoch_means_fell(metrics, loss, thresholds) is not None:
+            or epoch_means_fell(metrics, loss, thresholds) is not None \
+            or fell_by_the_last_window(metrics, loss) is not None:
         return []
     moved = tail < head - thresholds.learning_min_fall * abs(head)
     noise = point_noise(without_blips(loss).to_numpy(dtype="float64"))
