@@ -98,6 +98,8 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""
                                   # a loop's epoch record naming its loss cost (ingest.console_lines.epoch_costs)
                                   rb"""|(?i:\bepoch[ \t]*#?[ \t]*\d+[ \t]+finished[-=*#:\s]*train(?:ing)?[ \t]+cost: [-+.\dnNiI])"""
+                                  # a loop's step line naming its losses by split alone (ingest.console_lines.split_values)
+                                  rb"""|(?i:\[[ \t]*Step[ \t]+\d+[ \t]*/[ \t]*\d+[ \t]*\][ \t]+Train(?:ing)?[ \t]+[-+.\dnNiI])"""
                                   # Keras 2.2's fit(verbose=2): `Epoch 1/200`, then ` - 131s - loss: 2.3976` (no n/N)
                                   rb"""|(?m:^Epoch \d+/\d+[ \t]*\n[ \t]*- \d+m?s - loss: [-+.\dnNiI])"""
                                   # TF Estimator's hook line: `INFO:tensorflow:loss = 1.96779, step = 54901 (116.492 sec)`
