@@ -10,6 +10,7 @@ import json
 import re
 
 from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS
+from .printed_loss_cells import loss_column
 from .run_signs import is_training_console, run_signs
 
 SNIFF_BYTES = 1 << 16  # how much of a file's head (and of its tail) is sniffed
@@ -98,6 +99,8 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""
                                   # a loop's epoch record naming its loss cost (ingest.console_lines.epoch_costs)
                                   rb"""|(?i:\bepoch[ \t]*#?[ \t]*\d+[ \t]+finished[-=*#:\s]*train(?:ing)?[ \t]+cost: [-+.\dnNiI])"""
+                                  # a loop's step line naming its losses by split alone (ingest.console_lines.split_values)
+                                  rb"""|(?i:\[[ \t]*Step[ \t]+\d+[ \t]*/[ \t]*\d+[ \t]*\][ \t]+Train(?:ing)?[ \t]+[-+.\dnNiI])"""
                                   # Keras 2.2's fit(verbose=2): `Epoch 1/200`, then ` - 131s - loss: 2.3976` (no n/N)
                                   rb"""|(?m:^Epoch \d+/\d+[ \t]*\n[ \t]*- \d+m?s - loss: [-+.\dnNiI])"""
                                   # TF Estimator's hook line: `INFO:tensorflow:loss = 1.96779, step = 54901 (116.492 sec)`
@@ -142,6 +145,11 @@ _PIPED_STEP_RECORD_HINT = re.compile(rb"(?im)^(?:epoch|iter(?:ation)?|step)[ \t]
                                      rb"{0,40}?[ \t]+(?:[A-Za-z_]\w{0,40} ){0,2}[A-Za-z_]*loss:[ \t]*"
                                      rb"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)[ \t]*$")
 _PIPED_RECORDS = 2
+# ... or an epoch's last batch loss, then its average over the training batches (2b3o4o_transformer-implementation:
+# `Loss on step 0: 961.11` / `Average loss for training batches in this epoch: 961.11`, a one-batch epoch): the pair is
+# the loop's own record, one enough (the shape ingest.console_lines.batch_averages reads)
+_BATCH_AVERAGE_HINT = re.compile(rb"(?im)^[ \t]*Loss on (?:step|batch)[ \t]+\d+[ \t]*:[ \t]*[-+.\dnNiI][^\n]*\n"
+                                 rb"(?:[^\n]*\n){0,3}?[ \t]*Average loss for training batches in this epoch:[ \t]*[-+.\dnNiI]")
 # A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
 _PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
 _PRINTED_TENSORS = 5
@@ -203,6 +211,7 @@ def log_hinted(chunk: bytes) -> bool:
     # a tqdm bar's carriage returns end lines too (a Windows line end is one line end, not two)
     chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in chunk else chunk
     if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk) or _TRAINER_TABLE_HTML.search(chunk) or (
+            b"Average loss for" in chunk and _BATCH_AVERAGE_HINT.search(chunk)) or (
             b"loss" in chunk and _HISTORY_TABLE.search(chunk)):
         return True
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
@@ -255,7 +264,7 @@ _TRAIN_OUTPUT = re.compile(rb"TrainOutput\(global_step=\d+, training_loss=")
 
 def notebook_hinted(data: bytes) -> bool:
     """A notebook whose cell outputs hold a training log's line, the Trainer's notebook table or train()'s
-    TrainOutput."""
+    TrainOutput, or a cell whose loop prints its loss bare (`printed_loss_cells`)."""
     if _TRAINER_TABLE_HTML.search(data):
         return True
     try:
@@ -269,7 +278,8 @@ def notebook_hinted(data: bytes) -> bool:
     strings: list[str] = []
     _strings_in([c.get("outputs") for c in cells if isinstance(c, dict)] if isinstance(cells, list) else [], strings)
     text = "\n".join(strings).encode("utf-8", "replace")
-    return log_hinted(text) or bool(_TRAIN_OUTPUT.search(text))
+    return log_hinted(text) or bool(_TRAIN_OUTPUT.search(text)) or (
+        isinstance(cells, list) and any(loss_column(c) is not None for c in cells))
 
 
 def _strings_in(value, out: list[str]) -> None:

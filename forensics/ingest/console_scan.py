@@ -8,7 +8,9 @@
 * ('bar', n, total): a tqdm progress bar's reading;
 * ('line', StepLine): a step line of a pre-training stack or a small script (`pretrain_lines`), a results table's row
   (`results_table`), DeepSpeed-Chat's lines (`deepspeed_chat`), a record of bare lines under a counter line
-  (`console_lines.bare_epochs`), DSPy's GRPO steps (`console_lines.dspy_grpo`), in a file with epoch section headers
+  (`console_lines.bare_epochs`), DSPy's GRPO steps (`console_lines.dspy_grpo`), `Epoch1-train_step1-loss=X` lines and
+  their evaluations (`console_lines.glued_fields`), batch losses under an epoch's `Average loss for training
+  batches` (`console_lines.batch_averages`), in a file with epoch section headers
   and no such records a stepless loss line no other reader took (`console_lines.stepless`);
 * ('epoch_header', E, total): such a header (`=== Epoch 3/20 ===`), gone once the lines under it are dated;
 * ('overflow', new_scale[, AT_STEP_LINE]): a loss scaler's overflow (DeepSpeed, apex, DLLogger, a hand-written one);
@@ -24,9 +26,11 @@ from ..timeline import canonical_metric
 from .settled_lines import settled
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .console_lines.bare_epochs import bare_epoch_reader
+from .console_lines.batch_averages import MARKER as BATCH_AVERAGES_MARKER, BatchAverages
 from .console_lines.dspy_grpo import MARKER as DSPY_GRPO_MARKER, DspyGrpoSteps
 from .console_lines.blocks import (KERAS_LOSS_MARKER, ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock,
                                    OlmoBlock, YamlSteps)
+from .console_lines.glued_fields import glued_field_reader
 from .console_lines.hand_written import has_generic_line
 from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerRecords
 from .console_lines.parlai import MARKER as PARLAI_MARKER, ParlaiReports
@@ -136,10 +140,12 @@ class _Scanner:
         self.dspy_grpo = DspyGrpoSteps() if DSPY_GRPO_MARKER in text else None
         estimator = OneLineRecords(tf_estimator.read_line) if any(m in text for m in tf_estimator.MARKERS) else None
         values_first = OneLineRecords(value_first.read_line) if value_first.MARKER in text else None
+        glued = glued_field_reader(text)
+        batch_averages = BatchAverages(text) if BATCH_AVERAGES_MARKER in text else None
         history = DataFrameTable() if "loss" in text else None  # a pandas DataFrame of per-epoch results
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
                                         self.info_logger, estimator, values_first, self.bare_epochs, self.dspy_grpo,
-                                        history)
+                                        glued, batch_averages, history)
                        if t is not None)
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
             TQDM_LOSS_POSTFIX.search(text)) or has_generic_line(text)

@@ -12,7 +12,9 @@ shown it, and reads that text as a console log (`stdout.read_console`, format "s
   `results_table` reads;
 * other results' `text/plain` (`TrainOutput(global_step=60, training_loss=..., metrics={...})`), or the
   `text/markdown` of a Markdown display (its text/plain only `<IPython.core.display.Markdown object>`);
-* errors: the exception and its traceback (a run that died: `OutOfMemoryError: CUDA out of memory`).
+* errors: the exception and its traceback (a run that died: `OutOfMemoryError: CUDA out of memory`);
+* a cell whose loop prints its loss as a bare number, its output only such numbers (`printed_loss_cells`): those
+  numbers as the loss at steps 0, 1, ...
 
 The cells' code is not read as output: code says what was meant to run, the outputs what ran. What the code that
 ran passed as arguments (LoRA, 4-bit, bf16, the model) is kept for the run profile (`notebook_code`), with the
@@ -26,6 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import UnreadableFile
+from ..printed_loss_cells import loss_column
 from ..run_signs import is_training_console, run_signs
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
@@ -51,7 +54,7 @@ def read(path: Path) -> LogRecords:
     if cells is None:
         raise UnreadableFile(path, "no 'cells' list: not a Jupyter notebook")
     cells = [cell for cell in cells if isinstance(cell, dict)]
-    shown = [[_output_text(o) for o in _outputs(cell)] for cell in cells]
+    shown = [_shown(cell) for cell in cells]
     runs = _runs(shown, path)
     if not runs:
         return _crashed_before_a_metric(cells, shown, path, warnings)
@@ -223,6 +226,15 @@ def _kept_text(outputs: list[tuple[str, str]], judged: bool, trained: bool, in_s
     if trained or not in_session:
         return ""
     return "".join(text for text, kind in outputs if kind != "error")
+
+
+def _shown(cell: dict) -> list[tuple[str, str]]:
+    """A cell's outputs as (console text, kind); a loop's column of bare printed losses (`printed_loss_cells`) as
+    the `step N: loss X` lines a console reader reads, its passes numbered from 0."""
+    column = loss_column(cell)
+    if column is not None:
+        return [("".join(f"step {k}: loss {value!r}\n" for k, value in enumerate(column)), "stream")]
+    return [_output_text(o) for o in _outputs(cell)]
 
 
 def _cells(notebook: dict) -> list | None:
