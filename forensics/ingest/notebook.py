@@ -34,6 +34,7 @@ from . import command_line, notebook_code, notebook_sessions, stdout
 from .console_facts import lora_named
 from .console_text import as_printed
 from .notebook_code.cells import shell_commands
+from .notebook_code.loss_prints import loss_prints_labelled
 from .results_table import trainer_tables
 
 # What a display's text/plain says when the display is HTML only: no console text
@@ -51,7 +52,7 @@ def read(path: Path) -> LogRecords:
     if cells is None:
         raise UnreadableFile(path, "no 'cells' list: not a Jupyter notebook")
     cells = [cell for cell in cells if isinstance(cell, dict)]
-    shown = [[_output_text(o) for o in _outputs(cell)] for cell in cells]
+    shown = [loss_prints_labelled(cell, [_output_text(o) for o in _outputs(cell)]) for cell in cells]
     runs = _runs(shown, path)
     if not runs:
         return _crashed_before_a_metric(cells, shown, path, warnings)
