@@ -114,6 +114,10 @@ _LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t
                          rb"""|\d[ \t]*/[ \t]*\d+)[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss[ \t]*(?:[:=][ \t]*)?"""
                          rb"""[-+]?(?:\d|nan|inf)""")  # (a loss named for its criterion: `CrossEntropyLoss: 10.68`)
 _LOOSE_LINES = 3
+# A from-scratch loop's estimate_loss print with bare split names (`iter     0 | train 4.1292 | val 4.1249`,
+# DaraBodla_mini-gpt-pytorch; ingest.console_lines.nanogpt): no `loss` word, so `_LOOSE_LINES` of them
+_SPLIT_PIPE_HINT = re.compile(rb"(?im)^[ \t]*(?:iter|step)[ \t]*:?[ \t]*\d+[ \t]*\|[ \t]*train[ \t]*:?[ \t]*[-+.\dnNiI]"
+                              rb"[^|\n]*\|[ \t]*val[ \t]*:?[ \t]*[-+.\dnNiI][^|\n]*$")
 # Unsloth's own loop, unsloth_train: its banner, then a `step, loss` print every logging_steps steps, on a line of its
 # own or after the tqdm bar (`...12.12s/it]10, 2.2398`): the banner and `_LOOSE_LINES` prints
 _UNSLOTH_TRAIN = b"==((====))==  Unsloth - 2x faster free finetuning"
@@ -150,9 +154,16 @@ _PIPED_RECORDS = 2
 # the loop's own record, one enough (the shape ingest.console_lines.batch_averages reads)
 _BATCH_AVERAGE_HINT = re.compile(rb"(?im)^[ \t]*Loss on (?:step|batch)[ \t]+\d+[ \t]*:[ \t]*[-+.\dnNiI][^\n]*\n"
                                  rb"(?:[^\n]*\n){0,3}?[ \t]*Average loss for training batches in this epoch:[ \t]*[-+.\dnNiI]")
-# A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
-_PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
+# A loss printed as a scalar torch (or TensorFlow) tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
+_PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?(?:tf\.)?tensor\([ \t]*"
+                             rb"[-+]?(?:nan|inf|\d)")
 _PRINTED_TENSORS = 5
+# ... fewer where each comes right after a progress bar's reading (a loop's once-an-epoch `print(loss)` under its
+# tqdm epoch bar: AaronBarbosa12_transformer_model, 4 epochs; ingest.bar_dated_prints): `_BAR_DATED_PRINTS` of them (in
+# a notebook the print is another output than the bar's: its stream's name and type come between)
+_BAR_DATED_PRINT = re.compile(rb"(?i)\d/\d+ \[[^\]\n]*(?:it/s|s/it)\][ \t]*(?:\n(?:stdout|stream)?[ \t]*){1,4}(?:loss[ \t]*[:=]?[ \t]*)?"
+                              rb"(?:tf\.)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
+_BAR_DATED_PRINTS = 3
 # lucidrains' scripts print `training loss: 2.48` alone once a batch (after tqdm's bar, when it drew one), back to back
 # (a `validation loss: X` print between some): a line prose may hold once, and a sweep's summary once a trial, each
 # under its own header, so a file needs `_LOSS_PRINTS` of them each followed at once by the next
@@ -217,9 +228,11 @@ def log_hinted(chunk: bytes) -> bool:
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
             or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES) or _at_least(_BARE_EPOCH_RECORD_HINT, chunk, _LOOSE_LINES)
             or _at_least(_WORDED_EPOCH_SECTION_HINT, chunk, _LOOSE_LINES)
+            or b"| train" in chunk and _at_least(_SPLIT_PIPE_HINT, chunk, _LOOSE_LINES)
             or b"|" in chunk and _at_least(_PIPED_STEP_RECORD_HINT, chunk, _PIPED_RECORDS)
             or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
             or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS)
+            or b"ensor(" in chunk and _at_least(_BAR_DATED_PRINT, chunk, _BAR_DATED_PRINTS)
             or _UNSLOTH_TRAIN in chunk and _at_least(_UNSLOTH_PRINT, chunk, _LOOSE_LINES))
 
 

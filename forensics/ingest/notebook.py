@@ -37,6 +37,7 @@ from . import command_line, notebook_code, notebook_sessions, stdout
 from .console_facts import lora_named
 from .console_text import as_printed
 from .notebook_code.cells import shell_commands
+from .notebook_code.loss_prints import loss_prints_labelled
 from .results_table import trainer_tables
 
 # What a display's text/plain says when the display is HTML only: no console text
@@ -234,7 +235,7 @@ def _shown(cell: dict) -> list[tuple[str, str]]:
     column = loss_column(cell)
     if column is not None:
         return [("".join(f"step {k}: loss {value!r}\n" for k, value in enumerate(column)), "stream")]
-    return [_output_text(o) for o in _outputs(cell)]
+    return loss_prints_labelled(cell, [_output_text(o) for o in _outputs(cell)])
 
 
 def _cells(notebook: dict) -> list | None:

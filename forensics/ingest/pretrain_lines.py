@@ -37,7 +37,7 @@ from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FLAX_STE
                                      _opennmt_epoch, _opennmt_valid)
 from .console_lines.nanogpt import (_CHAR_RNN, _COLON_STEP, _LLMC_STEP, _LLMC_VAL, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP,
                                     _STEP_NAME_VALUE, _char_rnn, _colon_pairs, _llmc_console, _llmc_val, _nanochat_step, _nanogpt,
-                                    _pipe_step, _step_name_value)
+                                    _pipe_step, _step_name_value, SPLIT_PIPE, split_pipe)
 from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY, _EPOCH_SPLIT_LOSSES,
                                          _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR, _epoch_bracket, _epoch_split_losses,
                                          _hand_written, _tqdm_postfix)
@@ -55,7 +55,7 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "Metrics (step ", "Completed eval after", "] collection=", "] loss=", "tgs (tokens/gpu/second)=",
                      "step:", "reduced_train_loss=", "loss:", "step=",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
-                     "| loss ", "tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=",
+                     "| loss ", "tensor(", "tf.Tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=",
                      "| epoch ", " wps", _COST_NEEDLE, _SPLIT_VALUES_NEEDLE,
                      "NEW RUN ")  # (RWKV-LM's train_log.txt: its mini-epoch lines hold no word, its launches' heads do)
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
@@ -187,7 +187,7 @@ def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | o
     if line.startswith("Step... ("):  # the Flax examples' own line, or their bar's description: no other shape's
         m = _FLAX_STEP.match(line)
         return _flax_step(m) if m else None
-    if "tensor(" in line:
+    if "tensor(" in line or "tf.Tensor(" in line:
         m = PRINTED_TENSOR.match(line)
         if m:
             # a loss where the line says so (its label) or the tensor is in the autograd graph (an accuracy is not);
@@ -227,6 +227,7 @@ _BARE_PIPE = re.compile(r"^\s*(\d{1,18})\s+\|\s+(?=loss[ :]\s*[-+.\dnNiI])")
 _SMALL_SHAPES = (("epoch=", EPOCH_TENSORS, epoch_tensors), ("| norm ", _LLMC_STEP, _llmc_console), ("), train_loss = ", _CHAR_RNN, _char_rnn),
                  ("val loss ", _LLMC_VAL, _llmc_val),
                  ("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step), ("| loss", _BARE_PIPE, _bare_pipe_step),
+                 ("| ", SPLIT_PIPE, split_pipe),
                  (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("oss", _KEY_VALUE_START, _key_values),

@@ -1,7 +1,7 @@
 """The step lines of a scanned console settled: each once, at the step of the run it belongs to.
 
-`settled(events)` runs, in order: loss lines under epoch section headers dated by them (`stepless_dating`), lines
-that print no step numbered in file order (`step_numbering`), the copies every
+`settled(events)` runs, in order: loss lines under epoch section headers dated by them (`stepless_dating`), scalar
+tensor prints dated by the progress bar before each (`bar_dated_prints`), lines that print no step numbered in file order (`step_numbering`), the copies every
 rank prints dropped, tqdm postfix lines numbered on across restarting bars and kept where they changed, NeMo 2's
 repeated validation values kept once, and counters that restart each epoch numbered on (`step_numbering`).
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from .bar_dated_prints import prints_dated_by_their_bar
 from .console_lines.fields import StepLine
 from .step_numbering import numbered_on, uncounted_lines_numbered
 from .stepless_dating import headed_lines_dated
@@ -18,7 +19,7 @@ from .stepless_dating import headed_lines_dated
 def settled(events: list[tuple]) -> list[tuple]:
     """The scanned events with their step lines settled (module docstring)."""
     return numbered_on(_nemo2_evaluations_once(_tqdm_postfix_changes(_without_rank_copies(
-        uncounted_lines_numbered(headed_lines_dated(events))))))
+        uncounted_lines_numbered(prints_dated_by_their_bar(headed_lines_dated(events)))))))
 
 
 def _nemo2_evaluations_once(events: list[tuple]) -> list[tuple]:

@@ -30,12 +30,14 @@ loss (or a loss alone) with their numbers:
 * A loop's once-an-epoch logger line of its two losses by split name and a perplexity: `Epoch 007: train=1.9021,
   val=1.9530, ppl=7.05 [BEST]` (kind "generic_epoch"): read only where the ppl is exp of one of them, which says
   they are losses (bare `train=` and `val=` may be accuracies).
-* A loss printed as a torch tensor, one a line, as a hand-written loop's `print(loss)` writes it: after a loss
-  label (`loss: tensor(2.31, ...)`, `Loss = tensor(...)`) or with its `grad_fn=<NllLossBackward0>`; a scalar only
-  (kind "printed_tensor"). A bare `tensor(3.2207, device='cuda:0')` may be anything the loop printed (an
-  accuracy): metric `printed_tensor`, which is judged for NaN/Inf but not as a loss. No step: step 0 until
-  `step_numbering.uncounted_lines_numbered` numbers such lines by their order (none where the file logs its loss
-  another way: a custom loss's print beside the Trainer's own lines).
+* A loss printed as a torch tensor (or TensorFlow's `tf.Tensor(8.88, shape=(), dtype=float32)`), one a line, as a
+  hand-written loop's `print(loss)` writes it: after a loss label (`loss: tensor(2.31, ...)`, `Loss = tensor(...)`;
+  a notebook cell whose code prints its loss bare gets the label: `notebook_code.loss_prints`) or with its
+  `grad_fn=<NllLossBackward0>`; a scalar only (kind "printed_tensor"). A bare `tensor(3.2207, device='cuda:0')` may
+  be anything the loop printed (an accuracy): metric `printed_tensor`, which is judged for NaN/Inf but not as a loss.
+  No step: step 0 until `bar_dated_prints` dates them at the progress bar's count before each (one print a pass of an
+  epoch bar) or `step_numbering.uncounted_lines_numbered` numbers such lines by their order (none where the file logs
+  its loss another way: a custom loss's print beside the Trainer's own lines).
 Lines made only of `key: value` fields (`N | loss X | ...`, `ep: 0, batch: 20, ..., loss: X`, and such fields with
 no counter) are `key_values`'.
 """
@@ -125,9 +127,12 @@ _GENERIC_REACH = 160  # characters before a `loss` that its line's step counter 
 _GENERIC_MAX_LINE = 400  # a longer line is prose, a table or a dump, not one training loop's print
 
 
-# A scalar torch tensor alone on a line (a loss label before it at most): `tensor(nan, device='cuda:0')`.
-PRINTED_TENSOR = re.compile(r"^\s*((?:train(?:ing)?[ _])?loss\s*[:=]?\s*)?tensor\(\s*([-+]?(?:nan|inf|\d+\.?\d*"
-                            r"(?:e[-+]?\d+)?))\s*(?:,\s*(?:device|dtype|grad_fn|requires_grad)=[^()]*?(?:<[\w]+>)?)*\)\s*$",
+# A scalar torch tensor alone on a line (a loss label before it at most): `tensor(nan, device='cuda:0')`; or a scalar
+# TensorFlow tensor as eager mode prints it, `tf.Tensor(8.88289, shape=(), dtype=float32)` (a GradientTape loop's
+# `print(loss)`: AaronBarbosa12_transformer_model), its `shape=()` saying it is one number.
+PRINTED_TENSOR = re.compile(r"^\s*((?:train(?:ing)?[ _])?loss\s*[:=]?\s*)?(?:tf\.Tensor|tensor)\(\s*"
+                            r"([-+]?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?))\s*"
+                            r"(?:,\s*(?:shape=\(\)|(?:device|dtype|grad_fn|requires_grad)=[^()]*?(?:<[\w]+>)?))*\)\s*$",
                             re.IGNORECASE)
 
 

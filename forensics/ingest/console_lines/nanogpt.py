@@ -33,6 +33,11 @@ llm.c, build-nanogpt) and of char-rnn-tensorflow:
   eval_loss) is placed by `step_numbering` at the step line before it.
 * karpathy/build-nanogpt's log.txt: `N train X`, `N val X`, `N hella X`, one a line (kind "step_name_value"):
   train -> loss, val -> eval_loss, hella -> eval_hellaswag.
+* A from-scratch GPT loop's estimate_loss print with bare split names, pipe-separated and no `loss` word:
+  `iter     0 | train 4.1292 | val 4.1249` (DaraBodla_mini-gpt-pytorch's MiniGPT notebook; kind "split_pipe"): an
+  iter / step counter, then exactly a `train X` and a `val X` field, the losses estimated on each split as gpt-dev's
+  `step N: train loss X, val loss Y` (train -> train_split_loss, val -> eval_loss). Nothing else on the line: bare
+  `train` / `val` fields beside others may as well be accuracies.
 """
 from __future__ import annotations
 
@@ -62,6 +67,9 @@ _COLON_MEASURES = ("loss", "eval_loss", "eval_bpb", "eval_hellaswag")  # a line 
 # build-nanogpt's `N train X` / `N val X` / `N hella X`
 _STEP_NAME_VALUE = re.compile(r"^(\d{1,18}) (train|val|hella) ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))\s*$")
 _STEP_NAMES = {"train": "loss", "val": "eval_loss", "hella": "eval_hellaswag"}
+# `iter N | train X | val Y`: a counter, then the two splits' estimated losses and nothing else
+SPLIT_PIPE = re.compile(r"^\s*(?:iter|step)\s*:?\s*(\d{1,18})\s*\|\s*train\s*:?\s*(" + _FLOAT
+                        + r")\s*\|\s*val\s*:?\s*(" + _FLOAT + r")\s*$", re.IGNORECASE)
 # llm.c train_gpt2.cu:1872 (karpathy/llm.c f1e2ace): `printf0("step %4d/%d | loss %7.6f (%+.2fz)| norm %6.4f
 # (%+.2fz)| lr %.2e | %.2f ms | %.1f%% bf16 MFU | %.0f tok/s\n", ...)`; before 5983036 (2024-06) `loss %7.6f (z %+.2f)|
 # norm %6.4f |`, before that `train loss %7.6f | norm %6.4f |` (`A100 fp16 MFU` in its first form); and at each
@@ -143,6 +151,13 @@ def _step_name_value(m: re.Match, line: str, last_line: bool) -> StepLine | None
     value = number(m.group(3))
     return None if value is None else _record("step_name_value", int(m.group(1)), None,
                                                 [(_STEP_NAMES[m.group(2)], value)], False)
+
+
+def split_pipe(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """`iter N | train X | val Y` (kind "split_pipe"): the losses estimated on the train and val splits at step N,
+    as train_split_loss and eval_loss. On a file's last line the val field may be cut mid-write: left out."""
+    metrics = [("train_split_loss", float(m.group(2)))] + ([] if last_line else [("eval_loss", float(m.group(3)))])
+    return _record("split_pipe", int(m.group(1)), None, metrics, last_line)
 
 
 def _llmc_console(m: re.Match, line: str, last_line: bool) -> StepLine:
