@@ -56,8 +56,9 @@ def test_a_lone_first_step_far_beyond_any_guess_that_is_gone_at_once_is_still_a_
                                             pretrained_base="t5-base", fine_tune=True) == []
 
 
-def _findings(memorized_at: int, turned_at: int) -> list[Finding]:
-    over = Finding("overfitting", "warning", turned_at, "eval_loss is lowest at step 134 and rises.", metric="eval_loss")
+def _findings(memorized_at: int, turned_at: int, best_at: int = 134) -> list[Finding]:
+    over = Finding("overfitting", "warning", turned_at, f"eval_loss is lowest at step {best_at} and rises.",
+                   metric="eval_loss", evidence={"best_step": best_at})
     memo = Finding("memorization", "warning", memorized_at, "loss descends to 0.0009: learned by heart.",
                    metric="loss", evidence={"value": 0.0009})
     return [over, memo]
@@ -69,9 +70,13 @@ def test_a_training_loss_at_zero_before_the_eval_loss_turned_is_memorization():
     assert "the eval loss rose from step 268" in found.message and found.evidence["overfitting_step"] == 268
 
 
-def test_a_training_loss_reaching_zero_after_the_eval_loss_turned_stays_overfitting():
+def test_a_training_loss_reaching_zero_after_the_best_eval_stays_overfitting():
+    """Near 0 only after the eval loss's best (tests/test_analyzers.py's memorized run: best eval at 1000, train
+    ~0 from 1745, the rise seen at 2000): the held-out loss may have turned first; overfitting, as before."""
     (found,) = fold_memorization(_findings(memorized_at=900, turned_at=268))
     assert (found.kind, found.step) == ("overfitting", 268) and found.evidence["memorization_step"] == 900
+    (found,) = fold_memorization(_findings(memorized_at=1745, turned_at=2000, best_at=1000))
+    assert (found.kind, found.step) == ("overfitting", 2000)
 
 
 # gracemyqiao's prints: log_loss / 150 at idx 0 (one loss), then means of 150 steps
