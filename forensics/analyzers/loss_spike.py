@@ -59,7 +59,7 @@ def detect_loss_spikes(metrics: Metrics, thresholds: Thresholds) -> list[Finding
         rule = replace(rule, factor=max(_STEADY_FACTOR, 1 + thresholds.spike_mad_z * noise))
     spikes = [s for s in find_spikes(loss, rule)
               if s.peak - s.baseline >= (thresholds.loss_spike_min_rise if _steady_before(loss, s, thresholds)
-                                         else min_rise)]
+                                         else min_rise) and not _over_a_low_first_print(loss, s, thresholds)]
     jumps = 0 if steady else _recurring_jumps(loss.to_numpy(dtype="float64"), thresholds, min_rise)
     batches = [] if steady else _single_batches(loss, spikes, thresholds, min_rise, jumps, noise)
     rest = [s for s in spikes if s not in batches]
@@ -75,6 +75,20 @@ def _steady_before(loss, spike: Spike, thresholds: Thresholds) -> bool:
     if len(before) < thresholds.spike_min_history or not spike.baseline > 0:
         return False
     return point_noise(before) < _STEADY_NOISE * spike.baseline
+
+
+def _over_a_low_first_print(loss, spike: Spike, thresholds: Thresholds) -> bool:
+    """Whether the spike's baseline is a start artefact: fewer than `spike_min_history` points before it, all
+    `loss_spike_factor` x under the lowest the loss reached from the spike on, and the loss falling away from the spike
+    to under half its peak by the end. That first print is no level the loss ever came back near, so nothing rose
+    from it (gracemyqiao's flan-t5 loop prints log_loss / 150 at idx 0, one loss over 150: 0.032, then 150-step means
+    2.17, 0.81 ... 0.12). A jump that stays up, or falls back near the first points, is still read."""
+    values = loss.to_numpy(dtype="float64")
+    before, after = values[:spike.position], values[spike.position:]
+    if len(before) >= thresholds.spike_min_history or not len(before):
+        return False
+    return bool(thresholds.loss_spike_factor * before.max() < after.min()
+                and np.median(after[-max(1, len(after) // 10):]) < 0.5 * spike.peak)
 
 
 _STEADY_NOISE = 0.08  # a per-step loss this steady (its point-to-point spread over its level) has big batches ...

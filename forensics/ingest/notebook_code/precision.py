@@ -4,7 +4,9 @@ Unsloth's trainer turns on (and its printed fallback from bfloat16 to float16)."
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 
 from .syntax import _called_name
 from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _quiet_tree, _source
@@ -114,13 +116,14 @@ def _unsloth_mixed_precision(values: dict, trees: list, outputs: str, bf16_suppo
 # Anything in a notebook's code that trains below float32 or could: autocast and its scaler, half / bfloat16 / float16
 # weights or dtypes, the Trainer's and Lightning's precision switches, a quantized load, a dtype set by name
 # (a tensor of token ids, `dtype=torch.long` or TensorFlow's `dtype=tf.int32`, says nothing of the training's precision,
-# nor a dtype copied from a tensor, `dtype=logits.dtype`: Asocsar_GPT2's sampling cells)
+# nor a dtype copied from a tensor, `dtype=logits.dtype`: Asocsar_GPT2's sampling cells; the spaces after `=` are
+# inside the lookahead, else `dtype = torch.long` backtracks to no space and escapes it: bmcmahan2016_cs-269-SLG)
 # (nor anything that sets it out of the code's sight: DeepSpeed's config, an Accelerator's saved config, XLA's
 # environment, a precision key in a dict)
 _LOWER_PRECISION_WORDS = re.compile(r"(?i)autocast|gradscaler|\.half\(|float16|bfloat16|\bbf16|\bfp16|mixed_precision|"
                                     r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision\s*=|['\"]precision['\"]|\bhalf|"
-                                    r"quantiz|bitsandbytes|\bdtype\s*=\s*(?!(?:torch|tf|np|numpy)\.(?:long|int\d*|bool|uint8|float32)\b|"
-                                    r"[\w.]+\.dtype\b)|"
+                                    r"quantiz|bitsandbytes|\bdtype\s*=(?!\s*(?:(?:torch|tf|np|numpy)\.(?:long|int\d*|bool|"
+                                    r"uint8|float32)\b|[\w.]+\.dtype\b))|"
                                     r"deepspeed|accelerator\s*\(|\bxla\b|xla_|\btpu|set_default_tensor_type")
 # The call that trains in the notebook's own code: a hand-written loop's backward pass, Keras' fit
 _TRAINING_CALLS = ("backward", "fit")
@@ -130,7 +133,7 @@ def _trains_in_default_float32(trees: list, code: str) -> bool:
     """The notebook trains in its own code (a loop's `loss.backward()`, Keras' `model.fit(...)`, a Trainer whose
     arguments it spells out) and nothing in its code, run or not, asks for a precision below float32 or hands the
     training to a program: PyTorch's, Keras' and the Trainer's default, float32 (Karpathy's gpt-dev, a CPU loop)."""
-    if _LOWER_PRECISION_WORDS.search(code) or _SHELL_TRAINING.search(code):
+    if _LOWER_PRECISION_WORDS.search(_without_comments(code)) or _SHELL_TRAINING.search(code):
         return False
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
     if any(k.arg is None for c in calls if _configures_training(_called_name(c.func)) for k in c.keywords):
@@ -139,6 +142,23 @@ def _trains_in_default_float32(trees: list, code: str) -> bool:
         return True
     arguments = [c for c in calls if _ARGUMENT_CLASSES.match(_called_name(c.func))]
     return any(_called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments)
+
+
+_FULL_LINE_COMMENT = re.compile(r"(?m)^[ \t]*#.*$")
+
+
+def _without_comments(code: str) -> str:
+    """The code less its `#` comments, which run nothing (bmcmahan2016_cs-269-SLG's '# ... sent to device (GPU/TPU)'
+    above a plain fp32 loop); where the code does not tokenize, less its whole-line comments only."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return _FULL_LINE_COMMENT.sub("", code)
+    lines = code.splitlines(keepends=True)
+    for token in reversed([t for t in tokens if t.type == tokenize.COMMENT]):
+        (row, start), (_, end) = token.start, token.end
+        lines[row - 1] = lines[row - 1][:start] + lines[row - 1][end:]
+    return "".join(lines)
 
 
 def _trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:
