@@ -189,9 +189,12 @@ def readme_log(chunk: bytes) -> bool:
 
 
 # A pandas DataFrame of per-epoch results as its repr prints it (`ingest.dataframe_table`): a header of names, one of
-# them a loss, its index named epoch (or step) on the next line or an epoch column, then a row of numbers
+# them a loss, its index named epoch (or step) on the next line or an epoch column, then a row of numbers. A header
+# with an epoch column may start with a comment mark (`#epoch train_loss val_loss`: danis-b_YodaGPT's losses.txt,
+# numpy.savetxt's `# ` header)
 _HISTORY_TABLE = re.compile(rb"(?m)^(?=[^\n]*loss)[ \t]+[A-Za-z_][\w \t]*\n(?:epoch|step)[ \t]*\n[ \t]*\d+[ \t]+[-+\d.nN]"
-                            rb"|^(?=[^\n]*loss)(?=[^\n]*\b(?:epoch|step)\b)[ \t]*[A-Za-z_][\w \t]*\n[ \t]*\d+[ \t]+[-+\d.nN]")
+                            rb"|^(?=[^\n]*loss)(?=[^\n]*\b(?:epoch|step)\b)[ \t]*(?:#[ \t]*)?[A-Za-z_][\w \t]*\n[ \t]*\d+[ \t]+"
+                            rb"[-+\d.nN]")
 
 
 # The same table as HTML, as Jupyter displays it (a notebook's output, nbconvert's Markdown export): its header cells

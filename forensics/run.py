@@ -17,6 +17,7 @@ from .errors import NotARunDirectory, os_reason
 from .findings import Skipped
 from .decoding import as_utf8, decode_text, sniffed_encoding
 from .launch_command import holds_one_launch
+from .loss_numbers import is_loss_numbers, loss_file_split
 from .log_hints import (DUMPED_HISTORY, SNIFF_BYTES, a_training_console, is_llamafactory_args, json_lines_log,
                         log_hinted, notebook_hinted, printed_history, readme_log)
 from .metric_names import is_metrics_table_header
@@ -215,6 +216,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
             layout.skipped.append(Skipped(str(path), problem))
         else:
             layout.quiet_notebooks.append(path)
+    elif _is_loss_number_file(path, layout):
+        layout.loss_number_files.append(path)
     elif (suffix in (".csv", ".tsv") and explicit) or (suffix in _TABLE_SUFFIXES and _is_metrics_table(path, layout)):
         layout.csv_logs.append(path)
     elif _is_config(name) or (not explicit and (name.lower() == "readme.md" or suffix in (".yaml", ".yml"))):
@@ -303,6 +306,14 @@ def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
         return False
     return is_metrics_table_header(re.split(r"[,\t]", header.strip()))
+
+
+def _is_loss_number_file(path: Path, layout: RunLayout) -> bool:
+    """A file of numbers only that its name says is a loss (`losses.txt`, `val_loss.txt`): no word in it for
+    `log_hints` to find (JulesBelveze_text-summarizer, Salman313ali_LLM_from_scratch, HAOzj_GEC; forensics.loss_numbers)."""
+    split = loss_file_split(path.name)
+    return split is not None and _holds(path, layout, lambda head: is_loss_numbers(decode_text(head)[0], split),
+                                        tail=False)
 
 
 def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: bool = True,

@@ -8,7 +8,7 @@ from .findings import Skipped
 
 # The RunLayout lists of log files, in the order they are read, and then every list of files.
 LOG_KINDS = ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "json_histories",
-             "csv_logs", "dvclive_logs", "text_logs", "notebooks",
+             "csv_logs", "loss_number_files", "dvclive_logs", "text_logs", "notebooks",
              "wandb_logs", "wandb_folders", "mlflow_runs", "mlflow_dbs")
 FILE_KINDS = LOG_KINDS + ("config_files", "weight_files")
 
@@ -25,6 +25,8 @@ class RunLayout:
         json_histories: a training history a script dumped as JSON (`json.dump(trainer.state.log_history, f)`, a
             summary with a `history` list of log entries), Ludwig's training_statistics.json.
         csv_logs: CSV metric tables (Lightning's / LitGPT's metrics.csv, a script's own table).
+        loss_number_files: files of numbers only that their name says are losses (`losses.txt`, `val_loss.txt`:
+            forensics.loss_numbers).
         dvclive_logs: DVCLive folders (`dvclive/`: one `plots/metrics/<name>.tsv` a metric, read together).
         text_logs: captured stdout / log files that contain training log lines.
         notebooks: Jupyter notebooks (.ipynb) whose cell outputs show a training run (a Colab or Kaggle run).
@@ -53,6 +55,7 @@ class RunLayout:
     jsonl_logs: list[Path] = field(default_factory=list)
     json_histories: list[Path] = field(default_factory=list)
     csv_logs: list[Path] = field(default_factory=list)
+    loss_number_files: list[Path] = field(default_factory=list)
     dvclive_logs: list[Path] = field(default_factory=list)
     text_logs: list[Path] = field(default_factory=list)
     notebooks: list[Path] = field(default_factory=list)

@@ -14,14 +14,14 @@ from ..lfs import unreadable_reason
 from ..findings import Skipped
 from ..run_layout import RunLayout
 from ..timeline import LogRecords
-from . import (csv_metrics, dvclive, json_history, jsonl, llamafactory, mlflow_files, mlflow_sqlite, notebook, stdout,
-               swift, tensorboard, trainer_state, wandb, wandb_files)
+from . import (csv_metrics, dvclive, json_history, jsonl, llamafactory, loss_number_files, mlflow_files, mlflow_sqlite,
+               notebook, stdout, swift, tensorboard, trainer_state, wandb, wandb_files)
 
 Reader = Callable[[Path], "LogRecords | list[LogRecords]"]
 
 # The kinds whose readers decode the file's bytes as text (decoding.decode_text), a UTF-16 file without BOM included
 _DECODED_AS_TEXT = ("trainer_states", "llamafactory_logs", "swift_logs", "jsonl_logs", "json_histories", "text_logs",
-                    "notebooks")
+                    "notebooks", "loss_number_files")
 
 
 def _readers() -> list[tuple[str, Reader]]:
@@ -33,6 +33,7 @@ def _readers() -> list[tuple[str, Reader]]:
         ("jsonl_logs", jsonl.read),
         ("json_histories", json_history.read),
         ("csv_logs", csv_metrics.read),
+        ("loss_number_files", loss_number_files.read),
         ("dvclive_logs", dvclive.read),
         ("text_logs", stdout.read),
         ("notebooks", notebook.read),

@@ -57,6 +57,9 @@ _ADAPTER_COUNTS = re.compile(r"Trainable param(?:eter)?s\s*[:=]\s*([\d,]+)\s*[,;
                              r"param(?:eter)?s\s*[:=]\s*([\d,]+)", re.IGNORECASE)
 _ADAPTER_NAMED = re.compile(r"(?i)(?<![a-z])(?:q?lora|peft|adapters?)(?![a-z])")
 _UNSLOTH_HEAD = "==((====))==  Unsloth"
+# the training banner's first line with its art gone (a notebook's output pasted as text: hussien_MedQA), read where
+# the block's trainable-parameters line is there too
+_UNSLOTH_TRAINER = "Unsloth - 2x faster free finetuning"
 _UNSLOTH_LINES = 5
 # `Number of trainable parameters = 41,943,040`, or (2025 and later) `Trainable parameters = 17,596,416 of
 # 511,629,184 (3.44% trained)`, or (early 2025, e.g. 2025.3) `Trainable parameters = 6,522,880/1,006,408,832 (0.65%
@@ -106,13 +109,10 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
     for i, line in enumerate(lines):
         if "trainable params" in line and (m := _PEFT.search(line)):
             found.append(Banner("peft", line.strip(), _count(m.group(1)), _count(m.group(2)), source))
-        elif _UNSLOTH_HEAD in line:
-            # (a capture may put a blank line between the block's lines: its five lines are the non-blank ones)
-            block = [x.rstrip() for x in lines[i:i + 2 * _UNSLOTH_LINES] if x.strip()][:_UNSLOTH_LINES]
-            m = next((m for x in block if (m := _UNSLOTH_TRAINABLE.search(x))), None)
-            total = m and (m.group(2) or m.group(3))
-            found.append(Banner("unsloth", "\n".join(block), _count(m.group(1)) if m else None,
-                                _count(total) if total else None, source))
+        elif _UNSLOTH_HEAD in line or line.lstrip().startswith(_UNSLOTH_TRAINER):
+            banner = _unsloth_block(lines, i, source)
+            if banner is not None:
+                found.append(banner)
         elif line.startswith(("Model Params: ", "LLM 总参数量: ")) and (m := _MINIMIND_TOTAL.match(line)
                                                                        or _MINIMIND_LORA_TOTAL.match(line)):
             counts = _minimind_counts(lines, i, m, source)
@@ -156,6 +156,19 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
             if listed is not None:
                 found.append(listed)
     return tuple(found)
+
+
+def _unsloth_block(lines: list[str], i: int, source: str) -> Banner | None:
+    """Unsloth's block from its first line `lines[i]`, with the trainable and total counts where it prints them; None
+    for a training banner whose art is gone (`_UNSLOTH_TRAINER`) and that shows no trainable-parameters line."""
+    # (a capture may put a blank line between the block's lines: its five lines are the non-blank ones)
+    block = [x.rstrip() for x in lines[i:i + 2 * _UNSLOTH_LINES] if x.strip()][:_UNSLOTH_LINES]
+    m = next((m for x in block if (m := _UNSLOTH_TRAINABLE.search(x))), None)
+    if m is None and _UNSLOTH_HEAD not in lines[i]:
+        return None
+    total = m and (m.group(2) or m.group(3))
+    return Banner("unsloth", "\n".join(block), _count(m.group(1)) if m else None, _count(total) if total else None,
+                  source)
 
 
 def _add_mlx_trainer(found: list, line: str, source: str) -> None:

@@ -52,10 +52,11 @@ def _metric(column: str) -> str:
 
 
 def header_names(line: str) -> list[str] | None:
-    """The column names of a DataFrame header naming a loss, else None."""
+    """The column names of a DataFrame header naming a loss, else None. A comment mark before the first name (a
+    table a script wrote, `#epoch train_loss val_loss`: danis-b_YodaGPT) is no part of it."""
     if "loss" not in line.lower():
         return None
-    names = line.split()
+    names = line.strip().removeprefix("#").split()
     if not names or not all(_NAME.match(n) for n in names):
         return None
     metrics = [_metric(n) for n in names if n.lower() not in _STEP_NAMES]

@@ -36,6 +36,10 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
         evidence["precision"] = (f"the model's weights loaded in {loaded} ({config.source_of('model.load_dtype')}) "
                                  "and no mixed-precision flag set")
         return _HALF_LOADS[loaded]
+    unsloth = _unsloth_console_bf16(timeline)
+    if unsloth is not None:
+        evidence["precision"] = unsloth
+        return "bf16"
     held = _grad_norms_held_in_bf16(timeline)
     if held is not None:
         evidence["precision"] = held
@@ -82,6 +86,22 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
 
 
 _HALF_LOADS = {"bfloat16": "bf16", "float16": "fp16"}
+_UNSLOTH_BF16_GPU = re.compile(r"Bfloat16 = TRUE")
+
+
+def _unsloth_console_bf16(timeline: Timeline) -> str | None:
+    """Why the run trained in bf16, where a console (not a notebook: its code is read for the flags) shows Unsloth's
+    training banner (its trainer ran) and its loading banner's `Bfloat16 = TRUE`: Unsloth loads the model in bfloat16 on
+    such a GPU and its patched trainer runs the mixed precision of the model's dtype, refusing fp16 on a bfloat16 model
+    (hussien_MedQA: a pasted notebook output, an A100). `Bfloat16 = FALSE` is not read: on such a GPU Unsloth may
+    switch a model to float32. Else None."""
+    banners = [b for b in timeline.banners if b.kind == "unsloth" and not str(b.source).endswith(".ipynb")]
+    trained = any(b.trainable_params is not None for b in banners)
+    loaded = next((b for b in banners if _UNSLOTH_BF16_GPU.search(b.text)), None)
+    if not trained or loaded is None:
+        return None
+    return (f"Unsloth's banner says the GPU runs bfloat16 (`Bfloat16 = TRUE`, {loaded.source}) and its trainer ran: "
+            "the model loaded in bfloat16, trained in bf16 mixed precision")
 _BF16_VALUES = 8  # logged grad_norms, every one a bfloat16 number: no chance (2^-16 each for a float32 value)
 
 

@@ -1,0 +1,73 @@
+"""Reader of a loss file of numbers only, named as one (`losses.txt`, `train_losses.txt`, `val_loss.txt`, `loss_log.txt`).
+
+What such a file is and how its columns are told apart: `forensics.loss_numbers`. `read(path)` returns one LogRecords
+(format "loss_numbers"): each line's losses at the line's counter where it has one (`1,6.2338` -> step 1; a counter
+that starts again is a new launch, as the timeline reads any step that goes back), else at the line's number counted
+from 1. A train and an evaluation file of one run (`train_losses.txt` beside `val_losses.txt`, one line per
+evaluation in each) are each read on their own: the same counter, or the same line number, puts a line's train and
+evaluation losses at the same step. Lines of another shape (a cut last line, a stray word) are left out with a warning.
+
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "val_loss.txt"
+>>> _ = path.write_text("1_2.07\\n2_1.55\\n3_1.35\\n")
+>>> read(path).frame[["step", "metric", "value"]].values.tolist()
+[[1, 'eval_loss', 2.07], [2, 'eval_loss', 1.55], [3, 'eval_loss', 1.35]]
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from ..decoding import decode_text
+from ..errors import UnreadableFile
+from ..loss_numbers import loss_columns, loss_file_split, number_cells
+from ..timeline import LogRecords
+from ._filetime import file_mtime
+
+FORMAT = "loss_numbers"
+
+
+def read(path: Path) -> LogRecords:
+    """Every line's losses at its step (module docstring). Raises UnreadableFile where the name says no loss or the
+    lines are not a loss file's numbers."""
+    path = Path(path)
+    split = loss_file_split(path.name)
+    if split is None:
+        raise UnreadableFile(path, "the name says no loss; not read as a file of loss numbers")
+    text, _ = decode_text(path.read_bytes())
+    rows, left_out = _rows_of_one_width(text)
+    parts = loss_columns(rows, split) if rows else None
+    if parts is None:
+        raise UnreadableFile(path, "not one to three numbers a line that tell a counter and losses apart; "
+                                   "not read as a file of loss numbers")
+    frame = _long_frame(rows, parts)
+    warnings = (f"{left_out} lines that are not the file's numbers; skipped",) if left_out else ()
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta={"rows": len(rows)},
+                      mtime=file_mtime(path), warnings=warnings)
+
+
+def _rows_of_one_width(text: str) -> tuple[list[tuple[str, ...]], int]:
+    """The numeric lines of the width most lines have, and how many other non-blank lines were left out."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    cells = [number_cells(line) for line in lines]
+    widths = Counter(len(c) for c in cells if c is not None)
+    if not widths:
+        return [], len(lines)
+    width = widths.most_common(1)[0][0]
+    rows = [c for c in cells if c is not None and len(c) == width]
+    return rows, len(lines) - len(rows)
+
+
+def _long_frame(rows: list[tuple[str, ...]], parts: tuple[str, ...]) -> pd.DataFrame:
+    """The long frame (step, metric, value, wall_time NaN): each loss column at the counter, else the line number."""
+    at = parts.index("step") if "step" in parts else None
+    steps = [int(row[at]) if at is not None else n for n, row in enumerate(rows, start=1)]
+    losses = [(i, name) for i, name in enumerate(parts) if name != "step"]
+    return pd.DataFrame({
+        "step": pd.Series([s for s in steps for _ in losses], dtype="int64"),
+        "metric": pd.Series([name for _ in rows for _, name in losses], dtype="object"),
+        "value": pd.Series([float(row[i]) for row in rows for i, _ in losses], dtype="float64"),
+        "wall_time": float("nan"),
+    })

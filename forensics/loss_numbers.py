@@ -1,0 +1,126 @@
+"""Loss files of numbers only: what only the FILE NAME says is a loss (`losses.txt`, `val_losses.txt`, `loss_log.txt`).
+
+A hand-written loop often appends its losses to a file of its own with no word in it: one bare number a line
+(`f.write(f"{loss}\\n")`: Salman313ali_LLM_from_scratch's train_losses.txt / val_losses.txt), a counter and the value
+(`1,6.2338`: Max-An_poemGen's loss_log.txt; `1_1.8458`: HAOzj_GEC's train_loss.txt / val_loss.txt), or the train and
+evaluation losses and the epoch (`706.34<TAB>50.13<TAB>0`: JulesBelveze_text-summarizer's losses.txt). Nothing in such
+a file says what it is, so it is one only where both hold:
+
+  - the name says loss (a `loss` / `losses` word in its stem: `losses`, `train_loss`, `loss_log`, `valLoss`), and the
+    split where it says one (`val`, `valid`, `validation`, `eval`, `dev`, `test` -> held out; `train` -> training);
+  - every line is the same number of numeric cells (1 to 3, split by spaces, tabs, `,`, `;` or `_`).
+
+`loss_columns(rows, split)` then says what each column is: a counter (whole numbers that count up by one stride and may
+start again, a new launch) is the step; the other columns are losses - one named by the file's split, or two in a file
+that names no split (train first, then the evaluation, as scripts write them). Anything else is not read.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+# where such files are kept: text files, or a headerless table named .csv / .tsv
+LOSS_FILE_SUFFIXES = {".txt", ".log", ".out", ".csv", ".tsv", ".dat", ""}
+MIN_LINES = 3  # fewer numbers say nothing of a curve (and are no evidence of the shape)
+MAX_CELLS = 3
+
+_WORD = re.compile(r"[a-z]+")
+_HELD_OUT_WORDS = {"val", "valid", "validation", "eval", "evaluation", "dev", "test"}
+_TRAIN_WORDS = {"train", "training", "tr"}
+_CELL_SPLIT = re.compile(r"[ \t,;_]+")
+_NUMBER = re.compile(r"(?i)^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?$|^[-+]?(?:nan|inf|infinity)$")
+_WHOLE = re.compile(r"^\d+$")
+
+
+def loss_file_split(name: str) -> str | None:
+    """What a file's name says: "train", "eval", or "" (a loss, no split named); None where it names no loss.
+
+    >>> [loss_file_split(n) for n in ("losses.txt", "val_losses.txt", "train_loss.txt", "loss_log.txt", "valLoss.csv")]
+    ['', 'eval', 'train', '', 'eval']
+    >>> [loss_file_split(n) for n in ("trainloss.txt", "epoch_losses", "loss_history.log")]
+    ['train', '', '']
+    >>> [loss_file_split(n) for n in ("glossary.txt", "train.log", "losses.json", "closs.txt")]
+    [None, None, None, None]
+    """
+    path = PurePath(name)
+    if path.suffix.lower() not in LOSS_FILE_SUFFIXES:
+        return None
+    stem = re.sub(r"([a-z])([A-Z])", r"\1_\2", path.stem)  # valLoss -> val_Loss
+    words = set(_WORD.findall(stem.lower()))
+    glued = {w[:-len(end)] for w in words for end in ("losses", "loss") if w.endswith(end)}  # trainloss, val_losses
+    if not glued & ({""} | _HELD_OUT_WORDS | _TRAIN_WORDS):
+        return None
+    words |= glued
+    return "eval" if _HELD_OUT_WORDS & words else "train" if _TRAIN_WORDS & words else ""
+
+
+def number_cells(line: str) -> tuple[str, ...] | None:
+    """The cells of a line that holds numbers only (1 to `MAX_CELLS`), else None.
+
+    >>> number_cells("1_1.8458632230758667"), number_cells("706.34\\t50.12\\t0"), number_cells("epoch 1 loss 2")
+    (('1', '1.8458632230758667'), ('706.34', '50.12', '0'), None)
+    """
+    cells = tuple(c for c in _CELL_SPLIT.split(line.strip()) if c)
+    if not 1 <= len(cells) <= MAX_CELLS or not all(_NUMBER.match(c) for c in cells):
+        return None
+    return cells
+
+
+def numeric_lines(text: str) -> list[tuple[str, ...]] | None:
+    """The cells of every line of `text` (a file, or its head: a last line with no line end may be cut and is left
+    out where it is not the others' shape), None unless each line is numbers only, all of one width, and there are at
+    least `MIN_LINES`."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    rows = [number_cells(line) for line in lines]
+    if rows and not text.endswith(("\n", "\r")) and _cut(rows):
+        rows = rows[:-1]
+    if len(rows) < MIN_LINES or any(r is None for r in rows) or len({len(r) for r in rows}) != 1:
+        return None
+    return rows
+
+
+def _cut(rows: list[tuple[str, ...] | None]) -> bool:
+    """Whether the last line (one with no line end) is not the shape of the first: cut where the head was read."""
+    return rows[-1] is None or (rows[0] is not None and len(rows[-1]) != len(rows[0]))
+
+
+def is_loss_numbers(text: str, split: str) -> bool:
+    """Whether `text` (a file named as a loss, `split` what its name says) is a loss file of numbers only whose
+    columns are told apart (module docstring)."""
+    rows = numeric_lines(text)
+    return rows is not None and loss_columns(rows, split) is not None
+
+
+def loss_columns(rows: list[tuple[str, ...]], split: str) -> tuple[str, ...] | None:
+    """Each column's part: "step" (the counter), a loss's name ("loss", "eval_loss"); None where the columns cannot be
+    told apart (two counters, a split-named file with two losses, three losses).
+
+    >>> loss_columns([("1", "6.2"), ("2", "5.5"), ("3", "5.1")], "")
+    ('step', 'loss')
+    >>> loss_columns([("706.3", "50.1", "0"), ("47.8", "46.3", "1"), ("44.8", "44.9", "2")], "")
+    ('loss', 'eval_loss', 'step')
+    >>> loss_columns([("2.1",), ("1.5",), ("1.3",)], "eval")
+    ('eval_loss',)
+    """
+    width = len(rows[0])
+    counters = [i for i in range(width) if _is_counter([r[i] for r in rows])]
+    if len(counters) > 1 or (counters and width == 1):
+        return None
+    losses = width - len(counters)
+    if losses == 1:
+        names = ["eval_loss" if split == "eval" else "loss"]
+    elif losses == 2 and split == "":
+        names = ["loss", "eval_loss"]
+    else:
+        return None
+    return tuple("step" if i in counters else names.pop(0) for i in range(width))
+
+
+def _is_counter(cells: list[str]) -> bool:
+    """Whole numbers that count up by one stride (1, 2, 3 or 100, 200), starting again where a new launch appends."""
+    if not all(_WHOLE.match(c) for c in cells):
+        return False
+    values = [int(c) for c in cells]
+    ups = [b - a for a, b in zip(values, values[1:]) if b > a]
+    restarts = sum(1 for a, b in zip(values, values[1:]) if b <= a)
+    return bool(ups) and len(set(ups)) == 1 and restarts <= len(ups) // 10 + 1
