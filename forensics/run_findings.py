@@ -39,7 +39,8 @@ from .config import RunConfig, Thresholds
 from .findings import Finding, sort_findings
 from .metric_names import OPTIMIZER_STEP
 from .profile import RunProfile, run_profile
-from .profile.objective import classification_head, pretrained_base
+from .profile.model_start import pretrained_base
+from .profile.objective import classification_head
 from .run_layout import RunLayout
 from .timeline import Timeline
 
