@@ -17,7 +17,6 @@ that reads no weights start without pandas, numpy or matplotlib (bench/startup.p
 """
 from __future__ import annotations
 
-import json
 import sys
 import warnings
 from functools import wraps
@@ -26,6 +25,7 @@ from pathlib import Path
 import click
 
 from ._version import __version__
+from .checkpoints.fanout import dask_scheduler  # (no pandas: `forensics --help` starts fast)
 from .cli_output import dump_json, emit, end_progress, progress_line, say, writable, writing
 from .errors import BadOption, ForensicsError
 
@@ -56,12 +56,6 @@ _run_option = click.option(
     "--run", "run", default=None, metavar="ID_OR_NAME",
     help="The W&B or MLflow run to read where the folder holds several: its id (or its first 4+ characters) "
          "or its name.")
-
-
-def _fanned_out(dask: str | None, workers: int | None = None):
-    from .checkpoints.fanout import dask_scheduler
-
-    return dask_scheduler(dask, workers)
 
 
 EXIT_CODES = ("Exit codes (every command): 0 clean (healthy, or nothing wrong found), 1 findings (a broken run, "
@@ -101,13 +95,14 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose,
     Example: forensics analyze ./output/ --html report.html
     """
     from .analysis import analyze as run_analysis
+    from .analyzers import status_at_least
     from .errors import SeveralRuns
 
     _html_not_the_run(path, html_path)
     writable(html_path, "--html")
     progress = progress_line()
     try:
-        with _fanned_out(dask, workers):
+        with dask_scheduler(dask, workers):
             result = run_analysis(path, check_checkpoints=not no_checkpoints, workers=workers, progress=progress,
                                   run=run)
     except SeveralRuns:
@@ -124,19 +119,18 @@ def analyze(path, as_json, html_path, fail_on, no_checkpoints, workers, verbose,
     from .report.text import analysis_text
 
     emit(result.to_dict() if as_json else None, lambda: analysis_text(result, verbose=verbose), html_path)
-    failing = {"broken": {"broken"}, "warning": {"broken", "warning"}}[fail_on]
-    sys.exit(EXIT_BROKEN if result.status in failing else EXIT_OK)
+    sys.exit(EXIT_BROKEN if status_at_least(result.status, fail_on) else EXIT_OK)
 
 
 def _analyze_each(path: Path, as_json: bool, fail_on: str) -> None:
     """One verdict line per run of a tracker store (see forensics/store.py), and the exit code of the worst."""
+    from .analyzers import status_at_least
     from .report.store_text import store_text
     from .store import analyze_each
 
     store = analyze_each(path)
     emit(store.to_dict() if as_json else None, lambda: store_text(store), None)
-    failing = {"broken": {"broken"}, "warning": {"broken", "warning"}}[fail_on]
-    sys.exit(EXIT_BROKEN if store.status in failing else EXIT_OK)
+    sys.exit(EXIT_BROKEN if status_at_least(store.status, fail_on) else EXIT_OK)
 
 
 def _html_not_the_run(path: Path | None, html_path: Path | None) -> None:
@@ -163,7 +157,7 @@ def timeline(path, csv_path, parquet_path, wide, run):
     to the run folder. Example: forensics timeline ./output/ --csv timeline.csv
     """
     from .analysis import load_timeline
-    from .export import timeline_table, write_table
+    from .export import sources_root, timeline_table, write_table
     from .report.text import timeline_text
 
     writable(csv_path, "--csv")
@@ -177,10 +171,9 @@ def timeline(path, csv_path, parquet_path, wide, run):
     end_progress(progress)
     for skipped in tl.skipped:
         say(f"skipped {skipped}", err=True)
-    root = Path(path).resolve() if Path(path).is_dir() else Path(path).resolve().parent
     for out, fmt in ((csv_path, "csv"), (parquet_path, "parquet")):
         if out is not None:
-            table = timeline_table(tl, root=root, wide=wide)
+            table = timeline_table(tl, root=sources_root(path), wide=wide)
             with writing(out, f"--{fmt}"):
                 write_table(table, out, fmt)
             say(f"wrote {len(table)} rows to {out}")
@@ -206,7 +199,7 @@ def scan(checkpoint, csv_path, as_json, workers, dask):
 
     writable(csv_path, "--csv")
     progress = progress_line()
-    with _fanned_out(dask, workers):
+    with dask_scheduler(dask, workers):
         table = scan_table(checkpoint, workers=workers, progress=progress)
     stats = table.frame
     end_progress(progress)
@@ -223,8 +216,7 @@ def scan(checkpoint, csv_path, as_json, workers, dask):
         say(scan_text(stats, checkpoint))
         if csv_path is not None:
             say(f"wrote {len(stats)} rows to {csv_path}")
-    bad = int((stats["n_nan"] + stats["n_inf"]).sum()) if len(stats) else 0
-    sys.exit(EXIT_BROKEN if bad else EXIT_OK)
+    sys.exit(EXIT_BROKEN if table.nonfinite_values else EXIT_OK)
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -240,10 +232,10 @@ def diff(a, b, as_json, top, dask):
     Exit 1 when B holds NaN/Inf. Example: forensics diff ./output/checkpoint-3000 ./output/checkpoint-3600
     """
     from .checkpoints import diff_checkpoints
-    from .checkpoints.diff import require_one_model
+    from .checkpoints.diff import nonfinite_in_b, require_one_model
     from .report.text import diff_text
 
-    with _fanned_out(dask):
+    with dask_scheduler(dask):
         changes = diff_checkpoints(a, b)
     require_one_model(changes, a, b)
     if as_json:
@@ -252,8 +244,7 @@ def diff(a, b, as_json, top, dask):
         dump_json(change_records(changes))
     else:
         say(diff_text(changes, a, b, top))
-    nonfinite_b = int(changes["n_nonfinite_b"].fillna(0).sum()) if len(changes) else 0
-    sys.exit(EXIT_BROKEN if nonfinite_b else EXIT_OK)
+    sys.exit(EXIT_BROKEN if nonfinite_in_b(changes) else EXIT_OK)
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -278,7 +269,7 @@ def bisect(a, b, as_json, html_path, criterion, dask):
     parse_criterion(criterion)  # a criterion it cannot read fails here, before any checkpoint is opened
     writable(html_path, "--html")
     progress = progress_line()
-    with _fanned_out(dask):
+    with dask_scheduler(dask):
         result = run_bisect(a, b, criterion=criterion, progress=progress)
     data = result.to_dict()
     end_progress(progress)
@@ -343,10 +334,9 @@ def watch(path, interval, json_lines, fail_on, max_polls, no_checkpoints):
     try:
         for result in follow(path, interval=interval, max_polls=max_polls, check_checkpoints=not no_checkpoints):
             for event in result.checkpoints:
-                say(json.dumps(event.to_dict()) if json_lines else watch_checkpoint_line(event))
+                say(watch_checkpoint_line(event, as_json=json_lines))
             for f in result.findings:
-                say(json.dumps({"event": "finding", **f.to_dict()}, allow_nan=False) if json_lines
-                    else watch_finding_line(f))
+                say(watch_finding_line(f, as_json=json_lines))
                 worst_seen |= f.severity == "error"
                 if fail_on and at_least(f, fail_on):
                     sys.exit(EXIT_BROKEN)

@@ -23,6 +23,12 @@ from .findings import text_columns
 from .timeline import Timeline
 
 
+def sources_root(path) -> Path:
+    """The folder the table's `source` paths are written relative to: the run folder, or the folder of the one log
+    file given."""
+    return Path(path).resolve() if Path(path).is_dir() else Path(path).resolve().parent
+
+
 def timeline_table(timeline: Timeline, root: Path | None = None, wide: bool = False) -> pd.DataFrame:
     """The table that gets written: long (one row per point) or wide (step x metric), values nullable.
 

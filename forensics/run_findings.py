@@ -17,7 +17,6 @@ from .analyzers.early_overshoot import detect_early_overshoot
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_start_near_the_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.learning_evidence import detect_ended_near_the_guess, for_a_reward_model, without_the_score
-from .analyzers.lr_anomaly import detect_warmup_past_the_end
 from .analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
 from .analyzers.memorization import memorized_from_scratch
 from .analyzers.metrics import RLMetrics, finite, is_preference_log
@@ -30,6 +29,7 @@ from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.stuck_at_guess import (detect_no_update_at_the_guess, detect_stuck_at_vocabulary_guess,
                                       detect_stuck_from_scratch)
 from .analyzers.train_eval_gap import detect_train_eval_mismatch
+from .analyzers.warmup_past_the_end import detect_warmup_past_the_end
 from .analyzers.weights import last_step, weight_findings
 from .analyzers.zero_in_first_epoch import for_a_classifier, for_a_language_model, for_epochs_over_a_sized_dataset
 from .causes.logged_loss import summed_loss_factor, summed_over_unknown_accumulation
@@ -39,7 +39,8 @@ from .config import RunConfig, Thresholds
 from .findings import Finding, sort_findings
 from .metric_names import OPTIMIZER_STEP
 from .profile import RunProfile, run_profile
-from .profile.objective import classification_head, pretrained_base
+from .profile.model_start import pretrained_base
+from .profile.objective import classification_head
 from .run_layout import RunLayout
 from .timeline import Timeline
 

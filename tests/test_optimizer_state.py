@@ -18,7 +18,8 @@ import pytest
 import forensics
 from forensics.checkpoints.layout import open_checkpoint
 from forensics.checkpoints.optimizer_file import OptimizerFile
-from forensics.checkpoints.optimizer_stats import SATURATED, read_optimizer_state
+from forensics.checkpoints.adam_sums import SATURATED
+from forensics.checkpoints.optimizer_stats import read_optimizer_state
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

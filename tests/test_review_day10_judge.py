@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from forensics.analyzers.lr_anomaly import detect_warmup_past_the_end
+from forensics.analyzers.warmup_past_the_end import detect_warmup_past_the_end
 
 
 def _linear_with_warmup(warmup: int, total: int, peak: float = 1e-3) -> dict:

@@ -140,7 +140,7 @@ def test_two_ranks_printing_per_batch_epoch_lines_out_of_step_at_an_epoch_bounda
     """A DDP loop whose two ranks each print `Epoch E, Loss: x` a batch (their own losses, so no copy groups), rank 0
     reaching the next epoch a few lines before rank 1 finishes this one: the epoch seems to go back (1 then 0) at each
     boundary. Each such dip starts a new 'attempt', the timeline takes the later one as a resume. Should stay one
-    healthy run. Fix: forensics/ingest/step_numbering.py:_attempts (a new attempt only where the epoch goes back and
+    healthy run. Fix: forensics/ingest/once_an_epoch.py:_attempts (a new attempt only where the epoch goes back and
     stays back: the lines of the higher epoch do not come again just after)."""
     rng = np.random.default_rng(0)
     lines, n = [], 60

@@ -165,7 +165,7 @@ def test_grad_norms_in_the_hundreds_or_a_few_huge_ones_are_not():
 
 # ---- a configured warm-up longer than the whole run --------------------------------------------------------------------
 
-from forensics.analyzers.lr_anomaly import detect_warmup_past_the_end  # noqa: E402
+from forensics.analyzers.warmup_past_the_end import detect_warmup_past_the_end  # noqa: E402
 
 
 def _ramp(last_step: int, epochs_planned: float) -> dict:

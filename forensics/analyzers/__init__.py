@@ -129,6 +129,15 @@ def status_of(findings: list[Finding]) -> str:
     return "healthy"
 
 
+_AT_LEAST = {"broken": ("broken",), "warning": ("broken", "warning")}
+
+
+def status_at_least(status: str | None, threshold: str) -> bool:
+    """Whether a status is `threshold` ("broken" or "warning") or worse: what `--fail-on` exits 1 on. None (a store
+    where no run could be analyzed) is neither."""
+    return status in _AT_LEAST[threshold]
+
+
 def first_incident_of(findings: list[Finding]) -> Finding | None:
     """The finding that explains the rest, or None when nothing is worse than info.
 

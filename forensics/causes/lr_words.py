@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..profile.objective import pretrained_base
+from ..profile.model_start import pretrained_base
 from .evidence import Facts, evidence_value
 from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, range_scope
 

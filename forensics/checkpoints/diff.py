@@ -88,6 +88,11 @@ def require_one_model(changes: pd.DataFrame, a, b) -> None:
                         "model, so a tensor-by-tensor diff would mean nothing")
 
 
+def nonfinite_in_b(changes: pd.DataFrame) -> int:
+    """The NaN/Inf values checkpoint B holds over the tensors `diff_checkpoints` compared (`diff` exits 1 on any)."""
+    return int(changes["n_nonfinite_b"].fillna(0).sum()) if len(changes) else 0
+
+
 def change_records(frame: pd.DataFrame) -> list[dict]:
     """The rows of a diff as JSON-ready dicts (`diff --json`, `bisect --json`'s changes). A number that is not
     finite is null, never the string "inf": a change through a new NaN/Inf (n_new_nonfinite), from a tensor of

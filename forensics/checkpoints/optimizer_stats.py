@@ -11,9 +11,9 @@ corrections of its `step` (torch.optim.Adam/AdamW: m̂ = m/(1-β1^t), v̂ = v/(1
 - Σ(u + wd·W)² and ΣW²: AdamW's next step moves W by lr·(u + wd·W), so
   update_ratio = lr·‖u + wd·W‖/‖W‖ is the per-step update-to-weight ratio (SIGNALS.md #12).
 
-Elements where m, v or W are non-finite are counted and left out of the sums. Skipped optimizer
-steps (fp16 overflows: the scaler skips `optimizer.step()`, so Adam's `step` stops) are the
-trainer's global step minus the optimizer's.
+Elements where m, v or W are non-finite are counted and left out of the sums (`adam_sums` adds them up, chunk
+by chunk). Skipped optimizer steps (fp16 overflows: the scaler skips `optimizer.step()`, so Adam's `step` stops)
+are the trainer's global step minus the optimizer's.
 """
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ import pandas as pd
 
 from ..errors import UnreadableFile
 from ..findings import number_or_null
+from .adam_sums import SUMS, measure_parameter
 from .blocks import block_of, module_of, module_sort_key
-from .dtypes import WIDEN, Scratch
-from .entries import TensorEntry, WeightFile
+from .entries import WeightFile
 from .layout import open_checkpoint
 from .optimizer_file import MOMENTS, OptimizerFile, ParamGroup, optimizer_file_of
 from .optimizer_names import NameMapping, exact_names, map_parameter_names
@@ -39,9 +39,6 @@ from .types import CheckpointRef
 from .fanout import active_client
 from .units import DEFAULT_CHUNK_BYTES, map_in_pool
 
-SATURATED = 0.9  # |m̂/(√v̂+ε)| above this counts as a saturated (sign-like) update
-_SUMS = ("numel", "n_nonfinite_m", "n_nonfinite_v", "n_nonfinite_w", "n_excluded", "sq_m", "sq_v", "n_eps", "n_saturated",
-         "n_corrected", "sq_update", "sq_w")
 BLOCK_COLUMNS = ["block", "elements", "nonfinite", "m_rms", "v_rms", "eps_dominated", "saturated", "update_ratio"]
 
 
@@ -148,7 +145,7 @@ def read_optimizer_state(ref: CheckpointRef, chunk_bytes: int = DEFAULT_CHUNK_BY
             results.append(measure_batch(batch))
             report(results[-1])
     rows = [row for batch in results for row in batch]
-    tensors = _with_ratios(pd.DataFrame(rows, columns=["index", "name", "block", *_SUMS]), group_of)
+    tensors = _with_ratios(pd.DataFrame(rows, columns=["index", "name", "block", *SUMS]), group_of)
     mapping, tensors = _named_where_shown(opt, mapping, tensors, shapes, folder)
     tensors = _remeasured_where_renamed(tensors, rows, mapping, batches, group_of)
     steps = [p.step for p in opt.params.values() if p.step is not None]
@@ -192,8 +189,9 @@ def measure_batch(batch: OptimizerBatch) -> list[dict]:
         rows = []
         for index, name, group in batch.params:
             state = opt.params[index]
+            weight = weights.get(name) if name else None
             rows.append({"index": index, "name": name or str(index), "block": module_of(name) if name else None,
-                         **_measure(opt, state, weights.get(name) if name else None, group, batch.chunk_bytes)})
+                         **measure_parameter(opt, state, weight, group, batch.chunk_bytes)})
         return rows
     finally:
         opt.close()
@@ -240,7 +238,7 @@ def _remeasured_where_renamed(tensors: pd.DataFrame, rows: list[dict], mapping: 
     if not renamed:
         return tensors
     again = {row["index"]: row for row in measure_batch(replace(batches[0], params=renamed))}  # same files
-    fresh = pd.DataFrame([again.get(row["index"], row) for row in rows], columns=["index", "name", "block", *_SUMS])
+    fresh = pd.DataFrame([again.get(row["index"], row) for row in rows], columns=["index", "name", "block", *SUMS])
     fresh = _with_ratios(fresh, group_of)
     return fresh.assign(name_certain=~fresh["index"].isin(mapping.uncertain))
 
@@ -272,82 +270,6 @@ def _open_weights(paths) -> list[WeightFile]:
     return out
 
 
-def _measure(opt: OptimizerFile, state, weight, group: ParamGroup | None, chunk_bytes: int) -> dict[str, float]:
-    sums = dict.fromkeys(_SUMS, 0.0)
-    m, v = state.exp_avg, state.exp_avg_sq
-    if m is None or v is None or m.problem or v.problem or m.numel != v.numel:
-        return {k: math.nan for k in _SUMS}
-    w_file, w_entry = weight if weight is not None and weight[1].numel == m.numel else (None, None)
-    bc = _bias_corrections(state.step, group)
-    scratches = [Scratch(chunk_bytes) for _ in range(3)]
-    per = max(256, chunk_bytes // 8)
-    for pos in range(0, m.numel, per):
-        stop = min(pos + per, m.numel)
-        mv = _values(opt, m, pos, stop, scratches[0])
-        vv = _values(opt, v, pos, stop, scratches[1])
-        wv = _values(w_file, w_entry, pos, stop, scratches[2]) if w_entry is not None else None
-        _add_chunk(sums, mv, vv, wv, bc, group)
-    return sums
-
-
-def _values(wf, entry: TensorEntry, start: int, stop: int, scratch: Scratch) -> np.ndarray:
-    """Elements [start, stop) of `entry` as float64."""
-    parts = [WIDEN[entry.dtype](bits, scratch).astype(np.float64) for bits in wf.chunks(entry, start, stop, scratch)]
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
-def _bias_corrections(step: float | None, group: ParamGroup | None) -> tuple[float, float] | None:
-    if not step or group is None or group.betas is None:
-        return None
-    b1, b2 = group.betas
-    return 1.0 - b1 ** step, 1.0 - b2 ** step
-
-
-def _add_chunk(sums: dict, m: np.ndarray, v: np.ndarray, w: np.ndarray | None, bc, group: ParamGroup | None) -> None:
-    """Add one chunk's counts and sums (m, v, w are float64 copies of this chunk: changed in place)."""
-    sums["numel"] += m.size
-    # Squares of values read from 16/32-bit floats cannot overflow float64: a non-finite sum means a NaN/Inf
-    # element, so the masks are built only for the rare chunk that has one.
-    sq_m, sq_v = float(np.dot(m, m)), float(np.dot(v, v))
-    sq_w = float(np.dot(w, w)) if w is not None else 0.0
-    if not (math.isfinite(sq_m) and math.isfinite(sq_v) and math.isfinite(sq_w)):
-        m, v, w = _finite_part(sums, m, v, w)
-        sq_m, sq_v = float(np.dot(m, m)), float(np.dot(v, v))
-        sq_w = float(np.dot(w, w)) if w is not None else 0.0
-    sums["sq_m"] += sq_m
-    sums["sq_v"] += sq_v
-    if bc is None or group.eps is None:
-        return
-    root_v = np.maximum(v, 0.0, out=v)
-    root_v *= 1.0 / bc[1]
-    np.sqrt(root_v, out=root_v)
-    sums["n_eps"] += int(np.count_nonzero(root_v < group.eps))
-    root_v += group.eps
-    u = np.divide(m, root_v, out=m)
-    u *= 1.0 / bc[0]
-    sums["n_corrected"] += u.size
-    sums["n_saturated"] += int(np.count_nonzero(np.abs(u, out=root_v) > SATURATED))
-    if w is not None:
-        if group.decoupled and group.weight_decay:
-            u += group.weight_decay * w
-        sums["sq_update"] += float(np.dot(u, u))
-        sums["sq_w"] += sq_w
-
-
-def _finite_part(sums: dict, m: np.ndarray, v: np.ndarray, w: np.ndarray | None):
-    """Count the chunk's NaN/Inf elements; return m, v, w where all three are finite."""
-    finite_m, finite_v = np.isfinite(m), np.isfinite(v)
-    sums["n_nonfinite_m"] += m.size - int(np.count_nonzero(finite_m))
-    sums["n_nonfinite_v"] += v.size - int(np.count_nonzero(finite_v))
-    ok = finite_m & finite_v
-    if w is not None:
-        finite_w = np.isfinite(w)
-        sums["n_nonfinite_w"] += w.size - int(np.count_nonzero(finite_w))
-        ok &= finite_w
-    sums["n_excluded"] += m.size - int(np.count_nonzero(ok))
-    return m[ok], v[ok], (w[ok] if w is not None else None)
-
-
 def _with_ratios(tensors: pd.DataFrame, group_of: dict[int, ParamGroup]) -> pd.DataFrame:
     out = tensors.copy()
     finite = out["numel"] - out["n_excluded"]
@@ -367,7 +289,7 @@ def _per_block(tensors: pd.DataFrame, group_of: dict[int, ParamGroup]) -> pd.Dat
         return pd.DataFrame(columns=BLOCK_COLUMNS)
     rows = []
     for block, part in tensors.dropna(subset=["block"]).groupby("block", sort=False):
-        s = part[list(_SUMS)].sum()
+        s = part[list(SUMS)].sum()
         finite = s["numel"] - s["n_excluded"]
         lrs = {group_of[i].lr for i in part["index"] if i in group_of}
         lr = lrs.pop() if len(lrs) == 1 else math.nan

@@ -54,6 +54,11 @@ class TensorTable:
     frame: pd.DataFrame
     skipped: tuple[Skipped, ...] = ()
 
+    @property
+    def nonfinite_values(self) -> int:
+        """The NaN and Inf values over every tensor of a scan (`scan` exits 1 on any)."""
+        return int((self.frame["n_nan"] + self.frame["n_inf"]).sum()) if len(self.frame) else 0
+
 
 @dataclass(frozen=True)
 class DeepSpeedCounters:

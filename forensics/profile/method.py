@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from ..config import RunConfig
 from ..timeline import Timeline
+from .model_start import _console_from_scratch
 from .names import _word_in
-from .objective import _DSCHAT_OBJECTIVES, _console_from_scratch
+from .objective import _DSCHAT_OBJECTIVES
 from .record import UNKNOWN
 from .size import _ESTIMATE_SHARE
 

@@ -4,6 +4,7 @@ The CLI prints these; the HTML report beside it (`html.py`) tells the same story
 """
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 from typing import Iterable
@@ -312,13 +313,16 @@ def replay_text(result) -> str:
     return "\n".join(lines)
 
 
-def watch_checkpoint_line(event) -> str:
-    """A checkpoint `watch` saw settle, in one line."""
-    return f"checkpoint {event.name}: {event.status}"
+def watch_checkpoint_line(event, as_json: bool = False) -> str:
+    """A checkpoint `watch` saw settle, in one line (`as_json`: one JSON object, `watch --json-lines`)."""
+    return json.dumps(event.to_dict()) if as_json else f"checkpoint {event.name}: {event.status}"
 
 
-def watch_finding_line(f) -> str:
-    """A finding `watch` reports, in one line: its step, severity, kind and message."""
+def watch_finding_line(f, as_json: bool = False) -> str:
+    """A finding `watch` reports, in one line: its step, severity, kind and message (`as_json`: one JSON object,
+    `watch --json-lines`, NaN never written as a bare token)."""
+    if as_json:
+        return json.dumps({"event": "finding", **f.to_dict()}, allow_nan=False)
     return f"step {f.step}  {f.severity:<7}  {f.kind}: {f.message}"
 
 

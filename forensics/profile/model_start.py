@@ -1,0 +1,114 @@
+"""Where the run's model starts: a trained model (an adapter's base, the model its arguments load, a trained
+encoder-decoder) or random weights (a console line that says so, a saved config of a language model with a vocabulary
+of its own, a first loss at the uniform guess). The objective (`objective`) reads pre-training or fine-tuning from
+these."""
+from __future__ import annotations
+
+import math
+
+from ..analyzers.never_learned import FRESH_HEAD_RANGE
+from ..config import RunConfig
+from ..timeline import Timeline
+from .losses import random_guess_range
+
+
+def pretrained_base(config: RunConfig, first_loss: float | None = None) -> tuple[str, str] | None:
+    """(name, where) of the trained model the run starts from: the adapter's base, or the model its arguments load
+    (model_name_or_path); else the `_name_or_path` of the saved config.json, but only where the first training loss
+    `first_loss` is not at the uniform guess (`_AT_THE_GUESS` x ln(vocabulary)): from_pretrained writes that name,
+    and so does a model built from a named configuration (`AutoConfig.from_pretrained("gpt2")` then
+    `GPT2LMHeadModel(config)`, run_clm's --config_name) over random weights, which start at about ln(vocabulary); a
+    start well over it is no fresh model's, and one well under it a model that already reads the text. Else None."""
+    for key in _TRAINED_START_KEYS:
+        name = config.get(key)
+        if isinstance(name, str) and name.strip():
+            return name, f"{key}, {config.source_of(key)}"
+    name, vocab = config.get(_CONFIG_NAME_KEY), config.get("model.vocab_size")
+    if isinstance(name, str) and name.strip() and isinstance(vocab, int) and vocab > 1 and first_loss is not None \
+            and not _AT_THE_GUESS[0] * math.log(vocab) <= first_loss <= _AT_THE_GUESS[1] * math.log(vocab):
+        return name, f"{_CONFIG_NAME_KEY}, {config.source_of(_CONFIG_NAME_KEY)}"
+    return None
+
+
+_TRAINED_START_KEYS = ("adapter.base_model_name_or_path", "model.name_or_path")
+_CONFIG_NAME_KEY = "model._name_or_path"
+_AT_THE_GUESS = (0.9, 1.1)  # a freshly initialised model's first loss, as a share of ln(vocabulary)
+
+
+def _console_from_scratch(timeline: Timeline) -> tuple[str, str] | None:
+    """(source, line) of a console line saying the model was built from random weights, or None."""
+    return next(((src, m["console_from_scratch"]) for src, m in timeline.meta.items() if m.get("console_from_scratch")),
+                None)
+
+
+def _pretrained_seq2seq(config: RunConfig) -> str | None:
+    """What says the run fine-tunes a trained encoder-decoder: the model's config (`is_encoder_decoder`, an
+    `...ForConditionalGeneration` head) with the checkpoint it was loaded from, or Seq2SeqTrainingArguments with
+    predict_with_generate; else None."""
+    if config.get("model.is_encoder_decoder") is not True:
+        return None
+    architectures = config.get("model.architectures")
+    head = next((n for n in (architectures if isinstance(architectures, list) else [architectures])
+                 if isinstance(n, str) and n.endswith(("ForConditionalGeneration", "EncoderDecoderModel"))), None)
+    start = config.get("model._name_or_path") or config.get("model.name_or_path")
+    if head is None:
+        return None
+    if isinstance(start, str) and start.strip():
+        return f"a trained encoder-decoder ({head} loaded from {start}, {config.source_of('model.architectures')})"
+    if "Seq2Seq" in str(config.get("training_args_class") or "") and config.get("predict_with_generate") is True:
+        return (f"an encoder-decoder ({head}, {config.source_of('model.architectures')}) trained with "
+                f"Seq2SeqTrainingArguments' predict_with_generate ({config.source_of('predict_with_generate')})")
+    return None
+
+
+def _console_seq2seq_trainer(timeline: Timeline) -> str | None:
+    """The console line naming transformers' Seq2SeqTrainer as the run builds it (an encoder-decoder trained on
+    its targets: a model from random weights is told by its first loss, before this is asked), else None."""
+    said = next(((src, m["console_seq2seq_trainer"]) for src, m in timeline.meta.items()
+                 if m.get("console_seq2seq_trainer")), None)
+    return None if said is None else f"transformers' Seq2SeqTrainer built in the console ({said[0]}: {said[1][:120]})"
+
+
+# Text language-model families whose released checkpoints tokenize into subwords, tens of thousands of them (GPT-2
+# 50,257; BERT 21,128 to 119,547; LLaMA 32,000 up). Protein and DNA families (ESM's 33 tokens) are not named; a fine-tune
+# of ProtBert (30 amino acids under model_type bert) names it in its config's `_name_or_path`, which the rule declines.
+_SUBWORD_FAMILIES = ("gpt2", "gpt_neo", "gpt_neox", "gptj", "openai-gpt", "llama", "mistral", "qwen2", "qwen3", "opt",
+                     "bloom", "bert", "roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2")
+_LM_HEADS = ("LMHeadModel", "ForCausalLM", "ForMaskedLM")
+# No released checkpoint of those families has a vocabulary this small: a few hundred tokens (music notes, event
+# codes, characters) are the run's own tokenizer, whose embeddings exist nowhere but in this run
+_SMALLEST_RELEASED_SUBWORDS = 1000
+
+
+def _fresh_model_config(config: RunConfig) -> str | None:
+    """What says the saved model config is a language model built here from random weights: a causal or masked LM
+    head of a subword family (`_SUBWORD_FAMILIES`) with a vocabulary no released checkpoint of it has (under
+    `_SMALLEST_RELEASED_SUBWORDS` tokens) and no trained model named anywhere (no `_name_or_path`, no base in the
+    arguments or an adapter). Else None. (from_pretrained of a released model brings that model's vocabulary;
+    resizing it for added tokens only grows it.)"""
+    vocab, family = config.get("model.vocab_size"), config.get("model.model_type")
+    architectures = config.get("model.architectures")
+    heads = [a for a in (architectures if isinstance(architectures, list) else [architectures])
+             if isinstance(a, str) and a.endswith(_LM_HEADS)]
+    named = config.get(_CONFIG_NAME_KEY)
+    if not heads or family not in _SUBWORD_FAMILIES or pretrained_base(config) is not None \
+            or (isinstance(named, str) and named.strip()):
+        return None
+    # (no floor: `SMALLEST_VOCABULARY` is for comparing a first loss with ln V, where a few classes' ln V is a
+    # classifier's level; an LM head over an alphabet of its own is trained from scratch whatever its size, as
+    # EnthusiasticTeslim_CSC7343-FinalProject's BertForMaskedLM over 25 symbols)
+    if not isinstance(vocab, int) or not 1 < vocab < _SMALLEST_RELEASED_SUBWORDS:
+        return None
+    return (f"a {heads[0]} with its own {vocab}-token vocabulary, which no released {family} checkpoint has, and no "
+            f"trained model named ({config.source_of('model.vocab_size')})")
+
+
+def _where_the_loss_starts(fresh: float, vocab, config: RunConfig) -> str:
+    """What a first loss read as a model's on random weights is: the uniform guess over the small vocabulary the
+    config gives, about ln(any vocabulary), or a level no fine-tune starts at."""
+    if fresh < FRESH_HEAD_RANGE[0] and fresh >= random_guess_range(vocab)[0]:
+        return (f"about ln {vocab} = {math.log(vocab):.4g}, the uniform guess over the model's vocabulary "
+                f"({config.source_of('model.vocab_size')})")
+    if fresh >= FRESH_HEAD_RANGE[0]:
+        return "about ln(vocabulary size)"
+    return "far above where a fine-tune of a trained model starts (1 to 4), falling by half or more"
