@@ -179,11 +179,17 @@ def pair_means_if_alternating(series: pd.Series) -> pd.Series:
     not the level the run is at nor its noise (AhmedNabil03's Llama-2 LoRA: 1.27 and 0.85 by turns after 2.43 at its
     first point; its pairs 1.78, 1.11, 1.09 ... 1.06)."""
     values = series.to_numpy(dtype="float64")
-    steps = np.diff(values)
-    if len(values) < _ALTERNATION_POINTS or float(np.mean(steps[1:] * steps[:-1] < 0)) < _ALTERNATING:
+    if not swings_by_turns(values):
         return series
     n = len(values) // 2 * 2
     return pd.Series(values[:n].reshape(-1, 2).mean(axis=1), index=series.index[1:n:2])
+
+
+def swings_by_turns(values: np.ndarray) -> bool:
+    """Whether a loss swings up and down by turns: `_ALTERNATING` or more of its steps change direction, over
+    `_ALTERNATION_POINTS` points or more (each point then on the other side of its neighbours from the one before)."""
+    steps = np.diff(values)
+    return len(values) >= _ALTERNATION_POINTS and float(np.mean(steps[1:] * steps[:-1] < 0)) >= _ALTERNATING
 
 
 _BLIP_Z = 5.0  # a point this many noise units off its two neighbours' midpoint, both ways back, is a one-step blip ...

@@ -32,8 +32,9 @@ from .no_training_loss import eval_only, eval_only_memorized
 from .preference_pairs import (held_out_must_show, is_pairwise_log, is_rl_without_reward, pairs_not_told_apart,
                                pairs_told_apart)
 from .reward_decline import reward_metric
-from .secondary_evidence import (accuracy_rose, epoch_means_fell, fell_before_the_log, fell_by_the_last_window,
-                                 fell_in_the_first_window, running_mean_fell, token_accuracy_rose)
+from .secondary_evidence import (a_turn_fell_at_every_point, accuracy_rose, epoch_means_fell, fell_before_the_log,
+                                 fell_by_the_last_window, fell_in_the_first_window, running_mean_fell,
+                                 token_accuracy_rose)
 
 EVAL_LOSS = "eval_loss"
 REWARD = "reward"  # a bare `reward`: an RL policy's return, or the score a reward model prints (`for_a_reward_model`)
@@ -81,7 +82,8 @@ def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence
         return evidence_from(LOSS, loss, float(loss.iloc[0]), float(loss.iloc[-1]))
     return accuracy_rose(metrics) or token_accuracy_rose(metrics, thresholds) or fell_before_the_log(metrics, loss) \
         or fell_in_the_first_window(metrics, loss, thresholds) or running_mean_fell(metrics, thresholds) \
-        or epoch_means_fell(metrics, loss, thresholds) or fell_by_the_last_window(metrics, loss)
+        or epoch_means_fell(metrics, loss, thresholds) or fell_by_the_last_window(metrics, loss) \
+        or a_turn_fell_at_every_point(loss)
 
 
 def _short_pairwise_log_told_apart(metrics: Metrics, loss, thresholds: Thresholds) -> bool:
@@ -138,7 +140,8 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
             or fell_in_the_first_window(metrics, loss, thresholds) is not None \
             or running_mean_fell(metrics, thresholds) is not None \
             or epoch_means_fell(metrics, loss, thresholds) is not None \
-            or fell_by_the_last_window(metrics, loss) is not None:
+            or fell_by_the_last_window(metrics, loss) is not None \
+            or a_turn_fell_at_every_point(loss) is not None:
         return []
     moved = tail < head - thresholds.learning_min_fall * abs(head)
     noise = point_noise(without_blips(loss).to_numpy(dtype="float64"))

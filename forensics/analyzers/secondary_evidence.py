@@ -5,8 +5,9 @@ Where the loss's own fall over the log (`fall_measure.fell_clearly`) does not sh
 accuracy risen by `ACCURACY_RISE` (`accuracy_rose`), a training token accuracy risen by the same measure a loss
 falls by (`token_accuracy_rose`), the run's closing mean loss above the logged tail's (`fell_before_the_log`), a
 first window's mean standing well above every later one (`fell_in_the_first_window`), the running mean a console
-prints beside each batch's loss fallen clearly (`running_mean_fell`), or the mean loss of each of three epochs or more
-lower than the one before (`epoch_means_fell`).
+prints beside each batch's loss fallen clearly (`running_mean_fell`), the mean loss of each of three epochs or more
+lower than the one before (`epoch_means_fell`), or one turn of a loss that swings by turns lower at every point
+(`a_turn_fell_at_every_point`).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from .fall_measure import (WINDOW_FALL, WINDOW_STEPS, LearningEvidence, evidence_from, fell_clearly,
-                           pair_means_if_alternating, starts_mid_run, window_means, without_blips)
+                           pair_means_if_alternating, starts_mid_run, swings_by_turns, window_means, without_blips)
 from .metrics import EVAL_ACCURACY_KEYS, LOSS, TRAIN_LOSS, Metrics, finite, format_number, point_noise
 
 _EMPTY = pd.Series(dtype="float64")
@@ -191,3 +192,41 @@ def running_mean_fell(metrics: Metrics, thresholds: Thresholds) -> LearningEvide
         return None
     fell, head, tail = fell_clearly(mean, thresholds)
     return evidence_from(RUNNING_MEAN, mean, head, tail) if fell else None
+
+
+_TURN_POINTS = 5  # a turn's own points (every other logged loss), each lower than the one before, over this many ...
+_TURN_FALL = 0.1  # ... and its last this share under its first
+
+
+def a_turn_fell_at_every_point(loss) -> LearningEvidence | None:
+    """A training loss that swings by turns (`swings_by_turns`: batches grouped by length, long and short answers
+    logged in turn), one of whose turns - its 1st, 3rd, 5th ... points, or its 2nd, 4th ... - is lower at every point
+    than at the one before, over `_TURN_POINTS` points or more and by `_TURN_FALL` in all, while the other turn ends no
+    higher than it began; else None. Each turn compares like with like (windows of the same make-up); the swing between
+    them is no noise, so `fell_clearly`, measuring noise point to point, reads the fall as chance (Prishi99's Llama-2
+    QLoRA, TRL with group_by_length: 1.408, 1.663, 1.214, 1.444, 1.177, 1.366, 1.174, 1.468, 1.158, 1.542; its odd rows
+    1.408 -> 1.158 at every row, -18%, its even rows 1.663 -> 1.542).
+    Calibration: on flat logs of 10 points of independent noise, a swing by turns and a turn lower at every point come
+    together in 0.07% of runs (0.08% of 12, none in 400,000 of 20), before the 10% fall is asked. Of the corpus's 1,090
+    logs only Prishi99's swing by turns with a turn lower at every point; the non-learning ones whose points sit by
+    turns on either side of their neighbours' mean (onlyjokers' GLSLMaker, user074's PRM, tensor2tensor #67, CPM-2 #11,
+    aryan-gupta7's SCLR) neither swing at every step nor have a turn falling at every point (2 to 55 rises in each).
+    For the training loss only: a reward or an accuracy is judged by `fell_clearly` alone."""
+    values = loss.to_numpy(dtype="float64")
+    if not swings_by_turns(values):
+        return None
+    for start in (0, 1):
+        turn, other = values[start::2], values[1 - start::2]
+        if _lower_at_every_point(turn) and not float(other[-1]) > float(other[0]):
+            said = (f"the loss swings by turns (batches of different make-up logged in turn); one turn alone, every "
+                    f"other logged point from step {int(loss.index[start])}, fell at each of its points, "
+                    f"{format_number(float(turn[0]))} -> {format_number(float(turn[-1]))} over {len(turn)}, and the "
+                    "other ended no higher than it began")
+            return LearningEvidence(LOSS, float(turn[0]), float(turn[-1]), int(len(loss)), int(loss.index[0]),
+                                    int(loss.index[-1]), said)
+    return None
+
+
+def _lower_at_every_point(turn: np.ndarray) -> bool:
+    return len(turn) >= _TURN_POINTS and turn[0] > 0 and bool(np.all(np.diff(turn) < 0)) \
+        and float(turn[-1]) <= (1 - _TURN_FALL) * float(turn[0])
