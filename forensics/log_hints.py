@@ -142,6 +142,10 @@ _PIPED_STEP_RECORD_HINT = re.compile(rb"(?im)^(?:epoch|iter(?:ation)?|step)[ \t]
                                      rb"{0,40}?[ \t]+(?:[A-Za-z_]\w{0,40} ){0,2}[A-Za-z_]*loss:[ \t]*"
                                      rb"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)[ \t]*$")
 _PIPED_RECORDS = 2
+# A list of saved checkpoints' held-out perplexities, `results/checkpoint-10 valid 16.61` a line (Roushelfy_LLM_HW3;
+# ingest.console_lines.checkpoint_evals): `_LOOSE_LINES` of them
+_CHECKPOINT_EVAL_HINT = re.compile(rb"(?im)^[ \t]*(?:\S*/)?checkpoint-\d{1,12}/?[ \t]+(?:valid|validation|val|dev|eval)"
+                                   rb"[ \t]+\d[\d.]*(?:e[-+]?\d+)?[ \t]*$")
 # A loss printed as a scalar torch tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
 _PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
 _PRINTED_TENSORS = 5
@@ -209,6 +213,7 @@ def log_hinted(chunk: bytes) -> bool:
             or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES) or _at_least(_BARE_EPOCH_RECORD_HINT, chunk, _LOOSE_LINES)
             or _at_least(_WORDED_EPOCH_SECTION_HINT, chunk, _LOOSE_LINES)
             or b"|" in chunk and _at_least(_PIPED_STEP_RECORD_HINT, chunk, _PIPED_RECORDS)
+            or b"checkpoint-" in chunk and _at_least(_CHECKPOINT_EVAL_HINT, chunk, _LOOSE_LINES)
             or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
             or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS)
             or _UNSLOTH_TRAIN in chunk and _at_least(_UNSLOTH_PRINT, chunk, _LOOSE_LINES))
