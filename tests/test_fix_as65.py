@@ -13,6 +13,7 @@ import forensics
 from forensics.analyzers.fine_tune_start import detect_start_above_uniform_guess
 from forensics.config import Thresholds
 from forensics.ingest.console_lines.checkpoint_evals import checkpoint_eval_reader
+from forensics.ingest.console_lines.json_blocks import _step_record
 from forensics.log_hints import log_hinted
 
 CORPUS = Path(__file__).parent / "realworld"
@@ -76,3 +77,56 @@ def test_two_checkpoint_lines_in_a_note_are_no_log(tmp_path):
     note = "we kept results/checkpoint-10 valid 16.6\nand results/checkpoint-20 valid 16.1\nopt-350m valid 19.5\n"
     assert not log_hinted(note.encode())
     assert checkpoint_eval_reader(note) is None
+
+
+def _sample(i: int, reward: float, indent: str = "") -> str:
+    return (f'{indent}{{\n{indent}\t"id": {i},\n{indent}\t"question": "Why? {{not a brace}}",\n'
+            f'{indent}\t"reward": {reward},\n{indent}\t"generation_duration": 18.2\n{indent}}}')
+
+
+def _ppo_step(batch: int, kl: float, mean_reward: float, rewards: list[float]) -> str:
+    samples = ",\n".join(_sample(batch * 10 + i, r, "\t\t") for i, r in enumerate(rewards))
+    return ('{\n\t"reward_type": "RangeReward",\n'
+            f'\t"batch_number": {batch},\n\t"attempt": "lora",\n\t"Kl": {kl},\n\t"policy_loss": -0.064,\n'
+            f'\t"value_loss": 8.37,\n\t"total_loss": 0.77,\n\t"mean_reward": {mean_reward},\n'
+            f'\t"instances": [\n{samples}\n\t]\n}}\n')
+
+
+def _ppo_console(batches: list[tuple[float, float, list[float]]]) -> str:
+    text = "Setting `pad_token_id` to `eos_token_id`:128001 for open-end generation.\n"
+    for batch, (kl, mean_reward, rewards) in enumerate(batches):
+        text += "".join(_sample(batch * 10 + i, r) + "\n" for i, r in enumerate(rewards))
+        text += "UserWarning: The average ratio of batch (754.16) exceeds threshold 10.00. Skipping batch.\n"
+        text += _ppo_step(batch, kl, mean_reward, rewards)
+    return text
+
+
+_BATCHES = [(0.0, 0.523, [1.2, 1.1, -0.15, 0.04]), (48.67, 0.054, [0.5, -0.15, -0.14, 0.006]),
+            (38.92, 0.077, [0.6, -0.15, -0.14, 0.0])]
+
+
+def test_a_console_of_pretty_printed_json_step_objects_gives_each_steps_metrics_at_its_batch_number(tmp_path):
+    (tmp_path / "lora.txt").write_text(_ppo_console(_BATCHES))
+    frame = forensics.load_timeline(tmp_path).frame
+    wide = frame.pivot_table(index="step", columns="metric", values="value")
+    assert list(wide.index) == [0, 1, 2]  # the samples' own objects name no step: only the steps'
+    assert list(wide["reward"]) == [0.523, 0.054, 0.077] and list(wide["kl"]) == [0.0, 48.67, 38.92]
+    spread = pd.Series([0.5, -0.15, -0.14, 0.006]).std()
+    assert abs(wide.loc[1, "step_reward_std"] - spread) < 1e-12
+
+
+def test_a_step_object_naming_no_mean_reward_takes_its_samples_mean():
+    record = _step_record(_ppo_step(4, 1.0, 0.0, [0.2, 0.4]).replace('\t"mean_reward": 0.0,\n', ""))
+    assert record.step == 4 and abs(dict(record.metrics)["reward"] - 0.3) < 1e-12
+
+
+def test_json_objects_that_name_no_step_give_no_record_and_two_are_no_log():
+    assert _step_record(_sample(1, 0.2)) is None
+    two = "".join(_sample(i, 0.1) + "\n" for i in range(2))
+    assert not log_hinted(("some notes\n" + two).encode())
+
+
+def test_the_ppo_console_is_read_as_a_lora_rl_trl_run():
+    analysis = forensics.analyze(CORPUS / "BuonHobo_fake-gpt")
+    profile = analysis.run_profile.to_dict()
+    assert (profile["method"], profile["objective"], profile["framework"]) == ("lora", "rl", "trl")
