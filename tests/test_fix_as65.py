@@ -4,6 +4,7 @@ pretty-printed JSON dicts (BuonHobo_fake-gpt), a list of checkpoints' validation
 an LR dropped at a resume that logged its step twice (wadkisson_Personal-Chatbot)."""
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -116,12 +117,12 @@ def test_a_console_of_pretty_printed_json_step_objects_gives_each_steps_metrics_
 
 
 def test_a_step_object_naming_no_mean_reward_takes_its_samples_mean():
-    record = _step_record(_ppo_step(4, 1.0, 0.0, [0.2, 0.4]).replace('\t"mean_reward": 0.0,\n', ""))
+    record = _step_record(json.loads(_ppo_step(4, 1.0, 0.0, [0.2, 0.4]).replace('\t"mean_reward": 0.0,\n', "")))
     assert record.step == 4 and abs(dict(record.metrics)["reward"] - 0.3) < 1e-12
 
 
 def test_json_objects_that_name_no_step_give_no_record_and_two_are_no_log():
-    assert _step_record(_sample(1, 0.2)) is None
+    assert _step_record(json.loads(_sample(1, 0.2))) is None
     two = "".join(_sample(i, 0.1) + "\n" for i in range(2))
     assert not log_hinted(("some notes\n" + two).encode())
 
@@ -130,3 +131,10 @@ def test_the_ppo_console_is_read_as_a_lora_rl_trl_run():
     analysis = forensics.analyze(CORPUS / "BuonHobo_fake-gpt")
     profile = analysis.run_profile.to_dict()
     assert (profile["method"], profile["objective"], profile["framework"]) == ("lora", "rl", "trl")
+
+
+def test_an_opening_brace_of_no_json_object_takes_no_line_from_the_other_readers(tmp_path):
+    lines = "".join(f"{{'loss': {2.0 - s / 100:.4f}, 'learning_rate': 1e-05, 'epoch': {s / 100}}}\n" for s in range(1, 21))
+    (tmp_path / "train.log").write_text("{\n  not json\n" + lines + _sample(0, 0.1) + "\n")
+    frame = forensics.load_timeline(tmp_path).frame
+    assert len(frame[frame.metric == "loss"]) == 20

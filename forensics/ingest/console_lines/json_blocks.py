@@ -21,7 +21,9 @@ sample as such an object with its `"reward"`, and after each PPO step one for th
     }
 
 An object opens with a line that is only `{` and ends at the next line that is only `}` (what json.dumps writes at
-the top level), read whole with json.loads (`_MAX_CHARS` at most: a longer block is left unread). It is a step's record
+the top level), read whole with json.loads (`_MAX_CHARS` at most: a longer block is left unread); the objects are found
+before the lines are fed, so an opening brace of anything else (a notebook's output) takes no line from the other
+readers (titi-devv_mistral7b-finetuned). It is a step's record
 where it names its step (`_STEP_KEYS`: its batch number) and holds a number beside it; a sample's object names none
 and is left out (its reward is read again in the step's list). The step's numbers are its metrics (`mean_reward` ->
 reward, `Kl` -> kl); a list of the step's samples, each with a `reward`, gives their mean where the step names none,
@@ -33,7 +35,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ...timeline import canonical_metric
 from .fields import StepLine
@@ -47,37 +49,66 @@ _MAX_CHARS = 8 << 20
 
 def json_block_reader(text: str) -> JsonBlocks | None:
     """A reader of the console's pretty-printed JSON objects (module docstring) where it prints one; else None."""
-    return JsonBlocks() if "{" in text and NEEDLE.search(text) else None
+    if "{" not in text or not NEEDLE.search(text):
+        return None
+    return JsonBlocks(_objects(re.split(r"\r\n|[\r\n]", text)))
+
+
+def _objects(lines: list[str]) -> list[tuple[int, StepLine | None] | None]:
+    """For each line that is only `{`, in order: (the object's length in lines, its step's record or None) where the
+    lines from it to the next line that is only `}` are one JSON object, else None (an opening brace of anything else:
+    a notebook's output, a C block; its lines are left to the other readers)."""
+    found, i = [], 0
+    while i < len(lines):
+        if lines[i].rstrip() != "{":
+            i += 1
+            continue
+        end, size = i + 1, len(lines[i])
+        while end < len(lines) and lines[end].rstrip() != "}" and size <= _MAX_CHARS:
+            size += len(lines[end]) + 1
+            end += 1
+        record = _parsed("\n".join(lines[i:end + 1])) if end < len(lines) and size <= _MAX_CHARS else None
+        found.append(None if record is None else (end + 1 - i, _step_record(record)))
+        i = end + 1 if record is not None else i + 1
+    return found
 
 
 @dataclass
 class JsonBlocks:
-    """`owns(line)`: a line of a top-level JSON object (its opening `{` line, the lines inside, its closing `}`);
-    `feed(line)` returns the step the closing line completes."""
+    """`owns(line)`: a line of a top-level JSON object (its opening `{` line, the lines inside, its closing `}`), the
+    objects found beforehand (`_objects`, in order); `feed(line)` returns the step the closing line completes."""
 
-    lines: list = field(default_factory=list)  # the object being read, from its `{` line
-    chars: int = 0
+    objects: list
+    next_object: int = 0
+    left: int = 0  # lines of the object being read still to come
+    record: StepLine | None = None
 
     def owns(self, line: str) -> bool:
-        return bool(self.lines) or line.rstrip() == "{"
+        if self.left or line.rstrip() != "{":
+            return bool(self.left)
+        found = self.objects[self.next_object] if self.next_object < len(self.objects) else None
+        self.next_object += 1
+        if found is not None:
+            self.left, self.record = found
+        return found is not None
 
     def feed(self, line: str) -> StepLine | None:
-        self.lines.append(line)
-        self.chars += len(line) + 1
-        if line.rstrip() != "}" and self.chars <= _MAX_CHARS:
-            return None
-        block, self.lines, self.chars = "\n".join(self.lines), [], 0
-        return _step_record(block) if len(block) <= _MAX_CHARS else None
+        self.left -= 1
+        return self.record if self.left == 0 else None
 
     def close(self) -> None:
         return None
 
 
-def _step_record(block: str) -> StepLine | None:
+def _parsed(block: str):
     try:
-        record = json.loads(block)
+        return json.loads(block)
     except (ValueError, RecursionError):
         return None
+
+
+def _step_record(record) -> StepLine | None:
+    """The step's record of a JSON object naming its step, else None."""
     step_key = next((k for k in _STEP_KEYS if isinstance(record, dict) and _is_count(record.get(k))), None)
     if step_key is None:
         return None
