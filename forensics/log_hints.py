@@ -149,6 +149,13 @@ _PIPED_STEP_RECORD_HINT = re.compile(rb"(?im)^(?:epoch|iter(?:ation)?|step)[ \t]
                                      rb"{0,40}?[ \t]+(?:[A-Za-z_]\w{0,40} ){0,2}[A-Za-z_]*loss:[ \t]*"
                                      rb"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)[ \t]*$")
 _PIPED_RECORDS = 2
+# A list of saved checkpoints' held-out perplexities, `results/checkpoint-10 valid 16.61` a line (Roushelfy_LLM_HW3;
+# ingest.console_lines.checkpoint_evals): `_LOOSE_LINES` of them
+# A loop's records printed as pretty-printed JSON objects, a reward or a loss on an indented line of each (a TRL PPO
+# loop's samples and steps, BuonHobo_fake-gpt; ingest.console_lines.json_blocks): `_LOOSE_LINES` of them
+_JSON_BLOCK_HINT = re.compile(rb'(?m)^\{[ \t]*\n(?:[ \t][^\n]*\n){0,80}?[ \t]+"(?:\w*_)?(?:reward|loss)"[ \t]*:[ \t]*[-+]?\d')
+_CHECKPOINT_EVAL_HINT = re.compile(rb"(?im)^[ \t]*(?:\S*/)?checkpoint-\d{1,12}/?[ \t]+(?:valid|validation|val|dev|eval)"
+                                   rb"[ \t]+\d[\d.]*(?:e[-+]?\d+)?[ \t]*$")
 # ... or an epoch's last batch loss, then its average over the training batches (2b3o4o_transformer-implementation:
 # `Loss on step 0: 961.11` / `Average loss for training batches in this epoch: 961.11`, a one-batch epoch): the pair is
 # the loop's own record, one enough (the shape ingest.console_lines.batch_averages reads)
@@ -233,6 +240,8 @@ def log_hinted(chunk: bytes) -> bool:
             or _at_least(_WORDED_EPOCH_SECTION_HINT, chunk, _LOOSE_LINES)
             or b"| train" in chunk and _at_least(_SPLIT_PIPE_HINT, chunk, _LOOSE_LINES)
             or b"|" in chunk and _at_least(_PIPED_STEP_RECORD_HINT, chunk, _PIPED_RECORDS)
+            or b"checkpoint-" in chunk and _at_least(_CHECKPOINT_EVAL_HINT, chunk, _LOOSE_LINES)
+            or b"\n{" in chunk and _at_least(_JSON_BLOCK_HINT, chunk, _LOOSE_LINES)
             or _at_least(_FRAMEWORK_LINE_HINT, chunk, _FRAMEWORK_LINES)
             or _at_least(_PRINTED_TENSOR, chunk, _PRINTED_TENSORS) or _at_least(_LOSS_PRINT, chunk, _LOSS_PRINTS)
             or b"ensor(" in chunk and _at_least(_BAR_DATED_PRINT, chunk, _BAR_DATED_PRINTS)

@@ -10,7 +10,8 @@
   (`results_table`), DeepSpeed-Chat's lines (`deepspeed_chat`), a record of bare lines under a counter line
   (`console_lines.bare_epochs`), DSPy's GRPO steps (`console_lines.dspy_grpo`), `Epoch1-train_step1-loss=X` lines and
   their evaluations (`console_lines.glued_fields`), batch losses under an epoch's `Average loss for training
-  batches` (`console_lines.batch_averages`), in a file with epoch section headers
+  batches` (`console_lines.batch_averages`), checkpoints' evaluation lines (`console_lines.checkpoint_evals`),
+  pretty-printed JSON step objects (`console_lines.json_blocks`), in a file with epoch section headers
   and no such records a stepless loss line no other reader took (`console_lines.stepless`);
 * ('epoch_header', E, total): such a header (`=== Epoch 3/20 ===`), gone once the lines under it are dated;
 * ('overflow', new_scale[, AT_STEP_LINE]): a loss scaler's overflow (DeepSpeed, apex, DLLogger, a hand-written one);
@@ -27,6 +28,8 @@ from .settled_lines import settled
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .console_lines.bare_epochs import bare_epoch_reader
 from .console_lines.batch_averages import MARKER as BATCH_AVERAGES_MARKER, BatchAverages
+from .console_lines.checkpoint_evals import checkpoint_eval_reader
+from .console_lines.json_blocks import json_block_reader
 from .console_lines.dspy_grpo import MARKER as DSPY_GRPO_MARKER, DspyGrpoSteps
 from .console_lines.blocks import (KERAS_LOSS_MARKER, ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock,
                                    OlmoBlock, YamlSteps)
@@ -145,7 +148,8 @@ class _Scanner:
         history = DataFrameTable() if "loss" in text else None  # a pandas DataFrame of per-epoch results
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
                                         self.info_logger, estimator, values_first, self.bare_epochs, self.dspy_grpo,
-                                        glued, batch_averages, history)
+                                        glued, batch_averages, history, checkpoint_eval_reader(text),
+                                        json_block_reader(text))
                        if t is not None)
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
             TQDM_LOSS_POSTFIX.search(text)) or has_generic_line(text)
