@@ -134,7 +134,9 @@ def _metrics_by_segment(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -
     if not ids:
         return {s["id"]: set() for segs in by_format.values() for s in segs}
     rows = frame.loc[frame["segment"].isin(ids), ["segment", "metric"]].drop_duplicates()
-    named = rows.groupby("segment")["metric"].agg(set).to_dict()
+    # (an epoch counter both files log is no metric in common: the HF Trainer's final evaluation writes its own
+    # event file, epoch beside eval_*, after the training file's closing train_loss: Bensonluo_4bit-QLoRA-post-training)
+    named = rows[rows["metric"] != "epoch"].groupby("segment")["metric"].agg(set).to_dict()
     return {s["id"]: named.get(s["id"], set()) for segs in by_format.values() for s in segs}
 
 
