@@ -122,10 +122,18 @@ def mark_superseded(frame: pd.DataFrame, seg_rows: list[dict]) -> np.ndarray:
         for s in sorted(segs, key=lambda s: s["start"], reverse=True):
             # a later attempt logs what this one logged; a file of other metrics (a validation log beside the
             # training one, fairseq2's valid.jsonl) is not one
-            cut[s["id"]] = min((t["first_step"] for t in newer if logged[t["id"]] & logged[s["id"]]), default=math.inf)
+            cut[s["id"]] = min((t["first_step"] for t in newer if _logged_in_common(t, s, logged)), default=math.inf)
             if s["id"] not in copies:
                 newer.append(s)
     return frame["step"].to_numpy() >= cut[frame["segment"].to_numpy()]
+
+
+def _logged_in_common(newer: dict, older: dict, logged: dict[int, set]) -> set:
+    """The metrics two segments both log; an epoch counter alone is none where they are two files (the HF Trainer's
+    final evaluation writes its own event file, epoch beside eval_*, after the training file's closing train_loss:
+    Bensonluo_4bit-QLoRA-post-training)."""
+    common = logged[newer["id"]] & logged[older["id"]]
+    return common - {"epoch"} if newer["source"] != older["source"] else common
 
 
 def _metrics_by_segment(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -> dict[int, set]:

@@ -267,11 +267,22 @@ TABLE_LOSS_COLUMNS = frozenset({"loss", "train_loss", "train_loss_step", "train/
                                 "eval_loss", "valid_loss", "validation_loss", "val/loss", "eval/loss", "lm loss"})
 
 
+def table_column(header: str) -> str:
+    """A table's column name as the vocabulary spells it: lower case, spaces and hyphens as underscores (a hand-written
+    CSV's `Train Loss`, `Validation Loss`: AlexCheema_RetroInference); Megatron's `lm loss` kept.
+
+    >>> [table_column(h) for h in ("Train Loss", "Validation Loss", " lm loss", "global-step")]
+    ['train_loss', 'validation_loss', 'lm loss', 'global_step']
+    """
+    low = header.strip().lower()
+    return low if low in TABLE_LOSS_COLUMNS else re.sub(r"[\s-]+", "_", low)
+
+
 def is_metrics_table_header(header: list[str]) -> bool:
     """Whether a CSV header is a training metrics table: a step (or epoch) column and a loss column.
 
     >>> is_metrics_table_header(["epoch", "step", "train_loss", "val_loss"]), is_metrics_table_header(["id", "text"])
     (True, False)
     """
-    names = {h.strip().lower() for h in header}
+    names = {table_column(h) for h in header}
     return bool(names & (set(TABLE_STEP_COLUMNS) | {"epoch"})) and bool(names & TABLE_LOSS_COLUMNS)

@@ -283,6 +283,7 @@ _CONFIG_NAMES = {
     "finetuning_args.bin", "finetuning_args.json",
     # AutoTrain Advanced's training_params.json, Ludwig's model/model_hyperparameters.json
     "training_params.json", "model_hyperparameters.json",
+    "model_metadata.json",  # a script's own record of its model (AnggaMarcelio's Keras translator: total_params)
 }
 
 

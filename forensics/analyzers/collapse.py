@@ -135,7 +135,7 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     for start, stop in runs:
         if _among_scattered_zeros(loss, start, stop, thresholds):
             continue
-        found = _judge(loss, grad, start, stop, thresholds)
+        found = _judge(loss, grad, start, stop, thresholds, _held_out_above(metrics, thresholds))
         if found.kind in ("loss_collapse", "memorization") \
                 and _held_out_already_at_zero(metrics, loss, start, stop, _held_out_level(found, thresholds)):
             continue
@@ -192,7 +192,16 @@ def _extend_span(found: Finding, loss: pd.Series, runs: list[tuple[int, int]], s
                    message=found.message.replace("{span}", "to the end of the log" if to_end else f"until step {end}"))
 
 
-def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thresholds: Thresholds) -> Finding:
+def _held_out_above(metrics: Metrics, thresholds: Thresholds) -> bool:
+    """Whether a held-out loss stays above `memorization_level`: the model does not find every text that easy, so a
+    training loss near 0 is its training set learned (hyeonggeonkim-berkeley's fifth training of one T5 in a notebook:
+    train 0.0009 from its first epoch, validation 0.034), not a target leaked into the input or labels masked."""
+    return any(float(finite(metrics[name]).min()) >= thresholds.memorization_level
+               for name in held_out_loss_names(metrics) if len(finite(metrics[name])))
+
+
+def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thresholds: Thresholds,
+           held_out_above: bool = False) -> Finding:
     steps = loss.index
     first, last = int(steps[start]), int(steps[stop - 1])
     to_end = stop == len(loss)
@@ -241,6 +250,11 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
             f"loss descends to {format_number(loss.iloc[start])} at step {first} and stays near 0 {{span}}",
             "memorization of a small dataset, a NaN hidden by HF's NaN filter and labels all masked",
             "check the eval loss", first, last, evidence)
+    near_zero = loss.iloc[start:stop].to_numpy()
+    if level is None and not held_out_above and np.all(near_zero > 0):
+        # near 0 (a negative loss is impossible_loss's) from the first logged point: no descent is logged, and no
+        # held-out loss shows the training set learned apart from other text
+        return _near_zero_from_the_first_point(loss, first, last, evidence)
     # Logged values above 0 are real losses: HF's NaN filter and all-masked labels both log exactly 0.0.
     why = "with a finite non-zero grad_norm" if grad is not None else "with values above 0 (real losses)"
     message = (f"loss descends gradually to {format_number(loss.iloc[start])} at step {first} {why} "
@@ -259,6 +273,19 @@ def _held_its_level(loss: pd.Series, start: int, thresholds: Thresholds) -> bool
     learned by heart, on batches of 4) comes back to its floor after them; it does not collapse."""
     before = loss.iloc[max(0, start - _LEVEL_WINDOWS * thresholds.collapse_window):start]
     return float(before.median()) >= thresholds.collapse_drop_factor * thresholds.collapse_abs
+
+
+def _near_zero_from_the_first_point(loss: pd.Series, first: int, last: int, evidence: dict) -> Finding:
+    """A `zero_loss_unexplained` warning for a loss near 0 (not exactly 0) from its first logged point on: memorization
+    is a descent to ~0 from a real level, and none is logged (goldensam777_BissiMamba: an epoch mean of 3e-6 from the
+    first epoch, no eval loss, no grad_norm)."""
+    message = (f"loss is {format_number(loss.iloc[0])} already at the first logged step {first} and stays near 0 "
+               f"{{span}}; no higher loss is logged, so the log shows no descent to it. A target that leaks into the "
+               f"input (labels not shifted), nearly every label masked, trivially repetitive data or a loss divided by "
+               f"the wrong count all give this. To tell: log the loss at step 0 (about ln(vocabulary) for a fresh "
+               f"model), an eval loss, or decode a few training examples and their labels.")
+    return Finding("zero_loss_unexplained", "warning", first, message, end_step=last, metric=LOSS,
+                   evidence={**evidence, "from_the_start": True})
 
 
 def _zero_without_grad_norm(what: str, causes: str, check: str, first: int, last: int,

@@ -63,9 +63,12 @@ def eval_only(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     if memorized:
         return memorized
     seen = ", ".join(format_number(v) for v in evals.iloc[:4])
+    mean = _closing_mean(metrics)
+    closing = "" if mean is None else (f" beside the closing summary's train_loss, {format_number(float(mean))}, the "
+                                       "mean over the whole run,")
     message = (f"no training loss was logged (logging_steps longer than the run?) and the eval loss alone "
-               f"({len(evals)} {'point' if len(evals) == 1 else 'points'}: {seen}) is too little to tell whether "
-               "the run learned: log the training loss (a smaller logging_steps).")
+               f"({len(evals)} {'point' if len(evals) == 1 else 'points'}: {seen}){closing} is too little to tell "
+               "whether the run learned: log the training loss (a smaller logging_steps).")
     return [Finding("no_learning_evidence", "warning", int(evals.index[0]), message, end_step=int(evals.index[-1]),
                     metric=EVAL_LOSS, evidence={"n_points": int(len(evals)), "training_loss_logged": False})]
 
@@ -105,6 +108,14 @@ def eval_only_memorized(metrics: Metrics, evals: pd.Series, thresholds: Threshol
     return [Finding("memorization", "warning", step, message, end_step=step, metric=EVAL_LOSS, evidence={
         "value": last, "train_loss_mean": run_mean, "epoch": float(epochs.max()), "eval_loss_logged": True,
         "to_end": True, "training_loss_logged": False})]
+
+
+def _closing_mean(metrics: Metrics) -> float | None:
+    """The closing summary's train_loss (the mean over the run) of a log with no training loss, or None
+    (Bensonluo_4bit-QLoRA-post-training: 1.773 beside one eval point)."""
+    closing = all(key in metrics for key in _SUMMARY_KEYS) and "loss" not in metrics
+    mean = finite(metrics["train_loss"]) if closing else _EMPTY
+    return float(mean.iloc[-1]) if len(mean) and int(mean.index[-1]) > 0 else None
 
 
 def _summary_mean_only(metrics: Metrics) -> list[Finding]:

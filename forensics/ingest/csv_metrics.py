@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
-from ..metric_names import STEP_LOSS_NAMES, TABLE_STEP_COLUMNS, is_lr_monitor_rate, is_metrics_table_header
+from ..metric_names import (STEP_LOSS_NAMES, TABLE_LOSS_COLUMNS, TABLE_STEP_COLUMNS, is_lr_monitor_rate,
+                            is_metrics_table_header, table_column)
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 
@@ -62,8 +64,20 @@ def read(path: Path) -> LogRecords:
     if dropped:
         warnings.append(f"{dropped} rows without a readable step; skipped")
     frame = _long_frame(table, steps, step_column, epoch_numbers)
-    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta={"rows": int(steps.notna().sum())},
-                      mtime=file_mtime(path), warnings=tuple(warnings))
+    meta = {"rows": int(steps.notna().sum()), **_parameter_count(table)}
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
+                      warnings=tuple(warnings), console_kinds=("keras",) if _keras_csv_logger(table) else ())
+
+
+def _keras_csv_logger(table: pd.DataFrame) -> bool:
+    """Whether the header is Keras' CSVLogger's: `epoch`, then the logs' keys in sorted order, each held-out
+    `val_<name>` beside its `<name>`, with a metric or the rate besides the loss (`epoch,accuracy,learning_rate,loss,
+    val_accuracy,val_loss`: AnggaMarcelio_english-javanese-lstm-attention); a bare `epoch,loss,val_loss` is anyone's."""
+    columns = list(table.columns)
+    keys = columns[1:]
+    held_out = [k for k in keys if k.startswith("val_")]
+    return (columns[:1] == ["epoch"] and keys == sorted(keys) and "loss" in keys and bool(held_out)
+            and all(k[4:] in keys for k in held_out) and bool(set(keys) - {"loss", "val_loss"}))
 
 
 def _without_cut_row(text: str, separators: int) -> tuple[str, list[str]]:
@@ -79,9 +93,9 @@ def _without_cut_row(text: str, separators: int) -> tuple[str, list[str]]:
 def _steps(table: pd.DataFrame, path: Path) -> tuple[pd.Series, str | None, bool, int]:
     """Each row's step (NaN where it cannot be read), the column it came from (None: the row's number), whether the
     steps are epoch numbers, and how many rows were dropped."""
-    lowered = {c.lower(): c for c in table.columns}
+    lowered = {table_column(c): c for c in table.columns}
     column = next((lowered[c] for c in TABLE_STEP_COLUMNS if c in lowered), None) or lowered["epoch"]
-    epoch_numbers = column.lower() == "epoch"
+    epoch_numbers = table_column(column) == "epoch"
     raw = pd.to_numeric(table[column], errors="coerce")
     whole = raw.where(np.isfinite(raw) & (raw == np.floor(raw)) & (raw >= 0))
     if epoch_numbers and raw.notna().any() and whole.notna().sum() < raw.notna().sum():
@@ -90,11 +104,37 @@ def _steps(table: pd.DataFrame, path: Path) -> tuple[pd.Series, str | None, bool
         return steps, None, False, int(raw.isna().sum())
     if epoch_numbers and whole.notna().any():
         whole = whole - whole.min() + 1  # numbered from 1, whichever epoch the script counts from
-    counts = whole.value_counts()
+    counts = whole[_loss_rows(table)].value_counts()
     if len(counts) and float(counts.mean()) > _ROWS_A_STEP:
         raise UnreadableFile(path, f"about {counts.mean():.0f} rows at each step: a per-example table, not a "
                                    "training log")
     return whole, column, epoch_numbers, int(whole.isna().sum())
+
+
+# A column that holds the model's whole size (AndyZhao2023_assignment1-basics' logger: `model/total_parameters`, one
+# row at step 0); a trainable count is no size (an adapter's)
+_SIZE_COLUMNS = frozenset({"total_parameters", "total_params", "num_parameters", "num_params", "n_params"})
+
+
+def _parameter_count(table: pd.DataFrame) -> dict:
+    """{"console_n_params", "console_n_params_line"} where a column holds one whole-model count (`run_config` reads
+    them as a console's count); {} otherwise."""
+    for column in table.columns:
+        if column.strip().lower().rpartition("/")[2] not in _SIZE_COLUMNS:
+            continue
+        counts = pd.to_numeric(table[column], errors="coerce").dropna().unique()
+        if len(counts) == 1 and counts[0] >= 1 and counts[0] == int(counts[0]):
+            return {"console_n_params": int(counts[0]), "console_n_params_line": f"column {column}: {int(counts[0]):,}"}
+    return {}
+
+
+def _loss_rows(table: pd.DataFrame) -> pd.Series:
+    """The rows with a loss cell filled (every row where no loss cell is): a logger that writes one sparse row per
+    metric group at each step (AndyZhao2023_assignment1-basics: model/*, learning_rate/*, train/*, timing, eval/*
+    rows, 172 rows over 41 steps) has one loss row a step, where a per-example table has many."""
+    columns = [c for c in table.columns if table_column(c) in TABLE_LOSS_COLUMNS]
+    filled = ~_empty_cells(table[columns]).all(axis=1) if columns else pd.Series(True, index=table.index)
+    return filled if filled.any() else pd.Series(True, index=table.index)
 
 
 def _long_frame(table: pd.DataFrame, steps: pd.Series, step_column: str | None, epoch_numbers: bool) -> pd.DataFrame:
@@ -111,15 +151,24 @@ def _long_frame(table: pd.DataFrame, steps: pd.Series, step_column: str | None, 
             valid |= _written_nan(table.loc[keep], column)
         if valid.any():
             parts.append(pd.DataFrame({"step": steps[keep][valid].astype("int64").to_numpy(), "metric": name,
-                                       "value": values[valid].astype("float64").to_numpy()}))
+                                       "value": values[valid].astype("float64").to_numpy(),
+                                       "_row": np.flatnonzero(valid.to_numpy())}))
     if epoch_numbers:
         parts.append(pd.DataFrame({"step": steps[keep].astype("int64").to_numpy(), "metric": "epoch",
-                                   "value": steps[keep].astype("float64").to_numpy()}))
+                                   "value": steps[keep].astype("float64").to_numpy(), "_row": np.arange(int(keep.sum()))}))
     if not parts:
         return empty_frame()
     frame = pd.concat(parts, ignore_index=True)
     frame["wall_time"] = math.nan
-    return frame.sort_values("step", kind="stable").reset_index(drop=True)
+    # in the file's order of rows: a step going back is a new launch appended to the file, which the timeline takes as
+    # a new attempt (AlexCheema_RetroInference: two 30-epoch runs; 25125334-bjtu_transformer-iwslt17: six launches)
+    frame = frame.sort_values("_row" if _appended_launches(steps[keep]) else "step", kind="stable")
+    return frame.drop(columns="_row").reset_index(drop=True)
+
+
+def _appended_launches(steps: pd.Series) -> bool:
+    """Whether the rows' steps go back in the file's order (a launch appended after another)."""
+    return bool((np.diff(steps.to_numpy(dtype="float64")) < 0).any())
 
 
 def _written_nan(table: pd.DataFrame, column: str) -> pd.Series:
@@ -143,7 +192,7 @@ def _empty_cells(table: pd.DataFrame) -> pd.DataFrame:
 
 def _names(columns: list[str]) -> dict[str, str]:
     """{column: the timeline's name} of the columns to read (left-out ones not among them)."""
-    lowered = [c.lower() for c in columns]
+    lowered = [table_column(c) for c in columns]
     own_loss = "loss" in lowered or "train/loss" in lowered
     named = {column: _name(column, low, own_loss) for column, low in zip(columns, lowered)}
     return {column: name for column, name in named.items() if name}
@@ -153,8 +202,10 @@ def _name(column: str, low: str, own_loss: bool) -> str | None:
     """The timeline's name of one column; None for an index column and Lightning's per-epoch means."""
     if not low or low.startswith("unnamed:") or low.endswith("_epoch"):
         return None
-    if low.startswith("lr-"):  # Lightning's LearningRateMonitor: lr-AdamW (lr-AdamW/pg1, lr-AdamW-momentum: not kept)
-        return "learning_rate" if is_lr_monitor_rate(low) else None
+    if column.lower().startswith("lr-"):  # Lightning's LearningRateMonitor: lr-AdamW (lr-AdamW/pg1, -momentum: not kept)
+        return "learning_rate" if is_lr_monitor_rate(column) else None
     if low == "train_loss" and not own_loss:
         return "loss"
-    return STEP_LOSS_NAMES.get(low) or canonical_metric(column)
+    name = STEP_LOSS_NAMES.get(low) or canonical_metric(column)
+    spaced = name == column.strip() and re.search(r"[\s-]", name)  # `Validation Loss`: eval_loss
+    return canonical_metric(low) if spaced else name

@@ -201,6 +201,13 @@ def read_autotrain_params(path) -> dict[str, Any]:
     return autotrain_values(read_json_object(path))
 
 
+def read_model_metadata(path) -> dict[str, Any]:
+    """A training script's own model_metadata.json: its `total_params` (Keras' model.count_params(), as
+    AnggaMarcelio_english-javanese-lstm-attention writes it) is the model's size."""
+    total = read_json_object(path).get("total_params")
+    return {"n_params": total} if type(total) is int and total > 0 else {}
+
+
 def h2o_llmstudio_values(args: dict) -> dict[str, Any]:
     """H2O LLM Studio's cfg.yaml (its experiment's configuration): `training.lora` a LoRA (a QLoRA where
     `architecture.backbone_dtype` is int4 / int8), `environment.mixed_precision_dtype` the precision where

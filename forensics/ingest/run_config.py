@@ -66,7 +66,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_tracker_configs(config, layout, timeline)
     for kind, reader in (("llamafactory", fc.read_llamafactory_args), ("finetuning_args", fc.read_finetuning_args),
                          ("swift", fc.read_swift_args), ("autotrain", fc.read_autotrain_params),
-                         ("ludwig", fc.read_ludwig_hyperparameters),
+                         ("ludwig", fc.read_ludwig_hyperparameters), ("model_metadata", fc.read_model_metadata),
                          ("yaml", cf.read_config_yaml), ("command", command_line.read_wandb_metadata),
                          ("launch", command_line.read_command_file)):
         for path in by_kind[kind]:
@@ -158,7 +158,8 @@ def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
     kinds: dict[str, list[Path]] = {k: [] for k in ("training_args", "finetuning_args", "llamafactory", "swift",
                                                     "optim_states", "deepspeed",
                                                     "model_config", "adapter", "model_card", "scaler", "model_states",
-                                                    "megatron", "yaml", "command", "launch", "autotrain", "ludwig")}
+                                                    "megatron", "yaml", "command", "launch", "autotrain", "ludwig",
+                                                    "model_metadata")}
     for path in layout.config_files:
         kind = _kind_of(path.name)
         if kind == "deepspeed" and _holds_llamafactory_args(path):  # (discovery took it in for what it holds)
@@ -192,6 +193,8 @@ def _kind_of(name: str) -> str | None:
         return "autotrain"
     if name == "model_hyperparameters.json":
         return "ludwig"
+    if name == "model_metadata.json":
+        return "model_metadata"
     if name == "wandb-metadata.json":
         return "command"
     if lowered.endswith((".txt", ".sh")) or "." not in name:  # (the layout keeps such a file only if it is one

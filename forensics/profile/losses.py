@@ -35,6 +35,22 @@ def _training_losses(timeline: Timeline) -> np.ndarray:
     return loss[np.isfinite(loss)]
 
 
+def _launches_losses(timeline: Timeline) -> np.ndarray:
+    """The training loss of every launch of the file that holds the final one, in the file's order, where it holds
+    several: the run started over from its first step (25125334-bjtu_transformer-iwslt17 appends six launches to one
+    CSV; its first starts at 8.47, about ln V, the last at 5.34 after an epoch): the run's model began on random
+    weights where its first launch did. Empty where the file holds one launch."""
+    final = timeline.final()
+    first = final.loc[final["metric"] == "loss", "source"]
+    if first.empty:
+        return np.empty(0)
+    rows = timeline.frame[(timeline.frame["source"] == first.iloc[0]) & (timeline.frame["metric"] == "loss")]
+    if rows["segment"].nunique() < 2:
+        return np.empty(0)
+    loss = rows.sort_values(["segment", "step"], kind="stable")["value"].to_numpy(dtype="float64")
+    return loss[np.isfinite(loss)]
+
+
 def _starts_at_random_guess(timeline: Timeline, vocab_size: int | None = None) -> float | None:
     """The first logged training loss when it sits where a randomly initialised model's does, about
     ln(vocabulary) (9 to 13 for 8k to 440k tokens, or from `_NEAR_THE_GUESS` x ln V up where the model's config gives
@@ -45,8 +61,11 @@ def _starts_at_random_guess(timeline: Timeline, vocab_size: int | None = None) -
     `_SCRATCH_LOW` nats up it counts too when the loss then falls by 40% or more, gradually: above half its start
     over the first `_SLOW_SHARE` of the logged points (a fine-tune of a trained model never starts there unless
     something is broken at its start, and then it falls within a few steps: 8.3 -> 1.3 in ten). Else None."""
+    at_the_guess = _short_log_at_a_known_guess(timeline, vocab_size)
+    if at_the_guess is not None:
+        return at_the_guess
     lo, hi = random_guess_range(vocab_size)
-    for loss in (_training_losses(timeline), _per_token_losses_from_perplexity(timeline)):
+    for loss in (_training_losses(timeline), _per_token_losses_from_perplexity(timeline), _launches_losses(timeline)):
         if len(loss) < 3 or not min(_SCRATCH_LOW, lo) <= loss[0] <= hi:
             continue
         tail = float(np.median(loss[-max(1, len(loss) // 10):]))
@@ -57,6 +76,23 @@ def _starts_at_random_guess(timeline: Timeline, vocab_size: int | None = None) -
         if loss[0] >= lo and (tail <= _CLEAR_FALL * loss[0] or steady) or gradual and tail <= _FELL * loss[0]:
             return float(loss[0])
     return None
+
+def _short_log_at_a_known_guess(timeline: Timeline, vocab_size: int | None) -> float | None:
+    """The first loss of a log too short to show a fall (under 3 points) when it is within `_AT_THE_GUESS` of ln V
+    for the config's vocabulary or, with none, a common one (`_COMMON_VOCABULARIES`): only random weights score a
+    text at the uniform guess (amjadmajid_llm_toaster's 2-step smoke test: 10.818 = ln 50257 at step 1). Else None."""
+    loss = _training_losses(timeline)
+    if not 1 <= len(loss) < 3:
+        return None
+    sizes = (vocab_size,) if isinstance(vocab_size, int) and vocab_size >= SMALLEST_VOCABULARY else _COMMON_VOCABULARIES
+    first = float(loss[0])
+    return first if any(abs(first - math.log(v)) <= _AT_THE_GUESS * math.log(v) for v in sizes) else None
+
+
+# GPT-2's (and nanoGPT's padded), LLaMA's, cl100k's, Llama 3's and Qwen2's vocabularies
+_COMMON_VOCABULARIES = (50257, 50304, 32000, 100277, 128256, 151936)
+_AT_THE_GUESS = 0.01  # a share of ln V: a fresh model's first step or two leave it a few hundredths under the guess
+
 
 def random_guess_range(vocab_size: int | None) -> tuple[float, float]:
     """(low, high) of the first losses read as a model's on random weights: any vocabulary's uniform guess
