@@ -130,18 +130,30 @@ _STEADY = 0.8  # or down from one point to the next at this share of them
 
 
 def _character_model_at_step_zero(timeline: Timeline) -> float | None:
-    """The held-out loss a nanoGPT-style console measured at step 0, before any update (`step 0: train loss X, val
-    loss Y`), when it is the uniform guess over a character-sized vocabulary (ln 32 .. `_SCRATCH_LOW`, a byte or
-    character alphabet) and then falls to under half of it: a model on random weights (MatthewZhang473_GPT_from_
-    scratch: val 4.2820 at step 0, ln 65 = 4.17 for tiny Shakespeare's characters, 1.47 at the end). A pretrained
-    model's held-out loss on its fine-tuning text starts near where it ends (nanoGPT's finetune_shakespeare from
-    GPT-2: about 3.5, then near 3). Else None."""
-    if "nanogpt" not in timeline.console_kinds:
-        return None
+    """The held-out loss measured before the model learned anything (`_before_any_update`) when it is the uniform
+    guess over a character-sized vocabulary (ln 32 .. `_SCRATCH_LOW`, a byte or character alphabet) and then falls to
+    under half of it: a model on random weights (MatthewZhang473_GPT_from_scratch: val 4.2820 at step 0, ln 65 = 4.17
+    for tiny Shakespeare's characters, 1.47 at the end). A pretrained model's held-out loss on its fine-tuning text
+    starts near where it ends (nanoGPT's finetune_shakespeare from GPT-2: about 3.5, then near 3). Else None."""
     held_out = timeline.series("eval_loss").dropna()
-    if len(held_out) < 3 or held_out.index[0] != 0:
+    if len(held_out) < 3 or not _before_any_update(timeline, held_out):
         return None
     first = float(held_out.iloc[0])
     if not math.log(SMALLEST_VOCABULARY) <= first <= _SCRATCH_LOW:
         return None
     return first if float(held_out.iloc[-1]) <= _HALVED * first else None
+
+
+def _before_any_update(timeline: Timeline, held_out) -> bool:
+    """Whether the first held-out loss was measured before any update: at step 0 of a nanoGPT-style console, or
+    level with the training loss measured at the same point (within `_SAME_GUESS`), a model that predicts its own
+    training text no better than unseen text, as a uniform guess does (danis-b_YodaGPT's table, whose row 0 is read as
+    the end of epoch 1: train 4.3513, val 4.3519, ln 64 = 4.16 for its 64 characters)."""
+    if "nanogpt" in timeline.console_kinds and held_out.index[0] == 0:
+        return True
+    train = timeline.series("loss").dropna()
+    return len(train) > 0 and train.index[0] == held_out.index[0] \
+        and abs(float(train.iloc[0]) - float(held_out.iloc[0])) <= _SAME_GUESS * float(held_out.iloc[0])
+
+
+_SAME_GUESS = 0.01  # train and held-out losses of a model on random weights: the same guess on both, to a few 0.1%

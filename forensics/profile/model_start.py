@@ -43,13 +43,14 @@ def _console_from_scratch(timeline: Timeline) -> tuple[str, str] | None:
 
 def _pretrained_seq2seq(config: RunConfig) -> str | None:
     """What says the run fine-tunes a trained encoder-decoder: the model's config (`is_encoder_decoder`, an
-    `...ForConditionalGeneration` head) with the checkpoint it was loaded from, or Seq2SeqTrainingArguments with
+    `...ForConditionalGeneration` head; or the head alone, of an encoder-decoder family) with the checkpoint it was
+    loaded from, or Seq2SeqTrainingArguments with
     predict_with_generate; else None."""
-    if config.get("model.is_encoder_decoder") is not True:
-        return None
     architectures = config.get("model.architectures")
     head = next((n for n in (architectures if isinstance(architectures, list) else [architectures])
                  if isinstance(n, str) and n.endswith(("ForConditionalGeneration", "EncoderDecoderModel"))), None)
+    if config.get("model.is_encoder_decoder") is not True and not _an_encoder_decoder_head(head):
+        return None
     start = config.get("model._name_or_path") or config.get("model.name_or_path")
     if head is None:
         return None
@@ -59,6 +60,18 @@ def _pretrained_seq2seq(config: RunConfig) -> str | None:
         return (f"an encoder-decoder ({head}, {config.source_of('model.architectures')}) trained with "
                 f"Seq2SeqTrainingArguments' predict_with_generate ({config.source_of('predict_with_generate')})")
     return None
+
+
+# The encoder-decoder families whose `...ForConditionalGeneration` head a notebook's code names where no saved config
+# says is_encoder_decoder (bmcmahan2016_cs-269-SLG's T5ForConditionalGeneration.from_pretrained("t5-base") in a plain
+# loop); other families' heads of that name are decoders (Llava, Qwen2-VL, PaliGemma, Gemma 3)
+_ENCODER_DECODERS = ("T5", "MT5", "UMT5", "LongT5", "Bart", "MBart", "PLBart", "Pegasus", "BigBirdPegasus", "Marian",
+                     "LED", "M2M100", "NllbMoe", "Blenderbot", "ProphetNet", "FSMT", "Mvp", "SwitchTransformers")
+
+
+def _an_encoder_decoder_head(head: str | None) -> bool:
+    return isinstance(head, str) and (head.endswith("EncoderDecoderModel")
+                                      or head.removesuffix("ForConditionalGeneration") in _ENCODER_DECODERS)
 
 
 def _console_seq2seq_trainer(timeline: Timeline) -> str | None:

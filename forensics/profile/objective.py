@@ -199,8 +199,9 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
         return "pretrain", None
     fresh = None if adapter or base else _character_model_at_step_zero(timeline)
     if fresh is not None:
-        evidence["objective"] = (f"the held-out loss at step 0, before any update, is {fresh:.4g}, about ln(a "
-                                 f"character vocabulary), and falls to under half of it{_FROM_SCRATCH}")
+        evidence["objective"] = (f"the first held-out loss, measured before any update (at step 0, or level with "
+                                 f"the training loss), is {fresh:.4g}, about ln(a character vocabulary), and falls to "
+                                 f"under half of it{_FROM_SCRATCH}")
         return "pretrain", None
     # (a first loss logged after many steps is far under ln(vocabulary): the config still says where it began)
     own_vocabulary = None if adapter else _fresh_model_config(config)
@@ -265,6 +266,15 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
         evidence["objective"] = (f"a {task} adapter ({config.source_of('adapter.task_type')}) trained on the language-"
                                  "model loss, with no preference, RL or reward metrics: supervised fine-tuning")
         return "sft", None
+    unsloth_adapter = _unsloth_adapter_banner(timeline) if adapter else None
+    if unsloth_adapter is not None and "loss" in metrics and supervised:
+        # Unsloth's trainer trains a LoRA on a trained (causal) language model, as a CAUSAL_LM adapter above: with
+        # none of the preference, RL or reward metrics looked for and no name saying continued pre-training (read
+        # above), supervised fine-tuning (hussien_MedQA's pasted notebook output, 0.43% of Qwen3-14B trained)
+        evidence["objective"] = (f"Unsloth's training banner shows a LoRA adapter on a trained model ({unsloth_adapter}), "
+                                 "trained on the language-model loss with no preference, RL or reward metrics: "
+                                 "supervised fine-tuning")
+        return "sft", None
     seq2seq = _pretrained_seq2seq(config) or _console_seq2seq_trainer(timeline)
     on_loss = "loss" if "loss" in metrics else "eval_loss" if "eval_loss" in metrics else None
     if seq2seq is not None and on_loss and supervised:
@@ -276,6 +286,20 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
                                  "supervised (sequence-to-sequence) fine-tuning")
         return "sft", None
     return None
+
+
+def _unsloth_adapter_banner(timeline: Timeline) -> str | None:
+    """`source: N of M parameters trainable` of an Unsloth training banner whose trained share is a LoRA's alone (under
+    `_LORA_ALONE_SHARE`), else None. Continued pre-training with Unsloth trains the embeddings and the head beside the
+    LoRA, a far larger share (unslothai_unsloth_issue1145: 982,515,712 of a 3B model)."""
+    banner = next((b for b in timeline.banners if b.kind == "unsloth" and b.trainable_params and b.all_params
+                   and b.trainable_params < _LORA_ALONE_SHARE * b.all_params), None)
+    if banner is None:
+        return None
+    return f"{banner.source}: {banner.trainable_params:,} of {banner.all_params:,} parameters trainable"
+
+
+_LORA_ALONE_SHARE = 0.1  # LoRA matrices: a few % of a model at most; a 128k vocabulary's embeddings and head are 13% of 8B
 
 
 def _stages_named(text: str) -> int:

@@ -97,7 +97,7 @@ _ADAPTER_WORDS = re.compile(r"(?i)peft|lora|adapter|load_in_[48]bit|bitsandbytes
 def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, loaded: bool) -> bool:
     """The code that ran builds a Trainer around a pre-trained model it loaded (`from_pretrained`, its name a literal
     or not: `config.base_model_name`), or a hand-written loop's optimizer over every parameter of a model the notebook
-    loads or builds (`_optimizer_over_a_whole_model`) or hands by name, and nothing in the notebook's code (`code`:
+    loads or builds (`_optimizer_over_a_whole_model`, a TensorFlow loop's `_gradients_applied_to_a_whole_model`) or hands by name, and nothing in the notebook's code (`code`:
     the cells that ran where the cells carry counts, else every cell, run or not) sets up an adapter or a quantized
     base: every weight is trained. A notebook that trains through a shell command
     (`!python train.py --lora ...`) shows no Trainer here."""
@@ -109,7 +109,27 @@ def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, 
         return False
     if loaded and any(name.endswith("Trainer") for name in called) and not _sets_weights_aside(trees, python):
         return True
-    return _optimizer_over_a_whole_model(trees) and not _FREEZE_CALLS.search(python)
+    return (_optimizer_over_a_whole_model(trees) or _gradients_applied_to_a_whole_model(trees, python)) \
+        and not _FREEZE_CALLS.search(python)
+
+
+# Keras sets a layer's (or model's) weights aside from training by `layer.trainable = False`
+_KERAS_FREEZE = re.compile(r"\.trainable\s*=\s*False")
+_KERAS_WEIGHTS = ("trainable_variables", "trainable_weights")
+
+
+def _gradients_applied_to_a_whole_model(trees: list, python: str) -> bool:
+    """A TensorFlow loop's `optimizer.apply_gradients(zip(grads, model.trainable_variables))` over a model the notebook
+    loads or builds (`_models_made`: a Keras `Model(inputs, outputs)`): the gradient tape's update of every weight
+    Keras trains (AaronBarbosa12_transformer_model's GradientTape loop, the Keras counterpart of an optimizer over
+    `model.parameters()`), and no `trainable = False` in the code."""
+    if _KERAS_FREEZE.search(python):
+        return False
+    models = _models_made(trees)
+    return any(isinstance(node, ast.Call) and _called_name(node.func) == "apply_gradients"
+               and any(isinstance(n, ast.Attribute) and n.attr in _KERAS_WEIGHTS and isinstance(n.value, ast.Name)
+                       and n.value.id in models for n in ast.walk(node))
+               for tree in trees for node in ast.walk(tree))
 
 
 # A torch (or bitsandbytes, or a paper's) optimizer class: what a hand-written loop builds over the weights it trains

@@ -125,8 +125,9 @@ _LOWER_PRECISION_WORDS = re.compile(r"(?i)autocast|gradscaler|\.half\(|float16|b
                                     r"quantiz|bitsandbytes|\bdtype\s*=(?!\s*(?:(?:torch|tf|np|numpy)\.(?:long|int\d*|bool|"
                                     r"uint8|float32)\b|[\w.]+\.dtype\b))|"
                                     r"deepspeed|accelerator\s*\(|\bxla\b|xla_|\btpu|set_default_tensor_type")
-# The call that trains in the notebook's own code: a hand-written loop's backward pass, Keras' fit
-_TRAINING_CALLS = ("backward", "fit")
+# The call that trains in the notebook's own code: a hand-written loop's backward pass, Keras' fit, a TensorFlow
+# GradientTape loop's update (AaronBarbosa12_transformer_model: `optimizer.apply_gradients(zip(grads, ...))`)
+_TRAINING_CALLS = ("backward", "fit", "apply_gradients")
 
 
 def _trains_in_default_float32(trees: list, code: str) -> bool:
