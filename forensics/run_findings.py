@@ -13,6 +13,7 @@ import numpy as np
 
 from .analyzers import metrics_from_rows, run_all
 from .analyzers.chain import link_skipped_batches, link_weight_damage
+from .analyzers.classifier_at_chance import detect_classifier_at_chance
 from .analyzers.early_overshoot import detect_early_overshoot
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_start_near_the_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
@@ -20,8 +21,7 @@ from .analyzers.learning_evidence import detect_ended_near_the_guess, for_a_rewa
 from .analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
 from .analyzers.memorization import memorized_from_scratch
 from .analyzers.metrics import RLMetrics, finite, is_preference_log
-from .analyzers.never_learned import (detect_classifier_at_chance, detect_dpo_loss_never_under_chance,
-                                      detect_reward_model_at_chance)
+from .analyzers.never_learned import detect_dpo_loss_never_under_chance, detect_reward_model_at_chance
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
 from .analyzers.planned_restarts import without_planned_restarts

@@ -13,7 +13,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 import forensics
 from forensics.ingest import notebook
-from forensics.ingest.console_facts import _said_param_count
+from forensics.ingest.console_param_counts import said_param_count
 from support.format_runs import analyze_logs, write_file
 
 
@@ -160,7 +160,7 @@ def test_a_pickled_dict_read_by_its_keys_is_no_weights_load(tmp_path):
 
 
 def test_a_parameter_count_in_thousands_is_read():
-    assert _said_param_count("59.328 K parameters\n")[0] == 59328
+    assert said_param_count("59.328 K parameters\n")[0] == 59328
 
 
 def test_a_notebook_printing_k_parameters_gives_the_model_size(tmp_path):
@@ -168,7 +168,7 @@ def test_a_notebook_printing_k_parameters_gives_the_model_size(tmp_path):
 
 
 def test_a_lowercase_k_in_prose_is_no_count():
-    assert _said_param_count("we trained with 5 k parameters frozen\n") is None
+    assert said_param_count("we trained with 5 k parameters frozen\n") is None
 
 
 # --- Keras' mixed-precision policy -----------------------------------------------------------------------------------

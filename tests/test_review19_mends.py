@@ -15,7 +15,7 @@ import pytest
 from forensics.analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
 from forensics.analyzers.reward_decline import detect_reward_decline
 from forensics.config import Thresholds
-from forensics.ingest.console_facts import _parameter_count_said
+from forensics.ingest.console_param_counts import parameter_count_said
 from forensics.ingest.console_recipes import recipe_facts
 from forensics.ingest.wandb import _own_counter
 from forensics.ingest.wandb_files import _summary_frame
@@ -25,11 +25,11 @@ _TITAN = "[rank0]:[titan] 2025-01-01 10:00:00,000 - root - INFO - Model llama3 d
 
 @pytest.mark.parametrize("size", [",,,,", "99,999,999,999,999,999,999", "0"])
 def test_a_printed_size_that_is_no_models_count_is_no_size(size):
-    assert "console_n_params" not in _parameter_count_said(_TITAN.format(size))
+    assert "console_n_params" not in parameter_count_said(_TITAN.format(size))
 
 
 def test_a_printed_titan_size_is_still_read():
-    assert _parameter_count_said(_TITAN.format("8,566,272"))["console_n_params"] == 8566272
+    assert parameter_count_said(_TITAN.format("8,566,272"))["console_n_params"] == 8566272
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, 1e300, -5])

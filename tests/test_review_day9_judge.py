@@ -228,7 +228,7 @@ def test_a_final_eval_equal_to_a_later_eval_not_the_best_is_kept():
 
 # ---- a k-way classifier (its config's num_labels) at ln k with no eval accuracy logged ---------------------------------
 
-from forensics.analyzers.never_learned import detect_classifier_at_chance  # noqa: E402
+from forensics.analyzers.classifier_at_chance import detect_classifier_at_chance  # noqa: E402
 
 
 def _classifier(level: float, evals: list[float]) -> dict:

@@ -9,7 +9,7 @@ Two levels are the signature of a model that learned nothing (VERDICTS.md):
   loss that sits flat in that range from the first step to the last, with grad_norm 0 or no
   movement, is a model that never got a gradient.
 * ln k for a classifier or multiple-choice model over k answers (k = 2 to 20): the training loss at
-  ln k at (nearly) every step, and the eval accuracy at chance too (about 1/k).
+  ln k at (nearly) every step, and the eval accuracy at chance too (about 1/k) (`classifier_at_chance`).
 * any level, for a pairwise log (ORPO's loss carries an NLL term) whose held-out evaluation never moved (three
   evaluations or more over half the log and more, the eval loss within `_HELD_STILL` and the pair accuracy within
   `_ACCURACY_STILL`) while its training pairs stayed at chance (`_pairs_never_moved`).
@@ -29,6 +29,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
+from .classifier_at_chance import at_chance
 from .metrics import (EVAL_ACCURACY_KEYS, GRAD_NORM, LN2, LOSS, Metrics, finite, format_number, is_preference_log,
                       real_loss)
 from .stuck_at_guess import STUCK_FROM
@@ -53,90 +54,13 @@ def detect_never_learned(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     if is_preference_log(metrics):
         return (_at_ln2(metrics, loss, values, thresholds) or _pairs_never_moved(metrics, loss)
                 or _pairs_never_preferred(metrics, loss))
-    return (_at_fresh_head(metrics, loss, values, thresholds) or _at_chance(metrics, loss, values)
+    return (_at_fresh_head(metrics, loss, values, thresholds) or at_chance(metrics, loss, values)
             or unmoved_for_an_epoch(metrics, loss, values))
 
 
 # a pairwise log at ln 2 with grad_norm exactly 0 and every reward exactly 0 at this many points is judged however short
 # (TRL issue 4023: three DPO lines of 0.6934, grad_norm 0.0, rewards 0.0 while the warm-up raised the rate)
 _FEWEST_STILL_PAIRWISE = 3
-def _at_chance(metrics: Metrics, loss, values) -> list[Finding]:
-    """A classifier or multiple-choice model at the uniform guess over k answers: the training loss at ln k
-    (k = 2 to 20) at nearly every logged step, and its evaluation says the same (accuracy at 1/k, or the eval
-    loss at ln k)."""
-    level = float(np.median(values))
-    if not 0.5 <= level <= math.log(_MAX_CHOICES + 1):  # also keeps exp() in range
-        return []
-    k = round(math.exp(level))
-    if not 2 <= k <= _MAX_CHOICES:
-        return []
-    chance = math.log(k)
-    near = np.abs(values - chance) <= _CHANCE_TOLERANCE * chance
-    why = _evaluated_at_chance(metrics, k, chance) if near.mean() >= 0.9 else None
-    if why is None:
-        return []
-    message = (f"the model never learned: the loss stays at ln {k} = {format_number(chance)} (a uniform guess over "
-               f"{k} answers) at {int(near.sum())} of {len(values)} logged steps, and {why}. Check that the labels "
-               "reach the loss (the label column, the answer format), that the classification head is trained, "
-               "and the learning rate.")
-    return [never_learned_finding(loss, message, {"level": chance, "choices": k, "reason": why,
-                                     "share_at_level": float(near.mean())})]
-
-
-def detect_classifier_at_chance(metrics: Metrics, thresholds: Thresholds, num_labels) -> list[Finding]:
-    """One `never_learned` error for a classifier whose config gives its k labels (num_labels, a k-way head): the
-    training loss at ln k at 90% of `never_learned_points` or more logged steps and every one of two or more eval
-    losses within `_CHANCE_TOLERANCE` of it, or []. The head's label count says what the uniform guess is, where
-    no eval accuracy is logged (ananyakaligal's 4-way multiple-choice DeBERTa LoRA: 1.421 -> 1.356 over 137 points,
-    eval 1.3716, 1.3609, 1.3628 against ln 4 = 1.386)."""
-    loss = real_loss(metrics) if LOSS in metrics else None
-    evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
-    if any(key in metrics for key in EVAL_ACCURACY_KEYS):
-        return []  # an eval accuracy says whether it is at chance: `_at_chance` reads it
-    if not isinstance(num_labels, int) or isinstance(num_labels, bool) or not 2 <= num_labels <= _MAX_CHOICES \
-            or loss is None or len(loss) < thresholds.never_learned_points or evals is None or len(evals) < 2:
-        return []
-    chance, values = math.log(num_labels), loss.to_numpy()
-    near = np.abs(values - chance) <= _CHANCE_TOLERANCE * chance
-    if near.mean() < 0.9 or not np.all(np.abs(evals.to_numpy() - chance) <= _CHANCE_TOLERANCE * chance):
-        return []
-    message = (f"the model never learned: a {num_labels}-way classifier (num_labels {num_labels}) whose loss stays at "
-               f"ln {num_labels} = {format_number(chance)}, a uniform guess over its labels, at {int(near.sum())} of "
-               f"{len(values)} logged steps, and the eval loss stays there too ({format_number(float(evals.iloc[0]))} "
-               f"-> {format_number(float(evals.iloc[-1]))}). Check that the labels reach the loss, that the "
-               "classification head is trained (modules_to_save for an adapter), and the learning rate.")
-    return [never_learned_finding(loss, message, {"level": chance, "choices": num_labels, "reason": "classifier at ln k",
-                                     "share_at_level": float(near.mean())})]
-
-
-_MAX_CHOICES = 20
-_CHANCE_TOLERANCE = 0.03  # a loss within 3% of ln k sits at the uniform guess
-
-
-def _evaluated_at_chance(metrics: Metrics, k: int, chance: float) -> str | None:
-    """Why the evaluation shows a classifier at chance (the later half's eval accuracy within reach of 1/k), or
-    None. An accuracy is what says the model is a classifier at all: a language model's loss of 2.48 also sits
-    near ln 12, and an eval loss beside it says nothing about answers."""
-    accuracy = next((finite(metrics[key]) for key in EVAL_ACCURACY_KEYS if key in metrics), None)
-    evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
-    # two evaluations are enough where the eval loss sits at ln k beside them (surely-zoe: 0.330, 0.3315 for 3 labels)
-    at_level = evals is not None and len(evals) >= 2 and bool(np.all(np.abs(evals - chance) <= _CHANCE_TOLERANCE * chance))
-    if accuracy is not None and (len(accuracy) >= 3 or len(accuracy) >= 2 and at_level):
-        later = float(accuracy.iloc[len(accuracy) // 2:].median())
-        if abs(later - 1 / k) <= max(0.05, 0.25 / k):
-            return f"the eval accuracy stays at about {format_number(later)}, chance for {k} answers"
-    if k == 2 and evals is not None and len(evals) >= 2 and _held_out_at_ln2(evals):
-        return (f"the eval loss stays there too ({format_number(float(evals.iloc[0]))} -> "
-                f"{format_number(float(evals.iloc[-1]))}, not falling)")
-    return None
-
-
-def _held_out_at_ln2(evals) -> bool:
-    """The eval loss sits at ln 2 (its median within `_CHANCE_TOLERANCE`) and did not fall. Only ln 2 is read
-    without an accuracy: a language model's loss near ln 12 is common, but a training AND held-out loss both flat on
-    0.693 is a two-way guess (CPM-2's fine-tune: 0.699 -> 0.695 train, 0.702 -> 0.714 eval over 100 iterations)."""
-    level = float(np.median(evals.to_numpy()))
-    return abs(level - LN2) <= _CHANCE_TOLERANCE * LN2 and float(evals.iloc[-1]) >= float(evals.iloc[0]) - 0.005
 
 
 _TOLD_APART = 0.03  # a pairwise loss this far under ln 2 separates its pairs (a margin of about 0.06)

@@ -3,14 +3,15 @@
 Precision (DeepSpeed's config print, OLMo's, nanochat's, torchtune's, Unsloth's), the model's parameter count (the
 lines of OLMo, nanochat, Megatron, DeepSpeed's pipeline, a script's own), a base loaded in 4 bits, a value head,
 instruction-tuning data, a model card's owner; a crash that ended the run, TRL's trainer and transformers'
-Seq2SeqTrainer by the warnings about them come from `console_warnings`, the recipe's own words from `console_recipes`.
+Seq2SeqTrainer by the warnings about them come from `console_warnings`, the recipe's own words from `console_recipes`,
+the parameter counts from `console_param_counts`.
 """
 from __future__ import annotations
 
 import re
 
+from .console_param_counts import parameter_count_said, said_param_count
 from .console_recipes import PRECISION_NAMES, recipe_facts
-from .megatron_args import LAUNCHER_PREFIX
 from .console_text import line_at, line_end
 from .console_warnings import console_warnings
 from ..run_signs import final_exception, is_training_console, run_signs
@@ -41,13 +42,6 @@ _LIGHTNING_AMP = re.compile(r"^.*?\bUsing (16-?bit|bfloat16)(?: native)? Automat
 # (the second names the model type it is about: a notebook may try one model and train another)
 _UNSLOTH_FP32 = re.compile(r"Unsloth: Switching to (float32) training\b[^\n]*")
 _UNSLOTH_FP32_FOR = re.compile(r"Unsloth: Using float16 precision for (\S+) won't work! Using (float32)\b[^\n]*")
-# A script's own `Model params : 299,392,704  (0.299B)` line (the whole model's count, a parenthesis after it at most)
-_MODEL_PARAMS_SAID = re.compile(r"^[ \t]*(?i:model param(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})(?:[ \t]+\([^()\n]{1,30}\))?"
-                                r"[ \t]*\r?$", re.MULTILINE)
-# OLMo's `Total number of parameters: N`; a parameter summary's `Total params: N` / `Total Parameters: N`; OpenNMT-py's
-# `[... INFO] * number of parameters: N`, encoder, decoder and generator together (kmilink_OpenNMT-Indonesia-Bima)
-_TOTAL_PARAMS = re.compile(r"(?:(?i:total)|INFO\] \*) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})[ \t]*\r?$",
-                           re.MULTILINE)
 # A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
 # `load_in_4bit=True`, a bitsandbytes 4-bit model name, LLaMA-Factory's `Quantizing model to 4 bit with bitsandbytes.`)
 # or names QLoRA (`Q-LoRA`; QDoRA, a DoRA adapter on a 4-bit base: `Setting up QDoRa VietAI/vit5-base`): an adapter on
@@ -82,55 +76,17 @@ _CARD_OWNERS = (("axolotl", re.compile(r"Built with Axolotl|^axolotl version:", 
                 ("trl", re.compile(r"^This model was trained with \[?(?:SFT|DPO|ORPO|KTO|GRPO|PPO|Reward)|^- TRL: ", re.MULTILINE)),
                 ("hf_trainer", re.compile(r"^### Training results\s*$", re.MULTILINE)))
 _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTILINE)
-# parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
-# nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own;
-# a notebook's bare `print("Parameters", model.num_parameters())`: `Parameters 125239296` (eduseiti_ia368v_dd_class_05).
-# The line holds the name and the count only: not `Trainable parameters: N` (a part), nor a table's row or head.
-_NUMBER_OF_PARAMS = re.compile(r"^[ \t]*(?:[Nn]umber of )?[Pp]arameters[ \t]*[:=]?[ \t]*(\d{1,3}(?:,\d{3})+|\d{4,})[ \t]*\r?$",
-                               re.MULTILINE)
-_MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
 # The vocabulary a console prints: a model's args dataclass (torchtitan's `TransformerModelArgs(..., vocab_size=32000,
 # ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`), a script's
 # model summary in any case (santhoshv6/era_v4_s13_assignment's `  Vocab Size: 65`), the length of the TF PTB
 # tutorial's word-to-id map as its copies print it (graceGuor/emojiPrediction's `word_to_id.len:9277`)
 _VOCAB_SIZE = re.compile(r"\b(?:vocab(?:_| )size(?:=|: )|word_to_id\.len:)(\d{2,7})\b", re.IGNORECASE)
-# torchtitan's train.py: `Model llama3 8B size: 8,030,261,248 total parameters` (its colour codes around `size:`)
-_TITAN_MODEL_SIZE = re.compile(r"\bModel [^\n]{1,120}?size: (?:\x1b\[[0-9;]*m)?(\d{1,3}(?:,\d{3})+|\d{4,}) total parameters")
-# MiniMind's trainer_utils.py: `Model Params: 25.83M` (millions, two decimals)
-_MODEL_PARAMS_M = re.compile(r"^Model Params: (\d{1,6}(?:\.\d{1,3})?)M[ \t]*\r?$", re.MULTILINE)
-# ms-swift's model summary (`get_model_parameter_info`): `[INFO:swift] model_parameter_info: PeftModelForCausalLM:
-# 4038.9832M Params (16.5151M Trainable [0.4089%]), 0.0001M Buffers.` - the whole model, an adapter's weights included
-_SWIFT_MODEL_PARAMS = re.compile(r"model_parameter_info: \w+: (\d{1,7}(?:\.\d{1,6})?)M Params \(")
 # nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
 _COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\b.*$", re.MULTILINE)
 # a bitsandbytes 4-bit config printed as it is loaded (Unsloth's vLLM `Bitsandbytes config using kwargs = {...,
 # 'load_in_4bit': True, 'bnb_4bit_compute_dtype': 'bfloat16', ...}`): the 4-bit layers compute, and train, in that dtype
 _BNB_COMPUTE = re.compile(r"""['"]load_in_4bit['"]: True\b[^\n]*?['"]bnb_4bit_compute_dtype['"]: ['"]?(?:torch\.)?"""
                           r"""(bfloat16|float16|float32)\b""")
-# nanochat base_train / autoresearch train.py: `Parameter counts:`, one `name : 1,234` line each, `total : N`.
-_PARAMETER_COUNTS = re.compile(r"^Parameter counts:[ \t]*\r?\n(?:[ \t]*\w+[ \t]*: [\d,]+[ \t]*\r?\n){0,30}?"
-                               r"[ \t]*total[ \t]*: (\d{1,3}(?:,\d{3})+|\d{4,})[ \t]*\r?$", re.MULTILINE)
-# A script's own line with a count before the word: `Modele charge: 958,950,144 params (step 21000)`. A count of part
-# of the model (nanoGPT's `num decayed parameter tensors: 50, with 124,354,560 parameters`, a module tree's `wte:
-# Embedding (38,633,472 parameters)`, `Vision encoder: 303,507,456 params`, an adapter's) is no model size: lines
-# naming a part are passed over, and of the rest the largest count is the model's.
-_SAID_COUNT = re.compile(r"(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b", re.IGNORECASE)
-# the count after its name: `Model parameters: 124,439,808`, `Total parameters = 1234567890`, lit-gpt's `Total
-# parameters 162,322,944`
-_NAMED_COUNT = re.compile(r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]?\s*(\d{1,3}(?:,\d{3}){2,}|\d{7,})(?![\d,.])|"
-                          # ... or before `total parameters`: torchtitan's `Model llama3 8B size: 8,030,261,248 total
-                          # parameters`, torchtune's tutorial `6771970048 total params,`
-                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total\s+param(?:eter)?s\b|"
-                          # ... or the whole before the trainable part: `596,049,920 total, 596,049,920 trainable parameters`
-                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total(?=\s*,\s*[\d,]+\s+trainable\s+param(?:eter)?s\b)",
-                          re.IGNORECASE)
-_PART_WORDS = re.compile(r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|tensors?|groups?|stages?|ranks?|q?lora|peft|"
-                         r"adapters?|encoders?|vision|visual|lm[_ ]head|heads?:|teacher|student|reward|critic|"
-                         r"reference|ref|draft|pruned?|missing|skipped|unexpected|updated|experts?|active|optimizer|"
-                         r"processed)\b", re.IGNORECASE)
-# DeepSpeed's PipelineEngine, once per stage: `RANK=0 STAGE=0 LAYERS=14 [0, 14) STAGE_PARAMS=... TOTAL_PARAMS=N (...)
-# UNIQUE_PARAMS=N (...)`; UNIQUE_PARAMS counts tied weights once, the model's size.
-_PIPE_PARAMS = re.compile(r"^.*?\bUNIQUE_PARAMS=(\d{4,})\b.*$", re.MULTILINE)
 # A run that trains its own tokenizer first (B4rtekk1/CGPT: `Training BPE tokenizer on 1024 MiB ...`): a model whose
 # vocabulary is new has no trained weights to start from.
 _TRAINS_TOKENIZER = re.compile(r"^[ \t]*Training (?:a |the |new )?(?:BPE |WordPiece |Unigram |SentencePiece |byte-level )?"
@@ -171,7 +127,7 @@ def console_facts(text: str) -> dict:
     `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`,
     `console_vocab_size`, each with
     `<key>_line`."""
-    out = {**_precision_said(text), **_parameter_count_said(text), **_vocabulary_said(text)}
+    out = {**_precision_said(text), **parameter_count_said(text), **_vocabulary_said(text)}
     for key, value in recipe_facts(text).items():
         out.setdefault(key, value)  # a precision said above (DeepSpeed's, ...) stands
     out.update(_start_up_lines(text))
@@ -212,38 +168,6 @@ def _precision_said(text: str) -> dict:
         out["console_precision"], out["console_precision_model"] = "fp32", m.group(1)
         out["console_precision_line"] = line_end(m.group(0))
     return out
-
-
-_MOST_PARAMS = 10 ** 13  # ten trillion: past any model trained; a larger printed count is no model's size
-
-
-def _parameter_count_said(text: str) -> dict:
-    """`console_n_params` (with its `_line`): the whole model's count as OLMo, nanochat, parameter-golf, DeepSpeed's
-    pipeline, a script's `Model params :` line, Megatron (one tensor and one pipeline rank), torchtitan, MiniMind or
-    ms-swift say it."""
-    out: dict = {}
-    m = _TOTAL_PARAMS.search(text) or _PARAMETER_COUNTS.search(text) or _MODEL_PARAMS.search(text) or (
-        "arameters" in text and _NUMBER_OF_PARAMS.search(text)) or (
-        "UNIQUE_PARAMS=" in text and _PIPE_PARAMS.search(text)) or _MODEL_PARAMS_SAID.search(text) or (
-        "model parallel rank" in text and _megatron_whole_model(text)) or (
-        " total parameters" in text and _TITAN_MODEL_SIZE.search(text))
-    if m and 0 < int(m.group(1).replace(",", "")) <= _MOST_PARAMS:
-        out["console_n_params"] = int(m.group(1).replace(",", ""))
-        out["console_n_params_line"] = line_end(line_at(text, m.start(1)))  # the total's own line
-    elif m := ("Model Params: " in text and _MODEL_PARAMS_M.search(text)) or (
-            "model_parameter_info: " in text and _SWIFT_MODEL_PARAMS.search(text)):
-        out["console_n_params"] = round(float(m.group(1)) * 1e6)
-        out["console_n_params_line"] = line_end(line_at(text, m.start(1)))
-    elif m := _TOTAL_PARAMS_SCALED.search(text):
-        out["console_n_params"] = round(float(m.group(1)) * _SCALES[m.group(2)])
-        out["console_n_params_line"] = line_end(line_at(text, m.start(1)))
-    return out
-
-
-# ... the total in thousands, millions or billions after its name: `total params = 10.79M` (MatthewZhang473_GPT_from_
-# scratch's gpt.py, a 10.79M character GPT), `Total parameters: 124.4M`
-_TOTAL_PARAMS_SCALED = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*"
-                                  r"(\d{1,4}(?:\.\d{1,6})?)[ \t]?([KMB])[ \t]*\r?$", re.MULTILINE)
 
 
 def _vocabulary_said(text: str) -> dict:
@@ -314,7 +238,7 @@ def _model_lines(text: str) -> dict:
     if said:
         out["console_4bit"] = said
         out["console_4bit_layers"] = bool(_FOUR_BIT_LAYER.search(said))
-    said = _said_param_count(text) if "aram" in text or "ARAM" in text else None
+    said = said_param_count(text) if "aram" in text or "ARAM" in text else None
     if said is not None:
         out["console_params_said"], out["console_params_said_line"] = said
     named = lora_named(text)
@@ -333,21 +257,6 @@ def lora_named(text: str) -> str | None:
 # traceback's `lora_B(lora_A(dropout(x)))`, LLaMA-Factory's `Fine-tuning method: LoRA`, a LoraConfig print): PEFT's
 # count banner shows an adapter, and this says which (2025DL-TEAM3_skeleton_hw's console names none)
 _LORA_NAMED = re.compile(r"(?<![A-Za-z])[Qq]?[Ll][Oo][Rr][Aa](?:[Cc]onfig)?(?![A-Za-z])")
-
-
-# Megatron prints each model-parallel rank's share (`> number of parameters on (tensor, pipeline) model parallel rank
-# (0, 0): 1040517632`); with one tensor and one pipeline rank (its arguments block) rank (0, 0) holds the whole model.
-_MEGATRON_RANK_PARAMS = re.compile(r"number of parameters on \(tensor, pipeline\) model parallel rank \(0, 0\): (\d{4,})")
-_MEGATRON_PARALLEL = re.compile(r"(?m)^" + LAUNCHER_PREFIX + r"\s*(tensor|pipeline)_model_parallel_size "
-                                r"\.{2,} ?(\d+)\s*$")
-
-
-def _megatron_whole_model(text: str) -> re.Match | None:
-    """Megatron's count for rank (0, 0) where the arguments say one tensor and one pipeline rank, else None."""
-    sizes = {m.group(1): int(m.group(2)) for m in _MEGATRON_PARALLEL.finditer(text)}
-    if sizes.get("tensor") != 1 or sizes.get("pipeline") != 1:
-        return None
-    return _MEGATRON_RANK_PARAMS.search(text)
 
 
 def _said_4bit(text: str) -> str | None:
@@ -377,37 +286,9 @@ def _in_a_web_address(text: str, start: int) -> bool:
     return "://" in before or before.lower().startswith("www.")
 
 
-def _said_param_count(text: str) -> tuple[int, str] | None:
-    """The largest `N params` a line says that names no part of the model (`_SAID_COUNT`; a count in thousands,
-    millions or billions, `0.209729 M parameters` as Karpathy's GPT prints it, `95.87M params`), with its line. A part's words
-    count before the number and in its own clause after it (`trainable params: N`, `N frozen params`), not in a
-    note that follows (`95.87M params (policy trainable, reference frozen)`)."""
-    best = None
-    for m in [*_SAID_COUNT.finditer(text), *_NAMED_COUNT.finditer(text), *_SCALED_COUNT.finditer(text)]:
-        line = line_at(text, m.start())
-        count = _count_of(m)
-        if len(line) <= 300 and not _names_a_part(text, m) and 1000 <= count <= _MOST_PARAMS \
-                and (best is None or count > best[0]):
-            best = (count, line_end(line))
-    return best
 
 
-# A count in thousands, millions or billions before `params` (the unit a capital, so `5 m params` of prose is no
-# count): a tiny GPT's `print(sum(p.numel() ...)/1e3, 'K parameters')` gives `59.328 K parameters`
-# (evintunador_micro-GPT-sandbox)
-_SCALED_COUNT = re.compile(r"(?<![\w.,])(\d{1,4}(?:\.\d{1,6})?)\s?([KMB])\s+param(?:eter)?s\b")
-_SCALES = {"K": 1e3, "M": 1e6, "B": 1e9}
 
 
-def _count_of(m: re.Match) -> int:
-    if m.re is _SCALED_COUNT:
-        return round(float(m.group(1)) * _SCALES[m.group(2)])
-    return int(next(g for g in m.groups() if g).replace(",", ""))
 
 
-def _names_a_part(text: str, m: re.Match) -> bool:
-    """Whether the words of a count's line before it, or of its clause after it, name a part of the model."""
-    line_start = max(text.rfind("\n", 0, m.start()), text.rfind("\r", 0, m.start())) + 1
-    after = line_at(text, m.start())[m.end() - line_start:]
-    clause = re.split(r"[(,;\[]", after, maxsplit=1)[0]
-    return bool(_PART_WORDS.search(text[line_start:m.end()]) or _PART_WORDS.search(clause))

@@ -1,10 +1,9 @@
-"""The steps of a console's events that print none: the Trainer's dicts, and the loss scaler's overflow lines.
+"""The steps of a console's Trainer dicts, which print none.
 
 `dict_steps(events, ...)` dates each printed dict: the step it names, else the training progress bar before it, else
 back from its one reading after them (`bar_after_the_dicts`), else its position x the logging interval (estimated from the run's total steps, or as the run states it:
-`stated_logging`), else its own epoch x the steps an epoch makes; `deepspeed_steps(events, ...)` dates each overflow
-and at-minimum line by the bar, the step lines or DeepSpeed's progress lines around it. `training_bar_total(events)`
-tells the training bar among the others (evaluation, tokenizing).
+`stated_logging`), else its own epoch x the steps an epoch makes. `training_bar_total(events)` tells the training bar
+among the others (evaluation, tokenizing). The loss scaler's overflow lines are dated in `overflow_steps`.
 """
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ import numpy as np
 from ..restarts import epoch_past_the_start
 from .bar_after_the_dicts import dated_back, reading_after, steps_per_epoch_by_reading, tail_bar_total
 from .closing_summary import dated_by_train_output
-from .console_scan import AT_STEP_LINE, EXPLICIT_STEP_KEYS
+from .console_scan import EXPLICIT_STEP_KEYS
 from .evaluations_only import RULE as EVALS_BY_EPOCH, dated_by_their_epochs
 from .stated_logging import StatedLogging
 
@@ -359,60 +358,3 @@ def _steps_reached(events: list[tuple], train_total: int | None) -> int | None:
     """The training bar's furthest position: its total when the run finished, less where it stopped."""
     furthest = max((e[1] for e in events if e[0] == "bar" and e[2] == train_total), default=0) if train_total else 0
     return furthest or train_total
-
-
-def deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, int]:
-    """Step of each overflow / at-minimum event: apex's and DLLogger's at the script's step line after it (else before
-    it); others
-    at the training bar n + 1, else the next training step
-    line (Megatron-DeepSpeed prints the overflow during the iteration that line then reports; a
-    script logging every N batches prints it during the batches that line then covers), else the
-    nearest DeepSpeed `step=N` line (before or after), else the running count."""
-    targets = [i for i, e in enumerate(events) if e[0] in ("overflow", "at_minimum")]
-    if not targets:
-        return {}
-    progress = [i for i, e in enumerate(events) if e[0] == "ds_step"]
-    iteration_after = _next_training_step(events)
-    bar_n, bar_at = None, {}
-    for i, event in enumerate(events):
-        if event[0] == "bar" and (train_total is None or event[2] == train_total):
-            bar_n = event[1]
-        bar_at[i] = bar_n
-    line_before, last = {}, None
-    for i, event in enumerate(events):
-        if event[0] == "line" and not event[1].metrics[0][0].startswith("eval_") and event[1].kind not in _EPOCH_LINES:
-            last = event[1].step
-        line_before[i] = last
-    out = {}
-    for count, i in enumerate(targets, 1):
-        said = iteration_after.get(i) if iteration_after.get(i) is not None else line_before[i]
-        if events[i][-1] == AT_STEP_LINE and said is not None:
-            # apex's scaler prints inside the optimizer step of a script that prints its own step lines (NVIDIA's BERT:
-            # `Step:338 ...`); a bar on the same line counts micro-batches (`Iteration: 5683/11037`), not steps
-            out[i] = said
-        elif bar_at[i] is not None:
-            out[i] = bar_at[i] + 1
-        elif iteration_after.get(i) is not None:
-            out[i] = iteration_after[i]
-        elif progress:
-            nearest = min(progress, key=lambda p: abs(p - i))
-            out[i] = events[nearest][1]
-        else:
-            out[i] = count
-    return out
-
-
-def _next_training_step(events: list[tuple]) -> dict[int, int | None]:
-    """For each event index, the step of the first training step line (not an eval line) after it (or None)."""
-    out: dict[int, int | None] = {}
-    step = None
-    for i in range(len(events) - 1, -1, -1):
-        out[i] = step
-        event = events[i]
-        if event[0] == "line" and not event[1].metrics[0][0].startswith("eval_") and event[1].kind not in _EPOCH_LINES:
-            step = event[1].step
-    return out
-
-
-# Lines printed once an epoch or evaluation, not once a step: no overflow belongs to the step they are put at
-_EPOCH_LINES = ("dschat_sft", "dschat_rm", "dschat_dpo")

@@ -35,8 +35,8 @@ are not UTF-8 are replaced, never fatal.
 
 This module reads the file and makes the frame; the work is split by what it is about: `console_text` (the text as
 the processes printed it), `console_scan` (one pass over the lines: the events), `settled_lines` (the step lines
-settled), `console_steps` (the dicts and overflow lines dated), `console_facts` and `console_recipes` (the setup a
-console states).
+settled), `console_steps` and `overflow_steps` (the dicts and the overflow lines dated), `console_facts` and
+`console_recipes` (the setup a console states).
 """
 from __future__ import annotations
 
@@ -57,8 +57,9 @@ from .banners import find_banners, may_hold_banners
 from .console_facts import console_facts, run_sign_facts
 from .settled_lines import kinds_of, step_line_warnings
 from .console_scan import EXPLICIT_STEP_KEYS, scan
-from .console_steps import AS_STATED, BY_ORDER, deepspeed_steps, dict_steps, training_bar_total
+from .console_steps import AS_STATED, BY_ORDER, dict_steps, training_bar_total
 from .console_text import as_printed
+from .overflow_steps import deepspeed_steps
 from .console_lines.fields import StepLine
 from .console_lines import value_first
 from .stated_logging import StatedLogging, stated_logging
