@@ -52,7 +52,10 @@ def test_an_eval_loss_lower_at_each_of_four_evaluations_is_evidence_of_learning(
 
 def test_four_evaluations_that_wander_or_fall_a_little_are_not():
     wander = _sparse_run([5.824, 5.80, 5.83], [4.97, 4.93, 4.98, 4.95])
-    barely = _sparse_run([5.824, 5.80, 5.83], [4.97, 4.95, 4.93, 4.91])  # every step down, 1.2% in all
+    # every step down, 0.6% in all: under the 1% a held-out set lower at every evaluation needs (fall_measure's
+    # _HELD_OUT_FALL, set from the corpus: the non-learning runs' such falls were 0.13% and 0.63%, AkshayPethe's
+    # learning one 1.27%; this test held 1.2% as "a little" when the bar was 3%)
+    barely = _sparse_run([5.824, 5.80, 5.83], [4.97, 4.96, 4.95, 4.94])
     for run in (wander, barely):
         assert [f.kind for f in detect_no_learning_evidence(run, Thresholds())] == ["no_learning_evidence"]
 
