@@ -44,6 +44,7 @@ KINDS = (
     "grad_norm_huge",
     "loss_accuracy_mismatch",
     "run_crashed",
+    "run_cut_short",
     "nonfinite_unlogged",
     "accuracy_at_zero",
 )

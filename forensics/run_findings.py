@@ -14,6 +14,7 @@ import numpy as np
 from .analyzers import metrics_from_rows, run_all
 from .analyzers.chain import link_skipped_batches, link_weight_damage
 from .analyzers.classifier_at_chance import detect_classifier_at_chance
+from .analyzers.cut_short import detect_cut_short, end_accounted_for
 from .analyzers.early_overshoot import detect_early_overshoot
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_start_near_the_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
@@ -57,8 +58,9 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
         # policy-gradient objective, near 0 or under it by construction, not a cross-entropy to judge as one
         findings, metrics = _detected(timeline, config, checkpoints, updates, thresholds, rl=True)
     findings, metrics = _for_the_kind_of_run(findings, metrics, profile, thresholds)
-    findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings,
-                                                            _planned_length(config, timeline)))
+    planned = _planned_length(config, timeline)
+    findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings, planned)
+                             + detect_cut_short(metrics, planned[1], end_accounted_for(timeline, metrics)))
     findings = without_planned_restarts(findings, (config.get("lr_scheduler_type"), config.get("ds.scheduler.type")),
                                         config.get("lr_scheduler_kwargs"))
     return link_impossible_start(findings, metrics), metrics, profile

@@ -61,6 +61,9 @@ def read(path: Path) -> LogRecords:
     if closing:
         meta["closing_evaluation"] = f"{closing[0]['source']}: the evaluation after training, at step {closing[0]['step']}"
     meta.update({k: state[k] for k in META_KEYS if k in state and _is_plain(state[k])})
+    stopped = _training_stopped(state)
+    if stopped is not None:
+        meta["should_training_stop"] = stopped
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
                       warnings=tuple(decode_notes[:1]) + ((cut_note,) if cut_note else ()) + warnings)
 
@@ -133,6 +136,16 @@ def _complete_entries(text: str, pos: int) -> list:
         except (json.JSONDecodeError, RecursionError):
             return entries
         entries.append(value)
+
+
+def _training_stopped(state: dict) -> bool | None:
+    """The TrainerControl's `should_training_stop` a state saved (transformers 4.38+ keep it under
+    `stateful_callbacks`): True in the state saved at the end of training, False in one saved mid-run; None if absent."""
+    control = (state.get("stateful_callbacks") or {}).get("TrainerControl") if isinstance(
+        state.get("stateful_callbacks"), dict) else None
+    args = control.get("args") if isinstance(control, dict) else None
+    stopped = args.get("should_training_stop") if isinstance(args, dict) else None
+    return stopped if isinstance(stopped, bool) else None
 
 
 def _is_plain(value) -> bool:
