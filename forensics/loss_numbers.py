@@ -12,7 +12,10 @@ a file says what it is, so it is one only where both hold:
 
 `loss_columns(rows, split)` then says what each column is: a counter (whole numbers that count up by one stride and may
 start again, a new launch) is the step; the other columns are losses - one named by the file's split, or two in a file
-that names no split (train first, then the evaluation, as scripts write them). Anything else is not read.
+that names no split (train first, then the evaluation, as scripts write them). Four numbers a line are read only as a
+nanoGPT-style loop's `step,loss,tok/s,lr` (wadkisson_Personal-Chatbot's loss_history.txt): the counter first, the
+loss right after it, and one other column of learning-rate-sized values (`_is_lr_sized`); the fourth column (a
+throughput, a norm: nothing says which) is not read. Anything else is not read.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from pathlib import PurePath
 # where such files are kept: text files, or a headerless table named .csv / .tsv
 LOSS_FILE_SUFFIXES = {".txt", ".log", ".out", ".csv", ".tsv", ".dat", ""}
 MIN_LINES = 3  # fewer numbers say nothing of a curve (and are no evidence of the shape)
-MAX_CELLS = 3
+MAX_CELLS = 4  # four only as `step,loss,<unread>,lr` (loss_columns)
 
 _WORD = re.compile(r"[a-z]+")
 _HELD_OUT_WORDS = {"val", "valid", "validation", "eval", "evaluation", "dev", "test"}
@@ -92,8 +95,9 @@ def is_loss_numbers(text: str, split: str) -> bool:
 
 
 def loss_columns(rows: list[tuple[str, ...]], split: str) -> tuple[str, ...] | None:
-    """Each column's part: "step" (the counter), a loss's name ("loss", "eval_loss"); None where the columns cannot be
-    told apart (two counters, a split-named file with two losses, three losses).
+    """Each column's part: "step" (the counter), a loss's name ("loss", "eval_loss"), "learning_rate", or "" (not
+    read); None where the columns cannot be told apart (two counters, a split-named file with two losses, three
+    losses, four columns that are not `step,loss,<unread>,lr`).
 
     >>> loss_columns([("1", "6.2"), ("2", "5.5"), ("3", "5.1")], "")
     ('step', 'loss')
@@ -101,8 +105,13 @@ def loss_columns(rows: list[tuple[str, ...]], split: str) -> tuple[str, ...] | N
     ('loss', 'eval_loss', 'step')
     >>> loss_columns([("2.1",), ("1.5",), ("1.3",)], "eval")
     ('eval_loss',)
+    >>> loss_columns([("0", "10.97", "27893.4", "0.000001"), ("1", "10.96", "121293.3", "0.000002"),
+    ...               ("2", "10.92", "120805.0", "0.000003")], "")
+    ('step', 'loss', '', 'learning_rate')
     """
     width = len(rows[0])
+    if width == 4:
+        return _step_loss_and_lr(rows, split)
     counters = [i for i in range(width) if _is_counter([r[i] for r in rows])]
     if len(counters) > 1 or (counters and width == 1):
         return None
@@ -114,6 +123,31 @@ def loss_columns(rows: list[tuple[str, ...]], split: str) -> tuple[str, ...] | N
     else:
         return None
     return tuple("step" if i in counters else names.pop(0) for i in range(width))
+
+
+def _step_loss_and_lr(rows: list[tuple[str, ...]], split: str) -> tuple[str, ...] | None:
+    """A four-number line read as a loop prints it, `step,loss,tok/s,lr` (wadkisson_Personal-Chatbot's
+    loss_history.txt): a counter first, the loss (named by the split) next, and of the last two exactly one column of
+    learning-rate-sized values; the other is not read. None for any other four numbers."""
+    columns = [[r[i] for r in rows] for i in range(4)]
+    if not _is_counter(columns[0]) or _is_counter(columns[1]) or _is_lr_sized(columns[1]):
+        return None
+    lr_sized = [i for i in (2, 3) if _is_lr_sized(columns[i])]
+    if len(lr_sized) != 1:
+        return None
+    loss = "eval_loss" if split == "eval" else "loss"
+    return tuple("step" if i == 0 else loss if i == 1 else "learning_rate" if i in lr_sized else "" for i in range(4))
+
+
+# An Adam learning rate is 1e-6 to ~1e-3 (6e-4 in wadkisson_Personal-Chatbot's loop); a loss is not under 1e-2 at
+# every line from its first
+_MAX_LR = 1e-2
+
+
+def _is_lr_sized(cells: list[str]) -> bool:
+    """Every value above 0 and at most `_MAX_LR`: the size of a learning rate, never of a whole run's loss."""
+    values = [float(c) for c in cells]
+    return all(0 < v <= _MAX_LR for v in values)
 
 
 def _is_counter(cells: list[str]) -> bool:

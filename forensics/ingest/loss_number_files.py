@@ -1,9 +1,9 @@
 """Reader of a loss file of numbers only, named as one (`losses.txt`, `train_losses.txt`, `val_loss.txt`, `loss_log.txt`).
 
 What such a file is and how its columns are told apart: `forensics.loss_numbers`. `read(path)` returns one LogRecords
-(format "loss_numbers"): each line's losses at the line's counter where it has one (`1,6.2338` -> step 1; a counter
-that starts again is a new launch, as the timeline reads any step that goes back), else at the line's number counted
-from 1. A train and an evaluation file of one run (`train_losses.txt` beside `val_losses.txt`, one line per
+(format "loss_numbers"): each line's losses (and a `step,loss,tok/s,lr` line's learning rate) at the line's counter
+where it has one (`1,6.2338` -> step 1; a counter that starts again is a new launch, as the timeline reads any step
+that goes back), else at the line's number counted from 1. A train and an evaluation file of one run (`train_losses.txt` beside `val_losses.txt`, one line per
 evaluation in each) are each read on their own: the same counter, or the same line number, puts a line's train and
 evaluation losses at the same step. Lines of another shape (a cut last line, a stray word) are left out with a warning.
 
@@ -61,10 +61,11 @@ def _rows_of_one_width(text: str) -> tuple[list[tuple[str, ...]], int]:
 
 
 def _long_frame(rows: list[tuple[str, ...]], parts: tuple[str, ...]) -> pd.DataFrame:
-    """The long frame (step, metric, value, wall_time NaN): each loss column at the counter, else the line number."""
+    """The long frame (step, metric, value, wall_time NaN): each loss (and learning-rate) column at the counter, else
+    the line number."""
     at = parts.index("step") if "step" in parts else None
     steps = [int(row[at]) if at is not None else n for n, row in enumerate(rows, start=1)]
-    losses = [(i, name) for i, name in enumerate(parts) if name != "step"]
+    losses = [(i, name) for i, name in enumerate(parts) if name not in ("step", "")]  # "": a column not read
     return pd.DataFrame({
         "step": pd.Series([s for s in steps for _ in losses], dtype="int64"),
         "metric": pd.Series([name for _ in rows for _, name in losses], dtype="object"),
