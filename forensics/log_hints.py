@@ -90,6 +90,8 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   rb"""|Completed eval after train step \d+, loss=|Metrics \(step \d+\) - """
                                   rb"""|\] collection=train """
                                   rb"""|\{ Epoch:\[\s*\d+/\s*\d+\], step:\[\s*\d+/\s*\d+\], loss:"""  # MindFormers
+                                  # MXNet's Speedometer (ingest.console_lines.mxnet_speedometer)
+                                  rb"""|\bEpoch\[\d+\] Batch ?\[(?:\d+-)?\d+\]\tSpeed: [\d.]+ samples/sec\t[^\n=]+=[-+.\dnNiI]"""
                                   rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # OpenNMT-py
                                   rb"""|\bEpoch\s*\d+,\s*\d+/\s*\d+; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # its 2018 line
                                   # PEFT's example loops: `epoch=0: train_ppl=tensor(4.96, ...) train_epoch_loss=tensor(`

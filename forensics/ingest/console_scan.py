@@ -39,6 +39,7 @@ from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerR
 from .console_lines.parlai import MARKER as PARLAI_MARKER, ParlaiReports
 from .console_lines.stepless import EPOCH_HEADER_MARK, epoch_header, headed_line, worded_headers_repeat
 from .console_lines import tf_estimator, value_first
+from .console_lines.mxnet_speedometer import MARKER as MXNET_MARKER, MxnetLines
 from .console_lines.one_line import OneLineRecords
 from .console_lines.fairseq import fairseq_dict_in_nats
 from .console_lines.unsloth import MARKER as UNSLOTH_TRAIN_MARKER, UnslothTrainPrints
@@ -143,13 +144,14 @@ class _Scanner:
         self.dspy_grpo = DspyGrpoSteps() if DSPY_GRPO_MARKER in text else None
         estimator = OneLineRecords(tf_estimator.read_line) if any(m in text for m in tf_estimator.MARKERS) else None
         values_first = OneLineRecords(value_first.read_line) if value_first.MARKER in text else None
+        mxnet = MxnetLines() if MXNET_MARKER in text else None
         glued = glued_field_reader(text)
         batch_averages = BatchAverages(text) if BATCH_AVERAGES_MARKER in text else None
         history = DataFrameTable() if "loss" in text else None  # a pandas DataFrame of per-epoch results
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
                                         self.info_logger, estimator, values_first, self.bare_epochs, self.dspy_grpo,
                                         glued, batch_averages, history, checkpoint_eval_reader(text),
-                                        json_block_reader(text))
+                                        json_block_reader(text), mxnet)
                        if t is not None)
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
             TQDM_LOSS_POSTFIX.search(text)) or has_generic_line(text)

@@ -71,7 +71,8 @@ KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed",
                    "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune",
                    "joeynmt_valid": "joeynmt", "opennmt_epoch": "opennmt", "fairseq_legacy": "fairseq",
-                   "fairseq_epoch": "fairseq", "fairseq_inner": "fairseq", "fairseq_valid": "fairseq", "keras": "keras"}
+                   "fairseq_epoch": "fairseq", "fairseq_inner": "fairseq", "fairseq_valid": "fairseq", "keras": "keras",
+                   "mxnet": "mxnet"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 

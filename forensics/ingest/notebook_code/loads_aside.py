@@ -1,5 +1,6 @@
-"""Calls named for loading that load no weights of the model a notebook trains: a tokenizer's own `Load`, a model
-loaded only to show what it generates before the notebook builds and trains another, a pickled dict of data.
+"""Calls named for loading that load no weights of the model a notebook trains: a tokenizer's own `Load` (or a
+tokenizer class's `from_pretrained`), a model loaded only to show what it generates before the notebook builds and
+trains another, a pickled dict of data, a file the notebook itself saved earlier.
 
 `loads_set_aside(trees, is_load)` gives the ids of such calls among those `is_load` takes for weight loads."""
 from __future__ import annotations
@@ -18,12 +19,58 @@ _LOOKS = ("generate", "predict", "summary")
 
 
 def loads_set_aside(trees: list, is_load: Callable[[ast.Call], bool]) -> set[int]:
-    """The ids of the load calls (`is_load`) that load no weights trained on: a tokenizer's load, and the loads bound
-    to a name only ever asked to generate or shown (`_looked_at_only`)."""
+    """The ids of the load calls (`is_load`) that load no weights trained on: a tokenizer's load, the loads bound
+    to a name only ever asked to generate or shown (`_looked_at_only`), and a reload of what the notebook saved
+    before (`_reloads_own_save`)."""
     tokenizers = _bound_to(trees, lambda call: bool(_TOKENIZER_CLASSES.search(_called_name(call.func))))
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call) and is_load(node)]
-    aside = {id(call) for call in calls if isinstance(call.func, ast.Attribute) and _owner_name(call.func) in tokenizers}
-    return aside | {id(call) for call in _looked_at_only(trees, is_load)}
+    aside = {id(call) for call in calls if isinstance(call.func, ast.Attribute) and _a_tokenizers(call.func, tokenizers)}
+    readers = _own_file_readers(trees, is_load)
+    aside |= {id(call) for call in calls if isinstance(call.func, ast.Name) and call.func.id in readers}
+    return aside | {id(call) for call in _looked_at_only(trees, is_load)} | _reloads_own_save(trees, calls)
+
+
+def _own_file_readers(trees: list, is_load: Callable[[ast.Call], bool]) -> set[str]:
+    """The functions the notebook defines that `open` a file and call no load of their own: a text reader named for
+    loading (UWPRG_UW-Molecular-Data-Mining's `load_doc(filename)`: open, read, close, return the text)."""
+    return {node.name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+            and any(isinstance(n, ast.Call) and _called_name(n.func) == "open" for n in ast.walk(node))
+            and not any(isinstance(n, ast.Call) and is_load(n) for n in ast.walk(node))}
+
+
+def _a_tokenizers(func: ast.Attribute, tokenizers: set[str]) -> bool:
+    """`s.Load(...)` of a tokenizer bound to `s`, or a tokenizer class's own `GPT2Tokenizer.from_pretrained("gpt2")`:
+    a vocabulary, not weights (Roy19921010_WASP_DeepLearning_M3, a MiniGPT built in the cell over GPT-2's ids)."""
+    owner = _owner_name(func)
+    return owner in tokenizers or bool(_TOKENIZER_CLASSES.search(owner))
+
+
+# What writes a file a later cell may read back: Keras' `model.save('model.h5')`, `torch.save(...)`, pickle's `dump`
+_SAVES = re.compile(r"^(?:save\w*|dump)$")
+
+
+def _reloads_own_save(trees: list, loads: list[ast.Call]) -> set[int]:
+    """The ids of the loads that read a file (named by a literal) that a call earlier in the notebook saved: the model
+    this very training wrote, reloaded to generate, and pickle's `load(open('mapping.pkl', 'rb'))` of the mapping it
+    dumped (UWPRG_UW-Molecular-Data-Mining: `model.save('model.h5')` after the fit, `load_model('model.h5')` below)."""
+    saved: dict[str, tuple] = {}
+    for index, tree in enumerate(trees):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _SAVES.match(_called_name(node.func)):
+                for path in _paths_named(node):
+                    saved[path] = min(saved.get(path, (index, node.lineno)), (index, node.lineno))
+    where = {id(node): (index, node.lineno) for index, tree in enumerate(trees) for node in ast.walk(tree)
+             if isinstance(node, ast.Call)}
+    return {id(call) for call in loads if any(path in saved and saved[path] < where[id(call)]
+                                              for path in _paths_named(call))}
+
+
+def _paths_named(call: ast.Call) -> set[str]:
+    """The string literals among a call's arguments (and their calls', `open('mapping.pkl', 'wb')`) that look like a
+    file name: a dot in them, no space."""
+    return {node.value for arg in [*call.args, *(k.value for k in call.keywords)] for node in ast.walk(arg)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value
+            and " " not in node.value}
 
 
 def _bound_to(trees: list, made_by: Callable[[ast.Call], bool]) -> set[str]:

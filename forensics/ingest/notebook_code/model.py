@@ -22,7 +22,8 @@ _MODULE_BASES = ("Module", "Model")  # torch's nn.Module, Keras' Model: a networ
 def _loads_weights(cells: list) -> bool:
     """Whether a code cell meant for the run (`_cells_meant`: any, run or not, where the counts were cleared) calls
     what loads trained weights (`_loads_trained_weights`); a comment quoting one, a method of that name the notebook
-    defines, a tokenizer's load or a model loaded only to generate (`loads_set_aside`) is no load. A cell left
+    defines, a tokenizer's load, a model loaded only to generate, a text reader of the notebook's own or a reload of a
+    file it saved (`loads_set_aside`) is no load. A cell left
     uncounted among counted ones never ran: evintunador_micro-GPT-sandbox's reload of a saved GPT, below its training
     cell."""
     meant = [dict(c, execution_count=1) for c in _cells_meant(cells)]
@@ -37,7 +38,10 @@ def _loads_trained_weights(call: ast.Call) -> bool:
     (`pretrained=True`, `weights='imagenet'`, torchvision's `weights=ResNet50_Weights...`)."""
     name = _called_name(call.func)
     owner = _owner_name(call.func)
-    if name in _PRETRAINED_CALLS or "load" in name.lower() and not _DATA_LOADERS.search(f"{owner}.{name}"):
+    # ('load' inside 'download' is none: `nltk.download('punkt')` fetches a tokenizer's data,
+    # stopstressingmeout_Next-Word-Prediction-Using-LSTM)
+    named_a_load = "load" in name.lower().replace("download", "")
+    if name in _PRETRAINED_CALLS or named_a_load and not _DATA_LOADERS.search(f"{owner}.{name}"):
         return True
     for keyword in call.keywords:
         value = keyword.value
