@@ -14,6 +14,9 @@ _ALIASES = {
     "lr": "learning_rate",
     "learning-rate": "learning_rate",
     "train_lr": "learning_rate",
+    # a script's own CSV column, read lower-cased (ChristianPE1_transformer-test: `Epoch,Loss,CurrentLR,BestLoss`)
+    "current_lr": "learning_rate",
+    "currentlr": "learning_rate",
     "grad_norm_total": "grad_norm",
     "gradient_norm": "grad_norm",
     "total_norm": "grad_norm",

@@ -34,6 +34,7 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from .blow_up import exploded_run_mean, unrecovered_blow_up
+from .dead_end import came_back_dead, dead_end_message
 from .loss_trend import MIN_POINTS, START_POINTS, restart_near, smoothed, smoothing_width, tail_points
 from .metrics import LN2, LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
 from .sustained_rise import detect_sustained_step_up
@@ -62,18 +63,21 @@ def _many_fold_rise(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     floor = _level_at(values, floor_pos, float(smooth[floor_pos]))
     end_level = float(np.median(values[-tail:]))
     limit = thresholds.divergence_factor * floor
-    if floor <= 0 or not np.all(smooth[-tail:] > limit) or end_level - floor < thresholds.divergence_min_rise \
-            or _within_noise(values, floor, end_level, tail):
+    dead = came_back_dead(values[floor_pos:], floor, thresholds)  # a blow-up that ends frozen: no recovery
+    stayed_up = floor > 0 and np.all(smooth[-tail:] > limit) and end_level - floor >= thresholds.divergence_min_rise \
+        and not _within_noise(values, floor, end_level, tail)
+    if not (stayed_up or dead):
         return _never_back_to_start(metrics, loss, thresholds) or unrecovered_blow_up(metrics, loss, thresholds)
     peak = float(np.max(smooth[floor_pos:]))
-    if peak > floor and (peak - end_level) / (peak - floor) >= thresholds.divergence_max_recovery:
+    if not dead and peak > floor and (peak - end_level) / (peak - floor) >= thresholds.divergence_max_recovery:
         return _never_back_to_start(metrics, loss, thresholds) or unrecovered_blow_up(metrics, loss, thresholds)
     onset = _onset(values, smooth, floor_pos, end_level, thresholds.divergence_factor)
     if restart_near(metrics, loss, onset):
         return []
     rise_step = int(loss.index[onset])
     low = _held_low(values, floor_pos, onset, floor)
-    message = (f"loss diverges from step {rise_step}: it rises from a low of about {format_number(low)} and stays "
+    message = dead_end_message(rise_step, low, values[floor_pos:], thresholds) if dead else (
+               f"loss diverges from step {rise_step}: it rises from a low of about {format_number(low)} and stays "
                f"above {format_number(limit)} to the end of the log (about {format_number(end_level)} at the end, "
                f"{format_number(end_level / low)}x the low).")
     evidence = {"floor": low, "floor_step": int(loss.index[floor_pos]), "end_level": end_level, "peak": peak,

@@ -18,18 +18,21 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
+from .lr_drop import falls_at_once
 from .metrics import LR, Metrics, finite, format_number, true_runs
 
 
 def detect_lr_anomalies(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """`lr_anomaly` warnings: jumps above the schedule's own peak, long stretches at 0, and a schedule that climbs
-    back or starts over (after it ran out, in the middle of its decay, or with its warm-up again)."""
+    """`lr_anomaly` warnings: jumps above the schedule's own peak, long stretches at 0, a schedule that climbs
+    back or starts over (after it ran out, in the middle of its decay, or with its warm-up again), and one that falls
+    by more than half at once in the middle of a smooth decay (lr_drop.py)."""
     lr = metrics.get(LR)
     if lr is None:
         return []
     lr = finite(lr)
     return (_jumps(lr, thresholds) + _zero_stretches(lr, thresholds) + _climbs_after_its_end(lr, thresholds)
-            + _starts_over_after_its_end(lr) + _starts_over_mid_decay(lr) + _starts_over_with_its_warmup(lr))
+            + _starts_over_after_its_end(lr) + _starts_over_mid_decay(lr) + _starts_over_with_its_warmup(lr)
+            + falls_at_once(lr))
 
 
 def _cycled_before(values: np.ndarray, peak: float) -> bool:

@@ -207,5 +207,13 @@ def _name(column: str, low: str, own_loss: bool) -> str | None:
     if low == "train_loss" and not own_loss:
         return "loss"
     name = STEP_LOSS_NAMES.get(low) or canonical_metric(column)
-    spaced = name == column.strip() and re.search(r"[\s-]", name)  # `Validation Loss`: eval_loss
-    return canonical_metric(low) if spaced else name
+    unknown = name == column.strip()  # a name the vocabulary left as written
+    spaced = unknown and re.search(r"[\s-]", name)  # `Validation Loss`: eval_loss
+    return canonical_metric(low) if spaced or unknown and _known_lower_cased(low) else name
+
+
+def _known_lower_cased(low: str) -> bool:
+    """Whether a column is a loss or rate the vocabulary knows in lower case: a script's own
+    `Epoch,Loss,CurrentLR,BestLoss,StagnantEpochs` (ChristianPE1_transformer-test), `LR`; a running best (`BestLoss`)
+    stays a column of its own."""
+    return low in TABLE_LOSS_COLUMNS or canonical_metric(low) == "learning_rate"
