@@ -18,7 +18,12 @@ SNIFF_BYTES = 1 << 16  # how much of a file's head (and of its tail) is sniffed
 # A JSON list of log entries with a loss, bare or under a history key (ingest.json_history): its head holds both.
 DUMPED_HISTORY = re.compile(rb'^(?:\xef\xbb\xbf)?\s*(?:(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|'
                             rb'training_history|metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]'
-                            rb'|\{\s*"train_step_loss"\s*:\s*\[)')  # (llama-cookbook's metrics_data_*.json)
+                            rb'|\{\s*"train_step_loss"\s*:\s*\['  # (llama-cookbook's metrics_data_*.json)
+                            # a dict of parallel lists opening with the training loss's (a fraction, not a split's
+                            # indices): {"train": [2.7057, ...], "val": [...]} (ConnorLathrop_Pytorch_with_tinyshakespeare...)
+                            rb'|\{\s*"(?:loss|losses|train|train_losses?|training_losses?)"\s*:\s*\[\s*\d*\.\d'
+                            # an own logger's {metric: [{"step": 0, "value": 3.07, ...}]} (Shivay00001_shivacon-ai)
+                            rb'|\{\s*"[^"\n]{1,200}"\s*:\s*\[\s*\{\s*"step"\s*:\s*\d+\s*,\s*"value"\s*:)')
 # The same list of log dicts printed into a text file (`pprint(trainer.state.log_history)` saved as experiments/log.txt,
 # NguyenTuoc2807_Financial-Numerical-Reasoning): the file opens with its first dict, loss key and all, and ends with
 # the list's close (sniffed on the head and tail joined)

@@ -46,9 +46,17 @@ def loss_file_split(name: str) -> str | None:
     [None, None, None, None]
     """
     path = PurePath(name)
-    if path.suffix.lower() not in LOSS_FILE_SUFFIXES:
-        return None
-    stem = re.sub(r"([a-z])([A-Z])", r"\1_\2", path.stem)  # valLoss -> val_Loss
+    return loss_stem_split(path.stem) if path.suffix.lower() in LOSS_FILE_SUFFIXES else None
+
+
+def loss_stem_split(stem: str) -> str | None:
+    """What a file name's stem says, whatever the suffix (a JSON list of losses is named as a text one is:
+    jyuno426_sym-math's valid_losses.json): "train", "eval", "" or None, as `loss_file_split`.
+
+    >>> [loss_stem_split(s) for s in ("valid_losses", "train_losses", "loss_log", "history")]
+    ['eval', 'train', '', None]
+    """
+    stem = re.sub(r"([a-z])([A-Z])", r"\1_\2", stem)  # valLoss -> val_Loss
     words = set(_WORD.findall(stem.lower()))
     glued = {w[:-len(end)] for w in words for end in ("losses", "loss") if w.endswith(end)}  # trainloss, val_losses
     if not glued & ({""} | _HELD_OUT_WORDS | _TRAIN_WORDS):

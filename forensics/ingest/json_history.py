@@ -5,12 +5,20 @@
   "loss": 0.87, ...}, ...]}`); a history with no `loss` key names its training loss `train_loss` / `training_loss`
   and its held-out one `dev_loss` / `val_loss` / `valid_loss` / `test_loss`; or the same list printed into a text
   file as a Python literal (`pprint(trainer.state.log_history)` in a .txt, read by `_python_literal`);
-* a dict of parallel lists: `{"steps": [...], "train": [...], "val": [...]}`, `{"train": [...], "val": [...]}`;
+* a dict of parallel lists: `{"steps": [...], "train": [...], "val": [...]}`, `{"train": [...], "val": [...]}`, the
+  training loss under a name of `_TRAIN_NAMES` or, where it is the only such list, any other name ending in `_loss` /
+  `_losses` that names no held-out split (`{"epoch_losses": [...]}`, JFan5_microgpt-torch); a held-out list with steps
+  of its own (`{"train_steps", "train_losses", "valid_steps", "valid_losses"}`, BMIHALKO_tiny-transformer-final) is
+  placed at them;
+* an own logger's dict of metric series, each a list of `{"step", "value", ...}` points (`{"train/step_loss": [...],
+  "val/loss": [...], "train/lr": [...]}`, Shivay00001_shivacon-ai): one entry a step, a step logged twice keeping its
+  last value; a per-step loss beside an epoch-mean `loss` is the loss and the epoch mean loss_avg;
 * Ludwig's training_statistics.json (ludwig/api.py:545-555): split -> output feature or `combined` -> metric -> one
   value per evaluation period (`evaluation_frequency`: an epoch, or a number of steps); `training` / `combined` /
   `loss` is the loss and `validation` / `combined` / `loss` the held-out loss, numbered by period;
 * where the file's name says it holds losses (`loss_history.json`, `losses.json`): a bare list of numbers (one loss
-  a step) or of `[step, train, val]` rows.
+  a step) or of `[step, train, val]` rows; a bare list in a file whose name says a held-out split
+  (`valid_losses.json` beside `train_losses.json`, jyuno426_sym-math) is the held-out loss.
 
 Each entry is one log line, read as trainer_state.json's `log_history` is: its `step`, else its place in the list
 (said in the meta). A held-out list shorter than the training one (an evaluation every k steps) is placed at the
@@ -21,6 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UnreadableFile
+from ..loss_numbers import loss_stem_split
 from ..timeline import LogRecords, canonical_metric
 from ._filetime import file_mtime
 from ._jsonfile import read_json_value
@@ -32,25 +41,30 @@ HISTORY_KEYS = ("log_history", "history", "logs", "train_history", "training_his
 _TRAIN_NAMES = ("loss", "losses", "train", "train_loss", "train_losses", "training_loss", "training_losses",
                 "train_step_loss")  # llama-cookbook's metrics_data_*.json (train_utils.py save_to_json)
 _HELD_OUT_NAMES = ("val", "val_loss", "val_losses", "valid", "valid_loss", "validation", "validation_loss", "dev",
-                   "dev_loss", "eval", "eval_loss", "eval_losses", "test", "test_loss", "test_losses")
-_STEP_NAMES = ("step", "steps", "iteration", "iterations", "iter", "iters", "global_step")
+                   "dev_loss", "eval", "eval_loss", "eval_losses", "test", "test_loss", "test_losses",
+                   "valid_losses", "validation_losses", "dev_losses")  # (BMIHALKO_tiny-transformer-final)
+_HELD_OUT_WORDS = {"val", "valid", "validation", "eval", "dev", "test"}
+_STEP_NAMES = ("step", "steps", "iteration", "iterations", "iter", "iters", "global_step", "train_steps")
 _RATE_NAMES = ("lr", "lrs", "learning_rate", "learning_rates")
 
 
-def history_of(data, says_loss: bool = False) -> list[dict] | None:
+def history_of(data, says_loss: bool = False, held_out: bool = False) -> list[dict] | None:
     """The log entries a JSON value holds in any of the shapes of the module docstring, or None. `says_loss`: the
-    file's name says it holds losses, which lets a bare list of numbers or of rows be read as them."""
+    file's name says it holds losses, which lets a bare list of numbers or of rows be read as them; `held_out`: the
+    name says they are a held-out split's (a bare list of numbers is then the eval loss)."""
     if isinstance(data, dict) and _ludwig_loss(data, "training") is not None:
         return _ludwig_entries(data)
     if isinstance(data, dict):
         nested = next((data[k] for k in HISTORY_KEYS if isinstance(data.get(k), list)), None)
-        data = nested if nested is not None else _columns_as_entries(data)
+        data = nested if nested is not None else _columns_as_entries(data) or _series_entries(data)
     if not isinstance(data, list) or not data:
         return None
     if all(isinstance(e, dict) for e in data[:50]):
         return with_loss_names(data)
     if says_loss and all(_is_number(v) for v in data[:50]):
-        return [{"loss": v} for v in data if _is_number(v)]
+        values = [v for v in data if _is_number(v)]  # an eval entry without a step would share the one before it
+        return [{"step": i, "eval_loss": v} for i, v in enumerate(values, 1)] if held_out else \
+            [{"loss": v} for v in values]
     if says_loss and all(isinstance(r, list) and len(r) in (2, 3) and all(map(_is_number, r)) for r in data[:50]):
         names = ("step", "loss", "eval_loss")
         return [dict(zip(names, row)) for row in data if isinstance(row, list)]
@@ -60,7 +74,8 @@ def history_of(data, says_loss: bool = False) -> list[dict] | None:
 def read(path: Path) -> LogRecords:
     """The entries of a dumped history as timeline rows; UnreadableFile where the file holds no such history."""
     path = Path(path)
-    history = history_of(_dumped_value(path), says_loss="loss" in path.name.lower())
+    history = history_of(_dumped_value(path), says_loss="loss" in path.name.lower(),
+                         held_out=loss_stem_split(path.stem) == "eval")
     if history is None:
         raise UnreadableFile(path, "no list of log entries with a loss (a dumped training history) in it")
     frame, meta, warnings = history_frame(history, None)
@@ -116,7 +131,7 @@ def _columns_as_entries(data: dict) -> list[dict] | None:
     """A dict of parallel lists as one entry a step: the training loss's list, with the steps, rates and held-out
     losses that go with it; None where it holds no training loss list."""
     lists = {k.lower(): v for k, v in data.items() if isinstance(v, list) and v and all(map(_is_number, v[:50]))}
-    train = next((lists[k] for k in _TRAIN_NAMES if k in lists), None)
+    train = lists.get(_train_column(lists))
     if train is None:
         return None
     steps = next((lists[k] for k in _STEP_NAMES if k in lists and len(lists[k]) == len(train)), None)
@@ -126,10 +141,58 @@ def _columns_as_entries(data: dict) -> list[dict] | None:
     rate = next((lists[k] for k in _RATE_NAMES if k in lists and len(lists[k]) == len(train)), None)
     for i, value in enumerate(rate or []):
         entries[i]["learning_rate"] = value
-    held = next((lists[k] for k in _HELD_OUT_NAMES if k in lists and 0 < len(lists[k]) <= len(train)), None)
-    for j, value in enumerate(held or []):  # at the end of each of its intervals
+    held_name = next((k for k in _HELD_OUT_NAMES if k in lists and 0 < len(lists[k]) <= len(train)), None)
+    if held_name is None:
+        return entries
+    held, held_steps = lists[held_name], lists.get(held_name.split("_")[0] + "_steps")
+    if steps and held_steps and len(held_steps) == len(held):
+        return _at_their_steps(entries, held, held_steps)
+    for j, value in enumerate(held):  # at the end of each of its intervals
         entries[round((j + 1) * len(train) / len(held)) - 1]["eval_loss"] = value
     return entries
+
+
+def _train_column(lists: dict) -> str | None:
+    """The name of the training loss's list: one of `_TRAIN_NAMES`, else the only other list named `..._loss` /
+    `..._losses` that names no held-out split (`epoch_losses`, JFan5_microgpt-torch's training_losses.json)."""
+    named = next((k for k in _TRAIN_NAMES if k in lists), None)
+    if named is not None:
+        return named
+    losses = [k for k in lists if k.endswith(("_loss", "_losses")) and not _HELD_OUT_WORDS & set(k.split("_"))]
+    return losses[0] if len(losses) == 1 else None
+
+
+def _at_their_steps(entries: list[dict], held: list, held_steps: list) -> list[dict]:
+    """The training entries with the held-out losses at their own steps (`valid_steps`: an evaluation every 4th
+    logged step in BMIHALKO_tiny-transformer-final's loss_log.json), in step order."""
+    by_step = {e["step"]: e for e in entries}
+    apart = []
+    for step, value in zip(held_steps, held):
+        if step in by_step:
+            by_step[step]["eval_loss"] = value
+        else:
+            apart.append({"step": step, "eval_loss": value})
+    return sorted(entries + apart, key=lambda e: e["step"]) if apart else entries
+
+
+def _series_entries(data: dict) -> list[dict] | None:
+    """An own logger's {metric: [{"step", "value", ...}, ...]} as one entry a step (the last value where a step was
+    logged twice: Shivay00001_shivacon-ai's train/step_loss at 20 and 40); None where no list is such points."""
+    series = {k: v for k, v in data.items() if isinstance(v, list) and v and all(map(_is_point, v[:50]))}
+    if not series:
+        return None
+    names = {k: canonical_metric(k) for k in series}
+    if "step_loss" in names.values():  # the per-step loss; `train/loss` beside it is the epoch's mean
+        names = {k: {"step_loss": "loss", "loss": "loss_avg"}.get(n, n) for k, n in names.items()}
+    by_step: dict = {}
+    for key, points in series.items():
+        for point in filter(_is_point, points):
+            by_step.setdefault(point["step"], {"step": point["step"]})[names[key]] = point["value"]
+    return [by_step[step] for step in sorted(by_step)]
+
+
+def _is_point(value) -> bool:
+    return isinstance(value, dict) and _is_number(value.get("step")) and _is_number(value.get("value"))
 
 
 def _ludwig_loss(stats: dict, split: str) -> list | None:
