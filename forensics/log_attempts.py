@@ -97,11 +97,13 @@ def file_reach(frame: pd.DataFrame):
     its own (`_CURVE_POINTS` loss points) the file's last step, so that the file's order says which launch came
     later (junkwhinger_babynames_generator appends 165 launches to one log, a longer abandoned one before the last);
     a part without one (an evaluation or closing summary a console dated at step 0: Ka0Ri_RAG, REICHIYAN_llm_ft_
-    tinyllama) its own last step, as before."""
+    tinyllama) its own last step, as before. In a file of evaluations alone the curve is the held-out loss
+    (nytseng_llm-reliability-llama2-lora's eval_loss.log: 15 cross-validation folds, the longest not the last)."""
     last = int(frame["step"].max())
+    curve = "loss" if (frame["metric"] == "loss").any() else "eval_loss"
 
     def reach(part: pd.DataFrame) -> int | None:
-        return last if (part["metric"] == "loss").sum() >= _CURVE_POINTS else None
+        return last if (part["metric"] == curve).sum() >= _CURVE_POINTS else None
     return reach
 
 

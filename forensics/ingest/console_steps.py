@@ -17,6 +17,7 @@ from .bar_after_the_dicts import dated_back, reading_after, steps_per_epoch_by_r
 from .closing_summary import dated_by_train_output
 from .console_scan import EXPLICIT_STEP_KEYS
 from .evaluations_only import RULE as EVALS_BY_EPOCH, dated_by_their_epochs
+from .relaunched_dicts import evaluations_by_launch, launch_starts
 from .stated_logging import StatedLogging
 
 
@@ -100,11 +101,17 @@ def dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | 
     intervals (or a hundredth of an epoch, the rounding of a printed epoch) away from their positions, the epochs
     date them. `stated`: the logging interval the run states (`stated_logging`), for the position rule. A closing
     summary is then put at its TrainOutput's global step (`closing_summary`), and where no train dict was logged the
-    eval dicts at their epochs by it (`evaluations_only`).
+    eval dicts at their epochs by it (`evaluations_only`). Where the dicts' epoch and learning rate go back to where
+    the log began (launches one after another: `relaunched_dicts`) the position rule counts from each launch's start.
     """
     steps, how = _dated_by_rules(events, train_total, per_epoch, stated)
     steps, by_epochs = dated_by_their_epochs(events, dated_by_train_output(events, steps))
-    return steps, (f"{how}; {EVALS_BY_EPOCH}" if how else EVALS_BY_EPOCH) if by_epochs else how
+    how = (f"{how}; {EVALS_BY_EPOCH}" if how else EVALS_BY_EPOCH) if by_epochs else how
+    steps, by_launch = evaluations_by_launch(events, steps)
+    return steps, (f"{how}; {_EVALS_BY_LAUNCH}" if how else _EVALS_BY_LAUNCH) if by_launch else how
+
+
+_EVALS_BY_LAUNCH = "eval dicts numbered by their order within each launch (no train dict logged)"
 
 
 def _dated_by_rules(events: list[tuple], train_total: int | None, per_epoch: float | None,
@@ -200,6 +207,7 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
     epochs = {e[2].get("epoch") for e in events if e[0] == "dict" and "loss" in e[2]}
     one_bar = len(readings) == 1 and train_total is not None and readings[0] < train_total \
         and len(epochs) <= 1  # not a finished bar, and no epochs that tell the dicts apart (the epoch rule reads them)
+    relaunched = launch_starts(events)  # (each launch's dicts are numbered from its own start)
     for i, event in enumerate(events):
         if event[0] == "bar" and event[2] == train_total and use_bars:
             bar_n, bar_used = event[1], False
@@ -209,7 +217,7 @@ def _steps_by_rules(events: list[tuple], train_total: int | None, use_bars: bool
             continue
         pairs = event[2]
         is_train = "loss" in pairs
-        n_train += is_train
+        n_train = 1 if i in relaunched and is_train else n_train + is_train
         step = event[1] if event[1] is not None else explicit_step(pairs)
         if step is None and bar_n == 0 and is_train and not bar_used and _past_the_start(pairs):
             bar_n = None  # the bar's first draw, kept because a warning's newline ended it: a stale reading

@@ -60,6 +60,7 @@ from .console_scan import EXPLICIT_STEP_KEYS, scan
 from .console_steps import AS_STATED, BY_ORDER, dict_steps, training_bar_total
 from .console_text import as_printed
 from .overflow_steps import deepspeed_steps
+from .relaunched_dicts import relaunch_note
 from .console_lines.fields import StepLine
 from .console_lines import value_first
 from .stated_logging import StatedLogging, stated_logging
@@ -97,6 +98,7 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
         notes += (_SMOOTHED_NOTE,)
     notes += _dict_numbering_notes(meta.get("step_inferred", ""), sum(1 for e in events if e[0] == "dict"
                                                                        and "loss" in e[2]))
+    notes += relaunch_note(events)
     meta.update(console_facts(text))
     if frame.empty:  # a run that crashed or stopped before its first logged step: what its console says of it
         meta.update(run_sign_facts(text))
