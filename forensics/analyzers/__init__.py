@@ -38,6 +38,7 @@ from .overflow import detect_loss_scale_overflow
 from .dead_reward import detect_dead_reward_signal, detect_zero_loss_no_spread
 from .first_pass_eval import detect_eval_above_first_pass
 from .frozen import detect_no_gradient, detect_repeated_epoch_losses, detect_rl_gradient_gone
+from .frozen_loss import detect_frozen_loss
 from .reward_decline import detect_reward_decline
 from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped_step_points
 from .crash import detect_crash, detect_unlogged_nonfinite
@@ -57,7 +58,7 @@ DETECTORS = (
     detect_never_learned, detect_overfitting, detect_reward_decline, detect_dead_reward_signal,
     detect_train_eval_mismatch, detect_eval_above_train, detect_huge_grad_norm, detect_no_gradient,
     detect_loss_accuracy_mismatch, detect_repeated_epoch_losses, detect_rl_gradient_gone, detect_zero_loss_no_spread,
-    detect_accuracy_at_zero, detect_eval_above_first_pass,
+    detect_accuracy_at_zero, detect_eval_above_first_pass, detect_frozen_loss,
 )
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from ..metric_names import OPTIMIZER_STEP
-from .fall_measure import (LearningEvidence, came_back_up, evidence_from, fell_clearly, lower_at_every_evaluation,
+from .fall_measure import (LearningEvidence, came_back_up, evidence_from, fell_clearly, held_out_fell,
                            pair_means_if_alternating, starts_mid_run, two_windows_fell, window_means, without_blips)
 from .metrics import LOSS, TRAIN_LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
 from .no_training_loss import eval_only, eval_only_memorized
@@ -75,7 +75,7 @@ def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence
             if fell:
                 return evidence_from(name, series, head, tail)
     evals = finite(metrics.get(EVAL_LOSS, _EMPTY))
-    if lower_at_every_evaluation(evals):
+    if held_out_fell(evals):
         return evidence_from(EVAL_LOSS, evals, float(evals.iloc[0]), float(evals.iloc[-1]))
     loss = real_loss(metrics) if LOSS in metrics else _EMPTY
     if two_windows_fell(loss, metrics.get("epoch")):
@@ -114,7 +114,7 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     if len(loss) < thresholds.learning_min_points:
         evals = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
         if len(loss) == 0 or len(evals) >= thresholds.learning_min_points and fell_clearly(evals, thresholds)[0] \
-                or lower_at_every_evaluation(evals) or accuracy_rose(metrics) is not None \
+                or held_out_fell(evals) or accuracy_rose(metrics) is not None \
                 or two_windows_fell(loss, metrics.get("epoch")) \
                 or _short_pairwise_log_told_apart(metrics, loss, thresholds) \
                 or fell_by_the_last_window(metrics, loss) is not None:
@@ -133,7 +133,7 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     if fell:
         return []
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
-    if len(eval_loss) >= 2 and fell_clearly(eval_loss, thresholds)[0] or lower_at_every_evaluation(eval_loss) \
+    if len(eval_loss) >= 2 and fell_clearly(eval_loss, thresholds)[0] or held_out_fell(eval_loss) \
             or accuracy_rose(metrics) is not None \
             or token_accuracy_rose(metrics, thresholds) is not None \
             or fell_before_the_log(metrics, loss) is not None \
@@ -148,10 +148,22 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     said = (f"the loss fell no more than its own step-to-step noise explains (about {format_number(noise)} a point): "
             if moved else "the loss did not fall: ")
     message = (f"{said}about {format_number(head)} over the first logged points and {format_number(tail)} over the "
-               f"last ({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}){_dip_said(loss)}, and "
-               f"no eval loss fell either: no evidence the run learned. {_what_to_check(loss)}")
+               f"last ({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}){_dip_said(loss)}, "
+               f"{_eval_said(eval_loss)}: no evidence the run learned. {_what_to_check(loss)}")
     return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                     metric=LOSS, evidence={"head": head, "tail": tail, "n_points": int(len(loss))})]
+
+
+def _eval_said(eval_loss) -> str:
+    """What the eval loss showed, for a message that says the training loss did not fall: not logged, not lower at
+    its last evaluation, or lower by no clear fall (never 'no eval loss fell' of one that did)."""
+    if eval_loss.empty:
+        return "and no eval loss was logged"
+    first, last = float(eval_loss.iloc[0]), float(eval_loss.iloc[-1])
+    moved = f"{format_number(first)} -> {format_number(last)} over {len(eval_loss)} evaluations"
+    if len(eval_loss) < 2 or last >= first:
+        return f"and the eval loss did not fall either ({moved})"
+    return f"and the eval loss fell too little or too unevenly to show it ({moved})"
 
 
 def _dip_said(loss) -> str:

@@ -130,7 +130,8 @@ def turned_up_at_the_end(evals, train, epochs) -> int | None:
     Llama-2 LoRA: 0.7558 down to 0.6009 at step 40, 0.6300 at the last eval in the fourth epoch as the training loss
     fell 0.500 -> 0.449). Healthy-judged logs whose last evals rose stay under it (Ishihara-Masabumi's Llama SFT: +0.8%,
     Thanh097698's chatbot: +1.3%), or rose no more than they had wobbled before (cyanisthecolor's +2.5% after a +9%
-    wobble, smhavens's after a fourfold one), or saw their data once (taehyun-me's +12% at epoch 0.98). Else None."""
+    wobble, smhavens's after a fourfold one), or saw their data once (taehyun-me's +12% at epoch 0.98). One last eval
+    set against single training points needs those to fall at each (`_falls_at_each_point`). Else None."""
     values, steps = evals.to_numpy(), evals.index
     best_pos = int(np.argmin(values))
     after, best = values[best_pos + 1:], float(values[best_pos])
@@ -143,7 +144,20 @@ def turned_up_at_the_end(evals, train, epochs) -> int | None:
     at_end = interval_ending(train, steps, len(values) - 1)
     if passes is None or passes < PASSES or at_best.empty or at_end.empty:
         return None
+    if len(after) == 1 and min(len(at_best), len(at_end)) == 1 and not _falls_at_each_point(train, steps[-1]):
+        return None  # one rising eval set against single batches' losses: no trend on either side
     return best_pos if float(at_end.median()) <= (1 - _STILL_FELL) * float(at_best.median()) else None
+
+
+def _falls_at_each_point(train, last_step: int) -> bool:
+    """Whether the training loss logged up to `last_step` is lower at each point than at the one before: where one
+    training point stands for an evaluation interval, only a loss that falls at every one is a trend and not a batch's
+    luck. A single last eval above the best against such single points is no overfitting where they wobble
+    (soureeshdalal_finetuned-phi2: one-step losses 0.609, 0.804, 0.919, 0.706, 0.471 at five evaluations, the last
+    eval 3.5% over the best; judged healthy), and is where they fall at each (Approvalize's 1.025 ... 0.449 beside an
+    eval 4.9% over its best, Pautovv's and HenryECA's epoch means)."""
+    values = train[train.index <= last_step].to_numpy()
+    return len(values) >= 2 and bool(np.all(np.diff(values) < 0))
 
 
 def _own_wobble(values: np.ndarray) -> float:

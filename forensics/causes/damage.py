@@ -308,6 +308,10 @@ def frozen_weights(facts: Facts) -> Cause | None:
     if "repeated_from" in first:  # the loss says it, not grad_norm
         evidence = [f"the epoch from step {first['repeated_from']} repeats the losses of the epoch before, batch for "
                     "batch: the same batches gave the same loss, so the weights had not changed"]
+    elif "frozen_loss" in first:  # the loss and the eval loss say it, no grad_norm needed
+        evidence = [f"the training loss is {first['frozen_loss']:g} at all {first.get('points')} logged points from step "
+                    f"{found[0].step} and the eval loss moved by {first.get('eval_spread', 0):.1g} of itself: the "
+                    "updates did not change what the model outputs"]
     elif _zero_at_few_points(found[0]):
         points = int(first.get("points", 1))
         where = f"at the one logged step ({found[0].step})" if points == 1 else \

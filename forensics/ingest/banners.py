@@ -17,6 +17,9 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
 * A script's own count line after `get_peft_model`, naming the adapter on the same line: `LoRA model initialized.
   Trainable parameters: 11796480, All parameters: 4034264576, trainable ratio: 0.29%` (kind "adapter_counts"); the
   same counts without LoRA / PEFT / adapter on the line are left to the parameter-summary readers.
+* The Gemma fine-tuning recipe's own f-string of PEFT's `get_nb_trainable_parameters()`: `Trainable: 78446592 |
+  total: 2584619008 | Percentage: 3.0351%` (kind "trainable_total"): the whole model's count, adapter included, as
+  print_trainable_parameters says it.
 * ParlAI's TorchAgent, on building or loading its model: `Total parameters: 16,824,320 (16,824,320 trainable)` (through
   its logger `21:19:59 | Total parameters: ...`), the model's count and the trainable part of it (kind "parlai").
 * The HF Trainer's `***** Running training *****` block: `  Number of trainable parameters = 124,439,808`, the
@@ -55,6 +58,8 @@ _PEFT = re.compile(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+
 # is a count, not a method
 _ADAPTER_COUNTS = re.compile(r"Trainable param(?:eter)?s\s*[:=]\s*([\d,]+)\s*[,;|]+\s*(?:All|Total) "
                              r"param(?:eter)?s\s*[:=]\s*([\d,]+)", re.IGNORECASE)
+# `Trainable: N | total: M` (akarshan-kumar_LLM_FineTunning, avijit2005in_finetune_LLM: the owner's f-string)
+_TRAINABLE_TOTAL = re.compile(r"^\s*Trainable:\s*([\d,]+)\s*\|\s*total:\s*([\d,]+)\s*(?:\||$)", re.IGNORECASE)
 _ADAPTER_NAMED = re.compile(r"(?i)(?<![a-z])(?:q?lora|peft|adapters?)(?![a-z])")
 _UNSLOTH_HEAD = "==((====))==  Unsloth"
 # the training banner's first line with its art gone (a notebook's output pasted as text: hussien_MedQA), read where
@@ -124,6 +129,8 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
             found.append(Banner("webui", line.strip()[:300], None, None, source))
         elif "rainable param" in line and _ADAPTER_NAMED.search(line) and (m := _ADAPTER_COUNTS.search(line)):
             found.append(Banner("adapter_counts", line.strip()[:300], _count(m.group(1)), _count(m.group(2)), source))
+        elif "rainable:" in line and (m := _TRAINABLE_TOTAL.match(line)):
+            found.append(Banner("trainable_total", line.strip()[:300], _count(m.group(1)), _count(m.group(2)), source))
         elif "Trainable params:" in line and (m := _WEBUI_COUNTS.search(line)):
             # the model's own count, named apart from the adapter's by the log itself
             found.append(Banner("webui", line.strip(), _count(m.group(1)), _count(m.group(2)), source))
