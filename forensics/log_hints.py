@@ -97,6 +97,8 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   rb"""|\{ Epoch:\[\s*\d+/\s*\d+\], step:\[\s*\d+/\s*\d+\], loss:"""  # MindFormers
                                   # MXNet's Speedometer (ingest.console_lines.mxnet_speedometer)
                                   rb"""|\bEpoch\[\d+\] Batch ?\[(?:\d+-)?\d+\]\tSpeed: [\d.]+ samples/sec\t[^\n=]+=[-+.\dnNiI]"""
+                                  # Marian NMT's update line (ingest.console_lines.marian)
+                                  rb"""|\bEp\. \d+ : Up\. \d+ : Sen\. [\d,]+ : Cost [-+.\dnNiI]"""
                                   rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # OpenNMT-py
                                   rb"""|\bEpoch\s*\d+,\s*\d+/\s*\d+; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # its 2018 line
                                   # PEFT's example loops: `epoch=0: train_ppl=tensor(4.96, ...) train_epoch_loss=tensor(`

@@ -264,8 +264,9 @@ JSON_LINE_EPOCH_KEY = "epoch"
 
 
 # A CSV metrics table (Lightning's / LitGPT's metrics.csv, a script's own): its header names a step or epoch column
-# and a loss column. Here, not in the reader, so that finding the files needs no reader.
-TABLE_STEP_COLUMNS = ("step", "global_step", "iteration", "iter")
+# and a loss column. Here, not in the reader, so that finding the files needs no reader. Its step columns are the
+# JSON lines' step keys as `table_column` spells them: a W&B panel export's `_step` too (JlPang863_QualityDPO)
+TABLE_STEP_COLUMNS = tuple(dict.fromkeys(key.lower() for key in JSON_LINE_STEP_KEYS))
 TABLE_LOSS_COLUMNS = frozenset({"loss", "train_loss", "train_loss_step", "train/loss", "training_loss", "val_loss",
                                 "eval_loss", "valid_loss", "validation_loss", "val/loss", "eval/loss", "lm loss"})
 
@@ -289,3 +290,13 @@ def is_metrics_table_header(header: list[str]) -> bool:
     """
     names = {table_column(h) for h in header}
     return bool(names & (set(TABLE_STEP_COLUMNS) | {"epoch"})) and bool(names & TABLE_LOSS_COLUMNS)
+
+
+# TensorBoard's scalar export (its dashboard's CSV download): one tag a file, named only by the file's name
+# (ofrik_Seq2Seq: train_loss.csv, validation_bleu.csv; ingest.scalar_export)
+SCALAR_EXPORT_HEADER = ("wall time", "step", "value")
+
+
+def is_scalar_export_header(header: list[str]) -> bool:
+    """Whether a CSV header is TensorBoard's scalar export's, `Wall time,Step,Value`."""
+    return tuple(h.strip().lower() for h in header) == SCALAR_EXPORT_HEADER

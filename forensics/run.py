@@ -20,7 +20,7 @@ from .launch_command import holds_one_launch
 from .loss_numbers import is_loss_numbers, loss_file_split
 from .log_hints import (DUMPED_HISTORY, SNIFF_BYTES, a_training_console, is_llamafactory_args, json_lines_log,
                         log_hinted, notebook_hinted, printed_history, readme_log)
-from .metric_names import is_metrics_table_header
+from .metric_names import is_metrics_table_header, is_scalar_export_header
 from .run_layout import RunLayout
 
 # Folders that never hold a run's logs and can be huge.
@@ -299,14 +299,15 @@ def _is_config(name: str) -> bool:
 
 
 def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
-    """A CSV file whose header names a step (or epoch) column and a loss column."""
+    """A CSV file whose header names a step (or epoch) column and a loss column, or TensorBoard's scalar export."""
     try:
         with open(path, "rb") as fh:
             header = fh.readline(SNIFF_BYTES).decode("utf-8-sig", errors="replace")
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
         return False
-    return is_metrics_table_header(re.split(r"[,\t]", header.strip()))
+    cells = re.split(r"[,\t]", header.strip())
+    return is_metrics_table_header(cells) or is_scalar_export_header(cells)
 
 
 def _is_loss_number_file(path: Path, layout: RunLayout) -> bool:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
+from .held_out_score import held_out_score_rising
 from .memorization_onset import memorizing_onset, running_median, settled_from
 from .metrics import (LOSS, PASSES, TRAIN_LOSS, Metrics, epoch_at, finite, format_number, is_preference_log,
                       passes_over_data, real_loss)
@@ -275,8 +276,10 @@ def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     `PRETRAINING_FLOOR` with no eval loss: pre-training text is natural text, and a per-token loss that low on it is
     the training set learned by heart (a small corpus over many passes: tiny Shakespeare trained to 0.1), the same
     `memorization` warning with the level that fits pre-training. [] where the log has an eval loss (overfitting
-    judges) or another finding already says memorization."""
-    if LOSS not in metrics or eval_loss_names(metrics) or is_preference_log(metrics):
+    judges) or another finding already says memorization, and where a held-out score still rose to the end (the model
+    was still generalising better: `held_out_score_rising`)."""
+    if LOSS not in metrics or eval_loss_names(metrics) or is_preference_log(metrics) \
+            or held_out_score_rising(metrics, real_loss(metrics)):
         return []
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
     why = (f" (a model trained from random weights: no natural text is under {format_number(PRETRAINING_FLOOR)} nats a "

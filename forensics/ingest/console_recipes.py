@@ -1,5 +1,5 @@
 """What a console says of the recipe that ran it: torchtune's recipe, ms-swift's, axolotl's and PaddleNLP's loggers,
-MaxText's and LitGPT's printed parameters, verl's printed config, MiniMind's LoRA script.
+MaxText's and LitGPT's printed parameters, verl's printed config, MiniMind's LoRA script, Marian NMT's banner.
 
 `recipe_facts(text)` -> {console_framework, console_method, console_precision, each with its `_line`} as far as said.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from .console_lines.marian import marian_facts
 from .console_text import bracket_depths, line_at, line_end
 
 # torchtune's recipe start (torchtune/config/_utils.py `log_config`): `Running LoRAFinetuneRecipeSingleDevice with
@@ -72,6 +73,8 @@ def recipe_facts(text: str) -> dict:
     m = _VERL_CONFIG.search(text) if "'actor_rollout_ref'" in text else None
     if m:
         out.update(_verl_config_facts(text[m.start():]))
+    if "[marian] Marian v" in text:
+        out.update(marian_facts(text))
     m = _LITGPT_PRECISION.search(text) if "'precision': '" in text and "PosixPath(" in text else None
     if m:
         out.update(console_framework="litgpt", console_framework_line=m.group(0))

@@ -15,7 +15,8 @@ row where the table has no `loss` column of its own (beside one, `train_loss` is
 
 Not a training log, raising UnreadableFile: a table with no step or loss column, and one with many rows at each step
 (a per-example loss table, `epoch,guid,loss`). A cut last row (a run still writing) is dropped with a warning, and
-rows whose step cannot be read are counted in a warning.
+rows whose step cannot be read are counted in a warning. TensorBoard's scalar export (`Wall time,Step,Value`, one tag
+a file) is read by `scalar_export`.
 """
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ import pandas as pd
 
 from ..errors import UnreadableFile
 from ..metric_names import (STEP_LOSS_NAMES, TABLE_LOSS_COLUMNS, TABLE_STEP_COLUMNS, is_lr_monitor_rate,
-                            is_metrics_table_header, table_column)
+                            is_metrics_table_header, is_scalar_export_header, table_column)
 from ..timeline import LogRecords, canonical_metric, empty_frame
+from . import scalar_export
 from ._filetime import file_mtime
 
 FORMAT = "csv"
@@ -47,6 +49,8 @@ def read(path: Path) -> LogRecords:
     except UnicodeDecodeError as err:
         raise UnreadableFile(path, f"not UTF-8 text (byte {err.start}); not a CSV metrics table") from None
     first_line = text.split("\n", 1)[0]
+    if is_scalar_export_header(first_line.strip().split(",")):
+        return scalar_export.read(path)
     delimiter = "\t" if "\t" in first_line and "," not in first_line else ","
     if not is_metrics_table_header(first_line.strip().split(delimiter)):
         raise UnreadableFile(path, "no step (or epoch) column and loss column in its header; not a metrics table")

@@ -7,7 +7,7 @@ both and puts the rows in file order with its other events.
 Each family of line is read in its own module of forensics/ingest/console_lines/, whose docstring says which
 lines and how: frameworks (Megatron, GPT-NeoX, nanotron, NeMo, NeMo 2.0, MindFormers, torchtitan, verl, RWKV-LM's
 train_log.txt), fairseq (its losses in bits), toolkits (fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple,
-OpenNMT-py, Joey NMT, the MetricLogger, torchtune, DLLogger), epoch_tensors (PEFT's example loops), epoch_costs (an epoch's `Training cost: X`), split_values (`[Step N/T] Train X | Val Y`), nanogpt (nanoGPT,
+OpenNMT-py, Joey NMT, the MetricLogger, torchtune, DLLogger), epoch_tensors (PEFT's example loops), epoch_costs (an epoch's `Training cost: X`), marian (Marian NMT), split_values (`[Step N/T] Train X | Val Y`), nanogpt (nanoGPT,
 nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes
 of hand-written loops), stepless (lines dated by the lines around them: a `bpc = X` print, the TF PTB tutorial's), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO
 loop's dashed steps).
@@ -43,6 +43,7 @@ from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_O
                                          _hand_written, _tqdm_postfix)
 from .console_lines.epoch_tensors import EPOCH_TENSORS, epoch_tensors
 from .console_lines.epoch_costs import EPOCH_COST, NEEDLE as _COST_NEEDLE, epoch_cost
+from .console_lines.marian import MARIAN_UPDATE, MARIAN_VALID, NEEDLE as _MARIAN_NEEDLE, marian_update, marian_valid
 from .console_lines.split_values import NEEDLE as _SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values
 from .console_lines.key_values import _KEY_VALUE_START, _bare_pipe_step, _key_values, _uncounted_key_values
 from .console_lines.stepless import _BPC_PRINT, _PTB_EPOCH, _PTB_PROGRESS, bpc_print, ptb_epoch, ptb_progress
@@ -56,7 +57,7 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "step:", "reduced_train_loss=", "loss:", "step=",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
                      "| loss ", "tensor(", "tf.Tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=",
-                     "| epoch ", " wps", _COST_NEEDLE, _SPLIT_VALUES_NEEDLE,
+                     "| epoch ", " wps", _COST_NEEDLE, _SPLIT_VALUES_NEEDLE, _MARIAN_NEEDLE,
                      "NEW RUN ")  # (RWKV-LM's train_log.txt: its mini-epoch lines hold no word, its launches' heads do)
 # A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
@@ -72,7 +73,7 @@ KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "
                    "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune",
                    "joeynmt_valid": "joeynmt", "opennmt_epoch": "opennmt", "fairseq_legacy": "fairseq",
                    "fairseq_epoch": "fairseq", "fairseq_inner": "fairseq", "fairseq_valid": "fairseq", "keras": "keras",
-                   "mxnet": "mxnet"}
+                   "mxnet": "mxnet", "marian": "marian", "marian_valid": "marian"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -150,7 +151,8 @@ _SEARCHED_SHAPES = (("num_updates=", _FAIRSEQ_INNER, _fairseq_inner),
                     ("Completed eval after train step ", _MAXTEXT_EVAL, _maxtext_eval),
                     ("] collection=", _CLU_WRITER, _clu_scalars),
                     (" wps", _PTB_PROGRESS, ptb_progress), (" Perplexity: ", _PTB_EPOCH, ptb_epoch),
-                    (_COST_NEEDLE, EPOCH_COST, epoch_cost), (_SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values))
+                    (_COST_NEEDLE, EPOCH_COST, epoch_cost), (_SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values),
+                    (_MARIAN_NEEDLE, MARIAN_VALID, marian_valid), (_MARIAN_NEEDLE, MARIAN_UPDATE, marian_update))
 
 
 def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | object:

@@ -53,7 +53,7 @@ def _launches_losses(timeline: Timeline) -> np.ndarray:
 
 def _starts_at_random_guess(timeline: Timeline, vocab_size: int | None = None) -> float | None:
     """The first logged training loss when it sits where a randomly initialised model's does, about
-    ln(vocabulary) (9 to 13 for 8k to 440k tokens, or from `_NEAR_THE_GUESS` x ln V up where the model's config gives
+    ln(vocabulary) (9 to 13.9 for 8k to 1.1M tokens, or from `_NEAR_THE_GUESS` x ln V up where the model's config gives
     its vocabulary `vocab_size`; a fine-tune of a trained model starts near 1 to 3), and
     the loss clearly falls from there: its last tenth `_CLEAR_FALL` under it, or a slow fall at nearly every
     point (a warm-up's first steps); a run stuck there is judged by never_learned, not profiled by it, and a
@@ -96,13 +96,19 @@ _AT_THE_GUESS = 0.01  # a share of ln V: a fresh model's first step or two leave
 
 def random_guess_range(vocab_size: int | None) -> tuple[float, float]:
     """(low, high) of the first losses read as a model's on random weights: any vocabulary's uniform guess
-    (FRESH_HEAD_RANGE, ln 8k .. ln 440k), reaching down to `_NEAR_THE_GUESS` x ln V where the config gives a smaller
+    (FRESH_HEAD_RANGE's ln 8k up to `_LARGEST_GUESS`, ln 1.1M), reaching down to `_NEAR_THE_GUESS` x ln V where the config gives a smaller
     vocabulary V (a character or custom-token model built from scratch: 151 tokens guess at ln 151 = 5.02, under
     ln 8k)."""
-    lo, hi = FRESH_HEAD_RANGE
+    lo = FRESH_HEAD_RANGE[0]
     if isinstance(vocab_size, int) and vocab_size >= SMALLEST_VOCABULARY:
         lo = min(lo, _NEAR_THE_GUESS * math.log(vocab_size))
-    return lo, hi
+    return lo, _LARGEST_GUESS
+
+
+# The top of that range: a word-level softmax outgrows any tokenizer (FRESH_HEAD_RANGE's ln 440k): the One Billion
+# Word benchmark's 793,470 words guess at ln 793,470 = 13.58 (eric-haibin-lin_lm's first loss 13.5814), so up to
+# ln 1.1M; no fine-tune of a trained model starts that high
+_LARGEST_GUESS = math.log(1_100_000)  # 13.9
 
 
 _NEAR_THE_GUESS = 0.9  # the first logging interval's updates take a fresh model a little under ln V

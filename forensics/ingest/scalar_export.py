@@ -1,0 +1,75 @@
+"""Reader of TensorBoard's scalar export: the CSV its dashboard downloads for one tag of one run, `Wall time,Step,Value`
+(wall time in seconds), the tag named only by the file's name.
+
+The dashboard names the download `run-<run>-tag-<tag>.csv` (a `/` in either as `_`); a file renamed by hand keeps the
+tag alone (ofrik_Seq2Seq: `train_loss.csv`, `validation_bleu.csv`). The tag is named as every tracker's are
+(`tracker_metric_names`): `train_loss` or `loss` the loss, `validation_bleu` the held-out `eval_bleu`.
+
+`read(path)` returns one LogRecords (format "scalar_export"): each row's value at its step, with its wall time. Rows
+whose step or value cannot be read are left out with a warning.
+
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "validation_bleu.csv"
+>>> _ = path.write_text("Wall time,Step,Value\\n1528974919.9,0,0.0002\\n1528976806.9,50,0.0\\n")
+>>> read(path).frame[["step", "metric", "value"]].values.tolist()
+[[0, 'eval_bleu', 0.0002], [50, 'eval_bleu', 0.0]]
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import UnreadableFile
+from ..metric_names import is_scalar_export_header, tracker_metric_names
+from ..timeline import LogRecords
+from ._filetime import file_mtime
+
+FORMAT = "scalar_export"
+_DOWNLOAD_NAME = re.compile(r"^run-(?P<run>.*)-tag-(?P<tag>.+)$")
+
+
+def read(path: Path) -> LogRecords:
+    """Every row's value at its step, named from the file's name (module docstring). Raises UnreadableFile where the
+    header is not the export's."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise UnreadableFile(path, f"not UTF-8 text (byte {err.start}); not a TensorBoard scalar export") from None
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or not is_scalar_export_header(rows[0]):
+        raise UnreadableFile(path, "the header is not `Wall time,Step,Value`; not a TensorBoard scalar export")
+    cells = [_numbers(row) for row in rows[1:] if row]
+    kept = [c for c in cells if c is not None]
+    frame = pd.DataFrame({"step": pd.Series([int(c[1]) for c in kept], dtype="int64"), "metric": tag_metric(path.stem),
+                          "value": pd.Series([c[2] for c in kept], dtype="float64"),
+                          "wall_time": pd.Series([c[0] for c in kept], dtype="float64")})
+    left_out = len(cells) - len(kept)
+    warnings = (f"{left_out} rows without a readable step and value; skipped",) if left_out else ()
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta={"rows": len(kept)},
+                      mtime=file_mtime(path), warnings=warnings)
+
+
+def _numbers(row: list[str]) -> tuple[float, float, float] | None:
+    """A row's wall time, step and value (float() reads `nan` and `inf` as written: data, kept); None where the
+    step or value cannot be read (a cut last row)."""
+    try:
+        wall, step, value = (float(cell) for cell in row)
+    except ValueError:
+        return None
+    return (wall, step, value) if math.isfinite(step) and step >= 0 and step == int(step) else None
+
+
+def tag_metric(stem: str) -> str:
+    """The timeline's name of the tag a file's name gives.
+
+    >>> [tag_metric(s) for s in ("train_loss", "validation_bleu", "run-train-tag-loss", "run-.-tag-eval_loss")]
+    ['loss', 'eval_bleu', 'loss', 'eval_loss']
+    """
+    download = _DOWNLOAD_NAME.match(stem)
+    return tracker_metric_names([download.group("tag") if download else stem])[0]
