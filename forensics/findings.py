@@ -50,6 +50,11 @@ KINDS = (
 )
 
 
+# Said after a finding of an attempt the history does not keep: a resume logged over its steps, or a new launch (a
+# cross-validation fold, a sweep) numbered from step 1 again - the log alone cannot always tell which
+THROWN_AWAY = ", in an earlier attempt that a later one threw away (a resume, or a new launch)."
+
+
 @dataclass(frozen=True)
 class Finding:
     """One thing that happened in a run.
@@ -62,7 +67,7 @@ class Finding:
         end_step: the last step it covers, or None for a point event.
         metric: the timeline metric it was seen in, if any.
         evidence: the numbers behind it (JSON-safe values).
-        abandoned: True when it happened only in an attempt that a resume threw away.
+        abandoned: True when it happened only in an attempt that a later one replaced (a resume, a new launch).
         caused_by: index-free link to an earlier finding: "<kind>@<step>", or None.
     """
 

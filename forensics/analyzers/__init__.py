@@ -16,7 +16,7 @@ from dataclasses import replace
 import pandas as pd
 
 from ..config import Thresholds
-from ..findings import Finding, sort_findings
+from ..findings import THROWN_AWAY, Finding, sort_findings
 from ..timeline import Timeline
 from .accuracy_at_zero import detect_accuracy_at_zero
 from .chain import link_chain
@@ -116,7 +116,7 @@ def _abandoned_histories(timeline: Timeline) -> list[tuple[int, pd.DataFrame]]:
 
 def _as_abandoned(f: Finding, kept_keys: set[str]) -> Finding:
     """The finding marked abandoned, at most a warning, its cause kept only if that was kept too."""
-    message = f.message.rstrip(".") + ", in an attempt that a resume later threw away."
+    message = f.message.rstrip(".") + THROWN_AWAY
     return replace(f, abandoned=True, severity="warning" if f.severity == "error" else f.severity,
                    message=message, caused_by=f.caused_by if f.caused_by in kept_keys else None)
 

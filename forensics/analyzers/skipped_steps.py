@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import Thresholds
-from ..findings import Finding, plural
+from ..findings import THROWN_AWAY, Finding, plural
 from .metrics import DEEPSPEED_SKIPPED, GRAD_NORM, LOSS, LR, Metrics, format_number, lr_restart_steps, position_of, true_runs
 from .overflow import OVERFLOW, SCALE
 from .reward_decline import reward_metric
@@ -330,7 +330,7 @@ def as_scaler_skips(findings: list[Finding], metrics: Metrics, thresholds: Thres
             skips = _zero_grad_skips(metrics, thresholds, list(zeros), list(f.evidence.get("vanishing_steps", [])))
             if f.abandoned:
                 skips = replace(skips, abandoned=True,
-                                message=skips.message.rstrip(".") + ", in an attempt that a resume later threw away.")
+                                message=skips.message.rstrip(".") + THROWN_AWAY)
             f = skips
         out.append(f)
     return out

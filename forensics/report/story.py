@@ -154,8 +154,9 @@ def _answer_health(analysis) -> Answer:
         paragraphs = [f"No, the run {state}. The first thing that went wrong was at step {first.step}: "
                       f"{first.message}"]
     if abandoned:
-        paragraphs.append(f"{plural(len(abandoned), 'finding')} happened only in attempts that a resume threw away "
-                          "and do not affect the final history.")
+        paragraphs.append(f"{plural(len(abandoned), 'finding')} happened only in attempts that a later one "
+                          "threw away (a resume, or a new launch logged over the same steps) and do not affect the "
+                          "final history.")
     return Answer(QUESTIONS[0], tuple(paragraphs))
 
 
