@@ -40,7 +40,6 @@ from .metrics import LN2, LOSS, Metrics, finite, format_number, is_preference_lo
 from .sustained_rise import detect_sustained_step_up
 
 
-
 def detect_divergence(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `divergence` finding from the step the loss left its trend: an error where it rose many-fold, a warning
     where it stepped up by less and stayed up (`detect_sustained_step_up`); or []."""
@@ -256,5 +255,3 @@ def _went_nonfinite_after(metrics: Metrics, loss: pd.Series) -> bool:
     raw = metrics[LOSS]
     later = raw[raw.index > loss.index[-1]].to_numpy(dtype="float64")
     return bool(len(later)) and not np.isfinite(later).any()
-
-

@@ -68,6 +68,14 @@ def learning_shown(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence
         return evidence_from(reward_name, reward, -head, -tail) if rose else None
     if is_rl_without_reward(metrics):
         return None  # its loss (near 0 by construction) shows nothing learned
+    return _losses_show_learning(metrics, thresholds)
+
+
+def _losses_show_learning(metrics: Metrics, thresholds: Thresholds) -> LearningEvidence | None:
+    """The evidence an SFT or pre-training log learned: its loss or eval loss fallen clearly, the eval loss lower at
+    every evaluation, two window means fallen, or one of the secondary measures (secondary_evidence.py); else None.
+    The one list of checks: `learning_shown` gives what it finds as the healthy evidence, and
+    `detect_no_learning_evidence` warns on a log of `learning_min_points` or more where it finds none."""
     for name in (LOSS, EVAL_LOSS):
         series = real_loss(metrics) if name == LOSS and LOSS in metrics else finite(metrics.get(name, _EMPTY))
         if len(series) >= max(2, thresholds.learning_min_points if name == LOSS else 2):
@@ -112,6 +120,8 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     if is_preference_log(metrics) and len(loss) >= thresholds.learning_min_points:
         return []  # a pairwise log whose pair metrics are the evaluation's alone: its loss is judged there
     if len(loss) < thresholds.learning_min_points:
+        # too few loss points for `_losses_show_learning`'s list: a narrower one (an eval loss fallen over
+        # `learning_min_points` evaluations, not two), that a short log's silence does not rest on weaker evidence
         evals = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
         if len(loss) == 0 or len(evals) >= thresholds.learning_min_points and fell_clearly(evals, thresholds)[0] \
                 or held_out_fell(evals) or accuracy_rose(metrics) is not None \
@@ -129,20 +139,10 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
                         evidence={"n_points": int(len(loss))})]
     if 0 < float(loss.median()) <= thresholds.memorization_level:
         return []  # a language model's loss this low has learned its data (memorization judges whether too well)
-    fell, head, tail = fell_clearly(loss, thresholds)
-    if fell:
+    if _losses_show_learning(metrics, thresholds) is not None:
         return []
+    _, head, tail = fell_clearly(loss, thresholds)
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
-    if len(eval_loss) >= 2 and fell_clearly(eval_loss, thresholds)[0] or held_out_fell(eval_loss) \
-            or accuracy_rose(metrics) is not None \
-            or token_accuracy_rose(metrics, thresholds) is not None \
-            or fell_before_the_log(metrics, loss) is not None \
-            or fell_in_the_first_window(metrics, loss, thresholds) is not None \
-            or running_mean_fell(metrics, thresholds) is not None \
-            or epoch_means_fell(metrics, loss, thresholds) is not None \
-            or fell_by_the_last_window(metrics, loss) is not None \
-            or a_turn_fell_at_every_point(loss) is not None:
-        return []
     moved = tail < head - thresholds.learning_min_fall * abs(head)
     noise = point_noise(without_blips(loss).to_numpy(dtype="float64"))
     said = (f"the loss fell no more than its own step-to-step noise explains (about {format_number(noise)} a point): "

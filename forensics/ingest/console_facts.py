@@ -284,11 +284,3 @@ def _in_a_web_address(text: str, start: int) -> bool:
     """Whether the word at `start` is part of a web address (the text before it, back to a space, holds `://`)."""
     before = re.search(r"\S*\Z", text[max(0, start - 300):start]).group(0)
     return "://" in before or before.lower().startswith("www.")
-
-
-
-
-
-
-
-

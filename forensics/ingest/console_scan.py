@@ -350,4 +350,3 @@ _OWN_LOSS_KEYS = (("embedding_loss", "loss"), ("eval_embedding_loss", "eval_loss
 # A scalar printed inside its wrapper: numpy 2's repr (`np.float64(0.25)`) or a torch tensor's (`tensor(2.31,
 # device='cuda:0')`, cut at its first comma by `_PAIR`).
 _WRAPPED = re.compile(r"^(?:np|numpy)\.(?:float|int)\d*\(([^()]*)\)$|^tensor\(([^(),]*)\)?$")
-

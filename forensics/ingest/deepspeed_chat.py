@@ -17,11 +17,10 @@ script's last step line (`saw_step`) stands in. Step 1 prints `ppl: X, loss: Y` 
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
-from .console_lines.fields import StepLine
+from .console_lines.fields import StepLine, perplexity_loss
 
 # Cheap test before feeding a text's lines
 # (its `Epoch 1/1 with loss X` alone is no mark: hand-written loops print the same words)
@@ -37,10 +36,6 @@ _DPO_EVAL = re.compile(r"^chosen: " + _NUM + ", rejected: " + _NUM + ", loss: " 
 _PPO = re.compile(r"^epoch: \d+\|step: (\d{1,18})\|ppo_ep: \d+\|act_loss: (\S+)\|cri_loss: (\S+)\|unsuper_loss: (\S+)\s*$")
 _REWARD = re.compile(r"^average reward score: " + _NUM + r"\s*$")
 _KINDS = {"perplexity": "dschat_sft", "reward": "dschat_rm", "rewards": "dschat_dpo"}
-
-
-def _log(value: float) -> float:
-    return math.log(value) if value > 0 else math.nan
 
 
 @dataclass
@@ -93,7 +88,7 @@ class DeepSpeedChat:
         kind = _KINDS[self.evaluating]
         if self.evaluating == "perplexity" and (m := _PPL.match(text)):
             ppl = float(m.group(1))
-            loss = float(m.group(2)) if m.group(2) else _log(ppl)
+            loss = float(m.group(2)) if m.group(2) else perplexity_loss(ppl)
             return StepLine(kind, self.step, None, (("eval_ppl", ppl), ("eval_loss", loss)))
         if self.evaluating == "reward" and (m := _REWARD_EVAL.match(text)):
             return StepLine(kind, self.step, None, (("eval_chosen_score", float(m.group(1))),

@@ -159,4 +159,3 @@ def _epoch_line_copies_dropped(events: list[tuple]) -> list[tuple]:
 def step_line_warnings(events: list[tuple]) -> list[str]:
     cut = [e[1] for e in events if e[0] == "line" and e[1].cut]
     return [f"the last line (step {r.step}) is cut mid-write; its complete fields were kept" for r in cut]
-

@@ -77,6 +77,7 @@ def _starts_at_random_guess(timeline: Timeline, vocab_size: int | None = None) -
             return float(loss[0])
     return None
 
+
 def _short_log_at_a_known_guess(timeline: Timeline, vocab_size: int | None) -> float | None:
     """The first loss of a log too short to show a fall (under 3 points) when it is within `_AT_THE_GUESS` of ln V
     for the config's vocabulary or, with none, a common one (`_COMMON_VOCABULARIES`): only random weights score a

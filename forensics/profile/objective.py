@@ -218,7 +218,6 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
     return None
 
 
-
 def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
                          metrics: set) -> tuple[str, str | None] | None:
     """What a notebook's code trains on, the run's own names, its instruction data, an adapter's task, a trained

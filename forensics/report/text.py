@@ -385,4 +385,3 @@ def _ckpt(c) -> str:
     if not c:
         return "none"
     return f"{c['name']} (step {c['step']})"
-

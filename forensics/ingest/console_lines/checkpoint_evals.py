@@ -18,11 +18,10 @@ anyone's note. Each line becomes a `StepLine` of kind "checkpoint_eval" at its s
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
-from .fields import _FLOAT, StepLine, number
+from .fields import _FLOAT, StepLine, number, perplexity_loss
 
 _SPLIT = r"(?:valid|validation|val|dev|eval)"
 _CHECKPOINT = re.compile(r"^[ \t]*(?:\S*/)?checkpoint-(\d{1,12})/?[ \t]+" + _SPLIT + r"[ \t]+(" + _FLOAT + r")[ \t]*$",
@@ -72,5 +71,4 @@ def _evaluation(step: int, text: str) -> StepLine | None:
     ppl = number(text)
     if ppl is None or not ppl > 0:
         return None
-    loss = math.log(ppl) if math.isfinite(ppl) else ppl
-    return StepLine("checkpoint_eval", step, None, (("eval_ppl", ppl), ("eval_loss", loss)))
+    return StepLine("checkpoint_eval", step, None, (("eval_ppl", ppl), ("eval_loss", perplexity_loss(ppl))))

@@ -4,6 +4,7 @@ forensics/ingest/console_lines/ (pretrain_lines' module docstring says how names
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -57,6 +58,14 @@ def number(text: str) -> float | None:
         return float(m.group(0).replace(",", ""))
     except ValueError:
         return None
+
+
+def perplexity_loss(ppl: float) -> float:
+    """The mean loss a perplexity is the exponential of: its natural log (inf for an inf); NaN where it is not above
+    0 (NaN itself included)."""
+    return math.log(ppl) if ppl > 0 else math.nan
+
+
 # a printed float, whole (`2.2.1` or `0.91.` is no number: a version, a sentence's full stop)
 _FLOAT = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?)(?![\d.])"
 

@@ -14,11 +14,10 @@ before this reader.)
 """
 from __future__ import annotations
 
-import math
 import re
 
 from ...timeline import canonical_metric
-from .fields import _FLOAT, StepLine, _snake
+from .fields import _FLOAT, StepLine, _snake, perplexity_loss
 
 MARKER = "Epoch["
 _BATCH = re.compile(r"\bEpoch\[(\d{1,6})\] Batch ?\[(?:\d{1,9}-)?(\d{1,9})\]\tSpeed: [\d.]+ samples/sec((?:\t[^\t=]+="
@@ -62,7 +61,7 @@ def _metrics(name: str, value: float) -> tuple[tuple[str, float], ...]:
     names it."""
     lowered = name.strip().lower()
     if lowered == "perplexity":
-        return (("loss", math.log(value)), ("perplexity", value)) if value > 0 else (("perplexity", value),)
+        return (("loss", perplexity_loss(value)), ("perplexity", value)) if value > 0 else (("perplexity", value),)
     if lowered in _LOSS_NAMES:
         return (("loss", value),)
     return ((canonical_metric(_snake(name.strip())), value),)

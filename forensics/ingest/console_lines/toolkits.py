@@ -39,7 +39,7 @@ import math
 import re
 
 from ...timeline import canonical_metric
-from .fields import StepLine, _FLOAT, _record, _snake, number
+from .fields import StepLine, _FLOAT, _record, _snake, number, perplexity_loss
 
 # The MetricLogger of the facebookresearch vision repositories (DeiT, MAE, DETR, DINO: `util/misc.py` /
 # `utils.py` `MetricLogger.log_every`) and the LLaMA-Adapter / LLaMA2-Accessory fine-tuning scripts that copied it:
@@ -181,7 +181,7 @@ def _opennmt_valid(m: re.Match) -> StepLine:
     value = float(m.group(2))
     if m.group(1) == "accuracy":
         return StepLine("opennmt_valid", 0, None, (("eval_accuracy_pct", value),))
-    loss = math.log(value) if value > 0 else math.nan
+    loss = perplexity_loss(value)
     return StepLine("opennmt_valid", 0, None, (("eval_loss", loss), ("eval_ppl", value)))
 
 
@@ -201,7 +201,7 @@ def _joeynmt_valid(m: re.Match) -> StepLine:
     if not ppl > 0:  # (NaN is read as it was printed: a non-finite evaluation)
         return StepLine("joeynmt_valid", int(m.group(2)), None, (("eval_loss", ppl), ("eval_ppl", ppl))) \
             if math.isnan(ppl) else StepLine("joeynmt_valid", int(m.group(2)), None, ())
-    return StepLine("joeynmt_valid", int(m.group(2)), None, (("eval_loss", math.log(ppl)), ("eval_ppl", ppl)))
+    return StepLine("joeynmt_valid", int(m.group(2)), None, (("eval_loss", perplexity_loss(ppl)), ("eval_ppl", ppl)))
 
 
 # OpenNMT-py's 2018 Statistics.output (onmt/Trainer.py:66, OpenNMT/OpenNMT-py 9d51f2c7 2018-04-29): `Epoch %2d,
