@@ -6,7 +6,9 @@ tag alone (ofrik_Seq2Seq: `train_loss.csv`, `validation_bleu.csv`). The tag is n
 (`tracker_metric_names`): `train_loss` or `loss` the loss, `validation_bleu` the held-out `eval_bleu`.
 
 `read(path)` returns one LogRecords (format "scalar_export"): each row's value at its step, with its wall time. Rows
-whose step or value cannot be read are left out with a warning.
+whose step or value cannot be read are left out with a warning. Where the downloads of one run beside it carry the
+Hugging Face Trainer's TensorBoardCallback tags, `meta["hf_callback_tags"]` says so, as the event-file reader's does
+(`_run_has_hf_callback_tags`).
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "validation_bleu.csv"
@@ -28,6 +30,7 @@ from ..errors import UnreadableFile
 from ..metric_names import is_scalar_export_header, tracker_metric_names
 from ..timeline import LogRecords
 from ._filetime import file_mtime
+from .tensorboard import hf_trainer_callback_tags
 
 FORMAT = "scalar_export"
 _DOWNLOAD_NAME = re.compile(r"^run-(?P<run>.*)-tag-(?P<tag>.+)$")
@@ -51,7 +54,10 @@ def read(path: Path) -> LogRecords:
                           "wall_time": pd.Series([c[0] for c in kept], dtype="float64")})
     left_out = len(cells) - len(kept)
     warnings = (f"{left_out} rows without a readable step and value; skipped",) if left_out else ()
-    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta={"rows": len(kept)},
+    meta = {"rows": len(kept)}
+    if _run_has_hf_callback_tags(path):
+        meta["hf_callback_tags"] = True
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta,
                       mtime=file_mtime(path), warnings=warnings)
 
 
@@ -73,3 +79,26 @@ def tag_metric(stem: str) -> str:
     """
     download = _DOWNLOAD_NAME.match(stem)
     return tracker_metric_names([download.group("tag") if download else stem])[0]
+
+
+def _run_has_hf_callback_tags(path: Path) -> bool:
+    """Whether the downloads of this file's run in its folder, one tag each, together carry the Trainer's
+    TensorBoardCallback tags (ingest.tensorboard.hf_trainer_callback_tags): the set is only seen across the files
+    (TurkHukuk_hukukbert: run-.-tag-train_epoch.csv, -train_learning_rate, -train_loss, -eval_loss (1), ...)."""
+    mine = _DOWNLOAD_NAME.match(path.stem)
+    if mine is None:
+        return False
+    downloads = [_DOWNLOAD_NAME.match(p.stem) for p in path.parent.glob("run-*-tag-*.csv")]
+    return hf_trainer_callback_tags([_callback_tag(d.group("tag")) for d in downloads
+                                     if d is not None and d.group("run") == mine.group("run")])
+
+
+def _callback_tag(download_tag: str) -> str:
+    """The callback's tag a download name gives: the dashboard writes each `/` as `_`, and the callback's tags are
+    `<split>/<key>` with `_` inside the key (`train_learning_rate` <- train/learning_rate), so the first `_` is the
+    `/` (`train_train_loss` <- train/train_loss, train() closing summary, not train_train/loss).
+
+    >>> [_callback_tag(t) for t in ("train_learning_rate", "train_train_loss", "eval_loss (1)", "loss")]
+    ['train/learning_rate', 'train/train_loss', 'eval/loss (1)', 'loss']
+    """
+    return download_tag.replace("_", "/", 1)
