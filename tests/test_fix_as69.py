@@ -1,0 +1,51 @@
+"""Corpus batch AS69 found wrong (executed from-scratch LM notebooks): an epoch counted in Russian (`эпоха N:`,
+070705gavrilovaanna_text_generation), a closing stepless `Training loss:` print after a Keras fit read at step 0
+(mrunmayee3108_deep-learning), Keras 3's `Total params: 227,085 (887.05 KB)` (sotetsuk_LectureColab), Colab's
+`files.upload()` taken for a weight load (Hareeshma01_generative-ai-lstm-textgen) and a Keras Input's `dtype="int32"`
+taken for lower precision (sotetsuk_LectureColab)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from forensics.ingest import stdout
+
+_TRAIN = [6.427, 5.788, 5.541, 5.359]
+_HELD_OUT = [5.959, 5.747, 5.657, 5.585]
+
+
+def _frame(text: str):
+    return stdout.read_console(text, Path("x.log"), []).frame
+
+
+def _epoch_lines(word: str, best_saved: bool = False) -> str:
+    lines = []
+    for epoch, (train, held_out) in enumerate(zip(_TRAIN, _HELD_OUT), start=1):
+        lines.append(f"{word} {epoch}: train_loss = {train:.3f}, val_loss = {held_out:.3f}")
+        if best_saved:  # 070705gavrilovaanna_text_generation's line after each better epoch
+            lines.append(f"сохранена лучшая модель на эпохе {epoch} с val_loss = {held_out:.3f}")
+    return "\n".join(lines) + "\n"
+
+
+def test_an_epoch_counted_in_russian_gives_its_losses_at_its_epoch():
+    frame = _frame(_epoch_lines("эпоха"))
+    assert list(frame[frame.metric == "loss"].step) == [1, 2, 3, 4]
+    assert list(frame[frame.metric == "loss"].value) == _TRAIN
+    assert list(frame[frame.metric == "eval_loss"].value) == _HELD_OUT
+
+
+def test_the_epoch_words_of_other_languages_count_too():
+    for word in ("Epoche", "época", "époque", "epoca", "epoka"):
+        frame = _frame(_epoch_lines(word))
+        assert list(frame[frame.metric == "loss"].step) == [1, 2, 3, 4], word
+
+
+def test_the_best_model_lines_between_them_add_no_loss_and_no_step():
+    frame = _frame(_epoch_lines("эпоха", best_saved=True))
+    assert list(frame[frame.metric == "eval_loss"].step) == [1, 2, 3, 4]
+    assert list(frame[frame.metric == "eval_loss"].value) == _HELD_OUT
+
+
+def test_the_english_epoch_lines_read_as_before():
+    frame = _frame(_epoch_lines("Epoch"))
+    assert list(frame[frame.metric == "loss"].step) == [1, 2, 3, 4]
+    assert list(frame[frame.metric == "eval_loss"].value) == _HELD_OUT
