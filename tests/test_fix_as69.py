@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import forensics
 from forensics.ingest import stdout
+
+CORPUS = Path(__file__).parent / "realworld"
 
 _TRAIN = [6.427, 5.788, 5.541, 5.359]
 _HELD_OUT = [5.959, 5.747, 5.657, 5.585]
@@ -49,3 +52,30 @@ def test_the_english_epoch_lines_read_as_before():
     frame = _frame(_epoch_lines("Epoch"))
     assert list(frame[frame.metric == "loss"].step) == [1, 2, 3, 4]
     assert list(frame[frame.metric == "eval_loss"].value) == _HELD_OUT
+
+
+_KERAS_LOSSES = [3.4678, 3.4601, 3.4543]
+
+
+def _keras_fit(closing: str) -> str:
+    """Keras 3's model.fit lines of three epochs, then the notebook's own print after the fit (mrunmayee3108)."""
+    epochs = "".join(f"Epoch {e}/3\n2/2 ━━━━━━━━━━━━━━━━━━━━ 0s 10ms/step - accuracy: 0.1765 - loss: {v:.4f}\n"
+                     for e, v in enumerate(_KERAS_LOSSES, start=1))
+    return epochs + closing
+
+
+def test_a_closing_loss_print_after_the_epochs_is_no_step_0_before_them():
+    frame = _frame(_keras_fit("Training loss:  0.19516390562057495\n"))
+    assert list(frame[frame.metric == "loss"].step) == [1, 2, 3]
+    assert list(frame[frame.metric == "loss"].value) == _KERAS_LOSSES
+
+
+def test_the_corpus_run_with_the_closing_print_shows_no_spike_at_its_first_epoch():
+    analysis = forensics.analyze(CORPUS / "mrunmayee3108_deep-learning")
+    assert "loss_spike" not in {f.kind for f in analysis.findings}
+
+
+def test_loss_lines_under_epoch_headers_are_still_dated_by_them():
+    text = "".join(f"=== Epoch {e}/3 ===\nLoss: {v:.4f}, BLEU: 0.51\n" for e, v in enumerate(_KERAS_LOSSES, start=1))
+    frame = _frame(text)
+    assert list(frame[frame.metric == "loss"].step) == [1, 2, 3]
