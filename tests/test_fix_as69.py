@@ -9,6 +9,8 @@ from pathlib import Path
 
 import forensics
 from forensics.ingest import stdout
+from forensics.ingest.banners import find_banners
+from forensics.ingest.console_param_counts import parameter_count_said
 
 CORPUS = Path(__file__).parent / "realworld"
 
@@ -79,3 +81,21 @@ def test_loss_lines_under_epoch_headers_are_still_dated_by_them():
     text = "".join(f"=== Epoch {e}/3 ===\nLoss: {v:.4f}, BLEU: 0.51\n" for e, v in enumerate(_KERAS_LOSSES, start=1))
     frame = _frame(text)
     assert list(frame[frame.metric == "loss"].step) == [1, 2, 3]
+
+
+_KERAS3_SUMMARY = [' Total params: 227,085 (887.05 KB)', ' Trainable params: 227,085 (887.05 KB)',
+                   ' Non-trainable params: 0 (0.00 B)']
+
+
+def test_keras_3s_total_with_its_size_after_it_is_the_model_count():
+    said = parameter_count_said("\n".join(_KERAS3_SUMMARY) + "\n")
+    assert said["console_n_params"] == 227085
+
+
+def test_keras_3s_summary_with_sizes_is_a_parameter_summary_banner():
+    banners = find_banners(_KERAS3_SUMMARY)
+    assert [(b.trainable_params, b.all_params) for b in banners if b.kind == "param_summary"] == [(227085, 227085)]
+
+
+def test_a_total_followed_by_other_words_is_still_no_count():
+    assert "console_n_params" not in parameter_count_said("Total params: 227,085 (of the encoder only)\n")
