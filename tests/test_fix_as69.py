@@ -11,6 +11,7 @@ import forensics
 from forensics.ingest import stdout
 from forensics.ingest.banners import find_banners
 from forensics.ingest.console_param_counts import parameter_count_said
+from forensics.ingest.notebook_code import code_values
 
 CORPUS = Path(__file__).parent / "realworld"
 
@@ -99,3 +100,24 @@ def test_keras_3s_summary_with_sizes_is_a_parameter_summary_banner():
 
 def test_a_total_followed_by_other_words_is_still_no_count():
     assert "console_n_params" not in parameter_count_said("Total params: 227,085 (of the encoder only)\n")
+
+
+def _cells(*sources):
+    return [{"cell_type": "code", "execution_count": i + 1, "metadata": {}, "source": s, "outputs": []}
+            for i, s in enumerate(sources)]
+
+
+_UPLOAD = "from google.colab import files\nuploaded = files.upload()\n"
+_KERAS_NET = ("model = Sequential()\nmodel.add(LSTM(128, input_shape=(100, 1)))\nmodel.add(Dense(54, activation='softmax'))\n"
+              "model.compile(loss='categorical_crossentropy', optimizer='adam')\n")
+_FIT = "model.fit(X, y, batch_size=128, epochs=10)\n"
+
+
+def test_colabs_upload_of_the_training_text_is_no_weight_load():
+    """Hareeshma01_generative-ai-lstm-textgen: 'load' inside 'upload'."""
+    assert code_values(_cells(_UPLOAD, _KERAS_NET + _FIT), "").get("model.built_here") == "Sequential"
+
+
+def test_a_load_of_weights_beside_the_upload_is_still_a_load():
+    cells = _cells(_UPLOAD, _KERAS_NET + "model.load_weights('best.h5')\n" + _FIT)
+    assert code_values(cells, "").get("model.built_here") is None
