@@ -121,3 +121,17 @@ def test_colabs_upload_of_the_training_text_is_no_weight_load():
 def test_a_load_of_weights_beside_the_upload_is_still_a_load():
     cells = _cells(_UPLOAD, _KERAS_NET + "model.load_weights('best.h5')\n" + _FIT)
     assert code_values(cells, "").get("model.built_here") is None
+
+
+_KERAS_INPUT = ("inputs = keras.Input(shape=(None,), dtype={dtype})\nx = layers.Embedding(61, 16)(inputs)\n"
+                "x = layers.GRU(256, return_sequences=True)(x)\nmodel = keras.Model(inputs, layers.Dense(61)(x))\n"
+                "model.compile(optimizer='adam', loss='sparse_categorical_crossentropy')\n" + _FIT)
+
+
+def test_a_keras_inputs_int32_token_ids_say_nothing_of_the_precision():
+    """sotetsuk_LectureColab: `keras.Input(shape=(None,), dtype="int32")`, trained in Keras' default float32."""
+    assert code_values(_cells(_KERAS_INPUT.format(dtype='"int32"')), "").get("precision.default_fp32") is True
+
+
+def test_a_keras_input_in_float16_is_still_no_default_float32():
+    assert code_values(_cells(_KERAS_INPUT.format(dtype='"float16"')), "").get("precision.default_fp32") is not True
