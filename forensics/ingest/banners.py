@@ -82,8 +82,13 @@ _WEBUI = re.compile(r"LoRA training run is completed|text-generation-webui/exten
 _WEBUI_COUNTS = re.compile(r"Trainable params:\s*([\d,]+).*?All params:\s*[\d,]+\s*\(Model:\s*([\d,]+)\)")
 # ms-swift's summary: `PeftModelForCausalLM: 8212.5588M Params (21.8235M Trainable [0.2657%]), 0.0001M Buffers.`
 _SWIFT_INFO = re.compile(r"^(\w+): ([\d.]+)M Params \(([\d.]+)M Trainable")
-_SUMMARY_TRAINABLE = re.compile(r"^\s*Trainable param(?:eter)?s\s*[:=]\s*([\d,]+)\s*$", re.IGNORECASE)
-_SUMMARY_TOTAL = re.compile(r"^\s*(?:Total|All) param(?:eter)?s\s*[:=]\s*([\d,]+)\s*$", re.IGNORECASE)
+# Keras 3's summary gives each count's size after it: ` Total params: 227,085 (887.05 KB)` (sotetsuk_LectureColab,
+# Hareeshma01_generative-ai-lstm-textgen); `Non-trainable params: 0 (0.00 B)`
+KERAS_COUNT_SIZE = r"(?:[ \t]+\(\d+(?:\.\d+)?[ \t]?[KMGT]?B\))?"
+_SUMMARY_TRAINABLE = re.compile(r"^\s*Trainable param(?:eter)?s\s*[:=]\s*([\d,]+)" + KERAS_COUNT_SIZE + r"\s*$",
+                                re.IGNORECASE)
+_SUMMARY_TOTAL = re.compile(r"^\s*(?:Total|All) param(?:eter)?s\s*[:=]\s*([\d,]+)" + KERAS_COUNT_SIZE + r"\s*$",
+                            re.IGNORECASE)
 _SUMMARY_REACH = 3  # lines between the total and the trainable count of one summary
 _PARLAI_COUNTS = re.compile(r"(?:^|\| )Total parameters: ([\d,]+) \(([\d,]+) trainable\)\s*$")
 _HF_TRAINABLE = re.compile(r"(?:^|>>)\s+Number of trainable parameters = ([\d,]+)\s*$")

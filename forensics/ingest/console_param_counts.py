@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from .banners import KERAS_COUNT_SIZE
 from .console_text import line_at, line_end
 from .megatron_args import LAUNCHER_PREFIX
 
@@ -17,9 +18,10 @@ from .megatron_args import LAUNCHER_PREFIX
 _MODEL_PARAMS_SAID = re.compile(r"^[ \t]*(?i:model param(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})(?:[ \t]+\([^()\n]{1,30}\))?"
                                 r"[ \t]*\r?$", re.MULTILINE)
 # OLMo's `Total number of parameters: N`; a parameter summary's `Total params: N` / `Total Parameters: N`; OpenNMT-py's
-# `[... INFO] * number of parameters: N`, encoder, decoder and generator together (kmilink_OpenNMT-Indonesia-Bima)
-_TOTAL_PARAMS = re.compile(r"(?:(?i:total)|INFO\] \*) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})[ \t]*\r?$",
-                           re.MULTILINE)
+# `[... INFO] * number of parameters: N`, encoder, decoder and generator together (kmilink_OpenNMT-Indonesia-Bima);
+# Keras 3's size after the count (`KERAS_COUNT_SIZE`)
+_TOTAL_PARAMS = re.compile(r"(?:(?i:total)|INFO\] \*) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})"
+                           + KERAS_COUNT_SIZE + r"[ \t]*\r?$", re.MULTILINE)
 # parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
 # nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own;
 # a notebook's bare `print("Parameters", model.num_parameters())`: `Parameters 125239296` (eduseiti_ia368v_dd_class_05).

@@ -5,7 +5,8 @@
   `step_numbering`); only where every such line sits under a header and no header's section holds two values of one
   metric (a loop's stepless prints within an epoch are not its epoch's). Else none is read. The headers go. Lines
   with a held-out loss before a first header that counts from 1 are the evaluation before training (step 0, kind
-  BEFORE_TRAINING); a lone held-out loss after the last section's own is the test after training (left out).
+  BEFORE_TRAINING); a lone held-out loss after the last section's own is the test after training (left out). In a
+  file without headers, headed lines after the last stepped line are the run's closing prints (left out).
 * `ptb_progress_numbered(events)`: the TF PTB tutorial's running lines at (epochs before + fraction) x the epoch's
   size where the line prints it, else at 1, 2, ... in file order (the n-th print); an epoch starts where the
   fraction goes back.
@@ -25,7 +26,7 @@ BEFORE_TRAINING = "before_training"
 def headed_lines_dated(events: list[tuple]) -> list[tuple]:
     """The events less the epoch headers, with the headed lines dated by them or left out (module docstring)."""
     if not any(e[0] == "epoch_header" for e in events):
-        return events
+        return _closing_prints_dropped(events)
     dated, header, seen = {}, _before_the_first(events), set()
     closing = _closing_evaluation(events)
     for i, event in enumerate(events):
@@ -40,6 +41,18 @@ def headed_lines_dated(events: list[tuple]) -> list[tuple]:
             dated[i] = _under(event[1], header)
     return [("line", dated[i]) if i in dated else e for i, e in enumerate(events)
             if e[0] != "epoch_header" and (i in dated or not (e[0] == "line" and e[1].kind == "headed"))]
+
+
+def _closing_prints_dropped(events: list[tuple]) -> list[tuple]:
+    """The events less the headed lines after the file's last line with a step of its own, where no header dates
+    them: the run's closing print of a value its series already holds, no step of its own (mrunmayee3108_deep-learning:
+    `Training loss:  0.1951...` printed from the history after model.fit's 300 epoch lines, which at step 0 read as
+    the run's start, and epoch 1's 3.47 as an 18x spike)."""
+    last = max((i for i, e in enumerate(events) if e[0] == "line" and e[1].kind != "headed" and e[1].step > 0),
+               default=None)
+    if last is None:
+        return events
+    return [e for i, e in enumerate(events) if i < last or not (e[0] == "line" and e[1].kind == "headed")]
 
 
 def _closing_evaluation(events: list[tuple]) -> int | None:

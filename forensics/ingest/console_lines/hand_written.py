@@ -105,7 +105,10 @@ _LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 # A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`;
 # the epoch may be a bracketed tag (`[E2] step 0 loss 0.49`, `[ep 3/5]`) or `Ep N` before the step in parentheses
 # (the loops of Raschka's "LLMs from scratch" and their copies: `Ep 1 (Step 000005): Train loss 0.687, Val loss ...`).
-_GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:epoch" + _SEP + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\])"
+# The word may be the loop author's own language's (070705gavrilovaanna_text_generation: `эпоха 1: train_loss = 6.427,
+# val_loss = 5.959`); only the nominative, so `сохранена лучшая модель на эпохе 1 с val_loss = 5.959` counts nothing.
+_EPOCH_WORDS = ("epoch", "эпоха", "epoche", "época", "epoca", "époque", "epoka")
+_GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:(?:" + "|".join(_EPOCH_WORDS) + ")" + _SEP + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\])"
                            r"|ep[ \t]+(?=\d{1,6}[ \t]+\(step\b))"
                            r"(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)", re.IGNORECASE)
 # A batch counted within the epoch printed right after it, as TensorFlow 2's Transformer tutorial and its copies print
@@ -190,7 +193,7 @@ def has_generic_line(text: str) -> bool:
         before = low[max(0, at - _GENERIC_REACH):at]
         before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
         if ("step" in before or "iter" in before or "=" in before) and _GENERIC_STEP.search(before) or (
-                "epoch" in before and _GENERIC_EPOCH.search(before)) or ("/" in before and _bare_count(before)):
+                any(w in before for w in _EPOCH_WORDS) and _GENERIC_EPOCH.search(before)) or ("/" in before and _bare_count(before)):
             return True
         at = low.find("loss", at + 4)
     return False

@@ -39,8 +39,9 @@ def _loads_trained_weights(call: ast.Call) -> bool:
     name = _called_name(call.func)
     owner = _owner_name(call.func)
     # ('load' inside 'download' is none: `nltk.download('punkt')` fetches a tokenizer's data,
-    # stopstressingmeout_Next-Word-Prediction-Using-LSTM)
-    named_a_load = "load" in name.lower().replace("download", "")
+    # stopstressingmeout_Next-Word-Prediction-Using-LSTM; nor inside 'upload': Colab's `files.upload()` of the text
+    # to train on, Hareeshma01_generative-ai-lstm-textgen)
+    named_a_load = "load" in name.lower().replace("download", "").replace("upload", "")
     if name in _PRETRAINED_CALLS or named_a_load and not _DATA_LOADERS.search(f"{owner}.{name}"):
         return True
     for keyword in call.keywords:
