@@ -20,6 +20,7 @@ from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.learning_evidence import detect_ended_near_the_guess, for_a_reward_model, without_the_score
 from .analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
+from .analyzers.megatron_cut import detect_megatron_cut
 from .analyzers.memorization import memorized_from_scratch
 from .analyzers.metrics import RLMetrics, finite, is_preference_log
 from .analyzers.never_learned import detect_dpo_loss_never_under_chance, detect_reward_model_at_chance
@@ -60,7 +61,8 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
     findings, metrics = _for_the_kind_of_run(findings, metrics, profile, thresholds)
     planned = _planned_length(config, timeline)
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings, planned)
-                             + detect_cut_short(metrics, planned[1], end_accounted_for(timeline, metrics)))
+                             + (detect_cut_short(metrics, planned[1], end_accounted_for(timeline, metrics))
+                                or detect_megatron_cut(timeline)))
     findings = without_planned_restarts(findings, (config.get("lr_scheduler_type"), config.get("ds.scheduler.type")),
                                         config.get("lr_scheduler_kwargs"))
     return link_impossible_start(findings, metrics), metrics, profile

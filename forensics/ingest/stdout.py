@@ -52,7 +52,7 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ..decoding import decode_text
 from ._frames import without_placeholders, without_unit_loss_scale
-from . import command_line, megatron_args, mmengine_config, namespace_args, printed_configs, rwkv_args
+from . import command_line, megatron_args, megatron_end, mmengine_config, namespace_args, printed_configs, rwkv_args
 from .banners import find_banners, may_hold_banners
 from .console_facts import console_facts, run_sign_facts
 from .settled_lines import kinds_of, step_line_warnings
@@ -105,6 +105,8 @@ def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
     if flavour:
         meta["dict_lines"] = flavour
     kinds = kinds_of(events)
+    if "megatron" in kinds:  # whether its log says why it ends (analyzers.megatron_cut)
+        meta[megatron_end.KEY] = megatron_end.end_line(text)
     if any(e[0] == "line" and e[1].kind.startswith("results_table") for e in events):
         meta.setdefault("trainer_table", "the Hugging Face Trainer's results table (its notebook or model-card form)")
     banners = find_banners(text.splitlines(), str(path)) if may_hold_banners(text) else ()

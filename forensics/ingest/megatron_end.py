@@ -1,0 +1,29 @@
+"""How a Megatron console ends: the line that says its training ended, or was ended on purpose, where it has one.
+
+Megatron-LM and Megatron-DeepSpeed print `[after training is done] datetime: ...` once `train()` returns
+(megatron/training.py `pretrain`; liukeTT_Megatron-DeepSpeed-TT), older releases their `validation loss at the end of
+training ...`; a run stopped by its own `--exit-interval`, `--exit-duration-in-mins` or `--exit-signal-handler` says
+`exiting program at iteration N`, `exiting program after N minutes`, `exiting program after receiving SIGTERM.`;
+DeepSpeed's launcher says `Process N exits successfully.` when a rank returns; SLURM says `*** STEP N ON host CANCELLED
+AT ...` where the job was cancelled by its owner or its time limit (loubnabnl_nanotron-smol-cluster, judged healthy:
+not a training failure). A console with none of them ends without saying why: the run, or its capture, was cut
+(yueming-yuan_Megatron-DeepSpeed-X-MoE: the file ends on 'iteration 48/ 100').
+"""
+from __future__ import annotations
+
+import re
+
+from .console_text import line_at
+
+KEY = "megatron_end_line"  # LogRecords.meta key of a Megatron console: its end line, or None where it has none
+
+_END = re.compile(r"\[after training is done\]|loss at the end of training|exiting program (?:at|after)\b"
+                  r"|\bexits successfully\b|\bCANCELLED AT\b")
+
+
+def end_line(text: str) -> str | None:
+    """The console's last line that says its training ended or was ended on purpose (module docstring), or None."""
+    last = None
+    for last in _END.finditer(text):
+        pass
+    return line_at(text, last.start()).strip()[:200] if last else None
