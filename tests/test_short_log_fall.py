@@ -98,3 +98,19 @@ def test_a_trainer_state_of_twenty_passes_over_a_small_set_is_judged_memorizatio
     assert analysis.status == "warning"
     assert (analysis.first_incident.kind, analysis.first_incident.step) == ("memorization", 300)
     assert "no_learning_evidence" not in [f.kind for f in analysis.findings]
+
+
+def test_a_tenfold_fall_over_twenty_five_passes_to_under_half_a_nat_is_memorization():
+    """vvud_notebooks' shape: a QLoRA over 13 rows logged every 25 steps of a 4-step epoch, 3.47 at epoch 6.25, 0.83,
+    0.26, 0.245 at epoch 25 (14x over passes that only show examples seen six times and more), no eval loss: over
+    0.2, but a tenfold fall after twice ten passes is the rows learned by heart, dated where it went under 0.5."""
+    run = _many_epochs([3.47, 0.83, 0.26, 0.245], [6.25, 12.5, 18.75, 25.0])
+    assert [(f.kind, f.step) for f in detect_loss_collapse(run, Thresholds())] == [("memorization", 300)]
+
+
+def test_a_fall_short_of_tenfold_over_twenty_passes_to_under_half_a_nat_is_not_memorization():
+    """YYYYXL1004_NLP2's shape (judged healthy: a translation model from scratch whose held-out BLEU held): 4.0 at
+    epoch 5 to 0.48 at epoch 20, 8.3x; and the same tenfold fall over only fifteen passes: no finding."""
+    for run in (_many_epochs([4.0, 2.0, 1.0, 0.48], [5.0, 10.0, 15.0, 20.0]),
+                _many_epochs([3.47, 0.83, 0.26, 0.245], [6.0, 9.0, 12.0, 15.0])):
+        assert [f.kind for f in detect_loss_collapse(run, Thresholds())] == []
