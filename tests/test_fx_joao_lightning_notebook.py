@@ -9,7 +9,8 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from forensics.ingest import console_scan, notebook, stdout
+import forensics
+from forensics.ingest import console_scan, notebook, notebook_code, stdout
 
 CORPUS = Path(__file__).parent / "realworld"
 
@@ -100,3 +101,48 @@ def test_the_t5_notebook_reads_the_swag_runs_two_validations():
     frame = notebook.read(CORPUS / "joaorafaelm_notebooks" / "t5-fine-tuning.ipynb").frame
     held_out = frame[frame["metric"] == "eval_loss"]
     assert held_out["value"].tolist() == [0.3535, 0.3268]
+
+
+# --- the profile of a Lightning notebook ----------------------------------------------------------------------------
+
+_ARGS_CELL = "args_dict = dict(model_name_or_path='t5-base', learning_rate=3e-4, fp_16=False, opt_level='O1')\n" \
+             "args = argparse.Namespace(**args_dict)"
+_TRAIN_CELL = ("import pytorch_lightning as pl\n"
+               "train_params = dict(max_epochs=2, precision= 16 if args.fp_16 else 32, amp_level=args.opt_level)\n"
+               "trainer = pl.Trainer(**train_params)\n"
+               "trainer.fit(model)")
+
+
+def _code_values(*sources: str) -> dict:
+    cells = [new_code_cell(source, execution_count=i + 1) for i, source in enumerate(sources)]
+    return notebook_code.code_values(cells, "")
+
+
+def test_a_lightning_trainer_built_in_the_code_names_the_framework_and_its_precision_choice():
+    values = _code_values(_ARGS_CELL, _TRAIN_CELL)
+    assert (values["_framework"], values["precision.lightning"]) == ("lightning", "fp32")
+
+
+def test_a_lightning_precision_choice_on_a_flag_set_true_is_fp16():
+    values = _code_values(_ARGS_CELL.replace("fp_16=False", "fp_16=True"), _TRAIN_CELL)
+    assert values["precision.lightning"] == "fp16"
+
+
+def test_a_lightning_precision_given_by_name_is_read():
+    values = _code_values("import lightning as L\ntrainer = L.Trainer(precision='bf16-mixed')\ntrainer.fit(m)")
+    assert values["precision.lightning"] == "bf16"
+
+
+def test_a_lightning_precision_choice_on_a_flag_the_code_does_not_show_says_nothing():
+    values = _code_values(_TRAIN_CELL)
+    assert values["_framework"] == "lightning" and "precision.lightning" not in values
+
+
+def test_a_transformers_trainer_is_no_lightning_trainer():
+    values = _code_values("from transformers import Trainer\ntrainer = Trainer(model=m, args=a)\ntrainer.train()")
+    assert "_framework" not in values and "precision.lightning" not in values
+
+
+def test_the_t5_notebook_profile_is_lightning_in_fp32():
+    profile = forensics.analyze(CORPUS / "joaorafaelm_notebooks").run_profile
+    assert (profile.framework, profile.precision) == ("lightning", "fp32")
