@@ -36,6 +36,7 @@ from .console_lines.blocks import (KERAS_LOSS_MARKER, ComposerBlock, DashedSteps
 from .console_lines.glued_fields import glued_field_reader
 from .console_lines.hand_written import has_generic_line
 from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerRecords
+from .console_lines.lightning_results import MARKER as LIGHTNING_MARKER, LightningResults
 from .console_lines.parlai import MARKER as PARLAI_MARKER, ParlaiReports
 from .console_lines.stepless import EPOCH_HEADER_MARK, epoch_header, headed_line, worded_headers_repeat
 from .console_lines import tf_estimator, value_first
@@ -43,6 +44,7 @@ from .console_lines.mxnet_speedometer import MARKER as MXNET_MARKER, MxnetLines
 from .console_lines.one_line import OneLineRecords
 from .console_lines.fairseq import fairseq_dict_in_nats
 from .console_lines.unsloth import MARKER as UNSLOTH_TRAIN_MARKER, UnslothTrainPrints
+from .printed_configs import is_hyperparameter_dict
 from .pretrain_lines import STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, parse_line
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 from .dataframe_table import DataFrameTable
@@ -141,6 +143,7 @@ class _Scanner:
         # a table's line is its own: no other reader takes it
         unsloth = UnslothTrainPrints() if UNSLOTH_TRAIN_MARKER in text else None
         self.info_logger = InfoLoggerRecords() if INFO_LOGGER_MARKER in text else None
+        self.lightning = LightningResults() if LIGHTNING_MARKER in text else None
         self.dspy_grpo = DspyGrpoSteps() if DSPY_GRPO_MARKER in text else None
         estimator = OneLineRecords(tf_estimator.read_line) if any(m in text for m in tf_estimator.MARKERS) else None
         values_first = OneLineRecords(value_first.read_line) if value_first.MARKER in text else None
@@ -149,7 +152,7 @@ class _Scanner:
         batch_averages = BatchAverages(text) if BATCH_AVERAGES_MARKER in text else None
         history = DataFrameTable() if "loss" in text else None  # a pandas DataFrame of per-epoch results
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
-                                        self.info_logger, estimator, values_first, self.bare_epochs, self.dspy_grpo,
+                                        self.info_logger, self.lightning, estimator, values_first, self.bare_epochs, self.dspy_grpo,
                                         glued, batch_averages, history, checkpoint_eval_reader(text),
                                         json_block_reader(text), mxnet)
                        if t is not None)
@@ -189,7 +192,7 @@ class _Scanner:
         if len(self.dumped) == 1:  # one, before any step: the script's arguments dumped a line each, its set scale
             del self.events[self.dumped[0]]
         for reader in (self.olmo, self.composer, self.nemo_rl, self.yaml_steps, self.dashed, self.parlai,
-                       self.info_logger, self.bare_epochs, self.dspy_grpo):
+                       self.info_logger, self.lightning, self.bare_epochs, self.dspy_grpo):
             last = reader.close() if reader is not None else None
             if last is not None:
                 self.events.append(("line", last))
@@ -325,6 +328,8 @@ def _pairs(body: str) -> dict | None:
     found = {(m.group("key") if m.group("key") is not None else m.group("key2")).split("@")[0]: m.group("val")
              for m in _PAIR.finditer(body)}
     if not any(k in _LOG_KEYS or k.startswith("eval_") or canonical_metric(k) in _LOG_KEYS for k in found):
+        return None
+    if is_hyperparameter_dict(list(found)):  # a script's printed arguments dict: its learning_rate is no record
         return None
     pairs = {}
     for key, val in found.items():

@@ -62,6 +62,28 @@ def training_arguments(text: str) -> dict[str, Any]:
     return {}
 
 
+# Hyper-parameters' names as a script's own arguments dict spells them (HF TrainingArguments' fields and the names the
+# example scripts of transformers/examples/legacy/pytorch-lightning give them)
+_HYPERPARAMETERS = frozenset({
+    "weight_decay", "adam_epsilon", "adam_beta1", "adam_beta2", "warmup_steps", "warmup_ratio", "lr_scheduler_type",
+    "max_grad_norm", "gradient_accumulation_steps", "num_train_epochs", "max_steps", "max_epochs", "seed",
+    "max_seq_length", "train_batch_size", "eval_batch_size", "per_device_train_batch_size",
+    "per_device_eval_batch_size", "logging_steps", "save_steps", "eval_steps", "n_gpu", "fp16", "bf16", "optim"})
+# What a logged record measures: a loss, an evaluation (eval_batch_size, a hyper-parameter, aside), a reward, a speed
+_MEASUREMENT = re.compile(r"loss|reward|perplex|runtime|per_second|^eval_|(?:^|_)(?:acc|accuracy|score|ppl|f1)(?:_|$)")
+_FEWEST_HYPERPARAMETERS = 2
+
+
+def is_hyperparameter_dict(keys: list[str]) -> bool:
+    """Whether a printed dict's keys are a run's configuration, not a logged record: two or more hyper-parameters'
+    names and nothing that measures the run (joaorafaelm_notebooks prints its `args_dict`, `{'data_dir': 'swag_data',
+    ..., 'learning_rate': 0.0003, 'weight_decay': 0.0, ...}`, before each of its three Lightning trainings; read
+    as records, its learning rate made a training of its own, one with no loss)."""
+    if any(key not in _HYPERPARAMETERS and _MEASUREMENT.search(key) for key in keys):
+        return False
+    return sum(1 for key in keys if key in _HYPERPARAMETERS) >= _FEWEST_HYPERPARAMETERS
+
+
 def _trl_config_of(cls: str) -> str | None:
     """TRL's config class a printed class is or extends by its name (`DPOConfig`; a project's `CoDPOConfig`, printed
     with TrainingArguments' fields), or None."""

@@ -71,6 +71,11 @@ def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) 
         evidence["precision"] = (f"a dynamic loss scale is logged ({format_number(float(scale.iloc[0]))} at step "
                                  f"{int(scale.index[0])}): only fp16 training scales its loss")
         return "fp16"
+    lightning = config.get("precision.lightning")
+    if lightning in ("fp32", "fp16", "bf16"):
+        evidence["precision"] = (f"the precision the code gives its Lightning Trainer, {lightning} "
+                                 f"({config.source_of('precision.lightning')})")
+        return lightning
     if config.get("precision.default_fp32") is True:
         evidence["precision"] = (f"the training loop in {config.source_of('precision.default_fp32')} asks for nothing "
                                  "below float32 (no autocast, half, bfloat16 or float16, no quantized load): the "

@@ -22,12 +22,13 @@ code with nothing below float32 asked for (or through gpt-2-simple's `finetune`,
 whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
 trainer turns on where the code sets neither flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's
 autocast), `precision.keras_policy` ("fp16" / "bf16": Keras' mixed_float16 / mixed_bfloat16 global policy),
-`model.built_here` where it builds its model from random weights), empty
+`model.built_here` where it builds its model from random weights), `_framework` lightning and
+`precision.lightning` (a Lightning Trainer the code builds, and the precision it is given), empty
 where the code says none of them.
 
 Read in the modules of this package: cells (which cells ran, parsed), arguments (the keywords of the calls),
 precision (autocast, float32, Unsloth's mixed precision, Keras' policy), model (built here, trained whole),
-gpt2_simple (gpt-2-simple's `finetune`),
+gpt2_simple (gpt-2-simple's `finetune`), lightning (a PyTorch Lightning Trainer),
 loads_aside (calls named for loading that load no weights of the trained model), machine (what the
 outputs say of CUDA and bfloat16), syntax (what they ask of the syntax tree).
 """
@@ -42,6 +43,7 @@ from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _ca
                         machine_test, machine_value)
 from .data import raw_text_lm
 from .gpt2_simple import gpt2_simple_finetunes_whole
+from .lightning import lightning_values
 from .machine import printed_machine
 from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _keras_policy_precision,
                         _trainer_arguments_in_fp32, _trains_in_default_float32, _unsloth_mixed_precision,
@@ -87,6 +89,7 @@ def code_values(cells: list, outputs: str) -> dict:
                 if trainer:
                     values["trainer_class"] = trainer
     values.update(_trained_model(loads, trainers, aliases))
+    values.update(lightning_values(trees, names))
     if values.get("model.load_dtype") == "bfloat16" and _BF16_CHANGED_TO_FP16.search(outputs):
         values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for
     meant = "\n".join(_source(c) for c in _cells_meant(cells))
