@@ -89,6 +89,7 @@ def _stalled_while_train_fell_away(evals, train, thresholds: Thresholds) -> tupl
 _PLATEAU_GAIN = 0.01  # the evals of the last third got this share or less under the best before them ...
 _PLATEAU_SHARE = 3  # ... the last third (1 / this) of the evals, `_PLATEAU_EVALS` or more of them
 _PLATEAU_EVALS = 8
+_PLATEAU_NOISE = 0.01  # ... and a plateau is flat: the last third's point-to-point noise this share of the best or less
 
 
 def _plateau_while_train_fell_away(evals, train, thresholds: Thresholds) -> tuple[int, float, float] | None:
@@ -99,7 +100,8 @@ def _plateau_while_train_fell_away(evals, train, thresholds: Thresholds) -> tupl
     lull of a still-learning model when the seen data's loss drops a fifth beside it: the gap between the two grew
     however little the evals after the best rose (iug-htw's GPT on Jane Austen: val 5.60-5.67 for the last 22 of 48
     evaluations, 0.7% above its best by their median, while train fell 4.40 -> 3.09). The bars leave the corpus's
-    healthy plateaus alone: too few evals (Jaong's continued pre-training, 9; lifestrugglee's DPO, 16) or a training
+    healthy plateaus alone (and a plateau is flat: its noise `_PLATEAU_NOISE` of the best or less, iug-htw's
+    0.15%): too few evals (Jaong's continued pre-training, 9; lifestrugglee's DPO, 16) or a training
     loss that fell less (kmilink's OpenNMT, 15%; wangd12rpi's FinLoRA sentiment, 16%); and the fall is `NOISE_UNITS` x
     the training loss's own point-to-point noise over the third or more, not two batches' luck (SHIVITG's Phi-2 QLoRA,
     its logged loss alternating 1.35 / 1.09 beside a flat eval loss; alex000kim's, sinanuozdemir's and mdarshad1000's
@@ -112,6 +114,8 @@ def _plateau_while_train_fell_away(evals, train, thresholds: Thresholds) -> tupl
         return None
     if float(values[start:].min()) < (1 - _PLATEAU_GAIN) * best or not np.all(values[best_pos + 1:] > values[best_pos]):
         return None
+    if point_noise(values[start:]) > _PLATEAU_NOISE * best:
+        return None  # no plateau: a noisy eval loss (one lucky low point among single-batch evals; a swinging one)
     at_start = _at_least_three(interval_ending(train, steps, start - 1), train, steps[start - 1])
     at_end = train[train.index <= steps[-1]].iloc[-3:]
     if len(at_start) < 3 or len(at_end) < 3:
