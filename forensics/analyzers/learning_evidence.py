@@ -26,7 +26,8 @@ from ..config import Thresholds
 from ..findings import Finding
 from ..metric_names import OPTIMIZER_STEP
 from .fall_measure import (LearningEvidence, came_back_up, evidence_from, fell_clearly, held_out_fell,
-                           pair_means_if_alternating, starts_mid_run, two_windows_fell, window_means, without_blips)
+                           later_windows_fell, pair_means_if_alternating, starts_mid_run, two_windows_fell,
+                           window_means, without_blips)
 from .metrics import LOSS, TRAIN_LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
 from .no_training_loss import eval_only, eval_only_memorized
 from .preference_pairs import (held_out_must_show, is_pairwise_log, is_rl_without_reward, pairs_not_told_apart,
@@ -91,7 +92,7 @@ def _losses_show_learning(metrics: Metrics, thresholds: Thresholds) -> LearningE
     return accuracy_rose(metrics) or token_accuracy_rose(metrics, thresholds) or fell_before_the_log(metrics, loss) \
         or fell_in_the_first_window(metrics, loss, thresholds) or running_mean_fell(metrics, thresholds) \
         or epoch_means_fell(metrics, loss, thresholds) or fell_by_the_last_window(metrics, loss) \
-        or a_turn_fell_at_every_point(loss)
+        or a_turn_fell_at_every_point(loss) or later_windows_fell(loss, LOSS) or later_windows_fell(evals, EVAL_LOSS)
 
 
 def _short_pairwise_log_told_apart(metrics: Metrics, loss, thresholds: Thresholds) -> bool:
@@ -144,7 +145,7 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     _, head, tail = fell_clearly(loss, thresholds)
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
     moved = tail < head - thresholds.learning_min_fall * abs(head)
-    noise = point_noise(without_blips(loss).to_numpy(dtype="float64"))
+    noise = point_noise(pair_means_if_alternating(without_blips(loss)).to_numpy(dtype="float64"))  # (as read)
     said = (f"the loss fell no more than its own step-to-step noise explains (about {format_number(noise)} a point): "
             if moved else "the loss did not fall: ")
     message = (f"{said}about {format_number(head)} over the first logged points and {format_number(tail)} over the "

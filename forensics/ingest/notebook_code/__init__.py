@@ -51,6 +51,10 @@ from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _keras_polic
 from .model import _model_built_here, _trains_whole_model
 
 TEXT_KEY = "notebook_code"
+# peft's `prepare_model_for_kbit_training(model)` casts every float16 / bfloat16 weight that is not quantized to float32
+# (the adapter made after it is float32 too), so a model loaded with `torch_dtype=torch.bfloat16` then trains in fp32
+# where no fp16 / bf16 flag is set (lmaddalena_mistral-tutorial's Mistral QLoRA, judged fp32 as the recipe's others)
+_KBIT_PREPARED = "prepare_model_for_kbit_training"
 
 
 def code_values(cells: list, outputs: str) -> dict:
@@ -90,6 +94,8 @@ def code_values(cells: list, outputs: str) -> dict:
                     values["trainer_class"] = trainer
     values.update(_trained_model(loads, trainers, aliases))
     values.update(lightning_values(trees, names))
+    if _KBIT_PREPARED in called:  # (it casts the half weights it finds to float32: the load's dtype no longer trains)
+        values.pop("model.load_dtype", None)
     if values.get("model.load_dtype") == "bfloat16" and _BF16_CHANGED_TO_FP16.search(outputs):
         values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for
     meant = "\n".join(_source(c) for c in _cells_meant(cells))
