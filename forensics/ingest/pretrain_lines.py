@@ -39,8 +39,8 @@ from .console_lines.nanogpt import (_CHAR_RNN, _COLON_STEP, _LLMC_STEP, _LLMC_VA
                                     _STEP_NAME_VALUE, _char_rnn, _colon_pairs, _llmc_console, _llmc_val, _nanochat_step, _nanogpt,
                                     _pipe_step, _step_name_value, SPLIT_PIPE, split_pipe)
 from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY, _EPOCH_SPLIT_LOSSES,
-                                         _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR, _epoch_bracket, _epoch_split_losses,
-                                         _hand_written, _tqdm_postfix)
+                                         _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR, _TQDM_DESCRIBED, _epoch_bracket,
+                                         _epoch_split_losses, _hand_written, _tqdm_description, _tqdm_postfix)
 from .console_lines.epoch_tensors import EPOCH_TENSORS, epoch_tensors
 from .console_lines.epoch_costs import EPOCH_COST, NEEDLE as _COST_NEEDLE, epoch_cost
 from .console_lines.marian import MARIAN_UPDATE, MARIAN_VALID, NEEDLE as _MARIAN_NEEDLE, marian_update, marian_valid
@@ -59,8 +59,9 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "| loss ", "tensor(", "tf.Tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=",
                      "| epoch ", " wps", _COST_NEEDLE, _SPLIT_VALUES_NEEDLE, _MARIAN_NEEDLE,
                      "NEW RUN ")  # (RWKV-LM's train_log.txt: its mini-epoch lines hold no word, its launches' heads do)
-# A tqdm bar with a loss in its postfix (no fixed substring marks it: one search over the text does).
-TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss")
+# A tqdm bar with a loss in its postfix, or in its description (`batch loss 0.702: 100%|`): no fixed substring marks
+# it, one search over the text does.
+TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss|[Ll]oss[^|\r\n]{0,40}:\s*\d{1,3}%\|")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
 # lines, nanoGPT's train.py and plain key: value lines also come from fine-tuning runs).
 PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "autoresearch", "nanotron",
@@ -234,6 +235,7 @@ _SMALL_SHAPES = (("epoch=", EPOCH_TENSORS, epoch_tensors), ("| norm ", _LLMC_STE
                  (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("oss", _KEY_VALUE_START, _key_values),
-                 ("%|", _TQDM_BAR, _tqdm_postfix), ("train=", _EPOCH_SPLIT_LOSSES, _epoch_split_losses),
+                 ("%|", _TQDM_BAR, _tqdm_postfix), ("%|", _TQDM_DESCRIBED, _tqdm_description),
+                 ("train=", _EPOCH_SPLIT_LOSSES, _epoch_split_losses),
                  ("oss", _LOSS_WORD, _hand_written),
                  ("acc", _HELD_OUT_ACCURACY, _hand_written), ("bpc", _BPC_PRINT, bpc_print))

@@ -197,9 +197,16 @@ def _without_stray_generic_lines(events: list[tuple]) -> list[tuple]:
     """A file's hand-written-loop lines only where it holds `_FEWEST_HAND_WRITTEN` or more: one or two are prose
     (`step 30 loss nan, then we switched to bf16` in a notes file), not a loop's log."""
     n = sum(1 for e in events if e[0] == "line" and e[1].kind in _HAND_WRITTEN)
-    if n == 0 or n >= _FEWEST_HAND_WRITTEN:
+    if n == 0 or n >= _FEWEST_HAND_WRITTEN or _beside_a_loss_bar(events):
         return events
     return [e for e in events if not (e[0] == "line" and e[1].kind in _HAND_WRITTEN)]
+
+
+def _beside_a_loss_bar(events: list[tuple]) -> bool:
+    """Whether the file holds a progress bar's reading of a loss (kind "tqdm_postfix"): a loop's own output, no notes
+    file, so a line it prints once an epoch beside the bar is its report, however few (shambhavikris_Reward_Alignment:
+    one bar and one `Epoch: 1, Test Loss: ..., Acc: ...` line a reward model)."""
+    return any(e[0] == "line" and e[1].kind == "tqdm_postfix" for e in events)
 
 
 # Kinds whose printed step may count within an epoch beside it: a hand-written loop's, and DLLogger's `(epoch,

@@ -48,7 +48,9 @@ _FINE_TUNING_WORDS = _FINE_TUNE_WORDS[3:]
 _CONTINUED_PRETRAINING_WORDS = ("pretraining", "cpt")
 _OWN_FILES_WORDS = _FINE_TUNING_WORDS + _CONTINUED_PRETRAINING_WORDS
 _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("preference", "dpo")),
-                    ("kto", ("preference", "kto")), ("orpo", ("preference", "orpo")), ("sft", ("sft", None)),
+                    ("kto", ("preference", "kto")), ("orpo", ("preference", "orpo")),
+                    # (shambhavikris_Reward_Alignment's `reward_model_training.ipynb`: four pairwise reward models)
+                    ("reward_model", ("reward", None)), ("reward-model", ("reward", None)), ("sft", ("sft", None)),
                     ("pretrain", ("pretrain", None))) + tuple((w, ("sft", None)) for w in _FINE_TUNE_WORDS) + tuple(
     # after the fine-tune words: `cpt` is also a model family (fnlp/cpt-base), `finetune_cpt-base_csl.log` a fine-tune
     (w, ("pretrain", None)) for w in _CONTINUED_PRETRAINING_WORDS)

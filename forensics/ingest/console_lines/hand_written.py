@@ -9,6 +9,9 @@ loss (or a loss alone) with their numbers:
   (kind "tqdm_postfix"); its step is the bar's n; an `Epoch E` before the bar restarts it each epoch, so
   the epoch is kept as a metric and the stdout reader numbers the steps on across epochs. The postfix
   repeats its last value at every redraw: the reader keeps a value where it changes.
+* A tqdm bar whose description holds the loss (`pbar.set_description(f"batch loss {loss:.3f}")`): `batch loss 0.702:
+  100%|██████████| 2000/2000 [04:19<00:00,  7.72it/s]` (shambhavikris_Reward_Alignment's reward models), kind
+  "tqdm_postfix" too: the description is read as a generic line's pairs, its step the bar's n.
 * `Epoch:[E/N](n/M) loss: X, ...` lines of the small from-scratch LLM projects (jingyaogong/minimind's
   trainer/train_*.py: `Epoch:[1/1](10/39695), loss: 8.5371, logits_loss: 8.5371, aux_loss: 0.0000, lr: 0.0005,
   epoch_time: 130.0min`; baby-llama2-chinese and its forks: `Epoch:[0/2](100/2000) loss:3.123 lr:0.0003000
@@ -53,6 +56,10 @@ from .fields import StepLine, _FLOAT, _field_name, _record, number
 # A tqdm bar (`[prefix: ]P%|bar| n/total [elapsed<left, rate, postfix...]`) whose postfix names a loss.
 _TQDM_BAR = re.compile(r"\d{1,3}%\|[^|]{0,200}\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
                        r"\[[^\],\]]{0,60},\s*[^\],]{0,40}(?:it/s|s/it)\s*,(?P<postfix>[^\]]{0,500}(?i:loss)[^\]]{0,500})\]")
+# A tqdm bar with its description (`{desc}: P%|bar| n/total [`), the description read for a loss (`_tqdm_description`).
+_TQDM_DESCRIBED = re.compile(r"(?P<desc>[^\r\n|\]]{0,120}?(?i:loss)[^\r\n|\]]{0,120}?)\s*:\s*\d{1,3}%\|[^|]{0,200}\|"
+                             r"\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*\[")
+_HELD_OUT_BAR = re.compile(r"(?<![a-z])(?:val(?:id|idation)?|eval(?:uation)?|test|dev)(?![a-z])", re.IGNORECASE)
 # (a key may be words: a loop's own `set_postfix({"Training Loss": loss})` draws `Training Loss=0.365`)
 _POSTFIX_PAIR = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,3})\s*[=:]?\s*([-+]?(?:nan|inf|\.?\d)[^\s,]*)\s*$",
                            re.IGNORECASE)
@@ -168,6 +175,25 @@ def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | Non
     epoch = _BAR_EPOCH.search(prefix.rsplit("|", 1)[-1])
     if epoch:
         metrics.append(("epoch", float(epoch.group(1))))
+    return _record("tqdm_postfix", int(m.group("n")), m.group("total"), metrics, False)
+
+
+def _tqdm_description(first: re.Match, line: str, last_line: bool) -> StepLine | None:
+    """The last redraw on the line of a tqdm bar whose description names a loss with its number (module docstring),
+    read as a generic line's pairs (`batch loss 0.702`, `Epoch 2 loss=1.3`), held-out where a split word names the
+    bar (`Epoch: 1 Average Val Batch Loss: 0.1206`: AananthV_Pytorch-Transformer); None for any other description
+    (`Map`, `Loading checkpoint shards`: the shape needs a loss), and a description that counts its own steps
+    (`Epoch 1, Step 0, Loss: 0.9741:`, the bar's n one ahead: BeyonderXX_TRACE_issue5) is read as a generic line, by
+    that count."""
+    m = list(_TQDM_DESCRIBED.finditer(line, first.start()))[-1]
+    desc = m.group("desc")
+    metrics, _ = _generic_pairs(desc, False)
+    if not any(name in ("loss", "eval_loss") for name, _ in metrics) or _GLOBAL_STEP.search(desc) \
+            or _GENERIC_STEP.search(desc) or _bare_count(desc):
+        return _hand_written(first, line, last_line)
+    if _HELD_OUT_BAR.search(desc):
+        metrics = [(_HELD_OUT_BESIDE.get(name, "eval_loss" if name == "loss" else name), value)
+                   for name, value in metrics]
     return _record("tqdm_postfix", int(m.group("n")), m.group("total"), metrics, False)
 
 
@@ -292,7 +318,14 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
     criterion = found.pop(_CRITERION_LOSS, None)
     if criterion is not None and "loss" not in found:
         found = {"loss": criterion, **found}
+    if "eval_loss" in found and "loss" not in found:  # a held-out report: its bare `Acc` is the held-out one
+        found = {_HELD_OUT_BESIDE.get(name, name): value for name, value in found.items()}
     return (list(found.items()) if found.keys() & _GENERIC_NEEDS else []), cut
+
+
+# A line whose only loss is a held-out one reports an evaluation: the accuracy or perplexity it prints with no split
+# name beside it is that evaluation's (shambhavikris_Reward_Alignment: `Epoch: 1, Test Loss: 0.6713, Acc: 0.5772`)
+_HELD_OUT_BESIDE = {"accuracy": "eval_accuracy", "perplexity": "eval_perplexity"}
 
 
 # A loop's once-an-epoch print of its training and validation losses, by split name alone, and the perplexity of one of

@@ -7,7 +7,9 @@ DataCollatorForLanguageModeling(mlm=False)).
 A notebook that writes its examples from fields (an f-string or `.format` joining two or more of them, a template
 string, a chat template, a formatting function), reads a text file through TextDataset (lines the code does not show:
 SRM47's paraphrase pairs, ishanmehta2's `clue, length, answer` lines), trains an encoder-decoder or hands its data to
-TRL's SFTTrainer is no such run: nothing is said."""
+TRL's SFTTrainer is no such run: nothing is said. Nor is one that reads its data from a file named for dialogue or
+instructions (`conv_dicts/530_human_filtered_conv_pairs.pkl`: vadam5_task-aware-pruning's 'user: ... chatbot: ...'
+exchanges, prepared beforehand): the template is in the file, not in the code."""
 from __future__ import annotations
 
 import ast
@@ -36,10 +38,29 @@ def raw_text_lm(trees: list) -> str | None:
     """What says the cells that ran (`trees`) train a causal LM on raw text with labels = input_ids (module
     docstring), or None."""
     how = _labels_are_inputs(trees)
-    if how is None or _calls_code_not_shown(trees) or any(
+    if how is None or _calls_code_not_shown(trees) or _dialogue_file_read(trees) or any(
             _formats_examples(node) for tree in trees for node in ast.walk(tree)):
         return None
     return how
+
+
+# A data file's name that says its examples are exchanges or instructions, not running text (its words, split at
+# anything not a letter: `530_human_filtered_conv_pairs.pkl` -> conv, pairs)
+_DIALOGUE_WORDS = frozenset({"conv", "convs", "conversation", "conversations", "dialog", "dialogs", "dialogue",
+                             "dialogues", "chat", "chats", "instruction", "instructions", "pairs"})
+_DATA_FILE = re.compile(r"\.(?:pkl|pickle|jsonl?|csv|tsv|txt|parquet)$", re.IGNORECASE)
+
+
+def _dialogue_file_read(trees: list) -> bool:
+    """Whether a call in the cells that ran is given a data file named for dialogue or instructions (a file path with
+    a data file's extension, `_DIALOGUE_WORDS` among its words)."""
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.Call):
+            for arg in node.args + [k.value for k in node.keywords]:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and _DATA_FILE.search(arg.value) \
+                        and _DIALOGUE_WORDS & set(re.split(r"[^a-z]+", arg.value.lower())):
+                    return True
+    return False
 
 
 def _calls_code_not_shown(trees: list) -> bool:
