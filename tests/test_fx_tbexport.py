@@ -77,3 +77,16 @@ def test_hand_renamed_exports_say_no_run_and_name_no_framework(tmp_path):
 
 def test_turkhukuk_hukukbert_exports_name_the_hf_trainer():
     assert forensics.analyze(CORPUS / "TurkHukuk_hukukbert").run_profile.framework == "hf_trainer"
+
+
+def test_a_browser_numbered_second_download_is_read_under_its_tag(tmp_path):
+    """The browser names a second download of the same file `run-.-tag-eval_loss (1).csv`: the tag is still
+    eval_loss (TurkHukuk_hukukbert's only held-out series), not a metric called `eval_loss (1)`."""
+    _trainer_downloads(tmp_path)
+    frame = scalar_export.read(tmp_path / "run-.-tag-eval_loss (1).csv").frame
+    assert set(frame["metric"]) == {"eval_loss"}
+
+
+def test_the_real_trainer_downloads_give_the_eval_loss():
+    frame = scalar_export.read(CORPUS / "TurkHukuk_hukukbert" / "run-.-tag-eval_loss (1).csv").frame
+    assert set(frame["metric"]) == {"eval_loss"} and len(frame) > 0

@@ -34,6 +34,7 @@ from .tensorboard import hf_trainer_callback_tags
 
 FORMAT = "scalar_export"
 _DOWNLOAD_NAME = re.compile(r"^run-(?P<run>.*)-tag-(?P<tag>.+)$")
+_BROWSER_COPY = re.compile(r" \(\d+\)$")  # a second download of the same name: `run-.-tag-eval_loss (1).csv`
 
 
 def read(path: Path) -> LogRecords:
@@ -74,9 +75,10 @@ def _numbers(row: list[str]) -> tuple[float, float, float] | None:
 def tag_metric(stem: str) -> str:
     """The timeline's name of the tag a file's name gives.
 
-    >>> [tag_metric(s) for s in ("train_loss", "validation_bleu", "run-train-tag-loss", "run-.-tag-eval_loss")]
+    >>> [tag_metric(s) for s in ("train_loss", "validation_bleu", "run-train-tag-loss", "run-.-tag-eval_loss (1)")]
     ['loss', 'eval_bleu', 'loss', 'eval_loss']
     """
+    stem = _BROWSER_COPY.sub("", stem)  # (TurkHukuk_hukukbert: the browser numbered the second `eval_loss` download)
     download = _DOWNLOAD_NAME.match(stem)
     return tracker_metric_names([download.group("tag") if download else stem])[0]
 
