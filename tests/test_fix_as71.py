@@ -53,6 +53,15 @@ def test_two_lists_named_losses_without_a_split_name_say_no_training_loss(tmp_pa
         json_history.read(path)
 
 
+@pytest.mark.parametrize("held_out", ["evaluation_losses", "valLosses_loss", "dev2_loss"])
+def test_a_list_named_for_a_held_out_split_as_a_loss_file_is_named_is_no_training_loss(tmp_path, held_out):
+    # the held-out words of a loss file's name (loss_numbers.loss_stem_split) tell a key's split too: a second list of
+    # them missed `evaluation`, a split glued to `losses` (valLosses) and a digit glued to the word (dev2)
+    path = _dump(tmp_path, "losses.json", {held_out: _FALLING, "elapsed_seconds": 337.6})
+    with pytest.raises(UnreadableFile):
+        json_history.read(path)
+
+
 def test_a_held_out_list_with_its_own_steps_is_placed_at_them(tmp_path):
     path = _dump(tmp_path, "loss_log.json", {"train_steps": [100 * i for i in range(1, 9)], "train_losses": _FALLING[:8],
                                              "valid_steps": [400, 800], "valid_losses": [2.3, 1.9]})

@@ -75,7 +75,11 @@ def test_lightning_results_after_a_dated_logging_prefix_and_as_plain_numbers_are
 
 
 def test_lightning_test_results_are_not_read_as_a_validation():
-    text = _validation(0.5, 0.6) + "INFO:__main__:***** Test results *****\nINFO:__main__:avg_test_loss = tensor(0.4)\n"
+    # the test block prints the trainer's callback_metrics, the last validation's and batch's losses among them: read
+    # as a validation, it would make a record at validation 2
+    test = ("INFO:__main__:***** Test results *****\nINFO:__main__:avg_test_loss = tensor(0.4)\n"
+            "INFO:__main__:loss = tensor(0.6)\nINFO:__main__:val_loss = tensor(0.5)\n")
+    text = _validation(0.5, 0.6) + test
     frame = stdout.read_console(text, Path("run.log"), []).frame
     assert sorted(frame["step"].unique()) == [1]
     assert "avg_test_loss" not in set(frame["metric"])

@@ -90,3 +90,24 @@ def test_a_browser_numbered_second_download_is_read_under_its_tag(tmp_path):
 def test_the_real_trainer_downloads_give_the_eval_loss():
     frame = scalar_export.read(CORPUS / "TurkHukuk_hukukbert" / "run-.-tag-eval_loss (1).csv").frame
     assert set(frame["metric"]) == {"eval_loss"} and len(frame) > 0
+
+
+def test_the_folder_is_listed_once_for_all_the_downloads_of_a_run(tmp_path, monkeypatch):
+    """Each download's read asks whether its run's downloads carry the callback's tags: the folder's names are gathered
+    once for them all (n downloads read, one listing), not once a file (n listings, n x n names matched)."""
+    _trainer_downloads(tmp_path)
+    listings = []
+    glob = Path.glob
+    monkeypatch.setattr(Path, "glob", lambda self, pattern: listings.append(self) or glob(self, pattern))
+    downloads = sorted(tmp_path.glob("run-*-tag-*.csv"))
+    listings.clear()
+    said = [scalar_export.read(p).meta.get("hf_callback_tags") for p in downloads]
+    assert said == [True] * len(downloads) and listings == [tmp_path]
+
+
+def test_a_download_added_after_a_read_is_seen_by_the_next(tmp_path):
+    """The folder's names gathered once are gathered again when a download is added there."""
+    _trainer_downloads(tmp_path, tags=("train_loss", "train_epoch"))
+    assert "hf_callback_tags" not in scalar_export.read(tmp_path / "run-.-tag-train_epoch.csv").meta
+    _trainer_downloads(tmp_path, tags=("train_learning_rate",))
+    assert scalar_export.read(tmp_path / "run-.-tag-train_epoch.csv").meta.get("hf_callback_tags") is True

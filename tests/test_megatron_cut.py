@@ -78,3 +78,10 @@ def test_the_corpus_megatron_run_cut_at_iteration_48_of_100_is_a_warning():
 def test_the_corpus_megatron_run_that_ended_with_its_own_line_stays_healthy():
     a = forensics.analyze(CORPUS / "liukeTT_Megatron-DeepSpeed-TT")
     assert (a.status, _cut(a)) == ("healthy", [])
+
+
+def test_end_line_words_inside_longer_words_before_the_real_line_are_no_end():
+    # the regex's word bounds hold wherever its words first stand: `reexits successfully` is no launcher's line
+    launcher = "[2024-04-11 03:25:36,832] [INFO] [launch.py:348:main] Process 14869 exits successfully."
+    assert end_line(f"note: reexits successfully\n{_line(5, 10)}\n{launcher}\n") == launcher
+    assert end_line(f"note: reexits successfully, xCANCELLED AT noon\n{_line(5, 10)}\n") is None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import Thresholds
-from .metrics import format_number
+from .metrics import format_number, repeats_at_the_end
 
 _FROZEN_POINTS = 10  # the last this many points one exact value: the loss stopped moving ...
 _WORSE = 1.25  # ... this many times its low or more (blow_up.py's bar for a run worse than before) ...
@@ -22,9 +22,8 @@ def came_back_dead(since_low: np.ndarray, low: float, thresholds: Thresholds) ->
     `_UP_SHARE` of them and ends frozen: its last `_FROZEN_POINTS` points one exact value, `_WORSE` x the low or more."""
     if low <= 0 or len(since_low) < 2 * _FROZEN_POINTS:
         return False
-    last = since_low[-_FROZEN_POINTS:]
-    frozen = float(last[-1])
-    return bool(np.all(last == frozen)) and frozen >= _WORSE * low \
+    frozen = float(since_low[-1])
+    return repeats_at_the_end(since_low) >= _FROZEN_POINTS and frozen >= _WORSE * low \
         and frozen - low >= thresholds.divergence_min_rise \
         and float(np.mean(since_low > thresholds.divergence_factor * low)) >= _UP_SHARE
 
@@ -33,7 +32,7 @@ def dead_end_message(rise_step: int, low: float, since_low: np.ndarray, threshol
     """What `came_back_dead` saw, as the divergence finding says it."""
     bar = thresholds.divergence_factor * low
     frozen = float(since_low[-1])
-    repeats = len(since_low) - int(np.flatnonzero(since_low != frozen)[-1]) - 1
+    repeats = repeats_at_the_end(since_low)
     return (f"loss diverges from step {rise_step}: it rises from a low of about {format_number(low)} to sit above "
             f"{format_number(bar)} on {float(np.mean(since_low > bar)):.0%} of the points after it (up to "
             f"{format_number(float(np.max(since_low)))}), and ends frozen at exactly {format_number(frozen)} "

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, LR, Metrics, finite, format_number, real_loss
+from .metrics import GRAD_NORM, LOSS, LR, Metrics, finite, format_number, real_loss, repeats_at_the_end
 
 _REPEATS = 4  # logged training losses, every one of the log's, exactly equal
 _EVALS = 3  # evaluations of the held-out loss ...
@@ -31,7 +31,7 @@ def detect_frozen_loss(metrics: Metrics, thresholds: Thresholds) -> list[Finding
     grad_norm exactly 0 throughout, is left to the detectors of those."""
     loss = real_loss(metrics)
     values = loss.to_numpy()
-    if len(values) < _REPEATS or not np.all(values == values[0]) or abs(float(values[0])) < _ABOVE_ROUNDING:
+    if len(values) < _REPEATS or repeats_at_the_end(values) < len(values) or abs(float(values[0])) < _ABOVE_ROUNDING:
         return []
     if _all_zero(metrics, LR) or _all_zero(metrics, GRAD_NORM):
         return []

@@ -276,6 +276,19 @@ def first_settled(mask: np.ndarray, share: float) -> int | None:
     return int(found[0]) if len(found) else None
 
 
+def repeats_at_the_end(values) -> int:
+    """How many of the last points are exactly the last one, to every bit (a loss frozen at one value; 0 for none).
+
+    >>> repeats_at_the_end(np.array([2.5, 1.25, 1.25, 1.25])), repeats_at_the_end(np.array([1.0, 1.0]))
+    (3, 2)
+    """
+    values = np.asarray(values, dtype="float64")
+    if not len(values):
+        return 0
+    differ = np.flatnonzero(values != values[-1])
+    return len(values) - (int(differ[-1]) + 1 if len(differ) else 0)
+
+
 def head_and_tail(series: pd.Series, parts: int = 4) -> tuple[float, float]:
     """The medians of a series' first and last `parts`-th (at least one point each): where it started and ended."""
     k = max(1, len(series) // parts)

@@ -43,7 +43,6 @@ _TRAIN_NAMES = ("loss", "losses", "train", "train_loss", "train_losses", "traini
 _HELD_OUT_NAMES = ("val", "val_loss", "val_losses", "valid", "valid_loss", "validation", "validation_loss", "dev",
                    "dev_loss", "eval", "eval_loss", "eval_losses", "test", "test_loss", "test_losses",
                    "valid_losses", "validation_losses", "dev_losses")  # (BMIHALKO_tiny-transformer-final)
-_HELD_OUT_WORDS = {"val", "valid", "validation", "eval", "dev", "test"}
 _STEP_NAMES = ("step", "steps", "iteration", "iterations", "iter", "iters", "global_step", "train_steps")
 _RATE_NAMES = ("lr", "lrs", "learning_rate", "learning_rates")
 
@@ -158,7 +157,7 @@ def _train_column(lists: dict) -> str | None:
     named = next((k for k in _TRAIN_NAMES if k in lists), None)
     if named is not None:
         return named
-    losses = [k for k in lists if k.endswith(("_loss", "_losses")) and not _HELD_OUT_WORDS & set(k.split("_"))]
+    losses = [k for k in lists if k.endswith(("_loss", "_losses")) and loss_stem_split(k) != "eval"]
     return losses[0] if len(losses) == 1 else None
 
 

@@ -21,9 +21,16 @@ _END = re.compile(r"\[after training is done\]|loss at the end of training|exiti
                   r"|\bexits successfully\b|\bCANCELLED AT\b")
 
 
+# The words each of those lines holds where its match begins: found by a plain substring scan, they gate the regex and
+# say where it may first match (a console with none of them, a cut run's, is not scanned by the regex at all)
+_END_WORDS = ("[after training is done]", "loss at the end of training", "exiting program ", "exits successfully",
+              "CANCELLED AT")
+
+
 def end_line(text: str) -> str | None:
     """The console's last line that says its training ended or was ended on purpose (module docstring), or None."""
+    found = [at for at in (text.find(word) for word in _END_WORDS) if at >= 0]
     last = None
-    for last in _END.finditer(text):
+    for last in _END.finditer(text, min(found)) if found else ():
         pass
     return line_at(text, last.start()).strip()[:200] if last else None

@@ -22,6 +22,7 @@ import csv
 import io
 import math
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -90,9 +91,23 @@ def _run_has_hf_callback_tags(path: Path) -> bool:
     mine = _DOWNLOAD_NAME.match(path.stem)
     if mine is None:
         return False
-    downloads = [_DOWNLOAD_NAME.match(p.stem) for p in path.parent.glob("run-*-tag-*.csv")]
-    return hf_trainer_callback_tags([_callback_tag(d.group("tag")) for d in downloads
-                                     if d is not None and d.group("run") == mine.group("run")])
+    try:
+        listed = path.parent.stat().st_mtime_ns
+    except OSError:
+        return False
+    return mine.group("run") in _runs_with_callback_tags(path.parent, listed)
+
+
+@lru_cache(maxsize=16)
+def _runs_with_callback_tags(folder: Path, listed: int) -> frozenset[str]:
+    """The runs whose downloads in `folder` together carry the callback's tags: the folder is listed once for all its
+    downloads, not once a file (n downloads, n x n names matched). `listed`, the folder's mtime, is part of the key: a
+    download added, removed or renamed there changes it."""
+    tags: dict[str, list[str]] = {}
+    for download in (_DOWNLOAD_NAME.match(p.stem) for p in folder.glob("run-*-tag-*.csv")):
+        if download is not None:
+            tags.setdefault(download.group("run"), []).append(_callback_tag(download.group("tag")))
+    return frozenset(run for run, names in tags.items() if hf_trainer_callback_tags(names))
 
 
 def _callback_tag(download_tag: str) -> str:
