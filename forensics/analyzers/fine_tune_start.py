@@ -23,7 +23,7 @@ import math
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LR, Metrics, finite, format_number, head_and_tail, is_preference_log, real_loss
+from .metrics import LOSS, LR, Metrics, finite, format_number, head_and_tail, is_preference_log, real_loss
 from .impossible_loss import ANY_VOCABULARY_GUESS, per_token_later
 from .never_learned import FRESH_HEAD_RANGE
 from .overfitting import EVAL_LOSS
@@ -51,7 +51,7 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     if loss.empty and not from_scratch and (method in ADAPTER_METHODS or fine_tune):
         return _first_eval_above_its_guess(metrics, vocab_size)
     known = isinstance(vocab_size, int) and vocab_size > 1
-    if len(loss) == 1 and (known or method in ADAPTER_METHODS):
+    if len(loss) == 1 and (known or method in ADAPTER_METHODS or _a_whole_models_only_loss(metrics, method)):
         return _one_point_above_its_guess(loss, method, vocab_size if known else None)
     if len(loss) < 2 or detect_train_eval_mismatch(metrics, thresholds):
         return []
@@ -91,9 +91,11 @@ def _one_point_above_its_guess(loss, method: str, vocab_size: int | None) -> lis
     end); a fresh head starts a little above ln V, nothing starts several times above it. One number cannot show
     whether it is a sum (`impossible_loss` needs later points for that): it is read as the model's start
     (MUmarAmanat_peft-example's flan-t5-base LoRA, one step at 51.25 with its label padding unmasked, 4.9x ln 32128);
-    else []. (Another run's lone point, its vocabulary not known, is left alone: a log of masked NaN windows keeps one
-    real loss, lf-sft-graduate-agent's 122 before its zeros.) The caller divides a loss its transformers release may
-    have summed over accumulation steps, so this is per step."""
+    else []. (Another run's lone point, its vocabulary not known, is read so only where the run trains its whole model
+    and the point is the only loss its log holds, `_FAR_BEYOND` x ln 440k = 39 its bar: 2b3o4o_transformer-
+    implementation's one SGD step at 961.1; a log of masked NaN windows keeps one real loss among its zeros, of a run
+    whose method is not known, lf-sft-graduate-agent's 122, and is left alone.) The caller
+    divides a loss its transformers release may have summed over accumulation steps, so this is per step."""
     adapter = method in ADAPTER_METHODS
     level = math.log(vocab_size) if vocab_size else FRESH_HEAD_RANGE[1]
     first, step = float(loss.iloc[0]), int(loss.index[0])
@@ -116,6 +118,12 @@ def _one_point_above_its_guess(loss, method: str, vocab_size: int | None) -> lis
     return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
                     evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": vocab_size,
                               "method": method, "n_points": 1})]
+
+
+def _a_whole_models_only_loss(metrics: Metrics, method: str) -> bool:
+    """Whether a run known to train its whole model (method full) logged one loss point in all: no NaN window, no
+    masked zero beside the one real loss."""
+    return method == "full" and len(metrics[LOSS]) == 1
 
 
 def _first_eval_above_its_guess(metrics: Metrics, vocab_size: int | None) -> list[Finding]:

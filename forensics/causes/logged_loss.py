@@ -22,11 +22,12 @@ def summed_loss_factor(config, release_unknown_counts: bool = False) -> int:
     """gradient_accumulation_steps where the run's transformers release logged the loss summed over them
     (4.46, 4.47), else 1: what the logged training loss is divided by to be a per-token mean. With
     `release_unknown_counts`, a run whose release is not known gets the benefit of the doubt too (for a
-    warning that a summed loss would set off wrongly)."""
+    warning that a summed loss would set off wrongly), unless a message its console shows dates it later."""
     accumulation = config.get("gradient_accumulation_steps")
     release = _release(config)
     maybe = release.startswith(_SUMMING_RELEASES) or (
-        release_unknown_counts and not release and _fields_allow_a_summing_release(config))
+        release_unknown_counts and not release and not _after_the_summing_releases(config)
+        and _fields_allow_a_summing_release(config))
     return accumulation if maybe and isinstance(accumulation, int) and accumulation >= 2 else 1
 
 
@@ -40,6 +41,16 @@ def summed_over_unknown_accumulation(config) -> bool:
 
 def _release(config) -> str:
     return next((str(config.get(k)) for k in _VERSION_KEYS if isinstance(config.get(k), str)), "")
+
+
+def _after_the_summing_releases(config) -> bool:
+    """Whether the console's own messages date the release after the summing ones (`transformers_at_least`: 4.56's
+    `torch_dtype` deprecation): its Trainer logs the mean, whatever release it is."""
+    at_least = config.get("transformers_at_least")
+    return isinstance(at_least, str) and tuple(int(p) for p in at_least.split(".")[:2]) >= _FIRST_MEAN_RELEASE
+
+
+_FIRST_MEAN_RELEASE = (4, 48)  # the fix of huggingface/transformers#35204
 
 
 # TrainingArguments fields by release (the dataclass in each wheel): `include_for_metrics` came in 4.46,

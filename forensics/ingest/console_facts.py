@@ -79,8 +79,10 @@ _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTI
 # The vocabulary a console prints: a model's args dataclass (torchtitan's `TransformerModelArgs(..., vocab_size=32000,
 # ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`), a script's
 # model summary in any case (santhoshv6/era_v4_s13_assignment's `  Vocab Size: 65`), the length of the TF PTB
-# tutorial's word-to-id map as its copies print it (graceGuor/emojiPrediction's `word_to_id.len:9277`)
-_VOCAB_SIZE = re.compile(r"\b(?:vocab(?:_| )size(?:=|: )|word_to_id\.len:)(\d{2,7})\b", re.IGNORECASE)
+# tutorial's word-to-id map as its copies print it (graceGuor/emojiPrediction's `word_to_id.len:9277`), its thousands
+# separated or not (nanochat's tokenizer report, jonhenshaw_nanochat: `vocab_size: 65,536`, not 65)
+_VOCAB_SIZE = re.compile(r"\b(?:vocab(?:_| )size(?:=|: )|word_to_id\.len:)(\d{1,3}(?:,\d{3})+|\d{2,7})\b",
+                         re.IGNORECASE)
 # nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
 _COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\b.*$", re.MULTILINE)
 # a bitsandbytes 4-bit config printed as it is loaded (Unsloth's vLLM `Bitsandbytes config using kwargs = {...,
@@ -175,7 +177,8 @@ def _vocabulary_said(text: str) -> dict:
     m = _VOCAB_SIZE.search(text) if "ocab" in text or "OCAB" in text or "word_to_id" in text else None
     if not m:
         return {}
-    return {"console_vocab_size": int(m.group(1)), "console_vocab_size_line": line_end(line_at(text, m.start(1)))}
+    return {"console_vocab_size": int(m.group(1).replace(",", "")),
+            "console_vocab_size_line": line_end(line_at(text, m.start(1)))}
 
 
 # transformers' save_pretrained of a model over its shard size (5 GB by default): `The model is bigger than the maximum

@@ -2,7 +2,8 @@
 
 The crash that ended the run (a CUDA out-of-memory error, a CUDA fault, NCCL, or the shell's report of a job it saw
 killed), after the log's last loss; how often tensorboardX warned that a value handed to its writer was NaN or Inf
-after the first loss; TRL's trainer and transformers' Seq2SeqTrainer named by warnings raised from their own code.
+after the first loss; TRL's trainer and transformers' Seq2SeqTrainer named by warnings raised from their own code; the
+oldest transformers release that prints a deprecation message the console shows.
 """
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ _TRL_TRAINER_WARNING = re.compile(r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_
 # transformers' Seq2SeqTrainer named as the run builds it: its own deprecation warning (`... will be removed in version
 # 5.0.0 for `Seq2SeqTrainer.__init__``) or the source line a warning quotes (`  trainer = Seq2SeqTrainer(`)
 _SEQ2SEQ_TRAINER = re.compile(r"`Seq2SeqTrainer\.__init__`|^[ \t]*\w+[ \t]*=[ \t]*Seq2SeqTrainer\([ \t]*\r?$", re.MULTILINE)
+# transformers' own deprecation messages, by the release that first prints them: a console that shows one ran that
+# release or a later one (`torch_dtype` became `dtype` in 4.56, huggingface/transformers#39782). Such a release logs the
+# training loss as a mean over the accumulation steps, not the 4.46-4.47 sum (BDH-teacher_Deep_Learning_Audit_code's
+# bloom-560m LoRA, 18.39 at its first window, is no sum of 4 micro-batches).
+_RELEASE_MESSAGES = (("4.56", re.compile(r"`torch_dtype` is deprecated! Use `dtype` instead!")),)
 
 
 def console_warnings(text: str) -> dict:
@@ -39,7 +45,19 @@ def console_warnings(text: str) -> dict:
     written = _nonfinite_written_after_the_first_loss(text) if "found in input tensor" in text else 0
     if written:
         out["console_nonfinite_written"] = written
+    out.update(_transformers_release_at_least(text))
     return out
+
+
+def _transformers_release_at_least(text: str) -> dict:
+    """`console_transformers_at_least` (the release, "4.56") with its `_line`: the newest release whose first
+    deprecation message (`_RELEASE_MESSAGES`) the console shows; {} where it shows none."""
+    for release, message in reversed(_RELEASE_MESSAGES) if "deprecated" in text else ():
+        m = message.search(text)
+        if m:
+            return {"console_transformers_at_least": release,
+                    "console_transformers_at_least_line": line_end(line_at(text, m.start()))}
+    return {}
 
 
 def _nonfinite_written_after_the_first_loss(text: str) -> int:

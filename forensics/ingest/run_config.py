@@ -112,9 +112,10 @@ def _squeezed(text: str) -> str:
 
 
 def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
-    """Precision, model size, a 4-bit base, the framework and method a recipe's start says, and the TRL trainer whose
-    module warned (as `trainer_class`), that a console log states (`ingest.stdout.console_facts`), where nothing else
-    did; fp32 is said as fp16 and bf16 both off."""
+    """Precision, model size, a 4-bit base, the framework and method a recipe's start says, the TRL trainer whose
+    module warned (as `trainer_class`) and the oldest transformers release its messages allow (as
+    `transformers_at_least`), that a console log states (`ingest.stdout.console_facts`), where nothing else did;
+    fp32 is said as fp16 and bf16 both off."""
     for source, meta in timeline.meta.items():
         precision = meta.get("console_precision") if _about_the_trained_model(config, meta) else None
         said = f"{source}: {meta.get('console_precision_line', '')}"
@@ -132,6 +133,9 @@ def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
         if meta.get("console_method") and config.get("method") is None:
             line = meta.get("console_method_line")
             config.add("method", meta["console_method"], f"{source}: {line}" if line else said)
+        at_least = meta.get("console_transformers_at_least")  # a deprecation message dates the release
+        if at_least and config.get("transformers_at_least") is None:
+            config.add("transformers_at_least", at_least, f"{source}: {meta['console_transformers_at_least_line']}")
         trl = meta.get("console_trl_trainer")
         if trl and config.get("trainer_class") is None and config.get("training_args_class") is None:
             config.add("trainer_class", f"trl.{trl}", f"{source}: {meta.get('console_trl_trainer_line', '')}")

@@ -26,6 +26,7 @@ _KNOWN_VOCABULARIES = (
     (re.compile(r"^smollm2?-\d"), 49152),
     (re.compile(r"^gemma-(?:1\.1-)?(?:2b|7b)"), 256000),
     (re.compile(r"^gemma-2-"), 256000),
+    (re.compile(r"^bloomz?-\d"), 250880),  # every BLOOM size (BDH-teacher_Deep_Learning_Audit_code's bloom-560m)
     # T5 v1.0, v1.1 and Flan-T5 share the 32128-row embedding (32100 SentencePiece pieces padded): phbst_T5-ft's
     # adapter names only its local /.../flan-t5-small; mT5 and ByT5 have other vocabularies and are not matched
     (re.compile(r"^(?:flan-)?t5-(?:v1_1-)?(?:small|base|large|xl|xxl|3b|11b)$"), 32128),
