@@ -47,3 +47,26 @@ def test_two_grpo_steps_without_spread_but_a_gradient_are_not_no_learning_signal
     _write_state(tmp_path, [_grpo_step(1, 1.0, 0.02, -2.0, 0.0), _grpo_step(2, 1.0, 0.03, -2.0, 0.0)])
     analysis = forensics.analyze(tmp_path)
     assert not any(f.kind == "no_learning_signal" for f in analysis.findings)
+
+
+def _mostly_dead_history(live_reward: float) -> list[dict]:
+    """72 GRPO steps of one group each: no spread (reward 0.0) at 62, a spread at the other ten (14%, over
+    dead_reward.LIVE_SHARE) with the step's reward `live_reward` there (aryan-gupta7's level 3: -0.125 = one of eight
+    completions penalised at -1)."""
+    live = {4, 6, 8, 11, 13, 14, 25, 27, 55, 67}
+    return [_grpo_step(s, 0.0, 0.2, live_reward, 0.35) if s in live else _grpo_step(s, 1.0, 1e-4, 0.0, 0.0)
+            for s in range(1, 73)]
+
+
+def test_grpo_groups_apart_only_by_a_penalised_completion_never_above_the_stuck_reward_are_no_learning_signal(tmp_path):
+    _write_state(tmp_path, _mostly_dead_history(-0.125))
+    analysis = forensics.analyze(tmp_path)
+    assert analysis.status == "broken"
+    assert (analysis.first_incident.kind, analysis.first_incident.step) == ("no_learning_signal", 1)
+
+
+def test_grpo_groups_apart_by_a_completion_scoring_above_the_stuck_reward_are_not_no_learning_signal(tmp_path):
+    # the same share of live groups, each with a completion that earned the reward: a weak signal, not none
+    _write_state(tmp_path, _mostly_dead_history(0.125))
+    analysis = forensics.analyze(tmp_path)
+    assert not any(f.kind == "no_learning_signal" for f in analysis.findings)

@@ -71,10 +71,14 @@ def detect_dead_reward_signal(metrics: Metrics, thresholds: Thresholds) -> list[
     if saturated:
         return [_saturated_finding(reward, steps, dead, begin, grad_note)]
     live = live_group_share(metrics, int(dead.index[begin]))
-    if live is not None and live >= LIVE_SHARE:
+    penalised = live is not None and live >= LIVE_SHARE and only_penalised_apart(reward, dead, begin)
+    if live is not None and live >= LIVE_SHARE and not penalised:
         return []  # a tenth of the groups or more still scored their completions apart: a weak signal, not none
     reward_note = (f"; the reward stays at about {format_number(float(during.median()))}"
                    if during is not None and len(during) else "")
+    if penalised:
+        reward_note += (", and the other steps' groups scored apart only under it (a completion penalised), never "
+                        "above: no completion earned more than that")
     message = (f"every completion of a prompt got the same reward at {len(steps)} of {len(dead) - begin} logged steps "
                f"(from step {first}): with no spread in a group, GRPO's advantages are 0 and so is the gradient"
                f"{grad_note}{reward_note}. The run had no learning signal. Make the reward tell completions apart "
@@ -166,6 +170,25 @@ def live_group_share(metrics: Metrics, first: int) -> float | None:
     frac = finite(metrics[ZERO_STD]) if ZERO_STD in metrics else None
     frac = frac[frac.index >= first] if frac is not None else None
     return float(np.mean(1.0 - np.clip(frac.to_numpy(), 0.0, 1.0))) if frac is not None and len(frac) else None
+
+
+def only_penalised_apart(reward, dead, begin: int) -> bool:
+    """Whether the steps whose groups scored apart (from `begin` on) did so only under the level every other step
+    sits at: the reward at the no-spread steps one value, and at no logged step above it. No completion ever earned
+    more than the run's stuck score; the spread is a completion penalised now and then, which teaches the policy what
+    to avoid, not how to earn a reward (aryan-gupta7's GRPO level 3: reward 0.0 at 62 of 72 steps, -0.125 or -0.25 at
+    the other ten, each one or two of eight completions at -1, never above 0). A live tenth of the groups is no
+    signal toward the task there."""
+    if reward is None:
+        return False
+    after = dead.iloc[begin:]
+    at_dead = reward.reindex(after.index[after.to_numpy()]).dropna()
+    at_live = reward.reindex(after.index[~after.to_numpy()]).dropna()
+    if len(at_dead) < 2 or not len(at_live) or float(np.ptp(at_dead.to_numpy())) > 0.0:
+        return False
+    level = float(at_dead.iloc[0])
+    return bool(np.all(reward[reward.index >= int(after.index[0])].to_numpy() <= level)) \
+        and bool(np.all(at_live.to_numpy() < level))
 
 
 def no_spread_points(metrics: Metrics):

@@ -7,7 +7,8 @@ Two levels are the signature of a model that learned nothing (VERDICTS.md):
   0, or the rewards/margins exactly 0, or the loss not moving at all.
 * about ln(vocabulary) for a fresh language-model head (9 to 13 for 8k to 440k tokens): a
   loss that sits flat in that range from the first step to the last, with grad_norm 0 or no
-  movement, is a model that never got a gradient.
+  movement, is a model that never got a gradient; or, however noisy, a hundred updates in and more beside a token
+  accuracy no better than always predicting the commonest tokens (`_accuracy_at_token_frequencies`).
 * ln k for a classifier or multiple-choice model over k answers (k = 2 to 20): the training loss at
   ln k at (nearly) every step, and the eval accuracy at chance too (about 1/k) (`classifier_at_chance`).
 * any level, for a pairwise log (ORPO's loss carries an NLL term) whose held-out evaluation never moved (three
@@ -245,7 +246,7 @@ def _at_fresh_head(metrics: Metrics, loss, values, thresholds: Thresholds) -> li
         return []
     spread = (values.max() - values.min()) / level
     why = _stillness(metrics, values, thresholds) if spread <= thresholds.never_learned_spread else None
-    why = why or _level_held(metrics, loss, values, level)
+    why = why or _level_held(metrics, loss, values, level) or _accuracy_at_token_frequencies(metrics, loss, thresholds)
     if why is None:
         return []
     message = (f"the model never learned: the loss stays at about {format_number(level)} (about ln of a vocabulary of "
@@ -280,6 +281,28 @@ def _level_held(metrics: Metrics, loss, values, level: float) -> str | None:
 
 
 _MID_RUN_POINTS = 10
+# the training token accuracy as each reader names it, and what it is counted out of (OpenNMT-py prints a percentage)
+_TOKEN_ACCURACY = (("mean_token_accuracy", 1.0), ("token_acc", 1.0), ("accuracy_pct", 100.0))
+_FREQUENCIES_ACCURACY = 0.08  # predicting the most frequent token (English 'the', ',', '.') is right 4-7% of the time
+
+
+def _accuracy_at_token_frequencies(metrics: Metrics, loss, thresholds: Thresholds) -> str | None:
+    """Why a loss at the fresh-head level, too noisy for `_level_held`, is still a model that never learned, or None:
+    `_MID_RUN_POINTS` points or more from step `STUCK_FROM` on, nothing showing it learned (the measure
+    `no_learning_evidence` reads), and the training token accuracy at every logged point at most
+    `_FREQUENCIES_ACCURACY`, no better than always predicting the commonest tokens (OpenNMT-py issue 709: xent 7.7-10.7
+    nats, swinging 3 nats within 150 batches, at 1.9-5.7% token accuracy from batch 12,850 on). A model that learned
+    anything of its targets predicts far more of them."""
+    from .learning_evidence import learning_shown  # (learning_evidence imports this module's neighbours)
+    name, scale = next(((key, scale) for key, scale in _TOKEN_ACCURACY if key in metrics), (None, 1.0))
+    accuracy = finite(metrics[name]) / scale if name else None
+    if accuracy is None or len(accuracy) < _MID_RUN_POINTS or int(loss.index[0]) < STUCK_FROM \
+            or len(loss) < _MID_RUN_POINTS or float(accuracy.max()) > _FREQUENCIES_ACCURACY \
+            or learning_shown(metrics, thresholds) is not None:
+        return None
+    return (f"the token accuracy never rose above {100 * float(accuracy.max()):.2g}% at {len(accuracy)} logged points "
+            f"from step {int(accuracy.index[0])}, {int(loss.index[0])} updates in (always predicting the commonest "
+            "tokens is right about 4-7% of the time), with no sign of the loss falling")
 
 
 def _stillness(metrics: Metrics, values, thresholds: Thresholds) -> str | None:
