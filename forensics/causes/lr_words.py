@@ -23,14 +23,22 @@ def method_name(method: str, objective: str) -> str:
 def profile_of(facts: Facts) -> tuple[str, str, int | None]:
     """(method, objective, model size) the learning-rate ranges are read for. A pre-training objective on a trained
     model (`continued_from`) is read as fine-tuning: its rates are a trained model's, not random weights' (`lr_ranges`:
-    the "sft" rows cover continued pre-training)."""
+    the "sft" rows cover continued pre-training); one from random weights, of a method not known, as full training."""
     p = facts.profile
     method = p.method if p is not None else (facts.config.get("method") or "unknown")
     n = p.model_params if p is not None else facts.config.get("n_params")
     objective = p.objective if p is not None else "unknown"
     if objective == "pretrain" and continued_from(facts) is not None:
         objective = "sft"
+    if objective == "pretrain" and method == "unknown":
+        method = "full"  # random weights are trained whole: no adapter range is the run's (`FROM_RANDOM_WEIGHTS`)
     return method, objective, n if isinstance(n, (int, float)) else None
+
+
+# Where the method is read from a pre-training objective: liguodongiot_llm-action's Megatron pre-training of a LLaMA
+# from ln(32000) was told its rate "is not above the usual 0.00012 to 0.0003 for pre-training, 0.0001 to 0.0002 for
+# LoRA/QLoRA adapters; the method is unknown", an adapter's range for a run that has no trained model to adapt
+FROM_RANDOM_WEIGHTS = "pre-training from random weights trains every weight: no adapter"
 
 
 def continued_from(facts: Facts) -> str | None:
@@ -73,7 +81,8 @@ def method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[s
         return [f"fine-tuning method unknown ({_method_unread(facts)}): recipes "
                 f"use {ranges[0].describe()} for full fine-tuning ({ranges[0].source}) and {ranges[1].describe()} "
                 f"for LoRA/QLoRA ({ranges[1].source})"] + scoped
-    where = (facts.profile.evidence.get("method") if facts.profile else None) or facts.config.source_of("method")
+    where = (facts.profile.evidence.get("method") if facts.profile else None) or facts.config.source_of("method") \
+        or FROM_RANDOM_WEIGHTS
     continued = continued_from(facts)
     return [f"method: {method_name(method, objective)} ({where})"] + ([continued] if continued else []) + \
         [f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"] + scoped

@@ -15,7 +15,8 @@ from .evidence import (Facts, first_bad_checkpoint, evidence_value, max_finite, 
                        resume_advice, said)
 from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range, range_scope
 from .lr_words import against, for_objective, method_sentences, profile_of, ranges_in_words, run_name
-from .precursors import falling_rate_rise, lr_precursor, nan_gradient_at_the_break, no_precursor
+from .precursors import (falling_rate_rise, lr_precursor, nan_gradient_at_the_break, no_precursor,
+                         rate_rose_without_end)
 from .setting_names import clip_setting, warm_up_advice
 from .warmup import warm_up_in_question, warm_up_seen
 
@@ -82,6 +83,11 @@ def lr_too_high(facts: Facts) -> Cause | None:
                                                         "(the optimizer is not known)"))
         advice = (f"With Adam or AdamW: {advice[0].lower()}{advice[1:]} With plain SGD, {evidence_value(peak)} is a usual "
                   "rate: look at the gradients first (clipping, an exploding recurrence) and at the data.")
+    runaway = rate_rose_without_end(facts)
+    if runaway is not None:  # whatever the range, a rate that keeps growing breaks the run: the schedule comes first
+        evidence.append(runaway)
+        advice = (f"Fix the learning-rate schedule first: {runaway} (a warm-up peaks, then the rate holds or decays). "
+                  f"{advice}")
     return Cause(
         cause="lr_too_high", confidence="likely" if likely else "possible",
         evidence=evidence, suggestion=advice, title=title,
@@ -137,6 +143,8 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
                   f"the learning rate to {ranges[0].describe()}; for {for_objective('LoRA/QLoRA adapters', objective)} "
                   f"{evidence_value(peak)} "
                   f"{against(peak, ranges[1])}, so look elsewhere first. Either way {steadying}")
+    elif _past_every_row(facts, peak):
+        advice = f"Lower the learning rate: {_every_recipe_below(facts, peak)}; {steadying}"
     else:
         target = ranges_in_words(method, profile_of(facts)[1], ranges, unknown="(the method is unknown)")
         scope = range_scope(*profile_of(facts)[1:], method)
@@ -201,6 +209,27 @@ def _no_row_fits(facts: Facts, peak: float) -> str | None:
             "optimizer")
 
 
+def _past_every_row(facts: Facts, peak: float) -> bool:
+    """Neither the method nor the objective is known and the peak is past pre-training's rates as well (from
+    `_BEYOND_PRETRAINING` times its ceiling): no row is the run's, and a 7B-class fine-tuning range given as the target
+    reads as if the run were one (ChristianPE1_transformer-test, a small transformer trained from its first loss of 7.6
+    at 0.015 rising to 1.5, was told "1e-05 to 2e-05 for full fine-tuning ... for a 7B-class model")."""
+    method, objective, n_params = profile_of(facts)
+    pretraining = lr_range("full", "pretrain", n_params or 1)
+    return method == "unknown" and objective not in OBJECTIVES_WITH_ROWS \
+        and peak >= _BEYOND_PRETRAINING * pretraining.ceiling
+
+
+def _every_recipe_below(facts: Facts, peak: float) -> str:
+    """The span every recipe of the table sits in, fine-tuning and pre-training alike, for a peak past them all."""
+    n_params = profile_of(facts)[2]
+    rows = [lr_range(m, o, n_params or 1) for m in ("full", "lora") for o in ("sft", "pretrain")]
+    low, high = min(r.low for r in rows), max(r.ceiling for r in rows)
+    return (f"{evidence_value(peak)} is above every Adam-family recipe, fine-tuning and pre-training from scratch alike "
+            f"({evidence_value(low)} to {evidence_value(high)}); the method and objective are unknown, so take the "
+            "range of the run's own model and objective from there")
+
+
 _USUAL_CLIP = 1.0  # the clipping norm recipes use (adapters also 0.3)
 
 
@@ -210,7 +239,7 @@ def _steadying_advice(facts: Facts, method: str) -> str:
     clip = clip_setting(facts, "0.3 to 1.0" if method in ("lora", "qlora", "peft") else "1.0")
     warmed = warm_up_seen(facts)
     parts = [f"keep the warm-up ({warmed})"] if warmed else \
-        [warm_up_advice(facts)] if warm_up_in_question(facts) else []
+        [] if rate_rose_without_end(facts) else [warm_up_advice(facts)] if warm_up_in_question(facts) else []
     clipping = _clipping(facts)
     norm = clipping[0] if clipping is not None else None
     nan_from = nan_gradient_at_the_break(facts)

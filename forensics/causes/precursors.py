@@ -107,6 +107,30 @@ def _loss_rise(facts: Facts, step: int) -> str:
     return f"{_EARLIER[first.kind]} at step {first.step}, then the loss rose from step {step}"
 
 
+_WITHOUT_END = 10.0  # a rate still climbing at the log's last point, this many times its level at the trouble
+
+
+def rate_rose_without_end(facts: Facts) -> str | None:
+    """What says the logged rate never stopped rising: it climbed through the trouble to the log's last point, which
+    came well after the trouble, ending `_WITHOUT_END` times or more above its level there; None otherwise. A warm-up
+    ends at a peak; a rate that grows until the log stops is a schedule that raises it (ChristianPE1_transformer-test's
+    plateau scheduler multiplied it by 1.05 every epoch: 0.015, 1.546 where the loss diverged at epoch 117, 2e8 at
+    epoch 500), and was told to "keep the warm-up"."""
+    lr, first = lr_points(facts.timeline), facts.first_unstable
+    if first is None:
+        return None
+    at = lr[lr.index <= first.step]
+    after = lr[lr.index >= first.step]
+    if len(at) < 2 or len(after) < _RISE_POINTS or int(after.index[-1]) < 2 * max(first.step, 1):
+        return None
+    climbing = bool(np.all(np.diff(lr.to_numpy()) >= 0))
+    if not climbing or float(lr.iloc[-1]) < _WITHOUT_END * float(at.iloc[-1]):
+        return None
+    return (f"the logged rate never stopped rising: {evidence_value(float(lr.iloc[0]))} at step {int(lr.index[0])}, "
+            f"{evidence_value(float(at.iloc[-1]))} at the trouble (step {int(at.index[-1])}), "
+            f"{evidence_value(float(lr.iloc[-1]))} at the last logged step {int(lr.index[-1])}")
+
+
 def nan_gradient_at_the_break(facts: Facts) -> int | None:
     """The step grad_norm went non-finite, where it did at or before the first trouble with no finite norm logged
     before it, or out of a steady one (`CLIMB_MIN_POINTS` or more points and no `lr_precursor` climb): clipping cannot

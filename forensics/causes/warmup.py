@@ -11,7 +11,7 @@ import numpy as np
 from ..findings import Cause
 from ..restarts import epoch_past_the_start
 from .evidence import Facts, evidence_value, lr_points, said
-from .precursors import lr_precursor
+from .precursors import lr_precursor, rate_rose_without_end
 from .setting_names import warm_up_advice
 
 
@@ -157,10 +157,13 @@ def _warmup_key(facts: Facts) -> str | None:
 
 def warm_up_seen(facts: Facts) -> str | None:
     """What says the run warmed its learning rate up, or None: a warm-up its config sets, or a logged rate that starts
-    well below its peak before the trouble (`Thresholds.warmup_peak_fraction`) from a log that shows the start."""
+    well below its peak before the trouble (`Thresholds.warmup_peak_fraction`) from a log that shows the start and
+    stops rising (`rate_rose_without_end`)."""
     key = _warmup_key(facts)
     if key is not None:
         return said(facts.config, key)
+    if rate_rose_without_end(facts) is not None:  # a rise with no end is no warm-up (ChristianPE1_transformer-test)
+        return None
     whole = lr_points(facts.timeline)
     jumps = [f.step for f in facts.of_kind("lr_anomaly") if "factor" in f.evidence]
     if jumps:
