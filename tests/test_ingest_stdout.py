@@ -79,6 +79,26 @@ def test_logging_steps_estimated_from_the_summary(tmp_path):
     assert _values(stdout.read(path).frame, "loss")[0] == list(range(10, 101, 10))
 
 
+def test_a_run_trained_in_chunks_takes_its_logging_steps_from_the_first_chunks_summary(tmp_path):
+    """Obychenkov_CSE234-hardneg's shape: RapidFire trains three epochs as three chunks of 20 steps, each printed with
+    its own epoch 0.25-1.0, evaluated and closed by its own summary (20 steps: 20 s at 1 step/s), logging_steps 5;
+    the learning rate carries on across the chunks. The first summary's 20 steps over the 4 lines before it date the
+    lines every 5 steps (over all 12 lines, 20 / 12 is no interval)."""
+    lines, lr = [], 2e-4
+    for chunk in range(3):
+        for k in range(1, 5):
+            lr -= 1e-5
+            lines.append(str({"loss": 1.0 / (4 * chunk + k), "grad_norm": 1.0, "learning_rate": lr, "epoch": k / 4}))
+        lines.append(str({"eval_loss": 0.5 + chunk / 10, "eval_runtime": 2.0, "epoch": 1.0}))
+        lines.append(str({"train_runtime": 20.0, "train_samples_per_second": 8.0, "train_steps_per_second": 1.0,
+                          "train_loss": 0.5, "epoch": 1.0}))
+    path = tmp_path / "training.log"
+    path.write_text("\n".join(lines) + "\n")
+    frame = stdout.read(path).frame
+    assert _values(frame, "loss")[0] == list(range(5, 61, 5))
+    assert _values(frame, "eval_loss")[0] == [20, 40, 60]
+
+
 def test_a_run_stopped_early_spreads_its_lines_over_the_steps_it_reached_not_the_bars_total(tmp_path):
     """tsebaka's reward-model run, by its shape: the bar's first and last states (0/1954, then 829/1954 as the run
     was interrupted), 27 dict lines logged every 30 steps, then a KeyboardInterrupt."""

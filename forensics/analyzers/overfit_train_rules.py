@@ -91,13 +91,13 @@ def train_fell_away(evals, train, thresholds: Thresholds) -> int | None:
     return best_pos if float(at_end.median()) <= (1 - FELL_AWAY) * float(at_best.median()) else None
 
 
-_STILL_FELL = 0.05  # the training loss over the later evals this share under its level at the best eval
+STILL_FELL = 0.05  # the training loss over the later evals this share under its level at the best eval
 
 
 def held_above_while_train_fell(evals, train, thresholds: Thresholds) -> int | None:
     """The best eval's position when every eval after it (`overfit_points` + 1 or more) sits above it, their median
     `SMALL_RISE` and `NOISE_UNITS` x the eval loss's own noise (in the later half of the log) above it, while the
-    training loss kept falling: its median over the later half of the evaluations after the best `_STILL_FELL` or
+    training loss kept falling: its median over the later half of the evaluations after the best `STILL_FELL` or
     more under its level at the best (the interval ending there). A quiet held-out loss that turned at its best and
     never came back while the seen data's loss went on down (P-Zande's Gemma-2B LoRA: 1.8792 at its best, then
     0.5-1.5% above it for six evals, the training loss 8% lower in its second epoch); a first eval after the best
@@ -112,7 +112,37 @@ def held_above_while_train_fell(evals, train, thresholds: Thresholds) -> int | N
     if not median_rise_clears(values, best_pos, SMALL_RISE, NOISE_UNITS):
         return None
     levels = train_levels_around(train, steps, best_pos)
-    return best_pos if levels is not None and levels[1] <= (1 - _STILL_FELL) * levels[0] else None
+    return best_pos if levels is not None and levels[1] <= (1 - STILL_FELL) * levels[0] else None
+
+
+def held_above_as_train_fell_at_each(evals, train, thresholds: Thresholds) -> int | None:
+    """The best eval's position when every one of the `overfit_points` + 2 or more evals after it sits above it, the
+    last `NOISE_UNITS` x the eval loss's own noise (in the later half of the log) above it and above the evals just
+    before it (not back at the level a lucky low sat in), while the training loss fell at each of those evaluations
+    (its median over each evaluation interval under the one before, from the interval ending at the best) and by
+    `STILL_FELL` or more in all. A training loss that falls at every one of six intervals in a row is a trend, not
+    batches' luck, and a held-out loss that never came back to its best beside it is the gap growing, however small
+    the rise: 070705gavrilovaanna's word-level LSTM, val 5.478 at epoch 10, then 5.484, 5.485, 5.484, 5.496, 5.505
+    (+0.5%, five times its noise) while the epoch-mean train loss fell at each epoch 4.69 -> 4.32. A held-out loss at a
+    plateau beside a training loss that does not fall at each interval stays healthy (khoayang63's DPO: +1% after its
+    best while the per-interval training loss went 0.58, 0.55, 0.57, 0.59, 0.60), and so does a plateau too short to
+    tell (Umang-Shikarvar's QLoRA: three evals 0.25% above the best). Else None."""
+    values, steps = evals.to_numpy(), evals.index
+    best_pos = int(np.argmin(values))
+    after, best = values[best_pos + 1:], float(values[best_pos])
+    just_before = values[max(0, best_pos - 2):best_pos]
+    if best <= 0 or len(after) < thresholds.overfit_points + 2 or not np.all(after > best):
+        return None
+    last = float(after[-1])
+    if last - best < NOISE_UNITS * point_noise(values[len(values) // 2:]) \
+            or len(just_before) and last <= float(just_before.max()):
+        return None
+    levels = [interval_ending(train, steps, i) for i in range(best_pos, len(values))]
+    if any(level.empty for level in levels):
+        return None
+    medians = np.array([float(level.median()) for level in levels])
+    fell_at_each = bool(np.all(np.diff(medians) < 0))
+    return best_pos if fell_at_each and medians[-1] <= (1 - STILL_FELL) * medians[0] else None
 
 
 TURN_RISE = 0.03  # a last eval or two this share above the best: over the 2% a two-eval climb needs (`CLIMB`)
@@ -121,7 +151,7 @@ TURN_RISE = 0.03  # a last eval or two this share above the best: over the 2% a 
 def turned_up_at_the_end(evals, train, epochs) -> int | None:
     """In a log of fewer than `LONG` evals, the best eval's position when the one or two evals after it, the last of
     the log, each sit `TURN_RISE` above it, and above it by more than any rise the evals showed before the best (their
-    own wobble: each eval against the lowest one before it), while the training loss fell `_STILL_FELL` or more
+    own wobble: each eval against the lowest one before it), while the training loss fell `STILL_FELL` or more
     (its median over the evaluation interval ending at the last eval against the one ending at the best), at an eval
     `PASSES` or more epochs in, after the training examples were seen again. A held-out loss over a fixed eval set
     that turned up by a clear margin as the training loss kept falling on data seen before is overfitting from its
@@ -146,7 +176,7 @@ def turned_up_at_the_end(evals, train, epochs) -> int | None:
         return None
     if len(after) == 1 and min(len(at_best), len(at_end)) == 1 and not _falls_at_each_point(train, steps[-1]):
         return None  # one rising eval set against single batches' losses: no trend on either side
-    return best_pos if float(at_end.median()) <= (1 - _STILL_FELL) * float(at_best.median()) else None
+    return best_pos if float(at_end.median()) <= (1 - STILL_FELL) * float(at_best.median()) else None
 
 
 def _falls_at_each_point(train, last_step: int) -> bool:

@@ -16,9 +16,12 @@ at each of `overfit_points` + 2 or more evals after the best needs only 1% while
 more evals after the best none of which comes back to it, 2% and 2.5 times its noise above it in their median, while
 the training loss fell a fifth, is overfitting too (`held_out_stall`), and so, in a log of as few as two evals, is a
 last eval or two 3% above the best and above any rise the evals showed before it, past the first pass over the data,
-while the training loss fell 5% (`turned_up_at_the_end`). The rules that set the eval loss against the
-training loss live in `overfit_train_rules`; that training loss is the one logged as the run trained, or, where none
-was, the loss estimated on the train split at each evaluation (`training_loss`).
+while the training loss fell 5% (`turned_up_at_the_end`). A rise under 1% counts where the run's own eval noise says
+it is real: a drift of eight or more evals ending `QUIET_UNITS` x that noise above a best none of them came back to,
+while the training loss fell 5% (`_quiet_drift`), or five or more evals above the best, the last three times the noise
+above it, while the training loss fell at each of those evaluations (`held_above_as_train_fell_at_each`). The rules
+that set the eval loss against the training loss live in `overfit_train_rules`; that training loss is the one logged
+as the run trained, or, where none was, the loss estimated on the train split at each evaluation (`training_loss`).
 A log with no training loss fires when the eval loss climbs at each of the `overfit_points` + 1 or more evals after its
 best (the message saying that the gap between the two cannot be seen).
 """
@@ -31,12 +34,12 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .eval_levels import CLIMB, NOISE_UNITS, SMALL_RISE, back_at_the_level_before, best_level
-from .held_out_stall import stalled_overfit
+from .eval_levels import CLIMB, NOISE_UNITS, QUIET_UNITS, SMALL_RISE, back_at_the_level_before, best_level
+from .held_out_stall import stalled_overfit, train_levels_around
 from .metrics import Metrics, finite, format_number, point_noise, real_loss
-from .overfit_train_rules import (climb_while_train_fell, few_evals_climbing, held_above_while_train_fell,
-                                  passing_overfit, train_fell_away, train_fell_since, training_loss,
-                                  turned_up_at_the_end)
+from .overfit_train_rules import (STILL_FELL, climb_while_train_fell, few_evals_climbing,
+                                  held_above_as_train_fell_at_each, held_above_while_train_fell, passing_overfit,
+                                  train_fell_away, train_fell_since, training_loss, turned_up_at_the_end)
 
 EVAL_LOSS = "eval_loss"
 
@@ -119,12 +122,13 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     quiet = few_evals_climbing(evals, train, thresholds) if quiet is None and few_evals else quiet
     quiet = train_fell_away(evals, train, thresholds) if quiet is None else quiet
     quiet = held_above_while_train_fell(evals, train, thresholds) if quiet is None else quiet
+    quiet = held_above_as_train_fell_at_each(evals, train, thresholds) if quiet is None else quiet
     quiet = turned_up_at_the_end(evals, train, epochs) if quiet is None else quiet
     if quiet is not None:
         best_pos, best, k = quiet, best_level(values, quiet), len(values) - quiet - 1
     elif best <= 0 or not (few or np.all(values[-k:] > best * (1 + thresholds.overfit_rise))
                            or _steady_rise(values, best, thresholds)):
-        drift = _rising_trend(values, thresholds)
+        drift = _rising_trend(values, thresholds, evals, train)
         if drift is None:
             episode = climb_while_train_fell(evals, train, thresholds)
             if episode is not None:
@@ -265,10 +269,11 @@ def _settled_above(values: np.ndarray, thresholds: Thresholds) -> int | None:
     return best_pos if bool(np.all(after > best * (1 + thresholds.overfit_steady_rise))) else None
 
 
-def _rising_trend(values: np.ndarray, thresholds: Thresholds) -> int | None:
+def _rising_trend(values: np.ndarray, thresholds: Thresholds, evals, train) -> int | None:
     """The best eval's position when the many evals after it (twice `overfit_points` + 1 or more) climb on a
     least-squares line by `_TREND_Z` standard errors and end (their last quarter's median) `SMALL_RISE` above the
-    best: a slow drift up that single evals hovering near the best hide from `_clear_small_rise`. Else None."""
+    best, or less where that is a quiet drift (`_quiet_drift`): a slow drift up that single evals hovering near the
+    best hide from `_clear_small_rise`. Else None."""
     best_pos = int(np.argmin(values))
     after, best = values[best_pos + 1:], float(values[best_pos])
     n = len(after)
@@ -279,8 +284,26 @@ def _rising_trend(values: np.ndarray, thresholds: Thresholds) -> int | None:
     sigma = point_noise(values)
     se = sigma / np.sqrt(n * (n * n - 1) / 12) if sigma > 0 else 0.0
     end = float(np.median(after[-max(2, n // 4):]))
-    rising = slope > 0 and (se == 0.0 or slope > _TREND_Z * se)
-    return best_pos if rising and end > best * (1 + SMALL_RISE) else None
+    if not (slope > 0 and (se == 0.0 or slope > _TREND_Z * se)):
+        return None
+    return best_pos if end > best * (1 + SMALL_RISE) or _quiet_drift(values, best_pos, end, evals, train) else None
+
+
+def _quiet_drift(values: np.ndarray, best_pos: int, end: float, evals, train) -> bool:
+    """Whether a drift that ends (`end`) under `SMALL_RISE` above the best is still a turn: every eval after the
+    best sits above it and above the level the evals held just before it (no lucky low), the end is `QUIET_UNITS` x
+    the eval loss's own noise (in the later half of the log) above it, and the training loss fell `STILL_FELL` or
+    more beside it (its level over the later evals against the one at the best). Bhattars1's BioGPT: eval 2.0413 at
+    step 110, then none of the 29 evals after it back at it, 0.77% above it by the end, forty times its noise, while
+    the training loss fell 2.09 -> 1.90; jaipkapoor99's pre-training drifts as far out of its noise with a training
+    loss that did not fall (healthy)."""
+    best = float(values[best_pos])
+    if not np.all(values[best_pos + 1:] > best) or back_at_the_level_before(values, best_pos):
+        return False
+    if end - best < QUIET_UNITS * point_noise(values[len(values) // 2:]):
+        return False
+    levels = train_levels_around(train, evals.index, best_pos)
+    return levels is not None and levels[1] <= (1 - STILL_FELL) * levels[0]
 
 
 _TREND_Z = 3.0

@@ -344,14 +344,26 @@ def _logging_steps_estimate(events: list[tuple], train_total: int | None) -> int
     """logging_steps from the run's total steps / the number of train lines, when it is clean.
 
     The total comes from the training bar (as far as it got: a run stopped at 829/1954 logged 829
-    steps' worth of lines), else the summary's train_runtime x train_steps_per_second (rounded by HF
-    to 3 decimals, hence the tolerance).
+    steps' worth of lines) over all the train lines, else the first closing summary's train_runtime x
+    train_steps_per_second (rounded by HF to 3 decimals, hence the tolerance) over the train lines before it: the
+    steps of the training that printed it (Obychenkov_CSE234-hardneg: RapidFire trains 3 epochs as three chunks of
+    176 steps, each closed by its own summary; 176 over the first chunk's 35 lines is logging_steps 5, over all 105
+    lines no whole number).
     """
-    n_train = sum(1 for e in events if e[0] == "dict" and "loss" in e[2])
-    summary = next((e[2] for e in events if e[0] == "dict" and "train_runtime" in e[2]), {})
-    total = _steps_reached(events, train_total) or summary.get("train_runtime", 0) * summary.get(
-        "train_steps_per_second", 0)
-    return _clean_interval(total, n_train)
+    reached = _steps_reached(events, train_total)
+    if reached:
+        return _clean_interval(reached, _train_lines_before(events, len(events)))
+    at = next((i for i, e in enumerate(events) if e[0] == "dict" and "train_runtime" in e[2]), None)
+    if at is None:
+        return 1
+    summary = events[at][2]
+    total = summary.get("train_runtime", 0) * summary.get("train_steps_per_second", 0)
+    return _clean_interval(total, _train_lines_before(events, at))
+
+
+def _train_lines_before(events: list[tuple], end: int) -> int:
+    """How many train dicts (a `loss`) come before event `end`."""
+    return sum(1 for e in events[:end] if e[0] == "dict" and "loss" in e[2])
 
 
 def _clean_interval(total: float | None, n_train: int) -> int:
