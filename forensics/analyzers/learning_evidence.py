@@ -25,8 +25,8 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from ..metric_names import OPTIMIZER_STEP
-from .fall_measure import (LearningEvidence, came_back_up, evidence_from, fell_clearly, held_out_fell,
-                           later_windows_fell, pair_means_if_alternating, starts_mid_run, two_windows_fell,
+from .fall_measure import (LearningEvidence, came_back_up, evidence_from, fell_clearly,
+                           held_out_fell, held_out_never_fell, later_windows_fell, pair_means_if_alternating, starts_mid_run, two_windows_fell,
                            window_means, without_blips)
 from .metrics import LOSS, TRAIN_LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
 from .no_training_loss import eval_only, eval_only_memorized
@@ -76,7 +76,11 @@ def _losses_show_learning(metrics: Metrics, thresholds: Thresholds) -> LearningE
     """The evidence an SFT or pre-training log learned: its loss or eval loss fallen clearly, the eval loss lower at
     every evaluation, two window means fallen, or one of the secondary measures (secondary_evidence.py); else None.
     The one list of checks: `learning_shown` gives what it finds as the healthy evidence, and
-    `detect_no_learning_evidence` warns on a log of `learning_min_points` or more where it finds none."""
+    `detect_no_learning_evidence` warns on a log of `learning_min_points` or more where it finds none. A held-out loss
+    that never improved (`held_out_never_fell`) leaves only a held-out accuracy as evidence: a training loss falling
+    beside it is the model fitting its training data, not learning what carries to data it has not seen."""
+    if held_out_never_fell(finite(metrics.get(EVAL_LOSS, _EMPTY))):
+        return accuracy_rose(metrics)
     for name in (LOSS, EVAL_LOSS):
         series = real_loss(metrics) if name == LOSS and LOSS in metrics else finite(metrics.get(name, _EMPTY))
         if len(series) >= max(2, thresholds.learning_min_points if name == LOSS else 2):
@@ -144,6 +148,8 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
         return []
     _, head, tail = fell_clearly(loss, thresholds)
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
+    if held_out_never_fell(eval_loss):
+        return [_held_out_flat(loss, eval_loss, head, tail)]
     moved = tail < head - thresholds.learning_min_fall * abs(head)
     noise = point_noise(pair_means_if_alternating(without_blips(loss)).to_numpy(dtype="float64"))  # (as read)
     said = (f"the loss fell no more than its own step-to-step noise explains (about {format_number(noise)} a point): "
@@ -153,6 +159,23 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
                f"{_eval_said(eval_loss)}: no evidence the run learned. {_what_to_check(loss)}")
     return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                     metric=LOSS, evidence={"head": head, "tail": tail, "n_points": int(len(loss))})]
+
+
+def _held_out_flat(loss, eval_loss, head: float, tail: float) -> Finding:
+    """The warning for a log whose held-out loss never improved (`held_out_never_fell`), whatever its training loss
+    did."""
+    first, lowest, last = (float(v) for v in (eval_loss.iloc[0], eval_loss.min(), eval_loss.iloc[-1]))
+    message = (f"the eval loss never improved on its first evaluation: {format_number(first)} at step "
+               f"{int(eval_loss.index[0])}, {format_number(lowest)} at its lowest, {format_number(last)} at the last of "
+               f"{len(eval_loss)} evaluations (never 1% under the first), while the training loss went from about "
+               f"{format_number(head)} to {format_number(tail)} ({len(loss)} points, steps {int(loss.index[0])} to "
+               f"{int(loss.index[-1])}): the model fitted its training data, but nothing shows it learned what "
+               "carries to data it has not seen. Check the samples it generates, the learning rate and how long it "
+               "trained, and whether the held-out set is like the training data.")
+    return Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
+                   metric=EVAL_LOSS, evidence={"head": head, "tail": tail, "n_points": int(len(loss)),
+                                               "eval_first": first, "eval_lowest": lowest,
+                                               "n_evaluations": int(len(eval_loss))})
 
 
 def _eval_said(eval_loss) -> str:

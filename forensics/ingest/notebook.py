@@ -59,7 +59,8 @@ def read(path: Path) -> LogRecords:
     runs = _runs(shown, path)
     if not runs:
         return _crashed_before_a_metric(cells, shown, path, warnings)
-    judged, trained = notebook_sessions.judged_training(runs, cells), {i for run in runs for i in run}
+    judged = notebook_sessions.judged_training(_with_a_course(runs, shown, path), cells)
+    trained = {i for run in runs for i in run}
     began = notebook_sessions.session_start(cells, judged[-1])
     console = "".join(_kept_text(outputs, i in judged, i in trained, i >= began) for i, outputs in enumerate(shown))
     records = stdout.read_console(console, path, warnings)
@@ -67,7 +68,7 @@ def read(path: Path) -> LogRecords:
     if any(kind == "table" for i in judged for _, kind in shown[i]):
         records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
     if len(runs) > 1:
-        records = replace(records, notes=records.notes + (_other_runs_left_out(len(runs), judged, judged is runs[-1]),))
+        records = replace(records, notes=records.notes + (_other_runs_left_out(runs, judged, shown, path),))
     named = lora_named(shell_commands([cells[i] for i in judged]))
     if named:  # the cell's own `!python train.py --output_dir runs/...-lora-v1` (Schwaldlander_DomainNameSuggest)
         records.meta.setdefault("console_lora_named", named)
@@ -78,6 +79,30 @@ def read(path: Path) -> LogRecords:
     if said:
         records.texts[notebook_code.TEXT_KEY] = json.dumps(said)
     return records
+
+
+def _with_a_course(runs: list[list[int]], shown: list, path: Path) -> list[list[int]]:
+    """The trainings to judge from: all of them, less a last training that logs one training step and no evaluation
+    (`_one_point_only`) where an earlier one logs a course. One training loss says nothing of how a training went, and
+    a notebook that ends on one is most often an optional extra fit after the owner's run
+    (DevanshiVyas_DeepLearningExperiments: 18 reports of a character RNN trained from scratch, then one Keras epoch of
+    the course's pre-trained Shakespeare model, one line `loss: 2.5631`); the one-point training is still counted among
+    those left out. A last training that logs an evaluation beside its one training point is judged: its evaluation
+    can tell (ameerfayiz_ML-notebooks' toy LSTM, one report at update 1828, valid loss 0 and accuracy 1 on its six
+    training dialogues: memorization)."""
+    if len(runs) < 2 or not _one_point_only(runs[-1], shown, path) \
+            or not any(len(_logged_steps(run, shown, path)) >= 2 for run in runs[:-1]):
+        return runs
+    return runs[:-1]
+
+
+def _one_point_only(run: list[int], shown: list, path: Path) -> bool:
+    cells = [_training_steps(shown[i], path) for i in run]
+    return len({step for cell in cells for step in cell.steps}) == 1 and not any(cell.evaluated for cell in cells)
+
+
+def _logged_steps(run: list[int], shown: list, path: Path) -> set[int]:
+    return {step for i in run for step in _training_steps(shown[i], path).steps}
 
 
 def _judged_cells_first(banners: tuple, judged: list[list[tuple[str, str]]]) -> tuple:
@@ -103,11 +128,17 @@ def _crashed_before_a_metric(cells: list[dict], shown: list, path: Path, warning
     return records
 
 
-def _other_runs_left_out(count: int, judged: list[int], last: bool) -> str:
+def _other_runs_left_out(runs: list[list[int]], judged: list[int], shown: list, path: Path) -> str:
     cells = f"cell {judged[0] + 1}" + (f" to {judged[-1] + 1}" if len(judged) > 1 else "")
-    which = "the last" if last else "the last whose cells ran (a later one is in cells with no execution count)"
-    return (f"the notebook holds {count} trainings (a new one starts where the steps start again): {which}, in "
-            f"{cells}, is judged; the {'earlier' if last else 'other'} ones are left out")
+    if judged is runs[-1]:
+        which = "the last"
+    elif _one_point_only(runs[-1], shown, path):
+        which = ("the last with more than one logged step (the one after it logs a single training loss and no "
+                 "evaluation: no course to judge)")
+    else:
+        which = "the last whose cells ran (a later one is in cells with no execution count)"
+    return (f"the notebook holds {len(runs)} trainings (a new one starts where the steps start again): {which}, in "
+            f"{cells}, is judged; the {'earlier' if judged is runs[-1] else 'other'} ones are left out")
 
 
 def _notebook(path: Path) -> tuple[dict, list[str]]:
@@ -161,6 +192,7 @@ class _CellTraining:
     sizes: set[int]
     closing_only: bool = False
     evaluate_table: bool = False
+    evaluated: bool = False  # an evaluation's metric logged too
 
 
 def _training_steps(outputs: list[tuple[str, str]], path: Path) -> _CellTraining:
@@ -185,7 +217,8 @@ def _training_steps(outputs: list[tuple[str, str]], path: Path) -> _CellTraining
         return _CellTraining(sorted(set(summary["step"].astype(int))), sizes, closing_only=True)
     if trained.empty and not summary.empty:
         trained = frame[evaluated]  # a run shorter than its logging interval: its evaluations, then its summary
-    return _CellTraining(sorted(set(trained["step"].astype(int))), sizes, evaluate_table=_evaluate_table(outputs))
+    return _CellTraining(sorted(set(trained["step"].astype(int))), sizes, evaluate_table=_evaluate_table(outputs),
+                         evaluated=bool(evaluated.any()))
 
 
 def _closing_evaluation(cell: _CellTraining, last_step: int) -> bool:
