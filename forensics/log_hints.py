@@ -120,9 +120,14 @@ _FRAMEWORK_LINES = 2
 # A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose
 # that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
 _LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
-                         rb"""|\d[ \t]*/[ \t]*\d+)[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss[ \t]*(?:[:=][ \t]*)?"""
-                         rb"""[-+]?(?:\d|nan|inf)""")  # (a loss named for its criterion: `CrossEntropyLoss: 10.68`)
+                         rb"""|\d[ \t]*/[ \t]*\d+|\[\d+[ \t]+-[ \t]+\d{1,3}(?:\.\d+)?%\])[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss[ \t]*(?:[:=][ \t]*)?"""
+                         rb"""[-+]?(?:\d|nan|inf)""")  # (a loss named for its criterion: `CrossEntropyLoss: 10.68`; the iteration and the share
+# done bracketed: `[1000 - 20.0%] loss = 1.3149`, 1-sang_data)
 _LOOSE_LINES = 3
+# The PyTorch NLP tutorials' progress print, no word in it (`1m 1s (500 3%) 4.2725`, `0m 43s (- 6m 25s) (5000 10%)
+# 2.9432`: 164887081_python-; ingest.console_lines.elapsed_percent): the whole line, `_LOOSE_LINES` of them
+_ELAPSED_PERCENT_HINT = re.compile(rb"(?m)^[ \t]*\d{1,6}m \d{1,2}s (?:\(- -?\d{1,6}m -?\d{1,2}s\) )?\(\d{1,12} \d{1,3}%\) "
+                                   rb"[-+]?(?:\d|nan|inf)[\w.+-]*[ \t]*$")
 # A from-scratch loop's estimate_loss print with bare split names (`iter     0 | train 4.1292 | val 4.1249`,
 # DaraBodla_mini-gpt-pytorch; ingest.console_lines.nanogpt): no `loss` word, so `_LOOSE_LINES` of them
 _SPLIT_PIPE_HINT = re.compile(rb"(?im)^[ \t]*(?:iter|step)[ \t]*:?[ \t]*\d+[ \t]*\|[ \t]*train[ \t]*:?[ \t]*[-+.\dnNiI]"
@@ -247,6 +252,7 @@ def log_hinted(chunk: bytes) -> bool:
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
             or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES) or _at_least(_BARE_EPOCH_RECORD_HINT, chunk, _LOOSE_LINES)
             or _at_least(_WORDED_EPOCH_SECTION_HINT, chunk, _LOOSE_LINES)
+            or b"%) " in chunk and _at_least(_ELAPSED_PERCENT_HINT, chunk, _LOOSE_LINES)
             or b"| train" in chunk and _at_least(_SPLIT_PIPE_HINT, chunk, _LOOSE_LINES)
             or b"|" in chunk and _at_least(_PIPED_STEP_RECORD_HINT, chunk, _PIPED_RECORDS)
             or b"checkpoint-" in chunk and _at_least(_CHECKPOINT_EVAL_HINT, chunk, _LOOSE_LINES)

@@ -11,7 +11,8 @@
   (`console_lines.bare_epochs`), DSPy's GRPO steps (`console_lines.dspy_grpo`), `Epoch1-train_step1-loss=X` lines and
   their evaluations (`console_lines.glued_fields`), batch losses under an epoch's `Average loss for training
   batches` (`console_lines.batch_averages`), checkpoints' evaluation lines (`console_lines.checkpoint_evals`),
-  pretty-printed JSON step objects (`console_lines.json_blocks`), in a file with epoch section headers
+  pretty-printed JSON step objects (`console_lines.json_blocks`), the PyTorch NLP tutorials' `1m 1s (500 3%) 4.2725`
+  prints (`console_lines.elapsed_percent`), in a file with epoch section headers
   and no such records a stepless loss line no other reader took (`console_lines.stepless`);
 * ('epoch_header', E, total): such a header (`=== Epoch 3/20 ===`), gone once the lines under it are dated;
 * ('overflow', new_scale[, AT_STEP_LINE]): a loss scaler's overflow (DeepSpeed, apex, DLLogger, a hand-written one);
@@ -39,7 +40,7 @@ from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerR
 from .console_lines.lightning_results import MARKER as LIGHTNING_MARKER, LightningResults
 from .console_lines.parlai import MARKER as PARLAI_MARKER, ParlaiReports
 from .console_lines.stepless import EPOCH_HEADER_MARK, epoch_header, headed_line, worded_headers_repeat
-from .console_lines import tf_estimator, value_first
+from .console_lines import elapsed_percent, tf_estimator, value_first
 from .console_lines.mxnet_speedometer import MARKER as MXNET_MARKER, MxnetLines
 from .console_lines.one_line import OneLineRecords
 from .console_lines.fairseq import fairseq_dict_in_nats
@@ -147,13 +148,14 @@ class _Scanner:
         self.dspy_grpo = DspyGrpoSteps() if DSPY_GRPO_MARKER in text else None
         estimator = OneLineRecords(tf_estimator.read_line) if any(m in text for m in tf_estimator.MARKERS) else None
         values_first = OneLineRecords(value_first.read_line) if value_first.MARKER in text else None
+        tutorial = OneLineRecords(elapsed_percent.read_line) if elapsed_percent.MARKER in text else None
         mxnet = MxnetLines() if MXNET_MARKER in text else None
         glued = glued_field_reader(text)
         batch_averages = BatchAverages(text) if BATCH_AVERAGES_MARKER in text else None
         history = DataFrameTable() if "loss" in text else None  # a pandas DataFrame of per-epoch results
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
                                         self.info_logger, self.lightning, estimator, values_first, self.bare_epochs, self.dspy_grpo,
-                                        glued, batch_averages, history, checkpoint_eval_reader(text),
+                                        glued, batch_averages, history, checkpoint_eval_reader(text), tutorial,
                                         json_block_reader(text), mxnet)
                        if t is not None)
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(

@@ -22,7 +22,8 @@ loss (or a loss alone) with their numbers:
   `Epoch 1/3, Step 100/1000, Loss: 2.3456, LR: 1e-4`, `Step 100: loss = 2.3456`, `[Epoch 1][Step 100] loss: 2.3`,
   `step 100 | loss 2.3456 | lr 1e-4`, `2024-01-01 12:00:00 - INFO - Step 100 - loss: 2.3456`, a loguru line of the
   loop's `name=value` locals `... - [0.06%] batch_index=64 loss=11.0210` (`batch_index`, `batch_idx`, `batch`, `it`
-  count only as such a pair) (kind "generic"). Only
+  count only as such a pair), a bracketed iteration with the share done (`[1000 - 20.0%] loss = 1.3149`, a seq2seq
+  lab's print) (kind "generic"). Only
   the names it knows are read (loss, train / training loss, val / validation / eval loss, lr / learning rate, grad
   norm, epoch, perplexity, accuracy); the step is the counter as printed, the epoch (`Epoch 2`, or a bracketed tag:
   `[E2] step 0 loss X`) as a metric (the stdout reader numbers steps that start over each epoch on). A line counted
@@ -80,6 +81,10 @@ _COUNTER_PAIR = r"(?:batch_(?:index|idx)|it)(?=[ \t]*=[ \t]*\d)"
 _GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/)|"
                            + _COUNTER_PAIR + ")"
                           + _SEP + r"\[?(\d{1,12})(?:[ \t]*/[ \t]*(\d{1,12}))?\]?(?![\w.]|/)", re.IGNORECASE)
+# The iteration with the share of the run done, bracketed before the loss (DeepLearningZeroToAll's PyTorch seq2seq lab
+# and its copies, 1-sang_data: `[1000 - 20.0%] loss = 1.3149`, `print("[%d - %.1f%%] loss = %.4f" % ...)`): the count
+# is the step; the percent, rounded, is no total.
+_PERCENT_DONE = re.compile(r"(?<![\w/])\[[ \t]*(\d{1,12})[ \t]+-[ \t]+\d{1,3}(?:\.\d+)?%[ \t]*\]()")
 _GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?![\w.]|/)", re.IGNORECASE)
 # The loss named for its criterion, PyTorch's class name as a loop prints it (styxjedi/ada-self-attn-defseq: `Epoch
 # [1/100], Step [10/734], CrossEntropyLoss: 10.6802, Perplexity: 43486.9354`): the loss where no plain one is beside it.
@@ -219,7 +224,8 @@ def has_generic_line(text: str) -> bool:
         before = low[max(0, at - _GENERIC_REACH):at]
         before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
         if ("step" in before or "iter" in before or "=" in before) and _GENERIC_STEP.search(before) or (
-                any(w in before for w in _EPOCH_WORDS) and _GENERIC_EPOCH.search(before)) or ("/" in before and _bare_count(before)):
+                any(w in before for w in _EPOCH_WORDS) and _GENERIC_EPOCH.search(before)) or ("/" in before and _bare_count(before)) \
+                or ("%]" in before and _PERCENT_DONE.search(before)):
             return True
         at = low.find("loss", at + 4)
     return False
@@ -241,7 +247,8 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
     if mm is not None:  # the run's own count of iterations: the epochs before this one, whole, and this one's
         epoch, i, length = (int(g) for g in mm.groups())
         return _record("generic", (epoch - 1) * length + i, None, metrics + [("epoch", epoch - 1 + i / length)], cut)
-    m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) or _BATCH_AFTER_EPOCH.search(line)
+    m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) or _BATCH_AFTER_EPOCH.search(line) \
+        or _PERCENT_DONE.search(line)
     if m is not None:
         epoch = _GENERIC_EPOCH.search(line) if not any(k == "epoch" for k, _ in metrics) else None
         if epoch is not None:  # `Epoch [2/10], Step [100/600]`: the bracketed epoch the pairs do not take
@@ -258,7 +265,8 @@ def stepless_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
     """The known pairs of a short line with a loss that names no counter and no epoch (what `_hand_written` leaves
     unread: `Loss: 8.6529, BLEU: 0.00`), and whether its last pair was cut; ([], False) for any other line."""
     if len(line) > _GENERIC_MAX_LINE or "{" in line or _NOT_A_STEP.search(line) or _MMENGINE_EPOCH.search(line) \
-            or _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) or _GENERIC_EPOCH.search(line):
+            or _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) or _GENERIC_EPOCH.search(line) \
+            or _PERCENT_DONE.search(line):
         return [], False
     metrics, cut = _generic_pairs(line, last_line)
     return (metrics, cut) if any(name in ("loss", "eval_loss") for name, _ in metrics) else ([], False)

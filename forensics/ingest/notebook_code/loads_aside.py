@@ -9,6 +9,7 @@ import ast
 import re
 from typing import Callable
 
+from .cells import _source, parse_quietly, python_of
 from .syntax import _called_name, _owner_name
 
 # What builds a tokenizer: SentencePiece's processor (`s = spm.SentencePieceProcessor(); s.Load("bpe.model")`,
@@ -63,6 +64,24 @@ def _reloads_own_save(trees: list, loads: list[ast.Call]) -> set[int]:
              if isinstance(node, ast.Call)}
     return {id(call) for call in loads if any(path in saved and saved[path] < where[id(call)]
                                               for path in _paths_named(call))}
+
+
+def saves_alone(cell: dict) -> dict | None:
+    """A code cell left without a count whose every statement saves to a named file (`model.save('seq2seq_model.h5')`,
+    `dump(mapping, open('mapping.pkl', 'wb'))`), counted; None for any other. Kept in place for `_reloads_own_save`
+    where the cells that did not run are left out: such a cell shows nothing when it runs, and the file it names,
+    reloaded by a cell below that ran, is the notebook's own (GoLok56_lyric_generation: the fit interrupted by hand,
+    the save cell after it kept no count, `load_model('seq2seq_model.h5')` counted below it, the .h5 file committed
+    beside the notebook). A cell that does more (a load, a print) is left out whole, as before."""
+    try:
+        tree = parse_quietly(python_of(_source(cell)))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    saves = all(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                and _SAVES.match(_called_name(node.value.func)) and _paths_named(node.value)
+                and all(call is node.value or _called_name(call.func) == "open"
+                        for call in ast.walk(node.value) if isinstance(call, ast.Call)) for node in tree.body)
+    return dict(cell, execution_count=1) if saves and tree.body else None
 
 
 def _paths_named(call: ast.Call) -> set[str]:

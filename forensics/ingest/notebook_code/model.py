@@ -8,7 +8,7 @@ import re
 from .syntax import _called_name, _owner_name, _root_name
 from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _cells_meant, _parsed_cells
 from .arguments import _MODEL_CLASSES, _loads_a_model
-from .loads_aside import loads_set_aside
+from .loads_aside import loads_set_aside, saves_alone
 
 # Calls that load trained weights: anything named for loading (a state dict, `torch.load` under any alias, a saved
 # model, the notebook's own `load_weights_into_gpt` / `download_and_load_gpt2`, `clip.load`, safetensors'
@@ -25,9 +25,11 @@ def _loads_weights(cells: list) -> bool:
     defines, a tokenizer's load, a model loaded only to generate, a text reader of the notebook's own or a reload of a
     file it saved (`loads_set_aside`) is no load. A cell left
     uncounted among counted ones never ran: evintunador_micro-GPT-sandbox's reload of a saved GPT, below its training
-    cell."""
-    meant = [dict(c, execution_count=1) for c in _cells_meant(cells)]
-    trees = list(_parsed_cells(meant))
+    cell; only its save statements are kept, for the files they name (`saves_alone`)."""
+    ran = {id(c) for c in _cells_meant(cells)}
+    kept = [dict(c, execution_count=1) if id(c) in ran else saves_alone(c) for c in cells
+            if isinstance(c, dict) and c.get("cell_type") == "code"]
+    trees = list(_parsed_cells([c for c in kept if c is not None]))
     aside = loads_set_aside(trees, _loads_trained_weights)
     return any(isinstance(node, ast.Call) and _loads_trained_weights(node) and id(node) not in aside
                for tree in trees for node in ast.walk(tree))
