@@ -10,6 +10,7 @@ import json
 import re
 
 from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS
+from .closing_eval_cells import closing_evals, trainers
 from .printed_loss_cells import loss_column
 from .run_signs import is_training_console, run_signs
 
@@ -86,7 +87,10 @@ _LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/tra
                        # THUNLP-AIPoet's InfoLogger: `epoch: 1, 11/125 8.8%, 6.49s per iter, lr: 0.0003, ...` then losses
                        rb"""|(?m:^epoch: \d+, \d+/\d+ [\d.]+%, [\d.]+ ?s per iter, lr: [^\n]*\n[ \t]+[^\n]*?loss: *[-+.\dnNiI])"""
                        # ParlAI's training report: `time:10s total_exs:2432 epochs:0.04`, then its table's names
-                       rb"""|(?m:time:[\d.]+s total_exs:\d+ epochs:[\d.]+[^\n]*\n[ \t]+(?:[\w@/.-]+ +)*loss(?: |$))""")
+                       rb"""|(?m:time:[\d.]+s total_exs:\d+ epochs:[\d.]+[^\n]*\n[ \t]+(?:[\w@/.-]+ +)*loss(?: |$))"""
+                       # Keras's `Epoch 1/1` and its bar's update under it, a fit cut inside its first epoch
+                       # (telecombcn-dl_2017-dlai-team8: `1560/11407 [===>....] - ETA: 1:47 - loss: 6.4571`, then nothing)
+                       rb"""|(?m:^Epoch \d+/\d+[ \t]*\r?\n[ \t]*\d+/\d+ \[[=>.]+\] - [^\n]*?- loss: [-+.\dnNiI])""")
 # One line of a framework's own that prose may quote (a notes file with `[1200] collection=train loss=nan`): two needed
 _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\] loss=[-+.\dnNiI])"""
                                   rb"""|\bstep=\d+ loss=[-+.\dnNiI][^\n]* tgs \(tokens/gpu/second\)="""
@@ -304,7 +308,8 @@ _TRAIN_OUTPUT = re.compile(rb"TrainOutput\(global_step=\d+, training_loss=")
 
 def notebook_hinted(data: bytes) -> bool:
     """A notebook whose cell outputs hold a training log's line, the Trainer's notebook table or train()'s
-    TrainOutput, or a cell whose loop prints its loss bare (`printed_loss_cells`)."""
+    TrainOutput, or a cell whose loop prints its loss bare (`printed_loss_cells`), or a call of a training function
+    that prints only its held-out loss when it returns (`closing_eval_cells`)."""
     if _TRAINER_TABLE_HTML.search(data):
         return True
     try:
@@ -319,7 +324,12 @@ def notebook_hinted(data: bytes) -> bool:
     _strings_in([c.get("outputs") for c in cells if isinstance(c, dict)] if isinstance(cells, list) else [], strings)
     text = "\n".join(strings).encode("utf-8", "replace")
     return log_hinted(text) or bool(_TRAIN_OUTPUT.search(text)) or (
-        isinstance(cells, list) and any(loss_column(c) is not None for c in cells))
+        isinstance(cells, list) and (any(loss_column(c) is not None for c in cells) or _closing_evals(cells)))
+
+
+def _closing_evals(cells: list) -> bool:
+    trained_by = trainers(cells)
+    return bool(trained_by) and any(closing_evals(c, trained_by) for c in cells)
 
 
 def _strings_in(value, out: list[str]) -> None:

@@ -135,7 +135,7 @@ class _Scanner:
         self.olmo = OlmoBlock()
         self.composer = ComposerBlock() if "]:\n\t " in text or "]:\r\n\t " in text else None
         self.nemo_rl = NemoRLBlock() if "= Step " in text and "\u2022" in text else None
-        keras = KerasEpochs() if "Epoch " in text and KERAS_LOSS_MARKER.search(text) else None
+        self.keras = keras = KerasEpochs() if "Epoch " in text and KERAS_LOSS_MARKER.search(text) else None
         mlx = MlxTable() if "train_loss" in text and "iter" in text else None
         self.yaml_steps = YamlSteps() if "\nStep " in text and ":\n  " in text else None
         self.dashed = DashedSteps() if " STEP " in text and ":\t" in text else None
@@ -194,7 +194,7 @@ class _Scanner:
         if len(self.dumped) == 1:  # one, before any step: the script's arguments dumped a line each, its set scale
             del self.events[self.dumped[0]]
         for reader in (self.olmo, self.composer, self.nemo_rl, self.yaml_steps, self.dashed, self.parlai,
-                       self.info_logger, self.lightning, self.bare_epochs, self.dspy_grpo):
+                       self.info_logger, self.lightning, self.bare_epochs, self.dspy_grpo, self.keras):
             last = reader.close() if reader is not None else None
             if last is not None:
                 self.events.append(("line", last))

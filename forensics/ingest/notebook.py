@@ -24,17 +24,22 @@ and the older 3 (`worksheets`, `pyout`, `pyerr`, mime types as bare keys) are bo
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pandas as pd
+
+from .. import closing_eval_cells
 from ..errors import UnreadableFile
 from ..printed_loss_cells import loss_column
 from ..run_signs import is_training_console, run_signs
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from ..decoding import decode_text
-from . import command_line, notebook_code, notebook_sessions, stdout
+from . import command_line, notebook_code, notebook_fits, notebook_sessions, stdout
 from .console_facts import lora_named
+from .console_param_counts import parameter_count_said
 from .console_text import as_printed
 from .notebook_code.cells import shell_commands
 from .notebook_code.loss_prints import loss_prints_labelled
@@ -56,15 +61,19 @@ def read(path: Path) -> LogRecords:
         raise UnreadableFile(path, "no 'cells' list: not a Jupyter notebook")
     cells = [cell for cell in cells if isinstance(cell, dict)]
     shown = [_shown(cell) for cell in cells]
-    runs = _runs(shown, path)
+    copies = notebook_fits.copied_outputs(cells, shown)
+    shown = [[] if i in copies else outputs for i, outputs in enumerate(shown)]
+    closing = _closing_evals(cells)
+    runs = _runs(shown, path, closing, cells)
     if not runs:
         return _crashed_before_a_metric(cells, shown, path, warnings)
     judged = notebook_sessions.judged_training(_with_a_course(runs, shown, path), cells)
     trained = {i for run in runs for i in run}
     began = notebook_sessions.session_start(cells, judged[-1])
     console = "".join(_kept_text(outputs, i in judged, i in trained, i >= began) for i, outputs in enumerate(shown))
-    records = stdout.read_console(console, path, warnings)
+    records = _with_closing_evals(stdout.read_console(console, path, warnings), [closing[i] for i in judged])
     records = replace(records, banners=_judged_cells_first(records.banners, [shown[i] for i in judged]))
+    _model_size_printed_last(records.meta, shown, judged[-1], began)
     if any(kind == "table" for i in judged for _, kind in shown[i]):
         records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
     if len(runs) > 1:
@@ -105,6 +114,24 @@ def _logged_steps(run: list[int], shown: list, path: Path) -> set[int]:
     return {step for i in run for step in _training_steps(shown[i], path).steps}
 
 
+def _closing_evals(cells: list[dict]) -> list[list | None]:
+    """Each cell's points of a training function that prints only its held-out loss when it returns
+    (`closing_eval_cells`), None for a cell that shows none."""
+    trained_by = closing_eval_cells.trainers(cells)
+    return [closing_eval_cells.closing_evals(cell, trained_by) for cell in cells]
+
+
+def _with_closing_evals(records: LogRecords, judged: list[list | None]) -> LogRecords:
+    """The records, with the closing-print points of the judged training's cells (`closing_eval_cells`), which no
+    console reader takes, after what the console read."""
+    points = [point for cell in judged if cell for point in cell]
+    if not points:
+        return records
+    rows = pd.DataFrame(points, columns=["step", "metric", "value"]).assign(wall_time=math.nan)
+    frame = pd.concat([records.frame, rows], ignore_index=True) if not records.frame.empty else rows
+    return replace(records, frame=frame.astype({"step": "int64", "value": "float64"}))
+
+
 def _judged_cells_first(banners: tuple, judged: list[list[tuple[str, str]]]) -> tuple:
     """The banners, those the judged training's own cells print first: what an earlier cell loaded to look at (a
     model shown before the run, another one's reload) is not the model trained (ParlAI's tutorial shows its 87.5M
@@ -112,6 +139,18 @@ def _judged_cells_first(banners: tuple, judged: list[list[tuple[str, str]]]) -> 
     text = as_printed("".join(text for outputs in judged for text, _ in outputs))
     own = [b for b in banners if all(line.strip() in text for line in b.text.splitlines())]
     return tuple(own) + tuple(b for b in banners if b not in own)
+
+
+def _model_size_printed_last(meta: dict, shown: list, last: int, began: int) -> None:
+    """The whole-model count (`console_n_params`) the cells print last up to the judged training's last cell, in its
+    session: the model built last before it ended is the one trained, where the console read whole gives its first
+    count, an earlier model's (dangnguyenngochai_Llama_from_scratch: `model params: 33217` of the first toy model,
+    `model params: 2370246` printed when the Llama trained last was built, in a cell of an earlier call)."""
+    for i in range(last, began - 1, -1):
+        said = parameter_count_said(as_printed("".join(text for text, _ in shown[i])))
+        if said:
+            meta.update(said)
+            return
 
 
 def _crashed_before_a_metric(cells: list[dict], shown: list, path: Path, warnings: list[str]) -> LogRecords:
@@ -161,21 +200,26 @@ def _notebook(path: Path) -> tuple[dict, list[str]]:
 _SUMMARY = {"train_loss", "train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos", "epoch"}
 
 
-def _runs(shown: list[list[tuple[str, str]]], path: Path) -> list[list[int]]:
+def _runs(shown: list[list[tuple[str, str]]], path: Path, closing: list[list | None], cells: list[dict]
+          ) -> list[list[int]]:
     """The trainings the notebook holds, each the indices of its cells: cells whose outputs log training steps, a
     new training starting where a cell's steps start again at or below where the one before ended (a trial, then the
     run; an SFT, then a DPO; a cell run again). A cell that carries the steps on (a resume) is the same training, and
     so is a cell that shows only a closing summary after a training (`result = trainer.train()`, then `result`), or
-    only trainer.evaluate()'s one-row table at the step where the training ended (`_closing_evaluation`)."""
+    only trainer.evaluate()'s one-row table at the step where the training ended (`_closing_evaluation`). A call of
+    a training function that prints only its held-out loss when it returns (`closing`) logs the steps of its points,
+    from 0: each call its own training (Vishal-Padia_llama-from-scratch: a dozen calls, the last one judged). A Keras
+    fit that carries on the model an earlier cell fitted (`notebook_fits.fit_carried_on`) is the same training."""
     runs: list[list[int]] = []
     last_step, last_sizes = None, set()
     for i, outputs in enumerate(shown):
-        cell = _training_steps(outputs, path)
+        cell = _CellTraining(sorted({p[0] for p in closing[i]}), set()) if closing[i] else _training_steps(outputs, path)
         if not cell.steps:
             continue
         steps, sizes = cell.steps, cell.sizes
         new = last_step is None or (not cell.closing_only and not _closing_evaluation(cell, last_step) and (
-            steps[0] <= last_step or (sizes and last_sizes and not sizes & last_sizes)))
+            steps[0] <= last_step or (sizes and last_sizes and not sizes & last_sizes))
+            and not notebook_fits.fit_carried_on(cells, shown, runs[-1][-1], i))
         if new:
             runs.append([])
         runs[-1].append(i)

@@ -200,11 +200,13 @@ _KERAS_PAIR = re.compile(r" - ([A-Za-z][\w/]*): (" + _FLOAT + r")", re.IGNORECAS
 @dataclass
 class KerasEpochs:
     """Keras's `Epoch E/N` lines and their bars: `owns(line)` says a line is one (a bar's updates within an epoch
-    are its own, read by nothing else); `feed(line)` gives the epoch's record at its last batch, at step E."""
+    are its own, read by nothing else); `feed(line)` gives the epoch's record at its last batch, at step E; `close()`
+    the last update of a bar the text ends inside."""
 
     epoch: int | None = None
     epochs: int | None = None
     before: int = 0  # the epochs of earlier `fit` calls that ran to their end (fine-tuning after a frozen phase)
+    unfinished: StepLine | None = None  # the last update of a bar whose epoch has not ended (yet)
 
     def owns(self, line: str) -> bool:
         return bool(_KERAS_EPOCH.match(line) or (self.epoch is not None and _KERAS_BAR.match(line)))
@@ -215,13 +217,29 @@ class KerasEpochs:
             epoch, epochs = int(header.group(1)), int(header.group(2))
             if self.epoch is not None and epoch <= self.epoch and self.epoch == self.epochs:
                 self.before += self.epoch  # a new `fit` after one that finished: its epochs come after
-            self.epoch, self.epochs = epoch, epochs
+            self.epoch, self.epochs, self.unfinished = epoch, epochs, None
             return None
         bar = _KERAS_BAR.match(line)
-        if bar is None or bar.group(1) != bar.group(2):
-            return None  # an update within the epoch: its mean so far (a line with no count is the epoch's end)
         metrics = tuple((keras_metric_name(name.lower()), float(raw)) for name, raw in _KERAS_PAIR.findall(line))
-        return StepLine("keras", self.before + self.epoch, None, metrics) if metrics else None
+        if bar is not None and bar.group(1) != bar.group(2):  # an update within the epoch: its mean so far
+            self.unfinished = self._partial(int(bar.group(1)), int(bar.group(2)), metrics)
+            return None
+        self.unfinished = None  # the epoch's last batch (a line with no count is the epoch's end)
+        return StepLine("keras", self.before + self.epoch, None, metrics) if bar is not None and metrics else None
+
+    def close(self) -> StepLine | None:
+        """The last update of a bar that never completed, where the text ends inside an epoch (a fit stopped or cut
+        mid-epoch: telecombcn-dl_2017-dlai-team8's only line is `1560/11407 [===>...] - ETA: 1:47 - loss: 6.4571`):
+        the epoch's running mean over its batches so far, its epoch the fraction done; else None."""
+        done, self.unfinished = self.unfinished, None
+        return done
+
+    def _partial(self, batches: int, total: int, metrics: tuple) -> StepLine | None:
+        kept = tuple((name, value) for name, value in metrics if name != "eta")  # `- ETA: 1:47`, the time left
+        if not kept or not 0 < batches < total:
+            return None
+        done = self.before + self.epoch - 1 + batches / total
+        return StepLine("keras", self.before + self.epoch, None, kept + (("epoch", done),))
 
 
 # mlx-lm's training table (mlx_lm/cli_ui.py TrainUI): a header `  iter   train_loss     tok/s     tokens`, then a row

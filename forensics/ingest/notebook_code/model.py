@@ -43,7 +43,9 @@ def _loads_trained_weights(call: ast.Call) -> bool:
     # ('load' inside 'download' is none: `nltk.download('punkt')` fetches a tokenizer's data,
     # stopstressingmeout_Next-Word-Prediction-Using-LSTM; nor inside 'upload': Colab's `files.upload()` of the text
     # to train on, Hareeshma01_generative-ai-lstm-textgen)
-    named_a_load = "load" in name.lower().replace("download", "").replace("upload", "")
+    # ... nor a module's reload: `import utils; reload(utils)` (Python 2's builtin, importlib.reload) re-reads code,
+    # no weights (CienegaOrchards_Learning's fast.ai notebook)
+    named_a_load = "load" in name.lower().replace("download", "").replace("upload", "") and name != "reload"
     if name in _PRETRAINED_CALLS or named_a_load and not _DATA_LOADERS.search(f"{owner}.{name}"):
         return True
     for keyword in call.keywords:
