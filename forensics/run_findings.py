@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 
 from .analyzers import metrics_from_rows, run_all
 from .analyzers.chain import link_skipped_batches, link_weight_damage
@@ -22,7 +23,7 @@ from .analyzers.learning_evidence import detect_ended_near_the_guess, for_a_rewa
 from .analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
 from .analyzers.megatron_cut import detect_megatron_cut
 from .analyzers.memorization import memorized_from_scratch
-from .analyzers.metrics import RLMetrics, finite, is_preference_log
+from .analyzers.metrics import LOSS, RLMetrics, finite, is_preference_log
 from .analyzers.never_learned import detect_dpo_loss_never_under_chance, detect_reward_model_at_chance
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
@@ -184,10 +185,23 @@ def _from_scratch_findings(metrics, thresholds: Thresholds, profile: RunProfile,
         return []
     found = []
     if not any(f.kind in ("memorization", "overfitting", "loss_collapse", "zero_loss_unexplained") for f in findings):
-        found += memorized_from_scratch(metrics, thresholds)
+        found += memorized_from_scratch(_with_keras_epochs(metrics, profile), thresholds)
     if not any(f.severity == "error" for f in findings + run_aware + found):
         found += detect_stuck_from_scratch(metrics, thresholds)
     return found
+
+
+def _with_keras_epochs(metrics, profile: RunProfile):
+    """A Keras `model.fit` log's loss one point an epoch at steps 1, 2, ... (console_lines.blocks.KerasEpochs places
+    epoch E's line at step E) given those steps as its epochs: the passes over the data it was trained with. Only for
+    the from-scratch rule: read for every Keras log, the epochs would put a fine-tune's under the rules calibrated on
+    other logs' epochs (Bureaux-Tao_unilm-translate-ancient_chinese, a bert4keras fine-tune whose validation BLEU, which
+    is not read, still rose at epoch 19 of 29, would be memorized by `late_passes`)."""
+    loss = metrics.get(LOSS)
+    if profile.framework != "keras" or "epoch" in metrics or loss is None or not len(loss) \
+            or not np.array_equal(loss.index.to_numpy(), np.arange(1, len(loss) + 1)):
+        return metrics
+    return {**metrics, "epoch": pd.Series(loss.index.to_numpy(dtype="float64"), index=loss.index)}
 
 
 def _length_set_in_epochs(config: RunConfig) -> bool:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
+from .fresh_passes import memorized_over_passes
 from .held_out_score import held_out_score_rising
 from .memorization_onset import memorizing_onset, running_median, settled_from
 from .metrics import (LOSS, PASSES, TRAIN_LOSS, Metrics, epoch_at, finite, format_number, is_preference_log,
@@ -151,7 +152,7 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
     where nothing else could show the same."""
     smooth = running_median(loss)
     start = settled_from(smooth, level)
-    if start is None or len(loss) - start < max(thresholds.collapse_points, 0.1 * len(loss)):
+    if start is None or len(loss) - start < _settled_points(loss, thresholds):
         return []  # never settled, or only over the last few points: not yet the run's final state
     k = max(1, len(loss) // 10)
     head = max(float(loss.iloc[:k].median()), float(loss.iloc[0]))
@@ -181,6 +182,11 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
     return [Finding("memorization", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS, evidence={
         "head": head, "value": float(smooth.iloc[onset]), "level": level, "eval_loss_logged": False,
         "to_end": True, "settled_step": int(loss.index[start]), "epoch": epoch, "why_level": why_level.strip()})]
+
+
+def _settled_points(loss: pd.Series, thresholds: Thresholds) -> float:
+    """The points a loss must stay under its level over to be the run's final state, not a passing dip."""
+    return max(thresholds.collapse_points, 0.1 * len(loss))
 
 
 MANY_PASSES = 10.0  # epochs over the same examples, after which a held-out loss has parted from the training loss
@@ -277,7 +283,8 @@ def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     the training set learned by heart (a small corpus over many passes: tiny Shakespeare trained to 0.1), the same
     `memorization` warning with the level that fits pre-training. [] where the log has an eval loss (overfitting
     judges) or another finding already says memorization, and where a held-out score still rose to the end (the model
-    was still generalising better: `held_out_score_rising`)."""
+    was still generalising better: `held_out_score_rising`). A log short of the tenfold fall from its first point (an
+    epoch mean, already well under where the fresh head began) is read by its passes (`memorized_over_passes`)."""
     if LOSS not in metrics or eval_loss_names(metrics) or is_preference_log(metrics) \
             or held_out_score_rising(metrics, real_loss(metrics)):
         return []
@@ -288,6 +295,10 @@ def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     found = memorized_without_eval(real_loss(metrics), PRETRAINING_FLOOR, thresholds, epochs, why, log_scale=True)
     if found and _low_plateau_in_one_pass(real_loss(metrics), found[0], epochs):
         return []
+    if not found:  # a log that begins after the first pass, well under where the fresh head started
+        loss = real_loss(metrics)
+        found = memorized_over_passes(loss, epochs, PRETRAINING_FLOOR, _settled_points(loss, thresholds), MANY_PASSES,
+                                      why)
     return [phase_ends(f, real_loss(metrics)) for f in found]
 
 
