@@ -37,6 +37,15 @@ _TORCHTUNE_PRECISION = re.compile(r"^.*?\bModel is initialized with precision to
 # Automatic Mixed Precision (AMP)`: float16 with a GradScaler; `Using bfloat16 Automatic Mixed Precision (AMP)`)
 _TITAN_MIXED_PRECISION = re.compile(r"--training\.mixed_precision_param[= ](bfloat16|float16|float32)\b")
 _LIGHTNING_AMP = re.compile(r"^.*?\bUsing (16-?bit|bfloat16)(?: native)? Automatic Mixed Precision \(AMP\).*$", re.MULTILINE)
+# torch's deprecation warning for `torch.cuda.amp.autocast` quotes the calling line of the run's own script (not a
+# library's: site-packages) under it; the warning fires only where autocast is entered, on CUDA, and with no dtype the
+# autocast is float16 (PUFAI_GibberishGPT: `with torch.cuda.amp.autocast():` at gpt_train_script.py:518;
+# XIAOXIN-Cyh_XiaoXin-LLM: `ctx = nullcontext() if device_type == "cpu" else torch.cuda.amp.autocast()`). Any other
+# argument (`enabled=...`, a dtype held in a variable) leaves it unsaid.
+_AUTOCAST_ECHO = re.compile(r"^(?P<file>[^\n]*?\.py):\d+: FutureWarning: `torch\.cuda\.amp\.autocast\(args\.\.\.\)` is "
+                            r"deprecated\.[^\n]*\n[ \t]+"
+                            r"(?P<line>[^\n]*?\btorch\.cuda\.amp\.autocast\((?P<args>[^()\n]*)\)[^\n]*)", re.MULTILINE)
+_AUTOCAST_DTYPE = {"": "fp16", "dtype=torch.float16": "fp16", "dtype=torch.bfloat16": "bf16"}
 # Unsloth switching a model that cannot train in float16 to float32 (Gemma 3 on a T4): `Unsloth: Switching to float32
 # training since model cannot work with float16`, `Unsloth: Using float16 precision for gemma3 won't work! Using float32.`
 # (the second names the model type it is about: a notebook may try one model and train another)
@@ -169,7 +178,18 @@ def _precision_said(text: str) -> dict:
     elif "Unsloth: " in text and (m := _UNSLOTH_FP32_FOR.search(text)):
         out["console_precision"], out["console_precision_model"] = "fp32", m.group(1)
         out["console_precision_line"] = line_end(m.group(0))
+    elif "torch.cuda.amp.autocast(args...)" in text:
+        out.update(_script_autocast(text))
     return out
+
+
+def _script_autocast(text: str) -> dict:
+    """`console_precision` from the run's own autocast line that torch's deprecation warning quotes."""
+    for m in _AUTOCAST_ECHO.finditer(text):
+        said = _AUTOCAST_DTYPE.get(re.sub(r"\s+", "", m.group("args")))
+        if said and not re.search(r"[\\/](?:site|dist)-packages[\\/]", m.group("file")):
+            return {"console_precision": said, "console_precision_line": m.group("line").strip()}
+    return {}
 
 
 def _vocabulary_said(text: str) -> dict:

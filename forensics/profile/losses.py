@@ -58,13 +58,14 @@ def _starts_at_random_guess(timeline: Timeline, vocab_size: int | None = None) -
     the loss clearly falls from there: its last tenth `_CLEAR_FALL` under it, or a slow fall at nearly every
     point (a warm-up's first steps); a run stuck there is judged by never_learned, not profiled by it, and a
     wobble is no descent. A first point logged after some steps has already left ln(vocabulary): from
-    `_SCRATCH_LOW` nats up it counts too when the loss then falls by 40% or more, gradually: above half its start
-    over the first `_SLOW_SHARE` of the logged points (a fine-tune of a trained model never starts there unless
-    something is broken at its start, and then it falls within a few steps: 8.3 -> 1.3 in ten). Else None."""
+    `_SCRATCH_LOW` nats up it counts too when the loss then falls by 40% or more (30% from step 0), gradually: above
+    half its start over the first `_SLOW_SHARE` of the logged points (a fine-tune of a trained model never starts there
+    unless something is broken at its start, and then it falls within a few steps: 8.3 -> 1.3 in ten). Else None."""
     at_the_guess = _short_log_at_a_known_guess(timeline, vocab_size)
     if at_the_guess is not None:
         return at_the_guess
     lo, hi = random_guess_range(vocab_size)
+    fell = _FELL_FROM_STEP_ZERO if _logged_from_step_zero(timeline) else _FELL
     for loss in (_training_losses(timeline), _per_token_losses_from_perplexity(timeline), _launches_losses(timeline)):
         if len(loss) < 3 or not min(_SCRATCH_LOW, lo) <= loss[0] <= hi:
             continue
@@ -73,9 +74,14 @@ def _starts_at_random_guess(timeline: Timeline, vocab_size: int | None = None) -
         # random weights learn slowly: the loss stays above half its start over the log's first stretch, where a
         # fine-tune's bad start (a template, new tokens) is put right in a few steps however often it is logged
         gradual = bool(np.all(loss[:max(2, int(len(loss) * _SLOW_SHARE))] >= _HALVED * loss[0]))
-        if loss[0] >= lo and (tail <= _CLEAR_FALL * loss[0] or steady) or gradual and tail <= _FELL * loss[0]:
+        if loss[0] >= lo and (tail <= _CLEAR_FALL * loss[0] or steady) or gradual and tail <= fell * loss[0]:
             return float(loss[0])
     return None
+
+
+def _logged_from_step_zero(timeline: Timeline) -> bool:
+    loss = timeline.series("loss").dropna()
+    return len(loss) > 0 and loss.index[0] == 0
 
 
 def _short_log_at_a_known_guess(timeline: Timeline, vocab_size: int | None) -> float | None:
@@ -120,6 +126,10 @@ _SCRATCH_LOW = 5.5  # nats (ln 245): a first loss this high that then falls grad
                     # is at 6.27 by its first line, step 100; CollinPhipps' 5000-token one at 5.95 by step 200)
 _HALVED = 0.5  # a fine-tune's broken start falls under half its first loss in one logging interval
 _FELL = 0.6  # ... a model from random weights falls gradually, by 40% or more over the log
+# ... or by 30% where the log starts at step 0, the untrained model's own loss, not a first interval's mean that
+# the updates already moved (msh2481_DenseGPT: ln 500 = 6.22 at step 0 -> 4.13 in 14 points; TimNiklasWitte_Building-
+# GPT-from-scratch: 7.14 at step 0 -> 4.65); a log whose first point is step 10 or 40 keeps the 40%
+_FELL_FROM_STEP_ZERO = 0.7
 _SLOW_SHARE = 0.15  # ... staying above half its start over this share of the logged points
 
 
