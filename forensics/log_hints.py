@@ -117,10 +117,12 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   # tinygrad's MLPerf line, each value before its name: `    1 93.44 s run, 11.8750 loss, 1e-12 LR`
                                   rb"""|(?m:^[ \t]*\d+ [-+.\deE]+ [A-Za-z][\w ]{0,20}, [-+.\deEnNiI]+ loss, [-+.\deE]+ [A-Za-z])""")
 _FRAMEWORK_LINES = 2
-# A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose
+# A hand-written loop's line (a step, iter or epoch count, a bare n/M, or a bare counter opening the line before a
+# split's loss: `5300: train loss: 3.49 / val loss: 3.62`; then a loss, or a loss per word, with its number): so loose
 # that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
 _LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
-                         rb"""|\d[ \t]*/[ \t]*\d+)[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss[ \t]*(?:[:=][ \t]*)?"""
+                         rb"""|\d[ \t]*/[ \t]*\d+|(?m:^)[ \t]*\d+[ \t]*:[ \t]*(?=(?:train|val|eval|test|dev)\w*[_ ]loss))"""
+                         rb"""[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss(?:/(?:word|token|char|byte)\w*)?[ \t]*(?:[:=][ \t]*)?"""
                          rb"""[-+]?(?:\d|nan|inf)""")  # (a loss named for its criterion: `CrossEntropyLoss: 10.68`)
 _LOOSE_LINES = 3
 # A from-scratch loop's estimate_loss print with bare split names (`iter     0 | train 4.1292 | val 4.1249`,
