@@ -121,10 +121,13 @@ _FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\
                                   # tinygrad's MLPerf line, each value before its name: `    1 93.44 s run, 11.8750 loss, 1e-12 LR`
                                   rb"""|(?m:^[ \t]*\d+ [-+.\deE]+ [A-Za-z][\w ]{0,20}, [-+.\deEnNiI]+ loss, [-+.\deE]+ [A-Za-z])""")
 _FRAMEWORK_LINES = 2
-# A hand-written loop's line (a step, iter or epoch count, or a bare n/M, then a loss with its number): so loose
+# A hand-written loop's line (a step, iter or epoch count, a bare n/M, or a bare counter opening the line before a
+# split's loss: `5300: train loss: 3.49 / val loss: 3.62`; then a loss, or a loss per word, with its number): so loose
 # that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
 _LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
-                         rb"""|\d[ \t]*/[ \t]*\d+|\[\d+[ \t]+-[ \t]+\d{1,3}(?:\.\d+)?%\])[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss[ \t]*(?:[:=][ \t]*)?"""
+                         rb"""|\d[ \t]*/[ \t]*\d+|\[\d+[ \t]+-[ \t]+\d{1,3}(?:\.\d+)?%\]"""
+                         rb"""|(?m:^)[ \t]*\d+[ \t]*:[ \t]*(?=(?:train|val|eval|test|dev)\w*[_ ]loss))"""
+                         rb"""[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss(?:/(?:word|token|char|byte)\w*)?[ \t]*(?:[:=][ \t]*)?"""
                          rb"""[-+]?(?:\d|nan|inf)""")  # (a loss named for its criterion: `CrossEntropyLoss: 10.68`; the iteration and the share
 # done bracketed: `[1000 - 20.0%] loss = 1.3149`, 1-sang_data)
 _LOOSE_LINES = 3

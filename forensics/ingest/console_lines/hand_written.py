@@ -96,8 +96,14 @@ _CRITERION_LOSS = "criterion_loss"
 # loss, passed over. A number may end its logger message's sentence (ThAIKeras/char-rnn-text-generation's `epoch: 0,
 # duration: 368s, loss: 3.12742.`): a full stop after it is no part of it, a dot before a digit or letter is.
 _SPLIT = r"(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)"
+# A bare counter opening the line before a named split's loss (Ideami's small-LLM course: `5300: train loss: 3.49 / val
+# loss: 3.62`, Hari-Krishna-QmFuZGk_llm_mastery): the step, as `step 5300: train loss ...` is.
+_LEADING_COUNTER = re.compile(r"[ \t]*(\d{1,12})()[ \t]*:[ \t]*(?=" + _SPLIT + r"[_ ]loss\b)", re.IGNORECASE)
+# A loss per unit of text (the nn4nlp course's `iter 0: train loss/word=6.2583, ppl=522.3457`, 6ma6X_nn4nlp-code): the
+# loss, its split word before it as any loss's.
+_PER_UNIT = r"/(?:word|token|char(?:acter)?|byte)s?"
 _GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|" + _CROSS_ENTROPY
-                           + r"|(?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r")?|(?:[a-z]+_)?lr|"
+                           + r"|(?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r"|" + _PER_UNIT + r")?|(?:[a-z]+_)?lr|"
                            r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|(?:(?:" + _SPLIT + r"[_ ])?(?:chosen|rejected)[_ ])?reward|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
                            r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
                            r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?!\w|\.\w|,\d)", re.IGNORECASE)
@@ -225,10 +231,15 @@ def has_generic_line(text: str) -> bool:
         before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
         if ("step" in before or "iter" in before or "=" in before) and _GENERIC_STEP.search(before) or (
                 any(w in before for w in _EPOCH_WORDS) and _GENERIC_EPOCH.search(before)) or ("/" in before and _bare_count(before)) \
-                or ("%]" in before and _PERCENT_DONE.search(before)):
+                or ("%]" in before and _PERCENT_DONE.search(before)) or _opens_with_a_counter(low, at - len(before)):
             return True
         at = low.find("loss", at + 4)
     return False
+
+
+def _opens_with_a_counter(text: str, start: int) -> bool:
+    """Whether the line starting at `start` opens with a bare counter before a split's loss (`_LEADING_COUNTER`)."""
+    return (start == 0 or text[start - 1] in "\r\n") and _LEADING_COUNTER.match(text, start) is not None
 
 
 def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
@@ -248,7 +259,7 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
         epoch, i, length = (int(g) for g in mm.groups())
         return _record("generic", (epoch - 1) * length + i, None, metrics + [("epoch", epoch - 1 + i / length)], cut)
     m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) or _BATCH_AFTER_EPOCH.search(line) \
-        or _PERCENT_DONE.search(line)
+        or _PERCENT_DONE.search(line) or _LEADING_COUNTER.match(line)
     if m is not None:
         epoch = _GENERIC_EPOCH.search(line) if not any(k == "epoch" for k, _ in metrics) else None
         if epoch is not None:  # `Epoch [2/10], Step [100/600]`: the bracketed epoch the pairs do not take
@@ -326,9 +337,23 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
     criterion = found.pop(_CRITERION_LOSS, None)
     if criterion is not None and "loss" not in found:
         found = {"loss": criterion, **found}
+    if "loss" in found and "eval_loss" not in found and _tagged_held_out(line):
+        found = {"eval_loss" if name == "loss" else name: value for name, value in found.items()}
     if "eval_loss" in found and "loss" not in found:  # a held-out report: its bare `Acc` is the held-out one
         found = {_HELD_OUT_BESIDE.get(name, name): value for name, value in found.items()}
     return (list(found.items()) if found.keys() & _GENERIC_NEEDS else []), cut
+
+
+# A held-out split's tag before a bare loss (`Epoch 1: valid: loss 3.12; accuracy 0.41` after `Epoch 1: train: loss
+# 3.86; ...`, AugustinCombes_icu_MLM): the line reports that split's evaluation, not a training point.
+_HELD_OUT_TAG = re.compile(r"(?<![\w/.-])(?:val(?:id|idation)?|eval(?:uation)?|test|dev)[ \t]*:[ \t]*loss\b", re.IGNORECASE)
+
+
+def _tagged_held_out(line: str) -> bool:
+    """Whether the line's first loss is the one a held-out split's tag names (`_HELD_OUT_TAG`), not a `train loss`
+    before a `val: loss`."""
+    tag = _HELD_OUT_TAG.search(line)
+    return tag is not None and tag.end() - len("loss") == line.lower().find("loss")
 
 
 # A line whose only loss is a held-out one reports an evaluation: the accuracy or perplexity it prints with no split
