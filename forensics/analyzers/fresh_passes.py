@@ -13,6 +13,7 @@ from ..findings import Finding
 from .memorization_onset import FELL_AFTER, dated_under_held_out_level, running_median, settled_from
 from .metrics import LOSS, format_number
 
+
 def memorized_over_passes(loss: pd.Series, epochs: pd.Series | None, floor: float, settled_points: float,
                           many_passes: float, why: str) -> list[Finding]:
     """A loss from random weights that settled under `floor` (in nine of ten points to the end, over `settled_points`

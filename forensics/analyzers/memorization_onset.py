@@ -14,6 +14,7 @@ import pandas as pd
 from ..findings import Finding
 from .metrics import PASSES, epoch_at, first_settled, format_number, passes_over_data
 
+
 def settled_from(loss: pd.Series, level: float) -> int | None:
     """Position from which the loss has settled under `level`: it is under it there, in nine of ten points
     after, and at the end of the log; None when it never settles."""

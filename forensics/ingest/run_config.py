@@ -44,6 +44,7 @@ from .vocabulary import derive_vocab_size
 from .tracker_config import derived_method, literal_values, tracker_config_values
 from .wandb import CONFIG_TEXT
 
+
 def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     """Read every configuration source of the run; bad files become `missing` lines, never errors."""
     config = RunConfig()

@@ -11,6 +11,7 @@ from ..analyzers.never_learned import FRESH_HEAD_RANGE
 from ..config import RunConfig
 from ..timeline import Timeline
 
+
 def _pairwise_loss_at_chance(config: RunConfig, timeline: Timeline) -> float | None:
     """The first training loss of a model with a one-score head (num_labels 1: a reward model's, or a
     regressor's) when it is about ln 2, where a pairwise loss -log sigmoid(r_chosen - r_rejected) starts

@@ -11,6 +11,7 @@ from ..config import RunConfig
 from ..timeline import Timeline
 from .record import UNKNOWN
 
+
 def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) -> str:
     for key, name in (("bf16", "bf16"), ("ds.bf16.enabled", "bf16"), ("fp16", "fp16"), ("ds.fp16.enabled", "fp16")):
         if config.get(key) is True:

@@ -36,6 +36,7 @@ _OLMO_HEADER = re.compile(r"\[step=(\d{1,18})(?:/(\d{1,18}))?[^\]]*\]")
 _OLMO_INLINE_PAIR = re.compile(r"(?<![\w/])([A-Za-z][\w/.()-]*)=(\S+)")
 _OLMO_BLOCK_LINE = re.compile(r"^\s+([A-Za-z][^=]*?)=(\S+)\s*$")
 
+
 @dataclass
 class OlmoBlock:
     """OLMo's `[step=N/M]` header and the `    name=value` lines under it, fed line by line.
