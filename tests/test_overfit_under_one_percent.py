@@ -89,3 +89,11 @@ def test_the_corpus_runs_are_told_as_judged():
         assert (a.status, a.first_incident.kind, a.first_incident.step) == ("warning", "overfitting", step), case
     for healthy in ("khoayang63_ReinforcementLearning", "Umang-Shikarvar_QLORA", "jaipkapoor99_GPT-2"):
         assert forensics.analyze(CORPUS / healthy).status == "healthy", healthy
+
+
+def test_a_rise_of_a_fraction_of_a_percent_is_told_as_its_share_not_as_1x():
+    """070705gavrilovaanna's eval loss ends 0.02% above its best level: four digits of the ratio would say `1x`, a rise
+    that reads as none; the message gives the share it rose instead."""
+    finding = forensics.analyze(CORPUS / "070705gavrilovaanna_text_generation").first_incident
+    assert finding.kind == "overfitting"
+    assert "(1x" not in finding.message and "(+0.018%;" in finding.message, finding.message

@@ -14,7 +14,7 @@ import numpy as np
 from ..config import Thresholds
 from ..findings import Finding
 from .eval_levels import NOISE_UNITS
-from .metrics import format_number, point_noise
+from .metrics import format_number, format_ratio, point_noise
 
 
 def interval_ending(train, steps, at: int):
@@ -141,7 +141,7 @@ def stalled_overfit(name: str, evals, train, thresholds: Thresholds) -> list[Fin
     best_step, last_step = int(steps[best_pos]), int(steps[-1])
     message = (f"{name} is lowest at step {best_step} ({format_number(best)}) and none of the {len(after)} "
                f"evaluations after it comes back to it (their median {format_number(end)}, "
-               f"{format_number(end / best)}x; {format_number(float(values[-1]))} at step {last_step}) while the "
+               f"{format_ratio(end, best)}; {format_number(float(values[-1]))} at step {last_step}) while the "
                f"training loss fell from about {format_number(level)} to {format_number(later_level)}: the model fits "
                "its training data better and the held-out data no better, overfitting. The checkpoint near step "
                f"{best_step} generalises best; fewer epochs, a lower learning rate, more data or regularisation would "

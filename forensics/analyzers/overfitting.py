@@ -36,7 +36,7 @@ from ..config import Thresholds
 from ..findings import Finding
 from .eval_levels import CLIMB, NOISE_UNITS, QUIET_UNITS, SMALL_RISE, back_at_the_level_before, best_level
 from .held_out_stall import stalled_overfit, train_levels_around
-from .metrics import Metrics, finite, format_number, point_noise, real_loss
+from .metrics import Metrics, finite, format_number, format_ratio, point_noise, real_loss
 from .overfit_train_rules import (STILL_FELL, climb_while_train_fell, few_evals_climbing,
                                   held_above_as_train_fell_at_each, held_above_while_train_fell, passing_overfit,
                                   train_fell_away, train_fell_since, training_loss, turned_up_at_the_end)
@@ -152,11 +152,11 @@ def _overfit_finding(name: str, evals, train, best_pos: int, best: float, k: int
     lowest = float(values[best_pos])
     level = "" if best == lowest else f"; about {format_number(best)} around it"  # a long series' best is its level
     # `end` is the median of the last k evals: said as such where the last one is not it
-    span = (f"about {format_number(end)} by step {last_step} ({format_number(end / best)}x)"
+    span = (f"about {format_number(end)} by step {last_step} ({format_ratio(end, best)})"
             if k == 1 or float(values[-1]) == end else
-            f"about {format_number(end)} over its last {k} evaluations ({format_number(end / best)}x; "
+            f"about {format_number(end)} over its last {k} evaluations ({format_ratio(end, best)}; "
             f"{format_number(float(values[-1]))} at step {last_step})")
-    rises = (f"rises to {format_number(end)} at step {last_step}, its last evaluation ({format_number(end / best)}x),"
+    rises = (f"rises to {format_number(end)} at step {last_step}, its last evaluation ({format_ratio(end, best)}),"
              if rise_step == last_step else f"rises from step {rise_step} to {span}")
     message = (f"{name} is lowest at step {best_step} ({format_number(lowest)}{level}) and {rises} {trend}. The checkpoint "
                f"near step {best_step} generalises best; fewer epochs, a lower learning rate, more data or "
