@@ -326,8 +326,23 @@ def notebook_hinted(data: bytes) -> bool:
     strings: list[str] = []
     _strings_in([c.get("outputs") for c in cells if isinstance(c, dict)] if isinstance(cells, list) else [], strings)
     text = "\n".join(strings).encode("utf-8", "replace")
-    return log_hinted(text) or bool(_TRAIN_OUTPUT.search(text)) or (
-        isinstance(cells, list) and (any(loss_column(c) is not None for c in cells) or _closing_evals(cells)))
+    return log_hinted(text) or bool(_TRAIN_OUTPUT.search(text)) or (isinstance(cells, list) and (
+        any(loss_column(c) is not None for c in cells) or _closing_evals(cells) or _loop_lines_in_one_cell(cells)))
+
+
+# A hand-written loop's lines that one cell's code printed: no notes file, so fewer than `_LOOSE_LINES` are its log
+# (ingest.step_numbering `_FEWEST_HAND_WRITTEN_IN_ONE_CELL`; AugustinCombes_icu_MLM's one epoch, `Epoch 1: train: loss
+# 3.86; ...` then `Epoch 1: valid: loss 3.12; ...`)
+_LOOSE_LINES_IN_ONE_CELL = 2
+
+
+def _loop_lines_in_one_cell(cells: list) -> bool:
+    for cell in cells:
+        strings: list[str] = []
+        _strings_in(cell.get("outputs") if isinstance(cell, dict) else None, strings)
+        if _at_least(_LOOSE_HINT, "\n".join(strings).encode("utf-8", "replace"), _LOOSE_LINES_IN_ONE_CELL):
+            return True
+    return False
 
 
 def _closing_evals(cells: list) -> bool:

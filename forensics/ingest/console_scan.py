@@ -117,13 +117,14 @@ def printed_shape(line: str) -> str:
     return _DIGIT.sub("9", _WHOLE_PART.sub("9", line.rstrip()))
 
 
-def scan(text: str) -> list[tuple]:
-    """Everything of interest, in file order (module docstring), the step lines settled."""
+def scan(text: str, one_cell: bool = False) -> list[tuple]:
+    """Everything of interest, in file order (module docstring), the step lines settled; `one_cell`: the text is
+    what one notebook cell's code printed (`settled_lines.settled`)."""
     pieces = re.split(r"\r\n|[\r\n]", text)  # a CRLF is one break (an empty piece would end an OLMo block)
     scanner = _Scanner(text)
     for index, piece in enumerate(pieces):
         scanner.feed(piece, last_line=index == len(pieces) - 1)
-    return settled(scanner.close())
+    return settled(scanner.close(), one_cell)
 
 
 class _Scanner:

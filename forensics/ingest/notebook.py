@@ -71,7 +71,9 @@ def read(path: Path) -> LogRecords:
     trained = {i for run in runs for i in run}
     began = notebook_sessions.session_start(cells, judged[-1])
     console = "".join(_kept_text(outputs, i in judged, i in trained, i >= began) for i, outputs in enumerate(shown))
-    records = _with_closing_evals(stdout.read_console(console, path, warnings), [closing[i] for i in judged])
+    # a training judged in one cell: the hand-written lines read are that cell's (a cell printing any is a training's)
+    records = stdout.read_console(console, path, warnings, one_cell=len(judged) == 1)
+    records = _with_closing_evals(records, [closing[i] for i in judged])
     records = replace(records, banners=_judged_cells_first(records.banners, [shown[i] for i in judged]))
     _model_size_printed_last(records.meta, shown, judged[-1], began)
     if any(kind == "table" for i in judged for _, kind in shown[i]):
@@ -250,7 +252,7 @@ def _training_steps(outputs: list[tuple[str, str]], path: Path) -> _CellTraining
     text = "".join(text for text, _ in outputs)
     if not text:
         return _CellTraining([], set())
-    records = stdout.read_console(text, path, [])
+    records = stdout.read_console(text, path, [], one_cell=True)
     frame = records.frame
     sizes = {b.all_params for b in records.banners if b.all_params}
     evaluated = frame["metric"].str.startswith("eval_")

@@ -16,10 +16,11 @@ from .step_numbering import numbered_on, uncounted_lines_numbered
 from .stepless_dating import headed_lines_dated
 
 
-def settled(events: list[tuple]) -> list[tuple]:
-    """The scanned events with their step lines settled (module docstring)."""
+def settled(events: list[tuple], one_cell: bool = False) -> list[tuple]:
+    """The scanned events with their step lines settled (module docstring); `one_cell`: they are what one notebook
+    cell's code printed, so a short hand-written block is its loop's log (`step_numbering.numbered_on`)."""
     return numbered_on(_nemo2_evaluations_once(_tqdm_postfix_changes(_without_rank_copies(
-        uncounted_lines_numbered(prints_dated_by_their_bar(headed_lines_dated(events)))))))
+        uncounted_lines_numbered(prints_dated_by_their_bar(headed_lines_dated(events)))))), one_cell)
 
 
 def _nemo2_evaluations_once(events: list[tuple]) -> list[tuple]:

@@ -77,10 +77,11 @@ def read(path: Path) -> LogRecords:
     return read_console(text, path, [not_utf8] if not_utf8 else [])
 
 
-def read_console(text: str, path: Path, warnings: list[str]) -> LogRecords:
-    """What `read` gives for a console's text once decoded (a notebook's cell outputs come this way too)."""
+def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = False) -> LogRecords:
+    """What `read` gives for a console's text once decoded (a notebook's cell outputs come this way too; `one_cell`:
+    the text is what one cell's code printed, its hand-written loop's lines read however few: `step_numbering`)."""
     text = as_printed(text)
-    events = scan(text)
+    events = scan(text, one_cell)
     meta: dict = {}
     warnings = warnings + step_line_warnings(events)
     texts = _argument_texts(text)

@@ -12,7 +12,8 @@ them back with the steps of these kinds made to run on:
   attempt where the loss is back where the log began.
 * Once-an-epoch lines (kind "generic_epoch"): at step 1, 2, ..., or beside step lines at the epoch's last step
   (`once_an_epoch`).
-* One or two hand-written lines in a whole file are prose (a notes file), not a loop's log: left out.
+* One or two hand-written lines in a whole file are prose (a notes file), not a loop's log: left out; two that one
+  notebook cell's code printed, the cell logging nothing else, are its loop's log (`one_cell`).
 * `uncounted_lines_numbered(events)`: lines that print no counter at all (kind "uncounted") are numbered 1, 2, ...
   in file order, where a file holds `_FEWEST_UNCOUNTED` or more of them (fewer are not a loop's log); lucidrains'
   `training loss: X` prints (kind "loss_print") likewise, their `validation loss: X` at the batch it followed;
@@ -33,11 +34,12 @@ from .once_an_epoch import epoch_lines_placed, shaped_epoch_lines
 from .stepless_dating import held_out_prints_placed, ptb_progress_numbered
 
 
-def numbered_on(events: list[tuple]) -> list[tuple]:
-    """The events with the steps of the kinds above numbered on (module docstring)."""
+def numbered_on(events: list[tuple], one_cell: bool = False) -> list[tuple]:
+    """The events with the steps of the kinds above numbered on (module docstring); `one_cell`: the events are what
+    one notebook cell's code printed (`_without_stray_generic_lines`)."""
     events = _fairseq_summaries_placed(_epoch_brackets_numbered_on(events))
     events = _summaries_placed(ptb_progress_numbered(events), "ptb_epoch", ("ptb_progress",))
-    events = _generic_epochs_numbered_on(shaped_epoch_lines(_without_stray_generic_lines(events)))
+    events = _generic_epochs_numbered_on(shaped_epoch_lines(_without_stray_generic_lines(events, one_cell)))
     return held_out_prints_placed(epoch_lines_placed(_unprinted_epochs_numbered_on(events)))
 
 
@@ -191,15 +193,31 @@ def _goes_on(loss: float | None, last: float | None, first: float | None) -> boo
 
 _HAND_WRITTEN = ("generic", "generic_epoch")
 _FEWEST_HAND_WRITTEN = 3
+# ... where the lines are what one notebook cell's code printed: no notes file, the cell's own loop printed them, and
+# a loop of one epoch prints its train line and its held-out line once (AugustinCombes_icu_MLM: `Epoch 1: train: loss
+# 3.86; ...` / `Epoch 1: valid: loss 3.12; ...`; 6ma6X_nn4nlp-code: `iter 0: train loss/word=6.2583, ...` / `iter 0:
+# dev loss/word=5.8742, ...`, then the cell died). One line alone is still left out: it may be a cell's summary of a
+# training run elsewhere (`best epoch 3, loss 0.21`), and one point shows no course anyway. Only where the cell logs
+# nothing else: beside a framework's log, one or two such lines are pieces of it the hand-written reader took
+# (Arnab1181412_Text-Generation-...: a Keras log trimmed by its owner opens on two `1693/1694 [====>.] - ETA: 0s -
+# loss: 2.4737` bar lines before its first `Epoch 49/50` header).
+_FEWEST_HAND_WRITTEN_IN_ONE_CELL = 2
 
 
-def _without_stray_generic_lines(events: list[tuple]) -> list[tuple]:
-    """A file's hand-written-loop lines only where it holds `_FEWEST_HAND_WRITTEN` or more: one or two are prose
-    (`step 30 loss nan, then we switched to bf16` in a notes file), not a loop's log."""
+def _without_stray_generic_lines(events: list[tuple], one_cell: bool = False) -> list[tuple]:
+    """A file's hand-written-loop lines only where it holds `_FEWEST_HAND_WRITTEN` or more (one cell's output that
+    logs nothing else: `_FEWEST_HAND_WRITTEN_IN_ONE_CELL`): one or two are prose (`step 30 loss nan, then we switched
+    to bf16` in a notes file), not a loop's log."""
     n = sum(1 for e in events if e[0] == "line" and e[1].kind in _HAND_WRITTEN)
-    if n == 0 or n >= _FEWEST_HAND_WRITTEN or _beside_a_loss_bar(events):
+    fewest = _FEWEST_HAND_WRITTEN_IN_ONE_CELL if one_cell and _hand_written_only(events) else _FEWEST_HAND_WRITTEN
+    if n == 0 or n >= fewest or _beside_a_loss_bar(events):
         return events
     return [e for e in events if not (e[0] == "line" and e[1].kind in _HAND_WRITTEN)]
+
+
+def _hand_written_only(events: list[tuple]) -> bool:
+    """Whether the only records the events hold are a hand-written loop's lines (no dict, no other reader's line)."""
+    return not any(e[0] == "dict" or e[0] == "line" and e[1].kind not in _HAND_WRITTEN for e in events)
 
 
 def _beside_a_loss_bar(events: list[tuple]) -> bool:
