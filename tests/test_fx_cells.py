@@ -1,7 +1,8 @@
 """Notebooks whose one training cell prints a short hand-written log: two lines a cell's own loop printed are its log
 (AugustinCombes_icu_MLM: one epoch, `Epoch 1: train: loss 3.86; ...` then `Epoch 1: valid: loss 3.12; ...`;
 6ma6X_nn4nlp-code: `iter 0: train loss/word=...` and `iter 0: dev loss/word=...`, then the cell died), where a text
-file needs three such lines (one or two there are prose)."""
+file needs three such lines (one or two there are prose); and a model size printed with its unit spelled out
+(`19.837954  Million parameters`, Hari-Krishna-QmFuZGk_llm_mastery)."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ import pytest
 import forensics
 from forensics.errors import NotARunDirectory
 from forensics.ingest import stdout
+from forensics.ingest.console_facts import console_facts
 
 CORPUS = Path(__file__).parent / "realworld"
 
@@ -99,3 +101,21 @@ def test_a_longer_cell_log_reads_as_before_and_stays_healthy(tmp_path):
     assert one_cell.equals(stdout.read_console(text, tmp_path / "train.ipynb", []).frame)
     result = forensics.analyze(_notebook(tmp_path / "run", _cell(2, _LOOP, text)))
     assert result.status == "healthy", [f.message for f in result.findings]
+
+
+@pytest.mark.parametrize("line, params", [("19.837954  Million parameters", 19_837_954),
+                                          ("1.2 billion params", 1_200_000_000),
+                                          ("59.328 Thousand parameters", 59_328)])
+def test_a_model_size_with_its_unit_spelled_out_is_the_models_size(line, params):
+    assert console_facts(line + "\n")["console_params_said"] == params
+
+
+def test_the_corpus_notebooks_spelled_out_size_is_its_model_params():
+    profile = forensics.analyze(CORPUS / "Hari-Krishna-QmFuZGk_llm_mastery").run_profile
+    assert profile.model_params == 19_837_954
+
+
+@pytest.mark.parametrize("line", ["Trainable: 4.19 Million params", "we tried 5 millions params first",
+                                  "about 3 Million trainable parameters"])
+def test_a_spelled_out_count_of_a_part_or_prose_is_still_no_size(line):
+    assert "console_params_said" not in console_facts(line + "\n")

@@ -128,16 +128,18 @@ def said_param_count(text: str) -> tuple[int, str] | None:
 
 # A count in thousands, millions or billions before `params` (the unit a capital, so `5 m params` of prose is no
 # count): a tiny GPT's `print(sum(p.numel() ...)/1e3, 'K parameters')` gives `59.328 K parameters`
-# (evintunador_micro-GPT-sandbox)
-_SCALED_COUNT = re.compile(r"(?<![\w.,])(\d{1,4}(?:\.\d{1,6})?)\s?([KMB])\s+param(?:eter)?s\b")
+# (evintunador_micro-GPT-sandbox); the unit spelled out, print's own space before it (`print(n / 1e6, " Million
+# parameters")`: `19.837954  Million parameters`, Hari-Krishna-QmFuZGk_llm_mastery's small-LLM course GPT)
+_SCALED_COUNT = re.compile(r"(?<![\w.,])(\d{1,4}(?:\.\d{1,6})?)"
+                           r"(?:\s?([KMB])|[ \t]{1,2}([Tt]housand|[Mm]illion|[Bb]illion))\s+param(?:eter)?s\b")
 
 
-_SCALES = {"K": 1e3, "M": 1e6, "B": 1e9}
+_SCALES = {"K": 1e3, "M": 1e6, "B": 1e9, "thousand": 1e3, "million": 1e6, "billion": 1e9}
 
 
 def _count_of(m: re.Match) -> int:
     if m.re is _SCALED_COUNT:
-        return round(float(m.group(1)) * _SCALES[m.group(2)])
+        return round(float(m.group(1)) * _SCALES[m.group(2) or m.group(3).lower()])
     return int(next(g for g in m.groups() if g).replace(",", ""))
 
 
