@@ -80,8 +80,8 @@ def read_training_args_values(path) -> dict[str, Any]:
 
 
 def model_config_values(config: dict) -> dict[str, Any]:
-    """config.json as `model.<key>` (scalars and short lists, `model.num_labels` from id2label) and
-    `quant.<key>` (its quantization_config)."""
+    """config.json as `model.<key>` (scalars and short lists, `model.num_labels` from id2label, a composite
+    encoder-decoder's `model.parts_name_or_path`) and `quant.<key>` (its quantization_config)."""
     out: dict[str, Any] = {}
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
     for source in (text, config):  # top-level keys win over a VLM's text_config
@@ -95,6 +95,9 @@ def model_config_values(config: dict) -> dict[str, Any]:
         # a composite encoder-decoder (VisionEncoderDecoderModel: Donut, TrOCR) nests its parts' configs: the loss is
         # over the decoder's vocabulary
         out["model.vocab_size"] = decoder["vocab_size"]
+    parts = _parts_name_or_path(config)
+    if parts:
+        out["model.parts_name_or_path"] = parts
     if isinstance(config.get("id2label"), dict) and "num_labels" not in config:
         out["model.num_labels"] = len(config["id2label"])  # to_dict() keeps id2label, not num_labels
     quant = config.get("quantization_config")
@@ -106,6 +109,17 @@ def model_config_values(config: dict) -> dict[str, Any]:
         # saved into the model's own config.json (the default null trains the model itself)
         out["adapter.peft_type"] = "PREFIX_TUNING"
     return out
+
+
+def _parts_name_or_path(config: dict) -> str | None:
+    """"encoder X, decoder Y" where a composite encoder-decoder's config names the trained checkpoint of each part
+    (`from_encoder_decoder_pretrained` keeps them in the parts' `_name_or_path`; the composite's own is not saved), else
+    None."""
+    names = {part: config[part].get("_name_or_path") for part in ("encoder", "decoder")
+             if isinstance(config.get(part), dict)}
+    if len(names) < 2 or not all(isinstance(n, str) and n.strip() for n in names.values()):
+        return None
+    return ", ".join(f"{part} {name}" for part, name in names.items())
 
 
 def read_model_config(path) -> dict[str, Any]:

@@ -43,15 +43,15 @@ def _console_from_scratch(timeline: Timeline) -> tuple[str, str] | None:
 
 def _pretrained_seq2seq(config: RunConfig) -> str | None:
     """What says the run fine-tunes a trained encoder-decoder: the model's config (`is_encoder_decoder`, an
-    `...ForConditionalGeneration` head; or the head alone, of an encoder-decoder family) with the checkpoint it was
-    loaded from, or Seq2SeqTrainingArguments with
+    encoder-decoder head: `_SEQ2SEQ_HEADS`; or the head alone, of an encoder-decoder family) with the checkpoint it
+    was loaded from (a composite's parts' checkpoints included), or Seq2SeqTrainingArguments with
     predict_with_generate; else None."""
     architectures = config.get("model.architectures")
     head = next((n for n in (architectures if isinstance(architectures, list) else [architectures])
-                 if isinstance(n, str) and n.endswith(("ForConditionalGeneration", "EncoderDecoderModel"))), None)
+                 if isinstance(n, str) and n.endswith(_SEQ2SEQ_HEADS)), None)
     if config.get("model.is_encoder_decoder") is not True and not _an_encoder_decoder_head(head):
         return None
-    start = config.get("model._name_or_path") or config.get("model.name_or_path")
+    start = config.get("model._name_or_path") or config.get("model.name_or_path") or config.get(_PARTS_FROM_KEY)
     if head is None:
         return None
     if isinstance(start, str) and start.strip():
@@ -69,9 +69,20 @@ _ENCODER_DECODERS = ("T5", "MT5", "UMT5", "LongT5", "Bart", "MBart", "PLBart", "
                      "LED", "M2M100", "NllbMoe", "Blenderbot", "ProphetNet", "FSMT", "Mvp", "SwitchTransformers")
 
 
+# The heads an encoder-decoder is trained under: `...ForConditionalGeneration` (of the families above), a composite
+# `EncoderDecoderModel` (Vision..., SpeechEncoderDecoderModel too), Marian's own `MarianMTModel`
+# (kiran280321_multilingual-translation's config.json) and the Auto class that loads none but encoder-decoders,
+# `AutoModelForSeq2SeqLM` (ANURAGMN_benchmarkingRougeBLEU's notebook loads google-t5/t5-small with it)
+_SEQ2SEQ_HEADS = ("ForConditionalGeneration", "EncoderDecoderModel", "MTModel", "ModelForSeq2SeqLM")
+# A composite EncoderDecoderModel warm-started from two trained checkpoints keeps their names in its parts' configs
+# (ingest.config_files.model_config_values; synkathairo_journal-article-summarizer: bert-base-uncased twice)
+_PARTS_FROM_KEY = "model.parts_name_or_path"
+
+
 def _an_encoder_decoder_head(head: str | None) -> bool:
-    return isinstance(head, str) and (head.endswith("EncoderDecoderModel")
-                                      or head.removesuffix("ForConditionalGeneration") in _ENCODER_DECODERS)
+    return isinstance(head, str) and (head.endswith(("EncoderDecoderModel", "ModelForSeq2SeqLM"))
+                                      or head.removesuffix("ForConditionalGeneration").removesuffix("MTModel")
+                                      in _ENCODER_DECODERS)
 
 
 def _console_seq2seq_trainer(timeline: Timeline) -> str | None:
