@@ -16,6 +16,14 @@ Recalled, not checked here (treat as typical values, not citations):
 - Pre-training from scratch: GPT-3 paper (Brown et al. 2020, Table 2.1: 6e-4 at 125M, 3e-4 at 350M-760M, 2e-4 at
   1.3B, 1.2e-4 at 6.7B, 6e-5 at 175B), Llama 2 paper (Table 1: 3e-4 for 7B/13B, 1.5e-4 for 34B/70B), nanoGPT's
   GPT-2 124M config (6e-4).
+Rows for networks that are not decoder-only transformer LMs (`family`; `architecture.architecture_of` says which):
+- T5 family (checked: huggingface/transformers PR 13240, the T5 docs' training tips): "Typically, 1e-4 and 3e-4 work
+  well for almost all problems (classification, summarization, translation, question answering, question generation)"
+  with AdamW, and in the original T5 code the fine-tuning rate is Adafactor's constant 1e-3 (its review comment; the
+  Adafactor docs' recommended T5 settings use lr=1e-3). LoRA on T5: PEFT's seq2seq LoRA example at 1e-3 (recalled).
+- Recurrent networks (RNN, LSTM, GRU): no size-by-size recipe; Adam's default step 1e-3 (Kingma & Ba 2015) and
+  char-rnn's RMSprop 2e-3 (karpathy/char-rnn's default; recalled). Plain SGD runs far higher (pytorch/examples'
+  word_language_model: lr 20), which `optimization` reads as another optimizer's scale.
 """
 from __future__ import annotations
 
@@ -32,6 +40,7 @@ class LrRange:
     low: float
     high: float
     source: str
+    family: str = "decoder"  # "decoder" (decoder-only transformer LMs), "t5" or "recurrent"
 
     @property
     def ceiling(self) -> float:
@@ -58,7 +67,15 @@ TABLE = (
     LrRange("full", "pretrain", _ANY, 6e-5, 1.5e-4, "GPT-3 175B, Llama 2 34B/70B pre-training (recalled)"),
     # an adapter is never pre-trained from scratch: a 'pretrain' stage with an adapter (LLaVA's projector) is judged
     # as fine-tuning
+    LrRange("full", "sft", _ANY, 1e-4, 1e-3, "Hugging Face T5 docs (1e-4 and 3e-4 with AdamW), original T5 code "
+            "(Adafactor at 1e-3)", "t5"),
+    LrRange("adapter", "sft", _ANY, 1e-4, 1e-3, "PEFT's seq2seq LoRA example (1e-3; recalled)", "t5"),
+    LrRange("full", "any", _ANY, 1e-3, 2e-3, "recurrent networks: Adam's default 1e-3 (Kingma & Ba 2015), char-rnn's "
+            "RMSprop 2e-3 (recalled)", "recurrent"),
 )
+# The families whose rows hold for every objective the table has rows for, and every size
+_ONE_ROW_FAMILIES = ("recurrent",)
+_FAMILY_WORDS = {"t5": "T5-family fine-tuning", "recurrent": "recurrent-network"}
 
 
 OBJECTIVES_WITH_ROWS = ("sft", "preference", "rl", "pretrain")  # the objectives the table has rows for
@@ -69,44 +86,56 @@ _OBJECTIVE_WORDS = {"sft": "supervised fine-tuning", "pretrain": "pre-training",
 _TYPICAL_SIZE = 7e9  # an unknown size is judged against the common 7B-class row
 
 
-def lr_range(method: str, objective: str, n_params: int | None) -> LrRange:
-    """The row for a method ("full", "lora", "qlora", "peft"), objective and size (the 7B-class row when unknown).
+def lr_range(method: str, objective: str, n_params: int | None, family: str = "decoder") -> LrRange:
+    """The row for a method ("full", "lora", "qlora", "peft"), objective, size (the 7B-class row when unknown) and
+    family of network (`LrRange.family`; a family's rows cover fine-tuning only, its other objectives are read from the
+    decoder rows).
 
     >>> [lr_range(m, o, None).describe() for m, o in (("full", "sft"), ("lora", "sft"), ("full", "rl"))]
     ['1e-05 to 2e-05', '0.0001 to 0.0002', '1e-06 to 5e-06']
+    >>> lr_range("full", "unknown", 247_577_856, "t5").describe(), lr_range("full", "pretrain", None, "recurrent").source
+    ('0.0001 to 0.001', "recurrent networks: Adam's default 1e-3 (Kingma & Ba 2015), char-rnn's RMSprop 2e-3 (recalled)")
     """
+    if family in _ONE_ROW_FAMILIES:
+        return next(r for r in TABLE if r.family == family)
     kind = "full" if method == "full" else "adapter"
     goal = objective if objective in ("preference", "rl") or (objective == "pretrain" and kind == "full") else "sft"
-    rows = [r for r in TABLE if r.method == kind and r.objective == goal]
+    rows = [r for r in TABLE if r.method == kind and r.objective == goal and r.family == family] or \
+        [r for r in TABLE if r.method == kind and r.objective == goal and r.family == "decoder"]
     size = _TYPICAL_SIZE if n_params is None else n_params
     return next(r for r in rows if size <= r.max_params)
 
 
-def range_scope(objective: str, n_params: int | None, method: str = "unknown") -> str:
+def range_scope(objective: str, n_params: int | None, method: str = "unknown", family: str = "decoder") -> str:
     """What the ranges `lr_range` gives stand in for where the run does not say (its objective, its size), in words;
     "" where it said both or the rows do not depend on it. Pre-training rates are not fine-tuning rates, so a range
     judged for an unknown objective says what it is for; for an adapter (never pre-trained from scratch) it says
-    that preference and RL recipes run lower instead.
+    that preference and RL recipes run lower instead. A family's own rows hold for every size.
 
     >>> range_scope("unknown", None)
     'supervised fine-tuning recipes for a 7B-class model (objective not known; pre-training from scratch runs higher: \
 0.0003 to 0.001 under 1B parameters; model size not known)'
     >>> range_scope("unknown", 8_000_000_000, "lora")
     'supervised fine-tuning recipes (objective not known: preference and RL recipes run lower)'
-    >>> range_scope("sft", 7_000_000_000), range_scope("rl", None)
-    ('', '')
+    >>> range_scope("sft", 7_000_000_000), range_scope("rl", None), range_scope("pretrain", None, "full", "recurrent")
+    ('', '', 'recurrent-network recipes, the same for every size and objective')
+    >>> range_scope("unknown", None, "full", "t5")
+    'T5-family fine-tuning recipes (objective not known)'
     """
+    if family in _ONE_ROW_FAMILIES:
+        return f"{_FAMILY_WORDS[family]} recipes, the same for every size and objective"
+    own_rows = family in _FAMILY_WORDS and objective not in ("preference", "rl", "pretrain")
     unknown = []
     if objective not in OBJECTIVES_WITH_ROWS:
         pretrain = next(r for r in TABLE if r.objective == "pretrain")
-        other = (": preference and RL recipes run lower" if method in ("lora", "qlora", "peft") else
-                 f"; pre-training from scratch runs higher: {pretrain.describe()} under 1B parameters")
+        other = "" if own_rows else (": preference and RL recipes run lower" if method in ("lora", "qlora", "peft") else
+                                     f"; pre-training from scratch runs higher: {pretrain.describe()} under 1B parameters")
         unknown.append(("objective not known" if objective == "unknown" else
                         f"the table has no row for {objective!r}") + other)
-    sized = objective not in ("preference", "rl")  # the preference and RL rows hold for every size
+    sized = objective not in ("preference", "rl") and not own_rows  # the preference, RL and family rows: every size
     if n_params is None and sized:
         unknown.append("model size not known")
     if not unknown:
         return ""
-    what = f"{_OBJECTIVE_WORDS.get(objective, 'supervised fine-tuning')} recipes"
+    what = f"{_FAMILY_WORDS[family] if own_rows else _OBJECTIVE_WORDS.get(objective, 'supervised fine-tuning')} recipes"
     return what + (" for a 7B-class model" if n_params is None and sized else "") + f" ({'; '.join(unknown)})"

@@ -9,10 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..profile.model_start import pretrained_base
+from .architecture import architecture_of
 from .evidence import Facts, evidence_value
-from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, range_scope
+from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range, range_scope
 
 _NAMES = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA", "peft": "PEFT adapters"}
+_FAMILY_NAMES = {"t5": "a T5-family encoder-decoder", "recurrent": "a recurrent network"}
 
 
 def method_name(method: str, objective: str) -> str:
@@ -33,6 +35,27 @@ def profile_of(facts: Facts) -> tuple[str, str, int | None]:
     if objective == "pretrain" and method == "unknown":
         method = "full"  # random weights are trained whole: no adapter range is the run's (`FROM_RANDOM_WEIGHTS`)
     return method, objective, n if isinstance(n, (int, float)) else None
+
+
+def family_of(facts: Facts) -> str:
+    """The family of rows the run's rates are read from: "t5", "recurrent" (`architecture_of`) or "decoder"."""
+    found = architecture_of(facts)
+    return found.kind if found is not None else "decoder"
+
+
+def run_ranges(facts: Facts) -> list[LrRange]:
+    """The rows the run's peak is judged against: its method's, or full fine-tuning's then an adapter's where the
+    method is unknown, for its objective, size and family of network (`family_of`)."""
+    method, objective, n_params = profile_of(facts)
+    family = family_of(facts)
+    methods = ("full", "lora") if method == "unknown" else (method,)
+    return [lr_range(m, objective, n_params, family) for m in methods]
+
+
+def scope_of(facts: Facts, method: str) -> str:
+    """`range_scope` for the run: what its ranges stand in for where it does not say, for its family of network."""
+    _, objective, n_params = profile_of(facts)
+    return range_scope(objective, n_params, method, family_of(facts))
 
 
 # Where the method is read from a pre-training objective: liguodongiot_llm-action's Megatron pre-training of a LLaMA
@@ -74,9 +97,13 @@ def _size(n: float) -> str:
 
 
 def method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[str]:
-    _, objective, n_params = profile_of(facts)
-    scope = range_scope(objective, n_params, method)
+    objective = profile_of(facts)[1]
+    scope = scope_of(facts, method)
     scoped = [f"those ranges are {scope}"] if scope else []
+    found = architecture_of(facts)
+    if found is not None:  # a T5's or an RNN's rates are not a decoder LM's (Anujaykalbhor's T5, ohalon's RNN_RELU)
+        scoped.insert(0, f"the network is {_FAMILY_NAMES[found.kind]} ({found.said}): its rows are "
+                         f"{_FAMILY_NAMES[found.kind]}'s, not a decoder-only language model's")
     if method == "unknown":
         return [f"fine-tuning method unknown ({_method_unread(facts)}): recipes "
                 f"use {ranges[0].describe()} for full fine-tuning ({ranges[0].source}) and {ranges[1].describe()} "
@@ -100,15 +127,19 @@ def _method_unread(facts: Facts) -> str:
 
 def ranges_in_words(method: str, objective: str, ranges: list[LrRange], unknown: str | None = None) -> str:
     """The range for the run's method and objective, or both (full, then adapter) where the method is unknown, followed
-    by `unknown` (or, by default, "; the method is unknown")."""
+    by `unknown` (or, by default, "; the method is unknown"); rows of a family other than the decoder LMs' name it
+    (one range where full fine-tuning's and an adapter's are the same)."""
+    of_family = f" of {_FAMILY_NAMES[ranges[0].family]}" if ranges[0].family in _FAMILY_NAMES else ""
     if method == "unknown":
         if unknown is None:
             unknown = "; the method is unknown" if objective in OBJECTIVES_WITH_ROWS else \
                 "; the method and objective are unknown"
-        return (f"{ranges[0].describe()} for {for_objective(method_name('full', objective), objective)}, "
-                f"{ranges[1].describe()} for {for_objective('LoRA/QLoRA adapters', objective)}"
-                f"{unknown if unknown.startswith(';') else ' ' + unknown}")
-    return f"{ranges[0].describe()} for {run_name(method, objective, None)}"
+        unknown = unknown if unknown.startswith(";") else " " + unknown
+        if ranges[0].describe() == ranges[1].describe():  # a T5's rows: the method does not decide it
+            return f"{ranges[0].describe()} for full fine-tuning and adapters{of_family} alike{unknown}"
+        return (f"{ranges[0].describe()} for {for_objective(method_name('full', objective), objective)}{of_family}, "
+                f"{ranges[1].describe()} for {for_objective('LoRA/QLoRA adapters', objective)}{unknown}")
+    return f"{ranges[0].describe()} for {run_name(method, objective, None)}{of_family}"
 
 
 def against(peak: float, rng: LrRange) -> str:

@@ -13,8 +13,10 @@ from ..findings import Cause, plural
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from .evidence import (Facts, first_bad_checkpoint, evidence_value, max_finite, peak_lr, precision_sources,
                        resume_advice, said)
-from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range, range_scope
-from .lr_words import against, for_objective, method_sentences, profile_of, ranges_in_words, run_name
+from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range
+from .architecture import own_setting_name
+from .lr_words import (against, family_of, for_objective, method_sentences, profile_of, ranges_in_words, run_name,
+                       run_ranges, scope_of)
 from .precursors import (falling_rate_rise, lr_precursor, nan_gradient_at_the_break, no_precursor,
                          rate_rose_without_end)
 from .setting_names import clip_setting, warm_up_advice
@@ -42,8 +44,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
     if peak is None:
         return None
     method, objective, n_params = profile_of(facts)
-    ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
-        if method == "unknown" else [lr_range(method, objective, n_params)]
+    ranges = run_ranges(facts)
     if peak <= ranges[0].ceiling:
         return None
     sure = method != "unknown" or peak > ranges[-1].ceiling
@@ -147,7 +148,7 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
         advice = f"Lower the learning rate: {_every_recipe_below(facts, peak)}; {steadying}"
     else:
         target = ranges_in_words(method, profile_of(facts)[1], ranges, unknown="(the method is unknown)")
-        scope = range_scope(*profile_of(facts)[1:], method)
+        scope = scope_of(facts, method)
         advice = f"Lower the learning rate ({target}{'; those are ' + scope if scope else ''}); {steadying}"
     resume = resume_advice(facts)  # only a checkpoint saved before the trouble, named; none for a run that got past it
     return advice + (f", and {resume}" if resume else "") + "."
@@ -167,8 +168,7 @@ def rate_for_the_run(facts: Facts) -> str:
     if method == "unknown" and _language_model_frozen(facts):  # lr_too_high's own exception
         return ("judge the learning rate by the stage's own recipe: the language model is frozen, so only a small part "
                 "such as the projector trains, at rates no fine-tuning range here covers")
-    ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
-        if method == "unknown" else [lr_range(method, objective, n_params)]
+    ranges = run_ranges(facts)
     what, peak = ranges_in_words(method, objective, ranges), peak_lr(facts)[0]
     if peak is None:
         return f"check the learning rate against the usual {what} (the run's rate is not in its files)"
@@ -196,8 +196,8 @@ def _no_row_fits(facts: Facts, peak: float) -> str | None:
     clause saying no range of the table fits, in place of a fine-tuning range the run may not be (BERT pre-training
     with LAMB at 6e-3, T5 at a constant 1e-3); None otherwise."""
     method, objective, n_params = profile_of(facts)
-    if method != "unknown" or objective in OBJECTIVES_WITH_ROWS:
-        return None
+    if method != "unknown" or objective in OBJECTIVES_WITH_ROWS or family_of(facts) != "decoder":
+        return None  # a T5's or an RNN's own rows fit it (`lr_ranges`)
     full, adapter = lr_range("full", objective, n_params), lr_range("lora", objective, n_params)
     pretraining = lr_range("full", "pretrain", n_params or 1)
     if not adapter.ceiling < peak < _BEYOND_PRETRAINING * pretraining.ceiling:
@@ -216,7 +216,7 @@ def _past_every_row(facts: Facts, peak: float) -> bool:
     at 0.015 rising to 1.5, was told "1e-05 to 2e-05 for full fine-tuning ... for a 7B-class model")."""
     method, objective, n_params = profile_of(facts)
     pretraining = lr_range("full", "pretrain", n_params or 1)
-    return method == "unknown" and objective not in OBJECTIVES_WITH_ROWS \
+    return method == "unknown" and objective not in OBJECTIVES_WITH_ROWS and family_of(facts) == "decoder" \
         and peak >= _BEYOND_PRETRAINING * pretraining.ceiling
 
 
@@ -330,12 +330,15 @@ def _trouble_sentences(facts: Facts) -> list[str]:
 
 
 def _clipping(facts: Facts) -> tuple[object, str] | None:
-    """The clipping norm in force: DeepSpeed's gradient_clipping when DeepSpeed ran, else max_grad_norm."""
+    """The clipping norm in force: DeepSpeed's gradient_clipping when DeepSpeed ran, else max_grad_norm (named as
+    the run's own script names it)."""
     c = facts.config
     if any(k.startswith("ds.") for k in c.values) and "ds.gradient_clipping" in c.values:
         return c.get("ds.gradient_clipping"), said(c, "ds.gradient_clipping")
     if "max_grad_norm" in c.values:
-        return c.get("max_grad_norm"), said(c, "max_grad_norm")
+        own = own_setting_name(facts, "max_grad_norm")  # ohalon's RNN script calls it `clip`
+        return c.get("max_grad_norm"), (said(c, "max_grad_norm") if own is None else
+                                         f"{own}={evidence_value(c.get('max_grad_norm'))} ({c.source_of('max_grad_norm')})")
     return None
 
 

@@ -7,6 +7,7 @@ given as one example.
 """
 from __future__ import annotations
 
+from .architecture import own_setting_name
 from .evidence import Facts
 
 HF_NAMES = frozenset({"hf_trainer", "trl", "unsloth", "llamafactory", "swift", "axolotl", "autotrain"})
@@ -42,10 +43,14 @@ def warm_up_advice(facts: Facts) -> str:
 
 
 def clip_setting(facts: Facts, norm: str) -> str:
-    """How to clip gradients at `norm` (as text: "1.0", "0.3 to 1.0") in the run's framework."""
+    """How to clip gradients at `norm` (as text: "1.0", "0.3 to 1.0") in the run's framework, or by the script's own
+    argument where its printed arguments have one."""
     framework = framework_of(facts)
     if framework in HF_NAMES:
         return f"max_grad_norm={norm}"
+    own = own_setting_name(facts, "max_grad_norm")
+    if own is not None:  # the script takes it as an argument of its own (ohalon's RNN: --clip)
+        return f"--{own} {norm} (the script's own argument)"
     if framework in _CLIP:
         return _CLIP[framework].format(norm=norm)
     return f"torch.nn.utils.clip_grad_norm_ at {norm} (max_grad_norm={norm} in the Hugging Face Trainer)"

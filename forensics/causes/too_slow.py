@@ -11,8 +11,8 @@ import numpy as np
 
 from ..findings import Cause
 from .evidence import Facts, evidence_value, lr_points, peak_lr, still_rising
-from .lr_ranges import LrRange, lr_range
-from .lr_words import continued_from, method_name, profile_of, ranges_in_words, run_name
+from .lr_ranges import LrRange
+from .lr_words import continued_from, method_name, profile_of, ranges_in_words, run_name, run_ranges
 
 TOO_LOW = 3.0   # a peak this many times under the bottom of the range is out of every recipe for the run's kind
 FAR_UNDER = 5.0  # and this many times under it, with the run broken, the rate is the likely cause
@@ -31,8 +31,7 @@ def lr_too_low(facts: Facts) -> Cause | None:
     if objective == "unknown" or (objective == "pretrain" and method != "full"):
         return None
     peak, where = peak_lr(facts)
-    ranges = [lr_range("full", objective, n_params), lr_range("lora", objective, n_params)] \
-        if method == "unknown" else [lr_range(method, objective, n_params)]
+    ranges = run_ranges(facts)
     bottom = min(r.low for r in ranges)
     if peak is None or peak <= 0 or peak * TOO_LOW > bottom:
         return None

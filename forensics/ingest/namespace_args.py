@@ -95,6 +95,17 @@ def config_values(args: dict) -> dict[str, Any]:
     return out
 
 
+def own_name(args: dict, ours: str) -> str | None:
+    """The script's own name for the setting `config_values` reads as the RunConfig key `ours` (`clip` for
+    max_grad_norm in pytorch/examples' word_language_model), None where no argument of it is set.
+
+    >>> own_name({"clip": 0.25, "lr": 20}, "max_grad_norm")
+    'clip'
+    """
+    names = next((names for names, key in _NAMES if key == ours), ())
+    return next((n for n in names if args.get(n) is not None), None)
+
+
 def pretrained_switched_off(args: dict) -> str | None:
     """`name=value` of the argument that switches a pre-trained model off (`pretrained=''`, `use_pretrained=False`)
     where no argument sets an adapter (`lora_r=8`, `use_peft=True`), else None: the script trains the model it builds,
