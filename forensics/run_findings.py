@@ -17,13 +17,14 @@ from .analyzers.chain import link_skipped_batches, link_weight_damage
 from .analyzers.classifier_at_chance import detect_classifier_at_chance
 from .analyzers.cut_short import detect_cut_short, end_accounted_for
 from .analyzers.early_overshoot import detect_early_overshoot
+from .analyzers.epoch_staircase import dated_at_the_pairs_return
 from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_start_near_the_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.learning_evidence import detect_ended_near_the_guess, for_a_reward_model, without_the_score
 from .analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
 from .analyzers.megatron_cut import detect_megatron_cut
-from .analyzers.memorization import memorized_from_scratch
-from .analyzers.metrics import LOSS, RLMetrics, finite, is_preference_log
+from .analyzers.memorization import dated_under_pretraining_floor, memorized_from_scratch
+from .analyzers.metrics import LOSS, RLMetrics, finite, is_preference_log, real_loss
 from .analyzers.never_learned import detect_dpo_loss_never_under_chance, detect_reward_model_at_chance
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
@@ -86,14 +87,18 @@ def _detected(timeline: Timeline, config: RunConfig, checkpoints: list[Checkpoin
 
 def _for_the_kind_of_run(findings: list[Finding], metrics, profile: RunProfile,
                          thresholds: Thresholds) -> tuple[list[Finding], dict]:
-    """The findings read again for what the run is: a reward model's score, a pairwise loss's exact zeros, a language
-    model's loss under 1 nat, an fp16 run's zeros as the loss scaler's skipped steps."""
+    """The findings read again for what the run is: a reward model's score and its memorization's date, a pairwise
+    loss's exact zeros, a language model's loss under 1 nat, a memorization from random weights dated by the
+    pre-training floor, an fp16 run's zeros as the loss scaler's skipped steps."""
     if profile.objective == "reward":  # a printed `reward` is its score, not a return to rise
         findings, metrics = for_a_reward_model(findings, metrics, thresholds), without_the_score(metrics)
+        findings = [dated_at_the_pairs_return(f, metrics) for f in findings]
     if profile.objective == "preference" and profile.algorithm in PAIRWISE_ALGORITHMS:
         findings = for_a_pairwise_loss(findings, metrics)  # its exact zeros cannot be masked labels
     if profile.objective in ("sft", "pretrain"):  # a loss under 1 nat is a language model's too
         findings = for_a_language_model(findings, metrics, thresholds)
+    if profile.objective == "pretrain" and profile.method == "full":  # from random weights: no fine-tune's levels
+        findings = [dated_under_pretraining_floor(f, real_loss(metrics)) for f in findings]
     if profile.precision == "fp16":  # a loss scaler ran, though the log does not show it: its zeros are skipped steps
         findings = link_skipped_batches(as_scaler_skips(findings, metrics, thresholds))
     return findings, metrics

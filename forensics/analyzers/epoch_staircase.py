@@ -7,11 +7,12 @@ training set learned by heart (`memorization`, VERDICTS.md), at 2 nats as at 0.0
 names a staircase once its passes get under 0.2 nats; this one reads the shape alone, and only where nothing held out
 can show the run generalises: no eval loss, or one that falls inside the flat passes as the training set scored again
 does (each example the pass shows again gets easier; held-out text would stay as flat as the training loss).
-`collapse.detect_loss_collapse` calls it where nothing else found memorization.
+`collapse.detect_loss_collapse` calls it where nothing else found memorization. A reward model's memorization over such
+passes is dated where the pairs come round again (`dated_at_the_pairs_return`, for `run_findings`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -112,7 +113,7 @@ def memorized_at_the_epoch_starts(metrics: Metrics) -> list[Finding]:
 
 def _finding(loss: pd.Series, epochs: pd.Series, stairs: Staircase, evals: list[str]) -> Finding:
     """The warning, dated at the first point past each boundary (the first of them its step)."""
-    past = [next(int(s) for s in loss.index if (epoch_at(epochs, int(s)) or 0.0) > e + _PAST) for e in stairs.passes[1:]]
+    past = [_first_point_past(loss, epochs, e) for e in stairs.passes[1:]]
     drops = ", ".join(f"by {format_number(d)} at step {s}" for d, s in zip(stairs.drops, past))
     levels = ", ".join(f"{format_number(start)} -> {format_number(end)}" for start, end in stairs.edges)
     held = ("no eval loss was logged" if not evals else
@@ -129,3 +130,30 @@ def _finding(loss: pd.Series, epochs: pd.Series, stairs: Staircase, evals: list[
         "value": stairs.edges[-1][1], "eval_loss_logged": bool(evals), "to_end": True, "settled_step": past[0],
         "epoch": float(stairs.passes[1]), "drops": stairs.drops, "first_pass_fall": stairs.first_fall,
         "noise": stairs.noise, "staircase": True})
+
+
+def _first_point_past(loss: pd.Series, epochs: pd.Series, epoch: float) -> int:
+    """The step of the first loss point logged past `epoch` (the first that shows examples of the pass after it)."""
+    return next(int(s) for s in loss.index if (epoch_at(epochs, int(s)) or 0.0) > epoch + _PAST)
+
+
+def dated_at_the_pairs_return(found: Finding, metrics: Metrics) -> Finding:
+    """A reward model's memorization, where its pairwise loss falls at the epoch starts (`falls_at_epoch_starts`, the
+    first drop a fall), dated at the first point past the first pass, where the pairs come round again: a pair it
+    scores better on sight is one it recognises, and a pairwise loss has no level that says memorized the way a
+    per-token loss does (AimeeAyat_ATML-PA5's Qwen3 reward model: 0.539 -> 0.396 at step 3300, the first point of
+    epoch 2, its accuracy 0.71 -> 0.92; the many-epochs level dated it at 6600, under 0.1 after the second drop)."""
+    if found.kind != "memorization" or LOSS not in metrics or "epoch" not in metrics \
+            or not len(epochs := finite(metrics["epoch"])):
+        return found
+    loss = real_loss(metrics)
+    stairs = staircase(loss, epochs)
+    if stairs is None or not falls_at_epoch_starts(loss, epochs) or not stairs.drops[0] > 0:
+        return found
+    step = _first_point_past(loss, epochs, stairs.passes[1])
+    if step >= found.step:
+        return found
+    message = (f"{found.message} Dated from step {step}, the first point of the second pass: the pairwise loss drops "
+               "there, where the pairs come round again (the model recognises pairs it has seen).")
+    return replace(found, step=step, message=message, evidence={**found.evidence, "pairs_return_step": step,
+                                                                "rule_step": found.step})

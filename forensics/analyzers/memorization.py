@@ -5,7 +5,8 @@ small fraction of where it started and settled under the memorization level to t
 by heart (a `memorization` warning, VERDICTS.md). This module holds that level (`memorization_level`, looser after
 many epochs or where the loss falls at the epoch starts, `falls_at_epoch_starts`), the judgements that read it
 (`memorized_without_eval`, `memorized_in_a_staircase`, `memorized_from_scratch` for a model trained from random
-weights), and the exact 0.0 windows that the run's own `train_loss` says held real loss (`told_by_train_loss`).
+weights, and `dated_under_pretraining_floor`, which dates such a model's memorization found at a fine-tune's level), and
+the exact 0.0 windows that the run's own `train_loss` says held real loss (`told_by_train_loss`).
 `collapse.detect_loss_collapse` calls them; the near-zero stretch itself is judged there, and where a memorizing
 descent began is dated in `memorization_onset`. A staircase whose drops outdo the first pass's fall is memorization at
 any level (`epoch_staircase`, which reads the passes with `whole_passes` and `pass_edges`).
@@ -300,6 +301,29 @@ def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Fin
         found = memorized_over_passes(loss, epochs, PRETRAINING_FLOOR, _settled_points(loss, thresholds), MANY_PASSES,
                                       why)
     return [phase_ends(f, real_loss(metrics)) for f in found]
+
+
+def dated_under_pretraining_floor(found: Finding, loss: pd.Series) -> Finding:
+    """A memorization of a model trained from random weights, judged against a level stricter than `PRETRAINING_FLOOR`
+    (the fine-tune levels: 0.1 after many epochs, `STAIR_LEVEL` over late passes), dated no later than where its `loss`
+    settled under that floor (the running median, in nine of ten points to the end): from there it was past what any
+    natural text reaches, and the stricter level came passes later (Roy19921010's MiniGPT on one repeated window: under
+    0.5 from epoch 10, within 1.5x of 0.1 at 13, judged 8 +- 4; sdeepthikumar's 135M GPT on tiny Shakespeare: under
+    0.5 from step 2110, under 0.2 from 2381, judged 1960 +- 400). A finding judged at the floor itself keeps the date
+    its descent levelled off (Jayant-Guru-Shrivastava's GPT-2: under 0.5 from 4030, levelled off at 4170, judged
+    4350 +- 250 where it went under 0.2)."""
+    level = found.evidence.get("level")
+    if found.kind != "memorization" or not isinstance(level, (int, float)) or level >= PRETRAINING_FLOOR:
+        return found
+    start = settled_from(running_median(loss), PRETRAINING_FLOOR)
+    if start is None or int(loss.index[start]) >= found.step:
+        return found
+    step = int(loss.index[start])
+    message = (f"{found.message} Dated from step {step}, where the loss settled under "
+               f"{format_number(PRETRAINING_FLOOR)} nats a token: a model trained from random weights that low is "
+               "past what any natural text reaches unless it was learned by heart.")
+    return replace(found, step=step, message=message, evidence={**found.evidence, "pretraining_floor_step": step,
+                                                                "rule_step": found.step})
 
 
 _PLATEAU_SHARE = 0.5  # a loss settled under the floor over this share of the log or more ...
