@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .fresh_passes import memorized_over_passes
+from .fresh_passes import memorized_in_few_points, memorized_over_passes
 from .held_out_score import held_out_score_rising
 from .memorization_onset import memorizing_onset, running_median, settled_from
 from .metrics import (LOSS, PASSES, TRAIN_LOSS, Metrics, epoch_at, finite, format_number, is_preference_log,
@@ -285,7 +285,8 @@ def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     `memorization` warning with the level that fits pre-training. [] where the log has an eval loss (overfitting
     judges) or another finding already says memorization, and where a held-out score still rose to the end (the model
     was still generalising better: `held_out_score_rising`). A log short of the tenfold fall from its first point (an
-    epoch mean, already well under where the fresh head began) is read by its passes (`memorized_over_passes`)."""
+    epoch mean, already well under where the fresh head began) is read by its passes (`memorized_over_passes`), and one of
+    a few long means falling at every point by where it ends (`memorized_in_few_points`)."""
     if LOSS not in metrics or eval_loss_names(metrics) or is_preference_log(metrics) \
             or held_out_score_rising(metrics, real_loss(metrics)):
         return []
@@ -299,7 +300,7 @@ def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     if not found:  # a log that begins after the first pass, well under where the fresh head started
         loss = real_loss(metrics)
         found = memorized_over_passes(loss, epochs, PRETRAINING_FLOOR, _settled_points(loss, thresholds), MANY_PASSES,
-                                      why)
+                                      why) or memorized_in_few_points(loss, PRETRAINING_FLOOR, STAIR_LEVEL, why)
     return [phase_ends(f, real_loss(metrics)) for f in found]
 
 
