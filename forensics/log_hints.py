@@ -162,6 +162,12 @@ _BARE_EPOCH_RECORD_HINT = re.compile(rb"(?im)^[#=*\- \t]*(?:epoch|iter(?:ation)?
 _WORDED_EPOCH_SECTION_HINT = re.compile(rb"(?im)^[ \t]*(?:training|starting|start|beginning|running)[ \t]+epoch[ \t]*"
                                         rb"\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?[ \t.:]*\n(?:[^\n]*\n){0,12}?"
                                         rb"[^\n]{0,40}\bloss[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)")
+# ... or a split's perplexity under a line that is only the epoch, bare progress counts between (the KU Leuven
+# RNN-LM tutorial's run_lm, Yanhan-ss_speech-recognition: `Epoch 1` / `49984` / `Train perplexity: 1439.57` / `9984` /
+# `Validation perplexity: 1005.25`; the shape ingest.console_lines.stepless dates)
+_EPOCH_SECTION_PERPLEXITY_HINT = re.compile(rb"(?im)^[ \t]*epoch[ \t]*:?[ \t]*\d{1,6}[ \t]*\n(?:[ \t]*\d{1,12}[ \t]*\n){0,3}"
+                                            rb"[ \t]*(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)[ _]perplexity"
+                                            rb"[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)")
 # ... and a step's `|`-separated header stating the run's length, its values indented further down with other lines
 # between (karanravindra_omni: `Step 1/50 | gold='72'`, sample lines, then `  rewards: [...]` / `  loss:    -0.0000`):
 # `_PIPED_RECORDS` of them
@@ -259,6 +265,7 @@ def log_hinted(chunk: bytes) -> bool:
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
             or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES) or _at_least(_BARE_EPOCH_RECORD_HINT, chunk, _LOOSE_LINES)
             or _at_least(_WORDED_EPOCH_SECTION_HINT, chunk, _LOOSE_LINES)
+            or b"erplexity" in chunk and _at_least(_EPOCH_SECTION_PERPLEXITY_HINT, chunk, _LOOSE_LINES)
             or b"%) " in chunk and _at_least(_ELAPSED_PERCENT_HINT, chunk, _LOOSE_LINES)
             or b"| train" in chunk and _at_least(_SPLIT_PIPE_HINT, chunk, _LOOSE_LINES)
             or b"|" in chunk and _at_least(_PIPED_STEP_RECORD_HINT, chunk, _PIPED_RECORDS)

@@ -43,7 +43,9 @@ from .console_param_counts import parameter_count_said
 from .console_text import as_printed
 from .notebook_code.cells import shell_commands
 from .notebook_code.loss_prints import loss_prints_labelled
+from .pretrain_lines import parse_line
 from .results_table import trainer_tables
+from .step_numbering import HAND_WRITTEN_KINDS
 
 # What a display's text/plain says when the display is HTML only: no console text
 _HTML_PLACEHOLDER = "<IPython.core.display.HTML object>"
@@ -68,7 +70,7 @@ def read(path: Path) -> LogRecords:
     if not runs:
         return _crashed_before_a_metric(cells, shown, path, warnings)
     judged = notebook_sessions.judged_training(_with_a_course(runs, shown, path), cells)
-    trained = {i for run in runs for i in run}
+    trained = {i for run in runs for i in run} | _loop_fragments_before(shown, judged[0], runs)
     began = notebook_sessions.session_start(cells, judged[-1])
     console = "".join(_kept_text(outputs, i in judged, i in trained, i >= began) for i, outputs in enumerate(shown))
     # a training judged in one cell: the hand-written lines read are that cell's (a cell printing any is a training's)
@@ -294,6 +296,22 @@ def _closes_a_training(outputs: list[tuple[str, str]]) -> bool:
     notebook, and a 2-step run under logging_steps 10 shows only these (Onemaeus97_yifanbot: `[2/2 00:01, Epoch
     2/2]`, Step / Training Loss headers, then TrainOutput(global_step=2, training_loss=4.645, ...))."""
     return any(kind == "table" or (kind == "result" and _TRAIN_OUTPUT in text) for text, kind in outputs)
+
+
+def _loop_fragments_before(shown: list, first: int, runs: list[list[int]]) -> set[int]:
+    """The cells before the judged training's first that belong to no training yet print a hand-written loop's line
+    with its loss: one line is under a cell's floor for a training of its own (`step_numbering`), but kept in the
+    judged console it would read as that training's first point (GW-S_tranform_pytorch: an attention model's cell
+    stopped by hand after `Epoch:   0 | Train loss: 2.404 | Val loss: 1.932 | Gen: ...` read as step 1 of the
+    transformer trained next, whose loss starts at 2.99e10). Another training's piece, left out as its cells are."""
+    trained = {i for run in runs for i in run}
+    return {i for i in range(first) if i not in trained and any(_loop_line(line) for text, _ in shown[i]
+                                                                  if "oss" in text for line in text.splitlines())}
+
+
+def _loop_line(line: str) -> bool:
+    record = parse_line(line) if "oss" in line else None
+    return record is not None and record.kind in HAND_WRITTEN_KINDS and bool({"loss", "eval_loss"} & set(record.names))
 
 
 def _kept_text(outputs: list[tuple[str, str]], judged: bool, trained: bool, in_session: bool) -> str:

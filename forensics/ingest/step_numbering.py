@@ -191,7 +191,8 @@ def _goes_on(loss: float | None, last: float | None, first: float | None) -> boo
     return not back_at_the_start(math.log(loss), math.log(first), (math.log(last),))
 
 
-_HAND_WRITTEN = ("generic", "generic_epoch")
+# the kinds of a hand-written loop's lines (console_lines.hand_written), which no framework vouches for
+HAND_WRITTEN_KINDS = ("generic", "generic_epoch")
 _FEWEST_HAND_WRITTEN = 3
 # ... where the lines are what one notebook cell's code printed: no notes file, the cell's own loop printed them, and
 # a loop of one epoch prints its train line and its held-out line once (AugustinCombes_icu_MLM: `Epoch 1: train: loss
@@ -208,16 +209,16 @@ def _without_stray_generic_lines(events: list[tuple], one_cell: bool = False) ->
     """A file's hand-written-loop lines only where it holds `_FEWEST_HAND_WRITTEN` or more (one cell's output that
     logs nothing else: `_FEWEST_HAND_WRITTEN_IN_ONE_CELL`): one or two are prose (`step 30 loss nan, then we switched
     to bf16` in a notes file), not a loop's log."""
-    n = sum(1 for e in events if e[0] == "line" and e[1].kind in _HAND_WRITTEN)
+    n = sum(1 for e in events if e[0] == "line" and e[1].kind in HAND_WRITTEN_KINDS)
     fewest = _FEWEST_HAND_WRITTEN_IN_ONE_CELL if one_cell and _hand_written_only(events) else _FEWEST_HAND_WRITTEN
     if n == 0 or n >= fewest or _beside_a_loss_bar(events):
         return events
-    return [e for e in events if not (e[0] == "line" and e[1].kind in _HAND_WRITTEN)]
+    return [e for e in events if not (e[0] == "line" and e[1].kind in HAND_WRITTEN_KINDS)]
 
 
 def _hand_written_only(events: list[tuple]) -> bool:
     """Whether the only records the events hold are a hand-written loop's lines (no dict, no other reader's line)."""
-    return not any(e[0] == "dict" or e[0] == "line" and e[1].kind not in _HAND_WRITTEN for e in events)
+    return not any(e[0] == "dict" or e[0] == "line" and e[1].kind not in HAND_WRITTEN_KINDS for e in events)
 
 
 def _beside_a_loss_bar(events: list[tuple]) -> bool:

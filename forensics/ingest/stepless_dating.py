@@ -58,14 +58,21 @@ def _closing_prints_dropped(events: list[tuple]) -> list[tuple]:
 def _closing_evaluation(events: list[tuple]) -> int | None:
     """The index of the file's last headed line where it is a held-out loss alone, after the last header's section
     already holds one, and two headers or more came before: the test after the last epoch (BlayvasD_GPT-Histories'
-    `Test Loss: 2.3667` after epoch 100's `Validation Loss` / `Training Loss`), left out, not the sign of a loop
+    `Test Loss: 2.3667` after epoch 100's `Validation Loss` / `Training Loss`; `_held_out_alone`), left out, not the sign of a loop
     printing within its epochs; else None."""
     headed = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "headed"]
     headers = [i for i, e in enumerate(events) if e[0] == "epoch_header"]
-    if not headed or len(headers) < 2 or events[headed[-1]][1].names != ("eval_loss",):
+    if not headed or len(headers) < 2 or not _held_out_alone(events[headed[-1]][1]):
         return None
     last_section = [i for i in headed[:-1] if i > headers[-1]]
     return headed[-1] if any("eval_loss" in events[i][1].names for i in last_section) else None
+
+
+def _held_out_alone(record: StepLine) -> bool:
+    """Whether a headed line holds a held-out loss and nothing but held-out values: `Test Loss: 2.3667`, or a test
+    perplexity read as its loss beside it (Yanhan-ss_speech-recognition's `Test perplexity: 187.62` after epoch 5's
+    `Validation perplexity`)."""
+    return "eval_loss" in record.names and all(name.startswith("eval_") for name in record.names)
 
 
 def _before_the_first(events: list[tuple]) -> tuple | None:

@@ -16,6 +16,11 @@ _NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE
 _FIELD = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,2})\s*:?\s*([-+]?(?:nan|inf|\.?\d)[^\s|]*)",
                     re.IGNORECASE)
 _UNITS = {"ms": "_ms", "s": "_s", "m": "_min", "min": "_min", "%": "_pct"}
+# How a split's loss was taken, said before the split (`average training loss`, `avg val loss`, `mean test loss`:
+# ishandahal_simple-language-model's `step: N | average training loss: X | average test loss: Y`, full passes over
+# both splits): the split's loss itself, named as it would be without the word
+_TAKEN_BEFORE_SPLIT = re.compile(r"^(?:average|avg|mean)_(?=(?:train|training|val|valid|validation|eval|evaluation|test"
+                                 r"|testing|dev)_loss$)")
 _FIELD_NAMES = {"dt": "time", "tok/sec": "tokens_per_second", "tok-sec": "tokens_per_second", "lrm": "lr_multiplier",
                 "mfu": "mfu_pct", "bf16_mfu": "mfu_pct", "ep": "epoch", "step loss": "loss"}
 
@@ -90,7 +95,7 @@ def _fields(parts: list[str], last_line: bool) -> tuple[list[tuple[str, float]],
 def _field_name(key: str, raw: str) -> str:
     """`dt: 120ms` -> time_ms, `total time: 0.5m` -> total_time_min, `mfu: 12.0%` -> mfu_pct."""
     lowered = key.lower()
-    name = _FIELD_NAMES.get(lowered) or canonical_metric(_snake(lowered))
+    name = _FIELD_NAMES.get(lowered) or canonical_metric(_TAKEN_BEFORE_SPLIT.sub("", _snake(lowered)))
     unit = _UNITS.get(raw[_NUMBER.match(raw).end():].lower(), "")
     return name if name.endswith(unit) else name + unit
 

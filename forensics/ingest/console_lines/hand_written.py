@@ -52,7 +52,7 @@ import re
 
 from ...metric_names import OPTIMIZER_STEP
 from ...timeline import canonical_metric
-from .fields import StepLine, _FLOAT, _field_name, _record, number
+from .fields import StepLine, _FLOAT, _field_name, _record, number, perplexity_loss
 
 # A tqdm bar (`[prefix: ]P%|bar| n/total [elapsed<left, rate, postfix...]`) whose postfix names a loss.
 _TQDM_BAR = re.compile(r"\d{1,3}%\|[^|]{0,200}\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
@@ -337,11 +337,32 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
     criterion = found.pop(_CRITERION_LOSS, None)
     if criterion is not None and "loss" not in found:
         found = {"loss": criterion, **found}
+    found = _split_perplexities_as_losses(pairs[:-1] if cut else pairs, found)
     if "loss" in found and "eval_loss" not in found and _tagged_held_out(line):
         found = {"eval_loss" if name == "loss" else name: value for name, value in found.items()}
     if "eval_loss" in found and "loss" not in found:  # a held-out report: its bare `Acc` is the held-out one
         found = {_HELD_OUT_BESIDE.get(name, name): value for name, value in found.items()}
     return (list(found.items()) if found.keys() & _GENERIC_NEEDS else []), cut
+
+
+# A perplexity named by its split (`Train perplexity: 1439.57`, `Validation perplexity: 1005.25`: the KU Leuven RNN-LM
+# tutorial's run_lm, Yanhan-ss_speech-recognition, whose lines print no loss): exp of that split's mean loss
+_SPLIT_PERPLEXITY = re.compile(r"^(" + _SPLIT + r")[_ ](?:ppl|perplexity)$", re.IGNORECASE)
+
+
+def _split_perplexities_as_losses(pairs: list[tuple], found: dict[str, float]) -> dict[str, float]:
+    """`found` with the loss of each split-named perplexity (its natural log: `Train perplexity` -> loss, a held-out
+    split's -> eval_loss; inf stays inf) where the line prints no loss of its own; a bare `ppl` names no split and is
+    no loss, and a value not above 0 is no perplexity."""
+    if found.keys() & {"loss", "eval_loss"}:
+        return found
+    losses: dict[str, float] = {}
+    for key, _, raw, percent in pairs:
+        split = _SPLIT_PERPLEXITY.match(key)
+        value = float(raw)
+        if split and not percent and not value <= 0:
+            losses.setdefault("eval_loss" if _HELD_OUT.search(split.group(1)) else "loss", perplexity_loss(value))
+    return {**losses, **found}
 
 
 # A held-out split's tag before a bare loss (`Epoch 1: valid: loss 3.12; accuracy 0.41` after `Epoch 1: train: loss

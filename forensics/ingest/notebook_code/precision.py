@@ -118,13 +118,15 @@ def _unsloth_mixed_precision(values: dict, trees: list, outputs: str, bf16_suppo
 # (a tensor of token ids, `dtype=torch.long` or TensorFlow's `dtype=tf.int32` or Keras' `Input(..., dtype="int32")`
 # (sotetsuk_LectureColab), says nothing of the training's precision,
 # nor a dtype copied from a tensor, `dtype=logits.dtype`: Asocsar_GPT2's sampling cells; the spaces after `=` are
-# inside the lookahead, else `dtype = torch.long` backtracks to no space and escapes it: bmcmahan2016_cs-269-SLG)
+# inside the lookahead, else `dtype = torch.long` backtracks to no space and escapes it: bmcmahan2016_cs-269-SLG;
+# nor float32 by its other names, `torch.float` and the wider `torch.float64` / `torch.double`: GW-S_tranform_pytorch's
+# `torch.rsqrt(torch.tensor(self.hidden_size, dtype=torch.float))` in its attention)
 # (nor anything that sets it out of the code's sight: DeepSpeed's config, an Accelerator's saved config, XLA's
 # environment, a precision key in a dict)
 _LOWER_PRECISION_WORDS = re.compile(r"(?i)autocast|gradscaler|\.half\(|float16|bfloat16|\bbf16|\bfp16|mixed_precision|"
                                     r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision\s*=|['\"]precision['\"]|\bhalf|"
                                     r"quantiz|bitsandbytes|\bdtype\s*=(?!\s*(?:(?:torch|tf|np|numpy)\.(?:long|int\d*|bool|"
-                                    r"uint8|float32)\b|[\w.]+\.dtype\b|['\"](?:u?int\d{0,2}|bool|float32)['\"]))|"
+                                    r"uint8|float(?:32|64)?|double)\b|[\w.]+\.dtype\b|['\"](?:u?int\d{0,2}|bool|float32)['\"]))|"
                                     r"deepspeed|accelerator\s*\(|\bxla\b|xla_|\btpu|set_default_tensor_type")
 # The call that trains in the notebook's own code: a hand-written loop's backward pass, Keras' fit, a TensorFlow
 # GradientTape loop's update (AaronBarbosa12_transformer_model: `optimizer.apply_gradients(zip(grads, ...))`)
