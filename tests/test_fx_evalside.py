@@ -73,3 +73,35 @@ def test_a_second_eval_no_better_at_a_plateau_of_the_training_loss_stays_healthy
     status, first, findings = _first({"loss": {1: 4.139444, 2: 2.690343}, "eval_loss": {1: 3.255028, 2: 3.21},
                                       "epoch": {1: 1.0, 2: 2.0}})
     assert "overfitting" not in [f.kind for f in findings], findings
+
+
+# ---- PPO: a reward won as the policy's entropy collapsed and its KL to the reference climbed ----------------------------
+
+
+def _ppo(entropy_end: float, kl_end: float, updates: int = 125) -> dict:
+    """TRL PPO's per-update keys (ukhan1219_pychess_ppo's shape): the score rising 1.4 -> 8.2, the entropy going
+    linearly from 3.8 to `entropy_end`, the KL from 1.2 to `kl_end`."""
+    steps = range(1, updates + 1)
+    along = {s: (s - 1) / (updates - 1) for s in steps}
+    return {"objective/scores": {s: 1.4 + 6.8 * along[s] for s in steps},
+            "objective/rlhf_reward": {s: 1.3 + 6.2 * along[s] for s in steps},
+            "objective/entropy": {s: 3.8 + (entropy_end - 3.8) * along[s] for s in steps},
+            "objective/kl": {s: 1.2 + (kl_end - 1.2) * along[s] for s in steps},
+            "loss": {s: -0.02 + 0.001 * (s % 3) for s in steps}, "epoch": {s: s / 6000 for s in steps}}
+
+
+def test_a_ppo_reward_won_as_entropy_fell_to_a_fifth_and_kl_reached_15_nats_is_a_policy_collapse():
+    """ukhan1219_pychess_ppo: objective/entropy eighth medians 3.85 -> 0.76, objective/kl 1.2 -> 15.4 nats, the score
+    1.4 -> 8.2. The tool said healthy with no finding (nothing read the entropy or the KL); judged warning, first
+    incident open."""
+    status, first, findings = _first(_ppo(entropy_end=0.3, kl_end=16.0))
+    assert status == "warning" and first[:2] == ("policy_collapse", "warning"), findings
+    assert "objective/entropy fell from about" in first_incident_of(findings).message
+
+
+def test_a_ppo_policy_that_sharpened_near_its_reference_stays_healthy():
+    """Its bound: the entropy falls as far but the KL stays at 3 nats; or the KL reaches 16 nats with the entropy held
+    at half its start."""
+    for entropy_end, kl_end in ((0.3, 3.0), (2.2, 16.0)):
+        status, first, findings = _first(_ppo(entropy_end, kl_end))
+        assert "policy_collapse" not in [f.kind for f in findings], findings
