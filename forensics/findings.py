@@ -39,6 +39,7 @@ KINDS = (
     "update_precursor",
     "reward_decline",
     "reward_saturated",
+    "policy_collapse",
     "train_eval_mismatch",
     "start_above_uniform_guess",
     "grad_norm_huge",

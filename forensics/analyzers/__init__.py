@@ -35,6 +35,7 @@ from .never_learned import detect_never_learned
 from .nonfinite import detect_nonfinite_metrics, told_by_a_summary_alone
 from .overfitting import detect_overfitting, fold_memorization
 from .overflow import detect_loss_scale_overflow
+from .policy_collapse import detect_policy_collapse
 from .dead_reward import detect_dead_reward_signal, detect_zero_loss_no_spread
 from .first_pass_eval import detect_eval_above_first_pass
 from .frozen import detect_no_gradient, detect_repeated_epoch_losses, detect_rl_gradient_gone
@@ -58,7 +59,7 @@ DETECTORS = (
     detect_never_learned, detect_overfitting, detect_reward_decline, detect_dead_reward_signal,
     detect_train_eval_mismatch, detect_eval_above_train, detect_huge_grad_norm, detect_no_gradient,
     detect_loss_accuracy_mismatch, detect_repeated_epoch_losses, detect_rl_gradient_gone, detect_zero_loss_no_spread,
-    detect_accuracy_at_zero, detect_eval_above_first_pass, detect_frozen_loss,
+    detect_accuracy_at_zero, detect_eval_above_first_pass, detect_frozen_loss, detect_policy_collapse,
 )
 
 

@@ -179,6 +179,31 @@ def turned_up_at_the_end(evals, train, epochs) -> int | None:
     return best_pos if float(at_end.median()) <= (1 - STILL_FELL) * float(at_best.median()) else None
 
 
+_FELL_A_QUARTER = 0.25  # the training loss this share under its level at the first of two evals: far more than noise
+
+
+def stopped_as_train_fell_a_quarter(evals, train, epochs) -> int | None:
+    """In a log of two evals, 0 (the first is the best) when the second sits at or above the first, past the first
+    pass over the data (`PASSES`), while the training loss fell by `_FELL_A_QUARTER` or more between the evaluation
+    intervals ending at the two, from above the first eval to below the second, each point lower than the one before
+    (`_falls_at_each_point`). The second pass bought nothing on held-out data while the fit to the training data kept
+    improving fast and crossed under the held-out loss: the onset of overfitting, however small the rise
+    (jonathanbgn's distilgpt2 slogans: validation cost 3.2550 then 3.2779, +0.7%, as the epoch-mean training cost fell
+    4.1394 -> 2.6903, -35%). A plateau at the end of a schedule has a training loss that barely moves
+    (Ishihara-Masabumi's +0.8% with the training loss near 0.60 at both evals stays healthy). Else None."""
+    values, steps = evals.to_numpy(), evals.index
+    if len(values) != 2 or values[1] < values[0] or values[0] <= 0:
+        return None
+    passes = epoch_at(epochs, int(steps[1]))
+    at_first, at_end = interval_ending(train, steps, 0), interval_ending(train, steps, 1)
+    if passes is None or passes < PASSES or at_first.empty or at_end.empty:
+        return None
+    first_level, end_level = float(at_first.median()), float(at_end.median())
+    crossed = first_level > values[0] and end_level < values[1]
+    fell = end_level <= (1 - _FELL_A_QUARTER) * first_level and _falls_at_each_point(train, int(steps[1]))
+    return 0 if crossed and fell else None
+
+
 def _falls_at_each_point(train, last_step: int) -> bool:
     """Whether the training loss logged up to `last_step` is lower at each point than at the one before: where one
     training point stands for an evaluation interval, only a loss that falls at every one is a trend and not a batch's

@@ -16,7 +16,8 @@ at each of `overfit_points` + 2 or more evals after the best needs only 1% while
 more evals after the best none of which comes back to it, 2% and 2.5 times its noise above it in their median, while
 the training loss fell a fifth, is overfitting too (`held_out_stall`), and so, in a log of as few as two evals, is a
 last eval or two 3% above the best and above any rise the evals showed before it, past the first pass over the data,
-while the training loss fell 5% (`turned_up_at_the_end`). A rise under 1% counts where the run's own eval noise says
+while the training loss fell 5% (`turned_up_at_the_end`); a second of two evals no lower than the first while the
+training loss fell a quarter, from above the one to below the other, is its onset (`stopped_as_train_fell_a_quarter`). A rise under 1% counts where the run's own eval noise says
 it is real: a drift of eight or more evals ending `QUIET_UNITS` x that noise above a best none of them came back to,
 while the training loss fell 5% (`_quiet_drift`), or five or more evals above the best, the last three times the noise
 above it, while the training loss fell at each of those evaluations (`held_above_as_train_fell_at_each`). The rules
@@ -39,6 +40,7 @@ from .held_out_stall import stalled_overfit, train_levels_around
 from .metrics import Metrics, finite, format_number, format_ratio, point_noise, real_loss
 from .overfit_train_rules import (STILL_FELL, climb_while_train_fell, few_evals_climbing,
                                   held_above_as_train_fell_at_each, held_above_while_train_fell, passing_overfit,
+                                  stopped_as_train_fell_a_quarter,
                                   train_fell_away, train_fell_since, training_loss, turned_up_at_the_end)
 
 EVAL_LOSS = "eval_loss"
@@ -106,6 +108,7 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
     if len(evals) < 3:
         turn = turned_up_at_the_end(evals, train, epochs) if len(evals) == 2 and not train.empty else None
+        turn = stopped_as_train_fell_a_quarter(evals, train, epochs) if turn is None and not train.empty else turn
         return [] if turn is None else [_overfit_finding(name, evals, train, turn, float(evals.iloc[turn]), 1)]
     if train.empty:
         return _climbing_alone(name, evals, thresholds)
