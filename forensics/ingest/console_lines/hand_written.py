@@ -337,7 +337,7 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
     criterion = found.pop(_CRITERION_LOSS, None)
     if criterion is not None and "loss" not in found:
         found = {"loss": criterion, **found}
-    found = _split_perplexities_as_losses(pairs[:-1] if cut else pairs, found)
+    found = _split_perplexities_as_losses(line, pairs[:-1] if cut else pairs, found)
     if "loss" in found and "eval_loss" not in found and _tagged_held_out(line):
         found = {"eval_loss" if name == "loss" else name: value for name, value in found.items()}
     if "eval_loss" in found and "loss" not in found:  # a held-out report: its bare `Acc` is the held-out one
@@ -347,14 +347,17 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
 
 # A perplexity named by its split (`Train perplexity: 1439.57`, `Validation perplexity: 1005.25`: the KU Leuven RNN-LM
 # tutorial's run_lm, Yanhan-ss_speech-recognition, whose lines print no loss): exp of that split's mean loss
+_NAMES_A_LOSS = re.compile(r"loss", re.IGNORECASE)
 _SPLIT_PERPLEXITY = re.compile(r"^(" + _SPLIT + r")[_ ](?:ppl|perplexity)$", re.IGNORECASE)
 
 
-def _split_perplexities_as_losses(pairs: list[tuple], found: dict[str, float]) -> dict[str, float]:
+def _split_perplexities_as_losses(line: str, pairs: list[tuple], found: dict[str, float]) -> dict[str, float]:
     """`found` with the loss of each split-named perplexity (its natural log: `Train perplexity` -> loss, a held-out
     split's -> eval_loss; inf stays inf) where the line prints no loss of its own; a bare `ppl` names no split and is
-    no loss, and a value not above 0 is no perplexity."""
-    if found.keys() & {"loss", "eval_loss"}:
+    no loss, and a value not above 0 is no perplexity. A line that names a loss this reader could not take (PEFT's
+    `train_epoch_loss=tensor(1.6026, ...)`) is left to the readers that can: a perplexity there is checked against its
+    loss (test_fix_as53), never put in its place."""
+    if found.keys() & {"loss", "eval_loss"} or _NAMES_A_LOSS.search(line):
         return found
     losses: dict[str, float] = {}
     for key, _, raw, percent in pairs:
