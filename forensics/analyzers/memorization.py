@@ -22,7 +22,7 @@ from ..config import Thresholds
 from ..findings import Finding
 from .fresh_passes import memorized_in_few_points, memorized_over_passes
 from .held_out_score import held_out_score_rising
-from .memorization_onset import memorizing_onset, running_median, settled_from
+from .memorization_onset import dated_where_settled_under, memorizing_onset, running_median, settled_from
 from .metrics import (LOSS, PASSES, TRAIN_LOSS, Metrics, epoch_at, finite, format_number, is_preference_log,
                       passes_over_data, real_loss)
 from .overfitting import eval_loss_names
@@ -316,15 +316,9 @@ def dated_under_pretraining_floor(found: Finding, loss: pd.Series) -> Finding:
     level = found.evidence.get("level")
     if found.kind != "memorization" or not isinstance(level, (int, float)) or level >= PRETRAINING_FLOOR:
         return found
-    start = settled_from(running_median(loss), PRETRAINING_FLOOR)
-    if start is None or int(loss.index[start]) >= found.step:
-        return found
-    step = int(loss.index[start])
-    message = (f"{found.message} Dated from step {step}, where the loss settled under "
-               f"{format_number(PRETRAINING_FLOOR)} nats a token: a model trained from random weights that low is "
-               "past what any natural text reaches unless it was learned by heart.")
-    return replace(found, step=step, message=message, evidence={**found.evidence, "pretraining_floor_step": step,
-                                                                "rule_step": found.step})
+    return dated_where_settled_under(found, loss, PRETRAINING_FLOOR, "pretraining_floor_step",
+                                     "a model trained from random weights that low is past what any natural text "
+                                     "reaches unless it was learned by heart.")
 
 
 _PLATEAU_SHARE = 0.5  # a loss settled under the floor over this share of the log or more ...

@@ -151,12 +151,25 @@ def dated_under_held_out_level(found: Finding, loss: pd.Series) -> Finding:
     the end, on the running median), where that is before the finding's own step, where the loss settled under the
     pre-training floor, long after it had passed what held-out text reaches (G9999_char-rnn-demo's char GRU: under 1
     nat at epoch 31, under 0.5 at 51; mrunmayee3108_deep-learning's word LSTM on ten sentences: 158 and 213)."""
-    start = settled_from(running_median(loss), HELD_OUT_LEVEL) if found.kind == "memorization" else None
+    if found.kind != "memorization":
+        return found
+    return dated_where_settled_under(found, loss, HELD_OUT_LEVEL, "held_out_level_step",
+                                     "a model trained from random weights that low is past what held-out text reaches, "
+                                     "even a character at a time.")
+
+
+def dated_where_settled_under(found: Finding, loss: pd.Series, level: float, key: str, reason: str) -> Finding:
+    """`found` dated from where `loss` settled under `level` (the running median, in nine of ten points to the end)
+    where that is before its own step, the new step in `evidence[key]` and the old in `rule_step`, the message saying
+    why (`reason`); else `found` as it is."""
+    start = settled_from(running_median(loss), level)
     if start is None or int(loss.index[start]) >= found.step:
         return found
     step = int(loss.index[start])
-    message = (f"{found.message} Dated from step {step}, where the loss settled under {format_number(HELD_OUT_LEVEL)} "
-               "nat a token: a model trained from random weights that low is past what held-out text reaches, even a "
-               "character at a time.")
-    return replace(found, step=step, message=message, evidence={**found.evidence, "held_out_level_step": step,
-                                                                "rule_step": found.step})
+    message = (f"{found.message} Dated from step {step}, where the loss settled under {format_number(level)} "
+               f"{_unit(level)}: {reason}")
+    return replace(found, step=step, message=message, evidence={**found.evidence, key: step, "rule_step": found.step})
+
+
+def _unit(level: float) -> str:
+    return "nat a token" if level == 1 else "nats a token"

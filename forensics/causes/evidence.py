@@ -158,9 +158,9 @@ def evidence_value(value) -> str:
     return format_number(value)
 
 
-def said(config: RunConfig, key: str) -> str:
-    """'key=value (source)' for an evidence sentence."""
-    return f"{key}={evidence_value(config.get(key))} ({config.source_of(key)})"
+def said(config: RunConfig, key: str, name: str | None = None) -> str:
+    """'key=value (source)' for an evidence sentence, the setting called `name` where the run's own files name it so."""
+    return f"{name or key}={evidence_value(config.get(key))} ({config.source_of(key)})"
 
 
 def not_the_optimizer(finding: Finding) -> bool:

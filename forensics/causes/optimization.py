@@ -11,10 +11,10 @@ import numpy as np
 
 from ..findings import Cause, plural
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
+from .architecture import own_setting_name
 from .evidence import (Facts, first_bad_checkpoint, evidence_value, max_finite, peak_lr, precision_sources,
                        resume_advice, said)
 from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range
-from .architecture import own_setting_name
 from .lr_words import (against, family_of, for_objective, method_sentences, profile_of, ranges_in_words, run_name,
                        run_ranges, scope_of)
 from .precursors import (falling_rate_rise, lr_precursor, nan_gradient_at_the_break, no_precursor,
@@ -161,7 +161,7 @@ def rate_for_the_run(facts: Facts) -> str:
     Where the peak is within or under the range a lower rate is no fix, and advice that asks for one sends the run
     the wrong way (a QLoRA run at 5e-5 is already under 1e-4 to 2e-4). An optimizer on another scale than Adam's
     (plain SGD, Prodigy) is not judged by the recipes' ranges at all."""
-    method, objective, n_params = profile_of(facts)
+    method, objective, _ = profile_of(facts)
     if _rate_of_another_kind(facts):
         return (f"judge the learning rate by {_named_optimizer(facts)}'s own usual rates (the recipes' ranges are "
                 "Adam-family rates)")
@@ -337,8 +337,7 @@ def _clipping(facts: Facts) -> tuple[object, str] | None:
         return c.get("ds.gradient_clipping"), said(c, "ds.gradient_clipping")
     if "max_grad_norm" in c.values:
         own = own_setting_name(facts, "max_grad_norm")  # ohalon's RNN script calls it `clip`
-        return c.get("max_grad_norm"), (said(c, "max_grad_norm") if own is None else
-                                         f"{own}={evidence_value(c.get('max_grad_norm'))} ({c.source_of('max_grad_norm')})")
+        return c.get("max_grad_norm"), said(c, "max_grad_norm", own)
     return None
 
 
