@@ -28,6 +28,7 @@ from .analyzers.metrics import LOSS, RLMetrics, finite, is_preference_log, real_
 from .analyzers.never_learned import detect_dpo_loss_never_under_chance, detect_reward_model_at_chance
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
+from .analyzers.pairwise_start import detect_pairwise_start_above_chance
 from .analyzers.planned_restarts import without_planned_restarts
 from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.stuck_at_guess import (detect_no_update_at_the_guess, detect_stuck_at_vocabulary_guess,
@@ -150,8 +151,11 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
 
 def _start_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
                     findings: list[Finding]) -> list[Finding]:
-    """Where the run's loss started: beyond any cross-entropy, above the vocabulary's uniform guess, or at it. A loss
-    summed over accumulation steps by a release not known is given the benefit of the doubt (its start is moot)."""
+    """Where the run's loss started: beyond any cross-entropy, above the vocabulary's uniform guess, or at it (a
+    pairwise preference loss: above ln 2). A loss summed over accumulation steps by a release not known is given the
+    benefit of the doubt (its start is moot)."""
+    if profile.objective == "preference" and profile.algorithm in PAIRWISE_ALGORITHMS:
+        return detect_pairwise_start_above_chance(metrics)  # its guess is ln 2, not the vocabulary's
     vocab = config.get("model.vocab_size")
     doubtful = _per_step_loss(metrics, summed_loss_factor(config, release_unknown_counts=True))
     found = _beyond_cross_entropy(doubtful, vocab, profile.framework, thresholds)  # a summed loss: its start is moot

@@ -176,12 +176,16 @@ def for_a_pairwise_loss(findings: list[Finding], metrics: Metrics) -> list[Findi
     that the sigmoid is 1, the pairs the run has seen again and again separated completely (a DPO run over a hundred
     pairs for some thirty epochs: ln 2, then 0.1, 0.001, and 0.000000 from its twelfth epoch to the end). Kept
     where the loss got there within the first passes (too few to call it learned by heart), from the first step,
-    or in one sudden drop."""
+    or in one sudden drop. A `loss_collapse` error (a sudden drop to ~0 that stays) is the sigmoid saturated, a warning
+    (`_saturated_not_collapsed`)."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
     held_out = (": check the held-out pairs' loss" if eval_loss_names(metrics) else ", and with no held-out pairs "
                 "nothing shows whether the preference carries over to pairs the model has not seen: evaluate on some")
     out = []
     for f in findings:
+        if f.kind == "loss_collapse" and f.severity == "error":
+            out.append(_saturated_not_collapsed(f))
+            continue
         near_zero = int(f.evidence.get("near_zero_step", f.step))
         epoch = epoch_at(epochs, near_zero)
         if f.kind != "zero_loss_unexplained" or f.evidence.get("from_the_start") or f.evidence.get("sudden") \
@@ -198,3 +202,20 @@ def for_a_pairwise_loss(findings: list[Finding], metrics: Metrics) -> list[Findi
         out.append(replace(f, kind="memorization", message=message,
                            evidence={**f.evidence, "pairwise": True, "epoch": epoch}))
     return out
+
+
+def _saturated_not_collapsed(found: Finding) -> Finding:
+    """A pairwise loss's sudden drop to ~0 that stays there, said as what it is: every pair's margin so wide that the
+    sigmoid is flat and the steps from there learn nothing from the pairs; no targets leaked, no numerics broke (labels
+    all masked leave the loss at ln 2). A warning, as `saturated_pairs` says it where grad_norm is logged
+    (sarahxgh_RL-for-Finetunning-LLms-dpo's loop: 6.24 at step 2, 0.0000 from step 5, the tqdm postfix 3.4e-7)."""
+    before = found.evidence.get("level_before")
+    came = f"from about {format_number(before)} " if before is not None else ""
+    until = "to the end of the log" if found.evidence.get("to_end") else f"until step {found.end_step}"
+    message = (f"the pairwise preference loss fell {came}to ~0 at step {found.step} and stays there {until}: every "
+               "pair is separated so far that the sigmoid is flat and the steps from there learn nothing from these "
+               "pairs. Labels all masked would leave this loss at ln 2, not at 0; where the trainer filters NaN "
+               "losses, a logged 0.0 may hide one. Check that the chosen answers' log-probs did not fall with the "
+               "rejected ones; a smaller learning rate or beta, more and harder pairs.")
+    return replace(found, severity="warning", message=message,
+                   evidence={**found.evidence, "pairwise": True, "saturated_pairs": True})

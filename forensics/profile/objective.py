@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..analyzers.pairwise_start import PAIRWISE_START_MAX
 from ..analyzers.zero_in_first_epoch import CLASSIFIER_HEADS, CLASSIFIER_TASKS
 from ..config import RunConfig
 from ..ingest.banners import mlx_objective
@@ -56,7 +57,6 @@ _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("
     (w, ("pretrain", None)) for w in _CONTINUED_PRETRAINING_WORDS)
 _FROM_SCRATCH = ": a model that starts from random weights, training from scratch"
 _PAIRWISE_NAMES = ("dpo", "kto")
-_PAIRWISE_START_MAX = 1.5  # nats: DPO starts at ln 2, KTO under 1; a language model's loss starts above
 
 
 def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
@@ -131,7 +131,7 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
 def _from_arguments(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
                     metrics: set) -> tuple[str, str | None] | None:
     """A TRL arguments class, LLaMA-Factory's / ms-swift's stage, an OpenAI fine-tuning job's method, a reward model's
-    value head or one-label head."""
+    value head, a notebook loop's pairwise preference loss (`notebook_code.pairwise`) or a one-label head."""
     trainer = _trl_config_class(config)
     if trainer is not None:
         evidence["objective"] = f"{trainer[0]} ({_trainer_source(config)})"
@@ -148,6 +148,11 @@ def _from_arguments(config: RunConfig, timeline: Timeline, names, evidence: dict
     if head is not None:  # (PPO loads a value head too, but logs its RL metrics: read above)
         evidence["objective"] = f"a value head trained on pairs, with no RL metric ({head[0]}: {head[1]}): a reward model"
         return "reward", None
+    pairwise = config.get("loss.pairwise_function")
+    if isinstance(pairwise, str):  # the loop's own code: what its loss starts at does not unsay it (sarahxgh's 27.4)
+        evidence["objective"] = (f"the training loop computes {pairwise}(), a pairwise logistic loss of the chosen "
+                                 f"against the rejected answers ({config.source_of('loss.pairwise_function')})")
+        return "preference", "dpo" if "dpo" in pairwise.lower() else None
     chance = _pairwise_loss_at_chance(config, timeline)
     if chance is not None:
         evidence["objective"] = (f"a one-label scoring head (num_labels 1, {config.source_of('model.num_labels')}) "
@@ -244,7 +249,7 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
         # (`/data/pretrain_dir/Llama-3.1`, `Qwen2-7B-DPO`), not what this run trains it for
         # (the run's folder by its own name, not the folders above it: `/data/finetune/...`, `_own_folder_name`)
         found = _word_in([n for n in own if n[1] != _RUN_FOLDER] if word in _OWN_FILES_WORDS else own, word)
-        if found and word in _PAIRWISE_NAMES and _first_loss_above(timeline, _PAIRWISE_START_MAX):
+        if found and word in _PAIRWISE_NAMES and _first_loss_above(timeline, PAIRWISE_START_MAX):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:
             evidence["objective"] = found

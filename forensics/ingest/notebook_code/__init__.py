@@ -22,14 +22,16 @@ code with nothing below float32 asked for (or through gpt-2-simple's `finetune`,
 whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
 trainer turns on where the code sets neither flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's
 autocast), `precision.keras_policy` ("fp16" / "bf16": Keras' mixed_float16 / mixed_bfloat16 global policy),
-`model.built_here` where it builds its model from random weights), `_framework` lightning and
+`model.built_here` where it builds its model from random weights), `loss.pairwise_function` (the name of a
+pairwise preference loss its loop computes: `pairwise`), `_framework` lightning and
 `precision.lightning` (a Lightning Trainer the code builds, and the precision it is given), empty
 where the code says none of them.
 
 Read in the modules of this package: cells (which cells ran, parsed), arguments (the keywords of the calls),
 precision (autocast, float32, Unsloth's mixed precision, Keras' policy), model (built here, trained whole),
 gpt2_simple (gpt-2-simple's `finetune`), lightning (a PyTorch Lightning Trainer),
-loads_aside (calls named for loading that load no weights of the trained model), machine (what the
+loads_aside (calls named for loading that load no weights of the trained model), pairwise (a
+hand-written pairwise preference loss), machine (what the
 outputs say of CUDA and bfloat16), syntax (what they ask of the syntax tree).
 """
 from __future__ import annotations
@@ -49,6 +51,7 @@ from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _keras_polic
                         _trainer_arguments_in_fp32, _trains_in_default_float32, _unsloth_mixed_precision,
                         _without_inference_autocast)
 from .model import _model_built_here, _trains_whole_model
+from .pairwise import pairwise_loss_function
 
 TEXT_KEY = "notebook_code"
 # peft's `prepare_model_for_kbit_training(model)` casts every float16 / bfloat16 weight that is not quantized to float32
@@ -115,6 +118,7 @@ def code_values(cells: list, outputs: str) -> dict:
     found = {"precision.unsloth_mixed": _unsloth_mixed_precision(values, trees, outputs, machine.bf16),
              "precision.autocast": None if half_flag else _autocast_precision(trees, names),
              "data.raw_text_lm": raw_text_lm(trees),
+             "loss.pairwise_function": pairwise_loss_function(trees),
              "precision.keras_policy": _keras_policy_precision(trees)}
     values.update({key: value for key, value in found.items() if value})
     built = _model_built_here(cells, trees, code)
