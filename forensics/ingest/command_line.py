@@ -82,9 +82,14 @@ def _swift_arguments(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_wandb_metadata(path: Path) -> dict[str, Any]:
-    """The RunConfig keys of `wandb-metadata.json`'s `args` ({} where it has none)."""
-    argv = read_json_object(path).get("args")
-    return config_values(arguments([str(a) for a in argv])) if isinstance(argv, list) else {}
+    """The RunConfig keys of `wandb-metadata.json`'s `args` and of its `program`, the script they were handed to (W&B
+    keeps the script apart from its argv: 480284856_RLHF_Training's ColossalAI `.../examples/train_sft.py`); {} where
+    it has neither."""
+    metadata = read_json_object(path)
+    argv, program = metadata.get("args"), metadata.get("program")
+    args = arguments([str(a) for a in argv]) if isinstance(argv, list) else {}
+    script = launched_script([program]) if isinstance(program, str) else None
+    return config_values({**args, SCRIPT_KEY: script} if script else args)
 
 
 def console_arguments(text: str) -> dict[str, Any]:

@@ -267,7 +267,21 @@ def _model_lines(text: str) -> dict:
     named = lora_named(text)
     if named:
         out["console_lora_named"] = named
+    saved = _ADAPTER_SAVED.search(text) if "dapter" in text or "PeftModel" in text else None
+    if saved:
+        out["console_adapter_saved"] = line_at(text, saved.start()).strip()[:160]  # (the PeftModel warning is long)
     return out
+
+
+# An adapter saved, pushed or uploaded (`Pushing adapter to s1nn3rx69/recall-policy-l2...`: aryan-gupta7_round2_sclr_l2;
+# `LoRA adapter saved to: ./outputs/...`, mlx's `Saved adapter weights to ...npz`, the Hub's `adapter_model.safetensors:
+# 2%|...` upload bar), or the Trainer's warning naming the model it trains a PeftModel (`No label_names provided for
+# model class `PeftModelForCausalLM``: rajiv143_NL-OpenScenario): the run trained an adapter, not the whole model. Not
+# LLaVA's projector (`mm_mlp_adapter`), which is no PEFT adapter, nor a line that loads one.
+_ADAPTER_SAVED = re.compile(r"^(?![^\n]*(?:projector|mm_mlp))[^\n]*?(?:\b(?:sav|push|upload)\w*[ \t]+(?:\w+[ \t]+){0,2}"
+                            r"adapters?\b|\badapters?[ \t]+(?:\w+[ \t]+)?(?:saved|pushed|uploaded)\b"
+                            r"|\bmodel class `PeftModel\w*`|^[ \t]*adapter_model\.(?:safetensors|bin):)",
+                            re.MULTILINE | re.IGNORECASE)
 
 
 def lora_named(text: str) -> str | None:

@@ -70,7 +70,7 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         if found:
             evidence["method"] = found
             return method
-    return _saved_whole_into_output_dir(config, timeline, evidence)
+    return _console_saves_an_adapter(names, timeline, evidence) or _saved_whole_into_output_dir(config, timeline, evidence)
 
 
 # Banners of trainers that train LoRA adapters only (Unsloth's get_peft_model, text-generation-webui, mlx's lora
@@ -85,15 +85,33 @@ def _adapter_kind(banner, names, timeline: Timeline, evidence: dict) -> str:
     iamseungpil_gpt-oss name no LoRA anywhere: judged peft). `evidence["method"]` gets what said which."""
     if banner.kind in _LORA_ONLY_BANNERS:
         return "lora"
+    return _lora_or_peft(names, timeline, evidence, ("the banner's own line", banner.text))
+
+
+def _lora_or_peft(names, timeline: Timeline, evidence: dict, own_line: tuple[str, str]) -> str:
+    """"lora" where the run's names, a console line or `own_line` (what it is, its text: the line that showed the
+    adapter) name LoRA, else "peft"; `evidence["method"]` gets which."""
     said = next((found for word in ("lora",) + _LORA_VARIANTS if (found := _word_in(names, word))), None) \
         or next((f"'{m['console_lora_named'][:120]}' ({source})" for source, m in timeline.meta.items()
                  if m.get("console_lora_named")), None) \
-        or ("the banner's own line" if _word_in([(banner.text, "")], "lora") else None)
+        or (own_line[0] if _word_in([(own_line[1], "")], "lora") else None)
     if said is None:
         evidence["method"] += "; nothing in the run names the adapter's kind (no LoRA named): a PEFT adapter"
         return "peft"
     evidence["method"] += f"; LoRA named: {said}"
     return "lora"
+
+
+def _console_saves_an_adapter(names, timeline: Timeline, evidence: dict) -> str | None:
+    """"lora" or "peft" where a console saves, pushes or uploads an adapter, or the Trainer warns that the model it
+    trains is a PeftModel (`console_adapter_saved`: aryan-gupta7_round2_sclr_l2's `Pushing adapter to ...`,
+    rajiv143_NL-OpenScenario's `model class `PeftModelForCausalLM``): an adapter was trained; else None."""
+    source, line = next(((src, m["console_adapter_saved"]) for src, m in timeline.meta.items()
+                         if m.get("console_adapter_saved")), (None, None))
+    if line is None:
+        return None
+    evidence["method"] = f"the console shows an adapter trained ({source}: {line[:120]})"
+    return _lora_or_peft(names, timeline, evidence, ("the adapter's own line", line))
 
 
 def _saved_whole_into_output_dir(config: RunConfig, timeline: Timeline, evidence: dict) -> str:

@@ -4,8 +4,10 @@ parsed with `ast` (never run) and quietly; the shell commands they ran."""
 from __future__ import annotations
 
 import ast
+import io
 import re
 import textwrap
+import tokenize
 import warnings
 
 from .syntax import _called_name
@@ -180,3 +182,20 @@ class _DeadBranches(ast.NodeTransformer):
         if isinstance(node.test, ast.Constant):
             return node.body if node.test.value else node.orelse
         return node
+
+
+_FULL_LINE_COMMENT = re.compile(r"(?m)^[ \t]*#.*$")
+
+
+def _without_comments(code: str) -> str:
+    """The code less its `#` comments, which run nothing (bmcmahan2016_cs-269-SLG's '# ... sent to device (GPU/TPU)'
+    above a plain fp32 loop); where the code does not tokenize, less its whole-line comments only."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return _FULL_LINE_COMMENT.sub("", code)
+    lines = code.splitlines(keepends=True)
+    for token in reversed([t for t in tokens if t.type == tokenize.COMMENT]):
+        (row, start), (_, end) = token.start, token.end
+        lines[row - 1] = lines[row - 1][:start] + lines[row - 1][end:]
+    return "".join(lines)

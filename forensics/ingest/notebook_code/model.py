@@ -6,7 +6,7 @@ import ast
 import re
 
 from .syntax import _called_name, _owner_name, _root_name
-from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _cells_meant, _parsed_cells
+from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _cells_meant, _parsed_cells, _without_comments
 from .arguments import _MODEL_CLASSES, _loads_a_model
 from .loads_aside import loads_set_aside, saves_alone
 
@@ -114,7 +114,9 @@ def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, 
         return False
     python = "\n".join(line for line in code.splitlines() if not _SHELL_OR_MAGIC.match(line))  # (`!pip install
     # bitsandbytes peft` installs a library, it sets up nothing)
-    if _ADAPTER_WORDS.search(python) or _model_handed_to_own_code(trees):
+    # (a comment sets up nothing: weiyuli20_llm_alignment's `# peft_config=None, # optional: PEFT here, e.g. LoRA`, the
+    # gemma cookbook's `output_dir=output_dir,  # Directory to save adapters` over a model handed whole to SFTTrainer)
+    if _ADAPTER_WORDS.search(_without_comments(python)) or _model_handed_to_own_code(trees):
         return False
     if loaded and any(name.endswith("Trainer") for name in called) and not _sets_weights_aside(trees, python):
         return True

@@ -4,12 +4,10 @@ Unsloth's trainer turns on (and its printed fallback from bfloat16 to float16)."
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 
 from .syntax import _called_name
-from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _quiet_tree, _source
+from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _quiet_tree, _source, _without_comments
 from .arguments import _ARGUMENT_CLASSES
 
 _AUTOCAST_DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
@@ -146,23 +144,6 @@ def _trains_in_default_float32(trees: list, code: str) -> bool:
         return True
     arguments = [c for c in calls if _ARGUMENT_CLASSES.match(_called_name(c.func))]
     return any(_called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments)
-
-
-_FULL_LINE_COMMENT = re.compile(r"(?m)^[ \t]*#.*$")
-
-
-def _without_comments(code: str) -> str:
-    """The code less its `#` comments, which run nothing (bmcmahan2016_cs-269-SLG's '# ... sent to device (GPU/TPU)'
-    above a plain fp32 loop); where the code does not tokenize, less its whole-line comments only."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return _FULL_LINE_COMMENT.sub("", code)
-    lines = code.splitlines(keepends=True)
-    for token in reversed([t for t in tokens if t.type == tokenize.COMMENT]):
-        (row, start), (_, end) = token.start, token.end
-        lines[row - 1] = lines[row - 1][:start] + lines[row - 1][end:]
-    return "".join(lines)
 
 
 def _trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:

@@ -1,0 +1,98 @@
+"""Run-profile readings of branch fx-profile7: a console that saves, pushes or uploads an adapter (or whose Trainer warns
+that the model it trains is a PeftModel) trained an adapter - "lora" where LoRA is named, else "peft"; a console that
+only loads one, or names none, says no method. Every synthetic run is written under a folder named `run`: the test's
+own folder name would be read as the run's name."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import forensics
+from forensics.ingest.command_line import read_wandb_metadata
+
+CORPUS = Path(__file__).parent / "realworld"
+
+
+def _console(tmp_path: Path, *lines: str) -> Path:
+    """A console of the Trainer's logged dicts (loss falling from 2.4 over 10 logs), then `lines`."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    logs = [f"{{'loss': {2.4 * math.exp(-i / 6) + 1.1:.4f}, 'grad_norm': {1.0 + 0.1 * (i % 3):.4f}, "
+            f"'learning_rate': {5e-5 * (1 - i / 20):.6g}, 'epoch': {i / 10:.2f}}}" for i in range(1, 11)]
+    (folder / "train.log").write_text("\n".join(logs + list(lines)) + "\n")
+    return folder
+
+
+@pytest.mark.parametrize("line", [
+    "  Pushing adapter to s1nn3rx69/recall-policy-l2...",  # aryan-gupta7_round2_sclr_l2
+    "GRPO adapter saved → /root/hotpotqa-agent/training/checkpoints/grpo_adapter",  # Ning-Guo_hotpotqa-agent
+    "No label_names provided for model class `PeftModelForCausalLM`. Since `PeftModel` hides base models input "
+    "arguments, if label_names is not given, label_names can't be set automatically within `Trainer`.",  # rajiv143
+    "adapter_model.safetensors:   2%|▏           | 2.56M/160M [00:00<01:06, 2.36MB/s]",  # the Hub's upload bar
+])
+def test_a_console_that_saves_an_adapter_naming_no_lora_trained_a_peft_adapter(tmp_path: Path, line: str):
+    profile = forensics.analyze(_console(tmp_path, line)).run_profile
+    assert profile.method == "peft" and "adapter trained" in profile.evidence["method"]
+
+
+def test_a_console_that_saves_a_lora_adapter_trained_lora(tmp_path: Path):
+    profile = forensics.analyze(_console(tmp_path, "LoRA adapter saved to: ./outputs/final_adapter")).run_profile
+    assert profile.method == "lora"
+
+
+@pytest.mark.parametrize("line", [
+    "Loading adapter from ./outputs/final_adapter",
+    "python run_eval.py --adapter training/checkpoints/grpo_adapter",
+    "Saving mm_projector adapter to ./checkpoints/mm_projector.bin",  # LLaVA's projector: no PEFT adapter
+    "Model saved to ./outputs/final",
+])
+def test_a_console_that_saves_no_adapter_says_no_method(tmp_path: Path, line: str):
+    assert forensics.analyze(_console(tmp_path, line)).run_profile.method == "unknown"
+
+
+def _trainer_notebook(tmp_path: Path, setup: str) -> Path:
+    """A notebook that loads gpt2, runs `setup`, hands the model to TRL's SFTTrainer and prints the Trainer's logs."""
+    code = ("from transformers import AutoModelForCausalLM\nfrom trl import SFTConfig, SFTTrainer\n"
+            "model = AutoModelForCausalLM.from_pretrained('gpt2')\n" + setup +
+            "args = SFTConfig(output_dir='out', learning_rate=5e-5, bf16=True)\n"
+            "trainer = SFTTrainer(model=model, args=args, train_dataset=data)\ntrainer.train()\n")
+    logs = "".join(f"{{'loss': {2.4 * math.exp(-i / 6) + 1.1:.4f}, 'learning_rate': {5e-5 * (1 - i / 20):.6g}, "
+                   f"'epoch': {i / 10:.2f}}}\n" for i in range(1, 11))
+    cell = {"cell_type": "code", "source": code, "execution_count": 1, "metadata": {},
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": logs}]}
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "train.ipynb").write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return folder
+
+
+@pytest.mark.parametrize("comment", [
+    "# peft_config=None,  # optional: set up PEFT here, e.g. LoRA\n",  # weiyuli20_llm_alignment
+    "out_dir = 'out'  # directory to save adapters\n",  # google-gemini_gemma-cookbook
+])
+def test_a_model_handed_whole_to_a_trainer_is_a_full_fine_tune_whatever_its_comments_say(tmp_path: Path, comment: str):
+    profile = forensics.analyze(_trainer_notebook(tmp_path, comment)).run_profile
+    assert profile.method == "full"
+
+
+def test_a_model_wrapped_in_a_lora_adapter_is_no_full_fine_tune(tmp_path: Path):
+    setup = "from peft import LoraConfig, get_peft_model\nmodel = get_peft_model(model, LoraConfig(r=8))\n"
+    assert forensics.analyze(_trainer_notebook(tmp_path, setup)).run_profile.method == "lora"
+
+
+@pytest.mark.parametrize("program, script", [
+    ("/workspace/ColossalAI/applications/Chat/examples/train_sft.py", "train_sft.py"),  # 480284856_RLHF_Training
+    ("kaggle.ipynb", None), ("<python with no main file>", None), ("/usr/local/bin/openai", None),
+])
+def test_the_program_wandb_records_is_the_runs_launch_script(tmp_path: Path, program: str, script):
+    path = tmp_path / "wandb-metadata.json"
+    path.write_text(json.dumps({"program": program, "args": ["--model", "gpt2", "--lr", "2e-5"]}))
+    assert read_wandb_metadata(path).get("launch.script") == script
+
+
+def test_a_wandb_run_of_colossalai_s_train_sft_script_is_supervised_fine_tuning():
+    profile = forensics.analyze(CORPUS / "480284856_RLHF_Training").run_profile
+    assert profile.objective == "sft" and "train_sft.py" in profile.evidence["objective"]
