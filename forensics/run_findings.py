@@ -196,8 +196,17 @@ def _from_scratch_findings(metrics, thresholds: Thresholds, profile: RunProfile,
     if not any(f.kind in ("memorization", "overfitting", "loss_collapse", "zero_loss_unexplained") for f in findings):
         found += memorized_from_scratch(_with_keras_epochs(metrics, profile), thresholds)
     if not any(f.severity == "error" for f in findings + run_aware + found):
-        found += detect_stuck_from_scratch(metrics, thresholds)
+        found += detect_stuck_from_scratch(metrics, thresholds, _keras_epoch_lines(metrics, profile))
     return found
+
+
+def _keras_epoch_lines(metrics, profile: RunProfile) -> bool:
+    """A Keras `model.fit` log whose loss is one point an epoch at steps 1, 2, ... (console_lines.blocks.KerasEpochs
+    places epoch E's line at step E; a last line cut mid-epoch sits at the next step): each point the mean over a whole
+    epoch, the first from the run's start."""
+    loss = metrics.get(LOSS)
+    return profile.framework == "keras" and loss is not None and len(loss) > 0 \
+        and np.array_equal(loss.index.to_numpy(), np.arange(1, len(loss) + 1))
 
 
 def _with_keras_epochs(metrics, profile: RunProfile):
@@ -206,10 +215,9 @@ def _with_keras_epochs(metrics, profile: RunProfile):
     the from-scratch rule: read for every Keras log, the epochs would put a fine-tune's under the rules calibrated on
     other logs' epochs (Bureaux-Tao_unilm-translate-ancient_chinese, a bert4keras fine-tune whose validation BLEU, which
     is not read, still rose at epoch 19 of 29, would be memorized by `late_passes`)."""
-    loss = metrics.get(LOSS)
-    if profile.framework != "keras" or "epoch" in metrics or loss is None or not len(loss) \
-            or not np.array_equal(loss.index.to_numpy(), np.arange(1, len(loss) + 1)):
+    if "epoch" in metrics or not _keras_epoch_lines(metrics, profile):
         return metrics
+    loss = metrics[LOSS]
     return {**metrics, "epoch": pd.Series(loss.index.to_numpy(dtype="float64"), index=loss.index)}
 
 

@@ -12,7 +12,9 @@ Where the vocabulary size is known, a first logged loss more than `_BEYOND` time
 no per-token mean cross-entropy either: a model at its start sits near the uniform guess (ln V) or, once
 trained, well below it, and a mean of hundreds of nats a token takes logits no run starts with. The
 logged quantity is a sum (over a step's samples or tokens) or another loss; where the log also holds a
-perplexity, the ratio loss / ln(perplexity) says by how much.
+perplexity, the ratio loss / ln(perplexity) says by how much. Where every logged loss (five or more) is over
+`_BEYOND_ANY_SUM` x ln(vocabulary), no sum over a step's tokens explains it either: the model or its loss is broken
+and the run never reached a loss a working model takes, an error (`_never_near_any_loss`).
 """
 from __future__ import annotations
 
@@ -23,8 +25,9 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import LOSS, PERPLEXITY_NAMES, Metrics, format_number, is_preference_log, real_loss
+from .metrics import LOSS, PERPLEXITY_NAMES, Metrics, finite, format_number, is_preference_log, real_loss
 from .never_learned import FRESH_HEAD_RANGE
+from .overfitting import EVAL_LOSS
 
 ANY_VOCABULARY_GUESS = FRESH_HEAD_RANGE[1]  # ln(440k): the uniform guess of the largest vocabulary in use
 
@@ -72,6 +75,8 @@ def detect_loss_beyond_cross_entropy(metrics: Metrics, vocab_size: int | None,
                 or float(loss.iloc[:_HELD].min()) <= _BEYOND * level:
             return []
         guess = f"{format_number(level)}, the uniform guess over the largest vocabulary in use (ln 440k)"
+    elif _never_near_any_loss(loss, level):
+        return [_never_near_any_loss_finding(metrics, loss, level, vocab_size)]
     elif _settles_at_the_guess(loss, level):
         return [_far_above_then_at_the_guess(loss, first, step, level, vocab_size)]
     elif per_token_later(loss, level):  # a per-token mean that started badly: `start_above_uniform_guess` reads it
@@ -126,6 +131,39 @@ MEAN_LOSS_FRAMEWORKS = frozenset({"hf_trainer", "trl", "unsloth", "llamafactory"
                                   "megatron", "xtuner", "olmo", "maxtext", "torchtitan", "mlx", "nanogpt", "nanochat",
                                   "llm.c"})
 _SETTLED = 0.15  # the later half's median within this share of ln(vocabulary): the loss sits at the uniform guess
+
+
+# A sum over a step's tokens stays under (tokens a step) x (a few x ln V), and no batch in use holds 1e7 tokens that a
+# hand-written loop sums (a loss summed over a whole epoch's tokens falls under the bar as the model learns): a loss
+# over this multiple of ln V at every logged point is no cross-entropy of a working model, per token or summed
+_BEYOND_ANY_SUM = 1e7
+_NEVER_NEAR_POINTS = 5  # logged losses: enough to say the loss never came down (fewer: the warning above)
+
+
+def _never_near_any_loss(loss, level: float) -> bool:
+    """Whether `_NEVER_NEAR_POINTS` logged losses or more are all over `_BEYOND_ANY_SUM` x ln(vocabulary)."""
+    return len(loss) >= _NEVER_NEAR_POINTS and float(loss.min()) > _BEYOND_ANY_SUM * level
+
+
+def _never_near_any_loss_finding(metrics: Metrics, loss, level: float, vocab_size: int) -> Finding:
+    """The `impossible_loss` error of a log whose every loss is beyond any cross-entropy, summed or not
+    (`_never_near_any_loss`): the model or its loss is broken and the run never reached a loss a working model
+    takes (GW-S_tranform_pytorch's character transformer, ln 29 = 3.37: 2.99e10 at its first epoch, never under
+    4.2e8 in 100, every generated word one letter repeated)."""
+    first, step, lowest = float(loss.iloc[0]), int(loss.index[0]), float(loss.min())
+    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else loss.iloc[:0]
+    held = (f", and the eval loss never under {format_number(float(evals.min()))}" if len(evals) else "")
+    message = (f"the loss never came near a cross-entropy: the first logged loss is {format_number(first)} and every "
+               f"one of {len(loss)} logged losses is over 10^{math.log10(_BEYOND_ANY_SUM):.0f} x ln {vocab_size} = "
+               f"{format_number(level)}, the uniform guess over the model's vocabulary (the lowest "
+               f"{format_number(lowest)} at step {int(loss.idxmin())}{held}). No per-token loss takes such values, and "
+               "no sum of one over a step's tokens either: the model's outputs (logits of that order) or the loss "
+               "computed from them are broken, and the run never reached a loss a working model takes. Check the "
+               "output layer and the loss's inputs (log-probabilities where it expects logits, a missing "
+               "normalisation) on one batch before training.")
+    return Finding("impossible_loss", "error", step, message, end_step=int(loss.index[-1]), metric=LOSS,
+                   evidence={"first_loss": first, "lowest_loss": lowest, "uniform_guess_loss": level,
+                             "vocab_size": vocab_size, "beyond_cross_entropy": True, "beyond_any_sum": True})
 
 
 def _far_above_then_at_the_guess(loss, first: float, step: int, level: float, vocab_size: int) -> Finding:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
+from .fall_measure import fell_clearly
 from .metrics import LOSS, Metrics, finite, format_number, is_preference_log, real_loss
 from .no_training_loss import summary_at_step_zero
 from .overfitting import EVAL_LOSS
@@ -67,31 +68,63 @@ STUCK_FROM = 100  # a from-scratch loss leaves ln(vocabulary) within tens of upd
 _HELD_OUT_WORSE = 1.03  # the last held-out loss this many times the first: the model got worse on unseen text
 
 
-def detect_stuck_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
+def detect_stuck_from_scratch(metrics: Metrics, thresholds: Thresholds, epoch_means: bool = False) -> list[Finding]:
     """One `never_learned` error for a model trained from random weights (the run profile says so; the caller
-    asks) whose training loss did not fall over a whole epoch and more while its held-out loss rose: it learned
-    the token frequencies in its first steps (the loss leaves ln(vocabulary) within tens of updates) and nothing
-    after, and got worse on text it had not seen. Without a held-out loss the log cannot tell a plateau from a
-    stall: `no_learning_evidence` says so."""
+    asks) whose training loss did not fall over a whole epoch and more while its held-out loss rose (`_held_out_rose`):
+    it learned the token frequencies in its first steps (the loss leaves ln(vocabulary) within tens of updates) and
+    nothing after, and got worse on text it had not seen. Without a held-out loss the log cannot tell a plateau from a
+    stall: `no_learning_evidence` says so. `epoch_means`: each logged loss is the mean over one whole epoch, the first
+    from the run's start (Keras's `model.fit` lines at steps 1, 2, ...), so two lines are a whole epoch and more
+    logged from the start, whatever epoch counter the log holds beside them."""
     from .learning_evidence import EVAL_LOSS, learning_shown  # the same measure of a falling loss
     loss = real_loss(metrics) if LOSS in metrics else None
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
     evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
-    if loss is None or len(loss) < thresholds.never_learned_points or epochs is None or not len(epochs) \
-            or evals is None or len(evals) < 3 or float(epochs.max()) < 1.0 or float(epochs.min()) > FROM_THE_START \
-            or learning_shown(metrics, thresholds):
-        return []  # a log that starts later (a resume) may have learned before it: a plateau, not a stall
-    first, last = float(evals.iloc[0]), float(evals.iloc[-1])
-    if last < _HELD_OUT_WORSE * first:
+    if loss is None or len(loss) < thresholds.never_learned_points or evals is None or len(evals) < 3 \
+            or not (epoch_means or _whole_epoch_from_the_start(epochs)) or learning_shown(metrics, thresholds) \
+            or fell_clearly(loss, thresholds)[0]:
+        # a log that starts later (a resume) may have learned before it: a plateau, not a stall; a training loss
+        # that fell clearly beside a held-out loss that never did (which `learning_shown` reads as no evidence) is a
+        # model that fitted its data, not one stuck (Unilmalas_TextAI's Keras LSTM: 6.93 -> 0.005, val 7.01 -> 9.61)
+        return []
+    rose = _held_out_rose(evals)
+    if rose is None:
         return []
     level = float(np.median(loss.to_numpy()))
+    span = f"{len(loss)} lines, one an epoch" if epoch_means else f"epoch {format_number(float(epochs.max()))}"
     message = (f"the model never learned beyond its first steps: trained from random weights, its loss stayed at about "
-               f"{format_number(level)} from step {int(loss.index[0])} to step {int(loss.index[-1])} (epoch "
-               f"{format_number(float(epochs.max()))}) without falling, while the held-out loss rose "
-               f"{format_number(first)} -> {format_number(last)}: what it learned before the first logged point (at most "
+               f"{format_number(level)} from step {int(loss.index[0])} to step {int(loss.index[-1])} ({span}) without "
+               f"falling, while the held-out loss rose {rose}: what it learned before the first logged point (at most "
                "the tokens' frequencies, from random weights) is all it learned, and later updates made it worse on "
                "unseen text. Check the learning rate and its "
                "schedule, the initialisation, and that the inputs and labels are shifted as the model expects.")
     return [never_learned_finding(loss, message, {"level": level, "reason": "stuck from scratch, held-out loss rising",
-                                     "eval_first": first, "eval_last": last})]
+                                     "eval_first": float(evals.iloc[0]), "eval_last": float(evals.iloc[-1])})]
+
+
+def _whole_epoch_from_the_start(epochs) -> bool:
+    """The log's epoch counter runs from the run's first tenth of an epoch (`FROM_THE_START`) to a whole epoch or more."""
+    return epochs is not None and len(epochs) > 0 and float(epochs.max()) >= 1.0 \
+        and float(epochs.min()) <= FROM_THE_START
+
+
+_HALVES_FROM = 8  # evaluations: from this many, the medians of the two halves are read as well as the ends
+
+
+def _held_out_rose(evals) -> str | None:
+    """How the held-out loss rose, said as a clause, or None: the last evaluation `_HELD_OUT_WORSE` x the first or
+    more, or, over `_HALVES_FROM` evaluations or more, the later half's median that much over the first half's (a
+    noisy held-out loss whose ends happen to agree: Asocsar_GPT2's Keras GPT-2 from scratch, val 186.4 at its first
+    epoch and 187.7 at its 16th, medians 178.1 -> 192.1 over the two halves)."""
+    first, last = float(evals.iloc[0]), float(evals.iloc[-1])
+    if last >= _HELD_OUT_WORSE * first:
+        return f"{format_number(first)} -> {format_number(last)}"
+    half = len(evals) // 2
+    early, later = float(evals.iloc[:half].median()), float(evals.iloc[half:].median())
+    if len(evals) < _HALVES_FROM or later < _HELD_OUT_WORSE * early:
+        return None
+    return (f"from a median of {format_number(early)} over the first half of its {len(evals)} evaluations to "
+            f"{format_number(later)} over the later half ({format_number(first)} -> {format_number(last)} at the ends)")
+
+
 _VOCAB_TOLERANCE = 0.01
