@@ -70,6 +70,11 @@ def test_a_loop_that_prints_the_epoch_mean_is_not_a_sum():
     assert summed_loss_cells(_cells(MEAN)) == {}
 
 
+def test_a_sum_divided_in_place_before_its_print_is_not_a_sum():
+    in_place = SUMMED.replace("    print(", "    total_loss /= len(loader)\n    print(")
+    assert summed_loss_cells(_cells(in_place)) == {}
+
+
 def test_len_of_the_loader_shown_gives_the_batch_count():
     cells = [_cell("len(loader)", [{"output_type": "execute_result", "data": {"text/plain": "18"}}]),
              _cell(SUMMED)]

@@ -76,7 +76,7 @@ def _summed_print(tree: ast.AST) -> tuple[str, str] | None:
         for inner in (n for n in outer.body if isinstance(n, ast.For)):
             loader = _loader_name(inner.iter)
             added = zeroed & _losses_added(inner)
-            for name in added:
+            for name in added - _divided(outer):
                 label = _bare_print_label(outer, name)
                 if loader and label:
                     return label, loader
@@ -109,6 +109,18 @@ def _losses_added(loop: ast.For) -> set[str]:
                                                                                     or s.id != name):
                 added.add(name)
     return added
+
+
+def _divided(loop: ast.AST) -> set[str]:
+    """The names a loop divides in place before printing them: `total /= len(loader)`, `total = total / n`
+    (BlayvasD_GPT-Histories, hyunjun2001_transformers-book-review: a mean, printed bare)."""
+    divided = set()
+    for node in ast.walk(loop):
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Div) and isinstance(node.target, ast.Name):
+            divided.add(node.target.id)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Div):
+            divided.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return divided
 
 
 def _mentions_loss(node: ast.expr) -> bool:
