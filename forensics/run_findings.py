@@ -61,14 +61,22 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
         # an RL run (its configuration says so) whose log names no reward, KL or policy metric: its loss is the
         # policy-gradient objective, near 0 or under it by construction, not a cross-entropy to judge as one
         findings, metrics = _detected(timeline, config, checkpoints, updates, thresholds, rl=True)
-    findings, metrics = _for_the_kind_of_run(findings, metrics, profile, thresholds)
+    findings, metrics = _for_the_kind_of_run(findings, metrics, profile, thresholds, bool(config.get("model.built_here")))
     planned = _planned_length(config, timeline)
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings, planned)
                              + (detect_cut_short(metrics, planned[1], end_accounted_for(timeline, metrics))
                                 or detect_megatron_cut(timeline)))
     findings = without_planned_restarts(findings, (config.get("lr_scheduler_type"), config.get("ds.scheduler.type")),
                                         config.get("lr_scheduler_kwargs"))
+    if config.get("loss.epoch_sum_unscaled"):
+        findings = [f for f in findings if f.kind not in _LEVEL_KINDS]
     return link_impossible_start(findings, metrics), metrics, profile
+
+
+# the findings judged on the loss's level (against ln V, under a memorization level), which a loss printed as an
+# epoch's sum over a batch count the notebook does not tell cannot show (ingest/notebook_code/summed_loss.py): its
+# shape is judged, not its level
+_LEVEL_KINDS = ("start_above_uniform_guess", "impossible_loss", "memorization")
 
 
 def _detected(timeline: Timeline, config: RunConfig, checkpoints: list[CheckpointInfo], updates: list[UpdateStep],
@@ -86,11 +94,12 @@ def _detected(timeline: Timeline, config: RunConfig, checkpoints: list[Checkpoin
     return sort_findings(link_weight_damage(findings)), metrics
 
 
-def _for_the_kind_of_run(findings: list[Finding], metrics, profile: RunProfile,
-                         thresholds: Thresholds) -> tuple[list[Finding], dict]:
+def _for_the_kind_of_run(findings: list[Finding], metrics, profile: RunProfile, thresholds: Thresholds,
+                         built_here: bool = False) -> tuple[list[Finding], dict]:
     """The findings read again for what the run is: a reward model's score and its memorization's date, a pairwise
     loss's exact zeros, a language model's loss under 1 nat, a memorization from random weights dated by the
-    pre-training floor, an fp16 run's zeros as the loss scaler's skipped steps."""
+    pre-training floor (by the held-out level where the code builds its model: `built_here`), an fp16 run's zeros as
+    the loss scaler's skipped steps."""
     if profile.objective == "reward":  # a printed `reward` is its score, not a return to rise
         findings, metrics = for_a_reward_model(findings, metrics, thresholds), without_the_score(metrics)
         findings = [dated_at_the_pairs_return(f, metrics) for f in findings]
@@ -99,7 +108,7 @@ def _for_the_kind_of_run(findings: list[Finding], metrics, profile: RunProfile,
     if profile.objective in ("sft", "pretrain"):  # a loss under 1 nat is a language model's too
         findings = for_a_language_model(findings, metrics, thresholds)
     if profile.objective == "pretrain" and profile.method == "full":  # from random weights: no fine-tune's levels
-        findings = [dated_under_pretraining_floor(f, real_loss(metrics)) for f in findings]
+        findings = [dated_under_pretraining_floor(f, real_loss(metrics), built_here) for f in findings]
     if profile.precision == "fp16":  # a loss scaler ran, though the log does not show it: its zeros are skipped steps
         findings = link_skipped_batches(as_scaler_skips(findings, metrics, thresholds))
     return findings, metrics

@@ -22,7 +22,8 @@ from ..config import Thresholds
 from ..findings import Finding
 from .fresh_passes import memorized_in_few_points, memorized_over_passes
 from .held_out_score import held_out_score_rising
-from .memorization_onset import dated_where_settled_under, memorizing_onset, running_median, settled_from
+from .memorization_onset import (dated_under_held_out_level, dated_where_settled_under, memorizing_onset,
+                                 running_median, settled_from)
 from .metrics import (LOSS, PASSES, TRAIN_LOSS, Metrics, epoch_at, finite, format_number, is_preference_log,
                       passes_over_data, real_loss)
 from .overfitting import eval_loss_names
@@ -304,7 +305,7 @@ def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     return [phase_ends(f, real_loss(metrics)) for f in found]
 
 
-def dated_under_pretraining_floor(found: Finding, loss: pd.Series) -> Finding:
+def dated_under_pretraining_floor(found: Finding, loss: pd.Series, built_here: bool = False) -> Finding:
     """A memorization of a model trained from random weights, judged against a level stricter than `PRETRAINING_FLOOR`
     (the fine-tune levels: 0.1 after many epochs, `STAIR_LEVEL` over late passes), dated no later than where its `loss`
     settled under that floor (the running median, in nine of ten points to the end): from there it was past what any
@@ -312,10 +313,19 @@ def dated_under_pretraining_floor(found: Finding, loss: pd.Series) -> Finding:
     0.5 from epoch 10, within 1.5x of 0.1 at 13, judged 8 +- 4; sdeepthikumar's 135M GPT on tiny Shakespeare: under
     0.5 from step 2110, under 0.2 from 2381, judged 1960 +- 400). A finding judged at the floor itself keeps the date
     its descent levelled off (Jayant-Guru-Shrivastava's GPT-2: under 0.5 from 4030, levelled off at 4170, judged
-    4350 +- 250 where it went under 0.2)."""
+    4350 +- 250 where it went under 0.2). A finding of the late passes (`late_passes`: a fall over passes made on
+    examples already seen many times) of a model the run's code builds from random weights (`built_here`) is dated
+    as `fresh_passes` dates its own, from where the loss went under what held-out text reaches
+    (`dated_under_held_out_level`): the passes bought the fall from there on (stopstressingmeout_Next-Word-
+    Prediction-Using-LSTM's word LSTM on one story, per batch: under 1 nat from epoch 20, under 0.5 from 26, judged
+    20 +- 5). Not where only the loss's level says the run started from random weights: that may be a fine-tune whose
+    held-out loss goes under 1 nat (Miki-Palmisano_BLOOMZ-Solidity_Train's BLOOMZ on Solidity: under 1 nat from
+    epoch 10, judged 18 +- 3 where it leaves the 0.1-1 range)."""
     level = found.evidence.get("level")
     if found.kind != "memorization" or not isinstance(level, (int, float)) or level >= PRETRAINING_FLOOR:
         return found
+    if built_here and found.evidence.get("late_passes"):
+        return dated_under_held_out_level(found, loss)
     return dated_where_settled_under(found, loss, PRETRAINING_FLOOR, "pretraining_floor_step",
                                      "a model trained from random weights that low is past what any natural text "
                                      "reaches unless it was learned by heart.")

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..restarts import epoch_past_the_start
 from .bar_after_the_dicts import dated_back, reading_after, steps_per_epoch_by_reading, tail_bar_total
-from .closing_summary import dated_by_train_output
+from .closing_summary import dated_by_finished_bar, dated_by_train_output
 from .console_scan import EXPLICIT_STEP_KEYS
 from .evaluations_only import RULE as EVALS_BY_EPOCH, dated_by_their_epochs
 from .relaunched_dicts import evaluations_by_launch, launch_starts
@@ -105,7 +105,8 @@ def dict_steps(events: list[tuple], train_total: int | None, per_epoch: float | 
     the log began (launches one after another: `relaunched_dicts`) the position rule counts from each launch's start.
     """
     steps, how = _dated_by_rules(events, train_total, per_epoch, stated)
-    steps, by_epochs = dated_by_their_epochs(events, dated_by_train_output(events, steps))
+    steps = dated_by_finished_bar(events, dated_by_train_output(events, steps), train_total)
+    steps, by_epochs = dated_by_their_epochs(events, steps)
     how = (f"{how}; {EVALS_BY_EPOCH}" if how else EVALS_BY_EPOCH) if by_epochs else how
     steps, by_launch = evaluations_by_launch(events, steps)
     return steps, (f"{how}; {_EVALS_BY_LAUNCH}" if how else _EVALS_BY_LAUNCH) if by_launch else how

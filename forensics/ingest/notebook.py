@@ -43,6 +43,7 @@ from .console_param_counts import parameter_count_said
 from .console_text import as_printed
 from .notebook_code.cells import shell_commands
 from .notebook_code.loss_prints import loss_prints_labelled
+from .notebook_code.summed_loss import divided_lines, summed_loss_cells
 from .pretrain_lines import parse_line
 from .results_table import trainer_tables
 from .step_numbering import HAND_WRITTEN_KINDS
@@ -62,7 +63,7 @@ def read(path: Path) -> LogRecords:
     if cells is None:
         raise UnreadableFile(path, "no 'cells' list: not a Jupyter notebook")
     cells = [cell for cell in cells if isinstance(cell, dict)]
-    shown = [_shown(cell) for cell in cells]
+    shown = _per_batch(cells, [_shown(cell) for cell in cells])
     copies = notebook_fits.copied_outputs(cells, shown)
     shown = [[] if i in copies else outputs for i, outputs in enumerate(shown)]
     closing = _closing_evals(cells)
@@ -333,6 +334,15 @@ def _shown(cell: dict) -> list[tuple[str, str]]:
     if column is not None:
         return [("".join(f"step {k}: loss {value!r}\n" for k, value in enumerate(column)), "stream")]
     return loss_prints_labelled(cell, [_output_text(o) for o in _outputs(cell)])
+
+
+def _per_batch(cells: list[dict], shown: list[list[tuple[str, str]]]) -> list[list[tuple[str, str]]]:
+    """The cells' outputs, the epoch sums a hand-written loop prints undivided (`notebook_code.summed_loss`) divided
+    by the batch count the notebook tells, so that every reader and analyzer sees a per-batch loss."""
+    for i, summed in summed_loss_cells(cells).items():
+        if summed.batches:
+            shown[i] = [(divided_lines(text, summed) if kind == "stream" else text, kind) for text, kind in shown[i]]
+    return shown
 
 
 def _cells(notebook: dict) -> list | None:

@@ -23,7 +23,8 @@ whose arguments leave fp16 and bf16 off and nothing else asks for mixed precisio
 trainer turns on where the code sets neither flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's
 autocast), `precision.keras_policy` ("fp16" / "bf16": Keras' mixed_float16 / mixed_bfloat16 global policy),
 `model.built_here` where it builds its model from random weights), `loss.pairwise_function` (the name of a
-pairwise preference loss its loop computes: `pairwise`), `_framework` lightning and
+pairwise preference loss its loop computes: `pairwise`), `loss.epoch_sum_unscaled` (a loop prints an epoch's summed
+batch losses and the batch count is not told: `summed_loss`), `_framework` lightning and
 `precision.lightning` (a Lightning Trainer the code builds, and the precision it is given), empty
 where the code says none of them.
 
@@ -31,7 +32,7 @@ Read in the modules of this package: cells (which cells ran, parsed), arguments 
 precision (autocast, float32, Unsloth's mixed precision, Keras' policy), model (built here, trained whole),
 gpt2_simple (gpt-2-simple's `finetune`), lightning (a PyTorch Lightning Trainer),
 loads_aside (calls named for loading that load no weights of the trained model), pairwise (a
-hand-written pairwise preference loss), machine (what the
+hand-written pairwise preference loss), summed_loss (a loop's epoch loss printed as a sum), machine (what the
 outputs say of CUDA and bfloat16), syntax (what they ask of the syntax tree).
 """
 from __future__ import annotations
@@ -52,6 +53,7 @@ from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _keras_polic
                         _without_inference_autocast)
 from .model import _model_built_here, _trains_whole_model
 from .pairwise import pairwise_loss_function
+from .summed_loss import sum_of_unknown_count
 
 TEXT_KEY = "notebook_code"
 # peft's `prepare_model_for_kbit_training(model)` casts every float16 / bfloat16 weight that is not quantized to float32
@@ -119,6 +121,7 @@ def code_values(cells: list, outputs: str) -> dict:
              "precision.autocast": None if half_flag else _autocast_precision(trees, names),
              "data.raw_text_lm": raw_text_lm(trees),
              "loss.pairwise_function": pairwise_loss_function(trees),
+             "loss.epoch_sum_unscaled": sum_of_unknown_count(cells),
              "precision.keras_policy": _keras_policy_precision(trees)}
     values.update({key: value for key, value in found.items() if value})
     built = _model_built_here(cells, trees, code)
