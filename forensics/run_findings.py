@@ -61,7 +61,7 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
         # an RL run (its configuration says so) whose log names no reward, KL or policy metric: its loss is the
         # policy-gradient objective, near 0 or under it by construction, not a cross-entropy to judge as one
         findings, metrics = _detected(timeline, config, checkpoints, updates, thresholds, rl=True)
-    findings, metrics = _for_the_kind_of_run(findings, metrics, profile, thresholds, bool(config.get("model.built_here")))
+    findings, metrics = _for_the_kind_of_run(findings, metrics, profile, config, thresholds)
     planned = _planned_length(config, timeline)
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings, planned)
                              + (detect_cut_short(metrics, planned[1], end_accounted_for(timeline, metrics))
@@ -94,12 +94,12 @@ def _detected(timeline: Timeline, config: RunConfig, checkpoints: list[Checkpoin
     return sort_findings(link_weight_damage(findings)), metrics
 
 
-def _for_the_kind_of_run(findings: list[Finding], metrics, profile: RunProfile, thresholds: Thresholds,
-                         built_here: bool = False) -> tuple[list[Finding], dict]:
+def _for_the_kind_of_run(findings: list[Finding], metrics, profile: RunProfile, config: RunConfig,
+                         thresholds: Thresholds) -> tuple[list[Finding], dict]:
     """The findings read again for what the run is: a reward model's score and its memorization's date, a pairwise
     loss's exact zeros, a language model's loss under 1 nat, a memorization from random weights dated by the
-    pre-training floor (by the held-out level where the code builds its model: `built_here`), an fp16 run's zeros as
-    the loss scaler's skipped steps."""
+    pre-training floor (`_from_random_weights`; by the held-out level where the code builds its model), an fp16 run's
+    zeros as the loss scaler's skipped steps."""
     if profile.objective == "reward":  # a printed `reward` is its score, not a return to rise
         findings, metrics = for_a_reward_model(findings, metrics, thresholds), without_the_score(metrics)
         findings = [dated_at_the_pairs_return(f, metrics) for f in findings]
@@ -107,11 +107,23 @@ def _for_the_kind_of_run(findings: list[Finding], metrics, profile: RunProfile, 
         findings = for_a_pairwise_loss(findings, metrics)  # its exact zeros cannot be masked labels
     if profile.objective in ("sft", "pretrain"):  # a loss under 1 nat is a language model's too
         findings = for_a_language_model(findings, metrics, thresholds)
-    if profile.objective == "pretrain" and profile.method == "full":  # from random weights: no fine-tune's levels
-        findings = [dated_under_pretraining_floor(f, real_loss(metrics), built_here) for f in findings]
+    if _from_random_weights(profile, config, metrics):  # no fine-tune's levels
+        loss, built_here = real_loss(metrics), bool(config.get("model.built_here"))
+        findings = [dated_under_pretraining_floor(f, loss, built_here) for f in findings]
     if profile.precision == "fp16":  # a loss scaler ran, though the log does not show it: its zeros are skipped steps
         findings = link_skipped_batches(as_scaler_skips(findings, metrics, thresholds))
     return findings, metrics
+
+
+def _from_random_weights(profile: RunProfile, config: RunConfig, metrics) -> bool:
+    """A full pre-training run that names no trained model it starts from (`pretrained_base`, told by the first
+    loss): the pre-training floor dates a memorization only where the model began knowing no text. Continued
+    pre-training of a trained base (Miki-Palmisano_BLOOMZ-Solidity_Train, bigscience/bloomz-560m on Solidity code)
+    starts below any from-scratch level, and its memorization keeps the date its own rule gave."""
+    if profile.objective != "pretrain" or profile.method != "full":
+        return False
+    first = real_loss(metrics)
+    return pretrained_base(config, float(first.iloc[0]) if len(first) else None) is None
 
 
 def _fine_tune_of_a_trained_model(profile: RunProfile, config: RunConfig, base) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 import forensics
-from forensics.analyzers.fall_measure import held_out_fell
+from forensics.analyzers.held_out_fall import held_out_fell
 from forensics.analyzers.frozen_loss import detect_frozen_loss
 from forensics.analyzers.learning_evidence import detect_no_learning_evidence
 from forensics.analyzers.overfitting import detect_overfitting

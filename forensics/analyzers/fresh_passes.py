@@ -58,20 +58,25 @@ def memorized_over_passes(loss: pd.Series, epochs: pd.Series | None, floor: floa
 
 _FEW_UNDER = 2  # points under the floor at the end, at the least: one point is a level, two a trend
 _TENFOLD = 10.0  # the fall from the log's first point to its last, at the least
+# A short log, at the most (the rule's runs print 5 and 9 lines): each point then a mean over many steps, or a print
+# far apart, whose fall at every point is no batch's luck. A longer log shows how the loss settled, and
+# `memorization.memorized_without_eval` and `memorized_over_passes` judge it by that; read here, any long descent
+# that ends under the floor would be memorized by its last two points.
+_FEW_MOST = 12
 
 
 def memorized_in_few_points(loss: pd.Series, floor: float, level: float, why: str) -> list[Finding]:
-    """A loss from random weights logged at a few points that falls at every one of them (each point a mean over many
-    steps: no batch's noise), tenfold or more from its first point to its last, with its last `_FEW_UNDER` points
-    under `floor` and the last under `level`: the run ends on a loss no held-out text reaches, though too few points
-    lie under the floor to show it settled there (`memorization.memorized_without_eval`). 1-sang_data: a GRU
-    seq2seq on 8 sentence pairs printed every 1,000 iterations, 1.31, 0.354, 0.197, 0.096, 0.049; Azreal18_TSAI-ERAv2-
-    S21: a GPT-2 from scratch on tiny Shakespeare every 50 steps, 10.98 ... 1.056, 0.395, 0.097, where the loop stops
-    on a target loss. A loss that rises anywhere, or ends above `level` (factoryfist-wq_gpt2-text-generation: 0.344,
-    0.394 at its end), is left alone. One `memorization` warning dated where the loss went under what held-out text
-    reaches (`dated_under_held_out_level`), or []."""
+    """A loss from random weights logged at a few points (`_FEW_MOST` at most) that falls at every one of them (each
+    point a mean over many steps: no batch's noise), tenfold or more from its first point to its last, with its last
+    `_FEW_UNDER` points under `floor` and the last under `level`: the run ends on a loss no held-out text reaches,
+    though too few points lie under the floor to show it settled there (`memorization.memorized_without_eval`).
+    1-sang_data: a GRU seq2seq on 8 sentence pairs printed every 1,000 iterations, 1.31, 0.354, 0.197, 0.096, 0.049;
+    Azreal18_TSAI-ERAv2-S21: a GPT-2 from scratch on tiny Shakespeare every 50 steps, 10.98 ... 1.056, 0.395, 0.097,
+    where the loop stops on a target loss. A loss that rises anywhere, or ends above `level`
+    (factoryfist-wq_gpt2-text-generation: 0.344, 0.394 at its end), is left alone. One `memorization` warning dated
+    where the loss went under what held-out text reaches (`dated_under_held_out_level`), or []."""
     values = loss.to_numpy(dtype="float64")
-    if len(values) <= _FEW_UNDER or not np.all(np.diff(values) < 0) or not values[-1] > 0 \
+    if not _FEW_UNDER < len(values) <= _FEW_MOST or not np.all(np.diff(values) < 0) or not values[-1] > 0 \
             or not values[-1] <= level or not np.all(values[-_FEW_UNDER:] <= floor) \
             or not values[0] >= _TENFOLD * values[-1]:
         return []

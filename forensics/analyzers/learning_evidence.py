@@ -25,9 +25,9 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from ..metric_names import OPTIMIZER_STEP
-from .fall_measure import (LearningEvidence, came_back_up, evidence_from, fell_clearly,
-                           held_out_fell, held_out_never_fell, later_windows_fell, pair_means_if_alternating, starts_mid_run, two_windows_fell,
-                           window_means, without_blips)
+from .fall_measure import (LearningEvidence, came_back_up, evidence_from, fell_clearly, later_windows_fell,
+                           pair_means_if_alternating, starts_mid_run, two_windows_fell, window_means, without_blips)
+from .held_out_fall import held_out_fell, held_out_never_fell
 from .metrics import LOSS, TRAIN_LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
 from .no_training_loss import eval_only, eval_only_memorized
 from .preference_pairs import (held_out_must_show, is_pairwise_log, is_rl_without_reward, pairs_not_told_apart,

@@ -11,7 +11,8 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .fall_measure import fell_clearly, lower_at_every_evaluation
+from .fall_measure import fell_clearly
+from .held_out_fall import lower_at_every_evaluation
 from .metrics import EVAL_ACCURACY_KEYS, Metrics, finite, format_number, is_preference_log, logs_preference_metrics
 from .overfitting import EVAL_LOSS
 

@@ -183,7 +183,7 @@ _FELL_A_QUARTER = 0.25  # the training loss this share under its level at the fi
 
 
 def stopped_as_train_fell_a_quarter(evals, train, epochs) -> int | None:
-    """In a log of two evals, 0 (the first is the best) when the second sits at or above the first, past the first
+    """In a log of two evals, 0 (the first is the best) when the second sits above the first, past the first
     pass over the data (`PASSES`), while the training loss fell by `_FELL_A_QUARTER` or more between the evaluation
     intervals ending at the two, from above the first eval to below the second, each point lower than the one before
     (`_falls_at_each_point`). The second pass bought nothing on held-out data while the fit to the training data kept
@@ -192,7 +192,7 @@ def stopped_as_train_fell_a_quarter(evals, train, epochs) -> int | None:
     4.1394 -> 2.6903, -35%). A plateau at the end of a schedule has a training loss that barely moves
     (Ishihara-Masabumi's +0.8% with the training loss near 0.60 at both evals stays healthy). Else None."""
     values, steps = evals.to_numpy(), evals.index
-    if len(values) != 2 or values[1] < values[0] or values[0] <= 0:
+    if len(values) != 2 or values[1] <= values[0] or values[0] <= 0:  # equal evaluations: no rise, +0%
         return None
     passes = epoch_at(epochs, int(steps[1]))
     at_first, at_end = interval_ending(train, steps, 0), interval_ending(train, steps, 1)

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import Metrics, finite, format_number, real_loss
+from .metrics import Metrics, epoch_at, finite, format_number, real_loss
 from .overfitting import EVAL_LOSS
 
 _MIN_PAIRS = 3
@@ -55,8 +55,9 @@ _FIRST_EPOCH = 1.05  # an evaluation at or before this epoch (with rounding) com
 
 def detect_eval_above_train(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `train_eval_mismatch` warning where the eval loss is `train_eval_ratio` times the training loss (and
-    `train_eval_gap` nats above it) at every one of three or more evaluations (or at one or two, far above it:
-    `_few_evals_far_above`), the first of them within the first epoch, and the eval loss not rising, or [].
+    `train_eval_gap` nats above it) at every one of three or more evaluations, the first of them within the first
+    epoch (or at one or two, far above it, `_few_evals_far_above`, each of them within it), and the eval loss not
+    rising, or [].
 
     Within the first pass over the data every training batch is scored before the model has trained on it: the
     training loss there is a held-out loss too, and an eval loss several times it is no overfitting (the eval loss
@@ -74,12 +75,15 @@ def detect_eval_above_train(metrics: Metrics, thresholds: Thresholds) -> list[Fi
         return []
     ratios = evals / train
     far = (ratios >= thresholds.train_eval_ratio) & (evals - train >= thresholds.train_eval_gap)
-    if not (far.all() if len(pairs) >= _MIN_PAIRS else _few_evals_far_above(ratios, evals, real_loss(metrics))):
+    if len(pairs) >= _MIN_PAIRS and not far.all():
+        return []
+    if len(pairs) < _MIN_PAIRS and not (_few_evals_far_above(ratios, evals, real_loss(metrics))
+                                        and _all_in_the_first_epoch(pairs.index, epochs)):
         return []
     message = (f"{_eval_above_train_at(pairs, float(epoch.iloc[-1]))}: in the first epoch every training batch is scored "
-               "before the model has trained on it, so the two should be alike, and the eval loss does not rise (no "
-               "overfitting). The two losses are not computed over the same tokens (labels, padding, loss weighting) or "
-               "the evaluation set is not like the training set: check how each is built.")
+               f"before the model has trained on it, so the two should be alike, {_no_overfitting(len(pairs))}. The "
+               "two losses are not computed over the same tokens (labels, padding, loss weighting) or the evaluation "
+               "set is not like the training set: check how each is built.")
     return [Finding("train_eval_mismatch", "warning", first, message, end_step=last, metric="eval_loss",
                     evidence={"pairs": len(pairs), "eval_above_train": True, "median_ratio": float(np.median(ratios)),
                               "min_ratio": float(ratios.min()), "max_ratio": float(ratios.max())})]
@@ -95,6 +99,20 @@ def _eval_above_train_at(pairs: pd.DataFrame, epoch: float) -> str:
     return (f"the eval loss is {format_number(ratios.min())}x to {format_number(ratios.max())}x the training loss at "
             f"every one of the {len(pairs)} evaluations, from the first ({at_first}) to the last "
             f"({format_number(last['eval'])} against {format_number(last['train'])})")
+
+
+def _all_in_the_first_epoch(steps, epochs: pd.Series) -> bool:
+    """Whether every evaluation (at `steps`) comes within the first pass (`_FIRST_EPOCH`): the one/two-evaluation rule
+    weighs each eval against training batches that were each new when scored, which holds only inside that pass (a
+    second evaluation after the second epoch is against batches seen before)."""
+    return all((at := epoch_at(epochs, int(step))) is not None and at <= _FIRST_EPOCH for step in steps)
+
+
+def _no_overfitting(evaluations: int) -> str:
+    """Why the gap is no overfitting, in words that fit the count: one evaluation has nothing to rise from."""
+    if evaluations == 1:
+        return "and the one evaluation comes before any example was seen twice (no overfitting)"
+    return "and the eval loss does not rise (no overfitting)"
 
 
 _FEW_EVALS_RATIO = 10.0  # one or two evaluations: an order of magnitude, not the 3x that three or more need
