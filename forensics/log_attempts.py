@@ -131,11 +131,13 @@ def mark_superseded(frame: pd.DataFrame, seg_rows: list[dict]) -> np.ndarray:
 
 
 def _logged_in_common(newer: dict, older: dict, logged: dict[int, set]) -> set:
-    """The metrics two segments both log; an epoch counter alone is none where they are two files (the HF Trainer's
-    final evaluation writes its own event file, epoch beside eval_*, after the training file's closing train_loss:
-    Bensonluo_4bit-QLoRA-post-training)."""
-    common = logged[newer["id"]] & logged[older["id"]]
-    return common - {"epoch"} if newer["source"] != older["source"] else common
+    """The metrics two segments both log, less the epoch counter: a later part that logs an epoch beside other metrics
+    than the earlier one's does not log the earlier one again. So are entries out of step order told from a relaunch,
+    which logs its curve again: the HF Trainer's final evaluation writes its own event file, epoch beside eval_*,
+    after the training file's closing train_loss (Bensonluo_4bit-QLoRA-post-training), and a log_history whose
+    evaluation entries come after the training ones (a history put together by hand) holds one run, where read as a
+    relaunch its training loss from the first evaluation's step on was thrown away."""
+    return (logged[newer["id"]] & logged[older["id"]]) - {"epoch"}
 
 
 def _metrics_by_segment(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -> dict[int, set]:

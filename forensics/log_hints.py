@@ -11,6 +11,7 @@ import re
 
 from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS
 from .closing_eval_cells import closing_evals, trainers
+from .livelossplot_summary import as_step_lines
 from .printed_loss_cells import loss_column
 from .run_signs import is_training_console, run_signs
 
@@ -319,7 +320,8 @@ _TRAIN_OUTPUT = re.compile(rb"TrainOutput\(global_step=\d+, training_loss=")
 def notebook_hinted(data: bytes) -> bool:
     """A notebook whose cell outputs hold a training log's line, the Trainer's notebook table or train()'s
     TrainOutput, or a cell whose loop prints its loss bare (`printed_loss_cells`), or a call of a training function
-    that prints only its held-out loss when it returns (`closing_eval_cells`)."""
+    that prints only its held-out loss when it returns (`closing_eval_cells`), or livelossplot's closing summary of a
+    loss (`livelossplot_summary`)."""
     if _TRAINER_TABLE_HTML.search(data):
         return True
     try:
@@ -333,8 +335,15 @@ def notebook_hinted(data: bytes) -> bool:
     strings: list[str] = []
     _strings_in([c.get("outputs") for c in cells if isinstance(c, dict)] if isinstance(cells, list) else [], strings)
     text = "\n".join(strings).encode("utf-8", "replace")
-    return log_hinted(text) or bool(_TRAIN_OUTPUT.search(text)) or (isinstance(cells, list) and (
+    return log_hinted(text) or bool(_TRAIN_OUTPUT.search(text)) or _livelossplot_summary(strings) or (
+        isinstance(cells, list) and (
         any(loss_column(c) is not None for c in cells) or _closing_evals(cells) or _loop_lines_in_one_cell(cells)))
+
+
+def _livelossplot_summary(strings: list[str]) -> bool:
+    """Whether the outputs hold livelossplot's closing summary of a loss (`livelossplot_summary`)."""
+    text = "\n".join(strings)
+    return "cur:" in text and as_step_lines(text) is not None
 
 
 # A hand-written loop's lines that one cell's code printed: no notes file, so fewer than `_LOOSE_LINES` are its log

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from forensics.analyzers import analyze_metrics, first_incident_of, run_all, status_of
+from forensics.analyzers import ERROR_IN_ITS_ATTEMPT, analyze_metrics, first_incident_of, run_all, status_of
 from forensics.analyzers.collapse import detect_loss_collapse
 from forensics.analyzers.divergence import detect_divergence
 from forensics.analyzers.grad_spike import detect_grad_norm_spikes
@@ -149,6 +149,23 @@ def test_eval_entries_at_their_own_steps_are_not_read_as_nan_gaps():
     timeline = build_timeline([LogRecords("trainer_state.json", "trainer_state", rows, mtime=0.0)])
     assert timeline.wide()["loss"].isna().any()  # the trap: gaps are NaN in the wide view
     assert run_all(timeline, TH) == []
+
+
+def test_evaluation_entries_after_the_training_ones_in_one_log_history_are_no_relaunch():
+    """A log_history whose eval entries (epoch beside eval_loss) come after all the training entries is one run out of
+    step order: its training loss stands whole. A relaunch in the same file logs its loss again and still replaces
+    the earlier attempt from its first step on."""
+    n = 22
+    st = steps(n, 10)
+    train = long_rows(metrics(st, loss=decaying_loss(n, 7), grad_norm=noisy_grad_norm(n, 7), epoch=st / 224))
+    eval_steps = np.array([50, 100, 150, 200])
+    evals = long_rows(metrics(eval_steps, eval_loss=decaying_loss(4, 8, end=1.0), epoch=eval_steps / 224))
+    timeline = build_timeline([LogRecords("trainer_state.json", "trainer_state", pd.concat([train, evals],
+                                                                                             ignore_index=True))])
+    assert not timeline.abandoned().size and len(timeline.series("loss")) == n
+    relaunch = long_rows(metrics(st[:5], loss=decaying_loss(5, 9), grad_norm=noisy_grad_norm(5, 9), epoch=st[:5] / 224))
+    timeline = build_timeline([LogRecords("train.log", "stdout", pd.concat([train, relaunch], ignore_index=True))])
+    assert set(timeline.abandoned()["step"]) == set(st)
 
 
 def test_eval_loss_nan_is_found_at_the_first_eval_that_went_nan():
@@ -582,12 +599,23 @@ def finding(kind, severity, step, abandoned=False, caused_by=None):
     return Finding(kind, severity, step, f"{kind} at {step}.", abandoned=abandoned, caused_by=caused_by)
 
 
+def abandoned_error(kind, step):
+    """An error of an attempt a later one threw away, as `run_all` reports it: a warning that says it was an error."""
+    return Finding(kind, "warning", step, f"{kind} at {step}.", abandoned=True, evidence={ERROR_IN_ITS_ATTEMPT: True})
+
+
 def test_status_counts_standing_errors_as_broken_and_ignores_info():
     assert status_of([]) == "healthy"
     assert status_of([finding("memorization", "info", 5)]) == "healthy"
     assert status_of([finding("skipped_steps", "warning", 5)]) == "warning"
     assert status_of([finding("nonfinite_metric", "error", 5)]) == "broken"
-    assert status_of([finding("nonfinite_metric", "warning", 5, abandoned=True)]) == "warning"
+    assert status_of([abandoned_error("nonfinite_metric", 5)]) == "warning"
+
+
+def test_an_abandoned_attempts_warning_is_history_not_the_status():
+    spike = finding("loss_spike", "warning", 5, abandoned=True)
+    assert status_of([spike]) == "healthy" and first_incident_of([spike]) is None
+    assert status_of([spike, finding("lr_anomaly", "warning", 50)]) == "warning"
 
 
 def test_first_incident_walks_back_the_chain_and_prefers_standing_findings():
@@ -595,7 +623,7 @@ def test_first_incident_walks_back_the_chain_and_prefers_standing_findings():
     nan = finding("nonfinite_metric", "error", 50, caused_by=spike.key)
     masked = finding("masked_nan_loss", "error", 55, caused_by=nan.key)
     early_warning = finding("loss_spike", "warning", 10)
-    old = finding("nonfinite_metric", "warning", 5, abandoned=True)
+    old = abandoned_error("nonfinite_metric", 5)
     assert first_incident_of([old, early_warning, masked, nan, spike]) == spike
     assert first_incident_of([old, early_warning]) == early_warning
     assert first_incident_of([old, finding("memorization", "info", 1)]) == old
@@ -995,33 +1023,45 @@ def test_a_classifier_at_zero_loss_within_the_first_epoch_may_have_an_easy_task(
     assert ("eval loss and accuracy" in a.first_incident.message) == (status == "warning")
 
 
-@pytest.mark.parametrize("accuracy, status", [(1.0, "healthy"), (0.9, "warning")])
-def test_a_classifier_at_zero_loss_within_the_first_epoch_whose_held_out_evaluation_is_solved_learned(
-        tmp_path, accuracy, status):
-    """taehyun-me's reward model (a SEQ_CLS LoRA): loss 0.285 -> 0.0006 by epoch 0.6, eval accuracy 1.0 and eval loss
-    0.003 at every evaluation: the held-out pairs say the task is easy and learned. Held-out examples still
-    wrong leave the question open (a warning)."""
-    import json
-
-    import forensics
-
+def _classifier_history(evaluations: list[dict]) -> list[dict]:
+    """taehyun-me's reward model (a SEQ_CLS LoRA): loss 0.285 -> 0.0006 by epoch 0.98, the evaluations among the
+    training entries in step order, as the Trainer's log_history holds them."""
     st = steps(22, 10)
     loss = np.concatenate([[0.285, 0.156, 0.05, 0.018], np.geomspace(0.0045, 0.0006, 18)])
     history = [{"step": int(s), "epoch": float(s) / 224, "loss": float(v), "grad_norm": 0.5}
                for s, v in zip(st, loss)]
-    history += [{"step": s, "epoch": s / 224, "eval_loss": v, "eval_accuracy": accuracy}
-                for s, v in ((50, 0.0064), (100, 0.0028), (150, 0.0028), (200, 0.0031))]
-    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 220, "log_history": history}))
+    return sorted(history + evaluations, key=lambda e: e["step"])
+
+
+def _classifier_run(tmp_path, evaluations: list[dict]):
+    import json
+
+    import forensics
+
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 220,
+                                                             "log_history": _classifier_history(evaluations)}))
     (tmp_path / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "task_type": "SEQ_CLS", "r": 16}))
-    a = forensics.analyze(tmp_path)
+    return forensics.analyze(tmp_path)
+
+
+def test_a_classifier_at_zero_loss_within_the_first_epoch_whose_held_out_loss_is_as_low_learned(tmp_path):
+    """taehyun-me: eval accuracy 1.0 and eval loss 0.003 at every evaluation: the held-out pairs say the task is easy
+    and learned (healthy, nothing to act on)."""
+    evaluations = [{"step": s, "epoch": s / 224, "eval_loss": v, "eval_accuracy": 1.0}
+                   for s, v in ((50, 0.0064), (100, 0.0028), (150, 0.0028), (200, 0.0031))]
+    a = _classifier_run(tmp_path, evaluations)
+    assert a.status == "healthy" and not [f for f in a.findings if f.severity != "info"]
+
+
+@pytest.mark.parametrize("accuracy, status", [(1.0, "healthy"), (0.9, "warning")])
+def test_a_classifier_at_zero_loss_within_the_first_epoch_whose_held_out_evaluation_is_solved_learned(
+        tmp_path, accuracy, status):
+    """PraveenBarathi-K's ALBERT classifier: one evaluation, at the end, right on every example at a loss as low: an
+    easy task learned (info). Held-out examples still wrong leave the question open (a warning)."""
+    a = _classifier_run(tmp_path, [{"step": 220, "epoch": 220 / 224, "eval_loss": 0.0002, "eval_accuracy": accuracy}])
     assert a.status == status
     (f,) = [f for f in a.findings if f.kind == "zero_loss_unexplained"]
     assert (f.severity == "info") == (status == "healthy")
-    # PraveenBarathi-K's ALBERT classifier: one evaluation, at the end, right on every example, says the same
-    history = [e for e in history if "eval_loss" not in e] + [{"step": 220, "epoch": 220 / 224, "eval_loss": 0.0002,
-                                                               "eval_accuracy": accuracy}]
-    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 220, "log_history": history}))
-    assert forensics.analyze(tmp_path).status == status
 
 
 def test_a_language_model_loss_already_near_zero_at_its_first_logged_step_is_unexplained_from_there():

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "forensics"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "_lazy", "errors", "findings", "config", "torchpickle", "lfs", "metric_names", "tracker_run",
      "restarts", "launch_command", "decoding", "run_signs", "printed_loss_cells", "closing_eval_cells",
-     "loss_numbers"),  # types
+     "loss_numbers", "livelossplot_summary"),  # types
     ("run", "run_layout", "log_hints", "timeline", "log_attempts", "rival_logs", "ingest", "checkpoints",
      "export"),  # read, measure
     ("analyzers", "causes", "profile"),                                     # judge

@@ -7,7 +7,8 @@
 Each detector is a pure function `(metrics, thresholds) -> list[Finding]` in its own module,
 reading `Metrics` (one Series per metric, only logged points, NaN kept; see `metrics`).
 They run on the final history and again on each attempt a resume threw away; findings from
-those attempts are marked `abandoned` and are never worse than a warning.
+those attempts are marked `abandoned` and are never worse than a warning. Only an abandoned attempt's errors
+count toward the status (`sets_the_status`); its warnings are the run's history, listed, not its state.
 """
 from __future__ import annotations
 
@@ -115,18 +116,35 @@ def _abandoned_histories(timeline: Timeline) -> list[tuple[int, pd.DataFrame]]:
     return out
 
 
+# Evidence key of an abandoned finding that was an error in its own attempt (`_as_abandoned` makes it a warning)
+ERROR_IN_ITS_ATTEMPT = "error_in_its_attempt"
+
+
 def _as_abandoned(f: Finding, kept_keys: set[str]) -> Finding:
-    """The finding marked abandoned, at most a warning, its cause kept only if that was kept too."""
+    """The finding marked abandoned, at most a warning (an error says so in its evidence), its cause kept only if that
+    was kept too."""
     message = f.message.rstrip(".") + THROWN_AWAY
-    return replace(f, abandoned=True, severity="warning" if f.severity == "error" else f.severity,
+    evidence = {**f.evidence, ERROR_IN_ITS_ATTEMPT: True} if f.severity == "error" else f.evidence
+    return replace(f, abandoned=True, severity="warning" if f.severity == "error" else f.severity, evidence=evidence,
                    message=message, caused_by=f.caused_by if f.caused_by in kept_keys else None)
 
 
+def sets_the_status(f: Finding) -> bool:
+    """Whether a finding counts toward the run's status: every standing one, and of an abandoned attempt only what
+    broke it. The run is judged as it ended: a later launch or resume that stands replaced the attempt, so the
+    attempt's warnings are history (junkwhinger_babynames_generator: 165 launches appended to one log, three early
+    ones logging negative losses, the last one learning cleanly: healthy), while a run that went through a NaN or a
+    divergence before it was resumed is one to look at, since the same cause may come back (a warning)."""
+    return not f.abandoned or bool(f.evidence.get(ERROR_IN_ITS_ATTEMPT))
+
+
 def status_of(findings: list[Finding]) -> str:
-    """"broken" if any standing error, "warning" if any warning or error, else "healthy" (info does not count)."""
-    if any(f.severity == "error" and not f.abandoned for f in findings):
+    """"broken" if any standing error, "warning" if any other warning or error that sets the status (an abandoned
+    attempt's only where it was an error there: `sets_the_status`), else "healthy" (info does not count)."""
+    counted = [f for f in findings if sets_the_status(f)]
+    if any(f.severity == "error" and not f.abandoned for f in counted):
         return "broken"
-    if any(f.severity in ("warning", "error") for f in findings):
+    if any(f.severity in ("warning", "error") for f in counted):
         return "warning"
     return "healthy"
 
@@ -144,8 +162,9 @@ def first_incident_of(findings: list[Finding]) -> Finding | None:
     """The finding that explains the rest, or None when nothing is worse than info.
 
     The first standing error walked back along `caused_by` to the root of its chain; else the
-    first standing warning (walked back the same way); abandoned findings only when nothing else. A grad_norm
-    spike that only opened a loss spike (`precursor_of`, see `chain`) gives its place to that loss spike.
+    first standing warning (walked back the same way); abandoned findings only when nothing else, and only those
+    that set the status (`sets_the_status`). A grad_norm spike that only opened a loss spike (`precursor_of`, see
+    `chain`) gives its place to that loss spike.
     """
     # A summary of the whole log ("no evidence it learned") or two files disagreeing is not an event:
     # it is first only when no event is as bad.
@@ -153,7 +172,8 @@ def first_incident_of(findings: list[Finding]) -> Finding | None:
     ordered += [f for f in sort_findings(findings) if f.kind in ABOUT_THE_LOGS]
     for abandoned in (False, True):
         for severity in ("error", "warning"):
-            pick = next((f for f in ordered if f.severity == severity and f.abandoned == abandoned), None)
+            pick = next((f for f in ordered if f.severity == severity and f.abandoned == abandoned
+                         and sets_the_status(f)), None)
             if pick is not None:
                 return _root_of(_told_by_the_loss(pick, ordered), ordered)
     return None

@@ -14,7 +14,9 @@ shown it, and reads that text as a console log (`stdout.read_console`, format "s
   `text/markdown` of a Markdown display (its text/plain only `<IPython.core.display.Markdown object>`);
 * errors: the exception and its traceback (a run that died: `OutOfMemoryError: CUDA out of memory`);
 * a cell whose loop prints its loss as a bare number, its output only such numbers (`printed_loss_cells`): those
-  numbers as the loss at steps 0, 1, ...
+  numbers as the loss at steps 0, 1, ...;
+* livelossplot's closing summary of a series' min, max and last value (`livelossplot_summary`): the course they allow,
+  as the loss (and eval_loss) at steps 0, 1, ...
 
 The cells' code is not read as output: code says what was meant to run, the outputs what ran. What the code that
 ran passed as arguments (LoRA, 4-bit, bf16, the model) is kept for the run profile (`notebook_code`), with the
@@ -32,6 +34,7 @@ import pandas as pd
 
 from .. import closing_eval_cells
 from ..errors import UnreadableFile
+from ..livelossplot_summary import as_step_lines
 from ..printed_loss_cells import loss_column
 from ..run_signs import is_training_console, run_signs
 from ..timeline import LogRecords, empty_frame
@@ -83,6 +86,8 @@ def read(path: Path) -> LogRecords:
         records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
     if len(runs) > 1:
         records = replace(records, notes=records.notes + (_other_runs_left_out(runs, judged, shown, path),))
+    if any(_summary_read(text, kind)[0] != text for i in judged for text, kind in map(_output_text, _outputs(cells[i]))):
+        records = replace(records, notes=records.notes + (_SUMMARY_READ,))
     named = lora_named(shell_commands([cells[i] for i in judged]))
     if named:  # the cell's own `!python train.py --output_dir runs/...-lora-v1` (Schwaldlander_DomainNameSuggest)
         records.meta.setdefault("console_lora_named", named)
@@ -333,7 +338,19 @@ def _shown(cell: dict) -> list[tuple[str, str]]:
     column = loss_column(cell)
     if column is not None:
         return [("".join(f"step {k}: loss {value!r}\n" for k, value in enumerate(column)), "stream")]
-    return loss_prints_labelled(cell, [_output_text(o) for o in _outputs(cell)])
+    return loss_prints_labelled(cell, [_summary_read(*_output_text(o)) for o in _outputs(cell)])
+
+
+_SUMMARY_READ = ("livelossplot's closing summary (each series' min, max and last value) read as the course they allow: "
+                 "its maximum, then its last value where that is its minimum (a fall), its minimum, then its last where "
+                 "that is its maximum (a rise); a series that ended between its extremes is not read (their order is "
+                 "not said); the steps are the summary's order, not the run's")
+
+
+def _summary_read(text: str, kind: str) -> tuple[str, str]:
+    """A stream output that is livelossplot's closing summary as the step lines it allows (`livelossplot_summary`)."""
+    lines = as_step_lines(text) if kind == "stream" and "cur:" in text else None
+    return (lines, kind) if lines else (text, kind)
 
 
 def _per_batch(cells: list[dict], shown: list[list[tuple[str, str]]]) -> list[list[tuple[str, str]]]:
