@@ -119,3 +119,15 @@ def test_the_corpus_notebooks_spelled_out_size_is_its_model_params():
                                   "about 3 Million trainable parameters"])
 def test_a_spelled_out_count_of_a_part_or_prose_is_still_no_size(line):
     assert "console_params_said" not in console_facts(line + "\n")
+
+
+@pytest.mark.parametrize("line", ["Falcon-7B was created using 7 billion parameters",   # rlhinrichs' markdown
+                                  "a model with 100 million parameters might be slower",  # abdallaelmahdy
+                                  "This model has only 19 Million parameters"])
+def test_a_spelled_out_count_inside_a_sentence_is_no_size(line):
+    """Prose names other models' sizes; a print puts the count first on its line, or after a short label."""
+    assert "console_params_said" not in console_facts(line + "\n")
+
+
+def test_a_spelled_out_count_after_a_short_label_is_the_models_size():
+    assert console_facts("Model size: 1.2 billion parameters\n")["console_params_said"] == 1_200_000_000

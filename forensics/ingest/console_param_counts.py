@@ -121,7 +121,7 @@ def said_param_count(text: str) -> tuple[int, str] | None:
         line = line_at(text, m.start())
         count = _count_of(m)
         if len(line) <= 300 and not _names_a_part(text, m) and 1000 <= count <= _MOST_PARAMS \
-                and (best is None or count > best[0]):
+                and not _in_prose(text, m) and (best is None or count > best[0]):
             best = (count, line_end(line))
     return best
 
@@ -132,6 +132,21 @@ def said_param_count(text: str) -> tuple[int, str] | None:
 # parameters")`: `19.837954  Million parameters`, Hari-Krishna-QmFuZGk_llm_mastery's small-LLM course GPT)
 _SCALED_COUNT = re.compile(r"(?<![\w.,])(\d{1,4}(?:\.\d{1,6})?)"
                            r"(?:\s?([KMB])|[ \t]{1,2}([Tt]housand|[Mm]illion|[Bb]illion))\s+param(?:eter)?s\b")
+
+
+# What may stand before a count whose unit is spelled out: nothing, or a short label (`Model size: `). Prose says "7
+# billion parameters" of other models ("Falcon-7B was created using 7 billion parameters": rlhinrichs; a markdown
+# cell's "a model with 100 million parameters might be ...": abdallaelmahdy), where a print puts the count first.
+_LABEL_ONLY = re.compile(r"\s*(?:[A-Za-z][\w ]{0,30}:\s*)?")
+
+
+def _in_prose(text: str, m: re.Match) -> bool:
+    """Whether a count with its unit spelled out (`19.8 Million parameters`) stands inside a sentence rather than
+    opening its line or following a short label."""
+    if m.re is not _SCALED_COUNT or not m.group(3):
+        return False
+    line_start = max(text.rfind("\n", 0, m.start()), text.rfind("\r", 0, m.start())) + 1
+    return not _LABEL_ONLY.fullmatch(text[line_start:m.start()])
 
 
 _SCALES = {"K": 1e3, "M": 1e6, "B": 1e9, "thousand": 1e3, "million": 1e6, "billion": 1e9}
