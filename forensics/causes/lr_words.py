@@ -106,13 +106,21 @@ def method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[s
                          f"{_FAMILY_NAMES[found.kind]}'s, not a decoder-only language model's")
     if method == "unknown":
         return [f"fine-tuning method unknown ({_method_unread(facts)}): recipes "
-                f"use {ranges[0].describe()} for full fine-tuning ({ranges[0].source}) and {ranges[1].describe()} "
-                f"for LoRA/QLoRA ({ranges[1].source})"] + scoped
+                f"use {ranges[0].describe()} for {for_objective('full fine-tuning', objective)} ({ranges[0].source}) "
+                f"and {ranges[1].describe()} for {for_objective('LoRA/QLoRA', objective)} ({ranges[1].source})"] \
+            + scoped
     where = (facts.profile.evidence.get("method") if facts.profile else None) or facts.config.source_of("method") \
         or FROM_RANDOM_WEIGHTS
     continued = continued_from(facts)
     return [f"method: {method_name(method, objective)} ({where})"] + ([continued] if continued else []) + \
-        [f"recipes for it use {ranges[0].describe()} ({ranges[0].source})"] + scoped
+        [f"recipes for {_it(method, objective)} use {ranges[0].describe()} ({ranges[0].source})"] + scoped
+
+
+def _it(method: str, objective: str) -> str:
+    """The method the recipes are for, as the evidence names it after "method: ...": "it", or the method with its
+    objective where that is a preference or RL one (`for_objective`): "recipes for it use 5e-06 to 5e-05" read as
+    LoRA's range beside prchigoyal01's "method: LoRA", a tenth of what an SFT LoRA runs at."""
+    return for_objective(method_name(method, objective), objective) if objective in ("preference", "rl") else "it"
 
 
 def _method_unread(facts: Facts) -> str:

@@ -12,7 +12,7 @@ import numpy as np
 from ..findings import Cause
 from .evidence import Facts, evidence_value, lr_points, peak_lr, still_rising
 from .lr_ranges import LrRange
-from .lr_words import continued_from, method_name, profile_of, ranges_in_words, run_name, run_ranges
+from .lr_words import continued_from, for_objective, method_name, profile_of, ranges_in_words, run_name, run_ranges
 
 TOO_LOW = 3.0   # a peak this many times under the bottom of the range is out of every recipe for the run's kind
 FAR_UNDER = 5.0  # and this many times under it, with the run broken, the rate is the likely cause
@@ -69,8 +69,10 @@ def _no_gradient(facts: Facts) -> bool:
 
 def _against_recipes(method: str, objective: str, ranges: list[LrRange], peak: float) -> str:
     shown = " and ".join(f"{r.describe()} ({r.source})" for r in ranges)
-    what = "fine-tuning method unknown: recipes for full fine-tuning and adapters use" if method == "unknown" \
-        else f"recipes for {method_name(method, objective)} use"
+    # a preference or RL range names its objective (`for_objective`): "recipes for LoRA use 5e-06 to 5e-05" read as
+    # LoRA's range in AnnieL66's DPO
+    what = (f"fine-tuning method unknown: recipes for {for_objective('full fine-tuning and adapters', objective)} use"
+            if method == "unknown" else f"recipes for {for_objective(method_name(method, objective), objective)} use")
     return f"{what} {shown}; the peak is {min(r.low for r in ranges) / peak:.0f}x under the bottom of that"
 
 
