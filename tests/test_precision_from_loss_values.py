@@ -57,3 +57,36 @@ def test_a_stated_precision_wins_over_float16_eval_losses(tmp_path):
 def test_the_corpus_run_with_a_float16_eval_loss_is_fp16():
     p = forensics.analyze(CORPUS / "HanGyeol-Yoo_sentence_interpolation_AiMalpyeong").run_profile
     assert p.precision == "fp16" and "0.9892578125" in p.evidence["precision"]
+
+
+def _skipping_run(tmp_path, lr_held: bool):
+    """trainer_state.json logged every 10 steps: grad_norm NaN at steps 100, 200 and 300 with a finite loss, the
+    learning rate decaying linearly; `lr_held`: the scheduler did not step at those steps (a GradScaler's skip), so
+    the logged rate lags one step per skip from there on."""
+    skips = (100, 200, 300)
+    log = []
+    for step in range(10, 410, 10):
+        lag = sum(s <= step for s in skips) if lr_held else 0
+        log.append({"step": step, "epoch": step / 400, "loss": round(2.0 - step / 400, 4),
+                    "grad_norm": float("nan") if step in skips else 1.0 + 0.01 * (step % 30),
+                    "learning_rate": 1e-4 * (1 - (step - lag) / 1000)})
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": 400, "log_history": log}))
+    return forensics.analyze(folder).run_profile
+
+
+def test_skips_that_held_the_learning_rate_back_are_an_fp16_scaler_s(tmp_path):
+    p = _skipping_run(tmp_path, lr_held=True)
+    assert p.precision == "fp16" and "loss scaler" in p.evidence["precision"]
+
+
+def test_non_finite_grad_norms_under_a_rate_that_went_on_are_no_scaler_s_skips(tmp_path):
+    """A GradScaler's skip holds the scheduler back too (the Trainer steps it only where the optimizer ran): where the
+    rate advanced in full at most of them, the NaN norms were no skipped updates (kuotunyu_tw-med-llm-qlora, a QLoRA
+    stated BF16 in its run manifest: 15 of its 18 NaN grad_norms under a rate that went on)."""
+    assert _skipping_run(tmp_path, lr_held=False).precision == "unknown"
+
+
+def test_the_corpus_bf16_run_with_nan_grad_norms_is_not_called_fp16():
+    assert forensics.analyze(CORPUS / "kuotunyu_tw-med-llm-qlora").run_profile.precision != "fp16"

@@ -74,7 +74,8 @@ def _loss_scaler_signs(config: RunConfig, findings, timeline: Timeline, evidence
         return _said(evidence, "fp16", f"the Trainer saved a GradScaler's state ({saved}) under transformers "
                                        f"{_release_said(config)}, which keeps one for fp16 only: bf16 and fp32 scale "
                                        "no loss")
-    scaler = next((f for f in findings if f.kind == "skipped_steps" and not f.evidence.get("grad_norm_zero")), None)
+    scaler = next((f for f in findings if f.kind == "skipped_steps" and not f.evidence.get("grad_norm_zero")
+                   and not _rate_went_on(f)), None)
     if scaler is not None:
         return _said(evidence, "fp16", f"a loss scaler skipped updates from step {scaler.step} (only fp16 has one; "
                                        "bf16 and fp32 runs apply or break on a non-finite gradient)")
@@ -106,6 +107,20 @@ def _code_defaults(config: RunConfig, findings, timeline: Timeline, evidence: di
                                        "nothing else in it asks for mixed precision (no autocast, accelerate or "
                                        "DeepSpeed mixed_precision, Unsloth): the Trainer's default, fp32")
     return None
+
+
+def _rate_went_on(skipped) -> bool:
+    """Whether the learning rate advanced in full at most of the non-finite grad_norms where it can be told: the
+    Trainer steps its scheduler only where the optimizer ran, so a GradScaler's skip holds the rate back; a rate that
+    went on says those updates were not skipped by a scaler (kuotunyu_tw-med-llm-qlora, a QLoRA run its manifest says
+    BF16: 15 of its 18 NaN norms under a rate that went on). One reading alone is not enough: a warm-up's end or a
+    schedule's turn misreads a step (kuotunyu's first three)."""
+    told = [stalled for stalled in skipped.evidence.get("lr_stalled") or () if stalled is not None]
+    went_on = sum(not stalled for stalled in told)
+    return went_on >= _RATE_READINGS and went_on > len(told) / 2
+
+
+_RATE_READINGS = 3  # skips at which the rate was seen to go on, at the least, to say a scaler skipped none of them
 
 
 def _said(evidence: dict, precision: str, why: str) -> str:
