@@ -116,6 +116,11 @@ class ConfigValue:
 WHOLE_ARGS_DUMP = 60  # TrainingArguments had 75 fields in 4.9, 114 in 5.x
 
 
+def _pickled_arguments(source: str, keys: set[str]) -> bool:
+    """A training_args.bin that pickles the arguments object itself (its class named): every field it had."""
+    return str(source).endswith("training_args.bin") and "training_args_class" in keys
+
+
 @dataclass
 class RunConfig:
     """The run's configuration as read from its own files, with provenance.
@@ -171,13 +176,15 @@ class RunConfig:
     def whole_training_args(self) -> list[set[str]]:
         """The field names of each source that dumped a whole TrainingArguments (training_args.bin, the TensorBoard
         `args` text, a tracker's config: `WHOLE_ARGS_DUMP` fields or more, per_device_train_batch_size among them;
-        a user's YAML holds a few). Which fields a release has dates it (causes.logged_loss, profile)."""
+        a user's YAML holds a few). Which fields a release has dates it (causes.logged_loss, profile). The Trainer's
+        training_args.bin, its pickled arguments object (the class named), holds the whole of its release's
+        arguments however few they were (31 in transformers 3.0: qwu01_transformers_LM)."""
         by_source: dict[str, set[str]] = {}
         for key, seen in self.values.items():
             for value in seen:
                 by_source.setdefault(value.source, set()).add(key)
-        return [keys for keys in by_source.values()
-                if "per_device_train_batch_size" in keys and len(keys) >= WHOLE_ARGS_DUMP]
+        return [keys for source, keys in by_source.items() if "per_device_train_batch_size" in keys
+                and (len(keys) >= WHOLE_ARGS_DUMP or _pickled_arguments(source, keys))]
 
     def conflicts(self) -> dict[str, list[ConfigValue]]:
         """Keys whose sources disagree."""

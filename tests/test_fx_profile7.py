@@ -5,25 +5,15 @@ own folder name would be read as the run's name."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
 
 import forensics
 from forensics.ingest.command_line import read_wandb_metadata
+from support.trainer_console import trainer_console as _console, trainer_notebook
 
 CORPUS = Path(__file__).parent / "realworld"
-
-
-def _console(tmp_path: Path, *lines: str) -> Path:
-    """A console of the Trainer's logged dicts (loss falling from 2.4 over 10 logs), then `lines`."""
-    folder = tmp_path / "run"
-    folder.mkdir()
-    logs = [f"{{'loss': {2.4 * math.exp(-i / 6) + 1.1:.4f}, 'grad_norm': {1.0 + 0.1 * (i % 3):.4f}, "
-            f"'learning_rate': {5e-5 * (1 - i / 20):.6g}, 'epoch': {i / 10:.2f}}}" for i in range(1, 11)]
-    (folder / "train.log").write_text("\n".join(logs + list(lines)) + "\n")
-    return folder
 
 
 @pytest.mark.parametrize("line", [
@@ -59,14 +49,7 @@ def _trainer_notebook(tmp_path: Path, setup: str) -> Path:
             "model = AutoModelForCausalLM.from_pretrained('gpt2')\n" + setup +
             "args = SFTConfig(output_dir='out', learning_rate=5e-5, bf16=True)\n"
             "trainer = SFTTrainer(model=model, args=args, train_dataset=data)\ntrainer.train()\n")
-    logs = "".join(f"{{'loss': {2.4 * math.exp(-i / 6) + 1.1:.4f}, 'learning_rate': {5e-5 * (1 - i / 20):.6g}, "
-                   f"'epoch': {i / 10:.2f}}}\n" for i in range(1, 11))
-    cell = {"cell_type": "code", "source": code, "execution_count": 1, "metadata": {},
-            "outputs": [{"output_type": "stream", "name": "stdout", "text": logs}]}
-    folder = tmp_path / "run"
-    folder.mkdir()
-    (folder / "train.ipynb").write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    return folder
+    return trainer_notebook(tmp_path, code)
 
 
 @pytest.mark.parametrize("comment", [

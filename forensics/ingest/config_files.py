@@ -165,7 +165,13 @@ def mlx_adapter_values(config: dict) -> dict[str, Any]:
 
 
 def adapter_values(config: dict) -> dict[str, Any]:
-    return {f"adapter.{k}": v for k, v in config.items() if not isinstance(v, dict)}
+    out = {f"adapter.{k}": v for k, v in config.items() if not isinstance(v, dict)}
+    mapping = config.get("auto_mapping")
+    if isinstance(mapping, dict) and mapping.get("unsloth_fixed") is True:
+        # Unsloth's get_peft_model rewrites the adapter's auto_mapping (unsloth_zoo's fix_lora_auto_mapping) and
+        # marks it so: the adapter was made by Unsloth
+        out["adapter.unsloth_fixed"] = True
+    return out
 
 
 # PEFT's model card (README.md beside the adapter, PEFT 0.3-0.6) lists the base model's bitsandbytes settings:

@@ -268,6 +268,7 @@ def _model_lines(text: str) -> dict:
     if named:
         out["console_lora_named"] = named
     saved = _ADAPTER_SAVED.search(text) if "dapter" in text or "PeftModel" in text else None
+    saved = saved or (_LORA_FILE_SAVED.search(text) if "lora" in text.lower() else None)
     if saved:
         out["console_adapter_saved"] = line_at(text, saved.start()).strip()[:160]  # (the PeftModel warning is long)
     return out
@@ -282,6 +283,13 @@ _ADAPTER_SAVED = re.compile(r"^(?![^\n]*(?:projector|mm_mlp))[^\n]*?(?:\b(?:sav|
                             r"adapters?\b|\badapters?[ \t]+(?:\w+[ \t]+)?(?:saved|pushed|uploaded)\b"
                             r"|\bmodel class `PeftModel\w*`|^[ \t]*adapter_model\.(?:safetensors|bin):)",
                             re.MULTILINE | re.IGNORECASE)
+
+
+# A file named for LoRA saved by the run's own loop (JunyiJ_PostTraining-LLM-Small's `Saved checkpoint to
+# .../dpo_lora_epoch1_step10.pt`): the weights it saves are a LoRA's. `lora` a word of the file's name (`explora`
+# is not).
+_LORA_FILE_SAVED = re.compile(r"^[^\n]*?\bsav(?:e|ed|ing)\b[^\n]*?(?<![\w.-])[\w.-]*(?<![a-z])lora(?![a-z])[\w.-]*"
+                              r"\.(?:pt|pth|bin|safetensors|ckpt)\b", re.MULTILINE | re.IGNORECASE)
 
 
 def lora_named(text: str) -> str | None:

@@ -11,7 +11,8 @@
   LLaMA-Factory's `stage`, a one-label head whose first loss is ln 2 (a pairwise reward model),
   pre-training consoles (Megatron, OLMo, torchtitan, NeMo, nanochat base_train, autoresearch), a script's
   arguments that give its model's sizes and no weights to start from (argparse's Namespace line), a first
-  loss at about ln(vocabulary) (random weights: from scratch), then the run's names;
+  loss at about ln(vocabulary) (random weights: from scratch), a notebook that trains a masked LM with the masking
+  collator (pretrain), then the run's names;
 * model_params: the checkpoint index's total, the model config, PEFT's "all params", the Trainer's (or Unsloth's)
   trainable count of a run that trains every weight, or a size in the run's names ("Qwen2-7B", "llama-3-8b",
   "1.5B"), else None;
@@ -19,11 +20,14 @@
   prints of them: DeepSpeed's config print, XTuner's printed config, a launch line's --bf16, torchtune's model dtype), else
   "fp16" where a Trainer checkpoint holds a GradScaler's scaler.pt (a release that keeps one for fp16 alone), or
   where the log shows a loss scaler skipping updates (a `skipped_steps` finding from a non-finite
-  grad_norm the run recovered from, or Megatron's own count): bf16 and fp32 have no scaler to skip with;
+  grad_norm the run recovered from, or Megatron's own count): bf16 and fp32 have no scaler to skip with; logged
+  values held in a half precision say it too (every grad_norm a bfloat16 number: bf16; every eval_loss a float16
+  number and not all bfloat16 ones: fp16, the model itself run in float16);
 * framework: "llamafactory" | "swift" | "xtuner" | "unsloth" | "webui" | "mlx" | "trl" | "megatron" | ... | "hf_trainer" |
   "deepspeed" | "unknown" (a framework's own log lines or logger names, its record of the run's arguments or command
-  line, its save-folder pattern or model-card tag, TRL's names, the Trainer's files; DeepSpeed, the engine under
-  them, last).
+  line, its save-folder pattern or model-card tag, TRL's names (Unsloth's where Unsloth tagged the card), the marks
+  Unsloth's get_peft_model leaves in adapter_config.json on a Trainer's files, the Trainer's files; DeepSpeed, the
+  engine under them, last).
 Unknown stays unknown: a field nothing points at is "unknown" (None for model_params), never a guess.
 
 Each field is read in a module of its own: method, objective, size (model_params), precision, framework; names (the

@@ -122,6 +122,10 @@ def _from_trainer_arguments(layout: RunLayout | None, config: RunConfig, timelin
     if trainer is not None and trainer[0].startswith("Unsloth"):  # Unsloth's subclass of a TRL trainer or config
         return _said(evidence, "unsloth", f"{trainer[0]}, Unsloth's patched TRL trainer"
                                           f"{' arguments' * trainer[0].endswith('Config')} ({_trainer_source(config)})")
+    if trainer is not None and config.get("card.tagged_by") == "unsloth":
+        # Unsloth trains through TRL's own SFTConfig too, and tags the card it writes `unsloth` beside TRL's tags
+        return _said(evidence, "unsloth", f"{trainer[0]}, TRL's trainer arguments ({_trainer_source(config)}), in a "
+                                          f"run whose model card Unsloth tagged ({config.source_of('card.tagged_by')})")
     if trainer is not None:
         evidence["framework"] = f"{trainer[0]}, TRL's trainer{' arguments' * trainer[0].endswith('Config')} " \
                                 f"({_trainer_source(config)})"
@@ -137,6 +141,10 @@ def _from_trainer_arguments(layout: RunLayout | None, config: RunConfig, timelin
     if isinstance(tagged, str):  # the tag the framework itself puts on the card it writes
         return _said(evidence, tagged, f"the model card's tags name {tagged} ({config.source_of('card.tagged_by')})")
     card = next(((source, meta["model_card"]) for source, meta in timeline.meta.items() if meta.get("model_card")), None)
+    trainer_run = (card is not None and card[1] == "hf_trainer") or (layout is not None and layout.trainer_states)
+    unsloth_adapter = _unsloth_adapter(config) if trainer_run and not _trl_signs(timeline, objective) else None
+    if unsloth_adapter is not None:  # Unsloth's trainers are Trainers: the Trainer's card and state file
+        return _said(evidence, "unsloth", f"{unsloth_adapter}, on a Hugging Face Trainer's files")
     if card is not None and not (card[1] == "hf_trainer" and _trl_signs(timeline, objective)):
         # (a TRL trainer is a Trainer: before TRL 0.12 its card was the Trainer's, `### Training results` and all)
         return _said(evidence, card[1], f"the model card {_CARD_WRITERS[card[1]]} writes beside the model ({card[0]})")
@@ -146,6 +154,19 @@ def _from_trainer_arguments(layout: RunLayout | None, config: RunConfig, timelin
             return "trl"
         evidence["framework"] = "trainer_state.json (Hugging Face Trainer)"
         return "hf_trainer"
+    return None
+
+
+def _unsloth_adapter(config: RunConfig) -> str | None:
+    """Why the run's adapter was made by Unsloth's get_peft_model, where adapter_config.json carries its mark: the
+    `unsloth_fixed` its auto_mapping rewrite adds (unsloth_zoo's fix_lora_auto_mapping), or the `revision: unsloth`
+    older releases set; else None. (An unsloth/ base model alone is no mark: plain Trainer and TRL runs load them.)"""
+    if config.get("adapter.unsloth_fixed") is True:
+        return (f"adapter_config.json's auto_mapping carries unsloth_fixed, the mark Unsloth's get_peft_model leaves "
+                f"({config.source_of('adapter.unsloth_fixed')})")
+    if config.get("adapter.revision") == "unsloth":
+        return (f"adapter_config.json's revision 'unsloth', set by Unsloth's get_peft_model "
+                f"({config.source_of('adapter.revision')})")
     return None
 
 

@@ -229,14 +229,37 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
                          metrics: set) -> tuple[str, str | None] | None:
     """What a notebook's code trains on, the run's own names, its instruction data, an adapter's task, a trained
     encoder-decoder."""
+    for step in (_from_notebook_data, _from_own_names, _from_sft_signs, _from_seq2seq):
+        found = step(config, timeline, names, evidence, adapter, metrics)
+        if found is not None:
+            return found
+    return None
+
+
+def _from_notebook_data(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                        metrics: set) -> tuple[str, str | None] | None:
+    """Before the names: what a notebook's code trains on says the objective whatever the notebook is called."""
     raw_text = config.get("data.raw_text_lm")
     if isinstance(raw_text, str) and metrics & {"loss", "eval_loss"}:  # (AliN75_Memorization logs the eval loss only)
-        # before the names: StaticOwl_dpnlp's `fine_tune.ipynb` trains gpt2-xl on chunks of a text file with labels =
-        # input_ids, next-token training on raw text whatever the notebook is called
+        # StaticOwl_dpnlp's `fine_tune.ipynb` trains gpt2-xl on chunks of a text file with labels = input_ids,
+        # next-token training on raw text whatever the notebook is called
         evidence["objective"] = (f"the notebook's code trains its causal LM on plain text with labels = input_ids "
                                  f"and no prompt or response written around it ({raw_text}, "
                                  f"{config.source_of('data.raw_text_lm')}): next-token training on raw text")
         return "pretrain", None
+    masked = config.get("data.masked_lm")
+    if isinstance(masked, str) and not adapter and metrics & {"loss", "eval_loss", "train_loss"}:
+        # masked-token prediction is BERT's pre-training objective: a trained BERT given more of it is further
+        # pre-trained on the new text (domain adaptation), not fine-tuned to a task
+        evidence["objective"] = (f"the notebook's code trains a masked language model on its masked tokens ({masked}, "
+                                 f"{config.source_of('data.masked_lm')}): masked-LM pre-training")
+        return "pretrain", None
+    return None
+
+
+def _from_own_names(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                    metrics: set) -> tuple[str, str | None] | None:
+    """A word of the run's own names (`_NAME_OBJECTIVES`)."""
     # (a launched script whose name says two stages, `pretrain_and_sft.py`, runs both: which one this log is, it does
     # not say)
     own = [(text, where) for text, where in names if not where.startswith(_MODEL_NAME_KEYS)
@@ -254,6 +277,13 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
         if found:
             evidence["objective"] = found
             return objective, algo
+    return None
+
+
+def _from_sft_signs(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                    metrics: set) -> tuple[str, str | None] | None:
+    """Unsloth's SFT classes, instruction data in the console, an adapter on a language model's loss."""
+    supervised = _supervised_lm(config, timeline)
     unsloth = _unsloth_sft_class(config)
     if unsloth is not None and "loss" in metrics and supervised:  # (after the names: continued pre-training uses it too)
         evidence["objective"] = (f"{unsloth} ({_trainer_source(config)}), Unsloth's subclass of TRL's SFTTrainer and its "
@@ -281,12 +311,17 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
                                  "trained on the language-model loss with no preference, RL or reward metrics: "
                                  "supervised fine-tuning")
         return "sft", None
+    return None
+
+
+def _from_seq2seq(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                  metrics: set) -> tuple[str, str | None] | None:
+    """A trained encoder-decoder learns to write a target for each input: there is no other way to train one on its
+    loss here (its pre-training, span corruption from scratch, starts at ln(vocabulary): told above). A run shorter
+    than its logging interval shows only the held-out loss of that same objective."""
     seq2seq = _pretrained_seq2seq(config) or _console_seq2seq_trainer(timeline)
     on_loss = "loss" if "loss" in metrics else "eval_loss" if "eval_loss" in metrics else None
-    if seq2seq is not None and on_loss and supervised:
-        # a trained encoder-decoder learns to write a target for each input: there is no other way to train one on
-        # its loss here (its pre-training, span corruption from scratch, starts at ln(vocabulary): told above). A run
-        # shorter than its logging interval shows only the held-out loss of that same objective.
+    if seq2seq is not None and on_loss and _supervised_lm(config, timeline):
         trained_on = "trained on its targets' loss" if on_loss == "loss" else "evaluated on its targets' loss (eval_loss)"
         evidence["objective"] = (f"{seq2seq}, {trained_on} with no preference, RL or reward metrics: "
                                  "supervised (sequence-to-sequence) fine-tuning")

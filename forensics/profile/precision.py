@@ -1,94 +1,131 @@
 """The profile's precision: bf16, fp16 or fp32 from the training arguments, the DeepSpeed config or what a console
-prints of them, else fp16 where a loss scaler shows in the log."""
+prints of them, the half precision its logged values are held in (`held_dtype`), else fp16 where a loss scaler shows
+in the log."""
 from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from ..analyzers.metrics import format_number
 from ..config import RunConfig
 from ..timeline import Timeline
+from .held_dtype import eval_losses_held_in_fp16, grad_norms_held_in_bf16
 from .record import UNKNOWN
 
 
 def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) -> str:
+    """The first step that finds a precision: what the run states, then what its logged values are held in, flags
+    both off, a loss scaler's signs, and last what the code's own defaults give."""
+    for step in (_stated, _held_in_values, _flags_off, _loss_scaler_signs, _code_defaults):
+        found = step(config, findings, timeline, evidence)
+        if found is not None:
+            return found
+    return UNKNOWN
+
+
+def _stated(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
+    """A mixed-precision flag, the mixed precision Unsloth's trainer or the code turns on, the weights' load dtype."""
     for key, name in (("bf16", "bf16"), ("ds.bf16.enabled", "bf16"), ("fp16", "fp16"), ("ds.fp16.enabled", "fp16")):
         if config.get(key) is True:
-            evidence["precision"] = f"{key}=True ({config.source_of(key)})"
-            return name
+            return _said(evidence, name, f"{key}=True ({config.source_of(key)})")
     unsloth = config.get("precision.unsloth_mixed")
     if unsloth in ("fp16", "bf16"):
-        evidence["precision"] = (f"Unsloth's trainer turns on {unsloth} mixed precision where neither flag is set, "
-                                 f"from the model's dtype ({config.source_of('precision.unsloth_mixed')})")
-        return unsloth
+        return _said(evidence, unsloth, f"Unsloth's trainer turns on {unsloth} mixed precision where neither flag is "
+                                        f"set, from the model's dtype ({config.source_of('precision.unsloth_mixed')})")
     autocast = config.get("precision.autocast")
     if autocast in ("fp16", "bf16"):
-        evidence["precision"] = (f"the training loop runs its forward pass under torch's autocast in {autocast} "
-                                 f"({config.source_of('precision.autocast')})")
-        return autocast
+        return _said(evidence, autocast, f"the training loop runs its forward pass under torch's autocast in "
+                                         f"{autocast} ({config.source_of('precision.autocast')})")
     policy = config.get("precision.keras_policy")
     if policy in ("fp16", "bf16"):
-        evidence["precision"] = (f"Keras' global policy mixed_{'float16' if policy == 'fp16' else 'bfloat16'} "
-                                 f"({config.source_of('precision.keras_policy')})")
-        return policy
+        return _said(evidence, policy, f"Keras' global policy mixed_{'float16' if policy == 'fp16' else 'bfloat16'} "
+                                       f"({config.source_of('precision.keras_policy')})")
     loaded = config.get("model.load_dtype")
     if loaded in _HALF_LOADS:  # the weights themselves in half precision, no mixed-precision flag set: trained so
-        evidence["precision"] = (f"the model's weights loaded in {loaded} ({config.source_of('model.load_dtype')}) "
-                                 "and no mixed-precision flag set")
-        return _HALF_LOADS[loaded]
-    unsloth = _unsloth_console_bf16(timeline)
-    if unsloth is not None:
-        evidence["precision"] = unsloth
-        return "bf16"
-    held = _grad_norms_held_in_bf16(timeline)
-    if held is not None:
-        evidence["precision"] = held
-        return "bf16"
+        return _said(evidence, _HALF_LOADS[loaded], f"the model's weights loaded in {loaded} "
+                                                    f"({config.source_of('model.load_dtype')}) and no mixed-precision "
+                                                    "flag set")
+    return None
+
+
+def _held_in_values(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
+    """Unsloth's banner of a bfloat16 GPU, or logged values that are bfloat16 / float16 numbers: before flags both
+    off, which a model loaded in half precision and trained without mixed precision has too."""
+    for precision, why in (("bf16", _unsloth_console_bf16(timeline)), ("bf16", grad_norms_held_in_bf16(timeline)),
+                           ("fp16", eval_losses_held_in_fp16(timeline))):
+        if why is not None:
+            return _said(evidence, precision, why)
+    return None
+
+
+def _flags_off(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
     if config.get("fp16") is False and config.get("bf16") is False:
-        evidence["precision"] = f"fp16 and bf16 both off ({config.source_of('fp16')})"
-        return "fp32"
+        return _said(evidence, "fp32", f"fp16 and bf16 both off ({config.source_of('fp16')})")
     if config.get("fp16") is False and any("bf16" not in keys for keys in config.whole_training_args()):
         # TrainingArguments has had a bf16 field since transformers 4.13: a release before it ran fp16 or fp32
-        evidence["precision"] = f"fp16 off, and no bf16 field in its release's TrainingArguments ({config.source_of('fp16')})"
-        return "fp32"
+        return _said(evidence, "fp32", f"fp16 off, and no bf16 field in its release's TrainingArguments "
+                                       f"({config.source_of('fp16')})")
+    return None
+
+
+def _loss_scaler_signs(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
+    """A GradScaler's saved state, its skipped steps, overflows or dynamic scale: only fp16 training scales its loss."""
     saved = _grad_scaler_file(config)
     if saved is not None:
-        evidence["precision"] = (f"the Trainer saved a GradScaler's state ({saved}) under transformers "
-                                 f"{_release_said(config)}, which keeps one for fp16 only: bf16 and fp32 scale no loss")
-        return "fp16"
-    scaler = next((f for f in findings if f.kind == "skipped_steps" and not f.evidence.get("grad_norm_zero")), None)
+        return _said(evidence, "fp16", f"the Trainer saved a GradScaler's state ({saved}) under transformers "
+                                       f"{_release_said(config)}, which keeps one for fp16 only: bf16 and fp32 scale "
+                                       "no loss")
+    scaler = next((f for f in findings if f.kind == "skipped_steps" and not f.evidence.get("grad_norm_zero")
+                   and not _rate_went_on(f)), None)
     if scaler is not None:
-        evidence["precision"] = (f"a loss scaler skipped updates from step {scaler.step} (only fp16 has one; "
-                                 "bf16 and fp32 runs apply or break on a non-finite gradient)")
-        return "fp16"
+        return _said(evidence, "fp16", f"a loss scaler skipped updates from step {scaler.step} (only fp16 has one; "
+                                       "bf16 and fp32 runs apply or break on a non-finite gradient)")
     overflows = timeline.series("overflow").dropna()
     if len(overflows) and float(overflows.max()) > 0:
-        evidence["precision"] = (f"a loss scaler reported overflowing gradients and lowered its scale (step "
-                                 f"{int(overflows.index[0])}): only fp16 training scales its loss")
-        return "fp16"
+        return _said(evidence, "fp16", f"a loss scaler reported overflowing gradients and lowered its scale (step "
+                                       f"{int(overflows.index[0])}): only fp16 training scales its loss")
     scale = timeline.series("loss_scale").dropna()
     if len(scale) and float(scale.max()) > 1.0:  # (Megatron prints 1.0 for bf16 and fp32 runs)
-        evidence["precision"] = (f"a dynamic loss scale is logged ({format_number(float(scale.iloc[0]))} at step "
-                                 f"{int(scale.index[0])}): only fp16 training scales its loss")
-        return "fp16"
+        return _said(evidence, "fp16", f"a dynamic loss scale is logged ({format_number(float(scale.iloc[0]))} at "
+                                       f"step {int(scale.index[0])}): only fp16 training scales its loss")
+    return None
+
+
+def _code_defaults(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
+    """The precision the code gives its Lightning Trainer, or the float32 a loop or Trainer that asks for nothing
+    lower runs in."""
     lightning = config.get("precision.lightning")
     if lightning in ("fp32", "fp16", "bf16"):
-        evidence["precision"] = (f"the precision the code gives its Lightning Trainer, {lightning} "
-                                 f"({config.source_of('precision.lightning')})")
-        return lightning
+        return _said(evidence, lightning, f"the precision the code gives its Lightning Trainer, {lightning} "
+                                          f"({config.source_of('precision.lightning')})")
     if config.get("precision.default_fp32") is True:
-        evidence["precision"] = (f"the training loop in {config.source_of('precision.default_fp32')} asks for nothing "
-                                 "below float32 (no autocast, half, bfloat16 or float16, no quantized load): the "
-                                 "default, fp32")
-        return "fp32"
+        return _said(evidence, "fp32", f"the training loop in {config.source_of('precision.default_fp32')} asks for "
+                                       "nothing below float32 (no autocast, half, bfloat16 or float16, no quantized "
+                                       "load): the default, fp32")
     if config.get("precision.trainer_fp32"):
-        evidence["precision"] = (f"the {config.get('precision.trainer_fp32')} the code builds in "
-                                 f"{config.source_of('precision.trainer_fp32')} set neither fp16 nor bf16, and nothing "
-                                 "else in it asks for mixed precision (no autocast, accelerate or DeepSpeed "
-                                 "mixed_precision, Unsloth): the Trainer's default, fp32")
-        return "fp32"
-    return UNKNOWN
+        return _said(evidence, "fp32", f"the {config.get('precision.trainer_fp32')} the code builds in "
+                                       f"{config.source_of('precision.trainer_fp32')} set neither fp16 nor bf16, and "
+                                       "nothing else in it asks for mixed precision (no autocast, accelerate or "
+                                       "DeepSpeed mixed_precision, Unsloth): the Trainer's default, fp32")
+    return None
+
+
+def _rate_went_on(skipped) -> bool:
+    """Whether the learning rate advanced in full at most of the non-finite grad_norms where it can be told: the
+    Trainer steps its scheduler only where the optimizer ran, so a GradScaler's skip holds the rate back; a rate that
+    went on says those updates were not skipped by a scaler (kuotunyu_tw-med-llm-qlora, a QLoRA run its manifest says
+    BF16: 15 of its 18 NaN norms under a rate that went on). One reading alone is not enough: a warm-up's end or a
+    schedule's turn misreads a step (kuotunyu's first three)."""
+    told = [stalled for stalled in skipped.evidence.get("lr_stalled") or () if stalled is not None]
+    went_on = sum(not stalled for stalled in told)
+    return went_on >= _RATE_READINGS and went_on > len(told) / 2
+
+
+_RATE_READINGS = 3  # skips at which the rate was seen to go on, at the least, to say a scaler skipped none of them
+
+
+def _said(evidence: dict, precision: str, why: str) -> str:
+    evidence["precision"] = why
+    return precision
 
 
 _HALF_LOADS = {"bfloat16": "bf16", "float16": "fp16"}
@@ -108,27 +145,6 @@ def _unsloth_console_bf16(timeline: Timeline) -> str | None:
         return None
     return (f"Unsloth's banner says the GPU runs bfloat16 (`Bfloat16 = TRUE`, {loaded.source}) and its trainer ran: "
             "the model loaded in bfloat16, trained in bf16 mixed precision")
-_BF16_VALUES = 8  # logged grad_norms, every one a bfloat16 number: no chance (2^-16 each for a float32 value)
-
-
-def _grad_norms_held_in_bf16(timeline: Timeline) -> str | None:
-    """Why the gradients were bfloat16 tensors, where every logged grad_norm (`_BF16_VALUES` or more, not 0) is a
-    bfloat16 number - at most 8 significant bits, 1.234375 or 0.78515625 - and most print more digits than a rounded
-    log would keep: the norm of bf16 gradients is a bf16 tensor, and a model loaded in bfloat16 and trained with
-    neither fp16 nor bf16 set trains in bf16 (isharpals-06's SFTConfig with both off, michaelnny's own loop; under
-    mixed precision the gradients are float32 and so is their norm). Else None."""
-    values = timeline.series("grad_norm").dropna()
-    values = values[np.isfinite(values) & (values != 0)].to_numpy(dtype="float64")
-    if len(values) < _BF16_VALUES:
-        return None
-    as_float32 = values.astype(np.float32)
-    if not np.array_equal(as_float32.astype(np.float64), values) or (as_float32.view(np.uint32) & 0xFFFF).any():
-        return None
-    if np.mean([len(repr(float(v)).replace(".", "").strip("0")) > 4 for v in values]) < 0.5:
-        return None  # values a log rounded (0.5, 1.25): bf16 numbers by chance
-    shown = ", ".join(f"{v:.10g}" for v in values[:3])
-    return (f"every one of the {len(values)} logged grad_norm values is a bfloat16 number (at most 8 significant "
-            f"bits: {shown}, ...): the gradients were bf16 tensors, a model trained in bf16")
 # transformers' Trainer saves `scaler.pt` where it holds a GradScaler. From bf16's arrival (4.10 at the earliest) to its
 # move onto Accelerate a bf16 run held one too (4.19's trainer.py: `self.do_grad_scaling = True` for fp16 or bf16 under
 # native amp); under Accelerate only fp16 does (`Accelerator.scaler` is made for fp16 alone), and the Trainer saves it

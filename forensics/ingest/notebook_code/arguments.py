@@ -176,8 +176,7 @@ def _model_handed(call: ast.Call, names: dict) -> str | tuple[str, ...] | None:
 
 def _builds_a_trainer(call: ast.Call) -> bool:
     """`Trainer(...)`, `SFTTrainer(...)`, `Seq2SeqTrainer(...)`, `UnslothTrainer(...)`: a trainer class built."""
-    name = _called_name(call.func)
-    return name[:1].isupper() and name.endswith("Trainer")
+    return _is_trainer_class(_called_name(call.func))
 
 
 def model_classes_followed(trees: list) -> list:
@@ -201,6 +200,31 @@ def model_classes_followed(trees: list) -> list:
                     and node.value.id in held:
                 node.value = ast.copy_location(ast.Name(id=held[node.value.id], ctx=ast.Load()), node.value)
     return trees
+
+
+def trainer_subclasses_followed(trees: list) -> list:
+    """The trees with each call of a Trainer subclass the notebook defines under a name of its own
+    (`class customtrainer(Trainer)`, yangoos57_Bert_For_Domain_Adaptation) made a call of the Trainer it subclasses,
+    where the name is defined once: the readers below know a trainer by its class's name (`_builds_a_trainer`)."""
+    defined: dict[str, list[str]] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = [_called_name(b) for b in node.bases]
+                defined.setdefault(node.name, []).append(next((b for b in bases if _is_trainer_class(b)), ""))
+    held = {name: bases[0] for name, bases in defined.items()
+            if len(set(bases)) == 1 and bases[0] and not _is_trainer_class(name)}
+    if not held:
+        return trees
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in held:
+                node.func = ast.copy_location(ast.Name(id=held[node.func.id], ctx=ast.Load()), node.func)
+    return trees
+
+
+def _is_trainer_class(name: str) -> bool:
+    return name[:1].isupper() and name.endswith("Trainer")
 
 
 def _loads_a_model(call: ast.Call) -> bool:

@@ -11,7 +11,7 @@ import tokenize
 import warnings
 
 from .syntax import _called_name
-from .arguments import model_classes_followed
+from .arguments import model_classes_followed, trainer_subclasses_followed
 
 _SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
 _NOT_PYTHON_CELL = re.compile(r"^\s*%%(?!capture|time|timeit)")
@@ -139,8 +139,9 @@ def _count(cell: dict):
 def _parsed_cells(cells: list) -> list:
     """The trees of the cells that ran, with the script a `%%writefile train.py` cell writes where a shell line
     that ran launches it (`!accelerate launch train.py`): that code ran too; a model class held in a name called by
-    the class's own name (`arguments.model_classes_followed`)."""
-    return model_classes_followed(list(_trees_of_cells_that_ran(cells)))
+    the class's own name (`arguments.model_classes_followed`); a Trainer subclass of the notebook's own called as the
+    Trainer it subclasses (`arguments.trainer_subclasses_followed`)."""
+    return trainer_subclasses_followed(model_classes_followed(list(_trees_of_cells_that_ran(cells))))
 
 
 def _trees_of_cells_that_ran(cells: list):

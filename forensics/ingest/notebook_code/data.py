@@ -96,6 +96,32 @@ def _labels_are_inputs(trees: list) -> str | None:
     return found
 
 
+def masked_lm(trees: list) -> str | None:
+    """What says the cells that ran (`trees`) train a masked language model on its own objective: a `...ForMaskedLM`
+    model class used and DataCollatorForLanguageModeling with its masking on (mlm=True, or left at that default),
+    which masks tokens and makes the masked ones the labels, BERT's pre-training objective (yangoos57's domain
+    adaptation of kcbert); None otherwise (mlm given by a name the code does not show included)."""
+    nodes = [n for tree in trees for n in ast.walk(tree)]
+    model = next((name for n in nodes if isinstance(n, (ast.Name, ast.Attribute))
+                  and (name := _called_name(n)).endswith(_MASKED_LM_HEAD)), None)
+    collator = next((n for n in nodes if isinstance(n, ast.Call) and _called_name(n.func) == _LM_COLLATOR
+                     and _mlm_on(n)), None)
+    if model is None or collator is None:
+        return None
+    return f"{model} trained with {ast.unparse(collator)[:100]}"
+
+
+_MASKED_LM_HEAD = "ForMaskedLM"
+
+
+def _mlm_on(call: ast.Call) -> bool:
+    """The collator's masking on: mlm=True, or no mlm given (on by default; its second positional argument is mlm)."""
+    given = [k.value for k in call.keywords if k.arg == "mlm"] + call.args[1:2]
+    if any(k.arg is None for k in call.keywords) and not given:
+        return False  # `**kwargs` the code does not show may set it
+    return not given or (isinstance(given[0], ast.Constant) and given[0].value is True)
+
+
 def _mlm_off(call: ast.Call) -> bool:
     return any(k.arg == "mlm" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords)
 
