@@ -18,7 +18,8 @@ from .analyzers.classifier_at_chance import detect_classifier_at_chance
 from .analyzers.cut_short import detect_cut_short, end_accounted_for
 from .analyzers.early_overshoot import detect_early_overshoot
 from .analyzers.epoch_staircase import dated_at_the_pairs_return
-from .analyzers.fine_tune_start import detect_start_above_uniform_guess, detect_start_near_the_guess
+from .analyzers.fine_tune_level import detect_fine_tune_far_above_text
+from .analyzers.fine_tune_start import ADAPTER_METHODS, detect_start_above_uniform_guess, detect_start_near_the_guess
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.learning_evidence import detect_ended_near_the_guess, for_a_reward_model, without_the_score
 from .analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
@@ -173,8 +174,9 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
 def _start_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
                     findings: list[Finding]) -> list[Finding]:
     """Where the run's loss started: beyond any cross-entropy, above the vocabulary's uniform guess, or at it (a
-    pairwise preference loss: above ln 2). A loss summed over accumulation steps by a release not known is given the
-    benefit of the doubt (its start is moot)."""
+    pairwise preference loss: above ln 2), or an SFT of a trained model whose loss stays far above any trained model's
+    level on text (`detect_fine_tune_far_above_text`). A loss summed over accumulation steps by a release not known is
+    given the benefit of the doubt (its start is moot)."""
     if profile.objective == "preference" and profile.algorithm in PAIRWISE_ALGORITHMS:
         return detect_pairwise_start_above_chance(metrics)  # its guess is ln 2, not the vocabulary's
     vocab = config.get("model.vocab_size")
@@ -192,6 +194,9 @@ def _start_findings(metrics, thresholds: Thresholds, profile: RunProfile, config
         certain = pretrained_base(config)  # (not a configuration's name: a model built from it starts here too)
         found = detect_start_near_the_guess(doubtful, profile.method, vocab, config.get("adapter.task_type"),
                                             certain[0] if certain else None)
+        if not found and profile.objective == "sft":  # (a preference, RL or reward loss is no per-token LM loss)
+            trained = profile.method in ADAPTER_METHODS or certain is not None
+            found = detect_fine_tune_far_above_text(doubtful, thresholds, trained, config.get("adapter.task_type"))
     return found
 
 

@@ -3,7 +3,8 @@
 The crash that ended the run (a CUDA out-of-memory error, a CUDA fault, NCCL, or the shell's report of a job it saw
 killed), after the log's last loss; how often tensorboardX warned that a value handed to its writer was NaN or Inf
 after the first loss; TRL's trainer and transformers' Seq2SeqTrainer named by warnings raised from their own code; the
-oldest transformers release that prints a deprecation message the console shows.
+oldest transformers release that prints a deprecation message the console shows, or that pip or Unsloth's banner
+names.
 """
 from __future__ import annotations
 
@@ -25,6 +26,15 @@ _SEQ2SEQ_TRAINER = re.compile(r"`Seq2SeqTrainer\.__init__`|^[ \t]*\w+[ \t]*=[ \t
 # training loss as a mean over the accumulation steps, not the 4.46-4.47 sum (BDH-teacher_Deep_Learning_Audit_code's
 # bloom-560m LoRA, 18.39 at its first window, is no sum of 4 micro-batches).
 _RELEASE_MESSAGES = (("4.56", re.compile(r"`torch_dtype` is deprecated! Use `dtype` instead!")),)
+# The release a console names outright: pip's report of the transformers it found or installed (`Requirement already
+# satisfied: transformers in .../dist-packages (4.51.3)`, with `>=4.46.0 ... (from trl)` where another package asked
+# for it; `Successfully installed ... transformers-4.46.3`) and Unsloth's banner (`Fast Qwen2 patching. Transformers:
+# 5.5.0.`). A notebook may show several: the oldest of them is the lower bound (hoa-10_RLHF's pip output, 4.51.3, dates
+# its ORPO QLoRA's loss a mean over 4 accumulation steps, not a 4.46-4.47 sum).
+_RELEASE_STATED = re.compile(r"^Requirement already satisfied: transformers(?:\[[\w,]+\])?(?:[<>=!~][^ ]*)? in \S.*?"
+                             r"\((\d+\.\d+)(?:\.\d+)*\)[ \t]*$"
+                             r"|^Successfully installed (?:.* )?transformers-(\d+\.\d+)"
+                             r"|\bUnsloth [\w.]+: Fast \w+ patching\. Transformers: (\d+\.\d+)", re.MULTILINE)
 
 
 def console_warnings(text: str) -> dict:
@@ -57,7 +67,19 @@ def _transformers_release_at_least(text: str) -> dict:
         if m:
             return {"console_transformers_at_least": release,
                     "console_transformers_at_least_line": line_end(line_at(text, m.start()))}
-    return {}
+    return _release_stated(text) if "ransformers" in text else {}
+
+
+def _release_stated(text: str) -> dict:
+    """`console_transformers_at_least` with its `_line` from the oldest release the console names outright
+    (`_RELEASE_STATED`: pip's report, Unsloth's banner); {} where it names none."""
+    stated = [(tuple(int(p) for p in next(g for g in m.groups() if g).split(".")), m)
+              for m in _RELEASE_STATED.finditer(text)]
+    if not stated:
+        return {}
+    release, m = min(stated, key=lambda pair: pair[0])
+    return {"console_transformers_at_least": ".".join(str(p) for p in release),
+            "console_transformers_at_least_line": line_end(line_at(text, m.start()))}
 
 
 def _nonfinite_written_after_the_first_loss(text: str) -> int:
