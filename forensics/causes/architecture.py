@@ -19,8 +19,11 @@ from .evidence import Facts
 _T5_TYPES = frozenset({"t5", "mt5", "umt5", "longt5"})
 _T5_HEAD = re.compile(r"^(?:M|UM|Long)?T5(?:ForConditionalGeneration|EncoderModel|Model|ForQuestionAnswering)$")
 # a T5-family checkpoint in a model or log file name: `google/flan-t5-base`, `mt5-base-finetuned-ar-to-en`, `t5-small`,
-# `bigscience/mt0-large` (Wenxin-Jiang's mT5 model card, 1025378573_T5-Finetune); not `gpt5`, `qwen2.5-t5x`
-_T5_NAME = re.compile(r"(?<![a-z0-9])(?:flan[-_]?|m|um|byt|long)?t5(?![a-z0-9])|(?<![a-z0-9])mt0(?![a-z0-9])",
+# `google/t5-v1_1-base`, `bigscience/mt0-large` (Wenxin-Jiang's mT5 model card, 1025378573_T5-Finetune). A bare `t5`
+# must be followed by a size or version: `run_t5.log` names an experiment, not a checkpoint, and `t5x` is a framework;
+# not `gpt5`, `qwen2.5-t5x`
+_T5_SIZE = r"(?:small|base|large|xl|xxl|3b|11b|v1[-_.]1)"
+_T5_NAME = re.compile(r"(?<![a-z0-9])(?:(?:flan[-_]?|m|um|by|long)t5|t5[-_.]?" + _T5_SIZE + r"|mt0)(?![a-z0-9])",
                       re.IGNORECASE)
 _MODEL_NAME_KEYS = ("model.name_or_path", "model._name_or_path", "adapter.base_model_name_or_path")
 # a script's own argument naming a recurrent cell (pytorch/examples' word_language_model: model='LSTM', 'RNN_RELU')
@@ -49,15 +52,21 @@ def _t5_said(facts: Facts) -> Architecture | None:
         if isinstance(heads, list) else None
     if head is not None:
         return Architecture("t5", f"{head} ({config.source_of('model.architectures')})")
-    named = [(config.get(k), f"{k} ({config.source_of(k)})") for k in _MODEL_NAME_KEYS] + \
-        [(PurePath(str(source)).name, "a log file's name") for source in _log_sources(facts)]
-    return next((Architecture("t5", f"{where}: {name}") for name, where in named
-                 if isinstance(name, str) and _T5_NAME.search(name)), None)
+    named = next(((name, where) for name, where in _model_names(facts) if _T5_NAME.search(name)), None)
+    return Architecture("t5", f"{named[1]}: {named[0]}") if named is not None else None
 
 
-def _log_sources(facts: Facts) -> list[str]:
+def _model_names(facts: Facts):
+    """(name, where) of the model's names in the config, then of the log files: a file's name is read only where the
+    config named no T5 (the timeline's sources are listed once, and only then)."""
+    for key in _MODEL_NAME_KEYS:
+        name = facts.config.get(key)
+        if isinstance(name, str):
+            yield name, f"{key} ({facts.config.source_of(key)})"
     frame = facts.timeline.frame
-    return list(dict.fromkeys(frame["source"].dropna().astype(str))) if "source" in frame else []
+    if "source" in frame:
+        for source in frame["source"].dropna().astype(str).unique():
+            yield PurePath(source).name, "a log file's name"
 
 
 def _recurrent_said(facts: Facts) -> Architecture | None:

@@ -96,14 +96,24 @@ def _size(n: float) -> str:
     return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
 
 
+def no_adapters(ranges: list[LrRange]) -> bool:
+    """The rows used are a recurrent network's: it has no LoRA adapters, so its range is the network's, not full
+    fine-tuning's and an adapter's (ohalon's RNN_RELU was told "for full fine-tuning and adapters ... alike")."""
+    return ranges[0].family == "recurrent"
+
+
 def method_sentences(facts: Facts, method: str, ranges: list[LrRange]) -> list[str]:
     objective = profile_of(facts)[1]
     scope = scope_of(facts, method)
     scoped = [f"those ranges are {scope}"] if scope else []
-    found = architecture_of(facts)
+    family = ranges[0].family  # the rows used: a T5's preference or RL objective is read from the decoder rows
+    found = architecture_of(facts) if family in _FAMILY_NAMES else None
     if found is not None:  # a T5's or an RNN's rates are not a decoder LM's (Anujaykalbhor's T5, ohalon's RNN_RELU)
-        scoped.insert(0, f"the network is {_FAMILY_NAMES[found.kind]} ({found.said}): its rows are "
-                         f"{_FAMILY_NAMES[found.kind]}'s, not a decoder-only language model's")
+        scoped.insert(0, f"the network is {_FAMILY_NAMES[family]} ({found.said}): its rows are "
+                         f"{_FAMILY_NAMES[family]}'s, not a decoder-only language model's")
+    if method == "unknown" and no_adapters(ranges):
+        return [f"method unknown ({_method_unread(facts)}): recipes use {ranges[0].describe()} for "
+                f"{_FAMILY_NAMES[family]} ({ranges[0].source})"] + scoped
     if method == "unknown":
         return [f"fine-tuning method unknown ({_method_unread(facts)}): recipes "
                 f"use {ranges[0].describe()} for {for_objective('full fine-tuning', objective)} ({ranges[0].source}) "
@@ -143,6 +153,8 @@ def ranges_in_words(method: str, objective: str, ranges: list[LrRange], unknown:
             unknown = "; the method is unknown" if objective in OBJECTIVES_WITH_ROWS else \
                 "; the method and objective are unknown"
         unknown = unknown if unknown.startswith(";") else " " + unknown
+        if no_adapters(ranges):
+            return f"{ranges[0].describe()} for {_FAMILY_NAMES[ranges[0].family]}{unknown}"
         if ranges[0].describe() == ranges[1].describe():  # a T5's rows: the method does not decide it
             return f"{ranges[0].describe()} for full fine-tuning and adapters{of_family} alike{unknown}"
         return (f"{ranges[0].describe()} for {for_objective(method_name('full', objective), objective)}{of_family}, "
@@ -156,4 +168,5 @@ def against(peak: float, rng: LrRange) -> str:
         return f"is below the usual {rng.describe()}"
     if peak <= rng.high:
         return f"is within the usual {rng.describe()}"
-    return f"is above the usual {rng.describe()} but within what adapter runs often use (up to {evidence_value(rng.ceiling)})"
+    return (f"is above the usual {rng.describe()} but within what adapter runs often use "
+            f"(up to {evidence_value(rng.ceiling)})")

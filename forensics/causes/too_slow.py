@@ -12,7 +12,8 @@ import numpy as np
 from ..findings import Cause
 from .evidence import Facts, evidence_value, lr_points, peak_lr, still_rising
 from .lr_ranges import LrRange
-from .lr_words import continued_from, for_objective, method_name, profile_of, ranges_in_words, run_name, run_ranges
+from .lr_words import (continued_from, for_objective, method_name, no_adapters, profile_of, ranges_in_words, run_name,
+                       run_ranges)
 
 TOO_LOW = 3.0   # a peak this many times under the bottom of the range is out of every recipe for the run's kind
 FAR_UNDER = 5.0  # and this many times under it, with the run broken, the rate is the likely cause
@@ -73,6 +74,8 @@ def _against_recipes(method: str, objective: str, ranges: list[LrRange], peak: f
     # LoRA's range in AnnieL66's DPO
     what = (f"fine-tuning method unknown: recipes for {for_objective('full fine-tuning and adapters', objective)} use"
             if method == "unknown" else f"recipes for {for_objective(method_name(method, objective), objective)} use")
+    if no_adapters(ranges):  # a recurrent network has no adapters, and its one row holds whatever the method
+        what, shown = "recipes for a recurrent network use", f"{ranges[0].describe()} ({ranges[0].source})"
     return f"{what} {shown}; the peak is {min(r.low for r in ranges) / peak:.0f}x under the bottom of that"
 
 

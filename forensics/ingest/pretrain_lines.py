@@ -6,11 +6,13 @@ both and puts the rows in file order with its other events.
 
 Each family of line is read in its own module of forensics/ingest/console_lines/, whose docstring says which
 lines and how: frameworks (Megatron, GPT-NeoX, nanotron, NeMo, NeMo 2.0, MindFormers, torchtitan, verl, RWKV-LM's
-train_log.txt), fairseq (its losses in bits), toolkits (fairseq2, the Flax examples, MaxText, clu, InternEvo, gpt-2-simple,
-OpenNMT-py, Joey NMT, the MetricLogger, torchtune, DLLogger), epoch_tensors (PEFT's example loops), epoch_costs (an epoch's `Training cost: X`), marian (Marian NMT), split_values (`[Step N/T] Train X | Val Y`), nanogpt (nanoGPT,
-nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes
-of hand-written loops), stepless (lines dated by the lines around them: a `bpc = X` print, the TF PTB tutorial's), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO
-loop's dashed steps).
+train_log.txt), fairseq (its losses in bits), toolkits (fairseq2, the Flax examples, MaxText, clu, InternEvo,
+gpt-2-simple, OpenNMT-py, Joey NMT, the MetricLogger, torchtune, DLLogger), epoch_tensors (PEFT's example loops),
+epoch_costs (an epoch's `Training cost: X`), marian (Marian NMT), split_values (`[Step N/T] Train X | Val Y`), nanogpt
+(nanoGPT, nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes of hand-written
+loops), epoch_split (`Epoch E: train=X, val=Y, ppl=P`), stepless (lines dated by the lines around them: a `bpc = X`
+print, the TF PTB tutorial's), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a
+PPO loop's dashed steps).
 
 On the last line of a file (no newline after it) the last field of these shapes may be cut mid-write:
 it is left out and the line marked cut.
@@ -36,11 +38,12 @@ from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FLAX_STE
                                      _internevo, _joeynmt_valid, _maxtext_eval, _metric_logger, _opennmt,
                                      _opennmt_epoch, _opennmt_valid)
 from .console_lines.nanogpt import (_CHAR_RNN, _COLON_STEP, _LLMC_STEP, _LLMC_VAL, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP,
-                                    _STEP_NAME_VALUE, _char_rnn, _colon_pairs, _llmc_console, _llmc_val, _nanochat_step, _nanogpt,
-                                    _pipe_step, _step_name_value, SPLIT_PIPE, split_pipe)
-from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY, _EPOCH_SPLIT_LOSSES,
-                                         _LOSS_PRINT, _LOSS_WORD, _TQDM_BAR, _TQDM_DESCRIBED, _epoch_bracket,
-                                         _epoch_split_losses, _hand_written, _tqdm_description, _tqdm_postfix)
+                                    _STEP_NAME_VALUE, _char_rnn, _colon_pairs, _llmc_console, _llmc_val, _nanochat_step,
+                                    _nanogpt, _pipe_step, _step_name_value, SPLIT_PIPE, split_pipe)
+from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY, _LOSS_PRINT, _LOSS_WORD,
+                                         _TQDM_BAR, _TQDM_DESCRIBED, _epoch_bracket, _hand_written, _tqdm_description,
+                                         _tqdm_postfix)
+from .console_lines.epoch_split import EPOCH_SPLIT_LOSSES, epoch_split_losses
 from .console_lines.epoch_tensors import EPOCH_TENSORS, epoch_tensors
 from .console_lines.epoch_costs import EPOCH_COST, NEEDLE as _COST_NEEDLE, epoch_cost
 from .console_lines.marian import MARIAN_UPDATE, MARIAN_VALID, NEEDLE as _MARIAN_NEEDLE, marian_update, marian_valid
@@ -56,7 +59,8 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "Metrics (step ", "Completed eval after", "] collection=", "] loss=", "tgs (tokens/gpu/second)=",
                      "step:", "reduced_train_loss=", "loss:", "step=",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
-                     "| loss ", "tensor(", "tf.Tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ", "iters:", "train=",
+                     "| loss ", "tensor(", "tf.Tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ",
+                     "iters:", "train=",
                      "| epoch ", " wps", _COST_NEEDLE, _SPLIT_VALUES_NEEDLE, _MARIAN_NEEDLE,
                      "NEW RUN ")  # (RWKV-LM's train_log.txt: its mini-epoch lines hold no word, its launches' heads do)
 # A tqdm bar with a loss in its postfix, or in its description (`batch loss 0.702: 100%|`): no fixed substring marks
@@ -67,9 +71,11 @@ TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss|[Ll]oss[^|\r\n]{0,
 PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "autoresearch", "nanotron",
                      "llmc_console", "char_rnn")
 # The framework a kind of line names, where it names one.
-KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "composer", "nemo_rl": "nemo_rl", "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
+KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "composer", "nemo_rl": "nemo_rl",
+                   "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
                    "nanochat_base": "nanochat", "nanochat": "nanochat", "autoresearch": "autoresearch",
-                   "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed", "dschat_rm": "deepspeed",
+                   "nanogpt": "nanogpt", "verl": "verl", "llmc": "llm.c", "dschat_sft": "deepspeed",
+                   "dschat_rm": "deepspeed",
                    "dschat_ppo": "deepspeed", "dschat_dpo": "deepspeed",
                    "nemo2": "nemo", "mindformers": "mindformers", "opennmt": "opennmt", "torchtune": "torchtune",
                    "joeynmt_valid": "joeynmt", "opennmt_epoch": "opennmt", "fairseq_legacy": "fairseq",
@@ -228,14 +234,16 @@ def _small_console(line: str, last_line: bool) -> StepLine | None:
 
 # (substring, start of the shape, reader) in the order they are tried.
 _BARE_PIPE = re.compile(r"^\s*(\d{1,18})\s+\|\s+(?=loss[ :]\s*[-+.\dnNiI])")
-_SMALL_SHAPES = (("epoch=", EPOCH_TENSORS, epoch_tensors), ("| norm ", _LLMC_STEP, _llmc_console), ("), train_loss = ", _CHAR_RNN, _char_rnn),
+_SMALL_SHAPES = (("epoch=", EPOCH_TENSORS, epoch_tensors), ("| norm ", _LLMC_STEP, _llmc_console),
+                 ("), train_loss = ", _CHAR_RNN, _char_rnn),
                  ("val loss ", _LLMC_VAL, _llmc_val),
-                 ("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step), ("| loss", _BARE_PIPE, _bare_pipe_step),
+                 ("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
+                 ("| loss", _BARE_PIPE, _bare_pipe_step),
                  ("| ", SPLIT_PIPE, split_pipe),
                  (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
                  ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
                  ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("oss", _KEY_VALUE_START, _key_values),
                  ("%|", _TQDM_BAR, _tqdm_postfix), ("%|", _TQDM_DESCRIBED, _tqdm_description),
-                 ("train=", _EPOCH_SPLIT_LOSSES, _epoch_split_losses),
+                 ("train=", EPOCH_SPLIT_LOSSES, epoch_split_losses),
                  ("oss", _LOSS_WORD, _hand_written),
                  ("acc", _HELD_OUT_ACCURACY, _hand_written), ("bpc", _BPC_PRINT, bpc_print))

@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 
 from .fields import _FLOAT, StepLine, _record
-from .hand_written import _perplexity_of
+from .epoch_split import perplexity_of
 
 # `epoch=E:` at the line's start (or right after a tqdm bar's last redraw, where stderr's bar and stdout's print share
 # a line: Birkbeck's last epoch), then `name=value` pairs, a value bare or in its tensor's repr
-EPOCH_TENSORS = re.compile(r"(?:^|(?<=it/s\])|(?<=s/it\]))\s*epoch=(\d{1,6}):(?=[ \t]+\w+=(?:tensor\()?[-+.\dnNiI])", re.IGNORECASE)
+EPOCH_TENSORS = re.compile(r"(?:^|(?<=it/s\])|(?<=s/it\]))\s*epoch=(\d{1,6}):(?=[ \t]+\w+=(?:tensor\()?[-+.\dnNiI])",
+                           re.IGNORECASE)
 _PAIR = re.compile(r"(?<![\w.])([A-Za-z]\w{0,60})=(?:tensor\(\s*)?(" + _FLOAT + r")"
                    r"(?:\s*,\s*(?:device|dtype|grad_fn|requires_grad)=[^()]*?(?:<\w+>)?)*\)?(?=\s|$)", re.IGNORECASE)
 _HELD_OUT = re.compile(r"^(?:eval|val|valid|validation|test|dev)_", re.IGNORECASE)
@@ -38,8 +39,9 @@ def epoch_tensors(m: re.Match, line: str, last_line: bool) -> StepLine | None:
             losses.setdefault(split, raw)
         elif name.endswith(("ppl", "perplexity")):
             ppls.setdefault(split, raw)
-    if not losses or any(split in ppls and not _perplexity_of(ppls[split], raw) for split, raw in losses.items()):
+    if not losses or any(split in ppls and not perplexity_of(ppls[split], raw) for split, raw in losses.items()):
         return None
     metrics = [("loss" if split == "train" else "eval_loss", float(raw)) for split, raw in losses.items()]
-    metrics += [("ppl" if split == "train" else "eval_ppl", float(raw)) for split, raw in ppls.items() if split in losses]
+    metrics += [("ppl" if split == "train" else "eval_ppl", float(raw))
+                for split, raw in ppls.items() if split in losses]
     return _record("generic_epoch", int(m.group(1)), None, metrics + [("epoch", float(m.group(1)))], cut)

@@ -47,7 +47,6 @@ no counter) are `key_values`'.
 """
 from __future__ import annotations
 
-import math
 import re
 
 from ...metric_names import OPTIMIZER_STEP
@@ -56,13 +55,15 @@ from .fields import StepLine, _FLOAT, _field_name, _record, number, perplexity_l
 
 # A tqdm bar (`[prefix: ]P%|bar| n/total [elapsed<left, rate, postfix...]`) whose postfix names a loss.
 _TQDM_BAR = re.compile(r"\d{1,3}%\|[^|]{0,200}\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
-                       r"\[[^\],\]]{0,60},\s*[^\],]{0,40}(?:it/s|s/it)\s*,(?P<postfix>[^\]]{0,500}(?i:loss)[^\]]{0,500})\]")
+                       r"\[[^\],\]]{0,60},\s*[^\],]{0,40}(?:it/s|s/it)\s*,"
+                       r"(?P<postfix>[^\]]{0,500}(?i:loss)[^\]]{0,500})\]")
 # A tqdm bar with its description (`{desc}: P%|bar| n/total [`), the description read for a loss (`_tqdm_description`).
 _TQDM_DESCRIBED = re.compile(r"(?P<desc>[^\r\n|\]]{0,120}?(?i:loss)[^\r\n|\]]{0,120}?)\s*:\s*\d{1,3}%\|[^|]{0,200}\|"
                              r"\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*\[")
 _HELD_OUT_BAR = re.compile(r"(?<![a-z])(?:val(?:id|idation)?|eval(?:uation)?|test|dev)(?![a-z])", re.IGNORECASE)
 # (a key may be words: a loop's own `set_postfix({"Training Loss": loss})` draws `Training Loss=0.365`)
-_POSTFIX_PAIR = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,3})\s*[=:]?\s*([-+]?(?:nan|inf|\.?\d)[^\s,]*)\s*$",
+_POSTFIX_PAIR = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,3})\s*[=:]?\s*"
+                           r"([-+]?(?:nan|inf|\.?\d)[^\s,]*)\s*$",
                            re.IGNORECASE)
 _POSTFIX_SKIP = {"v_num"}  # Lightning's run version, not a metric
 _BAR_EPOCH = re.compile(r"\bEpoch\s*(\d{1,6})", re.IGNORECASE)
@@ -104,14 +105,17 @@ _LEADING_COUNTER = re.compile(r"[ \t]*(\d{1,12})()[ \t]*:[ \t]*(?=" + _SPLIT + r
 _PER_UNIT = r"/(?:word|token|char(?:acter)?|byte)s?"
 _GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|" + _CROSS_ENTROPY
                            + r"|(?:([a-z]+)[_ .-]{1,2})?loss(?:[_ ]" + _SPLIT + r"|" + _PER_UNIT + r")?|(?:[a-z]+_)?lr|"
-                           r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|(?:(?:" + _SPLIT + r"[_ ])?(?:chosen|rejected)[_ ])?reward|(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
+                           r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|"
+                           r"(?:(?:" + _SPLIT + r"[_ ])?(?:chosen|rejected)[_ ])?reward|"
+                           r"(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
                            r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
                            r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?!\w|\.\w|,\d)", re.IGNORECASE)
 _LOSS_KINDS = frozenset({"train", "training", "total", "lm", "avg", "average", "mean", "running", "batch",
                          "val", "valid", "validation", "eval", "test", "dev"})  # held-out ones: `_HELD_OUT`
 # A line about the best or last value so far, not a step's own (`Best loss 0.123 at step 500`, early stopping).
 _NOT_A_STEP = re.compile(r"\bbest\b|early[ _-]?stop", re.IGNORECASE)
-_GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm", "gnorm": "grad_norm",
+_GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm",
+                  "gnorm": "grad_norm",
                   "gradient norm": "grad_norm", "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity",
                   "acc": "accuracy", "accuracy": "accuracy", "reward": "reward"}
 _HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
@@ -123,10 +127,12 @@ _LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 # A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`;
 # the epoch may be a bracketed tag (`[E2] step 0 loss 0.49`, `[ep 3/5]`) or `Ep N` before the step in parentheses
 # (the loops of Raschka's "LLMs from scratch" and their copies: `Ep 1 (Step 000005): Train loss 0.687, Val loss ...`).
-# The word may be the loop author's own language's (070705gavrilovaanna_text_generation: `эпоха 1: train_loss = 6.427,
-# val_loss = 5.959`); only the nominative, so `сохранена лучшая модель на эпохе 1 с val_loss = 5.959` counts nothing.
+# The word may be the loop author's own language's (070705gavrilovaanna_text_generation:
+# `эпоха 1: train_loss = 6.427, val_loss = 5.959`); only the nominative, so
+# `сохранена лучшая модель на эпохе 1 с val_loss = 5.959` counts nothing.
 _EPOCH_WORDS = ("epoch", "эпоха", "epoche", "época", "epoca", "époque", "epoka")
-_GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:(?:" + "|".join(_EPOCH_WORDS) + ")" + _SEP + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\])"
+_GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:(?:" + "|".join(_EPOCH_WORDS) + ")" + _SEP
+                            + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\])"
                            r"|ep[ \t]+(?=\d{1,6}[ \t]+\(step\b))"
                            r"(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)", re.IGNORECASE)
 # A batch counted within the epoch printed right after it, as TensorFlow 2's Transformer tutorial and its copies print
@@ -181,7 +187,8 @@ def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | Non
             metrics.append((canonical_metric(key), value))
     if not any(name == "loss" or name.endswith("_loss") for name, _ in metrics):  # not loss_scale alone
         return None
-    if not any(name == "loss" for name, _ in metrics):  # NeMo-Aligner's `train_loss=2.3, train_lr=1e-05`: the step's own
+    # NeMo-Aligner's `train_loss=2.3, train_lr=1e-05`: the step's own
+    if not any(name == "loss" for name, _ in metrics):
         metrics = [(_POSTFIX_TRAIN.get(name, name), value) for name, value in metrics]
     epoch = _BAR_EPOCH.search(prefix.rsplit("|", 1)[-1])
     if epoch:
@@ -230,7 +237,8 @@ def has_generic_line(text: str) -> bool:
         before = low[max(0, at - _GENERIC_REACH):at]
         before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
         if ("step" in before or "iter" in before or "=" in before) and _GENERIC_STEP.search(before) or (
-                any(w in before for w in _EPOCH_WORDS) and _GENERIC_EPOCH.search(before)) or ("/" in before and _bare_count(before)) \
+                any(w in before for w in _EPOCH_WORDS) and _GENERIC_EPOCH.search(before)) \
+                or ("/" in before and _bare_count(before)) \
                 or ("%]" in before and _PERCENT_DONE.search(before)) or _opens_with_a_counter(low, at - len(before)):
             return True
         at = low.find("loss", at + 4)
@@ -258,7 +266,8 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
     if mm is not None:  # the run's own count of iterations: the epochs before this one, whole, and this one's
         epoch, i, length = (int(g) for g in mm.groups())
         return _record("generic", (epoch - 1) * length + i, None, metrics + [("epoch", epoch - 1 + i / length)], cut)
-    m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) or _BATCH_AFTER_EPOCH.search(line) \
+    m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) \
+        or _BATCH_AFTER_EPOCH.search(line) \
         or _PERCENT_DONE.search(line) or _LEADING_COUNTER.match(line)
     if m is not None:
         epoch = _GENERIC_EPOCH.search(line) if not any(k == "epoch" for k, _ in metrics) else None
@@ -276,7 +285,8 @@ def stepless_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
     """The known pairs of a short line with a loss that names no counter and no epoch (what `_hand_written` leaves
     unread: `Loss: 8.6529, BLEU: 0.00`), and whether its last pair was cut; ([], False) for any other line."""
     if len(line) > _GENERIC_MAX_LINE or "{" in line or _NOT_A_STEP.search(line) or _MMENGINE_EPOCH.search(line) \
-            or _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) or _GENERIC_EPOCH.search(line) \
+            or _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) \
+            or _GENERIC_EPOCH.search(line) \
             or _PERCENT_DONE.search(line):
         return [], False
     metrics, cut = _generic_pairs(line, last_line)
@@ -347,7 +357,8 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
 
 # A perplexity named by its split (`Train perplexity: 1439.57`, `Validation perplexity: 1005.25`: the KU Leuven RNN-LM
 # tutorial's run_lm, Yanhan-ss_speech-recognition, whose lines print no loss): exp of that split's mean loss
-_NAMES_A_LOSS = re.compile(r"loss", re.IGNORECASE)
+# (letters, not word characters, around it: `train_epoch_loss` names a loss, `glossary` and `lossless` do not)
+_NAMES_A_LOSS = re.compile(r"(?<![a-z])loss(?:es)?(?![a-z])", re.IGNORECASE)
 _SPLIT_PERPLEXITY = re.compile(r"^(" + _SPLIT + r")[_ ](?:ppl|perplexity)$", re.IGNORECASE)
 
 
@@ -370,7 +381,8 @@ def _split_perplexities_as_losses(line: str, pairs: list[tuple], found: dict[str
 
 # A held-out split's tag before a bare loss (`Epoch 1: valid: loss 3.12; accuracy 0.41` after `Epoch 1: train: loss
 # 3.86; ...`, AugustinCombes_icu_MLM): the line reports that split's evaluation, not a training point.
-_HELD_OUT_TAG = re.compile(r"(?<![\w/.-])(?:val(?:id|idation)?|eval(?:uation)?|test|dev)[ \t]*:[ \t]*loss\b", re.IGNORECASE)
+_HELD_OUT_TAG = re.compile(r"(?<![\w/.-])(?:val(?:id|idation)?|eval(?:uation)?|test|dev)[ \t]*:[ \t]*loss\b",
+                           re.IGNORECASE)
 
 
 def _tagged_held_out(line: str) -> bool:
@@ -383,41 +395,3 @@ def _tagged_held_out(line: str) -> bool:
 # A line whose only loss is a held-out one reports an evaluation: the accuracy or perplexity it prints with no split
 # name beside it is that evaluation's (shambhavikris_Reward_Alignment: `Epoch: 1, Test Loss: 0.6713, Acc: 0.5772`)
 _HELD_OUT_BESIDE = {"accuracy": "eval_accuracy", "perplexity": "eval_perplexity"}
-
-
-# A loop's once-an-epoch print of its training and validation losses, by split name alone, and the perplexity of one of
-# them (`Epoch 007: train=1.9021, val=1.9530, ppl=7.05 [BEST]`, a Python logger's message)
-_EPOCH_SPLIT_LOSSES = re.compile(r"(?<![\w/])Epoch[ \t]*(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?[ \t]*:[ \t]*"
-                                 r"train(?:ing)?[ \t]*=[ \t]*(" + _FLOAT + r")[ \t]*[,|][ \t]*"
-                                 r"val(?:id|idation)?[ \t]*=[ \t]*(" + _FLOAT + r")[ \t]*[,|][ \t]*"
-                                 r"(?:val[_ ]?)?ppl[ \t]*=[ \t]*(" + _FLOAT + r")", re.IGNORECASE)
-
-
-def _epoch_split_losses(m: re.Match, line: str, last_line: bool) -> StepLine | None:
-    """`Epoch E: train=X, val=Y, ppl=P` (kind "generic_epoch", epoch E its step): bare `train=` / `val=` may as well
-    be accuracies, and the perplexity beside them is what says they are losses in nats. Where P is exp(Y) as printed
-    (the held-out perplexity, the usual print), Y is the eval loss and X, printed beside it the same way, the training
-    loss; where P is exp(X) alone, X is the training loss and Y, which P says nothing of, is not read."""
-    train, val, ppl = (float(g) for g in m.group(3, 4, 5))
-    of_val, of_train = (_perplexity_of(m.group(5), m.group(i)) for i in (4, 3))
-    if not (of_val or of_train):
-        return None  # (a last line cut inside its ppl is none either: its number is no exp of a loss)
-    held_out = [("eval_loss", val), ("eval_ppl", ppl)] if of_val else [("ppl", ppl)]
-    metrics = [("loss", train), *held_out, ("epoch", float(m.group(1)))]
-    return _record("generic_epoch", int(m.group(1)), m.group(2), metrics, False)
-
-
-def _perplexity_of(ppl: str, loss: str) -> bool:
-    """Whether a printed perplexity is exp of a printed loss, to the decimals each was printed with (a loss off by
-    half its last digit's unit moves its exp by that share; the perplexity's own rounding adds half its unit)."""
-    value, printed = float(loss), float(ppl)
-    # (the two add up: Birkbeck's eval_epoch_loss 0.9438 beside eval_ppl 2.5699, exp(0.9438) = 2.56973)
-    return value < 700 and abs(printed - math.exp(value)) <= (_printed_step(loss) / 2 + 1e-9) * printed \
-        + _printed_step(ppl) / 2 + 1e-9
-
-
-def _printed_step(number: str) -> float:
-    """The unit of a printed number's last digit: 0.01 for `10.73`, 1 for `11` (an exponent's number: its own)."""
-    mantissa, _, exponent = number.lower().partition("e")
-    decimals = len(mantissa.partition(".")[2])
-    return 10.0 ** (int(exponent or 0) - decimals)
