@@ -208,8 +208,9 @@ _LOSS_PRINTS = 9
 
 
 # The header of the Trainer's notebook progress table (copied as text) or of its model card's results table.
-# (the card's table as a web page shows it has its cells separated by spaces: `Training Loss Epoch Step Validation Loss`)
-_RESULTS_TABLE = re.compile(rb"(?m)^[ \t|]*(?:Step|Epoch|Training Loss)[ \t]*[\t|][^\n]*(?:Training|Validation) Loss"
+# (the card's table as a web page shows it has its cells separated by spaces: `Training Loss Epoch Step Validation Loss`;
+# the card of transformers' Keras callback heads its table `| Train Loss | Validation Loss | Epoch |`)
+_RESULTS_TABLE = re.compile(rb"(?m)^[ \t|]*(?:Step|Epoch|Train(?:ing)? Loss)[ \t]*[\t|][^\n]*(?:Training|Validation) Loss"
                             rb"|^Training Loss (?:Epoch Step|Step Epoch) Validation Loss\b")
 
 

@@ -83,8 +83,13 @@ _VALUE_HEAD = re.compile(r"llamafactory\.model\.model_utils\.valuehead|Value hea
 # Trainer writes `- mixed_precision_training: Native AMP` only for fp16: transformers/modelcard.py)
 _CARD_OWNERS = (("axolotl", re.compile(r"Built with Axolotl|^axolotl version:", re.MULTILINE)),
                 ("trl", re.compile(r"^This model was trained with \[?(?:SFT|DPO|ORPO|KTO|GRPO|PPO|Reward)|^- TRL: ", re.MULTILINE)),
+                # (Keras' PushToHubCallback writes the Trainer's `### Training results` heading too, under its own tag)
+                ("keras", re.compile(r"^- generated_from_keras_callback\s*$", re.MULTILINE)),
                 ("hf_trainer", re.compile(r"^### Training results\s*$", re.MULTILINE)))
 _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTILINE)
+# Keras' card states the policy it trained under (transformers/keras_callbacks.py: `- training_precision: float32`)
+_CARD_KERAS_PRECISION = re.compile(r"^- training_precision: (float32|mixed_float16|mixed_bfloat16)\s*$", re.MULTILINE)
+_KERAS_POLICIES = {"float32": "fp32", "mixed_float16": "fp16", "mixed_bfloat16": "bf16"}
 # The vocabulary a console prints: a model's args dataclass (torchtitan's `TransformerModelArgs(..., vocab_size=32000,
 # ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`), a script's
 # model summary in any case (santhoshv6/era_v4_s13_assignment's `  Vocab Size: 65`), the length of the TF PTB
@@ -241,8 +246,10 @@ def _model_card(text: str, precision_said: bool) -> dict:
         if owner:
             out["model_card"] = owner
         m = _CARD_FP16.search(text)
-        if m and not precision_said:
-            out["console_precision"], out["console_precision_line"] = "fp16", m.group(0).strip()
+        policy = _CARD_KERAS_PRECISION.search(text) if owner == "keras" else None
+        if (m or policy) and not precision_said:
+            precision = _KERAS_POLICIES[policy.group(1)] if policy else "fp16"
+            out["console_precision"], out["console_precision_line"] = precision, (policy or m).group(0).strip()
     return out
 
 

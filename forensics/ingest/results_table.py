@@ -42,7 +42,8 @@ _RULE_CELL = re.compile(r"^:?-{2,}:?$")
 _EMPTY_CELLS = {"", "no log", "-"}
 _KEY_COLUMNS = ("step", "epoch", "loss", "eval_loss")  # a row whose cell here is no number is no row
 _MAX_STEP = 1e15  # no run takes more optimizer steps
-_NAMES = {"step": "step", "epoch": "epoch", "training loss": "loss", "validation loss": "eval_loss"}
+# (`Train Loss`: the card Keras' PushToHubCallback writes, `| Train Loss | Validation Loss | Epoch |`, epochs from 0)
+_NAMES = {"step": "step", "epoch": "epoch", "training loss": "loss", "train loss": "loss", "validation loss": "eval_loss"}
 
 
 # The model card's table as a web page or a copy of one shows it: its cells separated by spaces alone. Its headers of
@@ -86,7 +87,7 @@ def header_columns(line: str) -> list[str] | None:
     if _spaced(line) and not all(_WORD.match(c.replace(" ", "_")) for c in cells):
         return None  # prose that starts like a header
     lowered = {" ".join(c.lower().split()) for c in cells}
-    if not lowered & {"step", "epoch"} or not lowered & {"training loss", "validation loss"}:
+    if not lowered & {"step", "epoch"} or not lowered & {"training loss", "train loss", "validation loss"}:
         return None
     evaluated = "validation loss" in lowered
     return [_column_name(c, evaluated) for c in cells]

@@ -37,7 +37,8 @@ _FRAMEWORK_FOLDERS = {"llama-factory": "llamafactory", "llamafactory": "llamafac
 _FACTORY_SAVES = re.compile(r"(?:^|[\\/])saves[\\/][^\\/]+[\\/](?:lora|full|freeze|oft)[\\/][^\\/]+")
 
 
-_CARD_WRITERS = {"axolotl": "Axolotl", "trl": "TRL", "hf_trainer": "the Hugging Face Trainer"}
+_CARD_WRITERS = {"axolotl": "Axolotl", "trl": "TRL", "hf_trainer": "the Hugging Face Trainer",
+                 "keras": "transformers' Keras PushToHubCallback"}
 
 
 def _said(evidence: dict, framework: str, why: str) -> str:
