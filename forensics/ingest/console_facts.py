@@ -278,7 +278,17 @@ def _model_lines(text: str) -> dict:
     saved = saved or (_LORA_FILE_SAVED.search(text) if "lora" in text.lower() else None)
     if saved:
         out["console_adapter_saved"] = line_at(text, saved.start()).strip()[:160]  # (the PeftModel warning is long)
+    task = _TRAINED_PEFT_CLASS.search(text) if "PeftModelFor" in text else None
+    if task:
+        out["console_peft_task"] = _PEFT_CLASS_TASKS[task.group(1)]
     return out
+
+
+# The Trainer's warning names the class of the model it is built around (`No label_names provided for model class
+# `PeftModelForCausalLM``): PEFT makes that class for an adapter of task_type CAUSAL_LM (its
+# MODEL_TYPE_TO_PEFT_MODEL_MAPPING), as adapter_config.json's task_type would say (rajiv143_NL-OpenScenario)
+_TRAINED_PEFT_CLASS = re.compile(r"\bmodel class `PeftModelFor(CausalLM|Seq2SeqLM)`")
+_PEFT_CLASS_TASKS = {"CausalLM": "CAUSAL_LM", "Seq2SeqLM": "SEQ_2_SEQ_LM"}
 
 
 # An adapter saved, pushed or uploaded (`Pushing adapter to s1nn3rx69/recall-policy-l2...`: aryan-gupta7_round2_sclr_l2;
