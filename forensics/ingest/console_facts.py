@@ -235,7 +235,18 @@ def _start_up_lines(text: str) -> dict:
     m = _SHARDED_SAVE.search(text) if "checkpoint shards" in text else None
     if m and not _ADAPTER_WORDS.search(text):
         out["console_sharded_save"] = m.group(1)
+    m = _ONMT_BUILDS.search(text) if "Building model..." in text and "] NMTModel(" in text else None
+    if m and not _ONMT_LOADS.search(text):
+        out["console_onmt_fresh"] = line_end(m.group(0))
     return out
+
+
+# OpenNMT-py's train_single logs `Loading checkpoint from X` where -train_from names one, then builds the model
+# (`[... INFO] Building model...`, the NMTModel printed after it) on those weights or, with none, on random ones: every
+# weight trained (kmilink_OpenNMT-Indonesia-Bima). Read for the method alone: an NMT model from scratch learns a
+# translation, no pre-training
+_ONMT_BUILDS = re.compile(r"^\[[^\]\n]*\bINFO\] Building model\.\.\.[ \t]*\r?$", re.MULTILINE)
+_ONMT_LOADS = re.compile(r"\bLoading checkpoint from\b|\btrain_from\b")
 
 
 def _model_card(text: str, precision_said: bool) -> dict:
