@@ -235,7 +235,18 @@ def _start_up_lines(text: str) -> dict:
     m = _SHARDED_SAVE.search(text) if "checkpoint shards" in text else None
     if m and not _ADAPTER_WORDS.search(text):
         out["console_sharded_save"] = m.group(1)
+    m = _ONMT_BUILDS.search(text) if "Building model..." in text and "] NMTModel(" in text else None
+    if m and not _ONMT_LOADS.search(text):
+        out["console_onmt_fresh"] = line_end(m.group(0))
     return out
+
+
+# OpenNMT-py's train_single logs `Loading checkpoint from X` where -train_from names one, then builds the model
+# (`[... INFO] Building model...`, the NMTModel printed after it) on those weights or, with none, on random ones: every
+# weight trained (kmilink_OpenNMT-Indonesia-Bima). Read for the method alone: an NMT model from scratch learns a
+# translation, no pre-training
+_ONMT_BUILDS = re.compile(r"^\[[^\]\n]*\bINFO\] Building model\.\.\.[ \t]*\r?$", re.MULTILINE)
+_ONMT_LOADS = re.compile(r"\bLoading checkpoint from\b|\btrain_from\b")
 
 
 def _model_card(text: str, precision_said: bool) -> dict:
@@ -278,7 +289,17 @@ def _model_lines(text: str) -> dict:
     saved = saved or (_LORA_FILE_SAVED.search(text) if "lora" in text.lower() else None)
     if saved:
         out["console_adapter_saved"] = line_at(text, saved.start()).strip()[:160]  # (the PeftModel warning is long)
+    task = _TRAINED_PEFT_CLASS.search(text) if "PeftModelFor" in text else None
+    if task:
+        out["console_peft_task"] = _PEFT_CLASS_TASKS[task.group(1)]
     return out
+
+
+# The Trainer's warning names the class of the model it is built around (`No label_names provided for model class
+# `PeftModelForCausalLM``): PEFT makes that class for an adapter of task_type CAUSAL_LM (its
+# MODEL_TYPE_TO_PEFT_MODEL_MAPPING), as adapter_config.json's task_type would say (rajiv143_NL-OpenScenario)
+_TRAINED_PEFT_CLASS = re.compile(r"\bmodel class `PeftModelFor(CausalLM|Seq2SeqLM)`")
+_PEFT_CLASS_TASKS = {"CausalLM": "CAUSAL_LM", "Seq2SeqLM": "SEQ_2_SEQ_LM"}
 
 
 # An adapter saved, pushed or uploaded (`Pushing adapter to s1nn3rx69/recall-policy-l2...`: aryan-gupta7_round2_sclr_l2;

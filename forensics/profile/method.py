@@ -1,6 +1,7 @@
 """The profile's method: full, lora, qlora or peft, from the config, DeepSpeed-Chat's --lora_dim, a model built from
-scratch, the trainers' banners, a script's arguments that switch a pre-trained model off, the words in the run's own
-names, then a console that saves the trained model whole (in shards, into its output_dir)."""
+scratch (OpenNMT-py's build with no checkpoint loaded too), the trainers' banners, a script's arguments that switch a
+pre-trained model off, the words in the run's own names, then a console that saves the trained model whole (in shards,
+into its output_dir)."""
 from __future__ import annotations
 
 from ..config import RunConfig
@@ -33,6 +34,12 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
     scratch = _console_from_scratch(timeline)
     if scratch is not None:  # random weights: every one of them is trained
         evidence["method"] = f"a model built from scratch ({scratch[0]}: {scratch[1]}): every weight trained"
+        return "full"
+    onmt = next(((src, m["console_onmt_fresh"]) for src, m in timeline.meta.items() if m.get("console_onmt_fresh")),
+                None)
+    if onmt is not None:
+        evidence["method"] = (f"OpenNMT-py builds its model ({onmt[0]}: {onmt[1]}) with no 'Loading checkpoint from' "
+                              "line: random weights, every one trained")
         return "full"
     for banner in timeline.banners:
         if banner.kind == "webui":

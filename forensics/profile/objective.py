@@ -195,6 +195,11 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
     if tokenizer is not None:
         evidence["objective"] = f"it trains its own tokenizer ({tokenizer[0]}: {tokenizer[1]}){_FROM_SCRATCH}"
         return "pretrain", None
+    trained = None if adapter else config.get("model.tokenizer_trained")
+    if isinstance(trained, str):
+        evidence["objective"] = (f"the notebook trains its own tokenizer ({trained}) and loads no trained weights "
+                                 f"anywhere in its code ({config.source_of('model.tokenizer_trained')}){_FROM_SCRATCH}")
+        return "pretrain", None
     # an adapter is never trained from scratch, nor a model loaded from trained weights however high its loss starts
     vocab = config.get("model.vocab_size")
     first = _training_losses(timeline)
@@ -295,11 +300,11 @@ def _from_sft_signs(config: RunConfig, timeline: Timeline, names, evidence: dict
         evidence["objective"] = (f"instruction-tuning data in the console ({shown[0]}: {shown[1][:120]}), "
                                  "with no preference, RL or reward metrics: supervised fine-tuning")
         return "sft", None
-    task = str(config.get("adapter.task_type") or "").upper()
+    task, where = _adapter_task(config, timeline)
     if adapter and task in _LM_TASKS and "loss" in metrics:
         # an adapter on a trained language model, on its language-model loss, with none of the preference, RL or
         # reward metrics looked for above: supervised fine-tuning (continued training of a trained model included)
-        evidence["objective"] = (f"a {task} adapter ({config.source_of('adapter.task_type')}) trained on the language-"
+        evidence["objective"] = (f"a {task} adapter ({where}) trained on the language-"
                                  "model loss, with no preference, RL or reward metrics: supervised fine-tuning")
         return "sft", None
     unsloth_adapter = _unsloth_adapter_banner(timeline) if adapter else None
@@ -327,6 +332,19 @@ def _from_seq2seq(config: RunConfig, timeline: Timeline, names, evidence: dict, 
                                  "supervised (sequence-to-sequence) fine-tuning")
         return "sft", None
     return None
+
+
+def _adapter_task(config: RunConfig, timeline: Timeline) -> tuple[str, str | None]:
+    """(the adapter's task_type, where it is said): its config's, else the one the PEFT class a Trainer's console
+    names is made for (`console_peft_task`); ("", None) where neither says."""
+    task = str(config.get("adapter.task_type") or "").upper()
+    if task:
+        return task, str(config.source_of("adapter.task_type"))
+    said = next(((src, m["console_peft_task"]) for src, m in timeline.meta.items() if m.get("console_peft_task")), None)
+    if said is None:
+        return "", None
+    peft_class = "PeftModelForCausalLM" if said[1] == "CAUSAL_LM" else "PeftModelForSeq2SeqLM"
+    return said[1], f"the Trainer's console names the model class it trains, PEFT's {peft_class}: {said[0]}"
 
 
 def _unsloth_adapter_banner(timeline: Timeline) -> str | None:

@@ -22,7 +22,8 @@ code with nothing below float32 asked for (or through gpt-2-simple's `finetune`,
 whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
 trainer turns on where the code sets neither flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's
 autocast), `precision.keras_policy` ("fp16" / "bf16": Keras' mixed_float16 / mixed_bfloat16 global policy),
-`model.built_here` where it builds its model from random weights), `loss.pairwise_function` (the name of a
+`model.built_here` where it builds its model from random weights), `model.tokenizer_trained` (the call that trains
+its own tokenizer, where it loads no trained weights: `tokenizer_trained`), `loss.pairwise_function` (the name of a
 pairwise preference loss its loop computes: `pairwise`), `loss.epoch_sum_unscaled` (a loop prints an epoch's summed
 batch losses and the batch count is not told: `summed_loss`), `_framework` lightning and
 `precision.lightning` (a Lightning Trainer the code builds, and the precision it is given), empty
@@ -51,9 +52,10 @@ from .machine import printed_machine
 from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _keras_policy_precision,
                         _trainer_arguments_in_fp32, _trains_in_default_float32, _unsloth_mixed_precision,
                         _without_inference_autocast)
-from .model import _model_built_here, _trains_whole_model
+from .model import _loads_weights, _model_built_here, _trains_whole_model
 from .pairwise import pairwise_loss_function
 from .summed_loss import sum_of_unknown_count
+from .tokenizer_trained import tokenizer_trained
 
 TEXT_KEY = "notebook_code"
 # peft's `prepare_model_for_kbit_training(model)` casts every float16 / bfloat16 weight that is not quantized to float32
@@ -125,9 +127,13 @@ def code_values(cells: list, outputs: str) -> dict:
              "loss.epoch_sum_unscaled": sum_of_unknown_count(cells),
              "precision.keras_policy": _keras_policy_precision(trees)}
     values.update({key: value for key, value in found.items() if value})
+    no_base = "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values)
     built = _model_built_here(cells, trees, code)
-    if built and "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values):
+    if built and no_base:
         values["model.built_here"] = built
+    tokenizer = tokenizer_trained(trees)
+    if tokenizer and no_base and not _loads_weights(cells):
+        values["model.tokenizer_trained"] = tokenizer
     return values
 
 

@@ -128,7 +128,18 @@ def _would_show(cell: dict) -> bool:
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         return True
     return any(isinstance(node, ast.Call) and _called_name(node.func) in ("print", "display", "pprint")
-               for node in ast.walk(tree))
+               for node in _run_when_the_cell_runs(tree))
+
+
+def _run_when_the_cell_runs(tree: ast.AST):
+    """The nodes of a cell that run when it runs: a function's body runs when the function is called, not where it is
+    defined (omardaklaoui_LLM_from_Scratch-GPT2's uncounted cell defining `train_model_simple`, a print in its loop,
+    shows nothing when it runs)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        yield node
+        yield from _run_when_the_cell_runs(node)
 
 
 def _count(cell: dict):

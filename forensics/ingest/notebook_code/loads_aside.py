@@ -28,7 +28,24 @@ def loads_set_aside(trees: list, is_load: Callable[[ast.Call], bool]) -> set[int
     aside = {id(call) for call in calls if isinstance(call.func, ast.Attribute) and _a_tokenizers(call.func, tokenizers)}
     readers = _own_file_readers(trees, is_load)
     aside |= {id(call) for call in calls if isinstance(call.func, ast.Name) and call.func.id in readers}
+    aside |= {id(call) for call in _spacy_pipelines(trees, calls)}
     return aside | {id(call) for call in _looked_at_only(trees, is_load)} | _reloads_own_save(trees, calls)
+
+
+# What reads a spaCy pipeline's word vectors (`token.vector`, `nlp.vocab.vectors`): the one part of it a network
+# could start from
+_SPACY_VECTORS = ("vector", "vectors")
+
+
+def _spacy_pipelines(trees: list, calls: list[ast.Call]) -> list[ast.Call]:
+    """The `spacy.load("en_core_web_sm")` calls where the code reads no word vector: a spaCy pipeline (its tokenizer,
+    tagger, parser) whose weights run spaCy's own components, never the network the notebook trains
+    (2b3o4o_transformer-implementation tokenizes with it, then trains its own TransformerNetwork from random
+    weights)."""
+    if any(isinstance(node, ast.Attribute) and node.attr in _SPACY_VECTORS
+           for tree in trees for node in ast.walk(tree)):
+        return []
+    return [call for call in calls if _called_name(call.func) == "load" and _owner_name(call.func) == "spacy"]
 
 
 def _own_file_readers(trees: list, is_load: Callable[[ast.Call], bool]) -> set[str]:

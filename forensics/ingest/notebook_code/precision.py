@@ -131,11 +131,30 @@ _LOWER_PRECISION_WORDS = re.compile(r"(?i)autocast|gradscaler|\.half\(|float16|b
 _TRAINING_CALLS = ("backward", "fit", "apply_gradients")
 
 
+# `torch.set_default_tensor_type(torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor)`: a
+# FloatTensor is float32 on either device (torch's HalfTensor / BFloat16Tensor are the half types), so such a call asks
+# for no lower precision (AananthV_Pytorch-Transformer); one naming any other type, or a type the code computes, does
+_FLOAT32_DEFAULT_TYPE = re.compile(r"[\w.]*\bset_default_tensor_type\(((?:\s|[\w.'\"]|\bif\b|\belse\b|\(\))*)\)")
+_TENSOR_TYPES = re.compile(r"\w*Tensor\b")
+
+
+def _without_float32_default_type(code: str) -> str:
+    """`code` with the calls that set torch's default tensor type to a float32 one (`_FLOAT32_DEFAULT_TYPE`) left
+    out."""
+    return _FLOAT32_DEFAULT_TYPE.sub(lambda m: "" if _only_float32_types(m.group(1)) else m.group(0), code)
+
+
+def _only_float32_types(argument: str) -> bool:
+    named = _TENSOR_TYPES.findall(argument)
+    return bool(named) and all(name == "FloatTensor" for name in named)
+
+
 def _trains_in_default_float32(trees: list, code: str) -> bool:
     """The notebook trains in its own code (a loop's `loss.backward()`, Keras' `model.fit(...)`, a Trainer whose
     arguments it spells out) and nothing in its code, run or not, asks for a precision below float32 or hands the
     training to a program: PyTorch's, Keras' and the Trainer's default, float32 (Karpathy's gpt-dev, a CPU loop)."""
-    if _LOWER_PRECISION_WORDS.search(_without_comments(code)) or _SHELL_TRAINING.search(code):
+    if _LOWER_PRECISION_WORDS.search(_without_float32_default_type(_without_comments(code))) \
+            or _SHELL_TRAINING.search(code):
         return False
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
     if any(k.arg is None for c in calls if _configures_training(_called_name(c.func)) for k in c.keywords):
@@ -158,7 +177,7 @@ def _trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:
     if cls.startswith("trl.") and values.get("bf16") is not False:
         return False
     python = "\n".join(line for line in code.splitlines() if not _SHELL_OR_MAGIC.match(line))
-    if _MIXED_PRECISION_CODE.search(python) or _SHELL_TRAINING.search(code):
+    if _MIXED_PRECISION_CODE.search(_without_float32_default_type(python)) or _SHELL_TRAINING.search(code):
         return False
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
     if not any(_called_name(c.func).endswith("Trainer") for c in calls):
