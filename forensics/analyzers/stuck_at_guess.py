@@ -1,8 +1,8 @@
 """Never learned, a language model at its guess: every logged loss at ln(vocabulary) for a hundred updates and more
 (`detect_stuck_at_vocabulary_guess`), a run that made no update with its eval loss at that guess
 (`detect_no_update_at_the_guess`), a segment that logged only held-out losses, all at that guess a hundred logged
-iterations in (`detect_eval_at_the_guess`), or a model from random weights whose loss did not fall over a whole epoch while
-its held-out loss rose (`detect_stuck_from_scratch`)."""
+iterations in (`detect_eval_at_the_guess`), or a model from random weights whose loss did not fall over a whole epoch
+while its held-out loss rose (`detect_stuck_from_scratch`)."""
 from __future__ import annotations
 
 import math
