@@ -32,8 +32,8 @@ from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, p
 from .analyzers.pairwise_start import detect_pairwise_start_above_chance
 from .analyzers.planned_restarts import without_planned_restarts
 from .analyzers.skipped_steps import as_scaler_skips
-from .analyzers.stuck_at_guess import (detect_no_update_at_the_guess, detect_stuck_at_vocabulary_guess,
-                                      detect_stuck_from_scratch)
+from .analyzers.stuck_at_guess import (detect_eval_at_the_guess, detect_no_update_at_the_guess,
+                                      detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch)
 from .analyzers.train_eval_gap import detect_train_eval_mismatch
 from .analyzers.warmup_past_the_end import detect_warmup_past_the_end
 from .analyzers.weights import last_step, weight_findings
@@ -160,7 +160,8 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     found += [f for f in detect_early_overshoot(per_step, vocab, thresholds)  # unless the spike rules saw it first
               if not any(g.kind == "loss_spike" and g.step <= f.evidence["peak_step"] for g in findings)]
     if not never:
-        found += detect_stuck_at_vocabulary_guess(per_step, vocab) or detect_no_update_at_the_guess(metrics, vocab)
+        found += (detect_stuck_at_vocabulary_guess(per_step, vocab) or detect_no_update_at_the_guess(metrics, vocab)
+                  or detect_eval_at_the_guess(metrics, vocab))
     if not never and not any(f.kind == "no_learning_evidence" for f in findings + found):
         found += detect_ended_near_the_guess(per_step, thresholds, vocab, *planned)
     if not never:

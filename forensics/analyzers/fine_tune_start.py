@@ -24,6 +24,7 @@ import math
 from ..config import Thresholds
 from ..findings import Finding
 from .metrics import LOSS, LR, Metrics, finite, format_number, head_and_tail, is_preference_log, real_loss
+from .closing_mean_start import closing_mean_above_its_guess
 from .impossible_loss import ANY_VOCABULARY_GUESS, per_token_later
 from .never_learned import FRESH_HEAD_RANGE
 from .overfitting import EVAL_LOSS
@@ -44,12 +45,15 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     where the eval loss of the same weights at its first step lies under that guess (`_above_any_guess_beside_its_eval`). A
     training loss that is not the eval loss's quantity at every evaluation (a train_eval_mismatch: summed over
     micro-batches, say) says nothing about the model's start. A fine-tune of a trained model that logged no training
-    loss is read from its first eval loss (`_first_eval_above_its_guess`)."""
+    loss is read from its first eval loss (`_first_eval_above_its_guess`), or, with no eval either, from the closing
+    summary's mean over the run (`closing_mean_above_its_guess`)."""
     loss = real_loss(metrics)
     if is_preference_log(metrics) or task_type not in _TOKEN_TASKS:
         return []
     if loss.empty and not from_scratch and (method in ADAPTER_METHODS or fine_tune):
-        return _first_eval_above_its_guess(metrics, vocab_size)
+        words = f"{ADAPTER_METHODS[method]} fine-tune" if method in ADAPTER_METHODS else "fine-tune of a trained model"
+        return _first_eval_above_its_guess(metrics, vocab_size) or closing_mean_above_its_guess(metrics, vocab_size,
+                                                                                                words)
     known = isinstance(vocab_size, int) and vocab_size > 1
     if len(loss) == 1 and (known or method in ADAPTER_METHODS or _a_whole_models_only_loss(metrics, method)):
         return _one_point_above_its_guess(loss, method, vocab_size if known else None)

@@ -64,7 +64,7 @@ def eval_only(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     if memorized:
         return memorized
     seen = ", ".join(format_number(v) for v in evals.iloc[:4])
-    mean = _closing_mean(metrics)
+    mean = closing_mean(metrics)
     closing = "" if mean is None else (f" beside the closing summary's train_loss, {format_number(float(mean))}, the "
                                        "mean over the whole run,")
     message = (f"no training loss was logged (logging_steps longer than the run?) and the eval loss alone "
@@ -111,7 +111,7 @@ def eval_only_memorized(metrics: Metrics, evals: pd.Series, thresholds: Threshol
         "to_end": True, "training_loss_logged": False})]
 
 
-def _closing_mean(metrics: Metrics) -> float | None:
+def closing_mean(metrics: Metrics) -> float | None:
     """The closing summary's train_loss (the mean over the run) of a log with no training loss, or None
     (Bensonluo_4bit-QLoRA-post-training: 1.773 beside one eval point)."""
     closing = all(key in metrics for key in _SUMMARY_KEYS) and "loss" not in metrics

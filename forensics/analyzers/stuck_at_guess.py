@@ -1,7 +1,8 @@
 """Never learned, a language model at its guess: every logged loss at ln(vocabulary) for a hundred updates and more
 (`detect_stuck_at_vocabulary_guess`), a run that made no update with its eval loss at that guess
-(`detect_no_update_at_the_guess`), or a model from random weights whose loss did not fall over a whole epoch while
-its held-out loss rose (`detect_stuck_from_scratch`)."""
+(`detect_no_update_at_the_guess`), a segment that logged only held-out losses, all at that guess a hundred logged
+iterations in (`detect_eval_at_the_guess`), or a model from random weights whose loss did not fall over a whole epoch
+while its held-out loss rose (`detect_stuck_from_scratch`)."""
 from __future__ import annotations
 
 import math
@@ -58,6 +59,43 @@ def detect_no_update_at_the_guess(metrics: Metrics, vocab_size: int | None) -> l
     return [Finding("never_learned", "error", 0, message, end_step=int(evals.index[-1]), metric=EVAL_LOSS,
                     evidence={"level": level, "vocab_size": vocab_size, "eval_loss": float(evals.iloc[-1]),
                               "optimizer_steps": 0, "reason": "no update, eval at ln(vocabulary)"})]
+
+
+def detect_eval_at_the_guess(metrics: Metrics, vocab_size: int | None) -> list[Finding]:
+    """One `never_learned` error from the segment's first logged step where the run's own files give its vocabulary
+    (`SMALLEST_VOCABULARY` tokens or more), it logged no training loss, and every held-out loss, the last after
+    `STUCK_FROM` logged iterations or more (each logged step one iteration at least), sits within `_VOCAB_TOLERANCE` of
+    ln(vocabulary): the model still guesses uniformly after a hundred updates and more, where one that learns leaves
+    that level within tens of them (Vishal-Padia_llama-from-scratch's last train() call: 'validation loss: 4.158'
+    after 100 printed iterations, ln 65 = 4.174). Even the token frequencies alone, learned first, sit well under
+    ln V (0.7-0.8 of it); else []."""
+    evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
+    loss = real_loss(metrics) if LOSS in metrics else None
+    if not isinstance(vocab_size, int) or vocab_size < SMALLEST_VOCABULARY or evals is None or not len(evals) \
+            or (loss is not None and len(loss)):
+        return []
+    level, first = math.log(vocab_size), _first_logged_step(metrics)
+    iterations = int(evals.index[-1]) - first + 1
+    if iterations < STUCK_FROM or np.any(np.abs(evals.to_numpy() - level) > _VOCAB_TOLERANCE * level):
+        return []
+    points = "its one held-out loss" if len(evals) == 1 else f"every one of its {len(evals)} held-out losses"
+    message = (f"the model never learned: no training loss was logged, and {points} "
+               f"({format_number(float(evals.iloc[-1]))} at step {int(evals.index[-1])}, after {iterations} logged "
+               f"iterations from step {first}) sits at ln {vocab_size} = {format_number(level)}, a uniform guess over "
+               "the model's vocabulary, where a model that learns leaves it within tens of updates. Check that the "
+               "optimizer holds the parameters of the model trained and evaluated, that they require gradients, and "
+               "the learning rate.")
+    return [Finding("never_learned", "error", first, message, end_step=int(evals.index[-1]), metric=EVAL_LOSS,
+                    evidence={"level": level, "vocab_size": vocab_size, "eval_loss": float(evals.iloc[-1]),
+                              "logged_iterations": iterations, "reason": "eval at ln(vocabulary), no training loss"})]
+
+
+def _first_logged_step(metrics: Metrics) -> int:
+    """The first step any metric of the log holds (the segment's start: its learning rate is logged from there)."""
+    return min(int(finite(series).index.min()) for series in metrics.values() if len(finite(series)))
+
+
+SMALLEST_VOCABULARY = 32  # tokens: under this (a few classes, digits) ln V is a classifier's or a fine-tune's level
 
 
 _AT_THE_GUESS = 0.9  # an eval loss this share of ln V or above: no better than the guess (token frequencies give 0.7-0.8)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..analyzers.metrics import PERPLEXITY_NAMES
 from ..analyzers.never_learned import FRESH_HEAD_RANGE
+from ..analyzers.stuck_at_guess import SMALLEST_VOCABULARY
 from ..config import RunConfig
 from ..timeline import Timeline
 
@@ -120,7 +121,6 @@ _LARGEST_GUESS = math.log(1_100_000)  # 13.9
 
 
 _NEAR_THE_GUESS = 0.9  # the first logging interval's updates take a fresh model a little under ln V
-SMALLEST_VOCABULARY = 32  # tokens: under this (a few classes, digits) ln V is a classifier's or a fine-tune's level
 
 _SCRATCH_LOW = 5.5  # nats (ln 245): a first loss this high that then falls gradually is a model learning from random
                     # weights (msh2481's 500-token vocabulary starts at ln 500 = 6.21; DanielPuentee's 1000-token one
