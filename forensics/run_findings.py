@@ -71,7 +71,17 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
                                         config.get("lr_scheduler_kwargs"))
     if config.get("loss.epoch_sum_unscaled"):
         findings = [f for f in findings if f.kind not in _LEVEL_KINDS]
-    return link_impossible_start(findings, metrics), metrics, profile
+    return link_impossible_start(_without_doubt_after_never_learned(findings), metrics), metrics, profile
+
+
+def _without_doubt_after_never_learned(findings: list[Finding]) -> list[Finding]:
+    """The findings less the `no_learning_evidence` warnings dated at or after a `never_learned` finding: once the
+    run is shown not to have learned, a later "too little to tell whether it learned" contradicts it and adds nothing.
+    An earlier one stays (it may be the first incident, dated where the doubt began)."""
+    never = [f.step for f in findings if f.kind == "never_learned"]
+    if not never:
+        return findings
+    return [f for f in findings if not (f.kind == "no_learning_evidence" and f.step >= min(never))]
 
 
 # the findings judged on the loss's level (against ln V, under a memorization level), which a loss printed as an

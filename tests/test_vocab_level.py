@@ -20,6 +20,8 @@ from forensics import analyze
 from forensics.analyzers.fine_tune_start import detect_start_above_uniform_guess
 from forensics.analyzers.stuck_at_guess import detect_eval_at_the_guess
 from forensics.config import Thresholds
+from forensics.findings import Finding
+from forensics.run_findings import _without_doubt_after_never_learned
 
 
 def _segment(eval_loss: float, lr_points: int = 100) -> dict:
@@ -73,6 +75,20 @@ def test_the_blog_loops_last_segment_at_ln_65_never_learned_and_a_learning_one_s
     learned = analyze(_CORPUS / "DaraBodla_mini-gpt-pytorch")
     assert learned.config.get("model.vocab_size") == 65
     assert not [f for f in learned.findings if f.kind == "never_learned"]
+
+
+def test_a_run_shown_never_to_have_learned_is_not_also_too_little_to_tell():
+    # Vishal-Padia's "Then" line said "the eval loss alone (1 point) is too little to tell whether the run learned"
+    # under the never_learned it is: the later doubt contradicts the finding and is dropped
+    kinds = [f.kind for f in analyze(_CORPUS / "Vishal-Padia_llama-from-scratch").findings]
+    assert "never_learned" in kinds and "no_learning_evidence" not in kinds
+
+
+def test_a_doubt_dated_before_the_never_learned_finding_stays():
+    doubt, never = Finding("no_learning_evidence", "warning", 0, "x"), Finding("never_learned", "error", 50, "y")
+    late = Finding("no_learning_evidence", "warning", 60, "z")
+    assert _without_doubt_after_never_learned([doubt, never, late]) == [doubt, never]
+    assert _without_doubt_after_never_learned([doubt, late]) == [doubt, late]
 
 
 def _closing_summary(train_loss: float, step: int = 3) -> dict:
