@@ -1,9 +1,9 @@
-"""Tests of a run's first points (analyzers.fine_tune_start, loss_spike), a training loss at zero before the eval
-turned (analyzers.overfitting) and notebook-code readings of dtype and machine (ingest.notebook_code).
+"""Tests of a run's first points (analyzers.fine_tune_start's start above the guess, analyzers.loss_spike's
+baseline) and of a training loss at zero before the eval loss turned (analyzers.overfitting.fold_memorization).
 
 Batch AS60's misses (tests/realworld/PROVENANCE.md): a lone first loss at a pretrained base's uniform guess, a
-training loss at ~0 before the eval loss turned, a first print that is one loss over the print window, and two
-notebook-code readings (a long-int dtype, a comment, a model `loaded on: cuda`).
+training loss at ~0 before the eval loss turned, a first print that is one loss over the print window (the
+notebook-code readings of the same batch: tests/test_notebook_code_dtype_and_machine.py).
 
 bmcmahan2016_cs-269-SLG: t5-base in a plain fp32 loop, 10.47 at batch 0 (ln 32128 = 10.38), then 2.70.
 hyeonggeonkim-berkeley_mids-w266-fall2025-vishnu-geon: train 0.0009 from the final run's first eval, the eval loss
@@ -21,9 +21,6 @@ from forensics.analyzers.loss_spike import detect_loss_spikes
 from forensics.analyzers.overfitting import fold_memorization
 from forensics.config import Thresholds
 from forensics.findings import Finding
-from forensics.ingest.notebook_code.machine import printed_machine
-from forensics.ingest.notebook_code.precision import _LOWER_PRECISION_WORDS, _trains_in_default_float32
-from forensics.ingest.notebook_code.cells import parse_quietly
 
 TH = Thresholds()
 T5 = 32128
@@ -98,24 +95,3 @@ def test_an_early_jump_that_stays_up_or_falls_back_near_the_start_is_still_a_spi
     assert [f.kind for f in detect_loss_spikes(_loss(dict(enumerate(stays_up))), TH)] == ["loss_spike"]
     back_near_the_start = [2.0, 9.0, 6.0, 3.0, 2.5, 2.2, 2.1, 2.0, 1.9, 1.9, 1.8, 1.8]
     assert [f.kind for f in detect_loss_spikes(_loss(dict(enumerate(back_near_the_start))), TH)] == ["loss_spike"]
-
-
-def test_a_long_int_dtype_with_spaces_says_nothing_of_precision_and_a_half_dtype_still_does():
-    assert not _LOWER_PRECISION_WORDS.search("ids = data['source_ids'].to(device, dtype = torch.long)")
-    assert not _LOWER_PRECISION_WORDS.search("y = x.to(dtype = logits.dtype)")
-    assert _LOWER_PRECISION_WORDS.search("model = model.to(dtype = torch.float16)")
-    assert _LOWER_PRECISION_WORDS.search("a = torch.zeros(3, dtype = some_dtype)")
-
-
-def test_a_comment_naming_a_tpu_is_no_lower_precision_but_code_on_xla_is():
-    loop = ("ids = batch.to(device, dtype = torch.long)\n{}\nloss = model(ids).loss\nloss.backward()\n")
-    commented = loop.format("# the model is sent to device (GPU/TPU) for using the hardware")
-    assert _trains_in_default_float32([parse_quietly(commented)], commented)
-    on_xla = loop.format("import torch_xla.core.xla_model as xm  # TPU")
-    assert not _trains_in_default_float32([parse_quietly(on_xla)], on_xla)
-
-
-def test_a_model_loaded_on_cuda_is_a_cuda_machine_and_on_the_cpu_is_not():
-    assert printed_machine("Model loaded on: cuda\n").cuda is True
-    assert printed_machine("Model loaded on: cpu\n").cuda is not True
-    assert printed_machine("carry on cudagraphs\n").cuda is None
