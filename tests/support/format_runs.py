@@ -1,4 +1,4 @@
-"""Small runs written in a framework's own output format (tests/test_formats_found_*.py): the loss they log, where
+"""Small runs written in a framework's own output format (tests/test_formats_*.py): the loss they log, where
 they are written, and what the tool must then say about them."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Copies of real corpus cases in another shape (tests/test_metamorphic_found*.py): the copy, the rewrite, and the
+"""Copies of real corpus cases in another shape (tests/test_metamorphic_*.py): the copy, the rewrite, and the
 answer compared."""
 from __future__ import annotations
 
