@@ -367,7 +367,7 @@ def _split_perplexities_as_losses(line: str, pairs: list[tuple], found: dict[str
     split's -> eval_loss; inf stays inf) where the line prints no loss of its own; a bare `ppl` names no split and is
     no loss, and a value not above 0 is no perplexity. A line that names a loss this reader could not take (PEFT's
     `train_epoch_loss=tensor(1.6026, ...)`) is left to the readers that can: a perplexity there is checked against its
-    loss (test_fix_as53), never put in its place."""
+    loss (tests/test_peft_epoch_lines_eval_bars_lone_loss_t5_vocab.py), never put in its place."""
     if found.keys() & {"loss", "eval_loss"} or _NAMES_A_LOSS.search(line):
         return found
     losses: dict[str, float] = {}
