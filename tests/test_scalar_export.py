@@ -1,0 +1,38 @@
+"""TensorBoard's `Wall time,Step,Value` scalar exports, one tag a file (forensics/ingest/scalar_export.py).
+
+From corpus batch AS70 (ofrik_Seq2Seq)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from forensics.ingest import scalar_export
+from forensics.run import discover
+
+
+# --- TensorBoard's scalar export ------------------------------------------------------------------------------------
+
+def _export(path: Path, steps, values) -> None:
+    path.write_text("Wall time,Step,Value\n" + "".join(f"{1.5e9 + s},{s},{v}\n" for s, v in zip(steps, values)))
+
+
+def test_a_scalar_export_is_read_under_the_tag_its_file_name_gives(tmp_path):
+    _export(tmp_path / "train_loss.csv", [18, 42, 66], [10.9, 10.7, 10.5])
+    _export(tmp_path / "validation_bleu.csv", [0, 50], [0.0002, 0.0])
+    _export(tmp_path / "run-train-tag-loss.csv", [1, 2], [3.0, 2.9])
+    assert sorted(p.name for p in discover(tmp_path).csv_logs) == ["run-train-tag-loss.csv", "train_loss.csv",
+                                                                   "validation_bleu.csv"]
+    frame = scalar_export.read(tmp_path / "train_loss.csv").frame
+    assert frame["metric"].unique().tolist() == ["loss"] and frame["step"].tolist() == [18, 42, 66]
+    assert frame["wall_time"].tolist() == pytest.approx([1.5e9 + 18, 1.5e9 + 42, 1.5e9 + 66])
+    assert scalar_export.read(tmp_path / "validation_bleu.csv").frame["metric"].unique().tolist() == ["eval_bleu"]
+    assert scalar_export.read(tmp_path / "run-train-tag-loss.csv").frame["metric"].unique().tolist() == ["loss"]
+
+
+def test_a_nan_value_in_a_scalar_export_is_kept_and_a_cut_row_left_out(tmp_path):
+    (tmp_path / "loss.csv").write_text("Wall time,Step,Value\n1.0,1,2.5\n2.0,2,nan\n3.0,3")
+    rec = scalar_export.read(tmp_path / "loss.csv")
+    assert rec.frame["step"].tolist() == [1, 2] and math.isnan(rec.frame["value"].iloc[1])
+    assert rec.warnings
