@@ -14,6 +14,7 @@ import pandas as pd
 
 from .analyzers import metrics_from_rows, run_all
 from .analyzers.chain import link_skipped_batches, link_weight_damage
+from .analyzers.char_floor import CharCorpus, memorized_per_character
 from .analyzers.classifier_at_chance import detect_classifier_at_chance
 from .analyzers.cut_short import detect_cut_short, end_accounted_for
 from .analyzers.early_overshoot import detect_early_overshoot
@@ -179,7 +180,7 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     rpo_alpha = config.get("rpo_alpha")
     if isinstance(rpo_alpha, (int, float)) and not any(f.kind in ("memorization", "loss_collapse") for f in findings):
         found += pair_term_memorized(metrics, thresholds, float(rpo_alpha))
-    return found + _from_scratch_findings(metrics, thresholds, profile, findings, found)
+    return found + _from_scratch_findings(metrics, thresholds, profile, config, (findings, found))
 
 
 def _start_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
@@ -223,18 +224,30 @@ def _at_chance_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
     return found
 
 
-def _from_scratch_findings(metrics, thresholds: Thresholds, profile: RunProfile, findings: list[Finding],
-                           run_aware: list[Finding]) -> list[Finding]:
-    """A full pre-training run that memorized its data (unless the detectors' `findings` already say so), or that is
-    stuck from scratch (unless any finding, the run-aware ones so far included, is an error)."""
+def _from_scratch_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
+                           findings_and_run_aware: tuple[list[Finding], list[Finding]]) -> list[Finding]:
+    """A full pre-training run that memorized its data (unless the detectors' `findings` already say so: under the
+    pre-training floor a token, or under a character's where a token is one), or that is stuck from scratch (unless
+    any finding, the run-aware ones so far included, is an error)."""
+    findings, run_aware = findings_and_run_aware
     if profile.objective != "pretrain" or profile.method != "full":
         return []
     found = []
     if not any(f.kind in ("memorization", "overfitting", "loss_collapse", "zero_loss_unexplained") for f in findings):
-        found += memorized_from_scratch(_with_keras_epochs(metrics, profile), thresholds)
+        found += memorized_from_scratch(_with_keras_epochs(metrics, profile), thresholds) or memorized_per_character(
+            metrics, _char_corpus(config), _keras_epoch_lines(metrics, profile))
     if not any(f.severity == "error" for f in findings + run_aware + found):
         found += detect_stuck_from_scratch(metrics, thresholds, _keras_epoch_lines(metrics, profile))
     return found
+
+
+def _char_corpus(config: RunConfig) -> CharCorpus | None:
+    """What the run's code and outputs say of a character-level text (ingest.notebook_code.char_corpus), where they
+    say all that `char_floor` needs."""
+    said = [config.get(f"data.{key}") for key in ("char_vocabulary", "text_chars", "text_chars_line", "chars_a_batch")]
+    if any(value is None for value in said):
+        return None
+    return CharCorpus(*said, batches_an_epoch=config.get("data.batches_an_epoch"))
 
 
 def _keras_epoch_lines(metrics, profile: RunProfile) -> bool:
