@@ -4,7 +4,8 @@ within its first window.
 Where the loss's own fall over the log (`fall_measure.fell_clearly`) does not show learning, these may: a held-out
 accuracy risen by `ACCURACY_RISE` (`accuracy_rose`), a training token accuracy risen by the same measure a loss
 falls by (`token_accuracy_rose`), the run's closing mean loss above the logged tail's (`fell_before_the_log`), a
-first window's mean standing well above every later one (`fell_in_the_first_window`), the running mean a console
+first window's mean standing well above every later one, or above them with the prediction entropy logged beside it
+standing well above its own (`fell_in_the_first_window`), the running mean a console
 prints beside each batch's loss fallen clearly (`running_mean_fell`), the mean loss of each of three epochs or more
 lower than the one before (`epoch_means_fell`), or one turn of a loss that swings by turns lower at every point
 (`a_turn_fell_at_every_point`).
@@ -91,23 +92,68 @@ def fell_in_the_first_window(metrics: Metrics, loss, thresholds: Thresholds) -> 
     window stands `_FIRST_WINDOW_Z` noise units (one point's) and `_FIRST_WINDOW_FALL` above the median of all the
     windows after it: the loss came down within the first window. One pre-chosen point against a level known from
     `_FIRST_WINDOW_MIN_POINTS` windows or more is a one-point test; where a token accuracy is logged, its first window
-    must sit under the later level too, by its own noise. A log that begins mid-run has no run start in its first
-    window: a resume's first window up is the optimizer settling, not the loss coming down. Else None."""
+    must sit under the later level too, by its own noise. A first window under the `_FIRST_WINDOW_Z` units but by the
+    share above is read with the prediction entropy logged beside it (`_entropy_fell_in_the_first_window`). A log
+    that begins mid-run has no run start in its first window: a resume's first window up is the optimizer settling,
+    not the loss coming down. Else None."""
     # (a loss swinging by turns is read in pairs, as `fell_clearly` reads it: the swing is no noise to measure the
     # first by)
     values = pair_means_if_alternating(without_blips(loss)).to_numpy(dtype="float64")
     if len(values) < _FIRST_WINDOW_MIN_POINTS or not window_means(loss) or starts_mid_run(loss):
         return None
     first, later = float(values[0]), float(np.median(values[1:]))
-    if not _stands_above(first, later, values, thresholds) or not _accuracy_agrees(metrics):
+    if not _accuracy_agrees(metrics):
         return None
-    return evidence_from(LOSS, loss, first, later)
+    if _stands_above(first, later, values, thresholds):
+        return evidence_from(LOSS, loss, first, later)
+    return _entropy_fell_in_the_first_window(metrics, loss, (first, later), thresholds)
 
 
 def _stands_above(first: float, later: float, values: np.ndarray, thresholds: Thresholds) -> bool:
     noise = point_noise(values)
-    fall = max(_FIRST_WINDOW_FALL, thresholds.learning_min_fall)
-    return noise > 0 and first - later >= _FIRST_WINDOW_Z * noise and later < (1 - fall) * first
+    return noise > 0 and first - later >= _FIRST_WINDOW_Z * noise and _fell_by_the_share(first, later, thresholds)
+
+
+def _fell_by_the_share(first: float, later: float, thresholds: Thresholds) -> bool:
+    return later < (1 - max(_FIRST_WINDOW_FALL, thresholds.learning_min_fall)) * first
+
+
+# TRL's SFTTrainer logs `entropy` beside the loss: the mean entropy of the model's own predicted distribution over the
+# batch's target tokens
+PREDICTION_ENTROPY = "entropy"
+
+
+def _entropy_fell_in_the_first_window(metrics: Metrics, loss, levels: tuple[float, float],
+                                      thresholds: Thresholds) -> LearningEvidence | None:
+    """The loss's first window `_FIRST_WINDOW_FALL` above the later windows' level (`levels`: the first window's and
+    the later median) but under `_FIRST_WINDOW_Z` of its noise units, where the logged prediction entropy, window for
+    window beside it, stands above its own later level by the full one-point test (`_stands_above`): the model's
+    predictions sharpened within the first window (F-Bafti_llama-qlora's TRL QLoRA of Llama-3.2-3B, 47 windows: loss
+    0.717 against 0.578, 2.5 units; entropy 0.763 against 0.57, 4.2 units; token accuracy 0.817 against 0.84).
+    Why the entropy and not the token accuracy beside the loss: both are read off the same batches, and across this
+    run's later windows the accuracy goes with the loss at r = -0.85 (the entropy at +0.88), so two of them a couple
+    of units up together are about as likely by chance as the loss alone (a hard first batch moves all three). The
+    entropy passing the one-point test at the loss's bar is as rare by chance as the loss passing it: simulated on flat
+    logs of 20-60 Gaussian windows at this run's levels and noises, the entropy going with the loss at r 0.5-0.88,
+    this rule adds 0.2-0.5% of runs to the 0.3-0.9% the loss's own test lets through. The loss must have fallen by the
+    share too: an entropy that drops while the loss holds is a model growing sure, not one learning its data. Else
+    None."""
+    entropy = finite(metrics[PREDICTION_ENTROPY]) if PREDICTION_ENTROPY in metrics else _EMPTY
+    entropy = entropy[entropy.index.isin(loss.index)]
+    first, later = levels
+    if len(entropy) < _FIRST_WINDOW_MIN_POINTS or int(entropy.index[0]) != int(loss.index[0]) \
+            or not _fell_by_the_share(first, later, thresholds):
+        return None
+    values = entropy.to_numpy(dtype="float64")
+    entropy_first, entropy_later = float(values[0]), float(np.median(values[1:]))
+    if not _stands_above(entropy_first, entropy_later, values, thresholds):
+        return None
+    said = (f"the loss's first window stands above the level of the windows after it "
+            f"({format_number(first)} against {format_number(later)}), and the model's prediction entropy, logged "
+            f"beside it, clearly so ({format_number(entropy_first)} against {format_number(entropy_later)}, "
+            f"{(entropy_first - entropy_later) / point_noise(values):.1f} times its noise): the predictions "
+            "sharpened within the first window")
+    return LearningEvidence(LOSS, first, later, int(len(loss)), int(loss.index[0]), int(loss.index[-1]), said)
 
 
 def _accuracy_agrees(metrics: Metrics) -> bool:
