@@ -110,11 +110,11 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
         evidence["objective"] = f"metrics {', '.join(sorted(ppo or rl)[:3])} in the log (RL fine-tuning)"
         return "rl", "ppo" if ppo else "grpo"
     for algo, keys in _PREFERENCE_ALGOS:
-        hit = [k for k in keys if k in metrics]
-        if hit and algo == "dpo" and "nll_loss" in metrics:  # DPO with rpo_alpha, or CPO / SimPO: the log cannot tell
+        hit = [name for k in keys if (name := _logged(k, metrics))]
+        if hit and algo == "dpo" and _logged("nll_loss", metrics):  # DPO with rpo_alpha, or CPO / SimPO: can't tell
             evidence["objective"] = f"metrics {', '.join(hit)}, nll_loss in the log (TRL's pairwise names)"
             return "preference", None
-        if hit and (algo != "kto" or "rewards/margins" not in metrics):
+        if hit and (algo != "kto" or not _logged("rewards/margins", metrics)):
             evidence["objective"] = f"metrics {', '.join(hit)} in the log (TRL's {algo.upper()} names)"
             return "preference", algo
     if "rewards/accuracies" in metrics and any(str(src).endswith("trainer_log.jsonl") for src in timeline.meta):
@@ -126,6 +126,12 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
         evidence["objective"] = f"metric {sft[0]} in the log (TRL's SFTTrainer)"
         return "sft", None
     return None
+
+
+def _logged(name: str, metrics: set) -> str | None:
+    """`name` as the log has it: TRL's trainers log their evaluation under `eval_<name>` (`eval_rewards/margins`), and a
+    model card's results table keeps the evaluation's columns alone (argilla_notux's Rewards/margins); else None."""
+    return next((k for k in (name, "eval_" + name) if k in metrics), None)
 
 
 def _from_arguments(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
