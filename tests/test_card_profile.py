@@ -135,3 +135,72 @@ def test_a_trainer_card_with_no_adapter_line_is_no_evidence_of_a_full_fine_tune(
     plain = CARD[CARD.index("# out"):]
     p = _profile(tmp_path, "---\ntags:\n- generated_from_trainer\n---\n\n" + plain)
     assert (p.method, p.objective, p.framework) == ("unknown", "unknown", "hf_trainer")
+
+
+KERAS_CARD = """---
+tags:
+- generated_from_keras_callback
+---
+
+# tiny
+
+This model is a fine-tuned version of [{text}](https://huggingface.co/{base}) on an unknown dataset.
+
+### Training hyperparameters
+
+- training_precision: float32
+
+### Training results
+
+| Train Loss | Validation Loss | Epoch |
+|:----------:|:---------------:|:-----:|
+| 3.1982     | 2.6801          | 0     |
+| 2.3601     | 2.5493          | 1     |
+| 1.9225     | 2.4377          | 2     |
+
+### Framework versions
+
+- Transformers 4.26.1
+- TensorFlow 2.11.0
+"""
+
+
+@pytest.mark.parametrize("case", ["YinanWusoymilk_hf-readme_kaludi-bart", "YinanWusoymilk_hf-readme_merve-bart"])
+def test_a_keras_cards_bart_is_fine_tuned_whole_on_its_targets(case):
+    p = forensics.analyze(CORPUS / case).run_profile
+    assert (p.method, p.objective, p.framework) == ("full", "sft", "keras")
+    assert "PushToHubCallback" in p.evidence["method"] and "bart" in p.evidence["objective"]
+
+
+def test_a_keras_card_of_a_decoder_says_no_objective_and_a_trainer_card_no_method(tmp_path):
+    """The encoder-decoder named in the link says sft (BART-large's link text is not its name); a GPT-2 fine-tuned by
+    Keras may be trained on raw text. The Trainer's card (PyTorch, where PEFT exists) says no method by itself."""
+    (tmp_path / "bart").mkdir(), (tmp_path / "gpt2").mkdir(), (tmp_path / "trainer").mkdir()
+    bart = _profile(tmp_path / "bart", KERAS_CARD.format(text="BART-large", base="facebook/bart-large"))
+    gpt2 = _profile(tmp_path / "gpt2", KERAS_CARD.format(text="gpt2", base="gpt2"))
+    trainer = _profile(tmp_path / "trainer", KERAS_CARD.format(text="bart", base="facebook/bart-large").replace(
+        "generated_from_keras_callback", "generated_from_trainer").replace("Train Loss", "Training Loss"))
+    assert (bart.method, bart.objective) == ("full", "sft")
+    assert (gpt2.method, gpt2.objective) == ("full", "unknown")
+    assert (trainer.method, trainer.objective) == ("unknown", "unknown")
+
+
+TRAINER_CARD = ("---\ntags:\n- generated_from_trainer\n---\n\n# model\n\n{prose}\n\n"
+                + CARD[CARD.index("### Training results"):])
+_CHAT_TEMPLATE = ("# Prompt Template Structure\n```\nThis is a chat between ASSISTANT and USER\nUSER: What is 4x8?\n"
+                  "ASSISTANT:\n```")
+
+
+@pytest.mark.parametrize("case", ["YinanWusoymilk_hf-readme_falcoder", "leliuga_cohere-configurations"])
+def test_a_cards_instruction_dataset_or_chat_template_says_sft(case):
+    assert forensics.analyze(CORPUS / case).run_profile.objective == "sft"
+
+
+@pytest.mark.parametrize("prose, objective", [
+    ("Falcon-7b fine-tuned on the CodeAlpaca 20k instructions dataset.", "sft"),
+    (_CHAT_TEMPLATE, "sft"),
+    ("This model is a fine-tuned version of Mistral-7B on the Kimiko dataset.", "unknown"),  # a dataset's name alone
+    ("# Prompt Template\n```\n{text}\n```", "unknown"),  # a template with no chat turns
+])
+def test_a_cards_prose_counts_where_it_names_instructions_or_chat_turns(tmp_path, prose, objective):
+    assert _profile(tmp_path, TRAINER_CARD.replace("{prose}", prose)).objective == objective
