@@ -90,6 +90,10 @@ _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTI
 # Keras' card states the policy it trained under (transformers/keras_callbacks.py: `- training_precision: float32`)
 _CARD_KERAS_PRECISION = re.compile(r"^- training_precision: (float32|mixed_float16|mixed_bfloat16)\s*$", re.MULTILINE)
 _KERAS_POLICIES = {"float32": "fp32", "mixed_float16": "fp16", "mixed_bfloat16": "bf16"}
+# ... and the model it fine-tuned, as the card writer links it (`This model is a fine-tuned version of
+# [BART-large](https://huggingface.co/facebook/bart-large) on ...`: the link, not its text, is the Hub's name)
+_CARD_FINE_TUNED_FROM = re.compile(r"\bfine-tuned version of \[[^\]\n]*\]\(https?://huggingface\.co/"
+                                   r"([\w.-]+(?:/[\w.-]+)?)\)")
 # The vocabulary a console prints: a model's args dataclass (torchtitan's `TransformerModelArgs(..., vocab_size=32000,
 # ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`), a script's
 # model summary in any case (santhoshv6/era_v4_s13_assignment's `  Vocab Size: 65`), the length of the TF PTB
@@ -121,7 +125,17 @@ _INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^
                                r".*\bdata(?:set)?\w*\b.*\balpaca[\w.-]*\.json.*$"
                                # torchtune's instruction and chat dataset builders, as its resolved config names them
                                r"|_component_: torchtune\.datasets\.(?:alpaca\w*|instruct|chat|slimorca|samsum|grammar)"
-                               r"_dataset\b", re.MULTILINE | re.IGNORECASE)
+                               r"_dataset\b"
+                               # a card's or README's own words: `**Falcon-7b** fine-tuned on the **CodeAlpaca 20k
+                               # instructions dataset**` (a dataset it calls one of instructions, not a name alone)
+                               r"|^[^\n]*?\bfine-?tuned\b[^\n]*?\bon\b[^\n]*?\binstructions?[ -](?:following )?"
+                               r"data(?:[ -]?set)?\b",
+                               re.MULTILINE | re.IGNORECASE)
+# A card's prompt template section showing chat turns (`# Prompt Template Structure` then a block with `USER: ...` and
+# `ASSISTANT:` lines): the model was tuned to answer in that chat format
+_PROMPT_TEMPLATE = re.compile(r"^#+[ \t]*Prompt[ \t]+(?:Template|Format)\b[^\n]*\n(?:[^#\n][^\n]*\n|\n){0,12}?"
+                              r"(?:USER|User|Human|### (?:User|Human|Instruction)):[^\n]*\n(?:[^#\n][^\n]*\n|\n){0,6}?"
+                              r"(?:ASSISTANT|Assistant|### (?:Assistant|Response)):", re.MULTILINE)
 
 
 def console_facts(text: str) -> dict:
@@ -216,12 +230,15 @@ _ADAPTER_WORDS = re.compile(r"(?i)lora|adapter|\bpeft\b")
 
 
 def _start_up_lines(text: str) -> dict:
-    """Instruction-tuning data shown, a DeepSpeed engine started, a tokenizer trained first, a model built from
-    scratch: each the line (or its end) that says it."""
+    """Instruction-tuning data shown, a card's chat prompt template (`card_chat_template`), a DeepSpeed engine started,
+    a tokenizer trained first, a model built from scratch: each the line (or its end) that says it."""
     out: dict = {}
     m = _INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text or "torchtune.datasets." in text else None
     if m:
         out["console_instruction_data"] = text[m.start():].split("\n", 1)[0].strip()[:160]  # from the match on
+    m = _PROMPT_TEMPLATE.search(text) if "Prompt " in text else None
+    if m:
+        out["card_chat_template"] = " / ".join(line.strip() for line in m.group(0).splitlines() if line.strip())[:160]
     m = (_DS_ENGINE.search(text) if "DeepSpeedEngine configuration" in text else None) \
         or (_DS_PROGRESS_LINE.search(text) if "skipped=" in text else None)
     if m:
@@ -250,12 +267,16 @@ _ONMT_LOADS = re.compile(r"\bLoading checkpoint from\b|\btrain_from\b")
 
 
 def _model_card(text: str, precision_said: bool) -> dict:
-    """Whose model card a README is (`model_card`), and its fp16 line where no precision was said before."""
+    """Whose model card a README is (`model_card`), its fp16 line where no precision was said before, and the model a
+    Keras card links as the one it fine-tuned (`card_fine_tuned_from`)."""
     out: dict = {}
     if "Training results" in text or "Axolotl" in text or "xolotl version" in text or "trained with" in text:
         owner = next((name for name, pattern in _CARD_OWNERS if pattern.search(text)), None)
         if owner:
             out["model_card"] = owner
+        base = _CARD_FINE_TUNED_FROM.search(text) if owner == "keras" else None
+        if base:
+            out["card_fine_tuned_from"] = base.group(1)
         m = _CARD_FP16.search(text)
         policy = _CARD_KERAS_PRECISION.search(text) if owner == "keras" else None
         if (m or policy) and not precision_said:

@@ -23,6 +23,12 @@ def read_flat_yaml(path) -> dict[str, Any]:
         text = Path(path).read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
         raise UnreadableFile(path, "not UTF-8 text") from None
+    return parse_flat_yaml(text, path)
+
+
+def parse_flat_yaml(text: str, path) -> dict[str, Any]:
+    """`read_flat_yaml` of a text already read (a YAML block embedded in another file, such as a model card's axolotl
+    config); `path` names where it came from in the UnreadableFile it raises."""
     out: dict[str, Any] = {}
     current: str | None = None
     for number, raw in enumerate(text.splitlines(), 1):

@@ -35,7 +35,8 @@ from ..timeline import Timeline, step_from_name
 from . import config_files as cf
 from . import framework_configs as fc
 from ._config_keys import is_number
-from . import command_line, megatron_args, mmengine_config, namespace_args, notebook_code, printed_configs, rwkv_args
+from . import (card_axolotl, command_line, megatron_args, mmengine_config, namespace_args, notebook_code,
+               printed_configs, rwkv_args)
 from .console_lines import value_first
 from .finetuning_method import derive_method
 from .mlflow_store import PARAMS_TEXT
@@ -64,6 +65,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, rwkv_args.TEXT_KEY, rwkv_args.config_values,
                "RWKV-LM's train_log.txt (the last launch's arguments)")
     _read_text(config, timeline, value_first.TEXT_KEY, dict, "the launch line's DEFAULT_FLOAT (tinygrad's float dtype)")
+    _read_card_axolotl(config, timeline)
     _read_tracker_configs(config, layout, timeline)
     for kind, reader in (("llamafactory", fc.read_llamafactory_args), ("finetuning_args", fc.read_finetuning_args),
                          ("swift", fc.read_swift_args), ("autotrain", fc.read_autotrain_params),
@@ -280,6 +282,18 @@ def _read_text(config: RunConfig, timeline: Timeline, name: str, to_values: Call
         config.missing.append(f"{source}: expected a JSON object")
         return
     _record(config, to_values(value), source)
+
+
+def _read_card_axolotl(config: RunConfig, timeline: Timeline) -> None:
+    """The axolotl config a model card embeds (`card_axolotl`): each value with the card's lines that said it."""
+    text = timeline.texts.get(card_axolotl.TEXT_KEY)
+    if text is None:
+        return
+    said = json.loads(text)
+    source = f"the axolotl {said['version']} config embedded in the model card"
+    for key, value in said["values"].items():
+        why = said["why"].get(key)
+        _record(config, {key: value}, f"{source}: {why}" if why else source)
 
 
 _TRACKER_TEXTS = {CONFIG_TEXT: ("W&B config", False), PARAMS_TEXT: ("MLflow params", True)}

@@ -52,7 +52,8 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ..decoding import decode_text
 from ._frames import without_placeholders, without_unit_loss_scale
-from . import command_line, megatron_args, megatron_end, mmengine_config, namespace_args, printed_configs, rwkv_args
+from . import (card_axolotl, command_line, megatron_args, megatron_end, mmengine_config, namespace_args,
+               printed_configs, rwkv_args)
 from .banners import find_banners, may_hold_banners
 from .console_facts import console_facts, run_sign_facts
 from .settled_lines import kinds_of, step_line_warnings
@@ -154,7 +155,8 @@ def _argument_texts(text: str) -> dict[str, str]:
     """Megatron's printed arguments as texts[megatron_args.TEXT_KEY], a script's argparse `Namespace(...)` line as
     texts[namespace_args.TEXT_KEY], an HF script's printed TrainingArguments and model config
     (`printed_configs`), an mmengine runner's printed config (`mmengine_config`), DeepSpeed's launch line
-    (`command_line`) and the arguments of RWKV-LM's last launch (`rwkv_args`), each as JSON, when the log has them."""
+    (`command_line`), the arguments of RWKV-LM's last launch (`rwkv_args`) and the axolotl config a model card embeds
+    (`card_axolotl`), each as JSON, when the log has them."""
     out = {}
     if "end of arguments" in text:
         args = megatron_args.parse_block(text.splitlines())
@@ -168,7 +170,8 @@ def _argument_texts(text: str) -> dict[str, str]:
                        (command_line.TEXT_KEY, command_line.console_arguments(text)),
                        (printed_configs.MODEL_CONFIG_KEY, printed_configs.model_config(text)),
                        (rwkv_args.TEXT_KEY, rwkv_args.parse(text)),
-                       (value_first.TEXT_KEY, value_first.launch_dtype(text))):
+                       (value_first.TEXT_KEY, value_first.launch_dtype(text)),
+                       (card_axolotl.TEXT_KEY, card_axolotl.parse(text))):
         if found:
             out[key] = json.dumps(found)
     return out

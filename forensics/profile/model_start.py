@@ -5,6 +5,7 @@ these."""
 from __future__ import annotations
 
 import math
+import re
 
 from ..analyzers.never_learned import FRESH_HEAD_RANGE
 from ..config import RunConfig
@@ -91,6 +92,22 @@ def _console_seq2seq_trainer(timeline: Timeline) -> str | None:
     said = next(((src, m["console_seq2seq_trainer"]) for src, m in timeline.meta.items()
                  if m.get("console_seq2seq_trainer")), None)
     return None if said is None else f"transformers' Seq2SeqTrainer built in the console ({said[0]}: {said[1][:120]})"
+
+
+# Encoder-decoder families by a word of a Hub model's name (facebook/bart-large, philschmid/bart-large-cnn-samsum,
+# google/flan-t5-base, Helsinki-NLP/opus-mt-en-de): the model a Keras card says it fine-tuned
+_ENCODER_DECODER_NAME = re.compile(r"(?i)(?:^|[/_-])(?:m?bart|pegasus|(?:flan-|long-?|u?m)?t5|mt0|marian|opus-mt|"
+                                   r"blenderbot|prophetnet)(?=$|[-_.])")
+
+
+def _keras_card_seq2seq(timeline: Timeline) -> str | None:
+    """The Keras PushToHubCallback's card naming the trained encoder-decoder it fine-tuned (its `fine-tuned version
+    of [..](https://huggingface.co/<name>)` link), else None."""
+    said = next(((src, m["card_fine_tuned_from"]) for src, m in timeline.meta.items()
+                 if m.get("model_card") == "keras" and m.get("card_fine_tuned_from")), None)
+    if said is None or not _ENCODER_DECODER_NAME.search(said[1]):
+        return None
+    return f"a trained encoder-decoder ({said[1]}) the Keras callback's model card says it fine-tuned ({said[0]})"
 
 
 # Text language-model families whose released checkpoints tokenize into subwords, tens of thousands of them (GPT-2

@@ -13,8 +13,8 @@ from ..ingest.pretrain_lines import PRETRAINING_KINDS
 from ..timeline import Timeline
 from .losses import (_character_model_at_step_zero, _first_loss_above, _pairwise_loss_at_chance,
                      _starts_at_random_guess, _training_losses, _NEAR_LN2)
-from .model_start import (_console_from_scratch, _console_seq2seq_trainer, _fresh_model_config, _pretrained_seq2seq,
-                          _where_the_loss_starts, pretrained_base)
+from .model_start import (_console_from_scratch, _console_seq2seq_trainer, _fresh_model_config, _keras_card_seq2seq,
+                          _pretrained_seq2seq, _where_the_loss_starts, pretrained_base)
 from .names import _MODEL_NAME_KEYS, _RUN_FOLDER, _word_in
 from .record import UNKNOWN
 from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class, _unsloth_sft_class
@@ -110,11 +110,11 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
         evidence["objective"] = f"metrics {', '.join(sorted(ppo or rl)[:3])} in the log (RL fine-tuning)"
         return "rl", "ppo" if ppo else "grpo"
     for algo, keys in _PREFERENCE_ALGOS:
-        hit = [k for k in keys if k in metrics]
-        if hit and algo == "dpo" and "nll_loss" in metrics:  # DPO with rpo_alpha, or CPO / SimPO: the log cannot tell
+        hit = [name for k in keys if (name := _logged(k, metrics))]
+        if hit and algo == "dpo" and _logged("nll_loss", metrics):  # DPO with rpo_alpha, or CPO / SimPO: can't tell
             evidence["objective"] = f"metrics {', '.join(hit)}, nll_loss in the log (TRL's pairwise names)"
             return "preference", None
-        if hit and (algo != "kto" or "rewards/margins" not in metrics):
+        if hit and (algo != "kto" or not _logged("rewards/margins", metrics)):
             evidence["objective"] = f"metrics {', '.join(hit)} in the log (TRL's {algo.upper()} names)"
             return "preference", algo
     if "rewards/accuracies" in metrics and any(str(src).endswith("trainer_log.jsonl") for src in timeline.meta):
@@ -126,6 +126,12 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
         evidence["objective"] = f"metric {sft[0]} in the log (TRL's SFTTrainer)"
         return "sft", None
     return None
+
+
+def _logged(name: str, metrics: set) -> str | None:
+    """`name` as the log has it: TRL's trainers log their evaluation under `eval_<name>` (`eval_rewards/margins`), and a
+    model card's results table keeps the evaluation's columns alone (argilla_notux's Rewards/margins); else None."""
+    return next((k for k in (name, "eval_" + name) if k in metrics), None)
 
 
 def _from_arguments(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
@@ -300,6 +306,12 @@ def _from_sft_signs(config: RunConfig, timeline: Timeline, names, evidence: dict
         evidence["objective"] = (f"instruction-tuning data in the console ({shown[0]}: {shown[1][:120]}), "
                                  "with no preference, RL or reward metrics: supervised fine-tuning")
         return "sft", None
+    template = next(((src, m["card_chat_template"]) for src, m in timeline.meta.items() if m.get("card_chat_template")),
+                    None)
+    if template is not None and "loss" in metrics and supervised:
+        evidence["objective"] = (f"the model card's prompt template is a chat format ({template[0]}: {template[1]}), "
+                                 "with no preference, RL or reward metrics: supervised (chat) fine-tuning")
+        return "sft", None
     task, where = _adapter_task(config, timeline)
     if adapter and task in _LM_TASKS and "loss" in metrics:
         # an adapter on a trained language model, on its language-model loss, with none of the preference, RL or
@@ -324,7 +336,7 @@ def _from_seq2seq(config: RunConfig, timeline: Timeline, names, evidence: dict, 
     """A trained encoder-decoder learns to write a target for each input: there is no other way to train one on its
     loss here (its pre-training, span corruption from scratch, starts at ln(vocabulary): told above). A run shorter
     than its logging interval shows only the held-out loss of that same objective."""
-    seq2seq = _pretrained_seq2seq(config) or _console_seq2seq_trainer(timeline)
+    seq2seq = _pretrained_seq2seq(config) or _console_seq2seq_trainer(timeline) or _keras_card_seq2seq(timeline)
     on_loss = "loss" if "loss" in metrics else "eval_loss" if "eval_loss" in metrics else None
     if seq2seq is not None and on_loss and _supervised_lm(config, timeline):
         trained_on = "trained on its targets' loss" if on_loss == "loss" else "evaluated on its targets' loss (eval_loss)"
