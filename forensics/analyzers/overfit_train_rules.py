@@ -101,18 +101,33 @@ def held_above_while_train_fell(evals, train, thresholds: Thresholds) -> int | N
     more under its level at the best (the interval ending there). A quiet held-out loss that turned at its best and
     never came back while the seen data's loss went on down (P-Zande's Gemma-2B LoRA: 1.8792 at its best, then
     0.5-1.5% above it for six evals, the training loss 8% lower in its second epoch); a first eval after the best
-    less than 1% above it is what `overfitting`'s `_clear_small_rise` will not take. Else None."""
+    less than 1% above it is what `overfitting`'s `_clear_small_rise` will not take. Only `overfit_points` evals
+    after the best count where each of them, not their median, clears that bar (`_each_clears`). Else None."""
     values, steps = evals.to_numpy(), evals.index
     best_pos = int(np.argmin(values))
     after, best = values[best_pos + 1:], float(values[best_pos])
-    if best <= 0 or len(after) < thresholds.overfit_points + 1 or not np.all(after > best):
+    if best <= 0 or len(after) < thresholds.overfit_points or not np.all(after > best):
         return None
     if back_at_the_level_before(values, best_pos):
+        return None
+    if len(after) == thresholds.overfit_points and not _each_clears(values, best_pos):
         return None
     if not median_rise_clears(values, best_pos, SMALL_RISE, NOISE_UNITS):
         return None
     levels = train_levels_around(train, steps, best_pos)
     return best_pos if levels is not None and levels[1] <= (1 - STILL_FELL) * levels[0] else None
+
+
+def _each_clears(values: np.ndarray, best_pos: int) -> bool:
+    """Whether every eval after the best sits `SMALL_RISE` and `NOISE_UNITS` x the eval loss's own point-to-point
+    noise (in the later half of the log, where it can be measured) above it: a plateau of three evals that high is
+    the held-out loss moved to a new level, which evals wobbling around the old one do not all reach (dolphin-2.9's
+    card: 0.6168 at epoch 1.99, then 0.6646, 0.6619, 0.6602 through epoch 3, 13 times its noise, while the training
+    loss fell 0.52 -> 0.40; wangd12rpi's FinLoRA card, judged healthy: three evals 2.7-3.7% above its best, under
+    twice its noise on a 2% split)."""
+    noise = point_noise(values[len(values) // 2:])
+    lowest_rise = float(values[best_pos + 1:].min()) - float(values[best_pos])
+    return noise > 0 and lowest_rise >= max(SMALL_RISE * float(values[best_pos]), NOISE_UNITS * noise)
 
 
 def held_above_as_train_fell_at_each(evals, train, thresholds: Thresholds) -> int | None:

@@ -20,7 +20,9 @@ while the training loss fell 5% (`turned_up_at_the_end`); a second of two evals 
 training loss fell a quarter, from above the one to below the other, is its onset (`stopped_as_train_fell_a_quarter`). A rise under 1% counts where the run's own eval noise says
 it is real: a drift of eight or more evals ending `QUIET_UNITS` x that noise above a best none of them came back to,
 while the training loss fell 5% (`_quiet_drift`), or five or more evals above the best, the last three times the noise
-above it, while the training loss fell at each of those evaluations (`held_above_as_train_fell_at_each`). The rules
+above it, while the training loss fell at each of those evaluations (`held_above_as_train_fell_at_each`); three
+evals after the best, each 1% and three times the noise above it while the training loss fell 5%, are a plateau
+above it, overfitting too (`held_above_while_train_fell`). The rules
 that set the eval loss against the training loss live in `overfit_train_rules`; that training loss is the one logged
 as the run trained, or, where none was, the loss estimated on the train split at each evaluation (`training_loss`).
 A log with no training loss fires when the eval loss climbs at each of the `overfit_points` + 1 or more evals after its

@@ -26,6 +26,7 @@ import re
 
 from ..timeline import canonical_metric
 from .settled_lines import settled
+from .card_blocks import card_blocks_blanked
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .console_lines.bare_epochs import bare_epoch_reader
 from .console_lines.batch_averages import MARKER as BATCH_AVERAGES_MARKER, BatchAverages
@@ -119,7 +120,9 @@ def printed_shape(line: str) -> str:
 
 def scan(text: str, one_cell: bool = False) -> list[tuple]:
     """Everything of interest, in file order (module docstring), the step lines settled; `one_cell`: the text is
-    what one notebook cell's code printed (`settled_lines.settled`)."""
+    what one notebook cell's code printed (`settled_lines.settled`). A model card's summary and hyper-parameter
+    blocks restate the run and are read as blank lines (`card_blocks`)."""
+    text = card_blocks_blanked(text)
     pieces = re.split(r"\r\n|[\r\n]", text)  # a CRLF is one break (an empty piece would end an OLMo block)
     scanner = _Scanner(text)
     for index, piece in enumerate(pieces):
