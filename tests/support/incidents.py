@@ -91,7 +91,8 @@ def case1_lr_full_ft(out: Path) -> IncidentRun:
                       max_grad_norm=0.0, incidents=(rm.NanInjection(step=31, blocks=(-1,), confine=False),))
     facts = rm.make_run(out, spec)
     # No "no_warmup": the NaN comes at step 35 of 60 after a calm stretch, long after any warm-up would have ended
-    # (tests/test_review_day6_advice.py); the learning-rate cause's own advice still asks for one.
+    # (tests/test_causes_advice_warm_up_clipping_and_stages.py); the learning-rate cause's own advice still asks for
+    # one.
     # The NaN is injected into the weights: grad_norm is calm up to it, nothing builds up before it, so the log shows
     # a sudden break (data or numerics) first, and the rate, 15x the recipes' top, only as possible: "likely" needs a
     # precursor in the run's own metrics (day 11's review).

@@ -1,5 +1,6 @@
-"""Inputs the reviews of the reading rules build (tests/test_review_day*.py): a noisy falling loss, NeMo 2.0's
-progress printer as its code prints, and a notebook whose cells ran the given code and trained."""
+"""Inputs the reviews of the reading rules build (their tests are named by subject, e.g.
+tests/test_nemo2_console_evals.py): a noisy falling loss, NeMo 2.0's progress printer as its code prints, and a
+notebook whose cells ran the given code and trained."""
 from __future__ import annotations
 
 import json
