@@ -11,6 +11,7 @@ from .names import _word_in
 from .objective import _DSCHAT_OBJECTIVES
 from .record import UNKNOWN
 from .size import _ESTIMATE_SHARE
+from .trainer_card import card_method
 
 # (DoRA, AdaLoRA, LongLoRA, LoRA+, rsLoRA, PiSSA, OLoRA, MiLoRA; CLoRA: OddFunction0205's clora- run)
 _LORA_VARIANTS = ("clora", "dora", "adalora", "longlora", "loraplus", "rslora", "pissa", "olora", "milora")
@@ -77,7 +78,8 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         if found:
             evidence["method"] = found
             return method
-    return _console_saves_an_adapter(names, timeline, evidence) or _saved_whole_into_output_dir(config, timeline, evidence)
+    return _console_saves_an_adapter(names, timeline, evidence) or card_method(timeline, evidence) \
+        or _saved_whole_into_output_dir(config, timeline, evidence)
 
 
 # Banners of trainers that train LoRA adapters only (Unsloth's get_peft_model, text-generation-webui, mlx's lora

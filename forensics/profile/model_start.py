@@ -14,7 +14,8 @@ from .losses import random_guess_range
 
 def pretrained_base(config: RunConfig, first_loss: float | None = None) -> tuple[str, str] | None:
     """(name, where) of the trained model the run starts from: the adapter's base, or the model its arguments load
-    (model_name_or_path); else the `_name_or_path` of the saved config.json, but only where the first training loss
+    (model_name_or_path); else the `_name_or_path` of the saved config.json (or the model card's base, written from
+    it), but only where the first training loss
     `first_loss` is not at the uniform guess (`_AT_THE_GUESS` x ln(vocabulary)): from_pretrained writes that name,
     and so does a model built from a named configuration (`AutoConfig.from_pretrained("gpt2")` then
     `GPT2LMHeadModel(config)`, run_clm's --config_name) over random weights, which start at about ln(vocabulary); a
@@ -23,15 +24,19 @@ def pretrained_base(config: RunConfig, first_loss: float | None = None) -> tuple
         name = config.get(key)
         if isinstance(name, str) and name.strip():
             return name, f"{key}, {config.source_of(key)}"
-    name, vocab = config.get(_CONFIG_NAME_KEY), config.get("model.vocab_size")
-    if isinstance(name, str) and name.strip() and isinstance(vocab, int) and vocab > 1 and first_loss is not None \
+    key = next((k for k in _NAMED_CONFIG_KEYS if isinstance(config.get(k), str) and config.get(k).strip()), None)
+    name, vocab = config.get(key) if key else None, config.get("model.vocab_size")
+    if name and isinstance(vocab, int) and vocab > 1 and first_loss is not None \
             and not _AT_THE_GUESS[0] * math.log(vocab) <= first_loss <= _AT_THE_GUESS[1] * math.log(vocab):
-        return name, f"{_CONFIG_NAME_KEY}, {config.source_of(_CONFIG_NAME_KEY)}"
+        return name, f"{key}, {config.source_of(key)}"
     return None
 
 
 _TRAINED_START_KEYS = ("adapter.base_model_name_or_path", "model.name_or_path")
 _CONFIG_NAME_KEY = "model._name_or_path"
+# ... and the model card's base, which transformers' modelcard.py writes from that same `config._name_or_path`
+# (`finetuned_from`: the "fine-tuned version of [X]" line, the header's `base_model:`): a name, not proof of weights
+_NAMED_CONFIG_KEYS = (_CONFIG_NAME_KEY, "card.base_model")
 _AT_THE_GUESS = (0.9, 1.1)  # a freshly initialised model's first loss, as a share of ln(vocabulary)
 
 

@@ -17,6 +17,7 @@ from .model_start import (_console_from_scratch, _console_seq2seq_trainer, _fres
                           _where_the_loss_starts, pretrained_base)
 from .names import _MODEL_NAME_KEYS, _RUN_FOLDER, _word_in
 from .record import UNKNOWN
+from .trainer_card import card_objective
 from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class, _unsloth_sft_class
 
 # (TRL's DPO logs `nll_loss` too where rpo_alpha is set: ORPO is told by its odds-ratio terms)
@@ -234,7 +235,7 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
                          metrics: set) -> tuple[str, str | None] | None:
     """What a notebook's code trains on, the run's own names, its instruction data, an adapter's task, a trained
     encoder-decoder."""
-    for step in (_from_notebook_data, _from_own_names, _from_sft_signs, _from_seq2seq):
+    for step in (_from_notebook_data, _from_own_names, _from_sft_signs, _from_seq2seq, _from_model_card):
         found = step(config, timeline, names, evidence, adapter, metrics)
         if found is not None:
             return found
@@ -332,6 +333,13 @@ def _from_seq2seq(config: RunConfig, timeline: Timeline, names, evidence: dict, 
                                  "supervised (sequence-to-sequence) fine-tuning")
         return "sft", None
     return None
+
+
+def _from_model_card(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                     metrics: set) -> tuple[str, str | None] | None:
+    """What the model card transformers wrote says the model was trained on (`trainer_card.card_objective`), for a
+    language model's loss (not a classification head's, nor a pairwise one at ln 2)."""
+    return card_objective(timeline, evidence) if _supervised_lm(config, timeline) else None
 
 
 def _adapter_task(config: RunConfig, timeline: Timeline) -> tuple[str, str | None]:
