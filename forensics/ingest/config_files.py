@@ -213,7 +213,7 @@ def read_model_card(path) -> dict[str, Any]:
 _CARD_BYTES = 1 << 20  # a model card's quantization block sits near its top
 
 
-def _card_header(lines: list[str]) -> list[str]:
+def card_header(lines: list[str]) -> list[str]:
     """The lines of a model card's YAML header, between its `---` lines ([] where it has none)."""
     if not lines or lines[0].strip() != "---":
         return []
@@ -228,7 +228,7 @@ _CARD_LIST_ITEM = re.compile(r"^[ \t]*- ['\"]?([\w.\-/]+)['\"]?[ \t]*$")
 
 def _card_base_model(lines: list[str]) -> str | None:
     """The base model a model card's YAML header names, or None."""
-    header = _card_header(lines)
+    header = card_header(lines)
     for i, line in enumerate(header):
         m = _CARD_BASE.match(line.rstrip())
         if m and m.group(1):
@@ -240,13 +240,19 @@ def _card_base_model(lines: list[str]) -> str | None:
 
 def _card_tagger(lines: list[str]) -> str | None:
     """The framework a model card's YAML header tags it with (`tags:` then `- llama-factory` lines), or None."""
+    tags = card_tags(lines)
+    return next((framework for tag, framework in _CARD_TAGGERS.items() if tag in tags), None)
+
+
+def card_tags(lines: list[str]) -> set[str]:
+    """The tags of a model card's YAML header (`tags:` then `- generated_from_trainer` lines), lower case."""
     in_tags, tags = False, set()
-    for line in _card_header(lines):
+    for line in card_header(lines):
         if not line.startswith((" ", "\t", "-")):
             in_tags = line.strip() == "tags:"
         elif in_tags and (m := _CARD_TAG.match(line)):
             tags.add(m.group(1).lower())
-    return next((framework for tag, framework in _CARD_TAGGERS.items() if tag in tags), None)
+    return tags
 
 
 # --- DeepSpeed ---------------------------------------------------------------------------------

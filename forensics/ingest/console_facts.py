@@ -14,6 +14,7 @@ from .console_param_counts import parameter_count_said, said_param_count
 from .console_recipes import PRECISION_NAMES, recipe_facts
 from .console_text import line_at, line_end
 from .console_warnings import console_warnings
+from .trainer_card import trainer_card_facts
 from ..run_signs import final_exception, is_training_console, run_signs
 
 
@@ -277,6 +278,8 @@ def _model_card(text: str, precision_said: bool) -> dict:
         base = _CARD_FINE_TUNED_FROM.search(text) if owner == "keras" else None
         if base:
             out["card_fine_tuned_from"] = base.group(1)
+        if owner in ("hf_trainer", "keras"):  # the cards transformers' modelcard.py writes: what they say of the model
+            out.update(trainer_card_facts(text))
         m = _CARD_FP16.search(text)
         policy = _CARD_KERAS_PRECISION.search(text) if owner == "keras" else None
         if (m or policy) and not precision_said:

@@ -139,6 +139,9 @@ def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
         at_least = meta.get("console_transformers_at_least")  # a deprecation message dates the release
         if at_least and config.get("transformers_at_least") is None:
             config.add("transformers_at_least", at_least, f"{source}: {meta['console_transformers_at_least_line']}")
+        card_base = meta.get("card_base")  # a model card's "fine-tuned version of [X]": the model's _name_or_path
+        if card_base and config.get("card.base_model") is None:
+            config.add("card.base_model", card_base, f"{source}: the model card's 'fine-tuned version of' line")
         trl = meta.get("console_trl_trainer")
         if trl and config.get("trainer_class") is None and config.get("training_args_class") is None:
             config.add("trainer_class", f"trl.{trl}", f"{source}: {meta.get('console_trl_trainer_line', '')}")

@@ -4,6 +4,7 @@
 * method: "full" | "lora" | "qlora" | "peft" | "unknown" (adapter files and adapter_config.json,
   a 4-bit quantization config, LLaMA-Factory `finetuning_type` / ms-swift `train_type`, PEFT's and
   Unsloth's banners in the console, then words in the run's own names: "qlora" (or "q-lora", "qdora"), "lora",
+  "full"; then a Keras callback's model card, or a Trainer's of a release before PEFT existed, naming no adapter:
   "full");
 * objective: "sft" | "pretrain" | "preference" | "rl" | "reward" | "unknown", with `algorithm`
   ("dpo", "kto", "orpo", "grpo", "ppo", ...): the metric names TRL logs (rewards/chosen, logps/*:
@@ -12,7 +13,8 @@
   pre-training consoles (Megatron, OLMo, torchtitan, NeMo, nanochat base_train, autoresearch), a script's
   arguments that give its model's sizes and no weights to start from (argparse's Namespace line), a first
   loss at about ln(vocabulary) (random weights: from scratch), a notebook that trains a masked LM with the masking
-  collator (pretrain), then the run's names;
+  collator (pretrain), then the run's names, then the model card transformers wrote (an encoder-decoder fine-tune: sft;
+  a causal LM on a raw-text corpus it names: pretrain);
 * model_params: the checkpoint index's total, the model config, PEFT's "all params", the Trainer's (or Unsloth's)
   trainable count of a run that trains every weight, or a size in the run's names ("Qwen2-7B", "llama-3-8b",
   "1.5B"), else None;

@@ -11,6 +11,7 @@ from .names import _word_in
 from .objective import _DSCHAT_OBJECTIVES
 from .record import UNKNOWN
 from .size import _ESTIMATE_SHARE
+from .trainer_card import card_method
 
 # (DoRA, AdaLoRA, LongLoRA, LoRA+, rsLoRA, PiSSA, OLoRA, MiLoRA; CLoRA: OddFunction0205's clora- run)
 _LORA_VARIANTS = ("clora", "dora", "adalora", "longlora", "loraplus", "rslora", "pissa", "olora", "milora")
@@ -77,20 +78,8 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         if found:
             evidence["method"] = found
             return method
-    return (_console_saves_an_adapter(names, timeline, evidence) or _keras_card_model(timeline, evidence)
-            or _saved_whole_into_output_dir(config, timeline, evidence))
-
-
-def _keras_card_model(timeline: Timeline, evidence: dict) -> str | None:
-    """"full" for the model card transformers' Keras PushToHubCallback writes: the callback saves and pushes the whole
-    TF model (save_pretrained: tf_model.h5), and PEFT's adapters are PyTorch modules alone, so the model the card
-    is of was trained as a whole (as whole-model weights with no adapter say full in `finetuning_method`); else None."""
-    card = next((src for src, m in timeline.meta.items() if m.get("model_card") == "keras"), None)
-    if card is None:
-        return None
-    evidence["method"] = (f"the model card transformers' Keras PushToHubCallback writes ({card}): it pushes the whole "
-                          "TF model, and PEFT's adapters exist for PyTorch models alone: the whole model trained")
-    return "full"
+    return _console_saves_an_adapter(names, timeline, evidence) or card_method(timeline, evidence) \
+        or _saved_whole_into_output_dir(config, timeline, evidence)
 
 
 # Banners of trainers that train LoRA adapters only (Unsloth's get_peft_model, text-generation-webui, mlx's lora

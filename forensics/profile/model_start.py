@@ -5,7 +5,6 @@ these."""
 from __future__ import annotations
 
 import math
-import re
 
 from ..analyzers.never_learned import FRESH_HEAD_RANGE
 from ..config import RunConfig
@@ -15,7 +14,8 @@ from .losses import random_guess_range
 
 def pretrained_base(config: RunConfig, first_loss: float | None = None) -> tuple[str, str] | None:
     """(name, where) of the trained model the run starts from: the adapter's base, or the model its arguments load
-    (model_name_or_path); else the `_name_or_path` of the saved config.json, but only where the first training loss
+    (model_name_or_path); else the `_name_or_path` of the saved config.json (or the model card's base, written from
+    it), but only where the first training loss
     `first_loss` is not at the uniform guess (`_AT_THE_GUESS` x ln(vocabulary)): from_pretrained writes that name,
     and so does a model built from a named configuration (`AutoConfig.from_pretrained("gpt2")` then
     `GPT2LMHeadModel(config)`, run_clm's --config_name) over random weights, which start at about ln(vocabulary); a
@@ -24,15 +24,19 @@ def pretrained_base(config: RunConfig, first_loss: float | None = None) -> tuple
         name = config.get(key)
         if isinstance(name, str) and name.strip():
             return name, f"{key}, {config.source_of(key)}"
-    name, vocab = config.get(_CONFIG_NAME_KEY), config.get("model.vocab_size")
-    if isinstance(name, str) and name.strip() and isinstance(vocab, int) and vocab > 1 and first_loss is not None \
+    key = next((k for k in _NAMED_CONFIG_KEYS if isinstance(config.get(k), str) and config.get(k).strip()), None)
+    name, vocab = config.get(key) if key else None, config.get("model.vocab_size")
+    if name and isinstance(vocab, int) and vocab > 1 and first_loss is not None \
             and not _AT_THE_GUESS[0] * math.log(vocab) <= first_loss <= _AT_THE_GUESS[1] * math.log(vocab):
-        return name, f"{_CONFIG_NAME_KEY}, {config.source_of(_CONFIG_NAME_KEY)}"
+        return name, f"{key}, {config.source_of(key)}"
     return None
 
 
 _TRAINED_START_KEYS = ("adapter.base_model_name_or_path", "model.name_or_path")
 _CONFIG_NAME_KEY = "model._name_or_path"
+# ... and the model card's base, which transformers' modelcard.py writes from that same `config._name_or_path`
+# (`finetuned_from`: the "fine-tuned version of [X]" line, the header's `base_model:`): a name, not proof of weights
+_NAMED_CONFIG_KEYS = (_CONFIG_NAME_KEY, "card.base_model")
 _AT_THE_GUESS = (0.9, 1.1)  # a freshly initialised model's first loss, as a share of ln(vocabulary)
 
 
@@ -92,22 +96,6 @@ def _console_seq2seq_trainer(timeline: Timeline) -> str | None:
     said = next(((src, m["console_seq2seq_trainer"]) for src, m in timeline.meta.items()
                  if m.get("console_seq2seq_trainer")), None)
     return None if said is None else f"transformers' Seq2SeqTrainer built in the console ({said[0]}: {said[1][:120]})"
-
-
-# Encoder-decoder families by a word of a Hub model's name (facebook/bart-large, philschmid/bart-large-cnn-samsum,
-# google/flan-t5-base, Helsinki-NLP/opus-mt-en-de): the model a Keras card says it fine-tuned
-_ENCODER_DECODER_NAME = re.compile(r"(?i)(?:^|[/_-])(?:m?bart|pegasus|(?:flan-|long-?|u?m)?t5|mt0|marian|opus-mt|"
-                                   r"blenderbot|prophetnet)(?=$|[-_.])")
-
-
-def _keras_card_seq2seq(timeline: Timeline) -> str | None:
-    """The Keras PushToHubCallback's card naming the trained encoder-decoder it fine-tuned (its `fine-tuned version
-    of [..](https://huggingface.co/<name>)` link), else None."""
-    said = next(((src, m["card_fine_tuned_from"]) for src, m in timeline.meta.items()
-                 if m.get("model_card") == "keras" and m.get("card_fine_tuned_from")), None)
-    if said is None or not _ENCODER_DECODER_NAME.search(said[1]):
-        return None
-    return f"a trained encoder-decoder ({said[1]}) the Keras callback's model card says it fine-tuned ({said[0]})"
 
 
 # Text language-model families whose released checkpoints tokenize into subwords, tens of thousands of them (GPT-2

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..analyzers.never_learned import FRESH_HEAD_RANGE
 from ..analyzers.pairwise_start import PAIRWISE_START_MAX
 from ..analyzers.zero_in_first_epoch import CLASSIFIER_HEADS, CLASSIFIER_TASKS
 from ..config import RunConfig
@@ -13,10 +14,11 @@ from ..ingest.pretrain_lines import PRETRAINING_KINDS
 from ..timeline import Timeline
 from .losses import (_character_model_at_step_zero, _first_loss_above, _pairwise_loss_at_chance,
                      _starts_at_random_guess, _training_losses, _NEAR_LN2)
-from .model_start import (_console_from_scratch, _console_seq2seq_trainer, _fresh_model_config, _keras_card_seq2seq,
-                          _pretrained_seq2seq, _where_the_loss_starts, pretrained_base)
+from .model_start import (_console_from_scratch, _console_seq2seq_trainer, _fresh_model_config, _pretrained_seq2seq,
+                          _where_the_loss_starts, pretrained_base)
 from .names import _MODEL_NAME_KEYS, _RUN_FOLDER, _word_in
 from .record import UNKNOWN
+from .trainer_card import card_objective
 from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class, _unsloth_sft_class
 
 # (TRL's DPO logs `nll_loss` too where rpo_alpha is set: ORPO is told by its odds-ratio terms)
@@ -211,6 +213,12 @@ def _from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: 
     first = _training_losses(timeline)
     base = pretrained_base(config, float(first[0]) if len(first) else None)
     fresh = None if adapter or base else _starts_at_random_guess(timeline, vocab)
+    if fresh is not None and fresh < FRESH_HEAD_RANGE[0] and card_objective(timeline, {}) == ("sft", None):
+        # a first loss under any ln(vocabulary) that falls by half is read as random weights' only where nothing names
+        # the start: a card's trained encoder-decoder (AnnaR's distilbart-xsum-1-1, one layer each side, first epoch
+        # 5.67) starts high on a new task and is a fine-tune; a model built over random weights from the same named
+        # config would start at ln(vocabulary), which the rule above still reads
+        fresh = None
     if fresh is not None:
         where = _where_the_loss_starts(fresh, vocab, config)
         evidence["objective"] = f"the first loss {fresh:.4g} (per token) is {where}{_FROM_SCRATCH}"
@@ -240,7 +248,7 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
                          metrics: set) -> tuple[str, str | None] | None:
     """What a notebook's code trains on, the run's own names, its instruction data, an adapter's task, a trained
     encoder-decoder."""
-    for step in (_from_notebook_data, _from_own_names, _from_sft_signs, _from_seq2seq):
+    for step in (_from_notebook_data, _from_own_names, _from_sft_signs, _from_seq2seq, _from_model_card):
         found = step(config, timeline, names, evidence, adapter, metrics)
         if found is not None:
             return found
@@ -336,7 +344,7 @@ def _from_seq2seq(config: RunConfig, timeline: Timeline, names, evidence: dict, 
     """A trained encoder-decoder learns to write a target for each input: there is no other way to train one on its
     loss here (its pre-training, span corruption from scratch, starts at ln(vocabulary): told above). A run shorter
     than its logging interval shows only the held-out loss of that same objective."""
-    seq2seq = _pretrained_seq2seq(config) or _console_seq2seq_trainer(timeline) or _keras_card_seq2seq(timeline)
+    seq2seq = _pretrained_seq2seq(config) or _console_seq2seq_trainer(timeline)
     on_loss = "loss" if "loss" in metrics else "eval_loss" if "eval_loss" in metrics else None
     if seq2seq is not None and on_loss and _supervised_lm(config, timeline):
         trained_on = "trained on its targets' loss" if on_loss == "loss" else "evaluated on its targets' loss (eval_loss)"
@@ -344,6 +352,13 @@ def _from_seq2seq(config: RunConfig, timeline: Timeline, names, evidence: dict, 
                                  "supervised (sequence-to-sequence) fine-tuning")
         return "sft", None
     return None
+
+
+def _from_model_card(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                     metrics: set) -> tuple[str, str | None] | None:
+    """What the model card transformers wrote says the model was trained on (`trainer_card.card_objective`), for a
+    language model's loss (not a classification head's, nor a pairwise one at ln 2)."""
+    return card_objective(timeline, evidence) if _supervised_lm(config, timeline) else None
 
 
 def _adapter_task(config: RunConfig, timeline: Timeline) -> tuple[str, str | None]:
