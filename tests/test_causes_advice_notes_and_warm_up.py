@@ -82,15 +82,21 @@ def test_a_rate_at_its_peak_at_the_first_steps_shows_no_warm_up():
 
 
 def _rising_rate_through_the_break(break_at: int):
-    steps = list(range(1, 11))
-    rows = [(s, "learning_rate", 1e-4 * s) for s in steps] + [(s, "grad_norm", 1.0) for s in steps if s != break_at]
+    return _rate_lines([1e-4 * s for s in range(1, 11)], break_at)
+
+
+def _rate_lines(rates: list[float], break_at: int) -> list[str]:
+    """The cause evidence that says where the logged learning rate was, for a grad_norm NaN at `break_at`."""
+    steps = list(range(1, len(rates) + 1))
+    rows = [(s, "learning_rate", r) for s, r in zip(steps, rates)]
+    rows += [(s, "grad_norm", 1.0) for s in steps if s != break_at]
     rows += [(break_at, "grad_norm", float("nan"))]
     frame = pd.DataFrame({"step": pd.Series([r[0] for r in rows], dtype="int64"), "metric": [r[1] for r in rows],
                           "value": pd.Series([r[2] for r in rows], dtype="float64"), "wall_time": float("nan")})
     timeline = build_timeline([LogRecords(source="trainer_state.json", format="trainer_state", frame=frame)])
     error = Finding(kind="nonfinite_metric", severity="error", step=break_at, message="nan", metric="grad_norm")
     found = infer_causes(RunConfig(), timeline, [error], [], Thresholds())
-    return [e for c in found for e in c.evidence if "peaked" in e]
+    return [e for c in found for e in c.evidence if e.startswith("logged learning_rate")]
 
 
 def test_a_peak_at_the_step_of_the_trouble_is_not_said_to_come_before_it():
@@ -98,6 +104,27 @@ def test_a_peak_at_the_step_of_the_trouble_is_not_said_to_come_before_it():
     lines = _rising_rate_through_the_break(5)
     assert lines and all("before the trouble at step 5" not in e for e in lines), lines
     assert any("step 5, where the trouble began" in e for e in lines), lines
+
+
+# ---- a rate higher after the trouble did not peak there (ChristianPE1_transformer-test: "peaked at 1.546 (step 117,
+# where the trouble began; higher after it)", the rate running on to 2.0e8; tests/test_report_sentences_real_runs.py)
+
+def test_a_rate_still_rising_through_the_trouble_is_not_said_to_have_peaked_there():
+    lines = _rising_rate_through_the_break(5)
+    assert lines and not any("peaked" in e for e in lines), lines
+    assert any("0.0005 (step 5, where the trouble began; higher after it)" in e for e in lines), lines
+
+
+def test_a_rate_that_dipped_before_the_trouble_and_rose_after_is_not_said_to_have_peaked_before_it():
+    lines = _rate_lines([1e-4, 3e-4, 2e-4, 2e-4, 2e-4, 2e-4, 5e-4, 8e-4, 1e-3, 1e-3], break_at=5)
+    assert lines and not any("peaked" in e for e in lines), lines
+    assert any("at most 0.0003 up to the trouble at step 5 (step 2; higher after it)" in e for e in lines), lines
+
+
+def test_a_rate_that_peaked_at_the_trouble_is_still_said_to_have_peaked():
+    """A warm-up to 1e-3 at step 5, the trouble there, then a decay: the rate did peak at the trouble."""
+    lines = _rate_lines([2e-4, 4e-4, 6e-4, 8e-4, 1e-3, 9e-4, 8e-4, 7e-4, 6e-4, 5e-4], break_at=5)
+    assert any(e.startswith("logged learning_rate peaked at 0.001 (step 5)") for e in lines), lines
 
 
 def test_a_fresh_scaler_calibrating_is_nothing_to_change_however_short_the_log():

@@ -146,10 +146,10 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
         return []  # a language model's loss this low has learned its data (memorization judges whether too well)
     if _losses_show_learning(metrics, thresholds) is not None:
         return []
-    _, head, tail = fell_clearly(loss, thresholds)
+    train_fell, head, tail = fell_clearly(loss, thresholds)
     eval_loss = finite(metrics.get(EVAL_LOSS, loss.iloc[:0]))
     if held_out_never_fell(eval_loss):
-        return [_held_out_flat(loss, eval_loss, head, tail)]
+        return [_held_out_flat(loss, eval_loss, head, tail, train_fell)]
     moved = tail < head - thresholds.learning_min_fall * abs(head)
     noise = point_noise(pair_means_if_alternating(without_blips(loss)).to_numpy(dtype="float64"))  # (as read)
     said = (f"the loss fell no more than its own step-to-step noise explains (about {format_number(noise)} a point): "
@@ -161,21 +161,28 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
                     metric=LOSS, evidence={"head": head, "tail": tail, "n_points": int(len(loss))})]
 
 
-def _held_out_flat(loss, eval_loss, head: float, tail: float) -> Finding:
+def _held_out_flat(loss, eval_loss, head: float, tail: float, train_fell: bool) -> Finding:
     """The warning for a log whose held-out loss never improved (`held_out_never_fell`), whatever its training loss
-    did."""
+    did: "fitted its training data" only where that loss fell clearly (`train_fell`; MuQlanyu's 1.275 -> 1.255 over
+    three epochs, inside its noise, fitted nothing)."""
     first, lowest, last = (float(v) for v in (eval_loss.iloc[0], eval_loss.min(), eval_loss.iloc[-1]))
     message = (f"the eval loss never improved on its first evaluation: {format_number(first)} at step "
                f"{int(eval_loss.index[0])}, {format_number(lowest)} at its lowest, {format_number(last)} at the last of "
                f"{len(eval_loss)} evaluations (never 1% under the first), while the training loss went from about "
                f"{format_number(head)} to {format_number(tail)} ({len(loss)} points, steps {int(loss.index[0])} to "
-               f"{int(loss.index[-1])}): the model fitted its training data, but nothing shows it learned what "
-               "carries to data it has not seen. Check the samples it generates, the learning rate and how long it "
-               "trained, and whether the held-out set is like the training data.")
+               f"{int(loss.index[-1])}): {_training_loss_said(train_fell)} Check the samples it generates, the "
+               "learning rate and how long it trained, and whether the held-out set is like the training data.")
     return Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                    metric=EVAL_LOSS, evidence={"head": head, "tail": tail, "n_points": int(len(loss)),
                                                "eval_first": first, "eval_lowest": lowest,
                                                "n_evaluations": int(len(eval_loss))})
+
+
+def _training_loss_said(train_fell: bool) -> str:
+    """What the training loss beside a held-out loss that never improved shows."""
+    if train_fell:
+        return "the model fitted its training data, but nothing shows it learned what carries to data it has not seen."
+    return "the training loss did not clearly fall either: nothing shows the model learned anything."
 
 
 def _eval_said(eval_loss) -> str:

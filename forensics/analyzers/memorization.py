@@ -42,7 +42,9 @@ def memorization_level(metrics: Metrics, thresholds: Thresholds) -> tuple[float,
             " (it falls at the start of each epoch and stays flat within it: it gets better on the examples it "
             "has seen before)")
     if float(epochs.max()) >= thresholds.memorization_epochs:
-        return thresholds.memorization_level_many_epochs, f" over {format_number(float(epochs.max()))} epochs"
+        # (the epoch the log ends at, not a span: "from step 425 to step 1500 over 55.57 epochs" read as one)
+        return thresholds.memorization_level_many_epochs, (
+            f" (by epoch {format_number(float(epochs.max()))}: many passes over the same examples)")
     return thresholds.memorization_level, ""
 
 

@@ -255,6 +255,18 @@ def still_rising(lr: pd.Series) -> bool:
     return len(lr) >= 2 and float(lr.iloc[-1]) >= float(lr.max()) and float(lr.iloc[-1]) > float(lr.iloc[0])
 
 
+def _highest_before_said(lr: pd.Series, before: pd.Series, step: int, first) -> str:
+    """Where the highest logged rate up to the trouble was: a peak only where no later point is higher (ChristianPE1's
+    rate, 1.546 at the trouble and 2.0e8 at the end, did not peak at the trouble)."""
+    value = evidence_value(before.max())
+    if float(lr.max()) <= float(before.max()):
+        return f"logged learning_rate peaked at {value} (step {step})"
+    if step == first.step:
+        return f"logged learning_rate was {value} (step {step}, where the trouble began; higher after it)"
+    return (f"logged learning_rate was at most {value} up to the trouble at step {first.step} (step {step}; higher "
+            "after it)")
+
+
 def peak_lr(facts: Facts) -> tuple[float | None, list[str]]:
     """The highest learning rate in force up to the first trouble (`Facts.first_unstable`; the whole log when there is
     none), and sentences saying where it was seen. A rate the schedule reached only after the trouble, or a configured
@@ -265,11 +277,7 @@ def peak_lr(facts: Facts) -> tuple[float | None, list[str]]:
     before = lr[lr.index <= first.step] if first is not None else lr
     if len(before):
         step = int(before.idxmax())
-        later = float(lr.max()) > float(before.max())
-        upto = ("" if not later else ", where the trouble began; higher after it" if step == first.step
-                else f", before the trouble at step {first.step}")
-        seen.append((float(before.max()),
-                     f"logged learning_rate peaked at {evidence_value(before.max())} (step {step}{upto})"))
+        seen.append((float(before.max()), _highest_before_said(lr, before, step, first)))
     for key in ("learning_rate", "ds.optimizer.params.lr", "ds.scheduler.params.warmup_max_lr"):
         value = facts.config.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
