@@ -32,6 +32,7 @@ from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
 from .analyzers.pairwise_start import detect_pairwise_start_above_chance
 from .analyzers.planned_restarts import without_planned_restarts
+from .analyzers.redundant_doubts import without_doubt_after_never_learned, without_doubt_beside_a_zero_loss
 from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.stuck_at_guess import (detect_eval_at_the_guess, detect_no_update_at_the_guess,
                                       detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch)
@@ -72,33 +73,8 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
                                         config.get("lr_scheduler_kwargs"))
     if config.get("loss.epoch_sum_unscaled"):
         findings = [f for f in findings if f.kind not in _LEVEL_KINDS]
-    findings = without_doubt_beside_a_zero_loss(_without_doubt_after_never_learned(findings))
+    findings = without_doubt_beside_a_zero_loss(without_doubt_after_never_learned(findings))
     return link_impossible_start(findings, metrics), metrics, profile
-
-
-def _without_doubt_after_never_learned(findings: list[Finding]) -> list[Finding]:
-    """The findings less the `no_learning_evidence` warnings dated at or after a `never_learned` finding: once the
-    run is shown not to have learned, a later "too little to tell whether it learned" contradicts it and adds nothing.
-    An earlier one stays (it may be the first incident, dated where the doubt began)."""
-    never = [f.step for f in findings if f.kind == "never_learned"]
-    if not never:
-        return findings
-    return [f for f in findings if not (f.kind == "no_learning_evidence" and f.step >= min(never))]
-
-
-# the findings that say the loss is exactly 0 and why that is no learning (or cannot be told to be)
-_ZERO_LOSS_KINDS = ("zero_loss_unexplained", "masked_nan_loss")
-
-
-def without_doubt_beside_a_zero_loss(findings: list[Finding]) -> list[Finding]:
-    """The findings less a `no_learning_evidence` whose loss was 0 at its start and its end, where a zero-loss finding
-    says why: "the loss did not fall: about 0 ... and 0" beside it adds nothing, and its advice (whether training
-    started from a trained model) is for a loss that is not there (AyushK0808: every logged loss 0.0, no grad_norm).
-    Without a zero-loss finding the doubt stays: it is then the only warning the run gets."""
-    if not any(f.kind in _ZERO_LOSS_KINDS for f in findings):
-        return findings
-    return [f for f in findings if not (f.kind == "no_learning_evidence" and f.evidence.get("head") == 0
-                                        and f.evidence.get("tail") == 0)]
 
 
 # the findings judged on the loss's level (against ln V, under a memorization level), which a loss printed as an

@@ -26,7 +26,7 @@ from forensics.analyzers.memorization import memorization_level
 from forensics.config import Thresholds
 from forensics.findings import Finding
 from forensics.report.text import analysis_text
-from forensics.run_findings import without_doubt_beside_a_zero_loss
+from forensics.analyzers.redundant_doubts import without_doubt_beside_a_zero_loss
 
 CORPUS = Path(__file__).resolve().parent / "realworld"
 

@@ -21,7 +21,7 @@ from forensics.analyzers.fine_tune_start import detect_start_above_uniform_guess
 from forensics.analyzers.stuck_at_guess import detect_eval_at_the_guess
 from forensics.config import Thresholds
 from forensics.findings import Finding
-from forensics.run_findings import _without_doubt_after_never_learned
+from forensics.analyzers.redundant_doubts import without_doubt_after_never_learned
 
 
 def _segment(eval_loss: float, lr_points: int = 100) -> dict:
@@ -87,8 +87,8 @@ def test_a_run_shown_never_to_have_learned_is_not_also_too_little_to_tell():
 def test_a_doubt_dated_before_the_never_learned_finding_stays():
     doubt, never = Finding("no_learning_evidence", "warning", 0, "x"), Finding("never_learned", "error", 50, "y")
     late = Finding("no_learning_evidence", "warning", 60, "z")
-    assert _without_doubt_after_never_learned([doubt, never, late]) == [doubt, never]
-    assert _without_doubt_after_never_learned([doubt, late]) == [doubt, late]
+    assert without_doubt_after_never_learned([doubt, never, late]) == [doubt, never]
+    assert without_doubt_after_never_learned([doubt, late]) == [doubt, late]
 
 
 def _closing_summary(train_loss: float, step: int = 3) -> dict:
