@@ -22,7 +22,9 @@ it is real: a drift of eight or more evals ending `QUIET_UNITS` x that noise abo
 while the training loss fell 5% (`_quiet_drift`), or five or more evals above the best, the last three times the noise
 above it, while the training loss fell at each of those evaluations (`held_above_as_train_fell_at_each`); three
 evals after the best, each 1% and three times the noise above it while the training loss fell 5%, are a plateau
-above it, overfitting too (`held_above_while_train_fell`). The rules
+above it, overfitting too (`held_above_while_train_fell`), and so is a climb at each of three or more evals after the
+best, the first of them three times the noise above it and the last 1%, while the training loss fell 5%
+(`climbed_clear_of_noise`). The rules
 that set the eval loss against the training loss live in `overfit_train_rules`; that training loss is the one logged
 as the run trained, or, where none was, the loss estimated on the train split at each evaluation (`training_loss`).
 A log with no training loss fires when the eval loss climbs at each of the `overfit_points` + 1 or more evals after its
@@ -40,7 +42,7 @@ from ..findings import Finding
 from .eval_levels import CLIMB, NOISE_UNITS, QUIET_UNITS, SMALL_RISE, back_at_the_level_before, best_level
 from .held_out_stall import stalled_overfit, train_levels_around
 from .metrics import Metrics, finite, format_number, format_ratio, point_noise, real_loss
-from .overfit_train_rules import (STILL_FELL, climb_while_train_fell, few_evals_climbing,
+from .overfit_train_rules import (STILL_FELL, climb_while_train_fell, climbed_clear_of_noise, few_evals_climbing,
                                   held_above_as_train_fell_at_each, held_above_while_train_fell, passing_overfit,
                                   stopped_as_train_fell_a_quarter,
                                   train_fell_away, train_fell_since, training_loss, turned_up_at_the_end)
@@ -128,6 +130,7 @@ def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Fi
     quiet = train_fell_away(evals, train, thresholds) if quiet is None else quiet
     quiet = held_above_while_train_fell(evals, train, thresholds) if quiet is None else quiet
     quiet = held_above_as_train_fell_at_each(evals, train, thresholds) if quiet is None else quiet
+    quiet = climbed_clear_of_noise(evals, train, thresholds) if quiet is None else quiet
     quiet = turned_up_at_the_end(evals, train, epochs) if quiet is None else quiet
     if quiet is not None:
         best_pos, best, k = quiet, best_level(values, quiet), len(values) - quiet - 1
