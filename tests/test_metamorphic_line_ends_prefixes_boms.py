@@ -77,7 +77,7 @@ def test_bom_json_history_is_found_and_read(tmp_path):
     'utf-8-sig'): a dumped history with a BOM is not found (NotARunDirectory)."""
     run = case_copy(tmp_path, "F-Bafti_llama-qlora")
     rewrite(run / "training_metrics.json", lambda t: "\ufeff" + t)
-    assert answer(run) == ("warning", "no_learning_evidence", 10)  # (the case's answer without the BOM)
+    assert answer(run) == ("healthy", None, None)  # (the case's answer without the BOM, since fx-nolearn2)
 
 
 def test_bom_loss_history_json_is_read(tmp_path):

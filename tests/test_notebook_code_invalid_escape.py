@@ -29,7 +29,8 @@ def test_analysing_a_notebook_whose_code_has_an_invalid_escape_emits_no_warning(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         forensics.analyze(run)
-    assert [str(w.message) for w in caught] == []
+    # an unclosed socket an earlier test left is collected whenever the garbage collector runs: not this analysis's
+    assert [str(w.message) for w in caught if not issubclass(w.category, ResourceWarning)] == []
 
 
 def test_a_cell_with_an_invalid_escape_is_still_read_where_warnings_are_errors(tmp_path):

@@ -1,4 +1,4 @@
-"""A held-out loss that climbed at each of three or more evals after its best, every one of them three times its own
+"""A held-out loss that climbed at each of four or more evals after its best, every one of them three times its own
 noise above the best and the last 1% above it, while the training loss fell (analyzers.overfit_train_rules
 `climbed_clear_of_noise`): evals that only wobble around a level rise at each of k evals in a row once in (k + 1)!
 tries, and the first rise already out of the noise says the turn is no wobble, however small in per cent.
@@ -49,11 +49,15 @@ def test_the_same_climb_beside_a_training_loss_that_did_not_fall_is_not():
     assert _found(UP_TO_BEST + [0.6706, 0.6711, 0.6718, 0.6733], flat) == []
 
 
-def test_the_real_cards_are_overfitting_from_the_first_eval_above_the_best():
-    for case, step in (("Wenxin-Jiang_CS577-NLP_bert2bert-bbc", 1115),
-                       ("Wenxin-Jiang_CS577-NLP_codeparrot-ds-10ep", 8000)):
-        a = forensics.analyze(CORPUS / case)
-        assert (a.status, a.first_incident.kind, a.first_incident.step) == ("warning", "overfitting", step), case
+def test_three_rises_alone_are_no_climb():
+    # a wobble rises at each of three evals in a row once in 24 tries (the NeMo review's 1.900, 1.912, 1.915, 1.921)
+    assert _found(UP_TO_BEST + [0.6706, 0.6711, 0.6733] + [0.6733 + 0.0001]) == [("overfitting", 1115, 892)]
+    assert _found(UP_TO_BEST + [0.6640, 0.6706, 0.6711, 0.6733]) == []
+
+
+def test_the_real_card_is_overfitting_from_the_first_eval_above_the_best():
+    a = forensics.analyze(CORPUS / "Wenxin-Jiang_CS577-NLP_bert2bert-bbc")
+    assert (a.status, a.first_incident.kind, a.first_incident.step) == ("warning", "overfitting", 1115)
 
 
 def test_healthy_runs_whose_eval_loss_climbed_a_little_after_its_best_stay_healthy():

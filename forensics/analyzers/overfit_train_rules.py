@@ -131,18 +131,20 @@ def _each_clears(values: np.ndarray, best_pos: int) -> bool:
 
 
 def climbed_clear_of_noise(evals, train, thresholds: Thresholds) -> int | None:
-    """The best eval's position when every one of the `overfit_points` or more evals after it is higher than the one
-    before, each `NOISE_UNITS` x the eval loss's own noise (in the later half of the log) above the best and the last
-    `SMALL_RISE` above it, while the training loss fell `STILL_FELL` or more (`train_levels_around`). Evals that
-    wobble around a level rise at each of k evals in a row once in (k + 1)! tries, and a first rise already out of
-    the noise is no wobble, however small in per cent (bert2bert-bbc's card: 0.6659 at epoch 4, then 0.6706, 0.6711,
-    0.6718, 0.6733, the first 22 times its noise, while the training loss fell 0.505 -> 0.380; codeparrot-ds: 2.0599,
-    then +0.8%, +1.3%, +1.7%, the first 3.3 times its noise). Healthy-judged climbs start inside the noise (Jaong's
-    continued pre-training: four rises to +1.3%, the first 2.1 times; Umang-Shikarvar's QLoRA: +0.25%). Else None."""
+    """The best eval's position when every one of the `overfit_points` + 1 or more evals after it is higher than the
+    one before, each `NOISE_UNITS` x the eval loss's own noise (in the later half of the log) above the best and the
+    last `SMALL_RISE` above it, while the training loss fell `STILL_FELL` or more (`train_levels_around`). Evals that
+    wobble around a level rise at each of k evals in a row once in (k + 1)! tries - once in 24 for three, too often
+    over the many eval series a user's runs hold (a NeMo fine-tune's 1.900, then 1.912, 1.915, 1.921, is read as the
+    wobble it is), once in 120 for four - and a first rise already out of the noise is no wobble, however small in per
+    cent (bert2bert-bbc's card: 0.6659 at epoch 4, then 0.6706, 0.6711, 0.6718, 0.6733, the first 22 times its noise,
+    while the training loss fell 0.505 -> 0.380; codeparrot-ds's three rises, +0.8% to +1.7%, stay a recorded miss).
+    Healthy-judged climbs start inside the noise (Jaong's continued pre-training: four rises to +1.3%, the first 2.1
+    times; Umang-Shikarvar's QLoRA: +0.25%). Else None."""
     values, steps = evals.to_numpy(), evals.index
     best_pos = int(np.argmin(values))
     after, best = values[best_pos + 1:], float(values[best_pos])
-    if best <= 0 or len(after) < thresholds.overfit_points or not np.all(np.diff(values[best_pos:]) > 0):
+    if best <= 0 or len(after) < thresholds.overfit_points + 1 or not np.all(np.diff(values[best_pos:]) > 0):
         return None
     noise = point_noise(values[len(values) // 2:])
     if noise <= 0 or float(after[0]) - best < NOISE_UNITS * noise or float(after[-1]) < best * (1 + SMALL_RISE):
