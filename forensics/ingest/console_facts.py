@@ -91,10 +91,6 @@ _CARD_FP16 = re.compile(r"^- mixed_precision_training: Native AMP\s*$", re.MULTI
 # Keras' card states the policy it trained under (transformers/keras_callbacks.py: `- training_precision: float32`)
 _CARD_KERAS_PRECISION = re.compile(r"^- training_precision: (float32|mixed_float16|mixed_bfloat16)\s*$", re.MULTILINE)
 _KERAS_POLICIES = {"float32": "fp32", "mixed_float16": "fp16", "mixed_bfloat16": "bf16"}
-# ... and the model it fine-tuned, as the card writer links it (`This model is a fine-tuned version of
-# [BART-large](https://huggingface.co/facebook/bart-large) on ...`: the link, not its text, is the Hub's name)
-_CARD_FINE_TUNED_FROM = re.compile(r"\bfine-tuned version of \[[^\]\n]*\]\(https?://huggingface\.co/"
-                                   r"([\w.-]+(?:/[\w.-]+)?)\)")
 # The vocabulary a console prints: a model's args dataclass (torchtitan's `TransformerModelArgs(..., vocab_size=32000,
 # ...)`), a tokenizer's load line (torchtitan's `[SPTokenizer] Loaded model: ..., vocab size: 32000`), a script's
 # model summary in any case (santhoshv6/era_v4_s13_assignment's `  Vocab Size: 65`), the length of the TF PTB
@@ -268,16 +264,13 @@ _ONMT_LOADS = re.compile(r"\bLoading checkpoint from\b|\btrain_from\b")
 
 
 def _model_card(text: str, precision_said: bool) -> dict:
-    """Whose model card a README is (`model_card`), its fp16 line where no precision was said before, and the model a
-    Keras card links as the one it fine-tuned (`card_fine_tuned_from`)."""
+    """Whose model card a README is (`model_card`), its fp16 line where no precision was said before, and what a card
+    transformers wrote says of its model (`ingest.trainer_card`: its base, adapter, task, Transformers release)."""
     out: dict = {}
     if "Training results" in text or "Axolotl" in text or "xolotl version" in text or "trained with" in text:
         owner = next((name for name, pattern in _CARD_OWNERS if pattern.search(text)), None)
         if owner:
             out["model_card"] = owner
-        base = _CARD_FINE_TUNED_FROM.search(text) if owner == "keras" else None
-        if base:
-            out["card_fine_tuned_from"] = base.group(1)
         if owner in ("hf_trainer", "keras"):  # the cards transformers' modelcard.py writes: what they say of the model
             out.update(trainer_card_facts(text))
         m = _CARD_FP16.search(text)
