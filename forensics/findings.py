@@ -48,6 +48,7 @@ KINDS = (
     "run_cut_short",
     "nonfinite_unlogged",
     "accuracy_at_zero",
+    "labels_include_padding",
 )
 
 

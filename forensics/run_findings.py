@@ -29,6 +29,7 @@ from .analyzers.memorization import dated_under_pretraining_floor, memorized_fro
 from .analyzers.metrics import LOSS, RLMetrics, finite, is_preference_log, real_loss
 from .analyzers.never_learned import detect_dpo_loss_never_under_chance, detect_reward_model_at_chance
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
+from .analyzers.padded_labels import detect_labels_include_padding
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
 from .analyzers.pairwise_start import detect_pairwise_start_above_chance
 from .analyzers.planned_restarts import without_planned_restarts
@@ -68,7 +69,8 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
     planned = _planned_length(config, timeline)
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings, planned)
                              + (detect_cut_short(metrics, planned[1], end_accounted_for(timeline, metrics))
-                                or detect_megatron_cut(timeline)))
+                                or detect_megatron_cut(timeline))
+                             + detect_labels_include_padding(metrics, config.get("data.labels_include_padding")))
     findings = without_planned_restarts(findings, (config.get("lr_scheduler_type"), config.get("ds.scheduler.type")),
                                         config.get("lr_scheduler_kwargs"))
     if config.get("loss.epoch_sum_unscaled"):

@@ -36,6 +36,7 @@ from .never_learned import detect_never_learned
 from .nonfinite import detect_nonfinite_metrics, told_by_a_summary_alone
 from .overfitting import detect_overfitting, fold_memorization
 from .overflow import detect_loss_scale_overflow
+from .padded_labels import KIND as LABELS_INCLUDE_PADDING
 from .policy_collapse import detect_policy_collapse
 from .dead_reward import detect_dead_reward_signal, detect_zero_loss_no_spread
 from .first_pass_eval import detect_eval_above_first_pass
@@ -49,7 +50,11 @@ from .train_eval_gap import detect_eval_above_train, detect_train_eval_mismatch,
 
 __all__ = ["run_all", "analyze_metrics", "status_of", "first_incident_of", "metrics_from_rows"]
 
-SUMMARY_KINDS = frozenset({"no_learning_evidence"})
+# Facts of the run's own code about what its loss measures (labels that count padding): no moment in the log, and
+# what the log itself shows, an event or a judgement of the whole log, explains the run first.
+CODE_FACTS = frozenset({LABELS_INCLUDE_PADDING})
+# Judgements of the whole log, not events: what a report says as what is unknown, not as a step where it went wrong.
+SUMMARY_KINDS = frozenset({"no_learning_evidence"}) | CODE_FACTS
 # Findings about the log files rather than the training, or about the whole log rather than one moment in it:
 # first only when no event is worse or as bad.
 ABOUT_THE_LOGS = SUMMARY_KINDS | {"source_disagreement", "train_eval_mismatch", "accuracy_at_zero"}
@@ -167,9 +172,10 @@ def first_incident_of(findings: list[Finding]) -> Finding | None:
     `chain`) gives its place to that loss spike.
     """
     # A summary of the whole log ("no evidence it learned") or two files disagreeing is not an event:
-    # it is first only when no event is as bad.
+    # it is first only when no event is as bad; a fact of the code (`CODE_FACTS`) only when nothing of the log is.
     ordered = [f for f in sort_findings(findings) if f.kind not in ABOUT_THE_LOGS]
-    ordered += [f for f in sort_findings(findings) if f.kind in ABOUT_THE_LOGS]
+    ordered += [f for f in sort_findings(findings) if f.kind in ABOUT_THE_LOGS - CODE_FACTS]
+    ordered += [f for f in sort_findings(findings) if f.kind in CODE_FACTS]
     for abandoned in (False, True):
         for severity in ("error", "warning"):
             pick = next((f for f in ordered if f.severity == severity and f.abandoned == abandoned

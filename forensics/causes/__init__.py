@@ -29,7 +29,7 @@ from ..timeline import Timeline
 from .damage import (early_blocks, frozen_weights, late_blocks, masked_nan_loss, no_reward_spread,
                      zero_loss_zero_grad)
 from .evidence import Facts
-from .logged_loss import accumulation_scaled_loss
+from .logged_loss import accumulation_scaled_loss, labels_count_padding
 from .optimization import clipping_cannot_help, lr_too_high, no_clipping, sudden_break
 from .precision import deepspeed_precision_conflict, fp16_overflow, qlora_double_quant
 from .too_slow import lr_too_low
@@ -52,6 +52,7 @@ RULES = (
     no_clipping,
     clipping_cannot_help,
     accumulation_scaled_loss,
+    labels_count_padding,
 )
 
 # What hid the trouble rather than caused it: ranked after every cause of its confidence, never led with.

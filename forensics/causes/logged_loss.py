@@ -1,4 +1,4 @@
-"""Cause rules about how the training loss was logged, not how training went.
+"""Cause rules about how the training loss was logged or what it counts, not how training went.
 
 Each rule is `rule(facts) -> Cause | None`.
 """
@@ -8,9 +8,11 @@ from ..analyzers.metrics import format_number
 from ..findings import Cause
 from .evidence import Facts, said
 
-# Causes about how the loss was logged, not about what went wrong in training: the cause of a first incident of
-# another kind they are not (a report says them as a note on the log there).
-LOGGING_CAUSES = ("accumulation_scaled_loss",)
+# Causes about how the loss was logged or what it counts, not about what went wrong in training, and the first
+# incident each explains: the cause of a first incident of another kind they are not (a report says them as a note
+# on the log there).
+EXPLAINS = {"accumulation_scaled_loss": "train_eval_mismatch", "labels_count_padding": "labels_include_padding"}
+LOGGING_CAUSES = tuple(EXPLAINS)
 
 # The transformers releases whose Trainer logged the training loss summed over the gradient-accumulation
 # micro-batches instead of averaged (huggingface/transformers#35204; fixed by #35207 in 4.48).
@@ -93,4 +95,19 @@ def accumulation_scaled_loss(facts: Facts) -> Cause | None:
                     "transformers to 4.48 or later, which logs the mean); judge the run by its eval loss. The "
                     "loss curve's shape is still right: only its scale is off."),
         title=f"The training loss was logged summed over {int(accumulation)} accumulation steps, not averaged",
+    )
+
+
+def labels_count_padding(facts: Facts) -> Cause | None:
+    """The run's code puts padded input_ids in the labels with nothing masking the pad ids (a
+    labels_include_padding finding): the loss counts the padding."""
+    found = facts.of_kind("labels_include_padding")
+    if not found:
+        return None
+    return Cause(
+        cause="labels_count_padding", confidence="likely", evidence=[found[0].evidence["code"]],
+        suggestion=("Set the pad positions of the labels to -100 (labels[labels == tokenizer.pad_token_id] = -100, "
+                    "or DataCollatorForLanguageModeling(mlm=False), which does it; with pad = eos, keep the real "
+                    "end-of-text label), then read the loss again: only the text's tokens count."),
+        title="The labels count the padding, so the loss measures padding as well as the task",
     )

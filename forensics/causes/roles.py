@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ..findings import Cause, Finding
 from . import HIDERS
-from .logged_loss import LOGGING_CAUSES
+from .logged_loss import EXPLAINS, LOGGING_CAUSES
 from .precision import SCALER_AT_WORK
 
 # A cause's role in the report (`cause_role`), as `analyze --json` gives it on each cause.
@@ -31,7 +31,7 @@ def about_the_log(first: Finding | None, cause: Cause) -> bool:
         return False
     if cause.cause == "fp16_overflow" and cause.suggestion.startswith(SCALER_AT_WORK):
         return first.kind not in _SCALER_KINDS
-    return cause.cause in LOGGING_CAUSES and first.kind != "train_eval_mismatch"
+    return cause.cause in LOGGING_CAUSES and first.kind != EXPLAINS[cause.cause]
 
 
 def leading_cause(causes: Sequence[Cause], first: Finding | None) -> Cause | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from ..analyzers import SUMMARY_KINDS
 from ..analyzers.metrics import format_number
 from ..causes.logged_loss import LOGGING_CAUSES
 from ..causes.roles import cause_role, leading_cause
@@ -100,6 +101,8 @@ def _headline(analysis) -> str:
             return ("Nothing went wrong in the logs or checkpoints that were read" + _torch_note(analysis)
                     + (f", and the {analysis.learning.metric} shows it learned." if analysis.learning else "."))
         return "Something looks off, but no single first incident was found."
+    if first.kind in SUMMARY_KINDS:  # a judgement of the whole log (or of what its loss counts), not a step
+        return f"The log does not show that the run learned: {first.message}"
     return f"First sign of trouble at step {first.step}: {first.message}"
 
 
@@ -151,8 +154,9 @@ def _answer_health(analysis) -> Answer:
                       "but no single first incident."]
     else:
         state = "is broken" if analysis.status == "broken" else "needs a look"
-        paragraphs = [f"No, the run {state}. The first thing that went wrong was at step {first.step}: "
-                      f"{first.message}"]
+        paragraphs = [f"No, the run {state}. " + (f"The log does not show that it learned: {first.message}"
+                      if first.kind in SUMMARY_KINDS else
+                      f"The first thing that went wrong was at step {first.step}: {first.message}")]
     if abandoned:
         paragraphs.append(f"{plural(len(abandoned), 'finding')} happened only in attempts that a later one "
                           "threw away (a resume, or a new launch logged over the same steps) and do not affect the "

@@ -26,13 +26,16 @@ autocast), `precision.keras_policy` ("fp16" / "bf16": Keras' mixed_float16 / mix
 its own tokenizer, where it loads no trained weights: `tokenizer_trained`), `loss.pairwise_function` (the name of a
 pairwise preference loss its loop computes: `pairwise`), `data.char_vocabulary` and the text's size in characters
 (a character-level text: `char_corpus`), `loss.epoch_sum_unscaled` (a loop prints an epoch's summed
-batch losses and the batch count is not told: `summed_loss`), `_framework` lightning and
+batch losses and the batch count is not told: `summed_loss`), `data.labels_include_padding` (where the code copies
+padded input_ids into a plain Trainer's labels with nothing masking the pad ids, and the cells and lines that do:
+`pad_labels`), `_framework` lightning and
 `precision.lightning` (a Lightning Trainer the code builds, and the precision it is given), empty
 where the code says none of them.
 
 Read in the modules of this package: cells (which cells ran, parsed), arguments (the keywords of the calls),
 precision (autocast, float32, Unsloth's mixed precision, Keras' policy), model (built here, trained whole),
-gpt2_simple (gpt-2-simple's `finetune`), lightning (a PyTorch Lightning Trainer),
+gpt2_simple (gpt-2-simple's `finetune`), lightning (a PyTorch Lightning Trainer), pad_labels and label_flow (labels
+that count padding, and where the labels come from),
 loads_aside (calls named for loading that load no weights of the trained model), pairwise (a
 hand-written pairwise preference loss), summed_loss (a loop's epoch loss printed as a sum), machine (what the
 outputs say of CUDA and bfloat16), syntax (what they ask of the syntax tree).
@@ -55,6 +58,7 @@ from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _keras_polic
                         _trainer_arguments_in_fp32, _trains_in_default_float32, _unsloth_mixed_precision,
                         _without_inference_autocast)
 from .model import _loads_weights, _model_built_here, _trains_whole_model
+from .pad_labels import labels_with_padding
 from .pairwise import pairwise_loss_function
 from .summed_loss import sum_of_unknown_count
 from .tokenizer_trained import tokenizer_trained
@@ -127,7 +131,8 @@ def code_values(cells: list, outputs: str) -> dict:
              "data.masked_lm": masked_lm(trees),
              "loss.pairwise_function": pairwise_loss_function(trees),
              "loss.epoch_sum_unscaled": sum_of_unknown_count(cells),
-             "precision.keras_policy": _keras_policy_precision(trees)}
+             "precision.keras_policy": _keras_policy_precision(trees),
+             "data.labels_include_padding": labels_with_padding(cells)}
     values.update({key: value for key, value in found.items() if value})
     values.update(char_corpus(trees, outputs))
     no_base = "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values)

@@ -156,6 +156,11 @@ def _parsed_cells(cells: list) -> list:
 
 
 def _trees_of_cells_that_ran(cells: list):
+    return (tree for _, _, tree in cells_and_trees_that_ran(cells))
+
+
+def cells_and_trees_that_ran(cells: list):
+    """(cell, the code parsed, its tree) of each cell that ran and parsed (`_parsed_cells`, without the follows)."""
     launched = {name.rsplit("/", 1)[-1] for name in _SCRIPT.findall(shell_commands(cells))}
     for cell in _cells_that_ran(cells):
         source = _source(cell)
@@ -169,7 +174,7 @@ def _trees_of_cells_that_ran(cells: list):
             tree = _DeadBranches().visit(parse_quietly(code))
         except (SyntaxError, ValueError, RecursionError):
             continue  # a cell of another language, or one that never parsed: it says nothing here
-        yield tree
+        yield cell, code, tree
 
 
 _WRITEFILE = re.compile(r"\s*%%writefile[ \t]+(?:-a[ \t]+)?(\S+\.py)[ \t]*(?:\n|$)")

@@ -1,0 +1,170 @@
+"""Labels that count padding, read from a notebook's own code (ingest/notebook_code/pad_labels.py, label_flow.py)
+and judged (analyzers/padded_labels.py): padded input_ids copied into a plain Trainer's labels with nothing that masks
+the pad ids to -100 train and score every pad position, so the loss's level and much of its fall say little about
+the task. A warning with no incident of its own; silent where anything masks (-100, a masking collator, TRL's
+SFTTrainer), where the padding is not plain (a per-example map with padding=True pads nothing), and on a
+hand-written loop. Real cases: Ngwaru_auto_surgical_report and mitchgauthier_nlp_6120_abs_summarization (judged
+warning, called healthy before), AkshayPethe_PEFT_in_inference (pads, masks to -100: healthy),
+sahabajalam_doctors-scribe-qlora (pads to max_length, trains with TRL's SFTTrainer)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+import forensics
+from forensics.analyzers import first_incident_of
+from forensics.analyzers.padded_labels import KIND, detect_labels_include_padding
+from forensics.causes import infer_causes
+from forensics.causes.roles import cause_role, leading_cause
+from forensics.config import RunConfig, Thresholds
+from forensics.findings import Finding
+from forensics.ingest.notebook_code.pad_labels import labels_with_padding
+from forensics.report.story import build_story
+from forensics.timeline import Timeline
+from support.review_runs import ran_notebook
+
+REALWORLD = Path(__file__).parent / "realworld"
+
+_LOAD = ("from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments\n"
+         "tokenizer = AutoTokenizer.from_pretrained('gpt2')\ntokenizer.pad_token = tokenizer.eos_token\n"
+         "model = AutoModelForCausalLM.from_pretrained('gpt2')\n")
+_TOKENIZE = ("def tokenize(example):\n"
+             "    tokenized = tokenizer(example['text'], truncation=True, max_length=128, padding='max_length')\n"
+             "    tokenized['labels'] = tokenized['input_ids'].copy()\n"
+             "    return tokenized\n"
+             "data = dataset.map(tokenize)\n")
+_TRAIN = ("args = TrainingArguments(output_dir='out', num_train_epochs=3, logging_steps=10)\n"
+          "trainer = Trainer(model=model, args=args, train_dataset=data)\ntrainer.train()\n")
+_TABLE = "\n".join(str({"loss": round(2.4 * 0.9 ** (s / 10) + 0.2, 4), "epoch": s / 100}) for s in range(10, 310, 10))
+
+
+def _cells(*sources: str) -> list[dict]:
+    return [{"cell_type": "code", "execution_count": i, "source": s, "outputs": [], "metadata": {}}
+            for i, s in enumerate(sources, 1)]
+
+
+def test_padded_ids_copied_into_the_labels_of_a_plain_trainer_are_stated_with_their_cells():
+    said = labels_with_padding(_cells(_LOAD, _TOKENIZE, _TRAIN))
+    assert said is not None
+    assert "In [2] line 3" in said and "tokenized['labels'] = tokenized['input_ids'].copy()" in said
+    assert "In [2] line 2" in said and "padding='max_length'" in said
+
+
+def test_the_hf_docs_dataset_class_over_a_padded_list_of_targets_is_followed():
+    dataset = ("train_enc = tokenizer(texts, truncation=True, padding=True)\n"
+               "train_labels = tokenizer(targets, truncation=True, padding=True)\n"
+               "class SummaryData(torch.utils.data.Dataset):\n"
+               "    def __init__(self, encodings, labels):\n        self.encodings = encodings\n"
+               "        self.labels = labels\n"
+               "    def __getitem__(self, idx):\n"
+               "        item = {key: torch.tensor(val[idx]) for key, val in self.encodings.items()}\n"
+               "        item['labels'] = torch.tensor(self.labels['input_ids'][idx])\n        return item\n"
+               "data = SummaryData(train_enc, train_labels)\n")
+    said = labels_with_padding(_cells(_LOAD, dataset, _TRAIN))
+    assert said is not None and "self.labels['input_ids'][idx]" in said and "padding=True" in said
+
+
+def test_labels_masked_to_minus_100_anywhere_say_nothing():
+    masked = _TOKENIZE.replace("    return tokenized\n", "    tokenized['labels'] = [[t if t != tokenizer.pad_token_id "
+                               "else -100 for t in l] for l in tokenized['labels']]\n    return tokenized\n")
+    assert labels_with_padding(_cells(_LOAD, masked, _TRAIN)) is None
+
+
+def test_a_masking_collator_or_trainer_says_nothing():
+    collator = ("from transformers import DataCollatorForLanguageModeling\n"
+                "collator = DataCollatorForLanguageModeling(tokenizer, mlm=False)\n")
+    assert labels_with_padding(_cells(_LOAD, _TOKENIZE, collator, _TRAIN.replace(
+        "train_dataset=data)", "train_dataset=data, data_collator=collator)"))) is None
+    sft = _TRAIN.replace("Trainer(", "SFTTrainer(").replace("TrainingArguments(", "SFTConfig(")
+    assert labels_with_padding(_cells(_LOAD + "from trl import SFTTrainer, SFTConfig\n", _TOKENIZE, sft)) is None
+
+
+def test_a_collator_of_the_notebooks_own_says_nothing():
+    own = "def collate(batch):\n    return rebuild(batch)\n"
+    assert labels_with_padding(_cells(_LOAD, _TOKENIZE, own, _TRAIN.replace(
+        "train_dataset=data)", "train_dataset=data, data_collator=collate)"))) is None
+
+
+def test_padding_to_the_longest_of_one_example_pads_nothing():
+    longest = _TOKENIZE.replace("padding='max_length'", "padding='longest'")
+    assert labels_with_padding(_cells(_LOAD, longest, _TRAIN)) is None
+    batched = longest.replace("dataset.map(tokenize)", "dataset.map(tokenize, batched=True)")
+    assert labels_with_padding(_cells(_LOAD, batched, _TRAIN)) is not None
+
+
+def test_labels_from_an_unpadded_tokenization_say_nothing_though_a_generation_cell_pads():
+    unpadded = _TOKENIZE.replace(", padding='max_length'", "")
+    generate = "inputs = tokenizer(prompts, return_tensors='pt', padding=True)\nout = model.generate(**inputs)\n"
+    assert labels_with_padding(_cells(_LOAD, unpadded, _TRAIN, generate)) is None
+
+
+def test_a_hand_written_loop_says_nothing():
+    loop = ("batch = tokenizer(texts, padding='max_length', max_length=150, return_tensors='pt')\n"
+            "for step in range(100):\n    out = model(**batch, labels=batch['input_ids'])\n    out.loss.backward()\n")
+    assert labels_with_padding(_cells(_LOAD, loop)) is None
+
+
+def _loss(values, start=10):
+    return {"loss": pd.Series(values, index=range(start, start + 10 * len(values), 10), dtype="float64")}
+
+
+def test_the_fact_is_a_warning_that_does_not_call_the_run_failed():
+    found = detect_labels_include_padding(_loss([2.4, 1.1, 0.5, 0.3, 0.25]), "In [2] line 3: `...`")
+    assert [(f.kind, f.severity) for f in found] == [(KIND, "warning")]
+    message = found[0].message
+    assert "-100" in message and "pad" in message and "does not say the run failed" in message
+    assert found[0].evidence["code"] == "In [2] line 3: `...`"
+
+
+def test_no_fact_or_no_loss_no_finding():
+    assert detect_labels_include_padding(_loss([2.4, 1.1, 0.5]), None) == []
+    assert detect_labels_include_padding({}, "In [2] line 3: `...`") == []
+
+
+def test_an_event_of_the_log_stays_the_first_incident_beside_it():
+    padded = detect_labels_include_padding(_loss([2.4, 1.1, 0.5, 0.3, 0.25]), "In [2] line 3: `...`")[0]
+    later = Finding("overfitting", "warning", 40, "eval loss rose")
+    summary = Finding("no_learning_evidence", "warning", 50, "no evidence")
+    assert first_incident_of([padded, later]).kind == "overfitting"
+    assert first_incident_of([padded, summary]).kind == "no_learning_evidence"
+    assert first_incident_of([padded]).kind == KIND
+
+
+def test_the_cause_names_the_masking_and_leads_only_where_the_fact_is_the_first_incident():
+    padded = detect_labels_include_padding(_loss([2.4, 1.1, 0.5, 0.3, 0.25]), "In [2] line 3: `...`")[0]
+    causes = infer_causes(RunConfig(), Timeline.empty(), [padded], [], Thresholds())
+    assert [c.cause for c in causes] == ["labels_count_padding"]
+    assert "-100" in causes[0].suggestion and causes[0].evidence == ["In [2] line 3: `...`"]
+    assert leading_cause(causes, padded) is causes[0]
+    overfit = Finding("overfitting", "warning", 40, "eval loss rose")
+    assert cause_role(overfit, causes[0], leading_cause(causes, overfit)) == "about_the_log"
+    assert infer_causes(RunConfig(), Timeline.empty(), [overfit], [], Thresholds()) == []
+
+
+def test_a_trainer_notebook_whose_labels_count_padding_is_a_warning(tmp_path):
+    run = ran_notebook(tmp_path / "run", "train.ipynb", [(_LOAD, ""), (_TOKENIZE, ""), (_TRAIN, _TABLE)])
+    analysis = forensics.analyze(run)
+    assert analysis.status == "warning"
+    assert analysis.first_incident is not None and analysis.first_incident.kind == KIND
+    assert "In [2] line 3" in analysis.first_incident.message
+    story = build_story(analysis)  # a fact of the whole run, not a step where something went wrong
+    assert story.headline.startswith("The log does not show that the run learned: the labels count the padding")
+    assert "went wrong" not in story.answers[0].paragraphs[0]
+
+
+def test_the_same_notebook_masking_its_pads_stays_healthy(tmp_path):
+    masked = _TOKENIZE.replace("    return tokenized\n", "    labels = torch.tensor(tokenized['labels'])\n"
+                               "    tokenized['labels'] = labels.masked_fill(labels == tokenizer.pad_token_id, -100)\n"
+                               "    return tokenized\n")
+    run = ran_notebook(tmp_path / "run", "train.ipynb", [(_LOAD, ""), (masked, ""), (_TRAIN, _TABLE)])
+    analysis = forensics.analyze(run)
+    assert analysis.status == "healthy", [f.message for f in analysis.findings]
+
+
+def test_real_notebooks_that_train_on_padding_say_so_and_one_that_masks_does_not():
+    for case in ("Ngwaru_auto_surgical_report", "mitchgauthier_nlp_6120_abs_summarization"):
+        analysis = forensics.analyze(REALWORLD / case)
+        assert analysis.status == "warning" and analysis.first_incident.kind == KIND, case
+    for case in ("AkshayPethe_PEFT_in_inference", "sahabajalam_doctors-scribe-qlora"):  # -100; an SFTTrainer
+        assert KIND not in {f.kind for f in forensics.analyze(REALWORLD / case).findings}, case
