@@ -37,6 +37,7 @@ from .analyzers.redundant_doubts import without_doubt_after_never_learned, witho
 from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.stuck_at_guess import (detect_eval_at_the_guess, detect_no_update_at_the_guess,
                                       detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch)
+from .analyzers.subword_floor import SubwordCorpus, memorized_per_subword
 from .analyzers.train_eval_gap import detect_train_eval_mismatch
 from .analyzers.warmup_past_the_end import detect_warmup_past_the_end
 from .analyzers.weights import last_step, weight_findings
@@ -221,15 +222,18 @@ def _at_chance_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
 def _from_scratch_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
                            findings_and_run_aware: tuple[list[Finding], list[Finding]]) -> list[Finding]:
     """A full pre-training run that memorized its data (unless the detectors' `findings` already say so: under the
-    pre-training floor a token, or under a character's where a token is one), or that is stuck from scratch (unless
+    pre-training floor a token, or under a character's where a token is one or where the run counts a token's
+    characters), or that is stuck from scratch (unless
     any finding, the run-aware ones so far included, is an error)."""
     findings, run_aware = findings_and_run_aware
     if profile.objective != "pretrain" or profile.method != "full":
         return []
     found = []
     if not any(f.kind in ("memorization", "overfitting", "loss_collapse", "zero_loss_unexplained") for f in findings):
+        keras_epochs = _keras_epoch_lines(metrics, profile)
         found += memorized_from_scratch(_with_keras_epochs(metrics, profile), thresholds) or memorized_per_character(
-            metrics, _char_corpus(config), _keras_epoch_lines(metrics, profile))
+            metrics, _char_corpus(config), keras_epochs) or memorized_per_subword(
+            metrics, _subword_corpus(config), keras_epochs)
     if not any(f.severity == "error" for f in findings + run_aware + found):
         found += detect_stuck_from_scratch(metrics, thresholds, _keras_epoch_lines(metrics, profile))
     return found
@@ -242,6 +246,19 @@ def _char_corpus(config: RunConfig) -> CharCorpus | None:
     if any(value is None for value in said):
         return None
     return CharCorpus(*said, batches_an_epoch=config.get("data.batches_an_epoch"))
+
+
+def _subword_corpus(config: RunConfig) -> SubwordCorpus | None:
+    """What the run's code and outputs say of a text cut into subword pieces (ingest.notebook_code.subword_corpus),
+    where they say all that `subword_floor` needs and the code builds its model from random weights (a pretrained
+    model's loss on a text it was tuned to is no fresh model's)."""
+    if not config.get("model.built_here"):
+        return None
+    said = [config.get(f"data.{key}") for key in ("subword_tokenizer", "text_chars", "text_chars_line", "text_tokens",
+                                                  "text_tokens_line", "tokens_a_batch")]
+    if any(value is None for value in said):
+        return None
+    return SubwordCorpus(*said, batches_an_epoch=config.get("data.batches_an_epoch"))
 
 
 def _keras_epoch_lines(metrics, profile: RunProfile) -> bool:

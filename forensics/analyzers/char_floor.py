@@ -45,22 +45,34 @@ def memorized_per_character(metrics: Metrics, corpus: CharCorpus | None, steps_a
     after `MANY_PASSES_OVER_TEXT` passes or more over the text, with no eval loss logged; dated at the first point
     where both hold. `steps_are_epochs`: the log's steps count epochs (a Keras fit), whose batches the corpus must give.
     [] where any of it is not known."""
-    if corpus is None or LOSS not in metrics or eval_loss_names(metrics) or is_preference_log(metrics):
+    if corpus is None:
         return []
     batches_a_step = corpus.batches_an_epoch if steps_are_epochs else 1
-    if not batches_a_step or corpus.text_chars <= 0 or corpus.chars_a_batch <= 0:
+    found = under_floor_after_many_passes(metrics, CHAR_FLOOR, (batches_a_step or 0) * corpus.chars_a_batch,
+                                          corpus.text_chars)
+    if found is None:
         return []
-    loss = real_loss(metrics)
-    settled = settled_from(running_median(loss), CHAR_FLOOR)
-    if settled is None or settled == 0:
-        return []  # never under the floor, or under it from the first point: no descent to judge
-    passes = pd.Series(loss.index.to_numpy(dtype="float64") * batches_a_step * corpus.chars_a_batch / corpus.text_chars,
-                       index=loss.index)
-    late = [i for i in range(settled, len(loss)) if passes.iloc[i] >= MANY_PASSES_OVER_TEXT]
-    if not late:
-        return []
-    at = late[0]
+    loss, settled, at, passes = found
     return [_finding(loss, (settled, at), (float(passes.iloc[at]), float(passes.iloc[-1])), corpus, steps_are_epochs)]
+
+
+def under_floor_after_many_passes(metrics: Metrics, floor: float, units_a_step: float,
+                                  text_units: float) -> tuple[pd.Series, int, int, pd.Series] | None:
+    """(the loss, the position from which its running median settled under `floor` to the end, the first position
+    there after `MANY_PASSES_OVER_TEXT` passes or more, the passes at each point) where the log has a training loss and
+    no eval loss, and a step takes in `units_a_step` of the text's `text_units` (characters or tokens, the floor's
+    unit); None where any of it is missing or does not hold."""
+    if LOSS not in metrics or eval_loss_names(metrics) or is_preference_log(metrics):
+        return None
+    if units_a_step <= 0 or text_units <= 0:
+        return None
+    loss = real_loss(metrics)
+    settled = settled_from(running_median(loss), floor)
+    if settled is None or settled == 0:
+        return None  # never under the floor, or under it from the first point: no descent to judge
+    passes = pd.Series(loss.index.to_numpy(dtype="float64") * units_a_step / text_units, index=loss.index)
+    late = [i for i in range(settled, len(loss)) if passes.iloc[i] >= MANY_PASSES_OVER_TEXT]
+    return (loss, settled, late[0], passes) if late else None
 
 
 def _finding(loss: pd.Series, settled_and_at: tuple[int, int], passes_then_and_at_end: tuple[float, float],

@@ -25,7 +25,8 @@ autocast), `precision.keras_policy` ("fp16" / "bf16": Keras' mixed_float16 / mix
 `model.built_here` where it builds its model from random weights), `model.tokenizer_trained` (the call that trains
 its own tokenizer, where it loads no trained weights: `tokenizer_trained`), `loss.pairwise_function` (the name of a
 pairwise preference loss its loop computes: `pairwise`), `data.char_vocabulary` and the text's size in characters
-(a character-level text: `char_corpus`), `loss.epoch_sum_unscaled` (a loop prints an epoch's summed
+(a character-level text: `char_corpus`), the text's characters and subword tokens as its code prints them
+(`subword_corpus`), `loss.epoch_sum_unscaled` (a loop prints an epoch's summed
 batch losses and the batch count is not told: `summed_loss`), `data.labels_include_padding` (where the code copies
 padded input_ids into a plain Trainer's labels with nothing masking the pad ids, and the cells and lines that do:
 `pad_labels`), `_framework` lightning and
@@ -47,6 +48,7 @@ import ast
 from .syntax import _called_name, _dotted
 from .cells import _cells_meant, _parsed_cells, _source
 from .char_corpus import char_corpus
+from .subword_corpus import subword_corpus
 from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _call_values, _class_fields,
                         _loads_a_model, _lora_switched_on, _model_handed, _trained_model, _trl_trainer, _wrapped_names,
                         machine_test, machine_value)
@@ -135,6 +137,7 @@ def code_values(cells: list, outputs: str) -> dict:
              "data.labels_include_padding": labels_with_padding(cells)}
     values.update({key: value for key, value in found.items() if value})
     values.update(char_corpus(trees, outputs))
+    values.update(subword_corpus(cells))
     no_base = "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values)
     built = _model_built_here(cells, trees, code)
     if built and no_base:

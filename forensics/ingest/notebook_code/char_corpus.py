@@ -47,10 +47,19 @@ def char_corpus(trees: list, outputs: str) -> dict:
     if length:
         found["data.text_chars"] = int(length.group(1).replace(",", ""))
         found["data.text_chars_line"] = length.group(0).strip()
+    found.update(batch_values(trees, outputs, "data.chars_a_batch"))
+    return found
+
+
+def batch_values(trees: list, outputs: str, batch_key: str) -> dict:
+    """`batch_key`: batch_size x the window's length, both int literals in the cells (the tokens a batch takes in,
+    whatever a token is), and `data.batches_an_epoch`: the batches of the last Keras 3 fit's completed bar; each where
+    the notebook says it."""
+    found = {}
     literals = _int_literals(trees)
     window = next((literals[name] for name in _WINDOW_NAMES if name in literals), None)
     if window and literals.get(_BATCH_NAME):
-        found["data.chars_a_batch"] = window * literals[_BATCH_NAME]
+        found[batch_key] = window * literals[_BATCH_NAME]
     bars = [int(done) for done, total in _KERAS_DONE_BAR.findall(_ANSI.sub("", outputs)) if done == total]
     if bars:
         found["data.batches_an_epoch"] = bars[-1]  # the last fit's

@@ -1,0 +1,171 @@
+"""What a notebook says of a language model's text cut into subword pieces: the tokenizer its code names, and the
+text's length in characters and in tokens, both printed by its own code for one text read from a file. From these a
+token's length in characters is known (analyzers.subword_floor judges the loss a character), and with the tokens a
+batch takes in, the passes over the text.
+
+`subword_corpus(cells)` gives, in the run configuration's names, where the code names a subword tokenizer and both
+counts are read: `data.subword_tokenizer` (the name as the code writes it), `data.text_chars` with
+`data.text_chars_line` (the output line of a `print(..., len(text))` whose `text` is bound only to a file's `.read()`),
+`data.text_tokens` with `data.text_tokens_line` (the line of a `print` of `len(data)` or `data.shape`, `data` bound
+only to what contains `encode(text)` of that same text), `data.tokens_a_batch` (batch_size x the window's length,
+literals) and `data.batches_an_epoch` (a Keras 3 fit's bar). A print is matched to its output line by counting: the
+cell's n-th top-level print is its stdout's n-th line while every print before it prints one line (strings, lengths,
+shapes); a print of a tensor may take several lines, and the prints after it are not read."""
+from __future__ import annotations
+
+import ast
+import re
+
+from .cells import _cells_that_ran, _quiet_tree
+from .char_corpus import _ANSI, _SUBWORD_TOKENIZER, batch_values
+from .syntax import _called_name
+
+# What encodes a text into token ids: SentencePiece's `sp.encode(text)`, tiktoken's `enc.encode_ordinary(text)`, a
+# tokenizers / transformers tokenizer's `encode`, SentencePiece's older `EncodeAsIds`, the lecture's own `encode(s)`
+_ENCODES = re.compile(r"encode|encode_ordinary|EncodeAsIds|encode_as_ids")
+# A count as printed: 1115394, 1,115,394
+_COUNT = r"(\d{1,3}(?:,\d{3})+|\d+)"
+# A 1-D shape as printed: torch's `torch.Size([295231])`, numpy's `(295231,)`
+_SHAPE = r"(?:torch\.Size\(\[|\()(\d+)(?:\]\)|,\))"
+# Attributes printed on one line
+_ONE_LINE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "size"})
+_ONE_LINE_CALLS = frozenset({"len", "str", "int", "float", "round", "type"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def subword_corpus(cells: list) -> dict:
+    """The run-configuration values of a text cut into subword pieces (module docstring), {} where the tokenizer or
+    either count is not read."""
+    ran = [(cell, _quiet_tree(cell)) for cell in _cells_that_ran(cells)]
+    trees = [tree for _, tree in ran]
+    tokenizer = next((m.group(0) for tree in trees if (m := _SUBWORD_TOKENIZER.search(ast.unparse(tree)))), None)
+    if tokenizer is None:
+        return {}
+    texts = _names_bound_only_to(trees, _reads_a_file)
+    encoded = _names_bound_only_to(trees, lambda value: _encodes_one_of(value, texts))
+    chars, tokens = _printed_count(ran, texts, shapes=False), _printed_count(ran, encoded, shapes=True)
+    if chars is None or tokens is None:
+        return {}
+    found = {"data.subword_tokenizer": tokenizer, "data.text_chars": chars[0], "data.text_chars_line": chars[1],
+             "data.text_tokens": tokens[0], "data.text_tokens_line": tokens[1]}
+    found.update(batch_values(trees, "".join(_stdout(cell) for cell, _ in ran), "data.tokens_a_batch"))
+    return found
+
+
+def _module_level(tree: ast.AST):
+    """The nodes of a cell outside any function, class or lambda it defines (a `data = ...` inside `get_batch` is
+    another `data`)."""
+    stack = list(ast.iter_child_nodes(tree))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _names_bound_only_to(trees: list, test) -> set[str]:
+    """The names every module-level binding of which (a plain `name = value`) passes `test(value)`."""
+    passed: set[str] = set()
+    failed: set[str] = set()
+    for tree in trees:
+        for node in _module_level(tree):
+            if isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                (passed if len(names) == len(node.targets) == 1 and test(node.value) else failed).update(names)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.withitem, ast.NamedExpr)):
+                target = getattr(node, "target", None) or getattr(node, "optional_vars", None)
+                if target is not None:
+                    failed.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return passed - failed
+
+
+def _reads_a_file(value: ast.expr) -> bool:
+    """`f.read()`, `open(path).read()`: a whole file's text."""
+    return isinstance(value, ast.Call) and _called_name(value.func) == "read" and not value.args
+
+
+def _encodes_one_of(value: ast.expr, texts: set[str]) -> bool:
+    """The value holds an `encode(text)` call (also in `torch.tensor(encode(text), dtype=...)`) of a whole text."""
+    return any(isinstance(node, ast.Call) and _ENCODES.fullmatch(_called_name(node.func)) and node.args
+               and isinstance(node.args[0], ast.Name) and node.args[0].id in texts for node in ast.walk(value))
+
+
+def _printed_count(ran: list, names: set[str], shapes: bool) -> tuple[int, str] | None:
+    """(the count, its line) the prints of `len(name)` (and of `name.shape` where `shapes`) show, the same wherever
+    printed; None where none is read or they differ."""
+    found = {}
+    for cell, tree in ran:
+        for print_call, line in _prints_and_their_lines(tree, _stdout(cell)):
+            count = _count_in_line(print_call, line, names, shapes)
+            if count is not None:
+                found.setdefault(count, line)
+    return next(iter(found.items())) if len(found) == 1 else None
+
+
+def _stdout(cell: dict) -> str:
+    return _ANSI.sub("", "".join(_text(o.get("text")) for o in cell.get("outputs") or []
+                                 if isinstance(o, dict) and o.get("output_type") == "stream"
+                                 and o.get("name") == "stdout"))
+
+
+def _text(text) -> str:
+    return "".join(part for part in text if isinstance(part, str)) if isinstance(text, list) else \
+        text if isinstance(text, str) else ""
+
+
+def _prints_and_their_lines(tree: ast.Module, stdout: str) -> list[tuple[ast.Call, str]]:
+    """Each top-level `print(...)` of the cell with its stdout line, in order, up to the first that may print other
+    than one line (module docstring)."""
+    lines, paired = stdout.splitlines(), []
+    prints = [node.value for node in tree.body if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+              and _called_name(node.value.func) == "print" and isinstance(node.value.func, ast.Name)]
+    for call, line in zip(prints, lines):
+        paired.append((call, line.rstrip()))
+        if not _prints_one_line(call):
+            break
+    return paired
+
+
+def _prints_one_line(call: ast.Call) -> bool:
+    if call.keywords:  # a `sep` or `end` of its own: where its lines break is not counted here
+        return False
+    return all(_one_line(arg) for arg in call.args)
+
+
+def _one_line(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return "\n" not in str(node.value)
+    if isinstance(node, ast.JoinedStr):
+        return all(_one_line(part.value if isinstance(part, ast.FormattedValue) else part) for part in node.values)
+    if isinstance(node, ast.Attribute):
+        return node.attr in _ONE_LINE_ATTRIBUTES
+    return isinstance(node, ast.Call) and _called_name(node.func) in _ONE_LINE_CALLS
+
+
+def _count_in_line(call: ast.Call, line: str, names: set[str], shapes: bool) -> int | None:
+    """The count a print of `len(name)` / `name.shape` shows on its line: the line matched in full against the print's
+    arguments (their text as written, the count, anything for the rest); None where it does not match or counts no
+    name of `names`."""
+    parts = [_pattern(arg, names, shapes) for arg in call.args]
+    if not any(counted for _, counted in parts):
+        return None
+    found = re.fullmatch(" ".join(pattern for pattern, _ in parts), line)
+    counts = [g for g in found.groups() if g] if found else []
+    return int(counts[0].replace(",", "")) if len(counts) == 1 else None
+
+
+def _pattern(node: ast.expr, names: set[str], shapes: bool) -> tuple[str, bool]:
+    """(the regular expression of what `node` prints, whether it captures a count of one of `names`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return re.escape(node.value), False
+    if isinstance(node, ast.JoinedStr):
+        parts = [_pattern(part.value if isinstance(part, ast.FormattedValue) else part, names, shapes)
+                 for part in node.values]
+        return "".join(p for p, _ in parts), any(c for _, c in parts)
+    if isinstance(node, ast.Call) and _called_name(node.func) == "len" and len(node.args) == 1 \
+            and isinstance(node.args[0], ast.Name) and node.args[0].id in names:
+        return _COUNT, True
+    if shapes and isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.value, ast.Name) \
+            and node.value.id in names:
+        return _SHAPE, True
+    return ".*?", False
