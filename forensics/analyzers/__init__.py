@@ -42,6 +42,7 @@ from .dead_reward import detect_dead_reward_signal, detect_zero_loss_no_spread
 from .first_pass_eval import detect_eval_above_first_pass
 from .frozen import detect_no_gradient, detect_repeated_epoch_losses, detect_rl_gradient_gone
 from .frozen_loss import detect_frozen_loss
+from .generation_scores import detect_generation_score_collapse, never_learned_by_the_score
 from .reward_decline import detect_reward_decline
 from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped_step_points
 from .crash import detect_crash, detect_unlogged_nonfinite
@@ -66,6 +67,7 @@ DETECTORS = (
     detect_train_eval_mismatch, detect_eval_above_train, detect_huge_grad_norm, detect_no_gradient,
     detect_loss_accuracy_mismatch, detect_repeated_epoch_losses, detect_rl_gradient_gone, detect_zero_loss_no_spread,
     detect_accuracy_at_zero, detect_eval_above_first_pass, detect_frozen_loss, detect_policy_collapse,
+    detect_generation_score_collapse,
 )
 
 
@@ -87,7 +89,8 @@ def run_all(timeline: Timeline, thresholds: Thresholds, rl: bool = False) -> lis
     findings += detect_source_disagreements(timeline) + detect_crash(timeline)
     findings += detect_unlogged_nonfinite(timeline)
     if not any(f.severity == "error" for f in findings):  # a broken run needs no proof it did not learn
-        findings += detect_no_learning_evidence(final, thresholds)
+        doubts = detect_no_learning_evidence(final, thresholds)
+        findings += doubts + never_learned_by_the_score(final, doubts)  # the task's own score may settle the doubt
     seen: set[tuple] = set()
     for from_step, rows in _abandoned_histories(timeline):
         thrown = [f for f in analyze_metrics(_read_as(metrics_from_rows(rows), rl), thresholds) if f.step >= from_step]

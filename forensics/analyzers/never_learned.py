@@ -18,6 +18,8 @@ Two levels are the signature of a model that learned nothing (VERDICTS.md):
   (`detect_reward_model_at_chance`), and for a DPO loss logged alone (the run profile says DPO) that never went
   clearly under it and did not fall (`detect_dpo_loss_never_under_chance`).
 * any level, for a run logged from its start through a whole first epoch whose loss never moved (`unmoved`).
+* any level, for a loss that did not fall beside a generation score (ROUGE, BLEU) near zero at every evaluation
+  (`generation_scores.never_learned_by_the_score`).
 (A language model stuck at ln(vocabulary) or, from scratch, at its first steps' level: `stuck_at_guess`.)
 A DPO loss that falls below ln 2, or a pre-training loss that falls from ln(vocab), is healthy.
 Always an error: a run that never learned is not usable.
