@@ -241,9 +241,9 @@ def _from_scratch_findings(metrics, thresholds: Thresholds, profile: RunProfile,
 
 def _char_corpus(config: RunConfig) -> CharCorpus | None:
     """What the run's code and outputs say of a character-level text (ingest.notebook_code.char_corpus), where they
-    say all that `char_floor` needs."""
+    say all that `char_floor` needs, and the text is no simplified one (TinyStories: the floor is ordinary text's)."""
     said = [config.get(f"data.{key}") for key in ("char_vocabulary", "text_chars", "text_chars_line", "chars_a_batch")]
-    if any(value is None for value in said):
+    if any(value is None for value in said) or config.get("data.simplified_text"):
         return None
     return CharCorpus(*said, batches_an_epoch=config.get("data.batches_an_epoch"))
 
@@ -251,12 +251,12 @@ def _char_corpus(config: RunConfig) -> CharCorpus | None:
 def _subword_corpus(config: RunConfig) -> SubwordCorpus | None:
     """What the run's code and outputs say of a text cut into subword pieces (ingest.notebook_code.subword_corpus),
     where they say all that `subword_floor` needs and the code builds its model from random weights (a pretrained
-    model's loss on a text it was tuned to is no fresh model's)."""
+    model's loss on a text it was tuned to is no fresh model's), and the text is no simplified one (TinyStories)."""
     if not config.get("model.built_here"):
         return None
     said = [config.get(f"data.{key}") for key in ("subword_tokenizer", "text_chars", "text_chars_line", "text_tokens",
                                                   "text_tokens_line", "tokens_a_batch")]
-    if any(value is None for value in said):
+    if any(value is None for value in said) or config.get("data.simplified_text"):
         return None
     return SubwordCorpus(*said, batches_an_epoch=config.get("data.batches_an_epoch"))
 

@@ -109,3 +109,12 @@ def test_a_char_notebook_still_over_the_floor_or_seen_a_few_times_stays_healthy(
     assert _analyze(tmp_path, _char_notebook(HANNAKI_LOSSES)).status == "healthy"
     # the same losses over a text 100 times longer: 2.5 passes, not enough to tell recall from learning
     assert _analyze(tmp_path, _char_notebook(SOTETSUK_LOSSES, text_length=10_000_000)).status == "healthy"
+
+
+def test_a_char_notebook_of_tinystories_is_not_held_to_ordinary_texts_floor(tmp_path):
+    cells = _char_notebook(SOTETSUK_LOSSES)
+    cells[3] = _cell("text = load_dataset('roneneldan/TinyStories')['train']['text'][0]\ndataset = TextDataset(text)\n"
+                     "print(f'Text length: {len(text)}')\nprint(f'Number of unique characters: {dataset.num_chars}')", 4,
+                     "Text length: 100000\nNumber of unique characters: 61\n")
+    analysis = _analyze(tmp_path, cells)
+    assert not any(f.kind == "memorization" for f in analysis.findings)

@@ -159,3 +159,13 @@ def test_a_real_from_scratch_notebook_that_logs_a_val_loss_stays_silent_though_i
     assert (said["data.text_chars"], said["data.text_tokens"]) == (1115394, 1115394)
     analysis = forensics.analyze(case)
     assert analysis.status == "healthy" and not [f for f in analysis.findings if f.kind == "memorization"]
+
+
+def test_a_notebook_of_tinystories_is_not_held_to_ordinary_texts_floor(tmp_path):
+    # TinyStories is held out far under 0.75 nats a character (llama2.c's 110M: ~0.76 nats a Llama-2 token), so the
+    # same losses over it say nothing of memorization
+    cells = _subword_notebook()
+    cells[0] = _cell("with open('TinyStories-valid.txt', 'r', encoding='utf-8') as f:\n    text = f.read()", 1)
+    assert code_values(cells, _outputs(cells))["data.simplified_text"] == "TinyStories-valid.txt"
+    analysis = _analyze(tmp_path, cells)
+    assert not any(f.kind == "memorization" for f in analysis.findings)

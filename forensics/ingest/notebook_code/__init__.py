@@ -52,7 +52,7 @@ from .subword_corpus import subword_corpus
 from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _call_values, _class_fields,
                         _loads_a_model, _lora_switched_on, _model_handed, _trained_model, _trl_trainer, _wrapped_names,
                         machine_test, machine_value)
-from .data import masked_lm, raw_text_lm
+from .data import masked_lm, raw_text_lm, simplified_text
 from .gpt2_simple import gpt2_simple_finetunes_whole
 from .lightning import lightning_values
 from .machine import printed_machine
@@ -131,6 +131,7 @@ def code_values(cells: list, outputs: str) -> dict:
              "precision.autocast": None if half_flag else _autocast_precision(trees, names),
              "data.raw_text_lm": raw_text_lm(trees),
              "data.masked_lm": masked_lm(trees),
+             "data.simplified_text": simplified_text(trees),
              "loss.pairwise_function": pairwise_loss_function(trees),
              "loss.epoch_sum_unscaled": sum_of_unknown_count(cells),
              "precision.keras_policy": _keras_policy_precision(trees),
