@@ -304,8 +304,8 @@ def _nothing_found(path, layout: RunLayout) -> NotARunDirectory:
     return NotARunDirectory(path)
 
 
-def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skipped], thresholds: Thresholds | None = None,
-                    check_checkpoints: bool = True, workers: int | None = None,
+def analyze_records(path, layout: RunLayout, records: list, skipped: list[Skipped],
+                    thresholds: Thresholds | None = None, check_checkpoints: bool = True, workers: int | None = None,
                     progress: Progress | None = None) -> Analysis:
     """The analysis of logs already read (`records`, LogRecords of the layout's files) and the layout's checkpoints."""
     thresholds = thresholds or Thresholds()

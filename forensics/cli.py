@@ -82,7 +82,8 @@ def cli():
 @click.option("--fail-on", type=click.Choice(["broken", "warning"]), default="broken", show_default=True,
               help="Exit 1 on this status or worse.")
 @click.option("--no-checkpoints", is_flag=True, help="Read the logs only; do not open checkpoints.")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes for checkpoint scans (default: all cores).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Processes for checkpoint scans (default: all cores).")
 @click.option("-v", "--verbose", is_flag=True, help="After the one-screen summary, the four answers in full.")
 @_run_option
 @_dask_option

@@ -168,7 +168,8 @@ class RunConfig:
         from html import escape
 
         rows = "".join(f"<tr><td>{escape(key)}</td><td>{escape(repr(value))}</td>"
-                       f"<td>{escape(str(self.source_of(key)))}</td></tr>" for key, value in self.key_settings().items())
+                       f"<td>{escape(str(self.source_of(key)))}</td></tr>"
+                       for key, value in self.key_settings().items())
         return (f"<p><strong>RunConfig</strong>: {len(self.values)} keys from {len(self.sources)} files "
                 "(<code>.values</code> holds them all)</p><table><tr><th>setting</th><th>value</th><th>file</th></tr>"
                 f"{rows}</table>")

@@ -15,9 +15,9 @@ order allows (`_points`): a series whose last value is its minimum fell from its
 maximum first); one whose last value is its maximum rose to it from its minimum. One that ended between them is not
 read: down to its minimum and back up, or up to its maximum and back down, the summary cannot say which, and read as
 either it would be judged on a course the run may not have had (a held-out loss back up from its best is overfitting,
-a spike that came back down is not). A group named like a loss gives the training series as the loss and the validation series as
-the eval_loss, as `step N: <metric> <value>` lines a console reader reads, in step order; None where the text holds
-no summary of a loss.
+a spike that came back down is not). A group named like a loss gives the training series as the loss and the validation
+series as the eval_loss, as `step N: <metric> <value>` lines a console reader reads, in step order; None where the text
+holds no summary of a loss.
 """
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ def as_step_lines(text: str) -> str | None:
             in_a_loss_group = "loss" in named["name"].lower()
     if not points:
         return None
-    lines = sorted((k, metric != "loss", metric, value) for metric, values in points.items() for k, value in enumerate(values))
+    lines = sorted((k, metric != "loss", metric, value)
+                   for metric, values in points.items() for k, value in enumerate(values))
     return "".join(f"step {k}: {metric} {value!r}\n" for k, _, metric, value in lines)
 
 

@@ -18,19 +18,21 @@ from .run_signs import is_training_console, run_signs
 SNIFF_BYTES = 1 << 16  # how much of a file's head (and of its tail) is sniffed
 
 # A JSON list of log entries with a loss, bare or under a history key (ingest.json_history): its head holds both.
-DUMPED_HISTORY = re.compile(rb'^(?:\xef\xbb\xbf)?\s*(?:(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|'
-                            rb'training_history|metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]'
-                            rb'|\{\s*"train_step_loss"\s*:\s*\['  # (llama-cookbook's metrics_data_*.json)
-                            # a dict of parallel lists opening with the training loss's (a fraction, not a split's
-                            # indices): {"train": [2.7057, ...], "val": [...]} (ConnorLathrop_Pytorch_with_tinyshakespeare...)
-                            rb'|\{\s*"(?:loss|losses|train|train_losses?|training_losses?)"\s*:\s*\[\s*\d*\.\d'
-                            # an own logger's {metric: [{"step": 0, "value": 3.07, ...}]} (Shivay00001_shivacon-ai)
-                            rb'|\{\s*"[^"\n]{1,200}"\s*:\s*\[\s*\{\s*"step"\s*:\s*\d+\s*,\s*"value"\s*:)')
+DUMPED_HISTORY = re.compile(
+    rb'^(?:\xef\xbb\xbf)?\s*(?:(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|'
+    rb'training_history|metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]'
+    rb'|\{\s*"train_step_loss"\s*:\s*\['  # (llama-cookbook's metrics_data_*.json)
+    # a dict of parallel lists opening with the training loss's (a fraction, not a split's
+    # indices): {"train": [2.7057, ...], "val": [...]} (ConnorLathrop_Pytorch_with_tinyshakespeare...)
+    rb'|\{\s*"(?:loss|losses|train|train_losses?|training_losses?)"\s*:\s*\[\s*\d*\.\d'
+    # an own logger's {metric: [{"step": 0, "value": 3.07, ...}]} (Shivay00001_shivacon-ai)
+    rb'|\{\s*"[^"\n]{1,200}"\s*:\s*\[\s*\{\s*"step"\s*:\s*\d+\s*,\s*"value"\s*:)')
 # The same list of log dicts printed into a text file (`pprint(trainer.state.log_history)` saved as experiments/log.txt,
 # NguyenTuoc2807_Financial-Numerical-Reasoning): the file opens with its first dict, loss key and all, and ends with
 # the list's close (sniffed on the head and tail joined)
-_PRINTED_HISTORY_HEAD = re.compile(rb"""\A(?:\xef\xbb\xbf)?\s*\[\s*\{[^\[\]]{0,2000}?['"](?:loss|eval_loss)['"]\s*:\s*"""
-                                   rb"""[-\d.nNiI]""")
+_PRINTED_HISTORY_HEAD = re.compile(
+    rb"""\A(?:\xef\xbb\xbf)?\s*\[\s*\{[^\[\]]{0,2000}?['"](?:loss|eval_loss)['"]\s*:\s*"""
+    rb"""[-\d.nNiI]""")
 _PRINTED_HISTORY_END = re.compile(rb"\}\s*\]\s*\Z")
 
 
@@ -59,83 +61,89 @@ def is_llamafactory_args(head: bytes) -> bool:
 # simpletransformers' `Epochs 1/3. Running Loss: X: 10%|` bar, H2O LLM Studio's logged `- INFO: train loss: X: 5%|`
 # bar, MindFormers' `{ Epoch:[E/N], step:[n/M], loss: X`, OpenNMT-py's `Step N/M; acc: A; ppl: P; xent: X;`,
 # lucidrains' `training loss: X` prints (ingest.pretrain_lines).
-_LOG_HINT = re.compile(rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/train|embedding_loss)['"]\s*:|OVERFLOW!"""
-                       # the same dict pasted with typographic quotes (\u2018loss\u2019: ...)
-                       rb"""|\xe2\x80[\x98\x9c](?:loss|grad_norm|eval_loss|learning_rate)\xe2\x80[\x99\x9d]\s*:"""
-                       rb"""|loss scale|\bstep \d+: \{'train/|\{"system/global_step": \d+|iteration:?\s+\d+\s*/\s*\d+\s*\||\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
-                       rb"""|(?:batch|token|sample)=\d+(?:/\d+)?\]:\r?\n\t Train """
-                       rb"""|step:?\s+\d+(?:/\d+)?(?:\s+\([\d.]+%\))?\s+\|[\w ]*loss:"""
-                       rb"""|Step \d+ \| Validation (?:bpb|loss):|(?:iter \d+: loss|step \d+: train loss) (?:\d|nan|inf)"""
-                       rb"""|(?:batch|step|iter):\s*\d+,[^\n]*loss:\s*[-+.\w]"""
-                       rb"""|\biter \d+ step \d+ \| loss train: [-+.\dnNiI]"""  # LitGPT's finetune and pretrain
-                       rb"""|\bstep:\d+ - [^\n]*(?:loss|score/mean|grad_norm)[^\s:]*:[-+.\w]"""
-                       rb"""|\d/\d+ \[[^\]\n]*(?:it/s|s/it),[^\]\n]*loss[\w/]*[ =:]\s*[-+.\dnNiI]"""
-                       rb"""|Epoch:?\s*\[\d+/\d+\]\s*\(\d+/\d+\)[^\n]{0,20}?\bloss:\s*[-+.\dnNiI]"""
-                       rb"""|(?m:^step:\d+/\d+ (?:train|val)_loss:[-+.\dnNiI])|(?m:^s:\d+ t[re]l:[-+.\dnNiI])"""
-                       rb"""|(?m:^\d+ train [-+.\dnNiI][^\n]*\n\d+ train [-+.\dnNiI])"""
-                       rb"""|(?m:^\s*\d+ \| loss[ :]\s*[-+.\dnNiI])|(?m:^\d+\|\d+\|Loss: [-+.\dnNiI])"""
-                       rb"""|(?m:^\s*iter\s+train_loss\s[^\n]*\n\s*\d+\s+[-+.\dnNiI])"""
-                       rb"""|(?m:^Step \d+\n[A-Za-z_][\w@.-]*:\n  [A-Za-z_][\w@.-]*:)"""
-                       rb"""|(?m:^Step\.\.\. \(\d+ \| (?:Eval )?Loss: [-+.\dnNiI])"""
-                       rb"""|\bEpochs \d+/\d+\. Running Loss: *[-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|"""
-                       rb"""|(?m: - INFO: train loss: [-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|)"""
-                       # NVIDIA DLLogger's StdOutBackend: `DLL 2020-06-04 01:09:11.569757 - <step> step_loss : 1.07`
-                       rb"""|(?m:^DLL (?:[\d-]+[ T][\d:.]+ )?- [^\n]*?[\w.]*loss[\w.]* : [-+.\dnNiI])"""
-                       # RWKV-LM's train_log.txt: each launch's head, then its arguments as a dict (`rwkv_args`)
-                       rb"""|(?m:^NEW RUN \d{4}-\d\d-\d\d-\d\d-\d\d-\d\d[ \t]*\r?\n\{')"""
-                       # the MetricLogger of DeiT / MAE / DETR / DINO / LLaMA-Adapter: `Epoch: [0]  [ 30/13000]  ...`
-                       rb"""|Epoch: \[\d+(?:/\d+)?\]  \[ *\d+/\d+\]  [^\n]{0,200}?loss: [-+.\dnNiI]"""
-                       # THUNLP-AIPoet's InfoLogger: `epoch: 1, 11/125 8.8%, 6.49s per iter, lr: 0.0003, ...` then losses
-                       rb"""|(?m:^epoch: \d+, \d+/\d+ [\d.]+%, [\d.]+ ?s per iter, lr: [^\n]*\n[ \t]+[^\n]*?loss: *[-+.\dnNiI])"""
-                       # ParlAI's training report: `time:10s total_exs:2432 epochs:0.04`, then its table's names
-                       rb"""|(?m:time:[\d.]+s total_exs:\d+ epochs:[\d.]+[^\n]*\n[ \t]+(?:[\w@/.-]+ +)*loss(?: |$))"""
-                       # Keras's `Epoch 1/1` and its bar's update under it, a fit cut inside its first epoch
-                       # (telecombcn-dl_2017-dlai-team8: `1560/11407 [===>....] - ETA: 1:47 - loss: 6.4571`, then nothing)
-                       rb"""|(?m:^Epoch \d+/\d+[ \t]*\r?\n[ \t]*\d+/\d+ \[[=>.]+\] - [^\n]*?- loss: [-+.\dnNiI])""")
+_LOG_HINT = re.compile(
+    rb"""['"](loss|grad_norm|eval_loss|learning_rate|loss/train|embedding_loss)['"]\s*:|OVERFLOW!"""
+    # the same dict pasted with typographic quotes (\u2018loss\u2019: ...)
+    rb"""|\xe2\x80[\x98\x9c](?:loss|grad_norm|eval_loss|learning_rate)\xe2\x80[\x99\x9d]\s*:"""
+    rb"""|loss scale|\bstep \d+: \{'train/|\{"system/global_step": \d+|iteration:?\s+\d+\s*/\s*\d+\s*\|"""
+    rb"""|\[step=\d+|step:\s*\d+\s+loss:|reduced_train_loss="""
+    rb"""|(?:batch|token|sample)=\d+(?:/\d+)?\]:\r?\n\t Train """
+    rb"""|step:?\s+\d+(?:/\d+)?(?:\s+\([\d.]+%\))?\s+\|[\w ]*loss:"""
+    rb"""|Step \d+ \| Validation (?:bpb|loss):|(?:iter \d+: loss|step \d+: train loss) (?:\d|nan|inf)"""
+    rb"""|(?:batch|step|iter):\s*\d+,[^\n]*loss:\s*[-+.\w]"""
+    rb"""|\biter \d+ step \d+ \| loss train: [-+.\dnNiI]"""  # LitGPT's finetune and pretrain
+    rb"""|\bstep:\d+ - [^\n]*(?:loss|score/mean|grad_norm)[^\s:]*:[-+.\w]"""
+    rb"""|\d/\d+ \[[^\]\n]*(?:it/s|s/it),[^\]\n]*loss[\w/]*[ =:]\s*[-+.\dnNiI]"""
+    rb"""|Epoch:?\s*\[\d+/\d+\]\s*\(\d+/\d+\)[^\n]{0,20}?\bloss:\s*[-+.\dnNiI]"""
+    rb"""|(?m:^step:\d+/\d+ (?:train|val)_loss:[-+.\dnNiI])|(?m:^s:\d+ t[re]l:[-+.\dnNiI])"""
+    rb"""|(?m:^\d+ train [-+.\dnNiI][^\n]*\n\d+ train [-+.\dnNiI])"""
+    rb"""|(?m:^\s*\d+ \| loss[ :]\s*[-+.\dnNiI])|(?m:^\d+\|\d+\|Loss: [-+.\dnNiI])"""
+    rb"""|(?m:^\s*iter\s+train_loss\s[^\n]*\n\s*\d+\s+[-+.\dnNiI])"""
+    rb"""|(?m:^Step \d+\n[A-Za-z_][\w@.-]*:\n  [A-Za-z_][\w@.-]*:)"""
+    rb"""|(?m:^Step\.\.\. \(\d+ \| (?:Eval )?Loss: [-+.\dnNiI])"""
+    rb"""|\bEpochs \d+/\d+\. Running Loss: *[-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|"""
+    rb"""|(?m: - INFO: train loss: [-+.\dnNiI][^\n:|]{0,20}: +\d{1,3}%\|)"""
+    # NVIDIA DLLogger's StdOutBackend: `DLL 2020-06-04 01:09:11.569757 - <step> step_loss : 1.07`
+    rb"""|(?m:^DLL (?:[\d-]+[ T][\d:.]+ )?- [^\n]*?[\w.]*loss[\w.]* : [-+.\dnNiI])"""
+    # RWKV-LM's train_log.txt: each launch's head, then its arguments as a dict (`rwkv_args`)
+    rb"""|(?m:^NEW RUN \d{4}-\d\d-\d\d-\d\d-\d\d-\d\d[ \t]*\r?\n\{')"""
+    # the MetricLogger of DeiT / MAE / DETR / DINO / LLaMA-Adapter: `Epoch: [0]  [ 30/13000]  ...`
+    rb"""|Epoch: \[\d+(?:/\d+)?\]  \[ *\d+/\d+\]  [^\n]{0,200}?loss: [-+.\dnNiI]"""
+    # THUNLP-AIPoet's InfoLogger: `epoch: 1, 11/125 8.8%, 6.49s per iter, lr: 0.0003, ...` then losses
+    rb"""|(?m:^epoch: \d+, \d+/\d+ [\d.]+%, [\d.]+ ?s per iter, lr: [^\n]*\n[ \t]+[^\n]*?loss: *[-+.\dnNiI])"""
+    # ParlAI's training report: `time:10s total_exs:2432 epochs:0.04`, then its table's names
+    rb"""|(?m:time:[\d.]+s total_exs:\d+ epochs:[\d.]+[^\n]*\n[ \t]+(?:[\w@/.-]+ +)*loss(?: |$))"""
+    # Keras's `Epoch 1/1` and its bar's update under it, a fit cut inside its first epoch
+    # (telecombcn-dl_2017-dlai-team8: `1560/11407 [===>....] - ETA: 1:47 - loss: 6.4571`, then nothing)
+    rb"""|(?m:^Epoch \d+/\d+[ \t]*\r?\n[ \t]*\d+/\d+ \[[=>.]+\] - [^\n]*?- loss: [-+.\dnNiI])""")
 # One line of a framework's own that prose may quote (a notes file with `[1200] collection=train loss=nan`): two needed
-_FRAMEWORK_LINE_HINT = re.compile(rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\] loss=[-+.\dnNiI])"""
-                                  rb"""|\bstep=\d+ loss=[-+.\dnNiI][^\n]* tgs \(tokens/gpu/second\)="""
-                                  rb"""|(?m:^\s+\xe2\x80\xa2 Loss: [-+.\dnNiI])"""
-                                  rb"""|\bepoch \d+: perplexity: [-+.\dnNiI][^\n]* eval_loss: """
-                                  rb"""|Completed eval after train step \d+, loss=|Metrics \(step \d+\) - """
-                                  rb"""|\] collection=train """
-                                  rb"""|\{ Epoch:\[\s*\d+/\s*\d+\], step:\[\s*\d+/\s*\d+\], loss:"""  # MindFormers
-                                  # MXNet's Speedometer (ingest.console_lines.mxnet_speedometer)
-                                  rb"""|\bEpoch\[\d+\] Batch ?\[(?:\d+-)?\d+\]\tSpeed: [\d.]+ samples/sec\t[^\n=]+=[-+.\dnNiI]"""
-                                  # Marian NMT's update line (ingest.console_lines.marian)
-                                  rb"""|\bEp\. \d+ : Up\. \d+ : Sen\. [\d,]+ : Cost [-+.\dnNiI]"""
-                                  rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # OpenNMT-py
-                                  rb"""|\bEpoch\s*\d+,\s*\d+/\s*\d+; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # its 2018 line
-                                  # PEFT's example loops: `epoch=0: train_ppl=tensor(4.96, ...) train_epoch_loss=tensor(`
-                                  rb"""|(?m:(?:^|\])[ \t]*epoch=\d+: [^\n]*?loss=(?:tensor\()?[-+.\dnNiI])"""
-                                  rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)"""  # a PPO loop's prints
-                                  # the TF PTB word-LM tutorial's running line: `0.083 perplexity: 14566.362 speed: 525 wps`
-                                  rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""
-                                  # a loop's epoch record naming its loss cost (ingest.console_lines.epoch_costs)
-                                  rb"""|(?i:\bepoch[ \t]*#?[ \t]*\d+[ \t]+finished[-=*#:\s]*train(?:ing)?[ \t]+cost: [-+.\dnNiI])"""
-                                  # a loop's step line naming its losses by split alone (ingest.console_lines.split_values)
-                                  rb"""|(?i:\[[ \t]*Step[ \t]+\d+[ \t]*/[ \t]*\d+[ \t]*\][ \t]+Train(?:ing)?[ \t]+[-+.\dnNiI])"""
-                                  # Keras 2.2's fit(verbose=2): `Epoch 1/200`, then ` - 131s - loss: 2.3976` (no n/N)
-                                  rb"""|(?m:^Epoch \d+/\d+[ \t]*\n[ \t]*- \d+m?s - loss: [-+.\dnNiI])"""
-                                  # TF Estimator's hook line: `INFO:tensorflow:loss = 1.96779, step = 54901 (116.492 sec)`
-                                  rb"""|(?m:[:\]\s]loss = [-+.\dnNiI][^\n,]*, (?:global_)?step = \d+(?: \([\d.]+ sec\))?[ \t]*$)"""
-                                  # tinygrad's MLPerf line, each value before its name: `    1 93.44 s run, 11.8750 loss, 1e-12 LR`
-                                  rb"""|(?m:^[ \t]*\d+ [-+.\deE]+ [A-Za-z][\w ]{0,20}, [-+.\deEnNiI]+ loss, [-+.\deE]+ [A-Za-z])""")
+_FRAMEWORK_LINE_HINT = re.compile(
+    rb"""Global step \d+: \{|(?m:^\[\d+ \| [\d.]+\] loss=[-+.\dnNiI])"""
+    rb"""|\bstep=\d+ loss=[-+.\dnNiI][^\n]* tgs \(tokens/gpu/second\)="""
+    rb"""|(?m:^\s+\xe2\x80\xa2 Loss: [-+.\dnNiI])"""
+    rb"""|\bepoch \d+: perplexity: [-+.\dnNiI][^\n]* eval_loss: """
+    rb"""|Completed eval after train step \d+, loss=|Metrics \(step \d+\) - """
+    rb"""|\] collection=train """
+    rb"""|\{ Epoch:\[\s*\d+/\s*\d+\], step:\[\s*\d+/\s*\d+\], loss:"""  # MindFormers
+    # MXNet's Speedometer (ingest.console_lines.mxnet_speedometer)
+    rb"""|\bEpoch\[\d+\] Batch ?\[(?:\d+-)?\d+\]\tSpeed: [\d.]+ samples/sec\t[^\n=]+=[-+.\dnNiI]"""
+    # Marian NMT's update line (ingest.console_lines.marian)
+    rb"""|\bEp\. \d+ : Up\. \d+ : Sen\. [\d,]+ : Cost [-+.\dnNiI]"""
+    rb"""|\bStep \d+(?:/\s*\d+)?; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # OpenNMT-py
+    rb"""|\bEpoch\s*\d+,\s*\d+/\s*\d+; acc:\s*[-+.\w]+; ppl:\s*[-+.\w]+; xent: """  # its 2018 line
+    # PEFT's example loops: `epoch=0: train_ppl=tensor(4.96, ...) train_epoch_loss=tensor(`
+    rb"""|(?m:(?:^|\])[ \t]*epoch=\d+: [^\n]*?loss=(?:tensor\()?[-+.\dnNiI])"""
+    rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)"""  # a PPO loop's prints
+    # the TF PTB word-LM tutorial's running line: `0.083 perplexity: 14566.362 speed: 525 wps`
+    rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""
+    # a loop's epoch record naming its loss cost (ingest.console_lines.epoch_costs)
+    rb"""|(?i:\bepoch[ \t]*#?[ \t]*\d+[ \t]+finished[-=*#:\s]*train(?:ing)?[ \t]+cost: [-+.\dnNiI])"""
+    # a loop's step line naming its losses by split alone (ingest.console_lines.split_values)
+    rb"""|(?i:\[[ \t]*Step[ \t]+\d+[ \t]*/[ \t]*\d+[ \t]*\][ \t]+Train(?:ing)?[ \t]+[-+.\dnNiI])"""
+    # Keras 2.2's fit(verbose=2): `Epoch 1/200`, then ` - 131s - loss: 2.3976` (no n/N)
+    rb"""|(?m:^Epoch \d+/\d+[ \t]*\n[ \t]*- \d+m?s - loss: [-+.\dnNiI])"""
+    # TF Estimator's hook line: `INFO:tensorflow:loss = 1.96779, step = 54901 (116.492 sec)`
+    rb"""|(?m:[:\]\s]loss = [-+.\dnNiI][^\n,]*, (?:global_)?step = \d+(?: \([\d.]+ sec\))?[ \t]*$)"""
+    # tinygrad's MLPerf line, each value before its name: `    1 93.44 s run, 11.8750 loss, 1e-12 LR`
+    rb"""|(?m:^[ \t]*\d+ [-+.\deE]+ [A-Za-z][\w ]{0,20}, [-+.\deEnNiI]+ loss, [-+.\deE]+ [A-Za-z])""")
 _FRAMEWORK_LINES = 2
 # A hand-written loop's line (a step, iter or epoch count, a bare n/M, or a bare counter opening the line before a
 # split's loss: `5300: train loss: 3.49 / val loss: 3.62`; then a loss, or a loss per word, with its number): so loose
 # that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
-_LOOSE_HINT = re.compile(rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
-                         rb"""|\d[ \t]*/[ \t]*\d+|\[\d+[ \t]+-[ \t]+\d{1,3}(?:\.\d+)?%\]"""
-                         rb"""|(?m:^)[ \t]*\d+[ \t]*:[ \t]*(?=(?:train|val|eval|test|dev)\w*[_ ]loss))"""
-                         rb"""[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss(?:/(?:word|token|char|byte)\w*)?[ \t]*(?:[:=][ \t]*)?"""
-                         rb"""[-+]?(?:\d|nan|inf)""")  # (a loss named for its criterion: `CrossEntropyLoss: 10.68`; the iteration and the share
-# done bracketed: `[1000 - 20.0%] loss = 1.3149`, 1-sang_data)
+_LOOSE_HINT = re.compile(
+    rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
+    rb"""|\d[ \t]*/[ \t]*\d+|\[\d+[ \t]+-[ \t]+\d{1,3}(?:\.\d+)?%\]"""
+    rb"""|(?m:^)[ \t]*\d+[ \t]*:[ \t]*(?=(?:train|val|eval|test|dev)\w*[_ ]loss))"""
+    rb"""[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss(?:/(?:word|token|char|byte)\w*)?[ \t]*(?:[:=][ \t]*)?"""
+    rb"""[-+]?(?:\d|nan|inf)""")
+# (a loss named for its criterion: `CrossEntropyLoss: 10.68`; the iteration and the share done bracketed:
+# `[1000 - 20.0%] loss = 1.3149`, 1-sang_data)
 _LOOSE_LINES = 3
 # The PyTorch NLP tutorials' progress print, no word in it (`1m 1s (500 3%) 4.2725`, `0m 43s (- 6m 25s) (5000 10%)
 # 2.9432`: 164887081_python-; ingest.console_lines.elapsed_percent): the whole line, `_LOOSE_LINES` of them
-_ELAPSED_PERCENT_HINT = re.compile(rb"(?m)^[ \t]*\d{1,6}m \d{1,2}s (?:\(- -?\d{1,6}m -?\d{1,2}s\) )?\(\d{1,12} \d{1,3}%\) "
-                                   rb"[-+]?(?:\d|nan|inf)[\w.+-]*[ \t]*$")
+_ELAPSED_PERCENT_HINT = re.compile(
+    rb"(?m)^[ \t]*\d{1,6}m \d{1,2}s (?:\(- -?\d{1,6}m -?\d{1,2}s\) )?\(\d{1,12} \d{1,3}%\) "
+    rb"[-+]?(?:\d|nan|inf)[\w.+-]*[ \t]*$")
 # A from-scratch loop's estimate_loss print with bare split names (`iter     0 | train 4.1292 | val 4.1249`,
 # DaraBodla_mini-gpt-pytorch; ingest.console_lines.nanogpt): no `loss` word, so `_LOOSE_LINES` of them
 _SPLIT_PIPE_HINT = re.compile(rb"(?im)^[ \t]*(?:iter|step)[ \t]*:?[ \t]*\d+[ \t]*\|[ \t]*train[ \t]*:?[ \t]*[-+.\dnNiI]"
@@ -143,11 +151,13 @@ _SPLIT_PIPE_HINT = re.compile(rb"(?im)^[ \t]*(?:iter|step)[ \t]*:?[ \t]*\d+[ \t]
 # Unsloth's own loop, unsloth_train: its banner, then a `step, loss` print every logging_steps steps, on a line of its
 # own or after the tqdm bar (`...12.12s/it]10, 2.2398`): the banner and `_LOOSE_LINES` prints
 _UNSLOTH_TRAIN = b"==((====))==  Unsloth - 2x faster free finetuning"
-_UNSLOTH_PRINT = re.compile(rb"(?m)(?:^|(?:it/s|s/it)\])\d{1,12}, [-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf)[ \t]*$")
+_UNSLOTH_PRINT = re.compile(
+    rb"(?m)(?:^|(?:it/s|s/it)\])\d{1,12}, [-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf)[ \t]*$")
 # A loop's once-an-epoch line of its two losses and the perplexity beside them (`Epoch 007: train=1.9021, val=1.9530,
 # ppl=7.05`): `_LOOSE_LINES` of them (the reader keeps those whose ppl is exp of a loss)
-_EPOCH_LOSSES_HINT = re.compile(rb"""(?i)(?<![\w/])epoch[ \t]*\d+(?:[ \t]*/[ \t]*\d+)?[ \t]*:[ \t]*train(?:ing)?[ \t]*=[ \t]*"""
-                                rb"""[-+.\dnNiI][^\n]{0,60}?\bppl[ \t]*=[ \t]*[-+.\dnNiI]""")
+_EPOCH_LOSSES_HINT = re.compile(
+    rb"""(?i)(?<![\w/])epoch[ \t]*\d+(?:[ \t]*/[ \t]*\d+)?[ \t]*:[ \t]*train(?:ing)?[ \t]*=[ \t]*"""
+    rb"""[-+.\dnNiI][^\n]{0,60}?\bppl[ \t]*=[ \t]*[-+.\dnNiI]""")
 # A loop's record as bare lines under a line that is only its counter, `epoch 0` then `time 395.9` / `loss 1.788` a
 # line each (14renus_cse291), `### ITER 50 ###` then `Train Loss: 2.6893` (AIdventures_flora): `_LOOSE_LINES` of them
 # (the shape ingest.console_lines.bare_epochs reads)
@@ -166,9 +176,10 @@ _WORDED_EPOCH_SECTION_HINT = re.compile(rb"(?im)^[ \t]*(?:training|starting|star
 # ... or a split's perplexity under a line that is only the epoch, bare progress counts between (the KU Leuven
 # RNN-LM tutorial's run_lm, Yanhan-ss_speech-recognition: `Epoch 1` / `49984` / `Train perplexity: 1439.57` / `9984` /
 # `Validation perplexity: 1005.25`; the shape ingest.console_lines.stepless dates)
-_EPOCH_SECTION_PERPLEXITY_HINT = re.compile(rb"(?im)^[ \t]*epoch[ \t]*:?[ \t]*\d{1,6}[ \t]*\n(?:[ \t]*\d{1,12}[ \t]*\n){0,3}"
-                                            rb"[ \t]*(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)[ _]perplexity"
-                                            rb"[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)")
+_EPOCH_SECTION_PERPLEXITY_HINT = re.compile(
+    rb"(?im)^[ \t]*epoch[ \t]*:?[ \t]*\d{1,6}[ \t]*\n(?:[ \t]*\d{1,12}[ \t]*\n){0,3}"
+    rb"[ \t]*(?:train(?:ing)?|val(?:id|idation)?|eval|test|dev)[ _]perplexity"
+    rb"[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)")
 # ... and a step's `|`-separated header stating the run's length, its values indented further down with other lines
 # between (karanravindra_omni: `Step 1/50 | gold='72'`, sample lines, then `  rewards: [...]` / `  loss:    -0.0000`):
 # `_PIPED_RECORDS` of them
@@ -181,23 +192,27 @@ _PIPED_RECORDS = 2
 # ingest.console_lines.checkpoint_evals): `_LOOSE_LINES` of them
 # A loop's records printed as pretty-printed JSON objects, a reward or a loss on an indented line of each (a TRL PPO
 # loop's samples and steps, BuonHobo_fake-gpt; ingest.console_lines.json_blocks): `_LOOSE_LINES` of them
-_JSON_BLOCK_HINT = re.compile(rb'(?m)^\{[ \t]*\n(?:[ \t][^\n]*\n){0,80}?[ \t]+"(?:\w*_)?(?:reward|loss)"[ \t]*:[ \t]*[-+]?\d')
+_JSON_BLOCK_HINT = re.compile(
+    rb'(?m)^\{[ \t]*\n(?:[ \t][^\n]*\n){0,80}?[ \t]+"(?:\w*_)?(?:reward|loss)"[ \t]*:[ \t]*[-+]?\d')
 _CHECKPOINT_EVAL_HINT = re.compile(rb"(?im)^[ \t]*(?:\S*/)?checkpoint-\d{1,12}/?[ \t]+(?:valid|validation|val|dev|eval)"
                                    rb"[ \t]+\d[\d.]*(?:e[-+]?\d+)?[ \t]*$")
 # ... or an epoch's last batch loss, then its average over the training batches (2b3o4o_transformer-implementation:
 # `Loss on step 0: 961.11` / `Average loss for training batches in this epoch: 961.11`, a one-batch epoch): the pair is
 # the loop's own record, one enough (the shape ingest.console_lines.batch_averages reads)
-_BATCH_AVERAGE_HINT = re.compile(rb"(?im)^[ \t]*Loss on (?:step|batch)[ \t]+\d+[ \t]*:[ \t]*[-+.\dnNiI][^\n]*\n"
-                                 rb"(?:[^\n]*\n){0,3}?[ \t]*Average loss for training batches in this epoch:[ \t]*[-+.\dnNiI]")
-# A loss printed as a scalar torch (or TensorFlow) tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in a file.
+_BATCH_AVERAGE_HINT = re.compile(
+    rb"(?im)^[ \t]*Loss on (?:step|batch)[ \t]+\d+[ \t]*:[ \t]*[-+.\dnNiI][^\n]*\n"
+    rb"(?:[^\n]*\n){0,3}?[ \t]*Average loss for training batches in this epoch:[ \t]*[-+.\dnNiI]")
+# A loss printed as a scalar torch (or TensorFlow) tensor, alone on its line (`tensor(nan, device='cuda:0')`): five in
+# a file.
 _PRINTED_TENSOR = re.compile(rb"(?im)^[ \t]*(?:(?:train(?:ing)?[ _])?loss[ \t]*[:=]?[ \t]*)?(?:tf\.)?tensor\([ \t]*"
                              rb"[-+]?(?:nan|inf|\d)")
 _PRINTED_TENSORS = 5
 # ... fewer where each comes right after a progress bar's reading (a loop's once-an-epoch `print(loss)` under its
 # tqdm epoch bar: AaronBarbosa12_transformer_model, 4 epochs; ingest.bar_dated_prints): `_BAR_DATED_PRINTS` of them (in
 # a notebook the print is another output than the bar's: its stream's name and type come between)
-_BAR_DATED_PRINT = re.compile(rb"(?i)\d/\d+ \[[^\]\n]*(?:it/s|s/it)\][ \t]*(?:\n(?:stdout|stream)?[ \t]*){1,4}(?:loss[ \t]*[:=]?[ \t]*)?"
-                              rb"(?:tf\.)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
+_BAR_DATED_PRINT = re.compile(
+    rb"(?i)\d/\d+ \[[^\]\n]*(?:it/s|s/it)\][ \t]*(?:\n(?:stdout|stream)?[ \t]*){1,4}(?:loss[ \t]*[:=]?[ \t]*)?"
+    rb"(?:tf\.)?tensor\([ \t]*[-+]?(?:nan|inf|\d)")
 _BAR_DATED_PRINTS = 3
 # lucidrains' scripts print `training loss: 2.48` alone once a batch (after tqdm's bar, when it drew one), back to back
 # (a `validation loss: X` print between some): a line prose may hold once, and a sweep's summary once a trial, each
@@ -208,10 +223,11 @@ _LOSS_PRINTS = 9
 
 
 # The header of the Trainer's notebook progress table (copied as text) or of its model card's results table.
-# (the card's table as a web page shows it has its cells separated by spaces: `Training Loss Epoch Step Validation Loss`;
-# the card of transformers' Keras callback heads its table `| Train Loss | Validation Loss | Epoch |`)
-_RESULTS_TABLE = re.compile(rb"(?m)^[ \t|]*(?:Step|Epoch|Train(?:ing)? Loss)[ \t]*[\t|][^\n]*(?:Training|Validation) Loss"
-                            rb"|^Training Loss (?:Epoch Step|Step Epoch) Validation Loss\b")
+# (the card's table as a web page shows it has its cells separated by spaces: `Training Loss Epoch Step Validation
+# Loss`; the card of transformers' Keras callback heads its table `| Train Loss | Validation Loss | Epoch |`)
+_RESULTS_TABLE = re.compile(
+    rb"(?m)^[ \t|]*(?:Step|Epoch|Train(?:ing)? Loss)[ \t]*[\t|][^\n]*(?:Training|Validation) Loss"
+    rb"|^Training Loss (?:Epoch Step|Step Epoch) Validation Loss\b")
 
 
 # The Trainer's printed log dicts, values as numbers or as strings (`{'loss': '0.5717', 'grad_norm': ...}`)
@@ -228,9 +244,10 @@ def readme_log(chunk: bytes) -> bool:
 # them a loss, its index named epoch (or step) on the next line or an epoch column, then a row of numbers. A header
 # with an epoch column may start with a comment mark (`#epoch train_loss val_loss`: danis-b_YodaGPT's losses.txt,
 # numpy.savetxt's `# ` header)
-_HISTORY_TABLE = re.compile(rb"(?m)^(?=[^\n]*loss)[ \t]+[A-Za-z_][\w \t]*\n(?:epoch|step)[ \t]*\n[ \t]*\d+[ \t]+[-+\d.nN]"
-                            rb"|^(?=[^\n]*loss)(?=[^\n]*\b(?:epoch|step)\b)[ \t]*(?:#[ \t]*)?[A-Za-z_][\w \t]*\n[ \t]*\d+[ \t]+"
-                            rb"[-+\d.nN]")
+_HISTORY_TABLE = re.compile(
+    rb"(?m)^(?=[^\n]*loss)[ \t]+[A-Za-z_][\w \t]*\n(?:epoch|step)[ \t]*\n[ \t]*\d+[ \t]+[-+\d.nN]"
+    rb"|^(?=[^\n]*loss)(?=[^\n]*\b(?:epoch|step)\b)[ \t]*(?:#[ \t]*)?[A-Za-z_][\w \t]*\n[ \t]*\d+[ \t]+"
+    rb"[-+\d.nN]")
 
 
 # The same table as HTML, as Jupyter displays it (a notebook's output, nbconvert's Markdown export): its header cells
@@ -239,8 +256,9 @@ _TRAINER_TABLE_HTML = re.compile(rb"<th\b[^>]*>\s*(?:Training|Validation)(?:\s|&
 
 # A hand-written loop's line with no counter at all: a loss (`loss`, or one named for its objective, `rl_loss`) and
 # another `name: number` after it (`loss: 1.3741, orth_loss: 0.0015, grad_norm: 1.9062`), `_UNCOUNTED_LINES` of them.
-_UNCOUNTED_HINT = re.compile(rb"""(?i)(?:\b|(?<=_))loss[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)[^\n]{0,40}?[,|][ \t]*\w+[ \t]*[:=][ \t]*"""
-                            rb"""[-+]?(?:\d|nan|inf)""")
+_UNCOUNTED_HINT = re.compile(
+    rb"""(?i)(?:\b|(?<=_))loss[ \t]*[:=][ \t]*[-+]?(?:\d|nan|inf)[^\n]{0,40}?[,|][ \t]*\w+[ \t]*[:=][ \t]*"""
+    rb"""[-+]?(?:\d|nan|inf)""")
 _UNCOUNTED_LINES = 5
 # What a terminal or a launcher adds to a line (colour codes; torchrun's `[rank0]: `): gone before the hints are
 # looked for, as the console reader drops them (some hints are anchored at a line's start)
@@ -265,7 +283,8 @@ def log_hinted(chunk: bytes) -> bool:
             b"loss" in chunk and _HISTORY_TABLE.search(chunk)):
         return True
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
-            or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES) or _at_least(_BARE_EPOCH_RECORD_HINT, chunk, _LOOSE_LINES)
+            or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES)
+            or _at_least(_BARE_EPOCH_RECORD_HINT, chunk, _LOOSE_LINES)
             or _at_least(_WORDED_EPOCH_SECTION_HINT, chunk, _LOOSE_LINES)
             or b"erplexity" in chunk and _at_least(_EPOCH_SECTION_PERPLEXITY_HINT, chunk, _LOOSE_LINES)
             or b"%) " in chunk and _at_least(_ELAPSED_PERCENT_HINT, chunk, _LOOSE_LINES)

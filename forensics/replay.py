@@ -110,7 +110,8 @@ class ReplayResult:
                 "dtype": self.dtype, "dtype_source": self.dtype_source, "limit": self.limit,
                 "device": self.device, "memory_gib": self.memory_gib, "tokens": self.tokens, "probe": self.probe,
                 "modules": self.modules, "first_bad": self.first_bad, "reason": self.reason,
-                "input_was_bad": self.input_was_bad, "origin": self.origin, "frames": [f.to_dict() for f in self.frames],
+                "input_was_bad": self.input_was_bad, "origin": self.origin,
+                "frames": [f.to_dict() for f in self.frames],
                 "largest": [f.to_dict() for f in self.largest], "missing_weights": list(self.missing_weights)}
 
     def __str__(self) -> str:

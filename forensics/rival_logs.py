@@ -83,7 +83,8 @@ def _disagree(a: pd.Series, b: pd.Series) -> bool:
 def _why_left_out(source: str, kept: str, by_source: dict, coverage: pd.Series) -> str:
     shared = _shared(by_source[kept], by_source[source])
     first = shared.index[0]
-    return (f"not read: it and {source_name(kept)} log {COMPARED_METRIC} at the same steps ({plural(len(shared), 'step')}, "
-            f"{first} to {shared.index[-1]}) with other values ({COMPARED_METRIC} {shared['b'].iloc[0]:.4g} here at "
-            f"step {first}, {shared['a'].iloc[0]:.4g} there): two runs' logs in one folder. The analysis reads "
+    return (f"not read: it and {source_name(kept)} log {COMPARED_METRIC} at the same steps "
+            f"({plural(len(shared), 'step')}, {first} to {shared.index[-1]}) with other values "
+            f"({COMPARED_METRIC} {shared['b'].iloc[0]:.4g} here at step {first}, {shared['a'].iloc[0]:.4g} there): "
+            f"two runs' logs in one folder. The analysis reads "
             f"{source_name(kept)}, which covers more steps ({coverage[kept]}; this one {coverage[source]})")

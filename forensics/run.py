@@ -248,7 +248,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
     elif suffix == ".sh" and not explicit and _holds(path, layout, holds_one_launch, tail=False):
         layout.config_files.append(path)  # a launch script of one command (run.sh)
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
-            "loss" in name.lower() or name == _LUDWIG_STATISTICS or _holds(path, layout, DUMPED_HISTORY.search, tail=False)):
+            "loss" in name.lower() or name == _LUDWIG_STATISTICS
+            or _holds(path, layout, DUMPED_HISTORY.search, tail=False)):
         layout.json_histories.append(path)
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and _holds(path, layout, is_llamafactory_args,
                                                                                    tail=False):
@@ -261,7 +262,8 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
 # Ludwig's record of an experiment's metrics, one value per evaluation period (ingest.json_history)
 _LUDWIG_STATISTICS = "training_statistics.json"
 # A checkpoint folder's tokenizer files (megabytes each, never a history): not sniffed
-_TOKENIZER_FILES = ("tokenizer", "vocab", "special_tokens_map", "added_tokens", "generation_config", "preprocessor_config")
+_TOKENIZER_FILES = ("tokenizer", "vocab", "special_tokens_map", "added_tokens", "generation_config",
+                    "preprocessor_config")
 _SQLITE_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -312,7 +314,8 @@ def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
 
 def _is_loss_number_file(path: Path, layout: RunLayout) -> bool:
     """A file of numbers only that its name says is a loss (`losses.txt`, `val_loss.txt`): no word in it for
-    `log_hints` to find (JulesBelveze_text-summarizer, Salman313ali_LLM_from_scratch, HAOzj_GEC; forensics.loss_numbers)."""
+    `log_hints` to find (JulesBelveze_text-summarizer, Salman313ali_LLM_from_scratch, HAOzj_GEC;
+    forensics.loss_numbers)."""
     split = loss_file_split(path.name)
     return split is not None and _holds(path, layout, lambda head: is_loss_numbers(decode_text(head)[0], split),
                                         tail=False)

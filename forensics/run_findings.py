@@ -143,7 +143,8 @@ def _beyond_cross_entropy(metrics, vocab, framework: str | None, thresholds: Thr
     """`detect_loss_beyond_cross_entropy`, less where the training loss is another quantity than the eval loss at every
     evaluation (`train_eval_mismatch`, a note that says so and tells to judge by the eval loss): a first training loss
     beyond ln(vocabulary) then says that again, not that the run went wrong (gbyuvd_ChemMiniQ3-HoriFIE: a multi-token
-    loss summed over three heads, 20.4 at the start = 3 x ln 782, against a per-token eval loss falling 2.69 -> 1.73)."""
+    loss summed over three heads, 20.4 at the start = 3 x ln 782, against a per-token eval loss falling 2.69 ->
+    1.73)."""
     found = detect_loss_beyond_cross_entropy(metrics, vocab, framework)
     return [] if found and detect_train_eval_mismatch(metrics, thresholds) else found
 

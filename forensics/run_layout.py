@@ -38,10 +38,10 @@ class RunLayout:
         mlflow_dbs: SQLite files (`mlflow.db`, ...): MLflow SQL stores, or some other program's database.
         weight_files: every file that may hold model weights (grouped into checkpoints later).
         config_files: training_args.bin, config.json, adapter_config.json, DeepSpeed configs,
-            args.json (sft_args.json), training_args.yaml, scaler.pt, wandb-metadata.json (the command line), DeepSpeed optimizer states, README.md (a PEFT
-            model card says the quantization the adapter was trained on), other YAML files (LLaMA-Factory's
-            and axolotl's run configurations, read by their keys), a JSON file of LLaMA-Factory's arguments
-            under any name (`is_llamafactory_args`).
+            args.json (sft_args.json), training_args.yaml, scaler.pt, wandb-metadata.json (the command line), DeepSpeed
+            optimizer states, README.md (a PEFT model card says the quantization the adapter was trained on), other YAML
+            files (LLaMA-Factory's and axolotl's run configurations, read by their keys), a JSON file of LLaMA-Factory's
+            arguments under any name (`is_llamafactory_args`).
         skipped: what could not be looked at (no permission, symlink loop, ...).
         quiet_texts, quiet_notebooks: text files and notebooks with no training log line, looked at again for signs
             that a run was started there (`run_signs`) where nothing else of a run is found.

@@ -5,8 +5,8 @@ by hand, or whose script logs only that trainings started and finished, leaves a
 the Trainer's `***** Running training *****` header, PEFT's `trainable params: N || all params: M` banner, a
 script's own `Starting training` / `training completed` lines, a traceback, a progress bar, a logger's timestamped
 lines. One of them alone is what any script or notes file may print; two kinds of them, one saying training and one
-more than words, make the file a training console, read for what it can say (it logged nothing that tells whether the run learned, and how it ended) rather than
-passed over.
+more than words, make the file a training console, read for what it can say (it logged nothing that tells whether the
+run learned, and how it ended) rather than passed over.
 """
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ _TRAINING_SIGNS = {
     "training_started": re.compile(rb"(?i)\b(?:start(?:ing|ed)?|begin(?:ning)?)\s+(?:the\s+)?(?:\w+\s+)?"
                                    rb"(?:training|fine-?tuning)\b|\b(?:training|fine-?tuning)\s+(?:has\s+|is\s+)?"
                                    rb"(?:started|starting|begins)\b"),
-    "training_finished": re.compile(rb"(?i)\b(?:training|fine-?tuning)\s+(?:is\s+|has\s+)?(?:completed|finished|done)\b"),
+    "training_finished": re.compile(
+        rb"(?i)\b(?:training|fine-?tuning)\s+(?:is\s+|has\s+)?(?:completed|finished|done)\b"),
 }
 _OTHER_SIGNS = {
     "traceback": re.compile(rb"Traceback \(most recent call last\):"),

@@ -142,7 +142,8 @@ class _InertUnpickler(pickle.Unpickler):
         # torch zip format: ('storage', storage_type, key, location, numel)
         if isinstance(pid, tuple) and len(pid) >= 3:
             storage_type = pid[1]
-            dtype = storage_type.qualname() if isinstance(storage_type, type) and issubclass(storage_type, _Stub) else str(storage_type)
+            dtype = (storage_type.qualname() if isinstance(storage_type, type) and issubclass(storage_type, _Stub)
+                     else str(storage_type))
             numel = pid[4] if len(pid) > 4 and isinstance(pid[4], int) else None
             return StoragePlaceholder(dtype, str(pid[2]), numel)
         return StoragePlaceholder("unknown", str(pid), None)

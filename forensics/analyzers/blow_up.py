@@ -60,10 +60,12 @@ def unrecovered_blow_up(metrics: Metrics, loss: pd.Series, thresholds: Threshold
                                                    ", where grad_norm blew up") +
                f" ({format_number(float(grad.loc[jump]))}, {format_number(float(grad.loc[jump]) / early)}x its early "
                f"level {format_number(early)}), and the run never came back: the loss ends at about "
-               f"{format_number(end_level)} against {format_number(level)} before ({format_number(end_level / level)}x) "
-               f"and grad_norm is still about {format_number(float(grad.iloc[-k:].median()))} at the end. The weights "
-               f"at the end are worse than before step {jump}.")
-    evidence = {"floor": level, "floor_step": int(loss.index[loss.index < jump][-1]), "end_level": end_level, "peak": float(loss.max()),
+               f"{format_number(end_level)} against {format_number(level)} before "
+               f"({format_number(end_level / level)}x) and grad_norm is still about "
+               f"{format_number(float(grad.iloc[-k:].median()))} at the end. The weights at the end are worse than "
+               f"before step {jump}.")
+    evidence = {"floor": level, "floor_step": int(loss.index[loss.index < jump][-1]), "end_level": end_level,
+                "peak": float(loss.max()),
                 "factor": end_level / level, "n_points": int((loss.index >= jump).sum()), "grad_norm_early": early,
                 "grad_norm_end": float(grad.iloc[-k:].median())}
     evidence["grad_norm_jump_step"] = jump
@@ -75,8 +77,8 @@ def _short_unrecovered_blow_up(grad: pd.Series, loss: pd.Series, metrics: Metric
     """`_unrecovered_blow_up` on a log too short for its medians (under 20 points, each the mean of many steps):
     grad_norm jumps to `_BLOWN` x its first two points and never comes back under it, and the loss since the jump
     (its median) and at its end (the median of the last points) is `divergence_factor` x the lowest it reached
-    before the jump (a stricter bar than the long log's, as the low is a single point here). crystal-text-llm issue 6: a pasted 11 lines, grad_norm 0.25 ->
-    7-23 and loss 0.48 -> 0.82-0.89 at a learning rate of 5e-4."""
+    before the jump (a stricter bar than the long log's, as the low is a single point here). crystal-text-llm issue 6: a
+    pasted 11 lines, grad_norm 0.25 -> 7-23 and loss 0.48 -> 0.82-0.89 at a learning rate of 5e-4."""
     if len(grad) < MIN_POINTS or len(loss) < MIN_POINTS:
         return []
     early = float(grad.iloc[:2].median())
@@ -98,8 +100,9 @@ def _short_unrecovered_blow_up(grad: pd.Series, loss: pd.Series, metrics: Metric
     message = (f"loss diverges from step {rise}, as grad_norm blew up at step {jump} "
                f"({format_number(float(grad.loc[jump]))}, {format_number(float(grad.loc[jump]) / early)}x its first "
                f"points' {format_number(early)}) and never came back down: the loss ends at about "
-               f"{format_number(end_level)} against a low of {format_number(low)} before ({format_number(end_level / low)}x). "
-               f"A short log ({len(loss)} points), but every point since the jump says the same.")
+               f"{format_number(end_level)} against a low of {format_number(low)} before "
+               f"({format_number(end_level / low)}x). A short log ({len(loss)} points), but every point since the "
+               f"jump says the same.")
     evidence = {"floor": low, "floor_step": int(before.idxmin()), "end_level": end_level, "peak": float(after.max()),
                 "factor": end_level / low, "n_points": len(after), "grad_norm_early": early,
                 "grad_norm_end": float(grad.iloc[-tail:].median()), "grad_norm_jump_step": jump, "short_log": True}

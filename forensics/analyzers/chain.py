@@ -28,8 +28,9 @@ Rules, applied to the findings of one history:
 7. A grad_norm spike one to `_PRECURSOR_POINTS` logged grad_norm points before a loss spike of the same
    severity (not at the same step: there the gradient is the root, as rule 1 reads it) is that spike's
    precursor, one event read from the gradient first: its evidence names the loss spike (`precursor_of`),
-   which `first_incident_of` names in its place - the loss is what the owner saw (a Phi-3 LoRA: grad_norm 1.93 at step 430 and 9.4 at 440, the loss 0.043 -> 0.126 -> 0.206 at 440-450).
-   A precursor that is itself the cause of something (rule 2/3) keeps its place.
+   which `first_incident_of` names in its place - the loss is what the owner saw (a Phi-3 LoRA: grad_norm 1.93 at step
+   430 and 9.4 at 440, the loss 0.043 -> 0.126 -> 0.206 at 440-450). A precursor that is itself the cause of something
+   (rule 2/3) keeps its place.
 """
 from __future__ import annotations
 

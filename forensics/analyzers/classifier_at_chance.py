@@ -61,8 +61,9 @@ def detect_classifier_at_chance(metrics: Metrics, thresholds: Thresholds, num_la
                f"{len(values)} logged steps, and the eval loss stays there too ({format_number(float(evals.iloc[0]))} "
                f"-> {format_number(float(evals.iloc[-1]))}). Check that the labels reach the loss, that the "
                "classification head is trained (modules_to_save for an adapter), and the learning rate.")
-    return [never_learned_finding(loss, message, {"level": chance, "choices": num_labels, "reason": "classifier at ln k",
-                                     "share_at_level": float(near.mean())})]
+    return [never_learned_finding(loss, message, {"level": chance, "choices": num_labels,
+                                                  "reason": "classifier at ln k",
+                                                  "share_at_level": float(near.mean())})]
 
 
 _MAX_CHOICES = 20
@@ -76,7 +77,8 @@ def _evaluated_at_chance(metrics: Metrics, k: int, chance: float) -> str | None:
     accuracy = next((finite(metrics[key]) for key in EVAL_ACCURACY_KEYS if key in metrics), None)
     evals = finite(metrics["eval_loss"]) if "eval_loss" in metrics else None
     # two evaluations are enough where the eval loss sits at ln k beside them (surely-zoe: 0.330, 0.3315 for 3 labels)
-    at_level = evals is not None and len(evals) >= 2 and bool(np.all(np.abs(evals - chance) <= _CHANCE_TOLERANCE * chance))
+    at_level = (evals is not None and len(evals) >= 2
+                and bool(np.all(np.abs(evals - chance) <= _CHANCE_TOLERANCE * chance)))
     if accuracy is not None and (len(accuracy) >= 3 or len(accuracy) >= 2 and at_level):
         later = float(accuracy.iloc[len(accuracy) // 2:].median())
         if abs(later - 1 / k) <= max(0.05, 0.25 / k):

@@ -67,9 +67,11 @@ def _stopped_before_a_metric(source: str, meta: dict) -> list[Finding]:
               "optimizer, then start it again." if memory else
               "" if by_hand else " Fix what raised it and start the run again.")
     message = (f"the run {'was stopped by hand' if by_hand else 'crashed'} before it logged a single metric: "
-               f"{ended} (the last traceback of {Path(source).name}). Nothing was learned that its log can show.{advice}")
+               f"{ended} (the last traceback of {Path(source).name}). Nothing was learned that its log can "
+               f"show.{advice}")
     return [Finding("run_crashed", "warning", 0, message,
-                    evidence={"source": source, "exception": ended, "out_of_memory": memory, "before_first_step": True})]
+                    evidence={"source": source, "exception": ended, "out_of_memory": memory,
+                              "before_first_step": True})]
 
 
 def detect_unlogged_nonfinite(timeline: Timeline) -> list[Finding]:

@@ -59,7 +59,8 @@ def detect_cut_short(metrics: Metrics, max_steps, accounted_for: bool) -> list[F
     message = (f"the log ends at step {last} with the learning rate still {format_number(end)}, "
                f"{100 * end / peak:.0f}% of its peak {format_number(peak)} (step {peak_step}, after the warm-up): its "
                "decay had barely begun, so the run was planned for many more steps and stopped, crashed or its log "
-               "was cut. What it reached after is unknown; resume from its last checkpoint, or find the rest of its log.")
+               "was cut. What it reached after is unknown; resume from its last checkpoint, or find the rest of its "
+               "log.")
     return [Finding("run_cut_short", "warning", last, message, metric=LR,
                     evidence={"last_step": last, "peak_step": peak_step, "peak_lr": peak, "last_lr": end})]
 
@@ -78,7 +79,8 @@ def _ran_its_planned_steps(max_steps, last: int) -> bool:
 
 def _schedule_barely_begun(metrics: Metrics) -> tuple[int, float, float] | None:
     """(peak step, peak rate, last rate) of a learning rate that warmed up, then fell without rising again, slowly at
-    first (linear or cosine, not slowing down), and is still within `_NEAR_THE_PEAK` of its peak at the end; else None."""
+    first (linear or cosine, not slowing down), and is still within `_NEAR_THE_PEAK` of its peak at the end; else
+    None."""
     lr = finite(metrics[LR]) if LR in metrics else None
     if lr is None or len(lr) < _MIN_POINTS:
         return None

@@ -19,7 +19,8 @@ _UP_SHARE = 0.5  # ... after it stayed above the divergence bar on at least this
 
 def came_back_dead(since_low: np.ndarray, low: float, thresholds: Thresholds) -> bool:
     """Whether a loss (its raw points from its low on) stayed above `divergence_factor` x its low on at least
-    `_UP_SHARE` of them and ends frozen: its last `_FROZEN_POINTS` points one exact value, `_WORSE` x the low or more."""
+    `_UP_SHARE` of them and ends frozen: its last `_FROZEN_POINTS` points one exact value, `_WORSE` x the low or
+    more."""
     if low <= 0 or len(since_low) < 2 * _FROZEN_POINTS:
         return False
     frozen = float(since_low[-1])

@@ -4,8 +4,8 @@ GRPO's advantage is each completion's reward minus its group's mean, over the gr
 all completions of every prompt score the same (TRL logs `frac_reward_zero_std` = 1.0, or
 `reward_std` = 0; verl's `critic/advantages/max` and `/min` are both 0), every advantage is 0 and so is
 the gradient: the policy cannot learn, whatever the loss shows (it is ~0 by construction). SIGNALS.md #20: the
-alarm is `frac_reward_zero_std` at 1 (with grad_norm ~0), not a loss near 0. An error (VERDICTS.md: a run that never learned) when that
-holds at `DEAD_SHARE` of the logged steps, or from some step to the end (over at least half the log)
+alarm is `frac_reward_zero_std` at 1 (with grad_norm ~0), not a loss near 0. An error (VERDICTS.md: a run that never
+learned) when that holds at `DEAD_SHARE` of the logged steps, or from some step to the end (over at least half the log)
 with the reward stuck at one level from there (`_stuck`), and the reward does not rise from that step on; a log
 shorter than learning_min_points is enough where every step it holds had no spread and a grad_norm of exactly 0
 (`_no_update_at_every_step`: each step is a whole batch of groups, and none of them moved the policy). Where

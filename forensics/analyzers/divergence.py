@@ -18,8 +18,8 @@ ln 2 and then rose to stay well above it (`_pairwise_blow_up`).
 A loss that blows up within its first few points (a learning rate far too high from the start
 of warm-up) leaves no low for the smoothing to see: the rule then compares with where the log
 started, the median of its first `START_POINTS` raw points (its first point in a log of under
-20 finite points that then went NaN to the end: a run that blew up after a few steps). The run diverged when its smoothed loss leaves
-`divergence_factor` x that start early (in the first tenth; anywhere before the last points of a
+20 finite points that then went NaN to the end: a run that blew up after a few steps). The run diverged when its
+smoothed loss leaves `divergence_factor` x that start early (in the first tenth; anywhere before the last points of a
 short log), never comes back under it, and ends there.
 
 A blow-up the loss came part of the way back from still diverged when grad_norm jumped tenfold over

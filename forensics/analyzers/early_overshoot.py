@@ -61,7 +61,8 @@ def _finding(loss: pd.Series, risen: pd.Series, first: float, guess: float, voca
     came_back = (f"back under {format_number(bar)} by step {int(back.index[0])}" if len(back)
                  else f"still over {format_number(bar)} at the log's end")
     grad = finite(metrics[GRAD_NORM]) if GRAD_NORM in metrics else pd.Series(dtype="float64")
-    grad_said = (f" with grad_norm {format_number(float(grad[loss.index[0]]))} -> {format_number(float(grad[peak_step]))}"
+    grad_said = (f" with grad_norm {format_number(float(grad[loss.index[0]]))} -> "
+                 f"{format_number(float(grad[peak_step]))}"
                  if loss.index[0] in grad.index and peak_step in grad.index else "")
     message = (f"the loss rose from {format_number(first)} at step {int(loss.index[0])} to {format_number(peak)} at "
                f"step {peak_step} ({peak / first:.2f}x; {format_number(peak - guess)} nats above ln {vocab_size} = "

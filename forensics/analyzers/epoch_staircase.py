@@ -3,12 +3,13 @@
 After a first pass that learns on examples seen for the first time, a training loss that then falls only where the
 data comes round again -- in one logging interval at each later pass's start, by more than the whole first pass fell
 -- and stays flat inside the passes is getting better on the examples it has seen before, not at the task: the
-training set learned by heart (`memorization`, VERDICTS.md), at 2 nats as at 0.02. `memorization.memorized_in_a_staircase`
-names a staircase once its passes get under 0.2 nats; this one reads the shape alone, and only where nothing held out
-can show the run generalises: no eval loss, or one that falls inside the flat passes as the training set scored again
-does (each example the pass shows again gets easier; held-out text would stay as flat as the training loss).
-`collapse.detect_loss_collapse` calls it where nothing else found memorization. A reward model's memorization over such
-passes is dated where the pairs come round again (`dated_at_the_pairs_return`, for `run_findings`).
+training set learned by heart (`memorization`, VERDICTS.md), at 2 nats as at 0.02.
+`memorization.memorized_in_a_staircase` names a staircase once its passes get under 0.2 nats; this one reads the shape
+alone, and only where nothing held out can show the run generalises: no eval loss, or one that falls inside the flat
+passes as the training set scored again does (each example the pass shows again gets easier; held-out text would stay as
+flat as the training loss). `collapse.detect_loss_collapse` calls it where nothing else found memorization. A reward
+model's memorization over such passes is dated where the pairs come round again (`dated_at_the_pairs_return`, for
+`run_findings`).
 """
 from __future__ import annotations
 

@@ -42,11 +42,11 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     unless `pretrained_base` names the trained model it was loaded from), or []. Its vocabulary not known, a run of
     another method is held to the guess of the largest vocabulary where it fine-tunes a trained model (`fine_tune`:
     an SFT stage or a named trained base, its loss a per-token mean), to three times it otherwise, and any run so
-    where the eval loss of the same weights at its first step lies under that guess (`_above_any_guess_beside_its_eval`). A
-    training loss that is not the eval loss's quantity at every evaluation (a train_eval_mismatch: summed over
-    micro-batches, say) says nothing about the model's start. A fine-tune of a trained model that logged no training
-    loss is read from its first eval loss (`_first_eval_above_its_guess`), or, with no eval either, from the closing
-    summary's mean over the run (`closing_mean_above_its_guess`)."""
+    where the eval loss of the same weights at its first step lies under that guess
+    (`_above_any_guess_beside_its_eval`). A training loss that is not the eval loss's quantity at every evaluation (a
+    train_eval_mismatch: summed over micro-batches, say) says nothing about the model's start. A fine-tune of a trained
+    model that logged no training loss is read from its first eval loss (`_first_eval_above_its_guess`), or, with no
+    eval either, from the closing summary's mean over the run (`closing_mean_above_its_guess`)."""
     loss = real_loss(metrics)
     if is_preference_log(metrics) or task_type not in _TOKEN_TASKS:
         return []
@@ -113,8 +113,8 @@ def _one_point_above_its_guess(loss, method: str, vocab_size: int | None) -> lis
                  "these targets worse than chance")
     else:
         start = (f"the only training loss this run logged, {format_number(first)} at step {step}, is "
-                 f"{format_number(first / level)}x {guess}: no model, pre-trained or freshly initialised, starts so far "
-                 "above chance")
+                 f"{format_number(first / level)}x {guess}: no model, pre-trained or freshly initialised, starts so "
+                 "far above chance")
     message = (f"{start}. The labels or inputs are not what the model expects (another model's tokenizer or chat "
                "template, labels shifted or padding not masked, base weights not loaded or broken in half precision), "
                "or the logged loss is a sum, and one point cannot show the run learned. Check a decoded batch against "
@@ -266,7 +266,8 @@ def _well_above_its_guess(metrics: Metrics, loss, level: float, vocab_size: int,
     full rate, ln 30101 = 10.31); one under it by the end of the warm-up is left to the bar above (t5-small at 13.6
     over a warm-up's first 50 steps, 8.8 at 100)."""
     guess = f"ln {vocab_size} = {format_number(level)}, the uniform guess over the model's vocabulary"
-    trained = f"a trained one (this run loads {pretrained_base}) below it" if pretrained_base else "a trained one below it"
+    trained = (f"a trained one (this run loads {pretrained_base}) below it" if pretrained_base
+               else "a trained one below it")
     factor = 1.0 if pretrained_base and _above_past_the_warmup(metrics, loss, level) else _WELL_ABOVE
     return _start_beyond(metrics, loss, level, factor, guess, vocab_size,
                          f"where a freshly initialised model starts at about that guess and {trained}. "
@@ -368,8 +369,8 @@ def _what_followed(metrics: Metrics, loss, tail: float, first: float) -> str:
     if not _then_learned_the_task(metrics, tail, first):
         return f"and the run only came down to about {format_number(tail)}{_accuracy_note(metrics, 'stayed at')}"
     return (f"still {format_number(float(loss.iloc[1]))} at step {int(loss.index[1])}, then down to about "
-            f"{format_number(tail)}{_accuracy_note(metrics, 'went')} (what an adapter learns on a base at chance may be "
-            "padding or a fixed template rather than the task)")
+            f"{format_number(tail)}{_accuracy_note(metrics, 'went')} (what an adapter learns on a base at chance may "
+            "be padding or a fixed template rather than the task)")
 
 
 def _accuracy_note(metrics: Metrics, verb: str) -> str:

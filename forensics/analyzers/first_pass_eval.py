@@ -46,10 +46,10 @@ def detect_eval_above_first_pass(metrics: Metrics, thresholds: Thresholds) -> li
     train_now = float(now.iloc[-1])
     if train_now <= 0 or held_out < _ABOVE_FIRST_PASS * first_pass or held_out < _ABOVE_TRAIN_NOW * train_now:
         return []
-    message = (f"the eval loss, measured {'once' if len(evals) == 1 else 'twice'}, is {format_number(held_out)} at step "
-               f"{step} (epoch {format_number(epoch)}): above the training loss late in the first pass over the data "
-               f"(about {format_number(first_pass)}, each batch scored before the model had trained on it, so a held-out "
-               f"measure too) and {format_number(held_out / train_now)}x the training loss now "
+    message = (f"the eval loss, measured {'once' if len(evals) == 1 else 'twice'}, is {format_number(held_out)} at "
+               f"step {step} (epoch {format_number(epoch)}): above the training loss late in the first pass over the "
+               f"data (about {format_number(first_pass)}, each batch scored before the model had trained on it, so a "
+               f"held-out measure too) and {format_number(held_out / train_now)}x the training loss now "
                f"({format_number(train_now)}). The model fits its training examples far better than in the first epoch "
                "and held-out text worse than then: overfitting, if the eval set is drawn like the training set. "
                "An evaluation each epoch (eval_strategy='epoch') would show where it began; fewer epochs, a lower "

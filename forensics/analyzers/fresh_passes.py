@@ -22,12 +22,12 @@ def memorized_over_passes(loss: pd.Series, epochs: pd.Series | None, floor: floa
     """A loss from random weights that settled under `floor` (in nine of ten points to the end, over `settled_points`
     points or more) and stayed there over `many_passes` passes over the data or more, after falling `FELL_AFTER` x or
     more from its level at the end of the first pass: no example had been seen twice there, so the fall after it was
-    bought by seeing them again, and the passes under the floor went over examples already fitted (KarlYang2013_tf_study:
-    a char LSTM on Shakespeare, 2.62 after epoch 1, under 0.5 from epoch 37 to 100, flat at 0.38 for the last 40; the
-    first point is an epoch mean, 1.5 nats under ln 65). A loss that only reaches the floor in its last passes is left
-    alone (factoryfist-wq_gpt2-text-generation, judged healthy: 42 lines, 2.75 after epoch 1, under 0.5 over the last
-    two of ten). One `memorization` warning, dated where the loss went under what held-out text reaches
-    (`dated_under_held_out_level`), or []."""
+    bought by seeing them again, and the passes under the floor went over examples already fitted
+    (KarlYang2013_tf_study: a char LSTM on Shakespeare, 2.62 after epoch 1, under 0.5 from epoch 37 to 100, flat at 0.38
+    for the last 40; the first point is an epoch mean, 1.5 nats under ln 65). A loss that only reaches the floor in its
+    last passes is left alone (factoryfist-wq_gpt2-text-generation, judged healthy: 42 lines, 2.75 after epoch 1, under
+    0.5 over the last two of ten). One `memorization` warning, dated where the loss went under what held-out text
+    reaches (`dated_under_held_out_level`), or []."""
     if epochs is None or not len(epochs):
         return []
     smooth = running_median(loss)

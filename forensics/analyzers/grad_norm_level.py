@@ -43,9 +43,10 @@ def detect_huge_grad_norm(metrics: Metrics, thresholds: Thresholds) -> list[Find
     blowing_up = _keeps_growing(grad) and not _loss_falling(metrics)
     if blowing_up:
         message = (f"grad_norm is {low:.3g} at the first logged step and grows {growth:.3g}-fold to {high:.3g} by the "
-                   f"last of {len(grad)}, up from the step before at {_rises(grad)} of {len(grad) - 1}, while the loss stopped falling: the gradients are "
-                   "blowing up (no fixed scale grows like this) and the run is not learning. Check the precision "
-                   "settings, the learning rate and any custom gradient code (a filter or a summed loss).")
+                   f"last of {len(grad)}, up from the step before at {_rises(grad)} of {len(grad) - 1}, while the loss "
+                   "stopped falling: the gradients are blowing up (no fixed scale grows like this) and the run is not "
+                   "learning. Check the precision settings, the learning rate and any custom gradient code (a filter "
+                   "or a summed loss).")
     return [Finding("grad_norm_huge", "error" if blowing_up else "warning", int(grad.index[0]), message,
                     end_step=int(grad.index[-1]), metric=GRAD_NORM,
                     evidence={"min": low, "max": high, "median": median, "points": len(grad), "growth": growth,

@@ -22,10 +22,10 @@ def unless_storm_in_a_steady_run(finding: Finding, loss: pd.Series | None, grad:
                                   thresholds: Thresholds) -> Finding:
     """A storm of spikes spread over a long stretch of a per-step log on tiny batches (a spike every few dozen
     points, against a median that fell as the run learned) is the heavy tail of a steady run's gradient when
-    each jump is short (`SHORT` points at most above half its height) and the run did not change under it: the grad_norm's median over the stretch is no higher than before it, no
-    spike is taller than `_STORM_RANGE` x the run's first steps' highest, and the loss's running median never rose
-    over `loss_spike_recover_factor` x its level before the storm. An unstable stretch lifts the grad_norm's
-    level, or the loss, or both."""
+    each jump is short (`SHORT` points at most above half its height) and the run did not change under it: the
+    grad_norm's median over the stretch is no higher than before it, no spike is taller than `_STORM_RANGE` x the run's
+    first steps' highest, and the loss's running median never rose over `loss_spike_recover_factor` x its level before
+    the storm. An unstable stretch lifts the grad_norm's level, or the loss, or both."""
     if finding.severity != "warning" or not finding.evidence.get("storm") or loss is None:
         return finding
     grad = finite(grad)

@@ -42,8 +42,8 @@ def detect_impossible_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
         return []
     first, lowest = int(negative.index[0]), float(negative.min())
     message = (f"loss is negative at {len(negative)} logged {'step' if len(negative) == 1 else 'steps'} from step "
-               f"{first} (lowest {format_number(lowest)}): a cross-entropy cannot be below 0, so the loss function or its "
-               "logging is off (a fused or approximate kernel, a custom loss) and the curve near 0 cannot be "
+               f"{first} (lowest {format_number(lowest)}): a cross-entropy cannot be below 0, so the loss function or "
+               "its logging is off (a fused or approximate kernel, a custom loss) and the curve near 0 cannot be "
                "read as learning.")
     evidence = {"n_points": int(len(negative)), "lowest": lowest, "lowest_step": int(negative.idxmin()),
                 "share": float(len(negative) / max(len(loss), 1))}
@@ -84,7 +84,8 @@ def detect_loss_beyond_cross_entropy(metrics: Metrics, vocab_size: int | None,
         return []
     else:
         guess = f"ln {vocab_size} = {format_number(level)}, the uniform guess over the model's vocabulary"
-    never = "" if known else f" and the logged loss never comes down under it (lowest {format_number(float(loss.min()))})"
+    never = ("" if known
+             else f" and the logged loss never comes down under it (lowest {format_number(float(loss.min()))})")
     message = (f"the first logged loss {format_number(first)} is {format_number(first / level)}x {guess}{never}: a "
                "mean cross-entropy per token does not start there, so the logged loss is a sum (over a step's samples "
                f"or tokens), another quantity, or computed on broken labels{_perplexity_note(metrics, loss)}. Read the "

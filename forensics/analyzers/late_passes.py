@@ -41,8 +41,8 @@ def memorized_over_late_passes(loss: pd.Series, epochs: pd.Series | None, thresh
     where = f"at step {last}" if first == last else f"from step {first} to step {last}"
     message = (f"the loss was {format_number(head)} at step {int(late.index[0])} (epoch "
                f"{format_number(float(epoch_of[loss.index.get_loc(late.index[0])]))}, every example already seen "
-               f"{format_number(thresholds.memorization_epochs)} times or more) and fell to {format_number(tail)} by the "
-               f"end of the log ({format_number(head / tail)}x lower, under {format_number(level)} {where}, "
+               f"{format_number(thresholds.memorization_epochs)} times or more) and fell to {format_number(tail)} by "
+               f"the end of the log ({format_number(head / tail)}x lower, under {format_number(level)} {where}, "
                f"{format_number(passes_over_data(epochs))} passes), and no eval loss was logged: "
                "a fall that size on examples seen that often is the training data learned by heart (memorization). "
                "Log an eval loss to see whether the model still generalises; fewer epochs or more data if it does not.")

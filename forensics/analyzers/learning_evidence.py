@@ -9,11 +9,11 @@ not, or when only a couple of points were logged, the run gets a `no_learning_ev
 seen. In an RL log (GRPO, PPO) the loss is near 0 by construction and the reward is the evidence: it must end
 clearly above where it started. A pairwise preference log (DPO and kin) learned when the pairs are told apart: its
 loss ends clearly under ln 2 (fallen, and
-`PAIRWISE_CLEAR` under it, or many times its own noise under it with the reward margin rising clearly) or its reward accuracy ends at `PAIRWISE_ACCURATE` or more (a training accuracy having
-risen by `PAIRWISE_RISE` from the log's first tenth: a few pairs a batch are noisy); where the log holds a
-held-out evaluation, that evaluation must show it (a training accuracy that rose while the held-out loss stayed at
-ln 2 is no evidence the preference carries over), unless it is a couple of evaluations that all moved the right way.
-A loss stuck at ln 2 with nothing moving is `never_learned`.
+`PAIRWISE_CLEAR` under it, or many times its own noise under it with the reward margin rising clearly) or its reward
+accuracy ends at `PAIRWISE_ACCURATE` or more (a training accuracy having risen by `PAIRWISE_RISE` from the log's first
+tenth: a few pairs a batch are noisy); where the log holds a held-out evaluation, that evaluation must show it (a
+training accuracy that rose while the held-out loss stayed at ln 2 is no evidence the preference carries over), unless
+it is a couple of evaluations that all moved the right way. A loss stuck at ln 2 with nothing moving is `never_learned`.
 """
 from __future__ import annotations
 
@@ -167,8 +167,8 @@ def _held_out_flat(loss, eval_loss, head: float, tail: float, train_fell: bool) 
     three epochs, inside its noise, fitted nothing)."""
     first, lowest, last = (float(v) for v in (eval_loss.iloc[0], eval_loss.min(), eval_loss.iloc[-1]))
     message = (f"the eval loss never improved on its first evaluation: {format_number(first)} at step "
-               f"{int(eval_loss.index[0])}, {format_number(lowest)} at its lowest, {format_number(last)} at the last of "
-               f"{len(eval_loss)} evaluations (never 1% under the first), while the training loss went from about "
+               f"{int(eval_loss.index[0])}, {format_number(lowest)} at its lowest, {format_number(last)} at the last "
+               f"of {len(eval_loss)} evaluations (never 1% under the first), while the training loss went from about "
                f"{format_number(head)} to {format_number(tail)} ({len(loss)} points, steps {int(loss.index[0])} to "
                f"{int(loss.index[-1])}): {_training_loss_said(train_fell)} Check the samples it generates, the "
                "learning rate and how long it trained, and whether the held-out set is like the training data.")
@@ -205,8 +205,8 @@ def _dip_said(loss) -> str:
     if not came_back_up(values, point_noise(values)):
         return ""
     low = series.idxmin()
-    return (f"; it went down to {format_number(float(series[low]))} at step {int(low)} and came back up, a swing of the "
-            "loss, not a descent")
+    return (f"; it went down to {format_number(float(series[low]))} at step {int(low)} and came back up, a swing of "
+            "the loss, not a descent")
 
 
 def detect_ended_near_the_guess(metrics: Metrics, thresholds: Thresholds, vocab_size, num_train_epochs,
@@ -241,7 +241,8 @@ def detect_ended_near_the_guess(metrics: Metrics, thresholds: Thresholds, vocab_
                f"ended at {100 * tail / level:.0f}% of ln {vocab_size} = {format_number(level)}, the uniform "
                "guess over the model's vocabulary: knowing only how often each token occurs takes a model to about "
                "0.7-0.8 of that guess, so the run ended without learning even that, let alone the task: no evidence of "
-               "a usable model. Check the model's size (a test-size config?), the learning rate and how long it trained.")
+               "a usable model. Check the model's size (a test-size config?), the learning rate and how long it "
+               "trained.")
     return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                     metric=LOSS, evidence={"first": first, "tail": tail, "uniform_guess_loss": level,
                                            "vocab_size": vocab_size, "n_points": int(len(loss))})]
@@ -299,8 +300,8 @@ def _no_update_between(metrics: Metrics) -> list[Finding]:
     (a running mean over micro-batches takes in new ones), but with no update between them that is not learning."""
     steps = _no_update(metrics)
     loss = finite(metrics[LOSS]) if LOSS in metrics else _EMPTY
-    seen = (f"; the loss went {format_number(float(loss.iloc[0]))} -> {format_number(float(loss.iloc[-1]))}, which with "
-            "no update between is only which micro-batches entered its mean" if len(loss) >= 2 else "")
+    seen = (f"; the loss went {format_number(float(loss.iloc[0]))} -> {format_number(float(loss.iloc[-1]))}, which "
+            "with no update between is only which micro-batches entered its mean" if len(loss) >= 2 else "")
     message = (f"the optimizer step reads {format_number(float(steps.iloc[0]))} on all {len(steps)} logged lines "
                f"(iterations {int(steps.index[0])} to {int(steps.index[-1])}): no optimizer update happened between "
                f"them (a gradient accumulation longer than the log, or no update at all){seen}: no evidence the run "
@@ -338,11 +339,11 @@ def _reward_did_not_rise(metrics: Metrics, name: str, thresholds: Thresholds) ->
     k = max(1, len(reward) // 4)
     first, last = 0.0 + float(reward.iloc[:k].mean()), 0.0 + float(reward.iloc[-k:].mean())
     points = f"{k} logged points" if k > 1 else "logged point"
-    message = (f"the reward did not rise clearly above its own noise: it averaged {format_number(first)} over the first "
-               f"{points} and {format_number(last)} over the last {k if k > 1 else 'one'} ({len(reward)} points, steps "
-               f"{int(reward.index[0])} to {int(reward.index[-1])}); in an RL run the reward, not the loss, shows "
-               "learning, so nothing shows the policy improved. Check the learning rate, the reward functions and how "
-               "many groups have any reward spread.")
+    message = (f"the reward did not rise clearly above its own noise: it averaged {format_number(first)} over the "
+               f"first {points} and {format_number(last)} over the last {k if k > 1 else 'one'} ({len(reward)} points, "
+               f"steps {int(reward.index[0])} to {int(reward.index[-1])}); in an RL run the reward, not the loss, "
+               "shows learning, so nothing shows the policy improved. Check the learning rate, the reward functions "
+               "and how many groups have any reward spread.")
     return [Finding("no_learning_evidence", "warning", int(reward.index[0]), message, end_step=int(reward.index[-1]),
                     metric=name, evidence={"head": start, "tail": end, "n_points": int(len(reward)),
                                            "first_quarter_mean": first, "last_quarter_mean": last})]

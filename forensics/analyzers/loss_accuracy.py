@@ -7,9 +7,10 @@ accuracy up by less than `_RISE` says the two measure different things: the loss
 in a way the accuracy is not (a fused or chunked kernel with packing, a sum over a changing number of
 tokens), and its fall cannot be read as learning. A warning: the run may be fine, its loss curve is not
 evidence of it. A preference or RL log is left alone: its loss (DPO's pairwise -log sigmoid, GRPO's policy
-gradient) is not the cross-entropy TRL's `mean_token_accuracy` goes with, so the two need not move together. Near the ceiling the accuracy has little room to rise: there the share of tokens still ranked
-wrong must fall, by `_ERRORS_FALL` or more, for the two to agree (a loss 0.21 -> 0.08 beside an accuracy
-0.950 -> 0.966 is a third fewer wrong tokens: they agree).
+gradient) is not the cross-entropy TRL's `mean_token_accuracy` goes with, so the two need not move together. Near the
+ceiling the accuracy has little room to rise: there the share of tokens still ranked wrong must fall, by `_ERRORS_FALL`
+or more, for the two to agree (a loss 0.21 -> 0.08 beside an accuracy 0.950 -> 0.966 is a third fewer wrong tokens: they
+agree).
 
 The two also bound each other at every step: a target token the model does not rank first has a probability of
 at most one half, so a cross-entropy over the same tokens is at least (1 - accuracy) x ln 2. A loss under half of

@@ -291,8 +291,8 @@ def _batch_noise(batches: list[Spike], jumps: int) -> Finding:
     # a point of a log of every N steps is (mostly) a mean of N steps: its noise is the batches', not one step's
     noise = "the loss's own batch-to-batch noise" if jumps else "the per-step noise of small batches"
     message = (f"{len(batches)} single-batch loss {'spike' if len(batches) == 1 else 'spikes'} {where}, the "
-               f"largest to {format_number(big.peak)} at step {big.peak_step} ({big.peak / big.baseline:.1f}x its recent "
-               f"median {format_number(big.baseline)}), {how}: {noise}.")
+               f"largest to {format_number(big.peak)} at step {big.peak_step} ({big.peak / big.baseline:.1f}x its "
+               f"recent median {format_number(big.baseline)}), {how}: {noise}.")
     return Finding("loss_spike", "info", batches[0].step, message, end_step=batches[-1].step, metric=LOSS,
                    evidence=dict(group_evidence(batches), single_batches=True))
 
@@ -323,8 +323,9 @@ def _policy_blow_ups(metrics: Metrics) -> list[Finding]:
                       for s in steps[:4])
     message = (f"the policy blew up against its reference: loss {shown}{' ...' if len(steps) > 4 else ''}, where the "
                f"loss's median is {format_number(loss_level)} and the KL's {format_number(kl_level)}. An update moved "
-               "the policy's log-probabilities far from the reference's at once; check the learning rate, max_grad_norm "
-               "and the precision (fp16 overflows in the log-probabilities), and look at the completions of that step.")
+               "the policy's log-probabilities far from the reference's at once; check the learning rate, "
+               "max_grad_norm and the precision (fp16 overflows in the log-probabilities), and look at the "
+               "completions of that step.")
     return [Finding("loss_spike", "warning", first, message, end_step=steps[-1] if len(steps) > 1 else None,
                     metric=LOSS, evidence={"steps": steps, "peak_step": top, "loss_median": loss_level,
                                            "kl_median": kl_level, "kl_metric": kl_name})]

@@ -6,10 +6,10 @@ outside the schedule (a resume with another rate, a misread config: 0.0028 -> 5.
 every rate so far rose step by step: that is the warm-up ramp, logged sparsely. A rate of
 exactly 0 for at least `lr_zero_points` logged points (and at least a tenth of the log) in the
 middle of the run means no update was made there; so does such a stretch at the log's start (at least a fifth of it)
-after which the rate is at once at its level: a warm-up ramp is 0 at its first step only. A rate that ran down to about 0 and then climbs
-back point after point is a schedule whose horizon is shorter than the run; one back at its peak at once in the middle
-of its decay is a scheduler that started over (a resume without the scheduler's state), unless the run's
-configuration names a scheduler that starts over by design (`planned_restarts`). All are warnings: the
+after which the rate is at once at its level: a warm-up ramp is 0 at its first step only. A rate that ran down to about
+0 and then climbs back point after point is a schedule whose horizon is shorter than the run; one back at its peak at
+once in the middle of its decay is a scheduler that started over (a resume without the scheduler's state), unless the
+run's configuration names a scheduler that starts over by design (`planned_restarts`). All are warnings: the
 owner should know, and a jump is also where a divergence that follows it started.
 """
 from __future__ import annotations
@@ -101,10 +101,10 @@ def _starts_over_mid_decay(lr) -> list[Finding]:
         if now >= _BACK_AT_PEAK * peak and now - prev >= _WAY_BACK * (peak - prev):
             message = (f"learning rate is back at {format_number(now)} at step {int(steps[i])}, at once, "
                        f"from {format_number(prev)} at step {int(steps[i - 1])} on a decay from its peak of "
-                       f"{format_number(peak)} (step {int(steps[peak_at])}): the schedule started over in the middle of "
-                       "its decay (a resume that loaded the weights but not the scheduler's state, or train() called "
-                       "again), so the steps from here train at the rates of earlier ones and the decay ends short of "
-                       "its planned end. If a new phase was meant, nothing is wrong; if not, resume with the "
+                       f"{format_number(peak)} (step {int(steps[peak_at])}): the schedule started over in the middle "
+                       "of its decay (a resume that loaded the weights but not the scheduler's state, or train() "
+                       "called again), so the steps from here train at the rates of earlier ones and the decay ends "
+                       "short of its planned end. If a new phase was meant, nothing is wrong; if not, resume with the "
                        "scheduler's state (the checkpoint's scheduler.pt).")
             return [Finding("lr_anomaly", "warning", int(steps[i]), message, metric=LR, evidence={
                 "before": prev, "after": now, "peak": peak, "started_over": True,
@@ -165,11 +165,12 @@ def _starts_over_with_its_warmup(lr) -> list[Finding]:
     i, peak_at, peak, top = restarts[0]
     message = (f"learning rate falls at once from {format_number(values[i - 1])} (step {int(steps[i - 1])}, on a decay "
                f"from its peak of {format_number(peak)} at step {int(steps[peak_at])}) to "
-               f"{format_number(values[i])} at step {int(steps[i])}, then climbs back to {format_number(values[top])} by step {int(steps[top])}: the "
-               "schedule started over, warm-up and all, in the middle of its decay (a resume that loaded the weights "
-               "but not the scheduler's state, or train() called again), so the steps from here train at the rates of "
-               "earlier ones and the decay ends short of its planned end. If a new stage was meant, nothing is wrong; "
-               "if not, resume with the scheduler's state (the checkpoint's scheduler.pt).")
+               f"{format_number(values[i])} at step {int(steps[i])}, then climbs back to {format_number(values[top])} "
+               f"by step {int(steps[top])}: the schedule started over, warm-up and all, in the middle of its decay (a "
+               "resume that loaded the weights but not the scheduler's state, or train() called again), so the steps "
+               "from here train at the rates of earlier ones and the decay ends short of its planned end. If a new "
+               "stage was meant, nothing is wrong; if not, resume with the scheduler's state (the checkpoint's "
+               "scheduler.pt).")
     return [Finding("lr_anomaly", "warning", int(steps[i]), message, end_step=int(steps[top]), metric=LR, evidence={
         "before": float(values[i - 1]), "after": float(values[i]), "peak": peak, "back_at": float(values[top]),
         "started_over": True, "schedule_shape": True})]
@@ -299,9 +300,9 @@ def _jumps(lr, thresholds: Thresholds) -> list[Finding]:
     for i in np.flatnonzero(ratio > thresholds.lr_jump_factor) + 1:
         if np.all(np.diff(values[:i + 1]) > 0):
             continue  # still the warm-up ramp from near 0 (1e-9 at step 1, 1e-8 at step 10): not a jump
-        message = (f"learning rate jumps from {format_number(values[i - 1])} to {format_number(values[i])} at step {int(steps[i])}, "
-                   f"{format_number(ratio[i - 1])}x the highest rate logged before: outside any warm-up or schedule "
-                   "(a resume with another rate, or a misread setting?).")
+        message = (f"learning rate jumps from {format_number(values[i - 1])} to {format_number(values[i])} at step "
+                   f"{int(steps[i])}, {format_number(ratio[i - 1])}x the highest rate logged before: outside any "
+                   "warm-up or schedule (a resume with another rate, or a misread setting?).")
         out.append(Finding("lr_anomaly", "warning", int(steps[i]), message, metric=LR,
                            evidence={"before": float(values[i - 1]), "after": float(values[i]),
                                      "peak_before": float(peak_before[i - 1]), "factor": float(ratio[i - 1])}))
@@ -326,9 +327,9 @@ def _zero_stretches(lr, thresholds: Thresholds) -> list[Finding]:
                 and _straight_to_its_level(values[j:]):
             message = (f"learning rate is exactly 0 for the first {j} logged points (steps {int(steps[0])} to "
                        f"{int(steps[j - 1])}) before it is {format_number(float(values[j]))} at step {int(steps[j])}, "
-                       "its level at once: a warm-up ramp leaves 0 at its first step, so no update was made there (a scheduler that "
-                       "only steps with the optimizer, and an optimizer that skipped or never applied its steps: "
-                       "fp16 overflow, a DeepSpeed/accelerate setup that does not step).")
+                       "its level at once: a warm-up ramp leaves 0 at its first step, so no update was made there (a "
+                       "scheduler that only steps with the optimizer, and an optimizer that skipped or never applied "
+                       "its steps: fp16 overflow, a DeepSpeed/accelerate setup that does not step).")
             out.append(Finding("lr_anomaly", "warning", int(steps[0]), message, end_step=int(steps[j - 1]),
                                metric=LR, evidence={"n_points": j, "leading": True}))
     return out

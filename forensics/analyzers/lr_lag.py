@@ -45,7 +45,8 @@ class LinearSchedule:
 def linear_fp16_schedule(config) -> LinearSchedule | None:
     """The schedule `detect_skips_from_lr_lag` can read from a RunConfig, or None (module docstring)."""
     fp16 = config.get("fp16") is True or config.get("ds.fp16.enabled") is True
-    warmup = any(isinstance(config.get(k), (int, float)) and config.get(k) > 0 for k in ("warmup_steps", "warmup_ratio"))
+    warmup = any(isinstance(config.get(k), (int, float)) and config.get(k) > 0
+                 for k in ("warmup_steps", "warmup_ratio"))
     peak = config.get("learning_rate")
     if not fp16 or warmup or config.get("lr_scheduler_type") != "linear" or not isinstance(peak, (int, float)):
         return None
@@ -75,7 +76,8 @@ def _finding(steps: np.ndarray, lag: np.ndarray, total: float, schedule: LinearS
     behind = np.round(lag).astype(int)
     first = int(np.flatnonzero(behind >= _MIN_LAG)[0])
     grew = [int(steps[i]) for i in range(first + 1, len(steps)) if behind[i] > behind[i - 1]]
-    later = f"; it fell further behind by step {', '.join(map(str, grew[:6]))}{' ...' if len(grew) > 6 else ''}" if grew else ""
+    later = (f"; it fell further behind by step {', '.join(map(str, grew[:6]))}{' ...' if len(grew) > 6 else ''}"
+             if grew else "")
     message = (f"the learning rate lags its linear schedule (peak {schedule.peak:g}, about {total:.0f} steps, no "
                f"warm-up) by {plural(int(behind[first]), 'step')} at step {int(steps[first])} and "
                f"{plural(int(behind[-1]), 'step')} at the last logged step {int(steps[-1])}{later}: the scheduler "

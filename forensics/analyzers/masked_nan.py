@@ -46,8 +46,9 @@ def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
                    "DeepSpeed logs grad_norm 0 for a skipped step) and HF's NaN filter logged each NaN/Inf loss as "
                    "0.0. Train in bf16, or find what overflows in fp16 (the inputs, an fp16-unsafe layer).")
     elif grad is not None:
-        message = (f"loss is logged as 0.0 from step {first} {span} while grad_norm is {format_number(grad.loc[first])} "
-                   f"({plural(len(masked), 'point')}, {prior}): HF's NaN filter is hiding a NaN loss.")
+        message = (f"loss is logged as 0.0 from step {first} {span} while grad_norm is "
+                   f"{format_number(grad.loc[first])} ({plural(len(masked), 'point')}, {prior}): HF's NaN filter is "
+                   f"hiding a NaN loss.")
     elif _nan_eval_at(metrics, first):
         message = (f"loss is logged as exactly 0.0 from step {first} {span} ({plural(len(masked), 'point')}, {prior}) "
                    f"while the eval loss at step {first} is NaN: the evaluation ran NaN weights, so the training loss "
@@ -58,16 +59,16 @@ def detect_masked_nan_loss(metrics: Metrics, thresholds: Thresholds) -> list[Fin
         message = (f"loss is logged as exactly 0.0 from step {first} {span} ({plural(len(masked), 'point')}, {prior}) "
                    f"while DeepSpeed's own count says the fp16 loss scaler skipped {int(counts.iloc[-1])} of "
                    f"{int(counts.index[-1])} optimizer updates: the gradients overflowed at nearly every step, so the "
-                   "losses were NaN/Inf, hidden as 0.0 by HF's NaN filter, and the few updates left cannot fit anything "
-                   "to exactly 0. Train in bf16, or find what overflows in fp16 (logging_nan_inf_filter=False would "
-                   "show the NaN).")
+                   "losses were NaN/Inf, hidden as 0.0 by HF's NaN filter, and the few updates left cannot fit "
+                   "anything to exactly 0. Train in bf16, or find what overflows in fp16 (logging_nan_inf_filter=False "
+                   "would show the NaN).")
     elif frozen:
         lasts = "to the end of the log" if frozen[1] >= int(loss.index[-1]) else f"to step {frozen[1]}"
         message = (f"loss is logged as exactly 0.0 at {plural(len(masked), 'step')} from step {first} ({prior}) while "
-                   f"the decaying learning rate has not moved since step {frozen[0]}, {lasts}: the scheduler steps only "
-                   "when the optimizer did, so the fp16 loss scaler skipped every update from there (the gradients "
-                   "overflowed), and the 0.0s are NaN losses hidden by HF's NaN filter (grad_norm was not logged to "
-                   "confirm; logging_nan_inf_filter=False would show the NaN).")
+                   f"the decaying learning rate has not moved since step {frozen[0]}, {lasts}: the scheduler steps "
+                   "only when the optimizer did, so the fp16 loss scaler skipped every update from there (the "
+                   "gradients overflowed), and the 0.0s are NaN losses hidden by HF's NaN filter (grad_norm was not "
+                   "logged to confirm; logging_nan_inf_filter=False would show the NaN).")
     else:
         message = (f"loss is logged as 0.0 from step {first} {span} ({plural(len(masked), 'point')}, {prior}, above "
                    f"the random-guess loss of any vocabulary): no loss falls from there to exactly 0 in one logging "

@@ -86,7 +86,8 @@ def masked_loss_steps(metrics: Metrics) -> pd.Index:
         return pd.Index([], dtype="int64")
     zero = loss.index[loss.to_numpy() == 0.0]
     if grad is not None:
-        return zero.intersection(grad.index[~np.isfinite(grad.to_numpy())]).union(_overflowed_from_the_start(metrics, zero))
+        return zero.intersection(grad.index[~np.isfinite(grad.to_numpy())]).union(
+            _overflowed_from_the_start(metrics, zero))
     frozen = lr_frozen_after_decay(metrics)
     in_freeze = (zero > frozen[0]) & (zero <= frozen[1]) if frozen else np.zeros(len(zero), dtype=bool)
     return zero[_after_exploded(loss)[loss.to_numpy() == 0.0] | in_freeze].union(
@@ -134,7 +135,8 @@ def _beside_nan_eval(metrics: Metrics, zero: pd.Index) -> pd.Index:
     first = nan_evals.min()
     before = loss[(loss.index < first) & np.isfinite(loss.to_numpy())]
     if len(before) and float(before.iloc[-1]) < _ROUNDING_FLOOR:
-        return pd.Index([], dtype="int64")  # a loss that came down to 0.0001 rounds to 0.0: a fit, the eval set's NaN its own
+        # a loss that came down to 0.0001 rounds to 0.0: a fit, the eval set's NaN its own
+        return pd.Index([], dtype="int64")
     return zero[zero >= first]
 
 

@@ -84,11 +84,11 @@ def detect_reward_model_at_chance(metrics: Metrics, thresholds: Thresholds) -> l
     held_out = float(accuracy.iloc[len(accuracy) // 2:].median())
     if level < LN2 - _TOLD_APART or held_out > _CHANCE_PAIRS:
         return []
-    message = (f"the reward model never learned: its pairwise loss stays at about {format_number(level)} over the later "
-               f"half of the log (ln 2 = 0.6931 is a coin flip between the two answers; above it, noisy scores that "
-               f"still do not separate them) and its eval accuracy is {format_number(held_out)} (chance is 0.5). Check "
-               "that the chosen and rejected answers are in the right columns and differ, the learning rate, and that "
-               "the value head is trained.")
+    message = (f"the reward model never learned: its pairwise loss stays at about {format_number(level)} over the "
+               f"later half of the log (ln 2 = 0.6931 is a coin flip between the two answers; above it, noisy scores "
+               f"that still do not separate them) and its eval accuracy is {format_number(held_out)} (chance is 0.5). "
+               "Check that the chosen and rejected answers are in the right columns and differ, the learning rate, and "
+               "that the value head is trained.")
     return [never_learned_finding(loss, message, {"level": level, "reason": "reward model at chance",
                                      "eval_accuracy": held_out})]
 
@@ -122,7 +122,8 @@ def detect_dpo_loss_never_under_chance(metrics: Metrics, thresholds: Thresholds)
                f"later half ({len(loss)} points), so the policy never came to prefer the chosen answers. Check that "
                "the chosen and rejected answers are not swapped, that the reference is a frozen copy of the starting "
                "policy, the learning rate and beta.")
-    return [never_learned_finding(loss, message, {"level": later, "first_half": first, "reason": "dpo loss never under ln 2"})]
+    return [never_learned_finding(loss, message, {"level": later, "first_half": first,
+                                                  "reason": "dpo loss never under ln 2"})]
 
 
 _MAX_SHARE = 16  # a loss printed divided by its accumulation steps: ln 2 / k for k up to this many (past it, a
@@ -152,7 +153,8 @@ def _held_at_a_share_of_ln2(loss) -> Finding | None:
                "reference does, as at its first step, so it never learned. Check that the policy's trainable weights "
                "(an adapter) are the ones the optimizer updates and that they reach the forward pass, that the "
                "reference is a frozen copy, the learning rate and beta.")
-    return never_learned_finding(loss, message, {"level": level, "accumulation": k, "reason": "dpo loss held at ln 2 / k"})
+    return never_learned_finding(loss, message, {"level": level, "accumulation": k,
+                                                 "reason": "dpo loss held at ln 2 / k"})
 
 
 def _at_ln2(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Finding]:
@@ -202,8 +204,8 @@ def _pairs_never_moved(metrics: Metrics, loss) -> list[Finding]:
     held = (f" and its pair accuracy at {format_number(float(held_accuracy.median()))}"
             if held_accuracy is not None and len(held_accuracy) else "")
     message = (f"the model never learned: its held-out evaluation did not move over {len(evals)} evaluations (steps "
-               f"{int(evals.index[0])} to {int(evals.index[-1])}): the eval loss {format_number(float(evals.iloc[0]))} -> "
-               f"{format_number(float(evals.iloc[-1]))}{held}, while the training pairs were ranked right at chance "
+               f"{int(evals.index[0])} to {int(evals.index[-1])}): the eval loss {format_number(float(evals.iloc[0]))} "
+               f"-> {format_number(float(evals.iloc[-1]))}{held}, while the training pairs were ranked right at chance "
                f"(accuracy {format_number(trained)} over the later half; chance is 0.5) and grad_norm was about "
                f"{format_number(float(grad.median()))}: the updates changed nothing the model prefers. Check that the "
                "trained parameters are in the forward pass (an adapter the model uses), the learning rate and beta, "
@@ -237,8 +239,9 @@ def _pairs_never_preferred(metrics: Metrics, loss) -> list[Finding]:
                f"(at most {format_number(float(held.max()))} over {len(held)} evaluations). Check that the chosen and "
                "rejected answers are not swapped, that the reference is a frozen copy of the starting policy, the "
                "learning rate and beta.")
-    return [never_learned_finding(loss, message, {"level": later, "first_half": first, "reason": "held-out pairs never preferred",
-                                     "held_out_accuracy": float(held.max())})]
+    return [never_learned_finding(loss, message, {"level": later, "first_half": first,
+                                                  "reason": "held-out pairs never preferred",
+                                                  "held_out_accuracy": float(held.max())})]
 
 
 def _at_fresh_head(metrics: Metrics, loss, values, thresholds: Thresholds) -> list[Finding]:

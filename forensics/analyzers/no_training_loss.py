@@ -78,12 +78,13 @@ _MEAN_ABOVE = 2.0  # the run's mean training loss this many times over its last 
 
 
 def eval_only_memorized(metrics: Metrics, evals: pd.Series, thresholds: Thresholds) -> list[Finding]:
-    """A log with no training loss curve (none, or a point or two) whose end summary says the run went `memorization_epochs` epochs or more
-    over its data, its last eval loss under `memorization_level_many_epochs` and the run's mean training loss (the
-    Trainer's `train_loss`) `_MEAN_ABOVE` x or more over it: the loss fell over the run (it learned), down to where
-    the model reproduces the texts it is evaluated on nearly token for token after seeing its data that many times
-    (run_clm on three blocks for 100 epochs: train_loss 0.78, eval loss 0.083, eval accuracy 0.986). A
-    `memorization` warning at the evaluation, not a lack of evidence: a summary says what the curve would have."""
+    """A log with no training loss curve (none, or a point or two) whose end summary says the run went
+    `memorization_epochs` epochs or more over its data, its last eval loss under `memorization_level_many_epochs` and
+    the run's mean training loss (the Trainer's `train_loss`) `_MEAN_ABOVE` x or more over it: the loss fell over the
+    run (it learned), down to where the model reproduces the texts it is evaluated on nearly token for token after
+    seeing its data that many times (run_clm on three blocks for 100 epochs: train_loss 0.78, eval loss 0.083, eval
+    accuracy 0.986). A `memorization` warning at the evaluation, not a lack of evidence: a summary says what the curve
+    would have."""
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else _EMPTY
     mean = finite(metrics["train_loss"]) if "train_loss" in metrics else _EMPTY
     logged = finite(metrics["loss"]) if "loss" in metrics else _EMPTY

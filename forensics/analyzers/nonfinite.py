@@ -191,9 +191,10 @@ def told_by_a_summary_alone(findings: list[Finding], final: pd.DataFrame) -> lis
             out.append(f)
             continue
         message = (f"{f.metric} is {format_number(f.evidence['value'])} in the run's W&B summary "
-                   f"({Path(str(rows['source'].iloc[-1])).name}, step {f.step}): a summary holds only each metric's last value, so when it went non-finite, and "
-                   f"whether it was ever finite, does not show. The run's history says: its .wandb log (run-*.wandb "
-                   f"beside the files/ folder), wandb.Api().run(path).history(), or the console in files/output.log.")
+                   f"({Path(str(rows['source'].iloc[-1])).name}, step {f.step}): a summary holds only each metric's "
+                   f"last value, so when it went non-finite, and whether it was ever finite, does not show. The run's "
+                   f"history says: its .wandb log (run-*.wandb beside the files/ folder), "
+                   f"wandb.Api().run(path).history(), or the console in files/output.log.")
         out.append(replace(f, message=message, evidence={**f.evidence, "summary_only": True}))
     return out
 
@@ -208,7 +209,8 @@ def _finding(name: str, series: pd.Series, bad: np.ndarray) -> Finding:
     recovered_at = int(steps[last_bad + 1:][after][0]) if after.any() else None
     ends_finite = bool(np.isfinite(values[-1]))
     word = format_number(values[first])
-    prior = f"last finite {format_number(last_finite[0])} at step {last_finite[1]}" if last_finite else "never finite before"
+    prior = (f"last finite {format_number(last_finite[0])} at step {last_finite[1]}" if last_finite
+             else "never finite before")
     tail_start = true_runs(bad)[-1][0]
     if ends_finite:
         message = (f"{name} is {word} at step {int(steps[first])} ({plural(int(bad.sum()), 'non-finite point')} "

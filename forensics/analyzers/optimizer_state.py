@@ -108,8 +108,8 @@ def update_precursor(updates: list[UpdateStep], checkpoints: list[CheckpointInfo
     others, compared = len(jump.jumped) - 1, len(jump.compared) - 1
     together = ("; every other block jumped with it" if others and others == compared
                 else f"; {plural(others, 'other block')} of {compared} jumped with it" if others else "")
-    message = (f"{jump.module}: {_WHAT[jump.source]} {format_number(jump.factor)}x its own earlier median at {jump.checkpoint} "
-               f"(step {jump.step}){peers}{when}{together} ({jump.source}).")
+    message = (f"{jump.module}: {_WHAT[jump.source]} {format_number(jump.factor)}x its own earlier median at "
+               f"{jump.checkpoint} (step {jump.step}){peers}{when}{together} ({jump.source}).")
     return [Finding("update_precursor", "warning", jump.step, message, evidence={
         "block": jump.module, "checkpoint": jump.checkpoint, "factor": jump.factor, "update_ratio": jump.ratio,
         "history_median": jump.history, "peers_factor": jump.peers, "blocks_jumped": list(jump.jumped),
@@ -123,7 +123,8 @@ def _first_nonfinite_step(findings: list[Finding]) -> int | None:
 
 def _weight_series(updates: list[UpdateStep]) -> list[tuple[int, str, dict[str, float]]]:
     """(step, checkpoint, module -> per-step ratio) for each pair of consecutive finite checkpoints."""
-    return [(u.to_step, u.to_name, {m: r / u.steps for m, r in u.blocks.items() if r == r and m not in u.nonfinite_blocks})
+    return [(u.to_step, u.to_name,
+             {m: r / u.steps for m, r in u.blocks.items() if r == r and m not in u.nonfinite_blocks})
             for u in updates if not u.nonfinite_blocks]
 
 
@@ -163,7 +164,8 @@ def _first_jump(series, source: str, at_least: float = 0.0) -> _Jump | None:
                 found.append((ratio / statistics.median(history), module, ratio, statistics.median(history)))
         if found:
             factor, module, ratio, median = max(found)
-            return _Jump(step, name, module, factor, ratio, median, tuple(m for _, m, _, _ in sorted(found, reverse=True)),
+            return _Jump(step, name, module, factor, ratio, median,
+                         tuple(m for _, m, _, _ in sorted(found, reverse=True)),
                          _peers_factor(now, module), source, tuple(now))
     return None
 

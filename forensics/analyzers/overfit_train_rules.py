@@ -38,7 +38,8 @@ def train_fell_since(train, best_step: int) -> bool:
     later = train[train.index > best_step]
     if at_best.empty:
         at_best, later = later.iloc[:1], later.iloc[1:]
-    return not at_best.empty and not later.empty and float(later.median()) <= (1 - _TRAIN_FELL) * float(at_best.median())
+    return (not at_best.empty and not later.empty
+            and float(later.median()) <= (1 - _TRAIN_FELL) * float(at_best.median()))
 
 
 def few_evals_climbing(evals, train, thresholds: Thresholds) -> int | None:
@@ -302,8 +303,8 @@ def passing_overfit(name: str, evals, train, best: int, top: int) -> Finding:
     after = (f"later evals fall below that best again ({last}): check what changed there, and keep a checkpoint from "
              "before the rise if the later fall is not real learning" if values[-1] < values[best] else
              f"later evals stay above that best ({last}): the checkpoint near step {int(steps[best])} generalises best")
-    message = (f"{name} is lowest so far at step {int(steps[best])} ({format_number(float(values[best]))}) and rises at "
-               f"each of the next {top - best} evaluations to {format_number(float(values[top]))} at step "
+    message = (f"{name} is lowest so far at step {int(steps[best])} ({format_number(float(values[best]))}) and rises "
+               f"at each of the next {top - best} evaluations to {format_number(float(values[top]))} at step "
                f"{int(steps[top])} ({format_number(float(values[top] / values[best]))}x) while the training loss keeps "
                f"falling (its median {format_number(float(at_best.median()))} over the evaluation interval ending at "
                f"the best, {format_number(float(at_top.median()))} over the one ending at the top): overfitting; "

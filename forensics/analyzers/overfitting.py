@@ -17,14 +17,14 @@ more evals after the best none of which comes back to it, 2% and 2.5 times its n
 the training loss fell a fifth, is overfitting too (`held_out_stall`), and so, in a log of as few as two evals, is a
 last eval or two 3% above the best and above any rise the evals showed before it, past the first pass over the data,
 while the training loss fell 5% (`turned_up_at_the_end`); a second of two evals no lower than the first while the
-training loss fell a quarter, from above the one to below the other, is its onset (`stopped_as_train_fell_a_quarter`). A rise under 1% counts where the run's own eval noise says
-it is real: a drift of eight or more evals ending `QUIET_UNITS` x that noise above a best none of them came back to,
-while the training loss fell 5% (`_quiet_drift`), or five or more evals above the best, the last three times the noise
-above it, while the training loss fell at each of those evaluations (`held_above_as_train_fell_at_each`); three
-evals after the best, each 1% and three times the noise above it while the training loss fell 5%, are a plateau
-above it, overfitting too (`held_above_while_train_fell`), and so is a climb at each of three or more evals after the
-best, the first of them three times the noise above it and the last 1%, while the training loss fell 5%
-(`climbed_clear_of_noise`). The rules
+training loss fell a quarter, from above the one to below the other, is its onset (`stopped_as_train_fell_a_quarter`). A
+rise under 1% counts where the run's own eval noise says it is real: a drift of eight or more evals ending `QUIET_UNITS`
+x that noise above a best none of them came back to, while the training loss fell 5% (`_quiet_drift`), or five or more
+evals above the best, the last three times the noise above it, while the training loss fell at each of those evaluations
+(`held_above_as_train_fell_at_each`); three evals after the best, each 1% and three times the noise above it while the
+training loss fell 5%, are a plateau above it, overfitting too (`held_above_while_train_fell`), and so is a climb at
+each of three or more evals after the best, the first of them three times the noise above it and the last 1%, while the
+training loss fell 5% (`climbed_clear_of_noise`). The rules
 that set the eval loss against the training loss live in `overfit_train_rules`; that training loss is the one logged
 as the run trained, or, where none was, the loss estimated on the train split at each evaluation (`training_loss`).
 A log with no training loss fires when the eval loss climbs at each of the `overfit_points` + 1 or more evals after its
@@ -166,8 +166,8 @@ def _overfit_finding(name: str, evals, train, best_pos: int, best: float, k: int
             f"{format_number(float(values[-1]))} at step {last_step})")
     rises = (f"rises to {format_number(end)} at step {last_step}, its last evaluation ({format_ratio(end, best)}),"
              if rise_step == last_step else f"rises from step {rise_step} to {span}")
-    message = (f"{name} is lowest at step {best_step} ({format_number(lowest)}{level}) and {rises} {trend}. The checkpoint "
-               f"near step {best_step} generalises best; fewer epochs, a lower learning rate, more data or "
+    message = (f"{name} is lowest at step {best_step} ({format_number(lowest)}{level}) and {rises} {trend}. The "
+               f"checkpoint near step {best_step} generalises best; fewer epochs, a lower learning rate, more data or "
                "regularisation would help.")
     return Finding("overfitting", "warning", rise_step, message, end_step=last_step, metric=name,
                    evidence={"best_eval_loss": best, "best_step": best_step, "end_eval_loss": end})

@@ -7,8 +7,8 @@ loss scale already at minimum ... Exiting run.").
 A dynamic loss scaler overflows now and then by design: it starts at 2**16, halves on each
 overflow and tries doubling again every `loss_scale_window` steps. A few isolated overflows
 are the scaler doing its job, but each one is an update skipped, which the owner should know (VERDICTS.md: isolated
-fp16 skipped steps are a warning): one `skipped_steps` warning. A storm -- `overflow_storm_count` overflows on consecutive
-steps, or the scale falling to its floor -- means every step is being skipped: warning, and
+fp16 skipped steps are a warning): one `skipped_steps` warning. A storm -- `overflow_storm_count` overflows on
+consecutive steps, or the scale falling to its floor -- means every step is being skipped: warning, and
 an error when the scale hit the floor (DeepSpeed stops the run there). A scale that goes on to rise again after it
 reached the floor shows the run went on (a scaler whose own minimum is lower, Megatron's `--min-loss-scale`): the storm
 is then a warning. Overflows in a row at the log's first steps that end within a fifth of it are the scaler's
@@ -51,7 +51,8 @@ def longest_consecutive_run(steps: list[int]) -> tuple[int, int]:
 
 
 def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """One finding: `loss_scale_overflow` error at the floor or warning for a storm, `skipped_steps` warning for a few."""
+    """One finding: `loss_scale_overflow` error at the floor or warning for a storm, `skipped_steps` warning for a
+    few."""
     steps = overflow_steps(metrics)
     floor_step = _floor_step(metrics, thresholds)
     if not steps and floor_step is None:
@@ -72,15 +73,17 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
         return [Finding("loss_scale_overflow", "warning", first, message, end_step=floor_step, metric=SCALE,
                         evidence={**evidence, "rose_again_at": step})]
     if floor_step is not None:
-        message = (f"the fp16 loss scale fell to its floor {format_number(lowest if lowest is not None else thresholds.loss_scale_floor)}"
-                   f" at step {floor_step} after {plural(len(steps), 'overflow')}: every step overflows and nothing is "
-                   f"updated (DeepSpeed stops a run there; apex's scaler goes on halving).")
+        message = (f"the fp16 loss scale fell to its floor "
+                   f"{format_number(lowest if lowest is not None else thresholds.loss_scale_floor)} at step "
+                   f"{floor_step} after {plural(len(steps), 'overflow')}: every step overflows and nothing is updated "
+                   f"(DeepSpeed stops a run there; apex's scaler goes on halving).")
         first = steps[0] if steps else floor_step
         return [Finding("loss_scale_overflow", "error", first, message, end_step=floor_step, metric=SCALE,
                         evidence=evidence)]
     if storm_len >= thresholds.overflow_storm_count and not _calibration(metrics, steps, storm_start, storm_len):
         message = (f"fp16 overflow storm: {storm_len} overflows in a row from step {storm_start} "
-                   f"({len(steps)} in all, loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}).")
+                   f"({len(steps)} in all, loss scale down to "
+                   f"{format_number(lowest) if lowest is not None else 'unknown'}).")
         return [Finding("loss_scale_overflow", "warning", storm_start, message,
                         end_step=storm_start + storm_len - 1, metric=SCALE, evidence=evidence)]
     kind = ("overflows at the start, the scaler searching down from its initial scale" if storm_len >=

@@ -44,7 +44,8 @@ def saturated_pairs(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
         return []
     start = _saturated_from(loss, grad, runs[-1][0])
     first = int(loss.index[start])
-    sides = [f"{k} {format_number(float(finite(metrics[k]).iloc[0]))} -> {format_number(float(finite(metrics[k]).iloc[-1]))}"
+    sides = [f"{k} {format_number(float(finite(metrics[k]).iloc[0]))} -> "
+             f"{format_number(float(finite(metrics[k]).iloc[-1]))}"
              for k in ("logps/chosen", "logps/rejected") if k in metrics and len(finite(metrics[k]))]
     where = f" ({', '.join(sides)})" if sides else ""
     message = (f"the preference loss stays under {format_number(_SATURATED)} from step {first} to the end of the log, "
@@ -77,10 +78,10 @@ def pairs_memorized(metrics: Metrics) -> list[Finding]:
     margins = finite(metrics["rewards/margins"]) if "rewards/margins" in metrics else None
     grown = (f"; the margins grew {format_number(float(margins.iloc[0]))} -> {format_number(float(margins.iloc[-1]))}"
              if margins is not None and len(margins) >= 2 else "")
-    message = (f"the preference loss is under {format_number(_SATURATED)} over every pass from pass {int(first_pass) + 1} "
-               f"(step {first}; each pass's median: {by_pass}): the pairs come round again already separated{grown}, "
-               "and with no held-out pairs nothing shows whether that carries over to pairs the model has not seen. "
-               "Evaluate on held-out pairs; fewer epochs or a larger beta.")
+    message = (f"the preference loss is under {format_number(_SATURATED)} over every pass from pass "
+               f"{int(first_pass) + 1} (step {first}; each pass's median: {by_pass}): the pairs come round again "
+               f"already separated{grown}, and with no held-out pairs nothing shows whether that carries over to pairs "
+               "the model has not seen. Evaluate on held-out pairs; fewer epochs or a larger beta.")
     return [Finding("memorization", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS,
                     evidence={"pairwise": True, "pass_medians": [float(v) for v in medians.to_numpy()[:20]],
                               "to_end": True})]

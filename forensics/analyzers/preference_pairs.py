@@ -211,7 +211,8 @@ def _held_out_said(metrics: Metrics) -> str:
     reward accuracy where logged (prchigoyal01's DPO: eval loss 0.49-0.55, under ln 2, accuracy 0.50-0.57)."""
     evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else _EMPTY
     accuracy = finite(metrics["eval_rewards/accuracies"]) if "eval_rewards/accuracies" in metrics else _EMPTY
-    held = (f"the held-out reward accuracy stayed near chance ({', '.join(format_number(v) for v in accuracy.iloc[-4:])})"
+    held = (f"the held-out reward accuracy stayed near chance "
+            f"({', '.join(format_number(v) for v in accuracy.iloc[-4:])})"
             if len(accuracy) else "")
     if not len(evals):
         return held or "the held-out reward accuracy stayed near chance"

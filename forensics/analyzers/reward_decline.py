@@ -7,8 +7,9 @@ than half of what it had gained from the start, and by more than the reward's ow
 policy got worse after the peak: a warning, dated at the peak (where the reward never rose clear of
 its start's noise, at the last step it still held its start's level), naming the checkpoints around it
 as the better ones. A held-out reward (verl's `val-core/<data>/reward/mean@1`, greedy answers on a
-fixed test set) is judged where one is logged, in place of the train reward. The length of the completions is reported beside it: a policy whose every
-completion hits the length limit (completions/clipped_ratio near 1) is a common way down.
+fixed test set) is judged where one is logged, in place of the train reward. The length of the completions is reported
+beside it: a policy whose every completion hits the length limit (completions/clipped_ratio near 1) is a common way
+down.
 """
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ def detect_reward_decline(metrics: Metrics, thresholds: Thresholds) -> list[Find
         # several test sets are judged as one (their mean where all were evaluated): each set judged alone is one more
         # chance for a flat reward's noise to read as a fall
         reward = pd.concat([finite(metrics[name]) for name in held_out], axis=1, join="inner").mean(axis=1)
-        name = held_out[0] if len(held_out) == 1 else f"the mean of {len(held_out)} held-out rewards ({held_out[0]}, ...)"
+        name = (held_out[0] if len(held_out) == 1
+                else f"the mean of {len(held_out)} held-out rewards ({held_out[0]}, ...)")
         finding = _decline(metrics, reward, name, held_out=True)
         return [finding] if finding else []
     train = reward_metric(metrics)

@@ -54,9 +54,9 @@ def fell_by_the_last_window(metrics: Metrics, loss) -> LearningEvidence | None:
         return None
     summary = finite(metrics[TRAIN_LOSS])
     end = int(summary.index[0])
-    said = (f"the closing summary's mean over all {end} steps (train_loss {format_number(float(summary.iloc[0]))}) less "
-            f"the logged windows leaves the unlogged last window (steps {int(loss.index[-1]) + 1} to {end}) a mean of "
-            f"{format_number(last)}, the lowest of the run and under the first window's {format_number(first)}")
+    said = (f"the closing summary's mean over all {end} steps (train_loss {format_number(float(summary.iloc[0]))}) "
+            f"less the logged windows leaves the unlogged last window (steps {int(loss.index[-1]) + 1} to {end}) a "
+            f"mean of {format_number(last)}, the lowest of the run and under the first window's {format_number(first)}")
     return LearningEvidence(LOSS, first, last, int(len(loss)) + 1, int(loss.index[0]), end, said)
 
 
@@ -66,8 +66,8 @@ def unlogged_last_window(metrics: Metrics, loss) -> float | None:
     left. Only where the arithmetic holds: each logged loss is the mean of its logging window, at a regular interval L
     from step L on (the Trainer logs the mean since the last log, every logging_steps); the steps left are fewer than L
     (else a log would have come) and `WINDOW_STEPS` or more (a mean, not a batch; the 4-digit rounding of the values
-    moves Jayveersinh-Raj's by 0.0004 at most); and no eval loss is logged (an epoch table's rows, AkshayPethe's, show the
-    last window logged before each evaluation, not the mean of the steps between the rows). Else None."""
+    moves Jayveersinh-Raj's by 0.0004 at most); and no eval loss is logged (an epoch table's rows, AkshayPethe's, show
+    the last window logged before each evaluation, not the mean of the steps between the rows). Else None."""
     summary = finite(metrics[TRAIN_LOSS]) if TRAIN_LOSS in metrics else _EMPTY
     if len(summary) != 1 or len(loss) < 2 or "eval_loss" in metrics:
         return None
@@ -190,8 +190,8 @@ def epoch_means_fell(metrics: Metrics, loss, thresholds: Thresholds) -> Learning
     if len(means) < _EPOCHS_SEEN or int(sizes.min()) < _POINTS_AN_EPOCH or not bool(np.all(np.diff(means) < 0)) \
             or float(loss.iloc[-1]) > float(loss.min()) or not last < (1 - thresholds.learning_min_fall) * first:
         return None
-    said = (f"the mean loss of each epoch fell at every epoch ({', '.join(format_number(float(m)) for m in means)} over "
-            f"{len(means)} epochs) and the last logged loss, {format_number(float(loss.iloc[-1]))}, is the lowest")
+    said = (f"the mean loss of each epoch fell at every epoch ({', '.join(format_number(float(m)) for m in means)} "
+            f"over {len(means)} epochs) and the last logged loss, {format_number(float(loss.iloc[-1]))}, is the lowest")
     return LearningEvidence(LOSS, first, last, int(len(loss)), int(loss.index[0]), int(loss.index[-1]), said)
 
 

@@ -18,7 +18,8 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import THROWN_AWAY, Finding, plural
-from .metrics import DEEPSPEED_SKIPPED, GRAD_NORM, LOSS, LR, Metrics, format_number, lr_restart_steps, position_of, true_runs
+from .metrics import (DEEPSPEED_SKIPPED, GRAD_NORM, LOSS, LR, Metrics, format_number, lr_restart_steps, position_of,
+                      true_runs)
 from .overflow import OVERFLOW, SCALE
 from .reward_decline import reward_metric
 
@@ -180,8 +181,8 @@ def _all_skipped(counts: pd.Series, start: int, end: int, to_the_end: bool) -> F
                "change there and nothing was learned. Look for inf/NaN in the forward or backward pass (fp16 range, a "
                "custom kernel), or train in bf16.")
     return Finding("skipped_steps", "error", start, message, end_step=end, metric=DEEPSPEED_SKIPPED,
-                   evidence={"count": int(counts.iloc[-1]), "of_steps": int(counts.index[-1]), "every_update_from": start,
-                             "counted_by_the_log": True})
+                   evidence={"count": int(counts.iloc[-1]), "of_steps": int(counts.index[-1]),
+                             "every_update_from": start, "counted_by_the_log": True})
 
 
 _EMPTY_MAX_RUN = 2  # logged windows in a row with loss and grad_norm both 0: more is a collapse (collapse.py)
@@ -205,9 +206,10 @@ def _empty_batches(loss, grad) -> list[Finding]:
             "than half the updates carried no gradient" if share > 0.5 else "")
     message = (f"loss and grad_norm are both exactly 0 at {plural(len(steps), 'logged step')} "
                f"({', '.join(str(s) for s in steps[:6])}{' ...' if len(steps) > 6 else ''}) while the loss is about "
-               f"{format_number(float(both['loss'].median()))} elsewhere{also}: those batches gave nothing to learn from "
-               "(every label masked, answers cut off by truncation, or a loss half precision rounds to 0), and the log "
-               "cannot tell which. Check the labels of those batches after truncation (max_length / cutoff_len).")
+               f"{format_number(float(both['loss'].median()))} elsewhere{also}: those batches gave nothing to learn "
+               "from (every label masked, answers cut off by truncation, or a loss half precision rounds to 0), and "
+               "the log cannot tell which. Check the labels of those batches after truncation (max_length / "
+               "cutoff_len).")
     return [Finding("zero_loss_unexplained", "warning", steps[0], message, end_step=steps[-1], metric=LOSS,
                     evidence={"steps": steps, "grad_norm_zero_share": share, "grad_norm_zero": True})]
 
@@ -227,11 +229,11 @@ def _mostly_zero_between(grad: pd.Series, loss: pd.Series, zero: np.ndarray) -> 
     steps = [int(s) for s in grad.index[zero] if _real_finite_loss(loss, int(s))]
     if len(steps) <= len(zero) // 2:
         return []
-    message = (f"grad_norm is exactly 0 at {len(steps)} of the {len(zero)} logged steps (from step {steps[0]}), between "
-               "non-zero values, while the loss there is finite and non-zero: more than half the updates carried no "
-               "gradient. Batches with nothing to learn from (every label masked, answers cut off by truncation) or a "
-               "loss scaler that reports a skipped step as 0 give this; check the labels of a batch after truncation "
-               "(max_length / cutoff_len) and the run's fp16 overflow messages.")
+    message = (f"grad_norm is exactly 0 at {len(steps)} of the {len(zero)} logged steps (from step {steps[0]}), "
+               "between non-zero values, while the loss there is finite and non-zero: more than half the updates "
+               "carried no gradient. Batches with nothing to learn from (every label masked, answers cut off by "
+               "truncation) or a loss scaler that reports a skipped step as 0 give this; check the labels of a batch "
+               "after truncation (max_length / cutoff_len) and the run's fp16 overflow messages.")
     return [Finding("skipped_steps", "warning", steps[0], message, end_step=steps[-1], metric=GRAD_NORM,
                     evidence={"steps": steps, "count": len(steps), "grad_norm_zero": True,
                               "grad_norm_zero_share": float(zero.mean()), "at_restart": False})]
@@ -288,8 +290,9 @@ def detect_zero_grad_steps(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     shown = ", ".join(str(s) for s in found[:8]) + (" ..." if len(found) > 8 else "")
     counted = " and ".join(part for part in (
         f"exactly 0 at {plural(len(zeros), 'isolated step')}" if zeros else "",
-        f"{'below' if zeros else 'vanishingly small, below'} {format_number(float(max(grad.loc[s] for s in vanishing)))}"
-        f" at {len(vanishing) if zeros else plural(len(vanishing), 'isolated step')}{' more' if zeros else ''}"
+        f"{'below' if zeros else 'vanishingly small, below'} "
+        f"{format_number(float(max(grad.loc[s] for s in vanishing)))} at "
+        f"{len(vanishing) if zeros else plural(len(vanishing), 'isolated step')}{' more' if zeros else ''}"
         if vanishing else "") if part)
     message = (f"grad_norm is {counted} ({shown}) while the loss there is finite and ordinary and grad_norm is about "
                f"{format_number(float(np.median(positive)))} around them: those batches gave the model no gradient, "

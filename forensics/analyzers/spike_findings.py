@@ -50,8 +50,8 @@ def _factor(value: float) -> str:
 
 def _single(kind: str, metric: str, spike: Spike, warn_factor: float) -> Finding:
     peak = f", peak {format_number(spike.peak)} at step {spike.peak_step}" if spike.peak_step != spike.step else ""
-    message = (f"{metric} spikes to {format_number(spike.value)} at step {spike.step}, {_factor(spike.factor)} its recent "
-               f"median {format_number(spike.baseline)}{peak}; {aftermath(spike)}.")
+    message = (f"{metric} spikes to {format_number(spike.value)} at step {spike.step}, {_factor(spike.factor)} its "
+               f"recent median {format_number(spike.baseline)}{peak}; {aftermath(spike)}.")
     # Long healthy runs logged every step have the odd batch whose grad_norm is a few times the
     # median; one that settles at once is worth showing, not worth a warning.
     bump = spike.recovered and spike.peak / spike.baseline < warn_factor
@@ -60,8 +60,9 @@ def _single(kind: str, metric: str, spike: Spike, warn_factor: float) -> Finding
 
 
 def _phase_start(kind: str, metric: str, spike: Spike, restart: int) -> Finding:
-    message = (f"{metric} jumps to {format_number(spike.value)} at step {spike.step} (from about {format_number(spike.baseline)}) "
-               f"as the learning-rate schedule restarts at step {restart}: a new training phase, not an incident.")
+    message = (f"{metric} jumps to {format_number(spike.value)} at step {spike.step} (from about "
+               f"{format_number(spike.baseline)}) as the learning-rate schedule restarts at step {restart}: a new "
+               f"training phase, not an incident.")
     return Finding(kind, "info", spike.step, message, end_step=_end(spike), metric=metric,
                    evidence=dict(group_evidence([spike]), lr_restart=restart))
 
@@ -69,8 +70,8 @@ def _phase_start(kind: str, metric: str, spike: Spike, restart: int) -> Finding:
 def _storm(kind: str, metric: str, group: list[Spike]) -> Finding:
     big = largest(group)
     message = (f"{metric} spikes {len(group)} times from step {group[0].step} to {group[-1].end_step}, "
-               f"the largest to {format_number(big.peak)} at step {big.peak_step} ({_factor(big.peak / big.baseline)} its "
-               f"recent median {format_number(big.baseline)}); {aftermath(group[-1])}.")
+               f"the largest to {format_number(big.peak)} at step {big.peak_step} ({_factor(big.peak / big.baseline)} "
+               f"its recent median {format_number(big.baseline)}); {aftermath(group[-1])}.")
     return Finding(kind, "warning", group[0].step, message, end_step=group[-1].end_step, metric=metric,
                    evidence=dict(group_evidence(group), storm=True))
 

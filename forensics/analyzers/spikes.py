@@ -10,8 +10,8 @@ does not raise the bar for the next. Before `min_history` points only a jump of
 against the whole series (`early_whole`), a point past the first two that stands `factor` x over
 every point before it and `factor` x and `mad_z` robust deviations over the median of all the
 series' other points, where the points before it stand at that level: a few points are too few a
-baseline alone, the run's later points say what its level is. A first or second point that is high and falls away is the start-up of training,
-never a spike.
+baseline alone, the run's later points say what its level is. A first or second point that is high and falls away is the
+start-up of training, never a spike.
 
 An episode lasts until the series is back under `recover_factor` x baseline for
 `recover_points` points in a row (fewer if the log ends first); then it is recovered. A

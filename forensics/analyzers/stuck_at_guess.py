@@ -36,7 +36,8 @@ def detect_stuck_at_vocabulary_guess(metrics: Metrics, vocab_size: int | None) -
                f"ln {vocab_size} = {format_number(level)}, a uniform guess over the model's vocabulary. Check that "
                "the weights were loaded, that parameters require gradients, the learning rate, and that the model "
                "is big enough to learn anything (a test-size config?).")
-    return [never_learned_finding(loss, message, {"level": level, "vocab_size": vocab_size, "reason": "at ln(vocabulary)"})]
+    return [never_learned_finding(loss, message, {"level": level, "vocab_size": vocab_size,
+                                                  "reason": "at ln(vocabulary)"})]
 
 
 def detect_no_update_at_the_guess(metrics: Metrics, vocab_size: int | None) -> list[Finding]:
@@ -98,7 +99,8 @@ def _first_logged_step(metrics: Metrics) -> int:
 SMALLEST_VOCABULARY = 32  # tokens: under this (a few classes, digits) ln V is a classifier's or a fine-tune's level
 
 
-_AT_THE_GUESS = 0.9  # an eval loss this share of ln V or above: no better than the guess (token frequencies give 0.7-0.8)
+# an eval loss this share of ln V or above: no better than the guess (token frequencies give 0.7-0.8)
+_AT_THE_GUESS = 0.9
 _TOKEN_VOCABULARY = 1000  # (a character vocabulary's guess is low enough that its frequencies sit near it)
 
 
@@ -141,7 +143,8 @@ def detect_stuck_from_scratch(metrics: Metrics, thresholds: Thresholds, epoch_me
 
 
 def _whole_epoch_from_the_start(epochs) -> bool:
-    """The log's epoch counter runs from the run's first tenth of an epoch (`FROM_THE_START`) to a whole epoch or more."""
+    """The log's epoch counter runs from the run's first tenth of an epoch (`FROM_THE_START`) to a whole epoch or
+    more."""
     return epochs is not None and len(epochs) > 0 and float(epochs.max()) >= 1.0 \
         and float(epochs.min()) <= FROM_THE_START
 

@@ -80,10 +80,10 @@ def detect_eval_above_train(metrics: Metrics, thresholds: Thresholds) -> list[Fi
     if len(pairs) < _MIN_PAIRS and not (_few_evals_far_above(ratios, evals, real_loss(metrics))
                                         and _all_in_the_first_epoch(pairs.index, epochs)):
         return []
-    message = (f"{_eval_above_train_at(pairs, float(epoch.iloc[-1]))}: in the first epoch every training batch is scored "
-               f"before the model has trained on it, so the two should be alike, {_no_overfitting(len(pairs))}. The "
-               "two losses are not computed over the same tokens (labels, padding, loss weighting) or the evaluation "
-               "set is not like the training set: check how each is built.")
+    message = (f"{_eval_above_train_at(pairs, float(epoch.iloc[-1]))}: in the first epoch every training batch is "
+               f"scored before the model has trained on it, so the two should be alike, {_no_overfitting(len(pairs))}. "
+               "The two losses are not computed over the same tokens (labels, padding, loss weighting) or the "
+               "evaluation set is not like the training set: check how each is built.")
     return [Finding("train_eval_mismatch", "warning", first, message, end_step=last, metric="eval_loss",
                     evidence={"pairs": len(pairs), "eval_above_train": True, "median_ratio": float(np.median(ratios)),
                               "min_ratio": float(ratios.min()), "max_ratio": float(ratios.max())})]
@@ -92,8 +92,8 @@ def detect_eval_above_train(metrics: Metrics, thresholds: Thresholds) -> list[Fi
 def _eval_above_train_at(pairs: pd.DataFrame, epoch: float) -> str:
     """How far the eval loss sat above the training loss: at the one evaluation, or from the first to the last."""
     start, last, ratios = pairs.iloc[0], pairs.iloc[-1], pairs["eval"] / pairs["train"]
-    at_first = (f"{format_number(start['eval'])} against {format_number(start['train'])} at step {int(pairs.index[0])}, "
-                f"epoch {format_number(epoch)}")
+    at_first = (f"{format_number(start['eval'])} against {format_number(start['train'])} at step "
+                f"{int(pairs.index[0])}, epoch {format_number(epoch)}")
     if len(pairs) == 1:
         return f"the eval loss is {format_number(ratios.iloc[0])}x the training loss at the one evaluation ({at_first})"
     return (f"the eval loss is {format_number(ratios.min())}x to {format_number(ratios.max())}x the training loss at "
@@ -140,18 +140,19 @@ def fold_jump_into_mismatch(findings: list[Finding], metrics: Metrics) -> list[F
     jump = next((f for f in findings if f.kind == "loss_spike" and f.severity != "info"
                  and not f.evidence.get("recovered") and mismatch is not None and f.step < mismatch.step), None)
     evals = finite(metrics.get(EVAL_LOSS, pd.Series(dtype="float64")))
-    if jump is None or evals.empty or float(jump.evidence.get("baseline", np.inf)) > _JUMP_BEFORE * float(evals.iloc[0]):
+    if (jump is None or evals.empty
+            or float(jump.evidence.get("baseline", np.inf)) > _JUMP_BEFORE * float(evals.iloc[0])):
         return findings
     if len(evals[evals.index < jump.step]) or int(evals.index[0]) != mismatch.step:
         return findings  # an evaluation before the jump, or the mismatch starting later: not the same story
     message = (f"the training loss jumped from {format_number(jump.evidence['baseline'])} to "
-               f"{format_number(jump.evidence['value'])} at step {jump.step} and stays there, while the eval loss holds at "
-               f"about {format_number(float(evals.median()))} ({format_number(float(evals.iloc[0]))} -> "
+               f"{format_number(jump.evidence['value'])} at step {jump.step} and stays there, while the eval loss "
+               f"holds at about {format_number(float(evals.median()))} ({format_number(float(evals.iloc[0]))} -> "
                f"{format_number(float(evals.iloc[-1]))} over {len(evals)} evaluations): the model did not break; the "
-               f"logged training loss changed what it measures at step {jump.step}, {format_number(mismatch.evidence['min_ratio'])}x "
-               f"to {format_number(mismatch.evidence['max_ratio'])}x the eval loss at every evaluation after it. Check what "
-               "changed there (a resume's accumulation or loss reduction, another loss term, other data) and judge the "
-               "run by the eval loss.")
+               f"logged training loss changed what it measures at step {jump.step}, "
+               f"{format_number(mismatch.evidence['min_ratio'])}x to {format_number(mismatch.evidence['max_ratio'])}x "
+               "the eval loss at every evaluation after it. Check what changed there (a resume's accumulation or loss "
+               "reduction, another loss term, other data) and judge the run by the eval loss.")
     folded = replace(mismatch, severity="warning", step=jump.step, message=message,
                      evidence={**mismatch.evidence, "jump_step": jump.step, "jump_factor": jump.evidence.get("factor")})
     return [folded if f is mismatch else f for f in findings if f is not jump]

@@ -31,9 +31,9 @@ def detect_warmup_past_the_end(metrics: Metrics, warmup_steps, max_steps, num_tr
     """One `lr_anomaly` warning where the configured warm-up (`warmup_steps`) is as long as the whole run or longer,
     which ran its plan to the end (its last logged step within a logging interval of `max_steps`, or its last epoch
     `num_train_epochs`), and the logged rate was still climbing at its last point: the run never trained at its
-    configured rate and its decay never began (ShiboJin's Qwen2-1.5B LoRA: warmup_steps 100, 84 steps in its 3 epochs, 8.3e-06 of 1e-05 at the end; a warm-up
-    of exactly max_steps climbs to the second-last step and drops to 0 at the last). A log cut short before its plan
-    ended, or a rate that levelled off, is not this. Else []."""
+    configured rate and its decay never began (ShiboJin's Qwen2-1.5B LoRA: warmup_steps 100, 84 steps in its 3 epochs,
+    8.3e-06 of 1e-05 at the end; a warm-up of exactly max_steps climbs to the second-last step and drops to 0 at the
+    last). A log cut short before its plan ended, or a rate that levelled off, is not this. Else []."""
     lr = finite(metrics[LR]) if LR in metrics else None
     warmup_steps, max_steps = _whole(warmup_steps), _whole(max_steps)
     if lr is None or len(lr) < 3 or warmup_steps is None:

@@ -93,8 +93,8 @@ def _near_fp16_limit(checkpoints: list[CheckpointInfo], thresholds: Thresholds, 
         if near.empty:
             continue
         top = float(near["absmax"].iloc[0])
-        message = (f"Checkpoint {info.name} (step {info.step}) has {plural(len(near), 'tensor')} with finite weights above "
-                   f"{limit:g} (largest {top:g}, {thresholds.fp16_max / top:.2g}x below the fp16 limit "
+        message = (f"Checkpoint {info.name} (step {info.step}) has {plural(len(near), 'tensor')} with finite weights "
+                   f"above {limit:g} (largest {top:g}, {thresholds.fp16_max / top:.2g}x below the fp16 limit "
                    f"{thresholds.fp16_max:g}); in fp16 these overflow easily.")
         return [Finding("weights_near_fp16_limit", "warning", _step(info, fallback), message, evidence={
             "checkpoint": info.name, "limit": limit, "largest_absmax": top,
@@ -139,7 +139,8 @@ def why_not_safe(checkpoint: CheckpointInfo, findings: list[Finding]) -> str | N
         return None
     if checkpoint.optimizer_finite is False:
         moments = checkpoint.optimizer.nonfinite_tensors
-        return f"finite weights, but NaN/Inf optimizer state ({plural(len(moments), 'moment tensor')}, {moments[0]} first)"
+        return (f"finite weights, but NaN/Inf optimizer state ({plural(len(moments), 'moment tensor')}, "
+                f"{moments[0]} first)")
     harm = first_harm(findings)
     if checkpoint.step is None:
         return f"finite weights, but of unknown step: it cannot be placed before the {harm.kind} at step {harm.step}"

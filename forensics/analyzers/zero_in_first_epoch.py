@@ -158,8 +158,8 @@ def _first_pass_message(start: float, levelled: float, first: int, value: float,
     ends = ("at the floor of a 4-decimal print: nothing is left to learn and no gradient is left to learn from"
             if at_floor else "small but not 0: were the training texts repeats of one another, this low loss could "
             "be real; nothing in the log says so")
-    return (f"loss collapse: the loss falls from {format_number(start)} to {format_number(value)} by step {reached}, at "
-            f"epoch {epoch:.2g}, before any example was seen twice (its descent levels off, on a log scale, at step "
+    return (f"loss collapse: the loss falls from {format_number(start)} to {format_number(value)} by step {reached}, "
+            f"at epoch {epoch:.2g}, before any example was seen twice (its descent levels off, on a log scale, at step "
             f"{first}: {format_number(levelled)}), and ends at {format_number(tail)} over the last tenth of the log "
             f"(step {last}), {ends}. "
             "A whole-sequence next-token loss this low on text the model has not seen measures targets that are "
@@ -278,9 +278,10 @@ def unless_first_epoch(found: Finding, metrics: Metrics) -> Finding:
     if epoch is None or epoch >= 1.0:
         return found
     levelled = f" (its descent levelled off from step {found.step})" if found.step < near_zero else ""
-    message = (f"loss near 0 from step {near_zero}{levelled}, at epoch {epoch:.2g}: no example had been seen twice, so this "
-               "is not memorization. Trivially predictable targets (the answer inside the prompt, a fixed template) "
-               "or a loss computed over too few tokens give this; check a few training examples and their labels.")
+    message = (f"loss near 0 from step {near_zero}{levelled}, at epoch {epoch:.2g}: no example had been seen twice, so "
+               "this is not memorization. Trivially predictable targets (the answer inside the prompt, a fixed "
+               "template) or a loss computed over too few tokens give this; check a few training examples and their "
+               "labels.")
     return replace(found, kind="zero_loss_unexplained", message=message, evidence={**found.evidence, "epoch": epoch})
 
 

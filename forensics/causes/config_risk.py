@@ -41,8 +41,8 @@ _TOPICS = (
                         "tf32", "mixed_precision", "torch_dtype"),
           frozenset(_NUMERIC_KINDS), "medium",
           "fp16 holds values only up to 65504 and needs loss scaling; bf16 and fp32 do not overflow there"),
-    Topic("deepspeed_dtypes", ("ds.communication_data_type", "ds.*reduce*dtype*", "ds.*data_types*", "ds.grad_accum_dtype",
-                               "ds.data_types.*"),
+    Topic("deepspeed_dtypes", ("ds.communication_data_type", "ds.*reduce*dtype*", "ds.*data_types*",
+                               "ds.grad_accum_dtype", "ds.data_types.*"),
           frozenset(_NUMERIC_KINDS | {"loss_collapse", "grad_norm_spike"}), "medium",
           "DeepSpeed reduces gradients in this dtype; a mismatch with the training precision broke seed incident 5"),
     Topic("loss_scaling", ("ds.fp16.loss_scale*", "ds.fp16.initial_scale_power", "ds.fp16.min_loss_scale",
@@ -198,7 +198,8 @@ def _adjust(topic: str, key: str, values: tuple, broken: int | None, risk: str) 
             return ("high" if broken is not None else risk), f" (the values differ {ratio:.3g}x)"
     if topic == "clipping" and broken is not None and _disabled(values[broken]):
         return "high", "; the run that broke had clipping off"
-    if topic == "warmup" and broken is not None and key in ("warmup_steps", "warmup_ratio") and _disabled(values[broken]):
+    if (topic == "warmup" and broken is not None and key in ("warmup_steps", "warmup_ratio")
+            and _disabled(values[broken])):
         return ("high" if risk != "low" else "medium"), "; the run that broke had no warm-up"
     if topic in ("precision", "deepspeed_dtypes") and broken is not None:
         said = values[broken]

@@ -91,7 +91,8 @@ def early_blocks(facts: Facts) -> Cause | None:
         if indices[-1] > last_early:
             return None
     parts = ([f"embeddings ({', '.join(embeddings[:3])})"] if embeddings else []) + \
-            ([f"{'block' if len(indices) == 1 else 'blocks'} {', '.join(map(str, indices))} of {n_blocks} ({why})"] if indices else [])
+            ([f"{'block' if len(indices) == 1 else 'blocks'} {', '.join(map(str, indices))} of {n_blocks} ({why})"]
+             if indices else [])
     return Cause(
         cause="early_blocks", confidence="possible",
         evidence=_where(facts, bad) + [f"non-finite values only in the {' and the first '.join(parts)}"],
@@ -209,8 +210,8 @@ def _no_update_before(facts: Facts, step: int) -> str | None:
     before = before[np.isfinite(before)]
     if not len(before) or (before != 0.0).any():
         return None
-    return (f"the learning rate was logged as 0.0 at all {len(before)} logged steps before it, a scheduler that did not "
-            "step, as when every optimizer step is skipped (an fp16 loss scaler skips each step that overflows)")
+    return (f"the learning rate was logged as 0.0 at all {len(before)} logged steps before it, a scheduler that did "
+            "not step, as when every optimizer step is skipped (an fp16 loss scaler skips each step that overflows)")
 
 
 # The GRPO detector's no_learning_signal (analyzers.dead_reward): rewards without spread, not masked labels.
@@ -309,8 +310,8 @@ def frozen_weights(facts: Facts) -> Cause | None:
         evidence = [f"the epoch from step {first['repeated_from']} repeats the losses of the epoch before, batch for "
                     "batch: the same batches gave the same loss, so the weights had not changed"]
     elif "frozen_loss" in first:  # the loss and the eval loss say it, no grad_norm needed
-        evidence = [f"the training loss is {first['frozen_loss']:g} at all {first.get('points')} logged points from step "
-                    f"{found[0].step} and the eval loss moved by {first.get('eval_spread', 0):.1g} of itself: the "
+        evidence = [f"the training loss is {first['frozen_loss']:g} at all {first.get('points')} logged points from "
+                    f"step {found[0].step} and the eval loss moved by {first.get('eval_spread', 0):.1g} of itself: the "
                     "updates did not change what the model outputs"]
     elif _zero_at_few_points(found[0]):
         points = int(first.get("points", 1))
@@ -342,7 +343,8 @@ def _frozen_advice(facts: Facts, spread: str | None) -> str:
     objective = facts.profile.objective if facts.profile is not None else "unknown"
     adapter = method != "full"
     advice = ("Check that the trainable parameters require gradients"
-              + (" (a PEFT model with gradient checkpointing needs model.enable_input_require_grads())" if adapter else "")
+              + (" (a PEFT model with gradient checkpointing needs model.enable_input_require_grads())"
+                 if adapter else "")
               + ", that the loss is computed from the model's outputs (not detached), and that the optimizer holds "
               + ("the adapter's parameters" if adapter else "the model's parameters"))
     if objective in ("rl", "unknown") and not spread:

@@ -93,8 +93,10 @@ def lr_range(method: str, objective: str, n_params: int | None, family: str = "d
 
     >>> [lr_range(m, o, None).describe() for m, o in (("full", "sft"), ("lora", "sft"), ("full", "rl"))]
     ['1e-05 to 2e-05', '0.0001 to 0.0002', '1e-06 to 5e-06']
-    >>> lr_range("full", "unknown", 247_577_856, "t5").describe(), lr_range("full", "pretrain", None, "recurrent").source
-    ('0.0001 to 0.001', "recurrent networks: Adam's default 1e-3 (Kingma & Ba 2015), char-rnn's RMSprop 2e-3 (recalled)")
+    >>> lr_range("full", "unknown", 247_577_856, "t5").describe()
+    '0.0001 to 0.001'
+    >>> lr_range("full", "pretrain", None, "recurrent").source
+    "recurrent networks: Adam's default 1e-3 (Kingma & Ba 2015), char-rnn's RMSprop 2e-3 (recalled)"
     """
     if family in _ONE_ROW_FAMILIES:
         return next(r for r in TABLE if r.family == family)
@@ -128,8 +130,9 @@ def range_scope(objective: str, n_params: int | None, method: str = "unknown", f
     unknown = []
     if objective not in OBJECTIVES_WITH_ROWS:
         pretrain = next(r for r in TABLE if r.objective == "pretrain")
-        other = "" if own_rows else (": preference and RL recipes run lower" if method in ("lora", "qlora", "peft") else
-                                     f"; pre-training from scratch runs higher: {pretrain.describe()} under 1B parameters")
+        other = "" if own_rows else (
+            ": preference and RL recipes run lower" if method in ("lora", "qlora", "peft") else
+            f"; pre-training from scratch runs higher: {pretrain.describe()} under 1B parameters")
         unknown.append(("objective not known" if objective == "unknown" else
                         f"the table has no row for {objective!r}") + other)
     sized = objective not in ("preference", "rl") and not own_rows  # the preference, RL and family rows: every size

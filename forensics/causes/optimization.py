@@ -57,7 +57,8 @@ def lr_too_high(facts: Facts) -> Cause | None:
     if method == "unknown" and _language_model_frozen(facts):
         return None  # a projector stage (LLaVA's): neither full fine-tuning's nor an adapter's rates judge it
     sgd = _sgd_scale(facts, peak)
-    far = peak >= FAR_OUT * ranges[-1].ceiling and sgd is None  # so far out of every recipe that the rate alone is evidence
+    # so far out of every recipe that the rate alone is evidence
+    far = peak >= FAR_OUT * ranges[-1].ceiling and sgd is None
     if sgd is not None:
         evidence.append(sgd)
     if far and precursor is None:
@@ -82,8 +83,8 @@ def lr_too_high(facts: Facts) -> Cause | None:
         named = _named_optimizer(facts)
         title += (" with an Adam-family optimizer " + (f"(the run names {named!r})" if named else
                                                         "(the optimizer is not known)"))
-        advice = (f"With Adam or AdamW: {advice[0].lower()}{advice[1:]} With plain SGD, {evidence_value(peak)} is a usual "
-                  "rate: look at the gradients first (clipping, an exploding recurrence) and at the data.")
+        advice = (f"With Adam or AdamW: {advice[0].lower()}{advice[1:]} With plain SGD, {evidence_value(peak)} is a "
+                  "usual rate: look at the gradients first (clipping, an exploding recurrence) and at the data.")
     runaway = rate_rose_without_end(facts)
     if runaway is not None:  # whatever the range, a rate that keeps growing breaks the run: the schedule comes first
         evidence.append(runaway)
@@ -204,9 +205,9 @@ def _no_row_fits(facts: Facts, peak: float) -> str | None:
         return None
     return (f"no range in the table fits a rate of {evidence_value(peak)} where the method is unknown and so is the "
             f"objective: it is above every fine-tuning recipe ({full.describe()} for full fine-tuning, "
-            f"{adapter.describe()} for LoRA/QLoRA adapters) but not beyond pre-training recipes ({pretraining.describe()} under 1B parameters; "
-            "large-batch optimizers such as LAMB run higher), so judge it by the recipe of the run's own model and "
-            "optimizer")
+            f"{adapter.describe()} for LoRA/QLoRA adapters) but not beyond pre-training recipes "
+            f"({pretraining.describe()} under 1B parameters; large-batch optimizers such as LAMB run higher), so "
+            "judge it by the recipe of the run's own model and optimizer")
 
 
 def _past_every_row(facts: Facts, peak: float) -> bool:
@@ -225,9 +226,9 @@ def _every_recipe_below(facts: Facts, peak: float) -> str:
     n_params = profile_of(facts)[2]
     rows = [lr_range(m, o, n_params or 1) for m in ("full", "lora") for o in ("sft", "pretrain")]
     low, high = min(r.low for r in rows), max(r.ceiling for r in rows)
-    return (f"{evidence_value(peak)} is above every Adam-family recipe, fine-tuning and pre-training from scratch alike "
-            f"({evidence_value(low)} to {evidence_value(high)}); the method and objective are unknown, so take the "
-            "range of the run's own model and objective from there")
+    return (f"{evidence_value(peak)} is above every Adam-family recipe, fine-tuning and pre-training from scratch "
+            f"alike ({evidence_value(low)} to {evidence_value(high)}); the method and objective are unknown, so take "
+            "the range of the run's own model and objective from there")
 
 
 _USUAL_CLIP = 1.0  # the clipping norm recipes use (adapters also 0.3)

@@ -80,7 +80,8 @@ def _sentence(clause: str) -> str:
     return clause[0].upper() + clause[1:] + "."
 
 
-SCALER_AT_WORK = "Nothing to change for these alone"  # how the advice for a scaler that only skipped a few updates opens
+# how the advice for a scaler that only skipped a few updates opens
+SCALER_AT_WORK = "Nothing to change for these alone"
 
 
 def _scaler_did_its_job(facts: Facts) -> str:
@@ -156,7 +157,8 @@ def _loss_scale_evidence(facts: Facts) -> list[str]:
         out.append(f"saved loss scale {said(facts.config, 'state.loss_scale')} is at the floor (it starts at 65536)")
     skipped_steps = facts.config.get("state.skipped_steps")
     if isinstance(skipped_steps, int) and skipped_steps > 0:
-        out.append(f"DeepSpeed skipped {skipped_steps} steps on overflow ({facts.config.source_of('state.skipped_steps')})")
+        out.append(f"DeepSpeed skipped {skipped_steps} steps on overflow "
+                   f"({facts.config.source_of('state.skipped_steps')})")
     for info in facts.checkpoints:
         count = info.deepspeed.skipped_steps if info.deepspeed is not None else None
         if isinstance(count, int) and count > 0 and not isinstance(skipped_steps, int):
@@ -307,7 +309,8 @@ def _early_trouble(facts: Facts) -> list[str]:
     spikes = facts.of_kind("grad_norm_spike")
     if spikes:
         peak = spikes[0].evidence.get("value")
-        out.append(f"grad_norm spiked at step {spikes[0].step}" + (f" to {evidence_value(peak)}" if peak is not None else ""))
+        out.append(f"grad_norm spiked at step {spikes[0].step}"
+                   + (f" to {evidence_value(peak)}" if peak is not None else ""))
     collapses = facts.of_kind("loss_collapse", "no_learning_signal")
     if collapses:
         out.append(f"then the loss collapsed to 0 from step {collapses[0].step}")
@@ -320,11 +323,13 @@ def qlora_double_quant(facts: Facts) -> Cause | None:
     if c.get("quant.bnb_4bit_use_double_quant") is not True:
         return None
     bad = facts.nonfinite_steps("grad_norm")
-    flagged = [f for f in facts.of_kind("nonfinite_metric", "masked_nan_loss") if f.metric in (None, "grad_norm", "loss")]
+    flagged = [f for f in facts.of_kind("nonfinite_metric", "masked_nan_loss")
+               if f.metric in (None, "grad_norm", "loss")]
     if not bad and not flagged:
         return None
     evidence = [f"{said(c, 'quant.bnb_4bit_use_double_quant')}", _nonfinite_from(facts, bad, flagged)]
-    evidence += [said(c, k) for k in ("quant.bnb_4bit_compute_dtype", "learning_rate", "max_grad_norm") if c.get(k) is not None]
+    evidence += [said(c, k) for k in ("quant.bnb_4bit_compute_dtype", "learning_rate", "max_grad_norm")
+                 if c.get(k) is not None]
     fp16 = precision_sources(c, "fp16")
     if fp16:  # the overflow explains the same NaN; double quantization on (QLoRA's default) is no evidence over it
         scaler = _scaler_at_work(facts)

@@ -30,8 +30,8 @@ _EXPORTS = {
     **dict.fromkeys(("find_checkpoints", "open_checkpoint", "siblings_between"), ".layout"),
     "check_run_checkpoints": ".run_checks",
     **dict.fromkeys(("SCAN_COLUMNS", "quick_check", "scan_checkpoint", "scan_table"), ".scan"),
-    **dict.fromkeys(("STATS_COLUMNS", "STATUSES", "CheckpointInfo", "CheckpointRef", "DeepSpeedCounters", "TensorTable"),
-                    ".types"),
+    **dict.fromkeys(("STATS_COLUMNS", "STATUSES", "CheckpointInfo", "CheckpointRef", "DeepSpeedCounters",
+                     "TensorTable"), ".types"),
     "DEFAULT_CHUNK_BYTES": ".units",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -244,7 +244,8 @@ def _blob_data_offset(fh, span: ChunkSpan, itemsize: int) -> tuple[int, int]:
         member = archive.getinfo(f"{pkl[: -len('data.pkl')]}data/{storage.key}")
         start = member_data_start(fh, span.offset, member)
     except (zipfile.BadZipFile, StopIteration, KeyError, OSError, ValueError) as err:
-        raise UnreadableFile(span.file, f"chunk at byte {span.offset} is not a readable torch.save blob ({err})") from None
+        raise UnreadableFile(span.file,
+                             f"chunk at byte {span.offset} is not a readable torch.save blob ({err})") from None
     if (storage_offset + span.numel) * itemsize > member.file_size:
         raise UnreadableFile(span.file, f"chunk at byte {span.offset} holds fewer elements than .metadata says")
     return start + storage_offset * itemsize, member.file_size // itemsize

@@ -102,7 +102,8 @@ class OptimizerFile(SafetensorsFile):
         code = TORCH_CODES.get(dtype)
         numel = int(np.prod(shape, dtype=np.int64)) if shape else 1
         if code is None:
-            return TensorEntry(name, dtype, shape, numel, str(self.path), 0, f"dtype {dtype} is not supported; not checked")
+            return TensorEntry(name, dtype, shape, numel, str(self.path), 0,
+                               f"dtype {dtype} is not supported; not checked")
         itemsize = DTYPES[code].itemsize
         if (offset + numel) * itemsize > member.file_size:
             return TensorEntry(name, code, shape, numel, str(self.path), 0,

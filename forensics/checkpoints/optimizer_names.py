@@ -59,8 +59,8 @@ _DECAY_RULES: tuple[Callable[[str], bool], ...] = (_no_decay_now, _no_decay_old)
 _PART_RANK = {part: rank for rank, part in enumerate((
     "ln_1", "self_attn", "attn", "attention", "self_attention", "q_proj", "k_proj", "v_proj", "qkv_proj",
     "query_key_value", "c_attn", "o_proj", "dense", "c_proj", "ln_2", "mlp", "feed_forward", "ffn", "router", "gate",
-    "experts", "gate_proj", "up_proj", "gate_up_proj", "c_fc", "down_proj", "input_layernorm", "post_attention_layernorm",
-    "lora_A", "lora_B", "weight", "bias"))}
+    "experts", "gate_proj", "up_proj", "gate_up_proj", "c_fc", "down_proj", "input_layernorm",
+    "post_attention_layernorm", "lora_A", "lora_B", "weight", "bias"))}
 _EMBEDDING = re.compile(r"embed|wte|wpe|word_embeddings|tok_embeddings")
 
 

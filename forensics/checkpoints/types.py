@@ -150,7 +150,8 @@ class CheckpointInfo:
         if self.reason:
             text += f" ({self.reason})"
         if self.optimizer is not None:
-            text += "; optimizer state " + {True: "finite", False: "NOT finite", None: "not read"}[self.optimizer_finite]
+            text += "; optimizer state " + {True: "finite", False: "NOT finite",
+                                            None: "not read"}[self.optimizer_finite]
         return text
 
     @property

@@ -18,7 +18,8 @@ def copy_disagreements(nonfinite_files: dict[str, list[str]], names: set[str]) -
         nonfinite_files: file -> names of its non-finite tensors (CheckpointInfo.nonfinite_files).
         names: every tensor name of the checkpoint (to know whether a 16-bit copy was saved).
 
-    >>> copy_disagreements({"g/bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt": ["l.1.w.fp32"]}, {"l.1.w", "l.1.w.fp32"})
+    >>> copy_disagreements({"g/bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt": ["l.1.w.fp32"]},
+    ...                    {"l.1.w", "l.1.w.fp32"})
     ['l.1.w: the fp32 master copy holds NaN/Inf (rank 1) while the 16-bit weights are finite']
     """
     master_ranks: dict[str, set[int]] = {}
@@ -37,7 +38,8 @@ def copy_disagreements(nonfinite_files: dict[str, list[str]], names: set[str]) -
             continue
         if param in master_ranks:
             ranks = ", ".join(str(r) for r in sorted(r for r in master_ranks[param] if r is not None))
-            out.append(f"{param}: the fp32 master copy holds NaN/Inf (rank {ranks}) while the 16-bit weights are finite")
+            out.append(f"{param}: the fp32 master copy holds NaN/Inf (rank {ranks}) "
+                       "while the 16-bit weights are finite")
         else:
             out.append(f"{param}: the 16-bit weights hold NaN/Inf while the fp32 master copy is finite")
     return out

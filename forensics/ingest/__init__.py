@@ -49,7 +49,8 @@ def reader_for(kind: str) -> Reader:
     return dict(_readers())[kind]
 
 
-def read_logs(layout: RunLayout, progress: Callable[[str], None] | None = None) -> tuple[list[LogRecords], list[Skipped]]:
+def read_logs(layout: RunLayout,
+              progress: Callable[[str], None] | None = None) -> tuple[list[LogRecords], list[Skipped]]:
     """Read every log file of a run; bad files become Skipped entries, never exceptions.
 
     A file read only in part (a cut tail, a damaged record) is kept and also gets a Skipped line

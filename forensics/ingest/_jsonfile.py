@@ -39,5 +39,6 @@ def read_json_object(path, what: str = "", notes: list[str] | None = None) -> di
     suffix = f"; not {what}" if what else ""
     value = read_json_value(path, what, notes)
     if not isinstance(value, dict):
-        raise UnreadableFile(path, f"the JSON is not an object (expected a JSON object, found {type(value).__name__}){suffix}")
+        raise UnreadableFile(path, f"the JSON is not an object (expected a JSON object, "
+                                   f"found {type(value).__name__}){suffix}")
     return value

@@ -157,7 +157,8 @@ def read_jsonl(path, fmt: str, step_keys: tuple[str, ...], not_metrics: frozense
             no_step += 1
             continue
         total = total if total is not None else int_step(obj.get("total_steps"))
-        if total is not None and run_total is not None and total != run_total and rows and _evaluation_only(obj, not_metrics):
+        if (total is not None and run_total is not None and total != run_total and rows
+                and _evaluation_only(obj, not_metrics)):
             # an evaluation's own progress (LLaMA-Factory's closing eval: current_steps 8 of 8 eval batches): it
             # was made at the training step the log had reached, not at step 8 ...
             # ... unless it repeats an earlier evaluation exactly: the same weights evaluated again (the last one's, or
@@ -196,8 +197,8 @@ def _repeated_evaluation(obj: dict, rows: list[tuple[int, dict]]) -> int | None:
 
 def _evaluation_only(obj: dict, not_metrics: frozenset) -> bool:
     """A line whose numeric metrics are all an evaluation's (eval_*, predict_*)."""
-    names = [k for k, v in obj.items() if k not in not_metrics and isinstance(v, (int, float)) and not isinstance(v, bool)
-             and k != "epoch"]
+    names = [k for k, v in obj.items()
+             if k not in not_metrics and isinstance(v, (int, float)) and not isinstance(v, bool) and k != "epoch"]
     return bool(names) and all(k.startswith(("eval_", "predict_")) for k in names)
 
 

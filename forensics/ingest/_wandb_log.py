@@ -63,7 +63,8 @@ def messages(data: bytes) -> tuple[list[bytes], list[str]]:
         if end > len(data):
             problems.append(f"cut inside a record at byte {pos} (a run still being written?)")
             break
-        if kind not in _TYPE_CRC or end > pos + left_in_block or zlib.crc32(data[start:end], _TYPE_CRC[kind]) != checksum:
+        if (kind not in _TYPE_CRC or end > pos + left_in_block
+                or zlib.crc32(data[start:end], _TYPE_CRC[kind]) != checksum):
             problems.append(f"damaged record at byte {pos} (bad checksum or framing); the rest of its block skipped")
             pending = None
             pos += left_in_block

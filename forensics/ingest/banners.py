@@ -36,8 +36,8 @@ the framework (Unsloth) and the model size, which the run profile reads (`Banner
   4.935s` (kind "mlx_trainer", once a log: the start line where there is one).
 * MiniMind's `init_model` (trainer/trainer_utils.py), as it builds the model: `Model Params: 63.91M` then `Trainable
   Params: 63.912M`, in millions to two and three decimals (kind "minimind"); equal within that rounding, every weight
-  is trainable. Its train_lora.py counts before applying LoRA and then again: `LLM 总参数量: 7.356 M` (the whole) and
-  `LoRA 参数量: 0.262 M` (the adapter, the only weights it trains).
+  is trainable. Its train_lora.py counts before applying LoRA and then again: `LLM 总参数量: 7.356 M` (the whole)
+  and `LoRA 参数量: 0.262 M` (the adapter, the only weights it trains).
 * LLaMA-Factory's own loggers (`llmtuner.*` before v0.6, then `llamafactory.*`), named on each of their lines.
 * Unsloth, on loading the model: `==((====))==  Unsloth 2024.8: Fast Llama patching. ...` and
   four more lines (GPU, Pytorch, `Bfloat16 = FALSE`, licence); on training:
@@ -71,13 +71,15 @@ _UNSLOTH_LINES = 5
 # trained)`: the model's count after `of` or `/`
 _UNSLOTH_TRAINABLE = re.compile(r"(?:Number of trainable|Trainable) parameters\s*=\s*([\d,]+)"
                                 r"(?:\s+of\s+([\d,]+)|\s*/\s*([\d,]+))?")
-_LLAMAFACTORY = re.compile(r"^\[\w+\|[\d\- :]+\] (?:llamafactory\.\S+:\d+|parser\.py:\d+) >> Process rank: \d+.*compute dtype"
-                           # any line of its own loggers, named by its package (llmtuner before v0.6): the default
-                           # format `03/12/2024 11:24:33 - INFO - llmtuner.extras.callbacks - {...}`, or v0.9's
-                           # `[INFO|2024-11-02 10:00:01] llamafactory.data.loader:157 >> ...`
-                           r"|^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d - [A-Z]+ - (?:llmtuner|llamafactory)\.[\w.]+ - "
-                           r"|^\[[A-Z]+\|[\d\- :,]+\] (?:llmtuner|llamafactory)\.[\w.]+:\d+ >> ")
-_WEBUI = re.compile(r"LoRA training run is completed|text-generation-webui/extensions/Training_PRO|Training_PRO/script\.py")
+_LLAMAFACTORY = re.compile(
+    r"^\[\w+\|[\d\- :]+\] (?:llamafactory\.\S+:\d+|parser\.py:\d+) >> Process rank: \d+.*compute dtype"
+    # any line of its own loggers, named by its package (llmtuner before v0.6): the default
+    # format `03/12/2024 11:24:33 - INFO - llmtuner.extras.callbacks - {...}`, or v0.9's
+    # `[INFO|2024-11-02 10:00:01] llamafactory.data.loader:157 >> ...`
+    r"|^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d - [A-Z]+ - (?:llmtuner|llamafactory)\.[\w.]+ - "
+    r"|^\[[A-Z]+\|[\d\- :,]+\] (?:llmtuner|llamafactory)\.[\w.]+:\d+ >> ")
+_WEBUI = re.compile(
+    r"LoRA training run is completed|text-generation-webui/extensions/Training_PRO|Training_PRO/script\.py")
 # Training_PRO's count line: `Trainable params: 13,631,488 (1.0910 %), All params: 1,249,445,888 (Model: 1,235,814,400)`
 _WEBUI_COUNTS = re.compile(r"Trainable params:\s*([\d,]+).*?All params:\s*[\d,]+\s*\(Model:\s*([\d,]+)\)")
 # ms-swift's summary: `PeftModelForCausalLM: 8212.5588M Params (21.8235M Trainable [0.2657%]), 0.0001M Buffers.`
@@ -241,7 +243,8 @@ def _trained_whole_by_names(before: str, names: str, source: str) -> Banner | No
     if total is None or not any("embed" in n for n in listed) or any(_ADAPTER_WEIGHT.search(n) for n in listed):
         return None
     embeddings = ", ".join(n for n in listed if "embed" in n)
-    return Banner("param_names", f"{before.strip()}\nTrainable parameters: {len(listed)} names, {embeddings} among them",
+    return Banner("param_names",
+                  f"{before.strip()}\nTrainable parameters: {len(listed)} names, {embeddings} among them",
                   _count(total.group(1)), _count(total.group(1)), source)
 
 

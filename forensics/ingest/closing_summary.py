@@ -27,7 +27,8 @@ def dated_by_train_output(events: list[tuple], steps: dict[int, int]) -> dict[in
         for later in events[i + 1:]:
             if later[0] == "dict" and "loss" in later[2]:
                 break
-            if later[0] == "dict" and later[1] is not None and later[2].get("train_runtime") == event[2]["train_runtime"]:
+            if (later[0] == "dict" and later[1] is not None
+                    and later[2].get("train_runtime") == event[2]["train_runtime"]):
                 steps[i] = later[1]
                 break
     return steps

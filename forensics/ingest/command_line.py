@@ -24,7 +24,8 @@ Launch commands are read from W&B's metadata, from DeepSpeed's `cmd = ...` line,
 the command (`CUDA_VISIBLE_DEVICES=0 python src/train_bash.py --stage sft ...`, `llamafactory-cli train ...`,
 `deepspeed --num_gpus 8 train.py ...`, `accelerate launch ...`, `torchrun ...`; `\\` continuations joined) and from a
 small text file beside the log that holds one such command (`command.txt`, `run.sh`) and from a notebook's shell
-lines (`!python train.py --fp16`, in the cells that ran): only where the text holds exactly one (two are two runs, or a script's stages: which one ran is not said).
+lines (`!python train.py --fp16`, in the cells that ran): only where the text holds exactly one (two are two runs, or a
+script's stages: which one ran is not said).
 """
 from __future__ import annotations
 

@@ -40,7 +40,8 @@ def training_args_values(args: dict) -> dict[str, Any]:
     arguments' class as `training_args_class` where the file names it (a pickle's `__class__`)."""
     # Private fields are runtime state; `*_token` fields are secrets (HF masks them in the TB text too).
     out = {k: _without_class(v) for k, v in args.items()
-           if not k.startswith("_") and not k.endswith("_token") and k not in ("hf_deepspeed_config", "deepspeed_plugin")}
+           if not k.startswith("_") and not k.endswith("_token")
+           and k not in ("hf_deepspeed_config", "deepspeed_plugin")}
     ds = args.get("hf_deepspeed_config")
     if isinstance(ds, dict) and isinstance(ds.get("config"), dict):
         out.update(deepspeed_values(ds["config"]))
@@ -325,11 +326,11 @@ def read_scaler(path) -> dict[str, Any]:
 
 def read_config_yaml(path) -> dict[str, Any]:
     """A YAML file of any name in the run folder, read where it is a LLaMA-Factory or axolotl run configuration
-    (the file given to `llamafactory-cli train` / `axolotl train`), H2O LLM Studio's cfg.yaml, torchtune's `torchtune_config.yaml` (the resolved
-    recipe config it saves beside its logs), Lightning's `hparams.yaml` or Accelerate's `hparams.yml` (a script's
-    arguments as its TensorBoard tracker saves them), DVCLive's `params.yaml` (TrainingArguments), with the framework
-    it names; {} for any other YAML (a README's front matter, a dataset card, hydra's): not every YAML file is a
-    run's configuration."""
+    (the file given to `llamafactory-cli train` / `axolotl train`), H2O LLM Studio's cfg.yaml, torchtune's
+    `torchtune_config.yaml` (the resolved recipe config it saves beside its logs), Lightning's `hparams.yaml` or
+    Accelerate's `hparams.yml` (a script's arguments as its TensorBoard tracker saves them), DVCLive's `params.yaml`
+    (TrainingArguments), with the framework it names; {} for any other YAML (a README's front matter, a dataset card,
+    hydra's): not every YAML file is a run's configuration."""
     if Path(path).name == "hparams.yaml":  # Lightning's loggers write the module's save_hyperparameters() here
         return lightning_values(yaml_leaves(path))
     if Path(path).name == "hparams.yml":  # Accelerate's TensorBoard tracker: the script's init_trackers(config=...)

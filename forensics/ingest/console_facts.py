@@ -29,7 +29,8 @@ _DS_ENGINE = re.compile(r"^.*?\bDeepSpeedEngine configuration:\s*$", re.MULTILIN
 # (Ourboros-Alignment-Team_RWKV-RM-Copilot) and no configuration print was kept
 _DS_PROGRESS_LINE = re.compile(r"^.*?\bstep=\d+, skipped=\d+, lr=\[[^\n]*$", re.MULTILINE)
 # OLMo's printed TrainConfig (`precision='amp_bf16'`), Composer's printed YAML config (`precision: amp_bf16`)
-_AMP_PRECISION = re.compile(r"\bprecision(?:='amp_(bf16|fp16)'|: amp_(bf16|fp16)\b)|compute dtype: torch\.(bfloat16|float16)\b")
+_AMP_PRECISION = re.compile(
+    r"\bprecision(?:='amp_(bf16|fp16)'|: amp_(bf16|fp16)\b)|compute dtype: torch\.(bfloat16|float16)\b")
 # torchtune's recipes: `Model is initialized with precision torch.bfloat16.` (the dtype it trains in: no autocast)
 _TORCHTUNE_PRECISION = re.compile(r"^.*?\bModel is initialized with precision torch\.(bfloat16|float16|float32)\b.*$",
                                   re.MULTILINE)
@@ -37,7 +38,8 @@ _TORCHTUNE_PRECISION = re.compile(r"^.*?\bModel is initialized with precision to
 # param dtype, autocast's where FSDP is off); Lightning's / Fabric's start-up line for its AMP plugin (`Using 16-bit
 # Automatic Mixed Precision (AMP)`: float16 with a GradScaler; `Using bfloat16 Automatic Mixed Precision (AMP)`)
 _TITAN_MIXED_PRECISION = re.compile(r"--training\.mixed_precision_param[= ](bfloat16|float16|float32)\b")
-_LIGHTNING_AMP = re.compile(r"^.*?\bUsing (16-?bit|bfloat16)(?: native)? Automatic Mixed Precision \(AMP\).*$", re.MULTILINE)
+_LIGHTNING_AMP = re.compile(
+    r"^.*?\bUsing (16-?bit|bfloat16)(?: native)? Automatic Mixed Precision \(AMP\).*$", re.MULTILINE)
 # torch's deprecation warning for `torch.cuda.amp.autocast` quotes the calling line of the run's own script (not a
 # library's: site-packages) under it; the warning fires only where autocast is entered, on CUDA, and with no dtype the
 # autocast is float16 (PUFAI_GibberishGPT: `with torch.cuda.amp.autocast():` at gpt_train_script.py:518;
@@ -48,8 +50,8 @@ _AUTOCAST_ECHO = re.compile(r"^(?P<file>[^\n]*?\.py):\d+: FutureWarning: `torch\
                             r"(?P<line>[^\n]*?\btorch\.cuda\.amp\.autocast\((?P<args>[^()\n]*)\)[^\n]*)", re.MULTILINE)
 _AUTOCAST_DTYPE = {"": "fp16", "dtype=torch.float16": "fp16", "dtype=torch.bfloat16": "bf16"}
 # Unsloth switching a model that cannot train in float16 to float32 (Gemma 3 on a T4): `Unsloth: Switching to float32
-# training since model cannot work with float16`, `Unsloth: Using float16 precision for gemma3 won't work! Using float32.`
-# (the second names the model type it is about: a notebook may try one model and train another)
+# training since model cannot work with float16`, `Unsloth: Using float16 precision for gemma3 won't work! Using
+# float32.` (the second names the model type it is about: a notebook may try one model and train another)
 _UNSLOTH_FP32 = re.compile(r"Unsloth: Switching to (float32) training\b[^\n]*")
 _UNSLOTH_FP32_FOR = re.compile(r"Unsloth: Using float16 precision for (\S+) won't work! Using (float32)\b[^\n]*")
 # A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
@@ -57,8 +59,9 @@ _UNSLOTH_FP32_FOR = re.compile(r"Unsloth: Using float16 precision for (\S+) won'
 # or names QLoRA (`Q-LoRA`; QDoRA, a DoRA adapter on a 4-bit base: `Setting up QDoRa VietAI/vit5-base`): an adapter on
 # it is QLoRA. (Only as the word, capital Q: `q_lora` is DeepSeek's query projection rank in MaxText's and Megatron's
 # printed configs.)
-_LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|\bquantizing (?:the )?model to 4 ?bit\b)"
-                          r"|(?<![A-Za-z0-9_=])Q-?(?:LoRA|LORA|DoRA|DORA|DoRa)(?![A-Za-z0-9_=])")
+_LOADED_4BIT = re.compile(
+    r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|\bquantizing (?:the )?model to 4 ?bit\b)"
+    r"|(?<![A-Za-z0-9_=])Q-?(?:LoRA|LORA|DoRA|DORA|DoRa)(?![A-Za-z0-9_=])")
 # A line that loads a model (a load word in English, Chinese, Japanese, Korean, Spanish, French, German) and names 4
 # bits (`4bit`, `4-bit`, `nf4`, `load_in_4bit`) beside it: `加载 4bit 基座: Qwen/Qwen2.5-1.5B-Instruct` (loading
 # the 4-bit base), `Loading the base in 4bit (nf4)`. A `4bit` elsewhere (a kernel, a merge, a flag listed) is no load.
@@ -67,8 +70,9 @@ _LOADED_4BIT = re.compile(r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbn
 # are 4-bit, whatever the line says beside it (`bias=False` is no negation)
 _FOUR_BIT_LAYER = re.compile(r"(?<![A-Za-z0-9_])Linear4bit(?![A-Za-z0-9_])")
 _FOUR_BIT_WORD = re.compile(r"(?i)(?<![A-Za-z0-9])(?:4[-_ ]?bits?|nf4|load_in_4bit)(?![A-Za-z0-9])")
-_LOAD_WORD = re.compile(r"(?i)\b(?:load|loads|loading|loaded|cargando|cargado|chargement|charg[ée]e?|lade|laden|geladen)\b"
-                        r"|加载|載入|载入|読み込|ロード|로드|불러")
+_LOAD_WORD = re.compile(
+    r"(?i)\b(?:load|loads|loading|loaded|cargando|cargado|chargement|charg[ée]e?|lade|laden|geladen)\b"
+    r"|加载|載入|载入|読み込|ロード|로드|불러")
 _NEGATED_CJK = re.compile(r"不|未|没有|沒有|無し|しない|않")  # `不加载 4bit` (not loading in 4 bits)
 # ... unless the line says it is not so (`Full fine-tuning (no QLoRA)`, `without 4-bit quantization`)
 _NEGATED = re.compile(r"\b(?:no|not|without|False|disabled?)\b", re.IGNORECASE)
@@ -78,12 +82,15 @@ _PAD_TOKEN_CLAUSE = re.compile(r" does not have a padding token! Will use pad_to
 # DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`)
 _DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* [^\n]*\bmain\.py\b[^\n]*$", re.MULTILINE)
 _LORA_DIM = re.compile(r"--lora_dim[ =](\d+)")
-# LLaMA-Factory loading or saving a value head (its reward-model and PPO stages; trl's AutoModelForCausalLMWithValueHead)
-_VALUE_HEAD = re.compile(r"llamafactory\.model\.model_utils\.valuehead|Value head model saved|does not contain value head weights")
+# LLaMA-Factory loading or saving a value head (its reward-model and PPO stages;
+# trl's AutoModelForCausalLMWithValueHead)
+_VALUE_HEAD = re.compile(
+    r"llamafactory\.model\.model_utils\.valuehead|Value head model saved|does not contain value head weights")
 # The model card a trainer writes beside its model (README.md): whose it is, and the card's own precision line (the
 # Trainer writes `- mixed_precision_training: Native AMP` only for fp16: transformers/modelcard.py)
 _CARD_OWNERS = (("axolotl", re.compile(r"Built with Axolotl|^axolotl version:", re.MULTILINE)),
-                ("trl", re.compile(r"^This model was trained with \[?(?:SFT|DPO|ORPO|KTO|GRPO|PPO|Reward)|^- TRL: ", re.MULTILINE)),
+                ("trl", re.compile(r"^This model was trained with \[?(?:SFT|DPO|ORPO|KTO|GRPO|PPO|Reward)|^- TRL: ",
+                                   re.MULTILINE)),
                 # (Keras' PushToHubCallback writes the Trainer's `### Training results` heading too, under its own tag)
                 ("keras", re.compile(r"^- generated_from_keras_callback\s*$", re.MULTILINE)),
                 ("hf_trainer", re.compile(r"^### Training results\s*$", re.MULTILINE)))
@@ -106,12 +113,14 @@ _BNB_COMPUTE = re.compile(r"""['"]load_in_4bit['"]: True\b[^\n]*?['"]bnb_4bit_co
                           r"""(bfloat16|float16|float32)\b""")
 # A run that trains its own tokenizer first (B4rtekk1/CGPT: `Training BPE tokenizer on 1024 MiB ...`): a model whose
 # vocabulary is new has no trained weights to start from.
-_TRAINS_TOKENIZER = re.compile(r"^[ \t]*Training (?:a |the |new )?(?:BPE |WordPiece |Unigram |SentencePiece |byte-level )?"
-                               r"tokenizer\b.*$", re.MULTILINE | re.IGNORECASE)
+_TRAINS_TOKENIZER = re.compile(
+    r"^[ \t]*Training (?:a |the |new )?(?:BPE |WordPiece |Unigram |SentencePiece |byte-level )?"
+    r"tokenizer\b.*$", re.MULTILINE | re.IGNORECASE)
 # A script that says it builds its model from random weights (nanoGPT's train.py: `Initializing a new model from
 # scratch`, printed where init_from is 'scratch'; the same words in other loops).
-_FROM_SCRATCH_LINE = re.compile(r"^[ \t]*(?:Initializ(?:ing|e) (?:a )?new model from scratch|(?:Training|Building|Creating) "
-                                r"(?:a )?new model from scratch)\b.*$", re.MULTILINE | re.IGNORECASE)
+_FROM_SCRATCH_LINE = re.compile(
+    r"^[ \t]*(?:Initializ(?:ing|e) (?:a )?new model from scratch|(?:Training|Building|Creating) "
+    r"(?:a )?new model from scratch)\b.*$", re.MULTILINE | re.IGNORECASE)
 # Instruction-tuning data a console shows: Alpaca's prompt template (`Below is an instruction that describes a task`),
 # its `### Instruction:` heading, a dataset's columns printed as `['instruction', 'input', 'output']`, or an Alpaca
 # dataset's path on a data line (not AlpacaFarm's preference pairs). Supervised fine-tuning trains on such pairs (a
@@ -138,21 +147,21 @@ _PROMPT_TEMPLATE = re.compile(r"^#+[ \t]*Prompt[ \t]+(?:Template|Format)\b[^\n]*
 def console_facts(text: str) -> dict:
     """Setup facts a console log states, with the line that states them: DeepSpeed's config print
     (`bfloat16_enabled ..... True`, later `float16_config ..... enabled=True`; its `DeepSpeedEngine configuration:`
-    head, or the engine's `step=N, skipped=K, lr=[...]` progress line, as `console_deepspeed`), OLMo's TrainConfig (`precision='amp_bf16'`), LLaMA-Factory's
-    `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE: torch.float32`, torchtune's `Model is initialized
-    with precision torch.bfloat16.`, Unsloth's `Switching to float32 training`, and the parameter
-    count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat / autoresearch
-    (`Parameter counts:` ... `total : 6,389,802`, or the older `Number of parameters: N`; a bare `Parameters N`), a parameter summary's `Total params: N`, a script's `Model params :
-    N`, parameter-golf's
-    `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a script's line says (`console_params_said`,
-    which ranks under a PEFT banner's count and a config's), the line saying the base was loaded in 4 bits
-    (`console_4bit`; `console_4bit_layers` where bitsandbytes' 4-bit layers were seen), a value head loaded or saved
-    (`console_value_head`), instruction-tuning data shown
-    (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns), how
-    often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), which of TRL's
-    trainers raised a warning from its own module (`console_trl_trainer`: "SFTTrainer"), and whose model card a README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its
-    `mixed_precision_training: Native AMP` line is fp16). Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`,
-    `console_vocab_size`, each with
+    head, or the engine's `step=N, skipped=K, lr=[...]` progress line, as `console_deepspeed`), OLMo's TrainConfig
+    (`precision='amp_bf16'`), LLaMA-Factory's `compute dtype: torch.bfloat16`, nanochat's `COMPUTE_DTYPE:
+    torch.float32`, torchtune's `Model is initialized with precision torch.bfloat16.`, Unsloth's `Switching to float32
+    training`, and the parameter count of OLMo (`Total number of parameters: 1,279,787,008`) and of nanochat /
+    autoresearch (`Parameter counts:` ... `total : 6,389,802`, or the older `Number of parameters: N`; a bare
+    `Parameters N`), a parameter summary's `Total params: N`, a script's `Model params : N`, parameter-golf's
+    `model_params:N` or DeepSpeed's pipeline `UNIQUE_PARAMS=N`; apart from those, the largest `958,950,144 params` a
+    script's line says (`console_params_said`, which ranks under a PEFT banner's count and a config's), the line saying
+    the base was loaded in 4 bits (`console_4bit`; `console_4bit_layers` where bitsandbytes' 4-bit layers were seen), a
+    value head loaded or saved (`console_value_head`), instruction-tuning data shown
+    (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns),
+    how often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), which
+    of TRL's trainers raised a warning from its own module (`console_trl_trainer`: "SFTTrainer"), and whose model card a
+    README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its `mixed_precision_training: Native AMP` line is fp16).
+    Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, `console_vocab_size`, each with
     `<key>_line`."""
     out = {**_precision_said(text), **parameter_count_said(text), **_vocabulary_said(text)}
     for key, value in recipe_facts(text).items():
@@ -230,7 +239,8 @@ def _start_up_lines(text: str) -> dict:
     """Instruction-tuning data shown, a card's chat prompt template (`card_chat_template`), a DeepSpeed engine started,
     a tokenizer trained first, a model built from scratch: each the line (or its end) that says it."""
     out: dict = {}
-    m = _INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text or "torchtune.datasets." in text else None
+    m = (_INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text or "torchtune.datasets." in text
+         else None)
     if m:
         out["console_instruction_data"] = text[m.start():].split("\n", 1)[0].strip()[:160]  # from the match on
     m = _PROMPT_TEMPLATE.search(text) if "Prompt " in text else None
@@ -288,7 +298,8 @@ def _model_lines(text: str) -> dict:
     m = _DSCHAT_CMD.search(text) if "main.py" in text else None
     if m:  # DeepSpeed-Chat trains every weight unless --lora_dim says otherwise
         lora = _LORA_DIM.search(m.group(0))
-        out["console_lora_dim"], out["console_lora_dim_line"] = int(lora.group(1)) if lora else 0, m.group(0).strip()[:200]
+        out["console_lora_dim"], out["console_lora_dim_line"] = (int(lora.group(1)) if lora else 0,
+                                                                 m.group(0).strip()[:200])
     m = _VALUE_HEAD.search(text) if "alue head" in text or "valuehead" in text else None
     if m:
         out["console_value_head"] = line_end(line_at(text, m.start()))

@@ -15,22 +15,26 @@ from .megatron_args import LAUNCHER_PREFIX
 
 
 # A script's own `Model params : 299,392,704  (0.299B)` line (the whole model's count, a parenthesis after it at most)
-_MODEL_PARAMS_SAID = re.compile(r"^[ \t]*(?i:model param(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})(?:[ \t]+\([^()\n]{1,30}\))?"
-                                r"[ \t]*\r?$", re.MULTILINE)
+_MODEL_PARAMS_SAID = re.compile(
+    r"^[ \t]*(?i:model param(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})(?:[ \t]+\([^()\n]{1,30}\))?"
+    r"[ \t]*\r?$", re.MULTILINE)
 # OLMo's `Total number of parameters: N`; a parameter summary's `Total params: N` / `Total Parameters: N`; OpenNMT-py's
 # `[... INFO] * number of parameters: N`, encoder, decoder and generator together (kmilink_OpenNMT-Indonesia-Bima);
 # Keras 3's size after the count (`KERAS_COUNT_SIZE`)
-_TOTAL_PARAMS = re.compile(r"(?:(?i:total)|INFO\] \*) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})"
-                           + KERAS_COUNT_SIZE + r"[ \t]*\r?$", re.MULTILINE)
+_TOTAL_PARAMS = re.compile(
+    r"(?:(?i:total)|INFO\] \*) (?:number of parameters|[Pp]aram(?:eter)?s)[ \t]*[:=][ \t]*([\d,]{4,})"
+    + KERAS_COUNT_SIZE + r"[ \t]*\r?$", re.MULTILINE)
 # parameter-golf's train_gpt.py: `model_params:26829913`, a line of its own
 # nanochat's base_train.py before its `Parameter counts:` table: `Number of parameters: 560,988,160`, a line of its own;
 # a notebook's bare `print("Parameters", model.num_parameters())`: `Parameters 125239296` (eduseiti_ia368v_dd_class_05).
 # The line holds the name and the count only: not `Trainable parameters: N` (a part), nor a table's row or head.
-_NUMBER_OF_PARAMS = re.compile(r"^[ \t]*(?:[Nn]umber of )?[Pp]arameters[ \t]*[:=]?[ \t]*(\d{1,3}(?:,\d{3})+|\d{4,})[ \t]*\r?$",
-                               re.MULTILINE)
+_NUMBER_OF_PARAMS = re.compile(
+    r"^[ \t]*(?:[Nn]umber of )?[Pp]arameters[ \t]*[:=]?[ \t]*(\d{1,3}(?:,\d{3})+|\d{4,})[ \t]*\r?$",
+    re.MULTILINE)
 _MODEL_PARAMS = re.compile(r"^model_params[ \t]*[:=][ \t]*(\d{4,})[ \t]*\r?$", re.MULTILINE)
 # torchtitan's train.py: `Model llama3 8B size: 8,030,261,248 total parameters` (its colour codes around `size:`)
-_TITAN_MODEL_SIZE = re.compile(r"\bModel [^\n]{1,120}?size: (?:\x1b\[[0-9;]*m)?(\d{1,3}(?:,\d{3})+|\d{4,}) total parameters")
+_TITAN_MODEL_SIZE = re.compile(
+    r"\bModel [^\n]{1,120}?size: (?:\x1b\[[0-9;]*m)?(\d{1,3}(?:,\d{3})+|\d{4,}) total parameters")
 # MiniMind's trainer_utils.py: `Model Params: 25.83M` (millions, two decimals)
 _MODEL_PARAMS_M = re.compile(r"^Model Params: (\d{1,6}(?:\.\d{1,3})?)M[ \t]*\r?$", re.MULTILINE)
 # ms-swift's model summary (`get_model_parameter_info`): `[INFO:swift] model_parameter_info: PeftModelForCausalLM:
@@ -46,17 +50,19 @@ _PARAMETER_COUNTS = re.compile(r"^Parameter counts:[ \t]*\r?\n(?:[ \t]*\w+[ \t]*
 _SAID_COUNT = re.compile(r"(?<![\d,.(])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+param(?:eter)?s\b", re.IGNORECASE)
 # the count after its name: `Model parameters: 124,439,808`, `Total parameters = 1234567890`, lit-gpt's `Total
 # parameters 162,322,944`
-_NAMED_COUNT = re.compile(r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]?\s*(\d{1,3}(?:,\d{3}){2,}|\d{7,})(?![\d,.])|"
-                          # ... or before `total parameters`: torchtitan's `Model llama3 8B size: 8,030,261,248 total
-                          # parameters`, torchtune's tutorial `6771970048 total params,`
-                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total\s+param(?:eter)?s\b|"
-                          # ... or the whole before the trainable part: `596,049,920 total, 596,049,920 trainable parameters`
-                          r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total(?=\s*,\s*[\d,]+\s+trainable\s+param(?:eter)?s\b)",
-                          re.IGNORECASE)
-_PART_WORDS = re.compile(r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|tensors?|groups?|stages?|ranks?|q?lora|peft|"
-                         r"adapters?|encoders?|vision|visual|lm[_ ]head|heads?:|teacher|student|reward|critic|"
-                         r"reference|ref|draft|pruned?|missing|skipped|unexpected|updated|experts?|active|optimizer|"
-                         r"processed)\b", re.IGNORECASE)
+_NAMED_COUNT = re.compile(
+    r"\b(?:model|total)\s+param(?:eter)?s\s*[:=]?\s*(\d{1,3}(?:,\d{3}){2,}|\d{7,})(?![\d,.])|"
+    # ... or before `total parameters`: torchtitan's `Model llama3 8B size: 8,030,261,248 total
+    # parameters`, torchtune's tutorial `6771970048 total params,`
+    r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total\s+param(?:eter)?s\b|"
+    # ... or the whole before the trainable part: `596,049,920 total, 596,049,920 trainable parameters`
+    r"(?<![\d,.])(\d{1,3}(?:,\d{3}){2,}|\d{7,})\s+total(?=\s*,\s*[\d,]+\s+trainable\s+param(?:eter)?s\b)",
+    re.IGNORECASE)
+_PART_WORDS = re.compile(
+    r"\b(?:(?:non-)?trainable|frozen|embeddings?|decayed|tensors?|groups?|stages?|ranks?|q?lora|peft|"
+    r"adapters?|encoders?|vision|visual|lm[_ ]head|heads?:|teacher|student|reward|critic|"
+    r"reference|ref|draft|pruned?|missing|skipped|unexpected|updated|experts?|active|optimizer|"
+    r"processed)\b", re.IGNORECASE)
 # DeepSpeed's PipelineEngine, once per stage: `RANK=0 STAGE=0 LAYERS=14 [0, 14) STAGE_PARAMS=... TOTAL_PARAMS=N (...)
 # UNIQUE_PARAMS=N (...)`; UNIQUE_PARAMS counts tied weights once, the model's size.
 _PIPE_PARAMS = re.compile(r"^.*?\bUNIQUE_PARAMS=(\d{4,})\b.*$", re.MULTILINE)
@@ -96,7 +102,8 @@ _TOTAL_PARAMS_SCALED = re.compile(r"(?i:total) (?:number of parameters|[Pp]aram(
 
 # Megatron prints each model-parallel rank's share (`> number of parameters on (tensor, pipeline) model parallel rank
 # (0, 0): 1040517632`); with one tensor and one pipeline rank (its arguments block) rank (0, 0) holds the whole model.
-_MEGATRON_RANK_PARAMS = re.compile(r"number of parameters on \(tensor, pipeline\) model parallel rank \(0, 0\): (\d{4,})")
+_MEGATRON_RANK_PARAMS = re.compile(
+    r"number of parameters on \(tensor, pipeline\) model parallel rank \(0, 0\): (\d{4,})")
 
 
 _MEGATRON_PARALLEL = re.compile(r"(?m)^" + LAUNCHER_PREFIX + r"\s*(tensor|pipeline)_model_parallel_size "
@@ -113,8 +120,8 @@ def _megatron_whole_model(text: str) -> re.Match | None:
 
 def said_param_count(text: str) -> tuple[int, str] | None:
     """The largest `N params` a line says that names no part of the model (`_SAID_COUNT`; a count in thousands,
-    millions or billions, `0.209729 M parameters` as Karpathy's GPT prints it, `95.87M params`), with its line. A part's words
-    count before the number and in its own clause after it (`trainable params: N`, `N frozen params`), not in a
+    millions or billions, `0.209729 M parameters` as Karpathy's GPT prints it, `95.87M params`), with its line. A part's
+    words count before the number and in its own clause after it (`trainable params: N`, `N frozen params`), not in a
     note that follows (`95.87M params (policy trainable, reference frozen)`)."""
     best = None
     for m in [*_SAID_COUNT.finditer(text), *_NAMED_COUNT.finditer(text), *_SCALED_COUNT.finditer(text)]:

@@ -11,7 +11,8 @@ from .console_lines.marian import marian_facts
 from .console_text import bracket_depths, line_at, line_end
 
 # torchtune's recipe start (torchtune/config/_utils.py `log_config`): `Running LoRAFinetuneRecipeSingleDevice with
-# resolved config:` then the YAML; the model builder in it says QLoRA (`_component_: torchtune.models.llama3.qlora_llama3_8b`)
+# resolved config:` then the YAML; the model builder in it says QLoRA
+# (`_component_: torchtune.models.llama3.qlora_llama3_8b`)
 _TORCHTUNE_RECIPE = re.compile(r"\bRunning (\w+Recipe\w*) with resolved config:")
 _TORCHTUNE_BUILDER = re.compile(r"_component_: torchtune\.models\.[\w.]*?\.(q?lora|dora)_\w+")
 # ... and its top-level `dtype: bf16`, the dtype the recipe builds the model in and trains in (no autocast); a
@@ -28,15 +29,17 @@ _SWIFT_LOGGER = re.compile(r"^\[INFO:swift\][^\n]*", re.MULTILINE)
 _LITGPT_PRECISION = re.compile(r"'precision': '(bf16|16|32)-(?:true|mixed)'")
 _LITGPT_PRECISIONS = {"bf16": "bf16", "16": "fp16", "32": "fp32"}
 PRECISION_NAMES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32",
-                   "fp32": "fp32", "16-bit": "fp16", "16bit": "fp16"}  # (Lightning's `Using 16-bit Automatic Mixed Precision`)
+                   "fp32": "fp32",
+                   "16-bit": "fp16", "16bit": "fp16"}  # (Lightning's `Using 16-bit Automatic Mixed Precision`)
 # verl's RL trainer prints its whole config with pprint at start (`{'actor_rollout_ref': {'actor': {...`): the policy
 # model's `'lora_rank': 0` (no adapter: every weight trained; verl's default) comes first, in actor_rollout_ref.model,
 # and the actor's FSDP config holds its mixed-precision `'dtype': 'bfloat16'` (its `model_dtype` is the stored weights')
 _VERL_CONFIG = re.compile(r"\{'actor_rollout_ref': \{")
 _VERL_LORA_RANK = re.compile(r"'lora_rank': (\d+),")
 _VERL_LORA_KEY = re.compile(r"'lora_\w+': ")  # any adapter setting (rank, alpha, adapter path) printed
-_VERL_FSDP_DTYPE = re.compile(r"'fsdp_config': \{(?:[^\n]*\n){0,40}?[^\n]*?'(?:param_)?dtype': '(bfloat16|bf16|float16|fp16|"
-                              r"float32)'")
+_VERL_FSDP_DTYPE = re.compile(
+    r"'fsdp_config': \{(?:[^\n]*\n){0,40}?[^\n]*?'(?:param_)?dtype': '(bfloat16|bf16|float16|fp16|"
+    r"float32)'")
 
 
 def recipe_facts(text: str) -> dict:
@@ -54,7 +57,8 @@ def recipe_facts(text: str) -> dict:
             out["console_method"] = "qlora" if kind == "qlora" else "lora" if kind in ("lora", "dora") else "full"
         dtype = _TORCHTUNE_DTYPE.search(_torchtune_config(text, m))
         if dtype:
-            out["console_precision"], out["console_precision_line"] = PRECISION_NAMES[dtype.group(1)], dtype.group(0).strip()
+            out["console_precision"], out["console_precision_line"] = (PRECISION_NAMES[dtype.group(1)],
+                                                                       dtype.group(0).strip())
     m = _SWIFT_LOGGER.search(text) if "[INFO:swift]" in text else None
     if m:
         out.update(console_framework="swift", console_framework_line=m.group(0).strip()[:160])

@@ -78,7 +78,8 @@ _APEX_OVERFLOW = re.compile(r"Gradient overflow\.\s+Skipping step,\s*(?:loss sca
 # NVIDIA's DeepLearningExamples scripts log the scale through DLLogger when the scaler skipped a step (BERT's
 # run_pretraining.py: `dllogger.log(step="PARAMETER", data={"loss_scale": ...})` in its overflow branch): `DLL
 # 2020-06-04 01:04:20.355678 - PARAMETER loss_scale : 2.9103830456733704e-11`
-_DLL_SCALE = re.compile(r"^DLL (?:[\d\-]+[ T][\d:.]+ )?- PARAMETER loss_scale : (?P<new>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*$")
+_DLL_SCALE = re.compile(
+    r"^DLL (?:[\d\-]+[ T][\d:.]+ )?- PARAMETER loss_scale : (?P<new>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*$")
 # an overflow printed inside the optimizer step of a script that prints its own step lines: dated by those lines
 AT_STEP_LINE = "at_step_line"
 _DS_PROGRESS = re.compile(r"\bstep=(?P<step>\d{1,18}),\s*skipped=(?P<skipped>\d{1,18})\b")
@@ -91,9 +92,11 @@ _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "tr
 _WHOLE_PART = re.compile(r"(?<![.\d])\d+")
 _DIGIT = re.compile(r"\d")
 MAX_SHAPES_KEPT = 64  # a print statement's lines share one shape; a log of ever-new shapes compares with its first 64
-# ‘ ’ “ ” read as the ' and " of a printed dict (`{‘loss’: 1.45, ...}` pasted through an editor that curls quotes)
+# ‘ ’ “ ” read as the ' and " of a printed dict (`{‘loss’: 1.45, ...}` pasted through an editor that
+# curls quotes)
 _TYPOGRAPHIC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
-EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step", "steps",  # steps: see console_steps.explicit_step
+EXPLICIT_STEP_KEYS = ("global_step/max_steps", "iteration", "global_step", "step",
+                       "steps",  # steps: see console_steps.explicit_step
                        "system/global_step")  # ROLL's
 
 # The Trainer's `log_metrics("eval", metrics)` (examples' run_clm.py and kin, trainer_pt_utils.py): `***** eval metrics
@@ -158,7 +161,8 @@ class _Scanner:
         batch_averages = BatchAverages(text) if BATCH_AVERAGES_MARKER in text else None
         history = DataFrameTable() if "loss" in text else None  # a pandas DataFrame of per-epoch results
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
-                                        self.info_logger, self.lightning, estimator, values_first, self.bare_epochs, self.dspy_grpo,
+                                        self.info_logger, self.lightning, estimator, values_first, self.bare_epochs,
+                                        self.dspy_grpo,
                                         glued, batch_averages, history, checkpoint_eval_reader(text), tutorial,
                                         json_block_reader(text), mxnet)
                        if t is not None)
@@ -313,8 +317,9 @@ def _percentage_fits(m: re.Match) -> bool:
     return total > 0 and abs(int(m.group("pct")) - 100 * int(m.group("n")) / total) <= 1
 
 
-# train()'s return value as a notebook cell shows it, `TrainOutput(global_step=2, training_loss=3.28..., metrics={...})`:
-# its metrics are the closing summary, written at that global step
+# train()'s return value as a notebook cell shows it,
+# `TrainOutput(global_step=2, training_loss=3.28..., metrics={...})`: its metrics are the closing summary, written at
+# that global step
 _TRAIN_OUTPUT = re.compile(r"\bTrainOutput\(global_step=(\d{1,18}),[^{}]*\bmetrics=\s*\Z")
 
 

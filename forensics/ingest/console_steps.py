@@ -1,9 +1,10 @@
 """The steps of a console's Trainer dicts, which print none.
 
 `dict_steps(events, ...)` dates each printed dict: the step it names, else the training progress bar before it, else
-back from its one reading after them (`bar_after_the_dicts`), else its position x the logging interval (estimated from the run's total steps, or as the run states it:
-`stated_logging`), else its own epoch x the steps an epoch makes. `training_bar_total(events)` tells the training bar
-among the others (evaluation, tokenizing). The loss scaler's overflow lines are dated in `overflow_steps`.
+back from its one reading after them (`bar_after_the_dicts`), else its position x the logging interval (estimated from
+the run's total steps, or as the run states it: `stated_logging`), else its own epoch x the steps an epoch makes.
+`training_bar_total(events)` tells the training bar among the others (evaluation, tokenizing). The loss scaler's
+overflow lines are dated in `overflow_steps`.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A console's text as its processes printed it: what terminals, launchers and log collectors put around each line, gone.
+"""A console's text as its processes printed it: what terminals, launchers and log collectors put around each line,
+gone.
 
 `as_printed(text)`: ANSI colour codes and NULs out, torchrun's / srun's `[rank0]: ` prefixes, `docker logs -t` time
 stamps, `srun --label` task numbers and Ray's actor prefixes off each line's start, CRLF made LF, and the HF

@@ -17,10 +17,12 @@ from .console_text import line_at, line_end
 _TRL_TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "kto": "KTOTrainer", "orpo": "ORPOTrainer",
                  "cpo": "CPOTrainer", "grpo": "GRPOTrainer", "rloo": "RLOOTrainer", "ppo": "PPOTrainer",
                  "reward": "RewardTrainer"}
-_TRL_TRAINER_WARNING = re.compile(r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py:\d+: \w*Warning\b")
+_TRL_TRAINER_WARNING = re.compile(
+    r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py:\d+: \w*Warning\b")
 # transformers' Seq2SeqTrainer named as the run builds it: its own deprecation warning (`... will be removed in version
 # 5.0.0 for `Seq2SeqTrainer.__init__``) or the source line a warning quotes (`  trainer = Seq2SeqTrainer(`)
-_SEQ2SEQ_TRAINER = re.compile(r"`Seq2SeqTrainer\.__init__`|^[ \t]*\w+[ \t]*=[ \t]*Seq2SeqTrainer\([ \t]*\r?$", re.MULTILINE)
+_SEQ2SEQ_TRAINER = re.compile(
+    r"`Seq2SeqTrainer\.__init__`|^[ \t]*\w+[ \t]*=[ \t]*Seq2SeqTrainer\([ \t]*\r?$", re.MULTILINE)
 # transformers' own deprecation messages, by the release that first prints them: a console that shows one ran that
 # release or a later one (`torch_dtype` became `dtype` in 4.56, huggingface/transformers#39782). Such a release logs the
 # training loss as a mean over the accumulation steps, not the 4.46-4.47 sum (BDH-teacher_Deep_Learning_Audit_code's
@@ -103,8 +105,9 @@ _TENSORBOARD_NONFINITE = re.compile(r"^(?:WARNING:root:|Warning: )?NaN or Inf fo
 # Sampling from a model whose next-token probabilities are no longer finite is the model's failure, not the script's:
 # torch.multinomial's `probability tensor contains either `inf`, `nan` or element < 0` (karanravindra_omni's GRPO loop
 # could not sample its third step's completions after two updates in bf16).
-_CRASH = re.compile(r"^(?:(?:torch\.(?:cuda\.)?)?OutOfMemoryError: .*|RuntimeError: (?:CUDA out of memory|CUDA error|NCCL"
-                    r"|probability tensor contains either).*|torch\.distributed\.DistBackendError: .*)$", re.MULTILINE)
+_CRASH = re.compile(
+    r"^(?:(?:torch\.(?:cuda\.)?)?OutOfMemoryError: .*|RuntimeError: (?:CUDA out of memory|CUDA error|NCCL"
+    r"|probability tensor contains either).*|torch\.distributed\.DistBackendError: .*)$", re.MULTILINE)
 
 
 # The shell's word on a job a signal ended (bash's job status, `./train.sh: line 33: 136834 Killed   python3 main.py

@@ -159,7 +159,8 @@ def _long_frame(table: pd.DataFrame, steps: pd.Series, step_column: str | None, 
                                        "_row": np.flatnonzero(valid.to_numpy())}))
     if epoch_numbers:
         parts.append(pd.DataFrame({"step": steps[keep].astype("int64").to_numpy(), "metric": "epoch",
-                                   "value": steps[keep].astype("float64").to_numpy(), "_row": np.arange(int(keep.sum()))}))
+                                   "value": steps[keep].astype("float64").to_numpy(),
+                                   "_row": np.arange(int(keep.sum()))}))
     if not parts:
         return empty_frame()
     frame = pd.concat(parts, ignore_index=True)
@@ -206,7 +207,8 @@ def _name(column: str, low: str, own_loss: bool) -> str | None:
     """The timeline's name of one column; None for an index column and Lightning's per-epoch means."""
     if not low or low.startswith("unnamed:") or low.endswith("_epoch"):
         return None
-    if column.lower().startswith("lr-"):  # Lightning's LearningRateMonitor: lr-AdamW (lr-AdamW/pg1, -momentum: not kept)
+    # Lightning's LearningRateMonitor: lr-AdamW (lr-AdamW/pg1, -momentum: not kept)
+    if column.lower().startswith("lr-"):
         return "learning_rate" if is_lr_monitor_rate(column) else None
     if low == "train_loss" and not own_loss:
         return "loss"

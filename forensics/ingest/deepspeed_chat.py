@@ -1,7 +1,8 @@
 """DeepSpeed-Chat's console lines (microsoft/DeepSpeedExamples, applications/DeepSpeed-Chat/training/*/main.py).
 
 * Step 1, supervised fine-tuning: `***** Evaluating perplexity, Epoch 1/16 *****`, then `ppl: 2.0179`: eval_ppl, and
-  eval_loss = ln(ppl) where the line gives no loss, the mean cross-entropy the perplexity is the exponential of (kind "dschat_sft").
+  eval_loss = ln(ppl) where the line gives no loss, the mean cross-entropy the perplexity is the exponential of (kind
+  "dschat_sft").
 * Step 2, reward model: `Epoch 1/1 with loss 0.5754` (the epoch's mean training loss: loss), and
   `***** Evaluating reward, Epoch 1/1 *****`, then `chosen_last_scores (higher is better) : 2.24, acc (higher is
   better) : 0.6995` (eval_chosen_score, eval_accuracy: the share of pairs scored the right way; kind "dschat_rm").
@@ -33,7 +34,8 @@ _PPL = re.compile(r"^ppl: " + _NUM + r"(?:, loss: " + _NUM + r")?\s*$")  # step 
 _REWARD_EVAL = re.compile(r"^chosen_last_scores \(higher is better\) : " + _NUM + r", acc \(higher is better\) : "
                           + _NUM + r"\s*$")
 _DPO_EVAL = re.compile(r"^chosen: " + _NUM + ", rejected: " + _NUM + ", loss: " + _NUM + r"\s*$")
-_PPO = re.compile(r"^epoch: \d+\|step: (\d{1,18})\|ppo_ep: \d+\|act_loss: (\S+)\|cri_loss: (\S+)\|unsuper_loss: (\S+)\s*$")
+_PPO = re.compile(
+    r"^epoch: \d+\|step: (\d{1,18})\|ppo_ep: \d+\|act_loss: (\S+)\|cri_loss: (\S+)\|unsuper_loss: (\S+)\s*$")
 _REWARD = re.compile(r"^average reward score: " + _NUM + r"\s*$")
 _KINDS = {"perplexity": "dschat_sft", "reward": "dschat_rm", "rewards": "dschat_dpo"}
 

@@ -40,7 +40,8 @@ def read(run_dir: Path) -> LogRecords:
     if "run_id" not in meta and "run_uuid" not in meta:
         raise UnreadableFile(meta_yaml, "no run_id: not the meta.yaml of an MLflow run")
     rows, problems = _metric_rows(run_dir / "metrics")
-    run = TrackerRun(kind="mlflow", store=str(run_dir.parent.parent), run_id=str(meta.get("run_id") or meta["run_uuid"]),
+    run = TrackerRun(kind="mlflow", store=str(run_dir.parent.parent),
+                     run_id=str(meta.get("run_id") or meta["run_uuid"]),
                      name=str(meta.get("run_name") or _text(run_dir / "tags" / "mlflow.runName") or ""),
                      experiment=_experiment_name(run_dir.parent), status=_status(meta),
                      folder=str(run_dir))

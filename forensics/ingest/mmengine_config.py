@@ -25,7 +25,8 @@ _XTUNER = re.compile(r"\btype='xtuner\.")
 _LORA = re.compile(r"^[ \t]*(?:llm_)?lora=dict\((?:[^()]|\([^()]*\))*?type='peft\.LoraConfig'", re.MULTILINE)
 _FOUR_BIT = re.compile(r"^[ \t]*(?:quantization_llm|load_in_4bit)=True\b", re.MULTILINE)
 _PRECISION = re.compile(r"^[ \t]*(bf16|fp16)=dict\(enabled=True\b", re.MULTILINE)
-_TEMPLATE = re.compile(r"^[ \t]*(?:template='xtuner\.utils\.PROMPT_TEMPLATE\.\w+'|template_map_fn=dict\()", re.MULTILINE)
+_TEMPLATE = re.compile(
+    r"^[ \t]*(?:template='xtuner\.utils\.PROMPT_TEMPLATE\.\w+'|template_map_fn=dict\()", re.MULTILINE)
 _FROZEN_LLM = re.compile(r"^[ \t]*freeze_llm=True\b", re.MULTILINE)
 _NOT_SFT = re.compile(r"type='xtuner\.model\.[\w.]*(?:DPO|ORPO|Reward)", re.IGNORECASE)
 

@@ -86,7 +86,8 @@ def read(path: Path) -> LogRecords:
         records.meta["trainer_table"] = "the Hugging Face Trainer's notebook progress table"
     if len(runs) > 1:
         records = replace(records, notes=records.notes + (_other_runs_left_out(runs, judged, shown, path),))
-    if any(_summary_read(text, kind)[0] != text for i in judged for text, kind in map(_output_text, _outputs(cells[i]))):
+    if any(_summary_read(text, kind)[0] != text
+           for i in judged for text, kind in map(_output_text, _outputs(cells[i]))):
         records = replace(records, notes=records.notes + (_SUMMARY_READ,))
     named = lora_named(shell_commands([cells[i] for i in judged]))
     if named:  # the cell's own `!python train.py --output_dir runs/...-lora-v1` (Schwaldlander_DomainNameSuggest)
@@ -223,7 +224,8 @@ def _runs(shown: list[list[tuple[str, str]]], path: Path, closing: list[list | N
     runs: list[list[int]] = []
     last_step, last_sizes = None, set()
     for i, outputs in enumerate(shown):
-        cell = _CellTraining(sorted({p[0] for p in closing[i]}), set()) if closing[i] else _training_steps(outputs, path)
+        cell = (_CellTraining(sorted({p[0] for p in closing[i]}), set()) if closing[i]
+                else _training_steps(outputs, path))
         if not cell.steps:
             continue
         steps, sizes = cell.steps, cell.sizes
@@ -342,9 +344,9 @@ def _shown(cell: dict) -> list[tuple[str, str]]:
 
 
 _SUMMARY_READ = ("livelossplot's closing summary (each series' min, max and last value) read as the course they allow: "
-                 "its maximum, then its last value where that is its minimum (a fall), its minimum, then its last where "
-                 "that is its maximum (a rise); a series that ended between its extremes is not read (their order is "
-                 "not said); the steps are the summary's order, not the run's")
+                 "its maximum, then its last value where that is its minimum (a fall), its minimum, then its last "
+                 "where that is its maximum (a rise); a series that ended between its extremes is not read (their "
+                 "order is not said); the steps are the summary's order, not the run's")
 
 
 def _summary_read(text: str, kind: str) -> tuple[str, str]:

@@ -13,8 +13,9 @@ from .stepless_dating import BEFORE_TRAINING
 
 
 # Once-an-epoch records of a shape no prose has (console_lines.epoch_costs' `--- Epoch #0 finished --- Training cost:
-# X`; console_lines.lightning_results' validation blocks): read however few the file holds (jonathanbgn_slogan-generator's
-# two epochs print two, each of joaorafaelm_notebooks' Lightning trainings two validations)
+# X`; console_lines.lightning_results' validation blocks): read however few the file holds
+# (jonathanbgn_slogan-generator's two epochs print two, each of joaorafaelm_notebooks' Lightning trainings two
+# validations)
 _SHAPED_EPOCH_KINDS = ("epoch_cost", "lightning_results")
 
 

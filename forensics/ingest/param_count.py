@@ -97,7 +97,8 @@ def exact_params(config: RunConfig) -> int | None:
         block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * inner + inner) + (inner * h + h)
         return int(vocab * h + positions * h + layers * block + 2 * h)
     if model_type == "gpt_neox":  # Pythia, GPT-NeoX: biased fused qkv and dense layers, two biased norms a block
-        h, layers, vocab, inter = get("hidden_size"), get("num_hidden_layers"), get("vocab_size"), get("intermediate_size")
+        h, layers, vocab, inter = (get("hidden_size"), get("num_hidden_layers"), get("vocab_size"),
+                                   get("intermediate_size"))
         if not all(is_number(v) and v > 0 for v in (h, layers, vocab, inter)):
             return None
         bias = 4 * h if get("attention_bias") is not False else 0  # the qkv and dense biases

@@ -6,15 +6,15 @@
   `reward_std`, `kl`, `rewards / <function>` and the like. Pasted into Markdown it becomes `Step | Training Loss | ...`
   with a `-- | --` rule under the header (unslothai/unsloth issue 2291).
 * The model card the Trainer writes into output_dir (transformers' modelcard.py, `### Training results`):
-  `| Training Loss | Epoch | Step | Validation Loss | metric ... |`, a `|:---:|` rule, a row an evaluation, `No log` where
-  no training loss had been logged yet. A web page showing the card (a model hub's mirror) gives the same table with
-  its cells separated by spaces alone: `Training Loss Epoch Step Validation Loss Rouge1`, then `3.4071 1.0 1209 3.1603
-  17.3175`; its headers of two words (Training Loss, Validation Loss, Gen Len) and `No log` are known.
+  `| Training Loss | Epoch | Step | Validation Loss | metric ... |`, a `|:---:|` rule, a row an evaluation, `No log`
+  where no training loss had been logged yet. A web page showing the card (a model hub's mirror) gives the same table
+  with its cells separated by spaces alone: `Training Loss Epoch Step Validation Loss Rouge1`, then `3.4071 1.0 1209
+  3.1603 17.3175`; its headers of two words (Training Loss, Validation Loss, Gen Len) and `No log` are known.
 
 A table is read where its header names a Step (or Epoch) column and a Training Loss or Validation Loss column; its
 rows are the lines after it with as many cells, the step, epoch and loss cells each a number (`nan` included),
-`No log` or empty (a metric cell that is no number, such as a dict of ROUGE scores, is passed over). Training Loss -> loss,
-Validation Loss -> eval_loss, Epoch -> epoch; the other columns are evaluation metrics (eval_<name>) beside a
+`No log` or empty (a metric cell that is no number, such as a dict of ROUGE scores, is passed over). Training Loss ->
+loss, Validation Loss -> eval_loss, Epoch -> epoch; the other columns are evaluation metrics (eval_<name>) beside a
 Validation Loss column (what compute_metrics returned) and training metrics otherwise (a GRPO run's reward, kl).
 Each row becomes a `StepLine` of kind "results_table"; a table without a Step column gives each row its epoch as
 its step (kind "results_table_epoch"). A Step table without an Epoch column under the notebook's progress line
@@ -43,7 +43,8 @@ _EMPTY_CELLS = {"", "no log", "-"}
 _KEY_COLUMNS = ("step", "epoch", "loss", "eval_loss")  # a row whose cell here is no number is no row
 _MAX_STEP = 1e15  # no run takes more optimizer steps
 # (`Train Loss`: the card Keras' PushToHubCallback writes, `| Train Loss | Validation Loss | Epoch |`, epochs from 0)
-_NAMES = {"step": "step", "epoch": "epoch", "training loss": "loss", "train loss": "loss", "validation loss": "eval_loss"}
+_NAMES = {"step": "step", "epoch": "epoch", "training loss": "loss", "train loss": "loss",
+          "validation loss": "eval_loss"}
 
 
 # The model card's table as a web page or a copy of one shows it: its cells separated by spaces alone. Its headers of

@@ -3,12 +3,12 @@
 Sources, most authoritative first (`RunConfig.values[key]` keeps that order):
 training_args.bin (the run root, then the newest checkpoint first), the TensorBoard `args`
 text, Megatron's printed arguments in a console log (and an argparse Namespace line, printed TrainingArguments,
-an mmengine runner's printed config, DeepSpeed's launch line, RWKV-LM's launch arguments), LLaMA-Factory training_args.yaml, ms-swift
-args.json (2.x: sft_args.json) and W&B's wandb-metadata.json (the command line), a launch command kept in a small text file beside the log
-(command.txt, run.sh), Megatron's `args` (newest `model_optim_rng.pt` or torch_dist `common.pt`), DeepSpeed configs (embedded in
-`*optim_states.pt`, files in the run folder, the file named by the `deepspeed` argument when
-it exists), config.json and the TensorBoard `model_config` text, adapter_config.json. Counters
-saved beside checkpoints (`state.*`: loss scale, skipped steps) come from the newest file only.
+an mmengine runner's printed config, DeepSpeed's launch line, RWKV-LM's launch arguments), LLaMA-Factory
+training_args.yaml, ms-swift args.json (2.x: sft_args.json) and W&B's wandb-metadata.json (the command line), a launch
+command kept in a small text file beside the log (command.txt, run.sh), Megatron's `args` (newest `model_optim_rng.pt`
+or torch_dist `common.pt`), DeepSpeed configs (embedded in `*optim_states.pt`, files in the run folder, the file named
+by the `deepspeed` argument when it exists), config.json and the TensorBoard `model_config` text, adapter_config.json.
+Counters saved beside checkpoints (`state.*`: loss scale, skipped steps) come from the newest file only.
 
 DeepSpeed "auto" values are resolved from the training arguments the way HF does
 (transformers/integrations/deepspeed.py `fill_match`). Derived facts: `method` ("full",
@@ -146,7 +146,8 @@ def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
         if trl and config.get("trainer_class") is None and config.get("training_args_class") is None:
             config.add("trainer_class", f"trl.{trl}", f"{source}: {meta.get('console_trl_trainer_line', '')}")
         four_bit = meta.get("console_4bit")
-        if four_bit and config.get("quant.load_in_4bit") is None:  # the base loaded in 4 bits: an adapter on it is QLoRA
+        # the base loaded in 4 bits: an adapter on it is QLoRA
+        if four_bit and config.get("quant.load_in_4bit") is None:
             config.add("quant.load_in_4bit", True, f"{source}: {four_bit}")
         elif four_bit and meta.get("console_4bit_layers") and config.get("quant.load_in_4bit") is False:
             # bitsandbytes' 4-bit layers ran in this process: a saved flag that says otherwise is not what was loaded
@@ -415,9 +416,9 @@ def _derive_n_params(config: RunConfig, layout: RunLayout) -> None:
 def _note_absent_sources(config: RunConfig) -> None:
     args_keys = ("learning_rate", "max_grad_norm", "fp16", "bf16")
     if not any(config.get(k) is not None for k in args_keys):
-        config.missing.append("no readable training_args.bin, TensorBoard 'args' text, LLaMA-Factory training_args.yaml, "
-                              "ms-swift args.json, W&B config or MLflow params: learning rate, warm-up, clipping and "
-                              "precision settings unknown")
+        config.missing.append("no readable training_args.bin, TensorBoard 'args' text, LLaMA-Factory "
+                              "training_args.yaml, ms-swift args.json, W&B config or MLflow params: learning rate, "
+                              "warm-up, clipping and precision settings unknown")
     if not any(k.startswith("model.") for k in config.values):
         config.missing.append("no readable config.json or TensorBoard 'model_config' text: "
                               "model size, dtype and quantization unknown")

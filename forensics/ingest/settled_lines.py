@@ -1,9 +1,10 @@
 """The step lines of a scanned console settled: each once, at the step of the run it belongs to.
 
 `settled(events)` runs, in order: loss lines under epoch section headers dated by them (`stepless_dating`), scalar
-tensor prints dated by the progress bar before each (`bar_dated_prints`), lines that print no step numbered in file order (`step_numbering`), the copies every
-rank prints dropped, tqdm postfix lines numbered on across restarting bars and kept where they changed, NeMo 2's
-repeated validation values kept once, and counters that restart each epoch numbered on (`step_numbering`).
+tensor prints dated by the progress bar before each (`bar_dated_prints`), lines that print no step numbered in file
+order (`step_numbering`), the copies every rank prints dropped, tqdm postfix lines numbered on across restarting bars
+and kept where they changed, NeMo 2's repeated validation values kept once, and counters that restart each epoch
+numbered on (`step_numbering`).
 """
 from __future__ import annotations
 

@@ -12,8 +12,8 @@
   other totals - eval, tokenizing - are ignored); where the bar's one reading comes after the dicts (a kept tail),
   back from it (`bar_after_the_dicts`); else its position x logging_steps, logging_steps
   estimated from the run's total steps when the log tells them; where it does not, its own
-  `epoch` x the steps per epoch of the Trainer's banner (`Num Epochs`, `Total optimization steps`). `meta["step_inferred"]` says
-  which rule gave the steps when it was not explicit.
+  `epoch` x the steps per epoch of the Trainer's banner (`Num Epochs`, `Total optimization steps`).
+  `meta["step_inferred"]` says which rule gave the steps when it was not explicit.
 * DeepSpeed: `OVERFLOW! ... Attempted loss scale: X, reducing to Y` (and the float, fused-optimizer
   and hysteresis variants; a hand-written scaler's `OVERFLOW! Scale value X -> Y`) -> `overflow` = 1
   and `loss_scale` = the new scale; `step=N, skipped=K`
@@ -66,7 +66,8 @@ from .console_lines.fields import StepLine
 from .console_lines import value_first
 from .stated_logging import StatedLogging, stated_logging
 
-__all__ = ["FORMAT", "read", "read_console", "console_facts"]  # console_facts (its home: console_facts) read from here too
+# console_facts (its home: console_facts) read from here too
+__all__ = ["FORMAT", "read", "read_console", "console_facts"]
 
 FORMAT = "stdout"
 
@@ -93,7 +94,8 @@ def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = Fa
                                                               or e[1].kind == "loss_print" and "loss" in e[1].names))
     notes: tuple[str, ...] = ()
     if uncounted:
-        said = f"{uncounted} loss lines print no step: each counted as one step, numbered 1 to {uncounted} in file order"
+        said = (f"{uncounted} loss lines print no step: each counted as one step, "
+                f"numbered 1 to {uncounted} in file order")
         meta.setdefault("step_inferred", said)
         notes = (said,) if not frame.empty else ()
     if not frame.empty and any(e[0] == "line" and e[1].kind == "metric_logger" for e in events):
@@ -281,8 +283,9 @@ _TOTAL_OPT_STEPS = re.compile(r"Total (?:optimization )?steps = ([\d,]+)")  # Un
 # the optimizer steps they make, said together. Whole numbers only, never begun inside another number (a run of
 # comma-separated token ids would make every comma a start: quadratic), nor a fraction (`0.5 epochs = 250 steps`).
 _COUNT = r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d{1,12})(?![\d.,]\d)"
-_STATED_EPOCHS = re.compile(_COUNT + r"\s+epochs?\s*=\s*" + _COUNT + r"\s+(?:optimi[sz]ation\s+|optimizer\s+|training\s+)?"
-                            r"steps\b", re.IGNORECASE)
+_STATED_EPOCHS = re.compile(
+    _COUNT + r"\s+epochs?\s*=\s*" + _COUNT + r"\s+(?:optimi[sz]ation\s+|optimizer\s+|training\s+)?"
+    r"steps\b", re.IGNORECASE)
 
 
 _MAX_EPOCHS = re.compile(r"^max_epochs = (\d{1,6})\s*$", re.MULTILINE)

@@ -269,8 +269,8 @@ def _counter_goes_on(events: list[tuple], epoch_of: dict) -> bool:
     """Whether the step counter went on past an epoch's change without starting over: the run's own count
     (CPM-2's `epoch 4/10 | global iteration 1370/3402` after `epoch 3/10 | global iteration 1360/3402`), whose
     total is the run's, not the epoch's."""
-    changes = [(events[i][1].step, events[j][1].step) for (i, e), (j, f) in zip(epoch_of.items(), list(epoch_of.items())[1:])
-               if f > e]
+    changes = [(events[i][1].step, events[j][1].step)
+               for (i, e), (j, f) in zip(epoch_of.items(), list(epoch_of.items())[1:]) if f > e]
     return bool(changes) and all(after > before for before, after in changes)
 
 

@@ -58,8 +58,8 @@ def _closing_prints_dropped(events: list[tuple]) -> list[tuple]:
 def _closing_evaluation(events: list[tuple]) -> int | None:
     """The index of the file's last headed line where it is a held-out loss alone, after the last header's section
     already holds one, and two headers or more came before: the test after the last epoch (BlayvasD_GPT-Histories'
-    `Test Loss: 2.3667` after epoch 100's `Validation Loss` / `Training Loss`; `_held_out_alone`), left out, not the sign of a loop
-    printing within its epochs; else None."""
+    `Test Loss: 2.3667` after epoch 100's `Validation Loss` / `Training Loss`; `_held_out_alone`), left out, not the
+    sign of a loop printing within its epochs; else None."""
     headed = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "headed"]
     headers = [i for i, e in enumerate(events) if e[0] == "epoch_header"]
     if not headed or len(headers) < 2 or not _held_out_alone(events[headed[-1]][1]):

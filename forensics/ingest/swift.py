@@ -5,8 +5,8 @@
 wrote a plain `"global_step": 10`). The last line is a summary object holding a copy of
 `log_history` (and best_metric, checkpoints): it is not read as metrics, since every entry of it
 is already a line of the file; its `global_step`, `best_metric`, `best_model_checkpoint` and
-`last_model_checkpoint` go into `meta`, and its parameter counts (`model_info`) into a banner. `percentage` ("12.50%"), times and memory are not
-metrics; other numbers (loss, grad_norm, token_acc, eval_*, train_runtime, ...) are.
+`last_model_checkpoint` go into `meta`, and its parameter counts (`model_info`) into a banner. `percentage` ("12.50%"),
+times and memory are not metrics; other numbers (loss, grad_norm, token_acc, eval_*, train_runtime, ...) are.
 """
 from __future__ import annotations
 

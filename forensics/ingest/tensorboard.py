@@ -140,7 +140,8 @@ def _keras_train_logs_batches(path: Path) -> bool:
     if ours is None or not train.is_dir():
         return False
     same = [(int(m["time"]), f) for f in train.iterdir()
-            if (m := _EVENT_FILE.match(f.name)) and m["writer"] == ours["writer"] and int(m["time"]) <= int(ours["time"])]
+            if (m := _EVENT_FILE.match(f.name)) and m["writer"] == ours["writer"]
+            and int(m["time"]) <= int(ours["time"])]
     if not same:
         return False
     try:  # mapped, not read: a train file full of histograms can be gigabytes, and the tag comes with its first batch
@@ -197,7 +198,8 @@ def _decode(views: ByteViews, starts: np.ndarray, lengths: np.ndarray, folder: s
 
 def _split_folder(path: Path) -> str:
     """The event file's folder name where it can name a split: an `add_scalars` folder (`loss_val`), or a writer's own
-    `train/` / `val/` folder beside another split's folder (a lone `runs/test/` is a trial run's name, not a split's)."""
+    `train/` / `val/` folder beside another split's folder (a lone `runs/test/` is a trial run's name, not a
+    split's)."""
     folder = path.parent.name
     if folder.lower().startswith(_ADD_SCALARS_LOSS) or not loss_of_split(folder):
         return folder
@@ -214,8 +216,8 @@ def _add_scalars_tags(tags: list[str], folder: str) -> list[str]:
     to its own event file in `<logdir>/<main_tag>_<key>/` under the tag main_tag: a `loss` tag in a `loss_train/`
     folder is the loss, in `loss_val/` (valid, validation, eval, test) the eval loss, read as `loss/<key>`. A script
     with a writer for each split (`SummaryWriter(f"{logdir}/val")`, each `add_scalar("Loss", ...)`) is read the same
-    way by its folder's name, where another split's folder sits beside it (`_split_folder`). Any other tag, or a folder whose key names no split (`loss_curve/`), keeps its
-    tag."""
+    way by its folder's name, where another split's folder sits beside it (`_split_folder`). Any other tag, or a folder
+    whose key names no split (`loss_curve/`), keeps its tag."""
     key = folder[len(_ADD_SCALARS_LOSS):] if folder.lower().startswith(_ADD_SCALARS_LOSS) else folder
     if not loss_of_split(key):
         return tags

@@ -59,7 +59,8 @@ def read(path: Path) -> LogRecords:
     closing = _closing_evaluation(path.parent, state.get("global_step"), history)
     frame, meta, warnings = history_frame(history + closing, state.get("logging_steps"))
     if closing:
-        meta["closing_evaluation"] = f"{closing[0]['source']}: the evaluation after training, at step {closing[0]['step']}"
+        meta["closing_evaluation"] = (f"{closing[0]['source']}: the evaluation after training, "
+                                      f"at step {closing[0]['step']}")
     meta.update({k: state[k] for k in META_KEYS if k in state and _is_plain(state[k])})
     stopped = _training_stopped(state)
     if stopped is not None:
@@ -140,7 +141,8 @@ def _complete_entries(text: str, pos: int) -> list:
 
 def _training_stopped(state: dict) -> bool | None:
     """The TrainerControl's `should_training_stop` a state saved (transformers 4.38+ keep it under
-    `stateful_callbacks`): True in the state saved at the end of training, False in one saved mid-run; None if absent."""
+    `stateful_callbacks`): True in the state saved at the end of training, False in one saved mid-run; None if
+    absent."""
     control = (state.get("stateful_callbacks") or {}).get("TrainerControl") if isinstance(
         state.get("stateful_callbacks"), dict) else None
     args = control.get("args") if isinstance(control, dict) else None

@@ -19,14 +19,14 @@
   trainable count of a run that trains every weight, or a size in the run's names ("Qwen2-7B", "llama-3-8b",
   "1.5B"), else None;
 * precision: "bf16" | "fp16" | "fp32" | "unknown" from the training arguments / DeepSpeed config (or what a console
-  prints of them: DeepSpeed's config print, XTuner's printed config, a launch line's --bf16, torchtune's model dtype), else
-  "fp16" where a Trainer checkpoint holds a GradScaler's scaler.pt (a release that keeps one for fp16 alone), or
+  prints of them: DeepSpeed's config print, XTuner's printed config, a launch line's --bf16, torchtune's model dtype),
+  else "fp16" where a Trainer checkpoint holds a GradScaler's scaler.pt (a release that keeps one for fp16 alone), or
   where the log shows a loss scaler skipping updates (a `skipped_steps` finding from a non-finite
   grad_norm the run recovered from, or Megatron's own count): bf16 and fp32 have no scaler to skip with; logged
   values held in a half precision say it too (every grad_norm a bfloat16 number: bf16; every eval_loss a float16
   number and not all bfloat16 ones: fp16, the model itself run in float16);
-* framework: "llamafactory" | "swift" | "xtuner" | "unsloth" | "webui" | "mlx" | "trl" | "megatron" | ... | "hf_trainer" |
-  "deepspeed" | "unknown" (a framework's own log lines or logger names, its record of the run's arguments or command
+* framework: "llamafactory" | "swift" | "xtuner" | "unsloth" | "webui" | "mlx" | "trl" | "megatron" | ... | "hf_trainer"
+  | "deepspeed" | "unknown" (a framework's own log lines or logger names, its record of the run's arguments or command
   line, its save-folder pattern or model-card tag, TRL's names (Unsloth's where Unsloth tagged the card), the marks
   Unsloth's get_peft_model leaves in adapter_config.json on a Trainer's files, the Trainer's files; DeepSpeed, the
   engine under them, last).
@@ -71,6 +71,6 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
         evidence["method"] = "a model trained from random weights trains every weight (the objective's evidence)"
         method = "full"
     return RunProfile(method=method, objective=objective, algorithm=algorithm, model_params=model_params,
-                      precision=_precision(config, findings, evidence, timeline), framework=_framework(layout, config, timeline,
-                                                                                       objective, evidence),
+                      precision=_precision(config, findings, evidence, timeline),
+                      framework=_framework(layout, config, timeline, objective, evidence),
                       evidence=evidence)

@@ -141,7 +141,8 @@ def _from_trainer_arguments(layout: RunLayout | None, config: RunConfig, timelin
     tagged = config.get("card.tagged_by")
     if isinstance(tagged, str):  # the tag the framework itself puts on the card it writes
         return _said(evidence, tagged, f"the model card's tags name {tagged} ({config.source_of('card.tagged_by')})")
-    card = next(((source, meta["model_card"]) for source, meta in timeline.meta.items() if meta.get("model_card")), None)
+    card = next(((source, meta["model_card"]) for source, meta in timeline.meta.items() if meta.get("model_card")),
+                None)
     trainer_run = (card is not None and card[1] == "hf_trainer") or (layout is not None and layout.trainer_states)
     unsloth_adapter = _unsloth_adapter(config) if trainer_run and not _trl_signs(timeline, objective) else None
     if unsloth_adapter is not None:  # Unsloth's trainers are Trainers: the Trainer's card and state file
@@ -213,11 +214,13 @@ def _from_logged_names(layout: RunLayout | None, config: RunConfig, timeline: Ti
                    None)
     if printed is not None:  # before a DeepSpeed config: DeepSpeed is the engine under the Trainer
         source, flavour = printed
-        evidence["framework"] = (f"ms-swift's printed log dicts (global_step/max_steps) in {source}" if flavour == "swift"
-                                 else f"the Hugging Face Trainer's printed log dicts ({{'loss': ..., 'epoch': ...}}, or "
-                                      f"train()'s closing {{'train_runtime': ..., 'train_loss': ...}}) in {source}")
+        evidence["framework"] = (
+            f"ms-swift's printed log dicts (global_step/max_steps) in {source}" if flavour == "swift"
+            else f"the Hugging Face Trainer's printed log dicts ({{'loss': ..., 'epoch': ...}}, or "
+                 f"train()'s closing {{'train_runtime': ..., 'train_loss': ...}}) in {source}")
         return flavour
-    table = next(((source, meta.get("trainer_table") or meta["trainer_history"]) for source, meta in timeline.meta.items()
+    table = next(((source, meta.get("trainer_table") or meta["trainer_history"])
+                  for source, meta in timeline.meta.items()
                   if meta.get("trainer_table") or meta.get("trainer_history")), None)
     if table is not None:  # TRL's trainers and Unsloth's are Trainers: the same table (and log_history)
         evidence["framework"] = f"{table[1]} in {table[0]}"
@@ -228,6 +231,6 @@ def _from_logged_names(layout: RunLayout | None, config: RunConfig, timeline: Ti
     engine = next(((source, meta["console_deepspeed"]) for source, meta in timeline.meta.items()
                    if meta.get("console_deepspeed")), None)
     if engine is not None:  # last: DeepSpeed is the engine under any trainer named above
-        return _said(evidence, "deepspeed", f"the DeepSpeed engine's own lines (its configuration print or its progress "
-                                            f"report) in {engine[0]}: {engine[1]}")
+        return _said(evidence, "deepspeed", f"the DeepSpeed engine's own lines (its configuration print or its "
+                                            f"progress report) in {engine[0]}: {engine[1]}")
     return None

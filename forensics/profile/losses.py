@@ -105,9 +105,9 @@ _AT_THE_GUESS = 0.01  # a share of ln V: a fresh model's first step or two leave
 
 def random_guess_range(vocab_size: int | None) -> tuple[float, float]:
     """(low, high) of the first losses read as a model's on random weights: any vocabulary's uniform guess
-    (FRESH_HEAD_RANGE's ln 8k up to `_LARGEST_GUESS`, ln 1.1M), reaching down to `_NEAR_THE_GUESS` x ln V where the config gives a smaller
-    vocabulary V (a character or custom-token model built from scratch: 151 tokens guess at ln 151 = 5.02, under
-    ln 8k)."""
+    (FRESH_HEAD_RANGE's ln 8k up to `_LARGEST_GUESS`, ln 1.1M), reaching down to `_NEAR_THE_GUESS` x ln V where the
+    config gives a smaller vocabulary V (a character or custom-token model built from scratch: 151 tokens guess at ln
+    151 = 5.02, under ln 8k)."""
     lo = FRESH_HEAD_RANGE[0]
     if isinstance(vocab_size, int) and vocab_size >= SMALLEST_VOCABULARY:
         lo = min(lo, _NEAR_THE_GUESS * math.log(vocab_size))

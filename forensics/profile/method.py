@@ -44,7 +44,8 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         return "full"
     for banner in timeline.banners:
         if banner.kind == "webui":
-            evidence["method"] = f"text-generation-webui LoRA training in {banner.source} (it trains LoRA adapters only)"
+            evidence["method"] = (f"text-generation-webui LoRA training in {banner.source} "
+                                  "(it trains LoRA adapters only)")
             return "lora"
         if banner.kind == "mlx_lora":
             evidence["method"] = (f"mlx-examples' lora.py in {banner.source} (it trains LoRA adapters only): "
@@ -55,7 +56,8 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
                                  f"{banner.all_params:,} parameters trainable"
             return _adapter_kind(banner, names, timeline, evidence)
         if banner.trainable_params and banner.trainable_params == banner.all_params:
-            evidence["method"] = f"{banner.kind} banner in {banner.source}: all {banner.all_params:,} parameters trainable"
+            evidence["method"] = (f"{banner.kind} banner in {banner.source}: "
+                                  f"all {banner.all_params:,} parameters trainable")
             return "full"
         if banner.trainable_params and not banner.all_params and model_params \
                 and banner.trainable_params >= (1 - _ESTIMATE_SHARE) * model_params:

@@ -99,8 +99,9 @@ def _console_seq2seq_trainer(timeline: Timeline) -> str | None:
 
 
 # Text language-model families whose released checkpoints tokenize into subwords, tens of thousands of them (GPT-2
-# 50,257; BERT 21,128 to 119,547; LLaMA 32,000 up). Protein and DNA families (ESM's 33 tokens) are not named; a fine-tune
-# of ProtBert (30 amino acids under model_type bert) names it in its config's `_name_or_path`, which the rule declines.
+# 50,257; BERT 21,128 to 119,547; LLaMA 32,000 up). Protein and DNA families (ESM's 33 tokens) are not named; a
+# fine-tune of ProtBert (30 amino acids under model_type bert) names it in its config's `_name_or_path`, which the rule
+# declines.
 _SUBWORD_FAMILIES = ("gpt2", "gpt_neo", "gpt_neox", "gptj", "openai-gpt", "llama", "mistral", "qwen2", "qwen3", "opt",
                      "bloom", "bert", "roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2")
 _LM_HEADS = ("LMHeadModel", "ForCausalLM", "ForMaskedLM")

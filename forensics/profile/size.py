@@ -63,8 +63,8 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict,
         return int(n)
     counted = _trainable_count_of_the_whole(timeline, names) if trained_whole else None
     if counted is not None:
-        evidence["model_params"] = (f"{counted.kind} banner in {counted.source}: {counted.trainable_params:,} trainable, "
-                                    "every weight of a run that trains them all (see method)")
+        evidence["model_params"] = (f"{counted.kind} banner in {counted.source}: {counted.trainable_params:,} "
+                                    "trainable, every weight of a run that trains them all (see method)")
         return int(counted.trainable_params)
     for source, meta in timeline.meta.items():  # a script's own `N params` line: under a banner's or config's count
         said = meta.get("console_params_said")

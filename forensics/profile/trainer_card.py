@@ -15,8 +15,8 @@ Method full: the card names no adapter anywhere and could not have been an adapt
 Objective, for a card of a model fine-tuned from a named checkpoint: sft where the model is an encoder-decoder
 trained on its targets (a model-index task or tag of summarization / translation / text2text-generation, or an
 encoder-decoder family in the checkpoint's name: there is no other way to train one on its loss here, as
-`objective._from_seq2seq` says); pretrain where a causal LM is trained on a raw-text corpus (WikiText, Shakespeare,
-CodeParrot's code, ...) that the card names: next-token training on plain text, no prompt and response.
+`objective_names._from_seq2seq` says); pretrain where a causal LM is trained on a raw-text corpus (WikiText,
+Shakespeare, CodeParrot's code, ...) that the card names: next-token training on plain text, no prompt and response.
 """
 from __future__ import annotations
 

@@ -64,12 +64,14 @@ def compare_context(comparison) -> dict:
                             if r.first_incident else "none"),
                   "profile": _profile_line(r.run_profile), "reference": i == comparison.reference}
                  for i, r in enumerate(comparison.runs)],
-        "diff": [{"key": d.key, "risk": d.risk, "why": d.why, "cells": [setting_text(v, i in d.not_recorded) for i, v in enumerate(d.values)]}
+        "diff": [{"key": d.key, "risk": d.risk, "why": d.why,
+                  "cells": [setting_text(v, i in d.not_recorded) for i, v in enumerate(d.values)]}
                  for d in comparison.config_diff],
         "parted": [{"metric": p.metric, "run": p.run + 1, "reference": p.reference + 1, "step": cell_text(p.step),
                     "axis": p.axis, "value": cell_text(p.value), "reference_value": cell_text(p.reference_value),
                     "band": f"{cell_text(p.band[0])} .. {cell_text(p.band[1])}"} for p in comparison.parted],
-        "blocks": [{k: cell_text(v) for k, v in row.items()} for row in comparison.block_diff.to_dict(orient="records")],
+        "blocks": [{k: cell_text(v) for k, v in row.items()}
+                   for row in comparison.block_diff.to_dict(orient="records")],
         "overlay": figure_data_uri(fig) if fig is not None else None,
     }
 

@@ -30,7 +30,8 @@ def comparison_text(comparison) -> str:
     if comparison.parted:
         lines.append("Where the runs part:")
         for p in comparison.parted:
-            how = "goes non-finite" if p.nonfinite else f"{cell_text(p.value)} outside {cell_text(p.band[0])}..{cell_text(p.band[1])}"
+            how = ("goes non-finite" if p.nonfinite
+                   else f"{cell_text(p.value)} outside {cell_text(p.band[0])}..{cell_text(p.band[1])}")
             lines.append(f"  {p.metric}: run {p.run + 1} at step {p.step} ({how}; run {p.reference + 1}: "
                          f"{cell_text(p.reference_value)})")
     else:

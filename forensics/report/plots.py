@@ -250,8 +250,9 @@ def _draw_zoom(fig, cell, analysis, masked) -> None:
     sub = cell.subgridspec(2, 1, hspace=0.08)
     ax_loss = fig.add_subplot(sub[0])
     ax_grad = fig.add_subplot(sub[1], sharex=ax_loss)
-    ax_loss.set_title(f"Zoom: steps {lo} to {hi}, around the first incident ({SHORT_LABELS.get(first.kind, first.kind)} "
-                      f"at step {first.step})", fontsize=10, loc="left", parse_math=False)
+    ax_loss.set_title(f"Zoom: steps {lo} to {hi}, around the first incident "
+                      f"({SHORT_LABELS.get(first.kind, first.kind)} at step {first.step})",
+                      fontsize=10, loc="left", parse_math=False)
     for ax, metric in ((ax_loss, "loss"), (ax_grad, "grad_norm")):
         series = analysis.timeline.series(metric)
         series = series[(series.index >= lo) & (series.index <= hi)]

@@ -150,8 +150,8 @@ def _answer_health(analysis) -> Answer:
         paragraphs = [f"Yes. {_learned(analysis.learning)}No finding was raised in the logs or checkpoints that were "
                       "read."]
     elif first is None:
-        paragraphs = [f"Not quite: the run is marked {analysis.status}, with {plural(len(analysis.findings), 'finding')} "
-                      "but no single first incident."]
+        paragraphs = [f"Not quite: the run is marked {analysis.status}, "
+                      f"with {plural(len(analysis.findings), 'finding')} but no single first incident."]
     else:
         state = "is broken" if analysis.status == "broken" else "needs a look"
         paragraphs = [f"No, the run {state}. " + (f"The log does not show that it learned: {first.message}"
@@ -225,7 +225,8 @@ def _answer_checkpoints(analysis) -> Answer:
     if unsafe:
         safe = f"{last_good.name} (step {last_good.step})" if last_good else "none"
         paragraphs.append(f"Last safe to resume from: {safe}. Finite, but saved after the incident at step "
-                          f"{incident} (resuming from {'it' if len(unsafe) == 1 else 'them'} resumes the incident): {', '.join(unsafe)}.")
+                          f"{incident} (resuming from {'it' if len(unsafe) == 1 else 'them'} resumes the incident): "
+                          f"{', '.join(unsafe)}.")
     bullets = tuple(f"{c.name}: {c.status}" + (f" ({c.reason})" if c.reason else "")
                     for c in checkpoints if c.status in ("unreadable", "empty"))
     return Answer(QUESTIONS[2], tuple(paragraphs), bullets)

@@ -268,7 +268,8 @@ def scan_text(stats: pd.DataFrame, checkpoint, rows: int = 15) -> str:
         lines.append("all values read are finite" if unread else "all values finite")
     lines.append("largest magnitudes:")
     top = stats.sort_values("absmax", ascending=False).head(min(rows, 5))
-    lines.append(top[_with_state(stats, ["name", "dtype", "absmax", "l2", "std", "fp16_headroom"])].to_string(index=False))
+    lines.append(top[_with_state(stats, ["name", "dtype", "absmax", "l2", "std", "fp16_headroom"])]
+                 .to_string(index=False))
     return printable("\n".join(lines), keep_lines=True)
 
 

@@ -73,7 +73,8 @@ class OlmoBlock:
         return self.close()
 
     def close(self) -> StepLine | None:
-        done = StepLine("olmo", self.step, self.total, tuple(self.metrics)) if self.step is not None and self.metrics else None
+        done = (StepLine("olmo", self.step, self.total, tuple(self.metrics))
+                if self.step is not None and self.metrics else None)
         if done is not None and not self.prefix:
             self.last_step = done.step
         self.step, self.total, self.metrics, self.prefix = None, None, [], ""
@@ -129,7 +130,8 @@ class ComposerBlock:
         count = metrics.get("time/batch")
         if step is not None and count is not None and 0 <= count < 1e15:
             step = int(count) + 1  # the batch count at the batch's start; the header's is after it
-        done = StepLine("composer", step, self.total, tuple(self.metrics)) if step is not None and self.metrics else None
+        done = (StepLine("composer", step, self.total, tuple(self.metrics))
+                if step is not None and self.metrics else None)
         if done is not None and "eval_loss" not in metrics:
             self.last_train = step
         self.step, self.total, self.metrics = None, None, []
@@ -188,11 +190,13 @@ class NemoRLBlock:
 # `100/100 ━━━━ 5s 50ms/step - loss: X - val_loss: Y` (verbose=1, updated in place) or `100/100 - 5s - loss: X`
 # (verbose=2); each metric is the epoch's running mean, final at the bar's last batch.
 _KERAS_EPOCH = re.compile(r"^Epoch (\d{1,9})/(\d{1,9})\s*$")
-# Keras's own bar after `n/N`: `━━━━` (Keras 3), `[=====>....]` (tf.keras) or ` - 5s` (verbose=2); not a tqdm bar.
+# Keras's own bar after `n/N`: `━━━━` (Keras 3), `[=====>....]` (tf.keras) or ` - 5s` (verbose=2); not a tqdm
+# bar.
 # Keras 2.2's verbose=2 prints the epoch's end alone, with no count: ` - 131s - loss: 2.3976 - acc: 0.51`.
 # A metric's name is the one its train_step returned, as written: a custom one may be capitalised (`- Loss: 252.1 -
 # Perplexity: inf - val_Loss: 186.4`, Asocsar_GPT2), so the loss is found whatever its case.
-_KERAS_BAR = re.compile(r"^\s*(?:(\d{1,12})/(\d{1,12}) (?:[\u2501\s]*\u2501|\[[=>.]+\]|- \d+m?s\b)|- \d+m?s\b).*?(?i: - loss: )")
+_KERAS_BAR = re.compile(
+    r"^\s*(?:(\d{1,12})/(\d{1,12}) (?:[\u2501\s]*\u2501|\[[=>.]+\]|- \d+m?s\b)|- \d+m?s\b).*?(?i: - loss: )")
 # The cheap test before feeding a console's lines to `KerasEpochs`, with `Epoch ` in the text
 KERAS_LOSS_MARKER = re.compile(r"(?i) - loss: ")
 _KERAS_PAIR = re.compile(r" - ([A-Za-z][\w/]*): (" + _FLOAT + r")", re.IGNORECASE)
@@ -315,8 +319,8 @@ class YamlSteps:
 
 
 # A hand-driven PPO loop's prints (the course notebooks around trl.PPOTrainer.step): `------ STEP N ------`, then one
-# `name:<TAB>value` line per statistic the loop picked from `stats` (`rewards/mean`, `ppo/returns/mean`, `objective/kl`),
-# each followed by an explanation after a tab (`<---- average reward over this batch`)
+# `name:<TAB>value` line per statistic the loop picked from `stats` (`rewards/mean`, `ppo/returns/mean`,
+# `objective/kl`), each followed by an explanation after a tab (`<---- average reward over this batch`)
 _DASHED_STEP = re.compile(r"^-{3,} ?STEP (\d{1,18}) ?-{3,}\s*$")
 _TAB_METRIC = re.compile(r"^([A-Za-z_][\w/.@-]*):\t+(\S+)(?:\t.*)?\s*$")
 
@@ -345,7 +349,7 @@ class DashedSteps:
         return None
 
     def close(self) -> StepLine | None:
-        done = StepLine("dashed_steps", self.step, None, tuple(self.metrics)) if self.step is not None and self.metrics \
-            else None
+        done = (StepLine("dashed_steps", self.step, None, tuple(self.metrics))
+                if self.step is not None and self.metrics else None)
         self.step, self.metrics = None, []
         return done

@@ -3,8 +3,8 @@ Validation cost: 3.255` (jonathanbgn_slogan-generator's distilgpt2 fine-tune, a 
 
 "cost" is read as the loss only in this record, an epoch's number before it and the training split named: the
 word alone is any other figure's (a price, a compute budget). Kind "epoch_cost" at the printed epoch (numbered
-with the other once-an-epoch lines by `step_numbering`, however few: a two-epoch run prints two): the training cost as `loss`, a validation (or valid, val,
-dev, test) cost as `eval_loss`.
+with the other once-an-epoch lines by `step_numbering`, however few: a two-epoch run prints two): the training cost as
+`loss`, a validation (or valid, val, dev, test) cost as `eval_loss`.
 """
 from __future__ import annotations
 

@@ -85,7 +85,8 @@ def _fairseq_legacy(m: re.Match) -> StepLine | None:
             metrics.append(("loss_avg", _in_nats("loss_avg", float(mean))))
     if not any(name == "loss" for name, _ in metrics):
         return None
-    return StepLine("fairseq_legacy", int(m.group(3)), int(m.group(4)), tuple(metrics) + (("epoch", float(m.group(1))),))
+    return StepLine("fairseq_legacy", int(m.group(3)), int(m.group(4)),
+                    tuple(metrics) + (("epoch", float(m.group(1))),))
 
 
 # fairseq's progress line since 2020 (fairseq/logging/progress_bar.py SimpleProgressBar.log under the `train_inner`

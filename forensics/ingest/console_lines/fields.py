@@ -28,8 +28,8 @@ _FIELD_NAMES = {"dt": "time", "tok/sec": "tokens_per_second", "tok-sec": "tokens
 @dataclass(frozen=True)
 class StepLine:
     """One console record: its kind ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "nanochat",
-    "autoresearch", "nanogpt", "verl", "colon_pairs", "llmc", "step_name_value", "epoch_bracket", "tqdm_postfix", "flax",
-    "key_value", "uncounted", "printed_tensor", "generic", "generic_epoch", "nemo2", "mindformers", "opennmt",
+    "autoresearch", "nanogpt", "verl", "colon_pairs", "llmc", "step_name_value", "epoch_bracket", "tqdm_postfix",
+    "flax", "key_value", "uncounted", "printed_tensor", "generic", "generic_epoch", "nemo2", "mindformers", "opennmt",
     "opennmt_valid", "joeynmt_valid", "loss_print", "metric_logger", "held_out_print", "ptb_progress", "ptb_epoch",
     "headed", "piped_step", ...), step, total steps if printed, the
     metrics in print order, and

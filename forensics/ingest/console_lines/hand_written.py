@@ -10,8 +10,8 @@ loss (or a loss alone) with their numbers:
   the epoch is kept as a metric and the stdout reader numbers the steps on across epochs. The postfix
   repeats its last value at every redraw: the reader keeps a value where it changes.
 * A tqdm bar whose description holds the loss (`pbar.set_description(f"batch loss {loss:.3f}")`): `batch loss 0.702:
-  100%|██████████| 2000/2000 [04:19<00:00,  7.72it/s]` (shambhavikris_Reward_Alignment's reward models), kind
-  "tqdm_postfix" too: the description is read as a generic line's pairs, its step the bar's n.
+  100%|██████████| 2000/2000 [04:19<00:00,  7.72it/s]` (shambhavikris_Reward_Alignment's reward
+  models), kind "tqdm_postfix" too: the description is read as a generic line's pairs, its step the bar's n.
 * `Epoch:[E/N](n/M) loss: X, ...` lines of the small from-scratch LLM projects (jingyaogong/minimind's
   trainer/train_*.py: `Epoch:[1/1](10/39695), loss: 8.5371, logits_loss: 8.5371, aux_loss: 0.0000, lr: 0.0005,
   epoch_time: 130.0min`; baby-llama2-chinese and its forks: `Epoch:[0/2](100/2000) loss:3.123 lr:0.0003000

@@ -1,4 +1,5 @@
-"""Marian NMT's training log (marian-nmt/marian, src/training/scheduler.h), read by `marian_update`, `marian_valid` and `marian_facts`:
+"""Marian NMT's training log (marian-nmt/marian, src/training/scheduler.h), read by `marian_update`, `marian_valid` and
+`marian_facts`:
 
 * every `--disp-freq` updates, `[date] Ep. 31 : Up. 14100 : Sen. 70,339 : Cost 0.63000858 : Time 49.71s : 10546.62
   words/s : gNorm 1.3260` (with `--disp-label-counts` the cost is followed by `* 1,234 after 5,678`, with
@@ -38,7 +39,8 @@ _PRECISIONS = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 def marian_update(m: re.Match) -> StepLine:
     """`Ep. E : Up. U : Sen. N : Cost X : ... : gNorm G`: kind "marian" at U (module docstring)."""
     fields = tuple((_FIELD_NAMES[key.lower()], float(value)) for key, value in _FIELDS.findall(m.group(4)))
-    return StepLine("marian", int(m.group(2)), None, (("loss", float(m.group(3))), *fields, ("epoch", float(m.group(1)))))
+    return StepLine("marian", int(m.group(2)), None,
+                    (("loss", float(m.group(3))), *fields, ("epoch", float(m.group(1)))))
 
 
 def marian_valid(m: re.Match) -> StepLine:

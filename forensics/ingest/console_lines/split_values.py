@@ -19,9 +19,10 @@ import re
 from .fields import _FLOAT, StepLine
 
 NEEDLE = "] Train "
-SPLIT_VALUES = re.compile(r"\[[ \t]*Step[ \t]+(\d{1,12})[ \t]*/[ \t]*(\d{1,12})[ \t]*\][ \t]+Train(?:ing)?[ \t]+(" + _FLOAT
-                          + r")(?:[ \t]*\|[ \t]*(?:val(?:id|idation)?|eval|dev|test)(?:[~@(][^\s|]{0,16})?[ \t]+("
-                          + _FLOAT + r"))?[ \t]*$", re.IGNORECASE)
+SPLIT_VALUES = re.compile(
+    r"\[[ \t]*Step[ \t]+(\d{1,12})[ \t]*/[ \t]*(\d{1,12})[ \t]*\][ \t]+Train(?:ing)?[ \t]+(" + _FLOAT
+    + r")(?:[ \t]*\|[ \t]*(?:val(?:id|idation)?|eval|dev|test)(?:[~@(][^\s|]{0,16})?[ \t]+("
+    + _FLOAT + r"))?[ \t]*$", re.IGNORECASE)
 
 
 def split_values(m: re.Match) -> StepLine:

@@ -10,9 +10,10 @@ whose losses are bits, are `fairseq`'s):
 * OpenNMT-py (onmt/utils/statistics.py:125, Statistics.output): `Step 10/  300; acc: 41.0; ppl:  11.8; xent: 2.5;
   lr: 0.00100; sents: ...; bsz: ...; 12345/13456 tok/s;      6 sec;` (kind "opennmt"): xent is the loss (ppl =
   exp(xent)), acc -> accuracy_pct. Its 2018 line `Epoch  1, 12850/37527; acc:   3.99; ppl: 12792.57; xent:   9.46;
-  3438 src tok/s; ...` (kind "opennmt_epoch"): batch N of M in epoch E, numbered on by `step_numbering`. Its validation's `[... INFO] Validation perplexity: P` / `Validation accuracy: A`
-  lines (report_manager.py:154) give eval_ppl and eval_loss = ln P, eval_accuracy_pct (kind "opennmt_valid", placed
-  at the step line before them by `step_numbering`).
+  3438 src tok/s; ...` (kind "opennmt_epoch"): batch N of M in epoch E, numbered on by `step_numbering`. Its
+  validation's `[... INFO] Validation perplexity: P` / `Validation accuracy: A` lines (report_manager.py:154) give
+  eval_ppl and eval_loss = ln P, eval_accuracy_pct (kind "opennmt_valid", placed at the step line before them by
+  `step_numbering`).
 * Joey NMT 1.x's validation line (joeynmt/training.py): `Validation result (greedy) at epoch  13, step     2000:
   token_accuracy:   5.90, loss: 41230.5117, ppl:  31.0412, duration: 10.2210s` (kind "joeynmt_valid", at its step):
   its loss is summed over the dev set's tokens, so the per-token eval_loss is ln(ppl), eval_ppl the ppl. Its training
@@ -45,8 +46,9 @@ from .fields import StepLine, _FLOAT, _record, _snake, number, perplexity_loss
 # `utils.py` `MetricLogger.log_every`) and the LLaMA-Adapter / LLaMA2-Accessory fine-tuning scripts that copied it:
 # `Epoch: [E]  [N/M]  eta: 0:10:00  lr: X  closs: M (A)  grad_norm: M (A)  time: T  data: D  max mem: MB` (DINO
 # `Epoch: [E/EPOCHS]`), `Test:  [N/M]  ...` for an evaluation; fields joined by two spaces
-_METRIC_LOGGER = re.compile(r"(?<![\w/])(?:Epoch: \[(\d{1,6})(?:/\d{1,6})?\]|(Test|Val(?:id|idation)?|Eval(?:uation)?):)"
-                            r"  \[\s*(\d{1,18})/(\d{1,18})\]")
+_METRIC_LOGGER = re.compile(
+    r"(?<![\w/])(?:Epoch: \[(\d{1,6})(?:/\d{1,6})?\]|(Test|Val(?:id|idation)?|Eval(?:uation)?):)"
+    r"  \[\s*(\d{1,18})/(\d{1,18})\]")
 _LOGGER_FIELD = re.compile(r"^([A-Za-z][\w]{0,40}(?: [a-z]{1,10})?): (\S+)(?: \((\S+)\))?$")
 _LOGGER_SKIP = {"eta", "time", "data", "max mem", "iter_time", "data_time"}  # timings, memory: no metric
 
@@ -117,7 +119,8 @@ _EQUALS_PAIR = re.compile(r"([A-Za-z][\w/.-]*)=(" + _FLOAT + r")(?![\w.])", re.I
 # run_t5_mlm_flax.py print the same through tqdm.write): `Step... (10 | Loss: 2.4812345, Learning Rate: 4.9e-05)` and
 # the evaluation's `Step... (100 | Eval Loss: 2.1 | Eval Perplexity: 8.2)`. A line without a learning rate is an
 # evaluation's (run_mlm_flax's `Step... (N | Loss: X, Acc: Y)`). The whole line is the shape: every field a number.
-_FLAX_STEP = re.compile(r"^Step\.\.\. \((\d{1,18}) \| ((?:[A-Z][A-Za-z ]{0,30}: \S+(?:, | \| ))*[A-Z][A-Za-z ]{0,30}: \S+)\)\s*$")
+_FLAX_STEP = re.compile(
+    r"^Step\.\.\. \((\d{1,18}) \| ((?:[A-Z][A-Za-z ]{0,30}: \S+(?:, | \| ))*[A-Z][A-Za-z ]{0,30}: \S+)\)\s*$")
 _FLAX_NAMES = {"loss": "loss", "learning_rate": "learning_rate", "acc": "accuracy", "accuracy": "accuracy",
                "perplexity": "perplexity"}
 
@@ -185,7 +188,8 @@ def _opennmt_valid(m: re.Match) -> StepLine:
     return StepLine("opennmt_valid", 0, None, (("eval_loss", loss), ("eval_ppl", value)))
 
 
-# Joey NMT 1.x's validation (joeynmt/training.py, TrainManager._validate): `Validation result (greedy) at epoch  13, step
+# Joey NMT 1.x's validation (joeynmt/training.py, TrainManager._validate):
+# `Validation result (greedy) at epoch  13, step
 #     2000: token_accuracy:   5.90, loss: 41230.5117, ppl:  31.0412, duration: 10.2210s` (later releases add `utility
 # ...:` before the duration). Its `loss` is summed over every token of the dev set, so it grows with the set and is no
 # per-token loss; the perplexity is exp(loss / tokens): ln(ppl) is the per-token eval loss, what the overfitting and
