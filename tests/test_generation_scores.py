@@ -141,3 +141,11 @@ def test_healthy_corpus_cards_with_rouge_stay_silent():
         a = forensics.analyze(CORPUS / case)
         assert a.status == "healthy", (case, [f.message for f in a.findings])
         assert not [f for f in a.findings if f.kind in ("generation_score_collapse", "never_learned")], case
+
+
+def test_a_score_that_falls_with_no_eval_loss_logged_is_left_to_the_memorization_rules():
+    # The collapse is the loss and the score parting ways; with no held-out loss there is nothing to part from, and a
+    # held-out score falling as the training loss falls is memorization's witness (test_memorization_held_out_bleu)
+    steps = [100 * i for i in range(1, 11)]
+    bleu = pd.Series([10, 12, 14, 13, 4, 3, 2.5, 2.4, 2.3, 2.2], index=steps, dtype="float64")
+    assert detect_generation_score_collapse({"eval_bleu": bleu}, Thresholds()) == []

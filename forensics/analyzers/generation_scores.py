@@ -8,7 +8,8 @@ Two things only the score tells:
 
 * `detect_generation_score_collapse`: a held-out score that ends under `_COLLAPSED_SHARE` of its own best for its last
   `_HELD` evaluations or more, while the eval loss does not show it (it did not rise since the score's best; where it
-  rose, the overfitting detectors read the same turn from the loss). A warning dated at the first of those
+  rose, the overfitting detectors read the same turn from the loss; where none was logged, the memorization rules
+  read the fall beside the training loss). A warning dated at the first of those
   evaluations. ROUGE and BLEU move between checkpoints and seeds by a few points (Clark et al. 2011, "Better
   Hypothesis Testing for Statistical Machine Translation": ~1 BLEU from optimizer instability alone); a fall to a
   third is no such noise. In the corpus the healthy seq2seq runs never go under 0.52 of their best (KyrieRui's
@@ -47,6 +48,10 @@ def generation_scores(metrics: Metrics) -> dict[str, pd.Series]:
 def detect_generation_score_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `generation_score_collapse` warning for the log (the score whose collapse starts first), or []."""
     eval_loss = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
+    if eval_loss is None or not len(eval_loss):
+        # No held-out loss to part ways with: a score falling while the training loss falls is the memorization
+        # rules' witness (a from-scratch translator trained to 0.1 nats whose BLEU peaked early is memorization).
+        return []
     collapsed = {name: start for name, score in generation_scores(metrics).items()
                  if (start := _collapse_start(score)) is not None and not _loss_rose_since_best(eval_loss, score)}
     if not collapsed:
@@ -69,10 +74,8 @@ def _collapse_start(score: pd.Series) -> int | None:
     return int(score.index[-under]) if under >= _HELD else None
 
 
-def _loss_rose_since_best(eval_loss: pd.Series | None, score: pd.Series) -> bool:
+def _loss_rose_since_best(eval_loss: pd.Series, score: pd.Series) -> bool:
     """Whether the eval loss at its last evaluation is above where it was at the score's best (the loss shows it)."""
-    if eval_loss is None or not len(eval_loss):
-        return False
     at_best = eval_loss[eval_loss.index <= int(score.idxmax())]
     return len(at_best) > 0 and float(eval_loss.iloc[-1]) > float(at_best.iloc[-1])
 
@@ -86,7 +89,7 @@ def _frozen_at_the_end(score: pd.Series) -> int:
     return same
 
 
-def _collapse_finding(name: str, score: pd.Series, start: int, eval_loss: pd.Series | None,
+def _collapse_finding(name: str, score: pd.Series, start: int, eval_loss: pd.Series,
                       names: list[str]) -> Finding:
     best, best_step, last = float(score.max()), int(score.idxmax()), float(score.iloc[-1])
     held = int((score.index >= start).sum())
@@ -105,9 +108,7 @@ def _collapse_finding(name: str, score: pd.Series, start: int, eval_loss: pd.Ser
                              "frozen_at_the_end": frozen, "scores_collapsed": names})
 
 
-def _loss_said(eval_loss: pd.Series | None, best_step: int) -> str:
-    if eval_loss is None or not len(eval_loss):
-        return "no eval loss was logged to show it"
+def _loss_said(eval_loss: pd.Series, best_step: int) -> str:
     at_best = eval_loss[eval_loss.index <= best_step]
     start = at_best if len(at_best) else eval_loss
     return (f"the eval loss did not rise ({format_number(float(start.iloc[-1]))} at step {int(start.index[-1])}, "

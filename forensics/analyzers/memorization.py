@@ -177,11 +177,11 @@ def memorized_without_eval(loss: pd.Series, level: float, thresholds: Thresholds
     onset, epoch, levels_off = dated
     first = int(loss.index[onset])
     when = f" (epoch {epoch:.3g})" if epoch is not None else ""
-    message = (f"loss falls from about {format_number(head)} to {format_number(smooth.iloc[onset])} by step {first}{when}, "
-               f"{levels_off}, and stays under {format_number(level)} from step "
-               f"{int(loss.index[start])} to step {int(loss.index[-1])}{why_level}, and no eval loss was logged: the training data is "
-               "most likely learned by heart (memorization). Log an eval loss to see whether the model still "
-               "generalises; fewer epochs or more data if it does not.")
+    message = (f"loss falls from about {format_number(head)} to {format_number(smooth.iloc[onset])} by step "
+               f"{first}{when}, {levels_off}, and stays under {format_number(level)} from step "
+               f"{int(loss.index[start])} to step {int(loss.index[-1])}{why_level}, and no eval loss was logged: the "
+               "training data is most likely learned by heart (memorization). Log an eval loss to see whether the "
+               "model still generalises; fewer epochs or more data if it does not.")
     # Settled to the end of its phase by construction (`phase_ends` says whether that is the log's end).
     return [Finding("memorization", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS, evidence={
         "head": head, "value": float(smooth.iloc[onset]), "level": level, "eval_loss_logged": False,
@@ -288,8 +288,8 @@ def memorized_from_scratch(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     `memorization` warning with the level that fits pre-training. [] where the log has an eval loss (overfitting
     judges) or another finding already says memorization, and where a held-out score still rose to the end (the model
     was still generalising better: `held_out_score_rising`). A log short of the tenfold fall from its first point (an
-    epoch mean, already well under where the fresh head began) is read by its passes (`memorized_over_passes`), and one of
-    a few long means falling at every point by where it ends (`memorized_in_few_points`)."""
+    epoch mean, already well under where the fresh head began) is read by its passes (`memorized_over_passes`), and one
+    of a few long means falling at every point by where it ends (`memorized_in_few_points`)."""
     if LOSS not in metrics or eval_loss_names(metrics) or is_preference_log(metrics) \
             or held_out_score_rising(metrics, real_loss(metrics)):
         return []
