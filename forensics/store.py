@@ -112,7 +112,8 @@ def analyze_each(path, thresholds: Thresholds | None = None, progress: Progress 
     """
     layout = discover(path)
     records, skipped = read_logs(layout, progress)
-    runs = [run for run in tracker_runs(records) if run.status != "deleted"]
+    every = tracker_runs(records)
+    runs = [run for run in every if run.status != "deleted"] or every  # deleted ones where there is nothing else
     if not runs:
         raise NotARunDirectory(path, "no W&B or MLflow run found")
     verdicts = []

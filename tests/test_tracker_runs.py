@@ -83,6 +83,18 @@ def test_a_deleted_run_is_read_only_when_named():
     assert _sources(choose_run(records, "gone", "/r")[0]) == ["mlflow.db#" + "b" * 32]
 
 
+def test_a_folder_whose_only_run_is_deleted_reads_it_and_says_so():
+    # chenmargalit_10X-ML-Engineer: the owner deleted the store's one run; 'nothing readable' would be false
+    records, notes = choose_run([_mlflow("b" * 32, "gone", status="deleted")], None, "/r")
+    assert _sources(records) == ["mlflow.db#" + "b" * 32]
+    assert len(notes) == 1 and notes[0].note and "marked deleted" in notes[0].reason
+
+
+def test_a_deleted_run_beside_other_logs_is_still_left_out():
+    records, notes = choose_run([TRAINER_STATE, _mlflow("b" * 32, "gone", status="deleted")], None, "/r")
+    assert _sources(records) == ["trainer_state.json"] and notes == []
+
+
 def test_a_resumed_wandb_run_in_two_folders_is_one_run():
     first = _wandb("aaaa1111", points=((10, "loss", 2.0), (20, "loss", 1.5)))
     again = LogRecords("/r/wandb/run-20240102_000000-aaaa1111/run-aaaa1111.wandb", "wandb",

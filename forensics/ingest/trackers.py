@@ -16,7 +16,8 @@ run of each (one job seen by several trackers, merged like trainer_state.json an
   verdict line per run, see `forensics.store`).
 
 A log that is no tracker's own but lies inside a run's folder (W&B's `files/output.log`)
-belongs to that run. Runs deleted in MLflow are read only when named.
+belongs to that run. Runs deleted in MLflow are read only when named, or where the folder holds nothing else (with a
+note saying so).
 """
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ def choose_run(records: list[LogRecords], selector: str | None, where: str) -> t
         return kept, []
     if last is not None:
         return kept, _attempts_note(last, [r for r in runs if r.key not in keys and r.status != "deleted"])
-    return kept, _left_out_notes([r for r in runs if r.key not in keys and r.status != "deleted"])
+    return kept, _deleted_notes(chosen) + _left_out_notes([r for r in runs if r.key not in keys
+                                                           and r.status != "deleted"])
 
 
 def _owner(rec: LogRecords, runs: list[TrackerRun]) -> tuple | None:
@@ -74,7 +76,7 @@ def _inside(path: str, folder: str) -> bool:
 
 def _default_runs(runs: list[TrackerRun], has_other_logs: bool, where: str) -> list[TrackerRun]:
     """A tracker with one run: that run. One with several: left out when anything else is read, else SeveralRuns."""
-    live = [r for r in runs if r.status != "deleted"]
+    live = [r for r in runs if r.status != "deleted"] or ([] if has_other_logs else runs)
     kinds = [r.kind for r in live]
     single = [r for r in live if kinds.count(r.kind) == 1]
     if len(single) == len(live) or has_other_logs or single:
@@ -131,6 +133,15 @@ def _attempts_note(last: TrackerRun, left_out: list[TrackerRun]) -> list[Skipped
                                 f"same job (the same config but for its names and saving; each ended before the next "
                                 f"began, none finished); the last, {run_label(last)}, which finished, was analyzed. "
                                 "Name one with --run to read it")]
+
+
+def _deleted_notes(chosen: list[TrackerRun]) -> list[Skipped]:
+    """A note per run read though deleted in MLflow: where a folder holds nothing else, its deleted runs are what there
+    is to read (chenmargalit_10X-ML-Engineer's one run, deleted by its owner, was 'nothing readable')."""
+    return [Skipped(run.store, f"{TRACKER_NAMES.get(run.kind, run.kind)} run {run_label(run)} is marked deleted "
+                               "(lifecycle_stage: deleted, kept on disk until `mlflow gc`): read, as the folder holds "
+                               "no other run or log", note=True)
+            for run in chosen if run.status == "deleted"]
 
 
 def _left_out_notes(left_out: list[TrackerRun]) -> list[Skipped]:
