@@ -29,7 +29,7 @@ from .analyzers.memorization import dated_under_pretraining_floor, memorized_fro
 from .analyzers.metrics import LOSS, RLMetrics, finite, is_preference_log, real_loss
 from .analyzers.never_learned import detect_dpo_loss_never_under_chance, detect_reward_model_at_chance
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
-from .analyzers.padded_labels import detect_labels_include_padding
+from .analyzers.padded_labels import detect_labels_include_padding, with_padding_caveat
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
 from .analyzers.pairwise_start import detect_pairwise_start_above_chance
 from .analyzers.planned_restarts import without_planned_restarts
@@ -49,7 +49,7 @@ from .config import RunConfig, Thresholds
 from .findings import Finding, sort_findings
 from .metric_names import OPTIMIZER_STEP
 from .profile import RunProfile, run_profile
-from .profile.model_start import pretrained_base
+from .profile.model_start import encoder_decoder_model, pretrained_base
 from .profile.objective import classification_head
 from .run_layout import RunLayout
 from .timeline import Timeline
@@ -71,12 +71,13 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings, planned)
                              + (detect_cut_short(metrics, planned[1], end_accounted_for(timeline, metrics))
                                 or detect_megatron_cut(timeline))
-                             + detect_labels_include_padding(metrics, config.get("data.labels_include_padding")))
+                             + detect_labels_include_padding(metrics, config.get("data.labels_include_padding"),
+                                                             encoder_decoder_model(config)))
     findings = without_planned_restarts(findings, (config.get("lr_scheduler_type"), config.get("ds.scheduler.type")),
                                         config.get("lr_scheduler_kwargs"))
     if config.get("loss.epoch_sum_unscaled"):
         findings = [f for f in findings if f.kind not in _LEVEL_KINDS]
-    findings = without_doubt_beside_a_zero_loss(without_doubt_after_never_learned(findings))
+    findings = with_padding_caveat(without_doubt_beside_a_zero_loss(without_doubt_after_never_learned(findings)))
     return link_impossible_start(findings, metrics), metrics, profile
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 import forensics
 from forensics.analyzers import first_incident_of
-from forensics.analyzers.padded_labels import KIND, detect_labels_include_padding
+from forensics.analyzers.padded_labels import KIND, detect_labels_include_padding, with_padding_caveat
 from forensics.causes import infer_causes
 from forensics.causes.roles import cause_role, leading_cause
 from forensics.config import RunConfig, Thresholds
@@ -99,6 +99,62 @@ def test_labels_from_an_unpadded_tokenization_say_nothing_though_a_generation_ce
     assert labels_with_padding(_cells(_LOAD, unpadded, _TRAIN, generate)) is None
 
 
+_S2S = ("def preprocess(batch):\n    enc = tokenizer(batch['src'], truncation=True, max_length=128)\n"
+        "    lab = tokenizer(text_target=batch['tgt'], truncation=True, max_length=64)\n"
+        "    enc['labels'] = lab['input_ids']\n    return enc\ndata = ds.map(preprocess, batched=True)\n")
+_WITH_COLLATOR = _TRAIN.replace("train_dataset=data)", "train_dataset=data, data_collator=collator)")
+_MASKED_OR_UNPADDED = {
+    "a helper maps the pads to a constant holding -100": (
+        _LOAD, _TOKENIZE, "IGNORE = -100\ndef mask(b):\n"
+        "    b['labels'] = [[IGNORE if t == tokenizer.pad_token_id else t "
+        "for t in l] for l in b['labels']]\n    return b\ndata = data.map(mask, batched=True)\n", _TRAIN),
+    "labels[labels == pad_id] = ignore, both variables": (
+        _LOAD, _TOKENIZE, "pad_id = tokenizer.pad_token_id\nignore = -100\ndef fix(ex):\n"
+        "    labels = torch.tensor(ex['labels'])\n    labels[labels == pad_id] = ignore\n    ex['labels'] = labels\n"
+        "    return ex\ndata = data.map(fix)\n", _TRAIN),
+    "torch.where(ids == pad, -100, ids)": (
+        _LOAD, _TOKENIZE.replace("    return tokenized\n", "    ids = torch.tensor(tokenized['input_ids'])\n"
+                                 "    tokenized['labels'] = torch.where(ids == tokenizer.pad_token_id, -100, ids)\n"
+                                 "    return tokenized\n"), _TRAIN),
+    "DataCollatorForSeq2Seq pads at collate time, the tokenize function does not": (
+        _LOAD, _S2S, "collator = DataCollatorForSeq2Seq(tokenizer, model=model)\n", _WITH_COLLATOR),
+    "text_target= without padding, the inputs padded": (
+        _LOAD, _S2S.replace("max_length=128)", "max_length=128, padding='max_length')"), _TRAIN),
+    "DataCollatorForLanguageModeling(mlm=False) built in another cell": (
+        _LOAD, _TOKENIZE, "from transformers import DataCollatorForLanguageModeling\n"
+        "collator = DataCollatorForLanguageModeling(tokenizer=tokenizer, mlm=False)\n", _WITH_COLLATOR),
+    "padding='max_length' in an inference cell only": (
+        _LOAD, _TOKENIZE.replace(", padding='max_length'", ""), _TRAIN,
+        "enc = tokenizer(['hi'], padding='max_length', max_length=32, return_tensors='pt')\nmodel.generate(**enc)\n"),
+}
+
+
+def test_labels_masked_in_a_helper_or_padded_only_at_collate_or_inference_time_say_nothing():
+    said = {name: labels_with_padding(_cells(*sources)) for name, sources in _MASKED_OR_UNPADDED.items()}
+    assert said == {name: None for name in _MASKED_OR_UNPADDED}
+
+
+def test_a_global_that_a_later_inference_cell_pads_is_not_what_a_training_dataset_read():
+    dataset = ("enc = tokenizer(texts, truncation=True, max_length=128)\n"
+               "class LMData(torch.utils.data.Dataset):\n    def __len__(self):\n        return len(enc['input_ids'])\n"
+               "    def __getitem__(self, i):\n"
+               "        return {'input_ids': enc['input_ids'][i], 'labels': enc['input_ids'][i]}\ndata = LMData()\n")
+    generate = ("enc = tokenizer(['hi there'], padding='max_length', max_length=32, return_tensors='pt')\n"
+                "model.generate(**enc)\n")
+    assert labels_with_padding(_cells(_LOAD, dataset, _TRAIN, generate)) is None
+    padded = dataset.replace("max_length=128)", "max_length=128, padding='max_length')")
+    assert labels_with_padding(_cells(_LOAD, padded, _TRAIN)) is not None
+
+
+def test_a_padded_tokenize_function_redefined_or_left_unused_says_nothing():
+    unpadded = _TOKENIZE.replace(", padding='max_length'", "")
+    assert labels_with_padding(_cells(_LOAD, _TOKENIZE, unpadded, _TRAIN)) is None
+    old = _TOKENIZE.replace("def tokenize", "def tokenize_old").replace("data = dataset.map(tokenize)\n", "")
+    new = unpadded.replace("def tokenize", "def tokenize_new").replace("map(tokenize)", "map(tokenize_new)")
+    assert labels_with_padding(_cells(_LOAD, old, new, _TRAIN)) is None
+    assert labels_with_padding(_cells(_LOAD, unpadded, _TOKENIZE, _TRAIN)) is not None
+
+
 def test_a_hand_written_loop_says_nothing():
     loop = ("batch = tokenizer(texts, padding='max_length', max_length=150, return_tensors='pt')\n"
             "for step in range(100):\n    out = model(**batch, labels=batch['input_ids'])\n    out.loss.backward()\n")
@@ -168,3 +224,47 @@ def test_real_notebooks_that_train_on_padding_say_so_and_one_that_masks_does_not
         assert analysis.status == "warning" and analysis.first_incident.kind == KIND, case
     for case in ("AkshayPethe_PEFT_in_inference", "sahabajalam_doctors-scribe-qlora"):  # -100; an SFTTrainer
         assert KIND not in {f.kind for f in forensics.analyze(REALWORLD / case).findings}, case
+
+
+def test_the_advice_for_an_encoder_decoder_is_its_own_collator_not_the_causal_lm_one():
+    # DataCollatorForLanguageModeling(mlm=False) makes the labels a copy of the input_ids: for a T5 / BART summariser
+    # that is the article, not the summary. Its labels are masked by DataCollatorForSeq2Seq given unpadded targets.
+    said, losses = "In [2] line 3: `...`", _loss([2.4, 1.1, 0.5, 0.3, 0.25])
+    seq2seq = detect_labels_include_padding(losses, said, encoder_decoder=True)[0]
+    causal = detect_labels_include_padding(losses, said, encoder_decoder=False)[0]
+    assert "DataCollatorForLanguageModeling" not in seq2seq.message and "DataCollatorForSeq2Seq" in seq2seq.message
+    assert "DataCollatorForLanguageModeling(mlm=False)" in causal.message
+    seq2seq_cause, causal_cause = (infer_causes(RunConfig(), Timeline.empty(), [found], [], Thresholds())[0]
+                                   for found in (seq2seq, causal))
+    assert "-100" in seq2seq_cause.suggestion and "DataCollatorForLanguageModeling" not in seq2seq_cause.suggestion
+    assert "DataCollatorForLanguageModeling(mlm=False)" in causal_cause.suggestion
+
+
+def test_real_encoder_decoders_are_not_told_to_copy_their_inputs_into_the_labels():
+    advice = {}
+    for case in ("mitchgauthier_nlp_6120_abs_summarization", "Ngwaru_auto_surgical_report"):  # BART, Llama 3.2
+        analysis = forensics.analyze(REALWORLD / case)
+        cause = next(c for c in analysis.causes if c.cause == "labels_count_padding")
+        advice[case] = analysis.first_incident.message + cause.suggestion
+    assert "DataCollatorForLanguageModeling" not in advice["mitchgauthier_nlp_6120_abs_summarization"]
+    assert "DataCollatorForSeq2Seq" in advice["mitchgauthier_nlp_6120_abs_summarization"]
+    assert "DataCollatorForLanguageModeling(mlm=False)" in advice["Ngwaru_auto_surgical_report"]
+
+
+def test_a_memorization_read_from_a_loss_that_counts_padding_says_the_level_is_partly_padding():
+    # EhsaasN_LLM-learning: five sentences of ~15 tokens padded to 256, 7.50 -> 0.16; the memorization rule reads the
+    # level 0.16 as the text learned by heart, but most of the positions it averages are pads predicted for free
+    padded = detect_labels_include_padding(_loss([2.4, 1.1, 0.5, 0.3, 0.25]), "In [2] line 3: `...`")[0]
+    memorized = Finding("memorization", "warning", 40, "the training data learned by heart (memorization).")
+    noted = with_padding_caveat([padded, memorized])
+    assert noted[0] is padded and noted[1].kind == "memorization" and noted[1].step == 40
+    assert noted[1].message.startswith(memorized.message)
+    assert "pad positions" in noted[1].message and "overstates" in noted[1].message
+    assert with_padding_caveat([memorized]) == [memorized]
+    overfit = Finding("overfitting", "warning", 40, "eval loss rose")
+    assert with_padding_caveat([padded, overfit]) == [padded, overfit]
+
+
+def test_the_real_memorization_beside_padded_labels_carries_the_note():
+    analysis = forensics.analyze(REALWORLD / "EhsaasN_LLM-learning")
+    assert analysis.first_incident.kind == "memorization" and "overstates" in analysis.first_incident.message

@@ -4,9 +4,9 @@ itself tells, judged a character.
 `memorization.PRETRAINING_FLOOR` (0.5 nats a token) holds for any subword token; where the run's outputs print both
 the text's characters and its tokens (a BPE or SentencePiece model trained or applied in the notebook), a token is
 known to hold `chars_per_token` characters on average, and a loss a token is that many characters' loss. Under
-`char_floor.CHAR_FLOOR` a character, that is past what any model has reached on held-out English text; a small model
-that gets there after many passes over its one text, with nothing held out, is reciting it (the character rule,
-`char_floor`, with the floor scaled to the token). The facts come from the run's code and outputs
+`char_floor.CHAR_FLOOR` a character, that is past what a model trained on one text reaches on held-out text; a small
+model that gets there after many passes over its one text, with nothing held out, is reciting it (the character
+rule, `char_floor`, with the floor scaled to the token). The facts come from the run's code and outputs
 (ingest.notebook_code.subword_corpus) as a `SubwordCorpus`.
 Not for a simplified synthetic text: TinyStories, written with a 3-4 year old's vocabulary, is held out at ~0.76 nats a
 Llama-2 token (llama2.c's 110M model), well under 0.75 nats a character; a notebook of it rarely makes 20 passes.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..findings import Finding
-from .char_floor import CHAR_FLOOR, under_floor_after_many_passes
+from .char_floor import CHAR_FLOOR, floor_told, under_floor_after_many_passes
 from .metrics import LOSS, Metrics, format_number
 
 
@@ -74,12 +74,11 @@ def _finding(loss: pd.Series, settled_and_at: tuple[int, int], passes_then_and_a
                f"and stays under {format_number(floor)} to the end: a {corpus.tokenizer} token holds "
                f"{format_number(corpus.chars_per_token)} characters here ('{corpus.text_chars_line}' against "
                f"'{corpus.text_tokens_line}'), so that is {format_number(per_char)} nats a character "
-               f"({format_number(per_char / math.log(2))} bits), under {format_number(CHAR_FLOOR)} (1.08 bits, the "
-               f"best held-out figure published on text8), after training on {format_number(passes)} times the text's "
-               f"tokens ({batch}; {format_number(passes_at_end)} times by the end), and no eval loss was logged: no "
-               "model has reached that on held-out English text, so the text is most likely learned by heart "
-               "(memorization). A held-out split's loss, or the generations compared with the training text, would "
-               "tell; fewer passes or more text if it is.")
+               f"({format_number(per_char / math.log(2))} bits), under {format_number(CHAR_FLOOR)}, after training "
+               f"on {format_number(passes)} times the text's tokens ({batch}; {format_number(passes_at_end)} times by "
+               f"the end), and no eval loss was logged: {floor_told(corpus.text_chars)}, so the text is most likely "
+               "learned by heart (memorization). A held-out split's loss, or the generations compared with the "
+               "training text, would tell; fewer passes or more text if it is.")
     return Finding("memorization", "warning", step, message, end_step=int(loss.index[-1]), metric=LOSS, evidence={
         "value": value, "level": floor, "per_character": False, "value_per_character": per_char,
         "chars_per_token": corpus.chars_per_token, "chars_per_token_from": corpus.tokenizer, "passes": passes,

@@ -5,6 +5,7 @@ Each rule is `rule(facts) -> Cause | None`.
 from __future__ import annotations
 
 from ..analyzers.metrics import format_number
+from ..analyzers.padded_labels import masking_advice
 from ..findings import Cause
 from .evidence import Facts, said
 
@@ -106,8 +107,7 @@ def labels_count_padding(facts: Facts) -> Cause | None:
         return None
     return Cause(
         cause="labels_count_padding", confidence="likely", evidence=[found[0].evidence["code"]],
-        suggestion=("Set the pad positions of the labels to -100 (labels[labels == tokenizer.pad_token_id] = -100, "
-                    "or DataCollatorForLanguageModeling(mlm=False), which does it; with pad = eos, keep the real "
-                    "end-of-text label), then read the loss again: only the text's tokens count."),
+        suggestion=(f"{masking_advice(bool(found[0].evidence.get('encoder_decoder')))}, then read the loss again: "
+                    "only the text's tokens count."),
         title="The labels count the padding, so the loss measures padding as well as the task",
     )

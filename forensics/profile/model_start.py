@@ -84,6 +84,13 @@ _SEQ2SEQ_HEADS = ("ForConditionalGeneration", "EncoderDecoderModel", "MTModel", 
 _PARTS_FROM_KEY = "model.parts_name_or_path"
 
 
+def encoder_decoder_model(config: RunConfig) -> bool:
+    """Whether the run's model is an encoder-decoder: its config says so, or the head it is loaded as is one."""
+    architectures = config.get("model.architectures")
+    heads = architectures if isinstance(architectures, list) else [architectures]
+    return config.get("model.is_encoder_decoder") is True or any(_an_encoder_decoder_head(h) for h in heads)
+
+
 def _an_encoder_decoder_head(head: str | None) -> bool:
     return isinstance(head, str) and (head.endswith(("EncoderDecoderModel", "ModelForSeq2SeqLM"))
                                       or head.removesuffix("ForConditionalGeneration").removesuffix("MTModel")

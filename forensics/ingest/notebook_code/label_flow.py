@@ -46,6 +46,7 @@ class _Scope:
     function: ast.AST | None
     cls: str | None
     order: tuple
+    enclosing: tuple = ()  # the functions and classes it is written in, outermost first
 
 
 @dataclass
@@ -58,6 +59,8 @@ class LabelFlow:
     batched_maps: set = field(default_factory=set)  # names of functions a `.map(f, batched=True)` calls
     sinks: list = field(default_factory=list)  # (the value copied into labels, its scope, Where)
     places: dict = field(default_factory=dict)  # id(call) -> Where of each call that pads
+    defined: dict = field(default_factory=dict)  # name -> the function or class nodes defining it, in order
+    loads: dict = field(default_factory=dict)  # name -> [ids of the definitions each read of it is written in]
 
 
 def gathered(cells_and_trees: list[tuple[str, str, ast.AST]]) -> LabelFlow:
@@ -71,16 +74,20 @@ def gathered(cells_and_trees: list[tuple[str, str, ast.AST]]) -> LabelFlow:
 def _walk(flow: LabelFlow, node: ast.AST, scope: _Scope, cell: tuple) -> None:
     for child in ast.iter_child_nodes(node):
         here = _Scope(scope.function, scope.cls, (scope.order[0], getattr(child, "lineno", scope.order[1]),
-                                                  getattr(child, "col_offset", scope.order[2])))
+                                                  getattr(child, "col_offset", scope.order[2])), scope.enclosing)
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            flow.defined.setdefault(child.name, []).append(child)
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
             flow.params[id(child)] = [a.arg for a in child.args.posonlyargs + child.args.args]
             if scope.cls and child.name == "__init__":
                 flow.init_attrs[scope.cls] = _attributes_from_parameters(child)
-            _walk(flow, child, _Scope(child, scope.cls, here.order), cell)
+            _walk(flow, child, _Scope(child, scope.cls, here.order, scope.enclosing + (child,)), cell)
             continue
         if isinstance(child, ast.ClassDef):
-            _walk(flow, child, _Scope(scope.function, child.name, here.order), cell)
+            _walk(flow, child, _Scope(scope.function, child.name, here.order, scope.enclosing + (child,)), cell)
             continue
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+            flow.loads.setdefault(child.id, []).append({id(d) for d in scope.enclosing})
         _note(flow, child, here, cell)
         _walk(flow, child, here, cell)
 
@@ -164,6 +171,17 @@ def _is_true(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
+def in_live_code(flow: LabelFlow, scope: _Scope) -> bool:
+    """Whether code at `scope` can be what fed the training: at the notebook's top level, or in functions and classes
+    each the last definition of its name and read somewhere outside itself. A padded `tokenize` redefined without
+    padding, or left for a `tokenize_new`, no longer makes the data (a cell re-run after the change remaps it)."""
+    outer = (None,) + scope.enclosing[:-1]
+    return all(isinstance(parent, ast.ClassDef) or  # a method: its class is what is defined and read
+               flow.defined.get(d.name, [None])[-1] is d
+               and any(id(d) not in inside for inside in flow.loads.get(d.name, []))
+               for parent, d in zip(outer, scope.enclosing))
+
+
 def padded_kind(flow: LabelFlow, expr: ast.AST, scope: _Scope, depth: int = 0) -> tuple[str, Where] | None:
     """("encoding", where) where `expr` holds a padded tokenization, ("ids", where) where it holds its input_ids
     (where: the call that padded); None where the code does not say so plainly (module docstring)."""
@@ -231,8 +249,18 @@ def _bound(flow: LabelFlow, name: str, scope: _Scope, depth: int) -> tuple[str, 
         before = [b for b in notebook if b[0] < scope.order] if function is None else notebook
     if not before:
         return None
+    if function is not None and scope.function is not None and not own:
+        return _every_binding(flow, before, depth)
     _, value, bound_at = before[-1]
     return padded_kind(flow, value, bound_at, depth + 1) if value is not None else None
+
+
+def _every_binding(flow: LabelFlow, bindings: list, depth: int) -> tuple[str, Where] | None:
+    """What a notebook's name read inside a function holds: when the function runs is not known (a Dataset's
+    `__getitem__` runs in `trainer.train()`, before a later generation cell rebinds the name), so only what every
+    binding of it holds."""
+    kinds = [padded_kind(flow, value, at, depth + 1) if value is not None else None for _, value, at in bindings]
+    return kinds[-1] if all(k is not None and k[0] == kinds[-1][0] for k in kinds) else None
 
 
 def _class_attribute(flow: LabelFlow, expr: ast.Attribute, scope: _Scope, depth: int) -> tuple[str, Where] | None:

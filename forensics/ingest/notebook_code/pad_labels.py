@@ -21,7 +21,7 @@ import ast
 import re
 
 from .cells import _count, _source, _without_comments, cells_and_trees_that_ran
-from .label_flow import LabelFlow, gathered, padded_kind
+from .label_flow import LabelFlow, gathered, in_live_code, padded_kind
 from .syntax import _called_name
 
 _MASKING = re.compile(r"-\s*100\b|ignore_index|label_pad_token_id|ignore_pad_token_for_loss|masked_fill|compute_loss"
@@ -46,7 +46,7 @@ def labels_with_padding(cells: list) -> str | None:
     if not trainers or not all(_keeps_labels(call, flow) for call in trainers):
         return None
     for value, scope, where in flow.sinks:
-        found = padded_kind(flow, value, scope)
+        found = padded_kind(flow, value, scope) if in_live_code(flow, scope) else None
         if found and found[0] == "ids":
             padded = "that same call" if found[1] == where else found[1]
             return f"{where} puts in the labels input_ids padded by {padded}, and no code masks the pad ids to -100"

@@ -30,6 +30,8 @@ _SHAPE = r"(?:torch\.Size\(\[|\()(\d+)(?:\]\)|,\))"
 # Attributes printed on one line
 _ONE_LINE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "size"})
 _ONE_LINE_CALLS = frozenset({"len", "str", "int", "float", "round", "type"})
+# What holds the same ids as what it is given
+_CONVERSIONS = frozenset({"tensor", "LongTensor", "array", "asarray", "as_tensor", "list", "from_numpy"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -41,15 +43,67 @@ def subword_corpus(cells: list) -> dict:
     tokenizer = next((m.group(0) for tree in trees if (m := _SUBWORD_TOKENIZER.search(ast.unparse(tree)))), None)
     if tokenizer is None:
         return {}
-    texts = _names_bound_only_to(trees, _reads_a_file)
-    encoded = _names_bound_only_to(trees, lambda value: _encodes_one_of(value, texts))
-    chars, tokens = _printed_count(ran, texts, shapes=False), _printed_count(ran, encoded, shapes=True)
-    if chars is None or tokens is None:
+    counted = _counts_of_one_text(ran, trees)
+    if counted is None:
         return {}
+    chars, tokens = counted
     found = {"data.subword_tokenizer": tokenizer, "data.text_chars": chars[0], "data.text_chars_line": chars[1],
              "data.text_tokens": tokens[0], "data.text_tokens_line": tokens[1]}
     found.update(batch_values(trees, "".join(_stdout(cell) for cell, _ in ran), "data.tokens_a_batch"))
     return found
+
+
+def _counts_of_one_text(ran: list, trees: list) -> tuple[tuple[int, str], tuple[int, str]] | None:
+    """(characters, tokens), each with its line, printed of one and the same text: a name bound once, to a file's
+    read, and names bound only to its whole encoding (a val file's tokens against the train text's characters would
+    make a token as long as the ratio of the two files); None where no one text, or more than one, has both."""
+    texts = _names_bound_only_to(trees, _reads_a_file) & _names_of_one_file(trees)
+    found = []
+    for text in sorted(texts):
+        encoded = _names_bound_only_to(trees, lambda value: _encodes_whole(value, text))
+        chars, tokens = _printed_count(ran, {text}, shapes=False), _printed_count(ran, encoded, shapes=True)
+        if chars is not None and tokens is not None:
+            found.append((chars, tokens))
+    return found[0] if len(found) == 1 else None
+
+
+def _names_of_one_file(trees: list) -> set[str]:
+    """The names whose module-level bindings all read one file: bound once, or re-read from the same path (the
+    lecture's closing script cell reads `input.txt` again); a name re-read from another file, or from one the code
+    does not name plainly, is two texts."""
+    handles, reads, files = _file_handles(trees), {}, {}
+    nodes = [node for tree in trees for node in _module_level(tree)]
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and _reads_a_file(node.value):
+            reads[id(node.targets[0])] = _file_read(node.value.func.value, handles)
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            files.setdefault(node.id, []).append(reads.get(id(node)))
+    return {name for name, read in files.items() if len(read) == 1 or None not in read and len(set(read)) == 1}
+
+
+def _file_handles(trees: list) -> dict[str, str | None]:
+    """name -> the path of `with open(path) as name` / `name = open(path)` (None where bound to more than one)."""
+    handles: dict[str, str | None] = {}
+    for tree in trees:
+        for node in _module_level(tree):
+            pairs = [(item.optional_vars, item.context_expr) for item in node.items] if isinstance(node, ast.With) \
+                else [(node.targets[0], node.value)] if isinstance(node, ast.Assign) and len(node.targets) == 1 else []
+            for target, value in pairs:
+                if isinstance(target, ast.Name):
+                    path = _opened_path(value)
+                    handles[target.id] = path if handles.get(target.id, path) == path else None
+    return handles
+
+
+def _opened_path(value: ast.expr) -> str | None:
+    is_open = isinstance(value, ast.Call) and _called_name(value.func) == "open" and value.args
+    return ast.unparse(value.args[0]) if is_open else None
+
+
+def _file_read(source: ast.expr, handles: dict) -> str | None:
+    """The path a `.read()` reads: `open(path).read()`, or `f.read()` of a handle opened on it."""
+    return _opened_path(source) or (handles.get(source.id) if isinstance(source, ast.Name) else None)
 
 
 def _module_level(tree: ast.AST):
@@ -84,10 +138,20 @@ def _reads_a_file(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and _called_name(value.func) == "read" and not value.args
 
 
-def _encodes_one_of(value: ast.expr, texts: set[str]) -> bool:
-    """The value holds an `encode(text)` call (also in `torch.tensor(encode(text), dtype=...)`) of a whole text."""
-    return any(isinstance(node, ast.Call) and _ENCODES.fullmatch(_called_name(node.func)) and node.args
-               and isinstance(node.args[0], ast.Name) and node.args[0].id in texts for node in ast.walk(value))
+def _encodes_whole(value: ast.expr, text: str) -> bool:
+    """The value is `encode(text)` of the whole text, as it is or converted (`torch.tensor(encode(text), dtype=...)`,
+    `np.array(...)`, `tokenizer.encode(text).ids`); not a slice of it (`encode(text)[:1000]`, a sample) nor one
+    truncated (`max_length=`, `truncation=`): their length is not the text's."""
+    while True:
+        if isinstance(value, ast.Call) and _called_name(value.func) in _CONVERSIONS and value.args:
+            value = value.args[0]
+        elif isinstance(value, ast.Attribute) and value.attr == "ids":
+            value = value.value
+        else:
+            break
+    return isinstance(value, ast.Call) and bool(_ENCODES.fullmatch(_called_name(value.func))) and bool(value.args) \
+        and isinstance(value.args[0], ast.Name) and value.args[0].id == text \
+        and not any(k.arg in ("max_length", "truncation") for k in value.keywords)
 
 
 def _printed_count(ran: list, names: set[str], shapes: bool) -> tuple[int, str] | None:
