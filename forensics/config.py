@@ -121,6 +121,10 @@ def _pickled_arguments(source: str, keys: set[str]) -> bool:
     return str(source).endswith("training_args.bin") and "training_args_class" in keys
 
 
+# Where a notebook's code read as arguments is said to come from: a class the code names is no trained model's config
+NOTEBOOK_CODE_SOURCE = "the notebook's code (arguments of the cells that ran)"
+
+
 @dataclass
 class RunConfig:
     """The run's configuration as read from its own files, with provenance.

@@ -59,3 +59,30 @@ def test_no_masked_lm_objective_without_both_the_masked_lm_and_its_collator(tmp_
 def test_the_corpus_masked_lm_notebook_with_its_own_trainer_subclass():
     profile = forensics.analyze(CORPUS / "yangoos57_Bert_For_Domain_Adaptation").run_profile
     assert (profile.method, profile.objective, profile.precision) == ("full", "pretrain", "fp32")
+
+
+def _trainer_output(tmp_path: Path, architectures: list[str]) -> Path:
+    """An HF Trainer output folder (trainer_state.json + the model's config.json) under `run`."""
+    import json
+    run = tmp_path / "run"
+    run.mkdir()
+    history = [{"step": s, "epoch": s / 100, "loss": 3.0 - s / 200, "learning_rate": 5e-5} for s in range(10, 210, 10)]
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 200, "log_history": history}))
+    (run / "config.json").write_text(json.dumps({"architectures": architectures, "model_type": "bert",
+                                                 "vocab_size": 30522, "hidden_size": 768}))
+    return run
+
+
+def test_a_model_config_naming_a_masked_lm_head_says_masked_lm_pretraining(tmp_path):
+    profile = forensics.analyze(_trainer_output(tmp_path, ["BertForMaskedLM"])).run_profile
+    assert profile.objective == "pretrain" and "BertForMaskedLM" in profile.evidence["objective"]
+
+
+def test_a_classification_head_is_no_masked_lm_pretraining(tmp_path):
+    assert forensics.analyze(_trainer_output(tmp_path, ["BertForSequenceClassification"])).run_profile.objective \
+        != "pretrain"
+
+
+def test_the_corpus_mlflow_run_of_a_masked_lm_is_pretraining():
+    # chenmargalit_10X-ML-Engineer: the HF MLflow callback logged the model config beside the arguments
+    assert forensics.analyze(CORPUS / "chenmargalit_10X-ML-Engineer").run_profile.objective == "pretrain"

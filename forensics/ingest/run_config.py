@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import RunConfig
+from ..config import NOTEBOOK_CODE_SOURCE, RunConfig
 from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from ..lfs import unreadable_reason
@@ -61,7 +61,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, mmengine_config.TEXT_KEY, dict, "console log's printed mmengine config")
     _read_text(config, timeline, command_line.TEXT_KEY, command_line.config_values,
                "console log's launch command (DeepSpeed's cmd = line)")
-    _read_text(config, timeline, notebook_code.TEXT_KEY, dict, "the notebook's code (arguments of the cells that ran)")
+    _read_text(config, timeline, notebook_code.TEXT_KEY, dict, NOTEBOOK_CODE_SOURCE)
     _read_text(config, timeline, rwkv_args.TEXT_KEY, rwkv_args.config_values,
                "RWKV-LM's train_log.txt (the last launch's arguments)")
     _read_text(config, timeline, value_first.TEXT_KEY, dict, "the launch line's DEFAULT_FLOAT (tinygrad's float dtype)")

@@ -6,7 +6,7 @@ import math
 
 from ..analyzers.pairwise_start import PAIRWISE_START_MAX
 from ..analyzers.zero_in_first_epoch import CLASSIFIER_HEADS, CLASSIFIER_TASKS
-from ..config import RunConfig
+from ..config import NOTEBOOK_CODE_SOURCE, RunConfig
 from ..timeline import Timeline
 from .losses import _first_loss_above, _training_losses, _NEAR_LN2
 from .model_start import _console_seq2seq_trainer, _pretrained_seq2seq
@@ -39,7 +39,8 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
                          metrics: set) -> tuple[str, str | None] | None:
     """What a notebook's code trains on, the run's own names, its instruction data, an adapter's task, a trained
     encoder-decoder."""
-    for step in (_from_notebook_data, _from_own_names, _from_sft_signs, _from_seq2seq, _from_model_card):
+    for step in (_from_notebook_data, _from_own_names, _from_sft_signs, _from_seq2seq, _from_model_card,
+                 _from_masked_lm_head):
         found = step(config, timeline, names, evidence, adapter, metrics)
         if found is not None:
             return found
@@ -154,6 +155,29 @@ def _from_model_card(config: RunConfig, timeline: Timeline, names, evidence: dic
     """What the model card transformers wrote says the model was trained on (`trainer_card.card_objective`), for a
     language model's loss (not a classification head's, nor a pairwise one at ln 2)."""
     return card_objective(timeline, evidence) if _supervised_lm(config, timeline) else None
+
+
+def _from_masked_lm_head(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                         metrics: set) -> tuple[str, str | None] | None:
+    """The trained model's config names a masked-LM head (`BertForMaskedLM`: config.json, or the model config the HF
+    callbacks log to MLflow / W&B) and the run logs that model's own loss, with no adapter: masked-token prediction,
+    BERT's pre-training objective, given to a trained BERT as further pre-training on new text (domain adaptation)
+    or to a fresh one as pre-training (chenmargalit_10X-ML-Engineer's MLflow params)."""
+    # a class the notebook's code names is no trained model's saved config: there the code's collator decides
+    # (`_from_notebook_data`)
+    saved = [v for v in config.values.get("model.architectures", []) if v.source != NOTEBOOK_CODE_SOURCE]
+    if not saved:
+        return None
+    listed = saved[0].value if isinstance(saved[0].value, list) else [saved[0].value]
+    masked_only = bool(listed) and all(isinstance(a, str) and a.endswith(_MASKED_LM_HEAD) for a in listed)
+    if adapter or not masked_only or not metrics & {"loss", "eval_loss", "train_loss"}:
+        return None
+    evidence["objective"] = (f"the model's config names a masked-LM head ({listed[0]}, {saved[0].source}): "
+                             "masked-token prediction, pre-training")
+    return "pretrain", None
+
+
+_MASKED_LM_HEAD = "ForMaskedLM"
 
 
 def _adapter_task(config: RunConfig, timeline: Timeline) -> tuple[str, str | None]:
