@@ -64,3 +64,25 @@ def test_a_marian_checkpoint_trained_with_predict_with_generate_is_a_sequence_to
     # kiran280321_multilingual-translation: MarianMTModel in config.json, Seq2SeqTrainingArguments in training_args.bin
     profile = forensics.analyze(CORPUS / "kiran280321_multilingual-translation").run_profile
     assert profile.objective == "sft" and "MarianMTModel" in profile.evidence["objective"]
+
+
+def _scored_run(tmp_path: Path, score: str) -> Path:
+    """A Trainer output folder with no model config: a loss and, per evaluation, an eval loss and `score`."""
+    run = tmp_path / "run"
+    run.mkdir()
+    history = [{"step": s, "epoch": s / 100, "loss": round(3.0 - s / 400, 4)} for s in range(50, 550, 50)]
+    history += [{"step": s, "epoch": s / 100, "eval_loss": round(2.9 - s / 500, 4), score: 20 + s / 50}
+                for s in (100, 200, 300, 400, 500)]
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 500, "log_history": history}))
+    return run
+
+
+def test_a_held_out_rouge_beside_the_loss_says_a_sequence_to_sequence_fine_tune(tmp_path: Path):
+    # zoo-bimant_mt5-small-amazon-en-es: the card's table with its Rouge1 / Rouge2 columns and nothing else
+    profile = forensics.analyze(_scored_run(tmp_path, "eval_rouge1")).run_profile
+    assert profile.objective == "sft" and "eval_rouge1" in profile.evidence["objective"]
+
+
+def test_a_held_out_bleu_alone_says_no_objective(tmp_path: Path):
+    # BLEU also scores a plain language model's free text (a Keras word model on a book)
+    assert forensics.analyze(_scored_run(tmp_path, "eval_bleu")).run_profile.objective == "unknown"

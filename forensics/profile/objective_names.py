@@ -7,6 +7,7 @@ import math
 from ..analyzers.pairwise_start import PAIRWISE_START_MAX
 from ..analyzers.zero_in_first_epoch import CLASSIFIER_HEADS, CLASSIFIER_TASKS
 from ..config import NOTEBOOK_CODE_SOURCE, RunConfig
+from ..metric_names import is_held_out
 from ..timeline import Timeline
 from .losses import _first_loss_above, _training_losses, _NEAR_LN2
 from .model_start import _console_seq2seq_trainer, _pretrained_seq2seq
@@ -40,7 +41,7 @@ def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence:
     """What a notebook's code trains on, the run's own names, its instruction data, an adapter's task, a trained
     encoder-decoder."""
     for step in (_from_notebook_data, _from_own_names, _from_sft_signs, _from_seq2seq, _from_model_card,
-                 _from_masked_lm_head):
+                 _from_masked_lm_head, _from_rouge_scores):
         found = step(config, timeline, names, evidence, adapter, metrics)
         if found is not None:
             return found
@@ -178,6 +179,21 @@ def _from_masked_lm_head(config: RunConfig, timeline: Timeline, names, evidence:
 
 
 _MASKED_LM_HEAD = "ForMaskedLM"
+
+
+def _from_rouge_scores(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                       metrics: set) -> tuple[str, str | None] | None:
+    """A held-out ROUGE score beside a language model's loss: what the model generates scored against reference texts,
+    the measure of summarization and other generation to a target (Seq2SeqTrainer's predict_with_generate, a card's
+    Rouge1 / Rouge2 columns, LLaMA-Factory's predict_rouge-*): a supervised sequence-to-sequence task. The last of the
+    steps: a run's names or code say more where they speak (a continued pre-training that also scores ROUGE on the
+    side). Not BLEU, which also scores the free text of a plain language model (a Keras word model on a book)."""
+    rouge = sorted(m for m in metrics if "rouge" in m.lower() and is_held_out(m))
+    if not rouge or not _supervised_lm(config, timeline) or not metrics & {"loss", "eval_loss", "train_loss"}:
+        return None
+    evidence["objective"] = (f"the run scores its generations by ROUGE against reference texts ({rouge[0]}): "
+                             "a supervised sequence-to-sequence task")
+    return "sft", None
 
 
 def _adapter_task(config: RunConfig, timeline: Timeline) -> tuple[str, str | None]:
