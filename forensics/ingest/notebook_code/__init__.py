@@ -2,26 +2,27 @@
 
 Outputs say what ran; for the method, the precision and the model, a notebook's outputs are often silent (a Colab
 run prints the Trainer's table and little else), while its code names them: `LoraConfig(r=16, ...)`,
-`BitsAndBytesConfig(load_in_4bit=True)`, `FastLanguageModel.from_pretrained("unsloth/...-bnb-4bit",
-load_in_4bit=True)`, `TrainingArguments(bf16=True, ...)`, TRL's `SFTConfig(...)` / `GRPOConfig(...)`. Only cells
-that ran (an execution count or an output; where the counts were cleared, the cells up to the last output) are read, parsed with `ast` (never run); shell and magic lines are blanked first, and a
-cell indented as a whole dedented (IPython runs it so), a cell that is not Python is passed over. A keyword is taken where its value is a literal, or where it tests the
-machine (`torch.cuda.is_available()`, `torch.cuda.is_bf16_supported()`, Unsloth's `is_bfloat16_supported()`, negated
-or not: `fp16 = not is_bfloat16_supported()`) and the outputs answer the test (`machine`: a CUDA device printed, a
-GPU named, the `Bfloat16 = TRUE / FALSE` line of Unsloth's banner). Where a later cell passes a keyword again
-(an SFT, then a DPO), the later value stands: the notebook's last run is the one its last table shows.
+`BitsAndBytesConfig(load_in_4bit=True)`, `FastLanguageModel.from_pretrained("unsloth/...-bnb-4bit", load_in_4bit=True)`,
+`TrainingArguments(bf16=True, ...)`, TRL's `SFTConfig(...)` / `GRPOConfig(...)`. Only cells that ran (an execution count
+or an output; where the counts were cleared, the cells up to the last output) are read, parsed with `ast` (never run);
+shell and magic lines are blanked first, and a cell indented as a whole dedented (IPython runs it so), a cell that is
+not Python is passed over. A keyword is taken where its value is a literal, or where it tests the machine
+(`torch.cuda.is_available()`, `torch.cuda.is_bf16_supported()`, Unsloth's `is_bfloat16_supported()`, negated or not:
+`fp16 = not is_bfloat16_supported()`) and the outputs answer the test (`machine`: a CUDA device printed, a GPU named,
+the `Bfloat16 = TRUE / FALSE` line of Unsloth's banner). Where a later cell passes a keyword again (an SFT, then a DPO),
+the later value stands: the notebook's last run is the one its last table shows.
 
 TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config reads them.
 `code_values(cells, outputs)` gives a flat dict in the run configuration's names (`bf16`, `fp16`, `learning_rate`,
 `training_args_class`, `trainer_class` (a TRL trainer the code builds: `trl.SFTTrainer`), `quant.load_in_4bit`,
 `quant.bits` / `quant.quant_method` (`GPTQConfig(bits=4)`, `AwqConfig(bits=4)`),
 `adapter.peft_type`, `adapter.r`, `model.name_or_path`, `model.load_dtype` (a half-precision load),
-`precision.default_fp32` where the notebook trains in its own
-code with nothing below float32 asked for (or through gpt-2-simple's `finetune`, which also trains every weight:
-`method` full), `precision.trainer_fp32` (the arguments class) where it builds a Trainer
-whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision, `precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's
-trainer turns on where the code sets neither flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's
-autocast), `precision.keras_policy` ("fp16" / "bf16": Keras' mixed_float16 / mixed_bfloat16 global policy),
+`precision.default_fp32` where the notebook trains in its own code with nothing below float32 asked for (or through
+gpt-2-simple's `finetune`, which also trains every weight: `method` full), `precision.trainer_fp32` (the arguments
+class) where it builds a Trainer whose arguments leave fp16 and bf16 off and nothing else asks for mixed precision,
+`precision.unsloth_mixed` ("fp16" / "bf16": the mixed precision Unsloth's trainer turns on where the code sets neither
+flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's autocast), `precision.keras_policy`
+("fp16" / "bf16": Keras' mixed_float16 / mixed_bfloat16 global policy),
 `model.built_here` where it builds its model from random weights), `model.tokenizer_trained` (the call that trains
 its own tokenizer, where it loads no trained weights: `tokenizer_trained`), `loss.pairwise_function` (the name of a
 pairwise preference loss its loop computes: `pairwise`), `data.char_vocabulary` and the text's size in characters
@@ -100,7 +101,8 @@ def code_values(cells: list, outputs: str) -> dict:
                 found = _call_values(node, names, machine)
                 where = (cell, getattr(node, "lineno", 0))
                 if _loads_a_model(node):
-                    loads.append((where, bound.get(id(node)), {k: found.pop(k) for k in _LOADED_MODEL_KEYS if k in found}))
+                    loads.append((where, bound.get(id(node)),
+                                  {k: found.pop(k) for k in _LOADED_MODEL_KEYS if k in found}))
                 if _builds_a_trainer(node):
                     trainers.append((where, _model_handed(node, names)))
                 values.update(found)

@@ -53,7 +53,8 @@ _LORA_SWITCHES = ("lora", "use_lora")
 def _lora_switched_on(node: ast.Dict) -> bool:
     """`{"lora": True, ...}`: a dict literal that turns LoRA on."""
     return any(isinstance(key, ast.Constant) and key.value in _LORA_SWITCHES
-               and isinstance(value, ast.Constant) and value.value is True for key, value in zip(node.keys, node.values))
+               and isinstance(value, ast.Constant) and value.value is True
+               for key, value in zip(node.keys, node.values))
 
 
 def _call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
@@ -104,10 +105,10 @@ _LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architect
 def _trained_model(loads: list, trainers: list, aliases: dict[str, str]) -> dict:
     """What the loader of the model the notebook trains said: of the loaders called before the first trainer is built,
     the last one bound to the name handed to it as its model, through the names it was wrapped under
-    (`lora_model = get_peft_model(model, ...)`), or the model's name handed as a string (`GRPOTrainer(model="Qwen/...")`);
-    not a model tried first and replaced (`del model`), a critic or reward model loaded beside it, or a reload after
-    training (in float16 to merge the adapter, or to try it). Else the last loader before the trainer, else the
-    first one called."""
+    (`lora_model = get_peft_model(model, ...)`), or the model's name handed as a string
+    (`GRPOTrainer(model="Qwen/...")`); not a model tried first and replaced (`del model`), a critic or reward model
+    loaded beside it, or a reload after training (in float16 to merge the adapter, or to try it). Else the last loader
+    before the trainer, else the first one called."""
     if not loads:
         handed = next((h for _, h in sorted(trainers, key=lambda t: t[0]) if isinstance(h, str)), None)
         return {"model.name_or_path": handed} if handed else {}
@@ -238,11 +239,13 @@ def _half_dtype(call: ast.Call) -> str | None:
     `dtype="float16"`), else None."""
     value = next((k.value for k in call.keywords if k.arg in ("torch_dtype", "dtype")), None)
     name = value.attr if isinstance(value, ast.Attribute) else value.value if isinstance(value, ast.Constant) else None
-    return {"bfloat16": "bfloat16", "float16": "float16", "half": "float16"}.get(name) if isinstance(name, str) else None
+    return ({"bfloat16": "bfloat16", "float16": "float16", "half": "float16"}.get(name)
+            if isinstance(name, str) else None)
 
 
 def _model_name(call: ast.Call, names: dict) -> str | None:
-    for node in call.args[:1] + [k.value for k in call.keywords if k.arg in ("model_name", "pretrained_model_name_or_path")]:
+    for node in call.args[:1] + [k.value for k in call.keywords
+                                 if k.arg in ("model_name", "pretrained_model_name_or_path")]:
         value = _literal(node, names)
         if isinstance(value, str) and value:
             return value

@@ -47,9 +47,10 @@ def shell_commands(cells: list) -> str:
 def _cells_that_ran(cells: list) -> list[dict]:
     """Code cells with an execution count or an output; where the notebook was saved with every count cleared (some
     editors and export tools do), every code cell up to the last one that shows an output; where only some cells
-    lost their counts (the cells after a few counted ones), also the uncounted cells without output just before an uncounted one that shows an output, back to a counted cell or to
-    one that would have shown something had it run (a print, a value on its last line): those ran too, printing
-    nothing (a model loaded, a config built, before the training cell whose table shows)."""
+    lost their counts (the cells after a few counted ones), also the uncounted cells without output just before an
+    uncounted one that shows an output, back to a counted cell or to one that would have shown something had it run (a
+    print, a value on its last line): those ran too, printing nothing (a model loaded, a config built, before the
+    training cell whose table shows)."""
     code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
     if not any(_count(c) is not None for c in code):  # every count cleared: all up to the last cell that shows
         shown = [i for i, c in enumerate(code) if c.get("outputs")]

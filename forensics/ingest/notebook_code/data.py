@@ -27,7 +27,8 @@ _TEMPLATE_MARKERS = re.compile(r"###|(?i:instruction|response)|<\|im_start\|>|\[
 _TEMPLATE_CALLS = ("apply_chat_template", "formatting_func")
 # A tokenizer's special tokens that, joining an example's parts, mark turns or fields
 _TURN_SEPARATORS = ("eos_token", "sep_token", "bos_token")
-# transformers' datasets of a text file's lines (called with file_path=; StaticOwl_dpnlp's own class of that name is not)
+# transformers' datasets of a text file's lines (called with file_path=; StaticOwl_dpnlp's own class of that
+# name is not)
 _FILE_DATASETS = ("TextDataset", "LineByLineTextDataset")
 # Data or models that are not plain text for a causal LM (see the module docstring)
 _NOT_RAW_TEXT_CALLS = re.compile(r"^(?:DataCollatorForSeq2Seq|SFTTrainer|"
@@ -170,7 +171,8 @@ def _formats_examples(node: ast.AST) -> bool:
         return bool(_TEMPLATE_MARKERS.search(node.value))
     if isinstance(node, ast.JoinedStr):  # LevOssadtchi's f"Rate: {row['rate']}, Text: {row['Text']}"
         return _fields_in([v.value for v in node.values if isinstance(v, ast.FormattedValue)]) >= 2
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # Ngwaru's sample["prompt"]+"\n"+sample["completion"]
+    # Ngwaru's sample["prompt"]+"\n"+sample["completion"]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return _fields_in(_added(node)) >= 2
     if not isinstance(node, ast.Call):
         return False
@@ -187,9 +189,9 @@ def _formats_examples(node: ast.AST) -> bool:
 
 def _joined_by_a_special_token(call: ast.Call) -> bool:
     """`f"{tokenizer.eos_token}".join(row.values)`: one example's parts (a row's values, or a literal list of them)
-    joined by the tokenizer's end-of-text or separator token are a dialogue's context and response (SolipsisAI_research's
-    DialoGPT fine-tune), not raw text. Documents joined by it (`eos.join(ds['text'])`, `eos.join(texts)`) are raw
-    text concatenated for blocks, and stay so."""
+    joined by the tokenizer's end-of-text or separator token are a dialogue's context and response
+    (SolipsisAI_research's DialoGPT fine-tune), not raw text. Documents joined by it (`eos.join(ds['text'])`,
+    `eos.join(texts)`) are raw text concatenated for blocks, and stay so."""
     if not (isinstance(call.func, ast.Attribute) and call.func.attr == "join" and len(call.args) == 1):
         return False
     parts = call.args[0]

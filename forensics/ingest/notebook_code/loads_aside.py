@@ -25,7 +25,8 @@ def loads_set_aside(trees: list, is_load: Callable[[ast.Call], bool]) -> set[int
     before (`_reloads_own_save`)."""
     tokenizers = _bound_to(trees, lambda call: bool(_TOKENIZER_CLASSES.search(_called_name(call.func))))
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call) and is_load(node)]
-    aside = {id(call) for call in calls if isinstance(call.func, ast.Attribute) and _a_tokenizers(call.func, tokenizers)}
+    aside = {id(call) for call in calls
+             if isinstance(call.func, ast.Attribute) and _a_tokenizers(call.func, tokenizers)}
     readers = _own_file_readers(trees, is_load)
     aside |= {id(call) for call in calls if isinstance(call.func, ast.Name) and call.func.id in readers}
     aside |= {id(call) for call in _spacy_pipelines(trees, calls)}
@@ -118,17 +119,18 @@ def _bound_to(trees: list, made_by: Callable[[ast.Call], bool]) -> set[str]:
 
 def _looked_at_only(trees: list, is_load: Callable[[ast.Call], bool]) -> list[ast.Call]:
     """The load calls bound to a name (`gpt2_lm = GPT2CausalLM.from_preset(...)`) that the code only asks to generate,
-    predict or show itself, reads values from by their keys (`_a_look`), or hands to another such load (the preprocessor given to it): a preset shown generating
-    before the notebook builds its own model from random weights (BMunitiz_NLP, a KerasHub GPT trained from scratch
-    after a GPT-2 demo). A name used any other way (trained, called as a layer, handed to a model or a trainer) is the
-    trained model's or a part of it."""
+    predict or show itself, reads values from by their keys (`_a_look`), or hands to another such load (the preprocessor
+    given to it): a preset shown generating before the notebook builds its own model from random weights (BMunitiz_NLP,
+    a KerasHub GPT trained from scratch after a GPT-2 demo). A name used any other way (trained, called as a layer,
+    handed to a model or a trainer) is the trained model's or a part of it."""
     bound = {}
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and is_load(node.value) \
                     and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 bound.setdefault(node.targets[0].id, []).append(node.value)
-    parents = {id(child): parent for tree in trees for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    parents = {id(child): parent
+               for tree in trees for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
     uses = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Name)
             and isinstance(node.ctx, ast.Load) and node.id in bound]
     aside = {use.id for use in uses}  # a load never used again says nothing of what it was for: it stays a load

@@ -24,8 +24,9 @@ _UNSLOTH_BF16 = re.compile(r"Bfloat16 = (TRUE|FALSE)")
 # A CUDA device the run printed: `device: cuda`, `DEVICE = cuda`, `Using device: cuda`, `device='cuda:0'`, a tensor or
 # model `on cuda:0` or `loaded on: cuda` (hyeonggeonkim-berkeley's t5-small), a CUDA out-of-memory error (only a GPU
 # runs out of CUDA memory)
-_CUDA_DEVICE = re.compile(r"(?i)\bdevice\b['\"]?\s*(?:[:=]|is)?\s*(?:type=)?['\"]?cuda\b|\bcuda:\d\b|\bon:?[ \t]+cuda\b|"
-                          r"CUDA out of memory|torch\.cuda\.OutOfMemoryError")
+_CUDA_DEVICE = re.compile(
+    r"(?i)\bdevice\b['\"]?\s*(?:[:=]|is)?\s*(?:type=)?['\"]?cuda\b|\bcuda:\d\b|\bon:?[ \t]+cuda\b|"
+    r"CUDA out of memory|torch\.cuda\.OutOfMemoryError")
 # The Trainer's note where the model's device map spans more than one device other than the CPU and the disk: GPUs
 _ON_SEVERAL_DEVICES = re.compile(r"The model is already on multiple devices")
 # The CPU as the only device the run printed (`device: cpu`, `Using device: cpu`)

@@ -106,10 +106,10 @@ _ADAPTER_WORDS = re.compile(r"(?i)peft|lora|adapter|load_in_[48]bit|bitsandbytes
 def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, loaded: bool) -> bool:
     """The code that ran builds a Trainer around a pre-trained model it loaded (`from_pretrained`, its name a literal
     or not: `config.base_model_name`), or a hand-written loop's optimizer over every parameter of a model the notebook
-    loads or builds (`_optimizer_over_a_whole_model`, a TensorFlow loop's `_gradients_applied_to_a_whole_model`) or hands by name, and nothing in the notebook's code (`code`:
-    the cells that ran where the cells carry counts, else every cell, run or not) sets up an adapter or a quantized
-    base: every weight is trained. A notebook that trains through a shell command
-    (`!python train.py --lora ...`) shows no Trainer here."""
+    loads or builds (`_optimizer_over_a_whole_model`, a TensorFlow loop's `_gradients_applied_to_a_whole_model`) or
+    hands by name, and nothing in the notebook's code (`code`: the cells that ran where the cells carry counts, else
+    every cell, run or not) sets up an adapter or a quantized base: every weight is trained. A notebook that trains
+    through a shell command (`!python train.py --lora ...`) shows no Trainer here."""
     if any(key.startswith(("adapter.", "quant.")) for key in values):
         return False
     python = "\n".join(line for line in code.splitlines() if not _SHELL_OR_MAGIC.match(line))  # (`!pip install
@@ -144,7 +144,8 @@ def _gradients_applied_to_a_whole_model(trees: list, python: str) -> bool:
 
 
 # A torch (or bitsandbytes, or a paper's) optimizer class: what a hand-written loop builds over the weights it trains
-_OPTIMIZERS = re.compile(r"(?i)^(?:paged)?(?:adam\w*|sgd|adafactor|lion\w*|rmsprop|adagrad|adadelta|lamb|sophia\w*|muon)$")
+_OPTIMIZERS = re.compile(
+    r"(?i)^(?:paged)?(?:adam\w*|sgd|adafactor|lion\w*|rmsprop|adagrad|adadelta|lamb|sophia\w*|muon)$")
 _FREEZE_CALLS = re.compile(r"\bfreeze_(?!support)\w*\(|\.freeze\(")
 _PARAMETERS = ("parameters", "named_parameters")
 _MOVES = ("to", "cuda", "train", "float", "half", "bfloat16")  # `GPT(config).to(device)`: the same model
@@ -181,7 +182,8 @@ def _forward_stops_gradient(trees: list) -> bool:
                                                           and _called_name(item.context_expr.func) in _NO_GRAD
                                                           for item in node.items):
                         return True
-                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach":
+                    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                            and node.func.attr == "detach"):
                         return True
     return False
 
@@ -266,8 +268,9 @@ def _never_true(test: ast.expr) -> bool:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return False
     sides = (test.left, test.comparators[0])
-    return any(isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr in _SPLITS for x in sides) \
-        and any(isinstance(x, ast.Constant) and isinstance(x.value, str) for x in sides)
+    return (any(isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr in _SPLITS
+                for x in sides)
+            and any(isinstance(x, ast.Constant) and isinstance(x.value, str) for x in sides))
 
 
 def _sets_aside(node: ast.AST) -> bool:

@@ -121,11 +121,12 @@ def _unsloth_mixed_precision(values: dict, trees: list, outputs: str, bf16_suppo
 # `torch.rsqrt(torch.tensor(self.hidden_size, dtype=torch.float))` in its attention)
 # (nor anything that sets it out of the code's sight: DeepSpeed's config, an Accelerator's saved config, XLA's
 # environment, a precision key in a dict)
-_LOWER_PRECISION_WORDS = re.compile(r"(?i)autocast|gradscaler|\.half\(|float16|bfloat16|\bbf16|\bfp16|mixed_precision|"
-                                    r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision\s*=|['\"]precision['\"]|\bhalf|"
-                                    r"quantiz|bitsandbytes|\bdtype\s*=(?!\s*(?:(?:torch|tf|np|numpy)\.(?:long|int\d*|bool|"
-                                    r"uint8|float(?:32|64)?|double)\b|[\w.]+\.dtype\b|['\"](?:u?int\d{0,2}|bool|float32)['\"]))|"
-                                    r"deepspeed|accelerator\s*\(|\bxla\b|xla_|\btpu|set_default_tensor_type")
+_LOWER_PRECISION_WORDS = re.compile(
+    r"(?i)autocast|gradscaler|\.half\(|float16|bfloat16|\bbf16|\bfp16|mixed_precision|"
+    r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision\s*=|['\"]precision['\"]|\bhalf|"
+    r"quantiz|bitsandbytes|\bdtype\s*=(?!\s*(?:(?:torch|tf|np|numpy)\.(?:long|int\d*|bool|"
+    r"uint8|float(?:32|64)?|double)\b|[\w.]+\.dtype\b|['\"](?:u?int\d{0,2}|bool|float32)['\"]))|"
+    r"deepspeed|accelerator\s*\(|\bxla\b|xla_|\btpu|set_default_tensor_type")
 # The call that trains in the notebook's own code: a hand-written loop's backward pass, Keras' fit, a TensorFlow
 # GradientTape loop's update (AaronBarbosa12_transformer_model: `optimizer.apply_gradients(zip(grads, ...))`)
 _TRAINING_CALLS = ("backward", "fit", "apply_gradients")
