@@ -51,6 +51,7 @@ from .metric_names import OPTIMIZER_STEP
 from .profile import RunProfile, run_profile
 from .profile.model_start import encoder_decoder_model, pretrained_base
 from .profile.objective import classification_head
+from .profile.objective_names import ROUGE_EVIDENCE
 from .run_layout import RunLayout
 from .timeline import Timeline
 
@@ -137,7 +138,10 @@ def _from_random_weights(profile: RunProfile, config: RunConfig, metrics) -> boo
 def _fine_tune_of_a_trained_model(profile: RunProfile, config: RunConfig, base) -> bool:
     """An SFT stage or a named trained base, where the logged loss is a per-token mean (not a 4.46-4.47 Trainer's
     sum over accumulation steps no source records): a start above every vocabulary's guess is then the model's."""
-    return (profile.objective == "sft" or base is not None) and not summed_over_unknown_accumulation(config)
+    # A ROUGE score says the task, not the start: a seq2seq scored by it may be an mT5, whose span-corruption
+    # pre-training makes its first fine-tuning losses run far above ln V (NijatZeynalov's 25.5, judged healthy)
+    sft = profile.objective == "sft" and not profile.evidence.get("objective", "").startswith(ROUGE_EVIDENCE)
+    return (sft or base is not None) and not summed_over_unknown_accumulation(config)
 
 
 def _beyond_cross_entropy(metrics, vocab, framework: str | None, thresholds: Thresholds) -> list[Finding]:

@@ -86,3 +86,25 @@ def test_a_held_out_rouge_beside_the_loss_says_a_sequence_to_sequence_fine_tune(
 def test_a_held_out_bleu_alone_says_no_objective(tmp_path: Path):
     # BLEU also scores a plain language model's free text (a Keras word model on a book)
     assert forensics.analyze(_scored_run(tmp_path, "eval_bleu")).run_profile.objective == "unknown"
+
+
+def test_rouge_says_the_task_not_a_start_from_trained_weights(tmp_path: Path):
+    # NijatZeynalov's mT5 summarizer: first logged loss 25.5 (mT5's span-corruption start, far above ln V), falling
+    # to 2.2 while ROUGE rises; judged healthy. The ROUGE evidence gives sft but no claim on where the loss may start
+    run = tmp_path / "run"
+    run.mkdir()
+    history = [{"step": s, "epoch": s / 1000, "loss": round(2.2 + 23.3 * math.exp(-s / 300), 4)}
+               for s in range(100, 7100, 100)]
+    history += [{"step": s, "epoch": s / 1000, "eval_loss": round(2.0 + 1.4 * math.exp(-s / 2000), 4),
+                 "eval_rouge1": round(0.34 - 0.11 * math.exp(-s / 2000), 4)} for s in range(1000, 8000, 1000)]
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 7000, "log_history": history}))
+    analysis = forensics.analyze(run)
+    assert analysis.run_profile.objective == "sft"
+    assert not any(f.kind == "start_above_uniform_guess" for f in analysis.findings)
+
+
+def test_rouge_beside_a_name_that_says_masked_text_restored_says_no_sft():
+    # gayanin's bart-mlm-pubmed-45 card: BART restoring masked PubMed text (its denoising pre-training continued),
+    # scored by ROUGE on the side
+    profile = forensics.analyze(CORPUS / "saranscript_huggingface-models_bart-mlm-pubmed45").run_profile
+    assert profile.objective != "sft"

@@ -12,7 +12,7 @@ from ..timeline import Timeline
 from .losses import _first_loss_above, _training_losses, _NEAR_LN2
 from .model_start import _console_seq2seq_trainer, _pretrained_seq2seq
 from .names import _MODEL_NAME_KEYS, _RUN_FOLDER, _word_in
-from .trainer_card import card_objective
+from .trainer_card import DENOISING_NAME, card_objective
 from .trl import _trainer_source, _unsloth_sft_class
 
 _FINE_TUNE_WORDS = ("finetune", "fine-tune", "fine_tune", "finetuning", "fine-tuning", "fine_tuning")
@@ -181,6 +181,10 @@ def _from_masked_lm_head(config: RunConfig, timeline: Timeline, names, evidence:
 _MASKED_LM_HEAD = "ForMaskedLM"
 
 
+# How that evidence begins: it says the task, not that the weights were trained (`run_findings` reads it so)
+ROUGE_EVIDENCE = "the run scores its generations by ROUGE against reference texts"
+
+
 def _from_rouge_scores(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
                        metrics: set) -> tuple[str, str | None] | None:
     """A held-out ROUGE score beside a language model's loss: what the model generates scored against reference texts,
@@ -191,8 +195,10 @@ def _from_rouge_scores(config: RunConfig, timeline: Timeline, names, evidence: d
     rouge = sorted(m for m in metrics if "rouge" in m.lower() and is_held_out(m))
     if not rouge or not _supervised_lm(config, timeline) or not metrics & {"loss", "eval_loss", "train_loss"}:
         return None
-    evidence["objective"] = (f"the run scores its generations by ROUGE against reference texts ({rouge[0]}): "
-                             "a supervised sequence-to-sequence task")
+    own = [text for text, _ in names] + [str(m.get("card_model_name") or "") for m in timeline.meta.values()]
+    if any(DENOISING_NAME.search(text) for text in own):  # restoring masked text: denoising pre-training continued
+        return None
+    evidence["objective"] = (f"{ROUGE_EVIDENCE} ({rouge[0]}): a supervised sequence-to-sequence task")
     return "sft", None
 
 

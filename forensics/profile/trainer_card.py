@@ -39,7 +39,7 @@ _CAUSAL_LM_NAME = re.compile(r"(?<![a-z0-9])(?:distil)?gpt(?:2|-2|-neo\w*|-j)|(?
                              re.IGNORECASE)
 # ... and a name saying the encoder-decoder was trained to restore masked text (`bart-mlm-pubmed`): BART's own
 # denoising pre-training objective continued, not a task's targets - the base's name alone says neither
-_DENOISING = re.compile(r"(?<![a-z])(?:mlm|masked|denois\w*)(?![a-z])", re.IGNORECASE)
+DENOISING_NAME = re.compile(r"(?<![a-z])(?:mlm|masked|denois\w*)(?![a-z])", re.IGNORECASE)
 _RAW_TEXT_CORPUS = re.compile(r"wikitext|shakespeare|codeparrot|openwebtext|bookcorpus|tinystories", re.IGNORECASE)
 
 
@@ -77,7 +77,7 @@ def card_objective(timeline: Timeline, evidence: dict) -> tuple[str, None] | Non
     seq2seq = next((f"its model-index task {t}" for t in tasks if t in _SEQ2SEQ_TASKS), None) \
         or next((f"its tag {t}" for t in meta.get("card_tags", ()) if t in _SEQ2SEQ_TAGS), None) \
         or (f"the encoder-decoder it was fine-tuned from, {base}" if _ENCODER_DECODER_NAME.search(base) else None)
-    if seq2seq is not None and not (seq2seq.startswith("the encoder-decoder") and _DENOISING.search(
+    if seq2seq is not None and not (seq2seq.startswith("the encoder-decoder") and DENOISING_NAME.search(
             meta.get("card_model_name") or "")):
         evidence["objective"] = (f"the model card ({source}): a fine-tune of {base}, {seq2seq}; an encoder-decoder "
                                  "trained on its targets: supervised (sequence-to-sequence) fine-tuning")
