@@ -28,6 +28,7 @@ from .analyzers.megatron_cut import detect_megatron_cut
 from .analyzers.memorization import dated_under_pretraining_floor, memorized_from_scratch
 from .analyzers.metrics import LOSS, RLMetrics, finite, is_preference_log, real_loss
 from .analyzers.never_learned import detect_dpo_loss_never_under_chance, detect_reward_model_at_chance
+from .analyzers.tracker_exit import detect_unfinished_tracker_run
 from .analyzers.optimizer_state import optimizer_findings, update_precursor
 from .analyzers.padded_labels import detect_labels_include_padding, with_padding_caveat
 from .analyzers.pairwise_loss import PAIRWISE_ALGORITHMS, for_a_pairwise_loss, pair_term_memorized
@@ -74,6 +75,7 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
                                 or detect_megatron_cut(timeline))
                              + detect_labels_include_padding(metrics, config.get("data.labels_include_padding"),
                                                              encoder_decoder_model(config)))
+    findings = sort_findings(findings + detect_unfinished_tracker_run(timeline, metrics, planned[1], findings))
     findings = without_planned_restarts(findings, (config.get("lr_scheduler_type"), config.get("ds.scheduler.type")),
                                         config.get("lr_scheduler_kwargs"))
     if config.get("loss.epoch_sum_unscaled"):

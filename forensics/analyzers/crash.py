@@ -30,9 +30,8 @@ def detect_crash(timeline: Timeline) -> list[Finding]:
         if not crash or steps.empty:
             continue
         last = int(steps.max())
-        memory = "out of memory" in crash.lower() or "OutOfMemory" in crash
-        advice = (" Lower the batch or sequence length per device, turn on gradient checkpointing, or offload the "
-                  "optimizer; then resume from the last checkpoint." if memory else
+        memory = out_of_memory(crash)
+        advice = (OUT_OF_MEMORY_ADVICE if memory else
                   _KILLED_ADVICE if crash.startswith(_KILLED_BY_SHELL) and "Killed" in crash else
                   " Resume from the last checkpoint once the cause is fixed.")
         message = (f"the run stopped after step {last}: {crash}. It did not finish; a checkpoint saved before the "
@@ -42,6 +41,13 @@ def detect_crash(timeline: Timeline) -> list[Finding]:
     return findings
 
 
+def out_of_memory(error: str) -> bool:
+    """Whether an error line is the GPU's out-of-memory error (`CUDA out of memory`, `torch.OutOfMemoryError`)."""
+    return "out of memory" in error.lower() or "OutOfMemory" in error
+
+
+OUT_OF_MEMORY_ADVICE = (" Lower the batch or sequence length per device, turn on gradient checkpointing, or offload "
+                        "the optimizer; then resume from the last checkpoint.")
 # A job the shell reports `Killed` got SIGKILL, which a Python process cannot catch or print: most often the kernel's
 # out-of-memory killer (host RAM, not the GPU's), or a scheduler enforcing its time or memory limit.
 _KILLED_BY_SHELL = "the shell: "
@@ -61,7 +67,7 @@ def _stopped_before_a_metric(source: str, meta: dict) -> list[Finding]:
         return []
     if "training_finished" in signs:  # trained, then failed at saving or uploading: no crash of the training
         return []
-    memory = "out of memory" in ended.lower() or "OutOfMemory" in ended
+    memory = out_of_memory(ended)
     by_hand = ended.startswith("KeyboardInterrupt")
     advice = (" Lower the batch or sequence length per device, turn on gradient checkpointing, or offload the "
               "optimizer, then start it again." if memory else

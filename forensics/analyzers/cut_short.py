@@ -32,7 +32,7 @@ _MIN_POINTS = 20  # learning-rate points a schedule is read from
 _LONG_DECAY = 100  # steps from the peak to the log's end: a decay this long is a run, not a start stopped at once
 _NOT_SLOWING = 0.8  # a decay whose later half falls at least this share of its earlier half: linear or cosine
 _SQRT_MATCH = 0.02  # a last rate within this share of an inverse square root's from the peak: that schedule
-_CLOSING_KEYS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")  # train()'s closing summary
+CLOSING_KEYS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")  # train()'s closing summary
 
 
 def end_accounted_for(timeline: Timeline, metrics: Metrics) -> bool:
@@ -41,7 +41,7 @@ def end_accounted_for(timeline: Timeline, metrics: Metrics) -> bool:
     `should_training_stop` - True in the state saved at the end, False in a checkpoint saved mid-run, a snapshot of a
     run that went on (the corpus judges such a save healthy where it learned: ijinyu1113_Learned-Remasking-Policy-for-
     dLLM's checkpoint-2000 of 14,973, its cosine rate near its peak)."""
-    if any(key in metrics for key in _CLOSING_KEYS):
+    if any(key in metrics for key in CLOSING_KEYS):
         return True
     return any(isinstance(meta.get("should_training_stop"), bool)
                or "training_finished" in (meta.get("console_run_signs") or ()) for meta in timeline.meta.values())

@@ -11,6 +11,7 @@ update and the run's summary there first, and syncs from it. It is a record log 
     RunRecord     1 run_id, 3 project, 4 config, 8 display_name, 17 start_time (1 seconds, 2 nanos)
     MetricRecord  1 name, 2 glob_name, 4 step_metric (what `define_metric` set as the x-axis)
     RunExitRecord 1 exit_code
+    Record        4 output, 13 output_raw (OutputRecord / OutputRawRecord: 3 line, the console W&B captured)
 
 so the `wandb` package is not needed (it is large, and its reader is internal API). Older W&B
 versions put a history key in `key`, newer ones (wandb-core) in `nested_key`: both are read.
@@ -23,6 +24,11 @@ A row without the step metric takes the last value seen, as W&B's `step_sync` do
 map as every tracker's do (`train/loss` -> loss, `eval/loss` -> eval_loss; Lightning's WandbLogger's `train_loss`
 -> loss where no other loss is logged, `lr-AdamW` -> learning_rate); `_timestamp` is the wall time.
 
+The exit record's code (None: the log has no exit record yet, a run still being written or killed before W&B could
+write it) goes to meta `exit_code`; from the captured console, the exception its last traceback ends with
+(`console_exception`: `KeyboardInterrupt`, `torch.OutOfMemoryError: ...`) and its last line saying a checkpoint or
+model was saved (`console_saved`), which analyzers/tracker_exit.py judges.
+
 The config (the run's hyperparameters: HF logs its TrainingArguments and the model config) goes
 to `texts["wandb_config/<path of the log>"]` as JSON, read into RunConfig by `run_config`.
 """
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -37,6 +44,7 @@ import pandas as pd
 
 from ..errors import UnreadableFile, os_reason
 from ..metric_names import tracker_metric_names
+from ..run_signs import final_exception
 from ..timeline import LogRecords, TrackerRun, empty_frame
 from . import _protowire as wire
 from ._filetime import file_mtime
@@ -45,6 +53,11 @@ from ._wandb_log import check_header, messages
 FORMAT = "wandb"
 CONFIG_TEXT = "wandb_config"
 _HISTORY, _CONFIG, _METRIC, _RUN, _EXIT = 2, 5, 12, 17, 18
+_OUTPUTS = (4, 13)  # output (older W&B) and output_raw: the console W&B captured, in the order written
+# A line saying the run saved its weights: nanoGPT's `saving checkpoint to out`, the Trainer's `Saving model checkpoint
+# to ...`, a script's `Model saved to ...`. The last one seen is what the run kept, as far as its console says.
+_SAVED = re.compile(r"(?im)^[^\n]*\bsav(?:e|ed|ing)\b[^\n]*\b(?:checkpoint|model|weights|state_dict)\b[^\n]*$"
+                    r"|^[^\n]*\b(?:checkpoint|model|weights)\b[^\n]*\bsaved\b[^\n]*$")
 # Keys W&B or HF use as a step counter: the axis, not a metric.
 STEP_KEYS = ("train/global_step", "trainer/global_step", "global_step")
 # A script's own counter, logged beside its metrics (nanoGPT's `wandb.log({"iter": iter_num, ...})`): the step where
@@ -72,7 +85,8 @@ def read(path: Path) -> LogRecords:
     run = TrackerRun(kind="wandb", store=str(path.parent.parent), run_id=log["run_id"] or _id_from_name(path),
                      name=log["name"], experiment=log["project"], status=_status(log["exit_code"]),
                      folder=str(path.parent))
-    meta = {"run_id": run.run_id, "step_metric": _step_key(log), "exit_code": log["exit_code"]}
+    meta = {"run_id": run.run_id, "step_metric": _step_key(log), "exit_code": log["exit_code"],
+            **_console_facts("".join(log["console"]))}
     texts = {f"{CONFIG_TEXT}/{path}": json.dumps(log["config"], default=str)} if log["config"] else {}
     return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=texts, meta=meta, mtime=file_mtime(path),
                       warnings=tuple(problems), tracker_run=run)
@@ -82,6 +96,19 @@ def _id_from_name(path: Path) -> str:
     """`run-<id>.wandb` -> id (a log cut before its run record still names its run)."""
     stem = path.stem
     return stem[len("run-"):] if stem.startswith("run-") else stem
+
+
+def _console_facts(console: str) -> dict[str, str]:
+    """`console_exception` (the last traceback's exception line) and `console_saved` (the last save line) of the
+    console W&B captured, where it shows them."""
+    out = {}
+    ended = final_exception(console) if "Traceback" in console else None
+    if ended:
+        out["console_exception"] = ended
+    saved = list(_SAVED.finditer(console)) if "sav" in console.lower() else []
+    if saved:
+        out["console_saved"] = saved[-1].group(0).strip()[:160]
+    return out
 
 
 def _status(exit_code: int | None) -> str:
@@ -94,7 +121,7 @@ def _status(exit_code: int | None) -> str:
 
 def _decode(raw: list[bytes], problems: list[str]) -> dict[str, Any]:
     log: dict[str, Any] = {"history": [], "config": {}, "step_metric": None, "run_id": "", "name": "",
-                           "project": "", "exit_code": None}
+                           "project": "", "exit_code": None, "console": []}
     bad = 0
     for message in raw:
         try:
@@ -120,6 +147,8 @@ def _take_record(message: bytes, log: dict[str, Any]) -> None:
             _take_metric(value, log)
         elif number == _EXIT:
             log["exit_code"] = _exit_code(value)
+        elif number in _OUTPUTS:
+            log["console"].append(_output_line(value))
 
 
 def _items(message: bytes, item_field: int) -> Iterator[tuple[str, Any]]:
@@ -177,6 +206,10 @@ def _take_metric(message: bytes, log: dict[str, Any]) -> None:
             step = wire.text(value)
     if glob == "*" and step:
         log["step_metric"] = step
+
+
+def _output_line(message: bytes) -> str:
+    return next((wire.text(value) for number, _, value in wire.fields(message) if number == 3), "")
 
 
 def _exit_code(message: int | bytes) -> int:
