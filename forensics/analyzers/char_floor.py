@@ -49,23 +49,22 @@ def memorized_per_character(metrics: Metrics, corpus: CharCorpus | None, steps_a
     [] where any of it is not known."""
     if corpus is None:
         return []
-    batches_a_step = corpus.batches_an_epoch if steps_are_epochs else 1
-    found = under_floor_after_many_passes(metrics, CHAR_FLOOR, (batches_a_step or 0) * corpus.chars_a_batch,
-                                          corpus.text_chars)
-    if found is None:
-        return []
-    loss, settled, at, passes = found
-    return [_finding(loss, (settled, at), (float(passes.iloc[at]), float(passes.iloc[-1])), corpus, steps_are_epochs)]
+    found = under_floor_after_many_passes(metrics, CHAR_FLOOR, corpus.chars_a_batch, corpus.batches_an_epoch,
+                                          steps_are_epochs, corpus.text_chars)
+    return [_finding(*found, corpus, steps_are_epochs)] if found else []
 
 
-def under_floor_after_many_passes(metrics: Metrics, floor: float, units_a_step: float,
-                                  text_units: float) -> tuple[pd.Series, int, int, pd.Series] | None:
-    """(the loss, the position from which its running median settled under `floor` to the end, the first position
-    there after `MANY_PASSES_OVER_TEXT` passes or more, the passes at each point) where the log has a training loss and
-    no eval loss, and a step takes in `units_a_step` of the text's `text_units` (characters or tokens, the floor's
-    unit); None where any of it is missing or does not hold."""
+def under_floor_after_many_passes(metrics: Metrics, floor: float, units_a_batch: int, batches_an_epoch: int | None,
+                                  steps_are_epochs: bool, text_units: float
+                                  ) -> tuple[pd.Series, tuple[int, int], tuple[float, float]] | None:
+    """(the loss, (the position from which its running median settled under `floor` to the end, the first position
+    there after `MANY_PASSES_OVER_TEXT` passes or more), (the passes made there, the passes by the end)) where the log
+    has a training loss and no eval loss, and a batch takes in `units_a_batch` of the text's `text_units`
+    (characters or tokens, the floor's unit; a step is a batch, or an epoch of `batches_an_epoch` where
+    `steps_are_epochs`); None where any of it is missing or does not hold."""
     if LOSS not in metrics or eval_loss_names(metrics) or is_preference_log(metrics):
         return None
+    units_a_step = ((batches_an_epoch if steps_are_epochs else 1) or 0) * units_a_batch
     if units_a_step <= 0 or text_units <= 0:
         return None
     loss = real_loss(metrics)
@@ -74,7 +73,9 @@ def under_floor_after_many_passes(metrics: Metrics, floor: float, units_a_step: 
         return None  # never under the floor, or under it from the first point: no descent to judge
     passes = pd.Series(loss.index.to_numpy(dtype="float64") * units_a_step / text_units, index=loss.index)
     late = [i for i in range(settled, len(loss)) if passes.iloc[i] >= MANY_PASSES_OVER_TEXT]
-    return (loss, settled, late[0], passes) if late else None
+    if not late:
+        return None
+    return loss, (settled, late[0]), (float(passes.iloc[late[0]]), float(passes.iloc[-1]))
 
 
 def floor_told(text_chars: int) -> str:
@@ -99,8 +100,7 @@ def _finding(loss: pd.Series, settled_and_at: tuple[int, int], passes_then_and_a
                f"'{corpus.text_chars_line}'; {format_number(passes_at_end)} times by the end), a token being one "
                f"character (`{corpus.vocabulary}`), and no eval loss was logged: {floor_told(corpus.text_chars)}, "
                "so the text is most likely learned by heart (memorization). A held-out split's loss, or the "
-               "generations compared with "
-               "the training text, would tell; fewer passes or more text if it is.")
+               "generations compared with the training text, would tell; fewer passes or more text if it is.")
     return Finding("memorization", "warning", step, message, end_step=int(loss.index[-1]), metric=LOSS, evidence={
         "value": value, "level": CHAR_FLOOR, "per_character": True, "chars_per_token": 1,
         "chars_per_token_from": corpus.vocabulary, "passes": passes, "passes_at_end": passes_at_end,

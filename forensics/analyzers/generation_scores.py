@@ -30,13 +30,13 @@ from ..config import Thresholds
 from ..findings import Finding
 from ..metric_names import is_held_out
 from .metrics import Metrics, finite, format_number
+from .overfitting import EVAL_LOSS
 
 # The words of a generation score's name (eval_rouge1, eval_rouge2_fmeasure, valid_bleu, eval_bleu-4, eval_chrF)
 GENERATION_WORDS = ("rouge", "bleu", "chrf", "meteor")
 NEAR_ZERO = 0.01  # never above this: next to nothing in common with the references, as a fraction or a percentage
 _COLLAPSED_SHARE = 1 / 3  # under this share of its own best: far past checkpoint-to-checkpoint noise
 _HELD = 3  # evaluations the score must hold there: one or two odd evaluations are a glitch, not a state
-EVAL_LOSS = "eval_loss"
 
 
 def generation_scores(metrics: Metrics) -> dict[str, pd.Series]:
@@ -52,12 +52,13 @@ def detect_generation_score_collapse(metrics: Metrics, thresholds: Thresholds) -
         # No held-out loss to part ways with: a score falling while the training loss falls is the memorization
         # rules' witness (a from-scratch translator trained to 0.1 nats whose BLEU peaked early is memorization).
         return []
-    collapsed = {name: start for name, score in generation_scores(metrics).items()
+    scores = generation_scores(metrics)
+    collapsed = {name: start for name, score in scores.items()
                  if (start := _collapse_start(score)) is not None and not _loss_rose_since_best(eval_loss, score)}
     if not collapsed:
         return []
     name = min(collapsed, key=lambda n: (collapsed[n], n))
-    return [_collapse_finding(name, generation_scores(metrics)[name], collapsed[name], eval_loss, sorted(collapsed))]
+    return [_collapse_finding(name, scores[name], collapsed[name], eval_loss, sorted(collapsed))]
 
 
 def _collapse_start(score: pd.Series) -> int | None:

@@ -50,14 +50,9 @@ def memorized_per_subword(metrics: Metrics, corpus: SubwordCorpus | None, steps_
     less than a character (the two counts are not of one text)."""
     if corpus is None or corpus.chars_per_token < 1:
         return []
-    batches_a_step = corpus.batches_an_epoch if steps_are_epochs else 1
-    floor = CHAR_FLOOR * corpus.chars_per_token
-    found = under_floor_after_many_passes(metrics, floor, (batches_a_step or 0) * corpus.tokens_a_batch,
-                                          corpus.text_tokens)
-    if found is None:
-        return []
-    loss, settled, at, passes = found
-    return [_finding(loss, (settled, at), (float(passes.iloc[at]), float(passes.iloc[-1])), corpus, steps_are_epochs)]
+    found = under_floor_after_many_passes(metrics, CHAR_FLOOR * corpus.chars_per_token, corpus.tokens_a_batch,
+                                          corpus.batches_an_epoch, steps_are_epochs, corpus.text_tokens)
+    return [_finding(*found, corpus, steps_are_epochs)] if found else []
 
 
 def _finding(loss: pd.Series, settled_and_at: tuple[int, int], passes_then_and_at_end: tuple[float, float],

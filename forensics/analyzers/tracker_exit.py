@@ -17,6 +17,8 @@ crashed (its console read on its own, crash.py).
 """
 from __future__ import annotations
 
+import math
+
 from ..findings import Finding
 from ..timeline import Timeline
 from .crash import OUT_OF_MEMORY_ADVICE, out_of_memory
@@ -33,6 +35,7 @@ def detect_unfinished_tracker_run(timeline: Timeline, metrics: Metrics, max_step
     """One `run_crashed` finding per W&B log whose exit record says it did not finish (module docstring), or []."""
     if any(f.kind == "run_crashed" for f in findings):
         return []
+    plan = _planned_steps(max_steps)
     out = []
     for source, meta in timeline.meta.items():
         code = meta.get("exit_code")
@@ -40,18 +43,25 @@ def detect_unfinished_tracker_run(timeline: Timeline, metrics: Metrics, max_step
         if isinstance(code, bool) or not isinstance(code, int) or code == 0 or steps.empty:
             continue
         last = int(steps.max())
-        planned = _planned_end_reached(metrics, max_steps, last)
-        finding = (_teardown(source, meta, last, planned) if planned else _unfinished(source, meta, last, max_steps))
+        planned = _planned_end_reached(metrics, plan, last)
+        finding = (_teardown(source, meta, last, planned) if planned else _unfinished(source, meta, last, plan))
         out.append(finding)
     return out
 
 
-def _planned_end_reached(metrics: Metrics, max_steps, last: int) -> str:
+def _planned_steps(max_steps) -> int | None:
+    """The run's planned max_steps where its config gives a finite positive number, else None."""
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, float)) or not math.isfinite(max_steps):
+        return None
+    return int(max_steps) if max_steps > 0 else None
+
+
+def _planned_end_reached(metrics: Metrics, plan: int | None, last: int) -> str:
     """What says the run reached its planned end ('' where nothing does)."""
     if any(key in metrics for key in CLOSING_KEYS):
         return "train()'s closing summary is logged"
-    if isinstance(max_steps, (int, float)) and not isinstance(max_steps, bool) and 0 < max_steps <= last:
-        return f"its last step {last} is its planned max_steps {int(max_steps)}"
+    if plan is not None and plan <= last:
+        return f"its last step {last} is its planned max_steps {plan}"
     return ""
 
 
@@ -63,10 +73,9 @@ def _teardown(source: str, meta: dict, last: int, planned: str) -> Finding:
     return Finding("run_crashed", "info", last, message, evidence=_evidence(source, meta, teardown=True))
 
 
-def _unfinished(source: str, meta: dict, last: int, max_steps) -> Finding:
+def _unfinished(source: str, meta: dict, last: int, plan: int | None) -> Finding:
     code, ended, saved = meta["exit_code"], meta.get("console_exception"), meta.get("console_saved")
-    of_plan = (f" of its planned {int(max_steps)}" if isinstance(max_steps, (int, float))
-               and not isinstance(max_steps, bool) and max_steps > last else "")
+    of_plan = f" of its planned {plan}" if plan is not None and plan > last else ""
     where = f"after step {last}{of_plan}"
     kept = (f"its console's last save line is '{saved}'. " if saved else
             "its console shows no checkpoint or model saved, so what it learned may be lost. ")

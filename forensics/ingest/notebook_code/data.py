@@ -16,7 +16,7 @@ import ast
 import builtins
 import re
 
-from .syntax import _called_name, _dotted
+from .syntax import _called_name, _dotted, unwrapped_calls
 
 # How a notebook sets the labels of a causal LM to its inputs: the collator (mlm=False), run_clm's group_texts
 _LM_COLLATOR = "DataCollatorForLanguageModeling"
@@ -147,14 +147,7 @@ def _same_encoding_labels(target: ast.expr, value: ast.expr) -> bool:
 
 def _unwrapped(value: ast.expr) -> ast.expr:
     """`X` of `X.clone()`, `X.copy()`, `X.detach()`, `list(X)`, `copy.deepcopy(X)`."""
-    while isinstance(value, ast.Call):
-        if isinstance(value.func, ast.Attribute) and value.func.attr in ("clone", "copy", "detach") and not value.args:
-            value = value.func.value
-        elif _called_name(value.func) in ("list", "deepcopy") and len(value.args) == 1:
-            value = value.args[0]
-        else:
-            break
-    return value
+    return unwrapped_calls(value, ("clone", "copy", "detach"), ("list", "deepcopy"), bare_methods=True)
 
 
 def _key_of(node: ast.expr, key: str) -> str | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .syntax import _called_name
+from .syntax import _called_name, unwrapped_calls
 
 # calls whose value holds the same ids as what they are given: a copy, a conversion, a move to a device
 _SAME_IDS_METHODS = frozenset({"copy", "clone", "to", "detach", "tolist", "long", "squeeze", "flatten", "numpy",
@@ -212,14 +212,7 @@ def padded_kind(flow: LabelFlow, expr: ast.AST, scope: _Scope, depth: int = 0) -
 
 def _same_ids(expr: ast.AST) -> ast.AST:
     """`ids` of `ids.copy()`, `torch.tensor(ids)`, `list(ids).to(device)`: what holds the same ids."""
-    while isinstance(expr, ast.Call):
-        if isinstance(expr.func, ast.Attribute) and expr.func.attr in _SAME_IDS_METHODS:
-            expr = expr.func.value
-        elif _called_name(expr.func) in _SAME_IDS_FUNCTIONS and len(expr.args) == 1:
-            expr = expr.args[0]
-        else:
-            break
-    return expr
+    return unwrapped_calls(expr, _SAME_IDS_METHODS, _SAME_IDS_FUNCTIONS)
 
 
 def _pads(flow: LabelFlow, call: ast.Call, scope: _Scope) -> bool:

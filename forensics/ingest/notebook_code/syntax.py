@@ -37,3 +37,16 @@ def _literal(node: ast.expr, names: dict):
     except (ValueError, TypeError, SyntaxError, RecursionError):
         return None
     return value if isinstance(value, (bool, int, float, str)) else None
+
+
+def unwrapped_calls(expr: ast.expr, methods, functions, bare_methods: bool = False) -> ast.expr:
+    """`x` of calls that hand back what they are given: `x.<method>(...)` for a name in `methods` (only without
+    positional arguments where `bare_methods`), `<function>(x)` for a name in `functions`, however deeply nested."""
+    while isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in methods and not (bare_methods and expr.args):
+            expr = expr.func.value
+        elif _called_name(expr.func) in functions and len(expr.args) == 1:
+            expr = expr.args[0]
+        else:
+            break
+    return expr
