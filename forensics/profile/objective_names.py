@@ -7,6 +7,7 @@ import math
 from ..analyzers.pairwise_start import PAIRWISE_START_MAX
 from ..analyzers.zero_in_first_epoch import CLASSIFIER_HEADS, CLASSIFIER_TASKS
 from ..config import NOTEBOOK_CODE_SOURCE, RunConfig
+from ..ingest.notebook_code.data import MASKED_LM_HEAD
 from ..metric_names import is_held_out
 from ..timeline import Timeline
 from .losses import _first_loss_above, _training_losses, _NEAR_LN2
@@ -170,15 +171,12 @@ def _from_masked_lm_head(config: RunConfig, timeline: Timeline, names, evidence:
     if not saved:
         return None
     listed = saved[0].value if isinstance(saved[0].value, list) else [saved[0].value]
-    masked_only = bool(listed) and all(isinstance(a, str) and a.endswith(_MASKED_LM_HEAD) for a in listed)
+    masked_only = bool(listed) and all(isinstance(a, str) and a.endswith(MASKED_LM_HEAD) for a in listed)
     if adapter or not masked_only or not metrics & {"loss", "eval_loss", "train_loss"}:
         return None
     evidence["objective"] = (f"the model's config names a masked-LM head ({listed[0]}, {saved[0].source}): "
                              "masked-token prediction, pre-training")
     return "pretrain", None
-
-
-_MASKED_LM_HEAD = "ForMaskedLM"
 
 
 # How that evidence begins: it says the task, not that the weights were trained (`run_findings` reads it so)

@@ -104,7 +104,7 @@ def masked_lm(trees: list) -> str | None:
     adaptation of kcbert); None otherwise (mlm given by a name the code does not show included)."""
     nodes = [n for tree in trees for n in ast.walk(tree)]
     model = next((name for n in nodes if isinstance(n, (ast.Name, ast.Attribute))
-                  and (name := _called_name(n)).endswith(_MASKED_LM_HEAD)), None)
+                  and (name := _called_name(n)).endswith(MASKED_LM_HEAD)), None)
     collator = next((n for n in nodes if isinstance(n, ast.Call) and _called_name(n.func) == _LM_COLLATOR
                      and _mlm_on(n)), None)
     if model is None or collator is None:
@@ -112,7 +112,7 @@ def masked_lm(trees: list) -> str | None:
     return f"{model} trained with {ast.unparse(collator)[:100]}"
 
 
-_MASKED_LM_HEAD = "ForMaskedLM"
+MASKED_LM_HEAD = "ForMaskedLM"  # the class-name ending of a masked-LM model (BertForMaskedLM)
 
 
 def simplified_text(trees: list) -> str | None:
