@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import _called_name, _dotted
+from .syntax import called_name, dotted
 from .cells import _cells_meant, _parsed_cells, _source
 from .char_corpus import char_corpus
 from .subword_corpus import subword_corpus
@@ -97,7 +97,7 @@ def code_values(cells: list, outputs: str) -> dict:
             elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
                 trl_names.update(alias.asname or alias.name for alias in node.names)
             elif isinstance(node, ast.Call):
-                called.add(_called_name(node.func))
+                called.add(called_name(node.func))
                 found = _call_values(node, names, machine)
                 where = (cell, getattr(node, "lineno", 0))
                 if _loads_a_model(node):
@@ -162,5 +162,5 @@ def _bind(names: dict, node: ast.Assign, machine) -> None:
     if value is None:
         return
     for target in node.targets:
-        if isinstance(target, (ast.Name, ast.Attribute)) and _dotted(target):
-            names[_dotted(target)] = value
+        if isinstance(target, (ast.Name, ast.Attribute)) and dotted(target):
+            names[dotted(target)] = value

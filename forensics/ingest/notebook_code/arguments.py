@@ -7,7 +7,7 @@ import ast
 import re
 
 from .machine import PrintedMachine
-from .syntax import _called_name, _literal, _owner_name
+from .syntax import called_name, _literal, _owner_name
 
 # Arguments classes whose keywords are TrainingArguments fields (TRL's configs subclass it, Unsloth's too)
 _ARGUMENT_CLASSES = re.compile(r"^(?:\w*TrainingArguments|(?:SFT|DPO|KTO|ORPO|CPO|GRPO|RLOO|PPO|Reward|GKD|BCO|"
@@ -37,7 +37,7 @@ _TRL_TRAINERS = re.compile(r"^(?:SFT|DPO|KTO|ORPO|CPO|GRPO|RLOO|PPO|Reward|GKD|B
 def _trl_trainer(call: ast.Call, trl_names: set[str]) -> str | None:
     """`trl.SFTTrainer` where the call builds one of TRL's trainers, imported from trl (`from trl import SFTTrainer`)
     or named through it (`trl.SFTTrainer(...)`); a class of the notebook's own that shares the name is not TRL's."""
-    name = _called_name(call.func)
+    name = called_name(call.func)
     if not _TRL_TRAINERS.match(name):
         return None
     through_trl = isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
@@ -58,7 +58,7 @@ def _lora_switched_on(node: ast.Dict) -> bool:
 
 
 def _call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
-    name = _called_name(call.func)
+    name = called_name(call.func)
     owner = _owner_name(call.func)
     out: dict = {}
     if _ARGUMENT_CLASSES.match(name):
@@ -177,7 +177,7 @@ def _model_handed(call: ast.Call, names: dict) -> str | tuple[str, ...] | None:
 
 def _builds_a_trainer(call: ast.Call) -> bool:
     """`Trainer(...)`, `SFTTrainer(...)`, `Seq2SeqTrainer(...)`, `UnslothTrainer(...)`: a trainer class built."""
-    return _is_trainer_class(_called_name(call.func))
+    return _is_trainer_class(called_name(call.func))
 
 
 def model_classes_followed(trees: list) -> list:
@@ -191,8 +191,8 @@ def model_classes_followed(trees: list) -> list:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         bound.setdefault(target.id, []).append(node.value)
-    held = {name: _called_name(values[0]) for name, values in bound.items() if len(values) == 1
-            and isinstance(values[0], (ast.Name, ast.Attribute)) and _MODEL_CLASSES.search(_called_name(values[0]))}
+    held = {name: called_name(values[0]) for name, values in bound.items() if len(values) == 1
+            and isinstance(values[0], (ast.Name, ast.Attribute)) and _MODEL_CLASSES.search(called_name(values[0]))}
     if not held:
         return trees
     for tree in trees:
@@ -211,7 +211,7 @@ def trainer_subclasses_followed(trees: list) -> list:
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
-                bases = [_called_name(b) for b in node.bases]
+                bases = [called_name(b) for b in node.bases]
                 defined.setdefault(node.name, []).append(next((b for b in bases if _is_trainer_class(b)), ""))
     held = {name: bases[0] for name, bases in defined.items()
             if len(set(bases)) == 1 and bases[0] and not _is_trainer_class(name)}
@@ -231,7 +231,7 @@ def _is_trainer_class(name: str) -> bool:
 def _loads_a_model(call: ast.Call) -> bool:
     """`AutoModelForCausalLM.from_pretrained(...)`, `FastLanguageModel.from_pretrained(...)`: a model class's loader
     (a tokenizer's is not)."""
-    return _called_name(call.func) in _LOADERS and bool(_MODEL_CLASSES.search(_owner_name(call.func)))
+    return called_name(call.func) in _LOADERS and bool(_MODEL_CLASSES.search(_owner_name(call.func)))
 
 
 def _half_dtype(call: ast.Call) -> str | None:
@@ -286,9 +286,9 @@ def machine_test(node: ast.expr, machine: PrintedMachine, names: dict | None = N
         return _compared(node, machine, names)
     if not isinstance(node, ast.Call):
         return None
-    if _called_name(node.func) == "is_available" and _owner_name(node.func) == "cuda":
+    if called_name(node.func) == "is_available" and _owner_name(node.func) == "cuda":
         return machine.cuda
-    return machine.bf16 if _called_name(node.func) in _BF16_SUPPORT else None
+    return machine.bf16 if called_name(node.func) in _BF16_SUPPORT else None
 
 
 def _compared(node: ast.Compare, machine: PrintedMachine, names: dict) -> bool | None:

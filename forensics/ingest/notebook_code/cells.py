@@ -10,7 +10,7 @@ import textwrap
 import tokenize
 import warnings
 
-from .syntax import _called_name
+from .syntax import called_name
 from .arguments import model_classes_followed, trainer_subclasses_followed
 
 _SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
@@ -128,7 +128,7 @@ def _would_show(cell: dict) -> bool:
         return True
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         return True
-    return any(isinstance(node, ast.Call) and _called_name(node.func) in ("print", "display", "pprint")
+    return any(isinstance(node, ast.Call) and called_name(node.func) in ("print", "display", "pprint")
                for node in _run_when_the_cell_runs(tree))
 
 

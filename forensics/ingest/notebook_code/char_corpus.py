@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .syntax import _called_name, _dotted
+from .syntax import called_name, dotted
 
 # A subword tokenizer named in the code: its tokens are not characters, whatever else the code builds
 _SUBWORD_TOKENIZER = re.compile(r"tiktoken|sentencepiece|SentencePiece|AutoTokenizer|GPT2Tokenizer|\w+TokenizerFast|"
@@ -72,21 +72,21 @@ def char_vocabulary(trees: list) -> str | None:
     len(chars)`), where no subword tokenizer is named in the code; else None."""
     if any(_SUBWORD_TOKENIZER.search(ast.unparse(tree)) for tree in trees):
         return None
-    measured = {_dotted(node.args[0]) for tree in trees for node in ast.walk(tree)
-                if isinstance(node, ast.Call) and _called_name(node.func) == "len" and len(node.args) == 1}
+    measured = {dotted(node.args[0]) for tree in trees for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and called_name(node.func) == "len" and len(node.args) == 1}
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and _set_of_a_name(node.value) \
-                    and _dotted(node.targets[0]) in measured:
-                return f"{_dotted(node.targets[0])} = {ast.unparse(node.value)}"
+                    and dotted(node.targets[0]) in measured:
+                return f"{dotted(node.targets[0])} = {ast.unparse(node.value)}"
     return None
 
 
 def _set_of_a_name(node: ast.AST) -> bool:
     """`set(text)`, also inside `sorted(...)` and `list(...)`."""
-    while isinstance(node, ast.Call) and _called_name(node.func) in ("sorted", "list") and len(node.args) == 1:
+    while isinstance(node, ast.Call) and called_name(node.func) in ("sorted", "list") and len(node.args) == 1:
         node = node.args[0]
-    return isinstance(node, ast.Call) and _called_name(node.func) == "set" and len(node.args) == 1 \
+    return isinstance(node, ast.Call) and called_name(node.func) == "set" and len(node.args) == 1 \
         and isinstance(node.args[0], (ast.Name, ast.Attribute))
 
 

@@ -16,7 +16,7 @@ import ast
 import builtins
 import re
 
-from .syntax import _called_name, _dotted, unwrapped_calls
+from .syntax import called_name, dotted, unwrapped_calls
 
 # How a notebook sets the labels of a causal LM to its inputs: the collator (mlm=False), run_clm's group_texts
 _LM_COLLATOR = "DataCollatorForLanguageModeling"
@@ -88,7 +88,7 @@ def _labels_are_inputs(trees: list) -> str | None:
     DataCollatorForLanguageModeling(mlm=False); None where none is there."""
     found = None
     for node in (n for tree in trees for n in ast.walk(tree)):
-        if isinstance(node, ast.Call) and _called_name(node.func) == _LM_COLLATOR and _mlm_off(node):
+        if isinstance(node, ast.Call) and called_name(node.func) == _LM_COLLATOR and _mlm_off(node):
             found = found or f"{_LM_COLLATOR}(mlm=False)"
         elif isinstance(node, ast.FunctionDef) and node.name == _BLOCK_CONCATENATION:
             found = found or f"run_clm's {_BLOCK_CONCATENATION} (texts concatenated and cut into blocks)"
@@ -104,8 +104,8 @@ def masked_lm(trees: list) -> str | None:
     adaptation of kcbert); None otherwise (mlm given by a name the code does not show included)."""
     nodes = [n for tree in trees for n in ast.walk(tree)]
     model = next((name for n in nodes if isinstance(n, (ast.Name, ast.Attribute))
-                  and (name := _called_name(n)).endswith(MASKED_LM_HEAD)), None)
-    collator = next((n for n in nodes if isinstance(n, ast.Call) and _called_name(n.func) == _LM_COLLATOR
+                  and (name := called_name(n)).endswith(MASKED_LM_HEAD)), None)
+    collator = next((n for n in nodes if isinstance(n, ast.Call) and called_name(n.func) == _LM_COLLATOR
                      and _mlm_on(n)), None)
     if model is None or collator is None:
         return None
@@ -153,7 +153,7 @@ def _unwrapped(value: ast.expr) -> ast.expr:
 def _key_of(node: ast.expr, key: str) -> str | None:
     """`X` of `X['key']`, else None."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == key:
-        return _dotted(node.value)
+        return dotted(node.value)
     return None
 
 
@@ -171,7 +171,7 @@ def _formats_examples(node: ast.AST) -> bool:
         return False
     if _joined_by_a_special_token(node):
         return True
-    name = _called_name(node.func)
+    name = called_name(node.func)
     if name == "format" and _fields_in(node.args + [k.value for k in node.keywords]) >= 2:
         return True
     if name in _FILE_DATASETS and any(k.arg == "file_path" for k in node.keywords):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import _called_name
+from .syntax import called_name
 
 _MODULE = "gpt_2_simple"
 
@@ -18,7 +18,7 @@ def gpt2_simple_finetunes_whole(trees: list) -> bool:
     imported = {alias.asname or alias.name for tree in trees for node in ast.walk(tree)
                 if isinstance(node, ast.ImportFrom) and node.module == _MODULE for alias in node.names}
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)
-             and _called_name(node.func) == "finetune" and _from_the_module(node.func, modules, imported)]
+             and called_name(node.func) == "finetune" and _from_the_module(node.func, modules, imported)]
     return bool(calls) and not any(
         k.arg in ("only_train_transformer_layers", None) and not (isinstance(k.value, ast.Constant) and k.value.value
                                                                   is False)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .syntax import _called_name, unwrapped_calls
+from .syntax import called_name, unwrapped_calls
 
 # calls whose value holds the same ids as what they are given: a copy, a conversion, a move to a device
 _SAME_IDS_METHODS = frozenset({"copy", "clone", "to", "detach", "tolist", "long", "squeeze", "flatten", "numpy",
@@ -116,7 +116,7 @@ def _note(flow: LabelFlow, node: ast.AST, scope: _Scope, cell: tuple) -> None:
 
 
 def _note_call(flow: LabelFlow, call: ast.Call, scope: _Scope, cell: tuple) -> None:
-    name = _called_name(call.func)
+    name = called_name(call.func)
     keywords = {k.arg: k.value for k in call.keywords if k.arg}
     if name == "dict" and "labels" in keywords:
         flow.sinks.append((keywords["labels"], scope, _where(call, cell)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import _called_name, _dotted, _literal, _root_name
+from .syntax import called_name, dotted, _literal, _root_name
 
 _PACKAGES = ("pytorch_lightning", "lightning")
 _PRECISIONS = {"32": "fp32", "32-true": "fp32", "16": "fp16", "16-mixed": "fp16", "bf16": "bf16",
@@ -24,11 +24,11 @@ def lightning_values(trees: list, names: dict) -> dict:
     or "bf16") where its precision is shown (module docstring); {} where the code builds none."""
     aliases = _lightning_names(trees)
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
-    trainers = [c for c in calls if _called_name(c.func) == "Trainer" and _from_lightning(c.func, aliases)]
+    trainers = [c for c in calls if called_name(c.func) == "Trainer" and _from_lightning(c.func, aliases)]
     if not trainers:
         return {}
     flags = {**names, **_keyword_literals(calls)}
-    splatted = _splatted_dicts(trees, {_dotted(k.value) for c in trainers for k in c.keywords if k.arg is None})
+    splatted = _splatted_dicts(trees, {dotted(k.value) for c in trainers for k in c.keywords if k.arg is None})
     chosen = [_precision(k.value, flags) for c in trainers + splatted for k in c.keywords if k.arg == "precision"]
     found = {"_framework": "lightning"}
     if chosen and chosen[-1] is not None:
@@ -49,7 +49,7 @@ def _lightning_names(trees: list) -> set[str]:
 
 
 def _from_lightning(func: ast.expr, aliases: set[str]) -> bool:
-    return (_root_name(func) if isinstance(func, ast.Attribute) else _called_name(func)) in aliases
+    return (_root_name(func) if isinstance(func, ast.Attribute) else called_name(func)) in aliases
 
 
 def _keyword_literals(calls: list) -> dict:
@@ -63,14 +63,14 @@ def _splatted_dicts(trees: list, splatted: set) -> list:
     """The `dict(...)` calls bound to a name the Trainer is handed as `**name`."""
     return [node.value for tree in trees for node in ast.walk(tree)
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-            and _called_name(node.value.func) == "dict"
-            and any(_dotted(t) in splatted for t in node.targets)]
+            and called_name(node.value.func) == "dict"
+            and any(dotted(t) in splatted for t in node.targets)]
 
 
 def _precision(value: ast.expr, flags: dict) -> str | None:
     """The precision a `precision=` value names, a choice between two resolved through its flag; else None."""
     if isinstance(value, ast.IfExp):
-        test = _dotted(value.test) if isinstance(value.test, (ast.Name, ast.Attribute)) else None
+        test = dotted(value.test) if isinstance(value.test, (ast.Name, ast.Attribute)) else None
         flag = flags.get(test, flags.get(test.split(".")[-1])) if test else None
         if not isinstance(flag, bool):
             return None

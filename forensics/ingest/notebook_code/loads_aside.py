@@ -10,7 +10,7 @@ import re
 from typing import Callable
 
 from .cells import _source, parse_quietly, python_of
-from .syntax import _called_name, _owner_name
+from .syntax import called_name, _owner_name
 
 # What builds a tokenizer: SentencePiece's processor (`s = spm.SentencePieceProcessor(); s.Load("bpe.model")`,
 # Asocsar_GPT2, whose GPT-2 is a Keras model of its own trained from random weights), any `...Tokenizer(...)`
@@ -23,7 +23,7 @@ def loads_set_aside(trees: list, is_load: Callable[[ast.Call], bool]) -> set[int
     """The ids of the load calls (`is_load`) that load no weights trained on: a tokenizer's load, the loads bound
     to a name only ever asked to generate or shown (`_looked_at_only`), and a reload of what the notebook saved
     before (`_reloads_own_save`)."""
-    tokenizers = _bound_to(trees, lambda call: bool(_TOKENIZER_CLASSES.search(_called_name(call.func))))
+    tokenizers = _bound_to(trees, lambda call: bool(_TOKENIZER_CLASSES.search(called_name(call.func))))
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call) and is_load(node)]
     aside = {id(call) for call in calls
              if isinstance(call.func, ast.Attribute) and _a_tokenizers(call.func, tokenizers)}
@@ -46,14 +46,14 @@ def _spacy_pipelines(trees: list, calls: list[ast.Call]) -> list[ast.Call]:
     if any(isinstance(node, ast.Attribute) and node.attr in _SPACY_VECTORS
            for tree in trees for node in ast.walk(tree)):
         return []
-    return [call for call in calls if _called_name(call.func) == "load" and _owner_name(call.func) == "spacy"]
+    return [call for call in calls if called_name(call.func) == "load" and _owner_name(call.func) == "spacy"]
 
 
 def _own_file_readers(trees: list, is_load: Callable[[ast.Call], bool]) -> set[str]:
     """The functions the notebook defines that `open` a file and call no load of their own: a text reader named for
     loading (UWPRG_UW-Molecular-Data-Mining's `load_doc(filename)`: open, read, close, return the text)."""
     return {node.name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-            and any(isinstance(n, ast.Call) and _called_name(n.func) == "open" for n in ast.walk(node))
+            and any(isinstance(n, ast.Call) and called_name(n.func) == "open" for n in ast.walk(node))
             and not any(isinstance(n, ast.Call) and is_load(n) for n in ast.walk(node))}
 
 
@@ -75,7 +75,7 @@ def _reloads_own_save(trees: list, loads: list[ast.Call]) -> set[int]:
     saved: dict[str, tuple] = {}
     for index, tree in enumerate(trees):
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and _SAVES.match(_called_name(node.func)):
+            if isinstance(node, ast.Call) and _SAVES.match(called_name(node.func)):
                 for path in _paths_named(node):
                     saved[path] = min(saved.get(path, (index, node.lineno)), (index, node.lineno))
     where = {id(node): (index, node.lineno) for index, tree in enumerate(trees) for node in ast.walk(tree)
@@ -96,8 +96,8 @@ def saves_alone(cell: dict) -> dict | None:
     except (SyntaxError, ValueError, RecursionError):
         return None
     saves = all(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-                and _SAVES.match(_called_name(node.value.func)) and _paths_named(node.value)
-                and all(call is node.value or _called_name(call.func) == "open"
+                and _SAVES.match(called_name(node.value.func)) and _paths_named(node.value)
+                and all(call is node.value or called_name(call.func) == "open"
                         for call in ast.walk(node.value) if isinstance(call, ast.Call)) for node in tree.body)
     return dict(cell, execution_count=1) if saves and tree.body else None
 

@@ -16,7 +16,7 @@ import re
 
 from ..console_lines.hand_written import PRINTED_TENSOR
 from .cells import _source, parse_quietly, python_of
-from .syntax import _called_name
+from .syntax import called_name
 
 # a loss's name: `loss`, `train_loss`, `loss_value`, `epoch_loss` (not `loss_fn`, the criterion)
 _LOSS_NAME = re.compile(r"(?:\w+_)?loss(?:_(?:value|val|item))?", re.IGNORECASE)
@@ -40,7 +40,7 @@ def prints_its_loss_bare(source: str) -> bool:
     except (SyntaxError, ValueError, RecursionError):
         return False
     printed = [node.args[0].id for node in ast.walk(tree) if isinstance(node, ast.Call)
-               and _called_name(node.func) == "print" and len(node.args) == 1 and not node.keywords
+               and called_name(node.func) == "print" and len(node.args) == 1 and not node.keywords
                and isinstance(node.args[0], ast.Name)]
     return bool(printed) and all(_LOSS_NAME.fullmatch(name) for name in printed)
 

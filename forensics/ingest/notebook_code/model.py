@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .syntax import _called_name, _owner_name, _root_name
+from .syntax import called_name, _owner_name, _root_name
 from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _cells_meant, _parsed_cells, _without_comments
 from .arguments import _MODEL_CLASSES, _loads_a_model
 from .loads_aside import loads_set_aside, saves_alone
@@ -38,7 +38,7 @@ def _loads_weights(cells: list) -> bool:
 def _loads_trained_weights(call: ast.Call) -> bool:
     """A call that loads trained weights (see `_DATA_LOADERS`), or asks a model class for its pretrained ones
     (`pretrained=True`, `weights='imagenet'`, torchvision's `weights=ResNet50_Weights...`)."""
-    name = _called_name(call.func)
+    name = called_name(call.func)
     owner = _owner_name(call.func)
     # ('load' inside 'download' is none: `nltk.download('punkt')` fetches a tokenizer's data,
     # stopstressingmeout_Next-Word-Prediction-Using-LSTM; nor inside 'upload': Colab's `files.upload()` of the text
@@ -72,8 +72,8 @@ def _model_built_here(cells: list, trees: list, code: str) -> str | None:
            for name in _own_imports(node)}
     for tree in trees:
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and _builds_a_model(_called_name(node.func), node, defined, own):
-                return _called_name(node.func)
+            if isinstance(node, ast.Call) and _builds_a_model(called_name(node.func), node, defined, own):
+                return called_name(node.func)
     return None
 
 
@@ -81,7 +81,7 @@ def _a_network_base(base: ast.expr, from_torch_nn: set[str]) -> bool:
     """A base class of a network: torch's `nn.Module` (`torch.nn.Module`, or `Module` imported from torch.nn), a
     Lightning module, Keras' `Model`. Another library's `Module` is no network: DSPy's `dspy.Module` is a prompt
     program whose model is served elsewhere (langwatch_cookbooks' `class QueryRewriter(dspy.Module)`)."""
-    name = _called_name(base)
+    name = called_name(base)
     if name == "Module":
         return _owner_name(base) == "nn" if isinstance(base, ast.Attribute) else name in from_torch_nn
     return name.endswith(_MODULE_BASES)
@@ -137,7 +137,7 @@ def _gradients_applied_to_a_whole_model(trees: list, python: str) -> bool:
     if _KERAS_FREEZE.search(python):
         return False
     models = _models_made(trees)
-    return any(isinstance(node, ast.Call) and _called_name(node.func) == "apply_gradients"
+    return any(isinstance(node, ast.Call) and called_name(node.func) == "apply_gradients"
                and any(isinstance(n, ast.Attribute) and n.attr in _KERAS_WEIGHTS and isinstance(n.value, ast.Name)
                        and n.value.id in models for n in ast.walk(node))
                for tree in trees for node in ast.walk(tree))
@@ -160,7 +160,7 @@ def _optimizer_over_a_whole_model(trees: list) -> bool:
     whole."""
     models = _models_made(trees)
     trained = {name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)
-               and _OPTIMIZERS.match(_called_name(node.func)) for name in [_all_parameters_of(node)] if name}
+               and _OPTIMIZERS.match(called_name(node.func)) for name in [_all_parameters_of(node)] if name}
     trained &= models
     return bool(trained) and not _frozen_models(trees, models) & (trained | {None}) \
         and not _forward_stops_gradient(trees)
@@ -179,7 +179,7 @@ def _forward_stops_gradient(trees: list) -> bool:
             for forward in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"):
                 for node in ast.walk(forward):
                     if isinstance(node, ast.With) and any(isinstance(item.context_expr, ast.Call)
-                                                          and _called_name(item.context_expr.func) in _NO_GRAD
+                                                          and called_name(item.context_expr.func) in _NO_GRAD
                                                           for item in node.items):
                         return True
                     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -210,7 +210,7 @@ def _models_made(trees: list) -> set[str]:
                 while isinstance(call.func, ast.Attribute) and call.func.attr in _MOVES \
                         and isinstance(call.func.value, ast.Call):
                     call = call.func.value
-                name = _called_name(call.func)
+                name = called_name(call.func)
                 if _loads_a_model(call) or name in classes or name == "deepcopy" or _MODEL_CLASSES.search(name):
                     made |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return made

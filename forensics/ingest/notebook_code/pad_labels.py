@@ -22,7 +22,7 @@ import re
 
 from .cells import _count, _source, _without_comments, cells_and_trees_that_ran
 from .label_flow import LabelFlow, gathered, in_live_code, padded_kind
-from .syntax import _called_name
+from .syntax import called_name
 
 _MASKING = re.compile(r"-\s*100\b|ignore_index|label_pad_token_id|ignore_pad_token_for_loss|masked_fill|compute_loss"
                       r"|DataCollatorForLanguageModeling|DataCollatorForCompletionOnlyLM|SFTTrainer|SFTConfig"
@@ -63,11 +63,11 @@ def _plain_trainer_calls(trees: list) -> list[ast.Call]:
     classes = set(_PLAIN_TRAINERS)
     for tree in trees:
         for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and any(_called_name(b) in _PLAIN_TRAINERS for b in node.bases):
+            if isinstance(node, ast.ClassDef) and any(called_name(b) in _PLAIN_TRAINERS for b in node.bases):
                 classes.add(node.name)
     return [node for tree in trees for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
-            and _called_name(node.func) in classes]
+            and called_name(node.func) in classes]
 
 
 def _keeps_labels(trainer: ast.Call, flow: LabelFlow) -> bool:
@@ -78,5 +78,5 @@ def _keeps_labels(trainer: ast.Call, flow: LabelFlow) -> bool:
         collator = flow.binds[(None, collator.id)][0][1] or collator
     if collator is None or isinstance(collator, ast.Constant) and collator.value is None:
         return True
-    name = _called_name(collator.func) if isinstance(collator, ast.Call) else _called_name(collator)
+    name = called_name(collator.func) if isinstance(collator, ast.Call) else called_name(collator)
     return name in _LABEL_KEEPING_COLLATORS

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import _called_name
+from .syntax import called_name
 
 _SIGMOIDS = ("sigmoid", "logsigmoid", "log_sigmoid")
 
@@ -22,7 +22,7 @@ def pairwise_loss_function(trees: list) -> str | None:
     """The name of the pairwise logistic loss the cells that ran (`trees`) define and call (module docstring), or
     None."""
     nodes = [n for tree in trees for n in ast.walk(tree)]
-    called = {_called_name(n.func) for n in nodes if isinstance(n, ast.Call)}
+    called = {called_name(n.func) for n in nodes if isinstance(n, ast.Call)}
     return next((n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and n.name in called and _takes_a_pair(n) and _takes_a_sigmoid(n)), None)
 
@@ -34,4 +34,4 @@ def _takes_a_pair(function: ast.FunctionDef) -> bool:
 
 
 def _takes_a_sigmoid(function: ast.FunctionDef) -> bool:
-    return any(isinstance(n, ast.Call) and _called_name(n.func) in _SIGMOIDS for n in ast.walk(function))
+    return any(isinstance(n, ast.Call) and called_name(n.func) in _SIGMOIDS for n in ast.walk(function))

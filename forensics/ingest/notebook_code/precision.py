@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .syntax import _called_name
+from .syntax import called_name
 from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _quiet_tree, _source, _without_comments
 from .arguments import _ARGUMENT_CLASSES
 
@@ -20,13 +20,13 @@ def _autocast_precision(trees: list, names: dict) -> str | None:
     no such block is seen, a literal turns it off, or nothing tells (an autocast around `generate` trains nothing)."""
     for tree in trees:
         calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
-        if not any(_called_name(call.func) == "backward" for call in calls):
+        if not any(called_name(call.func) == "backward" for call in calls):
             continue
-        scaler = any(_called_name(call.func) == "GradScaler" for call in calls)
+        scaler = any(called_name(call.func) == "GradScaler" for call in calls)
         for node in ast.walk(tree):
             items = node.items if isinstance(node, (ast.With, ast.AsyncWith)) else []
             for call in (item.context_expr for item in items):
-                if isinstance(call, ast.Call) and _called_name(call.func) == "autocast":
+                if isinstance(call, ast.Call) and called_name(call.func) == "autocast":
                     return _autocast_dtype(call, names, scaler)
     return None
 
@@ -44,9 +44,9 @@ def _keras_policy_precision(trees: list) -> str | None:
     found = None
     for tree in trees:
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and _called_name(node.func) in _SET_POLICY and node.args:
+            if isinstance(node, ast.Call) and called_name(node.func) in _SET_POLICY and node.args:
                 given = node.args[0]
-                if isinstance(given, ast.Call) and _called_name(given.func) == "Policy" and given.args:
+                if isinstance(given, ast.Call) and called_name(given.func) == "Policy" and given.args:
                     given = given.args[0]
                 if isinstance(given, ast.Constant) and isinstance(given.value, str):
                     found = _KERAS_POLICIES.get(given.value) or None
@@ -58,12 +58,12 @@ def _without_inference_autocast(cell: dict) -> str:
     optimizer step, `train` or `fit` call anywhere in it: a `generate` after training): those say nothing of the
     training's precision."""
     source, tree = _source(cell), _quiet_tree(cell)
-    if any(isinstance(n, ast.Call) and _called_name(n.func) in _TRAINING_STEPS for n in ast.walk(tree)):
+    if any(isinstance(n, ast.Call) and called_name(n.func) in _TRAINING_STEPS for n in ast.walk(tree)):
         return source
     lines = source.splitlines()
     for node in ast.walk(tree):
         items = node.items if isinstance(node, (ast.With, ast.AsyncWith)) else []
-        if any(isinstance(i.context_expr, ast.Call) and _called_name(i.context_expr.func) == "autocast" for i in items):
+        if any(isinstance(i.context_expr, ast.Call) and called_name(i.context_expr.func) == "autocast" for i in items):
             lines[node.lineno - 1:node.end_lineno] = [""] * (node.end_lineno - node.lineno + 1)
     return "\n".join(lines)
 
@@ -77,7 +77,7 @@ def _autocast_dtype(call: ast.Call, names: dict, scaler: bool) -> str | None:
     if isinstance(enabled, ast.Constant) and enabled.value is False:
         return None
     if "dtype" in keywords:  # `dtype=torch.bfloat16`; a name the code sets elsewhere (`dtype=ptdtype`) is not told
-        return _AUTOCAST_DTYPES.get(_called_name(keywords["dtype"]))
+        return _AUTOCAST_DTYPES.get(called_name(keywords["dtype"]))
     device = keywords.get("device_type", call.args[0] if call.args else None)
     device = names.get(device.id) if isinstance(device, ast.Name) else \
         device.value if isinstance(device, ast.Constant) else None
@@ -158,12 +158,12 @@ def _trains_in_default_float32(trees: list, code: str) -> bool:
             or _SHELL_TRAINING.search(code):
         return False
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
-    if any(k.arg is None for c in calls if _configures_training(_called_name(c.func)) for k in c.keywords):
+    if any(k.arg is None for c in calls if _configures_training(called_name(c.func)) for k in c.keywords):
         return False  # a trainer or its arguments built from a dict or a file the code does not show (`**config`)
-    if any(_called_name(c.func) in _TRAINING_CALLS and isinstance(c.func, ast.Attribute) for c in calls):
+    if any(called_name(c.func) in _TRAINING_CALLS and isinstance(c.func, ast.Attribute) for c in calls):
         return True
-    arguments = [c for c in calls if _ARGUMENT_CLASSES.match(_called_name(c.func))]
-    return any(_called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments)
+    arguments = [c for c in calls if _ARGUMENT_CLASSES.match(called_name(c.func))]
+    return any(called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments)
 
 
 def _trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:
@@ -181,10 +181,10 @@ def _trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:
     if _MIXED_PRECISION_CODE.search(_without_float32_default_type(python)) or _SHELL_TRAINING.search(code):
         return False
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
-    if not any(_called_name(c.func).endswith("Trainer") for c in calls):
+    if not any(called_name(c.func).endswith("Trainer") for c in calls):
         return False
     for call in calls:
-        name = _called_name(call.func)
+        name = called_name(call.func)
         if _configures_training(name) and any(k.arg is None for k in call.keywords):
             return False  # arguments from a dict or a file the code does not show
         if _ARGUMENT_CLASSES.match(name) and any(k.arg in ("fp16", "bf16") and values.get(k.arg) is not False

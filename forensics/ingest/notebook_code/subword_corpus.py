@@ -18,7 +18,7 @@ import re
 
 from .cells import _cells_that_ran, _quiet_tree
 from .char_corpus import _ANSI, _SUBWORD_TOKENIZER, batch_values
-from .syntax import _called_name
+from .syntax import called_name
 
 # What encodes a text into token ids: SentencePiece's `sp.encode(text)`, tiktoken's `enc.encode_ordinary(text)`, a
 # tokenizers / transformers tokenizer's `encode`, SentencePiece's older `EncodeAsIds`, the lecture's own `encode(s)`
@@ -97,7 +97,7 @@ def _file_handles(trees: list) -> dict[str, str | None]:
 
 
 def _opened_path(value: ast.expr) -> str | None:
-    is_open = isinstance(value, ast.Call) and _called_name(value.func) == "open" and value.args
+    is_open = isinstance(value, ast.Call) and called_name(value.func) == "open" and value.args
     return ast.unparse(value.args[0]) if is_open else None
 
 
@@ -135,7 +135,7 @@ def _names_bound_only_to(trees: list, test) -> set[str]:
 
 def _reads_a_file(value: ast.expr) -> bool:
     """`f.read()`, `open(path).read()`: a whole file's text."""
-    return isinstance(value, ast.Call) and _called_name(value.func) == "read" and not value.args
+    return isinstance(value, ast.Call) and called_name(value.func) == "read" and not value.args
 
 
 def _encodes_whole(value: ast.expr, text: str) -> bool:
@@ -143,13 +143,13 @@ def _encodes_whole(value: ast.expr, text: str) -> bool:
     `np.array(...)`, `tokenizer.encode(text).ids`); not a slice of it (`encode(text)[:1000]`, a sample) nor one
     truncated (`max_length=`, `truncation=`): their length is not the text's."""
     while True:
-        if isinstance(value, ast.Call) and _called_name(value.func) in _CONVERSIONS and value.args:
+        if isinstance(value, ast.Call) and called_name(value.func) in _CONVERSIONS and value.args:
             value = value.args[0]
         elif isinstance(value, ast.Attribute) and value.attr == "ids":
             value = value.value
         else:
             break
-    return isinstance(value, ast.Call) and bool(_ENCODES.fullmatch(_called_name(value.func))) and bool(value.args) \
+    return isinstance(value, ast.Call) and bool(_ENCODES.fullmatch(called_name(value.func))) and bool(value.args) \
         and isinstance(value.args[0], ast.Name) and value.args[0].id == text \
         and not any(k.arg in ("max_length", "truncation") for k in value.keywords)
 
@@ -182,7 +182,7 @@ def _prints_and_their_lines(tree: ast.Module, stdout: str) -> list[tuple[ast.Cal
     than one line (module docstring)."""
     lines, paired = stdout.splitlines(), []
     prints = [node.value for node in tree.body if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-              and _called_name(node.value.func) == "print" and isinstance(node.value.func, ast.Name)]
+              and called_name(node.value.func) == "print" and isinstance(node.value.func, ast.Name)]
     for call, line in zip(prints, lines):
         paired.append((call, line.rstrip()))
         if not _prints_one_line(call):
@@ -203,7 +203,7 @@ def _one_line(node: ast.expr) -> bool:
         return all(_one_line(part.value if isinstance(part, ast.FormattedValue) else part) for part in node.values)
     if isinstance(node, ast.Attribute):
         return node.attr in _ONE_LINE_ATTRIBUTES
-    return isinstance(node, ast.Call) and _called_name(node.func) in _ONE_LINE_CALLS
+    return isinstance(node, ast.Call) and called_name(node.func) in _ONE_LINE_CALLS
 
 
 def _count_in_line(call: ast.Call, line: str, names: set[str], shapes: bool) -> int | None:
@@ -226,7 +226,7 @@ def _pattern(node: ast.expr, names: set[str], shapes: bool) -> tuple[str, bool]:
         parts = [_pattern(part.value if isinstance(part, ast.FormattedValue) else part, names, shapes)
                  for part in node.values]
         return "".join(p for p, _ in parts), any(c for _, c in parts)
-    if isinstance(node, ast.Call) and _called_name(node.func) == "len" and len(node.args) == 1 \
+    if isinstance(node, ast.Call) and called_name(node.func) == "len" and len(node.args) == 1 \
             and isinstance(node.args[0], ast.Name) and node.args[0].id in names:
         return _COUNT, True
     if shapes and isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.value, ast.Name) \

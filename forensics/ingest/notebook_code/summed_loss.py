@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from .cells import _source, parse_quietly, python_of
-from .syntax import _called_name
+from .syntax import called_name
 
 # the label the print puts before the summed value: `Loss: ` of `f"Epoch: {e}, Loss: {total_loss:.4f}"`
 _LABEL = re.compile(r"([A-Za-z][\w ]*?\s*[:=]\s*)$")
@@ -88,7 +88,7 @@ def _is_zero(node: ast.expr) -> bool:
 
 
 def _loader_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Call) and _called_name(node.func) in _WRAPPERS and node.args:
+    if isinstance(node, ast.Call) and called_name(node.func) in _WRAPPERS and node.args:
         node = node.args[0]
     return node.id if isinstance(node, ast.Name) else None
 
@@ -132,7 +132,7 @@ def _bare_print_label(outer: ast.AST, name: str) -> str | None:
     divided); None where it is printed divided anywhere or not at all."""
     label = None
     for node in ast.walk(outer):
-        if not (isinstance(node, ast.Call) and _called_name(node.func) == "print"):
+        if not (isinstance(node, ast.Call) and called_name(node.func) == "print"):
             continue
         for arg in node.args:
             if not isinstance(arg, ast.JoinedStr):
@@ -159,7 +159,7 @@ def _batches(loader: str, cells: list[dict], trees: dict, before: int) -> int | 
     for i, tree in trees.items():
         if i < before and tree is not None and len(tree.body) >= 1 and isinstance(tree.body[-1], ast.Expr):
             value = tree.body[-1].value
-            if isinstance(value, ast.Call) and _called_name(value.func) == "len" and len(value.args) == 1 \
+            if isinstance(value, ast.Call) and called_name(value.func) == "len" and len(value.args) == 1 \
                     and isinstance(value.args[0], ast.Name):
                 number = _int_result(cells[i])
                 if number is not None:
@@ -181,7 +181,7 @@ def _loader_built(loader: str, trees: list) -> tuple[str, int, bool] | None:
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == loader for t in node.targets) \
-                    and isinstance(node.value, ast.Call) and _called_name(node.value.func) == "DataLoader":
+                    and isinstance(node.value, ast.Call) and called_name(node.value.func) == "DataLoader":
                 call = node.value
                 keywords = {k.arg: k.value for k in call.keywords if k.arg}
                 dataset = call.args[0] if call.args else keywords.get("dataset")

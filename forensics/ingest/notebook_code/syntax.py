@@ -12,16 +12,16 @@ def _root_name(func: ast.expr) -> str:
     return func.id if isinstance(func, ast.Name) else ""
 
 
-def _called_name(func: ast.expr) -> str:
+def called_name(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _owner_name(func: ast.expr) -> str:
     """`FastLanguageModel` of `FastLanguageModel.from_pretrained(...)`; '' for a bare call."""
-    return _called_name(func.value) if isinstance(func, ast.Attribute) else ""
+    return called_name(func.value) if isinstance(func, ast.Attribute) else ""
 
 
-def _dotted(node: ast.expr) -> str | None:
+def dotted(node: ast.expr) -> str | None:
     """`bf16` of a name, `CONFIG.bf16` of a class's (or an object's) field read through its name; else None."""
     if isinstance(node, ast.Name):
         return node.id
@@ -30,8 +30,8 @@ def _dotted(node: ast.expr) -> str | None:
 
 
 def _literal(node: ast.expr, names: dict):
-    if isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node) in names:
-        return names[_dotted(node)]
+    if isinstance(node, (ast.Name, ast.Attribute)) and dotted(node) in names:
+        return names[dotted(node)]
     try:
         value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, RecursionError):
@@ -45,7 +45,7 @@ def unwrapped_calls(expr: ast.expr, methods, functions, bare_methods: bool = Fal
     while isinstance(expr, ast.Call):
         if isinstance(expr.func, ast.Attribute) and expr.func.attr in methods and not (bare_methods and expr.args):
             expr = expr.func.value
-        elif _called_name(expr.func) in functions and len(expr.args) == 1:
+        elif called_name(expr.func) in functions and len(expr.args) == 1:
             expr = expr.args[0]
         else:
             break

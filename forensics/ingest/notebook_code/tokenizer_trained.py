@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .syntax import _called_name, _owner_name
+from .syntax import called_name, _owner_name
 
 # A tokenizer class (Karpathy's minbpe `BasicTokenizer`, the tokenizers library's `Tokenizer(BPE())`,
 # `ByteLevelBPETokenizer`) and what trains one: its `train` / `train_from_iterator`, a pretrained tokenizer's
@@ -22,15 +22,15 @@ _SENTENCEPIECE_TRAINER = "SentencePieceTrainer"
 
 def tokenizer_trained(trees: list) -> str | None:
     """`Class.train` of the first call in the cells that ran (`trees`) that trains a tokenizer, else None."""
-    tokenizers = {target.id: _called_name(node.value.func) for tree in trees for node in ast.walk(tree)
+    tokenizers = {target.id: called_name(node.value.func) for tree in trees for node in ast.walk(tree)
                   if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                  and _TOKENIZER_CLASS.search(_called_name(node.value.func))
+                  and _TOKENIZER_CLASS.search(called_name(node.value.func))
                   for target in node.targets if isinstance(target, ast.Name)}
     for tree in trees:
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
-            name, owner = _called_name(node.func), _owner_name(node.func)
+            name, owner = called_name(node.func), _owner_name(node.func)
             if name in _TRAINS and owner in tokenizers:
                 return f"{tokenizers[owner]}.{name}"
             if name == _TRAINS_ANEW or owner == _SENTENCEPIECE_TRAINER and name.lower() == "train":
