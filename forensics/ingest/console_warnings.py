@@ -17,8 +17,12 @@ from .console_text import line_at, line_end
 _TRL_TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "kto": "KTOTrainer", "orpo": "ORPOTrainer",
                  "cpo": "CPOTrainer", "grpo": "GRPOTrainer", "rloo": "RLOOTrainer", "ppo": "PPOTrainer",
                  "reward": "RewardTrainer"}
+# ... or a traceback's frame in that module (`File ".../trl/trainer/sft_trainer.py", line 361, in train`): the trainer's
+# own code ran, in a launch that crashed; a console relaunches the same script, so it names the run's trainer as well
+# (namwoam_dl-final: two CUDA out-of-memory tracebacks through SFTTrainer.train, then the launch that finished)
 _TRL_TRAINER_WARNING = re.compile(
-    r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py:\d+: \w*Warning\b")
+    r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py(?::\d+: \w*Warning\b"
+    r"|\", line \d+, in \w+)")
 # transformers' Seq2SeqTrainer named as the run builds it: its own deprecation warning (`... will be removed in version
 # 5.0.0 for `Seq2SeqTrainer.__init__``) or the source line a warning quotes (`  trainer = Seq2SeqTrainer(`)
 _SEQ2SEQ_TRAINER = re.compile(
@@ -49,7 +53,7 @@ def console_warnings(text: str) -> dict:
     m = _SEQ2SEQ_TRAINER.search(text) if "Seq2SeqTrainer" in text else None
     if m:
         out["console_seq2seq_trainer"] = line_end(line_at(text, m.start()))
-    m = _TRL_TRAINER_WARNING.search(text) if "_trainer.py:" in text else None
+    m = _TRL_TRAINER_WARNING.search(text) if "_trainer.py" in text else None
     if m:
         out["console_trl_trainer"] = _TRL_TRAINERS[m.group(1)]
         line = line_at(text, m.start())
