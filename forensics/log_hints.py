@@ -118,7 +118,8 @@ _FRAMEWORK_LINE_HINT = re.compile(
     rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""
     # a tqdm bar whose description names a loss with its number (`Training loss: 2.28e-01 lr: 5.65e-05:   0%|  |
     # 1/10000 [`: ingest.console_lines.hand_written `_tqdm_description`), a line per redraw
-    rb"""|(?i:loss)[ \t]*[:=]?[ \t]*[-+]?(?:\d|nan|inf)[^|\n]{0,80}?:[ \t]*\d{1,3}%\|[^|\n]{0,200}\|[ \t]*\d+/\d+[ \t]*\["""
+    rb"""|(?i:loss)[ \t]*[:=]?[ \t]*[-+]?(?:\d|nan|inf)[^|\n]{0,80}?:[ \t]*\d{1,3}%\|[^|\n]{0,200}\|"""
+    rb"""[ \t]*\d+/\d+[ \t]*\["""
     # the TF seq2seq tutorial's checkpoint header (ingest.console_lines.tf_seq2seq)
     rb"""|(?m:^global step \d+ learning rate [-+.\deE]+ step-time [-+.\deE]+(?: perplexity [-+.\deEnNiI]+)?[ \t]*$)"""
     # a loop's epoch record naming its loss cost (ingest.console_lines.epoch_costs)

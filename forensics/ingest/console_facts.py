@@ -13,7 +13,7 @@ import re
 from .console_param_counts import parameter_count_said, said_param_count
 from .console_recipes import PRECISION_NAMES, recipe_facts
 from .console_text import line_at, line_end
-from .console_warnings import console_warnings
+from .console_warnings import CAST_BACK, console_warnings, peft_in_training_step
 from .trainer_card import trainer_card_facts
 from ..run_signs import final_exception, is_training_console, run_signs
 
@@ -107,11 +107,6 @@ _VOCAB_SIZE = re.compile(r"\b(?:vocab(?:_| )size(?:=|: )|word_to_id\.len:)(\d{1,
                          re.IGNORECASE)
 # nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
 _COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\b.*$", re.MULTILINE)
-# transformers' flash-attention layers (Llama, Mistral, ...) warn where the hidden states reach them upcast to float32
-# (`... in float32. We will cast back the input in torch.bfloat16.`): the dtype named is autocast's where mixed
-# precision is on, else the one the weights were loaded in before quantization, else the projection's own: the dtype
-# the model computes in (namwoam_dl-final's 8-bit Breeze-7B under bf16=True)
-_CAST_BACK = re.compile(r"^[^\n]*We will cast back the input in torch\.(bfloat16|float16|float32)\b[^\n]*$", re.MULTILINE)
 # a bitsandbytes 4-bit config printed as it is loaded (Unsloth's vLLM `Bitsandbytes config using kwargs = {...,
 # 'load_in_4bit': True, 'bnb_4bit_compute_dtype': 'bfloat16', ...}`): the 4-bit layers compute, and train, in that dtype
 _BNB_COMPUTE = re.compile(r"""['"]load_in_4bit['"]: True\b[^\n]*?['"]bnb_4bit_compute_dtype['"]: ['"]?(?:torch\.)?"""
@@ -202,7 +197,7 @@ def _precision_said(text: str) -> dict:
          or ("Unsloth: " in text and _UNSLOTH_FP32.search(text))
          or ("mixed_precision_param" in text and _TITAN_MIXED_PRECISION.search(text))
          or ("Automatic Mixed Precision" in text and _LIGHTNING_AMP.search(text))
-         or ("cast back the input" in text and _CAST_BACK.search(text)))
+         or ("cast back the input" in text and CAST_BACK.search(text)))
     if m:
         out["console_precision"] = PRECISION_NAMES[next(g for g in m.groups() if g)]
         out["console_precision_line"] = line_end(m.group(0))
@@ -331,10 +326,9 @@ def _model_lines(text: str) -> dict:
     saved = saved or (_LORA_FILE_SAVED.search(text) if "lora" in text.lower() else None)
     if saved:
         out["console_adapter_saved"] = line_at(text, saved.start()).strip()[:160]  # (the PeftModel warning is long)
-    stepped = _PEFT_IN_TRAINING_STEP.search(text) if not saved and "peft_model.py" in text else None
+    stepped = peft_in_training_step(text) if not saved and "peft_model.py" in text else None
     if stepped:
-        out["console_adapter_saved"] = (f"a training step's traceback runs the model through PEFT's "
-                                        f"{stepped.group('peft')}, {stepped.group('line')}, in forward")
+        out["console_adapter_saved"] = stepped
     task = _TRAINED_PEFT_CLASS.search(text) if "PeftModelFor" in text else None
     if task:
         out["console_peft_task"] = _PEFT_CLASS_TASKS[task.group(1)]
@@ -357,15 +351,6 @@ _ADAPTER_SAVED = re.compile(r"^(?![^\n]*(?:projector|mm_mlp))[^\n]*?(?:\b(?:sav|
                             r"adapters?\b|\badapters?[ \t]+(?:\w+[ \t]+)?(?:saved|pushed|uploaded)\b"
                             r"|\bmodel class `PeftModel\w*`|^[ \t]*adapter_model\.(?:safetensors|bin):)",
                             re.MULTILINE | re.IGNORECASE)
-
-
-# A traceback of a training step (the Trainer's, or a TRL trainer's, training_step / compute_loss) whose forward goes
-# through PEFT's PeftModel (`File ".../peft/peft_model.py", line 1430, in forward`): the model the trainer trains is a
-# PeftModel, whose base PEFT freezes, so what it trains is the adapter (namwoam_dl-final's out-of-memory tracebacks, the
-# same script relaunched to the end)
-_PEFT_IN_TRAINING_STEP = re.compile(r"[\\/]\w*trainer\.py\", line \d+, in (?:training_step|compute_loss)[ \t]*\r?\n"
-                                    r"(?:[^\n]*\n){0,40}?[^\n]*[\\/](?P<peft>peft[\\/]peft_model\.py)\", "
-                                    r"(?P<line>line \d+), in forward")
 
 
 # A file named for LoRA saved by the run's own loop (JunyiJ_PostTraining-LLM-Small's `Saved checkpoint to

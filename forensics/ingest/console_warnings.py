@@ -153,3 +153,27 @@ def _words_up_to(text: str, size: int) -> str:
         return text
     cut = text[:size]
     return (cut[:cut.rfind(" ")] if " " in cut else cut) + " ..."
+
+
+# A traceback of a training step (the Trainer's, or a TRL trainer's, training_step / compute_loss) whose forward goes
+# through PEFT's PeftModel (`File ".../peft/peft_model.py", line 1430, in forward`): the model the trainer trains is a
+# PeftModel, whose base PEFT freezes, so what it trains is the adapter (namwoam_dl-final's out-of-memory tracebacks, the
+# same script relaunched to the end)
+_PEFT_IN_TRAINING_STEP = re.compile(r"[\\/]\w*trainer\.py\", line \d+, in (?:training_step|compute_loss)[ \t]*\r?\n"
+                                    r"(?:[^\n]*\n){0,40}?[^\n]*[\\/](?P<peft>peft[\\/]peft_model\.py)\", "
+                                    r"(?P<line>line \d+), in forward")
+
+
+def peft_in_training_step(text: str) -> str | None:
+    """What says a training step ran the model through PEFT's PeftModel (`_PEFT_IN_TRAINING_STEP`), or None."""
+    m = _PEFT_IN_TRAINING_STEP.search(text)
+    return f"a training step's traceback runs the model through PEFT's {m['peft']}, {m['line']}, in forward" if m \
+        else None
+
+
+# transformers' flash-attention layers (Llama, Mistral, ...) warn where the hidden states reach them upcast to float32
+# (`... in float32. We will cast back the input in torch.bfloat16.`): the dtype named is autocast's where mixed
+# precision is on, else the one the weights were loaded in before quantization, else the projection's own: the dtype
+# the model computes in (namwoam_dl-final's 8-bit Breeze-7B under bf16=True)
+CAST_BACK = re.compile(r"^[^\n]*We will cast back the input in torch\.(bfloat16|float16|float32)\b[^\n]*$",
+                       re.MULTILINE)
