@@ -116,6 +116,12 @@ _FRAMEWORK_LINE_HINT = re.compile(
     rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)"""  # a PPO loop's prints
     # the TF PTB word-LM tutorial's running line: `0.083 perplexity: 14566.362 speed: 525 wps`
     rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""
+    # a tqdm bar whose description names a loss with its number (`Training loss: 2.28e-01 lr: 5.65e-05:   0%|  |
+    # 1/10000 [`: ingest.console_lines.hand_written `_tqdm_description`), a line per redraw
+    rb"""|(?i:loss)[ \t]*[:=]?[ \t]*[-+]?(?:\d|nan|inf)[^|\n]{0,80}?:[ \t]*\d{1,3}%\|[^|\n]{0,200}\|"""
+    rb"""[ \t]*\d+/\d+[ \t]*\["""
+    # the TF seq2seq tutorial's checkpoint header (ingest.console_lines.tf_seq2seq)
+    rb"""|(?m:^global step \d+ learning rate [-+.\deE]+ step-time [-+.\deE]+(?: perplexity [-+.\deEnNiI]+)?[ \t]*$)"""
     # a loop's epoch record naming its loss cost (ingest.console_lines.epoch_costs)
     rb"""|(?i:\bepoch[ \t]*#?[ \t]*\d+[ \t]+finished[-=*#:\s]*train(?:ing)?[ \t]+cost: [-+.\dnNiI])"""
     # a loop's step line naming its losses by split alone (ingest.console_lines.split_values)

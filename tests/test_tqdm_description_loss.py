@@ -7,8 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+import forensics
+from forensics.errors import NotARunDirectory
 from forensics.ingest import stdout
 from forensics.ingest.pretrain_lines import parse_line
+from forensics.log_hints import log_hinted
+
+CORPUS = Path(__file__).parent / "realworld"
 
 
 _BAR = "██████████"
@@ -54,3 +61,43 @@ def test_a_bar_described_without_a_loss_is_no_record():
 
 def test_two_prose_lines_without_a_bar_are_still_left_out():
     assert _console("step 30 loss nan, then we switched to bf16\nepoch 2 loss 1.3 looked fine after that\n") == []
+
+
+# --- a console of such bars is found as a training log (log_hints) ----------------------------------------------------
+
+def _described_redraws(n: int) -> str:
+    """An own loop's `pbar.set_description(f"Training loss: {mean:.2e} lr: {lr:.2e}")` bar, redrawn in place (`\\r`,
+    the outer epoch bar's ESC[A), as dgjun32_Unlikelihood-training-BART-for-text-summarization's nohup.out holds it."""
+    draws = "".join(f"\rTraining loss: {3.0 - 0.02 * i:.2e} lr: 5.65e-05:   0%|          | {i}/10000 "
+                    f"[00:{i:02d}<2:29:24,  1.11it/s]\x1b[A" for i in range(1, n + 1))
+    return "Loaded pretrained model and tokenizer\nTraining......\n" + draws
+
+
+def test_a_console_of_described_bars_is_found_and_read(tmp_path):
+    (tmp_path / "nohup.out").write_bytes(_described_redraws(40).encode())
+    a = forensics.analyze(tmp_path)
+    loss = a.timeline.series("loss")
+    assert (len(loss), loss.index[0], loss.index[-1]) == (40, 1, 40)
+    assert loss.iloc[-1] == pytest.approx(2.2)
+    assert a.timeline.series("learning_rate").iloc[0] == pytest.approx(5.65e-05)
+
+
+def test_the_kobart_unlikelihood_console_is_read_to_its_last_redraw():
+    a = forensics.analyze(CORPUS / "dgjun32_Unlikelihood-training-BART-for-text-summarization")
+    loss = a.timeline.series("loss")
+    assert (len(loss), loss.index[-1], loss.iloc[0], loss.max(), loss.iloc[-1]) == (62, 62, 0.228, 6.93, 2.69)
+    assert a.status == "warning"
+
+
+@pytest.mark.parametrize("text", [
+    # bars described without a number after the loss's name, or with no description at all
+    "".join(f"\rTraining:   {i}%|          | {i}/100 [00:{i:02d}<00:10,  1.11it/s]" for i in range(1, 30)),
+    "".join(f"\rComputing loss:   {i}%|          | {i}/100 [00:{i:02d}<00:10,  1.11it/s]" for i in range(1, 30)),
+    # prose naming a loss and a percentage, no bar
+    "The training loss: 2.3 fell 40% in the first epoch, see the bar chart | below.\n" * 5,
+])
+def test_bars_with_no_loss_number_in_their_description_are_not_a_training_log(tmp_path, text):
+    (tmp_path / "nohup.out").write_text(text)
+    assert not log_hinted(text.encode())
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(tmp_path)

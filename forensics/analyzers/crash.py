@@ -3,7 +3,8 @@
 * A run a crash stopped: the GPU out of memory, a CUDA fault or NCCL, after the log's last training step. A
   checkpoint saved before it is unaffected; the run did not finish, which the loss curve alone cannot say (it simply
   ends). A warning at the last logged step of the log that holds the crash, with what to change for an
-  out-of-memory error (ingest.stdout `console_crash`).
+  out-of-memory error (ingest.stdout `console_crash`). Where the loop has no planned end (the TF seq2seq tutorial's
+  `while True`), the shell's `Killed` is how it stops: an info finding, not a warning.
 * tensorboardX's `NaN or Inf found in input tensor.`, printed where a value handed to its writer was non-finite,
   in a log whose own numbers are all finite: some metric the console does not show (most often a grad_norm, the
   Trainer's notebook table holds the loss alone) went NaN or Inf. A warning by the log's last step: the console
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..findings import Finding
+from ..ingest.console_lines.tf_seq2seq import OPEN_ENDED_KEY
 from ..timeline import Timeline
 
 
@@ -30,6 +32,9 @@ def detect_crash(timeline: Timeline) -> list[Finding]:
         if not crash or steps.empty:
             continue
         last = int(steps.max())
+        if meta.get(OPEN_ENDED_KEY) and _stopped_from_outside(crash):
+            findings.append(_open_ended_stop(source, last, crash, meta[OPEN_ENDED_KEY]))
+            continue
         memory = out_of_memory(crash)
         advice = (OUT_OF_MEMORY_ADVICE if memory else
                   _KILLED_ADVICE if crash.startswith(_KILLED_BY_SHELL) and "Killed" in crash else
@@ -39,6 +44,21 @@ def detect_crash(timeline: Timeline) -> list[Finding]:
         findings.append(Finding("run_crashed", "warning", last, message,
                                 evidence={"source": source, "exception": crash, "out_of_memory": memory}))
     return findings
+
+
+def _stopped_from_outside(crash: str) -> bool:
+    """Whether the crash line is the shell's `Killed` (a signal from outside the program), not an error it raised."""
+    return crash.startswith(_KILLED_BY_SHELL) and "Killed" in crash
+
+
+def _open_ended_stop(source: str, last: int, crash: str, loop: str) -> Finding:
+    """An info `run_crashed`: a run whose loop has no planned end was stopped from outside, the only way it ends; what
+    it saved by its last logged block is its product (only the steps since are lost)."""
+    message = (f"the run was stopped after step {last}: {crash}. Its training loop has no planned end ({loop}), so "
+               f"being killed is how it ends: the checkpoint of its last logged step is what it made, only the "
+               f"steps after it are lost.")
+    return Finding("run_crashed", "info", last, message,
+                   evidence={"source": source, "exception": crash, "out_of_memory": False, "open_ended_loop": True})
 
 
 def out_of_memory(error: str) -> bool:

@@ -13,7 +13,7 @@ import re
 from .console_param_counts import parameter_count_said, said_param_count
 from .console_recipes import PRECISION_NAMES, recipe_facts
 from .console_text import line_at, line_end
-from .console_warnings import console_warnings
+from .console_warnings import CAST_BACK, console_warnings, peft_in_training_step
 from .trainer_card import trainer_card_facts
 from ..run_signs import final_exception, is_training_console, run_signs
 
@@ -196,7 +196,8 @@ def _precision_said(text: str) -> dict:
          or ("Model is initialized with precision" in text and _TORCHTUNE_PRECISION.search(text))
          or ("Unsloth: " in text and _UNSLOTH_FP32.search(text))
          or ("mixed_precision_param" in text and _TITAN_MIXED_PRECISION.search(text))
-         or ("Automatic Mixed Precision" in text and _LIGHTNING_AMP.search(text)))
+         or ("Automatic Mixed Precision" in text and _LIGHTNING_AMP.search(text))
+         or ("cast back the input" in text and CAST_BACK.search(text)))
     if m:
         out["console_precision"] = PRECISION_NAMES[next(g for g in m.groups() if g)]
         out["console_precision_line"] = line_end(m.group(0))
@@ -262,6 +263,9 @@ def _start_up_lines(text: str) -> dict:
     m = _ONMT_BUILDS.search(text) if "Building model..." in text and "] NMTModel(" in text else None
     if m and not _ONMT_LOADS.search(text):
         out["console_onmt_fresh"] = line_end(m.group(0))
+    m = _TF_FRESH_PARAMETERS.search(text) if "fresh parameters" in text else None
+    if m:
+        out["console_tf_fresh"] = line_end(m.group(0))
     return out
 
 
@@ -271,6 +275,11 @@ def _start_up_lines(text: str) -> dict:
 # translation, no pre-training
 _ONMT_BUILDS = re.compile(r"^\[[^\]\n]*\bINFO\] Building model\.\.\.[ \t]*\r?$", re.MULTILINE)
 _ONMT_LOADS = re.compile(r"\bLoading checkpoint from\b|\btrain_from\b")
+# The TensorFlow seq2seq tutorial's create_model (translate.py, and the chatbots and NMT forks of it) prints `Created
+# model with fresh parameters.` where no checkpoint was found to restore (`Reading model parameters from X` where one
+# was): random weights, every one trained. Read for the method alone, as OpenNMT-py's: the model learns its task
+# (a translation, a reply, an annotation) from scratch, no pre-training.
+_TF_FRESH_PARAMETERS = re.compile(r"^[ \t]*Creat(?:ed|ing) model with fresh parameters\.?[ \t]*\r?$", re.MULTILINE)
 
 
 def _model_card(text: str, precision_said: bool) -> dict:
@@ -317,6 +326,9 @@ def _model_lines(text: str) -> dict:
     saved = saved or (_LORA_FILE_SAVED.search(text) if "lora" in text.lower() else None)
     if saved:
         out["console_adapter_saved"] = line_at(text, saved.start()).strip()[:160]  # (the PeftModel warning is long)
+    stepped = peft_in_training_step(text) if not saved and "peft_model.py" in text else None
+    if stepped:
+        out["console_adapter_saved"] = stepped
     task = _TRAINED_PEFT_CLASS.search(text) if "PeftModelFor" in text else None
     if task:
         out["console_peft_task"] = _PEFT_CLASS_TASKS[task.group(1)]

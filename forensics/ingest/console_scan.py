@@ -44,6 +44,7 @@ from .console_lines.stepless import EPOCH_HEADER_MARK, epoch_header, headed_line
 from .console_lines import elapsed_percent, tf_estimator, value_first
 from .console_lines.mxnet_speedometer import MARKER as MXNET_MARKER, MxnetLines
 from .console_lines.one_line import OneLineRecords
+from .console_lines.tf_seq2seq import seq2seq_reader
 from .console_lines.fairseq import fairseq_dict_in_nats
 from .console_lines.unsloth import MARKER as UNSLOTH_TRAIN_MARKER, UnslothTrainPrints
 from .printed_configs import is_hyperparameter_dict
@@ -153,6 +154,7 @@ class _Scanner:
         self.info_logger = InfoLoggerRecords() if INFO_LOGGER_MARKER in text else None
         self.lightning = LightningResults() if LIGHTNING_MARKER in text else None
         self.dspy_grpo = DspyGrpoSteps() if DSPY_GRPO_MARKER in text else None
+        self.seq2seq = seq2seq_reader(text)
         estimator = OneLineRecords(tf_estimator.read_line) if any(m in text for m in tf_estimator.MARKERS) else None
         values_first = OneLineRecords(value_first.read_line) if value_first.MARKER in text else None
         tutorial = OneLineRecords(elapsed_percent.read_line) if elapsed_percent.MARKER in text else None
@@ -162,7 +164,7 @@ class _Scanner:
         history = DataFrameTable() if "loss" in text else None  # a pandas DataFrame of per-epoch results
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
                                         self.info_logger, self.lightning, estimator, values_first, self.bare_epochs,
-                                        self.dspy_grpo,
+                                        self.dspy_grpo, self.seq2seq,
                                         glued, batch_averages, history, checkpoint_eval_reader(text), tutorial,
                                         json_block_reader(text), mxnet)
                        if t is not None)
@@ -202,7 +204,7 @@ class _Scanner:
         if len(self.dumped) == 1:  # one, before any step: the script's arguments dumped a line each, its set scale
             del self.events[self.dumped[0]]
         for reader in (self.olmo, self.composer, self.nemo_rl, self.yaml_steps, self.dashed, self.parlai,
-                       self.info_logger, self.lightning, self.bare_epochs, self.dspy_grpo, self.keras):
+                       self.info_logger, self.lightning, self.bare_epochs, self.dspy_grpo, self.keras, self.seq2seq):
             last = reader.close() if reader is not None else None
             if last is not None:
                 self.events.append(("line", last))

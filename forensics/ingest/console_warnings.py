@@ -17,8 +17,12 @@ from .console_text import line_at, line_end
 _TRL_TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "kto": "KTOTrainer", "orpo": "ORPOTrainer",
                  "cpo": "CPOTrainer", "grpo": "GRPOTrainer", "rloo": "RLOOTrainer", "ppo": "PPOTrainer",
                  "reward": "RewardTrainer"}
+# ... or a traceback's frame in that module (`File ".../trl/trainer/sft_trainer.py", line 361, in train`): the trainer's
+# own code ran, in a launch that crashed; a console relaunches the same script, so it names the run's trainer as well
+# (namwoam_dl-final: two CUDA out-of-memory tracebacks through SFTTrainer.train, then the launch that finished)
 _TRL_TRAINER_WARNING = re.compile(
-    r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py:\d+: \w*Warning\b")
+    r"[\\/]trl[\\/]trainer[\\/](" + "|".join(_TRL_TRAINERS) + r")_trainer\.py(?::\d+: \w*Warning\b"
+    r"|\", line \d+, in \w+)")
 # transformers' Seq2SeqTrainer named as the run builds it: its own deprecation warning (`... will be removed in version
 # 5.0.0 for `Seq2SeqTrainer.__init__``) or the source line a warning quotes (`  trainer = Seq2SeqTrainer(`)
 _SEQ2SEQ_TRAINER = re.compile(
@@ -49,7 +53,7 @@ def console_warnings(text: str) -> dict:
     m = _SEQ2SEQ_TRAINER.search(text) if "Seq2SeqTrainer" in text else None
     if m:
         out["console_seq2seq_trainer"] = line_end(line_at(text, m.start()))
-    m = _TRL_TRAINER_WARNING.search(text) if "_trainer.py:" in text else None
+    m = _TRL_TRAINER_WARNING.search(text) if "_trainer.py" in text else None
     if m:
         out["console_trl_trainer"] = _TRL_TRAINERS[m.group(1)]
         line = line_at(text, m.start())
@@ -149,3 +153,27 @@ def _words_up_to(text: str, size: int) -> str:
         return text
     cut = text[:size]
     return (cut[:cut.rfind(" ")] if " " in cut else cut) + " ..."
+
+
+# A traceback of a training step (the Trainer's, or a TRL trainer's, training_step / compute_loss) whose forward goes
+# through PEFT's PeftModel (`File ".../peft/peft_model.py", line 1430, in forward`): the model the trainer trains is a
+# PeftModel, whose base PEFT freezes, so what it trains is the adapter (namwoam_dl-final's out-of-memory tracebacks, the
+# same script relaunched to the end)
+_PEFT_IN_TRAINING_STEP = re.compile(r"[\\/]\w*trainer\.py\", line \d+, in (?:training_step|compute_loss)[ \t]*\r?\n"
+                                    r"(?:[^\n]*\n){0,40}?[^\n]*[\\/](?P<peft>peft[\\/]peft_model\.py)\", "
+                                    r"(?P<line>line \d+), in forward")
+
+
+def peft_in_training_step(text: str) -> str | None:
+    """What says a training step ran the model through PEFT's PeftModel (`_PEFT_IN_TRAINING_STEP`), or None."""
+    m = _PEFT_IN_TRAINING_STEP.search(text)
+    return f"a training step's traceback runs the model through PEFT's {m['peft']}, {m['line']}, in forward" if m \
+        else None
+
+
+# transformers' flash-attention layers (Llama, Mistral, ...) warn where the hidden states reach them upcast to float32
+# (`... in float32. We will cast back the input in torch.bfloat16.`): the dtype named is autocast's where mixed
+# precision is on, else the one the weights were loaded in before quantization, else the projection's own: the dtype
+# the model computes in (namwoam_dl-final's 8-bit Breeze-7B under bf16=True)
+CAST_BACK = re.compile(r"^[^\n]*We will cast back the input in torch\.(bfloat16|float16|float32)\b[^\n]*$",
+                       re.MULTILINE)

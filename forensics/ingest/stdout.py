@@ -63,7 +63,7 @@ from .console_text import as_printed
 from .overflow_steps import deepspeed_steps
 from .relaunched_dicts import relaunch_note
 from .console_lines.fields import StepLine
-from .console_lines import value_first
+from .console_lines import tf_seq2seq, value_first
 from .stated_logging import StatedLogging, stated_logging
 
 # console_facts (its home: console_facts) read from here too
@@ -111,6 +111,8 @@ def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = Fa
     kinds = kinds_of(events)
     if "megatron" in kinds:  # whether its log says why it ends (analyzers.megatron_cut)
         meta[megatron_end.KEY] = megatron_end.end_line(text)
+    if any(kind in tf_seq2seq.KINDS for kind in kinds):  # a loop that trains until stopped (analyzers.crash)
+        meta[tf_seq2seq.OPEN_ENDED_KEY] = tf_seq2seq.OPEN_ENDED
     if any(e[0] == "line" and e[1].kind.startswith("results_table") for e in events):
         meta.setdefault("trainer_table", "the Hugging Face Trainer's results table (its notebook or model-card form)")
     banners = find_banners(text.splitlines(), str(path)) if may_hold_banners(text) else ()

@@ -42,6 +42,12 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         evidence["method"] = (f"OpenNMT-py builds its model ({onmt[0]}: {onmt[1]}) with no 'Loading checkpoint from' "
                               "line: random weights, every one trained")
         return "full"
+    tf_fresh = next(((src, m["console_tf_fresh"]) for src, m in timeline.meta.items() if m.get("console_tf_fresh")),
+                    None)
+    if tf_fresh is not None:
+        evidence["method"] = (f"the TensorFlow seq2seq tutorial's create_model found no checkpoint ({tf_fresh[0]}: "
+                              f"{tf_fresh[1]}): random weights, every one trained")
+        return "full"
     for banner in timeline.banners:
         if banner.kind == "webui":
             evidence["method"] = (f"text-generation-webui LoRA training in {banner.source} "
