@@ -28,7 +28,7 @@ _MIN_POINTS = 5  # logged points at zero before the accuracy says something rath
 
 def detect_accuracy_at_zero(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     """One `accuracy_at_zero` warning per accuracy that stayed at zero over the whole log, or []."""
-    accuracies = {name: finite(series) for name, series in metrics.items() if _is_an_accuracy(name)}
+    accuracies = {name: finite(series) for name, series in metrics.items() if is_an_accuracy(name)}
     # another measure of the same outputs (the same split) that moved: the one at zero is the stricter, not a dead
     # task; a training accuracy that rose says nothing of held-out data scored at zero
     moved = {_split(name) for name, series in accuracies.items() if _moved(series)}
@@ -36,7 +36,8 @@ def detect_accuracy_at_zero(metrics: Metrics, thresholds: Thresholds) -> list[Fi
             if len(series) >= _MIN_POINTS and _split(name) not in moved]
 
 
-def _is_an_accuracy(name: str) -> bool:
+def is_an_accuracy(name: str) -> bool:
+    """Whether a metric is an accuracy (eval_accuracy, val/acc, mean_token_accuracy), not a reward named for one."""
     return _ACCURACY_NAME.search(name) is not None and "reward" not in name.lower()
 
 

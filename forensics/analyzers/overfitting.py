@@ -29,7 +29,8 @@ best, the first of them three times the noise above it and the last 1%, while th
 that set the eval loss against the training loss live in `overfit_train_rules`; that training loss is the one logged
 as the run trained, or, where none was, the loss estimated on the train split at each evaluation (`training_loss`).
 A log with no training loss fires when the eval loss climbs at each of the `overfit_points` + 1 or more evals after its
-best (the message saying that the gap between the two cannot be seen).
+best (the message saying that the gap between the two cannot be seen). None fires where the rise stayed under 2% while
+a held-out accuracy beside it kept improving (`overfit_accuracy`): a model growing confident, not a worse one.
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from ..findings import Finding
 from .eval_levels import CLIMB, NOISE_UNITS, QUIET_UNITS, SMALL_RISE, back_at_the_level_before, best_level
 from .held_out_stall import stalled_overfit, train_levels_around
 from .metrics import Metrics, finite, format_number, format_ratio, point_noise, real_loss
+from .overfit_accuracy import accuracy_kept_improving
 from .overfit_train_rules import (STILL_FELL, climb_while_train_fell, climbed_clear_of_noise, few_evals_climbing,
                                   held_above_as_train_fell_at_each, held_above_while_train_fell, passing_overfit,
                                   stopped_as_train_fell_a_quarter,
@@ -65,7 +67,7 @@ def detect_overfitting(metrics: Metrics, thresholds: Thresholds) -> list[Finding
     """One `overfitting` warning from the first eval after the best one, where the rise is first seen (of
     the eval set that shows it first, where there are several), or []."""
     found = [f for name in eval_loss_names(metrics) for f in _overfitting(metrics, name, thresholds)
-             if not _one_pass_still_learning(metrics, f)]
+             if not _one_pass_still_learning(metrics, f) and not accuracy_kept_improving(metrics, f)]
     return [min(found, key=lambda f: f.step)] if found else []
 
 
