@@ -114,8 +114,9 @@ _FRAMEWORK_LINE_HINT = re.compile(
     # PEFT's example loops: `epoch=0: train_ppl=tensor(4.96, ...) train_epoch_loss=tensor(`
     rb"""|(?m:(?:^|\])[ \t]*epoch=\d+: [^\n]*?loss=(?:tensor\()?[-+.\dnNiI])"""
     rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)"""  # a PPO loop's prints
-    # the TF PTB word-LM tutorial's running line: `0.083 perplexity: 14566.362 speed: 525 wps`
-    rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""
+    # the TF PTB word-LM tutorial's running line: `0.083 perplexity: 14566.362 speed: 525 wps` (its PyTorch ports:
+    # `0.10700828937452901 perplexity:  1527.65 speed: 8936.414493654802 wps`)
+    rb"""|\b\d\.\d{3,20} perplexity:[ \t]+[\d.]+[ \t]+speed: \d+(?:\.\d*)? wps"""
     # a loop's epoch record naming its loss cost (ingest.console_lines.epoch_costs)
     rb"""|(?i:\bepoch[ \t]*#?[ \t]*\d+[ \t]+finished[-=*#:\s]*train(?:ing)?[ \t]+cost: [-+.\dnNiI])"""
     # a loop's step line naming its losses by split alone (ingest.console_lines.split_values)
@@ -147,7 +148,8 @@ _ELAPSED_PERCENT_HINT = re.compile(
 # A from-scratch loop's estimate_loss print with bare split names (`iter     0 | train 4.1292 | val 4.1249`,
 # DaraBodla_mini-gpt-pytorch; ingest.console_lines.nanogpt): no `loss` word, so `_LOOSE_LINES` of them
 _SPLIT_PIPE_HINT = re.compile(rb"(?im)^[ \t]*(?:iter|step)[ \t]*:?[ \t]*\d+[ \t]*\|[ \t]*train[ \t]*:?[ \t]*[-+.\dnNiI]"
-                              rb"[^|\n]*\|[ \t]*val[ \t]*:?[ \t]*[-+.\dnNiI][^|\n]*$")
+                              rb"[^|\n]*\|[ \t]*val[ \t]*:?[ \t]*[-+.\dnNiI][^|\n]*"
+                              rb"(?:\|[ \t]*\d+(?:\.\d+)?[ \t]*(?:ms|s|min|m)[ \t]*)?$")
 # Unsloth's own loop, unsloth_train: its banner, then a `step, loss` print every logging_steps steps, on a line of its
 # own or after the tqdm bar (`...12.12s/it]10, 2.2398`): the banner and `_LOOSE_LINES` prints
 _UNSLOTH_TRAIN = b"==((====))==  Unsloth - 2x faster free finetuning"

@@ -50,6 +50,7 @@ from .console_lines.marian import MARIAN_UPDATE, MARIAN_VALID, NEEDLE as _MARIAN
 from .console_lines.split_values import NEEDLE as _SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values
 from .console_lines.key_values import _KEY_VALUE_START, _bare_pipe_step, _key_values, _uncounted_key_values
 from .console_lines.stepless import _BPC_PRINT, _PTB_EPOCH, _PTB_PROGRESS, bpc_print, ptb_epoch, ptb_progress
+from .console_lines.stepless import PTB_PORT_EPOCH, PTB_PORT_NEEDLE, ptb_port_epoch
 
 # what the console readers and the run profile import from here
 __all__ = ["ANSI", "STEP_LINE_MARKERS", "TQDM_LOSS_POSTFIX", "PRETRAINING_KINDS", "KIND_FRAMEWORKS", "parse_line"]
@@ -61,7 +62,7 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
                      "| loss ", "tensor(", "tf.Tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ",
                      "iters:", "train=",
-                     "| epoch ", " wps", _COST_NEEDLE, _SPLIT_VALUES_NEEDLE, _MARIAN_NEEDLE,
+                     "| epoch ", " wps", _COST_NEEDLE, _SPLIT_VALUES_NEEDLE, _MARIAN_NEEDLE, PTB_PORT_NEEDLE,
                      "NEW RUN ")  # (RWKV-LM's train_log.txt: its mini-epoch lines hold no word, its launches' heads do)
 # A tqdm bar with a loss in its postfix, or in its description (`batch loss 0.702: 100%|`): no fixed substring marks
 # it, one search over the text does.
@@ -158,6 +159,7 @@ _SEARCHED_SHAPES = (("num_updates=", _FAIRSEQ_INNER, _fairseq_inner),
                     ("Completed eval after train step ", _MAXTEXT_EVAL, _maxtext_eval),
                     ("] collection=", _CLU_WRITER, _clu_scalars),
                     (" wps", _PTB_PROGRESS, ptb_progress), (" Perplexity: ", _PTB_EPOCH, ptb_epoch),
+                    (PTB_PORT_NEEDLE, PTB_PORT_EPOCH, ptb_port_epoch),
                     (_COST_NEEDLE, EPOCH_COST, epoch_cost), (_SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values),
                     (_MARIAN_NEEDLE, MARIAN_VALID, marian_valid), (_MARIAN_NEEDLE, MARIAN_UPDATE, marian_update))
 
