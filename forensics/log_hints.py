@@ -114,8 +114,9 @@ _FRAMEWORK_LINE_HINT = re.compile(
     # PEFT's example loops: `epoch=0: train_ppl=tensor(4.96, ...) train_epoch_loss=tensor(`
     rb"""|(?m:(?:^|\])[ \t]*epoch=\d+: [^\n]*?loss=(?:tensor\()?[-+.\dnNiI])"""
     rb"""|(?m:^-{3,} ?STEP \d+ ?-{3,}[ \t]*\n[A-Za-z_][\w/.@-]*:\t)"""  # a PPO loop's prints
-    # the TF PTB word-LM tutorial's running line: `0.083 perplexity: 14566.362 speed: 525 wps`
-    rb"""|\b\d\.\d{3} perplexity: [\d.]+ speed: \d+ wps"""
+    # the TF PTB word-LM tutorial's running line: `0.083 perplexity: 14566.362 speed: 525 wps` (its PyTorch ports:
+    # `0.10700828937452901 perplexity:  1527.65 speed: 8936.414493654802 wps`)
+    rb"""|\b\d\.\d{3,20} perplexity:[ \t]+[\d.]+[ \t]+speed: \d+(?:\.\d*)? wps"""
     # a tqdm bar whose description names a loss with its number (`Training loss: 2.28e-01 lr: 5.65e-05:   0%|  |
     # 1/10000 [`: ingest.console_lines.hand_written `_tqdm_description`), a line per redraw
     rb"""|(?i:loss)[ \t]*[:=]?[ \t]*[-+]?(?:\d|nan|inf)[^|\n]{0,80}?:[ \t]*\d{1,3}%\|[^|\n]{0,200}\|"""
@@ -153,7 +154,8 @@ _ELAPSED_PERCENT_HINT = re.compile(
 # A from-scratch loop's estimate_loss print with bare split names (`iter     0 | train 4.1292 | val 4.1249`,
 # DaraBodla_mini-gpt-pytorch; ingest.console_lines.nanogpt): no `loss` word, so `_LOOSE_LINES` of them
 _SPLIT_PIPE_HINT = re.compile(rb"(?im)^[ \t]*(?:iter|step)[ \t]*:?[ \t]*\d+[ \t]*\|[ \t]*train[ \t]*:?[ \t]*[-+.\dnNiI]"
-                              rb"[^|\n]*\|[ \t]*val[ \t]*:?[ \t]*[-+.\dnNiI][^|\n]*$")
+                              rb"[^|\n]*\|[ \t]*val[ \t]*:?[ \t]*[-+.\dnNiI][^|\n]*"
+                              rb"(?:\|[ \t]*\d+(?:\.\d+)?[ \t]*(?:ms|s|min|m)[ \t]*)?$")
 # Unsloth's own loop, unsloth_train: its banner, then a `step, loss` print every logging_steps steps, on a line of its
 # own or after the tqdm bar (`...12.12s/it]10, 2.2398`): the banner and `_LOOSE_LINES` prints
 _UNSLOTH_TRAIN = b"==((====))==  Unsloth - 2x faster free finetuning"

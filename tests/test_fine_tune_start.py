@@ -148,3 +148,19 @@ def test_an_adapter_saved_without_its_bases_config_knows_a_well_known_bases_voca
     analysis = forensics.analyze(run)
     assert ("start_above_uniform_guess" in [f.kind for f in analysis.findings]) is fires
     assert analysis.config.get("model.vocab_size") == (128256 if fires else None)
+
+
+# Johnny221B_latent-MAS (corpus batch AS97): a frozen Qwen3-4B under the repository's own fresh prefix / compressor
+# modules, 274M of 4.30B parameters trainable (method "peft": an adapter of no named kind); loss 13.45, 10.74, 10.07,
+# 7.27 ... 0.24 per step
+_FRESH_MODULES = {1: 13.45, 2: 10.74, 3: 10.07, 4: 7.27, 5: 7.49, 6: 6.03, 7: 3.28, 8: 1.46, 9: 0.33, 10: 0.27,
+                  20: 0.26, 40: 0.25, 80: 0.24}
+
+
+def test_an_adapter_of_no_named_kind_is_not_known_to_start_as_the_identity():
+    """Prefix and prompt tuning (and a repository's own added modules) feed the frozen base fresh vectors from the
+    first step, so a first loss above the guess says nothing of the base; only LoRA's zero-initialised B (QLoRA's too)
+    starts as the identity. The same curve under LoRA still fires."""
+    assert detect_start_above_uniform_guess(_run(_FRESH_MODULES), Thresholds(), "peft", None) == []
+    assert [f.kind for f in detect_start_above_uniform_guess(_run(_FRESH_MODULES), Thresholds(), "lora", None)] == [
+        "start_above_uniform_guess"]

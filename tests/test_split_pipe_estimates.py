@@ -46,3 +46,50 @@ def test_the_mini_gpt_notebook_reads_its_sixteen_estimates():
     records = notebook.read(CORPUS / "DaraBodla_mini-gpt-pytorch" / "mini_gpt.ipynb")
     held_out = records.frame[records.frame["metric"] == "eval_loss"]
     assert (len(held_out), held_out["value"].iloc[0], held_out["value"].iloc[-1]) == (16, 4.1249, 1.9162)
+
+
+# --- `step N | train X | val Y | Ts`: the same estimates with the time elapsed after them ---------------------------
+
+def test_a_trailing_elapsed_time_field_is_allowed_after_the_two_estimates():
+    """LispLLM_lispllm's train.log (corpus batch AS97): `step   250 | train 2.5660 | val 2.5619 |     15s`."""
+    record = parse_line("step   250 | train 2.5660 | val 2.5619 |     15s")
+    assert (record.kind, record.step, dict(record.metrics)) == (
+        "split_pipe", 250, {"train_split_loss": 2.5660, "eval_loss": 2.5619})
+
+
+@pytest.mark.parametrize("line", ["step 250 | train 2.56 | val 2.56 | 15",  # a bare number: may be anything
+                                  "step 250 | train 2.56 | val 2.56 | 15s | acc 0.9",  # more fields after it
+                                  "step 250 | train 2.56 | val 2.56 | 0.91 acc"])
+def test_a_field_after_the_estimates_that_is_no_elapsed_time_is_still_not_read(line):
+    assert parse_line(line) is None
+
+
+def test_a_timed_split_pipe_log_is_found_and_healthy(tmp_path):
+    lines = "".join(f"step {s:5d} | train {4.59 - s / 600:.4f} | val {4.58 - s / 650:.4f} | {4 + s // 23:6d}s\n"
+                    for s in range(0, 1750, 250))
+    (tmp_path / "train.log").write_text(lines + "best val 1.9133\n--- sample (T=0.8) ---\nROMEO: thou\n")
+    a = forensics.analyze(tmp_path)
+    assert a.status == "healthy" and a.timeline.series("eval_loss").index[-1] == 1500
+
+
+def test_the_lisp_char_gpt_console_is_a_healthy_from_scratch_lm():
+    a = forensics.analyze(CORPUS / "LispLLM_lispllm")
+    assert len(a.timeline.series("eval_loss")) == 7 and a.status == "healthy" and a.first_incident is None
+    assert (a.run_profile.method, a.run_profile.objective) == ("full", "pretrain")
+
+
+def test_a_markdown_table_of_splits_is_not_a_training_log(tmp_path):
+    """A results table whose rows read `| step | train | val |` is a table, not the loop's prints."""
+    (tmp_path / "notes.txt").write_text("| model | train | val |\n|---|---|---|\n| small | 2.1 | 2.3 |\n"
+                                        "| large | 1.8 | 2.0 |\n")
+    with pytest.raises(forensics.NotARunDirectory):
+        forensics.analyze(tmp_path)
+
+
+def test_a_timed_split_pipe_log_that_starts_near_where_it_ends_is_no_from_scratch_run(tmp_path):
+    """Guard: a fine-tune's step-0 estimate (3.5 -> 3.0, nanoGPT's finetune_shakespeare from GPT-2) is no random
+    guess that halves: the objective is not read as pre-training."""
+    lines = "".join(f"step {s:5d} | train {3.52 - s / 3000:.4f} | val {3.50 - s / 3000:.4f} | {4 + s // 23:6d}s\n"
+                    for s in range(0, 1750, 250))
+    (tmp_path / "train.log").write_text(lines)
+    assert forensics.analyze(tmp_path).run_profile.objective != "pretrain"

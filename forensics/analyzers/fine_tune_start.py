@@ -1,6 +1,6 @@
 """A fine-tune whose first loss is above the uniform guess: the data is not what the model expects.
 
-A LoRA (or other adapter) starts as the identity, so its first logged loss is the pre-trained base
+A LoRA (B zero-initialised; QLoRA too) starts as the identity, so its first logged loss is the pre-trained base
 model's own loss on the training data, a little lowered by the first logging interval's updates. A
 trained language model scores its own kind of text far better than a uniform guess over its
 vocabulary (ln V: 11.76 nats for Llama 3's 128256 tokens; a fine-tune starts near 1 to 3). A first loss
@@ -11,6 +11,9 @@ a warning, unless the start was a blip (the next logged loss already under half 
 logged alone, or under a quarter of it after a first window of many steps) and the rest of the run shows the task
 learned after all (the loss down to a tenth of that start, or the token accuracy up by 0.2). Where the vocabulary
 size is not known, only a first loss above ln(440k) = 13, the uniform guess of any tokenizer, is read this way.
+An adapter of no named kind ("peft": prefix or prompt tuning, or a repository's own modules feeding the frozen base
+fresh vectors from the first step, Johnny221B_latent-MAS's 13.45 at step 1) is not known to start as the identity and
+is judged as a run of another method below.
 A run not known to train an adapter, its vocabulary not known, is held to three times that guess, and only where
 its loss later comes down under it (a per-token mean, no sum): a fresh head or a poor initialisation starts a little
 above ln V, nothing several times above it (with the vocabulary known, `impossible_loss` reads such a start).
@@ -31,6 +34,8 @@ from .overfitting import EVAL_LOSS
 from .train_eval_gap import detect_train_eval_mismatch
 
 ADAPTER_METHODS = {"lora": "LoRA", "qlora": "QLoRA", "peft": "adapter"}
+# the adapters that start as the identity (module docstring): a first loss above the guess is the trained base's own
+_IDENTITY_AT_START = ("lora", "qlora")
 
 
 def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, method: str, vocab_size: int | None,
@@ -62,7 +67,7 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
     level = math.log(vocab_size) if known else FRESH_HEAD_RANGE[1]
     first, step = float(loss.iloc[0]), int(loss.index[0])
     tail = _last_tenth(loss)
-    if method not in ADAPTER_METHODS:  # (with the vocabulary known, impossible_loss reads a start far beyond it)
+    if method not in _IDENTITY_AT_START:  # (with the vocabulary known, impossible_loss reads a start far beyond it)
         beside_its_eval = _above_any_guess_beside_its_eval(metrics, loss)
         if beside_its_eval:
             return beside_its_eval

@@ -10,9 +10,9 @@ train_log.txt), fairseq (its losses in bits), toolkits (fairseq2, the Flax examp
 gpt-2-simple, OpenNMT-py, Joey NMT, the MetricLogger, torchtune, DLLogger), epoch_tensors (PEFT's example loops),
 epoch_costs (an epoch's `Training cost: X`), marian (Marian NMT), split_values (`[Step N/T] Train X | Val Y`), nanogpt
 (nanoGPT, nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes of hand-written
-loops), epoch_split (`Epoch E: train=X, val=Y, ppl=P`), stepless (lines dated by the lines around them: a `bpc = X`
-print, the TF PTB tutorial's), blocks (the records of several lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a
-PPO loop's dashed steps).
+loops), epoch_split (`Epoch E: train=X, val=Y, ppl=P`), epoch_batch_steps (`E2 B56/233 | Loss:X ...`), stepless
+(lines dated by the lines around them: a `bpc = X` print, the TF PTB tutorial's), blocks (the records of several
+lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO loop's dashed steps).
 
 On the last line of a file (no newline after it) the last field of these shapes may be cut mid-write:
 it is left out and the line marked cut.
@@ -50,6 +50,8 @@ from .console_lines.marian import MARIAN_UPDATE, MARIAN_VALID, NEEDLE as _MARIAN
 from .console_lines.split_values import NEEDLE as _SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values
 from .console_lines.key_values import _KEY_VALUE_START, _bare_pipe_step, _key_values, _uncounted_key_values
 from .console_lines.stepless import _BPC_PRINT, _PTB_EPOCH, _PTB_PROGRESS, bpc_print, ptb_epoch, ptb_progress
+from .console_lines.stepless import PTB_PORT_EPOCH, PTB_PORT_NEEDLE, ptb_port_epoch
+from .console_lines.epoch_batch_steps import EPOCH_BATCH, NEEDLE as _EPOCH_BATCH_NEEDLE, epoch_batch
 
 # what the console readers and the run profile import from here
 __all__ = ["ANSI", "STEP_LINE_MARKERS", "TQDM_LOSS_POSTFIX", "PRETRAINING_KINDS", "KIND_FRAMEWORKS", "parse_line"]
@@ -61,7 +63,8 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
                      "| loss ", "tensor(", "tf.Tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ",
                      "iters:", "train=",
-                     "| epoch ", " wps", _COST_NEEDLE, _SPLIT_VALUES_NEEDLE, _MARIAN_NEEDLE,
+                     "| epoch ", " wps", _COST_NEEDLE, _SPLIT_VALUES_NEEDLE, _MARIAN_NEEDLE, PTB_PORT_NEEDLE,
+                     _EPOCH_BATCH_NEEDLE,
                      "NEW RUN ")  # (RWKV-LM's train_log.txt: its mini-epoch lines hold no word, its launches' heads do)
 # A tqdm bar with a loss in its postfix, or in its description (`batch loss 0.702: 100%|`): no fixed substring marks
 # it, one search over the text does.
@@ -158,6 +161,8 @@ _SEARCHED_SHAPES = (("num_updates=", _FAIRSEQ_INNER, _fairseq_inner),
                     ("Completed eval after train step ", _MAXTEXT_EVAL, _maxtext_eval),
                     ("] collection=", _CLU_WRITER, _clu_scalars),
                     (" wps", _PTB_PROGRESS, ptb_progress), (" Perplexity: ", _PTB_EPOCH, ptb_epoch),
+                    (PTB_PORT_NEEDLE, PTB_PORT_EPOCH, ptb_port_epoch),
+                    (_EPOCH_BATCH_NEEDLE, EPOCH_BATCH, epoch_batch),
                     (_COST_NEEDLE, EPOCH_COST, epoch_cost), (_SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values),
                     (_MARIAN_NEEDLE, MARIAN_VALID, marian_valid), (_MARIAN_NEEDLE, MARIAN_UPDATE, marian_update))
 

@@ -167,11 +167,14 @@ def _before_any_update(timeline: Timeline, held_out) -> bool:
     level with the training loss measured at the same point (within `_SAME_GUESS`), a model that predicts its own
     training text no better than unseen text, as a uniform guess does (danis-b_YodaGPT's table, whose row 0 is read as
     the end of epoch 1: train 4.3513, val 4.3519, ln 64 = 4.16 for its 64 characters)."""
-    if "nanogpt" in timeline.console_kinds and held_out.index[0] == 0:
+    if _ESTIMATE_KINDS & set(timeline.console_kinds) and held_out.index[0] == 0:
         return True
     train = timeline.series("loss").dropna()
     return len(train) > 0 and train.index[0] == held_out.index[0] \
         and abs(float(train.iloc[0]) - float(held_out.iloc[0])) <= _SAME_GUESS * float(held_out.iloc[0])
 
 
+# the consoles of an estimate_loss loop (nanoGPT's `step N: train loss X, val loss Y`, its pipe form `step N | train X
+# | val Y`, LispLLM_lispllm): the estimate at step 0 runs before the loop's first update
+_ESTIMATE_KINDS = {"nanogpt", "split_pipe"}
 _SAME_GUESS = 0.01  # train and held-out losses of a model on random weights: the same guess on both, to a few 0.1%

@@ -36,8 +36,9 @@ llm.c, build-nanogpt) and of char-rnn-tensorflow:
 * A from-scratch GPT loop's estimate_loss print with bare split names, pipe-separated and no `loss` word:
   `iter     0 | train 4.1292 | val 4.1249` (DaraBodla_mini-gpt-pytorch's MiniGPT notebook; kind "split_pipe"): an
   iter / step counter, then exactly a `train X` and a `val X` field, the losses estimated on each split as gpt-dev's
-  `step N: train loss X, val loss Y` (train -> train_split_loss, val -> eval_loss). Nothing else on the line: bare
-  `train` / `val` fields beside others may as well be accuracies.
+  `step N: train loss X, val loss Y` (train -> train_split_loss, val -> eval_loss). Nothing else on the line but a
+  last field of the time elapsed (`| 15s`, LispLLM_lispllm's char GPT; not read): bare `train` / `val` fields beside
+  others may as well be accuracies.
 """
 from __future__ import annotations
 
@@ -67,9 +68,11 @@ _COLON_MEASURES = ("loss", "eval_loss", "eval_bpb", "eval_hellaswag")  # a line 
 # build-nanogpt's `N train X` / `N val X` / `N hella X`
 _STEP_NAME_VALUE = re.compile(r"^(\d{1,18}) (train|val|hella) ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))\s*$")
 _STEP_NAMES = {"train": "loss", "val": "eval_loss", "hella": "eval_hellaswag"}
-# `iter N | train X | val Y`: a counter, then the two splits' estimated losses and nothing else
+# `iter N | train X | val Y`: a counter, then the two splits' estimated losses and nothing else but the time elapsed
+# (`| 15s`: LispLLM_lispllm's `step   250 | train 2.5660 | val 2.5619 |     15s`)
 SPLIT_PIPE = re.compile(r"^\s*(?:iter|step)\s*:?\s*(\d{1,18})\s*\|\s*train\s*:?\s*(" + _FLOAT
-                        + r")\s*\|\s*val\s*:?\s*(" + _FLOAT + r")\s*$", re.IGNORECASE)
+                        + r")\s*\|\s*val\s*:?\s*(" + _FLOAT + r")\s*(?:\|\s*\d+(?:\.\d+)?\s*(?:ms|s|min|m)\s*)?$",
+                        re.IGNORECASE)
 # llm.c train_gpt2.cu:1872 (karpathy/llm.c f1e2ace): `printf0("step %4d/%d | loss %7.6f (%+.2fz)| norm %6.4f
 # (%+.2fz)| lr %.2e | %.2f ms | %.1f%% bf16 MFU | %.0f tok/s\n", ...)`; before 5983036 (2024-06) `loss %7.6f (z %+.2f)|
 # norm %6.4f |`, before that `train loss %7.6f | norm %6.4f |` (`A100 fp16 MFU` in its first form); and at each

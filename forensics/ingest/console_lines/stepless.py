@@ -9,7 +9,11 @@
   exp of the mean loss since the epoch began (kind "ptb_progress": loss = ln perplexity, the epoch fraction as
   `epoch`); some copies print `epoch_size: N` before it (graceGuor/emojiPrediction), the steps an epoch makes, its
   total. `Epoch: E Train Perplexity: P` and `Epoch: E Valid Perplexity: P` close each epoch (kind "ptb_epoch":
-  the mean loss ln P, a held-out one for Valid); `Test Perplexity: P` at the end is left unread (no epoch).
+  the mean loss ln P, a held-out one for Valid); `Test Perplexity: P` at the end is left unread (no epoch). Its
+  PyTorch ports (iceljc_language-model; the same print in other GitHub copies) print the fraction
+  unrounded and the perplexity padded (`{} perplexity: {:8.2f} speed: {} wps`) and close each epoch with `Train
+  perplexity at epoch E: P` / `Validation perplexity at epoch E: P` (E from 0), the line ending at the number (prose
+  that goes on is no such line).
 * An epoch section header, a line that is only the epoch (`=== Epoch 3/20 ===`, YYYYXL1004/NLP2's Chinese-to-English
   Transformer), and the short loss lines with no counter under it (`Loss: 5.3513, BLEU: 0.51, 累计时间: 69.7s`): the
   header gives their epoch (`epoch_header`, `headed_line`; read only in a file holding such a header, of lines no
@@ -26,9 +30,14 @@ from .hand_written import stepless_pairs
 # `bpc = X` as the whole message (a logger's `... - INFO - ` before it at most); a split name before it may say which
 _BPC_PRINT = re.compile(r"(?:^|\s-\s)[ \t]*(?:(?:test|valid(?:ation)?|val|eval|dev)[ _])?bpc[ \t]*[=:][ \t]*(" + _FLOAT
                         + r")[ \t]*$", re.IGNORECASE)
-_PTB_PROGRESS = re.compile(r"(?:^|[\s:])(\d{1,3}\.\d{1,6}) perplexity: (" + _FLOAT + r") speed: \d+(?:\.\d*)? wps")
+_PTB_PROGRESS = re.compile(r"(?:^|[\s:])(\d{1,3}\.\d{1,20}) perplexity:[ \t]+(" + _FLOAT
+                           + r")[ \t]+speed: \d+(?:\.\d*)? wps")
 _EPOCH_SIZE = re.compile(r"\bepoch_size:?[ \t]*(\d{1,12})\b")
 _PTB_EPOCH = re.compile(r"(?<![\w])(?:Epoch: (\d{1,6}) )?(Train|Valid|Test) Perplexity: (" + _FLOAT + r")")
+# the PyTorch ports' `Train perplexity at epoch E: P` / `Validation perplexity at epoch E: P`, nothing after the number
+PTB_PORT_EPOCH = re.compile(r"(?<![\w])(Train|Validation) perplexity at epoch (\d{1,6}):[ \t]+(" + _FLOAT
+                            + r")[ \t]*$")
+PTB_PORT_NEEDLE = " perplexity at epoch "
 # What a Python logger writes before its message: a date and time, then its level (and name) at most, as cs230's
 # set_logger writes `2018-09-04 17:46:35,724:INFO: ` (junkwhinger_babynames_generator), `... - INFO - `,
 # `[2024-06-01 10:00:00,500 INFO] `; or logging.basicConfig's `INFO:root:`
@@ -67,12 +76,24 @@ def ptb_progress(m: re.Match) -> StepLine | None:
 
 def ptb_epoch(m: re.Match) -> StepLine | None:
     """`Epoch: E Train|Valid Perplexity: P` (module docstring): kind "ptb_epoch" at step E; none for the test's."""
-    epoch, split, perplexity = m.group(1), m.group(2), float(m.group(3))
-    if epoch is None or split == "Test" or not perplexity > 0:
+    epoch, split = m.group(1), m.group(2)
+    return None if epoch is None or split == "Test" else _ptb_epoch_record(int(epoch), split, float(m.group(3)))
+
+
+def ptb_port_epoch(m: re.Match) -> StepLine | None:
+    """`Train|Validation perplexity at epoch E: P` (module docstring): as the tutorial's `Epoch: E Train|Valid
+    Perplexity: P` (kind "ptb_epoch" at step E)."""
+    return _ptb_epoch_record(int(m.group(2)), m.group(1), float(m.group(3)))
+
+
+def _ptb_epoch_record(epoch: int, split: str, perplexity: float) -> StepLine | None:
+    """An epoch's mean perplexity on a split (kind "ptb_epoch" at step E): its loss ln P, held-out for the validation
+    split; none for a perplexity that is no positive number."""
+    if not perplexity > 0:
         return None
-    prefix = "eval_" if split == "Valid" else ""
+    prefix = "eval_" if split in ("Valid", "Validation") else ""
     metrics = ((prefix + "loss", math.log(perplexity)), (prefix + "perplexity", perplexity), ("epoch", float(epoch)))
-    return StepLine("ptb_epoch", int(epoch), None, metrics)
+    return StepLine("ptb_epoch", epoch, None, metrics)
 
 
 def epoch_header(line: str, worded: bool = False) -> tuple | None:
