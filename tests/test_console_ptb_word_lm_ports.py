@@ -75,3 +75,19 @@ def test_the_real_port_console_is_a_healthy_from_scratch_lm():
     assert len(a.timeline.series("loss")) == 400 and len(a.timeline.series("eval_loss")) == 40
     assert a.status == "healthy" and a.first_incident is None
     assert (a.run_profile.method, a.run_profile.objective) == ("full", "pretrain")
+
+
+def test_a_port_that_diverges_to_nan_perplexity_is_broken_at_that_epoch(tmp_path: Path):
+    """The ports print np.exp(costs / iters), which is `nan` once the cost is: NaN is data, so the epochs that print it
+    are read as a non-finite loss (the run is broken there), not dropped as if they were never logged."""
+    text = _port_log(3)
+    for epoch in (3, 4):
+        text = text.replace("########## Testing", f"{_FRACTIONS[0]} perplexity:      nan speed: 9093.5 wps\n"
+                                                   f"Train perplexity at epoch {epoch}:      nan\n"
+                                                   f"Validation perplexity at epoch {epoch}:      nan\n"
+                                                   "########## Testing", 1)
+    assert math.isnan(dict(parse_line("Validation perplexity at epoch 3: nan").metrics)["eval_loss"])
+    (tmp_path / "nohup.out").write_text(text)
+    analysis = forensics.analyze(tmp_path)
+    assert analysis.status == "broken"
+    assert analysis.first_incident.kind == "nonfinite_metric"

@@ -164,3 +164,12 @@ def test_an_adapter_of_no_named_kind_is_not_known_to_start_as_the_identity():
     assert detect_start_above_uniform_guess(_run(_FRESH_MODULES), Thresholds(), "peft", None) == []
     assert [f.kind for f in detect_start_above_uniform_guess(_run(_FRESH_MODULES), Thresholds(), "lora", None)] == [
         "start_above_uniform_guess"]
+
+
+def test_a_lone_point_of_an_adapter_of_no_named_kind_is_held_to_another_runs_bar():
+    """The one-point path holds the same premise as the curve's: only LoRA / QLoRA start as the identity, so a lone
+    13.45 under method "peft" is not read as the base's start (a lone LoRA point there still is)."""
+    lone = {1: 13.45}
+    assert detect_start_above_uniform_guess(_run(lone), Thresholds(), "peft", None) == []
+    assert [f.kind for f in detect_start_above_uniform_guess(_run(lone), Thresholds(), "lora", None)] == [
+        "start_above_uniform_guess"]

@@ -22,7 +22,8 @@ from ..timeline import Timeline
 
 
 def detect_crash(timeline: Timeline) -> list[Finding]:
-    """One `run_crashed` warning per console log that ends in a crash, or []."""
+    """One `run_crashed` finding per console log that ends in a crash, or []: a warning, or info where a loop with no
+    planned end (`OPEN_ENDED_KEY`) was killed from outside, the only way such a run ends."""
     findings = []
     for source, meta in timeline.meta.items():
         crash = meta.get("console_crash")
@@ -37,7 +38,7 @@ def detect_crash(timeline: Timeline) -> list[Finding]:
             continue
         memory = out_of_memory(crash)
         advice = (OUT_OF_MEMORY_ADVICE if memory else
-                  _KILLED_ADVICE if crash.startswith(_KILLED_BY_SHELL) and "Killed" in crash else
+                  _KILLED_ADVICE if _stopped_from_outside(crash) else
                   " Resume from the last checkpoint once the cause is fixed.")
         message = (f"the run stopped after step {last}: {crash}. It did not finish; a checkpoint saved before the "
                    f"crash is unaffected by it.{advice}")

@@ -60,7 +60,7 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
         return _first_eval_above_its_guess(metrics, vocab_size) or closing_mean_above_its_guess(metrics, vocab_size,
                                                                                                 words)
     known = isinstance(vocab_size, int) and vocab_size > 1
-    if len(loss) == 1 and (known or method in ADAPTER_METHODS or _a_whole_models_only_loss(metrics, method)):
+    if len(loss) == 1 and (known or method in _IDENTITY_AT_START or _a_whole_models_only_loss(metrics, method)):
         return _one_point_above_its_guess(loss, method, vocab_size if known else None)
     if len(loss) < 2 or detect_train_eval_mismatch(metrics, thresholds):
         return []
@@ -105,7 +105,7 @@ def _one_point_above_its_guess(loss, method: str, vocab_size: int | None) -> lis
     implementation's one SGD step at 961.1; a log of masked NaN windows keeps one real loss among its zeros, of a run
     whose method is not known, lf-sft-graduate-agent's 122, and is left alone.) The caller
     divides a loss its transformers release may have summed over accumulation steps, so this is per step."""
-    adapter = method in ADAPTER_METHODS
+    adapter = method in _IDENTITY_AT_START
     level = math.log(vocab_size) if vocab_size else FRESH_HEAD_RANGE[1]
     first, step = float(loss.iloc[0]), int(loss.index[0])
     if first <= (1.0 if adapter else _FAR_BEYOND) * level:

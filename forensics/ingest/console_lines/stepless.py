@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 
-from .fields import StepLine, _FLOAT
+from .fields import StepLine, _FLOAT, perplexity_loss
 from .hand_written import stepless_pairs
 
 # `bpc = X` as the whole message (a logger's `... - INFO - ` before it at most); a split name before it may say which
@@ -67,10 +67,8 @@ def ptb_progress(m: re.Match) -> StepLine | None:
     """`F perplexity: P speed: W wps` (module docstring): kind "ptb_progress" at step 0 until `stepless_dating`
     numbers it, the epoch size its total where the line prints it."""
     fraction, perplexity = float(m.group(1)), float(m.group(2))
-    if not perplexity > 0:
-        return None
     size = _EPOCH_SIZE.search(m.string, 0, m.start())
-    metrics = (("loss", math.log(perplexity)), ("perplexity", perplexity), ("epoch", fraction))
+    metrics = (("loss", perplexity_loss(perplexity)), ("perplexity", perplexity), ("epoch", fraction))
     return StepLine("ptb_progress", 0, int(size.group(1)) if size else None, metrics)
 
 
@@ -88,11 +86,10 @@ def ptb_port_epoch(m: re.Match) -> StepLine | None:
 
 def _ptb_epoch_record(epoch: int, split: str, perplexity: float) -> StepLine | None:
     """An epoch's mean perplexity on a split (kind "ptb_epoch" at step E): its loss ln P, held-out for the validation
-    split; none for a perplexity that is no positive number."""
-    if not perplexity > 0:
-        return None
+    split; a `nan` perplexity (a port's np.exp of a diverged cost) is kept as a NaN loss: NaN is data."""
     prefix = "eval_" if split in ("Valid", "Validation") else ""
-    metrics = ((prefix + "loss", math.log(perplexity)), (prefix + "perplexity", perplexity), ("epoch", float(epoch)))
+    metrics = ((prefix + "loss", perplexity_loss(perplexity)), (prefix + "perplexity", perplexity),
+               ("epoch", float(epoch)))
     return StepLine("ptb_epoch", epoch, None, metrics)
 
 
