@@ -4,7 +4,9 @@
   checkpoint saved before it is unaffected; the run did not finish, which the loss curve alone cannot say (it simply
   ends). A warning at the last logged step of the log that holds the crash, with what to change for an
   out-of-memory error (ingest.stdout `console_crash`). Where the loop has no planned end (the TF seq2seq tutorial's
-  `while True`), the shell's `Killed` is how it stops: an info finding, not a warning.
+  `while True`), the shell's `Killed` is how it stops: an info finding, not a warning. Where the console printed
+  train()'s closing summary at its last step, the training finished and the crash came in what the script ran next
+  (a merge, an export): an info finding too, the status the training's own.
 * tensorboardX's `NaN or Inf found in input tensor.`, printed where a value handed to its writer was non-finite,
   in a log whose own numbers are all finite: some metric the console does not show (most often a grad_norm, the
   Trainer's notebook table holds the loss alone) went NaN or Inf. A warning by the log's last step: the console
@@ -19,6 +21,7 @@ import numpy as np
 from ..findings import Finding
 from ..ingest.console_lines.tf_seq2seq import OPEN_ENDED_KEY
 from ..timeline import Timeline
+from .cut_short import CLOSING_KEYS
 
 
 def detect_crash(timeline: Timeline) -> list[Finding]:
@@ -35,6 +38,9 @@ def detect_crash(timeline: Timeline) -> list[Finding]:
         last = int(steps.max())
         if meta.get(OPEN_ENDED_KEY) and _stopped_from_outside(crash):
             findings.append(_open_ended_stop(source, last, crash, meta[OPEN_ENDED_KEY]))
+            continue
+        if _trained_to_the_end(timeline, source, last):
+            findings.append(_after_training(source, last, crash))
             continue
         memory = out_of_memory(crash)
         advice = (OUT_OF_MEMORY_ADVICE if memory else
@@ -60,6 +66,25 @@ def _open_ended_stop(source: str, last: int, crash: str, loop: str) -> Finding:
                f"steps after it are lost.")
     return Finding("run_crashed", "info", last, message,
                    evidence={"source": source, "exception": crash, "out_of_memory": False, "open_ended_loop": True})
+
+
+def _trained_to_the_end(timeline: Timeline, source: str, last: int) -> bool:
+    """Whether the console printed train()'s closing summary (`train_runtime` and kin) at its last logged step: train()
+    returned, so a crash after it came in what the script ran next (a merge, an export, an evaluation)."""
+    rows = timeline.frame[(timeline.frame["source"] == source) & timeline.frame["metric"].isin(CLOSING_KEYS)]
+    return not rows.empty and int(rows["step"].max()) >= last
+
+
+def _after_training(source: str, last: int, crash: str) -> Finding:
+    """An info `run_crashed`: the training finished, then a later stage of the same script stopped (andres-villavicencio
+    smallville-agents: 'Training complete!', the adapter saved, then CUDA out of memory exporting to GGUF)."""
+    redo = (" If that stage's output is needed, run it again on its own with the GPU's memory free (load the saved "
+            "model in a fresh process)." if out_of_memory(crash) else "")
+    message = (f"the training finished at step {last} (train()'s closing summary was printed), then what the script "
+               f"ran after it stopped: {crash}. The training and what it saved are not affected.{redo}")
+    return Finding("run_crashed", "info", last, message,
+                   evidence={"source": source, "exception": crash, "out_of_memory": out_of_memory(crash),
+                             "after_training": True})
 
 
 def out_of_memory(error: str) -> bool:
