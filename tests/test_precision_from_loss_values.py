@@ -90,3 +90,51 @@ def test_non_finite_grad_norms_under_a_rate_that_went_on_are_no_scaler_s_skips(t
 
 def test_the_corpus_bf16_run_with_nan_grad_norms_is_not_called_fp16():
     assert forensics.analyze(CORPUS / "kuotunyu_tw-med-llm-qlora").run_profile.precision != "fp16"
+
+
+def _train_loss_run(tmp_path, losses, args=None):
+    """trainer_state.json with the given train losses every 10 steps and nothing else that tells a precision."""
+    log = [{"step": 10 * (i + 1), "epoch": 0.1 * (i + 1), "loss": v, "learning_rate": 1e-5}
+           for i, v in enumerate(losses)]
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": 10 * len(log), "log_history": log}))
+    if args is not None:
+        (folder / "args.json").write_text(json.dumps(args))
+    return forensics.analyze(folder).run_profile
+
+
+# Manfredss_Qwen-3B-SFT---DPO's ten printed losses: `loss.item()` of a model loaded in bfloat16, trained by plain SGD
+_BF16_TRAIN_LOSSES = [4.75, 1.0546875, 0.12451171875, 0.10791015625, 0.0927734375, 0.0908203125, 0.08349609375,
+                      0.0830078125, 0.08251953125, 0.0751953125]
+
+
+def test_bfloat16_train_losses_give_bf16(tmp_path):
+    """The loss of a model run in bfloat16 is a bfloat16 tensor (under autocast the cross-entropy is float32)."""
+    p = _train_loss_run(tmp_path, _BF16_TRAIN_LOSSES)
+    assert p.precision == "bf16", p.evidence
+    assert "bfloat16" in p.evidence["precision"] and "loss" in p.evidence["precision"]
+
+
+@pytest.mark.parametrize("losses", [
+    [2.1234567, 1.7654321, 1.5432109, 1.4012345, 1.3098765, 1.2345678, 1.1987654, 1.1456789, 1.1012345, 1.0876543],
+    [2.5, 1.75, 1.5, 1.25, 1.125, 1.0, 0.875, 0.75, 0.625, 0.5],  # a rounded log's short values
+    _BF16_TRAIN_LOSSES[:5],  # too few to rule out chance
+    _BF16_TRAIN_LOSSES[:9] + [0.0751953],  # one float32 value among them
+])
+def test_other_train_losses_say_no_precision(tmp_path, losses):
+    assert _train_loss_run(tmp_path, losses).precision == "unknown"
+
+
+def test_a_stated_precision_wins_over_bfloat16_train_losses(tmp_path):
+    assert _train_loss_run(tmp_path, _BF16_TRAIN_LOSSES, args={"fp16": True}).precision == "fp16"
+
+
+def test_the_corpus_loop_over_a_bfloat16_model_is_bf16():
+    p = forensics.analyze(CORPUS / "Manfredss_Qwen-3B-SFT---DPO").run_profile
+    assert p.precision == "bf16" and "0.12451171875" in p.evidence["precision"]
+
+
+def test_a_loss_stuck_at_one_bfloat16_value_says_no_precision(tmp_path):
+    """Vision-CAIR_MiniGPT-4_issue67: 10.375 at every line is one number, which any precision prints."""
+    assert _train_loss_run(tmp_path, [10.375] * 10).precision == "unknown"

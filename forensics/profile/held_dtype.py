@@ -17,12 +17,27 @@ def grad_norms_held_in_bf16(timeline: Timeline) -> str | None:
     log would keep: the norm of bf16 gradients is a bf16 tensor, and a model loaded in bfloat16 and trained with
     neither fp16 nor bf16 set trains in bf16 (isharpals-06's SFTConfig with both off, michaelnny's own loop; under
     mixed precision the gradients are float32 and so is their norm). Else None."""
-    values = _finite_nonzero(timeline, "grad_norm")
+    return _every_value_bf16(timeline, "grad_norm", "the gradients were bf16 tensors, a model trained in bf16")
+
+
+def losses_held_in_bf16(timeline: Timeline) -> str | None:
+    """Why the model ran in bfloat16, where every logged train loss (`_BF16_VALUES` or more) is a bfloat16 number and
+    most print more digits than a rounded log keeps: the loss of a model loaded in bfloat16 and trained without
+    autocast is a bf16 tensor (Manfredss_Qwen-3B-SFT---DPO's plain loop printing `loss.item()`: 1.0546875,
+    0.12451171875); under mixed precision autocast computes the cross-entropy in float32, and the Trainer's logged
+    loss is a float32 mean rounded to 4 places. Else None."""
+    if len(set(_finite_nonzero(timeline, "loss"))) < _BF16_VALUES:
+        return None  # a loss stuck at one value (MiniGPT-4's 10.375 ten times) is one number, not eight
+    return _every_value_bf16(timeline, "loss", "the losses were bf16 tensors, a model run in bf16")
+
+
+def _every_value_bf16(timeline: Timeline, metric: str, meaning: str) -> str | None:
+    values = _finite_nonzero(timeline, metric)
     if len(values) < _BF16_VALUES or not all(_is_bf16(v) for v in values) or _rounded(values):
         return None
-    shown = ", ".join(f"{v:.10g}" for v in values[:3])
-    return (f"every one of the {len(values)} logged grad_norm values is a bfloat16 number (at most 8 significant "
-            f"bits: {shown}, ...): the gradients were bf16 tensors, a model trained in bf16")
+    shown = ", ".join(f"{v:.12g}" for v in values[:3])
+    return (f"every one of the {len(values)} logged {metric} values is a bfloat16 number (at most 8 significant "
+            f"bits: {shown}, ...): {meaning}")
 
 
 def eval_losses_held_in_fp16(timeline: Timeline) -> str | None:

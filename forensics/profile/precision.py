@@ -8,14 +8,14 @@ import re
 from ..analyzers.metrics import format_number
 from ..config import RunConfig
 from ..timeline import Timeline
-from .held_dtype import eval_losses_held_in_fp16, grad_norms_held_in_bf16
+from .held_dtype import eval_losses_held_in_fp16, grad_norms_held_in_bf16, losses_held_in_bf16
 from .record import UNKNOWN
 
 
 def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) -> str:
     """The first step that finds a precision: what the run states, then what its logged values are held in, flags
     both off, a loss scaler's signs, and last what the code's own defaults give."""
-    for step in (_stated, _held_in_values, _flags_off, _loss_scaler_signs, _code_defaults):
+    for step in (_stated, _held_in_values, _flags_off, _loss_scaler_signs, _losses_in_bf16, _code_defaults):
         found = step(config, findings, timeline, evidence)
         if found is not None:
             return found
@@ -55,6 +55,13 @@ def _held_in_values(config: RunConfig, findings, timeline: Timeline, evidence: d
         if why is not None:
             return _said(evidence, precision, why)
     return None
+
+
+def _losses_in_bf16(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
+    """Train losses that are bfloat16 numbers: after a loss scaler's signs, which only fp16 shows (a loss that is no
+    cross-entropy, RWKV's reward margin, can be coarse under an fp16 engine too)."""
+    why = losses_held_in_bf16(timeline)
+    return None if why is None else _said(evidence, "bf16", why)
 
 
 def _flags_off(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
