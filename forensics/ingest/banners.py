@@ -52,6 +52,9 @@ import re
 
 from ..timeline import Banner
 
+# fairseq_cli.train: `num. model params: 176,834,560 (num. trained: 176,834,560)` (`num. shared model params` since
+# its mixture-of-experts support, which prints the experts' count on a line of its own, not read here)
+_FAIRSEQ = re.compile(r"\bnum\. (?:shared )?model params: ([\d,]+) \(num\. trained: ([\d,]+)\)")
 _PEFT = re.compile(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+)")
 # A script's own count after get_peft_model, the adapter named on the same line (`LoRA model initialized. Trainable
 # parameters: 11796480, All parameters: 4034264576, trainable ratio: 0.29%`); without the adapter's name such a line
@@ -119,7 +122,9 @@ def find_banners(lines: list[str], source: str = "") -> tuple[Banner, ...]:
     """Every PEFT and Unsloth banner in `lines` (a log split into lines), in order."""
     found = []
     for i, line in enumerate(lines):
-        if "trainable params" in line and (m := _PEFT.search(line)):
+        if "num. trained: " in line and (m := _FAIRSEQ.search(line)):
+            found.append(Banner("fairseq", line.strip()[:300], _count(m.group(2)), _count(m.group(1)), source))
+        elif "trainable params" in line and (m := _PEFT.search(line)):
             found.append(Banner("peft", line.strip(), _count(m.group(1)), _count(m.group(2)), source))
         elif _UNSLOTH_HEAD in line or line.lstrip().startswith(_UNSLOTH_TRAINER):
             banner = _unsloth_block(lines, i, source)
@@ -260,7 +265,7 @@ def may_hold_banners(text: str) -> bool:
     """A cheap test before splitting a log into lines to look for banners."""
     return any(mark in text for mark in ("trainable", "Trainable", "Unsloth", "LoRA training run", "Training_PRO",
                                          "compute dtype", "llmtuner.", "llamafactory.", "It/sec", "Val took",
-                                         "training..., iters", "参数量"))
+                                         "training..., iters", "参数量", "num. trained: "))
 
 
 def _count(text: str) -> int:

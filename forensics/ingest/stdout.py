@@ -52,8 +52,8 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ..decoding import decode_text
 from ._frames import without_placeholders, without_unit_loss_scale
-from . import (card_axolotl, command_line, megatron_args, megatron_end, mmengine_config, namespace_args,
-               printed_configs, rwkv_args)
+from . import (card_axolotl, command_line, fairseq_config, megatron_args, megatron_end, mmengine_config,
+               namespace_args, printed_configs, rwkv_args)
 from .banners import find_banners, may_hold_banners
 from .console_facts import console_facts, run_sign_facts
 from .settled_lines import kinds_of, step_line_warnings
@@ -175,7 +175,8 @@ def _argument_texts(text: str) -> dict[str, str]:
                        (printed_configs.MODEL_CONFIG_KEY, printed_configs.model_config(text)),
                        (rwkv_args.TEXT_KEY, rwkv_args.parse(text)),
                        (value_first.TEXT_KEY, value_first.launch_dtype(text)),
-                       (card_axolotl.TEXT_KEY, card_axolotl.parse(text))):
+                       (card_axolotl.TEXT_KEY, card_axolotl.parse(text)),
+                       (fairseq_config.TEXT_KEY, fairseq_config.parse(text))):
         if found:
             out[key] = json.dumps(found)
     return out

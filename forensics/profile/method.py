@@ -57,6 +57,8 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
             evidence["method"] = (f"mlx-examples' lora.py in {banner.source} (it trains LoRA adapters only): "
                                   f"{banner.text.replace(chr(10), '; ')}")
             return "lora"
+        if banner.kind == "fairseq" and banner.trainable_params != banner.all_params:
+            continue  # fairseq has no adapters: fewer trained is a frozen part (encoder, embeddings), not an adapter
         if banner.trainable_params and banner.all_params and banner.trainable_params < 0.5 * banner.all_params:
             evidence["method"] = f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} of " \
                                  f"{banner.all_params:,} parameters trainable"
