@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .printed_loss_cells import _called, _parsed, _source, _text, _updates
+from .printed_loss_cells import called, parsed, _source, _text, updates
 
 # the label a held-out loss is printed under (`print("validation loss: ", x)`), and the line it prints
 _LABEL = re.compile(r"^\s*(?:validation|valid|val)[ _]loss\s*:?\s*$", re.IGNORECASE)
@@ -49,7 +49,7 @@ def trainers(cells: list) -> set[str]:
         source = _source(cell)
         if "def " not in source or "print" not in source:
             continue
-        names |= {node.name for node in ast.walk(_parsed(source))
+        names |= {node.name for node in ast.walk(parsed(source))
                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _closes_with_a_held_out_loss(node)}
     return names
 
@@ -77,10 +77,10 @@ def _closes_with_a_held_out_loss(function: ast.AST) -> bool:
     """Whether a function's body holds a loop that calls backward() or step(), and, outside any loop, a print of a
     held-out loss by its label."""
     loops = [node for node in ast.walk(function) if isinstance(node, (ast.For, ast.While))]
-    if not any(_updates(loop) for loop in loops):
+    if not any(updates(loop) for loop in loops):
         return False
     in_loops = {id(node) for loop in loops for node in ast.walk(loop)}
-    return any(isinstance(node, ast.Call) and _called(node.func) == "print" and id(node) not in in_loops
+    return any(isinstance(node, ast.Call) and called(node.func) == "print" and id(node) not in in_loops
                and _labelled_held_out(node) for node in ast.walk(function))
 
 
@@ -92,7 +92,7 @@ def _labelled_held_out(call: ast.Call) -> bool:
 def _calls(source: str, names: set[str]) -> bool:
     return any(name in source for name in names) and any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
-        for node in ast.walk(_parsed(source)))
+        for node in ast.walk(parsed(source)))
 
 
 def _outputs(cell: dict) -> list[dict]:

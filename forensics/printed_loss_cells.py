@@ -71,15 +71,15 @@ def _prints_loss_in_a_training_loop(source: str) -> bool:
     """Whether the cell's one print call prints a loss variable inside a loop that calls backward() or step()."""
     if "print" not in source or not _LOSS_NAME.search(source):
         return False
-    tree = _parsed(source)
-    prints = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _called(node.func) == "print"]
+    tree = parsed(source)
+    prints = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and called(node.func) == "print"]
     if len(prints) != 1 or not _of_a_loss(prints[0]):
         return False
     loops = [node for node in ast.walk(tree) if isinstance(node, (ast.For, ast.While))]
-    return any(_holds(loop, prints[0]) and _updates(loop) for loop in loops)
+    return any(_holds(loop, prints[0]) and updates(loop) for loop in loops)
 
 
-def _parsed(source: str) -> ast.Module:
+def parsed(source: str) -> ast.Module:
     code = textwrap.dedent("\n".join("" if _NOT_PYTHON.match(line) else line for line in source.splitlines()))
     with warnings.catch_warnings():  # someone else's code: its invalid escapes are not ours to warn of
         warnings.simplefilter("ignore")
@@ -89,7 +89,7 @@ def _parsed(source: str) -> ast.Module:
             return ast.Module(body=[], type_ignores=[])
 
 
-def _called(func: ast.expr) -> str:
+def called(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
@@ -98,7 +98,7 @@ def _of_a_loss(call: ast.Call) -> bool:
     if len(call.args) != 1 or call.keywords:
         return False
     arg = call.args[0]
-    if isinstance(arg, ast.Call) and _called(arg.func) == "item" and not arg.args:
+    if isinstance(arg, ast.Call) and called(arg.func) == "item" and not arg.args:
         arg = arg.func.value
     return isinstance(arg, ast.Name) and _LOSS_NAME.search(arg.id) is not None
 
@@ -107,6 +107,6 @@ def _holds(loop: ast.AST, node: ast.AST) -> bool:
     return any(child is node for child in ast.walk(loop))
 
 
-def _updates(loop: ast.AST) -> bool:
-    return any(isinstance(node, ast.Call) and _called(node.func) in _UPDATES and not node.args
+def updates(loop: ast.AST) -> bool:
+    return any(isinstance(node, ast.Call) and called(node.func) in _UPDATES and not node.args
                for node in ast.walk(loop))

@@ -213,12 +213,12 @@ class Watcher:
                 continue  # a judgement of the whole log ("no evidence it learned"), not an event to report live
             if cut is not None and f.step < cut:
                 continue  # at the window's edge its baseline is cut short; it was judged in earlier polls
-            if not any(_same_event(f, r) for r in self._reported + fresh):
+            if not any(same_event(f, r) for r in self._reported + fresh):
                 fresh.append(f)
         return fresh
 
 
-def _same_event(a: Finding, b: Finding) -> bool:
+def same_event(a: Finding, b: Finding) -> bool:
     """The same kind on the same metric over overlapping steps: one event seen again, maybe grown."""
     if a.kind != b.kind or a.metric != b.metric:
         return False

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import forensics
 from forensics.ingest import stdout
-from forensics.ingest.notebook_code.precision import _LOWER_PRECISION_WORDS
+from forensics.ingest.notebook_code.precision import LOWER_PRECISION_WORDS
 from forensics.log_hints import log_hinted
 
 CORPUS = Path(__file__).parent / "realworld"
@@ -129,10 +129,10 @@ def test_the_training_alone_reads_the_same_without_the_stopped_cell(tmp_path):
 
 
 def test_torch_float_is_float32_not_a_lower_precision():
-    assert not _LOWER_PRECISION_WORDS.search("torch.rsqrt(torch.tensor(h, dtype=torch.float))")
-    assert not _LOWER_PRECISION_WORDS.search("x = torch.zeros(3, dtype = torch.double)")
-    assert _LOWER_PRECISION_WORDS.search("x = torch.zeros(3, dtype=torch.float16)")
-    assert _LOWER_PRECISION_WORDS.search("x = torch.zeros(3, dtype=torch.bfloat16)")
+    assert not LOWER_PRECISION_WORDS.search("torch.rsqrt(torch.tensor(h, dtype=torch.float))")
+    assert not LOWER_PRECISION_WORDS.search("x = torch.zeros(3, dtype = torch.double)")
+    assert LOWER_PRECISION_WORDS.search("x = torch.zeros(3, dtype=torch.float16)")
+    assert LOWER_PRECISION_WORDS.search("x = torch.zeros(3, dtype=torch.bfloat16)")
 
 
 def test_the_attention_notebook_trains_in_fp32():

@@ -55,11 +55,11 @@ def test_a_turn_of_four_points_falling_is_not_enough():
     """Eight points: each turn has four, ordered so by noise once in 24. (The log is also under the ten points a swing
     by turns is read over, so the turn's own count is asked of the turn itself: its four points fall 17.7% at every
     point, and are still too few, where a fifth makes them enough.)"""
-    from forensics.analyzers.secondary_evidence import _lower_at_every_point
+    from forensics.analyzers.secondary_evidence import lower_at_every_point
     run = _loss([1.4081, 1.6626, 1.2143, 1.4444, 1.1765, 1.3656, 1.1583, 1.4677])
     assert learning_shown(run, Thresholds()) is None
-    assert not _lower_at_every_point(np.array([1.4081, 1.2143, 1.1765, 1.1583]))
-    assert _lower_at_every_point(np.array([1.4081, 1.2143, 1.1765, 1.1735, 1.1583]))
+    assert not lower_at_every_point(np.array([1.4081, 1.2143, 1.1765, 1.1583]))
+    assert lower_at_every_point(np.array([1.4081, 1.2143, 1.1765, 1.1735, 1.1583]))
 
 
 def test_a_turn_falling_under_ten_percent_is_not_enough():

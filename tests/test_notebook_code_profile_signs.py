@@ -9,7 +9,7 @@ from pathlib import Path
 
 import forensics
 from forensics.ingest.notebook_code import code_values
-from forensics.ingest.notebook_code.cells import _cells_that_ran
+from forensics.ingest.notebook_code.cells import cells_that_ran
 
 _CORPUS = Path(__file__).parent / "realworld"
 
@@ -37,7 +37,7 @@ def test_a_cell_that_only_defines_a_printing_function_ran_silently_before_the_un
     cells = [_cell("import torch", 1), _cell("def train(model):\n    for x in data:\n        print(x)\n"
                                                "        loss.backward()\n"),
              _cell("train(model)", None, ["Ep 1 (Step 000000): Train loss 9.9"])]
-    assert cells[1] in _cells_that_ran(cells)
+    assert cells[1] in cells_that_ran(cells)
 
 
 def test_a_cell_that_prints_when_it_runs_still_stops_the_walk_back():
@@ -45,7 +45,7 @@ def test_a_cell_that_prints_when_it_runs_still_stops_the_walk_back():
     output kept, that cell did not run, nor those above it."""
     for source in ("print('ready')\nx = 1", "for i in range(3):\n    print(i)\n"):
         cells = [_cell("import torch", 1), _cell(source), _cell("train(model)", None, ["loss 9.9"])]
-        assert cells[1] not in _cells_that_ran(cells)
+        assert cells[1] not in cells_that_ran(cells)
 
 
 def test_omardaklaoui_precision_is_fp32_from_its_loop():

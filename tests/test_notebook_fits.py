@@ -59,8 +59,8 @@ def test_the_char_rnn_notebook_is_a_healthy_four_epoch_run_of_a_model_built_here
 
 
 def test_a_module_reload_is_no_weights_load_but_load_weights_is():
-    from forensics.ingest.notebook_code.model import _loads_weights
+    from forensics.ingest.notebook_code.model import loads_weights
     built = _cell("model=Sequential([Embedding(60, 24), LSTM(512)])\n", count=2)
-    assert not _loads_weights([_cell("import utils; reload(utils)\n", count=1), built])
-    assert not _loads_weights([_cell("import importlib\nimportlib.reload(utils)\n", count=1), built])
-    assert _loads_weights([built, _cell("model.load_weights('data/char_rnn.h5')\n", count=3)])
+    assert not loads_weights([_cell("import utils; reload(utils)\n", count=1), built])
+    assert not loads_weights([_cell("import importlib\nimportlib.reload(utils)\n", count=1), built])
+    assert loads_weights([built, _cell("model.load_weights('data/char_rnn.h5')\n", count=3)])

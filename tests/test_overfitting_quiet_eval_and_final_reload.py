@@ -76,15 +76,15 @@ def test_few_evals_near_their_best_or_without_the_training_loss_falling_are_not_
 
 
 def test_a_final_table_value_equal_to_the_best_rounded_is_kept():
-    from forensics.analyzers.overfitting import _without_best_reevaluated
+    from forensics.analyzers.overfitting import without_best_reevaluated
     metrics = _twenty_epochs([1.15, 1.16, 1.17, 1.18, 1.15], [100, 200, 300, 340, 360], 0.4)
-    assert len(_without_best_reevaluated(metrics["eval_loss"])) == 5
+    assert len(without_best_reevaluated(metrics["eval_loss"])) == 5
 
 
 def test_a_final_eval_equal_to_a_later_eval_not_the_best_is_kept():
     metrics = _twenty_epochs([1.4668, 1.5020, 1.5020], [100, 200, 300], 0.4)
-    from forensics.analyzers.overfitting import _without_best_reevaluated
-    assert len(_without_best_reevaluated(metrics["eval_loss"])) == 3
+    from forensics.analyzers.overfitting import without_best_reevaluated
+    assert len(without_best_reevaluated(metrics["eval_loss"])) == 3
 
 
 def test_an_eval_loss_back_at_the_level_it_held_before_a_lucky_low_is_not_overfitting():

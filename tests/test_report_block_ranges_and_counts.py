@@ -15,7 +15,7 @@ import pandas as pd
 from forensics.causes import infer_causes
 from forensics.checkpoints.types import CheckpointInfo, CheckpointRef
 from forensics.config import RunConfig, Thresholds
-from forensics.report.story import _answer_checkpoints
+from forensics.report.story import answer_checkpoints
 from forensics.report.text import diff_text, scan_text
 from forensics.timeline import LogRecords, Timeline, build_timeline
 
@@ -49,7 +49,7 @@ def test_one_later_damaged_checkpoint_is_singular():
     first, later = _checkpoint(200, ["model.layers.23"]), _checkpoint(300, ["model.layers.23"])
     analysis = SimpleNamespace(checkpoints=[_checkpoint(100), first, later], last_good_checkpoint=None,
                                first_bad_checkpoint=first, incident_step=None, findings=[], status="broken")
-    text = " ".join(_answer_checkpoints(analysis).paragraphs)
+    text = " ".join(answer_checkpoints(analysis).paragraphs)
     assert "1 later checkpoint is damaged too; do not resume from it." in text
 
 

@@ -17,7 +17,7 @@ import forensics
 from forensics.analyzers.fine_tune_start import detect_start_above_uniform_guess
 from forensics.config import Thresholds
 from forensics.ingest.console_lines.checkpoint_evals import checkpoint_eval_reader
-from forensics.ingest.console_lines.json_blocks import _step_record
+from forensics.ingest.console_lines.json_blocks import step_record
 from forensics.log_hints import log_hinted
 
 CORPUS = Path(__file__).parent / "realworld"
@@ -120,12 +120,12 @@ def test_a_console_of_pretty_printed_json_step_objects_gives_each_steps_metrics_
 
 
 def test_a_step_object_naming_no_mean_reward_takes_its_samples_mean():
-    record = _step_record(json.loads(_ppo_step(4, 1.0, 0.0, [0.2, 0.4]).replace('\t"mean_reward": 0.0,\n', "")))
+    record = step_record(json.loads(_ppo_step(4, 1.0, 0.0, [0.2, 0.4]).replace('\t"mean_reward": 0.0,\n', "")))
     assert record.step == 4 and abs(dict(record.metrics)["reward"] - 0.3) < 1e-12
 
 
 def test_json_objects_that_name_no_step_give_no_record_and_two_are_no_log():
-    assert _step_record(json.loads(_sample(1, 0.2))) is None
+    assert step_record(json.loads(_sample(1, 0.2))) is None
     two = "".join(_sample(i, 0.1) + "\n" for i in range(2))
     assert not log_hinted(("some notes\n" + two).encode())
 

@@ -20,6 +20,6 @@ def test_a_plain_tqdm_bar_with_a_loss_postfix_keeps_the_bars_count(tmp_path):
 
 
 def test_a_count_after_a_time_mid_line_is_still_a_step():
-    from forensics.ingest.console_lines.hand_written import _bare_count
-    assert _bare_count("train 3/10 12:00 loss 2.1").groups() == ("3", "10")
-    assert _bare_count("10/30 22:18:02 - INFO - [ 200/735] loss: 1").groups() == ("200", "735")
+    from forensics.ingest.console_lines.hand_written import bare_count
+    assert bare_count("train 3/10 12:00 loss 2.1").groups() == ("3", "10")
+    assert bare_count("10/30 22:18:02 - INFO - [ 200/735] loss: 1").groups() == ("200", "735")

@@ -6,27 +6,27 @@ from __future__ import annotations
 
 import math
 import pytest
-from forensics.ingest.wandb import _own_counter
-from forensics.ingest.wandb_files import _summary_frame
+from forensics.ingest.wandb import own_counter
+from forensics.ingest.wandb_files import summary_frame
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, 1e300, -5])
 def test_a_summary_counter_that_is_no_step_falls_back_to_wandbs_own(bad):
-    frame = _summary_frame({"iter": bad, "_step": 40, "loss": 1.5})
+    frame = summary_frame({"iter": bad, "_step": 40, "loss": 1.5})
     assert set(frame["step"]) == {40}
 
 
 def test_a_step_column_repeated_on_every_batchs_row_is_no_counter():
     rows = [{"step": epoch, "train_loss": 2.0 - 0.001 * i, "_step": i} for i, epoch in enumerate([0] * 50 + [1] * 50)]
-    assert _own_counter(rows) is None
+    assert own_counter(rows) is None
 
 
 def test_a_table_row_without_the_counter_does_not_undo_it():
     rows = [{"iter": 10 * i, "loss": 3 - i / 50, "_step": i} for i in range(20)] + [{"samples": {"_type": "table"},
                                                                                       "_step": 20}]
-    assert _own_counter(rows) == "iter"
+    assert own_counter(rows) == "iter"
 
 
 def test_a_huge_counter_is_no_step():
     rows = [{"iter": 10 * i, "loss": 3 - i / 50, "_step": i} for i in range(20)] + [{"iter": 1e300, "loss": 2.0}]
-    assert _own_counter(rows) is None
+    assert own_counter(rows) is None

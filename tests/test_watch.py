@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 import forensics
 from forensics.cli import cli
-from forensics.watch import Watcher, _same_event
+from forensics.watch import Watcher, same_event
 from support.replay import replay
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +68,7 @@ def test_nothing_is_reported_twice(src, tmp_path):
     _, watcher = _replay_and_poll(src, tmp_path / "live", check_checkpoints=False)
     reported = watcher.reported
     for i, a in enumerate(reported):
-        assert not any(_same_event(a, b) for b in reported[i + 1:]), a
+        assert not any(same_event(a, b) for b in reported[i + 1:]), a
 
 
 def test_checkpoints_are_checked_only_when_complete_and_damage_is_reported(tmp_path):
@@ -179,4 +179,4 @@ def test_writer_process_and_watcher_side_by_side(tmp_path):
     expected = forensics.analyze(src, check_checkpoints=False)
     assert {(f.kind, f.step) for f in expected.findings if f.severity != "info"} <= {(f.kind, f.step) for f in reported}
     for i, a in enumerate(reported):
-        assert not any(_same_event(a, b) for b in reported[i + 1:])
+        assert not any(same_event(a, b) for b in reported[i + 1:])

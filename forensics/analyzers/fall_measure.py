@@ -47,7 +47,7 @@ def fell_clearly(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[
     """Whether the last tenth ends clearly below where the log started (its first tenth, or its very first
     point, for a loss learned within the first tenth, unless that point is a start-up transient alone,
     `_first_point_alone`): by `learning_min_fall` of it, and by more than the loss's own point-to-point noise
-    could explain (3 standard errors; `trend_z` of them for the trend, `_LOWEST_END_Z` where the log ends on its lowest
+    could explain (3 standard errors; `trend_z` of them for the trend, `LOWEST_END_Z` where the log ends on its lowest
     point: `_trend_to_its_lowest`)."""
     series = pair_means_if_alternating(without_blips(series))
     values = series.to_numpy(dtype="float64")
@@ -69,7 +69,7 @@ def fell_clearly(series, thresholds: Thresholds, trend_z: float = 3.0) -> tuple[
     by_level = clear_fall(head_median, rest, 3 * 1.2533 * sigma * np.sqrt(1 / k + 1 / max(1, len(values) - k)),
                            thresholds) and tail < head_median - thresholds.learning_min_fall * abs(head_median)
     # (a trend counts where the log also ends below where it began: a hump in the middle tilts a line over a flat log)
-    trend = (_falling_trend(values, sigma, thresholds, trend_z) or _trend_to_its_lowest(values, sigma, thresholds)) \
+    trend = (falling_trend(values, sigma, thresholds, trend_z) or _trend_to_its_lowest(values, sigma, thresholds)) \
         and tail < head_median - _TREND_ENDS_LOWER * abs(head_median) and not came_back_up(values, sigma)
     fell = by_median or by_first or by_level or trend or _down_at_every_point(values, series.index) \
         or (_down_first_then_held(values) and not starts_mid_run(series))
@@ -265,7 +265,7 @@ def _sparse_noise(values: np.ndarray) -> float:
 _SPARSE_MIN_POINTS = 10  # (on fewer, one drop is all the steps there are: Shaharak88's 0.4666 then three exact 0s)
 
 
-def _falling_trend(values: np.ndarray, sigma: float, thresholds: Thresholds, z: float = 3.0) -> bool:
+def falling_trend(values: np.ndarray, sigma: float, thresholds: Thresholds, z: float = 3.0) -> bool:
     """A short or noisy log whose least-squares line falls, over the whole log, by more than
     `learning_min_fall` of where it starts and by `z` standard errors of that fall."""
     n = len(values)
@@ -278,12 +278,12 @@ def _falling_trend(values: np.ndarray, sigma: float, thresholds: Thresholds, z: 
     return fall > thresholds.learning_min_fall * abs(intercept) and fall > z * se
 
 
-_LOWEST_END_Z = 2.5  # standard errors of a falling line enough where the log also ends on its lowest point ...
-_LOWEST_END_POINTS = 10  # ... over this many points or more: the shortest log the rate below was simulated on
+LOWEST_END_Z = 2.5  # standard errors of a falling line enough where the log also ends on its lowest point ...
+LOWEST_END_POINTS = 10  # ... over this many points or more: the shortest log the rate below was simulated on
 
 
 def _trend_to_its_lowest(values: np.ndarray, sigma: float, thresholds: Thresholds) -> bool:
-    """A least-squares line falling by `_LOWEST_END_Z` standard errors (not 3) over a log of `_LOWEST_END_POINTS`
+    """A least-squares line falling by `LOWEST_END_Z` standard errors (not 3) over a log of `LOWEST_END_POINTS`
     points or more whose last point is its lowest: on flat logs of independent noise the two come together less often
     than the 3-unit line alone comes by chance (simulated, with the robust noise `fell_clearly` reads by: 0.6% against
     1.4% of 14 points, 1.2% against 2.3% of 10, 0.3% against 1.0% of 20), and either of them adds a few tenths of a
@@ -292,8 +292,8 @@ def _trend_to_its_lowest(values: np.ndarray, sigma: float, thresholds: Threshold
     SavinovSergey_shad_homeworks' QLoRA of Llama-3.2-3B on fresh code files at every step, logged every 10: 0.6569 ...
     0.6590, 0.6172, 0.6270, 0.5992, 0.5881, 0.5787, a line falling 2.7 units to its last and lowest point, 12% under
     its first."""
-    return len(values) >= _LOWEST_END_POINTS and float(values[-1]) <= float(values.min()) \
-        and _falling_trend(values, sigma, thresholds, _LOWEST_END_Z)
+    return len(values) >= LOWEST_END_POINTS and float(values[-1]) <= float(values.min()) \
+        and falling_trend(values, sigma, thresholds, LOWEST_END_Z)
 
 
 def _noise_measurable(steps) -> bool:

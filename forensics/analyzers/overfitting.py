@@ -109,7 +109,7 @@ def _one_pass(metrics: Metrics) -> bool:
 
 
 def _overfitting(metrics: Metrics, name: str, thresholds: Thresholds) -> list[Finding]:
-    evals = _without_best_reevaluated(finite(metrics.get(name, real_loss(metrics).iloc[:0])))
+    evals = without_best_reevaluated(finite(metrics.get(name, real_loss(metrics).iloc[:0])))
     k = thresholds.overfit_points
     train = training_loss(metrics)
     epochs = finite(metrics["epoch"]) if "epoch" in metrics else None
@@ -200,7 +200,7 @@ def _climbing_alone(name: str, evals, thresholds: Thresholds) -> list[Finding]:
                               "train_loss_logged": False})]
 
 
-def _without_best_reevaluated(evals):
+def without_best_reevaluated(evals):
     """The eval series less a last eval exactly equal to the best before it: the same weights evaluated again, the
     Trainer's load_best_model_at_end evaluating the best checkpoint it reloaded (a held-out loss does not repeat to
     every digit otherwise). It is no point of the curve: kept, it reads as the eval loss back at its best."""

@@ -263,7 +263,7 @@ def a_turn_fell_at_every_point(loss) -> LearningEvidence | None:
         return None
     for start in (0, 1):
         turn, other = values[start::2], values[1 - start::2]
-        if _lower_at_every_point(turn) and not float(other[-1]) > float(other[0]):
+        if lower_at_every_point(turn) and not float(other[-1]) > float(other[0]):
             said = (f"the loss swings by turns (batches of different make-up logged in turn); one turn alone, every "
                     f"other logged point from step {int(loss.index[start])}, fell at each of its points, "
                     f"{format_number(float(turn[0]))} -> {format_number(float(turn[-1]))} over {len(turn)}, and the "
@@ -273,6 +273,6 @@ def a_turn_fell_at_every_point(loss) -> LearningEvidence | None:
     return None
 
 
-def _lower_at_every_point(turn: np.ndarray) -> bool:
+def lower_at_every_point(turn: np.ndarray) -> bool:
     return len(turn) >= _TURN_POINTS and turn[0] > 0 and bool(np.all(np.diff(turn) < 0)) \
         and float(turn[-1]) <= (1 - _TURN_FALL) * float(turn[0])

@@ -26,30 +26,30 @@ from __future__ import annotations
 import re
 
 from .console_lines.fields import StepLine
-from .console_lines.frameworks import (RWKV_EPOCH, _MEGATRON_ITERATION, _MEGATRON_VALIDATION, _MINDFORMERS,
-                                       _NEMO2_PROGRESS, _TITAN, _TITAN_KEY_VALUE, _VERL_STEP, _megatron, _mindformers,
-                                       _nemo2_progress, _nemo_bar, _titan, _titan_key_values, _verl, rwkv_epoch)
-from .console_lines.fairseq import (_FAIRSEQ_INNER, _FAIRSEQ_LEGACY, _FAIRSEQ_LEGACY_EPOCH, _FAIRSEQ_TRAIN,
-                                    _FAIRSEQ_VALID, _fairseq_epoch_summary, _fairseq_inner, _fairseq_legacy,
-                                    _fairseq_train_summary, _fairseq_valid)
-from .console_lines.toolkits import (DLLOGGER, _CLU_WRITER, _FAIRSEQ2, _FLAX_STEP, _GPT2_SIMPLE, _INTERNEVO_STEP,
-                                     _JOEYNMT_VALID, _MAXTEXT_EVAL, _METRIC_LOGGER, _OPENNMT_EPOCH, _OPENNMT_STEP,
-                                     _OPENNMT_VALID, _TORCHTUNE_BAR, _clu_scalars, _dllogger, _fairseq2, _flax_step,
+from .console_lines.frameworks import (RWKV_EPOCH, MEGATRON_ITERATION, MEGATRON_VALIDATION, MINDFORMERS,
+                                       NEMO2_PROGRESS, TITAN, TITAN_KEY_VALUE, VERL_STEP, _megatron, _mindformers,
+                                       nemo2_progress, nemo_bar, titan, titan_key_values, _verl, rwkv_epoch)
+from .console_lines.fairseq import (FAIRSEQ_INNER, FAIRSEQ_LEGACY, FAIRSEQ_LEGACY_EPOCH, FAIRSEQ_TRAIN,
+                                    FAIRSEQ_VALID, fairseq_epoch_summary, _fairseq_inner, _fairseq_legacy,
+                                    fairseq_train_summary, _fairseq_valid)
+from .console_lines.toolkits import (DLLOGGER, CLU_WRITER, FAIRSEQ2, FLAX_STEP, GPT2_SIMPLE, INTERNEVO_STEP,
+                                     JOEYNMT_VALID, MAXTEXT_EVAL, METRIC_LOGGER, OPENNMT_EPOCH, OPENNMT_STEP,
+                                     OPENNMT_VALID, TORCHTUNE_BAR, clu_scalars, _dllogger, _fairseq2, flax_step,
                                      _internevo, _joeynmt_valid, _maxtext_eval, _metric_logger, _opennmt,
                                      _opennmt_epoch, _opennmt_valid)
-from .console_lines.nanogpt import (_CHAR_RNN, _COLON_STEP, _LLMC_STEP, _LLMC_VAL, _NANOCHAT_STEP, _NANOGPT, _PIPE_STEP,
-                                    _STEP_NAME_VALUE, _char_rnn, _colon_pairs, _llmc_console, _llmc_val, _nanochat_step,
-                                    _nanogpt, _pipe_step, _step_name_value, SPLIT_PIPE, split_pipe)
-from .console_lines.hand_written import (PRINTED_TENSOR, _EPOCH_BRACKET, _HELD_OUT_ACCURACY, _LOSS_PRINT, _LOSS_WORD,
-                                         _TQDM_BAR, _TQDM_DESCRIBED, _epoch_bracket, _hand_written, _tqdm_description,
+from .console_lines.nanogpt import (CHAR_RNN, COLON_STEP, LLMC_STEP, LLMC_VAL, NANOCHAT_STEP, NANOGPT, PIPE_STEP,
+                                    STEP_NAME_VALUE, _char_rnn, _colon_pairs, _llmc_console, _llmc_val, nanochat_step,
+                                    _nanogpt, pipe_step, _step_name_value, SPLIT_PIPE, split_pipe)
+from .console_lines.hand_written import (PRINTED_TENSOR, EPOCH_BRACKET, HELD_OUT_ACCURACY, LOSS_PRINT, LOSS_WORD,
+                                         TQDM_BAR, TQDM_DESCRIBED, _epoch_bracket, _hand_written, tqdm_description,
                                          _tqdm_postfix)
 from .console_lines.epoch_split import EPOCH_SPLIT_LOSSES, epoch_split_losses
 from .console_lines.epoch_tensors import EPOCH_TENSORS, epoch_tensors
 from .console_lines.epoch_costs import EPOCH_COST, NEEDLE as _COST_NEEDLE, epoch_cost
 from .console_lines.marian import MARIAN_UPDATE, MARIAN_VALID, NEEDLE as _MARIAN_NEEDLE, marian_update, marian_valid
 from .console_lines.split_values import NEEDLE as _SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values
-from .console_lines.key_values import _KEY_VALUE_START, _bare_pipe_step, _key_values, _uncounted_key_values
-from .console_lines.stepless import _BPC_PRINT, _PTB_EPOCH, _PTB_PROGRESS, bpc_print, ptb_epoch, ptb_progress
+from .console_lines.key_values import KEY_VALUE_START, bare_pipe_step, _key_values, uncounted_key_values
+from .console_lines.stepless import BPC_PRINT, PTB_EPOCH, PTB_PROGRESS, bpc_print, ptb_epoch, ptb_progress
 from .console_lines.stepless import PTB_PORT_EPOCH, PTB_PORT_NEEDLE, ptb_port_epoch
 from .console_lines.epoch_batch_steps import EPOCH_BATCH, NEEDLE as _EPOCH_BATCH_NEEDLE, epoch_batch
 
@@ -109,7 +109,7 @@ def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | obj
         if m:
             return rwkv_epoch(m)
     if "|Loss: " in line:
-        m = _TORCHTUNE_BAR.match(line)
+        m = TORCHTUNE_BAR.match(line)
         if m:  # the bar's own n/M after it is one ahead once the step is done: the description's count is the step
             return StepLine("torchtune", int(m.group(1)), None, (("loss", float(m.group(2))),))
     if line.startswith("DLL "):
@@ -117,30 +117,30 @@ def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | obj
         if m:
             return _dllogger(m.group("step"), m.group("fields"))
     if "Training epoch " in line:
-        m = _NEMO2_PROGRESS.search(line)
+        m = NEMO2_PROGRESS.search(line)
         if m:
-            return _nemo2_progress(m, line, last_line)
+            return nemo2_progress(m, line, last_line)
     if "{ Epoch:[" in line:
-        m = _MINDFORMERS.search(line)
+        m = MINDFORMERS.search(line)
         if m:
             return _mindformers(m, line)
     if "; xent: " in line:
-        m = _OPENNMT_STEP.search(line)
+        m = OPENNMT_STEP.search(line)
         if m:
             return _opennmt(m)
-        m = _OPENNMT_EPOCH.search(line)
+        m = OPENNMT_EPOCH.search(line)
         if m:  # OpenNMT-py's 2018 `Epoch  1, 50/37527; acc: ...`
             return _opennmt_epoch(m)
     if "] Validation " in line:
-        m = _OPENNMT_VALID.search(line)
+        m = OPENNMT_VALID.search(line)
         if m:  # no step: `step_numbering.uncounted_lines_numbered` puts it at the step line before it
             return _opennmt_valid(m)
     if "Validation result (" in line:
-        m = _JOEYNMT_VALID.search(line)
+        m = JOEYNMT_VALID.search(line)
         if m:  # before the generic reader, which would take its summed dev-set loss for a training loss
             return _joeynmt_valid(m)
     if "iteration" in line:
-        m = _MEGATRON_ITERATION.search(line)
+        m = MEGATRON_ITERATION.search(line)
         nanotron = bool(m and m.group(1))
         if nanotron and not ("lm_loss:" in line and "consumed_tokens:" in line):
             m = None  # `iteration: 1 / 100 | loss: 2.4 |` from a hand-written loop: read below, not as nanotron's
@@ -148,19 +148,19 @@ def _trainer_console_shapes(line: str, last_line: bool) -> StepLine | None | obj
                                  "nanotron" if nanotron else "megatron", bare="|" not in line[:m.start()])
         if record:  # else `iteration 10/100 | loss 2.3`: a hand-written loop's line, read below
             return record
-        m = _MEGATRON_VALIDATION.search(line)
+        m = MEGATRON_VALIDATION.search(line)
         if m:
             return _megatron(line[m.end():], int(m.group(1)), None, "eval_", last_line)
     return _TRY_ON
 
 
 # (substring, shape searched for, reader of its match): the toolkit lines no other shape's substring is in
-_SEARCHED_SHAPES = (("num_updates=", _FAIRSEQ_INNER, _fairseq_inner),
-                    ("| train | epoch ", _FAIRSEQ_TRAIN, _fairseq_train_summary),
-                    ("Metrics (step ", _FAIRSEQ2, _fairseq2),
-                    ("Completed eval after train step ", _MAXTEXT_EVAL, _maxtext_eval),
-                    ("] collection=", _CLU_WRITER, _clu_scalars),
-                    (" wps", _PTB_PROGRESS, ptb_progress), (" Perplexity: ", _PTB_EPOCH, ptb_epoch),
+_SEARCHED_SHAPES = (("num_updates=", FAIRSEQ_INNER, _fairseq_inner),
+                    ("| train | epoch ", FAIRSEQ_TRAIN, fairseq_train_summary),
+                    ("Metrics (step ", FAIRSEQ2, _fairseq2),
+                    ("Completed eval after train step ", MAXTEXT_EVAL, _maxtext_eval),
+                    ("] collection=", CLU_WRITER, clu_scalars),
+                    (" wps", PTB_PROGRESS, ptb_progress), (" Perplexity: ", PTB_EPOCH, ptb_epoch),
                     (PTB_PORT_NEEDLE, PTB_PORT_EPOCH, ptb_port_epoch),
                     (_EPOCH_BATCH_NEEDLE, EPOCH_BATCH, epoch_batch),
                     (_COST_NEEDLE, EPOCH_COST, epoch_cost), (_SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values),
@@ -171,15 +171,15 @@ def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | o
     """NeMo's bar, fairseq, fairseq2, MaxText, InternEvo, gpt-2-simple, clu, torchtitan, the Flax examples, a printed
     tensor or loss, the MetricLogger: the record (None where the shape matched but held none), or _TRY_ON."""
     if "reduced_train_loss=" in line:
-        return _nemo_bar(line)
+        return nemo_bar(line)
     if line.startswith("| epoch "):  # fairseq-py's legacy console
-        m = _FAIRSEQ_LEGACY.match(line)
+        m = FAIRSEQ_LEGACY.match(line)
         if m:  # (a validation's progress line: None, no record, and no other shape's)
             return _fairseq_legacy(m)
-        if _FAIRSEQ_LEGACY_EPOCH.match(line) and "valid on '" not in line:
-            return _fairseq_epoch_summary(line)
+        if FAIRSEQ_LEGACY_EPOCH.match(line) and "valid on '" not in line:
+            return fairseq_epoch_summary(line)
     if "valid on '" in line:
-        m = _FAIRSEQ_VALID.search(line)
+        m = FAIRSEQ_VALID.search(line)
         if m:
             return _fairseq_valid(m.group(1), line)
     for needle, shape, read in _SEARCHED_SHAPES:
@@ -187,21 +187,21 @@ def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | o
         if m:
             return read(m)
     if "tgs (tokens/gpu/second)=" in line:
-        m = _INTERNEVO_STEP.search(line)
+        m = INTERNEVO_STEP.search(line)
         if m:
             return _internevo(line[m.start():], int(m.group(1)))
     if "] loss=" in line:
-        m = _GPT2_SIMPLE.match(line)
+        m = GPT2_SIMPLE.match(line)
         if m:  # gpt-2-simple (gpt_2_simple/gpt_2.py): `[250 | 162.50] loss=2.31 avg=2.40`, avg its running mean
             return StepLine("gpt2_simple", int(m.group(1)), None, (("loss", float(m.group(2))),
                                                                      ("loss_avg", float(m.group(3)))))
     if "loss:" in line and "step:" in line:
-        m = _TITAN.search(line)
+        m = TITAN.search(line)
         if m:
-            return _titan(line[m.start():], int(m.group(1)), int(m.group(2)) if m.group(2) else None)
+            return titan(line[m.start():], int(m.group(1)), int(m.group(2)) if m.group(2) else None)
     if line.startswith("Step... ("):  # the Flax examples' own line, or their bar's description: no other shape's
-        m = _FLAX_STEP.match(line)
-        return _flax_step(m) if m else None
+        m = FLAX_STEP.match(line)
+        return flax_step(m) if m else None
     if "tensor(" in line or "tf.Tensor(" in line:
         m = PRINTED_TENSOR.match(line)
         if m:
@@ -210,12 +210,12 @@ def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | o
             said = m.group(1) or "grad_fn=" in line
             return StepLine("printed_tensor", 0, None, (("loss" if said else "printed_tensor", float(m.group(2))),))
     if " loss: " in line:
-        m = _LOSS_PRINT.match(line)
+        m = LOSS_PRINT.match(line)
         if m:  # no step: 0 until `step_numbering.uncounted_lines_numbered` numbers the prints in file order
             return StepLine("loss_print", 0, None, (("loss" if m.group(1) == "training" else "eval_loss",
                                                      float(m.group(2))),))
     if "  [" in line and "/" in line:
-        m = _METRIC_LOGGER.search(line)
+        m = METRIC_LOGGER.search(line)
         if m:
             return _metric_logger(m, line, last_line)
     return _TRY_ON
@@ -229,26 +229,26 @@ def _small_console(line: str, last_line: bool) -> StepLine | None:
     wants them comma-separated with a step counter, and is a hand-written loop's per-epoch print)."""
     for needle, start, read in _SMALL_SHAPES:
         m = start.search(line) if needle in line else None
-        found = (read(m, line, last_line) or _uncounted_key_values(line, last_line)) if m else None
+        found = (read(m, line, last_line) or uncounted_key_values(line, last_line)) if m else None
         if found is not None:
             return found
     # last: a hand-written loop's `step=3 loss=2.1` is read above, as the loop's; this shape takes what none of them can
-    m = _TITAN_KEY_VALUE.search(line) if "step=" in line and "loss=" in line else None
-    return _titan_key_values(m, line, last_line) if m else None
+    m = TITAN_KEY_VALUE.search(line) if "step=" in line and "loss=" in line else None
+    return titan_key_values(m, line, last_line) if m else None
 
 
 # (substring, start of the shape, reader) in the order they are tried.
 _BARE_PIPE = re.compile(r"^\s*(\d{1,18})\s+\|\s+(?=loss[ :]\s*[-+.\dnNiI])")
-_SMALL_SHAPES = (("epoch=", EPOCH_TENSORS, epoch_tensors), ("| norm ", _LLMC_STEP, _llmc_console),
-                 ("), train_loss = ", _CHAR_RNN, _char_rnn),
-                 ("val loss ", _LLMC_VAL, _llmc_val),
-                 ("| ", _PIPE_STEP, _pipe_step), ("| ", _NANOCHAT_STEP, _nanochat_step),
-                 ("| loss", _BARE_PIPE, _bare_pipe_step),
+_SMALL_SHAPES = (("epoch=", EPOCH_TENSORS, epoch_tensors), ("| norm ", LLMC_STEP, _llmc_console),
+                 ("), train_loss = ", CHAR_RNN, _char_rnn),
+                 ("val loss ", LLMC_VAL, _llmc_val),
+                 ("| ", PIPE_STEP, pipe_step), ("| ", NANOCHAT_STEP, nanochat_step),
+                 ("| loss", _BARE_PIPE, bare_pipe_step),
                  ("| ", SPLIT_PIPE, split_pipe),
-                 (":", _COLON_STEP, _colon_pairs), (" ", _STEP_NAME_VALUE, _step_name_value),
-                 ("loss", _NANOGPT, _nanogpt), (" - ", _VERL_STEP, _verl),
-                 ("Epoch", _EPOCH_BRACKET, _epoch_bracket), ("oss", _KEY_VALUE_START, _key_values),
-                 ("%|", _TQDM_BAR, _tqdm_postfix), ("%|", _TQDM_DESCRIBED, _tqdm_description),
+                 (":", COLON_STEP, _colon_pairs), (" ", STEP_NAME_VALUE, _step_name_value),
+                 ("loss", NANOGPT, _nanogpt), (" - ", VERL_STEP, _verl),
+                 ("Epoch", EPOCH_BRACKET, _epoch_bracket), ("oss", KEY_VALUE_START, _key_values),
+                 ("%|", TQDM_BAR, _tqdm_postfix), ("%|", TQDM_DESCRIBED, tqdm_description),
                  ("train=", EPOCH_SPLIT_LOSSES, epoch_split_losses),
-                 ("oss", _LOSS_WORD, _hand_written),
-                 ("acc", _HELD_OUT_ACCURACY, _hand_written), ("bpc", _BPC_PRINT, bpc_print))
+                 ("oss", LOSS_WORD, _hand_written),
+                 ("acc", HELD_OUT_ACCURACY, _hand_written), ("bpc", BPC_PRINT, bpc_print))

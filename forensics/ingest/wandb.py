@@ -227,10 +227,10 @@ def _step_key(log: dict[str, Any]) -> str:
     if log["step_metric"]:
         return log["step_metric"]
     logged = {k for row in log["history"] for k in row}
-    return next((k for k in STEP_KEYS if k in logged), None) or _own_counter(log["history"]) or "_step"
+    return next((k for k in STEP_KEYS if k in logged), None) or own_counter(log["history"]) or "_step"
 
 
-def _own_counter(history: list[dict[str, Any]]) -> str | None:
+def own_counter(history: list[dict[str, Any]]) -> str | None:
     """The first of OWN_COUNTER_KEYS that every history row holding a number logs as a whole number a step may be
     (a row of a table or an image alone needs none), never going back, and never twice for one metric (a `step`
     column that is the epoch repeats on every batch's row: no step counter); None for none."""

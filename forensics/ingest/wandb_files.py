@@ -60,7 +60,7 @@ def read(folder: Path) -> LogRecords:
     notes = ("no .wandb log in this W&B run folder: only the summary (the last value of each metric) "
              "and the config were read",)
     return LogRecords(source=str(summary_path if summary is not None else config_path), format=FORMAT,
-                      frame=_summary_frame(summary or {}), texts=texts, mtime=file_mtime(folder),
+                      frame=summary_frame(summary or {}), texts=texts, mtime=file_mtime(folder),
                       warnings=tuple(problems), notes=notes, tracker_run=run)
 
 
@@ -88,7 +88,7 @@ def _read_or_note(path: Path, reader, problems: list[str]) -> Any:
         return None
 
 
-def _summary_frame(summary: dict[str, Any]) -> pd.DataFrame:
+def summary_frame(summary: dict[str, Any]) -> pd.DataFrame:
     # a script's own counter (nanoGPT's `iter`) before W&B's `_step`, which counts `wandb.log` calls
     step_key = next((k for k in STEP_KEYS + OWN_COUNTER_KEYS + ("_step",) if _is_number(summary.get(k))
                      and math.isfinite(summary[k]) and 0 <= summary[k] < 2 ** 53), None)

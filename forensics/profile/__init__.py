@@ -42,9 +42,9 @@ from ..findings import Finding
 from ..run_layout import RunLayout
 from ..timeline import Timeline
 from .framework import _framework
-from .method import _ADAPTERS, _method
+from .method import ADAPTERS, _method
 from .names import _names
-from .objective import _FROM_SCRATCH, _objective
+from .objective import FROM_SCRATCH, _objective
 from .precision import _precision
 from .record import UNKNOWN, RunProfile
 from .size import _model_params
@@ -65,8 +65,8 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
     if method == "full":
         # every weight trained: the count the Trainer (or Unsloth) prints of the trainable weights is the model's size
         model_params = _model_params(config, timeline, names, evidence, trained_whole=True)
-    objective, algorithm = _objective(config, timeline, names, evidence, adapter=method in _ADAPTERS)
-    if method == UNKNOWN and evidence.get("objective", "").endswith(_FROM_SCRATCH):
+    objective, algorithm = _objective(config, timeline, names, evidence, adapter=method in ADAPTERS)
+    if method == UNKNOWN and evidence.get("objective", "").endswith(FROM_SCRATCH):
         # a model trained from random weights trains every weight: an adapter on random weights learns nothing
         evidence["method"] = "a model trained from random weights trains every weight (the objective's evidence)"
         method = "full"

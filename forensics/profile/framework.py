@@ -10,7 +10,7 @@ from ..ingest.pretrain_lines import KIND_FRAMEWORKS
 from ..run_layout import RunLayout
 from ..timeline import Timeline
 from .record import UNKNOWN
-from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class, _trl_signs
+from .trl import TRL_SFT_KEYS, trainer_source, trl_config_class, trl_signs
 
 _MLX_SAYS = {"mlx": "MLX's mlx_lm trainable-parameters line in {source}: {text}",
              "mlx_lora": "mlx-examples' lora.py parameter lines in {source}: {text}",
@@ -119,17 +119,17 @@ def _from_logs_and_banners(layout: RunLayout | None, config: RunConfig, timeline
 def _from_trainer_arguments(layout: RunLayout | None, config: RunConfig, timeline: Timeline, objective: str,
                             evidence: dict) -> str | None:
     """The trainer's arguments class, the run's folders, the model card, the Trainer's state file."""
-    trainer = _trl_config_class(config)
+    trainer = trl_config_class(config)
     if trainer is not None and trainer[0].startswith("Unsloth"):  # Unsloth's subclass of a TRL trainer or config
         return _said(evidence, "unsloth", f"{trainer[0]}, Unsloth's patched TRL trainer"
-                                          f"{' arguments' * trainer[0].endswith('Config')} ({_trainer_source(config)})")
+                                          f"{' arguments' * trainer[0].endswith('Config')} ({trainer_source(config)})")
     if trainer is not None and config.get("card.tagged_by") == "unsloth":
         # Unsloth trains through TRL's own SFTConfig too, and tags the card it writes `unsloth` beside TRL's tags
-        return _said(evidence, "unsloth", f"{trainer[0]}, TRL's trainer arguments ({_trainer_source(config)}), in a "
+        return _said(evidence, "unsloth", f"{trainer[0]}, TRL's trainer arguments ({trainer_source(config)}), in a "
                                           f"run whose model card Unsloth tagged ({config.source_of('card.tagged_by')})")
     if trainer is not None:
         evidence["framework"] = f"{trainer[0]}, TRL's trainer{' arguments' * trainer[0].endswith('Config')} " \
-                                f"({_trainer_source(config)})"
+                                f"({trainer_source(config)})"
         return "trl"
     owner = _arguments_owner(config)
     if owner is not None:
@@ -144,14 +144,14 @@ def _from_trainer_arguments(layout: RunLayout | None, config: RunConfig, timelin
     card = next(((source, meta["model_card"]) for source, meta in timeline.meta.items() if meta.get("model_card")),
                 None)
     trainer_run = (card is not None and card[1] == "hf_trainer") or (layout is not None and layout.trainer_states)
-    unsloth_adapter = _unsloth_adapter(config) if trainer_run and not _trl_signs(timeline, objective) else None
+    unsloth_adapter = _unsloth_adapter(config) if trainer_run and not trl_signs(timeline, objective) else None
     if unsloth_adapter is not None:  # Unsloth's trainers are Trainers: the Trainer's card and state file
         return _said(evidence, "unsloth", f"{unsloth_adapter}, on a Hugging Face Trainer's files")
-    if card is not None and not (card[1] == "hf_trainer" and _trl_signs(timeline, objective)):
+    if card is not None and not (card[1] == "hf_trainer" and trl_signs(timeline, objective)):
         # (a TRL trainer is a Trainer: before TRL 0.12 its card was the Trainer's, `### Training results` and all)
         return _said(evidence, card[1], f"the model card {_CARD_WRITERS[card[1]]} writes beside the model ({card[0]})")
     if layout is not None and layout.trainer_states:
-        if _trl_signs(timeline, objective):
+        if trl_signs(timeline, objective):
             evidence["framework"] = "trainer_state.json with TRL's metric names"
             return "trl"
         evidence["framework"] = "trainer_state.json (Hugging Face Trainer)"
@@ -201,7 +201,7 @@ def _from_logged_names(layout: RunLayout | None, config: RunConfig, timeline: Ti
         # `reward` is said "metric reward": any loop may print one, TRL's names are these plural ones)
         evidence["framework"] = f"TRL's metric names ({evidence['objective']})"
         return "trl"
-    sft = next((k for k in _TRL_SFT_KEYS if k in timeline.metrics), None)
+    sft = next((k for k in TRL_SFT_KEYS if k in timeline.metrics), None)
     if sft is not None:  # before a DeepSpeed config: DeepSpeed is the engine under TRL's trainer, not the trainer
         evidence["framework"] = f"metric {sft} in the log (TRL's SFTTrainer)"
         return "trl"

@@ -13,25 +13,25 @@ from ..config import RunConfig
 from ..timeline import Timeline
 
 
-def _pairwise_loss_at_chance(config: RunConfig, timeline: Timeline) -> float | None:
+def pairwise_loss_at_chance(config: RunConfig, timeline: Timeline) -> float | None:
     """The first training loss of a model with a one-score head (num_labels 1: a reward model's, or a
     regressor's) when it is about ln 2, where a pairwise loss -log sigmoid(r_chosen - r_rejected) starts
     with untrained scores; else None."""
     if config.get("model.num_labels") != 1:
         return None
-    loss = _training_losses(timeline)
-    return float(loss[0]) if len(loss) >= 3 and abs(loss[0] - math.log(2)) <= _NEAR_LN2 else None
+    loss = training_losses(timeline)
+    return float(loss[0]) if len(loss) >= 3 and abs(loss[0] - math.log(2)) <= NEAR_LN2 else None
 
 
-_NEAR_LN2 = 0.05  # the first logged loss is an average over the first logging interval: a little under ln 2
+NEAR_LN2 = 0.05  # the first logged loss is an average over the first logging interval: a little under ln 2
 
 
-def _first_loss_above(timeline: Timeline, level: float) -> bool:
-    loss = _training_losses(timeline)
+def first_loss_above(timeline: Timeline, level: float) -> bool:
+    loss = training_losses(timeline)
     return bool(len(loss)) and float(loss[0]) > level
 
 
-def _training_losses(timeline: Timeline) -> np.ndarray:
+def training_losses(timeline: Timeline) -> np.ndarray:
     frame = timeline.final()
     loss = frame.loc[frame["metric"] == "loss", "value"].to_numpy(dtype="float64")
     return loss[np.isfinite(loss)]
@@ -53,7 +53,7 @@ def _launches_losses(timeline: Timeline) -> np.ndarray:
     return loss[np.isfinite(loss)]
 
 
-def _starts_at_random_guess(timeline: Timeline, vocab_size: int | None = None) -> float | None:
+def starts_at_random_guess(timeline: Timeline, vocab_size: int | None = None) -> float | None:
     """The first logged training loss when it sits where a randomly initialised model's does, about
     ln(vocabulary) (9 to 13.9 for 8k to 1.1M tokens, or from `_NEAR_THE_GUESS` x ln V up where the model's config gives
     its vocabulary `vocab_size`; a fine-tune of a trained model starts near 1 to 3), and
@@ -68,7 +68,7 @@ def _starts_at_random_guess(timeline: Timeline, vocab_size: int | None = None) -
         return at_the_guess
     lo, hi = random_guess_range(vocab_size)
     fell = _FELL_FROM_STEP_ZERO if _logged_from_step_zero(timeline) else _FELL
-    for loss in (_training_losses(timeline), _per_token_losses_from_perplexity(timeline), _launches_losses(timeline)):
+    for loss in (training_losses(timeline), _per_token_losses_from_perplexity(timeline), _launches_losses(timeline)):
         if len(loss) < 3 or not min(_SCRATCH_LOW, lo) <= loss[0] <= hi:
             continue
         tail = float(np.median(loss[-max(1, len(loss) // 10):]))
@@ -90,7 +90,7 @@ def _short_log_at_a_known_guess(timeline: Timeline, vocab_size: int | None) -> f
     """The first loss of a log too short to show a fall (under 3 points) when it is within `_AT_THE_GUESS` of ln V
     for the config's vocabulary or, with none, a common one (`_COMMON_VOCABULARIES`): only random weights score a
     text at the uniform guess (amjadmajid_llm_toaster's 2-step smoke test: 10.818 = ln 50257 at step 1). Else None."""
-    loss = _training_losses(timeline)
+    loss = training_losses(timeline)
     if not 1 <= len(loss) < 3:
         return None
     sizes = (vocab_size,) if isinstance(vocab_size, int) and vocab_size >= SMALLEST_VOCABULARY else _COMMON_VOCABULARIES
@@ -147,7 +147,7 @@ _CLEAR_FALL = 0.9  # a tenth under the first loss: a descent, not a fresh head's
 _STEADY = 0.8  # or down from one point to the next at this share of them
 
 
-def _character_model_at_step_zero(timeline: Timeline) -> float | None:
+def character_model_at_step_zero(timeline: Timeline) -> float | None:
     """The held-out loss measured before the model learned anything (`_before_any_update`) when it is the uniform
     guess over a character-sized vocabulary (ln 32 .. `_SCRATCH_LOW`, a byte or character alphabet) and then falls to
     under half of it: a model on random weights (MatthewZhang473_GPT_from_scratch: val 4.2820 at step 0, ln 65 = 4.17

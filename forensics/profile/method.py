@@ -7,10 +7,10 @@ from __future__ import annotations
 from ..config import RunConfig
 from ..timeline import Timeline
 from .model_start import _console_from_scratch
-from .names import _word_in
-from .objective import _DSCHAT_OBJECTIVES
+from .names import word_in
+from .objective import DSCHAT_OBJECTIVES
 from .record import UNKNOWN
-from .size import _ESTIMATE_SHARE
+from .size import ESTIMATE_SHARE
 from .trainer_card import card_method
 
 # (DoRA, AdaLoRA, LongLoRA, LoRA+, rsLoRA, PiSSA, OLoRA, MiLoRA; CLoRA: OddFunction0205's clora- run)
@@ -19,7 +19,7 @@ _LORA_VARIANTS = ("clora", "dora", "adalora", "longlora", "loraplus", "rslora", 
 _QUANTIZED_ADAPTER_WORDS = ("qlora", "q-lora", "qdora", "q-dora")
 _METHOD_WORDS = tuple((w, "qlora") for w in _QUANTIZED_ADAPTER_WORDS) + (("lora", "lora"),) + tuple(
     (w, "lora") for w in _LORA_VARIANTS) + (("full", "full"),)
-_ADAPTERS = ("lora", "qlora", "peft")
+ADAPTERS = ("lora", "qlora", "peft")
 
 
 def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_params: int | None = None) -> str:
@@ -28,7 +28,7 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         evidence["method"] = str(config.source_of("method"))
         return said
     chat = next(((src, m) for src, m in timeline.meta.items() if "console_lora_dim" in m), None)
-    if chat is not None and any(kind in _DSCHAT_OBJECTIVES for kind in timeline.console_kinds):
+    if chat is not None and any(kind in DSCHAT_OBJECTIVES for kind in timeline.console_kinds):
         evidence["method"] = (f"DeepSpeed-Chat trains every weight unless --lora_dim is given ({chat[0]}: "
                               f"{chat[1]['console_lora_dim_line'][:120]})")
         return "lora" if chat[1]["console_lora_dim"] > 0 else "full"
@@ -68,7 +68,7 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
                                   f"all {banner.all_params:,} parameters trainable")
             return "full"
         if banner.trainable_params and not banner.all_params and model_params \
-                and banner.trainable_params >= (1 - _ESTIMATE_SHARE) * model_params:
+                and banner.trainable_params >= (1 - ESTIMATE_SHARE) * model_params:
             evidence["method"] = (f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} trainable "
                                   f"parameters, the whole model (its size: see model_params)")
             return "full"
@@ -84,7 +84,7 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
                               "is trained whole")
         return "full"
     for word, method in _METHOD_WORDS:
-        found = _word_in(names, word)
+        found = word_in(names, word)
         if found:
             evidence["method"] = found
             return method
@@ -110,10 +110,10 @@ def _adapter_kind(banner, names, timeline: Timeline, evidence: dict) -> str:
 def _lora_or_peft(names, timeline: Timeline, evidence: dict, own_line: tuple[str, str]) -> str:
     """"lora" where the run's names, a console line or `own_line` (what it is, its text: the line that showed the
     adapter) name LoRA, else "peft"; `evidence["method"]` gets which."""
-    said = next((found for word in ("lora",) + _LORA_VARIANTS if (found := _word_in(names, word))), None) \
+    said = next((found for word in ("lora",) + _LORA_VARIANTS if (found := word_in(names, word))), None) \
         or next((f"'{m['console_lora_named'][:120]}' ({source})" for source, m in timeline.meta.items()
                  if m.get("console_lora_named")), None) \
-        or (own_line[0] if _word_in([(own_line[1], "")], "lora") else None)
+        or (own_line[0] if word_in([(own_line[1], "")], "lora") else None)
     if said is None:
         evidence["method"] += "; nothing in the run names the adapter's kind (no LoRA named): a PEFT adapter"
         return "peft"

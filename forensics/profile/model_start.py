@@ -46,7 +46,7 @@ def _console_from_scratch(timeline: Timeline) -> tuple[str, str] | None:
                 None)
 
 
-def _pretrained_seq2seq(config: RunConfig) -> str | None:
+def pretrained_seq2seq(config: RunConfig) -> str | None:
     """What says the run fine-tunes a trained encoder-decoder: the model's config (`is_encoder_decoder`, an
     encoder-decoder head: `_SEQ2SEQ_HEADS`; or the head alone, of an encoder-decoder family) with the checkpoint it
     was loaded from (a composite's parts' checkpoints included), or Seq2SeqTrainingArguments with
@@ -117,7 +117,7 @@ _LM_HEADS = ("LMHeadModel", "ForCausalLM", "ForMaskedLM")
 _SMALLEST_RELEASED_SUBWORDS = 1000
 
 
-def _fresh_model_config(config: RunConfig) -> str | None:
+def fresh_model_config(config: RunConfig) -> str | None:
     """What says the saved model config is a language model built here from random weights: a causal or masked LM
     head of a subword family (`_SUBWORD_FAMILIES`) with a vocabulary no released checkpoint of it has (under
     `_SMALLEST_RELEASED_SUBWORDS` tokens) and no trained model named anywhere (no `_name_or_path`, no base in the
@@ -140,7 +140,7 @@ def _fresh_model_config(config: RunConfig) -> str | None:
             f"trained model named ({config.source_of('model.vocab_size')})")
 
 
-def _where_the_loss_starts(fresh: float, vocab, config: RunConfig) -> str:
+def where_the_loss_starts(fresh: float, vocab, config: RunConfig) -> str:
     """What a first loss read as a model's on random weights is: the uniform guess over the small vocabulary the
     config gives, about ln(any vocabulary), or a level no fine-tune starts at."""
     if fresh < FRESH_HEAD_RANGE[0] and fresh >= random_guess_range(vocab)[0]:

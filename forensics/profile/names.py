@@ -12,14 +12,14 @@ from ..timeline import step_from_name
 _NAME_KEYS = ("model.name_or_path", "model._name_or_path", "output_dir", "run_name", "logging_dir", "hub_model_id",
               "best_model_checkpoint", "adapter.base_model_name_or_path", "launch.script")
 
-_RUN_FOLDER = "the run folder's name"
+RUN_FOLDER = "the run folder's name"
 
 
 def _names(layout: RunLayout | None, config: RunConfig) -> list[tuple[str, str]]:
     """(text, where) of the run's own names: its folder, its log files, model and output names in its config."""
     out = []
     if layout is not None:
-        out.append((_own_folder_name(Path(layout.root)), _RUN_FOLDER))
+        out.append((_own_folder_name(Path(layout.root)), RUN_FOLDER))
         out += [(str(p.relative_to(layout.root)), "a log file's path") for p in layout.log_files
                 if p.is_relative_to(layout.root)]
     for key in _NAME_KEYS:
@@ -30,7 +30,7 @@ def _names(layout: RunLayout | None, config: RunConfig) -> list[tuple[str, str]]
 
 
 
-def _word_in(names: list[tuple[str, str]], word: str) -> str | None:
+def word_in(names: list[tuple[str, str]], word: str) -> str | None:
     pattern = re.compile(rf"(?<![a-z]){word}(?![a-z])", re.IGNORECASE)
     return next((f"'{word}' in {where}: {text}" for text, where in names if pattern.search(text)), None)
 
@@ -44,10 +44,10 @@ def _own_folder_name(root: Path) -> str:
 
 
 
-_MODEL_NAME_KEYS = ("model.name_or_path", "model._name_or_path", "adapter.base_model_name_or_path")
+MODEL_NAME_KEYS = ("model.name_or_path", "model._name_or_path", "adapter.base_model_name_or_path")
 
 
-def _names_a_model_first(name: tuple[str, str]) -> bool:
+def names_a_model_first(name: tuple[str, str]) -> bool:
     """Sort key: the model's own name before the folder's and the files' (a notebook named for a template,
     `Llama3.2_(1B_and_3B)-Conversational.ipynb`, that loads `unsloth/Llama-3.2-3B-Instruct` trains the 3B)."""
-    return not name[1].startswith(_MODEL_NAME_KEYS)
+    return not name[1].startswith(MODEL_NAME_KEYS)

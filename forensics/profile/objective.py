@@ -6,15 +6,15 @@ from __future__ import annotations
 from ..config import RunConfig
 from ..ingest.banners import mlx_objective
 from ..timeline import Timeline
-from .losses import _pairwise_loss_at_chance
-from .names import _word_in
-from .objective_names import _from_names_and_data, classification_head
-from .objective_scratch import _FROM_SCRATCH, _from_scratch_signs
+from .losses import pairwise_loss_at_chance
+from .names import word_in
+from .objective_names import from_names_and_data, classification_head
+from .objective_scratch import FROM_SCRATCH, from_scratch_signs
 from .record import UNKNOWN
-from .trl import _TRL_SFT_KEYS, _trainer_source, _trl_config_class
+from .trl import TRL_SFT_KEYS, trainer_source, trl_config_class
 
-# (classification_head and _FROM_SCRATCH are read from here too: run_findings, profile.__init__)
-__all__ = ["classification_head", "_objective", "_FROM_SCRATCH", "_DSCHAT_OBJECTIVES"]
+# (classification_head and FROM_SCRATCH are read from here too: run_findings, profile.__init__)
+__all__ = ["classification_head", "_objective", "FROM_SCRATCH", "DSCHAT_OBJECTIVES"]
 
 # (TRL's DPO logs `nll_loss` too where rpo_alpha is set: ORPO is told by its odds-ratio terms)
 _PREFERENCE_ALGOS = (("kto", ("rewards/chosen_sum", "logps/chosen_sum")),
@@ -23,7 +23,7 @@ _PREFERENCE_ALGOS = (("kto", ("rewards/chosen_sum", "logps/chosen_sum")),
 _RL_KEYS = ("completion_length", "completions/mean_length", "reward", "reward_std", "frac_reward_zero_std")
 _PPO_KEYS = ("objective/kl", "policy/approxkl_avg", "ppo/mean_scores", "objective/rlhf_reward", "critic_loss")
 # DeepSpeed-Chat's steps, each told by the lines it prints (ingest.deepspeed_chat)
-_DSCHAT_OBJECTIVES = {"dschat_sft": ("sft", None), "dschat_rm": ("reward", None), "dschat_ppo": ("rl", "ppo"),
+DSCHAT_OBJECTIVES = {"dschat_sft": ("sft", None), "dschat_rm": ("reward", None), "dschat_ppo": ("rl", "ppo"),
                       "dschat_dpo": ("preference", "dpo")}
 # verl's RL trainers log the policy loss under this name; its SFT trainer logs train/loss (-> loss).
 _VERL_RL_KEY = "actor/pg_loss"
@@ -37,8 +37,8 @@ _OPENAI_JOB_METHODS = {"supervised": ("sft", None), "dpo": ("preference", "dpo")
 def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
                adapter: bool = False) -> tuple[str, str | None]:
     metrics = set(timeline.metrics)
-    for step in (_from_console_trainers, _from_metric_names, _from_arguments, _from_scratch_signs,
-                 _from_names_and_data):
+    for step in (_from_console_trainers, _from_metric_names, _from_arguments, from_scratch_signs,
+                 from_names_and_data):
         found = step(config, timeline, names, evidence, adapter, metrics)
         if found is not None:
             return found
@@ -58,10 +58,10 @@ def _from_console_trainers(config: RunConfig, timeline: Timeline, names, evidenc
     if said is not None:  # a trainer's printed config that says what it trains (verl's RL trainer), no step logged
         evidence["objective"] = f"{said[0]}: {said[1].get('console_objective_line', '')}"
         return said[1]["console_objective"], None
-    chat = next((kind for kind in timeline.console_kinds if kind in _DSCHAT_OBJECTIVES), None)
+    chat = next((kind for kind in timeline.console_kinds if kind in DSCHAT_OBJECTIVES), None)
     if chat is not None:
         evidence["objective"] = f"DeepSpeed-Chat's {chat.split('_')[1].upper()} step lines in the console"
-        return _DSCHAT_OBJECTIVES[chat]
+        return DSCHAT_OBJECTIVES[chat]
     mlx = next((algo for b in timeline.banners if (algo := mlx_objective(b))), None)
     if mlx is not None:  # the trainer says what it trains: ORPO's chosen reward is no RL reward
         evidence["objective"] = f"mlx trainer's start line: Starting {mlx.upper().replace('_', ' ')} training"
@@ -74,11 +74,11 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
     """The metric names RL and preference trainers log, LLaMA-Factory's pairwise accuracy, TRL's SFT metrics."""
     ppo = [k for k in _PPO_KEYS if k in metrics]
     rl = [k for k in metrics if k in _RL_KEYS or (k.startswith("rewards/") and k.endswith("/mean"))]
-    if rl == ["reward"] and not ppo and _pairwise_loss_at_chance(config, timeline) is None:
+    if rl == ["reward"] and not ppo and pairwise_loss_at_chance(config, timeline) is None:
         # a hand-written loop's `reward=`: RL, but no trainer's names to tell which (a one-label head whose loss starts
         # at ln 2 is a reward model printing its score, told below)
         evidence["objective"] = "metric reward in the log (RL fine-tuning)"
-        named = next(((algo, found) for algo in ("grpo", "ppo") if (found := _word_in(names, algo))), None)
+        named = next(((algo, found) for algo in ("grpo", "ppo") if (found := word_in(names, algo))), None)
         if named is not None:
             evidence["objective"] += f"; {named[1]}"
         return "rl", named[0] if named else None
@@ -97,8 +97,8 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
         # LLaMA-Factory's log callback writes a DPO/KTO stage's rewards/accuracies (as "accuracy")
         evidence["objective"] = "metric accuracy in LLaMA-Factory's trainer_log.jsonl (its pairwise rewards/accuracies)"
         return "preference", None
-    sft = [k for k in _TRL_SFT_KEYS if k in metrics]
-    if sft and _trl_config_class(config) is None:  # (a TRL arguments class names its trainer itself: read next)
+    sft = [k for k in TRL_SFT_KEYS if k in metrics]
+    if sft and trl_config_class(config) is None:  # (a TRL arguments class names its trainer itself: read next)
         evidence["objective"] = f"metric {sft[0]} in the log (TRL's SFTTrainer)"
         return "sft", None
     return None
@@ -114,9 +114,9 @@ def _from_arguments(config: RunConfig, timeline: Timeline, names, evidence: dict
                     metrics: set) -> tuple[str, str | None] | None:
     """A TRL arguments class, LLaMA-Factory's / ms-swift's stage, an OpenAI fine-tuning job's method, a reward model's
     value head, a notebook loop's pairwise preference loss (`notebook_code.pairwise`) or a one-label head."""
-    trainer = _trl_config_class(config)
+    trainer = trl_config_class(config)
     if trainer is not None:
-        evidence["objective"] = f"{trainer[0]} ({_trainer_source(config)})"
+        evidence["objective"] = f"{trainer[0]} ({trainer_source(config)})"
         return trainer[1]
     stage = config.get("stage") or config.get("rlhf_type")
     if isinstance(stage, str) and stage.lower() in _STAGES:
@@ -137,7 +137,7 @@ def _from_arguments(config: RunConfig, timeline: Timeline, names, evidence: dict
         evidence["objective"] = (f"the training loop computes {pairwise}(), a pairwise logistic loss of the chosen "
                                  f"against the rejected answers ({config.source_of('loss.pairwise_function')})")
         return "preference", "dpo" if "dpo" in pairwise.lower() else None
-    chance = _pairwise_loss_at_chance(config, timeline)
+    chance = pairwise_loss_at_chance(config, timeline)
     if chance is not None:
         evidence["objective"] = (f"a one-label scoring head (num_labels 1, {config.source_of('model.num_labels')}) "
                                  f"whose first loss {chance:.4g} is about ln 2, a pairwise ranking loss at chance: "

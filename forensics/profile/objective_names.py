@@ -10,11 +10,11 @@ from ..config import NOTEBOOK_CODE_SOURCE, RunConfig
 from ..ingest.notebook_code.data import MASKED_LM_HEAD
 from ..metric_names import is_held_out
 from ..timeline import Timeline
-from .losses import _first_loss_above, _training_losses, _NEAR_LN2
-from .model_start import _console_seq2seq_trainer, _pretrained_seq2seq
-from .names import _MODEL_NAME_KEYS, _RUN_FOLDER, _word_in
+from .losses import first_loss_above, training_losses, NEAR_LN2
+from .model_start import _console_seq2seq_trainer, pretrained_seq2seq
+from .names import MODEL_NAME_KEYS, RUN_FOLDER, word_in
 from .trainer_card import DENOISING_NAME, card_objective
-from .trl import _trainer_source, _unsloth_sft_class
+from .trl import trainer_source, unsloth_sft_class
 
 _FINE_TUNE_WORDS = ("finetune", "fine-tune", "fine_tune", "finetuning", "fine-tuning", "fine_tuning")
 # The -ing form names an activity as often as a run: a folder called `LLM-finetuning` or `eval-prompt-vs-finetuning`
@@ -37,7 +37,7 @@ _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("
 _PAIRWISE_NAMES = ("dpo", "kto")
 
 
-def _from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+def from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
                          metrics: set) -> tuple[str, str | None] | None:
     """What a notebook's code trains on, the run's own names, its instruction data, an adapter's task, a trained
     encoder-decoder."""
@@ -75,7 +75,7 @@ def _from_own_names(config: RunConfig, timeline: Timeline, names, evidence: dict
     """A word of the run's own names (`_NAME_OBJECTIVES`)."""
     # (a launched script whose name says two stages, `pretrain_and_sft.py`, runs both: which one this log is, it does
     # not say)
-    own = [(text, where) for text, where in names if not where.startswith(_MODEL_NAME_KEYS)
+    own = [(text, where) for text, where in names if not where.startswith(MODEL_NAME_KEYS)
            and not (where.startswith(_SCRIPT_KEY) and _stages_named(text) > 1)]
     supervised = _supervised_lm(config, timeline)
     for word, (objective, algo) in _NAME_OBJECTIVES:
@@ -84,8 +84,8 @@ def _from_own_names(config: RunConfig, timeline: Timeline, names, evidence: dict
         # the run's own names only: a base model's path says what that model is or where it lies
         # (`/data/pretrain_dir/Llama-3.1`, `Qwen2-7B-DPO`), not what this run trains it for
         # (the run's folder by its own name, not the folders above it: `/data/finetune/...`, `_own_folder_name`)
-        found = _word_in([n for n in own if n[1] != _RUN_FOLDER] if word in _OWN_FILES_WORDS else own, word)
-        if found and word in _PAIRWISE_NAMES and _first_loss_above(timeline, PAIRWISE_START_MAX):
+        found = word_in([n for n in own if n[1] != RUN_FOLDER] if word in _OWN_FILES_WORDS else own, word)
+        if found and word in _PAIRWISE_NAMES and first_loss_above(timeline, PAIRWISE_START_MAX):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:
             evidence["objective"] = found
@@ -97,10 +97,10 @@ def _from_sft_signs(config: RunConfig, timeline: Timeline, names, evidence: dict
                     metrics: set) -> tuple[str, str | None] | None:
     """Unsloth's SFT classes, instruction data in the console, an adapter on a language model's loss."""
     supervised = _supervised_lm(config, timeline)
-    unsloth = _unsloth_sft_class(config)
+    unsloth = unsloth_sft_class(config)
     # (after the names: continued pre-training uses it too)
     if unsloth is not None and "loss" in metrics and supervised:
-        evidence["objective"] = (f"{unsloth} ({_trainer_source(config)}), Unsloth's subclass of TRL's SFTTrainer and "
+        evidence["objective"] = (f"{unsloth} ({trainer_source(config)}), Unsloth's subclass of TRL's SFTTrainer and "
                                  "its arguments, and no name of the run says continued pre-training: "
                                  "supervised fine-tuning")
         return "sft", None
@@ -141,7 +141,7 @@ def _from_seq2seq(config: RunConfig, timeline: Timeline, names, evidence: dict, 
     """A trained encoder-decoder learns to write a target for each input: there is no other way to train one on its
     loss here (its pre-training, span corruption from scratch, starts at ln(vocabulary): told above). A run shorter
     than its logging interval shows only the held-out loss of that same objective."""
-    seq2seq = _pretrained_seq2seq(config) or _console_seq2seq_trainer(timeline)
+    seq2seq = pretrained_seq2seq(config) or _console_seq2seq_trainer(timeline)
     on_loss = "loss" if "loss" in metrics else "eval_loss" if "eval_loss" in metrics else None
     if seq2seq is not None and on_loss and _supervised_lm(config, timeline):
         trained_on = ("trained on its targets' loss" if on_loss == "loss"
@@ -230,7 +230,7 @@ _LORA_ALONE_SHARE = 0.1
 
 def _stages_named(text: str) -> int:
     """How many objectives the words of `text` say (`_NAME_OBJECTIVES`)."""
-    return len({objective for word, (objective, _) in _NAME_OBJECTIVES if _word_in([(text, "")], word)})
+    return len({objective for word, (objective, _) in _NAME_OBJECTIVES if word_in([(text, "")], word)})
 
 
 _SCRIPT_KEY = "launch.script"
@@ -252,5 +252,5 @@ def _supervised_lm(config: RunConfig, timeline: Timeline) -> bool:
     starts at about ln 2 (a pairwise objective at chance, a reward model on preference pairs)."""
     if classification_head(config):
         return False
-    loss = _training_losses(timeline)
-    return not (len(loss) and abs(float(loss[0]) - math.log(2)) <= _NEAR_LN2)
+    loss = training_losses(timeline)
+    return not (len(loss) and abs(float(loss[0]) - math.log(2)) <= NEAR_LN2)

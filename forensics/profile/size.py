@@ -6,7 +6,7 @@ import re
 
 from ..config import RunConfig
 from ..timeline import Timeline
-from .names import _names_a_model_first
+from .names import names_a_model_first
 
 # `stablelm-2-1_6b`, `stablelm-zephyr-3b`: an underscore between digits before the unit is a decimal point (1.6B)
 # (not `Llama_3_1_8b` nor `gemma3_1B`, where underscores stand for every separator: 3.1 8B, Gemma 3 1B)
@@ -92,7 +92,7 @@ def _packed_count(count: int, four_bit: bool, names) -> bool:
 
 def _size_in_names(names) -> tuple[int, str] | None:
     """(size, where) of the first size the run's names give (`Qwen2-7B`: 7e9), the model's own name first, or None."""
-    for text, where in sorted(names, key=_names_a_model_first):
+    for text, where in sorted(names, key=names_a_model_first):
         m = _SIZE.search(_decimal_sizes(text).replace("_", "-"))
         if m:
             size = float(m.group(1)) * (1e9 if m.group(2).lower() == "b" else 1e6)
@@ -119,9 +119,9 @@ def _trainable_count_of_the_whole(timeline: Timeline, names):
 
 def _counted_whole(config: RunConfig, timeline: Timeline, n: float):
     """The trainable-count-only banner (the Trainer's, Unsloth's) whose count is the whole model's estimated size
-    (within `_ESTIMATE_SHARE`), or None."""
+    (within `ESTIMATE_SHARE`), or None."""
     return next((b for b in timeline.banners if b.trainable_params and not b.all_params
-                 and abs(b.trainable_params - n) <= _ESTIMATE_SHARE * n), None)
+                 and abs(b.trainable_params - n) <= ESTIMATE_SHARE * n), None)
 
 
 def _counted_above(timeline: Timeline, n: float):
@@ -133,7 +133,7 @@ def _counted_above(timeline: Timeline, n: float):
 
 
 _ESTIMATE_MISSES = 0.25  # ... a head or two added to a model of its config: a fraction, never a multiple, of it
-_ESTIMATE_SHARE = 0.05  # a size estimated from the config is within a few percent (norms and biases left out)
+ESTIMATE_SHARE = 0.05  # a size estimated from the config is within a few percent (norms and biases left out)
 _LEAST_MODEL = 100_000  # parameters: the smallest language model a trainable count is taken as the size of
 _NAMED_SHARE = 0.3  # a name's size is rounded (`7B` for 6.74B, `1.5B` for 1.54B), never off by a third
 # a packed count's share of the name's size: half the weights and the whole embeddings of a model the name rounds

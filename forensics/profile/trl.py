@@ -6,7 +6,7 @@ from ..config import RunConfig
 from ..timeline import Timeline
 
 # Logged by TRL's SFTTrainer only (the plain Trainer computes no token accuracy).
-_TRL_SFT_KEYS = ("mean_token_accuracy", "eval_mean_token_accuracy")
+TRL_SFT_KEYS = ("mean_token_accuracy", "eval_mean_token_accuracy")
 
 # The arguments class of TRL's trainers (and Unsloth's subclasses of them, UnslothSFTConfig, UnslothGRPOConfig):
 # the class name ends in one of these, and says the objective.
@@ -22,12 +22,12 @@ _TRL_CONFIGS = (("SFTConfig", ("sft", None)), ("DPOConfig", ("preference", "dpo"
 _UNSLOTH_SFT_CLASSES = ("UnslothTrainer", "UnslothTrainingArguments")
 
 
-def _trl_signs(timeline: Timeline, objective: str) -> bool:
+def trl_signs(timeline: Timeline, objective: str) -> bool:
     """A preference / RL objective or TRL's SFT metrics: the trainer was TRL's."""
-    return objective in ("preference", "rl") or any(k in timeline.metrics for k in _TRL_SFT_KEYS)
+    return objective in ("preference", "rl") or any(k in timeline.metrics for k in TRL_SFT_KEYS)
 
 
-def _trl_config_class(config: RunConfig) -> tuple[str, tuple[str, str | None]] | None:
+def trl_config_class(config: RunConfig) -> tuple[str, tuple[str, str | None]] | None:
     """(class name, (objective, algorithm)) where training_args.bin holds a TRL trainer's arguments, or a notebook's
     code builds one of TRL's trainers (`trainer_class`, trl.SFTTrainer: its SFTConfig's objective), else None."""
     for key, suffix_of in (("training_args_class", ""), ("trainer_class", "Trainer")):
@@ -43,7 +43,7 @@ def _trl_config_class(config: RunConfig) -> tuple[str, tuple[str, str | None]] |
     return None
 
 
-def _unsloth_sft_class(config: RunConfig) -> str | None:
+def unsloth_sft_class(config: RunConfig) -> str | None:
     """Unsloth's own trainer or arguments class where the run names one (`_UNSLOTH_SFT_CLASSES`), else None."""
     for key in ("trainer_class", "training_args_class"):
         name = config.get(key)
@@ -52,5 +52,5 @@ def _unsloth_sft_class(config: RunConfig) -> str | None:
     return None
 
 
-def _trainer_source(config: RunConfig) -> str | None:
+def trainer_source(config: RunConfig) -> str | None:
     return config.source_of("training_args_class") or config.source_of("trainer_class")

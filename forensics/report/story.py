@@ -86,7 +86,7 @@ def build_story(analysis) -> Story:
     answers = (
         _answer_health(analysis),
         _answer_chain(analysis),
-        _answer_checkpoints(analysis),
+        answer_checkpoints(analysis),
         _answer_cause(analysis),
     )
     verdict = VERDICTS.get(analysis.status, analysis.status.capitalize())
@@ -197,7 +197,7 @@ def _answer_chain(analysis) -> Answer:
     return Answer(QUESTIONS[1], tuple(paragraphs), bullets)
 
 
-def _answer_checkpoints(analysis) -> Answer:
+def answer_checkpoints(analysis) -> Answer:
     checkpoints: list[CheckpointInfo] = analysis.checkpoints
     if not checkpoints:
         return Answer(QUESTIONS[2], ("No checkpoint was checked (none was found, or the check was turned off).",))

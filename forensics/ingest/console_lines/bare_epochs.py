@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from ...timeline import canonical_metric
-from .fields import _FLOAT, StepLine, _snake, number
+from .fields import FLOAT, StepLine, _snake, number
 
 _DECOR = r"[#=*\- \t]*"
 # a line that is only a counter, its decoration around it: `epoch 3`, `### ITER 50 ###`, `===== Epoch 3/20 =====`
@@ -37,10 +37,10 @@ _COUNTER = _DECOR + r"(epoch|iter(?:ation)?|step)[ \t]*:?[ \t]*(\d{1,9})(?:[ \t]
 _NAME = r"[A-Za-z_]\w{0,40}(?: [A-Za-z_]\w{0,40}){0,2}"
 _SEP = r"(?::[ ]*|[ ]+)"
 _HEADER = re.compile("^" + _COUNTER + "$", re.IGNORECASE)
-_PAIR = re.compile("^(" + _NAME + ")" + _SEP + "(" + _FLOAT + r")[ \t]*$", re.IGNORECASE)
+_PAIR = re.compile("^(" + _NAME + ")" + _SEP + "(" + FLOAT + r")[ \t]*$", re.IGNORECASE)
 # a counter line and the pairs right under it, one of them a loss
-_RECORD = re.compile("(?im)^" + _COUNTER + r"\r?\n(?:" + _NAME + _SEP + _FLOAT + r"[ \t]*\r?\n)*?"
-                     r"(?:[A-Za-z_]\w{0,40} ){0,2}[A-Za-z_]*loss" + _SEP + _FLOAT + r"[ \t]*(?:\r?\n|$)")
+_RECORD = re.compile("(?im)^" + _COUNTER + r"\r?\n(?:" + _NAME + _SEP + FLOAT + r"[ \t]*\r?\n)*?"
+                     r"(?:[A-Za-z_]\w{0,40} ){0,2}[A-Za-z_]*loss" + _SEP + FLOAT + r"[ \t]*(?:\r?\n|$)")
 # Records enough to call the shape a loop's (two could be anything printed twice)
 _FEWEST_RECORDS = 3
 # A step header that states the run's length and `|`-separated fields but no loss (a loss on it is a one-line record,
@@ -48,9 +48,9 @@ _FEWEST_RECORDS = 3
 _PIPED_COUNTER = r"(epoch|iter(?:ation)?|step)[ \t]+(\d{1,9})[ \t]*/[ \t]*(\d{1,9})[ \t]*\|(?![^\n]*loss)[^\n]*"
 _PIPED_HEADER = re.compile("^" + _PIPED_COUNTER + "$", re.IGNORECASE)
 _PIPED_RECORD = re.compile("(?im)^" + _PIPED_COUNTER + r"\r?\n(?:(?![ \t]*(?:epoch|iter|step)[ \t]+\d+[ \t]*/)[^\n]*\n)"
-                           r"{0,40}?[ \t]+(?:[A-Za-z_]\w{0,40} ){0,2}[A-Za-z_]*loss:[ \t]*" + _FLOAT + r"[ \t]*$")
+                           r"{0,40}?[ \t]+(?:[A-Za-z_]\w{0,40} ){0,2}[A-Za-z_]*loss:[ \t]*" + FLOAT + r"[ \t]*$")
 # ... whose values are indented under it: a number, or a list of the step's values (`rewards: [0.1, 0.5]`)
-_INDENTED_PAIR = re.compile(r"^[ \t]+(" + _NAME + r"):[ \t]*(" + _FLOAT + r"|\[[^\]\n]*\])[ \t]*$", re.IGNORECASE)
+_INDENTED_PAIR = re.compile(r"^[ \t]+(" + _NAME + r"):[ \t]*(" + FLOAT + r"|\[[^\]\n]*\])[ \t]*$", re.IGNORECASE)
 # Two such records are enough: each header counts a step out of a stated total (`Step 2/50`), the values below it
 # indented under it, a shape no repeated print of something else takes (karanravindra_omni died at its third step)
 _FEWEST_PIPED_RECORDS = 2

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import re
 
-from .fields import _FLOAT, StepLine
+from .fields import FLOAT, StepLine
 
 MARKER = "Average loss for training batches in this epoch:"
 _HELD_OUT = r"(?:validation|eval(?:uation)?|test)"
 _HELD_OUT_AVERAGE = re.compile(r"Average loss for " + _HELD_OUT + " batches in this epoch:", re.IGNORECASE)
 _BATCH = re.compile(
-    r"^[ \t]*Loss on (?:step|batch)[ \t]+(\d{1,12})[ \t]*:[ \t]*(" + _FLOAT + r")[ \t]*$", re.IGNORECASE)
+    r"^[ \t]*Loss on (?:step|batch)[ \t]+(\d{1,12})[ \t]*:[ \t]*(" + FLOAT + r")[ \t]*$", re.IGNORECASE)
 _AVERAGE = re.compile(r"^[ \t]*Average loss for (training|" + _HELD_OUT + r") batches in this epoch:"
-                      r"[ \t]*(" + _FLOAT + r")[ \t]*$", re.IGNORECASE)
+                      r"[ \t]*(" + FLOAT + r")[ \t]*$", re.IGNORECASE)
 
 
 class BatchAverages:

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from ...metric_names import keras_metric_name
 from ...timeline import canonical_metric
-from .fields import StepLine, _FLOAT, _snake, number
+from .fields import StepLine, FLOAT, _snake, number
 
 _OLMO_HEADER = re.compile(r"\[step=(\d{1,18})(?:/(\d{1,18}))?[^\]]*\]")
 _OLMO_INLINE_PAIR = re.compile(r"(?<![\w/])([A-Za-z][\w/.()-]*)=(\S+)")
@@ -154,7 +154,7 @@ def _composer_name(name: str) -> str:
 # `📊 Training Results:` with `  • Loss: X` (`  • Avg Reward: X` in GRPO) and `📊 Validation Results:` with
 # `    • Validation loss: X`
 _NEMO_RL_HEADER = re.compile(r"^=+ Step (\d{1,18})/(\d{1,18}) =+\s*$")
-_NEMO_RL_ITEM = re.compile(r"^\s+\u2022 ([A-Za-z][\w /()-]*?): (" + _FLOAT + r")", re.IGNORECASE)
+_NEMO_RL_ITEM = re.compile(r"^\s+\u2022 ([A-Za-z][\w /()-]*?): (" + FLOAT + r")", re.IGNORECASE)
 _NEMO_RL_NAMES = {"loss": "loss", "validation loss": "eval_loss", "avg reward": "reward", "grad norm": "grad_norm"}
 
 
@@ -199,7 +199,7 @@ _KERAS_BAR = re.compile(
     r"^\s*(?:(\d{1,12})/(\d{1,12}) (?:[\u2501\s]*\u2501|\[[=>.]+\]|- \d+m?s\b)|- \d+m?s\b).*?(?i: - loss: )")
 # The cheap test before feeding a console's lines to `KerasEpochs`, with `Epoch ` in the text
 KERAS_LOSS_MARKER = re.compile(r"(?i) - loss: ")
-_KERAS_PAIR = re.compile(r" - ([A-Za-z][\w/]*): (" + _FLOAT + r")", re.IGNORECASE)
+_KERAS_PAIR = re.compile(r" - ([A-Za-z][\w/]*): (" + FLOAT + r")", re.IGNORECASE)
 
 
 @dataclass
@@ -250,8 +250,8 @@ class KerasEpochs:
 # mlx-lm's training table (mlx_lm/cli_ui.py TrainUI): a header `  iter   train_loss     tok/s     tokens`, then a row
 # per report, `    10    2.300 ▼      210      4.1k`, and a validation row `    10    val 2.100    1.23s`
 _MLX_HEADER = re.compile(r"^\s*iter\s+train_loss\s")
-_MLX_ROW = re.compile(r"^\s*(\d{1,12})\s+(?:(val)\s+(" + _FLOAT + r")\s+[\d.]+s"  # a validation row, or a training one
-                     r"|(" + _FLOAT + r")\s+[\u25bc\u25b2=-]?\s*[\d,.]+\s+[\d.]+[kMGT]?)\s*$", re.IGNORECASE)
+_MLX_ROW = re.compile(r"^\s*(\d{1,12})\s+(?:(val)\s+(" + FLOAT + r")\s+[\d.]+s"  # a validation row, or a training one
+                     r"|(" + FLOAT + r")\s+[\u25bc\u25b2=-]?\s*[\d,.]+\s+[\d.]+[kMGT]?)\s*$", re.IGNORECASE)
 
 
 @dataclass

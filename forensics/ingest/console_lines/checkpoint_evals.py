@@ -21,13 +21,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .fields import _FLOAT, StepLine, number, perplexity_loss
+from .fields import FLOAT, StepLine, number, perplexity_loss
 
 _SPLIT = r"(?:valid|validation|val|dev|eval)"
-_CHECKPOINT = re.compile(r"^[ \t]*(?:\S*/)?checkpoint-(\d{1,12})/?[ \t]+" + _SPLIT + r"[ \t]+(" + _FLOAT + r")[ \t]*$",
+_CHECKPOINT = re.compile(r"^[ \t]*(?:\S*/)?checkpoint-(\d{1,12})/?[ \t]+" + _SPLIT + r"[ \t]+(" + FLOAT + r")[ \t]*$",
                          re.IGNORECASE)
 # a model's name (no path to a checkpoint), the split, a perplexity
-_BASE = re.compile(r"^[ \t]*(?!\S*checkpoint-\d)([\w./-]{1,200})[ \t]+" + _SPLIT + r"[ \t]+(" + _FLOAT + r")[ \t]*$",
+_BASE = re.compile(r"^[ \t]*(?!\S*checkpoint-\d)([\w./-]{1,200})[ \t]+" + _SPLIT + r"[ \t]+(" + FLOAT + r")[ \t]*$",
                    re.IGNORECASE)
 _FEWEST_CHECKPOINTS = 3
 MARKER = "checkpoint-"

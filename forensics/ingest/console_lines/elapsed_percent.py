@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 
-from .fields import _FLOAT, StepLine
+from .fields import FLOAT, StepLine
 
 MARKER = "%) "  # in a text that holds none, no line is this print
 _TIME = r"-?\d{1,6}m -?\d{1,2}s"
-_LINE = re.compile(r"^\s*" + _TIME + r" (?:\(- " + _TIME + r"\) )?\((\d{1,12}) \d{1,3}%\) (" + _FLOAT + r")\s*$",
+_LINE = re.compile(r"^\s*" + _TIME + r" (?:\(- " + _TIME + r"\) )?\((\d{1,12}) \d{1,3}%\) (" + FLOAT + r")\s*$",
                    re.IGNORECASE)
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 
-from .fields import _FLOAT, StepLine
+from .fields import FLOAT, StepLine
 
 NEEDLE = " cost: "
 EPOCH_COST = re.compile(r"^[-=*#\s]*epoch[ \t]*#?[ \t]*(\d{1,6})[ \t]+(?:finished|done|completed|ended)[-=*#:\s]*"
-                        r"train(?:ing)?[ \t]+cost:[ \t]*(" + _FLOAT + r")"
-                        r"(?:[ \t]*[/,|;][ \t]*(?:validation|valid|val|dev|test)[ \t]+cost:[ \t]*(" + _FLOAT + r"))?",
+                        r"train(?:ing)?[ \t]+cost:[ \t]*(" + FLOAT + r")"
+                        r"(?:[ \t]*[/,|;][ \t]*(?:validation|valid|val|dev|test)[ \t]+cost:[ \t]*(" + FLOAT + r"))?",
                         re.IGNORECASE)
 
 

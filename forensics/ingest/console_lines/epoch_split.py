@@ -6,14 +6,14 @@ from __future__ import annotations
 import math
 import re
 
-from .fields import StepLine, _FLOAT, _record
+from .fields import StepLine, FLOAT, _record
 
 # A loop's once-an-epoch print of its training and validation losses, by split name alone, and the perplexity of one of
 # them (`Epoch 007: train=1.9021, val=1.9530, ppl=7.05 [BEST]`, a Python logger's message)
 EPOCH_SPLIT_LOSSES = re.compile(r"(?<![\w/])Epoch[ \t]*(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?[ \t]*:[ \t]*"
-                                r"train(?:ing)?[ \t]*=[ \t]*(" + _FLOAT + r")[ \t]*[,|][ \t]*"
-                                r"val(?:id|idation)?[ \t]*=[ \t]*(" + _FLOAT + r")[ \t]*[,|][ \t]*"
-                                r"(?:val[_ ]?)?ppl[ \t]*=[ \t]*(" + _FLOAT + r")", re.IGNORECASE)
+                                r"train(?:ing)?[ \t]*=[ \t]*(" + FLOAT + r")[ \t]*[,|][ \t]*"
+                                r"val(?:id|idation)?[ \t]*=[ \t]*(" + FLOAT + r")[ \t]*[,|][ \t]*"
+                                r"(?:val[_ ]?)?ppl[ \t]*=[ \t]*(" + FLOAT + r")", re.IGNORECASE)
 
 
 def epoch_split_losses(m: re.Match, line: str, last_line: bool) -> StepLine | None:

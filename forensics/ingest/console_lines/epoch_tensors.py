@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import re
 
-from .fields import _FLOAT, StepLine, _record
+from .fields import FLOAT, StepLine, _record
 from .epoch_split import perplexity_of
 
 # `epoch=E:` at the line's start (or right after a tqdm bar's last redraw, where stderr's bar and stdout's print share
 # a line: Birkbeck's last epoch), then `name=value` pairs, a value bare or in its tensor's repr
 EPOCH_TENSORS = re.compile(r"(?:^|(?<=it/s\])|(?<=s/it\]))\s*epoch=(\d{1,6}):(?=[ \t]+\w+=(?:tensor\()?[-+.\dnNiI])",
                            re.IGNORECASE)
-_PAIR = re.compile(r"(?<![\w.])([A-Za-z]\w{0,60})=(?:tensor\(\s*)?(" + _FLOAT + r")"
+_PAIR = re.compile(r"(?<![\w.])([A-Za-z]\w{0,60})=(?:tensor\(\s*)?(" + FLOAT + r")"
                    r"(?:\s*,\s*(?:device|dtype|grad_fn|requires_grad)=[^()]*?(?:<\w+>)?)*\)?(?=\s|$)", re.IGNORECASE)
 _HELD_OUT = re.compile(r"^(?:eval|val|valid|validation|test|dev)_", re.IGNORECASE)
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import math
 import re
 
-from .fields import StepLine, _FLOAT, number
+from .fields import StepLine, FLOAT, number
 
 
 # fairseq's end-of-epoch validation (progress_bar.py SimpleProgressBar.print, fairseq_cli/train.py validate):
 # `valid | epoch 001 | valid on 'valid' subset | loss 2.1 | ppl 4.29 | ... | num_updates 10 | best_loss 2.1`
-_FAIRSEQ_VALID = re.compile(r"\bvalid on '[^']*' subset \| (.*)$")
+FAIRSEQ_VALID = re.compile(r"\bvalid on '[^']*' subset \| (.*)$")
 
 
 _FAIRSEQ_NAMES = {"loss": "eval_loss", "ppl": "eval_ppl", "nll_loss": "eval_nll_loss", "accuracy": "eval_accuracy"}
@@ -32,8 +32,8 @@ _FAIRSEQ_NAMES = {"loss": "eval_loss", "ppl": "eval_ppl", "nll_loss": "eval_nll_
 def _fairseq_valid(fields: str, line: str) -> StepLine | None:
     """The validation line's eval_ metrics at update N, its losses in nats (fairseq prints bits: ppl = 2^loss)."""
     pairs = dict(part.strip().split(" ", 1) for part in fields.split("|") if part.strip().count(" ") == 1)
-    if not pairs and _FAIRSEQ_LEGACY_EPOCH.match(line):  # `| valid loss 1.94 | valid ppl 3.83`: the legacy summary's
-        return _fairseq_epoch_summary(line)
+    if not pairs and FAIRSEQ_LEGACY_EPOCH.match(line):  # `| valid loss 1.94 | valid ppl 3.83`: the legacy summary's
+        return fairseq_epoch_summary(line)
     step = pairs.get("num_updates", "")
     metrics = [(_FAIRSEQ_NAMES[k], _in_nats(_FAIRSEQ_NAMES[k], value)) for k, raw in pairs.items()
                if k in _FAIRSEQ_NAMES and (value := number(raw)) is not None]
@@ -47,14 +47,14 @@ def _fairseq_valid(fields: str, line: str) -> StepLine | None:
 # tqdm-style postfix `loss={:.2f} ({:.2f}), wps=..., lr=..., clip={:3.0f}%, gnorm={:.4f}`; at the epoch's end
 # `| epoch {:03d} | train loss {:2.2f} | train ppl {:3.2f} | ...` and `... subset | valid loss {:2.2f} | valid ppl
 # {:3.2f}`. Its criterions divide the summed loss by math.log(2): bits a token.
-_FAIRSEQ_LEGACY = re.compile(r"^\| epoch (\d{1,6})(?P<valid> \| valid on '[^']*' subset)?:? +(\d{1,18}) / (\d{1,18}) "
+FAIRSEQ_LEGACY = re.compile(r"^\| epoch (\d{1,6})(?P<valid> \| valid on '[^']*' subset)?:? +(\d{1,18}) / (\d{1,18}) "
                              r"(?=.*\bloss=)(.*)$")
 
 
-_FAIRSEQ_LEGACY_EPOCH = re.compile(r"^\| epoch (\d{1,6})(?: \| valid on '[^']*' subset)? \| (?:train|valid) loss ")
+FAIRSEQ_LEGACY_EPOCH = re.compile(r"^\| epoch (\d{1,6})(?: \| valid on '[^']*' subset)? \| (?:train|valid) loss ")
 
 
-_FAIRSEQ_LEGACY_PAIR = re.compile(r"(?:^|, )(loss|lr|gnorm)=(" + _FLOAT + r")(?: \((" + _FLOAT + r")\))?",
+_FAIRSEQ_LEGACY_PAIR = re.compile(r"(?:^|, )(loss|lr|gnorm)=(" + FLOAT + r")(?: \((" + FLOAT + r")\))?",
                                   re.IGNORECASE)
 
 
@@ -94,10 +94,10 @@ def _fairseq_legacy(m: re.Match) -> StepLine | None:
 # num_updates=2800, lr=2.8e-05, gnorm=3.23, loss_scale=128, train_wall=13, wall=1236` (facebookresearch/fairseq
 # issue 2338). ppl is 2^nll_loss: the losses are bits, as in the legacy line; a label-smoothed `loss` sits above
 # nll_loss by the smoothing term. The step is num_updates, the run's own update count across epochs.
-_FAIRSEQ_INNER = re.compile(r"(?:^|\| )epoch \d{1,6}: +\d{1,18} / \d{1,18} (?=.*\bnum_updates=\d)(.*)$")
+FAIRSEQ_INNER = re.compile(r"(?:^|\| )epoch \d{1,6}: +\d{1,18} / \d{1,18} (?=.*\bnum_updates=\d)(.*)$")
 
 
-_FAIRSEQ_INNER_PAIR = re.compile(r"(?:^|, )([a-z_]+)=(" + _FLOAT + r")(?=,|$)", re.IGNORECASE)
+_FAIRSEQ_INNER_PAIR = re.compile(r"(?:^|, )([a-z_]+)=(" + FLOAT + r")(?=,|$)", re.IGNORECASE)
 
 
 _FAIRSEQ_INNER_NAMES = {"loss": "loss", "nll_loss": "nll_loss", "ppl": "perplexity", "lr": "learning_rate",
@@ -116,10 +116,10 @@ def _fairseq_inner(m: re.Match) -> StepLine | None:
 
 # fairseq's epoch summary since 2020 (progress_bar.py SimpleProgressBar.print under the `train` logger): `... | INFO |
 # train | epoch 001 | loss 2.077 | nll_loss 1.9 | ppl 4.22 | wps 20000 | ... | num_updates 10 | lr ... | gnorm 1.3`
-_FAIRSEQ_TRAIN = re.compile(r"\| train \| epoch (\d{1,6}) \| (.*)$")
+FAIRSEQ_TRAIN = re.compile(r"\| train \| epoch (\d{1,6}) \| (.*)$")
 
 
-def _fairseq_train_summary(m: re.Match) -> StepLine | None:
+def fairseq_train_summary(m: re.Match) -> StepLine | None:
     """An epoch summary (kind "fairseq_epoch" as the legacy one, placed by `step_numbering`), its losses in nats."""
     pairs = dict(part.strip().split(" ", 1) for part in m.group(2).split("|") if part.strip().count(" ") == 1)
     metrics = [(own, _in_nats(own, value)) for name, own in _FAIRSEQ_INNER_NAMES.items()
@@ -148,10 +148,10 @@ def _perplexity_of_bits(loss, ppl) -> bool:
     return abs(math.log2(ppl) - loss) < 0.01 and abs(math.log(ppl) - loss) > 0.1
 
 
-def _fairseq_epoch_summary(line: str) -> StepLine | None:
+def fairseq_epoch_summary(line: str) -> StepLine | None:
     """A legacy epoch summary: train loss / ppl or valid loss / ppl (eval_), losses in nats, at epoch E until
     `step_numbering` places it."""
-    epoch = int(_FAIRSEQ_LEGACY_EPOCH.match(line).group(1))
+    epoch = int(FAIRSEQ_LEGACY_EPOCH.match(line).group(1))
     metrics = []
     for part in line.split("|")[2:]:
         name, _, raw = part.strip().rpartition(" ")

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 from ...timeline import canonical_metric
 
-_NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
+NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 # One field: a name of up to three words (`total time`, `matrix lr`, `tok/sec`; prose runs longer), an
 # optional colon, a number with its unit.
 _FIELD = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,2})\s*:?\s*([-+]?(?:nan|inf|\.?\d)[^\s|]*)",
                     re.IGNORECASE)
-_UNITS = {"ms": "_ms", "s": "_s", "m": "_min", "min": "_min", "%": "_pct"}
+UNITS = {"ms": "_ms", "s": "_s", "m": "_min", "min": "_min", "%": "_pct"}
 # How a split's loss was taken, said before the split (`average training loss`, `avg val loss`, `mean test loss`:
 # ishandahal_simple-language-model's `step: N | average training loss: X | average test loss: Y`, full passes over
 # both splits): the split's loss itself, named as it would be without the word
@@ -56,7 +56,7 @@ def number(text: str) -> float | None:
         return float(text)  # the usual case, fast
     except ValueError:
         pass
-    m = _NUMBER.match(text.strip())
+    m = NUMBER.match(text.strip())
     if not m:
         return None
     try:
@@ -72,7 +72,7 @@ def perplexity_loss(ppl: float) -> float:
 
 
 # a printed float, whole (`2.2.1` or `0.91.` is no number: a version, a sentence's full stop)
-_FLOAT = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?)(?![\d.])"
+FLOAT = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?)(?![\d.])"
 
 
 def _snake(key: str) -> str:
@@ -88,15 +88,15 @@ def _fields(parts: list[str], last_line: bool) -> tuple[list[tuple[str, float]],
         m = _FIELD.match(part)
         value = number(m.group(2)) if m else None
         if value is not None:
-            metrics.append((_field_name(m.group(1), m.group(2)), value))
+            metrics.append((field_name(m.group(1), m.group(2)), value))
     return metrics, cut
 
 
-def _field_name(key: str, raw: str) -> str:
+def field_name(key: str, raw: str) -> str:
     """`dt: 120ms` -> time_ms, `total time: 0.5m` -> total_time_min, `mfu: 12.0%` -> mfu_pct."""
     lowered = key.lower()
     name = _FIELD_NAMES.get(lowered) or canonical_metric(_TAKEN_BEFORE_SPLIT.sub("", _snake(lowered)))
-    unit = _UNITS.get(raw[_NUMBER.match(raw).end():].lower(), "")
+    unit = UNITS.get(raw[NUMBER.match(raw).end():].lower(), "")
     return name if name.endswith(unit) else name + unit
 
 

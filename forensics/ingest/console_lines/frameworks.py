@@ -56,15 +56,15 @@ import re
 from functools import lru_cache
 
 from ...timeline import canonical_metric
-from .fields import StepLine, _FLOAT, _fields, _record, _snake, number
+from .fields import StepLine, FLOAT, _fields, _record, _snake, number
 
-_MEGATRON_ITERATION = re.compile(r"\biteration(:?)\s+(\d{1,18})\s*/\s*(\d{1,18})\s*\|")  # `iteration:` is nanotron's
+MEGATRON_ITERATION = re.compile(r"\biteration(:?)\s+(\d{1,18})\s*/\s*(\d{1,18})\s*\|")  # `iteration:` is nanotron's
 _MEGATRON_FIELD = re.compile(r"\s*([^|:]+?)\s*:([^|]*)\|")
 # old Megatron's field without a colon: `learning rate 6.300E-06 `, `lm loss NAN `, `loss scale 64.0 `
 _MEGATRON_BARE_FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z _()/-]*?)\s+([-+]?(?:nan|inf|\d[\d.]*(?:[eE][-+]?\d+)?))\s*$",
                                   re.IGNORECASE)
 # Megatron's `validation loss at iteration N |`, GPT-NeoX's ` validation results at iteration N |`
-_MEGATRON_VALIDATION = re.compile(r"validation (?:loss|results) at iteration\s+(\d{1,18})\b[^|]*\|")
+MEGATRON_VALIDATION = re.compile(r"validation (?:loss|results) at iteration\s+(\d{1,18})\b[^|]*\|")
 # Megatron's field names -> the timeline's (the loss keys go through `_loss_name`).
 _MEGATRON_KEYS = {
     "consumed samples": "consumed_samples",
@@ -92,16 +92,16 @@ _NEMO_PAIR = re.compile(r"([A-Za-z_][\w/ ]*?)=([^,\]]+)")
 # Lightning's own `loss` is a running mean over the bar's window, `global_step` the step itself.
 _NEMO_SKIP = {"loss", "v_num", "global_step", "consumed_samples"}
 
-_TITAN = re.compile(r"\bstep:\s*(\d{1,18})(?:/(\d{1,18}))?\s+(?:=\s*[\d.]+%\s+)?loss:\s")
+TITAN = re.compile(r"\bstep:\s*(\d{1,18})(?:/(\d{1,18}))?\s+(?:=\s*[\d.]+%\s+)?loss:\s")
 _TITAN_PAIR = re.compile(r"([a-z_]+):\s*(\S+)")
 _TITAN_NAMES = {"memory": "memory_gib", "mfu": "mfu_pct"}  # max reserved GiB; % of peak FLOPS
-_TITAN_KEY_VALUE = re.compile(r"\bstep=(\d{1,18})\s+(?=\w*loss=)")
+TITAN_KEY_VALUE = re.compile(r"\bstep=(\d{1,18})\s+(?=\w*loss=)")
 _TITAN_KEY_VALUE_PAIR = re.compile(r"([A-Za-z_]\w*)(?:\(([^()\s]*)\))?=(\S+)")
 _TITAN_KEY_VALUE_NAMES = {"global_avg_loss": "loss"}
 # (the loss and LR in their fixed decimals, the local time to the microsecond: no other console prints this line)
 RWKV_EPOCH = re.compile(r"^(\d{1,9}) ((?:nan|inf|\d+\.\d{6})) (?:nan|inf|\d+\.\d+) (\d+\.\d{8}) "
                         r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \d{1,9}\s*$")
-_VERL_STEP = re.compile(r"(?<![\w/])step:(\d{1,18}) - (?=[^\s:]+:)")
+VERL_STEP = re.compile(r"(?<![\w/])step:(\d{1,18}) - (?=[^\s:]+:)")
 _VERL_FIELD = re.compile(r"([^\s:][^:]*?)(?:\(([^()]*)\))?:(?:np\.\w+\()?([-+\w.]+)\)?")
 _VERL_UNITS = {"s": "_s", "ms": "_ms", "%": "_pct"}
 
@@ -109,11 +109,11 @@ _VERL_UNITS = {"s": "_s", "ms": "_ms", "%": "_pct"}
 # NeMo 2.0's ProgressPrinter (nemo/lightning/pytorch/callbacks/progress_printer.py): `Training epoch 0, iteration 9/29 |
 # lr: 1.9e-05 | global_batch_size: 8 | global_step: 9 | reduced_train_loss: 2.345 | train_step_timing in s: 0.345 |
 # consumed_samples: 80`, with ` | val_loss: 2.861 | val_ppl: 17.57` appended at a validation
-_NEMO2_PROGRESS = re.compile(r"\bTraining epoch (\d{1,9}), iteration (\d{1,18})/(\d{1,18}) \|")
+NEMO2_PROGRESS = re.compile(r"\bTraining epoch (\d{1,9}), iteration (\d{1,18})/(\d{1,18}) \|")
 _NEMO2_NAMES = {"val_ppl": "eval_ppl"}  # the others through canonical_metric (reduced_train_loss, lr, val_loss)
 
 
-def _nemo2_progress(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+def nemo2_progress(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """NeMo 2.0's progress line at its printed `global_step` (0-based, as NeMo's Lightning bar prints it too; the
     iteration as printed where it is missing); read when a loss is among its fields."""
     metrics, cut = _fields(line[m.end():].split("|"), last_line)
@@ -129,8 +129,8 @@ def _nemo2_progress(m: re.Match, line: str, last_line: bool) -> StepLine | None:
 # `{ Epoch:[  1/  1], step:[   10/   30], loss: 2.345, per_step_time: 345ms, lr: 1.9e-05, overflow cond: False,
 # loss_scale: 1.0, global_norm: [1.234], train_throughput_per_npu: 123.456T`; not in sink mode the loss is
 # `loss:[2.345/2.400]` (the step's loss / the epoch's running mean); `%5.3f` of a NaN prints `loss:   nan`
-_MINDFORMERS = re.compile(r"\{ Epoch:\[\s*(\d{1,9})/\s*(\d{1,9})\], step:\[\s*(\d{1,18})/\s*(\d{1,18})\], (?=loss:)")
-_MINDFORMERS_FIELD = re.compile(r"^\s*([a-z][a-z_ ]*?):\s*\[?\s*(" + _FLOAT + r"|True|False)\s*(ms|T)?(?:/" + _FLOAT
+MINDFORMERS = re.compile(r"\{ Epoch:\[\s*(\d{1,9})/\s*(\d{1,9})\], step:\[\s*(\d{1,18})/\s*(\d{1,18})\], (?=loss:)")
+_MINDFORMERS_FIELD = re.compile(r"^\s*([a-z][a-z_ ]*?):\s*\[?\s*(" + FLOAT + r"|True|False)\s*(ms|T)?(?:/" + FLOAT
                                 + r")?\]?", re.IGNORECASE)
 _MINDFORMERS_NAMES = {"per_step_time": "step_time", "global_norm": "grad_norm", "overflow cond": "overflow",
                       "train_throughput_per_npu": "tflops_per_npu"}  # its `T`: TFLOPS
@@ -198,7 +198,7 @@ def _old_megatron_name(key: str) -> bool:
     return lowered in _MEGATRON_KEYS or lowered == "loss" or lowered.endswith(" loss")
 
 
-def _nemo_bar(line: str) -> StepLine | None:
+def nemo_bar(line: str) -> StepLine | None:
     """The last NeMo bar state on a line (tqdm redraws with \\r; the reader splits on it too).
 
     Its step is NeMo's printed `global_step` when it is exact ("5.000", "188.0"); when tqdm cut
@@ -221,7 +221,7 @@ def _nemo_bar(line: str) -> StepLine | None:
     return StepLine("nemo", step, None, metrics) if metrics else None
 
 
-def _titan(text: str, step: int, total: int | None) -> StepLine | None:
+def titan(text: str, step: int, total: int | None) -> StepLine | None:
     metrics = []
     for key, value in _TITAN_PAIR.findall(text):
         parsed = number(value)
@@ -230,7 +230,7 @@ def _titan(text: str, step: int, total: int | None) -> StepLine | None:
     return StepLine("torchtitan", step, total, tuple(metrics)) if metrics else None
 
 
-def _titan_key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+def titan_key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """A torchtitan-derived trainer's `step=N name=value ...` line (module docstring), or None where a word after
     `step=N` is no `name=value` pair."""
     pairs = line[m.end():].split()

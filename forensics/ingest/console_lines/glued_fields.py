@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import re
 
-from .fields import _FLOAT, StepLine
+from .fields import FLOAT, StepLine
 
 _STEP_LINE = re.compile(r"^[ \t]*epoch(\d{1,6})-(?:train[_-]?)?(?:step|iter(?:ation)?|batch)(\d{1,12})-"
-                        r"(?:train[_-]?)?loss[=:][ \t]*(" + _FLOAT + r")[ \t]*$", re.IGNORECASE)
+                        r"(?:train[_-]?)?loss[=:][ \t]*(" + FLOAT + r")[ \t]*$", re.IGNORECASE)
 _EVALUATION = re.compile(r"^[ \t]*epoch[ \t]+(\d{1,6})[ \t]+(?:dev|val(?:id|idation)?|eval|test)[ \t]+"
-                         r"(bleu|loss|acc(?:uracy)?|ppl|perplexity)[ \t]+is:?[ \t]*(" + _FLOAT + r")[ \t]*$",
+                         r"(bleu|loss|acc(?:uracy)?|ppl|perplexity)[ \t]+is:?[ \t]*(" + FLOAT + r")[ \t]*$",
                          re.IGNORECASE)
 _NAMES = {"acc": "accuracy", "ppl": "perplexity"}
 _FEWEST_LINES = 3  # two could be anything printed twice

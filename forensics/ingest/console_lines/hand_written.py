@@ -51,14 +51,14 @@ import re
 
 from ...metric_names import OPTIMIZER_STEP
 from ...timeline import canonical_metric
-from .fields import StepLine, _FLOAT, _field_name, _record, number, perplexity_loss
+from .fields import StepLine, FLOAT, field_name, _record, number, perplexity_loss
 
 # A tqdm bar (`[prefix: ]P%|bar| n/total [elapsed<left, rate, postfix...]`) whose postfix names a loss.
-_TQDM_BAR = re.compile(r"\d{1,3}%\|[^|]{0,200}\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
+TQDM_BAR = re.compile(r"\d{1,3}%\|[^|]{0,200}\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
                        r"\[[^\],\]]{0,60},\s*[^\],]{0,40}(?:it/s|s/it)\s*,"
                        r"(?P<postfix>[^\]]{0,500}(?i:loss)[^\]]{0,500})\]")
-# A tqdm bar with its description (`{desc}: P%|bar| n/total [`), the description read for a loss (`_tqdm_description`).
-_TQDM_DESCRIBED = re.compile(r"(?P<desc>[^\r\n|\]]{0,120}?(?i:loss)[^\r\n|\]]{0,120}?)\s*:\s*\d{1,3}%\|[^|]{0,200}\|"
+# A tqdm bar with its description (`{desc}: P%|bar| n/total [`), the description read for a loss (`tqdm_description`).
+TQDM_DESCRIBED = re.compile(r"(?P<desc>[^\r\n|\]]{0,120}?(?i:loss)[^\r\n|\]]{0,120}?)\s*:\s*\d{1,3}%\|[^|]{0,200}\|"
                              r"\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*\[")
 _HELD_OUT_BAR = re.compile(r"(?<![a-z])(?:val(?:id|idation)?|eval(?:uation)?|test|dev)(?![a-z])", re.IGNORECASE)
 # (a key may be words: a loop's own `set_postfix({"Training Loss": loss})` draws `Training Loss=0.365`)
@@ -68,7 +68,7 @@ _POSTFIX_PAIR = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,3})\s*
 _POSTFIX_SKIP = {"v_num"}  # Lightning's run version, not a metric
 _BAR_EPOCH = re.compile(r"\bEpoch\s*(\d{1,6})", re.IGNORECASE)
 # MiniMind / baby-llama2-chinese: `Epoch:[E/N](n/M)` then `name: number` pairs (commas, spaces or periods between).
-_EPOCH_BRACKET = re.compile(r"(?<![\w/])Epoch:?\s*\[(\d{1,6})/(\d{1,6})\]\s*\((\d{1,18})/(\d{1,18})\)")
+EPOCH_BRACKET = re.compile(r"(?<![\w/])Epoch:?\s*\[(\d{1,6})/(\d{1,6})\]\s*\((\d{1,18})/(\d{1,18})\)")
 _BRACKET_FIELD = re.compile(r"([A-Za-z][\w]{0,40})\s*:\s*([-+]?(?:nan|inf|\d[\d.]*(?:[eE][-+]?\d+)?)[A-Za-z%]{0,4})",
                             re.IGNORECASE)
 # A hand-written loop's line: a step counter and a loss, each with its number, in any order and punctuation.
@@ -111,19 +111,19 @@ _GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|" + _CROSS_ENTROPY
                            r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
                            r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?!\w|\.\w|,\d)", re.IGNORECASE)
 _LOSS_KINDS = frozenset({"train", "training", "total", "lm", "avg", "average", "mean", "running", "batch",
-                         "val", "valid", "validation", "eval", "test", "dev"})  # held-out ones: `_HELD_OUT`
+                         "val", "valid", "validation", "eval", "test", "dev"})  # held-out ones: `HELD_OUT`
 # A line about the best or last value so far, not a step's own (`Best loss 0.123 at step 500`, early stopping).
 _NOT_A_STEP = re.compile(r"\bbest\b|early[ _-]?stop", re.IGNORECASE)
 _GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm",
                   "gnorm": "grad_norm",
                   "gradient norm": "grad_norm", "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity",
                   "acc": "accuracy", "accuracy": "accuracy", "reward": "reward"}
-_HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
+HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
 # A generic line is read for its loss, or for a held-out accuracy printed alone (Tianshi-Xu's CS336 SFT loop:
 # `Step 15 eval_acc: 0.278` between its `Step N loss: L` lines).
 _GENERIC_NEEDS = {"loss", "eval_loss", "eval_accuracy"}
-_HELD_OUT_ACCURACY = re.compile(r"(?<![a-z])" + _SPLIT + r"[_ ]acc", re.IGNORECASE)
-_LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
+HELD_OUT_ACCURACY = re.compile(r"(?<![a-z])" + _SPLIT + r"[_ ]acc", re.IGNORECASE)
+LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 # A loop that prints once an epoch, with the epoch as its only counter: `Epoch 1/10 | Train Loss: 2.3 | Val Loss: 2.5`;
 # the epoch may be a bracketed tag (`[E2] step 0 loss 0.49`, `[ep 3/5]`) or `Ep N` before the step in parentheses
 # (the loops of Raschka's "LLMs from scratch" and their copies: `Ep 1 (Step 000005): Train loss 0.687, Val loss ...`).
@@ -166,7 +166,7 @@ PRINTED_TENSOR = re.compile(r"^\s*((?:train(?:ing)?[ _])?loss\s*[:=]?\s*)?(?:tf\
 # lucidrains' training scripts (x-transformers train_enwik8.py, train_belief_state.py:112,121 and their kin):
 # `training loss: 2.48` once a batch and `validation loss: 2.51` every VALIDATE_EVERY batches, the whole line, or after
 # the tqdm bar it was printed behind (`training:   1%|...| 1/100000 [00:10<...]training loss: 2.48`); no step
-_LOSS_PRINT = re.compile(r"^(?:[^\n]*\|\s*\d{1,18}/\d{1,18} \[[^\]]*\])?(training|validation) loss: (" + _FLOAT
+LOSS_PRINT = re.compile(r"^(?:[^\n]*\|\s*\d{1,18}/\d{1,18} \[[^\]]*\])?(training|validation) loss: (" + FLOAT
                          + r")\s*$")
 
 
@@ -176,7 +176,7 @@ _POSTFIX_TRAIN = {"train_loss": "loss", "train_lr": "learning_rate", "train_grad
 def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | None:
     """The last redraw on the line of a tqdm bar whose postfix holds a loss (module docstring); `first` is
     the first redraw the shape found, the line may hold more."""
-    m = list(_TQDM_BAR.finditer(line, first.start()))[-1]
+    m = list(TQDM_BAR.finditer(line, first.start()))[-1]
     prefix = line[max(0, m.start() - 200):m.start()]  # the bar's label (`Epoch 2: `), looked back for, bounded
     metrics = []
     for part in m.group("postfix").split(","):
@@ -196,18 +196,18 @@ def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | Non
     return _record("tqdm_postfix", int(m.group("n")), m.group("total"), metrics, False)
 
 
-def _tqdm_description(first: re.Match, line: str, last_line: bool) -> StepLine | None:
+def tqdm_description(first: re.Match, line: str, last_line: bool) -> StepLine | None:
     """The last redraw on the line of a tqdm bar whose description names a loss with its number (module docstring),
     read as a generic line's pairs (`batch loss 0.702`, `Epoch 2 loss=1.3`), held-out where a split word names the
     bar (`Epoch: 1 Average Val Batch Loss: 0.1206`: AananthV_Pytorch-Transformer); None for any other description
     (`Map`, `Loading checkpoint shards`: the shape needs a loss), and a description that counts its own steps
     (`Epoch 1, Step 0, Loss: 0.9741:`, the bar's n one ahead: BeyonderXX_TRACE_issue5) is read as a generic line, by
     that count."""
-    m = list(_TQDM_DESCRIBED.finditer(line, first.start()))[-1]
+    m = list(TQDM_DESCRIBED.finditer(line, first.start()))[-1]
     desc = m.group("desc")
     metrics, _ = _generic_pairs(desc, False)
     if not any(name in ("loss", "eval_loss") for name, _ in metrics) or _GLOBAL_STEP.search(desc) \
-            or _GENERIC_STEP.search(desc) or _bare_count(desc):
+            or _GENERIC_STEP.search(desc) or bare_count(desc):
         return _hand_written(first, line, last_line)
     if _HELD_OUT_BAR.search(desc):
         metrics = [(_HELD_OUT_BESIDE.get(name, "eval_loss" if name == "loss" else name), value)
@@ -220,7 +220,7 @@ def _epoch_bracket(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     a line without a loss is none of these. On the file's last line the last pair may be cut: left out."""
     pairs = _BRACKET_FIELD.findall(line, m.end())
     cut = last_line and bool(pairs) and line.rstrip().endswith(pairs[-1][1])
-    metrics = [(_field_name(name, raw), value) for name, raw in (pairs[:-1] if cut else pairs)
+    metrics = [(field_name(name, raw), value) for name, raw in (pairs[:-1] if cut else pairs)
                if (value := number(raw)) is not None]
     if not any(name == "loss" for name, _ in metrics):
         return None
@@ -238,7 +238,7 @@ def has_generic_line(text: str) -> bool:
         before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
         if ("step" in before or "iter" in before or "=" in before) and _GENERIC_STEP.search(before) or (
                 any(w in before for w in _EPOCH_WORDS) and _GENERIC_EPOCH.search(before)) \
-                or ("/" in before and _bare_count(before)) \
+                or ("/" in before and bare_count(before)) \
                 or ("%]" in before and _PERCENT_DONE.search(before)) or _opens_with_a_counter(low, at - len(before)):
             return True
         at = low.find("loss", at + 4)
@@ -266,7 +266,7 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
     if mm is not None:  # the run's own count of iterations: the epochs before this one, whole, and this one's
         epoch, i, length = (int(g) for g in mm.groups())
         return _record("generic", (epoch - 1) * length + i, None, metrics + [("epoch", epoch - 1 + i / length)], cut)
-    m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) \
+    m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or bare_count(line) \
         or _BATCH_AFTER_EPOCH.search(line) \
         or _PERCENT_DONE.search(line) or _LEADING_COUNTER.match(line)
     if m is not None:
@@ -285,7 +285,7 @@ def stepless_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
     """The known pairs of a short line with a loss that names no counter and no epoch (what `_hand_written` leaves
     unread: `Loss: 8.6529, BLEU: 0.00`), and whether its last pair was cut; ([], False) for any other line."""
     if len(line) > _GENERIC_MAX_LINE or "{" in line or _NOT_A_STEP.search(line) or _MMENGINE_EPOCH.search(line) \
-            or _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or _bare_count(line) \
+            or _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or bare_count(line) \
             or _GENERIC_EPOCH.search(line) \
             or _PERCENT_DONE.search(line):
         return [], False
@@ -303,7 +303,7 @@ def _optimizer_step(counter: re.Match, line: str) -> list[tuple[str, float]]:
     return [(OPTIMIZER_STEP, float(step.group(1)))] if step is not None else []
 
 
-def _bare_count(line: str) -> re.Match | None:
+def bare_count(line: str) -> re.Match | None:
     """The first `n/M` on the line with n <= M that is not an epoch's (`Epoch 1/3`) or part of a date or rate."""
     dated = _LEADING_DATE.match(line)
     for m in _BARE_COUNT.finditer(line, dated.end() if dated else 0):
@@ -330,18 +330,18 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
             kind = before.lower()
             if kind and kind not in _LOSS_KINDS:
                 continue  # `aux loss`, `kl loss`, `scaled loss`: not the training loss
-            name = "eval_loss" if _HELD_OUT.search(lowered) else "loss"
+            name = "eval_loss" if HELD_OUT.search(lowered) else "loss"
         elif lowered.endswith("reward") and ("chosen" in lowered or "rejected" in lowered):
             # a preference trainer's implicit reward of each side of its pairs (mlx-lm's DPO `Chosen reward -8.05`),
             # TRL's rewards/chosen: no RL reward to rise
             side = "rewards/chosen" if "chosen" in lowered else "rewards/rejected"
-            name = "eval_" + side if _HELD_OUT.match(lowered) else side
+            name = "eval_" + side if HELD_OUT.match(lowered) else side
         elif lowered.endswith("lr"):  # `lr`, or the first of several groups' (`backbone_lr 9.67e-06  proj_lr ...`)
             name = "learning_rate"
         else:  # a held-out split's perplexity or accuracy is an eval metric (`valid ppl`)
             split, _, base = lowered.replace("_", " ").rpartition(" ")
             name = _GENERIC_NAMES.get(lowered.replace("_", " ")) or _GENERIC_NAMES[base]
-            name = "eval_" + name if _HELD_OUT.search(split) else name
+            name = "eval_" + name if HELD_OUT.search(split) else name
         if name not in found:  # the pattern only takes what float() reads (nan, inf, 1e-4, 2.); `85.2%` is 0.852
             found[name] = float(raw) / 100 if percent else float(raw)
     criterion = found.pop(_CRITERION_LOSS, None)
@@ -375,7 +375,7 @@ def _split_perplexities_as_losses(line: str, pairs: list[tuple], found: dict[str
         split = _SPLIT_PERPLEXITY.match(key)
         value = float(raw)
         if split and not percent and not value <= 0:
-            losses.setdefault("eval_loss" if _HELD_OUT.search(split.group(1)) else "loss", perplexity_loss(value))
+            losses.setdefault("eval_loss" if HELD_OUT.search(split.group(1)) else "loss", perplexity_loss(value))
     return {**losses, **found}
 
 

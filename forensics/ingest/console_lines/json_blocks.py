@@ -68,7 +68,7 @@ def _objects(lines: list[str]) -> list[tuple[int, StepLine | None] | None]:
             size += len(lines[end]) + 1
             end += 1
         record = _parsed("\n".join(lines[i:end + 1])) if end < len(lines) and size <= _MAX_CHARS else None
-        found.append(None if record is None else (end + 1 - i, _step_record(record)))
+        found.append(None if record is None else (end + 1 - i, step_record(record)))
         i = end + 1 if record is not None else i + 1
     return found
 
@@ -107,7 +107,7 @@ def _parsed(block: str):
         return None
 
 
-def _step_record(record) -> StepLine | None:
+def step_record(record) -> StepLine | None:
     """The step's record of a JSON object naming its step, else None."""
     step_key = next((k for k in _STEP_KEYS if isinstance(record, dict) and _is_count(record.get(k))), None)
     if step_key is None:

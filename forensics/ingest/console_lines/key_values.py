@@ -21,10 +21,10 @@ import math
 import re
 
 from .fields import StepLine, _fields, _record
-from .hand_written import _HELD_OUT
+from .hand_written import HELD_OUT
 
 # A plain logging line made only of `key: value` pairs, one of them a counter (Barber0/LLM-pretrain).
-_KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iters?|iteration):\s*\d")
+KEY_VALUE_START = re.compile(r"(?<![\w/])(?:ep|epoch|batch|step|iters?|iteration):\s*\d")
 _KEY_VALUE_COUNTERS = ("step", "iter", "iters", "iteration", "batch")
 # `loss: 2.86, orth_loss: 0.0018, total_loss: 2.86, grad_norm: 21.1` (OddFunction0205/clora-): a step's print with no
 # counter; read only with a gradient or rate among its fields (a training step's, not an evaluation summary's). The
@@ -90,14 +90,14 @@ def _averaged_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float
     return [("loss" if name == taken else name, value) for name, value in metrics]
 
 
-def _bare_pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+def bare_pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """`40 | loss 6.6875 | lr 3.000000e-04 | 13808.97ms` (nwyin/modded-llama2): the step alone, then `|`-separated
     `name value` fields, a loss among them (a part with no name, the step's time, is passed over)."""
     metrics, cut = _fields(line[m.end():].split("|"), last_line)
     return _record("key_value", int(m.group(1)), None, metrics, cut) if "loss" in dict(metrics) else None
 
 
-def _uncounted_key_values(line: str, last_line: bool) -> StepLine | None:
+def uncounted_key_values(line: str, last_line: bool) -> StepLine | None:
     """A line of `key: value` pairs from a `loss: X` (or `<objective>_loss: X`) on, with a grad_norm (or an `l2_norm`)
     or learning rate among them and no counter: kind "uncounted", step 0 until
     `step_numbering.uncounted_lines_numbered` numbers such lines by their order. A loss named for its objective
@@ -141,7 +141,7 @@ def _objective_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]
     if not metrics or any(name == "loss" for name, _ in metrics):
         return metrics
     first = metrics[0][0]
-    if not first.endswith("loss") or _HELD_OUT.search(first):
+    if not first.endswith("loss") or HELD_OUT.search(first):
         return metrics
     return [("loss", metrics[0][1])] + metrics[1:]
 

@@ -26,12 +26,12 @@ import re
 from dataclasses import dataclass, field
 
 from ...timeline import canonical_metric
-from .fields import _FLOAT, StepLine
+from .fields import FLOAT, StepLine
 
 MARKER = "***** Validation results *****"
 _HEAD = re.compile(r"\*{5} (Validation|Test) results \*{5}\s*$")
 # `key = value`, after a logging prefix (`INFO:__main__:`, `... - INFO - lightning_base -   `) or none
-_ROW = re.compile(r"(?:^|[:\-]\s*)(?P<key>[A-Za-z_]\w{0,60}) = (?:tensor\()?(?P<value>" + _FLOAT + r")"
+_ROW = re.compile(r"(?:^|[:\-]\s*)(?P<key>[A-Za-z_]\w{0,60}) = (?:tensor\()?(?P<value>" + FLOAT + r")"
                   r"(?:,\s*(?:device|dtype|grad_fn|requires_grad)=[^()]*?(?:<\w+>)?)*\)?\s*$", re.IGNORECASE)
 # the callback's names as the timeline's: the held-out loss, the last batch's training loss
 _NAMES = {"val_loss": "eval_loss", "train_loss": "loss", "avg_train_loss": "avg_train_loss"}

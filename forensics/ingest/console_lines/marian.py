@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 
-from .fields import _FLOAT, StepLine, _snake
+from .fields import FLOAT, StepLine, _snake
 
 NEEDLE = " : Up. "
-MARIAN_UPDATE = re.compile(r"\bEp\. (\d{1,9}) : Up\. (\d{1,12}) : Sen\. [\d,]+ : Cost (" + _FLOAT + r")(.*)$",
+MARIAN_UPDATE = re.compile(r"\bEp\. (\d{1,9}) : Up\. (\d{1,12}) : Sen\. [\d,]+ : Cost (" + FLOAT + r")(.*)$",
                            re.IGNORECASE)
-_FIELDS = re.compile(r" : (gNorm|L\.r\.) (" + _FLOAT + r")", re.IGNORECASE)
-MARIAN_VALID = re.compile(r"\[valid\] Ep\. (\d{1,9}) : Up\. (\d{1,12}) : ([\w-]+) : (" + _FLOAT + r") : ",
+_FIELDS = re.compile(r" : (gNorm|L\.r\.) (" + FLOAT + r")", re.IGNORECASE)
+MARIAN_VALID = re.compile(r"\[valid\] Ep\. (\d{1,9}) : Up\. (\d{1,12}) : ([\w-]+) : (" + FLOAT + r") : ",
                           re.IGNORECASE)
 _VALID_NAMES = {"ce-mean-words": "eval_loss", "perplexity": "eval_ppl"}
 _FIELD_NAMES = {"gnorm": "grad_norm", "l.r.": "learning_rate"}

@@ -17,13 +17,13 @@ from __future__ import annotations
 import re
 
 from ...timeline import canonical_metric
-from .fields import _FLOAT, StepLine, _snake, perplexity_loss
+from .fields import FLOAT, StepLine, _snake, perplexity_loss
 
 MARKER = "Epoch["
 _BATCH = re.compile(r"\bEpoch\[(\d{1,6})\] Batch ?\[(?:\d{1,9}-)?(\d{1,9})\]\tSpeed: [\d.]+ samples/sec((?:\t[^\t=]+="
-                    + _FLOAT + r")+)\s*$", re.IGNORECASE)
-_VALIDATION = re.compile(r"\bEpoch\[(\d{1,6})\] Validation-([^\t=\s]+)=(" + _FLOAT + r")\s*$", re.IGNORECASE)
-_PAIR = re.compile(r"\t(?:Train-)?([^\t=]+)=(" + _FLOAT + r")", re.IGNORECASE)
+                    + FLOAT + r")+)\s*$", re.IGNORECASE)
+_VALIDATION = re.compile(r"\bEpoch\[(\d{1,6})\] Validation-([^\t=\s]+)=(" + FLOAT + r")\s*$", re.IGNORECASE)
+_PAIR = re.compile(r"\t(?:Train-)?([^\t=]+)=(" + FLOAT + r")", re.IGNORECASE)
 _LOSS_NAMES = ("cross-entropy", "ce", "nll-loss", "nll_loss", "loss")
 
 

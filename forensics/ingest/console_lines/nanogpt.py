@@ -46,47 +46,47 @@ import math
 import re
 
 from ...timeline import canonical_metric
-from .fields import StepLine, _FLOAT, _NUMBER, _UNITS, _fields, _record, _snake, number
+from .fields import StepLine, FLOAT, NUMBER, UNITS, _fields, _record, _snake, number
 
 # nanochat / autoresearch / pipe-separated training lines: `step N[/M] [(P%)] | loss: X | key: value | ...`,
 # adeelmahmood/nanogpt-to-chat's `step: N/M | loss: X | matrix lr Y | ...`; the first field must be a loss.
-_PIPE_STEP = re.compile(r"(?<![\w/])step:?\s+(\d{1,18})(?:/(\d{1,18}))?(?:\s+\(([\d.]+)%\))?\s+\|(?=[\w ]*loss:)")
+PIPE_STEP = re.compile(r"(?<![\w/])step:?\s+(\d{1,18})(?:/(\d{1,18}))?(?:\s+\(([\d.]+)%\))?\s+\|(?=[\w ]*loss:)")
 # nanochat's evaluations `Step N | Validation bpb: X` and old chat_sft `Step N/M | Training loss: X| lrm: Y`.
-_NANOCHAT_STEP = re.compile(r"(?<![\w/])Step (\d{1,18})(?:/(\d{1,18}))? \|"
+NANOCHAT_STEP = re.compile(r"(?<![\w/])Step (\d{1,18})(?:/(\d{1,18}))? \|"
                             r"(?= *(?:Validation |CORE metric:|ChatCORE|Training loss:))")
 # nanoGPT train.py: `iter N: loss X, time Yms, mfu Z%` and `step N: train loss X, val loss Y`.
-_NANOGPT = re.compile(r"(?<![\w/])(?:iter (\d{1,18}): (?=loss )|step (\d{1,18}): (?=train loss ))")
+NANOGPT = re.compile(r"(?<![\w/])(?:iter (\d{1,18}): (?=loss )|step (\d{1,18}): (?=train loss ))")
 # char-rnn-tensorflow train.py (sherjilozair/char-rnn-tensorflow and its forks): `{}/{} (epoch {}), train_loss = {:.3f},
 # time/batch = {:.3f}`, the first count e x batches an epoch + b (the run's own step), the second the whole run's
-_CHAR_RNN = re.compile(r"^\s*(\d{1,18})/(\d{1,18}) \(epoch (\d{1,6})\), train_loss = (" + _FLOAT + r"), time/batch = ")
+CHAR_RNN = re.compile(r"^\s*(\d{1,18})/(\d{1,18}) \(epoch (\d{1,6})\), train_loss = (" + FLOAT + r"), time/batch = ")
 # verl's console logger: `step:N - name:value - name:value ...`.
 # modded-nanogpt / parameter-golf `step:N/M train_loss:X ...` and llm.c `s:N trl:X ...` (no space after the colon)
-_COLON_STEP = re.compile(r"^\s*(step|s):(\d{1,18})(?:/(\d{1,18}))?(?= \S+:\S)")
+COLON_STEP = re.compile(r"^\s*(step|s):(\d{1,18})(?:/(\d{1,18}))?(?= \S+:\S)")
 _COLON_NAMES = {"train_loss": "loss", "trl": "loss", "val_loss": "eval_loss", "tel": "eval_loss", "val_bpb": "eval_bpb",
                 "norm": "grad_norm", "lr": "learning_rate", "eval": "eval_hellaswag"}
 _COLON_MEASURES = ("loss", "eval_loss", "eval_bpb", "eval_hellaswag")  # a line holds one of these, or is no step line
 # build-nanogpt's `N train X` / `N val X` / `N hella X`
-_STEP_NAME_VALUE = re.compile(r"^(\d{1,18}) (train|val|hella) ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))\s*$")
+STEP_NAME_VALUE = re.compile(r"^(\d{1,18}) (train|val|hella) ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))\s*$")
 _STEP_NAMES = {"train": "loss", "val": "eval_loss", "hella": "eval_hellaswag"}
 # `iter N | train X | val Y`: a counter, then the two splits' estimated losses and nothing else but the time elapsed
 # (`| 15s`: LispLLM_lispllm's `step   250 | train 2.5660 | val 2.5619 |     15s`)
-SPLIT_PIPE = re.compile(r"^\s*(?:iter|step)\s*:?\s*(\d{1,18})\s*\|\s*train\s*:?\s*(" + _FLOAT
-                        + r")\s*\|\s*val\s*:?\s*(" + _FLOAT + r")\s*(?:\|\s*\d+(?:\.\d+)?\s*(?:ms|s|min|m)\s*)?$",
+SPLIT_PIPE = re.compile(r"^\s*(?:iter|step)\s*:?\s*(\d{1,18})\s*\|\s*train\s*:?\s*(" + FLOAT
+                        + r")\s*\|\s*val\s*:?\s*(" + FLOAT + r")\s*(?:\|\s*\d+(?:\.\d+)?\s*(?:ms|s|min|m)\s*)?$",
                         re.IGNORECASE)
 # llm.c train_gpt2.cu:1872 (karpathy/llm.c f1e2ace): `printf0("step %4d/%d | loss %7.6f (%+.2fz)| norm %6.4f
 # (%+.2fz)| lr %.2e | %.2f ms | %.1f%% bf16 MFU | %.0f tok/s\n", ...)`; before 5983036 (2024-06) `loss %7.6f (z %+.2f)|
 # norm %6.4f |`, before that `train loss %7.6f | norm %6.4f |` (`A100 fp16 MFU` in its first form); and at each
 # evaluation `printf0("val loss %f\n", val_loss)` (train_gpt2.cu:1728)
-_LLMC_STEP = re.compile(r"^step\s+(\d{1,18})/(\d{1,18}) \| (?:train )?loss\s+(" + _FLOAT + r")\s*(?:\([^)|]*\))?\s*\| "
-                        r"norm\s+(" + _FLOAT + r")\s*(?:\([^)|]*\))?\s*\| lr\s+(" + _FLOAT + r") \| (" + _FLOAT
-                        + r") ms \| (" + _FLOAT + r")% [^|]{0,30}MFU \| (" + _FLOAT + r") tok/s\s*$", re.IGNORECASE)
-_LLMC_VAL = re.compile(r"^val loss (" + _FLOAT + r")\s*$", re.IGNORECASE)
+LLMC_STEP = re.compile(r"^step\s+(\d{1,18})/(\d{1,18}) \| (?:train )?loss\s+(" + FLOAT + r")\s*(?:\([^)|]*\))?\s*\| "
+                        r"norm\s+(" + FLOAT + r")\s*(?:\([^)|]*\))?\s*\| lr\s+(" + FLOAT + r") \| (" + FLOAT
+                        + r") ms \| (" + FLOAT + r")% [^|]{0,30}MFU \| (" + FLOAT + r") tok/s\s*$", re.IGNORECASE)
+LLMC_VAL = re.compile(r"^val loss (" + FLOAT + r")\s*$", re.IGNORECASE)
 _LLMC_NAMES = ("loss", "grad_norm", "learning_rate", "time_ms", "mfu_pct", "tokens_per_second")
 # The first steps of nanoGPT print `mfu -100.00%`: its running MFU before it has five timings, no value.
 _PLACEHOLDER_MFU = -100.0
 
 
-def _pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+def pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """nanochat base_train (`step N/M (P%)`), chat_sft / mid_train (`step N (P%)`), autoresearch
     (`step N (P%) ... | remaining: Ss`), or a nanoGPT-style `step: N/M | loss: X | ...` line."""
     metrics, cut = _fields(line[m.end():].split("|"), last_line)
@@ -100,7 +100,7 @@ def _pipe_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     return _record(kind, int(m.group(1)), m.group(2), metrics, cut)
 
 
-def _nanochat_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
+def nanochat_step(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """`Step N | Validation bpb: X` (-> eval_bpb; `Validation loss` -> eval_loss, `CORE metric` ->
     eval_core_metric), or old chat_sft's `Step N/M | Training loss: X| lrm: Y| num_tokens: Z` (with or without its
     `/M`: the `Training` field says it is a training line)."""
@@ -139,7 +139,7 @@ def _colon_pairs(m: re.Match, line: str, last_line: bool) -> StepLine | None:
         value = number(raw) if sep and name else None
         if value is None:
             return None
-        unit = _UNITS.get(raw[_NUMBER.match(raw).end():].lower(), "") if _NUMBER.match(raw) else ""
+        unit = UNITS.get(raw[NUMBER.match(raw).end():].lower(), "") if NUMBER.match(raw) else ""
         if unit and not math.isfinite(value):
             continue  # `step_avg:nanms`: a timing not measured yet
         metrics.append((_COLON_NAMES.get(name) or canonical_metric(_snake(name.lower())) + unit, value))

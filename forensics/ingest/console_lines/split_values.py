@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import re
 
-from .fields import _FLOAT, StepLine
+from .fields import FLOAT, StepLine
 
 NEEDLE = "] Train "
 SPLIT_VALUES = re.compile(
-    r"\[[ \t]*Step[ \t]+(\d{1,12})[ \t]*/[ \t]*(\d{1,12})[ \t]*\][ \t]+Train(?:ing)?[ \t]+(" + _FLOAT
+    r"\[[ \t]*Step[ \t]+(\d{1,12})[ \t]*/[ \t]*(\d{1,12})[ \t]*\][ \t]+Train(?:ing)?[ \t]+(" + FLOAT
     + r")(?:[ \t]*\|[ \t]*(?:val(?:id|idation)?|eval|dev|test)(?:[~@(][^\s|]{0,16})?[ \t]+("
-    + _FLOAT + r"))?[ \t]*$", re.IGNORECASE)
+    + FLOAT + r"))?[ \t]*$", re.IGNORECASE)
 
 
 def split_values(m: re.Match) -> StepLine:

@@ -24,18 +24,18 @@ from __future__ import annotations
 import math
 import re
 
-from .fields import StepLine, _FLOAT, perplexity_loss
+from .fields import StepLine, FLOAT, perplexity_loss
 from .hand_written import stepless_pairs
 
 # `bpc = X` as the whole message (a logger's `... - INFO - ` before it at most); a split name before it may say which
-_BPC_PRINT = re.compile(r"(?:^|\s-\s)[ \t]*(?:(?:test|valid(?:ation)?|val|eval|dev)[ _])?bpc[ \t]*[=:][ \t]*(" + _FLOAT
+BPC_PRINT = re.compile(r"(?:^|\s-\s)[ \t]*(?:(?:test|valid(?:ation)?|val|eval|dev)[ _])?bpc[ \t]*[=:][ \t]*(" + FLOAT
                         + r")[ \t]*$", re.IGNORECASE)
-_PTB_PROGRESS = re.compile(r"(?:^|[\s:])(\d{1,3}\.\d{1,20}) perplexity:[ \t]+(" + _FLOAT
+PTB_PROGRESS = re.compile(r"(?:^|[\s:])(\d{1,3}\.\d{1,20}) perplexity:[ \t]+(" + FLOAT
                            + r")[ \t]+speed: \d+(?:\.\d*)? wps")
 _EPOCH_SIZE = re.compile(r"\bepoch_size:?[ \t]*(\d{1,12})\b")
-_PTB_EPOCH = re.compile(r"(?<![\w])(?:Epoch: (\d{1,6}) )?(Train|Valid|Test) Perplexity: (" + _FLOAT + r")")
+PTB_EPOCH = re.compile(r"(?<![\w])(?:Epoch: (\d{1,6}) )?(Train|Valid|Test) Perplexity: (" + FLOAT + r")")
 # the PyTorch ports' `Train perplexity at epoch E: P` / `Validation perplexity at epoch E: P`, nothing after the number
-PTB_PORT_EPOCH = re.compile(r"(?<![\w])(Train|Validation) perplexity at epoch (\d{1,6}):[ \t]+(" + _FLOAT
+PTB_PORT_EPOCH = re.compile(r"(?<![\w])(Train|Validation) perplexity at epoch (\d{1,6}):[ \t]+(" + FLOAT
                             + r")[ \t]*$")
 PTB_PORT_NEEDLE = " perplexity at epoch "
 # What a Python logger writes before its message: a date and time, then its level (and name) at most, as cs230's

@@ -19,14 +19,14 @@ import re
 
 from ...timeline import canonical_metric
 from .._jsonlines import as_number  # None for an array or a string tensor: no scalar
-from .fields import _FLOAT, StepLine, _snake
+from .fields import FLOAT, StepLine, _snake
 
 # In a text that holds none of these, no line is the Estimator's.
 MARKERS = (", step = ", ", global_step = ", "Saving dict for global step ")
 _NAME = r"[A-Za-z_][\w/.-]*"
 _PAIR = _NAME + r" = [^,\s]+"
 # the hook's pairs, the whole rest of the line after its logger's prefix (which ends in `:` or `] `)
-_HOOK = re.compile(r"(?:^|(?<=[:\]\s]))(" + _PAIR + r"(?:, " + _PAIR + r")+)(?: \(" + _FLOAT + r" sec\))?\s*$")
+_HOOK = re.compile(r"(?:^|(?<=[:\]\s]))(" + _PAIR + r"(?:, " + _PAIR + r")+)(?: \(" + FLOAT + r" sec\))?\s*$")
 _EVAL = re.compile(r"\bSaving dict for global step (\d{1,18}): (" + _PAIR + r"(?:, " + _PAIR + r")*)\s*$")
 _STEP_NAMES = ("step", "global_step")
 _MAX_LINE = 2000  # the hook's line is short; a longer line with ` = ` in it is a dump, not searched

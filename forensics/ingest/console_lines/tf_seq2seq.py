@@ -33,7 +33,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .fields import _FLOAT, StepLine, number, perplexity_loss
+from .fields import FLOAT, StepLine, number, perplexity_loss
 
 OPEN_ENDED_KEY = "open_ended_loop"
 OPEN_ENDED = ("the TensorFlow seq2seq tutorial's loop (translate.py's `while True`), which trains until it is stopped "
@@ -41,10 +41,10 @@ OPEN_ENDED = ("the TensorFlow seq2seq tutorial's loop (translate.py's `while Tru
 KINDS = ("tf_seq2seq_cost", "tf_seq2seq_ppl")
 # In a text that holds neither, no block is the tutorial's.
 MARKERS = ("global step ", " step-time ")
-_HEADER = re.compile(r"(?<![\w-])global step (\d{1,18}) learning rate (" + _FLOAT + r") step-time (" + _FLOAT
-                     + r")(?: perplexity (" + _FLOAT + r"))?\s*$", re.IGNORECASE)
-_TRAIN_LINE = re.compile(r"^\s+train (perplexity|cost) (" + _FLOAT + r")\s*$", re.IGNORECASE)
-_EVAL_LINE = re.compile(r"^\s+eval(?:: bucket (\d{1,4}))? perplexity (" + _FLOAT + r")\s*$", re.IGNORECASE)
+_HEADER = re.compile(r"(?<![\w-])global step (\d{1,18}) learning rate (" + FLOAT + r") step-time (" + FLOAT
+                     + r")(?: perplexity (" + FLOAT + r"))?\s*$", re.IGNORECASE)
+_TRAIN_LINE = re.compile(r"^\s+train (perplexity|cost) (" + FLOAT + r")\s*$", re.IGNORECASE)
+_EVAL_LINE = re.compile(r"^\s+eval(?:: bucket (\d{1,4}))? perplexity (" + FLOAT + r")\s*$", re.IGNORECASE)
 _EMPTY_BUCKET = re.compile(r"^\s+eval: empty bucket \d{1,4}\s*$")
 
 

@@ -40,13 +40,13 @@ import math
 import re
 
 from ...timeline import canonical_metric
-from .fields import StepLine, _FLOAT, _record, _snake, number, perplexity_loss
+from .fields import StepLine, FLOAT, _record, _snake, number, perplexity_loss
 
 # The MetricLogger of the facebookresearch vision repositories (DeiT, MAE, DETR, DINO: `util/misc.py` /
 # `utils.py` `MetricLogger.log_every`) and the LLaMA-Adapter / LLaMA2-Accessory fine-tuning scripts that copied it:
 # `Epoch: [E]  [N/M]  eta: 0:10:00  lr: X  closs: M (A)  grad_norm: M (A)  time: T  data: D  max mem: MB` (DINO
 # `Epoch: [E/EPOCHS]`), `Test:  [N/M]  ...` for an evaluation; fields joined by two spaces
-_METRIC_LOGGER = re.compile(
+METRIC_LOGGER = re.compile(
     r"(?<![\w/])(?:Epoch: \[(\d{1,6})(?:/\d{1,6})?\]|(Test|Val(?:id|idation)?|Eval(?:uation)?):)"
     r"  \[\s*(\d{1,18})/(\d{1,18})\]")
 _LOGGER_FIELD = re.compile(r"^([A-Za-z][\w]{0,40}(?: [a-z]{1,10})?): (\S+)(?: \((\S+)\))?$")
@@ -91,16 +91,16 @@ def _metric_logger(m: re.Match, line: str, last_line: bool) -> StepLine | None:
 
 # fairseq2's LogMetricRecorder (src/fairseq2/metrics/recorders/log.py): `Train Metrics (step 12) - NLL Loss: 2.48 |
 # Gradient Norm: 1.48 | ... | Learning Rate: 9.75e-05 | ...` (display names; `Validation Metrics (step N) - ...`)
-_FAIRSEQ2 = re.compile(r"\b(Train|Valid|Validation|Eval|Evaluation) Metrics \(step (\d{1,18})\) - (.*)$")
+FAIRSEQ2 = re.compile(r"\b(Train|Valid|Validation|Eval|Evaluation) Metrics \(step (\d{1,18})\) - (.*)$")
 _FAIRSEQ2_NAMES = {"nll loss": "loss", "loss": "loss", "gradient norm": "grad_norm", "learning rate": "learning_rate"}
 # MaxText's metric logger (src/maxtext/common/metric_logger.py): `Completed eval after train step 100, loss=2.1,
 # perplexity=8.2, total_weights=..., avg_z_loss=...`
-_MAXTEXT_EVAL = re.compile(r"\bCompleted eval after train step (\d{1,18}), (.*)$")
+MAXTEXT_EVAL = re.compile(r"\bCompleted eval after train step (\d{1,18}), (.*)$")
 # InternEvo / InternLM's training line (internlm/train/pipeline.py record_current_batch_training_metrics): `tflops=180.5
 # step=23 loss=1.51 tgs (tokens/gpu/second)=3523.1 ... lr=4.2e-05 loss_scale=65536.0 grad_norm={'0_default': 1.04} ...`
-_INTERNEVO_STEP = re.compile(r"\bstep=(\d{1,18}) loss=")
+INTERNEVO_STEP = re.compile(r"\bstep=(\d{1,18}) loss=")
 _INTERNEVO_PAIR = re.compile(r"(?<![\w/])(loss|lr|loss_scale|acc|perplexity|grad_norm)=(?:\{'[^']*': )?"
-                             r"(" + _FLOAT + r")", re.IGNORECASE)
+                             r"(" + FLOAT + r")", re.IGNORECASE)
 
 
 def _internevo(fields: str, step: int) -> StepLine | None:
@@ -108,26 +108,26 @@ def _internevo(fields: str, step: int) -> StepLine | None:
     return StepLine("internevo", step, None, metrics) if any(k == "loss" for k, _ in metrics) else None
 
 
-_GPT2_SIMPLE = re.compile(r"^\[(\d{1,18}) \| [\d.]+\] loss=(" + _FLOAT + r")"
-                          r" avg=(" + _FLOAT + r")", re.IGNORECASE)
+GPT2_SIMPLE = re.compile(r"^\[(\d{1,18}) \| [\d.]+\] loss=(" + FLOAT + r")"
+                          r" avg=(" + FLOAT + r")", re.IGNORECASE)
 # clu's LoggingWriter (t5x, flax examples): `[12] collection=train accuracy=0.45, cross_ent_loss=2.3, loss=2.3, ...`
-_CLU_WRITER = re.compile(r"\[(\d{1,18})\] collection=(\w+) (.*)$")
-_EQUALS_PAIR = re.compile(r"([A-Za-z][\w/.-]*)=(" + _FLOAT + r")(?![\w.])", re.IGNORECASE)
+CLU_WRITER = re.compile(r"\[(\d{1,18})\] collection=(\w+) (.*)$")
+_EQUALS_PAIR = re.compile(r"([A-Za-z][\w/.-]*)=(" + FLOAT + r")(?![\w.])", re.IGNORECASE)
 
 
 # The transformers Flax examples (examples/flax/language-modeling/run_clm_flax.py:801-803, :826; run_mlm_flax.py,
 # run_t5_mlm_flax.py print the same through tqdm.write): `Step... (10 | Loss: 2.4812345, Learning Rate: 4.9e-05)` and
 # the evaluation's `Step... (100 | Eval Loss: 2.1 | Eval Perplexity: 8.2)`. A line without a learning rate is an
 # evaluation's (run_mlm_flax's `Step... (N | Loss: X, Acc: Y)`). The whole line is the shape: every field a number.
-_FLAX_STEP = re.compile(
+FLAX_STEP = re.compile(
     r"^Step\.\.\. \((\d{1,18}) \| ((?:[A-Z][A-Za-z ]{0,30}: \S+(?:, | \| ))*[A-Z][A-Za-z ]{0,30}: \S+)\)\s*$")
 _FLAX_NAMES = {"loss": "loss", "learning_rate": "learning_rate", "acc": "accuracy", "accuracy": "accuracy",
                "perplexity": "perplexity"}
 
 
-def _flax_step(m: re.Match) -> StepLine | None:
+def flax_step(m: re.Match) -> StepLine | None:
     fields = [field.split(": ") for field in re.split(r", | \| ", m.group(2))]
-    values = [number(raw) if re.fullmatch(_FLOAT, raw, re.IGNORECASE) else None for _, raw in fields]
+    values = [number(raw) if re.fullmatch(FLOAT, raw, re.IGNORECASE) else None for _, raw in fields]
     if None in values:
         return None
     names = [_snake(name) for name, _ in fields]
@@ -159,7 +159,7 @@ def _maxtext_eval(m: re.Match) -> StepLine | None:
     return StepLine("maxtext_eval", int(m.group(1)), None, metrics) if metrics else None
 
 
-def _clu_scalars(m: re.Match) -> StepLine | None:
+def clu_scalars(m: re.Match) -> StepLine | None:
     prefix = "" if m.group(2) == "train" else "eval_"
     metrics = tuple((prefix + canonical_metric(k), float(v)) for k, v in _EQUALS_PAIR.findall(m.group(3)))
     if not any(name.endswith("loss") for name, _ in metrics):
@@ -170,13 +170,13 @@ def _clu_scalars(m: re.Match) -> StepLine | None:
 # OpenNMT-py's Statistics.output (onmt/utils/statistics.py:125): `Step 10/  300; acc: 41.0; ppl:  11.8; xent: 2.5;
 # lr: 0.00100; sents:    3200; bsz: 1234/1345/32; 12345/13456 tok/s;      6 sec;` (`Step 10;` without train_steps;
 # OpenNMT-py 2.x stops after `tok/s; 6 sec`). xent is the loss, ppl = exp(xent), acc a percentage.
-_OPENNMT_STEP = re.compile(r"\bStep\s*(\d{1,18})(?:/\s*(\d{1,18}))?; acc:\s*(" + _FLOAT + r"); ppl:\s*(" + _FLOAT
-                           + r"); xent:\s*(" + _FLOAT + r"); lr:\s*(" + _FLOAT + r");")
+OPENNMT_STEP = re.compile(r"\bStep\s*(\d{1,18})(?:/\s*(\d{1,18}))?; acc:\s*(" + FLOAT + r"); ppl:\s*(" + FLOAT
+                           + r"); xent:\s*(" + FLOAT + r"); lr:\s*(" + FLOAT + r");")
 
 
 # OpenNMT-py's report_manager.py:154-155 after a validation: `[2024-06-01 10:00:00,500 INFO] Validation perplexity:
 # 11.2` and `... Validation accuracy: 41` (`%g`)
-_OPENNMT_VALID = re.compile(r"^\[[\d-]+ [\d:,]+ INFO\] Validation (perplexity|accuracy): (" + _FLOAT + r")\s*$")
+OPENNMT_VALID = re.compile(r"^\[[\d-]+ [\d:,]+ INFO\] Validation (perplexity|accuracy): (" + FLOAT + r")\s*$")
 
 
 def _opennmt_valid(m: re.Match) -> StepLine:
@@ -194,8 +194,8 @@ def _opennmt_valid(m: re.Match) -> StepLine:
 # ...:` before the duration). Its `loss` is summed over every token of the dev set, so it grows with the set and is no
 # per-token loss; the perplexity is exp(loss / tokens): ln(ppl) is the per-token eval loss, what the overfitting and
 # eval analyzers compare with the training loss (the batch loss, per token).
-_JOEYNMT_VALID = re.compile(r"\bValidation result \([^)]{1,40}\) at epoch\s*(\d{1,9}), step\s*(\d{1,18}): .*?"
-                            r"\bppl:\s*(" + _FLOAT + r")", re.IGNORECASE)
+JOEYNMT_VALID = re.compile(r"\bValidation result \([^)]{1,40}\) at epoch\s*(\d{1,9}), step\s*(\d{1,18}): .*?"
+                            r"\bppl:\s*(" + FLOAT + r")", re.IGNORECASE)
 
 
 def _joeynmt_valid(m: re.Match) -> StepLine:
@@ -210,8 +210,8 @@ def _joeynmt_valid(m: re.Match) -> StepLine:
 
 # OpenNMT-py's 2018 Statistics.output (onmt/Trainer.py:66, OpenNMT/OpenNMT-py 9d51f2c7 2018-04-29): `Epoch %2d,
 # %5d/%5d; acc: %6.2f; ppl: %6.2f; xent: %6.2f; %3.0f src tok/s; %3.0f tgt tok/s; %6.0f s elapsed`: batch N of M
-_OPENNMT_EPOCH = re.compile(r"\bEpoch\s*(\d{1,9}),\s*(\d{1,18})/\s*(\d{1,18}); acc:\s*(" + _FLOAT + r"); ppl:\s*("
-                            + _FLOAT + r"); xent:\s*(" + _FLOAT + r");")
+OPENNMT_EPOCH = re.compile(r"\bEpoch\s*(\d{1,9}),\s*(\d{1,18})/\s*(\d{1,18}); acc:\s*(" + FLOAT + r"); ppl:\s*("
+                            + FLOAT + r"); xent:\s*(" + FLOAT + r");")
 
 
 def _opennmt_epoch(m: re.Match) -> StepLine:
@@ -229,7 +229,7 @@ def _opennmt(m: re.Match) -> StepLine:
 
 # torchtune's recipes describe their tqdm bar as `pbar.set_description(f"{curr_epoch + 1}|{self.global_step}|Loss:
 # {loss_to_log}")`: `1|12|Loss: 1.9749605655670166:   2%|▏  | 13/512 [00:35<...]`, redrawn (and read) more than once
-_TORCHTUNE_BAR = re.compile(r"^\s*\d{1,6}\|(\d{1,18})\|Loss: ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)):")
+TORCHTUNE_BAR = re.compile(r"^\s*\d{1,6}\|(\d{1,18})\|Loss: ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)):")
 # DLLogger's StdOutBackend line: `DLL 2020-06-04 01:09:11.569757 - <step> name : value ...` (a script's own prefix
 # format may drop the time: `DLL - `)
 DLLOGGER = re.compile(r"^DLL (?:\d{4}-\d{2}-\d{2}[ T][\d:.]+ )?- (?P<step>.*?)\s*"

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 
-from .fields import _FLOAT, StepLine
+from .fields import FLOAT, StepLine
 
 MARKER = "==((====))==  Unsloth - 2x faster free finetuning"
-_PRINT = re.compile(r"^(?:.*?(?:it/s|s/it)\])?(\d{1,12}), (" + _FLOAT + r")\s*$", re.IGNORECASE)
+_PRINT = re.compile(r"^(?:.*?(?:it/s|s/it)\])?(\d{1,12}), (" + FLOAT + r")\s*$", re.IGNORECASE)
 
 
 class UnslothTrainPrints:

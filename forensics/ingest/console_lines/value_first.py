@@ -17,15 +17,15 @@ from __future__ import annotations
 import re
 
 from ...timeline import canonical_metric
-from .fields import _FLOAT, StepLine, _snake
+from .fields import FLOAT, StepLine, _snake
 
 MARKER = " loss"
 TEXT_KEY = "default_float"  # LogRecords.texts key: `launch_dtype`'s values as JSON
 _FEWEST_PAIRS = 3
-_PART = _FLOAT + r" [A-Za-z][\w/]*(?: [A-Za-z][\w/]*){0,2}"
+_PART = FLOAT + r" [A-Za-z][\w/]*(?: [A-Za-z][\w/]*){0,2}"
 _LINE = re.compile(r"^\s*(\d{1,18}) +(" + _PART + r"(?:,\s+" + _PART + r"){" + str(_FEWEST_PAIRS - 1) + r",})\s*$",
                    re.IGNORECASE)
-_SPLIT_PART = re.compile(r"^(" + _FLOAT + r") (.+)$", re.IGNORECASE)
+_SPLIT_PART = re.compile(r"^(" + FLOAT + r") (.+)$", re.IGNORECASE)
 _TIME_UNITS = {"s": "_s", "ms": "_ms"}
 
 

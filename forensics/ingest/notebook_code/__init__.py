@@ -47,20 +47,20 @@ from __future__ import annotations
 import ast
 
 from .syntax import called_name, dotted
-from .cells import _cells_meant, _parsed_cells, _source
+from .cells import cells_meant, parsed_cells, _source
 from .char_corpus import char_corpus
 from .subword_corpus import subword_corpus
-from .arguments import (_LOADED_MODEL_KEYS, _bound_names, _builds_a_trainer, _call_values, _class_fields,
-                        _loads_a_model, _lora_switched_on, _model_handed, _trained_model, _trl_trainer, _wrapped_names,
+from .arguments import (LOADED_MODEL_KEYS, bound_names, builds_a_trainer, call_values, class_fields,
+                        loads_a_model, lora_switched_on, model_handed, trained_model, trl_trainer, wrapped_names,
                         machine_test, machine_value)
 from .data import masked_lm, raw_text_lm, simplified_text
 from .gpt2_simple import gpt2_simple_finetunes_whole
 from .lightning import lightning_values
 from .machine import printed_machine
-from .precision import (_BF16_CHANGED_TO_FP16, _autocast_precision, _keras_policy_precision,
-                        _trainer_arguments_in_fp32, _trains_in_default_float32, _unsloth_mixed_precision,
-                        _without_inference_autocast)
-from .model import _loads_weights, _model_built_here, _trains_whole_model
+from .precision import (BF16_CHANGED_TO_FP16, autocast_precision, keras_policy_precision,
+                        trainer_arguments_in_fp32, trains_in_default_float32, unsloth_mixed_precision,
+                        without_inference_autocast)
+from .model import loads_weights, model_built_here, trains_whole_model
 from .pad_labels import labels_with_padding
 from .pairwise import pairwise_loss_function
 from .summed_loss import sum_of_unknown_count
@@ -83,70 +83,70 @@ def code_values(cells: list, outputs: str) -> dict:
     loads: list[tuple[tuple[int, int], str | None, dict]] = []  # (where, the name it is bound to, what) of each loader
     trainers: list[tuple[tuple[int, int], object]] = []  # (where, the model handed to it) of each trainer built
     aliases: dict[str, str] = {}  # `lora_model` -> `model`: the names a loaded model was wrapped under
-    trees = list(_parsed_cells(cells))  # the cells that ran, parsed once for every question below
+    trees = list(parsed_cells(cells))  # the cells that ran, parsed once for every question below
     code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
     for cell, tree in enumerate(trees):
-        bound = _bound_names(tree)
-        aliases.update(_wrapped_names(tree, bound))
-        names.update(_class_fields(tree))
+        bound = bound_names(tree)
+        aliases.update(wrapped_names(tree, bound))
+        names.update(class_fields(tree))
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign):
                 _bind(names, node, machine)
-            elif isinstance(node, ast.Dict) and _lora_switched_on(node):
+            elif isinstance(node, ast.Dict) and lora_switched_on(node):
                 values.setdefault("adapter.peft_type", "LORA")
             elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
                 trl_names.update(alias.asname or alias.name for alias in node.names)
             elif isinstance(node, ast.Call):
                 called.add(called_name(node.func))
-                found = _call_values(node, names, machine)
+                found = call_values(node, names, machine)
                 where = (cell, getattr(node, "lineno", 0))
-                if _loads_a_model(node):
+                if loads_a_model(node):
                     loads.append((where, bound.get(id(node)),
-                                  {k: found.pop(k) for k in _LOADED_MODEL_KEYS if k in found}))
-                if _builds_a_trainer(node):
-                    trainers.append((where, _model_handed(node, names)))
+                                  {k: found.pop(k) for k in LOADED_MODEL_KEYS if k in found}))
+                if builds_a_trainer(node):
+                    trainers.append((where, model_handed(node, names)))
                 values.update(found)
-                trainer = _trl_trainer(node, trl_names)
+                trainer = trl_trainer(node, trl_names)
                 if trainer:
                     values["trainer_class"] = trainer
-    values.update(_trained_model(loads, trainers, aliases))
+    values.update(trained_model(loads, trainers, aliases))
     values.update(lightning_values(trees, names))
     if _KBIT_PREPARED in called:  # (it casts the half weights it finds to float32: the load's dtype no longer trains)
         values.pop("model.load_dtype", None)
-    if values.get("model.load_dtype") == "bfloat16" and _BF16_CHANGED_TO_FP16.search(outputs):
+    if values.get("model.load_dtype") == "bfloat16" and BF16_CHANGED_TO_FP16.search(outputs):
         values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for
-    meant = "\n".join(_source(c) for c in _cells_meant(cells))
+    meant = "\n".join(_source(c) for c in cells_meant(cells))
     # a trainer handed a model's name loads it itself (`SFTTrainer("openai-community/gpt2-medium", ...)`)
     loaded = bool(loads) or any(isinstance(handed, str) for _, handed in trainers)
     gpt2_simple = gpt2_simple_finetunes_whole(trees)
-    if _trains_whole_model(values, called, trees, meant, loaded=loaded) or gpt2_simple:
+    if trains_whole_model(values, called, trees, meant, loaded=loaded) or gpt2_simple:
         values["method"] = "full"
-    training_code = "\n".join(_without_inference_autocast(c) for c in cells
+    training_code = "\n".join(without_inference_autocast(c) for c in cells
                               if isinstance(c, dict) and c.get("cell_type") == "code")
     if "bf16" not in values and "fp16" not in values and (
-            gpt2_simple or _trains_in_default_float32(trees, training_code)):
+            gpt2_simple or trains_in_default_float32(trees, training_code)):
         values["precision.default_fp32"] = True
-    elif _trainer_arguments_in_fp32(values, trees, training_code):
+    elif trainer_arguments_in_fp32(values, trees, training_code):
         values["precision.trainer_fp32"] = values["training_args_class"]
     half_flag = "bf16" in values or "fp16" in values
-    found = {"precision.unsloth_mixed": _unsloth_mixed_precision(values, trees, outputs, machine.bf16),
-             "precision.autocast": None if half_flag else _autocast_precision(trees, names),
+    found = {"precision.unsloth_mixed": unsloth_mixed_precision(values, trees, outputs, machine.bf16),
+             "precision.autocast": None if half_flag else autocast_precision(trees, names),
              "data.raw_text_lm": raw_text_lm(trees),
              "data.masked_lm": masked_lm(trees),
              "data.simplified_text": simplified_text(trees),
              "loss.pairwise_function": pairwise_loss_function(trees),
              "loss.epoch_sum_unscaled": sum_of_unknown_count(cells),
-             "precision.keras_policy": _keras_policy_precision(trees),
+             "precision.keras_policy": keras_policy_precision(trees),
              "data.labels_include_padding": labels_with_padding(cells)}
     values.update({key: value for key, value in found.items() if value})
     values.update(char_corpus(trees, outputs))
     values.update(subword_corpus(cells))
     no_base = "model.name_or_path" not in values and not any(k.startswith(("adapter.", "quant.")) for k in values)
-    built = _model_built_here(cells, trees, code)
+    built = model_built_here(cells, trees, code)
     if built and no_base:
         values["model.built_here"] = built
     tokenizer = tokenizer_trained(trees)
-    if tokenizer and no_base and not _loads_weights(cells):
+    if tokenizer and no_base and not loads_weights(cells):
         values["model.tokenizer_trained"] = tokenizer
     return values
 

@@ -7,10 +7,10 @@ import ast
 import re
 
 from .machine import PrintedMachine
-from .syntax import called_name, _literal, _owner_name
+from .syntax import called_name, _literal, owner_name
 
 # Arguments classes whose keywords are TrainingArguments fields (TRL's configs subclass it, Unsloth's too)
-_ARGUMENT_CLASSES = re.compile(r"^(?:\w*TrainingArguments|(?:SFT|DPO|KTO|ORPO|CPO|GRPO|RLOO|PPO|Reward|GKD|BCO|"
+ARGUMENT_CLASSES = re.compile(r"^(?:\w*TrainingArguments|(?:SFT|DPO|KTO|ORPO|CPO|GRPO|RLOO|PPO|Reward|GKD|BCO|"
                                r"OnlineDPO|Nash|XPO|PRM)Config)$")
 _TRL_CLASSES = re.compile(r"Config$")
 _TRAINING_FIELDS = ("bf16", "fp16", "learning_rate", "num_train_epochs", "max_steps", "logging_steps",
@@ -23,7 +23,7 @@ _PEFT_CONFIGS = {"LoraConfig": "LORA", "AdaLoraConfig": "ADALORA", "LoHaConfig":
 _PEFT_BUILDERS = ("get_peft_model",)
 _LOADERS = ("from_pretrained",)
 # a model class (AutoModelForCausalLM, GPT2LMHeadModel, LlamaForCausalLM, FastLanguageModel ...), not a tokenizer's
-_MODEL_CLASSES = re.compile(r"(?:Model|For[A-Z]\w*)$|^AutoModel")
+MODEL_CLASSES = re.compile(r"(?:Model|For[A-Z]\w*)$|^AutoModel")
 _BF16_SUPPORT = ("is_bfloat16_supported", "is_bf16_supported")
 _NO_MACHINE = PrintedMachine()
 
@@ -34,7 +34,7 @@ _NO_MACHINE = PrintedMachine()
 _TRL_TRAINERS = re.compile(r"^(?:SFT|DPO|KTO|ORPO|CPO|GRPO|RLOO|PPO|Reward|GKD|BCO|OnlineDPO|Nash|XPO|PRM)Trainer$")
 
 
-def _trl_trainer(call: ast.Call, trl_names: set[str]) -> str | None:
+def trl_trainer(call: ast.Call, trl_names: set[str]) -> str | None:
     """`trl.SFTTrainer` where the call builds one of TRL's trainers, imported from trl (`from trl import SFTTrainer`)
     or named through it (`trl.SFTTrainer(...)`); a class of the notebook's own that shares the name is not TRL's."""
     name = called_name(call.func)
@@ -50,18 +50,18 @@ def _trl_trainer(call: ast.Call, trl_names: set[str]) -> str | None:
 _LORA_SWITCHES = ("lora", "use_lora")
 
 
-def _lora_switched_on(node: ast.Dict) -> bool:
+def lora_switched_on(node: ast.Dict) -> bool:
     """`{"lora": True, ...}`: a dict literal that turns LoRA on."""
     return any(isinstance(key, ast.Constant) and key.value in _LORA_SWITCHES
                and isinstance(value, ast.Constant) and value.value is True
                for key, value in zip(node.keys, node.values))
 
 
-def _call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
+def call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
     name = called_name(call.func)
-    owner = _owner_name(call.func)
+    owner = owner_name(call.func)
     out: dict = {}
-    if _ARGUMENT_CLASSES.match(name):
+    if ARGUMENT_CLASSES.match(name):
         out["training_args_class"] = ("trl." + name) if _TRL_CLASSES.search(name) else name
         for field in _TRAINING_FIELDS:
             value = _keyword(call, field, names, machine)
@@ -76,7 +76,7 @@ def _call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
         task = task.attr if isinstance(task, ast.Attribute) else _literal(task, names) if task is not None else None
         if isinstance(task, str):  # `TaskType.CAUSAL_LM` or "CAUSAL_LM"
             out["adapter.task_type"] = task
-    elif _loads_a_model(call):
+    elif loads_a_model(call):
         model = _model_name(call, names)
         if model:
             out["model.name_or_path"] = model
@@ -85,7 +85,7 @@ def _call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
             out["model.load_dtype"] = dtype
         if "For" in owner:  # the head it loads (AutoModelForSequenceClassification: a classifier's)
             out["model.architectures"] = [owner]
-    if name == "BitsAndBytesConfig" or _loads_a_model(call):
+    if name == "BitsAndBytesConfig" or loads_a_model(call):
         if _keyword(call, "load_in_4bit", names, _NO_MACHINE) is True:
             out["quant.load_in_4bit"] = True
     elif name in _WEIGHT_QUANT_CONFIGS:  # `GPTQConfig(bits=4, ...)`: the base loaded from 4-bit GPTQ / AWQ weights
@@ -99,10 +99,10 @@ def _call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
 _WEIGHT_QUANT_CONFIGS = {"GPTQConfig": "gptq", "AwqConfig": "awq"}
 
 
-_LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architectures")
+LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architectures")
 
 
-def _trained_model(loads: list, trainers: list, aliases: dict[str, str]) -> dict:
+def trained_model(loads: list, trainers: list, aliases: dict[str, str]) -> dict:
     """What the loader of the model the notebook trains said: of the loaders called before the first trainer is built,
     the last one bound to the name handed to it as its model, through the names it was wrapped under
     (`lora_model = get_peft_model(model, ...)`), or the model's name handed as a string
@@ -134,7 +134,7 @@ def _loaded_as(name: str, aliases: dict[str, str]) -> str:
     return name
 
 
-def _bound_names(tree: ast.AST) -> dict[int, str]:
+def bound_names(tree: ast.AST) -> dict[int, str]:
     """The name each call's result is bound to (`model, tokenizer = X.from_pretrained(...)`: `model`), by call."""
     out = {}
     for node in ast.walk(tree):
@@ -146,7 +146,7 @@ def _bound_names(tree: ast.AST) -> dict[int, str]:
     return out
 
 
-def _wrapped_names(tree: ast.AST, bound: dict[int, str]) -> dict[str, str]:
+def wrapped_names(tree: ast.AST, bound: dict[int, str]) -> dict[str, str]:
     """`lora_model = get_peft_model(model, config)`: the new name of a model a call wrapped (its first argument, or its
     `model=`), by that name."""
     out = {}
@@ -158,7 +158,7 @@ def _wrapped_names(tree: ast.AST, bound: dict[int, str]) -> dict[str, str]:
     return out
 
 
-def _model_handed(call: ast.Call, names: dict) -> str | tuple[str, ...] | None:
+def model_handed(call: ast.Call, names: dict) -> str | tuple[str, ...] | None:
     """What a trainer is handed as its model: the model's name where it is a string (`model="Qwen/..."`, or first:
     `SFTTrainer("openai-community/gpt2-medium", args=...)`), else the names it could be (its `model=`, or its
     positional arguments: TRL 0.x's `PPOTrainer(config, model, ...)`)."""
@@ -175,7 +175,7 @@ def _model_handed(call: ast.Call, names: dict) -> str | tuple[str, ...] | None:
     return positional or None
 
 
-def _builds_a_trainer(call: ast.Call) -> bool:
+def builds_a_trainer(call: ast.Call) -> bool:
     """`Trainer(...)`, `SFTTrainer(...)`, `Seq2SeqTrainer(...)`, `UnslothTrainer(...)`: a trainer class built."""
     return _is_trainer_class(called_name(call.func))
 
@@ -192,7 +192,7 @@ def model_classes_followed(trees: list) -> list:
                     if isinstance(target, ast.Name):
                         bound.setdefault(target.id, []).append(node.value)
     held = {name: called_name(values[0]) for name, values in bound.items() if len(values) == 1
-            and isinstance(values[0], (ast.Name, ast.Attribute)) and _MODEL_CLASSES.search(called_name(values[0]))}
+            and isinstance(values[0], (ast.Name, ast.Attribute)) and MODEL_CLASSES.search(called_name(values[0]))}
     if not held:
         return trees
     for tree in trees:
@@ -206,7 +206,7 @@ def model_classes_followed(trees: list) -> list:
 def trainer_subclasses_followed(trees: list) -> list:
     """The trees with each call of a Trainer subclass the notebook defines under a name of its own
     (`class customtrainer(Trainer)`, yangoos57_Bert_For_Domain_Adaptation) made a call of the Trainer it subclasses,
-    where the name is defined once: the readers below know a trainer by its class's name (`_builds_a_trainer`)."""
+    where the name is defined once: the readers below know a trainer by its class's name (`builds_a_trainer`)."""
     defined: dict[str, list[str]] = {}
     for tree in trees:
         for node in ast.walk(tree):
@@ -228,10 +228,10 @@ def _is_trainer_class(name: str) -> bool:
     return name[:1].isupper() and name.endswith("Trainer")
 
 
-def _loads_a_model(call: ast.Call) -> bool:
+def loads_a_model(call: ast.Call) -> bool:
     """`AutoModelForCausalLM.from_pretrained(...)`, `FastLanguageModel.from_pretrained(...)`: a model class's loader
     (a tokenizer's is not)."""
-    return called_name(call.func) in _LOADERS and bool(_MODEL_CLASSES.search(_owner_name(call.func)))
+    return called_name(call.func) in _LOADERS and bool(MODEL_CLASSES.search(owner_name(call.func)))
 
 
 def _half_dtype(call: ast.Call) -> str | None:
@@ -286,7 +286,7 @@ def machine_test(node: ast.expr, machine: PrintedMachine, names: dict | None = N
         return _compared(node, machine, names)
     if not isinstance(node, ast.Call):
         return None
-    if called_name(node.func) == "is_available" and _owner_name(node.func) == "cuda":
+    if called_name(node.func) == "is_available" and owner_name(node.func) == "cuda":
         return machine.cuda
     return machine.bf16 if called_name(node.func) in _BF16_SUPPORT else None
 
@@ -303,7 +303,7 @@ def _compared(node: ast.Compare, machine: PrintedMachine, names: dict) -> bool |
     return (left == right) is isinstance(node.ops[0], ast.Eq)
 
 
-def _class_fields(tree: ast.Module) -> dict:
+def class_fields(tree: ast.Module) -> dict:
     """`{"CONFIG.bf16": True}` of the literal fields a cell's classes set in their body (a settings dataclass,
     `bf16: bool = True`), read where the code passes `CONFIG.bf16`."""
     out = {}

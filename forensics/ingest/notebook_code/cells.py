@@ -13,13 +13,13 @@ import warnings
 from .syntax import called_name
 from .arguments import model_classes_followed, trainer_subclasses_followed
 
-_SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
+SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
 _NOT_PYTHON_CELL = re.compile(r"^\s*%%(?!capture|time|timeit)")
 _MAX_CELL_CHARS = 200_000
 # A cell that hands the training to a program (`!python train.py`, `!accelerate launch`, `%run train.py`): its
 # precision is that program's, which the notebook's code does not show (`!pip install`, `!wget` are no training; nor
 # is an evaluation script, Chrisgr1_openai-cookbook's `!python lm-evaluation-harness/main.py --model hf-causal ...`)
-_SHELL_TRAINING = re.compile(r"(?m)^\s*(?:!\s*(?:python3?\b(?![ \t]+(?:-m[ \t]+)?[\w./-]*eval)|(?:torchrun|accelerate|"
+SHELL_TRAINING = re.compile(r"(?m)^\s*(?:!\s*(?:python3?\b(?![ \t]+(?:-m[ \t]+)?[\w./-]*eval)|(?:torchrun|accelerate|"
                              r"deepspeed|llamafactory-cli|axolotl|tune|litgpt|swift|bash|sh|composer|lightning)\b)"
                              r"|%run\b|%%bash|%%sh)")
 
@@ -34,7 +34,7 @@ def _source(cell: dict) -> str:
 def shell_commands(cells: list) -> str:
     """The shell lines of the cells that ran (`!python train.py \\` and the lines it continues on), without the `!`."""
     lines: list[str] = []
-    for cell in _cells_that_ran(cells):
+    for cell in cells_that_ran(cells):
         continued = False
         for line in _source(cell).splitlines():
             shell = line.lstrip().startswith("!")
@@ -44,7 +44,7 @@ def shell_commands(cells: list) -> str:
     return "\n".join(lines)
 
 
-def _cells_that_ran(cells: list) -> list[dict]:
+def cells_that_ran(cells: list) -> list[dict]:
     """Code cells with an execution count or an output; where the notebook was saved with every count cleared (some
     editors and export tools do), every code cell up to the last one that shows an output; where only some cells
     lost their counts (the cells after a few counted ones), also the uncounted cells without output just before an
@@ -67,22 +67,22 @@ def _cells_that_ran(cells: list) -> list[dict]:
     return [c for i, c in enumerate(code) if i in ran]
 
 
-def _cells_meant(cells: list) -> list[dict]:
+def cells_meant(cells: list) -> list[dict]:
     """The code cells whose code, run or not, says what the run was meant to be (an adapter set up, weights frozen):
-    where the notebook carries execution counts, the cells that ran (`_cells_that_ran`), since a cell left with no
+    where the notebook carries execution counts, the cells that ran (`cells_that_ran`), since a cell left with no
     count and no output there never ran (AliN75_Memorization: its 'freeze all but blocks 5, 10, 15' cell sits
     uncounted between the cells counted 10 and 11, and the Trainer's banner counts 1,315,575,808 weights trainable);
     where every count was cleared, every code cell (nothing tells which ran)."""
     code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
-    return _cells_that_ran(code) if any(_count(c) is not None for c in code) else code
+    return cells_that_ran(code) if any(_count(c) is not None for c in code) else code
 
 
 def _sole_definers_of_names_read_later(code: list[dict], ran: set[int]) -> set[int]:
     """Uncounted cells without output that alone assign a name a later counted cell reads (the arguments built in a
     cell edited after it ran, then handed to the training cell): had they not run, that cell would have stopped on
-    a NameError before its output. (Where the later cells lost their counts too, the rule of `_cells_that_ran` for
+    a NameError before its output. (Where the later cells lost their counts too, the rule of `cells_that_ran` for
     them stands: a silent cell that would have printed says the cells before it did not run.)"""
-    trees = [_quiet_tree(cell) for cell in code]
+    trees = [quiet_tree(cell) for cell in code]
     assigned = [_assigned_names(tree) for tree in trees]
     read = [{n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} for tree in trees]
     found = set()
@@ -99,10 +99,10 @@ def python_of(source: str) -> str:
     """A cell's source as Python: shell and magic lines blanked, then the indent every line shares removed - IPython
     runs a cell indented as a whole (Abeshith_FineTuning_LanguageModels: ' training_args = TrainingArguments(..., fp16
     = True)', one space on every line, ran and fed the SFTTrainer), which `ast.parse` rejects ('unexpected indent')."""
-    return textwrap.dedent("\n".join("" if _SHELL_OR_MAGIC.match(line) else line for line in source.splitlines()))
+    return textwrap.dedent("\n".join("" if SHELL_OR_MAGIC.match(line) else line for line in source.splitlines()))
 
 
-def _quiet_tree(cell: dict) -> ast.Module:
+def quiet_tree(cell: dict) -> ast.Module:
     code = python_of(_source(cell))
     try:
         return parse_quietly(code)
@@ -148,7 +148,7 @@ def _count(cell: dict):
     return cell.get("execution_count", cell.get("prompt_number"))
 
 
-def _parsed_cells(cells: list) -> list:
+def parsed_cells(cells: list) -> list:
     """The trees of the cells that ran, with the script a `%%writefile train.py` cell writes where a shell line
     that ran launches it (`!accelerate launch train.py`): that code ran too; a model class held in a name called by
     the class's own name (`arguments.model_classes_followed`); a Trainer subclass of the notebook's own called as the
@@ -161,9 +161,9 @@ def _trees_of_cells_that_ran(cells: list):
 
 
 def cells_and_trees_that_ran(cells: list):
-    """(cell, the code parsed, its tree) of each cell that ran and parsed (`_parsed_cells`, without the follows)."""
+    """(cell, the code parsed, its tree) of each cell that ran and parsed (`parsed_cells`, without the follows)."""
     launched = {name.rsplit("/", 1)[-1] for name in _SCRIPT.findall(shell_commands(cells))}
-    for cell in _cells_that_ran(cells):
+    for cell in cells_that_ran(cells):
         source = _source(cell)
         written = _WRITEFILE.match(source)
         if written and written.group(1).rsplit("/", 1)[-1] in launched:
@@ -205,7 +205,7 @@ class _DeadBranches(ast.NodeTransformer):
 _FULL_LINE_COMMENT = re.compile(r"(?m)^[ \t]*#.*$")
 
 
-def _without_comments(code: str) -> str:
+def without_comments(code: str) -> str:
     """The code less its `#` comments, which run nothing (bmcmahan2016_cs-269-SLG's '# ... sent to device (GPU/TPU)'
     above a plain fp32 loop); where the code does not tokenize, less its whole-line comments only."""
     try:

@@ -18,7 +18,7 @@ import re
 from .syntax import called_name, dotted
 
 # A subword tokenizer named in the code: its tokens are not characters, whatever else the code builds
-_SUBWORD_TOKENIZER = re.compile(r"tiktoken|sentencepiece|SentencePiece|AutoTokenizer|GPT2Tokenizer|\w+TokenizerFast|"
+SUBWORD_TOKENIZER = re.compile(r"tiktoken|sentencepiece|SentencePiece|AutoTokenizer|GPT2Tokenizer|\w+TokenizerFast|"
                                 r"ByteLevelBPETokenizer|from tokenizers import|BertTokenizer|\bBPE\(")
 # The text's length as printed: Karpathy's `length of dataset in characters:  1115394`, `Text length: 100000`,
 # `Total characters: 600901`, `Corpus length: 600901` (not `Number of unique characters: 61`, the vocabulary)
@@ -32,7 +32,7 @@ _WINDOW_NAMES = frozenset({"block_size", "seq_length", "seq_len", "max_seq_lengt
 _BATCH_NAME = "batch_size"
 # A Keras 3 bar at its epoch's end: `390/390 ━━━━ 9s 18ms/step - accuracy: ...` (colour codes left in or not),
 # which counts batches; an older `[====]` bar may count samples (Keras 1: `600860/600860 [====` at batch 64)
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _KERAS_DONE_BAR = re.compile(r"^[ \t]*(\d+)/(\d+)[ \t]+━", re.MULTILINE)
 
 
@@ -60,7 +60,7 @@ def batch_values(trees: list, outputs: str, batch_key: str) -> dict:
     window = next((literals[name] for name in _WINDOW_NAMES if name in literals), None)
     if window and literals.get(_BATCH_NAME):
         found[batch_key] = window * literals[_BATCH_NAME]
-    bars = [int(done) for done, total in _KERAS_DONE_BAR.findall(_ANSI.sub("", outputs)) if done == total]
+    bars = [int(done) for done, total in _KERAS_DONE_BAR.findall(ANSI.sub("", outputs)) if done == total]
     if bars:
         found["data.batches_an_epoch"] = bars[-1]  # the last fit's
     return found
@@ -70,7 +70,7 @@ def char_vocabulary(trees: list) -> str | None:
     """The assignment (as written) that binds a name to the set of a text's characters (`chars =
     sorted(list(set(text)))`, `self.chars = sorted(set(text))`) whose length the code takes (`vocab_size =
     len(chars)`), where no subword tokenizer is named in the code; else None."""
-    if any(_SUBWORD_TOKENIZER.search(ast.unparse(tree)) for tree in trees):
+    if any(SUBWORD_TOKENIZER.search(ast.unparse(tree)) for tree in trees):
         return None
     measured = {dotted(node.args[0]) for tree in trees for node in ast.walk(tree)
                 if isinstance(node, ast.Call) and called_name(node.func) == "len" and len(node.args) == 1}

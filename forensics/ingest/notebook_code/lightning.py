@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import called_name, dotted, _literal, _root_name
+from .syntax import called_name, dotted, _literal, root_name
 
 _PACKAGES = ("pytorch_lightning", "lightning")
 _PRECISIONS = {"32": "fp32", "32-true": "fp32", "16": "fp16", "16-mixed": "fp16", "bf16": "bf16",
@@ -49,7 +49,7 @@ def _lightning_names(trees: list) -> set[str]:
 
 
 def _from_lightning(func: ast.expr, aliases: set[str]) -> bool:
-    return (_root_name(func) if isinstance(func, ast.Attribute) else called_name(func)) in aliases
+    return (root_name(func) if isinstance(func, ast.Attribute) else called_name(func)) in aliases
 
 
 def _keyword_literals(calls: list) -> dict:

@@ -10,7 +10,7 @@ import re
 from typing import Callable
 
 from .cells import _source, parse_quietly, python_of
-from .syntax import called_name, _owner_name
+from .syntax import called_name, owner_name
 
 # What builds a tokenizer: SentencePiece's processor (`s = spm.SentencePieceProcessor(); s.Load("bpe.model")`,
 # Asocsar_GPT2, whose GPT-2 is a Keras model of its own trained from random weights), any `...Tokenizer(...)`
@@ -46,7 +46,7 @@ def _spacy_pipelines(trees: list, calls: list[ast.Call]) -> list[ast.Call]:
     if any(isinstance(node, ast.Attribute) and node.attr in _SPACY_VECTORS
            for tree in trees for node in ast.walk(tree)):
         return []
-    return [call for call in calls if called_name(call.func) == "load" and _owner_name(call.func) == "spacy"]
+    return [call for call in calls if called_name(call.func) == "load" and owner_name(call.func) == "spacy"]
 
 
 def _own_file_readers(trees: list, is_load: Callable[[ast.Call], bool]) -> set[str]:
@@ -60,7 +60,7 @@ def _own_file_readers(trees: list, is_load: Callable[[ast.Call], bool]) -> set[s
 def _a_tokenizers(func: ast.Attribute, tokenizers: set[str]) -> bool:
     """`s.Load(...)` of a tokenizer bound to `s`, or a tokenizer class's own `GPT2Tokenizer.from_pretrained("gpt2")`:
     a vocabulary, not weights (Roy19921010_WASP_DeepLearning_M3, a MiniGPT built in the cell over GPT-2's ids)."""
-    owner = _owner_name(func)
+    owner = owner_name(func)
     return owner in tokenizers or bool(_TOKENIZER_CLASSES.search(owner))
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 import re
 
-from .syntax import called_name, _owner_name, _root_name
-from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _cells_meant, _parsed_cells, _without_comments
-from .arguments import _MODEL_CLASSES, _loads_a_model
+from .syntax import called_name, owner_name, root_name
+from .cells import SHELL_OR_MAGIC, SHELL_TRAINING, cells_meant, parsed_cells, without_comments
+from .arguments import MODEL_CLASSES, loads_a_model
 from .loads_aside import loads_set_aside, saves_alone
 
 # Calls that load trained weights: anything named for loading (a state dict, `torch.load` under any alias, a saved
@@ -19,17 +19,17 @@ _PRETRAINED_CALLS = ("from_pretrained", "from_preset", "KerasLayer", "SentenceTr
 _MODULE_BASES = ("Module", "Model")  # torch's nn.Module, Keras' Model: a network the notebook defines itself
 
 
-def _loads_weights(cells: list) -> bool:
-    """Whether a code cell meant for the run (`_cells_meant`: any, run or not, where the counts were cleared) calls
+def loads_weights(cells: list) -> bool:
+    """Whether a code cell meant for the run (`cells_meant`: any, run or not, where the counts were cleared) calls
     what loads trained weights (`_loads_trained_weights`); a comment quoting one, a method of that name the notebook
     defines, a tokenizer's load, a model loaded only to generate, a text reader of the notebook's own or a reload of a
     file it saved (`loads_set_aside`) is no load. A cell left
     uncounted among counted ones never ran: evintunador_micro-GPT-sandbox's reload of a saved GPT, below its training
     cell; only its save statements are kept, for the files they name (`saves_alone`)."""
-    ran = {id(c) for c in _cells_meant(cells)}
+    ran = {id(c) for c in cells_meant(cells)}
     kept = [dict(c, execution_count=1) if id(c) in ran else saves_alone(c) for c in cells
             if isinstance(c, dict) and c.get("cell_type") == "code"]
-    trees = list(_parsed_cells([c for c in kept if c is not None]))
+    trees = list(parsed_cells([c for c in kept if c is not None]))
     aside = loads_set_aside(trees, _loads_trained_weights)
     return any(isinstance(node, ast.Call) and _loads_trained_weights(node) and id(node) not in aside
                for tree in trees for node in ast.walk(tree))
@@ -39,7 +39,7 @@ def _loads_trained_weights(call: ast.Call) -> bool:
     """A call that loads trained weights (see `_DATA_LOADERS`), or asks a model class for its pretrained ones
     (`pretrained=True`, `weights='imagenet'`, torchvision's `weights=ResNet50_Weights...`)."""
     name = called_name(call.func)
-    owner = _owner_name(call.func)
+    owner = owner_name(call.func)
     # ('load' inside 'download' is none: `nltk.download('punkt')` fetches a tokenizer's data,
     # stopstressingmeout_Next-Word-Prediction-Using-LSTM; nor inside 'upload': Colab's `files.upload()` of the text
     # to train on, Hareeshma01_generative-ai-lstm-textgen)
@@ -57,12 +57,12 @@ def _loads_trained_weights(call: ast.Call) -> bool:
     return False
 
 
-def _model_built_here(cells: list, trees: list, code: str) -> str | None:
+def model_built_here(cells: list, trees: list, code: str) -> str | None:
     """The class a notebook builds its model from where it trains it from random weights: a network it defines
     (`class GPTLanguageModel(nn.Module)`) or Keras' `Sequential([...])`, called in a cell that ran, or a library
     model class given a config (`GPT2LMHeadModel(config)`), and nothing in its code loading trained weights nor
     a program training it (`!python train.py`). None otherwise."""
-    if _SHELL_TRAINING.search(code) or _loads_weights(cells):
+    if SHELL_TRAINING.search(code) or loads_weights(cells):
         return None
     from_torch_nn = {alias.asname or alias.name for tree in trees for node in ast.walk(tree)
                      if isinstance(node, ast.ImportFrom) and node.module == "torch.nn" for alias in node.names}
@@ -83,7 +83,7 @@ def _a_network_base(base: ast.expr, from_torch_nn: set[str]) -> bool:
     program whose model is served elsewhere (langwatch_cookbooks' `class QueryRewriter(dspy.Module)`)."""
     name = called_name(base)
     if name == "Module":
-        return _owner_name(base) == "nn" if isinstance(base, ast.Attribute) else name in from_torch_nn
+        return owner_name(base) == "nn" if isinstance(base, ast.Attribute) else name in from_torch_nn
     return name.endswith(_MODULE_BASES)
 
 
@@ -93,7 +93,7 @@ def _builds_a_model(name: str, call: ast.Call, defined: set[str], own: set[str])
     if name in defined or name in ("Sequential", "Model"):
         return True
     # (a model class of the notebook's own module may load a backbone where the notebook does not show it)
-    return bool(_MODEL_CLASSES.search(name)) and name not in own and bool(call.args or call.keywords) \
+    return bool(MODEL_CLASSES.search(name)) and name not in own and bool(call.args or call.keywords) \
         and ("For" in name or name.endswith("LMHeadModel"))
 
 
@@ -103,7 +103,7 @@ _ADAPTER_WORDS = re.compile(r"(?i)peft|lora|adapter|load_in_[48]bit|bitsandbytes
                             r"ia3(?![0-9])")
 
 
-def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, loaded: bool) -> bool:
+def trains_whole_model(values: dict, called: set[str], trees: list, code: str, loaded: bool) -> bool:
     """The code that ran builds a Trainer around a pre-trained model it loaded (`from_pretrained`, its name a literal
     or not: `config.base_model_name`), or a hand-written loop's optimizer over every parameter of a model the notebook
     loads or builds (`_optimizer_over_a_whole_model`, a TensorFlow loop's `_gradients_applied_to_a_whole_model`) or
@@ -112,11 +112,11 @@ def _trains_whole_model(values: dict, called: set[str], trees: list, code: str, 
     through a shell command (`!python train.py --lora ...`) shows no Trainer here."""
     if any(key.startswith(("adapter.", "quant.")) for key in values):
         return False
-    python = "\n".join(line for line in code.splitlines() if not _SHELL_OR_MAGIC.match(line))  # (`!pip install
+    python = "\n".join(line for line in code.splitlines() if not SHELL_OR_MAGIC.match(line))  # (`!pip install
     # bitsandbytes peft` installs a library, it sets up nothing)
     # (a comment sets up nothing: weiyuli20_llm_alignment's `# peft_config=None, # optional: PEFT here, e.g. LoRA`, the
     # gemma cookbook's `output_dir=output_dir,  # Directory to save adapters` over a model handed whole to SFTTrainer)
-    if _ADAPTER_WORDS.search(_without_comments(python)) or _model_handed_to_own_code(trees):
+    if _ADAPTER_WORDS.search(without_comments(python)) or _model_handed_to_own_code(trees):
         return False
     if loaded and any(name.endswith("Trainer") for name in called) and not _sets_weights_aside(trees, python):
         return True
@@ -211,7 +211,7 @@ def _models_made(trees: list) -> set[str]:
                         and isinstance(call.func.value, ast.Call):
                     call = call.func.value
                 name = called_name(call.func)
-                if _loads_a_model(call) or name in classes or name == "deepcopy" or _MODEL_CLASSES.search(name):
+                if loads_a_model(call) or name in classes or name == "deepcopy" or MODEL_CLASSES.search(name):
                     made |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return made
 
@@ -229,14 +229,14 @@ def _frozen_models(trees: list, models: set[str]) -> set[str | None]:
                     and isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr in _PARAMETERS:
                 inner = [n for n in ast.walk(node) if _sets_aside(n) and id(n) not in dead]
                 if inner:
-                    root = _root_name(node.iter.func.value)
+                    root = root_name(node.iter.func.value)
                     frozen.add(root if root in models else None)
                     looped |= {id(n) for n in inner}
     for tree in trees:
         for node in ast.walk(tree):
             if _sets_aside(node) and id(node) not in looped:
                 target = node.targets[0] if isinstance(node, ast.Assign) else node.func
-                root = _root_name(target)
+                root = root_name(target)
                 frozen.add(root if root in models else None)
     return frozen
 
@@ -314,11 +314,11 @@ def _model_handed_to_own_code(trees: list) -> bool:
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 own |= _own_imports(node)
-            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _loads_a_model(node.value):
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and loads_a_model(node.value):
                 models |= {t.id for t in node.targets if isinstance(t, ast.Name)}
             elif isinstance(node, ast.Call):
                 calls.append(node)
-    return any(_root_name(call.func) in own and any(isinstance(a, ast.Name) and a.id in models
+    return any(root_name(call.func) in own and any(isinstance(a, ast.Name) and a.id in models
                                                     for a in [*call.args, *(k.value for k in call.keywords)])
                for call in calls)
 

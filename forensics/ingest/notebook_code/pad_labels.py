@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .cells import _count, _source, _without_comments, cells_and_trees_that_ran
+from .cells import _count, _source, without_comments, cells_and_trees_that_ran
 from .label_flow import LabelFlow, gathered, in_live_code, padded_kind
 from .syntax import called_name
 
@@ -37,7 +37,7 @@ def labels_with_padding(cells: list) -> str | None:
     """Where the notebook's code copies padded input_ids into the labels of a plain Trainer's data with no masking
     (module docstring), said with its cells and lines; None where it does not, or does not say so plainly."""
     code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
-    if _MASKING.search(_without_comments("\n".join(_source(c) for c in code))):
+    if _MASKING.search(without_comments("\n".join(_source(c) for c in code))):
         return None
     number = {id(c): i for i, c in enumerate(cells)}
     ran = [(_label(cell, number.get(id(cell), 0)), text, tree) for cell, text, tree in cells_and_trees_that_ran(cells)]

@@ -7,13 +7,13 @@ import ast
 import re
 
 from .syntax import called_name
-from .cells import _SHELL_OR_MAGIC, _SHELL_TRAINING, _quiet_tree, _source, _without_comments
-from .arguments import _ARGUMENT_CLASSES
+from .cells import SHELL_OR_MAGIC, SHELL_TRAINING, quiet_tree, _source, without_comments
+from .arguments import ARGUMENT_CLASSES
 
 _AUTOCAST_DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
 
 
-def _autocast_precision(trees: list, names: dict) -> str | None:
+def autocast_precision(trees: list, names: dict) -> str | None:
     """"fp16" / "bf16" where a cell that ran trains in its own loop (`loss.backward()`) under `with autocast(...)`: the
     dtype it names, else its device type's default (float16 on CUDA: `torch.cuda.amp.autocast`, device_type "cuda";
     bfloat16 on the CPU), else fp16 where the cell scales its loss (a GradScaler: only float16 needs one). None where
@@ -38,7 +38,7 @@ _KERAS_POLICIES = {"mixed_float16": "fp16", "mixed_bfloat16": "bf16"}
 _SET_POLICY = ("set_global_policy", "set_policy")
 
 
-def _keras_policy_precision(trees: list) -> str | None:
+def keras_policy_precision(trees: list) -> str | None:
     """"fp16" / "bf16" where a cell that ran sets Keras' global policy to mixed float16 / bfloat16 (BMunitiz_NLP's
     KerasHub GPT, `mixed_float16` set before the model is built); the last one set stands. None where none is set."""
     found = None
@@ -53,11 +53,11 @@ def _keras_policy_precision(trees: list) -> str | None:
     return found
 
 
-def _without_inference_autocast(cell: dict) -> str:
+def without_inference_autocast(cell: dict) -> str:
     """A cell's code, without its `with autocast(...)` blocks where the cell trains nothing (no backward pass,
     optimizer step, `train` or `fit` call anywhere in it: a `generate` after training): those say nothing of the
     training's precision."""
-    source, tree = _source(cell), _quiet_tree(cell)
+    source, tree = _source(cell), quiet_tree(cell)
     if any(isinstance(n, ast.Call) and called_name(n.func) in _TRAINING_STEPS for n in ast.walk(tree)):
         return source
     lines = source.splitlines()
@@ -88,12 +88,12 @@ def _autocast_dtype(call: ast.Call, names: dict, scaler: bool) -> str | None:
 
 # Unsloth's loader on a GPU without bfloat16 (a T4), given `dtype=torch.bfloat16`: `Device does not support bfloat16.
 # Will change to float16.` The model is loaded, and its trainer's mixed precision turned on, in float16.
-_BF16_CHANGED_TO_FP16 = re.compile(r"does not support bfloat16\. Will change to float16")
+BF16_CHANGED_TO_FP16 = re.compile(r"does not support bfloat16\. Will change to float16")
 # Unsloth forcing float32 (a model that cannot train in float16: Gemma 3 on a T4)
 _UNSLOTH_FLOAT32 = re.compile(r"Unsloth: (?:Switching to float32 training|Using float16 precision for \S+ won't work)")
 
 
-def _unsloth_mixed_precision(values: dict, trees: list, outputs: str, bf16_supported: bool | None) -> str | None:
+def unsloth_mixed_precision(values: dict, trees: list, outputs: str, bf16_supported: bool | None) -> str | None:
     """"fp16" or "bf16" where an Unsloth notebook builds a trainer and turns neither flag on: Unsloth's patched trainer
     then turns on the mixed precision of the model's dtype (`args.fp16 = float16; args.bf16 = not float16` in its
     trainer patch), which is the half dtype the loader asked for, else what the GPU has (its banner's `Bfloat16 =
@@ -121,7 +121,7 @@ def _unsloth_mixed_precision(values: dict, trees: list, outputs: str, bf16_suppo
 # `torch.rsqrt(torch.tensor(self.hidden_size, dtype=torch.float))` in its attention)
 # (nor anything that sets it out of the code's sight: DeepSpeed's config, an Accelerator's saved config, XLA's
 # environment, a precision key in a dict)
-_LOWER_PRECISION_WORDS = re.compile(
+LOWER_PRECISION_WORDS = re.compile(
     r"(?i)autocast|gradscaler|\.half\(|float16|bfloat16|\bbf16|\bfp16|mixed_precision|"
     r"\bamp\b|load_in_[48]bit|torch_dtype|set_default_dtype|precision\s*=|['\"]precision['\"]|\bhalf|"
     r"quantiz|bitsandbytes|\bdtype\s*=(?!\s*(?:(?:torch|tf|np|numpy)\.(?:long|int\d*|bool|"
@@ -150,23 +150,23 @@ def _only_float32_types(argument: str) -> bool:
     return bool(named) and all(name == "FloatTensor" for name in named)
 
 
-def _trains_in_default_float32(trees: list, code: str) -> bool:
+def trains_in_default_float32(trees: list, code: str) -> bool:
     """The notebook trains in its own code (a loop's `loss.backward()`, Keras' `model.fit(...)`, a Trainer whose
     arguments it spells out) and nothing in its code, run or not, asks for a precision below float32 or hands the
     training to a program: PyTorch's, Keras' and the Trainer's default, float32 (Karpathy's gpt-dev, a CPU loop)."""
-    if _LOWER_PRECISION_WORDS.search(_without_float32_default_type(_without_comments(code))) \
-            or _SHELL_TRAINING.search(code):
+    if LOWER_PRECISION_WORDS.search(_without_float32_default_type(without_comments(code))) \
+            or SHELL_TRAINING.search(code):
         return False
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
     if any(k.arg is None for c in calls if _configures_training(called_name(c.func)) for k in c.keywords):
         return False  # a trainer or its arguments built from a dict or a file the code does not show (`**config`)
     if any(called_name(c.func) in _TRAINING_CALLS and isinstance(c.func, ast.Attribute) for c in calls):
         return True
-    arguments = [c for c in calls if _ARGUMENT_CLASSES.match(called_name(c.func))]
+    arguments = [c for c in calls if ARGUMENT_CLASSES.match(called_name(c.func))]
     return any(called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments)
 
 
-def _trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:
+def trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:
     """The code builds a Trainer and transformers' TrainingArguments with fp16 and bf16 each absent or False (a TRL
     config with bf16=False said: TRL's configs turn bf16 on where neither flag is given), every precision keyword a
     value the code shows and no `**kwargs`, and nothing in the notebook's code asks for mixed precision another way
@@ -177,8 +177,8 @@ def _trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:
         return False
     if cls.startswith("trl.") and values.get("bf16") is not False:
         return False
-    python = "\n".join(line for line in code.splitlines() if not _SHELL_OR_MAGIC.match(line))
-    if _MIXED_PRECISION_CODE.search(_without_float32_default_type(python)) or _SHELL_TRAINING.search(code):
+    python = "\n".join(line for line in code.splitlines() if not SHELL_OR_MAGIC.match(line))
+    if _MIXED_PRECISION_CODE.search(_without_float32_default_type(python)) or SHELL_TRAINING.search(code):
         return False
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
     if not any(called_name(c.func).endswith("Trainer") for c in calls):
@@ -187,7 +187,7 @@ def _trainer_arguments_in_fp32(values: dict, trees: list, code: str) -> bool:
         name = called_name(call.func)
         if _configures_training(name) and any(k.arg is None for k in call.keywords):
             return False  # arguments from a dict or a file the code does not show
-        if _ARGUMENT_CLASSES.match(name) and any(k.arg in ("fp16", "bf16") and values.get(k.arg) is not False
+        if ARGUMENT_CLASSES.match(name) and any(k.arg in ("fp16", "bf16") and values.get(k.arg) is not False
                                                  for k in call.keywords):
             return False  # a flag set from a value the code does not show
     imports_unsloth = any(isinstance(node, (ast.Import, ast.ImportFrom)) and any(
@@ -205,4 +205,4 @@ _MIXED_PRECISION_CODE = re.compile(r"(?i)autocast|gradscaler|mixed_precision|\.h
 def _configures_training(name: str) -> bool:
     """A trainer, its arguments (TrainingArguments, TRL's configs) or an engine that takes the run's precision: not a
     model's config (`GPTConfig(**sizes)` says nothing of it)."""
-    return bool(_ARGUMENT_CLASSES.match(name)) or name.endswith(("Trainer", "initialize", "Accelerator"))
+    return bool(ARGUMENT_CLASSES.match(name)) or name.endswith(("Trainer", "initialize", "Accelerator"))

@@ -16,8 +16,8 @@ from __future__ import annotations
 import ast
 import re
 
-from .cells import _cells_that_ran, _quiet_tree
-from .char_corpus import _ANSI, _SUBWORD_TOKENIZER, batch_values
+from .cells import cells_that_ran, quiet_tree
+from .char_corpus import ANSI, SUBWORD_TOKENIZER, batch_values
 from .syntax import called_name
 
 # What encodes a text into token ids: SentencePiece's `sp.encode(text)`, tiktoken's `enc.encode_ordinary(text)`, a
@@ -38,9 +38,9 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 def subword_corpus(cells: list) -> dict:
     """The run-configuration values of a text cut into subword pieces (module docstring), {} where the tokenizer or
     either count is not read."""
-    ran = [(cell, _quiet_tree(cell)) for cell in _cells_that_ran(cells)]
+    ran = [(cell, quiet_tree(cell)) for cell in cells_that_ran(cells)]
     trees = [tree for _, tree in ran]
-    tokenizer = next((m.group(0) for tree in trees if (m := _SUBWORD_TOKENIZER.search(ast.unparse(tree)))), None)
+    tokenizer = next((m.group(0) for tree in trees if (m := SUBWORD_TOKENIZER.search(ast.unparse(tree)))), None)
     if tokenizer is None:
         return {}
     counted = _counts_of_one_text(ran, trees)
@@ -167,7 +167,7 @@ def _printed_count(ran: list, names: set[str], shapes: bool) -> tuple[int, str] 
 
 
 def _stdout(cell: dict) -> str:
-    return _ANSI.sub("", "".join(_text(o.get("text")) for o in cell.get("outputs") or []
+    return ANSI.sub("", "".join(_text(o.get("text")) for o in cell.get("outputs") or []
                                  if isinstance(o, dict) and o.get("output_type") == "stream"
                                  and o.get("name") == "stdout"))
 

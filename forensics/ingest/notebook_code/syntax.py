@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 
-def _root_name(func: ast.expr) -> str:
+def root_name(func: ast.expr) -> str:
     """`prepare_model` of `prepare_model(...)`, `utils` of `utils.prepare(...)`."""
     while isinstance(func, ast.Attribute):
         func = func.value
@@ -16,7 +16,7 @@ def called_name(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def _owner_name(func: ast.expr) -> str:
+def owner_name(func: ast.expr) -> str:
     """`FastLanguageModel` of `FastLanguageModel.from_pretrained(...)`; '' for a bare call."""
     return called_name(func.value) if isinstance(func, ast.Attribute) else ""
 

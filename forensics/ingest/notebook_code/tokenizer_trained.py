@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .syntax import called_name, _owner_name
+from .syntax import called_name, owner_name
 
 # A tokenizer class (Karpathy's minbpe `BasicTokenizer`, the tokenizers library's `Tokenizer(BPE())`,
 # `ByteLevelBPETokenizer`) and what trains one: its `train` / `train_from_iterator`, a pretrained tokenizer's
@@ -30,7 +30,7 @@ def tokenizer_trained(trees: list) -> str | None:
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
-            name, owner = called_name(node.func), _owner_name(node.func)
+            name, owner = called_name(node.func), owner_name(node.func)
             if name in _TRAINS and owner in tokenizers:
                 return f"{tokenizers[owner]}.{name}"
             if name == _TRAINS_ANEW or owner == _SENTENCEPIECE_TRAINER and name.lower() == "train":
