@@ -78,13 +78,13 @@ def _trained_to_the_end(timeline: Timeline, source: str, last: int) -> bool:
 def _after_training(source: str, last: int, crash: str) -> Finding:
     """An info `run_crashed`: the training finished, then a later stage of the same script stopped (andres-villavicencio
     smallville-agents: 'Training complete!', the adapter saved, then CUDA out of memory exporting to GGUF)."""
+    memory = out_of_memory(crash)
     redo = (" If that stage's output is needed, run it again on its own with the GPU's memory free (load the saved "
-            "model in a fresh process)." if out_of_memory(crash) else "")
+            "model in a fresh process)." if memory else "")
     message = (f"the training finished at step {last} (train()'s closing summary was printed), then what the script "
                f"ran after it stopped: {crash}. The training and what it saved are not affected.{redo}")
     return Finding("run_crashed", "info", last, message,
-                   evidence={"source": source, "exception": crash, "out_of_memory": out_of_memory(crash),
-                             "after_training": True})
+                   evidence={"source": source, "exception": crash, "out_of_memory": memory, "after_training": True})
 
 
 def out_of_memory(error: str) -> bool:

@@ -95,7 +95,7 @@ def _one_point_above_its_guess(loss, method: str, vocab_size: int | None) -> lis
     """The one training loss a run logged, above the uniform guess: ln V of its known vocabulary, else (for an adapter)
     ln 440k, about 13, the guess of any tokenizer; an adapter fine-tune's above it, any other run's `_FAR_BEYOND` times
     above it (the bar `impossible_loss` holds a longer log to).
-    An adapter starts as the identity, so a loss logged within its first window is the trained base's own on these
+    A LoRA (QLoRA) starts as the identity, so a loss logged within its first window is the trained base's own on these
     targets, and a start-up blip would need a later point to show it so (a run of a step or two logs one point, at its
     end); a fresh head starts a little above ln V, nothing starts several times above it. One number cannot show
     whether it is a sum (`impossible_loss` needs later points for that): it is read as the model's start

@@ -17,7 +17,8 @@ def grad_norms_held_in_bf16(timeline: Timeline) -> str | None:
     log would keep: the norm of bf16 gradients is a bf16 tensor, and a model loaded in bfloat16 and trained with
     neither fp16 nor bf16 set trains in bf16 (isharpals-06's SFTConfig with both off, michaelnny's own loop; under
     mixed precision the gradients are float32 and so is their norm). Else None."""
-    return _every_value_bf16(timeline, "grad_norm", "the gradients were bf16 tensors, a model trained in bf16")
+    return _every_value_bf16(_finite_nonzero(timeline, "grad_norm"), "grad_norm",
+                             "the gradients were bf16 tensors, a model trained in bf16")
 
 
 def losses_held_in_bf16(timeline: Timeline) -> str | None:
@@ -26,13 +27,15 @@ def losses_held_in_bf16(timeline: Timeline) -> str | None:
     autocast is a bf16 tensor (Manfredss_Qwen-3B-SFT---DPO's plain loop printing `loss.item()`: 1.0546875,
     0.12451171875); under mixed precision autocast computes the cross-entropy in float32, and the Trainer's logged
     loss is a float32 mean rounded to 4 places. Else None."""
-    if len(set(_finite_nonzero(timeline, "loss"))) < _BF16_VALUES:
+    values = _finite_nonzero(timeline, "loss")
+    if len(set(values)) < _BF16_VALUES:
         return None  # a loss stuck at one value (MiniGPT-4's 10.375 ten times) is one number, not eight
-    return _every_value_bf16(timeline, "loss", "the losses were bf16 tensors, a model run in bf16")
+    return _every_value_bf16(values, "loss", "the losses were bf16 tensors, a model run in bf16")
 
 
-def _every_value_bf16(timeline: Timeline, metric: str, meaning: str) -> str | None:
-    values = _finite_nonzero(timeline, metric)
+def _every_value_bf16(values: np.ndarray, metric: str, meaning: str) -> str | None:
+    """Why `values` (a metric's finite non-zero logged values) say `meaning`: `_BF16_VALUES` or more, every one a
+    bfloat16 number, not a rounded log's; else None."""
     if len(values) < _BF16_VALUES or not all(_is_bf16(v) for v in values) or _rounded(values):
         return None
     shown = ", ".join(f"{v:.12g}" for v in values[:3])

@@ -123,8 +123,9 @@ def _lora_or_peft(names, timeline: Timeline, evidence: dict, own_line: tuple[str
 
 def _console_saves_an_adapter(names, timeline: Timeline, evidence: dict) -> str | None:
     """"lora" or "peft" where a console saves, pushes or uploads an adapter, or the Trainer warns that the model it
-    trains is a PeftModel (`console_adapter_saved`: aryan-gupta7_round2_sclr_l2's `Pushing adapter to ...`,
-    rajiv143_NL-OpenScenario's `model class `PeftModelForCausalLM``): an adapter was trained; else None."""
+    trains is a PeftModel, or a training step's traceback runs through PEFT's PeftModel (`console_adapter_saved`:
+    aryan-gupta7_round2_sclr_l2's `Pushing adapter to ...`, rajiv143_NL-OpenScenario's `model class
+    `PeftModelForCausalLM``, namwoam_dl-final's out-of-memory tracebacks): an adapter was trained; else None."""
     source, line = next(((src, m["console_adapter_saved"]) for src, m in timeline.meta.items()
                          if m.get("console_adapter_saved")), (None, None))
     if line is None:

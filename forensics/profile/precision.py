@@ -14,7 +14,7 @@ from .record import UNKNOWN
 
 def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) -> str:
     """The first step that finds a precision: what the run states, then what its logged values are held in, flags
-    both off, a loss scaler's signs, and last what the code's own defaults give."""
+    both off, a loss scaler's signs, train losses on the bfloat16 grid, and last what the code's own defaults give."""
     for step in (_stated, _held_in_values, _flags_off, _loss_scaler_signs, _losses_in_bf16, _code_defaults):
         found = step(config, findings, timeline, evidence)
         if found is not None:

@@ -104,6 +104,8 @@ def _block_line(line: str) -> tuple[str | None, float | None] | None:
 
 
 def _block_record(step: int, header: dict, train: dict, eval_ppl: list) -> StepLine:
+    """One block's `StepLine` (module docstring): the header's rate and step time, the cost or ln perplexity as the
+    loss, the mean ln perplexity of the eval lines as the eval loss."""
     metrics = [(name, value) for name, value in header.items() if value is not None]
     cost, ppl = train.get("cost"), train.get("perplexity")
     if cost is not None:
