@@ -21,6 +21,7 @@ from .analyzers.early_overshoot import detect_early_overshoot
 from .analyzers.epoch_staircase import dated_at_the_pairs_return
 from .analyzers.fine_tune_level import detect_fine_tune_far_above_text
 from .analyzers.fine_tune_start import ADAPTER_METHODS, detect_start_above_uniform_guess, detect_start_near_the_guess
+from .analyzers.fresh_cross_attention import detect_start_under_a_fresh_decoder
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.learning_evidence import detect_ended_near_the_guess, for_a_reward_model, without_the_score
 from .analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
@@ -50,7 +51,7 @@ from .config import RunConfig, Thresholds
 from .findings import Finding, sort_findings
 from .metric_names import OPTIMIZER_STEP
 from .profile import RunProfile, run_profile
-from .profile.model_start import encoder_decoder_model, pretrained_base
+from .profile.model_start import encoder_decoder_model, pretrained_base, warm_started_composite
 from .profile.objective import classification_head
 from .profile.objective_names import ROUGE_EVIDENCE
 from .run_layout import RunLayout
@@ -169,6 +170,7 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
         found += detect_skips_from_lr_lag(metrics, linear_fp16_schedule(config))
     found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
                                         config.get("num_train_epochs"))
+    found += detect_start_under_a_fresh_decoder(metrics, warm_started_composite(config))
     never = any(f.kind == "never_learned" for f in findings)  # one never-learned finding is enough
     per_step = _per_step_loss(metrics, summed_loss_factor(config))
     found += [f for f in detect_early_overshoot(per_step, vocab, thresholds)  # unless the spike rules saw it first

@@ -84,6 +84,15 @@ _SEQ2SEQ_HEADS = ("ForConditionalGeneration", "EncoderDecoderModel", "MTModel", 
 _PARTS_FROM_KEY = "model.parts_name_or_path"
 
 
+def warm_started_composite(config: RunConfig) -> str | None:
+    """"encoder X, decoder Y" where the model is a text EncoderDecoderModel joined from two trained checkpoints (its
+    decoder's cross-attention new), else None (a VisionEncoderDecoderModel such as Donut is loaded whole, trained)."""
+    architectures = config.get("model.architectures")
+    heads = architectures if isinstance(architectures, list) else [architectures]
+    parts = config.get(_PARTS_FROM_KEY)
+    return parts if "EncoderDecoderModel" in heads and isinstance(parts, str) and parts.strip() else None
+
+
 def encoder_decoder_model(config: RunConfig) -> bool:
     """Whether the run's model is an encoder-decoder: its config says so, or the head it is loaded as is one."""
     architectures = config.get("model.architectures")
