@@ -92,18 +92,25 @@ def start_key(part: pd.DataFrame, mtime: float, global_step, attempt: int) -> tu
     return (float(bucket), reached, attempt)
 
 
-def file_reach(frame: pd.DataFrame):
+# LogRecords.meta key: the attempts (`attempt_numbers`) of a console that begin where its launcher or script printed its
+# start line again (`ingest.launch_banners`): launches, in the file's order however few points they logged
+LAUNCHED_ATTEMPTS = "launched_attempts"
+
+
+def file_reach(frame: pd.DataFrame, launched: tuple[int, ...] | list[int] = ()):
     """What each attempt of one file counts as having reached, for `start_key`: a launch that logs a training curve of
     its own (`_CURVE_POINTS` loss points) the file's last step, so that the file's order says which launch came
     later (junkwhinger_babynames_generator appends 165 launches to one log, a longer abandoned one before the last);
     a part without one (an evaluation or closing summary a console dated at step 0: Ka0Ri_RAG, REICHIYAN_llm_ft_
     tinyllama) its own last step, as before. In a file of evaluations alone the curve is the held-out loss
-    (nytseng_llm-reliability-llama2-lora's eval_loss.log: 15 cross-validation folds, the longest not the last)."""
+    (nytseng_llm-reliability-llama2-lora's eval_loss.log: 15 cross-validation folds, the longest not the last). An
+    attempt the file's own start line began (`launched`) is a launch too, one point or more (jtaylor-eng_attention_
+    experiments: the last of 52 sessions logs only its step 0, and ends the file)."""
     last = int(frame["step"].max())
     curve = "loss" if (frame["metric"] == "loss").any() else "eval_loss"
 
-    def reach(part: pd.DataFrame) -> int | None:
-        return last if (part["metric"] == curve).sum() >= _CURVE_POINTS else None
+    def reach(part: pd.DataFrame, attempt: int) -> int | None:
+        return last if attempt in launched or (part["metric"] == curve).sum() >= _CURVE_POINTS else None
     return reach
 
 
@@ -174,12 +181,17 @@ def _copied_segments(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -> s
 
 
 def drop_duplicate_points(frame: pd.DataFrame) -> pd.DataFrame:
-    """Keep one row per (step, metric, float32 value): standing rows first, then the most precise source."""
+    """Keep one row per (step, metric, float32 value) from one file: standing rows first, then the most precise source.
+    Two attempts of one file that log the same value at a step (a relaunch with the same seed replays its first
+    steps) are two launches' points, each kept in its attempt: only a copy in another file is the same point (the
+    first launch's start is where the run began: Tjk20011226-cmd_Llama-chinese's launches all open at 10.6353)."""
     v32 = as_float32(frame["value"])
     # Map the few distinct formats, not every row (a per-row .map is most of the time at 1M rows).
     codes, formats = pd.factorize(frame["format"])
     prio = np.array([FORMAT_PRIORITY.get(f, 9) for f in formats], dtype="int64")[codes]
     keyed = frame.assign(_v32=v32, _prio=prio)
     keyed = keyed.sort_values(["abandoned", "_prio", "segment"], kind="stable", ascending=[True, True, False])
-    keyed = keyed.drop_duplicates(["step", "metric", "_v32"], keep="first")
-    return keyed.sort_index().drop(columns=["_v32", "_prio"])
+    keyed = keyed.drop_duplicates(["segment", "step", "metric", "_v32"], keep="first")
+    point = pd.util.hash_pandas_object(keyed[["step", "metric", "_v32"]], index=False)
+    kept_source = keyed["source"].groupby(point.to_numpy(), sort=False).transform("first")
+    return keyed[keyed["source"] == kept_source].sort_index().drop(columns=["_v32", "_prio"])

@@ -36,6 +36,11 @@ _OTHER_SIGNS = {
 _FEWEST = 2
 
 
+def says_training_started(line: str) -> bool:
+    """Whether a line says in words that training started (`Starting training session`, `Start fine-tuning`)."""
+    return bool(_TRAINING_SIGNS["training_started"].search(line.encode("utf-8", errors="replace")))
+
+
 def run_signs(chunk: bytes) -> set[str]:
     """The kinds of sign of a training run in `chunk` (names of `_TRAINING_SIGNS` and `_OTHER_SIGNS`)."""
     return {name for name, sign in {**_TRAINING_SIGNS, **_OTHER_SIGNS}.items() if sign.search(chunk)}

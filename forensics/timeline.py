@@ -24,8 +24,8 @@ import pandas as pd
 from .metric_names import canonical_metric  # noqa: F401  (the readers' one name map, re-exported)
 from .tracker_run import TrackerRun, distinct_runs  # noqa: F401  (re-exported: the readers build them)
 from .findings import plural
-from .log_attempts import (attempt_numbers, drop_duplicate_points, file_reach, mark_superseded, one_per_step_metric,
-                           start_key)
+from .log_attempts import (LAUNCHED_ATTEMPTS, attempt_numbers, drop_duplicate_points, file_reach, mark_superseded,
+                           one_per_step_metric, start_key)
 
 COLUMNS = ["step", "metric", "value", "source", "format", "wall_time", "segment", "abandoned"]
 
@@ -255,14 +255,14 @@ def build_timeline(records: list[LogRecords]) -> Timeline:
         # A step below the one before it starts a new attempt (a resume or a new session);
         # eval and summary entries repeat their train step, so equal steps do not count.
         attempt = attempt_numbers(frame)
-        reach = file_reach(frame)
+        reach = file_reach(frame, rec.meta.get(LAUNCHED_ATTEMPTS, ()))
         for a in np.unique(attempt):
             part = frame[attempt == a]
             seg_id = len(seg_rows)
             seg_rows.append({
                 "id": seg_id, "source": rec.source, "format": rec.format,
                 "first_step": int(part["step"].iloc[0]), "last_step": int(part["step"].max()),
-                "start": start_key(part, rec.mtime, rec.meta.get("global_step", reach(part)), int(a)),
+                "start": start_key(part, rec.mtime, rec.meta.get("global_step", reach(part, int(a))), int(a)),
             })
             pieces.append(part.assign(source=rec.source, format=rec.format, segment=seg_id))
     if not pieces:

@@ -15,6 +15,7 @@
   prints (`console_lines.elapsed_percent`), in a file with epoch section headers
   and no such records a stepless loss line no other reader took (`console_lines.stepless`);
 * ('epoch_header', E, total): such a header (`=== Epoch 3/20 ===`), gone once the lines under it are dated;
+* ('launch', key): a line printed once per launch of the script (`launch_banners`), where one file holds several;
 * ('overflow', new_scale[, AT_STEP_LINE]): a loss scaler's overflow (DeepSpeed, apex, DLLogger, a hand-written one);
   ('ds_step', step, skipped): DeepSpeed's `step=N, skipped=K` progress; ('at_minimum',): the scale at its minimum.
 
@@ -26,6 +27,7 @@ import re
 
 from ..timeline import canonical_metric
 from .settled_lines import settled
+from .launch_banners import LAUNCH, banner_key, launches_kept
 from .card_blocks import card_blocks_blanked
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .console_lines.bare_epochs import bare_epoch_reader
@@ -131,7 +133,7 @@ def scan(text: str, one_cell: bool = False) -> list[tuple]:
     scanner = _Scanner(text)
     for index, piece in enumerate(pieces):
         scanner.feed(piece, last_line=index == len(pieces) - 1)
-    return settled(scanner.close(), one_cell)
+    return settled(launches_kept(scanner.close()), one_cell)
 
 
 class _Scanner:
@@ -184,6 +186,9 @@ class _Scanner:
 
     def feed(self, piece: str, last_line: bool) -> None:
         """Read one piece of text (a line, or a tqdm redraw between carriage returns)."""
+        banner = banner_key(piece)
+        if banner is not None:  # a launch's start (`launch_banners`): the readers number counters from it
+            self.events.append((LAUNCH, banner))
         if self._eval_metrics(piece):
             return
         owner = next((table for table in self.tables if table.owns(piece)), None)

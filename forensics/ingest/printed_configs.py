@@ -68,7 +68,11 @@ _HYPERPARAMETERS = frozenset({
     "weight_decay", "adam_epsilon", "adam_beta1", "adam_beta2", "warmup_steps", "warmup_ratio", "lr_scheduler_type",
     "max_grad_norm", "gradient_accumulation_steps", "num_train_epochs", "max_steps", "max_epochs", "seed",
     "max_seq_length", "train_batch_size", "eval_batch_size", "per_device_train_batch_size",
-    "per_device_eval_batch_size", "logging_steps", "save_steps", "eval_steps", "n_gpu", "fp16", "bf16", "optim"})
+    "per_device_eval_batch_size", "logging_steps", "save_steps", "eval_steps", "n_gpu", "fp16", "bf16", "optim",
+    # a torch optimizer's param group as DeepSpeed's config print shows it (`optimizer_params ....... {'lr': 0.0001,
+    # 'betas': [0.9, 0.999], 'eps': 1e-08, 'weight_decay': 0.0}`): read as a record, its lr was a logged rate at step 0
+    # ahead of the warm-up (Tjk20011226-cmd_Llama-chinese: a schedule that "ran out" at the first logged step)
+    "betas", "eps"})
 # What a logged record measures: a loss, an evaluation (eval_batch_size, a hyper-parameter, aside), a reward, a speed
 _MEASUREMENT = re.compile(r"loss|reward|perplex|runtime|per_second|^eval_|(?:^|_)(?:acc|accuracy|score|ppl|f1)(?:_|$)")
 _FEWEST_HYPERPARAMETERS = 2

@@ -25,6 +25,7 @@ import math
 
 from ..restarts import back_at_the_start, epoch_past_the_start
 from .console_scan import EXPLICIT_STEP_KEYS
+from .launch_banners import launches_so_far
 
 
 def launch_starts(events: list[tuple]) -> set[int]:
@@ -49,12 +50,22 @@ def evaluations_by_launch(events: list[tuple], steps: dict[int, int]) -> tuple[d
 
 def relaunch_note(events: list[tuple]) -> tuple[str, ...]:
     """What the user is told where a console's dicts were split into launches, else ()."""
-    n = len(launch_starts(events))
+    starts = launch_starts(events)
+    n = len(starts)
     if not n:
         return ()
+    launches = launches_so_far(events)
+    bannered = sum(1 for i in starts if launches[i] > launches[_previous_dict(events, i)])
+    why = (f"{bannered} of them after the launcher's or the script's start line printed again (launches appended to "
+           "one file)" if bannered else "cross-validation folds, a sweep")
     return (f"the printed dicts' epoch goes back to where the log began {n} times (with a fresh learning-rate "
-            f"schedule where one is printed): {n + 1} launches one after another (cross-validation folds, a sweep), "
+            f"schedule where one is printed): {n + 1} launches one after another ({why}), "
             "each numbered from step 1 again; the last one is the run judged, the others earlier attempts",)
+
+
+def _previous_dict(events: list[tuple], i: int) -> int:
+    """The index of the last dict event before event `i` (0 where none)."""
+    return next((j for j in range(i - 1, -1, -1) if events[j][0] == "dict"), 0)
 
 
 def _starts(events: list[tuple], dicts: list[int]) -> set[int]:
@@ -62,13 +73,19 @@ def _starts(events: list[tuple], dicts: list[int]) -> set[int]:
     if len(dicts) < 2:
         return set()
     first = events[dicts[0]][2]
-    return {i for before, i in zip(dicts, dicts[1:]) if _begins_again(events[i][2], events[before][2], first)}
+    launches = launches_so_far(events)
+    return {i for before, i in zip(dicts, dicts[1:])
+            if _begins_again(events[i][2], events[before][2], first, launches[i] > launches[before])}
 
 
-def _begins_again(pairs: dict, before: dict, first: dict) -> bool:
-    """Whether a dict's epoch went back to the log's start and its learning rate (where printed) with it."""
+def _begins_again(pairs: dict, before: dict, first: dict, banner: bool) -> bool:
+    """Whether a dict's epoch went back to the log's start and its learning rate (where printed) with it; after a
+    launch banner (`banner`), an epoch as low as the last one's is back too (a first launch stopped within the epoch's
+    first hundredth, every dict at the printed 0.0)."""
     epoch, last, start = (_finite(d, "epoch") for d in (pairs, before, first))
-    if epoch is None or last is None or start is None or epoch >= last or epoch_past_the_start(epoch, start):
+    if epoch is None or last is None or start is None or epoch_past_the_start(epoch, start):
+        return False
+    if epoch > last or (epoch == last and not banner):
         return False
     rates = [_finite(d, "learning_rate") for d in (pairs, before, first)]
     return None in rates or back_at_the_start(rates[0], rates[2], (rates[1],))

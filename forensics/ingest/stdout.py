@@ -62,6 +62,8 @@ from .console_steps import AS_STATED, BY_ORDER, dict_steps, training_bar_total
 from .console_text import as_printed
 from .overflow_steps import deepspeed_steps
 from .relaunched_dicts import relaunch_note
+from .launch_banners import launched_attempts, launches_so_far
+from ..log_attempts import LAUNCHED_ATTEMPTS
 from .console_lines.fields import StepLine
 from .console_lines import tf_seq2seq, value_first
 from .stated_logging import StatedLogging, stated_logging
@@ -191,11 +193,14 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
     steps: list[int] = []
     metrics: list[str] = []
     values: list[float] = []
+    launched = launches_so_far(events)
+    launches: list[int] = []  # each row's count of launch banners before it
 
     def add(step: int, names, numbers) -> None:
         metrics.extend(names)
         values.extend(numbers)
         steps.extend([step] * (len(metrics) - len(steps)))
+        launches.extend([launched[i]] * (len(metrics) - len(launches)))
 
     ds = deepspeed_steps(events, train_total)
     for i, event in enumerate(events):
@@ -217,6 +222,8 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
         return empty_frame()
     frame = pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
                           "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(steps), math.nan)})
+    if launched and launched[-1]:  # (the rows below only gain epochs or lose scale rows: the attempts stay as counted)
+        meta[LAUNCHED_ATTEMPTS] = launched_attempts(frame, np.array(launches))
     if plan and "epoch" not in metrics and "loss" in metrics and _plan_fits(plan, steps, events):
         frame = _with_epochs(frame, plan[1] / plan[0])
         meta["epoch_inferred"] = f"step / {plan[1] / plan[0]:g} steps per epoch, as the log's plan line states them"

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..restarts import back_at_the_start
 from .console_lines.fields import StepLine
+from .launch_banners import launches_so_far
 from .once_an_epoch import epoch_lines_placed, shaped_epoch_lines
 from .stepless_dating import held_out_prints_placed, ptb_progress_numbered
 
@@ -156,7 +157,9 @@ def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     """A hand-written loop's step counter that starts over from its first value without printing an epoch: a new
     epoch where the loss goes on from where it was (numbered on by the counter's stride), a new attempt where the
     loss is back near where the log began (left as it is: the timeline reads a restart). Told apart on a log scale,
-    loss to loss."""
+    loss to loss; where the script's launch banner was printed again before it (`launch_banners`), a new attempt
+    whatever its loss: an epoch does not start the script anew (jtaylor-eng_attention_experiments: 52 sessions appended
+    to one log, a session of another model starting at 10.56 after one that ended at 419 reads as going on)."""
     lines = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "generic"
              and "epoch" not in dict(e[1].metrics)]
     if len(lines) < 3:
@@ -165,12 +168,13 @@ def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     first = events[lines[0]][1]
     first_loss = dict(first.metrics).get("loss")
     offset, last, last_loss, printed = 0, None, None, []
-    for i in lines:
+    launches = launches_so_far(events)
+    for before, i in zip([lines[0]] + lines, lines):
         record = events[i][1]
         loss = dict(record.metrics).get("loss")
         stride = _stride(printed, 1)
         restarted = last is not None and record.step + offset <= last and record.step <= first.step + stride
-        if restarted and _goes_on(loss, last_loss, first_loss):
+        if restarted and launches[i] == launches[before] and _goes_on(loss, last_loss, first_loss):
             offset = last + stride - record.step
             printed = []
         elif restarted:

@@ -56,6 +56,11 @@ _HELD_OUT_NAMES = {"loss": "eval_loss", "accuracy": "eval_accuracy", "perplexity
 EPOCH_HEADER_MARK = re.compile(_EPOCH_HEADER.pattern, re.IGNORECASE | re.MULTILINE)  # one search over a whole text
 
 
+def logger_message(line: str) -> str:
+    """A line without what a Python logger writes before its message (`_LOGGER_PREFIX`)."""
+    return line[_LOGGED.match(line).end():]
+
+
 def bpc_print(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """`bpc = X` (module docstring): kind "held_out_print", its eval loss in nats; none for a best-so-far line."""
     if "best" in line.lower():
@@ -118,7 +123,7 @@ def worded_headers_repeat(text: str) -> bool:
 def headed_line(line: str, last_line: bool) -> StepLine | None:
     """A short line with a loss and no counter (kind "headed", step 0 until its header dates it), else None; a line
     whose message opens with a held-out split's name (`Eval metrics: loss: X`) gives that split's metrics."""
-    message = line[_LOGGED.match(line).end():]
+    message = logger_message(line)
     metrics, cut = stepless_pairs(message, last_line)
     if metrics and _HELD_OUT_RECORD.match(message):
         metrics = [(_HELD_OUT_NAMES.get(name, name), value) for name, value in metrics]

@@ -1,0 +1,84 @@
+"""Lines a console prints once per launch of its script: where several launches were appended to one file (`nohup
+python train.py >> train.log`, `tee -a`), where each began.
+
+* DeepSpeed's launcher prints `[runner.py:N:main] cmd = ...` once as it starts the script's processes;
+* the HF Trainer prints `***** Running training *****` once per train() call;
+* a script's own start line, in words (`Starting training session`: `run_signs.says_training_started`), where the very
+  same message (its logger's date and level left out) stands before the file's first record and again later: a
+  launch's start-up line. A line a loop prints each epoch (`Start training epoch 3`) names its epoch, so it is not
+  the same message twice.
+
+A banner alone splits nothing: the readers that number a counter from each launch's start ask also that the rows after
+it start over (a step counter back at its first value: `step_numbering`; a Trainer dict's epoch back at the log's start
+and its learning rate fresh: `relaunched_dicts`). A resume prints its launch's banner too, but its steps, epoch and
+schedule go on from the checkpoint's.
+
+`banner_key(piece)`: the scanner's test of one line, a key for the banner it may be (else None);
+`launches_kept(events)`: the events less the ('launch', key) events of script lines that are no launch's start-up;
+`launches_so_far(events)`: how many launch events stand before each event, to ask whether one lies between two;
+`launched_attempts(frame, counts)`: the attempts of a console's frame that begin after a launch banner (the timeline
+orders them by the file's order, however few points they logged).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from ..log_attempts import attempt_numbers
+from ..run_signs import says_training_started
+from .console_lines.stepless import logger_message
+
+LAUNCH = "launch"  # the event's kind: (LAUNCH, key)
+DEEPSPEED_CMD = "deepspeed_cmd"
+TRAINER_HEADER = "trainer_header"
+_FRAMEWORK_KEYS = (DEEPSPEED_CMD, TRAINER_HEADER)
+_DEEPSPEED_CMD = re.compile(r"\[runner\.py:\d+:main\] cmd = ")
+_TRAINER_HEADER = re.compile(r"^\s*\*{5} Running training \*{5}\s*$")
+_LONGEST_BANNER = 120  # a start-up line is short; a long line that says training started is prose or a dump
+
+
+def banner_key(piece: str) -> str | None:
+    """The key of the launch banner `piece` may be (module docstring), else None."""
+    if "cmd = " in piece and _DEEPSPEED_CMD.search(piece):
+        return DEEPSPEED_CMD
+    if "Running training" in piece and _TRAINER_HEADER.match(piece):
+        return TRAINER_HEADER
+    if len(piece) > 2 * _LONGEST_BANNER or not ("tart" in piece or "egin" in piece):
+        return None
+    message = logger_message(piece).strip()
+    return message if len(message) <= _LONGEST_BANNER and says_training_started(message) else None
+
+
+def launches_kept(events: list[tuple]) -> list[tuple]:
+    """The events, the launch events of a script's own line kept only where that line is a launch's start-up: printed
+    before the file's first record (a step line or a dict) and again later."""
+    first_record = next((i for i, e in enumerate(events) if e[0] in ("line", "dict")), len(events))
+    seen: dict[str, list[int]] = {}
+    for i, e in enumerate(events):
+        if e[0] == LAUNCH:
+            seen.setdefault(e[1], []).append(i)
+    kept = {key for key, at in seen.items()
+            if key in _FRAMEWORK_KEYS or (len(at) > 1 and at[0] < first_record)}
+    if len(kept) == len(seen):
+        return events
+    return [e for e in events if e[0] != LAUNCH or e[1] in kept]
+
+
+def launches_so_far(events: list[tuple]) -> list[int]:
+    """For each event, how many launch events stand before it (and at it): a launch lies between events i < j where
+    the counts differ."""
+    counts, n = [], 0
+    for e in events:
+        n += e[0] == LAUNCH
+        counts.append(n)
+    return counts
+
+
+def launched_attempts(frame: pd.DataFrame, counts: np.ndarray) -> list[int]:
+    """The attempts (`log_attempts.attempt_numbers`: the steps go back) whose first row comes after a launch banner
+    that the row before it did not (`counts`: each row's `launches_so_far` count)."""
+    attempt = attempt_numbers(frame)
+    starts = np.flatnonzero(np.diff(attempt) > 0) + 1
+    return [int(attempt[i]) for i in starts if counts[i] > counts[i - 1]]
