@@ -77,3 +77,13 @@ def test_the_healthy_corpus_runs_that_bound_the_bars_stay_healthy():
                  "kmilink_OpenNMT-Indonesia-Bima", "wangd12rpi_FinLoRA-sentiment",
                  "SHIVITG_FineTune-Phi-2-LLM-using-PEFT-QLora", "alex000kim_ML-Pipeline-With-DVC-SkyPilot-HuggingFace"):
         assert forensics.analyze(CORPUS / case).status == "healthy", case
+
+
+def test_an_epoch_mean_climb_that_came_back_under_its_low_is_a_recovered_loss_spike_not_a_divergence(tmp_path):
+    """VERDICTS.md: a divergence does not come back; a rise the run recovered from on its own is a spike (a warning).
+    IngRicardoZavala_RATCHET-ESP (tests/realworld): epoch means 2.564 -> 2.892 -> ... 3.558 -> 2.426, 2.273 at the end."""
+    train = [4.14, 2.80, 2.56, 2.89, 3.10, 3.30, 3.56, 2.90, 2.43, 2.27]
+    val = [3.00, 2.70, 2.60, 2.80, 2.95, 3.00, 3.10, 2.70, 2.50, 2.40]
+    a = forensics.analyze(_run(tmp_path, train, val))
+    assert (a.status, _first(a)) == ("warning", ("loss_spike", 4))
+    assert not [f for f in a.findings if f.kind == "divergence"]

@@ -115,7 +115,8 @@ _EPOCH_FLOOR = 0.1  # nats: a lowest epoch mean under this is near 0, where a ri
 def _epoch_means_climbed(metrics: Metrics, loss: pd.Series) -> list[Finding]:
     """In a short log of the training loss's epoch means (`_once_an_epoch`), the `divergence` warning of a climb from
     the lowest mean so far that rose at `_EPOCH_RISES` or more epochs in a row to end `_EPOCH_CLIMB` above it, dated
-    at the climb's first epoch, whether or not later epochs came back part of the way. A mean over a whole pass of one
+    at the climb's first epoch, whether or not later epochs came back part of the way (a `loss_spike` warning where
+    they came back under the low: IngRicardoZavala_RATCHET-ESP, 2.564 -> 3.558 over five epochs, 2.273 at the end). A mean over a whole pass of one
     data set does not move by a tenth by chance: the updates made the model fit its own data worse (181482's En->Zh
     Transformer: 1.1104 at epoch 4, then 1.2154 and 1.3259, +19%, 1.197 at the end). Healthy-judged epoch logs stay
     under it: APP201204's from-scratch transformer (epoch means falling 5.94 -> 2.08, each rise of up to 16% a single
@@ -149,12 +150,17 @@ def _epoch_climb_finding(loss: pd.Series, low: int, top: int) -> Finding:
             f"it came back only part of the way ({format_number(end)} at step {int(steps[-1])}, "
             f"{format_number(end / base)}x the low)" if end > base else
             f"it came back under that low later ({format_number(end)} at step {int(steps[-1])})")
+    recovered = top < len(values) - 1 and end <= base
+    advice = ("The run recovered on its own: nothing to resume from; if it recurs, lower or decay the learning rate."
+              if recovered else
+              "Compare a checkpoint from before the rise, and lower or decay the learning rate.")
     message = (f"the training loss's epoch mean rises at each of {top - low} epochs in a row from "
                f"{format_number(base)} at step {int(steps[low])}, its lowest so far, to {format_number(peak)} at step "
                f"{int(steps[top])} ({format_number(peak / base)}x); {back}. A mean over a whole pass of the data "
                "does not move that much by chance: the updates made the model fit its own training data worse (a "
-               "learning rate too high after warm-up, no decay). Compare a checkpoint from before the rise, and "
-               "lower or decay the learning rate.")
-    return Finding("divergence", "warning", int(steps[low + 1]), message, end_step=int(steps[-1]), metric=LOSS,
+               f"learning rate too high after warm-up, no decay). {advice}")
+    # VERDICTS.md: a divergence does not come back; a climb the run came back under on its own was a spike
+    kind = "loss_spike" if recovered else "divergence"
+    return Finding(kind, "warning", int(steps[low + 1]), message, end_step=int(steps[-1]), metric=LOSS,
                    evidence={"floor": base, "floor_step": int(steps[low]), "end_level": end, "peak": peak,
                              "factor": peak / base, "step_up": True, "epoch_means": True})
