@@ -215,6 +215,16 @@ def is_held_out(name: str) -> bool:
     return bool(_HELD_OUT_GROUP.match(name.strip().lower().replace("/", "_")))
 
 
+def is_test_split(name: str) -> bool:
+    """Whether a metric name is a test split's (test_acc, testing/accuracy, testset_loss), not a validation split's.
+
+    >>> [is_test_split(n) for n in ("test_accuracy", "testing/acc", "eval_accuracy", "val_acc", "tests_passed")]
+    [True, True, False, False, False]
+    """
+    low = name.strip().lower().replace("/", "_")
+    return bool(_HELD_OUT_GROUP.match(low)) and low.startswith(_TEST_SPLITS)
+
+
 def _is_group_loss(name: str) -> bool:
     found = _GROUP_LOSS.match(name.strip())
     group = found.group("group").strip().lower() if found else ""

@@ -2,7 +2,7 @@
 
 `discover(path)` walks a run folder once (or takes a single file) and sorts what it finds
 into a `RunLayout`. It opens no file except to sniff the first bytes of text logs and JSON
-files whose name does not say what they are (what those bytes show: `log_hints`).
+files whose name does not say what they are (what those bytes show: `log_hints`, `json_hints`).
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from .findings import Skipped
 from .decoding import as_utf8, decode_text, sniffed_encoding
 from .launch_command import holds_one_launch
 from .loss_numbers import is_loss_numbers, loss_file_split
-from .log_hints import (DUMPED_HISTORY, SNIFF_BYTES, a_training_console, is_llamafactory_args, json_lines_log,
-                        log_hinted, notebook_hinted, printed_history, readme_log)
+from .json_hints import DUMPED_HISTORY, SNIFF_BYTES, is_llamafactory_args, json_lines_log, printed_history
+from .log_hints import a_training_console, log_hinted, notebook_hinted, readme_log
 from .metric_names import is_metrics_table_header, is_scalar_export_header
 from .run_layout import RunLayout
 

@@ -74,3 +74,34 @@ def test_the_real_latent_mas_console_is_read_with_its_spike():
     assert a.timeline.series("grad_norm_compressor").loc[289] == 4.272686
     assert [f.step for f in a.findings if f.kind == "loss_spike"] == [290]
     assert not {"no_learning_evidence", "start_above_uniform_guess"} & {f.kind for f in a.findings}
+
+
+# --- a console still being written: its last line (no newline after it) cut mid-write ---------------------------------
+
+def _last_step(tmp_path: Path, last_line: str):
+    (tmp_path / "train.log").write_text("".join(_LINE.replace("B56", f"B{b}") + "\n" for b in range(50, 56))
+                                        + last_line)
+    records = stdout.read(tmp_path / "train.log")
+    rows = records.frame[records.frame.step == 289]
+    return dict(zip(rows.metric, rows.value)), records.warnings
+
+
+def test_a_last_line_cut_mid_loss_gives_no_loss(tmp_path: Path):
+    metrics, _ = _last_step(tmp_path, "  E2 B56/233 | Loss:0.3")  # 0.3537 cut
+    assert "loss" not in metrics
+
+
+def test_a_last_line_cut_in_a_later_token_keeps_its_whole_losses_and_says_so(tmp_path: Path):
+    metrics, warnings = _last_step(tmp_path, _LINE[:_LINE.index("Graph:") + 8])  # `Graph:0.0`, cut
+    assert (metrics["loss"], metrics["task_loss"]) == (0.3537, 0.3537) and "graph_loss" not in metrics
+    assert "the last line (step 289) is cut mid-write; its complete fields were kept" in warnings
+
+
+def test_a_last_line_cut_inside_its_eta_still_gives_its_losses(tmp_path: Path):
+    metrics, _ = _last_step(tmp_path, _LINE[:_LINE.rindex(":")])  # `eta`, cut before its colon
+    assert metrics["loss"] == 0.3537
+
+
+def test_a_whole_last_line_without_its_newline_is_read_whole(tmp_path: Path):
+    metrics, warnings = _last_step(tmp_path, _LINE)
+    assert metrics["grad_norm_adjacency"] == 0.236944 and not warnings

@@ -91,3 +91,19 @@ def test_a_port_that_diverges_to_nan_perplexity_is_broken_at_that_epoch(tmp_path
     analysis = forensics.analyze(tmp_path)
     assert analysis.status == "broken"
     assert analysis.first_incident.kind == "nonfinite_metric"
+
+
+# --- a console still being written: its last line (no newline after it) cut mid-number -------------------------------
+
+def _held_out_perplexities(tmp_path: Path, last_line: str) -> list[float]:
+    (tmp_path / "nohup.out").write_text(_port_log(4).split("########## Testing")[0] + last_line)
+    return list(_series(tmp_path / "nohup.out", "eval_perplexity").values())
+
+
+def test_a_last_epoch_line_cut_mid_perplexity_is_not_read(tmp_path):
+    # `Validation perplexity at epoch 4:   130.00` cut to `    13`: its one number may be cut, so the line is left out
+    assert _held_out_perplexities(tmp_path, "Validation perplexity at epoch 4:    13")[-1] == 150.0  # epoch 3's
+
+
+def test_a_whole_last_epoch_line_without_its_newline_is_read(tmp_path):
+    assert _held_out_perplexities(tmp_path, "Validation perplexity at epoch 4:   130.00")[-1] == 130.0

@@ -74,6 +74,40 @@ def test_a_training_accuracy_is_no_held_out_one():
     assert len(_overfitting(XENT, ACCURACY, name="accuracy")) == 1
 
 
+# --- the accuracy must be measured on the eval loss's own held-out set, at its evaluations ---------------------------
+
+def _overfitting_beside(accuracies: dict[str, tuple]) -> list:
+    """The overfitting findings of the rise beside accuracies {name: (values, steps)}."""
+    m = {"loss": pd.Series(TRAIN, index=TRAIN_STEPS),
+         "eval_loss": pd.Series(np.asarray(XENT, dtype="float64"), index=EVAL_STEPS)}
+    m.update({name: pd.Series(np.asarray(v, dtype="float64"), index=s) for name, (v, s) in accuracies.items()})
+    return [f for f in analyze_metrics(m, TH) if f.kind == "overfitting"]
+
+
+_FLAT = [ACCURACY[12]] * 30  # the validation accuracy stalled at its level at the eval loss's best
+
+
+def test_a_test_splits_accuracy_beside_the_validation_splits_does_not_excuse_its_rise():
+    # eval_loss is the validation split's (val_loss, validation_loss and eval_loss read as one name): a test split's
+    # accuracy improving says nothing of it, where the validation split's own accuracy stalled
+    beside = {"eval_accuracy": (_FLAT, EVAL_STEPS), "test_accuracy": (ACCURACY, EVAL_STEPS)}
+    assert len(_overfitting_beside(beside)) == 1
+
+
+def test_a_test_splits_accuracy_alone_does_not_excuse_the_validation_loss_rise():
+    assert len(_overfitting_beside({"test_accuracy": (ACCURACY, EVAL_STEPS)})) == 1
+
+
+def test_an_accuracy_dated_at_other_steps_than_the_eval_loss_does_not_excuse_its_rise():
+    # scored at its own evaluations (every 1,000 steps from 1,500): not the checkpoints the eval loss measured
+    assert len(_overfitting_beside({"eval_accuracy": (ACCURACY, EVAL_STEPS + 500)})) == 1
+
+
+def test_a_keras_val_accuracy_beside_the_val_loss_still_excuses_it():
+    # Keras' val_loss reads as eval_loss, its val_accuracy keeps its name: the same held-out set, the same epochs
+    assert not _overfitting_beside({"val_accuracy": (ACCURACY, EVAL_STEPS)})
+
+
 def _findings(case):
     return forensics.analyze(CORPUS / case).findings
 

@@ -93,3 +93,21 @@ def test_a_timed_split_pipe_log_that_starts_near_where_it_ends_is_no_from_scratc
                     for s in range(0, 1750, 250))
     (tmp_path / "train.log").write_text(lines)
     assert forensics.analyze(tmp_path).run_profile.objective != "pretrain"
+
+
+# --- a console still being written: its last line (no newline after it) cut mid-write ---------------------------------
+
+def test_a_last_line_cut_inside_its_elapsed_time_keeps_both_estimates():
+    # LispLLM_lispllm's `step   250 | train 2.5660 | val 2.5619 |     15s` cut inside the time: val is whole (a `|`
+    # follows it), the time is not read anyway
+    record = parse_line("step   250 | train 2.5660 | val 2.5619 |     1", last_line=True)
+    assert dict(record.metrics) == {"train_split_loss": 2.5660, "eval_loss": 2.5619} and record.cut  # (said)
+
+
+def test_a_last_line_ending_at_its_val_leaves_the_val_out():
+    record = parse_line("step   250 | train 2.5660 | val 2.56", last_line=True)
+    assert dict(record.metrics) == {"train_split_loss": 2.5660} and record.cut
+
+
+def test_a_number_after_the_val_with_no_unit_is_still_no_elapsed_time_on_a_whole_line():
+    assert parse_line("step   250 | train 2.5660 | val 2.5619 |     1") is None

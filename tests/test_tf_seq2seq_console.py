@@ -140,3 +140,39 @@ def test_a_model_read_back_from_a_checkpoint_is_not_called_fresh(tmp_path):
 def test_the_style_transfer_console_says_its_model_is_fresh():
     profile = forensics.analyze(CORPUS / "guotong1988_text-style-transfer-chinese").run_profile
     assert profile.method == "full" and "fresh parameters" in profile.evidence["method"]
+
+
+# --- a console still being written: its last line (no newline after it) cut mid-number -------------------------------
+
+def _read(tmp_path, text: str):
+    (tmp_path / "nohup.out").write_text(text)
+    return stdout.read(tmp_path / "nohup.out")
+
+
+def _at(records, step: int) -> dict[str, float]:
+    rows = records.frame[records.frame.step == step]
+    return dict(zip(rows.metric, rows.value))
+
+
+def test_a_last_header_cut_mid_perplexity_is_read_without_its_perplexity_and_said(tmp_path):
+    records = _read(tmp_path, _translate_py_console()
+                    + "global step 2200 learning rate 0.5000 step-time 0.49 perplexity 1")  # 19.80, cut at its `1`
+    assert _at(records, 2200) == {"learning_rate": 0.5, "step_time_s": 0.49}
+    assert "the last line (step 2200) is cut mid-write; its complete fields were kept" in records.warnings
+
+
+def test_a_last_bucket_line_cut_mid_number_leaves_that_blocks_held_out_mean_out(tmp_path):
+    # bucket 2's 35.20 cut to `3`: a mean of bucket 0 alone, or with a 3, is no mean over the block's buckets
+    records = _read(tmp_path, _translate_py_console() + "global step 2200 learning rate 0.5000 step-time 0.49 "
+                    "perplexity 19.80\n  eval: bucket 0 perplexity 25.10\n  eval: empty bucket 1\n"
+                    "  eval: bucket 2 perplexity 3")
+    assert _at(records, 2200) == pytest.approx({"learning_rate": 0.5, "step_time_s": 0.49,
+                                                "loss": math.log(19.80), "perplexity": 19.80})
+    assert "the last line (step 2200) is cut mid-write; its complete fields were kept" in records.warnings
+
+
+def test_a_whole_last_line_printed_as_the_ones_before_it_is_read_whole(tmp_path):
+    records = _read(tmp_path, _translate_py_console().rstrip("\n"))  # only the final newline missing
+    last = _at(records, 2000)
+    assert last["eval_loss"] == pytest.approx((math.log(25.90) + math.log(35.20)) / 2)
+    assert not records.warnings

@@ -11,13 +11,18 @@ while validation accuracy went 92.01 -> 92.44 -> 92.38 at the last). Only a rise
 the best: a larger one is the owner's to look at whatever the accuracy did (Kabeermd's LSTM LM, +4.5% beside an
 accuracy at its best). A generation score (BLEU, ROUGE) is measured on decoded text, not on these distributions, and
 does not excuse a rise (Wenxin-Jiang's bert2bert: +1.1% beside ROUGE at its best, judged overfitting).
+
+The accuracy must be scored with the eval loss: on its held-out set (of a named eval set, that set's: `eval_g0_loss`
+-> `eval_g0_accuracy`; of `eval_loss`, the validation split's, which val_loss / validation_loss / eval_loss all read
+as, never a test split's `test_accuracy`) and at its evaluations (logged at the eval loss's best step and its last).
+Another set's accuracy improving says nothing of the checkpoints the eval loss measured.
 """
 from __future__ import annotations
 
 import pandas as pd
 
 from ..findings import Finding
-from ..metric_names import is_held_out
+from ..metric_names import is_held_out, is_test_split
 from .accuracy_at_zero import is_an_accuracy
 from .eval_levels import CLIMB
 from .metrics import Metrics, finite
@@ -34,15 +39,18 @@ def accuracy_kept_improving(metrics: Metrics, found: Finding) -> bool:
     if best <= 0 or after.empty or float(after.max()) > best * (1 + CLIMB):
         return False
     last_step = int(evals.index[-1])
-    return any(_improved_since(finite(metrics[name]), best_step, last_step)
-               for name in _held_out_accuracies(metrics, found.metric or ""))
+    return any(_improved_since(accuracy, best_step, last_step)
+               for accuracy in _held_out_accuracies(metrics, found.metric or "")
+               if {best_step, last_step} <= set(accuracy.index))
 
 
-def _held_out_accuracies(metrics: Metrics, loss_name: str) -> list[str]:
-    """The held-out accuracies scored with the eval loss `loss_name`: of its own named eval set where it is one
-    (`eval_g0_loss` -> `eval_g0_accuracy`)."""
+def _held_out_accuracies(metrics: Metrics, loss_name: str) -> list[pd.Series]:
+    """The held-out accuracies of the eval loss `loss_name`'s own set (module docstring): of its named eval set where
+    it is one (`eval_g0_loss` -> `eval_g0_accuracy`), no test split's beside a validation split's loss."""
     eval_set = loss_name[:-len("loss")] if loss_name.endswith("_loss") and loss_name != "eval_loss" else ""
-    return [name for name in metrics if is_held_out(name) and is_an_accuracy(name) and name.startswith(eval_set)]
+    return [finite(metrics[name]) for name in metrics
+            if is_held_out(name) and is_an_accuracy(name) and name.startswith(eval_set)
+            and is_test_split(name) == is_test_split(loss_name)]
 
 
 def _improved_since(accuracy: pd.Series, best_step: int, last_step: int) -> bool:

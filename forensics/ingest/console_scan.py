@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from ..timeline import canonical_metric
+from .console_lines.fields import printed_shape
 from .settled_lines import settled
 from .launch_banners import LAUNCH, banner_key, launches_kept
 from .card_blocks import card_blocks_blanked
@@ -90,10 +91,6 @@ _AT_MINIMUM = "Current loss scale already at minimum"
 _LOG_KEYS = {"loss", "grad_norm", "learning_rate", "epoch", "train_runtime", "train_loss", "policy_loss", "gpt_loss",
              "embedding_loss", "loss/train", "loss/eval",
              "global_step/max_steps", "global_step", "iteration"}
-# A number's shape in a printed line: its whole part any length (a step, a time grow), its decimals counted (a fixed
-# `:.4f` prints as many on every line; a number cut mid-write has fewer, or lost the unit after it)
-_WHOLE_PART = re.compile(r"(?<![.\d])\d+")
-_DIGIT = re.compile(r"\d")
 MAX_SHAPES_KEPT = 64  # a print statement's lines share one shape; a log of ever-new shapes compares with its first 64
 # ‘ ’ “ ” read as the ' and " of a printed dict (`{‘loss’: 1.45, ...}` pasted through an editor that
 # curls quotes)
@@ -113,15 +110,6 @@ def _number_or_none(text: str) -> float | None:
         return float(text)
     except ValueError:  # `0:00:01.20`, `456789GF`
         return None
-
-
-def printed_shape(line: str) -> str:
-    """The line with each number's whole part as `9` and each decimal as `9`: two lines of one print statement share it.
-
-    >>> printed_shape("iter 7000: loss 1.1066, time 4639.50ms, mfu 7.90%")
-    'iter 9: loss 9.9999, time 9.99ms, mfu 9.99%'
-    """
-    return _DIGIT.sub("9", _WHOLE_PART.sub("9", line.rstrip()))
 
 
 def scan(text: str, one_cell: bool = False) -> list[tuple]:
@@ -192,8 +180,8 @@ class _Scanner:
         if self._eval_metrics(piece):
             return
         owner = next((table for table in self.tables if table.owns(piece)), None)
-        if owner is not None:
-            record = owner.feed(piece)
+        if owner is not None:  # (the seq2seq blocks are told the file's last line: it may be cut mid-number)
+            record = owner.feed(piece, last_line) if owner is self.seq2seq else owner.feed(piece)
             if record:
                 self.events.append(("line", record))
             return

@@ -161,10 +161,11 @@ _SEARCHED_SHAPES = (("num_updates=", FAIRSEQ_INNER, _fairseq_inner),
                     ("Completed eval after train step ", MAXTEXT_EVAL, _maxtext_eval),
                     ("] collection=", CLU_WRITER, clu_scalars),
                     (" wps", PTB_PROGRESS, ptb_progress), (" Perplexity: ", PTB_EPOCH, ptb_epoch),
-                    (PTB_PORT_NEEDLE, PTB_PORT_EPOCH, ptb_port_epoch),
-                    (_EPOCH_BATCH_NEEDLE, EPOCH_BATCH, epoch_batch),
                     (_COST_NEEDLE, EPOCH_COST, epoch_cost), (_SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values),
                     (_MARIAN_NEEDLE, MARIAN_VALID, marian_valid), (_MARIAN_NEEDLE, MARIAN_UPDATE, marian_update))
+# the same, of readers told whether the line is the file's last (which may be cut mid-write: `fields._fields`)
+_SEARCHED_LAST_LINE_SHAPES = ((PTB_PORT_NEEDLE, PTB_PORT_EPOCH, ptb_port_epoch),
+                              (_EPOCH_BATCH_NEEDLE, EPOCH_BATCH, epoch_batch))
 
 
 def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | object:
@@ -186,6 +187,10 @@ def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | o
         m = shape.search(line) if needle in line else None
         if m:
             return read(m)
+    for needle, shape, read in _SEARCHED_LAST_LINE_SHAPES:
+        m = shape.search(line) if needle in line else None
+        if m:
+            return read(m, last_line)
     if "tgs (tokens/gpu/second)=" in line:
         m = INTERNEVO_STEP.search(line)
         if m:

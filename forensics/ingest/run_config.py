@@ -29,7 +29,7 @@ from ..config import NOTEBOOK_CODE_SOURCE, RunConfig
 from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from ..lfs import unreadable_reason
-from ..log_hints import is_llamafactory_args
+from ..json_hints import is_llamafactory_args
 from ..run_layout import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
@@ -225,7 +225,7 @@ def _kind_of(name: str) -> str | None:
 
 
 def _holds_llamafactory_args(path: Path) -> bool:
-    """A JSON file of LLaMA-Factory's arguments under a name of its owner's (`log_hints.is_llamafactory_args`)."""
+    """A JSON file of LLaMA-Factory's arguments under a name of its owner's (`json_hints.is_llamafactory_args`)."""
     try:
         with open(path, "rb") as fh:
             return is_llamafactory_args(fh.read(1 << 16))

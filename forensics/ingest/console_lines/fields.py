@@ -1,6 +1,8 @@
 """The fields every console step line is read into: `StepLine` (one record), `number` (the number a field starts
 with), the `name: value` field reader and the names and units it gives, shared by the readers of
-forensics/ingest/console_lines/ (pretrain_lines' module docstring says how names are made canonical).
+forensics/ingest/console_lines/ (pretrain_lines' module docstring says how names are made canonical), and
+`printed_shape`, by which a file's last line (no newline after it) printed as the lines before it is known whole, not
+cut mid-write.
 """
 from __future__ import annotations
 
@@ -102,3 +104,18 @@ def field_name(key: str, raw: str) -> str:
 
 def _record(kind: str, step: int, total: str | None, metrics: list, cut: bool) -> StepLine | None:
     return StepLine(kind, step, int(total) if total else None, tuple(metrics), cut=cut) if metrics else None
+
+
+# A number's shape in a printed line: its whole part any length (a step, a time grow), its decimals counted (a fixed
+# `:.4f` prints as many on every line; a number cut mid-write has fewer, or lost the unit after it)
+_WHOLE_PART = re.compile(r"(?<![.\d])\d+")
+_DIGIT = re.compile(r"\d")
+
+
+def printed_shape(line: str) -> str:
+    """The line with each number's whole part as `9` and each decimal as `9`: two lines of one print statement share it.
+
+    >>> printed_shape("iter 7000: loss 1.1066, time 4639.50ms, mfu 7.90%")
+    'iter 9: loss 9.9999, time 9.99ms, mfu 9.99%'
+    """
+    return _DIGIT.sub("9", _WHOLE_PART.sub("9", line.rstrip()))

@@ -71,8 +71,10 @@ _STEP_NAMES = {"train": "loss", "val": "eval_loss", "hella": "eval_hellaswag"}
 # `iter N | train X | val Y`: a counter, then the two splits' estimated losses and nothing else but the time elapsed
 # (`| 15s`: LispLLM_lispllm's `step   250 | train 2.5660 | val 2.5619 |     15s`)
 SPLIT_PIPE = re.compile(r"^\s*(?:iter|step)\s*:?\s*(\d{1,18})\s*\|\s*train\s*:?\s*(" + FLOAT
-                        + r")\s*\|\s*val\s*:?\s*(" + FLOAT + r")\s*(?:\|\s*\d+(?:\.\d+)?\s*(?:ms|s|min|m)\s*)?$",
-                        re.IGNORECASE)
+                        + r")\s*\|\s*val\s*:?\s*(" + FLOAT + r")\s*(\|[\s\d.a-z]*)?$", re.IGNORECASE)
+_ELAPSED = re.compile(r"\|\s*\d+(?:\.\d+)?\s*(?:ms|s|min|m)\s*", re.IGNORECASE)
+# what is left of it where the file's last line was cut inside it (`|     1`)
+_ELAPSED_CUT = re.compile(r"\|\s*(?:\d+\.?\d*\s*(?:ms?|s|mi?)?)?", re.IGNORECASE)
 # llm.c train_gpt2.cu:1872 (karpathy/llm.c f1e2ace): `printf0("step %4d/%d | loss %7.6f (%+.2fz)| norm %6.4f
 # (%+.2fz)| lr %.2e | %.2f ms | %.1f%% bf16 MFU | %.0f tok/s\n", ...)`; before 5983036 (2024-06) `loss %7.6f (z %+.2f)|
 # norm %6.4f |`, before that `train loss %7.6f | norm %6.4f |` (`A100 fp16 MFU` in its first form); and at each
@@ -158,9 +160,15 @@ def _step_name_value(m: re.Match, line: str, last_line: bool) -> StepLine | None
 
 def split_pipe(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     """`iter N | train X | val Y` (kind "split_pipe"): the losses estimated on the train and val splits at step N,
-    as train_split_loss and eval_loss. On a file's last line the val field may be cut mid-write: left out."""
-    metrics = [("train_split_loss", float(m.group(2)))] + ([] if last_line else [("eval_loss", float(m.group(3)))])
-    return _record("split_pipe", int(m.group(1)), None, metrics, last_line)
+    as train_split_loss and eval_loss. On a file's last line its last field may be cut mid-write: the val where it
+    ends the line (left out), else the elapsed time (not read: the val before its `|` is whole)."""
+    elapsed = m.group(4)
+    whole_time = elapsed is not None and _ELAPSED.fullmatch(elapsed) is not None
+    if elapsed and not whole_time and not (last_line and _ELAPSED_CUT.fullmatch(elapsed)):
+        return None
+    val_cut = last_line and not elapsed
+    metrics = [("train_split_loss", float(m.group(2)))] + ([] if val_cut else [("eval_loss", float(m.group(3)))])
+    return _record("split_pipe", int(m.group(1)), None, metrics, last_line and not whole_time)
 
 
 def _llmc_console(m: re.Match, line: str, last_line: bool) -> StepLine:

@@ -13,7 +13,7 @@
   PyTorch ports (iceljc_language-model; the same print in other GitHub copies) print the fraction
   unrounded and the perplexity padded (`{} perplexity: {:8.2f} speed: {} wps`) and close each epoch with `Train
   perplexity at epoch E: P` / `Validation perplexity at epoch E: P` (E from 0), the line ending at the number (prose
-  that goes on is no such line).
+  that goes on is no such line; on a file's last line that number may be cut mid-write, so the line is none).
 * An epoch section header, a line that is only the epoch (`=== Epoch 3/20 ===`, YYYYXL1004/NLP2's Chinese-to-English
   Transformer), and the short loss lines with no counter under it (`Loss: 5.3513, BLEU: 0.51, 累计时间: 69.7s`): the
   header gives their epoch (`epoch_header`, `headed_line`; read only in a file holding such a header, of lines no
@@ -83,10 +83,11 @@ def ptb_epoch(m: re.Match) -> StepLine | None:
     return None if epoch is None or split == "Test" else _ptb_epoch_record(int(epoch), split, float(m.group(3)))
 
 
-def ptb_port_epoch(m: re.Match) -> StepLine | None:
+def ptb_port_epoch(m: re.Match, last_line: bool = False) -> StepLine | None:
     """`Train|Validation perplexity at epoch E: P` (module docstring): as the tutorial's `Epoch: E Train|Valid
-    Perplexity: P` (kind "ptb_epoch" at step E)."""
-    return _ptb_epoch_record(int(m.group(2)), m.group(1), float(m.group(3)))
+    Perplexity: P` (kind "ptb_epoch" at step E); none on the file's last line, whose one number may be cut (the
+    console reader takes it whole where it is printed as the lines before it)."""
+    return None if last_line else _ptb_epoch_record(int(m.group(2)), m.group(1), float(m.group(3)))
 
 
 def _ptb_epoch_record(epoch: int, split: str, perplexity: float) -> StepLine | None:

@@ -26,6 +26,11 @@ perplexities, `eval_ppl` exp of it: one held-out series for the judges, each buc
 The tutorial's training loop has no planned end: `while True`, a checkpoint saved at every block, until someone or
 something stops it. A console of these blocks says so in its meta (`OPEN_ENDED_KEY`), so that a kill after the last
 block is read as the way such a run ends, not as a crash of one that meant to go on (analyzers.crash).
+
+A console still being written may end in a line cut mid-number (no newline after it): as every console reader does
+(`fields._fields`), its last number is left out and the block marked cut, unless the line is printed in the very
+shape of one before it (`fields.printed_shape`: only its newline is missing). A cut bucket line leaves the block's
+held-out mean out: over fewer buckets than the other blocks' it would move with their lengths, not with the model.
 """
 from __future__ import annotations
 
@@ -33,7 +38,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .fields import FLOAT, StepLine, number, perplexity_loss
+from .fields import FLOAT, StepLine, number, perplexity_loss, printed_shape
 
 OPEN_ENDED_KEY = "open_ended_loop"
 OPEN_ENDED = ("the TensorFlow seq2seq tutorial's loop (translate.py's `while True`), which trains until it is stopped "
@@ -62,32 +67,41 @@ class Seq2seqBlocks:
     header: dict = field(default_factory=dict)
     train: dict = field(default_factory=dict)  # "perplexity" / "cost" under the header
     eval_ppl: list = field(default_factory=list)  # the one eval perplexity, or a bucket's each
+    cut: bool = False  # the block's last line was cut mid-write: a field left out
+    shapes: set = field(default_factory=set)  # the printed shapes of the lines read
 
     def owns(self, line: str) -> bool:
         if "step-time" in line and _HEADER.search(line):
             return True
         return self.step is not None and line[:1].isspace() and _block_line(line) is not None
 
-    def feed(self, line: str) -> StepLine | None:
+    def feed(self, line: str, last_line: bool = False) -> StepLine | None:
+        """The block a new header ends; `last_line`: the file's last line, its last number maybe cut (module
+        docstring)."""
+        shape = printed_shape(line)
+        cut = last_line and shape not in self.shapes
+        self.shapes.add(shape)
         header = _HEADER.search(line) if "step-time" in line else None
         if header is not None:
             done = self.close()
             step, lr, seconds, ppl = header.groups()
-            self.step = int(step)
-            self.header = {"learning_rate": number(lr), "step_time_s": number(seconds)}
-            if ppl is not None:
+            self.step, self.cut = int(step), cut
+            self.header = {"learning_rate": number(lr), "step_time_s": None if cut and ppl is None else number(seconds)}
+            if ppl is not None and not cut:
                 self.train["perplexity"] = number(ppl)
             return done
         name, value = _block_line(line)
+        self.cut = self.cut or (cut and name is not None)
         if name == "eval":
-            self.eval_ppl.append(value)
-        elif name is not None:
+            self.eval_ppl = [] if cut else self.eval_ppl + [value]  # (cut: no mean of the block's buckets)
+        elif name is not None and not cut:
             self.train[name] = value
         return None
 
     def close(self) -> StepLine | None:
-        done = _block_record(self.step, self.header, self.train, self.eval_ppl) if self.step is not None else None
-        self.step, self.header, self.train, self.eval_ppl = None, {}, {}, []
+        done = _block_record(self.step, self.header, self.train, self.eval_ppl, self.cut) \
+            if self.step is not None else None
+        self.step, self.header, self.train, self.eval_ppl, self.cut = None, {}, {}, [], False
         return done
 
 
@@ -103,7 +117,7 @@ def _block_line(line: str) -> tuple[str | None, float | None] | None:
     return (None, None) if _EMPTY_BUCKET.match(line) else None
 
 
-def _block_record(step: int, header: dict, train: dict, eval_ppl: list) -> StepLine:
+def _block_record(step: int, header: dict, train: dict, eval_ppl: list, cut: bool) -> StepLine:
     """One block's `StepLine` (module docstring): the header's rate and step time, the cost or ln perplexity as the
     loss, the mean ln perplexity of the eval lines as the eval loss."""
     metrics = [(name, value) for name, value in header.items() if value is not None]
@@ -119,4 +133,4 @@ def _block_record(step: int, header: dict, train: dict, eval_ppl: list) -> StepL
         mean = sum(losses) / len(losses)
         metrics += [("eval_loss", mean), ("eval_ppl", math.exp(mean) if not mean > 700 else math.inf)]
     kind = KINDS[0] if cost is not None else KINDS[1]
-    return StepLine(kind, step, None, tuple(metrics))
+    return StepLine(kind, step, None, tuple(metrics), cut)
