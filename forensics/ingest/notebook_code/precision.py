@@ -97,9 +97,10 @@ _INT8_INPUTS = re.compile(r"MatMul8bitLt: inputs will be cast from torch\.(\w+)"
 def int8_inputs_in_float32(outputs: str) -> bool:
     """Whether every MatMul8bitLt warning the outputs hold says float32 activations entered the int8 layers: the half
     weights around them (norms, embeddings) were cast to float32 - what peft's `prepare_model_for_kbit_training` does
-    ('cast all non INT8 parameters to fp32'), and TRL's SFTTrainer (0.4 to 0.24) runs it itself on an 8-bit / 4-bit
-    model handed a peft_config (sft_trainer.py: `if getattr(model, "is_loaded_in_8bit", False) or ...: model =
-    prepare_model_for_kbit_training(model, ...)`). A model left in bfloat16 warns 'from torch.bfloat16'."""
+    ('cast all non INT8 parameters to fp32'), and TRL's SFTTrainer (0.4.2 to 0.24; 0.25's own copy casts norms only,
+    0.26's nothing) runs it itself on an 8-bit / 4-bit model handed a peft_config (sft_trainer.py: `if getattr(model,
+    "is_loaded_in_8bit", False) or ...: model = prepare_model_for_kbit_training(model, ...)`). A model left in
+    bfloat16 warns 'from torch.bfloat16'."""
     dtypes = set(_INT8_INPUTS.findall(outputs))
     return dtypes == {"float32"}
 
