@@ -34,7 +34,8 @@ padded input_ids into a plain Trainer's labels with nothing masking the pad ids,
 `precision.lightning` (a Lightning Trainer the code builds, and the precision it is given), empty
 where the code says none of them.
 
-Read in the modules of this package: cells (which cells ran, parsed), arguments (the keywords of the calls),
+Read in the modules of this package: cells (which cells ran, parsed), switches (the branches a literal switch or
+`if False:` turns off, left out of the trees), arguments (the keywords of the calls),
 precision (autocast, float32, Unsloth's mixed precision, Keras' policy), model (built here, trained whole),
 gpt2_simple (gpt-2-simple's `finetune`), lightning (a PyTorch Lightning Trainer), pad_labels and label_flow (labels
 that count padding, and where the labels come from),
@@ -57,7 +58,7 @@ from .data import masked_lm, raw_text_lm, simplified_text
 from .gpt2_simple import gpt2_simple_finetunes_whole
 from .lightning import lightning_values
 from .machine import printed_machine
-from .precision import (BF16_CHANGED_TO_FP16, autocast_precision, keras_policy_precision,
+from .precision import (BF16_CHANGED_TO_FP16, autocast_precision, int8_inputs_in_float32, keras_policy_precision,
                         trainer_arguments_in_fp32, trains_in_default_float32, unsloth_mixed_precision,
                         without_inference_autocast)
 from .model import loads_weights, model_built_here, trains_whole_model
@@ -111,7 +112,9 @@ def code_values(cells: list, outputs: str) -> dict:
                     values["trainer_class"] = trainer
     values.update(trained_model(loads, trainers, aliases))
     values.update(lightning_values(trees, names))
-    if _KBIT_PREPARED in called:  # (it casts the half weights it finds to float32: the load's dtype no longer trains)
+    # (it casts the half weights it finds to float32: the load's dtype no longer trains; where a TRL trainer ran it out
+    # of the code's sight, the int8 layers' warning says so)
+    if _KBIT_PREPARED in called or int8_inputs_in_float32(outputs):
         values.pop("model.load_dtype", None)
     if values.get("model.load_dtype") == "bfloat16" and BF16_CHANGED_TO_FP16.search(outputs):
         values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for

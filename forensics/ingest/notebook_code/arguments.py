@@ -7,7 +7,7 @@ import ast
 import re
 
 from .machine import PrintedMachine
-from .syntax import called_name, _literal, owner_name
+from .syntax import called_name, dotted, _literal, owner_name
 
 # Arguments classes whose keywords are TrainingArguments fields (TRL's configs subclass it, Unsloth's too)
 ARGUMENT_CLASSES = re.compile(r"^(?:\w*TrainingArguments|(?:SFT|DPO|KTO|ORPO|CPO|GRPO|RLOO|PPO|Reward|GKD|BCO|"
@@ -284,6 +284,9 @@ def machine_test(node: ast.expr, machine: PrintedMachine, names: dict | None = N
         return decisive if decisive in parts else None if None in parts else not decisive
     if isinstance(node, ast.Compare):
         return _compared(node, machine, names)
+    if isinstance(node, (ast.Name, ast.Attribute)):  # a switch: a name the code binds to True / False
+        value = names.get(dotted(node))
+        return value if isinstance(value, bool) else None
     if not isinstance(node, ast.Call):
         return None
     if called_name(node.func) == "is_available" and owner_name(node.func) == "cuda":
@@ -293,12 +296,15 @@ def machine_test(node: ast.expr, machine: PrintedMachine, names: dict | None = N
 
 def _compared(node: ast.Compare, machine: PrintedMachine, names: dict) -> bool | None:
     """`device == "cuda"` / `!=` between two values the code and the outputs give (Onemaeus97_yifanbot's
-    `bf16=(device=="cuda")`, AjayChikate's `fp16=True if device == "cuda" else False`); None where either is not
-    known."""
-    if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+    `bf16=(device=="cuda")`, AjayChikate's `fp16=True if device == "cuda" else False`), a switch compared with a
+    literal (`bits == 4`, `quantize is True`); None where either is not known."""
+    if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
         return None
     left, right = (machine_value(side, machine, names) for side in (node.left, node.comparators[0]))
-    if not isinstance(left, str) or not isinstance(right, str):
+    if isinstance(node.ops[0], (ast.Is, ast.IsNot)):  # (True / False are singletons: `is` is their equality)
+        known = isinstance(left, bool) and isinstance(right, bool)
+        return (left is right) is isinstance(node.ops[0], ast.Is) if known else None
+    if left is None or right is None:
         return None
     return (left == right) is isinstance(node.ops[0], ast.Eq)
 

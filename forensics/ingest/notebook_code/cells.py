@@ -12,6 +12,7 @@ import warnings
 
 from .syntax import called_name
 from .arguments import model_classes_followed, trainer_subclasses_followed
+from .switches import literal_switches, without_dead_branches
 
 SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
 _NOT_PYTHON_CELL = re.compile(r"^\s*%%(?!capture|time|timeit)")
@@ -161,7 +162,14 @@ def _trees_of_cells_that_ran(cells: list):
 
 
 def cells_and_trees_that_ran(cells: list):
-    """(cell, the code parsed, its tree) of each cell that ran and parsed (`parsed_cells`, without the follows)."""
+    """(cell, the code parsed, its tree) of each cell that ran and parsed (`parsed_cells`, without the follows),
+    without the branches that never ran (`switches`: the literal switches are read across every cell that ran)."""
+    parsed = list(_parsed_that_ran(cells))
+    switches = literal_switches([tree for _, _, tree in parsed])
+    return [(cell, code, without_dead_branches(tree, switches)) for cell, code, tree in parsed]
+
+
+def _parsed_that_ran(cells: list):
     launched = {name.rsplit("/", 1)[-1] for name in _SCRIPT.findall(shell_commands(cells))}
     for cell in cells_that_ran(cells):
         source = _source(cell)
@@ -172,7 +180,7 @@ def cells_and_trees_that_ran(cells: list):
             continue
         code = python_of(source)
         try:
-            tree = _DeadBranches().visit(parse_quietly(code))
+            tree = parse_quietly(code)
         except (SyntaxError, ValueError, RecursionError):
             continue  # a cell of another language, or one that never parsed: it says nothing here
         yield cell, code, tree
@@ -189,17 +197,6 @@ def parse_quietly(code: str, mode: str = "exec") -> ast.AST:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ast.parse(code, mode=mode)
-
-
-class _DeadBranches(ast.NodeTransformer):
-    """A tree without the branches that never run: Unsloth's templates keep their reload-for-inference code under
-    `if False:` (`model_name = "lora_model"`), which names no model the run trained."""
-
-    def visit_If(self, node: ast.If):
-        self.generic_visit(node)
-        if isinstance(node.test, ast.Constant):
-            return node.body if node.test.value else node.orelse
-        return node
 
 
 _FULL_LINE_COMMENT = re.compile(r"(?m)^[ \t]*#.*$")

@@ -89,6 +89,22 @@ def _autocast_dtype(call: ast.Call, names: dict, scaler: bool) -> str | None:
 # Unsloth's loader on a GPU without bfloat16 (a T4), given `dtype=torch.bfloat16`: `Device does not support bfloat16.
 # Will change to float16.` The model is loaded, and its trainer's mixed precision turned on, in float16.
 BF16_CHANGED_TO_FP16 = re.compile(r"does not support bfloat16\. Will change to float16")
+# bitsandbytes' MatMul8bitLt warns (once per process) with the dtype of the activations its int8 layers are given:
+# `warnings.warn(f"MatMul8bitLt: inputs will be cast from {A.dtype} to float16 during quantization")`
+_INT8_INPUTS = re.compile(r"MatMul8bitLt: inputs will be cast from torch\.(\w+)")
+
+
+def int8_inputs_in_float32(outputs: str) -> bool:
+    """Whether every MatMul8bitLt warning the outputs hold says float32 activations entered the int8 layers: the half
+    weights around them (norms, embeddings) were cast to float32 - what peft's `prepare_model_for_kbit_training` does
+    ('cast all non INT8 parameters to fp32'), and TRL's SFTTrainer (0.4.2 to 0.24; 0.25's own copy casts norms only,
+    0.26's nothing) runs it itself on an 8-bit / 4-bit model handed a peft_config (sft_trainer.py: `if getattr(model,
+    "is_loaded_in_8bit", False) or ...: model = prepare_model_for_kbit_training(model, ...)`). A model left in
+    bfloat16 warns 'from torch.bfloat16'."""
+    dtypes = set(_INT8_INPUTS.findall(outputs))
+    return dtypes == {"float32"}
+
+
 # Unsloth forcing float32 (a model that cannot train in float16: Gemma 3 on a T4)
 _UNSLOTH_FLOAT32 = re.compile(r"Unsloth: (?:Switching to float32 training|Using float16 precision for \S+ won't work)")
 

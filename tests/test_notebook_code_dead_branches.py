@@ -1,0 +1,132 @@
+"""Tests of the notebook code reader (ingest/notebook_code): code under an `if` that a literal switch turned off is not
+read for the run profile; a switch the code cannot decide keeps both branches read.
+
+dominodatalab_aihub_llama3_1_sft (tests/realworld): `use_4_bit = False` / `use_8_bit = True`, the 4-bit
+BitsAndBytesConfig under `if use_4_bit:` (never ran), the 8-bit one under `if use_8_bit:`; the tool read the 4-bit
+config and said qlora."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import forensics
+from forensics.ingest.notebook_code import code_values
+
+_CASE = Path(__file__).parent / "realworld" / "dominodatalab_aihub_llama3_1_sft"
+
+
+def _cells(*sources):
+    return [{"cell_type": "code", "execution_count": i + 1, "metadata": {}, "source": s, "outputs": []}
+            for i, s in enumerate(sources)]
+
+
+_FOUR_BIT = "    bnb_config = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4')\n"
+_EIGHT_BIT = "    bnb_config = BitsAndBytesConfig(load_in_8bit=True)\n"
+_LOAD = "model = AutoModelForCausalLM.from_pretrained('m', quantization_config=bnb_config)\n"
+
+
+# (the switch's cell, the cell that tests it): each switched off, so the 4-bit config never ran
+_SWITCHED_OFF = {
+    "a_name_false": ("use_4_bit = False\nuse_8_bit = True\n",
+                     "if use_4_bit:\n" + _FOUR_BIT + "if use_8_bit:\n" + _EIGHT_BIT + _LOAD),
+    "not_a_name_true": ("full_precision = True\n", "if not full_precision:\n" + _FOUR_BIT + _LOAD),
+    "a_name_equal_to_another_literal": ("bits = 8\n", "if bits == 4:\n" + _FOUR_BIT + "else:\n" + _EIGHT_BIT + _LOAD),
+    "a_name_is_false": ("quantize = False\n", "if quantize is True:\n" + _FOUR_BIT + _LOAD),
+    "an_elif_taken": ("mode = 'int8'\n",
+                      "if mode == 'nf4':\n" + _FOUR_BIT + "elif mode == 'int8':\n" + _EIGHT_BIT + _LOAD),
+    "a_keyword_chosen_by_the_switch": ("use_4_bit = False\n",
+                                       "bnb_config = BitsAndBytesConfig(load_in_4bit=True if use_4_bit else False)\n"
+                                       + _LOAD),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SWITCHED_OFF))
+def test_a_4bit_config_under_a_literal_switch_turned_off_is_not_read(case):
+    values = code_values(_cells(*_SWITCHED_OFF[case]), "")
+    assert "quant.load_in_4bit" not in values, values
+
+
+# the same shapes with the switch on: the 4-bit config ran
+_SWITCHED_ON = {
+    "a_name_true": ("use_4_bit = True\nuse_8_bit = False\n",
+                    "if use_4_bit:\n" + _FOUR_BIT + "if use_8_bit:\n" + _EIGHT_BIT + _LOAD),
+    "not_a_name_false": ("full_precision = False\n", "if not full_precision:\n" + _FOUR_BIT + _LOAD),
+    "a_name_equal_to_the_literal": ("bits = 4\n", "if bits == 4:\n" + _FOUR_BIT + "else:\n" + _EIGHT_BIT + _LOAD),
+    "a_name_is_true": ("quantize = True\n", "if quantize is True:\n" + _FOUR_BIT + _LOAD),
+    "an_else_taken": ("use_8_bit = False\n", "if use_8_bit:\n" + _EIGHT_BIT + "else:\n" + _FOUR_BIT + _LOAD),
+    "a_keyword_chosen_by_the_switch": ("use_4_bit = True\n",
+                                       "bnb_config = BitsAndBytesConfig(load_in_4bit=True if use_4_bit else False)\n"
+                                       + _LOAD),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SWITCHED_ON))
+def test_a_4bit_config_under_a_literal_switch_turned_on_is_read(case):
+    assert code_values(_cells(*_SWITCHED_ON[case]), "").get("quant.load_in_4bit") is True
+
+
+# tests the code cannot decide without running it: both branches are read, as before
+_UNDECIDED = {
+    "a_name_from_a_call": ("use_4_bit = get_flag()\n", "if use_4_bit:\n" + _FOUR_BIT + _LOAD),
+    "a_name_from_input": ("use_4_bit = input('4-bit? ') == 'y'\n", "if use_4_bit:\n" + _FOUR_BIT + _LOAD),
+    "a_literal_rebound_from_a_call": ("use_4_bit = False\n", "use_4_bit = args.use_4_bit\n",
+                                      "if use_4_bit:\n" + _FOUR_BIT + _LOAD),
+    "two_literals_in_two_cells": ("use_4_bit = False\n", "if use_4_bit:\n" + _FOUR_BIT + _LOAD, "use_4_bit = True\n"),
+    "a_parameter_of_the_same_name": ("use_4_bit = False\n",
+                                     "def load(use_4_bit):\n    if use_4_bit:\n" + "    " + _FOUR_BIT
+                                     + "    return bnb_config\n"),
+    "a_machine_test_the_outputs_do_not_answer": ("", "if torch.cuda.is_bf16_supported():\n" + _FOUR_BIT + _LOAD),
+    "a_name_never_bound": ("", "if use_4_bit:\n" + _FOUR_BIT + _LOAD),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_UNDECIDED))
+def test_a_4bit_config_under_a_switch_the_code_cannot_decide_is_read_as_before(case):
+    assert code_values(_cells(*_UNDECIDED[case]), "").get("quant.load_in_4bit") is True
+
+
+def test_a_real_switch_read_from_a_config_keeps_its_4bit_branch_read():
+    """readytensor_rt-llm-eng-cert-week3 (tests/realworld): `load_in_4bit = use_4bit if use_4bit is not None else
+    cfg.get(...)`, then `if load_in_4bit:` builds the 4-bit config; the code cannot decide it: QLoRA as before."""
+    profile = forensics.analyze(_CASE.parent / "readytensor_rt-llm-eng-cert-week3").run_profile
+    assert profile.method == "qlora", profile.evidence
+
+
+def test_dominodatalab_llama3_1_sft_trains_lora_on_its_8bit_base_not_qlora():
+    """The real notebook: `use_4_bit = False`, the 4-bit config under `if use_4_bit:`; LoRA on an 8-bit base."""
+    profile = forensics.analyze(_CASE).run_profile
+    assert profile.method == "lora", profile.evidence
+
+
+# ---- the precision of a half-precision load that an 8-bit base's preparation cast to float32 ------------------------
+
+_EIGHT_BIT_SFT = ("bnb_config = BitsAndBytesConfig(load_in_8bit=True)\n"
+                  "model = AutoModelForCausalLM.from_pretrained('m', quantization_config=bnb_config, "
+                  "torch_dtype=torch.bfloat16)\n",
+                  "from trl import SFTTrainer\n"
+                  "args = TrainingArguments(output_dir='o', per_device_train_batch_size=4)\n"
+                  "trainer = SFTTrainer(model=model, args=args, peft_config=LoraConfig(r=8), train_dataset=ds)\n"
+                  "trainer.train()\n")
+_INT8_WARNING = ("bitsandbytes/autograd/_functions.py:316: UserWarning: MatMul8bitLt: inputs will be cast from "
+                 "torch.{} to float16 during quantization\n")
+
+
+def test_a_bfloat16_load_whose_int8_layers_got_float32_inputs_no_longer_says_the_training_dtype():
+    """TRL's SFTTrainer ran peft's prepare_model_for_kbit_training out of the code's sight (dominodatalab): the
+    warning's float32 says the bfloat16 weights were cast; the Trainer's default, fp32, is left to say."""
+    values = code_values(_cells(*_EIGHT_BIT_SFT), _INT8_WARNING.format("float32"))
+    assert "model.load_dtype" not in values, values
+    assert values.get("precision.trainer_fp32") == "TrainingArguments"
+
+
+@pytest.mark.parametrize("outputs", ["", _INT8_WARNING.format("bfloat16"),
+                                     _INT8_WARNING.format("float32") + _INT8_WARNING.format("bfloat16")])
+def test_a_bfloat16_load_stands_where_no_int8_warning_says_float32_alone(outputs):
+    assert code_values(_cells(*_EIGHT_BIT_SFT), outputs).get("model.load_dtype") == "bfloat16"
+
+
+def test_dominodatalab_llama3_1_sft_trains_in_fp32():
+    """The real notebook: bitsandbytes warns 'inputs will be cast from torch.float32', no fp16 / bf16 flag."""
+    profile = forensics.analyze(_CASE).run_profile
+    assert profile.precision == "fp32", profile.evidence
