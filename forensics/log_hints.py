@@ -117,10 +117,18 @@ _ELAPSED_PERCENT_HINT = re.compile(
     rb"(?m)^[ \t]*\d{1,6}m \d{1,2}s (?:\(- -?\d{1,6}m -?\d{1,2}s\) )?\(\d{1,12} \d{1,3}%\) "
     rb"[-+]?(?:\d|nan|inf)[\w.+-]*[ \t]*$")
 # A from-scratch loop's estimate_loss print with bare split names (`iter     0 | train 4.1292 | val 4.1249`,
-# DaraBodla_mini-gpt-pytorch; ingest.console_lines.nanogpt): no `loss` word, so `_LOOSE_LINES` of them
-_SPLIT_PIPE_HINT = re.compile(rb"(?im)^[ \t]*(?:iter|step)[ \t]*:?[ \t]*\d+[ \t]*\|[ \t]*train[ \t]*:?[ \t]*[-+.\dnNiI]"
-                              rb"[^|\n]*\|[ \t]*val[ \t]*:?[ \t]*[-+.\dnNiI][^|\n]*"
+# DaraBodla_mini-gpt-pytorch; `Iteration 250: Train 2.4206 | Test 2.4253 | LR 1.00e-03 | 1.5m`, yasirkhalil5665_GPT;
+# ingest.console_lines.nanogpt): no `loss` word, so `_LOOSE_LINES` of them
+_SPLIT_PIPE_HINT = re.compile(rb"(?im)^[ \t]*(?:iter(?:ation)?|step)[ \t]*:?[ \t]*\d+[ \t]*[|:][ \t]*train[ \t]*:?"
+                              rb"[ \t]*[-+.\dnNiI][^|\n]*\|[ \t]*(?:val|test)[ \t]*:?[ \t]*[-+.\dnNiI][^|\n]*"
+                              rb"(?:\|[ \t]*lr[ \t]*:?[ \t]*[-+.\dnNiI][^|\n]*)?"
                               rb"(?:\|[ \t]*\d+(?:\.\d+)?[ \t]*(?:ms|s|min|m)[ \t]*)?$")
+# A BERT pre-training loop's masked-LM loss lines (ingest.console_lines.masked_lm): `[ 42,174/4,000,000 ][ 0:10:13 ][
+# NSP loss: 0.4465 ][ NSP acc: 0.766 ][ MLM loss: 0.4008 ][ MLM acc: 0.935 ]` (KimRass_BERT), `20 step,  mlm : 6.20,
+# nsp : 0.66 nsp_acc : 0.65625` (joonkeekim_AIGC_SilverIRIS): `_LOOSE_LINES` of them
+_MASKED_LM_HINT = re.compile(rb"(?im)^\[[ \t]*\d[\d,]*[ \t]*/[ \t]*\d[\d,]*[ \t]*\](?:[ \t]*\[[^\[\]\n]*\])*?[ \t]*"
+                             rb"\[[ \t]*mlm[ _]loss[ \t]*:[ \t]*[-+.\dnNiI]"
+                             rb"|^[ \t]*\d+ step,[ \t]+mlm[ \t]*:[ \t]*[-+.\dnNiI]")
 # Unsloth's own loop, unsloth_train: its banner, then a `step, loss` print every logging_steps steps, on a line of its
 # own or after the tqdm bar (`...12.12s/it]10, 2.2398`): the banner and `_LOOSE_LINES` prints
 _UNSLOTH_TRAIN = b"==((====))==  Unsloth - 2x faster free finetuning"
@@ -261,7 +269,8 @@ def log_hinted(chunk: bytes) -> bool:
             or _at_least(_WORDED_EPOCH_SECTION_HINT, chunk, _LOOSE_LINES)
             or b"erplexity" in chunk and _at_least(_EPOCH_SECTION_PERPLEXITY_HINT, chunk, _LOOSE_LINES)
             or b"%) " in chunk and _at_least(_ELAPSED_PERCENT_HINT, chunk, _LOOSE_LINES)
-            or b"| train" in chunk and _at_least(_SPLIT_PIPE_HINT, chunk, _LOOSE_LINES)
+            or (b"| train" in chunk or b": Train " in chunk) and _at_least(_SPLIT_PIPE_HINT, chunk, _LOOSE_LINES)
+            or (b"MLM" in chunk or b"mlm" in chunk) and _at_least(_MASKED_LM_HINT, chunk, _LOOSE_LINES)
             or b"|" in chunk and _at_least(_PIPED_STEP_RECORD_HINT, chunk, _PIPED_RECORDS)
             or b"checkpoint-" in chunk and _at_least(_CHECKPOINT_EVAL_HINT, chunk, _LOOSE_LINES)
             or b"\n{" in chunk and _at_least(_JSON_BLOCK_HINT, chunk, _LOOSE_LINES)

@@ -111,3 +111,47 @@ def test_a_last_line_ending_at_its_val_leaves_the_val_out():
 
 def test_a_number_after_the_val_with_no_unit_is_still_no_elapsed_time_on_a_whole_line():
     assert parse_line("step   250 | train 2.5660 | val 2.5619 |     1") is None
+
+
+# --- `Iteration N: Train X | Test Y | LR L | Tm`: the same estimates, a colon after the counter, a learning rate ----
+
+def test_an_iteration_line_with_a_test_split_and_a_learning_rate_is_read():
+    """yasirkhalil5665_GPT's train_log.txt (corpus batch AS102): a char GPT's estimate every 250 iterations."""
+    record = parse_line("Iteration 250: Train 2.4206 | Test 2.4253 | LR 1.00e-03 | 1.5m")
+    assert (record.kind, record.step, dict(record.metrics)) == (
+        "split_pipe", 250, {"train_split_loss": 2.4206, "eval_loss": 2.4253, "learning_rate": 1e-3})
+
+
+@pytest.mark.parametrize("line", ["Iteration 250: Train 2.42 | Test 2.42 | Acc 0.91 | 1.5m",  # a field not a rate
+                                  "Epoch 3: Train 0.91 | Test 0.88 | LR 1e-3",  # an epoch's: accuracies as often
+                                  "Iteration 250: Train 2.42 | LR 1e-3"])  # no held-out split
+def test_an_iteration_line_with_other_fields_or_an_epoch_counter_is_not_read(line):
+    assert parse_line(line) is None
+
+
+_ITERATION_LINES = ("Iteration 0: Train 4.1922 | Test 4.1904 | LR 5.00e-06 | 0.1m\n"
+                    "Iteration 250: Train 2.4206 | Test 2.4253 | LR 1.00e-03 | 1.5m\n"
+                    "Iteration 500: Train 2.1760 | Test 2.2041 | LR 9.91e-04 | 3.0m\n"
+                    "Iteration 750: Train 2.0122 | Test 2.0769 | LR 9.71e-04 | 4.5m\n"
+                    "Iteration 1000: Train 1.8980 | Test 1.9914 | LR 9.40e-04 | 6.0m\n")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-8"])
+def test_a_console_saved_by_powershell_as_utf16_with_a_bom_is_found_and_read(tmp_path, encoding):
+    """Windows PowerShell 5's `>` and Out-File write UTF-16 LE with a BOM (Python's "utf-16" here writes one too)."""
+    (tmp_path / "train_log.txt").write_bytes(("Using device: cpu\r\n" + _ITERATION_LINES.replace("\n", "\r\n"))
+                                             .encode(encoding))
+    a = forensics.analyze(tmp_path)
+    assert list(a.timeline.series("eval_loss").index) == [0, 250, 500, 750, 1000]
+    assert a.status == "healthy"
+
+
+def test_the_utf16_char_gpt_console_is_a_healthy_from_scratch_lm():
+    a = forensics.analyze(CORPUS / "yasirkhalil5665_GPT")
+    assert len(a.timeline.series("eval_loss")) == 21 and a.status == "healthy" and a.first_incident is None
+    assert (a.run_profile.method, a.run_profile.objective) == ("full", "pretrain")
+
+
+def test_a_last_iteration_line_cut_inside_its_learning_rate_keeps_both_estimates():
+    record = parse_line("Iteration 250: Train 2.4206 | Test 2.4253 | LR 1.0", last_line=True)
+    assert dict(record.metrics) == {"train_split_loss": 2.4206, "eval_loss": 2.4253} and record.cut

@@ -10,7 +10,8 @@ train_log.txt), fairseq (its losses in bits), toolkits (fairseq2, the Flax examp
 gpt-2-simple, OpenNMT-py, Joey NMT, the MetricLogger, torchtune, DLLogger), epoch_tensors (PEFT's example loops),
 epoch_costs (an epoch's `Training cost: X`), marian (Marian NMT), split_values (`[Step N/T] Train X | Val Y`), nanogpt
 (nanoGPT, nanochat, autoresearch, modded-nanogpt, llm.c, build-nanogpt), hand_written (the shapes of hand-written
-loops), epoch_split (`Epoch E: train=X, val=Y, ppl=P`), epoch_batch_steps (`E2 B56/233 | Loss:X ...`), stepless
+loops), epoch_split (`Epoch E: train=X, val=Y, ppl=P`), epoch_batch_steps (`E2 B56/233 | Loss:X ...`), masked_lm
+(a BERT pre-training loop's MLM and NSP losses), stepless
 (lines dated by the lines around them: a `bpc = X` print, the TF PTB tutorial's), blocks (the records of several
 lines: OLMo, Composer, NeMo-RL, Keras, mlx-lm, EasyR1, a PPO loop's dashed steps).
 
@@ -52,6 +53,8 @@ from .console_lines.key_values import KEY_VALUE_START, bare_pipe_step, _key_valu
 from .console_lines.stepless import BPC_PRINT, PTB_EPOCH, PTB_PROGRESS, bpc_print, ptb_epoch, ptb_progress
 from .console_lines.stepless import PTB_PORT_EPOCH, PTB_PORT_NEEDLE, ptb_port_epoch
 from .console_lines.epoch_batch_steps import EPOCH_BATCH, NEEDLE as _EPOCH_BATCH_NEEDLE, epoch_batch
+from .console_lines.masked_lm import (BRACKETED, BRACKETED_NEEDLE, KIND as _MASKED_LM, STEP_COMMA, STEP_COMMA_NEEDLE,
+                                      bracketed_fields, step_comma)
 
 # what the console readers and the run profile import from here
 __all__ = ["ANSI", "STEP_LINE_MARKERS", "TQDM_LOSS_POSTFIX", "PRETRAINING_KINDS", "KIND_FRAMEWORKS", "parse_line"]
@@ -62,17 +65,18 @@ STEP_LINE_MARKERS = ("iteration", "[step=", "[batch=", "[token=", "[sample=", "=
                      "step:", "reduced_train_loss=", "loss:", "step=",
                      ": loss ", ": train loss ", "| Validation ", "| CORE metric", "| ChatCORE", " trl:", " train ",
                      "| loss ", "tensor(", "tf.Tensor(", "Step... (", "Running Loss:", "; xent: ", "DLL ", "|Loss: ",
-                     "iters:", "train=",
+                     "iters:", "train=", ": Train ", "| Train ",
                      "| epoch ", " wps", _COST_NEEDLE, _SPLIT_VALUES_NEEDLE, _MARIAN_NEEDLE, PTB_PORT_NEEDLE,
-                     _EPOCH_BATCH_NEEDLE,
+                     _EPOCH_BATCH_NEEDLE, STEP_COMMA_NEEDLE,
                      "NEW RUN ")  # (RWKV-LM's train_log.txt: its mini-epoch lines hold no word, its launches' heads do)
 # A tqdm bar with a loss in its postfix, or in its description (`batch loss 0.702: 100%|`): no fixed substring marks
 # it, one search over the text does.
 TQDM_LOSS_POSTFIX = re.compile(r"(?:it/s|s/it),[^\]\r\n]*loss|[Ll]oss[^|\r\n]{0,40}:\s*\d{1,3}%\|")
 # The kinds of step line that only a pre-training script prints (nanochat's chat_sft / mid_train
-# lines, nanoGPT's train.py and plain key: value lines also come from fine-tuning runs).
+# lines, nanoGPT's train.py and plain key: value lines also come from fine-tuning runs). A masked-LM loss is BERT's
+# pre-training objective, whether from random weights or further on a trained BERT's (domain-adaptive pre-training).
 PRETRAINING_KINDS = ("megatron", "olmo", "nemo", "torchtitan", "nanochat_base", "autoresearch", "nanotron",
-                     "llmc_console", "char_rnn")
+                     "llmc_console", "char_rnn", _MASKED_LM)
 # The framework a kind of line names, where it names one.
 KIND_FRAMEWORKS = {"megatron": "megatron", "nanotron": "nanotron", "composer": "composer", "nemo_rl": "nemo_rl",
                    "olmo": "olmo", "nemo": "nemo", "torchtitan": "torchtitan",
@@ -162,6 +166,7 @@ _SEARCHED_SHAPES = (("num_updates=", FAIRSEQ_INNER, _fairseq_inner),
                     ("] collection=", CLU_WRITER, clu_scalars),
                     (" wps", PTB_PROGRESS, ptb_progress), (" Perplexity: ", PTB_EPOCH, ptb_epoch),
                     (_COST_NEEDLE, EPOCH_COST, epoch_cost), (_SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values),
+                    (BRACKETED_NEEDLE, BRACKETED, bracketed_fields), (STEP_COMMA_NEEDLE, STEP_COMMA, step_comma),
                     (_MARIAN_NEEDLE, MARIAN_VALID, marian_valid), (_MARIAN_NEEDLE, MARIAN_UPDATE, marian_update))
 # the same, of readers told whether the line is the file's last (which may be cut mid-write: `fields._fields`)
 _SEARCHED_LAST_LINE_SHAPES = ((PTB_PORT_NEEDLE, PTB_PORT_EPOCH, ptb_port_epoch),

@@ -37,7 +37,7 @@ from . import framework_configs as fc
 from ._config_keys import is_number
 from . import (card_axolotl, command_line, fairseq_config, megatron_args, mmengine_config, namespace_args,
                notebook_code, printed_configs, rwkv_args)
-from .console_lines import value_first
+from .console_lines import nanogpt, value_first
 from .finetuning_method import derive_method
 from .mlflow_store import PARAMS_TEXT
 from .param_count import LLAMA_LAYOUTS, exact_params, estimate_params
@@ -65,6 +65,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, rwkv_args.TEXT_KEY, rwkv_args.config_values,
                "RWKV-LM's train_log.txt (the last launch's arguments)")
     _read_text(config, timeline, value_first.TEXT_KEY, dict, "the launch line's DEFAULT_FLOAT (tinygrad's float dtype)")
+    _read_text(config, timeline, nanogpt.DTYPE_TEXT_KEY, dict,
+               "the console's printed nanoGPT dtype (train.py autocasts to it on a GPU; float16 with a GradScaler)")
     _read_text(config, timeline, fairseq_config.TEXT_KEY, dict, "console log's printed fairseq cfg ('common' group)")
     _read_card_axolotl(config, timeline)
     _read_tracker_configs(config, layout, timeline)

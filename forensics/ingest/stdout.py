@@ -65,7 +65,7 @@ from .relaunched_dicts import relaunch_note
 from .launch_banners import launched_attempts, launches_so_far
 from ..log_attempts import LAUNCHED_ATTEMPTS
 from .console_lines.fields import StepLine
-from .console_lines import tf_seq2seq, value_first
+from .console_lines import nanogpt, tf_seq2seq, value_first
 from .stated_logging import StatedLogging, stated_logging
 
 # console_facts (its home: console_facts) read from here too
@@ -161,8 +161,9 @@ def _argument_texts(text: str) -> dict[str, str]:
     """Megatron's printed arguments as texts[megatron_args.TEXT_KEY], a script's argparse `Namespace(...)` line as
     texts[namespace_args.TEXT_KEY], an HF script's printed TrainingArguments and model config
     (`printed_configs`), an mmengine runner's printed config (`mmengine_config`), DeepSpeed's launch line
-    (`command_line`), the arguments of RWKV-LM's last launch (`rwkv_args`) and the axolotl config a model card embeds
-    (`card_axolotl`), each as JSON, when the log has them."""
+    (`command_line`), the arguments of RWKV-LM's last launch (`rwkv_args`), the axolotl config a model card embeds
+    (`card_axolotl`) and the dtype a nanoGPT console prints (`console_lines.nanogpt`), each as JSON, when the log has
+    them."""
     out = {}
     if "end of arguments" in text:
         args = megatron_args.parse_block(text.splitlines())
@@ -177,6 +178,7 @@ def _argument_texts(text: str) -> dict[str, str]:
                        (printed_configs.MODEL_CONFIG_KEY, printed_configs.model_config(text)),
                        (rwkv_args.TEXT_KEY, rwkv_args.parse(text)),
                        (value_first.TEXT_KEY, value_first.launch_dtype(text)),
+                       (nanogpt.DTYPE_TEXT_KEY, nanogpt.printed_dtype(text)),
                        (card_axolotl.TEXT_KEY, card_axolotl.parse(text)),
                        (fairseq_config.TEXT_KEY, fairseq_config.parse(text))):
         if found:

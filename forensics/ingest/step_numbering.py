@@ -8,8 +8,8 @@ them back with the steps of these kinds made to run on:
   first epoch) x M + n; fairseq's legacy epoch summaries ("fairseq_epoch") at the step line before them.
 * A hand-written loop's lines (kind "generic") that print their epoch: numbered on by the epoch's own total or the
   counter's stride; their epoch becomes the epochs done, as the HF Trainer logs it.
-* Such lines that print no epoch: a counter back at its first value is a new epoch where the loss goes on, a new
-  attempt where the loss is back where the log began.
+* Such lines that print no epoch (and a BERT pre-training loop's, kind "masked_lm"): a counter back at its first
+  value is a new epoch where the loss goes on, a new attempt where the loss is back where the log began.
 * Once-an-epoch lines (kind "generic_epoch"): at step 1, 2, ..., or beside step lines at the epoch's last step
   (`once_an_epoch`).
 * One or two hand-written lines in a whole file are prose (a notes file), not a loop's log: left out; two that one
@@ -153,6 +153,11 @@ def _numbered_in_order(events: list[tuple], kind: str, fewest: int) -> list[tupl
     return out
 
 
+# the kinds of a hand-written loop's step line whose counter may start over each epoch without printing it (a BERT
+# pre-training loop's `N step,  mlm : X, ...`: joonkeekim_AIGC_SilverIRIS counts 20 ... 6,940 twice)
+_COUNTED_PER_EPOCH = ("generic", "masked_lm")
+
+
 def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     """A hand-written loop's step counter that starts over from its first value without printing an epoch: a new
     epoch where the loss goes on from where it was (numbered on by the counter's stride), a new attempt where the
@@ -160,7 +165,7 @@ def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     loss to loss; where the script's launch banner was printed again before it (`launch_banners`), a new attempt
     whatever its loss: an epoch does not start the script anew (jtaylor-eng_attention_experiments: 52 sessions appended
     to one log, a session of another model starting at 10.56 after one that ended at 419 reads as going on)."""
-    lines = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind == "generic"
+    lines = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind in _COUNTED_PER_EPOCH
              and "epoch" not in dict(e[1].metrics)]
     if len(lines) < 3:
         return events

@@ -17,6 +17,7 @@ import ast
 from typing import Any
 
 from .config_files import model_config_values, training_args_values
+from .console_lines.nanogpt import NANOGPT_DTYPES
 from .namespace_args import built_from_sizes
 
 # Keys of a transformers model config (PretrainedConfig.to_dict) that the HF callbacks mix into
@@ -51,7 +52,7 @@ def tracker_config_values(config: dict[str, Any], values_are_text: bool = False)
         out["n_params"] = config["model/num_parameters"]
     out.update(_adapter_values(config.get("peft_config")))
     if _is_nanogpt_config(config):
-        out.update(_NANOGPT_DTYPES.get(str(config["dtype"]), {}))
+        out.update(NANOGPT_DTYPES.get(str(config["dtype"]), {}))
     job = openai_job_method(config)
     if job:
         out["openai_job.method"] = job
@@ -81,8 +82,6 @@ def derived_method(config: dict[str, Any]) -> tuple[str, str] | None:
 # nanoGPT's train.py logs its globals as the W&B config; its `dtype` is the autocast dtype (float16 with a
 # GradScaler), not a model's storage dtype as in an HF config.
 _NANOGPT_KEYS = ("init_from", "block_size", "dtype")
-_NANOGPT_DTYPES = {"float16": {"fp16": True, "bf16": False}, "bfloat16": {"bf16": True, "fp16": False},
-                   "float32": {"fp16": False, "bf16": False}}
 
 
 def _is_nanogpt_config(config: dict[str, Any]) -> bool:

@@ -35,10 +35,16 @@ llm.c, build-nanogpt) and of char-rnn-tensorflow:
   train -> loss, val -> eval_loss, hella -> eval_hellaswag.
 * A from-scratch GPT loop's estimate_loss print with bare split names, pipe-separated and no `loss` word:
   `iter     0 | train 4.1292 | val 4.1249` (DaraBodla_mini-gpt-pytorch's MiniGPT notebook; kind "split_pipe"): an
-  iter / step counter, then exactly a `train X` and a `val X` field, the losses estimated on each split as gpt-dev's
-  `step N: train loss X, val loss Y` (train -> train_split_loss, val -> eval_loss). Nothing else on the line but a
-  last field of the time elapsed (`| 15s`, LispLLM_lispllm's char GPT; not read): bare `train` / `val` fields beside
-  others may as well be accuracies.
+  iter / iteration / step counter, then exactly a `train X` and a `val X` (or `test X`) field, the losses estimated on
+  each split as gpt-dev's `step N: train loss X, val loss Y` (train -> train_split_loss, val / test -> eval_loss).
+  Nothing else on the line but an `LR L` field (learning_rate) and a last field of the time elapsed (`| 15s`,
+  LispLLM_lispllm's char GPT; not read): bare `train` / `val` fields beside others may as well be accuracies.
+  yasirkhalil5665_GPT's `Iteration 250: Train 2.4206 | Test 2.4253 | LR 1.00e-03 | 1.5m` puts a colon after the counter.
+
+`printed_dtype(text)`: the `dtype` setting a nanoGPT console prints (its configurator's `Overriding: dtype = float16`,
+a config file's `dtype = 'bfloat16'` echoed, a fork's printed hyperparameters `dtype = bfloat16`) as the precision it
+trains in: train.py autocasts to it on a GPU (float16 with a GradScaler), as the W&B config's `dtype` is read
+(`tracker_config`).
 """
 from __future__ import annotations
 
@@ -68,13 +74,16 @@ _COLON_MEASURES = ("loss", "eval_loss", "eval_bpb", "eval_hellaswag")  # a line 
 # build-nanogpt's `N train X` / `N val X` / `N hella X`
 STEP_NAME_VALUE = re.compile(r"^(\d{1,18}) (train|val|hella) ([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))\s*$")
 _STEP_NAMES = {"train": "loss", "val": "eval_loss", "hella": "eval_hellaswag"}
-# `iter N | train X | val Y`: a counter, then the two splits' estimated losses and nothing else but the time elapsed
-# (`| 15s`: LispLLM_lispllm's `step   250 | train 2.5660 | val 2.5619 |     15s`)
-SPLIT_PIPE = re.compile(r"^\s*(?:iter|step)\s*:?\s*(\d{1,18})\s*\|\s*train\s*:?\s*(" + FLOAT
-                        + r")\s*\|\s*val\s*:?\s*(" + FLOAT + r")\s*(\|[\s\d.a-z]*)?$", re.IGNORECASE)
+# `iter N | train X | val Y`: a counter, then the two splits' estimated losses and nothing else but the learning rate
+# and the time elapsed (`| 15s`: LispLLM_lispllm's `step   250 | train 2.5660 | val 2.5619 |     15s`;
+# yasirkhalil5665_GPT's `Iteration 250: Train 2.4206 | Test 2.4253 | LR 1.00e-03 | 1.5m`, a colon after the counter)
+SPLIT_PIPE = re.compile(r"^\s*(?:iter(?:ation)?|step)\s*:?\s*(\d{1,18})\s*[|:]\s*train\s*:?\s*(" + FLOAT
+                        + r")\s*\|\s*(?:val|test)\s*:?\s*(" + FLOAT + r")\s*(?:\|\s*lr\s*:?\s*(" + FLOAT
+                        + r")\s*)?(\|[\s\d.a-z]*)?$", re.IGNORECASE)
 _ELAPSED = re.compile(r"\|\s*\d+(?:\.\d+)?\s*(?:ms|s|min|m)\s*", re.IGNORECASE)
-# what is left of it where the file's last line was cut inside it (`|     1`)
-_ELAPSED_CUT = re.compile(r"\|\s*(?:\d+\.?\d*\s*(?:ms?|s|mi?)?)?", re.IGNORECASE)
+# what is left of it where the file's last line was cut inside it (`|     1`); one way only to split the digits (no
+# backtracking over a long run of them)
+_ELAPSED_CUT = re.compile(r"\|\s*(?:\d+(?:\.\d*)?\s*(?:ms?|s|mi?)?)?", re.IGNORECASE)
 # llm.c train_gpt2.cu:1872 (karpathy/llm.c f1e2ace): `printf0("step %4d/%d | loss %7.6f (%+.2fz)| norm %6.4f
 # (%+.2fz)| lr %.2e | %.2f ms | %.1f%% bf16 MFU | %.0f tok/s\n", ...)`; before 5983036 (2024-06) `loss %7.6f (z %+.2f)|
 # norm %6.4f |`, before that `train loss %7.6f | norm %6.4f |` (`A100 fp16 MFU` in its first form); and at each
@@ -159,16 +168,19 @@ def _step_name_value(m: re.Match, line: str, last_line: bool) -> StepLine | None
 
 
 def split_pipe(m: re.Match, line: str, last_line: bool) -> StepLine | None:
-    """`iter N | train X | val Y` (kind "split_pipe"): the losses estimated on the train and val splits at step N,
-    as train_split_loss and eval_loss. On a file's last line its last field may be cut mid-write: the val where it
-    ends the line (left out), else the elapsed time (not read: the val before its `|` is whole)."""
-    elapsed = m.group(4)
+    """`iter N | train X | val Y [| LR L]` (kind "split_pipe"): the losses estimated on the train and held-out (val or
+    test) splits at step N, as train_split_loss and eval_loss, and the learning rate. On a file's last line its last
+    field may be cut mid-write: the value that ends the line (left out), else the elapsed time (not read: the value
+    before its `|` is whole)."""
+    elapsed = m.group(5)
     whole_time = elapsed is not None and _ELAPSED.fullmatch(elapsed) is not None
     if elapsed and not whole_time and not (last_line and _ELAPSED_CUT.fullmatch(elapsed)):
         return None
-    val_cut = last_line and not elapsed
-    metrics = [("train_split_loss", float(m.group(2)))] + ([] if val_cut else [("eval_loss", float(m.group(3)))])
-    return _record("split_pipe", int(m.group(1)), None, metrics, last_line and not whole_time)
+    metrics = [("train_split_loss", float(m.group(2))), ("eval_loss", float(m.group(3)))]
+    metrics += [("learning_rate", float(m.group(4)))] if m.group(4) else []
+    value_cut = last_line and not elapsed
+    return _record("split_pipe", int(m.group(1)), None, metrics[:-1] if value_cut else metrics,
+                   last_line and not whole_time)
 
 
 def _llmc_console(m: re.Match, line: str, last_line: bool) -> StepLine:
@@ -181,3 +193,26 @@ def _llmc_val(m: re.Match, line: str, last_line: bool) -> StepLine:
     """llm.c's `val loss X`: eval_loss, at step 0 until `step_numbering` places it (none in a file of no llm.c step
     line: the words alone may be anyone's)."""
     return StepLine("llmc_val", 0, None, (("eval_loss", float(m.group(1))),))
+
+
+# nanoGPT's train.py: `dtype = 'bfloat16' if ... else 'float16'  # 'float32', 'bfloat16', or 'float16', the latter will
+# auto implement a GradScaler`, then `ctx = nullcontext() if device_type == 'cpu' else torch.amp.autocast(...,
+# dtype=ptdtype)`: the autocast dtype, on a GPU alone (device_type is 'cpu' for any device that is not CUDA)
+NANOGPT_DTYPES = {"float16": {"fp16": True, "bf16": False}, "bfloat16": {"bf16": True, "fp16": False},
+                  "float32": {"fp16": False, "bf16": False}}
+DTYPE_TEXT_KEY = "nanogpt_dtype"  # LogRecords.texts key: `printed_dtype`'s values as JSON
+_SETTING = r"(?m)^[ \t]*(?:Overriding: )?{}[ \t]*=[ \t]*(['\"]?)([\w:.-]+)\1[ \t]*(?:#[^\n]*)?$"
+_DTYPE_SETTING = re.compile(_SETTING.format("dtype"))
+_DEVICE_SETTING = re.compile(_SETTING.format("device"))
+
+
+def printed_dtype(text: str) -> dict:
+    """{"fp16": ..., "bf16": ...} of the last `dtype = X` setting a console of nanoGPT's step lines prints (module
+    docstring), where its printed device (none: train.py's default, 'cuda') is a CUDA one; else {}."""
+    if "dtype" not in text or not NANOGPT.search(text):
+        return {}
+    dtypes = [m.group(2) for m in _DTYPE_SETTING.finditer(text)]
+    devices = [m.group(2) for m in _DEVICE_SETTING.finditer(text)]
+    if not dtypes or (devices and "cuda" not in devices[-1]):
+        return {}
+    return dict(NANOGPT_DTYPES.get(dtypes[-1], {}))
