@@ -51,6 +51,7 @@ class Banner:
     text: the banner as printed (one line, or the block's lines joined by newlines): the evidence.
     trainable_params, all_params: the counts it states, None where it states none.
     source: the log file.
+    launch: which of the launches appended to that file printed it (`launch 3 of 4`), "" where it holds one.
     """
 
     kind: str
@@ -58,6 +59,12 @@ class Banner:
     trainable_params: int | None = None
     all_params: int | None = None
     source: str = ""
+    launch: str = ""
+
+    @property
+    def where(self) -> str:
+        """The file, with the launch that printed the banner where the file holds several: for the evidence."""
+        return f"{self.source} ({self.launch})" if self.launch else self.source
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@
   prints (`console_lines.elapsed_percent`), in a file with epoch section headers
   and no such records a stepless loss line no other reader took (`console_lines.stepless`);
 * ('epoch_header', E, total): such a header (`=== Epoch 3/20 ===`), gone once the lines under it are dated;
-* ('launch', key): a line printed once per launch of the script (`launch_banners`), where one file holds several;
+* ('launch', key, piece, begins): a line printed once per launch of the script (`launch_banners`), where one file
+  holds several: the piece it stands at, and the piece its launch's own text begins at (`launch_event`);
 * ('overflow', new_scale[, AT_STEP_LINE]): a loss scaler's overflow (DeepSpeed, apex, DLLogger, a hand-written one);
   ('ds_step', step, skipped): DeepSpeed's `step=N, skipped=K` progress; ('at_minimum',): the scale at its minimum.
 
@@ -28,7 +29,7 @@ import re
 from ..timeline import canonical_metric
 from .console_lines.fields import printed_shape
 from .settled_lines import settled
-from .launch_banners import LAUNCH, banner_key, launches_kept
+from .launch_banners import banner_key, launch_event, launches_kept
 from .card_blocks import card_blocks_blanked
 from .deepspeed_chat import MARKERS as CHAT_MARKERS, DeepSpeedChat
 from .console_lines.bare_epochs import bare_epoch_reader
@@ -171,12 +172,16 @@ class _Scanner:
         self.stepped = False  # a step line was read (what comes before it is the script's start-up)
         self.dumped: list[int] = []  # DLLogger loss_scale lines before the first step line
         self.step_line_shapes: set[str] = set()  # the printed shapes (`printed_shape`) of the step lines read
+        self.piece = -1  # the piece being read (its index), and the last one that gave a record (where a launch's
+        self.last_record = -1  # own text may begin: `launch_banners.launch_event`)
+        self._seen = 0  # the events looked at for records
 
     def feed(self, piece: str, last_line: bool) -> None:
         """Read one piece of text (a line, or a tqdm redraw between carriage returns)."""
+        self._note_records()
         banner = banner_key(piece)
         if banner is not None:  # a launch's start (`launch_banners`): the readers number counters from it
-            self.events.append((LAUNCH, banner))
+            self.events.append(launch_event(banner, self.piece, self.last_record))
         if self._eval_metrics(piece):
             return
         owner = next((table for table in self.tables if table.owns(piece)), None)
@@ -189,6 +194,13 @@ class _Scanner:
         if "{" in piece or "/" in piece and "[" in piece:
             self.events.extend(_dicts_and_bars(piece))
         self._loss_scale_lines(piece)
+
+    def _note_records(self) -> None:
+        """Counts the piece about to be read; notes the piece before it as the last record's where it gave one."""
+        if any(e[0] in ("dict", "line") for e in self.events[self._seen:]):
+            self.last_record = self.piece
+        self._seen = len(self.events)
+        self.piece += 1
 
     def close(self) -> list[tuple]:
         """The events, with the block being read and each block reader's last record."""

@@ -14,10 +14,13 @@ and its learning rate fresh: `relaunched_dicts`). A resume prints its launch's b
 schedule go on from the checkpoint's.
 
 `banner_key(piece)`: the scanner's test of one line, a key for the banner it may be (else None);
+`launch_event(key, at, last_record)`: the event of a banner at piece `at`, with the piece its launch's own text begins
+at (`launch_texts`);
 `launches_kept(events)`: the events less the ('launch', key) events of script lines that are no launch's start-up;
 `launches_so_far(events)`: how many launch events stand before each event, to ask whether one lies between two;
 `launched_attempts(frame, counts)`: the attempts of a console's frame that begin after a launch banner (the timeline
-orders them by the file's order, however few points they logged).
+orders them by the file's order, however few points they logged);
+`launch_texts(text, events)`: the text of each launch, in file order, where the events hold more than one.
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ from ..log_attempts import attempt_numbers
 from ..run_signs import says_training_started
 from .console_lines.stepless import logger_message
 
-LAUNCH = "launch"  # the event's kind: (LAUNCH, key)
+LAUNCH = "launch"  # the event's kind: (LAUNCH, key, piece, first piece of its launch's own text)
 DEEPSPEED_CMD = "deepspeed_cmd"
 TRAINER_HEADER = "trainer_header"
 _FRAMEWORK_KEYS = (DEEPSPEED_CMD, TRAINER_HEADER)
@@ -49,6 +52,16 @@ def banner_key(piece: str) -> str | None:
         return None
     message = logger_message(piece).strip()
     return message if len(message) <= _LONGEST_BANNER and says_training_started(message) else None
+
+
+def launch_event(key: str, at: int, last_record: int) -> tuple:
+    """The launch event of banner `key` at piece `at` (the text's lines and carriage-return pieces, as `scan` splits
+    them), `last_record` the last piece that gave a record before it (-1: none). DeepSpeed's launcher prints its cmd =
+    line as the launch begins: its text begins there. The Trainer prints its header inside train(), a script its start
+    line once it has built its model: after the script printed its arguments, loaded its model and counted its
+    parameters (DanielPuentee_gpt-from-zero's `Total parameters: 919,296` comes before `Starting training...`), so that
+    launch's text begins after the last record of the launch before it."""
+    return (LAUNCH, key, at, at if key == DEEPSPEED_CMD else last_record + 1)
 
 
 def launches_kept(events: list[tuple]) -> list[tuple]:
@@ -82,3 +95,23 @@ def launched_attempts(frame: pd.DataFrame, counts: np.ndarray) -> list[int]:
     attempt = attempt_numbers(frame)
     starts = np.flatnonzero(np.diff(attempt) > 0) + 1
     return [int(attempt[i]) for i in starts if counts[i] > counts[i - 1]]
+
+
+_BREAK = re.compile(r"\r\n|[\r\n]")  # (the scanner's split: a CRLF is one break)
+
+
+def launch_texts(text: str, events: list[tuple]) -> list[str]:
+    """The text of each launch the (kept) launch events of `text` begin, in file order: the first from the file's
+    start, each next one from where its own text begins (`launch_event`); one text, the whole, where the events hold
+    fewer than two launches. A Trainer header or a script's start line with no record since the launch event before
+    it is that launch's own (DeepSpeed's cmd = line, then the header of the script it launched; each rank's copy of
+    the header), or follows a launch that logged nothing: the two are read as one."""
+    starts = [0] + [m.end() for m in _BREAK.finditer(text)]  # where each piece begins
+    cuts, floor = [], None
+    for e in (e for e in events if e[0] == LAUNCH):
+        _, key, at, begins = e
+        if floor is not None and (key == DEEPSPEED_CMD or begins > floor):
+            cuts.append(starts[min(begins, len(starts) - 1)])
+        floor = at
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]

@@ -39,6 +39,7 @@ from . import (card_axolotl, command_line, fairseq_config, megatron_args, mmengi
                notebook_code, printed_configs, rwkv_args)
 from .console_lines import nanogpt, value_first
 from .finetuning_method import derive_method
+from .launch_facts import TEXT_LAUNCHES
 from .mlflow_store import PARAMS_TEXT
 from .param_count import LLAMA_LAYOUTS, exact_params, estimate_params
 from .vocabulary import derive_vocab_size
@@ -280,6 +281,9 @@ def _read_text(config: RunConfig, timeline: Timeline, name: str, to_values: Call
     if text is None:
         return
     source = source or f"TensorBoard '{name}' text"
+    launch = next((meta[TEXT_LAUNCHES][name] for meta in timeline.meta.values() if name in meta.get(TEXT_LAUNCHES, ())),
+                  None)
+    source = f"{source}, {launch}" if launch else source  # (of several launches appended to one console)
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:

@@ -36,7 +36,7 @@ are not UTF-8 are replaced, never fatal.
 This module reads the file and makes the frame; the work is split by what it is about: `console_text` (the text as
 the processes printed it), `console_scan` (one pass over the lines: the events), `settled_lines` (the step lines
 settled), `console_steps` and `overflow_steps` (the dicts and the overflow lines dated), `console_facts` and
-`console_recipes` (the setup a console states).
+`console_recipes` (the setup a console states), `launch_facts` (of launches appended to one file, the last's).
 """
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ from .console_steps import AS_STATED, BY_ORDER, dict_steps, training_bar_total
 from .console_text import as_printed
 from .overflow_steps import deepspeed_steps
 from .relaunched_dicts import relaunch_note
-from .launch_banners import launched_attempts, launches_so_far
+from .launch_banners import launch_texts, launched_attempts, launches_so_far
+from .launch_facts import TEXT_LAUNCHES, banners_last_launch_first, last_launch_facts, last_launch_texts
 from ..log_attempts import LAUNCHED_ATTEMPTS
 from .console_lines.fields import StepLine
 from .console_lines import nanogpt, tf_seq2seq, value_first
@@ -78,12 +79,15 @@ def read(path: Path) -> LogRecords:
     """Training metrics and DeepSpeed loss-scale events of one console log (module docstring)."""
     path = Path(path)
     text, not_utf8 = decode_text(path.read_bytes())
-    return read_console(text, path, [not_utf8] if not_utf8 else [])
+    return read_console(text, path, [not_utf8] if not_utf8 else [], by_launch=True)
 
 
-def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = False) -> LogRecords:
+def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = False,
+                 by_launch: bool = False) -> LogRecords:
     """What `read` gives for a console's text once decoded (a notebook's cell outputs come this way too; `one_cell`:
-    the text is what one cell's code printed, its hand-written loop's lines read however few: `step_numbering`)."""
+    the text is what one cell's code printed, its hand-written loop's lines read however few: `step_numbering`).
+    `by_launch`: the text is one file, to which several launches may have been appended: what a launch says of itself
+    is read from the last that says it (`launch_facts`; a notebook's cells are no launches)."""
     text = as_printed(text)
     events = scan(text, one_cell)
     meta: dict = {}
@@ -105,7 +109,8 @@ def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = Fa
     notes += _dict_numbering_notes(meta.get("step_inferred", ""), sum(1 for e in events if e[0] == "dict"
                                                                        and "loss" in e[2]))
     notes += relaunch_note(events)
-    meta.update(console_facts(text))
+    launches = launch_texts(text, events) if by_launch else [text]
+    meta.update(_own_facts(text, launches))
     if frame.empty:  # a run that crashed or stopped before its first logged step: what its console says of it
         meta.update(run_sign_facts(text))
     if flavour:
@@ -117,10 +122,25 @@ def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = Fa
         meta[tf_seq2seq.OPEN_ENDED_KEY] = tf_seq2seq.OPEN_ENDED
     if any(e[0] == "line" and e[1].kind.startswith("results_table") for e in events):
         meta.setdefault("trainer_table", "the Hugging Face Trainer's results table (its notebook or model-card form)")
-    banners = find_banners(text.splitlines(), str(path)) if may_hold_banners(text) else ()
+    banners = _banners(launches, str(path))
+    if len(launches) > 1:
+        texts, meta[TEXT_LAUNCHES] = last_launch_texts(texts, [_argument_texts(launch) for launch in launches])
     return LogRecords(source=str(path), format=FORMAT, frame=frame, texts=texts, meta=meta,
                       mtime=file_mtime(path), console_kinds=kinds, banners=banners,
                       warnings=tuple(warnings), notes=notes)
+
+
+def _own_facts(text: str, launches: list[str]) -> dict:
+    """`console_facts` of the text; of several launches (`launches`), what each says of itself from the last that says
+    it (`launch_facts`)."""
+    whole = console_facts(text)
+    return whole if len(launches) == 1 else last_launch_facts(whole, [console_facts(launch) for launch in launches])
+
+
+def _banners(launches: list[str], source: str) -> tuple:
+    """The banners of the text (`find_banners`); of several launches, the last launch's first."""
+    found = [find_banners(launch.splitlines(), source) if may_hold_banners(launch) else () for launch in launches]
+    return found[0] if len(found) == 1 else banners_last_launch_first(found)
 
 
 def _dict_numbering_notes(how: str, dicts: int) -> tuple[str, ...]:

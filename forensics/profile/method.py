@@ -60,21 +60,21 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         if banner.kind == "fairseq" and banner.trainable_params != banner.all_params:
             continue  # fairseq has no adapters: fewer trained is a frozen part (encoder, embeddings), not an adapter
         if banner.trainable_params and banner.all_params and banner.trainable_params < 0.5 * banner.all_params:
-            evidence["method"] = f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} of " \
+            evidence["method"] = f"{banner.kind} banner in {banner.where}: {banner.trainable_params:,} of " \
                                  f"{banner.all_params:,} parameters trainable"
             return _adapter_kind(banner, names, timeline, evidence)
         if banner.trainable_params and banner.trainable_params == banner.all_params:
-            evidence["method"] = (f"{banner.kind} banner in {banner.source}: "
+            evidence["method"] = (f"{banner.kind} banner in {banner.where}: "
                                   f"all {banner.all_params:,} parameters trainable")
             return "full"
         if banner.trainable_params and not banner.all_params and model_params \
                 and banner.trainable_params >= (1 - ESTIMATE_SHARE) * model_params:
-            evidence["method"] = (f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} trainable "
+            evidence["method"] = (f"{banner.kind} banner in {banner.where}: {banner.trainable_params:,} trainable "
                                   f"parameters, the whole model (its size: see model_params)")
             return "full"
         if banner.trainable_params and not banner.all_params and model_params \
                 and banner.trainable_params < 0.05 * model_params:  # Unsloth states the trainable count alone
-            evidence["method"] = (f"{banner.kind} banner in {banner.source}: {banner.trainable_params:,} trainable "
+            evidence["method"] = (f"{banner.kind} banner in {banner.where}: {banner.trainable_params:,} trainable "
                                   f"parameters of a model of about {model_params:,} ({evidence.get('model_params')})")
             return _adapter_kind(banner, names, timeline, evidence)
     switched_off = config.get("model.pretrained_off")

@@ -5,6 +5,7 @@ these."""
 from __future__ import annotations
 
 import math
+import re
 
 from ..analyzers.never_learned import FRESH_HEAD_RANGE
 from ..config import RunConfig
@@ -22,7 +23,7 @@ def pretrained_base(config: RunConfig, first_loss: float | None = None) -> tuple
     start well over it is no fresh model's, and one well under it a model that already reads the text. Else None."""
     for key in _TRAINED_START_KEYS:
         name = config.get(key)
-        if isinstance(name, str) and name.strip():
+        if isinstance(name, str) and name.strip() and not _own_checkpoint(name, config.get("output_dir")):
             return name, f"{key}, {config.source_of(key)}"
     key = next((k for k in _NAMED_CONFIG_KEYS if isinstance(config.get(k), str) and config.get(k).strip()), None)
     name, vocab = config.get(key) if key else None, config.get("model.vocab_size")
@@ -33,6 +34,16 @@ def pretrained_base(config: RunConfig, first_loss: float | None = None) -> tuple
 
 
 _TRAINED_START_KEYS = ("adapter.base_model_name_or_path", "model.name_or_path")
+
+
+def _own_checkpoint(name: str, output_dir) -> bool:
+    """Whether the model a launch loads is a checkpoint the run saved in its own output folder (a relaunch appended to
+    the console that goes on from its `output_model/checkpoint-14200`: Tjk20011226-cmd_Llama-chinese): the run's own
+    weights, not a trained model it started from."""
+    if not isinstance(output_dir, str) or not output_dir.strip("./\\ "):
+        return False
+    folder = re.sub(r"^(?:\./)+", "", output_dir.replace("\\", "/")).rstrip("/") + "/"
+    return re.sub(r"^(?:\./)+", "", name.replace("\\", "/")).startswith(folder)
 _CONFIG_NAME_KEY = "model._name_or_path"
 # ... and the model card's base, which transformers' modelcard.py writes from that same `config._name_or_path`
 # (`finetuned_from`: the "fine-tuned version of [X]" line, the header's `base_model:`): a name, not proof of weights

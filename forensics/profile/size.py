@@ -50,12 +50,12 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict,
     for banner in timeline.banners:  # a count the run printed beats an estimate from the config
         packed = packed_4bit and banner.kind == "unsloth" and _UNSLOTH_SLASH.search(banner.text)
         if banner.all_params and not packed and not _packed_count(banner.all_params, four_bit, names):
-            evidence["model_params"] = f"{banner.kind} banner in {banner.source}"
+            evidence["model_params"] = f"{banner.kind} banner in {banner.where}"
             return int(banner.all_params)
     if isinstance(n, (int, float)) and n > 0:
         counted = _counted_whole(config, timeline, n) or (_counted_above(timeline, n) if trained_whole else None)
         if counted is not None:  # the Trainer counted every weight: an exact count beats the estimate
-            evidence["model_params"] = (f"{counted.kind} banner in {counted.source}: {counted.trainable_params:,} "
+            evidence["model_params"] = (f"{counted.kind} banner in {counted.where}: {counted.trainable_params:,} "
                                         f"trainable, the whole of the model ({config.source_of('n_params')}: "
                                         f"{int(n):,})")
             return int(counted.trainable_params)
@@ -63,7 +63,7 @@ def _model_params(config: RunConfig, timeline: Timeline, names, evidence: dict,
         return int(n)
     counted = _trainable_count_of_the_whole(timeline, names) if trained_whole else None
     if counted is not None:
-        evidence["model_params"] = (f"{counted.kind} banner in {counted.source}: {counted.trainable_params:,} "
+        evidence["model_params"] = (f"{counted.kind} banner in {counted.where}: {counted.trainable_params:,} "
                                     "trainable, every weight of a run that trains them all (see method)")
         return int(counted.trainable_params)
     for source, meta in timeline.meta.items():  # a script's own `N params` line: under a banner's or config's count
