@@ -15,7 +15,8 @@ row where the table has no `loss` column of its own (beside one, `train_loss` is
 
 Not a training log, raising UnreadableFile: a table with no step or loss column, and one with many rows at each step
 (a per-example loss table, `epoch,guid,loss`). A cut last row (a run still writing) is dropped with a warning, and
-rows whose step cannot be read are counted in a warning. TensorBoard's scalar export (`Wall time,Step,Value`, one tag
+rows whose step cannot be read are counted in a warning; bytes that are not UTF-8 are replaced and said (the cells they
+fall in are not read). TensorBoard's scalar export (`Wall time,Step,Value`, one tag
 a file) is read by `scalar_export`.
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..decoding import decode_text
 from ..errors import UnreadableFile
 from ..metric_names import (STEP_LOSS_NAMES, TABLE_LOSS_COLUMNS, TABLE_STEP_COLUMNS, is_lr_monitor_rate,
                             is_metrics_table_header, is_scalar_export_header, table_column)
@@ -44,10 +46,8 @@ _ROWS_A_STEP = 4  # Lightning writes up to three rows at one step (train, valida
 def read(path: Path) -> LogRecords:
     """The numeric cells of every row at the row's step (module docstring)."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise UnreadableFile(path, f"not UTF-8 text (byte {err.start}); not a CSV metrics table") from None
+    # a byte that is not UTF-8 (a damaged sector, a latin-1 name) costs the cell it is in, as in every text reader
+    text, not_utf8 = decode_text(path.read_bytes())
     first_line = text.split("\n", 1)[0]
     if is_scalar_export_header(first_line.strip().split(",")):
         return scalar_export.read(path)
@@ -55,6 +55,7 @@ def read(path: Path) -> LogRecords:
     if not is_metrics_table_header(first_line.strip().split(delimiter)):
         raise UnreadableFile(path, "no step (or epoch) column and loss column in its header; not a metrics table")
     text, warnings = _without_cut_row(text, first_line.count(delimiter))
+    warnings = ([not_utf8] if not_utf8 else []) + warnings
     # an empty cell is no value and a `nan` cell a NaN: told apart by reading cells as text, which is slow on big
     # tables, so only where the file holds such a word at all
     words = any(w in text.lower() for w in ("nan", "inf"))

@@ -23,7 +23,7 @@ import pandas as pd
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
-from ._jsonfile import read_json_object
+from ._jsonfile import complete_values, read_json_object
 from ._jsonlines import as_number
 from ._config_keys import is_number
 from ..decoding import decode_text
@@ -113,7 +113,7 @@ def complete_part(path: Path) -> dict | None:
     start = text.find("[", key) + 1 if key >= 0 else 0
     if key < 0 or start == 0:
         return None
-    entries = _complete_entries(text, start)
+    entries = complete_values(text, start)
     if not entries:
         return None
     try:
@@ -121,22 +121,6 @@ def complete_part(path: Path) -> dict | None:
     except (json.JSONDecodeError, RecursionError):
         head = {}
     return {**(head if isinstance(head, dict) else {}), "log_history": entries}
-
-
-def _complete_entries(text: str, pos: int) -> list:
-    """The JSON values of a list from `pos` on, up to the first one that is cut or broken."""
-    decoder = json.JSONDecoder()
-    entries = []
-    while True:
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
-        if pos >= len(text) or text[pos] == "]":
-            return entries
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except (json.JSONDecodeError, RecursionError):
-            return entries
-        entries.append(value)
 
 
 def _training_stopped(state: dict) -> bool | None:
