@@ -49,8 +49,7 @@ def read(path: Path) -> LogRecords:
         state = complete_part(path)
         if state is None:
             raise
-        cut_note = (f"cut mid-write (the run may still be writing it): read its {len(state['log_history'])} "
-                    f"complete log_history entries")
+        cut_note = _partial_note(path, len(state["log_history"]))
     history = state.get("log_history")
     if history is None:
         history = []
@@ -67,6 +66,23 @@ def read(path: Path) -> LogRecords:
         meta["should_training_stop"] = stopped
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
                       warnings=tuple(decode_notes[:1]) + ((cut_note,) if cut_note else ()) + warnings)
+
+
+def _partial_note(path: Path, entries: int) -> str:
+    """Cut mid-write (the file ends inside its JSON: a run still writing it) or damaged part-way (it ends whole, with
+    the object's closing brace, so something before is no JSON: the run is not writing it)."""
+    if _ends_whole(path):
+        return f"damaged part-way (invalid JSON before its end): read its {entries} complete log_history entries"
+    return f"cut mid-write (the run may still be writing it): read its {entries} complete log_history entries"
+
+
+def _ends_whole(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, 2) - 64))
+            return fh.read().rstrip(b" \t\r\n\x00").endswith(b"}")  # \x00: a UTF-16 file's high bytes
+    except OSError:
+        return False
 
 
 # The Trainer's example scripts (run_clm.py and kin) evaluate once more after `trainer.save_state()`, so that last
