@@ -103,3 +103,13 @@ def test_a_byte_that_is_not_utf8_costs_its_cell_only_and_is_said(tmp_path):
 def test_a_utf8_table_has_no_encoding_warning(tmp_path):
     (tmp_path / "train.log").write_text("step\tloss\n" + "".join(f"{s}\t{2.0 / s:.4f}\n" for s in range(1, 40)))
     assert csv_metrics.read(tmp_path / "train.log").warnings == ()
+
+
+def test_a_damaged_row_with_more_cells_than_the_header_costs_that_row_only_and_is_counted(tmp_path):
+    # random bytes overwritten inside a `step<TAB>loss` table brought a tab: pandas refused the whole table for it
+    rows = [f"{s}\t{3 * math.exp(-s / 40) + 0.5:.6f}\n" for s in range(10, 510, 10)]
+    rows[24] = "250\t0.8\t#@\n"  # step 250's row, one cell too many
+    (tmp_path / "train.log").write_text("step\tloss\n" + "".join(rows))
+    records = csv_metrics.read(tmp_path / "train.log")
+    assert sorted(_series(records.frame, "loss")) == [s for s in range(10, 510, 10) if s != 250]
+    assert any("1 rows with more cells than the header" in w for w in records.warnings)

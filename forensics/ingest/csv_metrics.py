@@ -59,11 +59,7 @@ def read(path: Path) -> LogRecords:
     # an empty cell is no value and a `nan` cell a NaN: told apart by reading cells as text, which is slow on big
     # tables, so only where the file holds such a word at all
     words = any(w in text.lower() for w in ("nan", "inf"))
-    try:
-        table = (pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, skip_blank_lines=True)
-                 if words else pd.read_csv(io.StringIO(text), sep=delimiter, skip_blank_lines=True))
-    except (pd.errors.ParserError, ValueError) as err:
-        raise UnreadableFile(path, f"not a readable CSV table ({str(err).splitlines()[0]})") from None
+    table = _table(text, delimiter, words, path, warnings)
     table.columns = [str(c).strip() for c in table.columns]
     steps, step_column, epoch_numbers, dropped = _steps(table, path)
     if dropped:
@@ -72,6 +68,28 @@ def read(path: Path) -> LogRecords:
     meta = {"rows": int(steps.notna().sum()), **_parameter_count(table)}
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
                       warnings=tuple(warnings), console_kinds=("keras",) if _keras_csv_logger(table) else ())
+
+
+def _table(text: str, delimiter: str, words: bool, path: Path, warnings: list[str]) -> pd.DataFrame:
+    """The table as pandas reads it; a row with more cells than the header (damage: a stray separator) is left out
+    and counted in `warnings`, where pandas would refuse the whole table for it."""
+    def read(**bad_rows) -> pd.DataFrame:
+        if words:
+            return pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False,
+                               skip_blank_lines=True, **bad_rows)
+        return pd.read_csv(io.StringIO(text), sep=delimiter, skip_blank_lines=True, **bad_rows)
+    try:
+        try:
+            return read()
+        except pd.errors.ParserError:
+            table = read(on_bad_lines="skip")
+    except (pd.errors.ParserError, ValueError) as err:
+        raise UnreadableFile(path, f"not a readable CSV table ({str(err).splitlines()[0]})") from None
+    separators = text.split("\n", 1)[0].count(delimiter)
+    wide = sum(line.count(delimiter) > separators for line in text.splitlines()[1:])
+    warnings.append(f"{wide} rows with more cells than the header (damaged); skipped" if wide else
+                    "rows pandas could not parse (damaged); skipped")
+    return table
 
 
 def _keras_csv_logger(table: pd.DataFrame) -> bool:
