@@ -82,3 +82,34 @@ def test_nan_cells_are_values_and_empty_cells_are_not(tmp_path):
     frame = csv_metrics.read(tmp_path / "metrics.csv").frame
     loss = _series(frame, "loss")
     assert loss[1] == 2.5 and math.isnan(loss[2]) and math.isnan(loss[3]) and _series(frame, "eval_loss") == {2: 2.7}
+
+
+def test_a_byte_that_is_not_utf8_costs_its_cell_only_and_is_said(tmp_path):
+    # a `step<TAB>loss` table named train.log (Jayant-Guru-Shrivastava_ERAV4-Session11) with one damaged byte inside a
+    # loss cell: scripts/cut_corpus_copies.py found the whole table refused for it, where every other text reader
+    # replaces such bytes and says so (decoding.decode_text)
+    rows = [f"{s}\t{3 * math.exp(-s / 40) + 0.5:.6f}\n" for s in range(10, 510, 10)]
+    raw = ("step\tloss\n" + "".join(rows)).encode()
+    at = raw.index(b"\n250\t") + 7  # inside the loss cell of step 250
+    (tmp_path / "train.log").write_bytes(raw[:at] + b"\xff" + raw[at:])
+    records = csv_metrics.read(tmp_path / "train.log")
+    losses = _series(records.frame, "loss")
+    assert sorted(losses) == [s for s in range(10, 510, 10) if s != 250]
+    assert losses[240] == pytest.approx(3 * math.exp(-240 / 40) + 0.5, abs=1e-6)
+    assert any("not UTF-8" in w for w in records.warnings)
+    assert forensics.analyze(tmp_path).status == "healthy"
+
+
+def test_a_utf8_table_has_no_encoding_warning(tmp_path):
+    (tmp_path / "train.log").write_text("step\tloss\n" + "".join(f"{s}\t{2.0 / s:.4f}\n" for s in range(1, 40)))
+    assert csv_metrics.read(tmp_path / "train.log").warnings == ()
+
+
+def test_a_damaged_row_with_more_cells_than_the_header_costs_that_row_only_and_is_counted(tmp_path):
+    # random bytes overwritten inside a `step<TAB>loss` table brought a tab: pandas refused the whole table for it
+    rows = [f"{s}\t{3 * math.exp(-s / 40) + 0.5:.6f}\n" for s in range(10, 510, 10)]
+    rows[24] = "250\t0.8\t#@\n"  # step 250's row, one cell too many
+    (tmp_path / "train.log").write_text("step\tloss\n" + "".join(rows))
+    records = csv_metrics.read(tmp_path / "train.log")
+    assert sorted(_series(records.frame, "loss")) == [s for s in range(10, 510, 10) if s != 250]
+    assert any("1 rows with more cells than the header" in w for w in records.warnings)

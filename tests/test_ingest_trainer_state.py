@@ -125,6 +125,24 @@ def test_state_cut_mid_write_is_read_to_its_last_complete_entry(tmp_path):
     assert "max_steps" not in rec.meta  # written after log_history: lost with the tail
 
 
+def test_state_damaged_part_way_is_read_to_the_damage_and_said_damaged_not_cut(tmp_path):
+    """Bytes that are no JSON between entries 50 and 51 of a file that ends whole (with its closing brace): the 50
+    entries before are read, and the warning does not tell the user the run may still be writing
+    (scripts/cut_corpus_copies.py's bad_utf8 and overwrite variants)."""
+    history = [{"loss": 3.0 - k / 40, "step": k} for k in range(1, 61)]
+    full = tmp_path / "full.json"
+    _save(full, history, global_step=60, max_steps=60, logging_steps=1)
+    raw = full.read_bytes()
+    at = raw.rindex(b"{", 0, raw.index(b'"step": 51'))  # where entry 51 opens
+    path = tmp_path / "trainer_state.json"
+    path.write_bytes(raw[:at] + b"\xff\xfe#" + raw[at:])
+    rec = trainer_state.read(path)
+    assert rec.frame[rec.frame["metric"] == "loss"]["step"].tolist() == list(range(1, 51))
+    (note,) = [w for w in rec.warnings if "log_history" in w]
+    assert note.startswith("damaged part-way") and "50 complete log_history entries" in note
+    assert "still be writing" not in note
+
+
 def test_state_cut_before_any_complete_entry_is_unreadable(tmp_path):
     full = tmp_path / "full.json"
     _save(full, [{"loss": 1.0, "step": 1}], global_step=1)

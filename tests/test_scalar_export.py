@@ -36,3 +36,16 @@ def test_a_nan_value_in_a_scalar_export_is_kept_and_a_cut_row_left_out(tmp_path)
     rec = scalar_export.read(tmp_path / "loss.csv")
     assert rec.frame["step"].tolist() == [1, 2] and math.isnan(rec.frame["value"].iloc[1])
     assert rec.warnings
+
+
+def test_a_byte_that_is_not_utf8_costs_its_row_only_and_is_said(tmp_path):
+    # a damaged byte inside one value: the other rows are read and the replacement said, as in every text reader
+    (tmp_path / "loss.csv").write_bytes(b"Wall time,Step,Value\n1.0,1,2.5\n2.0,2,2.\xff4\n3.0,3,2.3\n")
+    rec = scalar_export.read(tmp_path / "loss.csv")
+    assert rec.frame["step"].tolist() == [1, 3] and rec.frame["value"].tolist() == [2.5, 2.3]
+    assert any("not UTF-8" in w for w in rec.warnings)
+
+
+def test_a_utf8_scalar_export_has_no_warning(tmp_path):
+    _export(tmp_path / "loss.csv", [1, 2, 3], [2.5, 2.4, 2.3])
+    assert scalar_export.read(tmp_path / "loss.csv").warnings == ()

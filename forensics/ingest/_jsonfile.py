@@ -42,3 +42,24 @@ def read_json_object(path, what: str = "", notes: list[str] | None = None) -> di
         raise UnreadableFile(path, f"the JSON is not an object (expected a JSON object, "
                                    f"found {type(value).__name__}){suffix}")
     return value
+
+
+def complete_values(text: str, pos: int) -> list:
+    """The JSON values of a list in `text` from `pos` (just after its `[`) on, up to the first one that is cut or
+    broken: what a file cut mid-write (or damaged part-way) still holds whole.
+
+    >>> complete_values('{"log": [{"a": 1}, {"b": 2}, {"c"', 9)
+    [{'a': 1}, {'b': 2}]
+    """
+    decoder = json.JSONDecoder()
+    values = []
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text) or text[pos] == "]":
+            return values
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except (json.JSONDecodeError, RecursionError):
+            return values
+        values.append(value)

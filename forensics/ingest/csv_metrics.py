@@ -15,7 +15,8 @@ row where the table has no `loss` column of its own (beside one, `train_loss` is
 
 Not a training log, raising UnreadableFile: a table with no step or loss column, and one with many rows at each step
 (a per-example loss table, `epoch,guid,loss`). A cut last row (a run still writing) is dropped with a warning, and
-rows whose step cannot be read are counted in a warning. TensorBoard's scalar export (`Wall time,Step,Value`, one tag
+rows whose step cannot be read are counted in a warning; bytes that are not UTF-8 are replaced and said (the cells they
+fall in are not read). TensorBoard's scalar export (`Wall time,Step,Value`, one tag
 a file) is read by `scalar_export`.
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..decoding import decode_text
 from ..errors import UnreadableFile
 from ..metric_names import (STEP_LOSS_NAMES, TABLE_LOSS_COLUMNS, TABLE_STEP_COLUMNS, is_lr_monitor_rate,
                             is_metrics_table_header, is_scalar_export_header, table_column)
@@ -44,10 +46,8 @@ _ROWS_A_STEP = 4  # Lightning writes up to three rows at one step (train, valida
 def read(path: Path) -> LogRecords:
     """The numeric cells of every row at the row's step (module docstring)."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise UnreadableFile(path, f"not UTF-8 text (byte {err.start}); not a CSV metrics table") from None
+    # a byte that is not UTF-8 (a damaged sector, a latin-1 name) costs the cell it is in, as in every text reader
+    text, not_utf8 = decode_text(path.read_bytes())
     first_line = text.split("\n", 1)[0]
     if is_scalar_export_header(first_line.strip().split(",")):
         return scalar_export.read(path)
@@ -55,14 +55,11 @@ def read(path: Path) -> LogRecords:
     if not is_metrics_table_header(first_line.strip().split(delimiter)):
         raise UnreadableFile(path, "no step (or epoch) column and loss column in its header; not a metrics table")
     text, warnings = _without_cut_row(text, first_line.count(delimiter))
+    warnings = ([not_utf8] if not_utf8 else []) + warnings
     # an empty cell is no value and a `nan` cell a NaN: told apart by reading cells as text, which is slow on big
     # tables, so only where the file holds such a word at all
     words = any(w in text.lower() for w in ("nan", "inf"))
-    try:
-        table = (pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, skip_blank_lines=True)
-                 if words else pd.read_csv(io.StringIO(text), sep=delimiter, skip_blank_lines=True))
-    except (pd.errors.ParserError, ValueError) as err:
-        raise UnreadableFile(path, f"not a readable CSV table ({str(err).splitlines()[0]})") from None
+    table = _table(text, delimiter, words, path, warnings)
     table.columns = [str(c).strip() for c in table.columns]
     steps, step_column, epoch_numbers, dropped = _steps(table, path)
     if dropped:
@@ -71,6 +68,28 @@ def read(path: Path) -> LogRecords:
     meta = {"rows": int(steps.notna().sum()), **_parameter_count(table)}
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
                       warnings=tuple(warnings), console_kinds=("keras",) if _keras_csv_logger(table) else ())
+
+
+def _table(text: str, delimiter: str, words: bool, path: Path, warnings: list[str]) -> pd.DataFrame:
+    """The table as pandas reads it; a row with more cells than the header (damage: a stray separator) is left out
+    and counted in `warnings`, where pandas would refuse the whole table for it."""
+    def read(**bad_rows) -> pd.DataFrame:
+        if words:
+            return pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False,
+                               skip_blank_lines=True, **bad_rows)
+        return pd.read_csv(io.StringIO(text), sep=delimiter, skip_blank_lines=True, **bad_rows)
+    try:
+        try:
+            return read()
+        except pd.errors.ParserError:
+            table = read(on_bad_lines="skip")
+    except (pd.errors.ParserError, ValueError) as err:
+        raise UnreadableFile(path, f"not a readable CSV table ({str(err).splitlines()[0]})") from None
+    separators = text.split("\n", 1)[0].count(delimiter)
+    wide = sum(line.count(delimiter) > separators for line in text.splitlines()[1:])
+    warnings.append(f"{wide} rows with more cells than the header (damaged); skipped" if wide else
+                    "rows pandas could not parse (damaged); skipped")
+    return table
 
 
 def _keras_csv_logger(table: pd.DataFrame) -> bool:

@@ -39,8 +39,8 @@ from ..printed_loss_cells import loss_column
 from ..run_signs import is_training_console, run_signs
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
-from ..decoding import decode_text
 from . import command_line, notebook_code, notebook_fits, notebook_sessions, stdout
+from .notebook_json import notebook_object
 from .console_facts import lora_named
 from .console_param_counts import parameter_count_said
 from .console_text import as_printed
@@ -55,13 +55,12 @@ from .step_numbering import HAND_WRITTEN_KINDS
 _HTML_PLACEHOLDER = "<IPython.core.display.HTML object>"
 # ... and when it is Markdown: its text/markdown is the text shown (a printed model, a summary put in a code block)
 _MARKDOWN_PLACEHOLDER = "<IPython.core.display.Markdown object>"
-_WHAT = "a Jupyter notebook"
 
 
 def read(path: Path) -> LogRecords:
     """The training records a notebook's cell outputs hold (module docstring)."""
     path = Path(path)
-    notebook, warnings = _notebook(path)
+    notebook, warnings, broken = notebook_object(path)
     cells = _cells(notebook)
     if cells is None:
         raise UnreadableFile(path, "no 'cells' list: not a Jupyter notebook")
@@ -72,7 +71,7 @@ def read(path: Path) -> LogRecords:
     closing = _closing_evals(cells)
     runs = _runs(shown, path, closing, cells)
     if not runs:
-        return _crashed_before_a_metric(cells, shown, path, warnings)
+        return _crashed_before_a_metric(cells, shown, path, warnings, broken)
     judged = notebook_sessions.judged_training(_with_a_course(runs, shown, path), cells)
     trained = {i for run in runs for i in run} | _loop_fragments_before(shown, judged[0], runs)
     began = notebook_sessions.session_start(cells, judged[-1])
@@ -164,12 +163,16 @@ def _model_size_printed_last(meta: dict, shown: list, last: int, began: int) -> 
             return
 
 
-def _crashed_before_a_metric(cells: list[dict], shown: list, path: Path, warnings: list[str]) -> LogRecords:
+def _crashed_before_a_metric(cells: list[dict], shown: list, path: Path, warnings: list[str],
+                             broken: str | None) -> LogRecords:
     """A notebook whose outputs hold no training line: no log (an evaluation, a look at the data), unless its outputs
     together are a training run's console (`run_signs`: a run that crashed or was stopped before its first logged
-    step), read whole as one, with the arguments of its code."""
+    step), read whole as one, with the arguments of its code. A notebook broken part-way whose whole cells show no
+    training is unreadable: its training may be in what was lost, and the user is told so."""
     console = "".join(text for outputs in shown for text, _ in outputs)
     if not is_training_console(run_signs(console.encode("utf-8", errors="replace"))):
+        if broken:
+            raise UnreadableFile(path, f"{broken}; none of them shows a training")
         return LogRecords(source=str(path), format=stdout.FORMAT, frame=empty_frame(), mtime=file_mtime(path))
     records = stdout.read_console(console, path, warnings)
     said = notebook_code.code_values(cells, console)
@@ -189,22 +192,6 @@ def _other_runs_left_out(runs: list[list[int]], judged: list[int], shown: list, 
         which = "the last whose cells ran (a later one is in cells with no execution count)"
     return (f"the notebook holds {len(runs)} trainings (a new one starts where the steps start again): {which}, in "
             f"{cells}, is judged; the {'earlier' if judged is runs[-1] else 'other'} ones are left out")
-
-
-def _notebook(path: Path) -> tuple[dict, list[str]]:
-    """The notebook's JSON object, and a warning where bytes that are not UTF-8 were replaced (as a console's are)."""
-    text, not_utf8 = decode_text(path.read_bytes())
-    warnings = [not_utf8] if not_utf8 else []
-    try:
-        notebook = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise UnreadableFile(path, f"invalid JSON at line {err.lineno} column {err.colno} ({err.msg}); "
-                                   "the notebook may be cut") from None
-    except RecursionError:
-        raise UnreadableFile(path, "JSON nested too deeply") from None
-    if not isinstance(notebook, dict):
-        raise UnreadableFile(path, f"the JSON is not an object; not {_WHAT}")
-    return notebook, warnings
 
 
 # A training's closing summary (the Trainer's last dict, `TrainOutput(...)`): no training steps of its own

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..decoding import decode_text
 from ..errors import UnreadableFile
 from ..metric_names import is_scalar_export_header, tracker_metric_names
 from ..timeline import LogRecords
@@ -42,10 +43,7 @@ def read(path: Path) -> LogRecords:
     """Every row's value at its step, named from the file's name (module docstring). Raises UnreadableFile where the
     header is not the export's."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise UnreadableFile(path, f"not UTF-8 text (byte {err.start}); not a TensorBoard scalar export") from None
+    text, not_utf8 = decode_text(path.read_bytes())  # a byte that is not UTF-8 costs its row, as in every text reader
     rows = list(csv.reader(io.StringIO(text)))
     if not rows or not is_scalar_export_header(rows[0]):
         raise UnreadableFile(path, "the header is not `Wall time,Step,Value`; not a TensorBoard scalar export")
@@ -55,7 +53,8 @@ def read(path: Path) -> LogRecords:
                           "value": pd.Series([c[2] for c in kept], dtype="float64"),
                           "wall_time": pd.Series([c[0] for c in kept], dtype="float64")})
     left_out = len(cells) - len(kept)
-    warnings = (f"{left_out} rows without a readable step and value; skipped",) if left_out else ()
+    warnings = ((not_utf8,) if not_utf8 else ()) + \
+        ((f"{left_out} rows without a readable step and value; skipped",) if left_out else ())
     meta = {"rows": len(kept)}
     if _run_has_hf_callback_tags(path):
         meta["hf_callback_tags"] = True

@@ -23,7 +23,7 @@ import pandas as pd
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
-from ._jsonfile import read_json_object
+from ._jsonfile import complete_values, read_json_object
 from ._jsonlines import as_number
 from ._config_keys import is_number
 from ..decoding import decode_text
@@ -49,8 +49,7 @@ def read(path: Path) -> LogRecords:
         state = complete_part(path)
         if state is None:
             raise
-        cut_note = (f"cut mid-write (the run may still be writing it): read its {len(state['log_history'])} "
-                    f"complete log_history entries")
+        cut_note = _partial_note(path, len(state["log_history"]))
     history = state.get("log_history")
     if history is None:
         history = []
@@ -67,6 +66,23 @@ def read(path: Path) -> LogRecords:
         meta["should_training_stop"] = stopped
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
                       warnings=tuple(decode_notes[:1]) + ((cut_note,) if cut_note else ()) + warnings)
+
+
+def _partial_note(path: Path, entries: int) -> str:
+    """Cut mid-write (the file ends inside its JSON: a run still writing it) or damaged part-way (it ends whole, with
+    the object's closing brace, so something before is no JSON: the run is not writing it)."""
+    if _ends_whole(path):
+        return f"damaged part-way (invalid JSON before its end): read its {entries} complete log_history entries"
+    return f"cut mid-write (the run may still be writing it): read its {entries} complete log_history entries"
+
+
+def _ends_whole(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, 2) - 64))
+            return fh.read().rstrip(b" \t\r\n\x00").endswith(b"}")  # \x00: a UTF-16 file's high bytes
+    except OSError:
+        return False
 
 
 # The Trainer's example scripts (run_clm.py and kin) evaluate once more after `trainer.save_state()`, so that last
@@ -113,7 +129,7 @@ def complete_part(path: Path) -> dict | None:
     start = text.find("[", key) + 1 if key >= 0 else 0
     if key < 0 or start == 0:
         return None
-    entries = _complete_entries(text, start)
+    entries = complete_values(text, start)
     if not entries:
         return None
     try:
@@ -121,22 +137,6 @@ def complete_part(path: Path) -> dict | None:
     except (json.JSONDecodeError, RecursionError):
         head = {}
     return {**(head if isinstance(head, dict) else {}), "log_history": entries}
-
-
-def _complete_entries(text: str, pos: int) -> list:
-    """The JSON values of a list from `pos` on, up to the first one that is cut or broken."""
-    decoder = json.JSONDecoder()
-    entries = []
-    while True:
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
-        if pos >= len(text) or text[pos] == "]":
-            return entries
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except (json.JSONDecodeError, RecursionError):
-            return entries
-        entries.append(value)
 
 
 def _training_stopped(state: dict) -> bool | None:
