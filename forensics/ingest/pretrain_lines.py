@@ -51,6 +51,7 @@ from .console_lines.split_values import NEEDLE as _SPLIT_VALUES_NEEDLE, SPLIT_VA
 from .console_lines.key_values import KEY_VALUE_START, bare_pipe_step, _key_values, uncounted_key_values
 from .console_lines.stepless import BPC_PRINT, PTB_EPOCH, PTB_PROGRESS, bpc_print, ptb_epoch, ptb_progress
 from .console_lines.stepless import PTB_PORT_EPOCH, PTB_PORT_NEEDLE, ptb_port_epoch
+from .console_lines.stepless import PROGRESS_LOSS, PROGRESS_NEEDLE, progress_loss
 from .console_lines.epoch_batch_steps import EPOCH_BATCH, NEEDLE as _EPOCH_BATCH_NEEDLE, epoch_batch
 
 # what the console readers and the run profile import from here
@@ -161,6 +162,7 @@ _SEARCHED_SHAPES = (("num_updates=", FAIRSEQ_INNER, _fairseq_inner),
                     ("Completed eval after train step ", MAXTEXT_EVAL, _maxtext_eval),
                     ("] collection=", CLU_WRITER, clu_scalars),
                     (" wps", PTB_PROGRESS, ptb_progress), (" Perplexity: ", PTB_EPOCH, ptb_epoch),
+                    (PROGRESS_NEEDLE, PROGRESS_LOSS, progress_loss),
                     (_COST_NEEDLE, EPOCH_COST, epoch_cost), (_SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values),
                     (_MARIAN_NEEDLE, MARIAN_VALID, marian_valid), (_MARIAN_NEEDLE, MARIAN_UPDATE, marian_update))
 # the same, of readers told whether the line is the file's last (which may be cut mid-write: `fields._fields`)
