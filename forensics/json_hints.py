@@ -23,6 +23,31 @@ DUMPED_HISTORY = re.compile(
     rb'|\{\s*"(?:loss|losses|train|train_losses?|training_losses?)"\s*:\s*\[\s*\d*\.\d'
     # an own logger's {metric: [{"step": 0, "value": 3.07, ...}]} (Shivay00001_shivacon-ai)
     rb'|\{\s*"[^"\n]{1,200}"\s*:\s*\[\s*\{\s*"step"\s*:\s*\d+\s*,\s*"value"\s*:)')
+# A bare JSON list of log rows whose losses are named by their split, not `loss` (Lukas1121_LogSentinel's
+# checkpoints/training_log.json: `[{"epoch": 1, "train_loss": 3.12, "val_loss": 1.15, ...}, ...]`; json_history
+# renames them): its first row holds a step or an epoch as well, so a sweep's list of results is not taken for one
+_SPLIT_LOSS_ROW = re.compile(rb'^(?:\xef\xbb\xbf)?\s*\[\s*(\{[^\[\]{}]{0,2000}?\})')
+_SPLIT_LOSS_KEYS = frozenset({"train_loss", "training_loss", "val_loss", "valid_loss", "validation_loss", "dev_loss",
+                              "test_loss"})
+
+
+def split_loss_rows(head: bytes) -> bool:
+    """Whether a JSON file opens a list of log rows with a step (or epoch) and a split's loss in its first row."""
+    first = _SPLIT_LOSS_ROW.search(head)
+    try:
+        row = json.loads(first.group(1).decode("utf-8")) if first else None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    steps = set(JSON_LINE_STEP_KEYS) | {JSON_LINE_EPOCH_KEY}
+    return isinstance(row, dict) and bool(steps & set(row)) and any(
+        isinstance(row.get(k), (int, float)) for k in _SPLIT_LOSS_KEYS)
+
+
+def dumped_history(head: bytes) -> bool:
+    """Whether a JSON file's head is a dumped history that ingest.json_history reads (either shape above)."""
+    return bool(DUMPED_HISTORY.search(head)) or split_loss_rows(head)
+
+
 # The same list of log dicts printed into a text file (`pprint(trainer.state.log_history)` saved as experiments/log.txt,
 # NguyenTuoc2807_Financial-Numerical-Reasoning): the file opens with its first dict, loss key and all, and ends with
 # the list's close (sniffed on the head and tail joined)

@@ -86,6 +86,15 @@ _ALIASES = {
 }
 
 
+# A mean negative log-likelihood of the targets a token IS the cross-entropy loss every LM trainer logs as `loss`: a
+# script that names it `nll` (sundial-org_voice-edits' train_log.jsonl: `nll` each step, `val_nll` each epoch) logs
+# its loss so. Read as the loss only where no key is named a loss (json_history.with_loss_names): beside a `loss` the
+# nll is a part of it (a VAE's nll + kl, a label-smoothed loss). `nll_loss` is never one (fairseq's and DPO's part
+# logged beside `loss`).
+NLL_LOSS_NAMES = {"nll": "loss", "train_nll": "loss", "val_nll": "eval_loss", "valid_nll": "eval_loss",
+                  "eval_nll": "eval_loss", "dev_nll": "eval_loss", "test_nll": "eval_loss"}
+
+
 def canonical_metric(name: str) -> str:
     """Map a logged key or TensorBoard tag to the timeline's metric vocabulary.
 

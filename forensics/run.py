@@ -18,7 +18,7 @@ from .findings import Skipped
 from .decoding import as_utf8, decode_text, sniffed_encoding
 from .launch_command import holds_one_launch
 from .loss_numbers import is_loss_numbers, loss_file_split
-from .json_hints import DUMPED_HISTORY, SNIFF_BYTES, is_llamafactory_args, json_lines_log, printed_history
+from .json_hints import SNIFF_BYTES, dumped_history, is_llamafactory_args, json_lines_log, printed_history
 from .log_hints import a_training_console, log_hinted, notebook_hinted, readme_log
 from .metric_names import is_metrics_table_header, is_scalar_export_header
 from .run_layout import RunLayout
@@ -249,7 +249,7 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.config_files.append(path)  # a launch script of one command (run.sh)
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
             "loss" in name.lower() or name == _LUDWIG_STATISTICS
-            or _holds(path, layout, DUMPED_HISTORY.search, tail=False)):
+            or _holds(path, layout, dumped_history, tail=False)):
         layout.json_histories.append(path)
     elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and _holds(path, layout, is_llamafactory_args,
                                                                                    tail=False):

@@ -101,3 +101,30 @@ def test_a_text_log_that_only_opens_with_a_printed_history_stays_a_console(tmp_p
     (tmp_path / "train.log").write_text(text)
     layout = discover(tmp_path)
     assert layout.json_histories == [] and [p.name for p in layout.text_logs] == ["train.log"]
+
+
+def _epoch_rows(first_key="epoch"):
+    """LogSentinel's checkpoints/training_log.json rows (Lukas1121_LogSentinel): one a epoch, the losses named by
+    their split."""
+    losses = [(3.11806149800871, 1.1473038909064621), (0.9727402964549182, 1.040628087745995),
+              (0.905336828010247, 1.2028592698463874), (0.9156282127045563, 1.2891), (0.863, 0.990), (0.711, 0.822)]
+    return [{first_key: i, "train_loss": t, "val_loss": v, "val_perplexity": 2.718281828 ** v,
+             "elapsed_s": 367.41709423065186} for i, (t, v) in enumerate(losses, 1)]
+
+
+def test_a_list_of_epoch_rows_with_split_named_losses_is_found_whatever_its_name(tmp_path):
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "training_log.json").write_text(json.dumps(_epoch_rows(), indent=2))
+    assert [p.name for p in discover(tmp_path).json_histories] == ["training_log.json"]
+    frame = json_history.read(tmp_path / "checkpoints" / "training_log.json").frame
+    assert frame.loc[frame["metric"] == "loss", "value"].iloc[0] == 3.11806149800871
+    assert frame.loc[frame["metric"] == "eval_loss", "value"].iloc[2] == 1.2028592698463874
+
+
+def test_a_list_of_records_with_a_train_loss_but_no_step_or_epoch_is_not_a_history(tmp_path):
+    """A sweep's results (one record a configuration) is no run's history: without a step or an epoch in its first
+    record, a list with a `train_loss` stays unread."""
+    rows = [{"lr": lr, "train_loss": 0.5 + lr, "val_loss": 0.6 + lr} for lr in (1e-4, 3e-4, 1e-3)]
+    (tmp_path / "sweep_results.json").write_text(json.dumps(rows))
+    (tmp_path / "training_log.json").write_text(json.dumps(_epoch_rows(first_key="model_id")))
+    assert discover(tmp_path).json_histories == []

@@ -182,3 +182,58 @@ def test_a_closing_evaluation_equal_to_an_earlier_one_is_the_same_weights_again_
     evals = rec.frame[rec.frame["metric"] == "eval_loss"]
     assert dict(zip(evals["step"], evals["value"])) == {20: 0.0082, 40: 0.0390}
     assert rec.notes == ()  # nothing was left unread: no line for the 'skipped' list
+
+
+_VOICE_EDITS = ('{"epoch": 0, "step": 0, "lr": 0.0001, "nll": 0.502733760140257}\n'
+                '{"epoch": 0, "step": 1, "lr": 9.777777777777778e-05, "nll": 0.4867911480333163}\n'
+                '{"epoch": 0, "step": 2, "lr": 9.555555555555557e-05, "nll": 0.4446262221318953}\n'
+                '{"epoch": 0, "val_nll": 0.07513519626661307}\n'
+                '{"epoch": 1, "step": 3, "lr": 9.333333333333334e-05, "nll": 0.3271}\n')
+
+
+def test_a_logged_nll_is_the_loss_where_no_key_is_named_a_loss(tmp_path):
+    """sundial-org_voice-edits' out/train_log.jsonl: an SFT's mean negative log-likelihood a token, `nll`, is its
+    cross-entropy loss."""
+    path = tmp_path / "train_log.jsonl"
+    path.write_text(_VOICE_EDITS)
+    frame = jsonl.read(path).frame
+    assert _values(frame, "loss") == ([0, 1, 2, 3], [0.502733760140257, 0.4867911480333163, 0.4446262221318953,
+                                                     0.3271])
+
+
+def test_an_nll_beside_a_loss_stays_its_own_series(tmp_path):
+    """A VAE's `loss` (nll + kl) or a label-smoothed loss: the nll logged beside it is a part of the loss, not it."""
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "loss": 2.9, "nll": 2.5, "kl": 0.4}\n{"step": 2, "loss": 2.7, "nll": 2.4, "kl": 0.3}\n')
+    frame = jsonl.read(path).frame
+    assert _values(frame, "loss") == ([1, 2], [2.9, 2.7])
+    assert _values(frame, "nll") == ([1, 2], [2.5, 2.4])
+
+
+_RUN_START = ('{"timestamp": 1783899717.1694412, "event": "run_start", "config": {"out_dir": "out", "init_from": '
+              '"scratch", "dataset": "tinystories", "batch_size": 12, "block_size": 1024, "n_layer": 12, '
+              '"learning_rate": 0.0006, "max_iters": 2000, "dtype": "bfloat16", "compile": true}, '
+              '"num_params": 123587328}\n')
+
+
+def _train_steps(first: int = 0, n: int = 30) -> str:
+    return "".join(json.dumps({"timestamp": 1783899759.0 + i, "event": "train_step", "iter": i,
+                               "loss": 10.967 - i / 10, "lr": 3e-7 * (i + 1)}) + "\n" for i in range(first, n))
+
+
+def test_a_metrics_logs_opening_config_record_gives_the_runs_precision_and_size(tmp_path):
+    """czhou578_train-gpt2's out/metrics.jsonl: nanoGPT's globals and the model's count in a run_start record."""
+    import forensics
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "metrics.jsonl").write_text(_RUN_START + _train_steps())
+    profile = forensics.analyze(tmp_path).run_profile
+    assert (profile.precision, profile.model_params, profile.method) == ("bf16", 123587328, "full")
+
+
+def test_a_config_record_in_mid_log_is_no_runs_config(tmp_path):
+    """The same record after the first step line (a second launch's, or a step's own): not read as the run's."""
+    import forensics
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "metrics.jsonl").write_text(_train_steps(0, 1) + _RUN_START + _train_steps(1, 30))
+    profile = forensics.analyze(tmp_path).run_profile
+    assert (profile.precision, profile.model_params) == ("unknown", None)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..errors import UnreadableFile
 from ..loss_numbers import loss_stem_split
+from ..metric_names import NLL_LOSS_NAMES
 from ..timeline import LogRecords, canonical_metric
 from ._filetime import file_mtime
 from ._jsonfile import read_json_value
@@ -111,19 +112,25 @@ def _dumped_value(path: Path):
 
 def with_loss_names(entries: list) -> list[dict] | None:
     """The entries, a `train_loss` / `dev_loss` / `test_loss` history renamed to the timeline's loss and eval_loss
-    where no key is that already (`train_`: a training metric; `dev_`, `val_`, `test_`: a held-out one); None where
-    no entry holds a loss at all."""
+    where no key is that already (`train_`: a training metric; `dev_`, `val_`, `test_`: a held-out one), and so a
+    logged `nll` / `val_nll` (metric_names.NLL_LOSS_NAMES); None where no entry holds a loss at all."""
     keys = {k for e in entries[:200] if isinstance(e, dict) for k in e}
     if "loss" in keys or "eval_loss" in keys:
         return entries
     names = {canonical_metric(k) for k in keys}
-    train = next((k for k in ("train_loss", "training_loss") if k in keys), None) if "loss" not in names else None
-    held = next((k for k in _HELD_OUT_NAMES if k.endswith("_loss") and k in keys), None) \
-        if "eval_loss" not in names else None
+    train = next((k for k in _SPLIT_TRAIN_LOSSES if k in keys), None) if "loss" not in names else None
+    held = next((k for k in _SPLIT_HELD_OUT_LOSSES if k in keys), None) if "eval_loss" not in names else None
     if train is None and held is None:
         return entries if names & {"loss", "eval_loss"} else None
     rename = {train: "loss", held: "eval_loss"}
     return [{rename.get(k, k): v for k, v in e.items()} for e in entries if isinstance(e, dict)]
+
+
+# The names a history's training and held-out losses go by where no key is `loss` / `eval_loss`: a split's prefix,
+# then a logged nll (metric_names.NLL_LOSS_NAMES)
+_SPLIT_TRAIN_LOSSES = ("train_loss", "training_loss") + tuple(k for k, v in NLL_LOSS_NAMES.items() if v == "loss")
+_SPLIT_HELD_OUT_LOSSES = tuple(k for k in _HELD_OUT_NAMES if k.endswith("_loss")) + tuple(
+    k for k, v in NLL_LOSS_NAMES.items() if v == "eval_loss")
 
 
 def _columns_as_entries(data: dict) -> list[dict] | None:

@@ -7,7 +7,8 @@ file logger's `{"step": N, "data": {...}}` lines are read as their data (a null 
 A file where no line names a step but each its epoch (the log.txt of DINO, DeiT, MAE, ConvNeXt, MoCo v3 and other Meta
 research repositories: `{"train_loss": X, "train_lr": Y, "test_loss": Z, "epoch": N}`, one line an epoch) is read at
 its epochs. Where no key is the loss, a `train_` one is (`train_loss`), and a held-out split's (`val_loss`,
-`test_loss`) the eval loss (`json_history.with_loss_names`).
+`test_loss`) the eval loss, and so an `nll` / `val_nll` (`json_history.with_loss_names`). An opening config record
+(`log_config_record`) is kept for the run's config.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS
 from ..timeline import LogRecords
 from ._jsonlines import read_jsonl
 from .json_history import with_loss_names
+from .log_config_record import opening_config
 
 FORMAT = "jsonl"
 STEP_KEYS = JSON_LINE_STEP_KEYS
@@ -31,6 +33,9 @@ def read(path: Path) -> LogRecords:
     split (fairseq2's metrics/valid.jsonl beside its train.jsonl) holds evaluation metrics: eval_<name>."""
     records = read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not a metrics log", unwrap=_flat,
                          epoch_key=JSON_LINE_EPOCH_KEY)
+    texts, meta = opening_config(path)
+    if texts:
+        records = dataclasses.replace(records, texts={**records.texts, **texts}, meta={**records.meta, **meta})
     if Path(path).stem.lower() not in _HELD_OUT_FILES:
         return records
     names = records.frame["metric"].map(lambda name: name if name.startswith("eval_") else "eval_" + name)

@@ -52,6 +52,7 @@ from .console_lines.split_values import NEEDLE as _SPLIT_VALUES_NEEDLE, SPLIT_VA
 from .console_lines.key_values import KEY_VALUE_START, bare_pipe_step, _key_values, uncounted_key_values
 from .console_lines.stepless import BPC_PRINT, PTB_EPOCH, PTB_PROGRESS, bpc_print, ptb_epoch, ptb_progress
 from .console_lines.stepless import PTB_PORT_EPOCH, PTB_PORT_NEEDLE, ptb_port_epoch
+from .console_lines.stepless import PROGRESS_LOSS, PROGRESS_NEEDLE, progress_loss
 from .console_lines.epoch_batch_steps import EPOCH_BATCH, NEEDLE as _EPOCH_BATCH_NEEDLE, epoch_batch
 from .console_lines.masked_lm import (BRACKETED, BRACKETED_NEEDLE, KIND as _MASKED_LM, STEP_COMMA, STEP_COMMA_NEEDLE,
                                       bracketed_fields, step_comma)
@@ -165,6 +166,7 @@ _SEARCHED_SHAPES = (("num_updates=", FAIRSEQ_INNER, _fairseq_inner),
                     ("Completed eval after train step ", MAXTEXT_EVAL, _maxtext_eval),
                     ("] collection=", CLU_WRITER, clu_scalars),
                     (" wps", PTB_PROGRESS, ptb_progress), (" Perplexity: ", PTB_EPOCH, ptb_epoch),
+                    (PROGRESS_NEEDLE, PROGRESS_LOSS, progress_loss),
                     (_COST_NEEDLE, EPOCH_COST, epoch_cost), (_SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values),
                     (BRACKETED_NEEDLE, BRACKETED, bracketed_fields), (STEP_COMMA_NEEDLE, STEP_COMMA, step_comma),
                     (_MARIAN_NEEDLE, MARIAN_VALID, marian_valid), (_MARIAN_NEEDLE, MARIAN_UPDATE, marian_update))

@@ -45,6 +45,7 @@ from .param_count import LLAMA_LAYOUTS, exact_params, estimate_params
 from .vocabulary import derive_vocab_size
 from .tracker_config import derived_method, literal_values, tracker_config_values
 from .wandb import CONFIG_TEXT
+from .log_config_record import CONFIG_RECORD_TEXT
 
 
 def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
@@ -307,7 +308,8 @@ def _read_card_axolotl(config: RunConfig, timeline: Timeline) -> None:
         _record(config, {key: value}, f"{source}: {why}" if why else source)
 
 
-_TRACKER_TEXTS = {CONFIG_TEXT: ("W&B config", False), PARAMS_TEXT: ("MLflow params", True)}
+_TRACKER_TEXTS = {CONFIG_TEXT: ("W&B config", False), PARAMS_TEXT: ("MLflow params", True),
+                  CONFIG_RECORD_TEXT: ("config record", False)}
 
 
 def _read_tracker_configs(config: RunConfig, layout: RunLayout, timeline: Timeline) -> None:

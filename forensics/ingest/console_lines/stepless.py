@@ -14,6 +14,12 @@
   unrounded and the perplexity padded (`{} perplexity: {:8.2f} speed: {} wps`) and close each epoch with `Train
   perplexity at epoch E: P` / `Validation perplexity at epoch E: P` (E from 0), the line ending at the number (prose
   that goes on is no such line; on a file's last line that number may be cut mid-write, so the line is none).
+* A hand-written loop's `progress: 0.94  loss: 1.0465 (0.7071)` (ShangQingTu_buaa_ML_teamwork's ckpt/log.txt, a
+  line every 1/100 epoch): the epochs done as a fraction, then a SmoothedValue's `median (global average)` of the
+  batch losses (the window's median, then the mean since training began, as the MetricLogger prints its meters). The
+  median is the loss, as the MetricLogger reader takes it (the global mean hides a late rise under all the batches
+  before it); the fraction, rounded to two decimals, is the epoch and no counter: kind "uncounted", numbered by its
+  place among such lines (`step_numbering.uncounted_lines_numbered`). The line ends at the mean's `)`.
 * An epoch section header, a line that is only the epoch (`=== Epoch 3/20 ===`, YYYYXL1004/NLP2's Chinese-to-English
   Transformer), and the short loss lines with no counter under it (`Loss: 5.3513, BLEU: 0.51, 累计时间: 69.7s`): the
   header gives their epoch (`epoch_header`, `headed_line`; read only in a file holding such a header, of lines no
@@ -32,6 +38,9 @@ BPC_PRINT = re.compile(r"(?:^|\s-\s)[ \t]*(?:(?:test|valid(?:ation)?|val|eval|de
                         + r")[ \t]*$", re.IGNORECASE)
 PTB_PROGRESS = re.compile(r"(?:^|[\s:])(\d{1,3}\.\d{1,20}) perplexity:[ \t]+(" + FLOAT
                            + r")[ \t]+speed: \d+(?:\.\d*)? wps")
+PROGRESS_LOSS = re.compile(r"(?<![\w])progress:[ \t]*(\d{1,4}\.\d{1,6})[ \t]+loss:[ \t]*(" + FLOAT + r")[ \t]+\("
+                           + FLOAT + r"\)[ \t]*$")
+PROGRESS_NEEDLE = "progress: "
 _EPOCH_SIZE = re.compile(r"\bepoch_size:?[ \t]*(\d{1,12})\b")
 PTB_EPOCH = re.compile(r"(?<![\w])(?:Epoch: (\d{1,6}) )?(Train|Valid|Test) Perplexity: (" + FLOAT + r")")
 # the PyTorch ports' `Train perplexity at epoch E: P` / `Validation perplexity at epoch E: P`, nothing after the number
@@ -75,6 +84,11 @@ def ptb_progress(m: re.Match) -> StepLine | None:
     size = _EPOCH_SIZE.search(m.string, 0, m.start())
     metrics = (("loss", perplexity_loss(perplexity)), ("perplexity", perplexity), ("epoch", fraction))
     return StepLine("ptb_progress", 0, int(size.group(1)) if size else None, metrics)
+
+
+def progress_loss(m: re.Match) -> StepLine | None:
+    """`progress: F  loss: M (G)` (module docstring): kind "uncounted", the window's median M the loss, F the epoch."""
+    return StepLine("uncounted", 0, None, (("loss", float(m.group(2))), ("epoch", float(m.group(1)))))
 
 
 def ptb_epoch(m: re.Match) -> StepLine | None:
