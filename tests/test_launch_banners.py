@@ -147,3 +147,25 @@ def test_two_launches_of_one_file_that_log_the_same_first_points_keep_them_each(
     timeline = build_timeline([LogRecords("train.log", "stdout", frame)])
     rows = timeline.frame[timeline.frame["metric"] == "loss"]
     assert rows.groupby("segment")["step"].apply(list).tolist() == [[5, 10, 15], [5, 10]]
+
+
+def test_a_loop_that_prints_the_same_start_line_before_each_epoch_is_one_run(tmp_path):
+    # an unnumbered `Starting training...` before each epoch, the step counter starting over each epoch, the loss going
+    # on from where the epoch before ended (nearer its last loss than the run's first): epochs of one run, numbered on
+    lines, loss = ["Loading data...", "Model has 12.3M parameters"], 5.0
+    for _ in range(4):
+        lines.append("Starting training...")
+        for step in range(100, 1001, 100):
+            loss *= 0.97
+            lines.append(f"step {step}, loss {loss:.4f}")
+    records = stdout.read(_write(tmp_path / "train.log", lines))
+    assert _loss_steps(records) == list(range(100, 4001, 100))
+    assert not any("launches" in note for note in records.notes)
+
+
+def test_a_relaunch_whose_loss_is_back_near_its_own_start_is_a_new_attempt(tmp_path):
+    # the same start line again, its first loss back near where the launch before it began (4.9 against 5.0) and far
+    # from where that launch ended (3.6): the script run again, however near the log's first loss it starts
+    lines = (_session("21:50:00", [5.0, 4.3, 3.9, 3.6]) + _session("22:10:00", [4.9, 4.2, 3.8]))
+    records = stdout.read(_write(tmp_path / "log.txt", lines))
+    assert _loss_steps(records) == [0, 100, 200, 300, 0, 100, 200]
