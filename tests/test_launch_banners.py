@@ -12,6 +12,7 @@ import pytest
 
 import forensics
 from forensics.ingest import stdout
+from forensics.ingest.launch_banners import banner_key
 from forensics.ingest.printed_configs import is_hyperparameter_dict
 from forensics.timeline import LogRecords, build_timeline
 
@@ -169,3 +170,9 @@ def test_a_relaunch_whose_loss_is_back_near_its_own_start_is_a_new_attempt(tmp_p
     lines = (_session("21:50:00", [5.0, 4.3, 3.9, 3.6]) + _session("22:10:00", [4.9, 4.2, 3.8]))
     records = stdout.read(_write(tmp_path / "log.txt", lines))
     assert _loss_steps(records) == [0, 100, 200, 300, 0, 100, 200]
+
+
+def test_a_start_line_in_capitals_is_a_launch_banner():
+    # the quick filter before the phrase test reads the line as the phrase test does, case aside
+    assert banner_key("========== START TRAINING ==========") == "========== START TRAINING =========="
+    assert banner_key("BEGIN TRAINING") == "BEGIN TRAINING"
