@@ -4,6 +4,8 @@ the last launch is the run judged (VERDICTS: the final segment), the others earl
 a loop that announces each epoch are left as they were."""
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -176,3 +178,15 @@ def test_a_start_line_in_capitals_is_a_launch_banner():
     # the quick filter before the phrase test reads the line as the phrase test does, case aside
     assert banner_key("========== START TRAINING ==========") == "========== START TRAINING =========="
     assert banner_key("BEGIN TRAINING") == "BEGIN TRAINING"
+
+
+def test_a_resume_that_logs_its_redone_steps_again_in_one_file_stands_on_the_later_copies(tmp_path):
+    # (guard, review of session 28) a resume from step 400 re-logs 410-500 with the same values: the earlier copies are
+    # kept as the first attempt's abandoned tail (those steps were redone), the history judged holds each step once
+    rows = [{"step": s, "loss": round(3 * math.exp(-s / 400) + 0.5 + 0.01 * math.sin(s), 4), "learning_rate": 1e-4}
+            for s in [*range(10, 510, 10), *range(410, 1010, 10)]]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    a = forensics.analyze(tmp_path)
+    assert a.status == "healthy" and not [f for f in a.findings if f.abandoned]
+    assert a.timeline.series("loss").index.tolist() == list(range(10, 1010, 10))
+    assert [(s.first_step, s.abandoned_from_step) for s in a.timeline.segments] == [(10, 410), (410, None)]
