@@ -71,7 +71,8 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
         findings, metrics = _detected(timeline, config, checkpoints, updates, thresholds, rl=True)
     findings, metrics = _for_the_kind_of_run(findings, metrics, profile, config, thresholds)
     planned = _planned_length(config, timeline)
-    findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings, planned)
+    findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings, planned,
+                                                            not _loss_steps_inferred(timeline))
                              + (detect_cut_short(metrics, planned[1], end_accounted_for(timeline, metrics))
                                 or detect_megatron_cut(timeline))
                              + detect_labels_include_padding(metrics, config.get("data.labels_include_padding"),
@@ -83,6 +84,14 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
         findings = [f for f in findings if f.kind not in _LEVEL_KINDS]
     findings = with_padding_caveat(without_doubt_beside_a_zero_loss(without_doubt_after_never_learned(findings)))
     return link_impossible_start(findings, metrics), metrics, profile
+
+
+def _loss_steps_inferred(timeline: Timeline) -> bool:
+    """Whether a log the standing loss comes from had its steps numbered by the reader (meta `step_inferred`: dicts
+    by their place or epoch, step-less lines in file order), not by the run's own update count."""
+    final = timeline.final()
+    sources = final.loc[final["metric"] == "loss", "source"].unique()
+    return any(timeline.meta.get(source, {}).get("step_inferred") for source in sources)
 
 
 # the findings judged on the loss's level (against ln V, under a memorization level), which a loss printed as an
@@ -158,7 +167,8 @@ def _beyond_cross_entropy(metrics, vocab, framework: str | None, thresholds: Thr
 
 
 def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig,
-                        findings: list[Finding], planned: tuple = (None, None)) -> list[Finding]:
+                        findings: list[Finding], planned: tuple = (None, None),
+                        steps_counted: bool = True) -> list[Finding]:
     """The detectors that need the kind of run or its config (an adapter starts as the identity; the
     vocabulary size sets the uniform guess), over the final history. A loss the run's transformers release
     logged summed over the accumulation steps is judged per step (divided by them); for the warnings about a
@@ -170,7 +180,7 @@ def _run_aware_findings(metrics, thresholds: Thresholds, profile: RunProfile, co
         found += detect_skips_from_lr_lag(metrics, linear_fp16_schedule(config))
     found += detect_warmup_past_the_end(metrics, config.get("warmup_steps"), config.get("max_steps"),
                                         config.get("num_train_epochs"))
-    found += detect_start_under_a_fresh_decoder(metrics, warm_started_composite(config))
+    found += detect_start_under_a_fresh_decoder(metrics, warm_started_composite(config), steps_counted)
     never = any(f.kind == "never_learned" for f in findings)  # one never-learned finding is enough
     per_step = _per_step_loss(metrics, summed_loss_factor(config))
     found += [f for f in detect_early_overshoot(per_step, vocab, thresholds)  # unless the spike rules saw it first

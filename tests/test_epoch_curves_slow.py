@@ -87,3 +87,17 @@ def test_an_epoch_mean_climb_that_came_back_under_its_low_is_a_recovered_loss_sp
     a = forensics.analyze(_run(tmp_path, train, val))
     assert (a.status, _first(a)) == ("warning", ("loss_spike", 4))
     assert not [f for f in a.findings if f.kind == "divergence"]
+
+
+def test_the_recovered_epoch_climb_says_so_in_its_evidence_and_the_unrecovered_one_too(tmp_path):
+    """Other rules read a loss_spike's evidence["recovered"] (train_eval_gap takes a missing one as unrecovered)."""
+    train = [4.14, 2.80, 2.56, 2.89, 3.10, 3.30, 3.56, 2.90, 2.43, 2.27]
+    val = [3.00, 2.70, 2.60, 2.80, 2.95, 3.00, 3.10, 2.70, 2.50, 2.40]
+    assert _epoch_climb(tmp_path / "back", train, val) == ("loss_spike", True)
+    assert _epoch_climb(tmp_path / "up", train[:-3] + [3.6, 3.7, 3.8], val) == ("divergence", False)
+
+
+def _epoch_climb(folder, train, val):
+    folder.mkdir()
+    found = next(f for f in forensics.analyze(_run(folder, train, val)).findings if "epoch_means" in f.evidence)
+    return found.kind, found.evidence.get("recovered")

@@ -11,6 +11,7 @@ first loss is 0.034 (google-gemini_gemma-cookbook).
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -61,3 +62,33 @@ def test_an_honest_bert2bert_start_and_a_healthy_low_start_are_not_read_this_way
         a = analyze(CORPUS / case, check_checkpoints=False)
         assert not [f for f in a.findings if "step_one_at_most" in f.evidence], case
     assert analyze(CORPUS / "google-gemini_gemma-cookbook", check_checkpoints=False).status == "healthy"
+
+
+def test_a_first_point_whose_step_the_reader_inferred_bounds_nothing():
+    # a printed dict numbered by its place in the file is not the k-th update: its step says nothing of how many
+    # updates its mean covers
+    assert detect_start_under_a_fresh_decoder(_loss(SYNKATHAIRO), PARTS, steps_counted=False) == []
+
+
+def test_a_first_point_at_a_whole_epoch_or_later_bounds_nothing():
+    # steps numbered by epoch (a table of epoch means): the first point is the mean over a pass, not over k updates
+    metrics = {**_loss(SYNKATHAIRO[:4], 1, 1), "epoch": pd.Series([1.0, 2.0, 3.0, 4.0], index=[1, 2, 3, 4])}
+    assert detect_start_under_a_fresh_decoder(metrics, PARTS) == []
+    metrics["epoch"] = pd.Series([0.1, 0.2, 0.3, 0.4], index=[1, 2, 3, 4])  # (the guard: under an epoch, it fires)
+    assert [f.kind for f in detect_start_under_a_fresh_decoder(metrics, PARTS)] == ["no_learning_evidence"]
+
+
+def test_a_bert2bert_console_of_printed_dicts_without_steps_is_not_read_this_way(tmp_path):
+    # the Trainer's printed dicts carry no step: numbered by their place, the first at 1 (a 0.95 there bounded the
+    # first update at 0.95 although the dict logged every 500 updates)
+    cfg = {"architectures": ["EncoderDecoderModel"], "model_type": "encoder-decoder", "is_encoder_decoder": True,
+           "encoder": {"_name_or_path": "bert-base-uncased", "model_type": "bert", "vocab_size": 30522},
+           "decoder": {"_name_or_path": "bert-base-uncased", "model_type": "bert", "vocab_size": 30522,
+                       "is_decoder": True, "add_cross_attention": True}}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    losses = [0.95, 0.80, 0.72, 0.66, 0.61, 0.57, 0.54, 0.51, 0.49, 0.47]
+    (tmp_path / "train.log").write_text("".join(
+        str({"loss": loss, "grad_norm": 2.0, "learning_rate": 5e-5 * (1 - i / 10), "epoch": round((i + 1) / 10, 2)})
+        + "\n" for i, loss in enumerate(losses)))
+    a = analyze(tmp_path, check_checkpoints=False)
+    assert not [f for f in a.findings if "step_one_at_most" in f.evidence]

@@ -4,6 +4,8 @@ the last launch is the run judged (VERDICTS: the final segment), the others earl
 a loop that announces each epoch are left as they were."""
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +14,7 @@ import pytest
 
 import forensics
 from forensics.ingest import stdout
+from forensics.ingest.launch_banners import banner_key
 from forensics.ingest.printed_configs import is_hyperparameter_dict
 from forensics.timeline import LogRecords, build_timeline
 
@@ -147,3 +150,43 @@ def test_two_launches_of_one_file_that_log_the_same_first_points_keep_them_each(
     timeline = build_timeline([LogRecords("train.log", "stdout", frame)])
     rows = timeline.frame[timeline.frame["metric"] == "loss"]
     assert rows.groupby("segment")["step"].apply(list).tolist() == [[5, 10, 15], [5, 10]]
+
+
+def test_a_loop_that_prints_the_same_start_line_before_each_epoch_is_one_run(tmp_path):
+    # an unnumbered `Starting training...` before each epoch, the step counter starting over each epoch, the loss going
+    # on from where the epoch before ended (nearer its last loss than the run's first): epochs of one run, numbered on
+    lines, loss = ["Loading data...", "Model has 12.3M parameters"], 5.0
+    for _ in range(4):
+        lines.append("Starting training...")
+        for step in range(100, 1001, 100):
+            loss *= 0.97
+            lines.append(f"step {step}, loss {loss:.4f}")
+    records = stdout.read(_write(tmp_path / "train.log", lines))
+    assert _loss_steps(records) == list(range(100, 4001, 100))
+    assert not any("launches" in note for note in records.notes)
+
+
+def test_a_relaunch_whose_loss_is_back_near_its_own_start_is_a_new_attempt(tmp_path):
+    # the same start line again, its first loss back near where the launch before it began (4.9 against 5.0) and far
+    # from where that launch ended (3.6): the script run again, however near the log's first loss it starts
+    lines = (_session("21:50:00", [5.0, 4.3, 3.9, 3.6]) + _session("22:10:00", [4.9, 4.2, 3.8]))
+    records = stdout.read(_write(tmp_path / "log.txt", lines))
+    assert _loss_steps(records) == [0, 100, 200, 300, 0, 100, 200]
+
+
+def test_a_start_line_in_capitals_is_a_launch_banner():
+    # the quick filter before the phrase test reads the line as the phrase test does, case aside
+    assert banner_key("========== START TRAINING ==========") == "========== START TRAINING =========="
+    assert banner_key("BEGIN TRAINING") == "BEGIN TRAINING"
+
+
+def test_a_resume_that_logs_its_redone_steps_again_in_one_file_stands_on_the_later_copies(tmp_path):
+    # (guard, review of session 28) a resume from step 400 re-logs 410-500 with the same values: the earlier copies are
+    # kept as the first attempt's abandoned tail (those steps were redone), the history judged holds each step once
+    rows = [{"step": s, "loss": round(3 * math.exp(-s / 400) + 0.5 + 0.01 * math.sin(s), 4), "learning_rate": 1e-4}
+            for s in [*range(10, 510, 10), *range(410, 1010, 10)]]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    a = forensics.analyze(tmp_path)
+    assert a.status == "healthy" and not [f for f in a.findings if f.abandoned]
+    assert a.timeline.series("loss").index.tolist() == list(range(10, 1010, 10))
+    assert [(s.first_step, s.abandoned_from_step) for s in a.timeline.segments] == [(10, 410), (410, None)]

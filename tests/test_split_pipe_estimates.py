@@ -6,15 +6,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import re
+
 import pytest
 
 import forensics
 from forensics.ingest import notebook
+from forensics.ingest.console_lines.nanogpt import _ELAPSED, _ELAPSED_CUT
 from forensics.ingest.pretrain_lines import parse_line
 from support.notebook_files import counted_notebook as _notebook, stream as _stream
 
 
 CORPUS = Path(__file__).parent / "realworld"
+_C = re._constants
+_MAX_REPEAT, _MIN_REPEAT, _SUBPATTERN, _BRANCH, _IN, _CATEGORY = (
+    _C.MAX_REPEAT, _C.MIN_REPEAT, _C.SUBPATTERN, _C.BRANCH, _C.IN, _C.CATEGORY)
+_DIGIT, _MAXREPEAT = _C.CATEGORY_DIGIT, _C.MAXREPEAT
 
 
 # --- `iter N | train X | val Y` ---------------------------------------------------------------------------------------
@@ -155,3 +162,50 @@ def test_the_utf16_char_gpt_console_is_a_healthy_from_scratch_lm():
 def test_a_last_iteration_line_cut_inside_its_learning_rate_keeps_both_estimates():
     record = parse_line("Iteration 250: Train 2.4206 | Test 2.4253 | LR 1.0", last_line=True)
     assert dict(record.metrics) == {"train_split_loss": 2.4206, "eval_loss": 2.4253} and record.cut
+
+
+def test_a_last_line_of_100k_digits_after_the_val_is_read_as_the_regexes_say():
+    # a cut time is digits: read, cut; digits then a letter that is no unit: no elapsed time, no record
+    digits = "1" * 100_000  # (the old pattern took minutes on the second line)
+    record = parse_line(f"step 250 | train 2.5660 | val 2.5619 | {digits}", last_line=True)
+    assert dict(record.metrics) == {"train_split_loss": 2.5660, "eval_loss": 2.5619} and record.cut
+    assert parse_line(f"step 250 | train 2.5660 | val 2.5619 | {digits}z", last_line=True) is None
+
+
+@pytest.mark.parametrize("pattern", [_ELAPSED, _ELAPSED_CUT])
+def test_the_elapsed_time_patterns_split_a_run_of_digits_one_way_only(pattern):
+    # `\d+\.?\d*` can split a run of n digits between its two repeats n ways, and tries each before it fails: a cut
+    # last line of 16k digits took 15 s, 100k would take minutes (review of session 28). Asserted on the pattern's
+    # structure, not on a clock: no unbounded digit repeat followed, past optional items only, by another
+    assert not _digit_repeats_in_a_row(re._parser.parse(pattern.pattern, pattern.flags))
+
+
+def _digit_repeats_in_a_row(items) -> bool:
+    items = list(items)
+    for i, (op, arg) in enumerate(items):
+        if _is_digit_repeat(op, arg, unbounded=True):
+            for op_next, arg_next in items[i + 1:]:
+                if _is_digit_repeat(op_next, arg_next, unbounded=False):
+                    return True
+                if not (op_next in (_MAX_REPEAT, _MIN_REPEAT) and arg_next[0] == 0):
+                    break
+        if any(_digit_repeats_in_a_row(sub) for sub in _subpatterns(op, arg)):
+            return True
+    return False
+
+
+def _is_digit_repeat(op, arg, unbounded: bool) -> bool:
+    if op not in (_MAX_REPEAT, _MIN_REPEAT):
+        return False
+    low, high, body = arg
+    return list(body) == [(_IN, [(_CATEGORY, _DIGIT)])] and (high == _MAXREPEAT or not unbounded)
+
+
+def _subpatterns(op, arg) -> list:
+    if op in (_MAX_REPEAT, _MIN_REPEAT):
+        return [arg[2]]
+    if op == _SUBPATTERN:
+        return [arg[-1]]
+    if op == _BRANCH:
+        return list(arg[1])
+    return []

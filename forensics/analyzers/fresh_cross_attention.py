@@ -14,11 +14,16 @@ decoder's inputs from, and says so in a FutureWarning).
 
 The step-1 level is bounded from the log alone: the Trainer logs the mean loss of the steps since its last log, so a
 first point at step k is the mean of steps 1..k, and the untrained model's loss at step 1 is at most k times it
-(no term is negative). No assumption on how fast the model can learn is needed.
+(no term is negative). No assumption on how fast the model can learn is needed. That holds only where the step is
+the run's own update count: not where the reader numbered the points itself (a printed dict without a step, by its
+place in the file: `steps_counted` False) nor where the first point sits at a whole epoch or later (steps numbered by
+epoch, or a first log after a pass: the mean of an unknown number of updates).
 
     detect_start_under_a_fresh_decoder(metrics, parts)  # -> [] or one `no_learning_evidence` warning
 """
 from __future__ import annotations
+
+import math
 
 from ..findings import Finding
 from .metrics import LOSS, Metrics, format_number, is_preference_log, real_loss
@@ -28,12 +33,16 @@ from .metrics import LOSS, Metrics, format_number, is_preference_log, real_loss
 _UNDER_ANY_START = 1.0
 
 
-def detect_start_under_a_fresh_decoder(metrics: Metrics, parts: str | None) -> list[Finding]:
+def detect_start_under_a_fresh_decoder(metrics: Metrics, parts: str | None,
+                                       steps_counted: bool = True) -> list[Finding]:
     """One `no_learning_evidence` warning over the loss's whole span where the model is an EncoderDecoderModel
     warm-started from two trained checkpoints (`parts`: "encoder X, decoder Y" from its config, None otherwise) and
-    its first logged loss, at step k, bounds the step-1 loss (k x the first value) under `_UNDER_ANY_START`; else []."""
+    its first logged loss, at step k, bounds the step-1 loss (k x the first value) under `_UNDER_ANY_START`; else [].
+    Only where k counts updates (module docstring): `steps_counted` (the log's own steps) and an epoch under 1 there."""
     loss = real_loss(metrics) if LOSS in metrics else None
-    if not parts or loss is None or loss.empty or is_preference_log(metrics):
+    if not parts or loss is None or loss.empty or is_preference_log(metrics) or not steps_counted:
+        return []
+    if _epoch_at(metrics, loss.index[0]) >= 1:
         return []
     first_step, first = int(loss.index[0]), float(loss.iloc[0])
     at_most = max(first_step, 1) * first
@@ -43,6 +52,13 @@ def detect_start_under_a_fresh_decoder(metrics: Metrics, parts: str | None) -> l
                     end_step=int(loss.index[-1]), metric=LOSS,
                     evidence={"first_loss": first, "first_step": first_step, "step_one_at_most": at_most,
                               "level_bar": _UNDER_ANY_START, "warm_started_from": parts})]
+
+
+def _epoch_at(metrics: Metrics, step: int) -> float:
+    """The logged epoch at `step` (0 where none is: a log without epochs leaves the step as the update count)."""
+    epoch = metrics["epoch"] if "epoch" in metrics else None
+    value = float(epoch.get(step, 0.0)) if epoch is not None else 0.0
+    return value if math.isfinite(value) else 0.0
 
 
 def _message(loss, parts: str, at_most: float) -> str:

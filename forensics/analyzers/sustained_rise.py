@@ -116,12 +116,13 @@ def _epoch_means_climbed(metrics: Metrics, loss: pd.Series) -> list[Finding]:
     """In a short log of the training loss's epoch means (`_once_an_epoch`), the `divergence` warning of a climb from
     the lowest mean so far that rose at `_EPOCH_RISES` or more epochs in a row to end `_EPOCH_CLIMB` above it, dated
     at the climb's first epoch, whether or not later epochs came back part of the way (a `loss_spike` warning where
-    they came back under the low: IngRicardoZavala_RATCHET-ESP, 2.564 -> 3.558 over five epochs, 2.273 at the end). A mean over a whole pass of one
-    data set does not move by a tenth by chance: the updates made the model fit its own data worse (181482's En->Zh
-    Transformer: 1.1104 at epoch 4, then 1.2154 and 1.3259, +19%, 1.197 at the end). Healthy-judged epoch logs stay
-    under it: APP201204's from-scratch transformer (epoch means falling 5.94 -> 2.08, each rise of up to 16% a single
-    epoch followed by a fall), AlexCheema's GRU (15 rising epochs, +3.7%, told by `overfitting`); hyeonggeonkim's
-    t5-small (0.0004 -> 0.0068, memorized from its first epoch) is under `_EPOCH_FLOOR`. [] else."""
+    they came back under the low: IngRicardoZavala_RATCHET-ESP, 2.564 -> 3.558 over five epochs, 2.273 at the end).
+    A mean over a whole pass of one data set does not move by a tenth by chance: the updates made the model fit its own
+    data worse (181482's En->Zh Transformer: 1.1104 at epoch 4, then 1.2154 and 1.3259, +19%, 1.197 at the end).
+    Healthy-judged epoch logs stay under it: APP201204's from-scratch transformer (epoch means falling 5.94 -> 2.08,
+    each rise of up to 16% a single epoch followed by a fall), AlexCheema's GRU (15 rising epochs, +3.7%, told by
+    `overfitting`); hyeonggeonkim's t5-small (0.0004 -> 0.0068, memorized from its first epoch) is under `_EPOCH_FLOOR`.
+    [] else."""
     if len(loss) < _EPOCH_RISES + 2 or not _once_an_epoch(metrics, loss):
         return []
     values = loss.to_numpy(dtype="float64")
@@ -163,4 +164,5 @@ def _epoch_climb_finding(loss: pd.Series, low: int, top: int) -> Finding:
     kind = "loss_spike" if recovered else "divergence"
     return Finding(kind, "warning", int(steps[low + 1]), message, end_step=int(steps[-1]), metric=LOSS,
                    evidence={"floor": base, "floor_step": int(steps[low]), "end_level": end, "peak": peak,
-                             "factor": peak / base, "step_up": True, "epoch_means": True})
+                             "factor": peak / base, "step_up": True, "epoch_means": True,
+                             "recovered": recovered})

@@ -48,7 +48,10 @@ def banner_key(piece: str) -> str | None:
         return DEEPSPEED_CMD
     if "Running training" in piece and _TRAINER_HEADER.match(piece):
         return TRAINER_HEADER
-    if len(piece) > 2 * _LONGEST_BANNER or not ("tart" in piece or "egin" in piece):
+    if len(piece) > 2 * _LONGEST_BANNER:
+        return None
+    lowered = piece.lower()  # the phrase test ignores case: `START TRAINING` is a start line too
+    if not ("tart" in lowered or "egin" in lowered):
         return None
     message = logger_message(piece).strip()
     return message if len(message) <= _LONGEST_BANNER and says_training_started(message) else None

@@ -162,9 +162,11 @@ def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     """A hand-written loop's step counter that starts over from its first value without printing an epoch: a new
     epoch where the loss goes on from where it was (numbered on by the counter's stride), a new attempt where the
     loss is back near where the log began (left as it is: the timeline reads a restart). Told apart on a log scale,
-    loss to loss; where the script's launch banner was printed again before it (`launch_banners`), a new attempt
-    whatever its loss: an epoch does not start the script anew (jtaylor-eng_attention_experiments: 52 sessions appended
-    to one log, a session of another model starting at 10.56 after one that ended at 419 reads as going on)."""
+    loss to loss. Where the script's start-up line was printed again before it (`launch_banners`), the loss must also
+    sit nearer where the attempt before ended than where that attempt began: a launch starts the model anew, near its
+    own first loss, and an epoch goes on near the last (jtaylor-eng_attention_experiments: 52 sessions appended to one
+    log, a session of another model starting at 10.56 after one that went 240 -> 419 reads as going on by the log's
+    first loss alone; a loop that prints `Starting training...` before each epoch is still one run)."""
     lines = [i for i, e in enumerate(events) if e[0] == "line" and e[1].kind in _COUNTED_PER_EPOCH
              and "epoch" not in dict(e[1].metrics)]
     if len(lines) < 3:
@@ -172,18 +174,19 @@ def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
     out = list(events)
     first = events[lines[0]][1]
     first_loss = dict(first.metrics).get("loss")
-    offset, last, last_loss, printed = 0, None, None, []
+    offset, last, last_loss, printed, attempt_first = 0, None, None, [], first_loss
     launches = launches_so_far(events)
     for before, i in zip([lines[0]] + lines, lines):
         record = events[i][1]
         loss = dict(record.metrics).get("loss")
         stride = _stride(printed, 1)
         restarted = last is not None and record.step + offset <= last and record.step <= first.step + stride
-        if restarted and launches[i] == launches[before] and _goes_on(loss, last_loss, first_loss):
+        if restarted and _goes_on(loss, last_loss, first_loss) and (
+                launches[i] == launches[before] or _nearer_the_last(loss, last_loss, attempt_first)):
             offset = last + stride - record.step
             printed = []
         elif restarted:
-            offset, printed = 0, []  # a new attempt: its steps as printed
+            offset, printed, attempt_first = 0, [], loss  # a new attempt: its steps as printed
         last = record.step + offset
         printed.append(record.step)
         last_loss = loss if loss is not None else last_loss
@@ -195,9 +198,21 @@ def _unprinted_epochs_numbered_on(events: list[tuple]) -> list[tuple]:
 def _goes_on(loss: float | None, last: float | None, first: float | None) -> bool:
     """Whether a loss goes on from the last one, not back at the log's first (`restarts.back_at_the_start`, on
     logarithms: a loss is a scale); False where a loss is missing or not positive (left as a new attempt)."""
-    if loss is None or last is None or first is None or min(loss, last, first) <= 0 or not np.isfinite(loss):
+    if not _all_positive(loss, last, first):
         return False
     return not back_at_the_start(math.log(loss), math.log(first), (math.log(last),))
+
+
+def _nearer_the_last(loss: float | None, last: float | None, first: float | None) -> bool:
+    """Whether a loss sits nearer the last one than `first` on a log scale (an epoch goes on where the one before
+    ended; a launch starts the model anew, near its first loss); False where a loss is missing or not positive."""
+    if not _all_positive(loss, last, first):
+        return False
+    return abs(math.log(loss / last)) < abs(math.log(loss / first))
+
+
+def _all_positive(*losses: float | None) -> bool:
+    return all(x is not None and np.isfinite(x) and x > 0 for x in losses)
 
 
 # the kinds of a hand-written loop's lines (console_lines.hand_written), which no framework vouches for

@@ -81,8 +81,8 @@ SPLIT_PIPE = re.compile(r"^\s*(?:iter(?:ation)?|step)\s*:?\s*(\d{1,18})\s*[|:]\s
                         + r")\s*\|\s*(?:val|test)\s*:?\s*(" + FLOAT + r")\s*(?:\|\s*lr\s*:?\s*(" + FLOAT
                         + r")\s*)?(\|[\s\d.a-z]*)?$", re.IGNORECASE)
 _ELAPSED = re.compile(r"\|\s*\d+(?:\.\d+)?\s*(?:ms|s|min|m)\s*", re.IGNORECASE)
-# what is left of it where the file's last line was cut inside it (`|     1`); one way only to split the digits (no
-# backtracking over a long run of them)
+# what is left of it where the file's last line was cut inside it (`|     1`); the digits after a dot only, so that a
+# run of digits is read one way (`\d+\.?\d*` splits it n ways and tries each before it fails: quadratic on a long line)
 _ELAPSED_CUT = re.compile(r"\|\s*(?:\d+(?:\.\d*)?\s*(?:ms?|s|mi?)?)?", re.IGNORECASE)
 # llm.c train_gpt2.cu:1872 (karpathy/llm.c f1e2ace): `printf0("step %4d/%d | loss %7.6f (%+.2fz)| norm %6.4f
 # (%+.2fz)| lr %.2e | %.2f ms | %.1f%% bf16 MFU | %.0f tok/s\n", ...)`; before 5983036 (2024-06) `loss %7.6f (z %+.2f)|
