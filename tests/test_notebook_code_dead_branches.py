@@ -6,12 +6,16 @@ BitsAndBytesConfig under `if use_4_bit:` (never ran), the 8-bit one under `if us
 config and said qlora."""
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
 
 import forensics
 from forensics.ingest.notebook_code import code_values
+from forensics.ingest.notebook_code.cells import cells_and_trees_that_ran
+from forensics.ingest.notebook_code.char_corpus import char_vocabulary
+from forensics.ingest.notebook_code.subword_corpus import subword_corpus
 
 _CASE = Path(__file__).parent / "realworld" / "dominodatalab_aihub_llama3_1_sft"
 
@@ -84,6 +88,35 @@ _UNDECIDED = {
 @pytest.mark.parametrize("case", sorted(_UNDECIDED))
 def test_a_4bit_config_under_a_switch_the_code_cannot_decide_is_read_as_before(case):
     assert code_values(_cells(*_UNDECIDED[case]), "").get("quant.load_in_4bit") is True
+
+
+def _counted(*cells):
+    """Code cells of (execution count, source)."""
+    return [{"cell_type": "code", "execution_count": n, "metadata": {}, "source": s, "outputs": []} for n, s in cells]
+
+
+_TESTED = "if use_4_bit:\n" + _FOUR_BIT + _LOAD
+
+
+def _too_deep_to_walk(terms: int) -> str:
+    """A cell summing names: it parses, but walking its tree recursively overflows Python's stack."""
+    return "total = " + "+".join(["x"] * terms) + "\n"
+
+
+@pytest.mark.parametrize("terms", [800, 1500])
+def test_a_cell_too_deep_to_walk_is_kept_as_parsed_and_the_other_cells_switched(terms):
+    cells = _counted((1, _too_deep_to_walk(terms)), (2, "use_4_bit = False\n" + _TESTED))
+    trees = [tree for _, _, tree in cells_and_trees_that_ran(cells)]
+    assert len(trees) == 2 and isinstance(trees[0].body[0], ast.Assign)
+    assert "BitsAndBytesConfig" not in ast.unparse(trees[1])
+
+
+@pytest.mark.parametrize("terms", [800, 1500])
+def test_a_cell_too_deep_to_write_back_names_no_tokenizer_and_stops_no_corpus_reader(terms):
+    """(subword_corpus and char_corpus look for a tokenizer's name in each cell's code written back)"""
+    cells = _counted((1, _too_deep_to_walk(terms)), (2, "tokenizer = AutoTokenizer.from_pretrained('gpt2')\n"))
+    assert subword_corpus(cells) == {}
+    assert char_vocabulary([tree for _, _, tree in cells_and_trees_that_ran(cells)]) is None
 
 
 def test_a_real_switch_read_from_a_config_keeps_its_4bit_branch_read():

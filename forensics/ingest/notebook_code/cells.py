@@ -166,7 +166,14 @@ def cells_and_trees_that_ran(cells: list):
     without the branches that never ran (`switches`: the literal switches are read across every cell that ran)."""
     parsed = list(_parsed_that_ran(cells))
     switches = literal_switches([tree for _, _, tree in parsed])
-    return [(cell, code, without_dead_branches(tree, switches)) for cell, code, tree in parsed]
+    return [(cell, code, _without_dead_branches(tree, switches)) for cell, code, tree in parsed]
+
+
+def _without_dead_branches(tree: ast.AST, switches: dict) -> ast.AST:
+    try:
+        return without_dead_branches(tree, switches)
+    except RecursionError:  # (a cell too deep to walk, `total = x + x + ... ` of a thousand terms: read as parsed)
+        return tree
 
 
 def _parsed_that_ran(cells: list):
