@@ -98,6 +98,52 @@ def _counted(*cells):
 _TESTED = "if use_4_bit:\n" + _FOUR_BIT + _LOAD
 
 
+# a switch turned off that the test did not see: bound after the test ran, or bound again out of the code's sight
+_SWITCH_NOT_SEEN = {
+    "bound_in_a_cell_run_after_the_test": _counted((7, "use_4_bit = False\n"), (3, _TESTED)),
+    "bound_later_in_the_test_cell": _counted((1, _TESTED + "use_4_bit = False\n")),
+    "bound_in_a_function_of_the_test_cell": _counted((1, "def off():\n    global use_4_bit\n    use_4_bit = False\n"
+                                                         + _TESTED + "off()\n")),
+    "globals_written": _counted((1, "use_4_bit = False\nglobals()['use_4_bit'] = True\n"),
+                                (2, _TESTED)),
+    "globals_updated": _counted((1, "use_4_bit = False\nglobals().update(cfg)\n"),
+                                (2, _TESTED)),
+    "exec_run": _counted((1, "use_4_bit = False\nexec('use_4_bit = True')\n"), (2, _TESTED)),
+    "setattr_on_the_module": _counted((1, "import sys\nuse_4_bit = False\n"
+                                          "setattr(sys.modules[__name__], 'use_4_bit', True)\n"),
+                                      (2, _TESTED)),
+    "vars_written": _counted((1, "use_4_bit = False\nvars()['use_4_bit'] = True\n"),
+                             (2, _TESTED)),
+    "bound_in_a_cell_that_ran_but_does_not_parse": _counted((1, "pip install bitsandbytes\nuse_4_bit = True\n"),
+                                                            (2, "use_4_bit = False\n"),
+                                                            (3, _TESTED)),
+    "bound_beside_a_shell_capture": _counted((1, "files = !ls\nuse_4_bit = True\n"), (2, "use_4_bit = False\n"),
+                                             (3, _TESTED)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SWITCH_NOT_SEEN))
+def test_a_switch_the_test_may_not_have_seen_keeps_the_4bit_branch_read(case):
+    assert code_values(_SWITCH_NOT_SEEN[case], "").get("quant.load_in_4bit") is True
+
+
+# the switch bound before the test ran: decided, whatever the file order
+_SWITCH_SEEN = {
+    "bound_in_a_cell_run_before_the_test_though_below_it": _counted((3, _TESTED),
+                                                                   (2, "use_4_bit = False\n")),
+    "bound_above_the_test_in_its_cell": _counted((1, "use_4_bit = False\nif use_4_bit:\n" + _FOUR_BIT + _LOAD)),
+    "uncounted_cells_in_file_order": _counted((None, "use_4_bit = False\n"),
+                                              (None, _TESTED)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SWITCH_SEEN))
+def test_a_switch_bound_before_the_test_ran_turns_the_4bit_branch_off(case):
+    cells = _SWITCH_SEEN[case]
+    cells[-1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "done\n"}]
+    assert "quant.load_in_4bit" not in code_values(cells, ""), case
+
+
 def _too_deep_to_walk(terms: int) -> str:
     """A cell summing names: it parses, but walking its tree recursively overflows Python's stack."""
     return "total = " + "+".join(["x"] * terms) + "\n"
