@@ -40,8 +40,8 @@ _SWITCHED_OFF = {
     "an_elif_taken": ("mode = 'int8'\n",
                       "if mode == 'nf4':\n" + _FOUR_BIT + "elif mode == 'int8':\n" + _EIGHT_BIT + _LOAD),
     "a_keyword_chosen_by_the_switch": ("use_4_bit = False\n",
-                                       "bnb_config = BitsAndBytesConfig(load_in_4bit=True if use_4_bit else False)\n"
-                                       + _LOAD),
+                                       "model = AutoModelForCausalLM.from_pretrained('m', quantization_config="
+                                       "BitsAndBytesConfig(load_in_4bit=True) if use_4_bit else None)\n"),
 }
 
 
@@ -60,8 +60,8 @@ _SWITCHED_ON = {
     "a_name_is_true": ("quantize = True\n", "if quantize is True:\n" + _FOUR_BIT + _LOAD),
     "an_else_taken": ("use_8_bit = False\n", "if use_8_bit:\n" + _EIGHT_BIT + "else:\n" + _FOUR_BIT + _LOAD),
     "a_keyword_chosen_by_the_switch": ("use_4_bit = True\n",
-                                       "bnb_config = BitsAndBytesConfig(load_in_4bit=True if use_4_bit else False)\n"
-                                       + _LOAD),
+                                       "model = AutoModelForCausalLM.from_pretrained('m', quantization_config="
+                                       "BitsAndBytesConfig(load_in_4bit=True) if use_4_bit else None)\n"),
 }
 
 
@@ -142,6 +142,22 @@ def test_a_switch_bound_before_the_test_ran_turns_the_4bit_branch_off(case):
     cells = _SWITCH_SEEN[case]
     cells[-1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "done\n"}]
     assert "quant.load_in_4bit" not in code_values(cells, ""), case
+
+
+def test_a_precision_flag_chosen_by_a_name_bound_to_two_literals_is_not_read():
+    """`use_bf16 = True` (counted 5) and `use_bf16 = False` (counted 3): the last in file order is not the last run."""
+    cells = _counted((5, "use_bf16 = True\n"), (3, "use_bf16 = False\n"),
+                     (6, "args = TrainingArguments(output_dir='o', bf16=True if use_bf16 else False)\n"
+                         "trainer = Trainer(model=model, args=args)\ntrainer.train()\n"))
+    values = code_values(cells, "")
+    assert "bf16" not in values, values
+
+
+def test_a_precision_flag_chosen_by_a_literal_switch_is_read():
+    cells = _counted((1, "use_bf16 = False\n"),
+                     (2, "args = TrainingArguments(output_dir='o', bf16=True if use_bf16 else False)\n"
+                         "trainer = Trainer(model=model, args=args)\ntrainer.train()\n"))
+    assert code_values(cells, "").get("bf16") is False
 
 
 def _too_deep_to_walk(terms: int) -> str:

@@ -142,4 +142,4 @@ class _DeadBranches(ast.NodeTransformer):
             return bool(test.value)
         line = getattr(test, "lineno", 0)
         switches = {name: value for name, value in self.switches.items() if self.ready_at.get(name, 0) < line}
-        return machine_test(test, _NO_MACHINE, switches) if switches else None
+        return machine_test(test, _NO_MACHINE, switches, switches_only=True) if switches else None
