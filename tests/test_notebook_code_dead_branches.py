@@ -6,12 +6,16 @@ BitsAndBytesConfig under `if use_4_bit:` (never ran), the 8-bit one under `if us
 config and said qlora."""
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
 
 import forensics
 from forensics.ingest.notebook_code import code_values
+from forensics.ingest.notebook_code.cells import cells_and_trees_that_ran
+from forensics.ingest.notebook_code.char_corpus import char_vocabulary
+from forensics.ingest.notebook_code.subword_corpus import subword_corpus
 
 _CASE = Path(__file__).parent / "realworld" / "dominodatalab_aihub_llama3_1_sft"
 
@@ -36,8 +40,8 @@ _SWITCHED_OFF = {
     "an_elif_taken": ("mode = 'int8'\n",
                       "if mode == 'nf4':\n" + _FOUR_BIT + "elif mode == 'int8':\n" + _EIGHT_BIT + _LOAD),
     "a_keyword_chosen_by_the_switch": ("use_4_bit = False\n",
-                                       "bnb_config = BitsAndBytesConfig(load_in_4bit=True if use_4_bit else False)\n"
-                                       + _LOAD),
+                                       "model = AutoModelForCausalLM.from_pretrained('m', quantization_config="
+                                       "BitsAndBytesConfig(load_in_4bit=True) if use_4_bit else None)\n"),
 }
 
 
@@ -56,8 +60,8 @@ _SWITCHED_ON = {
     "a_name_is_true": ("quantize = True\n", "if quantize is True:\n" + _FOUR_BIT + _LOAD),
     "an_else_taken": ("use_8_bit = False\n", "if use_8_bit:\n" + _EIGHT_BIT + "else:\n" + _FOUR_BIT + _LOAD),
     "a_keyword_chosen_by_the_switch": ("use_4_bit = True\n",
-                                       "bnb_config = BitsAndBytesConfig(load_in_4bit=True if use_4_bit else False)\n"
-                                       + _LOAD),
+                                       "model = AutoModelForCausalLM.from_pretrained('m', quantization_config="
+                                       "BitsAndBytesConfig(load_in_4bit=True) if use_4_bit else None)\n"),
 }
 
 
@@ -84,6 +88,97 @@ _UNDECIDED = {
 @pytest.mark.parametrize("case", sorted(_UNDECIDED))
 def test_a_4bit_config_under_a_switch_the_code_cannot_decide_is_read_as_before(case):
     assert code_values(_cells(*_UNDECIDED[case]), "").get("quant.load_in_4bit") is True
+
+
+def _counted(*cells):
+    """Code cells of (execution count, source)."""
+    return [{"cell_type": "code", "execution_count": n, "metadata": {}, "source": s, "outputs": []} for n, s in cells]
+
+
+_TESTED = "if use_4_bit:\n" + _FOUR_BIT + _LOAD
+
+
+# a switch turned off that the test did not see: bound after the test ran, or bound again out of the code's sight
+_SWITCH_NOT_SEEN = {
+    "bound_in_a_cell_run_after_the_test": _counted((7, "use_4_bit = False\n"), (3, _TESTED)),
+    "bound_later_in_the_test_cell": _counted((1, _TESTED + "use_4_bit = False\n")),
+    "bound_in_a_function_of_the_test_cell": _counted((1, "def off():\n    global use_4_bit\n    use_4_bit = False\n"
+                                                         + _TESTED + "off()\n")),
+    "globals_written": _counted((1, "use_4_bit = False\nglobals()['use_4_bit'] = True\n"),
+                                (2, _TESTED)),
+    "globals_updated": _counted((1, "use_4_bit = False\nglobals().update(cfg)\n"),
+                                (2, _TESTED)),
+    "exec_run": _counted((1, "use_4_bit = False\nexec('use_4_bit = True')\n"), (2, _TESTED)),
+    "setattr_on_the_module": _counted((1, "import sys\nuse_4_bit = False\n"
+                                          "setattr(sys.modules[__name__], 'use_4_bit', True)\n"),
+                                      (2, _TESTED)),
+    "vars_written": _counted((1, "use_4_bit = False\nvars()['use_4_bit'] = True\n"),
+                             (2, _TESTED)),
+    "bound_in_a_cell_that_ran_but_does_not_parse": _counted((1, "pip install bitsandbytes\nuse_4_bit = True\n"),
+                                                            (2, "use_4_bit = False\n"),
+                                                            (3, _TESTED)),
+    "bound_beside_a_shell_capture": _counted((1, "files = !ls\nuse_4_bit = True\n"), (2, "use_4_bit = False\n"),
+                                             (3, _TESTED)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SWITCH_NOT_SEEN))
+def test_a_switch_the_test_may_not_have_seen_keeps_the_4bit_branch_read(case):
+    assert code_values(_SWITCH_NOT_SEEN[case], "").get("quant.load_in_4bit") is True
+
+
+# the switch bound before the test ran: decided, whatever the file order
+_SWITCH_SEEN = {
+    "bound_in_a_cell_run_before_the_test_though_below_it": _counted((3, _TESTED),
+                                                                   (2, "use_4_bit = False\n")),
+    "bound_above_the_test_in_its_cell": _counted((1, "use_4_bit = False\nif use_4_bit:\n" + _FOUR_BIT + _LOAD)),
+    "uncounted_cells_in_file_order": _counted((None, "use_4_bit = False\n"),
+                                              (None, _TESTED)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SWITCH_SEEN))
+def test_a_switch_bound_before_the_test_ran_turns_the_4bit_branch_off(case):
+    cells = _SWITCH_SEEN[case]
+    cells[-1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "done\n"}]
+    assert "quant.load_in_4bit" not in code_values(cells, ""), case
+
+
+def test_a_precision_flag_chosen_by_a_name_bound_to_two_literals_is_not_read():
+    """`use_bf16 = True` (counted 5) and `use_bf16 = False` (counted 3): the last in file order is not the last run."""
+    cells = _counted((5, "use_bf16 = True\n"), (3, "use_bf16 = False\n"),
+                     (6, "args = TrainingArguments(output_dir='o', bf16=True if use_bf16 else False)\n"
+                         "trainer = Trainer(model=model, args=args)\ntrainer.train()\n"))
+    values = code_values(cells, "")
+    assert "bf16" not in values, values
+
+
+def test_a_precision_flag_chosen_by_a_literal_switch_is_read():
+    cells = _counted((1, "use_bf16 = False\n"),
+                     (2, "args = TrainingArguments(output_dir='o', bf16=True if use_bf16 else False)\n"
+                         "trainer = Trainer(model=model, args=args)\ntrainer.train()\n"))
+    assert code_values(cells, "").get("bf16") is False
+
+
+def _too_deep_to_walk(terms: int) -> str:
+    """A cell summing names: it parses, but walking its tree recursively overflows Python's stack."""
+    return "total = " + "+".join(["x"] * terms) + "\n"
+
+
+@pytest.mark.parametrize("terms", [800, 1500])
+def test_a_cell_too_deep_to_walk_is_kept_as_parsed_and_the_other_cells_switched(terms):
+    cells = _counted((1, _too_deep_to_walk(terms)), (2, "use_4_bit = False\n" + _TESTED))
+    trees = [tree for _, _, tree in cells_and_trees_that_ran(cells)]
+    assert len(trees) == 2 and isinstance(trees[0].body[0], ast.Assign)
+    assert "BitsAndBytesConfig" not in ast.unparse(trees[1])
+
+
+@pytest.mark.parametrize("terms", [800, 1500])
+def test_a_cell_too_deep_to_write_back_names_no_tokenizer_and_stops_no_corpus_reader(terms):
+    """(subword_corpus and char_corpus look for a tokenizer's name in each cell's code written back)"""
+    cells = _counted((1, _too_deep_to_walk(terms)), (2, "tokenizer = AutoTokenizer.from_pretrained('gpt2')\n"))
+    assert subword_corpus(cells) == {}
+    assert char_vocabulary([tree for _, _, tree in cells_and_trees_that_ran(cells)]) is None
 
 
 def test_a_real_switch_read_from_a_config_keeps_its_4bit_branch_read():

@@ -268,24 +268,26 @@ def machine_value(node: ast.expr, machine: PrintedMachine, names: dict):
     return tested if tested is not None else _literal(node, names)
 
 
-def machine_test(node: ast.expr, machine: PrintedMachine, names: dict | None = None) -> bool | None:
+def machine_test(node: ast.expr, machine: PrintedMachine, names: dict | None = None,
+                 switches_only: bool = False) -> bool | None:
     """What a test of the machine gave, as the outputs answer it (`torch.cuda.is_available()`,
     `torch.cuda.is_bf16_supported()`, Unsloth's `is_bfloat16_supported()`, negated or joined with and / or: the
     precision flags notebooks pass, or a comparison of what such a test chose: `device == "cuda"` after `device =
     "cuda" if torch.cuda.is_available() else "cpu"`); None where the expression is no such test or the outputs do not
-    answer it."""
+    answer it. A bare name decides only where `names` are `switches_only` (`switches.literal_switches`: bound to one
+    literal by every binding that ran before); the last binding in file order may be of a cell run earlier."""
     names = {} if names is None else names
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = machine_test(node.operand, machine, names)
+        inner = machine_test(node.operand, machine, names, switches_only)
         return None if inner is None else not inner
     if isinstance(node, ast.BoolOp):
-        parts = [machine_test(value, machine, names) for value in node.values]
+        parts = [machine_test(value, machine, names, switches_only) for value in node.values]
         decisive = isinstance(node.op, ast.Or)  # True decides an `or`, False an `and`
         return decisive if decisive in parts else None if None in parts else not decisive
     if isinstance(node, ast.Compare):
         return _compared(node, machine, names)
     if isinstance(node, (ast.Name, ast.Attribute)):  # a switch: a name the code binds to True / False
-        value = names.get(dotted(node))
+        value = names.get(dotted(node)) if switches_only else None
         return value if isinstance(value, bool) else None
     if not isinstance(node, ast.Call):
         return None

@@ -12,7 +12,7 @@ import warnings
 
 from .syntax import called_name
 from .arguments import model_classes_followed, trainer_subclasses_followed
-from .switches import literal_switches, without_dead_branches
+from .switches import switches_of_each_cell, without_dead_branches
 
 SHELL_OR_MAGIC = re.compile(r"^\s*[!%?]|\?\s*$")
 _NOT_PYTHON_CELL = re.compile(r"^\s*%%(?!capture|time|timeit)")
@@ -163,10 +163,26 @@ def _trees_of_cells_that_ran(cells: list):
 
 def cells_and_trees_that_ran(cells: list):
     """(cell, the code parsed, its tree) of each cell that ran and parsed (`parsed_cells`, without the follows),
-    without the branches that never ran (`switches`: the literal switches are read across every cell that ran)."""
-    parsed = list(_parsed_that_ran(cells))
-    switches = literal_switches([tree for _, _, tree in parsed])
-    return [(cell, code, without_dead_branches(tree, switches)) for cell, code, tree in parsed]
+    without the branches that never ran (`switches`: the literal switches are read across every cell that ran, each
+    test decided by the switches bound before it ran; a cell that ran but does not parse leaves the names it binds
+    undecided)."""
+    ran = list(_parsed_that_ran(cells))
+    parsed = [(cell, code, tree) for cell, code, tree in ran if tree is not None]
+    unread = frozenset(name for _, code, tree in ran if tree is None for name in _NAMES_AT_LINE_START.findall(code))
+    switches = switches_of_each_cell([tree for _, _, tree in parsed], [_count(cell) for cell, _, _ in parsed], unread)
+    return [(cell, code, _without_dead_branches(tree, *switched))
+            for (cell, code, tree), switched in zip(parsed, switches)]
+
+
+def _without_dead_branches(tree: ast.AST, switches: dict, ready_at: dict) -> ast.AST:
+    try:
+        return without_dead_branches(tree, switches, ready_at)
+    except RecursionError:  # (a cell too deep to walk, `total = x + x + ... ` of a thousand terms: read as parsed)
+        return tree
+
+
+# A name a cell that ran but does not parse binds (automagic `pip install x` beside `use_4bit = True`, `x = !ls`)
+_NAMES_AT_LINE_START = re.compile(r"(?m)^\s*(\w+)\s*=(?!=)")
 
 
 def _parsed_that_ran(cells: list):
@@ -182,7 +198,7 @@ def _parsed_that_ran(cells: list):
         try:
             tree = parse_quietly(code)
         except (SyntaxError, ValueError, RecursionError):
-            continue  # a cell of another language, or one that never parsed: it says nothing here
+            tree = None  # a cell of another language, or one that never parsed: only the names it binds are read
         yield cell, code, tree
 
 

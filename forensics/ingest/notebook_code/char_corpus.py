@@ -66,11 +66,20 @@ def batch_values(trees: list, outputs: str, batch_key: str) -> dict:
     return found
 
 
+def unparsed(tree: ast.AST) -> str:
+    """A tree's code written back; "" where it is too deep to walk (`total = x + x + ...` of a thousand terms
+    parses, but `ast.unparse` overflows Python's stack on it): such a cell names no tokenizer."""
+    try:
+        return ast.unparse(tree)
+    except RecursionError:
+        return ""
+
+
 def char_vocabulary(trees: list) -> str | None:
     """The assignment (as written) that binds a name to the set of a text's characters (`chars =
     sorted(list(set(text)))`, `self.chars = sorted(set(text))`) whose length the code takes (`vocab_size =
     len(chars)`), where no subword tokenizer is named in the code; else None."""
-    if any(SUBWORD_TOKENIZER.search(ast.unparse(tree)) for tree in trees):
+    if any(SUBWORD_TOKENIZER.search(unparsed(tree)) for tree in trees):
         return None
     measured = {dotted(node.args[0]) for tree in trees for node in ast.walk(tree)
                 if isinstance(node, ast.Call) and called_name(node.func) == "len" and len(node.args) == 1}

@@ -17,7 +17,7 @@ import ast
 import re
 
 from .cells import cells_that_ran, quiet_tree
-from .char_corpus import ANSI, SUBWORD_TOKENIZER, batch_values
+from .char_corpus import ANSI, SUBWORD_TOKENIZER, batch_values, unparsed
 from .syntax import called_name
 
 # What encodes a text into token ids: SentencePiece's `sp.encode(text)`, tiktoken's `enc.encode_ordinary(text)`, a
@@ -40,7 +40,7 @@ def subword_corpus(cells: list) -> dict:
     either count is not read."""
     ran = [(cell, quiet_tree(cell)) for cell in cells_that_ran(cells)]
     trees = [tree for _, tree in ran]
-    tokenizer = next((m.group(0) for tree in trees if (m := SUBWORD_TOKENIZER.search(ast.unparse(tree)))), None)
+    tokenizer = next((m.group(0) for tree in trees if (m := SUBWORD_TOKENIZER.search(unparsed(tree)))), None)
     if tokenizer is None:
         return {}
     counted = _counts_of_one_text(ran, trees)

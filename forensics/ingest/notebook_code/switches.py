@@ -15,22 +15,61 @@ from .machine import PrintedMachine
 
 _NO_MACHINE = PrintedMachine()  # (a test of the machine is no literal switch: the outputs may be of another machine)
 _SCALARS = (bool, int, float, str)
+# The builtins that bind a name given as a string or a mapping (`eval` may run any of them)
+_BINDS_BY_NAME = frozenset({"globals", "locals", "vars", "exec", "eval", "setattr"})
 
 
-def without_dead_branches(tree: ast.AST, switches: dict) -> ast.AST:
-    """The tree with each branch the switches (`literal_switches`) or a constant test turn off left out."""
-    return _DeadBranches(switches).visit(tree)
+def without_dead_branches(tree: ast.AST, switches: dict, ready_at: dict | None = None) -> ast.AST:
+    """The tree with each branch the switches (`literal_switches`) or a constant test turn off left out; a switch the
+    tree itself binds (`ready_at`: {name: its last binding's line}) decides only the tests on the lines after."""
+    return _DeadBranches(switches, ready_at or {}).visit(tree)
 
 
-def literal_switches(trees: list) -> dict:
+def switches_of_each_cell(trees: list, counts: list, unread: frozenset = frozenset()) -> list[tuple[dict, dict]]:
+    """(switches, ready_at) for each cell's tree (`without_dead_branches`): the literal switches whose every binding
+    cell ran before it - by execution count, by file order where either lacks one; a test in a cell run before the
+    binding (`if use_4bit:` counted 3, `use_4bit = False` counted 7) saw another value or none - or bound in the cell
+    itself, at its top, on a line before the test. `counts`: each tree's execution count or None."""
+    switches = literal_switches(trees, unread)
+    lines = [_binding_lines(tree, switches) for tree in trees]
+    out = []
+    for i, own in enumerate(lines):
+        before = {name: value for name, value in switches.items()
+                  if all(_ran_before(j, i, counts) for j, other in enumerate(lines) if j != i and name in other)
+                  and own.get(name, 0) is not None}
+        out.append((before, {name: line for name, line in own.items() if name in before}))
+    return out
+
+
+def _ran_before(j: int, i: int, counts: list) -> bool:
+    known = isinstance(counts[i], int) and isinstance(counts[j], int)
+    return counts[j] < counts[i] if known else j < i
+
+
+def _binding_lines(tree: ast.AST, switches: dict) -> dict:
+    """{switch: the last line the tree binds it on}, None where a function or class body binds it (run when called)."""
+    out: dict = {}
+    for node in ast.walk(tree):
+        for name in _assigned_names(node) if isinstance(node, (ast.Assign, ast.AnnAssign)) else ():
+            if name in switches and out.get(name, 0) is not None:
+                out[name] = max(out.get(name, 0), node.lineno)
+    for scope in ast.walk(tree):
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            out.update({node.id: None for node in ast.walk(scope)
+                        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in switches})
+    return out
+
+
+def literal_switches(trees: list, unread: frozenset = frozenset()) -> dict:
     """{name: value} of the names that the cells' every binding binds to one and the same literal (`use_4_bit =
-    False` in one cell, nothing else binding `use_4_bit`); none where a cell imports `*`, which may bind any name."""
+    False` in one cell, nothing else binding `use_4_bit`); none where a cell may bind a name it does not spell
+    (`binds_unseen_names`); `unread`: names a cell that ran but did not parse binds, so not known."""
     literal: dict[str, set] = {}
     counted: dict[str, int] = {}
     other: set[str] = set()
     for tree in trees:
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+            if binds_unseen_names(node):
                 return {}
             value = _literal_assigned(node)
             for name in _assigned_names(node) if value is not None else ():
@@ -39,7 +78,16 @@ def literal_switches(trees: list) -> dict:
             other |= _names_bound(node)
     stored = _stores_by_name(trees)
     return {name: next(iter(values))[1] for name, values in literal.items()
-            if len(values) == 1 and name not in other and stored.get(name) == counted[name]}
+            if len(values) == 1 and name not in other | unread and stored.get(name) == counted[name]}
+
+
+def binds_unseen_names(node: ast.AST) -> bool:
+    """`from m import *`, or a call that may bind any name without spelling it as a target: `globals()['x'] = ...`,
+    `globals().update(cfg)`, `exec('x = True')`, `setattr(sys.modules[__name__], 'x', ...)`, writes to `vars()` /
+    `locals()` (any call of these builtins: which name it binds is not read)."""
+    if isinstance(node, ast.ImportFrom):
+        return any(alias.name == "*" for alias in node.names)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BINDS_BY_NAME
 
 
 def _literal_assigned(node: ast.AST):
@@ -79,8 +127,8 @@ def _names_bound(node: ast.AST) -> set[str]:
 class _DeadBranches(ast.NodeTransformer):
     """Each `if` / `x if test else y` with a decided test replaced by the branch that ran."""
 
-    def __init__(self, switches: dict):
-        self.switches = switches
+    def __init__(self, switches: dict, ready_at: dict):
+        self.switches, self.ready_at = switches, ready_at
 
     def visit_If(self, node: ast.If | ast.IfExp):
         self.generic_visit(node)
@@ -92,4 +140,6 @@ class _DeadBranches(ast.NodeTransformer):
     def _decided(self, test: ast.expr) -> bool | None:
         if isinstance(test, ast.Constant):
             return bool(test.value)
-        return machine_test(test, _NO_MACHINE, self.switches) if self.switches else None
+        line = getattr(test, "lineno", 0)
+        switches = {name: value for name, value in self.switches.items() if self.ready_at.get(name, 0) < line}
+        return machine_test(test, _NO_MACHINE, switches, switches_only=True) if switches else None
