@@ -177,7 +177,7 @@ def cells_and_trees_that_ran(cells: list):
 def _without_dead_branches(tree: ast.AST, switches: dict, ready_at: dict) -> ast.AST:
     try:
         return without_dead_branches(tree, switches, ready_at)
-    except RecursionError:  # (a cell too deep to walk, `total = x + x + ... ` of a thousand terms: read as parsed)
+    except RecursionError:  # (parse_quietly refuses code nested too deep to walk; kept as parsed if one slips by)
         return tree
 
 
@@ -212,7 +212,26 @@ def parse_quietly(code: str, mode: str = "exec") -> ast.AST:
     it does not run or fix it, and must not warn, nor, under `-W error`, lose the cell."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ast.parse(code, mode=mode)
+        tree = ast.parse(code, mode=mode)
+    if _deeper_than(tree, _DEEPEST):
+        raise RecursionError(f"code nested over {_DEEPEST} levels deep")  # as a cell that does not parse
+    return tree
+
+
+# The readers walk a tree recursively, several frames a level; code nested deeper than this (a generated
+# `x + x + ...` of a thousand terms) would exhaust Python's recursion limit in one of them, so it is refused here,
+# once, where every caller already passes over a cell that does not parse. Written code stays far under it.
+_DEEPEST = 200
+
+
+def _deeper_than(tree: ast.AST, limit: int) -> bool:
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
 
 
 _FULL_LINE_COMMENT = re.compile(r"(?m)^[ \t]*#.*$")
