@@ -20,24 +20,24 @@ DUMPED_HISTORY = re.compile(
     rb'|\{\s*"train_step_loss"\s*:\s*\['  # (llama-cookbook's metrics_data_*.json)
     # a dict of parallel lists opening with the training loss's (a fraction, not a split's
     # indices): {"train": [2.7057, ...], "val": [...]} (ConnorLathrop_Pytorch_with_tinyshakespeare...)
-    rb'|\{\s*"(?:loss|losses|train|train_losses?|training_losses?)"\s*:\s*\[\s*\d*\.\d'
+    rb'|\{\s*"(?:loss|losses|train|train_loss(?:es)?|training_loss(?:es)?)"\s*:\s*\[\s*\d*\.\d'
     # an own logger's {metric: [{"step": 0, "value": 3.07, ...}]} (Shivay00001_shivacon-ai)
     rb'|\{\s*"[^"\n]{1,200}"\s*:\s*\[\s*\{\s*"step"\s*:\s*\d+\s*,\s*"value"\s*:)')
 # A bare JSON list of log rows whose losses are named by their split, not `loss` (Lukas1121_LogSentinel's
 # checkpoints/training_log.json: `[{"epoch": 1, "train_loss": 3.12, "val_loss": 1.15, ...}, ...]`; json_history
 # renames them): its first row holds a step or an epoch as well, so a sweep's list of results is not taken for one
-_SPLIT_LOSS_ROW = re.compile(rb'^(?:\xef\xbb\xbf)?\s*\[\s*(\{[^\[\]{}]{0,2000}?\})')
+_LIST_OPENS = re.compile(rb'^(?:\xef\xbb\xbf)?\s*\[\s*\{')
 _SPLIT_LOSS_KEYS = frozenset({"train_loss", "training_loss", "val_loss", "valid_loss", "validation_loss", "dev_loss",
                               "test_loss"})
 
 
 def split_loss_rows(head: bytes) -> bool:
     """Whether a JSON file opens a list of log rows with a step (or epoch) and a split's loss in its first row."""
-    first = _SPLIT_LOSS_ROW.search(head)
-    try:
-        row = json.loads(first.group(1).decode("utf-8")) if first else None
+    opens = _LIST_OPENS.match(head)
+    try:  # the first row read whole, nested dicts and all (Amara-ch_dialogue-bug-localization's ranking scores)
+        row = json.JSONDecoder().raw_decode(head[opens.end() - 1:].decode("utf-8"))[0] if opens else None
     except (ValueError, UnicodeDecodeError, RecursionError):
-        return False
+        return False  # (a first row longer than the head sniffed, or no JSON)
     steps = set(JSON_LINE_STEP_KEYS) | {JSON_LINE_EPOCH_KEY}
     return isinstance(row, dict) and bool(steps & set(row)) and any(
         isinstance(row.get(k), (int, float)) for k in _SPLIT_LOSS_KEYS)

@@ -128,3 +128,28 @@ def test_a_list_of_records_with_a_train_loss_but_no_step_or_epoch_is_not_a_histo
     (tmp_path / "sweep_results.json").write_text(json.dumps(rows))
     (tmp_path / "training_log.json").write_text(json.dumps(_epoch_rows(first_key="model_id")))
     assert discover(tmp_path).json_histories == []
+
+
+def test_a_dict_of_per_epoch_lists_opening_with_train_loss_is_found_whatever_its_name(tmp_path):
+    """XiaoMuSWW_Chinese-Chatbot-Based-on-Transformer's checkpoints/history.json: `{"train_loss": [5.14, 3.97, ...],
+    "val_loss": [...], "val_ppl": [...]}` (the sniff's `train_losses?` asked for 'train_losse' before)."""
+    history = {"train_loss": [5.141844131409642, 3.9746144536799606, 3.6899518532384836],
+               "val_loss": [4.1, 3.8, 3.7], "val_ppl": [60.3, 44.7, 40.4]}
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "history.json").write_text(json.dumps(history, indent=2))
+    assert [p.name for p in discover(tmp_path).json_histories] == ["history.json"]
+
+
+def test_a_list_of_epoch_rows_whose_first_row_nests_dicts_is_found(tmp_path):
+    """Amara-ch_dialogue-bug-localization's checkpoints/history.json: each epoch row holds its split losses and dicts
+    of ranking scores (`"train": {"top1": 0.27, ...}`); the first row is read whole, nested dicts and all."""
+    rows = [{"epoch": i, "train_loss": 0.51 - 0.01 * i, "val_loss": 0.37 - 0.01 * i,
+             "train": {"top1": 0.27, "mrr": 0.49}, "val": {"top1": 0.83, "mrr": 0.9}} for i in range(1, 6)]
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "history.json").write_text(json.dumps(rows, indent=2))
+    assert [p.name for p in discover(tmp_path).json_histories] == ["history.json"]
+
+
+def test_a_dict_of_lists_opening_with_another_key_is_still_not_a_history(tmp_path):
+    (tmp_path / "results.json").write_text(json.dumps({"train_accuracy": [0.5, 0.6], "val_loss": [1.0, 0.9]}))
+    assert discover(tmp_path).json_histories == []
