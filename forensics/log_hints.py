@@ -119,9 +119,9 @@ _ELAPSED_PERCENT_HINT = re.compile(
 # A from-scratch loop's estimate_loss print with bare split names (`iter     0 | train 4.1292 | val 4.1249`,
 # DaraBodla_mini-gpt-pytorch; `Iteration 250: Train 2.4206 | Test 2.4253 | LR 1.00e-03 | 1.5m`, yasirkhalil5665_GPT;
 # ingest.console_lines.nanogpt): no `loss` word, so `_LOOSE_LINES` of them
-_SPLIT_PIPE_HINT = re.compile(rb"(?im)^[ \t]*(?:iter(?:ation)?|step)[ \t]*:?[ \t]*\d+[ \t]*[|:][ \t]*train[ \t]*:?"
-                              rb"[ \t]*[-+.\dnNiI][^|\n]*\|[ \t]*(?:val|test)[ \t]*:?[ \t]*[-+.\dnNiI][^|\n]*"
-                              rb"(?:\|[ \t]*lr[ \t]*:?[ \t]*[-+.\dnNiI][^|\n]*)?"
+_SPLIT_PIPE_HINT = re.compile(rb"(?im)^[ \t]*(?:iter(?:ation)?|step)[ \t]*(?::[ \t]*)?\d+[ \t]*[|:][ \t]*train[ \t]*"
+                              rb"(?::[ \t]*)?[-+.\dnNiI][^|\n]*\|[ \t]*(?:val|test)[ \t]*(?::[ \t]*)?[-+.\dnNiI][^|\n]*"
+                              rb"(?:\|[ \t]*lr[ \t]*(?::[ \t]*)?[-+.\dnNiI][^|\n]*)?"
                               rb"(?:\|[ \t]*\d+(?:\.\d+)?[ \t]*(?:ms|s|min|m)[ \t]*)?$")
 # A BERT pre-training loop's masked-LM loss lines (ingest.console_lines.masked_lm): `[ 42,174/4,000,000 ][ 0:10:13 ][
 # NSP loss: 0.4465 ][ NSP acc: 0.766 ][ MLM loss: 0.4008 ][ MLM acc: 0.935 ]` (KimRass_BERT), `20 step,  mlm : 6.20,

@@ -77,8 +77,8 @@ _STEP_NAMES = {"train": "loss", "val": "eval_loss", "hella": "eval_hellaswag"}
 # `iter N | train X | val Y`: a counter, then the two splits' estimated losses and nothing else but the learning rate
 # and the time elapsed (`| 15s`: LispLLM_lispllm's `step   250 | train 2.5660 | val 2.5619 |     15s`;
 # yasirkhalil5665_GPT's `Iteration 250: Train 2.4206 | Test 2.4253 | LR 1.00e-03 | 1.5m`, a colon after the counter)
-SPLIT_PIPE = re.compile(r"^\s*(?:iter(?:ation)?|step)\s*:?\s*(\d{1,18})\s*[|:]\s*train\s*:?\s*(" + FLOAT
-                        + r")\s*\|\s*(?:val|test)\s*:?\s*(" + FLOAT + r")\s*(?:\|\s*lr\s*:?\s*(" + FLOAT
+SPLIT_PIPE = re.compile(r"^\s*(?:iter(?:ation)?|step)\s*(?::\s*)?(\d{1,18})\s*[|:]\s*train\s*(?::\s*)?(" + FLOAT
+                        + r")\s*\|\s*(?:val|test)\s*(?::\s*)?(" + FLOAT + r")\s*(?:\|\s*lr\s*(?::\s*)?(" + FLOAT
                         + r")\s*)?(\|[\s\d.a-z]*)?$", re.IGNORECASE)
 _ELAPSED = re.compile(r"\|\s*\d+(?:\.\d+)?\s*(?:ms|s|min|m)\s*", re.IGNORECASE)
 # what is left of it where the file's last line was cut inside it (`|     1`); the digits after a dot only, so that a
