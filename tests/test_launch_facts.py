@@ -110,6 +110,11 @@ def test_the_corpus_console_of_52_sessions_reads_the_last_session_s_count():
     ("./out/checkpoint-500", "out/", None),
     ("Qwen/Qwen2-7B", "output_model", "Qwen/Qwen2-7B"),
     ("output_model2/checkpoint-1", "output_model", "output_model2/checkpoint-1"),  # another folder's
+    # a base model kept beside the outputs, not a save of the run's (second review of session 28)
+    ("/root/autodl-tmp/Qwen2-7B-Instruct", "/root/autodl-tmp", "/root/autodl-tmp/Qwen2-7B-Instruct"),
+    ("models/llama-7b", "./models", "models/llama-7b"),
+    ("output_model/sft-final", "output_model", "output_model/sft-final"),  # an SFT save that a DPO run starts from
+    ("output_model", "output_model", None),  # the folder's own final save
 ])
 def test_a_launch_that_loads_the_run_s_own_checkpoint_starts_from_no_trained_base(model, output_dir, base):
     config = RunConfig()

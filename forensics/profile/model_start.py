@@ -39,11 +39,17 @@ _TRAINED_START_KEYS = ("adapter.base_model_name_or_path", "model.name_or_path")
 def _own_checkpoint(name: str, output_dir) -> bool:
     """Whether the model a launch loads is a checkpoint the run saved in its own output folder (a relaunch appended to
     the console that goes on from its `output_model/checkpoint-14200`: Tjk20011226-cmd_Llama-chinese): the run's own
-    weights, not a trained model it started from."""
+    weights, not a trained model it started from. Only the folder itself or a `checkpoint-N` in it: a base model kept
+    beside the outputs (`/root/autodl-tmp/Qwen2-7B-Instruct` under an output_dir of `/root/autodl-tmp`) is no save of
+    the run's."""
     if not isinstance(output_dir, str) or not output_dir.strip("./\\ "):
         return False
     folder = re.sub(r"^(?:\./)+", "", output_dir.replace("\\", "/")).rstrip("/") + "/"
-    return re.sub(r"^(?:\./)+", "", name.replace("\\", "/")).startswith(folder)
+    path = re.sub(r"^(?:\./)+", "", name.replace("\\", "/")).rstrip("/") + "/"
+    return path.startswith(folder) and _OWN_SAVE.fullmatch(path[len(folder):]) is not None
+
+
+_OWN_SAVE = re.compile(r"(?:checkpoint-\d+/)?")
 _CONFIG_NAME_KEY = "model._name_or_path"
 # ... and the model card's base, which transformers' modelcard.py writes from that same `config._name_or_path`
 # (`finetuned_from`: the "fine-tuned version of [X]" line, the header's `base_model:`): a name, not proof of weights
