@@ -237,3 +237,16 @@ def test_a_config_record_in_mid_log_is_no_runs_config(tmp_path):
     (tmp_path / "out" / "metrics.jsonl").write_text(_train_steps(0, 1) + _RUN_START + _train_steps(1, 30))
     profile = forensics.analyze(tmp_path).run_profile
     assert (profile.precision, profile.model_params) == ("unknown", None)
+
+
+def test_a_held_out_nll_logged_after_hundreds_of_step_rows_is_the_eval_loss(tmp_path):
+    """`nll` every step and `val_nll` once an epoch of 250 steps: the held-out key first appears past row 200, and is
+    still the eval loss (second review of session 28: the keys were gathered from the first 200 rows only)."""
+    rows = []
+    for epoch in range(3):
+        rows += [{"step": epoch * 250 + s, "nll": 3.0 - 0.001 * (epoch * 250 + s)} for s in range(250)]
+        rows.append({"step": epoch * 250 + 249, "epoch": epoch, "val_nll": 2.5 - 0.1 * epoch})
+    path = tmp_path / "train_log.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    frame = jsonl.read(path).frame
+    assert _values(frame, "eval_loss") == ([249, 499, 749], [2.5, 2.4, 2.3])

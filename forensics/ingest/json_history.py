@@ -114,7 +114,7 @@ def with_loss_names(entries: list) -> list[dict] | None:
     """The entries, a `train_loss` / `dev_loss` / `test_loss` history renamed to the timeline's loss and eval_loss
     where no key is that already (`train_`: a training metric; `dev_`, `val_`, `test_`: a held-out one), and so a
     logged `nll` / `val_nll` (metric_names.NLL_LOSS_NAMES); None where no entry holds a loss at all."""
-    keys = {k for e in entries[:200] if isinstance(e, dict) for k in e}
+    keys = {k for e in entries if isinstance(e, dict) for k in e}  # all: a held-out key may first come late
     if "loss" in keys or "eval_loss" in keys:
         return entries
     names = {canonical_metric(k) for k in keys}
