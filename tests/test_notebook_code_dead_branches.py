@@ -13,7 +13,7 @@ import pytest
 
 import forensics
 from forensics.ingest.notebook_code import code_values
-from forensics.ingest.notebook_code.cells import cells_and_trees_that_ran
+from forensics.ingest.notebook_code.cells import _NAMES_AT_LINE_START, cells_and_trees_that_ran
 from forensics.ingest.notebook_code.char_corpus import char_vocabulary
 from forensics.ingest.notebook_code.subword_corpus import subword_corpus
 
@@ -132,6 +132,10 @@ _SWITCH_SEEN = {
     "bound_in_a_cell_run_before_the_test_though_below_it": _counted((3, _TESTED),
                                                                    (2, "use_4_bit = False\n")),
     "bound_above_the_test_in_its_cell": _counted((1, "use_4_bit = False\nif use_4_bit:\n" + _FOUR_BIT + _LOAD)),
+    # an object's attributes set or read through a builtin bind no global (second review of session 28)
+    "beside_a_setattr_on_the_model": _counted((1, "use_4_bit = False\nsetattr(model, 'model_parallel', True)\n"),
+                                              (2, _TESTED)),
+    "beside_vars_of_the_args": _counted((1, "use_4_bit = False\nprint(vars(args))\n"), (2, _TESTED)),
     "uncounted_cells_in_file_order": _counted((None, "use_4_bit = False\n"),
                                               (None, _TESTED)),
 }
@@ -225,3 +229,10 @@ def test_dominodatalab_llama3_1_sft_trains_in_fp32():
     """The real notebook: bitsandbytes warns 'inputs will be cast from torch.float32', no fp16 / bf16 flag."""
     profile = forensics.analyze(_CASE).run_profile
     assert profile.precision == "fp32", profile.evidence
+
+
+def test_the_names_a_cell_that_does_not_parse_binds_are_read_line_by_line():
+    """`^\\s*(\\w+)` in multiline mode ran across blank lines and backtracked over them (20k blank lines: 6.6 s; second
+    review of session 28): the pattern's leading space may not hold a newline."""
+    assert "\\s" not in _NAMES_AT_LINE_START.pattern
+    assert _NAMES_AT_LINE_START.findall("pip install x\n\n  use_4_bit = True\nx == 1\n") == ["use_4_bit"]

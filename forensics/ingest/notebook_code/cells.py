@@ -182,7 +182,7 @@ def _without_dead_branches(tree: ast.AST, switches: dict, ready_at: dict) -> ast
 
 
 # A name a cell that ran but does not parse binds (automagic `pip install x` beside `use_4bit = True`, `x = !ls`)
-_NAMES_AT_LINE_START = re.compile(r"(?m)^\s*(\w+)\s*=(?!=)")
+_NAMES_AT_LINE_START = re.compile(r"(?m)^[ \t]*(\w+)[ \t]*=(?!=)")  # ([ \t], not \s: across blank lines it backtracks)
 
 
 def _parsed_that_ran(cells: list):

@@ -84,10 +84,20 @@ def literal_switches(trees: list, unread: frozenset = frozenset()) -> dict:
 def binds_unseen_names(node: ast.AST) -> bool:
     """`from m import *`, or a call that may bind any name without spelling it as a target: `globals()['x'] = ...`,
     `globals().update(cfg)`, `exec('x = True')`, `setattr(sys.modules[__name__], 'x', ...)`, writes to `vars()` /
-    `locals()` (any call of these builtins: which name it binds is not read)."""
+    `locals()` (which name it binds is not read). Not `setattr(model.config, ...)` or `vars(args)`, which bind an
+    object's attribute, never a notebook's global (a QLoRA notebook's `setattr(model, 'model_parallel', True)`)."""
     if isinstance(node, ast.ImportFrom):
         return any(alias.name == "*" for alias in node.names)
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BINDS_BY_NAME
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BINDS_BY_NAME):
+        return False
+    if node.func.id == "setattr":
+        return bool(node.args) and _is_a_module(node.args[0])
+    return node.func.id != "vars" or not node.args
+
+
+def _is_a_module(node: ast.AST) -> bool:
+    """`sys.modules[__name__]` (or any `sys.modules[...]`): the notebook's own module, whose attributes are globals."""
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "modules"
 
 
 def _literal_assigned(node: ast.AST):
