@@ -39,3 +39,5 @@ def test_a_notebook_with_a_cell_too_deep_to_walk_is_judged_as_without_it(tmp_pat
     after = forensics.analyze(run)
     assert (after.status, after.first_incident and after.first_incident.kind) == (
         before.status, before.first_incident and before.first_incident.kind)
+    assert after.timeline.series("loss").equals(before.timeline.series("loss"))  # read as before, not dropped
+    assert len(before.timeline.series("loss")) > 0

@@ -126,3 +126,19 @@ def test_a_real_corpus_notebook_cut_in_its_last_cell_keeps_the_verdict_of_the_wh
     assert cut.status == "warning" and cut.first_incident.kind == "overfitting"
     assert abs(cut.first_incident.step - 550) <= 150  # the judgement's step and tolerance
     assert any("cut part-way" in s.reason for s in cut.skipped)
+
+
+def test_a_stray_number_between_cells_is_the_break_and_only_the_cells_before_it_are_counted(tmp_path):
+    """`}, 7 {` where the file was damaged: the 7 is valid JSON but no cell; reading stops there and the note counts
+    the one cell before it (second review of session 28: it counted the 7 as a cell and read on past the damage)."""
+    cells = [{"cell_type": "code", "execution_count": i + 1, "metadata": {}, "source": ["print(1)\n"],
+              "outputs": [{"output_type": "stream", "name": "stdout",
+                           "text": [f"step {j * 10}, loss {4 - j * 0.1:.3f}\n" for j in range(i * 5, (i + 1) * 5)]}]}
+             for i in range(4)]
+    text = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    second = text.index('{\n   "cell_type"', text.index('"cell_type"') + 5)
+    path = tmp_path / "train.ipynb"
+    path.write_text(text[:second] + "7 " + text[second:])
+    records = notebook.read(path)
+    assert len(records.frame) == 5
+    assert "read its 1 complete cells before it" in records.warnings[-1]

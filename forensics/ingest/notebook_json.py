@@ -44,9 +44,15 @@ def notebook_object(path: Path) -> tuple[dict, list[str], str | None]:
 
 
 def _complete_cells(text: str) -> list:
-    """The cells before the break, in order ([] where not one is whole)."""
+    """The cells before the break, in order ([] where not one is whole); a value that is no cell (`}, 7 {` where the
+    file was damaged) is a break too."""
     found = _CELLS_LIST.search(text)
-    return complete_values(text, found.end()) if found else []
+    cells = []
+    for value in complete_values(text, found.end()) if found else []:
+        if not isinstance(value, dict):
+            break
+        cells.append(value)
+    return cells
 
 
 def _break_note(text: str, err: json.JSONDecodeError, read: int) -> str:
