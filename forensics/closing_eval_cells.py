@@ -32,7 +32,7 @@ import re
 from .printed_loss_cells import called, parsed, _source, _text, updates
 
 # the label a held-out loss is printed under (`print("validation loss: ", x)`), and the line it prints
-_LABEL = re.compile(r"^\s*(?:validation|valid|val)[ _]loss\s*:?\s*$", re.IGNORECASE)
+_LABEL = re.compile(r"^\s*(?:validation|valid|val)[ _]loss\s*(?::\s*)?$", re.IGNORECASE)
 _FLOAT = r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))"
 _EVAL_LINE = re.compile(r"^\s*(?:validation|valid|val)[ _]loss\s*:?\s+" + _FLOAT + r"\s*$", re.IGNORECASE)
 # a scheduler's get_lr() / get_last_lr() printed as is: a list of one group's rate, or the bare rate

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from ..timeline import canonical_metric
-from .console_lines.fields import printed_shape
+from .console_lines.fields import LINE_BREAK, printed_shape
 from .settled_lines import settled
 from .launch_banners import banner_key, launch_event, launches_kept
 from .card_blocks import card_blocks_blanked
@@ -118,7 +118,7 @@ def scan(text: str, one_cell: bool = False) -> list[tuple]:
     what one notebook cell's code printed (`settled_lines.settled`). A model card's summary and hyper-parameter
     blocks restate the run and are read as blank lines (`card_blocks`)."""
     text = card_blocks_blanked(text)
-    pieces = re.split(r"\r\n|[\r\n]", text)  # a CRLF is one break (an empty piece would end an OLMo block)
+    pieces = LINE_BREAK.split(text)  # (a CRLF is one break: an empty piece would end an OLMo block)
     scanner = _Scanner(text)
     for index, piece in enumerate(pieces):
         scanner.feed(piece, last_line=index == len(pieces) - 1)

@@ -31,6 +31,7 @@ import pandas as pd
 
 from ..log_attempts import attempt_numbers
 from ..run_signs import says_training_started
+from .console_lines.fields import LINE_BREAK
 from .console_lines.stepless import logger_message
 
 LAUNCH = "launch"  # the event's kind: (LAUNCH, key, piece, first piece of its launch's own text)
@@ -100,7 +101,6 @@ def launched_attempts(frame: pd.DataFrame, counts: np.ndarray) -> list[int]:
     return [int(attempt[i]) for i in starts if counts[i] > counts[i - 1]]
 
 
-_BREAK = re.compile(r"\r\n|[\r\n]")  # (the scanner's split: a CRLF is one break)
 
 
 def launch_texts(text: str, events: list[tuple]) -> list[str]:
@@ -109,7 +109,7 @@ def launch_texts(text: str, events: list[tuple]) -> list[str]:
     fewer than two launches. A Trainer header or a script's start line with no record since the launch event before
     it is that launch's own (DeepSpeed's cmd = line, then the header of the script it launched; each rank's copy of
     the header), or follows a launch that logged nothing: the two are read as one."""
-    starts = [0] + [m.end() for m in _BREAK.finditer(text)]  # where each piece begins
+    starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]  # where each piece begins
     cuts, floor = [], None
     for e in (e for e in events if e[0] == LAUNCH):
         _, key, at, begins = e

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 
 from ...timeline import canonical_metric
 
+# A console's line breaks, as every reader that splits a console into lines counts them: a CRLF is one break
+LINE_BREAK = re.compile(r"\r\n|[\r\n]")
 NUMBER = re.compile(r"^[-+]?(?:nan|inf(?:inity)?|(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 # One field: a name of up to three words (`total time`, `matrix lr`, `tok/sec`; prose runs longer), an
 # optional colon, a number with its unit.
-_FIELD = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,2})\s*:?\s*([-+]?(?:nan|inf|\.?\d)[^\s|]*)",
+_FIELD = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,2})\s*(?::\s*)?([-+]?(?:nan|inf|\.?\d)[^\s|]*)",
                     re.IGNORECASE)
 UNITS = {"ms": "_ms", "s": "_s", "m": "_min", "min": "_min", "%": "_pct"}
 # How a split's loss was taken, said before the split (`average training loss`, `avg val loss`, `mean test loss`:

@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass
 
 from ...timeline import canonical_metric
-from .fields import StepLine
+from .fields import LINE_BREAK, StepLine
 
 # the text prints such an object: a line that is only `{`, then an indented `"key":`
 NEEDLE = re.compile(r'(?m)^\{[ \t]*\r?\n[ \t]+"[^"\n]{1,80}"[ \t]*:')
@@ -51,7 +51,7 @@ def json_block_reader(text: str) -> JsonBlocks | None:
     """A reader of the console's pretty-printed JSON objects (module docstring) where it prints one; else None."""
     if "{" not in text or not NEEDLE.search(text):
         return None
-    return JsonBlocks(_objects(re.split(r"\r\n|[\r\n]", text)))
+    return JsonBlocks(_objects(LINE_BREAK.split(text)))
 
 
 def _objects(lines: list[str]) -> list[tuple[int, StepLine | None] | None]:

@@ -235,8 +235,8 @@ TORCHTUNE_BAR = re.compile(r"^\s*\d{1,6}\|(\d{1,18})\|Loss: ([-+]?(?:\d+\.?\d*(?
 DLLOGGER = re.compile(r"^DLL (?:\d{4}-\d{2}-\d{2}[ T][\d:.]+ )?- (?P<step>.*?)\s*"
                       r"(?P<fields>(?<![^\s(,])[A-Za-z_][\w./-]* : .*)?$")
 _DLL_FIELD = re.compile(r"(?:^|\s)([A-Za-z_][\w./-]*) : (\S+)")
-_DLL_COUNTER = re.compile(r"(?i)\b(?:iteration|step)s?\s*:?\s*(\d{1,18})\b")
-_DLL_EPOCH = re.compile(r"(?i)\bepoch\s*:?\s*(\d{1,9})\b")
+_DLL_COUNTER = re.compile(r"(?i)\b(?:iteration|step)s?\s*(?::\s*)?(\d{1,18})\b")
+_DLL_EPOCH = re.compile(r"(?i)\bepoch\s*(?::\s*)?(\d{1,9})\b")
 _DLL_TUPLE = re.compile(r"^\(\s*(\d{1,18}(?:\s*,\s*\d{1,18})*)\s*,?\s*\)$")
 _DLL_NAMES = {"step_loss": "loss", "train_loss": "loss", "lr": "learning_rate"}
 _DLL_RUNNING = ("average_loss", "avg_loss", "running_loss")
