@@ -153,6 +153,9 @@ class _Scanner:
         glued = glued_field_reader(text)
         batch_averages = BatchAverages(text) if BATCH_AVERAGES_MARKER in text else None
         history = DataFrameTable() if "loss" in text else None  # a pandas DataFrame of per-epoch results
+        # the tables whose readers are told that a line may be cut mid-write (`_table_record`)
+        self.cut_aware = tuple(t for t in (estimator, values_first, tutorial, mxnet) if t is not None)
+        self.table_line_shapes: set[str] = set()  # their lines' printed shapes (`printed_shape`)
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
                                         self.info_logger, self.lightning, estimator, values_first, self.bare_epochs,
                                         self.dspy_grpo, self.seq2seq,
@@ -185,8 +188,8 @@ class _Scanner:
         if self._eval_metrics(piece):
             return
         owner = next((table for table in self.tables if table.owns(piece)), None)
-        if owner is not None:  # (the seq2seq blocks are told the file's last line: it may be cut mid-number)
-            record = owner.feed(piece, last_line) if owner is self.seq2seq else owner.feed(piece)
+        if owner is not None:
+            record = self._table_record(owner, piece, last_line)
             if record:
                 self.events.append(("line", record))
             return
@@ -194,6 +197,21 @@ class _Scanner:
         if "{" in piece or "/" in piece and "[" in piece:
             self.events.extend(_dicts_and_bars(piece))
         self._loss_scale_lines(piece)
+
+    def _table_record(self, owner, piece: str, last_line: bool):
+        """A table's record of the piece. The file's last line may be cut mid-write unless it is printed in the shape
+        of a line before it (as `_parsed_step_line` takes a step line): the readers that can leave its cut value out
+        are told so (the seq2seq blocks keep their own lines' shapes)."""
+        if owner is self.seq2seq:
+            return owner.feed(piece, last_line)
+        if owner not in self.cut_aware:
+            return owner.feed(piece)
+        if not last_line and len(self.table_line_shapes) >= MAX_SHAPES_KEPT:
+            return owner.feed(piece)
+        shape = printed_shape(piece)
+        maybe_cut = last_line and shape not in self.table_line_shapes
+        self.table_line_shapes.add(shape)
+        return owner.feed(piece, maybe_cut)
 
     def _note_records(self) -> None:
         """Counts the piece about to be read; notes the piece before it as the last record's where it gave one."""

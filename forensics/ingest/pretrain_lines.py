@@ -169,10 +169,10 @@ _SEARCHED_SHAPES = (("num_updates=", FAIRSEQ_INNER, _fairseq_inner),
                     (PROGRESS_NEEDLE, PROGRESS_LOSS, progress_loss),
                     (_COST_NEEDLE, EPOCH_COST, epoch_cost), (_SPLIT_VALUES_NEEDLE, SPLIT_VALUES, split_values),
                     (BRACKETED_NEEDLE, BRACKETED, bracketed_fields), (STEP_COMMA_NEEDLE, STEP_COMMA, step_comma),
-                    (_MARIAN_NEEDLE, MARIAN_VALID, marian_valid), (_MARIAN_NEEDLE, MARIAN_UPDATE, marian_update))
-# the same, of readers told whether the line is the file's last (which may be cut mid-write: `fields._fields`)
-_SEARCHED_LAST_LINE_SHAPES = ((PTB_PORT_NEEDLE, PTB_PORT_EPOCH, ptb_port_epoch),
-                              (_EPOCH_BATCH_NEEDLE, EPOCH_BATCH, epoch_batch))
+                    (_MARIAN_NEEDLE, MARIAN_VALID, marian_valid), (_MARIAN_NEEDLE, MARIAN_UPDATE, marian_update),
+                    (PTB_PORT_NEEDLE, PTB_PORT_EPOCH, ptb_port_epoch), (_EPOCH_BATCH_NEEDLE, EPOCH_BATCH, epoch_batch))
+# the readers among them told whether the line is the file's last (which may be cut mid-write: `fields._fields`)
+_TOLD_THE_LAST_LINE = (ptb_epoch, epoch_cost, ptb_port_epoch, epoch_batch)
 
 
 def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | object:
@@ -193,11 +193,7 @@ def _toolkit_and_print_shapes(line: str, last_line: bool) -> StepLine | None | o
     for needle, shape, read in _SEARCHED_SHAPES:
         m = shape.search(line) if needle in line else None
         if m:
-            return read(m)
-    for needle, shape, read in _SEARCHED_LAST_LINE_SHAPES:
-        m = shape.search(line) if needle in line else None
-        if m:
-            return read(m, last_line)
+            return read(m, last_line) if read in _TOLD_THE_LAST_LINE else read(m)
     if "tgs (tokens/gpu/second)=" in line:
         m = INTERNEVO_STEP.search(line)
         if m:

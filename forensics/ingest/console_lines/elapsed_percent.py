@@ -8,7 +8,8 @@ share of the run done, and the mean loss since the last print, with no name for 
   `0m 21s (5000 5%) 2.6733`.
 Kind "generic" (a hand-written loop's print) at the printed iteration (the tutorial's later version counts epochs
 there: its count all the same), the number as the loss. Narrow: the whole line, the `Nm Ns` time first and the
-`(N P%)` group both required, since a bare number after a percent is anything elsewhere.
+`(N P%)` group both required, since a bare number after a percent is anything elsewhere. The loss ends the line: on
+a file's last line that may be cut mid-write (no newline after it, `console_scan`) it is not read.
 """
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ _LINE = re.compile(r"^\s*" + _TIME + r" (?:\(- " + _TIME + r"\) )?\((\d{1,12}) \
                    re.IGNORECASE)
 
 
-def read_line(line: str) -> StepLine | None:
-    """The record of `<elapsed> [(- <left>)] (<iteration> <percent>%) <loss>`, else None."""
-    if MARKER not in line:
+def read_line(line: str, last_line: bool = False) -> StepLine | None:
+    """The record of `<elapsed> [(- <left>)] (<iteration> <percent>%) <loss>`, else None; None on a last line that may
+    be cut (`last_line`): the loss ends it."""
+    if MARKER not in line or last_line:
         return None
     m = _LINE.match(line)
     return StepLine("generic", int(m.group(1)), None, (("loss", float(m.group(2))),)) if m else None

@@ -4,7 +4,9 @@ Validation cost: 3.255` (jonathanbgn_slogan-generator's distilgpt2 fine-tune, a 
 "cost" is read as the loss only in this record, an epoch's number before it and the training split named: the
 word alone is any other figure's (a price, a compute budget). Kind "epoch_cost" at the printed epoch (numbered
 with the other once-an-epoch lines by `step_numbering`, however few: a two-epoch run prints two): the training cost as
-`loss`, a validation (or valid, val, dev, test) cost as `eval_loss`.
+`loss`, a validation (or valid, val, dev, test) cost as `eval_loss`. On a file's last line (no newline after it) the
+cost that ends the line may be cut mid-write: it is left out and the record marked cut (`fields.printed_shape` and the
+console reader take the line whole where it is printed in the shape of a line before it).
 """
 from __future__ import annotations
 
@@ -19,8 +21,12 @@ EPOCH_COST = re.compile(r"^[-=*#\s]*epoch[ \t]*#?[ \t]*(\d{1,6})[ \t]+(?:finishe
                         re.IGNORECASE)
 
 
-def epoch_cost(m: re.Match) -> StepLine:
-    """`Epoch #E finished --- Training cost: X / Validation cost: Y` (module docstring): kind "epoch_cost" at E."""
+def epoch_cost(m: re.Match, last_line: bool = False) -> StepLine | None:
+    """`Epoch #E finished --- Training cost: X / Validation cost: Y` (module docstring): kind "epoch_cost" at E; on
+    the file's last line the cost that ends it may be cut: left out, the record marked cut (none without X)."""
     epoch = int(m.group(1))
-    metrics = (("loss", float(m.group(2))),) + ((("eval_loss", float(m.group(3))),) if m.group(3) else ())
-    return StepLine("epoch_cost", epoch, None, metrics + (("epoch", float(epoch)),))
+    cut = last_line and m.end() == len(m.string)
+    if cut and not m.group(3):
+        return None
+    metrics = (("loss", float(m.group(2))),) + ((("eval_loss", float(m.group(3))),) if m.group(3) and not cut else ())
+    return StepLine("epoch_cost", epoch, None, metrics + (("epoch", float(epoch)),), cut)

@@ -9,6 +9,8 @@ level), read by `MxnetLines`:
 * the held-out score at an epoch's end, `Epoch[0] Validation-accuracy=0.81`: kind "mxnet_validation" at the last
   batch read, each value `eval_<name>`. The epoch's `Train-<metric>` and `Time cost` lines beside it repeat the
   epoch's mean and time: not read.
+On a file's last line that may be cut mid-write (no newline after it, `console_scan`) the value that ends the line is
+left out: the batch line's record marked cut, a validation line (one value) none.
 (karishmamalkan_mxnet-gtc-tutorial: five `Train-Perplexity` lines of a char-LSTM, 64.1 -> 36.0, read as nothing
 before this reader.)
 """
@@ -39,21 +41,25 @@ class MxnetLines:
     def owns(self, line: str) -> bool:
         return MARKER in line and (_BATCH.search(line) or _VALIDATION.search(line)) is not None
 
-    def feed(self, line: str) -> StepLine | None:
+    def feed(self, line: str, last_line: bool = False) -> StepLine | None:
+        """The line's record; `last_line`: it may be cut mid-write, so the value that ends it is left out (the batch
+        record marked cut; a validation line, one value, is none)."""
         m = _BATCH.search(line)
         if m is not None:
-            return self._batch_line(int(m.group(1)), int(m.group(2)), _PAIR.findall(m.group(3)))
-        m = _VALIDATION.search(line)
+            pairs = _PAIR.findall(m.group(3))
+            return self._batch_line(int(m.group(1)), int(m.group(2)), pairs[:-1] if last_line else pairs, last_line)
+        m = _VALIDATION.search(line) if not last_line else None
         metrics = _metrics(m.group(2), float(m.group(3))) if m else ()
         return StepLine("mxnet_validation", self._offset + self._batch, None,
                         tuple(("eval_" + name, value) for name, value in metrics)) if metrics else None
 
-    def _batch_line(self, epoch: int, batch: int, pairs: list[tuple[str, str]]) -> StepLine | None:
+    def _batch_line(self, epoch: int, batch: int, pairs: list[tuple[str, str]], cut: bool) -> StepLine | None:
         if self._epoch is not None and epoch != self._epoch:
             self._offset += self._batch
         self._epoch, self._batch = epoch, batch
         metrics = [pair for name, raw in pairs for pair in _metrics(name, float(raw))]
-        return StepLine("mxnet", self._offset + batch, None, (*metrics, ("epoch", float(epoch)))) if metrics else None
+        return StepLine("mxnet", self._offset + batch, None, (*metrics, ("epoch", float(epoch))), cut) if metrics \
+            else None
 
 
 def _metrics(name: str, value: float) -> tuple[tuple[str, float], ...]:

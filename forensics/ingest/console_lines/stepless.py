@@ -9,7 +9,8 @@
   exp of the mean loss since the epoch began (kind "ptb_progress": loss = ln perplexity, the epoch fraction as
   `epoch`); some copies print `epoch_size: N` before it (graceGuor/emojiPrediction), the steps an epoch makes, its
   total. `Epoch: E Train Perplexity: P` and `Epoch: E Valid Perplexity: P` close each epoch (kind "ptb_epoch":
-  the mean loss ln P, a held-out one for Valid); `Test Perplexity: P` at the end is left unread (no epoch). Its
+  the mean loss ln P, a held-out one for Valid; on a file's last line that ends at P, P may be cut mid-write: the
+  line is none); `Test Perplexity: P` at the end is left unread (no epoch). Its
   PyTorch ports (iceljc_language-model; the same print in other GitHub copies) print the fraction
   unrounded and the perplexity padded (`{} perplexity: {:8.2f} speed: {} wps`) and close each epoch with `Train
   perplexity at epoch E: P` / `Validation perplexity at epoch E: P` (E from 0), the line ending at the number (prose
@@ -91,10 +92,13 @@ def progress_loss(m: re.Match) -> StepLine | None:
     return StepLine("uncounted", 0, None, (("loss", float(m.group(2))), ("epoch", float(m.group(1)))))
 
 
-def ptb_epoch(m: re.Match) -> StepLine | None:
-    """`Epoch: E Train|Valid Perplexity: P` (module docstring): kind "ptb_epoch" at step E; none for the test's."""
+def ptb_epoch(m: re.Match, last_line: bool = False) -> StepLine | None:
+    """`Epoch: E Train|Valid Perplexity: P` (module docstring): kind "ptb_epoch" at step E; none for the test's, and
+    none on the file's last line where P ends it, maybe cut (as the ports' lines, `ptb_port_epoch`)."""
     epoch, split = m.group(1), m.group(2)
-    return None if epoch is None or split == "Test" else _ptb_epoch_record(int(epoch), split, float(m.group(3)))
+    if epoch is None or split == "Test" or last_line and m.end() == len(m.string):
+        return None
+    return _ptb_epoch_record(int(epoch), split, float(m.group(3)))
 
 
 def ptb_port_epoch(m: re.Match, last_line: bool = False) -> StepLine | None:

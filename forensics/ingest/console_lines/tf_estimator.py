@@ -10,8 +10,10 @@ mesh-tensorflow, the object-detection API), each read by `read_line`:
   (estimator.py's `_write_dict_to_summary` log line): kind "tf_estimator_eval", each value as `eval_<name>` (the
   last part of a t2t name `metrics-wmt_ende_tokens_32k/accuracy`), loss -> eval_loss.
 The hook's `global_step/sec: 0.86` (and TPUEstimator's `examples/sec: ...`) lines between are rates, not steps:
-not read. (tensorflow/tensor2tensor issue 67: nine `INFO:tensorflow:loss = L, step = S (T sec)` lines read as
-nothing before this reader.)
+not read. On a file's last line that may be cut mid-write (no newline after it, `console_scan`) the value that ends
+the line is left out and the record marked cut; a hook line that ends in its `(T sec)` is whole.
+(tensorflow/tensor2tensor issue 67: nine `INFO:tensorflow:loss = L, step = S (T sec)` lines read as nothing before
+this reader.)
 """
 from __future__ import annotations
 
@@ -36,18 +38,25 @@ def _pairs(text: str) -> list[tuple[str, str]]:
     return [tuple(pair.split(" = ", 1)) for pair in text.split(", ")]
 
 
-def read_line(line: str) -> StepLine | None:
-    """The record of a hook line (a step and a loss among its names) or of an evaluation's summary, else None."""
+def read_line(line: str, last_line: bool = False) -> StepLine | None:
+    """The record of a hook line (a step and a loss among its names) or of an evaluation's summary, else None. On a
+    last line that may be cut (`last_line`) a value that ends it is left out and the record marked cut (a hook line
+    timed by its `(T sec)` is whole)."""
     if " = " not in line or len(line) > _MAX_LINE:
         return None
     m = _EVAL.search(line) if "Saving dict" in line else None
     if m is not None:
-        return _evaluation(int(m.group(1)), _pairs(m.group(2)))
+        pairs = _pairs(m.group(2))
+        return _evaluation(int(m.group(1)), pairs[:-1] if last_line else pairs, last_line)
     m = _HOOK.search(line)
-    return _hook_line(_pairs(m.group(1))) if m else None
+    if m is None:
+        return None
+    cut = last_line and not m.group(0).rstrip().endswith(" sec)")
+    pairs = _pairs(m.group(1))
+    return _hook_line(pairs[:-1] if cut else pairs, cut)
 
 
-def _hook_line(pairs: list[tuple[str, str]]) -> StepLine | None:
+def _hook_line(pairs: list[tuple[str, str]], cut: bool) -> StepLine | None:
     """A LoggingTensorHook line with a step and a loss (every value a number), or None."""
     values = {name: as_number(raw) for name, raw in pairs}
     step = next((values[name] for name in _STEP_NAMES if name in values), None)
@@ -55,14 +64,14 @@ def _hook_line(pairs: list[tuple[str, str]]) -> StepLine | None:
         return None
     metrics = tuple((canonical_metric(_snake(name)), value) for name, value in values.items()
                     if name not in _STEP_NAMES)
-    return StepLine("tf_estimator", int(step), None, metrics)
+    return StepLine("tf_estimator", int(step), None, metrics, cut)
 
 
-def _evaluation(step: int, pairs: list[tuple[str, str]]) -> StepLine | None:
+def _evaluation(step: int, pairs: list[tuple[str, str]], cut: bool) -> StepLine | None:
     """The evaluation's numeric values at its global step, each `eval_<name>`."""
     metrics = []
     for name, raw in pairs:
         value = as_number(raw)
         if value is not None and name not in _STEP_NAMES:
             metrics.append(("eval_" + _snake(name.rsplit("/", 1)[-1]), value))
-    return StepLine("tf_estimator_eval", step, None, tuple(metrics)) if metrics else None
+    return StepLine("tf_estimator_eval", step, None, tuple(metrics), cut) if metrics else None

@@ -29,17 +29,19 @@ _SPLIT_PART = re.compile(r"^(" + FLOAT + r") (.+)$", re.IGNORECASE)
 _TIME_UNITS = {"s": "_s", "ms": "_ms"}
 
 
-def read_line(line: str) -> StepLine | None:
-    """The record of `<step> <value> <name>, <value> <name>, ...` (a loss among the names), else None."""
+def read_line(line: str, last_line: bool = False) -> StepLine | None:
+    """The record of `<step> <value> <name>, <value> <name>, ...` (a loss among the names), else None; on a last line
+    that may be cut (`last_line`) its last pair is left out (its name may be cut short) and the record marked cut."""
     if MARKER not in line or ", " not in line:
         return None
     m = _LINE.match(line)
     if m is None:
         return None
-    metrics = tuple(_pair(part) for part in re.split(r",\s+", m.group(2)))
+    parts = re.split(r",\s+", m.group(2))
+    metrics = tuple(_pair(part) for part in (parts[:-1] if last_line else parts))
     if not any(name == "loss" for name, _ in metrics):
         return None
-    return StepLine("value_first", int(m.group(1)), None, metrics)
+    return StepLine("value_first", int(m.group(1)), None, metrics, cut=last_line)
 
 
 def _pair(part: str) -> tuple[str, float]:
