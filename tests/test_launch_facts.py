@@ -122,3 +122,32 @@ def test_a_launch_that_loads_the_run_s_own_checkpoint_starts_from_no_trained_bas
     config.add("output_dir", output_dir, "console log's launch command")
     found = pretrained_base(config)
     assert (found[0] if found else None) == base
+
+
+def test_a_loop_that_prints_its_start_line_before_each_epoch_is_one_launch(tmp_path):
+    # one run of steps 10..150 over 3 epochs (`step_numbering`): its start line, printed each epoch, begins no attempt
+    lines = ["Total parameters: 919,296", "Using bf16 mixed precision"]
+    for epoch in range(3):
+        lines += ["Starting training..."] + [f"step {s * 10}, loss {4.0 * 0.95 ** (5 * epoch + s):.4f}"
+                                             for s in range(1, 6)]
+    records = stdout.read(_write(tmp_path / "train.log", lines))
+    assert records.meta["console_n_params"] == 919_296
+    assert "launch" not in records.meta["console_n_params_line"]
+    assert records.frame[records.frame["metric"] == "loss"]["step"].tolist() == list(range(10, 160, 10))
+
+
+def _trainer_dicts(lrs: list[float], losses: list[float]) -> list[str]:
+    return ["***** Running training *****", "  Num examples = 1,000", "  Num Epochs = 1"] + [
+        f"{{'loss': {loss}, 'grad_norm': 0.9, 'learning_rate': {lr}, 'epoch': {0.25 * (i + 1):.2f}}}"
+        for i, (lr, loss) in enumerate(zip(lrs, losses))]
+
+
+def test_sft_then_dpo_in_one_process_is_one_launch(tmp_path):
+    # one script: the model counted once, train() of SFT (lr 2e-5 decaying) then of DPO (lr 5e-7): two Trainer
+    # headers, the dicts numbered in order as one run (no fresh schedule: `relaunched_dicts`), so one launch
+    lines = (["Total parameters: 124,439,808"] + _trainer_dicts([2e-5, 1.5e-5, 1e-5, 5e-6], [2.1, 1.9, 1.8, 1.7])
+             + _trainer_dicts([5e-7, 4e-7, 3e-7, 2e-7], [0.69, 0.6, 0.5, 0.45]))
+    records = stdout.read(_write(tmp_path / "train.log", lines))
+    assert not records.meta.get("launched_attempts")  # the timeline's view: one attempt
+    assert records.meta["console_n_params"] == 124_439_808
+    assert "launch" not in records.meta["console_n_params_line"]

@@ -18,9 +18,10 @@ schedule go on from the checkpoint's.
 at (`launch_texts`);
 `launches_kept(events)`: the events less the ('launch', key) events of script lines that are no launch's start-up;
 `launches_so_far(events)`: how many launch events stand before each event, to ask whether one lies between two;
-`launched_attempts(frame, counts)`: the attempts of a console's frame that begin after a launch banner (the timeline
-orders them by the file's order, however few points they logged);
-`launch_texts(text, events)`: the text of each launch, in file order, where the events hold more than one.
+`launched_attempts(frame, row_events, events)`: the attempts of a console's frame that begin after a launch banner
+(the timeline orders them by the file's order, however few points they logged), each with the launch events before it;
+`launch_texts(text, events, attempt_launches)`: the text of each launch, in file order, where the events hold more than
+one that began a new attempt (or DeepSpeed's launcher started the script again).
 """
 from __future__ import annotations
 
@@ -93,27 +94,36 @@ def launches_so_far(events: list[tuple]) -> list[int]:
     return counts
 
 
-def launched_attempts(frame: pd.DataFrame, counts: np.ndarray) -> list[int]:
-    """The attempts (`log_attempts.attempt_numbers`: the steps go back) whose first row comes after a launch banner
-    that the row before it did not (`counts`: each row's `launches_so_far` count)."""
+def launched_attempts(frame: pd.DataFrame, row_events: np.ndarray, events: list[tuple]) -> dict[int, list[int]]:
+    """The attempts (`log_attempts.attempt_numbers`: the steps go back) whose first row comes after a launch event that
+    the row before it did not (`row_events`: the event index of each row), each with the indexes of the launch events
+    between the two rows."""
     attempt = attempt_numbers(frame)
-    starts = np.flatnonzero(np.diff(attempt) > 0) + 1
-    return [int(attempt[i]) for i in starts if counts[i] > counts[i - 1]]
+    out = {}
+    for i in np.flatnonzero(np.diff(attempt) > 0) + 1:
+        between = [j for j in range(int(row_events[i - 1]) + 1, int(row_events[i])) if events[j][0] == LAUNCH]
+        if between:
+            out[int(attempt[i])] = between
+    return out
 
 
-
-
-def launch_texts(text: str, events: list[tuple]) -> list[str]:
+def launch_texts(text: str, events: list[tuple], attempt_launches: set[int]) -> list[str]:
     """The text of each launch the (kept) launch events of `text` begin, in file order: the first from the file's
     start, each next one from where its own text begins (`launch_event`); one text, the whole, where the events hold
-    fewer than two launches. A Trainer header or a script's start line with no record since the launch event before
-    it is that launch's own (DeepSpeed's cmd = line, then the header of the script it launched; each rank's copy of
-    the header), or follows a launch that logged nothing: the two are read as one."""
+    fewer than two launches. A Trainer header or a script's start line begins a launch only where it stands before a
+    new attempt (`attempt_launches`: the indexes of the launch events between an attempt's first row and the row
+    before it, `launched_attempts`): a loop that prints its start line each epoch, or one process whose train() runs
+    twice (SFT then DPO) with its steps going on, is one run (`step_numbering`), its facts not one epoch's. DeepSpeed's
+    cmd = line always does: its launcher started the script's processes again. A header or start line with no record
+    since the launch event before it is that launch's own (DeepSpeed's cmd = line, then the header of the script it
+    launched; each rank's copy of the header), or follows a launch that logged nothing: the two are read as one."""
     starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]  # where each piece begins
     cuts, floor = [], None
-    for e in (e for e in events if e[0] == LAUNCH):
+    for index, e in enumerate(events):
+        if e[0] != LAUNCH:
+            continue
         _, key, at, begins = e
-        if floor is not None and (key == DEEPSPEED_CMD or begins > floor):
+        if floor is not None and (key == DEEPSPEED_CMD or begins > floor and index in attempt_launches):
             cuts.append(starts[min(begins, len(starts) - 1)])
         floor = at
     bounds = [0, *cuts, len(text)]

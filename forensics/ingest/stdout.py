@@ -62,7 +62,7 @@ from .console_steps import AS_STATED, BY_ORDER, dict_steps, training_bar_total
 from .console_text import as_printed
 from .overflow_steps import deepspeed_steps
 from .relaunched_dicts import relaunch_note
-from .launch_banners import launch_texts, launched_attempts, launches_so_far
+from .launch_banners import LAUNCH, launch_texts, launched_attempts
 from .launch_facts import TEXT_LAUNCHES, banners_last_launch_first, last_launch_facts, last_launch_texts
 from ..log_attempts import LAUNCHED_ATTEMPTS
 from .console_lines.fields import StepLine
@@ -95,7 +95,7 @@ def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = Fa
     texts = _argument_texts(text)
     flavour = _dict_flavour(events)
     stated = stated_logging(texts, path) if flavour == "hf_trainer" else None  # (the Trainer's logging_steps)
-    frame = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text), stated)
+    frame, attempt_launches = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text), stated)
     uncounted = sum(1 for e in events if e[0] == "line" and (e[1].kind in ("uncounted", "printed_tensor")
                                                               or e[1].kind == "loss_print" and "loss" in e[1].names))
     notes: tuple[str, ...] = ()
@@ -109,7 +109,7 @@ def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = Fa
     notes += _dict_numbering_notes(meta.get("step_inferred", ""), sum(1 for e in events if e[0] == "dict"
                                                                        and "loss" in e[2]))
     notes += relaunch_note(events)
-    launches = launch_texts(text, events) if by_launch else [text]
+    launches = launch_texts(text, events, attempt_launches) if by_launch else [text]
     meta.update(_own_facts(text, launches))
     if frame.empty:  # a run that crashed or stopped before its first logged step: what its console says of it
         meta.update(run_sign_facts(text))
@@ -207,7 +207,9 @@ def _argument_texts(text: str) -> dict[str, str]:
 
 
 def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
-           plan: tuple[int, int] | None = None, stated: StatedLogging | None = None) -> pd.DataFrame:
+           plan: tuple[int, int] | None = None,
+           stated: StatedLogging | None = None) -> tuple[pd.DataFrame, set[int]]:
+    """The console's rows, and the indexes of the launch events that begin a new attempt (`launched_attempts`)."""
     train_total = training_bar_total(events)
     dated, how = dict_steps(events, train_total, per_epoch, stated)
     if how:
@@ -215,17 +217,18 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
     steps: list[int] = []
     metrics: list[str] = []
     values: list[float] = []
-    launched = launches_so_far(events)
-    launches: list[int] = []  # each row's count of launch banners before it
+    row_events: list[int] = []  # each row's event index
+    at = 0
 
     def add(step: int, names, numbers) -> None:
         metrics.extend(names)
         values.extend(numbers)
         steps.extend([step] * (len(metrics) - len(steps)))
-        launches.extend([launched[i]] * (len(metrics) - len(launches)))
+        row_events.extend([at] * (len(metrics) - len(row_events)))
 
     ds = deepspeed_steps(events, train_total)
     for i, event in enumerate(events):
+        at = i
         if event[0] == "dict":
             pairs = [(canonical_metric(k), v) for k, v in event[2].items() if k not in EXPLICIT_STEP_KEYS]
             add(dated[i], [k for k, _ in pairs], [v for _, v in pairs])
@@ -241,11 +244,14 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
             if record.total is not None:
                 meta["max_steps"] = record.total
     if not steps:
-        return empty_frame()
+        return empty_frame(), set()
     frame = pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
                           "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(steps), math.nan)})
-    if launched and launched[-1]:  # (the rows below only gain epochs or lose scale rows: the attempts stay as counted)
-        meta[LAUNCHED_ATTEMPTS] = launched_attempts(frame, np.array(launches))
+    launched: dict[int, list[int]] = {}
+    if any(e[0] == LAUNCH for e in events):  # (the rows below only gain epochs or lose scale rows: attempts stay)
+        launched = launched_attempts(frame, np.array(row_events), events)
+        meta[LAUNCHED_ATTEMPTS] = sorted(launched)
+    attempt_launches = {j for between in launched.values() for j in between}
     if plan and "epoch" not in metrics and "loss" in metrics and _plan_fits(plan, steps, events):
         frame = _with_epochs(frame, plan[1] / plan[0])
         meta["epoch_inferred"] = f"step / {plan[1] / plan[0]:g} steps per epoch, as the log's plan line states them"
@@ -257,7 +263,8 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
         frame = _with_epochs(frame[frame["metric"] != "epoch"].reset_index(drop=True), per_epoch)
         meta["epoch_inferred"] = (f"step / {per_epoch:g} steps per epoch, as the trainer's banner states them (the "
                                   "progress line's epoch is a whole number, the epochs done)")
-    return without_unit_loss_scale(without_placeholders(frame) if "megatron" in kinds_of(events) else frame)
+    frame = without_unit_loss_scale(without_placeholders(frame) if "megatron" in kinds_of(events) else frame)
+    return frame, attempt_launches
 
 
 def _results_table_only(events: list[tuple]) -> bool:
