@@ -18,6 +18,7 @@ from .analyzers.char_floor import CharCorpus, memorized_per_character
 from .analyzers.classifier_at_chance import detect_classifier_at_chance
 from .analyzers.cut_short import detect_cut_short, end_accounted_for
 from .analyzers.early_overshoot import detect_early_overshoot
+from .analyzers.early_stop_in_warmup import detect_early_stop_in_warmup, early_stop_said
 from .analyzers.epoch_staircase import dated_at_the_pairs_return
 from .analyzers.fine_tune_level import detect_fine_tune_far_above_text
 from .analyzers.fine_tune_start import ADAPTER_METHODS, detect_start_above_uniform_guess, detect_start_near_the_guess
@@ -74,7 +75,8 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings, planned,
                                                             not _loss_steps_inferred(timeline))
                              + (detect_cut_short(metrics, planned[1], end_accounted_for(timeline, metrics))
-                                or detect_megatron_cut(timeline))
+                                or detect_megatron_cut(timeline)
+                                or detect_early_stop_in_warmup(metrics, early_stop_said(timeline)))
                              + detect_labels_include_padding(metrics, config.get("data.labels_include_padding"),
                                                              encoder_decoder_model(config)))
     findings = sort_findings(findings + detect_unfinished_tracker_run(timeline, metrics, planned[1], findings))

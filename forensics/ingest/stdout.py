@@ -52,8 +52,8 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ..decoding import decode_text
 from ._frames import without_placeholders, without_unit_loss_scale
-from . import (card_axolotl, command_line, fairseq_config, megatron_args, megatron_end, mmengine_config,
-               namespace_args, printed_configs, rwkv_args)
+from . import (card_axolotl, command_line, early_stop_end, fairseq_config, megatron_args, megatron_end,
+               mmengine_config, namespace_args, printed_configs, rwkv_args)
 from .banners import find_banners, may_hold_banners
 from .console_facts import console_facts, run_sign_facts
 from .settled_lines import kinds_of, step_line_warnings
@@ -115,6 +115,8 @@ def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = Fa
         meta.update(run_sign_facts(text))
     if flavour:
         meta["dict_lines"] = flavour
+    if stopped := early_stop_end.early_stop_line(text):  # an early stop the run's own rule made (analyzers)
+        meta[early_stop_end.KEY] = stopped
     kinds = kinds_of(events)
     if "megatron" in kinds:  # whether its log says why it ends (analyzers.megatron_cut)
         meta[megatron_end.KEY] = megatron_end.end_line(text)
