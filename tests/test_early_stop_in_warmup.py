@@ -50,7 +50,8 @@ def test_configured_early_stopping_is_not_an_early_stop_that_fired():
                    "patience = 1", "callbacks=[EarlyStoppingCallback(early_stopping_patience=2)]"):
         assert early_stop_line(config) is None, config
     for fired in (_PATIENCE_OUT, "Epoch 00028: early stopping", "No improvement in 5 epochs. Early stopping triggered.",
-                  "Monitored metric val_loss did not improve in the last 3 records. Best score: 1.234."):
+                  "Monitored metric val_loss did not improve in the last 3 records. Best score: 1.234.",
+                  "EARLY STOPPING TRIGGERED AT EPOCH 7"):
         assert early_stop_line(fired) is not None, fired
 
 

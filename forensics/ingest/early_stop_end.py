@@ -18,7 +18,7 @@ _FIRED = re.compile(
     r"|^[^\n]{0,40}\bEpoch \d+: early stopping\b"
     r"|\bpatience`?\s+(?:was\s+)?(?:exceeded|exhausted|ran out)\b|\bexceeded\s+(?:the\s+)?`?patience\b"
     r"|\bdid not improve in the last \d+ records\b")
-_WORDS = ("arly", "atience", "did not improve")  # one of them gates the regex (most consoles hold none)
+_WORDS = ("arly", "ARLY", "atience", "ATIENCE", "did not improve")  # gate the regex: most consoles hold none
 
 
 def early_stop_line(text: str) -> str | None:
