@@ -12,7 +12,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import EVAL_ACCURACY_KEYS, LN2, LOSS, Metrics, finite, format_number, real_loss
+from .metrics import EVAL_ACCURACY_KEYS, LN2, LOSS, Metrics, a_or_an, finite, format_number, real_loss
 from .unmoved import never_learned_finding
 
 
@@ -56,11 +56,12 @@ def detect_classifier_at_chance(metrics: Metrics, thresholds: Thresholds, num_la
     near = np.abs(values - chance) <= _CHANCE_TOLERANCE * chance
     if near.mean() < 0.9 or not np.all(np.abs(evals.to_numpy() - chance) <= _CHANCE_TOLERANCE * chance):
         return []
-    message = (f"the model never learned: a {num_labels}-way classifier (num_labels {num_labels}) whose loss stays at "
-               f"ln {num_labels} = {format_number(chance)}, a uniform guess over its labels, at {int(near.sum())} of "
-               f"{len(values)} logged steps, and the eval loss stays there too ({format_number(float(evals.iloc[0]))} "
-               f"-> {format_number(float(evals.iloc[-1]))}). Check that the labels reach the loss, that the "
-               "classification head is trained (modules_to_save for an adapter), and the learning rate.")
+    message = (f"the model never learned: {a_or_an(str(num_labels))}-way classifier (num_labels {num_labels}) whose "
+               f"loss stays at ln {num_labels} = {format_number(chance)}, a uniform guess over its labels, at "
+               f"{int(near.sum())} of {len(values)} logged steps, and the eval loss stays there too "
+               f"({format_number(float(evals.iloc[0]))} -> {format_number(float(evals.iloc[-1]))}). Check that the "
+               "labels reach the loss, that the classification head is trained (modules_to_save for an adapter), and "
+               "the learning rate.")
     return [never_learned_finding(loss, message, {"level": chance, "choices": num_labels,
                                                   "reason": "classifier at ln k",
                                                   "share_at_level": float(near.mean())})]

@@ -11,6 +11,7 @@ format used in every message.
 from __future__ import annotations
 
 import math
+import re
 from typing import Mapping
 
 import numpy as np
@@ -249,6 +250,18 @@ def format_number(value: float) -> str:
     if 1e4 <= abs(value) <= 2.0 ** 40 and value == int(value):
         return str(int(value))
     return f"{value:.4g}"
+
+
+def a_or_an(spoken: str) -> str:
+    """`spoken` after the article English reads it with: numbers are said as words, so 8, 11, 18, 80 and 800-odd
+    start with a vowel ("an 8B model", "an 11-way classifier") and every other number with a consonant.
+
+    >>> [a_or_an(s) for s in ("8B", "1.5B", "11-way", "18-point", "110-point", "80M", "3-way", "12-point")]
+    ['an 8B', 'a 1.5B', 'an 11-way', 'an 18-point', 'a 110-point', 'an 80M', 'a 3-way', 'a 12-point']
+    """
+    leading = re.match(r"\d+", spoken)
+    vowel = bool(leading) and (spoken.startswith("8") or leading.group() in ("11", "18"))
+    return f"{'an' if vowel else 'a'} {spoken}"
 
 
 def format_ratio(value: float, base: float) -> str:

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ..findings import Finding
-from .metrics import LOSS, Metrics, finite, format_number, lr_restart_steps, point_noise, real_loss, restart_near
+from .metrics import (LOSS, Metrics, a_or_an, finite, format_number, lr_restart_steps, point_noise, real_loss,
+                      restart_near)
 
 _MIN_POINTS = 60  # points a log needs for window means either side of a step (at least 2 windows each side)
 _WINDOWS = 12  # a window is this share of the log (at least `_MIN_WINDOW` points) ...
@@ -50,8 +51,9 @@ def detect_sustained_step_up(metrics: Metrics) -> list[Finding]:
     end = float(np.mean(values[-width:]))
     message = (f"the loss steps up from step {step} and stays up: about {format_number(before)} before, "
                f"{format_number(after)} on average after ({format_number(after / before)}x, "
-               f"{format_number(rise / noise if noise > 0 else float('inf'))} standard errors of a {width}-point "
-               f"mean), every {width}-point window since above {format_number(before + _HELD * rise)}, "
+               f"{format_number(rise / noise if noise > 0 else float('inf'))} standard errors of "
+               f"{a_or_an(str(width))}-point mean), every {width}-point window since above "
+               f"{format_number(before + _HELD * rise)}, "
                f"{format_number(end)} over the last. Not many-fold, but the model fits its training data worse at the "
                "end than before the step; on fresh batches of one data set that is the updates doing harm (a "
                "learning rate too high for the adapter or model, an optimizer state gone bad). Look at what changed "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..analyzers.metrics import a_or_an
 from ..profile.model_start import pretrained_base
 from .architecture import architecture_of
 from .evidence import Facts, evidence_value
@@ -82,7 +83,7 @@ def continued_from(facts: Facts) -> str | None:
 
 def run_name(method: str, objective: str, n_params: int | None) -> str:
     what = method_name(method, objective) if method in _NAMES else "a run of unknown method"
-    return for_objective(what, objective) + (f" of a {_size(n_params)} model" if n_params else "")
+    return for_objective(what, objective) + (f" of {a_or_an(_size(n_params))} model" if n_params else "")
 
 
 def for_objective(what: str, objective: str) -> str:
