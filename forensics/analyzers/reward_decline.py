@@ -20,9 +20,12 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import Metrics, finite, format_number, point_noise
+from .metrics import Metrics, finite, format_number, is_preference_log, point_noise
 
 REWARD_KEYS = ("reward", "rewards/mean", "objective/rlhf_reward", "ppo/mean_scores")
+# A hand-written RL loop's mean reward over its sampled completions: the reward only in a log known to be RL (its
+# names, or a profile that says RL: `RLMetrics`), for TRL's RewardTrainer logs `mean_reward` as its model's score
+_LOOP_REWARD_KEYS = ("mean_reward", "reward_mean", "avg_reward")
 CLIPPED = "completions/clipped_ratio"
 MIN_POINTS = 16  # fewer logged rewards cannot tell a trend from the reward's own noise
 _HELD_OUT_REWARDS = (re.compile(r"val-core/.+/mean@\d+"), re.compile(r"val-aux/.+/reward/mean@\d+"),
@@ -35,8 +38,12 @@ _PEAK_CLEAR = 2.0
 
 
 def reward_metric(metrics: Metrics) -> str | None:
-    """The name of the RL reward the log holds (GRPO's `reward`, PPO's scores), or None for a log without one."""
-    return next((k for k in REWARD_KEYS if k in metrics), None)
+    """The name of the RL reward the log holds (GRPO's `reward`, PPO's scores, an RL loop's `mean_reward`), or None
+    for a log without one."""
+    named = next((k for k in REWARD_KEYS if k in metrics), None)
+    if named is None and is_preference_log(metrics):
+        return next((k for k in _LOOP_REWARD_KEYS if k in metrics), None)
+    return named
 
 
 def held_out_reward_metrics(metrics: Metrics) -> list[str]:

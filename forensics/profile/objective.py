@@ -11,6 +11,7 @@ from .names import word_in
 from .objective_names import from_names_and_data, classification_head
 from .objective_scratch import FROM_SCRATCH, from_scratch_signs
 from .record import UNKNOWN
+from .rl_config import from_rl_config, rl_recipe
 from .trl import TRL_SFT_KEYS, trainer_source, trl_config_class
 
 # (classification_head and FROM_SCRATCH are read from here too: run_findings, profile.__init__)
@@ -21,6 +22,9 @@ _PREFERENCE_ALGOS = (("kto", ("rewards/chosen_sum", "logps/chosen_sum")),
                      ("orpo", ("log_odds_ratio", "log_odds_chosen")),
                      ("dpo", ("rewards/margins", "rewards/chosen", "logps/chosen")))
 _RL_KEYS = ("completion_length", "completions/mean_length", "reward", "reward_std", "frac_reward_zero_std")
+# A hand-written loop's spread of its sampled rewards (TRL's reward_std in the other order): a reward model's trainer
+# logs none (TRL's RewardTrainer: mean_reward, min_reward, max_reward, margin), nor does a supervised one
+_LOOP_RL_KEYS = ("std_reward",)
 _PPO_KEYS = ("objective/kl", "policy/approxkl_avg", "ppo/mean_scores", "objective/rlhf_reward", "critic_loss")
 # DeepSpeed-Chat's steps, each told by the lines it prints (ingest.deepspeed_chat)
 DSCHAT_OBJECTIVES = {"dschat_sft": ("sft", None), "dschat_rm": ("reward", None), "dschat_ppo": ("rl", "ppo"),
@@ -37,7 +41,7 @@ _OPENAI_JOB_METHODS = {"supervised": ("sft", None), "dpo": ("preference", "dpo")
 def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
                adapter: bool = False) -> tuple[str, str | None]:
     metrics = set(timeline.metrics)
-    for step in (_from_console_trainers, _from_metric_names, _from_arguments, from_scratch_signs,
+    for step in (_from_console_trainers, _from_metric_names, _from_arguments, from_rl_config, from_scratch_signs,
                  from_names_and_data):
         found = step(config, timeline, names, evidence, adapter, metrics)
         if found is not None:
@@ -74,14 +78,13 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
     """The metric names RL and preference trainers log, LLaMA-Factory's pairwise accuracy, TRL's SFT metrics."""
     ppo = [k for k in _PPO_KEYS if k in metrics]
     rl = [k for k in metrics if k in _RL_KEYS or (k.startswith("rewards/") and k.endswith("/mean"))]
-    if rl == ["reward"] and not ppo and pairwise_loss_at_chance(config, timeline) is None:
-        # a hand-written loop's `reward=`: RL, but no trainer's names to tell which (a one-label head whose loss starts
-        # at ln 2 is a reward model printing its score, told below)
-        evidence["objective"] = "metric reward in the log (RL fine-tuning)"
-        named = next(((algo, found) for algo in ("grpo", "ppo") if (found := word_in(names, algo))), None)
-        if named is not None:
-            evidence["objective"] += f"; {named[1]}"
-        return "rl", named[0] if named else None
+    loop = sorted(k for k in metrics if k in _LOOP_RL_KEYS)
+    if (rl == ["reward"] or loop and rl in ([], ["reward"])) and not ppo \
+            and pairwise_loss_at_chance(config, timeline) is None:
+        # a hand-written loop's `reward=` or reward spread: RL, but no trainer's names to tell which (a one-label head
+        # whose loss starts at ln 2 is a reward model printing its score, told below)
+        evidence["objective"] = f"metric {', '.join(rl + loop)} in the log (RL fine-tuning)"
+        return "rl", _loop_algorithm(config, names, evidence)
     if ppo or rl and rl != ["reward"]:  # before the pairwise names: GRPO logs rewards/<func>/mean, never rewards/chosen
         evidence["objective"] = f"metrics {', '.join(sorted(ppo or rl)[:3])} in the log (RL fine-tuning)"
         return "rl", "ppo" if ppo else "grpo"
@@ -102,6 +105,17 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
         evidence["objective"] = f"metric {sft[0]} in the log (TRL's SFTTrainer)"
         return "sft", None
     return None
+
+
+def _loop_algorithm(config: RunConfig, names, evidence: dict) -> str | None:
+    """The algorithm of a hand-written RL loop, where its config's recipe (`rl_recipe`) or its own names say it; the
+    saying added to the objective's evidence."""
+    recipe = rl_recipe(config)
+    named = recipe or next(((algo, found) for algo in ("grpo", "ppo") if (found := word_in(names, algo))), None)
+    if named is None:
+        return None
+    evidence["objective"] += f"; {named[1]}"
+    return named[0]
 
 
 def _logged(name: str, metrics: set) -> str | None:
