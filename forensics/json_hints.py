@@ -20,7 +20,17 @@ DUMPED_HISTORY = re.compile(
     rb'|\{\s*"train_step_loss"\s*:\s*\['  # (llama-cookbook's metrics_data_*.json)
     # a dict of parallel lists opening with the training loss's (a fraction, not a split's
     # indices): {"train": [2.7057, ...], "val": [...]} (ConnorLathrop_Pytorch_with_tinyshakespeare...)
-    rb'|\{\s*"(?:loss|losses|train|train_loss(?:es)?|training_loss(?:es)?)"\s*:\s*\[\s*\d*\.\d'
+    # (or the loss list after other number lists: a Keras history.history dict, {"val_loss": [...], "val_acc": [...],
+    # "loss": [...]}, AlexBella365_FrenchTextGenerator; {"accuracy": [...], "loss": [...]}, JoncyKeda_LSTM_TEXT_...)
+    rb'|\{\s*(?:"[^"\n]{1,100}"\s*:\s*\[[-+\d.eE,\sNaInfity]*\]\s*,\s*){0,50}'
+    rb'"(?:loss|losses|train|train_loss(?:es)?|training_loss(?:es)?)"\s*:\s*\[\s*\d*\.\d'
+    # a dict of row lists by split, the training rows first: {"train": [{"step": 100, "loss": 1.49, ...}], "val":
+    # [...]} (adityatiwari049_Kaya-SLM)
+    rb'|\{\s*"(?:train|training)"\s*:\s*\[\s*\{[^\[\]{}]{0,2000}?"\w*loss"\s*:\s*[-\d.NI]'
+    # a list of entries, each holding its training records in a list named for losses: AlphaZero iterations with
+    # "training_losses": [{"policy_loss": 0.0, "value_loss": NaN, "total_loss": NaN}] (DidulaThavisha_alpha_llm)
+    rb'|^(?:\xef\xbb\xbf)?\s*\[\s*\{[^\[\]]{0,4000}"\w*loss(?:es)?"\s*:\s*\[\s*\{[^\[\]{}]{0,2000}?"\w*loss"\s*:\s*'
+    rb'[-\d.NI]'
     # an own logger's {metric: [{"step": 0, "value": 3.07, ...}]} (Shivay00001_shivacon-ai)
     rb'|\{\s*"[^"\n]{1,200}"\s*:\s*\[\s*\{\s*"step"\s*:\s*\d+\s*,\s*"value"\s*:)')
 # A bare JSON list of log rows whose losses are named by their split, not `loss` (Lukas1121_LogSentinel's

@@ -60,19 +60,21 @@ def _held_out_level(found: Finding, thresholds: Thresholds) -> float:
 
 
 def _held_out_already_at_zero(metrics: Metrics, loss: pd.Series, start: int, stop: int, level: float) -> bool:
-    """Every eval loss logged up to the end of a near-zero stretch is itself under `level`, from an evaluation at or
-    before its start: the model predicted held-out data as well before the training loss got there, so that loss is
+    """Every eval loss logged from the last evaluation at or before a near-zero stretch's start to its end is itself
+    under `level`: the model predicted held-out data as well before the training loss got there, so that loss is
     the model's own fit of an easy task, not a degenerate model nor one that learned its data by heart
     (AndrewMichael2020's text-to-SQL GPT: validation 0.0000 at the end of epoch 1, while the epoch's running training
     mean was still 0.57; Seanaaa0's synthetic grid task: eval 3.4e-4 before the training loss reached 1e-5;
     smhavens' one-word category answers: eval 0.0014-0.0089 at every epoch while the training loss went 0.39 ->
-    0.0008)."""
+    0.0008). Evaluations before that one, while the training loss was still up too, say nothing against it
+    (QuinnAho_csc-5991-hw1's deterministic seq2seq task: val 1.91, 0.33, 0.012, then 7.3e-5 at epoch 4 while the
+    training loss was 0.0033, before it fell to 3.4e-5 at epoch 5)."""
     evals = finite(metrics[EVAL_LOSS]) if EVAL_LOSS in metrics else None
     if evals is None or not len(evals):
         return False
     upto = evals[evals.index <= int(loss.index[stop - 1])]
-    return bool(len(upto)) and int(upto.index[0]) <= int(loss.index[start]) \
-        and bool(np.all(upto.to_numpy() <= level))
+    by_start = np.flatnonzero(upto.index <= int(loss.index[start]))
+    return bool(len(by_start)) and bool(np.all(upto.to_numpy()[by_start[-1]:] <= level))
 
 
 _FOLLOWING_EVALS = 2  # evaluations inside a near-zero stretch that say whether held-out data went there too

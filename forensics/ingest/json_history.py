@@ -13,6 +13,8 @@
 * an own logger's dict of metric series, each a list of `{"step", "value", ...}` points (`{"train/step_loss": [...],
   "val/loss": [...], "train/lr": [...]}`, Shivay00001_shivacon-ai): one entry a step, a step logged twice keeping its
   last value; a per-step loss beside an epoch-mean `loss` is the loss and the epoch mean loss_avg;
+* rows one level down (json_nested_rows): a dict of row lists by split (`{"train": [{"step", "loss"}], "val":
+  [{"step", "val_loss"}]}`), a list of iterations each holding its training records (`"training_losses": [...]`);
 * Ludwig's training_statistics.json (ludwig/api.py:545-555): split -> output feature or `combined` -> metric -> one
   value per evaluation period (`evaluation_frequency`: an epoch, or a number of steps); `training` / `combined` /
   `loss` is the loss and `validation` / `combined` / `loss` the held-out loss, numbered by period;
@@ -35,6 +37,7 @@ from ..timeline import LogRecords, canonical_metric
 from ._filetime import file_mtime
 from ._jsonfile import read_json_value
 from ._python_literal import read_python_literal
+from .json_nested_rows import nested_records, split_rows
 from .trainer_state import history_frame
 
 FORMAT = "json_history"
@@ -56,11 +59,12 @@ def history_of(data, says_loss: bool = False, held_out: bool = False) -> list[di
         return _ludwig_entries(data)
     if isinstance(data, dict):
         nested = next((data[k] for k in HISTORY_KEYS if isinstance(data.get(k), list)), None)
-        data = nested if nested is not None else _columns_as_entries(data) or _series_entries(data)
+        data = nested if nested is not None else (_columns_as_entries(data) or _series_entries(data)
+                                                  or split_rows(data))
     if not isinstance(data, list) or not data:
         return None
     if all(isinstance(e, dict) for e in data[:50]):
-        return with_loss_names(data)
+        return with_loss_names(data) or with_loss_names(nested_records(data) or [])
     if says_loss and all(_is_number(v) for v in data[:50]):
         values = [v for v in data if _is_number(v)]  # an eval entry without a step would share the one before it
         return [{"step": i, "eval_loss": v} for i, v in enumerate(values, 1)] if held_out else \
@@ -127,8 +131,10 @@ def with_loss_names(entries: list) -> list[dict] | None:
 
 
 # The names a history's training and held-out losses go by where no key is `loss` / `eval_loss`: a split's prefix,
-# then a logged nll (metric_names.NLL_LOSS_NAMES)
-_SPLIT_TRAIN_LOSSES = ("train_loss", "training_loss") + tuple(k for k, v in NLL_LOSS_NAMES.items() if v == "loss")
+# then a logged nll (metric_names.NLL_LOSS_NAMES), then `total_loss`: the sum of the parts logged beside it, the one
+# the optimizer minimises (DidulaThavisha_alpha_llm's policy_loss + value_loss)
+_SPLIT_TRAIN_LOSSES = ("train_loss", "training_loss") + tuple(
+    k for k, v in NLL_LOSS_NAMES.items() if v == "loss") + ("total_loss",)
 _SPLIT_HELD_OUT_LOSSES = tuple(k for k in _HELD_OUT_NAMES if k.endswith("_loss")) + tuple(
     k for k, v in NLL_LOSS_NAMES.items() if v == "eval_loss")
 

@@ -1,0 +1,68 @@
+"""Log rows a dumped metric history holds one level down, as json_history's flat list of log entries:
+
+* a dict of row lists by split: `{"train": [{"step": 100, "loss": 1.49, "lr": 3e-4}, ...], "val": [{"step": 200,
+  "val_loss": 1.28, "ppl": 3.6}, ...]}` (adityatiwari049_Kaya-SLM's logs/training_log.json). The training rows keep
+  their names; a held-out row's metrics are the eval split's (`loss` / `val_loss` -> eval_loss, `ppl` -> eval_ppl)
+  and its copy of the rate is left out (the training rows give the rate at that step). The rows stay in each
+  split's own order, the training rows first: a script that appends each resumed session to the file logs a step
+  again, and the timeline keeps the last value logged at a step (the later session's);
+* a list of entries (iterations, epochs) each holding its training records in a list named for losses:
+  `[{"iteration": 1, "eval_win_rate": 0.0, "training_losses": [{"policy_loss": 0.0, "value_loss": NaN,
+  "total_loss": NaN, "steps": 116}, ...]}, ...]` (DidulaThavisha_alpha_llm's AlphaZero iterations): the records, in
+  order, are the log entries.
+
+Pure functions of the parsed JSON value; json_history names the losses and frames the rows.
+"""
+from __future__ import annotations
+
+from ..metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS, canonical_metric, is_held_out, \
+    keras_metric_name, loss_of_split
+
+_COUNTERS = frozenset(JSON_LINE_STEP_KEYS) | {JSON_LINE_EPOCH_KEY}
+
+
+def split_rows(data: dict) -> list[dict] | None:
+    """The rows of a dict of row lists by split, training rows first (names as the module docstring says), or None
+    where no training split's rows name a loss."""
+    splits = {loss_of_split(str(key)): rows for key, rows in data.items() if _rows(rows)}
+    if not _names_a_loss(splits.get("loss")):
+        return None
+    held = [_held_out_row(row) for row in splits.get("eval_loss") or []]
+    return [row for row in splits["loss"] if isinstance(row, dict)] + held
+
+
+def nested_records(entries: list) -> list[dict] | None:
+    """The training records a list of entries holds under a key named for losses (`training_losses`), flattened in
+    order; None where the first entry holds no such list of records naming a loss."""
+    first = entries[0] if entries and isinstance(entries[0], dict) else {}
+    key = next((k for k, v in first.items() if "loss" in str(k).lower() and _rows(v) and _names_a_loss(v)), None)
+    if key is None:
+        return None
+    return [record for entry in entries if isinstance(entry, dict) and isinstance(entry.get(key), list)
+            for record in entry[key] if isinstance(record, dict)]
+
+
+def _rows(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(row, dict) for row in value[:50])
+
+
+def _names_a_loss(rows) -> bool:
+    """Whether the first rows of a list hold a key named a loss (`loss`, `val_loss`, `total_loss`)."""
+    return bool(rows) and any("loss" in str(key).lower() for row in rows[:50] for key in row)
+
+
+def _held_out_row(row: dict) -> dict:
+    named = {}
+    for key, value in row.items():
+        if key in _COUNTERS:
+            named[key] = value
+        elif canonical_metric(str(key)) != "learning_rate":
+            named[_held_out_name(str(key))] = value
+    return named
+
+
+def _held_out_name(key: str) -> str:
+    """A held-out row's metric in the eval split's name: `val_loss` and `loss` -> eval_loss, `ppl` -> eval_ppl."""
+    if is_held_out(key):
+        return keras_metric_name(key) if key.startswith("val_") else canonical_metric(key)
+    return "eval_" + canonical_metric(key)
