@@ -78,3 +78,81 @@ def test_a_console_that_loads_a_weights_file_is_not_read_as_from_scratch_by_its_
 def test_the_same_console_without_a_weights_file_loaded_stays_from_scratch(tmp_path):
     profile = forensics.analyze(_mlx_console(tmp_path / "run", _GPT2_CONFIG, _STEP_LINES)).run_profile
     assert (profile.objective, profile.method) == ("pretrain", "full")
+
+
+# ---- a notebook's 4-bit config handed to another model's loader than the one its last trainer trains --------------
+
+_PEFT = ("from peft import LoraConfig, get_peft_model\n"
+         "lora_config = LoraConfig(r=16, lora_alpha=32, task_type='CAUSAL_LM')\n")
+
+
+def _run_cell(tag: str, model_id: str, four_bit: bool) -> str:
+    quantized = "quantization_config=bnb_config, " if four_bit else ""
+    return ("from transformers import AutoModelForCausalLM, BitsAndBytesConfig, Trainer, TrainingArguments\n"
+            + ("bnb_config = BitsAndBytesConfig(load_in_4bit=True)\n" if four_bit else "")
+            + f"{tag}_base = AutoModelForCausalLM.from_pretrained('{model_id}', {quantized}device_map='auto')\n"
+            f"{tag}_lora = get_peft_model({tag}_base, lora_config)\n"
+            f"trainer_{tag} = Trainer(model={tag}_lora, args=TrainingArguments(output_dir='out_{tag}', fp16=True),\n"
+            f"    train_dataset=train_ds)\ntrainer_{tag}.train()\n")
+
+
+def test_a_notebooks_last_run_on_a_base_loaded_whole_is_lora_though_its_first_run_loaded_4_bits(tmp_path):
+    from support.notebook_sessions import _analyzed, _losses
+    cells = [(1, _PEFT, ""), (2, _run_cell("first", "Qwen/Qwen2.5-3B", True), _losses()),
+             (3, _run_cell("second", "ibm-granite/granite-3.1-1b-a400m-instruct", False), _losses())]
+    profile = _analyzed(tmp_path, cells).run_profile
+    assert profile.method == "lora", profile.evidence
+
+
+def test_a_notebooks_last_run_on_a_4_bit_base_stays_qlora(tmp_path):
+    from support.notebook_sessions import _analyzed, _losses
+    cells = [(1, _PEFT, ""), (2, _run_cell("first", "ibm-granite/granite-3.1-1b-a400m-instruct", False), _losses()),
+             (3, _run_cell("second", "Qwen/Qwen2.5-3B", True), _losses())]
+    assert _analyzed(tmp_path, cells).run_profile.method == "qlora"
+
+
+def test_a_4_bit_reload_after_the_training_leaves_a_trained_whole_base_lora(tmp_path):
+    from support.notebook_sessions import _analyzed, _losses
+    reload = ("from transformers import BitsAndBytesConfig\nbnb = BitsAndBytesConfig(load_in_4bit=True)\n"
+              "infer = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-3B', quantization_config=bnb)\n")
+    cells = [(1, _PEFT, ""), (2, _run_cell("only", "Qwen/Qwen2.5-3B", False), _losses()), (3, reload, "")]
+    assert _analyzed(tmp_path, cells).run_profile.method == "lora"
+
+
+# ---- an adapter put on a model loaded before the one the trainer trains ----------------------------------------
+
+_BNB = ("import transformers, peft\n"
+        "quantization_config = transformers.BitsAndBytesConfig(load_in_4bit=True)\n")
+_PROMPT_EXERCISE = ("model = transformers.AutoModelForCausalLM.from_pretrained('Qwen/Qwen3-4B',\n"
+                    "    quantization_config=quantization_config)\n"
+                    "peft_config = peft.PromptTuningConfig(task_type=peft.TaskType.CAUSAL_LM, num_virtual_tokens=16)\n"
+                    "model = peft.get_peft_model(model, peft_config)\n")
+_RELOAD_AND_TRAIN = ("del model\n"
+                     "model = transformers.AutoModelForCausalLM.from_pretrained('unsloth/Llama-3.2-3B',\n"
+                     "    quantization_config=quantization_config)\n"
+                     "trainer = transformers.Trainer(model=model, args=transformers.TrainingArguments(output_dir='o',\n"
+                     "    fp16=True), train_dataset=train_ds)\ntrainer.train()\n")
+
+
+def test_a_prompt_tuning_config_on_a_deleted_model_is_not_the_trained_4_bit_models_adapter(tmp_path):
+    from support.notebook_sessions import _analyzed, _losses
+    cells = [(1, _BNB, ""), (2, _PROMPT_EXERCISE, ""), (3, _RELOAD_AND_TRAIN, _losses())]
+    profile = _analyzed(tmp_path, cells).run_profile
+    assert profile.method == "qlora", profile.evidence
+
+
+def test_a_prompt_tuning_config_on_the_trained_model_stays_peft(tmp_path):
+    from support.notebook_sessions import _analyzed, _losses
+    train = _RELOAD_AND_TRAIN.split("trainer = ")[0] + "model = peft.get_peft_model(model, peft_config)\n" \
+        + "trainer = " + _RELOAD_AND_TRAIN.split("trainer = ")[1]
+    cells = [(1, _BNB, ""), (2, _PROMPT_EXERCISE, ""), (3, train, _losses())]
+    assert _analyzed(tmp_path, cells).run_profile.method == "peft"
+
+
+def test_an_adapter_loaded_to_go_on_training_after_an_earlier_wrap_stays_the_trained_models(tmp_path):
+    from support.notebook_sessions import _analyzed, _losses
+    go_on = _RELOAD_AND_TRAIN.replace(
+        "trainer = ", "model = peft.PeftModel.from_pretrained(model, 'out/adapter', is_trainable=True)\ntrainer = ")
+    cells = [(1, _BNB, ""), (2, _PROMPT_EXERCISE.replace("PromptTuningConfig(", "LoraConfig(r=8, "), ""),
+             (3, go_on, _losses())]
+    assert _analyzed(tmp_path, cells).run_profile.method == "qlora"
