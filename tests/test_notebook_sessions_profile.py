@@ -29,12 +29,20 @@ _NO_COUNTS = _unsloth_attempt((None, None, None)) + _full_training((None, None))
 _ONE_COUNT_EVERYWHERE = _unsloth_attempt((1, 1, 1)) + [(1, "trainer.train()\n", _losses())]
 
 
-@pytest.mark.parametrize("cells", [_ONE_SESSION, _OUT_OF_ORDER, _RUN_AGAIN_ABOVE, _NO_COUNTS, _ONE_COUNT_EVERYWHERE],
+@pytest.mark.parametrize("cells", [_ONE_SESSION, _OUT_OF_ORDER, _RUN_AGAIN_ABOVE, _ONE_COUNT_EVERYWHERE],
                          ids=["one_session", "a_cell_run_again_out_of_order", "a_cell_above_run_again_after",
-                              "saved_without_counts_is_one_session", "one_count_on_every_cell_is_one_session"])
+                              "one_count_on_every_cell_is_one_session"])
 def test_cells_of_one_session_all_configure_the_training(tmp_path, cells):
     profile = _analyzed(tmp_path, cells).run_profile
     assert (profile.method, profile.framework) == ("qlora", "unsloth"), profile.evidence
+
+
+def test_a_notebook_saved_without_counts_is_one_session(tmp_path):
+    # every cell is read (Unsloth's banner, the SFTTrainer's code: framework unsloth, objective sft), while the method
+    # is the last trainer's model's: gpt2 loaded whole, not the Unsloth model's 4-bit LoRA (fx-profwrong)
+    profile = _analyzed(tmp_path, _NO_COUNTS).run_profile
+    assert (profile.framework, profile.objective) == ("unsloth", "sft"), profile.evidence
+    assert profile.method != "qlora", profile.evidence
 
 
 def test_a_4bit_reload_after_the_training_in_the_same_session_configured_nothing_of_it(tmp_path):

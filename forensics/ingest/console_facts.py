@@ -266,7 +266,24 @@ def _start_up_lines(text: str) -> dict:
     m = _TF_FRESH_PARAMETERS.search(text) if "fresh parameters" in text else None
     if m:
         out["console_tf_fresh"] = line_end(m.group(0))
+    m = _WEIGHTS_FILE_LOADED.search(text) if "loading weights file" in text else None
+    if m and m.start() < _training_start(text):
+        out["console_weights_loaded"] = line_end(m.group(0))
     return out
+
+
+# transformers' from_pretrained logs `loading weights file <path>` (modeling_utils, INFO) where it reads a trained
+# model's weights: the model the run trains starts from them, however high its first loss (David-Li0406_multigen's
+# summed loss). Taken before the Trainer's `***** Running training *****` only: a reload after training (to evaluate,
+# to merge) is no start.
+_WEIGHTS_FILE_LOADED = re.compile(r"^.*?\bloading weights file \S+.*$", re.MULTILINE)
+_TRAINER_START = "***** Running training *****"
+
+
+def _training_start(text: str) -> int:
+    """Where the Trainer's training begins in a console, or its end where no Trainer's banner is in it."""
+    at = text.find(_TRAINER_START)
+    return len(text) if at < 0 else at
 
 
 # OpenNMT-py's train_single logs `Loading checkpoint from X` where -train_from names one, then builds the model

@@ -86,14 +86,20 @@ def _from_logs_and_banners(layout: RunLayout | None, config: RunConfig, timeline
         name = {"llamafactory_logs": "llamafactory", "swift_logs": "swift"}[kinds[0]]
         evidence["framework"] = f"{getattr(layout, kinds[0])[0].name} ({name}'s log)"
         return name
-    if any(b.kind == "unsloth" for b in timeline.banners):
+    factory = next((b for b in timeline.banners if b.kind == "llamafactory"), None)
+    unsloth = any(b.kind == "unsloth" for b in timeline.banners)
+    if factory is not None and unsloth:
+        # LLaMA-Factory's use_unsloth runs Unsloth under it, which prints its banner: the wrapper's own logger
+        # lines name the framework that was launched (vishnusureshperumbavoor_fine_tuning's `llamafactory-cli train`)
+        return _said(evidence, "llamafactory", f"LLaMA-Factory's log line in {factory.source}: {factory.text[:120]} "
+                                               "(Unsloth's banner beside it: the engine LLaMA-Factory ran)")
+    if unsloth:
         evidence["framework"] = "Unsloth banner in the console log"
         return "unsloth"
     mlx = next((b for b in timeline.banners if b.kind in ("mlx", "mlx_lora", "mlx_trainer")), None)
     if mlx is not None:
         evidence["framework"] = _MLX_SAYS[mlx.kind].format(source=mlx.source, text=mlx.text.replace("\n", "; "))
         return "mlx"
-    factory = next((b for b in timeline.banners if b.kind == "llamafactory"), None)
     if factory is not None:
         evidence["framework"] = f"LLaMA-Factory's log line in {factory.source}: {factory.text[:120]}"
         return "llamafactory"

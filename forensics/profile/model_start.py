@@ -63,6 +63,13 @@ def _console_from_scratch(timeline: Timeline) -> tuple[str, str] | None:
                 None)
 
 
+def console_loaded_weights(timeline: Timeline) -> tuple[str, str] | None:
+    """(source, line) of transformers' `loading weights file X` line before training (`console_weights_loaded`): the
+    model starts from trained weights; else None."""
+    return next(((src, m["console_weights_loaded"]) for src, m in timeline.meta.items()
+                 if m.get("console_weights_loaded")), None)
+
+
 def pretrained_seq2seq(config: RunConfig) -> str | None:
     """What says the run fine-tunes a trained encoder-decoder: the model's config (`is_encoder_decoder`, an
     encoder-decoder head: `_SEQ2SEQ_HEADS`; or the head alone, of an encoder-decoder family) with the checkpoint it

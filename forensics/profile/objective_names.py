@@ -77,19 +77,34 @@ def _from_own_names(config: RunConfig, timeline: Timeline, names, evidence: dict
     # not say)
     own = [(text, where) for text, where in names if not where.startswith(MODEL_NAME_KEYS)
            and not (where.startswith(_SCRIPT_KEY) and _stages_named(text) > 1)]
+    # the names nearer the log before the run folder's: a repository named for its method (`..._ORPO`) may hold the log
+    # of another stage, which the log file's own name (`sft_log.txt`) or its output_dir says (Paul33333_ORPO)
     supervised = _supervised_lm(config, timeline)
+    nearer = _objective_word([n for n in own if n[1] != RUN_FOLDER], timeline, supervised)
+    # (the -ing and pre-training words name an activity in a folder's name: read in the run's own files alone)
+    folder = _objective_word([n for n in own if n[1] == RUN_FOLDER], timeline, supervised, _OWN_FILES_WORDS)
+    if nearer is None and folder is None:
+        return None
+    said, objective, algo = nearer or folder
+    if nearer is not None and folder is not None and folder[1:] != nearer[1:]:
+        said += f"; taken over {folder[0]} (the folder holds the project, the nearer name this run)"
+    evidence["objective"] = said
+    return objective, algo
+
+
+def _objective_word(names, timeline: Timeline, supervised: bool,
+                    passed_over: tuple[str, ...] = ()) -> tuple[str, str, str | None] | None:
+    """(what said it, objective, algorithm) of the first word of `_NAME_OBJECTIVES` in `names` (a run's own names
+    only: a base model's path says what that model is or where it lies, `/data/pretrain_dir/Llama-3.1`,
+    `Qwen2-7B-DPO`, not what this run trains it for), else None."""
     for word, (objective, algo) in _NAME_OBJECTIVES:
-        if word in _FINE_TUNE_WORDS and not supervised:
+        if word in passed_over or (word in _FINE_TUNE_WORDS and not supervised):
             continue
-        # the run's own names only: a base model's path says what that model is or where it lies
-        # (`/data/pretrain_dir/Llama-3.1`, `Qwen2-7B-DPO`), not what this run trains it for
-        # (the run's folder by its own name, not the folders above it: `/data/finetune/...`, `_own_folder_name`)
-        found = word_in([n for n in own if n[1] != RUN_FOLDER] if word in _OWN_FILES_WORDS else own, word)
+        found = word_in(names, word)
         if found and word in _PAIRWISE_NAMES and first_loss_above(timeline, PAIRWISE_START_MAX):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:
-            evidence["objective"] = found
-            return objective, algo
+            return found, objective, algo
     return None
 
 

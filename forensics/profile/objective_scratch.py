@@ -8,7 +8,8 @@ from ..config import RunConfig
 from ..ingest.pretrain_lines import PRETRAINING_KINDS
 from ..timeline import Timeline
 from .losses import character_model_at_step_zero, starts_at_random_guess, training_losses
-from .model_start import _console_from_scratch, fresh_model_config, where_the_loss_starts, pretrained_base
+from .model_start import (_console_from_scratch, console_loaded_weights, fresh_model_config, pretrained_base,
+                          where_the_loss_starts)
 from .trainer_card import card_objective
 
 # Console line kinds of nanoGPT-family pre-training loops that print a HellaSwag eval (build-nanogpt's `N hella X`,
@@ -59,7 +60,7 @@ def from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: d
     # an adapter is never trained from scratch, nor a model loaded from trained weights however high its loss starts
     vocab = config.get("model.vocab_size")
     first = training_losses(timeline)
-    base = pretrained_base(config, float(first[0]) if len(first) else None)
+    base = pretrained_base(config, float(first[0]) if len(first) else None) or console_loaded_weights(timeline)
     fresh = None if adapter or base else starts_at_random_guess(timeline, vocab)
     if fresh is not None and fresh < FRESH_HEAD_RANGE[0] and card_objective(timeline, {}) == ("sft", None):
         # a first loss under any ln(vocabulary) that falls by half is read as random weights' only where nothing names

@@ -10,7 +10,8 @@ not Python is passed over. A keyword is taken where its value is a literal, or w
 (`torch.cuda.is_available()`, `torch.cuda.is_bf16_supported()`, Unsloth's `is_bfloat16_supported()`, negated or not:
 `fp16 = not is_bfloat16_supported()`) and the outputs answer the test (`machine`: a CUDA device printed, a GPU named,
 the `Bfloat16 = TRUE / FALSE` line of Unsloth's banner). Where a later cell passes a keyword again (an SFT, then a DPO),
-the later value stands: the notebook's last run is the one its last table shows.
+the later value stands: the notebook's last run is the one its last table shows. A 4-bit quantization handed to
+another model's loader than the one the last trainer trains (`quantized_load`) is not the trained model's.
 
 TEXT_KEY names the values in a LogRecords' texts (JSON), where ingest.run_config reads them.
 `code_values(cells, outputs)` gives a flat dict in the run configuration's names (`bf16`, `fp16`, `learning_rate`,
@@ -63,7 +64,10 @@ from .precision import (BF16_CHANGED_TO_FP16, autocast_precision, int8_inputs_in
                         without_inference_autocast)
 from .model import loads_weights, model_built_here, trains_whole_model
 from .pad_labels import labels_with_padding
+from .adapter_wraps import (ADAPTER_LOAD, LOAD_AT, adapter_on_another_model, loads_an_adapter,
+                            wraps_an_adapter)
 from .pairwise import pairwise_loss_function
+from .quantized_load import FOUR_BIT_LOAD, four_bit_config_names, loaded_in_four_bits
 from .summed_loss import sum_of_unknown_count
 from .tokenizer_trained import tokenizer_trained
 
@@ -84,7 +88,9 @@ def code_values(cells: list, outputs: str) -> dict:
     loads: list[tuple[tuple[int, int], str | None, dict]] = []  # (where, the name it is bound to, what) of each loader
     trainers: list[tuple[tuple[int, int], object]] = []  # (where, the model handed to it) of each trainer built
     aliases: dict[str, str] = {}  # `lora_model` -> `model`: the names a loaded model was wrapped under
+    wraps: list[tuple[int, int]] = []  # where each call that puts an adapter on a model is
     trees = list(parsed_cells(cells))  # the cells that ran, parsed once for every question below
+    four_bit_configs = four_bit_config_names(trees, names)
     code = "\n".join(_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
     for cell, tree in enumerate(trees):
         bound = bound_names(tree)
@@ -103,14 +109,25 @@ def code_values(cells: list, outputs: str) -> dict:
                 where = (cell, getattr(node, "lineno", 0))
                 if loads_a_model(node):
                     loads.append((where, bound.get(id(node)),
-                                  {k: found.pop(k) for k in LOADED_MODEL_KEYS if k in found}))
+                                  {**{k: found.pop(k) for k in LOADED_MODEL_KEYS if k in found},
+                                   FOUR_BIT_LOAD: loaded_in_four_bits(node, four_bit_configs, names),
+                                   LOAD_AT: where, ADAPTER_LOAD: loads_an_adapter(node)}))
+                if wraps_an_adapter(node):
+                    wraps.append(where)
                 if builds_a_trainer(node):
                     trainers.append((where, model_handed(node, names)))
                 values.update(found)
                 trainer = trl_trainer(node, trl_names)
                 if trainer:
                     values["trainer_class"] = trainer
-    values.update(trained_model(loads, trainers, aliases))
+    trained = dict(trained_model(loads, trainers, aliases))
+    # (where a trainer tells which model trains: with none, the first load stands for it and says too little)
+    if trainers and trained.get(FOUR_BIT_LOAD) is False and any(what[FOUR_BIT_LOAD] for _, _, what in loads):
+        values.pop("quant.load_in_4bit", None)  # the 4-bit config went to another model's loader, not the trained one
+    if trainers and adapter_on_another_model(trained, wraps):
+        for key in [k for k in values if k.startswith("adapter.")]:
+            values.pop(key)
+    values.update({k: v for k, v in trained.items() if k not in (FOUR_BIT_LOAD, LOAD_AT, ADAPTER_LOAD)})
     values.update(lightning_values(trees, names))
     # (it casts the half weights it finds to float32: the load's dtype no longer trains; where a TRL trainer ran it out
     # of the code's sight, the int8 layers' warning says so)

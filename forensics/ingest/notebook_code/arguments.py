@@ -103,9 +103,10 @@ LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architectu
 
 
 def trained_model(loads: list, trainers: list, aliases: dict[str, str]) -> dict:
-    """What the loader of the model the notebook trains said: of the loaders called before the first trainer is built,
-    the last one bound to the name handed to it as its model, through the names it was wrapped under
-    (`lora_model = get_peft_model(model, ...)`), or the model's name handed as a string
+    """What the loader of the model the notebook trains said: of the loaders called before the last trainer is built
+    (the notebook's last run, whose log the notebook ends with: Alvarofp537_MG-LoRA-RAG's granite after its Qwen,
+    0xafraidoftime's 1B after its 8B), the last one bound to the name handed to it as its model, through the names it
+    was wrapped under (`lora_model = get_peft_model(model, ...)`), or the model's name handed as a string
     (`GRPOTrainer(model="Qwen/...")`); not a model tried first and replaced (`del model`), a critic or reward model
     loaded beside it, or a reload after training (in float16 to merge the adapter, or to try it). Else the last loader
     before the trainer, else the first one called."""
@@ -114,8 +115,8 @@ def trained_model(loads: list, trainers: list, aliases: dict[str, str]) -> dict:
         return {"model.name_or_path": handed} if handed else {}
     if not trainers:
         return loads[0][2]
-    # the first trainer handed a model (Unsloth's `PatchDPOTrainer()` builds none)
-    at, handed = min([t for t in trainers if t[1]] or trainers, key=lambda t: t[0])
+    # the last trainer handed a model (Unsloth's `PatchDPOTrainer()` builds none)
+    at, handed = max([t for t in trainers if t[1]] or trainers, key=lambda t: t[0])
     if isinstance(handed, str):
         return {"model.name_or_path": handed}
     before = [(name, what) for where, name, what in loads if where <= at]
