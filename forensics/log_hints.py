@@ -103,13 +103,16 @@ _FRAMEWORK_LINES = 2
 # split's loss: `5300: train loss: 3.49 / val loss: 3.62`; then a loss, or a loss per word, with its number): so loose
 # that prose can hold one (`step 30 loss nan, then we switched to bf16`), so a file needs `_LOOSE_LINES` of them.
 _LOOSE_HINT = re.compile(
-    rb"""(?i)(?:(?<![\w/])(?:step|iter(?:ation)?|epoch)[ \t]*(?:[:=#][ \t]*)?\[?\d+"""
+    rb"""(?i)(?:(?<![\w/])(?:steps?|iter(?:ation)?|epoch(?:[ \t_](?:id|idx|index|no\.?|num))?)[ \t]*"""
+    rb"""(?:[:=#][ \t]*)?\[?\d+"""
     rb"""|\d[ \t]*/[ \t]*\d+|\[\d+[ \t]+-[ \t]+\d{1,3}(?:\.\d+)?%\]"""
     rb"""|(?m:^)[ \t]*\d+[ \t]*:[ \t]*(?=(?:train|val|eval|test|dev)\w*[_ ]loss))"""
-    rb"""[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss(?:/(?:word|token|char|byte)\w*)?[ \t]*(?:[:=][ \t]*)?"""
+    rb"""[^\n{]{0,120}?(?:\b|(?<=_)|(?<=entropy))loss(?:/(?:word|token|char|byte)\w*)?[ \t]*(?:(?:::?|=)[ \t]*)?"""
     rb"""[-+]?(?:\d|nan|inf)""")
 # (a loss named for its criterion: `CrossEntropyLoss: 10.68`; the iteration and the share done bracketed:
-# `[1000 - 20.0%] loss = 1.3149`, 1-sang_data)
+# `[1000 - 20.0%] loss = 1.3149`, 1-sang_data; a doubled colon after the loss: the CS224N default project's
+# `Epoch 0: train loss :: 1.540, train acc :: 0.427, dev acc :: 0.375`; the steps counted in the plural and the epoch
+# by its index: CasEE's `Epoch id: 1, Training steps: 5, ED loss:53.4, ...`)
 _LOOSE_LINES = 3
 # The PyTorch NLP tutorials' progress print, no word in it (`1m 1s (500 3%) 4.2725`, `0m 43s (- 6m 25s) (5000 10%)
 # 2.9432`: 164887081_python-; ingest.console_lines.elapsed_percent): the whole line, `_LOOSE_LINES` of them
@@ -211,6 +214,13 @@ _RESULTS_TABLE = re.compile(
     rb"|^Training Loss (?:Epoch Step|Step Epoch) Validation Loss\b")
 
 
+# A loop's status drawn as a box table (`ingest.boxed_table`): a border, a header naming a step and a loss between
+# `|`, a rule, then a row of numbers or printed tensors (fani-lab_RePair's `|  0   |  10   | tensor(4.9702, ...) |`)
+_BOXED_TABLE = re.compile(rb"(?im)^[ \t]*\+[-=+]{3,}\+[ \t]*\n[ \t]*(?=[^\n]*\|[ \t]*(?:steps?|iter(?:ation)?|batch)"
+                          rb"[ \t]*\|)(?=[^\n]*\bloss[ \t]*\|)\|[^\n]*\|[ \t]*\n(?:[ \t]*\|[-=+:| ]*\|[ \t]*\n)?"
+                          rb"[ \t]*\|[ \t]*(?:tensor\()?[-+]?\d")
+
+
 # The Trainer's printed log dicts, values as numbers or as strings (`{'loss': '0.5717', 'grad_norm': ...}`)
 _LOG_DICT = re.compile(rb"""\{['"]loss['"]: '?[-\d.]""")
 _README_DICTS = 3
@@ -261,7 +271,7 @@ def log_hinted(chunk: bytes) -> bool:
     chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in chunk else chunk
     if _LOG_HINT.search(chunk) or _RESULTS_TABLE.search(chunk) or _TRAINER_TABLE_HTML.search(chunk) or (
             b"Average loss for" in chunk and _BATCH_AVERAGE_HINT.search(chunk)) or (
-            b"loss" in chunk and _HISTORY_TABLE.search(chunk)):
+            b"loss" in chunk and _HISTORY_TABLE.search(chunk)) or (b"+-" in chunk and _BOXED_TABLE.search(chunk)):
         return True
     return (_at_least(_LOOSE_HINT, chunk, _LOOSE_LINES) or _at_least(_UNCOUNTED_HINT, chunk, _UNCOUNTED_LINES)
             or _at_least(_EPOCH_LOSSES_HINT, chunk, _LOOSE_LINES)

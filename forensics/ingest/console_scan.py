@@ -44,7 +44,7 @@ from .console_lines.hand_written import has_generic_line
 from .console_lines.info_logger import MARKER as INFO_LOGGER_MARKER, InfoLoggerRecords
 from .console_lines.lightning_results import MARKER as LIGHTNING_MARKER, LightningResults
 from .console_lines.parlai import MARKER as PARLAI_MARKER, ParlaiReports
-from .console_lines.stepless import EPOCH_HEADER_MARK, epoch_header, headed_line, worded_headers_repeat
+from .console_lines.stepless import EPOCH_HEADER_MARK, epoch_header, headed_line, held_out_line, worded_headers_repeat
 from .console_lines import elapsed_percent, tf_estimator, value_first
 from .console_lines.mxnet_speedometer import MARKER as MXNET_MARKER, MxnetLines
 from .console_lines.one_line import OneLineRecords
@@ -55,6 +55,7 @@ from .printed_configs import is_hyperparameter_dict
 from .pretrain_lines import STEP_LINE_MARKERS, TQDM_LOSS_POSTFIX, parse_line
 from .results_table import MARKERS as TABLE_MARKERS, ResultsTable
 from .dataframe_table import DataFrameTable
+from .boxed_table import MARKER as BOX_MARKER, BoxedTable
 
 
 # a dict line, with the step a prefix may give: `Step: 12 {...}`, OpenRLHF's `✨ Global step 12: {...}`, slime's
@@ -153,13 +154,14 @@ class _Scanner:
         glued = glued_field_reader(text)
         batch_averages = BatchAverages(text) if BATCH_AVERAGES_MARKER in text else None
         history = DataFrameTable() if "loss" in text else None  # a pandas DataFrame of per-epoch results
+        boxed = BoxedTable() if BOX_MARKER in text and "oss" in text else None  # a redrawn box table of losses
         # the tables whose readers are told that a line may be cut mid-write (`_table_record`)
         self.cut_aware = tuple(t for t in (estimator, values_first, tutorial, mxnet) if t is not None)
         self.table_line_shapes: set[str] = set()  # their lines' printed shapes (`printed_shape`)
         self.tables = tuple(t for t in (keras, mlx, self.yaml_steps, self.dashed, self.parlai, unsloth,
                                         self.info_logger, self.lightning, estimator, values_first, self.bare_epochs,
                                         self.dspy_grpo, self.seq2seq,
-                                        glued, batch_averages, history, checkpoint_eval_reader(text), tutorial,
+                                        glued, batch_averages, history, boxed, checkpoint_eval_reader(text), tutorial,
                                         json_block_reader(text), mxnet)
                        if t is not None)
         self.step_lines = any(marker in text for marker in STEP_LINE_MARKERS) or bool(
@@ -269,6 +271,8 @@ class _Scanner:
                 self.events.append(header)
                 return
             record = headed_line(piece, last_line)
+        if self.stepped and not record:  # a held-out line after the training line it evaluates
+            record = held_out_line(piece, last_line)
         if record:
             self.events.append(("line", record))
             self.stepped = True

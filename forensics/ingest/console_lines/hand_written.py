@@ -72,14 +72,16 @@ EPOCH_BRACKET = re.compile(r"(?<![\w/])Epoch:?\s*\[(\d{1,6})/(\d{1,6})\]\s*\((\d
 _BRACKET_FIELD = re.compile(r"([A-Za-z][\w]{0,40})\s*:\s*([-+]?(?:nan|inf|\d[\d.]*(?:[eE][-+]?\d+)?)[A-Za-z%]{0,4})",
                             re.IGNORECASE)
 # A hand-written loop's line: a step counter and a loss, each with its number, in any order and punctuation.
-# Separators between a name and its number: spaces or tabs, one of `:=#`, never a run across lines (`\s*[:=]?\s*`
-# is quadratic on a long run of blanks).
-_SEP = r"[ \t]*(?:[:=#][ \t]*)?"
+# Separators between a name and its number: spaces or tabs, one of `:=#` or a doubled `::` (the CS224N default project's
+# classifier.py: `Epoch 0: train loss :: 1.540, train acc :: 0.427, dev acc :: 0.375`), never a run across lines
+# (`\s*[:=]?\s*` is quadratic on a long run of blanks).
+_SEP = r"[ \t]*(?:(?:::?|[=#])[ \t]*)?"
 # `batch` counts where it is out of a total (`batch 200/2983`) or a logger's `name=value` pair naming an index
 # (`batch_index=64 loss=11.02`, a loop's f-string of its locals); so does `it=` (the loop variable), never `it` in
 # prose. A bare `batch=32` is as often the batch size printed beside the loss as a counter: not one.
 _COUNTER_PAIR = r"(?:batch_(?:index|idx)|it)(?=[ \t]*=[ \t]*\d)"
-_GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|step|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/)|"
+# The step word may be plural (CasEE's `Epoch id: 1, Training steps: 5, ... Avg loss: 8395.2`, JiaweiSheng_CasEE).
+_GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|steps?|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/)|"
                            + _COUNTER_PAIR + ")"
                           + _SEP + r"\[?(\d{1,12})(?:[ \t]*/[ \t]*(\d{1,12}))?\]?(?![\w.]|/)", re.IGNORECASE)
 # The iteration with the share of the run done, bracketed before the loss (DeepLearningZeroToAll's PyTorch seq2seq lab
@@ -131,7 +133,10 @@ LOSS_WORD = re.compile(r"loss", re.IGNORECASE)
 # `эпоха 1: train_loss = 6.427, val_loss = 5.959`); only the nominative, so
 # `сохранена лучшая модель на эпохе 1 с val_loss = 5.959` counts nothing.
 _EPOCH_WORDS = ("epoch", "эпоха", "epoche", "época", "epoca", "époque", "epoka")
-_GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:(?:" + "|".join(_EPOCH_WORDS) + ")" + _SEP
+# The epoch's number may be named as an index after the word (CasEE's `Epoch id: 1, Training steps: 5, ...`,
+# `epoch_idx: 3`, `Epoch no. 2`): still the epoch.
+_EPOCH_INDEX = r"(?:[ \t_](?:id|idx|index|no\.?|num))?"
+_GENERIC_EPOCH = re.compile(r"(?<![\w/])(?:(?:" + "|".join(_EPOCH_WORDS) + ")" + _EPOCH_INDEX + _SEP
                             + r"\[?|\[ep?[ \t]*(?=\d{1,6}(?:[ \t]*/[ \t]*\d{1,6})?\])"
                            r"|ep[ \t]+(?=\d{1,6}[ \t]+\(step\b))"
                            r"(\d{1,6})(?:[ \t]*/[ \t]*(\d{1,6}))?\]?(?![\w.]|/)", re.IGNORECASE)

@@ -21,6 +21,11 @@
   median is the loss, as the MetricLogger reader takes it (the global mean hides a late rise under all the batches
   before it); the fraction, rounded to two decimals, is the epoch and no counter: kind "uncounted", numbered by its
   place among such lines (`step_numbering.uncounted_lines_numbered`). The line ends at the mean's `)`.
+* A held-out line with no counter after a training line (jananjahedd_Group-12-LLM's `Epoch 1/1 - Loss: 0.0203,
+  Accuracy: 0.6141`, then `Validation Loss: 0.0191, Validation Accuracy: 0.6615`): a short line whose every loss is a
+  held-out split's, opening with the validation loss's name, is that line's evaluation (kind "held_out_print", placed
+  at the step line before it; read only after a step line, so an evaluation-only report stays unread, and never a
+  test split's closing report nor W&B's run summary: `held_out_line`).
 * An epoch section header, a line that is only the epoch (`=== Epoch 3/20 ===`, YYYYXL1004/NLP2's Chinese-to-English
   Transformer), and the short loss lines with no counter under it (`Loss: 5.3513, BLEU: 0.51, 累计时间: 69.7s`): the
   header gives their epoch (`epoch_header`, `headed_line`; read only in a file holding such a header, of lines no
@@ -147,3 +152,26 @@ def headed_line(line: str, last_line: bool) -> StepLine | None:
     if metrics and _HELD_OUT_RECORD.match(message):
         metrics = [(_HELD_OUT_NAMES.get(name, name), value) for name, value in metrics]
     return StepLine("headed", 0, None, tuple(metrics), cut) if metrics else None
+
+
+# The validation split's loss named first on the line (`Validation Loss: X, ...`, `val_loss=X`, `eval loss X`), as a
+# loop's evaluation print opens: a line that names it later is prose about it (`saved the best model at epoch 1 with
+# val_loss = 5.959`, in any language); a test split's report is the closing evaluation of a model the run kept (often
+# its best, not its last), and a perplexity is no loss the line names
+_VALIDATION_LOSS = re.compile(r"[^\w\n]*(?:val(?:id|idation)?|eval(?:uation)?|dev)[ _]loss\b", re.IGNORECASE)
+_TEST = re.compile(r"(?<![a-z])test(?![a-z])", re.IGNORECASE)
+# W&B's run summary at the end of a console (`wandb:      val_loss 0.04445`, under its `Run history:` sparklines): each
+# metric's last value printed again, no evaluation of its own (Msingi-AI_msingi1)
+_WANDB_SUMMARY = re.compile(r"^\s*wandb:")
+
+
+def held_out_line(line: str, last_line: bool) -> StepLine | None:
+    """A short line with no counter whose losses are all held-out ones, the validation loss named (`Validation Loss:
+    X, Validation Accuracy: Y`: module docstring), kind "held_out_print" (its metrics the held-out ones), else None."""
+    message = logger_message(line)
+    if not _VALIDATION_LOSS.match(message) or _TEST.search(message) or _WANDB_SUMMARY.match(line):
+        return None
+    metrics, cut = stepless_pairs(message, last_line)
+    if not metrics or "loss" in dict(metrics) or not all(name.startswith("eval_") for name, _ in metrics):
+        return None
+    return StepLine("held_out_print", 0, None, tuple(metrics), cut)
