@@ -109,3 +109,55 @@ def test_the_corpus_cases_are_read_with_their_steps_and_held_out_loss():
     case = Path(__file__).parent / "realworld" / "BMIHALKO_tiny-transformer-final" / "loss_log.json"
     assert min(_series(case, "loss")) == 100
     assert len(_series(case, "eval_loss")) == 30
+
+
+# An own trainer's history of lists of three lengths (duck3244_text_multi_classification, AS109): per-epoch training
+# means beside an `epochs` list, a per-step `steps` / `learning_rates` pair, and an eval list every `eval_steps` that
+# only the config saved beside it states, the closing evaluation repeating the last one.
+_EPOCH_MEANS = [0.279, 0.146, 0.056, 0.0136, 0.0128]
+_EVALS = [0.33 - 0.01 * j for j in range(20)] + [0.16, 0.16]  # 21 every 50 steps of 1,050, then the closing repeat
+
+
+def _three_lengths(folder, evals=_EVALS, config=None):
+    path = _dump(folder, "training_history.json", {
+        "train_loss": _EPOCH_MEANS, "eval_loss": evals, "learning_rates": [2e-5] * 1050,
+        "epochs": [1, 2, 3, 4, 5], "steps": list(range(1, 1051))})
+    if config is not None:
+        _dump(folder, "experiment_config.json", config)
+    return path
+
+
+_SAVED = {"model": {"num_labels": 10}, "training": {"eval_steps": 50, "eval_strategy": "steps"}}
+
+
+def test_a_longer_eval_list_goes_at_the_eval_steps_the_saved_config_states(tmp_path):
+    path = _three_lengths(tmp_path, config=_SAVED)
+    assert _series(path, "eval_loss") == dict(zip(range(50, 1051, 50), _EVALS[:21]))
+    assert _series(path, "loss") == dict(zip((210, 420, 630, 840, 1050), _EPOCH_MEANS))  # each at its epoch's end
+    assert json_history.read(path).warnings == ()
+
+
+def test_eval_steps_in_the_history_itself_places_the_eval_list(tmp_path):
+    data = json.loads(_three_lengths(tmp_path).read_text())
+    path = _dump(tmp_path, "training_history.json", {**data, "eval_steps": 50})
+    assert list(_series(path, "eval_loss")) == list(range(50, 1051, 50))
+
+
+@pytest.mark.parametrize("config, evals", [
+    (None, _EVALS),  # nothing says the interval
+    ({"training": {"eval_steps": 50, "eval_strategy": "epoch"}}, _EVALS),  # the interval was not used
+    (_SAVED, _EVALS[:-1] + [0.15]),  # one more than the interval fits that repeats nothing: an eval at step 0?
+    (_SAVED, _EVALS + [0.15, 0.14]),  # more evaluations than the interval fits
+])
+def test_an_eval_list_of_another_length_whose_steps_cannot_be_told_stays_unread_and_said(tmp_path, config, evals):
+    records = json_history.read(_three_lengths(tmp_path, evals, config))
+    assert "eval_loss" not in set(records.frame.metric)
+    assert any("eval_loss (" in w and "left unread" in w for w in records.warnings)
+
+
+def test_the_corpus_case_reads_its_eval_list_every_500_steps():
+    case = Path(__file__).parent / "realworld" / "duck3244_text_multi_classification" / "output"
+    evals = _series(case / "training_history.json", "eval_loss")
+    assert list(evals) == list(range(500, 10501, 500))
+    assert min(evals, key=evals.get) == 7500  # the best, 0.1439, the judgement's turn
+    assert list(_series(case / "training_history.json", "loss")) == [2100, 4200, 6300, 8400, 10500]

@@ -258,7 +258,8 @@ def detect_zero_grad_steps(metrics: Metrics, thresholds: Thresholds) -> list[Fin
     lines, skips counted, a non-finite grad_norm the run went on from), the exact zeros are steps it skipped: a
     `skipped_steps` warning. Where it does not, nothing says a scaler was there to skip them: those batches carried no
     learning signal (every label masked, an example that tokenizes to nothing): a `no_learning_signal` warning, which
-    `as_scaler_skips` turns back into skipped steps where the run's configuration says fp16. [] when there are none."""
+    `as_scaler_skips` turns back into skipped steps where the run's configuration says fp16; an info where the log
+    shows those batches to be few (`_surely_few`). [] when there are none."""
     grad, loss = metrics.get(GRAD_NORM), metrics.get(LOSS)
     if grad is None or loss is None or reward_metric(metrics) is not None:
         return []  # in GRPO/PPO a zero gradient is a batch whose groups all scored alike, not a skipped update
@@ -300,10 +301,31 @@ def detect_zero_grad_steps(metrics: Metrics, thresholds: Thresholds) -> list[Fin
                "non-finite grad_norm) that would have skipped them; most likely every label of those batches was "
                "masked (examples that tokenize to nothing, answers cut off by truncation). Count the examples whose "
                "labels are all -100 after tokenization and truncation (max_length / cutoff_len).")
-    return [Finding("no_learning_signal", "warning", found[0], message,
+    few = _surely_few(len(found), len(values))
+    if few:
+        message += (f" They are {len(found)} of the {len(values)} logged steps: by that sample at most "
+                    f"{few:.1%} of the batches, a share of the compute and nothing the weights suffer from.")
+    return [Finding("no_learning_signal", "info" if few else "warning", found[0], message,
                     end_step=found[-1] if len(found) > 1 else None, metric=GRAD_NORM,
                     evidence={"steps": found, "count": len(found), "zero_steps": zeros, "vanishing_steps": vanishing,
                               "no_gradient_batches": True})]
+
+
+# A logged grad_norm is one step's (the Trainer logs the norm of the last update of each logging window), so the share
+# of logged steps without gradient estimates the share of all batches without it. A few empty examples (blank lines of
+# a raw text corpus, an answer truncated away) are in most data sets and cost their share of the compute; one batch in
+# twenty or more is a data-preparation fault worth fixing. The bound is the one-sided 95% Wilson upper bound of that
+# share, so a short log whose few zeros allow more stays a warning (no "few" without the evidence for it).
+_FEW_SHARE = 0.05
+_Z_95 = 1.645
+
+
+def _surely_few(count: int, logged: int) -> float | None:
+    """The upper bound of the share of batches without gradient, where it is under `_FEW_SHARE`; else None."""
+    share, z2 = count / logged, _Z_95 ** 2
+    spread = _Z_95 * np.sqrt(share * (1 - share) / logged + z2 / (4 * logged ** 2))
+    bound = (share + z2 / (2 * logged) + spread) / (1 + z2 / logged)
+    return float(bound) if bound < _FEW_SHARE else None
 
 
 def _zero_grad_skips(metrics: Metrics, thresholds: Thresholds, found: list[int], vanishing: list[int]) -> Finding:

@@ -13,7 +13,9 @@ cause its `role`.
 A cause that rules others out (`RULES_OUT`) drops them: GRPO groups without reward spread have
 no gradient for a learning rate, a warm-up or clipping to act on.
 
-A run with no error-level finding and no bad checkpoint gets nothing above "possible".
+A run with no error-level finding and no bad checkpoint gets nothing above "possible", and a run with nothing at
+warning level or worse gets no cause at all: a cause says why something went wrong (cbt12123_meituan_takeout_review,
+healthy, was told its summed training loss was a cause; the `train_eval_mismatch` info already reads that scale).
 Without a readable config the rules that need it stay silent and the metric- and
 checkpoint-based ones still speak; `RunConfig.missing` says what was not there.
 """
@@ -71,6 +73,8 @@ def infer_causes(config: RunConfig, timeline: Timeline, findings: list[Finding],
     []
     """
     facts = Facts(config, timeline, list(findings), list(checkpoints), thresholds or Thresholds(), profile)
+    if not facts.troubled:  # nothing went wrong, so nothing to explain: an info finding says how to read the log
+        return []
     fired = [cause for rule in RULES if (cause := rule(facts)) is not None]
     if not facts.broken:  # nothing broke: no cause can be more than a possibility
         fired = [replace(c, confidence="possible") for c in fired]

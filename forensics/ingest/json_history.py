@@ -24,7 +24,9 @@
 
 Each entry is one log line, read as trainer_state.json's `log_history` is: its `step`, else its place in the list
 (said in the meta). A held-out list shorter than the training one (an evaluation every k steps) is placed at the
-end of each of its intervals. Only numeric values are metrics.
+end of each of its intervals; a longer one at the multiples of the `eval_steps` the file or a config saved beside it
+states, and a per-epoch training list beside a per-step `steps` list at its epochs' ends (json_list_steps); a longer
+one whose steps cannot be told is left unread and said (a `partly read` note). Only numeric values are metrics.
 """
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ from ..timeline import LogRecords, canonical_metric
 from ._filetime import file_mtime
 from ._jsonfile import read_json_value
 from ._python_literal import read_python_literal
+from .json_list_steps import epoch_end_steps, eval_steps_at_interval, unplaced_note
+from .json_saved_config import saved_eval_steps
 from .json_nested_rows import nested_records, split_rows
 from .trainer_state import history_frame
 
@@ -51,15 +55,17 @@ _STEP_NAMES = ("step", "steps", "iteration", "iterations", "iter", "iters", "glo
 _RATE_NAMES = ("lr", "lrs", "learning_rate", "learning_rates")
 
 
-def history_of(data, says_loss: bool = False, held_out: bool = False) -> list[dict] | None:
+def history_of(data, says_loss: bool = False, held_out: bool = False, eval_every=None,
+               notes: list | None = None) -> list[dict] | None:
     """The log entries a JSON value holds in any of the shapes of the module docstring, or None. `says_loss`: the
     file's name says it holds losses, which lets a bare list of numbers or of rows be read as them; `held_out`: the
-    name says they are a held-out split's (a bare list of numbers is then the eval loss)."""
+    name says they are a held-out split's (a bare list of numbers is then the eval loss); `eval_every`: the eval_steps
+    the run's saved config states; `notes` gets a line for each list left unread."""
     if isinstance(data, dict) and _ludwig_loss(data, "training") is not None:
         return _ludwig_entries(data)
     if isinstance(data, dict):
         nested = next((data[k] for k in HISTORY_KEYS if isinstance(data.get(k), list)), None)
-        data = nested if nested is not None else (_columns_as_entries(data) or _series_entries(data)
+        data = nested if nested is not None else (_columns_as_entries(data, eval_every, notes) or _series_entries(data)
                                                   or split_rows(data))
     if not isinstance(data, list) or not data:
         return None
@@ -78,11 +84,13 @@ def history_of(data, says_loss: bool = False, held_out: bool = False) -> list[di
 def read(path: Path) -> LogRecords:
     """The entries of a dumped history as timeline rows; UnreadableFile where the file holds no such history."""
     path = Path(path)
-    history = history_of(_dumped_value(path), says_loss="loss" in path.name.lower(),
-                         held_out=loss_stem_split(path.stem) == "eval")
+    data, notes = _dumped_value(path), []
+    history = history_of(data, says_loss="loss" in path.name.lower(), held_out=loss_stem_split(path.stem) == "eval",
+                         eval_every=saved_eval_steps(path) if isinstance(data, dict) else None, notes=notes)
     if history is None:
         raise UnreadableFile(path, "no list of log entries with a loss (a dumped training history) in it")
     frame, meta, warnings = history_frame(history, None)
+    warnings += tuple(notes)
     if _trainer_written(history):
         meta["trainer_history"] = "the Hugging Face Trainer's log_history (its log dicts with step and epoch)"
     if "step_inferred" in meta:
@@ -139,29 +147,50 @@ _SPLIT_HELD_OUT_LOSSES = tuple(k for k in _HELD_OUT_NAMES if k.endswith("_loss")
     k for k, v in NLL_LOSS_NAMES.items() if v == "eval_loss")
 
 
-def _columns_as_entries(data: dict) -> list[dict] | None:
+def _columns_as_entries(data: dict, eval_every=None, notes: list | None = None) -> list[dict] | None:
     """A dict of parallel lists as one entry a step: the training loss's list, with the steps, rates and held-out
-    losses that go with it; None where it holds no training loss list."""
+    losses that go with it (lists of other lengths where json_list_steps places them); None where it holds no
+    training loss list. `eval_every`: the run's eval_steps where its saved config says it (the dict's own first)."""
     lists = {k.lower(): v for k, v in data.items() if isinstance(v, list) and v and all(map(_is_number, v[:50]))}
     train = lists.get(_train_column(lists))
     if train is None:
         return None
-    steps = next((lists[k] for k in _STEP_NAMES if k in lists and len(lists[k]) == len(train)), None)
+    steps, last_step = _step_axis(lists, len(train))
     entries = [{"step": steps[i]} if steps else {} for i in range(len(train))]
     for i, value in enumerate(train):
         entries[i]["loss"] = value
     rate = next((lists[k] for k in _RATE_NAMES if k in lists and len(lists[k]) == len(train)), None)
     for i, value in enumerate(rate or []):
         entries[i]["learning_rate"] = value
-    held_name = next((k for k in _HELD_OUT_NAMES if k in lists and 0 < len(lists[k]) <= len(train)), None)
+    held_names = [k for k in _HELD_OUT_NAMES if k in lists]
+    held_name = next((k for k in held_names if len(lists[k]) <= len(train)), held_names[0] if held_names else None)
     if held_name is None:
         return entries
     held, held_steps = lists[held_name], lists.get(held_name.split("_")[0] + "_steps")
     if steps and held_steps and len(held_steps) == len(held):
         return _at_their_steps(entries, held, held_steps)
-    for j, value in enumerate(held):  # at the end of each of its intervals
-        entries[round((j + 1) * len(train) / len(held)) - 1]["eval_loss"] = value
-    return entries
+    if len(held) <= len(train):
+        for j, value in enumerate(held):  # at the end of each of its intervals
+            entries[round((j + 1) * len(train) / len(held)) - 1]["eval_loss"] = value
+        return entries
+    every = data.get("eval_steps", eval_every)
+    at = eval_steps_at_interval(held, every, last_step) if steps else None
+    if at is None and notes is not None:
+        notes.append(unplaced_note(held_name, len(held), len(train)))
+    return entries if at is None else _at_their_steps(entries, held, at)
+
+
+def _step_axis(lists: dict, count: int) -> tuple[list | None, object]:
+    """The steps of the training list's `count` values and the run's last step: a step list of its length, else the
+    ends of its epochs where an `epochs` list of its length sits beside a longer per-step list; (None, None) where
+    neither is there."""
+    steps = next((lists[k] for k in _STEP_NAMES if k in lists and len(lists[k]) == count), None)
+    if steps:
+        return steps, steps[-1]
+    per_step = next((lists[k] for k in _STEP_NAMES if k in lists and len(lists[k]) > count), None)
+    epochs = next((lists[k] for k in ("epochs", "epoch") if k in lists and len(lists[k]) == count), None)
+    ends = epoch_end_steps(epochs, per_step[-1]) if per_step and epochs else None
+    return (ends, ends[-1]) if ends else (None, None)
 
 
 def _train_column(lists: dict) -> str | None:
