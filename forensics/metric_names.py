@@ -177,13 +177,14 @@ _TEST_SPLITS = ("test", "testing")
 
 
 # What the HF Trainer's closing summary logs beside `train_loss` (its mean over the run, `tr_loss / global_step`)
-_SUMMARY_BESIDE = frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos"})
+SUMMARY_BESIDE_TRAIN_LOSS = frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second",
+                                       "total_flos"})
 
 
 def _closing_summary(name: str, names: list[str]) -> bool:
     """Whether `train_loss` is the HF Trainer's closing summary (its runtime and throughput logged beside it), the
     mean over the whole run, not a per-step loss logged under that name (Lightning's `self.log("train_loss", loss)`)."""
-    return name == "train_loss" and bool(_SUMMARY_BESIDE & set(names))
+    return name == "train_loss" and bool(SUMMARY_BESIDE_TRAIN_LOSS & set(names))
 
 
 def _test_split_apart(names: list[str], tags: list[str]) -> list[str]:

@@ -41,7 +41,7 @@ from .analyzers.skipped_steps import as_scaler_skips
 from .analyzers.stuck_at_guess import (detect_eval_at_the_guess, detect_no_update_at_the_guess,
                                       detect_stuck_at_vocabulary_guess, detect_stuck_from_scratch)
 from .analyzers.subword_floor import SubwordCorpus, memorized_per_subword
-from .analyzers.train_eval_gap import detect_train_eval_mismatch
+from .analyzers.train_eval_gap import detect_train_eval_mismatch, summed_over_accumulation
 from .analyzers.warmup_past_the_end import detect_warmup_past_the_end
 from .analyzers.weights import last_step, weight_findings
 from .analyzers.zero_in_first_epoch import for_a_classifier, for_a_language_model, for_epochs_over_a_sized_dataset
@@ -209,7 +209,7 @@ def _start_findings(metrics, thresholds: Thresholds, profile: RunProfile, config
     if profile.objective == "preference" and profile.algorithm in PAIRWISE_ALGORITHMS:
         return detect_pairwise_start_above_chance(metrics)  # its guess is ln 2, not the vocabulary's
     vocab = config.get("model.vocab_size")
-    doubtful = _per_step_loss(metrics, summed_loss_factor(config, release_unknown_counts=True))
+    doubtful = _per_step_loss(metrics, _start_summed_factor(metrics, config))
     found = _beyond_cross_entropy(doubtful, vocab, profile.framework, thresholds)  # a summed loss: its start is moot
     if found:
         return found
@@ -227,6 +227,16 @@ def _start_findings(metrics, thresholds: Thresholds, profile: RunProfile, config
             trained = profile.method in ADAPTER_METHODS or certain is not None
             found = detect_fine_tune_far_above_text(doubtful, thresholds, trained, config.get("adapter.task_type"))
     return found
+
+
+def _start_summed_factor(metrics, config: RunConfig) -> int:
+    """What the logged loss is divided by to judge its start: the accumulation steps where the run's transformers
+    release may have summed over them (`summed_loss_factor`, the benefit of the doubt), or where the training loss
+    sits at that many times the eval loss at every evaluation (`summed_over_accumulation`: a sum, whatever the
+    release); else 1."""
+    factor = summed_loss_factor(config, release_unknown_counts=True)
+    accumulation = config.get("gradient_accumulation_steps")
+    return int(accumulation) if factor == 1 and summed_over_accumulation(metrics, accumulation) else factor
 
 
 def _at_chance_findings(metrics, thresholds: Thresholds, profile: RunProfile, config: RunConfig) -> list[Finding]:

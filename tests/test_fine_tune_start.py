@@ -173,3 +173,39 @@ def test_a_lone_point_of_an_adapter_of_no_named_kind_is_held_to_another_runs_bar
     assert detect_start_above_uniform_guess(_run(lone), Thresholds(), "peft", None) == []
     assert [f.kind for f in detect_start_above_uniform_guess(_run(lone), Thresholds(), "lora", None)] == [
         "start_above_uniform_guess"]
+
+
+def _summed_lora_run(folder, eval_scale: float, accumulation: int | None = 4):
+    """Jinyeop3110_Post_Training_Protein_LLM's shape: a Qwen3 LoRA (vocabulary 151936, ln = 11.93) whose logged loss
+    is 4x a per-token loss falling 4.4 -> 3.4 (17.6 -> 13.6), logged by a release that logs the mean (4.51.3), with two
+    evaluations whose eval loss is the per-token level x `eval_scale`, and `accumulation` stated in args.json."""
+    folder.mkdir()
+    history = [{"step": 10 * k, "loss": 4 * (4.4 - k / 20) + (0.05 if k % 2 else -0.05)} for k in range(1, 21)]
+    history += [{"step": s, "eval_loss": eval_scale * (3.9 - s / 1000)} for s in (100, 200)]
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": 200, "log_history": history}))
+    (folder / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8, "task_type": "CAUSAL_LM",
+                                                            "base_model_name_or_path": "Qwen/Qwen3-8B"}))
+    (folder / "config.json").write_text(json.dumps({"model_type": "qwen3", "vocab_size": 151936,
+                                                    "transformers_version": "4.51.3"}))
+    if accumulation is not None:
+        (folder / "args.json").write_text(json.dumps({"gradient_accumulation_steps": accumulation}))
+    return folder
+
+
+def test_a_loss_at_the_accumulation_steps_times_the_eval_loss_is_judged_per_step(tmp_path):
+    """The training loss is 4x the eval loss at both evaluations and the run states 4 accumulation steps: the logged
+    loss is the sum over the micro-batches (whatever the release), so its start 17.6 is 4.4 a token, no start above
+    ln 151936 (the `accumulation_scaled_loss` band, read at every evaluation however few)."""
+    kinds = [f.kind for f in forensics.analyze(_summed_lora_run(tmp_path / "run", 1.0)).findings]
+    assert "start_above_uniform_guess" not in kinds
+
+
+@pytest.mark.parametrize("eval_scale, accumulation", [
+    (4.0, 4),  # the eval loss as high as the training loss: a start really above the guess
+    (1.0, None),  # a 4x gap with no accumulation stated: nothing says the loss is a sum
+    (1.0, 16),  # the gap is not the stated accumulation's: no sum over 16 micro-batches
+])
+def test_a_gap_the_stated_accumulation_does_not_explain_leaves_the_start_above_the_guess(
+        tmp_path, eval_scale, accumulation):
+    kinds = [f.kind for f in forensics.analyze(_summed_lora_run(tmp_path / "run", eval_scale, accumulation)).findings]
+    assert "start_above_uniform_guess" in kinds

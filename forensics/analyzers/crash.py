@@ -20,6 +20,7 @@ import numpy as np
 
 from ..findings import Finding
 from ..ingest.console_lines.tf_seq2seq import OPEN_ENDED_KEY
+from ..ingest.console_warnings import LAUNCHER_KILLED
 from ..timeline import Timeline
 from .cut_short import CLOSING_KEYS
 
@@ -54,8 +55,10 @@ def detect_crash(timeline: Timeline) -> list[Finding]:
 
 
 def _stopped_from_outside(crash: str) -> bool:
-    """Whether the crash line is the shell's `Killed` (a signal from outside the program), not an error it raised."""
-    return crash.startswith(_KILLED_BY_SHELL) and "Killed" in crash
+    """Whether the crash line is the shell's `Killed` or DeepSpeed's launcher's SIGKILL (a signal from outside the
+    program), not an error it raised."""
+    return (crash.startswith(_KILLED_BY_SHELL) and "Killed" in crash) or (
+        crash.startswith(LAUNCHER_KILLED) and "SIGKILL" in crash)
 
 
 def _open_ended_stop(source: str, last: int, crash: str, loop: str) -> Finding:
@@ -94,12 +97,14 @@ def out_of_memory(error: str) -> bool:
 
 OUT_OF_MEMORY_ADVICE = (" Lower the batch or sequence length per device, turn on gradient checkpointing, or offload "
                         "the optimizer; then resume from the last checkpoint.")
-# A job the shell reports `Killed` got SIGKILL, which a Python process cannot catch or print: most often the kernel's
-# out-of-memory killer (host RAM, not the GPU's), or a scheduler enforcing its time or memory limit.
+# A job the shell reports `Killed` (or DeepSpeed's launcher, return code -9) got SIGKILL, which a Python process cannot
+# catch or print: most often the kernel's out-of-memory killer (host RAM, not the GPU's), or a scheduler enforcing its
+# time or memory limit.
 _KILLED_BY_SHELL = "the shell: "
-_KILLED_ADVICE = (" A job the shell reports killed got a signal it could not catch, most often the kernel's "
-                  "out-of-memory killer (host RAM: data loader workers, a dataset held in memory) or the scheduler's "
-                  "time or memory limit: check `dmesg` or the job's accounting, then resume from the last checkpoint.")
+_KILLED_ADVICE = (" A job killed so (the shell's `Killed`, a launcher's return code -9) got a signal it could not "
+                  "catch, most often the kernel's out-of-memory killer (host RAM: data loader workers, a dataset held "
+                  "in memory) or the scheduler's time or memory limit: check `dmesg` or the job's accounting, then "
+                  "resume from the last checkpoint.")
 
 
 def _stopped_before_a_metric(source: str, meta: dict) -> list[Finding]:

@@ -172,3 +172,29 @@ def train_eval_pairs(metrics: Metrics) -> pd.DataFrame:
             rows[int(step)] = (float(window.iloc[-1]), float(value))
         previous = step
     return pd.DataFrame.from_dict(rows, orient="index", columns=["train", "eval"])
+
+
+# A training loss summed over k accumulated micro-batches sits at about k x the eval loss (a mean over the same kind
+# of tokens): from k/2 to 1.5 k, wide enough for a training loss a little above or under the eval loss
+ACCUMULATION_BAND = (0.5, 1.5)
+
+
+def summed_over_accumulation(metrics: Metrics, accumulation) -> bool:
+    """Whether the training loss sits within `ACCUMULATION_BAND` x `accumulation` times the eval loss at every
+    evaluation, two or more: the logged training loss is the sum over the accumulated micro-batches (a trainer that
+    adds them up without dividing, as transformers 4.46-4.47 did, or a model whose loss the Trainer takes for one
+    normalised by the batch's token count), not a per-token mean. Fewer evaluations than `detect_train_eval_mismatch`
+    needs do here, since the ratio must also be the number of accumulation steps the run states (Jinyeop3110's
+    Qwen3 LoRA: 17.44 at step 10, its eval loss 3.39 and 3.33 at 250 and 500 against a training loss 4.0x them, 4
+    accumulation steps)."""
+    if isinstance(accumulation, bool) or not isinstance(accumulation, (int, float)) or accumulation < 2:
+        return False
+    pairs = train_eval_pairs(metrics)
+    if len(pairs) < _MIN_SUMMED_PAIRS or np.any(pairs["eval"].to_numpy() <= 0):
+        return False
+    ratios = pairs["train"].to_numpy() / pairs["eval"].to_numpy()
+    low, high = (bound * accumulation for bound in ACCUMULATION_BAND)
+    return bool(np.all((ratios >= low) & (ratios <= high)))
+
+
+_MIN_SUMMED_PAIRS = 2  # one evaluation could sit anywhere; two at the same multiple of it are a scale

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..analyzers.metrics import format_number
 from ..analyzers.padded_labels import masking_advice
+from ..analyzers.train_eval_gap import ACCUMULATION_BAND
 from ..findings import Cause
 from .evidence import Facts, said
 
@@ -81,7 +82,7 @@ def accumulation_scaled_loss(facts: Facts) -> Cause | None:
     if not found or not isinstance(accumulation, (int, float)) or accumulation < 2:
         return None
     ratio = float(found[0].evidence.get("median_ratio", 0.0))
-    if not accumulation / 2 <= ratio <= accumulation * 1.5:
+    if not ACCUMULATION_BAND[0] * accumulation <= ratio <= ACCUMULATION_BAND[1] * accumulation:
         return None
     evidence = [f"the training loss is a median {format_number(ratio)}x the eval loss (from step {found[0].step})",
                 said(facts.config, "gradient_accumulation_steps")]

@@ -13,6 +13,7 @@ import re
 from .console_param_counts import parameter_count_said, said_param_count
 from .console_recipes import PRECISION_NAMES, recipe_facts
 from .console_text import line_at, line_end
+from .accumulation_said import accumulation_said
 from .console_warnings import CAST_BACK, console_warnings, peft_in_training_step
 from .trainer_card import trainer_card_facts
 from ..run_signs import final_exception, is_training_console, run_signs
@@ -170,6 +171,7 @@ def console_facts(text: str) -> dict:
     out.update(_model_card(text, precision_said="console_precision" in out))
     out.update(_model_lines(text))
     out.update(console_warnings(text))
+    out.update(accumulation_said(text))
     return out
 
 

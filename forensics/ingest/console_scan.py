@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from ..metric_names import SUMMARY_BESIDE_TRAIN_LOSS
 from ..timeline import canonical_metric
 from .console_lines.fields import LINE_BREAK, printed_shape
 from .settled_lines import settled
@@ -36,6 +37,7 @@ from .console_lines.bare_epochs import bare_epoch_reader
 from .console_lines.batch_averages import MARKER as BATCH_AVERAGES_MARKER, BatchAverages
 from .console_lines.checkpoint_evals import checkpoint_eval_reader
 from .console_lines.json_blocks import json_block_reader
+from .console_lines.key_values import averaged_as_loss
 from .console_lines.dspy_grpo import MARKER as DSPY_GRPO_MARKER, DspyGrpoSteps
 from .console_lines.blocks import (KERAS_LOSS_MARKER, ComposerBlock, DashedSteps, KerasEpochs, MlxTable, NemoRLBlock,
                                    OlmoBlock, YamlSteps)
@@ -384,6 +386,24 @@ def _pairs(body: str) -> dict | None:
         if theirs in pairs and ours not in pairs:
             pairs[ours] = pairs.pop(theirs)
     return fairseq_dict_in_nats(pairs)
+
+
+def with_taken_losses(events: list[tuple]) -> list[tuple]:
+    """The events, each dict's through `_taken_loss_as_loss`. Applied once the console's dict flavour is told
+    (stdout): such a dict is a hand-written loop's, which no rule may take for the Trainer's by its new `loss`."""
+    return [("dict", e[1], _taken_loss_as_loss(e[2])) if e[0] == "dict" else e for e in events]
+
+
+def _taken_loss_as_loss(pairs: dict) -> dict:
+    """A hand-written loop's dict whose training loss is named for how it was taken and has no plain `loss`
+    (minhchuxuan_GloVe_TextSumm's `{'epoch': '12', 'checkpoint_loss': X, 'average_training_loss': X, ...}`), with that
+    one renamed `loss` (`key_values.averaged_as_loss`): a training record, dated as one. The Trainer's closing summary
+    keeps its `train_loss` (the mean over the run, beside `train_runtime`: not one more logged step), and an
+    evaluation's dict (its `eval_` keys) any other average a script added to it (Jinyeop3110_Post_Training_Protein_LLM's
+    `{'eval_loss': 3.39, ..., 'token_avg_loss': 3.59, ...}`)."""
+    if "loss" in pairs or SUMMARY_BESIDE_TRAIN_LOSS.intersection(pairs) or any(k.startswith("eval_") for k in pairs):
+        return pairs
+    return dict(averaged_as_loss(list(pairs.items())))
 
 
 # Trainers that print the loss under a name of their own: SetFit's `embedding_loss`, the HF course's Accelerate loop's

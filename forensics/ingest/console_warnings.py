@@ -9,6 +9,7 @@ names.
 from __future__ import annotations
 
 import re
+import signal
 
 from .console_text import line_at, line_end
 
@@ -47,7 +48,7 @@ def console_warnings(text: str) -> dict:
     """The crash that ended the run, transformers' Seq2SeqTrainer or TRL's trainer by a warning about its building,
     and how often tensorboardX warned of a NaN or Inf value after the first loss."""
     out: dict = {}
-    crash = _final_crash(text) if "rror" in text or "Killed" in text else None
+    crash = _final_crash(text) if "rror" in text or "Killed" in text or _LAUNCHER_MARK in text else None
     if crash:
         out["console_crash"] = crash
     m = _SEQ2SEQ_TRAINER.search(text) if "Seq2SeqTrainer" in text else None
@@ -128,23 +129,59 @@ _TRAINING_CLOSED = re.compile(r"['\"]train_runtime['\"]\s*:|\bTrainOutput\(globa
 
 
 def _final_crash(text: str) -> str | None:
-    """The exception line of a crash (`_CRASH`), or the shell's report of a job it saw killed (`_SHELL_KILLED`), after
-    the log's last loss: the run stopped there; None elsewhere (an out-of-memory error of an earlier attempt, or one
-    an evaluation caught, comes before a later loss)."""
+    """The exception line of a crash (`_CRASH`), or the shell's or DeepSpeed's launcher's report of a job it saw
+    killed (`_last_kill`), after the log's last loss: the run stopped there; None elsewhere (an out-of-memory error of
+    an earlier attempt, or one an evaluation caught, comes before a later loss)."""
     last = None
     for last in _CRASH.finditer(text):
         pass
-    killed = None
-    for killed in _SHELL_KILLED.finditer(text):
-        pass
-    if killed is not None and (last is None or killed.start() > last.start()):
-        if _LOSS_WORD.search(text, killed.end()) or _TRAINING_CLOSED.search(text, 0, killed.start()):
+    killed = _last_kill(text)
+    if killed is not None and (last is None or killed[0] > last.start()):
+        if _LOSS_WORD.search(text, killed[1]) or _TRAINING_CLOSED.search(text, 0, killed[0]):
             return None  # (a later command of the script, a merge or an export, was killed: not the training)
-        said, command = killed.group(1) or killed.group(3), " ".join(killed.group(2).split()) if killed.group(2) else ""
-        return f"the shell: {' '.join(said.split())}" + (f" ({_words_up_to(command, 60)})" if command else "")
+        return killed[2]
     if last is None or _LOSS_WORD.search(text, last.end()):  # (a results table's header says `Training Loss`)
         return None
     return last.group(0).strip()[:200]
+
+
+def _last_kill(text: str) -> tuple[int, int, str] | None:
+    """(start, end, what it says) of the last report of a job killed by a signal: the shell's (`_SHELL_KILLED`) or
+    DeepSpeed's launcher's (`_LAUNCHER_KILLED`), whichever comes later; None where there is none."""
+    shell = None
+    for shell in _SHELL_KILLED.finditer(text):
+        pass
+    launcher = None
+    for launcher in _LAUNCHER_KILLED.finditer(text) if _LAUNCHER_MARK in text else ():
+        pass
+    if launcher is not None and (shell is None or launcher.start() > shell.start()):
+        return launcher.start(), launcher.end(), _launcher_said(int(launcher.group("code")))
+    if shell is None:
+        return None
+    said, command = shell.group(1) or shell.group(3), " ".join(shell.group(2).split()) if shell.group(2) else ""
+    return shell.start(), shell.end(), (f"the shell: {' '.join(said.split())}"
+                                        + (f" ({_words_up_to(command, 60)})" if command else ""))
+
+
+def _launcher_said(code: int) -> str:
+    """`DeepSpeed's launcher: ... return code = -9 (killed by SIGKILL)`: the signal a negative return code names."""
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    return (f"{LAUNCHER_KILLED} its training process exits with return code = {code} (killed by {name}; "
+            "launch.py's sigkill_handler)")
+
+
+# DeepSpeed's launcher (deepspeed/launcher/launch.py, `sigkill_handler`): once a worker ends with a non-zero code it
+# logs `Killing subprocess <pid>` for each worker, then `<cmd> exits with return code = <code>`, the worker's
+# `Popen.returncode`, negative where a signal ended it (-9: SIGKILL, which the worker could neither catch nor print:
+# most often the kernel's out-of-memory killer, or a scheduler). A positive code is the worker's own error exit, whose
+# traceback says what it was: not read here.
+_LAUNCHER_MARK = "sigkill_handler"
+_LAUNCHER_KILLED = re.compile(
+    r"\[launch\.py:\d+:sigkill_handler\] .* exits with return code = (?P<code>-\d{1,3})[ \t]*$", re.MULTILINE)
+LAUNCHER_KILLED = "DeepSpeed's launcher:"
 
 
 def _words_up_to(text: str, size: int) -> str:

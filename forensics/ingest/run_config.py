@@ -120,9 +120,9 @@ def _squeezed(text: str) -> str:
 
 
 def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
-    """Precision, model size, a 4-bit base, the framework and method a recipe's start says, the TRL trainer whose
-    module warned (as `trainer_class`) and the oldest transformers release its messages allow (as
-    `transformers_at_least`), that a console log states (`ingest.stdout.console_facts`), where nothing else did;
+    """Precision, model size, the gradient accumulation, a 4-bit base, the framework and method a recipe's start says,
+    the TRL trainer whose module warned (as `trainer_class`) and the oldest transformers release its messages allow
+    (as `transformers_at_least`), that a console log states (`ingest.stdout.console_facts`), where nothing else did;
     fp32 is said as fp16 and bf16 both off."""
     for source, meta in timeline.meta.items():
         precision = meta.get("console_precision") if _about_the_trained_model(config, meta) else None
@@ -132,7 +132,8 @@ def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
             config.add("bf16", False, said)
         elif precision in ("bf16", "fp16") and config.get(precision) is None:
             config.add(precision, True, said)
-        for ours, theirs in (("n_params", "console_n_params"), ("model.vocab_size", "console_vocab_size")):
+        for ours, theirs in (("n_params", "console_n_params"), ("model.vocab_size", "console_vocab_size"),
+                             ("gradient_accumulation_steps", "console_accumulation")):
             if isinstance(meta.get(theirs), int) and config.get(ours) is None:
                 config.add(ours, meta[theirs], f"{source}: {meta.get(theirs + '_line', '')}")
         said = f"{source}: {meta.get('console_framework_line', '')}"

@@ -57,7 +57,7 @@ from . import (card_axolotl, command_line, early_stop_end, fairseq_config, megat
 from .banners import find_banners, may_hold_banners
 from .console_facts import console_facts, run_sign_facts
 from .settled_lines import kinds_of, step_line_warnings
-from .console_scan import EXPLICIT_STEP_KEYS, scan
+from .console_scan import EXPLICIT_STEP_KEYS, scan, with_taken_losses
 from .console_steps import AS_STATED, BY_ORDER, dict_steps, training_bar_total
 from .console_text import as_printed
 from .overflow_steps import deepspeed_steps
@@ -94,6 +94,7 @@ def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = Fa
     warnings = warnings + step_line_warnings(events)
     texts = _argument_texts(text)
     flavour = _dict_flavour(events)
+    events = with_taken_losses(events)  # (after the flavour: a loss named for how it was taken is no Trainer's)
     stated = stated_logging(texts, path) if flavour == "hf_trainer" else None  # (the Trainer's logging_steps)
     frame, attempt_launches = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text), stated)
     uncounted = sum(1 for e in events if e[0] == "line" and (e[1].kind in ("uncounted", "printed_tensor")

@@ -46,7 +46,7 @@ def _key_values(m: re.Match, line: str, last_line: bool) -> StepLine | None:
     counter that restarts reads like a restarted attempt)."""
     parts = [part for part in line[m.start():].split(",") if part.strip()]  # a trailing `, ` leaves an empty part
     metrics, cut = _fields(parts, last_line)
-    metrics = _averaged_as_loss(_total_as_loss(metrics))
+    metrics = averaged_as_loss(_total_as_loss(metrics))
     found = dict(metrics)
     counter = next((key for key in _KEY_VALUE_COUNTERS if key in found), None)
     if len(metrics) + cut < len(parts) or "loss" not in found or counter is None:
@@ -76,7 +76,7 @@ _TAKEN_LOSS_KINDS = frozenset({"train", "training", "lm", "avg", "average", "mea
 _HELD_OUT_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "dev", "heldout"})
 
 
-def _averaged_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
+def averaged_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
     """A line with no plain `loss` whose loss is named for how it was taken (a custom loop's `iters:500,
     iters_average_Loss:2.31, iters_average_logprobability_for_Positive:-2.31, ...`, the mean over the iterations since
     the line before; `running_loss`, `train_loss`): the first such field is the loss. Another loss term (`aux_loss`,
