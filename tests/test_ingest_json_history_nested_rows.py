@@ -124,3 +124,44 @@ def test_a_list_of_results_with_nested_lists_without_a_loss_is_no_history(tmp_pa
     _dump(tmp_path, "results.json", [{"run": i, "tasks": [{"name": "arc", "acc": 0.4 + i / 100}]} for i in range(4)])
     with pytest.raises(NotARunDirectory):
         forensics.analyze(tmp_path)
+
+
+def _steps_of(path, metric):
+    frame = json_history.read(path).frame
+    return frame[frame.metric == metric].step.tolist()
+
+
+def test_a_test_split_beside_the_validation_split_does_not_replace_it(tmp_path):
+    # review probe p2 (session 29): {"train", "val", "test"} read the test rows as the held-out curve
+    split = dict(_SPLIT_ROWS, test=[{"step": 14200, "epoch": 4, "val_loss": 9.9}])
+    path = _dump(tmp_path, "training_log.json", split)
+    frame = json_history.read(path).frame
+    assert frame[frame.metric == "eval_loss"].value.tolist() == [1.2893, 1.2573, 1.2564]
+
+
+def test_split_rows_with_epochs_and_no_steps_place_each_evaluation_after_its_epochs_training(tmp_path):
+    # review probe p2 (session 29): rows with only an epoch put every held-out row at the last training row's step
+    train = [{"epoch": e, "loss": round(2.0 - 0.15 * e, 4)} for e in range(1, 11)]
+    val = [{"epoch": e, "loss": round(1.9 - 0.05 * e, 4)} for e in range(1, 11)]
+    path = _dump(tmp_path, "training_log.json", {"train": train, "val": val})
+    assert _steps_of(path, "eval_loss") == _steps_of(path, "loss") == list(range(1, 11))
+
+
+def test_held_out_rows_that_are_not_dicts_are_skipped_not_a_crash(tmp_path):
+    # review probe p6 (session 29): a non-dict held-out row after the 50th raised AttributeError in analyze
+    val = [{"step": 10 * i, "val_loss": 1.2} for i in range(1, 51)] + [None, "x"]
+    train = [{"step": 10 * i, "loss": 1.5 - i / 100} for i in range(1, 51)]
+    path = _dump(tmp_path, "training_log.json", {"train": train, "val": val})
+    forensics.analyze(tmp_path, check_checkpoints=False)
+    assert len(_series(path, "eval_loss")) == 50
+
+
+@pytest.mark.parametrize("value", [
+    {"probs": [0.31, 0.82, 0.44], "labels": [0, 1, 1], "losses": [0.37, 0.2, 0.82]},  # a per-sample eval output
+    {"test": [0.1], "val": [0.1], "train": [0.8]}],  # a data split's ratios
+    ids=["per_sample_eval", "split_ratios"])
+def test_number_lists_before_a_loss_list_that_no_training_history_opens_with_are_no_history(tmp_path, value):
+    # review probe p10 (session 29): only Keras-like names (val_*, accuracy, a rate, a counter) may come first
+    _dump(tmp_path, "predictions.json", value)
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(tmp_path)
