@@ -107,7 +107,9 @@ def _iteration(i, total, value):
 def test_a_list_of_iterations_with_nested_training_records_reads_their_total_loss(tmp_path):
     path = _dump(tmp_path, "training_log.json", [_iteration(i, 2.0 / i, 1.0 / i) for i in (1, 2, 3, 4)])
     assert discover(tmp_path).json_histories == [path]
-    assert list(_series(path, "loss").values()) == pytest.approx([2.0] * 3 + [1.0] * 3 + [2 / 3] * 3 + [0.5] * 3)
+    frame = json_history.read(path).frame
+    expected = [2.0] * 3 + [1.0] * 3 + [2 / 3] * 3 + [0.5] * 3
+    assert frame[frame.metric == "loss"].value.tolist() == pytest.approx(expected)
 
 
 def test_nested_training_records_nan_from_the_first_record_are_a_broken_run(tmp_path):
@@ -165,3 +167,19 @@ def test_number_lists_before_a_loss_list_that_no_training_history_opens_with_are
     _dump(tmp_path, "predictions.json", value)
     with pytest.raises(NotARunDirectory):
         forensics.analyze(tmp_path)
+
+
+def test_nested_records_own_cumulative_steps_count_is_their_step(tmp_path):
+    # review item 8 (session 29): DidulaThavisha's `steps` (116 an iteration, cumulative) was read as a metric and
+    # the records numbered 1, 2, 3 ...
+    path = _dump(tmp_path, "training_log.json", [_iteration(i, 2.0 / i, 1.0 / i) for i in (1, 2, 3, 4)])
+    assert sorted(_series(path, "loss")) == [116, 232, 348, 464]
+    assert "steps" not in set(json_history.read(path).frame.metric)
+
+
+def test_nested_records_steps_that_restart_each_iteration_are_no_step(tmp_path):
+    # guard: a count that starts again in each iteration (10, 20, 30 every time) says no place in the run
+    entries = [dict(_iteration(i, 2.0 / i, 1.0 / i), training_losses=[
+        {"total_loss": 2.0 / i, "steps": 10 * k} for k in (1, 2, 3)]) for i in (1, 2, 3, 4)]
+    path = _dump(tmp_path, "training_log.json", entries)
+    assert len(_series(path, "loss")) == 12

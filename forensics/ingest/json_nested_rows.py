@@ -44,8 +44,20 @@ def nested_records(entries: list) -> list[dict] | None:
     key = next((k for k, v in first.items() if "loss" in str(k).lower() and _rows(v) and _names_a_loss(v)), None)
     if key is None:
         return None
-    return [record for entry in entries if isinstance(entry, dict) and isinstance(entry.get(key), list)
-            for record in entry[key] if isinstance(record, dict)]
+    return _steps_as_step([record for entry in entries if isinstance(entry, dict) and isinstance(entry.get(key), list)
+                           for record in entry[key] if isinstance(record, dict)])
+
+
+def _steps_as_step(records: list[dict]) -> list[dict]:
+    """The records with their own `steps` count as the step where it reads as one: a whole number in every record,
+    never falling over the run (DidulaThavisha_alpha_llm's cumulative 116, 210, ...), and no usual step key beside
+    it; else as they are (a count that restarts each iteration is no step)."""
+    counts = [record.get("steps") for record in records]
+    if any(key in record for record in records for key in JSON_LINE_STEP_KEYS) \
+            or not all(isinstance(c, int) and not isinstance(c, bool) for c in counts) \
+            or any(later < earlier for earlier, later in zip(counts, counts[1:])):
+        return records
+    return [{("step" if key == "steps" else key): value for key, value in record.items()} for record in records]
 
 
 def _rows(value) -> bool:
