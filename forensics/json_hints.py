@@ -22,7 +22,8 @@ DUMPED_HISTORY = re.compile(
     # indices): {"train": [2.7057, ...], "val": [...]} (ConnorLathrop_Pytorch_with_tinyshakespeare...)
     # (or the loss list after other number lists: a Keras history.history dict, {"val_loss": [...], "val_acc": [...],
     # "loss": [...]}, AlexBella365_FrenchTextGenerator; {"accuracy": [...], "loss": [...]}, JoncyKeda_LSTM_TEXT_...)
-    rb'|\{\s*(?:"[^"\n]{1,100}"\s*:\s*\[[-+\d.eE,\sNaInfity]*\]\s*,\s*){0,50}'
+    rb'|\{\s*(?:"(?:val_[^"\n]{1,96}|[^"\n]{0,40}(?:acc|lr|learning_rate|auc|mae|mse|f1|ppl|perplexity|step|epoch|iter)'
+    rb'[^"\n]{0,40})"\s*:\s*\[[-+\d.eE,\sNaInfity]*\]\s*,\s*){0,50}'
     rb'"(?:loss|losses|train|train_loss(?:es)?|training_loss(?:es)?)"\s*:\s*\[\s*\d*\.\d'
     # a dict of row lists by split, the training rows first: {"train": [{"step": 100, "loss": 1.49, ...}], "val":
     # [...]} (adityatiwari049_Kaya-SLM)

@@ -107,7 +107,9 @@ def _iteration(i, total, value):
 def test_a_list_of_iterations_with_nested_training_records_reads_their_total_loss(tmp_path):
     path = _dump(tmp_path, "training_log.json", [_iteration(i, 2.0 / i, 1.0 / i) for i in (1, 2, 3, 4)])
     assert discover(tmp_path).json_histories == [path]
-    assert list(_series(path, "loss").values()) == pytest.approx([2.0] * 3 + [1.0] * 3 + [2 / 3] * 3 + [0.5] * 3)
+    frame = json_history.read(path).frame
+    expected = [2.0] * 3 + [1.0] * 3 + [2 / 3] * 3 + [0.5] * 3
+    assert frame[frame.metric == "loss"].value.tolist() == pytest.approx(expected)
 
 
 def test_nested_training_records_nan_from_the_first_record_are_a_broken_run(tmp_path):
@@ -124,3 +126,60 @@ def test_a_list_of_results_with_nested_lists_without_a_loss_is_no_history(tmp_pa
     _dump(tmp_path, "results.json", [{"run": i, "tasks": [{"name": "arc", "acc": 0.4 + i / 100}]} for i in range(4)])
     with pytest.raises(NotARunDirectory):
         forensics.analyze(tmp_path)
+
+
+def _steps_of(path, metric):
+    frame = json_history.read(path).frame
+    return frame[frame.metric == metric].step.tolist()
+
+
+def test_a_test_split_beside_the_validation_split_does_not_replace_it(tmp_path):
+    # review probe p2 (session 29): {"train", "val", "test"} read the test rows as the held-out curve
+    split = dict(_SPLIT_ROWS, test=[{"step": 14200, "epoch": 4, "val_loss": 9.9}])
+    path = _dump(tmp_path, "training_log.json", split)
+    frame = json_history.read(path).frame
+    assert frame[frame.metric == "eval_loss"].value.tolist() == [1.2893, 1.2573, 1.2564]
+
+
+def test_split_rows_with_epochs_and_no_steps_place_each_evaluation_after_its_epochs_training(tmp_path):
+    # review probe p2 (session 29): rows with only an epoch put every held-out row at the last training row's step
+    train = [{"epoch": e, "loss": round(2.0 - 0.15 * e, 4)} for e in range(1, 11)]
+    val = [{"epoch": e, "loss": round(1.9 - 0.05 * e, 4)} for e in range(1, 11)]
+    path = _dump(tmp_path, "training_log.json", {"train": train, "val": val})
+    assert _steps_of(path, "eval_loss") == _steps_of(path, "loss") == list(range(1, 11))
+
+
+def test_held_out_rows_that_are_not_dicts_are_skipped_not_a_crash(tmp_path):
+    # review probe p6 (session 29): a non-dict held-out row after the 50th raised AttributeError in analyze
+    val = [{"step": 10 * i, "val_loss": 1.2} for i in range(1, 51)] + [None, "x"]
+    train = [{"step": 10 * i, "loss": 1.5 - i / 100} for i in range(1, 51)]
+    path = _dump(tmp_path, "training_log.json", {"train": train, "val": val})
+    forensics.analyze(tmp_path, check_checkpoints=False)
+    assert len(_series(path, "eval_loss")) == 50
+
+
+@pytest.mark.parametrize("value", [
+    {"probs": [0.31, 0.82, 0.44], "labels": [0, 1, 1], "losses": [0.37, 0.2, 0.82]},  # a per-sample eval output
+    {"test": [0.1], "val": [0.1], "train": [0.8]}],  # a data split's ratios
+    ids=["per_sample_eval", "split_ratios"])
+def test_number_lists_before_a_loss_list_that_no_training_history_opens_with_are_no_history(tmp_path, value):
+    # review probe p10 (session 29): only Keras-like names (val_*, accuracy, a rate, a counter) may come first
+    _dump(tmp_path, "predictions.json", value)
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(tmp_path)
+
+
+def test_nested_records_own_cumulative_steps_count_is_their_step(tmp_path):
+    # review item 8 (session 29): DidulaThavisha's `steps` (116 an iteration, cumulative) was read as a metric and
+    # the records numbered 1, 2, 3 ...
+    path = _dump(tmp_path, "training_log.json", [_iteration(i, 2.0 / i, 1.0 / i) for i in (1, 2, 3, 4)])
+    assert sorted(_series(path, "loss")) == [116, 232, 348, 464]
+    assert "steps" not in set(json_history.read(path).frame.metric)
+
+
+def test_nested_records_steps_that_restart_each_iteration_are_no_step(tmp_path):
+    # guard: a count that starts again in each iteration (10, 20, 30 every time) says no place in the run
+    entries = [dict(_iteration(i, 2.0 / i, 1.0 / i), training_losses=[
+        {"total_loss": 2.0 / i, "steps": 10 * k} for k in (1, 2, 3)]) for i in (1, 2, 3, 4)]
+    path = _dump(tmp_path, "training_log.json", entries)
+    assert len(_series(path, "loss")) == 12

@@ -4,7 +4,8 @@ QuinnAho_csc-5991-hw1 (corpus batch AS106): a GRU seq2seq on a deterministic syn
 The training loss falls 2.32, 0.637, 0.156, 0.00326, then 3.4e-5 (epoch 5, read as a sudden fall from the median of
 the epochs before), while the validation loss is already 7.3e-5 at epoch 4 and lower at every epoch after (3.0e-7 at
 25): held-out data predicted as well before the training loss got there is the task learned
-(`_held_out_already_at_zero`, asked from the last evaluation at or before the stretch, not from the first)."""
+(`_held_out_already_at_zero`, asked from the last evaluation before the stretch, not from the first nor one
+taken at its first step, which may have fallen with it)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -39,3 +40,17 @@ def test_a_held_out_loss_that_reaches_zero_only_after_the_training_loss_fell_lea
 
 def test_a_held_out_loss_that_stays_up_leaves_the_collapse():
     assert _kinds([1.9, 0.6, 0.45] + [0.4] * 22) == ["loss_collapse"]
+
+
+def test_a_held_out_loss_that_falls_to_zero_at_the_collapse_step_itself_leaves_the_collapse():
+    # review probe p5 (session 29): loss 2.0 -> 1.5, then 0.0 from step 500 with the held-out loss evaluated at the
+    # same steps: an evaluation taken at the collapse's own step fell with it, it was not there first
+    steps = range(10, 1010, 10)
+    loss = [2.0 - s / 1000 if s < 500 else 0.0 for s in steps]
+    evals = range(100, 1100, 100)
+    metrics = {"loss": pd.Series(loss, index=steps, dtype="float64"),
+               "grad_norm": pd.Series([1.3 if s < 500 else 0.0 for s in steps], index=steps, dtype="float64"),
+               "eval_loss": pd.Series([2.1 - s / 1000 if s < 500 else 0.0 for s in evals], index=evals,
+                                      dtype="float64")}
+    found = detect_loss_collapse(metrics, Thresholds())
+    assert [(f.kind, f.step) for f in found] == [("loss_collapse", 500)]

@@ -156,3 +156,61 @@ def test_an_adapter_loaded_to_go_on_training_after_an_earlier_wrap_stays_the_tra
     cells = [(1, _BNB, ""), (2, _PROMPT_EXERCISE.replace("PromptTuningConfig(", "LoraConfig(r=8, "), ""),
              (3, go_on, _losses())]
     assert _analyzed(tmp_path, cells).run_profile.method == "qlora"
+
+
+# ---- a hand loop's console: its reload of the saved model after training is no trained start ----------------------
+
+
+def _nanogpt_console(folder, after: list[str]):
+    # review probe p8 (session 29): nanoGPT's iteration lines from a first loss of 12.5 (about ln 50257 + 1.7), then
+    # a sampling script's transformers reload of the weights the loop saved
+    lines = ["number of parameters: 10.65M", "tokens per iteration will be: 16,384"]
+    lines += [f"iter {i}: loss {10.9 * 0.975 ** (i / 10) + 1.6:.4f}, time 35.12ms, mfu 3.2%"
+              for i in range(0, 2001, 10)]
+    folder.mkdir()
+    (folder / "train.log").write_text("\n".join(lines + ["training done"] + after) + "\n")
+    return folder
+
+
+def test_a_hand_loops_reload_of_its_saved_weights_after_training_leaves_it_from_scratch(tmp_path):
+    reload = ["[INFO|modeling_utils.py:3474] 2024-01-01 >> loading weights file out/pytorch_model.bin"]
+    profile = forensics.analyze(_nanogpt_console(tmp_path / "run", reload)).run_profile
+    assert profile.objective == "pretrain", profile.evidence
+
+
+def test_the_same_hand_loop_without_the_reload_is_from_scratch(tmp_path):
+    assert forensics.analyze(_nanogpt_console(tmp_path / "run", [])).run_profile.objective == "pretrain"
+
+
+# ---- a notebook's evaluate-only Trainer after its QLoRA training: the trained model is the one .train() ran on ----
+
+_EVALUATOR = ("merged = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-3B', torch_dtype=torch.float16)\n"
+              "evaluator = Trainer(model=merged, args=TrainingArguments(output_dir='eval', "
+              "per_device_eval_batch_size=8))\nprint(evaluator.evaluate(eval_ds))\n")
+
+
+def _code_values(*sources: str) -> dict:
+    from forensics.ingest.notebook_code import code_values
+    cells = [{"cell_type": "code", "source": s, "outputs": [], "execution_count": i} for i, s in enumerate(sources, 1)]
+    return code_values(cells, "")
+
+
+def test_an_evaluate_only_trainer_after_a_qlora_training_leaves_it_qlora(tmp_path):
+    # review probe p9 (session 29): the evaluator, the last trainer built, was taken as the trained model's
+    # loader (float16, no 4 bits, the adapter put on another model)
+    values = _code_values(_PEFT + "import torch\n", _run_cell("only", "Qwen/Qwen2.5-3B", True), _EVALUATOR)
+    assert values.get("quant.load_in_4bit") is True and values.get("adapter.peft_type") == "LORA", values
+    assert "model.load_dtype" not in values, values
+    from support.notebook_sessions import _analyzed, _losses
+    cells = [(1, _PEFT + "import torch\n", ""), (2, _run_cell("only", "Qwen/Qwen2.5-3B", True), _losses()),
+             (3, _EVALUATOR, "")]
+    assert _analyzed(tmp_path, cells).run_profile.method == "qlora"
+
+
+def test_a_later_trainer_whose_train_is_called_is_still_the_last_run():
+    # guard: where the later trainer's .train() is called (by name or on the built trainer itself), it is the
+    # notebook's last run, as before: its float16 whole model, no 4 bits
+    for trains in ("evaluator.train()", "Trainer(model=merged, args=TrainingArguments(output_dir='o')).train()"):
+        values = _code_values(_PEFT + "import torch\n", _run_cell("only", "Qwen/Qwen2.5-3B", True),
+                              _EVALUATOR.replace("print(evaluator.evaluate(eval_ds))", trains))
+        assert values.get("model.load_dtype") == "float16" and "quant.load_in_4bit" not in values, values

@@ -171,3 +171,42 @@ def test_a_config_files_policy_gradient_recipe(keys, algorithm):
 def test_a_recipe_is_read_from_one_file():
     # a group size in one file and a KL weight in another (a data config, a DPO config) make no recipe
     assert rl_recipe(_config({"group_size": 8}, {"kl_coef": 0.1})) is None
+
+
+# ms-swift prints its RLHFArguments whole, every recipe's defaults in it (num_generations 8, epsilon, vf_coef,
+# cliprange, beta) whatever its rlhf_type: such a file names its stage, its RL keys say nothing (review probes p4, p11,
+# session 29)
+_SWIFT_DEFAULTS = {"beta": 0.1, "cliprange": 0.2, "cliprange_value": 0.2, "epsilon": 0.2, "kl_coef": 0.05,
+                   "num_generations": 8, "vf_coef": 0.1}
+
+
+@pytest.mark.parametrize("rlhf_type", ["cpo", "gkd", "grpo"])
+def test_a_file_that_names_its_rlhf_type_holds_no_recipe_in_its_defaults(rlhf_type):
+    assert rl_recipe(_config({"rlhf_type": rlhf_type, **_SWIFT_DEFAULTS})) is None
+
+
+@pytest.mark.parametrize("rlhf_type, objective", [("cpo", ("preference", "cpo")), ("grpo", ("rl", "grpo"))])
+def test_an_ms_swift_console_is_profiled_by_its_rlhf_type_not_by_its_ppo_defaults(tmp_path, rlhf_type, objective):
+    # (the grpo run is the guard: its stage still says RL)
+    args = {**_SWIFT_DEFAULTS, "cpo_alpha": 1.0, "learning_rate": 1e-05, "model": "'Qwen/Qwen2.5-1.5B-Instruct'",
+            "rlhf_type": f"'{rlhf_type}'", "train_type": "'lora'"}
+    lines = ["[INFO:swift] args: RLHFArguments(" + ", ".join(f"{k}={v}" for k, v in sorted(args.items())) + ")"]
+    lines += [str({"loss": f"{0.69 * 0.975 ** s + 0.2:.4f}", "grad_norm": "1.2", "learning_rate": "1e-05",
+                   "epoch": f"{s / 100:.2f}", "global_step/max_steps": f"{s}/100"}) for s in range(1, 101)]
+    (tmp_path / "run" / "output").mkdir(parents=True)
+    (tmp_path / "run" / "output" / "train.log").write_text("\n".join(lines) + "\n")
+    profile = forensics.analyze(tmp_path / "run").run_profile
+    assert (profile.objective, profile.algorithm) == objective, profile.evidence
+
+
+def test_a_dpo_loops_mean_reward_is_no_rl_reward_to_judge(tmp_path):
+    # review probe p7 (session 29): a DPO log's margins rise while a mean_reward column falls: no reward_decline, the
+    # mean of a preference loop's implicit rewards is no RL reward (that needs an RL log or the sampled rewards' spread)
+    rows = [{"step": s, "loss": round(0.69 * 0.9876 ** s + 0.1, 4), "rewards/chosen": round(-0.01 * s, 4),
+             "rewards/rejected": round(-0.03 * s, 4), "rewards/margins": round(0.02 * s, 4),
+             "mean_reward": round(-0.02 * s + 0.05 * (-1) ** s, 4)} for s in range(1, 201)]
+    (tmp_path / "run" / "logs").mkdir(parents=True)
+    (tmp_path / "run" / "logs" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    a = forensics.analyze(tmp_path / "run")
+    assert a.run_profile.objective == "preference"
+    assert "reward_decline" not in _kinds(a), [f.message for f in a.findings]

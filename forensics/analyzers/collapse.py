@@ -73,7 +73,7 @@ def _held_out_already_at_zero(metrics: Metrics, loss: pd.Series, start: int, sto
     if evals is None or not len(evals):
         return False
     upto = evals[evals.index <= int(loss.index[stop - 1])]
-    by_start = np.flatnonzero(upto.index <= int(loss.index[start]))
+    by_start = np.flatnonzero(upto.index < int(loss.index[start]))
     return bool(len(by_start)) and bool(np.all(upto.to_numpy()[by_start[-1]:] <= level))
 
 

@@ -254,13 +254,17 @@ def format_number(value: float) -> str:
 
 def a_or_an(spoken: str) -> str:
     """`spoken` after the article English reads it with: numbers are said as words, so 8, 11, 18, 80 and 800-odd
-    start with a vowel ("an 8B model", "an 11-way classifier") and every other number with a consonant.
+    start with a vowel ("an 8B model", "an 11-way classifier"), and so do those whose leading group of thousands is 11
+    or 18 ("eleven thousand", "eighteen million"), but not "a hundred and ten"; every other number a consonant.
 
     >>> [a_or_an(s) for s in ("8B", "1.5B", "11-way", "18-point", "110-point", "80M", "3-way", "12-point")]
     ['an 8B', 'a 1.5B', 'an 11-way', 'an 18-point', 'a 110-point', 'an 80M', 'a 3-way', 'a 12-point']
+    >>> [a_or_an(s) for s in ("11000-point", "18000 steps", "11,000,000 tokens", "110000-point", "1100 steps")]
+    ['an 11000-point', 'an 18000 steps', 'an 11,000,000 tokens', 'a 110000-point', 'a 1100 steps']
     """
-    leading = re.match(r"\d+", spoken)
-    vowel = bool(leading) and (spoken.startswith("8") or leading.group() in ("11", "18"))
+    leading = re.match(r"\d{1,3}(?:,\d{3})+(?!\d)|\d+", spoken)
+    digits = leading.group().replace(",", "") if leading else ""
+    vowel = digits.startswith("8") or digits[:len(digits) % 3 or 3] in ("11", "18")
     return f"{'an' if vowel else 'a'} {spoken}"
 
 

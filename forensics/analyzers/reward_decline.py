@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..config import Thresholds
 from ..findings import Finding
-from .metrics import Metrics, finite, format_number, is_preference_log, point_noise
+from .metrics import Metrics, RLMetrics, finite, format_number, point_noise
 
 REWARD_KEYS = ("reward", "rewards/mean", "objective/rlhf_reward", "ppo/mean_scores")
 # A hand-written RL loop's mean reward over its sampled completions: the reward only in a log known to be RL (its
@@ -41,7 +41,7 @@ def reward_metric(metrics: Metrics) -> str | None:
     """The name of the RL reward the log holds (GRPO's `reward`, PPO's scores, an RL loop's `mean_reward`), or None
     for a log without one."""
     named = next((k for k in REWARD_KEYS if k in metrics), None)
-    if named is None and is_preference_log(metrics):
+    if named is None and (isinstance(metrics, RLMetrics) or "std_reward" in metrics):
         return next((k for k in _LOOP_REWARD_KEYS if k in metrics), None)
     return named
 

@@ -282,10 +282,15 @@ _WEIGHTS_FILE_LOADED = re.compile(r"^.*?\bloading weights file \S+.*$", re.MULTI
 _TRAINER_START = "***** Running training *****"
 
 
+_FIRST_LOSS = re.compile(r"\bloss\b[^\n\d]{0,4}[-+]?\d", re.IGNORECASE)  # a hand loop's first printed loss
+
+
 def _training_start(text: str) -> int:
-    """Where the Trainer's training begins in a console, or its end where no Trainer's banner is in it."""
-    at = text.find(_TRAINER_START)
-    return len(text) if at < 0 else at
+    """Where training begins in a console: the Trainer's banner or the first printed loss, whichever comes first (a
+    hand loop has no banner, and its reload after training is no start); its end where neither is in it."""
+    first_loss = _FIRST_LOSS.search(text)
+    starts = [at for at in (text.find(_TRAINER_START), first_loss.start() if first_loss else -1) if at >= 0]
+    return min(starts, default=len(text))
 
 
 # OpenNMT-py's train_single logs `Loading checkpoint from X` where -train_from names one, then builds the model

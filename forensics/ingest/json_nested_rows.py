@@ -16,7 +16,7 @@ Pure functions of the parsed JSON value; json_history names the losses and frame
 from __future__ import annotations
 
 from ..metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS, canonical_metric, is_held_out, \
-    keras_metric_name, loss_of_split
+    is_test_split, keras_metric_name, loss_of_split
 
 _COUNTERS = frozenset(JSON_LINE_STEP_KEYS) | {JSON_LINE_EPOCH_KEY}
 
@@ -24,11 +24,17 @@ _COUNTERS = frozenset(JSON_LINE_STEP_KEYS) | {JSON_LINE_EPOCH_KEY}
 def split_rows(data: dict) -> list[dict] | None:
     """The rows of a dict of row lists by split, training rows first (names as the module docstring says), or None
     where no training split's rows name a loss."""
-    splits = {loss_of_split(str(key)): rows for key, rows in data.items() if _rows(rows)}
+    splits: dict = {}
+    for key in sorted(data, key=lambda k: is_test_split(str(k))):  # a validation split before a test one
+        if _rows(data[key]):
+            splits.setdefault(loss_of_split(str(key)), data[key])
     if not _names_a_loss(splits.get("loss")):
         return None
-    held = [_held_out_row(row) for row in splits.get("eval_loss") or []]
-    return [row for row in splits["loss"] if isinstance(row, dict)] + held
+    rows = [row for row in splits["loss"] if isinstance(row, dict)] + [
+        _held_out_row(row) for row in splits.get("eval_loss") or [] if isinstance(row, dict)]
+    if any("step" in row for row in rows) or not all(_is_number(row.get("epoch")) for row in rows):
+        return rows
+    return sorted(rows, key=lambda row: row["epoch"])  # no steps: each evaluation after its epoch's training rows
 
 
 def nested_records(entries: list) -> list[dict] | None:
@@ -38,8 +44,20 @@ def nested_records(entries: list) -> list[dict] | None:
     key = next((k for k, v in first.items() if "loss" in str(k).lower() and _rows(v) and _names_a_loss(v)), None)
     if key is None:
         return None
-    return [record for entry in entries if isinstance(entry, dict) and isinstance(entry.get(key), list)
-            for record in entry[key] if isinstance(record, dict)]
+    return _steps_as_step([record for entry in entries if isinstance(entry, dict) and isinstance(entry.get(key), list)
+                           for record in entry[key] if isinstance(record, dict)])
+
+
+def _steps_as_step(records: list[dict]) -> list[dict]:
+    """The records with their own `steps` count as the step where it reads as one: a whole number in every record,
+    never falling over the run (DidulaThavisha_alpha_llm's cumulative 116, 210, ...), and no usual step key beside
+    it; else as they are (a count that restarts each iteration is no step)."""
+    counts = [record.get("steps") for record in records]
+    if any(key in record for record in records for key in JSON_LINE_STEP_KEYS) \
+            or not all(isinstance(c, int) and not isinstance(c, bool) for c in counts) \
+            or any(later < earlier for earlier, later in zip(counts, counts[1:])):
+        return records
+    return [{("step" if key == "steps" else key): value for key, value in record.items()} for record in records]
 
 
 def _rows(value) -> bool:
@@ -66,3 +84,7 @@ def _held_out_name(key: str) -> str:
     if is_held_out(key):
         return keras_metric_name(key) if key.startswith("val_") else canonical_metric(key)
     return "eval_" + canonical_metric(key)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -33,7 +33,7 @@ DSCHAT_OBJECTIVES = {"dschat_sft": ("sft", None), "dschat_rm": ("reward", None),
 _VERL_RL_KEY = "actor/pg_loss"
 _STAGES = {"sft": ("sft", None), "pt": ("pretrain", None), "rm": ("reward", None), "dpo": ("preference", "dpo"),
            "kto": ("preference", "kto"), "orpo": ("preference", "orpo"), "simpo": ("preference", "simpo"),
-           "ppo": ("rl", "ppo"), "grpo": ("rl", "grpo")}
+           "cpo": ("preference", "cpo"), "ppo": ("rl", "ppo"), "grpo": ("rl", "grpo")}
 # The methods of OpenAI's fine-tuning jobs (ingest.tracker_config.openai_job_method)
 _OPENAI_JOB_METHODS = {"supervised": ("sft", None), "dpo": ("preference", "dpo"), "reinforcement": ("rl", None)}
 
@@ -79,13 +79,14 @@ def _from_metric_names(config: RunConfig, timeline: Timeline, names, evidence: d
     ppo = [k for k in _PPO_KEYS if k in metrics]
     rl = [k for k in metrics if k in _RL_KEYS or (k.startswith("rewards/") and k.endswith("/mean"))]
     loop = sorted(k for k in metrics if k in _LOOP_RL_KEYS)
-    if (rl == ["reward"] or loop and rl in ([], ["reward"])) and not ppo \
+    if (rl == ["reward"] or (loop and rl in ([], ["reward"]))) and not ppo \
             and pairwise_loss_at_chance(config, timeline) is None:
         # a hand-written loop's `reward=` or reward spread: RL, but no trainer's names to tell which (a one-label head
         # whose loss starts at ln 2 is a reward model printing its score, told below)
         evidence["objective"] = f"metric {', '.join(rl + loop)} in the log (RL fine-tuning)"
         return "rl", _loop_algorithm(config, names, evidence)
-    if ppo or rl and rl != ["reward"]:  # before the pairwise names: GRPO logs rewards/<func>/mean, never rewards/chosen
+    # before the pairwise names: GRPO logs rewards/<func>/mean, never rewards/chosen
+    if ppo or (rl and rl != ["reward"]):
         evidence["objective"] = f"metrics {', '.join(sorted(ppo or rl)[:3])} in the log (RL fine-tuning)"
         return "rl", "ppo" if ppo else "grpo"
     for algo, keys in _PREFERENCE_ALGOS:

@@ -52,11 +52,15 @@ def _keys_by_source(config: RunConfig) -> dict[str, dict[str, object]]:
     """{source: {full key: value}} of the numeric keys of `_GROUP_KEYS`, `_CLIP_KEYS`, `_KL_KEYS`, `_VALUE_KEYS`,
     each read from every file that set it (a key's first value may be another file's)."""
     out: dict[str, dict[str, object]] = {}
+    # ms-swift's RLHFArguments hold every recipe's defaults (num_generations 8, vf_coef, cliprange) whatever its
+    # rlhf_type: such a file says its stage by name (objective._STAGES), not by these keys
+    every_recipe = {value.source for value in config.values.get("rlhf_type", [])}
     for key, seen in config.values.items():
         if key.startswith(_OTHER_SECTIONS) or _kind_of(key) is None:
             continue
         for value in seen:
-            if isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+            if isinstance(value.value, (int, float)) and not isinstance(value.value, bool) \
+                    and value.source not in every_recipe:
                 out.setdefault(value.source, {}).setdefault(key, value.value)
     return out
 

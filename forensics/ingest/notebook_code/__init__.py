@@ -70,6 +70,7 @@ from .pairwise import pairwise_loss_function
 from .quantized_load import FOUR_BIT_LOAD, four_bit_config_names, loaded_in_four_bits
 from .summed_loss import sum_of_unknown_count
 from .tokenizer_trained import tokenizer_trained
+from .trainer_runs import calls_train, train_target, trained_trainers
 
 TEXT_KEY = "notebook_code"
 # peft's `prepare_model_for_kbit_training(model)` casts every float16 / bfloat16 weight that is not quantized to float32
@@ -87,6 +88,8 @@ def code_values(cells: list, outputs: str) -> dict:
     trl_names: set[str] = set()  # what the cells imported from trl (`from trl import SFTTrainer`)
     loads: list[tuple[tuple[int, int], str | None, dict]] = []  # (where, the name it is bound to, what) of each loader
     trainers: list[tuple[tuple[int, int], object]] = []  # (where, the model handed to it) of each trainer built
+    trainer_names: list[tuple[tuple[int, int], str | None]] = []  # (where, the name it is bound to) of each trainer
+    train_calls: list[tuple[tuple[int, int], object]] = []  # (where, the name or the build it is called on): .train()
     aliases: dict[str, str] = {}  # `lora_model` -> `model`: the names a loaded model was wrapped under
     wraps: list[tuple[int, int]] = []  # where each call that puts an adapter on a model is
     trees = list(parsed_cells(cells))  # the cells that ran, parsed once for every question below
@@ -116,11 +119,14 @@ def code_values(cells: list, outputs: str) -> dict:
                     wraps.append(where)
                 if builds_a_trainer(node):
                     trainers.append((where, model_handed(node, names)))
+                    trainer_names.append((where, bound.get(id(node))))
+                if calls_train(node):
+                    train_calls.append((where, train_target(node, cell)))
                 values.update(found)
                 trainer = trl_trainer(node, trl_names)
                 if trainer:
                     values["trainer_class"] = trainer
-    trained = dict(trained_model(loads, trainers, aliases))
+    trained = dict(trained_model(loads, trainers, aliases, trained_trainers(trainer_names, train_calls)))
     # (where a trainer tells which model trains: with none, the first load stands for it and says too little)
     if trainers and trained.get(FOUR_BIT_LOAD) is False and any(what[FOUR_BIT_LOAD] for _, _, what in loads):
         values.pop("quant.load_in_4bit", None)  # the 4-bit config went to another model's loader, not the trained one

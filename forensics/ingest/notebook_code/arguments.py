@@ -7,7 +7,7 @@ import ast
 import re
 
 from .machine import PrintedMachine
-from .syntax import called_name, dotted, _literal, owner_name
+from .syntax import called_name, dotted, literal_value, owner_name
 
 # Arguments classes whose keywords are TrainingArguments fields (TRL's configs subclass it, Unsloth's too)
 ARGUMENT_CLASSES = re.compile(r"^(?:\w*TrainingArguments|(?:SFT|DPO|KTO|ORPO|CPO|GRPO|RLOO|PPO|Reward|GKD|BCO|"
@@ -73,7 +73,8 @@ def call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
         if isinstance(rank, int):
             out["adapter.r"] = rank
         task = next((k.value for k in call.keywords if k.arg == "task_type"), None)
-        task = task.attr if isinstance(task, ast.Attribute) else _literal(task, names) if task is not None else None
+        if task is not None:
+            task = task.attr if isinstance(task, ast.Attribute) else literal_value(task, names)
         if isinstance(task, str):  # `TaskType.CAUSAL_LM` or "CAUSAL_LM"
             out["adapter.task_type"] = task
     elif loads_a_model(call):
@@ -102,21 +103,23 @@ _WEIGHT_QUANT_CONFIGS = {"GPTQConfig": "gptq", "AwqConfig": "awq"}
 LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architectures")
 
 
-def trained_model(loads: list, trainers: list, aliases: dict[str, str]) -> dict:
+def trained_model(loads: list, trainers: list, aliases: dict[str, str], ran: set = frozenset()) -> dict:
     """What the loader of the model the notebook trains said: of the loaders called before the last trainer is built
     (the notebook's last run, whose log the notebook ends with: Alvarofp537_MG-LoRA-RAG's granite after its Qwen,
     0xafraidoftime's 1B after its 8B), the last one bound to the name handed to it as its model, through the names it
     was wrapped under (`lora_model = get_peft_model(model, ...)`), or the model's name handed as a string
     (`GRPOTrainer(model="Qwen/...")`); not a model tried first and replaced (`del model`), a critic or reward model
     loaded beside it, or a reload after training (in float16 to merge the adapter, or to try it). Else the last loader
-    before the trainer, else the first one called."""
+    before the trainer, else the first one called. The last trainer is the last one whose `.train()` is called (where
+    in `ran`), not a later one built only to evaluate."""
     if not loads:
         handed = next((h for _, h in sorted(trainers, key=lambda t: t[0]) if isinstance(h, str)), None)
         return {"model.name_or_path": handed} if handed else {}
     if not trainers:
         return loads[0][2]
     # the last trainer handed a model (Unsloth's `PatchDPOTrainer()` builds none)
-    at, handed = max([t for t in trainers if t[1]] or trainers, key=lambda t: t[0])
+    handed_one = [t for t in trainers if t[1]] or trainers
+    at, handed = max([t for t in handed_one if t[0] in ran] or handed_one, key=lambda t: t[0])
     if isinstance(handed, str):
         return {"model.name_or_path": handed}
     before = [(name, what) for where, name, what in loads if where <= at]
@@ -165,7 +168,7 @@ def model_handed(call: ast.Call, names: dict) -> str | tuple[str, ...] | None:
     positional arguments: TRL 0.x's `PPOTrainer(config, model, ...)`)."""
     keyword = next((k.value for k in call.keywords if k.arg == "model"), None)
     if keyword is not None:
-        literal = _literal(keyword, names) if not isinstance(keyword, ast.Name) or keyword.id in names else None
+        literal = literal_value(keyword, names) if not isinstance(keyword, ast.Name) or keyword.id in names else None
         if isinstance(literal, str) and literal:
             return literal
         return (keyword.id,) if isinstance(keyword, ast.Name) else None
@@ -247,7 +250,7 @@ def _half_dtype(call: ast.Call) -> str | None:
 def _model_name(call: ast.Call, names: dict) -> str | None:
     for node in call.args[:1] + [k.value for k in call.keywords
                                  if k.arg in ("model_name", "pretrained_model_name_or_path")]:
-        value = _literal(node, names)
+        value = literal_value(node, names)
         if isinstance(value, str) and value:
             return value
     return None
@@ -266,7 +269,7 @@ def machine_value(node: ast.expr, machine: PrintedMachine, names: dict):
         test = machine_test(node.test, machine, names)
         return None if test is None else machine_value(node.body if test else node.orelse, machine, names)
     tested = machine_test(node, machine, names)
-    return tested if tested is not None else _literal(node, names)
+    return tested if tested is not None else literal_value(node, names)
 
 
 def machine_test(node: ast.expr, machine: PrintedMachine, names: dict | None = None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import called_name, dotted, _literal, root_name
+from .syntax import called_name, dotted, literal_value, root_name
 
 _PACKAGES = ("pytorch_lightning", "lightning")
 _PRECISIONS = {"32": "fp32", "32-true": "fp32", "16": "fp16", "16-mixed": "fp16", "bf16": "bf16",
@@ -56,7 +56,7 @@ def _keyword_literals(calls: list) -> dict:
     """Every keyword the calls pass a literal (`dict(fp_16=False)`), the last in order standing, by its name alone:
     `args.fp_16` is read through `fp_16`."""
     return {k.arg: value for c in calls for k in c.keywords if k.arg
-            for value in [_literal(k.value, {})] if value is not None}
+            for value in [literal_value(k.value, {})] if value is not None}
 
 
 def _splatted_dicts(trees: list, splatted: set) -> list:
@@ -75,5 +75,5 @@ def _precision(value: ast.expr, flags: dict) -> str | None:
         if not isinstance(flag, bool):
             return None
         return _precision(value.body if flag else value.orelse, flags)
-    literal = _literal(value, {})
+    literal = literal_value(value, {})
     return _PRECISIONS.get(str(literal)) if isinstance(literal, (int, str)) and not isinstance(literal, bool) else None

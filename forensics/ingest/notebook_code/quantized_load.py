@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from .adapter_wraps import loads_an_adapter
-from .syntax import called_name, owner_name, _literal
+from .syntax import called_name, owner_name, literal_value
 
 FOUR_BIT_LOAD = "_load.four_bit"  # (the key a load's record carries; never a run-configuration value)
 _QUANTIZATION_KEYWORDS = ("quantization_config", "load_in_4bit", "load_in_8bit")
@@ -29,7 +29,7 @@ def loaded_in_four_bits(call: ast.Call, config_names: set[str], names: dict) -> 
     keyword and no `**kwargs`; else None (Unsloth's loaders load in 4 bits unless told not to; an adapter's loader; a
     config it cannot resolve)."""
     keywords = {k.arg: k.value for k in call.keywords}
-    if "load_in_4bit" in keywords and _literal(keywords["load_in_4bit"], names) is True:
+    if "load_in_4bit" in keywords and literal_value(keywords["load_in_4bit"], names) is True:
         return True
     config = keywords.get("quantization_config")
     if config is not None and (_four_bit_config(config, names)
@@ -43,4 +43,4 @@ def loaded_in_four_bits(call: ast.Call, config_names: set[str], names: dict) -> 
 
 def _four_bit_config(node: ast.expr, names: dict) -> bool:
     return isinstance(node, ast.Call) and called_name(node.func) == _BNB_CONFIG and any(
-        k.arg == "load_in_4bit" and _literal(k.value, names) is True for k in node.keywords)
+        k.arg == "load_in_4bit" and literal_value(k.value, names) is True for k in node.keywords)

@@ -29,7 +29,8 @@ def dotted(node: ast.expr) -> str | None:
         else None
 
 
-def _literal(node: ast.expr, names: dict):
+def literal_value(node: ast.expr, names: dict):
+    """The bool, number or string `node` is written as, or that its name (in `names`) was bound to; else None."""
     if isinstance(node, (ast.Name, ast.Attribute)) and dotted(node) in names:
         return names[dotted(node)]
     try:

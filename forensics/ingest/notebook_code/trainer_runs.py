@@ -1,0 +1,35 @@
+"""Which of a notebook's trainers it trained with: those whose `.train()` the cells call (`trainer.train()`, or
+`Trainer(...).train()`), not one built only to evaluate (`evaluator.evaluate(...)` after a QLoRA training)."""
+from __future__ import annotations
+
+import ast
+
+Where = tuple[int, int]  # (cell, line) of a call
+
+
+def calls_train(node: ast.Call) -> bool:
+    """`x.train()` or `x.train(resume_from_checkpoint=...)`: a trainer's (or a model's) training call."""
+    return isinstance(node.func, ast.Attribute) and node.func.attr == "train" and not node.args
+
+
+def train_target(node: ast.Call, cell: int) -> str | Where | None:
+    """What `.train()` is called on: a name, or the trainer built in the same expression (its place)."""
+    receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+    if isinstance(receiver, ast.Name):
+        return receiver.id
+    return (cell, getattr(receiver, "lineno", 0)) if isinstance(receiver, ast.Call) else None
+
+
+def trained_trainers(built: list[tuple[Where, str | None]], train_calls: list[tuple[Where, object]]) -> set[Where]:
+    """The places of the trainers a `.train()` call reaches: for a name, the last trainer bound to it before the call
+    (a name rebound to an evaluate-only trainer later is not trained by an earlier call)."""
+    places = {where for where, _ in built}
+    out = set()
+    for at, target in train_calls:
+        if isinstance(target, tuple):
+            out.update({target} & places)
+            continue
+        before = [where for where, name in built if name == target and where <= at]
+        if before:
+            out.add(max(before))
+    return out
