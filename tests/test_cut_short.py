@@ -91,3 +91,63 @@ def test_a_state_that_does_not_say_why_it_ends_is_cut(tmp_path):
 def test_the_corpus_run_cut_at_step_2520_of_20000_is_a_warning():
     a = forensics.analyze(CORPUS / "Mukilan1600_tamslate")
     assert (a.status, a.first_incident.kind, a.first_incident.step) == ("warning", "run_cut_short", 2520)
+
+
+# --- a console that records its process's exit short of its planned steps (RoyK0108_amc-tutor-study) ---------------
+
+# mlx_lm.lora, iters 600, cosine_decay from 2e-4 after 60 warm-up iterations: 16 report lines, every 20 iterations
+_MLX_STEPS = np.arange(20, 321, 20)
+_SHUTDOWN = ("/Users/x/lib/python3.12/multiprocessing/resource_tracker.py:279: UserWarning: resource_tracker: There "
+             "appear to be 1 leaked semaphore objects to clean up at shutdown\n"
+             "  warnings.warn('resource_tracker: There appear to be %d '\n")
+
+
+def _mlx_rate(steps):
+    s = np.asarray(steps, dtype="float64")
+    return np.where(s < 260, 1e-6 + (2e-4 - 1e-6) * s / 260, 1e-5 + 0.5 * (2e-4 - 1e-5)
+                    * (1 + np.cos(math.pi * (s - 260) / 2100)))
+
+
+def _mlx_run() -> dict:
+    return {"learning_rate": pd.Series(_mlx_rate(_MLX_STEPS), index=_MLX_STEPS),
+            "loss": pd.Series(0.7 + 0.9 * np.exp(-_MLX_STEPS / 30), index=_MLX_STEPS)}
+
+
+def test_a_process_that_exited_short_of_its_plan_with_its_decay_barely_begun_was_cut():
+    (found,) = detect_cut_short(_mlx_run(), 600, accounted_for=False, exit_line="resource_tracker: ... at shutdown")
+    assert (found.kind, found.step) == ("run_cut_short", 320)
+    assert "600" in found.message and "at shutdown" in found.message and found.evidence["planned_steps"] == 600
+
+
+def test_the_same_short_schedule_without_the_exit_or_the_plan_is_left_alone():
+    # too few points and too short a decay to read a plan from: a console copied part-way says nothing of the end
+    assert detect_cut_short(_mlx_run(), 600, accounted_for=False) == []
+    assert detect_cut_short(_mlx_run(), None, accounted_for=False, exit_line="... at shutdown") == []
+    assert detect_cut_short(_mlx_run(), 340, accounted_for=False, exit_line="... at shutdown") == []  # ran its plan
+
+
+def test_an_exit_in_the_warm_up_or_on_a_constant_rate_is_no_schedule_cut():
+    rising = {**_mlx_run(), "learning_rate": pd.Series(2e-4 * _MLX_STEPS / 600, index=_MLX_STEPS)}
+    flat = {**_mlx_run(), "learning_rate": pd.Series(np.full(len(_MLX_STEPS), 2e-4), index=_MLX_STEPS)}
+    for metrics in (rising, flat):
+        assert detect_cut_short(metrics, 600, accounted_for=False, exit_line="... at shutdown") == []
+
+
+def test_the_shutdown_warning_that_ends_a_console_is_its_exit_line():
+    from forensics.ingest.console_exit import exit_line
+    lines = "".join(f"Iter {s}: Train loss 0.7, Learning Rate 2e-4, It/sec 0.2\n" for s in (300, 320))
+    assert "leaked semaphore objects to clean up at shutdown" in exit_line(lines + _SHUTDOWN)
+    assert exit_line(lines) is None
+    assert exit_line(_SHUTDOWN + lines) is None  # a warning of a worker that ended before the run went on
+
+
+def test_roy_k0108_mlx_qlora_shut_down_at_320_of_600_is_cut_short():
+    a = forensics.analyze(CORPUS / "RoyK0108_amc-tutor-study")
+    assert a.status == "warning" and a.first_incident.kind == "run_cut_short" and a.first_incident.step == 320
+
+
+def test_olmo_console_that_shut_down_with_no_learning_rate_logged_is_left_alone():
+    # AntonioLopardo_OLMo: the same shutdown warnings after step 2003 of 2500, judged healthy; it logs no rate, so
+    # no schedule says what the run was still to do
+    a = forensics.analyze(CORPUS / "AntonioLopardo_OLMo")
+    assert a.status == "healthy" and not [f for f in a.findings if f.kind == "run_cut_short"]

@@ -13,6 +13,14 @@ count alone is not enough: the corpus judges a log that stops at step S of a pla
 mid-run checkpoint's trainer_state.json, AhmedNabil03_llama2-7b-finetune-dolly at 500 of 625; a console copied
 part-way, KungYork_Megatron-LM at 5800 of 500,000) - 54 such cases. A cut run that learned is a warning, not
 healthy, where its own schedule shows it stopped early: what it would have reached is unknown (VERDICTS.md).
+
+A console that ends with its process's exit (`console_exit_line`: the resource tracker's shutdown warning) was written
+to the end of the run, not copied part-way: where it stops under `_AT_THE_PLAN` of its planned max_steps, the same
+schedule (warmed up, its decay begun and still within `_NEAR_THE_PEAK` of the peak) needs neither `_MIN_POINTS` nor
+`_LONG_DECAY`, only `_FEW_AFTER_THE_PEAK` points from the peak on, each under the one before
+(RoyK0108_amc-tutor-study: mlx_lm.lora's `Iter 320` of 600, 16 rate points, 1.996e-4 of its 2e-4 peak reached at 260,
+then the warning). A run that logs no rate (OLMo's console, AntonioLopardo_OLMo: the same warning at step 2003 of
+2500, judged healthy) shows no schedule to miss.
 """
 from __future__ import annotations
 
@@ -32,6 +40,7 @@ _MIN_POINTS = 20  # learning-rate points a schedule is read from
 _LONG_DECAY = 100  # steps from the peak to the log's end: a decay this long is a run, not a start stopped at once
 _NOT_SLOWING = 0.8  # a decay whose later half falls at least this share of its earlier half: linear or cosine
 _SQRT_MATCH = 0.02  # a last rate within this share of an inverse square root's from the peak: that schedule
+_FEW_AFTER_THE_PEAK = 3  # rate points from the peak on: the decay seen falling twice, where the process's exit is shown
 CLOSING_KEYS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")  # train()'s closing summary
 
 
@@ -47,22 +56,38 @@ def end_accounted_for(timeline: Timeline, metrics: Metrics) -> bool:
                or "training_finished" in (meta.get("console_run_signs") or ()) for meta in timeline.meta.values())
 
 
-def detect_cut_short(metrics: Metrics, max_steps, accounted_for: bool) -> list[Finding]:
+def exit_recorded(timeline: Timeline) -> str | None:
+    """The line with which a console of the run records its process's exit (`console_exit_line`), or None."""
+    return next((meta["console_exit_line"] for meta in timeline.meta.values() if meta.get("console_exit_line")), None)
+
+
+def detect_cut_short(metrics: Metrics, max_steps, accounted_for: bool, exit_line: str | None = None) -> list[Finding]:
     """One `run_cut_short` warning at the last logged step where the learning rate's schedule had barely begun its
     decay there (`_schedule_barely_begun`) and the files do not say why the log ends (`end_accounted_for`), nor that
-    it reached its planned `max_steps` (a schedule set longer than the run, the owner's choice); else []."""
+    it reached its planned `max_steps` (a schedule set longer than the run, the owner's choice); where the console
+    ends with its process's `exit_line` short of a planned `max_steps`, a short schedule counts too (module
+    docstring); else []."""
     last = _last_logged_step(metrics)
-    schedule = _schedule_barely_begun(metrics)
-    if accounted_for or last is None or schedule is None or _ran_its_planned_steps(max_steps, last):
+    if accounted_for or last is None or _ran_its_planned_steps(max_steps, last):
+        return []
+    exited_short = exit_line is not None and _planned(max_steps)
+    schedule = _schedule_barely_begun(metrics, short=exited_short)
+    if schedule is None:
         return []
     peak_step, peak, end = schedule
-    message = (f"the log ends at step {last} with the learning rate still {format_number(end)}, "
-               f"{100 * end / peak:.0f}% of its peak {format_number(peak)} (step {peak_step}, after the warm-up): its "
-               "decay had barely begun, so the run was planned for many more steps and stopped, crashed or its log "
-               "was cut. What it reached after is unknown; resume from its last checkpoint, or find the rest of its "
-               "log.")
-    return [Finding("run_cut_short", "warning", last, message, metric=LR,
-                    evidence={"last_step": last, "peak_step": peak_step, "peak_lr": peak, "last_lr": end})]
+    ended = (f"the process exited after step {last} of its planned {int(max_steps)} ('{exit_line}' ends its "
+             "console)" if exited_short else f"the log ends at step {last}")
+    share = f"{100 * end / peak:.1f}" if end >= 0.995 * peak else f"{100 * end / peak:.0f}"  # never a rounded 100%
+    how = "stopped or crashed" if exited_short else "stopped, crashed or its log was cut"
+    rest = "" if exited_short else ", or find the rest of its log"
+    message = (f"{ended} with the learning rate still {format_number(end)}, {share}% of its peak "
+               f"{format_number(peak)} (step {peak_step}, after the warm-up): its decay had barely begun, so the run "
+               f"was planned for many more steps and {how}. What it reached after is unknown; resume from its last "
+               f"checkpoint{rest}.")
+    evidence = {"last_step": last, "peak_step": peak_step, "peak_lr": peak, "last_lr": end}
+    if exited_short:
+        evidence.update({"planned_steps": int(max_steps), "exit_line": exit_line})
+    return [Finding("run_cut_short", "warning", last, message, metric=LR, evidence=evidence)]
 
 
 def _last_logged_step(metrics: Metrics) -> int | None:
@@ -70,31 +95,38 @@ def _last_logged_step(metrics: Metrics) -> int | None:
     return max(steps) if steps else None
 
 
+def _planned(max_steps) -> bool:
+    """Whether `max_steps` is a planned step count (a finite number above 0)."""
+    return not isinstance(max_steps, bool) and isinstance(max_steps, (int, float)) and bool(np.isfinite(max_steps)) \
+        and max_steps > 0
+
+
 def _ran_its_planned_steps(max_steps, last: int) -> bool:
     """Whether a planned step count is known and the log reached `_AT_THE_PLAN` of it."""
-    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, float)) or not np.isfinite(max_steps):
-        return False
-    return 0 < max_steps <= last / _AT_THE_PLAN
+    return _planned(max_steps) and max_steps <= last / _AT_THE_PLAN
 
 
-def _schedule_barely_begun(metrics: Metrics) -> tuple[int, float, float] | None:
+def _schedule_barely_begun(metrics: Metrics, short: bool = False) -> tuple[int, float, float] | None:
     """(peak step, peak rate, last rate) of a learning rate that warmed up, then fell without rising again, slowly at
     first (linear or cosine, not slowing down), and is still within `_NEAR_THE_PEAK` of its peak at the end; else
-    None."""
+    None. `short`: the process's exit is shown short of its plan, and a short schedule counts (module docstring)."""
     lr = finite(metrics[LR]) if LR in metrics else None
-    if lr is None or len(lr) < _MIN_POINTS:
+    if lr is None or len(lr) < (_FEW_AFTER_THE_PEAK + 1 if short else _MIN_POINTS):
         return None
     values = lr.to_numpy(dtype="float64")
     peak = float(values.max())
     top = int(np.flatnonzero(values == peak)[-1])  # the peak's last point: a plateau at the top ends there
     after, end = values[top:], float(values[-1])
-    if peak <= 0 or values[0] > _WARMED_UP * peak or len(after) < _MIN_POINTS // 2:
+    if peak <= 0 or values[0] > _WARMED_UP * peak or len(after) < (_FEW_AFTER_THE_PEAK if short else _MIN_POINTS // 2):
         return None
     # a run stopped within tens of steps of its peak is judged on what it did (Candice1995_LLM-QO-VLDB2025: stopped
-    # at step 42 of 600, its loss 1.08 -> 0.03, healthy)
-    if int(lr.index[-1]) - int(lr.index[top]) < _LONG_DECAY:
+    # at step 42 of 600, its loss 1.08 -> 0.03, healthy), unless its console shows the process exited there
+    if not short and int(lr.index[-1]) - int(lr.index[top]) < _LONG_DECAY:
         return None
-    if not _NEAR_THE_PEAK * peak <= end < _DECAYED * peak or np.any(np.diff(after) > 0):
+    # the decay began: the last rate under `_DECAYED` of the peak, or, over a short schedule, one that fell at every
+    # point after the peak (mlx_lm prints 2.000e-04, 1.999e-04, 1.998e-04, 1.996e-04: a cosine's first 60 of 540 steps)
+    began = bool(np.all(np.diff(after) < 0)) if short else end < _DECAYED * peak
+    if not (began and _NEAR_THE_PEAK * peak <= end) or np.any(np.diff(after) > 0):
         return None
     half = len(after) // 2
     earlier, later = after[0] - after[half], after[half] - after[-1]

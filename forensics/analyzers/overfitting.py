@@ -30,7 +30,8 @@ that set the eval loss against the training loss live in `overfit_train_rules`; 
 as the run trained, or, where none was, the loss estimated on the train split at each evaluation (`training_loss`).
 A log with no training loss fires when the eval loss climbs at each of the `overfit_points` + 1 or more evals after its
 best (the message saying that the gap between the two cannot be seen). None fires where the rise stayed under 2% while
-a held-out accuracy beside it kept improving (`overfit_accuracy`): a model growing confident, not a worse one.
+a held-out accuracy beside it kept improving, or rose further while that accuracy (an exact match too) set a new best
+at every eval after the loss's best (`overfit_accuracy`): a model growing confident, not a worse one.
 """
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from .console_exit import exit_line
 from .console_param_counts import parameter_count_said, said_param_count
 from .console_recipes import PRECISION_NAMES, recipe_facts
 from .console_text import line_at, line_end
@@ -161,9 +162,9 @@ def console_facts(text: str) -> dict:
     (`console_instruction_data`: Alpaca's template, its `### Instruction:` heading, an instruction dataset's columns),
     how often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), which
     of TRL's trainers raised a warning from its own module (`console_trl_trainer`: "SFTTrainer"), and whose model card a
-    README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its `mixed_precision_training: Native AMP` line is fp16).
-    Keys: `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, `console_vocab_size`, each with
-    `<key>_line`."""
+    README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its `mixed_precision_training: Native AMP` line is
+    fp16), and the shutdown warning its process's exit left as its last line (`console_exit_line`). Keys:
+    `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, `console_vocab_size`, each with `<key>_line`."""
     out = {**_precision_said(text), **parameter_count_said(text), **_vocabulary_said(text)}
     for key, value in recipe_facts(text).items():
         out.setdefault(key, value)  # a precision said above (DeepSpeed's, ...) stands
@@ -172,6 +173,9 @@ def console_facts(text: str) -> dict:
     out.update(_model_lines(text))
     out.update(console_warnings(text))
     out.update(accumulation_said(text))
+    ended = exit_line(text)
+    if ended:
+        out["console_exit_line"] = ended  # the console ends with its process's exit (`console_exit`)
     return out
 
 

@@ -110,7 +110,7 @@ _GENERIC_PAIR = re.compile(r"(?<![\w/.-])(loss[_ ]scale|" + _CROSS_ENTROPY
                            r"learning[_ ]rate|grad(?:ient)?[_ ]norm|gnorm|epoch|"
                            r"(?:(?:" + _SPLIT + r"[_ ])?(?:chosen|rejected)[_ ])?reward|"
                            r"(?:" + _SPLIT + r"[_ ])?(?:ppl|perplexity|"
-                           r"acc(?:uracy)?))" + _SEP.replace("#", "") + r"(?:tensor\()?"
+                           r"acc(?:uracy)?)|" + _SPLIT + r"[_ ](?:em|f1))" + _SEP.replace("#", "") + r"(?:tensor\()?"
                            r"([-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))(%?)(?!\w|\.\w|,\d)", re.IGNORECASE)
 _LOSS_KINDS = frozenset({"train", "training", "total", "lm", "avg", "average", "mean", "running", "batch",
                          "val", "valid", "validation", "eval", "test", "dev"})  # held-out ones: `HELD_OUT`
@@ -119,7 +119,10 @@ _NOT_A_STEP = re.compile(r"\bbest\b|early[ _-]?stop", re.IGNORECASE)
 _GENERIC_NAMES = {"lr": "learning_rate", "learning rate": "learning_rate", "grad norm": "grad_norm",
                   "gnorm": "grad_norm",
                   "gradient norm": "grad_norm", "epoch": "epoch", "ppl": "perplexity", "perplexity": "perplexity",
-                  "acc": "accuracy", "accuracy": "accuracy", "reward": "reward"}
+                  "acc": "accuracy", "accuracy": "accuracy", "reward": "reward",
+                  # an extractive-QA evaluation's exact match and token F1 (SQuAD's `val_em=78.49% val_f1=85.87%`,
+                  # gkrls_straggle-ml-experiments), named only after a split: `em` alone is any abbreviation
+                  "em": "exact_match", "f1": "f1"}
 HELD_OUT = re.compile(r"val|eval|test|dev", re.IGNORECASE)
 # A generic line is read for its loss, or for a held-out accuracy printed alone (Tianshi-Xu's CS336 SFT loop:
 # `Step 15 eval_acc: 0.278` between its `Step N loss: L` lines).
