@@ -107,3 +107,34 @@ def test_judged_overfitting_runs_beside_an_accuracy_rising_at_each_eval_stay_ove
     for case in ("Kabeermd_deep-learning-nlp-models", "ozguozkan_DI725_Assignment_1", "SwapnilupGrad_HugginFace",
                  "Obychenkov_CSE234-hardneg"):
         assert any(f.kind == "overfitting" for f in forensics.analyze(CORPUS / case).findings), case
+
+
+def _sft_state(accuracy_name: str, scale: float) -> dict:
+    # review 29b's SFT run: eval loss 1.60 -> 1.00 at step 300, then +14% back to 1.14 (under half its fall given
+    # back) while the held-out score creeps to a new best at each later eval
+    evals, scores = [1.60, 1.20, 1.00, 1.05, 1.10, 1.14], [0.60, 0.66, 0.70, 0.705, 0.708, 0.710]
+    log = []
+    for step in range(10, 601, 10):
+        log.append({"loss": 1.7 - 0.9 * step / 600, "learning_rate": 2e-5 * (1 - step / 600), "grad_norm": 1.0,
+                    "epoch": step / 200, "step": step})
+        if step % 100 == 0:
+            log.append({"eval_loss": evals[step // 100 - 1], accuracy_name: scores[step // 100 - 1] * scale,
+                        "eval_runtime": 10.0, "epoch": step / 200, "step": step})
+    return {"global_step": 600, "max_steps": 600, "num_train_epochs": 3, "log_history": log, "logging_steps": 10,
+            "eval_steps": 100, "should_training_stop": True}
+
+
+def _overfitting_of_run(tmp_path: Path, accuracy_name: str, scale: float = 1.0) -> list:
+    import json
+    (tmp_path / "trainer_state.json").write_text(json.dumps(_sft_state(accuracy_name, scale)))
+    return [f for f in forensics.analyze(tmp_path, check_checkpoints=False).findings if f.kind == "overfitting"]
+
+
+def test_a_token_accuracy_creeping_up_does_not_excuse_a_rise_past_the_small_one(tmp_path):
+    # TRL's eval_mean_token_accuracy is a teacher-forced next-token share: it keeps creeping up while an SFT run
+    # memorises, so only an exact match (the share of answers right) excuses the larger rise
+    assert len(_overfitting_of_run(tmp_path, "eval_mean_token_accuracy")) == 1
+
+
+def test_an_exact_match_at_a_new_best_at_each_eval_still_excuses_the_same_rise(tmp_path):
+    assert not _overfitting_of_run(tmp_path, "eval_exact_match", scale=100)
