@@ -124,6 +124,10 @@ def _pickled_arguments(source: str, keys: set[str]) -> bool:
 # Where a notebook's code read as arguments is said to come from: a class the code names is no trained model's config
 NOTEBOOK_CODE_SOURCE = "the notebook's code (arguments of the cells that ran)"
 
+# The gradient accumulation a console's banner states, kept apart from a config file's `gradient_accumulation_steps`:
+# every HF console prints it, so it never divides a loss on the doubt of an unknown release (causes.logged_loss)
+CONSOLE_ACCUMULATION = "console.gradient_accumulation_steps"
+
 
 @dataclass
 class RunConfig:

@@ -45,7 +45,7 @@ from .analyzers.train_eval_gap import detect_train_eval_mismatch, summed_over_ac
 from .analyzers.warmup_past_the_end import detect_warmup_past_the_end
 from .analyzers.weights import last_step, weight_findings
 from .analyzers.zero_in_first_epoch import for_a_classifier, for_a_language_model, for_epochs_over_a_sized_dataset
-from .causes.logged_loss import summed_loss_factor, summed_over_unknown_accumulation
+from .causes.logged_loss import stated_accumulation, summed_loss_factor, summed_over_unknown_accumulation
 from .checkpoints.types import CheckpointInfo
 from .checkpoints.updates import UpdateStep
 from .config import RunConfig, Thresholds
@@ -236,7 +236,7 @@ def _start_summed_factor(metrics, config: RunConfig) -> int:
     sits at that many times the eval loss at every evaluation (`summed_over_accumulation`: a sum, whatever the
     release); else 1."""
     factor = summed_loss_factor(config, release_unknown_counts=True)
-    accumulation = config.get("gradient_accumulation_steps")
+    accumulation = stated_accumulation(config)
     return int(accumulation) if factor == 1 and summed_over_accumulation(metrics, accumulation) else factor
 
 

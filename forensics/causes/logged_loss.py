@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..analyzers.metrics import format_number
 from ..analyzers.padded_labels import masking_advice
 from ..analyzers.train_eval_gap import ACCUMULATION_BAND
+from ..config import CONSOLE_ACCUMULATION
 from ..findings import Cause
 from .evidence import Facts, said
 
@@ -33,6 +34,14 @@ def summed_loss_factor(config, release_unknown_counts: bool = False) -> int:
         release_unknown_counts and not release and not _after_the_summing_releases(config)
         and _fields_allow_a_summing_release(config))
     return accumulation if maybe and isinstance(accumulation, int) and accumulation >= 2 else 1
+
+
+def stated_accumulation(config):
+    """The gradient accumulation a config file states, else the one a console's banner states (its own key,
+    `console.gradient_accumulation_steps`): for the tests that see a loss at that many times the eval loss, never
+    for dividing a loss on the doubt of an unknown release (every HF console prints the banner)."""
+    said_in_config = config.get("gradient_accumulation_steps")
+    return said_in_config if said_in_config is not None else config.get(CONSOLE_ACCUMULATION)
 
 
 def summed_over_unknown_accumulation(config) -> bool:
@@ -73,19 +82,24 @@ def _fields_allow_a_summing_release(config) -> bool:
                             and not any(f in keys for f in _LATER_RELEASE_FIELDS) for keys in dumps)
 
 
+def _accumulation_key(config) -> str:
+    return "gradient_accumulation_steps" if config.get("gradient_accumulation_steps") is not None \
+        else CONSOLE_ACCUMULATION
+
+
 def accumulation_scaled_loss(facts: Facts) -> Cause | None:
     """The training loss sits at about gradient_accumulation_steps x the eval loss (a train_eval_mismatch):
     it was summed over the micro-batches, not averaged."""
     # (a training loss summed over micro-batches sits above the eval loss, never under it)
     found = [f for f in facts.of_kind("train_eval_mismatch") if not f.evidence.get("eval_above_train")]
-    accumulation = facts.config.get("gradient_accumulation_steps")
+    accumulation = stated_accumulation(facts.config)
     if not found or not isinstance(accumulation, (int, float)) or accumulation < 2:
         return None
     ratio = float(found[0].evidence.get("median_ratio", 0.0))
     if not ACCUMULATION_BAND[0] * accumulation <= ratio <= ACCUMULATION_BAND[1] * accumulation:
         return None
     evidence = [f"the training loss is a median {format_number(ratio)}x the eval loss (from step {found[0].step})",
-                said(facts.config, "gradient_accumulation_steps")]
+                said(facts.config, _accumulation_key(facts.config))]
     version_key = next((k for k in _VERSION_KEYS if isinstance(facts.config.get(k), str)), None)
     release = str(facts.config.get(version_key)) if version_key else ""
     if release.startswith(_SUMMING_RELEASES):

@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import NOTEBOOK_CODE_SOURCE, RunConfig
+from ..config import CONSOLE_ACCUMULATION, NOTEBOOK_CODE_SOURCE, RunConfig
 from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from ..lfs import unreadable_reason
@@ -133,7 +133,7 @@ def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
         elif precision in ("bf16", "fp16") and config.get(precision) is None:
             config.add(precision, True, said)
         for ours, theirs in (("n_params", "console_n_params"), ("model.vocab_size", "console_vocab_size"),
-                             ("gradient_accumulation_steps", "console_accumulation")):
+                             (CONSOLE_ACCUMULATION, "console_accumulation")):
             if isinstance(meta.get(theirs), int) and config.get(ours) is None:
                 config.add(ours, meta[theirs], f"{source}: {meta.get(theirs + '_line', '')}")
         said = f"{source}: {meta.get('console_framework_line', '')}"
