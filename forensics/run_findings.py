@@ -16,7 +16,7 @@ from .analyzers import metrics_from_rows, run_all
 from .analyzers.chain import link_skipped_batches, link_weight_damage
 from .analyzers.char_floor import CharCorpus, memorized_per_character
 from .analyzers.classifier_at_chance import detect_classifier_at_chance
-from .analyzers.cut_short import detect_cut_short, end_accounted_for, exit_recorded
+from .analyzers.cut_short import console_plan, detect_cut_short, end_accounted_for, exit_recorded
 from .analyzers.early_overshoot import detect_early_overshoot
 from .analyzers.early_stop_in_warmup import detect_early_stop_in_warmup, early_stop_said
 from .analyzers.epoch_staircase import dated_at_the_pairs_return
@@ -74,8 +74,8 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
     planned = _planned_length(config, timeline)
     findings = sort_findings(findings + _run_aware_findings(metrics, thresholds, profile, config, findings, planned,
                                                             not _loss_steps_inferred(timeline))
-                             + (detect_cut_short(metrics, planned[1], end_accounted_for(timeline, metrics),
-                                                 exit_recorded(timeline))
+                             + (detect_cut_short(metrics, console_plan(timeline, metrics, planned[1]),
+                                                 end_accounted_for(timeline, metrics), exit_recorded(timeline, metrics))
                                 or detect_megatron_cut(timeline)
                                 or detect_early_stop_in_warmup(metrics, early_stop_said(timeline)))
                              + detect_labels_include_padding(metrics, config.get("data.labels_include_padding"),

@@ -34,7 +34,8 @@ def test_a_consoles_stated_accumulation_reaches_the_runs_config_under_its_own_ke
     assert a.config.get("console.gradient_accumulation_steps") == 4
 
 
-_LLAMA_CONFIG = ('Model config LlamaConfig {\n  "architectures": [\n    "LlamaForCausalLM"\n  ],\n  "hidden_size": 2048,\n'
+_LLAMA_CONFIG = ('Model config LlamaConfig {\n  "architectures": [\n    "LlamaForCausalLM"\n  ],\n'
+                 '  "hidden_size": 2048,\n'
                  '  "model_type": "llama",\n  "num_hidden_layers": 22,\n  "torch_dtype": "bfloat16",\n'
                  '  "vocab_size": 32000\n}\n')
 

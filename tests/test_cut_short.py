@@ -151,3 +151,48 @@ def test_olmo_console_that_shut_down_with_no_learning_rate_logged_is_left_alone(
     # no schedule says what the run was still to do
     a = forensics.analyze(CORPUS / "AntonioLopardo_OLMo")
     assert a.status == "healthy" and not [f for f in a.findings if f.kind == "run_cut_short"]
+
+
+# --- review 29b: whose exit, and whose plan (a copy of RoyK0108's folder with its own consoles) ----------------------
+
+def _mlx_console(plan: int, last: int, every: int = 20, saved: bool = False, shutdown: bool = True) -> str:
+    lines = "".join(f"Iter {s}: Train loss {0.7 + 0.9 * math.exp(-s / 30):.3f}, "
+                    f"Learning Rate {float(_mlx_rate([s])[0]):.3e}, "
+                    f"It/sec 0.17, Tokens/sec 100.0, Trained Tokens {s * 500}, Peak mem 6.6 GB\n"
+                    for s in range(every, last + 1, every))
+    return (f"Loading pretrained model\nStarting training..., iters: {plan}\n" + lines
+            + ("Saved final weights to adapters/adapters.safetensors.\n" if saved else "")
+            + (_SHUTDOWN if shutdown else ""))
+
+
+def _roy_copy(tmp_path: Path, consoles: dict) -> Path:
+    import shutil
+    run = tmp_path / "run"
+    shutil.copytree(CORPUS / "RoyK0108_amc-tutor-study", run)
+    (run / "results" / "log_train.txt").unlink()
+    for name, text in consoles.items():
+        (run / "results" / name).write_text(text)
+    return run
+
+
+def _cut(run: Path) -> list:
+    return [f for f in forensics.analyze(run, check_checkpoints=False).findings if f.kind == "run_cut_short"]
+
+
+def test_another_consoles_shutdown_is_not_the_exit_of_the_run_that_logged_the_last_step(tmp_path):
+    # the training log copied part-way at 320 (no exit), an earlier try's console (to 100) ends with the warning
+    first_try = "Loading pretrained model\nStarting training..., iters: 600\n" + "".join(
+        f"Iter {s}: Train loss 1.{s}, It/sec 0.2\n" for s in range(10, 101, 10)) + _SHUTDOWN
+    run = _roy_copy(tmp_path, {"log_train.txt": _mlx_console(600, 320, shutdown=False),
+                               "log_train_1.7b_first_try.txt": first_try})
+    assert _cut(run) == []
+
+
+def test_a_console_whose_own_banner_plans_320_iters_ran_its_plan(tmp_path):
+    # `--iters 320` on the command line over the YAML's 600: mlx_lm prints the plan it runs, then saves its weights
+    assert _cut(_roy_copy(tmp_path, {"log_train.txt": _mlx_console(320, 320, saved=True)})) == []
+
+
+def test_the_same_console_planned_for_600_and_shut_down_at_320_is_still_cut(tmp_path):
+    (found,) = _cut(_roy_copy(tmp_path, {"log_train.txt": _mlx_console(600, 320)}))
+    assert found.step == 320 and found.evidence["planned_steps"] == 600

@@ -19,7 +19,9 @@ to the end of the run, not copied part-way: where it stops under `_AT_THE_PLAN` 
 schedule (warmed up, its decay begun and still within `_NEAR_THE_PEAK` of the peak) needs neither `_MIN_POINTS` nor
 `_LONG_DECAY`, only `_FEW_AFTER_THE_PEAK` points from the peak on, each under the one before
 (RoyK0108_amc-tutor-study: mlx_lm.lora's `Iter 320` of 600, 16 rate points, 1.996e-4 of its 2e-4 peak reached at 260,
-then the warning). A run that logs no rate (OLMo's console, AntonioLopardo_OLMo: the same warning at step 2003 of
+then the warning). Only the console holding the run's last logged step tells its exit (an earlier try's console
+that shut down says nothing of this one's end), and its own plan goes ahead of the config file's (mlx_lm's `Starting
+training..., iters: 320`, a command line's override of the YAML's 600: that run ran its plan). A run that logs no rate (OLMo's console, AntonioLopardo_OLMo: the same warning at step 2003 of
 2500, judged healthy) shows no schedule to miss.
 """
 from __future__ import annotations
@@ -56,9 +58,25 @@ def end_accounted_for(timeline: Timeline, metrics: Metrics) -> bool:
                or "training_finished" in (meta.get("console_run_signs") or ()) for meta in timeline.meta.values())
 
 
-def exit_recorded(timeline: Timeline) -> str | None:
-    """The line with which a console of the run records its process's exit (`console_exit_line`), or None."""
-    return next((meta["console_exit_line"] for meta in timeline.meta.values() if meta.get("console_exit_line")), None)
+def exit_recorded(timeline: Timeline, metrics: Metrics) -> str | None:
+    """The line with which a console holding the run's last logged step records its process's exit
+    (`console_exit_line`), or None: another console's exit (an earlier try's, an eval's) says nothing of this end."""
+    return next((meta["console_exit_line"] for meta in _metas_at_the_last_step(timeline, metrics)
+                 if meta.get("console_exit_line")), None)
+
+
+def console_plan(timeline: Timeline, metrics: Metrics, planned):
+    """The steps the console holding the run's last logged step says it plans (`console_planned_steps`: mlx_lm's
+    `Starting training..., iters: N`, a CLI override of the config file's iters), else `planned`."""
+    return next((meta["console_planned_steps"] for meta in _metas_at_the_last_step(timeline, metrics)
+                 if meta.get("console_planned_steps")), planned)
+
+
+def _metas_at_the_last_step(timeline: Timeline, metrics: Metrics) -> list[dict]:
+    last = _last_logged_step(metrics)
+    frame = timeline.frame
+    sources = set(frame.loc[frame["step"] == last, "source"]) if last is not None and len(frame) else set()
+    return [meta for source, meta in timeline.meta.items() if source in sources]
 
 
 def detect_cut_short(metrics: Metrics, max_steps, accounted_for: bool, exit_line: str | None = None) -> list[Finding]:

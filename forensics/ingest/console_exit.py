@@ -29,3 +29,14 @@ def exit_line(text: str) -> str | None:
         elif not _WARNING_SOURCE.match(line) and line.strip():
             break
     return last
+
+
+# mlx_lm.lora's banner states the iterations it runs, a command line's `--iters` over its YAML's included
+_MLX_PLAN = re.compile(r"^Starting training\.\.\., iters: (\d+)\s*$", re.MULTILINE)
+
+
+def planned_iters(text: str) -> int | None:
+    """The iterations mlx_lm.lora's `Starting training..., iters: N` banner says the run is to take (the last such
+    banner's), or None: the console's own plan, ahead of any config file beside it (a CLI override)."""
+    said = _MLX_PLAN.findall(text[:200_000])
+    return int(said[-1]) if said else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .console_exit import exit_line
+from .console_exit import exit_line, planned_iters
 from .console_param_counts import parameter_count_said, said_param_count
 from .console_recipes import PRECISION_NAMES, recipe_facts
 from .console_text import line_at, line_end
@@ -163,7 +163,8 @@ def console_facts(text: str) -> dict:
     how often tensorboardX warned that a value handed to its writer was NaN or Inf (`console_nonfinite_written`), which
     of TRL's trainers raised a warning from its own module (`console_trl_trainer`: "SFTTrainer"), and whose model card a
     README is (`model_card`: "axolotl", "trl" or "hf_trainer"; its `mixed_precision_training: Native AMP` line is
-    fp16), and the shutdown warning its process's exit left as its last line (`console_exit_line`). Keys:
+    fp16), the shutdown warning its process's exit left as its last line (`console_exit_line`) and the iterations
+    mlx_lm's banner plans (`console_planned_steps`). Keys:
     `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, `console_vocab_size`, each with `<key>_line`."""
     out = {**_precision_said(text), **parameter_count_said(text), **_vocabulary_said(text)}
     for key, value in recipe_facts(text).items():
@@ -176,6 +177,9 @@ def console_facts(text: str) -> dict:
     ended = exit_line(text)
     if ended:
         out["console_exit_line"] = ended  # the console ends with its process's exit (`console_exit`)
+    plan = planned_iters(text)
+    if plan:
+        out["console_planned_steps"] = plan  # mlx_lm's banner: the iterations this console's run was to take
     return out
 
 
