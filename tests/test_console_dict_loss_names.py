@@ -77,3 +77,27 @@ def test_such_dicts_are_no_trainers(tmp_path):
     dict holds `loss` itself): the framework stays unknown."""
     a = analyze_logs(write_file(tmp_path, "result/training_log.txt", _epoch_dicts()))
     assert a.run_profile.framework == "unknown"
+
+
+_TRAINER_BANNER = ("***** Running training *****\n  Num examples = 2,000\n  Num Epochs = 1\n"
+                   "  Gradient Accumulation steps = 1\n  Total optimization steps = 300\n")
+
+
+def _trainer_with_callback(name: str, scale: float) -> str:
+    # review 29b: the Trainer's own `{'loss': ..}` every 10 steps, and a callback's `{name: .., 'epoch': ..}` every 50
+    out = ""
+    for s in range(10, 301, 10):
+        out += str({"loss": round(2.5 - 0.005 * s, 4), "grad_norm": 1.0, "learning_rate": 1e-4,
+                    "epoch": round(s / 300, 2)}) + "\n"
+        if s % 50 == 0:
+            out += str({name: round(scale * (2.5 - 0.005 * s) + (1.4 if scale == 1 else 0), 4),
+                        "epoch": round(s / 300, 2)}) + "\n"
+    return out
+
+
+def test_a_callbacks_mean_loss_beside_the_trainers_loss_is_no_second_training_loss(tmp_path):
+    for name, scale in (("mean_loss", 1.0), ("train_mean_loss", 4.0)):
+        text = _TRAINER_BANNER + _trainer_with_callback(name, scale)
+        a = analyze_logs(write_file(tmp_path / name, "train.log", text))
+        loss = a.timeline.frame[a.timeline.frame.metric == "loss"]
+        assert len(loss) == 30 and loss.value.iloc[-1] == 1.0, (name, loss.tail(3))

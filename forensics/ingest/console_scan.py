@@ -388,9 +388,13 @@ def _pairs(body: str) -> dict | None:
     return fairseq_dict_in_nats(pairs)
 
 
-def with_taken_losses(events: list[tuple]) -> list[tuple]:
-    """The events, each dict's through `_taken_loss_as_loss`. Applied once the console's dict flavour is told
-    (stdout): such a dict is a hand-written loop's, which no rule may take for the Trainer's by its new `loss`."""
+def with_taken_losses(events: list[tuple], flavour: str | None = None) -> list[tuple]:
+    """The events, each dict's through `_taken_loss_as_loss`. Applied once the console's dict `flavour` is told
+    (stdout): such a dict is a hand-written loop's, which no rule may take for the Trainer's by its new `loss`. Not
+    where the console is the Trainer's or any of its dicts has a plain `loss`: a callback's `{'mean_loss': x}` beside
+    the logged loss is another series, no second training loss (review 29b)."""
+    if flavour == "hf_trainer" or any(e[0] == "dict" and "loss" in e[2] for e in events):
+        return events
     return [("dict", e[1], _taken_loss_as_loss(e[2])) if e[0] == "dict" else e for e in events]
 
 

@@ -94,7 +94,7 @@ def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = Fa
     warnings = warnings + step_line_warnings(events)
     texts = _argument_texts(text)
     flavour = _dict_flavour(events)
-    events = with_taken_losses(events)  # (after the flavour: a loss named for how it was taken is no Trainer's)
+    events = with_taken_losses(events, flavour)  # (after the flavour: a loss named for how it was taken is no Trainer's)
     stated = stated_logging(texts, path) if flavour == "hf_trainer" else None  # (the Trainer's logging_steps)
     frame, attempt_launches = _frame(events, meta, _steps_per_epoch(text), _stated_plan(text), stated)
     uncounted = sum(1 for e in events if e[0] == "line" and (e[1].kind in ("uncounted", "printed_tensor")
