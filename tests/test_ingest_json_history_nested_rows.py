@@ -183,3 +183,12 @@ def test_nested_records_steps_that_restart_each_iteration_are_no_step(tmp_path):
         {"total_loss": 2.0 / i, "steps": 10 * k} for k in (1, 2, 3)]) for i in (1, 2, 3, 4)]
     path = _dump(tmp_path, "training_log.json", entries)
     assert len(_series(path, "loss")) == 12
+
+
+def test_nested_records_with_the_same_steps_count_in_every_record_are_no_step(tmp_path):
+    # review 29b: a constant count (100 steps an iteration, in every record) never falls, but read as the step it
+    # would pile the whole history onto step 100
+    entries = [dict(_iteration(i, 2.0 / i, 1.0 / i), training_losses=[
+        {"total_loss": 2.0 / i + k / 100, "steps": 100} for k in (1, 2, 3)]) for i in (1, 2, 3, 4)]
+    path = _dump(tmp_path, "training_log.json", entries)
+    assert len(_series(path, "loss")) == 12

@@ -50,12 +50,13 @@ def nested_records(entries: list) -> list[dict] | None:
 
 def _steps_as_step(records: list[dict]) -> list[dict]:
     """The records with their own `steps` count as the step where it reads as one: a whole number in every record,
-    never falling over the run (DidulaThavisha_alpha_llm's cumulative 116, 210, ...), and no usual step key beside
-    it; else as they are (a count that restarts each iteration is no step)."""
+    never falling and growing over the run (DidulaThavisha_alpha_llm's cumulative 116, 210, ...), and no usual step
+    key beside it; else as they are (a count that restarts each iteration, or the same count in every record, a
+    per-iteration size, is no step)."""
     counts = [record.get("steps") for record in records]
     if any(key in record for record in records for key in JSON_LINE_STEP_KEYS) \
             or not all(isinstance(c, int) and not isinstance(c, bool) for c in counts) \
-            or any(later < earlier for earlier, later in zip(counts, counts[1:])):
+            or any(later < earlier for earlier, later in zip(counts, counts[1:])) or len(set(counts)) < 2:
         return records
     return [{("step" if key == "steps" else key): value for key, value in record.items()} for record in records]
 
