@@ -214,3 +214,12 @@ def test_a_later_trainer_whose_train_is_called_is_still_the_last_run():
         values = _code_values(_PEFT + "import torch\n", _run_cell("only", "Qwen/Qwen2.5-3B", True),
                               _EVALUATOR.replace("print(evaluator.evaluate(eval_ds))", trains))
         assert values.get("model.load_dtype") == "float16" and "quant.load_in_4bit" not in values, values
+
+
+def test_a_train_call_with_a_positional_checkpoint_is_a_train_call():
+    # review 29b: `trainer.train("ckpt")` (resume_from_checkpoint is Trainer.train's first parameter) runs the
+    # trainer as much as `trainer.train()`; it is the notebook's last run
+    for trains in ("evaluator.train('eval/checkpoint-100')", "evaluator.train(True)"):
+        values = _code_values(_PEFT + "import torch\n", _run_cell("only", "Qwen/Qwen2.5-3B", True),
+                              _EVALUATOR.replace("print(evaluator.evaluate(eval_ds))", trains))
+        assert values.get("model.load_dtype") == "float16" and "quant.load_in_4bit" not in values, (trains, values)

@@ -8,8 +8,10 @@ Where = tuple[int, int]  # (cell, line) of a call
 
 
 def calls_train(node: ast.Call) -> bool:
-    """`x.train()` or `x.train(resume_from_checkpoint=...)`: a trainer's (or a model's) training call."""
-    return isinstance(node.func, ast.Attribute) and node.func.attr == "train" and not node.args
+    """`x.train()`, `x.train("ckpt")` or `x.train(resume_from_checkpoint=...)`: a trainer's (or a model's) training
+    call. A module's `model.train(False)` (eval mode) is caught too, but only a trainer's name or a built trainer is
+    matched as the target (`trained_trainers`)."""
+    return isinstance(node.func, ast.Attribute) and node.func.attr == "train"
 
 
 def train_target(node: ast.Call, cell: int) -> str | Where | None:
