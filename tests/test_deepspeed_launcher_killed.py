@@ -59,3 +59,29 @@ def test_a_worker_that_exited_on_its_own_is_no_kill(tmp_path):
 def test_a_kill_after_the_trainers_closing_summary_is_no_crash_of_the_training(tmp_path):
     summary = "{'train_runtime': 812.4, 'train_samples_per_second': 9.8, 'train_loss': 2.1, 'epoch': 1.0}\n"
     assert not _crashes(tmp_path, _steps(1, 83) + summary + _launcher_end(-9))
+
+
+def test_a_worker_ended_by_ctrl_c_is_no_crash(tmp_path):
+    # review 29b: -2 is SIGINT, the owner's Ctrl-C (its KeyboardInterrupt traceback above): an interrupt, no crash
+    interrupted = "Traceback (most recent call last):\n  File \"train_mem.py\", line 3\nKeyboardInterrupt\n"
+    assert not _crashes(tmp_path, _steps(1, 83) + interrupted + _launcher_end(-2))
+
+
+def test_a_later_commands_launch_killed_is_no_crash_of_the_training(tmp_path):
+    # review 29b: the training ran its 374 steps and saved; the script's next DeepSpeed launch (an evaluation) is the
+    # one the launcher reports killed
+    later = ("Saving model checkpoint to ./out\n[2024-07-01 21:00:00,000] [INFO] [runner.py:568:main] cmd = "
+             "/opt/conda/bin/python -u -m deepspeed.launcher.launch --world_info=eyJsb2NhbGhvc3QiOiBbMF19 "
+             "--master_addr=127.0.0.1 --master_port=29500 eval_video.py\n"
+             "[2024-07-01 21:00:02,000] [INFO] [launch.py:145:main] WORLD INFO DICT: {'localhost': [0]}\n"
+             "Evaluating 1200 videos\n")
+    assert not _crashes(tmp_path, _steps(1, _TOTAL) + later + _launcher_end(-9))
+
+
+def test_the_trainings_own_launch_before_its_losses_still_reads_the_kill(tmp_path):
+    # guard: the launcher's `cmd =` and `[launch.py:N:main]` lines that start the training itself come before its losses
+    start = ("[2024-07-01 19:00:00,000] [INFO] [runner.py:568:main] cmd = /opt/conda/bin/python -u -m "
+             "deepspeed.launcher.launch --world_info=eyJsb2NhbGhvc3QiOiBbMF19 train_mem.py\n"
+             "[2024-07-01 19:00:02,000] [INFO] [launch.py:145:main] WORLD INFO DICT: {'localhost': [0]}\n")
+    (f,) = _crashes(tmp_path, start + _steps(1, 83) + _launcher_end(-9))
+    assert f.step == 83

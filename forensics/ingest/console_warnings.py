@@ -137,12 +137,26 @@ def _final_crash(text: str) -> str | None:
         pass
     killed = _last_kill(text)
     if killed is not None and (last is None or killed[0] > last.start()):
-        if _LOSS_WORD.search(text, killed[1]) or _TRAINING_CLOSED.search(text, 0, killed[0]):
+        if _LOSS_WORD.search(text, killed[1]) or _TRAINING_CLOSED.search(text, 0, killed[0]) \
+                or _launched_after_the_last_loss(text, killed[0]):
             return None  # (a later command of the script, a merge or an export, was killed: not the training)
         return killed[2]
     if last is None or _LOSS_WORD.search(text, last.end()):  # (a results table's header says `Training Loss`)
         return None
     return last.group(0).strip()[:200]
+
+
+# DeepSpeed's runner / launcher starting a command (`[runner.py:568:main] cmd = ...`, `[launch.py:145:main] WORLD INFO
+# DICT: ...`): a launch that comes after the last loss is a later command's (an evaluation's), whose kill is its own
+_LAUNCH_STARTED = re.compile(r"\[(?:runner\.py:\d+:main\] cmd = |launch\.py:\d+:main\] )")
+
+
+def _launched_after_the_last_loss(text: str, kill_at: int) -> bool:
+    """Whether a DeepSpeed launch starts between the last loss before `kill_at` and the kill (`_LAUNCH_STARTED`)."""
+    launch = None
+    for launch in _LAUNCH_STARTED.finditer(text, 0, kill_at):
+        pass
+    return launch is not None and not _LOSS_WORD.search(text, launch.end(), kill_at)
 
 
 def _last_kill(text: str) -> tuple[int, int, str] | None:
@@ -176,11 +190,12 @@ def _launcher_said(code: int) -> str:
 # DeepSpeed's launcher (deepspeed/launcher/launch.py, `sigkill_handler`): once a worker ends with a non-zero code it
 # logs `Killing subprocess <pid>` for each worker, then `<cmd> exits with return code = <code>`, the worker's
 # `Popen.returncode`, negative where a signal ended it (-9: SIGKILL, which the worker could neither catch nor print:
-# most often the kernel's out-of-memory killer, or a scheduler). A positive code is the worker's own error exit, whose
-# traceback says what it was: not read here.
+# most often the kernel's out-of-memory killer, or a scheduler). Only -9 is read: -2 (SIGINT) is the owner's Ctrl-C
+# and -15 (SIGTERM) a stop asked for (the owner's `kill`, a scheduler's time limit, which warns first), no crash. A
+# positive code is the worker's own error exit, whose traceback says what it was: not read here.
 _LAUNCHER_MARK = "sigkill_handler"
 _LAUNCHER_KILLED = re.compile(
-    r"\[launch\.py:\d+:sigkill_handler\] .* exits with return code = (?P<code>-\d{1,3})[ \t]*$", re.MULTILINE)
+    r"\[launch\.py:\d+:sigkill_handler\] .* exits with return code = (?P<code>-9)[ \t]*$", re.MULTILINE)
 LAUNCHER_KILLED = "DeepSpeed's launcher:"
 
 
