@@ -98,11 +98,16 @@ class Thresholds:
     warmup_peak_fraction: float = 0.9   # first logged LR at or above this x the peak means no warm-up
 
 
+# The gradient accumulation a console's banner states, kept apart from a config file's `gradient_accumulation_steps`:
+# every HF console prints it, so it never divides a loss on the doubt of an unknown release (causes.logged_loss)
+CONSOLE_ACCUMULATION = "console.gradient_accumulation_steps"
+
+
 # What a reader of a run's configuration looks at first (RunConfig's short views).
 KEY_SETTINGS = ("model.model_type", "model.name_or_path", "adapter.peft_type", "quant.load_in_4bit", "learning_rate",
                 "lr_scheduler_type", "warmup_steps", "warmup_ratio", "max_grad_norm", "weight_decay", "optim", "fp16",
-                "bf16", "per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs", "max_steps",
-                "ds.zero_optimization.stage", "ds.fp16.enabled", "ds.bf16.enabled")
+                "bf16", "per_device_train_batch_size", "gradient_accumulation_steps", CONSOLE_ACCUMULATION,
+                "num_train_epochs", "max_steps", "ds.zero_optimization.stage", "ds.fp16.enabled", "ds.bf16.enabled")
 
 
 @dataclass(frozen=True)
@@ -123,10 +128,6 @@ def _pickled_arguments(source: str, keys: set[str]) -> bool:
 
 # Where a notebook's code read as arguments is said to come from: a class the code names is no trained model's config
 NOTEBOOK_CODE_SOURCE = "the notebook's code (arguments of the cells that ran)"
-
-# The gradient accumulation a console's banner states, kept apart from a config file's `gradient_accumulation_steps`:
-# every HF console prints it, so it never divides a loss on the doubt of an unknown release (causes.logged_loss)
-CONSOLE_ACCUMULATION = "console.gradient_accumulation_steps"
 
 
 @dataclass

@@ -54,3 +54,10 @@ def test_a_consoles_accumulation_does_not_excuse_a_start_above_the_guess_without
     for accumulation in (1, 8):
         a = analyze_logs(write_file(tmp_path / str(accumulation), "train.log", _high_start_run(accumulation)))
         assert a.status == "warning" and a.first_incident.kind == "start_above_uniform_guess", accumulation
+
+
+def test_the_reports_configuration_table_still_shows_a_consoles_accumulation(tmp_path):
+    from forensics.report.tables import config_rows
+    a = analyze_logs(write_file(tmp_path, "train.log", _TRAINER_BANNER + _dicts()))
+    assert {"key": "console.gradient_accumulation_steps", "value": "4"}.items() <= next(
+        row for row in config_rows(a.config) if row["key"] == "console.gradient_accumulation_steps").items()

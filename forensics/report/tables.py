@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..analyzers.metrics import format_number
 from ..checkpoints.blocks import block_of, block_sort_key
+from ..config import CONSOLE_ACCUMULATION
 from ..run_layout import FILE_KINDS
 from .notation import block_ranges, shown_path
 
@@ -72,7 +73,7 @@ def cause_rows(causes) -> list[dict[str, Any]]:
 
 # The configuration keys the report lists first: the ones the cause rules read.
 CONFIG_KEYS = ("method", "learning_rate", "lr_scheduler_type", "warmup_steps", "warmup_ratio", "max_grad_norm",
-               "fp16", "bf16", "logging_nan_inf_filter", "optim", "gradient_accumulation_steps",
+               "fp16", "bf16", "logging_nan_inf_filter", "optim", "gradient_accumulation_steps", CONSOLE_ACCUMULATION,
                "model.model_type", "model.torch_dtype", "model.dtype", "model.num_hidden_layers", "n_params",
                "quant.load_in_4bit", "quant.bnb_4bit_use_double_quant", "adapter.peft_type", "adapter.r",
                "ds.fp16.enabled", "ds.bf16.enabled", "ds.communication_data_type", "ds.gradient_clipping",
