@@ -76,10 +76,12 @@ def test_an_sft_range_is_quoted_as_before():
 
 
 @pytest.mark.parametrize("params, said", [(8_000_000_000, "of an 8B model"), (11_000_000_000, "of an 11B model"),
-                                          (7_000_000_000, "of a 7B model"), (1_500_000_000, "of a 1.5B model")])
+                                          (7_000_000_000, "of a 7B model"), (1_500_000_000, "of a 1.5B model"),
+                                          (26_600, "of a 26.6K model")])
 def test_a_model_size_takes_the_article_its_number_is_read_with(params, said):
     """The cause title reads the size aloud: "too high for LoRA of an 8B model" (the shared Unsloth 8B mobility run
-    was told "of a 8B model"); 7B and 1.5B keep "a"."""
+    was told "of a 8B model"); 7B and 1.5B keep "a"; a model under a million parameters is counted in thousands, as
+    the run line counts it (the sample run's cause said "of a 0.0266M model" beside "~26.6K parameters")."""
     found = _causes_for(RunProfile(method="lora", objective="sft", model_params=params), _blown_up(5e-3),
                         [error(step=15)], cfg=config(learning_rate=5e-3))
     assert said in found["lr_too_high"].title, found["lr_too_high"].title

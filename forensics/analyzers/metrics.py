@@ -268,6 +268,19 @@ def a_or_an(spoken: str) -> str:
     return f"{'an' if vowel else 'a'} {spoken}"
 
 
+def params_in_words(n: float) -> str:
+    """A parameter count as the text shows it, to three digits in the largest unit it reaches: the run line's
+    "~26.6K parameters" and a cause's "of a 26.6K model" alike (the cause said "0.0266M" for the same model).
+
+    >>> [params_in_words(n) for n in (26_600, 124_439_808, 8_030_261_248, 950)]
+    ['26.6K', '124M', '8.03B', '950']
+    """
+    for size, unit in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if n >= size:
+            return f"{n / size:.3g}{unit}"
+    return str(int(n))
+
+
 def format_ratio(value: float, base: float) -> str:
     """`value` against `base` as a message shows it, `1.008x`; a ratio that four digits would round to `1x` (a
     held-out loss 0.02% above its best: 070705gavrilovaanna_text_generation, 5.485 against 5.484) as the share it

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analyzers.metrics import a_or_an
+from ..analyzers.metrics import a_or_an, params_in_words
 from ..profile.model_start import pretrained_base
 from .architecture import architecture_of
 from .evidence import Facts, evidence_value
@@ -83,7 +83,7 @@ def continued_from(facts: Facts) -> str | None:
 
 def run_name(method: str, objective: str, n_params: int | None) -> str:
     what = method_name(method, objective) if method in _NAMES else "a run of unknown method"
-    return for_objective(what, objective) + (f" of {a_or_an(_size(n_params))} model" if n_params else "")
+    return for_objective(what, objective) + (f" of {a_or_an(params_in_words(n_params))} model" if n_params else "")
 
 
 def for_objective(what: str, objective: str) -> str:
@@ -91,10 +91,6 @@ def for_objective(what: str, objective: str) -> str:
     GRPO rate is a tenth to a hundredth of an SFT one, so "5e-06 to 5e-05 for LoRA" alone reads as LoRA's range and
     contradicts the 1e-4 to 2e-4 an SFT LoRA runs at (prchigoyal01's LoRA DPO, srinath-manda's full GRPO)."""
     return f"{what} ({objective})" if objective in ("preference", "rl") else what
-
-
-def _size(n: float) -> str:
-    return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
 
 
 def no_adapters(ranges: list[LrRange]) -> bool:

@@ -15,7 +15,7 @@ from ..checkpoints.scan import NOT_FULLY_READ
 from ..checkpoints.torch_file import TORCH_HINT, unread_without_torch
 from ..analyzers import SUMMARY_KINDS
 from ..causes.logged_loss import LOGGING_CAUSES
-from ..analyzers.metrics import format_number
+from ..analyzers.metrics import format_number, params_in_words
 from ..timeline import Timeline
 from .notation import block_ranges, plural, printable, shown_path
 from ..causes.roles import about_the_log, cause_role, leading_cause
@@ -115,18 +115,11 @@ def profile_line(profile) -> str:
     parts = [f"{k} {d[k]}" for k in ("method", "objective", "precision", "framework")
              if d.get(k) not in (None, "unknown")]
     if d.get("model_params"):
-        parts.append(f"~{_params(d['model_params'])} parameters")
+        parts.append(f"~{params_in_words(d['model_params'])} parameters")
     unknown = [k for k in ("method", "objective", "precision", "framework") if d.get(k) in (None, "unknown")]
     if unknown:
         parts.append("unknown: " + ", ".join(unknown))
     return "; ".join(parts)
-
-
-def _params(n: int) -> str:
-    for size, unit in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if n >= size:
-            return f"{n / size:.3g}{unit}"
-    return str(n)
 
 
 def _checkpoint_rows(analysis) -> list[str]:
