@@ -21,8 +21,9 @@ schedule (warmed up, its decay begun and still within `_NEAR_THE_PEAK` of the pe
 (RoyK0108_amc-tutor-study: mlx_lm.lora's `Iter 320` of 600, 16 rate points, 1.996e-4 of its 2e-4 peak reached at 260,
 then the warning). Only the console holding the run's last logged step tells its exit (an earlier try's console
 that shut down says nothing of this one's end), and its own plan goes ahead of the config file's (mlx_lm's `Starting
-training..., iters: 320`, a command line's override of the YAML's 600: that run ran its plan). A run that logs no rate (OLMo's console, AntonioLopardo_OLMo: the same warning at step 2003 of
-2500, judged healthy) shows no schedule to miss.
+training..., iters: 320`, a command line's override of the YAML's 600: that run ran its plan). A run that logs no
+rate (OLMo's console, AntonioLopardo_OLMo: the same warning at step 2003 of 2500, judged healthy) shows no schedule to
+miss.
 """
 from __future__ import annotations
 
