@@ -19,10 +19,9 @@ best at the first eval, +47% and +15%, no fall to measure it by), and so is one 
 (Kabeermd's LSTM LM: +4.5%, its accuracy under its best at three of its ten later epochs). An extractive-QA exact
 match is an accuracy (the share of held-out questions whose argmax span is right), and only it excuses the larger
 rise: a token accuracy (TRL's eval_mean_token_accuracy, the teacher-forced share of next tokens right) keeps creeping
-up while an SFT run memorises its data (review 29b: eval loss 1.00 -> 1.14 beside token accuracy 0.70 -> 0.71); its
-token F1 is partial credit,
-and like a generation score (BLEU, ROUGE, measured on decoded text) does not excuse a rise (Wenxin-Jiang's bert2bert:
-+1.1% beside ROUGE at its best, judged overfitting).
+up while an SFT run memorises its data (review 29b: eval loss 1.00 -> 1.14 beside token accuracy 0.70 -> 0.71). QA's
+token F1 is partial credit and, like a generation score (BLEU, ROUGE, measured on decoded text), does not excuse a
+rise (Wenxin-Jiang's bert2bert: +1.1% beside ROUGE at its best, judged overfitting).
 
 The accuracy must be scored with the eval loss: on its held-out set (of a named eval set, that set's: `eval_g0_loss`
 -> `eval_g0_accuracy`; of `eval_loss`, the validation split's, which val_loss / validation_loss / eval_loss all read
