@@ -9,7 +9,6 @@ names.
 from __future__ import annotations
 
 import re
-import signal
 
 from .console_text import line_at, line_end
 
@@ -169,22 +168,12 @@ def _last_kill(text: str) -> tuple[int, int, str] | None:
     for launcher in _LAUNCHER_KILLED.finditer(text) if _LAUNCHER_MARK in text else ():
         pass
     if launcher is not None and (shell is None or launcher.start() > shell.start()):
-        return launcher.start(), launcher.end(), _launcher_said(int(launcher.group("code")))
+        return launcher.start(), launcher.end(), _LAUNCHER_SAID
     if shell is None:
         return None
     said, command = shell.group(1) or shell.group(3), " ".join(shell.group(2).split()) if shell.group(2) else ""
     return shell.start(), shell.end(), (f"the shell: {' '.join(said.split())}"
                                         + (f" ({_words_up_to(command, 60)})" if command else ""))
-
-
-def _launcher_said(code: int) -> str:
-    """`DeepSpeed's launcher: ... return code = -9 (killed by SIGKILL)`: the signal a negative return code names."""
-    try:
-        name = signal.Signals(-code).name
-    except ValueError:
-        name = f"signal {-code}"
-    return (f"{LAUNCHER_KILLED} its training process exits with return code = {code} (killed by {name}; "
-            "launch.py's sigkill_handler)")
 
 
 # DeepSpeed's launcher (deepspeed/launcher/launch.py, `sigkill_handler`): once a worker ends with a non-zero code it
@@ -197,6 +186,8 @@ _LAUNCHER_MARK = "sigkill_handler"
 _LAUNCHER_KILLED = re.compile(
     r"\[launch\.py:\d+:sigkill_handler\] .* exits with return code = (?P<code>-9)[ \t]*$", re.MULTILINE)
 LAUNCHER_KILLED = "DeepSpeed's launcher:"
+_LAUNCHER_SAID = (f"{LAUNCHER_KILLED} its training process exits with return code = -9 (killed by SIGKILL; "
+                  "launch.py's sigkill_handler)")  # the only code `_LAUNCHER_KILLED` reads
 
 
 def _words_up_to(text: str, size: int) -> str:
