@@ -145,6 +145,10 @@ def _after_masked(facts: Facts, first: int) -> str:
     trained weights to go back to, or the log shows nothing sound before it (`_nothing_sound_before`)."""
     harm, what = resume_point(facts, first)
     frozen = _no_update_before(facts, harm)
+    if harm <= 1 and facts.start_unshown and not (facts.before_any_update or frozen):  # a paste from mid-run
+        return (f"The log is NaN from its first line, which is not the run's start ({facts.start_unshown}): find what "
+                "made it NaN (the other causes), fix it, then resume from a checkpoint saved before the NaN if one "
+                "was kept, else start again; logging_nan_inf_filter=False makes the NaN visible.")
     if facts.before_any_update or harm <= 1 or frozen:
         start = (f"No update was made before step {harm}: {frozen}. So" if frozen and harm > 1
                  else "It was NaN from the start, so")
