@@ -285,7 +285,7 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
     if not steps and batches is not None:  # analyzers.skipped_steps: isolated batches without gradient, loss ordinary
         count = plural(batches.evidence["count"], "isolated logged step")
         evidence = [f"grad_norm exactly 0 or vanishingly small at {count} from step {batches.step}, the loss ordinary "
-                    "there, and no loss scaler in the run to skip them"]
+                    f"there, and {_no_scaler(facts)}"]
     else:
         evidence = [f"loss and grad_norm both exactly 0.0 from step {first}"
                     + (f" ({len(steps)} logged steps)" if steps else "")]
@@ -300,6 +300,18 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
         title=("No learning signal: batches without gradient" if not steps and batches is not None
                else "No learning signal: loss and grad_norm 0.0"),
     )
+
+
+def _no_scaler(facts: Facts) -> str:
+    """Whether a loss scaler could have skipped those steps, as far as the run says: none in a bf16 or fp32 run; where
+    the precision is not known only the log's silence (DeepSpeed's fp16 scaler logs a skipped step's norm as 0)."""
+    precision = trained_precision(facts)
+    if precision in ("bf16", "fp32"):
+        return f"no loss scaler in the run to skip them (it trained in {precision})"
+    if precision == "fp16":
+        return "the log shows no loss scaler at work, though the run trained in fp16, whose scaler may have skipped them"
+    return ("no loss scaler shown in the log to skip them (the precision is not known, and DeepSpeed's fp16 scaler "
+            "logs a skipped step's grad_norm as 0)")
 
 
 def frozen_weights(facts: Facts) -> Cause | None:
