@@ -309,7 +309,7 @@ def _no_scaler(facts: Facts) -> str:
     if precision in ("bf16", "fp32"):
         return f"no loss scaler in the run to skip them (it trained in {precision})"
     if precision == "fp16":
-        return "the log shows no loss scaler at work, though the run trained in fp16, whose scaler may have skipped them"
+        return "the log shows no loss scaler at work, though the run trained in fp16, whose scaler may skip them"
     return ("no loss scaler shown in the log to skip them (the precision is not known, and DeepSpeed's fp16 scaler "
             "logs a skipped step's grad_norm as 0)")
 
