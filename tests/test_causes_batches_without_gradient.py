@@ -44,3 +44,8 @@ def test_an_fp32_run_is_still_said_to_have_had_no_loss_scaler():
     for precision in ("fp32", "bf16"):
         said = _evidence(precision)
         assert "no loss scaler in the run" in said, said
+
+
+def test_an_fp16_run_is_told_its_scaler_may_have_skipped_them():
+    said = _evidence("fp16")
+    assert "no loss scaler in the run" not in said and "fp16" in said and "not known" not in said, said
