@@ -35,10 +35,11 @@ def _all_evidence(found):
 
 def test_a_nan_gradient_at_the_first_step_is_not_put_down_to_the_learning_rate(tmp_path):
     """OpenBMB MiniCPM-V issue 212 (grad_norm NaN from step 1, learning rate 0.0 at step 1, warming up to 2.07e-4 by
-    step 13), Time-MoE issue 31 and FPT-VVU's fp16 ViVidBot (NaN from step 1): the loss and gradient of the first step
+    step 13) and FPT-VVU's fp16 ViVidBot (NaN from step 1): the loss and gradient of the first step
     are computed on the weights as loaded, before any update, so no learning rate, warm-up or clipping made them. The
     tool said "Learning rate 0.0002071: too high if this was full fine-tuning" (FPT-VVU: "Learning rate 0.002 too high
-    ... (likely)"). Right: no optimizer cause, and a cause that says it came before any update."""
+    ... (likely)"). Right: no optimizer cause, and a cause that says it came before any update. (Time-MoE issue 31,
+    once named here, is a paste from epoch 0.54: see test_causes_excerpt_from_mid_run.)"""
     rows = [{"loss": 1.08 if s == 1 else 0.0, "grad_norm": NAN, "learning_rate": 2e-4 * min(1.0, (s - 1) / 12),
              "epoch": s / 20, "step": s} for s in range(1, 21)]
     a = forensics.analyze(_trainer_state(tmp_path / "run", rows), check_checkpoints=False)

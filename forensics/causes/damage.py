@@ -145,6 +145,10 @@ def _after_masked(facts: Facts, first: int) -> str:
     trained weights to go back to, or the log shows nothing sound before it (`_nothing_sound_before`)."""
     harm, what = resume_point(facts, first)
     frozen = _no_update_before(facts, harm)
+    if harm <= 1 and facts.start_unshown and not (facts.before_any_update or frozen):  # a paste from mid-run
+        return (f"The log is NaN from its first line, which is not the run's start ({facts.start_unshown}): find what "
+                "made it NaN (the other causes), fix it, then resume from a checkpoint saved before the NaN if one "
+                "was kept, else start again; logging_nan_inf_filter=False makes the NaN visible.")
     if facts.before_any_update or harm <= 1 or frozen:
         start = (f"No update was made before step {harm}: {frozen}. So" if frozen and harm > 1
                  else "It was NaN from the start, so")
@@ -281,7 +285,7 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
     if not steps and batches is not None:  # analyzers.skipped_steps: isolated batches without gradient, loss ordinary
         count = plural(batches.evidence["count"], "isolated logged step")
         evidence = [f"grad_norm exactly 0 or vanishingly small at {count} from step {batches.step}, the loss ordinary "
-                    "there, and no loss scaler in the run to skip them"]
+                    f"there, and {_no_scaler(facts)}"]
     else:
         evidence = [f"loss and grad_norm both exactly 0.0 from step {first}"
                     + (f" ({len(steps)} logged steps)" if steps else "")]
@@ -296,6 +300,18 @@ def zero_loss_zero_grad(facts: Facts) -> Cause | None:
         title=("No learning signal: batches without gradient" if not steps and batches is not None
                else "No learning signal: loss and grad_norm 0.0"),
     )
+
+
+def _no_scaler(facts: Facts) -> str:
+    """Whether a loss scaler could have skipped those steps, as far as the run says: none in a bf16 or fp32 run; where
+    the precision is not known only the log's silence (DeepSpeed's fp16 scaler logs a skipped step's norm as 0)."""
+    precision = trained_precision(facts)
+    if precision in ("bf16", "fp32"):
+        return f"no loss scaler in the run to skip them (it trained in {precision})"
+    if precision == "fp16":
+        return "the log shows no loss scaler at work, though the run trained in fp16, whose scaler may skip them"
+    return ("no loss scaler shown in the log to skip them (the precision is not known, and DeepSpeed's fp16 scaler "
+            "logs a skipped step's grad_norm as 0)")
 
 
 def frozen_weights(facts: Facts) -> Cause | None:

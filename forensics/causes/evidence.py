@@ -23,6 +23,7 @@ from ..config import RunConfig, Thresholds
 from ..findings import Finding
 from ..profile import RunProfile
 from ..timeline import Timeline
+from .log_start import start_unshown
 
 
 # Findings of a run that became unstable (see Facts.unstable).
@@ -92,13 +93,29 @@ class Facts:
     def before_any_update(self) -> bool:
         """The trouble came before the run had made any update at a non-zero learning rate, so no optimizer setting
         (rate, warm-up, clipping) had acted yet: at the first step (its loss and gradient are computed on the weights
-        as loaded), or with the rate logged as 0 up to it (every fp16 step overflowed and was skipped)."""
+        as loaded), or with the rate logged as 0 up to it (every fp16 step overflowed and was skipped). A first line
+        numbered 1 by the reader is the run's first step only where the lines show it (`log_start.start_unshown`)."""
         first = self.first_unstable
         if first is None:
             return False
         lr = self.timeline.series("learning_rate")
         upto = lr[(lr.index <= first.step) & np.isfinite(lr.to_numpy(dtype="float64"))]
-        return first.step <= 1 or (len(upto) > 0 and bool((upto.to_numpy() == 0.0).all()))
+        at_the_start = first.step <= 1 and self.start_unshown is None
+        return at_the_start or (len(upto) > 0 and bool((upto.to_numpy() == 0.0).all()))
+
+    @cached_property
+    def start_unshown(self) -> str | None:
+        """Why the log's first point is not shown to be the run's first step (a paste from mid-run whose lines the
+        reader numbered), or None (`log_start.start_unshown`)."""
+        return start_unshown(self.timeline)
+
+    @property
+    def opens_broken(self) -> bool:
+        """The first trouble is at the first logged point of a log not shown to begin with the run
+        (`start_unshown`): it began before the log did, at a rate and under settings the log does not show."""
+        first, rows = self.first_unstable, self.timeline.final()
+        return first is not None and not rows.empty and first.step <= int(rows["step"].min()) \
+            and self.start_unshown is not None
 
     def of_kind(self, *kinds: str) -> list[Finding]:
         return [f for f in self.live_findings if f.kind in kinds]

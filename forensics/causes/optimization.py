@@ -38,7 +38,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
     rose, grad_norm climbed before the break); a sudden break leaves it "possible", however far
     the rate is out of range (a recipe's rate for another optimizer or objective is out of range too).
     """
-    if not facts.unstable_beyond_skips or facts.before_any_update:
+    if not facts.unstable_beyond_skips or facts.before_any_update or facts.opens_broken:
         return None
     peak, where = peak_lr(facts)
     if peak is None:

@@ -92,10 +92,13 @@ def _log_starts_at_the_start(facts: Facts, lr) -> bool:
     """Whether the logged rate begins where the run did: a log whose first point comes hundreds of logging intervals
     past step 0 was resumed or cut (an Unsloth console captured from step 1503 of 4000, every 2 steps), and a warm-up
     before it would not show; so was an excerpt whose epoch column is already well past 0 where its steps say the
-    run had just begun (console lines pasted from mid-run, their steps renumbered from 1)."""
+    run had just begun (console lines pasted from mid-run, their steps renumbered from 1), or whose lines the reader
+    numbered with nothing in them to show the first at the start (`Facts.start_unshown`: shibing624's paste, the rate
+    1.05e-7 at every line, would be told it had no warm-up)."""
     steps = lr.index.to_numpy()
     interval = float(np.median(np.diff(steps))) if len(steps) >= 2 else 1.0
-    return steps[0] <= _START_INTERVALS * max(interval, 1.0) and not _epoch_past_the_start(facts, int(steps[0]))
+    return steps[0] <= _START_INTERVALS * max(interval, 1.0) and not _epoch_past_the_start(facts, int(steps[0])) \
+        and facts.start_unshown is None
 
 
 def _epoch_past_the_start(facts: Facts, first_step: int) -> bool:
