@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..decoding import decode_text
 from ..errors import UnreadableFile
-from ..loss_numbers import loss_columns, loss_file_split, number_cells
+from ..loss_numbers import listed_numbers, loss_columns, loss_file_split, number_cells
 from ..timeline import LogRecords
 from ._filetime import file_mtime
 
@@ -51,7 +51,11 @@ def read(path: Path) -> LogRecords:
 
 
 def _rows_of_one_width(text: str) -> tuple[list[tuple[str, ...]], int]:
-    """The numeric lines of the width most lines have, and how many other non-blank lines were left out."""
+    """The numeric lines of the width most lines have, and how many other non-blank lines were left out; a list of
+    numbers (`[6.7, 5.9, ...]`) a number a line."""
+    listed = listed_numbers(text)
+    if listed is not None:
+        return listed, 0
     lines = [line for line in text.splitlines() if line.strip()]
     cells = [number_cells(line) for line in lines]
     widths = Counter(len(c) for c in cells if c is not None)
