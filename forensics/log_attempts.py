@@ -59,11 +59,21 @@ def one_per_step_metric(rows: pd.DataFrame) -> pd.DataFrame:
 _ENGINE_COUNTERS = ("skipped_steps",)
 
 
+# A reader's frame may say which launch appended each row (column `LAUNCH`), where the file marks each start (the
+# settings line a script writes as it starts: ingest.loss_number_files): a launch that counts from the step the one
+# before it ended at (one point at iteration 1, then a launch from 1 again) is a new attempt all the same
+LAUNCH = "launch"
+
+
 def attempt_numbers(frame: pd.DataFrame) -> np.ndarray:
     """The attempt number of each row: a step below the one before it starts a new attempt (a resume or a new
-    session). Engine counter rows (`_ENGINE_COUNTERS`) do not start one: they belong to the attempt of the row before
-    them (of the one after, at the file's start), and the order is read from the other rows alone."""
+    session), and so does a new `LAUNCH` where the frame says them. Engine counter rows (`_ENGINE_COUNTERS`) do not
+    start one: they belong to the attempt of the row before them (of the one after, at the file's start), and the
+    order is read from the other rows alone."""
     steps = frame["step"].to_numpy()
+    if LAUNCH in frame.columns:
+        launches = frame[LAUNCH].to_numpy()
+        return np.concatenate([[0], np.cumsum((np.diff(steps) < 0) | (np.diff(launches) != 0))])
     counter = frame["metric"].isin(_ENGINE_COUNTERS).to_numpy()
     if not counter.any() or counter.all():
         return np.concatenate([[0], np.cumsum(np.diff(steps) < 0)])
@@ -177,7 +187,14 @@ def _copied_segments(frame: pd.DataFrame, by_format: dict[str, list[dict]]) -> s
     points = {s["id"]: np.unique(keys[segment == s["id"]]) for segs in groups for s in segs}
     return {s["id"] for segs in groups for s in segs
             if any(t is not s and t["last_step"] >= s["last_step"] and len(points[t["id"]]) > len(points[s["id"]])
+                   and not _launches_of_one_file(s, t)
                    and np.isin(points[s["id"]], points[t["id"]], assume_unique=True).all() for t in segs)}
+
+
+def _launches_of_one_file(s: dict, t: dict) -> bool:
+    """Two launches a file marks (`LAUNCH`): a later one that logs the same values as an earlier one at its steps (a
+    validation written as 0.0000 at every iteration of every launch: RohollahHS_ChatBot) is a launch, not a copy."""
+    return s.get("launch_marked", False) and s["source"] == t["source"]
 
 
 def drop_duplicate_points(frame: pd.DataFrame) -> pd.DataFrame:

@@ -16,6 +16,14 @@ that names no split (train first, then the evaluation, as scripts write them). F
 nanoGPT-style loop's `step,loss,tok/s,lr` (wadkisson_Personal-Chatbot's loss_history.txt): the counter first, the
 loss right after it, and one other column of learning-rate-sized values (`_is_lr_sized`); the fourth column (a
 throughput, a norm: nothing says which) is not read. Anything else is not read.
+
+A loop may instead rewrite the whole list every epoch (`f.write(str(train_losses))`: hyunwoongko's transformer and its
+forks' result/train_loss.txt, `[6.739, 5.912, ...]`), closed or, where the loop was still running, unclosed
+(`[5.617, 5.063, ...,`): `listed_numbers` reads such a file as a number a line (one cell each), under the same rules.
+Or it writes the iteration and the loss as pairs on a line, `1: 5.9341 | 2: 5.8312 | `, after a line of the launch's
+settings (`MAX_LENGTH: 20, MIN_COUNT: 3, RNN: LSTM, ...,`), a launch appended to the file each time
+(RohollahHS_ChatBot's outputs/train_loss.txt): `counted_pairs` reads the pairs as (step, loss) rows, the `i:` saying
+which number is the counter; every other line must be such a settings line (`name: value,` fields, none naming a loss).
 """
 from __future__ import annotations
 
@@ -81,6 +89,9 @@ def numeric_lines(text: str) -> list[tuple[str, ...]] | None:
     """The cells of every line of `text` (a file, or its head: a last line with no line end may be cut and is left
     out where it is not the others' shape), None unless each line is numbers only, all of one width, and there are at
     least `MIN_LINES`."""
+    listed = listed_numbers(text)
+    if listed is not None:
+        return listed if len(listed) >= MIN_LINES else None
     lines = [line for line in text.splitlines() if line.strip()]
     rows = [number_cells(line) for line in lines]
     if rows and not text.endswith(("\n", "\r")) and _cut(rows):
@@ -88,6 +99,66 @@ def numeric_lines(text: str) -> list[tuple[str, ...]] | None:
     if len(rows) < MIN_LINES or any(r is None for r in rows) or len({len(r) for r in rows}) != 1:
         return None
     return rows
+
+
+def listed_numbers(text: str) -> list[tuple[str]] | None:
+    """The numbers of a file that is one Python / JSON list of numbers, a cell a row; None for anything else (a list
+    of lists or strings, words after the list). An unclosed list (a loop rewriting it was stopped, or the head of a
+    long file was read) ends at its last number followed by a comma: a number after the last comma may be cut.
+
+    >>> listed_numbers("[6.7, 5.9, 5.5]"), listed_numbers("[5.6, 5.0, 4.8,"), listed_numbers("[5.6, 5.0, 4.83")
+    ([('6.7',), ('5.9',), ('5.5',)], [('5.6',), ('5.0',), ('4.8',)], [('5.6',), ('5.0',)])
+    >>> listed_numbers("[[1, 6.7], [2, 5.9]]"), listed_numbers("[6.7, 5.9] done"), listed_numbers("6.7\\n5.9")
+    (None, None, None)
+    """
+    body = text.strip()
+    if not body.startswith("["):
+        return None
+    closed = body.endswith("]")
+    if not closed and "]" in body:
+        return None  # words after the list
+    cells = [c.strip() for c in body[1:-1 if closed else None].split(",")]
+    if not closed:
+        cells = cells[:-1]  # after the last comma: nothing, or a number that may be cut
+    elif cells[-1] == "":
+        cells = cells[:-1]  # a trailing comma
+    if not all(_NUMBER.match(c) for c in cells):
+        return None
+    return [(c,) for c in cells]
+
+
+_PAIR = re.compile(r"(\d{1,9}):\s*(\S+?)\s*\|")
+_PAIR_LINE = re.compile(r"^(?:\s*\d{1,9}:\s*\S+?\s*\|)+\s*$")
+_SETTINGS_LINE = re.compile(r"^(?:\s*[A-Za-z][\w.-]*:\s*[^,:|]*,)+\s*$")
+
+
+def counted_pairs(text: str) -> list[tuple[int, str, str]] | None:
+    """The (launch, counter, loss) of each pair of a file of `i: loss | ` lines, each launch's after its settings line
+    (module docstring; the launch counts the settings lines before the pair), at least `MIN_LINES` pairs; None where
+    any line is neither (a word, a field naming a loss, a pair whose value is no number). A last line with no line end
+    that is neither (the head of a long file) may be cut and is left out.
+
+    >>> counted_pairs("LR: 0.0001, RNN: GRU,\\n1: 8.8310 | \\nLR: 0.0001, RNN: LSTM,\\n1: 5.93 | 2: 5.83 | ")
+    [(1, '1', '8.8310'), (2, '1', '5.93'), (2, '2', '5.83')]
+    >>> counted_pairs("epoch: 1, loss: 2.3,\\n1: 2.31 | 2: 2.20 | 3: 2.11 | \\n") is None
+    True
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if lines and not text.endswith(("\n", "\r")) and not _PAIR_LINE.match(lines[-1]) \
+            and not _SETTINGS_LINE.match(lines[-1]):
+        lines = lines[:-1]
+    pairs, launch = [], 0
+    for line in lines:
+        if _PAIR_LINE.match(line):
+            found = _PAIR.findall(line)
+            if not all(_NUMBER.match(value) for _, value in found):
+                return None
+            pairs += [(launch, counter, value) for counter, value in found]
+        elif _SETTINGS_LINE.match(line) and "loss" not in line.lower():
+            launch += 1
+        else:
+            return None
+    return pairs if len(pairs) >= MIN_LINES else None
 
 
 def _cut(rows: list[tuple[str, ...] | None]) -> bool:
@@ -98,6 +169,8 @@ def _cut(rows: list[tuple[str, ...] | None]) -> bool:
 def is_loss_numbers(text: str, split: str) -> bool:
     """Whether `text` (a file named as a loss, `split` what its name says) is a loss file of numbers only whose
     columns are told apart (module docstring)."""
+    if counted_pairs(text) is not None:
+        return True
     rows = numeric_lines(text)
     return rows is not None and loss_columns(rows, split) is not None
 

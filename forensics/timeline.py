@@ -24,8 +24,8 @@ import pandas as pd
 from .metric_names import canonical_metric  # noqa: F401  (the readers' one name map, re-exported)
 from .tracker_run import TrackerRun, distinct_runs  # noqa: F401  (re-exported: the readers build them)
 from .findings import plural
-from .log_attempts import (LAUNCHED_ATTEMPTS, attempt_numbers, drop_duplicate_points, file_reach, mark_superseded,
-                           one_per_step_metric, start_key)
+from .log_attempts import (LAUNCH, LAUNCHED_ATTEMPTS, attempt_numbers, drop_duplicate_points, file_reach,
+                           mark_superseded, one_per_step_metric, start_key)
 
 COLUMNS = ["step", "metric", "value", "source", "format", "wall_time", "segment", "abandoned"]
 
@@ -269,6 +269,7 @@ def build_timeline(records: list[LogRecords]) -> Timeline:
             seg_rows.append({
                 "id": seg_id, "source": rec.source, "format": rec.format,
                 "first_step": int(part["step"].iloc[0]), "last_step": int(part["step"].max()),
+                "launch_marked": LAUNCH in frame.columns,
                 "start": start_key(part, rec.mtime, rec.meta.get("global_step", reach(part, int(a))), int(a)),
             })
             pieces.append(part.assign(source=rec.source, format=rec.format, segment=seg_id))

@@ -48,6 +48,7 @@ from .skipped_steps import detect_skipped_steps, detect_zero_grad_steps, skipped
 from .crash import detect_crash, detect_unlogged_nonfinite
 from .sources import detect_source_disagreements
 from .train_eval_gap import detect_eval_above_train, detect_train_eval_mismatch, fold_jump_into_mismatch
+from .zero_held_out import detect_zero_held_out
 
 __all__ = ["run_all", "analyze_metrics", "status_of", "first_incident_of", "metrics_from_rows"]
 
@@ -67,7 +68,7 @@ DETECTORS = (
     detect_train_eval_mismatch, detect_eval_above_train, detect_huge_grad_norm, detect_no_gradient,
     detect_loss_accuracy_mismatch, detect_repeated_epoch_losses, detect_rl_gradient_gone, detect_zero_loss_no_spread,
     detect_accuracy_at_zero, detect_eval_above_first_pass, detect_frozen_loss, detect_policy_collapse,
-    detect_generation_score_collapse,
+    detect_generation_score_collapse, detect_zero_held_out,
 )
 
 

@@ -24,7 +24,8 @@ import pandas as pd
 
 from ..decoding import decode_text
 from ..errors import UnreadableFile
-from ..loss_numbers import loss_columns, loss_file_split, number_cells
+from ..log_attempts import LAUNCH, LAUNCHED_ATTEMPTS, attempt_numbers
+from ..loss_numbers import counted_pairs, listed_numbers, loss_columns, loss_file_split, number_cells
 from ..timeline import LogRecords
 from ._filetime import file_mtime
 
@@ -39,6 +40,9 @@ def read(path: Path) -> LogRecords:
     if split is None:
         raise UnreadableFile(path, "the name says no loss; not read as a file of loss numbers")
     text, _ = decode_text(path.read_bytes())
+    pairs = counted_pairs(text)
+    if pairs is not None:  # `i: loss | ` after each launch's settings line: the counter is said
+        return _launches_read(path, pairs, "eval_loss" if split == "eval" else "loss")
     rows, left_out = _rows_of_one_width(text)
     parts = loss_columns(rows, split) if rows else None
     if parts is None:
@@ -50,8 +54,26 @@ def read(path: Path) -> LogRecords:
                       mtime=file_mtime(path), warnings=warnings)
 
 
+def _launches_read(path: Path, pairs: list[tuple[int, str, str]], loss: str) -> LogRecords:
+    """`i: loss | ` pairs at their `i`, each launch (a settings line) an attempt of its own even where it counts from
+    the step the one before it ended at; every launch is one (`LAUNCHED_ATTEMPTS`), however few points it logged."""
+    frame = pd.DataFrame({
+        "step": pd.Series([int(counter) for _, counter, _ in pairs], dtype="int64"),
+        "metric": pd.Series([loss] * len(pairs), dtype="object"),
+        "value": pd.Series([float(value) for _, _, value in pairs], dtype="float64"),
+        "wall_time": float("nan"),
+        LAUNCH: pd.Series([launch for launch, _, _ in pairs], dtype="int64"),
+    })
+    meta = {"rows": len(pairs), LAUNCHED_ATTEMPTS: sorted(set(attempt_numbers(frame).tolist()))}
+    return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path))
+
+
 def _rows_of_one_width(text: str) -> tuple[list[tuple[str, ...]], int]:
-    """The numeric lines of the width most lines have, and how many other non-blank lines were left out."""
+    """The numeric lines of the width most lines have, and how many other non-blank lines were left out; a list of
+    numbers (`[6.7, 5.9, ...]`) a number a line."""
+    listed = listed_numbers(text)
+    if listed is not None:
+        return listed, 0
     lines = [line for line in text.splitlines() if line.strip()]
     cells = [number_cells(line) for line in lines]
     widths = Counter(len(c) for c in cells if c is not None)
