@@ -52,3 +52,38 @@ def test_without_a_rising_held_out_score_a_from_scratch_run_under_half_a_nat_is_
 def test_the_real_seq2seq_export_is_healthy_on_its_rising_bleu():
     a = forensics.analyze(CORPUS / "ofrik_Seq2Seq")
     assert a.status == "healthy" and a.run_profile.method == "full"
+
+
+# --- a short log: a held-out score higher at every one of its evaluations ------------------------------------------
+
+_ASYMMETRIC_LOSS = [0.00765, 0.00127, 0.000926, 0.00077, 0.000656, 0.000567]  # a per-label loss, small from epoch 1
+
+
+def _multi_label_classifier(folder: Path, f1: list[float]) -> forensics.Analysis:
+    """An epoch log of a multi-label classifier fine-tuned six epochs (ARUNRG3005's shape): the train loss and the
+    held-out F1 tuned each epoch, no held-out loss."""
+    rows = "".join(f"{i},{loss},{score}\n" for i, (loss, score) in enumerate(zip(_ASYMMETRIC_LOSS, f1), 1))
+    (folder / "logs").mkdir()
+    (folder / "logs" / "training_log.csv").write_text("epoch,train_loss,val_f1\n" + rows)
+    return forensics.analyze(folder)
+
+
+_F1_EACH_EPOCH = {"higher at every epoch": ([0.550, 0.719, 0.755, 0.775, 0.791, 0.792], ("healthy", None)),
+                  "fell at the end": ([0.550, 0.719, 0.755, 0.775, 0.760, 0.741], ("warning", "memorization")),
+                  "flat at one epoch": ([0.550, 0.719, 0.755, 0.755, 0.791, 0.792], ("warning", "memorization"))}
+
+
+@pytest.mark.parametrize("f1, judged", list(_F1_EACH_EPOCH.values()), ids=list(_F1_EACH_EPOCH))
+def test_only_a_held_out_f1_higher_at_every_epoch_vetoes_memorization_of_a_small_scale_loss(tmp_path, f1, judged):
+    a = _multi_label_classifier(tmp_path, f1)
+    assert (a.status, a.first_incident and a.first_incident.kind) == judged
+
+
+@pytest.mark.parametrize("case, judged", [
+    ("ARUNRG3005_Context-Aware-Hashtag-Generation", ("healthy", None)),  # val F1 0.550 -> 0.792, higher every epoch
+    # guard: dev accuracy best 0.902 at epoch 5 of 10, then 0.865, 0.849, 0.861, 0.886 (its quarters' medians still
+    # read as rising) while the training loss falls to 0.015 - no veto
+    ("silin3_CS224n_final_project", ("warning", "memorization"))])
+def test_the_real_classifiers_memorization_is_vetoed_only_by_a_score_higher_at_every_eval(case, judged):
+    a = forensics.analyze(CORPUS / case)
+    assert (a.status, a.first_incident and a.first_incident.kind) == judged

@@ -41,6 +41,7 @@ import pandas as pd
 from ..config import Thresholds
 from ..findings import Finding
 from .epoch_staircase import memorized_at_the_epoch_starts
+from .held_out_score import held_out_score_higher_at_every_eval
 from .late_passes import memorized_over_late_passes
 from .memorization import (held_out_loss_names, memorization_level, memorized_in_a_staircase, memorized_without_eval,
                            phase_ends, phases, told_by_train_loss, with_eval_like_training)
@@ -172,7 +173,19 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
         findings = [with_eval_like_training(f, metrics) for f in findings]
     if not findings:  # a staircase at any level, where no eval is held out or the one logged moves with the passes
         findings = [with_eval_like_training(f, metrics) for f in memorized_at_the_epoch_starts(metrics)]
-    return findings
+    return _unless_held_out_score_rose(findings, metrics, loss)
+
+
+def _unless_held_out_score_rose(findings: list[Finding], metrics: Metrics, loss: pd.Series) -> list[Finding]:
+    """`findings` less memorization where no held-out loss is logged and a held-out score was higher at every
+    evaluation to the end of the log (`held_out_score_higher_at_every_eval`): the model was still getting better on
+    examples it had not seen, the opposite of a training set learned by heart, whatever the training loss's scale (a
+    multi-label classifier's per-label loss is small from its first epoch). A held-out loss, where logged, judges
+    instead (overfitting)."""
+    if held_out_loss_names(metrics) or not any(f.kind == "memorization" for f in findings) \
+            or not held_out_score_higher_at_every_eval(metrics, loss):
+        return findings
+    return [f for f in findings if f.kind != "memorization"]
 
 
 _GRADUAL = ("memorization", "zero_loss_unexplained")

@@ -23,7 +23,9 @@
   (`valid_losses.json` beside `train_losses.json`, jyuno426_sym-math) is the held-out loss.
 
 Each entry is one log line, read as trainer_state.json's `log_history` is: its `step`, else its place in the list
-(said in the meta). A held-out list shorter than the training one (an evaluation every k steps) is placed at the
+(said in the meta); a step-less history a script appended one training call after another is numbered within its
+sessions (`replayed_sessions`: where its epoch list goes back, else where a later stretch re-runs an earlier descent).
+A held-out list shorter than the training one (an evaluation every k steps) is placed at the
 end of each of its intervals; a longer one at the multiples of the `eval_steps` the file or a config saved beside it
 states, and a per-epoch training list beside a per-step `steps` list at its epochs' ends (json_list_steps); a longer
 one whose steps cannot be told is left unread and said (a `partly read` note). Only numeric values are metrics.
@@ -42,6 +44,7 @@ from ._python_literal import read_python_literal
 from .json_list_steps import epoch_end_steps, eval_steps_at_interval, unplaced_note
 from .json_saved_config import saved_eval_steps
 from .json_nested_rows import nested_records, split_rows
+from .replayed_sessions import counter_restarts, numbered_by_session, replayed_session_starts
 from .trainer_state import history_frame
 
 FORMAT = "json_history"
@@ -89,14 +92,45 @@ def read(path: Path) -> LogRecords:
                          eval_every=saved_eval_steps(path) if isinstance(data, dict) else None, notes=notes)
     if history is None:
         raise UnreadableFile(path, "no list of log entries with a loss (a dumped training history) in it")
+    history, sessions = _by_session(history, _epoch_list(data, len(history)))
     frame, meta, warnings = history_frame(history, None)
     warnings += tuple(notes)
+    if sessions:
+        meta["replayed_sessions"] = sessions
     if _trainer_written(history):
         meta["trainer_history"] = "the Hugging Face Trainer's log_history (its log dicts with step and epoch)"
     if "step_inferred" in meta:
         meta["step_inferred"] = f"{len(history)} entries without 'step': numbered by their place in the list"
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path),
                       warnings=warnings)
+
+
+def _by_session(history: list[dict], epochs: list | None) -> tuple[list[dict], str]:
+    """A history without steps, one loss an entry, numbered within the sessions its epoch counter (`epochs`, one an
+    entry) or else a re-run's replayed descent tells (`replayed_sessions`): a script that appends each training call's
+    fresh history to the file numbers nothing by step, so the timeline would read the sessions as one run. Other
+    histories as they are. With what was done, in words ("" where nothing was)."""
+    if any("step" in e for e in history if isinstance(e, dict)) \
+            or not all(isinstance(e, dict) and "loss" in e for e in history):
+        return history, ""
+    starts = counter_restarts(epochs) if epochs else []
+    how = "their epoch counter goes back"
+    if not starts:
+        starts = replayed_session_starts([e["loss"] for e in history])
+        how = "they begin again where an earlier session began, the same descent point for point"
+    if not starts:
+        return history, ""
+    said = (f"{len(starts) + 1} sessions appended one after another (a training run launched again): at entries "
+            f"{', '.join(str(s + 1) for s in starts)} {how}; each numbered from 1, the last one stands")
+    return numbered_by_session(history, starts), said
+
+
+def _epoch_list(data, count: int) -> list | None:
+    """The epoch counter of a dict of parallel lists (`epoch` / `epochs`, one value a training entry), or None."""
+    if not isinstance(data, dict):
+        return None
+    lists = {str(k).lower(): v for k, v in data.items() if isinstance(v, list)}
+    return next((lists[k] for k in ("epoch", "epochs") if len(lists.get(k) or ()) == count), None)
 
 
 # The closing record Trainer.train() logs (speed_metrics' names and train_loss), and the keys Trainer.log() puts in

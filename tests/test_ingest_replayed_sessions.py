@@ -1,0 +1,70 @@
+"""Sessions appended to one step-less history, told by a re-run's replayed descent (ingest.replayed_sessions).
+
+From corpus batch AS113: nawaraken_cevahir-ai's training_history.json, a dict of 40-entry lists that the repository's
+TrainingManager extends with each train() call's fresh history - no counter goes back, but the last two sessions are
+the same fresh start, 3.296 -> 1.681 and 3.302 -> 1.668 point for point."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import forensics
+from forensics.ingest import json_history
+from forensics.ingest.replayed_sessions import replayed_session_starts
+
+CORPUS = Path(__file__).parent / "realworld"
+
+_EARLIER = [0.93, 0.39, 0.23, 0.16, 0.12, 0.089, 0.069, 0.054, 0.043, 0.034]  # a session that learned to 0.03
+_FRESH = [3.296, 2.273, 2.019, 1.845, 1.681, 1.530, 1.399, 1.287, 1.189, 1.104]  # a fresh model's first epochs
+_AGAIN = [3.302, 2.245, 2.003, 1.829, 1.668]  # the same fresh start launched again (another seed)
+
+
+def _history(folder: Path, train: list[float]) -> forensics.Analysis:
+    (folder / "saved_models").mkdir()
+    val = [0.7 * v + 0.2 for v in train]
+    (folder / "saved_models" / "training_history.json").write_text(json.dumps({"train_loss": train, "val_loss": val}))
+    return forensics.analyze(folder)
+
+
+def test_a_later_stretch_retracing_an_earlier_fresh_start_begins_a_session_and_so_does_the_earlier_one():
+    assert replayed_session_starts(_EARLIER + _FRESH + _AGAIN) == [10, 20]
+
+
+def test_appended_sessions_are_numbered_each_from_one_and_the_last_one_is_judged(tmp_path):
+    a = _history(tmp_path, _EARLIER + _FRESH + _AGAIN)
+    records = json_history.read(tmp_path / "saved_models" / "training_history.json")
+    assert "3 sessions" in records.meta["replayed_sessions"]
+    assert records.frame.loc[records.frame["metric"] == "loss", "step"].tolist()[-6:] == [10, 1, 2, 3, 4, 5]
+    assert a.status == "healthy" and a.first_incident is None
+
+
+def test_a_divergence_inside_one_session_is_no_replay_and_still_fires(tmp_path):
+    """Guard: the loss leaves its floor for a fresh model's level and climbs on - nothing it does retraces a descent."""
+    diverged = _EARLIER + [0.9, 1.6, 2.4, 3.1, 3.3, 3.5, 3.6, 3.8, 3.9, 4.0]
+    assert replayed_session_starts(diverged) == []
+    a = _history(tmp_path, diverged)
+    assert a.status == "broken" and a.first_incident.kind == "divergence"
+
+
+def test_a_spike_that_recovers_along_another_path_is_no_replay():
+    """Guard: a jump back up that falls again, but not through the earlier descent's values, stays one session."""
+    assert replayed_session_starts(_FRESH + [2.6, 1.9, 1.3, 0.9, 0.8]) == []
+
+
+def test_a_flat_noisy_plateau_matches_itself_nowhere():
+    assert replayed_session_starts([2.0, 2.01, 1.99, 2.02, 1.98, 2.0, 2.01, 1.99, 2.02, 1.98, 2.0]) == []
+
+
+def test_the_real_appended_history_is_judged_on_its_last_session():
+    a = forensics.analyze(CORPUS / "nawaraken_cevahir-ai")
+    assert a.status == "healthy" and a.first_incident is None
+
+
+def test_an_epoch_list_that_goes_back_splits_the_sessions_without_a_replay(tmp_path):
+    """Appended sessions with their own epoch counter (1..10, then 1..5): the counter says it, whatever the loss."""
+    (tmp_path / "history.json").write_text(json.dumps({"epochs": list(range(1, 11)) + list(range(1, 6)),
+                                                       "train_loss": _EARLIER + [2.9, 2.1, 1.7, 1.5, 1.4]}))
+    records = json_history.read(tmp_path / "history.json")
+    assert "their epoch counter goes back" in records.meta["replayed_sessions"]
+    assert records.frame.loc[records.frame["metric"] == "loss", "step"].tolist()[-6:] == [10, 1, 2, 3, 4, 5]
+    assert forensics.analyze(tmp_path).status == "healthy"
