@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..decoding import decode_text
 from ..errors import UnreadableFile
-from ..loss_numbers import loss_columns, loss_file_split, number_cells
+from ..discover.loss_numbers import loss_columns, loss_file_split, number_cells
 from ..timeline import LogRecords
 from ._filetime import file_mtime
 
