@@ -29,9 +29,9 @@ from .ingest.run_config import read_run_config
 from .ingest.trackers import choose_run
 from .profile import RunProfile
 from .rival_logs import one_run_timeline
-from .run import discover
+from .discover.run import discover
 from .run_findings import dated_by_optimizer_step, judge_run
-from .run_layout import RunLayout
+from .discover.run_layout import RunLayout
 from .timeline import Timeline
 
 Progress = Callable[[str], None]

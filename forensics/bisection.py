@@ -38,7 +38,7 @@ from .config import Thresholds
 from .errors import UnreadableFile
 from .findings import Finding, json_safe, plural, sort_findings
 from .ingest import read_logs
-from .run import discover
+from .discover.run import discover
 from .timeline import Timeline, build_timeline
 
 Progress = Callable[[str], None]

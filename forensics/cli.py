@@ -369,7 +369,7 @@ def replay(checkpoint, text, dtype, tokens, seed, as_json):
     Exit 1 when a module's output is past the limit or NaN/Inf, 0 otherwise.
     Example: forensics replay ./output/checkpoint-3600 --dtype fp16
     """
-    from .replay import replay as run_replay
+    from .replay.probe import replay as run_replay
     from .report.text import replay_text
 
     result = run_replay(checkpoint, text=text, dtype=dtype, tokens=tokens, seed=seed)

@@ -55,7 +55,7 @@ from .profile import RunProfile, run_profile
 from .profile.model_start import encoder_decoder_model, pretrained_base, warm_started_composite
 from .profile.objective import classification_head
 from .profile.objective_names import ROUGE_EVIDENCE
-from .run_layout import RunLayout
+from .discover.run_layout import RunLayout
 from .timeline import Timeline
 
 

@@ -34,7 +34,7 @@ from .findings import Skipped
 from .ingest import read_logs
 from .ingest.trackers import records_of, tracker_runs
 from .profile import RunProfile
-from .run import discover
+from .discover.run import discover
 from .tracker_run import TrackerRun
 
 _SEVERITY = {"healthy": 0, "warning": 1, "broken": 2}

@@ -26,8 +26,8 @@ from .errors import NotARunDirectory, UnreadableFile
 from .findings import Finding, Skipped, sort_findings
 from .ingest import reader_for
 from .ingest.tail import APPENDED_KINDS, LogTail, TailReader, identity_of
-from .run import discover
-from .run_layout import RunLayout
+from .discover.run import discover
+from .discover.run_layout import RunLayout
 from .timeline import Timeline, build_timeline
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}

@@ -1550,7 +1550,7 @@ def test_a_renamed_llamafactory_log_is_still_llamafactorys(tmp_path):
     (tmp_path / "trainer_log_exp63.jsonl").write_text("".join(
         f'{{"current_steps": {s}, "total_steps": 50, "loss": {2 - s / 50:.4f}, "lr": 1e-4, "epoch": {s / 10}}}\n'
         for s in range(10, 60, 10)))
-    from forensics.run import discover
+    from forensics.discover.run import discover
     assert [p.name for p in discover(tmp_path).llamafactory_logs] == ["trainer_log_exp63.jsonl"]
 
 

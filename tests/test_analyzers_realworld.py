@@ -21,7 +21,7 @@ import pytest
 from forensics.analyzers import first_incident_of, run_all, status_of
 from forensics.config import Thresholds
 from forensics.ingest import read_logs
-from forensics.run import discover
+from forensics.discover.run import discover
 from forensics.timeline import build_timeline
 
 REALWORLD = Path(os.environ.get("FORENSICS_REALWORLD", Path(__file__).resolve().parents[2] / "shared" / "realworld"))

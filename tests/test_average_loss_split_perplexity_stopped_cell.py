@@ -14,7 +14,7 @@ from pathlib import Path
 import forensics
 from forensics.ingest import stdout
 from forensics.ingest.notebook_code.precision import LOWER_PRECISION_WORDS
-from forensics.log_hints import log_hinted
+from forensics.discover.log_hints import log_hinted
 
 CORPUS = Path(__file__).parent / "realworld"
 

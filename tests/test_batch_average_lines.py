@@ -6,7 +6,7 @@ from pathlib import Path
 
 import forensics
 from forensics.ingest import stdout
-from forensics.log_hints import log_hinted
+from forensics.discover.log_hints import log_hinted
 
 CORPUS = Path(__file__).parent / "realworld"
 

@@ -3,7 +3,7 @@ corpus batch AS107): `forensics.ingest.boxed_table`."""
 from __future__ import annotations
 
 import forensics
-from forensics.run import discover
+from forensics.discover.run import discover
 
 _HEAD = """[03:05:51] [Model]: Loading t5-small...                               t5.py:194
 

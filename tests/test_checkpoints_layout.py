@@ -8,7 +8,7 @@ import pytest
 from support.checkpoint_files import save_tensors, torch
 from forensics.checkpoints import find_checkpoints, open_checkpoint, quick_check, siblings_between
 from forensics.errors import NoCheckpoints
-from forensics.run import discover
+from forensics.discover.run import discover
 
 W = {"model.layers.0.w": torch.ones(4)}
 

@@ -1,5 +1,5 @@
 """A training function that prints only `validation loss:  X` when it returns (and `lr:  [x]` every log interval),
-called once a cell (forensics/closing_eval_cells.py): each print one evaluation, the last call judged.
+called once a cell (forensics/discover/closing_eval_cells.py): each print one evaluation, the last call judged.
 
 From AS76's reader misses (tests/realworld/PROVENANCE.md, AS76): Vishal-Padia_llama-from-scratch,
 dangnguyenngochai_Llama_from_scratch."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import forensics
-from forensics.closing_eval_cells import closing_evals, trainers
+from forensics.discover.closing_eval_cells import closing_evals, trainers
 from forensics.ingest import notebook
-from forensics.log_hints import notebook_hinted
+from forensics.discover.log_hints import notebook_hinted
 from support.notebook_files import code_cell as _cell, json_notebook as _notebook
 
 

@@ -11,7 +11,7 @@ from forensics.ingest import config_files as cf
 from forensics.ingest import framework_configs as fc
 from forensics.ingest.flat_yaml import read_flat_yaml
 from forensics.ingest.run_config import read_run_config
-from forensics.run import discover
+from forensics.discover.run import discover
 from forensics.timeline import Timeline
 
 torch = pytest.importorskip("torch")

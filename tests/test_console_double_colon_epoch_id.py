@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import forensics
 from forensics.ingest.pretrain_lines import parse_line
-from forensics.run import discover
+from forensics.discover.run import discover
 
 # silin3_CS224n_final_project logs/train1.log (the CFIMDB training, as printed)
 _CS224N = """Training Sentiment Classifier on cfimdb...

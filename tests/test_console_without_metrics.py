@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import forensics
 from forensics.cli import cli
 from forensics.errors import NotARunDirectory
-from forensics.run_signs import final_exception, is_training_console, run_signs
+from forensics.discover.run_signs import final_exception, is_training_console, run_signs
 
 OOM_CONSOLE = """Modèle: Qwen/Qwen3-1.7B
 Configuration LoRA: r=16, alpha=32

@@ -11,7 +11,7 @@ import pytest
 import forensics
 from forensics.ingest import csv_metrics
 from forensics.metric_names import JSON_LINE_STEP_KEYS
-from forensics.run import discover
+from forensics.discover.run import discover
 
 
 def _falling(n: int, start: float, end: float, scale: float) -> list[float]:

@@ -10,7 +10,7 @@ import pytest
 
 import forensics
 from forensics.ingest.console_lines import elapsed_percent
-from forensics.log_hints import log_hinted
+from forensics.discover.log_hints import log_hinted
 
 
 CORPUS = Path(__file__).parent / "realworld"

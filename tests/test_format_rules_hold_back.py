@@ -181,7 +181,7 @@ def test_a_note_quoting_one_flax_or_h2o_line_is_not_found_as_a_log(tmp_path):
     note = ("We saw the loss go to nan: the log said Step... (10 | Loss: nan, Learning Rate: 5e-05).\n"
             "simpletransformers printed Running Loss: nan for a while, and H2O's train loss: nan was in logs.log.\n")
     write_file(tmp_path, "notes.txt", note)
-    from forensics.run import discover
+    from forensics.discover.run import discover
     assert discover(tmp_path).text_logs == []
 
 
@@ -273,7 +273,7 @@ def test_a_plots_metrics_tsv_outside_dvclives_layout_is_no_dvclive_log(tmp_path)
     """`plots/metrics/*.tsv` is DVCLive's only in a `dvclive` folder or beside its metrics.json / dvc.yaml, and only
     with its `step<TAB><name>` header: elsewhere (a project's own figures folder) or with another header (a table of
     its own in a dvclive folder) the files are what they were before, tables read one by one."""
-    from forensics.run import discover
+    from forensics.discover.run import discover
 
     rows = "".join(f"{s}\t{v}\n" for s, v in enumerate(losses(), 1))
     write_file(tmp_path / "a", "analysis/plots/metrics/loss.tsv", "step\tloss\n" + rows)

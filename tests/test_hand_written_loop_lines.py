@@ -6,7 +6,7 @@ import pytest
 
 import forensics
 from forensics.ingest.stdout import console_facts
-from forensics.run import discover
+from forensics.discover.run import discover
 
 
 def _dpo_loop_lines(n: int = 12) -> str:

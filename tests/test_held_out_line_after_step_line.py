@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import forensics
-from forensics.run import discover
+from forensics.discover.run import discover
 
 _FOLD = """2024-10-25 09:{m:02d}:34,415 - root - INFO - Fold {k}/8
 2024-10-25 09:{m:02d}:34,907 - root - INFO - Starting training...

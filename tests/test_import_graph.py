@@ -16,17 +16,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "forensics"
 # Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "_lazy", "errors", "findings", "config", "torchpickle", "lfs", "metric_names", "tracker_run",
-     "restarts", "launch_command", "decoding", "run_signs", "printed_loss_cells", "closing_eval_cells",
-     "loss_numbers", "livelossplot_summary"),  # types
-    ("run", "run_layout", "log_hints", "json_hints", "timeline", "log_attempts", "rival_logs", "ingest",
-     "checkpoints", "export"),  # read, measure
+     "restarts", "decoding"),                                               # types
+    ("discover", "timeline", "log_attempts", "rival_logs", "ingest", "checkpoints", "export"),  # read, measure
     ("analyzers", "causes", "profile"),                                     # judge
     ("report",),                                                            # render
-    ("analysis", "run_findings", "bisection", "compare", "watch", "store", "replay", "replay_loading",
-     "replay_memory"),                                                      # use cases
+    ("analysis", "run_findings", "bisection", "compare", "watch", "store", "replay"),  # use cases
     ("cli", "cli_output", "__main__", "forensics"),                         # shells and the package
 )
-LOWER = ("run", "run_layout", "log_hints", "json_hints", "timeline", "log_attempts", "ingest", "checkpoints")
+LOWER = ("discover", "timeline", "log_attempts", "ingest", "checkpoints")
 JUDGING_OR_RENDERING = ("analyzers", "causes", "report")
 
 

@@ -18,7 +18,7 @@ from forensics.checkpoints import check_run_checkpoints  # noqa: E402
 from forensics.config import Thresholds  # noqa: E402
 from forensics.ingest import read_logs  # noqa: E402
 from forensics.ingest.run_config import read_run_config  # noqa: E402
-from forensics.run import discover  # noqa: E402
+from forensics.discover.run import discover  # noqa: E402
 from forensics.causes.roles import leading_cause  # noqa: E402
 from forensics.report.notation import block_ranges  # noqa: E402
 from forensics.timeline import build_timeline  # noqa: E402

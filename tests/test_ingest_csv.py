@@ -9,7 +9,7 @@ import pytest
 import forensics
 from forensics.errors import UnreadableFile
 from forensics.ingest import csv_metrics
-from forensics.run import discover
+from forensics.discover.run import discover
 
 
 def _series(frame, metric):

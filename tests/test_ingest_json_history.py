@@ -6,7 +6,7 @@ import json
 
 import forensics
 from forensics.ingest import json_history
-from forensics.run import discover
+from forensics.discover.run import discover
 
 
 def _entries(n=12, with_step=True):

@@ -15,7 +15,7 @@ import pytest
 import forensics
 from forensics.errors import NotARunDirectory
 from forensics.ingest import json_history
-from forensics.run import discover
+from forensics.discover.run import discover
 
 
 def _dump(folder, name, value):

@@ -131,7 +131,7 @@ def _two_writers(total=200):
 
 def test_llamafactory_log_of_two_writers_is_read_once_with_one_note(tmp_path):
     from forensics.ingest import read_logs
-    from forensics.run import discover
+    from forensics.discover.run import discover
     from forensics.timeline import build_timeline
 
     path = tmp_path / "trainer_log.jsonl"

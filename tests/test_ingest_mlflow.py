@@ -16,7 +16,7 @@ import pytest
 from forensics.analysis import analyze, load_timeline
 from forensics.errors import NoSuchRun, SeveralRuns
 from forensics.ingest import mlflow_files, mlflow_sqlite
-from forensics.run import discover
+from forensics.discover.run import discover
 
 pytestmark = pytest.mark.slow
 

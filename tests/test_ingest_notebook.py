@@ -18,7 +18,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 import forensics
 from forensics.errors import NotARunDirectory
 from forensics.ingest import notebook
-from forensics.run import discover
+from forensics.discover.run import discover
 from support.kernel import execute
 
 TESTS = Path(__file__).resolve().parent

@@ -14,7 +14,7 @@ import pytest
 
 import forensics
 from forensics.ingest import read_logs, stdout, tensorboard
-from forensics.run import discover
+from forensics.discover.run import discover
 
 SAMPLES = Path(__file__).parent / "console_samples"
 FP16_SLURM = SAMPLES / "megatron_gpt2_fp16_slurm.out"

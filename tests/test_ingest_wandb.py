@@ -15,7 +15,7 @@ import pytest
 from forensics.analysis import analyze, load_timeline
 from forensics.errors import UnreadableFile
 from forensics.ingest import _wandb_log, wandb, wandb_files
-from forensics.run import discover
+from forensics.discover.run import discover
 from tests.support.wandb_log import framed, record
 
 REAL = Path(__file__).parent / "trackers_realworld"

@@ -1,4 +1,4 @@
-"""livelossplot's closing summary read as a course (forensics/livelossplot_summary.py).
+"""livelossplot's closing summary read as a course (forensics/discover/livelossplot_summary.py).
 
 Notebooks whose only training numbers are a closing summary (fx-summaries): livelossplot's min / max / cur lines
 read as the course they allow; a watcher's `nan` default for a key the log lacked is no NaN loss."""
@@ -9,7 +9,7 @@ import json
 import pytest
 
 import forensics
-from forensics.livelossplot_summary import as_step_lines
+from forensics.discover.livelossplot_summary import as_step_lines
 
 # Joseph-Ajegetina_supervised-speech-recognition-transformers: livelossplot clears the cell at every update and
 # keeps its last summary

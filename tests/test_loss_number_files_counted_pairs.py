@@ -13,7 +13,7 @@ import pytest
 
 import forensics
 from forensics.ingest import loss_number_files
-from forensics.run import discover
+from forensics.discover.run import discover
 
 CORPUS = Path(__file__).parent / "realworld"
 SETTINGS = "ALL_DATA: False, MAX_LENGTH: 20, MIN_COUNT: 3, RNN: LSTM, HIDDEN: 512, LR: 0.0001, N_ITERATION: 1000,\n"

@@ -17,9 +17,9 @@ import forensics
 from forensics.errors import NotARunDirectory
 from forensics.ingest import loss_number_files
 from forensics.ingest.banners import find_banners
-from forensics.log_hints import log_hinted
-from forensics.loss_numbers import loss_columns, loss_file_split
-from forensics.run import discover
+from forensics.discover.log_hints import log_hinted
+from forensics.discover.loss_numbers import loss_columns, loss_file_split
+from forensics.discover.run import discover
 
 CORPUS = Path(__file__).parent / "realworld"
 

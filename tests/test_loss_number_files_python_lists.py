@@ -15,8 +15,8 @@ import pytest
 import forensics
 from forensics.errors import NotARunDirectory
 from forensics.ingest import loss_number_files
-from forensics.json_hints import SNIFF_BYTES
-from forensics.run import discover
+from forensics.discover.json_hints import SNIFF_BYTES
+from forensics.discover.run import discover
 
 CORPUS = Path(__file__).parent / "realworld"
 

@@ -14,8 +14,8 @@ import pytest
 import forensics
 from forensics.errors import NotARunDirectory
 from forensics.ingest import loss_number_files
-from forensics.loss_numbers import loss_columns
-from forensics.run import discover
+from forensics.discover.loss_numbers import loss_columns
+from forensics.discover.run import discover
 
 CORPUS = Path(__file__).parent / "realworld"
 

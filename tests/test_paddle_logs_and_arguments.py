@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import forensics
 from forensics.ingest import stdout
-from forensics.run import discover
+from forensics.discover.run import discover
 
 
 def _metric(frame, name: str) -> list[tuple[int, float]]:

@@ -24,7 +24,7 @@ from forensics.ingest import stdout
 from forensics.ingest.console_steps import training_bar_total
 from forensics.ingest.pretrain_lines import parse_line
 from forensics.ingest.vocabulary import derive_vocab_size
-from forensics.log_hints import log_hinted
+from forensics.discover.log_hints import log_hinted
 
 CORPUS = Path(__file__).parent / "realworld"
 _BAR = "100%|##########| 2010/2010 [11:35<00:00,  2.89it/s]"

@@ -11,7 +11,7 @@ import pytest
 import forensics
 from forensics.errors import NotARunDirectory
 from forensics.ingest.console_lines.bare_epochs import has_bare_epoch_records
-from forensics.log_hints import log_hinted
+from forensics.discover.log_hints import log_hinted
 
 CORPUS = Path(__file__).parent / "realworld"
 

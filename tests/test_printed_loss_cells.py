@@ -1,4 +1,4 @@
-"""A notebook cell whose training loop prints its loss bare, one number a pass (forensics.printed_loss_cells):
+"""A notebook cell whose training loop prints its loss bare, one number a pass (forensics.discover.printed_loss_cells):
 0000mprakash_Bigram_for_names' makemore bigram prints `loss.item()` 100 times, 3.779 down to 2.474."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import forensics
-from forensics.log_hints import notebook_hinted
-from forensics.printed_loss_cells import loss_column
+from forensics.discover.log_hints import notebook_hinted
+from forensics.discover.printed_loss_cells import loss_column
 
 CORPUS = Path(__file__).parent / "realworld"
 _LOOP = """for k in range(100):

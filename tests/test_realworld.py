@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from forensics.ingest import read_logs
-from forensics.run import discover
+from forensics.discover.run import discover
 from forensics.timeline import build_timeline
 
 REALWORLD = Path(__file__).parents[1].parent / "shared" / "realworld"

@@ -14,11 +14,11 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-import forensics.replay as replay_module
-import forensics.replay_memory as replay_memory
+import forensics.replay.probe as replay_module
+import forensics.replay.memory as replay_memory
 from forensics.cli import cli
 from forensics.errors import BadOption
-from forensics.replay import replay
+from forensics.replay.probe import replay
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -16,7 +16,7 @@ from forensics.bisection import BisectResult
 from forensics.checkpoints.types import STATS_COLUMNS, CheckpointInfo, CheckpointRef
 from forensics.config import RunConfig
 from forensics.findings import Cause, Finding, Skipped, sort_findings
-from forensics.run_layout import RunLayout
+from forensics.discover.run_layout import RunLayout
 from forensics.timeline import LogRecords, build_timeline
 
 XSS_SCRIPT = "<script>alert(1)</script>"

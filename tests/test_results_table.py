@@ -10,7 +10,7 @@ import pytest
 import forensics
 from forensics.ingest import stdout
 from forensics.ingest.results_table import ResultsTable
-from forensics.run import discover
+from forensics.discover.run import discover
 
 CORPUS = Path(__file__).parent / "realworld"
 

@@ -4,7 +4,7 @@ import os
 import pytest
 
 from forensics.errors import NotARunDirectory
-from forensics.run import discover
+from forensics.discover.run import discover
 
 
 def touch(path, text=""):

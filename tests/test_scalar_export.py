@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from forensics.ingest import scalar_export
-from forensics.run import discover
+from forensics.discover.run import discover
 
 
 # --- TensorBoard's scalar export ------------------------------------------------------------------------------------

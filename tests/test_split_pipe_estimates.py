@@ -13,7 +13,7 @@ import pytest
 import forensics
 from forensics.ingest import notebook
 from forensics.ingest.console_lines.nanogpt import _ELAPSED, _ELAPSED_CUT, SPLIT_PIPE
-from forensics.log_hints import _SPLIT_PIPE_HINT
+from forensics.discover.log_hints import _SPLIT_PIPE_HINT
 from forensics.ingest.pretrain_lines import parse_line
 from support.notebook_files import counted_notebook as _notebook, stream as _stream
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import forensics
 from forensics.ingest import stdout
 from forensics.ingest.pretrain_lines import parse_line
-from forensics.log_hints import log_hinted
+from forensics.discover.log_hints import log_hinted
 
 CORPUS = Path(__file__).parent / "realworld"
 

@@ -18,7 +18,7 @@ from forensics.analyzers.fine_tune_start import detect_start_above_uniform_guess
 from forensics.config import Thresholds
 from forensics.ingest.console_lines.checkpoint_evals import checkpoint_eval_reader
 from forensics.ingest.console_lines.json_blocks import step_record
-from forensics.log_hints import log_hinted
+from forensics.discover.log_hints import log_hinted
 
 CORPUS = Path(__file__).parent / "realworld"
 

@@ -12,7 +12,7 @@ import pytest
 import forensics
 from forensics.errors import NotARunDirectory
 from forensics.ingest import stdout
-from forensics.log_hints import log_hinted
+from forensics.discover.log_hints import log_hinted
 
 CORPUS = Path(__file__).parent / "realworld"
 _TRAIN_PPL = [343.51, 160.20, 95.40, 61.30, 44.10, 33.25, 27.80, 24.10, 21.60, 19.90]

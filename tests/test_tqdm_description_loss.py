@@ -13,7 +13,7 @@ import forensics
 from forensics.errors import NotARunDirectory
 from forensics.ingest import stdout
 from forensics.ingest.pretrain_lines import parse_line
-from forensics.log_hints import log_hinted
+from forensics.discover.log_hints import log_hinted
 
 CORPUS = Path(__file__).parent / "realworld"
 

@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 
 from ..errors import NoCheckpoints, NotARunDirectory, UnreadableFile, os_reason
-from ..run import discover
-from ..run_layout import RunLayout
+from ..discover.run import discover
+from ..discover.run_layout import RunLayout
 from ..timeline import step_from_name
 from .blocks import block_sort_key
 from .readers import TORCH_SUFFIXES, open_weight_file

@@ -12,7 +12,7 @@ from ..decoding import unmarked_utf16_note
 from ..errors import UnreadableFile, os_reason
 from ..lfs import unreadable_reason
 from ..findings import Skipped
-from ..run_layout import RunLayout
+from ..discover.run_layout import RunLayout
 from ..timeline import LogRecords
 from . import (csv_metrics, dvclive, json_history, jsonl, llamafactory, loss_number_files, mlflow_files, mlflow_sqlite,
                notebook, stdout, swift, tensorboard, trainer_state, wandb, wandb_files)

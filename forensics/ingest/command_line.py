@@ -33,8 +33,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..launch_command import (COMMAND_FILE_BYTES, LAUNCHER_FRAMEWORKS, LAUNCHER_KEY, SCRIPT_KEY, arguments,
-                              launched_script, one_launch, words)
+from ..discover.launch_command import (COMMAND_FILE_BYTES, LAUNCHER_FRAMEWORKS, LAUNCHER_KEY, SCRIPT_KEY,
+                                       arguments, launched_script, one_launch, words)
 from ._jsonfile import read_json_object
 from .framework_configs import llamafactory_values, swift_values
 

@@ -17,7 +17,7 @@ from .console_text import line_at, line_end
 from .accumulation_said import accumulation_said
 from .console_warnings import CAST_BACK, console_warnings, peft_in_training_step
 from .trainer_card import trainer_card_facts
-from ..run_signs import final_exception, is_training_console, run_signs
+from ..discover.run_signs import final_exception, is_training_console, run_signs
 
 
 # What a console log prints about the run's setup, for the run configuration (see `console_facts`).

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ..config import RunConfig
-from ..run_layout import RunLayout
+from ..discover.run_layout import RunLayout
 
 # a base saved in 4 bits: bitsandbytes' (`-bnb-4bit`, nf4), GPTQ's and AWQ's (`Qwen2-7B-Instruct-GPTQ-Int4`, `-AWQ`)
 _FOUR_BIT_BASE = re.compile(r"bnb-4bit|(?<![a-z0-9])(?:4bit|int4|awq)(?![a-z0-9])|nf4", re.IGNORECASE)

@@ -35,7 +35,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UnreadableFile
-from ..loss_numbers import loss_stem_split
+from ..discover.loss_numbers import loss_stem_split
 from ..metric_names import NLL_LOSS_NAMES
 from ..timeline import LogRecords, canonical_metric
 from ._filetime import file_mtime

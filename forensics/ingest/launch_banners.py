@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..log_attempts import attempt_numbers
-from ..run_signs import says_training_started
+from ..discover.run_signs import says_training_started
 from .console_lines.fields import LINE_BREAK
 from .console_lines.stepless import logger_message
 

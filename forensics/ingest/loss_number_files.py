@@ -1,7 +1,7 @@
 """Reader of a loss file of numbers only, named as one (`losses.txt`, `train_losses.txt`, `val_loss.txt`,
 `loss_log.txt`).
 
-What such a file is and how its columns are told apart: `forensics.loss_numbers`. `read(path)` returns one LogRecords
+What such a file is and how its columns are told apart: `forensics.discover.loss_numbers`. `read(path)` returns one LogRecords
 (format "loss_numbers"): each line's losses (and a `step,loss,tok/s,lr` line's learning rate) at the line's counter
 where it has one (`1,6.2338` -> step 1; a counter that starts again is a new launch, as the timeline reads any step
 that goes back), else at the line's number counted from 1. A train and an evaluation file of one run (`train_losses.txt`
@@ -24,8 +24,8 @@ import pandas as pd
 
 from ..decoding import decode_text
 from ..errors import UnreadableFile
+from ..discover.loss_numbers import counted_pairs, listed_numbers, loss_columns, loss_file_split, number_cells
 from ..log_attempts import LAUNCH, LAUNCHED_ATTEMPTS, attempt_numbers
-from ..loss_numbers import counted_pairs, listed_numbers, loss_columns, loss_file_split, number_cells
 from ..timeline import LogRecords
 from ._filetime import file_mtime
 

@@ -32,11 +32,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import closing_eval_cells
+from ..discover import closing_eval_cells
 from ..errors import UnreadableFile
-from ..livelossplot_summary import as_step_lines
-from ..printed_loss_cells import loss_column
-from ..run_signs import is_training_console, run_signs
+from ..discover.livelossplot_summary import as_step_lines
+from ..discover.printed_loss_cells import loss_column
+from ..discover.run_signs import is_training_console, run_signs
 from ..timeline import LogRecords, empty_frame
 from ._filetime import file_mtime
 from . import command_line, notebook_code, notebook_fits, notebook_sessions, stdout

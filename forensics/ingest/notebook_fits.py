@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ..printed_loss_cells import _source
+from ..discover.printed_loss_cells import _source
 
 _KERAS_HEADER = re.compile(r"(?m)^Epoch (\d{1,9})/(\d{1,9})[ \t]*$")
 _FULL_BAR = re.compile(r"(?m)^[ \t]*(\d{1,12})/\1 ")

@@ -29,8 +29,8 @@ from ..config import CONSOLE_ACCUMULATION, NOTEBOOK_CODE_SOURCE, RunConfig
 from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from ..lfs import unreadable_reason
-from ..json_hints import is_llamafactory_args
-from ..run_layout import RunLayout
+from ..discover.json_hints import is_llamafactory_args
+from ..discover.run_layout import RunLayout
 from ..timeline import Timeline, step_from_name
 from . import config_files as cf
 from . import framework_configs as fc

@@ -44,7 +44,7 @@ import pandas as pd
 
 from ..errors import UnreadableFile, os_reason
 from ..metric_names import tracker_metric_names
-from ..run_signs import final_exception
+from ..discover.run_signs import final_exception
 from ..timeline import LogRecords, TrackerRun, empty_frame
 from . import _protowire as wire
 from ._filetime import file_mtime

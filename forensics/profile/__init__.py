@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from ..config import RunConfig
 from ..findings import Finding
-from ..run_layout import RunLayout
+from ..discover.run_layout import RunLayout
 from ..timeline import Timeline
 from .framework import _framework
 from .method import ADAPTERS, _method

@@ -7,7 +7,7 @@ import re
 
 from ..config import RunConfig
 from ..ingest.pretrain_lines import KIND_FRAMEWORKS
-from ..run_layout import RunLayout
+from ..discover.run_layout import RunLayout
 from ..timeline import Timeline
 from .record import UNKNOWN
 from .trl import TRL_SFT_KEYS, trainer_source, trl_config_class, trl_signs

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from ..config import RunConfig
-from ..run_layout import RunLayout
+from ..discover.run_layout import RunLayout
 from ..timeline import step_from_name
 
 _NAME_KEYS = ("model.name_or_path", "model._name_or_path", "output_dir", "run_name", "logging_dir", "hub_model_id",

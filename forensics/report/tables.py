@@ -13,7 +13,7 @@ import pandas as pd
 from ..analyzers.metrics import format_number
 from ..checkpoints.blocks import block_of, block_sort_key
 from ..config import CONSOLE_ACCUMULATION
-from ..run_layout import FILE_KINDS
+from ..discover.run_layout import FILE_KINDS
 from .notation import block_ranges, shown_path
 
 MAX_ROWS = 1000      # findings / checkpoints / skipped rows shown; more are counted, not listed

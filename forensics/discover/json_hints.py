@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from .metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS
+from ..metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS
 
 SNIFF_BYTES = 1 << 16  # how much of a file's head (and of its tail) is sniffed
 

@@ -13,14 +13,14 @@ import stat
 from pathlib import Path
 from typing import Callable
 
-from .errors import NotARunDirectory, os_reason
-from .findings import Skipped
-from .decoding import as_utf8, decode_text, sniffed_encoding
+from ..errors import NotARunDirectory, os_reason
+from ..findings import Skipped
+from ..decoding import as_utf8, decode_text, sniffed_encoding
 from .launch_command import holds_one_launch
 from .loss_numbers import is_loss_numbers, loss_file_split
 from .json_hints import SNIFF_BYTES, dumped_history, is_llamafactory_args, json_lines_log, printed_history
 from .log_hints import a_training_console, log_hinted, notebook_hinted, readme_log
-from .metric_names import is_metrics_table_header, is_scalar_export_header
+from ..metric_names import is_metrics_table_header, is_scalar_export_header
 from .run_layout import RunLayout
 
 # Folders that never hold a run's logs and can be huge.

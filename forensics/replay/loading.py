@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from .errors import BadOption, NoCheckpoints, UnreadableFile, os_reason
+from ..errors import BadOption, NoCheckpoints, UnreadableFile, os_reason
 
 LIMITS = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
@@ -102,7 +102,7 @@ def run_dtype(folder: Path, config) -> tuple[str, str]:
     """The dtype the run computed in: mixed precision from training_args.bin, else config.json's dtype."""
     args = folder / "training_args.bin"
     if args.is_file():
-        from .ingest.training_args import read_training_args
+        from ..ingest.training_args import read_training_args
 
         try:
             fields = read_training_args(args)

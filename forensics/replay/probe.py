@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import BadOption, UnreadableFile, os_reason
-from .replay_loading import (LIMITS, base_folder, check_folder, first_line, import_libraries, load_model, quiet,
-                             read_config, run_dtype, text_config)
-from .replay_memory import place
+from ..errors import BadOption, UnreadableFile, os_reason
+from .loading import (LIMITS, base_folder, check_folder, first_line, import_libraries, load_model, quiet, read_config,
+                      run_dtype, text_config)
+from .memory import place
 
 DTYPES = {"fp16": "float16", "float16": "float16", "half": "float16",
           "bf16": "bfloat16", "bfloat16": "bfloat16",

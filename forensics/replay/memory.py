@@ -11,8 +11,8 @@ import math
 import os
 from pathlib import Path
 
-from .errors import UnreadableFile
-from .replay_loading import text_config, weight_files
+from ..errors import UnreadableFile
+from .loading import text_config, weight_files
 
 BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
 HEADROOM = 0.9  # share of the free memory a replay may plan to use

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .findings import Skipped
+from ..findings import Skipped
 
 # The RunLayout lists of log files, in the order they are read, and then every list of files.
 LOG_KINDS = ("trainer_states", "tensorboard", "llamafactory_logs", "swift_logs", "jsonl_logs", "json_histories",
