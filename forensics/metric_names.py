@@ -291,6 +291,25 @@ TABLE_LOSS_COLUMNS = frozenset({"loss", "train_loss", "train_loss_step", "train/
                                 "eval_loss", "valid_loss", "validation_loss", "val/loss", "eval/loss", "lm loss"})
 
 
+# How a training loss was taken, as the word before `_loss` names it (`avg_loss`, `iters_average_Loss`), and the
+# words that make such a name a held-out one (`val_avg_loss`, `eval_mean_loss`)
+_TAKEN_LOSS_KINDS = frozenset({"train", "training", "lm", "avg", "average", "mean", "running", "batch"})
+_HELD_OUT_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "dev", "heldout"})
+
+
+def is_taken_training_loss(name: str) -> bool:
+    """Whether a name is a training loss named for how it was taken (`avg_loss`, `iters_average_Loss`, `running_loss`):
+    the word before `_loss` says so and no word says a held-out split. A loss in another sense (`packet_loss`,
+    `weight_loss_kg`) or another term of the objective (`aux_loss`) is none.
+
+    >>> [is_taken_training_loss(n) for n in ("avg_loss", "iters_average_Loss", "val_avg_loss", "packet_loss")]
+    [True, True, False, False]
+    """
+    low = name.lower()
+    return (low.endswith("_loss") and low[:-len("_loss")].rsplit("_", 1)[-1] in _TAKEN_LOSS_KINDS
+            and not _HELD_OUT_WORDS.intersection(low.split("_")))
+
+
 def table_column(header: str) -> str:
     """A table's column name as the vocabulary spells it: lower case, spaces and hyphens as underscores (a hand-written
     CSV's `Train Loss`, `Validation Loss`: AlexCheema_RetroInference); Megatron's `lm loss` kept.
@@ -309,7 +328,8 @@ def is_metrics_table_header(header: list[str]) -> bool:
     (True, False)
     """
     names = {table_column(h) for h in header}
-    return bool(names & (set(TABLE_STEP_COLUMNS) | {"epoch"})) and bool(names & TABLE_LOSS_COLUMNS)
+    losses = names & TABLE_LOSS_COLUMNS or {n for n in names if is_taken_training_loss(n)}
+    return bool(names & (set(TABLE_STEP_COLUMNS) | {"epoch"})) and bool(losses)
 
 
 # TensorBoard's scalar export (its dashboard's CSV download): one tag a file, named only by the file's name

@@ -98,16 +98,19 @@ def _held_out_followed(metrics: Metrics, found: Finding, thresholds: Thresholds)
 
 _SCATTERED_ZEROS = 10  # near-zero points standing alone elsewhere in the log: the loss takes that value now and then
 _SHORT_RUN = 5  # ... so a run this short of them, with the loss back at its level after, is chance, not a collapse
-_HIGH_LEVEL = 0.1  # ... in a log whose median is at least this: zeros scattered in a loss that is not near zero
+_HIGH_LEVEL = 0.1  # ... where the loss's median before the run is at least this: zeros scattered in a loss not near 0
 
 
 def _among_scattered_zeros(loss: pd.Series, start: int, stop: int, thresholds: Thresholds) -> bool:
     """A short run of near-zero losses the log comes back from, in a log where the loss is near zero at
     `_SCATTERED_ZEROS` or more single points elsewhere and its median is `_HIGH_LEVEL` or more: a per-batch loss that
     reaches 0 by itself (a pair loss `1 + neg - pos` at a perfectly separated batch: the RWKV reward loop's 160 zeros
-    among 3,728 batches), three in a row by chance, not a collapse or a masked NaN."""
-    if stop - start > _SHORT_RUN or stop >= len(loss) or float(loss.median()) < _HIGH_LEVEL:
-        return False  # (a loss that hovers near 0 has near-zero points everywhere: a memorized log, judged below)
+    among 3,728 batches), three in a row by chance, not a collapse or a masked NaN. The level is the median before the
+    run, not the whole log's: one example a step (gessi-chatbots_RE-Miner-Hub, an OpenAI fine-tune's 69 examples x 3
+    epochs), three easy examples in a row at 66-68 of a first pass that scatters from 7 nats to 1e-4 (median 1.19)
+    are the model certain on examples it has not yet seen; the later passes, near 0, lower the whole log's median."""
+    if stop - start > _SHORT_RUN or stop >= len(loss) or not float(loss.iloc[:start].median()) >= _HIGH_LEVEL:
+        return False  # (a loss hovering near 0 - or a run at the first point - is judged below: a memorized log)
     low = loss.to_numpy() <= thresholds.collapse_abs
     singles = sum(1 for i, j in true_runs(low) if j - i == 1)
     return singles >= _SCATTERED_ZEROS

@@ -18,6 +18,9 @@ DUMPED_HISTORY = re.compile(
     rb'^(?:\xef\xbb\xbf)?\s*(?:(?:\[|\{[^\[]{0,4000}"(?:log_history|history|logs|train_history|'
     rb'training_history|metrics)"\s*:\s*\[)\s*\{[^\[\]]{0,2000}?"(?:loss|eval_loss)"\s*:\s*[-\d.NI]'
     rb'|\{\s*"train_step_loss"\s*:\s*\['  # (llama-cookbook's metrics_data_*.json)
+    # per-epoch records under `epochs`, each with its training loss (Diabloansh_headlineclassifier's results/
+    # training_log.json: {"config": {...}, "epochs": [{"epoch": 1, ..., "train_loss": 0.72, "val_metrics": {...}}]})
+    rb'|\{[^\[]{0,4000}"epochs"\s*:\s*\[\s*\{[^\[\]]{0,2000}?"(?:train_|training_)?loss"\s*:\s*[-\d.NI]'
     # a dict of parallel lists opening with the training loss's (a fraction, not a split's
     # indices): {"train": [2.7057, ...], "val": [...]} (ConnorLathrop_Pytorch_with_tinyshakespeare...)
     # (or the loss list after other number lists: a Keras history.history dict, {"val_loss": [...], "val_acc": [...],

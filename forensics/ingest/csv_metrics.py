@@ -11,10 +11,13 @@ there an empty loss cell is pandas' NaN (`DataFrame.to_csv` writes NaN as nothin
 training_progress_scores.csv, `250,,,`). Names as the rest of the tool has them (`val_loss` ->
 eval_loss, `lr-AdamW` -> learning_rate); a table's `train_loss` (or Lightning's `train_loss_step`) is the loss at that
 row where the table has no `loss` column of its own (beside one, `train_loss` is the HF Trainer's closing average),
-`*_epoch` columns (Lightning's epoch means) and an unnamed index column are left out.
+`*_epoch` columns (Lightning's epoch means) and an unnamed index column are left out; a table with no loss column of
+those names takes one named for how it was taken (`avg_loss`, `running_loss`) as the loss.
 
 Not a training log, raising UnreadableFile: a table with no step or loss column, and one with many rows at each step
-(a per-example loss table, `epoch,guid,loss`). A cut last row (a run still writing) is dropped with a warning, and
+(a per-example loss table, `epoch,guid,loss`) - unless its epoch column is all that puts them there and a column
+named for the loop's updates (`iter_num`, `batch`) counts up once a row: a one-epoch loop's per-batch log, read at
+that counter. A cut last row (a run still writing) is dropped with a warning, and
 rows whose step cannot be read are counted in a warning; bytes that are not UTF-8 are replaced and said (the cells they
 fall in are not read). TensorBoard's scalar export (`Wall time,Step,Value`, one tag
 a file) is read by `scalar_export`.
@@ -32,7 +35,7 @@ import pandas as pd
 from ..decoding import decode_text
 from ..errors import UnreadableFile
 from ..metric_names import (STEP_LOSS_NAMES, TABLE_LOSS_COLUMNS, TABLE_STEP_COLUMNS, is_lr_monitor_rate,
-                            is_metrics_table_header, is_scalar_export_header, table_column)
+                            is_metrics_table_header, is_scalar_export_header, is_taken_training_loss, table_column)
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from . import scalar_export
 from ._filetime import file_mtime
@@ -120,7 +123,7 @@ def _steps(table: pd.DataFrame, path: Path) -> tuple[pd.Series, str | None, bool
     column = next((lowered[c] for c in TABLE_STEP_COLUMNS if c in lowered), None) or lowered["epoch"]
     epoch_numbers = table_column(column) == "epoch"
     raw = pd.to_numeric(table[column], errors="coerce")
-    whole = raw.where(np.isfinite(raw) & (raw == np.floor(raw)) & (raw >= 0))
+    whole = _whole(table[column])
     if epoch_numbers and raw.notna().any() and whole.notna().sum() < raw.notna().sum():
         # an exported log history: fractional epochs, one row a logging step, in order; the epoch stays a metric
         steps = pd.Series(np.arange(1, len(table) + 1, dtype="float64"), index=table.index).where(raw.notna())
@@ -128,10 +131,41 @@ def _steps(table: pd.DataFrame, path: Path) -> tuple[pd.Series, str | None, bool
     if epoch_numbers and whole.notna().any():
         whole = whole - whole.min() + 1  # numbered from 1, whichever epoch the script counts from
     counts = whole[_loss_rows(table)].value_counts()
-    if len(counts) and float(counts.mean()) > _ROWS_A_STEP:
+    many = bool(len(counts)) and float(counts.mean()) > _ROWS_A_STEP
+    counter = _update_counter(table) if many and epoch_numbers else None
+    if counter is not None:  # a one-epoch loop's per-batch log: its epoch column is the constant 0
+        steps = _whole(table[counter])
+        return steps, counter, False, int(steps.isna().sum())
+    if many:
         raise UnreadableFile(path, f"about {counts.mean():.0f} rows at each step: a per-example table, not a "
                                    "training log")
     return whole, column, epoch_numbers, int(whole.isna().sum())
+
+
+# The words of a column name that say it counts the loop's updates (`iter_num`, `batch_idx`, `n_updates`), beside an
+# epoch column: a per-example table's row names its example (`guid`, `idx`, `example_id`), not an update
+_COUNTER_WORDS = frozenset({"iter", "iters", "iteration", "iterations", "batch", "batches", "update", "updates"})
+
+
+def _update_counter(table: pd.DataFrame) -> str | None:
+    """The column that counts the loop's updates where the epoch column puts many loss rows at one epoch: named for
+    iterations or batches (`_COUNTER_WORDS`), a whole number in every loss row that never comes back and only grows
+    (Jacobson-CompSysBio_JAILLM's `epoch,iter_num,train_loss,val_loss`: epoch 0 in all 4,705 rows, iter_num 1-4,705);
+    None where no column is one."""
+    rows = _loss_rows(table)
+    for column in table.columns:
+        if not _COUNTER_WORDS.intersection(re.split(r"[_\s]+", table_column(column))):
+            continue
+        counts = _whole(table[column])[rows]
+        if counts.notna().all() and len(counts) > 1 and bool((np.diff(counts.to_numpy()) > 0).all()):
+            return column
+    return None
+
+
+def _whole(cells: pd.Series) -> pd.Series:
+    """The cells as whole numbers at or above 0 (NaN where a cell is none)."""
+    raw = pd.to_numeric(cells, errors="coerce")
+    return raw.where(np.isfinite(raw) & (raw == np.floor(raw)) & (raw >= 0))
 
 
 # A column that holds the model's whole size (AndyZhao2023_assignment1-basics' logger: `model/total_parameters`, one
@@ -219,6 +253,9 @@ def _names(columns: list[str]) -> dict[str, str]:
     lowered = [table_column(c) for c in columns]
     own_loss = "loss" in lowered or "train/loss" in lowered
     named = {column: _name(column, low, own_loss) for column, low in zip(columns, lowered)}
+    taken = next((c for c, low in zip(columns, lowered) if is_taken_training_loss(low)), None)
+    if taken is not None and "loss" not in named.values():
+        named[taken] = "loss"  # `epoch,avg_loss,accuracy` (Parrajo41_train-200-bigram-animals): the table's only loss
     return {column: name for column, name in named.items() if name}
 
 

@@ -14,7 +14,8 @@
   "val/loss": [...], "train/lr": [...]}`, Shivay00001_shivacon-ai): one entry a step, a step logged twice keeping its
   last value; a per-step loss beside an epoch-mean `loss` is the loss and the epoch mean loss_avg;
 * rows one level down (json_nested_rows): a dict of row lists by split (`{"train": [{"step", "loss"}], "val":
-  [{"step", "val_loss"}]}`), a list of iterations each holding its training records (`"training_losses": [...]`);
+  [{"step", "val_loss"}]}`), a list of iterations each holding its training records (`"training_losses": [...]`),
+  per-epoch records under `epochs` whose held-out metrics are a dict of their own (`"val_metrics": {"loss": ...}`);
 * Ludwig's training_statistics.json (ludwig/api.py:545-555): split -> output feature or `combined` -> metric -> one
   value per evaluation period (`evaluation_frequency`: an epoch, or a number of steps); `training` / `combined` /
   `loss` is the loss and `validation` / `combined` / `loss` the held-out loss, numbered by period;
@@ -43,7 +44,7 @@ from ._jsonfile import read_json_value
 from ._python_literal import read_python_literal
 from .json_list_steps import epoch_end_steps, eval_steps_at_interval, unplaced_note
 from .json_saved_config import saved_eval_steps
-from .json_nested_rows import nested_records, split_rows
+from .json_nested_rows import nested_records, split_dicts_flattened, split_rows
 from .replayed_sessions import counter_restarts, numbered_by_session, replayed_session_starts
 from .trainer_state import history_frame
 
@@ -67,13 +68,13 @@ def history_of(data, says_loss: bool = False, held_out: bool = False, eval_every
     if isinstance(data, dict) and _ludwig_loss(data, "training") is not None:
         return _ludwig_entries(data)
     if isinstance(data, dict):
-        nested = next((data[k] for k in HISTORY_KEYS if isinstance(data.get(k), list)), None)
+        nested = next((data[k] for k in HISTORY_KEYS if isinstance(data.get(k), list)), None) or _epoch_records(data)
         data = nested if nested is not None else (_columns_as_entries(data, eval_every, notes) or _series_entries(data)
                                                   or split_rows(data))
     if not isinstance(data, list) or not data:
         return None
     if all(isinstance(e, dict) for e in data[:50]):
-        return with_loss_names(data) or with_loss_names(nested_records(data) or [])
+        return with_loss_names(split_dicts_flattened(data)) or with_loss_names(nested_records(data) or [])
     if says_loss and all(_is_number(v) for v in data[:50]):
         values = [v for v in data if _is_number(v)]  # an eval entry without a step would share the one before it
         return [{"step": i, "eval_loss": v} for i, v in enumerate(values, 1)] if held_out else \
@@ -82,6 +83,15 @@ def history_of(data, says_loss: bool = False, held_out: bool = False, eval_every
         names = ("step", "loss", "eval_loss")
         return [dict(zip(names, row)) for row in data if isinstance(row, list)]
     return None
+
+
+def _epoch_records(data: dict) -> list | None:
+    """The per-epoch records a summary dict holds under `epochs` (Diabloansh_headlineclassifier: `{"config": {...},
+    "epochs": [{"epoch": 1, "train_loss": 0.72, "val_metrics": {...}}, ...]}`); None where `epochs` is no list of
+    dicts (a list of epoch numbers beside parallel loss lists is their axis)."""
+    records = data.get("epochs")
+    return records if isinstance(records, list) and records and all(isinstance(r, dict) for r in records[:50]) \
+        else None
 
 
 def read(path: Path) -> LogRecords:

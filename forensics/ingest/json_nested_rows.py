@@ -11,6 +11,10 @@
   "total_loss": NaN, "steps": 116}, ...]}, ...]` (DidulaThavisha_alpha_llm's AlphaZero iterations): the records, in
   order, are the log entries.
 
+* entries that hold a split's metrics as a dict (`{"epoch": 2, "train_loss": 0.017, "val_metrics": {"loss":
+  0.0126, "macro_f1": 0.9947, ...}}`, Diabloansh_headlineclassifier's per-epoch records under `epochs`): the dict's
+  numbers brought up into the entry under the split's names (`split_dicts_flattened`).
+
 Pure functions of the parsed JSON value; json_history names the losses and frames the rows.
 """
 from __future__ import annotations
@@ -59,6 +63,48 @@ def _steps_as_step(records: list[dict]) -> list[dict]:
             or any(later < earlier for earlier, later in zip(counts, counts[1:])) or len(set(counts)) < 2:
         return records
     return [{("step" if key == "steps" else key): value for key, value in record.items()} for record in records]
+
+
+# What a key adds to a split's name when it holds that split's metrics as a dict (`val_metrics`)
+_SPLIT_DICT_SUFFIXES = ("", "_metrics", "_results", "_stats")
+
+
+def split_dicts_flattened(entries: list) -> list:
+    """The entries with each dict of one split's metrics (`"val_metrics": {"loss": 0.0126, "accuracy": 0.99, ...}`,
+    `"eval": {...}`) brought up into the entry: a held-out split's under the eval split's names (loss -> eval_loss,
+    accuracy -> eval_accuracy), a training split's under its own names where the entry has no loss of its own (a
+    training set's evaluation beside the epoch's own `train_loss` is left out); only numeric values, never over a key
+    the entry has (Diabloansh_headlineclassifier's per-epoch records)."""
+    return [_flattened(e) if isinstance(e, dict) else e for e in entries]
+
+
+def _flattened(entry: dict) -> dict:
+    out = {k: v for k, v in entry.items() if not (isinstance(v, dict) and _split_of(str(k)))}
+    own_loss = any("loss" in str(k).lower() and _is_number(v) for k, v in entry.items())
+    for key, value in sorted(entry.items(), key=lambda kv: is_test_split(str(kv[0]))):  # validation before test
+        split = _split_of(str(key)) if isinstance(value, dict) else None
+        if split is None or split == "loss" and own_loss:
+            continue
+        for name, number in value.items():
+            name = _flat_name(str(name), held_out=split == "eval_loss")
+            if _is_number(number) and name not in out:
+                out[name] = number
+    return out
+
+
+def _flat_name(name: str, held_out: bool) -> str:
+    """A split dict's metric as the entry names it: a held-out `loss` as `val_loss` (the name `with_loss_names` reads
+    beside a `train_loss`, where an `eval_loss` would stop it), its other metrics in the eval split's names."""
+    if not held_out:
+        return canonical_metric(name)
+    return "val_loss" if canonical_metric(name) == "loss" else _held_out_name(name)
+
+
+def _split_of(key: str) -> str | None:
+    """The loss a key's split says (`val_metrics` -> eval_loss, `train` -> loss), or None."""
+    low = key.lower()
+    return next((loss_of_split(low[:len(low) - len(s)]) for s in _SPLIT_DICT_SUFFIXES[::-1]
+                 if low.endswith(s) and loss_of_split(low[:len(low) - len(s)])), None)
 
 
 def _rows(value) -> bool:

@@ -20,6 +20,7 @@ import ast
 import math
 import re
 
+from ...metric_names import is_taken_training_loss
 from .fields import StepLine, _fields, _record
 from .hand_written import HELD_OUT
 
@@ -70,21 +71,13 @@ def _total_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
     return [("loss" if name == total else name, value) for name, value in metrics]
 
 
-# How a training loss was taken, as the word before `_loss` names it (`avg_loss`, `iters_average_Loss`), and the
-# words that make such a name a held-out one (`val_avg_loss`, `eval_mean_loss`)
-_TAKEN_LOSS_KINDS = frozenset({"train", "training", "lm", "avg", "average", "mean", "running", "batch"})
-_HELD_OUT_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "dev", "heldout"})
-
-
 def averaged_as_loss(metrics: list[tuple[str, float]]) -> list[tuple[str, float]]:
     """A line with no plain `loss` whose loss is named for how it was taken (a custom loop's `iters:500,
     iters_average_Loss:2.31, iters_average_logprobability_for_Positive:-2.31, ...`, the mean over the iterations since
     the line before; `running_loss`, `train_loss`): the first such field is the loss. Another loss term (`aux_loss`,
     `kl_loss`) or a held-out one (`val_loss`) is not."""
     names = [name for name, _ in metrics]
-    taken = next((name for name in names if name.endswith("_loss")
-                  and name[:-len("_loss")].rsplit("_", 1)[-1] in _TAKEN_LOSS_KINDS
-                  and not _HELD_OUT_WORDS.intersection(name.split("_"))), None)
+    taken = next((name for name in names if is_taken_training_loss(name)), None)
     if "loss" in names or taken is None:
         return metrics
     return [("loss" if name == taken else name, value) for name, value in metrics]
