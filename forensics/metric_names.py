@@ -340,3 +340,23 @@ SCALAR_EXPORT_HEADER = ("wall time", "step", "value")
 def is_scalar_export_header(header: list[str]) -> bool:
     """Whether a CSV header is TensorBoard's scalar export's, `Wall time,Step,Value`."""
     return tuple(h.strip().lower() for h in header) == SCALAR_EXPORT_HEADER
+
+
+# A script's own series of one metric a file, `step,value`, the metric named only by the file's name (AS116:
+# MABELGAO_Adaptive-SimPO writes train_loss.csv, eval_loss.csv, eval_acc.csv ... from trainer.state.log_history). The
+# header is anyone's: a folder holds such a series only where one file's name names a loss (`series_names_a_loss`).
+STEP_VALUE_HEADER = ("step", "value")
+
+
+def is_step_value_header(header: list[str]) -> bool:
+    """Whether a CSV header is exactly `step,value`."""
+    return tuple(h.strip().lower() for h in header) == STEP_VALUE_HEADER
+
+
+def series_names_a_loss(stem: str) -> bool:
+    """Whether a one-metric file's name names the training or held-out loss, as a tracker's tag would.
+
+    >>> [series_names_a_loss(s) for s in ("train_loss", "eval_loss", "Loss", "eval_acc", "prices")]
+    [True, True, True, False, False]
+    """
+    return tracker_metric_names([stem])[0] in ("loss", "eval_loss")

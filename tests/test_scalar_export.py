@@ -49,3 +49,28 @@ def test_a_byte_that_is_not_utf8_costs_its_row_only_and_is_said(tmp_path):
 def test_a_utf8_scalar_export_has_no_warning(tmp_path):
     _export(tmp_path / "loss.csv", [1, 2, 3], [2.5, 2.4, 2.3])
     assert scalar_export.read(tmp_path / "loss.csv").warnings == ()
+
+
+# --- a script's own `step,value` file, one metric a file, named by the file (AS116: MABELGAO_Adaptive-SimPO) --------
+
+def _series(path: Path, steps, values) -> None:
+    path.write_text("step,value\n" + "".join(f"{s},{v}\n" for s, v in zip(steps, values)))
+
+
+def test_a_step_value_file_named_for_a_loss_is_read_with_its_sibling_metrics(tmp_path):
+    _series(tmp_path / "train_loss.csv", [5, 10, 15], [1.49, 1.50, 1.68])
+    _series(tmp_path / "eval_loss.csv", [50, 100], [1.575, 1.574])
+    _series(tmp_path / "eval_acc.csv", [50, 100], [0.564, 0.566])
+    assert sorted(p.name for p in discover(tmp_path).csv_logs) == ["eval_acc.csv", "eval_loss.csv", "train_loss.csv"]
+    frame = scalar_export.read(tmp_path / "train_loss.csv").frame
+    assert frame["metric"].unique().tolist() == ["loss"] and frame["step"].tolist() == [5, 10, 15]
+    assert frame["value"].tolist() == [1.49, 1.50, 1.68] and frame["wall_time"].isna().all()
+    assert scalar_export.read(tmp_path / "eval_loss.csv").frame["metric"].unique().tolist() == ["eval_loss"]
+    assert scalar_export.read(tmp_path / "eval_acc.csv").frame["metric"].unique().tolist() == ["eval_acc"]
+
+
+def test_a_step_value_table_where_no_file_names_a_loss_is_not_a_training_log(tmp_path):
+    # a data table in the same two columns (a schedule, a price series): nothing in the folder names a loss
+    _series(tmp_path / "prices.csv", [1, 2, 3], [10.0, 10.5, 9.8])
+    _series(tmp_path / "warmup_schedule.csv", [0, 100], [0.0, 1.0])
+    assert discover(tmp_path).csv_logs == []

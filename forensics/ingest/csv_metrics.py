@@ -35,7 +35,8 @@ import pandas as pd
 from ..decoding import decode_text
 from ..errors import UnreadableFile
 from ..metric_names import (STEP_LOSS_NAMES, TABLE_LOSS_COLUMNS, TABLE_STEP_COLUMNS, is_lr_monitor_rate,
-                            is_metrics_table_header, is_scalar_export_header, is_taken_training_loss, table_column)
+                            is_metrics_table_header, is_scalar_export_header, is_step_value_header,
+                            is_taken_training_loss, table_column)
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from . import scalar_export
 from ._filetime import file_mtime
@@ -52,7 +53,8 @@ def read(path: Path) -> LogRecords:
     # a byte that is not UTF-8 (a damaged sector, a latin-1 name) costs the cell it is in, as in every text reader
     text, not_utf8 = decode_text(path.read_bytes())
     first_line = text.split("\n", 1)[0]
-    if is_scalar_export_header(first_line.strip().split(",")):
+    header = first_line.strip().split(",")
+    if is_scalar_export_header(header) or is_step_value_header(header):  # one tag a file, named by the file
         return scalar_export.read(path)
     delimiter = "\t" if "\t" in first_line and "," not in first_line else ","
     if not is_metrics_table_header(first_line.strip().split(delimiter)):

@@ -10,6 +10,10 @@ whose step or value cannot be read are left out with a warning. Where the downlo
 Hugging Face Trainer's TensorBoardCallback tags, `meta["hf_callback_tags"]` says so, as the event-file reader's does
 (`_run_has_hf_callback_tags`).
 
+A script's own `step,value` file of one metric, named the same way (AS116: MABELGAO_Adaptive-SimPO's train_loss.csv,
+eval_acc.csv ... from trainer.state.log_history), is read here too, without wall times (NaN); discovery takes such
+files only where one of them is named for a loss (the two columns alone are any table's).
+
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "validation_bleu.csv"
 >>> _ = path.write_text("Wall time,Step,Value\\n1528974919.9,0,0.0002\\n1528976806.9,50,0.0\\n")
@@ -29,7 +33,7 @@ import pandas as pd
 
 from ..decoding import decode_text
 from ..errors import UnreadableFile
-from ..metric_names import is_scalar_export_header, tracker_metric_names
+from ..metric_names import is_scalar_export_header, is_step_value_header, tracker_metric_names
 from ..timeline import LogRecords
 from ._filetime import file_mtime
 from .tensorboard import hf_trainer_callback_tags
@@ -45,9 +49,10 @@ def read(path: Path) -> LogRecords:
     path = Path(path)
     text, not_utf8 = decode_text(path.read_bytes())  # a byte that is not UTF-8 costs its row, as in every text reader
     rows = list(csv.reader(io.StringIO(text)))
-    if not rows or not is_scalar_export_header(rows[0]):
-        raise UnreadableFile(path, "the header is not `Wall time,Step,Value`; not a TensorBoard scalar export")
-    cells = [_numbers(row) for row in rows[1:] if row]
+    if not rows or not (is_scalar_export_header(rows[0]) or is_step_value_header(rows[0])):
+        raise UnreadableFile(path, "the header is not `Wall time,Step,Value` nor `step,value`; not a one-tag series")
+    timed = len(rows[0]) == 3
+    cells = [_numbers(row if timed else ["nan", *row]) for row in rows[1:] if row]
     kept = [c for c in cells if c is not None]
     frame = pd.DataFrame({"step": pd.Series([int(c[1]) for c in kept], dtype="int64"), "metric": tag_metric(path.stem),
                           "value": pd.Series([c[2] for c in kept], dtype="float64"),
