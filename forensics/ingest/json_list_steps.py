@@ -10,6 +10,10 @@ lists, `{"train_loss": [...], "eval_loss": [...], "steps": [...], "epochs": [...
   fits is the closing `evaluate()` at the last step, taken only where it repeats the value before it (the same
   weights evaluated twice; duck3244_text_multi_classification: 22 evaluations, every 500 of 10,500 steps, the last
   one repeated);
+* a training list with no step list beside it, in a summary that states the run's `total_steps` (or `max_steps`)
+  a whole number of times its length, is placed every total / length steps, the last at the last step: a Trainer's
+  logs every `logging_steps` from the first (kasiranaweera_EduLM-Gemma4: 6 losses over 60 steps, at 10 ... 60); a
+  total it does not divide says no interval (a log every 9 or 10 steps both give 6 logs in 60);
 * anywhere else such a list is left unread and said: its steps cannot be told from the file.
 
 Pure functions of the parsed lists.
@@ -24,6 +28,14 @@ def epoch_end_steps(epochs: list, last_step) -> list[int] | None:
     if not _is_count(last_step) or epochs != list(range(1, count + 1)) or last_step < count:
         return None
     return [round(last_step * epoch / count) for epoch in epochs]
+
+
+def spaced_steps(total, count: int) -> list[int] | None:
+    """The step of each of `count` logs spread over a run of `total` steps (the module docstring's rule), or None."""
+    if not _is_count(total) or count < 1 or total % count:
+        return None
+    every = total // count
+    return [every * i for i in range(1, count + 1)]
 
 
 def eval_steps_at_interval(held: list, every, last_step) -> list[int] | None:

@@ -1,0 +1,55 @@
+"""Tests of ingest.json_history: a run's summary JSON holding its loss lists beside scalars and settings.
+
+Corpus batch AS116 found kasiranaweera_EduLM-Gemma4's logs/training_metrics.json unread: `{"final_train_loss": ...,
+"best_val_loss": ..., "total_steps": 60, "train_losses": [6 values], "eval_losses": [3 values], "hyperparameters":
+{...}}` - the parallel-list history sniffed only where the lists open the dict."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import forensics
+from forensics.discover.run import discover
+from forensics.errors import NotARunDirectory
+from forensics.ingest import json_history
+
+_TRAIN = [1.73, 0.40, 0.15, 0.07, 0.03, 0.013]
+_EVAL = [1.91, 1.76, 1.76]
+
+
+def _dump(folder, name, value):
+    (folder / name).write_text(json.dumps(value, indent=2))
+    return folder / name
+
+
+def _summary(**more):
+    return {"final_train_loss": _TRAIN[-1], "best_val_loss": 1.76, "model": "gemma", "total_steps": 60,
+            "train_losses": _TRAIN, "eval_losses": _EVAL, "hyperparameters": {"lr": 2e-4, "lora_r": 16}, **more}
+
+
+def test_a_summary_with_scalars_before_its_loss_lists_is_found(tmp_path):
+    path = _dump(tmp_path, "training_metrics.json", _summary())
+    assert discover(tmp_path).json_histories == [path]
+
+
+def test_the_training_list_is_spread_over_the_total_steps_the_summary_states(tmp_path):
+    # six logs over 60 steps: one every 10, the last at the last step; three evaluations at the ends of their thirds
+    frame = json_history.read(_dump(tmp_path, "training_metrics.json", _summary())).frame
+    assert frame[frame.metric == "loss"]["step"].tolist() == [10, 20, 30, 40, 50, 60]
+    assert frame[frame.metric == "eval_loss"].set_index("step")["value"].to_dict() == {20: 1.91, 40: 1.76, 60: 1.76}
+
+
+def test_a_total_the_list_does_not_divide_leaves_the_list_numbered_by_place(tmp_path):
+    frame = json_history.read(_dump(tmp_path, "training_metrics.json", _summary(total_steps=65))).frame
+    assert frame[frame.metric == "loss"]["step"].tolist() == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("config", [
+    {"learning_rate": 2e-4, "lora_r": 16, "target_modules": ["q_proj", "k_proj"], "epochs": 3},
+    {"test_size": 0.2, "seed": 42, "train": [0.8, 0.1, 0.1]},  # split fractions under a bare `train`, after scalars
+])
+def test_a_config_with_a_list_is_no_history(tmp_path, config):
+    _dump(tmp_path, "config_run.json", config)
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(tmp_path)
