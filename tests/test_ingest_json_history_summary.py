@@ -6,6 +6,7 @@ Corpus batch AS116 found kasiranaweera_EduLM-Gemma4's logs/training_metrics.json
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -53,3 +54,13 @@ def test_a_config_with_a_list_is_no_history(tmp_path, config):
     _dump(tmp_path, "config_run.json", config)
     with pytest.raises(NotARunDirectory):
         forensics.analyze(tmp_path)
+
+
+_CASE = Path(__file__).parent / "realworld" / "kasiranaweera_EduLM-Gemma4"
+
+
+def test_the_corpus_case_reads_its_metrics_summary_and_not_its_dataset_summary():
+    # data/dataset_summary.json (scalars and lists of words beside them) is a data set's description, no history
+    assert [p.name for p in discover(_CASE).json_histories] == ["training_metrics.json"]
+    frame = json_history.read(_CASE / "logs" / "training_metrics.json").frame
+    assert frame[frame.metric == "eval_loss"]["step"].tolist() == [20, 40, 60]

@@ -74,3 +74,10 @@ def test_a_step_value_table_where_no_file_names_a_loss_is_not_a_training_log(tmp
     _series(tmp_path / "prices.csv", [1, 2, 3], [10.0, 10.5, 9.8])
     _series(tmp_path / "warmup_schedule.csv", [0, 100], [0.0, 1.0])
     assert discover(tmp_path).csv_logs == []
+
+
+def test_the_corpus_cases_step_value_files_are_its_only_logs():
+    case = Path(__file__).parent / "realworld" / "MABELGAO_Adaptive-SimPO-with-Low-Rank-Adaptation"
+    assert sorted(p.name for p in discover(case).csv_logs) == ["eval_acc.csv", "eval_loss.csv", "eval_margin.csv",
+                                                               "train_acc.csv", "train_loss.csv", "train_margin.csv"]
+    assert scalar_export.read(case / "results" / "train_loss.csv").frame["step"].tolist()[:3] == [5, 10, 15]
