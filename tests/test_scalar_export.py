@@ -14,8 +14,10 @@ from forensics.discover.run import discover
 
 # --- TensorBoard's scalar export ------------------------------------------------------------------------------------
 
-def _export(path: Path, steps, values) -> None:
-    path.write_text("Wall time,Step,Value\n" + "".join(f"{1.5e9 + s},{s},{v}\n" for s, v in zip(steps, values)))
+def _export(path: Path, steps, values, timed: bool = True) -> None:
+    """TensorBoard's download (`timed`), or a script's own `step,value` file of the same series."""
+    rows = "".join((f"{1.5e9 + s}," if timed else "") + f"{s},{v}\n" for s, v in zip(steps, values))
+    path.write_text(("Wall time,Step,Value\n" if timed else "step,value\n") + rows)
 
 
 def test_a_scalar_export_is_read_under_the_tag_its_file_name_gives(tmp_path):
@@ -53,14 +55,10 @@ def test_a_utf8_scalar_export_has_no_warning(tmp_path):
 
 # --- a script's own `step,value` file, one metric a file, named by the file (AS116: MABELGAO_Adaptive-SimPO) --------
 
-def _series(path: Path, steps, values) -> None:
-    path.write_text("step,value\n" + "".join(f"{s},{v}\n" for s, v in zip(steps, values)))
-
-
 def test_a_step_value_file_named_for_a_loss_is_read_with_its_sibling_metrics(tmp_path):
-    _series(tmp_path / "train_loss.csv", [5, 10, 15], [1.49, 1.50, 1.68])
-    _series(tmp_path / "eval_loss.csv", [50, 100], [1.575, 1.574])
-    _series(tmp_path / "eval_acc.csv", [50, 100], [0.564, 0.566])
+    _export(tmp_path / "train_loss.csv", [5, 10, 15], [1.49, 1.50, 1.68], timed=False)
+    _export(tmp_path / "eval_loss.csv", [50, 100], [1.575, 1.574], timed=False)
+    _export(tmp_path / "eval_acc.csv", [50, 100], [0.564, 0.566], timed=False)
     assert sorted(p.name for p in discover(tmp_path).csv_logs) == ["eval_acc.csv", "eval_loss.csv", "train_loss.csv"]
     frame = scalar_export.read(tmp_path / "train_loss.csv").frame
     assert frame["metric"].unique().tolist() == ["loss"] and frame["step"].tolist() == [5, 10, 15]
@@ -71,8 +69,8 @@ def test_a_step_value_file_named_for_a_loss_is_read_with_its_sibling_metrics(tmp
 
 def test_a_step_value_table_where_no_file_names_a_loss_is_not_a_training_log(tmp_path):
     # a data table in the same two columns (a schedule, a price series): nothing in the folder names a loss
-    _series(tmp_path / "prices.csv", [1, 2, 3], [10.0, 10.5, 9.8])
-    _series(tmp_path / "warmup_schedule.csv", [0, 100], [0.0, 1.0])
+    _export(tmp_path / "prices.csv", [1, 2, 3], [10.0, 10.5, 9.8], timed=False)
+    _export(tmp_path / "warmup_schedule.csv", [0, 100], [0.0, 1.0], timed=False)
     assert discover(tmp_path).csv_logs == []
 
 
