@@ -12,7 +12,7 @@ from pathlib import Path
 
 import forensics
 from forensics.ingest import json_history
-from forensics.ingest.replayed_sessions import replayed_session_starts
+from forensics.ingest.replayed_sessions import counter_restarts, replayed_session_starts
 
 CORPUS = Path(__file__).parent / "realworld"
 
@@ -91,3 +91,19 @@ def test_a_divergence_back_to_the_start_that_relearns_only_part_way_stays_broken
     partial = fresh + [3.30, 2.26, 2.01, 1.84, 1.70, 1.69, 1.70, 1.71]
     assert replayed_session_starts(partial) == []
     assert _history(tmp_path, partial).status == "broken"
+
+
+def test_an_epoch_value_repeated_over_several_entries_is_no_restart():
+    """Several entries an epoch (1, 1, 1, 2, 2, 2, ...): the counter stays, it does not go back."""
+    assert counter_restarts([1, 1, 1, 2, 2, 2, 3, 3, 3]) == []
+    assert counter_restarts([1, 1, 2, 2, 1, 1]) == [4]
+
+
+def test_a_run_logging_each_epoch_three_times_that_blows_up_is_judged_as_one_session(tmp_path):
+    """Cut at every repeated epoch, the run was 10 sessions of 3 and its blow-up (1.5 -> 50 at entries 25-30) went
+    unseen behind 'no learning evidence'; read as one run, the blow-up is its first incident."""
+    loss = [3.0 * 0.9 ** i + 0.5 for i in range(24)] + [1.5, 3.0, 6.0, 12.0, 25.0, 50.0]
+    (tmp_path / "history.json").write_text(json.dumps({"epoch": [1 + i // 3 for i in range(30)], "train_loss": loss}))
+    assert "replayed_sessions" not in json_history.read(tmp_path / "history.json").meta
+    a = forensics.analyze(tmp_path)
+    assert a.first_incident.kind in ("loss_spike", "divergence") and 25 <= a.first_incident.step <= 27

@@ -44,11 +44,12 @@ def replayed_session_starts(values: list[float]) -> list[int]:
 
 
 def counter_restarts(counter: list) -> list[int]:
-    """The positions where an epoch counter goes back to or below its value before: a new session's first entry.
+    """The positions where an epoch counter goes below its value before: a new session's first entry. The same value
+    again is no restart: a history may log several entries an epoch (1, 1, 1, 2, 2, 2).
 
     Example: counter_restarts([1, 2, 3, 1, 2]) is [3]."""
     return [i for i in range(1, len(counter)) if _number(counter[i]) and _number(counter[i - 1])
-            and counter[i] <= counter[i - 1]]
+            and counter[i] < counter[i - 1]]
 
 
 def _number(value) -> bool:
