@@ -128,8 +128,10 @@ def listed_numbers(text: str) -> list[tuple[str]] | None:
 
 
 _PAIR = re.compile(r"(\d{1,9}):\s*(\S+?)\s*\|")
-_PAIR_LINE = re.compile(r"^(?:\s*\d{1,9}:\s*\S+?\s*\|)+\s*$")
-_SETTINGS_LINE = re.compile(r"^(?:\s*[A-Za-z][\w.-]*:\s*[^,:|]*,)+\s*$")
+# Each part of a field reads characters no other part may (a value ends at its `|` or space; the spaces after a colon
+# are the value's own): a line that fails is answered at once, not after every split of its fields is tried.
+_PAIR_LINE = re.compile(r"^(?:\s*\d{1,9}:\s*[^\s|]+\s*\|)+\s*$")
+_SETTINGS_LINE = re.compile(r"^(?:\s*[A-Za-z][\w.-]*:[^,:|]*,)+\s*$")
 
 
 def counted_pairs(text: str) -> list[tuple[int, str, str]] | None:
