@@ -9,6 +9,7 @@ first line, rising 7.14e-6 a line: about 17 lines into its warm-up) and Time-MoE
 the weights as loaded" and "It was NaN from the start"."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,16 @@ def test_a_paste_whose_warm_up_climbs_from_0_to_its_first_line_still_breaks_befo
     """Guard, hiyouga LlamaFactory issue 4031's shape: the rate 6.67e-8 at the first line, 6.67e-8 more a line."""
     lines = [{"loss": 2.6257 if i == 0 else 0.0, "grad_norm": NAN, "learning_rate": 6.6666667e-8 * (i + 1),
               "epoch": round(0.07 * (i + 1), 2)} for i in range(6)]
+    assert _before_any_update(_causes(_console(tmp_path / "run", lines)))
+
+
+def test_a_log_shaped_warm_up_from_0_is_not_traced_back_past_the_start(tmp_path):
+    """Guard, DeepSpeed WarmupLR's default (warmup_type "log"): the rate max x log(step + 1) / log(warmup_num_steps)
+    from 0, 1.00e-5, 1.59e-5, 2.01e-5 ... rises less each line; read as a straight line back from its first two it
+    would begin 1.7 lines before the first, so the run's first lines were told they were a paste from mid-run."""
+    rates = [1e-4 * math.log(i + 2) / math.log(1000) for i in range(10)]
+    lines = [{"loss": 2.61 if i == 0 else 0.0, "grad_norm": NAN, "learning_rate": rate,
+              "epoch": round(0.01 * (i + 1), 2)} for i, rate in enumerate(rates)]
     assert _before_any_update(_causes(_console(tmp_path / "run", lines)))
 
 
