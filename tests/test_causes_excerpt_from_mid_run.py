@@ -110,3 +110,11 @@ def test_a_log_whose_steps_are_its_own_is_read_at_its_word(tmp_path):
                                           ("hiyouga_LlamaFactory_issue4031", True)])
 def test_the_corpus_pastes_say_before_any_update_only_where_their_lines_show_the_start(case, before):
     assert _before_any_update(_causes(CORPUS / case)) is before
+
+
+def test_a_log_is_numbered_by_order_only_where_every_part_of_it_was():
+    """The one reading of a reader's `step_inferred` text that stdout's note and log_start's check both use."""
+    from forensics.ingest.console_steps import BY_ORDER, numbered_by_order
+    assert numbered_by_order(f"{BY_ORDER}from the first dict") and numbered_by_order(f"{BY_ORDER}a; {BY_ORDER}b")
+    assert not numbered_by_order(f"{BY_ORDER}a; position x logging_steps (10), as stated")
+    assert not numbered_by_order("") and not numbered_by_order(None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ingest.console_steps import BY_ORDER
+from ..ingest.console_steps import numbered_by_order
 from ..restarts import epoch_past_the_start
 from ..timeline import Timeline
 
@@ -46,11 +46,8 @@ def _numbered_by_order(timeline: Timeline) -> bool:
     if rows.empty:
         return False
     first = rows[rows["step"] == rows["step"].min()]
-    return any(_by_order(timeline.meta.get(source, {}).get("step_inferred")) for source in first["source"].unique())
-
-
-def _by_order(how) -> bool:
-    return isinstance(how, str) and bool(how) and all(part.startswith(BY_ORDER) for part in how.split("; "))
+    return any(numbered_by_order(timeline.meta.get(source, {}).get("step_inferred"))
+               for source in first["source"].unique())
 
 
 def _points(timeline: Timeline, metric: str) -> np.ndarray:
