@@ -9,6 +9,7 @@ first line, rising 7.14e-6 a line: about 17 lines into its warm-up) and Time-MoE
 the weights as loaded" and "It was NaN from the start"."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,16 @@ def test_a_paste_whose_warm_up_climbs_from_0_to_its_first_line_still_breaks_befo
     assert _before_any_update(_causes(_console(tmp_path / "run", lines)))
 
 
+def test_a_log_shaped_warm_up_from_0_is_not_traced_back_past_the_start(tmp_path):
+    """Guard, DeepSpeed WarmupLR's default (warmup_type "log"): the rate max x log(step + 1) / log(warmup_num_steps)
+    from 0, 1.00e-5, 1.59e-5, 2.01e-5 ... rises less each line; read as a straight line back from its first two it
+    would begin 1.7 lines before the first, so the run's first lines were told they were a paste from mid-run."""
+    rates = [1e-4 * math.log(i + 2) / math.log(1000) for i in range(10)]
+    lines = [{"loss": 2.61 if i == 0 else 0.0, "grad_norm": NAN, "learning_rate": rate,
+              "epoch": round(0.01 * (i + 1), 2)} for i, rate in enumerate(rates)]
+    assert _before_any_update(_causes(_console(tmp_path / "run", lines)))
+
+
 def test_a_log_whose_steps_are_its_own_is_read_at_its_word(tmp_path):
     """Guard: a log that prints its steps (here a trainer_state.json) starting at step 1 starts with the run."""
     import json
@@ -99,3 +110,11 @@ def test_a_log_whose_steps_are_its_own_is_read_at_its_word(tmp_path):
                                           ("hiyouga_LlamaFactory_issue4031", True)])
 def test_the_corpus_pastes_say_before_any_update_only_where_their_lines_show_the_start(case, before):
     assert _before_any_update(_causes(CORPUS / case)) is before
+
+
+def test_a_log_is_numbered_by_order_only_where_every_part_of_it_was():
+    """The one reading of a reader's `step_inferred` text that stdout's note and log_start's check both use."""
+    from forensics.ingest.console_steps import BY_ORDER, numbered_by_order
+    assert numbered_by_order(f"{BY_ORDER}from the first dict") and numbered_by_order(f"{BY_ORDER}a; {BY_ORDER}b")
+    assert not numbered_by_order(f"{BY_ORDER}a; position x logging_steps (10), as stated")
+    assert not numbered_by_order("") and not numbered_by_order(None)

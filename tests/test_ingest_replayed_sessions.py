@@ -6,11 +6,13 @@ the same fresh start, 3.296 -> 1.681 and 3.302 -> 1.668 point for point."""
 from __future__ import annotations
 
 import json
+import math
+import random
 from pathlib import Path
 
 import forensics
 from forensics.ingest import json_history
-from forensics.ingest.replayed_sessions import replayed_session_starts
+from forensics.ingest.replayed_sessions import counter_restarts, replayed_session_starts
 
 CORPUS = Path(__file__).parent / "realworld"
 
@@ -68,3 +70,40 @@ def test_an_epoch_list_that_goes_back_splits_the_sessions_without_a_replay(tmp_p
     assert "their epoch counter goes back" in records.meta["replayed_sessions"]
     assert records.frame.loc[records.frame["metric"] == "loss", "step"].tolist()[-6:] == [10, 1, 2, 3, 4, 5]
     assert forensics.analyze(tmp_path).status == "healthy"
+
+
+def _noisy_descent(count: int, spread: float, seed: int) -> list[float]:
+    """A per-batch loss falling from 3.3 to 0.8 with multiplicative noise: one session, no replay anywhere."""
+    rng = random.Random(seed)
+    return [(0.8 + 2.5 * math.exp(-i / (count / 5))) * math.exp(rng.gauss(0, spread)) for i in range(count)]
+
+
+def test_a_chance_four_point_match_in_a_long_noisy_history_begins_no_session():
+    """A 5000-point noisy descent holds many rises into 4 falling points; some match an earlier four within 3% by
+    chance, but what follows them does not retrace what followed the earlier one: one session."""
+    assert replayed_session_starts(_noisy_descent(5000, 0.1, seed=1)) == []
+
+
+def test_a_divergence_back_to_the_start_that_relearns_only_part_way_stays_broken(tmp_path):
+    """The loss jumps back to a fresh model's level and falls along its first four points, then stalls at 1.7 where
+    the first descent went on to 0.1: the stretch does not retrace over its whole length, so no session starts."""
+    fresh = _FRESH + [0.9, 0.7, 0.5, 0.35, 0.25, 0.2, 0.15, 0.12, 0.1, 0.09]
+    partial = fresh + [3.30, 2.26, 2.01, 1.84, 1.70, 1.69, 1.70, 1.71]
+    assert replayed_session_starts(partial) == []
+    assert _history(tmp_path, partial).status == "broken"
+
+
+def test_an_epoch_value_repeated_over_several_entries_is_no_restart():
+    """Several entries an epoch (1, 1, 1, 2, 2, 2, ...): the counter stays, it does not go back."""
+    assert counter_restarts([1, 1, 1, 2, 2, 2, 3, 3, 3]) == []
+    assert counter_restarts([1, 1, 2, 2, 1, 1]) == [4]
+
+
+def test_a_run_logging_each_epoch_three_times_that_blows_up_is_judged_as_one_session(tmp_path):
+    """Cut at every repeated epoch, the run was 10 sessions of 3 and its blow-up (1.5 -> 50 at entries 25-30) went
+    unseen behind 'no learning evidence'; read as one run, the blow-up is its first incident."""
+    loss = [3.0 * 0.9 ** i + 0.5 for i in range(24)] + [1.5, 3.0, 6.0, 12.0, 25.0, 50.0]
+    (tmp_path / "history.json").write_text(json.dumps({"epoch": [1 + i // 3 for i in range(30)], "train_loss": loss}))
+    assert "replayed_sessions" not in json_history.read(tmp_path / "history.json").meta
+    a = forensics.analyze(tmp_path)
+    assert a.first_incident.kind in ("loss_spike", "divergence") and 25 <= a.first_incident.step <= 27

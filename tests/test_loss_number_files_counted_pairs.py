@@ -13,6 +13,7 @@ import pytest
 
 import forensics
 from forensics.ingest import loss_number_files
+from forensics.discover.loss_numbers import counted_pairs
 from forensics.discover.run import discover
 
 CORPUS = Path(__file__).parent / "realworld"
@@ -67,3 +68,24 @@ def test_the_chatbot_whose_validation_is_written_as_zero_is_read_launch_by_launc
     assert sorted(p.name for p in a.layout.loss_number_files) == ["train_loss.txt", "valid_loss.txt"]
     assert a.timeline.series("loss").tolist() == pytest.approx([5.9341, 5.8312, 5.7023, 5.5245, 5.2698, 4.8784])
     assert a.timeline.series("eval_loss").tolist() == [0.0] * 6  # launches are no copies of each other's zeros
+
+
+_FIELDS = ["Epoch: 1", "Iter: 100", "LR: 0.0001", "batch: 64", "time: 12.3", "acc: 0.51", "ppl: 9.9", "gnorm: 1.2"]
+
+
+def test_a_long_console_line_of_fields_ending_without_a_comma_is_answered_as_no_settings_line():
+    """24 `name: value,` fields, then one with no comma: a console line, not a settings line. The regex that let the
+    space after a colon be read by two parts of it tried every split of every field (seconds at 24 fields, doubling
+    with each 2 more); it is answered now, and the answer is no pairs file."""
+    line = ", ".join((_FIELDS * 3)[:24]) + ", loss: 2.3"
+    assert counted_pairs(line + "\n" + line + "\n") is None
+
+
+def test_a_long_line_of_counted_pairs_ending_in_a_word_is_answered_as_no_pairs_file():
+    line = "".join(f"{i}:5.{i}|" for i in range(1, 27)) + "x"
+    assert counted_pairs(line + "\n") is None
+
+
+def test_settings_fields_and_pairs_written_without_spaces_are_still_read():
+    text = "LR: 0.0001,RNN:GRU, HIDDEN:512,\n" + "".join(f"{i}:{5 - i / 10:.2f}|" for i in range(1, 9)) + "\n"
+    assert counted_pairs(text)[:2] == [(1, "1", "4.90"), (1, "2", "4.80")]

@@ -52,3 +52,24 @@ def test_a_healthy_corpus_run_with_a_held_out_loss_stays_silent():
 def test_the_chatbot_whose_validation_is_written_as_zero_is_told_at_its_last_launchs_first_iteration():
     a = forensics.analyze(CORPUS / "RohollahHS_ChatBot")
     assert (a.status, a.first_incident.kind, a.first_incident.step) == ("warning", "zero_loss_unexplained", 1)
+
+
+def test_a_zero_auxiliary_eval_loss_beside_a_measured_eval_loss_is_not_this_finding():
+    """The evaluation ran (eval_loss 5.9 -> 5.4 at the same steps): an `eval_aux_loss` at 0 is a part of it that this
+    model does not use (a router's balance loss in a dense model), not a held-out loss left unmeasured."""
+    metrics = {**_metrics(TRAIN, [5.9, 5.8, 5.7, 5.6, 5.5, 5.4]),
+               "eval_aux_loss": pd.Series([0.0] * 6, index=range(1, 7), dtype="float64")}
+    assert detect_zero_held_out(metrics, Thresholds()) == []
+
+
+def test_a_zero_named_eval_loss_with_no_other_measured_one_is_still_the_finding():
+    metrics = {"loss": _metrics(TRAIN, [])["loss"],
+               "eval_squad_loss": pd.Series([0.0] * 6, index=range(1, 7), dtype="float64")}
+    [found] = detect_zero_held_out(metrics, Thresholds())
+    assert found.metric == "eval_squad_loss"
+
+
+def test_a_held_out_loss_printed_as_zero_beside_a_small_training_loss_may_be_rounding_and_is_not_this_finding():
+    """Training loss 0.05 -> 0.01: a held-out loss under 0.00005 (0.0000 at 4 decimals) is within what an eval
+    without dropout reaches on an easy set, so a 0 printed there may be a rounded measurement."""
+    assert detect_zero_held_out(_metrics([0.05, 0.04, 0.03, 0.02, 0.015, 0.01], [0.0] * 6), Thresholds()) == []

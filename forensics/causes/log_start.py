@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ingest.console_steps import BY_ORDER
+from ..ingest.console_steps import numbered_by_order
 from ..restarts import epoch_past_the_start
 from ..timeline import Timeline
 
 # a warm-up's first logged rate at most this many of its own steps above 0 starts with the run (one step, plus the
 # rounding of a printed rate)
 _RAMP_STEPS_AT_THE_START = 1.5
+# a warm-up is traced back only where it is a straight line: its second rise within this share of its first (a
+# printed rate's rounding); a log-shaped one (DeepSpeed WarmupLR's default) rises less each line and, drawn straight
+# back from its first two lines, would begin before the run did
+_SAME_RISE = 0.1
 
 
 def start_unshown(timeline: Timeline) -> str | None:
@@ -42,11 +46,8 @@ def _numbered_by_order(timeline: Timeline) -> bool:
     if rows.empty:
         return False
     first = rows[rows["step"] == rows["step"].min()]
-    return any(_by_order(timeline.meta.get(source, {}).get("step_inferred")) for source in first["source"].unique())
-
-
-def _by_order(how) -> bool:
-    return isinstance(how, str) and bool(how) and all(part.startswith(BY_ORDER) for part in how.split("; "))
+    return any(numbered_by_order(timeline.meta.get(source, {}).get("step_inferred"))
+               for source in first["source"].unique())
 
 
 def _points(timeline: Timeline, metric: str) -> np.ndarray:
@@ -62,10 +63,15 @@ def _past_the_start(timeline: Timeline) -> str | None:
         return (f"the first printed line is at epoch {epoch[0]:g}, {spacing:.2g} of an epoch a line: the paste begins "
                 "mid-run")
     lr = _points(timeline, "learning_rate")
-    if len(lr) >= 2 and 0 < lr[1] - lr[0] and lr[0] > _RAMP_STEPS_AT_THE_START * (lr[1] - lr[0]):
+    if len(lr) >= 2 and 0 < lr[1] - lr[0] and lr[0] > _RAMP_STEPS_AT_THE_START * (lr[1] - lr[0]) and _linear(lr):
         return (f"the learning rate climbs {lr[1] - lr[0]:.3g} a line from {lr[0]:.4g} at the first printed line: "
                 f"its warm-up began about {lr[0] / (lr[1] - lr[0]):.0f} lines before it")
     return None
+
+
+def _linear(lr: np.ndarray) -> bool:
+    """Whether the rate's first rises are the same (`_SAME_RISE`); two lines are taken as a straight line."""
+    return len(lr) < 3 or abs((lr[2] - lr[1]) - (lr[1] - lr[0])) <= _SAME_RISE * (lr[1] - lr[0])
 
 
 def _rate_starts_at_zero(timeline: Timeline) -> bool:

@@ -7,7 +7,8 @@ evaluation losses and the epoch (`706.34<TAB>50.13<TAB>0`: JulesBelveze_text-sum
 a file says what it is, so it is one only where both hold:
 
   - the name says loss (a `loss` / `losses` word in its stem: `losses`, `train_loss`, `loss_log`, `valLoss`), and the
-    split where it says one (`val`, `valid`, `validation`, `eval`, `dev`, `test` -> held out; `train` -> training);
+    split where it says one (`val`, `valid`, `validation`, `eval`, `dev`, `test` -> held out; `train` -> training),
+    and nothing else but words of a record over time (`_RECORD_WORDS`: `loss_weights.txt` is no curve);
   - every line is the same number of numeric cells (1 to 3, split by spaces, tabs, `,`, `;` or `_`).
 
 `loss_columns(rows, split)` then says what each column is: a counter (whole numbers that count up by one stride and may
@@ -38,6 +39,10 @@ MAX_CELLS = 4  # four only as `step,loss,<unread>,lr` (loss_columns)
 _WORD = re.compile(r"[a-z]+")
 _HELD_OUT_WORDS = {"val", "valid", "validation", "eval", "evaluation", "dev", "test"}
 _TRAIN_WORDS = {"train", "training", "tr"}
+# the words a loss file's name may hold beside its loss word and split: a record of the loss over time. Any other
+# (loss_weights, loss_config, token_loss_mask, train_loss_acc) says the numbers are something else, or more than a loss
+_RECORD_WORDS = {"log", "history", "curve", "list", "epoch", "epochs", "step", "steps", "all", "avg", "mean", "total",
+                 "record", "records", "per", "iter", "batch"}
 _CELL_SPLIT = re.compile(r"[ \t,;_]+")
 _NUMBER = re.compile(r"(?i)^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?$|^[-+]?(?:nan|inf|infinity)$")
 _WHOLE = re.compile(r"^\d+$")
@@ -50,11 +55,21 @@ def loss_file_split(name: str) -> str | None:
     ['', 'eval', 'train', '', 'eval']
     >>> [loss_file_split(n) for n in ("trainloss.txt", "epoch_losses", "loss_history.log")]
     ['train', '', '']
-    >>> [loss_file_split(n) for n in ("glossary.txt", "train.log", "losses.json", "closs.txt")]
-    [None, None, None, None]
+    >>> [loss_file_split(n) for n in ("glossary.txt", "train.log", "losses.json", "closs.txt", "loss_weights.txt")]
+    [None, None, None, None, None]
     """
     path = PurePath(name)
-    return loss_stem_split(path.stem) if path.suffix.lower() in LOSS_FILE_SUFFIXES else None
+    if path.suffix.lower() not in LOSS_FILE_SUFFIXES or not _names_a_record_only(path.stem):
+        return None
+    return loss_stem_split(path.stem)
+
+
+def _names_a_record_only(stem: str) -> bool:
+    """Whether every word of a file name's stem is a loss word (glued to a split or not), a split or a record word."""
+    words = _stem_words(stem)
+    splits = {""} | _HELD_OUT_WORDS | _TRAIN_WORDS
+    return all(w in splits or w in _RECORD_WORDS or any(w == s + end for s in splits for end in ("loss", "losses"))
+               for w in words)
 
 
 def loss_stem_split(stem: str) -> str | None:
@@ -64,13 +79,16 @@ def loss_stem_split(stem: str) -> str | None:
     >>> [loss_stem_split(s) for s in ("valid_losses", "train_losses", "loss_log", "history")]
     ['eval', 'train', '', None]
     """
-    stem = re.sub(r"([a-z])([A-Z])", r"\1_\2", stem)  # valLoss -> val_Loss
-    words = set(_WORD.findall(stem.lower()))
+    words = set(_stem_words(stem))
     glued = {w[:-len(end)] for w in words for end in ("losses", "loss") if w.endswith(end)}  # trainloss, val_losses
     if not glued & ({""} | _HELD_OUT_WORDS | _TRAIN_WORDS):
         return None
     words |= glued
     return "eval" if _HELD_OUT_WORDS & words else "train" if _TRAIN_WORDS & words else ""
+
+
+def _stem_words(stem: str) -> list[str]:
+    return _WORD.findall(re.sub(r"([a-z])([A-Z])", r"\1_\2", stem).lower())  # valLoss -> val_loss
 
 
 def number_cells(line: str) -> tuple[str, ...] | None:
@@ -128,8 +146,10 @@ def listed_numbers(text: str) -> list[tuple[str]] | None:
 
 
 _PAIR = re.compile(r"(\d{1,9}):\s*(\S+?)\s*\|")
-_PAIR_LINE = re.compile(r"^(?:\s*\d{1,9}:\s*\S+?\s*\|)+\s*$")
-_SETTINGS_LINE = re.compile(r"^(?:\s*[A-Za-z][\w.-]*:\s*[^,:|]*,)+\s*$")
+# Each part of a field reads characters no other part may (a value ends at its `|` or space; the spaces after a colon
+# are the value's own): a line that fails is answered at once, not after every split of its fields is tried.
+_PAIR_LINE = re.compile(r"^(?:\s*\d{1,9}:\s*[^\s|]+\s*\|)+\s*$")
+_SETTINGS_LINE = re.compile(r"^(?:\s*[A-Za-z][\w.-]*:[^,:|]*,)+\s*$")
 
 
 def counted_pairs(text: str) -> list[tuple[int, str, str]] | None:

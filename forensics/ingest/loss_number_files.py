@@ -1,13 +1,13 @@
 """Reader of a loss file of numbers only, named as one (`losses.txt`, `train_losses.txt`, `val_loss.txt`,
 `loss_log.txt`).
 
-What such a file is and how its columns are told apart: `forensics.discover.loss_numbers`. `read(path)` returns one LogRecords
-(format "loss_numbers"): each line's losses (and a `step,loss,tok/s,lr` line's learning rate) at the line's counter
-where it has one (`1,6.2338` -> step 1; a counter that starts again is a new launch, as the timeline reads any step
-that goes back), else at the line's number counted from 1. A train and an evaluation file of one run (`train_losses.txt`
-beside `val_losses.txt`, one line per evaluation in each) are each read on their own: the same counter, or the same line
-number, puts a line's train and evaluation losses at the same step. Lines of another shape (a cut last line, a stray
-word) are left out with a warning.
+What such a file is and how its columns are told apart: `forensics.discover.loss_numbers`. `read(path)` returns one
+LogRecords (format "loss_numbers"): each line's losses (and a `step,loss,tok/s,lr` line's learning rate) at the line's
+counter where it has one (`1,6.2338` -> step 1; a counter that starts again is a new launch, as the timeline reads any
+step that goes back), else at the line's number counted from 1. A train and an evaluation file of one run
+(`train_losses.txt` beside `val_losses.txt`, one line per evaluation in each) are each read on their own: the same
+counter, or the same line number, puts a line's train and evaluation losses at the same step. Lines of another shape (a
+cut last line, a stray word) are left out with a warning.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "val_loss.txt"

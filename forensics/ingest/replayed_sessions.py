@@ -27,25 +27,29 @@ _MIN_FALL = 1.2  # ... falling this many times over them or more: a flat stretch
 
 def replayed_session_starts(values: list[float]) -> list[int]:
     """The positions (after the first) where a session begins: a rise from the point before that starts a descent of
-    `REPLAY_POINTS` or more points which retraces, within `REPLAY_TOLERANCE` at every point, a descent that began
-    earlier at the log's first point or at a rise of its own; that earlier start is a session's start too.
+    `REPLAY_POINTS` or more points which retraces, within `REPLAY_TOLERANCE` at every point up to the next such rise
+    or the end (at most as far as the earlier one ran), a descent that began earlier at the log's first point or at a
+    rise of its own; that earlier start is a session's start too.
 
     Example: [3.3, 2.2, 2.0, 1.8, 0.5, 0.3, 3.3, 2.2, 2.0, 1.8] gives [6]."""
     candidates = [k for k in range(len(values) - REPLAY_POINTS + 1) if _rises_into_a_descent(values, k)]
     starts: set[int] = set()
     for n, j in enumerate(candidates):
-        earlier = next((i for i in candidates[:n] if i + REPLAY_POINTS <= j and _retraces(values, i, j)), None)
+        stretch_end = candidates[n + 1] if n + 1 < len(candidates) else len(values)
+        earlier = next((i for i in candidates[:n] if i + REPLAY_POINTS <= j
+                        and _retraces(values, i, j, min(j - i, stretch_end - j))), None)
         if j > 0 and earlier is not None:
             starts.update(k for k in (earlier, j) if k > 0)
     return sorted(starts)
 
 
 def counter_restarts(counter: list) -> list[int]:
-    """The positions where an epoch counter goes back to or below its value before: a new session's first entry.
+    """The positions where an epoch counter goes below its value before: a new session's first entry. The same value
+    again is no restart: a history may log several entries an epoch (1, 1, 1, 2, 2, 2).
 
     Example: counter_restarts([1, 2, 3, 1, 2]) is [3]."""
     return [i for i in range(1, len(counter)) if _number(counter[i]) and _number(counter[i - 1])
-            and counter[i] <= counter[i - 1]]
+            and counter[i] < counter[i - 1]]
 
 
 def _number(value) -> bool:
@@ -63,9 +67,14 @@ def _rises_into_a_descent(values: list[float], at: int) -> bool:
     return all(b < a for a, b in zip(stretch, stretch[1:])) and stretch[0] >= _MIN_FALL * stretch[-1]
 
 
-def _retraces(values: list[float], earlier: int, later: int) -> bool:
-    return all(abs(values[later + k] - values[earlier + k]) <= REPLAY_TOLERANCE * values[earlier + k]
-               for k in range(REPLAY_POINTS))
+def _retraces(values: list[float], earlier: int, later: int, length: int) -> bool:
+    """Whether the `length` points from `later` each lie within `REPLAY_TOLERANCE` of those from `earlier`. The whole
+    stretch, to the next rise into a descent or the end (at most the earlier session's length), not its first
+    `REPLAY_POINTS`: in a long noisy history some four falling points match an earlier four by chance, but what follows
+    them does not; a re-run retraces its whole descent (the relearning that stops part way is no re-run)."""
+    return all(_number(values[later + k]) and _number(values[earlier + k])
+               and abs(values[later + k] - values[earlier + k]) <= REPLAY_TOLERANCE * values[earlier + k]
+               for k in range(length))
 
 
 def _positive(value) -> bool:

@@ -58,7 +58,7 @@ from .banners import find_banners, may_hold_banners
 from .console_facts import console_facts, run_sign_facts
 from .settled_lines import kinds_of, step_line_warnings
 from .console_scan import EXPLICIT_STEP_KEYS, scan, with_taken_losses
-from .console_steps import AS_STATED, BY_ORDER, dict_steps, training_bar_total
+from .console_steps import AS_STATED, dict_steps, numbered_by_order, training_bar_total
 from .console_text import as_printed
 from .overflow_steps import deepspeed_steps
 from .relaunched_dicts import relaunch_note
@@ -150,7 +150,7 @@ def _banners(launches: list[str], source: str) -> tuple:
 def _dict_numbering_notes(how: str, dicts: int) -> tuple[str, ...]:
     """What the user is told where the printed dicts' steps are not the run's own: numbered by their order alone
     (nothing dates them), or by position x the logging interval the run's configuration states."""
-    if dicts and how and all(part.startswith(BY_ORDER) for part in how.split("; ")):
+    if dicts and numbered_by_order(how):
         return (f"{dicts} printed training dicts carry no step, and no progress bar, closing summary or stated "
                 "logging_steps dates them: their steps are their order in the log (1, 2, 3 ...), not the run's "
                 "optimizer steps",)
