@@ -107,3 +107,18 @@ def test_a_run_logging_each_epoch_three_times_that_blows_up_is_judged_as_one_ses
     assert "replayed_sessions" not in json_history.read(tmp_path / "history.json").meta
     a = forensics.analyze(tmp_path)
     assert a.first_incident.kind in ("loss_spike", "divergence") and 25 <= a.first_incident.step <= 27
+
+
+def test_a_long_flat_history_with_large_batch_noise_begins_no_session():
+    # +-30% batch-to-batch noise on a plateau: four falling points retrace an earlier four over their whole stretch by
+    # chance here and there in 10,000 entries (6 starts before a relaunch had to jump); no entry doubles the one before
+    rng = random.Random(1)
+    values = [2.0 * (1 + rng.uniform(-0.3, 0.3)) for _ in range(10_000)]
+    assert replayed_session_starts(values) == []
+
+
+def test_a_relaunch_that_starts_no_higher_than_twice_the_last_loss_is_no_new_session():
+    # the same descent again, but from 1.76x the entry before: a loss that rose back and fell the same way, which the
+    # numbers cannot tell from a relaunch that had not got far; a session is cut only where the jump says it plainly
+    values = [3.0, 2.5, 2.1, 1.8, 1.7, 3.0, 2.5, 2.1, 1.8]
+    assert replayed_session_starts(values) == []

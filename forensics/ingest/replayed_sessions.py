@@ -23,13 +23,15 @@ import math
 REPLAY_POINTS = 4  # a descent of this many points at the least, each lower than the one before ...
 REPLAY_TOLERANCE = 0.03  # ... each within this share of the earlier descent's point at the same place (seeds differ)
 _MIN_FALL = 1.2  # ... falling this many times over them or more: a flat stretch matches itself anywhere
+_RELAUNCH_JUMP = 2.0  # a session after the first starts this many times above the entry before it or more
 
 
 def replayed_session_starts(values: list[float]) -> list[int]:
     """The positions (after the first) where a session begins: a rise from the point before that starts a descent of
     `REPLAY_POINTS` or more points which retraces, within `REPLAY_TOLERANCE` at every point up to the next such rise
     or the end (at most as far as the earlier one ran), a descent that began earlier at the log's first point or at a
-    rise of its own; that earlier start is a session's start too.
+    rise of its own; that earlier start is a session's start too. A session after the first starts with a jump
+    (`_relaunched`): a run launched again starts from a fresh model's loss, well above where the last one ended.
 
     Example: [3.3, 2.2, 2.0, 1.8, 0.5, 0.3, 3.3, 2.2, 2.0, 1.8] gives [6]."""
     candidates = [k for k in range(len(values) - REPLAY_POINTS + 1) if _rises_into_a_descent(values, k)]
@@ -38,7 +40,7 @@ def replayed_session_starts(values: list[float]) -> list[int]:
         stretch_end = candidates[n + 1] if n + 1 < len(candidates) else len(values)
         earlier = next((i for i in candidates[:n] if i + REPLAY_POINTS <= j
                         and _retraces(values, i, j, min(j - i, stretch_end - j))), None)
-        if j > 0 and earlier is not None:
+        if j > 0 and earlier is not None and all(_relaunched(values, k) for k in (earlier, j) if k > 0):
             starts.update(k for k in (earlier, j) if k > 0)
     return sorted(starts)
 
@@ -65,6 +67,13 @@ def _rises_into_a_descent(values: list[float], at: int) -> bool:
     if at > 0 and not (_positive(values[at - 1]) and values[at] > values[at - 1]):
         return False
     return all(b < a for a, b in zip(stretch, stretch[1:])) and stretch[0] >= _MIN_FALL * stretch[-1]
+
+
+def _relaunched(values: list[float], at: int) -> bool:
+    """Whether the entry at `at` is `_RELAUNCH_JUMP` times the one before or more: a fresh model's loss after a trained
+    one's (nawaraken's 0.037 -> 3.296, 1.104 -> 3.302). Batch-to-batch noise of a long per-batch history rises less
+    than that between two entries, so its chance four-point matches are never taken for a relaunch."""
+    return values[at] >= _RELAUNCH_JUMP * values[at - 1]
 
 
 def _retraces(values: list[float], earlier: int, later: int, length: int) -> bool:
