@@ -86,3 +86,29 @@ def test_a_notebook_that_printed_no_training_but_writes_the_log_gives_its_precis
 
 def test_a_notebook_that_writes_another_file_says_nothing_of_the_log(tmp_path):
     assert _notebook_run(tmp_path / "run", "logs/eval_metrics.csv").precision == "unknown"
+
+
+_SENTENCE_FINE_TUNE = '''
+from sentence_transformers import SentenceTransformer, losses
+from sentence_transformers.trainer import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+{adapter}
+model = SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2")
+{wrap}
+args = SentenceTransformerTrainingArguments(output_dir="models/tuned", num_train_epochs=1)
+trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=None,
+                                     loss=losses.MultipleNegativesRankingLoss(model))
+trainer.train()
+open("outputs/loss_log.csv", "w").write("step,loss")
+'''
+
+
+def test_a_sentence_transformer_trained_by_its_trainer_is_trained_whole(tmp_path):
+    # AndrewKM210_code-search-engine's scripts/fine_tune.py: SentenceTransformer(name) loads the trained model itself
+    profile = _run(tmp_path / "run", {"fine_tune.py": _SENTENCE_FINE_TUNE.format(adapter="", wrap="")})
+    assert profile.method == "full"
+
+
+def test_a_sentence_transformer_given_a_lora_adapter_is_not_trained_whole(tmp_path):
+    code = _SENTENCE_FINE_TUNE.format(adapter="from peft import LoraConfig",
+                                      wrap="model.add_adapter(LoraConfig(r=8, task_type='FEATURE_EXTRACTION'))")
+    assert _run(tmp_path / "run", {"fine_tune.py": code}).method != "full"
