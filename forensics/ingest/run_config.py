@@ -5,7 +5,8 @@ training_args.bin (the run root, then the newest checkpoint first), the TensorBo
 text, Megatron's printed arguments in a console log (and an argparse Namespace line, printed TrainingArguments,
 an mmengine runner's printed config, DeepSpeed's launch line, RWKV-LM's launch arguments), LLaMA-Factory
 training_args.yaml, ms-swift args.json (2.x: sft_args.json) and W&B's wandb-metadata.json (the command line), a launch
-command kept in a small text file beside the log (command.txt, run.sh), Megatron's `args` (newest `model_optim_rng.pt`
+command kept in a small text file beside the log (command.txt, run.sh), the code of the script (or quiet notebook)
+that writes a metric log (`log_writing_script`), Megatron's `args` (newest `model_optim_rng.pt`
 or torch_dist `common.pt`), DeepSpeed configs (embedded in `*optim_states.pt`, files in the run folder, the file named
 by the `deepspeed` argument when it exists), config.json and the TensorBoard `model_config` text, adapter_config.json.
 Counters saved beside checkpoints (`state.*`: loss scale, skipped steps) come from the newest file only.
@@ -40,6 +41,7 @@ from . import (card_axolotl, command_line, fairseq_config, megatron_args, mmengi
 from .console_lines import nanogpt, value_first
 from .finetuning_method import derive_method
 from .launch_facts import TEXT_LAUNCHES
+from .log_writing_script import log_writing_script_values
 from .mlflow_store import PARAMS_TEXT
 from .param_count import LLAMA_LAYOUTS, exact_params, estimate_params
 from .vocabulary import derive_vocab_size
@@ -64,6 +66,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     _read_text(config, timeline, command_line.TEXT_KEY, command_line.config_values,
                "console log's launch command (DeepSpeed's cmd = line)")
     _read_text(config, timeline, notebook_code.TEXT_KEY, dict, NOTEBOOK_CODE_SOURCE)
+    _read_log_writing_script(config, layout)
     _read_text(config, timeline, rwkv_args.TEXT_KEY, rwkv_args.config_values,
                "RWKV-LM's train_log.txt (the last launch's arguments)")
     _read_text(config, timeline, value_first.TEXT_KEY, dict, "the launch line's DEFAULT_FLOAT (tinygrad's float dtype)")
@@ -295,6 +298,14 @@ def _read_text(config: RunConfig, timeline: Timeline, name: str, to_values: Call
         config.missing.append(f"{source}: expected a JSON object")
         return
     _record(config, to_values(value), source)
+
+
+def _read_log_writing_script(config: RunConfig, layout: RunLayout) -> None:
+    """The code of the script (or quiet notebook) beside a metric log that writes it (`log_writing_script`), after a
+    notebook's own."""
+    found = log_writing_script_values(Path(layout.root), list(layout.log_files), list(layout.quiet_notebooks))
+    if found is not None:
+        _record(config, *found)
 
 
 def _read_card_axolotl(config: RunConfig, timeline: Timeline) -> None:

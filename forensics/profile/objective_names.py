@@ -35,6 +35,12 @@ _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("
     # after the fine-tune words: `cpt` is also a model family (fnlp/cpt-base), `finetune_cpt-base_csl.log` a fine-tune
     (w, ("pretrain", None)) for w in _CONTINUED_PRETRAINING_WORDS)
 _PAIRWISE_NAMES = ("dpo", "kto")
+# The run folder's name is the project's (a repository of an SFT and a DPO stage, hcygit1_lab2-math-reasoning-lora-dpo):
+# its pairwise word is taken only where the log's loss starts where a pairwise loss does, about ln 2 or under (DPO's
+# margins are 0 at its first step, KTO's loss starts near 0.5); a log with a preference trainer's metrics was read
+# before the names. A name nearer the log (its own file name, an output_dir) keeps the looser `PAIRWISE_START_MAX`.
+# Not ORPO's word: its loss adds the answers' NLL, so where it starts does not tell it from SFT.
+_PAIRWISE_CHANCE_MAX = math.log(2) + NEAR_LN2
 
 
 def from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
@@ -82,7 +88,8 @@ def _from_own_names(config: RunConfig, timeline: Timeline, names, evidence: dict
     supervised = _supervised_lm(config, timeline)
     nearer = _objective_word([n for n in own if n[1] != RUN_FOLDER], timeline, supervised)
     # (the -ing and pre-training words name an activity in a folder's name: read in the run's own files alone)
-    folder = _objective_word([n for n in own if n[1] == RUN_FOLDER], timeline, supervised, _OWN_FILES_WORDS)
+    folder = _objective_word([n for n in own if n[1] == RUN_FOLDER], timeline, supervised, _OWN_FILES_WORDS,
+                             pairwise_start=_PAIRWISE_CHANCE_MAX)
     if nearer is None and folder is None:
         return None
     said, objective, algo = nearer or folder
@@ -92,16 +99,17 @@ def _from_own_names(config: RunConfig, timeline: Timeline, names, evidence: dict
     return objective, algo
 
 
-def _objective_word(names, timeline: Timeline, supervised: bool,
-                    passed_over: tuple[str, ...] = ()) -> tuple[str, str, str | None] | None:
+def _objective_word(names, timeline: Timeline, supervised: bool, passed_over: tuple[str, ...] = (),
+                    pairwise_start: float = PAIRWISE_START_MAX) -> tuple[str, str, str | None] | None:
     """(what said it, objective, algorithm) of the first word of `_NAME_OBJECTIVES` in `names` (a run's own names
     only: a base model's path says what that model is or where it lies, `/data/pretrain_dir/Llama-3.1`,
-    `Qwen2-7B-DPO`, not what this run trains it for), else None."""
+    `Qwen2-7B-DPO`, not what this run trains it for), else None. A pairwise word (dpo, kto) is passed over where the
+    first training loss is above `pairwise_start`."""
     for word, (objective, algo) in _NAME_OBJECTIVES:
         if word in passed_over or (word in _FINE_TUNE_WORDS and not supervised):
             continue
         found = word_in(names, word)
-        if found and word in _PAIRWISE_NAMES and first_loss_above(timeline, PAIRWISE_START_MAX):
+        if found and word in _PAIRWISE_NAMES and first_loss_above(timeline, pairwise_start):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:
             return found, objective, algo

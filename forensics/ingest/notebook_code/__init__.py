@@ -79,6 +79,9 @@ TEXT_KEY = "notebook_code"
 _KBIT_PREPARED = "prepare_model_for_kbit_training"
 
 
+_SENTENCE_MODEL = "SentenceTransformer"
+
+
 def code_values(cells: list, outputs: str) -> dict:
     """The run-configuration values the notebook's executed code cells pass (module docstring)."""
     machine = printed_machine(outputs)
@@ -142,8 +145,9 @@ def code_values(cells: list, outputs: str) -> dict:
     if values.get("model.load_dtype") == "bfloat16" and BF16_CHANGED_TO_FP16.search(outputs):
         values["model.load_dtype"] = "float16"  # what the run printed beats what the code asked for
     meant = "\n".join(_source(c) for c in cells_meant(cells))
-    # a trainer handed a model's name loads it itself (`SFTTrainer("openai-community/gpt2-medium", ...)`)
-    loaded = bool(loads) or any(isinstance(handed, str) for _, handed in trainers)
+    # a trainer handed a model's name loads it itself (`SFTTrainer("openai-community/gpt2-medium", ...)`); so does
+    # sentence-transformers' constructor, `SentenceTransformer("all-MiniLM-L6-v2")`, with no from_pretrained
+    loaded = bool(loads) or any(isinstance(handed, str) for _, handed in trainers) or _SENTENCE_MODEL in called
     gpt2_simple = gpt2_simple_finetunes_whole(trees)
     if trains_whole_model(values, called, trees, meant, loaded=loaded) or gpt2_simple:
         values["method"] = "full"
