@@ -43,10 +43,10 @@ def held_out_score_rising(metrics: Metrics, loss: pd.Series) -> str | None:
 
 def held_out_score_higher_at_every_eval(metrics: Metrics, loss: pd.Series) -> str | None:
     """The name of a held-out score logged `_EVERY_ONE_HIGHER` times or more, each higher than the one before and the
-    last by `_REAL_RISE` of the first or more, to the end of the log (its last evaluation at `_TO_THE_END` of the training loss's last step or later); else None. The
-    strict reading of `held_out_score_rising`: a score that peaked and came back (silin3_CS224n_final_project's dev
-    accuracy, best 0.902 at epoch 5 of 10, then 0.865, 0.849, 0.861, 0.886) is no such score, however its quarters
-    read."""
+    last by `_REAL_RISE` of the first or more, to the end of the log (its last evaluation at `_TO_THE_END` of the
+    training loss's last step or later); else None. The strict reading of `held_out_score_rising`: a score that
+    peaked and came back (silin3_CS224n_final_project's dev accuracy, best 0.902 at epoch 5 of 10, then 0.865, 0.849,
+    0.861, 0.886) is no such score, however its quarters read."""
     end = float(loss.index[-1]) if len(loss) else 0.0
     return next((name for name in sorted(n for n in metrics if _is_score(n))
                  if _to_the_end(score := finite(metrics[name]), end) and _higher_at_every_one(score)), None)
