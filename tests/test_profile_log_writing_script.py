@@ -112,3 +112,32 @@ def test_a_sentence_transformer_given_a_lora_adapter_is_not_trained_whole(tmp_pa
     code = _SENTENCE_FINE_TUNE.format(adapter="from peft import LoraConfig",
                                       wrap="model.add_adapter(LoraConfig(r=8, task_type='FEATURE_EXTRACTION'))")
     assert _run(tmp_path / "run", {"fine_tune.py": code}).method != "full"
+
+
+# --- review 30b: only a script that trains is the log's writer; only the scripts discovery met are read ----------
+
+_PLOT_LOSS = '''
+import pandas as pd
+import torch
+import matplotlib.pyplot as plt
+from transformers import AutoModelForCausalLM
+
+history = pd.read_csv("outputs/loss_log.csv")
+plt.plot(history["step"], history["loss"])
+plt.savefig("loss.png")
+model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-1.5B-Instruct", torch_dtype=torch.float16)
+'''
+
+
+def test_a_script_that_only_reads_the_log_is_not_its_writer(tmp_path):
+    # a plot_loss.py reading the log and loading the model in float16 says nothing of how the run trained
+    profile = _run(tmp_path / "run", {"plot_loss.py": _PLOT_LOSS})
+    assert (profile.method, profile.objective, profile.framework, profile.precision) == (
+        "unknown", "unknown", "unknown", "unknown")
+
+
+def test_the_training_script_beside_a_plotting_script_is_still_read(tmp_path):
+    profile = _run(tmp_path / "run", {"plot_loss.py": _PLOT_LOSS,
+                                      "scripts/train.py": _QLORA_SFT.format(log="loss_log.csv")})
+    assert (profile.method, profile.precision) == ("qlora", "bf16")
+    assert "scripts/train.py (the script that writes loss_log.csv)" in profile.evidence["precision"]

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..errors import UnreadableFile
 from . import notebook_code
 from .notebook_code.cells import parsed_cells
+from .notebook_code.trainer_runs import code_trains
 from .notebook_json import notebook_object
 
 _SCRIPT_BYTES = 256 * 1024  # a training script is small: a bigger .py file is generated or vendored code
@@ -34,7 +35,7 @@ def log_writing_script_values(root: Path, logs: list[Path], quiet_notebooks: lis
     if not names:
         return None
     writers = [(path, log, cells) for path, cells in [*_scripts(root, names), *_notebooks(quiet_notebooks)]
-               if (log := _named_log(parsed_cells(cells), names)) is not None]
+               if (log := _writer_of(parsed_cells(cells), names)) is not None]
     if len(writers) != 1:
         return None
     path, log, cells = writers[0]
@@ -70,6 +71,13 @@ def _notebooks(paths: list[Path]):
         cells = notebook.get("cells") if isinstance(notebook, dict) else None
         if isinstance(cells, list):
             yield path, [cell for cell in cells if isinstance(cell, dict)]
+
+
+def _writer_of(trees: list[ast.AST], names: set[str]) -> str | None:
+    """The log of `names` the code names, where the code trains (`code_trains`): a script that reads the log to plot
+    it (`pd.read_csv("outputs/loss_log.csv")`) names it too, and its model load (float16 to plot or evaluate) says
+    nothing of the training."""
+    return _named_log(trees, names) if code_trains(trees) else None
 
 
 def _named_log(trees: list[ast.AST], names: set[str]) -> str | None:

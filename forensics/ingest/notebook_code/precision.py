@@ -166,6 +166,11 @@ def _only_float32_types(argument: str) -> bool:
     return bool(named) and all(name == "FloatTensor" for name in named)
 
 
+def trains_in_its_own_code(calls: list[ast.Call]) -> bool:
+    """A call among `calls` that trains in the code itself (`_TRAINING_CALLS`: `loss.backward()`, `model.fit(...)`)."""
+    return any(called_name(c.func) in _TRAINING_CALLS and isinstance(c.func, ast.Attribute) for c in calls)
+
+
 def trains_in_default_float32(trees: list, code: str) -> bool:
     """The notebook trains in its own code (a loop's `loss.backward()`, Keras' `model.fit(...)`, a Trainer whose
     arguments it spells out) and nothing in its code, run or not, asks for a precision below float32 or hands the
@@ -176,7 +181,7 @@ def trains_in_default_float32(trees: list, code: str) -> bool:
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
     if any(k.arg is None for c in calls if _configures_training(called_name(c.func)) for k in c.keywords):
         return False  # a trainer or its arguments built from a dict or a file the code does not show (`**config`)
-    if any(called_name(c.func) in _TRAINING_CALLS and isinstance(c.func, ast.Attribute) for c in calls):
+    if trains_in_its_own_code(calls):
         return True
     arguments = [c for c in calls if ARGUMENT_CLASSES.match(called_name(c.func))]
     return any(called_name(c.func).endswith("Trainer") for c in calls) and bool(arguments)

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import ast
 
+from .arguments import builds_a_trainer
+from .precision import trains_in_its_own_code
+
 Where = tuple[int, int]  # (cell, line) of a call
+
+
+def code_trains(trees: list) -> bool:
+    """The code trains: a loop's backward pass or Keras' fit (`precision.trains_in_its_own_code`), a `.train()` call,
+    or a trainer built (`Trainer(...)`, `SFTTrainer(...)`). A script that only reads a run's log to plot it, or loads
+    the model to evaluate it, does none of these."""
+    calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    return trains_in_its_own_code(calls) or any(calls_train(c) or builds_a_trainer(c) for c in calls)
 
 
 def calls_train(node: ast.Call) -> bool:
