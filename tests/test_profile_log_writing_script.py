@@ -141,3 +141,60 @@ def test_the_training_script_beside_a_plotting_script_is_still_read(tmp_path):
                                       "scripts/train.py": _QLORA_SFT.format(log="loss_log.csv")})
     assert (profile.method, profile.precision) == ("qlora", "bf16")
     assert "scripts/train.py (the script that writes loss_log.csv)" in profile.evidence["precision"]
+
+
+def test_a_named_pipe_named_like_a_script_is_not_read(tmp_path):
+    # a FIFO blocks its reader until someone writes; here a writer feeds it a training script, so the code before
+    # this change read it (and took its bf16) instead of hanging; discovery passes a FIFO over, and so does the reader
+    import os
+    import threading
+    folder = tmp_path / "run"
+    folder.mkdir()
+    pipe = folder / "pipe.py"
+    os.mkfifo(pipe)
+
+    def feed():
+        with open(pipe, "w") as fh:  # blocks until a reader opens the pipe
+            fh.write(_QLORA_SFT.format(log="loss_log.csv"))
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        profile = _run(folder, {})
+    finally:
+        released = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # lets a writer still waiting open, write and close
+        writer.join()
+        os.close(released)
+    assert profile.precision == "unknown"
+
+
+def test_a_script_that_cannot_be_read_is_passed_over(tmp_path, monkeypatch):
+    from pathlib import Path
+    read_text = Path.read_text
+
+    def refused(self, *args, **kwargs):
+        if self.suffix == ".py":
+            raise PermissionError(13, "Permission denied", str(self))
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", refused)
+    profile = _run(tmp_path / "run", {"scripts/train.py": _QLORA_SFT.format(log="loss_log.csv")})
+    assert profile.precision == "unknown"
+
+
+def test_one_log_file_analyzed_reads_no_script_of_its_folder(tmp_path):
+    # the log given alone: a script three folders down in another project beside it is not this run's code
+    folder = tmp_path / "run"
+    _run(folder, {"outputs/other_project/src/train/train.py": _QLORA_SFT.format(log="loss_log.csv")})
+    profile = forensics.analyze(folder / "outputs" / "loss_log.csv").run_profile
+    assert (profile.method, profile.precision) == ("unknown", "unknown")
+
+
+def test_discovery_lists_the_small_scripts_of_a_run_folder_and_none_of_a_single_file(tmp_path):
+    from forensics.discover.run import discover
+    folder = tmp_path / "run"
+    _run(folder, {"scripts/train.py": "x = 1\n", "a.py": "y = 2\n", "vendored.py": "#" * (300 * 1024),
+                  ".venv/lib/site.py": "z = 3\n"})
+    assert [p.relative_to(folder.resolve()).as_posix() for p in discover(folder).scripts] == [
+        "a.py", "scripts/train.py"]
+    assert discover(folder / "outputs" / "loss_log.csv").scripts == []

@@ -100,8 +100,15 @@ def _walk(root: Path, layout: RunLayout) -> None:
         _note_folders_named_as_weights(dirpath, dirnames, layout)
         _note_tracker_folder(Path(dirpath), dirnames, filenames, layout)
         for name in sorted(filenames):
-            if not _tracker_own_file(dirpath, name) and _regular_file(Path(dirpath) / name, layout):
-                _classify(Path(dirpath) / name, layout, explicit=False)
+            path = Path(dirpath) / name
+            if not _tracker_own_file(dirpath, name) and (found := _regular_file(path, layout)) is not None:
+                if name.endswith(".py") and found.st_size <= _SCRIPT_BYTES:
+                    layout.scripts.append(path)  # read for the run's settings where it writes a log (not opened here)
+                _classify(path, layout, explicit=False)
+
+
+# A training script is small: a bigger .py file is generated or vendored code
+_SCRIPT_BYTES = 256 * 1024
 
 
 def _note_folders_named_as_weights(dirpath: str, dirnames: list[str], layout: RunLayout) -> None:
@@ -113,13 +120,17 @@ def _note_folders_named_as_weights(dirpath: str, dirnames: list[str], layout: Ru
                                                                        "weights file; not read as weights"))
 
 
-def _regular_file(path: Path, layout: RunLayout) -> bool:
-    """Whether `path` (its link followed) is a regular file; anything else is listed as skipped. A FIFO blocks the
-    reader until someone writes to it, a device such as /dev/zero never ends: neither is read."""
-    if path.is_file():
-        return True
+def _regular_file(path: Path, layout: RunLayout) -> os.stat_result | None:
+    """The stat of `path` (its link followed) where it is a regular file; anything else is listed as skipped. A FIFO
+    blocks the reader until someone writes to it, a device such as /dev/zero never ends: neither is read."""
+    try:
+        found = path.stat()
+    except OSError:
+        found = None
+    if found is not None and stat.S_ISREG(found.st_mode):
+        return found
     layout.skipped.append(Skipped(str(path), _not_regular(path)))
-    return False
+    return None
 
 
 def _not_regular(path: Path) -> str:

@@ -45,6 +45,8 @@ class RunLayout:
         skipped: what could not be looked at (no permission, symlink loop, ...).
         quiet_texts, quiet_notebooks: text files and notebooks with no training log line, looked at again for signs
             that a run was started there (`run_signs`) where nothing else of a run is found.
+        scripts: the small regular .py files of a run folder (none for a single file given), read where one writes
+            a metric log (`ingest.log_writing_script`).
     """
 
     root: Path
@@ -68,6 +70,7 @@ class RunLayout:
     skipped: list[Skipped] = field(default_factory=list)
     quiet_texts: list[Path] = field(default_factory=list)
     quiet_notebooks: list[Path] = field(default_factory=list)
+    scripts: list[Path] = field(default_factory=list)
 
     @property
     def log_files(self) -> list[Path]:
@@ -79,3 +82,4 @@ class RunLayout:
     def sort(self) -> None:
         for name in FILE_KINDS:
             setattr(self, name, sorted(set(getattr(self, name))))
+        self.scripts = sorted(set(self.scripts))

@@ -14,7 +14,6 @@ tests stay unanswered).
 from __future__ import annotations
 
 import ast
-import os
 from pathlib import Path
 
 from ..errors import UnreadableFile
@@ -23,18 +22,16 @@ from .notebook_code.cells import parsed_cells
 from .notebook_code.trainer_runs import code_trains
 from .notebook_json import notebook_object
 
-_SCRIPT_BYTES = 256 * 1024  # a training script is small: a bigger .py file is generated or vendored code
-_SKIPPED_FOLDERS = ("site-packages", "node_modules", "__pycache__")
 
-
-def log_writing_script_values(root: Path, logs: list[Path], quiet_notebooks: list[Path] = ()
+def log_writing_script_values(root: Path, logs: list[Path], scripts: list[Path], quiet_notebooks: list[Path] = ()
                               ) -> tuple[dict, str] | None:
-    """(the code's values, what says them) of the one script, or notebook showing no training, under `root` whose
-    code names a log of `logs` (module docstring), where it holds any; else None."""
+    """(the code's values, what says them) of the one script of `scripts` (discovery's small .py files under `root`),
+    or notebook showing no training, whose code names a log of `logs` (module docstring), where it holds any; else
+    None."""
     names = {p.name for p in logs if p.suffix.lower() in (".csv", ".tsv", ".json", ".txt", ".log")}
     if not names:
         return None
-    writers = [(path, log, cells) for path, cells in [*_scripts(root, names), *_notebooks(quiet_notebooks)]
+    writers = [(path, log, cells) for path, cells in [*_scripts(scripts, names), *_notebooks(quiet_notebooks)]
                if (log := _writer_of(parsed_cells(cells), names)) is not None]
     if len(writers) != 1:
         return None
@@ -46,19 +43,18 @@ def log_writing_script_values(root: Path, logs: list[Path], quiet_notebooks: lis
     return (values, source) if values else None
 
 
-def _scripts(root: Path, names: set[str]):
-    """(path, [its code as one cell that ran]) of each small .py file under `root` whose text holds one of `names`
-    (the others are not parsed)."""
-    for dirpath, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS]
-        for name in sorted(files):
-            path = Path(dirpath) / name
-            if not name.endswith(".py") or path.is_symlink() or path.stat().st_size > _SCRIPT_BYTES:
-                continue
+def _scripts(paths: list[Path], names: set[str]):
+    """(path, [its code as one cell that ran]) of each script of `paths` whose text holds one of `names` (the others
+    are not parsed). Discovery met them as small regular files; one that cannot be read now (its permission, gone since)
+    is passed over."""
+    for path in paths:
+        try:
             code = path.read_text(errors="replace")
-            if any(name in code for name in names):
-                # (a script that does not parse gives no tree: `parsed_cells` passes it over)
-                yield path, [{"cell_type": "code", "execution_count": 1, "outputs": [], "source": code}]
+        except OSError:
+            continue
+        if any(log in code for log in names):
+            # (a script that does not parse gives no tree: `parsed_cells` passes it over)
+            yield path, [{"cell_type": "code", "execution_count": 1, "outputs": [], "source": code}]
 
 
 def _notebooks(paths: list[Path]):

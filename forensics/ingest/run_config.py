@@ -303,7 +303,8 @@ def _read_text(config: RunConfig, timeline: Timeline, name: str, to_values: Call
 def _read_log_writing_script(config: RunConfig, layout: RunLayout) -> None:
     """The code of the script (or quiet notebook) beside a metric log that writes it (`log_writing_script`), after a
     notebook's own."""
-    found = log_writing_script_values(Path(layout.root), list(layout.log_files), list(layout.quiet_notebooks))
+    found = log_writing_script_values(Path(layout.root), list(layout.log_files), list(layout.scripts),
+                                      list(layout.quiet_notebooks))
     if found is not None:
         _record(config, *found)
 
