@@ -38,6 +38,15 @@ def spaced_steps(total, count: int) -> list[int] | None:
     return [every * i for i in range(1, count + 1)]
 
 
+def stated_steps(every, total, count: int) -> list[int] | None:
+    """The step of each of `count` logs of a summary that states its `logging_steps` (`every`) and/or its
+    `total_steps`: at every `every` steps where that fits in the total (or no total is stated), else spread over the
+    total (`spaced_steps`), else None. A `max_steps` is not such a total: a setting the run may never have reached."""
+    if _is_count(every) and count >= 1 and (not _is_count(total) or count * every <= total):
+        return [every * i for i in range(1, count + 1)]
+    return spaced_steps(total, count)
+
+
 def eval_steps_at_interval(held: list, every, last_step) -> list[int] | None:
     """The step of each evaluation of a held-out list logged every `every` steps of a run that ended at `last_step`
     (the module docstring's rule), or None where the list's length does not fit that interval."""
