@@ -45,6 +45,8 @@ class RunLayout:
         skipped: what could not be looked at (no permission, symlink loop, ...).
         quiet_texts, quiet_notebooks: text files and notebooks with no training log line, looked at again for signs
             that a run was started there (`run_signs`) where nothing else of a run is found.
+        loss_series_folders: the folders whose `step,value` files were asked whether one is a loss's, and the answer
+            (discover's bookkeeping for one walk, no file kind).
     """
 
     root: Path
@@ -68,6 +70,8 @@ class RunLayout:
     skipped: list[Skipped] = field(default_factory=list)
     quiet_texts: list[Path] = field(default_factory=list)
     quiet_notebooks: list[Path] = field(default_factory=list)
+    # each folder's answer to csv_header.folder_holds_a_loss_series, for this walk only
+    loss_series_folders: dict[Path, bool] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def log_files(self) -> list[Path]:
