@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import os
 import sys
+import threading
 from collections import Counter
 
 import pytest
@@ -16,14 +17,30 @@ from forensics.discover.run import discover
 _SERIES = "step,value\n1,2.0\n2,1.8\n3,1.7\n"
 
 
-def test_a_fifo_named_for_a_loss_beside_a_step_value_file_does_not_hang_discovery(tmp_path):
+def test_a_fifo_named_for_a_loss_beside_a_step_value_file_is_not_opened(tmp_path):
     if not hasattr(os, "mkfifo") or sys.platform == "win32":
         pytest.skip("no FIFOs here")
-    os.mkfifo(tmp_path / "train_loss.csv")
+    fifo = tmp_path / "train_loss.csv"
+    os.mkfifo(fifo)
     (tmp_path / "eval_acc.csv").write_text(_SERIES)
     (tmp_path / "train.log").write_text("step 1 loss 2.0\nstep 2 loss 1.9\n")  # so that the folder is a run
-    # a blocking open would hang here; the FIFO is passed over, so eval_acc.csv has no loss series beside it
-    assert [p.name for p in discover(tmp_path).csv_logs] == []
+    # a writer waits on the FIFO: where discovery opens it (the fault), it reads a loss series' header and does not
+    # hang, so the test fails on the answer below instead of hanging
+    writer = threading.Thread(target=_write_a_header_into, args=(fifo,), daemon=True)
+    writer.start()
+    try:
+        assert [p.name for p in discover(tmp_path).csv_logs] == []  # no loss series was read beside eval_acc.csv
+    finally:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # lets a writer still waiting go (its write then fails)
+        writer.join()
+
+
+def _write_a_header_into(fifo) -> None:
+    try:
+        with open(fifo, "w") as fh:
+            fh.write(_SERIES)
+    except OSError:  # BrokenPipeError: the reader that let it go had already closed
+        pass
 
 
 def test_a_folder_of_many_step_value_files_is_read_once_each(tmp_path, monkeypatch):
