@@ -64,3 +64,37 @@ def test_the_corpus_case_reads_its_metrics_summary_and_not_its_dataset_summary()
     assert [p.name for p in discover(_CASE).json_histories] == ["training_metrics.json"]
     frame = json_history.read(_CASE / "logs" / "training_metrics.json").frame
     assert frame[frame.metric == "eval_loss"]["step"].tolist() == [20, 40, 60]
+
+
+def test_a_stated_logging_interval_places_the_losses_before_the_max_steps_they_never_reached(tmp_path):
+    # max_steps is a setting, not what ran: five losses logged every 100 steps are at 100..500, not spread to 1000
+    summary = {"max_steps": 1000, "logging_steps": 100, "train_losses": [2.1, 1.8, 1.6, 1.5, 1.45]}
+    frame = json_history.read(_dump(tmp_path, "training_metrics.json", summary)).frame
+    assert frame[frame.metric == "loss"]["step"].tolist() == [100, 200, 300, 400, 500]
+
+
+def test_a_max_steps_alone_does_not_spread_the_losses(tmp_path):
+    summary = {"max_steps": 1000, "train_losses": [2.1, 1.8, 1.6, 1.5, 1.45]}
+    frame = json_history.read(_dump(tmp_path, "training_metrics.json", summary)).frame
+    assert frame[frame.metric == "loss"]["step"].tolist() == [1, 2, 3, 4, 5]
+
+
+def test_a_logging_interval_longer_than_the_stated_total_yields_to_the_total(tmp_path):
+    # six losses every 100 steps would end at 600, past the 60 steps the run states it ran: the total is what ran
+    frame = json_history.read(_dump(tmp_path, "training_metrics.json", _summary(logging_steps=100))).frame
+    assert frame[frame.metric == "loss"]["step"].tolist() == [10, 20, 30, 40, 50, 60]
+
+
+def test_an_eval_results_file_with_per_sample_losses_is_no_run(tmp_path):
+    # evaluate.py's summary: a perplexity, an average loss and the loss of each sample - no training record
+    _dump(tmp_path, "eval_results.json", {"perplexity": 6.1, "avg_loss": 1.81, "num_samples": 5,
+                                          "losses": [1.9, 1.7, 1.85, 1.75, 1.86]})
+    assert discover(tmp_path).json_histories == []
+    with pytest.raises(NotARunDirectory):
+        forensics.analyze(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["train_losses", "training_loss", "train_loss", "training_losses"])
+def test_a_training_loss_list_after_scalars_is_still_found(tmp_path, name):
+    path = _dump(tmp_path, "summary.json", {"final_loss": 1.45, "num_steps": 5, name: [2.1, 1.8, 1.6, 1.5, 1.45]})
+    assert discover(tmp_path).json_histories == [path]

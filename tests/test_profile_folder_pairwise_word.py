@@ -52,3 +52,28 @@ def test_a_dpo_trainer_state_with_rewards_keeps_preference_whatever_its_first_lo
              "logps/rejected": -90.0 - 0.1 * s, "learning_rate": 5e-7} for s in range(10, 110, 10)]
     profile = _analyze(_trainer_state(tmp_path / "lab2-math-reasoning-lora-dpo", rows)).run_profile
     assert (profile.objective, profile.algorithm) == ("preference", "dpo")
+
+
+def test_a_dpo_folder_whose_loss_log_starts_well_under_ln2_is_not_profiled_preference(tmp_path):
+    # an SFT log starting at 0.40 in `qwen-math-dpo`: a DPO loss that starts at ln 2 averages its first logging
+    # interval under it, but not 0.29 under (nor does KTO's, which starts near 0.5)
+    folder = _loss_csv(tmp_path / "qwen-math-dpo", [0.40 - 0.2 * i / 299 + 0.02 * math.sin(i * 1.7)
+                                                    for i in range(300)])
+    profile = forensics.analyze(folder).run_profile
+    assert profile.objective != "preference"
+    assert profile.algorithm is None
+
+
+def test_a_kto_folder_whose_loss_starts_at_a_half_stays_preference(tmp_path):
+    # KTO's loss starts near 0.5 (1 - sigmoid(0) per answer): inside the window under ln 2
+    losses = [0.5 - 0.2 * i / 299 + 0.01 * math.sin(i * 1.7) for i in range(300)]
+    profile = forensics.analyze(_loss_csv(tmp_path / "qwen-math-kto", losses)).run_profile
+    assert (profile.objective, profile.algorithm) == ("preference", "kto")
+
+
+def test_a_dpo_folder_whose_one_batch_loss_starts_a_little_above_ln2_stays_preference(tmp_path):
+    # PhuocThuan246's mT5 DPO loop logs one batch's loss, its policy in train mode with dropout: 0.7443 at step 0,
+    # a little above ln 2 (the dropout's noise in the margins), not an SFT loss's start
+    losses = [0.7443, 0.7853, 0.8, 0.752, 0.7804, 0.6884] + [0.77 + 0.03 * math.sin(i) for i in range(20)]
+    profile = forensics.analyze(_loss_csv(tmp_path / "mt5_dpo", losses)).run_profile
+    assert (profile.objective, profile.algorithm) == ("preference", "dpo")

@@ -24,7 +24,10 @@ _TRAIN_FAR_ABOVE = 0.1
 
 
 def detect_zero_held_out(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
-    """One `zero_loss_unexplained` warning for the first eval loss that is exactly 0 throughout (module docstring)."""
+    """One `zero_loss_unexplained` warning for the first eval loss that is exactly 0 throughout (module docstring).
+
+    `thresholds` is not read: every detector takes it (the analyzers call them all alike), and this one's bars are no
+    tuning - `MIN_EVALS` and `_TRAIN_FAR_ABOVE` follow from a 4-decimal print's rounding, not from a run's scale."""
     train = real_loss(metrics)
     for name in eval_loss_names(metrics):
         held = finite(metrics[name])

@@ -30,9 +30,10 @@ DUMPED_HISTORY = re.compile(
     rb'"(?:loss|losses|train|train_loss(?:es)?|training_loss(?:es)?)"\s*:\s*\[\s*\d*\.\d'
     # a run's summary whose training loss list follows scalars, named for losses (kasiranaweera_EduLM-Gemma4's
     # training_metrics.json: {"final_train_loss": 0.013, "total_steps": 60, "train_losses": [...], ...}); a bare
-    # `train` list after scalars is as likely a split's fractions
+    # `train` list after scalars is as likely a split's fractions, and a bare `losses` list a test's per-sample losses
+    # (an eval_results.json: {"perplexity": ..., "avg_loss": ..., "num_samples": 5, "losses": [...]})
     rb'|\{\s*(?:"[^"\n]{1,96}"\s*:\s*(?:-?[\d.eE+-]+|"[^"\n]{0,400}"|true|false|null)\s*,\s*){1,50}'
-    rb'"(?:losses|train_loss(?:es)?|training_loss(?:es)?)"\s*:\s*\[\s*\d*\.\d'
+    rb'"(?:train_loss(?:es)?|training_loss(?:es)?)"\s*:\s*\[\s*\d*\.\d'
     # a dict of row lists by split, the training rows first: {"train": [{"step": 100, "loss": 1.49, ...}], "val":
     # [...]} (adityatiwari049_Kaya-SLM)
     rb'|\{\s*"(?:train|training)"\s*:\s*\[\s*\{[^\[\]{}]{0,2000}?"\w*loss"\s*:\s*[-\d.NI]'

@@ -8,7 +8,7 @@ a file says what it is, so it is one only where both hold:
 
   - the name says loss (a `loss` / `losses` word in its stem: `losses`, `train_loss`, `loss_log`, `valLoss`), and the
     split where it says one (`val`, `valid`, `validation`, `eval`, `dev`, `test` -> held out; `train` -> training),
-    and nothing else but words of a record over time (`_RECORD_WORDS`: `loss_weights.txt` is no curve);
+    and no word that says the numbers are something else (`_NOT_A_CURVE_WORDS`: `loss_weights.txt` is no curve);
   - every line is the same number of numeric cells (1 to 3, split by spaces, tabs, `,`, `;` or `_`).
 
 `loss_columns(rows, split)` then says what each column is: a counter (whole numbers that count up by one stride and may
@@ -39,10 +39,14 @@ MAX_CELLS = 4  # four only as `step,loss,<unread>,lr` (loss_columns)
 _WORD = re.compile(r"[a-z]+")
 _HELD_OUT_WORDS = {"val", "valid", "validation", "eval", "evaluation", "dev", "test"}
 _TRAIN_WORDS = {"train", "training", "tr"}
-# the words a loss file's name may hold beside its loss word and split: a record of the loss over time. Any other
-# (loss_weights, loss_config, token_loss_mask, train_loss_acc) says the numbers are something else, or more than a loss
-_RECORD_WORDS = {"log", "history", "curve", "list", "epoch", "epochs", "step", "steps", "all", "avg", "mean", "total",
-                 "record", "records", "per", "iter", "batch"}
+# words in a loss file's name that say its numbers are something else than a loss over time (loss_weights,
+# loss_config, token_loss_mask, loss_scale) or more than a loss (train_loss_acc: which column is which?). A DENY-list,
+# not an allow-list: the other words beside a loss are a run's own tags (model_loss, lstm_loss, loss_run1, losses_final,
+# gpt2_train_loss, train_loss_lora), and those files are loss curves
+_NOT_A_CURVE_WORDS = {"weight", "weights", "config", "configs", "cfg", "conf", "mask", "masks", "acc", "accs",
+                      "accuracy", "scale", "scales", "scaler", "type", "types", "param", "params", "parameters", "coef",
+                      "coefs", "coeff", "coeffs", "coefficient", "coefficients", "fn", "func", "function", "settings",
+                      "args", "hparams", "ratio", "factor", "factors"}
 _CELL_SPLIT = re.compile(r"[ \t,;_]+")
 _NUMBER = re.compile(r"(?i)^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?$|^[-+]?(?:nan|inf|infinity)$")
 _WHOLE = re.compile(r"^\d+$")
@@ -59,17 +63,14 @@ def loss_file_split(name: str) -> str | None:
     [None, None, None, None, None]
     """
     path = PurePath(name)
-    if path.suffix.lower() not in LOSS_FILE_SUFFIXES or not _names_a_record_only(path.stem):
+    if path.suffix.lower() not in LOSS_FILE_SUFFIXES or _names_something_else(path.stem):
         return None
     return loss_stem_split(path.stem)
 
 
-def _names_a_record_only(stem: str) -> bool:
-    """Whether every word of a file name's stem is a loss word (glued to a split or not), a split or a record word."""
-    words = _stem_words(stem)
-    splits = {""} | _HELD_OUT_WORDS | _TRAIN_WORDS
-    return all(w in splits or w in _RECORD_WORDS or any(w == s + end for s in splits for end in ("loss", "losses"))
-               for w in words)
+def _names_something_else(stem: str) -> bool:
+    """Whether a word of a file name's stem says its numbers are no loss curve (loss_weights, train_loss_acc)."""
+    return bool(_NOT_A_CURVE_WORDS & set(_stem_words(stem)))
 
 
 def loss_stem_split(stem: str) -> str | None:

@@ -20,8 +20,8 @@ from .launch_command import holds_one_launch
 from .loss_numbers import is_loss_numbers, loss_file_split
 from .json_hints import SNIFF_BYTES, dumped_history, is_llamafactory_args, json_lines_log, printed_history
 from .log_hints import a_training_console, log_hinted, notebook_hinted, readme_log
-from ..metric_names import (is_metrics_table_header, is_scalar_export_header, is_step_value_header,
-                            series_names_a_loss)
+from ..metric_names import is_metrics_table_header, is_scalar_export_header, is_step_value_header
+from .csv_header import csv_header, folder_holds_a_loss_series
 from .run_layout import RunLayout
 
 # Folders that never hold a run's logs and can be huge.
@@ -313,33 +313,16 @@ def _is_config(name: str) -> bool:
 
 
 def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
-    """A CSV file whose header names a step (or epoch) column and a loss column, or TensorBoard's scalar export."""
+    """A CSV file whose header names a step (or epoch) column and a loss column, TensorBoard's scalar export, or a
+    `step,value` series in a folder that holds a loss's (csv_header.folder_holds_a_loss_series)."""
     try:
-        with open(path, "rb") as fh:
-            header = fh.readline(SNIFF_BYTES).decode("utf-8-sig", errors="replace")
+        cells = csv_header(path)
     except OSError as err:
         layout.skipped.append(Skipped(str(path), os_reason(err)))
         return False
-    cells = re.split(r"[,\t]", header.strip())
     if is_step_value_header(cells):
-        return _folder_holds_a_loss_series(path.parent)
+        return folder_holds_a_loss_series(path.parent, layout.loss_series_folders)
     return is_metrics_table_header(cells) or is_scalar_export_header(cells)
-
-
-def _folder_holds_a_loss_series(folder: Path) -> bool:
-    """Whether a `step,value` file in `folder` is named for a loss (metric_names.series_names_a_loss): then every
-    `step,value` file there is a metric series (eval_acc.csv beside train_loss.csv); the two columns alone are any
-    table's (a schedule, a price series)."""
-    for candidate in folder.glob("*.csv"):
-        if series_names_a_loss(candidate.stem):
-            try:
-                with open(candidate, "rb") as fh:
-                    first = fh.readline(SNIFF_BYTES).decode("utf-8-sig", errors="replace")
-            except OSError:
-                continue
-            if is_step_value_header(first.strip().split(",")):
-                return True
-    return False
 
 
 def _is_loss_number_file(path: Path, layout: RunLayout) -> bool:

@@ -47,6 +47,8 @@ class RunLayout:
             that a run was started there (`run_signs`) where nothing else of a run is found.
         scripts: the small regular .py files of a run folder (none for a single file given), read where one writes
             a metric log (`ingest.log_writing_script`).
+        loss_series_folders: the folders whose `step,value` files were asked whether one is a loss's, and the answer
+            (discover's bookkeeping for one walk, no file kind).
     """
 
     root: Path
@@ -71,6 +73,8 @@ class RunLayout:
     quiet_texts: list[Path] = field(default_factory=list)
     quiet_notebooks: list[Path] = field(default_factory=list)
     scripts: list[Path] = field(default_factory=list)
+    # each folder's answer to csv_header.folder_holds_a_loss_series, for this walk only
+    loss_series_folders: dict[Path, bool] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def log_files(self) -> list[Path]:

@@ -261,13 +261,13 @@ def _past_the_start(pairs: dict) -> bool:
 _BY_BAR = "the training progress bar before each line"
 AS_STATED = ", as stated"
 BY_ORDER = "position x logging_steps (1) "  # (the rule's text where nothing gave the interval)
+_AFTER_THE_BAR = "on from the last bar-dated line"
 
 
 def numbered_by_order(how) -> bool:
     """Whether a reader's `step_inferred` text (its parts joined by "; ") says every part of the log was numbered by
     its order alone (`BY_ORDER`): nothing dated the printed dicts."""
     return isinstance(how, str) and bool(how) and all(part.startswith(BY_ORDER) for part in how.split("; "))
-_AFTER_THE_BAR = "on from the last bar-dated line"
 
 
 def _before_the_first_bar(steps: dict[int, int], dated_by: list[tuple[int, str]]) -> bool:

@@ -42,7 +42,7 @@ from ..timeline import LogRecords, canonical_metric
 from ._filetime import file_mtime
 from ._jsonfile import read_json_value
 from ._python_literal import read_python_literal
-from .json_list_steps import epoch_end_steps, eval_steps_at_interval, spaced_steps, unplaced_note
+from .json_list_steps import epoch_end_steps, eval_steps_at_interval, stated_steps, unplaced_note
 from .json_saved_config import saved_eval_steps
 from .json_nested_rows import nested_records, split_dicts_flattened, split_rows
 from .replayed_sessions import counter_restarts, numbered_by_session, replayed_session_starts
@@ -57,7 +57,6 @@ _HELD_OUT_NAMES = ("val", "val_loss", "val_losses", "valid", "valid_loss", "vali
                    "valid_losses", "validation_losses", "dev_losses")  # (BMIHALKO_tiny-transformer-final)
 _STEP_NAMES = ("step", "steps", "iteration", "iterations", "iter", "iters", "global_step", "train_steps")
 _RATE_NAMES = ("lr", "lrs", "learning_rate", "learning_rates")
-_TOTAL_STEP_NAMES = ("total_steps", "max_steps")  # a summary's scalar: the run's length in optimizer steps
 
 
 def history_of(data, says_loss: bool = False, held_out: bool = False, eval_every=None,
@@ -201,9 +200,8 @@ def _columns_as_entries(data: dict, eval_every=None, notes: list | None = None) 
     if train is None:
         return None
     steps, last_step = _step_axis(lists, len(train))
-    if steps is None:  # a summary's stated length of the run (json_list_steps.spaced_steps)
-        total = next((data[k] for k in _TOTAL_STEP_NAMES if k in data), None)
-        steps = spaced_steps(total, len(train))
+    if steps is None:  # a summary's stated logging interval or length of the run (json_list_steps.stated_steps)
+        steps = stated_steps(data.get("logging_steps"), data.get("total_steps"), len(train))
         last_step = steps[-1] if steps else None
     entries = [{"step": steps[i]} if steps else {} for i in range(len(train))]
     for i, value in enumerate(train):

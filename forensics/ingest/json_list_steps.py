@@ -10,10 +10,12 @@ lists, `{"train_loss": [...], "eval_loss": [...], "steps": [...], "epochs": [...
   fits is the closing `evaluate()` at the last step, taken only where it repeats the value before it (the same
   weights evaluated twice; duck3244_text_multi_classification: 22 evaluations, every 500 of 10,500 steps, the last
   one repeated);
-* a training list with no step list beside it, in a summary that states the run's `total_steps` (or `max_steps`)
-  a whole number of times its length, is placed every total / length steps, the last at the last step: a Trainer's
-  logs every `logging_steps` from the first (kasiranaweera_EduLM-Gemma4: 6 losses over 60 steps, at 10 ... 60); a
-  total it does not divide says no interval (a log every 9 or 10 steps both give 6 logs in 60);
+* a training list with no step list beside it, in a summary that states its `logging_steps`, is placed every
+  `logging_steps` from the first where that fits in a stated `total_steps`; else, where the summary states the run's
+  `total_steps` a whole number of times its length, every total / length steps, the last at the last step: a
+  Trainer's logs every `logging_steps` from the first (kasiranaweera_EduLM-Gemma4: 6 losses over 60 steps, at 10 ...
+  60); a total it does not divide says no interval (a log every 9 or 10 steps both give 6 logs in 60). A `max_steps`
+  is no total: a setting the run may have stopped short of (5 losses, max_steps 1000, logged every 100: 100 ... 500);
 * anywhere else such a list is left unread and said: its steps cannot be told from the file.
 
 Pure functions of the parsed lists.
@@ -36,6 +38,15 @@ def spaced_steps(total, count: int) -> list[int] | None:
         return None
     every = total // count
     return [every * i for i in range(1, count + 1)]
+
+
+def stated_steps(every, total, count: int) -> list[int] | None:
+    """The step of each of `count` logs of a summary that states its `logging_steps` (`every`) and/or its
+    `total_steps`: at every `every` steps where that fits in the total (or no total is stated), else spread over the
+    total (`spaced_steps`), else None. A `max_steps` is not such a total: a setting the run may never have reached."""
+    if _is_count(every) and count >= 1 and (not _is_count(total) or count * every <= total):
+        return [every * i for i in range(1, count + 1)]
+    return spaced_steps(total, count)
 
 
 def eval_steps_at_interval(held: list, every, last_step) -> list[int] | None:

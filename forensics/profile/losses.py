@@ -26,9 +26,10 @@ def pairwise_loss_at_chance(config: RunConfig, timeline: Timeline) -> float | No
 NEAR_LN2 = 0.05  # the first logged loss is an average over the first logging interval: a little under ln 2
 
 
-def first_loss_above(timeline: Timeline, level: float) -> bool:
+def first_loss_outside(timeline: Timeline, low: float, high: float) -> bool:
+    """Whether the first training loss lies under `low` or above `high` (False where none is logged)."""
     loss = training_losses(timeline)
-    return bool(len(loss)) and float(loss[0]) > level
+    return bool(len(loss)) and not low <= float(loss[0]) <= high
 
 
 def training_losses(timeline: Timeline) -> np.ndarray:

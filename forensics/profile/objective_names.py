@@ -10,7 +10,7 @@ from ..config import NOTEBOOK_CODE_SOURCE, RunConfig
 from ..ingest.notebook_code.data import MASKED_LM_HEAD
 from ..metric_names import is_held_out
 from ..timeline import Timeline
-from .losses import first_loss_above, training_losses, NEAR_LN2
+from .losses import first_loss_outside, training_losses, NEAR_LN2
 from .model_start import _console_seq2seq_trainer, pretrained_seq2seq
 from .names import MODEL_NAME_KEYS, RUN_FOLDER, word_in
 from .trainer_card import DENOISING_NAME, card_objective
@@ -36,11 +36,16 @@ _NAME_OBJECTIVES = (("grpo", ("rl", "grpo")), ("ppo", ("rl", "ppo")), ("dpo", ("
     (w, ("pretrain", None)) for w in _CONTINUED_PRETRAINING_WORDS)
 _PAIRWISE_NAMES = ("dpo", "kto")
 # The run folder's name is the project's (a repository of an SFT and a DPO stage, hcygit1_lab2-math-reasoning-lora-dpo):
-# its pairwise word is taken only where the log's loss starts where a pairwise loss does, about ln 2 or under (DPO's
-# margins are 0 at its first step, KTO's loss starts near 0.5); a log with a preference trainer's metrics was read
-# before the names. A name nearer the log (its own file name, an output_dir) keeps the looser `PAIRWISE_START_MAX`.
+# its pairwise word is taken only where the log's first loss lies where a pairwise loss starts (a log with a preference
+# trainer's metrics was read before the names). DPO's starts at ln 2 (every margin 0 at its first step); a first value
+# averaged over the first logging interval lies under it, by `_PAIRWISE_FALL_MAX` at the most (KTO's loss starts near
+# 0.5, inside it; an SFT log starting at 0.40 in `qwen-math-dpo` is not); one batch's loss under dropout may lie a
+# little above it (`_PAIRWISE_NOISE_MAX`: PhuocThuan246's mT5 DPO loop, 0.7443 at step 0; hcygit1's SFT log starts at
+# 1.095). A name nearer the log (its own file name, an output_dir) keeps the looser `PAIRWISE_START_MAX` alone.
 # Not ORPO's word: its loss adds the answers' NLL, so where it starts does not tell it from SFT.
-_PAIRWISE_CHANCE_MAX = math.log(2) + NEAR_LN2
+_PAIRWISE_FALL_MAX = 0.25  # nats under ln 2: the most a first logging interval's mean falls from ln 2
+_PAIRWISE_NOISE_MAX = 2 * NEAR_LN2  # nats over ln 2: a single batch's margins under dropout, not yet trained
+_PAIRWISE_CHANCE = (math.log(2) - _PAIRWISE_FALL_MAX, math.log(2) + _PAIRWISE_NOISE_MAX)
 
 
 def from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
@@ -89,7 +94,7 @@ def _from_own_names(config: RunConfig, timeline: Timeline, names, evidence: dict
     nearer = _objective_word([n for n in own if n[1] != RUN_FOLDER], timeline, supervised)
     # (the -ing and pre-training words name an activity in a folder's name: read in the run's own files alone)
     folder = _objective_word([n for n in own if n[1] == RUN_FOLDER], timeline, supervised, _OWN_FILES_WORDS,
-                             pairwise_start=_PAIRWISE_CHANCE_MAX)
+                             pairwise_start=_PAIRWISE_CHANCE)
     if nearer is None and folder is None:
         return None
     said, objective, algo = nearer or folder
@@ -100,16 +105,17 @@ def _from_own_names(config: RunConfig, timeline: Timeline, names, evidence: dict
 
 
 def _objective_word(names, timeline: Timeline, supervised: bool, passed_over: tuple[str, ...] = (),
-                    pairwise_start: float = PAIRWISE_START_MAX) -> tuple[str, str, str | None] | None:
+                    pairwise_start: tuple[float, float] = (-math.inf, PAIRWISE_START_MAX)
+                    ) -> tuple[str, str, str | None] | None:
     """(what said it, objective, algorithm) of the first word of `_NAME_OBJECTIVES` in `names` (a run's own names
     only: a base model's path says what that model is or where it lies, `/data/pretrain_dir/Llama-3.1`,
     `Qwen2-7B-DPO`, not what this run trains it for), else None. A pairwise word (dpo, kto) is passed over where the
-    first training loss is above `pairwise_start`."""
+    first training loss lies outside `pairwise_start` (low, high)."""
     for word, (objective, algo) in _NAME_OBJECTIVES:
         if word in passed_over or (word in _FINE_TUNE_WORDS and not supervised):
             continue
         found = word_in(names, word)
-        if found and word in _PAIRWISE_NAMES and first_loss_above(timeline, pairwise_start):
+        if found and word in _PAIRWISE_NAMES and first_loss_outside(timeline, *pairwise_start):
             continue  # a loss no pairwise objective starts at (DPO's is ln 2): the name is not what was trained
         if found:
             return found, objective, algo
