@@ -4,10 +4,15 @@ and trains them with a plain HF `Trainer` (or `Seq2SeqTrainer`) with nothing tha
 The model's loss ignores only label -100 (CrossEntropyLoss's ignore_index), so every pad position is then scored:
 the loss falls to a level set by how much of each row is padding (trivially predicted after the first pad), and says
 little about the task. The HF docs and course replace pad ids in labels with -100 for this reason;
-DataCollatorForLanguageModeling(mlm=False) does it itself, TRL's SFTTrainer / DataCollatorForCompletionOnlyLM and
-Unsloth's train_on_responses_only mask their own labels, DataCollatorForSeq2Seq pads labels with -100 but leaves the
+DataCollatorForLanguageModeling(mlm=False) does it itself, TRL's DataCollatorForCompletionOnlyLM and Unsloth's
+train_on_responses_only mask their own labels, DataCollatorForSeq2Seq pads labels with -100 but leaves the
 pad ids already in pre-padded labels (so it is no mask here, unless `label_pad_token_id` is set by hand, which
-says the author thought of it).
+says the author thought of it). TRL's SFTTrainer is left out, a silence rather than a claim: up to TRL 0.16 its default
+collator was DataCollatorForLanguageModeling(mlm=False), which masks the pad id; from 0.17
+its own collator masks only the padding it adds and keeps every id it is given (a `labels` column from 0.19, else
+the input_ids; packing drops the column), so a notebook's own padding counts - and which release ran is seldom
+plain in a notebook's code (galang006_medichat_llm's outputs print a warning only >= 0.21 has, and
+sahabajalam_doctors-scribe-qlora names 0.27.1 in a comment: both count their pads, unsaid here).
 
 A false "your labels include padding" is harm, so the fact is stated only where every part is plain in the code
 (`label_flow`: a padded call followed to a labels copy) and no sign of masking is anywhere in the notebook's code
