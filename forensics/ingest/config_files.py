@@ -25,6 +25,7 @@ from .flat_yaml import read_flat_yaml, yaml_key_values, yaml_leaves, yaml_scalar
 from .framework_configs import (axolotl_values, h2o_llmstudio_values, lightning_values, llamafactory_values,
                                 looks_like_axolotl, swift_values, torchtune_values)
 from .readme_precision import precision_stated
+from .readme_scratch import trained_from_scratch
 from .training_args import read_training_args
 
 # config.json keys that other architectures spell differently (GPT-2: n_layer, n_embd).
@@ -193,8 +194,9 @@ _CARD_TAG = re.compile(r"^[ \t]*- ([\w.-]+)[ \t]*$")
 
 def read_model_card(path) -> dict[str, Any]:
     """A model card's quantization block as `quant.<key>`, `card.tagged_by` where its header's tags name the
-    framework that wrote it, and `precision.readme` (with `precision.readme_words`) where it states the training's
-    precision in so many words (`readme_precision`) ({} where the card has none: a README is not a config)."""
+    framework that wrote it, `precision.readme` (with `precision.readme_words`) where it states the training's
+    precision in so many words (`readme_precision`), and `model.readme_from_scratch` where it says its model was
+    trained from scratch (`readme_scratch`) ({} where the card has none: a README is not a config)."""
     with open(path, "rb") as fh:  # an OSError is the caller's to report, as for every config file
         text = fh.read(_CARD_BYTES).decode("utf-8", errors="replace")
     lines = text.splitlines()
@@ -203,6 +205,9 @@ def read_model_card(path) -> dict[str, Any]:
     stated = precision_stated(text)
     if stated:
         out["precision.readme"], out["precision.readme_words"] = stated
+    scratch = trained_from_scratch(text)
+    if scratch:
+        out["model.readme_from_scratch"] = scratch
     framework = _card_tagger(lines)
     if framework:
         out["card.tagged_by"] = framework
