@@ -206,6 +206,18 @@ def test_instruction_tuning_data_the_console_shows_says_sft(tmp_path):
     assert _console(tmp_path / "e", template + pairs).objective == "preference"
 
 
+def test_an_alpaca_file_named_after_its_split_is_instruction_data(tmp_path):
+    """kylefoxaustin_personal-ai-framework: 'Loading data from training/data/train_alpaca.json' - the data set's name
+    joined to the split's by an underscore is still Alpaca's instruction data: sft. A word that only ends in alpaca,
+    or AlpacaFarm's preference pairs under that naming, is not."""
+    path = "Loading data from training/data/train_alpaca.json\n"
+    assert _console(tmp_path / "a", path + _HF_LINES).objective == "sft"
+    other = "Loading data from training/data/train_notalpaca.json\n"
+    assert _console(tmp_path / "b", other + _HF_LINES).objective == "unknown"
+    pairs = "Loading data from training/data/train_alpaca_human_preference.json\n"
+    assert _console(tmp_path / "c", pairs + _HF_LINES).objective == "unknown"
+
+
 def test_a_run_named_as_a_fine_tune_is_sft_unless_its_metrics_say_otherwise(tmp_path):
     """charles-wang888's console is finetune.log, its data data_finetune/finetune_dataset.json."""
     assert _console(tmp_path / "a", _HF_LINES, name="finetune.log").objective == "sft"

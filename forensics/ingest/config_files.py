@@ -20,9 +20,12 @@ from ._config_keys import deepspeed_values, is_number
 from ._jsonfile import read_json_object
 from ..torchpickle import safe_unpickle_torch_file
 from . import megatron_args, namespace_args
-from .flat_yaml import read_flat_yaml, yaml_leaves, yaml_scalar
+from .config_precision import precision_keyed
+from .flat_yaml import read_flat_yaml, yaml_key_values, yaml_leaves, yaml_scalar
 from .framework_configs import (axolotl_values, h2o_llmstudio_values, lightning_values, llamafactory_values,
                                 looks_like_axolotl, swift_values, torchtune_values)
+from .readme_precision import precision_stated
+from .readme_scratch import trained_from_scratch
 from .training_args import read_training_args
 
 # config.json keys that other architectures spell differently (GPT-2: n_layer, n_embd).
@@ -190,12 +193,21 @@ _CARD_TAG = re.compile(r"^[ \t]*- ([\w.-]+)[ \t]*$")
 
 
 def read_model_card(path) -> dict[str, Any]:
-    """A model card's quantization block as `quant.<key>`, and `card.tagged_by` where its header's tags name the
-    framework that wrote it ({} where the card has neither: a README is not a config)."""
+    """A model card's quantization block as `quant.<key>`, `card.tagged_by` where its header's tags name the
+    framework that wrote it, `precision.readme` (with `precision.readme_words`) where it states the training's
+    precision in so many words (`readme_precision`), and `model.readme_from_scratch` where it says its model was
+    trained from scratch (`readme_scratch`) ({} where the card has none: a README is not a config)."""
     with open(path, "rb") as fh:  # an OSError is the caller's to report, as for every config file
-        lines = fh.read(_CARD_BYTES).decode("utf-8", errors="replace").splitlines()
+        text = fh.read(_CARD_BYTES).decode("utf-8", errors="replace")
+    lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.rstrip().endswith(_CARD_QUANT)), None)
     out: dict[str, Any] = {}
+    stated = precision_stated(text)
+    if stated:
+        out["precision.readme"], out["precision.readme_words"] = stated
+    scratch = trained_from_scratch(text)
+    if scratch:
+        out["model.readme_from_scratch"] = scratch
     framework = _card_tagger(lines)
     if framework:
         out["card.tagged_by"] = framework
@@ -329,8 +341,9 @@ def read_config_yaml(path) -> dict[str, Any]:
     (the file given to `llamafactory-cli train` / `axolotl train`), H2O LLM Studio's cfg.yaml, torchtune's
     `torchtune_config.yaml` (the resolved recipe config it saves beside its logs), Lightning's `hparams.yaml` or
     Accelerate's `hparams.yml` (a script's arguments as its TensorBoard tracker saves them), DVCLive's `params.yaml`
-    (TrainingArguments), with the framework it names; {} for any other YAML (a README's front matter, a dataset card,
-    hydra's): not every YAML file is a run's configuration."""
+    (TrainingArguments), with the framework it names; of any other YAML (a README's front matter, a dataset card,
+    hydra's, a script's own config) only the precision its keys name, if any (`_precision_keyed_values`): not every
+    YAML file is a run's configuration, and a precision key's value means nothing else."""
     if Path(path).name == "hparams.yaml":  # Lightning's loggers write the module's save_hyperparameters() here
         return lightning_values(yaml_leaves(path))
     if Path(path).name == "hparams.yml":  # Accelerate's TensorBoard tracker: the script's init_trackers(config=...)
@@ -339,8 +352,8 @@ def read_config_yaml(path) -> dict[str, Any]:
         return dvclive_params_values(path)
     try:
         args = read_flat_yaml(path)
-    except UnreadableFile:
-        return {}
+    except UnreadableFile:  # (nested deeper than a framework's flat config: a script's own, by sections)
+        return _precision_keyed_values(path)
     if "wandb_version" in args or "_wandb" in args:
         return {}  # W&B's config.yaml ({desc, value} per key) is the tracker reader's
     if "llm_backbone" in args and "problem_type" in args and isinstance(args.get("training"), dict):
@@ -353,7 +366,14 @@ def read_config_yaml(path) -> dict[str, Any]:
         return {**llamafactory_values(args), "_framework": "llamafactory"}
     if looks_like_axolotl(args):
         return {**axolotl_values(args), "_framework": "axolotl"}
-    return {}
+    return _precision_keyed_values(path)
+
+
+def _precision_keyed_values(path) -> dict[str, Any]:
+    """`precision.config_file` (with `precision.config_file_words`) where a YAML no framework's reader took names the
+    training's precision by key (`config_precision`); else {}."""
+    keyed = precision_keyed(yaml_key_values(path))
+    return {} if keyed is None else {"precision.config_file": keyed[0], "precision.config_file_words": keyed[1]}
 
 
 # transformers' DVCLiveCallback.setup logs `args.to_dict()` with DVCLive's log_params (live.py) to

@@ -125,12 +125,13 @@ _FROM_SCRATCH_LINE = re.compile(
     r"(?:a )?new model from scratch)\b.*$", re.MULTILINE | re.IGNORECASE)
 # Instruction-tuning data a console shows: Alpaca's prompt template (`Below is an instruction that describes a task`),
 # its `### Instruction:` heading, a dataset's columns printed as `['instruction', 'input', 'output']`, or an Alpaca
-# dataset's path on a data line (not AlpacaFarm's preference pairs). Supervised fine-tuning trains on such pairs (a
-# pairwise or RL run's own metrics are read before this is asked).
+# dataset's path on a data line, its name a word of the file's own (`alpaca_data.json`, `train_alpaca.json`:
+# kylefoxaustin_personal-ai-framework), not AlpacaFarm's preference pairs. Supervised fine-tuning trains on such pairs
+# (a pairwise or RL run's own metrics are read before this is asked).
 _INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^[ \t'\"]*### Instruction:"
                                r"|\[\s*'instruction',\s*(?:'input',\s*)?'(?:output|response)'"
                                r"|^(?!.*(?:preference|pairwise|chosen|rejected|reward|comparison|dpo))"
-                               r".*\bdata(?:set)?\w*\b.*\balpaca[\w.-]*\.json.*$"
+                               r".*\bdata(?:set)?\w*\b.*(?<![^\W_])alpaca[\w.-]*\.json.*$"
                                # torchtune's instruction and chat dataset builders, as its resolved config names them
                                r"|_component_: torchtune\.datasets\.(?:alpaca\w*|instruct|chat|slimorca|samsum|grammar)"
                                r"_dataset\b"

@@ -100,13 +100,22 @@ def yaml_scalar(text: str) -> Any:
 def yaml_leaves(path) -> dict[str, Any]:
     """Every `key: scalar` of an indented YAML mapping, by its own (leaf) name, the first of each name; list items
     and lines that are no `key: value` are passed over. {} where the file is not UTF-8 text."""
+    out: dict[str, Any] = {}
+    for key, value in yaml_key_values(path):
+        out.setdefault(key, value)
+    return out
+
+
+def yaml_key_values(path) -> list[tuple[str, Any]]:
+    """Every `key: scalar` of an indented YAML mapping in file order, by its own (leaf) name, each as often as it is
+    written (`yaml_leaves` keeps the first). [] where the file is not UTF-8 text."""
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
-        return {}
-    out: dict[str, Any] = {}
+        return []
+    out = []
     for raw in text.splitlines():
         m = _KEY_LINE.match(_strip_comment(raw).strip())
-        if m and m.group(2) is not None and m.group(1) not in out:
-            out[m.group(1)] = yaml_scalar(m.group(2).strip())
+        if m and m.group(2) is not None:
+            out.append((m.group(1), yaml_scalar(m.group(2).strip())))
     return out

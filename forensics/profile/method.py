@@ -1,7 +1,7 @@
 """The profile's method: full, lora, qlora or peft, from the config, DeepSpeed-Chat's --lora_dim, a model built from
 scratch (OpenNMT-py's build with no checkpoint loaded too), the trainers' banners, a script's arguments that switch a
 pre-trained model off, the words in the run's own names, then a console that saves the trained model whole (in shards,
-into its output_dir)."""
+into its output_dir), and last a README that says its model was trained from scratch."""
 from __future__ import annotations
 
 from ..config import RunConfig
@@ -88,8 +88,20 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         if found:
             evidence["method"] = found
             return method
-    return _console_saves_an_adapter(names, timeline, evidence) or card_method(timeline, evidence) \
+    found = _console_saves_an_adapter(names, timeline, evidence) or card_method(timeline, evidence) \
         or _saved_whole_into_output_dir(config, timeline, evidence)
+    return found if found != UNKNOWN else _readme_from_scratch(config, evidence)
+
+
+def _readme_from_scratch(config: RunConfig, evidence: dict) -> str:
+    """"full" where a README of the run says in so many words its model was trained from scratch
+    (`ingest.readme_scratch`): random weights are trained whole. Prose, so last of all; else unknown."""
+    words = config.get("model.readme_from_scratch")
+    if not isinstance(words, str):
+        return UNKNOWN
+    evidence["method"] = (f"the README says the model was trained from scratch ('{words}', "
+                          f"{config.source_of('model.readme_from_scratch')}): random weights, every one trained")
+    return "full"
 
 
 # Banners of trainers that train LoRA adapters only (Unsloth's get_peft_model, text-generation-webui, mlx's lora

@@ -14,8 +14,11 @@ from .record import UNKNOWN
 
 def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) -> str:
     """The first step that finds a precision: what the run states, then what its logged values are held in, flags
-    both off, a loss scaler's signs, train losses on the bfloat16 grid, and last what the code's own defaults give."""
-    for step in (_stated, _held_in_values, _flags_off, _loss_scaler_signs, _losses_in_bf16, _code_defaults):
+    both off, a loss scaler's signs, train losses on the bfloat16 grid, what the code's own defaults give, then what a
+    configuration file no framework reads names by key (the code that ran outranks it), and last what a README states
+    in so many words (prose: the weakest evidence, below anything the run's files show)."""
+    for step in (_stated, _held_in_values, _flags_off, _loss_scaler_signs, _losses_in_bf16, _code_defaults,
+                 _config_file_keys, _readme_states):
         found = step(config, findings, timeline, evidence)
         if found is not None:
             return found
@@ -114,6 +117,25 @@ def _code_defaults(config: RunConfig, findings, timeline: Timeline, evidence: di
                                        "nothing else in it asks for mixed precision (no autocast, accelerate or "
                                        "DeepSpeed mixed_precision, Unsloth): the Trainer's default, fp32")
     return None
+
+
+def _config_file_keys(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
+    """The precision a YAML configuration of the run's own names by key (`ingest.config_precision`)."""
+    keyed = config.get("precision.config_file")
+    if keyed not in ("bf16", "fp16", "fp32"):
+        return None
+    return _said(evidence, keyed, f"the run's configuration file names it: "
+                                  f"{config.get('precision.config_file_words')} "
+                                  f"({config.source_of('precision.config_file')})")
+
+
+def _readme_states(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
+    """The precision a README of the run states in so many words (`ingest.readme_precision`)."""
+    stated = config.get("precision.readme")
+    if stated not in ("bf16", "fp16", "fp32"):
+        return None
+    return _said(evidence, stated, f"the README states it in so many words: '{config.get('precision.readme_words')}' "
+                                   f"({config.source_of('precision.readme')})")
 
 
 def _rate_went_on(skipped) -> bool:

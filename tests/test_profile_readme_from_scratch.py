@@ -1,0 +1,59 @@
+"""A README that says in so many words that its model was trained from scratch gives the method full where nothing
+else in the run says one (biyamuslim_ML-Based-Python-Code-Summarizer, LZHMS_TransformerPractice): random weights are
+trained whole. The Trainer's own card sentence "This model was trained from scratch on ..." (written wherever it does
+not know the base: Seanaaa0_GPT-CoT is a QLoRA), code written from scratch, and a README naming an adapter say
+nothing."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import forensics
+from support.trainer_state_files import falling_loss_profile
+from forensics.ingest.readme_scratch import trained_from_scratch
+
+REALWORLD = Path(__file__).parent / "realworld"
+
+
+@pytest.mark.parametrize("text", [
+    "The model is trained from scratch and does not use a pretrained full language model.\n",
+    "I provide the training setup file to train model from scratch. Just use the command to start:\n",
+    "```bash\n# Start training from scratch\npython train.py\n```\n",
+    "A 20M model pre-trained from scratch on TinyStories.\n",
+])
+def test_a_model_trained_from_scratch_in_so_many_words_is_read(text):
+    assert trained_from_scratch(text)
+
+
+@pytest.mark.parametrize("text", [
+    "## Model description\n\nThis model was trained from scratch on the None dataset.\n",  # the Trainer's card
+    "Everything (model, tokenizer, training loop) implemented from scratch in PyTorch.\n",
+    "I wrote the training code from scratch.\n",
+    "Pre-trained from scratch, then tuned with LoRA on instructions.\n",  # an adapter named
+    "<!-- trained from scratch -->\nFine-tuned GPT-2.\n",
+    "# My model\nFine-tuned from gpt2 for 3 epochs.\n",
+])
+def test_no_from_scratch_where_the_readme_does_not_say_the_weights_were(text):
+    assert trained_from_scratch(text) is None
+
+
+def test_the_readme_gives_the_method_nothing_else_says(tmp_path):
+    profile = falling_loss_profile(tmp_path, README__md="# Summarizer\nThe model is trained from scratch on CPU.\n")
+    assert profile.method == "full", profile.evidence
+    assert "README.md" in profile.evidence["method"] and "trained from scratch" in profile.evidence["method"]
+
+
+def test_no_readme_no_method(tmp_path):
+    assert falling_loss_profile(tmp_path).method == "unknown"
+
+
+def test_the_runs_names_outrank_the_readme(tmp_path):
+    profile = falling_loss_profile(tmp_path / "gpt2-lora-run", README__md="Trained from scratch on my data.\n")
+    assert profile.method == "lora", profile.evidence
+
+
+@pytest.mark.parametrize("case, method", [("biyamuslim_ML-Based-Python-Code-Summarizer", "full"),
+                                          ("LZHMS_TransformerPractice", "full"), ("Seanaaa0_GPT-CoT", "qlora")])
+def test_real_readmes(case, method):
+    assert forensics.analyze(REALWORLD / case).run_profile.method == method
