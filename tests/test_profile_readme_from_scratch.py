@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import forensics
-from support.trainer_state_files import falling_loss_profile
+from support.trainer_state_files import _analyze, _trainer_state, falling_loss_profile
 from forensics.ingest.readme_scratch import trained_from_scratch
 
 REALWORLD = Path(__file__).parent / "realworld"
@@ -57,3 +57,27 @@ def test_the_runs_names_outrank_the_readme(tmp_path):
                                           ("LZHMS_TransformerPractice", "full"), ("Seanaaa0_GPT-CoT", "qlora")])
 def test_real_readmes(case, method):
     assert forensics.analyze(REALWORLD / case).run_profile.method == method
+
+
+def test_a_readme_from_scratch_marks_the_weights_random(tmp_path):
+    said = falling_loss_profile(tmp_path / "a", README__md="The model is trained from scratch on CPU.\n")
+    assert said.from_random_weights and said.to_dict()["from_random_weights"] is True
+    assert not falling_loss_profile(tmp_path / "b").from_random_weights
+    assert not falling_loss_profile(tmp_path / "gpt2-lora-run", README__md="Trained from scratch.\n").from_random_weights
+
+
+def _diverging_at_3e_4(folder, **files):
+    """Twelve Trainer rows at a constant 3e-4 whose loss doubles from the sixth on: broken, its rate in question."""
+    rows = [{"step": 10 * (i + 1), "epoch": 0.1 * (i + 1), "loss": 3.0 if i < 5 else 3.0 * 2 ** (i - 4),
+             "learning_rate": 3e-4, "grad_norm": 1.0 + i} for i in range(12)]
+    return _analyze(_trainer_state(folder, rows, **files))
+
+
+def test_a_model_trained_from_scratch_is_not_held_to_fine_tuning_rates(tmp_path):
+    # 3e-4 is over full fine-tuning's ceiling, inside pre-training's: a README that says the weights started random
+    # takes the fine-tuning judgement away (ruapotato_NullRoot was told "too high for full fine-tuning")
+    unsaid = _diverging_at_3e_4(tmp_path / "a")
+    assert "lr_too_high" in [c.cause for c in unsaid.causes]
+    said = _diverging_at_3e_4(tmp_path / "b", README__md="A tiny LM trained from scratch on my corpus.\n")
+    assert said.status == "broken" and "lr_too_high" not in [c.cause for c in said.causes]
+    assert not [c for c in forensics.analyze(REALWORLD / "ruapotato_NullRoot").causes if c.cause == "lr_too_high"]

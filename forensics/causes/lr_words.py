@@ -31,6 +31,10 @@ def profile_of(facts: Facts) -> tuple[str, str, int | None]:
     method = p.method if p is not None else (facts.config.get("method") or "unknown")
     n = p.model_params if p is not None else facts.config.get("n_params")
     objective = p.objective if p is not None else "unknown"
+    if objective == "unknown" and p is not None and p.from_random_weights:
+        # a README's "trained from scratch" says the weights started random, not what they learn: pre-training's
+        # rates, not fine-tuning's (ruapotato_NullRoot's 3e-4 was "too high for full fine-tuning")
+        objective = "pretrain"
     if objective == "pretrain" and continued_from(facts) is not None:
         objective = "sft"
     if objective == "pretrain" and method == "unknown":

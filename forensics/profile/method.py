@@ -93,13 +93,16 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
     return found if found != UNKNOWN else _readme_from_scratch(config, evidence)
 
 
+README_FROM_SCRATCH = "the README says the model was trained from scratch"
+
+
 def _readme_from_scratch(config: RunConfig, evidence: dict) -> str:
     """"full" where a README of the run says in so many words its model was trained from scratch
     (`ingest.readme_scratch`): random weights are trained whole. Prose, so last of all; else unknown."""
     words = config.get("model.readme_from_scratch")
     if not isinstance(words, str):
         return UNKNOWN
-    evidence["method"] = (f"the README says the model was trained from scratch ('{words}', "
+    evidence["method"] = (f"{README_FROM_SCRATCH} ('{words}', "
                           f"{config.source_of('model.readme_from_scratch')}): random weights, every one trained")
     return "full"
 

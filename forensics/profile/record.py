@@ -21,12 +21,15 @@ class RunProfile:
     precision: str = UNKNOWN
     framework: str = UNKNOWN
     evidence: dict[str, str] = field(default_factory=dict)
+    # the run's own files say its weights started random (a from-scratch sign): whatever the objective, its rates are
+    # judged as training from random weights, not as fine-tuning a trained model's
+    from_random_weights: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The `run_profile` of `analyze --json`."""
         return {"method": self.method, "objective": self.objective, "algorithm": self.algorithm,
                 "model_params": self.model_params, "precision": self.precision, "framework": self.framework,
-                "evidence": dict(self.evidence)}
+                "evidence": dict(self.evidence), "from_random_weights": self.from_random_weights}
 
     @property
     def unknown(self) -> list[str]:
