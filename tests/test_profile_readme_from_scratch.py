@@ -63,7 +63,8 @@ def test_a_readme_from_scratch_marks_the_weights_random(tmp_path):
     said = falling_loss_profile(tmp_path / "a", README__md="The model is trained from scratch on CPU.\n")
     assert said.from_random_weights and said.to_dict()["from_random_weights"] is True
     assert not falling_loss_profile(tmp_path / "b").from_random_weights
-    assert not falling_loss_profile(tmp_path / "gpt2-lora-run", README__md="Trained from scratch.\n").from_random_weights
+    adapter = falling_loss_profile(tmp_path / "gpt2-lora-run", README__md="Trained from scratch.\n")
+    assert not adapter.from_random_weights
 
 
 def _diverging_at_3e_4(folder, **files):
