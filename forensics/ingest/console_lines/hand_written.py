@@ -240,28 +240,9 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
         and pairs[-1][2].lower().lstrip("+-") not in ("nan", "inf")
     found: dict[str, float] = {}
     for key, before, raw, percent in pairs[:-1] if cut else pairs:
-        lowered = key.lower()
-        if lowered.replace("_", " ") == "loss scale":  # a dynamic loss scale (CPM-2's `| loss scale 1024.0 |`)
-            name = "loss_scale"
-        elif _CROSS_ENTROPY_NAME.fullmatch(lowered):
-            name = _CRITERION_LOSS  # the loss only where no plain one is printed beside it (below)
-        elif "loss" in lowered:
-            kind = before.lower()
-            if kind and kind not in _LOSS_KINDS:
-                continue  # `aux loss`, `kl loss`, `scaled loss`: not the training loss
-            name = "eval_loss" if HELD_OUT.search(lowered) else "loss"
-        elif lowered.endswith("reward") and ("chosen" in lowered or "rejected" in lowered):
-            # a preference trainer's implicit reward of each side of its pairs (mlx-lm's DPO `Chosen reward -8.05`),
-            # TRL's rewards/chosen: no RL reward to rise
-            side = "rewards/chosen" if "chosen" in lowered else "rewards/rejected"
-            name = "eval_" + side if HELD_OUT.match(lowered) else side
-        elif lowered.endswith("lr"):  # `lr`, or the first of several groups' (`backbone_lr 9.67e-06  proj_lr ...`)
-            name = "learning_rate"
-        else:  # a held-out split's perplexity or accuracy is an eval metric (`valid ppl`)
-            split, _, base = lowered.replace("_", " ").rpartition(" ")
-            name = _GENERIC_NAMES.get(lowered.replace("_", " ")) or _GENERIC_NAMES[base]
-            name = "eval_" + name if HELD_OUT.search(split) else name
-        if name not in found:  # the pattern only takes what float() reads (nan, inf, 1e-4, 2.); `85.2%` is 0.852
+        name = _pair_name(key.lower(), before.lower())
+        # the pattern only takes what float() reads (nan, inf, 1e-4, 2.); `85.2%` is 0.852
+        if name is not None and name not in found:
             found[name] = float(raw) / 100 if percent else float(raw)
     criterion = found.pop(_CRITERION_LOSS, None)
     if criterion is not None and "loss" not in found:
@@ -272,6 +253,30 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
     if "eval_loss" in found and "loss" not in found:  # a held-out report: its bare `Acc` is the held-out one
         found = {_HELD_OUT_BESIDE.get(name, name): value for name, value in found.items()}
     return (list(found.items()) if found.keys() & _GENERIC_NEEDS else []), cut
+
+
+def _pair_name(lowered: str, kind: str) -> str | None:
+    """The metric a generic line's key names (`lowered`: the key in lower case; `kind`: the word before a loss, if
+    any), None for a loss that is not the training loss."""
+    if lowered.replace("_", " ") == "loss scale":  # a dynamic loss scale (CPM-2's `| loss scale 1024.0 |`)
+        return "loss_scale"
+    if _CROSS_ENTROPY_NAME.fullmatch(lowered):
+        return _CRITERION_LOSS  # the loss only where no plain one is printed beside it (`_generic_pairs`)
+    if "loss" in lowered:
+        if kind and kind not in _LOSS_KINDS:
+            return None  # `aux loss`, `kl loss`, `scaled loss`: not the training loss
+        return "eval_loss" if HELD_OUT.search(lowered) else "loss"
+    if lowered.endswith("reward") and ("chosen" in lowered or "rejected" in lowered):
+        # a preference trainer's implicit reward of each side of its pairs (mlx-lm's DPO `Chosen reward -8.05`),
+        # TRL's rewards/chosen: no RL reward to rise
+        side = "rewards/chosen" if "chosen" in lowered else "rewards/rejected"
+        return "eval_" + side if HELD_OUT.match(lowered) else side
+    if lowered.endswith("lr"):  # `lr`, or the first of several groups' (`backbone_lr 9.67e-06  proj_lr ...`)
+        return "learning_rate"
+    # a held-out split's perplexity or accuracy is an eval metric (`valid ppl`)
+    split, _, base = lowered.replace("_", " ").rpartition(" ")
+    name = _GENERIC_NAMES.get(lowered.replace("_", " ")) or _GENERIC_NAMES[base]
+    return "eval_" + name if HELD_OUT.search(split) else name
 
 
 # A perplexity named by its split (`Train perplexity: 1439.57`, `Validation perplexity: 1005.25`: the KU Leuven RNN-LM
