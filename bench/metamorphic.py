@@ -723,10 +723,11 @@ def _src_lines(text: str) -> list[str]:
 def _judged_cells(nb: dict, path: Path) -> list[int]:
     """The indices (in the cell list) of the cells of the training the tool judges (its last), by the reader's own
     split of the notebook into trainings; [] where it finds none."""
-    from forensics.ingest import notebook as nbr
+    from forensics.ingest import notebook_outputs, notebook_trainings
     cells = _nb_cells(nb)
-    shown = [[nbr._output_text(o) for o in nbr._outputs(c)] for c in cells if isinstance(c, dict)]
-    runs = nbr._runs(shown, path)
+    shown = [[notebook_outputs.output_text(o) for o in notebook_outputs.cell_outputs(c)] for c in cells
+             if isinstance(c, dict)]
+    runs = notebook_trainings.trainings(shown, path)
     return runs[-1] if runs else []
 
 
@@ -844,7 +845,7 @@ def _stream_split(interleave: bool):
 def _table_rows(nb: dict, path: Path):
     """The rows of the judged training's last Trainer table, as (header, rows, progress plan) via the reader's
     HTML-to-text; None where there is none with a Step column."""
-    from forensics.ingest import notebook as nbr
+    from forensics.ingest.results_table import trainer_tables
     cells = _nb_cells(nb)
     judged = _judged_cells(nb, path)
     text = ""
@@ -853,7 +854,7 @@ def _table_rows(nb: dict, path: Path):
             data = o.get("data") if isinstance(o.get("data"), dict) else {}
             html = _joined_text(data.get("text/html"))
             if "Loss</th>" in html:
-                text = nbr.trainer_tables(html) or text
+                text = trainer_tables(html) or text
     if not text:
         return None
     lines = text.strip("\n").split("\n")

@@ -17,7 +17,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 import forensics
 from forensics.errors import NotARunDirectory
-from forensics.ingest import notebook
+from forensics.ingest.results_table import trainer_tables
 from forensics.discover.run import discover
 from support.kernel import execute
 
@@ -142,7 +142,7 @@ def test_train_output_result_gives_the_closing_summary(tmp_path):
 
 def test_html_table_that_is_no_training_table_is_left_out():
     html = "<table><thead><tr><th>name</th><th>value</th></tr></thead><tbody><tr><td>a</td><td>1</td></tr></tbody></table>"
-    assert notebook.trainer_tables(html) == ""
+    assert trainer_tables(html) == ""
 
 
 def test_epoch_table_with_validation_column_keeps_its_progress_line_and_gets_its_steps():
@@ -153,7 +153,7 @@ def test_epoch_table_with_validation_column_keeps_its_progress_line_and_gets_its
             "<table border=\"1\" class=\"dataframe\"><thead><tr style=\"text-align: left;\"><th>Epoch</th>"
             "<th>Training Loss</th><th>Validation Loss</th></tr></thead><tbody>"
             "<tr><td>1</td><td>No log</td><td>1.234500</td></tr></tbody></table><p>")
-    assert notebook.trainer_tables(html).splitlines() == [
+    assert trainer_tables(html).splitlines() == [
         "[ 39/126 11:37 < 27:19, 0.05 it/s, Epoch 0.60/2]", "Step\tEpoch\tTraining Loss\tValidation Loss",
         "63\t1\tNo log\t1.234500"]
 

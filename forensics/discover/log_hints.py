@@ -83,7 +83,7 @@ _FRAMEWORK_LINE_HINT = re.compile(
     # `0.10700828937452901 perplexity:  1527.65 speed: 8936.414493654802 wps`)
     rb"""|\b\d\.\d{3,20} perplexity:[ \t]+[\d.]+[ \t]+speed: \d+(?:\.\d*)? wps"""
     # a tqdm bar whose description names a loss with its number (`Training loss: 2.28e-01 lr: 5.65e-05:   0%|  |
-    # 1/10000 [`: ingest.console_lines.hand_written `tqdm_description`), a line per redraw
+    # 1/10000 [`: ingest.console_lines.tqdm_loss_bars `tqdm_description`), a line per redraw
     rb"""|(?i:loss)[ \t]*[:=]?[ \t]*[-+]?(?:\d|nan|inf)[^|\n]{0,80}?:[ \t]*\d{1,3}%\|[^|\n]{0,200}\|"""
     rb"""[ \t]*\d+/\d+[ \t]*\["""
     # the TF seq2seq tutorial's checkpoint header (ingest.console_lines.tf_seq2seq)

@@ -1,6 +1,6 @@
 """The HF Trainer's closing summary in a console: the dict train() prints last (`{'train_runtime': ..., 'train_loss':
 ...}`, no step of its own), dated by the `TrainOutput(global_step=N, ..., metrics={...})` that train() returns and a
-notebook cell shows after it, the same summary as its metrics (`console_scan` gives those metrics the step N).
+notebook cell shows after it, the same summary as its metrics (`dicts_and_bars` gives those metrics the step N).
 
 Where no TrainOutput follows, the training bar's finished reading printed right after the summary dates it: tqdm
 writes its bar's last line when train() closes it, after the summary dict, so a captured console shows the dict, then
@@ -14,7 +14,7 @@ rule puts at step 0 - as if no optimizer step had run (yangoos57_Bert_For_Domain
 """
 from __future__ import annotations
 
-from .console_scan import EXPLICIT_STEP_KEYS
+from .dicts_and_bars import EXPLICIT_STEP_KEYS
 
 
 def dated_by_train_output(events: list[tuple], steps: dict[int, int]) -> dict[int, int]:

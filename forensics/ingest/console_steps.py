@@ -16,7 +16,7 @@ import numpy as np
 from ..restarts import epoch_past_the_start
 from .bar_after_the_dicts import dated_back, reading_after, steps_per_epoch_by_reading, tail_bar_total
 from .closing_summary import dated_by_finished_bar, dated_by_train_output
-from .console_scan import EXPLICIT_STEP_KEYS
+from .dicts_and_bars import EXPLICIT_STEP_KEYS
 from .evaluations_only import RULE as EVALS_BY_EPOCH, dated_by_their_epochs
 from .relaunched_dicts import evaluations_by_launch, launch_starts
 from .stated_logging import StatedLogging

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from .console_scan import EXPLICIT_STEP_KEYS
+from .dicts_and_bars import EXPLICIT_STEP_KEYS
 
 RULE = "eval dicts at their epoch x the closing summary's steps per epoch (no train dict logged)"
 

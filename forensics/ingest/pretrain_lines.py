@@ -41,9 +41,9 @@ from .console_lines.toolkits import (DLLOGGER, CLU_WRITER, FAIRSEQ2, FLAX_STEP, 
 from .console_lines.nanogpt import (CHAR_RNN, COLON_STEP, LLMC_STEP, LLMC_VAL, NANOCHAT_STEP, NANOGPT, PIPE_STEP,
                                     STEP_NAME_VALUE, _char_rnn, _colon_pairs, _llmc_console, _llmc_val, nanochat_step,
                                     _nanogpt, pipe_step, _step_name_value, SPLIT_PIPE, split_pipe)
-from .console_lines.hand_written import (PRINTED_TENSOR, EPOCH_BRACKET, HELD_OUT_ACCURACY, LOSS_PRINT, LOSS_WORD,
-                                         TQDM_BAR, TQDM_DESCRIBED, _epoch_bracket, _hand_written, tqdm_description,
-                                         _tqdm_postfix)
+from .console_lines.hand_written import PRINTED_TENSOR, HELD_OUT_ACCURACY, LOSS_PRINT, LOSS_WORD, _hand_written
+from .console_lines.tqdm_loss_bars import TQDM_BAR, TQDM_DESCRIBED, tqdm_description, _tqdm_postfix
+from .console_lines.epoch_bracket import EPOCH_BRACKET, _epoch_bracket
 from .console_lines.epoch_split import EPOCH_SPLIT_LOSSES, epoch_split_losses
 from .console_lines.epoch_tensors import EPOCH_TENSORS, epoch_tensors
 from .console_lines.epoch_costs import EPOCH_COST, NEEDLE as _COST_NEEDLE, epoch_cost

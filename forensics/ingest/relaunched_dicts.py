@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from ..restarts import back_at_the_start, epoch_past_the_start
-from .console_scan import EXPLICIT_STEP_KEYS
+from .dicts_and_bars import EXPLICIT_STEP_KEYS
 from .launch_banners import launches_so_far
 
 

@@ -34,9 +34,10 @@ Lines can be glued together by `\\r` (tqdm); they are split on both `\\n` and `\
 are not UTF-8 are replaced, never fatal.
 
 This module reads the file and makes the frame; the work is split by what it is about: `console_text` (the text as
-the processes printed it), `console_scan` (one pass over the lines: the events), `settled_lines` (the step lines
-settled), `console_steps` and `overflow_steps` (the dicts and the overflow lines dated), `console_facts` and
-`console_recipes` (the setup a console states), `launch_facts` (of launches appended to one file, the last's).
+the processes printed it), `console_scan` (one pass over the lines: the events; `dicts_and_bars`: a line's dicts and
+bars), `settled_lines` (the step lines settled), `console_steps` and `overflow_steps` (the dicts and the overflow lines
+dated), `console_facts` and `console_recipes` (the setup a console states), `launch_facts` (of launches appended to
+one file, the last's).
 """
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ from . import (card_axolotl, command_line, early_stop_end, fairseq_config, megat
 from .banners import find_banners, may_hold_banners
 from .console_facts import console_facts, run_sign_facts
 from .settled_lines import kinds_of, step_line_warnings
-from .console_scan import EXPLICIT_STEP_KEYS, scan, with_taken_losses
+from .console_scan import scan
+from .dicts_and_bars import EXPLICIT_STEP_KEYS, with_taken_losses
 from .console_steps import AS_STATED, dict_steps, numbered_by_order, training_bar_total
 from .console_text import as_printed
 from .overflow_steps import deepspeed_steps

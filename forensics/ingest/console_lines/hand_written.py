@@ -4,20 +4,6 @@ loss (or a loss alone) with their numbers:
   its line once a batch (or behind the tqdm bar it was printed after), `validation loss: 2.51` every few batches
   (kind "loss_print"): no step; `step_numbering.uncounted_lines_numbered` numbers the n-th training print batch n and
   puts a validation print at the batch before it.
-* A tqdm bar whose postfix holds a loss, as custom training loops print it (`progress.set_postfix(loss=...)`
-  or `set_postfix_str(f"loss {x:.4f}")`): `SFT:   3%|▎  | 10/375 [02:09<1:13:19, 12.05s/it, loss 6.0530]`
-  (kind "tqdm_postfix"); its step is the bar's n; an `Epoch E` before the bar restarts it each epoch, so
-  the epoch is kept as a metric and the stdout reader numbers the steps on across epochs. The postfix
-  repeats its last value at every redraw: the reader keeps a value where it changes.
-* A tqdm bar whose description holds the loss (`pbar.set_description(f"batch loss {loss:.3f}")`): `batch loss 0.702:
-  100%|██████████| 2000/2000 [04:19<00:00,  7.72it/s]` (shambhavikris_Reward_Alignment's reward
-  models), kind "tqdm_postfix" too: the description is read as a generic line's pairs, its step the bar's n.
-* `Epoch:[E/N](n/M) loss: X, ...` lines of the small from-scratch LLM projects (jingyaogong/minimind's
-  trainer/train_*.py: `Epoch:[1/1](10/39695), loss: 8.5371, logits_loss: 8.5371, aux_loss: 0.0000, lr: 0.0005,
-  epoch_time: 130.0min`; baby-llama2-chinese and its forks: `Epoch:[0/2](100/2000) loss:3.123 lr:0.0003000
-  epoch_Time:12.0min:`), kind "epoch_bracket": n is the step within epoch E of N, M the steps an epoch makes, and
-  the fields are `name: number` pairs separated by commas, spaces or periods. The epoch is kept as a metric (the
-  stdout reader numbers the steps on across epochs, whichever epoch the script counts from).
 * Any other short line of a hand-written training loop that names a step counter and a loss, each with its number:
   `Epoch 1/3, Step 100/1000, Loss: 2.3456, LR: 1e-4`, `Step 100: loss = 2.3456`, `[Epoch 1][Step 100] loss: 2.3`,
   `step 100 | loss 2.3456 | lr 1e-4`, `2024-01-01 12:00:00 - INFO - Step 100 - loss: 2.3456`, a loguru line of the
@@ -43,34 +29,16 @@ loss (or a loss alone) with their numbers:
   epoch bar) or `step_numbering.uncounted_lines_numbered` numbers such lines by their order (none where the file logs
   its loss another way: a custom loss's print beside the Trainer's own lines).
 Lines made only of `key: value` fields (`N | loss X | ...`, `ep: 0, batch: 20, ..., loss: X`, and such fields with
-no counter) are `key_values`'.
+no counter) are `key_values`'; a loop's tqdm bar that shows its loss is `tqdm_loss_bars`', MiniMind's `Epoch:[E/N](n/M)`
+lines are `epoch_bracket`'s.
 """
 from __future__ import annotations
 
 import re
 
 from ...metric_names import OPTIMIZER_STEP
-from ...timeline import canonical_metric
-from .fields import StepLine, FLOAT, field_name, _record, number, perplexity_loss
+from .fields import StepLine, FLOAT, _record, perplexity_loss
 
-# A tqdm bar (`[prefix: ]P%|bar| n/total [elapsed<left, rate, postfix...]`) whose postfix names a loss.
-TQDM_BAR = re.compile(r"\d{1,3}%\|[^|]{0,200}\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
-                       r"\[[^\],\]]{0,60},\s*[^\],]{0,40}(?:it/s|s/it)\s*,"
-                       r"(?P<postfix>[^\]]{0,500}(?i:loss)[^\]]{0,500})\]")
-# A tqdm bar with its description (`{desc}: P%|bar| n/total [`), the description read for a loss (`tqdm_description`).
-TQDM_DESCRIBED = re.compile(r"(?P<desc>[^\r\n|\]]{0,120}?(?i:loss)[^\r\n|\]]{0,120}?)\s*:\s*\d{1,3}%\|[^|]{0,200}\|"
-                             r"\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*\[")
-_HELD_OUT_BAR = re.compile(r"(?<![a-z])(?:val(?:id|idation)?|eval(?:uation)?|test|dev)(?![a-z])", re.IGNORECASE)
-# (a key may be words: a loop's own `set_postfix({"Training Loss": loss})` draws `Training Loss=0.365`)
-_POSTFIX_PAIR = re.compile(r"^\s*([A-Za-z][\w/.-]*(?: [A-Za-z][\w/.-]*){0,3})\s*[=:]?\s*"
-                           r"([-+]?(?:nan|inf|\.?\d)[^\s,]*)\s*$",
-                           re.IGNORECASE)
-_POSTFIX_SKIP = {"v_num"}  # Lightning's run version, not a metric
-_BAR_EPOCH = re.compile(r"\bEpoch\s*(\d{1,6})", re.IGNORECASE)
-# MiniMind / baby-llama2-chinese: `Epoch:[E/N](n/M)` then `name: number` pairs (commas, spaces or periods between).
-EPOCH_BRACKET = re.compile(r"(?<![\w/])Epoch:?\s*\[(\d{1,6})/(\d{1,6})\]\s*\((\d{1,18})/(\d{1,18})\)")
-_BRACKET_FIELD = re.compile(r"([A-Za-z][\w]{0,40})\s*:\s*([-+]?(?:nan|inf|\d[\d.]*(?:[eE][-+]?\d+)?)[A-Za-z%]{0,4})",
-                            re.IGNORECASE)
 # A hand-written loop's line: a step counter and a loss, each with its number, in any order and punctuation.
 # Separators between a name and its number: spaces or tabs, one of `:=#` or a doubled `::` (the CS224N default project's
 # classifier.py: `Epoch 0: train loss :: 1.540, train acc :: 0.427, dev acc :: 0.375`), never a run across lines
@@ -178,63 +146,6 @@ LOSS_PRINT = re.compile(r"^(?:[^\n]*\|\s*\d{1,18}/\d{1,18} \[[^\]]*\])?(training
                          + r")\s*$")
 
 
-_POSTFIX_TRAIN = {"train_loss": "loss", "train_lr": "learning_rate", "train_grad_norm": "grad_norm"}
-
-
-def _tqdm_postfix(first: re.Match, line: str, last_line: bool) -> StepLine | None:
-    """The last redraw on the line of a tqdm bar whose postfix holds a loss (module docstring); `first` is
-    the first redraw the shape found, the line may hold more."""
-    m = list(TQDM_BAR.finditer(line, first.start()))[-1]
-    prefix = line[max(0, m.start() - 200):m.start()]  # the bar's label (`Epoch 2: `), looked back for, bounded
-    metrics = []
-    for part in m.group("postfix").split(","):
-        pair = _POSTFIX_PAIR.match(part)
-        value = number(pair.group(2)) if pair else None
-        if value is not None and pair.group(1) not in _POSTFIX_SKIP:
-            key = pair.group(1).lower().replace(" ", "_")  # (`set_postfix(Loss=...)` draws `Loss=2.31`)
-            metrics.append((canonical_metric(key), value))
-    if not any(name == "loss" or name.endswith("_loss") for name, _ in metrics):  # not loss_scale alone
-        return None
-    # NeMo-Aligner's `train_loss=2.3, train_lr=1e-05`: the step's own
-    if not any(name == "loss" for name, _ in metrics):
-        metrics = [(_POSTFIX_TRAIN.get(name, name), value) for name, value in metrics]
-    epoch = _BAR_EPOCH.search(prefix.rsplit("|", 1)[-1])
-    if epoch:
-        metrics.append(("epoch", float(epoch.group(1))))
-    return _record("tqdm_postfix", int(m.group("n")), m.group("total"), metrics, False)
-
-
-def tqdm_description(first: re.Match, line: str, last_line: bool) -> StepLine | None:
-    """The last redraw on the line of a tqdm bar whose description names a loss with its number (module docstring),
-    read as a generic line's pairs (`batch loss 0.702`, `Epoch 2 loss=1.3`), held-out where a split word names the
-    bar (`Epoch: 1 Average Val Batch Loss: 0.1206`: AananthV_Pytorch-Transformer); None for any other description
-    (`Map`, `Loading checkpoint shards`: the shape needs a loss), and a description that counts its own steps
-    (`Epoch 1, Step 0, Loss: 0.9741:`, the bar's n one ahead: BeyonderXX_TRACE_issue5) is read as a generic line, by
-    that count."""
-    m = list(TQDM_DESCRIBED.finditer(line, first.start()))[-1]
-    desc = m.group("desc")
-    metrics, _ = _generic_pairs(desc, False)
-    if not any(name in ("loss", "eval_loss") for name, _ in metrics) or _GLOBAL_STEP.search(desc) \
-            or _GENERIC_STEP.search(desc) or bare_count(desc):
-        return _hand_written(first, line, last_line)
-    if _HELD_OUT_BAR.search(desc):
-        metrics = [(_HELD_OUT_BESIDE.get(name, "eval_loss" if name == "loss" else name), value)
-                   for name, value in metrics]
-    return _record("tqdm_postfix", int(m.group("n")), m.group("total"), metrics, False)
-
-
-def _epoch_bracket(m: re.Match, line: str, last_line: bool) -> StepLine | None:
-    """`Epoch:[E/N](n/M) loss: X, lr: Y, ...` (module docstring): step n of M in epoch E, the epoch as a metric;
-    a line without a loss is none of these. On the file's last line the last pair may be cut: left out."""
-    pairs = _BRACKET_FIELD.findall(line, m.end())
-    cut = last_line and bool(pairs) and line.rstrip().endswith(pairs[-1][1])
-    metrics = [(field_name(name, raw), value) for name, raw in (pairs[:-1] if cut else pairs)
-               if (value := number(raw)) is not None]
-    if not any(name == "loss" for name, _ in metrics):
-        return None
-    return _record("epoch_bracket", int(m.group(3)), m.group(4), metrics + [("epoch", float(m.group(1)))], cut)
-
-
 def has_generic_line(text: str) -> bool:
     """Whether a log holds a line with a step counter before a loss (kind "generic"): looked for before each `loss`
     in the text (case aside), in what precedes it on its line outside a dict; one regex over a whole console with
@@ -329,28 +240,9 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
         and pairs[-1][2].lower().lstrip("+-") not in ("nan", "inf")
     found: dict[str, float] = {}
     for key, before, raw, percent in pairs[:-1] if cut else pairs:
-        lowered = key.lower()
-        if lowered.replace("_", " ") == "loss scale":  # a dynamic loss scale (CPM-2's `| loss scale 1024.0 |`)
-            name = "loss_scale"
-        elif _CROSS_ENTROPY_NAME.fullmatch(lowered):
-            name = _CRITERION_LOSS  # the loss only where no plain one is printed beside it (below)
-        elif "loss" in lowered:
-            kind = before.lower()
-            if kind and kind not in _LOSS_KINDS:
-                continue  # `aux loss`, `kl loss`, `scaled loss`: not the training loss
-            name = "eval_loss" if HELD_OUT.search(lowered) else "loss"
-        elif lowered.endswith("reward") and ("chosen" in lowered or "rejected" in lowered):
-            # a preference trainer's implicit reward of each side of its pairs (mlx-lm's DPO `Chosen reward -8.05`),
-            # TRL's rewards/chosen: no RL reward to rise
-            side = "rewards/chosen" if "chosen" in lowered else "rewards/rejected"
-            name = "eval_" + side if HELD_OUT.match(lowered) else side
-        elif lowered.endswith("lr"):  # `lr`, or the first of several groups' (`backbone_lr 9.67e-06  proj_lr ...`)
-            name = "learning_rate"
-        else:  # a held-out split's perplexity or accuracy is an eval metric (`valid ppl`)
-            split, _, base = lowered.replace("_", " ").rpartition(" ")
-            name = _GENERIC_NAMES.get(lowered.replace("_", " ")) or _GENERIC_NAMES[base]
-            name = "eval_" + name if HELD_OUT.search(split) else name
-        if name not in found:  # the pattern only takes what float() reads (nan, inf, 1e-4, 2.); `85.2%` is 0.852
+        name = _pair_name(key.lower(), before.lower())
+        # the pattern only takes what float() reads (nan, inf, 1e-4, 2.); `85.2%` is 0.852
+        if name is not None and name not in found:
             found[name] = float(raw) / 100 if percent else float(raw)
     criterion = found.pop(_CRITERION_LOSS, None)
     if criterion is not None and "loss" not in found:
@@ -361,6 +253,30 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
     if "eval_loss" in found and "loss" not in found:  # a held-out report: its bare `Acc` is the held-out one
         found = {_HELD_OUT_BESIDE.get(name, name): value for name, value in found.items()}
     return (list(found.items()) if found.keys() & _GENERIC_NEEDS else []), cut
+
+
+def _pair_name(lowered: str, kind: str) -> str | None:
+    """The metric a generic line's key names (`lowered`: the key in lower case; `kind`: the word before a loss, if
+    any), None for a loss that is not the training loss."""
+    if lowered.replace("_", " ") == "loss scale":  # a dynamic loss scale (CPM-2's `| loss scale 1024.0 |`)
+        return "loss_scale"
+    if _CROSS_ENTROPY_NAME.fullmatch(lowered):
+        return _CRITERION_LOSS  # the loss only where no plain one is printed beside it (`_generic_pairs`)
+    if "loss" in lowered:
+        if kind and kind not in _LOSS_KINDS:
+            return None  # `aux loss`, `kl loss`, `scaled loss`: not the training loss
+        return "eval_loss" if HELD_OUT.search(lowered) else "loss"
+    if lowered.endswith("reward") and ("chosen" in lowered or "rejected" in lowered):
+        # a preference trainer's implicit reward of each side of its pairs (mlx-lm's DPO `Chosen reward -8.05`),
+        # TRL's rewards/chosen: no RL reward to rise
+        side = "rewards/chosen" if "chosen" in lowered else "rewards/rejected"
+        return "eval_" + side if HELD_OUT.match(lowered) else side
+    if lowered.endswith("lr"):  # `lr`, or the first of several groups' (`backbone_lr 9.67e-06  proj_lr ...`)
+        return "learning_rate"
+    # a held-out split's perplexity or accuracy is an eval metric (`valid ppl`)
+    split, _, base = lowered.replace("_", " ").rpartition(" ")
+    name = _GENERIC_NAMES.get(lowered.replace("_", " ")) or _GENERIC_NAMES[base]
+    return "eval_" + name if HELD_OUT.search(split) else name
 
 
 # A perplexity named by its split (`Train perplexity: 1439.57`, `Validation perplexity: 1005.25`: the KU Leuven RNN-LM
