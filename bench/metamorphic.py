@@ -723,11 +723,11 @@ def _src_lines(text: str) -> list[str]:
 def _judged_cells(nb: dict, path: Path) -> list[int]:
     """The indices (in the cell list) of the cells of the training the tool judges (its last), by the reader's own
     split of the notebook into trainings; [] where it finds none."""
-    from forensics.ingest import notebook_outputs, notebook_trainings
-    cells = _nb_cells(nb)
-    shown = [[notebook_outputs.output_text(o) for o in notebook_outputs.cell_outputs(c)] for c in cells
-             if isinstance(c, dict)]
-    runs = notebook_trainings.trainings(shown, path)
+    from forensics.ingest import notebook, notebook_outputs, notebook_trainings
+    cells = [c for c in _nb_cells(nb) if isinstance(c, dict)]
+    shown = [[notebook_outputs.output_text(o) for o in notebook_outputs.cell_outputs(c)] for c in cells]
+    # the reader's own arguments: a training function's closing held-out losses split trainings too
+    runs = notebook_trainings.trainings(shown, path, notebook._closing_evals(cells), cells)
     return runs[-1] if runs else []
 
 
