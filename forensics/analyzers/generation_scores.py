@@ -134,8 +134,8 @@ def _never_scored(name: str, score: pd.Series, flat: Finding) -> Finding:
     message = (f"{name} was never above {format_number(top)} at any of its {len(score)} evaluations (steps "
                f"{int(score.index[0])} to {int(score.index[-1])}; {format_number(float(score.iloc[-1]))} at the last): "
                "the model's generations share next to nothing with the references by the run's own measure, and "
-               f"the loss did not fall (about {format_number(flat.evidence['head'])} over the first logged points, "
-               f"{format_number(flat.evidence['tail'])} over the last): it never learned the task. Check the learning "
+               f"the loss did not fall (from about {format_number(flat.evidence['head'])} to "
+               f"{format_number(flat.evidence['tail'])}): it never learned the task. Check the learning "
                "rate, the tokenizer and the labels fed to the decoder, and a few decoded outputs.")
     return Finding("never_learned", "error", flat.step, message, end_step=flat.end_step, metric=name,
                    evidence={"score_max": top, "score_last": float(score.iloc[-1]), "evaluations": int(len(score)),

@@ -154,11 +154,24 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
     noise = point_noise(pair_means_if_alternating(without_blips(loss)).to_numpy(dtype="float64"))  # (as read)
     said = (f"the loss fell no more than its own step-to-step noise explains (about {format_number(noise)} a point): "
             if moved else "the loss did not fall: ")
-    message = (f"{said}about {format_number(head)} over the first logged points and {format_number(tail)} over the "
-               f"last ({len(loss)} points, steps {int(loss.index[0])} to {int(loss.index[-1])}){_dip_said(loss)}, "
+    message = (f"{said}{_ends_said(loss, head, tail)} ({len(loss)} points, steps {int(loss.index[0])} to "
+               f"{int(loss.index[-1])}){_dip_said(loss)}, "
                f"{_eval_said(eval_loss)}: no evidence the run learned. {_what_to_check(loss)}")
     return [Finding("no_learning_evidence", "warning", int(loss.index[0]), message, end_step=int(loss.index[-1]),
                     metric=LOSS, evidence={"head": head, "tail": tail, "n_points": int(len(loss))})]
+
+
+def _ends_said(loss, head: float, tail: float) -> str:
+    """Where the loss began and ended as `fell_clearly` measured it: the median of its first and last tenths, or its
+    very first point, said as what they are (0xafraidoftime's 10-point log: "about 1.518 over the first logged points"
+    was its first point alone, 1.96 the median of its first quarter)."""
+    series = pair_means_if_alternating(without_blips(loss))
+    k = max(1, len(series) // 10)
+    first_alone = k == 1 or head == float(series.iloc[0]) != float(series.iloc[:k].median())
+    start = (f"{format_number(head)} at its first logged point" if first_alone else
+             f"about {format_number(head)} over its first {k} logged points")
+    end = f"{format_number(tail)} at its last" if k == 1 else f"about {format_number(tail)} over its last {k}"
+    return f"{start} and {end}"
 
 
 def _held_out_flat(loss, eval_loss, head: float, tail: float, train_fell: bool) -> Finding:

@@ -210,7 +210,7 @@ def _finding(name: str, series: pd.Series, bad: np.ndarray) -> Finding:
     ends_finite = bool(np.isfinite(values[-1]))
     word = format_number(values[first])
     prior = (f"last finite {format_number(last_finite[0])} at step {last_finite[1]}" if last_finite
-             else "never finite before")
+             else "never finite before" if first else "already at its first logged value")  # none before it
     tail_start = true_runs(bad)[-1][0]
     if ends_finite:
         message = (f"{name} is {word} at step {int(steps[first])} ({plural(int(bad.sum()), 'non-finite point')} "

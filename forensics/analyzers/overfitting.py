@@ -171,10 +171,20 @@ def _overfit_finding(name: str, evals, train, best_pos: int, best: float, k: int
     rises = (f"rises to {format_number(end)} at step {last_step}, its last evaluation ({format_ratio(end, best)}),"
              if rise_step == last_step else f"rises from step {rise_step} to {span}")
     message = (f"{name} is lowest at step {best_step} ({format_number(lowest)}{level}) and {rises} {trend}. The "
-               f"checkpoint near step {best_step} generalises best; fewer epochs, a lower learning rate, more data or "
-               "regularisation would help.")
+               f"checkpoint near step {best_step} generalises best; {_remedy(train_fell)}")
     return Finding("overfitting", "warning", rise_step, message, end_step=last_step, metric=name,
                    evidence={"best_eval_loss": best, "best_step": best_step, "end_eval_loss": end})
+
+
+def _remedy(train_fell: bool) -> str:
+    """What would help: the cures of overfitting where the training loss fell on; where it got worse too the model
+    fitted its training data no better, so more data or regularisation (which make that fit harder) cure nothing,
+    and what is left is to stop sooner or take smaller steps (AlexCheema_RetroInference: both losses rose for 15
+    epochs)."""
+    if train_fell:
+        return "fewer epochs, a lower learning rate, more data or regularisation would help."
+    return ("fewer epochs or a lower (or decaying) learning rate would help, not more data or regularisation: those "
+            "cure a model that fits its training data too well, and this one got worse on it too.")
 
 
 def _climbing_alone(name: str, evals, thresholds: Thresholds) -> list[Finding]:

@@ -102,7 +102,7 @@ def detect_skipped_steps(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     shown = ", ".join(str(s) for s in steps[:8]) + (" ..." if len(steps) > 8 else "")
     lr_note = " and a learning rate that did not advance" if any(stalls) else ""
     message = (f"grad_norm was non-finite at {plural(len(steps), 'isolated step')} ({shown}) with a finite loss"
-               f"{lr_note}: {_scaler_verdict(calibrating)}.")
+               f"{lr_note}: {_scaler_verdict(calibrating, len(steps))}.")
     evidence = {
         "steps": steps, "count": len(steps), "grad_norm": [format_number(grad.loc[s]) for s in steps],
         "loss": [float(metrics[LOSS].loc[s]) for s in steps], "lr_stalled": stalls, "at_restart": calibrating,
@@ -111,11 +111,14 @@ def detect_skipped_steps(metrics: Metrics, thresholds: Thresholds) -> list[Findi
                     end_step=steps[-1] if len(steps) > 1 else None, metric=GRAD_NORM, evidence=evidence)]
 
 
-def _scaler_verdict(calibrating: bool) -> str:
+def _scaler_verdict(calibrating: bool, count: int) -> str:
+    """What the skips were; `count` of them, so that one skip is said as one ("that optimizer step")."""
+    steps, updates = ("that optimizer step", "that update") if count == 1 else \
+        ("those optimizer steps", "those updates")
     if calibrating:
-        return ("the fp16 loss scaler calibrating after a (re)start skipped those optimizer steps (expected of a "
-                "fresh scaler, but those updates did not happen)")
-    return "the fp16 loss scaler skipped those optimizer steps and the run went on"
+        return (f"the fp16 loss scaler calibrating after a (re)start skipped {steps} (expected of a "
+                f"fresh scaler, but {updates} did not happen)")
+    return f"the fp16 loss scaler skipped {steps} and the run went on"
 
 
 SKIPPED_COUNT = "skipped_iterations"
@@ -137,7 +140,7 @@ def _counted_skips(metrics: Metrics) -> list[Finding]:
     total = int(counted.sum())
     shown = ", ".join(f"{int(n)} by step {s}" for s, n in zip(steps[:6], counted.to_numpy()[:6]))
     message = (f"{plural(total, 'optimizer update')} skipped, as the log counts them ({shown}"
-               f"{' ...' if len(steps) > 6 else ''}): {_scaler_verdict(calibrating)}.")
+               f"{' ...' if len(steps) > 6 else ''}): {_scaler_verdict(calibrating, total)}.")
     return [Finding("skipped_steps", "warning", steps[0], message, end_step=steps[-1] if len(steps) > 1 else None,
                     metric=SKIPPED_COUNT, evidence={"steps": steps, "count": total, "at_restart": calibrating,
                                                     "counted_by_the_log": True})]
@@ -169,7 +172,7 @@ def _deepspeed_skips(metrics: Metrics) -> list[Finding]:
     total, last = int(counts.iloc[-1]), int(steps[-1])
     first = int(steps[np.flatnonzero(skipped > 0)[0]])
     message = (f"DeepSpeed counted {plural(total, 'skipped optimizer update')} of {last} (first by step {first}): "
-               f"{_scaler_verdict(first == int(steps[0]) and total <= _ALL_SKIPPED_STRETCH // 2)}.")
+               f"{_scaler_verdict(first == int(steps[0]) and total <= _ALL_SKIPPED_STRETCH // 2, total)}.")
     return [Finding("skipped_steps", "warning", first, message, end_step=last, metric=DEEPSPEED_SKIPPED,
                     evidence={"count": total, "of_steps": last, "counted_by_the_log": True})]
 

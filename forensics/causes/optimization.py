@@ -150,7 +150,8 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
     else:
         target = ranges_in_words(method, profile_of(facts)[1], ranges, unknown="(the method is unknown)")
         scope = scope_of(facts, method)
-        advice = f"Lower the learning rate ({target}{'; those are ' + scope if scope else ''}); {steadying}"
+        # (the scope is a parenthesis of its own: inside the target's it nested two deep)
+        advice = f"Lower the learning rate ({target}){'; those are ' + scope if scope else ''}; {steadying}"
     resume = resume_advice(facts)  # only a checkpoint saved before the trouble, named; none for a run that got past it
     return advice + (f", and {resume}" if resume else "") + "."
 
@@ -172,7 +173,8 @@ def rate_for_the_run(facts: Facts) -> str:
     ranges = run_ranges(facts)
     what, peak = ranges_in_words(method, objective, ranges), peak_lr(facts)[0]
     if peak is None:
-        return f"check the learning rate against the usual {what} (the run's rate is not in its files)"
+        # "not in its files" would be a claim about files the reader may not have parsed (a DeepSpeed line's lr=[...])
+        return f"check the learning rate against the usual {what} (no learning rate was read from the run's files)"
     if peak < ranges[0].low:
         return f"the learning rate ({evidence_value(peak)}) is below the usual {what}: a lower one is no fix"
     if peak <= ranges[0].high:

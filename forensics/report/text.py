@@ -17,7 +17,7 @@ from ..analyzers import SUMMARY_KINDS
 from ..causes.logged_loss import LOGGING_CAUSES
 from ..analyzers.metrics import format_number, params_in_words
 from ..timeline import Timeline
-from .notation import block_ranges, plural, printable, shown_path
+from .notation import block_ranges, clause_end, plural, printable, shown_path
 from ..causes.roles import about_the_log, cause_role, leading_cause
 from .story import Story, build_story, incident_chain
 
@@ -200,9 +200,15 @@ def _next(analysis, top) -> str:
 def _row(label: str, text: str, clip: bool = False, max_lines: int | None = None) -> list[str]:
     lines = _wrap(label.ljust(LABEL), text, indent=LABEL)
     limit = 1 if clip else max_lines
-    if limit is not None and len(lines) > limit:
-        return lines[:limit - 1] + [lines[limit - 1][:WIDTH - 1] + "…"]
-    return lines
+    if limit is None or len(lines) <= limit:
+        return lines
+    # a row cut short ends where a clause does: "at step…" or "(only fp1…" is no sentence an owner can read
+    kept = " ".join(line[LABEL:] for line in lines[:limit])
+    while True:
+        short = _wrap(label.ljust(LABEL), clause_end(kept) + "…", indent=LABEL)
+        if len(short) <= limit or " " not in kept:
+            return short[:limit]
+        kept = kept.rsplit(" ", 1)[0]
 
 
 def _wrap(prefix: str, text: str, indent: int) -> list[str]:
