@@ -326,3 +326,79 @@ def test_an_uncounted_cell_beside_the_counted_writer_stays_unread(tmp_path):
             "            loss = criterion(model(src, trg), trg)\n        loss.backward()\n        optimizer.step()")
     assert _notebook_counted(tmp_path / "all", counted={0, 1, 2, 3, 4}, extra_cells=(bf16,)).precision == "bf16"
     assert _notebook_counted(tmp_path / "run", counted={0, 1, 2, 3}, extra_cells=(bf16,)).precision != "bf16"
+
+
+# --- a log name a settings module binds, read by the one script that trains ----------------------------------------
+
+_SETTINGS = '''
+from dataclasses import dataclass
+
+
+@dataclass
+class ModelConfig:
+    log_dir: str = "logs"
+    training_log_name: str = "training_metrics.json"
+'''
+
+_TRAINER_READING_IT = '''
+import torch
+from pathlib import Path
+from model import LM
+from utils.config import ModelConfig
+
+config = ModelConfig()
+model = LM(vocab_size=50260)
+optimizer = torch.optim.AdamW(model.parameters(), lr=2e-4)
+logger = Logger(Path(config.log_dir) / config.training_log_name)
+for batch in loader:
+    loss = model(batch)
+    loss.backward()
+    optimizer.step()
+'''
+
+_PLOT_READING_IT = '''
+import json
+import matplotlib.pyplot as plt
+from utils.config import ModelConfig
+
+config = ModelConfig()
+history = json.load(open(f"{config.log_dir}/{config.training_log_name}"))
+plt.plot([row["train_loss"] for row in history])
+'''
+
+
+def _settings_run(folder, scripts: dict[str, str]):
+    import json
+    (folder / "logs").mkdir(parents=True)
+    rows = [{"epoch": i + 1, "train_loss": 7.4 - 0.3 * i, "validation_loss": 4.8 - 0.1 * i} for i in range(10)]
+    (folder / "logs" / "training_metrics.json").write_text(json.dumps(rows))
+    for name, code in {"utils/config.py": _SETTINGS, **scripts}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(code)
+    return forensics.analyze(folder).run_profile
+
+
+def test_the_one_training_script_reading_the_log_name_a_settings_module_binds_writes_it(tmp_path):
+    # harsha-vardhan4_HarshaLM: utils/config.py binds training_log_name = "training_metrics.json"; training/trainer.py
+    # opens its logger on config.training_log_name and trains
+    profile = _settings_run(tmp_path / "run", {"training/trainer.py": _TRAINER_READING_IT,
+                                               "plot.py": _PLOT_READING_IT})
+    assert profile.precision == "fp32"
+    assert "training/trainer.py (the script that writes training_metrics.json" in profile.evidence["precision"]
+
+
+def test_a_script_that_only_reads_the_bound_log_name_is_no_writer(tmp_path):
+    assert _settings_run(tmp_path / "run", {"plot.py": _PLOT_READING_IT}).precision == "unknown"
+
+
+def test_two_training_scripts_reading_the_bound_log_name_leave_it_unread(tmp_path):
+    profile = _settings_run(tmp_path / "run", {"training/trainer.py": _TRAINER_READING_IT,
+                                               "training/trainer_v2.py": _TRAINER_READING_IT})
+    assert profile.precision == "unknown"
+
+
+def test_a_training_script_that_does_not_import_the_settings_module_is_no_writer(tmp_path):
+    # the same attribute name read off another object (its own YAML's settings) is not the bound name
+    own = _TRAINER_READING_IT.replace("from utils.config import ModelConfig", "import yaml").replace(
+        "config = ModelConfig()", "config = Settings(yaml.safe_load(open('run.yaml')))")
+    assert _settings_run(tmp_path / "run", {"training/trainer.py": own}).precision == "unknown"

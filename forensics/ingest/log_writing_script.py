@@ -38,6 +38,8 @@ def log_writing_script_values(root: Path, logs: list[Path], scripts: list[Path],
                   for path, cells in [*_scripts(scripts, names), *_notebooks(quiet_notebooks, names)]]
     writers = [(path, log, cells, trees) for path, cells, trees in candidates
                if (log := _writer_of(trees, names)) is not None]
+    if not writers:
+        writers = _readers_of_a_bound_log_name(root, candidates, scripts, names)
     if len(writers) != 1:
         return None
     path, log, cells, trees = writers[0]
@@ -48,6 +50,57 @@ def log_writing_script_values(root: Path, logs: list[Path], scripts: list[Path],
         values.pop("precision.default_fp32", None)
     source = f"the code of {path.relative_to(root)} (the {kind} that writes {log})"
     return (values, source) if values else None
+
+
+def _readers_of_a_bound_log_name(root: Path, candidates: list, scripts: list[Path], names: set[str]) -> list[tuple]:
+    """Where no script that names a log trains: (path, what it writes, cells, trees) of each script that trains and
+    reads a name a script naming the log binds to it (harsha-vardhan4_HarshaLM's utils/config.py binds
+    `training_log_name: str = "training_metrics.json"`, training/trainer.py opens its logger on
+    `config.training_log_name`, importing utils.config); a script that only reads it (to plot the log) writes
+    nothing, nor one that reads the same name without importing the module that binds it."""
+    bound = {name: (log, path) for path, _, trees in candidates if path.suffix == ".py"
+             for name, log in _names_bound_to_a_log(trees, names)}
+    if not bound:
+        return []
+    binders = {path for _, path in bound.values()}
+    readers = []
+    for path, cells in _scripts([p for p in scripts if p not in binders], set(bound)):
+        trees = parsed_cells(cells)
+        read = {name for name in _read_names(trees) & set(bound) if _imports_module(trees, bound[name][1].stem)}
+        if read and code_trains(trees):
+            name = min(read)
+            log, binder = bound[name]
+            readers.append((path, f"{log}, named by {binder.relative_to(root)}'s {name}", cells, trees))
+    return readers
+
+
+def _names_bound_to_a_log(trees: list[ast.AST], names: set[str]):
+    """(name, log) of each assignment whose value names a log (`LOG = os.path.join(RUNS, "train_log.txt")`, a
+    dataclass field's default)."""
+    for node in (node for tree in trees for node in ast.walk(tree)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        log = _named_log([node.value], names) if targets else None
+        if log is not None:
+            yield from ((target.id, log) for target in targets if isinstance(target, ast.Name))
+
+
+def _imports_module(trees: list[ast.AST], module: str) -> bool:
+    """The code imports the module of that name, or from it (`from utils.config import ModelConfig`, `import config`,
+    `from utils import config`)."""
+    for node in (node for tree in trees for node in ast.walk(tree)):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[-1] == module for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and ((node.module or "").split(".")[-1] == module
+                                                 or any(a.name == module for a in node.names)):
+            return True
+    return False
+
+
+def _read_names(trees: list[ast.AST]) -> set[str]:
+    """The names the code reads, bare or as an attribute (`config.training_log_name`)."""
+    return {node.attr if isinstance(node, ast.Attribute) else node.id for tree in trees for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) or isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
 
 
 def _imports_only_its_own_and_the_standard_library(path: Path, trees: list[ast.AST]) -> bool:
