@@ -198,3 +198,207 @@ def test_discovery_lists_the_small_scripts_of_a_run_folder_and_none_of_a_single_
     assert [p.relative_to(folder.resolve()).as_posix() for p in discover(folder).scripts] == [
         "a.py", "scripts/train.py"]
     assert discover(folder / "outputs" / "loss_log.csv").scripts == []
+
+
+# --- session 31 (fx-as118): a JSONL log, a script's `%`-formatting continuation line ----------------------------
+
+_OWN_LOOP = '''
+import json
+import torch
+from model import GPT
+
+model = GPT.load("base.pth")
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-7)
+for i in range(100):
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(*loader.next_batch())
+    loss.backward()
+    optimizer.step()
+    print("step %d loss %.4f"{newline}% (i, loss.item()))
+    with open(f"{{log_dir}}/{log}", "a") as f:
+        f.write(json.dumps({{"step": i, "train_loss": loss.item()}}) + "\\n")
+'''
+
+
+def _jsonl_run(folder, scripts: dict[str, str]):
+    (folder / "logs").mkdir(parents=True)
+    rows = "".join('{"step": %d, "train_loss": %.4f}\n' % (16 * i, 2.9 - 0.02 * i) for i in range(30))
+    (folder / "logs" / "training_log.jsonl").write_text(rows)
+    for name, code in scripts.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(code)
+    return forensics.analyze(folder).run_profile
+
+
+def test_the_script_that_appends_a_jsonl_log_gives_its_precision(tmp_path):
+    # feljost_fgpt's instruct_train.py appends f"{log_dir}/training_log.jsonl" under a bfloat16 autocast
+    code = _OWN_LOOP.format(log="training_log.jsonl", newline=" ")
+    profile = _jsonl_run(tmp_path / "run", {"src/instruct_train.py": code})
+    assert profile.precision == "bf16"
+    assert "src/instruct_train.py (the script that writes training_log.jsonl)" in profile.evidence["precision"]
+
+
+def test_a_script_that_appends_another_jsonl_says_nothing_of_the_log(tmp_path):
+    code = _OWN_LOOP.format(log="eval_log.jsonl", newline=" ")
+    profile = _jsonl_run(tmp_path / "run", {"src/instruct_train.py": code})
+    assert profile.precision == "unknown"
+
+
+def test_a_script_whose_line_starts_with_a_percent_continuation_is_read_as_python(tmp_path):
+    # Rogithgoud_text-transformer's train.py: `print("... %d" \n % (...))` - a Python line, not an IPython magic;
+    # blanking it left the whole script unparsed
+    code = _OWN_LOOP.format(log="training_log.jsonl", newline="\n          ")
+    assert "\n          % (i" in code
+    assert _jsonl_run(tmp_path / "run", {"train.py": code}).precision == "bf16"
+
+
+_PURE_PYTHON = '''
+import json
+import os
+import random
+{extra}
+from model import Model
+from optim import Adam
+
+model = Model(vocab_size=65, d_model=32)
+opt = Adam(model.parameters(), lr=3e-3)
+for step in range(1, 2001):
+    model.zero_grad()
+    loss, dlogits = model.loss(random.random())
+    model.backward(dlogits)
+    opt.step()
+    with open(os.path.join("runs", "train_log.txt"), "a") as f:
+        f.write("%d\\t%.6f\\n" % (step, loss))
+'''
+
+
+def _pure_python_run(folder, extra: str):
+    (folder / "runs").mkdir(parents=True)
+    rows = "".join(f"{25 * i + 1}\t{4.2 - 0.05 * i:.4f}\n" for i in range(30))
+    (folder / "runs" / "train_log.txt").write_text("step\ttrain_loss\n" + rows)
+    (folder / "src").mkdir()
+    (folder / "src" / "train.py").write_text(_PURE_PYTHON.format(extra=extra))
+    for own in ("model", "optim"):
+        (folder / "src" / f"{own}.py").write_text("class Model:\n    pass\n")
+    return forensics.analyze(folder).run_profile
+
+
+def test_a_pure_python_training_script_says_no_float32(tmp_path):
+    # Rogithgoud_text-transformer's train.py: standard library and its own modules only; Python's floats are 64-bit,
+    # so "nothing below float32 asked for" is no fp32 - it says no precision of the profile's terms
+    profile = _pure_python_run(tmp_path / "run", "")
+    assert "src/train.py (the script that writes train_log.txt)" in profile.evidence["method"]
+    assert profile.precision == "unknown"
+
+
+def test_the_same_loop_importing_torch_is_fp32(tmp_path):
+    assert _pure_python_run(tmp_path / "run", "import torch").precision == "fp32"
+
+
+def _notebook_counted(folder, counted: set[int], extra_cells: tuple[str, ...] = ()):
+    """The seq2seq notebook writing logs/train_metrics.csv, with a pip cell first, no outputs, and execution counts
+    only on the cells of `counted` (by position)."""
+    import json
+    (folder / "logs").mkdir(parents=True)
+    rows = "".join(f"{i + 1},{5.6 - 0.1 * i:.4f},{5.9 - 0.02 * i:.4f}\n" for i in range(10))
+    (folder / "logs" / "train_metrics.csv").write_text("epoch,train_loss,val_loss\n" + rows)
+    sources = ["!pip install sacrebleu", *(c.format(log="logs/train_metrics.csv") for c in _SEQ2SEQ_CELLS),
+               *extra_cells]
+    cells = [{"cell_type": "code", "execution_count": i + 1 if i in counted else None, "metadata": {},
+              "outputs": [], "source": code} for i, code in enumerate(sources)]
+    (folder / "train.ipynb").write_text(json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5,
+                                                    "metadata": {}}))
+    return forensics.analyze(folder).run_profile
+
+
+def test_a_notebook_whose_counted_cells_never_wrote_the_log_is_read_whole(tmp_path):
+    # MohammadAnsariShiri_Enhanced-BioBART's notebook: only its pip cell carries a count, no cell an output, yet the
+    # log its training cell names sits in the run: that cell ran in a session the saved counts do not record
+    profile = _notebook_counted(tmp_path / "run", counted={0})
+    assert profile.precision == "fp32"
+    assert "train.ipynb (the notebook that writes train_metrics.csv)" in profile.evidence["precision"]
+
+
+def test_an_uncounted_cell_beside_the_counted_writer_stays_unread(tmp_path):
+    # the counted cells wrote the log: a cell without a count beside them (a bfloat16 variant) did not run with them
+    bf16 = ("for epoch in range(10):\n    for src, trg in loader:\n"
+            "        with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "            loss = criterion(model(src, trg), trg)\n        loss.backward()\n        optimizer.step()")
+    assert _notebook_counted(tmp_path / "all", counted={0, 1, 2, 3, 4}, extra_cells=(bf16,)).precision == "bf16"
+    assert _notebook_counted(tmp_path / "run", counted={0, 1, 2, 3}, extra_cells=(bf16,)).precision != "bf16"
+
+
+# --- a log name a settings module binds, read by the one script that trains ----------------------------------------
+
+_SETTINGS = '''
+from dataclasses import dataclass
+
+
+@dataclass
+class ModelConfig:
+    log_dir: str = "logs"
+    training_log_name: str = "training_metrics.json"
+'''
+
+_TRAINER_READING_IT = '''
+import torch
+from pathlib import Path
+from model import LM
+from utils.config import ModelConfig
+
+config = ModelConfig()
+model = LM(vocab_size=50260)
+optimizer = torch.optim.AdamW(model.parameters(), lr=2e-4)
+logger = Logger(Path(config.log_dir) / config.training_log_name)
+for batch in loader:
+    loss = model(batch)
+    loss.backward()
+    optimizer.step()
+'''
+
+_PLOT_READING_IT = '''
+import json
+import matplotlib.pyplot as plt
+from utils.config import ModelConfig
+
+config = ModelConfig()
+history = json.load(open(f"{config.log_dir}/{config.training_log_name}"))
+plt.plot([row["train_loss"] for row in history])
+'''
+
+
+def _settings_run(folder, scripts: dict[str, str]):
+    import json
+    (folder / "logs").mkdir(parents=True)
+    rows = [{"epoch": i + 1, "train_loss": 7.4 - 0.3 * i, "validation_loss": 4.8 - 0.1 * i} for i in range(10)]
+    (folder / "logs" / "training_metrics.json").write_text(json.dumps(rows))
+    for name, code in {"utils/config.py": _SETTINGS, **scripts}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(code)
+    return forensics.analyze(folder).run_profile
+
+
+def test_the_one_training_script_reading_the_log_name_a_settings_module_binds_writes_it(tmp_path):
+    # harsha-vardhan4_HarshaLM: utils/config.py binds training_log_name = "training_metrics.json"; training/trainer.py
+    # opens its logger on config.training_log_name and trains
+    profile = _settings_run(tmp_path / "run", {"training/trainer.py": _TRAINER_READING_IT,
+                                               "plot.py": _PLOT_READING_IT})
+    assert profile.precision == "fp32"
+    assert "training/trainer.py (the script that writes training_metrics.json" in profile.evidence["precision"]
+
+
+def test_a_script_that_only_reads_the_bound_log_name_is_no_writer(tmp_path):
+    assert _settings_run(tmp_path / "run", {"plot.py": _PLOT_READING_IT}).precision == "unknown"
+
+
+def test_two_training_scripts_reading_the_bound_log_name_leave_it_unread(tmp_path):
+    profile = _settings_run(tmp_path / "run", {"training/trainer.py": _TRAINER_READING_IT,
+                                               "training/trainer_v2.py": _TRAINER_READING_IT})
+    assert profile.precision == "unknown"
+
+
+def test_a_training_script_that_does_not_import_the_settings_module_is_no_writer(tmp_path):
+    # the same attribute name read off another object (its own YAML's settings) is not the bound name
+    own = _TRAINER_READING_IT.replace("from utils.config import ModelConfig", "import yaml").replace(
+        "config = ModelConfig()", "config = Settings(yaml.safe_load(open('run.yaml')))")
+    assert _settings_run(tmp_path / "run", {"training/trainer.py": own}).precision == "unknown"

@@ -7,13 +7,16 @@ script is taken as the log's writer only where a string in its code is the log's
 (`Path("outputs/loss_log.csv").open("w")`, `OUTPUT_DIR / "training_history.csv"`): any other script of a repository
 (a later DPO stage, an evaluation) says nothing of this run. A notebook that printed no training (discovery's quiet
 notebooks) but whose cells that ran name the log is read the same way (teddydog23's train.ipynb writes
-logs/train_metrics.csv). Where several name the log, none is read (which one wrote it is not said). Parsed with
-`ast`, never run; `notebook_code.code_values` reads a script as one cell that ran, with no outputs (the machine's
-tests stay unanswered).
+logs/train_metrics.csv); where none of its cells that ran names the log, its counts are of another session and its
+code is read whole, as a script's (`_read_whole`). Where several name the log, none is read (which one wrote it is not
+said). Parsed with `ast`, never run; `notebook_code.code_values` reads a script as one cell that ran, with no outputs
+(the machine's tests stay unanswered). A script that imports only Python's own library and modules beside it trains
+in no tensor library: its loop asking for nothing lower says no fp32 (Python's floats are 64-bit).
 """
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 from ..errors import UnreadableFile
@@ -28,19 +31,92 @@ def log_writing_script_values(root: Path, logs: list[Path], scripts: list[Path],
     """(the code's values, what says them) of the one script of `scripts` (discovery's small .py files under `root`),
     or notebook showing no training, whose code names a log of `logs` (module docstring), where it holds any; else
     None."""
-    names = {p.name for p in logs if p.suffix.lower() in (".csv", ".tsv", ".json", ".txt", ".log")}
+    names = {p.name for p in logs if p.suffix.lower() in (".csv", ".tsv", ".json", ".jsonl", ".txt", ".log")}
     if not names:
         return None
-    writers = [(path, log, cells) for path, cells in [*_scripts(scripts, names), *_notebooks(quiet_notebooks)]
-               if (log := _writer_of(parsed_cells(cells), names)) is not None]
+    candidates = [(path, cells, parsed_cells(cells))
+                  for path, cells in [*_scripts(scripts, names), *_notebooks(quiet_notebooks, names)]]
+    writers = [(path, log, cells, trees) for path, cells, trees in candidates
+               if (log := _writer_of(trees, names)) is not None]
+    if not writers:
+        writers = _readers_of_a_bound_log_name(root, candidates, scripts, names)
     if len(writers) != 1:
         return None
-    path, log, cells = writers[0]
+    path, log, cells, trees = writers[0]
     # (no outputs: a script prints nowhere the copy keeps, a quiet notebook printed no training)
     values = notebook_code.code_values(cells, "")
     kind = "notebook" if path.suffix == ".ipynb" else "script"
+    if kind == "script" and _imports_only_its_own_and_the_standard_library(path, trees):
+        values.pop("precision.default_fp32", None)
     source = f"the code of {path.relative_to(root)} (the {kind} that writes {log})"
     return (values, source) if values else None
+
+
+def _readers_of_a_bound_log_name(root: Path, candidates: list, scripts: list[Path], names: set[str]) -> list[tuple]:
+    """Where no script that names a log trains: (path, what it writes, cells, trees) of each script that trains and
+    reads a name a script naming the log binds to it (harsha-vardhan4_HarshaLM's utils/config.py binds
+    `training_log_name: str = "training_metrics.json"`, training/trainer.py opens its logger on
+    `config.training_log_name`, importing utils.config); a script that only reads it (to plot the log) writes
+    nothing, nor one that reads the same name without importing the module that binds it."""
+    bound = {name: (log, path) for path, _, trees in candidates if path.suffix == ".py"
+             for name, log in _names_bound_to_a_log(trees, names)}
+    if not bound:
+        return []
+    binders = {path for _, path in bound.values()}
+    readers = []
+    for path, cells in _scripts([p for p in scripts if p not in binders], set(bound)):
+        trees = parsed_cells(cells)
+        read = {name for name in _read_names(trees) & set(bound) if _imports_module(trees, bound[name][1].stem)}
+        if read and code_trains(trees):
+            name = min(read)
+            log, binder = bound[name]
+            readers.append((path, f"{log}, named by {binder.relative_to(root)}'s {name}", cells, trees))
+    return readers
+
+
+def _names_bound_to_a_log(trees: list[ast.AST], names: set[str]):
+    """(name, log) of each assignment whose value names a log (`LOG = os.path.join(RUNS, "train_log.txt")`, a
+    dataclass field's default)."""
+    for node in (node for tree in trees for node in ast.walk(tree)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        log = _named_log([node.value], names) if targets else None
+        if log is not None:
+            yield from ((target.id, log) for target in targets if isinstance(target, ast.Name))
+
+
+def _imports_module(trees: list[ast.AST], module: str) -> bool:
+    """The code imports the module of that name, or from it (`from utils.config import ModelConfig`, `import config`,
+    `from utils import config`)."""
+    for node in (node for tree in trees for node in ast.walk(tree)):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[-1] == module for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and ((node.module or "").split(".")[-1] == module
+                                                 or any(a.name == module for a in node.names)):
+            return True
+    return False
+
+
+def _read_names(trees: list[ast.AST]) -> set[str]:
+    """The names the code reads, bare or as an attribute (`config.training_log_name`)."""
+    return {node.attr if isinstance(node, ast.Attribute) else node.id for tree in trees for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) or isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def _imports_only_its_own_and_the_standard_library(path: Path, trees: list[ast.AST]) -> bool:
+    """The script imports no package but Python's own and modules beside it: no tensor library whose default is
+    float32 (Rogithgoud_text-transformer's pure-Python transformer computes in Python's 64-bit floats), so a loop that
+    asks for nothing lower says no precision (a module of its own that imports one is not read here)."""
+    tops = {alias.name.split(".")[0] for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Import)
+            for alias in node.names}
+    tops |= {node.module.split(".")[0] for tree in trees for node in ast.walk(tree)
+             if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    return all(top in sys.stdlib_module_names or _beside(path, top) for top in tops)
+
+
+def _beside(path: Path, module: str) -> bool:
+    """A module of the script's own folder (`from model import Model` beside src/model.py)."""
+    return (path.parent / f"{module}.py").is_file() or (path.parent / module).is_dir()
 
 
 def _scripts(paths: list[Path], names: set[str]):
@@ -57,8 +133,9 @@ def _scripts(paths: list[Path], names: set[str]):
             yield path, [{"cell_type": "code", "execution_count": 1, "outputs": [], "source": code}]
 
 
-def _notebooks(paths: list[Path]):
-    """(path, its cells) of each notebook that reads as one."""
+def _notebooks(paths: list[Path], names: set[str]):
+    """(path, its cells) of each notebook that reads as one; where no cell that ran names a log of `names`, every
+    code cell as one that ran (`_read_whole`)."""
     for path in paths:
         try:
             notebook = notebook_object(path)[0]
@@ -66,7 +143,17 @@ def _notebooks(paths: list[Path]):
             continue
         cells = notebook.get("cells") if isinstance(notebook, dict) else None
         if isinstance(cells, list):
-            yield path, [cell for cell in cells if isinstance(cell, dict)]
+            cells = [cell for cell in cells if isinstance(cell, dict)]
+            yield path, cells if _named_log(parsed_cells(cells), names) else _read_whole(cells)
+
+
+def _read_whole(cells: list[dict]) -> list[dict]:
+    """The cells, each code cell counted in its place. A notebook whose cells that ran name no log of the run printed
+    no training either (a quiet notebook): its counts are of a session that did not write the log (MohammadAnsariShiri
+    _Enhanced-BioBART's notebook counts only its `!pip install` cell), so the cell that names the log, where one does,
+    ran in a session the file no longer records - its code is read whole, as a script's is."""
+    return [dict(cell, execution_count=i + 1) if cell.get("cell_type") == "code" else cell
+            for i, cell in enumerate(cells)]
 
 
 def _writer_of(trees: list[ast.AST], names: set[str]) -> str | None:

@@ -99,8 +99,24 @@ def _sole_definers_of_names_read_later(code: list[dict], ran: set[int]) -> set[i
 def python_of(source: str) -> str:
     """A cell's source as Python: shell and magic lines blanked, then the indent every line shares removed - IPython
     runs a cell indented as a whole (Abeshith_FineTuning_LanguageModels: ' training_args = TrainingArguments(..., fp16
-    = True)', one space on every line, ran and fed the SFTTrainer), which `ast.parse` rejects ('unexpected indent')."""
-    return textwrap.dedent("\n".join("" if SHELL_OR_MAGIC.match(line) else line for line in source.splitlines()))
+    = True)', one space on every line, ran and fed the SFTTrainer), which `ast.parse` rejects ('unexpected indent').
+    IPython reads `%` and `!` as its own only where a statement starts: where blanking such lines breaks code that
+    parses as it stands, they were Python (Rogithgoud_text-transformer's train.py continues a `print("... %d"` on a
+    line that starts `% (len(text), ...)`), and the source is kept whole."""
+    lines = source.splitlines()
+    kept = ["" if SHELL_OR_MAGIC.match(line) else line for line in lines]
+    python = textwrap.dedent("\n".join(kept))
+    if kept != lines and not _parses(python) and _parses(source):
+        return source
+    return python
+
+
+def _parses(code: str) -> bool:
+    try:
+        parse_quietly(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return True
 
 
 def quiet_tree(cell: dict) -> ast.Module:
