@@ -198,3 +198,15 @@ def test_discovery_lists_the_small_scripts_of_a_run_folder_and_none_of_a_single_
     assert [p.relative_to(folder.resolve()).as_posix() for p in discover(folder).scripts] == [
         "a.py", "scripts/train.py"]
     assert discover(folder / "outputs" / "loss_log.csv").scripts == []
+
+
+def test_the_script_that_writes_a_json_lines_log_gives_the_profile(tmp_path):
+    # AS119 (WFJKK_vlm-spatial-bottleneck): train_grpo_custom.py appends checkpoints/training_log.jsonl
+    run = tmp_path / "run"
+    (run / "outputs").mkdir(parents=True)
+    lines = "".join(f'{{"step": {10 * (i + 1)}, "loss": {4.0 - 0.03 * i:.4f}}}\n' for i in range(30))
+    (run / "outputs" / "loss_log.jsonl").write_text(lines)
+    (run / "train.py").write_text(_QLORA_SFT.format(log="loss_log.jsonl"))
+    profile = forensics.analyze(run).run_profile
+    assert (profile.method, profile.precision) == ("qlora", "bf16")
+    assert "train.py (the script that writes loss_log.jsonl)" in profile.evidence["precision"]

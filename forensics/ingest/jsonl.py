@@ -7,7 +7,8 @@ file logger's `{"step": N, "data": {...}}` lines are read as their data (a null 
 A file where no line names a step but each its epoch (the log.txt of DINO, DeiT, MAE, ConvNeXt, MoCo v3 and other Meta
 research repositories: `{"train_loss": X, "train_lr": Y, "test_loss": Z, "epoch": N}`, one line an epoch) is read at
 its epochs. Where no key is the loss, a `train_` one is (`train_loss`), and a held-out split's (`val_loss`,
-`test_loss`) the eval loss, and so an `nll` / `val_nll` (`json_history.with_loss_names`). An opening config record
+`test_loss`) the eval loss, and so an `nll` / `val_nll` (`json_history.with_loss_names`); then one named for how it was
+taken (`avg_loss`), and an RL loop's `avg_reward` beside the group it sampled (`taken_names`). An opening config record
 (`log_config_record`) is kept for the run's config.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..timeline import LogRecords
 from ._jsonlines import read_jsonl
 from .json_history import with_loss_names
 from .log_config_record import opening_config
+from .taken_names import with_taken_names
 
 FORMAT = "jsonl"
 STEP_KEYS = JSON_LINE_STEP_KEYS
@@ -50,7 +52,7 @@ def _flat(objects: list[dict]) -> list[dict]:
     experiment_log.jsonl: `{"step": 3, "actor": {"pg_loss": 0.06}, "critic": {"score": {"mean": 0.1}}}`)."""
     flat = [_flattened(obj) if any(isinstance(v, dict) for v in obj.values()) else obj
             for obj in _step_and_data(objects)]
-    return with_loss_names(flat) or flat
+    return with_taken_names(with_loss_names(flat) or flat)
 
 
 def _flattened(obj: dict, prefix: str = "") -> dict:
