@@ -305,8 +305,28 @@ def is_taken_training_loss(name: str) -> bool:
     >>> [is_taken_training_loss(n) for n in ("avg_loss", "iters_average_Loss", "val_avg_loss", "packet_loss")]
     [True, True, False, False]
     """
+    return _taken(name, "_loss", _TAKEN_LOSS_KINDS)
+
+
+# How an RL loop's reward was taken, by the same rule: the mean over its sampled completions (`avg_reward`,
+# `mean_reward`). `train` is no such word here: a split names no average of samples
+_TAKEN_REWARD_KINDS = frozenset({"avg", "average", "mean", "running", "batch"})
+
+
+def is_taken_reward(name: str) -> bool:
+    """Whether a name is a reward named for how it was taken (`avg_reward`, `mean_reward`): the word before `_reward`
+    says so and no word says a held-out split. The best of a group (`best_reward`), one term of the reward
+    (`avg_format_reward`) or its spread (`avg_reward_std`) is none.
+
+    >>> [is_taken_reward(n) for n in ("avg_reward", "best_reward", "avg_format_reward", "val_mean_reward")]
+    [True, False, False, False]
+    """
+    return _taken(name, "_reward", _TAKEN_REWARD_KINDS)
+
+
+def _taken(name: str, suffix: str, kinds: frozenset) -> bool:
     low = name.lower()
-    return (low.endswith("_loss") and low[:-len("_loss")].rsplit("_", 1)[-1] in _TAKEN_LOSS_KINDS
+    return (low.endswith(suffix) and low[:-len(suffix)].rsplit("_", 1)[-1] in kinds
             and not _HELD_OUT_WORDS.intersection(low.split("_")))
 
 
@@ -360,3 +380,30 @@ def series_names_a_loss(stem: str) -> bool:
     [True, True, True, False, False]
     """
     return tracker_metric_names([stem])[0] in ("loss", "eval_loss")
+
+
+# A long ("tidy") metric table: one row per metric per step, the metric named in a column of its own - MLflow's metric
+# history (its REST get-history and MlflowClient.get_metric_history: key, value, timestamp, step), TensorBoard's
+# experiment.get_scalars() frame (run, tag, step, value), a `Name,Value,Timestamp,Step` export (AS119:
+# giganticode_rafael-experiments). Its header has one column of each needed role, at most one of each optional one,
+# and nothing else: a column of no role (a label, a text) makes it some other table.
+_LONG_TABLE_ROLES = {"name": frozenset({"name", "key", "metric", "metric_name", "tag"}), "value": frozenset({"value"}),
+                     "step": frozenset(TABLE_STEP_COLUMNS) | {"epoch"},
+                     "time": frozenset({"timestamp", "wall_time", "time"}), "run": frozenset({"run", "run_id"})}
+_LONG_TABLE_NEEDED = ("name", "value", "step")
+
+
+def long_table_columns(header: list[str]) -> dict[str, int] | None:
+    """{role: column index} of a long metric table's header (roles name, value, step, and optionally time, run);
+    None where the header is not one.
+
+    >>> long_table_columns(["Name", "Value", "Timestamp", "Step"]), long_table_columns(["name", "value"])
+    ({'name': 0, 'value': 1, 'time': 2, 'step': 3}, None)
+    """
+    roles: dict[str, int] = {}
+    for index, cell in enumerate(header):
+        role = next((r for r, names in _LONG_TABLE_ROLES.items() if table_column(cell) in names), None)
+        if role is None or role in roles:
+            return None
+        roles[role] = index
+    return roles if all(r in roles for r in _LONG_TABLE_NEEDED) else None

@@ -402,3 +402,15 @@ def test_a_training_script_that_does_not_import_the_settings_module_is_no_writer
     own = _TRAINER_READING_IT.replace("from utils.config import ModelConfig", "import yaml").replace(
         "config = ModelConfig()", "config = Settings(yaml.safe_load(open('run.yaml')))")
     assert _settings_run(tmp_path / "run", {"training/trainer.py": own}).precision == "unknown"
+
+
+def test_the_script_that_writes_a_json_lines_log_gives_the_profile(tmp_path):
+    # AS119 (WFJKK_vlm-spatial-bottleneck): train_grpo_custom.py appends checkpoints/training_log.jsonl
+    run = tmp_path / "run"
+    (run / "outputs").mkdir(parents=True)
+    lines = "".join(f'{{"step": {10 * (i + 1)}, "loss": {4.0 - 0.03 * i:.4f}}}\n' for i in range(30))
+    (run / "outputs" / "loss_log.jsonl").write_text(lines)
+    (run / "train.py").write_text(_QLORA_SFT.format(log="loss_log.jsonl"))
+    profile = forensics.analyze(run).run_profile
+    assert (profile.method, profile.precision) == ("qlora", "bf16")
+    assert "train.py (the script that writes loss_log.jsonl)" in profile.evidence["precision"]

@@ -3,13 +3,19 @@
 A `step,value` file (TensorBoard's per-tag export written by hand, a script's one-metric CSV) says nothing of what
 its value is; it is read as a metric series only in a folder where one of them is named for a loss
 (metric_names.series_names_a_loss): then every `step,value` file there is one (eval_acc.csv beside train_loss.csv).
-The two columns alone are any table's (a schedule, a price series)."""
+The two columns alone are any table's (a schedule, a price series).
+
+A long metric table (one row per metric per step, the metric named in a column: `metric_names.long_table_columns`) is
+one where a name in its head or tail names a loss: `name,value,step` alone is any data table's too."""
 from __future__ import annotations
 
+import csv
+import io
 import re
 from pathlib import Path
 
-from ..metric_names import is_step_value_header, series_names_a_loss
+from ..decoding import decode_text
+from ..metric_names import is_step_value_header, series_names_a_loss, tracker_metric_names
 from .json_hints import SNIFF_BYTES
 
 _CELL = re.compile(r"[,\t]")
@@ -39,3 +45,13 @@ def _a_loss_series(candidate: Path) -> bool:
         return is_step_value_header(csv_header(candidate))
     except OSError:
         return False
+
+
+def long_table_names_a_loss(chunk: bytes, name_column: int) -> bool:
+    """Whether a metric named in a chunk of a long table (its head or tail) is the training or held-out loss, the
+    metrics named together as a tracker's tags are (`train_loss` beside `valid_loss` is the loss). The chunk's first
+    line (the header, or a line cut by the tail's start) and its last (cut by the chunk's end) are not read."""
+    lines = decode_text(chunk)[0].split("\n")[1:-1]
+    names = sorted({row[name_column].strip() for row in csv.reader(io.StringIO("\n".join(lines)))
+                    if len(row) > name_column})
+    return bool({"loss", "eval_loss"} & set(tracker_metric_names(names)))

@@ -20,8 +20,9 @@ from .launch_command import holds_one_launch
 from .loss_numbers import is_loss_numbers, loss_file_split
 from .json_hints import SNIFF_BYTES, dumped_history, is_llamafactory_args, json_lines_log, printed_history
 from .log_hints import a_training_console, log_hinted, notebook_hinted, readme_log
-from ..metric_names import is_metrics_table_header, is_scalar_export_header, is_step_value_header
-from .csv_header import csv_header, folder_holds_a_loss_series
+from ..metric_names import (is_metrics_table_header, is_scalar_export_header, is_step_value_header,
+                            long_table_columns)
+from .csv_header import csv_header, folder_holds_a_loss_series, long_table_names_a_loss
 from .run_layout import RunLayout
 
 # Folders that never hold a run's logs and can be huge.
@@ -313,8 +314,9 @@ def _is_config(name: str) -> bool:
 
 
 def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
-    """A CSV file whose header names a step (or epoch) column and a loss column, TensorBoard's scalar export, or a
-    `step,value` series in a folder that holds a loss's (csv_header.folder_holds_a_loss_series)."""
+    """A CSV file whose header names a step (or epoch) column and a loss column, TensorBoard's scalar export, a
+    `step,value` series in a folder that holds a loss's (csv_header.folder_holds_a_loss_series), or a long table
+    whose rows name a loss (csv_header.long_table_names_a_loss)."""
     try:
         cells = csv_header(path)
     except OSError as err:
@@ -322,6 +324,9 @@ def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
         return False
     if is_step_value_header(cells):
         return folder_holds_a_loss_series(path.parent, layout.loss_series_folders)
+    roles = long_table_columns(cells)
+    if roles is not None:  # one row per metric per step: a metrics log where a row's metric is a loss
+        return _holds(path, layout, lambda chunk: long_table_names_a_loss(chunk, roles["name"]))
     return is_metrics_table_header(cells) or is_scalar_export_header(cells)
 
 

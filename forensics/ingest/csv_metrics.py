@@ -20,7 +20,8 @@ named for the loop's updates (`iter_num`, `batch`) counts up once a row: a one-e
 that counter. A cut last row (a run still writing) is dropped with a warning, and
 rows whose step cannot be read are counted in a warning; bytes that are not UTF-8 are replaced and said (the cells they
 fall in are not read). TensorBoard's scalar export (`Wall time,Step,Value`, one tag
-a file) is read by `scalar_export`.
+a file) is read by `scalar_export`; a long table (one row per metric per step, `key,value,timestamp,step`) by
+`long_table`.
 """
 from __future__ import annotations
 
@@ -36,9 +37,9 @@ from ..decoding import decode_text
 from ..errors import UnreadableFile
 from ..metric_names import (STEP_LOSS_NAMES, TABLE_LOSS_COLUMNS, TABLE_STEP_COLUMNS, is_lr_monitor_rate,
                             is_metrics_table_header, is_scalar_export_header, is_step_value_header,
-                            is_taken_training_loss, table_column)
+                            is_taken_training_loss, long_table_columns, table_column)
 from ..timeline import LogRecords, canonical_metric, empty_frame
-from . import scalar_export
+from . import long_table, scalar_export
 from ._filetime import file_mtime
 
 FORMAT = "csv"
@@ -56,6 +57,8 @@ def read(path: Path) -> LogRecords:
     header = first_line.strip().split(",")
     if is_scalar_export_header(header) or is_step_value_header(header):  # one tag a file, named by the file
         return scalar_export.read(path)
+    if long_table_columns(header) is not None:  # one row per metric per step, the metric named in a column
+        return long_table.read(path, text, [not_utf8] if not_utf8 else [])
     delimiter = "\t" if "\t" in first_line and "," not in first_line else ","
     if not is_metrics_table_header(first_line.strip().split(delimiter)):
         raise UnreadableFile(path, "no step (or epoch) column and loss column in its header; not a metrics table")

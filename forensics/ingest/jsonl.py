@@ -7,8 +7,10 @@ file logger's `{"step": N, "data": {...}}` lines are read as their data (a null 
 A file where no line names a step but each its epoch (the log.txt of DINO, DeiT, MAE, ConvNeXt, MoCo v3 and other Meta
 research repositories: `{"train_loss": X, "train_lr": Y, "test_loss": Z, "epoch": N}`, one line an epoch) is read at
 its epochs. Where no key is the loss, a `train_` one is (`train_loss`), and a held-out split's (`val_loss`,
-`test_loss`) the eval loss, and so an `nll` / `val_nll` (`json_history.with_loss_names`). An opening config record
-(`log_config_record`) is kept for the run's config.
+`test_loss`) the eval loss, and so an `nll` / `val_nll` (`json_history.with_loss_names`); then one named for how it was
+taken (`avg_loss`), and an RL loop's `avg_reward` beside the group it sampled (`taken_names`). An opening config record
+(`log_config_record`) is kept for the run's config. Stages of one plan that every record names (`"phase": "phase1"`),
+the step counter restarting at each, are counted end to end (`stage_steps`), said in a note.
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from ..timeline import LogRecords
 from ._jsonlines import read_jsonl
 from .json_history import with_loss_names
 from .log_config_record import opening_config
+from .stage_steps import stages_end_to_end
+from .taken_names import with_taken_names
 
 FORMAT = "jsonl"
 STEP_KEYS = JSON_LINE_STEP_KEYS
@@ -31,8 +35,11 @@ NOT_METRICS = frozenset(STEP_KEYS + ("total_steps", "max_steps", "percentage", "
 def read(path: Path) -> LogRecords:
     """The numeric keys of every line that names its step (see the module docstring). A file named for a held-out
     split (fairseq2's metrics/valid.jsonl beside its train.jsonl) holds evaluation metrics: eval_<name>."""
-    records = read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not a metrics log", unwrap=_flat,
-                         epoch_key=JSON_LINE_EPOCH_KEY)
+    stages: list[str] = []  # what `stages_end_to_end` did to the records, for the report
+    records = read_jsonl(path, FORMAT, STEP_KEYS, NOT_METRICS, "not a metrics log",
+                         unwrap=lambda objects: _staged(_flat(objects), stages), epoch_key=JSON_LINE_EPOCH_KEY)
+    if stages:
+        records = dataclasses.replace(records, notes=records.notes + tuple(stages))
     texts, meta = opening_config(path)
     if texts:
         records = dataclasses.replace(records, texts={**records.texts, **texts}, meta={**records.meta, **meta})
@@ -50,7 +57,14 @@ def _flat(objects: list[dict]) -> list[dict]:
     experiment_log.jsonl: `{"step": 3, "actor": {"pg_loss": 0.06}, "critic": {"score": {"mean": 0.1}}}`)."""
     flat = [_flattened(obj) if any(isinstance(v, dict) for v in obj.values()) else obj
             for obj in _step_and_data(objects)]
-    return with_loss_names(flat) or flat
+    return with_taken_names(with_loss_names(flat) or flat)
+
+
+def _staged(entries: list[dict], notes: list[str]) -> list[dict]:
+    """The entries with one plan's stages counted end to end (`stage_steps`), the note saying so added to `notes`."""
+    entries, note = stages_end_to_end(entries)
+    notes.extend([note] if note else [])
+    return entries
 
 
 def _flattened(obj: dict, prefix: str = "") -> dict:

@@ -1,8 +1,8 @@
 """A Python training script kept beside the metric log it writes, its code read as a notebook's cells that ran.
 
-A metric log a script wrote (`outputs/loss_log.csv`, `results/losses.csv`, `training_history.csv`) carries numbers
-and nothing of the run's settings; the script that wrote it, where the copy keeps it, names them in its calls
-(`LoraConfig(...)`, `BitsAndBytesConfig(load_in_4bit=True)`, `SFTConfig(bf16=True)`, a loop with no autocast). A
+A metric log a script wrote (`outputs/loss_log.csv`, `results/losses.csv`, `checkpoints/training_log.jsonl`)
+carries numbers and nothing of the run's settings; the script that wrote it, where the copy keeps it, names them in its
+calls (`LoraConfig(...)`, `BitsAndBytesConfig(load_in_4bit=True)`, `SFTConfig(bf16=True)`, a loop with no autocast). A
 script is taken as the log's writer only where a string in its code is the log's file name or a path ending in it
 (`Path("outputs/loss_log.csv").open("w")`, `OUTPUT_DIR / "training_history.csv"`): any other script of a repository
 (a later DPO stage, an evaluation) says nothing of this run. A notebook that printed no training (discovery's quiet
