@@ -19,7 +19,7 @@ def _console(folder, head_lines):
     return folder
 
 
-# ---- change 1: stdout._said_4bit, a line that loads a model and names 4 bits beside it, in any language ----------
+# ---- change 1: console_4bit.said_4bit, a line that loads a model and names 4 bits beside it, in any language ---------
 
 
 def test_a_console_line_loading_a_4bit_base_in_chinese_makes_an_adapter_qlora(tmp_path):

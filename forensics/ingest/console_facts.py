@@ -4,83 +4,33 @@ Precision (DeepSpeed's config print, OLMo's, nanochat's, torchtune's, Unsloth's)
 lines of OLMo, nanochat, Megatron, DeepSpeed's pipeline, a script's own), a base loaded in 4 bits, a value head,
 instruction-tuning data, a model card's owner; a crash that ended the run, TRL's trainer and transformers'
 Seq2SeqTrainer by the warnings about them come from `console_warnings`, the recipe's own words from `console_recipes`,
-the parameter counts from `console_param_counts`.
+the parameter counts from `console_param_counts`, the precision from `console_precision`, the 4-bit base from
+`console_4bit`.
 """
 from __future__ import annotations
 
 import re
 
+from .console_4bit import FOUR_BIT_LAYER, said_4bit
 from .console_exit import exit_line, planned_iters
 from .console_param_counts import parameter_count_said, said_param_count
-from .console_recipes import PRECISION_NAMES, recipe_facts
+from .console_precision import precision_said
+from .console_recipes import recipe_facts
 from .console_text import line_at, line_end
 from .accumulation_said import accumulation_said
-from .console_warnings import CAST_BACK, console_warnings, peft_in_training_step
+from .console_warnings import console_warnings, peft_in_training_step
 from .trainer_card import trainer_card_facts
 from ..discover.run_signs import final_exception, is_training_console, run_signs
 
 
 # What a console log prints about the run's setup, for the run configuration (see `console_facts`).
-# DeepSpeed's config print: `bfloat16_enabled ..... True` (before 0.16), `float16_config ..... enabled=True ...` (later)
-_DS_PRECISION = re.compile(r"^.*?\b(?:(bfloat16|fp16)_enabled\s*\.{3,}\s*True|(bfloat16|float16)_config\s*\.{3,}\s*"
-                           r"enabled=True\b.*?)\s*$", re.MULTILINE)
-# ... and the DeepSpeed engine's own start-up lines: the run went through a DeepSpeed engine
+# The DeepSpeed engine's own start-up lines (its config print's precision: `console_precision`): the run went through
+# a DeepSpeed engine
 _DS_ENGINE = re.compile(r"^.*?\bDeepSpeedEngine configuration:\s*$", re.MULTILINE)
 # ... or the engine's progress report through its own logger (deepspeed/runtime/engine.py `_report_progress`: `[Rank 0]
 # step=10, skipped=0, lr=[1e-06, 1e-06], mom=[(0.9, 0.99), ...]`), where a hand-written loop drives the engine itself
 # (Ourboros-Alignment-Team_RWKV-RM-Copilot) and no configuration print was kept
 _DS_PROGRESS_LINE = re.compile(r"^.*?\bstep=\d+, skipped=\d+, lr=\[[^\n]*$", re.MULTILINE)
-# OLMo's printed TrainConfig (`precision='amp_bf16'`), Composer's printed YAML config (`precision: amp_bf16`)
-_AMP_PRECISION = re.compile(
-    r"\bprecision(?:='amp_(bf16|fp16)'|: amp_(bf16|fp16)\b)|compute dtype: torch\.(bfloat16|float16)\b")
-# torchtune's recipes: `Model is initialized with precision torch.bfloat16.` (the dtype it trains in: no autocast)
-_TORCHTUNE_PRECISION = re.compile(r"^.*?\bModel is initialized with precision torch\.(bfloat16|float16|float32)\b.*$",
-                                  re.MULTILINE)
-# torchtitan's mixed-precision flag echoed in its launch command (`--training.mixed_precision_param=bfloat16`: FSDP's
-# param dtype, autocast's where FSDP is off); Lightning's / Fabric's start-up line for its AMP plugin (`Using 16-bit
-# Automatic Mixed Precision (AMP)`: float16 with a GradScaler; `Using bfloat16 Automatic Mixed Precision (AMP)`)
-_TITAN_MIXED_PRECISION = re.compile(r"--training\.mixed_precision_param[= ](bfloat16|float16|float32)\b")
-_LIGHTNING_AMP = re.compile(
-    r"^.*?\bUsing (16-?bit|bfloat16)(?: native)? Automatic Mixed Precision \(AMP\).*$", re.MULTILINE)
-# torch's deprecation warning for `torch.cuda.amp.autocast` quotes the calling line of the run's own script (not a
-# library's: site-packages) under it; the warning fires only where autocast is entered, on CUDA, and with no dtype the
-# autocast is float16 (PUFAI_GibberishGPT: `with torch.cuda.amp.autocast():` at gpt_train_script.py:518;
-# XIAOXIN-Cyh_XiaoXin-LLM: `ctx = nullcontext() if device_type == "cpu" else torch.cuda.amp.autocast()`). Any other
-# argument (`enabled=...`, a dtype held in a variable) leaves it unsaid.
-_AUTOCAST_ECHO = re.compile(r"^(?P<file>[^\n]*?\.py):\d+: FutureWarning: `torch\.cuda\.amp\.autocast\(args\.\.\.\)` is "
-                            r"deprecated\.[^\n]*\n[ \t]+"
-                            r"(?P<line>[^\n]*?\btorch\.cuda\.amp\.autocast\((?P<args>[^()\n]*)\)[^\n]*)", re.MULTILINE)
-_AUTOCAST_DTYPE = {"": "fp16", "dtype=torch.float16": "fp16", "dtype=torch.bfloat16": "bf16"}
-# Unsloth switching a model that cannot train in float16 to float32 (Gemma 3 on a T4): `Unsloth: Switching to float32
-# training since model cannot work with float16`, `Unsloth: Using float16 precision for gemma3 won't work! Using
-# float32.` (the second names the model type it is about: a notebook may try one model and train another)
-_UNSLOTH_FP32 = re.compile(r"Unsloth: Switching to (float32) training\b[^\n]*")
-_UNSLOTH_FP32_FOR = re.compile(r"Unsloth: Using float16 precision for (\S+) won't work! Using (float32)\b[^\n]*")
-# A console that says its base model was loaded in 4 bits (`Loading model with 4-bit quantization...`, a printed
-# `load_in_4bit=True`, a bitsandbytes 4-bit model name, LLaMA-Factory's `Quantizing model to 4 bit with bitsandbytes.`)
-# or names QLoRA (`Q-LoRA`; QDoRA, a DoRA adapter on a 4-bit base: `Setting up QDoRa VietAI/vit5-base`): an adapter on
-# it is QLoRA. (Only as the word, capital Q: `q_lora` is DeepSeek's query projection rank in MaxText's and Megatron's
-# printed configs.)
-_LOADED_4BIT = re.compile(
-    r"(?i:\b4-bit quantiz|\bload_in_4bit\W{1,3}True\b|\bbnb[-_]4bit\b|\bquantizing (?:the )?model to 4 ?bit\b)"
-    r"|(?<![A-Za-z0-9_=])Q-?(?:LoRA|LORA|DoRA|DORA|DoRa)(?![A-Za-z0-9_=])")
-# A line that loads a model (a load word in English, Chinese, Japanese, Korean, Spanish, French, German) and names 4
-# bits (`4bit`, `4-bit`, `nf4`, `load_in_4bit`) beside it: `加载 4bit 基座: Qwen/Qwen2.5-1.5B-Instruct` (loading
-# the 4-bit base), `Loading the base in 4bit (nf4)`. A `4bit` elsewhere (a kernel, a merge, a flag listed) is no load.
-# bitsandbytes' 4-bit layer by its class name, in a printed model (`(q_proj): Linear4bit(in_features=4096, ...`, PEFT's
-# `lora.Linear4bit(`) or in bitsandbytes' own warning (`Input type into Linear4bit is torch.float16`): the weights
-# are 4-bit, whatever the line says beside it (`bias=False` is no negation)
-_FOUR_BIT_LAYER = re.compile(r"(?<![A-Za-z0-9_])Linear4bit(?![A-Za-z0-9_])")
-_FOUR_BIT_WORD = re.compile(r"(?i)(?<![A-Za-z0-9])(?:4[-_ ]?bits?|nf4|load_in_4bit)(?![A-Za-z0-9])")
-_LOAD_WORD = re.compile(
-    r"(?i)\b(?:load|loads|loading|loaded|cargando|cargado|chargement|charg[ée]e?|lade|laden|geladen)\b"
-    r"|加载|載入|载入|読み込|ロード|로드|불러")
-_NEGATED_CJK = re.compile(r"不|未|没有|沒有|無し|しない|않")  # `不加载 4bit` (not loading in 4 bits)
-# ... unless the line says it is not so (`Full fine-tuning (no QLoRA)`, `without 4-bit quantization`)
-_NEGATED = re.compile(r"\b(?:no|not|without|False|disabled?)\b", re.IGNORECASE)
-# Unsloth's warning naming the model it loaded (`unsloth/gemma-2-2b-it-bnb-4bit does not have a padding token! Will use
-# pad_token = <pad>.`, from `model.config._name_or_path` in its patch_tokenizer): that `not` is the tokenizer's
-_PAD_TOKEN_CLAUSE = re.compile(r" does not have a padding token! Will use pad_token = .*$")
 # DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`)
 _DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* [^\n]*\bmain\.py\b[^\n]*$", re.MULTILINE)
 _LORA_DIM = re.compile(r"--lora_dim[ =](\d+)")
@@ -107,12 +57,6 @@ _KERAS_POLICIES = {"float32": "fp32", "mixed_float16": "fp16", "mixed_bfloat16":
 # separated or not (nanochat's tokenizer report, jonhenshaw_nanochat: `vocab_size: 65,536`, not 65)
 _VOCAB_SIZE = re.compile(r"\b(?:vocab(?:_| )size(?:=|: )|word_to_id\.len:)(\d{1,3}(?:,\d{3})+|\d{2,7})\b",
                          re.IGNORECASE)
-# nanochat's `COMPUTE_DTYPE: torch.float32 (...)` (scripts/base_train.py, chat_sft.py): no autocast, this is the dtype.
-_COMPUTE_DTYPE = re.compile(r"^COMPUTE_DTYPE: torch\.(bfloat16|float16|float32)\b.*$", re.MULTILINE)
-# a bitsandbytes 4-bit config printed as it is loaded (Unsloth's vLLM `Bitsandbytes config using kwargs = {...,
-# 'load_in_4bit': True, 'bnb_4bit_compute_dtype': 'bfloat16', ...}`): the 4-bit layers compute, and train, in that dtype
-_BNB_COMPUTE = re.compile(r"""['"]load_in_4bit['"]: True\b[^\n]*?['"]bnb_4bit_compute_dtype['"]: ['"]?(?:torch\.)?"""
-                          r"""(bfloat16|float16|float32)\b""")
 # A run that trains its own tokenizer first (B4rtekk1/CGPT: `Training BPE tokenizer on 1024 MiB ...`): a model whose
 # vocabulary is new has no trained weights to start from.
 _TRAINS_TOKENIZER = re.compile(
@@ -167,7 +111,7 @@ def console_facts(text: str) -> dict:
     fp16), the shutdown warning its process's exit left as its last line (`console_exit_line`) and the iterations
     mlx_lm's banner plans (`console_planned_steps`). Keys:
     `console_precision` ("bf16" | "fp16" | "fp32"), `console_n_params`, `console_vocab_size`, each with `<key>_line`."""
-    out = {**_precision_said(text), **parameter_count_said(text), **_vocabulary_said(text)}
+    out = {**precision_said(text), **parameter_count_said(text), **_vocabulary_said(text)}
     for key, value in recipe_facts(text).items():
         out.setdefault(key, value)  # a precision said above (DeepSpeed's, ...) stands
     out.update(_start_up_lines(text))
@@ -195,38 +139,6 @@ def run_sign_facts(text: str) -> dict:
     if ended:
         out["console_final_exception"] = ended
     return out
-
-
-def _precision_said(text: str) -> dict:
-    """`console_precision` (with its `_line`, and `_model` where Unsloth names the model it is about) from
-    DeepSpeed's config print, OLMo's or Composer's config, nanochat's COMPUTE_DTYPE, a bitsandbytes compute dtype,
-    torchtune's or Unsloth's words, torchtitan's echoed flag, Lightning's AMP line."""
-    out: dict = {}
-    m = (_DS_PRECISION.search(text) or _AMP_PRECISION.search(text) or _COMPUTE_DTYPE.search(text)
-         or ("bnb_4bit_compute_dtype" in text and _BNB_COMPUTE.search(text))
-         or ("Model is initialized with precision" in text and _TORCHTUNE_PRECISION.search(text))
-         or ("Unsloth: " in text and _UNSLOTH_FP32.search(text))
-         or ("mixed_precision_param" in text and _TITAN_MIXED_PRECISION.search(text))
-         or ("Automatic Mixed Precision" in text and _LIGHTNING_AMP.search(text))
-         or ("cast back the input" in text and CAST_BACK.search(text)))
-    if m:
-        out["console_precision"] = PRECISION_NAMES[next(g for g in m.groups() if g)]
-        out["console_precision_line"] = line_end(m.group(0))
-    elif "Unsloth: " in text and (m := _UNSLOTH_FP32_FOR.search(text)):
-        out["console_precision"], out["console_precision_model"] = "fp32", m.group(1)
-        out["console_precision_line"] = line_end(m.group(0))
-    elif "torch.cuda.amp.autocast(args...)" in text:
-        out.update(_script_autocast(text))
-    return out
-
-
-def _script_autocast(text: str) -> dict:
-    """`console_precision` from the run's own autocast line that torch's deprecation warning quotes."""
-    for m in _AUTOCAST_ECHO.finditer(text):
-        said = _AUTOCAST_DTYPE.get(re.sub(r"\s+", "", m.group("args")))
-        if said and not re.search(r"[\\/](?:site|dist)-packages[\\/]", m.group("file")):
-            return {"console_precision": said, "console_precision_line": m.group("line").strip()}
-    return {}
 
 
 def _vocabulary_said(text: str) -> dict:
@@ -345,10 +257,10 @@ def _model_lines(text: str) -> dict:
     m = _VALUE_HEAD.search(text) if "alue head" in text or "valuehead" in text else None
     if m:
         out["console_value_head"] = line_end(line_at(text, m.start()))
-    said = _said_4bit(text) if "4" in text or "LORA" in text.upper() else None
+    said = said_4bit(text) if "4" in text or "LORA" in text.upper() else None
     if said:
         out["console_4bit"] = said
-        out["console_4bit_layers"] = bool(_FOUR_BIT_LAYER.search(said))
+        out["console_4bit_layers"] = bool(FOUR_BIT_LAYER.search(said))
     said = said_param_count(text) if "aram" in text or "ARAM" in text else None
     if said is not None:
         out["console_params_said"], out["console_params_said_line"] = said
@@ -403,30 +315,3 @@ def lora_named(text: str) -> str | None:
 # traceback's `lora_B(lora_A(dropout(x)))`, LLaMA-Factory's `Fine-tuning method: LoRA`, a LoraConfig print): PEFT's
 # count banner shows an adapter, and this says which (2025DL-TEAM3_skeleton_hw's console names none)
 _LORA_NAMED = re.compile(r"(?<![A-Za-z])[Qq]?[Ll][Oo][Rr][Aa](?:[Cc]onfig)?(?![A-Za-z])")
-
-
-def _said_4bit(text: str) -> str | None:
-    """The first line saying the base was loaded in 4 bits (or naming QLoRA) and not saying it was not, else the first
-    line naming bitsandbytes' 4-bit layer (`_FOUR_BIT_LAYER`), else the first short line that loads a model and names
-    4 bits beside it (`_FOUR_BIT_WORD` with `_LOAD_WORD`, in any of several languages), or None."""
-    for m in _LOADED_4BIT.finditer(text):
-        line = line_at(text, m.start()).strip()
-        if _in_a_web_address(text, m.start()):
-            continue  # (`https://github.com/.../QDoRA`: a link names no base the run loaded)
-        if not _NEGATED.search(_PAD_TOKEN_CLAUSE.sub("", line)):
-            return line_end(line)
-    m = _FOUR_BIT_LAYER.search(text) if "Linear4bit" in text else None
-    if m:
-        return line_end(line_at(text, m.start()))
-    for m in _FOUR_BIT_WORD.finditer(text):
-        line = line_at(text, m.start()).strip()
-        if len(line) <= 200 and _LOAD_WORD.search(line) and not _NEGATED.search(line) \
-                and not _NEGATED_CJK.search(line):
-            return line_end(line)
-    return None
-
-
-def _in_a_web_address(text: str, start: int) -> bool:
-    """Whether the word at `start` is part of a web address (the text before it, back to a space, holds `://`)."""
-    before = re.search(r"\S*\Z", text[max(0, start - 300):start]).group(0)
-    return "://" in before or before.lower().startswith("www.")

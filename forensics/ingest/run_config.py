@@ -18,26 +18,25 @@ or not readable goes to `RunConfig.missing`, one line per problem.
 """
 from __future__ import annotations
 
-import re
-
 import json
 import math
 import os
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import CONSOLE_ACCUMULATION, NOTEBOOK_CODE_SOURCE, RunConfig
+from ..config import NOTEBOOK_CODE_SOURCE, RunConfig
 from ..errors import UnreadableFile, os_reason
 from ..findings import Skipped
 from ..lfs import unreadable_reason
-from ..discover.json_hints import is_llamafactory_args
 from ..discover.run_layout import RunLayout
-from ..timeline import Timeline, step_from_name
+from ..timeline import Timeline
 from . import config_files as cf
 from . import framework_configs as fc
 from ._config_keys import is_number
 from . import (card_axolotl, command_line, fairseq_config, megatron_args, mmengine_config, namespace_args,
                notebook_code, printed_configs, rwkv_args)
+from .config_file_kinds import checkpoint_reader, config_files_by_kind
+from .config_from_console import read_console_facts
 from .console_lines import nanogpt, value_first
 from .finetuning_method import derive_method
 from .launch_facts import TEXT_LAUNCHES
@@ -53,7 +52,7 @@ from .log_config_record import CONFIG_RECORD_TEXT
 def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     """Read every configuration source of the run; bad files become `missing` lines, never errors."""
     config = RunConfig()
-    by_kind = _config_files_by_kind(layout)
+    by_kind = config_files_by_kind(layout)
     for path in by_kind["training_args"]:
         _read_into(config, layout, path, cf.read_training_args_values)
     _read_text(config, timeline, "args", cf.training_args_values)
@@ -98,69 +97,14 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     for path in by_kind["model_card"]:
         _read_into(config, layout, path, cf.read_model_card)
     for path in by_kind["scaler"] + by_kind["model_states"]:
-        _read_into(config, layout, path, _checkpoint_reader(path))
+        _read_into(config, layout, path, checkpoint_reader(path))
     _read_best_checkpoint(config, timeline)
-    _read_console_facts(config, timeline)
+    read_console_facts(config, timeline)
     derive_method(config, layout)
     _derive_n_params(config, layout)
     derive_vocab_size(config)
     _note_absent_sources(config)
     return config
-
-
-def _about_the_trained_model(config: RunConfig, meta: dict) -> bool:
-    """Whether a precision line that names a model type (Unsloth's `Using float16 precision for gemma3 won't work!`)
-    is about the model the run trained, as far as its name tells (a notebook may try one model and train another)."""
-    kind, name = meta.get("console_precision_model"), config.get("model.name_or_path")
-    if not isinstance(kind, str) or not isinstance(name, str):
-        return True
-    return _squeezed(kind) in _squeezed(name)
-
-
-def _squeezed(text: str) -> str:
-    """Lower case letters and digits only: `gemma3` is in `unsloth/gemma-3-270m-it` so."""
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
-def _read_console_facts(config: RunConfig, timeline: Timeline) -> None:
-    """Precision, model size, the gradient accumulation, a 4-bit base, the framework and method a recipe's start says,
-    the TRL trainer whose module warned (as `trainer_class`) and the oldest transformers release its messages allow
-    (as `transformers_at_least`), that a console log states (`ingest.stdout.console_facts`), where nothing else did;
-    fp32 is said as fp16 and bf16 both off."""
-    for source, meta in timeline.meta.items():
-        precision = meta.get("console_precision") if _about_the_trained_model(config, meta) else None
-        said = f"{source}: {meta.get('console_precision_line', '')}"
-        if precision == "fp32" and config.get("fp16") is None and config.get("bf16") is None:
-            config.add("fp16", False, said)
-            config.add("bf16", False, said)
-        elif precision in ("bf16", "fp16") and config.get(precision) is None:
-            config.add(precision, True, said)
-        for ours, theirs in (("n_params", "console_n_params"), ("model.vocab_size", "console_vocab_size"),
-                             (CONSOLE_ACCUMULATION, "console_accumulation")):
-            if isinstance(meta.get(theirs), int) and config.get(ours) is None:
-                config.add(ours, meta[theirs], f"{source}: {meta.get(theirs + '_line', '')}")
-        said = f"{source}: {meta.get('console_framework_line', '')}"
-        if meta.get("console_framework") and config.get("_framework") is None:
-            config.add("_framework", meta["console_framework"], said)
-        if meta.get("console_method") and config.get("method") is None:
-            line = meta.get("console_method_line")
-            config.add("method", meta["console_method"], f"{source}: {line}" if line else said)
-        at_least = meta.get("console_transformers_at_least")  # a deprecation message dates the release
-        if at_least and config.get("transformers_at_least") is None:
-            config.add("transformers_at_least", at_least, f"{source}: {meta['console_transformers_at_least_line']}")
-        card_base = meta.get("card_base")  # a model card's "fine-tuned version of [X]": the model's _name_or_path
-        if card_base and config.get("card.base_model") is None:
-            config.add("card.base_model", card_base, f"{source}: the model card's 'fine-tuned version of' line")
-        trl = meta.get("console_trl_trainer")
-        if trl and config.get("trainer_class") is None and config.get("training_args_class") is None:
-            config.add("trainer_class", f"trl.{trl}", f"{source}: {meta.get('console_trl_trainer_line', '')}")
-        four_bit = meta.get("console_4bit")
-        # the base loaded in 4 bits: an adapter on it is QLoRA
-        if four_bit and config.get("quant.load_in_4bit") is None:
-            config.add("quant.load_in_4bit", True, f"{source}: {four_bit}")
-        elif four_bit and meta.get("console_4bit_layers") and config.get("quant.load_in_4bit") is False:
-            # bitsandbytes' 4-bit layers ran in this process: a saved flag that says otherwise is not what was loaded
-            config.put_first("quant.load_in_4bit", True, f"{source}: {four_bit}")
 
 
 def _read_best_checkpoint(config: RunConfig, timeline: Timeline) -> None:
@@ -170,93 +114,6 @@ def _read_best_checkpoint(config: RunConfig, timeline: Timeline) -> None:
         value = meta.get("best_model_checkpoint")
         if isinstance(value, str) and value and config.get("best_model_checkpoint") is None:
             config.add("best_model_checkpoint", value, source)
-
-
-# --- which file is what, in which order ---------------------------------------------------------
-
-def _config_files_by_kind(layout: RunLayout) -> dict[str, list[Path]]:
-    kinds: dict[str, list[Path]] = {k: [] for k in ("training_args", "finetuning_args", "llamafactory", "swift",
-                                                    "optim_states", "deepspeed",
-                                                    "model_config", "adapter", "model_card", "scaler", "model_states",
-                                                    "megatron", "yaml", "command", "launch", "autotrain", "ludwig",
-                                                    "model_metadata")}
-    for path in layout.config_files:
-        kind = _kind_of(path.name)
-        if kind == "deepspeed" and _holds_llamafactory_args(path):  # (discovery took it in for what it holds)
-            kind = "llamafactory"
-        if kind:
-            kinds[kind].append(path)
-    kinds["model_states"] = [p for p in layout.weight_files if p.name.endswith("model_states.pt")]
-    # Megatron's args: every rank's file repeats them, so the newest one is enough
-    kinds["megatron"] = [p for p in layout.weight_files if p.name in ("model_optim_rng.pt", "common.pt")]
-    for kind in kinds:
-        kinds[kind].sort(key=_newest_first)
-    # Counters describe the end of the run: only the newest file of each kind counts.
-    for kind in ("scaler", "model_states", "optim_states", "megatron"):
-        kinds[kind] = kinds[kind][:1]
-    return kinds
-
-
-def _kind_of(name: str) -> str | None:
-    lowered = name.lower()
-    if name == "training_args.bin":
-        return "training_args"
-    if name in ("finetuning_args.bin", "finetuning_args.json"):
-        return "finetuning_args"
-    if lowered in ("training_args.yaml", "training_args.yml"):
-        return "llamafactory"
-    if lowered.endswith((".yaml", ".yml")):
-        return "yaml"
-    if name in ("args.json", "sft_args.json"):  # ms-swift 3+ and 2.x
-        return "swift"
-    if name == "training_params.json":
-        return "autotrain"
-    if name == "model_hyperparameters.json":
-        return "ludwig"
-    if name == "model_metadata.json":
-        return "model_metadata"
-    if name == "wandb-metadata.json":
-        return "command"
-    if lowered.endswith((".txt", ".sh")) or "." not in name:  # (the layout keeps such a file only if it is one
-        return "launch"  # launch command: launch_command.holds_one_launch)
-    if name == "config.json":
-        return "model_config"
-    if name == "adapter_config.json":
-        return "adapter"
-    if lowered == "readme.md":
-        return "model_card"
-    if name == "scaler.pt":
-        return "scaler"
-    if name.endswith("optim_states.pt"):
-        return "optim_states"
-    return "deepspeed" if lowered.endswith(".json") else None
-
-
-def _holds_llamafactory_args(path: Path) -> bool:
-    """A JSON file of LLaMA-Factory's arguments under a name of its owner's (`json_hints.is_llamafactory_args`)."""
-    try:
-        with open(path, "rb") as fh:
-            return is_llamafactory_args(fh.read(1 << 16))
-    except OSError:
-        return False  # (discovery, which opened it first, has said why)
-
-
-def _step_of(path: Path) -> int | None:
-    for part in reversed(path.parts[:-1]):
-        step = step_from_name(part)
-        if step is not None:
-            return step
-    return None
-
-
-def _newest_first(path: Path) -> tuple:
-    """The run root's own file first (the final save), then checkpoints from the newest step down."""
-    step = _step_of(path)
-    return (0, 0, str(path)) if step is None else (1, -step, str(path))
-
-
-def _checkpoint_reader(path: Path) -> Callable[[Path], dict]:
-    return cf.read_scaler if path.name == "scaler.pt" else cf.read_model_states
 
 
 # --- reading and recording ----------------------------------------------------------------------
