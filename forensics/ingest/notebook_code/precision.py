@@ -27,7 +27,7 @@ def autocast_precision(trees: list, names: dict) -> str | None:
             items = node.items if isinstance(node, (ast.With, ast.AsyncWith)) else []
             for call in (item.context_expr for item in items):
                 if isinstance(call, ast.Call) and called_name(call.func) == "autocast":
-                    return _autocast_dtype(call, names, scaler)
+                    return _autocast_dtype(call, names, scaler, trees)
     return None
 
 
@@ -71,19 +71,35 @@ def without_inference_autocast(cell: dict) -> str:
 _TRAINING_STEPS = ("backward", "step", "train", "fit", "training_step")
 
 
-def _autocast_dtype(call: ast.Call, names: dict, scaler: bool) -> str | None:
+def _autocast_dtype(call: ast.Call, names: dict, scaler: bool, trees: list) -> str | None:
     keywords = {k.arg: k.value for k in call.keywords if k.arg}
     enabled = keywords.get("enabled")
     if isinstance(enabled, ast.Constant) and enabled.value is False:
         return None
-    if "dtype" in keywords:  # `dtype=torch.bfloat16`; a name the code sets elsewhere (`dtype=ptdtype`) is not told
-        return _AUTOCAST_DTYPES.get(called_name(keywords["dtype"]))
+    if "dtype" in keywords:  # `dtype=torch.bfloat16`, or a name the code binds to that one dtype only
+        given = keywords["dtype"]
+        return _dtype_of_name(given.id, trees) if isinstance(given, ast.Name) else \
+            _AUTOCAST_DTYPES.get(called_name(given))
     device = keywords.get("device_type", call.args[0] if call.args else None)
     device = names.get(device.id) if isinstance(device, ast.Name) else \
         device.value if isinstance(device, ast.Constant) else None
     if ".cuda." in f".{ast.unparse(call.func)}." or device == "cuda" or scaler:
         return "fp16"
     return "bf16" if device == "cpu" else None
+
+
+def _dtype_of_name(name: str, trees: list) -> str | None:
+    """The half type every assignment of `name` in the code binds (netra-ai-lab_Netra-NMT's main() sets `amp_dtype =
+    torch.bfloat16` and hands it to the loop's `autocast(dtype=amp_dtype)`); None where one binds anything else - a
+    choice (nanoGPT's `ptdtype = {...}[dtype]`), a second dtype - or none binds it: which one trained is not said. A
+    binding of another form (unpacked, annotated, a loop's target) is not read, so it leaves the name unsaid too."""
+    nodes = [node for tree in trees for node in ast.walk(tree)]
+    assigned = [node.value for node in nodes if isinstance(node, ast.Assign)
+                and any(isinstance(target, ast.Name) and target.id == name for target in node.targets)]
+    stores = sum(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store) for node in nodes)
+    bound = {_AUTOCAST_DTYPES.get(called_name(value)) if isinstance(value, ast.Attribute) else None
+             for value in assigned}
+    return bound.pop() if len(bound) == 1 and stores == len(assigned) else None
 
 
 # Unsloth's loader on a GPU without bfloat16 (a T4), given `dtype=torch.bfloat16`: `Device does not support bfloat16.
