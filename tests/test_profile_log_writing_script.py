@@ -414,3 +414,57 @@ def test_the_script_that_writes_a_json_lines_log_gives_the_profile(tmp_path):
     profile = forensics.analyze(run).run_profile
     assert (profile.method, profile.precision) == ("qlora", "bf16")
     assert "train.py (the script that writes loss_log.jsonl)" in profile.evidence["precision"]
+
+
+# --- review 31b: a script that builds a trainer to evaluate, or only reads the log, is not its writer -------------
+
+_EVALUATE_WITH_A_TRAINER = '''
+import torch, config
+import pandas as pd
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+model = AutoModelForCausalLM.from_pretrained(config.MODEL, torch_dtype=torch.float16)
+args = TrainingArguments("eval_out", per_device_eval_batch_size=8, fp16=True)
+print(Trainer(model=model, args=args).evaluate())
+history = pd.read_csv({log})
+history.plot(x="step", y="loss")
+'''
+
+
+def test_a_script_that_builds_a_trainer_only_to_evaluate_is_no_writer_of_a_bound_log_name(tmp_path):
+    # config.py binds LOG_NAME; evaluate.py builds a Trainer in fp16, calls .evaluate() and plots the log
+    profile = _run(tmp_path / "run", {"config.py": 'LOG_NAME = "loss_log.csv"\nMODEL = "gpt2"\n',
+                                      "evaluate.py": _EVALUATE_WITH_A_TRAINER.format(log="config.LOG_NAME")})
+    assert (profile.method, profile.precision) == ("unknown", "unknown")
+
+
+def test_a_script_that_builds_a_trainer_only_to_evaluate_is_no_writer_of_the_log_it_names(tmp_path):
+    profile = _run(tmp_path / "run", {"evaluate.py": _EVALUATE_WITH_A_TRAINER.format(log='"outputs/loss_log.csv"')})
+    assert (profile.method, profile.precision) == ("unknown", "unknown")
+
+
+_PROBE_READING_THE_LOG = '''
+import torch
+import pandas as pd
+history = pd.read_csv("outputs/loss_log.csv")
+probe = torch.nn.Linear(1, 1)
+optimizer = torch.optim.SGD(probe.parameters(), lr=0.1)
+for x, y in zip(history["step"], history["loss"]):
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = (probe(torch.tensor([[float(x)]])) - y).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+'''
+
+
+def test_a_script_that_trains_but_only_reads_the_log_is_not_its_writer(tmp_path):
+    # it fits a probe (under bf16 autocast) to the log's curve: it names the log only to read it
+    profile = _run(tmp_path / "run", {"fit_curve.py": _PROBE_READING_THE_LOG})
+    assert profile.precision == "unknown"
+
+
+def test_a_trainer_built_by_a_function_of_the_script_and_trained_is_the_writer(tmp_path):
+    # gianfrancobarba_PST-Parser's sft_lora.py: `trainer = build_trainer(...)` returns the SFTTrainer it builds
+    factory = _QLORA_SFT.replace("trainer = SFTTrainer(", "def build_trainer():\n    return SFTTrainer(") \
+        .replace("trainer.train()", "trainer = build_trainer()\ntrainer.train()")
+    profile = _run(tmp_path / "run", {"scripts/train.py": factory.format(log="loss_log.csv")})
+    assert (profile.method, profile.precision) == ("qlora", "bf16")

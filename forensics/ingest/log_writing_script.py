@@ -22,6 +22,7 @@ from pathlib import Path
 from ..errors import UnreadableFile
 from . import notebook_code
 from .notebook_code.cells import parsed_cells
+from .notebook_code.syntax import called_name
 from .notebook_code.trainer_runs import code_trains
 from .notebook_json import notebook_object
 
@@ -164,11 +165,43 @@ def _writer_of(trees: list[ast.AST], names: set[str]) -> str | None:
 
 
 def _named_log(trees: list[ast.AST], names: set[str]) -> str | None:
-    """The log file name a string of the code that ran is, or ends a path with; else None."""
+    """The log file name a string of the code that ran is, or ends a path with, where the code does not only read
+    that path (`_read_paths`); else None."""
+    read = _read_paths(trees)
     for node in (node for tree in trees for node in ast.walk(tree)):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in read:
             text = node.value.replace("\\", "/")
             found = next((n for n in names if text == n or text.endswith("/" + n)), None)
             if found is not None:
                 return found
     return None
+
+
+# a function whose first argument is a file it reads (`pd.read_csv(path)`, `np.loadtxt(path)`)
+_READERS = {"read_csv", "read_json", "read_table", "loadtxt", "genfromtxt"}
+
+
+def _read_paths(trees: list[ast.AST]) -> set[int]:
+    """The ids of the strings the code only hands to a reader: `pd.read_csv("outputs/loss_log.csv")`, a read-mode
+    `open(...)` (`json.load(open(path))`), `Path(...).read_text()` or `Path(...).open()` - a script plotting the log
+    names it as its writer does."""
+    out = set()
+    for call in (node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)):
+        name = called_name(call.func)
+        if name in _READERS or name == "open" and isinstance(call.func, ast.Name) and _read_mode(call, 1):
+            read = call.args[:1]
+        elif isinstance(call.func, ast.Attribute) and (name in ("read_text", "read_bytes")
+                                                       or name == "open" and _read_mode(call, 0)):
+            read = [call.func.value]
+        else:
+            continue
+        out |= {id(node) for arg in read for node in ast.walk(arg) if isinstance(node, ast.Constant)}
+    return out
+
+
+def _read_mode(call: ast.Call, position: int) -> bool:
+    """`open`'s mode (positional at `position`, or `mode=`) is absent or a literal that neither writes nor appends."""
+    mode = next((k.value for k in call.keywords if k.arg == "mode"),
+                call.args[position] if len(call.args) > position else None)
+    return mode is None or isinstance(mode, ast.Constant) and isinstance(mode.value, str) \
+        and not set(mode.value) & set("wax+")
