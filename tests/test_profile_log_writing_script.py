@@ -319,13 +319,46 @@ def test_a_notebook_whose_counted_cells_never_wrote_the_log_is_read_whole(tmp_pa
     assert "train.ipynb (the notebook that writes train_metrics.csv)" in profile.evidence["precision"]
 
 
-def test_an_uncounted_cell_beside_the_counted_writer_stays_unread(tmp_path):
-    # the counted cells wrote the log: a cell without a count beside them (a bfloat16 variant) did not run with them
-    bf16 = ("for epoch in range(10):\n    for src, trg in loader:\n"
-            "        with torch.autocast('cuda', dtype=torch.bfloat16):\n"
-            "            loss = criterion(model(src, trg), trg)\n        loss.backward()\n        optimizer.step()")
-    assert _notebook_counted(tmp_path / "all", counted={0, 1, 2, 3, 4}, extra_cells=(bf16,)).precision == "bf16"
-    assert _notebook_counted(tmp_path / "run", counted={0, 1, 2, 3}, extra_cells=(bf16,)).precision != "bf16"
+_BF16_LOOP = ("for epoch in range(10):\n    for src, trg in loader:\n"
+              "        with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+              "            loss = criterion(model(src, trg), trg)\n        loss.backward()\n        optimizer.step()")
+
+
+def test_an_uncounted_bf16_cell_beside_the_counted_fp32_writer_leaves_the_precision_unknown(tmp_path):
+    # the counted cells wrote the log: a cell without a count beside them (a bfloat16 variant) did not run with them,
+    # so it gives no bf16; but the fp32 default is said only where nothing in the code, run or not, asks for lower
+    assert _notebook_counted(tmp_path / "all", counted={0, 1, 2, 3, 4}, extra_cells=(_BF16_LOOP,)).precision == "bf16"
+    assert _notebook_counted(tmp_path / "run", counted={0, 1, 2, 3}, extra_cells=(_BF16_LOOP,)).precision == "unknown"
+
+
+def test_a_notebook_read_whole_with_two_training_cells_that_disagree_leaves_the_precision_unread(tmp_path):
+    # review 31b: only the pip cell counted, an fp32 loop and a bf16 variant loop: which one wrote the log is not said
+    profile = _notebook_counted(tmp_path / "run", counted={0}, extra_cells=(_BF16_LOOP,))
+    assert profile.precision == "unknown"
+
+
+def test_a_notebook_read_whole_with_two_training_cells_that_agree_keeps_the_precision(tmp_path):
+    # a second fp32 loop (a re-run) says the same precision as the first
+    fp32 = _BF16_LOOP.replace("with torch.autocast('cuda', dtype=torch.bfloat16):", "if True:")
+    assert _notebook_counted(tmp_path / "run", counted={0}, extra_cells=(fp32,)).precision == "fp32"
+
+
+def test_a_notebook_read_whole_with_two_argument_cells_that_disagree_leaves_the_precision_unread(tmp_path):
+    # "Option A: fp16" and "Option B: bf16" both bind `args`; neither cell counted, the trainer cell trains on one
+    import json
+    folder = tmp_path / "run"
+    folder.mkdir()
+    sources = ["!pip install transformers",
+               "from transformers import TrainingArguments, Trainer\nargs = TrainingArguments('out', fp16=True)",
+               "args = TrainingArguments('out', bf16=True)",
+               "trainer = Trainer(model=model, args=args)\ntrainer.train()\nimport pandas as pd\n"
+               "pd.DataFrame(trainer.state.log_history).to_csv('train_log.csv')"]
+    cells = [{"cell_type": "code", "execution_count": 1 if i == 0 else None, "metadata": {}, "outputs": [],
+              "source": code} for i, code in enumerate(sources)]
+    (folder / "nb.ipynb").write_text(json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5, "metadata": {}}))
+    rows = "".join(f"{10 * (i + 1)},{4.0 - 0.03 * i:.4f}\n" for i in range(30))
+    (folder / "train_log.csv").write_text("step,loss\n" + rows)
+    assert forensics.analyze(folder).run_profile.precision == "unknown"
 
 
 # --- a log name a settings module binds, read by the one script that trains ----------------------------------------

@@ -8,7 +8,7 @@ script is taken as the log's writer only where a string in its code is the log's
 (a later DPO stage, an evaluation) says nothing of this run. A notebook that printed no training (discovery's quiet
 notebooks) but whose cells that ran name the log is read the same way (teddydog23's train.ipynb writes
 logs/train_metrics.csv); where none of its cells that ran names the log, its counts are of another session and its
-code is read whole, as a script's (`_read_whole`). Where several name the log, none is read (which one wrote it is not
+code is read whole, as a script's (`quiet_notebook_whole`). Where several name the log, none is read (which one wrote it is not
 said). Parsed with `ast`, never run; `notebook_code.code_values` reads a script as one cell that ran, with no outputs
 (the machine's tests stay unanswered). A script that imports only Python's own library and modules beside it trains
 in no tensor library: its loop asking for nothing lower says no fp32 (Python's floats are 64-bit).
@@ -25,6 +25,7 @@ from .notebook_code.cells import parsed_cells
 from .notebook_code.syntax import called_name
 from .notebook_code.trainer_runs import code_trains
 from .notebook_json import notebook_object
+from .quiet_notebook_whole import agreed_values, read_whole
 
 
 def log_writing_script_values(root: Path, logs: list[Path], scripts: list[Path], quiet_notebooks: list[Path] = ()
@@ -35,8 +36,10 @@ def log_writing_script_values(root: Path, logs: list[Path], scripts: list[Path],
     names = {p.name for p in logs if p.suffix.lower() in (".csv", ".tsv", ".json", ".jsonl", ".txt", ".log")}
     if not names:
         return None
+    notebooks = list(_notebooks(quiet_notebooks, names))
+    read_whole_ones = {path for path, _, whole in notebooks if whole}
     candidates = [(path, cells, parsed_cells(cells))
-                  for path, cells in [*_scripts(scripts, names), *_notebooks(quiet_notebooks, names)]]
+                  for path, cells in [*_scripts(scripts, names), *((path, cells) for path, cells, _ in notebooks)]]
     writers = [(path, log, cells, trees) for path, cells, trees in candidates
                if (log := _writer_of(trees, names)) is not None]
     if not writers:
@@ -45,7 +48,7 @@ def log_writing_script_values(root: Path, logs: list[Path], scripts: list[Path],
         return None
     path, log, cells, trees = writers[0]
     # (no outputs: a script prints nowhere the copy keeps, a quiet notebook printed no training)
-    values = notebook_code.code_values(cells, "")
+    values = agreed_values(cells) if path in read_whole_ones else notebook_code.code_values(cells, "")
     kind = "notebook" if path.suffix == ".ipynb" else "script"
     if kind == "script" and _imports_only_its_own_and_the_standard_library(path, trees):
         values.pop("precision.default_fp32", None)
@@ -135,8 +138,8 @@ def _scripts(paths: list[Path], names: set[str]):
 
 
 def _notebooks(paths: list[Path], names: set[str]):
-    """(path, its cells) of each notebook that reads as one; where no cell that ran names a log of `names`, every
-    code cell as one that ran (`_read_whole`)."""
+    """(path, its cells, whether read whole) of each notebook that reads as one; where no cell that ran names a log of
+    `names`, every code cell as one that ran (`quiet_notebook_whole.read_whole`)."""
     for path in paths:
         try:
             notebook = notebook_object(path)[0]
@@ -145,16 +148,8 @@ def _notebooks(paths: list[Path], names: set[str]):
         cells = notebook.get("cells") if isinstance(notebook, dict) else None
         if isinstance(cells, list):
             cells = [cell for cell in cells if isinstance(cell, dict)]
-            yield path, cells if _named_log(parsed_cells(cells), names) else _read_whole(cells)
-
-
-def _read_whole(cells: list[dict]) -> list[dict]:
-    """The cells, each code cell counted in its place. A notebook whose cells that ran name no log of the run printed
-    no training either (a quiet notebook): its counts are of a session that did not write the log (MohammadAnsariShiri
-    _Enhanced-BioBART's notebook counts only its `!pip install` cell), so the cell that names the log, where one does,
-    ran in a session the file no longer records - its code is read whole, as a script's is."""
-    return [dict(cell, execution_count=i + 1) if cell.get("cell_type") == "code" else cell
-            for i, cell in enumerate(cells)]
+            named = _named_log(parsed_cells(cells), names) is not None
+            yield (path, cells, False) if named else (path, read_whole(cells), True)
 
 
 def _writer_of(trees: list[ast.AST], names: set[str]) -> str | None:
