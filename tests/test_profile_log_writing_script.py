@@ -272,7 +272,7 @@ for step in range(1, 2001):
 '''
 
 
-def _pure_python_run(folder, extra: str):
+def _pure_python_run(folder, extra: str, own_module: str = "class Model:\n    pass\n"):
     (folder / "runs").mkdir(parents=True)
     rows = "".join(f"{25 * i + 1}\t{4.2 - 0.05 * i:.4f}\n" for i in range(30))
     (folder / "runs" / "train_log.txt").write_text("step\ttrain_loss\n" + rows)
@@ -280,6 +280,7 @@ def _pure_python_run(folder, extra: str):
     (folder / "src" / "train.py").write_text(_PURE_PYTHON.format(extra=extra))
     for own in ("model", "optim"):
         (folder / "src" / f"{own}.py").write_text("class Model:\n    pass\n")
+    (folder / "src" / "layers.py").write_text(own_module)
     return forensics.analyze(folder).run_profile
 
 
@@ -293,6 +294,31 @@ def test_a_pure_python_training_script_says_no_float32(tmp_path):
 
 def test_the_same_loop_importing_torch_is_fp32(tmp_path):
     assert _pure_python_run(tmp_path / "run", "import torch").precision == "fp32"
+
+
+def test_a_numpy_only_training_script_says_no_float32(tmp_path):
+    # NumPy's default float is float64, as Python's: nothing below float32 asked for is no fp32 either
+    assert _pure_python_run(tmp_path / "run", "import numpy as np").precision == "unknown"
+
+
+def test_a_numpy_script_that_names_float32_is_fp32(tmp_path):
+    assert _pure_python_run(tmp_path / "run", "import numpy as np\nDTYPE = np.float32").precision == "fp32"
+
+
+def test_a_star_import_of_its_own_module_that_imports_torch_is_fp32(tmp_path):
+    # `from layers import *` of a module beside the script that imports torch brings torch's float32 default in
+    profile = _pure_python_run(tmp_path / "run", "from layers import *",
+                               own_module="import torch\nclass Model(torch.nn.Module):\n    pass\n")
+    assert profile.precision == "fp32"
+
+
+def test_a_star_import_of_its_own_pure_python_module_says_no_float32(tmp_path):
+    assert _pure_python_run(tmp_path / "run", "from layers import *").precision == "unknown"
+
+
+def test_torch_imported_through_importlib_is_fp32(tmp_path):
+    assert _pure_python_run(tmp_path / "run", "import importlib\ntorch = importlib.import_module('torch')"
+                            ).precision == "fp32"
 
 
 def _notebook_counted(folder, counted: set[int], extra_cells: tuple[str, ...] = ()):

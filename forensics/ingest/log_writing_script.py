@@ -10,8 +10,9 @@ notebooks) but whose cells that ran name the log is read the same way (teddydog2
 logs/train_metrics.csv); where none of its cells that ran names the log, its counts are of another session and its
 code is read whole, as a script's (`quiet_notebook_whole`). Where several name the log, none is read (which one wrote it is not
 said). Parsed with `ast`, never run; `notebook_code.code_values` reads a script as one cell that ran, with no outputs
-(the machine's tests stay unanswered). A script that imports only Python's own library and modules beside it trains
-in no tensor library: its loop asking for nothing lower says no fp32 (Python's floats are 64-bit).
+(the machine's tests stay unanswered). A script that imports only Python's own library, NumPy (naming no float32)
+and modules beside it (one it imports whole read for its own imports) trains in no tensor library: its loop asking for
+nothing lower says no fp32 (Python's and NumPy's floats are 64-bit).
 """
 from __future__ import annotations
 
@@ -108,14 +109,45 @@ def _read_names(trees: list[ast.AST]) -> set[str]:
 
 
 def _imports_only_its_own_and_the_standard_library(path: Path, trees: list[ast.AST]) -> bool:
-    """The script imports no package but Python's own and modules beside it: no tensor library whose default is
-    float32 (Rogithgoud_text-transformer's pure-Python transformer computes in Python's 64-bit floats), so a loop that
-    asks for nothing lower says no precision (a module of its own that imports one is not read here)."""
-    tops = {alias.name.split(".")[0] for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Import)
-            for alias in node.names}
-    tops |= {node.module.split(".")[0] for tree in trees for node in ast.walk(tree)
-             if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    """The script imports no package but Python's own, NumPy (whose default float is 64-bit too) where the code never
+    names float32, and modules beside it: no tensor library whose default is float32 (Rogithgoud_text-transformer's
+    pure-Python transformer computes in Python's 64-bit floats), so a loop that asks for nothing lower says no
+    precision. A module beside it imported whole (`from layers import *`) is read for its own imports, one level."""
+    tops = _imported_tops(trees)
+    if "numpy" in tops and not _names_float32(trees):
+        tops.discard("numpy")
+    tops |= {top for module in _star_imported(trees) for top in _imported_tops(_module_trees(path.parent, module))}
     return all(top in sys.stdlib_module_names or _beside(path, top) for top in tops)
+
+
+def _imported_tops(trees: list[ast.AST]) -> set[str]:
+    """The top-level packages the code imports: `import x.y`, `from x import y`, `importlib.import_module("x")`."""
+    nodes = [node for tree in trees for node in ast.walk(tree)]
+    tops = {alias.name.split(".")[0] for node in nodes if isinstance(node, ast.Import) for alias in node.names}
+    tops |= {node.module.split(".")[0] for node in nodes
+             if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    return tops | {node.args[0].value.split(".")[0] for node in nodes if isinstance(node, ast.Call)
+                   and called_name(node.func) in ("import_module", "__import__") and node.args
+                   and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)}
+
+
+def _module_trees(folder: Path, module: str) -> list[ast.AST]:
+    """The parsed code of `folder`/`module`.py, read as a script is (`_scripts`); none where it is not there."""
+    found = list(_scripts([folder / f"{module}.py"], {""}))  # ("" is in any text: every readable one is yielded)
+    return parsed_cells(found[0][1]) if found else []
+
+
+def _star_imported(trees: list[ast.AST]) -> set[str]:
+    """The modules the code imports whole (`from layers import *`)."""
+    return {node.module for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and node.module and any(alias.name == "*" for alias in node.names)}
+
+
+def _names_float32(trees: list[ast.AST]) -> bool:
+    """`np.float32`, `dtype="float32"`: the code asks for 32-bit floats by name."""
+    return any(isinstance(node, ast.Attribute) and node.attr == "float32"
+               or isinstance(node, ast.Constant) and node.value == "float32"
+               for tree in trees for node in ast.walk(tree))
 
 
 def _beside(path: Path, module: str) -> bool:
