@@ -272,7 +272,7 @@ for step in range(1, 2001):
 '''
 
 
-def _pure_python_run(folder, extra: str):
+def _pure_python_run(folder, extra: str, own_module: str = "class Model:\n    pass\n"):
     (folder / "runs").mkdir(parents=True)
     rows = "".join(f"{25 * i + 1}\t{4.2 - 0.05 * i:.4f}\n" for i in range(30))
     (folder / "runs" / "train_log.txt").write_text("step\ttrain_loss\n" + rows)
@@ -280,6 +280,7 @@ def _pure_python_run(folder, extra: str):
     (folder / "src" / "train.py").write_text(_PURE_PYTHON.format(extra=extra))
     for own in ("model", "optim"):
         (folder / "src" / f"{own}.py").write_text("class Model:\n    pass\n")
+    (folder / "src" / "layers.py").write_text(own_module)
     return forensics.analyze(folder).run_profile
 
 
@@ -293,6 +294,31 @@ def test_a_pure_python_training_script_says_no_float32(tmp_path):
 
 def test_the_same_loop_importing_torch_is_fp32(tmp_path):
     assert _pure_python_run(tmp_path / "run", "import torch").precision == "fp32"
+
+
+def test_a_numpy_only_training_script_says_no_float32(tmp_path):
+    # NumPy's default float is float64, as Python's: nothing below float32 asked for is no fp32 either
+    assert _pure_python_run(tmp_path / "run", "import numpy as np").precision == "unknown"
+
+
+def test_a_numpy_script_that_names_float32_is_fp32(tmp_path):
+    assert _pure_python_run(tmp_path / "run", "import numpy as np\nDTYPE = np.float32").precision == "fp32"
+
+
+def test_a_star_import_of_its_own_module_that_imports_torch_is_fp32(tmp_path):
+    # `from layers import *` of a module beside the script that imports torch brings torch's float32 default in
+    profile = _pure_python_run(tmp_path / "run", "from layers import *",
+                               own_module="import torch\nclass Model(torch.nn.Module):\n    pass\n")
+    assert profile.precision == "fp32"
+
+
+def test_a_star_import_of_its_own_pure_python_module_says_no_float32(tmp_path):
+    assert _pure_python_run(tmp_path / "run", "from layers import *").precision == "unknown"
+
+
+def test_torch_imported_through_importlib_is_fp32(tmp_path):
+    assert _pure_python_run(tmp_path / "run", "import importlib\ntorch = importlib.import_module('torch')"
+                            ).precision == "fp32"
 
 
 def _notebook_counted(folder, counted: set[int], extra_cells: tuple[str, ...] = ()):
@@ -319,13 +345,46 @@ def test_a_notebook_whose_counted_cells_never_wrote_the_log_is_read_whole(tmp_pa
     assert "train.ipynb (the notebook that writes train_metrics.csv)" in profile.evidence["precision"]
 
 
-def test_an_uncounted_cell_beside_the_counted_writer_stays_unread(tmp_path):
-    # the counted cells wrote the log: a cell without a count beside them (a bfloat16 variant) did not run with them
-    bf16 = ("for epoch in range(10):\n    for src, trg in loader:\n"
-            "        with torch.autocast('cuda', dtype=torch.bfloat16):\n"
-            "            loss = criterion(model(src, trg), trg)\n        loss.backward()\n        optimizer.step()")
-    assert _notebook_counted(tmp_path / "all", counted={0, 1, 2, 3, 4}, extra_cells=(bf16,)).precision == "bf16"
-    assert _notebook_counted(tmp_path / "run", counted={0, 1, 2, 3}, extra_cells=(bf16,)).precision != "bf16"
+_BF16_LOOP = ("for epoch in range(10):\n    for src, trg in loader:\n"
+              "        with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+              "            loss = criterion(model(src, trg), trg)\n        loss.backward()\n        optimizer.step()")
+
+
+def test_an_uncounted_bf16_cell_beside_the_counted_fp32_writer_leaves_the_precision_unknown(tmp_path):
+    # the counted cells wrote the log: a cell without a count beside them (a bfloat16 variant) did not run with them,
+    # so it gives no bf16; but the fp32 default is said only where nothing in the code, run or not, asks for lower
+    assert _notebook_counted(tmp_path / "all", counted={0, 1, 2, 3, 4}, extra_cells=(_BF16_LOOP,)).precision == "bf16"
+    assert _notebook_counted(tmp_path / "run", counted={0, 1, 2, 3}, extra_cells=(_BF16_LOOP,)).precision == "unknown"
+
+
+def test_a_notebook_read_whole_with_two_training_cells_that_disagree_leaves_the_precision_unread(tmp_path):
+    # review 31b: only the pip cell counted, an fp32 loop and a bf16 variant loop: which one wrote the log is not said
+    profile = _notebook_counted(tmp_path / "run", counted={0}, extra_cells=(_BF16_LOOP,))
+    assert profile.precision == "unknown"
+
+
+def test_a_notebook_read_whole_with_two_training_cells_that_agree_keeps_the_precision(tmp_path):
+    # a second fp32 loop (a re-run) says the same precision as the first
+    fp32 = _BF16_LOOP.replace("with torch.autocast('cuda', dtype=torch.bfloat16):", "if True:")
+    assert _notebook_counted(tmp_path / "run", counted={0}, extra_cells=(fp32,)).precision == "fp32"
+
+
+def test_a_notebook_read_whole_with_two_argument_cells_that_disagree_leaves_the_precision_unread(tmp_path):
+    # "Option A: fp16" and "Option B: bf16" both bind `args`; neither cell counted, the trainer cell trains on one
+    import json
+    folder = tmp_path / "run"
+    folder.mkdir()
+    sources = ["!pip install transformers",
+               "from transformers import TrainingArguments, Trainer\nargs = TrainingArguments('out', fp16=True)",
+               "args = TrainingArguments('out', bf16=True)",
+               "trainer = Trainer(model=model, args=args)\ntrainer.train()\nimport pandas as pd\n"
+               "pd.DataFrame(trainer.state.log_history).to_csv('train_log.csv')"]
+    cells = [{"cell_type": "code", "execution_count": 1 if i == 0 else None, "metadata": {}, "outputs": [],
+              "source": code} for i, code in enumerate(sources)]
+    (folder / "nb.ipynb").write_text(json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5, "metadata": {}}))
+    rows = "".join(f"{10 * (i + 1)},{4.0 - 0.03 * i:.4f}\n" for i in range(30))
+    (folder / "train_log.csv").write_text("step,loss\n" + rows)
+    assert forensics.analyze(folder).run_profile.precision == "unknown"
 
 
 # --- a log name a settings module binds, read by the one script that trains ----------------------------------------
@@ -414,3 +473,57 @@ def test_the_script_that_writes_a_json_lines_log_gives_the_profile(tmp_path):
     profile = forensics.analyze(run).run_profile
     assert (profile.method, profile.precision) == ("qlora", "bf16")
     assert "train.py (the script that writes loss_log.jsonl)" in profile.evidence["precision"]
+
+
+# --- review 31b: a script that builds a trainer to evaluate, or only reads the log, is not its writer -------------
+
+_EVALUATE_WITH_A_TRAINER = '''
+import torch, config
+import pandas as pd
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+model = AutoModelForCausalLM.from_pretrained(config.MODEL, torch_dtype=torch.float16)
+args = TrainingArguments("eval_out", per_device_eval_batch_size=8, fp16=True)
+print(Trainer(model=model, args=args).evaluate())
+history = pd.read_csv({log})
+history.plot(x="step", y="loss")
+'''
+
+
+def test_a_script_that_builds_a_trainer_only_to_evaluate_is_no_writer_of_a_bound_log_name(tmp_path):
+    # config.py binds LOG_NAME; evaluate.py builds a Trainer in fp16, calls .evaluate() and plots the log
+    profile = _run(tmp_path / "run", {"config.py": 'LOG_NAME = "loss_log.csv"\nMODEL = "gpt2"\n',
+                                      "evaluate.py": _EVALUATE_WITH_A_TRAINER.format(log="config.LOG_NAME")})
+    assert (profile.method, profile.precision) == ("unknown", "unknown")
+
+
+def test_a_script_that_builds_a_trainer_only_to_evaluate_is_no_writer_of_the_log_it_names(tmp_path):
+    profile = _run(tmp_path / "run", {"evaluate.py": _EVALUATE_WITH_A_TRAINER.format(log='"outputs/loss_log.csv"')})
+    assert (profile.method, profile.precision) == ("unknown", "unknown")
+
+
+_PROBE_READING_THE_LOG = '''
+import torch
+import pandas as pd
+history = pd.read_csv("outputs/loss_log.csv")
+probe = torch.nn.Linear(1, 1)
+optimizer = torch.optim.SGD(probe.parameters(), lr=0.1)
+for x, y in zip(history["step"], history["loss"]):
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = (probe(torch.tensor([[float(x)]])) - y).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+'''
+
+
+def test_a_script_that_trains_but_only_reads_the_log_is_not_its_writer(tmp_path):
+    # it fits a probe (under bf16 autocast) to the log's curve: it names the log only to read it
+    profile = _run(tmp_path / "run", {"fit_curve.py": _PROBE_READING_THE_LOG})
+    assert profile.precision == "unknown"
+
+
+def test_a_trainer_built_by_a_function_of_the_script_and_trained_is_the_writer(tmp_path):
+    # gianfrancobarba_PST-Parser's sft_lora.py: `trainer = build_trainer(...)` returns the SFTTrainer it builds
+    factory = _QLORA_SFT.replace("trainer = SFTTrainer(", "def build_trainer():\n    return SFTTrainer(") \
+        .replace("trainer.train()", "trainer = build_trainer()\ntrainer.train()")
+    profile = _run(tmp_path / "run", {"scripts/train.py": factory.format(log="loss_log.csv")})
+    assert (profile.method, profile.precision) == ("qlora", "bf16")

@@ -8,10 +8,11 @@ script is taken as the log's writer only where a string in its code is the log's
 (a later DPO stage, an evaluation) says nothing of this run. A notebook that printed no training (discovery's quiet
 notebooks) but whose cells that ran name the log is read the same way (teddydog23's train.ipynb writes
 logs/train_metrics.csv); where none of its cells that ran names the log, its counts are of another session and its
-code is read whole, as a script's (`_read_whole`). Where several name the log, none is read (which one wrote it is not
+code is read whole, as a script's (`quiet_notebook_whole`). Where several name the log, none is read (which one wrote it is not
 said). Parsed with `ast`, never run; `notebook_code.code_values` reads a script as one cell that ran, with no outputs
-(the machine's tests stay unanswered). A script that imports only Python's own library and modules beside it trains
-in no tensor library: its loop asking for nothing lower says no fp32 (Python's floats are 64-bit).
+(the machine's tests stay unanswered). A script that imports only Python's own library, NumPy (naming no float32)
+and modules beside it (one it imports whole read for its own imports) trains in no tensor library: its loop asking for
+nothing lower says no fp32 (Python's and NumPy's floats are 64-bit).
 """
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ from pathlib import Path
 from ..errors import UnreadableFile
 from . import notebook_code
 from .notebook_code.cells import parsed_cells
+from .notebook_code.syntax import called_name
 from .notebook_code.trainer_runs import code_trains
 from .notebook_json import notebook_object
+from .quiet_notebook_whole import agreed_values, read_whole
 
 
 def log_writing_script_values(root: Path, logs: list[Path], scripts: list[Path], quiet_notebooks: list[Path] = ()
@@ -34,8 +37,10 @@ def log_writing_script_values(root: Path, logs: list[Path], scripts: list[Path],
     names = {p.name for p in logs if p.suffix.lower() in (".csv", ".tsv", ".json", ".jsonl", ".txt", ".log")}
     if not names:
         return None
+    notebooks = list(_notebooks(quiet_notebooks, names))
+    read_whole_ones = {path for path, _, whole in notebooks if whole}
     candidates = [(path, cells, parsed_cells(cells))
-                  for path, cells in [*_scripts(scripts, names), *_notebooks(quiet_notebooks, names)]]
+                  for path, cells in [*_scripts(scripts, names), *((path, cells) for path, cells, _ in notebooks)]]
     writers = [(path, log, cells, trees) for path, cells, trees in candidates
                if (log := _writer_of(trees, names)) is not None]
     if not writers:
@@ -44,7 +49,7 @@ def log_writing_script_values(root: Path, logs: list[Path], scripts: list[Path],
         return None
     path, log, cells, trees = writers[0]
     # (no outputs: a script prints nowhere the copy keeps, a quiet notebook printed no training)
-    values = notebook_code.code_values(cells, "")
+    values = agreed_values(cells) if path in read_whole_ones else notebook_code.code_values(cells, "")
     kind = "notebook" if path.suffix == ".ipynb" else "script"
     if kind == "script" and _imports_only_its_own_and_the_standard_library(path, trees):
         values.pop("precision.default_fp32", None)
@@ -104,14 +109,45 @@ def _read_names(trees: list[ast.AST]) -> set[str]:
 
 
 def _imports_only_its_own_and_the_standard_library(path: Path, trees: list[ast.AST]) -> bool:
-    """The script imports no package but Python's own and modules beside it: no tensor library whose default is
-    float32 (Rogithgoud_text-transformer's pure-Python transformer computes in Python's 64-bit floats), so a loop that
-    asks for nothing lower says no precision (a module of its own that imports one is not read here)."""
-    tops = {alias.name.split(".")[0] for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Import)
-            for alias in node.names}
-    tops |= {node.module.split(".")[0] for tree in trees for node in ast.walk(tree)
-             if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    """The script imports no package but Python's own, NumPy (whose default float is 64-bit too) where the code never
+    names float32, and modules beside it: no tensor library whose default is float32 (Rogithgoud_text-transformer's
+    pure-Python transformer computes in Python's 64-bit floats), so a loop that asks for nothing lower says no
+    precision. A module beside it imported whole (`from layers import *`) is read for its own imports, one level."""
+    tops = _imported_tops(trees)
+    if "numpy" in tops and not _names_float32(trees):
+        tops.discard("numpy")
+    tops |= {top for module in _star_imported(trees) for top in _imported_tops(_module_trees(path.parent, module))}
     return all(top in sys.stdlib_module_names or _beside(path, top) for top in tops)
+
+
+def _imported_tops(trees: list[ast.AST]) -> set[str]:
+    """The top-level packages the code imports: `import x.y`, `from x import y`, `importlib.import_module("x")`."""
+    nodes = [node for tree in trees for node in ast.walk(tree)]
+    tops = {alias.name.split(".")[0] for node in nodes if isinstance(node, ast.Import) for alias in node.names}
+    tops |= {node.module.split(".")[0] for node in nodes
+             if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    return tops | {node.args[0].value.split(".")[0] for node in nodes if isinstance(node, ast.Call)
+                   and called_name(node.func) in ("import_module", "__import__") and node.args
+                   and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)}
+
+
+def _module_trees(folder: Path, module: str) -> list[ast.AST]:
+    """The parsed code of `folder`/`module`.py, read as a script is (`_scripts`); none where it is not there."""
+    found = list(_scripts([folder / f"{module}.py"], {""}))  # ("" is in any text: every readable one is yielded)
+    return parsed_cells(found[0][1]) if found else []
+
+
+def _star_imported(trees: list[ast.AST]) -> set[str]:
+    """The modules the code imports whole (`from layers import *`)."""
+    return {node.module for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and node.module and any(alias.name == "*" for alias in node.names)}
+
+
+def _names_float32(trees: list[ast.AST]) -> bool:
+    """`np.float32`, `dtype="float32"`: the code asks for 32-bit floats by name."""
+    return any(isinstance(node, ast.Attribute) and node.attr == "float32"
+               or isinstance(node, ast.Constant) and node.value == "float32"
+               for tree in trees for node in ast.walk(tree))
 
 
 def _beside(path: Path, module: str) -> bool:
@@ -134,8 +170,8 @@ def _scripts(paths: list[Path], names: set[str]):
 
 
 def _notebooks(paths: list[Path], names: set[str]):
-    """(path, its cells) of each notebook that reads as one; where no cell that ran names a log of `names`, every
-    code cell as one that ran (`_read_whole`)."""
+    """(path, its cells, whether read whole) of each notebook that reads as one; where no cell that ran names a log of
+    `names`, every code cell as one that ran (`quiet_notebook_whole.read_whole`)."""
     for path in paths:
         try:
             notebook = notebook_object(path)[0]
@@ -144,16 +180,8 @@ def _notebooks(paths: list[Path], names: set[str]):
         cells = notebook.get("cells") if isinstance(notebook, dict) else None
         if isinstance(cells, list):
             cells = [cell for cell in cells if isinstance(cell, dict)]
-            yield path, cells if _named_log(parsed_cells(cells), names) else _read_whole(cells)
-
-
-def _read_whole(cells: list[dict]) -> list[dict]:
-    """The cells, each code cell counted in its place. A notebook whose cells that ran name no log of the run printed
-    no training either (a quiet notebook): its counts are of a session that did not write the log (MohammadAnsariShiri
-    _Enhanced-BioBART's notebook counts only its `!pip install` cell), so the cell that names the log, where one does,
-    ran in a session the file no longer records - its code is read whole, as a script's is."""
-    return [dict(cell, execution_count=i + 1) if cell.get("cell_type") == "code" else cell
-            for i, cell in enumerate(cells)]
+            named = _named_log(parsed_cells(cells), names) is not None
+            yield (path, cells, False) if named else (path, read_whole(cells), True)
 
 
 def _writer_of(trees: list[ast.AST], names: set[str]) -> str | None:
@@ -164,11 +192,43 @@ def _writer_of(trees: list[ast.AST], names: set[str]) -> str | None:
 
 
 def _named_log(trees: list[ast.AST], names: set[str]) -> str | None:
-    """The log file name a string of the code that ran is, or ends a path with; else None."""
+    """The log file name a string of the code that ran is, or ends a path with, where the code does not only read
+    that path (`_read_paths`); else None."""
+    read = _read_paths(trees)
     for node in (node for tree in trees for node in ast.walk(tree)):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in read:
             text = node.value.replace("\\", "/")
             found = next((n for n in names if text == n or text.endswith("/" + n)), None)
             if found is not None:
                 return found
     return None
+
+
+# a function whose first argument is a file it reads (`pd.read_csv(path)`, `np.loadtxt(path)`)
+_READERS = {"read_csv", "read_json", "read_table", "loadtxt", "genfromtxt"}
+
+
+def _read_paths(trees: list[ast.AST]) -> set[int]:
+    """The ids of the strings the code only hands to a reader: `pd.read_csv("outputs/loss_log.csv")`, a read-mode
+    `open(...)` (`json.load(open(path))`), `Path(...).read_text()` or `Path(...).open()` - a script plotting the log
+    names it as its writer does."""
+    out = set()
+    for call in (node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)):
+        name = called_name(call.func)
+        if name in _READERS or name == "open" and isinstance(call.func, ast.Name) and _read_mode(call, 1):
+            read = call.args[:1]
+        elif isinstance(call.func, ast.Attribute) and (name in ("read_text", "read_bytes")
+                                                       or name == "open" and _read_mode(call, 0)):
+            read = [call.func.value]
+        else:
+            continue
+        out |= {id(node) for arg in read for node in ast.walk(arg) if isinstance(node, ast.Constant)}
+    return out
+
+
+def _read_mode(call: ast.Call, position: int) -> bool:
+    """`open`'s mode (positional at `position`, or `mode=`) is absent or a literal that neither writes nor appends."""
+    mode = next((k.value for k in call.keywords if k.arg == "mode"),
+                call.args[position] if len(call.args) > position else None)
+    return mode is None or isinstance(mode, ast.Constant) and isinstance(mode.value, str) \
+        and not set(mode.value) & set("wax+")
