@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 _HALF = r"(bf16|bfloat16|fp16|float16)"
-_MARK = r"[*_`]*"  # markdown's emphasis or code marks around a word: "**bf16** autocast"
+_MARK = r"[*_`]{0,3}"  # markdown's emphasis or code marks around a word: "**bf16** autocast"; bounded, as an
+# unbounded run backtracks quadratically over a long run of underscores (1 MiB of them: hours)
 _STATED = (
     re.compile(rf"(?i){_MARK}\b{_HALF}\b{_MARK}[ \t-]+mixed[ \t-]precision\b"),
     re.compile(rf"(?i)\bmixed[ \t-]precision{_MARK}[ \t]*[(:（][ \t]*{_MARK}{_HALF}\b"),
