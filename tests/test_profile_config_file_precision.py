@@ -13,7 +13,7 @@ import pytest
 
 import forensics
 from support.trainer_state_files import falling_loss_profile
-from forensics.ingest.config_precision import precision_keyed
+from forensics.ingest.config_precision import precision_keyed, training_pairs
 
 REALWORLD = Path(__file__).parent / "realworld"
 
@@ -38,6 +38,10 @@ def test_a_key_that_names_the_precision_is_read(pairs, precision):
     [("precision", 0.83), ("recall", 0.8)],  # a classifier's metric
     [("bf16", True), ("fp16", True)],  # two precisions
     [("precision", "bf16"), ("fp16", True)],
+    [("bf16", False), ("precision", "bf16")],  # the run's own flag sets the precision the other key names off
+    [("mixed_precision", "fp16"), ("fp16", False)],
+    [("PRECISION", "fp16")],  # an environment variable (docker-compose, a CI job), not a training setting
+    [("BF16", True)],
     [],
 ])
 def test_no_precision_where_the_keys_name_none_or_two(pairs):
@@ -77,3 +81,65 @@ def test_the_runs_own_flags_outrank_the_config_file(tmp_path):
                                              ("satyamshivam13_LoRA_Medical_QA_Finetune", "fp16")])
 def test_real_config_files(case, precision):
     assert forensics.analyze(REALWORLD / case).run_profile.precision == precision
+
+
+@pytest.mark.parametrize("yaml_text", ["bf16: false\nprecision: bf16\n", "train:\n  bf16: false\n  precision: bf16\n"])
+def test_a_flag_set_false_in_the_same_file_outranks_its_precision_key(tmp_path, yaml_text):
+    profile = _run(tmp_path, yaml_text)
+    assert profile.precision == "unknown", profile.evidence
+
+
+def test_a_flag_set_false_in_one_file_takes_the_precision_from_another(tmp_path):
+    profile = falling_loss_profile(tmp_path, training_args__yaml="bf16: false\nlearning_rate: 0.0002\n",
+                                   config__yaml=_SECTIONED)
+    assert profile.precision == "unknown", profile.evidence
+
+
+def test_settings_under_another_stages_section_are_not_the_trainings():
+    sectioned = [(("train",), "bf16", True), (("export",), "precision", "fp16"),
+                 (("inference", "engine"), "dtype", "x"),
+                 (("services", "serve"), "precision", "fp16"), (("quantization",), "precision", "fp16"),
+                 (("eval",), "fp16", True), (("env",), "precision", "fp16"), ((), "learning_rate", 2e-4)]
+    assert training_pairs(sectioned) == [("bf16", True), ("learning_rate", 2e-4)]
+
+
+def _profile_with(tmp_path, files: dict[str, str]):
+    """The falling-loss run's profile with `files` (path relative to the run folder: text) written beside its log."""
+    run = tmp_path / "run"
+    for relative, text in files.items():
+        (run / relative).parent.mkdir(parents=True, exist_ok=True)
+        (run / relative).write_text(text)
+    return falling_loss_profile(run)
+
+
+@pytest.mark.parametrize("files", [
+    {"docker-compose.yml": "services:\n  app:\n    image: x\n    precision: fp16\n"},  # a container's settings
+    {"compose.yaml": "services:\n  app:\n    mixed_precision: fp16\n"},
+    {"serve.yaml": "services:\n  serve:\n    environment:\n      PRECISION: fp16\n"},
+    {".github/workflows/train.yml": "jobs:\n  smoke:\n    precision: fp16\n"},  # a CI job
+    {"config.yaml": "train:\n  lr: 0.0002\nexport:\n  precision: fp16\n"},
+    {"config.yaml": "inference:\n  precision: fp16\n"},
+    {"config.yaml": "serving:\n  mixed_precision: fp16\n"},
+    {"config.yaml": "quantization:\n  precision: fp16\n"},
+    {"config.yaml": "eval:\n  fp16: true\n"},
+])
+def test_no_precision_from_a_yaml_that_is_not_the_trainings_configuration(tmp_path, files):
+    profile = _profile_with(tmp_path, files)
+    assert profile.precision == "unknown", profile.evidence
+
+
+@pytest.mark.parametrize("files", [
+    {"configs/a_pretrain.yaml": "train:\n  precision: bf16\n", "configs/b_sft.yaml": "train:\n  precision: fp16\n"},
+    {"configs/a_sft.yaml": "train:\n  precision: fp16\n", "configs/b_pretrain.yaml": "train:\n  precision: bf16\n"},
+    {"a/README.md": "Trained with bf16 mixed precision.\n", "b/README.md": "Trained with fp16 mixed precision.\n"},
+])
+def test_two_files_that_disagree_say_nothing(tmp_path, files):
+    # two stages' configurations (or two READMEs): which is the log's run is not told, the first by name is no answer
+    profile = _profile_with(tmp_path, files)
+    assert profile.precision == "unknown", profile.evidence
+
+
+def test_two_files_that_agree_give_their_precision(tmp_path):
+    profile = _profile_with(tmp_path, {"configs/a.yaml": "train:\n  precision: bf16\n",
+                                       "configs/b.yaml": "train:\n  bf16: true\n"})
+    assert profile.precision == "bf16", profile.evidence

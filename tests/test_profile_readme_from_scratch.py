@@ -21,6 +21,9 @@ REALWORLD = Path(__file__).parent / "realworld"
     "I provide the training setup file to train model from scratch. Just use the command to start:\n",
     "```bash\n# Start training from scratch\npython train.py\n```\n",
     "A 20M model pre-trained from scratch on TinyStories.\n",
+    # a fine-tune denied, the weights (not the tokenizer) trained from scratch: netra-ai-lab_Netra-NMT's lines
+    "It is *not* a fine-tune of NLLB — the architecture and\ntokenizer are custom and the weights are trained from "
+    "scratch.\n",
 ])
 def test_a_model_trained_from_scratch_in_so_many_words_is_read(text):
     assert trained_from_scratch(text)
@@ -36,6 +39,42 @@ def test_a_model_trained_from_scratch_in_so_many_words_is_read(text):
 ])
 def test_no_from_scratch_where_the_readme_does_not_say_the_weights_were(text):
     assert trained_from_scratch(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    "You can train from scratch with --init scratch, or fine-tune a checkpoint (default).\n",  # an option
+    "The model is not trained from scratch; we start from bert-base.\n",  # negated
+    "The tokenizer was trained from scratch; we fine-tune Llama-2 on it.\n",  # a part, and a fine-tune
+    "The tokenizer was trained from scratch on the corpus.\n",  # a part of the model, not its weights
+    "Only the classification head is trained from scratch.\n",
+    "Instead of training from scratch, we adapt GPT-2.\n",
+    "We adapt GPT-2 rather than train from scratch.\n",
+    "There is no need to train from scratch.\n",
+    "Far cheaper than training from scratch.\n",
+    "Training from scratch vs. adapting GPT-2: a comparison.\n",
+    "A 20M GPT trained from scratch.\n\nContinued pre-training of it on code.\n",  # a trained start named
+])
+def test_no_from_scratch_where_the_sentence_negates_compares_or_offers_it(text):
+    assert trained_from_scratch(text) is None
+
+
+def test_a_card_naming_its_base_keeps_the_fine_tuning_rates(tmp_path):
+    # review 31's repro: a continued pre-training card that says "far cheaper than training from scratch" took
+    # lr_too_high away from a Llama-2 run diverging at 3e-4
+    card = ("---\nbase_model: meta-llama/Llama-2-7b-hf\n---\nContinued pre-training of Llama-2 on legal text "
+            "(far cheaper than training from scratch).\n")
+    analysis = _diverging_at_3e_4(tmp_path / "run", README__md=card)
+    assert not analysis.run_profile.from_random_weights
+    assert "lr_too_high" in [c.cause for c in analysis.causes]
+
+
+def test_a_trained_start_in_the_runs_files_outranks_the_readme(tmp_path):
+    profile = falling_loss_profile(tmp_path / "args", README__md="A tiny LM trained from scratch on my corpus.\n",
+                                   training_args__yaml="model_name_or_path: gpt2\nlearning_rate: 0.0001\n")
+    assert not profile.from_random_weights, profile.evidence
+    saved = falling_loss_profile(tmp_path / "saved", README__md="A tiny LM trained from scratch on my corpus.\n",
+                                 config__json='{"_name_or_path": "gpt2", "vocab_size": 50257}')  # first loss 2.0
+    assert saved.method == "full" and not saved.from_random_weights, saved.evidence
 
 
 def test_the_readme_gives_the_method_nothing_else_says(tmp_path):
@@ -54,6 +93,7 @@ def test_the_runs_names_outrank_the_readme(tmp_path):
 
 
 @pytest.mark.parametrize("case, method", [("biyamuslim_ML-Based-Python-Code-Summarizer", "full"),
+                                          ("netra-ai-lab_Netra-NMT", "full"),
                                           ("LZHMS_TransformerPractice", "full"), ("Seanaaa0_GPT-CoT", "qlora")])
 def test_real_readmes(case, method):
     assert forensics.analyze(REALWORLD / case).run_profile.method == method

@@ -19,7 +19,8 @@ REALWORLD = Path(__file__).parent / "realworld"
 @pytest.mark.parametrize("text, precision", [
     ("## Training\n- **BF16 mixed precision** via `torch.amp.autocast`\n", "bf16"),
     ("Trained with mixed precision (fp16) on a T4.\n", "fp16"),
-    ("**bf16** autocast halves memory and doubles throughput vs fp32\n", "bf16"),
+    ("**bf16** autocast halves memory and doubles throughput\n", "bf16"),
+    ("Trained with bf16 mixed precision.\n\nWith fp32 master weights and fused AdamW: 0.45 GB\n", "bf16"),
     ("```python\nwith autocast(bfloat16):\n    loss = model(x, y)\n```\n", "bf16"),
     ("| Setting | Value |\n|---|---|\n| Precision | bf16 |\n", "bf16"),
     ("| Precision | fp32 |\n", "fp32"),
@@ -42,6 +43,29 @@ def test_no_precision_where_the_readme_does_not_state_one_alone(text):
     assert precision_stated(text) is None
 
 
+@pytest.mark.parametrize("text", [
+    "Use `--bf16` to enable BF16 mixed precision.\n",
+    "Supports bf16 mixed precision.\n",
+    "If your GPU supports it, set bf16 mixed precision.\n",
+    "We compare BF16 mixed precision against fp32.\n",
+    "We recommend bf16 mixed precision; the released model was trained in fp32.\n",
+    "**bf16** autocast halves memory and doubles throughput vs fp32\n",  # a comparison
+    "Trained with bf16 mixed precision.\n\nThe released model was trained in fp32.\n",  # fp32 said as a regime too
+    "| Precision | bf16 |\n\nFull precision training gave the same loss.\n",
+])
+def test_no_precision_where_the_readme_offers_advises_or_compares_it(text):
+    assert precision_stated(text) is None
+
+
+def test_a_long_run_of_underscores_is_read_in_linear_time():
+    """40,000 underscores (a markdown rule or a padded table drawn long) before a stated precision: the old unbounded
+    `[*_`]*` mark backtracked quadratically over them (84 s measured for this size on the old pattern, hours at
+    1 MiB), the bounded one reads it in ~0.02 s. No timed assert: on the old pattern this test hangs past any
+    patience rather than fails, and asserts the same result once done."""
+    readme = "_" * 40_000 + "\nTrained with bf16 mixed precision.\n"
+    assert precision_stated(readme) == ("bf16", "bf16 mixed precision")
+
+
 def _run(tmp_path, readme: str | None, args: dict | None = None):
     files = {"README__md": readme} if readme is not None else {}
     if args is not None:
@@ -53,6 +77,16 @@ def test_the_readme_gives_the_precision_nothing_else_says(tmp_path):
     profile = _run(tmp_path, "# tiny-gpt\n\n- **BF16 mixed precision** via `torch.amp.autocast`\n")
     assert profile.precision == "bf16", profile.evidence
     assert "README.md" in profile.evidence["precision"] and "BF16 mixed precision" in profile.evidence["precision"]
+
+
+def test_the_runs_own_flag_set_false_outranks_the_readme(tmp_path):
+    # review 31's repro: `bf16: false` (fp16 unset) in the run's training_args.yaml beside a README's "bf16 mixed
+    # precision" read bf16; the flag TrainingArguments read is the run's, the README's sentence is not
+    profile = falling_loss_profile(tmp_path / "yaml", README__md="Trained with bf16 mixed precision.\n",
+                                   training_args__yaml="bf16: false\nlearning_rate: 0.0002\n")
+    assert profile.precision == "unknown", profile.evidence
+    profile = _run(tmp_path / "args", "Trained with bf16 mixed precision.\n", {"bf16": False})
+    assert profile.precision == "unknown", profile.evidence
 
 
 def test_no_readme_no_precision(tmp_path):

@@ -74,7 +74,9 @@ def continued_from(facts: Facts) -> str | None:
     first loss is not at the random guess), as evidence; None otherwise. yangjunx21's continued pre-training of
     chatglm3-6b-base (first loss 2.1, ln(vocabulary) 11.1) was told to raise its 3e-6 to from-scratch rates (1.2e-4 to
     3e-4), which wreck a trained 6B model."""
-    if facts.profile is None or facts.profile.objective != "pretrain":
+    p = facts.profile
+    # a README's "trained from scratch" is read as pre-training too (`profile_of`): a trained base still wins over it
+    if p is None or not (p.objective == "pretrain" or (p.objective == "unknown" and p.from_random_weights)):
         return None
     loss = facts.series("loss").to_numpy(dtype="float64")
     loss = loss[np.isfinite(loss)]

@@ -26,8 +26,10 @@ from .csv_header import csv_header, folder_holds_a_loss_series, long_table_names
 from .run_layout import RunLayout
 
 # Folders that never hold a run's logs and can be huge.
-# MLflow's `.trash` holds deleted experiments.
-_SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints", "node_modules", ".venv", "venv", ".cache", ".trash"}
+# MLflow's `.trash` holds deleted experiments; `.github` a repository's CI workflows, issue templates and funding file,
+# never a run's record or configuration (a workflow's `env: PRECISION: fp16` is not the training's).
+_SKIP_DIRS = {".git", ".github", "__pycache__", ".ipynb_checkpoints", "node_modules", ".venv", "venv", ".cache",
+              ".trash"}
 
 _TB_EVENT = re.compile(r"^events\.out\.tfevents\.")
 _TEXT_LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md"}

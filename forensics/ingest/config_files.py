@@ -20,8 +20,8 @@ from ._config_keys import deepspeed_values, is_number
 from ._jsonfile import read_json_object
 from ..torchpickle import safe_unpickle_torch_file
 from . import megatron_args, namespace_args
-from .config_precision import precision_keyed
-from .flat_yaml import read_flat_yaml, yaml_key_values, yaml_leaves, yaml_scalar
+from .config_precision import flags_off, precision_keyed, training_pairs
+from .flat_yaml import read_flat_yaml, yaml_leaves, yaml_scalar, yaml_sectioned_values
 from .framework_configs import (axolotl_values, h2o_llmstudio_values, lightning_values, llamafactory_values,
                                 looks_like_axolotl, swift_values, torchtune_values)
 from .readme_precision import precision_stated
@@ -369,11 +369,20 @@ def read_config_yaml(path) -> dict[str, Any]:
     return _precision_keyed_values(path)
 
 
+# a container's services (docker-compose.yml, compose.yaml): the settings of what it serves, not of the training
+_NOT_A_RUNS_CONFIG = re.compile(r"(?i)^(?:docker-)?compose[\w.-]*\.ya?ml$")
+
+
 def _precision_keyed_values(path) -> dict[str, Any]:
     """`precision.config_file` (with `precision.config_file_words`) where a YAML no framework's reader took names the
-    training's precision by key (`config_precision`); else {}."""
-    keyed = precision_keyed(yaml_key_values(path))
-    return {} if keyed is None else {"precision.config_file": keyed[0], "precision.config_file_words": keyed[1]}
+    training's precision by key (`config_precision`), and `precision.flags_off` ("bf16", "fp16" or both) where it sets
+    a mixed-precision flag false; else {}."""
+    if _NOT_A_RUNS_CONFIG.match(Path(path).name):
+        return {}
+    pairs = training_pairs(yaml_sectioned_values(path))
+    keyed, off = precision_keyed(pairs), flags_off(pairs)
+    out = {} if keyed is None else {"precision.config_file": keyed[0], "precision.config_file_words": keyed[1]}
+    return {**out, "precision.flags_off": ",".join(off)} if off else out
 
 
 # transformers' DVCLiveCallback.setup logs `args.to_dict()` with DVCLive's log_params (live.py) to

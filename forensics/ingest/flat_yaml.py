@@ -109,13 +109,27 @@ def yaml_leaves(path) -> dict[str, Any]:
 def yaml_key_values(path) -> list[tuple[str, Any]]:
     """Every `key: scalar` of an indented YAML mapping in file order, by its own (leaf) name, each as often as it is
     written (`yaml_leaves` keeps the first). [] where the file is not UTF-8 text."""
+    return [(key, value) for _, key, value in yaml_sectioned_values(path)]
+
+
+def yaml_sectioned_values(path) -> list[tuple[tuple[str, ...], str, Any]]:
+    """`yaml_key_values` with the sections each key is written under, outermost first, by indentation (a list item's
+    `- ` counts as indentation): `(("train",), "bf16", True)`. [] where the file is not UTF-8 text."""
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
         return []
-    out = []
+    out, open_sections = [], []  # open_sections: (indentation, name) of the section headers still open
     for raw in text.splitlines():
-        m = _KEY_LINE.match(_strip_comment(raw).strip())
-        if m and m.group(2) is not None:
-            out.append((m.group(1), yaml_scalar(m.group(2).strip())))
+        line = _strip_comment(raw).rstrip()
+        m = _KEY_LINE.match(line.strip())
+        if not m:
+            continue
+        indent = len(line) - len(line.lstrip(" -"))
+        while open_sections and open_sections[-1][0] >= indent:
+            open_sections.pop()
+        if m.group(2) is None:
+            open_sections.append((indent, m.group(1)))
+        else:
+            out.append((tuple(name for _, name in open_sections), m.group(1), yaml_scalar(m.group(2).strip())))
     return out

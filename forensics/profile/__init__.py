@@ -42,7 +42,8 @@ from ..findings import Finding
 from ..discover.run_layout import RunLayout
 from ..timeline import Timeline
 from .framework import _framework
-from .method import ADAPTERS, README_FROM_SCRATCH, _method
+from .method import ADAPTERS, _method
+from .model_start import readme_from_scratch
 from .names import _names
 from .objective import FROM_SCRATCH, _objective
 from .precision import _precision
@@ -70,8 +71,9 @@ def run_profile(layout: RunLayout | None, config: RunConfig, timeline: Timeline,
         # a model trained from random weights trains every weight: an adapter on random weights learns nothing
         evidence["method"] = "a model trained from random weights trains every weight (the objective's evidence)"
         method = "full"
+    # a whole model whose README says it was trained from scratch, where nothing shows a trained start
     from_random = evidence.get("objective", "").endswith(FROM_SCRATCH) or (
-        method == "full" and evidence.get("method", "").startswith(README_FROM_SCRATCH))
+        method == "full" and readme_from_scratch(config, timeline) is not None)
     return RunProfile(method=method, objective=objective, algorithm=algorithm, model_params=model_params,
                       precision=_precision(config, findings, evidence, timeline),
                       framework=_framework(layout, config, timeline, objective, evidence),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..config import RunConfig
 from ..timeline import Timeline
-from .model_start import _console_from_scratch
+from .model_start import _console_from_scratch, readme_from_scratch
 from .names import word_in
 from .objective import DSCHAT_OBJECTIVES
 from .record import UNKNOWN
@@ -90,20 +90,20 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
             return method
     found = _console_saves_an_adapter(names, timeline, evidence) or card_method(timeline, evidence) \
         or _saved_whole_into_output_dir(config, timeline, evidence)
-    return found if found != UNKNOWN else _readme_from_scratch(config, evidence)
+    return found if found != UNKNOWN else _readme_from_scratch(config, timeline, evidence)
 
 
 README_FROM_SCRATCH = "the README says the model was trained from scratch"
 
 
-def _readme_from_scratch(config: RunConfig, evidence: dict) -> str:
-    """"full" where a README of the run says in so many words its model was trained from scratch
-    (`ingest.readme_scratch`): random weights are trained whole. Prose, so last of all; else unknown."""
-    words = config.get("model.readme_from_scratch")
-    if not isinstance(words, str):
+def _readme_from_scratch(config: RunConfig, timeline: Timeline, evidence: dict) -> str:
+    """"full" where a README of the run says in so many words its model was trained from scratch and nothing shows a
+    trained start (`model_start.readme_from_scratch`): random weights are trained whole. Prose, so last of all; else
+    unknown."""
+    said = readme_from_scratch(config, timeline)
+    if said is None:
         return UNKNOWN
-    evidence["method"] = (f"{README_FROM_SCRATCH} ('{words}', "
-                          f"{config.source_of('model.readme_from_scratch')}): random weights, every one trained")
+    evidence["method"] = f"{README_FROM_SCRATCH} ('{said[0]}', {said[1]}): random weights, every one trained"
     return "full"
 
 

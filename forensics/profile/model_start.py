@@ -10,7 +10,7 @@ import re
 from ..analyzers.never_learned import FRESH_HEAD_RANGE
 from ..config import RunConfig
 from ..timeline import Timeline
-from .losses import random_guess_range
+from .losses import random_guess_range, training_losses
 
 
 def pretrained_base(config: RunConfig, first_loss: float | None = None) -> tuple[str, str] | None:
@@ -68,6 +68,23 @@ def console_loaded_weights(timeline: Timeline) -> tuple[str, str] | None:
     model starts from trained weights; else None."""
     return next(((src, m["console_weights_loaded"]) for src, m in timeline.meta.items()
                  if m.get("console_weights_loaded")), None)
+
+
+def readme_from_scratch(config: RunConfig, timeline: Timeline) -> tuple[str, str] | None:
+    """(words, where) of a README of the run that says its model was trained from scratch (`ingest.readme_scratch`),
+    unless the run shows a trained start: the model its arguments load, an adapter's base or a saved config's name
+    beside a first loss off the random guess (`pretrained_base`), a console's `loading weights file` line, or the
+    card's `base_model`. The run's own files outrank its prose."""
+    words = config.get("model.readme_from_scratch")
+    if not isinstance(words, str) or isinstance(config.get("card.base_model"), str) \
+            or pretrained_base(config, _first_loss(timeline)) is not None or console_loaded_weights(timeline):
+        return None
+    return words, config.source_of("model.readme_from_scratch")
+
+
+def _first_loss(timeline: Timeline) -> float | None:
+    losses = training_losses(timeline)
+    return float(losses[0]) if len(losses) else None
 
 
 def pretrained_seq2seq(config: RunConfig) -> str | None:

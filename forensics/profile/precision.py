@@ -121,8 +121,8 @@ def _code_defaults(config: RunConfig, findings, timeline: Timeline, evidence: di
 
 def _config_file_keys(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
     """The precision a YAML configuration of the run's own names by key (`ingest.config_precision`)."""
-    keyed = config.get("precision.config_file")
-    if keyed not in ("bf16", "fp16", "fp32"):
+    keyed = _one_said(config, "precision.config_file")
+    if keyed not in ("bf16", "fp16", "fp32") or _flag_set_off(config, keyed):
         return None
     return _said(evidence, keyed, f"the run's configuration file names it: "
                                   f"{config.get('precision.config_file_words')} "
@@ -131,11 +131,25 @@ def _config_file_keys(config: RunConfig, findings, timeline: Timeline, evidence:
 
 def _readme_states(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
     """The precision a README of the run states in so many words (`ingest.readme_precision`)."""
-    stated = config.get("precision.readme")
-    if stated not in ("bf16", "fp16", "fp32"):
+    stated = _one_said(config, "precision.readme")
+    if stated not in ("bf16", "fp16", "fp32") or _flag_set_off(config, stated):
         return None
     return _said(evidence, stated, f"the README states it in so many words: '{config.get('precision.readme_words')}' "
                                    f"({config.source_of('precision.readme')})")
+
+
+def _one_said(config: RunConfig, key: str):
+    """The value every file that gives `key` gives, else None: two stages' configurations (a_pretrain.yaml in bf16,
+    b_sft.yaml in fp16) or two READMEs that disagree do not tell which is the log's run, and the first file by name
+    is no answer."""
+    said = {seen.value for seen in config.values.get(key, [])}
+    return said.pop() if len(said) == 1 else None
+
+
+def _flag_set_off(config: RunConfig, precision: str) -> bool:
+    """Whether the run's own configuration sets the precision's flag false (TrainingArguments' `bf16=False`, or a
+    YAML's `bf16: false`): no weaker reading (a YAML's key elsewhere, a README's words) may give that precision."""
+    return config.get(precision) is False or precision in str(config.get("precision.flags_off") or "").split(",")
 
 
 def _rate_went_on(skipped) -> bool:
