@@ -125,6 +125,30 @@ def test_overfitting_advice_stays_where_the_training_loss_fell():
     assert "fewer epochs, a lower learning rate, more data or regularisation would help" in found.message
 
 
+def test_a_flat_training_loss_is_not_said_to_have_got_worse():
+    # (review 31b: the training loss held at 0.80 while the eval loss turned was told "got worse on it too")
+    [found] = detect_overfitting(_evals_turn([0.80] * 20), Thresholds())
+    assert "got worse on it too" not in found.message, found.message
+    assert "this one fitted it no better after step 10" in found.message, found.message
+    assert "not more data or regularisation" in found.message, found.message
+
+
+def test_a_training_loss_that_rose_past_noise_is_said_to_have_got_worse():
+    train = [0.9 - 0.01 * s for s in range(1, 11)] + [0.80 + 0.005 * s for s in range(1, 11)]
+    [found] = detect_overfitting(_evals_turn(train), Thresholds())
+    assert "this one got worse on it too" in found.message, found.message
+
+
+def test_no_training_point_after_the_best_says_nothing_of_the_training_fit():
+    steps = list(range(1, 21))
+    evals = _evals_turn([0.8] * 20)["eval_loss"]
+    train = pd.Series([0.9 - 0.01 * s for s in range(1, 11)], index=steps[:10], dtype="float64")
+    [found] = detect_overfitting({"loss": train, "eval_loss": evals}, Thresholds())
+    assert "got worse on it" not in found.message and "fitted it no better" not in found.message, found.message
+    assert "not more data or regularisation" not in found.message, found.message
+    assert found.message.endswith("fewer epochs or a lower (or decaying) learning rate would help."), found.message
+
+
 def test_the_corpus_run_whose_both_losses_rose_is_not_told_to_regularise():
     first = forensics.analyze(CORPUS / "AlexCheema_RetroInference").first_incident
     assert first.kind == "overfitting" and "did not improve either" in first.message, first.message
