@@ -98,3 +98,8 @@ def test_a_late_unmatched_parenthesis_is_still_cut_before():
 
 def test_a_row_that_fits_is_not_touched():
     assert _row("Info", "step 3: the loss fell", clip=True) == ["Info" + " " * (LABEL - 4) + "step 3: the loss fell"]
+
+
+def test_a_two_line_row_of_one_long_word_ends_its_last_line_with_an_ellipsis():
+    rows = _row("Hidden by", "/data/" + "x" * 400, max_lines=2)
+    assert len(rows) == 2 and rows[-1].endswith("…") and len(rows[-1]) == WIDTH, rows

@@ -83,7 +83,7 @@ def test_a_row_that_fits_is_not_cut(tmp_path):
     assert " " * 16 + "- optimizer steps skipped from step 30" in text.splitlines(), text
 
 
-# ---- one skipped step is one ------------------------------------------------------------------------------------------
+# ---- one skipped step is one -----------------------------------------------------------------------------------------
 
 def test_one_skipped_step_is_said_as_one(tmp_path):
     first = forensics.analyze(_skips(tmp_path, (30,))).first_incident
@@ -101,7 +101,7 @@ def test_the_corpus_case_s_one_skip_is_said_as_one():
     assert first.kind == "skipped_steps" and "skipped that optimizer step" in first.message, first.message
 
 
-# ---- the cure of a run that got worse on both losses ------------------------------------------------------------------
+# ---- the cure of a run that got worse on both losses -----------------------------------------------------------------
 
 def _evals_turn(train: list[float]) -> dict:
     steps = list(range(1, 21))
@@ -155,7 +155,7 @@ def test_the_corpus_run_whose_both_losses_rose_is_not_told_to_regularise():
     assert "more data or regularisation would help" not in first.message, first.message
 
 
-# ---- nothing before the first point -----------------------------------------------------------------------------------
+# ---- nothing before the first point ----------------------------------------------------------------------------------
 
 def test_a_metric_non_finite_from_its_first_point_has_no_before():
     steps = list(range(3, 100, 4))
@@ -173,7 +173,7 @@ def test_a_metric_finite_before_says_its_last_finite_value():
     assert "last finite 1.5 at step 10" in found.message, found.message
 
 
-# ---- the learning-rate advice -----------------------------------------------------------------------------------------
+# ---- the learning-rate advice ----------------------------------------------------------------------------------------
 
 def test_a_rate_the_tool_did_not_read_is_not_said_to_be_absent():
     text = analysis_text(forensics.analyze(CORPUS / "Ourboros-Alignment-Team_RWKV-RM-Copilot-skipped"))
@@ -194,7 +194,7 @@ def test_the_rate_advice_s_scope_is_not_a_parenthesis_inside_a_parenthesis(tmp_p
     assert depth == 1, lr.suggestion
 
 
-# ---- where the loss began and ended, said as measured -----------------------------------------------------------------
+# ---- where the loss began and ended, said as measured ----------------------------------------------------------------
 
 def test_a_ten_point_log_s_ends_are_said_as_single_points():
     first = forensics.analyze(CORPUS / "0xafraidoftime_Unsloth-LoRA-Fine-tuning").first_incident

@@ -210,7 +210,7 @@ def _row(label: str, text: str, clip: bool = False, max_lines: int | None = None
         kept = kept.rsplit(" ", 1)[0]
     for said in (clause_end(kept), without_hanging_words(kept)):
         short = _wrap(prefix, said + "…", indent=LABEL)
-        if len(said) >= (WIDTH - LABEL) * limit // 2 and len(short) <= limit:
+        if len(said) >= (WIDTH - LABEL) * limit // 2 and len(short) <= limit and short[-1].strip() != "…":
             return short
     return lines[:limit - 1] + [lines[limit - 1][:WIDTH - 1] + "…"]
 
