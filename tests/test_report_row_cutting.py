@@ -103,3 +103,20 @@ def test_a_row_that_fits_is_not_touched():
 def test_a_two_line_row_of_one_long_word_ends_its_last_line_with_an_ellipsis():
     rows = _row("Hidden by", "/data/" + "x" * 400, max_lines=2)
     assert len(rows) == 2 and rows[-1].endswith("…") and len(rows[-1]) == WIDTH, rows
+
+
+# ---- brackets and quotes closed too ---------------------------------------------------------------------------------
+
+def test_a_cut_leaves_no_square_bracket_open():
+    assert clause_end("the rate was not read from its files, the DeepSpeed lines print lr=[0.0001, 0.0002") == \
+        "the rate was not read from its files"
+
+
+def test_a_cut_leaves_no_quote_open():
+    assert clause_end('the optimizer was not named, the config reads "adamw_torch, fused') == \
+        "the optimizer was not named"
+
+
+def test_closed_brackets_and_quotes_still_allow_a_late_cut():
+    assert clause_end('the log prints lr=[1e-05, 1e-05] and "optim": "adamw", then the loss at') == \
+        'the log prints lr=[1e-05, 1e-05] and "optim": "adamw"'

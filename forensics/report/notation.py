@@ -69,10 +69,12 @@ _HANGING = frozenset(("at", "to", "from", "of", "and", "than", "not", "by", "in"
 
 def clause_end(text: str) -> str:
     """`text` cut at its last clause boundary (before ", ", "; ", ": ", " (", " - ", after ")") that leaves its
-    parentheses closed: within its second half, or anywhere where `text` itself leaves one open (a parenthesis broken
-    off reads worse than a shorter sentence); where there is none, the last one that keeps a third of it; else `text`
-    less its trailing comma, colon, opening parenthesis and hanging words (`without_hanging_words`). A `text` that
-    ends on a clause's own comma, semicolon or colon (a row cut between words) already ends a clause.
+    parentheses, brackets and quotes closed: within its second half, or anywhere where `text` itself leaves one open
+    (a parenthesis broken off reads worse than a shorter sentence); where there is none, the last one that keeps a
+    third of it; else `text` less its trailing comma, colon, opening parenthesis and hanging words
+    (`without_hanging_words`). One left open in its first third is let be: a cut before it would keep next to nothing
+    ("acc(top1 ..."). A `text` that ends on a clause's own comma, semicolon or colon (a row cut between words) already
+    ends a clause.
 
     >>> clause_end("skipped updates from step 40 (only fp16 has one; bf16")
     'skipped updates from step 40'
@@ -87,7 +89,6 @@ def clause_end(text: str) -> str:
     >>> clause_end("spikes to 35.59 at step 190000, 14x its recent median 2.504;")
     'spikes to 35.59 at step 190000, 14x its recent median 2.504'
     """
-    # an opening left unmatched in the row's first third would leave no break worth keeping ("acc(top1 ..."): ignored
     ignored = {i for i in _left_open(text) if i < len(text) // 3}
     if text[-1:] in (",", ";", ":") and _closed(text[:-1], ignored):
         return text[:-1]
@@ -99,8 +100,8 @@ def clause_end(text: str) -> str:
 
 
 def _clause_breaks(text: str, ignored: frozenset[int] | set[int] = frozenset()) -> list[int]:
-    """Where `text` may be cut at a clause boundary that leaves its parentheses closed (those opened at `ignored`
-    aside)."""
+    """Where `text` may be cut at a clause boundary that leaves its parentheses, brackets and quotes closed (those
+    opened at `ignored` aside)."""
     return [m.start() for m in _CLAUSE_ENDS.finditer(text) if m.start() > 0 and _closed(text[:m.start()], ignored)]
 
 
@@ -109,12 +110,13 @@ def _closed(text: str, ignored: frozenset[int] | set[int] = frozenset()) -> bool
 
 
 def _left_open(text: str) -> list[int]:
-    """Where `text` opens a parenthesis it does not close."""
-    opened = []
+    """Where `text` opens a parenthesis, a square bracket or a double quote it does not close (a row broken off in
+    `lr=[0.0001, 0.0002` or `"adamw_torch, fused` reads as badly as one in a parenthesis)."""
+    opened: list[int] = []
     for i, char in enumerate(text):
-        if char == "(":
+        if char in "([" or char == '"' and not (opened and text[opened[-1]] == '"'):
             opened.append(i)
-        elif char == ")" and opened:
+        elif opened and text[opened[-1]] + char in ("()", "[]", '""'):
             opened.pop()
     return opened
 
