@@ -34,6 +34,11 @@ def test_a_cut_with_no_clause_break_worth_keeping_drops_its_hanging_words():
     assert clause_end("loss 2.254 at step 10 and") == "loss 2.254 at step 10"
 
 
+def test_a_clause_break_after_a_hanging_word_drops_it_too():
+    assert clause_end("nothing tells whether the run learned. Log the loss (logging_steps) and, where there is") == \
+        "nothing tells whether the run learned. Log the loss (logging_steps)"
+
+
 def test_a_step_that_ends_a_noun_phrase_is_no_hanging_word():
     assert clause_end("grad_norm is vanishingly small below 2.489e-07 at 1 isolated step").endswith("isolated step")
     assert clause_end("5 single-batch loss spikes in a log of every step") == \

@@ -96,7 +96,8 @@ def clause_end(text: str) -> str:
     open_ = not _closed(text, ignored)
     late = (breaks if open_ else [b for b in breaks if b >= len(text) // 2]
             or [b for b in breaks if b >= len(text) // 3])
-    return text[:late[-1]] if late else without_hanging_words(text, breaks)
+    # a clause may end on a hanging word too ("Log the loss (logging_steps) and, where ...")
+    return without_hanging_words(text[:late[-1]]) if late else without_hanging_words(text, breaks)
 
 
 def _clause_breaks(text: str, ignored: frozenset[int] | set[int] = frozenset()) -> list[int]:
