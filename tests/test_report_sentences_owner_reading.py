@@ -153,6 +153,20 @@ def test_the_corpus_run_whose_both_losses_rose_is_not_told_to_regularise():
     first = forensics.analyze(CORPUS / "AlexCheema_RetroInference").first_incident
     assert first.kind == "overfitting" and "did not improve either" in first.message, first.message
     assert "more data or regularisation would help" not in first.message, first.message
+    # its training loss rose at each of the 11 epochs after the best, 1.2% by their median: past its own noise
+    assert "this one got worse on it too" in first.message, first.message
+
+
+def test_a_training_loss_that_climbs_steadily_but_little_got_worse():
+    train = [0.80] * 10 + [0.80 + 0.001 * s + 0.0003 * (-1) ** s for s in range(1, 11)]  # 0.7% by its median
+    [found] = detect_overfitting(_evals_turn(train), Thresholds())
+    assert "this one got worse on it too" in found.message, found.message
+
+
+def test_a_training_loss_flat_with_noise_did_not_get_worse():
+    train = [0.9 - 0.01 * s for s in range(1, 11)] + [0.80 + 0.004 * (-1) ** s for s in range(1, 11)]
+    [found] = detect_overfitting(_evals_turn(train), Thresholds())
+    assert "fitted it no better after step 10" in found.message, found.message
 
 
 # ---- nothing before the first point ----------------------------------------------------------------------------------

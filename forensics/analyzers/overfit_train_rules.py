@@ -39,10 +39,15 @@ def train_fell_since(train, best_step: int) -> bool:
 
 
 def train_rose_since(train, best_step: int) -> bool:
-    """Whether the training loss after `best_step` (its median) sits `_TRAIN_FELL` or more above its level at that
-    step, as `train_fell_since` measures both: a flat loss with noise did not get worse."""
+    """Whether the training loss after `best_step` (its median) sits above its level at that step, as
+    `train_fell_since` measures both, by `_TRAIN_FELL` or by `NOISE_UNITS` x its own point-to-point noise from there
+    on (AlexCheema_RetroInference: a loss that rose at each of 11 epochs, 1.2% by their median): a flat loss with
+    noise did not get worse."""
     at_best, later = train_around(train, best_step)
-    return at_best is not None and later >= (1 + _TRAIN_FELL) * at_best
+    if at_best is None or later <= at_best:
+        return False
+    noise = point_noise(train[train.index >= best_step].to_numpy())
+    return later >= (1 + _TRAIN_FELL) * at_best or later - at_best > NOISE_UNITS * noise
 
 
 def train_around(train, best_step: int) -> tuple[float | None, float | None]:
