@@ -83,7 +83,7 @@ def test_a_row_that_fits_is_not_cut(tmp_path):
     assert " " * 16 + "- optimizer steps skipped from step 30" in text.splitlines(), text
 
 
-# ---- one skipped step is one ------------------------------------------------------------------------------------------
+# ---- one skipped step is one -----------------------------------------------------------------------------------------
 
 def test_one_skipped_step_is_said_as_one(tmp_path):
     first = forensics.analyze(_skips(tmp_path, (30,))).first_incident
@@ -101,7 +101,7 @@ def test_the_corpus_case_s_one_skip_is_said_as_one():
     assert first.kind == "skipped_steps" and "skipped that optimizer step" in first.message, first.message
 
 
-# ---- the cure of a run that got worse on both losses ------------------------------------------------------------------
+# ---- the cure of a run that got worse on both losses -----------------------------------------------------------------
 
 def _evals_turn(train: list[float]) -> dict:
     steps = list(range(1, 21))
@@ -125,13 +125,51 @@ def test_overfitting_advice_stays_where_the_training_loss_fell():
     assert "fewer epochs, a lower learning rate, more data or regularisation would help" in found.message
 
 
+def test_a_flat_training_loss_is_not_said_to_have_got_worse():
+    # (review 31b: the training loss held at 0.80 while the eval loss turned was told "got worse on it too")
+    [found] = detect_overfitting(_evals_turn([0.80] * 20), Thresholds())
+    assert "got worse on it too" not in found.message, found.message
+    assert "this one fitted it no better after step 10" in found.message, found.message
+    assert "not more data or regularisation" in found.message, found.message
+
+
+def test_a_training_loss_that_rose_past_noise_is_said_to_have_got_worse():
+    train = [0.9 - 0.01 * s for s in range(1, 11)] + [0.80 + 0.005 * s for s in range(1, 11)]
+    [found] = detect_overfitting(_evals_turn(train), Thresholds())
+    assert "this one got worse on it too" in found.message, found.message
+
+
+def test_no_training_point_after_the_best_says_nothing_of_the_training_fit():
+    steps = list(range(1, 21))
+    evals = _evals_turn([0.8] * 20)["eval_loss"]
+    train = pd.Series([0.9 - 0.01 * s for s in range(1, 11)], index=steps[:10], dtype="float64")
+    [found] = detect_overfitting({"loss": train, "eval_loss": evals}, Thresholds())
+    assert "got worse on it" not in found.message and "fitted it no better" not in found.message, found.message
+    assert "not more data or regularisation" not in found.message, found.message
+    assert found.message.endswith("fewer epochs or a lower (or decaying) learning rate would help."), found.message
+
+
 def test_the_corpus_run_whose_both_losses_rose_is_not_told_to_regularise():
     first = forensics.analyze(CORPUS / "AlexCheema_RetroInference").first_incident
     assert first.kind == "overfitting" and "did not improve either" in first.message, first.message
     assert "more data or regularisation would help" not in first.message, first.message
+    # its training loss rose at each of the 11 epochs after the best, 1.2% by their median: past its own noise
+    assert "this one got worse on it too" in first.message, first.message
 
 
-# ---- nothing before the first point -----------------------------------------------------------------------------------
+def test_a_training_loss_that_climbs_steadily_but_little_got_worse():
+    train = [0.80] * 10 + [0.80 + 0.001 * s + 0.0003 * (-1) ** s for s in range(1, 11)]  # 0.7% by its median
+    [found] = detect_overfitting(_evals_turn(train), Thresholds())
+    assert "this one got worse on it too" in found.message, found.message
+
+
+def test_a_training_loss_flat_with_noise_did_not_get_worse():
+    train = [0.9 - 0.01 * s for s in range(1, 11)] + [0.80 + 0.004 * (-1) ** s for s in range(1, 11)]
+    [found] = detect_overfitting(_evals_turn(train), Thresholds())
+    assert "fitted it no better after step 10" in found.message, found.message
+
+
+# ---- nothing before the first point ----------------------------------------------------------------------------------
 
 def test_a_metric_non_finite_from_its_first_point_has_no_before():
     steps = list(range(3, 100, 4))
@@ -149,7 +187,7 @@ def test_a_metric_finite_before_says_its_last_finite_value():
     assert "last finite 1.5 at step 10" in found.message, found.message
 
 
-# ---- the learning-rate advice -----------------------------------------------------------------------------------------
+# ---- the learning-rate advice ----------------------------------------------------------------------------------------
 
 def test_a_rate_the_tool_did_not_read_is_not_said_to_be_absent():
     text = analysis_text(forensics.analyze(CORPUS / "Ourboros-Alignment-Team_RWKV-RM-Copilot-skipped"))
@@ -170,7 +208,7 @@ def test_the_rate_advice_s_scope_is_not_a_parenthesis_inside_a_parenthesis(tmp_p
     assert depth == 1, lr.suggestion
 
 
-# ---- where the loss began and ended, said as measured -----------------------------------------------------------------
+# ---- where the loss began and ended, said as measured ----------------------------------------------------------------
 
 def test_a_ten_point_log_s_ends_are_said_as_single_points():
     first = forensics.analyze(CORPUS / "0xafraidoftime_Unsloth-LoRA-Fine-tuning").first_incident

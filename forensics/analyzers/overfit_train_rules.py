@@ -34,12 +34,32 @@ def train_fell_since(train, best_step: int) -> bool:
     """Whether the training loss after `best_step` (its median) sits `_TRAIN_FELL` or more under its level at that
     step (the median of its last three points up to it; where none was logged by then, as when the training loss is
     logged more sparsely than the evals, the first point after it): a flat loss with noise is no fall."""
+    at_best, later = train_around(train, best_step)
+    return at_best is not None and later <= (1 - _TRAIN_FELL) * at_best
+
+
+def train_rose_since(train, best_step: int) -> bool:
+    """Whether the training loss after `best_step` (its median) sits above its level at that step, as
+    `train_fell_since` measures both, by `_TRAIN_FELL` or by `NOISE_UNITS` x its own point-to-point noise from there
+    on (AlexCheema_RetroInference: a loss that rose at each of 11 epochs, 1.2% by their median): a flat loss with
+    noise did not get worse."""
+    at_best, later = train_around(train, best_step)
+    if at_best is None or later <= at_best:
+        return False
+    noise = point_noise(train[train.index >= best_step].to_numpy())
+    return later >= (1 + _TRAIN_FELL) * at_best or later - at_best > NOISE_UNITS * noise
+
+
+def train_around(train, best_step: int) -> tuple[float | None, float | None]:
+    """The training loss's level at `best_step` and its median after it (see `train_fell_since`); (None, None) where
+    it has no point after it to compare."""
     at_best = train[train.index <= best_step].iloc[-3:]
     later = train[train.index > best_step]
     if at_best.empty:
         at_best, later = later.iloc[:1], later.iloc[1:]
-    return (not at_best.empty and not later.empty
-            and float(later.median()) <= (1 - _TRAIN_FELL) * float(at_best.median()))
+    if at_best.empty or later.empty:
+        return None, None
+    return float(at_best.median()), float(later.median())
 
 
 def few_evals_climbing(evals, train, thresholds: Thresholds) -> int | None:

@@ -49,7 +49,8 @@ from .overfit_accuracy import accuracy_kept_improving
 from .overfit_train_rules import (STILL_FELL, climb_while_train_fell, climbed_clear_of_noise, few_evals_climbing,
                                   held_above_as_train_fell_at_each, held_above_while_train_fell, passing_overfit,
                                   stopped_as_train_fell_a_quarter,
-                                  train_fell_away, train_fell_since, training_loss, turned_up_at_the_end)
+                                  train_around, train_fell_away, train_fell_since, train_rose_since, training_loss,
+                                  turned_up_at_the_end)
 
 EVAL_LOSS = "eval_loss"
 
@@ -171,20 +172,26 @@ def _overfit_finding(name: str, evals, train, best_pos: int, best: float, k: int
     rises = (f"rises to {format_number(end)} at step {last_step}, its last evaluation ({format_ratio(end, best)}),"
              if rise_step == last_step else f"rises from step {rise_step} to {span}")
     message = (f"{name} is lowest at step {best_step} ({format_number(lowest)}{level}) and {rises} {trend}. The "
-               f"checkpoint near step {best_step} generalises best; {_remedy(train_fell)}")
+               f"checkpoint near step {best_step} generalises best; {_remedy(train, best_step)}")
     return Finding("overfitting", "warning", rise_step, message, end_step=last_step, metric=name,
                    evidence={"best_eval_loss": best, "best_step": best_step, "end_eval_loss": end})
 
 
-def _remedy(train_fell: bool) -> str:
-    """What would help: the cures of overfitting where the training loss fell on; where it got worse too the model
-    fitted its training data no better, so more data or regularisation (which make that fit harder) cure nothing,
-    and what is left is to stop sooner or take smaller steps (AlexCheema_RetroInference: both losses rose for 15
-    epochs)."""
-    if train_fell:
+def _remedy(train, best_step: int) -> str:
+    """What would help: the cures of overfitting where the training loss fell on; where it fitted its training data
+    no better (flat within 2%, or worse) more data or regularisation (which make that fit harder) cure
+    nothing, and what is left is to stop sooner or take smaller steps (AlexCheema_RetroInference: both losses rose
+    for 15 epochs). "Got worse" only where the training loss rose past that noise; where it has no point after the
+    best, nothing is said of its fit."""
+    at_best, later = train_around(train, best_step)
+    if at_best is None:
+        return "fewer epochs or a lower (or decaying) learning rate would help."
+    if train_fell_since(train, best_step):
         return "fewer epochs, a lower learning rate, more data or regularisation would help."
+    fit = ("got worse on it too" if train_rose_since(train, best_step) else
+           f"fitted it no better after step {best_step}")
     return ("fewer epochs or a lower (or decaying) learning rate would help, not more data or regularisation: those "
-            "cure a model that fits its training data too well, and this one got worse on it too.")
+            f"cure a model that fits its training data too well, and this one {fit}.")
 
 
 def _climbing_alone(name: str, evals, thresholds: Thresholds) -> list[Finding]:

@@ -62,14 +62,19 @@ def printable(text, keep_lines: bool = False) -> str:
 
 
 _CLAUSE_ENDS = re.compile(r"[,;:] | \(| - |(?<=\)) ")  # a cut before each; after a closing parenthesis
+# Words that leave a row's last phrase hanging ("and 0.1302 at…", "fell back to…"); "step" only after one of them
+# ("at step…": the number dropped), as "at 1 isolated step" ends a phrase of its own.
+_HANGING = frozenset(("at", "to", "from", "of", "and", "than", "not", "by", "in", "on", "for", "with"))
 
 
 def clause_end(text: str) -> str:
     """`text` cut at its last clause boundary (before ", ", "; ", ": ", " (", " - ", after ")") that leaves its
-    parentheses closed: within its second half, or anywhere where `text` itself leaves one open (a parenthesis broken
-    off reads worse than a shorter sentence); where there is none, `text` itself less a trailing comma, colon or
-    opening parenthesis. A `text` that ends on a clause's own comma, semicolon or colon (a row cut between words)
-    already ends a clause.
+    parentheses, brackets and quotes closed: within its second half, or anywhere where `text` itself leaves one open
+    (a parenthesis broken off reads worse than a shorter sentence); where there is none, the last one that keeps a
+    third of it; else `text` less its trailing comma, colon, opening parenthesis and hanging words
+    (`without_hanging_words`). One left open in its first third is let be: a cut before it would keep next to nothing
+    ("acc(top1 ..."). A `text` that ends on a clause's own comma, semicolon or colon (a row cut between words) already
+    ends a clause.
 
     >>> clause_end("skipped updates from step 40 (only fp16 has one; bf16")
     'skipped updates from step 40'
@@ -78,16 +83,63 @@ def clause_end(text: str) -> str:
     >>> clause_end("method: LoRA (unsloth banner in")
     'method: LoRA'
     >>> clause_end("loss 2.254 at step 10 and")
-    'loss 2.254 at step 10 and'
+    'loss 2.254 at step 10'
     >>> clause_end("jumps to 3.025 at step 201 (from about 0.0093) as the learning-rate")
     'jumps to 3.025 at step 201 (from about 0.0093)'
     >>> clause_end("spikes to 35.59 at step 190000, 14x its recent median 2.504;")
     'spikes to 35.59 at step 190000, 14x its recent median 2.504'
     """
-    if text[-1:] in (",", ";", ":") and text.count("(") == text.count(")"):
+    ignored = {i for i in _left_open(text) if i < len(text) // 3}
+    if text[-1:] in (",", ";", ":") and _closed(text[:-1], ignored):
         return text[:-1]
-    open_ = text.count("(") > text.count(")")
-    cuts = [m.start() for m in _CLAUSE_ENDS.finditer(text)
-            if (open_ and m.start() > 0 or m.start() >= len(text) // 2)
-            and text[:m.start()].count("(") == text[:m.start()].count(")")]
-    return text[:cuts[-1]] if cuts else text.rstrip(" ,;:(-")
+    breaks = _clause_breaks(text, ignored)
+    open_ = not _closed(text, ignored)
+    late = (breaks if open_ else [b for b in breaks if b >= len(text) // 2]
+            or [b for b in breaks if b >= len(text) // 3])
+    # a clause may end on a hanging word too ("Log the loss (logging_steps) and, where ...")
+    return without_hanging_words(text[:late[-1]]) if late else without_hanging_words(text, breaks)
+
+
+def _clause_breaks(text: str, ignored: frozenset[int] | set[int] = frozenset()) -> list[int]:
+    """Where `text` may be cut at a clause boundary that leaves its parentheses, brackets and quotes closed (those
+    opened at `ignored` aside)."""
+    return [m.start() for m in _CLAUSE_ENDS.finditer(text) if m.start() > 0 and _closed(text[:m.start()], ignored)]
+
+
+def _closed(text: str, ignored: frozenset[int] | set[int] = frozenset()) -> bool:
+    return set(_left_open(text)) <= set(ignored)
+
+
+def _left_open(text: str) -> list[int]:
+    """Where `text` opens a parenthesis, a square bracket or a double quote it does not close (a row broken off in
+    `lr=[0.0001, 0.0002` or `"adamw_torch, fused` reads as badly as one in a parenthesis)."""
+    opened: list[int] = []
+    for i, char in enumerate(text):
+        if char in "([" or char == '"' and not (opened and text[opened[-1]] == '"'):
+            opened.append(i)
+        elif opened and text[opened[-1]] + char in ("()", "[]", '""'):
+            opened.pop()
+    return opened
+
+
+def without_hanging_words(text: str, breaks: list[int] | None = None) -> str:
+    """`text` less its trailing comma, colon, opening parenthesis and the words that leave a phrase hanging. A "not"
+    is neither kept last nor dropped (either turns the sentence around): the text is cut before the clause that holds
+    it, at the last of `breaks` (`_clause_breaks`) before it, or to "" where there is none.
+
+    >>> without_hanging_words("0.1279 at its first logged point and 0.1302 at")
+    '0.1279 at its first logged point and 0.1302'
+    """
+    breaks = _clause_breaks(text) if breaks is None else breaks
+    words = text.rstrip(" ,;:(-").split(" ")
+    while len(words) > 1 and _hangs(words):
+        if words[-1].lower() == "not":
+            before = [b for b in breaks if b < len(" ".join(words[:-1]))]
+            return text[:before[-1]] if before else ""
+        words.pop()
+    return " ".join(words).rstrip(" ,;:(-")
+
+
+def _hangs(words: list[str]) -> bool:
+    last = words[-1].lower()
+    return last in _HANGING or last == "step" and len(words) > 1 and words[-2].lower() in _HANGING

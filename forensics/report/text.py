@@ -17,7 +17,7 @@ from ..analyzers import SUMMARY_KINDS
 from ..causes.logged_loss import LOGGING_CAUSES
 from ..analyzers.metrics import format_number, params_in_words
 from ..timeline import Timeline
-from .notation import block_ranges, clause_end, plural, printable, shown_path
+from .notation import block_ranges, clause_end, plural, printable, shown_path, without_hanging_words
 from ..causes.roles import about_the_log, cause_role, leading_cause
 from .story import Story, build_story, incident_chain
 
@@ -202,13 +202,17 @@ def _row(label: str, text: str, clip: bool = False, max_lines: int | None = None
     limit = 1 if clip else max_lines
     if limit is None or len(lines) <= limit:
         return lines
-    # a row cut short ends where a clause does: "at step…" or "(only fp1…" is no sentence an owner can read
+    # a row cut short ends where a clause does: "at step…" or "(only fp1…" is no sentence an owner can read; where
+    # that keeps under half the row (a long path, a CJK excerpt), on its last whole word, else cut where it ends
+    prefix = label.ljust(LABEL)
     kept = " ".join(line[LABEL:] for line in lines[:limit])
-    while True:
-        short = _wrap(label.ljust(LABEL), clause_end(kept) + "…", indent=LABEL)
-        if len(short) <= limit or " " not in kept:
-            return short[:limit]
+    while " " in kept and len(_wrap(prefix, kept + "…", indent=LABEL)) > limit:
         kept = kept.rsplit(" ", 1)[0]
+    for said in (clause_end(kept), without_hanging_words(kept)):
+        short = _wrap(prefix, said + "…", indent=LABEL)
+        if len(said) >= (WIDTH - LABEL) * limit // 2 and len(short) <= limit and short[-1].strip() != "…":
+            return short
+    return lines[:limit - 1] + [lines[limit - 1][:WIDTH - 1] + "…"]
 
 
 def _wrap(prefix: str, text: str, indent: int) -> list[str]:
