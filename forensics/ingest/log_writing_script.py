@@ -9,8 +9,8 @@ script is taken as the log's writer only where a string in its code is the log's
 notebooks) but whose cells that ran name the log is read the same way (teddydog23's train.ipynb writes
 logs/train_metrics.csv); where none of its cells that ran names the log, its counts are of another session and its
 code is read whole, as a script's (`quiet_notebook_whole`). Where several name the log, none is read (which one wrote
-it is not said). Parsed with `ast`, never run; `notebook_code.code_values` reads a script as one cell that ran, with no outputs
-(the machine's tests stay unanswered). A script that imports only Python's own library, NumPy (naming no float32)
+it is not said). Parsed with `ast`, never run; `notebook_code.code_values` reads a script as one cell that ran, with
+no outputs (the machine's tests stay unanswered). A script that imports only Python's own library, NumPy (naming no float32)
 and modules beside it (one it imports whole read for its own imports) trains in no tensor library: its loop asking for
 nothing lower says no fp32 (Python's and NumPy's floats are 64-bit).
 """
