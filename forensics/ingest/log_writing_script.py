@@ -1,18 +1,18 @@
 """A Python training script kept beside the metric log it writes, its code read as a notebook's cells that ran.
 
-A metric log a script wrote (`outputs/loss_log.csv`, `results/losses.csv`, `checkpoints/training_log.jsonl`)
-carries numbers and nothing of the run's settings; the script that wrote it, where the copy keeps it, names them in its
-calls (`LoraConfig(...)`, `BitsAndBytesConfig(load_in_4bit=True)`, `SFTConfig(bf16=True)`, a loop with no autocast). A
-script is taken as the log's writer only where a string in its code is the log's file name or a path ending in it
-(`Path("outputs/loss_log.csv").open("w")`, `OUTPUT_DIR / "training_history.csv"`): any other script of a repository
-(a later DPO stage, an evaluation) says nothing of this run. A notebook that printed no training (discovery's quiet
+A metric log a script wrote (`outputs/loss_log.csv`, `results/losses.csv`, `checkpoints/training_log.jsonl`) carries
+numbers and nothing of the run's settings; the script that wrote it, where the copy keeps it, names them in its calls
+(`LoraConfig(...)`, `BitsAndBytesConfig(load_in_4bit=True)`, `SFTConfig(bf16=True)`, a loop with no autocast). A script
+is taken as the log's writer only where a string in its code is the log's file name or a path ending in it
+(`Path("outputs/loss_log.csv").open("w")`, `OUTPUT_DIR / "training_history.csv"`): any other script of a repository (a
+later DPO stage, an evaluation) says nothing of this run. A notebook that printed no training (discovery's quiet
 notebooks) but whose cells that ran name the log is read the same way (teddydog23's train.ipynb writes
-logs/train_metrics.csv); where none of its cells that ran names the log, its counts are of another session and its
-code is read whole, as a script's (`quiet_notebook_whole`). Where several name the log, none is read (which one wrote
-it is not said). Parsed with `ast`, never run; `notebook_code.code_values` reads a script as one cell that ran, with
-no outputs (the machine's tests stay unanswered). A script that imports only Python's own library, NumPy (naming no float32)
-and modules beside it (one it imports whole read for its own imports) trains in no tensor library: its loop asking for
-nothing lower says no fp32 (Python's and NumPy's floats are 64-bit).
+logs/train_metrics.csv); where none of its cells that ran names the log, its counts are of another session and its code
+is read whole, as a script's (`quiet_notebook_whole`). Where several name the log, none is read (which one wrote it is
+not said). Parsed with `ast`, never run; `notebook_code.code_values` reads a script as one cell that ran, with no
+outputs (the machine's tests stay unanswered). A script that imports only Python's own library, NumPy (naming no
+float32) and modules beside it (one it imports whole read for its own imports) trains in no tensor library: its loop
+asking for nothing lower says no fp32 (Python's and NumPy's floats are 64-bit).
 """
 from __future__ import annotations
 
