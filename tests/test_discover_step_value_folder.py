@@ -31,8 +31,11 @@ def test_a_fifo_named_for_a_loss_beside_a_step_value_file_is_not_opened(tmp_path
     try:
         assert [p.name for p in discover(tmp_path).csv_logs] == []  # no loss series was read beside eval_acc.csv
     finally:
-        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # lets a writer still waiting go (its write then fails)
-        writer.join()
+        # a reader held open until the writer is done lets it go whether it is already waiting in open() or gets
+        # there only now (a reader opened and closed at once would leave a late writer waiting for ever)
+        released = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        writer.join(timeout=60)
+        os.close(released)
 
 
 def _write_a_header_into(fifo) -> None:

@@ -163,7 +163,7 @@ def test_a_named_pipe_named_like_a_script_is_not_read(tmp_path):
         profile = _run(folder, {})
     finally:
         released = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # lets a writer still waiting open, write and close
-        writer.join()
+        writer.join(timeout=60)
         os.close(released)
     assert profile.precision == "unknown"
 
