@@ -65,8 +65,11 @@ def read(path: Path, text: str, warnings: list[str]) -> LogRecords:
         epoch_rows = frame.drop_duplicates("step")
         frame = pd.concat([frame, epoch_rows.assign(metric="epoch", value=epoch_rows["step"].astype("float64"))],
                           ignore_index=True)
-    order = ["wall_time", "step"] if "time" in roles else ["step"]
-    frame = frame.sort_values(order, kind="stable", na_position="last").reset_index(drop=True)
+    # each metric's rows in file order; where one's step goes back, a later attempt: kept after the one before
+    attempt = frame.groupby("metric", sort=False)["step"].transform(lambda s: (s.diff() < 0).cumsum())
+    order = ["wall_time", "step"] if "time" in roles else ["attempt", "step"]
+    frame = (frame.assign(attempt=attempt).sort_values(order, kind="stable", na_position="last")
+             .drop(columns="attempt").reset_index(drop=True))
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta={"rows": int(keep.sum())},
                       mtime=file_mtime(path), warnings=tuple(warnings))
 

@@ -14,9 +14,11 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
 # before the phrase (or in it): a negation, a comparison, an option, advice or a condition
 _HEDGE_BEFORE = re.compile(
     r"(?i)\b(?:not|no|never|without|instead|rather|unlike|than|vs|versus|compared?|comparing|can|could|may|might|"
-    r"options?|optional(?:ly)?|enabl\w*|use|using|supports?|supported|recommend\w*|if|whether)\b|--[a-z]")
+    r"options?|optional(?:ly)?|enabl\w*|supports?|supported|recommend\w*|if|whether)\b|^\W*use\b|--[a-z]")
 # after it: the other side of a comparison, or the command-line flag that turns it on
-_HEDGE_AFTER = re.compile(r"(?i)\b(?:vs|versus|compared)\b|--[a-z]")
+_HEDGE_AFTER = re.compile(
+    r"(?i)\b(?:vs|versus|compared|optional(?:ly)?|recommended|supported|possible|can|could|may)\b|"
+    r"^[^.]*?\b(?:use|pass|set|add)\b[^.]*?--[a-z]")
 
 
 def without_comments(text: str) -> str:
@@ -34,4 +36,5 @@ def sentence_around(text: str, start: int, end: int) -> tuple[str, str]:
 def hedged(text: str, start: int, end: int) -> bool:
     """Whether the sentence holding text[start:end] negates, compares, offers or advises it rather than tells it."""
     before, after = sentence_around(text, start, end)
-    return _HEDGE_BEFORE.search(before + text[start:end]) is not None or _HEDGE_AFTER.search(after) is not None
+    said = (before + text[start:end]).lstrip()  # "Use ..." opening the sentence is advice; "we use ..." is not
+    return _HEDGE_BEFORE.search(said) is not None or _HEDGE_AFTER.search(after) is not None

@@ -25,13 +25,15 @@ def stages_end_to_end(entries: list[dict]) -> tuple[list[dict], str | None]:
         return entries, None
     stages = [e[key] for e in entries]
     changes = [i for i in range(1, len(entries)) if stages[i] != stages[i - 1]]
-    backs = [i for i in range(1, len(entries)) if steps[i] <= steps[i - 1]]
+    # a train record and an eval record at one step are no going back; the same step where the stage changes is
+    backs = [i for i in range(1, len(entries))
+             if steps[i] < steps[i - 1] or (steps[i] == steps[i - 1] and i in changes)]
     if not backs or not set(backs) <= set(changes) or len(set(stages)) != len(changes) + 1:
         return entries, None
     offsets, shift, reached = [], 0, steps[0]
     for i, step in enumerate(steps):
         if i in backs:
-            shift = reached
+            shift = reached + (steps[i] <= 0)  # a stage counted from 0 starts after the last step, not on it
         offsets.append(shift)
         reached = max(reached, step + shift)
     moved = [{**e, _step_key(e): s + off} if off else e for e, s, off in zip(entries, steps, offsets)]

@@ -4,41 +4,23 @@ from __future__ import annotations
 
 import ast
 
-from .arguments import bound_names, builds_a_trainer
 from .precision import trains_in_its_own_code
 
 Where = tuple[int, int]  # (cell, line) of a call
 
 
 def code_trains(trees: list) -> bool:
-    """The code trains: a loop's backward pass or Keras' fit (`precision.trains_in_its_own_code`), or a `.train()`
-    that reaches a trainer the code builds (`trained_trainers`: `trainer.train()`, `SFTTrainer(...).train()`). A
-    script that only reads a run's log to plot it, or builds a Trainer to `.evaluate()`, does none of these."""
+    """The code trains: a loop's backward pass or Keras' fit (`precision.trains_in_its_own_code`), or any `.train()`
+    call but `model.train(False)` (`trainer.train()`, `SFTTrainer(...).train()`, a trainer a factory of another
+    module built, one passed in as an argument). A script that only reads a run's log to plot it, or builds a Trainer
+    to `.evaluate()`, does none of these."""
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
-    return trains_in_its_own_code(calls) or bool(trained_trainers(*_trainers_and_train_calls(trees)))
+    return trains_in_its_own_code(calls) or any(calls_train(c) and not _eval_mode(c) for c in calls)
 
 
-def _trainers_and_train_calls(trees: list) -> tuple[list, list]:
-    """(place, bound name) of each trainer built, directly or through a function of the code that returns one
-    (gianfrancobarba_PST-Parser's `trainer = build_trainer(...)`), and (place, target) of each `.train()` call."""
-    factories = _trainer_factories(trees)
-    built, train_calls = [], []
-    for cell, tree in enumerate(trees):
-        bound = bound_names(tree)
-        for node in (node for node in ast.walk(tree) if isinstance(node, ast.Call)):
-            where = (cell, node.lineno)
-            if builds_a_trainer(node) or isinstance(node.func, ast.Name) and node.func.id in factories:
-                built.append((where, bound.get(id(node))))
-            if calls_train(node):
-                train_calls.append((where, train_target(node, cell)))
-    return built, train_calls
-
-
-def _trainer_factories(trees: list) -> set[str]:
-    """The names of the code's functions that return a trainer they build (`return SFTTrainer(...)`)."""
-    return {node.name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-            and any(isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call) and builds_a_trainer(ret.value)
-                    for ret in ast.walk(node))}
+def _eval_mode(call) -> bool:
+    """`model.train(False)`: PyTorch's switch to evaluation mode, no training."""
+    return bool(call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
 
 
 def calls_train(node: ast.Call) -> bool:
