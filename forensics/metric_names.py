@@ -315,13 +315,16 @@ _TAKEN_REWARD_KINDS = frozenset({"avg", "average", "mean", "running", "batch"})
 
 def is_taken_reward(name: str) -> bool:
     """Whether a name is a reward named for how it was taken (`avg_reward`, `mean_reward`): the word before `_reward`
-    says so and no word says a held-out split. The best of a group (`best_reward`), one term of the reward
-    (`avg_format_reward`) or its spread (`avg_reward_std`) is none.
+    says so, no word says a held-out split and none before it names anything but training. The best of a group
+    (`best_reward`), one term of the reward (`avg_format_reward`, `format_avg_reward`) or its spread (`avg_reward_std`)
+    is none.
 
-    >>> [is_taken_reward(n) for n in ("avg_reward", "best_reward", "avg_format_reward", "val_mean_reward")]
-    [True, False, False, False]
+    >>> [is_taken_reward(n) for n in ("avg_reward", "train_avg_reward", "best_reward", "avg_format_reward",
+    ...                               "format_avg_reward", "val_mean_reward")]
+    [True, True, False, False, False, False]
     """
-    return _taken(name, "_reward", _TAKEN_REWARD_KINDS)
+    before = name.lower().split("_")[:-2]  # the words before the taken-word: a term's name, or the training split
+    return _taken(name, "_reward", _TAKEN_REWARD_KINDS) and set(before) <= {"train", "training"}
 
 
 def _taken(name: str, suffix: str, kinds: frozenset) -> bool:

@@ -39,6 +39,9 @@ def test_a_reward_named_for_how_it_was_taken():
     # the best of a group, a part of the reward, a held-out one, a spread: not the policy's mean reward
     assert [is_taken_reward(n) for n in ("best_reward", "avg_format_reward", "val_avg_reward", "avg_reward_std")] \
         == [False] * 4
+    # a term named with its average after it (review 31c): `format_avg_reward`, `correctness_mean_reward`
+    assert not is_taken_reward("format_avg_reward") and not is_taken_reward("correctness_mean_reward")
+    assert is_taken_reward("train_avg_reward")
 
 
 def test_a_loops_records_with_their_sampled_group_read_its_mean_reward_and_loss(tmp_path):
