@@ -382,7 +382,12 @@ def series_names_a_loss(stem: str) -> bool:
     >>> [series_names_a_loss(s) for s in ("train_loss", "eval_loss", "Loss", "eval_acc", "prices")]
     [True, True, True, False, False]
     """
-    return tracker_metric_names([stem])[0] in ("loss", "eval_loss")
+    return names_a_loss(tracker_metric_names([stem]))
+
+
+def names_a_loss(names) -> bool:
+    """Whether one of the timeline's names (as `tracker_metric_names` gives them) is the training or held-out loss."""
+    return bool({"loss", "eval_loss"} & set(names))
 
 
 # A long ("tidy") metric table: one row per metric per step, the metric named in a column of its own - MLflow's metric

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from ..decoding import decode_text
-from ..metric_names import is_step_value_header, series_names_a_loss, tracker_metric_names
+from ..metric_names import is_step_value_header, names_a_loss, series_names_a_loss, tracker_metric_names
 from .json_hints import SNIFF_BYTES
 
 _CELL = re.compile(r"[,\t]")
@@ -54,4 +54,4 @@ def long_table_names_a_loss(chunk: bytes, name_column: int) -> bool:
     lines = decode_text(chunk)[0].split("\n")[1:-1]
     names = sorted({row[name_column].strip() for row in csv.reader(io.StringIO("\n".join(lines)))
                     if len(row) > name_column})
-    return bool({"loss", "eval_loss"} & set(tracker_metric_names(names)))
+    return names_a_loss(tracker_metric_names(names))

@@ -6,9 +6,9 @@ export written as `Name,Value,Timestamp,Step`: AS119, giganticode_rafael-experim
 `read(path, text, warnings)` returns one LogRecords (format "csv"): each row's value at its step under the
 timeline's name of its metric (named together, as a tracker's tags are: `train_loss` beside `valid_loss` is the loss),
 wall time from the time column (milliseconds, as MLflow keeps it, or seconds). A step column named `epoch` is
-numbered from 1 as in a wide table (the epochs done). Rows are put in the order they were logged (time, then step;
-step alone without a time column). Rows whose step or value cannot be read are left out with a warning (a `nan`
-value is data, kept).
+numbered from 1 as in a wide table (the epochs done). Rows are put in the order they were logged: by time, or without
+a time column each metric's rows as the file holds them, a step that goes back starting a later attempt. Rows whose
+step or value cannot be read are left out with a warning (a `nan` value is data, kept).
 
 Not a training log, raising UnreadableFile: a table where no metric is named for a loss (a dataset or price table in
 the same columns), and one that holds several runs (TensorBoard's frame of an experiment): their rows at one step
@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
-from ..metric_names import long_table_columns, tracker_metric_names
+from ..metric_names import long_table_columns, names_a_loss, tracker_metric_names
 from ..timeline import LogRecords
 from ._filetime import file_mtime
 
@@ -46,7 +46,7 @@ def read(path: Path, text: str, warnings: list[str]) -> LogRecords:
     _one_run(table, roles, path)
     keys = table[roles["name"]].str.strip()
     names = dict(zip(sorted(set(keys)), tracker_metric_names(sorted(set(keys)))))
-    if not {"loss", "eval_loss"} & set(names.values()):
+    if not names_a_loss(names.values()):
         raise UnreadableFile(path, "a long table (a name, a value and a step column) where no name is a loss; "
                                    "not a training log")
     steps = _steps(table[roles["step"]])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..metric_names import is_taken_reward, is_taken_training_loss
 from ..timeline import canonical_metric
+from ._config_keys import is_number
 
 # What a loop names the group of answers it sampled for one prompt, and the rewards it gave them
 _GROUP_TEXTS = ("completions", "responses", "generations", "samples")
@@ -41,11 +42,7 @@ def _sampled_group(entry: dict) -> bool:
     """Whether a record carries the answers a loop sampled and a reward for each: a list of texts and a list of as
     many numbers."""
     rewards = entry.get(_GROUP_REWARDS)
-    if not isinstance(rewards, list) or not rewards or not all(_is_number(r) for r in rewards):
+    if not isinstance(rewards, list) or not rewards or not all(is_number(r) for r in rewards):
         return False
     return any(isinstance(texts := entry.get(k), list) and len(texts) == len(rewards)
                and all(isinstance(t, str) for t in texts) for k in _GROUP_TEXTS)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
