@@ -202,8 +202,10 @@ def _own_class_models_from_random_weights(trees: list) -> set[str]:
     (`from models.transformer import Transformer`, `from .model import CSLLM`) and gives no model name (sizes, a
     device, a data or tokenizer file: `Transformer(src_vocab, tgt_vocab, max_len)`), where nothing in the code loads
     trained weights but a reload of a file it saved (`loads_set_aside`: AananthV_Pytorch-Transformer resumes from its
-    own saved/best.h5): random weights, which no one freezes or puts an adapter on. Empty where the code loads any
-    (the class may wrap that model, frozen)."""
+    own saved/best.h5): a network built from sizes starts from random weights, and nothing freezes part of those or
+    puts an adapter on them. Empty where the code loads any (the class may wrap that model, frozen). Not seen: a class
+    whose module (not in the copy) loads a named backbone itself and freezes it; a model name would then be the
+    class's own default, which no run in the corpus shows."""
     calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
     aside = loads_set_aside(trees, _loads_trained_weights)
     own_states = _own_states(trees, aside)
