@@ -34,7 +34,7 @@ _SKIP_DIRS = {".git", ".github", "__pycache__", ".ipynb_checkpoints", "node_modu
 _TB_EVENT = re.compile(r"^events\.out\.tfevents\.")
 _TEXT_LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md"}
 # A project's documents: a README quoting some lines of an earlier run is not this run's log (read when named).
-_DOCUMENT = re.compile(r"(?i)^(?:readme|changelog|changes|license|contributing|history)(?:[._-].*)?$")
+DOCUMENT = re.compile(r"(?i)^(?:readme|changelog|changes|license|contributing|history)(?:[._-].*)?$")
 # A metrics table (`step,loss` / `step<TAB>loss` header) in a file of these kinds is read as a table.
 _TABLE_SUFFIXES = {".csv", ".tsv", ".log", ".txt", ".out"}
 # A captured console saved with no suffix at all (`stdout`, `nohup`, `dpo_train_20260105_1`) is sniffed like a .log
@@ -250,15 +250,15 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.weight_files.append(path)
     elif suffix in _TEXT_LOG_SUFFIXES or not suffix or _ROTATED_LOG.search(name) or _RANK_LOG.match(name) or (
             explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
-        if not _DOCUMENT.match(name) and _holds(path, layout, printed_history, together=True):
+        if not DOCUMENT.match(name) and _holds(path, layout, printed_history, together=True):
             layout.json_histories.append(path)  # a log_history pprint'ed into a .txt (NguyenTuoc2807_Financial-...)
-        elif not _DOCUMENT.match(name) and _holds(path, layout, json_lines_log, tail=False):
+        elif not DOCUMENT.match(name) and _holds(path, layout, json_lines_log, tail=False):
             layout.jsonl_logs.append(path)  # a JSON-lines metrics log under a console's name (DINO's log.txt)
-        elif explicit or (not _DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
+        elif explicit or (not DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
             layout.text_logs.append(path)
-        elif suffix != ".md" and not _DOCUMENT.match(name) and _holds(path, layout, holds_one_launch, tail=False):
+        elif suffix != ".md" and not DOCUMENT.match(name) and _holds(path, layout, holds_one_launch, tail=False):
             layout.config_files.append(path)  # the run's launch command, kept beside its log (command.txt)
-        elif suffix != ".md" and not _DOCUMENT.match(name):
+        elif suffix != ".md" and not DOCUMENT.match(name):
             layout.quiet_texts.append(path)
     elif suffix == ".sh" and not explicit and _holds(path, layout, holds_one_launch, tail=False):
         layout.config_files.append(path)  # a launch script of one command (run.sh)

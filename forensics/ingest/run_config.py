@@ -41,6 +41,7 @@ from .console_lines import nanogpt, value_first
 from .finetuning_method import derive_method
 from .launch_facts import TEXT_LAUNCHES
 from .log_writing_script import log_writing_script_values
+from .report_precision import read_run_report, run_reports
 from .mlflow_store import PARAMS_TEXT
 from .param_count import LLAMA_LAYOUTS, exact_params, estimate_params
 from .vocabulary import derive_vocab_size
@@ -96,6 +97,8 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
         _read_into(config, layout, path, cf.read_adapter_config)
     for path in by_kind["model_card"]:
         _read_into(config, layout, path, cf.read_model_card)
+    for path in run_reports(layout.log_files):
+        _read_into(config, layout, path, read_run_report)
     for path in by_kind["scaler"] + by_kind["model_states"]:
         _read_into(config, layout, path, checkpoint_reader(path))
     _read_best_checkpoint(config, timeline)

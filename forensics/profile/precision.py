@@ -15,10 +15,11 @@ from .record import UNKNOWN
 def _precision(config: RunConfig, findings, evidence: dict, timeline: Timeline) -> str:
     """The first step that finds a precision: what the run states, then what its logged values are held in, flags
     both off, a loss scaler's signs, train losses on the bfloat16 grid, what the code's own defaults give, then what a
-    configuration file no framework reads names by key (the code that ran outranks it), and last what a README states
+    configuration file no framework reads names by key (the code that ran outranks it), what a report the run wrote
+    beside its log names in a field, and last what a README states
     in so many words (prose: the weakest evidence, below anything the run's files show)."""
     for step in (_stated, _held_in_values, _flags_off, _loss_scaler_signs, _losses_in_bf16, _code_defaults,
-                 _config_file_keys, _readme_states):
+                 _config_file_keys, _report_states, _readme_states):
         found = step(config, findings, timeline, evidence)
         if found is not None:
             return found
@@ -129,13 +130,23 @@ def _config_file_keys(config: RunConfig, findings, timeline: Timeline, evidence:
                                   f"({config.source_of('precision.config_file')})")
 
 
+def _report_states(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
+    """The precision a report written beside the run's log names in a field (`ingest.report_precision`)."""
+    return _words_name_one(config, evidence, "precision.report", "the report written beside the run's log names it")
+
+
 def _readme_states(config: RunConfig, findings, timeline: Timeline, evidence: dict) -> str | None:
     """The precision a README of the run states in so many words (`ingest.readme_precision`)."""
-    stated = _one_said(config, "precision.readme")
-    if stated not in ("bf16", "fp16", "fp32") or _flag_set_off(config, stated):
+    return _words_name_one(config, evidence, "precision.readme", "the README states it in so many words")
+
+
+def _words_name_one(config: RunConfig, evidence: dict, key: str, said_how: str) -> str | None:
+    """The one precision every file that gives `key` gives (its words under `key`_words), unless the run's own flag
+    for it is set false."""
+    named = _one_said(config, key)
+    if named not in ("bf16", "fp16", "fp32") or _flag_set_off(config, named):
         return None
-    return _said(evidence, stated, f"the README states it in so many words: '{config.get('precision.readme_words')}' "
-                                   f"({config.source_of('precision.readme')})")
+    return _said(evidence, named, f"{said_how}: '{config.get(key + '_words')}' ({config.source_of(key)})")
 
 
 def _one_said(config: RunConfig, key: str):

@@ -158,7 +158,7 @@ def _optimizer_over_a_whole_model(trees: list) -> bool:
     own that keeps part of itself out of the gradient in `forward` (`_forward_stops_gradient`). Freezing another
     model, a DPO reference's `for p in ref_model.parameters(): p.requires_grad = False`, leaves the trained one
     whole."""
-    models = _models_made(trees)
+    models = _models_made(trees) | _own_class_models_from_random_weights(trees)
     trained = {name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)
                and _OPTIMIZERS.match(called_name(node.func)) for name in [_all_parameters_of(node)] if name}
     trained &= models
@@ -197,6 +197,66 @@ def _all_parameters_of(call: ast.Call) -> str | None:
     return None
 
 
+def _own_class_models_from_random_weights(trees: list) -> set[str]:
+    """The names bound to a model built from a class the code imports by name from a module of its own
+    (`from models.transformer import Transformer`, `from .model import CSLLM`) and gives no model name (sizes, a
+    device, a data or tokenizer file: `Transformer(src_vocab, tgt_vocab, max_len)`), where nothing in the code loads
+    trained weights but a reload of a file it saved (`loads_set_aside`: AananthV_Pytorch-Transformer resumes from its
+    own saved/best.h5): a network built from sizes starts from random weights, and nothing freezes part of those or
+    puts an adapter on them. Empty where the code loads any (the class may wrap that model, frozen). Not seen: a class
+    whose module (not in the copy) loads a named backbone itself and freezes it; a model name would then be the
+    class's own default, which no run in the corpus shows."""
+    calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    aside = loads_set_aside(trees, _loads_trained_weights)
+    own_states = _own_states(trees, aside)
+    if any(_loads_trained_weights(call) and id(call) not in aside and not _puts_back(call, own_states)
+           for call in calls):
+        return set()
+    classes = {name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               for name in _own_imports(node) if name[:1].isupper() and name != "*"}
+    made = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                call = _unmoved(node.value)
+                if called_name(call.func) in classes and not any(
+                        isinstance(n, ast.Constant) and isinstance(n.value, str) and not _NO_MODEL_NAME.search(n.value)
+                        for a in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(a)):
+                    made |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return made
+
+
+def _own_states(trees: list, aside: set[int]) -> set[str]:
+    """The names bound to weights of the run's own: a reload of a file it saved (a load `loads_set_aside` sets
+    aside: `checkpoint = torch.load('saved/best.h5')`) or a copy of a model's state (`best_state = {k: v.cpu() for
+    k, v in model.state_dict().items()}`)."""
+    return {target.id for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Assign)
+            and any(isinstance(n, ast.Call) and (id(n) in aside or isinstance(n.func, ast.Attribute)
+                                                 and n.func.attr == "state_dict") for n in ast.walk(node.value))
+            for target in node.targets if isinstance(target, ast.Name)}
+
+
+def _puts_back(call: ast.Call, own_states: set[str]) -> bool:
+    """`load_state_dict(X)` (`X['model_state_dict']` too) of weights the run saved or kept itself (`_own_states`)."""
+    if called_name(call.func) != "load_state_dict" or len(call.args) != 1:
+        return False
+    given = call.args[0]
+    while isinstance(given, ast.Subscript):
+        given = given.value
+    return isinstance(given, ast.Name) and given.id in own_states
+
+
+# A string a model's constructor is given that names no trained model: a device, a data or tokenizer file
+_NO_MODEL_NAME = re.compile(r"(?i)^(?:cpu|cuda(?::\d+)?|mps)$|\.(?:json|txt|vocab|csv|tsv)$")
+
+
+def _unmoved(call: ast.Call) -> ast.Call:
+    """The call that builds a model under its moves: `GPT(config)` of `GPT(config).to(device).train()`."""
+    while isinstance(call.func, ast.Attribute) and call.func.attr in _MOVES and isinstance(call.func.value, ast.Call):
+        call = call.func.value
+    return call
+
+
 def _models_made(trees: list) -> set[str]:
     """The names the notebook binds to a model it loads, builds from a model class (its own `class GPT(nn.Module)`
     or a library's `GPT2LMHeadModel(config)`) or copies (`copy.deepcopy(model)`), `.to(device)` and the like
@@ -206,10 +266,7 @@ def _models_made(trees: list) -> set[str]:
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                call = node.value
-                while isinstance(call.func, ast.Attribute) and call.func.attr in _MOVES \
-                        and isinstance(call.func.value, ast.Call):
-                    call = call.func.value
+                call = _unmoved(node.value)
                 name = called_name(call.func)
                 if loads_a_model(call) or name in classes or name == "deepcopy" or MODEL_CLASSES.search(name):
                     made |= {t.id for t in node.targets if isinstance(t, ast.Name)}
