@@ -20,10 +20,11 @@ from .launch_command import holds_one_launch
 from .loss_numbers import is_loss_numbers, loss_file_split
 from .json_hints import SNIFF_BYTES, dumped_history, is_llamafactory_args, json_lines_log, printed_history
 from .log_hints import a_training_console, log_hinted, notebook_hinted, readme_log
-from ..metric_names import (is_metrics_table_header, is_scalar_export_header, is_step_value_header,
-                            long_table_columns)
+from ..table_headers import (is_metrics_table_header, is_scalar_export_header, is_step_value_header,
+                             long_table_columns)
 from .csv_header import csv_header, folder_holds_a_loss_series, long_table_names_a_loss
 from .run_layout import RunLayout
+from .tracker_folders import note_tracker_folder, tracker_own_file, wandb_link
 
 # Folders that never hold a run's logs and can be huge.
 # MLflow's `.trash` holds deleted experiments; `.github` a repository's CI workflows, issue templates and funding file,
@@ -99,12 +100,12 @@ def _walk(root: Path, layout: RunLayout) -> None:
             dirnames[:] = []
             continue
         seen_dirs.add((st.st_dev, st.st_ino))
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not _wandb_link(dirpath, d))
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not wandb_link(dirpath, d))
         _note_folders_named_as_weights(dirpath, dirnames, layout)
-        _note_tracker_folder(Path(dirpath), dirnames, filenames, layout)
+        note_tracker_folder(Path(dirpath), dirnames, filenames, layout)
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if not _tracker_own_file(dirpath, name) and (found := _regular_file(path, layout)) is not None:
+            if not tracker_own_file(dirpath, name) and (found := _regular_file(path, layout)) is not None:
                 if name.endswith(".py") and found.st_size <= _SCRIPT_BYTES:
                     layout.scripts.append(path)  # read for the run's settings where it writes a log (not opened here)
                 _classify(path, layout, explicit=False)
@@ -145,66 +146,6 @@ def _not_regular(path: Path) -> str:
     kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
     return f"{kind}, not a regular file; not read"
-
-
-# --- experiment trackers' folders ---------------------------------------------------------------
-
-_WANDB_RUN_DIR = re.compile(r"^(offline-)?run-\d{8}_\d{6}-.+$|^latest-run$")
-
-
-def _wandb_link(dirpath: str, name: str) -> bool:
-    """W&B's `latest-run` link (and the `latest-run.<pid>` links it leaves while switching it)
-    points at a run folder that is read under its own name: not followed."""
-    return name.startswith("latest-run") and os.path.islink(os.path.join(dirpath, name))
-
-
-def _note_tracker_folder(folder: Path, dirnames: list[str], filenames: list[str], layout: RunLayout) -> None:
-    """An MLflow file-store run folder, a W&B run folder whose `.wandb` log is gone, or a DVCLive folder; prunes
-    what is read through them (MLflow's metrics/params/tags, W&B's own debug logs, DVCLive's plots)."""
-    if "meta.yaml" in filenames and ("metrics" in dirnames or "params" in dirnames):
-        layout.mlflow_runs.append(folder)
-        dirnames[:] = [d for d in dirnames if d not in ("metrics", "params", "tags")]
-    elif _WANDB_RUN_DIR.match(folder.name) and "files" in dirnames:
-        if not any(name.endswith(".wandb") for name in filenames):
-            layout.wandb_folders.append(folder)
-        dirnames[:] = [d for d in dirnames if d not in ("logs", "tmp")]
-    elif "wandb-summary.json" in filenames and not _read_through_its_run_folder(folder, layout.root):
-        # a W&B run's `files/` folder on its own (copied out of wandb/, or the folder given)
-        layout.wandb_folders.append(folder)
-    elif "plots" in dirnames and _is_dvclive_folder(folder, filenames):
-        layout.dvclive_logs.append(folder)  # its metric files are read together, not as tables of their own
-        dirnames[:] = [d for d in dirnames if d != "plots"]
-
-
-def _is_dvclive_folder(folder: Path, filenames: list[str]) -> bool:
-    """DVCLive's layout (dvclive live.py, plots/metric.py): `plots/metrics/` holding TSVs with its header
-    (`step<TAB><name>`, older `timestamp<TAB>step<TAB><name>`), in a folder named `dvclive` (its default) or beside
-    the `metrics.json` / `dvc.yaml` it writes there."""
-    named = folder.name == "dvclive" or "metrics.json" in filenames or "dvc.yaml" in filenames
-    first = next((folder / "plots" / "metrics").rglob("*.tsv"), None) if named else None
-    return first is not None and _DVCLIVE_HEADER.match(_first_line(first)) is not None
-
-
-_DVCLIVE_HEADER = re.compile(r"^(?:timestamp\t)?step\t[^\t]+$")
-
-
-def _first_line(path: Path) -> str:
-    try:
-        with open(path, "rb") as fh:
-            return fh.readline(SNIFF_BYTES).decode("utf-8-sig", errors="replace").rstrip("\r\n")
-    except OSError:
-        return ""
-
-
-def _read_through_its_run_folder(folder: Path, root: Path) -> bool:
-    """A run folder's `files/` below the folder analyzed: read through the run folder (its .wandb log or
-    the files themselves), so not twice."""
-    return folder != root and folder.name == "files" and bool(_WANDB_RUN_DIR.match(folder.parent.name))
-
-
-def _tracker_own_file(dirpath: str, name: str) -> bool:
-    """W&B's debug logs in `wandb/`: its own diagnostics, never the training's output."""
-    return name.startswith("debug") and name.endswith(".log") and os.path.basename(dirpath) == "wandb"
 
 
 def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:

@@ -42,6 +42,7 @@ from .finetuning_method import derive_method
 from .launch_facts import TEXT_LAUNCHES
 from .log_writing_script import log_writing_script_values
 from .mlflow_store import PARAMS_TEXT
+from .model_card import read_model_card
 from .param_count import LLAMA_LAYOUTS, exact_params, estimate_params
 from .vocabulary import derive_vocab_size
 from .tracker_config import derived_method, literal_values, tracker_config_values
@@ -95,7 +96,7 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     for path in by_kind["adapter"]:
         _read_into(config, layout, path, cf.read_adapter_config)
     for path in by_kind["model_card"]:
-        _read_into(config, layout, path, cf.read_model_card)
+        _read_into(config, layout, path, read_model_card)
     for path in by_kind["scaler"] + by_kind["model_states"]:
         _read_into(config, layout, path, checkpoint_reader(path))
     _read_best_checkpoint(config, timeline)
