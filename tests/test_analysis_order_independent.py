@@ -4,7 +4,7 @@
 huggingface_alignment-handbook_issue46 (a notebook Trainer table, `Step<TAB>Training Loss`, saved as train.log) was
 reported with framework hf_trainer in the pooled corpus snapshot and unknown alone. That snapshot came from the code
 before fx-as64 (a0653083), which read the file as a console holding the Trainer's results table; since
-`metric_names.table_column` it is a metrics table (Step, Training Loss) with no framework named, pooled or alone, as
+`table_headers.table_column` it is a metrics table (Step, Training Loss) with no framework named, pooled or alone, as
 its judgement says. No state was found to leak; these tests keep it so: each case analyzed, then others, then again.
 """
 from __future__ import annotations

@@ -19,7 +19,7 @@ import pytest
 import forensics
 from forensics.errors import NotARunDirectory, UnreadableFile
 from forensics.ingest import csv_metrics, json_history
-from forensics.metric_names import is_metrics_table_header
+from forensics.table_headers import is_metrics_table_header
 from forensics.discover.run import discover
 
 

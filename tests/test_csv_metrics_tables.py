@@ -13,7 +13,7 @@ import pytest
 
 import forensics
 from forensics.ingest import csv_metrics
-from forensics.metric_names import is_metrics_table_header
+from forensics.table_headers import is_metrics_table_header
 
 
 def _sparse_logger_table(steps: int = 40, parameters: int | None = 22_696_448) -> str:

@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "forensics"
 
 # Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "_lazy", "errors", "findings", "config", "torchpickle", "lfs", "metric_names", "tracker_run",
-     "restarts", "decoding"),                                               # types
+    ("_version", "_lazy", "errors", "findings", "config", "torchpickle", "lfs", "metric_names", "table_headers",
+     "tracker_run", "restarts", "decoding"),                                # types
     ("discover", "timeline", "log_attempts", "rival_logs", "ingest", "checkpoints", "export"),  # read, measure
     ("analyzers", "causes", "profile"),                                     # judge
     ("report",),                                                            # render

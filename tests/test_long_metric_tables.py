@@ -13,7 +13,7 @@ import forensics
 from forensics.discover.run import discover
 from forensics.errors import NotARunDirectory, UnreadableFile
 from forensics.ingest import csv_metrics
-from forensics.metric_names import long_table_columns
+from forensics.table_headers import long_table_columns
 
 CASE = Path(__file__).parent / "realworld" / "giganticode_rafael-experiments"
 

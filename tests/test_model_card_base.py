@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 import forensics
-from forensics.ingest.config_files import read_model_card
+from forensics.ingest.model_card import read_model_card
 
 CARD = """---
 base_model: HuggingFaceTB/SmolLM2-360M

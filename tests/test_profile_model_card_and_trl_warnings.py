@@ -60,7 +60,7 @@ def _tensorboard_sft(folder, card_tags):
 
 
 def test_a_model_card_tagged_trl_names_trl(tmp_path):
-    """Change 5 (config_files `_card_tagger`). rohith4444's and ajvanderwal's TRL SFTTrainer folders: a README.md card
+    """Change 5 (model_card `_card_tagger`). rohith4444's and ajvanderwal's TRL SFTTrainer folders: a README.md card
     whose header is tagged `trl`, `sft`, `generated_from_trainer` (TRL's trainers add their `_tag_names`), with the
     Trainer's '### Training results' table. The tool said hf_trainer: it read the Trainer's table and not the tags.
     Right: trl (a TRL trainer is a Trainer, and its card the Trainer's, tagged by TRL)."""

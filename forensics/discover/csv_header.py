@@ -5,7 +5,7 @@ its value is; it is read as a metric series only in a folder where one of them i
 (metric_names.series_names_a_loss): then every `step,value` file there is one (eval_acc.csv beside train_loss.csv).
 The two columns alone are any table's (a schedule, a price series).
 
-A long metric table (one row per metric per step, the metric named in a column: `metric_names.long_table_columns`) is
+A long metric table (one row per metric per step, the metric named in a column: `table_headers.long_table_columns`) is
 one where a name in its head or tail names a loss: `name,value,step` alone is any data table's too."""
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import re
 from pathlib import Path
 
 from ..decoding import decode_text
-from ..metric_names import is_step_value_header, names_a_loss, series_names_a_loss, tracker_metric_names
+from ..metric_names import names_a_loss, series_names_a_loss, tracker_metric_names
+from ..table_headers import is_step_value_header
 from .json_hints import SNIFF_BYTES
 
 _CELL = re.compile(r"[,\t]")

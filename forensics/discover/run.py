@@ -6,24 +6,24 @@ files whose name does not say what they are (what those bytes show: `log_hints`,
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
 from pathlib import Path
-from typing import Callable
 
 from ..errors import NotARunDirectory, os_reason
 from ..findings import Skipped
-from ..decoding import as_utf8, decode_text, sniffed_encoding
+from ..decoding import decode_text
 from .launch_command import holds_one_launch
 from .loss_numbers import is_loss_numbers, loss_file_split
-from .json_hints import SNIFF_BYTES, dumped_history, is_llamafactory_args, json_lines_log, printed_history
+from .json_hints import dumped_history, is_llamafactory_args, json_lines_log, printed_history
 from .log_hints import a_training_console, log_hinted, notebook_hinted, readme_log
-from ..metric_names import (is_metrics_table_header, is_scalar_export_header, is_step_value_header,
-                            long_table_columns)
+from ..table_headers import (is_metrics_table_header, is_scalar_export_header, is_step_value_header,
+                             long_table_columns)
 from .csv_header import csv_header, folder_holds_a_loss_series, long_table_names_a_loss
 from .run_layout import RunLayout
+from .sniff import holds, holds_whole, notebook_problem
+from .tracker_folders import note_tracker_folder, tracker_own_file, wandb_link
 
 # Folders that never hold a run's logs and can be huge.
 # MLflow's `.trash` holds deleted experiments; `.github` a repository's CI workflows, issue templates and funding file,
@@ -74,9 +74,9 @@ def discover(path) -> RunLayout:
         _walk(layout.root, layout)
     if layout.is_empty():  # a console of a run that crashed or stopped before it logged a metric
         quiet = sorted(layout.quiet_texts)[:_QUIET_LOOKED_AT]
-        layout.text_logs += [p for p in quiet if _holds(p, layout, a_training_console, together=True)]
+        layout.text_logs += [p for p in quiet if holds(p, layout, a_training_console, together=True)]
         quiet = sorted(layout.quiet_notebooks)[:_QUIET_LOOKED_AT]
-        layout.notebooks += [p for p in quiet if _holds_whole(p, layout, a_training_console)]
+        layout.notebooks += [p for p in quiet if holds_whole(p, layout, a_training_console)]
     layout.sort()
     return layout
 
@@ -99,12 +99,12 @@ def _walk(root: Path, layout: RunLayout) -> None:
             dirnames[:] = []
             continue
         seen_dirs.add((st.st_dev, st.st_ino))
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not _wandb_link(dirpath, d))
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not wandb_link(dirpath, d))
         _note_folders_named_as_weights(dirpath, dirnames, layout)
-        _note_tracker_folder(Path(dirpath), dirnames, filenames, layout)
+        note_tracker_folder(Path(dirpath), dirnames, filenames, layout)
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if not _tracker_own_file(dirpath, name) and (found := _regular_file(path, layout)) is not None:
+            if not tracker_own_file(dirpath, name) and (found := _regular_file(path, layout)) is not None:
                 if name.endswith(".py") and found.st_size <= _SCRIPT_BYTES:
                     layout.scripts.append(path)  # read for the run's settings where it writes a log (not opened here)
                 _classify(path, layout, explicit=False)
@@ -147,67 +147,18 @@ def _not_regular(path: Path) -> str:
     return f"{kind}, not a regular file; not read"
 
 
-# --- experiment trackers' folders ---------------------------------------------------------------
-
-_WANDB_RUN_DIR = re.compile(r"^(offline-)?run-\d{8}_\d{6}-.+$|^latest-run$")
-
-
-def _wandb_link(dirpath: str, name: str) -> bool:
-    """W&B's `latest-run` link (and the `latest-run.<pid>` links it leaves while switching it)
-    points at a run folder that is read under its own name: not followed."""
-    return name.startswith("latest-run") and os.path.islink(os.path.join(dirpath, name))
-
-
-def _note_tracker_folder(folder: Path, dirnames: list[str], filenames: list[str], layout: RunLayout) -> None:
-    """An MLflow file-store run folder, a W&B run folder whose `.wandb` log is gone, or a DVCLive folder; prunes
-    what is read through them (MLflow's metrics/params/tags, W&B's own debug logs, DVCLive's plots)."""
-    if "meta.yaml" in filenames and ("metrics" in dirnames or "params" in dirnames):
-        layout.mlflow_runs.append(folder)
-        dirnames[:] = [d for d in dirnames if d not in ("metrics", "params", "tags")]
-    elif _WANDB_RUN_DIR.match(folder.name) and "files" in dirnames:
-        if not any(name.endswith(".wandb") for name in filenames):
-            layout.wandb_folders.append(folder)
-        dirnames[:] = [d for d in dirnames if d not in ("logs", "tmp")]
-    elif "wandb-summary.json" in filenames and not _read_through_its_run_folder(folder, layout.root):
-        # a W&B run's `files/` folder on its own (copied out of wandb/, or the folder given)
-        layout.wandb_folders.append(folder)
-    elif "plots" in dirnames and _is_dvclive_folder(folder, filenames):
-        layout.dvclive_logs.append(folder)  # its metric files are read together, not as tables of their own
-        dirnames[:] = [d for d in dirnames if d != "plots"]
-
-
-def _is_dvclive_folder(folder: Path, filenames: list[str]) -> bool:
-    """DVCLive's layout (dvclive live.py, plots/metric.py): `plots/metrics/` holding TSVs with its header
-    (`step<TAB><name>`, older `timestamp<TAB>step<TAB><name>`), in a folder named `dvclive` (its default) or beside
-    the `metrics.json` / `dvc.yaml` it writes there."""
-    named = folder.name == "dvclive" or "metrics.json" in filenames or "dvc.yaml" in filenames
-    first = next((folder / "plots" / "metrics").rglob("*.tsv"), None) if named else None
-    return first is not None and _DVCLIVE_HEADER.match(_first_line(first)) is not None
-
-
-_DVCLIVE_HEADER = re.compile(r"^(?:timestamp\t)?step\t[^\t]+$")
-
-
-def _first_line(path: Path) -> str:
-    try:
-        with open(path, "rb") as fh:
-            return fh.readline(SNIFF_BYTES).decode("utf-8-sig", errors="replace").rstrip("\r\n")
-    except OSError:
-        return ""
-
-
-def _read_through_its_run_folder(folder: Path, root: Path) -> bool:
-    """A run folder's `files/` below the folder analyzed: read through the run folder (its .wandb log or
-    the files themselves), so not twice."""
-    return folder != root and folder.name == "files" and bool(_WANDB_RUN_DIR.match(folder.parent.name))
-
-
-def _tracker_own_file(dirpath: str, name: str) -> bool:
-    """W&B's debug logs in `wandb/`: its own diagnostics, never the training's output."""
-    return name.startswith("debug") and name.endswith(".log") and os.path.basename(dirpath) == "wandb"
-
-
 def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
+    """Put `path` in the first of the layout's kinds a step takes it for (`explicit`: the file was named, not found
+    on the walk); a step that knows the file but finds nothing in it to read still ends the search."""
+    for step in (_named_log, _notebook, _number_file_or_table, _config_file, _weights, _text_log, _launch_script,
+                 _json_file):
+        if step(path, layout, explicit):
+            return
+
+
+def _named_log(path: Path, layout: RunLayout, explicit: bool) -> bool:
+    """A log its name or suffix says: trainer_state.json, TensorBoard's events, W&B's .wandb, an MLflow SQLite store,
+    LLaMA-Factory's, ms-swift's or any JSON-lines log."""
     name = path.name
     suffix = path.suffix.lower()
     if name == "trainer_state.json":
@@ -224,54 +175,113 @@ def _classify(path: Path, layout: RunLayout, explicit: bool) -> None:
         layout.swift_logs.append(path)
     elif suffix == ".jsonl":
         layout.jsonl_logs.append(path)
-    elif suffix == ".ipynb":
-        if explicit or _holds_whole(path, layout, notebook_hinted):
-            layout.notebooks.append(path)
-        elif (problem := _notebook_problem(path)) is not None:
-            layout.skipped.append(Skipped(str(path), problem))
-        else:
-            layout.quiet_notebooks.append(path)
-    elif _is_loss_number_file(path, layout):
+    else:
+        return False
+    return True
+
+
+def _notebook(path: Path, layout: RunLayout, explicit: bool) -> bool:
+    """A Jupyter notebook: read where it shows training (or was named), else skipped with its problem or kept quiet."""
+    if path.suffix.lower() != ".ipynb":
+        return False
+    if explicit or holds_whole(path, layout, notebook_hinted):
+        layout.notebooks.append(path)
+    elif (problem := notebook_problem(path)) is not None:
+        layout.skipped.append(Skipped(str(path), problem))
+    else:
+        layout.quiet_notebooks.append(path)
+    return True
+
+
+def _number_file_or_table(path: Path, layout: RunLayout, explicit: bool) -> bool:
+    """A file of loss numbers its name names, or a metrics table (a named CSV / TSV, or one whose header says so)."""
+    suffix = path.suffix.lower()
+    if _is_loss_number_file(path, layout):
         layout.loss_number_files.append(path)
     elif (suffix in (".csv", ".tsv") and explicit) or (suffix in _TABLE_SUFFIXES and _is_metrics_table(path, layout)):
         layout.csv_logs.append(path)
-    elif _is_config(name) or (not explicit and (name.lower() == "readme.md" or suffix in (".yaml", ".yml"))):
-        # a PEFT model card (README.md) says the base's quantization; a YAML file may be the run's configuration
-        layout.config_files.append(path)
-        if name.lower() == "readme.md" and _holds(path, layout, readme_log):
-            # the Trainer's model card: its `### Training results` table is a log; so are the Trainer's log dicts
-            # an author pasted into the README
-            layout.text_logs.append(path)
-    elif suffix in _WEIGHT_SUFFIXES and not _NOT_WEIGHTS.match(name):
+    else:
+        return False
+    return True
+
+
+def _config_file(path: Path, layout: RunLayout, explicit: bool) -> bool:
+    """A configuration file by its name, or (found on the walk) a README or YAML file that may be one."""
+    name = path.name
+    suffix = path.suffix.lower()
+    if not (_is_config(name) or (not explicit and (name.lower() == "readme.md" or suffix in (".yaml", ".yml")))):
+        return False
+    # a PEFT model card (README.md) says the base's quantization; a YAML file may be the run's configuration
+    layout.config_files.append(path)
+    if name.lower() == "readme.md" and holds(path, layout, readme_log):
+        # the Trainer's model card: its `### Training results` table is a log; so are the Trainer's log dicts
+        # an author pasted into the README
+        layout.text_logs.append(path)
+    return True
+
+
+def _weights(path: Path, layout: RunLayout, explicit: bool) -> bool:
+    """A weights file, a torch.distributed.checkpoint folder's `.metadata` or a sharded checkpoint's index."""
+    name = path.name
+    suffix = path.suffix.lower()
+    if suffix in _WEIGHT_SUFFIXES and not _NOT_WEIGHTS.match(name):
         layout.weight_files.append(path)
     elif name == ".metadata":  # a torch.distributed.checkpoint folder (its .distcp files are read through it)
         layout.weight_files.append(path)
     elif name.endswith(".index.json") and ("safetensors" in name or "pytorch_model" in name):
         layout.weight_files.append(path)
-    elif suffix in _TEXT_LOG_SUFFIXES or not suffix or _ROTATED_LOG.search(name) or _RANK_LOG.match(name) or (
-            explicit and suffix not in _WEIGHT_SUFFIXES | {".json"}):
-        if not DOCUMENT.match(name) and _holds(path, layout, printed_history, together=True):
-            layout.json_histories.append(path)  # a log_history pprint'ed into a .txt (NguyenTuoc2807_Financial-...)
-        elif not DOCUMENT.match(name) and _holds(path, layout, json_lines_log, tail=False):
-            layout.jsonl_logs.append(path)  # a JSON-lines metrics log under a console's name (DINO's log.txt)
-        elif explicit or (not DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
-            layout.text_logs.append(path)
-        elif suffix != ".md" and not DOCUMENT.match(name) and _holds(path, layout, holds_one_launch, tail=False):
-            layout.config_files.append(path)  # the run's launch command, kept beside its log (command.txt)
-        elif suffix != ".md" and not DOCUMENT.match(name):
-            layout.quiet_texts.append(path)
-    elif suffix == ".sh" and not explicit and _holds(path, layout, holds_one_launch, tail=False):
-        layout.config_files.append(path)  # a launch script of one command (run.sh)
-    elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
+    else:
+        return False
+    return True
+
+
+def _text_log(path: Path, layout: RunLayout, explicit: bool) -> bool:
+    """A text file that may be a console (by its suffix, none, a rotated or per-rank log's name, or named): read as
+    the history or JSON-lines log it holds, as a console, as a launch command, or kept quiet; a document is not."""
+    name = path.name
+    suffix = path.suffix.lower()
+    if not (suffix in _TEXT_LOG_SUFFIXES or not suffix or _ROTATED_LOG.search(name) or _RANK_LOG.match(name) or (
+            explicit and suffix not in _WEIGHT_SUFFIXES | {".json"})):
+        return False
+    if not DOCUMENT.match(name) and holds(path, layout, printed_history, together=True):
+        layout.json_histories.append(path)  # a log_history pprint'ed into a .txt (NguyenTuoc2807_Financial-...)
+    elif not DOCUMENT.match(name) and holds(path, layout, json_lines_log, tail=False):
+        layout.jsonl_logs.append(path)  # a JSON-lines metrics log under a console's name (DINO's log.txt)
+    elif explicit or (not DOCUMENT.match(name) and _looks_like_training_log(path, layout)):
+        layout.text_logs.append(path)
+    elif suffix != ".md" and not DOCUMENT.match(name) and holds(path, layout, holds_one_launch, tail=False):
+        layout.config_files.append(path)  # the run's launch command, kept beside its log (command.txt)
+    elif suffix != ".md" and not DOCUMENT.match(name):
+        layout.quiet_texts.append(path)
+    return True
+
+
+def _launch_script(path: Path, layout: RunLayout, explicit: bool) -> bool:
+    """A launch script of one command (run.sh), found on the walk: a configuration file."""
+    if path.suffix.lower() == ".sh" and not explicit and holds(path, layout, holds_one_launch, tail=False):
+        layout.config_files.append(path)
+        return True
+    return False
+
+
+def _json_file(path: Path, layout: RunLayout, explicit: bool) -> bool:
+    """A JSON file that is a history (named for a loss, Ludwig's statistics, or shaped as one) or LLaMA-Factory's
+    arguments; a JSON file named and none of these is read as a trainer_state.json."""
+    name = path.name
+    suffix = path.suffix.lower()
+    if suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and (
             "loss" in name.lower() or name == _LUDWIG_STATISTICS
-            or _holds(path, layout, dumped_history, tail=False)):
+            or holds(path, layout, dumped_history, tail=False)):
         layout.json_histories.append(path)
-    elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and _holds(path, layout, is_llamafactory_args,
-                                                                                   tail=False):
+    elif suffix == ".json" and not name.startswith(_TOKENIZER_FILES) and holds(path, layout, is_llamafactory_args,
+                                                                                  tail=False):
         layout.config_files.append(path)  # LLaMA-Factory's arguments as JSON, of any name (`run_args.json`)
     elif explicit and suffix == ".json":
         # A JSON file given by name: treat it like a trainer_state.json (it may be renamed).
         layout.trainer_states.append(path)
+    else:
+        return False
+    return True
 
 
 # Ludwig's record of an experiment's metrics, one value per evaluation period (ingest.json_history)
@@ -328,7 +338,7 @@ def _is_metrics_table(path: Path, layout: RunLayout) -> bool:
         return folder_holds_a_loss_series(path.parent, layout.loss_series_folders)
     roles = long_table_columns(cells)
     if roles is not None:  # one row per metric per step: a metrics log where a row's metric is a loss
-        return _holds(path, layout, lambda chunk: long_table_names_a_loss(chunk, roles["name"]))
+        return holds(path, layout, lambda chunk: long_table_names_a_loss(chunk, roles["name"]))
     return is_metrics_table_header(cells) or is_scalar_export_header(cells)
 
 
@@ -337,67 +347,12 @@ def _is_loss_number_file(path: Path, layout: RunLayout) -> bool:
     `log_hints` to find (JulesBelveze_text-summarizer, Salman313ali_LLM_from_scratch, HAOzj_GEC;
     forensics.loss_numbers)."""
     split = loss_file_split(path.name)
-    return split is not None and _holds(path, layout, lambda head: is_loss_numbers(decode_text(head)[0], split),
-                                        tail=False)
-
-
-def _holds(path: Path, layout: RunLayout, found: Callable[[bytes], bool], tail: bool = True,
-           together: bool = False) -> bool:
-    """Whether `found` holds for the head or (with `tail`) the tail of a file (`SNIFF_BYTES` each: logs often start
-    with banners; a JSON file's shape is in its head alone), or (`together`) for the head and tail joined: signs that
-    belong together may be far apart, a run's start in its head and the traceback that ended it in its tail."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-            encoding, _ = sniffed_encoding(head)  # a UTF-16 console (PowerShell's `>`) is searched as its text
-            if found(as_utf8(head, encoding)):
-                return True
-            size = os.fstat(fh.fileno()).st_size
-            if tail and size > SNIFF_BYTES:
-                fh.seek(max(size - SNIFF_BYTES, SNIFF_BYTES) // 2 * 2)  # even: a UTF-16 character's first byte
-                end = fh.read(SNIFF_BYTES)
-                return found(as_utf8(head + end if together else end, encoding))
-    except OSError as err:
-        layout.skipped.append(Skipped(str(path), os_reason(err)))
-    return False
+    return split is not None and holds(path, layout, lambda head: is_loss_numbers(decode_text(head)[0], split),
+                                       tail=False)
 
 
 _QUIET_LOOKED_AT = 200  # a folder of thousands of text files that is no run (a dataset) is not read through
 
 
-# A notebook is read whole to be sniffed (its outputs may lie between megabytes of images); a bigger one is skipped
-_MAX_NOTEBOOK_BYTES = 256 << 20
-
-
-def _notebook_problem(path: Path) -> str | None:
-    """Why a notebook that shows no training cannot be read as a notebook (cut, not JSON, cells not a list), or None
-    for a whole notebook that simply holds no training (a data-preparation notebook is passed over in silence)."""
-    try:
-        with open(path, "rb") as fh:
-            text, _ = decode_text(fh.read(_MAX_NOTEBOOK_BYTES))
-        notebook = json.loads(text)
-    except OSError as err:
-        return os_reason(err)
-    except json.JSONDecodeError as err:
-        return f"invalid JSON at line {err.lineno} column {err.colno} ({err.msg}); the notebook may be cut"
-    except RecursionError:
-        return "JSON nested too deeply; not a Jupyter notebook"
-    cells = notebook.get("cells", notebook.get("worksheets")) if isinstance(notebook, dict) else None
-    return None if isinstance(cells, list) else "no list of cells; not a Jupyter notebook"
-
-
-def _holds_whole(path: Path, layout: RunLayout, found: Callable[[bytes], bool]) -> bool:
-    try:
-        if os.path.getsize(path) > _MAX_NOTEBOOK_BYTES:
-            layout.skipped.append(Skipped(str(path), f"a notebook over {_MAX_NOTEBOOK_BYTES >> 20} MB: not sniffed"))
-            return False
-        with open(path, "rb") as fh:
-            data = fh.read()
-        return found(as_utf8(data, sniffed_encoding(data)[0]))
-    except OSError as err:
-        layout.skipped.append(Skipped(str(path), os_reason(err)))
-    return False
-
-
 def _looks_like_training_log(path: Path, layout: RunLayout) -> bool:
-    return _holds(path, layout, log_hinted)
+    return holds(path, layout, log_hinted)

@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, canonical_metric, empty_frame
+from ._config_keys import is_number
 from ._filetime import file_mtime
 from ..decoding import decode_text
 
@@ -197,8 +198,7 @@ def _repeated_evaluation(obj: dict, rows: list[tuple[int, dict]]) -> int | None:
 
 def _evaluation_only(obj: dict, not_metrics: frozenset) -> bool:
     """A line whose numeric metrics are all an evaluation's (eval_*, predict_*)."""
-    names = [k for k, v in obj.items()
-             if k not in not_metrics and isinstance(v, (int, float)) and not isinstance(v, bool) and k != "epoch"]
+    names = [k for k, v in obj.items() if k not in not_metrics and is_number(v) and k != "epoch"]
     return bool(names) and all(k.startswith(("eval_", "predict_")) for k in names)
 
 

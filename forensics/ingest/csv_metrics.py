@@ -35,9 +35,9 @@ import pandas as pd
 
 from ..decoding import decode_text
 from ..errors import UnreadableFile
-from ..metric_names import (STEP_LOSS_NAMES, TABLE_LOSS_COLUMNS, TABLE_STEP_COLUMNS, is_lr_monitor_rate,
-                            is_metrics_table_header, is_scalar_export_header, is_step_value_header,
-                            is_taken_training_loss, long_table_columns, table_column)
+from ..metric_names import STEP_LOSS_NAMES, is_lr_monitor_rate, is_taken_training_loss
+from ..table_headers import (TABLE_LOSS_COLUMNS, TABLE_STEP_COLUMNS, is_metrics_table_header, is_scalar_export_header,
+                             is_step_value_header, long_table_columns, table_column)
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from . import long_table, scalar_export
 from ._filetime import file_mtime

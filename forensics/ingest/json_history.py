@@ -39,6 +39,7 @@ from ..errors import UnreadableFile
 from ..discover.loss_numbers import loss_stem_split
 from ..metric_names import NLL_LOSS_NAMES
 from ..timeline import LogRecords, canonical_metric
+from ._config_keys import is_number
 from ._filetime import file_mtime
 from ._jsonfile import read_json_value
 from ._python_literal import read_python_literal
@@ -75,11 +76,11 @@ def history_of(data, says_loss: bool = False, held_out: bool = False, eval_every
         return None
     if all(isinstance(e, dict) for e in data[:50]):
         return with_loss_names(split_dicts_flattened(data)) or with_loss_names(nested_records(data) or [])
-    if says_loss and all(_is_number(v) for v in data[:50]):
-        values = [v for v in data if _is_number(v)]  # an eval entry without a step would share the one before it
+    if says_loss and all(is_number(v) for v in data[:50]):
+        values = [v for v in data if is_number(v)]  # an eval entry without a step would share the one before it
         return [{"step": i, "eval_loss": v} for i, v in enumerate(values, 1)] if held_out else \
             [{"loss": v} for v in values]
-    if says_loss and all(isinstance(r, list) and len(r) in (2, 3) and all(map(_is_number, r)) for r in data[:50]):
+    if says_loss and all(isinstance(r, list) and len(r) in (2, 3) and all(map(is_number, r)) for r in data[:50]):
         names = ("step", "loss", "eval_loss")
         return [dict(zip(names, row)) for row in data if isinstance(row, list)]
     return None
@@ -195,7 +196,7 @@ def _columns_as_entries(data: dict, eval_every=None, notes: list | None = None) 
     """A dict of parallel lists as one entry a step: the training loss's list, with the steps, rates and held-out
     losses that go with it (lists of other lengths where json_list_steps places them); None where it holds no
     training loss list. `eval_every`: the run's eval_steps where its saved config says it (the dict's own first)."""
-    lists = {k.lower(): v for k, v in data.items() if isinstance(v, list) and v and all(map(_is_number, v[:50]))}
+    lists = {k.lower(): v for k, v in data.items() if isinstance(v, list) and v and all(map(is_number, v[:50]))}
     train = lists.get(_train_column(lists))
     if train is None:
         return None
@@ -280,14 +281,14 @@ def _series_entries(data: dict) -> list[dict] | None:
 
 
 def _is_point(value) -> bool:
-    return isinstance(value, dict) and _is_number(value.get("step")) and _is_number(value.get("value"))
+    return isinstance(value, dict) and is_number(value.get("step")) and is_number(value.get("value"))
 
 
 def _ludwig_loss(stats: dict, split: str) -> list | None:
     """Ludwig's combined loss of one split (a list of numbers), or None."""
     combined = stats.get(split, {}).get("combined") if isinstance(stats.get(split), dict) else None
     losses = combined.get("loss") if isinstance(combined, dict) else None
-    return losses if isinstance(losses, list) and all(map(_is_number, losses[:50])) else None
+    return losses if isinstance(losses, list) and all(map(is_number, losses[:50])) else None
 
 
 def _ludwig_entries(stats: dict) -> list[dict]:
@@ -296,7 +297,3 @@ def _ludwig_entries(stats: dict) -> list[dict]:
     for entry, value in zip(entries, _ludwig_loss(stats, "validation") or []):
         entry["eval_loss"] = value
     return entries
-
-
-def _is_number(value) -> bool:
-    return type(value) in (int, float)

@@ -19,6 +19,7 @@ Pure functions of the parsed JSON value; json_history names the losses and frame
 """
 from __future__ import annotations
 
+from ._config_keys import is_number
 from ..metric_names import JSON_LINE_EPOCH_KEY, JSON_LINE_STEP_KEYS, canonical_metric, is_held_out, \
     is_test_split, keras_metric_name, loss_of_split
 
@@ -36,7 +37,7 @@ def split_rows(data: dict) -> list[dict] | None:
         return None
     rows = [row for row in splits["loss"] if isinstance(row, dict)] + [
         _held_out_row(row) for row in splits.get("eval_loss") or [] if isinstance(row, dict)]
-    if any("step" in row for row in rows) or not all(_is_number(row.get("epoch")) for row in rows):
+    if any("step" in row for row in rows) or not all(is_number(row.get("epoch")) for row in rows):
         return rows
     return sorted(rows, key=lambda row: row["epoch"])  # no steps: each evaluation after its epoch's training rows
 
@@ -80,14 +81,14 @@ def split_dicts_flattened(entries: list) -> list:
 
 def _flattened(entry: dict) -> dict:
     out = {k: v for k, v in entry.items() if not (isinstance(v, dict) and _split_of(str(k)))}
-    own_loss = any("loss" in str(k).lower() and _is_number(v) for k, v in entry.items())
+    own_loss = any("loss" in str(k).lower() and is_number(v) for k, v in entry.items())
     for key, value in sorted(entry.items(), key=lambda kv: is_test_split(str(kv[0]))):  # validation before test
         split = _split_of(str(key)) if isinstance(value, dict) else None
         if split is None or split == "loss" and own_loss:
             continue
         for name, number in value.items():
             name = _flat_name(str(name), held_out=split == "eval_loss")
-            if _is_number(number) and name not in out:
+            if is_number(number) and name not in out:
                 out[name] = number
     return out
 
@@ -131,7 +132,3 @@ def _held_out_name(key: str) -> str:
     if is_held_out(key):
         return keras_metric_name(key) if key.startswith("val_") else canonical_metric(key)
     return "eval_" + canonical_metric(key)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -1,7 +1,7 @@
 """Reader of a long ("tidy") metric table: one row per metric per step, the metric named in a column of its own
 (MLflow's metric history, `key,value,timestamp,step`; TensorBoard's get_scalars() frame, `run,tag,step,value`; an
 export written as `Name,Value,Timestamp,Step`: AS119, giganticode_rafael-experiments). The header's roles are
-`metric_names.long_table_columns`'; `csv_metrics.read` hands such a file here.
+`table_headers.long_table_columns`'; `csv_metrics.read` hands such a file here.
 
 `read(path, text, warnings)` returns one LogRecords (format "csv"): each row's value at its step under the
 timeline's name of its metric (named together, as a tracker's tags are: `train_loss` beside `valid_loss` is the loss),
@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UnreadableFile
-from ..metric_names import long_table_columns, names_a_loss, tracker_metric_names
+from ..metric_names import names_a_loss, tracker_metric_names
+from ..table_headers import long_table_columns
 from ..timeline import LogRecords
 from ._filetime import file_mtime
 

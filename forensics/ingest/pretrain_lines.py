@@ -41,7 +41,7 @@ from .console_lines.toolkits import (DLLOGGER, CLU_WRITER, FAIRSEQ2, FLAX_STEP, 
 from .console_lines.nanogpt import (CHAR_RNN, COLON_STEP, LLMC_STEP, LLMC_VAL, NANOCHAT_STEP, NANOGPT, PIPE_STEP,
                                     STEP_NAME_VALUE, _char_rnn, _colon_pairs, _llmc_console, _llmc_val, nanochat_step,
                                     _nanogpt, pipe_step, _step_name_value, SPLIT_PIPE, split_pipe)
-from .console_lines.hand_written import PRINTED_TENSOR, HELD_OUT_ACCURACY, LOSS_PRINT, LOSS_WORD, _hand_written
+from .console_lines.hand_written import PRINTED_TENSOR, HELD_OUT_ACCURACY, LOSS_PRINT, LOSS_WORD, hand_written_line
 from .console_lines.tqdm_loss_bars import TQDM_BAR, TQDM_DESCRIBED, tqdm_description, _tqdm_postfix
 from .console_lines.epoch_bracket import EPOCH_BRACKET, _epoch_bracket
 from .console_lines.epoch_split import EPOCH_SPLIT_LOSSES, epoch_split_losses
@@ -258,5 +258,5 @@ _SMALL_SHAPES = (("epoch=", EPOCH_TENSORS, epoch_tensors), ("| norm ", LLMC_STEP
                  ("Epoch", EPOCH_BRACKET, _epoch_bracket), ("oss", KEY_VALUE_START, _key_values),
                  ("%|", TQDM_BAR, _tqdm_postfix), ("%|", TQDM_DESCRIBED, tqdm_description),
                  ("train=", EPOCH_SPLIT_LOSSES, epoch_split_losses),
-                 ("oss", LOSS_WORD, _hand_written),
-                 ("acc", HELD_OUT_ACCURACY, _hand_written), ("bpc", BPC_PRINT, bpc_print))
+                 ("oss", LOSS_WORD, hand_written_line),
+                 ("acc", HELD_OUT_ACCURACY, hand_written_line), ("bpc", BPC_PRINT, bpc_print))

@@ -55,6 +55,7 @@ def counter_restarts(counter: list) -> list[int]:
 
 
 def _number(value) -> bool:
+    # finite too, unlike _config_keys.is_number: a NaN or Inf counter is no count to go back from
     return type(value) in (int, float) and math.isfinite(value)
 
 

@@ -43,6 +43,7 @@ from .launch_facts import TEXT_LAUNCHES
 from .log_writing_script import log_writing_script_values
 from .report_precision import read_run_report, run_reports
 from .mlflow_store import PARAMS_TEXT
+from .model_card import read_model_card
 from .param_count import LLAMA_LAYOUTS, exact_params, estimate_params
 from .vocabulary import derive_vocab_size
 from .tracker_config import derived_method, literal_values, tracker_config_values
@@ -51,12 +52,27 @@ from .log_config_record import CONFIG_RECORD_TEXT
 
 
 def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
-    """Read every configuration source of the run; bad files become `missing` lines, never errors."""
+    """Read every configuration source of the run; bad files become `missing` lines, never errors. The sources are
+    read most authoritative first (the module docstring's order): each step below reads its group in that order."""
     config = RunConfig()
     by_kind = config_files_by_kind(layout)
+    for step in (_read_training_arguments, _read_printed_arguments, _read_tracker_and_framework_files,
+                 _read_deepspeed_and_megatron, _read_model_and_adapter_files, _read_checkpoint_counters,
+                 _read_console_facts_and_derive):
+        step(config, layout, timeline, by_kind)
+    return config
+
+
+def _read_training_arguments(config: RunConfig, layout: RunLayout, timeline: Timeline, by_kind: dict) -> None:
+    """training_args.bin (the run root, then the newest checkpoint first) and the TensorBoard `args` text."""
     for path in by_kind["training_args"]:
         _read_into(config, layout, path, cf.read_training_args_values)
     _read_text(config, timeline, "args", cf.training_args_values)
+
+
+def _read_printed_arguments(config: RunConfig, layout: RunLayout, timeline: Timeline, by_kind: dict) -> None:
+    """The arguments a console printed (Megatron's block, a Namespace, TrainingArguments, an mmengine config, the
+    launch command, a tool's own), the code that writes the log, and the axolotl config a model card embeds."""
     _read_text(config, timeline, megatron_args.TEXT_KEY, megatron_args.config_values, "console log 'arguments' block")
     _read_text(config, timeline, namespace_args.TEXT_KEY, namespace_args.config_values,
                "console log's argparse Namespace line")
@@ -74,6 +90,11 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
                "the console's printed nanoGPT dtype (train.py autocasts to it on a GPU; float16 with a GradScaler)")
     _read_text(config, timeline, fairseq_config.TEXT_KEY, dict, "console log's printed fairseq cfg ('common' group)")
     _read_card_axolotl(config, timeline)
+
+
+def _read_tracker_and_framework_files(config: RunConfig, layout: RunLayout, timeline: Timeline, by_kind: dict) -> None:
+    """W&B configs and MLflow params, then the frameworks' own argument files, a YAML configuration and the launch
+    command kept beside the log."""
     _read_tracker_configs(config, layout, timeline)
     for kind, reader in (("llamafactory", fc.read_llamafactory_args), ("finetuning_args", fc.read_finetuning_args),
                          ("swift", fc.read_swift_args), ("autotrain", fc.read_autotrain_params),
@@ -82,12 +103,21 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
                          ("launch", command_line.read_command_file)):
         for path in by_kind[kind]:
             _read_into(config, layout, path, reader)
+
+
+def _read_deepspeed_and_megatron(config: RunConfig, layout: RunLayout, timeline: Timeline, by_kind: dict) -> None:
+    """The DeepSpeed config embedded in `*optim_states.pt`, Megatron's `args`, and DeepSpeed config files (with the
+    one the `deepspeed` argument names)."""
     for path in by_kind["optim_states"]:
         _read_into(config, layout, path, cf.read_optim_states)
     for path in by_kind["megatron"]:
         _read_into(config, layout, path, cf.read_megatron_args)
     for path in by_kind["deepspeed"] + _named_deepspeed_file(config, layout, by_kind["deepspeed"]):
         _read_into(config, layout, path, cf.read_deepspeed_config)
+
+
+def _read_model_and_adapter_files(config: RunConfig, layout: RunLayout, timeline: Timeline, by_kind: dict) -> None:
+    """config.json (and the model config a tracker or console printed), adapter_config.json, the model card."""
     for path in by_kind["model_config"]:
         _read_into(config, layout, path, cf.read_model_config)
     _read_text(config, timeline, "model_config", cf.model_config_values)
@@ -96,18 +126,27 @@ def read_run_config(layout: RunLayout, timeline: Timeline) -> RunConfig:
     for path in by_kind["adapter"]:
         _read_into(config, layout, path, cf.read_adapter_config)
     for path in by_kind["model_card"]:
-        _read_into(config, layout, path, cf.read_model_card)
+        _read_into(config, layout, path, read_model_card)
     for path in run_reports(layout.log_files):
         _read_into(config, layout, path, read_run_report)
+
+
+def _read_checkpoint_counters(config: RunConfig, layout: RunLayout, timeline: Timeline, by_kind: dict) -> None:
+    """The counters saved beside checkpoints (GradScaler's, DeepSpeed's model states) and trainer_state.json's best
+    checkpoint."""
     for path in by_kind["scaler"] + by_kind["model_states"]:
         _read_into(config, layout, path, checkpoint_reader(path))
     _read_best_checkpoint(config, timeline)
+
+
+def _read_console_facts_and_derive(config: RunConfig, layout: RunLayout, timeline: Timeline, by_kind: dict) -> None:
+    """What the console states of the run, then the facts derived from all read: the method, the parameter count,
+    the vocabulary, and the sources looked for and absent."""
     read_console_facts(config, timeline)
     derive_method(config, layout)
     _derive_n_params(config, layout)
     derive_vocab_size(config)
     _note_absent_sources(config)
-    return config
 
 
 def _read_best_checkpoint(config: RunConfig, timeline: Timeline) -> None:

@@ -33,7 +33,8 @@ import pandas as pd
 
 from ..decoding import decode_text
 from ..errors import UnreadableFile
-from ..metric_names import is_scalar_export_header, is_step_value_header, tracker_metric_names
+from ..metric_names import tracker_metric_names
+from ..table_headers import is_scalar_export_header, is_step_value_header
 from ..timeline import LogRecords
 from ._filetime import file_mtime
 from .tensorboard import hf_trainer_callback_tags

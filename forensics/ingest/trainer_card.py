@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .config_files import card_header, card_tags
+from .model_card import card_header, card_tags
 
 # `- Transformers 4.12.5` (the Trainer's and Keras' cards), `- Transformers: 4.50.0` (TRL's)
 _TRANSFORMERS_LINE = re.compile(r"^- Transformers:? (\d+\.\d+(?:\.\d+)?\S*)\s*$", re.MULTILINE)

@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..errors import UnreadableFile
 from ..timeline import LogRecords, TrackerRun, canonical_metric, empty_frame
+from ._config_keys import is_number
 from ._filetime import file_mtime
 from ._jsonfile import read_json_object
 from .flat_yaml import yaml_scalar
@@ -55,7 +56,7 @@ def read(folder: Path) -> LogRecords:
     run_folder = folder.parent if files is folder and folder.name == "files" else folder
     run = TrackerRun(kind="wandb", store=str(run_folder.parent), run_id=run_folder.name.rsplit("-", 1)[-1],
                      folder=str(folder), started=_start_time(config_path),
-                     ended=float(summary["_timestamp"]) if summary and _is_number(summary.get("_timestamp")) else 0.0)
+                     ended=float(summary["_timestamp"]) if summary and is_number(summary.get("_timestamp")) else 0.0)
     texts = {f"{CONFIG_TEXT}/{config_path}": json.dumps(config, default=str)} if config else {}
     notes = ("no .wandb log in this W&B run folder: only the summary (the last value of each metric) "
              "and the config were read",)
@@ -90,21 +91,17 @@ def _read_or_note(path: Path, reader, problems: list[str]) -> Any:
 
 def summary_frame(summary: dict[str, Any]) -> pd.DataFrame:
     # a script's own counter (nanoGPT's `iter`) before W&B's `_step`, which counts `wandb.log` calls
-    step_key = next((k for k in STEP_KEYS + OWN_COUNTER_KEYS + ("_step",) if _is_number(summary.get(k))
+    step_key = next((k for k in STEP_KEYS + OWN_COUNTER_KEYS + ("_step",) if is_number(summary.get(k))
                      and math.isfinite(summary[k]) and 0 <= summary[k] < 2 ** 53), None)
     if step_key is None:
         return empty_frame()
     step = int(summary[step_key])
-    wall = float(summary["_timestamp"]) if _is_number(summary.get("_timestamp")) else math.nan
+    wall = float(summary["_timestamp"]) if is_number(summary.get("_timestamp")) else math.nan
     points = [(canonical_metric(k), float(v)) for k, v in summary.items()
-              if _is_number(v) and not k.startswith("_") and k not in STEP_KEYS and k != step_key]
+              if is_number(v) and not k.startswith("_") and k not in STEP_KEYS and k != step_key]
     return pd.DataFrame({"step": pd.Series([step] * len(points), dtype="int64"), "metric": [m for m, _ in points],
                          "value": pd.Series([v for _, v in points], dtype="float64"),
                          "wall_time": pd.Series([wall] * len(points), dtype="float64")})
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def read_config_yaml(path: Path) -> dict[str, Any]:

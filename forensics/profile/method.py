@@ -23,15 +23,39 @@ ADAPTERS = ("lora", "qlora", "peft")
 
 
 def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_params: int | None = None) -> str:
+    for step in (_said_in_config, _deepspeed_chat_lora_dim, _built_with_random_weights, _from_banners,
+                 _pretrained_switched_off, _named_in_the_run, _from_the_saved_model):
+        found = step(config, timeline, names, evidence, model_params)
+        if found is not None:
+            return found
+    return _readme_from_scratch(config, timeline, evidence)
+
+
+def _said_in_config(config: RunConfig, timeline: Timeline, names, evidence: dict,
+                    model_params: int | None) -> str | None:
+    """The method a configuration file names."""
     said = config.get("method")
     if said in ("full", "lora", "qlora", "peft"):
         evidence["method"] = str(config.source_of("method"))
         return said
+    return None
+
+
+def _deepspeed_chat_lora_dim(config: RunConfig, timeline: Timeline, names, evidence: dict,
+                             model_params: int | None) -> str | None:
+    """DeepSpeed-Chat's --lora_dim, where its step lines show the run is DeepSpeed-Chat's."""
     chat = next(((src, m) for src, m in timeline.meta.items() if "console_lora_dim" in m), None)
     if chat is not None and any(kind in DSCHAT_OBJECTIVES for kind in timeline.console_kinds):
         evidence["method"] = (f"DeepSpeed-Chat trains every weight unless --lora_dim is given ({chat[0]}: "
                               f"{chat[1]['console_lora_dim_line'][:120]})")
         return "lora" if chat[1]["console_lora_dim"] > 0 else "full"
+    return None
+
+
+def _built_with_random_weights(config: RunConfig, timeline: Timeline, names, evidence: dict,
+                               model_params: int | None) -> str | None:
+    """"full" where a console shows the model built from scratch, by OpenNMT-py with no checkpoint loaded, or by the
+    TensorFlow seq2seq tutorial's create_model with none found."""
     scratch = _console_from_scratch(timeline)
     if scratch is not None:  # random weights: every one of them is trained
         evidence["method"] = f"a model built from scratch ({scratch[0]}: {scratch[1]}): every weight trained"
@@ -48,6 +72,12 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         evidence["method"] = (f"the TensorFlow seq2seq tutorial's create_model found no checkpoint ({tf_fresh[0]}: "
                               f"{tf_fresh[1]}): random weights, every one trained")
         return "full"
+    return None
+
+
+def _from_banners(config: RunConfig, timeline: Timeline, names, evidence: dict, model_params: int | None) -> str | None:
+    """The first trainer banner that tells: a LoRA-only trainer's, or a count of the trainable parameters against the
+    model's (all of them: full; a small share: an adapter)."""
     for banner in timeline.banners:
         if banner.kind == "webui":
             evidence["method"] = (f"text-generation-webui LoRA training in {banner.source} "
@@ -77,20 +107,40 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
             evidence["method"] = (f"{banner.kind} banner in {banner.where}: {banner.trainable_params:,} trainable "
                                   f"parameters of a model of about {model_params:,} ({evidence.get('model_params')})")
             return _adapter_kind(banner, names, timeline, evidence)
+    return None
+
+
+def _pretrained_switched_off(config: RunConfig, timeline: Timeline, names, evidence: dict,
+                             model_params: int | None) -> str | None:
+    """"full" where the script's own arguments switch a pre-trained model off: they outrank the words in the run's
+    names."""
     switched_off = config.get("model.pretrained_off")
     if isinstance(switched_off, str):  # the script's own switch: arguments outrank the words in the run's names
         evidence["method"] = (f"the script's arguments switch a pre-trained model off ({switched_off}, "
                               f"{config.source_of('model.pretrained_off')}) and set no adapter: the model it builds "
                               "is trained whole")
         return "full"
+    return None
+
+
+def _named_in_the_run(config: RunConfig, timeline: Timeline, names, evidence: dict,
+                      model_params: int | None) -> str | None:
+    """The method a word in the run's own names says (`qlora`, `lora` and its variants, `full`)."""
     for word, method in _METHOD_WORDS:
         found = word_in(names, word)
         if found:
             evidence["method"] = found
             return method
+    return None
+
+
+def _from_the_saved_model(config: RunConfig, timeline: Timeline, names, evidence: dict,
+                          model_params: int | None) -> str | None:
+    """An adapter the console saves, the method the Trainer's model card shows, or the model saved whole in shards
+    into the run's output_dir; None where none of them tells."""
     found = _console_saves_an_adapter(names, timeline, evidence) or card_method(timeline, evidence) \
         or _saved_whole_into_output_dir(config, timeline, evidence)
-    return found if found != UNKNOWN else _readme_from_scratch(config, timeline, evidence)
+    return found if found != UNKNOWN else None
 
 
 README_FROM_SCRATCH = "the README says the model was trained from scratch"

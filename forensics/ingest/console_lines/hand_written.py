@@ -49,14 +49,14 @@ _SEP = r"[ \t]*(?:(?:::?|[=#])[ \t]*)?"
 # prose. A bare `batch=32` is as often the batch size printed beside the loss as a counter: not one.
 _COUNTER_PAIR = r"(?:batch_(?:index|idx)|it)(?=[ \t]*=[ \t]*\d)"
 # The step word may be plural (CasEE's `Epoch id: 1, Training steps: 5, ... Avg loss: 8395.2`, JiaweiSheng_CasEE).
-_GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|steps?|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/)|"
-                           + _COUNTER_PAIR + ")"
+GENERIC_STEP = re.compile(r"(?<![\w/])(?:global[_ ]step|steps?|iter(?:ation)?|batch(?=" + _SEP + r"\[?\d+[ \t]*/)|"
+                          + _COUNTER_PAIR + ")"
                           + _SEP + r"\[?(\d{1,12})(?:[ \t]*/[ \t]*(\d{1,12}))?\]?(?![\w.]|/)", re.IGNORECASE)
 # The iteration with the share of the run done, bracketed before the loss (DeepLearningZeroToAll's PyTorch seq2seq lab
 # and its copies, 1-sang_data: `[1000 - 20.0%] loss = 1.3149`, `print("[%d - %.1f%%] loss = %.4f" % ...)`): the count
 # is the step; the percent, rounded, is no total.
 _PERCENT_DONE = re.compile(r"(?<![\w/])\[[ \t]*(\d{1,12})[ \t]+-[ \t]+\d{1,3}(?:\.\d+)?%[ \t]*\]()")
-_GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?![\w.]|/)", re.IGNORECASE)
+GLOBAL_STEP = re.compile(r"(?<![\w/])global[_ ]step" + _SEP + r"(\d{1,12})()(?![\w.]|/)", re.IGNORECASE)
 # The loss named for its criterion, PyTorch's class name as a loop prints it (styxjedi/ada-self-attn-defseq: `Epoch
 # [1/100], Step [10/734], CrossEntropyLoss: 10.6802, Perplexity: 43486.9354`): the loss where no plain one is beside it.
 _CROSS_ENTROPY = r"cross[_ ]?entropy[_ ]?loss"
@@ -155,7 +155,7 @@ def has_generic_line(text: str) -> bool:
     while at >= 0:
         before = low[max(0, at - _GENERIC_REACH):at]
         before = before[max(before.rfind("\n"), before.rfind("\r"), before.rfind("{")) + 1:]
-        if ("step" in before or "iter" in before or "=" in before) and _GENERIC_STEP.search(before) or (
+        if ("step" in before or "iter" in before or "=" in before) and GENERIC_STEP.search(before) or (
                 any(w in before for w in _EPOCH_WORDS) and _GENERIC_EPOCH.search(before)) \
                 or ("/" in before and bare_count(before)) \
                 or ("%]" in before and _PERCENT_DONE.search(before)) or _opens_with_a_counter(low, at - len(before)):
@@ -169,7 +169,7 @@ def _opens_with_a_counter(text: str, start: int) -> bool:
     return (start == 0 or text[start - 1] in "\r\n") and _LEADING_COUNTER.match(text, start) is not None
 
 
-def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
+def hand_written_line(_: re.Match, line: str, last_line: bool) -> StepLine | None:
     """A short line of a hand-written loop with a loss among the names it knows (module docstring), counted by the
     first of: a step word (`Step 100`, `iter 25:`; kind "generic"), a bare `n/M` count that is not the epoch's
     (`| epoch 1 | 200/ 2983 batches |`, `Training [===] 8.5% 5000/58874 |`; "generic" too), a batch right after the
@@ -178,14 +178,14 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
     out."""
     if len(line) > _GENERIC_MAX_LINE or "{" in line or _NOT_A_STEP.search(line):
         return None
-    metrics, cut = _generic_pairs(line, last_line)
+    metrics, cut = generic_pairs(line, last_line)
     if not metrics:
         return None
     mm = _MMENGINE_EPOCH.search(line)
     if mm is not None:  # the run's own count of iterations: the epochs before this one, whole, and this one's
         epoch, i, length = (int(g) for g in mm.groups())
         return _record("generic", (epoch - 1) * length + i, None, metrics + [("epoch", epoch - 1 + i / length)], cut)
-    m = _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or bare_count(line) \
+    m = GLOBAL_STEP.search(line) or GENERIC_STEP.search(line) or bare_count(line) \
         or _BATCH_AFTER_EPOCH.search(line) \
         or _PERCENT_DONE.search(line) or _LEADING_COUNTER.match(line)
     if m is not None:
@@ -201,14 +201,14 @@ def _hand_written(_: re.Match, line: str, last_line: bool) -> StepLine | None:
 
 
 def stepless_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]], bool]:
-    """The known pairs of a short line with a loss that names no counter and no epoch (what `_hand_written` leaves
+    """The known pairs of a short line with a loss that names no counter and no epoch (what `hand_written_line` leaves
     unread: `Loss: 8.6529, BLEU: 0.00`), and whether its last pair was cut; ([], False) for any other line."""
     if len(line) > _GENERIC_MAX_LINE or "{" in line or _NOT_A_STEP.search(line) or _MMENGINE_EPOCH.search(line) \
-            or _GLOBAL_STEP.search(line) or _GENERIC_STEP.search(line) or bare_count(line) \
+            or GLOBAL_STEP.search(line) or GENERIC_STEP.search(line) or bare_count(line) \
             or _GENERIC_EPOCH.search(line) \
             or _PERCENT_DONE.search(line):
         return [], False
-    metrics, cut = _generic_pairs(line, last_line)
+    metrics, cut = generic_pairs(line, last_line)
     return (metrics, cut) if any(name in ("loss", "eval_loss") for name, _ in metrics) else ([], False)
 
 
@@ -218,7 +218,7 @@ def _optimizer_step(counter: re.Match, line: str) -> list[tuple[str, float]]:
     between lines), else []."""
     if not counter.group(0).lower().startswith("iter"):
         return []
-    step = next((m for m in _GENERIC_STEP.finditer(line, counter.end()) if m.group(0).lower().startswith("step")), None)
+    step = next((m for m in GENERIC_STEP.finditer(line, counter.end()) if m.group(0).lower().startswith("step")), None)
     return [(OPTIMIZER_STEP, float(step.group(1)))] if step is not None else []
 
 
@@ -231,7 +231,7 @@ def bare_count(line: str) -> re.Match | None:
     return None
 
 
-def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]], bool]:
+def generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]], bool]:
     """The known (name, value) pairs of a generic line, first of each name; none unless a loss is among them."""
     pairs = _GENERIC_PAIR.findall(line)
     # a cut number reads as a smaller one; a cut `nan` cannot be told from a whole one and is kept (a NaN hidden
@@ -251,7 +251,7 @@ def _generic_pairs(line: str, last_line: bool) -> tuple[list[tuple[str, float]],
     if "loss" in found and "eval_loss" not in found and _tagged_held_out(line):
         found = {"eval_loss" if name == "loss" else name: value for name, value in found.items()}
     if "eval_loss" in found and "loss" not in found:  # a held-out report: its bare `Acc` is the held-out one
-        found = {_HELD_OUT_BESIDE.get(name, name): value for name, value in found.items()}
+        found = {HELD_OUT_BESIDE.get(name, name): value for name, value in found.items()}
     return (list(found.items()) if found.keys() & _GENERIC_NEEDS else []), cut
 
 
@@ -261,7 +261,7 @@ def _pair_name(lowered: str, kind: str) -> str | None:
     if lowered.replace("_", " ") == "loss scale":  # a dynamic loss scale (CPM-2's `| loss scale 1024.0 |`)
         return "loss_scale"
     if _CROSS_ENTROPY_NAME.fullmatch(lowered):
-        return _CRITERION_LOSS  # the loss only where no plain one is printed beside it (`_generic_pairs`)
+        return _CRITERION_LOSS  # the loss only where no plain one is printed beside it (`generic_pairs`)
     if "loss" in lowered:
         if kind and kind not in _LOSS_KINDS:
             return None  # `aux loss`, `kl loss`, `scaled loss`: not the training loss
@@ -318,4 +318,4 @@ def _tagged_held_out(line: str) -> bool:
 
 # A line whose only loss is a held-out one reports an evaluation: the accuracy or perplexity it prints with no split
 # name beside it is that evaluation's (shambhavikris_Reward_Alignment: `Epoch: 1, Test Loss: 0.6713, Acc: 0.5772`)
-_HELD_OUT_BESIDE = {"accuracy": "eval_accuracy", "perplexity": "eval_perplexity"}
+HELD_OUT_BESIDE = {"accuracy": "eval_accuracy", "perplexity": "eval_perplexity"}

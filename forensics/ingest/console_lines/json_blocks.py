@@ -38,6 +38,7 @@ import re
 from dataclasses import dataclass
 
 from ...timeline import canonical_metric
+from .._config_keys import is_number
 from .fields import LINE_BREAK, StepLine
 
 # the text prints such an object: a line that is only `{`, then an indented `"key":`
@@ -123,7 +124,7 @@ def _is_count(value) -> bool:
 
 def _numbers(record: dict, step_key: str):
     for key, value in record.items():
-        if key != step_key and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if key != step_key and is_number(value):
             yield _NAMES.get(key.lower(), canonical_metric(key)), float(value)
 
 

@@ -15,7 +15,7 @@ import re
 
 from ...timeline import canonical_metric
 from .fields import StepLine, _record, number
-from .hand_written import _GENERIC_STEP, _GLOBAL_STEP, _HELD_OUT_BESIDE, _generic_pairs, _hand_written, bare_count
+from .hand_written import GENERIC_STEP, GLOBAL_STEP, HELD_OUT_BESIDE, generic_pairs, hand_written_line, bare_count
 
 # A tqdm bar (`[prefix: ]P%|bar| n/total [elapsed<left, rate, postfix...]`) whose postfix names a loss.
 TQDM_BAR = re.compile(r"\d{1,3}%\|[^|]{0,200}\|\s*(?P<n>\d{1,18})/(?P<total>\d{1,18})\s*"
@@ -66,11 +66,11 @@ def tqdm_description(first: re.Match, line: str, last_line: bool) -> StepLine | 
     that count."""
     m = list(TQDM_DESCRIBED.finditer(line, first.start()))[-1]
     desc = m.group("desc")
-    metrics, _ = _generic_pairs(desc, False)
-    if not any(name in ("loss", "eval_loss") for name, _ in metrics) or _GLOBAL_STEP.search(desc) \
-            or _GENERIC_STEP.search(desc) or bare_count(desc):
-        return _hand_written(first, line, last_line)
+    metrics, _ = generic_pairs(desc, False)
+    if not any(name in ("loss", "eval_loss") for name, _ in metrics) or GLOBAL_STEP.search(desc) \
+            or GENERIC_STEP.search(desc) or bare_count(desc):
+        return hand_written_line(first, line, last_line)
     if _HELD_OUT_BAR.search(desc):
-        metrics = [(_HELD_OUT_BESIDE.get(name, "eval_loss" if name == "loss" else name), value)
+        metrics = [(HELD_OUT_BESIDE.get(name, "eval_loss" if name == "loss" else name), value)
                    for name, value in metrics]
     return _record("tqdm_postfix", int(m.group("n")), m.group("total"), metrics, False)
