@@ -74,3 +74,16 @@ def test_classifier_is_not_told_the_language_model_ranges():
     assert "pre-training from scratch" not in scope and "7B-class" not in scope
     # a run whose objective is not known keeps today's wording
     assert "pre-training from scratch runs higher" in range_scope("unknown", None)
+
+
+def test_html_and_text_reports_render_the_classification_objective_escaped(tmp_path):
+    from forensics.report.html import render_html
+    from forensics.report.text import profile_line
+    head = "<b>Evil</b>ForSequenceClassification"  # a config's own text: shown, never as markup
+    run = _run(tmp_path / "cls", [1.6, 1.2, 0.9, 0.7, 0.6], [head],
+               config_extra={"id2label": {str(i): f"L{i}" for i in range(5)}})
+    analysis = forensics.analyze(run)
+    assert "objective classification" in profile_line(analysis.run_profile)
+    page = render_html(analysis)
+    assert "objective classification" in page
+    assert "&lt;b&gt;Evil&lt;/b&gt;ForSequenceClassification" in page and "<b>Evil</b>" not in page

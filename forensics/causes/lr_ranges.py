@@ -76,8 +76,8 @@ TABLE = (
     LrRange("full", "pretrain", _ANY, 6e-5, 1.5e-4, "GPT-3 175B, Llama 2 34B/70B pre-training (recalled)"),
     LrRange("full", "classification", _ANY, 1e-5, 5e-5, "BERT paper fine-tuning 5e-5, 3e-5, 2e-5 (Devlin et al. 2019, "
             "appendix A.3), RoBERTa on GLUE 1e-5 to 3e-5"),
-    LrRange("adapter", "classification", _ANY, 1e-4, 5e-4, "LoRA paper on GLUE: RoBERTa-base 4e-4 to 5e-4, RoBERTa-large "
-            "2e-4 to 4e-4 (Hu et al. 2021, appendix D; recalled)"),
+    LrRange("adapter", "classification", _ANY, 1e-4, 5e-4, "LoRA paper on GLUE: RoBERTa-base 4e-4 to 5e-4, "
+            "RoBERTa-large 2e-4 to 4e-4 (Hu et al. 2021, appendix D; recalled)"),
     # an adapter is never pre-trained from scratch: a 'pretrain' stage with an adapter (LLaVA's projector) is judged
     # as fine-tuning
     LrRange("full", "sft", _ANY, 1e-4, 1e-3, "Hugging Face T5 docs (1e-4 and 3e-4 with AdamW), original T5 code "
@@ -91,7 +91,8 @@ _ONE_ROW_FAMILIES = ("recurrent",)
 _FAMILY_WORDS = {"t5": "T5-family fine-tuning", "recurrent": "recurrent-network"}
 
 
-OBJECTIVES_WITH_ROWS = ("sft", "preference", "rl", "pretrain", "classification")  # the objectives the table has rows for
+# the objectives the table has rows for
+OBJECTIVES_WITH_ROWS = ("sft", "preference", "rl", "pretrain", "classification")
 # The objectives in words, where the scope names them ("sft recipes" read as an id in xxw1995's advice); an objective
 # the table has no row for is judged by the supervised fine-tuning rows
 _OBJECTIVE_WORDS = {"sft": "supervised fine-tuning", "pretrain": "pre-training", "preference": "preference",
