@@ -87,3 +87,18 @@ def test_html_and_text_reports_render_the_classification_objective_escaped(tmp_p
     page = render_html(analysis)
     assert "objective classification" in page
     assert "&lt;b&gt;Evil&lt;/b&gt;ForSequenceClassification" in page and "<b>Evil</b>" not in page
+
+
+def test_a_classification_head_beats_an_sft_word_in_the_run_name(tmp_path):
+    # the folder's "sft" is a weak guess from a name; the model's config names the head the run trains
+    run = _run(tmp_path / "sft_intent_classifier", [1.6, 1.2, 0.9, 0.7, 0.6], ["RobertaForSequenceClassification"],
+               config_extra={"model_type": "roberta", "id2label": {str(i): f"L{i}" for i in range(7)}})
+    assert forensics.analyze(run).run_profile.objective == "classification"
+
+
+def test_preference_metrics_win_over_a_classification_head(tmp_path):
+    # a trainer's own metrics name the objective outright: a head in a config beside them does not overrule them
+    run = _run(tmp_path / "run", [0.69, 0.6, 0.5, 0.45, 0.4], ["LlamaForSequenceClassification"],
+               extra={"rewards/chosen": 0.1, "rewards/margins": 0.2, "logps/chosen": -50.0},
+               config_extra={"model_type": "llama", "id2label": {"0": "A", "1": "B"}})
+    assert forensics.analyze(run).run_profile.objective == "preference"
