@@ -102,3 +102,10 @@ def test_preference_metrics_win_over_a_classification_head(tmp_path):
                extra={"rewards/chosen": 0.1, "rewards/margins": 0.2, "logps/chosen": -50.0},
                config_extra={"model_type": "llama", "id2label": {"0": "A", "1": "B"}})
     assert forensics.analyze(run).run_profile.objective == "preference"
+
+
+def test_an_image_classifier_is_not_given_the_text_classifier_objective(tmp_path):
+    # the classification rows are BERT's and RoBERTa's: a ViT's head keeps today's unknown objective and wording
+    run = _run(tmp_path / "vit", [2.2, 1.5, 1.0, 0.8, 0.7], ["ViTForImageClassification"],
+               config_extra={"model_type": "vit", "id2label": {str(i): f"L{i}" for i in range(10)}})
+    assert forensics.analyze(run).run_profile.objective != "classification"

@@ -285,9 +285,11 @@ def _named_head(config: RunConfig, heads: tuple[str, ...]) -> str | None:
     return f"an adapter of task {task}, {config.source_of('adapter.task_type')}" if task in CLASSIFIER_TASKS else None
 
 
-# The heads that pick one of a set of labels (for a sequence, for each token, an answer span's start and end, one of
-# the choices): a regression head (`...ForRegression`) predicts a number, no class
-_LABEL_HEADS = tuple(h for h in CLASSIFIER_HEADS if h != "ForRegression")
+# The text heads that pick one of a set of labels (for a sequence, for each token, an answer span's start and end, one
+# of the choices), which the classification rows of the learning-rate table (BERT's, RoBERTa's) are for. Not a
+# regression head (`...ForRegression`: a number, no class), nor an image or audio classifier (ViT's recipes are not
+# BERT's): those keep an unknown objective
+_LABEL_HEADS = ("ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice")
 
 
 def from_classification_head(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
