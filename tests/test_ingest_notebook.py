@@ -309,11 +309,12 @@ def test_lora_task_type_from_the_code_says_the_objective(tmp_path):
 
 def test_a_classifier_head_loaded_in_the_code_is_no_supervised_fine_tune(tmp_path):
     """`GPT2ForSequenceClassification.from_pretrained('gpt2', num_labels=3)`: a classifier, whatever the notebook is
-    called; its objective is none of the language-model ones."""
+    called; its objective is none of the language-model ones: classification, said from the code's loader."""
     _code_notebook(tmp_path, [("from transformers import GPT2ForSequenceClassification, Trainer\n"
                                "model = GPT2ForSequenceClassification.from_pretrained('gpt2', num_labels=3)\n"
                                "Trainer(model=model).train()\n", [_TRAINING], 1)])
-    assert forensics.analyze(tmp_path).run_profile.objective == "unknown"
+    profile = forensics.analyze(tmp_path).run_profile
+    assert profile.objective == "classification" and "GPT2ForSequenceClassification" in profile.evidence["objective"]
 
 
 @pytest.mark.parametrize("output_dir, method", [("runs/llama3.2-3b-lora-v1", "lora"), ("runs/llama3.2-3b-v1", "peft")])

@@ -106,11 +106,12 @@ def test_verl_console_lines_say_sft_or_rl(tmp_path):
     assert (p.objective, p.algorithm, p.framework) == ("rl", None, "verl")
 
 
-@pytest.mark.parametrize("labels, first_loss, objective", [(1, 0.6914, "reward"), (2, 0.6914, "unknown"),
+@pytest.mark.parametrize("labels, first_loss, objective", [(1, 0.6914, "reward"), (2, 0.6914, "classification"),
                                                               (1, 2.3, "unknown")])
 def test_a_one_label_head_whose_loss_starts_at_ln_2_is_a_reward_model(tmp_path, labels, first_loss, objective):
     """A pairwise reward model (a sequence classifier with one score) starts at -log sigmoid(0) = ln 2; a
-    two-label classifier at chance starts there too, and a one-score regressor starts anywhere."""
+    two-label classifier at chance starts there too (a classifier: its head picks a label), and a one-score regressor
+    starts anywhere (no class to pick: unknown)."""
     folder = tmp_path / "run"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"model_type": "distilbert", "architectures": [
@@ -361,7 +362,7 @@ def test_a_causal_lm_adapter_on_its_language_model_loss_is_supervised_fine_tunin
 def test_a_classifier_adapter_or_a_preference_log_is_not_called_sft(tmp_path):
     (tmp_path / "cls").mkdir(), (tmp_path / "dpo").mkdir()
     cls = _adapter_run(tmp_path / "cls", "SEQ_CLS", [{"step": s, "loss": 0.7 - s / 100} for s in (10, 20, 30, 40)])
-    assert cls.objective == "unknown"
+    assert cls.objective == "classification"  # (a SEQ_CLS adapter's head picks a label: no language model's loss)
     dpo = _adapter_run(tmp_path / "dpo", "CAUSAL_LM", [{"step": s, "loss": 0.69 - s / 1000, "rewards/margins": s / 100,
                                                         "rewards/chosen": 0.1, "logps/chosen": -50.0} for s in (10, 20, 30, 40)])
     assert (dpo.objective, dpo.algorithm) == ("preference", "dpo")

@@ -114,9 +114,10 @@ def test_real_lora_cards_of_the_peft_era_stay_lora():
         assert _profile(CORPUS / case).method == "lora", case
 
 
-def test_a_real_classifier_card_keeps_an_unknown_objective():
+def test_a_real_classifier_card_is_no_language_model_objective():
     profile = _profile(CORPUS / "SwapnilupGrad_HugginFace")  # bert-base-cased on GLUE QQP, text-classification
-    assert profile.objective == "unknown"
+    # its card says no sft / pretrain; its config.json's head says classification (since fx-classify32)
+    assert profile.objective == "classification" and "BertForSequenceClassification" in profile.evidence["objective"]
 
 
 def test_the_cards_base_is_a_trained_start_only_where_the_first_loss_is_not_at_the_guess():

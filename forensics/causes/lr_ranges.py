@@ -21,6 +21,14 @@ Rows for networks that are not decoder-only transformer LMs (`family`; `architec
   well for almost all problems (classification, summarization, translation, question answering, question generation)"
   with AdamW, and in the original T5 code the fine-tuning rate is Adafactor's constant 1e-3 (its review comment; the
   Adafactor docs' recommended T5 settings use lr=1e-3). LoRA on T5: PEFT's seq2seq LoRA example at 1e-3 (recalled).
+Classification fine-tuning (a sequence / token classification head on a trained encoder; the profile's objective
+"classification"), every size of such encoder alike:
+- BERT paper (Devlin et al. 2019, appendix A.3; checked in pages quoting it, 2026-11-29): fine-tuning rates (Adam)
+  5e-5, 3e-5, 2e-5 (GLUE: the best of 5e-5, 4e-5, 3e-5, 2e-5); its pre-training ran at 1e-4.
+- RoBERTa on GLUE: fairseq's README.glue example fine-tunes RTE at 2e-5 (checked); the paper's search over 1e-5,
+  2e-5, 3e-5 (Liu et al. 2019, appendix; recalled).
+- LoRA paper (Hu et al. 2021, appendix D): LoRA on RoBERTa-base at 4e-4 to 5e-4, RoBERTa-large 2e-4 to 4e-4,
+  DeBERTa XXL 6e-5 to 2e-4 on GLUE (recalled).
 - Recurrent networks (RNN, LSTM, GRU): no size-by-size recipe; Adam's default step 1e-3 (Kingma & Ba 2015) and
   char-rnn's RMSprop 2e-3 (karpathy/char-rnn's default; recalled). Plain SGD runs far higher (pytorch/examples'
   word_language_model: lr 20), which `optimization` reads as another optimizer's scale.
@@ -35,7 +43,8 @@ _ANY = float("inf")
 @dataclass(frozen=True)
 class LrRange:
     method: str          # "full" or "adapter" (LoRA, QLoRA and other PEFT)
-    objective: str       # "sft" (also continued pre-training of a trained model), "preference", "rl" or "pretrain"
+    objective: str       # "sft" (also continued pre-training of a trained model), "preference", "rl", "pretrain" or
+    #                      "classification"
     max_params: float    # applies to models up to this size
     low: float
     high: float
@@ -65,6 +74,10 @@ TABLE = (
     LrRange("full", "pretrain", 1e9, 3e-4, 1e-3, "GPT-3 and nanoGPT pre-training, 125M-760M: 3e-4 to 6e-4 (recalled)"),
     LrRange("full", "pretrain", 20e9, 1.2e-4, 3e-4, "GPT-3 1.3B-13B, Llama 2 7B/13B pre-training (recalled)"),
     LrRange("full", "pretrain", _ANY, 6e-5, 1.5e-4, "GPT-3 175B, Llama 2 34B/70B pre-training (recalled)"),
+    LrRange("full", "classification", _ANY, 1e-5, 5e-5, "BERT paper fine-tuning 5e-5, 3e-5, 2e-5 (Devlin et al. 2019, "
+            "appendix A.3), RoBERTa on GLUE 1e-5 to 3e-5"),
+    LrRange("adapter", "classification", _ANY, 1e-4, 5e-4, "LoRA paper on GLUE: RoBERTa-base 4e-4 to 5e-4, "
+            "RoBERTa-large 2e-4 to 4e-4 (Hu et al. 2021, appendix D; recalled)"),
     # an adapter is never pre-trained from scratch: a 'pretrain' stage with an adapter (LLaVA's projector) is judged
     # as fine-tuning
     LrRange("full", "sft", _ANY, 1e-4, 1e-3, "Hugging Face T5 docs (1e-4 and 3e-4 with AdamW), original T5 code "
@@ -78,11 +91,15 @@ _ONE_ROW_FAMILIES = ("recurrent",)
 _FAMILY_WORDS = {"t5": "T5-family fine-tuning", "recurrent": "recurrent-network"}
 
 
-OBJECTIVES_WITH_ROWS = ("sft", "preference", "rl", "pretrain")  # the objectives the table has rows for
+# the objectives the table has rows for
+OBJECTIVES_WITH_ROWS = ("sft", "preference", "rl", "pretrain", "classification")
 # The objectives in words, where the scope names them ("sft recipes" read as an id in xxw1995's advice); an objective
 # the table has no row for is judged by the supervised fine-tuning rows
 _OBJECTIVE_WORDS = {"sft": "supervised fine-tuning", "pretrain": "pre-training", "preference": "preference",
-                    "rl": "RL"}
+                    "rl": "RL", "classification": "classification fine-tuning"}
+# The objectives with rows of their own at every size and in every family: a preference or RL rate is a fraction of an
+# SFT one; a classifier's (a head on a trained encoder) is not a language model's whichever network it is
+OWN_OBJECTIVES = ("preference", "rl", "classification")
 _TYPICAL_SIZE = 7e9  # an unknown size is judged against the common 7B-class row
 
 
@@ -95,13 +112,15 @@ def lr_range(method: str, objective: str, n_params: int | None, family: str = "d
     ['1e-05 to 2e-05', '0.0001 to 0.0002', '1e-06 to 5e-06']
     >>> lr_range("full", "unknown", 247_577_856, "t5").describe()
     '0.0001 to 0.001'
+    >>> lr_range("full", "classification", None).describe(), lr_range("lora", "classification", 7e9).describe()
+    ('1e-05 to 5e-05', '0.0001 to 0.0005')
     >>> lr_range("full", "pretrain", None, "recurrent").source
     "recurrent networks: Adam's default 1e-3 (Kingma & Ba 2015), char-rnn's RMSprop 2e-3 (recalled)"
     """
     if family in _ONE_ROW_FAMILIES:
         return next(r for r in TABLE if r.family == family)
     kind = "full" if method == "full" else "adapter"
-    goal = objective if objective in ("preference", "rl") or (objective == "pretrain" and kind == "full") else "sft"
+    goal = objective if objective in OWN_OBJECTIVES or (objective == "pretrain" and kind == "full") else "sft"
     rows = [r for r in TABLE if r.method == kind and r.objective == goal and r.family == family] or \
         [r for r in TABLE if r.method == kind and r.objective == goal and r.family == "decoder"]
     size = _TYPICAL_SIZE if n_params is None else n_params
@@ -121,12 +140,14 @@ def range_scope(objective: str, n_params: int | None, method: str = "unknown", f
     'supervised fine-tuning recipes (objective not known: preference and RL recipes run lower)'
     >>> range_scope("sft", 7_000_000_000), range_scope("rl", None), range_scope("pretrain", None, "full", "recurrent")
     ('', '', 'recurrent-network recipes, the same for every size and objective')
+    >>> range_scope("classification", None, "unknown")
+    ''
     >>> range_scope("unknown", None, "full", "t5")
     'T5-family fine-tuning recipes (objective not known)'
     """
     if family in _ONE_ROW_FAMILIES:
         return f"{_FAMILY_WORDS[family]} recipes, the same for every size and objective"
-    own_rows = family in _FAMILY_WORDS and objective not in ("preference", "rl", "pretrain")
+    own_rows = family in _FAMILY_WORDS and objective not in OWN_OBJECTIVES + ("pretrain",)
     unknown = []
     if objective not in OBJECTIVES_WITH_ROWS:
         pretrain = next(r for r in TABLE if r.objective == "pretrain")
@@ -135,7 +156,7 @@ def range_scope(objective: str, n_params: int | None, method: str = "unknown", f
             f"; pre-training from scratch runs higher: {pretrain.describe()} under 1B parameters")
         unknown.append(("objective not known" if objective == "unknown" else
                         f"the table has no row for {objective!r}") + other)
-    sized = objective not in ("preference", "rl") and not own_rows  # the preference, RL and family rows: every size
+    sized = objective not in OWN_OBJECTIVES and not own_rows  # the preference, RL, classifier and family rows: any size
     if n_params is None and sized:
         unknown.append("model size not known")
     if not unknown:

@@ -12,7 +12,7 @@ from ..analyzers.metrics import a_or_an, params_in_words
 from ..profile.model_start import pretrained_base
 from .architecture import architecture_of
 from .evidence import Facts, evidence_value
-from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range, range_scope
+from .lr_ranges import OBJECTIVES_WITH_ROWS, OWN_OBJECTIVES, LrRange, lr_range, range_scope
 
 _NAMES = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA", "peft": "PEFT adapters"}
 _FAMILY_NAMES = {"t5": "a T5-family encoder-decoder", "recurrent": "a recurrent network"}
@@ -95,8 +95,9 @@ def run_name(method: str, objective: str, n_params: int | None) -> str:
 def for_objective(what: str, objective: str) -> str:
     """A method in words with the objective its range is for, where that is not supervised fine-tuning's: a DPO or
     GRPO rate is a tenth to a hundredth of an SFT one, so "5e-06 to 5e-05 for LoRA" alone reads as LoRA's range and
-    contradicts the 1e-4 to 2e-4 an SFT LoRA runs at (prchigoyal01's LoRA DPO, srinath-manda's full GRPO)."""
-    return f"{what} ({objective})" if objective in ("preference", "rl") else what
+    contradicts the 1e-4 to 2e-4 an SFT LoRA runs at (prchigoyal01's LoRA DPO, srinath-manda's full GRPO); a
+    classifier's range is not a language model's either ("full fine-tuning (classification)")."""
+    return f"{what} ({objective})" if objective in OWN_OBJECTIVES else what
 
 
 def no_adapters(ranges: list[LrRange]) -> bool:
@@ -133,7 +134,7 @@ def _it(method: str, objective: str) -> str:
     """The method the recipes are for, as the evidence names it after "method: ...": "it", or the method with its
     objective where that is a preference or RL one (`for_objective`): "recipes for it use 5e-06 to 5e-05" read as
     LoRA's range beside prchigoyal01's "method: LoRA", a tenth of what an SFT LoRA runs at."""
-    return for_objective(method_name(method, objective), objective) if objective in ("preference", "rl") else "it"
+    return for_objective(method_name(method, objective), objective) if objective in OWN_OBJECTIVES else "it"
 
 
 def _method_unread(facts: Facts) -> str:

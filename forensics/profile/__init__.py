@@ -6,10 +6,11 @@
   Unsloth's banners in the console, then words in the run's own names: "qlora" (or "q-lora", "qdora"), "lora",
   "full"; then a Keras callback's model card, or a Trainer's of a release before PEFT existed, naming no adapter:
   "full");
-* objective: "sft" | "pretrain" | "preference" | "rl" | "reward" | "unknown", with `algorithm`
+* objective: "sft" | "pretrain" | "preference" | "rl" | "reward" | "classification" | "unknown", with `algorithm`
   ("dpo", "kto", "orpo", "grpo", "ppo", ...): the metric names TRL logs (rewards/chosen, logps/*:
   preference; completion_length, reward, kl: RL), verl's console (actor/pg_loss: RL, else SFT),
-  LLaMA-Factory's `stage`, a one-label head whose first loss is ln 2 (a pairwise reward model),
+  LLaMA-Factory's `stage`, a one-label head whose first loss is ln 2 (a pairwise reward model), a
+  classification head the model's config or the run's code names (classification),
   pre-training consoles (Megatron, OLMo, torchtitan, NeMo, nanochat base_train, autoresearch), a script's
   arguments that give its model's sizes and no weights to start from (argparse's Namespace line), a first
   loss at about ln(vocabulary) (random weights: from scratch), a notebook that trains a masked LM with the masking

@@ -1,6 +1,7 @@
-"""The profile's objective: sft, pretrain, preference, rl or reward (with the algorithm where the log names it),
-from the trainer's console lines and metric names, its arguments, what says the model starts from random weights
-(`objective_scratch`), then the run's own names and data (`objective_names`)."""
+"""The profile's objective: sft, pretrain, preference, rl, reward or classification (with the algorithm where the log
+names it), from the trainer's console lines and metric names, its arguments, a classification head the model's config
+or code names, what says the model starts from random weights (`objective_scratch`), then the run's own names and data
+(`objective_names`)."""
 from __future__ import annotations
 
 from ..config import RunConfig
@@ -8,7 +9,7 @@ from ..ingest.banners import mlx_objective
 from ..timeline import Timeline
 from .losses import pairwise_loss_at_chance
 from .names import word_in
-from .objective_names import from_names_and_data, classification_head
+from .objective_names import classification_head, from_classification_head, from_names_and_data
 from .objective_scratch import FROM_SCRATCH, from_scratch_signs
 from .record import UNKNOWN
 from .rl_config import from_rl_config, rl_recipe
@@ -41,8 +42,8 @@ _OPENAI_JOB_METHODS = {"supervised": ("sft", None), "dpo": ("preference", "dpo")
 def _objective(config: RunConfig, timeline: Timeline, names, evidence: dict,
                adapter: bool = False) -> tuple[str, str | None]:
     metrics = set(timeline.metrics)
-    for step in (_from_console_trainers, _from_metric_names, _from_arguments, from_rl_config, from_scratch_signs,
-                 from_names_and_data):
+    for step in (_from_console_trainers, _from_metric_names, _from_arguments, from_rl_config,
+                 from_classification_head, from_scratch_signs, from_names_and_data):
         found = step(config, timeline, names, evidence, adapter, metrics)
         if found is not None:
             return found

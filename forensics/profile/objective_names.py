@@ -270,10 +270,39 @@ _LM_TASKS = ("CAUSAL_LM", "SEQ_2_SEQ_LM")
 
 def classification_head(config: RunConfig) -> bool:
     """The model's config names a classification head (`...ForSequenceClassification`, an adapter's SEQ_CLS)."""
+    return _named_head(config, CLASSIFIER_HEADS) is not None
+
+
+def _named_head(config: RunConfig, heads: tuple[str, ...]) -> str | None:
+    """The head of `heads` the model's config (or the code that loads it) or its adapter's task names, with where it
+    is said, in words; else None."""
     architectures = config.get("model.architectures")
     names = architectures if isinstance(architectures, list) else [architectures]
-    return (any(isinstance(n, str) and n.endswith(CLASSIFIER_HEADS) for n in names)
-            or config.get("adapter.task_type") in CLASSIFIER_TASKS)
+    head = next((n for n in names if isinstance(n, str) and n.endswith(heads)), None)
+    if head is not None:
+        return f"{head}, {config.source_of('model.architectures')}"
+    task = config.get("adapter.task_type")
+    return f"an adapter of task {task}, {config.source_of('adapter.task_type')}" if task in CLASSIFIER_TASKS else None
+
+
+# The text heads that pick one of a set of labels (for a sequence, for each token, an answer span's start and end, one
+# of the choices), which the classification rows of the learning-rate table (BERT's, RoBERTa's) are for. Not a
+# regression head (`...ForRegression`: a number, no class), nor an image or audio classifier (ViT's recipes are not
+# BERT's): those keep an unknown objective
+_LABEL_HEADS = ("ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice")
+
+
+def from_classification_head(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                             metrics: set) -> tuple[str, str | None] | None:
+    """The model the run trains has a classification head (its config's architectures, the class the run's script or
+    notebook loads, a SEQ_CLS / TOKEN_CLS adapter): a classifier, whatever the run's names say ("finetune") - read
+    after the trainers, stages and metrics that name an objective outright. A one-label head scores or regresses (a
+    reward model, told by the steps before), it picks no class."""
+    head = _named_head(config, _LABEL_HEADS)
+    if head is None or config.get("model.num_labels") == 1:
+        return None
+    evidence["objective"] = f"the model trained has a classification head ({head}): classification fine-tuning"
+    return "classification", None
 
 
 def _supervised_lm(config: RunConfig, timeline: Timeline) -> bool:
