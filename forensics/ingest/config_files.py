@@ -24,6 +24,7 @@ from .config_precision import flags_off, precision_keyed, training_pairs
 from .flat_yaml import read_flat_yaml, yaml_leaves, yaml_scalar, yaml_sectioned_values
 from .framework_configs import (axolotl_values, h2o_llmstudio_values, lightning_values, llamafactory_values,
                                 looks_like_axolotl, swift_values, torchtune_values)
+from .readme_objective import language_modelling_said
 from .readme_precision import precision_stated
 from .readme_scratch import trained_from_scratch
 from .training_args import read_training_args
@@ -195,8 +196,9 @@ _CARD_TAG = re.compile(r"^[ \t]*- ([\w.-]+)[ \t]*$")
 def read_model_card(path) -> dict[str, Any]:
     """A model card's quantization block as `quant.<key>`, `card.tagged_by` where its header's tags name the
     framework that wrote it, `precision.readme` (with `precision.readme_words`) where it states the training's
-    precision in so many words (`readme_precision`), and `model.readme_from_scratch` where it says its model was
-    trained from scratch (`readme_scratch`) ({} where the card has none: a README is not a config)."""
+    precision in so many words (`readme_precision`), `model.readme_from_scratch` where it says its model was
+    trained from scratch (`readme_scratch`), and `model.readme_lm_objective` where it says its model is trained on
+    next-token prediction (`readme_objective`) ({} where the card has none: a README is not a config)."""
     with open(path, "rb") as fh:  # an OSError is the caller's to report, as for every config file
         text = fh.read(_CARD_BYTES).decode("utf-8", errors="replace")
     lines = text.splitlines()
@@ -208,6 +210,9 @@ def read_model_card(path) -> dict[str, Any]:
     scratch = trained_from_scratch(text)
     if scratch:
         out["model.readme_from_scratch"] = scratch
+    language_modelling = language_modelling_said(text)
+    if language_modelling:
+        out["model.readme_lm_objective"] = language_modelling
     framework = _card_tagger(lines)
     if framework:
         out["card.tagged_by"] = framework
