@@ -78,6 +78,14 @@ def _from_notebook_data(config: RunConfig, timeline: Timeline, names, evidence: 
         evidence["objective"] = (f"the notebook's code trains a masked language model on its masked tokens ({masked}, "
                                  f"{config.source_of('data.masked_lm')}): masked-LM pre-training")
         return "pretrain", None
+    pairs = config.get("data.prompt_response_lm")
+    if isinstance(pairs, str) and metrics & {"loss", "eval_loss"} and _supervised_lm(config, timeline):
+        # BlayvasD_GPT-Histories' prompt / completion pairs joined by the sep token, labels = the inputs: the
+        # next-token loss over a written prompt and its answer, whatever the notebook or the folder is called
+        evidence["objective"] = (f"the code writes each example from a prompt and its response ({pairs}, "
+                                 f"{config.source_of('data.prompt_response_lm')}) and trains the causal LM on its "
+                                 "own input tokens: supervised fine-tuning on prompt / response pairs")
+        return "sft", None
     return None
 
 
