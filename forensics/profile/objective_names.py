@@ -243,12 +243,15 @@ def _from_readme_words(config: RunConfig, timeline: Timeline, names, evidence: d
     (`ingest.readme_objective`), for a language model's loss: pre-training (continued, where it starts from trained
     weights). Prose, so the last of the steps: every reading of the run's own files above outranks it."""
     said = config.get("model.readme_lm_objective")
-    if not isinstance(said, str) or not _supervised_lm(config, timeline) \
-            or not metrics & {"loss", "eval_loss", "train_loss"}:
+    where = config.source_of("model.readme_lm_objective")
+    if not isinstance(said, str):  # a Trainer's model card kept under another name (the card read as a log)
+        where, said = next(((src, m["card_lm_objective"]) for src, m in timeline.meta.items()
+                            if m.get("card_lm_objective")), (None, None))
+    if said is None or not _supervised_lm(config, timeline) or not metrics & {"loss", "eval_loss", "train_loss"}:
         return None
-    evidence["objective"] = (f"the README says the model is trained on next-token prediction ('{said}', "
-                             f"{config.source_of('model.readme_lm_objective')}), and names no supervised task, "
-                             "dialogue or alignment stage: language-model training on plain text")
+    evidence["objective"] = (f"the README says the model is trained on next-token prediction ('{said}', {where}), and "
+                             "names no supervised task, dialogue or alignment stage: language-model training on plain "
+                             "text")
     return "pretrain", None
 
 
