@@ -1,9 +1,9 @@
 """What says a notebook's (or a log-writing script's) code trains a causal LM on prompt / response pairs: it writes each
 example from a prompt-side value and a response-side one in one string (BlayvasD_GPT-Histories'
 `f"{prompt} {self.tokenizer.sep_token} {completion}"`, SahilSheikh12299's `f'[start]{question}[end]{answer}'`,
-hcygit1's `f"Question:\\n{prompt}\\n\\nAnswer:\\n{answer}"`) and trains the model on labels that are its own input tokens
-(`model(x, labels=x)`, `labels=inputs['input_ids']`, `labels = batch["input_ids"].clone()`): the next-token loss over a
-written prompt and its answer, supervised fine-tuning.
+hcygit1's `f"Question:\\n{prompt}\\n\\nAnswer:\\n{answer}"`) and trains the model on labels that are its own input
+tokens (`model(x, labels=x)`, `labels=inputs['input_ids']`, `labels = batch["input_ids"].clone()`): the next-token loss
+over a written prompt and its answer, supervised fine-tuning.
 
 A string printed (a sample shown after training) writes no example, and neither side alone says a pair (a question
 asked of a model trained on raw text). Values are told by their names: a variable's, a field's key, an attribute's."""
@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 import re
 
-from .syntax import called_name, unwrapped_calls
+from .data import _added, _key_of, _unwrapped
+from .syntax import called_name
 
 _PROMPT_SIDE = frozenset({"prompt", "prompts", "question", "questions", "instruction", "instructions", "query"})
 _RESPONSE_SIDE = frozenset({"completion", "completions", "answer", "answers", "response", "responses", "reply"})
@@ -34,19 +35,13 @@ def _writes_a_pair(node: ast.AST) -> bool:
     if isinstance(node, ast.JoinedStr):
         values = [v.value for v in node.values if isinstance(v, ast.FormattedValue)]
     elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        values = _terms(node)
+        values = _added(node)
     elif isinstance(node, ast.Call) and called_name(node.func) == "format":
         values = node.args + [k.value for k in node.keywords]
     else:
         return False
     words = {w for value in values for w in _name_words(value)}
     return bool(words & _PROMPT_SIDE) and bool(words & _RESPONSE_SIDE)
-
-
-def _terms(node: ast.expr) -> list:
-    """The terms of `a + b + c`."""
-    return _terms(node.left) + _terms(node.right) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
-        else [node]
 
 
 def _name_words(value: ast.expr) -> set[str]:
@@ -79,5 +74,4 @@ def _labels_from_inputs(node: ast.AST) -> bool:
 
 def _input_ids(value: ast.expr) -> bool:
     """`X['input_ids']` (`.clone()`, `.copy()`, `list(...)` of it)."""
-    value = unwrapped_calls(value, ("clone", "copy", "detach"), ("list", "deepcopy"), bare_methods=True)
-    return isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and value.slice.value == "input_ids"
+    return _key_of(_unwrapped(value), "input_ids") is not None
