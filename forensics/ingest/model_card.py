@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from .flat_yaml import yaml_scalar
+from .readme_objective import language_modelling_said
 from .readme_precision import precision_stated
 from .readme_scratch import trained_from_scratch
 
@@ -28,8 +29,9 @@ _CARD_TAG = re.compile(r"^[ \t]*- ([\w.-]+)[ \t]*$")
 def read_model_card(path) -> dict[str, Any]:
     """A model card's quantization block as `quant.<key>`, `card.tagged_by` where its header's tags name the
     framework that wrote it, `precision.readme` (with `precision.readme_words`) where it states the training's
-    precision in so many words (`readme_precision`), and `model.readme_from_scratch` where it says its model was
-    trained from scratch (`readme_scratch`) ({} where the card has none: a README is not a config)."""
+    precision in so many words (`readme_precision`), `model.readme_from_scratch` where it says its model was
+    trained from scratch (`readme_scratch`), and `model.readme_lm_objective` where it says its model is trained on
+    next-token prediction (`readme_objective`) ({} where the card has none: a README is not a config)."""
     with open(path, "rb") as fh:  # an OSError is the caller's to report, as for every config file
         text = fh.read(_CARD_BYTES).decode("utf-8", errors="replace")
     lines = text.splitlines()
@@ -41,6 +43,9 @@ def read_model_card(path) -> dict[str, Any]:
     scratch = trained_from_scratch(text)
     if scratch:
         out["model.readme_from_scratch"] = scratch
+    language_modelling = language_modelling_said(text)
+    if language_modelling:
+        out["model.readme_lm_objective"] = language_modelling
     framework = _card_tagger(lines)
     if framework:
         out["card.tagged_by"] = framework

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from .model_card import card_header, card_tags
+from .readme_objective import language_modelling_said
 
 # `- Transformers 4.12.5` (the Trainer's and Keras' cards), `- Transformers: 4.50.0` (TRL's)
 _TRANSFORMERS_LINE = re.compile(r"^- Transformers:? (\d+\.\d+(?:\.\d+)?\S*)\s*$", re.MULTILINE)
@@ -32,7 +33,8 @@ _DATASET_ITEM = re.compile(r"^\s*- (\S+)\s*$")
 def trainer_card_facts(text: str) -> dict:
     """`card_transformers` (the release the card names), `card_adapter_named` (the first line naming an adapter),
     `card_base` (the checkpoint it was fine-tuned from) or `card_from_scratch` (the line saying it was not),
-    `card_model_name`, `card_task_types`, `card_tags` and `card_datasets` of a Trainer's or Keras callback's card."""
+    `card_model_name`, `card_task_types`, `card_tags` and `card_datasets` of a Trainer's or Keras callback's card, and
+    `card_lm_objective` where its prose says the model is trained on next-token prediction (`readme_objective`)."""
     lines = text.splitlines()
     header = card_header(lines)
     out: dict = {"card_tags": tuple(sorted(card_tags(lines))), "card_task_types": _task_types(header),
@@ -51,6 +53,9 @@ def trainer_card_facts(text: str) -> dict:
     name = next((m.group(1) for line in header if (m := _INDEX_NAME.match(line))), None)
     if name:
         out["card_model_name"] = name
+    language_modelling = language_modelling_said(text)
+    if language_modelling:
+        out["card_lm_objective"] = language_modelling
     return out
 
 

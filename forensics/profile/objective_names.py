@@ -53,7 +53,7 @@ def from_names_and_data(config: RunConfig, timeline: Timeline, names, evidence: 
     """What a notebook's code trains on, the run's own names, its instruction data, an adapter's task, a trained
     encoder-decoder."""
     for step in (_from_notebook_data, _from_own_names, _from_sft_signs, _from_seq2seq, _from_model_card,
-                 _from_masked_lm_head, _from_rouge_scores):
+                 _from_masked_lm_head, _from_rouge_scores, _from_readme_words):
         found = step(config, timeline, names, evidence, adapter, metrics)
         if found is not None:
             return found
@@ -78,6 +78,14 @@ def _from_notebook_data(config: RunConfig, timeline: Timeline, names, evidence: 
         evidence["objective"] = (f"the notebook's code trains a masked language model on its masked tokens ({masked}, "
                                  f"{config.source_of('data.masked_lm')}): masked-LM pre-training")
         return "pretrain", None
+    pairs = config.get("data.prompt_response_lm")
+    if isinstance(pairs, str) and metrics & {"loss", "eval_loss"} and _supervised_lm(config, timeline):
+        # BlayvasD_GPT-Histories' prompt / completion pairs joined by the sep token, labels = the inputs: the
+        # next-token loss over a written prompt and its answer, whatever the notebook or the folder is called
+        evidence["objective"] = (f"the code writes each example from a prompt and its response ({pairs}, "
+                                 f"{config.source_of('data.prompt_response_lm')}) and trains the causal LM on its "
+                                 "own input tokens: supervised fine-tuning on prompt / response pairs")
+        return "sft", None
     return None
 
 
@@ -227,6 +235,24 @@ def _from_rouge_scores(config: RunConfig, timeline: Timeline, names, evidence: d
         return None
     evidence["objective"] = (f"{ROUGE_EVIDENCE} ({rouge[0]}): a supervised sequence-to-sequence task")
     return "sft", None
+
+
+def _from_readme_words(config: RunConfig, timeline: Timeline, names, evidence: dict, adapter: bool,
+                       metrics: set) -> tuple[str, str | None] | None:
+    """A README of the run that says in so many words its model is trained on next-token prediction
+    (`ingest.readme_objective`), for a language model's loss: pre-training (continued, where it starts from trained
+    weights). Prose, so the last of the steps: every reading of the run's own files above outranks it."""
+    said = config.get("model.readme_lm_objective")
+    where = config.source_of("model.readme_lm_objective")
+    if not isinstance(said, str):  # a Trainer's model card kept under another name (the card read as a log)
+        where, said = next(((src, m["card_lm_objective"]) for src, m in timeline.meta.items()
+                            if m.get("card_lm_objective")), (None, None))
+    if said is None or not _supervised_lm(config, timeline) or not metrics & {"loss", "eval_loss", "train_loss"}:
+        return None
+    evidence["objective"] = (f"the README says the model is trained on next-token prediction ('{said}', {where}), and "
+                             "names no supervised task, dialogue or alignment stage: language-model training on plain "
+                             "text")
+    return "pretrain", None
 
 
 def _adapter_task(config: RunConfig, timeline: Timeline) -> tuple[str, str | None]:

@@ -26,7 +26,9 @@ flag), `precision.autocast` ("fp16" / "bf16": a hand-written loop's autocast), `
 ("fp16" / "bf16": Keras' mixed_float16 / mixed_bfloat16 global policy),
 `model.built_here` where it builds its model from random weights), `model.tokenizer_trained` (the call that trains
 its own tokenizer, where it loads no trained weights: `tokenizer_trained`), `loss.pairwise_function` (the name of a
-pairwise preference loss its loop computes: `pairwise`), `data.char_vocabulary` and the text's size in characters
+pairwise preference loss its loop computes: `pairwise`), `data.prompt_response_lm` (the string that writes a prompt
+and its response into one example of a causal LM trained on its own input tokens: `prompt_pairs`),
+`data.char_vocabulary` and the text's size in characters
 (a character-level text: `char_corpus`), the text's characters and subword tokens as its code prints them
 (`subword_corpus`), `loss.epoch_sum_unscaled` (a loop prints an epoch's summed
 batch losses and the batch count is not told: `summed_loss`), `data.labels_include_padding` (where the code copies
@@ -56,6 +58,7 @@ from .arguments import (LOADED_MODEL_KEYS, bound_names, builds_a_trainer, call_v
                         loads_a_model, lora_switched_on, model_handed, trained_model, trl_trainer, wrapped_names,
                         machine_test, machine_value)
 from .data import masked_lm, raw_text_lm, simplified_text
+from .prompt_pairs import prompt_response_lm
 from .gpt2_simple import gpt2_simple_finetunes_whole
 from .lightning import lightning_values
 from .machine import printed_machine
@@ -163,6 +166,7 @@ def code_values(cells: list, outputs: str) -> dict:
              "precision.autocast": None if half_flag else autocast_precision(trees, names),
              "data.raw_text_lm": raw_text_lm(trees),
              "data.masked_lm": masked_lm(trees),
+             "data.prompt_response_lm": prompt_response_lm(trees),
              "data.simplified_text": simplified_text(trees),
              "loss.pairwise_function": pairwise_loss_function(trees),
              "loss.epoch_sum_unscaled": sum_of_unknown_count(cells),
