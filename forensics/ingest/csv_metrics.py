@@ -40,6 +40,7 @@ from ..metric_names import (STEP_LOSS_NAMES, TABLE_LOSS_COLUMNS, TABLE_STEP_COLU
                             is_taken_training_loss, long_table_columns, table_column)
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from . import long_table, scalar_export
+from ._cut_tail import unsettled_last_line
 from ._filetime import file_mtime
 
 FORMAT = "csv"
@@ -112,12 +113,16 @@ def _keras_csv_logger(table: pd.DataFrame) -> bool:
 
 
 def _without_cut_row(text: str, separators: int) -> tuple[str, list[str]]:
-    """The text without a cut last row (no newline after it and fewer cells than the header), and a warning."""
+    """The text without a cut last row (no newline after it, and fewer cells than the header or its last cell maybe
+    cut mid-number: not printed as a row before it, `_cut_tail`), and a warning."""
     if text.endswith("\n") or "\n" not in text:
         return text, []
     head, _, last = text.rpartition("\n")
     if last.count(",") + last.count("\t") < separators:
         return head + "\n", ["the last row is cut (the run may still be writing); dropped"]
+    if unsettled_last_line(text):
+        return head + "\n", ["the last row (no line end, not printed as the rows before it) may be cut mid-write; "
+                             "dropped"]
     return text, []
 
 

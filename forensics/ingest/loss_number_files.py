@@ -27,6 +27,7 @@ from ..errors import UnreadableFile
 from ..discover.loss_numbers import counted_pairs, listed_numbers, loss_columns, loss_file_split, number_cells
 from ..log_attempts import LAUNCH, LAUNCHED_ATTEMPTS, attempt_numbers
 from ..timeline import LogRecords
+from ._cut_tail import cut_list_note, unsettled_last_line
 from ._filetime import file_mtime
 
 FORMAT = "loss_numbers"
@@ -49,9 +50,18 @@ def read(path: Path) -> LogRecords:
         raise UnreadableFile(path, "not one to three numbers a line that tell a counter and losses apart; "
                                    "not read as a file of loss numbers")
     frame = _long_frame(rows, parts)
-    warnings = (f"{left_out} lines that are not the file's numbers; skipped",) if left_out else ()
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta={"rows": len(rows)},
-                      mtime=file_mtime(path), warnings=warnings)
+                      mtime=file_mtime(path), warnings=_cut_or_skipped(text, rows, left_out))
+
+
+def _cut_or_skipped(text: str, rows: list[tuple[str, ...]], left_out: int) -> tuple[str, ...]:
+    """The one line saying what of the file was not read: a list cut before its closing bracket, a last line cut
+    mid-write, or lines of another shape."""
+    if listed_numbers(text) is not None:
+        return () if text.rstrip().endswith("]") else (cut_list_note(len(rows)),)
+    if left_out == 1 and unsettled_last_line(text):
+        return ("the last line (no line end, not printed as the lines before it) may be cut mid-write; left out",)
+    return (f"{left_out} lines that are not the file's numbers; skipped",) if left_out else ()
 
 
 def _launches_read(path: Path, pairs: list[tuple[int, str, str]], loss: str) -> LogRecords:
@@ -75,6 +85,8 @@ def _rows_of_one_width(text: str) -> tuple[list[tuple[str, ...]], int]:
     if listed is not None:
         return listed, 0
     lines = [line for line in text.splitlines() if line.strip()]
+    if unsettled_last_line(text):  # a last number that may be cut (`1.2` of a `1.25` being written)
+        lines[-1] = ""
     cells = [number_cells(line) for line in lines]
     widths = Counter(len(c) for c in cells if c is not None)
     if not widths:
