@@ -28,6 +28,6 @@ def unsettled_last_line(text: str) -> bool:
     return printed_shape(lines[-1]) not in shapes
 
 
-def cut_list_note(values: int) -> str:
-    """The one line a list of values cut before its closing bracket is read with."""
-    return f"cut off after {values} values (no closing bracket): still being written or interrupted"
+def cut_list_note(count: int, what: str = "values") -> str:
+    """The one line a list of `count` values (log entries: `what`) cut before its closing bracket is read with."""
+    return f"cut off after {count} {what} (no closing bracket): still being written or interrupted"

@@ -30,6 +30,9 @@ A held-out list shorter than the training one (an evaluation every k steps) is p
 end of each of its intervals; a longer one at the multiples of the `eval_steps` the file or a config saved beside it
 states, and a per-epoch training list beside a per-step `steps` list at its epochs' ends (json_list_steps); a longer
 one whose steps cannot be told is left unread and said (a `partly read` note). Only numeric values are metrics.
+A file still being written (or whose writer was stopped) is read up to its cut, said in one note: of a list, its
+entries before the cut, a number no comma follows dropped (it may be `1.2` of a `1.25`); of a dict of lists, the whole
+lists before the cut one, which is left out.
 """
 from __future__ import annotations
 
@@ -169,7 +172,7 @@ def _dumped_value(path: Path, notes: list[str]):
         text, _ = decode_text(path.read_bytes())
         cut = _cut_list_head(text.strip())
         if cut:
-            notes.append(cut_list_note(len(cut)))
+            notes.append(cut_list_note(len(cut), "entries" if isinstance(cut[0], dict) else "values"))
             return cut
         lists, cut_key = _cut_dict_head(text.strip())
         if lists:
