@@ -204,3 +204,13 @@ def test_a_json_list_broken_inside_but_closed_is_not_read_as_cut(tmp_path: Path)
     (tmp_path / "train_losses.json").write_text("[3.72, 3.59, 3.43,, 3.28, 3.18]")
     with pytest.raises(UnreadableFile, match="invalid JSON"):
         json_history.read(tmp_path / "train_losses.json")
+
+
+def test_a_csv_whose_last_row_has_no_line_end_and_ends_in_a_word_is_read_whole(tmp_path: Path):
+    """Eamon2009_Quadtrix-'s train_loss.csv: its last row `3,4999,5000,0.9307,0.943,367,no` (no line end, a `0.943`
+    where the rows before print four decimals) ends in a word, so no number of it can be cut."""
+    whole = (REAL / "Eamon2009_Quadtrix-" / "train_loss.csv").read_bytes()
+    assert not whole.endswith(b"\n")
+    records = csv_metrics.read(REAL / "Eamon2009_Quadtrix-" / "train_loss.csv")
+    last_eval = records.frame[records.frame.metric == "eval_loss"].value.tolist()[-1]
+    assert last_eval == 0.943 and not [w for w in records.warnings if CUT_WORDS.search(w)]
