@@ -62,6 +62,13 @@ def _last_line_start(whole: bytes) -> int:
     return whole.rstrip(b"\r\n").rfind(b"\n") + 1
 
 
+def _repr_digits_end(whole: bytes) -> int:
+    """Where the last number's first 8 decimals end: a float's repr is 13 to 17 digits long, so one cut in its last
+    digits may be printed as a line before it is and is kept (a value off past its 12th digit, which changes nothing
+    read from it); the console readers' shape rule has the same bound. Cuts are tested before it."""
+    return list(re.finditer(rb"\d\.\d+", whole))[-1].start() + 10
+
+
 def _log_history() -> list[dict]:
     """The log_history a LLaMA-Factory LoRA run's Trainer saved (heweidong-ecco_lora-finetune)."""
     return json.loads((REAL / "heweidong-ecco_lora-finetune" / "trainer_state.json").read_text())["log_history"]
@@ -99,11 +106,8 @@ def test_a_python_list_of_losses_cut_inside_its_last_number_drops_that_number_an
 
 def test_a_file_of_loss_lines_cut_inside_its_last_line_leaves_it_out_and_says_so(tmp_path: Path):
     whole = (REAL / "danis-b_YodaGPT" / "losses.txt").read_bytes()
-    # Cut within the last number's first 8 decimals: a float's repr here is 13 to 17 digits long, so one cut in its
-    # last digits may be printed as a line before it is and is kept (a value off past its 12th digit, which changes
-    # nothing read from it); the console readers' shape rule has the same bound.
-    last_end = list(re.finditer(rb"\d\.\d+", whole))[-1].start() + 10
-    _check_cuts(tmp_path / "losses.txt", whole, _last_line_start(whole), loss_number_files.read, last_end)
+    _check_cuts(tmp_path / "losses.txt", whole, _last_line_start(whole), loss_number_files.read,
+                _repr_digits_end(whole))
 
 
 def test_a_keras_history_cut_inside_its_last_list_keeps_the_whole_lists_before_it(tmp_path: Path):
@@ -142,6 +146,19 @@ def test_a_line_a_record_log_cut_inside_its_last_line_leaves_that_line_out_and_s
                                                                                         read):
     whole = (REAL / case / name).read_bytes()
     _check_cuts(tmp_path / name, whole, _last_line_start(whole), read)
+
+
+def test_a_tensorboard_scalar_export_cut_inside_its_last_row_leaves_that_row_out_and_says_so(tmp_path: Path):
+    whole = (REAL / "TurkHukuk_hukukbert" / "run-.-tag-train_loss.csv").read_bytes()
+    _check_cuts(tmp_path / "run-.-tag-train_loss.csv", whole, _last_line_start(whole), csv_metrics.read,
+                _repr_digits_end(whole))
+
+
+def test_a_long_metric_table_cut_inside_its_last_row_leaves_that_row_out_and_says_so(tmp_path: Path):
+    rows = [f"{e['step']},{name},{e[name]}\n" for e in _log_history() if "loss" in e
+            for name in ("learning_rate", "loss")]
+    whole = ("step,metric,value\n" + "".join(rows)).encode()
+    _check_cuts(tmp_path / "metrics.csv", whole, _last_line_start(whole), csv_metrics.read, _repr_digits_end(whole))
 
 
 def test_a_csv_row_cut_inside_its_last_cell_is_not_read_as_a_shorter_number(tmp_path: Path):

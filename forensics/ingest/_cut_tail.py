@@ -38,6 +38,15 @@ def unsettled_last_line(text: str) -> bool:
     return printed_shape(last) not in {printed_shape(_last_cell(line)) for line in lines[-SHAPE_WINDOW - 1:-1]}
 
 
+def without_cut_last_line(text: str) -> tuple[str, str]:
+    """The text without a last line `unsettled_last_line` finds may be cut, and the one line that says so ("" where
+    it is whole)."""
+    if not unsettled_last_line(text):
+        return text, ""
+    return text[:max(text.rfind("\n"), text.rfind("\r")) + 1], \
+        "the last row (no line end, its last number not printed as the rows before it) may be cut mid-write; dropped"
+
+
 def _last_cell(line: str) -> str:
     return _LAST_CELL.search(line.rstrip()).group()
 
