@@ -51,15 +51,26 @@ def complete_values(text: str, pos: int) -> list:
     >>> complete_values('{"log": [{"a": 1}, {"b": 2}, {"c"', 9)
     [{'a': 1}, {'b': 2}]
     """
+    return values_and_end(text, pos)[0]
+
+
+def values_and_end(text: str, pos: int) -> tuple[list, int]:
+    """`complete_values`, and where the last of them ends in `text`: a number no comma follows may be cut mid-number
+    (`1.2` of a `1.25` being written).
+
+    >>> values_and_end('[1.5, 1.25, 1.2', 1)
+    ([1.5, 1.25, 1.2], 15)
+    """
     decoder = json.JSONDecoder()
-    values = []
+    values, end = [], pos
     while True:
         while pos < len(text) and text[pos] in " \t\r\n,":
             pos += 1
         if pos >= len(text) or text[pos] == "]":
-            return values
+            return values, end
         try:
             value, pos = decoder.raw_decode(text, pos)
         except (json.JSONDecodeError, RecursionError):
-            return values
+            return values, end
         values.append(value)
+        end = pos

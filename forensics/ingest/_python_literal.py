@@ -16,6 +16,7 @@ from ..decoding import decode_text
 from ..errors import UnreadableFile
 
 MAX_LITERAL_BYTES = 16 << 20
+MAX_CUT_TRIES = 64  # the commas before the cut tried as the last entry's end (an entry of a log dict has a few)
 _NON_FINITE = {"nan": float("nan"), "inf": float("inf")}
 _PARSE_ERRORS = (SyntaxError, ValueError, TypeError, RecursionError, MemoryError)
 
@@ -42,3 +43,25 @@ def read_python_literal(path) -> Any:
         return ast.literal_eval(tree)
     except _PARSE_ERRORS:
         raise UnreadableFile(path, "not one Python literal (a printed list of log dicts) as a whole") from None
+
+
+def complete_literal_values(text: str) -> list:
+    """The entries of a Python-literal list (`text` starts with its `[`) cut before its closing bracket, up to the last
+    one a comma ends (what comes after it may be cut mid-entry, mid-number); [] where no prefix so ended is a list.
+
+    >>> complete_literal_values("[{'loss': 2.1, 'step': 10},\\n {'loss': 1.9, 'step': 20},\\n {'loss': 1.8")
+    [{'loss': 2.1, 'step': 10}, {'loss': 1.9, 'step': 20}]
+    """
+    if len(text) > MAX_LITERAL_BYTES:
+        return []
+    end = len(text)
+    for _ in range(MAX_CUT_TRIES):
+        end = text.rfind(",", 0, end)
+        if end < 0:
+            return []
+        try:
+            value = ast.literal_eval(_NonFiniteNames().visit(ast.parse(text[:end] + "]", mode="eval")))
+        except _PARSE_ERRORS:
+            continue
+        return value if isinstance(value, list) else []
+    return []

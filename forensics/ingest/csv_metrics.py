@@ -40,6 +40,7 @@ from ..table_headers import (TABLE_LOSS_COLUMNS, TABLE_STEP_COLUMNS, is_metrics_
                              is_step_value_header, long_table_columns, table_column)
 from ..timeline import LogRecords, canonical_metric, empty_frame
 from . import long_table, scalar_export
+from ._cut_tail import without_cut_last_line
 from ._filetime import file_mtime
 
 FORMAT = "csv"
@@ -58,7 +59,8 @@ def read(path: Path) -> LogRecords:
     if is_scalar_export_header(header) or is_step_value_header(header):  # one tag a file, named by the file
         return scalar_export.read(path)
     if long_table_columns(header) is not None:  # one row per metric per step, the metric named in a column
-        return long_table.read(path, text, [not_utf8] if not_utf8 else [])
+        text, cut = without_cut_last_line(text)
+        return long_table.read(path, text, [note for note in (not_utf8, cut) if note])
     delimiter = "\t" if "\t" in first_line and "," not in first_line else ","
     if not is_metrics_table_header(first_line.strip().split(delimiter)):
         raise UnreadableFile(path, "no step (or epoch) column and loss column in its header; not a metrics table")
@@ -112,13 +114,15 @@ def _keras_csv_logger(table: pd.DataFrame) -> bool:
 
 
 def _without_cut_row(text: str, separators: int) -> tuple[str, list[str]]:
-    """The text without a cut last row (no newline after it and fewer cells than the header), and a warning."""
+    """The text without a cut last row (no newline after it, and fewer cells than the header or its last number maybe
+    cut: `_cut_tail`), and a warning."""
     if text.endswith("\n") or "\n" not in text:
         return text, []
     head, _, last = text.rpartition("\n")
     if last.count(",") + last.count("\t") < separators:
         return head + "\n", ["the last row is cut (the run may still be writing); dropped"]
-    return text, []
+    text, cut = without_cut_last_line(text)
+    return text, [cut] if cut else []
 
 
 def _steps(table: pd.DataFrame, path: Path) -> tuple[pd.Series, str | None, bool, int]:

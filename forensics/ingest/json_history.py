@@ -30,19 +30,25 @@ A held-out list shorter than the training one (an evaluation every k steps) is p
 end of each of its intervals; a longer one at the multiples of the `eval_steps` the file or a config saved beside it
 states, and a per-epoch training list beside a per-step `steps` list at its epochs' ends (json_list_steps); a longer
 one whose steps cannot be told is left unread and said (a `partly read` note). Only numeric values are metrics.
+A file still being written (or whose writer was stopped) is read up to its cut, said in one note: of a list, its
+entries before the cut, a number no comma follows dropped (it may be `1.2` of a `1.25`); of a dict of lists, the whole
+lists before the cut one, which is left out.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from ..decoding import decode_text
 from ..errors import UnreadableFile
 from ..discover.loss_numbers import loss_stem_split
 from ..metric_names import NLL_LOSS_NAMES
 from ..timeline import LogRecords, canonical_metric
 from ._config_keys import is_number
+from ._cut_tail import cut_list_note
 from ._filetime import file_mtime
-from ._jsonfile import read_json_value
-from ._python_literal import read_python_literal
+from ._jsonfile import read_json_value, values_and_end
+from ._python_literal import complete_literal_values, read_python_literal
 from .json_list_steps import epoch_end_steps, eval_steps_at_interval, stated_steps, unplaced_note
 from .json_saved_config import saved_eval_steps
 from .json_nested_rows import nested_records, split_dicts_flattened, split_rows
@@ -98,7 +104,8 @@ def _epoch_records(data: dict) -> list | None:
 def read(path: Path) -> LogRecords:
     """The entries of a dumped history as timeline rows; UnreadableFile where the file holds no such history."""
     path = Path(path)
-    data, notes = _dumped_value(path), []
+    notes: list[str] = []
+    data = _dumped_value(path, notes)
     history = history_of(data, says_loss="loss" in path.name.lower(), held_out=loss_stem_split(path.stem) == "eval",
                          eval_every=saved_eval_steps(path) if isinstance(data, dict) else None, notes=notes)
     if history is None:
@@ -156,15 +163,69 @@ def _trainer_written(history: list[dict]) -> bool:
                if isinstance(e, dict))
 
 
-def _dumped_value(path: Path):
+def _dumped_value(path: Path, notes: list[str]):
     """The value a history file holds: JSON, or in a text file that is not JSON one Python literal (a history
-    pprint'ed into a .txt, NguyenTuoc2807_Financial-Numerical-Reasoning)."""
+    pprint'ed into a .txt, NguyenTuoc2807_Financial-Numerical-Reasoning); of a list cut before its closing bracket (a
+    file still being written, or its writer stopped), the entries before the cut, said in `notes`."""
     try:
         return read_json_value(path)
     except UnreadableFile:
+        text, _ = decode_text(path.read_bytes())
+        cut = _cut_list_head(text.strip())
+        if cut:
+            notes.append(cut_list_note(len(cut), "entries" if isinstance(cut[0], dict) else "values"))
+            return cut
+        lists, cut_key = _cut_dict_head(text.strip())
+        if lists:
+            notes.append(_cut_dict_note(lists, cut_key))
+            return lists
         if path.suffix.lower() == ".json":
             raise
     return read_python_literal(path)
+
+
+def _cut_dict_head(body: str) -> tuple[dict, str]:
+    """Of a JSON dict of lists cut before its closing brace (Keras' `json.dump(history.history, f)` stopped), the
+    whole lists before the cut, and the key of the list it cut ("" where it came after the last list); ({}, "") for
+    any other file. A cut list is left out, not read in part: its values would be placed along the others' steps as a
+    list logged less often."""
+    if not body.startswith("{") or body.endswith("}"):
+        return {}, ""
+    decoder, lists, pos = json.JSONDecoder(), {}, 1
+    while True:
+        key_at = body.find('"', pos)
+        if key_at < 0:
+            return (lists, "") if lists and not body[pos:].strip(" \t\r\n,") else ({}, "")
+        key = None
+        try:
+            key, pos = decoder.raw_decode(body, key_at)
+            pos = body.index(":", pos) + 1
+            pos += len(body[pos:]) - len(body[pos:].lstrip())
+            value, pos = decoder.raw_decode(body, pos)
+        except (json.JSONDecodeError, RecursionError, ValueError):
+            cut = body[pos:pos + 1] == "[" and isinstance(key, str)
+            return (lists, key) if cut and lists else ({}, "")
+        if not isinstance(key, str) or not isinstance(value, list):
+            return {}, ""
+        lists[key] = value
+
+
+def _cut_dict_note(lists: dict, cut_key: str) -> str:
+    """The one line a dict of lists cut before its closing brace is read with."""
+    left_out = f", '{cut_key}' (cut inside) left out" if cut_key else ""
+    return (f"cut off before its closing brace: still being written or interrupted; read the {len(lists)} whole "
+            f"lists before the cut{left_out}")
+
+
+def _cut_list_head(body: str) -> list:
+    """The complete entries of a JSON or Python-literal list (`body`, the file's stripped text) that ends before its
+    closing bracket; [] for any other file (one that is no list, one whole but broken inside)."""
+    if not body.startswith("[") or body.endswith("]"):
+        return []
+    values, end = values_and_end(body, 1)
+    if values and isinstance(values[-1], (int, float)) and not body[end:].lstrip().startswith(","):
+        values = values[:-1]  # a number no comma follows may be cut mid-number (`1.2` of a `1.25`)
+    return values or complete_literal_values(body)
 
 
 def with_loss_names(entries: list) -> list[dict] | None:

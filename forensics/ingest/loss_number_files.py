@@ -27,6 +27,7 @@ from ..errors import UnreadableFile
 from ..discover.loss_numbers import counted_pairs, listed_numbers, loss_columns, loss_file_split, number_cells
 from ..log_attempts import LAUNCH, LAUNCHED_ATTEMPTS, attempt_numbers
 from ..timeline import LogRecords
+from ._cut_tail import cut_list_note, unsettled_last_line
 from ._filetime import file_mtime
 
 FORMAT = "loss_numbers"
@@ -43,13 +44,14 @@ def read(path: Path) -> LogRecords:
     pairs = counted_pairs(text)
     if pairs is not None:  # `i: loss | ` after each launch's settings line: the counter is said
         return _launches_read(path, pairs, "eval_loss" if split == "eval" else "loss")
-    rows, left_out = _rows_of_one_width(text)
+    rows, left_out, cut = _rows_of_one_width(text)
     parts = loss_columns(rows, split) if rows else None
     if parts is None:
         raise UnreadableFile(path, "not one to three numbers a line that tell a counter and losses apart; "
                                    "not read as a file of loss numbers")
     frame = _long_frame(rows, parts)
-    warnings = (f"{left_out} lines that are not the file's numbers; skipped",) if left_out else ()
+    warnings = ((cut,) if cut else ()) + ((f"{left_out} lines that are not the file's numbers; skipped",)
+                                          if left_out else ())
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta={"rows": len(rows)},
                       mtime=file_mtime(path), warnings=warnings)
 
@@ -68,20 +70,26 @@ def _launches_read(path: Path, pairs: list[tuple[int, str, str]], loss: str) -> 
     return LogRecords(source=str(path), format=FORMAT, frame=frame, meta=meta, mtime=file_mtime(path))
 
 
-def _rows_of_one_width(text: str) -> tuple[list[tuple[str, ...]], int]:
-    """The numeric lines of the width most lines have, and how many other non-blank lines were left out; a list of
-    numbers (`[6.7, 5.9, ...]`) a number a line."""
+def _rows_of_one_width(text: str) -> tuple[list[tuple[str, ...]], int, str]:
+    """The numeric lines of the width most lines have, how many other non-blank lines were left out, and what was
+    cut mid-write ("" where nothing): a list of numbers (`[6.7, 5.9, ...]`) a number a line, one without its closing
+    bracket up to its last number a comma follows; a last line with no line end not printed as a line before it
+    (`_cut_tail`: a last number that may be `1.2` of a `1.25` being written) left out."""
     listed = listed_numbers(text)
     if listed is not None:
-        return listed, 0
+        return listed, 0, "" if text.rstrip().endswith("]") else cut_list_note(len(listed))
     lines = [line for line in text.splitlines() if line.strip()]
+    cut = ""
+    if unsettled_last_line(text):
+        lines.pop()
+        cut = "the last line (no line end, not printed as the lines before it) may be cut mid-write; left out"
     cells = [number_cells(line) for line in lines]
     widths = Counter(len(c) for c in cells if c is not None)
     if not widths:
-        return [], len(lines)
+        return [], len(lines), cut
     width = widths.most_common(1)[0][0]
     rows = [c for c in cells if c is not None and len(c) == width]
-    return rows, len(lines) - len(rows)
+    return rows, len(lines) - len(rows), cut
 
 
 def _long_frame(rows: list[tuple[str, ...]], parts: tuple[str, ...]) -> pd.DataFrame:

@@ -36,6 +36,7 @@ from ..errors import UnreadableFile
 from ..metric_names import tracker_metric_names
 from ..table_headers import is_scalar_export_header, is_step_value_header
 from ..timeline import LogRecords
+from ._cut_tail import without_cut_last_line
 from ._filetime import file_mtime
 from .tensorboard import hf_trainer_callback_tags
 
@@ -49,6 +50,7 @@ def read(path: Path) -> LogRecords:
     header is not the export's."""
     path = Path(path)
     text, not_utf8 = decode_text(path.read_bytes())  # a byte that is not UTF-8 costs its row, as in every text reader
+    text, cut = without_cut_last_line(text)  # a download or a writer stopped mid-row: `1.6` of a `1.6811`
     rows = list(csv.reader(io.StringIO(text)))
     if not rows or not (is_scalar_export_header(rows[0]) or is_step_value_header(rows[0])):
         raise UnreadableFile(path, "the header is not `Wall time,Step,Value` nor `step,value`; not a one-tag series")
@@ -59,7 +61,7 @@ def read(path: Path) -> LogRecords:
                           "value": pd.Series([c[2] for c in kept], dtype="float64"),
                           "wall_time": pd.Series([c[0] for c in kept], dtype="float64")})
     left_out = len(cells) - len(kept)
-    warnings = ((not_utf8,) if not_utf8 else ()) + \
+    warnings = tuple(note for note in (not_utf8, cut) if note) + \
         ((f"{left_out} rows without a readable step and value; skipped",) if left_out else ())
     meta = {"rows": len(kept)}
     if _run_has_hf_callback_tags(path):
