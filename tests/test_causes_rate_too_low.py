@@ -61,3 +61,13 @@ def test_a_run_with_no_learning_finding_gets_no_too_low_cause():
 def test_a_warning_that_the_run_shows_no_learning_leaves_the_rate_possible():
     stalled = Finding(kind="no_learning_evidence", severity="warning", step=10, message="flat", metric="loss")
     assert _causes(1e-6, method="qlora", objective="sft", finding=stalled)["lr_too_low"].confidence == "possible"
+
+
+def test_a_classifier_too_slow_is_told_to_check_its_labels_not_tokens():
+    """A classification head's loss is over its labels: the language model's "the right tokens" is out of its terms."""
+    cause = _causes(1e-7, method="full", objective="classification")["lr_too_low"]
+    assert "the right labels" in cause.suggestion and "tokens" not in cause.suggestion, cause.suggestion
+
+
+def test_a_language_model_too_slow_is_still_told_to_check_its_tokens():
+    assert "the right tokens" in _causes(5e-7)["lr_too_low"].suggestion

@@ -82,5 +82,7 @@ def _against_recipes(method: str, objective: str, ranges: list[LrRange], peak: f
 def _advice(method: str, objective: str, ranges: list[LrRange]) -> str:
     target = ("the recipes' range: " if method == "unknown" else "") + \
         ranges_in_words(method, objective, ranges, unknown="(the method is unknown)")
-    return (f"Raise the learning rate to {target}; check first that the loss is computed on the right tokens and the "
+    # a classifier's loss is over its labels, not tokens: "the right tokens" is a language model's check
+    computed_on = "the right labels" if objective == "classification" else "the right tokens"
+    return (f"Raise the learning rate to {target}; check first that the loss is computed on {computed_on} and the "
             "weights meant to train are trainable.")
