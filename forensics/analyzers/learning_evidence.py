@@ -304,8 +304,9 @@ def _what_to_check(loss) -> str:
     if starts_mid_run(loss):
         return (f"The log begins at step {int(loss.index[0])}, not at the run's start: whether the loss fell before "
                 "that is not in it; the run's whole log (trainer_state.json, the tracker's history) would tell.")
-    return ("Check the learning rate, that the loss covers the answer tokens, and whether training started from an "
-            "already trained model.")
+    # every fine-tune starts from a trained model: what flattens its loss is one already trained on this data
+    return ("Check the learning rate, that the loss covers the answer tokens, and whether training started from a "
+            "model already trained on this data (a resumed or re-used checkpoint).")
 
 
 def _no_update_between(metrics: Metrics) -> list[Finding]:

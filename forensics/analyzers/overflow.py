@@ -86,12 +86,14 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
                    f"{format_number(lowest) if lowest is not None else 'unknown'}).")
         return [Finding("loss_scale_overflow", "warning", storm_start, message,
                         end_step=storm_start + storm_len - 1, metric=SCALE, evidence=evidence)]
+    one = len(steps) == 1  # one skip is said as one: "1 update ... from step 3 (isolated overflows) those batches"
     kind = ("overflows at the start, the scaler searching down from its initial scale" if storm_len >=
-            thresholds.overflow_storm_count else "isolated overflows")
-    message = (f"{plural(len(steps), 'update')} skipped by the fp16 loss scaler from step {steps[0]} ({kind}, "
-               f"loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}): the scaler "
-               "did its job, but those batches taught the model nothing. A few at the start are the scaler finding its "
-               "level; more later mean the loss or gradients reach the edge of fp16's range (bf16 has no scaler).")
+            thresholds.overflow_storm_count else "an isolated overflow" if one else "isolated overflows")
+    message = (f"{plural(len(steps), 'update')} skipped by the fp16 loss scaler {'at' if one else 'from'} step "
+               f"{steps[0]} ({kind}, loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}): "
+               f"the scaler did its job, but {'that batch' if one else 'those batches'} taught the model nothing. A "
+               "few at the start are the scaler finding its level; more later mean the loss or gradients reach the "
+               "edge of fp16's range (bf16 has no scaler).")
     return [Finding("skipped_steps", "warning", steps[0], message, end_step=steps[-1], metric=SCALE,
                     evidence={**evidence, "deepspeed_overflow": True})]
 

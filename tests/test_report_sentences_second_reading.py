@@ -1,0 +1,168 @@
+"""Sentences of the report read as the run's owner would, a second sample (session 32, fx-readout32: the first 45
+corpus cases whose name's sha1 starts with 0 or 1, and the 5 newest, read against their own files).
+
+* Abdelmanemm_Fine_Tunning_GPT2: "stays flat inside the later passes (each pass's start -> end: 3.452 -> 3.192,
+  2.536 -> 2.535, 2.048 -> 2.07)" listed the first pass too, with a start (3.452) that contradicts the 3.72 the same
+  sentence gave it: only the later passes are listed.
+* gouqi666_deep-speed-chat: "1 update skipped by the fp16 loss scaler from step 3 (isolated overflows ...): ... those
+  batches taught the model nothing" and the cause's "optimizer steps skipped from step 3": one skip is said as one.
+* GU-DY_chattest: "What is known of its configuration:" then "Some evidence was missing; ..." then the settings read:
+  the settings read as the missing evidence. One lead-in now says what the list holds, in its order.
+* GU-DY_chattest: "... (memorization ...). Check the eval loss and the dataset size." of a run that logs no eval
+  loss: where none is logged, the advice is to log one.
+* 2025DL-TEAM3_skeleton_hw: a healthy run whose report shows an Info row was told "No finding was raised".
+* AbrahamKong_CMPE297 (QLoRA of a chat model): "whether training started from an already trained model" - every
+  fine-tune does; what flattens a loss is a model already trained on this data.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from forensics.analysis import Analysis
+from forensics.analyzers.collapse import detect_loss_collapse
+from forensics.analyzers.learning_evidence import detect_no_learning_evidence
+from forensics.analyzers.overflow import detect_loss_scale_overflow
+from forensics.causes.evidence import Facts
+from forensics.causes.precision import fp16_overflow
+from forensics.config import RunConfig, Thresholds
+from forensics.findings import Finding
+from forensics.report.story import build_story
+from forensics.timeline import Timeline
+
+TH = Thresholds()
+CORPUS = Path(__file__).resolve().parent / "realworld"
+
+
+# ---- the later passes of a staircase are the later passes -------------------------------------------------------------
+
+def _staircase_log() -> dict:
+    """Abdelmanemm's shape: a first pass that learns 4.2 -> 3.6, then 0.6 lower at each pass start, flat inside."""
+    epoch_len, every = 1320, 50
+    step = np.arange(3 * epoch_len)
+    epoch, done = np.divmod(step, epoch_len)
+    level = np.where(epoch == 0, 4.2 - 0.6 * done / epoch_len, 3.6 - 0.6 * epoch - 0.03 * done / epoch_len)
+    per_step = level + np.random.default_rng(0).normal(0.0, 0.04, len(step))
+    windows = per_step[: len(step) // every * every].reshape(-1, every)
+    at = np.arange(1, len(windows) + 1) * every
+    return {"loss": pd.Series(np.round(windows.mean(axis=1), 4), index=at),
+            "epoch": pd.Series(np.round(at / epoch_len, 4), index=at)}
+
+
+def test_the_passes_said_flat_are_only_the_later_ones():
+    [found] = [f for f in detect_loss_collapse(_staircase_log(), TH) if f.kind == "memorization"]
+    listed = found.message.split("each pass's start -> end: ")[1].split(")")[0]
+    assert listed.count("->") == 2, found.message  # passes 2 and 3, not the first
+    first_pass = found.message.split("whole first pass's fall (")[1].split(",")[0]
+    assert first_pass.split(" -> ")[1] not in listed.split(",")[0].split(" -> ")[1:], found.message
+
+
+# ---- one skipped update is one --------------------------------------------------------------------------------------
+
+def _overflows(steps: list[int]) -> dict:
+    at = np.asarray(steps, dtype="int64")
+    return {"overflow": pd.Series(np.ones(len(at)), index=at),
+            "loss_scale": pd.Series(65536.0 / 2.0 ** np.arange(1, len(at) + 1), index=at)}
+
+
+def _fp16_evidence(found: Finding) -> list[str]:
+    """The fp16-overflow cause's evidence lines for a run with fp16 on and `found` its only finding."""
+    config = RunConfig()
+    config.add("fp16", True, "training_args.bin")
+    facts = Facts(config=config, timeline=Timeline.empty(), findings=[found], checkpoints=[], thresholds=TH)
+    return list(fp16_overflow(facts).evidence)
+
+
+def test_one_deepspeed_overflow_is_said_as_one_skipped_update():
+    [found] = detect_loss_scale_overflow(_overflows([3]), TH)
+    assert "1 update skipped by the fp16 loss scaler at step 3 (an isolated overflow" in found.message, found.message
+    assert "that batch taught" in found.message and "those" not in found.message, found.message
+    assert "an optimizer step skipped at step 3" in _fp16_evidence(found), _fp16_evidence(found)
+
+
+def test_several_deepspeed_overflows_are_still_said_as_several():
+    [found] = detect_loss_scale_overflow(_overflows([1, 2, 1000, 2000]), TH)
+    assert "4 updates skipped by the fp16 loss scaler from step 1 (isolated overflows" in found.message
+    assert "those batches taught" in found.message, found.message
+    assert "optimizer steps skipped from step 1" in _fp16_evidence(found), _fp16_evidence(found)
+
+
+# ---- the list under "no cause" is said as what it holds ---------------------------------------------------------------
+
+def _no_cause(tmp_status: str = "warning", known: bool = True, missing: bool = True) -> list[str]:
+    config = RunConfig()
+    if known:
+        config.add("learning_rate", 2e-4, "training_args.bin")
+    if missing:
+        config.missing.append("no readable config.json: model size unknown")
+    first = Finding("memorization", "warning", 10, "the loss went to 0.", metric="loss")
+    analysis = Analysis(path=".", status=tmp_status, findings=[first], first_incident=first,
+                        timeline=Timeline.empty(), config=config)
+    answer = build_story(analysis).answers[3]
+    return list(answer.paragraphs)
+
+
+def test_settings_read_and_evidence_missing_get_one_lead_in_in_the_list_s_order():
+    paragraphs = _no_cause()
+    assert paragraphs[1:] == ["What is known of its configuration, then the evidence that was missing (saving it "
+                              "with the run would help next time):"], paragraphs
+
+
+def test_settings_alone_and_missing_evidence_alone_keep_their_own_lead_in():
+    assert _no_cause(missing=False)[1:] == ["What is known of its configuration:"]
+    assert _no_cause(known=False)[1:] == ["Some evidence was missing; saving it with the run would help next time:"]
+    assert _no_cause(known=False, missing=False)[1:] == []
+
+
+# ---- no "check the eval loss" of a run that logged none --------------------------------------------------------------
+
+def _gradual_to_zero(eval_loss: bool) -> dict:
+    """A loss that descends gradually to ~0.0006 over 300 logged steps, grad_norm finite and non-zero."""
+    at = np.arange(1, 301) * 10
+    loss = np.round(2.0 * np.exp(-at / 300.0) + 0.0005, 4)
+    metrics = {"loss": pd.Series(loss, index=at), "grad_norm": pd.Series(0.5 + 0.01 * (at % 7), index=at)}
+    if eval_loss:
+        metrics["eval_loss"] = pd.Series([2.6, 2.7, 2.9], index=[1000, 2000, 3000])
+    return metrics
+
+
+def test_memorization_without_an_eval_loss_advises_logging_one():
+    found = [f for f in detect_loss_collapse(_gradual_to_zero(False), TH) if f.kind == "memorization"]
+    assert found and all("Check the eval loss" not in f.message for f in found), [f.message for f in found]
+    assert "No eval loss was logged: log one" in found[0].message, found[0].message
+
+
+def test_memorization_beside_an_eval_loss_still_says_check_it():
+    found = [f for f in detect_loss_collapse(_gradual_to_zero(True), TH) if f.kind == "memorization"]
+    assert found and "Check the eval loss and the dataset size." in found[0].message, [f.message for f in found]
+
+
+# ---- a healthy run's notes are not "no finding" ----------------------------------------------------------------------
+
+def _healthy(findings: list[Finding]) -> str:
+    analysis = Analysis(path=".", status="healthy", findings=findings, first_incident=None,
+                        timeline=Timeline.empty())
+    return build_story(analysis).answers[0].paragraphs[0]
+
+
+def test_a_healthy_run_with_an_info_note_is_not_told_no_finding_was_raised():
+    note = Finding("loss_spike", "info", 460, "141 single-batch loss spikes.", metric="loss")
+    said = _healthy([note])
+    assert "No finding was raised" not in said, said
+    assert "No problem was found in the logs or checkpoints that were read (1 note for information only)." in said
+
+
+def test_a_healthy_run_without_findings_still_says_none_was_raised():
+    assert "No finding was raised in the logs or checkpoints that were read." in _healthy([])
+
+
+# ---- a flat loss: "already trained on this data", not "an already trained model" -------------------------------------
+
+def test_the_flat_loss_advice_asks_about_this_data_not_a_trained_model():
+    at = np.arange(1, 251)  # AbrahamKong's 250 per-step points of a batch of 4: noise about a level, no descent
+    metrics = {"loss": pd.Series(1.4 + np.random.default_rng(0).normal(0.0, 0.2, len(at)), index=at)}
+    [found] = detect_no_learning_evidence(metrics, TH)
+    assert "started from a model already trained on this data (a resumed or re-used checkpoint)" in found.message
+    assert "an already trained model" not in found.message, found.message
