@@ -11,6 +11,12 @@ corpus cases whose name's sha1 starts with 0 or 1, and the 5 newest, read agains
 * GU-DY_chattest: "... (memorization ...). Check the eval loss and the dataset size." of a run that logs no eval
   loss: where none is logged, the advice is to log one.
 * 2025DL-TEAM3_skeleton_hw: a healthy run whose report shows an Info row was told "No finding was raised".
+* BuonHobo_fake-gpt: "it averaged 0.5231 over the first logged point and 0.07667 over the last one" of a
+  3-point reward: one point at each end is said as one.
+* FPT-VVU_ViVidBot_fp16: "the fp16 loss scale fell to its floor 1 at step 18 after 0 overflows" beside "every step
+  overflowed": no overflow line read is no count of 0.
+* AugustinCombes_icu_MLM, FluffyAIcode_AgentMemorySystem (loops of their own): "log more often, e.g.
+  logging_steps=10", "Log the loss (logging_steps)": logging_steps is the HF Trainer's; said now for any loop.
 * AbrahamKong_CMPE297 (QLoRA of a chat model): "whether training started from an already trained model" - every
   fine-tune does; what flattens a loss is a model already trained on this data.
 """
@@ -166,3 +172,56 @@ def test_the_flat_loss_advice_asks_about_this_data_not_a_trained_model():
     [found] = detect_no_learning_evidence(metrics, TH)
     assert "started from a model already trained on this data (a resumed or re-used checkpoint)" in found.message
     assert "an already trained model" not in found.message, found.message
+
+
+# ---- a reward's ends: a single point is not "averaged" -----------------------------------------------------------------
+
+def _reward_log(reward: list[float]) -> dict:
+    at = np.arange(len(reward))
+    return {"reward": pd.Series(reward, index=at, dtype="float64"), "loss": pd.Series(0.01, index=at)}
+
+
+def test_a_three_point_reward_s_ends_are_said_as_single_points():
+    # BuonHobo_fake-gpt: "it averaged 0.5231 over the first logged point and 0.07667 over the last one"
+    [found] = detect_no_learning_evidence(_reward_log([0.5231, 0.30, 0.07667]), TH)
+    assert "it was 0.5231 at its first logged point and 0.07667 at its last (3 points" in found.message, found.message
+    assert "averaged" not in found.message, found.message
+
+
+def test_a_longer_reward_s_ends_are_still_averages_over_its_quarters():
+    reward = list(0.5 + 0.2 * np.random.default_rng(1).normal(size=40))
+    [found] = detect_no_learning_evidence(_reward_log(reward), TH)
+    assert "averaged 0.545 over the first 10 logged points and 0.5419 over the last 10 (40 points" in found.message
+
+
+# ---- a floor reached with no overflow line read is no "after 0 overflows" ---------------------------------------------
+
+def test_a_scale_at_its_floor_with_no_overflow_line_read_does_not_say_after_0_overflows():
+    # FPT-VVU_ViVidBot_fp16: "the fp16 loss scale fell to its floor 1 at step 18 after 0 overflows" of a run where
+    # every step overflowed (DeepSpeed's minimum-scale line read, no OVERFLOW line)
+    [found] = detect_loss_scale_overflow({"loss_scale_at_minimum": pd.Series([1.0], index=[18])}, TH)
+    assert "fell to its floor 1 at step 18: every step overflows" in found.message, found.message
+    assert "0 overflows" not in found.message, found.message
+
+
+def test_a_scale_at_its_floor_after_overflows_read_still_counts_them():
+    metrics = {"overflow": pd.Series(1.0, index=np.arange(100, 117)),
+               "loss_scale": pd.Series(65536.0 / 2.0 ** np.arange(1, 18), index=np.arange(100, 117))}
+    [found] = detect_loss_scale_overflow(metrics, TH)
+    assert "at step 115 after 17 overflows: every step overflows" in found.message, found.message
+
+
+# ---- "log more often" said for any loop, not as the HF Trainer's logging_steps alone --------------------------------
+
+def test_too_few_points_is_told_to_log_more_often_in_any_loop_s_terms():
+    # AugustinCombes_icu_MLM (a notebook's own loop, one loss line): "(log more often, e.g. logging_steps=10)"
+    [found] = detect_no_learning_evidence({"loss": pd.Series([2.5], index=[100])}, TH)
+    assert "log more often: every 10 steps or so; logging_steps in the Hugging Face Trainer, a print in a loop of " \
+           "one's own" in found.message, found.message
+
+
+def test_a_log_with_no_loss_is_told_to_log_one_in_any_loop_s_terms():
+    # FluffyAIcode_AgentMemorySystem (train_v344.py's own jsonl): "Log the loss (logging_steps)"
+    [found] = detect_no_learning_evidence({"dt": pd.Series([0.5, 0.6], index=[0, 1])}, TH)
+    assert "Log the loss (every 10 steps or so; logging_steps in the Hugging Face Trainer, a print in a loop of " \
+           "one's own)" in found.message, found.message
