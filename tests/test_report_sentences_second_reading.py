@@ -17,6 +17,8 @@ corpus cases whose name's sha1 starts with 0 or 1, and the 5 newest, read agains
   overflowed": no overflow line read is no count of 0.
 * AugustinCombes_icu_MLM, FluffyAIcode_AgentMemorySystem (loops of their own): "log more often, e.g.
   logging_steps=10", "Log the loss (logging_steps)": logging_steps is the HF Trainer's; said now for any loop.
+* AliN75_Memorization, AbrahamKong_CMPE297: "Next: look at the steps around 0" of a doubt about the whole log;
+  gouqi666_deep-speed-chat: "1 finding happened only in attempts ... and do not affect".
 * AbrahamKong_CMPE297 (QLoRA of a chat model): "whether training started from an already trained model" - every
   fine-tune does; what flattens a loss is a model already trained on this data.
 """
@@ -225,3 +227,31 @@ def test_a_log_with_no_loss_is_told_to_log_one_in_any_loop_s_terms():
     [found] = detect_no_learning_evidence({"dt": pd.Series([0.5, 0.6], index=[0, 1])}, TH)
     assert "Log the loss (every 10 steps or so; logging_steps in the Hugging Face Trainer, a print in a loop of " \
            "one's own)" in found.message, found.message
+
+
+# ---- "Next" of a doubt about the whole log; one abandoned finding ----------------------------------------------------
+
+def _story(first: Finding, findings: list[Finding] | None = None):
+    return build_story(Analysis(path=".", status="warning", findings=findings or [first], first_incident=first,
+                                timeline=Timeline.empty()))
+
+
+def test_a_doubt_about_the_whole_log_is_not_sent_to_the_steps_around_its_first_point():
+    # AliN75_Memorization ("look at the steps around 0" of a run with no loss line), AbrahamKong ("around 1")
+    doubt = Finding("no_learning_evidence", "warning", 0, "no training loss was logged.", metric="loss")
+    next_step = _story(doubt).next_step
+    assert "steps around" not in next_step, next_step
+    assert next_step == "Next: the finding above is about the whole log, not one step: act on the check it names."
+
+
+def test_a_dated_incident_is_still_sent_to_the_steps_around_it():
+    spike = Finding("loss_spike", "warning", 20, "loss spikes.", metric="loss")
+    assert _story(spike).next_step == "Next: look at the steps around 20 (the report's zoomed plot shows them)."
+
+
+def test_one_abandoned_finding_does_not_affect_the_history():
+    # gouqi666_deep-speed-chat's HTML: "1 finding happened only in attempts ... and do not affect the final history"
+    first = Finding("loss_spike", "warning", 20, "loss spikes.", metric="loss")
+    gone = Finding("loss_spike", "warning", 5, "loss spikes.", metric="loss", abandoned=True)
+    said = " ".join(_story(first, [first, gone]).answers[0].paragraphs)
+    assert "1 finding happened only in attempts" in said and "and does not affect the final history." in said, said

@@ -136,7 +136,10 @@ def _next_step(analysis) -> str:
     said = lead is not None and last_good is not None and f"resume from {last_good.name}" in lead.suggestion
     if analysis.first_bad_checkpoint is not None and last_good is not None and not said:
         parts.append(f"resume from {last_good.name} (step {last_good.step}), not from a later checkpoint")
-    if not parts and first is not None:
+    if not parts and first is not None and first.kind in SUMMARY_KINDS:
+        # a doubt about the whole log has no step to zoom on ("look at the steps around 0" of a run with no loss line)
+        parts.append("the finding above is about the whole log, not one step: act on the check it names")
+    elif not parts and first is not None:
         parts.append(f"look at the steps around {first.step} (the report's zoomed plot shows them)")
     if not parts:
         parts.append("read the findings one by one")
@@ -167,8 +170,8 @@ def _answer_health(analysis) -> Answer:
                       f"The first thing that went wrong was at step {first.step}: {first.message}")]
     if abandoned:
         paragraphs.append(f"{plural(len(abandoned), 'finding')} happened only in attempts that a later one "
-                          "threw away (a resume, or a new launch logged over the same steps) and do not affect the "
-                          "final history.")
+                          "threw away (a resume, or a new launch logged over the same steps) and "
+                          f"{'does' if len(abandoned) == 1 else 'do'} not affect the final history.")
     return Answer(QUESTIONS[0], tuple(paragraphs))
 
 
