@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import forensics
 from forensics.analysis import Analysis
 from forensics.analyzers.collapse import detect_loss_collapse
 from forensics.analyzers.learning_evidence import detect_no_learning_evidence
@@ -38,6 +39,7 @@ from forensics.causes.precision import fp16_overflow
 from forensics.config import RunConfig, Thresholds
 from forensics.findings import Finding
 from forensics.report.story import build_story
+from forensics.report.text import analysis_text
 from forensics.timeline import Timeline
 
 TH = Thresholds()
@@ -255,3 +257,16 @@ def test_one_abandoned_finding_does_not_affect_the_history():
     gone = Finding("loss_spike", "warning", 5, "loss spikes.", metric="loss", abandoned=True)
     said = " ".join(_story(first, [first, gone]).answers[0].paragraphs)
     assert "1 finding happened only in attempts" in said and "and does not affect the final history." in said, said
+
+
+# ---- the corpus cases read, as their owners see them --------------------------------------------------------------------
+
+def test_the_corpus_deepspeed_console_s_one_skip_is_said_as_one():
+    text = " ".join(analysis_text(forensics.analyze(CORPUS / "gouqi666_deep-speed-chat")).split())
+    assert "1 update skipped by the fp16 loss scaler at step 3 (an isolated overflow" in text, text
+    assert "- an optimizer step skipped at step 3" in text and "those batches" not in text, text
+
+
+def test_the_corpus_memorization_without_eval_is_told_to_log_one():
+    first = forensics.analyze(CORPUS / "GU-DY_chattest").first_incident
+    assert first.kind == "memorization" and "No eval loss was logged: log one" in first.message, first.message
