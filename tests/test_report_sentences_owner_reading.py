@@ -80,7 +80,7 @@ def test_a_cut_never_leaves_a_word_or_a_number_half_said():
 
 def test_a_row_that_fits_is_not_cut(tmp_path):
     text = analysis_text(forensics.analyze(_skips(tmp_path, (30,))))
-    assert " " * 16 + "- optimizer steps skipped from step 30" in text.splitlines(), text
+    assert " " * 16 + "- an optimizer step skipped at step 30" in text.splitlines(), text  # (one skip: fx-readout32)
 
 
 # ---- one skipped step is one -----------------------------------------------------------------------------------------

@@ -43,8 +43,8 @@ from ..findings import Finding
 from .epoch_staircase import memorized_at_the_epoch_starts
 from .held_out_score import held_out_score_higher_at_every_eval
 from .late_passes import memorized_over_late_passes
-from .memorization import (held_out_loss_names, memorization_level, memorized_in_a_staircase, memorized_without_eval,
-                           phase_ends, phases, told_by_train_loss, with_eval_like_training)
+from .memorization import (eval_advice, held_out_loss_names, memorization_level, memorized_in_a_staircase,
+                           memorized_without_eval, phase_ends, phases, told_by_train_loss, with_eval_like_training)
 from .memorization_onset import dated_from_settling
 from .metrics import (GRAD_NORM, LOSS, Metrics, finite, format_number, is_preference_log, lr_restart_steps, real_loss,
                       true_runs)
@@ -141,7 +141,8 @@ def detect_loss_collapse(metrics: Metrics, thresholds: Thresholds) -> list[Findi
     for start, stop in runs:
         if _among_scattered_zeros(loss, start, stop, thresholds):
             continue
-        found = _judge(loss, grad, start, stop, thresholds, _held_out_above(metrics, thresholds))
+        found = _judge(loss, grad, start, stop, thresholds, _held_out_above(metrics, thresholds),
+                       eval_logged=bool(eval_loss_names(metrics)))
         if found.kind in ("loss_collapse", "memorization") \
                 and _held_out_already_at_zero(metrics, loss, start, stop, _held_out_level(found, thresholds)):
             continue
@@ -219,7 +220,7 @@ def _held_out_above(metrics: Metrics, thresholds: Thresholds) -> bool:
 
 
 def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thresholds: Thresholds,
-           held_out_above: bool = False) -> Finding:
+           held_out_above: bool = False, eval_logged: bool = True) -> Finding:
     steps = loss.index
     first, last = int(steps[start]), int(steps[stop - 1])
     to_end = stop == len(loss)
@@ -267,7 +268,7 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
         return _zero_without_grad_norm(
             f"loss descends to {format_number(loss.iloc[start])} at step {first} and stays near 0 {{span}}",
             "memorization of a small dataset, a NaN hidden by HF's NaN filter and labels all masked",
-            "check the eval loss", first, last, evidence)
+            "check the eval loss" if eval_logged else "log an eval loss", first, last, evidence)
     near_zero = loss.iloc[start:stop].to_numpy()
     if level is None and not held_out_above and np.all(near_zero > 0):
         # near 0 (a negative loss is impossible_loss's) from the first logged point: no descent is logged, and no
@@ -277,7 +278,7 @@ def _judge(loss: pd.Series, grad: pd.Series | None, start: int, stop: int, thres
     why = "with a finite non-zero grad_norm" if grad is not None else "with values above 0 (real losses)"
     message = (f"loss descends gradually to {format_number(loss.iloc[start])} at step {first} {why} "
                f"and stays near 0 {{span}}: the training data is learned by heart (memorization; "
-               f"a 4.x Trainer rounds such a loss to 0.0). Check the eval loss and the dataset size.")
+               f"a 4.x Trainer rounds such a loss to 0.0). {eval_advice(eval_logged)}")
     return Finding("memorization", "warning", first, message, end_step=last, metric=LOSS, evidence=evidence)
 
 

@@ -116,7 +116,8 @@ def _finding(loss: pd.Series, epochs: pd.Series, stairs: Staircase, evals: list[
     """The warning, dated at the first point past each boundary (the first of them its step)."""
     past = [_first_point_past(loss, epochs, e) for e in stairs.passes[1:]]
     drops = ", ".join(f"by {format_number(d)} at step {s}" for d, s in zip(stairs.drops, past))
-    levels = ", ".join(f"{format_number(start)} -> {format_number(end)}" for start, end in stairs.edges)
+    # the later passes only: the first pass's fall is said just before, from its first point
+    levels = ", ".join(f"{format_number(start)} -> {format_number(end)}" for start, end in stairs.edges[1:])
     held = ("no eval loss was logged" if not evals else
             f"its {evals[0]} falls inside those flat passes as the training set scored again would (each example the "
             "pass shows again gets easier; held-out text would stay as flat), so it cannot show generalisation")

@@ -29,7 +29,7 @@ from .fall_measure import (LearningEvidence, came_back_up, evidence_from, fell_c
                            pair_means_if_alternating, starts_mid_run, two_windows_fell, window_means, without_blips)
 from .held_out_fall import held_out_fell, held_out_never_fell
 from .metrics import LOSS, TRAIN_LOSS, Metrics, finite, format_number, is_preference_log, point_noise, real_loss
-from .no_training_loss import eval_only, eval_only_memorized
+from .no_training_loss import LOG_MORE_OFTEN, eval_only, eval_only_memorized
 from .preference_pairs import (held_out_must_show, is_pairwise_log, is_rl_without_reward, pairs_not_told_apart,
                                pairs_told_apart)
 from .reward_decline import reward_metric
@@ -138,8 +138,8 @@ def detect_no_learning_evidence(metrics: Metrics, thresholds: Thresholds) -> lis
         if memorized:  # (a tracker's copy of the closing mean read as the one loss point)
             return memorized
         message = (f"only {len(loss)} finite loss {'point was' if len(loss) == 1 else 'points were'} logged"
-                   f"{_closing_mean_said(metrics)}: too few to tell whether the run learned (log more often, e.g. "
-                   "logging_steps=10).")
+                   f"{_closing_mean_said(metrics)}: too few to tell whether the run learned (log more often: "
+                   f"{LOG_MORE_OFTEN}).")
         return [Finding("no_learning_evidence", "warning", int(loss.index[-1]), message, metric=LOSS,
                         evidence={"n_points": int(len(loss))})]
     if 0 < float(loss.median()) <= thresholds.memorization_level:
@@ -304,8 +304,9 @@ def _what_to_check(loss) -> str:
     if starts_mid_run(loss):
         return (f"The log begins at step {int(loss.index[0])}, not at the run's start: whether the loss fell before "
                 "that is not in it; the run's whole log (trainer_state.json, the tracker's history) would tell.")
-    return ("Check the learning rate, that the loss covers the answer tokens, and whether training started from an "
-            "already trained model.")
+    # every fine-tune starts from a trained model: what flattens its loss is one already trained on this data
+    return ("Check the learning rate, that the loss covers the answer tokens, and whether training started from a "
+            "model already trained on this data (a resumed or re-used checkpoint).")
 
 
 def _no_update_between(metrics: Metrics) -> list[Finding]:
@@ -351,9 +352,11 @@ def _reward_did_not_rise(metrics: Metrics, name: str, thresholds: Thresholds) ->
     # as a rise where the reward fell)
     k = max(1, len(reward) // 4)
     first, last = 0.0 + float(reward.iloc[:k].mean()), 0.0 + float(reward.iloc[-k:].mean())
-    points = f"{k} logged points" if k > 1 else "logged point"
-    message = (f"the reward did not rise clearly above its own noise: it averaged {format_number(first)} over the "
-               f"first {points} and {format_number(last)} over the last {k if k > 1 else 'one'} ({len(reward)} points, "
+    # a single point at each end is said as one, not "averaged ... over the first logged point" (BuonHobo's 3 points)
+    ends = (f"it averaged {format_number(first)} over the first {k} logged points and {format_number(last)} over the "
+            f"last {k}" if k > 1 else
+            f"it was {format_number(first)} at its first logged point and {format_number(last)} at its last")
+    message = (f"the reward did not rise clearly above its own noise: {ends} ({len(reward)} points, "
                f"steps {int(reward.index[0])} to {int(reward.index[-1])}); in an RL run the reward, not the loss, "
                "shows learning, so nothing shows the policy improved. Check the learning rate, the reward functions "
                "and how many groups have any reward spread.")

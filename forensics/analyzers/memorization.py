@@ -221,6 +221,14 @@ def eval_like_training(metrics: Metrics, name: str) -> bool:
     return True
 
 
+def eval_advice(eval_logged: bool) -> str:
+    """What to check beside a training set learned by heart: the eval loss where one was logged; where none was,
+    that one be logged (no "check the eval loss" of a run that has none)."""
+    if eval_logged:
+        return "Check the eval loss and the dataset size."
+    return "No eval loss was logged: log one to see whether the model still generalises, and check the dataset size."
+
+
 def held_out_loss_names(metrics: Metrics) -> list[str]:
     """The log's eval losses (`eval_loss_names`) less those that look like the training set (`eval_like_training`):
     the ones that can show whether the model still generalises."""
@@ -373,7 +381,7 @@ def told_by_train_loss(found: Finding, metrics: Metrics) -> Finding:
                f"the run's own train_loss says those windows held real, tiny losses: its sum over the run is "
                f"{format_number(surplus)} more than the logged windows account for, where NaN steps hidden by HF's "
                "filter or fully masked labels would add nothing. The training data is learned by heart "
-               "(memorization). Check the eval loss and the dataset size.")
+               f"(memorization). {eval_advice(bool(eval_loss_names(metrics)))}")
     return replace(found, kind="memorization", message=message, evidence={**found.evidence, "unlogged_loss": surplus})
 
 

@@ -17,6 +17,9 @@ from .metrics import EVAL_ACCURACY_KEYS, Metrics, finite, format_number, is_pref
 from .overfitting import EVAL_LOSS
 
 _EMPTY = pd.Series(dtype="float64")
+# how to log more often, said for any loop: logging_steps is the Hugging Face Trainer's alone (a hand-written loop
+# told to set it has nothing to set: FluffyAIcode_AgentMemorySystem, AugustinCombes_icu_MLM)
+LOG_MORE_OFTEN = "every 10 steps or so; logging_steps in the Hugging Face Trainer, a print in a loop of one's own"
 
 
 _SUMMARY_KEYS = ("train_runtime", "train_loss")  # what the HF Trainer's closing summary logs, at the global step
@@ -146,7 +149,7 @@ def _no_loss_at_all(metrics: Metrics) -> list[Finding]:
     seen = f"only {', '.join(logged[:5])}{' ...' if len(logged) > 5 else ''}" if logged else "no metric at all"
     rl = is_preference_log(metrics)  # an RL run's reward would tell
     message = (f"the logs hold no loss, training or eval{', and no reward' if rl else ''} ({seen}): nothing tells "
-               f"whether the run learned. Log the {'reward and the ' if rl else ''}loss (logging_steps) and, where "
+               f"whether the run learned. Log the {'reward and the ' if rl else ''}loss ({LOG_MORE_OFTEN}) and, where "
                "there is held-out data, an eval loss.")
     return [Finding("no_learning_evidence", "warning", min(steps, default=0), message,
                     evidence={"n_points": 0, "training_loss_logged": False, "metrics_logged": logged})]

@@ -63,10 +63,12 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
     evidence = {"n_overflows": len(steps), "first_step": steps[0] if steps else None, "longest_run": storm_len,
                 "longest_run_start": storm_start if steps else None, "lowest_scale": lowest, "floor_step": floor_step}
     recovered = _rose_after(scale, floor_step)
+    # no overflow line read is no "after 0 overflows" (FPT-VVU_ViVidBot_fp16: every step overflowed, the lines unread)
+    after = f" after {plural(len(steps), 'overflow')}" if steps else ""
     if floor_step is not None and recovered is not None:
         step, value = recovered
-        message = (f"fp16 overflow storm: the loss scale fell to {format_number(lowest)} by step {floor_step} after "
-                   f"{plural(len(steps), 'overflow')} (each an update skipped; a scale under 1 means the gradients "
+        message = (f"fp16 overflow storm: the loss scale fell to {format_number(lowest)} by step {floor_step}{after} "
+                   f"(each overflow an update skipped; a scale under 1 means the gradients "
                    f"overflow fp16 even unscaled), then rose again ({format_number(value)} at step {step}): the run "
                    "went on, but look at why its gradients reach the edge of fp16's range (bf16 has no scaler).")
         first = steps[0] if steps else floor_step
@@ -75,7 +77,7 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
     if floor_step is not None:
         message = (f"the fp16 loss scale fell to its floor "
                    f"{format_number(lowest if lowest is not None else thresholds.loss_scale_floor)} at step "
-                   f"{floor_step} after {plural(len(steps), 'overflow')}: every step overflows and nothing is updated "
+                   f"{floor_step}{after}: every step overflows and nothing is updated "
                    f"(DeepSpeed stops a run there; apex's scaler goes on halving).")
         first = steps[0] if steps else floor_step
         return [Finding("loss_scale_overflow", "error", first, message, end_step=floor_step, metric=SCALE,
@@ -86,12 +88,14 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
                    f"{format_number(lowest) if lowest is not None else 'unknown'}).")
         return [Finding("loss_scale_overflow", "warning", storm_start, message,
                         end_step=storm_start + storm_len - 1, metric=SCALE, evidence=evidence)]
+    one = len(steps) == 1  # one skip is said as one: "1 update ... from step 3 (isolated overflows) those batches"
     kind = ("overflows at the start, the scaler searching down from its initial scale" if storm_len >=
-            thresholds.overflow_storm_count else "isolated overflows")
-    message = (f"{plural(len(steps), 'update')} skipped by the fp16 loss scaler from step {steps[0]} ({kind}, "
-               f"loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}): the scaler "
-               "did its job, but those batches taught the model nothing. A few at the start are the scaler finding its "
-               "level; more later mean the loss or gradients reach the edge of fp16's range (bf16 has no scaler).")
+            thresholds.overflow_storm_count else "an isolated overflow" if one else "isolated overflows")
+    message = (f"{plural(len(steps), 'update')} skipped by the fp16 loss scaler {'at' if one else 'from'} step "
+               f"{steps[0]} ({kind}, loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}): "
+               f"the scaler did its job, but {'that batch' if one else 'those batches'} taught the model nothing. A "
+               "few at the start are the scaler finding its level; more later mean the loss or gradients reach the "
+               "edge of fp16's range (bf16 has no scaler).")
     return [Finding("skipped_steps", "warning", steps[0], message, end_step=steps[-1], metric=SCALE,
                     evidence={**evidence, "deepspeed_overflow": True})]
 

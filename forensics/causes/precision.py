@@ -137,6 +137,15 @@ def _calibrating_only(facts: Facts) -> bool:
     return bool(skips) and all(f.evidence.get("at_restart") for f in skips)
 
 
+def _skipped_said(skipped) -> str:
+    """The skipped-steps evidence line: one skip (the finding's count or overflow count) said as one, at its step."""
+    first = skipped[0]
+    count = first.evidence.get("count", first.evidence.get("n_overflows"))
+    if len(skipped) == 1 and count == 1:
+        return f"an optimizer step skipped at step {first.step}"
+    return f"optimizer steps skipped from step {first.step}"
+
+
 _FEW_SKIPS = 0.02  # of the logged steps
 _FEW_SKIPS_AT_LEAST = 2  # ... or this many, on a short log
 
@@ -148,7 +157,7 @@ def _loss_scale_evidence(facts: Facts) -> list[str]:
         out.append(f"loss-scale overflows from step {overflows[0].step} ({plural(len(overflows), 'finding')})")
     skipped = facts.of_kind("skipped_steps")
     if skipped:
-        out.append(f"optimizer steps skipped from step {skipped[0].step}")
+        out.append(_skipped_said(skipped))
     scale = facts.series("loss_scale")
     if len(scale.dropna()) and float(scale.min()) <= t.loss_scale_floor:
         out.append(f"logged loss_scale fell to {evidence_value(scale.min())} (step {int(scale.idxmin())})")

@@ -136,19 +136,30 @@ def _next_step(analysis) -> str:
     said = lead is not None and last_good is not None and f"resume from {last_good.name}" in lead.suggestion
     if analysis.first_bad_checkpoint is not None and last_good is not None and not said:
         parts.append(f"resume from {last_good.name} (step {last_good.step}), not from a later checkpoint")
-    if not parts and first is not None:
+    if not parts and first is not None and first.kind in SUMMARY_KINDS:
+        # a doubt about the whole log has no step to zoom on ("look at the steps around 0" of a run with no loss line)
+        parts.append("the finding above is about the whole log, not one step: act on the check it names")
+    elif not parts and first is not None:
         parts.append(f"look at the steps around {first.step} (the report's zoomed plot shows them)")
     if not parts:
         parts.append("read the findings one by one")
     return "Next: " + "; ".join(parts) + "."
 
 
+def _nothing_wrong(findings) -> str:
+    """A healthy run's "nothing found", true beside the Info rows the report shows above it: those are notes, not
+    "no finding was raised"."""
+    if not findings:
+        return "No finding was raised in the logs or checkpoints that were read."
+    return (f"No problem was found in the logs or checkpoints that were read "
+            f"({plural(len(findings), 'note')} for information only).")
+
+
 def _answer_health(analysis) -> Answer:
     first = analysis.first_incident
     abandoned = [f for f in analysis.findings if f.abandoned]
     if first is None and analysis.status == "healthy":
-        paragraphs = [f"Yes. {_learned(analysis.learning)}No finding was raised in the logs or checkpoints that were "
-                      "read."]
+        paragraphs = [f"Yes. {_learned(analysis.learning)}{_nothing_wrong(analysis.findings)}"]
     elif first is None:
         paragraphs = [f"Not quite: the run is marked {analysis.status}, "
                       f"with {plural(len(analysis.findings), 'finding')} but no single first incident."]
@@ -159,8 +170,8 @@ def _answer_health(analysis) -> Answer:
                       f"The first thing that went wrong was at step {first.step}: {first.message}")]
     if abandoned:
         paragraphs.append(f"{plural(len(abandoned), 'finding')} happened only in attempts that a later one "
-                          "threw away (a resume, or a new launch logged over the same steps) and do not affect the "
-                          "final history.")
+                          "threw away (a resume, or a new launch logged over the same steps) and "
+                          f"{'does' if len(abandoned) == 1 else 'do'} not affect the final history.")
     return Answer(QUESTIONS[0], tuple(paragraphs))
 
 
@@ -264,13 +275,21 @@ def _answer_cause(analysis) -> Answer:
         return Answer(QUESTIONS[3], ("Nothing to explain.",))
     paragraphs = ["No cause could be pinned down from the run's own files."]
     known = list(_known_config(analysis.config))
-    if known:
-        paragraphs.append("What is known of its configuration:")
     missing = list(analysis.config.missing)
     bullets = known + list(_conflicts(analysis.config)) + ([f"not found: {', '.join(missing)}"] if missing else [])
-    if missing:
-        paragraphs.append("Some evidence was missing; saving it with the run would help next time.")
-    return Answer(QUESTIONS[3], tuple(paragraphs), tuple(bullets))
+    lead = _what_the_list_holds(bool(known), bool(missing))
+    return Answer(QUESTIONS[3], tuple(paragraphs + [lead] * bool(lead)), tuple(bullets))
+
+
+def _what_the_list_holds(known: bool, missing: bool) -> str:
+    """One lead-in for the list below it, in the list's order (settings read, then what was not found): two
+    sentences in a row over one list read as if the settings were the missing evidence."""
+    if known and missing:
+        return ("What is known of its configuration, then the evidence that was missing (saving it with the run "
+                "would help next time):")
+    if known:
+        return "What is known of its configuration:"
+    return "Some evidence was missing; saving it with the run would help next time:" if missing else ""
 
 
 def _conflicts(config) -> Iterable[str]:
