@@ -2095,3 +2095,20 @@ def test_a_constant_learning_rate_cannot_show_a_skipped_step_stalling_it():
     st = np.arange(10, 100, 10)
     m = metrics(st, learning_rate=np.full(len(st), 1e-4))
     assert lr_stalled(m, 40) is None
+
+
+def test_every_saturated_pairs_message_advises_a_larger_beta_never_a_smaller_one():
+    """beta scales the pairwise margin: a larger one meets the loss with the policy nearer the reference model. One
+    message said "a smaller learning rate or beta" where the others say "a larger beta" (the second reading of
+    session 32): the remedies now agree, and each is a sentence with its verb."""
+    from forensics.analyzers.pairwise_loss import for_a_pairwise_loss
+
+    collapse = Finding("loss_collapse", "error", 20, "loss collapse", metric="loss", evidence={"level_before": 0.69})
+    (said,) = for_a_pairwise_loss([collapse], metrics(np.array([10, 20, 30]), loss=[0.69, 0.0, 0.0]))
+    st = np.array([1, 10, 20, 30])
+    m = metrics(st, loss=[0.6931, 0.163, 0.0, 0.0], grad_norm=[1628.0, 0.0139, 1.7e-8, 8.1e-8],
+                **{"rewards/margins": [0.0, 26.7, 119.6, 141.7], "logps/chosen": [-21.7, -22.4, -23.1, -23.8],
+                   "logps/rejected": [-433.1, -631.7, -1540.5, -1784.1]})
+    (saturated,) = [f for f in analyze_metrics(m, TH) if f.kind == "loss_collapse"]
+    for f in (said, saturated):
+        assert "then try a" in f.message and "a larger beta" in f.message and "or beta" not in f.message, f.message

@@ -51,8 +51,8 @@ def saturated_pairs(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     message = (f"the preference loss stays under {format_number(_SATURATED)} from step {first} to the end of the log, "
                f"the grad_norm mostly under {format_number(_VANISHED)} from there: every pair is separated so far that "
                f"nothing is left to learn from them{where}. Check that "
-               "the chosen answers' log-probs did not fall with the rejected ones; a larger beta, fewer epochs or "
-               "harder pairs.")
+               "the chosen answers' log-probs did not fall with the rejected ones; then try a larger beta, fewer epochs "
+               "or harder pairs.")
     return [Finding("loss_collapse", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS,
                     evidence={"n_points": len(loss) - start, "to_end": True, "saturated_pairs": True})]
 
@@ -217,6 +217,6 @@ def _saturated_not_collapsed(found: Finding) -> Finding:
                "pair is separated so far that the sigmoid is flat and the steps from there learn nothing from these "
                "pairs. Labels all masked would leave this loss at ln 2, not at 0; where the trainer filters NaN "
                "losses, a logged 0.0 may hide one. Check that the chosen answers' log-probs did not fall with the "
-               "rejected ones; a smaller learning rate or beta, more and harder pairs.")
+               "rejected ones; then try a smaller learning rate, a larger beta, more and harder pairs.")
     return replace(found, severity="warning", message=message,
                    evidence={**found.evidence, "pairwise": True, "saturated_pairs": True})
