@@ -31,9 +31,12 @@ _DS_ENGINE = re.compile(r"^.*?\bDeepSpeedEngine configuration:\s*$", re.MULTILIN
 # step=10, skipped=0, lr=[1e-06, 1e-06], mom=[(0.9, 0.99), ...]`), where a hand-written loop drives the engine itself
 # (Ourboros-Alignment-Team_RWKV-RM-Copilot) and no configuration print was kept
 _DS_PROGRESS_LINE = re.compile(r"^.*?\bstep=\d+, skipped=\d+, lr=\[[^\n]*$", re.MULTILINE)
-# DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`)
-_DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* [^\n]*\bmain\.py\b[^\n]*$", re.MULTILINE)
-_LORA_DIM = re.compile(r"--lora_dim[ =](\d+)")
+# DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`); a copy of its step-3
+# script may be renamed (gouqi666_deep-speed-chat: train_llama.py), so any script counts - the method reads it only
+# where the console's own step lines are DeepSpeed-Chat's
+_DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* [^\n]*?\.py\b[^\n]*$", re.MULTILINE)
+# step 1/2's --lora_dim; step 3's --actor_lora_dim / --critic_lora_dim (each 0 by default: that model trained whole)
+_LORA_DIM = re.compile(r"--(?:actor_|critic_)?lora_dim[ =](\d+)")
 # LLaMA-Factory loading or saving a value head (its reward-model and PPO stages;
 # trl's AutoModelForCausalLMWithValueHead)
 _VALUE_HEAD = re.compile(
@@ -249,11 +252,10 @@ def _model_lines(text: str) -> dict:
     """DeepSpeed-Chat's `--lora_dim` (0: every weight trained), a value head loaded or saved, the base loaded in 4
     bits, the largest `N params` a script's line says, and the first line naming LoRA (`console_lora_named`)."""
     out: dict = {}
-    m = _DSCHAT_CMD.search(text) if "main.py" in text else None
-    if m:  # DeepSpeed-Chat trains every weight unless --lora_dim says otherwise
-        lora = _LORA_DIM.search(m.group(0))
-        out["console_lora_dim"], out["console_lora_dim_line"] = (int(lora.group(1)) if lora else 0,
-                                                                 m.group(0).strip()[:200])
+    m = _DSCHAT_CMD.search(text) if "cmd = " in text else None
+    if m:  # DeepSpeed-Chat trains every weight unless a --lora_dim (step 3: of the actor or critic) says otherwise
+        dims = [int(d) for d in _LORA_DIM.findall(m.group(0))]
+        out["console_lora_dim"], out["console_lora_dim_line"] = max(dims, default=0), m.group(0).strip()[:200]
     m = _VALUE_HEAD.search(text) if "alue head" in text or "valuehead" in text else None
     if m:
         out["console_value_head"] = line_end(line_at(text, m.start()))

@@ -29,8 +29,8 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         return said
     chat = next(((src, m) for src, m in timeline.meta.items() if "console_lora_dim" in m), None)
     if chat is not None and any(kind in DSCHAT_OBJECTIVES for kind in timeline.console_kinds):
-        evidence["method"] = (f"DeepSpeed-Chat trains every weight unless --lora_dim is given ({chat[0]}: "
-                              f"{chat[1]['console_lora_dim_line'][:120]})")
+        evidence["method"] = (f"DeepSpeed-Chat trains every weight unless a --lora_dim (step 3: --actor_lora_dim) "
+                              f"is given ({chat[0]}: {chat[1]['console_lora_dim_line'][:120]})")
         return "lora" if chat[1]["console_lora_dim"] > 0 else "full"
     scratch = _console_from_scratch(timeline)
     if scratch is not None:  # random weights: every one of them is trained
