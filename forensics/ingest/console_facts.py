@@ -77,6 +77,10 @@ _FROM_SCRATCH_LINE = re.compile(
 # (a pairwise or RL run's own metrics are read before this is asked).
 _INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^[ \t'\"]*### Instruction:"
                                r"|\[\s*'instruction',\s*(?:'input',\s*)?'(?:output|response)'"
+                               # stanford_alpaca's SupervisedDataset (train.py, copied widely) logs these two lines
+                               # as it builds its prompt / response pairs (inkcherry_Megatron-DeepSpeed)
+                               r"|^(?:WARNING:root:)?Formatting inputs\.\.\.[ \t]*\r?\n(?:.*\n){0,8}?"
+                               r"(?:WARNING:root:)?Tokenizing inputs\.\.\. This may take some time\.\.\."
                                r"|^(?!.*(?:preference|pairwise|chosen|rejected|reward|comparison|dpo))"
                                r".*\bdata(?:set)?\w*\b.*(?<![^\W_])alpaca[\w.-]*\.json.*$"
                                # torchtune's instruction and chat dataset builders, as its resolved config names them
@@ -167,7 +171,7 @@ def _start_up_lines(text: str) -> dict:
     a tokenizer trained first, a model built from scratch: each the line (or its end) that says it."""
     out: dict = {}
     m = (_INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text or "torchtune.datasets." in text
-         else None)
+         or "Formatting inputs..." in text else None)
     if m:
         out["console_instruction_data"] = text[m.start():].split("\n", 1)[0].strip()[:160]  # from the match on
     m = _PROMPT_TEMPLATE.search(text) if "Prompt " in text else None

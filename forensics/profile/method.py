@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..config import RunConfig
 from ..timeline import Timeline
-from .model_start import _console_from_scratch, readme_from_scratch
+from .model_start import _console_from_scratch, megatron_trained_start, readme_from_scratch
 from .names import word_in
 from .objective import DSCHAT_OBJECTIVES
 from .record import UNKNOWN
@@ -32,6 +32,12 @@ def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_
         evidence["method"] = (f"DeepSpeed-Chat trains every weight unless a --lora_dim (step 3: --actor_lora_dim) "
                               f"is given ({chat[0]}: {chat[1]['console_lora_dim_line'][:120]})")
         return "lora" if chat[1]["console_lora_dim"] > 0 else "full"
+    loaded = megatron_trained_start(timeline)
+    if loaded is not None and not any(m.get("console_lora_named") for m in timeline.meta.values()):
+        # Megatron-LM's and Megatron-DeepSpeed's training scripts update every weight of the model they load
+        evidence["method"] = (f"Megatron loads trained weights and trains them all ({loaded[0]}: {loaded[1][:120]}), "
+                              "no adapter named")
+        return "full"
     scratch = _console_from_scratch(timeline)
     if scratch is not None:  # random weights: every one of them is trained
         evidence["method"] = f"a model built from scratch ({scratch[0]}: {scratch[1]}): every weight trained"
