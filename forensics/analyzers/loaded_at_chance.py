@@ -46,11 +46,12 @@ def detect_loaded_weights_at_chance(metrics: Metrics, loaded: tuple[str, str] | 
     guess = (f"{100 * first / level:.0f}% of ln {vocab_size} = {format_number(level)}, the uniform guess over its "
              "vocabulary" if known else f"at or above {format_number(level)}, about the uniform guess over the "
              "smallest vocabulary a language model's tokenizer has (ln 8000 = 8.99; this run's is not known)")
+    peak = float(rates.max())
     message = (f"the first training loss {format_number(first)} (step {step}) of this model, loaded from trained "
                f"weights ({loaded[1][:120]}), is {guess}, logged while the learning rate was still "
-               f"{format_number(rate)} ({100 * rate / float(rates.max()):.1f}% of the {format_number(float(rates.max()))}"
-               " it reached): the updates so far were too small to move it, so the weights as loaded predicted these "
-               "targets no better than chance, where a trained model reads its kind of text at 1-3. The checkpoint "
+               f"{format_number(rate)} ({100 * rate / peak:.1f}% of the {format_number(peak)} it reached): the "
+               "updates so far were too small to move it, so the weights as loaded predicted these targets no better "
+               "than chance, where a trained model reads its kind of text at 1-3. The checkpoint "
                "did not load as the trained model (a conversion fault, weights not matched to their layers, another "
                "tokenizer); what the loss does next is repair, not the fine-tune. Check the converted checkpoint's "
                "loss on a few batches before training (it should be far under the guess).")

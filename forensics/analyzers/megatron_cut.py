@@ -42,10 +42,11 @@ def detect_megatron_cut(timeline: Timeline) -> list[Finding]:
         if not _A_SHARE_OF_THE_PLAN * planned <= last <= planned - _log_interval(steps):
             continue
         by_hand = meta.get(BY_HAND_KEY)
-        message = (f"the Megatron log ends at iteration {last} of its {planned} (train_iters), {100 * last / planned:.0f}"
-                   f"% of its plan: it was stopped by hand (the console ends in KeyboardInterrupt and '{by_hand}'), "
-                   "not by a fault of the training. What it learned since its last saved checkpoint is lost; resume from "
-                   "that checkpoint to finish the plan." if by_hand else
+        share = f"{100 * last / planned:.0f}%"
+        message = (f"the Megatron log ends at iteration {last} of its {planned} (train_iters), {share} of its plan: it "
+                   f"was stopped by hand (the console ends in KeyboardInterrupt and '{by_hand}'), not by a fault of "
+                   "the training. What it learned since its last saved checkpoint is lost; resume from that "
+                   "checkpoint to finish the plan." if by_hand else
                    f"the Megatron log ends at iteration {last} of its {planned} (train_iters) with no line saying "
                    f"why: no '[after training is done]', exit line or error. The run stopped, crashed or its log was "
                    f"cut at {100 * last / planned:.0f}% of its plan; what it reached after is unknown. Resume from its "

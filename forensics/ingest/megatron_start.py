@@ -24,7 +24,8 @@ _RANDOM = re.compile(r"will not load any checkpoints and will start from random"
 
 def weights_start(text: str) -> dict | None:
     """What the console's first load says of the weights it trains (module docstring), or None where it says
-    nothing: `loaded` (trained weights read) with the `iteration` they were read at (0 for a release), or not (random)."""
+    nothing: `loaded` (trained weights read) with the `iteration` they were read at (0 for a release), or not
+    (random)."""
     found = [m for m in (_LOADED.search(text), _RELEASE.search(text), _RANDOM.search(text)) if m]
     if not found:
         return None
