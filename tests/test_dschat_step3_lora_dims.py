@@ -47,3 +47,12 @@ def test_a_launch_line_of_another_trainer_says_nothing_of_the_method(tmp_path):
     (tmp_path / "train.log").write_text(cmd + steps)
     profile = forensics.analyze(tmp_path).run_profile
     assert "DeepSpeed-Chat" not in profile.evidence.get("method", "")
+
+
+def test_only_deepspeed_chats_own_launch_lines_are_read_for_lora_dims():
+    """Guard: a launcher line of another script (no main.py, no step 3's --actor_model_name_or_path) carries no
+    DeepSpeed-Chat LoRA setting at all; DeepSpeed-Chat's step 1 main.py line does."""
+    from forensics.ingest.console_facts import console_facts
+    other = "[x] cmd = /usr/bin/python -u -m deepspeed.launcher.launch train.py --model_name_or_path gpt2 --lora_dim 8\n"
+    assert "console_lora_dim" not in console_facts(other)
+    assert console_facts("[x] cmd = deepspeed main.py --lora_dim 128 --only_optimize_lora\n")["console_lora_dim"] == 128

@@ -32,9 +32,10 @@ _DS_ENGINE = re.compile(r"^.*?\bDeepSpeedEngine configuration:\s*$", re.MULTILIN
 # (Ourboros-Alignment-Team_RWKV-RM-Copilot) and no configuration print was kept
 _DS_PROGRESS_LINE = re.compile(r"^.*?\bstep=\d+, skipped=\d+, lr=\[[^\n]*$", re.MULTILINE)
 # DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`); a copy of its step-3
-# script may be renamed (gouqi666_deep-speed-chat: train_llama.py), so any script counts - the method reads it only
-# where the console's own step lines are DeepSpeed-Chat's
-_DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* [^\n]*?\.py\b[^\n]*$", re.MULTILINE)
+# script may be renamed (gouqi666_deep-speed-chat: train_llama.py), so another script counts where it takes step 3's own
+# --actor_model_name_or_path (the method reads it only where the console's step lines are DeepSpeed-Chat's too)
+_DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* (?:[^\n]*\bmain\.py\b|[^\n]*?\.py\b[^\n]*"
+                         r"--actor_model_name_or_path\b)[^\n]*$", re.MULTILINE)
 # step 1/2's --lora_dim; step 3's --actor_lora_dim / --critic_lora_dim (each 0 by default: that model trained whole)
 _LORA_DIM = re.compile(r"--(?:actor_|critic_)?lora_dim[ =](\d+)")
 # LLaMA-Factory loading or saving a value head (its reward-model and PPO stages;
