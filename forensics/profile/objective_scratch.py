@@ -100,7 +100,7 @@ def _from_trained_weights(timeline: Timeline, kind: str, loaded: tuple[str, str]
                           evidence: dict) -> tuple[str, str | None] | None:
     """A pre-training console whose run loads trained weights at iteration 0 (`megatron_trained_start`): not from
     scratch however high its first loss (a converted checkpoint that loaded wrong starts at chance, and that is the
-    thing to tell: analyzers.fine_tune_start). Instruction data in the console makes it a fine-tune (None: the SFT
+    thing to tell: analyzers.loaded_at_chance). Instruction data in the console makes it a fine-tune (None: the SFT
     signs read it); else it is continued pre-training."""
     if any(m.get("console_instruction_data") for m in timeline.meta.values()):
         return None
