@@ -26,6 +26,7 @@ from .analyzers.fresh_cross_attention import detect_start_under_a_fresh_decoder
 from .analyzers.impossible_loss import detect_loss_beyond_cross_entropy, link_impossible_start
 from .analyzers.learning_evidence import detect_ended_near_the_guess, for_a_reward_model, without_the_score
 from .analyzers.lr_lag import detect_skips_from_lr_lag, linear_fp16_schedule
+from .analyzers.loaded_at_chance import detect_loaded_weights_at_chance
 from .analyzers.megatron_cut import detect_megatron_cut
 from .analyzers.memorization import dated_under_pretraining_floor, memorized_from_scratch
 from .analyzers.metrics import LOSS, RLMetrics, finite, is_preference_log, real_loss
@@ -52,7 +53,7 @@ from .config import RunConfig, Thresholds
 from .findings import Finding, sort_findings
 from .metric_names import OPTIMIZER_STEP
 from .profile import RunProfile, run_profile
-from .profile.model_start import encoder_decoder_model, pretrained_base, warm_started_composite
+from .profile.model_start import encoder_decoder_model, megatron_trained_start, pretrained_base, warm_started_composite
 from .profile.objective import classification_head
 from .profile.objective_names import ROUGE_EVIDENCE
 from .discover.run_layout import RunLayout
@@ -79,7 +80,8 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
                                 or detect_megatron_cut(timeline)
                                 or detect_early_stop_in_warmup(metrics, early_stop_said(timeline)))
                              + detect_labels_include_padding(metrics, config.get("data.labels_include_padding"),
-                                                             encoder_decoder_model(config)))
+                                                             encoder_decoder_model(config))
+                             + _loaded_at_chance(metrics, timeline, profile, config, findings))
     findings = sort_findings(findings + detect_unfinished_tracker_run(timeline, metrics, planned[1], findings))
     findings = without_planned_restarts(findings, (config.get("lr_scheduler_type"), config.get("ds.scheduler.type")),
                                         config.get("lr_scheduler_kwargs"))
@@ -87,6 +89,15 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
         findings = [f for f in findings if f.kind not in _LEVEL_KINDS]
     findings = with_padding_caveat(without_doubt_beside_a_zero_loss(without_doubt_after_never_learned(findings)))
     return link_impossible_start(findings, metrics), metrics, profile
+
+
+def _loaded_at_chance(metrics, timeline: Timeline, profile: RunProfile, config: RunConfig,
+                      findings: list[Finding]) -> list[Finding]:
+    """`detect_loaded_weights_at_chance`, where no other finding already reads the run's start."""
+    if any(f.kind in ("start_above_uniform_guess", "impossible_loss") for f in findings):
+        return []
+    return detect_loaded_weights_at_chance(metrics, megatron_trained_start(timeline), profile.method,
+                                           config.get("model.vocab_size"))
 
 
 def _loss_steps_inferred(timeline: Timeline) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..findings import Finding
-from ..ingest.megatron_end import KEY
+from ..ingest.megatron_end import BY_HAND_KEY, KEY
 from ..timeline import Timeline
 
 _A_SHARE_OF_THE_PLAN = 0.1  # a log holding less of its planned iterations is the start of a long run, not a cut
@@ -41,12 +41,19 @@ def detect_megatron_cut(timeline: Timeline) -> list[Finding]:
         last = int(steps.max())
         if not _A_SHARE_OF_THE_PLAN * planned <= last <= planned - _log_interval(steps):
             continue
-        message = (f"the Megatron log ends at iteration {last} of its {planned} (train_iters) with no line saying "
+        by_hand = meta.get(BY_HAND_KEY)
+        share = f"{100 * last / planned:.0f}%"
+        message = (f"the Megatron log ends at iteration {last} of its {planned} (train_iters), {share} of its plan: it "
+                   f"was stopped by hand (the console ends in KeyboardInterrupt and '{by_hand}'), not by a fault of "
+                   "the training. What it learned since its last saved checkpoint is lost; resume from that "
+                   "checkpoint to finish the plan." if by_hand else
+                   f"the Megatron log ends at iteration {last} of its {planned} (train_iters) with no line saying "
                    f"why: no '[after training is done]', exit line or error. The run stopped, crashed or its log was "
                    f"cut at {100 * last / planned:.0f}% of its plan; what it reached after is unknown. Resume from its "
                    "last checkpoint, or find the rest of its log.")
         findings.append(Finding("run_cut_short", "warning", last, message,
-                                evidence={"source": source, "last_step": last, "train_iters": planned}))
+                                evidence={"source": source, "last_step": last, "train_iters": planned,
+                                          "stopped_by_hand": by_hand}))
     return findings
 
 

@@ -31,9 +31,13 @@ _DS_ENGINE = re.compile(r"^.*?\bDeepSpeedEngine configuration:\s*$", re.MULTILIN
 # step=10, skipped=0, lr=[1e-06, 1e-06], mom=[(0.9, 0.99), ...]`), where a hand-written loop drives the engine itself
 # (Ourboros-Alignment-Team_RWKV-RM-Copilot) and no configuration print was kept
 _DS_PROGRESS_LINE = re.compile(r"^.*?\bstep=\d+, skipped=\d+, lr=\[[^\n]*$", re.MULTILINE)
-# DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`)
-_DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* [^\n]*\bmain\.py\b[^\n]*$", re.MULTILINE)
-_LORA_DIM = re.compile(r"--lora_dim[ =](\d+)")
+# DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`); a copy of its step-3
+# script may be renamed (gouqi666_deep-speed-chat: train_llama.py), so another script counts where it takes step 3's own
+# --actor_model_name_or_path (the method reads it only where the console's step lines are DeepSpeed-Chat's too)
+_DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* (?:[^\n]*\bmain\.py\b|[^\n]*?\.py\b[^\n]*"
+                         r"--actor_model_name_or_path\b)[^\n]*$", re.MULTILINE)
+# step 1/2's --lora_dim; step 3's --actor_lora_dim / --critic_lora_dim (each 0 by default: that model trained whole)
+_LORA_DIM = re.compile(r"--(?:actor_|critic_)?lora_dim[ =](\d+)")
 # LLaMA-Factory loading or saving a value head (its reward-model and PPO stages;
 # trl's AutoModelForCausalLMWithValueHead)
 _VALUE_HEAD = re.compile(
@@ -74,6 +78,10 @@ _FROM_SCRATCH_LINE = re.compile(
 # (a pairwise or RL run's own metrics are read before this is asked).
 _INSTRUCTION_DATA = re.compile(r"Below is an instruction that describes a task|^[ \t'\"]*### Instruction:"
                                r"|\[\s*'instruction',\s*(?:'input',\s*)?'(?:output|response)'"
+                               # stanford_alpaca's SupervisedDataset (train.py, copied widely) logs these two lines
+                               # as it builds its prompt / response pairs (inkcherry_Megatron-DeepSpeed)
+                               r"|^(?:WARNING:root:)?Formatting inputs\.\.\.[ \t]*\r?\n(?:.*\n){0,8}?"
+                               r"(?:WARNING:root:)?Tokenizing inputs\.\.\. This may take some time\.\.\."
                                r"|^(?!.*(?:preference|pairwise|chosen|rejected|reward|comparison|dpo))"
                                r".*\bdata(?:set)?\w*\b.*(?<![^\W_])alpaca[\w.-]*\.json.*$"
                                # torchtune's instruction and chat dataset builders, as its resolved config names them
@@ -164,7 +172,7 @@ def _start_up_lines(text: str) -> dict:
     a tokenizer trained first, a model built from scratch: each the line (or its end) that says it."""
     out: dict = {}
     m = (_INSTRUCTION_DATA.search(text) if "nstruction" in text or "lpaca" in text or "torchtune.datasets." in text
-         else None)
+         or "Formatting inputs..." in text else None)
     if m:
         out["console_instruction_data"] = text[m.start():].split("\n", 1)[0].strip()[:160]  # from the match on
     m = _PROMPT_TEMPLATE.search(text) if "Prompt " in text else None
@@ -249,11 +257,10 @@ def _model_lines(text: str) -> dict:
     """DeepSpeed-Chat's `--lora_dim` (0: every weight trained), a value head loaded or saved, the base loaded in 4
     bits, the largest `N params` a script's line says, and the first line naming LoRA (`console_lora_named`)."""
     out: dict = {}
-    m = _DSCHAT_CMD.search(text) if "main.py" in text else None
-    if m:  # DeepSpeed-Chat trains every weight unless --lora_dim says otherwise
-        lora = _LORA_DIM.search(m.group(0))
-        out["console_lora_dim"], out["console_lora_dim_line"] = (int(lora.group(1)) if lora else 0,
-                                                                 m.group(0).strip()[:200])
+    m = _DSCHAT_CMD.search(text) if "cmd = " in text else None
+    if m:  # DeepSpeed-Chat trains every weight unless a --lora_dim (step 3: of the actor or critic) says otherwise
+        dims = [int(d) for d in _LORA_DIM.findall(m.group(0))]
+        out["console_lora_dim"], out["console_lora_dim_line"] = max(dims, default=0), m.group(0).strip()[:200]
     m = _VALUE_HEAD.search(text) if "alue head" in text or "valuehead" in text else None
     if m:
         out["console_value_head"] = line_end(line_at(text, m.start()))

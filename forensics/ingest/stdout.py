@@ -53,7 +53,7 @@ from ..timeline import LogRecords, canonical_metric, empty_frame
 from ._filetime import file_mtime
 from ..decoding import decode_text
 from ._frames import without_placeholders, without_unit_loss_scale
-from . import (card_axolotl, command_line, early_stop_end, fairseq_config, megatron_args, megatron_end,
+from . import (card_axolotl, command_line, early_stop_end, fairseq_config, megatron_args, megatron_end, megatron_start,
                mmengine_config, namespace_args, printed_configs, rwkv_args)
 from .banners import find_banners, may_hold_banners
 from .console_facts import console_facts, run_sign_facts
@@ -124,6 +124,10 @@ def read_console(text: str, path: Path, warnings: list[str], one_cell: bool = Fa
     kinds = kinds_of(events)
     if "megatron" in kinds:  # whether its log says why it ends (analyzers.megatron_cut)
         meta[megatron_end.KEY] = megatron_end.end_line(text)
+        if meta[megatron_end.KEY] is None and (by_hand := megatron_end.stopped_by_hand(text)):
+            meta[megatron_end.BY_HAND_KEY] = by_hand
+        if (start := megatron_start.weights_start(text)) is not None:  # trained or random weights (profile, analyzers)
+            meta[megatron_start.KEY] = start
     if any(kind in tf_seq2seq.KINDS for kind in kinds):  # a loop that trains until stopped (analyzers.crash)
         meta[tf_seq2seq.OPEN_ENDED_KEY] = tf_seq2seq.OPEN_ENDED
     if any(e[0] == "line" and e[1].kind.startswith("results_table") for e in events):

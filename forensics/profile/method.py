@@ -1,12 +1,13 @@
-"""The profile's method: full, lora, qlora or peft, from the config, DeepSpeed-Chat's --lora_dim, a model built from
-scratch (OpenNMT-py's build with no checkpoint loaded too), the trainers' banners, a script's arguments that switch a
-pre-trained model off, the words in the run's own names, then a console that saves the trained model whole (in shards,
-into its output_dir), and last a README that says its model was trained from scratch."""
+"""The profile's method: full, lora, qlora or peft, from the config, DeepSpeed-Chat's --lora_dim, trained weights a
+Megatron console loads, a model built from scratch (OpenNMT-py's build with no checkpoint loaded too), the trainers'
+banners, a script's arguments that switch a pre-trained model off, the words in the run's own names, then a console
+that saves the trained model whole (in shards, into its output_dir), and last a README that says its model was trained
+from scratch."""
 from __future__ import annotations
 
 from ..config import RunConfig
 from ..timeline import Timeline
-from .model_start import _console_from_scratch, readme_from_scratch
+from .model_start import _console_from_scratch, megatron_trained_start, readme_from_scratch
 from .names import word_in
 from .objective import DSCHAT_OBJECTIVES
 from .record import UNKNOWN
@@ -23,8 +24,8 @@ ADAPTERS = ("lora", "qlora", "peft")
 
 
 def _method(config: RunConfig, timeline: Timeline, names, evidence: dict, model_params: int | None = None) -> str:
-    for step in (_said_in_config, _deepspeed_chat_lora_dim, _built_with_random_weights, _from_banners,
-                 _pretrained_switched_off, _named_in_the_run, _from_the_saved_model):
+    for step in (_said_in_config, _deepspeed_chat_lora_dim, _megatron_loaded, _built_with_random_weights,
+                 _from_banners, _pretrained_switched_off, _named_in_the_run, _from_the_saved_model):
         found = step(config, timeline, names, evidence, model_params)
         if found is not None:
             return found
@@ -46,9 +47,21 @@ def _deepspeed_chat_lora_dim(config: RunConfig, timeline: Timeline, names, evide
     """DeepSpeed-Chat's --lora_dim, where its step lines show the run is DeepSpeed-Chat's."""
     chat = next(((src, m) for src, m in timeline.meta.items() if "console_lora_dim" in m), None)
     if chat is not None and any(kind in DSCHAT_OBJECTIVES for kind in timeline.console_kinds):
-        evidence["method"] = (f"DeepSpeed-Chat trains every weight unless --lora_dim is given ({chat[0]}: "
-                              f"{chat[1]['console_lora_dim_line'][:120]})")
+        evidence["method"] = (f"DeepSpeed-Chat trains every weight unless a --lora_dim (step 3: --actor_lora_dim) "
+                              f"is given ({chat[0]}: {chat[1]['console_lora_dim_line'][:120]})")
         return "lora" if chat[1]["console_lora_dim"] > 0 else "full"
+    return None
+
+
+def _megatron_loaded(config: RunConfig, timeline: Timeline, names, evidence: dict,
+                     model_params: int | None) -> str | None:
+    """"full" where a Megatron console shows trained weights loaded at iteration 0 and names no adapter."""
+    loaded = megatron_trained_start(timeline)
+    if loaded is not None and not any(m.get("console_lora_named") for m in timeline.meta.values()):
+        # Megatron-LM's and Megatron-DeepSpeed's training scripts update every weight of the model they load
+        evidence["method"] = (f"Megatron loads trained weights and trains them all ({loaded[0]}: {loaded[1][:120]}), "
+                              "no adapter named")
+        return "full"
     return None
 
 

@@ -9,6 +9,7 @@ import re
 
 from ..analyzers.never_learned import FRESH_HEAD_RANGE
 from ..config import RunConfig
+from ..ingest.megatron_start import KEY as MEGATRON_START
 from ..timeline import Timeline
 from .losses import random_guess_range, training_losses
 
@@ -68,6 +69,14 @@ def console_loaded_weights(timeline: Timeline) -> tuple[str, str] | None:
     model starts from trained weights; else None."""
     return next(((src, m["console_weights_loaded"]) for src, m in timeline.meta.items()
                  if m.get("console_weights_loaded")), None)
+
+
+def megatron_trained_start(timeline: Timeline) -> tuple[str, str] | None:
+    """(source, line) of a Megatron console's `successfully loaded checkpoint from DIR at iteration 0` (or `loading
+    release checkpoint`): the run starts from weights trained elsewhere (ingest.megatron_start); else None. A load at
+    iteration N > 0 is the same run taken up again, and says nothing of where it first started."""
+    return next(((src, m[MEGATRON_START]["line"]) for src, m in timeline.meta.items()
+                 if (m.get(MEGATRON_START) or {}).get("loaded") and m[MEGATRON_START]["iteration"] == 0), None)
 
 
 def readme_from_scratch(config: RunConfig, timeline: Timeline) -> tuple[str, str] | None:

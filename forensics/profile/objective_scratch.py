@@ -8,8 +8,8 @@ from ..config import RunConfig
 from ..ingest.pretrain_lines import PRETRAINING_KINDS
 from ..timeline import Timeline
 from .losses import character_model_at_step_zero, starts_at_random_guess, training_losses
-from .model_start import (_console_from_scratch, console_loaded_weights, fresh_model_config, pretrained_base,
-                          where_the_loss_starts)
+from .model_start import (_console_from_scratch, console_loaded_weights, fresh_model_config,
+                          megatron_trained_start, pretrained_base, where_the_loss_starts)
 from .trainer_card import card_objective
 
 # Console line kinds of nanoGPT-family pre-training loops that print a HellaSwag eval (build-nanogpt's `N hella X`,
@@ -35,6 +35,9 @@ def from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: d
                                  f"its code ({config.source_of('model.built_here')}){FROM_SCRATCH}")
         return "pretrain", None
     pretraining = [kind for kind in timeline.console_kinds if kind in PRETRAINING_KINDS]
+    loaded = megatron_trained_start(timeline) if pretraining else None
+    if loaded is not None:  # a pre-training script fed trained weights: continued pre-training, or a fine-tune
+        return _from_trained_weights(timeline, pretraining[0], loaded, evidence)
     if pretraining:
         # a pre-training loop may start from trained weights (continued pre-training); a first loss at the
         # random guess says this one did not, which tells the method too (`run_profile`)
@@ -91,3 +94,16 @@ def from_scratch_signs(config: RunConfig, timeline: Timeline, names, evidence: d
                                  "nanoGPT-family pre-training loop's own benchmark")
         return "pretrain", None
     return None
+
+
+def _from_trained_weights(timeline: Timeline, kind: str, loaded: tuple[str, str],
+                          evidence: dict) -> tuple[str, str | None] | None:
+    """A pre-training console whose run loads trained weights at iteration 0 (`megatron_trained_start`): not from
+    scratch however high its first loss (a converted checkpoint that loaded wrong starts at chance, and that is the
+    thing to tell: analyzers.loaded_at_chance). Instruction data in the console makes it a fine-tune (None: the SFT
+    signs read it); else it is continued pre-training."""
+    if any(m.get("console_instruction_data") for m in timeline.meta.values()):
+        return None
+    evidence["objective"] = (f"{kind} pre-training console log that loads trained weights at iteration 0 ({loaded[0]}: "
+                             f"{loaded[1][:120]}): continued pre-training")
+    return "pretrain", None
