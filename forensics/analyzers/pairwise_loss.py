@@ -50,9 +50,8 @@ def saturated_pairs(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
     where = f" ({', '.join(sides)})" if sides else ""
     message = (f"the preference loss stays under {format_number(_SATURATED)} from step {first} to the end of the log, "
                f"the grad_norm mostly under {format_number(_VANISHED)} from there: every pair is separated so far that "
-               f"nothing is left to learn from them{where}. Check that "
-               "the chosen answers' log-probs did not fall with the rejected ones; then try a larger beta, fewer epochs "
-               "or harder pairs.")
+               f"nothing is left to learn from them{where}. Check that the chosen answers' log-probs did not fall "
+               "with the rejected ones; then try a larger beta, fewer epochs or harder pairs.")
     return [Finding("loss_collapse", "warning", first, message, end_step=int(loss.index[-1]), metric=LOSS,
                     evidence={"n_points": len(loss) - start, "to_end": True, "saturated_pairs": True})]
 
