@@ -10,8 +10,8 @@ from .metric_names import JSON_LINE_STEP_KEYS, is_taken_training_loss
 
 
 # A CSV metrics table (Lightning's / LitGPT's metrics.csv, a script's own): its header names a step or epoch column
-# and a loss column. Here, not in the reader, so that finding the files needs no reader. Its step columns are the
-# JSON lines' step keys as `table_column` spells them: a W&B panel export's `_step` too (JlPang863_QualityDPO)
+# and a loss column. Its step columns are the JSON lines' step keys as `table_column` spells them: a W&B panel
+# export's `_step` too (JlPang863_QualityDPO)
 TABLE_STEP_COLUMNS = tuple(dict.fromkeys(key.lower() for key in JSON_LINE_STEP_KEYS))
 TABLE_LOSS_COLUMNS = frozenset({"loss", "train_loss", "train_loss_step", "train/loss", "training_loss", "val_loss",
                                 "eval_loss", "valid_loss", "validation_loss", "val/loss", "eval/loss", "lm loss"})

@@ -231,3 +231,93 @@ def test_a_csv_whose_last_row_has_no_line_end_and_ends_in_a_word_is_read_whole(t
     records = csv_metrics.read(REAL / "Eamon2009_Quadtrix-" / "train_loss.csv")
     last_eval = records.frame[records.frame.metric == "eval_loss"].value.tolist()[-1]
     assert last_eval == 0.943 and not [w for w in records.warnings if CUT_WORDS.search(w)]
+
+
+def test_a_csv_whose_last_learning_rate_is_cut_inside_its_exponent_leaves_that_row_out(tmp_path: Path):
+    """`1.62e-0` is what a cut leaves of `1.62e-05`; read, it is a learning rate of 1.62 (a jump of 1e5 and a 'too
+    high' cause). Its shape folds the exponent's digits into one, so the exponent's digit count is compared too."""
+    rows = "".join(f"{s},{2.5 - s / 1000:.4f},{2e-05 * (1 - s / 1000):.2e}\n" for s in range(10, 200, 10))
+    (tmp_path / "metrics.csv").write_text(("step,loss,learning_rate\n" + rows)[:-2])  # `190,2.3100,1.62e-0`
+    records = csv_metrics.read(tmp_path / "metrics.csv")
+    assert records.frame.value.max() < 3 and sorted(records.frame.step.unique())[-1] == 180
+    assert len([w for w in records.warnings if CUT_WORDS.search(w)]) == 1
+
+
+def test_a_long_last_line_is_looked_at_in_linear_time(tmp_path: Path):
+    """The last cell was found by a search that tried every character of a long cell before the last separator
+    again: 30,000 characters took about 10 s, a 1 MB line hours."""
+    import time
+    (tmp_path / "metrics.csv").write_text("step,loss\n10,2.3456\n20,2.1234\n" + "x" * 30000 + ",1")
+    started = time.monotonic()
+    records = csv_metrics.read(tmp_path / "metrics.csv")
+    assert time.monotonic() - started < 2 and sorted(records.frame.step.unique()) == [10, 20]
+
+
+def test_a_keras_history_cut_in_the_key_of_its_next_list_keeps_the_whole_lists_before_it(tmp_path: Path):
+    whole = json.dumps({"loss": [2.31, 2.12, 1.98], "accuracy": [0.31, 0.35, 0.38], "val_loss": [2.2, 2.05, 1.99]})
+    at = whole.index('"val_loss"')
+    (tmp_path / "kept.json").write_text(whole[:at - 2] + "}")
+    kept = _rows(json_history.read(tmp_path / "kept.json"))
+    for cut in range(at, whole.index("[", at) + 1):  # inside the key, at its colon, before its list's bracket
+        (tmp_path / "history.json").write_text(whole[:cut])
+        records = json_history.read(tmp_path / "history.json")
+        assert _rows(records) == kept and len([w for w in records.warnings if CUT_WORDS.search(w)]) == 1, cut
+
+
+def test_a_closed_json_list_with_bytes_after_it_is_not_read_as_cut(tmp_path: Path):
+    """NUL bytes after a whole list (a file system's padding after a crash): the list was closed, so nothing of it is
+    cut; it stays unreadable as before, not read less its last value under a 'no closing bracket' note."""
+    (tmp_path / "train_losses.json").write_text("[2.31, 2.12, 1.98]" + "\x00" * 16)
+    with pytest.raises(UnreadableFile):
+        json_history.read(tmp_path / "train_losses.json")
+
+
+def test_a_python_printed_list_of_losses_with_nan_cut_keeps_the_nans(tmp_path: Path):
+    """`str(losses)` written into a .json: JSON stops at Python's `nan`, which is no cut; the NaNs, the run's
+    divergence, are read up to the real cut, not dropped with every value after them."""
+    (tmp_path / "train_losses.json").write_text("[2.31, 2.12, 1.98, nan, nan, nan, 1.5")
+    values = json_history.read(tmp_path / "train_losses.json").frame.value.tolist()
+    assert values[:3] == [2.31, 2.12, 1.98] and len(values) == 6 and all(v != v for v in values[3:])
+
+
+def test_appended_keras_histories_the_last_one_cut_are_not_read_as_one_cut_dict(tmp_path: Path):
+    """A callback appending `history.history` each epoch: a whole dict, then the next one cut. Read as one dict, the
+    second's lists overwrote the first's but for the cut one, whose first-epoch value stayed (said left out)."""
+    first = json.dumps({"loss": [2.31], "val_loss": [2.2]})
+    second = json.dumps({"loss": [2.31, 2.12], "val_loss": [2.2, 2.05]})
+    (tmp_path / "history.json").write_text(first + "\n" + second[:-4])
+    with pytest.raises(UnreadableFile):
+        json_history.read(tmp_path / "history.json")
+
+
+def test_a_pprinted_log_history_whose_last_entry_holds_many_metrics_cut_keeps_the_entries_before_it(tmp_path: Path):
+    """An evaluation entry of 70 metrics (a harness's per-task scores) cut inside: its commas outnumbered the tries at
+    every comma from the end, and the whole history was unreadable; the list's own commas find the entry's start."""
+    history = _log_history()
+    entries = history + [{**{f"eval_task{i}_acc": 0.5 + i / 1000 for i in range(70)}, "step": history[-1]["step"]}]
+    whole = pprint.pformat(entries)
+    (tmp_path / "log.txt").write_text(whole[:len(whole) - 40])
+    (tmp_path / "whole.txt").write_text(pprint.pformat(history))
+    records = json_history.read(tmp_path / "log.txt")
+    assert _rows(records) == _rows(json_history.read(tmp_path / "whole.txt"))
+    assert len([w for w in records.warnings if CUT_WORDS.search(w)]) == 1
+
+
+def test_a_one_value_loss_file_with_no_line_end_is_read_as_it_stands(tmp_path: Path):
+    """No row before it to compare its printed shape with: nothing says it is cut (the review of session 32 found a
+    one-value loss.txt, read before the cut rule, left unreadable by it)."""
+    (tmp_path / "loss.txt").write_text("2.4817")
+    records = loss_number_files.read(tmp_path / "loss.txt")
+    assert _rows(records) and not [w for w in records.warnings if CUT_WORDS.search(w)], records.warnings
+
+
+def test_a_last_row_of_full_float_reprs_with_no_line_end_is_kept_whatever_its_digit_count(tmp_path: Path):
+    """str(float) prints 13 to 17 digits: a last row whose number runs to 12 significant digits or more, with every
+    cell of the row before, is whole enough (a cut could take only digits past the 12th); a shorter one is dropped."""
+    head = "step,loss\n10,2.0153279600143433\n20,1.8937000497817993\n"
+    (tmp_path / "metrics.csv").write_text(head + "30,1.78740003")  # a cut 9 digits in: dropped and said
+    cut = csv_metrics.read(tmp_path / "metrics.csv")
+    (tmp_path / "whole.csv").write_text(head + "30,1.78740003621")  # 11 decimals, 12 significant digits: kept
+    whole = csv_metrics.read(tmp_path / "whole.csv")
+    assert len(_rows(whole)) == len(_rows(cut)) + 1 and [w for w in cut.warnings if CUT_WORDS.search(w)]
+    assert not [w for w in whole.warnings if CUT_WORDS.search(w)], whole.warnings

@@ -13,7 +13,10 @@ import re
 from .console_lines.fields import printed_shape
 
 SHAPE_WINDOW = 50  # the lines before the last one whose last cells' shapes are compared with its (rows alternate)
-_LAST_CELL = re.compile(r"[^\s,;|_]*$")  # what follows a line's last separator: all of it that may be cut
+# what follows a line's last separator: all of it that may be cut. The lookbehind starts a match only where a cell
+# starts: without it a search tries every character of a long cell before a separator again (quadratic on a long line)
+_LAST_CELL = re.compile(r"(?<![^\s,;|_])[^\s,;|_]*$")
+_EXPONENT = re.compile(r"[eE][-+]?(\d*)$")
 _NUMBER_HEAD = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d*)?$")  # a number, or what a cut leaves of one
 
 
@@ -25,7 +28,9 @@ def unsettled_last_line(text: str) -> bool:
     >>> unsettled_last_line("10,1.5748\\n20,1.46"), unsettled_last_line("10,1.5748\\n20,1.4685")
     (True, False)
     >>> unsettled_last_line("10,1.5748\\n20,1.46\\n"), unsettled_last_line("1.46")
-    (False, True)
+    (False, False)
+    >>> unsettled_last_line("1,0.5748123456789\\n2,0.46851234567891")  # a float's repr: whole to its 12th digit
+    False
     >>> unsettled_last_line("1,0.9433,yes\\n2,0.943,no"), unsettled_last_line("1,0.9433\\n2,1e-")
     (False, True)
     """
@@ -33,9 +38,10 @@ def unsettled_last_line(text: str) -> bool:
     if not lines or text.endswith(("\n", "\r")) or not lines[-1].strip():
         return False
     last = _last_cell(lines[-1])
-    if not _NUMBER_HEAD.match(last):
-        return False
-    return printed_shape(last) not in {printed_shape(_last_cell(line)) for line in lines[-SHAPE_WINDOW - 1:-1]}
+    whole_repr = _full_repr(last) and _cells(lines[-1]) == _cells(lines[-2]) if len(lines) > 1 else False
+    if len(lines) < 2 or not _NUMBER_HEAD.match(last) or whole_repr:
+        return False  # no row before to compare shapes with (a one-value loss.txt), or a row whole to its 12th digit
+    return _shape(last) not in {_shape(_last_cell(line)) for line in lines[-SHAPE_WINDOW - 1:-1]}
 
 
 def without_cut_last_line(text: str) -> tuple[str, str]:
@@ -45,6 +51,32 @@ def without_cut_last_line(text: str) -> tuple[str, str]:
         return text, ""
     return text[:max(text.rfind("\n"), text.rfind("\r")) + 1], \
         "the last row (no line end, its last number not printed as the rows before it) may be cut mid-write; dropped"
+
+
+_CELL_BREAKS = re.compile(r"[\s,;|]+")
+_SIGNIFICANT = 12  # a float's repr runs to 13-17 digits: one cut after its 12th is off only past it (module note)
+
+
+def _full_repr(cell: str) -> bool:
+    """A number printed with `_SIGNIFICANT` or more significant digits (a float's repr, whose length varies from row
+    to row): whole enough, where a cut could only have taken digits past the 12th."""
+    mantissa = re.split(r"[eE]", cell, maxsplit=1)[0]
+    return len(mantissa.lstrip("+-").replace(".", "").lstrip("0")) >= _SIGNIFICANT
+
+
+def _cells(line: str) -> int:
+    return len(_CELL_BREAKS.split(line.strip()))
+
+
+def _shape(cell: str) -> str:
+    """`printed_shape`, with the count of an exponent's digits, which it folds into one `9`: `2e-0` is what a cut
+    leaves of `2e-05`, read as 2.0.
+
+    >>> _shape("2e-05"), _shape("2e-0"), _shape("1.5")
+    ('9e-9:2', '9e-9:1', '9.9')
+    """
+    exponent = _EXPONENT.search(cell)
+    return printed_shape(cell) + (f":{len(exponent.group(1))}" if exponent else "")
 
 
 def _last_cell(line: str) -> str:

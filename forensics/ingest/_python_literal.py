@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from typing import Any
 
 from ..decoding import decode_text
 from ..errors import UnreadableFile
 
 MAX_LITERAL_BYTES = 16 << 20
-MAX_CUT_TRIES = 64  # the commas before the cut tried as the last entry's end (an entry of a log dict has a few)
+MAX_CUT_TRIES = 8  # the list's own commas before the cut tried as its last entry's end, the last first
+# What moves a literal's nesting depth (a bracket) or ends a list's entry (a comma), with the strings that may hold
+# either skipped whole: one pass finds the list's own commas, so a cut is parsed at an entry's end, not at every comma
+_STRUCTURE = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|[\[\](){},]")
 _NON_FINITE = {"nan": float("nan"), "inf": float("inf")}
 _PARSE_ERRORS = (SyntaxError, ValueError, TypeError, RecursionError, MemoryError)
 
@@ -54,14 +58,24 @@ def complete_literal_values(text: str) -> list:
     """
     if len(text) > MAX_LITERAL_BYTES:
         return []
-    end = len(text)
-    for _ in range(MAX_CUT_TRIES):
-        end = text.rfind(",", 0, end)
-        if end < 0:
-            return []
+    for end in _list_commas(text)[::-1][:MAX_CUT_TRIES]:
         try:
             value = ast.literal_eval(_NonFiniteNames().visit(ast.parse(text[:end] + "]", mode="eval")))
         except _PARSE_ERRORS:
             continue
         return value if isinstance(value, list) else []
     return []
+
+
+def _list_commas(text: str) -> list[int]:
+    """Where the commas of the list `text` opens stand (its own, not those inside an entry or a string)."""
+    depth, commas = 0, []
+    for token in _STRUCTURE.finditer(text):
+        char = token.group()
+        if char in "[({":
+            depth += 1
+        elif char in "])}":
+            depth -= 1
+        elif char == "," and depth == 1:
+            commas.append(token.start())
+    return commas

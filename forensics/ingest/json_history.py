@@ -196,6 +196,8 @@ def _cut_dict_head(body: str) -> tuple[dict, str]:
         key_at = body.find('"', pos)
         if key_at < 0:
             return (lists, "") if lists and not body[pos:].strip(" \t\r\n,") else ({}, "")
+        if body[pos:key_at].strip(" \t\r\n,"):
+            return {}, ""  # a dict closed and another begun (dumps appended), or other text: not one dict cut
         key = None
         try:
             key, pos = decoder.raw_decode(body, key_at)
@@ -203,7 +205,8 @@ def _cut_dict_head(body: str) -> tuple[dict, str]:
             pos += len(body[pos:]) - len(body[pos:].lstrip())
             value, pos = decoder.raw_decode(body, pos)
         except (json.JSONDecodeError, RecursionError, ValueError):
-            cut = body[pos:pos + 1] == "[" and isinstance(key, str)
+            # the cut fell inside a list, or before one began: in its key, before or after its colon
+            cut = body[pos:pos + 1] == "[" and isinstance(key, str) or not any(c in body[key_at:] for c in "[]{}")
             return (lists, key) if cut and lists else ({}, "")
         if not isinstance(key, str) or not isinstance(value, list):
             return {}, ""
@@ -223,6 +226,11 @@ def _cut_list_head(body: str) -> list:
     if not body.startswith("[") or body.endswith("]"):
         return []
     values, end = values_and_end(body, 1)
+    rest = body[end:].lstrip(" \t\r\n,")
+    if rest.startswith("]"):
+        return []  # closed, with bytes after it (NUL padding, a second list): not cut, and no entry of it cut
+    if values and is_number(values[-1]) and "," in rest:
+        return complete_literal_values(body)  # JSON stopped before the cut: at a Python `nan` / `inf` (str(list))
     if values and isinstance(values[-1], (int, float)) and not body[end:].lstrip().startswith(","):
         values = values[:-1]  # a number no comma follows may be cut mid-number (`1.2` of a `1.25`)
     return values or complete_literal_values(body)

@@ -117,7 +117,8 @@ def _read_deepspeed_and_megatron(config: RunConfig, layout: RunLayout, timeline:
 
 
 def _read_model_and_adapter_files(config: RunConfig, layout: RunLayout, timeline: Timeline, by_kind: dict) -> None:
-    """config.json (and the model config a tracker or console printed), adapter_config.json, the model card."""
+    """config.json (and the model config a tracker or console printed), adapter_config.json, the model card, and the
+    reports a run wrote beside its logs (`report_precision`)."""
     for path in by_kind["model_config"]:
         _read_into(config, layout, path, cf.read_model_config)
     _read_text(config, timeline, "model_config", cf.model_config_values)
