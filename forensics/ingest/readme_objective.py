@@ -20,7 +20,9 @@ from .readme_prose import hedged, sentence_around, without_comments
 _UNIT = r"(?:token|word|char(?:acter)?)"
 _LM_OBJECTIVE = re.compile(
     rf"(?i)\bnext[- ]?{_UNIT}s?[- ]prediction\b|\bpredict(?:s|ing)?\s+the\s+next\s+{_UNIT}\b|"
-    r"\bca(?:us|su)al[- ]language[- ]model(?:l?ing)?\b|"  # ("casual": the reformer-clm card's own spelling)
+    # the objective's name, not the kind of model ("we fine-tune a causal language model on our emails to answer
+    # them" names what the model is); "casual": the reformer-clm card's own spelling
+    r"\bca(?:us|su)al[- ]language[- ]modell?ing\b|"
     r"\blanguage[- ]model\b[^.\n]{0,40}?\b(?:built|trained|pre-?trained)\s+from[ -]scratch\b")
 # a supervised task, a dialogue model or an alignment stage: the README's model is (also) trained to one
 _TASK = re.compile(
@@ -38,7 +40,14 @@ def language_modelling_said(text: str) -> str | None:
     text = without_comments(text)
     if any(not hedged(text, m.start(), m.end()) for m in _TASK.finditer(text)):
         return None
-    return next((m.group(0) for m in _LM_OBJECTIVE.finditer(text) if _tells_it(text, m)), None)
+    prose = _YAML_HEADER.sub("", text, count=1)
+    return next((m.group(0) for m in _LM_OBJECTIVE.finditer(prose) if _tells_it(prose, m)), None)
+
+
+# A model card's YAML header: transformers' Trainer names its model-index task from the model's class (any causal LM
+# gets `name: Causal Language Modeling`, an instruction or math fine-tune too), so it says nothing of the objective;
+# its tags still count as task words above (TRL's `- sft`)
+_YAML_HEADER = re.compile(r"\A---[ \t]*\r?\n.*?^---[ \t]*$", re.S | re.M)
 
 
 def _tells_it(text: str, m: re.Match) -> bool:

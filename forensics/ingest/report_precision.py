@@ -17,9 +17,10 @@ from .console_recipes import PRECISION_NAMES
 _MARK = r"[*_`]{0,3}"
 _FIELD = rf"{_MARK}(?:training[ \t]+)?precision"
 _VALUE = rf"{_MARK}(bf16|fp16|fp32){_MARK}"
-# the whole field is the precision: a table row's cell, or a field line's value up to the line's end (its colon
-# outside the emphasis, "**Precision**: FP16", or in it, "**Precision:** FP16")
-_FIELDS = (re.compile(rf"(?im)^[ \t]*\|[ \t]*{_FIELD}{_MARK}[ \t]*\|[ \t]*{_VALUE}[ \t]*\|"),
+# the whole field is the precision: a table row of two cells, the field's and its value's (a row of more cells is a
+# comparison or a header, "| precision | fp32 | bf16 |": two runs' settings), or a field line's value up to the line's
+# end (its colon outside the emphasis, "**Precision**: FP16", or in it, "**Precision:** FP16")
+_FIELDS = (re.compile(rf"(?im)^[ \t]*\|[ \t]*{_FIELD}{_MARK}[ \t]*\|[ \t]*{_VALUE}[ \t]*\|[ \t]*$"),
            re.compile(rf"(?im)^[ \t]*(?:[-*+][ \t]+)?{_FIELD}(?:{_MARK}[ \t]*[:：]|[ \t]*[:：]{_MARK})[ \t]*{_VALUE}"
                       r"[ \t]*$"))
 REPORT_BYTES = 1 << 20  # a report's settings sit near its top

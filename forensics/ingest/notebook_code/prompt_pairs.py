@@ -27,11 +27,24 @@ def prompt_response_lm(trees: list) -> str | None:
         return None
     printed = {id(n) for call in nodes if isinstance(call, ast.Call) and called_name(call.func) == "print"
                for n in ast.walk(call)}
-    return next((ast.unparse(n)[:100] for n in nodes if id(n) not in printed and _writes_a_pair(n)), None)
+    generated = _bound_to_generations(nodes)
+    return next((ast.unparse(n)[:100] for n in nodes if id(n) not in printed and _writes_a_pair(n, generated)), None)
 
 
-def _writes_a_pair(node: ast.AST) -> bool:
-    """An f-string, a `+` of strings or a `.format(...)` that holds a prompt-side and a response-side value."""
+# What gives a model's own text: a response bound to it is a sample the run wrote out, not a training example
+_GENERATIONS = ("generate", "decode", "batch_decode")
+
+
+def _bound_to_generations(nodes: list) -> set[str]:
+    """The names bound to what a model generates (`response = tok.decode(model.generate(ids)[0])`)."""
+    return {t.id for n in nodes if isinstance(n, ast.Assign) and any(
+        isinstance(c, ast.Call) and called_name(c.func) in _GENERATIONS for c in ast.walk(n.value))
+        for t in n.targets if isinstance(t, ast.Name)}
+
+
+def _writes_a_pair(node: ast.AST, generated: set[str]) -> bool:
+    """An f-string, a `+` of strings or a `.format(...)` that holds a prompt-side and a response-side value, the
+    response not one the model generated (`generated`: a sample written to a file or a list after an epoch)."""
     if isinstance(node, ast.JoinedStr):
         values = [v.value for v in node.values if isinstance(v, ast.FormattedValue)]
     elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
@@ -39,6 +52,8 @@ def _writes_a_pair(node: ast.AST) -> bool:
     elif isinstance(node, ast.Call) and called_name(node.func) == "format":
         values = node.args + [k.value for k in node.keywords]
     else:
+        return False
+    if any(isinstance(v, ast.Name) and v.id in generated for v in values):
         return False
     words = {w for value in values for w in _name_words(value)}
     return bool(words & _PROMPT_SIDE) and bool(words & _RESPONSE_SIDE)
