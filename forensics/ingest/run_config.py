@@ -127,9 +127,19 @@ def _read_model_and_adapter_files(config: RunConfig, layout: RunLayout, timeline
     for path in by_kind["adapter"]:
         _read_into(config, layout, path, cf.read_adapter_config)
     for path in by_kind["model_card"]:
-        _read_into(config, layout, path, read_model_card)
+        if _readme_of_the_run(path, layout):
+            _read_into(config, layout, path, read_model_card)
     for path in run_reports(layout.log_files):
         _read_into(config, layout, path, read_run_report)
+
+
+def _readme_of_the_run(path: Path, layout: RunLayout) -> bool:
+    """A README in the folder analyzed or in a folder on the way to one of the run's logs or weights (a checkpoint's
+    model card, a project's README above its outputs/): a README of a library vendored beside the code
+    (third_party/mingpt/README.md: "trained to predict the next token") speaks of another model."""
+    folder = path.parent
+    return folder == layout.root or any(folder == p.parent or folder in p.parents
+                                        for p in layout.log_files + layout.weight_files)
 
 
 def _read_checkpoint_counters(config: RunConfig, layout: RunLayout, timeline: Timeline, by_kind: dict) -> None:
