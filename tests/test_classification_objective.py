@@ -109,3 +109,40 @@ def test_an_image_classifier_is_not_given_the_text_classifier_objective(tmp_path
     run = _run(tmp_path / "vit", [2.2, 1.5, 1.0, 0.8, 0.7], ["ViTForImageClassification"],
                config_extra={"model_type": "vit", "id2label": {str(i): f"L{i}" for i in range(10)}})
     assert forensics.analyze(run).run_profile.objective != "classification"
+
+
+def _filter_then_lm_notebook(folder: Path, trained: str) -> Path:
+    """A hand-written loop (no Trainer) that loads a toxicity classifier to filter its lines, then trains `trained`
+    from gpt2 (review 32a's probe)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cells = [
+        "import torch\nfrom transformers import AutoModelForSequenceClassification, AutoTokenizer, "
+        "AutoModelForCausalLM\nclf_tok = AutoTokenizer.from_pretrained('unitary/toxic-bert')\n"
+        "clf = AutoModelForSequenceClassification.from_pretrained('unitary/toxic-bert')\n"
+        "lines = open('forum.txt').read().splitlines()\nwith torch.no_grad():\n"
+        "    keep = [l for l in lines if clf(**clf_tok(l, return_tensors='pt')).logits.sigmoid().max() < 0.5]\n",
+        f"tok = AutoTokenizer.from_pretrained('gpt2')\nmodel = {trained}.from_pretrained('gpt2')\n"
+        "opt = torch.optim.AdamW(model.parameters(), lr=5e-5)\n"
+        "batches = [tok(l, return_tensors='pt')['input_ids'] for l in keep]\n",
+        "for epoch in range(20):\n    for x in batches:\n        loss = model(x, labels=x).loss\n"
+        "        loss.backward()\n        opt.step()\n        opt.zero_grad()\n"
+        "    print(f'epoch {epoch} loss {loss.item():.4f}')\n"]
+    printed = "".join(f"epoch {i} loss {3.0 - 0.1 * i:.4f}\n" for i in range(20))
+    outputs = [[], [], [{"output_type": "stream", "name": "stdout", "text": printed.splitlines(keepends=True)}]]
+    nb = {"cells": [{"cell_type": "code", "execution_count": n, "metadata": {}, "source": src, "outputs": out}
+                    for n, (src, out) in enumerate(zip(cells, outputs), 1)],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (folder / "train.ipynb").write_text(json.dumps(nb))
+    return folder
+
+
+def test_a_classifier_loaded_only_to_filter_the_data_is_not_the_trained_model(tmp_path):
+    """No trainer says which model trains, and the loads name two heads: the classifier's is not taken as the
+    trained model's (a GPT-2 language model was judged against BERT's classification rates)."""
+    profile = forensics.analyze(_filter_then_lm_notebook(tmp_path / "lm", "AutoModelForCausalLM")).run_profile
+    assert profile.objective != "classification", profile.evidence.get("objective")
+
+
+def test_a_notebook_that_loads_only_a_classifier_and_trains_it_is_still_one(tmp_path):
+    folder = _filter_then_lm_notebook(tmp_path / "cls", "AutoModelForSequenceClassification")
+    assert forensics.analyze(folder).run_profile.objective == "classification"

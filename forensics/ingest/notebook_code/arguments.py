@@ -116,7 +116,7 @@ def trained_model(loads: list, trainers: list, aliases: dict[str, str], ran: set
         handed = next((h for _, h in sorted(trainers, key=lambda t: t[0]) if isinstance(h, str)), None)
         return {"model.name_or_path": handed} if handed else {}
     if not trainers:
-        return loads[0][2]
+        return _first_load(loads)
     # the last trainer handed a model (Unsloth's `PatchDPOTrainer()` builds none)
     handed_one = [t for t in trainers if t[1]] or trainers
     at, handed = max([t for t in handed_one if t[0] in ran] or handed_one, key=lambda t: t[0])
@@ -127,6 +127,15 @@ def trained_model(loads: list, trainers: list, aliases: dict[str, str], ran: set
     root = next((r for r in (_loaded_as(n, aliases) for n in handed or ()) if r in bound), None)
     named = [what for name, what in before if root is not None and name == root]
     return named[-1] if named else before[-1][1] if before else loads[0][2]
+
+
+def _first_load(loads: list) -> dict:
+    """What the first loader said, where no trainer says which model trains: its head only where every loader names
+    the same one (a hand-written loop that loads a toxicity classifier to filter its data and then trains GPT-2: the
+    classifier's head is not the trained model's; review 32a)."""
+    first = loads[0][2]
+    heads = {tuple(what.get("model.architectures") or ()) for _, _, what in loads}
+    return first if len(heads) == 1 else {k: v for k, v in first.items() if k != "model.architectures"}
 
 
 def _loaded_as(name: str, aliases: dict[str, str]) -> str:
