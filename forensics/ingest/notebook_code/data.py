@@ -141,16 +141,16 @@ def _mlm_off(call: ast.Call) -> bool:
 
 def _same_encoding_labels(target: ast.expr, value: ast.expr) -> bool:
     """`X['labels'] = X['input_ids']` (`.clone()`, `.copy()`, `list(...)` of it): one encoding's own tokens."""
-    labels = _key_of(target, "labels")
-    return labels is not None and labels == _key_of(_unwrapped(value), "input_ids")
+    labels = key_of(target, "labels")
+    return labels is not None and labels == key_of(unwrapped(value), "input_ids")
 
 
-def _unwrapped(value: ast.expr) -> ast.expr:
+def unwrapped(value: ast.expr) -> ast.expr:
     """`X` of `X.clone()`, `X.copy()`, `X.detach()`, `list(X)`, `copy.deepcopy(X)`."""
     return unwrapped_calls(value, ("clone", "copy", "detach"), ("list", "deepcopy"), bare_methods=True)
 
 
-def _key_of(node: ast.expr, key: str) -> str | None:
+def key_of(node: ast.expr, key: str) -> str | None:
     """`X` of `X['key']`, else None."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == key:
         return dotted(node.value)
@@ -166,7 +166,7 @@ def _formats_examples(node: ast.AST) -> bool:
         return _fields_in([v.value for v in node.values if isinstance(v, ast.FormattedValue)]) >= 2
     # Ngwaru's sample["prompt"]+"\n"+sample["completion"]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _fields_in(_added(node)) >= 2
+        return _fields_in(added(node)) >= 2
     if not isinstance(node, ast.Call):
         return False
     if _joined_by_a_special_token(node):
@@ -194,9 +194,9 @@ def _joined_by_a_special_token(call: ast.Call) -> bool:
                                       for n in ast.walk(call.func.value))
 
 
-def _added(node: ast.expr) -> list:
+def added(node: ast.expr) -> list:
     """The terms of `a + b + c`."""
-    return _added(node.left) + _added(node.right) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
+    return added(node.left) + added(node.right) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
         else [node]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .data import _added, _key_of, _unwrapped
+from .data import added, key_of, unwrapped
 from .syntax import called_name
 
 _PROMPT_SIDE = frozenset({"prompt", "prompts", "question", "questions", "instruction", "instructions", "query"})
@@ -48,7 +48,7 @@ def _writes_a_pair(node: ast.AST, generated: set[str]) -> bool:
     if isinstance(node, ast.JoinedStr):
         values = [v.value for v in node.values if isinstance(v, ast.FormattedValue)]
     elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        values = _added(node)
+        values = added(node)
     elif isinstance(node, ast.Call) and called_name(node.func) == "format":
         values = node.args + [k.value for k in node.keywords]
     else:
@@ -89,4 +89,4 @@ def _labels_from_inputs(node: ast.AST) -> bool:
 
 def _input_ids(value: ast.expr) -> bool:
     """`X['input_ids']` (`.clone()`, `.copy()`, `list(...)` of it)."""
-    return _key_of(_unwrapped(value), "input_ids") is not None
+    return key_of(unwrapped(value), "input_ids") is not None
