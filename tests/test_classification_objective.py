@@ -146,3 +146,20 @@ def test_a_classifier_loaded_only_to_filter_the_data_is_not_the_trained_model(tm
 def test_a_notebook_that_loads_only_a_classifier_and_trains_it_is_still_one(tmp_path):
     folder = _filter_then_lm_notebook(tmp_path / "cls", "AutoModelForSequenceClassification")
     assert forensics.analyze(folder).run_profile.objective == "classification"
+
+
+def test_a_one_label_head_loaded_in_code_is_no_classifier(tmp_path):
+    """num_labels=1 in the loading call (a score or regression head, a reward model in a notebook) reads as config.json's
+    one label does (review 32a item 11: only config.json's was seen); the same call with three labels is a classifier."""
+    def run(labels: int) -> str:
+        folder = _filter_then_lm_notebook(tmp_path / f"labels{labels}", "AutoModelForSequenceClassification")
+        nb = json.loads((folder / "train.ipynb").read_text())
+        nb["cells"][1]["source"] = nb["cells"][1]["source"].replace(
+            ".from_pretrained('gpt2')\nopt", f".from_pretrained('gpt2', num_labels={labels})\nopt")
+        nb["cells"][0]["source"] = nb["cells"][0]["source"].replace(
+            "AutoModelForSequenceClassification.from_pretrained('unitary/toxic-bert')",
+            f"AutoModelForSequenceClassification.from_pretrained('unitary/toxic-bert', num_labels={labels})")
+        (folder / "train.ipynb").write_text(json.dumps(nb))
+        return forensics.analyze(folder).run_profile.objective
+
+    assert run(1) != "classification" and run(3) == "classification"

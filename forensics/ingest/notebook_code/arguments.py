@@ -86,6 +86,9 @@ def call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
             out["model.load_dtype"] = dtype
         if "For" in owner:  # the head it loads (AutoModelForSequenceClassification: a classifier's)
             out["model.architectures"] = [owner]
+            labels = _keyword(call, "num_labels", names, _NO_MACHINE)
+            if isinstance(labels, int) and not isinstance(labels, bool):  # 1: a score or regression head, no classes
+                out["model.num_labels"] = labels
     if name == "BitsAndBytesConfig" or loads_a_model(call):
         if _keyword(call, "load_in_4bit", names, _NO_MACHINE) is True:
             out["quant.load_in_4bit"] = True
@@ -100,7 +103,7 @@ def call_values(call: ast.Call, names: dict, machine: PrintedMachine) -> dict:
 _WEIGHT_QUANT_CONFIGS = {"GPTQConfig": "gptq", "AwqConfig": "awq"}
 
 
-LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architectures")
+LOADED_MODEL_KEYS = ("model.name_or_path", "model.load_dtype", "model.architectures", "model.num_labels")
 
 
 def trained_model(loads: list, trainers: list, aliases: dict[str, str], ran: set = frozenset()) -> dict:
