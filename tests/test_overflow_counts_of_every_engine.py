@@ -66,3 +66,28 @@ def test_the_real_ppo_console_says_every_skip_deepspeed_counts():
     # DeepSpeed's last progress lines: actor skipped=6, critic skipped=7
     assert (found.kind, found.step, found.evidence["n_overflows"]) == ("skipped_steps", 0, 13)
     assert found.message.startswith("13 updates skipped by the fp16 loss scaler from step 0")
+
+
+_PROGRESS = ("[2023-05-10 14:27:36,819] [INFO] [logging.py:96:log_dist] [Rank 0] step={step}, skipped={skipped}, "
+             "lr=[6.7e-07], mom=[(0.9, 0.95)]\n")
+
+
+def test_each_engines_own_count_is_kept_where_two_print_at_one_step():
+    from forensics.ingest.stdout import engine_skips
+    from forensics.ingest.console_scan import scan
+    text = _PROGRESS.format(step=10, skipped=3) + _PROGRESS.format(step=10, skipped=7)
+    assert engine_skips(scan(text)) == {"step": 10, "counts": [3, 7]}
+
+
+def test_one_engines_progress_lines_give_no_engine_counts():
+    """The guard: one engine printing on (steps 10, 20) is one count, which the timeline keeps."""
+    from forensics.ingest.stdout import engine_skips
+    from forensics.ingest.console_scan import scan
+    text = _PROGRESS.format(step=10, skipped=3) + _PROGRESS.format(step=20, skipped=4)
+    assert engine_skips(scan(text)) == {}
+
+
+def test_the_cause_says_whose_skips_deepspeed_counted():
+    import forensics
+    evidence = [line for c in forensics.analyze(CASE).causes for line in c.evidence]
+    assert any("DeepSpeed's own counts by step 100: actor 6, critic 7" in line for line in evidence)

@@ -258,6 +258,9 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
                 meta["max_steps"] = record.total
     if not steps:
         return empty_frame(), set()
+    engines = engine_skips(events)
+    if engines:
+        meta[ENGINE_SKIPS] = engines
     frame = pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
                           "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(steps), math.nan)})
     launched: dict[int, list[int]] = {}
@@ -278,6 +281,26 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
                                   "progress line's epoch is a whole number, the epochs done)")
     frame = without_unit_loss_scale(without_placeholders(frame) if "megatron" in kinds_of(events) else frame)
     return frame, attempt_launches
+
+
+ENGINE_SKIPS = "deepspeed_engine_skips"
+
+
+def engine_skips(events: list[tuple]) -> dict:
+    """{'step': N, 'counts': [...]}: DeepSpeed's `skipped=` counts at the last progress step where several engines
+    printed one after another (DeepSpeed-Chat's PPO: the actor's `step=100, skipped=6`, then the critic's `step=100,
+    skipped=7`), in that order; {} where one engine prints them (a timeline keeps one value a step: the others' counts
+    would be lost)."""
+    groups: list[list[tuple]] = []
+    for event in events:
+        if event[0] != "ds_step":
+            continue
+        if groups and groups[-1][-1][1] == event[1]:
+            groups[-1].append(event)
+        else:
+            groups.append([event])
+    last = groups[-1] if groups else []
+    return {"step": last[0][1], "counts": [e[2] for e in last]} if len(last) > 1 else {}
 
 
 def _results_table_only(events: list[tuple]) -> bool:
