@@ -152,8 +152,9 @@ _PPO_ENGINES = ("actor", "critic")  # DeepSpeed-Chat's step 3 steps the actor's 
 
 
 def _engines_said(facts: Facts) -> str:
-    """' (DeepSpeed's own counts by step 100: actor 6, critic 7)' where a console's engines each printed their `skipped=` count at
-    the last progress step; the engines named where DeepSpeed-Chat's PPO lines say which they are, else numbered."""
+    """' (DeepSpeed's own counts by step 100: actor 6, critic 7)' where a console's engines each printed their
+    `skipped=` count at the last progress step; the engines named where DeepSpeed-Chat's PPO lines say which they are,
+    else numbered."""
     said = next((m[ENGINE_SKIPS] for m in facts.timeline.meta.values() if m.get(ENGINE_SKIPS)), None)
     if not said:
         return ""
