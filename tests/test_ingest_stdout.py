@@ -143,7 +143,8 @@ def test_deepspeed_overflow_lines_and_progress(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     rec = stdout.read(path)
     assert _values(rec.frame, "loss_scale")[1] == [32768.0, 16384.0, 8192.0, 8192.0]
-    assert _values(rec.frame, "overflow")[1] == [1.0] * 4
+    # each point counts the overflows dated at its step: 3 at step 10 and 1 at 20 are the 4 DeepSpeed's skipped=4 says
+    assert _values(rec.frame, "overflow")[1] == [3.0, 3.0, 3.0, 1.0]
     assert _values(rec.frame, "skipped_steps") == ([10, 20], [1.0, 4.0])
     assert _values(rec.frame, "loss_scale_at_minimum") == ([20], [1.0])
     assert _values(rec.frame, "overflow")[0] == [10, 10, 10, 20]  # nearest DeepSpeed progress line

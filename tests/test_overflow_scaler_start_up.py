@@ -63,3 +63,16 @@ def test_nan_grad_norms_at_the_first_logged_steps_are_a_fresh_scaler_skipping():
 def test_long_nan_grad_norm_stretches_past_the_start_or_between_logs_are_not_scaler_skips(nan_steps, every):
     from forensics.analyzers.skipped_steps import detect_skipped_steps
     assert detect_skipped_steps(_nan_grad_norms_at_the_start(nan_steps, every), Thresholds()) == []
+
+
+def test_a_start_up_search_then_few_overflows_with_the_scale_rising_between_is_skipped_steps():
+    """gouqi666_deep-speed-chat's PPO: 65536 down to 2048 in the first steps, then a few overflows over the next 100
+    steps while the scaler grows its scale back between them (1024, 8192, 4096, 2048): it found its level and probes
+    up from it - skipped updates, not a storm. (Beside it, the scale that only falls on stays a storm, above.)"""
+    from forensics.analyzers.overflow import detect_loss_scale_overflow
+    metrics = _scale_halving_from(2.0 ** 32, 15, 100, late=(40, 60, 80))
+    scale = metrics["loss_scale"].copy()
+    scale[scale.index >= 50] *= 8  # the window's doublings between the late overflows
+    scale[scale.index >= 70] *= 4
+    (found,) = detect_loss_scale_overflow({"loss_scale": scale}, Thresholds())
+    assert (found.kind, found.step) == ("skipped_steps", 2)

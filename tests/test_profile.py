@@ -584,3 +584,30 @@ def test_a_biogpt_config_counts_a_plain_mlp_and_a_tied_head():
                        "num_attention_heads": 16, "vocab_size": 42384}.items():
         config.add(f"model.{key}", value, "config.json")
     assert 340e6 < estimate_params(config) < 350e6
+
+
+def _config_of(model: dict) -> RunConfig:
+    config = RunConfig()
+    for key, value in model.items():
+        config.add(f"model.{key}", value, "config.json")
+    return config
+
+
+_GLM_LARGE = {"model_type": "glm", "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+              "vocab_size": 50048, "block_position_encoding": True, "max_sequence_length": 1024}
+
+
+def test_the_first_glms_config_counts_a_plain_mlp_and_a_tied_head():
+    """ZhipuAI/glm-large-chinese (136dsd_a2's config.json: num_layers 24, hidden 1024, vocab 50,048), published as
+    335M: GLM's MLP is two GELU matrices and its output layer is the word embeddings; counted gated and untied it was
+    505M."""
+    assert 335e6 < estimate_params(_config_of(_GLM_LARGE)) < 335e6 * 1.1
+
+
+def test_glm4s_transformers_config_keeps_its_gated_mlp():
+    """The guard: GLM-4's transformers config (THUDM/glm-4-9b-hf) is model_type glm too, with a gated MLP and an
+    untied head, and no block_position_encoding."""
+    glm4 = {k: v for k, v in _GLM_LARGE.items() if k != "block_position_encoding"}
+    glm4 = {**glm4, "intermediate_size": 4096}
+    h, v, layers = 1024, 50048, 24
+    assert estimate_params(_config_of(glm4)) == layers * (4 * h * h + 3 * h * 4096) + 2 * v * h

@@ -261,10 +261,21 @@ def test_one_abandoned_finding_does_not_affect_the_history():
 
 # ---- the corpus cases read, as their owners see them --------------------------------------------------------------------
 
-def test_the_corpus_deepspeed_console_s_one_skip_is_said_as_one():
+def test_the_corpus_deepspeed_console_s_skips_are_all_said():
+    # it said "1 update skipped ... at step 3": its 13 OVERFLOW lines had all been dated by a loading bar's 2/2
     text = " ".join(analysis_text(forensics.analyze(CORPUS / "gouqi666_deep-speed-chat")).split())
-    assert "1 update skipped by the fp16 loss scaler at step 3 (an isolated overflow" in text, text
-    assert "- an optimizer step skipped at step 3" in text and "those batches" not in text, text
+    assert "13 updates skipped by the fp16 loss scaler from step 0" in text and "those batches" in text, text
+
+
+def test_one_deepspeed_overflow_is_said_as_one():
+    import pandas as pd
+    from forensics.analyzers.overflow import detect_loss_scale_overflow
+    from forensics.config import Thresholds
+    metrics = {"overflow": pd.Series([1.0], index=[3]), "loss_scale": pd.Series([32768.0], index=[3]),
+               "loss": pd.Series([2.0] * 50, index=range(50))}
+    (found,) = detect_loss_scale_overflow(metrics, Thresholds())
+    assert found.message.startswith("1 update skipped by the fp16 loss scaler at step 3 (an isolated overflow")
+    assert "that batch taught" in found.message, found.message
 
 
 def test_the_corpus_memorization_without_eval_is_told_to_log_one():

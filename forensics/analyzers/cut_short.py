@@ -33,7 +33,7 @@ import numpy as np
 
 from ..findings import Finding
 from ..timeline import Timeline
-from .metrics import LR, Metrics, finite, format_number
+from .metrics import LR, Metrics, finite, format_rate
 
 _AT_THE_PLAN = 0.9  # a last logged step at this share of the planned max_steps or more: the run ran its plan
 _WARMED_UP = 0.5  # the first rate at most this share of the peak: a warm-up ran
@@ -99,8 +99,8 @@ def detect_cut_short(metrics: Metrics, max_steps, accounted_for: bool, exit_line
     share = f"{100 * end / peak:.1f}" if end >= 0.995 * peak else f"{100 * end / peak:.0f}"  # never a rounded 100%
     how = "stopped or crashed" if exited_short else "stopped, crashed or its log was cut"
     rest = "" if exited_short else ", or find the rest of its log"
-    message = (f"{ended} with the learning rate still {format_number(end)}, {share}% of its peak "
-               f"{format_number(peak)} (step {peak_step}, after the warm-up): its decay had barely begun, so the run "
+    message = (f"{ended} with the learning rate still {format_rate(end)}, {share}% of its peak "
+               f"{format_rate(peak)} (step {peak_step}, after the warm-up): its decay had barely begun, so the run "
                f"was planned for many more steps and {how}. What it reached after is unknown; resume from its last "
                f"checkpoint{rest}.")
     evidence = {"last_step": last, "peak_step": peak_step, "peak_lr": peak, "last_lr": end}

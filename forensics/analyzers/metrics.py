@@ -252,6 +252,17 @@ def format_number(value: float) -> str:
     return f"{value:.4g}"
 
 
+def format_rate(value: float) -> str:
+    """A learning rate as a message shows it: `format_number` but never as a whole number, which is for counts and
+    loss scales (a rate multiplied up every epoch to 201635360.0 reads 2.016e+08: ChristianPE1_transformer-test).
+
+    >>> [format_rate(v) for v in (201635360.0, 65536.0, 0.0002, 1.546, 3.0)]
+    ['2.016e+08', '6.554e+04', '0.0002', '1.546', '3']
+    """
+    value = float(value)
+    return f"{value:.4g}" if math.isfinite(value) and abs(value) >= 1e4 else format_number(value)
+
+
 def a_or_an(spoken: str) -> str:
     """`spoken` after the article English reads it with: numbers are said as words, so 8, 11, 18, 80 and 800-odd
     start with a vowel ("an 8B model", "an 11-way classifier"), and so do those whose leading group of thousands is 11

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..config import Thresholds
 from ..findings import Finding, plural
-from .metrics import Metrics, format_number
+from .metrics import DEEPSPEED_SKIPPED, Metrics, format_number
 
 SCALE, OVERFLOW, AT_MINIMUM = "loss_scale", "overflow", "loss_scale_at_minimum"
 
@@ -35,6 +35,20 @@ def overflow_steps(metrics: Metrics) -> list[int]:
         return []
     values = scale.to_numpy()
     return [int(s) for s, prev, cur in zip(scale.index[1:], values[:-1], values[1:]) if cur < prev]
+
+
+def overflow_count(metrics: Metrics, steps: list[int]) -> int:
+    """How many overflows: the `overflow` points' values (a step where a PPO's actor and critic both overflowed
+    counts 2), else one per step the scale fell; never fewer than DeepSpeed's own `skipped=` count says."""
+    ov = metrics.get(OVERFLOW)
+    counted = int(ov[ov > 0].sum()) if ov is not None else len(steps)
+    return max(counted, _stated_skips(metrics) or 0)
+
+
+def _stated_skips(metrics: Metrics) -> int | None:
+    """DeepSpeed's own count of skipped updates at its last progress line (summed over its engines there), or None."""
+    said = metrics.get(DEEPSPEED_SKIPPED)
+    return int(said.dropna().iloc[-1]) if said is not None and len(said.dropna()) else None
 
 
 def longest_consecutive_run(steps: list[int]) -> tuple[int, int]:
@@ -60,11 +74,12 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
     storm_start, storm_len = longest_consecutive_run(steps)
     scale = metrics.get(SCALE)
     lowest = float(np.nanmin(scale.to_numpy())) if scale is not None and len(scale) else None
-    evidence = {"n_overflows": len(steps), "first_step": steps[0] if steps else None, "longest_run": storm_len,
+    count = overflow_count(metrics, steps)
+    evidence = {"n_overflows": count, "first_step": steps[0] if steps else None, "longest_run": storm_len,
                 "longest_run_start": storm_start if steps else None, "lowest_scale": lowest, "floor_step": floor_step}
     recovered = _rose_after(scale, floor_step)
     # no overflow line read is no "after 0 overflows" (FPT-VVU_ViVidBot_fp16: every step overflowed, the lines unread)
-    after = f" after {plural(len(steps), 'overflow')}" if steps else ""
+    after = f" after {plural(count, 'overflow')}" if steps else ""
     if floor_step is not None and recovered is not None:
         step, value = recovered
         message = (f"fp16 overflow storm: the loss scale fell to {format_number(lowest)} by step {floor_step}{after} "
@@ -84,14 +99,14 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
                         evidence=evidence)]
     if storm_len >= thresholds.overflow_storm_count and not _calibration(metrics, steps, storm_start, storm_len):
         message = (f"fp16 overflow storm: {storm_len} overflows in a row from step {storm_start} "
-                   f"({len(steps)} in all, loss scale down to "
+                   f"({count} in all, loss scale down to "
                    f"{format_number(lowest) if lowest is not None else 'unknown'}).")
         return [Finding("loss_scale_overflow", "warning", storm_start, message,
                         end_step=storm_start + storm_len - 1, metric=SCALE, evidence=evidence)]
-    one = len(steps) == 1  # one skip is said as one: "1 update ... from step 3 (isolated overflows) those batches"
+    one = count == 1  # one skip is said as one: "1 update ... from step 3 (isolated overflows) those batches"
     kind = ("overflows at the start, the scaler searching down from its initial scale" if storm_len >=
             thresholds.overflow_storm_count else "an isolated overflow" if one else "isolated overflows")
-    message = (f"{plural(len(steps), 'update')} skipped by the fp16 loss scaler {'at' if one else 'from'} step "
+    message = (f"{plural(count, 'update')} skipped by the fp16 loss scaler {'at' if one else 'from'} step "
                f"{steps[0]} ({kind}, loss scale down to {format_number(lowest) if lowest is not None else 'unknown'}): "
                f"the scaler did its job, but {'that batch' if one else 'those batches'} taught the model nothing. A "
                "few at the start are the scaler finding its level; more later mean the loss or gradients reach the "
@@ -101,20 +116,32 @@ def detect_loss_scale_overflow(metrics: Metrics, thresholds: Thresholds) -> list
 
 
 _CALIBRATION_SHARE = 0.2  # a start-up search ends within this share of the logged steps
+_LATER_SHARE = 0.05  # ... and the overflows after it at most this share of the steps after it, the scale up between
 
 
 def _calibration(metrics: Metrics, steps: list[int], storm_start: int, storm_len: int) -> bool:
     """Whether the overflows in a row are the scaler's start-up search: they begin at the log's first steps (Megatron
     starts at 2**32, DeepSpeed at 2**16, and each halves until a step fits), end within `_CALIBRATION_SHARE` of the
-    log, and make up nearly all of its overflows. Each is a skipped update, not a storm: training goes on after."""
+    log, and make up nearly all of its overflows: those after it at most 2, or at most `_LATER_SHARE` of the steps
+    logged after it where the scale rose again in between (the scaler found its level and probes up from it:
+    gouqi666_deep-speed-chat's 65536 down to 2048 in steps 0-5, then 4 in the next 100 steps at 8192, 4096, 2048; a
+    scale that only falls on is overflowing for good). Each is a skipped update, not a storm: training goes on."""
     scale = metrics.get(SCALE)
     logged = scale.index if scale is not None and len(scale) else None
     if logged is None:
         return False
-    first, last = int(logged[0]), int(logged[-1])
+    first = int(logged[0])
+    last = max([int(logged[-1])] + [int(s.index[-1]) for s in metrics.values() if len(s)])
     storm_end = storm_start + storm_len - 1
-    return (storm_start <= first + 2 and storm_end - first <= _CALIBRATION_SHARE * (last - first)
-            and len(steps) <= storm_len + 2)
+    later = len(steps) - storm_len
+    few_later = later <= 2 or (later <= _LATER_SHARE * (last - storm_end) and _rose_since(scale, storm_end))
+    return storm_start <= first + 2 and storm_end - first <= _CALIBRATION_SHARE * (last - first) and few_later
+
+
+def _rose_since(scale, step: int) -> bool:
+    """Whether the loss scale logged after `step` is ever higher than the value before it."""
+    after = scale[scale.index > step].dropna().to_numpy()
+    return bool(len(after) > 1 and (after[1:] > after[:-1]).any())
 
 
 def _rose_after(scale, floor_step: int | None) -> tuple[int, float] | None:

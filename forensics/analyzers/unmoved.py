@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..findings import Finding
-from .metrics import GRAD_NORM, LOSS, Metrics, finite, format_number
+from .metrics import GRAD_NORM, LOSS, Metrics, finite, format_number, format_rate
 
 def never_learned_finding(loss, message: str, evidence: dict) -> Finding:
     """The `never_learned` error over the whole log, as every rule of this module, `never_learned` and
@@ -66,7 +66,7 @@ def unmoved_for_an_epoch(metrics: Metrics, loss, values) -> list[Finding]:
                f"{len(values)} logged points from step {int(loss.index[0])}) the loss stayed at about "
                f"{format_number(level)} (the middle 80% within {100 * (hi - lo) / level:.2g}% of it, "
                f"{format_number(float(values[0]))} -> {format_number(float(values[-1]))})" + moved_by +
-               (f"{' and' if moved_by else ' while'} the learning rate was up to {format_number(float(lr.max()))}"
+               (f"{' and' if moved_by else ' while'} the learning rate was up to {format_rate(float(lr.max()))}"
                 if lr is not None else "") + also +
                ": the updates changed nothing the model predicts. Check that the trainable parameters are in the "
                "forward pass (an adapter attached to the model that is trained), that the optimizer holds them, and "

@@ -12,6 +12,7 @@ import numpy as np
 from ..findings import Cause, plural
 from ..ingest.tracker_config import FROZEN_LANGUAGE_MODEL
 from .architecture import own_setting_name
+from ..analyzers.metrics import format_rate
 from .evidence import (Facts, first_bad_checkpoint, evidence_value, max_finite, peak_lr, precision_sources,
                        resume_advice, said)
 from .lr_ranges import OBJECTIVES_WITH_ROWS, LrRange, lr_range
@@ -63,18 +64,18 @@ def lr_too_high(facts: Facts) -> Cause | None:
         evidence.append(sgd)
     if far and precursor is None:
         # with the objective unknown, pre-training (and LAMB-style large-batch) recipes are not ruled out
-        evidence.append(f"peak {evidence_value(peak)} is {peak / ranges[-1].ceiling:.0f}x the top of the range: "
+        evidence.append(f"peak {format_rate(peak)} is {peak / ranges[-1].ceiling:.0f}x the top of the range: "
                         + ("too far out for any recipe" if objective in OBJECTIVES_WITH_ROWS
                            or peak >= _BEYOND_PRETRAINING * lr_range("full", "pretrain", n_params or 1).ceiling else
                            "far above every fine-tuning recipe (pre-training recipes, which the unknown objective "
                            "leaves open, run higher)"))
     likely = facts.broken and sure and precursor is not None  # a rate far out of range without one stays possible
-    title = (f"Learning rate {evidence_value(peak)} too high for {run_name(method, objective, n_params)}" if sure
-             else f"Learning rate {evidence_value(peak)}: too high if this was full fine-tuning (method unknown)")
+    title = (f"Learning rate {format_rate(peak)} too high for {run_name(method, objective, n_params)}" if sure
+             else f"Learning rate {format_rate(peak)}: too high if this was full fine-tuning (method unknown)")
     advice = _lr_advice(facts, method, ranges, peak)
     rise = None if precursor else falling_rate_rise(facts)
     if rise is not None:  # its own evidence says the rise is no sign of the rate: it does not lead with lowering it
-        title = (f"Learning rate {evidence_value(peak)} above the range for {run_name(method, objective, n_params)}, "
+        title = (f"Learning rate {format_rate(peak)} above the range for {run_name(method, objective, n_params)}, "
                  "though the loss rose on a falling rate") if sure else title
         advice = (f"Look first at the batches around step {rise} and what else changed there: the loss rose on a "
                   f"falling rate, long after its peak. The rate is above what recipes use all the same: "
@@ -83,7 +84,7 @@ def lr_too_high(facts: Facts) -> Cause | None:
         named = _named_optimizer(facts)
         title += (" with an Adam-family optimizer " + (f"(the run names {named!r})" if named else
                                                         "(the optimizer is not known)"))
-        advice = (f"With Adam or AdamW: {advice[0].lower()}{advice[1:]} With plain SGD, {evidence_value(peak)} is a "
+        advice = (f"With Adam or AdamW: {advice[0].lower()}{advice[1:]} With plain SGD, {format_rate(peak)} is a "
                   "usual rate: look at the gradients first (clipping, an exploding recurrence) and at the data.")
     runaway = rate_rose_without_end(facts)
     if runaway is not None:  # whatever the range, a rate that keeps growing breaks the run: the schedule comes first
@@ -130,7 +131,7 @@ def _sgd_scale(facts: Facts, peak: float) -> str | None:
     if peak < SGD_SCALE or named is not None and any(a in named.lower() for a in _ADAPTIVE):
         return None
     which = f"the optimizer is {evidence_value(named)}" if named else "no optimizer is named"
-    return (f"{which}: a learning rate of {evidence_value(peak)} is far above every Adam-family recipe but usual for "
+    return (f"{which}: a learning rate of {format_rate(peak)} is far above every Adam-family recipe but usual for "
             "plain SGD (0.1 to 20), so the rate alone is no evidence of the break")
 
 
@@ -143,7 +144,7 @@ def _lr_advice(facts: Facts, method: str, ranges: list[LrRange], peak: float) ->
         objective = profile_of(facts)[1]
         advice = (f"The method is unknown and decides this: for {for_objective('full fine-tuning', objective)} lower "
                   f"the learning rate to {ranges[0].describe()}; for {for_objective('LoRA/QLoRA adapters', objective)} "
-                  f"{evidence_value(peak)} "
+                  f"{format_rate(peak)} "
                   f"{against(peak, ranges[1])}, so look elsewhere first. Either way {steadying}")
     elif _past_every_row(facts, peak):
         advice = f"Lower the learning rate: {_every_recipe_below(facts, peak)}; {steadying}"
@@ -176,18 +177,18 @@ def rate_for_the_run(facts: Facts) -> str:
         # "not in its files" would be a claim about files the reader may not have parsed (a DeepSpeed line's lr=[...])
         return f"check the learning rate against the usual {what} (no learning rate was read from the run's files)"
     if peak < ranges[0].low:
-        return f"the learning rate ({evidence_value(peak)}) is below the usual {what}: a lower one is no fix"
+        return f"the learning rate ({format_rate(peak)}) is below the usual {what}: a lower one is no fix"
     if peak <= ranges[0].high:
         where = "within" if method != "unknown" else "not above"
-        return f"the learning rate ({evidence_value(peak)}) is {where} the usual {what}: keep it there"
+        return f"the learning rate ({format_rate(peak)}) is {where} the usual {what}: keep it there"
     if peak <= ranges[0].ceiling:  # lr_too_high's own bound (an adapter's up to three times the top): not too high
-        return f"the learning rate ({evidence_value(peak)}) {against(peak, ranges[0])}: not too high by itself"
+        return f"the learning rate ({format_rate(peak)}) {against(peak, ranges[0])}: not too high by itself"
     unfitted = _no_row_fits(facts, peak)
     if unfitted is not None:
         return unfitted
     own = lr_too_high(facts)
     if own is not None:  # its own cause gives the range: ccccai239's fp16 advice said it again, word for word
-        return f"the learning rate ({evidence_value(peak)}) is too high (see the cause \"{own.title}\")"
+        return f"the learning rate ({format_rate(peak)}) is too high (see the cause \"{own.title}\")"
     if method == "unknown" and objective not in OBJECTIVES_WITH_ROWS:
         return f"lower the learning rate if it is above the usual for the run's method and objective ({what})"
     return f"lower the learning rate ({what})"
@@ -205,7 +206,7 @@ def _no_row_fits(facts: Facts, peak: float) -> str | None:
     pretraining = lr_range("full", "pretrain", n_params or 1)
     if not adapter.ceiling < peak < _BEYOND_PRETRAINING * pretraining.ceiling:
         return None
-    return (f"no range in the table fits a rate of {evidence_value(peak)} where the method is unknown and so is the "
+    return (f"no range in the table fits a rate of {format_rate(peak)} where the method is unknown and so is the "
             f"objective: it is above every fine-tuning recipe ({full.describe()} for full fine-tuning, "
             f"{adapter.describe()} for LoRA/QLoRA adapters) but not beyond pre-training recipes "
             f"({pretraining.describe()} under 1B parameters; large-batch optimizers such as LAMB run higher), so "
@@ -228,7 +229,7 @@ def _every_recipe_below(facts: Facts, peak: float) -> str:
     n_params = profile_of(facts)[2]
     rows = [lr_range(m, o, n_params or 1) for m in ("full", "lora") for o in ("sft", "pretrain")]
     low, high = min(r.low for r in rows), max(r.ceiling for r in rows)
-    return (f"{evidence_value(peak)} is above every Adam-family recipe, fine-tuning and pre-training from scratch "
+    return (f"{format_rate(peak)} is above every Adam-family recipe, fine-tuning and pre-training from scratch "
             f"alike ({evidence_value(low)} to {evidence_value(high)}); the method and objective are unknown, so take "
             "the range of the run's own model and objective from there")
 

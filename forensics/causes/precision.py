@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..findings import Cause, plural, source_name
+from ..ingest.stdout import ENGINE_SKIPS
 from .evidence import Facts, evidence_value, grad_norm_climb_before, nonfinite_steps, precision_sources, said
 from .optimization import rate_for_the_run
 
@@ -137,13 +138,31 @@ def _calibrating_only(facts: Facts) -> bool:
     return bool(skips) and all(f.evidence.get("at_restart") for f in skips)
 
 
-def _skipped_said(skipped) -> str:
-    """The skipped-steps evidence line: one skip (the finding's count or overflow count) said as one, at its step."""
+def _skipped_said(skipped, facts: Facts) -> str:
+    """The skipped-steps evidence line: one skip (the finding's count or overflow count) said as one, at its step;
+    with DeepSpeed's own count of each engine where several print theirs (whose: `_engines_said`)."""
     first = skipped[0]
     count = first.evidence.get("count", first.evidence.get("n_overflows"))
     if len(skipped) == 1 and count == 1:
         return f"an optimizer step skipped at step {first.step}"
-    return f"optimizer steps skipped from step {first.step}"
+    return f"optimizer steps skipped from step {first.step}{_engines_said(facts)}"
+
+
+_PPO_ENGINES = ("actor", "critic")  # DeepSpeed-Chat's step 3 steps the actor's engine, then the critic's
+
+
+def _engines_said(facts: Facts) -> str:
+    """' (DeepSpeed's own counts by step 100: actor 6, critic 7)' where a console's engines each printed their
+    `skipped=` count at the last progress step; the engines named where DeepSpeed-Chat's PPO lines say which they are,
+    else numbered."""
+    said = next((m[ENGINE_SKIPS] for m in facts.timeline.meta.values() if m.get(ENGINE_SKIPS)), None)
+    if not said:
+        return ""
+    counts = said["counts"]
+    ppo = "dschat_ppo" in facts.timeline.console_kinds and len(counts) == len(_PPO_ENGINES)
+    names = _PPO_ENGINES if ppo else [f"engine {i}" for i in range(1, len(counts) + 1)]
+    return (f" (DeepSpeed's own counts by step {said['step']}: "
+            + ", ".join(f"{n} {c}" for n, c in zip(names, counts)) + ")")
 
 
 _FEW_SKIPS = 0.02  # of the logged steps
@@ -157,7 +176,7 @@ def _loss_scale_evidence(facts: Facts) -> list[str]:
         out.append(f"loss-scale overflows from step {overflows[0].step} ({plural(len(overflows), 'finding')})")
     skipped = facts.of_kind("skipped_steps")
     if skipped:
-        out.append(_skipped_said(skipped))
+        out.append(_skipped_said(skipped, facts))
     scale = facts.series("loss_scale")
     if len(scale.dropna()) and float(scale.min()) <= t.loss_scale_floor:
         out.append(f"logged loss_scale fell to {evidence_value(scale.min())} (step {int(scale.idxmin())})")

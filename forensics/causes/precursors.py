@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..analyzers.metrics import format_rate
 from .evidence import CLIMB_MIN_POINTS, Facts, evidence_value, grad_norm_climb_before, lr_points
 
 _PRECURSOR_CLIMB = 2.0  # grad_norm this many times its earlier level just before the break
@@ -126,9 +127,9 @@ def rate_rose_without_end(facts: Facts) -> str | None:
     climbing = bool(np.all(np.diff(lr.to_numpy()) >= 0))
     if not climbing or float(lr.iloc[-1]) < _WITHOUT_END * float(at.iloc[-1]):
         return None
-    return (f"the logged rate never stopped rising: {evidence_value(float(lr.iloc[0]))} at step {int(lr.index[0])}, "
-            f"{evidence_value(float(at.iloc[-1]))} at the trouble (step {int(at.index[-1])}), "
-            f"{evidence_value(float(lr.iloc[-1]))} at the last logged step {int(lr.index[-1])}")
+    return (f"the logged rate never stopped rising: {format_rate(float(lr.iloc[0]))} at step {int(lr.index[0])}, "
+            f"{format_rate(float(at.iloc[-1]))} at the trouble (step {int(at.index[-1])}), "
+            f"{format_rate(float(lr.iloc[-1]))} at the last logged step {int(lr.index[-1])}")
 
 
 def nan_gradient_at_the_break(facts: Facts) -> int | None:

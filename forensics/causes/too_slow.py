@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..findings import Cause
-from .evidence import Facts, evidence_value, lr_points, peak_lr, still_rising
+from ..analyzers.metrics import format_rate
+from .evidence import Facts, lr_points, peak_lr, still_rising
 from .lr_ranges import LrRange
 from .lr_words import (continued_from, for_objective, method_name, no_adapters, profile_of, ranges_in_words, run_name,
                        run_ranges)
@@ -42,7 +43,7 @@ def lr_too_low(facts: Facts) -> Cause | None:
         evidence=list(where) + [c for c in [continued_from(facts)] if c] + [
             _against_recipes(method, objective, ranges, peak), f"{stalled[0].kind} from step {stalled[0].step}"],
         suggestion=_advice(method, objective, ranges),
-        title=(f"Learning rate {evidence_value(peak)} {'far ' if likely else ''}under the range recipes use for "
+        title=(f"Learning rate {format_rate(peak)} {'far ' if likely else ''}under the range recipes use for "
                f"{run_name(method, objective, n_params)}"),
     )
 

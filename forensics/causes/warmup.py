@@ -10,6 +10,7 @@ import numpy as np
 
 from ..findings import Cause
 from ..restarts import epoch_past_the_start
+from ..analyzers.metrics import format_rate
 from .evidence import Facts, evidence_value, lr_points, said
 from .precursors import lr_precursor, rate_rose_without_end
 from .setting_names import warm_up_advice
@@ -27,7 +28,7 @@ def no_warmup(facts: Facts) -> Cause | None:
         if first < facts.thresholds.warmup_peak_fraction * float(lr.max()) or _started_from_zero(facts, first_step):
             return None
         evidence.append(f"learning_rate was already {evidence_value(first)} at the first logged step {first_step} "
-                        f"(peak {evidence_value(lr.max())}): no warm-up")
+                        f"(peak {format_rate(lr.max())}): no warm-up")
     settings = [said(facts.config, k) for k in ("warmup_steps", "warmup_ratio") if facts.config.get(k) is not None]
     if not evidence and not settings:
         return None
@@ -178,8 +179,8 @@ def warm_up_seen(facts: Facts) -> str | None:
         lr = _rise_through_the_break(whole)
     if len(lr) >= 2 and _log_starts_at_the_start(facts, lr) and \
             float(lr.iloc[0]) < facts.thresholds.warmup_peak_fraction * float(lr.max()):
-        rise = (f"{evidence_value(float(lr.iloc[0]))} at step {int(lr.index[0])} to "
-                f"{evidence_value(float(lr.max()))} at step {int(lr.idxmax())}")
+        rise = (f"{format_rate(float(lr.iloc[0]))} at step {int(lr.index[0])} to "
+                f"{format_rate(float(lr.max()))} at step {int(lr.idxmax())}")
         return (f"the logged rate was still warming up at the break: it rose from {rise}" if still_warming
                 else f"the logged rate rose from {rise}")
     return None

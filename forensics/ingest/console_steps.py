@@ -24,7 +24,7 @@ from .stated_logging import StatedLogging
 
 def training_bar_total(events: list[tuple]) -> int | None:
     """The total of the training progress bar: the one most often seen right before a loss dict, of those whose
-    readings never go back where there are such (`_restarting_totals`); where no bar comes before one (a paste of the
+    readings never go back where there are such (`restarting_totals`); where no bar comes before one (a paste of the
     log's tail, its finished bar last), the total of a finished bar after the closing summary dict (`train_runtime`)."""
     last_bar, seen = None, Counter()
     for event in events:
@@ -32,7 +32,7 @@ def training_bar_total(events: list[tuple]) -> int | None:
             last_bar = event[2]
         elif event[0] == "dict" and "loss" in event[2] and last_bar is not None:
             seen[last_bar] += 1
-    restarting = _restarting_totals(events) | _evaluation_totals(events)
+    restarting = restarting_totals(events) | _evaluation_totals(events)
     if any(total not in restarting for total in seen):
         seen = Counter({total: n for total, n in seen.items() if total not in restarting})
     if seen:
@@ -50,7 +50,7 @@ def _loose_train_dicts(events: list[tuple]) -> list[int]:
     return train
 
 
-def _restarting_totals(events: list[tuple]) -> set[int]:
+def restarting_totals(events: list[tuple]) -> set[int]:
     """The totals of bars whose readings go back (`50/50` then `0/50`): a loop drawn anew each time, as an evaluation
     bar is; the training bar counts on. Where a notebook keeps only the bars that a newline ended (Colab deletes each
     redraw that tqdm.write cleared for a dict), the finished evaluation bar is often the last one before a dict."""
@@ -67,7 +67,7 @@ def _restarting_totals(events: list[tuple]) -> set[int]:
 def _evaluation_totals(events: list[tuple]) -> set[int]:
     """The totals of bars drawn `_EVAL_DRAWS` times or more, each draw followed by an eval dict before any other dict:
     the bar of each evaluation, whatever its readings. A notebook's ipywidgets bar keeps only its first frame as text
-    (`0/32`), so the eval bar's readings never go back (`_restarting_totals` cannot tell it), and where the eval dict
+    (`0/32`), so the eval bar's readings never go back (`restarting_totals` cannot tell it), and where the eval dict
     and the next train dict come out in one stream write it stands right before that train dict too (Ka0Ri_RAG: ten
     evaluations of 32 batches between ten train dicts, the training bar's one frame `0/100` before the first)."""
     draws: Counter = Counter()

@@ -7,6 +7,7 @@ around it. (The Trainer's dicts are dated in `console_steps`.)
 from __future__ import annotations
 
 from .console_scan import AT_STEP_LINE
+from .console_steps import restarting_totals
 
 
 def deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, int]:
@@ -22,8 +23,11 @@ def deepspeed_steps(events: list[tuple], train_total: int | None) -> dict[int, i
     progress = [i for i, e in enumerate(events) if e[0] == "ds_step"]
     iteration_after = _next_training_step(events)
     bar_n, bar_at = None, {}
+    # with no training bar known, a bar drawn anew each time (`2/2` then `0/2`: loading checkpoint shards, a dataset
+    # map) counts something else: its reading dated every overflow of gouqi666_deep-speed-chat's PPO at step 3
+    loops = restarting_totals(events) if train_total is None else set()
     for i, event in enumerate(events):
-        if event[0] == "bar" and (train_total is None or event[2] == train_total):
+        if event[0] == "bar" and (train_total is None or event[2] == train_total) and event[2] not in loops:
             bar_n = event[1]
         bar_at[i] = bar_n
     line_before, last = {}, None

@@ -64,7 +64,11 @@ _LATER_GLM_KEYS = ("multi_query_attention", "multi_query_group_num", "ffn_hidden
 def _first_glm(config: RunConfig, model_type: str) -> bool:
     """ChatGLM-6B (model_type chatglm with none of the later GLMs' fields): a two-matrix GELU MLP (dense_h_to_4h,
     dense_4h_to_h of inner_hidden_size) as GPT-2's, and its head tied to the word embeddings (transformers' default,
-    its config does not say otherwise): about 6.2B, where a gated MLP would make it 8.6B."""
+    its config does not say otherwise): about 6.2B, where a gated MLP would make it 8.6B. So is the GLM before it
+    (THUDM's glm-large / glm-10b: model_type glm with its 2D `block_position_encoding`; GLM-4's transformers config,
+    model_type glm too, has none): glm-large-chinese ~350M (published 335M), where gated and untied made it 505M."""
+    if model_type == "glm":
+        return config.get("model.block_position_encoding") is not None
     return model_type == "chatglm" and not any(config.get(f"model.{k}") is not None for k in _LATER_GLM_KEYS)
 
 

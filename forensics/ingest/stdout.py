@@ -15,7 +15,7 @@
   `epoch` x the steps per epoch of the Trainer's banner (`Num Epochs`, `Total optimization steps`).
   `meta["step_inferred"]` says which rule gave the steps when it was not explicit.
 * DeepSpeed: `OVERFLOW! ... Attempted loss scale: X, reducing to Y` (and the float, fused-optimizer
-  and hysteresis variants; a hand-written scaler's `OVERFLOW! Scale value X -> Y`) -> `overflow` = 1
+  and hysteresis variants; a hand-written scaler's `OVERFLOW! Scale value X -> Y`) -> `overflow` = how many at that step
   and `loss_scale` = the new scale; `step=N, skipped=K`
   progress lines -> `skipped_steps` = K at N; "Current loss scale already at minimum" ->
   `loss_scale_at_minimum` = 1. Their step: the training bar when there is one (the step being
@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -237,13 +238,15 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
         row_events.extend([at] * (len(metrics) - len(row_events)))
 
     ds = deepspeed_steps(events, train_total)
+    # several engines (a PPO's actor and critic) each skip one at the same step: the point counts them all
+    overflows_at = Counter(ds[i] for i, event in enumerate(events) if event[0] == "overflow")
     for i, event in enumerate(events):
         at = i
         if event[0] == "dict":
             pairs = [(canonical_metric(k), v) for k, v in event[2].items() if k not in EXPLICIT_STEP_KEYS]
             add(dated[i], [k for k, _ in pairs], [v for _, v in pairs])
         elif event[0] == "overflow":
-            add(ds[i], ("overflow", "loss_scale"), (1.0, event[1]))
+            add(ds[i], ("overflow", "loss_scale"), (float(overflows_at[ds[i]]), event[1]))
         elif event[0] == "ds_step":
             add(event[1], ("skipped_steps",), (float(event[2]),))
         elif event[0] == "at_minimum":
@@ -255,6 +258,9 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
                 meta["max_steps"] = record.total
     if not steps:
         return empty_frame(), set()
+    engines = engine_skips(events)
+    if engines:
+        meta[ENGINE_SKIPS] = engines
     frame = pd.DataFrame({"step": np.array(steps, dtype=np.int64), "metric": np.array(metrics, dtype=object),
                           "value": np.array(values, dtype=np.float64), "wall_time": np.full(len(steps), math.nan)})
     launched: dict[int, list[int]] = {}
@@ -275,6 +281,26 @@ def _frame(events: list[tuple], meta: dict, per_epoch: float | None = None,
                                   "progress line's epoch is a whole number, the epochs done)")
     frame = without_unit_loss_scale(without_placeholders(frame) if "megatron" in kinds_of(events) else frame)
     return frame, attempt_launches
+
+
+ENGINE_SKIPS = "deepspeed_engine_skips"
+
+
+def engine_skips(events: list[tuple]) -> dict:
+    """{'step': N, 'counts': [...]}: DeepSpeed's `skipped=` counts at the last progress step where several engines
+    printed one after another (DeepSpeed-Chat's PPO: the actor's `step=100, skipped=6`, then the critic's `step=100,
+    skipped=7`), in that order; {} where one engine prints them (a timeline keeps one value a step: the others' counts
+    would be lost)."""
+    groups: list[list[tuple]] = []
+    for event in events:
+        if event[0] != "ds_step":
+            continue
+        if groups and groups[-1][-1][1] == event[1]:
+            groups[-1].append(event)
+        else:
+            groups.append([event])
+    last = groups[-1] if groups else []
+    return {"step": last[0][1], "counts": [e[2] for e in last]} if len(last) > 1 else {}
 
 
 def _results_table_only(events: list[tuple]) -> bool:
