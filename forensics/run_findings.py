@@ -77,7 +77,7 @@ def judge_run(layout: RunLayout, timeline: Timeline, config: RunConfig, checkpoi
                                                             not _loss_steps_inferred(timeline))
                              + (detect_cut_short(metrics, console_plan(timeline, metrics, planned[1]),
                                                  end_accounted_for(timeline, metrics), exit_recorded(timeline, metrics))
-                                or detect_megatron_cut(timeline)
+                                or _megatron_cut_unexplained(timeline, findings)
                                 or detect_early_stop_in_warmup(metrics, early_stop_said(timeline)))
                              + detect_labels_include_padding(metrics, config.get("data.labels_include_padding"),
                                                              encoder_decoder_model(config))
@@ -159,6 +159,12 @@ def _from_random_weights(profile: RunProfile, config: RunConfig, metrics) -> boo
         return False
     first = real_loss(metrics)
     return pretrained_base(config, float(first.iloc[0]) if len(first) else None) is None
+
+
+def _megatron_cut_unexplained(timeline, findings: list[Finding]) -> list[Finding]:
+    """A Megatron log that ends short of its plan - unless a crash already says why (its "no line saying why: no ...
+    error" would deny the error the crash finding names; review 32c)."""
+    return [] if any(f.kind == "run_crashed" for f in findings) else detect_megatron_cut(timeline)
 
 
 def _fine_tune_of_a_trained_model(profile: RunProfile, config: RunConfig, base) -> bool:

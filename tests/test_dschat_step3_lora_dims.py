@@ -31,7 +31,10 @@ def test_a_step3_console_launched_without_lora_dims_trains_the_full_model():
 @pytest.mark.parametrize("extra, method", [
     ("--actor_lora_dim 128 --only_optimize_lora", "lora"),
     ("--actor_lora_dim 64 --critic_lora_dim 64", "lora"),
-    ("--critic_lora_dim 32", "lora"),
+    # a LoRA critic beside a full actor (a real step-3 script: --critic_lora_dim 128, no --actor_lora_dim) trains
+    # the policy whole: the method is the actor's
+    ("--critic_lora_dim 128 --critic_lora_module_name layers.", "full"),
+    ("--actor_lora_dim 0 --critic_lora_dim 128", "full"),
     ("--actor_lora_dim 0 --critic_lora_dim 0", "full"),
 ])
 def test_a_step3_lora_dim_set_above_0_is_lora_and_0_is_full(tmp_path, extra, method):
@@ -56,3 +59,14 @@ def test_only_deepspeed_chats_own_launch_lines_are_read_for_lora_dims():
     other = "[x] cmd = /usr/bin/python -u -m deepspeed.launcher.launch train.py --model_name_or_path gpt2 --lora_dim 8\n"
     assert "console_lora_dim" not in console_facts(other)
     assert console_facts("[x] cmd = deepspeed main.py --lora_dim 128 --only_optimize_lora\n")["console_lora_dim"] == 128
+
+
+def test_a_long_launch_line_full_of_script_names_is_read_in_linear_time():
+    """Guard: a `cmd =` line of 1 MB holding `.py` 200,000 times and no step-3 argument is read in well under a
+    second's scale (a lazy `.py` then a greedy rest took minutes: quadratic in the `.py` count)."""
+    import time
+    from forensics.ingest.console_facts import console_facts
+    line = "[x] cmd = deepspeed " + "a.py " * 200_000 + "\n"
+    started = time.perf_counter()
+    assert "console_lora_dim" not in console_facts(line)
+    assert time.perf_counter() - started < 5

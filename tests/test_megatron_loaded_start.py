@@ -56,6 +56,21 @@ def test_a_console_cut_without_an_interrupt_is_not_said_to_be_stopped_by_hand():
         is None
 
 
+def test_a_ctrl_c_after_a_rank_crashed_is_not_said_to_be_stopped_by_hand():
+    """Guard: a rank's error after the last iteration line, then ^C (the other ranks hung in a collective, their
+    tracebacks KeyboardInterrupt): the run had failed before its owner stopped it, no 'not by a fault' to say."""
+    text = LOG.read_text(errors="replace")
+    last = text.rfind(" iteration ")
+    head = text[:text.find("\n", last) + 1]
+    crash = ("Traceback (most recent call last):\n  File \"megatron/training.py\", line 1200, in train_step\n"
+             "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    interrupt = ("Traceback (most recent call last):\n  File \"torch/distributed/distributed_c10d.py\", line 1800\n"
+                 "KeyboardInterrupt\n^C[2023-12-09 17:06:20,763] [INFO] [launch.py:315:sigkill_handler] Killing "
+                 "subprocess 2197611\n")
+    assert stopped_by_hand(head + crash + interrupt) is None
+    assert stopped_by_hand(head + interrupt) is not None  # the same ^C with no error before it
+
+
 def test_the_load_lines_say_where_the_weights_start():
     assert weights_start(_LOADED) == {"loaded": True, "iteration": 0, "line": _LOADED.strip()}
     resumed = weights_start("  successfully loaded checkpoint from /ck [ t 0, p 0 ] at iteration 5000")
@@ -100,3 +115,22 @@ def test_alpacas_supervised_dataset_lines_are_instruction_data():
     text = "WARNING:root:Formatting inputs...\nWARNING:root:Tokenizing inputs... This may take some time...\n"
     assert console_facts(text)["console_instruction_data"] == "WARNING:root:Formatting inputs..."
     assert "console_instruction_data" not in console_facts("Formatting inputs...Skip in lazy mode\n")
+
+
+def test_a_megatron_log_that_crashed_is_not_also_said_to_end_with_no_line_saying_why(tmp_path):
+    """The crash finding names the error; a cut-short finding beside it saying "no ... exit line or error" denies it
+    (review 32c). The same log with no error after its last iteration still gets the cut-short finding."""
+    import shutil
+
+    import forensics
+
+    text = LOG.read_text(errors="replace")
+    head = text[:text.find("\n", text.rfind(" iteration ")) + 1]
+    crash = ("Traceback (most recent call last):\n  File \"megatron/training.py\", line 1200, in train_step\n"
+             "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    for name, tail in (("crashed", crash), ("cut", "")):
+        run = tmp_path / name
+        shutil.copytree(LOG.parent, run)
+        (run / LOG.name).write_text(head + tail)
+        kinds = {f.kind for f in forensics.analyze(run).findings}
+        assert ("run_cut_short" in kinds) == (name == "cut") and ("run_crashed" in kinds) == (name == "crashed"), kinds

@@ -164,6 +164,16 @@ def test_a_healthy_run_with_an_info_note_is_not_told_no_finding_was_raised():
     assert "No problem was found in the logs or checkpoints that were read (1 note for information only)." in said
 
 
+def test_an_abandoned_attempts_warnings_are_not_counted_as_notes_for_information():
+    """junkwhinger_babynames_generator (healthy): its 4 findings are warnings of attempts a later launch threw away,
+    said in the next paragraph; they are no 'notes for information only'."""
+    thrown = Finding("divergence", "warning", 5, "loss diverged.", metric="loss", abandoned=True)
+    note = Finding("loss_spike", "info", 460, "141 single-batch loss spikes.", metric="loss")
+    assert "note" not in _healthy([thrown]), _healthy([thrown])
+    assert "No problem was found in the final history" in _healthy([thrown])
+    assert "(1 note for information only)" in _healthy([thrown, note])
+
+
 def test_a_healthy_run_without_findings_still_says_none_was_raised():
     assert "No finding was raised in the logs or checkpoints that were read." in _healthy([])
 

@@ -51,10 +51,11 @@ def detect_loaded_weights_at_chance(metrics: Metrics, loaded: tuple[str, str] | 
                f"weights ({loaded[1][:120]}), is {guess}, logged while the learning rate was still "
                f"{format_number(rate)} ({100 * rate / peak:.1f}% of the {format_number(peak)} it reached): the "
                "updates so far were too small to move it, so the weights as loaded predicted these targets no better "
-               "than chance, where a trained model reads its kind of text at 1-3. The checkpoint "
+               "than chance, where a trained model reads its kind of text at 1-3. Most likely the checkpoint "
                "did not load as the trained model (a conversion fault, weights not matched to their layers, another "
-               "tokenizer); what the loss does next is repair, not the fine-tune. Check the converted checkpoint's "
-               "loss on a few batches before training (it should be far under the guess).")
+               "tokenizer) - or its vocabulary was extended with untrained rows the data uses; what the loss does next "
+               "is then repair, not the fine-tune. Check the converted checkpoint's loss on a few batches before "
+               "training (it should be far under the guess).")
     return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
                     evidence={"first_loss": first, "uniform_guess_loss": level,
                               "vocab_size": vocab_size if known else None, "method": method,

@@ -44,9 +44,9 @@ def detect_megatron_cut(timeline: Timeline) -> list[Finding]:
         by_hand = meta.get(BY_HAND_KEY)
         share = f"{100 * last / planned:.0f}%"
         message = (f"the Megatron log ends at iteration {last} of its {planned} (train_iters), {share} of its plan: it "
-                   f"was stopped by hand (the console ends in KeyboardInterrupt and '{by_hand}'), not by a fault of "
-                   "the training. What it learned since its last saved checkpoint is lost; resume from that "
-                   "checkpoint to finish the plan." if by_hand else
+                   f"was stopped by hand (the console ends in KeyboardInterrupt and '{by_hand}'); nothing in the log "
+                   "says the training itself failed (a hang looks the same). What it learned since its last saved "
+                   "checkpoint is lost; resume from that checkpoint to finish the plan." if by_hand else
                    f"the Megatron log ends at iteration {last} of its {planned} (train_iters) with no line saying "
                    f"why: no '[after training is done]', exit line or error. The run stopped, crashed or its log was "
                    f"cut at {100 * last / planned:.0f}% of its plan; what it reached after is unknown. Resume from its "

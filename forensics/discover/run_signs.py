@@ -65,7 +65,17 @@ _TRACEBACK = "Traceback (most recent call last):"
 def final_exception(text: str) -> str | None:
     """The exception line that the console's last traceback ends with (200 characters at most), or None where the
     console holds no traceback."""
-    at = text.rfind(_TRACEBACK)
+    return _exception_ending(text, text.rfind(_TRACEBACK))
+
+
+def first_exception_after(text: str, start: int) -> str | None:
+    """The exception line that the first traceback at or after `start` ends with (200 characters at most), or None:
+    what went wrong first, where later tracebacks may be the teardown it set off."""
+    return _exception_ending(text, text.find(_TRACEBACK, max(start, 0)))
+
+
+def _exception_ending(text: str, at: int) -> str | None:
+    """The exception line ending the traceback whose header starts at `at` (-1: no traceback), or None."""
     if at < 0:
         return None
     m = _EXCEPTION_LINE.search(text, at + len(_TRACEBACK))

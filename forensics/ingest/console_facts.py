@@ -34,10 +34,12 @@ _DS_PROGRESS_LINE = re.compile(r"^.*?\bstep=\d+, skipped=\d+, lr=\[[^\n]*$", re.
 # DeepSpeed-Chat's launch line (`cmd = deepspeed main.py --data_path ... --lora_dim 128 ...`); a copy of its step-3
 # script may be renamed (gouqi666_deep-speed-chat: train_llama.py), so another script counts where it takes step 3's own
 # --actor_model_name_or_path (the method reads it only where the console's step lines are DeepSpeed-Chat's too)
-_DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* (?:[^\n]*\bmain\.py\b|[^\n]*?\.py\b[^\n]*"
-                         r"--actor_model_name_or_path\b)[^\n]*$", re.MULTILINE)
-# step 1/2's --lora_dim; step 3's --actor_lora_dim / --critic_lora_dim (each 0 by default: that model trained whole)
-_LORA_DIM = re.compile(r"--(?:actor_|critic_)?lora_dim[ =](\d+)")
+# (the step-3 argument is looked ahead for once, not after each `.py` of the line: that is quadratic on a long line)
+_DSCHAT_CMD = re.compile(r"^.*\bcmd = \S*(?:deepspeed|python3?)\S* (?:[^\n]*\bmain\.py\b|"
+                         r"(?=[^\n]*--actor_model_name_or_path\b)[^\n]*\.py\b)[^\n]*$", re.MULTILINE)
+# step 1/2's --lora_dim; step 3's --actor_lora_dim (0 by default: the policy trained whole). --critic_lora_dim is
+# the value model's alone: a full actor beside a LoRA critic is a full fine-tune of the model the run is for
+_LORA_DIM = re.compile(r"--(?:actor_)?lora_dim[ =](\d+)")
 # LLaMA-Factory loading or saving a value head (its reward-model and PPO stages;
 # trl's AutoModelForCausalLMWithValueHead)
 _VALUE_HEAD = re.compile(
@@ -258,7 +260,7 @@ def _model_lines(text: str) -> dict:
     bits, the largest `N params` a script's line says, and the first line naming LoRA (`console_lora_named`)."""
     out: dict = {}
     m = _DSCHAT_CMD.search(text) if "cmd = " in text else None
-    if m:  # DeepSpeed-Chat trains every weight unless a --lora_dim (step 3: of the actor or critic) says otherwise
+    if m:  # DeepSpeed-Chat trains every weight unless a --lora_dim (step 3: the actor's) says otherwise
         dims = [int(d) for d in _LORA_DIM.findall(m.group(0))]
         out["console_lora_dim"], out["console_lora_dim_line"] = max(dims, default=0), m.group(0).strip()[:200]
     m = _VALUE_HEAD.search(text) if "alue head" in text or "valuehead" in text else None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from .console_text import line_at
-from ..discover.run_signs import final_exception
+from ..discover.run_signs import final_exception, first_exception_after
 
 KEY = "megatron_end_line"  # LogRecords.meta key of a Megatron console: its end line, or None where it has none
 BY_HAND_KEY = "megatron_stopped_by_hand"  # ... and the line saying its owner stopped it, where it says so
@@ -41,11 +41,13 @@ def end_line(text: str) -> str | None:
 
 
 def stopped_by_hand(text: str) -> str | None:
-    """`KeyboardInterrupt`, where the console's last traceback ends with it after its last iteration line; the
+    """`KeyboardInterrupt`, where the console's first and last tracebacks after its last iteration line end with it; the
     launcher's `sigkill_handler` line where one follows (module docstring); else None."""
     ended = final_exception(text)
     last_step = text.rfind(" iteration ")
     if not ended or not ended.startswith("KeyboardInterrupt") or text.rfind("KeyboardInterrupt") < last_step:
         return None
+    if not (first_exception_after(text, last_step) or "").startswith("KeyboardInterrupt"):
+        return None  # an error came first: ^C ended a run that had already failed (a rank's crash, the rest hung)
     killed = text.rfind("sigkill_handler")
     return line_at(text, killed).strip()[:200] if killed > last_step else ended

@@ -151,8 +151,12 @@ def _nothing_wrong(findings) -> str:
     "no finding was raised"."""
     if not findings:
         return "No finding was raised in the logs or checkpoints that were read."
+    # an abandoned attempt's warnings are no notes: the paragraph after this one says them (junkwhinger's 4)
+    notes = [f for f in findings if not f.abandoned]
+    if not notes:
+        return "No problem was found in the final history of the logs and checkpoints that were read."
     return (f"No problem was found in the logs or checkpoints that were read "
-            f"({plural(len(findings), 'note')} for information only).")
+            f"({plural(len(notes), 'note')} for information only).")
 
 
 def _answer_health(analysis) -> Answer:
