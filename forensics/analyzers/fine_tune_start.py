@@ -86,9 +86,17 @@ def detect_start_above_uniform_guess(metrics: Metrics, thresholds: Thresholds, m
                "The labels or inputs are not what the model expects (another model's tokenizer or chat template, "
                "labels shifted or not masked, base weights not loaded); the loss that follows is the adapter "
                "undoing that, not the task being learned. Check a decoded batch against the model's template.")
-    return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
-                    evidence={"first_loss": first, "uniform_guess_loss": level,
-                              "vocab_size": vocab_size if known else None, "method": method, "last_tenth_loss": tail})]
+    return [start_at_the_guess(step, message, first, level, vocab_size if known else None, method,
+                               last_tenth_loss=tail)]
+
+
+def start_at_the_guess(step: int, message: str, first: float, level: float, vocab_size: int | None, method: str,
+                       **more) -> Finding:
+    """The `start_above_uniform_guess` warning at a first training loss `first` against the uniform guess `level`
+    (over `vocab_size` tokens where known), with what else its rule measured (`more`)."""
+    return Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
+                   evidence={"first_loss": first, "uniform_guess_loss": level, "vocab_size": vocab_size,
+                             "method": method, **more})
 
 
 def _one_point_above_its_guess(loss, method: str, vocab_size: int | None) -> list[Finding]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from ..findings import Finding
-from .fine_tune_start import ADAPTER_METHODS
+from .fine_tune_start import ADAPTER_METHODS, start_at_the_guess
 from .metrics import LR, Metrics, finite, format_number, real_loss
 from .never_learned import FRESH_HEAD_RANGE
 
@@ -56,7 +56,5 @@ def detect_loaded_weights_at_chance(metrics: Metrics, loaded: tuple[str, str] | 
                "tokenizer) - or its vocabulary was extended with untrained rows the data uses; what the loss does next "
                "is then repair, not the fine-tune. Check the converted checkpoint's loss on a few batches before "
                "training (it should be far under the guess).")
-    return [Finding("start_above_uniform_guess", "warning", step, message, metric="loss",
-                    evidence={"first_loss": first, "uniform_guess_loss": level,
-                              "vocab_size": vocab_size if known else None, "method": method,
-                              "learning_rate_at_first_loss": rate, "loaded_from": loaded[1][:200]})]
+    return [start_at_the_guess(step, message, first, level, vocab_size if known else None, method,
+                               learning_rate_at_first_loss=rate, loaded_from=loaded[1][:200])]

@@ -40,18 +40,10 @@ def read_model_card(path) -> dict[str, Any]:
     stated = precision_stated(text)
     if stated:
         out["precision.readme"], out["precision.readme_words"] = stated
-    scratch = trained_from_scratch(text)
-    if scratch:
-        out["model.readme_from_scratch"] = scratch
-    language_modelling = language_modelling_said(text)
-    if language_modelling:
-        out["model.readme_lm_objective"] = language_modelling
-    framework = _card_tagger(lines)
-    if framework:
-        out["card.tagged_by"] = framework
-    base = _card_base_model(lines)
-    if base:
-        out["card.base_model"] = base
+    out.update({key: said for key, said in (("model.readme_from_scratch", trained_from_scratch(text)),
+                                            ("model.readme_lm_objective", language_modelling_said(text)),
+                                            ("card.tagged_by", _card_tagger(lines)),
+                                            ("card.base_model", _card_base_model(lines))) if said})
     for line in lines[start + 1:] if start is not None else []:
         m = _CARD_ITEM.match(line.strip())
         if m is None:
