@@ -163,3 +163,16 @@ def test_a_one_label_head_loaded_in_code_is_no_classifier(tmp_path):
         return forensics.analyze(folder).run_profile.objective
 
     assert run(1) != "classification" and run(3) == "classification"
+
+
+def test_the_filtering_classifiers_name_is_not_the_trained_models(tmp_path):
+    """The loads name two heads and no trainer says which trains: the classifier's name (86M) is not read as the size
+    of the model the loop trains (Qwen2.5-7B), nor its one label as the trained model's head."""
+    folder = _filter_then_lm_notebook(tmp_path / "lm", "AutoModelForCausalLM")
+    notebook = folder / "train.ipynb"
+    notebook.write_text(notebook.read_text()
+                        .replace("Classification.from_pretrained('unitary/toxic-bert')",
+                                 "Classification.from_pretrained('meta-llama/Llama-Prompt-Guard-2-86M', num_labels=1)")
+                        .replace("from_pretrained('gpt2')", "from_pretrained('Qwen/Qwen2.5-7B')"))
+    profile = forensics.analyze(folder).run_profile
+    assert profile.model_params != 86_000_000, profile.evidence.get("model_params")

@@ -321,3 +321,15 @@ def test_a_last_row_of_full_float_reprs_with_no_line_end_is_kept_whatever_its_di
     whole = csv_metrics.read(tmp_path / "whole.csv")
     assert len(_rows(whole)) == len(_rows(cut)) + 1 and [w for w in cut.warnings if CUT_WORDS.search(w)]
     assert not [w for w in whole.warnings if CUT_WORDS.search(w)], whole.warnings
+
+
+@pytest.mark.parametrize("cut_at", ["e-0", ""])
+def test_a_full_repr_rate_cut_in_or_before_its_exponent_is_not_read_as_its_mantissa(tmp_path: Path, cut_at: str):
+    """A Lightning CSVLogger writes str(float): a rate of 2.978723404255319e-05 cut to `...319e-0` or `...319` has
+    12+ significant digits but lost its exponent, and must not be kept as a rate of 2.98 (review 32d)."""
+    head = "step,loss,lr\n10,2.0153279600143433,3.0212765957446806e-05\n20,1.8937000497817993,3.0e-05\n"
+    (tmp_path / "metrics.csv").write_text(head + "30,1.7874000362157822,2.978723404255319" + cut_at)
+    records = csv_metrics.read(tmp_path / "metrics.csv")
+    rates = [value for _, metric, value in _rows(records) if metric == "learning_rate"]
+    assert all(float(v) < 1e-3 for v in rates), rates
+    assert [w for w in records.warnings if CUT_WORDS.search(w)], records.warnings

@@ -91,3 +91,17 @@ def test_the_cause_says_whose_skips_deepspeed_counted():
     import forensics
     evidence = [line for c in forensics.analyze(CASE).causes for line in c.evidence]
     assert any("DeepSpeed's own counts by step 100: actor 6, critic 7" in line for line in evidence)
+
+
+def test_an_overflow_every_rank_prints_counts_once(tmp_path: Path):
+    """Every rank prints the one skip (`OVERFLOW! Rank 0 ...` to `Rank 3 ...`): only the lowest rank's lines count
+    (review 32d: four ranks at three steps read as 12 skips); a log of one rank only (Rank 3's) still counts its own."""
+    def skips(ranks) -> float:
+        text = "".join("".join(_OVERFLOW.replace("Rank 0", f"Rank {r}").format(old=65536, new=32768) for r in ranks)
+                       + _ppo_line(step) for step in (1, 2, 3))
+        (tmp_path / "train.log").write_text(text)
+        frame = stdout.read(tmp_path / "train.log").frame
+        per_step = frame[frame.metric == "overflow"].drop_duplicates("step")  # each point holds its step's count
+        return float(per_step.value.sum())
+
+    assert skips(range(4)) == 3.0 and skips([3]) == 3.0

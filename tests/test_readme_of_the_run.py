@@ -30,3 +30,15 @@ def test_a_vendored_librarys_readme_does_not_set_the_runs_objective(tmp_path: Pa
 
 def test_the_projects_own_readme_above_its_outputs_still_does(tmp_path: Path):
     assert _run(tmp_path, "README.md") == "pretrain"
+
+
+def test_a_saved_models_card_beside_its_config_still_speaks_of_the_run(tmp_path: Path):
+    """The run's output folder kept with its config.json and card, its weights git-ignored and its log at the root:
+    the card is the run's (review 32d: 'trained ... from scratch' there no longer read)."""
+    (tmp_path / "train.log").write_text("".join(str({"loss": 3.0 - s / 20, "learning_rate": 5e-5, "epoch": s / 30})
+                                                + "\n" for s in (10, 20, 30)))
+    (tmp_path / "output").mkdir()
+    (tmp_path / "output" / "config.json").write_text(json.dumps({"architectures": ["GPT2LMHeadModel"],
+                                                                 "model_type": "gpt2"}))
+    (tmp_path / "output" / "README.md").write_text(_NEXT_TOKEN)
+    assert forensics.analyze(tmp_path).run_profile.objective == "pretrain"

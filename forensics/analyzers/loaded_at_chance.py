@@ -20,7 +20,7 @@ import math
 
 from ..findings import Finding
 from .fine_tune_start import ADAPTER_METHODS, start_at_the_guess
-from .metrics import LR, Metrics, finite, format_number, real_loss
+from .metrics import LR, Metrics, finite, format_number, format_rate, real_loss
 from .never_learned import FRESH_HEAD_RANGE
 
 _NEAR_CHANCE = 0.8  # x ln V (fine_tune_start's bar for a base that cannot read its targets)
@@ -49,7 +49,7 @@ def detect_loaded_weights_at_chance(metrics: Metrics, loaded: tuple[str, str] | 
     peak = float(rates.max())
     message = (f"the first training loss {format_number(first)} (step {step}) of this model, loaded from trained "
                f"weights ({loaded[1][:120]}), is {guess}, logged while the learning rate was still "
-               f"{format_number(rate)} ({100 * rate / peak:.1f}% of the {format_number(peak)} it reached): the "
+               f"{format_rate(rate)} ({100 * rate / peak:.1f}% of the {format_rate(peak)} it reached): the "
                "updates so far were too small to move it, so the weights as loaded predicted these targets no better "
                "than chance, where a trained model reads its kind of text at 1-3. Most likely the checkpoint "
                "did not load as the trained model (a conversion fault, weights not matched to their layers, another "

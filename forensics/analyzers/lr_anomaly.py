@@ -19,7 +19,7 @@ import numpy as np
 from ..config import Thresholds
 from ..findings import Finding
 from .lr_drop import falls_at_once
-from .metrics import LR, Metrics, finite, format_number, true_runs
+from .metrics import LR, Metrics, finite, format_number, format_rate, true_runs
 
 
 def detect_lr_anomalies(metrics: Metrics, thresholds: Thresholds) -> list[Finding]:
@@ -58,8 +58,8 @@ def _starts_over_after_its_end(lr) -> list[Finding]:
         peak = float(peaks[i - 1])
         if peak > 0 and _ran_out(values, i, peak) and values[i + 1] >= _JUMPS_BACK * peak \
                 and not _climbed_back_before(values[:i]):
-            message = (f"learning rate ran out at step {int(steps[i])} ({format_number(values[i])}, its schedule's end "
-                       f"after a peak of {format_number(peak)}) and is back at {format_number(values[i + 1])} at step "
+            message = (f"learning rate ran out at step {int(steps[i])} ({format_rate(values[i])}, its schedule's end "
+                       f"after a peak of {format_rate(peak)}) and is back at {format_rate(values[i + 1])} at step "
                        f"{int(steps[i + 1])}: the run went on past its schedule, which started over (a resume with a "
                        "larger max_steps, or train() called again). If that was the plan, nothing is wrong; if not, "
                        "the steps from here trained at a rate the first schedule did not intend.")
@@ -99,9 +99,9 @@ def _starts_over_mid_decay(lr) -> list[Finding]:
         peak_at, peak = decay
         now, prev = float(values[i]), float(values[i - 1])
         if now >= _BACK_AT_PEAK * peak and now - prev >= _WAY_BACK * (peak - prev):
-            message = (f"learning rate is back at {format_number(now)} at step {int(steps[i])}, at once, "
-                       f"from {format_number(prev)} at step {int(steps[i - 1])} on a decay from its peak of "
-                       f"{format_number(peak)} (step {int(steps[peak_at])}): the schedule started over in the middle "
+            message = (f"learning rate is back at {format_rate(now)} at step {int(steps[i])}, at once, "
+                       f"from {format_rate(prev)} at step {int(steps[i - 1])} on a decay from its peak of "
+                       f"{format_rate(peak)} (step {int(steps[peak_at])}): the schedule started over in the middle "
                        "of its decay (a resume that loaded the weights but not the scheduler's state, or train() "
                        "called again), so the steps from here train at the rates of earlier ones and the decay ends "
                        "short of its planned end. If a new phase was meant, nothing is wrong; if not, resume with the "
@@ -163,9 +163,9 @@ def _starts_over_with_its_warmup(lr) -> list[Finding]:
     if not restarts or _periodic([origin] + [int(steps[r[0]]) for r in restarts], float(np.median(np.diff(steps)))):
         return []
     i, peak_at, peak, top = restarts[0]
-    message = (f"learning rate falls at once from {format_number(values[i - 1])} (step {int(steps[i - 1])}, on a decay "
-               f"from its peak of {format_number(peak)} at step {int(steps[peak_at])}) to "
-               f"{format_number(values[i])} at step {int(steps[i])}, then climbs back to {format_number(values[top])} "
+    message = (f"learning rate falls at once from {format_rate(values[i - 1])} (step {int(steps[i - 1])}, on a decay "
+               f"from its peak of {format_rate(peak)} at step {int(steps[peak_at])}) to "
+               f"{format_rate(values[i])} at step {int(steps[i])}, then climbs back to {format_rate(values[top])} "
                f"by step {int(steps[top])}: the schedule started over, warm-up and all, in the middle of its decay (a "
                "resume that loaded the weights but not the scheduler's state, or train() called again), so the steps "
                "from here train at the rates of earlier ones and the decay ends short of its planned end. If a new "
@@ -192,8 +192,8 @@ def _one_finding(found: list[Finding]) -> list[Finding]:
     first = found[0]
     at = ", ".join(f"step {f.step}" for f in found)
     message = (f"learning rate ran out and started over {len(found)} times ({at}; first after step "
-               f"{first.evidence['ran_out_at']}, {format_number(first.evidence['after'])} after a peak of "
-               f"{format_number(first.evidence['peak'])}), not at even intervals: the run went on past its schedule "
+               f"{first.evidence['ran_out_at']}, {format_rate(first.evidence['after'])} after a peak of "
+               f"{format_rate(first.evidence['peak'])}), not at even intervals: the run went on past its schedule "
                "each time (resumes with a larger max_steps, or train() called again). If that was the plan, nothing "
                "is wrong; if not, the steps after each restart trained at a rate the schedule before did not intend.")
     return [Finding("lr_anomaly", "warning", first.step, message, end_step=found[-1].step, metric=LR,
@@ -279,9 +279,9 @@ def _climbs_after_its_end(lr, thresholds: Thresholds) -> list[Finding]:
     if float(climb[-1]) < float(climb.max()) or _cycled_before(values[:low_at], peak):
         return []  # it peaks and falls again (a planned second phase), or the schedule cycles (CyclicLR, SGDR)
     start, last = int(steps[low_at + 1]), int(steps[-1])
-    message = (f"learning rate climbs back after its schedule ran down: from {format_number(peak)} (step "
-               f"{int(steps[peak_at])}) to {format_number(low)} at step {int(steps[low_at])}, then up again from step "
-               f"{start} to {format_number(float(values[-1]))} by step {last}. A cosine schedule whose horizon "
+    message = (f"learning rate climbs back after its schedule ran down: from {format_rate(peak)} (step "
+               f"{int(steps[peak_at])}) to {format_rate(low)} at step {int(steps[low_at])}, then up again from step "
+               f"{start} to {format_rate(float(values[-1]))} by step {last}. A cosine schedule whose horizon "
                "(T_max, num_training_steps) is shorter than the run goes round again like this; check the scheduler's "
                "total steps against the steps the run takes (epochs x steps per epoch), or whether a second phase "
                "was meant to start here.")
@@ -300,7 +300,7 @@ def _jumps(lr, thresholds: Thresholds) -> list[Finding]:
     for i in np.flatnonzero(ratio > thresholds.lr_jump_factor) + 1:
         if np.all(np.diff(values[:i + 1]) > 0):
             continue  # still the warm-up ramp from near 0 (1e-9 at step 1, 1e-8 at step 10): not a jump
-        message = (f"learning rate jumps from {format_number(values[i - 1])} to {format_number(values[i])} at step "
+        message = (f"learning rate jumps from {format_rate(values[i - 1])} to {format_rate(values[i])} at step "
                    f"{int(steps[i])}, {format_number(ratio[i - 1])}x the highest rate logged before: outside any "
                    "warm-up or schedule (a resume with another rate, or a misread setting?).")
         out.append(Finding("lr_anomaly", "warning", int(steps[i]), message, metric=LR,
@@ -326,7 +326,7 @@ def _zero_stretches(lr, thresholds: Thresholds) -> list[Finding]:
         elif i == 0 and j == positive[0] and j - i >= max(need, len(values) // _LEADING_SHARE) \
                 and _straight_to_its_level(values[j:]):
             message = (f"learning rate is exactly 0 for the first {j} logged points (steps {int(steps[0])} to "
-                       f"{int(steps[j - 1])}) before it is {format_number(float(values[j]))} at step {int(steps[j])}, "
+                       f"{int(steps[j - 1])}) before it is {format_rate(float(values[j]))} at step {int(steps[j])}, "
                        "its level at once: a warm-up ramp leaves 0 at its first step, so no update was made there (a "
                        "scheduler that only steps with the optimizer, and an optimizer that skipped or never applied "
                        "its steps: fp16 overflow, a DeepSpeed/accelerate setup that does not step).")

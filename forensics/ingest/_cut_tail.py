@@ -31,6 +31,8 @@ def unsettled_last_line(text: str) -> bool:
     (False, False)
     >>> unsettled_last_line("1,0.5748123456789\\n2,0.46851234567891")  # a float's repr: whole to its 12th digit
     False
+    >>> unsettled_last_line("1,3.0212765957446806e-05\\n2,2.978723404255319e-0")  # ... but not cut in its exponent
+    True
     >>> unsettled_last_line("1,0.9433,yes\\n2,0.943,no"), unsettled_last_line("1,0.9433\\n2,1e-")
     (False, True)
     """
@@ -38,7 +40,7 @@ def unsettled_last_line(text: str) -> bool:
     if not lines or text.endswith(("\n", "\r")) or not lines[-1].strip():
         return False
     last = _last_cell(lines[-1])
-    whole_repr = _full_repr(last) and _cells(lines[-1]) == _cells(lines[-2]) if len(lines) > 1 else False
+    whole_repr = len(lines) > 1 and _full_repr(last, _last_cell(lines[-2])) and _cells(lines[-1]) == _cells(lines[-2])
     if len(lines) < 2 or not _NUMBER_HEAD.match(last) or whole_repr:
         return False  # no row before to compare shapes with (a one-value loss.txt), or a row whole to its 12th digit
     return _shape(last) not in {_shape(_last_cell(line)) for line in lines[-SHAPE_WINDOW - 1:-1]}
@@ -54,14 +56,18 @@ def without_cut_last_line(text: str) -> tuple[str, str]:
 
 
 _CELL_BREAKS = re.compile(r"[\s,;|]+")
+_MANTISSA_EXPONENT = re.compile(r"([^eE]*)(?:[eE](.*))?$", re.DOTALL)
 _SIGNIFICANT = 12  # a float's repr runs to 13-17 digits: one cut after its 12th is off only past it (module note)
 
 
-def _full_repr(cell: str) -> bool:
+def _full_repr(cell: str, before: str) -> bool:
     """A number printed with `_SIGNIFICANT` or more significant digits (a float's repr, whose length varies from row
-    to row): whole enough, where a cut could only have taken digits past the 12th."""
-    mantissa = re.split(r"[eE]", cell, maxsplit=1)[0]
-    return len(mantissa.lstrip("+-").replace(".", "").lstrip("0")) >= _SIGNIFICANT
+    to row): whole enough, where a cut could only have taken digits past the 12th - and not its exponent: a repr
+    writes two digits or more of one, and where the cell `before` it has one so has this one (a rate's
+    `2.978723404255319e-05` cut to `...319e-0` or `...319` reads 2.98)."""
+    mantissa, exponent = _MANTISSA_EXPONENT.match(cell).groups()
+    whole_exponent = len(exponent.lstrip("+-")) >= 2 if exponent is not None else not re.search(r"\d[eE]", before)
+    return whole_exponent and len(mantissa.lstrip("+-").replace(".", "").lstrip("0")) >= _SIGNIFICANT
 
 
 def _cells(line: str) -> int:

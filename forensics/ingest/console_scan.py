@@ -59,6 +59,7 @@ from .dicts_and_bars import dicts_and_bars
 _OVERFLOW = re.compile(
     r"(?:OVERFLOW!|overflow!|Overflow detected)[^\n]*?Attempted loss scale:\s*(?P<old>[\d.]+)"
     r"(?:,\s*reducing to\s*(?P<new>[\d.]+)|,\s*but hysteresis is)")
+_RANK = re.compile(r"\bRank (\d+)\b")
 # A hand-written scaler's `OVERFLOW! Scale value 4294967296 -> 2147483648` (Barber0/LLM-pretrain loss_scaler.py).
 _SCALE_VALUE = re.compile(r"OVERFLOW! Scale value (?P<old>\d+) -> (?P<new>\d+)")
 # apex amp's dynamic loss scaler (apex/amp/scaler.py; `loss scaler N` names which of several, since 2019): `Gradient
@@ -108,6 +109,7 @@ class _Scanner:
 
     def __init__(self, text: str):
         self.events: list[tuple] = []
+        self.overflow_rank: int | None = None  # the lowest rank an overflow line names (`_lowest_rank`)
         self.olmo = OlmoBlock()
         self.composer = ComposerBlock() if "]:\n\t " in text or "]:\r\n\t " in text else None
         self.nemo_rl = NemoRLBlock() if "= Step " in text and "\u2022" in text else None
@@ -270,12 +272,23 @@ class _Scanner:
             self.step_line_shapes.add(shape)
         return record
 
+    def _lowest_rank(self, piece: str) -> bool:
+        """Whether an overflow line is the lowest rank's that the console names (`OVERFLOW! Rank 0 Skipping step`):
+        every rank prints the one skip, so the others' lines count no more skips (a PPO's actor and critic each print
+        their own Rank 0 line: two skips). A line naming no rank counts."""
+        m = _RANK.search(piece)
+        if m is None:
+            return True
+        rank = int(m.group(1))
+        self.overflow_rank = rank if self.overflow_rank is None else min(rank, self.overflow_rank)
+        return rank == self.overflow_rank
+
     def _loss_scale_lines(self, piece: str) -> None:
         """A loss scaler's overflow (DeepSpeed's, a hand-written one's, apex's, DLLogger's), DeepSpeed's `step=N,
         skipped=K` progress, and its scale already at the minimum."""
         if "ttempted loss scale" in piece or "Scale value" in piece:
             m = _OVERFLOW.search(piece) or _SCALE_VALUE.search(piece)
-            if m:
+            if m and self._lowest_rank(piece):
                 self.events.append(("overflow", float(m.group("new") or m.group("old"))))
         elif "Gradient overflow." in piece:
             m = _APEX_OVERFLOW.search(piece)

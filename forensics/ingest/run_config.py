@@ -134,12 +134,17 @@ def _read_model_and_adapter_files(config: RunConfig, layout: RunLayout, timeline
 
 
 def _readme_of_the_run(path: Path, layout: RunLayout) -> bool:
-    """A README in the folder analyzed or in a folder on the way to one of the run's logs or weights (a checkpoint's
-    model card, a project's README above its outputs/): a README of a library vendored beside the code
-    (third_party/mingpt/README.md: "trained to predict the next token") speaks of another model."""
+    """A README in the folder analyzed or in a folder on the way to one of the run's logs, weights or saved model's
+    config (a checkpoint's model card, a project's README above its outputs/): a README of a library vendored beside
+    the code (third_party/mingpt/README.md: "trained to predict the next token") speaks of another model."""
     folder = path.parent
+    # a saved model's own files count as weights do: its weights are often git-ignored, its card and config kept
+    saved = [p for p in layout.config_files if p.name in _SAVED_MODEL_FILES]
     return folder == layout.root or any(folder == p.parent or folder in p.parents
-                                        for p in layout.log_files + layout.weight_files)
+                                        for p in layout.log_files + layout.weight_files + saved)
+
+
+_SAVED_MODEL_FILES = ("config.json", "adapter_config.json", "training_args.bin")
 
 
 def _read_checkpoint_counters(config: RunConfig, layout: RunLayout, timeline: Timeline, by_kind: dict) -> None:

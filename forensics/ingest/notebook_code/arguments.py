@@ -133,12 +133,15 @@ def trained_model(loads: list, trainers: list, aliases: dict[str, str], ran: set
 
 
 def _first_load(loads: list) -> dict:
-    """What the first loader said, where no trainer says which model trains: its head only where every loader names
-    the same one (a hand-written loop that loads a toxicity classifier to filter its data and then trains GPT-2: the
-    classifier's head is not the trained model's; review 32a)."""
+    """What the first loader said, where no trainer says which model trains, where every loader names the same head;
+    where they name two (a hand-written loop that loads a toxicity classifier to filter its data and then trains GPT-2;
+    review 32a), which one trains is not known: only what every loader says alike is kept, not the classifier's head,
+    name (its size read as the trained model's) or label count."""
     first = loads[0][2]
     heads = {tuple(what.get("model.architectures") or ()) for _, _, what in loads}
-    return first if len(heads) == 1 else {k: v for k, v in first.items() if k != "model.architectures"}
+    if len(heads) == 1:
+        return first
+    return {k: v for k, v in first.items() if all(what.get(k) == v for _, _, what in loads)}
 
 
 def _loaded_as(name: str, aliases: dict[str, str]) -> str:
