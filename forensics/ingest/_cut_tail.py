@@ -2,9 +2,11 @@
 list with no closing bracket, whose last value may be cut mid-number (`1.2` read from a `1.25` being written).
 
 A line-a-record file's last line with no line end is taken whole only where its last cell (what may be cut) is printed
-in the very shape of a last cell before it (`fields.printed_shape`: the same count of digits after each point), as the
-console readers take theirs; else it is left out and said, one line naming what was left out. A float's repr (13 to 17
-digits) cut in its last digits may keep a shape seen before: the value then read is off past its 12th digit.
+in the very shape of a last cell before it (`fields.printed_shape`: the same count of digits after each point, and of
+an exponent's), as the console readers take theirs, where it is the file's only row (nothing to compare it with), or
+where it is a float's repr to its 12th significant digit or more with every cell of the row before (its length varies
+from row to row; a cut there is off only past the 12th digit, never in the exponent); else it is left out and said,
+one line naming what was left out.
 """
 from __future__ import annotations
 
